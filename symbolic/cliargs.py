@@ -1,0 +1,79 @@
+"""Argument groups shared by every `mem4d` subcommand: the model, the training config, memory sizes."""
+from __future__ import annotations
+
+import argparse
+import re
+
+from .errors import ConfigError
+from .shapes import ModelShape, resolve_model
+from .training import RECOMPUTE, Training
+
+DEFAULT_MODEL = "llama3-8b"
+
+_UNITS = {
+    "": 1, "b": 1,
+    "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9, "t": 10**12, "tb": 10**12,
+    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+}
+
+
+def parse_bytes(text: str) -> int:
+    """'80GiB', '141GB', '8e10', '96 GiB' -> bytes; anything else is a one-line ConfigError."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*", str(text))
+    if not match or match.group(2).lower() not in _UNITS:
+        raise ConfigError(f"cannot parse memory size {text!r}: use a number with an optional unit such as 80GiB, 141GB or 8e10")
+    value = float(match.group(1)) * _UNITS[match.group(2).lower()]
+    if value <= 0:
+        raise ConfigError(f"memory size must be positive, got {text!r}")
+    return int(value)
+
+
+def positive_int(text: str) -> int:
+    """argparse type: a strictly positive integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def add_model_args(parser: argparse.ArgumentParser, default: str = DEFAULT_MODEL) -> None:
+    parser.add_argument("--model", default=default, metavar="M",
+                        help=f"preset name or path to a Hugging Face config.json (default: {default})")
+
+
+def add_training_args(parser: argparse.ArgumentParser, defaults: Training = Training()) -> None:
+    """--dp --tp --pp --cp --vpp --seq --mbs --gbs --recompute and the on/off switches."""
+    g = parser.add_argument_group("parallelism and batch")
+    g.add_argument("--dp", type=positive_int, default=defaults.d, help="data parallel size d")
+    g.add_argument("--tp", type=positive_int, default=defaults.t, help="tensor (+sequence) parallel size t")
+    g.add_argument("--pp", type=positive_int, default=defaults.p, help="pipeline parallel size p")
+    g.add_argument("--cp", type=positive_int, default=defaults.c, help="context parallel size c")
+    g.add_argument("--vpp", type=positive_int, default=defaults.vpp, help="virtual pipeline stages per rank")
+    g.add_argument("--seq", type=positive_int, default=defaults.s, help="sequence length s")
+    g.add_argument("--mbs", type=positive_int, default=defaults.b, help="micro batch size b")
+    g.add_argument("--gbs", type=positive_int, default=defaults.gbs, help="global batch in sequences (default: mbs*dp*pp)")
+    g.add_argument("--recompute", default=defaults.recompute, metavar="{none,selective,full}",
+                   help="activation recomputation (default: %(default)s)")
+    g.add_argument("--no-sp", dest="sp", action="store_false", default=defaults.sp, help="disable sequence parallelism")
+    g.add_argument("--no-flash-attn", dest="flash_attn", action="store_false", default=defaults.flash_attn,
+                   help="keep s x s attention scores and softmax for backward")
+    g.add_argument("--no-dist-opt", dest="dist_opt", action="store_false", default=defaults.dist_opt,
+                   help="replicate optimizer states instead of sharding them over d*c")
+
+
+def model_from_args(args: argparse.Namespace) -> ModelShape:
+    return resolve_model(args.model)
+
+
+def training_from_args(args: argparse.Namespace, shape: ModelShape | None = None) -> Training:
+    """Build and (given the model) check the training config; errors are one-line ConfigErrors."""
+    if args.recompute not in RECOMPUTE:
+        raise ConfigError(f"--recompute must be one of {', '.join(RECOMPUTE)}, got {args.recompute!r}")
+    training = Training(
+        d=args.dp, t=args.tp, p=args.pp, c=args.cp, vpp=args.vpp, s=args.seq, b=args.mbs, gbs=args.gbs,
+        sp=args.sp, dist_opt=args.dist_opt, recompute=args.recompute, flash_attn=args.flash_attn,
+    )
+    return training.check(shape) if shape is not None else training

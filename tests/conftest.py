@@ -1,0 +1,31 @@
+"""Shared test setup: 16 simulated CPU devices for jaxcheck tests, set before jax starts its backend."""
+import os
+
+import pytest
+
+N_DEVICES = 16
+
+
+def pytest_configure(config):
+    try:
+        import jax
+    except ImportError:  # the symbolic half never needs jax
+        return
+    jax.config.update("jax_num_cpu_devices", N_DEVICES)
+
+
+def skip_if_not_enough_devices(n: int):
+    """Skip a test that needs n devices when the backend has fewer (e.g. a real single GPU)."""
+    import jax
+
+    if len(jax.devices()) < n:
+        pytest.skip(f"needs {n} devices, have {len(jax.devices())}")
+
+
+@pytest.fixture
+def tmp_cwd(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+os.environ.setdefault("MEM4D_NO_COLOR", "1")

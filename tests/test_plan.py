@@ -1,0 +1,110 @@
+"""`symbolic.plan`: vectorized enumeration against the source of truth, `Training(...).check(shape)`, one candidate at a time.
+
+Tolerance: none. The masks must accept exactly the candidates that Training accepts, and the first rule they report
+broken must be the one Training's one-line error names.
+"""
+import itertools
+
+import numpy as np
+import pytest
+
+from symbolic.errors import ConfigError
+from symbolic.plan import GRID, RULES, Cluster, candidates, divisors, factorisations, masks, valid, why_not
+from symbolic.shapes import PRESETS, ModelShape
+from symbolic.training import Training
+
+# all sizes distinct so a swapped letter shows: t must divide a=6, k=3 and f=120; L=6 has divisors 1, 2, 3, 6
+ODD = ModelShape("odd", h=48, f=120, a=6, k=3, L=6, v=136)
+
+CASES = [
+    Cluster(PRESETS["tiny"], gpus=16, s=256, gbs=32),
+    Cluster(PRESETS["tiny"], gpus=24, s=96, gbs=12),
+    Cluster(PRESETS["tiny"], gpus=8, s=24, gbs=8, sp=False),
+    Cluster(ODD, gpus=36, s=36, gbs=18),
+    Cluster(ODD, gpus=12, s=60, gbs=24, sp=False),
+    Cluster(ODD, gpus=1, s=7, gbs=5),
+]
+
+
+def _training(cluster: Cluster, row: dict) -> Training:
+    return Training(d=row["d"], t=row["t"], p=row["p"], c=row["c"], vpp=row["vpp"], s=cluster.s, b=row["b"],
+                    gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn)
+
+
+def test_divisors_and_factorisations():
+    assert divisors(12).tolist() == [1, 2, 3, 4, 6, 12]
+    assert divisors(1).tolist() == [1]
+    assert divisors(16384).tolist() == [2**i for i in range(15)]
+    fac = factorisations(12)
+    rows = set(zip(*(fac[x].tolist() for x in "dtpc")))
+    brute = {q for q in itertools.product(range(1, 13), repeat=4) if np.prod(q) == 12}
+    assert rows == brute
+    assert len(factorisations(2**14)["d"]) == 680  # C(14 + 3, 3) ordered compositions of the exponent
+
+
+@pytest.mark.parametrize("cluster", CASES, ids=lambda c: f"{c.shape.name}-N{c.gpus}-s{c.s}-gbs{c.gbs}-sp{c.sp}")
+def test_masks_agree_with_training_check_on_every_candidate(cluster):
+    grid = candidates(cluster)
+    ok = masks(grid, cluster)
+    assert list(ok) == list(RULES)
+    n = len(grid["d"])
+    assert n > 0
+    n_valid = 0
+    for i in range(n):
+        row = {name: int(grid[name][i]) for name in GRID}
+        broken = [rule for rule, holds in ok.items() if not holds[i]]
+        try:
+            _training(cluster, row).check(cluster.shape)
+        except ConfigError as err:
+            assert broken, f"Training rejects {row}: {err}, masks accept it"
+            assert RULES[broken[0]][0] in str(err), f"{row}: masks say {broken[0]!r} first, Training says {err}"
+        else:
+            assert not broken, f"Training accepts {row}, masks reject it for {broken}"
+            assert row["m"] == _training(cluster, row).m
+            n_valid += 1
+    assert len(valid(cluster)[0]["d"]) == n_valid
+
+
+@pytest.mark.parametrize("cluster", CASES[:2] + CASES[3:5], ids=lambda c: f"{c.shape.name}-N{c.gpus}")
+def test_enumeration_is_complete(cluster):
+    """Brute force over every vpp in 1..L and b in 1..gbs: no valid Training is missing from `valid`."""
+    got = valid(cluster)[0]
+    rows = set(zip(*(got[x].tolist() for x in ("d", "t", "p", "c", "vpp", "b"))))
+    fac = factorisations(cluster.gpus)
+    expected = set()
+    for d, t, p, c in zip(*(fac[x].tolist() for x in "dtpc")):
+        for vpp, b in itertools.product(range(1, cluster.shape.L + 1), range(1, cluster.gbs + 1)):
+            try:
+                Training(d=d, t=t, p=p, c=c, vpp=vpp, s=cluster.s, b=b, gbs=cluster.gbs, sp=cluster.sp).check(cluster.shape)
+            except ConfigError:
+                continue
+            expected.add((d, t, p, c, vpp, b))
+    assert rows == expected
+    assert len(rows) == len(got["d"])  # no duplicates
+
+
+def test_why_not_names_each_broken_rule():
+    """7 GPUs, gbs=1024, L=80: dp=7 breaks the batch rule, pp=7 the layer rule, tp=7 the head rules, cp=7 s % 2c."""
+    cluster = Cluster(PRESETS["llama3-70b"], gpus=7, s=8192, gbs=1024)
+    assert len(valid(cluster)[0]["d"]) == 0
+    lines = why_not(cluster)
+    assert len(lines) == 4
+    by_start = {line.split(":")[0]: line for line in lines}
+    assert "gbs=1024 not divisible by mbs x dp = 1x7" in by_start["dp=7 tp=1 pp=1 cp=1"]
+    assert "pp x vpp = 7 does not divide layers L=80" in by_start["dp=1 tp=1 pp=7 cp=1"]
+    line = by_start["dp=1 tp=7 pp=1 cp=1"]
+    assert "attention heads a=64" in line and "KV heads k=8" in line
+    assert "MLP size" not in line  # f = 28672 = 7 x 4096
+    assert "s=8192 not divisible by tp x cp = 7" in line
+    assert "s=8192 not divisible by 2 x cp = 14" in by_start["dp=1 tp=1 pp=1 cp=7"]
+
+
+def test_why_not_marks_valid_factorisations():
+    lines = why_not(Cluster(PRESETS["tiny"], gpus=2, s=256, gbs=8))
+    assert sorted(lines) == sorted(f"dp={d} tp={t} pp={p} cp={c}: valid" for d, t, p, c in
+                                   [(2, 1, 1, 1), (1, 2, 1, 1), (1, 1, 2, 1), (1, 1, 1, 2)])
+
+
+def test_cluster_rejects_bad_sizes():
+    with pytest.raises(ConfigError, match="gpus must be a positive integer"):
+        Cluster(PRESETS["tiny"], gpus=0, s=8, gbs=8)

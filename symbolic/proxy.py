@@ -1,0 +1,96 @@
+"""A transparent throughput proxy for ranking configurations: a PROXY, not a throughput prediction.
+
+Step time in seconds is modelled as
+    T = (T_c + T_r) * (vpp m + p - 1) / (vpp m) + T_tp + T_cp + T_dp + T_pp
+and the score is T_c / T in (0, 1]: the share of the step spent on the model's own FLOPs. Every term is one formula
+below, evaluated on numpy arrays; the hardware figures are round assumptions (printed by `mem4d plan --explain`).
+Not modelled: overlap of communication with compute, kernel efficiency of the micro batch size b, load imbalance
+of the embedding and LM-head stages, and collective algorithms beyond ring volumes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from .plan import Cluster
+from .training import RECOMPUTE, Training
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """Round, assumed hardware figures (H100-class node with 8 NVLink GPUs and one 400 Gb/s NIC per GPU)."""
+
+    flops: float = 400e12  # sustained bf16 matmul FLOP/s per GPU (about 40 % of an H100's dense peak)
+    intra_bw: float = 300e9  # bytes/s per GPU inside a node (NVLink, ring algorithm bandwidth)
+    inter_bw: float = 40e9  # bytes/s per GPU across nodes (400 Gb/s InfiniBand at about 80 %)
+    gpus_per_node: int = 8
+
+
+FORMULAS = [
+    ("F_lin", "2 (2 h^2 (1 + k/a) + 3 h f)", "forward FLOPs per token per layer in the Q, K, V, O and SwiGLU matmuls"),
+    ("F_att", "2 s h", "forward FLOPs per token per layer in causal attention (QK^T and AV over s/2 keys on average)"),
+    ("T_c", "3 gbs s (L (F_lin + F_att) + 2 h v) / (N flops)", "ideal compute time per step (forward + 2x backward)"),
+    ("T_r", "gbs s L (F_lin + F_att) / (N flops) [full]; gbs s L F_att / (N flops) [selective]",
+     "recompute: full reruns every layer's forward, selective reruns core attention"),
+    ("bubble", "(p - 1) / (vpp m + p - 1)", "idle share of the 1F1B / interleaved schedule; T stretches by 1/(1 - bubble)"),
+    ("V_tp", "(8 + 4 [full]) (t - 1)/t (s b h / c) B_a (L/p) m",
+     "TP+SP all-gathers and reduce-scatters: 4 per layer forward, 4 backward, 4 more when full recompute"),
+    ("V_cp", "(3 + [full]) (c - 1) 2 (s/c) b h (k/a) / t B_a (L/p) m",
+     "ring attention passes K and V once forward and K, V plus their gradients backward"),
+    ("V_dp", "(n - 1)/n P/(t p) (2 B_g [no dist_opt] | B_g + B_w [dist_opt]), n = d c",
+     "gradient all-reduce, or reduce-scatter plus parameter all-gather with the distributed optimizer"),
+    ("V_pp", "2 (s b h / (t c)) B_a vpp m [p > 1]", "activations forward and their gradients backward between stages"),
+    ("T_x", "V_x / (intra_bw if stride_x n_x <= gpus_per_node else inter_bw)",
+     "rank order tp-cp-dp-pp: a group of n_x ranks at stride_x (tp: 1, cp: t, dp: t c, pp: t c d) fits in a node or not"),
+    ("T", "(T_c + T_r) / (1 - bubble) + T_tp + T_cp + T_dp + T_pp", "proxy step time, no overlap"),
+    ("score", "T_c / T", "share of the step spent on the model's FLOPs; higher ranks first"),
+]
+
+
+def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware()) -> dict[str, np.ndarray]:
+    """Every FORMULAS term for arrays d, t, p, c, vpp, b, m, recompute (index into RECOMPUTE) and dist_opt (bool)."""
+    x = cluster.shape
+    s, gbs, n_gpu = float(cluster.s), float(cluster.gbs), float(cluster.gpus)
+    widths = Training()  # default byte widths, the same ones the memory estimate uses
+    B_a, B_g, B_w = widths.act_bytes, widths.grad_bytes, widths.weight_bytes
+    d, t, p, c, vpp, b, m = (np.asarray(grid[n], dtype=np.float64) for n in ("d", "t", "p", "c", "vpp", "b", "m"))
+    full = np.asarray(grid["recompute"]) == RECOMPUTE.index("full")
+    selective = np.asarray(grid["recompute"]) == RECOMPUTE.index("selective")
+    dist_opt = np.asarray(grid["dist_opt"], dtype=bool)
+
+    F_lin = 2.0 * (2 * x.h**2 * (1 + x.k / x.a) + 3 * x.h * x.f)
+    F_att = 2.0 * s * x.h
+    T_c = 3 * gbs * s * (x.L * (F_lin + F_att) + 2 * x.h * x.v) / (n_gpu * hw.flops)
+    T_r = gbs * s * x.L * np.where(full, F_lin + F_att, np.where(selective, F_att, 0.0)) / (n_gpu * hw.flops)
+    bubble = (p - 1) / (vpp * m + p - 1)
+    V_tp = (8 + 4 * full) * (t - 1) / t * (s * b * x.h / c) * B_a * (x.L / p) * m
+    V_cp = (3 + full) * (c - 1) * 2 * (s / c) * b * x.h * (x.k / x.a) / t * B_a * (x.L / p) * m
+    n_dp = d * c
+    V_dp = (n_dp - 1) / n_dp * x.param_count / (t * p) * np.where(dist_opt, B_g + B_w, 2 * B_g)
+    V_pp = np.where(p > 1, 2 * (s * b * x.h / (t * c)) * B_a * vpp * m, 0.0)
+
+    def seconds(volume, stride, size):
+        return volume / np.where(stride * size <= hw.gpus_per_node, hw.intra_bw, hw.inter_bw)
+
+    T_tp, T_cp = seconds(V_tp, 1, t), seconds(V_cp, t, c)
+    T_dp, T_pp = seconds(V_dp, t * c, d), seconds(V_pp, t * c * d, p)
+    T = (T_c + T_r) / (1 - bubble) + T_tp + T_cp + T_dp + T_pp
+    T_c = np.broadcast_to(T_c, T.shape)
+    return dict(T_c=T_c, T_r=T_r, bubble=bubble, V_tp=V_tp, V_cp=V_cp, V_dp=V_dp, V_pp=V_pp,
+                T_tp=T_tp, T_cp=T_cp, T_dp=T_dp, T_pp=T_pp, T=T, score=T_c / T)
+
+
+def explain(hw: Hardware = Hardware()) -> str:
+    """The proxy's formulas and assumed hardware, as text for `--explain`."""
+    lines = ["Ranking proxy (a proxy for ordering configurations, not a throughput prediction):"]
+    width = max(len(name) for name, _, _ in FORMULAS)
+    for name, formula, meaning in FORMULAS:
+        lines.append(f"  {name:<{width}} = {formula}")
+        lines.append(f"  {'':<{width}}   {meaning}")
+    lines.append("  N = d t p c GPUs; P = parameter count; B_a, B_g, B_w = activation, gradient, weight bytes; "
+                 "[x] is 1 when x holds, else 0")
+    lines.append("Assumed hardware: " + ", ".join(f"{fl.name}={getattr(hw, fl.name):g}" for fl in fields(hw)))
+    lines.append("Not modelled: compute/communication overlap, kernel efficiency of the micro batch size, "
+                 "stage imbalance from the embedding and LM head.")
+    return "\n".join(lines)

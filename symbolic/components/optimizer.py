@@ -1,0 +1,20 @@
+"""Optimizer states: fp32 master weights and Adam m, v (B_o = 12 bytes per parameter), sharded over d*c with the distributed optimizer."""
+from __future__ import annotations
+
+import sympy as sp
+
+from ..symbols import B_o, c, d
+from .base import Component, Switches
+
+
+def optimizer(params: sp.Expr, sw: Switches) -> Component:
+    """Master weights + Adam moments; divided by d*c when the distributed optimizer is on (Fujii et al. 2024: 12/(d c))."""
+    if sw.dist_opt:
+        return Component(
+            "optimizer", B_o * params / (d * c),
+            "fp32 master weights + Adam m, v (B_o bytes/param) sharded over the d*c data-parallel ranks (Megatron distributed optimizer)",
+        )
+    return Component(
+        "optimizer", B_o * params,
+        "fp32 master weights + Adam m, v (B_o bytes/param) replicated on every data-parallel rank (no distributed optimizer)",
+    )

@@ -1,0 +1,44 @@
+"""Buffers the paper calls often neglected, each a named component with its assumption in one line.
+
+The constants are assumptions, not measurements on these machines; `mem4d estimate --overhead NAME=BYTES`
+replaces any of them, and `--no-overheads` drops them all.
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from ..symbols import B_g, B_w, c, d, p, t
+from .base import Component, Switches
+
+BUCKET = sp.Integer(40_000_000)  # Megatron-LM DDP default bucket size, in parameters
+COMMUNICATOR = sp.Integer(2**29)  # ~0.5 GB of NCCL buffers per process group (the authors' web estimator)
+CUDA_CONTEXT = sp.Integer(400 * 2**20)  # CUDA context + kernels, ~0.3-0.5 GB per process
+FRAGMENTATION = sp.Rational(5, 100)  # caching-allocator fragmentation, assumed 5 % of tensor bytes
+
+NAMES = ("grad_buckets", "dist_opt_allgather", "communicators", "cuda_context", "fragmentation")
+
+
+def _wider_than_one(x: sp.Expr) -> sp.Expr:
+    """1 when a parallel size exceeds one, else 0 (a process group exists only then)."""
+    return sp.Piecewise((1, x > 1), (0, True))
+
+
+def overheads(params: sp.Expr, tensors: sp.Expr, sw: Switches) -> list[Component]:
+    """The overhead components of one GPU holding `params` parameters and `tensors` bytes of model state + activations."""
+    data_parallel = _wider_than_one(d * c)
+    parts = [
+        Component("grad_buckets", data_parallel * B_g * sp.Min(params, BUCKET),
+                  "one gradient reduce bucket (Megatron DDP default 40M params, B_g bytes each) staged for the d*c reduction"),
+    ]
+    if sw.dist_opt:
+        parts.append(Component("dist_opt_allgather", data_parallel * B_w * sp.Min(params, BUCKET),
+                               "one bf16 parameter all-gather bucket of the distributed optimizer (40M params, B_w bytes each)"))
+    groups = sum((_wider_than_one(x) for x in (d, t, p, c)), sp.Integer(0))
+    parts += [
+        Component("communicators", COMMUNICATOR * groups,
+                  "NCCL buffers, ~0.5 GiB per process group of size > 1 among DP, TP, PP, CP (authors' web estimator)"),
+        Component("cuda_context", CUDA_CONTEXT, "CUDA context and loaded kernels, ~0.3-0.5 GB per process (assumed 400 MiB)"),
+        Component("fragmentation", FRAGMENTATION * tensors,
+                  "caching-allocator fragmentation, assumed 5 % of weights, gradients, optimizer states and activations"),
+    ]
+    return parts

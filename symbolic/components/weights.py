@@ -1,0 +1,63 @@
+"""Parameter counts per GPU and per pipeline stage, and the bf16 weights they occupy (Fujii et al. 2024, Megatron-LM).
+
+Shapes follow the paper: head width h/a, Q and O are h x h, K and V are h x h*k/a, SwiGLU has three h x f
+matrices, two RMSNorm vectors per layer; matrices split over t, norm vectors replicated on every TP rank.
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from ..symbols import B_w, L, a, f, h, k, p, t, v
+from .base import Component
+
+STAGES = ("first", "middle", "last", "only")  # only: p = 1, one stage holds embedding, all layers and head
+
+
+def attention_params() -> sp.Expr:
+    """Q, O (h x h each) and K, V (h x h*k/a each) of one layer on one TP rank: 2h^2(1 + k/a)/t."""
+    return 2 * h**2 * (1 + k / a) / t
+
+
+def mlp_params() -> sp.Expr:
+    """SwiGLU gate, up (h x f) and down (f x h) of one layer on one TP rank: 3hf/t."""
+    return 3 * h * f / t
+
+
+def norm_params() -> sp.Expr:
+    """Two RMSNorm weight vectors of one layer, replicated over TP ranks: 2h."""
+    return 2 * h
+
+
+def layer_params() -> sp.Expr:
+    """Every parameter of one transformer layer on one TP rank."""
+    return attention_params() + mlp_params() + norm_params()
+
+
+def embedding_params() -> sp.Expr:
+    """Input embedding v x h, vocabulary-parallel over t (first stage)."""
+    return h * v / t
+
+
+def head_params() -> sp.Expr:
+    """Final RMSNorm h plus LM head v x h split over t (last stage; Megatron keeps a copy even when tied)."""
+    return h + h * v / t
+
+
+def stage_params(stage: str) -> sp.Expr:
+    """Parameters held by one GPU of the given pipeline stage (L/p layers each)."""
+    layers = (L / p) * layer_params()
+    return {
+        "first": embedding_params() + layers,
+        "middle": layers,
+        "last": layers + head_params(),
+        "only": embedding_params() + L * layer_params() + head_params(),
+    }[stage]
+
+
+def paper_params() -> sp.Expr:
+    """Parameters the paper charges to the most loaded GPU: the first stage, embedding plus L/p layers."""
+    return stage_params("first")
+
+
+def weights(params: sp.Expr) -> Component:
+    return Component("weights", B_w * params, "bf16 model weights, B_w bytes per parameter (Megatron mixed precision)")

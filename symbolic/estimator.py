@@ -1,0 +1,155 @@
+"""Fast numpy estimators lambdified from a profile's sympy expressions, and the per-configuration `estimate`."""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .codegen import compile_source, derived
+from .errors import ConfigError
+from .shapes import ModelShape
+from .training import Training
+
+STAGE_ORDER = ("first", "middle", "last", "only")
+
+
+@dataclass(frozen=True)
+class Estimator:
+    """All components of one profile as one vectorized function of named, broadcastable arrays."""
+
+    profile: str
+    inputs: tuple[str, ...]
+    components: tuple[str, ...]  # display order; the last one is "total" (bytes of the most loaded GPU)
+    source: str  # generated numpy source of the main function
+    stage_outputs: tuple[str, ...] = ()  # "first.weights", ..., "only.total"
+    stage_source: str = ""
+    _main: Callable = field(default=None, repr=False, compare=False)
+    _stages: Callable = field(default=None, repr=False, compare=False)
+
+    def _arrays(self, arrays: dict) -> tuple[list[np.ndarray], tuple[int, ...]]:
+        unknown = sorted(set(arrays) - set(self.inputs))
+        if unknown:
+            raise ConfigError(f"estimator {self.profile!r}: unknown input(s) {', '.join(unknown)} (takes {' '.join(self.inputs)})")
+        missing = [name for name in self.inputs if name not in arrays]
+        if missing:
+            raise ConfigError(f"estimator {self.profile!r}: missing input(s) {', '.join(missing)}")
+        values = [np.asarray(arrays[name], dtype=np.float64) for name in self.inputs]
+        try:
+            shape = np.broadcast_shapes(*(value.shape for value in values))
+        except ValueError as err:
+            raise ConfigError(f"estimator {self.profile!r}: inputs do not broadcast: {err}") from None
+        return values, shape
+
+    @staticmethod
+    def _evaluate(fn: Callable, names: tuple[str, ...], values: list[np.ndarray], shape: tuple[int, ...]) -> dict:
+        out = {}
+        for name, result in zip(names, fn(*values)):
+            array = np.empty(shape, dtype=np.float64)
+            array[...] = result  # broadcasts constants and partially broadcast outputs
+            out[name] = array
+        return out
+
+    def __call__(self, **arrays) -> dict[str, np.ndarray]:
+        """Bytes per GPU of every component and "total", as float64 arrays of the inputs' broadcast shape."""
+        values, shape = self._arrays(arrays)
+        return self._evaluate(self._main, self.components, values, shape)
+
+    def stages(self, **arrays) -> dict[str, np.ndarray]:
+        """Exact per-stage breakdown: "<stage>.<component>" for stage in first, middle, last, only (p = 1)."""
+        values, shape = self._arrays(arrays)
+        return self._evaluate(self._stages, self.stage_outputs, values, shape)
+
+
+@functools.lru_cache(maxsize=None)
+def estimator(profile: str = "paper", *, recompute: str = "none", flash_attn: bool = True, sp: bool = True,
+              dist_opt: bool = True, overheads: bool = True) -> Estimator:
+    """Derive the profile's expressions for these switches and lambdify them once (cse=True; cached on disk)."""
+    from .profiles import PROFILES
+    from .training import RECOMPUTE
+
+    if profile not in PROFILES:
+        raise ConfigError(f"unknown profile {profile!r} (choose from {', '.join(PROFILES)})")
+    if recompute not in RECOMPUTE:
+        raise ConfigError(f"recompute must be one of {', '.join(RECOMPUTE)}, got {recompute!r}")
+    switches = {"recompute": recompute, "flash_attn": bool(flash_attn), "sp": bool(sp), "dist_opt": bool(dist_opt),
+                "overheads": bool(overheads)}
+    code = derived(profile, switches)
+    return Estimator(
+        profile=profile, inputs=tuple(code["inputs"]), components=tuple(code["components"]),
+        source=code["main_source"], stage_outputs=tuple(code["stage_outputs"]), stage_source=code["stage_source"],
+        _main=compile_source(code["main_source"], "_main"), _stages=compile_source(code["stage_source"], "_stages"),
+    )
+
+
+def inputs_for(shape: ModelShape, training: Training) -> dict[str, float]:
+    """The named input values of one configuration (shape letters, d t p c, m, vpp, byte widths)."""
+    return {
+        "s": training.s, "b": training.b, "h": shape.h, "f": shape.f, "a": shape.a, "k": shape.k, "L": shape.L,
+        "v": shape.v, "d": training.d, "t": training.t, "p": training.p, "c": training.c, "m": training.m,
+        "vpp": training.vpp, "B_w": training.weight_bytes, "B_g": training.grad_bytes, "B_o": training.opt_bytes,
+        "B_a": training.act_bytes,
+    }
+
+
+def stages_of(p: int) -> tuple[tuple[str, int], ...]:
+    """(stage, representative rank) pairs that exist for p pipeline stages."""
+    if p == 1:
+        return (("only", 0),)
+    if p == 2:
+        return (("first", 0), ("last", 1))
+    return (("first", 0), ("middle", 1), ("last", p - 1))
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One configuration's bytes: `bytes` (the profile's most-loaded-GPU breakdown + total) and `stages`."""
+
+    profile: str
+    shape: ModelShape
+    training: Training
+    bytes: dict[str, int]
+    stages: list[dict]
+    overheads: bool = True
+
+    @property
+    def most_loaded_stage(self) -> dict:
+        return max(self.stages, key=lambda stage: stage["bytes"]["total"])
+
+    def as_json(self, gpu_memory_bytes: int, threshold: float = 0.8) -> dict:
+        """The `mem4d estimate --json` schema."""
+        return {
+            "profile": self.profile, "model": self.shape.name, "shape": self.shape.as_dict(),
+            "config": self.training.as_dict(), "overheads": self.overheads, "bytes": dict(self.bytes),
+            "stages": [dict(stage, bytes=dict(stage["bytes"])) for stage in self.stages],
+            "most_loaded_stage": self.most_loaded_stage["stage"], "gpu_memory_bytes": int(gpu_memory_bytes),
+            "threshold": threshold, "fits": bool(self.bytes["total"] < threshold * gpu_memory_bytes),
+        }
+
+
+def _override(parts: dict[str, int], overrides: dict[str, int]) -> dict[str, int]:
+    out = {name: overrides.get(name, value) for name, value in parts.items() if name != "total"}
+    out["total"] = sum(out.values())
+    return out
+
+
+def estimate(shape: ModelShape, training: Training, profile: str = "paper", overheads: bool = True,
+             overrides: dict[str, int] | None = None) -> Estimate:
+    """Bytes of one configuration; `overrides` replaces named components (e.g. {"cuda_context": 2**29}) before totalling."""
+    training.check(shape)
+    est = estimator(profile, recompute=training.recompute, flash_attn=training.flash_attn, sp=training.sp,
+                    dist_opt=training.dist_opt, overheads=overheads)
+    overrides = dict(overrides or {})
+    unknown = sorted(set(overrides) - set(est.components[:-1]))
+    if unknown:
+        names = ", ".join(est.components[:-1])
+        raise ConfigError(f"cannot override {', '.join(unknown)}: components of profile {profile!r} here are {names}")
+    values = inputs_for(shape, training)
+    main = {name: int(round(float(x))) for name, x in est(**values).items()}
+    per_stage = est.stages(**values)
+    stages = []
+    for stage, rank in stages_of(training.p):
+        parts = {name.split(".", 1)[1]: int(round(float(x))) for name, x in per_stage.items() if name.startswith(stage + ".")}
+        stages.append({"stage": stage, "rank": rank, "bytes": _override(parts, overrides)})
+    return Estimate(profile, shape, training, _override(main, overrides), stages, overheads)

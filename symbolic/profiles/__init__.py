@@ -1,0 +1,24 @@
+"""Memory profiles: named sets of component expressions. Importing this package is cheap (no sympy).
+
+A profile module provides TITLE, DESCRIPTION (one paragraph, plain text), `components(sw)` (the breakdown of
+the most loaded GPU whose sum is "total"), `stage_components(sw, stage)` for stage in
+symbolic.components.weights.STAGES, and `layer_tensors(sw)` (the per-layer activation tensors).
+"""
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from ..errors import ConfigError
+
+# profile name -> module implementing it
+PROFILES: dict[str, str] = {
+    "paper": "symbolic.profiles.paper",
+}
+
+
+def load(name: str) -> ModuleType:
+    """The module of a profile; an unknown name is a one-line ConfigError listing the known ones."""
+    if name not in PROFILES:
+        raise ConfigError(f"unknown profile {name!r} (choose from {', '.join(PROFILES)})")
+    return importlib.import_module(PROFILES[name])

@@ -1,0 +1,66 @@
+"""Profile `paper`: Megatron-LM training of a Llama model as modelled by Fujii, Watanabe, Yokota 2024 (arXiv 2411.06465).
+
+`components` is the paper's accounting of the most loaded GPU, kept faithful to the published closed form: the
+first stage's weights, gradients and optimizer states, min(m, p) in-flight micro batches of L/p layers, the
+embedding input counted as 8*s*b*h bytes per micro batch, and the last stage's output layer and fp32 logits
+added on top. Megatron-LM allocates differently in two places: token ids are 8*s*b bytes (no h), and the output
+layer lives on the last stage, not the first. `stage_components` is the exact per-stage breakdown.
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from ..components import (
+    RANK, Component, Switches, embedding_input_paper, gradients, in_flight, layer_activation, optimizer,
+    output_layer, overheads, paper_params, stage_params, token_ids, weights,
+)
+from ..components import layer_tensors as _layer_tensors
+from ..symbols import L, p
+
+TITLE = "Megatron-LM as in Fujii et al. 2024"
+DESCRIPTION = (
+    "bf16 weights (B_w), fp32 main gradients (B_g), fp32 master weights and Adam moments (B_o) sharded over d*c "
+    "with the distributed optimizer, 1F1B or interleaved pipeline schedule, Llama layers (RMSNorm, GQA, SwiGLU). "
+    "The total reproduces the published closed form of the most loaded GPU; the stage breakdown places each tensor "
+    "where Megatron-LM allocates it."
+)
+
+
+def layer_tensors(sw: Switches) -> list[Component]:
+    """The activation tensors one Llama layer keeps for one micro batch."""
+    return _layer_tensors(sw)
+
+
+def _activations(rank: sp.Expr, sw: Switches) -> Component:
+    return Component(
+        "activations", in_flight(rank) * (L / p) * layer_activation(sw),
+        f"per-layer tensors x L/p layers x in-flight micro batches of the 1F1B schedule ({sw.recompute} recompute)",
+    )
+
+
+def _with_overheads(parts: list[Component], params: sp.Expr, sw: Switches) -> list[Component]:
+    if not sw.overheads:
+        return parts
+    return parts + overheads(params, sp.Add(*(part.expr for part in parts)), sw)
+
+
+def components(sw: Switches) -> list[Component]:
+    """Most loaded GPU as the paper counts it: first stage + embedding input (8sbh per micro batch) + output layer."""
+    params = paper_params()
+    parts = [
+        weights(params), gradients(params), optimizer(params, sw), _activations(RANK["first"], sw),
+        embedding_input_paper(in_flight(RANK["first"]), sw), output_layer(sw),
+    ]
+    return _with_overheads(parts, params, sw)
+
+
+def stage_components(sw: Switches, stage: str) -> list[Component]:
+    """Exact breakdown of one GPU of a pipeline stage: first, middle, last, or only (p = 1)."""
+    params = stage_params(stage)
+    rank = RANK[stage]
+    has_embedding = stage in ("first", "only")
+    has_head = stage in ("last", "only")
+    ids = token_ids(in_flight(rank)) if has_embedding else Component("embedding_input", sp.Integer(0), "not on this stage")
+    head = output_layer(sw) if has_head else Component("output_layer", sp.Integer(0), "not on this stage")
+    parts = [weights(params), gradients(params), optimizer(params, sw), _activations(rank, sw), ids, head]
+    return _with_overheads(parts, params, sw)

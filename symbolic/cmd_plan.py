@@ -1,0 +1,172 @@
+"""`mem4d plan`: every 4D configuration of a cluster that fits in threshold x GPU memory, ranked by a throughput proxy."""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+
+from .cliargs import add_model_args, model_from_args, parse_bytes, positive_int
+from .errors import ConfigError
+from .plan import Cluster, why_not
+from .proxy import Hardware, explain
+
+GiB = 2**30
+MAX_WHY_LINES = 40
+
+
+def _memory(text: str) -> int:
+    """argparse type for --gpu-mem: parse_bytes, its one-line message kept."""
+    try:
+        return parse_bytes(text)
+    except ConfigError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _fraction(text: str) -> float:
+    """argparse type for --threshold: a number in (0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text!r}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_model_args(parser)
+    parser.add_argument("--gpus", type=positive_int, required=True, metavar="N", help="GPUs in the job, d*t*p*c")
+    parser.add_argument("--gpus-per-node", type=positive_int, default=8, metavar="G",
+                        help="GPUs per node; groups wider than a node pay inter-node bandwidth (default: 8)")
+    parser.add_argument("--gpu-mem", type=_memory, default=parse_bytes("80GiB"), metavar="BYTES",
+                        help="memory per GPU, e.g. 80GiB, 141GB (default: 80GiB)")
+    parser.add_argument("--threshold", type=_fraction, default=0.8,
+                        help="keep configurations whose estimate is under this share of --gpu-mem (default: 0.8)")
+    parser.add_argument("--seq", type=positive_int, required=True, metavar="S", help="sequence length s")
+    parser.add_argument("--gbs", type=positive_int, required=True, metavar="G", help="global batch in sequences")
+    parser.add_argument("--profile", default="paper", help="memory model: paper (Fujii et al.) or jax (default: paper)")
+    parser.add_argument("--top", type=positive_int, default=10, metavar="K", help="rows in the table (default: 10)")
+    parser.add_argument("--no-sp", dest="sp", action="store_false", help="disable sequence parallelism")
+    parser.add_argument("--no-flash-attn", dest="flash_attn", action="store_false",
+                        help="keep s x s attention scores and softmax for backward")
+    out = parser.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print every feasible configuration as JSON")
+    out.add_argument("--csv", metavar="FILE", help="also write every feasible configuration to a CSV file")
+    parser.add_argument("--plot", metavar="FILE.png", help="draw peak memory over (tp, pp) for the best cp")
+    parser.add_argument("--explain", action="store_true", help="print the ranking proxy's formulas and terms")
+
+
+def _check_profile(name: str) -> None:
+    from .profiles import PROFILES
+
+    if name not in PROFILES:
+        raise ConfigError(f"profile {name!r} is not available: choose from {', '.join(PROFILES)}")
+
+
+def run(args: argparse.Namespace) -> int:
+    _check_profile(args.profile)
+    shape = model_from_args(args)
+    cluster = Cluster(shape, gpus=args.gpus, s=args.seq, gbs=args.gbs, sp=args.sp, flash_attn=args.flash_attn)
+    hw = Hardware(gpus_per_node=args.gpus_per_node)
+    from .plan_search import search
+
+    plan = search(cluster, args.threshold * args.gpu_mem, profile=args.profile, hw=hw)
+    if plan.evaluated == 0:
+        _print_why_not(cluster)
+        raise ConfigError(f"no valid 4D configuration of {shape.name} on {args.gpus} GPUs with s={args.seq}, "
+                          f"gbs={args.gbs}: every factorisation breaks a divisibility rule (listed above)")
+    if args.json:
+        json.dump(_as_json(plan, args), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    elif plan.feasible:
+        if args.explain:
+            print(explain(hw))
+        _print_table(plan, args)
+    if args.csv:
+        _write_csv(plan, args.csv)
+    if args.plot:
+        from .plan_plot import plot
+
+        plot(plan, args.plot)
+        print(f"wrote {args.plot}", file=sys.stderr)
+    if plan.feasible == 0:
+        best = plan.rows["total"].argmin()
+        print(f"mem4d plan: no configuration fits in {plan.limit / GiB:.1f} GiB; the smallest needs "
+              f"{plan.rows['total'][best] / GiB:.1f} GiB ({_label(plan.config(best))})", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _print_why_not(cluster: Cluster) -> None:
+    lines = why_not(cluster)
+    print(f"every factorisation d*t*p*c = {cluster.gpus} breaks a rule (with vpp=1, mbs=1, the least constrained):",
+          file=sys.stderr)
+    for line in lines[:MAX_WHY_LINES]:
+        print("  " + line, file=sys.stderr)
+    if len(lines) > MAX_WHY_LINES:
+        print(f"  ... and {len(lines) - MAX_WHY_LINES} more factorisations", file=sys.stderr)
+
+
+def _label(config: dict) -> str:
+    return (f"dp={config['dp']} tp={config['tp']} pp={config['pp']} cp={config['cp']} vpp={config['vpp']} "
+            f"mbs={config['mbs']} recompute={config['recompute']} dist_opt={config['dist_opt']}")
+
+
+def _as_json(plan, args) -> dict:
+    spent = plan.seconds["enumerate"] + plan.seconds["evaluate"]
+    return {
+        "model": plan.cluster.shape.name, "gpus": plan.cluster.gpus, "seq": plan.cluster.s, "gbs": plan.cluster.gbs,
+        "profile": plan.profile, "gpu_mem": args.gpu_mem, "threshold": args.threshold, "limit": int(plan.limit),
+        "evaluated": plan.evaluated, "feasible": plan.feasible, "seconds": spent,
+        "build_seconds": plan.seconds["build"],
+        "configs": [plan.config(i) for i in plan.order],
+    }
+
+
+def _write_csv(plan, path: str) -> None:
+    columns = ["dp", "tp", "pp", "cp", "vpp", "mbs", "m", "recompute", "dist_opt", *plan.components, "score"]
+    try:
+        with open(path, "w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(columns)
+            for i in plan.order:
+                config = plan.config(i)
+                writer.writerow([config[c] for c in columns[:9]] + [config["bytes"].get(c, 0) for c in plan.components]
+                                + [f"{config['score']:.6f}"])
+    except OSError as err:
+        raise ConfigError(f"cannot write {path}: {err.strerror}") from None
+    print(f"wrote {plan.feasible} configurations to {path}", file=sys.stderr)
+
+
+def _print_table(plan, args) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(no_color=bool(os.environ.get("MEM4D_NO_COLOR")), width=None if sys.stdout.isatty() else 240)
+    x = plan.cluster
+    spent = plan.seconds["enumerate"] + plan.seconds["evaluate"]
+    title = (f"{x.shape.name} on {x.gpus} GPUs, s={x.s}, gbs={x.gbs}: {plan.feasible} of {plan.evaluated} "
+             f"configurations under {args.threshold:g} x {args.gpu_mem / GiB:g} GiB = {plan.limit / GiB:.1f} GiB "
+             f"({plan.profile} profile, searched in {spent:.3f} s); memory in GiB per GPU")
+    table = Table(title=title, title_justify="left")
+    for name in ("#", "dp", "tp", "pp", "cp", "vpp", "mbs", "m", "recompute", "dist-opt"):
+        table.add_column(name, justify="right" if name != "recompute" else "left")
+    for name in plan.components:
+        table.add_column(name.replace("_", "\n"), justify="right", style="bold" if name == "total" else None)
+    proxy_cols = ("bubble", "T_r", "T_tp", "T_cp", "T_dp", "T_pp", "T") if args.explain else ()
+    for name in proxy_cols:
+        table.add_column(name if name == "bubble" else f"{name} s", justify="right")
+    table.add_column("score", justify="right")
+    for rank, i in enumerate(plan.order[: args.top], 1):
+        config = plan.config(i)
+        cells = [str(rank), *(str(config[c]) for c in ("dp", "tp", "pp", "cp", "vpp", "mbs", "m")),
+                 config["recompute"], "yes" if config["dist_opt"] else "no"]
+        cells += [f"{config['bytes'][c] / GiB:.2f}" if c in config["bytes"] else "-" for c in plan.components]
+        cells += [f"{plan.rows[c][i]:.3f}" for c in proxy_cols]
+        table.add_row(*cells, f"{config['score']:.3f}")
+    console.print(table)
+    if not args.explain:
+        console.print("score = ideal compute time / proxy step time (a ranking proxy, not a throughput "
+                      "prediction; --explain prints its formula)")

@@ -1,0 +1,154 @@
+"""`mem4d plan` end to end: output formats, bad input, and consistency with `estimate` one configuration at a time.
+
+Source of truth for bytes: `symbolic.estimator.estimate(shape, Training(...))` and `mem4d estimate --json`, the
+single-configuration paths. Tolerance: at most 1 byte per component, from float64 rounding of the same lambdified
+expression evaluated on arrays vs scalars (in practice the figures are identical).
+"""
+import csv
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from symbolic.plan import Cluster
+from symbolic.plan_search import search
+from symbolic.shapes import PRESETS
+
+GiB = 2**30
+SMALL = ["--model", "tiny", "--gpus", "16", "--seq", "256", "--gbs", "32", "--gpu-mem", "2GiB"]
+
+
+def mem4d(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "symbolic.cli", *argv], capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def small_json() -> dict:
+    done = mem4d("plan", *SMALL, "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_table_for_the_issue_example():
+    done = mem4d("plan", "--model", "llama3-70b", "--gpus", "512", "--seq", "8192", "--gbs", "1024", "--top", "5")
+    assert done.returncode == 0, done.stderr
+    assert "llama3-70b on 512 GPUs" in done.stdout and "memory in GiB" in done.stdout and "score" in done.stdout
+    ranks = [line.split()[1] for line in done.stdout.splitlines() if line.startswith("│")]
+    assert ranks == ["1", "2", "3", "4", "5"]
+
+
+def test_json_schema_and_ranking(small_json):
+    out = small_json
+    assert {"evaluated", "feasible", "seconds", "configs"} <= out.keys()
+    assert 0 < out["feasible"] < out["evaluated"]  # the 2 GiB limit must rule some out, or the test shows nothing
+    assert len(out["configs"]) == out["feasible"]
+    limit = 0.8 * 2 * 2**30
+    scores = [c["score"] for c in out["configs"]]
+    assert scores == sorted(scores, reverse=True)
+    for config in out["configs"]:
+        assert set(config) >= {"dp", "tp", "pp", "cp", "vpp", "mbs", "recompute", "dist_opt", "bytes", "total", "score"}
+        assert config["dp"] * config["tp"] * config["pp"] * config["cp"] == 16
+        assert config["total"] == config["bytes"]["total"] < limit
+        assert 0 < config["score"] <= 1
+    assert {c["recompute"] for c in out["configs"]} <= {"none", "selective", "full"}
+
+
+def test_every_evaluated_configuration_matches_estimate_alone():
+    """All rows (fitting or not) of a small search against estimate(shape, Training) one by one."""
+    from symbolic.estimator import estimate
+
+    cluster = Cluster(PRESETS["tiny"], gpus=16, s=256, gbs=32)
+    plan = search(cluster, limit=0.8 * 2 * 2**30)
+    assert plan.evaluated > 1000
+    worst = 0
+    for i in range(plan.evaluated):
+        one = estimate(cluster.shape, plan.training(i), profile="paper")
+        got = plan.config(i)["bytes"]
+        assert set(one.bytes) == set(got), i
+        worst = max(worst, max(abs(one.bytes[name] - got[name]) for name in got))
+    assert worst <= 1
+
+
+def test_listed_configurations_match_mem4d_estimate_json(small_json):
+    """Three listed configurations (best, middle, last) through `mem4d estimate --json` in a subprocess."""
+    pytest.importorskip("symbolic.cmd_estimate", reason="mem4d estimate is another issue's command")
+    configs = small_json["configs"]
+    for config in (configs[0], configs[len(configs) // 2], configs[-1]):
+        argv = ["estimate", "--model", "tiny", "--seq", "256", "--gbs", "32", "--dp", str(config["dp"]),
+                "--tp", str(config["tp"]), "--pp", str(config["pp"]), "--cp", str(config["cp"]),
+                "--vpp", str(config["vpp"]), "--mbs", str(config["mbs"]), "--recompute", config["recompute"],
+                "--gpu-mem", "2GiB", "--json"]
+        if not config["dist_opt"]:
+            argv.append("--no-dist-opt")
+        done = mem4d(*argv)
+        assert done.returncode == 0, done.stderr
+        alone = json.loads(done.stdout)["bytes"]
+        for name, value in config["bytes"].items():
+            assert abs(alone[name] - value) <= 1, (config, name, alone[name])
+
+
+def test_csv_holds_every_feasible_configuration(tmp_path, small_json):
+    path = tmp_path / "plan.csv"
+    done = mem4d("plan", *SMALL, "--csv", str(path))
+    assert done.returncode == 0, done.stderr
+    with path.open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == small_json["feasible"]
+    assert int(rows[0]["total"]) == small_json["configs"][0]["total"]
+
+
+def test_plot_writes_a_png(tmp_path):
+    path = tmp_path / "plan.png"
+    done = mem4d("plan", *SMALL, "--plot", str(path), "--top", "1")
+    assert done.returncode == 0, done.stderr
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_explain_prints_the_proxy():
+    done = mem4d("plan", *SMALL, "--explain", "--top", "2")
+    assert done.returncode == 0, done.stderr
+    assert "bubble = (p - 1) / (vpp m + p - 1)" in done.stdout and "not a throughput prediction" in done.stdout
+
+
+def test_no_valid_configuration_explains_each_factorisation():
+    done = mem4d("plan", "--model", "llama3-70b", "--gpus", "7", "--seq", "8192", "--gbs", "1024")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert sum(line.startswith("  dp=") for line in lines) == 4  # (7,1,1,1), (1,7,1,1), (1,1,7,1), (1,1,1,7)
+    assert "gbs=1024 not divisible by mbs x dp = 1x7" in done.stderr
+    assert lines[-1].startswith("mem4d plan: error: no valid 4D configuration")
+
+
+def test_nothing_fits_exits_1_naming_the_smallest():
+    done = mem4d("plan", "--model", "llama3-70b", "--gpus", "8", "--seq", "8192", "--gbs", "64")
+    assert done.returncode == 1
+    assert "no configuration fits" in done.stderr and "the smallest needs" in done.stderr
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--gpu-mem", "80XB"], "cannot parse memory size '80XB'"),
+    (["--gpu-mem", "lots"], "cannot parse memory size 'lots'"),
+    (["--threshold", "1.5"], "expected a number in (0, 1]"),
+    (["--gpus", "0"], "expected a positive integer"),
+    (["--profile", "nope"], "profile 'nope' is not available"),
+    (["--model", "llama9"], "unknown model 'llama9'"),
+])
+def test_bad_input_is_one_line_exit_2(argv, message):
+    base = {"--model": "tiny", "--gpus": "4", "--seq": "256", "--gbs": "8"}
+    for flag, value in zip(argv[::2], argv[1::2]):
+        base[flag] = value
+    done = mem4d("plan", *(x for item in base.items() for x in item))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and message in done.stderr and done.stderr.startswith("mem4d plan: error:")
+
+
+def test_plan_imports_no_jax_no_matplotlib():
+    code = ("import sys; from symbolic.cli import main; rc = main(['plan', '--model', 'tiny', '--gpus', '4', "
+            "'--seq', '256', '--gbs', '8', '--json']); "
+            "bad = [m for m in ('jax', 'flax', 'matplotlib') if m in sys.modules]; assert not bad, bad; sys.exit(rc)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert np.isfinite(json.loads(done.stdout)["seconds"])

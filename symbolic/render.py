@@ -1,0 +1,72 @@
+"""Simplified text and LaTeX of component expressions.
+
+Piecewise parts (the pipeline's in-flight micro batches, "group exists" indicators) are named and shown once in a
+"where" clause, so that simplification stays fast and the closed form stays readable.
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from .symbols import LATEX
+
+
+def _is_indicator(pw: sp.Piecewise) -> bool:
+    return len(pw.args) == 2 and pw.args[0].expr == 1 and pw.args[1].expr == 0
+
+
+def opaque(expr: sp.Expr) -> tuple[sp.Expr, dict[sp.Symbol, sp.Expr], dict[sp.Symbol, str]]:
+    """Replace each Piecewise by a named symbol; return the new expression, definitions and LaTeX names."""
+    defs, names, mapping = {}, {}, {}
+    counter = 0
+    for pw in sorted(expr.atoms(sp.Piecewise), key=sp.default_sort_key):
+        if _is_indicator(pw):
+            cond = pw.args[0].cond
+            sym = sp.Symbol(f"[{sp.sstr(cond)}]", positive=True)
+            names[sym] = rf"[{sp.latex(cond, symbol_names=LATEX)}]"
+        else:
+            sym = sp.Symbol(f"n_{counter}", positive=True)
+            names[sym] = rf"n_{{{counter}}}"
+            counter += 1
+        mapping[pw] = sym
+        defs[sym] = pw
+    return expr.xreplace(mapping), defs, names
+
+
+def simplified(expr: sp.Expr) -> sp.Expr:
+    """A short equivalent form: simplify, then pull common factors out of sums."""
+    return sp.factor_terms(sp.simplify(expr))
+
+
+def text(expr: sp.Expr) -> str:
+    """One line: the simplified form, then `where name = definition` for each Piecewise."""
+    body, defs, _ = opaque(sp.sympify(expr))
+    out = sp.sstr(simplified(body))
+    for sym, pw in defs.items():
+        if not _is_indicator(pw):  # an Iverson bracket [x > 1] reads as its definition
+            out += f"   where {sym} = {_text_piecewise(pw)}"
+    return out
+
+
+def _text_piecewise(pw: sp.Piecewise) -> str:
+    pieces = [f"{sp.sstr(simplified(e))} if {sp.sstr(cond)}" for e, cond in pw.args if cond is not sp.true]
+    default = [sp.sstr(simplified(e)) for e, cond in pw.args if cond is sp.true]
+    return " else ".join(pieces + default)
+
+
+def latex(expr: sp.Expr) -> str:
+    """LaTeX of the simplified form; each Piecewise is a named symbol defined after a `where`."""
+    body, defs, names = opaque(sp.sympify(expr))
+    symbol_names = {**LATEX, **names}
+    out = sp.latex(simplified(body), symbol_names=symbol_names)
+    wheres = [f"{names[sym]} = {_latex_piecewise(pw)}" for sym, pw in defs.items() if not _is_indicator(pw)]
+    if wheres:
+        out += r",\quad\text{where } " + r",\; ".join(wheres)
+    return out
+
+
+def _latex_piecewise(pw: sp.Piecewise) -> str:
+    rows = []
+    for e, cond in pw.args:
+        when = r"\text{otherwise}" if cond is sp.true else sp.latex(cond, symbol_names=LATEX)
+        rows.append(f"{sp.latex(simplified(e), symbol_names=LATEX)} & {when}")
+    return r"\begin{cases} " + r" \\ ".join(rows) + r" \end{cases}"

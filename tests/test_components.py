@@ -1,0 +1,77 @@
+"""Component structure: names, one-line docs, which divisor each tensor gets, stage parameters vs the real model.
+
+Sources of truth: DESIGN.md's per-layer tensor list, Korthikanti et al. 2022 for the SP/TP regions, and
+ModelShape.param_count (checked against published counts) for the stage parameters. Tolerance: exact.
+"""
+import itertools
+
+import pytest
+import sympy as sp
+
+from symbolic.components import STAGES, Switches, layer_tensors, stage_params
+from symbolic.errors import ConfigError
+from symbolic.profiles import PROFILES, load
+from symbolic.shapes import PRESETS
+from symbolic.symbols import L, a, c, f, h, k, p, t, v
+from symbolic.training import RECOMPUTE
+
+LLAMA_TENSORS = ["norm1_input", "qkv_input", "q", "k", "v", "attn_out", "norm2_input", "mlp_input", "gate", "up",
+                 "swiglu", "down_input"]
+ALL_SWITCHES = [Switches(r, fl, sq, do, ov) for r, fl, sq, do, ov in itertools.product(RECOMPUTE, *[(True, False)] * 4)]
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_every_component_has_a_one_line_doc(profile):
+    module = load(profile)
+    for sw in ALL_SWITCHES:
+        parts = module.components(sw) + module.layer_tensors(sw)
+        parts += [x for stage in STAGES for x in module.stage_components(sw, stage)]
+        for part in parts:
+            assert part.doc.strip() and "\n" not in part.doc, part.name
+            assert isinstance(part.expr, sp.Expr), part.name
+
+
+def test_llama_layer_names_its_tensors_one_by_one():
+    assert [x.name for x in layer_tensors(Switches())] == LLAMA_TENSORS
+    assert [x.name for x in layer_tensors(Switches(flash_attn=False))] == LLAMA_TENSORS[:6] + ["scores", "softmax"] + LLAMA_TENSORS[6:]
+    assert [x.name for x in layer_tensors(Switches(recompute="full"))] == ["layer_input"]
+
+
+def test_sequence_parallel_decides_the_divisor_outside_tp_regions():
+    """Norm and MLP inputs: /t only with SP; Q, K, V, attention output, MLP intermediates: always /t; all /c."""
+    for sp_on in (True, False):
+        parts = {x.name: x.expr for x in layer_tensors(Switches(sp=sp_on, flash_attn=False))}
+        for name, expr in parts.items():
+            tp_region = name not in ("norm1_input", "qkv_input", "norm2_input", "mlp_input")
+            assert sp.degree(sp.denom(sp.together(expr)), t) == (1 if tp_region or sp_on else 0), name
+            assert sp.degree(sp.denom(sp.together(expr)), c) == 1, name
+
+
+def test_overheads_switch_adds_the_named_buffers():
+    names = lambda sw: [x.name for x in load("paper").components(sw)]  # noqa: E731
+    base = ["weights", "gradients", "optimizer", "activations", "embedding_input", "output_layer"]
+    assert names(Switches(overheads=False)) == base
+    assert names(Switches()) == base + ["grad_buckets", "dist_opt_allgather", "communicators", "cuda_context", "fragmentation"]
+    assert "dist_opt_allgather" not in names(Switches(dist_opt=False))
+
+
+def test_distributed_optimizer_shards_over_d_times_c():
+    opt = {sw.dist_opt: x.expr for sw in (Switches(), Switches(dist_opt=False)) for x in load("paper").components(sw) if x.name == "optimizer"}
+    d = sp.Symbol("d", positive=True)
+    assert sp.simplify(opt[True] * d * c - opt[False]) == 0
+
+
+@pytest.mark.parametrize("name", ["tiny", "llama2-7b", "llama3-8b", "llama3-70b"])
+def test_stage_parameters_add_up_to_the_model(name):
+    """first + (p-2) middle + last stages at t = 1 hold exactly ModelShape.param_count (untied presets, dh = h/a)."""
+    shape = PRESETS[name]
+    values = {h: shape.h, f: shape.f, a: shape.a, k: shape.k, L: shape.L, v: shape.v, t: 1}
+    for p_value in (2, 4):
+        per_stage = {st: stage_params(st).subs(values).subs(p, p_value) for st in STAGES}
+        assert per_stage["first"] + (p_value - 2) * per_stage["middle"] + per_stage["last"] == shape.param_count
+    assert stage_params("only").subs(values) == shape.param_count
+
+
+def test_unknown_recompute_is_a_config_error():
+    with pytest.raises(ConfigError):
+        Switches(recompute="some")

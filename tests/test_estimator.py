@@ -1,0 +1,147 @@
+"""The lambdified estimator against sympy substitution, broadcasting, totals, monotonicity, and the disk cache.
+
+Sources of truth: the profile's sympy expressions evaluated in exact rationals; tolerance 1e-12 relative
+(float64 evaluation of the same expressions). Sums and monotonicity are exact on the integer estimates.
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from symbolic.components import STAGES, Switches, total
+from symbolic.errors import ConfigError
+from symbolic.estimator import estimate, estimator, inputs_for
+from symbolic.profiles import load
+from symbolic.shapes import PRESETS
+from symbolic.symbols import BY_NAME
+from symbolic.training import Training
+
+SWITCHES = [Switches(), Switches(overheads=False), Switches(recompute="selective", flash_attn=False),
+            Switches(recompute="full", sp=False), Switches(dist_opt=False, flash_attn=False, sp=False)]
+
+
+def est_for(sw: Switches):
+    return estimator("paper", recompute=sw.recompute, flash_attn=sw.flash_attn, sp=sw.sp, dist_opt=sw.dist_opt,
+                     overheads=sw.overheads)
+
+
+def exact(expr: sp.Expr, values: dict) -> float:
+    return float(expr.xreplace({BY_NAME[n]: sp.Integer(x) for n, x in values.items()}))
+
+
+configs = st.fixed_dictionaries({
+    "s": st.sampled_from([512, 2048, 8192, 131072]), "b": st.integers(1, 16), "h": st.sampled_from([48, 4096, 16384]),
+    "f": st.integers(1, 60000), "a": st.sampled_from([6, 32, 128]), "k": st.sampled_from([1, 2, 8]),
+    "L": st.integers(1, 128), "v": st.integers(100, 260000), "d": st.integers(1, 512), "t": st.sampled_from([1, 2, 4, 8]),
+    "p": st.integers(1, 32), "c": st.sampled_from([1, 2, 4, 16]), "m": st.integers(1, 512), "vpp": st.integers(1, 4),
+    "B_w": st.sampled_from([2, 4]), "B_g": st.sampled_from([2, 4]), "B_o": st.sampled_from([8, 12, 16]), "B_a": st.sampled_from([1, 2, 4]),
+})
+
+
+@settings(max_examples=25, deadline=None)
+@given(values=configs, which=st.integers(0, len(SWITCHES) - 1))
+def test_lambdified_equals_sympy(values, which):
+    """Every output, main and per stage, equals exact sympy substitution to 1e-12 relative."""
+    sw = SWITCHES[which]
+    module = load("paper")
+    parts = module.components(sw)
+    reference = {x.name: x.expr for x in parts} | {"total": total(parts)}
+    for stage in STAGES:
+        stage_parts = module.stage_components(sw, stage)
+        reference |= {f"{stage}.{x.name}": x.expr for x in stage_parts} | {f"{stage}.total": total(stage_parts)}
+    est = est_for(sw)
+    got = est(**values) | est.stages(**values)
+    assert set(got) == set(reference)
+    for name, expr in reference.items():
+        assert got[name] == pytest.approx(exact(expr, values), rel=1e-12, abs=0), name
+
+
+def test_named_arrays_broadcast_and_constants_too():
+    est = estimator("paper")
+    values = inputs_for(PRESETS["llama3-8b"], Training()) | {"t": np.array([[1], [2], [4]]), "d": np.array([1, 2, 4, 8])}
+    out = est(**values)
+    assert list(out) == list(est.components) and est.components[-1] == "total"
+    for name, array in out.items():
+        assert array.shape == (3, 4) and array.dtype == np.float64, name
+    assert np.all(out["cuda_context"] == out["cuda_context"][0, 0])
+    scalar = est(**inputs_for(PRESETS["llama3-8b"], Training()))
+    assert all(x.shape == () for x in scalar.values())
+
+
+def test_unknown_or_missing_inputs_are_config_errors():
+    est = estimator("paper")
+    values = inputs_for(PRESETS["tiny"], Training())
+    with pytest.raises(ConfigError, match="unknown"):
+        est(**values, z=1)
+    with pytest.raises(ConfigError, match="missing"):
+        est(**{n: x for n, x in values.items() if n != "h"})
+    with pytest.raises(ConfigError, match="profile"):
+        estimator("nope")
+
+
+@pytest.mark.parametrize("training", [Training(), Training(d=2, t=4, p=4, c=2, gbs=64, s=4096),
+                                      Training(t=2, p=2, vpp=2, gbs=8, recompute="full", flash_attn=False)])
+def test_totals_are_sums_of_components(training):
+    """Exact on integers: bytes["total"] and every stage total are the sums of their parts."""
+    result = estimate(PRESETS["tiny"], training)
+    assert result.bytes["total"] == sum(x for n, x in result.bytes.items() if n != "total")
+    for stage in result.stages:
+        assert stage["bytes"]["total"] == sum(x for n, x in stage["bytes"].items() if n != "total")
+    vec = estimator("paper")(**inputs_for(PRESETS["tiny"], Training()))
+    assert vec["total"] == pytest.approx(sum(vec[n] for n in vec if n != "total"), rel=1e-12)
+
+
+@pytest.mark.parametrize("sw", SWITCHES)
+def test_weights_and_optimizer_never_grow_with_t_p_c(sw):
+    """Per GPU, for the paper total and each stage: doubling t, p or c never increases weights or optimizer bytes."""
+    rng = np.random.default_rng(0)
+    n = 2000
+    values = {"s": 8192, "b": rng.integers(1, 8, n), "h": rng.choice([2048, 4096, 8192], n), "f": rng.integers(1000, 60000, n),
+              "a": 64, "k": rng.choice([1, 8, 64], n), "L": rng.integers(1, 128, n), "v": rng.integers(1000, 260000, n),
+              "d": rng.integers(1, 64, n), "t": rng.choice([1, 2, 4], n), "p": rng.choice([3, 4, 8], n),
+              "c": rng.choice([1, 2, 4], n), "m": rng.integers(1, 64, n), "vpp": rng.integers(1, 3, n),
+              "B_w": 2, "B_g": 4, "B_o": 12, "B_a": 2}
+    est = est_for(sw)
+    base = est(**values) | est.stages(**values)
+    for letter in ("t", "p", "c"):
+        grown = est(**(values | {letter: values[letter] * 2}))
+        grown |= est.stages(**(values | {letter: values[letter] * 2}))
+        for name in base:
+            if name.split(".")[-1] in ("weights", "optimizer"):
+                assert np.all(grown[name] <= base[name] * (1 + 1e-12)), (letter, name)
+
+
+def test_as_json_schema_and_fit_rule():
+    result = estimate(PRESETS["llama3-70b"], Training(d=8, t=8, p=4, c=2, s=8192, b=1, gbs=1024))
+    report = result.as_json(80 * 2**30, 0.8)
+    assert {"profile", "model", "config", "bytes", "stages", "gpu_memory_bytes", "fits"} <= set(report)
+    assert [s["stage"] for s in report["stages"]] == ["first", "middle", "last"]
+    assert report["fits"] is (report["bytes"]["total"] < 0.8 * 80 * 2**30)
+    assert result.as_json(report["bytes"]["total"], 1.0)["fits"] is False
+
+
+def test_overrides_replace_a_component():
+    plain = estimate(PRESETS["tiny"], Training(d=2))
+    changed = estimate(PRESETS["tiny"], Training(d=2), overrides={"cuda_context": 2**29})
+    assert changed.bytes["cuda_context"] == 2**29
+    assert changed.bytes["total"] - plain.bytes["total"] == 2**29 - plain.bytes["cuda_context"]
+    with pytest.raises(ConfigError, match="cannot override"):
+        estimate(PRESETS["tiny"], Training(), overrides={"nope": 1})
+
+
+def test_cached_estimate_never_imports_sympy_or_jax(tmp_path):
+    """Second process with a warm cache: estimate runs without sympy (the < 1 s start of `mem4d estimate`)."""
+    code = ("import sys; from symbolic.estimator import estimate; from symbolic.shapes import PRESETS; "
+            "from symbolic.training import Training; estimate(PRESETS['tiny'], Training()); "
+            "print('sympy' in sys.modules, 'jax' in sys.modules)")
+    env = os.environ | {"MEM4D_CACHE_DIR": str(tmp_path)}
+    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert first.stdout.split() == ["True", "False"]
+    assert second.stdout.split() == ["False", "False"]
+    assert len(list(tmp_path.glob("paper-*.json"))) == 1

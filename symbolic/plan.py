@@ -42,20 +42,25 @@ def divisors(n: int) -> np.ndarray:
 
 
 def factorisations(n: int) -> dict[str, np.ndarray]:
-    """Every ordered (d, t, p, c) with d * t * p * c = n, as four int64 arrays."""
+    """Every ordered (d, t, p, c) with d * t * p * c = n, as four int64 arrays (pairs (d, t) first, then p)."""
     divs = divisors(n)
-    d, t, p = (x.ravel() for x in np.meshgrid(divs, divs, divs, indexing="ij"))
-    dtp = d * t * p
-    keep = n % dtp == 0
-    return {"d": d[keep], "t": t[keep], "p": p[keep], "c": n // dtp[keep]}
+    d, t = (x.ravel() for x in np.meshgrid(divs, divs, indexing="ij"))
+    keep = n % (d * t) == 0
+    d, t = d[keep], t[keep]
+    d, p = np.repeat(d, len(divs)), np.tile(divs, len(t))
+    t = np.repeat(t, len(divs))
+    keep = n % (d * t * p) == 0
+    d, t, p = d[keep], t[keep], p[keep]
+    return {"d": d, "t": t, "p": p, "c": n // (d * t * p)}
 
 
-def candidates(cluster: Cluster) -> dict[str, np.ndarray]:
-    """The full cross product: factorisations x vpp in divisors(L) x b in divisors(gbs); m = gbs // (b d).
+def candidates(cluster: Cluster, fac: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """The cross product factorisations x vpp in divisors(L) x b in divisors(gbs); m = gbs // (b d).
 
     Every valid vpp divides L (p vpp | L) and every valid b divides gbs (b d | gbs), so no valid choice is missed.
+    `fac` restricts the factorisations (default: all of them).
     """
-    fac = factorisations(cluster.gpus)
+    fac = factorisations(cluster.gpus) if fac is None else fac
     vpps, mbs = divisors(cluster.shape.L), divisors(cluster.gbs)
     n_f, n_v, n_b = len(fac["d"]), len(vpps), len(mbs)
     grid = {name: np.repeat(values, n_v * n_b) for name, values in fac.items()}
@@ -96,11 +101,25 @@ def masks(grid: dict[str, np.ndarray], cluster: Cluster) -> dict[str, np.ndarray
     }
 
 
+def _least_constrained(cluster: Cluster) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Every factorisation with vpp = 1 and b = 1, and the rule masks there."""
+    fac = factorisations(cluster.gpus)
+    one = np.ones_like(fac["d"])
+    grid = {**fac, "vpp": one, "b": one, "m": cluster.gbs // fac["d"]}
+    return grid, masks(grid, cluster)
+
+
 def valid(cluster: Cluster) -> tuple[dict[str, np.ndarray], int]:
-    """The candidates that satisfy every rule, and how many candidates were enumerated in all."""
-    grid = candidates(cluster)
+    """The candidates that satisfy every rule, and how many candidates were masked in all.
+
+    Two passes: factorisations that break a rule at vpp = 1, b = 1 (the least constrained choice: a larger vpp or b
+    only adds rules) are dropped first, then the survivors are crossed with every vpp and b and masked again.
+    """
+    first, ok = _least_constrained(cluster)
+    keep = np.logical_and.reduce(list(ok.values()))
+    grid = candidates(cluster, {name: first[name][keep] for name in "dtpc"})
     ok = np.logical_and.reduce(list(masks(grid, cluster).values()))
-    return {name: values[ok] for name, values in grid.items()}, int(ok.size)
+    return {name: values[ok] for name, values in grid.items()}, int(keep.size + ok.size)
 
 
 def why_not(cluster: Cluster) -> list[str]:
@@ -109,13 +128,10 @@ def why_not(cluster: Cluster) -> list[str]:
     vpp = 1 and b = 1 are the least constrained choices (a larger vpp or b only adds rules), so a factorisation
     that breaks a rule here has no valid configuration at all.
     """
-    fac = factorisations(cluster.gpus)
-    one = np.ones_like(fac["d"])
-    grid = {**fac, "vpp": one, "b": one, "m": cluster.gbs // fac["d"]}
-    ok = masks(grid, cluster)
+    fac, ok = _least_constrained(cluster)
     shape = cluster.shape
     lines = []
-    for i in range(len(one)):
+    for i in range(len(fac["d"])):
         d, t, p, c = (int(fac[x][i]) for x in "dtpc")
         values = dict(gbs=cluster.gbs, b=1, d=d, s=cluster.s, c2=2 * c, tc=t * c, vpp=1, m=cluster.gbs // d, p=p,
                       t=t, a=shape.a, k=shape.k, f=shape.f, pv=p, L=shape.L)

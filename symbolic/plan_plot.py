@@ -43,7 +43,8 @@ def plot(plan, path: str) -> None:
         if np.isnan(value):
             continue
         mark = "" if value < plan.limit else " x"
-        ax.text(ti, pi, f"{value / GiB:.0f}{mark}", ha="center", va="center", color="w", fontsize=8)
+        bright = image.norm(value / GiB) > 0.6  # viridis turns yellow: dark text there
+        ax.text(ti, pi, f"{value / GiB:.0f}{mark}", ha="center", va="center", color="k" if bright else "w", fontsize=8)
     bt, bp = int(np.searchsorted(tps, best["tp"])), int(np.searchsorted(pps, best["pp"]))
     ax.add_patch(plt.Rectangle((bt - 0.5, bp - 0.5), 1, 1, fill=False, edgecolor="red", linewidth=2))
     ax.set_xticks(range(len(tps)), [str(int(x)) for x in tps])
@@ -51,8 +52,8 @@ def plot(plan, path: str) -> None:
     ax.set_xlabel("tensor parallel tp")
     ax.set_ylabel("pipeline parallel pp")
     x = plan.cluster
-    ax.set_title(f"{x.shape.name}, {x.gpus} GPUs, cp={best['cp']}, dp = N/(tp pp cp); limit "
-                 f"{plan.limit / GiB:.1f} GiB (x: over); red: best", fontsize=9)
+    ax.set_title(f"{x.shape.name}, {x.gpus} GPUs, cp={best['cp']}, dp = N/(tp pp cp): lowest peak over vpp, mbs, "
+                 f"recompute, dist_opt\nlimit {plan.limit / GiB:.1f} GiB (x: over); red: best ranked", fontsize=9)
     fig.tight_layout()
     try:
         fig.savefig(path, dpi=120)

@@ -6,6 +6,7 @@ candidate of small cases against `Training(...).check(shape)`, so the two stay t
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,7 +14,8 @@ import numpy as np
 from .errors import ConfigError
 from .shapes import ModelShape
 
-GRID = ("d", "t", "p", "c", "vpp", "b", "m")  # the swept letters; m = gbs / (b d) follows from the others
+GRID = ("d", "t", "p", "c", "vpp", "b", "m")
+MAX_SIZE = 2**24  # largest GPU count, sequence length or global batch searched (divisors are found by trial division)  # the swept letters; m = gbs / (b d) follows from the others
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,8 @@ class Cluster:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+            if value > MAX_SIZE:
+                raise ConfigError(f"{name}={value} is beyond what plan enumerates (at most {MAX_SIZE:,})")
 
 
 def divisors(n: int) -> np.ndarray:
@@ -101,21 +105,31 @@ def masks(grid: dict[str, np.ndarray], cluster: Cluster) -> dict[str, np.ndarray
     }
 
 
-def _least_constrained(cluster: Cluster) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Every factorisation with vpp = 1 and b = 1, and the rule masks there."""
-    fac = factorisations(cluster.gpus)
+def _least_constrained(cluster: Cluster, fac: dict[str, np.ndarray]) -> tuple[dict, dict[str, np.ndarray]]:
+    """The factorisations `fac` with vpp = 1 and b = 1, and the rule masks there."""
     one = np.ones_like(fac["d"])
     grid = {**fac, "vpp": one, "b": one, "m": cluster.gbs // fac["d"]}
     return grid, masks(grid, cluster)
 
 
+def _pruned_factorisations(cluster: Cluster) -> dict[str, np.ndarray]:
+    """The (d, t, p, c) with d | gbs, t | gcd(a, k, f), p | L and d t p c = N: the rules on one letter, applied first."""
+    n, x = cluster.gpus, cluster.shape
+    ds, ts, ps = (divisors(math.gcd(n, *others)) for others in ((cluster.gbs,), (x.a, x.k, x.f), (x.L,)))
+    d, t, p = (a.ravel() for a in np.meshgrid(ds, ts, ps, indexing="ij"))
+    keep = n % (d * t * p) == 0
+    d, t, p = d[keep], t[keep], p[keep]
+    return {"d": d, "t": t, "p": p, "c": n // (d * t * p)}
+
+
 def valid(cluster: Cluster) -> tuple[dict[str, np.ndarray], int]:
     """The candidates that satisfy every rule, and how many candidates were masked in all.
 
-    Two passes: factorisations that break a rule at vpp = 1, b = 1 (the least constrained choice: a larger vpp or b
-    only adds rules) are dropped first, then the survivors are crossed with every vpp and b and masked again.
+    Factorisations are built from the divisors each one-letter rule allows, then those that break a rule at
+    vpp = 1, b = 1 (the least constrained choice: a larger vpp or b only adds rules) are dropped, and the survivors
+    are crossed with every vpp and b and masked again with every rule.
     """
-    first, ok = _least_constrained(cluster)
+    first, ok = _least_constrained(cluster, _pruned_factorisations(cluster))
     keep = np.logical_and.reduce(list(ok.values()))
     grid = candidates(cluster, {name: first[name][keep] for name in "dtpc"})
     ok = np.logical_and.reduce(list(masks(grid, cluster).values()))
@@ -128,7 +142,7 @@ def why_not(cluster: Cluster) -> list[str]:
     vpp = 1 and b = 1 are the least constrained choices (a larger vpp or b only adds rules), so a factorisation
     that breaks a rule here has no valid configuration at all.
     """
-    fac, ok = _least_constrained(cluster)
+    fac, ok = _least_constrained(cluster, factorisations(cluster.gpus))
     shape = cluster.shape
     lines = []
     for i in range(len(fac["d"])):

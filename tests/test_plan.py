@@ -108,3 +108,16 @@ def test_why_not_marks_valid_factorisations():
 def test_cluster_rejects_bad_sizes():
     with pytest.raises(ConfigError, match="gpus must be a positive integer"):
         Cluster(PRESETS["tiny"], gpus=0, s=8, gbs=8)
+    with pytest.raises(ConfigError, match="gpus=16777217 is beyond what plan enumerates"):
+        Cluster(PRESETS["tiny"], gpus=2**24 + 1, s=8, gbs=8)
+
+
+def test_highly_composite_cluster_is_enumerated_whole():
+    """14,414,400 GPUs (504 divisors): every valid row multiplies out to N, passes every mask, and appears once."""
+    cluster = Cluster(PRESETS["llama3-70b"], gpus=14414400, s=8192, gbs=14414400)
+    got, _ = valid(cluster)
+    assert len(got["d"]) > 100
+    assert np.all(got["d"] * got["t"] * got["p"] * got["c"] == cluster.gpus)
+    assert np.logical_and.reduce(list(masks(got, cluster).values())).all()
+    rows = set(zip(*(got[x].tolist() for x in ("d", "t", "p", "c", "vpp", "b"))))
+    assert len(rows) == len(got["d"])

@@ -53,15 +53,35 @@ def _lambdify_source(exprs: list, name: str) -> str:
     import inspect
 
     import sympy as sp
-    from sympy.printing.numpy import NumPyPrinter
 
     from .symbols import BY_NAME
 
-    printer = NumPyPrinter({"fully_qualified_modules": True, "allow_unknown_functions": False})
+    printer = _printer_class()({"fully_qualified_modules": True, "allow_unknown_functions": False})
     fn = sp.lambdify([BY_NAME[n] for n in INPUTS], tuple(exprs), modules="numpy", printer=printer, cse=True,
                      docstring_limit=0)
     source = inspect.getsource(fn)
     return source.replace("def _lambdifygenerated(", f"def {name}(", 1)
+
+
+def _printer_class():
+    """NumPyPrinter that prints Piecewise as nested numpy.where, and an Iverson bracket [x > 1] as numpy.greater(x, 1)
+    (select() builds lists of full-size arrays; where/greater are several times cheaper and give the same numbers)."""
+    import sympy as sp
+    from sympy.printing.numpy import NumPyPrinter
+
+    class Printer(NumPyPrinter):
+        def _print_Piecewise(self, expr):
+            pieces = list(expr.args)
+            if pieces[-1].cond is not sp.true:
+                return super()._print_Piecewise(expr)
+            if len(pieces) == 2 and pieces[0].expr == 1 and pieces[1].expr == 0:
+                return f"(1.0*{self._print(pieces[0].cond)})"
+            out = self._print(pieces[-1].expr)
+            for piece in reversed(pieces[:-1]):
+                out = f"numpy.where({self._print(piece.cond)}, {self._print(piece.expr)}, {out})"
+            return out
+
+    return Printer
 
 
 def derive(profile: str, switches: dict) -> dict:

@@ -13,6 +13,7 @@ from .shapes import ModelShape
 from .training import Training
 
 STAGE_ORDER = ("first", "middle", "last", "only")
+CHUNK = 16384  # configurations per call of the generated function: keeps its temporaries in cache
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class Estimator:
         missing = [name for name in self.inputs if name not in arrays]
         if missing:
             raise ConfigError(f"estimator {self.profile!r}: missing input(s) {', '.join(missing)}")
-        values = [np.asarray(arrays[name], dtype=np.float64) for name in self.inputs]
+        values = [np.asarray(arrays[name]) for name in self.inputs]
         try:
             shape = np.broadcast_shapes(*(value.shape for value in values))
         except ValueError as err:
@@ -44,12 +45,17 @@ class Estimator:
 
     @staticmethod
     def _evaluate(fn: Callable, names: tuple[str, ...], values: list[np.ndarray], shape: tuple[int, ...]) -> dict:
-        out = {}
-        for name, result in zip(names, fn(*values)):
-            array = np.empty(shape, dtype=np.float64)
-            array[...] = result  # broadcasts constants and partially broadcast outputs
-            out[name] = array
-        return out
+        """Run the generated function over cache-sized chunks of the flattened inputs (float64 throughout)."""
+        size = int(np.prod(shape))
+        flat = [np.float64(value.reshape(-1)[0]) if value.size == 1 else np.broadcast_to(value, shape).reshape(-1)
+                for value in values]
+        outs = [np.empty(size, dtype=np.float64) for _ in names]
+        for start in range(0, max(size, 1), CHUNK):
+            stop = start + CHUNK
+            chunk = [x if x.ndim == 0 else np.asarray(x[start:stop], dtype=np.float64) for x in flat]
+            for out, result in zip(outs, fn(*chunk)):
+                out[start:stop] = result  # constants broadcast here
+        return {name: out.reshape(shape) for name, out in zip(names, outs)}
 
     def __call__(self, **arrays) -> dict[str, np.ndarray]:
         """Bytes per GPU of every component and "total", as float64 arrays of the inputs' broadcast shape."""

@@ -1,0 +1,91 @@
+"""Estimator throughput (configs/s) vs a per-config Python loop and sympy substitution, and `mem4d estimate` cold start.
+
+Run: python benchmarks/bench_estimator.py [--n 1000000] [--repeats 5]
+Not a test: it prints medians over repeats; pin to one core with `taskset -c 0` to measure one core.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+def random_configs(n: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """n random configurations (Llama-like shapes, 4D sizes, byte widths) as named arrays."""
+    rng = np.random.default_rng(seed)
+    pow2 = lambda lo, hi: 2 ** rng.integers(lo, hi, n)  # noqa: E731
+    return {
+        "s": pow2(9, 18), "b": pow2(0, 4), "h": pow2(11, 15), "f": rng.integers(4000, 60000, n), "a": pow2(5, 8),
+        "k": pow2(0, 4), "L": rng.integers(16, 128, n), "v": rng.integers(32000, 260000, n), "d": pow2(0, 10),
+        "t": pow2(0, 4), "p": pow2(0, 5), "c": pow2(0, 4), "m": pow2(0, 9), "vpp": rng.integers(1, 4, n),
+        "B_w": np.full(n, 2), "B_g": np.full(n, 4), "B_o": np.full(n, 12), "B_a": np.full(n, 2),
+    }
+
+
+def median_time(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def cold_start(repeats: int) -> tuple[float, float]:
+    """Median wall time of fresh `mem4d estimate` processes with a warm derivation cache, and of a bare python."""
+    exe = shutil.which("mem4d")
+    cmd = [exe, "estimate"] if exe else [sys.executable, "-m", "symbolic.cli", "estimate"]
+    subprocess.run(cmd, capture_output=True, check=True)  # warm the on-disk cache
+    run = lambda c: subprocess.run(c, capture_output=True, check=True)  # noqa: E731
+    return median_time(lambda: run(cmd), repeats), median_time(lambda: run([sys.executable, "-c", "pass"]), repeats)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1_000_000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--loop-n", type=int, default=20_000, help="configs in the per-config Python loop")
+    parser.add_argument("--sympy-n", type=int, default=20, help="configs substituted in sympy")
+    args = parser.parse_args()
+
+    from symbolic.estimator import estimator
+    est = estimator("paper")  # defaults: dist opt, flash, SP, no recompute, overheads on
+    arrays = random_configs(args.n)
+    vector = median_time(lambda: est(**arrays), args.repeats)
+    rate = args.n / vector
+    print(f"numpy estimator      : {rate:14,.0f} configs/s  ({args.n:,} configs, {len(est.components)} outputs, median of {args.repeats})")
+
+    rows = [tuple(float(arrays[name][i]) for name in est.inputs) for i in range(args.loop_n)]
+    raw = est._main
+    loop = median_time(lambda: [raw(*row) for row in rows], max(1, args.repeats // 2))
+    loop_rate = args.loop_n / loop
+    print(f"per-config Python loop: {loop_rate:14,.0f} configs/s  (same generated function called per config, "
+          f"{args.loop_n:,} configs, extrapolated)  -> numpy is {rate / loop_rate:,.0f}x faster")
+
+    import sympy as sp
+    from symbolic.components import Switches, total
+    from symbolic.profiles import load
+    from symbolic.symbols import BY_NAME
+    parts = load("paper").components(Switches())
+    exprs = [x.expr for x in parts] + [total(parts)]
+    subs = [{BY_NAME[name]: sp.Integer(int(arrays[name][i])) for name in est.inputs} for i in range(args.sympy_n)]
+    sym = median_time(lambda: [[float(e.xreplace(s)) for e in exprs] for s in subs], 1)
+    sym_rate = args.sympy_n / sym
+    print(f"sympy substitution    : {sym_rate:14,.0f} configs/s  ({args.sympy_n} configs, exact rationals)"
+          f"  -> numpy is {rate / sym_rate:,.0f}x faster")
+    print(f"target >= 1e7 configs/s: {'met' if rate >= 1e7 else 'NOT met'} (cpu count {os.cpu_count()}, "
+          f"affinity {len(os.sched_getaffinity(0))} core(s))")
+
+    cold, bare = cold_start(max(5, args.repeats))
+    print(f"`mem4d estimate` cold start: {cold:.3f} s wall median (bare python: {bare:.3f} s); target <= 1.0 s: "
+          f"{'met' if cold <= 1.0 else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()

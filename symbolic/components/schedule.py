@@ -16,8 +16,8 @@ RANK = {"first": sp.Integer(0), "middle": sp.Integer(1), "last": p - 1, "only": 
 
 def in_flight(rank: sp.Expr) -> sp.Expr:
     """Micro batches of one full stage (L/p layers) whose activations rank `rank` holds at its peak."""
-    one_f_one_b = sp.Min(m, p - rank)
-    interleaved = sp.Min(m * vpp, p * (vpp + 1) - 2 * rank - 1) / vpp
+    one_f_one_b = sp.Min(m, p - rank, evaluate=False)
+    interleaved = sp.Min(m * vpp, p * (vpp + 1) - 2 * rank - 1, evaluate=False) / vpp
     return sp.Piecewise((interleaved, vpp > 1), (one_f_one_b, True))
 
 

@@ -16,7 +16,6 @@ import numpy
 
 
 _HERE = Path(__file__).resolve().parent
-_KEYED = ("symbols.py", "codegen.py", "components", "profiles")
 INPUTS = ("s", "b", "h", "f", "a", "k", "L", "v", "d", "t", "p", "c", "m", "vpp", "B_w", "B_g", "B_o", "B_a")
 
 
@@ -27,18 +26,24 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mem4d"
 
 
-def _source_files() -> list[Path]:
-    files = []
-    for name in _KEYED:
-        path = _HERE / name
-        files += sorted(path.rglob("*.py")) if path.is_dir() else [path]
+def _source_files(profile: str) -> list[Path]:
+    """The files a profile's expressions come from: glossary, codegen, components, and the profile's own module."""
+    import importlib.util
+
+    from .profiles import PROFILES
+
+    files = [_HERE / "symbols.py", _HERE / "codegen.py", _HERE / "profiles" / "__init__.py"]
+    files += sorted((_HERE / "components").rglob("*.py"))
+    spec = importlib.util.find_spec(PROFILES[profile]) if profile in PROFILES else None
+    if spec is not None and spec.origin:
+        files.append(Path(spec.origin))
     return files
 
 
 def cache_key(profile: str, switches: dict) -> str:
     """Hash of the symbolic sources, the installed sympy version, the profile and its switches."""
     digest = hashlib.sha256(json.dumps([profile, sorted(switches.items())]).encode())
-    for path in _source_files():
+    for path in _source_files(profile):
         digest.update(path.name.encode() + path.read_bytes())
     try:
         from importlib.metadata import version

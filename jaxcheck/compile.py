@@ -1,0 +1,74 @@
+"""Ahead-of-time compile of the train step from abstract sharded shapes (nothing allocated) and XLA's memory analysis.
+
+XLA's per-device numbers: argument (params + AdamW state + batch), output (new params + state + loss), alias (outputs
+that reuse donated argument buffers), temp (everything live inside the step: gradients, activations, residuals,
+collective buffers), generated code and host temp. total = argument + output + temp - alias: inputs, outputs and temps
+are all resident at the peak, and a donated buffer counted both as argument and output is only held once.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import jax
+
+from .mesh import describe
+from .options import Plan
+from .state import GROUPS, Built, argument_bytes, build, param_count
+from .step import make_train_step
+
+
+@dataclass
+class Report:
+    """One compiled step: mesh, sizes, compile time, XLA's memory analysis and the argument breakdown (bytes/device)."""
+
+    mesh: dict
+    devices: int
+    param_count: int
+    compile_seconds: float
+    xla: dict
+    arguments: dict
+    measured: dict | None = None
+    extra: dict = field(default_factory=dict)
+
+    def as_json(self) -> dict:
+        return {"mesh": self.mesh, "devices": self.devices, "param_count": self.param_count,
+                "compile_seconds": round(self.compile_seconds, 3), "xla": self.xla, "arguments": self.arguments,
+                "measured": self.measured}
+
+
+def jit_step(built: Built, with_grads: bool = False):
+    """jax.jit of the train step with explicit in/out shardings; params and optimizer state donated (opts.donate)."""
+    sh = built.shardings
+    step = make_train_step(built.graphdef, built.block_graphdef, built.plan, with_grads)
+    replicated = jax.sharding.NamedSharding(built.mesh, jax.sharding.PartitionSpec())
+    outs = (sh["params"], sh["optimizer"], replicated) + ((sh["params"],) if with_grads else ())
+    donate = (0, 1) if built.plan.opts.donate else ()
+    return jax.jit(step, in_shardings=tuple(sh[g] for g in GROUPS), out_shardings=outs, donate_argnums=donate)
+
+
+def xla_memory(compiled) -> dict:
+    """memory_analysis() as a dict of per-device bytes, with total = argument + output + temp - alias."""
+    ma = compiled.memory_analysis()
+    out = {
+        "argument_bytes": int(ma.argument_size_in_bytes),
+        "output_bytes": int(ma.output_size_in_bytes),
+        "alias_bytes": int(ma.alias_size_in_bytes),
+        "temp_bytes": int(ma.temp_size_in_bytes),
+        "generated_code_bytes": int(ma.generated_code_size_in_bytes),
+        "host_temp_bytes": int(getattr(ma, "host_temp_size_in_bytes", 0)),
+    }
+    out["total_bytes"] = out["argument_bytes"] + out["output_bytes"] + out["temp_bytes"] - out["alias_bytes"]
+    return out
+
+
+def compile_step(plan: Plan, mesh: jax.sharding.Mesh, with_grads: bool = False) -> tuple[Report, object, Built]:
+    """Build abstract state, lower and compile the step; returns the report, the compiled executable and the Built."""
+    start = time.perf_counter()
+    built = build(plan.check(), mesh)
+    with jax.set_mesh(mesh):
+        compiled = jit_step(built, with_grads).lower(*built.args).compile()
+    seconds = time.perf_counter() - start
+    report = Report(mesh=describe(mesh), devices=int(mesh.devices.size), param_count=param_count(built),
+                    compile_seconds=seconds, xla=xla_memory(compiled), arguments=argument_bytes(built))
+    return report, compiled, built

@@ -1,0 +1,131 @@
+"""Llama in flax nnx: vocab-parallel embedding, RMSNorm, RoPE, GQA attention, SwiGLU MLP, untied (or tied) LM head.
+
+Parameters are stored in param_dtype (fp32 by default) and cast to compute_dtype (bf16) where used; every nnx.Param
+carries `axes`, its logical axis names, which jaxcheck.rules maps to mesh axes. The L decoder blocks are one Block whose
+parameters are stacked [p, L/p, ...] (logical prefix (stage, layer)): stage i holds layers i*L/p ... (i+1)*L/p - 1.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from flax import nnx
+from jax.ad_checkpoint import checkpoint_name
+
+from .attention import allgather_attention, rope
+from .options import Plan
+from .rules import constrain
+
+STACK_AXES = ("stage", "layer")  # logical names of the leading [p, L/p] axes of every block parameter
+
+
+def _param(rngs: nnx.Rngs, shape: tuple[int, ...], axes: tuple[str, ...], std: float, dtype) -> nnx.Param:
+    """A normal(0, std) weight tagged with its logical axes."""
+    return nnx.Param((std * jax.random.normal(rngs.params(), shape)).astype(dtype), axes=axes)
+
+
+def act_names(plan: Plan) -> tuple[str, str, str]:
+    """Logical axes of the [b, s, h] residual stream between blocks: s split over context, and over tensor with SP."""
+    return ("batch", "seq_sp" if plan.train.sp else "seq", "embed")
+
+
+class RMSNorm(nnx.Module):
+    """RMSNorm with an fp32 scale [h] (not split by t), computed in fp32, returned in compute dtype."""
+
+    def __init__(self, plan: Plan):
+        self.eps = 1e-5
+        self.scale = nnx.Param(jnp.ones((plan.shape.h,), plan.opts.param_dtype), axes=("norm",))
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        x32 = x.astype(jnp.float32)
+        y = x32 * jax.lax.rsqrt(jnp.mean(x32 * x32, axis=-1, keepdims=True) + self.eps)
+        return (y * self.scale[...].astype(jnp.float32)).astype(x.dtype)
+
+
+class Attention(nnx.Module):
+    """GQA self-attention: column-parallel Wq [h, a, dh], Wk, Wv [h, k, dh]; row-parallel Wo [a, dh, h]."""
+
+    def __init__(self, plan: Plan, rngs: nnx.Rngs):
+        h, a, k, dh, dt = plan.shape.h, plan.shape.a, plan.shape.k, plan.shape.dh, plan.opts.param_dtype
+        self.plan = plan
+        self.wq = _param(rngs, (h, a, dh), ("embed", "heads", "head_dim"), h ** -0.5, dt)
+        self.wk = _param(rngs, (h, k, dh), ("embed", "kv_heads", "head_dim"), h ** -0.5, dt)
+        self.wv = _param(rngs, (h, k, dh), ("embed", "kv_heads", "head_dim"), h ** -0.5, dt)
+        self.wo = _param(rngs, (a, dh, h), ("heads", "head_dim", "embed"), (a * dh) ** -0.5, dt)
+
+    def __call__(self, x_BxSxH: jax.Array) -> jax.Array:
+        cdt, theta = x_BxSxH.dtype, self.plan.opts.rope_theta
+        q = rope(jnp.einsum("bsh,hnd->bsnd", x_BxSxH, self.wq[...].astype(cdt)), theta)
+        k = rope(jnp.einsum("bsh,hnd->bsnd", x_BxSxH, self.wk[...].astype(cdt)), theta)
+        v = jnp.einsum("bsh,hnd->bsnd", x_BxSxH, self.wv[...].astype(cdt))
+        q = checkpoint_name(constrain(q, ("batch", "seq", "heads", "head_dim")), "q")
+        k = checkpoint_name(constrain(k, ("batch", "seq", "kv_heads", "head_dim")), "k")
+        v = checkpoint_name(constrain(v, ("batch", "seq", "kv_heads", "head_dim")), "v")
+        out = checkpoint_name(allgather_attention(q, k, v), "attn_out")
+        return jnp.einsum("bsnd,ndh->bsh", out, self.wo[...].astype(cdt))
+
+
+class MLP(nnx.Module):
+    """SwiGLU: column-parallel gate and up [h, f], row-parallel down [f, h]."""
+
+    def __init__(self, plan: Plan, rngs: nnx.Rngs):
+        h, f, dt = plan.shape.h, plan.shape.f, plan.opts.param_dtype
+        self.gate = _param(rngs, (h, f), ("embed", "mlp"), h ** -0.5, dt)
+        self.up = _param(rngs, (h, f), ("embed", "mlp"), h ** -0.5, dt)
+        self.down = _param(rngs, (f, h), ("mlp", "embed"), f ** -0.5, dt)
+
+    def __call__(self, x_BxSxH: jax.Array) -> jax.Array:
+        cdt = x_BxSxH.dtype
+        names = ("batch", "seq", "mlp")
+        gate = checkpoint_name(constrain(x_BxSxH @ self.gate[...].astype(cdt), names), "gate")
+        up = checkpoint_name(constrain(x_BxSxH @ self.up[...].astype(cdt), names), "up")
+        act = checkpoint_name(jax.nn.silu(gate) * up, "swiglu")
+        return act @ self.down[...].astype(cdt)
+
+
+class Block(nnx.Module):
+    """Pre-norm decoder block: x + Attn(RMSNorm(x)), then + MLP(RMSNorm(.)); the SP/CP layout is set between parts."""
+
+    def __init__(self, plan: Plan, rngs: nnx.Rngs):
+        self.plan = plan
+        self.attn_norm, self.attn = RMSNorm(plan), Attention(plan, rngs)
+        self.mlp_norm, self.mlp = RMSNorm(plan), MLP(plan, rngs)
+
+    def __call__(self, x_BxSxH: jax.Array) -> jax.Array:
+        outer, inner = act_names(self.plan), ("batch", "seq", "embed")
+        x = checkpoint_name(constrain(x_BxSxH, outer), "attn_norm_in")
+        y = checkpoint_name(constrain(self.attn_norm(x), inner), "attn_in")  # SP all-gather over tensor
+        x = checkpoint_name(x + constrain(self.attn(y), outer), "mlp_norm_in")  # SP reduce-scatter
+        y = checkpoint_name(constrain(self.mlp_norm(x), inner), "mlp_in")
+        return x + constrain(self.mlp(y), outer)
+
+
+class Llama(nnx.Module):
+    """Embedding [v, h] (vocab-parallel), blocks stacked [p, L/p], final RMSNorm, LM head [h, v] (vocab-parallel)."""
+
+    def __init__(self, plan: Plan, rngs: nnx.Rngs):
+        s, p = plan.shape, plan.train.p
+        self.plan = plan
+        self.embed = _param(rngs, (s.v, s.h), ("vocab", "embed"), 1.0, plan.opts.param_dtype)
+        keys = jax.random.split(rngs.params(), (p, s.L // p))
+        self.blocks = nnx.vmap(nnx.vmap(lambda key: Block(plan, nnx.Rngs(key))))(keys)
+        self.norm = RMSNorm(plan)
+        self.head = None if s.tied else _param(rngs, (s.h, s.v), ("embed", "vocab"), s.h ** -0.5, plan.opts.param_dtype)
+
+    def embed_tokens(self, tokens: jax.Array) -> jax.Array:
+        """Vocab-parallel lookup: [..., s] int32 -> [..., s, h] in compute dtype."""
+        cdt = self.plan.opts.compute_dtype
+        return jnp.take(self.embed[...].astype(cdt), tokens, axis=0)
+
+    def logits(self, x_BxSxH: jax.Array) -> jax.Array:
+        """Final norm and LM head; fp32 logits [b, s, v] split over tensor along v."""
+        x = constrain(self.norm(x_BxSxH), ("batch", "seq", "embed"))
+        w_HxV = self.embed[...].T if self.head is None else self.head[...]
+        logits = jnp.einsum("bsh,hv->bsv", x, w_HxV.astype(x.dtype), preferred_element_type=jnp.float32)
+        return constrain(logits, ("batch", "seq", "vocab"))
+
+
+def param_axes(variable: nnx.Variable) -> tuple[str | None, ...]:
+    """Logical axes of a parameter, with (stage, layer) prepended for stacked block parameters."""
+    axes = tuple(variable.get_metadata()["axes"])
+    extra = variable.get_value().ndim - len(axes)
+    return STACK_AXES[:extra] + axes

@@ -1,0 +1,74 @@
+"""The 4D device mesh (data, pipe, tensor, context): simulated CPU devices set before jax starts, jax.distributed, checks."""
+from __future__ import annotations
+
+from symbolic.errors import ConfigError
+from symbolic.training import Training
+
+AXES = ("data", "pipe", "tensor", "context")
+
+
+def mesh_shape(train: Training) -> dict[str, int]:
+    """Mesh axis sizes from the training config: data=d, pipe=p, tensor=t, context=c."""
+    return {"data": train.d, "pipe": train.p, "tensor": train.t, "context": train.c}
+
+
+def backend_started() -> bool:
+    from jax._src import xla_bridge
+
+    return xla_bridge.backends_are_initialized()
+
+
+def request_cpu_devices(n: int, platform: str = "auto") -> None:
+    """Ask for n simulated CPU devices (and, with platform='cpu', force the CPU backend); no-op once jax has started."""
+    import jax
+
+    if backend_started():
+        return
+    if platform == "cpu":
+        jax.config.update("jax_platforms", "cpu")
+    jax.config.update("jax_num_cpu_devices", max(n, 1))
+
+
+def init_distributed(coordinator: str | None, num_processes: int | None, process_id: int | None,
+                     local_devices: int | None = None) -> None:
+    """jax.distributed.initialize: explicit address/count/id, or auto-detected (SLURM, Kubernetes, ...) when all are None."""
+    import jax
+
+    if local_devices:
+        request_cpu_devices(local_devices)
+    try:
+        if coordinator is None and num_processes is None and process_id is None:
+            jax.distributed.initialize()
+        else:
+            jax.distributed.initialize(coordinator, num_processes=num_processes, process_id=process_id)
+    except (ValueError, RuntimeError) as err:
+        raise ConfigError(f"jax.distributed.initialize failed: {str(err).splitlines()[0]}") from None
+
+
+def make_mesh(train: Training):
+    """A jax Mesh with axes (data, pipe, tensor, context) in Auto mode (GSPMD with sharding constraints)."""
+    import jax
+    from jax.sharding import AxisType
+
+    need = train.world
+    devices = jax.devices()
+    if len(devices) < need:
+        kind = devices[0].platform
+        if kind == "cpu":
+            hint = ("mem4d sets the simulated CPU device count itself; this process started jax with fewer, "
+                    "so run it in a fresh process (or under jax.distributed with more processes)")
+        else:
+            hint = (f"run on {need} {kind.upper()} devices (several hosts: --coordinator/--num-processes/--process-id), "
+                    f"use --platform cpu to compile on {need} simulated CPU devices, or a mock GPU topology (see README)")
+        raise ConfigError(f"mesh d*p*t*c = {train.d}*{train.p}*{train.t}*{train.c} needs {need} devices, "
+                          f"jax sees {len(devices)} {kind} device(s): {hint}")
+    shape = tuple(mesh_shape(train)[a] for a in AXES)
+    return jax.make_mesh(shape, AXES, axis_types=(AxisType.Auto,) * 4, devices=devices[:need])
+
+
+def describe(mesh) -> dict:
+    """Axis sizes plus where the devices are: platform and number of jax processes."""
+    import jax
+
+    return {**dict(zip(mesh.axis_names, (int(n) for n in mesh.devices.shape))),
+            "platform": mesh.devices.flat[0].platform, "processes": jax.process_count()}

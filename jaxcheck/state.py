@@ -1,0 +1,125 @@
+"""The train state as abstract, sharded pytrees: params, AdamW state and batch, with their NamedShardings.
+
+Params are a pure nested dict of arrays (nnx.merge(graphdef, params) rebuilds the Llama); each leaf's sharding comes
+from its logical axes through jaxcheck.rules; AdamW mu and nu take the param shardings, plus (data, context) on the
+first free divisible dimension with ZeRO-1 (Training.dist_opt); batch tokens and targets are [m, d*b, s] int32.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import nnx
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+from .llama import Llama, param_axes
+from .mesh import mesh_shape
+from .options import Plan
+from .rules import spec, zero1_spec
+from .step import make_optimizer
+
+GROUPS = ("params", "optimizer", "batch")  # the train step's argument pytrees, in order
+
+
+@dataclass
+class Built:
+    """Everything the step is compiled from: graph definitions, abstract arguments (with shardings) per group."""
+
+    plan: Plan
+    mesh: jax.sharding.Mesh
+    graphdef: nnx.GraphDef
+    block_graphdef: nnx.GraphDef
+    abstract: dict  # group -> pytree of jax.ShapeDtypeStruct carrying shardings
+    shardings: dict  # group -> pytree of NamedSharding
+
+    @property
+    def args(self) -> tuple:
+        return tuple(self.abstract[g] for g in GROUPS)
+
+
+def _nest(pairs) -> dict:
+    out: dict = {}
+    for path, leaf in pairs:
+        node = out
+        for key in path[:-1]:
+            node = node.setdefault(key, {})
+        node[path[-1]] = leaf
+    return out
+
+
+def _with_sharding(tree, shardings):
+    return jax.tree.map(lambda x, s: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s), tree, shardings)
+
+
+def build(plan: Plan, mesh: jax.sharding.Mesh) -> Built:
+    """Abstract model (nothing allocated) -> abstract sharded params, optimizer state and batch."""
+    model = nnx.eval_shape(lambda: Llama(plan, nnx.Rngs(0)))
+    graphdef, state = nnx.split(model)
+    block_graphdef = nnx.split(model.blocks)[0]
+    flat = list(nnx.to_flat_state(state))
+    params = _nest((path, jax.ShapeDtypeStruct(v.get_value().shape, v.get_value().dtype)) for path, v in flat)
+    pspecs = _nest((path, spec(param_axes(v))) for path, v in flat)
+    sizes = mesh_shape(plan.train)
+    ospecs = _nest((path, zero1_spec(spec(param_axes(v)), v.get_value().shape, sizes) if plan.train.dist_opt
+                    else spec(param_axes(v))) for path, v in flat)
+    opt_state = jax.eval_shape(make_optimizer(plan).init, params)
+    opt_specs = optax.tree_map_params(make_optimizer(plan), lambda _, s: s, opt_state, ospecs,
+                                      transform_non_params=lambda _: P(), is_leaf=lambda x: isinstance(x, P))
+    tr = plan.train
+    tokens = jax.ShapeDtypeStruct((tr.m, tr.d * tr.b, tr.s), jnp.int32)
+    batch = {"tokens": tokens, "targets": tokens}
+    bspec = spec(("micro", "batch", "seq"))
+    named = lambda tree: jax.tree.map(lambda s: NamedSharding(mesh, s), tree, is_leaf=lambda x: isinstance(x, P))
+    shardings = {"params": named(pspecs), "optimizer": named(opt_specs),
+                 "batch": {"tokens": NamedSharding(mesh, bspec), "targets": NamedSharding(mesh, bspec)}}
+    abstract = {"params": _with_sharding(params, shardings["params"]),
+                "optimizer": _with_sharding(opt_state, shardings["optimizer"]),
+                "batch": _with_sharding(batch, shardings["batch"])}
+    return Built(plan, mesh, graphdef, block_graphdef, abstract, shardings)
+
+
+def shard_bytes(x: jax.ShapeDtypeStruct) -> int:
+    """Bytes of one device's shard of x, from its sharding."""
+    n = 1
+    for dim in x.sharding.shard_shape(x.shape):
+        n *= dim
+    return n * jnp.dtype(x.dtype).itemsize
+
+
+def argument_bytes(built: Built) -> dict[str, int]:
+    """Per-device argument bytes by group (params / optimizer / batch), from the shardings alone."""
+    return {g: sum(shard_bytes(x) for x in jax.tree.leaves(built.abstract[g])) for g in GROUPS}
+
+
+def param_count(built: Built) -> int:
+    """Whole-model parameter count from the abstract params (must equal ModelShape.param_count)."""
+    total = 0
+    for x in jax.tree.leaves(built.abstract["params"]):
+        n = 1
+        for dim in x.shape:
+            n *= dim
+        total += n
+    return total
+
+
+def init_state(built: Built, seed: int = 0) -> tuple[dict, object]:
+    """Real params and AdamW state, created directly in their shardings (jit with out_shardings)."""
+    plan = built.plan
+    params = jax.jit(lambda: nnx.state(Llama(plan, nnx.Rngs(seed))).to_pure_dict(),
+                     out_shardings=built.shardings["params"])()
+    opt_state = jax.jit(make_optimizer(plan).init, out_shardings=built.shardings["optimizer"])(params)
+    return params, opt_state
+
+
+def synthetic_batch(built: Built, seed: int = 1) -> dict:
+    """A fixed random batch [m, d*b, s]; targets are the tokens shifted left by one (last target wraps around)."""
+    tokens_abs = built.abstract["batch"]["tokens"]
+    v = built.plan.shape.v
+
+    def make():
+        tokens = jax.random.randint(jax.random.key(seed), tokens_abs.shape, 0, v, dtype=jnp.int32)
+        return {"tokens": tokens, "targets": jnp.roll(tokens, -1, axis=-1)}
+
+    return jax.jit(make, out_shardings=built.shardings["batch"])()

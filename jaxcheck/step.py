@@ -1,0 +1,88 @@
+"""The train step: causal-LM loss through the pipeline, gradients, optax AdamW, remat policies, ZeRO-1 shardings.
+
+Buffers the compiled step holds per device (what XLA's memory analysis counts):
+  arguments: params (param_dtype), AdamW count + mu + nu (param_dtype; over data x context with ZeRO-1), batch tokens
+             and targets [m, d*b, s] int32 split over data and context; donated params/opt state are also output/alias;
+  temps: gradients (param_dtype, replicated over data and context like the params), the m micro batches' embeddings,
+         residuals saved by autodiff of the pipeline scan (per layer per iteration, set by the remat policy), K/V
+         all-gathered over context, attention scores, one micro batch of fp32 logits in the checkpointed loss scan.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import nnx
+from jax.ad_checkpoint import checkpoint_policies as cp
+
+from symbolic.errors import ConfigError
+
+from .llama import Llama, act_names
+from .options import Plan
+from .pipeline import gpipe
+from .rules import constrain
+
+# tensors named with checkpoint_name in llama.py that the selective policy keeps (the attention scores are recomputed)
+SELECTIVE_SAVED = ("attn_norm_in", "attn_in", "q", "k", "v", "attn_out", "mlp_norm_in", "mlp_in", "gate", "up", "swiglu")
+
+
+def remat_policy(name: str):
+    """none: keep every residual; selective: keep only SELECTIVE_SAVED; full: keep only each layer's input."""
+    if name == "none":
+        return None
+    if name == "selective":
+        return cp.save_only_these_names(*SELECTIVE_SAVED)
+    if name == "full":
+        return cp.nothing_saveable
+    raise ConfigError(f"remat policy must be one of none, selective, full, got {name!r}")
+
+
+def layer_function(block_graphdef, plan: Plan) -> Callable:
+    """(layer params, x) -> x, wrapped in jax.checkpoint per the remat policy (Training.recompute)."""
+
+    def layer(layer_params, x):
+        return nnx.merge(block_graphdef, layer_params)(x)
+
+    policy = plan.train.recompute
+    if policy == "none":
+        return layer
+    return jax.checkpoint(layer, policy=remat_policy(policy), prevent_cse=False)
+
+
+def loss_fn(params: dict, batch: dict, graphdef, block_graphdef, plan: Plan) -> jax.Array:
+    """Mean next-token cross entropy over the global batch; tokens/targets are [m, d*b, s]."""
+    model: Llama = nnx.merge(graphdef, params)
+    act = act_names(plan)
+    x = constrain(model.embed_tokens(batch["tokens"]), ("micro",) + act)
+    y = gpipe(layer_function(block_graphdef, plan), params["blocks"], x, act)
+
+    @jax.checkpoint  # one micro batch of fp32 logits at a time, recomputed in backward
+    def micro_loss(total, y_and_t):
+        y_BxSxH, t_BxS = y_and_t
+        logits = model.logits(y_BxSxH)
+        lse = jax.nn.logsumexp(logits, axis=-1)
+        target = jnp.take_along_axis(logits, t_BxS[..., None], axis=-1)[..., 0]
+        return total + jnp.sum(lse - target), None
+
+    total, _ = jax.lax.scan(micro_loss, jnp.float32(0), (y, batch["targets"]))
+    return total / batch["targets"].size
+
+
+def make_optimizer(plan: Plan) -> optax.GradientTransformation:
+    """AdamW (fp32 moments mu, nu and a step count), constant learning rate."""
+    return optax.adamw(plan.opts.learning_rate, b1=0.9, b2=0.95, weight_decay=plan.opts.weight_decay)
+
+
+def make_train_step(graphdef, block_graphdef, plan: Plan, with_grads: bool = False) -> Callable:
+    """(params, opt_state, batch) -> (params, opt_state, loss[, grads]); with_grads returns the gradients for tests."""
+    opt = make_optimizer(plan)
+
+    def train_step(params, opt_state, batch):
+        loss, grads = jax.value_and_grad(loss_fn)(params, batch, graphdef, block_graphdef, plan)
+        updates, opt_state = opt.update(grads, opt_state, params)
+        params = optax.apply_updates(params, updates)
+        return (params, opt_state, loss, grads) if with_grads else (params, opt_state, loss)
+
+    return train_step

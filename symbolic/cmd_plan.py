@@ -100,13 +100,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_why_not(cluster: Cluster) -> None:
-    lines = why_not(cluster)
+    lines, total = why_not(cluster, limit=MAX_WHY_LINES)
     print(f"every factorisation d*t*p*c = {cluster.gpus} breaks a rule (with vpp=1, mbs=1, the least constrained):",
           file=sys.stderr)
-    for line in lines[:MAX_WHY_LINES]:
+    for line in lines:
         print("  " + line, file=sys.stderr)
-    if len(lines) > MAX_WHY_LINES:
-        print(f"  ... and {len(lines) - MAX_WHY_LINES} more factorisations", file=sys.stderr)
+    if total > len(lines):
+        print(f"  ... and {total - len(lines)} more factorisations", file=sys.stderr)
 
 
 def _label(config: dict) -> str:

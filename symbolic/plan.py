@@ -136,8 +136,9 @@ def valid(cluster: Cluster) -> tuple[dict[str, np.ndarray], int]:
     return {name: values[ok] for name, values in grid.items()}, int(keep.size + ok.size)
 
 
-def why_not(cluster: Cluster) -> list[str]:
-    """One line per factorisation (d, t, p, c) of N naming every rule it breaks with vpp = 1 and b = 1.
+def why_not(cluster: Cluster, limit: int | None = None) -> tuple[list[str], int]:
+    """One line per factorisation (d, t, p, c) of N (the first `limit` of them) naming every rule it breaks with
+    vpp = 1 and b = 1, and how many factorisations there are.
 
     vpp = 1 and b = 1 are the least constrained choices (a larger vpp or b only adds rules), so a factorisation
     that breaks a rule here has no valid configuration at all.
@@ -145,11 +146,11 @@ def why_not(cluster: Cluster) -> list[str]:
     fac, ok = _least_constrained(cluster, factorisations(cluster.gpus))
     shape = cluster.shape
     lines = []
-    for i in range(len(fac["d"])):
+    for i in range(min(len(fac["d"]), len(fac["d"]) if limit is None else limit)):
         d, t, p, c = (int(fac[x][i]) for x in "dtpc")
         values = dict(gbs=cluster.gbs, b=1, d=d, s=cluster.s, c2=2 * c, tc=t * c, vpp=1, m=cluster.gbs // d, p=p,
                       t=t, a=shape.a, k=shape.k, f=shape.f, pv=p, L=shape.L)
         broken = [RULES[rule][1].format(**values) for rule, holds in ok.items() if not holds[i]]
         status = "; ".join(broken) if broken else "valid"
         lines.append(f"dp={d} tp={t} pp={p} cp={c}: {status}")
-    return lines
+    return lines, len(fac["d"])

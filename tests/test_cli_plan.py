@@ -6,6 +6,7 @@ expression evaluated on arrays vs scalars (in practice the figures are identical
 """
 import csv
 import json
+import os
 import subprocess
 import sys
 
@@ -145,10 +146,25 @@ def test_bad_input_is_one_line_exit_2(argv, message):
     assert done.stderr.count("\n") == 1 and message in done.stderr and done.stderr.startswith("mem4d plan: error:")
 
 
-def test_plan_imports_no_jax_no_matplotlib():
+def test_plan_imports_no_jax_no_matplotlib(tmp_path):
+    """Never jax, flax or matplotlib (without --plot), nor rich with --json; once the estimator cache is warm
+    (second run on the same MEM4D_CACHE_DIR), not even sympy."""
     code = ("import sys; from symbolic.cli import main; rc = main(['plan', '--model', 'tiny', '--gpus', '4', "
             "'--seq', '256', '--gbs', '8', '--json']); "
-            "bad = [m for m in ('jax', 'flax', 'matplotlib') if m in sys.modules]; assert not bad, bad; sys.exit(rc)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert np.isfinite(json.loads(done.stdout)["seconds"])
+            "bad = [m for m in sys.argv[1:] if m in sys.modules]; assert not bad, bad; sys.exit(rc)")
+    env = {**os.environ, "MEM4D_CACHE_DIR": str(tmp_path / "cache")}
+    for run in ("cold", "warm"):
+        forbidden = ["jax", "flax", "matplotlib", "rich"] + (["sympy"] if run == "warm" else [])
+        done = subprocess.run([sys.executable, "-c", code, *forbidden], capture_output=True, text=True, timeout=120,
+                              env=env)
+        assert done.returncode == 0, (run, done.stderr)
+        assert np.isfinite(json.loads(done.stdout)["seconds"])
+
+
+def test_many_broken_factorisations_are_truncated():
+    """gbs=3 on 1024 GPUs: only dp=1 divides gbs, leaving tp*pp*cp = 1024, more than t | 8, p | 16 (p | L=80),
+    2c | s=8 allow (8 * 16 * 4 = 512): nothing is valid; 1024 = 2**10 has C(13, 3) = 286 factorisations, 40 listed."""
+    done = mem4d("plan", "--model", "llama3-70b", "--gpus", "1024", "--seq", "8", "--gbs", "3")
+    assert done.returncode == 2, done.stdout
+    assert "... and 246 more factorisations" in done.stderr
+    assert done.stderr.splitlines()[-1].startswith("mem4d plan: error: no valid 4D configuration")

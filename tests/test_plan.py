@@ -87,8 +87,8 @@ def test_why_not_names_each_broken_rule():
     """7 GPUs, gbs=1024, L=80: dp=7 breaks the batch rule, pp=7 the layer rule, tp=7 the head rules, cp=7 s % 2c."""
     cluster = Cluster(PRESETS["llama3-70b"], gpus=7, s=8192, gbs=1024)
     assert len(valid(cluster)[0]["d"]) == 0
-    lines = why_not(cluster)
-    assert len(lines) == 4
+    lines, total = why_not(cluster)
+    assert len(lines) == total == 4
     by_start = {line.split(":")[0]: line for line in lines}
     assert "gbs=1024 not divisible by mbs x dp = 1x7" in by_start["dp=7 tp=1 pp=1 cp=1"]
     assert "pp x vpp = 7 does not divide layers L=80" in by_start["dp=1 tp=1 pp=7 cp=1"]
@@ -100,7 +100,8 @@ def test_why_not_names_each_broken_rule():
 
 
 def test_why_not_marks_valid_factorisations():
-    lines = why_not(Cluster(PRESETS["tiny"], gpus=2, s=256, gbs=8))
+    lines, _ = why_not(Cluster(PRESETS["tiny"], gpus=2, s=256, gbs=8))
+    assert why_not(Cluster(PRESETS["tiny"], gpus=2, s=256, gbs=8), limit=1) == (lines[:1], 4)
     assert sorted(lines) == sorted(f"dp={d} tp={t} pp={p} cp={c}: valid" for d, t, p, c in
                                    [(2, 1, 1, 1), (1, 2, 1, 1), (1, 1, 2, 1), (1, 1, 1, 2)])
 

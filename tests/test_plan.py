@@ -6,6 +6,8 @@ broken must be the one Training's one-line error names.
 import itertools
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import pytest
 
 from symbolic.errors import ConfigError
@@ -122,3 +124,27 @@ def test_highly_composite_cluster_is_enumerated_whole():
     assert np.logical_and.reduce(list(masks(got, cluster).values())).all()
     rows = set(zip(*(got[x].tolist() for x in ("d", "t", "p", "c", "vpp", "b"))))
     assert len(rows) == len(got["d"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    gpus=st.integers(1, 48), s=st.integers(1, 64), gbs=st.integers(1, 24), sp=st.booleans(),
+    heads=st.sampled_from([(6, 3), (8, 2), (4, 4), (12, 6), (9, 3)]), f=st.integers(1, 40), L=st.integers(1, 12),
+)
+def test_valid_equals_brute_force_over_random_clusters(gpus, s, gbs, sp, heads, f, L):
+    """Random small clusters: `valid` (pruned, two-pass) == every (d, t, p, c, vpp, b) Training accepts."""
+    a, k = heads
+    shape = ModelShape("random", h=4 * a, f=f, a=a, k=k, L=L, v=10)
+    cluster = Cluster(shape, gpus=gpus, s=s, gbs=gbs, sp=sp)
+    got = valid(cluster)[0]
+    rows = set(zip(*(got[x].tolist() for x in ("d", "t", "p", "c", "vpp", "b"))))
+    fac = factorisations(gpus)
+    expected = set()
+    for d, t, p, c in zip(*(fac[x].tolist() for x in "dtpc")):
+        for vpp, b in itertools.product(range(1, L + 1), range(1, gbs + 1)):
+            try:
+                Training(d=d, t=t, p=p, c=c, vpp=vpp, s=s, b=b, gbs=gbs, sp=sp).check(shape)
+            except ConfigError:
+                continue
+            expected.add((d, t, p, c, vpp, b))
+    assert rows == expected and len(rows) == len(got["d"])

@@ -128,7 +128,9 @@ def test_highly_composite_cluster_is_enumerated_whole():
 
 @settings(max_examples=40, deadline=None)
 @given(
-    gpus=st.integers(1, 48), s=st.integers(1, 64), gbs=st.integers(1, 24), sp=st.booleans(),
+    # smooth GPU counts and sequence lengths (plus the odd prime) so that most draws have valid configurations
+    gpus=st.sampled_from([1, 2, 3, 4, 6, 8, 9, 12, 16, 18, 24, 32, 36, 48, 7]),
+    s=st.sampled_from([7, 12, 16, 24, 32, 36, 48, 64]), gbs=st.integers(1, 24), sp=st.booleans(),
     heads=st.sampled_from([(6, 3), (8, 2), (4, 4), (12, 6), (9, 3)]), f=st.integers(1, 40), L=st.integers(1, 12),
 )
 def test_valid_equals_brute_force_over_random_clusters(gpus, s, gbs, sp, heads, f, L):

@@ -62,12 +62,17 @@ def xla_memory(compiled) -> dict:
     return out
 
 
-def compile_step(plan: Plan, mesh: jax.sharding.Mesh, with_grads: bool = False) -> tuple[Report, object, Built]:
+# XLA CPU codegen at -O0: same HLO passes, SPMD partitioning and buffer assignment, about half the compile time (tests)
+FAST_CPU = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
+
+
+def compile_step(plan: Plan, mesh: jax.sharding.Mesh, with_grads: bool = False,
+                 compiler_options: dict | None = None) -> tuple[Report, object, Built]:
     """Build abstract state, lower and compile the step; returns the report, the compiled executable and the Built."""
     start = time.perf_counter()
     built = build(plan.check(), mesh)
     with jax.set_mesh(mesh):
-        compiled = jit_step(built, with_grads).lower(*built.args).compile()
+        compiled = jit_step(built, with_grads).lower(*built.args).compile(compiler_options=compiler_options)
     seconds = time.perf_counter() - start
     report = Report(mesh=describe(mesh), devices=int(mesh.devices.size), param_count=param_count(built),
                     compile_seconds=seconds, xla=xla_memory(compiled), arguments=argument_bytes(built))

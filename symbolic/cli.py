@@ -12,6 +12,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "formula": ("symbolic.cmd_formula", "print each component's simplified closed form"),
     "estimate": ("symbolic.cmd_estimate", "per-GPU memory breakdown and fit verdict for one configuration"),
     "latex": ("symbolic.cmd_latex", "write a standalone LaTeX report of the formulas and numbers"),
+    "compile": ("jaxcheck.cmd_compile", "compile the jax train step on a 4D mesh and print XLA's per-device memory"),
     "plan": ("symbolic.cmd_plan", "enumerate every 4D configuration of a cluster, keep those that fit, rank them"),
 }
 

@@ -1,0 +1,104 @@
+"""`mem4d compile`: XLA's per-device memory for the jax train step of one 4D configuration (jax imported in run())."""
+from __future__ import annotations
+
+import argparse
+import json
+
+from symbolic.cliargs import add_model_args, add_training_args, model_from_args, positive_int, training_from_args
+from symbolic.errors import ConfigError
+from symbolic.training import RECOMPUTE, Training
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_model_args(parser)
+    add_training_args(parser, defaults=Training(dist_opt=False))
+    j = parser.add_argument_group("jax step")
+    j.add_argument("--remat", dest="recompute", default=argparse.SUPPRESS, metavar="{none,selective,full}",
+                   help="remat policy (same as --recompute)")
+    j.add_argument("--zero1", dest="dist_opt", action="store_true", help="shard AdamW states over data x context")
+    j.add_argument("--param-dtype", default="float32", help="parameter / gradient / Adam dtype (default: float32)")
+    j.add_argument("--compute-dtype", default="bfloat16", help="matmul and activation dtype (default: bfloat16)")
+    j.add_argument("--platform", choices=("auto", "cpu"), default="auto",
+                   help="cpu: compile on d*p*t*c simulated CPU devices even where a GPU is present")
+    j.add_argument("--no-measure", dest="measure", action="store_false",
+                   help="on a GPU, skip running the step to read the measured peak")
+    j.add_argument("--json", action="store_true", help="print one JSON object")
+    m = parser.add_argument_group("several processes (jax.distributed)")
+    m.add_argument("--distributed", action="store_true",
+                   help="jax.distributed.initialize() with auto-detection (SLURM, Kubernetes, ...)")
+    m.add_argument("--coordinator", metavar="HOST:PORT", help="coordinator address (process 0)")
+    m.add_argument("--num-processes", type=positive_int, help="number of processes")
+    m.add_argument("--process-id", type=int, help="this process's id, 0 .. num-processes - 1")
+    m.add_argument("--local-devices", type=positive_int, help="simulated CPU devices in this process")
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:,.3f}"
+
+
+def _print_table(report, plan) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    mesh = report.mesh
+    title = (f"{plan.shape.name}: d={mesh['data']} p={mesh['pipe']} t={mesh['tensor']} c={mesh['context']} "
+             f"s={plan.train.s} b={plan.train.b} m={plan.train.m} remat={plan.train.recompute} "
+             f"zero1={plan.train.dist_opt} - XLA per device, {report.devices} {mesh['platform']} devices")
+    table = Table(title=title)
+    table.add_column("buffer")
+    table.add_column("GiB", justify="right")
+    table.add_column("bytes", justify="right")
+    for group, n in report.arguments.items():
+        table.add_row(f"  argument: {group}", _gib(n), f"{n:,}")
+    for key in ("argument_bytes", "output_bytes", "alias_bytes", "temp_bytes", "generated_code_bytes",
+                "host_temp_bytes", "total_bytes"):
+        table.add_row(key.removesuffix("_bytes"), _gib(report.xla[key]), f"{report.xla[key]:,}")
+    measured = report.measured
+    if measured and "peak_bytes" in measured:
+        table.add_row("measured peak", _gib(measured["peak_bytes"]), f"{measured['peak_bytes']:,}")
+        table.add_row("bytes limit", _gib(measured["bytes_limit"]), f"{measured['bytes_limit']:,}")
+    console = Console()
+    console.print(table)
+    console.print("total = argument + output + temp - alias: inputs, outputs and temps are live together; "
+                  "donated params/optimizer state are counted once.")
+    console.print(f"params {report.param_count:,}; compiled in {report.compile_seconds:.1f} s; measured: "
+                  + ("unavailable on CPU (jax reports no device memory stats)" if measured is None else json.dumps(measured)))
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.recompute not in RECOMPUTE:
+        raise ConfigError(f"--remat/--recompute must be one of {', '.join(RECOMPUTE)}, got {args.recompute!r}")
+    shape = model_from_args(args)
+    train = training_from_args(args, shape)
+    from .options import JaxOptions, Plan
+
+    plan = Plan(shape, train, JaxOptions(param_dtype=args.param_dtype, compute_dtype=args.compute_dtype)).check()
+    import os
+
+    from . import mesh as meshlib
+
+    # compile-only in this process: do not preallocate GPU memory, the measuring subprocess needs it
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    if args.distributed or args.coordinator or args.num_processes:
+        if args.platform == "cpu" or args.local_devices:
+            meshlib.request_cpu_devices(args.local_devices or 1, "cpu")
+        meshlib.init_distributed(args.coordinator, args.num_processes, args.process_id)
+    else:
+        meshlib.request_cpu_devices(train.world, args.platform)
+    mesh = meshlib.make_mesh(train)
+    from .compile import compile_step
+
+    report, _, _ = compile_step(plan, mesh)
+    if mesh.devices.flat[0].platform != "cpu" and args.measure:
+        from .measure import measure
+
+        report.measured = measure(plan)
+    import jax
+
+    if jax.process_index() != 0 and not args.json:
+        return 0
+    if args.json:
+        print(json.dumps(report.as_json()))
+    else:
+        _print_table(report, plan)
+    return 0

@@ -1,0 +1,63 @@
+"""Measured device memory: run the compiled step once in a fresh process and read the device's peak bytes in use.
+
+jax (0.10/0.11) cannot reset the allocator's peak, so each configuration runs in its own subprocess. Only GPUs (and
+TPUs) report memory_stats(); on CPU jax returns None and the measurement is None, never 0.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import asdict
+
+from symbolic.shapes import ModelShape
+from symbolic.training import Training
+
+from .options import JaxOptions, Plan
+
+
+def plan_to_json(plan: Plan) -> str:
+    return json.dumps({"shape": plan.shape.as_dict(), "train": asdict(plan.train), "opts": asdict(plan.opts)})
+
+
+def plan_from_json(text: str) -> Plan:
+    raw = json.loads(text)
+    return Plan(ModelShape(**raw["shape"]), Training(**raw["train"]), JaxOptions(**raw["opts"]))
+
+
+def measure(plan: Plan, timeout: float = 900.0) -> dict | None:
+    """{"peak_bytes", "bytes_limit"} of the busiest local device after one real step, or None where not measurable."""
+    env = {k: v for k, v in os.environ.items() if k != "XLA_PYTHON_CLIENT_PREALLOCATE"}
+    proc = subprocess.run([sys.executable, "-m", "jaxcheck.measure", plan_to_json(plan)],
+                          capture_output=True, text=True, timeout=timeout, env=env)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"error": f"measurement subprocess failed (exit {proc.returncode}): {tail}"}
+    return json.loads(lines[-1]).get("measured")
+
+
+def _run_once(plan: Plan) -> dict | None:
+    """In this fresh process: compile, initialise real params, run one step, read memory_stats() of local devices."""
+    import jax
+
+    from .compile import compile_step
+    from .mesh import make_mesh
+    from .state import init_state, synthetic_batch
+
+    if jax.local_devices()[0].memory_stats() is None:
+        return None
+    mesh = make_mesh(plan.train)
+    _, step, built = compile_step(plan, mesh)
+    params, opt_state = init_state(built)
+    batch = synthetic_batch(built)
+    params, opt_state, loss = step(params, opt_state, batch)
+    jax.block_until_ready(loss)
+    stats = [d.memory_stats() for d in jax.local_devices() if d in set(mesh.devices.flat)]
+    peak = max(stats, key=lambda st: st.get("peak_bytes_in_use", 0))
+    return {"peak_bytes": int(peak.get("peak_bytes_in_use", 0)), "bytes_limit": int(peak.get("bytes_limit", 0))}
+
+
+if __name__ == "__main__":
+    print(json.dumps({"measured": _run_once(plan_from_json(sys.argv[1]))}))

@@ -64,6 +64,24 @@ def _one_at_a_time(plan, sample: int) -> tuple[float, int, int]:
     return per_config, worst, len(rows)
 
 
+def _scalar_calls(plan, sample: int) -> float:
+    """Seconds per configuration calling the same lambdified estimator with scalars (no Training, no stages):
+    the least a Python loop over configurations pays."""
+    from symbolic.estimator import estimator, inputs_for
+
+    rng = np.random.default_rng(1)
+    rows = rng.choice(plan.evaluated, size=min(sample, plan.evaluated), replace=False)
+    jobs = []
+    for i in rows:
+        tr = plan.training(int(i))
+        est = estimator(plan.profile, recompute=tr.recompute, dist_opt=tr.dist_opt, sp=tr.sp, flash_attn=tr.flash_attn)
+        jobs.append((est, inputs_for(plan.cluster.shape, tr)))
+    t0 = time.perf_counter()
+    for est, values in jobs:
+        est(**values)
+    return (time.perf_counter() - t0) / len(jobs)
+
+
 def _end_to_end(args, repeat: int, cold: bool) -> list[float]:
     """Wall time of `mem4d plan` in fresh subprocesses; cold: as from a fresh clone, i.e. a copy of symbolic/ without
     __pycache__ and an empty estimator cache (MEM4D_CACHE_DIR), so every expression is derived and lambdified."""
@@ -94,6 +112,7 @@ def main() -> None:
     search_s = statistics.median(p.seconds["enumerate"] + p.seconds["evaluate"] for p in runs)
     enum_s = statistics.median(p.seconds["enumerate"] for p in runs)
     per_config, worst, sampled = _one_at_a_time(first, args.sample)
+    per_scalar = _scalar_calls(first, 10 * args.sample)
     wall = _end_to_end(args, args.repeat, cold=False)
     wall_cold = _end_to_end(args, args.repeat, cold=True)
     figures = {
@@ -105,6 +124,7 @@ def main() -> None:
         "one_at_a_time_seconds_per_config": per_config, "one_at_a_time_sampled": sampled,
         "one_at_a_time_extrapolated_seconds": per_config * first.evaluated,
         "speedup": per_config * first.evaluated / search_s,
+        "scalar_call_seconds_per_config": per_scalar, "scalar_calls_extrapolated_seconds": per_scalar * first.evaluated,
         "max_byte_difference_on_sample": worst,
         "end_to_end_seconds_median": statistics.median(wall), "end_to_end_seconds": wall,
         "end_to_end_cold_seconds_median": statistics.median(wall_cold), "end_to_end_cold_seconds": wall_cold,
@@ -122,6 +142,8 @@ def main() -> None:
     print(f"  evaluated per second          {figures['evaluated_per_second']:>12,.0f}")
     print(f"  one at a time (estimate())    {per_config * 1e3:>12.3f} ms/config  ({sampled} sampled) -> "
           f"{figures['one_at_a_time_extrapolated_seconds']:.2f} s for all, {figures['speedup']:,.0f}x slower")
+    print(f"  one at a time (bare est(**x)) {per_scalar * 1e3:>12.3f} ms/config  -> "
+          f"{per_scalar * first.evaluated:.2f} s for all, {per_scalar * first.evaluated / search_s:,.0f}x slower")
     print(f"  max byte difference (sample)  {worst:>12d}")
     print(f"  mem4d plan end to end         {figures['end_to_end_seconds_median']:>12.3f} s  (median of {args.repeat}, "
           f"fresh subprocess, estimator cache warm)")

@@ -1,6 +1,6 @@
 """A transparent throughput proxy for ranking configurations: a PROXY, not a throughput prediction.
 
-Step time in seconds is modelled as
+Step time in seconds is modelled (alpha-beta: latency per message plus bytes over bandwidth) as
     T = (T_c + T_r) * (vpp m + p - 1) / (vpp m) + T_tp + T_cp + T_dp + T_pp
 and the score is T_c / T in (0, 1]: the share of the step spent on the model's own FLOPs. Every term is one formula
 below, evaluated on numpy arrays; the hardware figures are round assumptions (printed by `mem4d plan --explain`).
@@ -24,6 +24,8 @@ class Hardware:
     flops: float = 400e12  # sustained bf16 matmul FLOP/s per GPU (about 40 % of an H100's dense peak)
     intra_bw: float = 300e9  # bytes/s per GPU inside a node (NVLink, ring algorithm bandwidth)
     inter_bw: float = 40e9  # bytes/s per GPU across nodes (400 Gb/s InfiniBand at about 80 %)
+    intra_latency: float = 5e-6  # seconds per message (one ring step) inside a node
+    inter_latency: float = 10e-6  # seconds per message across nodes
     gpus_per_node: int = 8
 
 
@@ -41,8 +43,10 @@ FORMULAS = [
     ("V_dp", "(n - 1)/n P/(t p) (2 B_g [no dist_opt] | B_g + B_w [dist_opt]), n = d c",
      "gradient all-reduce, or reduce-scatter plus parameter all-gather with the distributed optimizer"),
     ("V_pp", "2 (s b h / (t c)) B_a vpp m [p > 1]", "activations forward and their gradients backward between stages"),
-    ("T_x", "V_x / (intra_bw if stride_x n_x <= gpus_per_node else inter_bw)",
-     "rank order tp-cp-dp-pp: a group of n_x ranks at stride_x (tp: 1, cp: t, dp: t c, pp: t c d) fits in a node or not"),
+    ("M_x", "tp: (8 + 4 [full]) (t - 1) (L/p) m; cp: (3 + [full]) (c - 1) (L/p) m; dp: 2 (n - 1); pp: 2 vpp m [p > 1]",
+     "messages (ring steps) per step, each paying a fixed latency"),
+    ("T_x", "M_x latency + V_x / bw, intra-node figures if stride_x n_x <= gpus_per_node else inter-node",
+     "rank order tp-cp-dp-pp: a group of n_x ranks at stride_x (tp: t at 1, cp: c at t, dp: d c at t, pp: p at t c d)"),
     ("T", "(T_c + T_r) / (1 - bubble) + T_tp + T_cp + T_dp + T_pp", "proxy step time, no overlap"),
     ("score", "T_c / T", "share of the step spent on the model's FLOPs; higher ranks first"),
 ]
@@ -70,14 +74,22 @@ def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware
     V_dp = (n_dp - 1) / n_dp * x.param_count / (t * p) * np.where(dist_opt, B_g + B_w, 2 * B_g)
     V_pp = np.where(p > 1, 2 * (s * b * x.h / (t * c)) * B_a * vpp * m, 0.0)
 
-    def seconds(volume, stride, size):
-        return volume / np.where(stride * size <= hw.gpus_per_node, hw.intra_bw, hw.inter_bw)
+    M_tp = (8 + 4 * full) * (t - 1) * (x.L / p) * m
+    M_cp = (3 + full) * (c - 1) * (x.L / p) * m
+    M_dp = 2 * (n_dp - 1)
+    M_pp = np.where(p > 1, 2 * vpp * m, 0.0)
 
-    T_tp, T_cp = seconds(V_tp, 1, t), seconds(V_cp, t, c)
-    T_dp, T_pp = seconds(V_dp, t * c, d), seconds(V_pp, t * c * d, p)
+    def seconds(messages, volume, stride, size):
+        inside = stride * size <= hw.gpus_per_node
+        return (messages * np.where(inside, hw.intra_latency, hw.inter_latency)
+                + volume / np.where(inside, hw.intra_bw, hw.inter_bw))
+
+    T_tp, T_cp = seconds(M_tp, V_tp, 1, t), seconds(M_cp, V_cp, t, c)
+    T_dp, T_pp = seconds(M_dp, V_dp, t, n_dp), seconds(M_pp, V_pp, t * c * d, p)
     T = (T_c + T_r) / (1 - bubble) + T_tp + T_cp + T_dp + T_pp
     T_c = np.broadcast_to(T_c, T.shape)
     return dict(T_c=T_c, T_r=T_r, bubble=bubble, V_tp=V_tp, V_cp=V_cp, V_dp=V_dp, V_pp=V_pp,
+                M_tp=M_tp, M_cp=M_cp, M_dp=np.broadcast_to(M_dp, T.shape), M_pp=M_pp,
                 T_tp=T_tp, T_cp=T_cp, T_dp=T_dp, T_pp=T_pp, T=T, score=T_c / T)
 
 

@@ -47,11 +47,26 @@ def test_tp_volume_is_four_all_reduces_per_layer():
 
 
 def test_tp_wider_than_a_node_pays_inter_node_bandwidth():
-    hw = Hardware(gpus_per_node=8)
+    hw = Hardware(gpus_per_node=8, intra_latency=0.0, inter_latency=0.0)
     out = terms(Cluster(TINY, gpus=16, s=256, gbs=4), _grid(t=[8, 16], c=[2, 1]), hw)
     np.testing.assert_allclose(out["T_tp"] / out["V_tp"], [1 / hw.intra_bw, 1 / hw.inter_bw], rtol=1e-12)
     # cp group: c ranks at stride t; t c = 16 > 8 so the cp ring crosses nodes
     assert out["T_cp"][0] == pytest.approx(out["V_cp"][0] / hw.inter_bw, rel=1e-12)
+
+
+def test_latency_counts_ring_steps():
+    """tp: 8 collectives of t - 1 ring steps per layer per micro batch; cp: 3 passes of c - 1 steps; dp: 2 (n - 1)."""
+    hw = Hardware(gpus_per_node=8)
+    L = TINY.L
+    out = terms(Cluster(TINY, gpus=32, s=256, gbs=8), _grid(d=2, t=4, p=2, c=2, m=4), hw)
+    assert out["M_tp"][0] == 8 * 3 * (L / 2) * 4
+    assert out["M_cp"][0] == 3 * 1 * (L / 2) * 4
+    assert out["M_dp"][0] == 2 * (4 - 1)
+    assert out["M_pp"][0] == 2 * 1 * 4
+    # tp (4 at stride 1) and cp (2 at stride 4) fit in a node of 8; dp (d c = 4 at stride 4) and pp do not
+    assert out["T_tp"][0] == pytest.approx(out["M_tp"][0] * hw.intra_latency + out["V_tp"][0] / hw.intra_bw, rel=1e-12)
+    assert out["T_cp"][0] == pytest.approx(out["M_cp"][0] * hw.intra_latency + out["V_cp"][0] / hw.intra_bw, rel=1e-12)
+    assert out["T_dp"][0] == pytest.approx(out["M_dp"][0] * hw.inter_latency + out["V_dp"][0] / hw.inter_bw, rel=1e-12)
 
 
 def test_dist_opt_moves_reduce_scatter_plus_all_gather():

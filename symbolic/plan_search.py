@@ -44,7 +44,7 @@ class Plan:
         r = self.rows
         names = self.present.get((int(r["recompute"][i]), bool(r["dist_opt"][i])), self.components)
         parts = {name: as_bytes(r[name][i]) for name in names if name != "total"}
-        parts["total"] = sum(parts.values())  # as `estimate` totals: the sum of the rounded components
+        parts["total"] = sum(parts.values())  # == rows["total"][i]: the sum of the rounded components
         return {
             "dp": int(r["d"][i]), "tp": int(r["t"][i]), "pp": int(r["p"][i]), "cp": int(r["c"][i]),
             "vpp": int(r["vpp"][i]), "mbs": int(r["b"][i]), "m": int(r["m"][i]),
@@ -105,7 +105,10 @@ def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware 
                     dist_opt=np.full(n, dist_opt))
         parts.append(part)
     components = _union(est.components for est in estimators.values())
-    rows = {name: np.concatenate([part.get(name, np.zeros(n)) for part in parts]) for name in parts[0].keys() | set(components)}
+    names = parts[0].keys() | set(components)
+    rows = {name: np.concatenate([part.get(name, np.zeros(n)) for part in parts]) for name in names}
+    # "total" as `estimate` reports it (the sum of the components rounded to bytes), so both give the same verdict
+    rows["total"] = np.sum([np.rint(rows[name]) for name in components[:-1]], axis=0)
     rows.update(terms(cluster, rows, hw))
     fits = np.flatnonzero(rows["total"] < limit)
     order = fits[np.lexsort((rows["total"][fits], -rows["score"][fits]))]

@@ -61,14 +61,18 @@ def test_every_evaluated_configuration_matches_estimate_alone():
     from symbolic.estimator import estimate
 
     cluster = Cluster(PRESETS["tiny"], gpus=16, s=256, gbs=32)
-    plan = search(cluster, limit=0.8 * 2 * 2**30)
+    limit = 0.8 * 2 * 2**30
+    plan = search(cluster, limit=limit)
     assert plan.evaluated > 1000
+    feasible = set(plan.order.tolist())
     worst = 0
     for i in range(plan.evaluated):
         one = estimate(cluster.shape, plan.training(i), profile="paper")
         got = plan.config(i)["bytes"]
         assert set(one.bytes) == set(got), i
         worst = max(worst, max(abs(one.bytes[name] - got[name]) for name in got))
+        assert plan.rows["total"][i] == got["total"]  # the fit mask sees the same total
+        assert (i in feasible) == (one.bytes["total"] < limit)  # the same verdict as `mem4d estimate`
     assert worst <= 1
 
 

@@ -46,7 +46,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="keep configurations whose estimate is under this share of --gpu-mem (default: 0.8)")
     parser.add_argument("--seq", type=positive_int, required=True, metavar="S", help="sequence length s")
     parser.add_argument("--gbs", type=positive_int, required=True, metavar="G", help="global batch in sequences")
-    parser.add_argument("--profile", default="paper", help="memory model: paper (Fujii et al.) or jax (default: paper)")
+    from .profiles import PROFILES  # names only; importing the package costs no sympy
+
+    parser.add_argument("--profile", default="paper", metavar="NAME",
+                        help=f"memory profile, one of: {', '.join(PROFILES)} (default: paper)")
     parser.add_argument("--top", type=positive_int, default=10, metavar="K", help="rows in the table (default: 10)")
     parser.add_argument("--no-sp", dest="sp", action="store_false", help="disable sequence parallelism")
     parser.add_argument("--no-flash-attn", dest="flash_attn", action="store_false",

@@ -1,0 +1,128 @@
+"""Compiled step: parameter counts, argument breakdown vs XLA, remat ordering, ZeRO-1, and the `mem4d compile` CLI.
+
+Sources of truth: ModelShape.param_count (closed form checked against published counts) for the flax model's leaves;
+XLA's memory_analysis() argument size for the breakdown computed from shardings (exact, 0 bytes tolerance).
+"""
+import json
+import subprocess
+import sys
+
+import jax
+import pytest
+
+from conftest import skip_if_not_enough_devices
+from symbolic.errors import ConfigError
+from symbolic.shapes import PRESETS, ModelShape
+from symbolic.training import Training
+
+SHAPE = ModelShape("test", h=64, f=176, a=4, k=2, L=4, v=136)
+
+
+def _compile(train: Training, shape: ModelShape = SHAPE):
+    from jaxcheck.compile import FAST_CPU, compile_step
+    from jaxcheck.mesh import make_mesh
+    from jaxcheck.options import Plan
+
+    skip_if_not_enough_devices(train.world)
+    options = FAST_CPU if jax.default_backend() == "cpu" else None
+    return compile_step(Plan(shape, train).check(), make_mesh(train), compiler_options=options)
+
+
+@pytest.mark.parametrize("name", ["llama3-8b", "llama3-70b", "llama2-7b"])
+def test_param_count_of_presets_abstractly(name):
+    """The abstract flax model (nothing allocated) has exactly ModelShape.param_count parameters."""
+    from jaxcheck.mesh import make_mesh
+    from jaxcheck.options import Plan
+    from jaxcheck.state import build, param_count
+
+    train = Training(d=1, t=2, p=2, c=2, s=4096)
+    skip_if_not_enough_devices(train.world)
+    built = build(Plan(PRESETS[name], train).check(), make_mesh(train))
+    assert param_count(built) == PRESETS[name].param_count
+
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_breakdown_sums_to_xla_argument_bytes(tied):
+    """params + optimizer + batch bytes from the shardings == XLA's argument size, exactly (tied and untied)."""
+    shape = ModelShape("test", h=64, f=176, a=4, k=2, L=4, v=136, tied=tied)
+    report, _, _ = _compile(Training(d=2, t=2, p=2, c=1, s=16, b=1, gbs=4, dist_opt=False), shape)
+    assert report.param_count == shape.param_count
+    assert sum(report.arguments.values()) == report.xla["argument_bytes"]
+    x = report.xla
+    assert x["total_bytes"] == x["argument_bytes"] + x["output_bytes"] + x["temp_bytes"] - x["alias_bytes"]
+    # donation: params and optimizer state come back in place, so they are aliased
+    assert x["alias_bytes"] == report.arguments["params"] + report.arguments["optimizer"]
+
+
+def test_zero1_shards_optimizer_over_data_and_context():
+    """With d*c = 4, AdamW mu + nu take a quarter of the replicated size (count is 4 bytes, replicated)."""
+    base = Training(d=2, t=1, p=1, c=2, s=16, b=1, gbs=4, dist_opt=False)
+    plain, _, _ = _compile(base)
+    zero1, _, _ = _compile(Training(**{**base.__dict__, "dist_opt": True}))
+    assert plain.arguments["optimizer"] == 2 * plain.arguments["params"] + 4
+    assert zero1.arguments["optimizer"] == (2 * plain.arguments["params"]) // 4 + 4
+    assert zero1.arguments["params"] == plain.arguments["params"]
+
+
+def test_remat_policies_order_temp_bytes():
+    """XLA temp bytes: full remat < selective < none, on a shape where activations dominate (s=256, m=4)."""
+    temps = {}
+    for policy in ("none", "selective", "full"):
+        report, _, _ = _compile(Training(d=1, t=1, p=1, c=1, s=256, b=2, gbs=8, recompute=policy))
+        temps[policy] = report.xla["temp_bytes"]
+    assert temps["full"] < temps["selective"] < temps["none"], temps
+
+
+def test_mesh_larger_than_devices_says_how_many():
+    from jaxcheck.mesh import make_mesh
+
+    have = len(jax.devices())
+    with pytest.raises(ConfigError, match=f"needs {2 * have} devices, jax sees {have}"):
+        make_mesh(Training(d=2 * have, s=16))
+
+
+def _mem4d(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "symbolic.cli", "compile", *args], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_cli_done_when_llama3_8b_json():
+    """The acceptance command: llama3-8b on dp2 tp2 pp2 cp1, seq 4096, gbs 16, on simulated CPU devices."""
+    proc = _mem4d("--model", "llama3-8b", "--dp", "2", "--tp", "2", "--pp", "2", "--cp", "1", "--seq", "4096",
+                  "--mbs", "1", "--gbs", "16", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert set(out) == {"mesh", "devices", "param_count", "compile_seconds", "xla", "arguments", "measured"}
+    assert out["devices"] == 8 and out["param_count"] == PRESETS["llama3-8b"].param_count
+    assert {"argument_bytes", "output_bytes", "alias_bytes", "temp_bytes", "total_bytes"} <= set(out["xla"])
+    assert sum(out["arguments"].values()) == out["xla"]["argument_bytes"]
+    assert out["measured"] is None  # CPU: no device memory stats (never 0)
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--model", "tiny", "--tp", "3", "--seq", "48"], "does not divide attention heads"),
+    (["--model", "tiny", "--remat", "fancy"], "--remat/--recompute must be one of none, selective, full"),
+    (["--model", "tiny", "--pp", "3"], "do not divide layers"),
+    (["--model", "tiny", "--dp", "4", "--coordinator", "127.0.0.1:1", "--num-processes", "1", "--process-id", "0",
+      "--local-devices", "2", "--seq", "64"], "needs 4 devices, jax sees 2 cpu device(s)"),
+])
+def test_cli_bad_input_is_one_line_exit_2(args, needle):
+    proc = _mem4d(*args)
+    assert proc.returncode == 2, proc.stderr
+    assert needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_cli_vocab_not_divisible_by_tp(tmp_path):
+    config = {"hidden_size": 64, "intermediate_size": 176, "num_attention_heads": 4, "num_key_value_heads": 2,
+              "num_hidden_layers": 2, "vocab_size": 1001}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    proc = _mem4d("--model", str(tmp_path / "config.json"), "--tp", "2", "--seq", "16")
+    assert proc.returncode == 2 and "does not divide vocabulary v=1001" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_cli_module_does_not_import_jax():
+    code = "import sys, jaxcheck.cmd_compile, symbolic.cli; print('jax' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "False", proc.stderr

@@ -121,7 +121,9 @@ def compile_source(source: str, name: str):
 
 def derived(profile: str, switches: dict) -> dict:
     """derive() through the on-disk cache; an unreadable or unwritable cache only costs the derivation time."""
-    path = cache_dir() / f"{profile}-{cache_key(profile, switches)}.json"
+    tag = f"{profile}-{switches['recompute']}-" + "".join(
+        str(int(switches[name])) for name in ("flash_attn", "sp", "dist_opt", "overheads"))
+    path = cache_dir() / f"{tag}-{cache_key(profile, switches)}.json"
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError):
@@ -129,6 +131,8 @@ def derived(profile: str, switches: dict) -> dict:
     result = derive(profile, switches)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        for stale in path.parent.glob(f"{tag}-*.json"):  # derived from older sources
+            stale.unlink(missing_ok=True)
         with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as tmp:
             json.dump(result, tmp)
         os.replace(tmp.name, path)

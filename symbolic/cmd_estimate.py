@@ -77,7 +77,7 @@ def _print_tables(report: dict) -> None:
              f"sp={cfg['sp']} flash={cfg['flash_attn']} dist_opt={cfg['dist_opt']}  profile={report['profile']}")
     table = Table(title=title, title_justify="left")
     table.add_column("component", no_wrap=True, min_width=18)
-    table.add_column("most loaded GiB", justify="right")
+    table.add_column("most loaded (paper) GiB", justify="right")
     table.add_column("% of GPU", justify="right")
     for stage in report["stages"]:
         table.add_column(f"{stage['stage']} (rank {stage['rank']}) GiB", justify="right")

@@ -40,7 +40,7 @@ class Report:
 def jit_step(built: Built, with_grads: bool = False):
     """jax.jit of the train step with explicit in/out shardings; params and optimizer state donated (opts.donate)."""
     sh = built.shardings
-    step = make_train_step(built.graphdef, built.block_graphdef, built.plan, with_grads)
+    step = make_train_step(built.graphdef, built.block_graphdef, built.plan, sh["params"], with_grads)
     replicated = jax.sharding.NamedSharding(built.mesh, jax.sharding.PartitionSpec())
     outs = (sh["params"], sh["optimizer"], replicated) + ((sh["params"],) if with_grads else ())
     donate = (0, 1) if built.plan.opts.donate else ()

@@ -75,12 +75,18 @@ def make_optimizer(plan: Plan) -> optax.GradientTransformation:
     return optax.adamw(plan.opts.learning_rate, b1=0.9, b2=0.95, weight_decay=plan.opts.weight_decay)
 
 
-def make_train_step(graphdef, block_graphdef, plan: Plan, with_grads: bool = False) -> Callable:
-    """(params, opt_state, batch) -> (params, opt_state, loss[, grads]); with_grads returns the gradients for tests."""
+def make_train_step(graphdef, block_graphdef, plan: Plan, grad_shardings=None, with_grads: bool = False) -> Callable:
+    """(params, opt_state, batch) -> (params, opt_state, loss[, grads]); with_grads returns the gradients for tests.
+
+    grad_shardings (the params' shardings) pins the full gradients to the parameter layout, replicated over data and
+    context, before AdamW; without it XLA may pull the ZeRO-1 optimizer layout back into the backward pass.
+    """
     opt = make_optimizer(plan)
 
     def train_step(params, opt_state, batch):
         loss, grads = jax.value_and_grad(loss_fn)(params, batch, graphdef, block_graphdef, plan)
+        if grad_shardings is not None:
+            grads = jax.lax.with_sharding_constraint(grads, grad_shardings)
         updates, opt_state = opt.update(grads, opt_state, params)
         params = optax.apply_updates(params, updates)
         return (params, opt_state, loss, grads) if with_grads else (params, opt_state, loss)

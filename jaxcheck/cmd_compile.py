@@ -20,6 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     j.add_argument("--compute-dtype", default="bfloat16", help="matmul and activation dtype (default: bfloat16)")
     j.add_argument("--platform", choices=("auto", "cpu"), default="auto",
                    help="cpu: compile on d*p*t*c simulated CPU devices even where a GPU is present")
+    j.add_argument("--mock-gpu-topology", metavar="SxHxD",
+                   help="compile only, on one GPU posing as S slices x H hosts x D GPUs (jax_mock_gpu_topology)")
     j.add_argument("--no-measure", dest="measure", action="store_false",
                    help="on a GPU, skip running the step to read the measured peak")
     j.add_argument("--json", action="store_true", help="print one JSON object")
@@ -83,13 +85,15 @@ def run(args: argparse.Namespace) -> int:
         if args.platform == "cpu" or args.local_devices:
             meshlib.request_cpu_devices(args.local_devices or 1, "cpu")
         meshlib.init_distributed(args.coordinator, args.num_processes, args.process_id)
+    elif args.mock_gpu_topology:
+        meshlib.request_mock_gpu_topology(args.mock_gpu_topology)
     else:
         meshlib.request_cpu_devices(train.world, args.platform)
     mesh = meshlib.make_mesh(train)
     from .compile import compile_step
 
     report, _, _ = compile_step(plan, mesh)
-    if mesh.devices.flat[0].platform != "cpu" and args.measure:
+    if mesh.devices.flat[0].platform != "cpu" and args.measure and not args.mock_gpu_topology:
         from .measure import measure
 
         report.measured = measure(plan)

@@ -29,6 +29,17 @@ def request_cpu_devices(n: int, platform: str = "auto") -> None:
     jax.config.update("jax_num_cpu_devices", max(n, 1))
 
 
+def request_mock_gpu_topology(topology: str) -> None:
+    """One GPU poses as "slices x hosts x devices" GPUs (jax_mock_gpu_topology, mock NCCL): compile only, never run."""
+    import jax
+
+    parts = topology.lower().split("x")
+    if len(parts) != 3 or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
+        raise ConfigError(f"--mock-gpu-topology must look like 1x2x4 (slices x hosts x GPUs per host), got {topology!r}")
+    if not backend_started():
+        jax.config.update("jax_mock_gpu_topology", topology)
+
+
 def init_distributed(coordinator: str | None, num_processes: int | None, process_id: int | None,
                      local_devices: int | None = None) -> None:
     """jax.distributed.initialize: explicit address/count/id, or auto-detected (SLURM, Kubernetes, ...) when all are None."""

@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     console = Console(no_color=bool(os.environ.get("MEM4D_NO_COLOR")), width=max(120, Console().width))
     table = Table(title=f"profile {args.profile}: bytes per GPU ({sw.recompute} recompute, sp={sw.sp}, "
@@ -62,6 +63,6 @@ def run(args: argparse.Namespace) -> int:
     table.add_column("closed form")
     table.add_column("what / source")
     for item in items:
-        table.add_row(item.name, render.text(item.expr), item.doc)
+        table.add_row(item.name, Text(render.text(item.expr)), Text(item.doc))  # Text: "[c*d > 1]" is not rich markup
     console.print(table)
     return 0

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from .errors import ConfigError
@@ -46,13 +47,29 @@ def main(argv: list[str] | None = None) -> int:
     module.add_arguments(parser)
     args = parser.parse_args(argv[1:])
     try:
-        return int(module.run(args) or 0)
+        rc = int(module.run(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit flush
+        return rc
+    except BrokenPipeError:
+        return _closed_pipe()
     except ConfigError as err:
         print(f"mem4d {name}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"mem4d {name}: interrupted", file=sys.stderr)
         return 130
+
+
+def _closed_pipe() -> int:
+    """The reader of stdout went away (`mem4d ... | head -1`): stop quietly with 128 + SIGPIPE, as a killed Unix tool.
+
+    stdout is pointed at /dev/null so the interpreter's last flush of the unwritten buffer raises nothing."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 141
 
 
 if __name__ == "__main__":

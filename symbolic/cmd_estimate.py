@@ -17,7 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_training_args(parser)
     g = parser.add_argument_group("memory")
     g.add_argument("--gpu-mem", default="80GiB", help="memory of one GPU, e.g. 80GiB, 141GB (default: %(default)s)")
-    g.add_argument("--threshold", type=float, default=0.8, help="fits when total < threshold x GPU memory (default: %(default)s)")
+    g.add_argument("--threshold", type=float, default=0.8, help="fits when the peak (max of the total and every exact stage) < threshold x GPU memory (default: %(default)s)")
     g.add_argument("--no-overheads", dest="overheads", action="store_false",
                    help="drop communicator buffers, CUDA context, buckets and fragmentation")
     g.add_argument("--overhead", action="append", default=[], metavar="NAME=SIZE",
@@ -87,14 +87,19 @@ def _print_tables(report: dict) -> None:
         row = [name, _gib(value), f"{100 * value / gpu:.1f}"]
         row += [_gib(stage["bytes"].get(name, 0)) for stage in report["stages"]]
         table.add_row(*row, style="bold" if name == "total" else None)
+    peak, source = report["peak_bytes"], report["peak_from"]
+    table.add_section()
+    decided = ["peak (verdict)", _gib(peak) if source == "total" else "", f"{100 * peak / gpu:.1f}"]
+    decided += [_gib(peak) if stage["stage"] == source else "" for stage in report["stages"]]  # where it comes from
+    table.add_row(*decided, style="bold")
     console.print(table)
-    total = report["bytes"]["total"]
     limit = report["threshold"] * gpu
     verdict = "FITS" if report["fits"] else "DOES NOT FIT"
-    console.print(f"{verdict}: {_gib(total)} GiB of {_gib(gpu)} GiB per GPU = {100 * total / gpu:.1f} % "
-                  f"(rule: < {100 * report['threshold']:.0f} % = {_gib(int(limit))} GiB). "
+    if source == "total":
+        reason = "the paper's total (no exact stage holds more)"
+    else:
+        reason = (f"the exact {source} stage, above the paper's total of {_gib(report['bytes']['total'])} GiB"
+                  + (" (the closed form omits the LM head weights when p = 1)" if source == "only" else ""))
+    console.print(f"{verdict}: peak {_gib(peak)} GiB of {_gib(gpu)} GiB per GPU = {100 * peak / gpu:.1f} % "
+                  f"(rule: < {100 * report['threshold']:.0f} % = {_gib(int(limit))} GiB); the peak is {reason}. "
                   f"Most loaded stage (exact placement): {report['most_loaded_stage']}.")
-    worst = max(stage["bytes"]["total"] for stage in report["stages"])
-    if worst > total:
-        console.print(f"note: the exact {report['most_loaded_stage']} stage holds {_gib(worst)} GiB, more than the "
-                      "paper's total (its closed form omits the LM head weights when p = 1).")

@@ -95,9 +95,9 @@ def run(args: argparse.Namespace) -> int:
         plot(plan, args.plot)
         print(f"wrote {args.plot}", file=sys.stderr)
     if plan.feasible == 0:
-        best = plan.rows["total"].argmin()
+        best = plan.rows["peak"].argmin()
         print(f"mem4d plan: no configuration fits in {plan.limit / GiB:.1f} GiB; the smallest needs "
-              f"{plan.rows['total'][best] / GiB:.1f} GiB ({_label(plan.config(best))})", file=sys.stderr)
+              f"{plan.rows['peak'][best] / GiB:.1f} GiB ({_label(plan.config(best))})", file=sys.stderr)
         return 1
     return 0
 
@@ -129,7 +129,8 @@ def _as_json(plan, args) -> dict:
 
 
 def _write_csv(plan, path: str) -> None:
-    columns = ["dp", "tp", "pp", "cp", "vpp", "mbs", "m", "recompute", "dist_opt", *plan.components, "score"]
+    columns = ["dp", "tp", "pp", "cp", "vpp", "mbs", "m", "recompute", "dist_opt", *plan.components, "peak", "peak_from",
+               "score"]
     try:
         with open(path, "w", newline="") as handle:
             writer = csv.writer(handle)
@@ -137,7 +138,7 @@ def _write_csv(plan, path: str) -> None:
             for i in plan.order:
                 config = plan.config(i)
                 writer.writerow([config[c] for c in columns[:9]] + [config["bytes"].get(c, 0) for c in plan.components]
-                                + [f"{config['score']:.6f}"])
+                                + [config["peak"], config["peak_from"], f"{config['score']:.6f}"])
     except OSError as err:
         raise ConfigError(f"cannot write {path}: {err.strerror}") from None
     print(f"wrote {plan.feasible} configurations to {path}", file=sys.stderr)
@@ -158,6 +159,7 @@ def _print_table(plan, args) -> None:
         table.add_column(name, justify="right" if name != "recompute" else "left")
     for name in plan.components:
         table.add_column(name.replace("_", "\n"), justify="right", style="bold" if name == "total" else None)
+    table.add_column("peak", justify="right", style="bold")
     proxy_cols = ("bubble", "T_r", "T_tp", "T_cp", "T_dp", "T_pp", "T") if args.explain else ()
     for name in proxy_cols:
         table.add_column(name if name == "bubble" else f"{name} s", justify="right")
@@ -167,9 +169,12 @@ def _print_table(plan, args) -> None:
         cells = [str(rank), *(str(config[c]) for c in ("dp", "tp", "pp", "cp", "vpp", "mbs", "m")),
                  config["recompute"], "yes" if config["dist_opt"] else "no"]
         cells += [f"{config['bytes'][c] / GiB:.2f}" if c in config["bytes"] else "-" for c in plan.components]
+        cells.append(f"{config['peak'] / GiB:.2f}" + ("" if config["peak_from"] == "total" else f" ({config['peak_from']})"))
         cells += [f"{plan.rows[c][i]:.3f}" for c in proxy_cols]
         table.add_row(*cells, f"{config['score']:.3f}")
     console.print(table)
     if not args.explain:
         console.print("score = ideal compute time / proxy step time (a ranking proxy, not a throughput "
                       "prediction; --explain prints its formula)")
+    console.print("peak = max(total, every exact pipeline stage's total), the figure the fit rule judges; a stage in "
+                  "brackets holds more than the paper's total (at p = 1: the LM head the closed form omits)")

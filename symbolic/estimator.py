@@ -67,6 +67,13 @@ class Estimator:
         values, shape = self._arrays(arrays)
         return self._evaluate(self._stages, self.stage_outputs, values, shape)
 
+    def stage_totals(self, **arrays) -> dict[str, np.ndarray]:
+        """Each stage's total as `estimate` reports it: the sum of its components rounded to whole bytes."""
+        out = self.stages(**arrays)
+        parts = {stage: [name for name in self.stage_outputs if name.split(".", 1)[0] == stage
+                         and name != f"{stage}.total"] for stage in STAGE_ORDER}
+        return {stage: np.sum([np.rint(out[name]) for name in names], axis=0) for stage, names in parts.items()}
+
 
 @functools.lru_cache(maxsize=None)
 def estimator(profile: str = "paper", *, recompute: str = "none", flash_attn: bool = True, sp: bool = True,
@@ -99,13 +106,29 @@ def inputs_for(shape: ModelShape, training: Training) -> dict[str, float]:
     }
 
 
+def stage_exists(stage: str, p):
+    """Whether a GPU of this stage exists with p pipeline stages (p an int or an array): only at p = 1, first and
+    last from p = 2, middle from p = 3."""
+    return {"only": p == 1, "first": p >= 2, "last": p >= 2, "middle": p >= 3}[stage]
+
+
 def stages_of(p: int) -> tuple[tuple[str, int], ...]:
     """(stage, representative rank) pairs that exist for p pipeline stages."""
-    if p == 1:
-        return (("only", 0),)
-    if p == 2:
-        return (("first", 0), ("last", 1))
-    return (("first", 0), ("middle", 1), ("last", p - 1))
+    ranks = {"first": 0, "middle": 1, "last": p - 1, "only": 0}
+    return tuple((stage, ranks[stage]) for stage in STAGE_ORDER if stage_exists(stage, p))
+
+
+PEAK_FROM = ("total", *STAGE_ORDER)  # the figures a peak is the largest of; "total" is the profile's formula
+
+
+def peak_of(total: np.ndarray, stage_totals: dict[str, np.ndarray], p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorized peak = max(profile total, total of every stage that exists for p), and the index in PEAK_FROM of
+    the figure that is the peak (ties go to the profile total, then to the earlier stage)."""
+    figures = [np.asarray(total, dtype=np.float64)]
+    figures += [np.where(stage_exists(stage, p), stage_totals[stage], -np.inf) for stage in STAGE_ORDER]
+    stacked = np.stack(np.broadcast_arrays(*figures))
+    which = np.argmax(stacked, axis=0)
+    return np.take_along_axis(stacked, which[None], axis=0)[0], which
 
 
 @dataclass(frozen=True)
@@ -123,14 +146,30 @@ class Estimate:
     def most_loaded_stage(self) -> dict:
         return max(self.stages, key=lambda stage: stage["bytes"]["total"])
 
+    @property
+    def peak(self) -> int:
+        """Bytes the verdict is based on: the profile's total or, when larger, the total of an exact stage (the
+        paper's closed form omits the LM head at p = 1, so there the exact "only" stage is larger)."""
+        return max(self.bytes["total"], self.most_loaded_stage["bytes"]["total"])
+
+    @property
+    def peak_from(self) -> str:
+        """Which figure is the peak: "total" (the profile's formula) or the name of an exact stage."""
+        return "total" if self.peak == self.bytes["total"] else self.most_loaded_stage["stage"]
+
+    def fits(self, gpu_memory_bytes: int, threshold: float = 0.8) -> bool:
+        """The 80 % rule on the peak: peak < threshold x GPU memory."""
+        return bool(self.peak < threshold * gpu_memory_bytes)
+
     def as_json(self, gpu_memory_bytes: int, threshold: float = 0.8) -> dict:
-        """The `mem4d estimate --json` schema."""
+        """The `mem4d estimate --json` schema; "fits" judges "peak_bytes", never "total" alone."""
         return {
             "profile": self.profile, "model": self.shape.name, "shape": self.shape.as_dict(),
             "config": self.training.as_dict(), "overheads": self.overheads, "bytes": dict(self.bytes),
             "stages": [dict(stage, bytes=dict(stage["bytes"])) for stage in self.stages],
             "most_loaded_stage": self.most_loaded_stage["stage"], "gpu_memory_bytes": int(gpu_memory_bytes),
-            "threshold": threshold, "fits": bool(self.bytes["total"] < threshold * gpu_memory_bytes),
+            "peak_bytes": self.peak, "peak_from": self.peak_from,
+            "threshold": threshold, "fits": self.fits(gpu_memory_bytes, threshold),
         }
 
 

@@ -53,9 +53,10 @@ def _numbers(result: Estimate, gpu: int, threshold: float) -> list[str]:
         row = [escape(name), f"{value:,}", f"{value / GIB:,.2f}"] + [f"{s['bytes'].get(name, 0) / GIB:,.2f}" for s in stages]
         lines.append((r"\hline " if name == "total" else "") + " & ".join(row) + r" \\")
     lines.append(r"\end{longtable}")
-    verdict = "fits" if result.bytes["total"] < threshold * gpu else "does not fit"
-    lines.append(f"Total {result.bytes['total'] / GIB:,.2f} GiB of {gpu / GIB:,.2f} GiB per GPU: "
-                 f"{verdict} under the {threshold * 100:.0f}\\,\\% rule of Fujii et al.")
+    verdict = "fits" if result.fits(gpu, threshold) else "does not fit"
+    source = "the total" if result.peak_from == "total" else f"the exact {escape(result.peak_from)} stage"
+    lines.append(f"Total {result.bytes['total'] / GIB:,.2f} GiB; peak {result.peak / GIB:,.2f} GiB ({source}) of "
+                 f"{gpu / GIB:,.2f} GiB per GPU: {verdict} under the {threshold * 100:.0f}\\,\\% rule of Fujii et al.")
     return lines
 
 

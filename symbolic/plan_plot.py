@@ -14,14 +14,15 @@ GiB = 2**30
 
 
 def grid(plan, c: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """tp values, pp values and the lowest total bytes of each (tp, pp) at context parallel c (NaN where none)."""
+    """tp values, pp values and the lowest peak bytes (the fit rule's figure) of each (tp, pp) at context parallel c
+    (NaN where none)."""
     r = plan.rows
     at_c = r["c"] == c
     tps, pps = np.unique(r["t"][at_c]), np.unique(r["p"][at_c])
     peak = np.full((len(pps), len(tps)), np.nan)
     ti = np.searchsorted(tps, r["t"][at_c])
     pi = np.searchsorted(pps, r["p"][at_c])
-    np.fmin.at(peak, (pi, ti), r["total"][at_c])
+    np.fmin.at(peak, (pi, ti), r["peak"][at_c])
     return tps, pps, peak
 
 
@@ -34,7 +35,7 @@ def plot(plan, path: str) -> None:
 
     if plan.evaluated == 0:
         raise ConfigError("nothing to plot: no valid configuration")
-    best = plan.config(plan.order[0]) if plan.feasible else plan.config(int(plan.rows["total"].argmin()))
+    best = plan.config(plan.order[0]) if plan.feasible else plan.config(int(plan.rows["peak"].argmin()))
     tps, pps, peak = grid(plan, best["cp"])
     fig, ax = plt.subplots(figsize=(1.2 * len(tps) + 3, 0.8 * len(pps) + 2.5))
     image = ax.imshow(peak / GiB, origin="lower", cmap="viridis", aspect="auto")

@@ -1,5 +1,6 @@
 """Evaluate every valid configuration under every (recompute, dist_opt) switch pair with the lambdified estimator,
-one vectorized call per pair, keep those under threshold x GPU memory and rank them by the throughput proxy.
+one vectorized call per pair, keep those whose peak is under threshold x GPU memory and rank them by the throughput
+proxy. The peak is `mem4d estimate`'s: max(profile total, every exact stage's total), see `estimator.peak_of`.
 
 All bytes come from `symbolic.estimator` (no memory formula lives here); the ranking comes from `symbolic.proxy`.
 """
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .estimator import PEAK_FROM, peak_of
 from .plan import Cluster, valid
 from .proxy import Hardware, terms
 from .training import RECOMPUTE, Training
@@ -25,8 +27,8 @@ class Plan:
     profile: str
     limit: float  # threshold x GPU memory, bytes
     components: tuple[str, ...]  # estimator outputs in display order, "total" last
-    rows: dict[str, np.ndarray]  # d t p c vpp b m recompute dist_opt, every component, proxy terms, score
-    order: np.ndarray  # indices of rows under the limit, best score first (ties: less memory first)
+    rows: dict[str, np.ndarray]  # d t p c vpp b m recompute dist_opt, every component, peak, proxy terms, score
+    order: np.ndarray  # indices of rows whose peak is under the limit, best score first (ties: lower peak first)
     candidates: int  # (d, t, p, c, vpp, b) tuples enumerated before the divisibility masks
     present: dict = field(default_factory=dict)  # (recompute index, dist_opt) -> that estimator's components
     seconds: dict[str, float] = field(default_factory=dict)  # build, enumerate, evaluate
@@ -49,7 +51,8 @@ class Plan:
             "dp": int(r["d"][i]), "tp": int(r["t"][i]), "pp": int(r["p"][i]), "cp": int(r["c"][i]),
             "vpp": int(r["vpp"][i]), "mbs": int(r["b"][i]), "m": int(r["m"][i]),
             "recompute": RECOMPUTE[int(r["recompute"][i])], "dist_opt": bool(r["dist_opt"][i]),
-            "bytes": parts, "total": parts["total"], "score": float(r["score"][i]),
+            "bytes": parts, "total": parts["total"], "peak": as_bytes(r["peak"][i]),
+            "peak_from": PEAK_FROM[int(r["peak_from"][i])], "score": float(r["score"][i]),
         }
 
     def training(self, i: int) -> Training:
@@ -89,7 +92,7 @@ def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware 
     n = len(grid["d"])
     if n == 0:  # nothing to evaluate: the caller explains with plan.why_not
         rows = {**grid, "recompute": np.zeros(0, np.int8), "dist_opt": np.zeros(0, bool), "total": np.zeros(0),
-                "score": np.zeros(0)}
+                "peak": np.zeros(0), "peak_from": np.zeros(0, np.int8), "score": np.zeros(0)}
         return Plan(cluster, profile, float(limit), ("total",), rows, np.zeros(0, np.int64), n_candidates,
                     {"build": 0.0, "enumerate": time.perf_counter() - t0, "evaluate": 0.0})
     t1 = time.perf_counter()
@@ -101,6 +104,8 @@ def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware 
         arrays = {name: grid[name] if name in grid else fixed[name] for name in est.inputs}
         out = est(**arrays)
         part = {name: np.broadcast_to(np.asarray(out[name], dtype=np.float64), (n,)) for name in est.components}
+        stage_totals = est.stage_totals(**arrays)
+        part.update({f"{stage}.total": np.broadcast_to(x, (n,)) for stage, x in stage_totals.items()})
         part.update(grid, recompute=np.full(n, RECOMPUTE.index(recompute), dtype=np.int8),
                     dist_opt=np.full(n, dist_opt))
         parts.append(part)
@@ -109,9 +114,12 @@ def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware 
     rows = {name: np.concatenate([part.get(name, np.zeros(n)) for part in parts]) for name in names}
     # "total" as `estimate` reports it (the sum of the components rounded to bytes), so both give the same verdict
     rows["total"] = np.sum([np.rint(rows[name]) for name in components[:-1]], axis=0)
+    stage_totals = {stage: rows.pop(f"{stage}.total") for stage in PEAK_FROM[1:]}
+    rows["peak"], which = peak_of(rows["total"], stage_totals, rows["p"])
+    rows["peak_from"] = which.astype(np.int8)
     rows.update(terms(cluster, rows, hw))
-    fits = np.flatnonzero(rows["total"] < limit)
-    order = fits[np.lexsort((rows["total"][fits], -rows["score"][fits]))]
+    fits = np.flatnonzero(rows["peak"] < limit)  # the verdict of `mem4d estimate`, on the same peak
+    order = fits[np.lexsort((rows["peak"][fits], -rows["score"][fits]))]
     t3 = time.perf_counter()
     return Plan(cluster=cluster, profile=profile, limit=float(limit), components=components, rows=rows, order=order,
                 candidates=n_candidates, seconds={"build": t2 - t1, "enumerate": t1 - t0, "evaluate": t3 - t2},

@@ -51,7 +51,7 @@ def test_json_schema_and_ranking(small_json):
     for config in out["configs"]:
         assert set(config) >= {"dp", "tp", "pp", "cp", "vpp", "mbs", "recompute", "dist_opt", "bytes", "total", "score"}
         assert config["dp"] * config["tp"] * config["pp"] * config["cp"] == 16
-        assert config["total"] == config["bytes"]["total"] < limit
+        assert config["total"] == config["bytes"]["total"] <= config["peak"] < limit
         assert 0 < config["score"] <= 1
     assert {c["recompute"] for c in out["configs"]} <= {"none", "selective", "full"}
 
@@ -65,15 +65,38 @@ def test_every_evaluated_configuration_matches_estimate_alone():
     plan = search(cluster, limit=limit)
     assert plan.evaluated > 1000
     feasible = set(plan.order.tolist())
-    worst = 0
+    worst, peak_decided = 0, False
     for i in range(plan.evaluated):
         one = estimate(cluster.shape, plan.training(i), profile="paper")
         got = plan.config(i)["bytes"]
         assert set(one.bytes) == set(got), i
         worst = max(worst, max(abs(one.bytes[name] - got[name]) for name in got))
-        assert plan.rows["total"][i] == got["total"]  # the fit mask sees the same total
-        assert (i in feasible) == (one.bytes["total"] < limit)  # the same verdict as `mem4d estimate`
+        assert plan.rows["total"][i] == got["total"]
+        config = plan.config(i)
+        assert (config["peak"], config["peak_from"]) == (one.peak, one.peak_from), i  # exact: same rounded parts
+        assert (i in feasible) == one.fits(2 * 2**30, 0.8)  # the same verdict as `mem4d estimate`
     assert worst <= 1
+    assert 0 < np.count_nonzero(plan.rows["peak"] > plan.rows["total"]) < plan.evaluated  # both kinds of peak seen
+
+
+def test_rows_that_fit_by_total_alone_are_cut_by_the_peak():
+    """A limit between the formula's total and the exact p = 1 stage of some rows: plan drops exactly those rows
+    whose peak is over it, and `estimate` gives each row the same verdict (source of truth: Estimate.fits)."""
+    from symbolic.estimator import estimate
+
+    cluster = Cluster(PRESETS["tiny"], gpus=16, s=256, gbs=32)
+    rows = search(cluster, limit=1.0).rows
+    gap = np.flatnonzero(rows["peak"] > rows["total"])
+    i = gap[np.argmax(rows["peak"][gap] - rows["total"][gap])]
+    limit = (rows["total"][i] + rows["peak"][i]) / 2
+    plan = search(cluster, limit=limit)
+    in_gap = np.flatnonzero((plan.rows["total"] < limit) & (plan.rows["peak"] >= limit))
+    assert i in in_gap and plan.config(i)["peak_from"] == "only"
+    assert not set(in_gap.tolist()) & set(plan.order.tolist())
+    assert np.all(plan.rows["peak"][plan.order] < limit)
+    for j in in_gap[:20]:
+        one = estimate(cluster.shape, plan.training(int(j)))
+        assert one.bytes["total"] < limit and not one.fits(limit, 1.0)
 
 
 def test_listed_configurations_match_mem4d_estimate_json(small_json):
@@ -89,9 +112,11 @@ def test_listed_configurations_match_mem4d_estimate_json(small_json):
             argv.append("--no-dist-opt")
         done = mem4d(*argv)
         assert done.returncode == 0, done.stderr
-        alone = json.loads(done.stdout)["bytes"]
+        report = json.loads(done.stdout)
         for name, value in config["bytes"].items():
-            assert abs(alone[name] - value) <= 1, (config, name, alone[name])
+            assert abs(report["bytes"][name] - value) <= 1, (config, name, report["bytes"][name])
+        assert report["peak_bytes"] == config["peak"] and report["peak_from"] == config["peak_from"]
+        assert report["fits"] is True  # every listed configuration fits by `mem4d estimate`'s verdict too
 
 
 def test_csv_holds_every_feasible_configuration(tmp_path, small_json):
@@ -102,6 +127,7 @@ def test_csv_holds_every_feasible_configuration(tmp_path, small_json):
         rows = list(csv.DictReader(handle))
     assert len(rows) == small_json["feasible"]
     assert int(rows[0]["total"]) == small_json["configs"][0]["total"]
+    assert int(rows[0]["peak"]) == small_json["configs"][0]["peak"]
 
 
 def test_plot_writes_a_png(tmp_path):

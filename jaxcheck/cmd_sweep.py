@@ -1,0 +1,140 @@
+"""`mem4d sweep GRID.toml`: verify() over a grid in one process, one JSON line per config as it finishes, resumable, summarised."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+from symbolic.errors import ConfigError
+
+from . import sweep as sw
+from . import sweep_report as rep
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("grid", metavar="GRID.toml", help="[base] defaults, [grid] lists (cartesian product), [[case]] configs")
+    parser.add_argument("-o", "--output", default="results.jsonl", help="JSONL results, one line per config (default: %(default)s)")
+    parser.add_argument("--resume", action="store_true", help="skip configs already in the output file")
+    parser.add_argument("--retry-failed", action="store_true", help="with --resume, run configs that failed again")
+    parser.add_argument("--plots", metavar="DIR", help="directory for the PNG plots (default: next to the output)")
+    parser.add_argument("--no-plots", action="store_true", help="write no plots")
+    parser.add_argument("--platform", choices=("auto", "cpu"), default="auto",
+                        help="cpu: compile on simulated CPU devices even where a GPU is present")
+    parser.add_argument("--measure", action="store_true", help="on a GPU, also run each step to read the measured peak")
+    parser.add_argument("--json", action="store_true", help="print the summary as one JSON object, no progress bar")
+
+
+def _verify_fn(measure: bool) -> sw.RunFn:
+    """The real run function: jaxcheck.verify.verify on the current backend, jax caches cleared after each config."""
+    import jax
+
+    from .verify import verify
+
+    def run_one(plan) -> dict:
+        try:
+            return verify(plan.shape, plan.train, plan.opts, measure=measure)
+        finally:
+            jax.clear_caches()
+
+    return run_one
+
+
+def _start_backend(todo: list[sw.Job], platform: str) -> int:
+    """Ask for as many simulated CPU devices as the largest pending mesh, start jax, return its device count."""
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    from .mesh import request_cpu_devices
+
+    request_cpu_devices(sw.max_world(todo), platform)
+    import jax
+
+    return len(jax.devices())
+
+
+class _Progress:
+    """A rich progress bar on stderr when it is a terminal (and not --json); otherwise one plain line per config."""
+
+    def __init__(self, total: int, bar: bool):
+        self.total, self.done, self.bar = total, 0, None
+        if bar:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
+
+            self.bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True), transient=False)
+            self.task = self.bar.add_task("sweep", total=total)
+            self.bar.start()
+
+    def __call__(self, record: dict) -> None:
+        self.done += 1
+        err = record["result"]["rel_error_total"] if record["status"] == "ok" else None
+        what = f"{100 * err:+.2f} %" if err is not None else f"{record['status']}: {record['error']}"
+        line = f"[{self.done}/{self.total}] {record['label']}: {what} ({record['seconds']:.1f} s)"
+        if self.bar:
+            self.bar.console.print(line, markup=False, highlight=False)
+            self.bar.update(self.task, advance=1)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        if self.bar:
+            self.bar.stop()
+            self.bar = None
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def run(args: argparse.Namespace, run_fn: sw.RunFn | None = None, devices: int | None = None) -> int:
+    """Expand the grid, run what is pending (run_fn/devices: an injected runner for tests), then summarise and plot."""
+    configs = sw.parse_grid(args.grid)
+    out = Path(args.output)
+    done = sw.read_results(out)
+    if done and not args.resume:
+        raise ConfigError(f"{out} already holds {len(done)} results: add --resume to continue it, or choose another -o")
+    todo = sw.pending(sw.jobs(configs), done, args.retry_failed)
+    if todo and run_fn is None:
+        devices = _start_backend(todo, args.platform)
+        run_fn = _verify_fn(args.measure)
+    if len(configs) > len(todo):
+        print(f"{len(configs) - len(todo)} of {len(configs)} configs already in {out}, running {len(todo)}", file=sys.stderr)
+    progress = _Progress(len(todo), bar=sys.stderr.isatty() and not args.json)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    fd = sw.open_results(out)
+    try:
+        sw.run_all(todo, fd, run_fn, devices or 1, on_done=progress)
+    except KeyboardInterrupt:
+        progress.stop()
+        keys = {c for c in map(sw.config_key, configs)}
+        finished = len({r["key"] for r in sw.read_results(out)} & keys)
+        print(f"mem4d sweep: interrupted; {finished} of {len(configs)} configs are in {out}. "
+              f"Resume with: mem4d sweep {args.grid} -o {out} --resume", file=sys.stderr)
+        return 130
+    finally:
+        os.close(fd)
+        signal.signal(signal.SIGTERM, previous)
+        progress.stop()
+    return _report(args, out, configs)
+
+
+def _report(args: argparse.Namespace, out: Path, configs: list[dict]) -> int:
+    """Summary over this grid's records in the file (resumed ones included): JSON file, table or --json, plots."""
+    keys = {sw.config_key(c) for c in configs}
+    records = [r for r in sw.read_results(out) if r["key"] in keys]
+    summary = rep.summarize(records)
+    summary["grid"], summary["results"] = str(args.grid), str(out)
+    plots = [] if args.no_plots else rep.plot(records, args.plots or out.parent, out.stem)
+    summary["plots"] = [str(p) for p in plots]
+    path = rep.write_summary(summary, out)
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    from rich.console import Console
+
+    console = Console()
+    rep.print_summary(summary, console)
+    console.print(f"results: {out}; summary: {path}" + (f"; plots: {', '.join(map(str, plots))}" if plots else ""))
+    return 0

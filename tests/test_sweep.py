@@ -1,0 +1,238 @@
+"""mem4d sweep: grid expansion and validation, append/resume/interrupt, failures recorded, summary numbers, plots.
+
+Runner tests inject a run function (the seam cmd_sweep.run(args, run_fn, devices) offers) so they take milliseconds;
+the end-to-end test runs the real `mem4d sweep` with jaxcheck.verify on one tiny config (~20 s on 2 cores).
+"""
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from jaxcheck import cmd_sweep
+from jaxcheck import sweep as sw
+from jaxcheck import sweep_report as rep
+from symbolic.errors import ConfigError
+
+GRID = """
+[base]
+model = "tiny"
+seq = 128
+
+[grid]
+tp = [1, 2]
+remat = ["none", "full"]
+
+[[case]]
+pp = 2
+gbs = 4
+zero1 = true
+
+[[case]]
+pp = 3          # does not divide L = 8: skipped with its reason
+
+[[case]]
+tp = 1          # the same as the first grid point: dropped as a duplicate
+"""
+
+
+def _args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    cmd_sweep.add_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def _fake_result(plan, err: float = 0.01) -> dict:
+    """A verify()-shaped dict whose numbers derive from the plan (the runner only stores them)."""
+    xla_total = 1000 * plan.train.world + plan.train.s
+    sym = {"params": 600, "activations": round(xla_total * (1 + err)) - 600}
+    sym["total"] = sum(sym.values())
+    xla = {"argument_bytes": 600, "output_bytes": 600, "alias_bytes": 600, "temp_bytes": xla_total - 600,
+           "total_bytes": xla_total}
+    comps = [{"name": "arguments", "symbolic": 600, "xla": 600, "rel_error": 0.0},
+             {"name": "activations", "symbolic": sym["activations"], "xla": None, "rel_error": None}]
+    return {"symbolic": sym, "xla": xla, "components": comps, "rel_error_total": (sym["total"] - xla_total) / xla_total}
+
+
+def _lines(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_grid_expansion(tmp_path):
+    """Product of [grid] in file order, then [[case]]; [base] and the CLI defaults fill the rest; duplicates dropped."""
+    (tmp_path / "g.toml").write_text(GRID)
+    configs = sw.parse_grid(tmp_path / "g.toml")
+    assert [(c["tp"], c["remat"], c["pp"]) for c in configs] == [
+        (1, "none", 1), (1, "full", 1), (2, "none", 1), (2, "full", 1), (1, "none", 2), (1, "none", 3)]
+    assert all(c["model"] == "tiny" and c["seq"] == 128 and c["dp"] == 1 for c in configs)
+    assert configs[4]["zero1"] is True and configs[4]["gbs"] == 4 and configs[0]["gbs"] is None
+    assert len({sw.config_key(c) for c in configs}) == 6
+    # the key does not depend on key order nor on spelling out a default
+    assert sw.config_key({"tp": 2, "model": "tiny"} | configs[0]) == sw.config_key(dict(reversed(configs[0].items())))
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("[grid]\ntpp = [1, 2]\n", "unknown key 'tpp'"),
+    ("[base]\ntp = \"2\"\n", "tp must be an integer"),
+    ("[base]\nzero1 = 1\n", "zero1 must be a bool"),
+    ("[grid]\nremat = [\"some\"]\n", "remat must be one of none, selective, full"),
+    ("[grid]\ntp = []\n", "tp must be a non-empty list"),
+    ("[grid]\ntp = 2\n", "tp must be a non-empty list"),
+    ("[base]\nmodel = \"llama9\"\n", "unknown model 'llama9'"),
+    ("[bases]\ntp = 2\n", "unknown top-level key 'bases'"),
+    ("[[case]]\ndp = 2\nfoo = 1\n", "[[case]] #1: unknown key 'foo'"),
+    ("[base\ntp = 2\n", "malformed TOML"),
+])
+def test_bad_grid_exits_2_with_one_line(tmp_path, text, needle):
+    """Source of truth: the CLI contract (one line naming the file and key, exit 2, no traceback)."""
+    (tmp_path / "bad.toml").write_text(text)
+    proc = subprocess.run([sys.executable, "-m", "symbolic.cli", "sweep", str(tmp_path / "bad.toml"), "-o",
+                           str(tmp_path / "r.jsonl")], capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and needle in proc.stderr and "bad.toml" in proc.stderr, proc.stderr
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_missing_grid_file_exits_2(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "symbolic.cli", "sweep", str(tmp_path / "nope.toml")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "nope.toml not found" in proc.stderr
+
+
+def test_run_records_ok_failed_skipped(tmp_path):
+    """Each config gives one line; a compile error is recorded (one line) and the sweep goes on."""
+    (tmp_path / "g.toml").write_text(GRID)
+    out = tmp_path / "r.jsonl"
+
+    def run(plan):
+        if plan.train.recompute == "full" and plan.train.t == 2:
+            raise RuntimeError("XLA ran out of patience\nsecond line of a long trace")
+        return _fake_result(plan)
+
+    assert cmd_sweep.run(_args(str(tmp_path / "g.toml"), "-o", str(out), "--json", "--no-plots"), run, 16) == 0
+    lines = _lines(out)
+    assert [r["status"] for r in lines] == ["ok", "ok", "ok", "failed", "ok", "skipped"]
+    assert lines[3]["error"] == "RuntimeError: XLA ran out of patience"
+    assert "do not divide layers L=8" in lines[5]["error"]
+    summary = json.loads(rep.summary_path(out).read_text())
+    assert (summary["ok"], summary["failed"], summary["skipped"]) == (4, 1, 1)
+
+
+def test_too_few_devices_skipped(tmp_path):
+    """Configs needing more devices than the backend has (a GPU host) are skipped with the reason."""
+    (tmp_path / "g.toml").write_text(GRID)
+    out = tmp_path / "r.jsonl"
+    cmd_sweep.run(_args(str(tmp_path / "g.toml"), "-o", str(out), "--json", "--no-plots"), _fake_result, 1)
+    by_tp = {(r["params"]["tp"], r["params"]["pp"]): r for r in _lines(out)}
+    assert by_tp[(2, 1)]["status"] == "skipped" and "needs 2 devices, the backend has 1" in by_tp[(2, 1)]["error"]
+    assert by_tp[(1, 1)]["status"] == "ok"
+
+
+def test_existing_output_needs_resume(tmp_path):
+    (tmp_path / "g.toml").write_text(GRID)
+    out = tmp_path / "r.jsonl"
+    cmd_sweep.run(_args(str(tmp_path / "g.toml"), "-o", str(out), "--json", "--no-plots"), _fake_result, 16)
+    with pytest.raises(ConfigError, match="--resume"):
+        cmd_sweep.run(_args(str(tmp_path / "g.toml"), "-o", str(out)), _fake_result, 16)
+
+
+def test_interrupt_then_resume(tmp_path, capsys):
+    """Ctrl-C (KeyboardInterrupt) after two configs: exit 130, both kept, resume hint; a kill's torn line is cut;
+    --resume runs only what is missing; at the end every config appears exactly once."""
+    (tmp_path / "g.toml").write_text(GRID)
+    out = tmp_path / "r.jsonl"
+    calls = []
+
+    def interrupted(plan):
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        calls.append(plan)
+        return _fake_result(plan)
+
+    assert cmd_sweep.run(_args(str(tmp_path / "g.toml"), "-o", str(out), "--no-plots"), interrupted, 16) == 130
+    assert "2 of 6 configs are in" in capsys.readouterr().err
+    first = _lines(out)
+    assert len(first) == 2
+    with open(out, "a") as fh:  # a kill -9 in the middle of a write
+        fh.write('{"key": "torn", "status": "o')
+    calls.clear()
+    assert cmd_sweep.run(_args(str(tmp_path / "g.toml"), "-o", str(out), "--resume", "--json", "--no-plots"),
+                         lambda plan: calls.append(plan) or _fake_result(plan), 16) == 0
+    assert len(calls) == 3  # 6 configs - 2 done - 1 invalid (skipped without a run)
+    lines = _lines(out)
+    keys = [r["key"] for r in lines]
+    assert len(keys) == len(set(keys)) == 6 and lines[:2] == first
+    assert set(keys) == {sw.config_key(c) for c in sw.parse_grid(tmp_path / "g.toml")}
+
+
+def test_sigterm_is_an_interrupt(tmp_path):
+    """`kill` (SIGTERM) during a config ends the sweep like Ctrl-C: exit 130, finished results kept."""
+    (tmp_path / "g.toml").write_text(GRID)
+    out = tmp_path / "r.jsonl"
+    calls = []
+
+    def killed(plan):
+        calls.append(plan)
+        if len(calls) == 3:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return _fake_result(plan)
+
+    assert cmd_sweep.run(_args(str(tmp_path / "g.toml"), "-o", str(out), "--no-plots"), killed, 16) == 130
+    assert len(_lines(out)) == 2
+    assert signal.getsignal(signal.SIGTERM) is not cmd_sweep._raise_interrupt
+
+
+def _record(key: str, status: str, err: float | None = None, comps: list | None = None) -> dict:
+    result = None
+    if status == "ok":
+        xla_total = 1000
+        result = {"symbolic": {"a": round(xla_total * (1 + err)) - 100, "b": 100, "total": round(xla_total * (1 + err))},
+                  "xla": {"argument_bytes": 300, "output_bytes": 300, "alias_bytes": 300, "temp_bytes": 700,
+                          "total_bytes": xla_total},
+                  "components": comps or [], "rel_error_total": err}
+    return {"key": key, "label": key, "params": {}, "status": status, "error": None if status == "ok" else "why",
+            "result": result, "seconds": 1.0}
+
+
+def _arg(sym, xla):
+    return {"name": "arguments", "symbolic": sym, "xla": xla, "rel_error": (sym - xla) / xla}
+
+
+HAND = [  # rel errors by hand: k1 +0.01, k2 -0.04 (its first record +0.30 is replaced by the retry), k3 +0.02, k4 -0.005
+    _record("k2", "ok", 0.30, [_arg(300, 300)]),
+    _record("k1", "ok", 0.01, [_arg(300, 300), {"name": "temp", "symbolic": 710, "xla": 700, "rel_error": 10 / 700}]),
+    _record("k2", "ok", -0.04, [_arg(300, 300), {"name": "temp", "symbolic": 665, "xla": 700, "rel_error": -35 / 700}]),
+    _record("k3", "ok", 0.02, [_arg(300, 300), {"name": "act", "symbolic": 5, "xla": None, "rel_error": None}]),
+    _record("k4", "ok", -0.005, [_arg(301, 300)]),
+    _record("k5", "failed"),
+    _record("k6", "skipped"),
+]
+
+
+def test_summary_numbers_by_hand(tmp_path):
+    """Source of truth: the numbers written in HAND; medians/maxima worked out by hand (exact up to float rounding)."""
+    path = tmp_path / "hand.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in HAND))
+    s = rep.summarize(sw.read_results(path), worst=2)
+    assert (s["count"], s["ok"], s["failed"], s["skipped"]) == (6, 4, 1, 1)
+    # |errors| 0.01, 0.04, 0.02, 0.005 -> sorted 0.005 0.01 0.02 0.04 -> median 0.015, max 0.04
+    assert s["rel_error_total"]["median_abs"] == pytest.approx(0.015, abs=1e-12)
+    assert s["rel_error_total"]["max_abs"] == pytest.approx(0.04, abs=1e-12)
+    assert [w["key"] for w in s["worst"]] == ["k2", "k3"]
+    assert s["worst"][0]["rel_error_total"] == -0.04 and s["worst"][0]["xla_total"] == 1000
+    # temp: |10/700|, |35/700| -> median 22.5/700, max 35/700; act has no XLA figure so it is not listed
+    assert s["components"]["temp"] == {"n": 2, "median_abs": pytest.approx(22.5 / 700), "max_abs": pytest.approx(35 / 700)}
+    assert "act" not in s["components"] and s["components"]["arguments"]["n"] == 4
+    assert s["argument_bytes_exact"] is False and s["argument_bytes_checked"] == 4  # k4: 301 vs 300
+    assert s["failed_configs"] == [{"label": "k5", "error": "why"}]
+
+
+def test_plots_written(tmp_path):
+    """Both PNGs are written (non-empty, PNG signature) from the hand-made records."""
+    paths = rep.plot(HAND, tmp_path / "plots", "hand")
+    assert [p.name for p in paths] == ["hand.scatter.png", "hand.components.png"]
+    for p in paths:
+        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000

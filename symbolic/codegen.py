@@ -122,7 +122,7 @@ def compile_source(source: str, name: str):
 def derived(profile: str, switches: dict) -> dict:
     """derive() through the on-disk cache; an unreadable or unwritable cache only costs the derivation time."""
     tag = f"{profile}-{switches['recompute']}-" + "".join(
-        str(int(switches[name])) for name in ("flash_attn", "sp", "dist_opt", "overheads"))
+        str(int(switches[name])) for name in ("flash_attn", "sp", "dist_opt", "overheads", "tied"))
     path = cache_dir() / f"{tag}-{cache_key(profile, switches)}.json"
     try:
         return json.loads(path.read_text())

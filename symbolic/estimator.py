@@ -77,7 +77,7 @@ class Estimator:
 
 @functools.lru_cache(maxsize=None)
 def estimator(profile: str = "paper", *, recompute: str = "none", flash_attn: bool = True, sp: bool = True,
-              dist_opt: bool = True, overheads: bool = True) -> Estimator:
+              dist_opt: bool = True, overheads: bool = True, tied: bool = False) -> Estimator:
     """Derive the profile's expressions for these switches and lambdify them once (cse=True; cached on disk)."""
     from .profiles import PROFILES
     from .training import RECOMPUTE
@@ -87,7 +87,7 @@ def estimator(profile: str = "paper", *, recompute: str = "none", flash_attn: bo
     if recompute not in RECOMPUTE:
         raise ConfigError(f"recompute must be one of {', '.join(RECOMPUTE)}, got {recompute!r}")
     switches = {"recompute": recompute, "flash_attn": bool(flash_attn), "sp": bool(sp), "dist_opt": bool(dist_opt),
-                "overheads": bool(overheads)}
+                "overheads": bool(overheads), "tied": bool(tied)}
     code = derived(profile, switches)
     return Estimator(
         profile=profile, inputs=tuple(code["inputs"]), components=tuple(code["components"]),
@@ -184,7 +184,7 @@ def estimate(shape: ModelShape, training: Training, profile: str = "paper", over
     """Bytes of one configuration; `overrides` replaces named components (e.g. {"cuda_context": 2**29}) before totalling."""
     training.check(shape)
     est = estimator(profile, recompute=training.recompute, flash_attn=training.flash_attn, sp=training.sp,
-                    dist_opt=training.dist_opt, overheads=overheads)
+                    dist_opt=training.dist_opt, overheads=overheads, tied=shape.tied)
     overrides = dict(overrides or {})
     unknown = sorted(set(overrides) - set(est.components[:-1]))
     if unknown:

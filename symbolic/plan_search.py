@@ -73,7 +73,7 @@ def _estimators(cluster: Cluster, profile: str, overheads: bool) -> dict:
     from .estimator import estimator
 
     return {(r, o): estimator(profile, recompute=r, dist_opt=o, sp=cluster.sp, flash_attn=cluster.flash_attn,
-                              overheads=overheads) for r in RECOMPUTE for o in DIST_OPT}
+                              overheads=overheads, tied=cluster.shape.tied) for r in RECOMPUTE for o in DIST_OPT}
 
 
 def _fixed_inputs(cluster: Cluster) -> dict[str, float]:

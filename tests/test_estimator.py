@@ -22,12 +22,12 @@ from symbolic.symbols import BY_NAME
 from symbolic.training import Training
 
 SWITCHES = [Switches(), Switches(overheads=False), Switches(recompute="selective", flash_attn=False),
-            Switches(recompute="full", sp=False), Switches(dist_opt=False, flash_attn=False, sp=False)]
+            Switches(recompute="full", sp=False), Switches(dist_opt=False, flash_attn=False, sp=False), Switches(tied=True)]
 
 
 def est_for(sw: Switches):
     return estimator("paper", recompute=sw.recompute, flash_attn=sw.flash_attn, sp=sw.sp, dist_opt=sw.dist_opt,
-                     overheads=sw.overheads)
+                     overheads=sw.overheads, tied=sw.tied)
 
 
 def exact(expr: sp.Expr, values: dict) -> float:

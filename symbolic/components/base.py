@@ -28,6 +28,7 @@ class Switches:
     sp: bool = True  # sequence parallel: non-TP regions sharded along s over t
     dist_opt: bool = True  # optimizer states sharded over d*c (Megatron distributed optimizer, ZeRO-1)
     overheads: bool = True  # add the often-neglected buffers (communicators, CUDA context, ...)
+    tied: bool = False  # LM head shares the embedding matrix: one v x h matrix on the p = 1 "only" stage
 
     def __post_init__(self):
         if self.recompute not in RECOMPUTE:

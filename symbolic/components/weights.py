@@ -38,19 +38,29 @@ def embedding_params() -> sp.Expr:
     return h * v / t
 
 
+def final_norm_params() -> sp.Expr:
+    """Final RMSNorm weight vector, replicated over TP ranks: h."""
+    return h
+
+
 def head_params() -> sp.Expr:
     """Final RMSNorm h plus LM head v x h split over t (last stage; Megatron keeps a copy even when tied)."""
-    return h + h * v / t
+    return final_norm_params() + h * v / t
 
 
-def stage_params(stage: str) -> sp.Expr:
-    """Parameters held by one GPU of the given pipeline stage (L/p layers each)."""
+def stage_params(stage: str, tied: bool = False) -> sp.Expr:
+    """Parameters held by one GPU of the given pipeline stage (L/p layers each).
+
+    Tied embeddings change only p = 1: Megatron-LM (tie_embeddings_and_output_weights) keeps a separate copy of the
+    embedding on the last stage when p > 1, synchronised by an all-reduce of its gradients, so first and last stages
+    count a v x h matrix each; with p = 1 the one matrix is both embedding and LM head."""
     layers = (L / p) * layer_params()
+    only_head = final_norm_params() if tied else head_params()
     return {
         "first": embedding_params() + layers,
         "middle": layers,
         "last": layers + head_params(),
-        "only": embedding_params() + L * layer_params() + head_params(),
+        "only": embedding_params() + L * layer_params() + only_head,
     }[stage]
 
 

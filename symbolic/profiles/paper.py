@@ -4,7 +4,9 @@
 first stage's weights, gradients and optimizer states, min(m, p) in-flight micro batches of L/p layers, the
 embedding input counted as 8*s*b*h bytes per micro batch, and the last stage's output layer and fp32 logits
 added on top. Megatron-LM allocates differently in two places: token ids are 8*s*b bytes (no h), and the output
-layer lives on the last stage, not the first. `stage_components` is the exact per-stage breakdown.
+layer lives on the last stage, not the first. `stage_components` is the exact per-stage breakdown; with tied
+embeddings (switch `tied`) the p = 1 stage holds one v x h matrix instead of two. The paper's total ignores `tied`
+(its closed form charges the most loaded GPU one v x h matrix either way).
 """
 from __future__ import annotations
 
@@ -56,7 +58,7 @@ def components(sw: Switches) -> list[Component]:
 
 def stage_components(sw: Switches, stage: str) -> list[Component]:
     """Exact breakdown of one GPU of a pipeline stage: first, middle, last, or only (p = 1)."""
-    params = stage_params(stage)
+    params = stage_params(stage, sw.tied)
     rank = RANK[stage]
     has_embedding = stage in ("first", "only")
     has_head = stage in ("last", "only")

@@ -1,0 +1,73 @@
+"""Tied embeddings: one v x h matrix at p = 1; a first-stage embedding plus a last-stage LM-head copy at p > 1.
+
+Source of truth: ModelShape.param_count (exact, checked against published counts), which counts the LM head only
+when untied; Megatron-LM keeps the separate last-stage copy when p > 1 (tie_embeddings_and_output_weights).
+Tolerance: exact integer bytes (t = 1, so no replicated norm vectors blur the count).
+"""
+import dataclasses
+import json
+import subprocess
+import sys
+
+import pytest
+
+from symbolic.estimator import estimate
+from symbolic.plan import Cluster
+from symbolic.plan_search import search
+from symbolic.shapes import PRESETS
+from symbolic.training import Training
+
+TINY = PRESETS["tiny"]
+TIED = dataclasses.replace(TINY, name="tiny-tied", tied=True)
+
+
+def stage_bytes(shape, training) -> dict[str, dict[str, int]]:
+    return {stage["stage"]: stage["bytes"] for stage in estimate(shape, training).stages}
+
+
+@pytest.mark.parametrize("shape", [TINY, TIED])
+def test_p1_stage_holds_every_parameter_once(shape):
+    only = stage_bytes(shape, Training(s=256, gbs=8))["only"]
+    assert only["weights"] == 2 * shape.param_count and only["gradients"] == 4 * shape.param_count
+
+
+@pytest.mark.parametrize("shape, copies", [(TINY, 0), (TIED, 1)])
+def test_p2_tied_keeps_a_last_stage_copy(shape, copies):
+    """first + last weights = every parameter, plus one v x h copy when tied (Megatron-LM with p > 1)."""
+    stages = stage_bytes(shape, Training(p=2, s=256, gbs=8))
+    params = (stages["first"]["weights"] + stages["last"]["weights"]) // 2
+    assert params == shape.param_count + copies * shape.h * shape.v
+
+
+def test_tied_changes_neither_the_formula_total_nor_p_gt_1():
+    """The paper's closed form has no tied switch; stages at p > 1 are the same tied or not."""
+    for training in (Training(s=256, gbs=8), Training(p=2, t=2, s=256, gbs=8)):
+        untied, tied = estimate(TINY, training), estimate(TIED, training)
+        assert tied.bytes == untied.bytes
+        if training.p > 1:
+            assert tied.stages == untied.stages
+    p1_untied, p1_tied = (stage_bytes(x, Training(s=256, gbs=8))["only"]["weights"] for x in (TINY, TIED))
+    assert p1_untied - p1_tied == 2 * TINY.h * TINY.v
+
+
+def test_plan_and_estimate_agree_on_a_tied_model():
+    """Plan's vectorized peak of a tied model equals estimate's for every p = 1 row (where tied matters)."""
+    cluster = Cluster(TIED, gpus=4, s=256, gbs=8)
+    plan = search(cluster, limit=2**31)
+    rows = [i for i in range(plan.evaluated) if plan.rows["p"][i] == 1]
+    assert rows
+    for i in rows:
+        one = estimate(TIED, plan.training(i))
+        assert plan.config(i)["peak"] == one.peak and plan.config(i)["peak_from"] == one.peak_from
+
+
+def test_cli_reads_tie_word_embeddings(tmp_path):
+    config = {"hidden_size": 256, "intermediate_size": 688, "num_attention_heads": 16, "num_key_value_heads": 4,
+              "num_hidden_layers": 8, "vocab_size": 1024, "tie_word_embeddings": True}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    argv = [sys.executable, "-m", "symbolic.cli", "estimate", "--model", str(path), "--seq", "256", "--gbs", "8", "--json"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    only = json.loads(done.stdout)["stages"][0]["bytes"]
+    assert only["weights"] == 2 * TIED.param_count

@@ -96,6 +96,15 @@ def estimator(profile: str = "paper", *, recompute: str = "none", flash_attn: bo
     )
 
 
+def check_head_dim(shape: ModelShape) -> None:
+    """The profiles use the paper's letters, where a head is h/a wide (Q, O: h x h; K, V: h x h*k/a): a config.json
+    whose head_dim differs is a one-line ConfigError rather than a silently wrong count."""
+    if shape.dh * shape.a != shape.h:
+        raise ConfigError(
+            f"model {shape.name!r}: head_dim={shape.dh} but h/a = {shape.h}/{shape.a}; the symbolic formulas assume "
+            f"dh = h/a (Q, K, V, O widths a*dh, k*dh are not modelled), so they cannot count this model")
+
+
 def inputs_for(shape: ModelShape, training: Training) -> dict[str, float]:
     """The named input values of one configuration (shape letters, d t p c, m, vpp, byte widths)."""
     return {
@@ -183,6 +192,7 @@ def estimate(shape: ModelShape, training: Training, profile: str = "paper", over
              overrides: dict[str, int] | None = None) -> Estimate:
     """Bytes of one configuration; `overrides` replaces named components (e.g. {"cuda_context": 2**29}) before totalling."""
     training.check(shape)
+    check_head_dim(shape)
     est = estimator(profile, recompute=training.recompute, flash_attn=training.flash_attn, sp=training.sp,
                     dist_opt=training.dist_opt, overheads=overheads, tied=shape.tied)
     overrides = dict(overrides or {})

@@ -36,6 +36,9 @@ class Cluster:
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}")
             if value > MAX_SIZE:
                 raise ConfigError(f"{name}={value} is beyond what plan enumerates (at most {MAX_SIZE:,})")
+        from .estimator import check_head_dim
+
+        check_head_dim(self.shape)
 
 
 def divisors(n: int) -> np.ndarray:

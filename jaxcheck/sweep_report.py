@@ -80,11 +80,11 @@ def print_summary(summary: dict, console) -> None:
 
     tot = summary["rel_error_total"]
     exact = {True: "exact", False: "NOT exact", None: "not reported"}[summary["argument_bytes_exact"]]
-    head = Table(title="mem4d sweep: symbolic vs XLA, per device")
-    for col in ("configs", "ok", "failed", "skipped", "median |err total|", "max |err total|", "argument bytes"):
+    head = Table(title="mem4d sweep: symbolic vs XLA total per device, |err| = |symbolic - XLA| / XLA")
+    for col in ("configs", "ok", "failed", "skipped", "median |err|", "max |err|", "argument bytes"):
         head.add_column(col, justify="right")
     head.add_row(str(summary["count"]), str(summary["ok"]), str(summary["failed"]), str(summary["skipped"]),
-                 _pct(tot["median_abs"]), _pct(tot["max_abs"]), f"{exact} ({summary['argument_bytes_checked']})")
+                 _pct(tot["median_abs"]), _pct(tot["max_abs"]), f"{exact} ({summary['argument_bytes_checked']} configs)")
     console.print(head)
     if summary["components"]:
         comp = Table(title="per component (where XLA has its own figure)")
@@ -120,7 +120,10 @@ def plot(records: list[dict], directory: str | Path, stem: str) -> list[Path]:
     xla = [r["result"]["xla"]["total_bytes"] / gib for r in ok]
 
     fig, ax = plt.subplots(figsize=(6.5, 6))
-    ax.scatter(xla, sym, s=18, alpha=0.8)
+    models = [r.get("params", {}).get("model", "?") for r in ok]
+    for model in dict.fromkeys(models):
+        pts = [(x, y) for x, y, m in zip(xla, sym, models) if m == model]
+        ax.scatter([x for x, _ in pts], [y for _, y in pts], s=18, alpha=0.8, label=model)
     lo, hi = (min(sym + xla) / 1.5, max(sym + xla) * 1.5) if ok else (1e-3, 1.0)
     ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="y = x")
     ax.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(lo, hi), xlabel="XLA total per device (GiB)",

@@ -236,3 +236,29 @@ def test_plots_written(tmp_path):
     assert [p.name for p in paths] == ["hand.scatter.png", "hand.components.png"]
     for p in paths:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000
+
+
+def test_end_to_end_real_verify(tmp_path):
+    """The real `mem4d sweep` with jaxcheck.verify on one tiny config (+ one invalid): a JSON line per config with XLA's
+    figures, summary JSON and PNGs; rerun with --resume compiles nothing. Source of truth: verify()'s own dict."""
+    pytest.importorskip("jaxcheck.verify")
+    grid = tmp_path / "g.toml"
+    grid.write_text('[base]\nmodel = "tiny"\nseq = 128\n[grid]\npp = [1, 3]\n')
+    out = tmp_path / "r.jsonl"
+    cmd = [sys.executable, "-m", "symbolic.cli", "sweep", str(grid), "-o", str(out), "--json"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    ok, skipped = _lines(out)
+    assert (ok["status"], skipped["status"]) == ("ok", "skipped"), ok["error"]
+    res = ok["result"]
+    assert res["xla"]["total_bytes"] > 0 and res["symbolic"]["total"] > 0
+    assert res["rel_error_total"] == pytest.approx(
+        (res["symbolic"]["total"] - res["xla"]["total_bytes"]) / res["xla"]["total_bytes"], rel=1e-9)
+    summary = json.loads(proc.stdout)
+    assert summary == json.loads(rep.summary_path(out).read_text())
+    assert (summary["ok"], summary["skipped"]) == (1, 1)
+    assert summary["rel_error_total"]["max_abs"] == pytest.approx(abs(res["rel_error_total"]))
+    assert all(os.path.getsize(p) > 0 for p in summary["plots"])
+    again = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0 and "2 of 2 configs already in" in again.stderr
+    assert _lines(out) == [ok, skipped]

@@ -1,11 +1,16 @@
 """The train step: causal-LM loss through the pipeline, gradients, optax AdamW, remat policies, ZeRO-1 shardings.
 
 Buffers the compiled step holds per device (what XLA's memory analysis counts):
-  arguments: params (param_dtype), AdamW count + mu + nu (param_dtype; over data x context with ZeRO-1), batch tokens
-             and targets [m, d*b, s] int32 split over data and context; donated params/opt state are also output/alias;
-  temps: gradients (param_dtype, replicated over data and context like the params), the m micro batches' embeddings,
-         residuals saved by autodiff of the pipeline scan (per layer per iteration, set by the remat policy), K/V
-         all-gathered over context, attention scores, one micro batch of fp32 logits in the checkpointed loss scan.
+  arguments: params (param_dtype; blocks split over pipe and tensor, embedding and head split over tensor only and
+             replicated over pipe, MaxText-style, unlike Megatron's first/last-stage placement); AdamW count + mu + nu
+             (param_dtype; also over data x context with ZeRO-1); batch tokens and targets [m, d*b, s] int32 split
+             over data and context; donated params / optimizer state come back as outputs and are counted in alias;
+  temps: gradients (param_dtype, pinned to the params' layout: replicated over data and context); the embeddings of
+         all m micro batches [m, b, s, h] before the pipeline; the stage buffer [p, b, s, h] (one slice per stage);
+         the last stage's outputs [m + p - 1, b, s, h] (replicated over pipe); residuals saved by autodiff of the
+         pipeline scan, per layer per iteration, as the remat policy allows (none: all; selective: SELECTIVE_SAVED;
+         full: only each layer's input); K/V all-gathered over context and the fp32 s x s attention scores of the
+         layer being (re)computed; one micro batch of fp32 logits [b, s, v/t] inside the checkpointed loss scan.
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ import json
 import statistics
 from pathlib import Path
 
-ARGUMENT_NAMES = ("arguments", "argument", "argument_bytes")  # verify's component that XLA's argument_bytes checks
+ARGUMENT_NAMES = ("arguments", "argument")  # verify's row (group sum) that XLA's argument_bytes checks
 
 
 def latest(records: list[dict]) -> list[dict]:
@@ -24,11 +24,10 @@ def _stats(values: list[float]) -> dict:
 
 
 def argument_check(result: dict) -> bool | None:
-    """Whether the symbolic argument bytes equal XLA's argument_bytes exactly; None when verify reports no such component."""
-    for comp in result.get("components") or []:
-        if comp.get("name") in ARGUMENT_NAMES and comp.get("xla") is not None:
-            return int(comp["symbolic"]) == int(comp["xla"])
-    return None
+    """Whether every argument row (params, optimizer, batch and their sum) equals XLA's bytes exactly; None if none."""
+    rows = [c for c in result.get("components") or []
+            if (c.get("name") in ARGUMENT_NAMES or c.get("group") == "argument") and c.get("xla") is not None]
+    return all(int(c["symbolic"]) == int(c["xla"]) for c in rows) if rows else None
 
 
 def summarize(records: list[dict], worst: int = 5) -> dict:
@@ -81,10 +80,10 @@ def print_summary(summary: dict, console) -> None:
     tot = summary["rel_error_total"]
     exact = {True: "exact", False: "NOT exact", None: "not reported"}[summary["argument_bytes_exact"]]
     head = Table(title="mem4d sweep: symbolic vs XLA total per device, |err| = |symbolic - XLA| / XLA")
-    for col in ("configs", "ok", "failed", "skipped", "median |err|", "max |err|", "argument bytes"):
+    for col in ("configs", "ok", "failed", "skipped", "median |err|", "max |err|", "argument bytes (n)"):
         head.add_column(col, justify="right")
     head.add_row(str(summary["count"]), str(summary["ok"]), str(summary["failed"]), str(summary["skipped"]),
-                 _pct(tot["median_abs"]), _pct(tot["max_abs"]), f"{exact} ({summary['argument_bytes_checked']} configs)")
+                 _pct(tot["median_abs"]), _pct(tot["max_abs"]), f"{exact} ({summary['argument_bytes_checked']})")
     console.print(head)
     if summary["components"]:
         comp = Table(title="per component (where XLA has its own figure)")
@@ -135,9 +134,18 @@ def plot(records: list[dict], directory: str | Path, stem: str) -> list[Path]:
     return [scatter, _bars(plt, ok, directory / f"{stem}.components.png")]
 
 
+def _group_rank(name: str) -> int:
+    """Stack the symbolic components in XLA's order (argument, output, temp) as the `jax` profile groups them."""
+    try:
+        from symbolic.profiles.jax import group_of
+    except ImportError:
+        return 0
+    return ("argument", "output", "temp").index(group_of(name))
+
+
 def _bars(plt, ok: list[dict], path: Path) -> Path:
     """Per config, two stacked bars as fractions of XLA's total: symbolic components, XLA argument / output-alias / temp."""
-    names = list(dict.fromkeys(k for r in ok for k in r["result"]["symbolic"] if k != "total"))
+    names = sorted(dict.fromkeys(k for r in ok for k in r["result"]["symbolic"] if k != "total"), key=_group_rank)
     fig, ax = plt.subplots(figsize=(max(8.0, 0.42 * len(ok) + 3), 6))
     cmap = plt.get_cmap("tab20")
     xs = range(len(ok))

@@ -142,3 +142,15 @@ def test_pipeline_moves_activations_not_weights():
     assert "all-gather" not in hlo
     # each stage holds half the block parameters: params bytes < the unsharded model's fp32 bytes
     assert report.arguments["params"] < 4 * SHAPE.param_count
+
+
+def test_measure_on_cpu_is_none_not_zero():
+    """A fresh subprocess finds no device memory stats on CPU and says so with None (the plan survives JSON)."""
+    from jaxcheck.measure import measure, plan_from_json, plan_to_json
+    from jaxcheck.options import JaxOptions, Plan
+
+    if jax.default_backend() != "cpu":
+        pytest.skip("CPU-only behaviour")
+    plan = Plan(SHAPE, Training(d=2, s=16, gbs=4, recompute="full"), JaxOptions(compute_dtype="float32"))
+    assert plan_from_json(plan_to_json(plan)) == plan
+    assert measure(plan) is None

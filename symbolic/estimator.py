@@ -70,9 +70,13 @@ class Estimator:
     def stage_totals(self, **arrays) -> dict[str, np.ndarray]:
         """Each stage's total as `estimate` reports it: the sum of its components rounded to whole bytes."""
         out = self.stages(**arrays)
-        parts = {stage: [name for name in self.stage_outputs if name.split(".", 1)[0] == stage
-                         and name != f"{stage}.total"] for stage in STAGE_ORDER}
-        return {stage: np.sum([np.rint(out[name]) for name in names], axis=0) for stage, names in parts.items()}
+        totals = {}
+        for stage in STAGE_ORDER:
+            names = [name for name in self.stage_outputs if name.split(".", 1)[0] == stage and name != f"{stage}.total"]
+            totals[stage] = np.rint(out[names[0]])
+            for name in names[1:]:
+                totals[stage] += np.rint(out[name], out=out[name])  # in place: no stacked temporaries
+        return totals
 
 
 @functools.lru_cache(maxsize=None)
@@ -142,7 +146,8 @@ def peak_of(total: np.ndarray, stage_totals: dict[str, np.ndarray], p: np.ndarra
 
 @dataclass(frozen=True)
 class Estimate:
-    """One configuration's bytes: `bytes` (the profile's most-loaded-GPU breakdown + total) and `stages`."""
+    """One configuration's bytes: `bytes` (the profile's most-loaded-GPU breakdown + total), `stages`, and the
+    `peak` of the two that the fit verdict judges."""
 
     profile: str
     shape: ModelShape

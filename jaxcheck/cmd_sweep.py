@@ -60,9 +60,10 @@ class _Progress:
         self.total, self.done, self.bar = total, 0, None
         if bar:
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                                       TimeRemainingColumn)
 
-            self.bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                 TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True), transient=False)
             self.task = self.bar.add_task("sweep", total=total)
             self.bar.start()

@@ -97,19 +97,22 @@ def run(args: argparse.Namespace, run_fn: sw.RunFn | None = None, devices: int |
     if done and not args.resume:
         raise ConfigError(f"{out} already holds {len(done)} results: add --resume to continue it, or choose another -o")
     todo = sw.pending(sw.jobs(configs), done, args.retry_failed)
-    if todo and run_fn is None:
-        devices = _start_backend(todo, args.platform)
-        run_fn = _verify_fn(args.measure)
-    if len(configs) > len(todo):
-        print(f"{len(configs) - len(todo)} of {len(configs)} configs already in {out}, running {len(todo)}", file=sys.stderr)
-    progress = _Progress(len(todo), bar=sys.stderr.isatty() and not args.json)
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     fd = sw.open_results(out)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    progress = None
     try:
+        if todo and run_fn is None:
+            devices = _start_backend(todo, args.platform)
+            run_fn = _verify_fn(args.measure)
+        if len(configs) > len(todo):
+            print(f"{len(configs) - len(todo)} of {len(configs)} configs already in {out}, running {len(todo)}",
+                  file=sys.stderr)
+        progress = _Progress(len(todo), bar=sys.stderr.isatty() and not args.json)
         sw.run_all(todo, fd, run_fn, devices or 1, on_done=progress)
     except KeyboardInterrupt:
-        progress.stop()
-        keys = {c for c in map(sw.config_key, configs)}
+        if progress:
+            progress.stop()
+        keys = set(map(sw.config_key, configs))
         finished = len({r["key"] for r in sw.read_results(out)} & keys)
         print(f"mem4d sweep: interrupted; {finished} of {len(configs)} configs are in {out}. "
               f"Resume with: mem4d sweep {args.grid} -o {out} --resume", file=sys.stderr)
@@ -117,7 +120,8 @@ def run(args: argparse.Namespace, run_fn: sw.RunFn | None = None, devices: int |
     finally:
         os.close(fd)
         signal.signal(signal.SIGTERM, previous)
-        progress.stop()
+        if progress:
+            progress.stop()
     return _report(args, out, configs)
 
 

@@ -133,27 +133,39 @@ def one_line(err: BaseException) -> str:
 # ---- JSONL results ---------------------------------------------------------------------------------------------------
 
 def read_results(path: str | Path) -> list[dict]:
-    """Every complete JSON line of a results file (a torn last line from a kill is ignored); [] if the file is absent."""
+    """Every complete record of a results file ([] if absent); only the last line may be torn (a kill mid-write).
+
+    Any other line that is not a sweep record means -o names some other file: a one-line ConfigError, nothing written."""
     try:
         text = Path(path).read_text()
     except FileNotFoundError:
         return []
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"cannot read results file {path}: {getattr(err, 'strerror', None) or err}") from None
+    lines = text.splitlines()
     out = []
-    for line in text.splitlines():
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict) and "key" in record:
+            record = None
+        if isinstance(record, dict) and "key" in record and "status" in record:
             out.append(record)
+        elif i < len(lines) or text.endswith("\n"):
+            raise ConfigError(f"{path} line {i} is not a mem4d sweep record: choose another -o (a .jsonl of results)")
     return out
 
 
 def open_results(path: str | Path) -> int:
     """Open for appending; a torn last line (killed mid-write) is cut off so the next record starts on its own line."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    except OSError as err:
+        raise ConfigError(f"cannot write results file {path}: {err.strerror}") from None
     size = os.fstat(fd).st_size
     if size:
         data = path.read_bytes()

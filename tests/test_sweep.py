@@ -102,6 +102,18 @@ def test_missing_grid_file_exits_2(tmp_path):
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "nope.toml not found" in proc.stderr
 
 
+def test_output_that_is_not_a_results_file_exits_2(tmp_path):
+    """-o naming some other file (or a directory) is refused with one line, and the file is left as it was."""
+    (tmp_path / "g.toml").write_text(GRID)
+    for target, needle in ((tmp_path / "g.toml", "line 2 is not a mem4d sweep record"),
+                           (tmp_path, "cannot read results file")):
+        before = target.read_text() if target.is_file() else None
+        proc = subprocess.run([sys.executable, "-m", "symbolic.cli", "sweep", str(tmp_path / "g.toml"), "-o",
+                               str(target), "--resume"], capture_output=True, text=True)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and needle in proc.stderr, proc.stderr
+        assert before is None or target.read_text() == before
+
+
 def test_run_records_ok_failed_skipped(tmp_path):
     """Each config gives one line; a compile error is recorded (one line) and the sweep goes on."""
     (tmp_path / "g.toml").write_text(GRID)

@@ -1,0 +1,100 @@
+"""Symbolic vs XLA vs measured: the `jax` profile's closed forms next to XLA's memory analysis of the same step.
+
+The byte widths the profile is evaluated with come from JaxOptions through symbolic.profiles.jax.byte_widths (one
+source of truth). XLA reports four groups per device (argument, output, alias, temp); the profile's components map
+onto them (symbolic.profiles.jax.group_of), so each group is compared on its own: arguments exactly (params,
+optimizer, batch from the shardings), output - alias (loss and tuple table), and temp (everything else), then total.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from symbolic.shapes import ModelShape
+from symbolic.training import Training
+
+from .options import JaxOptions, Plan
+
+GROUP_ROWS = ("argument", "output - alias", "temp")
+
+
+def jax_training(training: Training, opts: JaxOptions) -> Training:
+    """The Training the `jax` profile is evaluated with: byte widths from the jax options' dtypes."""
+    from symbolic.profiles.jax import byte_widths
+
+    return dataclasses.replace(training, **byte_widths(opts.param_dtype, opts.compute_dtype))
+
+
+def symbolic_bytes(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions()) -> dict[str, int]:
+    """The `jax` profile's components (and "total") in bytes per device for this configuration."""
+    from symbolic.estimator import estimate
+
+    return dict(estimate(shape, jax_training(training, opts), "jax", overheads=False).bytes)
+
+
+def rel(sym: float, ref: float | None) -> float | None:
+    """(symbolic - reference) / reference; None without a reference, 0 when both are 0."""
+    if ref is None:
+        return None
+    if ref == 0:
+        return 0.0 if sym == 0 else float("inf")
+    return (sym - ref) / ref
+
+
+def _row(name: str, sym: int, xla: int | None, group: str) -> dict:
+    return {"name": name, "group": group, "symbolic": int(sym), "xla": None if xla is None else int(xla),
+            "rel_error": rel(sym, xla)}
+
+
+def compare(sym: dict[str, int], xla: dict, arguments: dict[str, int]) -> list[dict]:
+    """Rows component | symbolic | XLA: arguments per group, output - alias, each temp, then the group sums."""
+    from symbolic.profiles.jax import group_of
+
+    names = [n for n in sym if n != "total"]
+    rows = [_row("params", sym["params"], arguments["params"], "argument"),
+            _row("optimizer", sym["adam_moments"] + sym["adam_count"], arguments["optimizer"], "argument"),
+            _row("batch", sym["batch"], arguments["batch"], "argument")]
+    outs = [n for n in names if group_of(n) == "output"]
+    rows += [_row(n, sym[n], xla["output_bytes"] - xla["alias_bytes"] if len(outs) == 1 else None, "output")
+             for n in outs]
+    rows += [_row(n, sym[n], None, "temp") for n in names if group_of(n) == "temp"]
+    group_sum = lambda g: sum(sym[n] for n in names if group_of(n) == g)
+    rows += [_row("argument", group_sum("argument"), xla["argument_bytes"], "sum"),
+             _row("output - alias", group_sum("output"), xla["output_bytes"] - xla["alias_bytes"], "sum"),
+             _row("temp", group_sum("temp"), xla["temp_bytes"], "sum"),
+             _row("total", sym["total"], xla["total_bytes"], "sum")]
+    return rows
+
+
+def verify(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions(), *,
+           explain: bool = False, measure: bool = False) -> dict:
+    """Compile jaxcheck's train step for this config on the current jax backend and compare with the `jax` profile.
+
+    The caller has made enough devices (jaxcheck.mesh.request_cpu_devices(n) before jax starts). Returns the
+    `mem4d verify --json` object; raises ConfigError (one line) for invalid configs, anything else is a compile failure.
+    """
+    plan = Plan(shape, training, opts).check()
+    sym = symbolic_bytes(shape, training, opts)
+    from .compile import FAST_CPU, compile_step
+    from .mesh import make_mesh
+
+    mesh = make_mesh(training)
+    cpu = mesh.devices.flat[0].platform == "cpu"
+    report, _, _ = compile_step(plan, mesh, compiler_options=FAST_CPU if cpu else None)
+    measured = None
+    if measure and not cpu:
+        from .measure import measure as run_measure
+
+        measured = run_measure(plan)
+    details = None
+    if explain:
+        from .explain import explain as run_explain
+
+        details = run_explain(plan, mesh, report.xla)
+    config = {**jax_training(training, opts).as_dict(), **dataclasses.asdict(opts)}
+    return {
+        "model": shape.name, "shape": shape.as_dict(), "config": config, "mesh": report.mesh,
+        "symbolic": sym, "xla": report.xla, "arguments": report.arguments, "measured": measured,
+        "components": compare(sym, report.xla, report.arguments),
+        "rel_error_total": rel(sym["total"], report.xla["total_bytes"]),
+        "compile_seconds": round(report.compile_seconds, 3), "explain": details,
+    }

@@ -1,0 +1,89 @@
+"""Tensors jaxcheck's compiled train step keeps per layer for backward, named as jaxcheck/llama.py names them.
+
+Each tensor is one device's shard for one micro batch, read off the implementation: the residual stream between
+blocks is [b, s, h] split over context (and over tensor with SP, rules "seq_sp"); inside a block ("seq") s is split
+over context only, so the normed inputs attn_in / mlp_in are kept all-gathered over tensor; heads and f are split
+over tensor; K and V are all-gathered over context ("kv_seq"); XLA attention materialises [b, a, s/c, s] scores.
+Under remat none the list is what jax autodiff saves (jax.ad_checkpoint.saved_residuals of jaxcheck.step's layer):
+fp32 RMSNorm intermediates, the scores, their exp and the bf16 probabilities, the three SiLU intermediates.
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from ..symbols import B_a, a, b, c, f, h, k, s, t
+from .base import Component, Switches
+
+FP32 = sp.Integer(4)  # RMSNorm, RoPE, softmax and logits run in fp32 (jaxcheck.llama, jaxcheck.attention)
+
+
+def tokens(width: sp.Expr, nbytes: sp.Expr, split_t: bool) -> sp.Expr:
+    """One device's bytes of a [b, s, width] tensor: s split over c, and width (or s, with SP) over t if split_t."""
+    return nbytes * b * s * width / (c * (t if split_t else 1))
+
+
+def scores(nbytes: sp.Expr) -> sp.Expr:
+    """One device's bytes of a [b, a, s, s] score tensor: heads over t, queries over c, all s keys (K/V gathered)."""
+    return nbytes * b * a * s * s / (t * c)
+
+
+def _stream(name: str, sw: Switches, doc: str) -> Component:
+    """A bf16 [b, s, h] tensor of the residual stream, kept in the between-blocks layout (s over c, and t with SP)."""
+    return Component(name, tokens(h, B_a, sw.sp), doc)
+
+
+def _norm_residuals(prefix: str, sw: Switches) -> list[Component]:
+    """What autodiff of jaxcheck's fp32 RMSNorm keeps: x in fp32, x * rsqrt(mean x^2 + eps) in fp32, rsqrt twice."""
+    return [
+        Component(f"{prefix}_x32", tokens(h, FP32, sw.sp), "fp32 copy of the norm input (llama.RMSNorm, x.astype(float32))"),
+        Component(f"{prefix}_normed32", tokens(h, FP32, sw.sp), "fp32 x * rsqrt(mean(x^2) + eps), input of the scale multiply"),
+        Component(f"{prefix}_rsqrt", 2 * tokens(1, FP32, sw.sp), "fp32 [b, s, 1] rsqrt and its product, kept twice"),
+    ]
+
+
+def saved_none(sw: Switches) -> list[Component]:
+    """Remat none: every residual jax autodiff keeps for one layer (saved_residuals of the layer function)."""
+    return _norm_residuals("attn_norm", sw) + [
+        Component("attn_in", tokens(h, B_a, False), "'attn_in': normed input of Q/K/V, all-gathered over t (inner layout)"),
+        Component("k_gathered", tokens(h * k / a, B_a, True) * c, "'k_gathered': K after RoPE all-gathered over context"),
+        Component("v_gathered", tokens(h * k / a, B_a, True) * c, "'v_gathered': V all-gathered over context"),
+        Component("q", tokens(h, B_a, True), "'q' after RoPE, reshaped to [b, s, k, a/k, dh] for the score einsum"),
+        Component("scores", scores(FP32), "fp32 masked scores q k^T / sqrt(dh), input of the softmax"),
+        Component("scores_exp", scores(FP32), "fp32 exp(scores - max) of the softmax"),
+        Component("probs", scores(B_a), "bf16 softmax probabilities, input of P V"),
+        Component("softmax_sums", 2 * scores(FP32) / s, "fp32 [b, a, s, 1] softmax denominators (sum and its square)"),
+        Component("attn_out", tokens(h, B_a, True), "'attn_out': attention output, input of the row-parallel Wo"),
+    ] + _norm_residuals("mlp_norm", sw) + [
+        Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of gate/up, all-gathered over t"),
+        Component("gate", tokens(f, B_a, True), "'gate' projection output"),
+        Component("up", tokens(f, B_a, True), "'up' projection output"),
+        Component("silu_parts", 3 * tokens(f, B_a, True), "three SiLU intermediates (sigmoid, its complement, silu)"),
+        Component("swiglu", tokens(f, B_a, True), "'swiglu' = silu(gate) * up, input of the row-parallel down"),
+    ]
+
+
+def saved_selective(sw: Switches) -> list[Component]:
+    """Remat selective: the names jaxcheck.step.SELECTIVE_SAVED keeps; scores and softmax are recomputed."""
+    return [
+        _stream("attn_norm_in", sw, "'attn_norm_in': layer input, the residual stream"),
+        Component("attn_in", tokens(h, B_a, False), "'attn_in': normed input of Q/K/V, all-gathered over t (inner layout)"),
+        Component("q", tokens(h, B_a, True), "'q' after RoPE, heads over t"),
+        Component("k", tokens(h * k / a, B_a, True), "'k' after RoPE, k heads over t, s over c (before the gather)"),
+        Component("v", tokens(h * k / a, B_a, True), "'v', k heads over t, s over c (before the gather)"),
+        Component("attn_out", tokens(h, B_a, True), "'attn_out': attention output, input of Wo"),
+        _stream("mlp_norm_in", sw, "'mlp_norm_in': residual stream after attention"),
+        Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of gate/up, all-gathered over t"),
+        Component("gate", tokens(f, B_a, True), "'gate' projection output"),
+        Component("up", tokens(f, B_a, True), "'up' projection output"),
+        Component("swiglu", tokens(f, B_a, True), "'swiglu' = silu(gate) * up, input of down"),
+    ]
+
+
+def saved_full(sw: Switches) -> list[Component]:
+    """Remat full (nothing_saveable): only the layer input x, in the residual-stream layout."""
+    return [_stream("x", sw, "layer input x, the only residual under jax.checkpoint(nothing_saveable)")]
+
+
+def layer_tensors(sw: Switches) -> list[Component]:
+    """The tensors one layer keeps for one micro batch under the remat policy (Training.recompute)."""
+    return {"none": saved_none, "selective": saved_selective, "full": saved_full}[sw.recompute](sw)

@@ -14,6 +14,7 @@ from ..errors import ConfigError
 # profile name -> module implementing it
 PROFILES: dict[str, str] = {
     "paper": "symbolic.profiles.paper",
+    "jax": "symbolic.profiles.jax",
 }
 
 

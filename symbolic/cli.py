@@ -15,6 +15,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "latex": ("symbolic.cmd_latex", "write a standalone LaTeX report of the formulas and numbers"),
     "compile": ("jaxcheck.cmd_compile", "compile the jax train step on a 4D mesh and print XLA's per-device memory"),
     "plan": ("symbolic.cmd_plan", "enumerate every 4D configuration of a cluster, keep those that fit, rank them"),
+    "verify": ("jaxcheck.cmd_verify", "symbolic jax profile vs XLA (vs measured) per component, for one configuration"),
     "sweep": ("jaxcheck.cmd_sweep", "verify many configurations from a TOML grid: resumable JSONL, summary, plots"),
 }
 

@@ -1,0 +1,150 @@
+"""`mem4d verify --explain`: take XLA's temp apart with compiled variants and list the residuals saved per layer.
+
+Variants of the same configuration (each compiled like the step itself, symbolic evaluated the same way):
+  2L layers            -> XLA's temp bytes per added layer of a stage ((temp(2L) - temp(L)) / (L/p))
+  2m micro batches     -> temp bytes per added micro batch ((temp(2m) - temp(m)) / m)
+  remat none vs full   -> what the remat policy saves (temp(none) - temp(full))
+  forward only         -> XLA's temp of the loss alone (no symbolic figure: the profile models the train step)
+Residuals: jax's saved_residuals of jaxcheck's layer function on abstract inputs (b = 2 so that batch-dependent
+tensors are told apart from loop-invariant ones), against the profile's per-layer tensor list at d = t = c = 1.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+
+from .options import Plan
+
+# tensors of symbolic.components.jaxstep that stand for several residuals of the same size
+MULTIPLICITY = {"attn_norm_rsqrt": 2, "mlp_norm_rsqrt": 2, "softmax_sums": 2, "silu_parts": 3}
+TRACE_BATCH = 2
+
+
+def _temps(plan: Plan, mesh) -> tuple[int, int]:
+    """(XLA temp, symbolic temp) of the train step of this plan."""
+    from .compile import FAST_CPU, compile_step
+    from .verify import symbolic_bytes
+
+    cpu = mesh.devices.flat[0].platform == "cpu"
+    report, _, _ = compile_step(plan, mesh, compiler_options=FAST_CPU if cpu else None)
+    return report.xla["temp_bytes"], _sym_temp(symbolic_bytes(plan.shape, plan.train, plan.opts))
+
+
+def _sym_temp(sym: dict[str, int]) -> int:
+    from symbolic.profiles.jax import group_of
+
+    return sum(n for name, n in sym.items() if name != "total" and group_of(name) == "temp")
+
+
+def forward_temp(plan: Plan, mesh) -> int:
+    """XLA's temp bytes of the loss alone (forward pass, no gradients or optimizer)."""
+    from .compile import FAST_CPU
+    from .state import build
+    from .step import loss_fn
+
+    built = build(plan, mesh)
+    fn = lambda params, batch: loss_fn(params, batch, built.graphdef, built.block_graphdef, plan)
+    cpu = mesh.devices.flat[0].platform == "cpu"
+    with jax.set_mesh(mesh):
+        jitted = jax.jit(fn, in_shardings=(built.shardings["params"], built.shardings["batch"]))
+        compiled = jitted.lower(built.abstract["params"], built.abstract["batch"]).compile(
+            compiler_options=FAST_CPU if cpu else None)
+    return int(compiled.memory_analysis().temp_size_in_bytes)
+
+
+def _variant(name: str, what: str, xla: float, sym: float) -> dict:
+    from .verify import rel
+
+    return {"name": name, "what": what, "xla": int(xla), "symbolic": int(sym), "rel_error": rel(sym, xla)}
+
+
+def variants(plan: Plan, mesh, base_xla_temp: int) -> list[dict]:
+    """Per-layer, per-micro-batch and remat slopes of XLA's temp next to the profile's."""
+    shape, tr = plan.shape, plan.train
+    x0, s0 = base_xla_temp, _temps(plan, mesh)[1]
+    out = []
+    x2, s2 = _temps(dataclasses.replace(plan, shape=dataclasses.replace(shape, L=2 * shape.L)), mesh)
+    per = shape.L // tr.p
+    out.append(_variant("per layer", f"(temp(2L) - temp(L)) / (L/p), L/p = {per}", (x2 - x0) / per, (s2 - s0) / per))
+    xm, sm = _temps(dataclasses.replace(plan, train=dataclasses.replace(tr, gbs=2 * tr.global_batch)), mesh)
+    out.append(_variant("per micro batch", f"(temp(2m) - temp(m)) / m, m = {tr.m}", (xm - x0) / tr.m, (sm - s0) / tr.m))
+    other = {"none": "full", "selective": "none", "full": "none"}[tr.recompute]
+    xo, so = _temps(dataclasses.replace(plan, train=dataclasses.replace(tr, recompute=other)), mesh)
+    out.append(_variant(f"remat {other} - {tr.recompute}", "what the remat policy changes", xo - x0, so - s0))
+    out.append({"name": "forward only", "what": "temp of the loss alone (no symbolic figure)",
+                "xla": forward_temp(plan, mesh), "symbolic": None, "rel_error": None})
+    return out
+
+
+def _is_activation(aval, s: int) -> bool:
+    """A per-micro-batch tensor: [b, s, ...] or [b, heads, ..., s, s], not bool (the causal mask is loop-invariant)."""
+    shape = tuple(aval.shape)
+    return aval.dtype != jnp.bool_ and len(shape) >= 2 and shape[0] == TRACE_BATCH and s in shape[1:]
+
+
+def residuals(plan: Plan, mesh) -> dict:
+    """jax's saved residuals of one layer (activations per micro batch) vs the profile's per-layer tensors."""
+    from jax._src.ad_checkpoint import saved_residuals
+
+    import sympy as sp
+    from symbolic.components import Switches
+    from symbolic.components.jaxstep import layer_tensors
+    from symbolic.symbols import BY_NAME
+
+    from .state import build
+    from .step import layer_function
+
+    built = build(plan, mesh)
+    layer_params = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape[2:], x.dtype), built.abstract["params"]["blocks"])
+    s, cdt = plan.train.s, jnp.dtype(plan.opts.compute_dtype)
+    x = jax.ShapeDtypeStruct((TRACE_BATCH, s, plan.shape.h), cdt)
+    with jax.set_mesh(mesh):
+        saved = saved_residuals(layer_function(built.block_graphdef, plan), layer_params, x)
+    listed = [{"shape": aval.str_short(), "bytes": int(aval.size * aval.dtype.itemsize), "what": desc,
+               "activation": _is_activation(aval, s)} for aval, desc in saved]
+    acts = [r for r in listed if r["activation"]]
+    sw = Switches(recompute=plan.train.recompute, sp=plan.train.sp, dist_opt=plan.train.dist_opt, overheads=False)
+    values = {"s": s, "b": TRACE_BATCH, "h": plan.shape.h, "f": plan.shape.f, "a": plan.shape.a, "k": plan.shape.k,
+              "d": 1, "t": 1, "c": 1, "B_a": cdt.itemsize}
+    subs = {BY_NAME[n]: val for n, val in values.items()}
+    tensors = [{"name": part.name, "count": MULTIPLICITY.get(part.name, 1), "bytes": int(sp.sympify(part.expr).xreplace(subs))}
+               for part in layer_tensors(sw)]
+    return {"trace_shape": f"b={TRACE_BATCH}, s={s}, d=t=c=1", "jax": listed,
+            "jax_count": len(acts), "jax_bytes": sum(r["bytes"] for r in acts),
+            "symbolic": tensors, "symbolic_count": sum(t["count"] for t in tensors),
+            "symbolic_bytes": sum(t["bytes"] for t in tensors)}
+
+
+def explain(plan: Plan, mesh, xla: dict) -> dict:
+    """The "explain" object of `mem4d verify --json --explain`."""
+    return {"variants": variants(plan, mesh, xla["temp_bytes"]), "residuals": residuals(plan, mesh)}
+
+
+def print_explain(details: dict, console) -> None:
+    from rich.table import Table
+
+    from .cmd_verify import _err, _fmt
+
+    table = Table(title="XLA's temp taken apart (MiB per device)", title_justify="left")
+    for col in ("variant", "how", "symbolic", "XLA", "rel. error"):
+        table.add_column(col, justify="right" if col in ("symbolic", "XLA", "rel. error") else "left")
+    for v in details["variants"]:
+        table.add_row(v["name"], v["what"], _fmt(v["symbolic"]), _fmt(v["xla"]), _err(v["rel_error"]))
+    console.print(table)
+    res = details["residuals"]
+    table = Table(title=f"residuals saved per layer ({res['trace_shape']}): jax saved_residuals vs profile",
+                  title_justify="left")
+    for col in ("jax residual", "bytes", "per micro batch", "profile tensor", "count", "bytes "):
+        table.add_column(col, justify="right" if "bytes" in col or col == "count" else "left")
+    rows = max(len(res["jax"]), len(res["symbolic"]))
+    for i in range(rows):
+        j = res["jax"][i] if i < len(res["jax"]) else None
+        t = res["symbolic"][i] if i < len(res["symbolic"]) else None
+        table.add_row(*(([f"{j['shape']} {j['what'][:60]}", f"{j['bytes']:,}", "yes" if j["activation"] else "no"])
+                        if j else ["", "", ""]),
+                      *(([t["name"], str(t["count"]), f"{t['bytes']:,}"]) if t else ["", "", ""]))
+    table.add_row("activations", f"{res['jax_bytes']:,}", str(res["jax_count"]), "total",
+                  str(res["symbolic_count"]), f"{res['symbolic_bytes']:,}", style="bold")
+    console.print(table)

@@ -8,7 +8,7 @@ are all resident at the peak, and a donated buffer counted both as argument and 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import jax
 
@@ -29,7 +29,6 @@ class Report:
     xla: dict
     arguments: dict
     measured: dict | None = None
-    extra: dict = field(default_factory=dict)
 
     def as_json(self) -> dict:
         return {"mesh": self.mesh, "devices": self.devices, "param_count": self.param_count,

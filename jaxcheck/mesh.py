@@ -40,13 +40,10 @@ def request_mock_gpu_topology(topology: str) -> None:
         jax.config.update("jax_mock_gpu_topology", topology)
 
 
-def init_distributed(coordinator: str | None, num_processes: int | None, process_id: int | None,
-                     local_devices: int | None = None) -> None:
+def init_distributed(coordinator: str | None, num_processes: int | None, process_id: int | None) -> None:
     """jax.distributed.initialize: explicit address/count/id, or auto-detected (SLURM, Kubernetes, ...) when all are None."""
     import jax
 
-    if local_devices:
-        request_cpu_devices(local_devices)
     try:
         if coordinator is None and num_processes is None and process_id is None:
             jax.distributed.initialize()

@@ -136,15 +136,19 @@ def print_explain(details: dict, console) -> None:
     res = details["residuals"]
     table = Table(title=f"residuals saved per layer ({res['trace_shape']}): jax saved_residuals vs profile",
                   title_justify="left")
-    for col in ("jax residual", "bytes", "per micro batch", "profile tensor", "count", "bytes "):
+    for col in ("jax residual (per micro batch)", "bytes", "", "profile tensor", "count", "bytes "):
         table.add_column(col, justify="right" if "bytes" in col or col == "count" else "left")
-    rows = max(len(res["jax"]), len(res["symbolic"]))
+    acts = [r for r in res["jax"] if r["activation"]]
+    rows = max(len(acts), len(res["symbolic"]))
     for i in range(rows):
-        j = res["jax"][i] if i < len(res["jax"]) else None
+        j = acts[i] if i < len(acts) else None
         t = res["symbolic"][i] if i < len(res["symbolic"]) else None
-        table.add_row(*(([f"{j['shape']} {j['what'][:60]}", f"{j['bytes']:,}", "yes" if j["activation"] else "no"])
+        table.add_row(*(([f"{j['shape']} {j['what'].split(' from ')[0][:40]}", f"{j['bytes']:,}", ""])
                         if j else ["", "", ""]),
                       *(([t["name"], str(t["count"]), f"{t['bytes']:,}"]) if t else ["", "", ""]))
     table.add_row("activations", f"{res['jax_bytes']:,}", str(res["jax_count"]), "total",
                   str(res["symbolic_count"]), f"{res['symbolic_bytes']:,}", style="bold")
     console.print(table)
+    others = [r for r in res["jax"] if not r["activation"]]
+    console.print(f"not per micro batch (parameters, their compute-dtype casts, loop-invariant constants): {len(others)} "
+                  f"residuals, {sum(r['bytes'] for r in others):,} bytes")

@@ -1,0 +1,77 @@
+"""Profile `jax` (pure sympy): structure, byte widths from the jax dtypes, and the CLI paths that take --profile jax.
+
+Sources of truth: jaxcheck's implementation as described in symbolic/profiles/jax.py (hand-computed byte counts for a
+small shape below), and the estimator's contract that lambdified numbers equal the sympy expressions (exact).
+"""
+import dataclasses
+import subprocess
+import sys
+
+import pytest
+import sympy as sp
+
+from symbolic.components import Switches
+from symbolic.estimator import estimate, inputs_for
+from symbolic.profiles import jax as prof
+from symbolic.shapes import ModelShape
+from symbolic.symbols import BY_NAME
+from symbolic.training import RECOMPUTE, Training
+
+SHAPE = ModelShape("t", h=48, f=112, a=6, k=2, L=4, v=144)
+
+
+def _training(**kw) -> Training:
+    return dataclasses.replace(Training(**kw), **prof.byte_widths())
+
+
+def test_byte_widths_follow_dtypes():
+    """fp32 params -> 4 bytes weights and gradients, Adam mu + nu 8; bf16 compute -> 2."""
+    assert prof.byte_widths() == {"weight_bytes": 4, "grad_bytes": 4, "opt_bytes": 8, "act_bytes": 2}
+    assert prof.byte_widths("bfloat16", "float32") == {"weight_bytes": 2, "grad_bytes": 2, "opt_bytes": 4, "act_bytes": 4}
+
+
+@pytest.mark.parametrize("recompute", RECOMPUTE)
+def test_every_component_is_documented_grouped_and_stage_independent(recompute):
+    sw = Switches(recompute=recompute, overheads=False)
+    parts = prof.components(sw)
+    assert all(part.doc and "\n" not in part.doc for part in parts)
+    assert {prof.group_of(part.name) for part in parts} == {"argument", "output", "temp"}
+    assert [p.name for p in prof.stage_components(sw, "first")] == [p.name for p in parts]
+    assert all(part.doc for part in prof.layer_tensors(sw))
+
+
+def test_params_and_arguments_by_hand():
+    """d=t=p=c=1, s=64, b=1, m=1: params = 4 bytes x param_count (one device holds everything), Adam 8 x + 4,
+    batch 2 x 4 x s; the loss and 38-entry output tuple table are 4 + 8*38 bytes (hand count of jaxcheck's outputs)."""
+    tr = _training(s=64, b=1, gbs=1, dist_opt=False)
+    est = estimate(SHAPE, tr, "jax", overheads=False).bytes
+    assert est["params"] == 4 * SHAPE.param_count
+    assert est["adam_moments"] == 8 * SHAPE.param_count and est["adam_count"] == 4
+    assert est["batch"] == 2 * 4 * 64
+    assert est["loss_and_tuple"] == 4 + 8 * 38
+
+
+def test_zero1_divides_moments_by_d_c():
+    base = estimate(SHAPE, _training(d=2, c=2, s=64, gbs=2, dist_opt=False), "jax", overheads=False).bytes
+    zero = estimate(SHAPE, _training(d=2, c=2, s=64, gbs=2, dist_opt=True), "jax", overheads=False).bytes
+    assert zero["adam_moments"] * 4 == base["adam_moments"]
+    assert zero["params"] == base["params"] and zero["gradients"] == base["gradients"]
+
+
+@pytest.mark.parametrize("recompute", RECOMPUTE)
+def test_lambdified_equals_sympy(recompute):
+    """The cached numpy estimator gives the sympy expressions' values (rounded to bytes)."""
+    tr = _training(d=2, t=2, p=2, c=2, s=128, gbs=8, recompute=recompute)
+    est = estimate(SHAPE, tr, "jax", overheads=False).bytes
+    subs = {BY_NAME[name]: value for name, value in inputs_for(SHAPE, tr).items()}
+    for part in prof.components(Switches(recompute=recompute, dist_opt=True, overheads=False)):
+        assert est[part.name] == int(round(float(sp.sympify(part.expr).xreplace(subs)))), part.name
+
+
+@pytest.mark.parametrize("cmd", [["formula", "--profile", "jax", "--recompute", "full"],
+                                 ["estimate", "--profile", "jax", "--model", "tiny", "--seq", "256"],
+                                 ["latex", "--profile", "jax", "--model", "tiny", "--seq", "256"]])
+def test_cli_takes_profile_jax(cmd):
+    proc = subprocess.run([sys.executable, "-m", "symbolic.cli", *cmd], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "attention_backward" in proc.stdout or "attention" in proc.stdout

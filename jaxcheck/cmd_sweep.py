@@ -85,6 +85,22 @@ class _Progress:
             self.bar = None
 
 
+def code_version() -> str | None:
+    """The git commit of the mem4d code that computes the records, '+dirty' when symbolic/ or jaxcheck/ have edits."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "symbolic", "jaxcheck"], cwd=root,
+                               capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode:
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
 def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -108,7 +124,7 @@ def run(args: argparse.Namespace, run_fn: sw.RunFn | None = None, devices: int |
             print(f"{len(configs) - len(todo)} of {len(configs)} configs already in {out}, running {len(todo)}",
                   file=sys.stderr)
         progress = _Progress(len(todo), bar=sys.stderr.isatty() and not args.json)
-        sw.run_all(todo, fd, run_fn, devices or 1, on_done=progress)
+        sw.run_all(todo, fd, run_fn, devices or 1, on_done=progress, extra={"code": code_version()})
     except KeyboardInterrupt:
         if progress:
             progress.stop()

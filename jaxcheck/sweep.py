@@ -237,11 +237,11 @@ def pending(all_jobs: list[Job], done: list[dict], retry_failed: bool = False) -
 
 
 def run_all(todo: list[Job], fd: int, run: RunFn, devices: int,
-            on_done: Callable[[dict], None] = lambda record: None) -> int:
-    """Run jobs in order, appending each record as soon as it is finished; returns how many were written."""
+            on_done: Callable[[dict], None] = lambda record: None, extra: dict | None = None) -> int:
+    """Run jobs in order, appending each record (plus the extra fields) as soon as it is finished; returns the count."""
     written = 0
     for job in todo:
-        record = run_job(job, run, devices)
+        record = run_job(job, run, devices) | (extra or {})
         append_result(fd, record)
         written += 1
         on_done(record)

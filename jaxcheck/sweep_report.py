@@ -54,6 +54,7 @@ def summarize(records: list[dict], worst: int = 5) -> dict:
         "argument_bytes_exact": (all(known) if known else None),
         "argument_bytes_checked": len(known),
         "failed_configs": [{"label": r.get("label"), "error": r["error"]} for r in records if r["status"] == "failed"],
+        "code": sorted({r["code"] for r in records if r.get("code")}),  # git commits that computed the records
     }
 
 
@@ -101,7 +102,9 @@ def print_summary(summary: dict, console) -> None:
                           f"{100 * w['rel_error_total']:+.2f} %")
         console.print(worst)
     for f in summary["failed_configs"]:
-        console.print(f"failed: {f['label']}: {f['error']}")
+        console.print(f"failed: {f['label']}: {f['error']}", markup=False)
+    if summary.get("code"):
+        console.print(f"computed by mem4d at git {', '.join(summary['code'])}")
 
 
 def plot(records: list[dict], directory: str | Path, stem: str) -> list[Path]:

@@ -128,6 +128,7 @@ def test_run_records_ok_failed_skipped(tmp_path):
     lines = _lines(out)
     assert [r["status"] for r in lines] == ["ok", "ok", "ok", "failed", "ok", "skipped"]
     assert lines[3]["error"] == "RuntimeError: XLA ran out of patience"
+    assert all(r["code"] is None or len(r["code"]) >= 7 for r in lines)  # git commit of the code (None outside git)
     assert "do not divide layers L=8" in lines[5]["error"]
     summary = json.loads(rep.summary_path(out).read_text())
     assert (summary["ok"], summary["failed"], summary["skipped"]) == (4, 1, 1)

@@ -35,8 +35,8 @@ def _check_value(where: str, key: str, value) -> None:
     if key not in KEYS:
         raise ConfigError(f"{where}: unknown key {key!r} (known: {', '.join(KEYS)})")
     kind = KEYS[key][0]
-    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
-        raise ConfigError(f"{where}: {key} must be an integer, got {value!r}")
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
+        raise ConfigError(f"{where}: {key} must be a positive integer, got {value!r}")
     if kind is not int and not isinstance(value, kind):
         raise ConfigError(f"{where}: {key} must be a {kind.__name__}, got {value!r}")
     if key in CHOICES and value not in CHOICES[key]:

@@ -76,7 +76,8 @@ def test_grid_expansion(tmp_path):
 
 @pytest.mark.parametrize("text, needle", [
     ("[grid]\ntpp = [1, 2]\n", "unknown key 'tpp'"),
-    ("[base]\ntp = \"2\"\n", "tp must be an integer"),
+    ("[base]\ntp = \"2\"\n", "tp must be a positive integer"),
+    ("[grid]\ndp = [1, 0]\n", "dp must be a positive integer, got 0"),
     ("[base]\nzero1 = 1\n", "zero1 must be a bool"),
     ("[grid]\nremat = [\"some\"]\n", "remat must be one of none, selective, full"),
     ("[grid]\ntp = []\n", "tp must be a non-empty list"),

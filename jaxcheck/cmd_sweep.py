@@ -25,6 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="cpu: compile on simulated CPU devices even where a GPU is present")
     parser.add_argument("--measure", action="store_true", help="on a GPU, also run each step to read the measured peak")
     parser.add_argument("--json", action="store_true", help="print the summary as one JSON object, no progress bar")
+    parser.add_argument("--markdown", action="store_true", help="print the summary as markdown tables (README)")
 
 
 def _verify_fn(measure: bool) -> sw.RunFn:
@@ -152,6 +153,9 @@ def _report(args: argparse.Namespace, out: Path, configs: list[dict]) -> int:
     path = rep.write_summary(summary, out)
     if args.json:
         print(json.dumps(summary))
+        return 0
+    if args.markdown:
+        print(rep.markdown(summary), end="")
         return 0
     from rich.console import Console
 

@@ -107,6 +107,23 @@ def print_summary(summary: dict, console) -> None:
         console.print(f"computed by mem4d at git {', '.join(summary['code'])}")
 
 
+def markdown(summary: dict) -> str:
+    """The summary as GitHub markdown tables (for the README), the same numbers as print_summary."""
+    tot = summary["rel_error_total"]
+    exact = {True: "exact", False: "NOT exact", None: "not reported"}[summary["argument_bytes_exact"]]
+    out = ["| configs | ok | failed | skipped | median \\|err total\\| | max \\|err total\\| | argument bytes |",
+           "|---:|---:|---:|---:|---:|---:|---|",
+           f"| {summary['count']} | {summary['ok']} | {summary['failed']} | {summary['skipped']} | "
+           f"{_pct(tot['median_abs'])} | {_pct(tot['max_abs'])} | {exact} in {summary['argument_bytes_checked']} |", "",
+           "| component | n | median \\|err\\| | max \\|err\\| |", "|---|---:|---:|---:|"]
+    out += [f"| {name} | {st['n']} | {_pct(st['median_abs'])} | {_pct(st['max_abs'])} |"
+            for name, st in summary["components"].items()]
+    out += ["", "| worst configs | symbolic GiB | XLA GiB | err total |", "|---|---:|---:|---:|"]
+    out += [f"| {w['label']} | {w['symbolic_total'] / 2**30:,.3f} | {w['xla_total'] / 2**30:,.3f} | "
+            f"{100 * w['rel_error_total']:+.2f} % |" for w in summary["worst"]]
+    return "\n".join(out) + "\n"
+
+
 def plot(records: list[dict], directory: str | Path, stem: str) -> list[Path]:
     """scatter (symbolic vs XLA total, log-log, y = x) and stacked bars (symbolic components | XLA arg/out-alias/temp)."""
     import matplotlib

@@ -242,6 +242,8 @@ def test_summary_numbers_by_hand(tmp_path):
     assert "act" not in s["components"] and s["components"]["arguments"]["n"] == 4
     assert s["argument_bytes_exact"] is False and s["argument_bytes_checked"] == 4  # k4: 301 vs 300
     assert s["failed_configs"] == [{"label": "k5", "error": "why"}]
+    md = rep.markdown(s)  # the README form carries the same numbers
+    assert "| 6 | 4 | 1 | 1 | 1.50 % | 4.00 % | NOT exact in 4 |" in md and "| k2 | 0.000 | 0.000 | -4.00 % |" in md
 
 
 def test_plots_written(tmp_path):

@@ -82,26 +82,36 @@ def _outputs() -> list[Component]:
                       "fp32 loss + the output tuple's pointer table (8 bytes per output); params/AdamW state are aliased")]
 
 
+def _layer_grads() -> sp.Expr:
+    """fp32 gradients of the stage's stacked layers [L/p, ...] (one copy)."""
+    return B_g * (L / p) * layer_params()
+
+
 def _temps(sw: Switches) -> list[Component]:
-    P = device_params()
+    vocab = h * v / t
     parts = [
-        Component("gradients", B_g * P, "fp32 gradients in the parameter layout (step.py pins them before AdamW)"),
+        Component("layer_grad_accumulator", _layer_grads(),
+                  "zero-initialised accumulator of the stacked layer gradients, carried by the backward pipeline scan"),
+        Component("layer_grad_step", _layer_grads(), "one scan iteration's stacked layer gradients, converted to fp32"),
+        Component("layer_grad_copy", _layer_grads(), "copy of the accumulator that the iteration's gradients are added to"),
+        Component("current_layer_grads", B_g * layer_params(), "gradients of the one layer the inner backward scan is on"),
+        Component("vocab_grads", 3 * B_g * vocab,
+                  "fp32 [v/t, h] gradients: LM head (carry and step of the loss scan) and the embedding's accumulator"),
+        Component("vocab_cast", B_a * vocab, "compute-dtype copy of the embedding table for the lookup"),
         Component("residuals", (m + p - 1) * (L / p) * layer_activation(sw),
                   f"per-layer tensors ({sw.recompute} remat) x L/p layers x m + p - 1 iterations of the GPipe scan"),
-        Component("layer_grad_carry", B_g * (L / p) * layer_params(),
-                  "stacked layer gradients [L/p, ...] carried through the backward scan of the pipeline"),
-        Component("layer_grad_step", sp.Piecewise((B_g * (L / p) * layer_params(), m + p > 2), (0, True)),
-                  "one iteration's layer gradients, added to the carry (only when the scan has more than one iteration)"),
         Component("attention_backward", scores(ATTN_BWD_BYTES[sw.recompute]),
                   "one layer's attention backward: " + ATTN_BWD_DOC[sw.recompute]),
+        Component("causal_mask", scores(sp.Integer(1)), "bool causal mask broadcast to the scores' shape (loop-invariant)"),
         Component("stage_outputs", (m + p - 1) * tokens(h, B_a, sw.sp),
                   "last stage's output of every scan iteration [m + p - 1, b, s, h] (pipeline.gpipe)"),
         Component("embeddings", m * tokens(h, B_a, sw.sp), "embedded micro batches [m, b, s, h] in compute dtype"),
         Component("logits", 2 * tokens(v, FP32, True), "fp32 logits [b, s/c, v/t] of one micro batch and their gradient"),
     ]
     if sw.recompute != "none":
-        parts.insert(2, Component("residuals_bwd_copy", (m + p - 1) * (L / p) * layer_activation(sw),
-                                  "XLA's copy of the checkpointed residuals into the backward while loop's state"))
+        parts.insert(7, Component("residuals_converted", (m + p - 1) * (L / p) * layer_activation(sw),
+                                  "second buffer of the checkpointed residual stack: the converted copy the backward "
+                                  "while loop reads (wrapped_convert in XLA's buffer assignment)"))
     if sw.recompute == "none":
         parts.append(Component("weight_casts", B_a * (L / p) * matrix_params(),
                                "compute-dtype copies of the stage's weight matrices, kept as residuals (no remat)"))

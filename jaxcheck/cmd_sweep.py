@@ -116,10 +116,10 @@ def run(args: argparse.Namespace, run_fn: sw.RunFn | None = None, devices: int |
     todo = sw.pending(sw.jobs(configs), done, args.retry_failed)
     fd = sw.open_results(out)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    progress = None
+    progress, started_jax = None, False
     try:
         if todo and run_fn is None:
-            devices = _start_backend(todo, args.platform)
+            devices, started_jax = _start_backend(todo, args.platform), True
             run_fn = _verify_fn(args.measure)
         if len(configs) > len(todo):
             print(f"{len(configs) - len(todo)} of {len(configs)} configs already in {out}, running {len(todo)}",
@@ -132,7 +132,10 @@ def run(args: argparse.Namespace, run_fn: sw.RunFn | None = None, devices: int |
         keys = set(map(sw.config_key, configs))
         finished = len({r["key"] for r in sw.read_results(out)} & keys)
         print(f"mem4d sweep: interrupted; {finished} of {len(configs)} configs are in {out}. "
-              f"Resume with: mem4d sweep {args.grid} -o {out} --resume", file=sys.stderr)
+              f"Resume with: mem4d sweep {args.grid} -o {out} --resume", file=sys.stderr, flush=True)
+        if started_jax:  # a compile cut short can crash XLA's teardown at exit (SIGSEGV); every record is on disk
+            sys.stdout.flush()
+            os._exit(130)
         return 130
     finally:
         os.close(fd)

@@ -14,6 +14,14 @@ Each component belongs to one of XLA's memory-analysis groups (GROUP): argument 
 output (the loss and the output tuple's pointer table; donated params and AdamW state come back aliased, counted once),
 temp (gradients, saved residuals, pipeline buffers, embeddings, logits). total = argument + output + temp - alias.
 Flash attention does not exist here (sw.flash_attn is ignored: XLA's attention materialises s x s scores).
+
+How the temps were found: XLA's temp is the size of its packed heap of temporaries, which holds at least the buffers
+live at the step's peak. The temp components are the buffers listed live at that peak in XLA's live-range dump
+(XLA_FLAGS=--xla_dump_to) of jaxcheck's step, named after what they hold (e.g. three stacked fp32 layer-gradient
+buffers: the scan's zero-initialised accumulator, one iteration's gradients and the copy they are added to), and
+checked with compiled variants (mem4d verify --explain). No term is a constant fitted to XLA's numbers. Known gaps:
+the peak moves (end of forward vs start of backward) with the remat policy and m, heap packing adds fragmentation,
+and XLA:CPU keeps some bf16 residual stacks as fp32 copies; `mem4d verify` shows the remaining error per config.
 """
 from __future__ import annotations
 

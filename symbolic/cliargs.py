@@ -68,12 +68,16 @@ def model_from_args(args: argparse.Namespace) -> ModelShape:
     return resolve_model(args.model)
 
 
-def training_from_args(args: argparse.Namespace, shape: ModelShape | None = None) -> Training:
-    """Build and (given the model) check the training config; errors are one-line ConfigErrors."""
+def training_from_args(args: argparse.Namespace, shape: ModelShape | None = None, profile: str | None = None) -> Training:
+    """Build and (given the model) check the training config, with the byte widths `profile` models (default: the
+    Training defaults, Megatron's bf16 mixed precision); errors are one-line ConfigErrors."""
     if args.recompute not in RECOMPUTE:
         raise ConfigError(f"--recompute must be one of {', '.join(RECOMPUTE)}, got {args.recompute!r}")
+    from .profiles import widths
+
     training = Training(
         d=args.dp, t=args.tp, p=args.pp, c=args.cp, vpp=args.vpp, s=args.seq, b=args.mbs, gbs=args.gbs,
         sp=args.sp, dist_opt=args.dist_opt, recompute=args.recompute, flash_attn=args.flash_attn,
+        **(widths(profile) if profile else {}),
     )
     return training.check(shape) if shape is not None else training

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     threshold = check_threshold(args.threshold)
     overrides = parse_overrides(args.overhead)
     shape = model_from_args(args)
-    training = training_from_args(args, shape)
+    training = training_from_args(args, shape, args.profile)
     result = estimate(shape, training, args.profile, overheads=args.overheads, overrides=overrides)
     report = result.as_json(gpu, threshold)
     if args.json:

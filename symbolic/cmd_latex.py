@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     gpu = parse_bytes(args.gpu_mem)
     threshold = check_threshold(args.threshold)
     shape = model_from_args(args)
-    training = training_from_args(args, shape)
+    training = training_from_args(args, shape, args.profile)
     text = document(estimate(shape, training, args.profile, overheads=args.overheads), gpu, threshold)
     if args.output == "-":
         sys.stdout.write(text)

@@ -28,6 +28,7 @@ class Cluster:
     gbs: int  # global batch in sequences
     sp: bool = True  # sequence parallel (adds the s % (t c) rule)
     flash_attn: bool = True
+    interleaved: bool = True  # enumerate vpp > 1 (off for profiles that model no interleaved schedule)
 
     def __post_init__(self):
         for name in ("gpus", "s", "gbs"):
@@ -68,7 +69,8 @@ def candidates(cluster: Cluster, fac: dict[str, np.ndarray] | None = None) -> di
     `fac` restricts the factorisations (default: all of them).
     """
     fac = factorisations(cluster.gpus) if fac is None else fac
-    vpps, mbs = divisors(cluster.shape.L), divisors(cluster.gbs)
+    vpps = divisors(cluster.shape.L) if cluster.interleaved else np.ones(1, dtype=np.int64)
+    mbs = divisors(cluster.gbs)
     n_f, n_v, n_b = len(fac["d"]), len(vpps), len(mbs)
     grid = {name: np.repeat(values, n_v * n_b) for name, values in fac.items()}
     grid["vpp"] = np.tile(np.repeat(vpps, n_b), n_f)

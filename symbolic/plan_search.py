@@ -6,6 +6,7 @@ All bytes come from `symbolic.estimator` (no memory formula lives here); the ran
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -14,6 +15,7 @@ import numpy as np
 from .estimator import PEAK_FROM, peak_of
 from .plan import Cluster, valid
 from .proxy import Hardware, terms
+from .profiles import INTERLEAVED, widths
 from .training import RECOMPUTE, Training
 
 DIST_OPT = (True, False)
@@ -60,7 +62,7 @@ class Plan:
         r, x = self.rows, self.cluster
         return Training(d=int(r["d"][i]), t=int(r["t"][i]), p=int(r["p"][i]), c=int(r["c"][i]), vpp=int(r["vpp"][i]),
                         s=x.s, b=int(r["b"][i]), gbs=x.gbs, sp=x.sp, dist_opt=bool(r["dist_opt"][i]),
-                        recompute=RECOMPUTE[int(r["recompute"][i])], flash_attn=x.flash_attn)
+                        recompute=RECOMPUTE[int(r["recompute"][i])], flash_attn=x.flash_attn, **widths(self.profile))
 
 
 def as_bytes(value: float) -> int:
@@ -76,18 +78,22 @@ def _estimators(cluster: Cluster, profile: str, overheads: bool) -> dict:
                               overheads=overheads, tied=cluster.shape.tied) for r in RECOMPUTE for o in DIST_OPT}
 
 
-def _fixed_inputs(cluster: Cluster) -> dict[str, float]:
-    """Shape letters, s and byte widths of this cluster, by symbol name, from the estimator's own `inputs_for`."""
+def _fixed_inputs(cluster: Cluster, profile: str) -> dict[str, float]:
+    """Shape letters, s and the profile's byte widths, by symbol name, from the estimator's own `inputs_for`."""
     from .estimator import inputs_for
 
-    reference = Training(s=cluster.s, gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn)
+    reference = Training(s=cluster.s, gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn, **widths(profile))
     return inputs_for(cluster.shape, reference)
 
 
 def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware = Hardware(),
            overheads: bool = True) -> Plan:
-    """Enumerate, evaluate (one estimator call per switch pair), mask by `limit` bytes, rank by the proxy."""
+    """Enumerate, evaluate (one estimator call per switch pair), mask by `limit` bytes, rank by the proxy.
+
+    A profile that models no interleaved schedule (symbolic.profiles.INTERLEAVED) is searched at vpp = 1 only."""
     t0 = time.perf_counter()
+    if not INTERLEAVED.get(profile, True):
+        cluster = dataclasses.replace(cluster, interleaved=False)
     grid, n_candidates = valid(cluster)
     n = len(grid["d"])
     if n == 0:  # nothing to evaluate: the caller explains with plan.why_not
@@ -97,7 +103,7 @@ def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware 
                     {"build": 0.0, "enumerate": time.perf_counter() - t0, "evaluate": 0.0})
     t1 = time.perf_counter()
     estimators = _estimators(cluster, profile, overheads)
-    fixed = _fixed_inputs(cluster)
+    fixed = _fixed_inputs(cluster, profile)
     t2 = time.perf_counter()
     parts = []
     for (recompute, dist_opt), est in estimators.items():

@@ -17,6 +17,23 @@ PROFILES: dict[str, str] = {
     "jax": "symbolic.profiles.jax",
 }
 
+# profile name -> the Training byte widths it models (kept here, sympy-free, so estimate/plan start fast;
+# tests check "jax" against symbolic.profiles.jax.byte_widths(), the jax step's own dtypes)
+WIDTHS: dict[str, dict[str, int]] = {
+    "paper": {"weight_bytes": 2, "grad_bytes": 4, "opt_bytes": 12, "act_bytes": 2},  # Megatron bf16 mixed precision
+    "jax": {"weight_bytes": 4, "grad_bytes": 4, "opt_bytes": 8, "act_bytes": 2},  # jaxcheck: fp32 params, bf16 compute
+}
+
+# profiles that model interleaved 1F1B (vpp > 1); jaxcheck compiles a GPipe schedule without virtual stages
+INTERLEAVED: dict[str, bool] = {"paper": True, "jax": False}
+
+
+def widths(name: str) -> dict[str, int]:
+    """The byte widths (Training.weight_bytes, grad_bytes, opt_bytes, act_bytes) a profile models."""
+    if name not in PROFILES:
+        raise ConfigError(f"unknown profile {name!r} (choose from {', '.join(PROFILES)})")
+    return dict(WIDTHS[name])
+
 
 def load(name: str) -> ModuleType:
     """The module of a profile; an unknown name is a one-line ConfigError listing the known ones."""

@@ -2,8 +2,9 @@
 
 Sources of truth: XLA's memory_analysis() (argument bytes and output - alias must match exactly: 0 bytes tolerance),
 jax's saved_residuals of the layer function (count and bytes of the per-layer list: exact), and XLA's temp, which the
-profile approximates with named buffers: the total must be within 15 % on the tiny configs below (the measured
-errors there are +7 % .. +12 %; the peak point moving and heap packing are the known gaps).
+profile approximates with the larger of two derived live sets: the total must be within 13 % on the tiny configs
+below (measured at the commit that set it: selective -7.5 %, t2-selective -12.9 %, full +1.4 %; XLA's heap packing,
+temp minus peak live bytes, is the known unmodelled gap and is largest on this s x s dominated test shape).
 """
 import json
 import subprocess
@@ -16,7 +17,7 @@ from symbolic.shapes import ModelShape
 from symbolic.training import Training
 
 SHAPE = ModelShape("t", h=48, f=112, a=6, k=2, L=4, v=144)
-TOTAL_TOLERANCE = 0.15
+TOTAL_TOLERANCE = 0.13
 
 
 def _verify(train: Training, **kw) -> dict:

@@ -87,3 +87,15 @@ def saved_full(sw: Switches) -> list[Component]:
 def layer_tensors(sw: Switches) -> list[Component]:
     """The tensors one layer keeps for one micro batch under the remat policy (Training.recompute)."""
     return {"none": saved_none, "selective": saved_selective, "full": saved_full}[sw.recompute](sw)
+
+
+def held(sw: Switches, width: sp.Expr, gathered_kv: bool = False) -> list[Component]:
+    """One layer's residuals as XLA keeps them in the stacks of the scans: the saved tensors of the remat policy,
+    except exp(scores) (remat none: the fused softmax backward recomputes it from the fp32 scores), with the bf16 ones
+    in `width`: B_a as the forward writes them, or FP32 for the copies XLA:CPU converts them to before a backward
+    loop reads them (wrapped_convert in its buffer assignment). gathered_kv: selective's k and v stacked after the
+    all-gather over context (XLA moves the gather in front of the stack)."""
+    parts = [part for part in layer_tensors(sw) if part.name != "scores_exp"]
+    if gathered_kv:
+        parts = [Component(x.name, x.expr * c, x.doc) if x.name in ("k", "v") else x for x in parts]
+    return [Component(part.name, part.expr.subs(B_a, width), part.doc) for part in parts]

@@ -16,12 +16,21 @@ temp (gradients, saved residuals, pipeline buffers, embeddings, logits). total =
 Flash attention does not exist here (sw.flash_attn is ignored: XLA's attention materialises s x s scores).
 
 How the temps were found: XLA's temp is the size of its packed heap of temporaries, which holds at least the buffers
-live at the step's peak. The temp components are the buffers listed live at that peak in XLA's live-range dump
-(XLA_FLAGS=--xla_dump_to) of jaxcheck's step, named after what they hold (e.g. three stacked fp32 layer-gradient
-buffers: the scan's zero-initialised accumulator, one iteration's gradients and the copy they are added to), and
-checked with compiled variants (mem4d verify --explain). No term is a constant fitted to XLA's numbers. Known gaps:
-the peak moves (end of forward vs start of backward) with the remat policy and m, heap packing adds fragmentation,
-and XLA:CPU keeps some bf16 residual stacks as fp32 copies; `mem4d verify` shows the remaining error per config.
+live at the step's peak program point. The temp components are the buffers listed live at that peak in XLA's
+live-range dump (XLA_FLAGS=--xla_dump_to, "Live ranges at N (peak)") of jaxcheck's step, named after what they hold,
+for configurations of every remat policy with one and with several scan iterations. The peak is one of two live sets,
+and the profile takes the larger (sympy Max; both are derived, nothing is fitted):
+  end of forward: the residual stacks [m + p - 1, L/p, ...] as the forward writes them (bf16 where the layer computes
+    in bf16) plus the working set of the last layer's attention (forward_set);
+  inside the backward pipeline loop, only with more than one iteration (XLA removes a while loop of trip count 1):
+    XLA:CPU converts the bf16 stacks to fp32 before the loop (wrapped_convert), slices one iteration's L/p layers
+    out of them in fp32, and runs one layer's attention backward (backward_set).
+Around both, three fp32 [L/p, ...] buffers per stacked weight (gradient accumulator, carry, fp32 copy) and the
+vocabulary gradients are live. Checked against the dumps: the profile's temp is within about 3 % of the peak live
+bytes on most tiny configurations. Known gaps: XLA's heap packing (temp - peak live bytes: 0 .. 27 % of temp on the
+tiny grid, largest where s x s buffers of different lifetimes interleave) is not modelled; with one iteration and
+long sequences the attention backward can hold transposed fp32 copies of the scores for the batched dots (tiny
+s = 8192: 16 instead of 8 bytes per score element) and become the peak. `mem4d verify` shows the error per config.
 """
 from __future__ import annotations
 
@@ -29,7 +38,7 @@ import sympy as sp
 
 from ..components import Component, Switches
 from ..components.weights import embedding_params, head_params, layer_params
-from ..components.jaxstep import FP32, layer_tensors as _layer_tensors, scores, tokens
+from ..components.jaxstep import FP32, held, layer_tensors as _layer_tensors, scores, tokens
 from ..symbols import B_a, B_g, B_o, B_w, L, a, b, c, d, f, h, k, m, p, s, t, v
 
 TITLE = "jaxcheck's compiled step (flax + XLA, GPipe scan)"
@@ -55,15 +64,6 @@ def byte_widths(param_dtype: str = "float32", compute_dtype: str = "bfloat16") -
 def device_params() -> sp.Expr:
     """Parameters on one device: L/p stacked layers (matrices over t, norms whole) + embedding + final norm + head."""
     return embedding_params() + (L / p) * layer_params() + head_params()
-
-
-def matrix_params() -> sp.Expr:
-    """Weight-matrix parameters of one layer on one device (Q K V O gate up down, split over t)."""
-    return 2 * h**2 * (1 + k / a) / t + 3 * h * f / t
-
-
-def layer_activation(sw: Switches) -> sp.Expr:
-    return sp.Add(*(part.expr for part in _layer_tensors(sw)))
 
 
 def layer_tensors(sw: Switches) -> list[Component]:
@@ -95,44 +95,63 @@ def _layer_grads() -> sp.Expr:
     return B_g * (L / p) * layer_params()
 
 
+def _iterations() -> sp.Expr:
+    """Iterations of the GPipe scan, m + p - 1."""
+    return m + p - 1
+
+
+def _sum(parts: list[Component]) -> sp.Expr:
+    return sp.Add(*(part.expr for part in parts))
+
+
+def _after_first(expr: sp.Expr) -> sp.Expr:
+    """expr with more than one scan iteration, 0 with one: XLA removes a while loop of trip count 1 (no stack of
+    iterations exists, nothing is converted before it)."""
+    return sp.Piecewise((sp.Integer(0), sp.Eq(_iterations(), 1)), (expr, True))
+
+
+def forward_set(sw: Switches) -> sp.Expr:
+    """End of forward (the last layer's attention of the last iteration): every layer's residuals of every iteration
+    as the forward writes them, plus that attention's working set (FWD_ATTN_BYTES per score element) and the bool
+    causal mask broadcast to the scores' shape."""
+    stacks = _iterations() * (L / p) * _sum(held(sw, B_a))
+    return stacks + scores(FWD_ATTN_BYTES[sw.recompute]) + scores(sp.Integer(1))
+
+
+def backward_set(sw: Switches) -> sp.Expr:
+    """Inside the backward pipeline loop (more than one iteration): the residual stacks converted to fp32 by XLA:CPU
+    (full: the bf16 x stack is read as is), one iteration's slice of them in fp32 (the L/p layers the inner backward
+    scan reads), and one layer's attention backward (BWD_ATTN_BYTES per score element) with its causal mask."""
+    stack_width = B_a if sw.recompute == "full" else FP32
+    stacks = _iterations() * (L / p) * _sum(held(sw, stack_width, gathered_kv=True))
+    iteration = (L / p) * _sum(held(sw, FP32, gathered_kv=True))
+    mask = scores(sp.Integer(1)) if sw.recompute == "none" else s * s / c  # none: the saved broadcast; else [s/c, s]
+    return _after_first(stacks + iteration + scores(BWD_ATTN_BYTES[sw.recompute]) + mask)
+
+
 def _temps(sw: Switches) -> list[Component]:
     vocab = h * v / t
-    parts = [
-        Component("layer_grad_accumulator", _layer_grads(),
-                  "zero-initialised accumulator of the stacked layer gradients, carried by the backward pipeline scan"),
-        Component("layer_grad_step", _layer_grads(), "one scan iteration's stacked layer gradients, converted to fp32"),
-        Component("layer_grad_copy", _layer_grads(), "copy of the accumulator that the iteration's gradients are added to"),
-        Component("current_layer_grads", B_g * layer_params(), "gradients of the one layer the inner backward scan is on"),
+    return [
+        Component("layer_grads", 3 * _layer_grads(),
+                  "three fp32 [L/p, ...] buffers per stacked weight: the zero-initialised gradient accumulator of the "
+                  "backward scan, its carry, and the fp32 copy the backward's dots read (XLA:CPU converts bf16)"),
         Component("vocab_grads", 3 * B_g * vocab,
                   "fp32 [v/t, h] gradients: LM head (carry and step of the loss scan) and the embedding's accumulator"),
         Component("vocab_cast", B_a * vocab, "compute-dtype copy of the embedding table for the lookup"),
-        Component("residuals", (m + p - 1) * (L / p) * layer_activation(sw),
-                  f"per-layer tensors ({sw.recompute} remat) x L/p layers x m + p - 1 iterations of the GPipe scan"),
-        Component("attention_backward", scores(ATTN_BWD_BYTES[sw.recompute]),
-                  "one layer's attention backward: " + ATTN_BWD_DOC[sw.recompute]),
-        Component("causal_mask", scores(sp.Integer(1)), "bool causal mask broadcast to the scores' shape (loop-invariant)"),
-        Component("stage_outputs", (m + p - 1) * tokens(h, B_a, sw.sp),
+        Component("activations_at_peak", sp.Max(forward_set(sw), backward_set(sw)),
+                  f"larger of two live sets ({sw.recompute} remat): end of forward (residual stacks of L/p layers x "
+                  "m + p - 1 iterations, attention working set, causal mask) and inside the backward pipeline loop "
+                  "(stacks converted to fp32, one iteration's fp32 slice, attention backward)"),
+        Component("stage_outputs", _iterations() * tokens(h, B_a, sw.sp),
                   "last stage's output of every scan iteration [m + p - 1, b, s, h] (pipeline.gpipe)"),
         Component("embeddings", m * tokens(h, B_a, sw.sp), "embedded micro batches [m, b, s, h] in compute dtype"),
         Component("logits", 2 * tokens(v, FP32, True), "fp32 logits [b, s/c, v/t] of one micro batch and their gradient"),
     ]
-    if sw.recompute != "none":
-        parts.insert(7, Component("residuals_converted", (m + p - 1) * (L / p) * layer_activation(sw),
-                                  "second buffer of the checkpointed residual stack: the converted copy the backward "
-                                  "while loop reads (wrapped_convert in XLA's buffer assignment)"))
-    if sw.recompute == "none":
-        parts.append(Component("weight_casts", B_a * (L / p) * matrix_params(),
-                               "compute-dtype copies of the stage's weight matrices, kept as residuals (no remat)"))
-    return parts
 
 
-# bytes per [b, a/t, s/c, s] element live while one layer's attention runs backward
-ATTN_BWD_BYTES = {"none": sp.Integer(8), "selective": sp.Integer(14), "full": sp.Integer(14)}
-ATTN_BWD_DOC = {
-    "none": "bf16 dP = dO V^T, fp32 dS of the softmax backward and its bf16 copy for the dQ/dK dots (scores are saved)",
-    "selective": "recomputed fp32 scores and bf16 probabilities, bf16 dP, fp32 dS and its bf16 copy",
-    "full": "recomputed fp32 scores and bf16 probabilities, bf16 dP, fp32 dS and its bf16 copy",
-}
+# bytes per [b, a/t, s/c, s] score element beyond the stacks while one layer's attention runs
+FWD_ATTN_BYTES = {"none": sp.Integer(4), "selective": sp.Integer(12), "full": sp.Integer(12)}
+BWD_ATTN_BYTES = {"none": sp.Integer(0), "selective": sp.Integer(8), "full": sp.Integer(8)}
 
 GROUP: dict[str, str] = {
     "params": "argument", "adam_moments": "argument", "adam_count": "argument", "batch": "argument",

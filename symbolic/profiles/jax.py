@@ -22,9 +22,10 @@ for configurations of every remat policy with one and with several scan iteratio
 and the profile takes the larger (sympy Max; both are derived, nothing is fitted):
   end of forward: the residual stacks [m + p - 1, L/p, ...] as the forward writes them (bf16 where the layer computes
     in bf16) plus the working set of the last layer's attention (forward_set);
-  inside the backward pipeline loop, only with more than one iteration (XLA removes a while loop of trip count 1):
+  inside the backward pipeline loop, with more than one iteration (XLA removes a while loop of trip count 1):
     XLA:CPU converts the bf16 stacks to fp32 before the loop (wrapped_convert), slices one iteration's L/p layers
-    out of them in fp32, and runs one layer's attention backward (backward_set).
+    out of them in fp32, and runs one layer's attention backward (backward_set); with one iteration, entering the
+    backward layer scan: the stacks plus (remat none) the fp32 copy of the bf16 probabilities stack.
 Around both, three fp32 [L/p, ...] buffers per stacked weight (gradient accumulator, carry, fp32 copy) and the
 vocabulary gradients are live. Checked against the dumps: the profile's temp is within about 3 % of the peak live
 bytes on most tiny configurations. Known gaps: XLA's heap packing (temp - peak live bytes: 0 .. 27 % of temp on the
@@ -104,12 +105,6 @@ def _sum(parts: list[Component]) -> sp.Expr:
     return sp.Add(*(part.expr for part in parts))
 
 
-def _after_first(expr: sp.Expr) -> sp.Expr:
-    """expr with more than one scan iteration, 0 with one: XLA removes a while loop of trip count 1 (no stack of
-    iterations exists, nothing is converted before it)."""
-    return sp.Piecewise((sp.Integer(0), sp.Eq(_iterations(), 1)), (expr, True))
-
-
 def forward_set(sw: Switches) -> sp.Expr:
     """End of forward (the last layer's attention of the last iteration): every layer's residuals of every iteration
     as the forward writes them, plus that attention's working set (FWD_ATTN_BYTES per score element) and the bool
@@ -121,12 +116,23 @@ def forward_set(sw: Switches) -> sp.Expr:
 def backward_set(sw: Switches) -> sp.Expr:
     """Inside the backward pipeline loop (more than one iteration): the residual stacks converted to fp32 by XLA:CPU
     (full: the bf16 x stack is read as is), one iteration's slice of them in fp32 (the L/p layers the inner backward
-    scan reads), and one layer's attention backward (BWD_ATTN_BYTES per score element) with its causal mask."""
+    scan reads), and one layer's attention backward (BWD_ATTN_BYTES per score element) with its causal mask.
+    With one iteration there is no pipeline loop: the set entering the backward layer scan (_backward_once)."""
     stack_width = B_a if sw.recompute == "full" else FP32
     stacks = _iterations() * (L / p) * _sum(held(sw, stack_width, gathered_kv=True))
     iteration = (L / p) * _sum(held(sw, FP32, gathered_kv=True))
     mask = scores(sp.Integer(1)) if sw.recompute == "none" else s * s / c  # none: the saved broadcast; else [s/c, s]
-    return _after_first(stacks + iteration + scores(BWD_ATTN_BYTES[sw.recompute]) + mask)
+    several = stacks + iteration + scores(BWD_ATTN_BYTES[sw.recompute]) + mask
+    return sp.Piecewise((_backward_once(sw), sp.Eq(_iterations(), 1)), (several, True))
+
+
+def _backward_once(sw: Switches) -> sp.Expr:
+    """One iteration, entering the backward layer scan: the L/p layers' residual stacks as the forward wrote them, and
+    (remat none) an fp32 copy [L/p, b, a/t, s/c, s] of the bf16 probabilities stack that XLA:CPU converts for the
+    backward's P V dots while the bf16 stack is still live (wrapped_convert of the probs stack in the buffer
+    assignment of tiny d1 t2 c4 s2048, offsets disjoint from both stacks)."""
+    probs32 = scores(FP32) if sw.recompute == "none" else sp.Integer(0)
+    return (L / p) * (_sum(held(sw, B_a)) + probs32)
 
 
 def _temps(sw: Switches) -> list[Component]:

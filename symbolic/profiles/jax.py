@@ -155,9 +155,13 @@ def _temps(sw: Switches) -> list[Component]:
     ]
 
 
-# bytes per [b, a/t, s/c, s] score element beyond the stacks while one layer's attention runs
-FWD_ATTN_BYTES = {"none": sp.Integer(4), "selective": sp.Integer(12), "full": sp.Integer(12)}
-BWD_ATTN_BYTES = {"none": sp.Integer(0), "selective": sp.Integer(8), "full": sp.Integer(8)}
+# bytes per [b, a/t, s/c, s] score element beyond the stacks while one layer's attention runs, buffer by buffer:
+# forward, none: the fp32 fill value jnp.where broadcasts to the scores' shape (4; scores/probs are in the stacks);
+# forward, selective/full: that fill (4) + the fp32 masked scores (4) + the fp32 softmax output (4), none of them saved;
+# backward, selective/full: recomputed fp32 dS of the softmax backward (4), bf16 dP = dO V^T (2) and dS's bf16 copy (2);
+# backward, none: 0 beyond the fp32 stacks, which already hold scores and probabilities.
+FWD_ATTN_BYTES = {"none": sp.Integer(4), "selective": FP32 * 3, "full": FP32 * 3}
+BWD_ATTN_BYTES = {"none": sp.Integer(0), "selective": FP32 + 2 * B_a, "full": FP32 + 2 * B_a}
 
 GROUP: dict[str, str] = {
     "params": "argument", "adam_moments": "argument", "adam_count": "argument", "batch": "argument",

@@ -33,12 +33,6 @@ def constrain(x: jax.Array, names: tuple[str | None, ...]) -> jax.Array:
     return jax.lax.with_sharding_constraint(x, spec(names))
 
 
-def mesh_axes_of(entry) -> tuple[str, ...]:
-    if entry is None:
-        return ()
-    return (entry,) if isinstance(entry, str) else tuple(entry)
-
-
 def zero1_spec(pspec: P, shape: tuple[int, ...], mesh_shape: dict[str, int]) -> P:
     """ZeRO-1: add (data, context) to the first unsharded dimension divisible by d*c (as MaxText's add_data_to_sharding)."""
     extra = tuple(a for a in ("data", "context") if mesh_shape[a] > 1)

@@ -14,8 +14,6 @@ from symbolic.training import Training
 
 from .options import JaxOptions, Plan
 
-GROUP_ROWS = ("argument", "output - alias", "temp")
-
 
 def jax_training(training: Training, opts: JaxOptions) -> Training:
     """The Training the `jax` profile is evaluated with: byte widths from the jax options' dtypes."""

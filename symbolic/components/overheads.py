@@ -15,8 +15,6 @@ COMMUNICATOR = sp.Integer(2**29)  # ~0.5 GB of NCCL buffers per process group (t
 CUDA_CONTEXT = sp.Integer(400 * 2**20)  # CUDA context + kernels, ~0.3-0.5 GB per process
 FRAGMENTATION = sp.Rational(5, 100)  # caching-allocator fragmentation, assumed 5 % of tensor bytes
 
-NAMES = ("grad_buckets", "dist_opt_allgather", "communicators", "cuda_context", "fragmentation")
-
 
 def _wider_than_one(x: sp.Expr) -> sp.Expr:
     """1 when a parallel size exceeds one, else 0 (a process group exists only then)."""

@@ -1,8 +1,10 @@
 """Causal grouped-query attention with context parallelism: Q stays split over context, K and V are all-gathered.
 
 Buffers per device (a/t query heads, k/t KV heads, s/c queries, all s keys):
-  q [b, s/c, a/t, dh], k and v all-gathered to [b, s, k/t, dh] (compute dtype),
-  scores and probabilities [b, k/t, a/k, s/c, s] in fp32 (XLA attention, no flash kernel: s x s is materialised).
+  q [b, s/c, a/t, dh], k and v all-gathered to [b, s, k/t, dh] (compute dtype);
+  flash (Training.flash_attn, the default): jaxcheck.flash over key blocks of min(s, FLASH_BLOCK), fp32 score blocks
+  [b, k/t, a/k, s/c, block] one at a time and an fp32 log-sum-exp [b, a/t, s/c] kept for backward;
+  unfused (flash_attn off): scores and probabilities [b, k/t, a/k, s/c, s] in fp32, s x s materialised.
 """
 from __future__ import annotations
 
@@ -10,6 +12,9 @@ import jax
 import jax.numpy as jnp
 from jax.ad_checkpoint import checkpoint_name
 
+from symbolic.components.jaxstep import FLASH_BLOCK
+
+from .flash import flash_attention
 from .rules import constrain
 
 
@@ -25,13 +30,18 @@ def rope(x_BxSxNxD: jax.Array, theta: float) -> jax.Array:
     return out.astype(x_BxSxNxD.dtype)
 
 
-def allgather_attention(q_BxSxAxD: jax.Array, k_BxSxKxD: jax.Array, v_BxSxKxD: jax.Array) -> jax.Array:
-    """softmax(q k^T / sqrt(dh) + causal mask) v with K/V all-gathered over context; returns [b, s, a, dh]."""
+def allgather_attention(q_BxSxAxD: jax.Array, k_BxSxKxD: jax.Array, v_BxSxKxD: jax.Array,
+                        flash: bool = True) -> jax.Array:
+    """softmax(q k^T / sqrt(dh) + causal mask) v with K/V all-gathered over context; returns [b, s, a, dh].
+    flash: blockwise over keys (jaxcheck.flash), else XLA attention over the whole [s/c, s] score matrix."""
     b, s, a, dh = q_BxSxAxD.shape
     kh = k_BxSxKxD.shape[2]
     q_BxSxAxD = constrain(q_BxSxAxD, ("batch", "seq", "heads", "head_dim"))
     k_BxSxKxD = checkpoint_name(constrain(k_BxSxKxD, ("batch", "kv_seq", "kv_heads", "head_dim")), "k_gathered")
     v_BxSxKxD = checkpoint_name(constrain(v_BxSxKxD, ("batch", "kv_seq", "kv_heads", "head_dim")), "v_gathered")
+    if flash:
+        out = flash_attention(q_BxSxAxD, k_BxSxKxD, v_BxSxKxD, min(s, FLASH_BLOCK))
+        return constrain(out, ("batch", "seq", "heads", "head_dim"))
     q_BxSxKxGxD = q_BxSxAxD.reshape(b, s, kh, a // kh, dh)
     scores_BxKxGxSxS = jnp.einsum("bqkgd,bskd->bkgqs", q_BxSxKxGxD, k_BxSxKxD,
                                   preferred_element_type=jnp.float32) / jnp.sqrt(jnp.float32(dh))

@@ -60,7 +60,7 @@ class Attention(nnx.Module):
         q = checkpoint_name(constrain(q, ("batch", "seq", "heads", "head_dim")), "q")
         k = checkpoint_name(constrain(k, ("batch", "seq", "kv_heads", "head_dim")), "k")
         v = checkpoint_name(constrain(v, ("batch", "seq", "kv_heads", "head_dim")), "v")
-        out = checkpoint_name(allgather_attention(q, k, v), "attn_out")
+        out = checkpoint_name(allgather_attention(q, k, v, self.plan.train.flash_attn), "attn_out")
         return jnp.einsum("bsnd,ndh->bsh", out, self.wo[...].astype(cdt))
 
 

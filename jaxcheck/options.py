@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from symbolic.components.jaxstep import FLASH_BLOCK
 from symbolic.errors import ConfigError
 from symbolic.shapes import ModelShape
 from symbolic.training import Training
@@ -48,6 +49,10 @@ class Plan:
                               f"(jaxcheck shards the embedding and head evenly over tensor; pad v to a multiple of t)")
         if self.train.vpp != 1:
             raise ConfigError(f"jaxcheck compiles a GPipe schedule without virtual stages; got vpp={self.train.vpp}")
+        block = min(self.train.s, FLASH_BLOCK)
+        if self.train.flash_attn and self.train.s % block:
+            raise ConfigError(f"flash attention runs over key blocks of {FLASH_BLOCK}: sequence s={self.train.s} must be "
+                              f"a multiple of {FLASH_BLOCK} (or shorter), or pass --no-flash-attn")
         if self.shape.dh % 2:
             raise ConfigError(f"RoPE needs an even head width, got dh={self.shape.dh}")
         return self

@@ -9,8 +9,9 @@ Buffers the compiled step holds per device (what XLA's memory analysis counts):
          all m micro batches [m, b, s, h] before the pipeline; the stage buffer [p, b, s, h] (one slice per stage);
          the last stage's outputs [m + p - 1, b, s, h] (replicated over pipe); residuals saved by autodiff of the
          pipeline scan, per layer per iteration, as the remat policy allows (none: all; selective: SELECTIVE_SAVED;
-         full: only each layer's input); K/V all-gathered over context and the fp32 s x s attention scores of the
-         layer being (re)computed; one micro batch of fp32 logits [b, s, v/t] inside the checkpointed loss scan.
+         full: only each layer's input); K/V all-gathered over context and the attention working set of the
+         layer being (re)computed (flash: fp32 [s/c, 128] score blocks; unfused: fp32 s x s scores); one micro
+         batch of fp32 logits [b, s, v/t] inside the checkpointed loss scan.
 """
 from __future__ import annotations
 

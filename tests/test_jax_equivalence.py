@@ -1,7 +1,8 @@
 """Sharded train step == unsharded single-device reference, for every (dp, pp, tp, cp) in {1, 2}^4; loss falls.
 
 Source of truth: a direct forward of the same flax modules on one device over the whole batch at once (no pipeline, no
-micro batches, no remat, no sharding), differentiated by jax.grad. Compute runs in fp32 here so the comparison is tight:
+micro batches, no remat, no sharding, unfused softmax attention over the whole [s, s] score matrix instead of the
+sharded step's flash attention), differentiated by jax.grad. Compute runs in fp32 here so the comparison is tight:
 loss to rtol 1e-5, every gradient leaf to atol 2e-6 + rtol 1e-3 (reduction order differs across shardings).
 """
 import itertools
@@ -20,10 +21,11 @@ SHAPE = ModelShape("test", h=64, f=176, a=4, k=2, L=4, v=136)  # all sizes disti
 SEQ, MBS, GBS = 16, 1, 4
 
 
-def _plan(d, p, t, c, recompute="selective", sp=True, **opts):
+def _plan(d, p, t, c, recompute="selective", sp=True, flash_attn=True, **opts):
     from jaxcheck.options import JaxOptions, Plan
 
-    train = Training(d=d, t=t, p=p, c=c, s=SEQ, b=MBS, gbs=GBS, dist_opt=True, recompute=recompute, sp=sp)
+    train = Training(d=d, t=t, p=p, c=c, s=SEQ, b=MBS, gbs=GBS, dist_opt=True, recompute=recompute, sp=sp,
+                     flash_attn=flash_attn)
     return Plan(SHAPE, train, JaxOptions(compute_dtype="float32", learning_rate=1e-2, **opts)).check()
 
 
@@ -33,7 +35,7 @@ def reference():
     from jaxcheck.llama import Llama
     from jaxcheck.mesh import make_mesh
 
-    plan = _plan(1, 1, 1, 1)
+    plan = _plan(1, 1, 1, 1, flash_attn=False)
     model = Llama(plan, nnx.Rngs(0))
     graphdef, state = nnx.split(model)
     params = jax.tree.map(np.asarray, nnx.to_pure_dict(state))
@@ -70,6 +72,20 @@ def test_step_matches_reference_and_loss_falls(reference, d, p, t, c):
 def test_remat_and_no_sp_match_reference(reference, recompute, sp):
     """The other remat policies and sequence parallelism off, on the full 16-device mesh."""
     _check_against_reference(reference, _plan(2, 2, 2, 2, recompute=recompute, sp=sp))
+
+
+@pytest.mark.parametrize("d,p,t,c,block", [(1, 1, 1, 2, 4), (2, 2, 2, 2, 4), (1, 1, 2, 2, 8)])
+def test_flash_key_blocks_across_context_match_reference(reference, monkeypatch, d, p, t, c, block):
+    """Several flash key blocks per sequence (s = 16, blocks of 4 or 8), queries split over context."""
+    import jaxcheck.attention
+
+    monkeypatch.setattr(jaxcheck.attention, "FLASH_BLOCK", block)
+    _check_against_reference(reference, _plan(d, p, t, c))
+
+
+def test_unfused_attention_matches_reference(reference):
+    """flash_attn off: XLA attention over the whole score matrix, on the full 16-device mesh."""
+    _check_against_reference(reference, _plan(2, 2, 2, 2, flash_attn=False))
 
 
 def _check_against_reference(reference, plan):

@@ -1,0 +1,104 @@
+"""Flash attention in plain jax: causal GQA attention over key blocks with an online softmax and a custom VJP.
+
+The forward scans the gathered keys and values in blocks of `block` positions, keeping a running max, sum and fp32
+accumulator per query (Dao et al. 2022, FlashAttention, Algorithm 1 without the query tiling); the backward scans the
+same blocks again and recomputes each block's probabilities from the saved log-sum-exp (Algorithm 2 / FA-2), so no
+[s, s] tensor is ever materialised and autodiff keeps only q, k, v, the output and the fp32 log-sum-exp.
+Buffers per device while a block runs (a/t heads, s/c queries, `block` keys): fp32 scores/probabilities
+[b, k/t, a/k, s/c, block] and, in the backward, their gradients; plus fp32 carries [b, a/t, s/c] (max, sum) and
+[b, a/t, s/c, dh] (accumulator, dq). Written for GSPMD: shapes are global, the query axis may be split over context.
+Both loops are lax.while_loop over a carried block index, not lax.scan over an index array: when the layer scan is
+transposed, jax's partial evaluation hoisted the (loop-invariant) causal masks of every block out of a scan and
+stacked them, [s / block, b, a, s, block] bools (as large as the s x s scores this kernel avoids).
+"""
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+MASKED = -1e30  # fp32 score of a key after the query (finite, so exp(MASKED - max) is exactly 0)
+
+
+def _block(x_BxSxKxD: jax.Array, j, block: int) -> jax.Array:
+    """Key or value block j: [b, block, k, dh]."""
+    return jax.lax.dynamic_slice_in_dim(x_BxSxKxD, j * block, block, axis=1)
+
+
+def _scores(q_BxSxKxGxD, k_BxSxKxD, j, block: int, scale):
+    """fp32 masked scores [b, k, g, s, block] of all queries against key block j (causal over global positions)."""
+    s = q_BxSxKxGxD.shape[1]
+    k_BxCxKxD = _block(k_BxSxKxD, j, block)
+    x = jnp.einsum("bqkgd,bckd->bkgqc", q_BxSxKxGxD, k_BxCxKxD, preferred_element_type=jnp.float32) * scale
+    causal_SxC = jnp.arange(s)[:, None] >= (j * block + jnp.arange(block))[None, :]
+    return jnp.where(causal_SxC, x, MASKED)
+
+
+def _forward(q_BxSxAxD, k_BxSxKxD, v_BxSxKxD, block: int):
+    """Online softmax over key blocks: the output [b, s, a, dh] and the fp32 log-sum-exp [b, k, a/k, s]."""
+    b, s, a, dh = q_BxSxAxD.shape
+    kh = k_BxSxKxD.shape[2]
+    scale = jnp.float32(dh) ** -0.5
+    q5 = q_BxSxAxD.reshape(b, s, kh, a // kh, dh)
+
+    def body(carry):
+        j, mx, sm, acc = carry
+        x = _scores(q5, k_BxSxKxD, j, block, scale)
+        new = jnp.maximum(mx, jnp.max(x, axis=-1))
+        p = jnp.exp(x - new[..., None])
+        decay = jnp.exp(mx - new)
+        sm = sm * decay + jnp.sum(p, axis=-1)
+        pv = jnp.einsum("bkgqc,bckd->bkgqd", p.astype(v_BxSxKxD.dtype), _block(v_BxSxKxD, j, block),
+                        preferred_element_type=jnp.float32)
+        return j + 1, new, sm, acc * decay[..., None] + pv
+
+    stats = (b, kh, a // kh, s)
+    init = (jnp.int32(0), jnp.full(stats, MASKED, jnp.float32), jnp.zeros(stats, jnp.float32),
+            jnp.zeros(stats + (dh,), jnp.float32))
+    _, mx, sm, acc = jax.lax.while_loop(lambda carry: carry[0] < s // block, body, init)
+    out = jnp.einsum("bkgqd->bqkgd", acc / sm[..., None]).reshape(b, s, a, dh).astype(q_BxSxAxD.dtype)
+    return out, mx + jnp.log(sm)
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(3,))
+def flash_attention(q_BxSxAxD: jax.Array, k_BxSxKxD: jax.Array, v_BxSxKxD: jax.Array, block: int) -> jax.Array:
+    """Causal softmax(q k^T / sqrt(dh)) v over key blocks; q [b, s, a, dh], k and v [b, s, k, dh]; s % block == 0."""
+    return _forward(q_BxSxAxD, k_BxSxKxD, v_BxSxKxD, block)[0]
+
+
+def _fwd(q, k, v, block):
+    out, lse = _forward(q, k, v, block)
+    return out, (q, k, v, out, lse)
+
+
+def _bwd(block, res, dout_BxSxAxD):
+    """FlashAttention-2 backward: per key block, recompute P from the log-sum-exp, then dV, dP, dS, dQ, dK."""
+    q, k, v, out, lse = res
+    b, s, a, dh = q.shape
+    kh = k.shape[2]
+    scale = jnp.float32(dh) ** -0.5
+    q5 = q.reshape(b, s, kh, a // kh, dh)
+    do5 = dout_BxSxAxD.reshape(b, s, kh, a // kh, dh)
+    out5 = out.reshape(b, s, kh, a // kh, dh).astype(jnp.float32)
+    delta = jnp.einsum("bqkgd,bqkgd->bkgq", do5.astype(jnp.float32), out5)  # rowsum(dO * O)
+
+    def body(carry):
+        j, dq, dk_BxSxKxD, dv_BxSxKxD = carry
+        k_blk, v_blk = _block(k, j, block), _block(v, j, block)
+        p = jnp.exp(_scores(q5, k, j, block, scale) - lse[..., None])
+        dv = jnp.einsum("bkgqc,bqkgd->bckd", p.astype(v.dtype), do5, preferred_element_type=jnp.float32)
+        dp = jnp.einsum("bqkgd,bckd->bkgqc", do5, v_blk, preferred_element_type=jnp.float32)
+        ds = (p * (dp - delta[..., None]) * scale).astype(q.dtype)
+        dq = dq + jnp.einsum("bkgqc,bckd->bqkgd", ds, k_blk, preferred_element_type=jnp.float32)
+        dk = jnp.einsum("bkgqc,bqkgd->bckd", ds, q5, preferred_element_type=jnp.float32)
+        dk_BxSxKxD = jax.lax.dynamic_update_slice_in_dim(dk_BxSxKxD, dk.astype(k.dtype), j * block, axis=1)
+        dv_BxSxKxD = jax.lax.dynamic_update_slice_in_dim(dv_BxSxKxD, dv.astype(v.dtype), j * block, axis=1)
+        return j + 1, dq, dk_BxSxKxD, dv_BxSxKxD
+
+    init = (jnp.int32(0), jnp.zeros(q5.shape, jnp.float32), jnp.zeros_like(k), jnp.zeros_like(v))
+    _, dq, dk, dv = jax.lax.while_loop(lambda carry: carry[0] < s // block, body, init)
+    return dq.reshape(q.shape).astype(q.dtype), dk, dv
+
+
+flash_attention.defvjp(_fwd, _bwd)

@@ -105,7 +105,8 @@ def residuals(plan: Plan, mesh) -> dict:
     listed = [{"shape": aval.str_short(), "bytes": int(aval.size * aval.dtype.itemsize), "what": desc,
                "activation": _is_activation(aval, s)} for aval, desc in saved]
     acts = [r for r in listed if r["activation"]]
-    sw = Switches(recompute=plan.train.recompute, sp=plan.train.sp, dist_opt=plan.train.dist_opt, overheads=False)
+    sw = Switches(recompute=plan.train.recompute, flash_attn=plan.train.flash_attn, sp=plan.train.sp,
+                  dist_opt=plan.train.dist_opt, overheads=False)
     values = {"s": s, "b": TRACE_BATCH, "h": plan.shape.h, "f": plan.shape.f, "a": plan.shape.a, "k": plan.shape.k,
               "d": 1, "t": 1, "c": 1, "B_a": cdt.itemsize}
     subs = {BY_NAME[n]: val for n, val in values.items()}

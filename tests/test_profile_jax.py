@@ -77,24 +77,43 @@ def test_cli_takes_profile_jax(cmd):
     assert "activations_at_peak" in proc.stdout or "activations" in proc.stdout
 
 
-def test_peak_is_the_larger_live_set():
-    """XLA's temp holds the maximum over program points: one scan iteration -> no pipeline loop (XLA removes a
-    trip-count-1 loop); entering the backward layer scan, remat none holds the bf16 stacks plus an fp32 copy of the
-    probabilities stack (XLA:CPU buffer assignment, tiny d1 t2 c4 s2048), which outweighs the end of forward when
-    L/p > 1; several -> remat none's fp32 copies of the stacks plus one iteration's slice outweigh the bf16 stacks,
-    so the backward set is the peak (exact sympy identities, no tolerance)."""
-    from symbolic.symbols import B_a, L, a, b, c, f, h, k, m, p, s, t
+def test_peak_is_the_largest_live_set_unfused():
+    """Unfused attention (flash_attn off), XLA's temp holds the maximum over program points: one scan iteration -> no
+    pipeline loop (XLA removes a trip-count-1 loop); entering the backward layer scan, remat none holds the bf16 stacks
+    plus an fp32 copy of the probabilities stack (XLA:CPU buffer assignment, tiny d1 t2 c4 s2048), which outweighs the
+    end of forward when L/p > 1; several -> remat none's fp32 copies of the stacks plus one iteration's slice outweigh
+    the bf16 stacks, so the backward set is the peak (exact sympy identities, no tolerance)."""
+    from symbolic.symbols import B_a, L, a, b, c, f, h, k, m, p, s, t, v
 
-    sw = Switches(recompute="none", overheads=False)
-    shape = {B_a: 2, L: 4, a: 6, b: 1, c: 1, f: 112, h: 48, k: 2, s: 64, t: 1}
+    sw = Switches(recompute="none", flash_attn=False, overheads=False)
+    shape = {B_a: 2, L: 4, a: 6, b: 1, c: 1, f: 112, h: 48, k: 2, s: 64, t: 1, v: 144}
     peak = next(x.expr for x in prof.components(sw) if x.name == "activations_at_peak")
     one = {**shape, m: 1, p: 1}
     from symbolic.components.jaxstep import held, scores
     stacks_and_probs32 = L * (sum(x.expr for x in held(sw, B_a)) + scores(4))
     assert prof.backward_set(sw).subs(one) == stacks_and_probs32.subs(one)
-    assert peak.subs(one) == prof.backward_set(sw).subs(one) > prof.forward_set(sw).subs(one)
-    more = {**shape, m: 4, p: 2}
-    assert peak.subs(more) == prof.backward_set(sw).subs(more) > prof.forward_set(sw).subs(more)
+    for at in (one, {**shape, m: 4, p: 2}):
+        assert peak.subs(at) == prof.backward_set(sw).subs(at) > max(prof.forward_set(sw).subs(at),
+                                                                     prof.loss_set(sw).subs(at))
     names = [x.name for x in prof.layer_tensors(sw)]
     assert "scores_exp" in names  # jax saves it; XLA's stacks do not hold it
     assert [x.name for x in held(sw, 4)] == [n for n in names if n != "scores_exp"]
+
+
+@pytest.mark.parametrize("recompute", ["none", "selective", "full"])
+def test_flash_sets_have_no_s_squared_term_and_stacks_are_fp32(recompute):
+    """Flash attention (the default): no live set grows with s^2 once s exceeds the key block (the score blocks are
+    [s/c, FLASH_BLOCK]); the backward set holds the residual stacks in fp32 (XLA:CPU converts them) and, with one
+    iteration, only that iteration's slice (exact sympy identities)."""
+    from symbolic.components.jaxstep import FLASH_BLOCK, held
+    from symbolic.symbols import L, m, p, s
+
+    sw = Switches(recompute=recompute, overheads=False)
+    assert "scores" not in [x.name for x in prof.layer_tensors(sw)]
+    for live in (prof.forward_set(sw), prof.loss_set(sw), prof.backward_set(sw)):
+        long = live.subs({m: 3, p: 2}).replace(lambda e: isinstance(e, sp.Min), lambda e: sp.Integer(FLASH_BLOCK))
+        assert sp.degree(sp.expand(long), s) == 1, live  # s >= FLASH_BLOCK: Min(s, FLASH_BLOCK) = FLASH_BLOCK
+    iteration = (L / p) * sum(x.expr for x in held(sw, 4, gathered_kv=True))
+    attention = prof._attention_backward(sw)
+    assert sp.simplify(prof.backward_set(sw).subs({m: 1, p: 1}) - (iteration + attention).subs(p, 1)) == 0
+    assert sp.simplify(prof.backward_set(sw).subs({m: 3, p: 2}) - (5 * iteration + attention).subs(p, 2)) == 0  # 4 iterations + slice

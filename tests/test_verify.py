@@ -2,9 +2,10 @@
 
 Sources of truth: XLA's memory_analysis() (argument bytes and output - alias must match exactly: 0 bytes tolerance),
 jax's saved_residuals of the layer function (count and bytes of the per-layer list: exact), and XLA's temp, which the
-profile approximates with the larger of two derived live sets: the total must be within 13 % on the tiny configs
-below (measured at the commit that set it: selective -7.5 %, t2-selective -12.9 %, full +1.4 %; XLA's heap packing,
-temp minus peak live bytes, is the known unmodelled gap and is largest on this s x s dominated test shape).
+profile approximates with the largest of three derived live sets: the total must be within 13 % on the tiny configs
+below (flash attention, one scan iteration; measured at the commit that set it: selective +7.6 %, t2-selective
++4.0 %, full +10.9 %: with one iteration the profile's backward set takes every residual stack in fp32, which
+XLA:CPU does only for some, the known high-side gap of symbolic/profiles/jax.py).
 """
 import json
 import subprocess
@@ -51,14 +52,14 @@ def test_total_within_tolerance(train):
     assert abs(_verify(train)["rel_error_total"]) <= TOTAL_TOLERANCE
 
 
-@pytest.mark.parametrize("recompute", ["none", "selective", "full"])
-def test_saved_residuals_match_the_profile_tensor_list(recompute):
+@pytest.mark.parametrize("recompute,flash_attn", [("none", True), ("selective", True), ("full", True), ("none", False)])
+def test_saved_residuals_match_the_profile_tensor_list(recompute, flash_attn):
     """jax's per-micro-batch residuals of one layer == the profile's layer tensors, in count and bytes."""
     from jaxcheck.explain import residuals
     from jaxcheck.mesh import make_mesh
     from jaxcheck.options import Plan
 
-    train = Training(s=64, gbs=1, recompute=recompute, dist_opt=False)
+    train = Training(s=64, gbs=1, recompute=recompute, dist_opt=False, flash_attn=flash_attn)
     res = residuals(Plan(SHAPE, train).check(), make_mesh(train))
     assert res["jax_count"] == res["symbolic_count"]
     assert res["jax_bytes"] == res["symbolic_bytes"]

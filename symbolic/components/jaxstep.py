@@ -3,9 +3,12 @@
 Each tensor is one device's shard for one micro batch, read off the implementation: the residual stream between
 blocks is [b, s, h] split over context (and over tensor with SP, rules "seq_sp"); inside a block ("seq") s is split
 over context only, so the normed inputs attn_in / mlp_in are kept all-gathered over tensor; heads and f are split
-over tensor; K and V are all-gathered over context ("kv_seq"); XLA attention materialises [b, a, s/c, s] scores.
+over tensor; K and V are all-gathered over context ("kv_seq"). Attention is jaxcheck.flash's blockwise kernel by
+default (Training.flash_attn: only fp32 [b, a/t, s/c, FLASH_BLOCK] score blocks exist, one block at a time) or, with
+flash_attn off, XLA attention that materialises [b, a/t, s/c, s] scores.
 Under remat none the list is what jax autodiff saves (jax.ad_checkpoint.saved_residuals of jaxcheck.step's layer):
-fp32 RMSNorm intermediates, the scores, their exp and the bf16 probabilities, the three SiLU intermediates.
+fp32 RMSNorm intermediates, flash attention's fp32 log-sum-exp (or, unfused, the scores, their exp and the bf16
+probabilities), the three SiLU intermediates.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from ..symbols import B_a, a, b, c, f, h, k, s, t
 from .base import Component, Switches
 
 FP32 = sp.Integer(4)  # RMSNorm, RoPE, softmax and logits run in fp32 (jaxcheck.llama, jaxcheck.attention)
+FLASH_BLOCK = 128  # keys per block of jaxcheck.flash (min(s, FLASH_BLOCK) keys; s a multiple of it)
 
 
 def tokens(width: sp.Expr, nbytes: sp.Expr, split_t: bool) -> sp.Expr:
@@ -25,6 +29,11 @@ def tokens(width: sp.Expr, nbytes: sp.Expr, split_t: bool) -> sp.Expr:
 def scores(nbytes: sp.Expr) -> sp.Expr:
     """One device's bytes of a [b, a, s, s] score tensor: heads over t, queries over c, all s keys (K/V gathered)."""
     return nbytes * b * a * s * s / (t * c)
+
+
+def score_blocks(nbytes: sp.Expr) -> sp.Expr:
+    """One device's bytes of a [b, a, s, block] score block of flash attention: heads over t, queries over c."""
+    return nbytes * b * a * s * sp.Min(s, FLASH_BLOCK) / (t * c)
 
 
 def _stream(name: str, sw: Switches, doc: str) -> Component:
@@ -48,10 +57,7 @@ def saved_none(sw: Switches) -> list[Component]:
         Component("k_gathered", tokens(h * k / a, B_a, True) * c, "'k_gathered': K after RoPE all-gathered over context"),
         Component("v_gathered", tokens(h * k / a, B_a, True) * c, "'v_gathered': V all-gathered over context"),
         Component("q", tokens(h, B_a, True), "'q' after RoPE, reshaped to [b, s, k, a/k, dh] for the score einsum"),
-        Component("scores", scores(FP32), "fp32 masked scores q k^T / sqrt(dh), input of the softmax"),
-        Component("scores_exp", scores(FP32), "fp32 exp(scores - max) of the softmax"),
-        Component("probs", scores(B_a), "bf16 softmax probabilities, input of P V"),
-        Component("softmax_sums", 2 * scores(FP32) / s, "fp32 [b, a, s, 1] softmax denominators (sum and its square)"),
+    ] + (_flash_residuals() if sw.flash_attn else _dense_residuals()) + [
         Component("attn_out", tokens(h, B_a, True), "'attn_out': attention output, input of the row-parallel Wo"),
     ] + _norm_residuals("mlp_norm", sw) + [
         Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of gate/up, all-gathered over t"),
@@ -62,8 +68,25 @@ def saved_none(sw: Switches) -> list[Component]:
     ]
 
 
+def _flash_residuals() -> list[Component]:
+    """What jaxcheck.flash's custom VJP keeps besides q and the gathered k, v: its output and the fp32 log-sum-exp."""
+    return [Component("flash_out", tokens(h, B_a, True), "flash attention's output as its custom VJP keeps it (the "
+                      "values of 'attn_out', before the sharding constraint)"),
+            Component("lse", FP32 * b * a * s / (t * c), "fp32 [b, a/t, s/c] log-sum-exp of the online softmax")]
+
+
+def _dense_residuals() -> list[Component]:
+    """What autodiff of XLA attention keeps (flash_attn off): the s x s scores, their exp, the probabilities."""
+    return [
+        Component("scores", scores(FP32), "fp32 masked scores q k^T / sqrt(dh), input of the softmax"),
+        Component("scores_exp", scores(FP32), "fp32 exp(scores - max) of the softmax"),
+        Component("probs", scores(B_a), "bf16 softmax probabilities, input of P V"),
+        Component("softmax_sums", 2 * scores(FP32) / s, "fp32 [b, a, s, 1] softmax denominators (sum and its square)"),
+    ]
+
+
 def saved_selective(sw: Switches) -> list[Component]:
-    """Remat selective: the names jaxcheck.step.SELECTIVE_SAVED keeps; scores and softmax are recomputed."""
+    """Remat selective: the names jaxcheck.step.SELECTIVE_SAVED keeps; the attention core is recomputed."""
     return [
         _stream("attn_norm_in", sw, "'attn_norm_in': layer input, the residual stream"),
         Component("attn_in", tokens(h, B_a, False), "'attn_in': normed input of Q/K/V, all-gathered over t (inner layout)"),
@@ -89,13 +112,18 @@ def layer_tensors(sw: Switches) -> list[Component]:
     return {"none": saved_none, "selective": saved_selective, "full": saved_full}[sw.recompute](sw)
 
 
+# saved by jax but not stacked by XLA: exp(scores) (remat none, unfused: the fused softmax backward recomputes it from
+# the fp32 scores) and flash attention's own copy of its output (the same values as 'attn_out')
+NOT_HELD = ("scores_exp", "flash_out")
+
+
 def held(sw: Switches, width: sp.Expr, gathered_kv: bool = False) -> list[Component]:
     """One layer's residuals as XLA keeps them in the stacks of the scans: the saved tensors of the remat policy,
-    except exp(scores) (remat none: the fused softmax backward recomputes it from the fp32 scores), with the bf16 ones
+    except NOT_HELD (jax lists them, XLA does not stack them a second time), with the bf16 ones
     in `width`: B_a as the forward writes them, or FP32 for the copies XLA:CPU converts them to before a backward
     loop reads them (wrapped_convert in its buffer assignment). gathered_kv: selective's k and v stacked after the
     all-gather over context (XLA moves the gather in front of the stack)."""
-    parts = [part for part in layer_tensors(sw) if part.name != "scores_exp"]
+    parts = [part for part in layer_tensors(sw) if part.name not in NOT_HELD]
     if gathered_kv:
         parts = [Component(x.name, x.expr * c, x.doc) if x.name in ("k", "v") else x for x in parts]
     return [Component(part.name, part.expr.subs(B_a, width), part.doc) for part in parts]

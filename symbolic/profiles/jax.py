@@ -13,25 +13,24 @@ agrees with `mem4d verify` only when given the same widths; the Training default
 Each component belongs to one of XLA's memory-analysis groups (GROUP): argument (params, AdamW state, batch; exact),
 output (the loss and the output tuple's pointer table; donated params and AdamW state come back aliased, counted once),
 temp (gradients, saved residuals, pipeline buffers, embeddings, logits). total = argument + output + temp - alias.
-Flash attention does not exist here (sw.flash_attn is ignored: XLA's attention materialises s x s scores).
+Attention follows sw.flash_attn like jaxcheck: flash (default) keeps fp32 [s/c, FLASH_BLOCK] score blocks one at a
+time and an fp32 log-sum-exp per query; unfused attention materialises fp32 s x s scores.
 
 How the temps were found: XLA's temp is the size of its packed heap of temporaries, which holds at least the buffers
 live at the step's peak program point. The temp components are the buffers listed live at that peak in XLA's
 live-range dump (XLA_FLAGS=--xla_dump_to, "Live ranges at N (peak)") of jaxcheck's step, named after what they hold,
-for configurations of every remat policy with one and with several scan iterations. The peak is one of two live sets,
-and the profile takes the larger (sympy Max; both are derived, nothing is fitted):
+for configurations of every remat policy with one and with several scan iterations. The peak is one of three live
+sets, and the profile takes the largest (sympy Max; all are derived, nothing is fitted):
   end of forward: the residual stacks [m + p - 1, L/p, ...] as the forward writes them (bf16 where the layer computes
     in bf16) plus the working set of the last layer's attention (forward_set);
-  inside the backward pipeline loop, with more than one iteration (XLA removes a while loop of trip count 1):
-    XLA:CPU converts the bf16 stacks to fp32 before the loop (wrapped_convert), slices one iteration's L/p layers
-    out of them in fp32, and runs one layer's attention backward (backward_set); with one iteration, entering the
-    backward layer scan: the stacks plus (remat none) the fp32 copy of the bf16 probabilities stack.
-Around both, three fp32 [L/p, ...] buffers per stacked weight (gradient accumulator, carry, fp32 copy) and the
-vocabulary gradients are live. Checked against the dumps: the profile's temp is within about 3 % of the peak live
-bytes on most tiny configurations. Known gaps: XLA's heap packing (temp - peak live bytes: 0 .. 27 % of temp on the
-tiny grid, largest where s x s buffers of different lifetimes interleave) is not modelled; with one iteration and
-long sequences the attention backward can hold transposed fp32 copies of the scores for the batched dots (tiny
-s = 8192: 16 instead of 8 bytes per score element) and become the peak. `mem4d verify` shows the error per config.
+  the loss scan: those stacks plus one micro batch's fp32 logits and their gradient (loss_set);
+  inside the backward pipeline loop: XLA:CPU converts the bf16 stacks to fp32 before the loop (wrapped_convert),
+    slices one iteration's L/p layers out of them in fp32, and runs one layer's attention backward (backward_set).
+Around them, three fp32 [L/p, ...] buffers per stacked weight (gradient accumulator, carry, fp32 copy) and the
+vocabulary gradients are live. Known gaps, measured by `mem4d sweep grids/accuracy.toml` (results/sweep-cpu.md):
+with one scan iteration (m = p = 1) XLA:CPU converts only some stacks to fp32 on the real shapes, so the profile's
+all-fp32 backward set is high by up to 9 % there (on the safe side); the heap packing (temp minus peak live bytes)
+and small fp32 copies of [b, s, h] buffers leave the profile low by up to 12 % on tiny full-remat configurations.
 """
 from __future__ import annotations
 
@@ -39,15 +38,15 @@ import sympy as sp
 
 from ..components import Component, Switches
 from ..components.weights import embedding_params, head_params, layer_params
-from ..components.jaxstep import FP32, held, layer_tensors as _layer_tensors, scores, tokens
+from ..components.jaxstep import FP32, held, layer_tensors as _layer_tensors, score_blocks, scores, tokens
 from ..symbols import B_a, B_g, B_o, B_w, L, a, b, c, d, f, h, k, m, p, s, t, v
 
 TITLE = "jaxcheck's compiled step (flax + XLA, GPipe scan)"
 DESCRIPTION = (
     "Per-device buffers of jaxcheck's jax train step: parameters in B_w (fp32), AdamW mu and nu (B_o = 2 x B_w) over "
     "d*c with ZeRO-1, gradients as XLA temporaries, the residuals autodiff keeps per layer under the remat policy for "
-    "all m + p - 1 iterations of the scanned GPipe schedule, K/V all-gathered over context, fp32 s x s attention "
-    "scores (no flash attention), fp32 logits of one micro batch, int32 batch tokens and targets."
+    "all m + p - 1 iterations of the scanned GPipe schedule, K/V all-gathered over context, flash attention's fp32 "
+    "score blocks (or, unfused, fp32 s x s scores), fp32 logits of one micro batch, int32 batch tokens and targets."
 )
 
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
@@ -105,34 +104,65 @@ def _sum(parts: list[Component]) -> sp.Expr:
     return sp.Add(*(part.expr for part in parts))
 
 
+def loss_set(sw: Switches) -> sp.Expr:
+    """The loss scan between the pipeline's forward and backward: the residual stacks as the forward wrote them and one
+    micro batch's fp32 logits [b, s/c, v/t] with their gradient (the checkpointed loss recomputes them per micro
+    batch; they are dead again before the pipeline's backward starts)."""
+    return _iterations() * (L / p) * _sum(held(sw, B_a)) + 2 * tokens(v, FP32, True)
+
+
 def forward_set(sw: Switches) -> sp.Expr:
     """End of forward (the last layer's attention of the last iteration): every layer's residuals of every iteration
     as the forward writes them, plus that attention's working set (FWD_ATTN_BYTES per score element) and the bool
     causal mask broadcast to the scores' shape."""
     stacks = _iterations() * (L / p) * _sum(held(sw, B_a))
-    return stacks + scores(FWD_ATTN_BYTES[sw.recompute]) + scores(sp.Integer(1))
+    return stacks + _attention_forward(sw)
 
 
 def backward_set(sw: Switches) -> sp.Expr:
-    """Inside the backward pipeline loop (more than one iteration): the residual stacks converted to fp32 by XLA:CPU
-    (full: the bf16 x stack is read as is), one iteration's slice of them in fp32 (the L/p layers the inner backward
-    scan reads), and one layer's attention backward (BWD_ATTN_BYTES per score element) with its causal mask.
-    With one iteration there is no pipeline loop: the set entering the backward layer scan (_backward_once)."""
+    """Inside the backward pipeline loop: the residual stacks converted to fp32 by XLA:CPU, one iteration's slice of
+    them in fp32 (the L/p layers the inner backward scan reads), and one layer's attention backward.
+    Flash attention: every policy's stacks are converted (with one iteration the slice is the stack itself).
+    Unfused attention (full remat reads its bf16 x stack as is); with one iteration XLA removes the pipeline loop and
+    the peak is the set entering the backward layer scan (_backward_once)."""
+    iteration = (L / p) * _sum(held(sw, FP32, gathered_kv=True))
+    if sw.flash_attn:
+        stacks = _iterations() * iteration
+        return sp.Piecewise((iteration, sp.Eq(_iterations(), 1)), (stacks + iteration, True)) + _attention_backward(sw)
     stack_width = B_a if sw.recompute == "full" else FP32
     stacks = _iterations() * (L / p) * _sum(held(sw, stack_width, gathered_kv=True))
-    iteration = (L / p) * _sum(held(sw, FP32, gathered_kv=True))
-    mask = scores(sp.Integer(1)) if sw.recompute == "none" else s * s / c  # none: the saved broadcast; else [s/c, s]
-    several = stacks + iteration + scores(BWD_ATTN_BYTES[sw.recompute]) + mask
+    several = stacks + iteration + _attention_backward(sw)
     return sp.Piecewise((_backward_once(sw), sp.Eq(_iterations(), 1)), (several, True))
 
 
 def _backward_once(sw: Switches) -> sp.Expr:
-    """One iteration, entering the backward layer scan: the L/p layers' residual stacks as the forward wrote them, and
-    (remat none) an fp32 copy [L/p, b, a/t, s/c, s] of the bf16 probabilities stack that XLA:CPU converts for the
-    backward's P V dots while the bf16 stack is still live (wrapped_convert of the probs stack in the buffer
-    assignment of tiny d1 t2 c4 s2048, offsets disjoint from both stacks)."""
+    """Unfused attention, one iteration, entering the backward layer scan: the L/p layers' residual stacks as the
+    forward wrote them, and (remat none) an fp32 copy [L/p, b, a/t, s/c, s] of the bf16 probabilities stack that
+    XLA:CPU converts for the backward's P V dots while the bf16 stack is still live (wrapped_convert of the probs
+    stack in the buffer assignment of tiny d1 t2 c4 s2048, offsets disjoint from both stacks)."""
     probs32 = scores(FP32) if sw.recompute == "none" else sp.Integer(0)
     return (L / p) * (_sum(held(sw, B_a)) + probs32)
+
+
+def _attention_forward(sw: Switches) -> sp.Expr:
+    """Working set of one layer's attention forward beyond the stacks. Flash: one key block's fp32 scores and
+    probabilities (FLASH_FWD_BYTES per block element) and the fp32 accumulator [b, s/c, a/t, dh] with its update.
+    Unfused: FWD_ATTN_BYTES per score element and the bool causal mask broadcast to the scores' shape."""
+    if sw.flash_attn:
+        return score_blocks(FLASH_FWD_BYTES) + 2 * tokens(h, FP32, True)
+    return scores(FWD_ATTN_BYTES[sw.recompute]) + scores(sp.Integer(1))
+
+
+def _attention_backward(sw: Switches) -> sp.Expr:
+    """Working set of one layer's attention backward. Flash: one key block's fp32 probabilities and the two fp32
+    products of the dK / dV dots in their transposed layout (FLASH_BWD_BYTES per block element), bf16 transposed
+    copies of q and dO for those dots (two each), the fp32 dq carry and fp32 dk, dv of the gathered keys.
+    Unfused: BWD_ATTN_BYTES per score element and the causal mask (remat none: the saved broadcast; else [s/c, s])."""
+    if sw.flash_attn:
+        return (score_blocks(FLASH_BWD_BYTES) + 4 * tokens(h, B_a, True) + tokens(h, FP32, True)
+                + 2 * c * tokens(h * k / a, FP32, True))
+    mask = scores(sp.Integer(1)) if sw.recompute == "none" else s * s / c
+    return scores(BWD_ATTN_BYTES[sw.recompute]) + mask
 
 
 def _temps(sw: Switches) -> list[Component]:
@@ -144,14 +174,14 @@ def _temps(sw: Switches) -> list[Component]:
         Component("vocab_grads", 3 * B_g * vocab,
                   "fp32 [v/t, h] gradients: LM head (carry and step of the loss scan) and the embedding's accumulator"),
         Component("vocab_cast", B_a * vocab, "compute-dtype copy of the embedding table for the lookup"),
-        Component("activations_at_peak", sp.Max(forward_set(sw), backward_set(sw)),
-                  f"larger of two live sets ({sw.recompute} remat): end of forward (residual stacks of L/p layers x "
-                  "m + p - 1 iterations, attention working set, causal mask) and inside the backward pipeline loop "
-                  "(stacks converted to fp32, one iteration's fp32 slice, attention backward)"),
+        Component("activations_at_peak", sp.Max(forward_set(sw), loss_set(sw), backward_set(sw)),
+                  f"largest of three live sets ({sw.recompute} remat): end of forward (residual stacks of L/p layers "
+                  "x m + p - 1 iterations, attention working set), the loss scan (stacks, fp32 logits of one micro "
+                  "batch and their gradient) and inside the backward pipeline loop (stacks converted to fp32, one "
+                  "iteration's fp32 slice, attention backward)"),
         Component("stage_outputs", _iterations() * tokens(h, B_a, sw.sp),
                   "last stage's output of every scan iteration [m + p - 1, b, s, h] (pipeline.gpipe)"),
         Component("embeddings", m * tokens(h, B_a, sw.sp), "embedded micro batches [m, b, s, h] in compute dtype"),
-        Component("logits", 2 * tokens(v, FP32, True), "fp32 logits [b, s/c, v/t] of one micro batch and their gradient"),
     ]
 
 
@@ -162,6 +192,12 @@ def _temps(sw: Switches) -> list[Component]:
 # backward, none: 0 beyond the fp32 stacks, which already hold scores and probabilities.
 FWD_ATTN_BYTES = {"none": sp.Integer(4), "selective": FP32 * 3, "full": FP32 * 3}
 BWD_ATTN_BYTES = {"none": sp.Integer(0), "selective": FP32 + 2 * B_a, "full": FP32 + 2 * B_a}
+
+# flash attention, bytes per [b, a/t, s/c, block] element of the key block being processed (jaxcheck.flash):
+# forward: fp32 masked scores (4) and fp32 exp(scores - max) (4); backward: fp32 probabilities (4) and the fp32
+# dK / dV dot products in XLA:CPU's transposed [k, block, a/k * s] layout (4 + 4).
+FLASH_FWD_BYTES = FP32 * 2
+FLASH_BWD_BYTES = FP32 * 3
 
 GROUP: dict[str, str] = {
     "params": "argument", "adam_moments": "argument", "adam_count": "argument", "batch": "argument",

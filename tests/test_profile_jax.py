@@ -83,14 +83,14 @@ def test_peak_is_the_largest_live_set_unfused():
     plus an fp32 copy of the probabilities stack (XLA:CPU buffer assignment, tiny d1 t2 c4 s2048), which outweighs the
     end of forward when L/p > 1; several -> remat none's fp32 copies of the stacks plus one iteration's slice outweigh
     the bf16 stacks, so the backward set is the peak (exact sympy identities, no tolerance)."""
-    from symbolic.symbols import B_a, L, a, b, c, f, h, k, m, p, s, t, v
+    from symbolic.symbols import B_a, B_g, L, a, b, c, f, h, k, m, p, s, t, v
 
     sw = Switches(recompute="none", flash_attn=False, overheads=False)
-    shape = {B_a: 2, L: 4, a: 6, b: 1, c: 1, f: 112, h: 48, k: 2, s: 64, t: 1, v: 144}
+    shape = {B_a: 2, B_g: 4, L: 4, a: 6, b: 1, c: 1, f: 112, h: 48, k: 2, s: 64, t: 1, v: 144}
     peak = next(x.expr for x in prof.components(sw) if x.name == "activations_at_peak")
     one = {**shape, m: 1, p: 1}
     from symbolic.components.jaxstep import held, scores
-    stacks_and_probs32 = L * (sum(x.expr for x in held(sw, B_a)) + scores(4))
+    stacks_and_probs32 = L * (sum(x.expr for x in held(sw, B_a)) + scores(4)) + prof._layer_grads()
     assert prof.backward_set(sw).subs(one) == stacks_and_probs32.subs(one)
     for at in (one, {**shape, m: 4, p: 2}):
         assert peak.subs(at) == prof.backward_set(sw).subs(at) > max(prof.forward_set(sw).subs(at),
@@ -104,9 +104,10 @@ def test_peak_is_the_largest_live_set_unfused():
 def test_flash_sets_have_no_s_squared_term_and_stacks_are_fp32(recompute):
     """Flash attention (the default): no live set grows with s^2 once s exceeds the key block (the score blocks are
     [s/c, FLASH_BLOCK]); the backward set holds the residual stacks in fp32 (XLA:CPU converts them) and, with one
-    iteration, only that iteration's slice (exact sympy identities)."""
-    from symbolic.components.jaxstep import FLASH_BLOCK, held
-    from symbolic.symbols import L, m, p, s
+    iteration, only that iteration's slice; with several, also the third fp32 buffer per stacked weight and the fp32
+    cotangent of the stage outputs (exact sympy identities)."""
+    from symbolic.components.jaxstep import FLASH_BLOCK, held, tokens
+    from symbolic.symbols import L, h, m, p, s
 
     sw = Switches(recompute=recompute, overheads=False)
     assert "scores" not in [x.name for x in prof.layer_tensors(sw)]
@@ -116,4 +117,5 @@ def test_flash_sets_have_no_s_squared_term_and_stacks_are_fp32(recompute):
     iteration = (L / p) * sum(x.expr for x in held(sw, 4, gathered_kv=True))
     attention = prof._attention_backward(sw)
     assert sp.simplify(prof.backward_set(sw).subs({m: 1, p: 1}) - (iteration + attention).subs(p, 1)) == 0
-    assert sp.simplify(prof.backward_set(sw).subs({m: 3, p: 2}) - (5 * iteration + attention).subs(p, 2)) == 0  # 4 iterations + slice
+    several = 5 * iteration + attention + prof._layer_grads() + 4 * tokens(h, 4, sw.sp)  # 4 iterations + slice
+    assert sp.simplify(prof.backward_set(sw).subs({m: 3, p: 2}) - several.subs(p, 2)) == 0

@@ -26,8 +26,8 @@ sets, and the profile takes the largest (sympy Max; all are derived, nothing is 
   the loss scan: those stacks plus one micro batch's fp32 logits and their gradient (loss_set);
   inside the backward pipeline loop: XLA:CPU converts the bf16 stacks to fp32 before the loop (wrapped_convert),
     slices one iteration's L/p layers out of them in fp32, and runs one layer's attention backward (backward_set).
-Around them, three fp32 [L/p, ...] buffers per stacked weight (gradient accumulator, carry, fp32 copy) and the
-vocabulary gradients are live. Known gaps, measured by `mem4d sweep grids/accuracy.toml` (results/sweep-cpu.md):
+Around them, two fp32 [L/p, ...] buffers per stacked weight (gradient accumulator, fp32 copy) and the vocabulary
+gradients are live; a third (the carry of the pipeline loop) is in every set but the one-iteration backward. Known gaps, measured by `mem4d sweep grids/accuracy.toml` (results/sweep-cpu.md):
 with one scan iteration (m = p = 1) XLA:CPU converts only some stacks to fp32 on the real shapes, so the profile's
 all-fp32 backward set is high by up to 9 % there (on the safe side); the heap packing (temp minus peak live bytes)
 and small fp32 copies of [b, s, h] buffers leave the profile low by up to 12 % on tiny full-remat configurations.
@@ -107,32 +107,38 @@ def _sum(parts: list[Component]) -> sp.Expr:
 def loss_set(sw: Switches) -> sp.Expr:
     """The loss scan between the pipeline's forward and backward: the residual stacks as the forward wrote them and one
     micro batch's fp32 logits [b, s/c, v/t] with their gradient (the checkpointed loss recomputes them per micro
-    batch; they are dead again before the pipeline's backward starts)."""
-    return _iterations() * (L / p) * _sum(held(sw, B_a)) + 2 * tokens(v, FP32, True)
+    batch; they are dead again before the pipeline's backward starts), and the third fp32 buffer per stacked weight
+    (_layer_grads: the layer-gradient carry of the pipeline loop, allocated from the start)."""
+    return _iterations() * (L / p) * _sum(held(sw, B_a)) + 2 * tokens(v, FP32, True) + _layer_grads()
 
 
 def forward_set(sw: Switches) -> sp.Expr:
     """End of forward (the last layer's attention of the last iteration): every layer's residuals of every iteration
-    as the forward writes them, plus that attention's working set (FWD_ATTN_BYTES per score element) and the bool
-    causal mask broadcast to the scores' shape."""
+    as the forward writes them, plus that attention's working set and the third fp32 buffer per stacked weight."""
     stacks = _iterations() * (L / p) * _sum(held(sw, B_a))
-    return stacks + _attention_forward(sw)
+    return stacks + _attention_forward(sw) + _layer_grads()
 
 
 def backward_set(sw: Switches) -> sp.Expr:
     """Inside the backward pipeline loop: the residual stacks converted to fp32 by XLA:CPU, one iteration's slice of
     them in fp32 (the L/p layers the inner backward scan reads), and one layer's attention backward.
-    Flash attention: every policy's stacks are converted (with one iteration the slice is the stack itself).
-    Unfused attention (full remat reads its bf16 x stack as is); with one iteration XLA removes the pipeline loop and
-    the peak is the set entering the backward layer scan (_backward_once)."""
+    Flash attention: every policy's stacks are converted; with several iterations the pipeline loop also carries the
+    third fp32 buffer per stacked weight and the cotangent of the last stage's outputs in fp32 [m + p - 1, b, s, h]
+    (convert_convert_fusion in the dumps of tiny t4 p4 and llama3-8b d2 p4); with one iteration XLA removes the
+    pipeline loop, the slice is the stack itself and the layer scan holds two buffers per weight (llama2-7b d2 t2,
+    tiny d2 t2 s512 dumps). Unfused attention (full remat reads its bf16 x stack as is); with one iteration the peak
+    is the set entering the backward layer scan (_backward_once)."""
     iteration = (L / p) * _sum(held(sw, FP32, gathered_kv=True))
     if sw.flash_attn:
         stacks = _iterations() * iteration
-        return sp.Piecewise((iteration, sp.Eq(_iterations(), 1)), (stacks + iteration, True)) + _attention_backward(sw)
+        outputs_grad = _iterations() * tokens(h, FP32, sw.sp)
+        return (sp.Piecewise((iteration, sp.Eq(_iterations(), 1)),
+                             (stacks + iteration + _layer_grads() + outputs_grad, True))
+                + _attention_backward(sw))
     stack_width = B_a if sw.recompute == "full" else FP32
     stacks = _iterations() * (L / p) * _sum(held(sw, stack_width, gathered_kv=True))
-    several = stacks + iteration + _attention_backward(sw)
-    return sp.Piecewise((_backward_once(sw), sp.Eq(_iterations(), 1)), (several, True))
+    several = stacks + iteration + _attention_backward(sw) + _layer_grads()
+    return sp.Piecewise((_backward_once(sw) + _layer_grads(), sp.Eq(_iterations(), 1)), (several, True))
 
 
 def _backward_once(sw: Switches) -> sp.Expr:
@@ -168,9 +174,9 @@ def _attention_backward(sw: Switches) -> sp.Expr:
 def _temps(sw: Switches) -> list[Component]:
     vocab = h * v / t
     return [
-        Component("layer_grads", 3 * _layer_grads(),
-                  "three fp32 [L/p, ...] buffers per stacked weight: the zero-initialised gradient accumulator of the "
-                  "backward scan, its carry, and the fp32 copy the backward's dots read (XLA:CPU converts bf16)"),
+        Component("layer_grads", 2 * _layer_grads(),
+                  "two fp32 [L/p, ...] buffers per stacked weight live throughout: the zero-initialised gradient "
+                  "accumulator of the backward scan and the fp32 copy the dots read (a third is in the live sets)"),
         Component("vocab_grads", 3 * B_g * vocab,
                   "fp32 [v/t, h] gradients: LM head (carry and step of the loss scan) and the embedding's accumulator"),
         Component("vocab_cast", B_a * vocab, "compute-dtype copy of the embedding table for the lookup"),

@@ -27,10 +27,12 @@ sets, and the profile takes the largest (sympy Max; all are derived, nothing is 
   inside the backward pipeline loop: XLA:CPU converts the bf16 stacks to fp32 before the loop (wrapped_convert),
     slices one iteration's L/p layers out of them in fp32, and runs one layer's attention backward (backward_set).
 Around them, two fp32 [L/p, ...] buffers per stacked weight (gradient accumulator, fp32 copy) and the vocabulary
-gradients are live; a third (the carry of the pipeline loop) is in every set but the one-iteration backward. Known gaps, measured by `mem4d sweep grids/accuracy.toml` (results/sweep-cpu.md):
-with one scan iteration (m = p = 1) XLA:CPU converts only some stacks to fp32 on the real shapes, so the profile's
-all-fp32 backward set is high by up to 9 % there (on the safe side); the heap packing (temp minus peak live bytes)
-and small fp32 copies of [b, s, h] buffers leave the profile low by up to 12 % on tiny full-remat configurations.
+gradients are live; a third (the carry of the pipeline loop) is in every set but the one-iteration backward.
+Known gaps, measured by `mem4d sweep grids/accuracy.toml` (results/sweep-cpu.md): XLA's temp is a packed heap, a few
+percent above the bytes live at its peak on the tiny shapes; where XLA:CPU schedules optimizer updates and fp32
+copies depends on its heuristics (llama3-8b d2 p4 full: the LM head's AdamW update runs inside the backward after
+its gradient is dead, so the profile is high by 5 %); the unfused branch (grids/unfused.toml) still misses the
+packing of s x s buffers of different lifetimes on tiny long-sequence configurations.
 """
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ import sympy as sp
 
 from ..components import Component, Switches
 from ..components.weights import embedding_params, head_params, layer_params
-from ..components.jaxstep import FP32, held, layer_tensors as _layer_tensors, score_blocks, scores, tokens
+from ..components.jaxstep import FP32, held, layer_tensors as _layer_tensors, saved_none, score_blocks, scores, tokens
 from ..symbols import B_a, B_g, B_o, B_w, L, a, b, c, d, f, h, k, m, p, s, t, v
 
 TITLE = "jaxcheck's compiled step (flax + XLA, GPipe scan)"
@@ -162,13 +164,24 @@ def _attention_forward(sw: Switches) -> sp.Expr:
 def _attention_backward(sw: Switches) -> sp.Expr:
     """Working set of one layer's attention backward. Flash: one key block's fp32 probabilities and the two fp32
     products of the dK / dV dots in their transposed layout (FLASH_BWD_BYTES per block element), bf16 transposed
-    copies of q and dO for those dots (two each), the fp32 dq carry and fp32 dk, dv of the gathered keys.
+    copies of q and dO for those dots (two each), the fp32 dq carry and fp32 dk, dv of the gathered keys, and under
+    full remat the recomputed residuals of the layer's attention half.
     Unfused: BWD_ATTN_BYTES per score element and the causal mask (remat none: the saved broadcast; else [s/c, s])."""
     if sw.flash_attn:
+        recomputed = _recomputed_attention_half(sw) if sw.recompute == "full" else sp.Integer(0)
         return (score_blocks(FLASH_BWD_BYTES) + 4 * tokens(h, B_a, True) + tokens(h, FP32, True)
-                + 2 * c * tokens(h * k / a, FP32, True))
+                + 2 * c * tokens(h * k / a, FP32, True) + recomputed)
     mask = scores(sp.Integer(1)) if sw.recompute == "none" else s * s / c
     return scores(BWD_ATTN_BYTES[sw.recompute]) + mask
+
+
+def _recomputed_attention_half(sw: Switches) -> sp.Expr:
+    """Full remat: while one layer's attention backward runs, the residuals of that layer's attention half that the
+    backward recomputed (remat none's list up to 'attn_out': fp32 norm-1 intermediates, attn_in, gathered k and v,
+    q, flash's output and log-sum-exp; rematted_computation buffers in the dump of tiny s8192 full); the MLP half's
+    were freed by its backward, which runs first."""
+    parts = saved_none(sw)
+    return _sum(parts[:[x.name for x in parts].index("attn_out") + 1])
 
 
 def _temps(sw: Switches) -> list[Component]:

@@ -30,9 +30,9 @@ Around them, two fp32 [L/p, ...] buffers per stacked weight (gradient accumulato
 gradients are live; a third (the carry of the pipeline loop) is in every set but the one-iteration backward.
 Known gaps, measured by `mem4d sweep grids/accuracy.toml` (results/sweep-cpu.md): XLA's temp is a packed heap, a few
 percent above the bytes live at its peak on the tiny shapes; where XLA:CPU schedules optimizer updates and fp32
-copies depends on its heuristics (llama3-8b d2 p4 full: the LM head's AdamW update runs inside the backward after
-its gradient is dead, so the profile is high by 5 %); the unfused branch (grids/unfused.toml) still misses the
-packing of s x s buffers of different lifetimes on tiny long-sequence configurations.
+copies depends on its heuristics (llama3-8b d2 p4 full: XLA's backward holds fewer vocabulary-sized fp32 buffers
+than its forward, so the profile's backward set is high and its total 5.3 % high); the unfused branch
+(grids/unfused.toml) still misses the packing of s x s buffers of different lifetimes on tiny long sequences.
 """
 from __future__ import annotations
 

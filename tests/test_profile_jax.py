@@ -90,7 +90,8 @@ def test_peak_is_the_largest_live_set_unfused():
     peak = next(x.expr for x in prof.components(sw) if x.name == "activations_at_peak")
     one = {**shape, m: 1, p: 1}
     from symbolic.components.jaxstep import held, scores
-    stacks_and_probs32 = L * (sum(x.expr for x in held(sw, B_a)) + scores(4)) + prof._layer_grads()
+    stacks_and_probs32 = (L * (sum(x.expr for x in held(sw, B_a)) + scores(4)) + prof._layer_grads()
+                          + prof._head_update(sw))
     assert prof.backward_set(sw).subs(one) == stacks_and_probs32.subs(one)
     for at in (one, {**shape, m: 4, p: 2}):
         assert peak.subs(at) == prof.backward_set(sw).subs(at) > max(prof.forward_set(sw).subs(at),
@@ -115,7 +116,7 @@ def test_flash_sets_have_no_s_squared_term_and_stacks_are_fp32(recompute):
         long = live.subs({m: 3, p: 2}).replace(lambda e: isinstance(e, sp.Min), lambda e: sp.Integer(FLASH_BLOCK))
         assert sp.degree(sp.expand(long), s) == 1, live  # s >= FLASH_BLOCK: Min(s, FLASH_BLOCK) = FLASH_BLOCK
     iteration = (L / p) * sum(x.expr for x in held(sw, 4, gathered_kv=True))
-    attention = prof._attention_backward(sw)
+    attention = prof._attention_backward(sw) + prof._head_update(sw)
     assert sp.simplify(prof.backward_set(sw).subs({m: 1, p: 1}) - (iteration + attention).subs(p, 1)) == 0
     several = 5 * iteration + attention + prof._layer_grads() + 4 * tokens(h, 4, sw.sp)  # 4 iterations + slice
     assert sp.simplify(prof.backward_set(sw).subs({m: 3, p: 2}) - several.subs(p, 2)) == 0

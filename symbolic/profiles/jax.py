@@ -26,13 +26,14 @@ sets, and the profile takes the largest (sympy Max; all are derived, nothing is 
   the loss scan: those stacks plus one micro batch's fp32 logits and their gradient (loss_set);
   inside the backward pipeline loop: XLA:CPU converts the bf16 stacks to fp32 before the loop (wrapped_convert),
     slices one iteration's L/p layers out of them in fp32, and runs one layer's attention backward (backward_set).
-Around them, two fp32 [L/p, ...] buffers per stacked weight (gradient accumulator, fp32 copy) and the vocabulary
-gradients are live; a third (the carry of the pipeline loop) is in every set but the one-iteration backward.
+Around them, two fp32 [L/p, ...] buffers per stacked weight (gradient accumulator, fp32 copy) and the embedding's
+gradient are live; a third weight buffer is in the forward set and a several-iteration backward set. The LM head's
+fp32 gradient, an fp32 copy and its bf16 cast live until the loss is done; in the backward XLA has already run the
+head's AdamW update (its gradient is final after the loss), whose fp32 results are live instead.
 Known gaps, measured by `mem4d sweep grids/accuracy.toml` (results/sweep-cpu.md): XLA's temp is a packed heap, a few
 percent above the bytes live at its peak on the tiny shapes; where XLA:CPU schedules optimizer updates and fp32
-copies depends on its heuristics (llama3-8b d2 p4 full: XLA's backward holds fewer vocabulary-sized fp32 buffers
-than its forward, so the profile's backward set is high and its total 5.3 % high); the unfused branch
-(grids/unfused.toml) still misses the packing of s x s buffers of different lifetimes on tiny long sequences.
+copies depends on its heuristics; the unfused branch (grids/unfused.toml) still misses the packing of s x s buffers
+of different lifetimes on tiny long sequences.
 """
 from __future__ import annotations
 
@@ -106,19 +107,31 @@ def _sum(parts: list[Component]) -> sp.Expr:
     return sp.Add(*(part.expr for part in parts))
 
 
+def _head_until_loss() -> sp.Expr:
+    """LM head buffers live through the forward and the loss scan: its fp32 [h, v/t] gradient (carry of the loss scan)
+    and an fp32 copy, and its compute-dtype cast for the logits dot."""
+    return (2 * B_g + B_a) * h * v / t
+
+
+def _head_update(sw: Switches) -> sp.Expr:
+    """AdamW's update of the LM head inside the pipeline's backward, once the head's gradient is final: new weights,
+    mu and nu in fp32 [h, v/t], over d*c with ZeRO-1."""
+    return 3 * B_w * h * v / t / (d * c if sw.dist_opt else 1)
+
+
 def loss_set(sw: Switches) -> sp.Expr:
     """The loss scan between the pipeline's forward and backward: the residual stacks as the forward wrote them and one
     micro batch's fp32 logits [b, s/c, v/t] with their gradient (the checkpointed loss recomputes them per micro
-    batch; they are dead again before the pipeline's backward starts), and the third fp32 buffer per stacked weight
-    (_layer_grads: the layer-gradient carry of the pipeline loop, allocated from the start)."""
-    return _iterations() * (L / p) * _sum(held(sw, B_a)) + 2 * tokens(v, FP32, True) + _layer_grads()
+    batch; they are dead again before the pipeline's backward starts), and the LM head's buffers (the third fp32
+    buffer per stacked weight, a forward-only fp32 copy, is dead by then: llama3-8b d2 p4 dump)."""
+    return _iterations() * (L / p) * _sum(held(sw, B_a)) + 2 * tokens(v, FP32, True) + _head_until_loss()
 
 
 def forward_set(sw: Switches) -> sp.Expr:
     """End of forward (the last layer's attention of the last iteration): every layer's residuals of every iteration
     as the forward writes them, plus that attention's working set and the third fp32 buffer per stacked weight."""
     stacks = _iterations() * (L / p) * _sum(held(sw, B_a))
-    return stacks + _attention_forward(sw) + _layer_grads()
+    return stacks + _attention_forward(sw) + _layer_grads() + _head_until_loss()
 
 
 def backward_set(sw: Switches) -> sp.Expr:
@@ -136,11 +149,12 @@ def backward_set(sw: Switches) -> sp.Expr:
         outputs_grad = _iterations() * tokens(h, FP32, sw.sp)
         return (sp.Piecewise((iteration, sp.Eq(_iterations(), 1)),
                              (stacks + iteration + _layer_grads() + outputs_grad, True))
-                + _attention_backward(sw))
+                + _attention_backward(sw) + _head_update(sw))
     stack_width = B_a if sw.recompute == "full" else FP32
     stacks = _iterations() * (L / p) * _sum(held(sw, stack_width, gathered_kv=True))
     several = stacks + iteration + _attention_backward(sw) + _layer_grads()
-    return sp.Piecewise((_backward_once(sw) + _layer_grads(), sp.Eq(_iterations(), 1)), (several, True))
+    return (sp.Piecewise((_backward_once(sw) + _layer_grads(), sp.Eq(_iterations(), 1)), (several, True))
+            + _head_update(sw))
 
 
 def _backward_once(sw: Switches) -> sp.Expr:
@@ -190,9 +204,7 @@ def _temps(sw: Switches) -> list[Component]:
         Component("layer_grads", 2 * _layer_grads(),
                   "two fp32 [L/p, ...] buffers per stacked weight live throughout: the zero-initialised gradient "
                   "accumulator of the backward scan and the fp32 copy the dots read (a third is in the live sets)"),
-        Component("vocab_grads", 3 * B_g * vocab,
-                  "fp32 [v/t, h] gradients: LM head (carry and step of the loss scan) and the embedding's accumulator"),
-        Component("vocab_cast", B_a * vocab, "compute-dtype copy of the embedding table for the lookup"),
+        Component("embed_grad", B_g * vocab, "fp32 [v/t, h] gradient accumulator of the embedding (scatter-add)"),
         Component("activations_at_peak", sp.Max(forward_set(sw), loss_set(sw), backward_set(sw)),
                   f"largest of three live sets ({sw.recompute} remat): end of forward (residual stacks of L/p layers "
                   "x m + p - 1 iterations, attention working set), the loss scan (stacks, fp32 logits of one micro "

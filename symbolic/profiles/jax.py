@@ -207,9 +207,10 @@ def _temps(sw: Switches) -> list[Component]:
         Component("embed_grad", B_g * vocab, "fp32 [v/t, h] gradient accumulator of the embedding (scatter-add)"),
         Component("activations_at_peak", sp.Max(forward_set(sw), loss_set(sw), backward_set(sw)),
                   f"largest of three live sets ({sw.recompute} remat): end of forward (residual stacks of L/p layers "
-                  "x m + p - 1 iterations, attention working set), the loss scan (stacks, fp32 logits of one micro "
-                  "batch and their gradient) and inside the backward pipeline loop (stacks converted to fp32, one "
-                  "iteration's fp32 slice, attention backward)"),
+                  "x m + p - 1 iterations, attention working set, a third fp32 buffer per stacked weight, the LM "
+                  "head's fp32 gradient, copy and bf16 cast), the loss scan (stacks, fp32 logits of one micro batch "
+                  "and their gradient, the LM head's buffers) and inside the backward pipeline loop (stacks "
+                  "converted to fp32, one iteration's fp32 slice, attention backward, the LM head's AdamW update)"),
         Component("stage_outputs", _iterations() * tokens(h, B_a, sw.sp),
                   "last stage's output of every scan iteration [m + p - 1, b, s, h] (pipeline.gpipe)"),
         Component("embeddings", m * tokens(h, B_a, sw.sp), "embedded micro batches [m, b, s, h] in compute dtype"),

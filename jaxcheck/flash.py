@@ -18,7 +18,9 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
-MASKED = -1e30  # fp32 score of a key after the query (finite, so exp(MASKED - max) is exactly 0)
+# fp32 score of a key after the query: finite, and exp(MASKED - max) is exactly 0 because key block 0 holds position
+# 0, so every query's running max is a real score from the first block on (causal masks only)
+MASKED = -1e30
 
 
 def _block(x_BxSxKxD: jax.Array, j, block: int) -> jax.Array:

@@ -60,7 +60,7 @@ def main() -> None:
     parser.add_argument("--sympy-n", type=int, default=20, help="configs substituted in sympy")
     args = parser.parse_args()
 
-    from symbolic.estimator import estimator
+    from symbolic.estimator.vectorized import estimator
     est = estimator("paper")  # defaults: dist opt, flash, SP, no recompute, overheads on
     arrays = random_configs(args.n)
     vector = median_time(lambda: est(**arrays), args.repeats)
@@ -77,7 +77,7 @@ def main() -> None:
     import sympy as sp
     from symbolic.components import Switches, total
     from symbolic.profiles import load
-    from symbolic.symbols import BY_NAME
+    from symbolic.config.symbols import BY_NAME
     parts = load("paper").components(Switches())
     exprs = [x.expr for x in parts] + [total(parts)]
     subs = [{BY_NAME[name]: sp.Integer(int(arrays[name][i])) for name in est.inputs} for i in range(args.sympy_n)]

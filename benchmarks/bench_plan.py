@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from symbolic.plan import Cluster
-from symbolic.plan_search import search
-from symbolic.shapes import resolve_model
+from symbolic.plan.enumerate import Cluster
+from symbolic.plan.search import search
+from symbolic.config.shapes import resolve_model
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -48,7 +48,7 @@ def _args() -> argparse.Namespace:
 
 def _one_at_a_time(plan, sample: int) -> tuple[float, int, int]:
     """Seconds per configuration via estimate(shape, Training) and the largest byte difference on the subsample."""
-    from symbolic.estimator import estimate
+    from symbolic.estimator.estimate import estimate
 
     rng = np.random.default_rng(0)
     rows = rng.choice(plan.evaluated, size=min(sample, plan.evaluated), replace=False)
@@ -67,7 +67,8 @@ def _one_at_a_time(plan, sample: int) -> tuple[float, int, int]:
 def _scalar_calls(plan, sample: int) -> float:
     """Seconds per configuration calling the same lambdified estimator with scalars (no Training, no stages):
     the least a Python loop over configurations pays."""
-    from symbolic.estimator import estimator, inputs_for
+    from symbolic.estimator.estimate import inputs_for
+    from symbolic.estimator.vectorized import estimator
 
     rng = np.random.default_rng(1)
     rows = rng.choice(plan.evaluated, size=min(sample, plan.evaluated), replace=False)

@@ -4,9 +4,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from symbolic.cliargs import add_model_args, add_training_args, model_from_args, positive_int, training_from_args
-from symbolic.errors import ConfigError
-from symbolic.training import RECOMPUTE, Training
+from symbolic.cli.args import add_model_args, add_training_args, model_from_args, positive_int, training_from_args
+from symbolic.config.errors import ConfigError
+from symbolic.config.training import RECOMPUTE, Training
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

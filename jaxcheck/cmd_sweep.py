@@ -8,7 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
-from symbolic.errors import ConfigError
+from symbolic.config.errors import ConfigError
 
 from . import sweep as sw
 from . import sweep_report as rep

@@ -8,9 +8,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from symbolic.cliargs import add_model_args, add_training_args, model_from_args, training_from_args
-from symbolic.errors import ConfigError
-from symbolic.training import RECOMPUTE, Training
+from symbolic.cli.args import add_model_args, add_training_args, model_from_args, training_from_args
+from symbolic.config.errors import ConfigError
+from symbolic.config.training import RECOMPUTE, Training
 
 DEFAULT = Training(d=2, t=2, p=2, c=2, s=1024, b=1, gbs=8, recompute="full", dist_opt=True)
 

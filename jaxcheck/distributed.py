@@ -11,9 +11,9 @@ import argparse
 import json
 import sys
 
-from symbolic.cliargs import add_model_args, add_training_args, model_from_args, positive_int, training_from_args
-from symbolic.errors import ConfigError
-from symbolic.training import Training
+from symbolic.cli.args import add_model_args, add_training_args, model_from_args, positive_int, training_from_args
+from symbolic.config.errors import ConfigError
+from symbolic.config.training import Training
 
 
 def parse(argv: list[str]) -> argparse.Namespace:

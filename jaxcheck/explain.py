@@ -91,7 +91,7 @@ def residuals(plan: Plan, mesh) -> dict:
     import sympy as sp
     from symbolic.components import Switches
     from symbolic.components.jaxstep import layer_tensors
-    from symbolic.symbols import BY_NAME
+    from symbolic.config.symbols import BY_NAME
 
     from .state import build
     from .step import layer_function

@@ -11,8 +11,8 @@ import subprocess
 import sys
 from dataclasses import asdict
 
-from symbolic.shapes import ModelShape
-from symbolic.training import Training
+from symbolic.config.shapes import ModelShape
+from symbolic.config.training import Training
 
 from .options import JaxOptions, Plan
 

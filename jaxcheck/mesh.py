@@ -1,8 +1,8 @@
 """The 4D device mesh (data, pipe, tensor, context): simulated CPU devices set before jax starts, jax.distributed, checks."""
 from __future__ import annotations
 
-from symbolic.errors import ConfigError
-from symbolic.training import Training
+from symbolic.config.errors import ConfigError
+from symbolic.config.training import Training
 
 AXES = ("data", "pipe", "tensor", "context")
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from symbolic.components.jaxstep import FLASH_BLOCK
-from symbolic.errors import ConfigError
-from symbolic.shapes import ModelShape
-from symbolic.training import Training
+from symbolic.config.errors import ConfigError
+from symbolic.config.shapes import ModelShape
+from symbolic.config.training import Training
 
 DTYPES = ("float32", "bfloat16", "float16")
 ATTENTION = ("allgather",)  # context-parallel attention strategies implemented in jaxcheck.attention

@@ -23,7 +23,7 @@ import optax
 from flax import nnx
 from jax.ad_checkpoint import checkpoint_policies as cp
 
-from symbolic.errors import ConfigError
+from symbolic.config.errors import ConfigError
 
 from .llama import Llama, act_names
 from .options import Plan

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from symbolic.cliargs import DEFAULT_MODEL
-from symbolic.errors import ConfigError
-from symbolic.shapes import resolve_model
-from symbolic.training import RECOMPUTE, Training
+from symbolic.cli.args import DEFAULT_MODEL
+from symbolic.config.errors import ConfigError
+from symbolic.config.shapes import resolve_model
+from symbolic.config.training import RECOMPUTE, Training
 
 from .options import DTYPES, JaxOptions, Plan
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from symbolic.shapes import ModelShape
-from symbolic.training import Training
+from symbolic.config.shapes import ModelShape
+from symbolic.config.training import Training
 
 from .options import JaxOptions, Plan
 
@@ -24,7 +24,7 @@ def jax_training(training: Training, opts: JaxOptions) -> Training:
 
 def symbolic_bytes(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions()) -> dict[str, int]:
     """The `jax` profile's components (and "total") in bytes per device for this configuration."""
-    from symbolic.estimator import estimate
+    from symbolic.estimator.estimate import estimate
 
     return dict(estimate(shape, jax_training(training, opts), "jax", overheads=False).bytes)
 

@@ -13,9 +13,9 @@ import sys
 import numpy as np
 import pytest
 
-from symbolic.plan import Cluster
-from symbolic.plan_search import search
-from symbolic.shapes import PRESETS
+from symbolic.plan.enumerate import Cluster
+from symbolic.plan.search import search
+from symbolic.config.shapes import PRESETS
 
 GiB = 2**30
 SMALL = ["--model", "tiny", "--gpus", "16", "--seq", "256", "--gbs", "32", "--gpu-mem", "2GiB"]
@@ -58,7 +58,7 @@ def test_json_schema_and_ranking(small_json):
 
 def test_every_evaluated_configuration_matches_estimate_alone():
     """All rows (fitting or not) of a small search against estimate(shape, Training) one by one."""
-    from symbolic.estimator import estimate
+    from symbolic.estimator.estimate import estimate
 
     cluster = Cluster(PRESETS["tiny"], gpus=16, s=256, gbs=32)
     limit = 0.8 * 2 * 2**30
@@ -82,7 +82,7 @@ def test_every_evaluated_configuration_matches_estimate_alone():
 def test_rows_that_fit_by_total_alone_are_cut_by_the_peak():
     """A limit between the formula's total and the exact p = 1 stage of some rows: plan drops exactly those rows
     whose peak is over it, and `estimate` gives each row the same verdict (source of truth: Estimate.fits)."""
-    from symbolic.estimator import estimate
+    from symbolic.estimator.estimate import estimate
 
     cluster = Cluster(PRESETS["tiny"], gpus=16, s=256, gbs=32)
     rows = search(cluster, limit=1.0).rows
@@ -101,7 +101,7 @@ def test_rows_that_fit_by_total_alone_are_cut_by_the_peak():
 
 def test_listed_configurations_match_mem4d_estimate_json(small_json):
     """Three listed configurations (best, middle, last) through `mem4d estimate --json` in a subprocess."""
-    pytest.importorskip("symbolic.cmd_estimate", reason="mem4d estimate is another issue's command")
+    pytest.importorskip("symbolic.cli.estimate", reason="mem4d estimate is another issue's command")
     configs = small_json["configs"]
     for config in (configs[0], configs[len(configs) // 2], configs[-1]):
         argv = ["estimate", "--model", "tiny", "--seq", "256", "--gbs", "32", "--dp", str(config["dp"]),

@@ -3,9 +3,9 @@ import json
 
 import pytest
 
-from symbolic.errors import ConfigError
-from symbolic.shapes import PRESETS, from_hf_config, resolve_model
-from symbolic.training import Training
+from symbolic.config.errors import ConfigError
+from symbolic.config.shapes import PRESETS, from_hf_config, resolve_model
+from symbolic.config.training import Training
 
 # Source of truth: the parameter counts Meta publishes / HF safetensors metadata reports (exact).
 PUBLISHED = {

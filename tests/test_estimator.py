@@ -14,12 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from symbolic.components import STAGES, Switches, total
-from symbolic.errors import ConfigError
-from symbolic.estimator import estimate, estimator, inputs_for
+from symbolic.config.errors import ConfigError
+from symbolic.estimator.estimate import estimate, inputs_for
+from symbolic.estimator.vectorized import estimator
 from symbolic.profiles import load
-from symbolic.shapes import PRESETS
-from symbolic.symbols import BY_NAME
-from symbolic.training import Training
+from symbolic.config.shapes import PRESETS
+from symbolic.config.symbols import BY_NAME
+from symbolic.config.training import Training
 
 SWITCHES = [Switches(), Switches(overheads=False), Switches(recompute="selective", flash_attn=False),
             Switches(recompute="full", sp=False), Switches(dist_opt=False, flash_attn=False, sp=False), Switches(tied=True)]
@@ -136,8 +137,8 @@ def test_overrides_replace_a_component():
 
 def test_cached_estimate_never_imports_sympy_or_jax(tmp_path):
     """Second process with a warm cache: estimate runs without sympy (the < 1 s start of `mem4d estimate`)."""
-    code = ("import sys; from symbolic.estimator import estimate; from symbolic.shapes import PRESETS; "
-            "from symbolic.training import Training; estimate(PRESETS['tiny'], Training()); "
+    code = ("import sys; from symbolic.estimator.estimate import estimate; from symbolic.config.shapes import PRESETS; "
+            "from symbolic.config.training import Training; estimate(PRESETS['tiny'], Training()); "
             "print('sympy' in sys.modules, 'jax' in sys.modules)")
     env = os.environ | {"MEM4D_CACHE_DIR": str(tmp_path)}
     first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)

@@ -10,11 +10,11 @@ import sys
 import sympy as sp
 
 from symbolic.components import Switches, in_flight, layer_activation, total
-from symbolic.estimator import estimate, inputs_for
+from symbolic.estimator.estimate import estimate, inputs_for
 from symbolic.profiles import paper
-from symbolic.shapes import PRESETS
-from symbolic.symbols import B_a, B_g, B_o, B_w, L, a, b, c, d, f, h, k, m, p, s, t, v, vpp
-from symbolic.training import Training
+from symbolic.config.shapes import PRESETS
+from symbolic.config.symbols import B_a, B_g, B_o, B_w, L, a, b, c, d, f, h, k, m, p, s, t, v, vpp
+from symbolic.config.training import Training
 
 PUBLISHED = (6 + 12 / (d * c)) * (h * v / t + (2 * L / p) * h**2 * ((1 + k / a + sp.Rational(3, 2) * f / h) / t + 1 / h)) + (
     s * b * h / (t * c)

@@ -11,9 +11,9 @@ import jax
 import pytest
 
 from conftest import skip_if_not_enough_devices
-from symbolic.errors import ConfigError
-from symbolic.shapes import PRESETS, ModelShape
-from symbolic.training import Training
+from symbolic.config.errors import ConfigError
+from symbolic.config.shapes import PRESETS, ModelShape
+from symbolic.config.training import Training
 
 SHAPE = ModelShape("test", h=64, f=176, a=4, k=2, L=4, v=136)
 

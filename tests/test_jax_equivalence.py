@@ -14,8 +14,8 @@ import pytest
 from flax import nnx
 
 from conftest import skip_if_not_enough_devices
-from symbolic.shapes import ModelShape
-from symbolic.training import Training
+from symbolic.config.shapes import ModelShape
+from symbolic.config.training import Training
 
 SHAPE = ModelShape("test", h=64, f=176, a=4, k=2, L=4, v=136)  # all sizes distinct, each divisible by 2
 SEQ, MBS, GBS = 16, 1, 4

@@ -7,8 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from symbolic.shapes import ModelShape
-from symbolic.training import Training
+from symbolic.config.shapes import ModelShape
+from symbolic.config.training import Training
 
 SHAPE = ModelShape("test", h=64, f=176, a=4, k=2, L=2, v=136)
 

@@ -11,11 +11,11 @@ import pytest
 import sympy as sp
 
 from symbolic.components import Switches
-from symbolic.estimator import estimate, inputs_for
+from symbolic.estimator.estimate import estimate, inputs_for
 from symbolic.profiles import jax as prof
-from symbolic.shapes import ModelShape
-from symbolic.symbols import BY_NAME
-from symbolic.training import RECOMPUTE, Training
+from symbolic.config.shapes import ModelShape
+from symbolic.config.symbols import BY_NAME
+from symbolic.config.training import RECOMPUTE, Training
 
 SHAPE = ModelShape("t", h=48, f=112, a=6, k=2, L=4, v=144)
 
@@ -83,7 +83,7 @@ def test_peak_is_the_largest_live_set_unfused():
     plus an fp32 copy of the probabilities stack (XLA:CPU buffer assignment, tiny d1 t2 c4 s2048), which outweighs the
     end of forward when L/p > 1; several -> remat none's fp32 copies of the stacks plus one iteration's slice outweigh
     the bf16 stacks, so the backward set is the peak (exact sympy identities, no tolerance)."""
-    from symbolic.symbols import B_a, B_g, L, a, b, c, f, h, k, m, p, s, t, v
+    from symbolic.config.symbols import B_a, B_g, L, a, b, c, f, h, k, m, p, s, t, v
 
     sw = Switches(recompute="none", flash_attn=False, overheads=False)
     shape = {B_a: 2, B_g: 4, L: 4, a: 6, b: 1, c: 1, f: 112, h: 48, k: 2, s: 64, t: 1, v: 144}
@@ -108,7 +108,7 @@ def test_flash_sets_have_no_s_squared_term_and_stacks_are_fp32(recompute):
     iteration, only that iteration's slice; with several, also the third fp32 buffer per stacked weight and the fp32
     cotangent of the stage outputs (exact sympy identities)."""
     from symbolic.components.jaxstep import FLASH_BLOCK, held, tokens
-    from symbolic.symbols import L, h, m, p, s
+    from symbolic.config.symbols import L, h, m, p, s
 
     sw = Switches(recompute=recompute, overheads=False)
     assert "scores" not in [x.name for x in prof.layer_tensors(sw)]

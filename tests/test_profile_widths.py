@@ -6,12 +6,12 @@ import json
 import subprocess
 import sys
 
-from symbolic.estimator import estimate
-from symbolic.plan import Cluster
-from symbolic.plan_search import search
+from symbolic.estimator.estimate import estimate
+from symbolic.plan.enumerate import Cluster
+from symbolic.plan.search import search
 from symbolic.profiles import WIDTHS, widths
-from symbolic.shapes import PRESETS
-from symbolic.training import Training
+from symbolic.config.shapes import PRESETS
+from symbolic.config.training import Training
 
 
 def test_jax_widths_match_the_jax_profile():

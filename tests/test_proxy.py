@@ -7,10 +7,10 @@ two all-reduces forward and two backward per layer under TP (Shoeybi et al. 2019
 import numpy as np
 import pytest
 
-from symbolic.plan import Cluster
-from symbolic.proxy import FORMULAS, Hardware, explain, terms
-from symbolic.shapes import PRESETS
-from symbolic.training import RECOMPUTE
+from symbolic.plan.enumerate import Cluster
+from symbolic.plan.proxy import FORMULAS, Hardware, explain, terms
+from symbolic.config.shapes import PRESETS
+from symbolic.config.training import RECOMPUTE
 
 TINY = PRESETS["tiny"]
 

@@ -16,7 +16,7 @@ import pytest
 from jaxcheck import cmd_sweep
 from jaxcheck import sweep as sw
 from jaxcheck import sweep_report as rep
-from symbolic.errors import ConfigError
+from symbolic.config.errors import ConfigError
 
 GRID = """
 [base]

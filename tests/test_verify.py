@@ -13,8 +13,8 @@ import sys
 import pytest
 
 from conftest import skip_if_not_enough_devices
-from symbolic.shapes import ModelShape
-from symbolic.training import Training
+from symbolic.config.shapes import ModelShape
+from symbolic.config.training import Training
 
 SHAPE = ModelShape("t", h=48, f=112, a=6, k=2, L=4, v=144)
 TOTAL_TOLERANCE = 0.05

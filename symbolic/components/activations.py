@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..symbols import B_a, a, b, f, h, k, s
+from ..config.symbols import B_a, a, b, f, h, k, s
 from .base import Component, Switches, per_gpu_tokens
 
 _MASK = sp.Integer(1)  # dropout masks are one byte per element (Korthikanti et al. 2022)

@@ -6,9 +6,9 @@ from typing import NamedTuple
 
 import sympy as sp
 
-from ..errors import ConfigError
-from ..symbols import c, t
-from ..training import RECOMPUTE
+from ..config.errors import ConfigError
+from ..config.symbols import c, t
+from ..config.training import RECOMPUTE
 
 
 class Component(NamedTuple):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..symbols import B_a, b, c, h, s, v
+from ..config.symbols import B_a, b, c, h, s, v
 from .base import Component, Switches, per_gpu_tokens
 
 INT64 = sp.Integer(8)  # bytes per token id

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..symbols import B_g
+from ..config.symbols import B_g
 from .base import Component
 
 

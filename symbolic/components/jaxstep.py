@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..symbols import B_a, a, b, c, f, h, k, s, t
+from ..config.symbols import B_a, a, b, c, f, h, k, s, t
 from .base import Component, Switches
 
 FP32 = sp.Integer(4)  # RMSNorm, RoPE, softmax and logits run in fp32 (jaxcheck.llama, jaxcheck.attention)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..symbols import B_g, B_w, c, d, p, t
+from ..config.symbols import B_g, B_w, c, d, p, t
 from .base import Component, Switches
 
 BUCKET = sp.Integer(40_000_000)  # Megatron-LM DDP default bucket size, in parameters

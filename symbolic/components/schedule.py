@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..symbols import m, p, vpp
+from ..config.symbols import m, p, vpp
 
 RANK = {"first": sp.Integer(0), "middle": sp.Integer(1), "last": p - 1, "only": sp.Integer(0)}
 

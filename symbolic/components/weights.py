@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..symbols import B_w, L, a, f, h, k, p, t, v
+from ..config.symbols import B_w, L, a, f, h, k, p, t, v
 from .base import Component
 
 STAGES = ("first", "middle", "last", "only")  # only: p = 1, one stage holds embedding, all layers and head

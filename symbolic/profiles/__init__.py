@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from ..errors import ConfigError
+from ..config.errors import ConfigError
 
 # profile name -> module implementing it
 PROFILES: dict[str, str] = {

@@ -40,9 +40,9 @@ from __future__ import annotations
 import sympy as sp
 
 from ..components import Component, Switches
-from ..components.weights import embedding_params, head_params, layer_params
 from ..components.jaxstep import FP32, held, layer_tensors as _layer_tensors, saved_none, score_blocks, scores, tokens
-from ..symbols import B_a, B_g, B_o, B_w, L, a, b, c, d, f, h, k, m, p, s, t, v
+from ..components.weights import embedding_params, head_params, layer_params
+from ..config.symbols import B_a, B_g, B_o, B_w, L, a, b, c, d, f, h, k, m, p, s, t, v
 
 TITLE = "jaxcheck's compiled step (flax + XLA, GPipe scan)"
 DESCRIPTION = (

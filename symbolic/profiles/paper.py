@@ -17,7 +17,7 @@ from ..components import (
     output_layer, overheads, paper_params, stage_params, token_ids, weights,
 )
 from ..components import layer_tensors as _layer_tensors
-from ..symbols import L, p
+from ..config.symbols import L, p
 
 TITLE = "Megatron-LM as in Fujii et al. 2024"
 DESCRIPTION = (

@@ -1,9 +1,9 @@
 """The named formulas a profile exposes to people: its components, total, per-layer tensors and stage totals."""
 from __future__ import annotations
 
-from .components import STAGES, Component, Switches, layer_activation, total
-from .errors import ConfigError
-from .profiles import load
+from ..components import STAGES, Component, Switches, layer_activation, total
+from ..config.errors import ConfigError
+from ..profiles import load
 
 
 def formulas(profile: str, sw: Switches) -> list[Component]:

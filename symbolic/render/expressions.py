@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .symbols import LATEX
+from ..config.symbols import LATEX
 
 
 def _is_indicator(pw: sp.Piecewise) -> bool:

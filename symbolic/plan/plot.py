@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import ConfigError
+from ..config.errors import ConfigError
 
 GiB = 2**30
 

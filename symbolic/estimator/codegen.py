@@ -16,6 +16,7 @@ import numpy
 
 
 _HERE = Path(__file__).resolve().parent
+_ROOT = _HERE.parent  # symbolic/
 INPUTS = ("s", "b", "h", "f", "a", "k", "L", "v", "d", "t", "p", "c", "m", "vpp", "B_w", "B_g", "B_o", "B_a")
 
 
@@ -27,13 +28,13 @@ def cache_dir() -> Path:
 
 
 def _source_files(profile: str) -> list[Path]:
-    """The files a profile's expressions come from: glossary, codegen, components, and the profile's own module."""
+    """The files a profile's expressions come from: config (glossary...), codegen, components, the profile's module."""
     import importlib.util
 
-    from .profiles import PROFILES
+    from ..profiles import PROFILES
 
-    files = [_HERE / "symbols.py", _HERE / "codegen.py", _HERE / "profiles" / "__init__.py"]
-    files += sorted((_HERE / "components").rglob("*.py"))
+    files = [_HERE / "codegen.py", _ROOT / "profiles" / "__init__.py"]
+    files += sorted((_ROOT / "config").glob("*.py")) + sorted((_ROOT / "components").rglob("*.py"))
     spec = importlib.util.find_spec(PROFILES[profile]) if profile in PROFILES else None
     if spec is not None and spec.origin:
         files.append(Path(spec.origin))
@@ -59,7 +60,7 @@ def _lambdify_source(exprs: list, name: str) -> str:
 
     import sympy as sp
 
-    from .symbols import BY_NAME
+    from ..config.symbols import BY_NAME
 
     printer = _printer_class()({"fully_qualified_modules": True, "allow_unknown_functions": False})
     fn = sp.lambdify([BY_NAME[n] for n in INPUTS], tuple(exprs), modules="numpy", printer=printer, cse=True,
@@ -91,8 +92,8 @@ def _printer_class():
 
 def derive(profile: str, switches: dict) -> dict:
     """Build the expressions of a profile under these switches and return names + generated sources (uncached)."""
-    from .components import STAGES, Switches, total
-    from .profiles import load
+    from ..components import STAGES, Switches, total
+    from ..profiles import load
 
     module = load(profile)
     sw = Switches(**switches)

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 
-from . import render
-from .components import Switches
-from .estimator import Estimate, inputs_for
+from ..components import Switches
+from ..config.symbols import ALL, LATEX, MEANING
+from ..estimator.estimate import Estimate, inputs_for
+from ..profiles import load
+from . import expressions as render
 from .formulas import formulas
-from .profiles import load
-from .symbols import ALL, LATEX, MEANING
 
 GIB = 2**30
 PUBLISHED = (r"M = \left(6 + \frac{12}{d c}\right)\left[\frac{h v}{t} + \frac{2L}{p} h^{2}\left(\frac{1 + k/a + 1.5 f/h}{t}"

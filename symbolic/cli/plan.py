@@ -7,10 +7,10 @@ import json
 import os
 import sys
 
-from .cliargs import add_model_args, model_from_args, parse_bytes, positive_int
-from .errors import ConfigError
-from .plan import Cluster, why_not
-from .proxy import Hardware, explain
+from ..config.errors import ConfigError
+from ..plan.enumerate import Cluster, why_not
+from ..plan.proxy import Hardware, explain
+from .args import add_model_args, model_from_args, parse_bytes, positive_int
 
 GiB = 2**30
 MAX_WHY_LINES = 40
@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="keep configurations whose estimate is under this share of --gpu-mem (default: 0.8)")
     parser.add_argument("--seq", type=positive_int, required=True, metavar="S", help="sequence length s")
     parser.add_argument("--gbs", type=positive_int, required=True, metavar="G", help="global batch in sequences")
-    from .profiles import PROFILES  # names only; importing the package costs no sympy
+    from ..profiles import PROFILES  # names only; importing the package costs no sympy
 
     parser.add_argument("--profile", default="paper", metavar="NAME",
                         help=f"memory profile, one of: {', '.join(PROFILES)} (default: paper)")
@@ -62,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _check_profile(name: str) -> None:
-    from .profiles import PROFILES
+    from ..profiles import PROFILES
 
     if name not in PROFILES:
         raise ConfigError(f"profile {name!r} is not available: choose from {', '.join(PROFILES)}")
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     shape = model_from_args(args)
     cluster = Cluster(shape, gpus=args.gpus, s=args.seq, gbs=args.gbs, sp=args.sp, flash_attn=args.flash_attn)
     hw = Hardware(gpus_per_node=args.gpus_per_node)
-    from .plan_search import search
+    from ..plan.search import search
 
     plan = search(cluster, args.threshold * args.gpu_mem, profile=args.profile, hw=hw)
     if plan.evaluated == 0:
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     if args.csv:
         _write_csv(plan, args.csv)
     if args.plot:
-        from .plan_plot import plot
+        from ..plan.plot import plot
 
         plot(plan, args.plot)
         print(f"wrote {args.plot}", file=sys.stderr)

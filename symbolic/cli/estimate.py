@@ -5,8 +5,8 @@ import argparse
 import json
 import os
 
-from .cliargs import add_model_args, add_training_args, model_from_args, parse_bytes, training_from_args
-from .errors import ConfigError
+from ..config.errors import ConfigError
+from .args import add_model_args, add_training_args, model_from_args, parse_bytes, training_from_args
 
 GIB = 2**30
 
@@ -43,8 +43,8 @@ def check_threshold(threshold: float) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .estimator import estimate
-    from .profiles import PROFILES
+    from ..estimator.estimate import estimate
+    from ..profiles import PROFILES
 
     if args.profile not in PROFILES:
         raise ConfigError(f"unknown profile {args.profile!r} (choose from {', '.join(PROFILES)})")

@@ -13,8 +13,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .plan import Cluster
-from .training import RECOMPUTE, Training
+from ..config.training import RECOMPUTE, Training
+from .enumerate import Cluster
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ import argparse
 import json
 import os
 
-from .training import RECOMPUTE
+from ..config.training import RECOMPUTE
 
 
 def add_switch_args(parser: argparse.ArgumentParser) -> None:
@@ -20,8 +20,8 @@ def add_switch_args(parser: argparse.ArgumentParser) -> None:
 
 
 def switches_from_args(args: argparse.Namespace):
-    from .components import Switches
-    from .errors import ConfigError
+    from ..components import Switches
+    from ..config.errors import ConfigError
 
     if args.recompute not in RECOMPUTE:
         raise ConfigError(f"--recompute must be one of {', '.join(RECOMPUTE)}, got {args.recompute!r}")
@@ -37,9 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from . import render
-    from .formulas import formulas, select
-    from .profiles import load
+    from ..profiles import load
+    from ..render import expressions as render
+    from ..render.formulas import formulas, select
 
     load(args.profile)  # unknown profile: one line, exit 2
     sw = switches_from_args(args)

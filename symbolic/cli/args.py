@@ -4,9 +4,9 @@ from __future__ import annotations
 import argparse
 import re
 
-from .errors import ConfigError
-from .shapes import ModelShape, resolve_model
-from .training import RECOMPUTE, Training
+from ..config.errors import ConfigError
+from ..config.shapes import ModelShape, resolve_model
+from ..config.training import RECOMPUTE, Training
 
 DEFAULT_MODEL = "llama3-8b"
 
@@ -73,7 +73,7 @@ def training_from_args(args: argparse.Namespace, shape: ModelShape | None = None
     Training defaults, Megatron's bf16 mixed precision); errors are one-line ConfigErrors."""
     if args.recompute not in RECOMPUTE:
         raise ConfigError(f"--recompute must be one of {', '.join(RECOMPUTE)}, got {args.recompute!r}")
-    from .profiles import widths
+    from ..profiles import widths
 
     training = Training(
         d=args.dp, t=args.tp, p=args.pp, c=args.cp, vpp=args.vpp, s=args.seq, b=args.mbs, gbs=args.gbs,

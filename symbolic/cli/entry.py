@@ -6,15 +6,15 @@ import importlib
 import os
 import sys
 
-from .errors import ConfigError
+from ..config.errors import ConfigError
 
 # subcommand -> (module with add_arguments(parser) and run(args) -> int, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "formula": ("symbolic.cmd_formula", "print each component's simplified closed form"),
-    "estimate": ("symbolic.cmd_estimate", "per-GPU memory breakdown and fit verdict for one configuration"),
-    "latex": ("symbolic.cmd_latex", "write a standalone LaTeX report of the formulas and numbers"),
+    "formula": ("symbolic.cli.formula", "print each component's simplified closed form"),
+    "estimate": ("symbolic.cli.estimate", "per-GPU memory breakdown and fit verdict for one configuration"),
+    "latex": ("symbolic.cli.latex", "write a standalone LaTeX report of the formulas and numbers"),
     "compile": ("jaxcheck.cmd_compile", "compile the jax train step on a 4D mesh and print XLA's per-device memory"),
-    "plan": ("symbolic.cmd_plan", "enumerate every 4D configuration of a cluster, keep those that fit, rank them"),
+    "plan": ("symbolic.cli.plan", "enumerate every 4D configuration of a cluster, keep those that fit, rank them"),
     "verify": ("jaxcheck.cmd_verify", "symbolic jax profile vs XLA (vs measured) per component, for one configuration"),
     "sweep": ("jaxcheck.cmd_sweep", "verify many configurations from a TOML grid: resumable JSONL, summary, plots"),
 }
@@ -73,6 +73,3 @@ def _closed_pipe() -> int:
         pass
     return 141
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -5,8 +5,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from .cliargs import add_model_args, add_training_args, model_from_args, parse_bytes, training_from_args
-from .errors import ConfigError
+from ..config.errors import ConfigError
+from .args import add_model_args, add_training_args, model_from_args, parse_bytes, training_from_args
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,10 +20,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .cmd_estimate import check_threshold
-    from .estimator import estimate
-    from .latex_report import document
-    from .profiles import load
+    from ..estimator.estimate import estimate
+    from ..profiles import load
+    from ..render.report import document
+    from .estimate import check_threshold
 
     load(args.profile)
     gpu = parse_bytes(args.gpu_mem)

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import ConfigError
-from .shapes import ModelShape
+from ..config.errors import ConfigError
+from ..config.shapes import ModelShape
 
 GRID = ("d", "t", "p", "c", "vpp", "b", "m")
 MAX_SIZE = 2**24  # largest GPU count, sequence length or global batch searched (divisors are found by trial division)  # the swept letters; m = gbs / (b d) follows from the others
@@ -37,7 +37,7 @@ class Cluster:
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}")
             if value > MAX_SIZE:
                 raise ConfigError(f"{name}={value} is beyond what plan enumerates (at most {MAX_SIZE:,})")
-        from .estimator import check_head_dim
+        from ..estimator.estimate import check_head_dim
 
         check_head_dim(self.shape)
 

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .estimator import PEAK_FROM, peak_of
-from .plan import Cluster, valid
+from ..config.training import RECOMPUTE, Training
+from ..estimator.estimate import PEAK_FROM, peak_of
+from ..profiles import INTERLEAVED, widths
+from .enumerate import Cluster, valid
 from .proxy import Hardware, terms
-from .profiles import INTERLEAVED, widths
-from .training import RECOMPUTE, Training
 
 DIST_OPT = (True, False)
 
@@ -72,7 +72,7 @@ def as_bytes(value: float) -> int:
 
 def _estimators(cluster: Cluster, profile: str, overheads: bool) -> dict:
     """The lambdified estimator of each (recompute, dist_opt) pair (lru-cached inside symbolic.estimator)."""
-    from .estimator import estimator
+    from ..estimator.vectorized import estimator
 
     return {(r, o): estimator(profile, recompute=r, dist_opt=o, sp=cluster.sp, flash_attn=cluster.flash_attn,
                               overheads=overheads, tied=cluster.shape.tied) for r in RECOMPUTE for o in DIST_OPT}
@@ -80,7 +80,7 @@ def _estimators(cluster: Cluster, profile: str, overheads: bool) -> dict:
 
 def _fixed_inputs(cluster: Cluster, profile: str) -> dict[str, float]:
     """Shape letters, s and the profile's byte widths, by symbol name, from the estimator's own `inputs_for`."""
-    from .estimator import inputs_for
+    from ..estimator.estimate import inputs_for
 
     reference = Training(s=cluster.s, gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn, **widths(profile))
     return inputs_for(cluster.shape, reference)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import jax
 
 from .mesh import describe
-from .options import Plan
+from .spec import Plan
 from .state import GROUPS, Built, argument_bytes, build, param_count
 from .step import make_train_step
 

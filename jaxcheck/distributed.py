@@ -32,7 +32,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 def run(args: argparse.Namespace) -> dict:
     """Compile, initialise, run one step; XLA's numbers, the argument breakdown and the loss."""
-    from .options import Plan
+    from .spec import Plan
 
     plan = Plan(model_from_args(args), training_from_args(args, model_from_args(args))).check()
     from . import mesh as meshlib

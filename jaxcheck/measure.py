@@ -14,7 +14,7 @@ from dataclasses import asdict
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
-from .options import JaxOptions, Plan
+from .spec import JaxOptions, Plan
 
 
 def plan_to_json(plan: Plan) -> str:

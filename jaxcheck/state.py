@@ -14,10 +14,10 @@ import optax
 from flax import nnx
 from jax.sharding import NamedSharding, PartitionSpec as P
 
-from .llama import Llama, param_axes
+from .model.llama import Llama, param_axes
 from .mesh import mesh_shape
-from .options import Plan
-from .rules import spec, zero1_spec
+from .spec import Plan
+from .model.rules import spec, zero1_spec
 from .step import make_optimizer
 
 GROUPS = ("params", "optimizer", "batch")  # the train step's argument pytrees, in order

@@ -25,10 +25,10 @@ from jax.ad_checkpoint import checkpoint_policies as cp
 
 from symbolic.config.errors import ConfigError
 
-from .llama import Llama, act_names
-from .options import Plan
-from .pipeline import gpipe
-from .rules import constrain
+from .model.llama import Llama, act_names
+from .spec import Plan
+from .model.pipeline import gpipe
+from .model.rules import constrain
 
 # tensors named with checkpoint_name in llama.py that the selective policy keeps (the attention scores are recomputed)
 SELECTIVE_SAVED = ("attn_norm_in", "attn_in", "q", "k", "v", "attn_out", "mlp_norm_in", "mlp_in", "gate", "up", "swiglu")

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxcheck.flash import flash_attention
+from jaxcheck.model.flash import flash_attention
 
 B, S, A, K, DH = 2, 64, 8, 2, 16
 

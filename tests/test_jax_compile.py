@@ -21,7 +21,7 @@ SHAPE = ModelShape("test", h=64, f=176, a=4, k=2, L=4, v=136)
 def _compile(train: Training, shape: ModelShape = SHAPE):
     from jaxcheck.compile import FAST_CPU, compile_step
     from jaxcheck.mesh import make_mesh
-    from jaxcheck.options import Plan
+    from jaxcheck.spec import Plan
 
     skip_if_not_enough_devices(train.world)
     options = FAST_CPU if jax.default_backend() == "cpu" else None
@@ -32,7 +32,7 @@ def _compile(train: Training, shape: ModelShape = SHAPE):
 def test_param_count_of_presets_abstractly(name):
     """The abstract flax model (nothing allocated) has exactly ModelShape.param_count parameters."""
     from jaxcheck.mesh import make_mesh
-    from jaxcheck.options import Plan
+    from jaxcheck.spec import Plan
     from jaxcheck.state import build, param_count
 
     train = Training(d=1, t=2, p=2, c=2, s=4096)
@@ -57,7 +57,7 @@ def test_breakdown_sums_to_xla_argument_bytes(tied):
 def test_zero1_shards_optimizer_over_data_and_context():
     """With d*c = 4, AdamW mu + nu take a quarter of the replicated size (count is 4 bytes, replicated)."""
     from jaxcheck.mesh import make_mesh
-    from jaxcheck.options import Plan
+    from jaxcheck.spec import Plan
     from jaxcheck.state import argument_bytes, build
 
     base = Training(d=2, t=1, p=1, c=2, s=16, b=1, gbs=4, dist_opt=False)
@@ -129,7 +129,7 @@ def test_cli_vocab_not_divisible_by_tp(tmp_path):
 
 
 def test_cli_module_does_not_import_jax():
-    code = "import sys, jaxcheck.cmd_compile, symbolic.cli; print('jax' in sys.modules)"
+    code = "import sys, symbolic.cli.compile, symbolic.cli.verify, symbolic.cli.sweep; print('jax' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "False", proc.stderr
 
@@ -147,7 +147,7 @@ def test_pipeline_moves_activations_not_weights():
 def test_measure_on_cpu_is_none_not_zero():
     """A fresh subprocess finds no device memory stats on CPU and says so with None (the plan survives JSON)."""
     from jaxcheck.measure import measure, plan_from_json, plan_to_json
-    from jaxcheck.options import JaxOptions, Plan
+    from jaxcheck.spec import JaxOptions, Plan
 
     if jax.default_backend() != "cpu":
         pytest.skip("CPU-only behaviour")

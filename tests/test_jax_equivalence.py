@@ -22,7 +22,7 @@ SEQ, MBS, GBS = 16, 1, 4
 
 
 def _plan(d, p, t, c, recompute="selective", sp=True, flash_attn=True, **opts):
-    from jaxcheck.options import JaxOptions, Plan
+    from jaxcheck.spec import JaxOptions, Plan
 
     train = Training(d=d, t=t, p=p, c=c, s=SEQ, b=MBS, gbs=GBS, dist_opt=True, recompute=recompute, sp=sp,
                      flash_attn=flash_attn)
@@ -32,7 +32,7 @@ def _plan(d, p, t, c, recompute="selective", sp=True, flash_attn=True, **opts):
 @pytest.fixture(scope="module")
 def reference():
     """Host params in the unstacked [1, L] layout, a fixed batch [GBS, s], and the single-device loss and grads."""
-    from jaxcheck.llama import Llama
+    from jaxcheck.model.llama import Llama
     from jaxcheck.mesh import make_mesh
 
     plan = _plan(1, 1, 1, 1, flash_attn=False)
@@ -77,9 +77,9 @@ def test_remat_and_no_sp_match_reference(reference, recompute, sp):
 @pytest.mark.parametrize("d,p,t,c,block", [(1, 1, 1, 2, 4), (2, 2, 2, 2, 4), (1, 1, 2, 2, 8)])
 def test_flash_key_blocks_across_context_match_reference(reference, monkeypatch, d, p, t, c, block):
     """Several flash key blocks per sequence (s = 16, blocks of 4 or 8), queries split over context."""
-    import jaxcheck.attention
+    import jaxcheck.model.attention
 
-    monkeypatch.setattr(jaxcheck.attention, "FLASH_BLOCK", block)
+    monkeypatch.setattr(jaxcheck.model.attention, "FLASH_BLOCK", block)
     _check_against_reference(reference, _plan(d, p, t, c))
 
 
@@ -130,7 +130,7 @@ def test_bf16_compute_close_to_fp32_reference(reference):
     """
     from jaxcheck.compile import FAST_CPU, compile_step
     from jaxcheck.mesh import make_mesh
-    from jaxcheck.options import JaxOptions, Plan
+    from jaxcheck.spec import JaxOptions, Plan
     from jaxcheck.step import make_optimizer
 
     skip_if_not_enough_devices(16)

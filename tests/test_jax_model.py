@@ -14,9 +14,9 @@ SHAPE = ModelShape("test", h=64, f=176, a=4, k=2, L=2, v=136)
 
 
 def _model(**opts):
-    from jaxcheck.llama import Llama
+    from jaxcheck.model.llama import Llama
     from jaxcheck.mesh import make_mesh
-    from jaxcheck.options import JaxOptions, Plan
+    from jaxcheck.spec import JaxOptions, Plan
 
     train = Training(s=16, b=2, gbs=2)
     plan = Plan(SHAPE, train, JaxOptions(**opts)).check()

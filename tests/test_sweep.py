@@ -13,9 +13,8 @@ import time
 
 import pytest
 
-from jaxcheck import cmd_sweep
-from jaxcheck import sweep as sw
-from jaxcheck import sweep_report as rep
+from jaxcheck.crosscheck import report, sweep
+from symbolic.cli import sweep as cmd_sweep
 from symbolic.config.errors import ConfigError
 
 GRID = """
@@ -65,14 +64,14 @@ def _lines(path) -> list[dict]:
 def test_grid_expansion(tmp_path):
     """Product of [grid] in file order, then [[case]]; [base] and the CLI defaults fill the rest; duplicates dropped."""
     (tmp_path / "g.toml").write_text(GRID)
-    configs = sw.parse_grid(tmp_path / "g.toml")
+    configs = sweep.parse_grid(tmp_path / "g.toml")
     assert [(c["tp"], c["remat"], c["pp"]) for c in configs] == [
         (1, "none", 1), (1, "full", 1), (2, "none", 1), (2, "full", 1), (1, "none", 2), (1, "none", 3)]
     assert all(c["model"] == "tiny" and c["seq"] == 128 and c["dp"] == 1 for c in configs)
     assert configs[4]["zero1"] is True and configs[4]["gbs"] == 4 and configs[0]["gbs"] is None
-    assert len({sw.config_key(c) for c in configs}) == 6
+    assert len({sweep.config_key(c) for c in configs}) == 6
     # the key does not depend on key order nor on spelling out a default
-    assert sw.config_key({"tp": 2, "model": "tiny"} | configs[0]) == sw.config_key(dict(reversed(configs[0].items())))
+    assert sweep.config_key({"tp": 2, "model": "tiny"} | configs[0]) == sweep.config_key(dict(reversed(configs[0].items())))
 
 
 @pytest.mark.parametrize("text, needle", [
@@ -132,7 +131,7 @@ def test_run_records_ok_failed_skipped(tmp_path):
     assert lines[3]["error"] == "RuntimeError: XLA ran out of patience"
     assert all(r["code"] is None or len(r["code"]) >= 7 for r in lines)  # git commit of the code (None outside git)
     assert "do not divide layers L=8" in lines[5]["error"]
-    summary = json.loads(rep.summary_path(out).read_text())
+    summary = json.loads(report.summary_path(out).read_text())
     assert (summary["ok"], summary["failed"], summary["skipped"]) == (4, 1, 1)
 
 
@@ -180,7 +179,7 @@ def test_interrupt_then_resume(tmp_path, capsys):
     lines = _lines(out)
     keys = [r["key"] for r in lines]
     assert len(keys) == len(set(keys)) == 6 and lines[:2] == first
-    assert set(keys) == {sw.config_key(c) for c in sw.parse_grid(tmp_path / "g.toml")}
+    assert set(keys) == {sweep.config_key(c) for c in sweep.parse_grid(tmp_path / "g.toml")}
 
 
 def test_sigterm_is_an_interrupt(tmp_path):
@@ -231,7 +230,7 @@ def test_summary_numbers_by_hand(tmp_path):
     """Source of truth: the numbers written in HAND; medians/maxima worked out by hand (exact up to float rounding)."""
     path = tmp_path / "hand.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in HAND))
-    s = rep.summarize(sw.read_results(path), worst=2)
+    s = report.summarize(sweep.read_results(path), worst=2)
     assert (s["count"], s["ok"], s["failed"], s["skipped"]) == (6, 4, 1, 1)
     # |errors| 0.01, 0.04, 0.02, 0.005 -> sorted 0.005 0.01 0.02 0.04 -> median 0.015, max 0.04
     assert s["rel_error_total"]["median_abs"] == pytest.approx(0.015, abs=1e-12)
@@ -243,13 +242,13 @@ def test_summary_numbers_by_hand(tmp_path):
     assert "act" not in s["components"] and s["components"]["arguments"]["n"] == 4
     assert s["argument_bytes_exact"] is False and s["argument_bytes_checked"] == 4  # k4: 301 vs 300
     assert s["failed_configs"] == [{"label": "k5", "error": "why"}]
-    md = rep.markdown(s)  # the README form carries the same numbers
+    md = report.markdown(s)  # the README form carries the same numbers
     assert "| 6 | 4 | 1 | 1 | 1.50 % | 4.00 % | NOT exact in 4 |" in md and "| k2 | 0.000 | 0.000 | -4.00 % |" in md
 
 
 def test_plots_written(tmp_path):
     """Both PNGs are written (non-empty, PNG signature) from the hand-made records."""
-    paths = rep.plot(HAND, tmp_path / "plots", "hand")
+    paths = report.plot(HAND, tmp_path / "plots", "hand")
     assert [p.name for p in paths] == ["hand.scatter.png", "hand.components.png"]
     for p in paths:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000
@@ -259,7 +258,7 @@ def test_end_to_end_real_verify(tmp_path):
     """The real `mem4d sweep` with jaxcheck.verify: Ctrl-C (SIGINT) during the second compile exits 130 keeping the
     first result; --resume runs only the rest; one JSON line per config with XLA's figures, summary JSON, PNGs.
     Source of truth: verify()'s own dict (rel_error_total recomputed from its totals)."""
-    pytest.importorskip("jaxcheck.verify")
+    pytest.importorskip("jaxcheck.crosscheck.verify")
     grid = tmp_path / "g.toml"
     grid.write_text('[base]\nmodel = "tiny"\nseq = 128\n[grid]\npp = [1, 2, 3]\n')
     out = tmp_path / "r.jsonl"
@@ -283,7 +282,7 @@ def test_end_to_end_real_verify(tmp_path):
         assert res["rel_error_total"] == pytest.approx(
             (res["symbolic"]["total"] - res["xla"]["total_bytes"]) / res["xla"]["total_bytes"], rel=1e-9)
     summary = json.loads(proc.stdout)
-    assert summary == json.loads(rep.summary_path(out).read_text())
+    assert summary == json.loads(report.summary_path(out).read_text())
     assert (summary["ok"], summary["skipped"]) == (2, 1)
     assert summary["rel_error_total"]["max_abs"] == pytest.approx(max(abs(r["result"]["rel_error_total"]) for r in lines[:2]))
     assert all(os.path.getsize(p) > 0 for p in summary["plots"])

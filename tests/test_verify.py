@@ -21,7 +21,7 @@ TOTAL_TOLERANCE = 0.05
 
 
 def _verify(train: Training, **kw) -> dict:
-    from jaxcheck.verify import verify
+    from jaxcheck.crosscheck.verify import verify
 
     skip_if_not_enough_devices(train.world)
     return verify(SHAPE, train, **kw)
@@ -54,9 +54,9 @@ def test_total_within_tolerance(train):
 @pytest.mark.parametrize("recompute,flash_attn", [("none", True), ("selective", True), ("full", True), ("none", False)])
 def test_saved_residuals_match_the_profile_tensor_list(recompute, flash_attn):
     """jax's per-micro-batch residuals of one layer == the profile's layer tensors, in count and bytes."""
-    from jaxcheck.explain import residuals
+    from jaxcheck.crosscheck.explain import residuals
     from jaxcheck.mesh import make_mesh
-    from jaxcheck.options import Plan
+    from jaxcheck.spec import Plan
 
     train = Training(s=64, gbs=1, recompute=recompute, dist_opt=False, flash_attn=flash_attn)
     res = residuals(Plan(SHAPE, train).check(), make_mesh(train))

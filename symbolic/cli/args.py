@@ -5,10 +5,8 @@ import argparse
 import re
 
 from ..config.errors import ConfigError
-from ..config.shapes import ModelShape, resolve_model
+from ..config.shapes import DEFAULT_MODEL, ModelShape, resolve_model
 from ..config.training import RECOMPUTE, Training
-
-DEFAULT_MODEL = "llama3-8b"
 
 _UNITS = {
     "": 1, "b": 1,

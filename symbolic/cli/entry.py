@@ -13,10 +13,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "formula": ("symbolic.cli.formula", "print each component's simplified closed form"),
     "estimate": ("symbolic.cli.estimate", "per-GPU memory breakdown and fit verdict for one configuration"),
     "latex": ("symbolic.cli.latex", "write a standalone LaTeX report of the formulas and numbers"),
-    "compile": ("jaxcheck.cmd_compile", "compile the jax train step on a 4D mesh and print XLA's per-device memory"),
+    "compile": ("symbolic.cli.compile", "compile the jax train step on a 4D mesh and print XLA's per-device memory"),
     "plan": ("symbolic.cli.plan", "enumerate every 4D configuration of a cluster, keep those that fit, rank them"),
-    "verify": ("jaxcheck.cmd_verify", "symbolic jax profile vs XLA (vs measured) per component, for one configuration"),
-    "sweep": ("jaxcheck.cmd_sweep", "verify many configurations from a TOML grid: resumable JSONL, summary, plots"),
+    "verify": ("symbolic.cli.verify", "symbolic jax profile vs XLA (vs measured) per component, for one configuration"),
+    "sweep": ("symbolic.cli.sweep", "verify many configurations from a TOML grid: resumable JSONL, summary, plots"),
 }
 
 

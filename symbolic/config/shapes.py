@@ -68,6 +68,8 @@ PRESETS: dict[str, ModelShape] = {
     )
 }
 
+DEFAULT_MODEL = "llama3-8b"  # what every command models when --model is not given
+
 _HF_KEYS = {
     "h": "hidden_size",
     "f": "intermediate_size",

@@ -8,9 +8,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from symbolic.cli.args import add_model_args, add_training_args, model_from_args, training_from_args
-from symbolic.config.errors import ConfigError
-from symbolic.config.training import RECOMPUTE, Training
+from ..config.errors import ConfigError
+from ..config.training import RECOMPUTE, Training
+from .args import add_model_args, add_training_args, model_from_args, training_from_args
 
 DEFAULT = Training(d=2, t=2, p=2, c=2, s=1024, b=1, gbs=8, recompute="full", dist_opt=True)
 
@@ -35,63 +35,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     j.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _fmt(n) -> str:
-    return "-" if n is None else f"{n / 2**20:,.2f}"
-
-
-def _err(x) -> str:
-    return "-" if x is None else f"{100 * x:+.2f} %"
-
-
-def print_table(result: dict) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    cfg, mesh = result["config"], result["mesh"]
-    title = (f"{result['model']}: d={cfg['d']} p={cfg['p']} t={cfg['t']} c={cfg['c']} s={cfg['s']} b={cfg['b']} "
-             f"m={cfg['m']} remat={cfg['recompute']} zero1={cfg['dist_opt']} - MiB per device, "
-             f"{mesh['platform']} ({result['compile_seconds']:.1f} s compile)")
-    table = Table(title=title, title_justify="left")
-    for col, justify in (("component", "left"), ("group", "left"), ("symbolic", "right"), ("XLA", "right"),
-                         ("measured", "right"), ("rel. error", "right")):
-        table.add_column(col, justify=justify)
-    measured = result["measured"] or {}
-    for row in result["components"]:
-        peak = measured.get("peak_bytes") if row["name"] == "total" else None
-        style = "bold" if row["group"] == "sum" else None
-        table.add_row(row["name"], row["group"], _fmt(row["symbolic"]), _fmt(row["xla"]), _fmt(peak),
-                      _err(row["rel_error"]), style=style)
-    console = Console(width=max(120, Console().width))
-    console.print(table)
-    console.print("symbolic: profile jax (mem4d formula --profile jax); XLA: memory_analysis(), total = argument + "
-                  "output + temp - alias; measured: GPU peak in a fresh process"
-                  + ("" if result["measured"] else " (none on CPU)") + ".")
-    if result.get("explain"):
-        from .explain import print_explain
-
-        print_explain(result["explain"], console)
-
-
 def run(args: argparse.Namespace) -> int:
     if args.recompute not in RECOMPUTE:
         raise ConfigError(f"--remat/--recompute must be one of {', '.join(RECOMPUTE)}, got {args.recompute!r}")
     shape = model_from_args(args)
     train = training_from_args(args, shape)
-    from .options import JaxOptions, Plan
+    from jaxcheck.spec import JaxOptions, Plan
 
     opts = JaxOptions(param_dtype=args.param_dtype, compute_dtype=args.compute_dtype)
     Plan(shape, train, opts).check()
     import os
 
-    from . import mesh as meshlib
+    from jaxcheck import mesh as meshlib
 
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # the measuring subprocess needs the GPU memory
     meshlib.request_cpu_devices(train.world, args.platform)
-    from .verify import verify
+    from jaxcheck.crosscheck.verify import verify
 
     result = verify(shape, train, opts, explain=args.explain, measure=args.measure)
     if args.json:
         print(json.dumps(result))
     else:
-        print_table(result)
+        from jaxcheck.crosscheck.tables import print_verify
+
+        print_verify(result)
     return 0

@@ -11,12 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from symbolic.cli.args import DEFAULT_MODEL
 from symbolic.config.errors import ConfigError
-from symbolic.config.shapes import resolve_model
+from symbolic.config.shapes import DEFAULT_MODEL, resolve_model
 from symbolic.config.training import RECOMPUTE, Training
 
-from .options import DTYPES, JaxOptions, Plan
+from ..spec import DTYPES, JaxOptions, Plan
 
 # grid key (the CLI flag's name) -> (type, default); defaults are `mem4d compile`'s
 KEYS: dict[str, tuple[type, object]] = {

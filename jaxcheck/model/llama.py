@@ -12,7 +12,7 @@ from flax import nnx
 from jax.ad_checkpoint import checkpoint_name
 
 from .attention import allgather_attention, rope
-from .options import Plan
+from ..spec import Plan
 from .rules import constrain
 
 STACK_AXES = ("stage", "layer")  # logical names of the leading [p, L/p] axes of every block parameter

@@ -4,9 +4,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from symbolic.cli.args import add_model_args, add_training_args, model_from_args, positive_int, training_from_args
-from symbolic.config.errors import ConfigError
-from symbolic.config.training import RECOMPUTE, Training
+from ..config.errors import ConfigError
+from ..config.training import RECOMPUTE, Training
+from .args import add_model_args, add_training_args, model_from_args, positive_int, training_from_args
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,12 +72,12 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--remat/--recompute must be one of {', '.join(RECOMPUTE)}, got {args.recompute!r}")
     shape = model_from_args(args)
     train = training_from_args(args, shape)
-    from .options import JaxOptions, Plan
+    from jaxcheck.spec import JaxOptions, Plan
 
     plan = Plan(shape, train, JaxOptions(param_dtype=args.param_dtype, compute_dtype=args.compute_dtype)).check()
     import os
 
-    from . import mesh as meshlib
+    from jaxcheck import mesh as meshlib
 
     # compile-only in this process: do not preallocate GPU memory, the measuring subprocess needs it
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
@@ -90,11 +90,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         meshlib.request_cpu_devices(train.world, args.platform)
     mesh = meshlib.make_mesh(train)
-    from .compile import compile_step
+    from jaxcheck.compile import compile_step
 
     report, _, _ = compile_step(plan, mesh)
     if mesh.devices.flat[0].platform != "cpu" and args.measure and not args.mock_gpu_topology:
-        from .measure import measure
+        from jaxcheck.measure import measure
 
         report.measured = measure(plan)
     import jax

@@ -7,11 +7,12 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from symbolic.config.errors import ConfigError
+from ..config.errors import ConfigError
 
-from . import sweep as sw
-from . import sweep_report as rep
+if TYPE_CHECKING:
+    from jaxcheck.crosscheck.sweep import Job, RunFn
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,11 +29,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--markdown", action="store_true", help="print the summary as markdown tables (README)")
 
 
-def _verify_fn(measure: bool) -> sw.RunFn:
+def _verify_fn(measure: bool) -> RunFn:
     """The real run function: jaxcheck.verify.verify on the current backend, jax caches cleared after each config."""
     import jax
 
-    from .verify import verify
+    from jaxcheck.crosscheck.verify import verify
 
     def run_one(plan) -> dict:
         try:
@@ -43,12 +44,13 @@ def _verify_fn(measure: bool) -> sw.RunFn:
     return run_one
 
 
-def _start_backend(todo: list[sw.Job], platform: str) -> int:
+def _start_backend(todo: list[Job], platform: str) -> int:
     """Ask for as many simulated CPU devices as the largest pending mesh, start jax, return its device count."""
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-    from .mesh import request_cpu_devices
+    from jaxcheck.crosscheck.sweep import max_world
+    from jaxcheck.mesh import request_cpu_devices
 
-    request_cpu_devices(sw.max_world(todo), platform)
+    request_cpu_devices(max_world(todo), platform)
     import jax
 
     return len(jax.devices())
@@ -90,7 +92,7 @@ def code_version() -> str | None:
     """The git commit of the mem4d code that computes the records, '+dirty' when symbolic/ or jaxcheck/ have edits."""
     import subprocess
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]  # the repository: symbolic/cli/sweep.py
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
         dirty = subprocess.run(["git", "status", "--porcelain", "--", "symbolic", "jaxcheck"], cwd=root,
@@ -106,15 +108,17 @@ def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def run(args: argparse.Namespace, run_fn: sw.RunFn | None = None, devices: int | None = None) -> int:
+def run(args: argparse.Namespace, run_fn: RunFn | None = None, devices: int | None = None) -> int:
     """Expand the grid, run what is pending (run_fn/devices: an injected runner for tests), then summarise and plot."""
-    configs = sw.parse_grid(args.grid)
+    from jaxcheck.crosscheck import sweep
+
+    configs = sweep.parse_grid(args.grid)
     out = Path(args.output)
-    done = sw.read_results(out)
+    done = sweep.read_results(out)
     if done and not args.resume:
         raise ConfigError(f"{out} already holds {len(done)} results: add --resume to continue it, or choose another -o")
-    todo = sw.pending(sw.jobs(configs), done, args.retry_failed)
-    fd = sw.open_results(out)
+    todo = sweep.pending(sweep.jobs(configs), done, args.retry_failed)
+    fd = sweep.open_results(out)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     progress, started_jax = None, False
     try:
@@ -125,12 +129,12 @@ def run(args: argparse.Namespace, run_fn: sw.RunFn | None = None, devices: int |
             print(f"{len(configs) - len(todo)} of {len(configs)} configs already in {out}, running {len(todo)}",
                   file=sys.stderr)
         progress = _Progress(len(todo), bar=sys.stderr.isatty() and not args.json)
-        sw.run_all(todo, fd, run_fn, devices or 1, on_done=progress, extra={"code": code_version()})
+        sweep.run_all(todo, fd, run_fn, devices or 1, on_done=progress, extra={"code": code_version()})
     except KeyboardInterrupt:
         if progress:
             progress.stop()
-        keys = set(map(sw.config_key, configs))
-        finished = len({r["key"] for r in sw.read_results(out)} & keys)
+        keys = set(map(sweep.config_key, configs))
+        finished = len({r["key"] for r in sweep.read_results(out)} & keys)
         print(f"mem4d sweep: interrupted; {finished} of {len(configs)} configs are in {out}. "
               f"Resume with: mem4d sweep {args.grid} -o {out} --resume", file=sys.stderr, flush=True)
         if started_jax:  # a compile cut short can crash XLA's teardown at exit (SIGSEGV); every record is on disk
@@ -147,22 +151,25 @@ def run(args: argparse.Namespace, run_fn: sw.RunFn | None = None, devices: int |
 
 def _report(args: argparse.Namespace, out: Path, configs: list[dict]) -> int:
     """Summary over this grid's records in the file (resumed ones included): JSON file, table or --json, plots."""
-    keys = {sw.config_key(c) for c in configs}
-    records = [r for r in sw.read_results(out) if r["key"] in keys]
-    summary = rep.summarize(records)
+    from jaxcheck.crosscheck import report
+    from jaxcheck.crosscheck.sweep import config_key, read_results
+
+    keys = {config_key(c) for c in configs}
+    records = [r for r in read_results(out) if r["key"] in keys]
+    summary = report.summarize(records)
     summary["grid"], summary["results"] = str(args.grid), str(out)
-    plots = [] if args.no_plots else rep.plot(records, args.plots or out.parent, out.stem)
+    plots = [] if args.no_plots else report.plot(records, args.plots or out.parent, out.stem)
     summary["plots"] = [str(p) for p in plots]
-    path = rep.write_summary(summary, out)
+    path = report.write_summary(summary, out)
     if args.json:
         print(json.dumps(summary))
         return 0
     if args.markdown:
-        print(rep.markdown(summary), end="")
+        print(report.markdown(summary), end="")
         return 0
     from rich.console import Console
 
     console = Console()
-    rep.print_summary(summary, console)
+    report.print_summary(summary, console)
     console.print(f"results: {out}; summary: {path}" + (f"; plots: {', '.join(map(str, plots))}" if plots else ""))
     return 0

@@ -15,7 +15,8 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 
-from .options import Plan
+from ..spec import Plan
+from .profile import rel, symbolic_bytes, symbolic_temp
 
 # tensors of symbolic.components.jaxstep that stand for several residuals of the same size
 MULTIPLICITY = {"attn_norm_rsqrt": 2, "mlp_norm_rsqrt": 2, "softmax_sums": 2, "silu_parts": 3}
@@ -24,25 +25,18 @@ TRACE_BATCH = 2
 
 def _temps(plan: Plan, mesh) -> tuple[int, int]:
     """(XLA temp, symbolic temp) of the train step of this plan."""
-    from .compile import FAST_CPU, compile_step
-    from .verify import symbolic_bytes
+    from ..compile import FAST_CPU, compile_step
 
     cpu = mesh.devices.flat[0].platform == "cpu"
     report, _, _ = compile_step(plan, mesh, compiler_options=FAST_CPU if cpu else None)
-    return report.xla["temp_bytes"], _sym_temp(symbolic_bytes(plan.shape, plan.train, plan.opts))
-
-
-def _sym_temp(sym: dict[str, int]) -> int:
-    from symbolic.profiles.jax import group_of
-
-    return sum(n for name, n in sym.items() if name != "total" and group_of(name) == "temp")
+    return report.xla["temp_bytes"], symbolic_temp(symbolic_bytes(plan.shape, plan.train, plan.opts))
 
 
 def forward_temp(plan: Plan, mesh) -> int:
     """XLA's temp bytes of the loss alone (forward pass, no gradients or optimizer)."""
-    from .compile import FAST_CPU
-    from .state import build
-    from .step import loss_fn
+    from ..compile import FAST_CPU
+    from ..state import build
+    from ..step import loss_fn
 
     built = build(plan, mesh)
     fn = lambda params, batch: loss_fn(params, batch, built.graphdef, built.block_graphdef, plan)
@@ -55,8 +49,6 @@ def forward_temp(plan: Plan, mesh) -> int:
 
 
 def _variant(name: str, what: str, xla: float, sym: float) -> dict:
-    from .verify import rel
-
     return {"name": name, "what": what, "xla": int(xla), "symbolic": int(sym), "rel_error": rel(sym, xla)}
 
 
@@ -93,8 +85,8 @@ def residuals(plan: Plan, mesh) -> dict:
     from symbolic.components.jaxstep import layer_tensors
     from symbolic.config.symbols import BY_NAME
 
-    from .state import build
-    from .step import layer_function
+    from ..state import build
+    from ..step import layer_function
 
     built = build(plan, mesh)
     layer_params = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape[2:], x.dtype), built.abstract["params"]["blocks"])
@@ -121,35 +113,3 @@ def residuals(plan: Plan, mesh) -> dict:
 def explain(plan: Plan, mesh, xla: dict) -> dict:
     """The "explain" object of `mem4d verify --json --explain`."""
     return {"variants": variants(plan, mesh, xla["temp_bytes"]), "residuals": residuals(plan, mesh)}
-
-
-def print_explain(details: dict, console) -> None:
-    from rich.table import Table
-
-    from .cmd_verify import _err, _fmt
-
-    table = Table(title="XLA's temp taken apart (MiB per device)", title_justify="left")
-    for col in ("variant", "how", "symbolic", "XLA", "rel. error"):
-        table.add_column(col, justify="right" if col in ("symbolic", "XLA", "rel. error") else "left")
-    for v in details["variants"]:
-        table.add_row(v["name"], v["what"], _fmt(v["symbolic"]), _fmt(v["xla"]), _err(v["rel_error"]))
-    console.print(table)
-    res = details["residuals"]
-    table = Table(title=f"residuals saved per layer ({res['trace_shape']}): jax saved_residuals vs profile",
-                  title_justify="left")
-    for col in ("jax residual (per micro batch)", "bytes", "", "profile tensor", "count", "bytes "):
-        table.add_column(col, justify="right" if "bytes" in col or col == "count" else "left")
-    acts = [r for r in res["jax"] if r["activation"]]
-    rows = max(len(acts), len(res["symbolic"]))
-    for i in range(rows):
-        j = acts[i] if i < len(acts) else None
-        t = res["symbolic"][i] if i < len(res["symbolic"]) else None
-        table.add_row(*(([f"{j['shape']} {j['what'].split(' from ')[0][:40]}", f"{j['bytes']:,}", ""])
-                        if j else ["", "", ""]),
-                      *(([t["name"], str(t["count"]), f"{t['bytes']:,}"]) if t else ["", "", ""]))
-    table.add_row("activations", f"{res['jax_bytes']:,}", str(res["jax_count"]), "total",
-                  str(res["symbolic_count"]), f"{res['symbolic_bytes']:,}", style="bold")
-    console.print(table)
-    others = [r for r in res["jax"] if not r["activation"]]
-    console.print(f"not per micro batch (parameters, their compute-dtype casts, loop-invariant constants): {len(others)} "
-                  f"residuals, {sum(r['bytes'] for r in others):,} bytes")

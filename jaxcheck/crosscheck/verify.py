@@ -12,30 +12,8 @@ import dataclasses
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
-from .options import JaxOptions, Plan
-
-
-def jax_training(training: Training, opts: JaxOptions) -> Training:
-    """The Training the `jax` profile is evaluated with: byte widths from the jax options' dtypes."""
-    from symbolic.profiles.jax import byte_widths
-
-    return dataclasses.replace(training, **byte_widths(opts.param_dtype, opts.compute_dtype))
-
-
-def symbolic_bytes(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions()) -> dict[str, int]:
-    """The `jax` profile's components (and "total") in bytes per device for this configuration."""
-    from symbolic.estimator.estimate import estimate
-
-    return dict(estimate(shape, jax_training(training, opts), "jax", overheads=False).bytes)
-
-
-def rel(sym: float, ref: float | None) -> float | None:
-    """(symbolic - reference) / reference; None without a reference, 0 when both are 0."""
-    if ref is None:
-        return None
-    if ref == 0:
-        return 0.0 if sym == 0 else float("inf")
-    return (sym - ref) / ref
+from ..spec import JaxOptions, Plan
+from .profile import jax_training, rel, symbolic_bytes
 
 
 def _row(name: str, sym: int, xla: int | None, group: str) -> dict:
@@ -72,15 +50,15 @@ def verify(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions(
     """
     plan = Plan(shape, training, opts).check()
     sym = symbolic_bytes(shape, training, opts)
-    from .compile import FAST_CPU, compile_step
-    from .mesh import make_mesh
+    from ..compile import FAST_CPU, compile_step
+    from ..mesh import make_mesh
 
     mesh = make_mesh(training)
     cpu = mesh.devices.flat[0].platform == "cpu"
     report, _, _ = compile_step(plan, mesh, compiler_options=FAST_CPU if cpu else None)
     measured = None
     if measure and not cpu:
-        from .measure import measure as run_measure
+        from ..measure import measure as run_measure
 
         measured = run_measure(plan)
     details = None

@@ -1,0 +1,1 @@
+"""The cross-check: the `jax` profile against XLA (verify, explain), many configurations (sweep) and their report."""

@@ -1,0 +1,104 @@
+"""Imports run one way: no cycle among the modules of symbolic/ and jaxcheck/, and the rooms depend in one direction.
+
+Source of truth: the import statements themselves, parsed with `ast` (module level and inside functions; `if
+TYPE_CHECKING:` blocks are skipped, they never run). An edge goes to the deepest module an import names. Exact.
+"""
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("symbolic", "jaxcheck")
+JAX = ("jax", "jaxlib", "flax", "optax", "jaxcheck")
+ENTRY_POINTS = ("symbolic.cli", "jaxcheck.distributed")  # command lines: they may use symbolic.cli's arguments
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _imports(tree: ast.AST, module: str, is_package: bool, top_only: bool) -> list[str]:
+    """Absolute names imported by the statements under `tree` (not descending into functions if top_only)."""
+    found = []
+    for node in ast.iter_child_nodes(tree):
+        if _is_type_checking(node) or (top_only and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            continue
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                here = module.split(".") if is_package else module.split(".")[:-1]
+                here = here[: len(here) - node.level + 1]
+                base = ".".join(here + ([base] if base else []))
+            found += [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base for alias in node.names]
+        found += _imports(node, module, is_package, top_only)
+    return found
+
+
+def _graph(top_only: bool = False) -> dict[str, set[str]]:
+    graph = {}
+    for module, path in MODULES.items():
+        names = _imports(ast.parse(path.read_text()), module, path.name == "__init__.py", top_only)
+        graph[module] = set(names)
+    return graph
+
+
+def _internal(name: str) -> str | None:
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def test_no_import_cycle():
+    graph = {m: {t for t in map(_internal, names) if t and t != m} for m, names in _graph().items()}
+    state: dict[str, int] = {}  # 1 on the stack, 2 done
+
+    def visit(module: str, stack: list[str]) -> None:
+        state[module] = 1
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                cycle = stack[stack.index(target):] + [target]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if target not in state:
+                visit(target, stack + [target])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+
+
+def test_symbolic_never_imports_jax_at_module_level():
+    """Not even the CLI: compile, verify and sweep import jaxcheck inside their functions."""
+    bad = [(m, name) for m, names in _graph(top_only=True).items() if m.startswith("symbolic")
+           for name in names if name.split(".")[0] in JAX]
+    assert not bad, bad
+
+
+def test_rooms_depend_one_way():
+    """symbolic (outside cli) never imports jaxcheck; jaxcheck.model never imports the cross-check; only the command
+    lines import symbolic.cli."""
+    bad = []
+    for module, names in _graph().items():
+        for name in names:
+            if module.startswith("symbolic") and not module.startswith("symbolic.cli") and name.startswith("jaxcheck"):
+                bad.append((module, name))
+            if module.startswith("jaxcheck.model") and name.startswith("jaxcheck.crosscheck"):
+                bad.append((module, name))
+            if name.startswith("symbolic.cli") and not module.startswith(ENTRY_POINTS):
+                bad.append((module, name))
+    assert not bad, bad

@@ -67,7 +67,7 @@ def _one_at_a_time(plan, sample: int) -> tuple[float, int, int]:
 def _scalar_calls(plan, sample: int) -> float:
     """Seconds per configuration calling the same lambdified estimator with scalars (no Training, no stages):
     the least a Python loop over configurations pays."""
-    from symbolic.estimator.estimate import inputs_for
+    from symbolic.config.glossary import inputs_for
     from symbolic.estimator.vectorized import estimator
 
     rng = np.random.default_rng(1)

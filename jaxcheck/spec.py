@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from symbolic.components.jaxstep import FLASH_BLOCK
+from symbolic.config.dtypes import FLOATS
 from symbolic.config.errors import ConfigError
 from symbolic.config.shapes import ModelShape
+from symbolic.config.step import FLASH_BLOCK
 from symbolic.config.training import Training
 
-DTYPES = ("float32", "bfloat16", "float16")
 ATTENTION = ("allgather",)  # context-parallel attention strategies implemented in jaxcheck.attention
 
 
@@ -26,8 +26,8 @@ class JaxOptions:
 
     def __post_init__(self):
         for name in ("param_dtype", "compute_dtype"):
-            if getattr(self, name) not in DTYPES:
-                raise ConfigError(f"{name} must be one of {', '.join(DTYPES)}, got {getattr(self, name)!r}")
+            if getattr(self, name) not in FLOATS:
+                raise ConfigError(f"{name} must be one of {', '.join(FLOATS)}, got {getattr(self, name)!r}")
         if self.attention not in ATTENTION:
             raise ConfigError(f"attention must be one of {', '.join(ATTENTION)}, got {self.attention!r}")
 

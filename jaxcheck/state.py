@@ -14,10 +14,10 @@ import optax
 from flax import nnx
 from jax.sharding import NamedSharding, PartitionSpec as P
 
-from .model.llama import Llama, param_axes
 from .mesh import mesh_shape
-from .spec import Plan
+from .model.llama import Llama, param_axes
 from .model.rules import spec, zero1_spec
+from .spec import Plan
 from .step import make_optimizer
 
 GROUPS = ("params", "optimizer", "batch")  # the train step's argument pytrees, in order

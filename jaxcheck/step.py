@@ -24,14 +24,12 @@ from flax import nnx
 from jax.ad_checkpoint import checkpoint_policies as cp
 
 from symbolic.config.errors import ConfigError
+from symbolic.config.step import SELECTIVE_SAVED
 
 from .model.llama import Llama, act_names
-from .spec import Plan
 from .model.pipeline import gpipe
 from .model.rules import constrain
-
-# tensors named with checkpoint_name in llama.py that the selective policy keeps (the attention scores are recomputed)
-SELECTIVE_SAVED = ("attn_norm_in", "attn_in", "q", "k", "v", "attn_out", "mlp_norm_in", "mlp_in", "gate", "up", "swiglu")
+from .spec import Plan
 
 
 def remat_policy(name: str):

@@ -8,12 +8,12 @@ import itertools
 import pytest
 import sympy as sp
 
-from symbolic.components import STAGES, Switches, layer_tensors, stage_params
+from symbolic.components import Switches, layer_tensors, stage_params
 from symbolic.config.errors import ConfigError
 from symbolic.profiles import PROFILES, load
 from symbolic.config.shapes import PRESETS
 from symbolic.config.symbols import L, a, c, f, h, k, p, t, v
-from symbolic.config.training import RECOMPUTE
+from symbolic.config.training import RECOMPUTE, STAGES
 
 LLAMA_TENSORS = ["norm1_input", "qkv_input", "q", "k", "v", "attn_out", "norm2_input", "mlp_input", "gate", "up",
                  "swiglu", "down_input"]

@@ -82,3 +82,14 @@ def test_divisibility_rules(kwargs, needle):
 def test_micro_batches():
     tr = Training(d=8, b=2, gbs=1024)
     assert tr.m == 64 and tr.global_batch == 1024
+
+
+def test_glossary_symbols_carry_their_own_names():
+    """symbols.py unpacks the glossary's letter groups in order: every symbol is named as the Python name it is bound
+    to, and the estimator's input order (glossary.NAMES) is the symbols' order (exact)."""
+    from symbolic.config import glossary, symbols
+
+    for name in glossary.NAMES:
+        assert getattr(symbols, name).name == name
+    assert tuple(sym.name for sym in symbols.ALL) == glossary.NAMES
+    assert set(glossary.MEANING) == set(glossary.NAMES) and len(glossary.NAMES) == 18

@@ -13,14 +13,15 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symbolic.components import STAGES, Switches, total
+from symbolic.components import Switches, total
 from symbolic.config.errors import ConfigError
-from symbolic.estimator.estimate import estimate, inputs_for
+from symbolic.config.glossary import inputs_for
+from symbolic.estimator.estimate import estimate
 from symbolic.estimator.vectorized import estimator
 from symbolic.profiles import load
 from symbolic.config.shapes import PRESETS
 from symbolic.config.symbols import BY_NAME
-from symbolic.config.training import Training
+from symbolic.config.training import STAGES, Training
 
 SWITCHES = [Switches(), Switches(overheads=False), Switches(recompute="selective", flash_attn=False),
             Switches(recompute="full", sp=False), Switches(dist_opt=False, flash_attn=False, sp=False), Switches(tied=True)]

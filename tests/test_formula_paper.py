@@ -10,7 +10,8 @@ import sys
 import sympy as sp
 
 from symbolic.components import Switches, in_flight, layer_activation, total
-from symbolic.estimator.estimate import estimate, inputs_for
+from symbolic.config.glossary import inputs_for
+from symbolic.estimator.estimate import estimate
 from symbolic.profiles import paper
 from symbolic.config.shapes import PRESETS
 from symbolic.config.symbols import B_a, B_g, B_o, B_w, L, a, b, c, d, f, h, k, m, p, s, t, v, vpp

@@ -11,7 +11,9 @@ import pytest
 import sympy as sp
 
 from symbolic.components import Switches
-from symbolic.estimator.estimate import estimate, inputs_for
+from symbolic.config.dtypes import jax_widths
+from symbolic.config.glossary import inputs_for
+from symbolic.estimator.estimate import estimate
 from symbolic.profiles import jax as prof
 from symbolic.config.shapes import ModelShape
 from symbolic.config.symbols import BY_NAME
@@ -21,13 +23,13 @@ SHAPE = ModelShape("t", h=48, f=112, a=6, k=2, L=4, v=144)
 
 
 def _training(**kw) -> Training:
-    return dataclasses.replace(Training(**kw), **prof.byte_widths())
+    return dataclasses.replace(Training(**kw), **jax_widths())
 
 
 def test_byte_widths_follow_dtypes():
     """fp32 params -> 4 bytes weights and gradients, Adam mu + nu 8; bf16 compute -> 2."""
-    assert prof.byte_widths() == {"weight_bytes": 4, "grad_bytes": 4, "opt_bytes": 8, "act_bytes": 2}
-    assert prof.byte_widths("bfloat16", "float32") == {"weight_bytes": 2, "grad_bytes": 2, "opt_bytes": 4, "act_bytes": 4}
+    assert jax_widths() == {"weight_bytes": 4, "grad_bytes": 4, "opt_bytes": 8, "act_bytes": 2}
+    assert jax_widths("bfloat16", "float32") == {"weight_bytes": 2, "grad_bytes": 2, "opt_bytes": 4, "act_bytes": 4}
 
 
 @pytest.mark.parametrize("recompute", RECOMPUTE)
@@ -107,7 +109,8 @@ def test_flash_sets_have_no_s_squared_term_and_stacks_are_fp32(recompute):
     [s/c, FLASH_BLOCK]); the backward set holds the residual stacks in fp32 (XLA:CPU converts them) and, with one
     iteration, only that iteration's slice; with several, also the third fp32 buffer per stacked weight and the fp32
     cotangent of the stage outputs (exact sympy identities)."""
-    from symbolic.components.jaxstep import FLASH_BLOCK, held, tokens
+    from symbolic.components.jaxstep import held, tokens
+    from symbolic.config.step import FLASH_BLOCK
     from symbolic.config.symbols import L, h, m, p, s
 
     sw = Switches(recompute=recompute, overheads=False)

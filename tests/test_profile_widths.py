@@ -1,6 +1,7 @@
-"""Each profile's byte widths: one registry (symbolic.profiles.WIDTHS) that estimate, latex and plan apply.
+"""Each profile's byte widths: one registry (symbolic.config.dtypes.WIDTHS) that estimate, latex and plan apply.
 
-Source of truth for "jax": symbolic.profiles.jax.byte_widths() at jaxcheck's default dtypes (fp32 params, bf16 compute).
+Sources of truth: jaxcheck's default dtypes (fp32 params, bf16 compute: 4, 4, 8, 2 bytes) for "jax"; Megatron-LM's bf16
+mixed precision as the paper counts it (2 + 4 + 12 bytes per parameter, bf16 activations) for "paper".
 """
 import json
 import subprocess
@@ -9,21 +10,25 @@ import sys
 from symbolic.estimator.estimate import estimate
 from symbolic.plan.enumerate import Cluster
 from symbolic.plan.search import search
-from symbolic.profiles import WIDTHS, widths
+from symbolic.config.dtypes import WIDTHS, jax_widths
+from symbolic.profiles import widths
 from symbolic.config.shapes import PRESETS
 from symbolic.config.training import Training
 
 
-def test_jax_widths_match_the_jax_profile():
-    from symbolic.profiles import jax as jax_profile
+def test_jax_widths_match_the_jax_steps_default_dtypes():
+    from jaxcheck.spec import JaxOptions
 
-    assert WIDTHS["jax"] == jax_profile.byte_widths()
+    opts = JaxOptions()
+    assert WIDTHS["jax"] == jax_widths(opts.param_dtype, opts.compute_dtype)
+    assert WIDTHS["jax"] == {"weight_bytes": 4, "grad_bytes": 4, "opt_bytes": 8, "act_bytes": 2}
 
 
 def test_paper_widths_are_the_training_defaults():
     t = Training()
     assert WIDTHS["paper"] == {"weight_bytes": t.weight_bytes, "grad_bytes": t.grad_bytes,
                                "opt_bytes": t.opt_bytes, "act_bytes": t.act_bytes}
+    assert WIDTHS["paper"] == {"weight_bytes": 2, "grad_bytes": 4, "opt_bytes": 12, "act_bytes": 2}
 
 
 def test_estimate_cli_uses_the_profile_widths():

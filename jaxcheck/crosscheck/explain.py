@@ -16,10 +16,8 @@ import jax
 import jax.numpy as jnp
 
 from ..spec import Plan
-from .profile import rel, symbolic_bytes, symbolic_temp
+from .profile import jax_training, rel, symbolic_bytes, symbolic_temp
 
-# tensors of symbolic.components.jaxstep that stand for several residuals of the same size
-MULTIPLICITY = {"attn_norm_rsqrt": 2, "mlp_norm_rsqrt": 2, "softmax_sums": 2, "silu_parts": 3}
 TRACE_BATCH = 2
 
 
@@ -76,35 +74,45 @@ def _is_activation(aval, s: int) -> bool:
     return aval.dtype != jnp.bool_ and len(shape) >= 2 and shape[0] == TRACE_BATCH and s in shape[1:]
 
 
-def residuals(plan: Plan, mesh) -> dict:
-    """jax's saved residuals of one layer (activations per micro batch) vs the profile's per-layer tensors."""
+def _saved(plan: Plan, mesh) -> list[dict]:
+    """jax's saved residuals of one layer function on abstract inputs [TRACE_BATCH, s, h], each with its bytes."""
     from jax._src.ad_checkpoint import saved_residuals
-
-    import sympy as sp
-    from symbolic.components import Switches
-    from symbolic.components.jaxstep import layer_tensors
-    from symbolic.config.symbols import BY_NAME
 
     from ..state import build
     from ..step import layer_function
 
     built = build(plan, mesh)
     layer_params = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape[2:], x.dtype), built.abstract["params"]["blocks"])
-    s, cdt = plan.train.s, jnp.dtype(plan.opts.compute_dtype)
-    x = jax.ShapeDtypeStruct((TRACE_BATCH, s, plan.shape.h), cdt)
+    s = plan.train.s
+    x = jax.ShapeDtypeStruct((TRACE_BATCH, s, plan.shape.h), jnp.dtype(plan.opts.compute_dtype))
     with jax.set_mesh(mesh):
         saved = saved_residuals(layer_function(built.block_graphdef, plan), layer_params, x)
-    listed = [{"shape": aval.str_short(), "bytes": int(aval.size * aval.dtype.itemsize), "what": desc,
-               "activation": _is_activation(aval, s)} for aval, desc in saved]
+    return [{"shape": aval.str_short(), "bytes": int(aval.size * aval.dtype.itemsize), "what": desc,
+             "activation": _is_activation(aval, s)} for aval, desc in saved]
+
+
+def _profile_tensors(plan: Plan) -> list[dict]:
+    """The profile's per-layer tensors at the traced shape (d = t = c = 1, b = TRACE_BATCH): name, count, bytes."""
+    import sympy as sp
+    from symbolic.components import Switches
+    from symbolic.components.jaxstep import layer_tensors
+    from symbolic.config.glossary import inputs_for
+    from symbolic.config.symbols import BY_NAME
+
+    traced = dataclasses.replace(jax_training(plan.train, plan.opts), d=1, t=1, c=1, b=TRACE_BATCH, gbs=None)
+    subs = {BY_NAME[name]: value for name, value in inputs_for(plan.shape, traced).items()}
+    sw = Switches(recompute=traced.recompute, flash_attn=traced.flash_attn, sp=traced.sp, dist_opt=traced.dist_opt,
+                  overheads=False)
+    return [{"name": part.name, "count": part.count, "bytes": int(sp.sympify(part.expr).xreplace(subs))}
+            for part in layer_tensors(sw)]
+
+
+def residuals(plan: Plan, mesh) -> dict:
+    """jax's saved residuals of one layer (activations per micro batch) vs the profile's per-layer tensors."""
+    listed = _saved(plan, mesh)
     acts = [r for r in listed if r["activation"]]
-    sw = Switches(recompute=plan.train.recompute, flash_attn=plan.train.flash_attn, sp=plan.train.sp,
-                  dist_opt=plan.train.dist_opt, overheads=False)
-    values = {"s": s, "b": TRACE_BATCH, "h": plan.shape.h, "f": plan.shape.f, "a": plan.shape.a, "k": plan.shape.k,
-              "d": 1, "t": 1, "c": 1, "B_a": cdt.itemsize}
-    subs = {BY_NAME[n]: val for n, val in values.items()}
-    tensors = [{"name": part.name, "count": MULTIPLICITY.get(part.name, 1), "bytes": int(sp.sympify(part.expr).xreplace(subs))}
-               for part in layer_tensors(sw)]
-    return {"trace_shape": f"b={TRACE_BATCH}, s={s}, d=t=c=1", "jax": listed,
+    tensors = _profile_tensors(plan)
+    return {"trace_shape": f"b={TRACE_BATCH}, s={plan.train.s}, d=t=c=1", "jax": listed,
             "jax_count": len(acts), "jax_bytes": sum(r["bytes"] for r in acts),
             "symbolic": tensors, "symbolic_count": sum(t["count"] for t in tensors),
             "symbolic_bytes": sum(t["bytes"] for t in tensors)}

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from symbolic.config.dtypes import jax_widths
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
@@ -11,9 +12,7 @@ from ..spec import JaxOptions
 
 def jax_training(training: Training, opts: JaxOptions) -> Training:
     """The Training the `jax` profile is evaluated with: byte widths from the jax options' dtypes."""
-    from symbolic.profiles.jax import byte_widths
-
-    return dataclasses.replace(training, **byte_widths(opts.param_dtype, opts.compute_dtype))
+    return dataclasses.replace(training, **jax_widths(opts.param_dtype, opts.compute_dtype))
 
 
 def symbolic_bytes(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions()) -> dict[str, int]:

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
+from symbolic.config.dtypes import FLOATS
 from symbolic.config.errors import ConfigError
 from symbolic.config.shapes import DEFAULT_MODEL, resolve_model
 from symbolic.config.training import RECOMPUTE, Training
 
-from ..spec import DTYPES, JaxOptions, Plan
+from ..spec import JaxOptions, Plan
 
 # grid key (the CLI flag's name) -> (type, default); defaults are `mem4d compile`'s
 KEYS: dict[str, tuple[type, object]] = {
@@ -23,7 +24,7 @@ KEYS: dict[str, tuple[type, object]] = {
     "seq": (int, 4096), "mbs": (int, 1), "gbs": (int, None), "remat": (str, "none"), "zero1": (bool, False),
     "sp": (bool, True), "flash_attn": (bool, True), "param_dtype": (str, "float32"), "compute_dtype": (str, "bfloat16"),
 }
-CHOICES = {"remat": RECOMPUTE, "param_dtype": DTYPES, "compute_dtype": DTYPES}
+CHOICES = {"remat": RECOMPUTE, "param_dtype": FLOATS, "compute_dtype": FLOATS}
 TABLES = ("base", "grid", "case")
 
 Config = dict  # one resolved point of the grid: every key of KEYS

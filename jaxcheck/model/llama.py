@@ -11,8 +11,8 @@ import jax.numpy as jnp
 from flax import nnx
 from jax.ad_checkpoint import checkpoint_name
 
-from .attention import allgather_attention, rope
 from ..spec import Plan
+from .attention import allgather_attention, rope
 from .rules import constrain
 
 STACK_AXES = ("stage", "layer")  # logical names of the leading [p, L/p] axes of every block parameter

@@ -6,9 +6,14 @@ from typing import NamedTuple
 
 import sympy as sp
 
+from ..config.dtypes import DTYPE_BYTES
 from ..config.errors import ConfigError
 from ..config.symbols import c, t
 from ..config.training import RECOMPUTE
+
+FP32 = sp.Integer(DTYPE_BYTES["float32"])  # bytes of an fp32 element (logits, norms, softmax in fp32)
+INT32 = sp.Integer(DTYPE_BYTES["int32"])
+INT64 = sp.Integer(DTYPE_BYTES["int64"])  # bytes of a Megatron token id
 
 
 class Component(NamedTuple):
@@ -17,6 +22,12 @@ class Component(NamedTuple):
     name: str
     expr: sp.Expr
     doc: str
+    count: int = 1  # how many tensors of equal size the expression counts (jax's saved residuals list each one)
+
+
+def repeated(name: str, count: int, one: sp.Expr, doc: str) -> Component:
+    """`count` tensors of `one` bytes each, as one component."""
+    return Component(name, count * one, doc, count)
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,8 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.symbols import B_a, b, c, h, s, v
-from .base import Component, Switches, per_gpu_tokens
+from .base import FP32, INT64, Component, Switches, per_gpu_tokens
 
-INT64 = sp.Integer(8)  # bytes per token id
-FP32 = sp.Integer(4)  # bytes per logit in the fp32 cross entropy
 
 
 def embedding_input_paper(n: sp.Expr, sw: Switches) -> Component:

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..config.step import FLASH_BLOCK, SELECTIVE_SAVED
 from ..config.symbols import B_a, a, b, c, f, h, k, s, t
-from .base import Component, Switches
+from .base import FP32, Component, Switches, repeated
 
-FP32 = sp.Integer(4)  # RMSNorm, RoPE, softmax and logits run in fp32 (jaxcheck.llama, jaxcheck.attention)
-FLASH_BLOCK = 128  # keys per block of jaxcheck.flash (min(s, FLASH_BLOCK) keys; s a multiple of it)
 
 
 def tokens(width: sp.Expr, nbytes: sp.Expr, split_t: bool) -> sp.Expr:
@@ -46,7 +45,7 @@ def _norm_residuals(prefix: str, sw: Switches) -> list[Component]:
     return [
         Component(f"{prefix}_x32", tokens(h, FP32, sw.sp), "fp32 copy of the norm input (llama.RMSNorm, x.astype(float32))"),
         Component(f"{prefix}_normed32", tokens(h, FP32, sw.sp), "fp32 x * rsqrt(mean(x^2) + eps), input of the scale multiply"),
-        Component(f"{prefix}_rsqrt", 2 * tokens(1, FP32, sw.sp), "fp32 [b, s, 1] rsqrt and its product, kept twice"),
+        repeated(f"{prefix}_rsqrt", 2, tokens(1, FP32, sw.sp), "fp32 [b, s, 1] rsqrt and its product, kept twice"),
     ]
 
 
@@ -63,7 +62,7 @@ def saved_none(sw: Switches) -> list[Component]:
         Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of gate/up, all-gathered over t"),
         Component("gate", tokens(f, B_a, True), "'gate' projection output"),
         Component("up", tokens(f, B_a, True), "'up' projection output"),
-        Component("silu_parts", 3 * tokens(f, B_a, True), "three SiLU intermediates (sigmoid, its complement, silu)"),
+        repeated("silu_parts", 3, tokens(f, B_a, True), "three SiLU intermediates (sigmoid, its complement, silu)"),
         Component("swiglu", tokens(f, B_a, True), "'swiglu' = silu(gate) * up, input of the row-parallel down"),
     ]
 
@@ -81,13 +80,14 @@ def _dense_residuals() -> list[Component]:
         Component("scores", scores(FP32), "fp32 masked scores q k^T / sqrt(dh), input of the softmax"),
         Component("scores_exp", scores(FP32), "fp32 exp(scores - max) of the softmax"),
         Component("probs", scores(B_a), "bf16 softmax probabilities, input of P V"),
-        Component("softmax_sums", 2 * scores(FP32) / s, "fp32 [b, a, s, 1] softmax denominators (sum and its square)"),
+        repeated("softmax_sums", 2, scores(FP32) / s, "fp32 [b, a, s, 1] softmax denominators (sum and its square)"),
     ]
 
 
 def saved_selective(sw: Switches) -> list[Component]:
-    """Remat selective: the names jaxcheck.step.SELECTIVE_SAVED keeps; the attention core is recomputed."""
-    return [
+    """Remat selective: the tensors SELECTIVE_SAVED names (jaxcheck's policy saves them); the attention core is
+    recomputed."""
+    tensors = [
         _stream("attn_norm_in", sw, "'attn_norm_in': layer input, the residual stream"),
         Component("attn_in", tokens(h, B_a, False), "'attn_in': normed input of Q/K/V, all-gathered over t (inner layout)"),
         Component("q", tokens(h, B_a, True), "'q' after RoPE, heads over t"),
@@ -100,6 +100,8 @@ def saved_selective(sw: Switches) -> list[Component]:
         Component("up", tokens(f, B_a, True), "'up' projection output"),
         Component("swiglu", tokens(f, B_a, True), "'swiglu' = silu(gate) * up, input of down"),
     ]
+    by_name = {x.name: x for x in tensors}
+    return [by_name[name] for name in SELECTIVE_SAVED]
 
 
 def saved_full(sw: Switches) -> list[Component]:
@@ -125,5 +127,5 @@ def held(sw: Switches, width: sp.Expr, gathered_kv: bool = False) -> list[Compon
     all-gather over context (XLA moves the gather in front of the stack)."""
     parts = [part for part in layer_tensors(sw) if part.name not in NOT_HELD]
     if gathered_kv:
-        parts = [Component(x.name, x.expr * c, x.doc) if x.name in ("k", "v") else x for x in parts]
-    return [Component(part.name, part.expr.subs(B_a, width), part.doc) for part in parts]
+        parts = [x._replace(expr=x.expr * c) if x.name in ("k", "v") else x for x in parts]
+    return [part._replace(expr=part.expr.subs(B_a, width)) for part in parts]

@@ -10,8 +10,9 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.symbols import m, p, vpp
+from ..config.training import STAGES, stage_rank
 
-RANK = {"first": sp.Integer(0), "middle": sp.Integer(1), "last": p - 1, "only": sp.Integer(0)}
+RANK = {stage: sp.sympify(stage_rank(stage, p)) for stage in STAGES}  # the rank that stands for each stage
 
 
 def in_flight(rank: sp.Expr) -> sp.Expr:

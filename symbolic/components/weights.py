@@ -10,8 +10,6 @@ import sympy as sp
 from ..config.symbols import B_w, L, a, f, h, k, p, t, v
 from .base import Component
 
-STAGES = ("first", "middle", "last", "only")  # only: p = 1, one stage holds embedding, all layers and head
-
 
 def attention_params() -> sp.Expr:
     """Q, O (h x h each) and K, V (h x h*k/a each) of one layer on one TP rank: 2h^2(1 + k/a)/t."""

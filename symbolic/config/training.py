@@ -3,10 +3,23 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from .dtypes import MEGATRON
 from .errors import ConfigError
 from .shapes import ModelShape
 
 RECOMPUTE = ("none", "selective", "full")
+STAGES = ("first", "middle", "last", "only")  # a GPU's place in the pipeline; only: p = 1, one stage holds everything
+
+
+def stage_rank(stage: str, p):
+    """The pipeline rank that stands for a stage of p stages (p an int or a sympy symbol): 0, 1, p - 1, or 0."""
+    return {"first": 0, "middle": 1, "last": p - 1, "only": 0}[stage]
+
+
+def stage_exists(stage: str, p):
+    """Whether a GPU of this stage exists with p pipeline stages (p an int or an array): only at p = 1, first and
+    last from p = 2, middle from p = 3."""
+    return {"only": p == 1, "first": p >= 2, "last": p >= 2, "middle": p >= 3}[stage]
 
 
 @dataclass(frozen=True)
@@ -25,10 +38,10 @@ class Training:
     dist_opt: bool = True  # distributed optimizer (ZeRO-1) sharding master weights and Adam states over d * c
     recompute: str = "none"  # activation recomputation: none | selective | full
     flash_attn: bool = True  # no s x s scores or softmax kept for backward
-    weight_bytes: int = 2  # bf16 weights
-    grad_bytes: int = 4  # fp32 main gradients
-    opt_bytes: int = 12  # fp32 master weights + Adam m + Adam v
-    act_bytes: int = 2  # bf16 activations
+    weight_bytes: int = MEGATRON["weight_bytes"]  # B_w: bf16 weights
+    grad_bytes: int = MEGATRON["grad_bytes"]  # B_g: fp32 main gradients
+    opt_bytes: int = MEGATRON["opt_bytes"]  # B_o: fp32 master weights + Adam m + Adam v
+    act_bytes: int = MEGATRON["act_bytes"]  # B_a: bf16 activations
 
     def __post_init__(self):
         for name in ("d", "t", "p", "c", "vpp", "s", "b", "weight_bytes", "grad_bytes", "opt_bytes", "act_bytes"):

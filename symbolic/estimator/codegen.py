@@ -14,10 +14,11 @@ from pathlib import Path
 
 import numpy
 
+from ..config.glossary import NAMES
+
 
 _HERE = Path(__file__).resolve().parent
 _ROOT = _HERE.parent  # symbolic/
-INPUTS = ("s", "b", "h", "f", "a", "k", "L", "v", "d", "t", "p", "c", "m", "vpp", "B_w", "B_g", "B_o", "B_a")
 
 
 def cache_dir() -> Path:
@@ -55,7 +56,7 @@ def cache_key(profile: str, switches: dict) -> str:
 
 
 def _lambdify_source(exprs: list, name: str) -> str:
-    """numpy source of one function of INPUTS returning a tuple of the expressions (lambdify, cse=True)."""
+    """numpy source of one function of the glossary's NAMES returning a tuple of the expressions (lambdify, cse=True)."""
     import inspect
 
     import sympy as sp
@@ -63,7 +64,7 @@ def _lambdify_source(exprs: list, name: str) -> str:
     from ..config.symbols import BY_NAME
 
     printer = _printer_class()({"fully_qualified_modules": True, "allow_unknown_functions": False})
-    fn = sp.lambdify([BY_NAME[n] for n in INPUTS], tuple(exprs), modules="numpy", printer=printer, cse=True,
+    fn = sp.lambdify([BY_NAME[n] for n in NAMES], tuple(exprs), modules="numpy", printer=printer, cse=True,
                      docstring_limit=0)
     source = inspect.getsource(fn)
     return source.replace("def _lambdifygenerated(", f"def {name}(", 1)
@@ -92,7 +93,8 @@ def _printer_class():
 
 def derive(profile: str, switches: dict) -> dict:
     """Build the expressions of a profile under these switches and return names + generated sources (uncached)."""
-    from ..components import STAGES, Switches, total
+    from ..components import Switches, total
+    from ..config.training import STAGES
     from ..profiles import load
 
     module = load(profile)
@@ -105,7 +107,7 @@ def derive(profile: str, switches: dict) -> dict:
         stage_names += [f"{stage}.{part.name}" for part in stage_parts] + [f"{stage}.total"]
         stage_exprs += [part.expr for part in stage_parts] + [total(stage_parts)]
     return {
-        "inputs": list(INPUTS),
+        "inputs": list(NAMES),
         "components": [part.name for part in parts] + ["total"],
         "stage_outputs": stage_names,
         "main_source": _lambdify_source(main, "_main"),

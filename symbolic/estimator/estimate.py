@@ -6,9 +6,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..config.errors import ConfigError
+from ..config.glossary import inputs_for
 from ..config.shapes import ModelShape
-from ..config.training import Training
-from .vectorized import STAGE_ORDER, estimator
+from ..config.training import STAGES, Training, stage_exists, stage_rank
+from .vectorized import estimator
 
 
 def check_head_dim(shape: ModelShape) -> None:
@@ -20,36 +21,19 @@ def check_head_dim(shape: ModelShape) -> None:
             f"dh = h/a (Q, K, V, O widths a*dh, k*dh are not modelled), so they cannot count this model")
 
 
-def inputs_for(shape: ModelShape, training: Training) -> dict[str, float]:
-    """The named input values of one configuration (shape letters, d t p c, m, vpp, byte widths)."""
-    return {
-        "s": training.s, "b": training.b, "h": shape.h, "f": shape.f, "a": shape.a, "k": shape.k, "L": shape.L,
-        "v": shape.v, "d": training.d, "t": training.t, "p": training.p, "c": training.c, "m": training.m,
-        "vpp": training.vpp, "B_w": training.weight_bytes, "B_g": training.grad_bytes, "B_o": training.opt_bytes,
-        "B_a": training.act_bytes,
-    }
-
-
-def stage_exists(stage: str, p):
-    """Whether a GPU of this stage exists with p pipeline stages (p an int or an array): only at p = 1, first and
-    last from p = 2, middle from p = 3."""
-    return {"only": p == 1, "first": p >= 2, "last": p >= 2, "middle": p >= 3}[stage]
-
-
 def stages_of(p: int) -> tuple[tuple[str, int], ...]:
     """(stage, representative rank) pairs that exist for p pipeline stages."""
-    ranks = {"first": 0, "middle": 1, "last": p - 1, "only": 0}
-    return tuple((stage, ranks[stage]) for stage in STAGE_ORDER if stage_exists(stage, p))
+    return tuple((stage, stage_rank(stage, p)) for stage in STAGES if stage_exists(stage, p))
 
 
-PEAK_FROM = ("total", *STAGE_ORDER)  # the figures a peak is the largest of; "total" is the profile's formula
+PEAK_FROM = ("total", *STAGES)  # the figures a peak is the largest of; "total" is the profile's formula
 
 
 def peak_of(total: np.ndarray, stage_totals: dict[str, np.ndarray], p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Vectorized peak = max(profile total, total of every stage that exists for p), and the index in PEAK_FROM of
     the figure that is the peak (ties go to the profile total, then to the earlier stage)."""
     figures = [np.asarray(total, dtype=np.float64)]
-    figures += [np.where(stage_exists(stage, p), stage_totals[stage], -np.inf) for stage in STAGE_ORDER]
+    figures += [np.where(stage_exists(stage, p), stage_totals[stage], -np.inf) for stage in STAGES]
     stacked = np.stack(np.broadcast_arrays(*figures))
     which = np.argmax(stacked, axis=0)
     return np.take_along_axis(stacked, which[None], axis=0)[0], which

@@ -8,9 +8,9 @@ from typing import Callable
 import numpy as np
 
 from ..config.errors import ConfigError
+from ..config.training import STAGES
 from .codegen import compile_source, derived
 
-STAGE_ORDER = ("first", "middle", "last", "only")
 CHUNK = 16384  # configurations per call of the generated function: keeps its temporaries in cache
 
 
@@ -69,7 +69,7 @@ class Estimator:
         """Each stage's total as `estimate` reports it: the sum of its components rounded to whole bytes."""
         out = self.stages(**arrays)
         totals = {}
-        for stage in STAGE_ORDER:
+        for stage in STAGES:
             names = [name for name in self.stage_outputs if name.split(".", 1)[0] == stage and name != f"{stage}.total"]
             totals[stage] = np.rint(out[names[0]])
             for name in names[1:]:

@@ -80,7 +80,7 @@ def _estimators(cluster: Cluster, profile: str, overheads: bool) -> dict:
 
 def _fixed_inputs(cluster: Cluster, profile: str) -> dict[str, float]:
     """Shape letters, s and the profile's byte widths, by symbol name, from the estimator's own `inputs_for`."""
-    from ..estimator.estimate import inputs_for
+    from ..config.glossary import inputs_for
 
     reference = Training(s=cluster.s, gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn, **widths(profile))
     return inputs_for(cluster.shape, reference)

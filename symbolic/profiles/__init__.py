@@ -2,26 +2,20 @@
 
 A profile module provides TITLE, DESCRIPTION (one paragraph, plain text), `components(sw)` (the breakdown of
 the most loaded GPU whose sum is "total"), `stage_components(sw, stage)` for stage in
-symbolic.components.weights.STAGES, and `layer_tensors(sw)` (the per-layer activation tensors).
+symbolic.config.training.STAGES, and `layer_tensors(sw)` (the per-layer activation tensors).
 """
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
 
+from ..config.dtypes import WIDTHS
 from ..config.errors import ConfigError
 
 # profile name -> module implementing it
 PROFILES: dict[str, str] = {
     "paper": "symbolic.profiles.paper",
     "jax": "symbolic.profiles.jax",
-}
-
-# profile name -> the Training byte widths it models (kept here, sympy-free, so estimate/plan start fast;
-# tests check "jax" against symbolic.profiles.jax.byte_widths(), the jax step's own dtypes)
-WIDTHS: dict[str, dict[str, int]] = {
-    "paper": {"weight_bytes": 2, "grad_bytes": 4, "opt_bytes": 12, "act_bytes": 2},  # Megatron bf16 mixed precision
-    "jax": {"weight_bytes": 4, "grad_bytes": 4, "opt_bytes": 8, "act_bytes": 2},  # jaxcheck: fp32 params, bf16 compute
 }
 
 # profiles that model interleaved 1F1B (vpp > 1); jaxcheck compiles a GPipe schedule without virtual stages

@@ -39,8 +39,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..components import Component, Switches
-from ..components.jaxstep import FP32, held, layer_tensors as _layer_tensors, saved_none, score_blocks, scores, tokens
+from ..components import FP32, INT32, Component, Switches
+from ..components.jaxstep import held, layer_tensors as _layer_tensors, saved_none, score_blocks, scores, tokens
 from ..components.weights import embedding_params, head_params, layer_params
 from ..config.symbols import B_a, B_g, B_o, B_w, L, a, b, c, d, f, h, k, m, p, s, t, v
 
@@ -52,16 +52,8 @@ DESCRIPTION = (
     "score blocks (or, unfused, fp32 s x s scores), fp32 logits of one micro batch, int32 batch tokens and targets."
 )
 
-DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
-INT32 = sp.Integer(4)
 POINTER = sp.Integer(8)  # one entry of an XLA output tuple's index table
 PARAM_LEAVES = 12  # embed, head, final norm + 9 stacked block tensors (wq wk wv wo gate up down, 2 norm scales)
-
-
-def byte_widths(param_dtype: str = "float32", compute_dtype: str = "bfloat16") -> dict[str, int]:
-    """Training byte widths of the jax step: weights and gradients in param dtype, Adam mu + nu 2x, activations."""
-    w = DTYPE_BYTES[param_dtype]
-    return {"weight_bytes": w, "grad_bytes": w, "opt_bytes": 2 * w, "act_bytes": DTYPE_BYTES[compute_dtype]}
 
 
 def device_params() -> sp.Expr:

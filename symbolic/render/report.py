@@ -3,8 +3,9 @@ from __future__ import annotations
 
 
 from ..components import Switches
+from ..config.glossary import inputs_for
 from ..config.symbols import ALL, LATEX, MEANING
-from ..estimator.estimate import Estimate, inputs_for
+from ..estimator.estimate import Estimate
 from ..profiles import load
 from . import expressions as render
 from .formulas import formulas

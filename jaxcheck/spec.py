@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from symbolic.config.dtypes import FLOATS
 from symbolic.config.errors import ConfigError
 from symbolic.config.shapes import ModelShape
-from symbolic.config.step import FLASH_BLOCK
 from symbolic.config.training import Training
 
 ATTENTION = ("allgather",)  # context-parallel attention strategies implemented in jaxcheck.attention
@@ -41,18 +40,6 @@ class Plan:
     opts: JaxOptions = JaxOptions()
 
     def check(self) -> "Plan":
-        """Training.check plus jaxcheck's own limits, each a one-line ConfigError."""
-        self.train.check(self.shape)
-        t, v = self.train.t, self.shape.v
-        if v % t:
-            raise ConfigError(f"tensor parallel t={t} does not divide vocabulary v={v} of {self.shape.name} "
-                              f"(jaxcheck shards the embedding and head evenly over tensor; pad v to a multiple of t)")
-        if self.train.vpp != 1:
-            raise ConfigError(f"jaxcheck compiles a GPipe schedule without virtual stages; got vpp={self.train.vpp}")
-        block = min(self.train.s, FLASH_BLOCK)
-        if self.train.flash_attn and self.train.s % block:
-            raise ConfigError(f"flash attention runs over key blocks of {FLASH_BLOCK}: sequence s={self.train.s} must be "
-                              f"a multiple of {FLASH_BLOCK} (or shorter), or pass --no-flash-attn")
-        if self.shape.dh % 2:
-            raise ConfigError(f"RoPE needs an even head width, got dh={self.shape.dh}")
+        """Training.check with jaxcheck's own limits (the rule table's "jax" scope): one-line ConfigError; self."""
+        self.train.check(self.shape, "jax")
         return self

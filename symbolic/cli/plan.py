@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
 
     plan = search(cluster, args.threshold * args.gpu_mem, profile=args.profile, hw=hw)
     if plan.evaluated == 0:
-        _print_why_not(cluster)
+        _print_why_not(cluster, args.profile)
         raise ConfigError(f"no valid 4D configuration of {shape.name} on {args.gpus} GPUs with s={args.seq}, "
                           f"gbs={args.gbs}: every factorisation breaks a divisibility rule (listed above)")
     if args.json:
@@ -102,8 +102,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_why_not(cluster: Cluster) -> None:
-    lines, total = why_not(cluster, limit=MAX_WHY_LINES)
+def _print_why_not(cluster: Cluster, profile: str) -> None:
+    lines, total = why_not(cluster, profile, limit=MAX_WHY_LINES)
     print(f"every factorisation d*t*p*c = {cluster.gpus} breaks a rule (with vpp=1, mbs=1, the least constrained):",
           file=sys.stderr)
     for line in lines:

@@ -1,10 +1,11 @@
-"""Training config shared by symbolic/ and jaxcheck/: parallel sizes, batch, precision, recompute, and its divisibility rules."""
+"""The training config shared by symbolic/ and jaxcheck/ (parallel sizes, batch, precision, recompute) and the pipeline's stages."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
 from .dtypes import MEGATRON
 from .errors import ConfigError
+from . import rules
 from .shapes import ModelShape
 
 RECOMPUTE = ("none", "selective", "full")
@@ -52,20 +53,7 @@ class Training:
             raise ConfigError(f"--gbs must be a positive integer, got {self.gbs!r}")
         if self.recompute not in RECOMPUTE:
             raise ConfigError(f"--recompute must be one of {', '.join(RECOMPUTE)}, got {self.recompute!r}")
-        if self.gbs is not None and self.gbs % (self.b * self.d):
-            raise ConfigError(
-                f"global batch gbs={self.gbs} is not divisible by micro batch x data parallel = {self.b}x{self.d} = {self.b * self.d}"
-            )
-        if self.c > 1 and self.s % (2 * self.c):
-            raise ConfigError(f"sequence length s={self.s} is not divisible by 2 x context parallel = {2 * self.c} (load-balanced causal CP)")
-        if self.sp and self.t > 1 and self.s % (self.t * self.c):
-            raise ConfigError(
-                f"sequence length s={self.s} is not divisible by tensor x context parallel = {self.t * self.c} (sequence parallel)"
-            )
-        if self.vpp > 1 and self.p == 1:
-            raise ConfigError(f"virtual pipeline stages vpp={self.vpp} need pipeline parallel p > 1")
-        if self.vpp > 1 and self.m % self.p:
-            raise ConfigError(f"interleaved 1F1B needs micro batches m={self.m} divisible by pipeline parallel p={self.p}")
+        rules.check(rules.letters(self), rules.select("all", model=False))
 
     @property
     def m(self) -> int:
@@ -81,18 +69,10 @@ class Training:
         """GPUs (devices) in the job: d * t * p * c."""
         return self.d * self.t * self.p * self.c
 
-    def check(self, shape: ModelShape) -> "Training":
-        """Raise a one-line ConfigError if the model cannot be split this way; return self."""
-        if shape.a % self.t:
-            raise ConfigError(f"tensor parallel t={self.t} does not divide attention heads a={shape.a} of {shape.name}")
-        if shape.k % self.t:
-            raise ConfigError(f"tensor parallel t={self.t} does not divide KV heads k={shape.k} of {shape.name}")
-        if shape.f % self.t:
-            raise ConfigError(f"tensor parallel t={self.t} does not divide MLP size f={shape.f} of {shape.name}")
-        if shape.L % (self.p * self.vpp):
-            raise ConfigError(
-                f"pipeline stages p x vpp = {self.p}x{self.vpp} = {self.p * self.vpp} do not divide layers L={shape.L} of {shape.name}"
-            )
+    def check(self, shape: ModelShape, scope: str = "all") -> "Training":
+        """Raise a one-line ConfigError (BrokenRule) if the model cannot be split this way, by the rules of `scope`
+        ("all": every profile; "jax": also jaxcheck's own limits); return self."""
+        rules.check(rules.letters(self, shape), rules.select(scope))
         return self
 
     def as_dict(self) -> dict:

@@ -6,7 +6,6 @@ All bytes come from `symbolic.estimator` (no memory formula lives here); the ran
 """
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -14,7 +13,7 @@ import numpy as np
 
 from ..config.training import RECOMPUTE, Training
 from ..estimator.estimate import PEAK_FROM, peak_of
-from ..profiles import INTERLEAVED, widths
+from ..profiles import widths
 from .enumerate import Cluster, valid
 from .proxy import Hardware, terms
 
@@ -88,13 +87,10 @@ def _fixed_inputs(cluster: Cluster, profile: str) -> dict[str, float]:
 
 def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware = Hardware(),
            overheads: bool = True) -> Plan:
-    """Enumerate, evaluate (one estimator call per switch pair), mask by `limit` bytes, rank by the proxy.
-
-    A profile that models no interleaved schedule (symbolic.profiles.INTERLEAVED) is searched at vpp = 1 only."""
+    """Enumerate the configurations the profile's rules allow, evaluate them (one estimator call per switch pair),
+    mask by `limit` bytes, rank by the proxy."""
     t0 = time.perf_counter()
-    if not INTERLEAVED.get(profile, True):
-        cluster = dataclasses.replace(cluster, interleaved=False)
-    grid, n_candidates = valid(cluster)
+    grid, n_candidates = valid(cluster, profile)
     n = len(grid["d"])
     if n == 0:  # nothing to evaluate: the caller explains with plan.why_not
         rows = {**grid, "recompute": np.zeros(0, np.int8), "dist_opt": np.zeros(0, bool), "total": np.zeros(0),

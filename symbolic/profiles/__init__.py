@@ -18,9 +18,6 @@ PROFILES: dict[str, str] = {
     "jax": "symbolic.profiles.jax",
 }
 
-# profiles that model interleaved 1F1B (vpp > 1); jaxcheck compiles a GPipe schedule without virtual stages
-INTERLEAVED: dict[str, bool] = {"paper": True, "jax": False}
-
 
 def widths(name: str) -> dict[str, int]:
     """The byte widths (Training.weight_bytes, grad_bytes, opt_bytes, act_bytes) a profile models."""

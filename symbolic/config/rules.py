@@ -1,0 +1,95 @@
+"""The one table of validity rules: each a predicate, a one-line message and the profiles it binds (no sympy).
+
+A rule reads a namespace of letters (`letters`): Python ints where Training checks one configuration, numpy int
+arrays where plan masks every candidate at once; the predicates use only operators that work on both.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Callable
+
+import numpy as np
+
+from .errors import BrokenRule
+from .step import FLASH_BLOCK
+
+SCOPES = ("all", "jax")  # every profile, or jaxcheck's step alone (plan --profile jax, compile, verify, sweep)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule: `holds(x)` is True (or a boolean array) where a configuration satisfies it, `message(x)` one line."""
+
+    name: str
+    holds: Callable
+    message: Callable
+    scope: str = "all"  # one of SCOPES
+    model: bool = False  # reads the model's letters (a, k, f, L, v, dh): checked by Training.check(shape)
+
+
+RULES: tuple[Rule, ...] = (
+    # the training config alone (Training.__post_init__)
+    Rule("gbs % (b d)", lambda x: x.gbs % (x.b * x.d) == 0,
+         lambda x: f"global batch gbs={x.gbs} not divisible by mbs x dp = {x.b}x{x.d} = {x.b * x.d}"),
+    Rule("s % 2c", lambda x: (x.c == 1) | (x.s % (2 * x.c) == 0),
+         lambda x: f"sequence length s={x.s} not divisible by 2 x cp = {2 * x.c} (load-balanced causal context parallel)"),
+    Rule("s % (t c)", lambda x: np.logical_not(x.sp) | (x.t == 1) | (x.s % (x.t * x.c) == 0),
+         lambda x: f"sequence length s={x.s} not divisible by tp x cp = {x.t * x.c} (sequence parallel)"),
+    Rule("vpp > 1 needs p > 1", lambda x: (x.vpp == 1) | (x.p > 1),
+         lambda x: f"virtual pipeline stages vpp={x.vpp} need pipeline parallel pp > 1"),
+    Rule("m % p (vpp > 1)", lambda x: (x.vpp == 1) | (x.m % x.p == 0),
+         lambda x: f"interleaved 1F1B needs micro batches m={x.m} divisible by pp={x.p}"),
+    # the training config on a model (Training.check)
+    Rule("a % t", lambda x: x.a % x.t == 0,
+         lambda x: f"tensor parallel t={x.t} does not divide attention heads a={x.a} of {x.model}", model=True),
+    Rule("k % t", lambda x: x.k % x.t == 0,
+         lambda x: f"tensor parallel t={x.t} does not divide KV heads k={x.k} of {x.model}", model=True),
+    Rule("f % t", lambda x: x.f % x.t == 0,
+         lambda x: f"tensor parallel t={x.t} does not divide MLP size f={x.f} of {x.model}", model=True),
+    Rule("L % (p vpp)", lambda x: x.L % (x.p * x.vpp) == 0,
+         lambda x: (f"pipeline stages pp x vpp = {x.p}x{x.vpp} = {x.p * x.vpp} do not divide layers L={x.L} "
+                    f"of {x.model}"), model=True),
+    # jaxcheck's own limits
+    Rule("v % t", lambda x: x.v % x.t == 0,
+         lambda x: (f"tensor parallel t={x.t} does not divide vocabulary v={x.v} of {x.model} (jaxcheck shards the "
+                    f"embedding and head evenly over tensor; pad v to a multiple of t)"), scope="jax", model=True),
+    Rule("vpp == 1", lambda x: x.vpp == 1,
+         lambda x: f"jaxcheck compiles a GPipe schedule without virtual stages; got vpp={x.vpp}", scope="jax"),
+    Rule("s % flash block", lambda x: np.logical_not(x.flash_attn) | (x.s % np.minimum(x.s, FLASH_BLOCK) == 0),
+         lambda x: (f"flash attention runs over key blocks of {FLASH_BLOCK}: sequence s={x.s} must be a multiple of "
+                    f"{FLASH_BLOCK} (or shorter), or pass --no-flash-attn"), scope="jax"),
+    Rule("dh % 2", lambda x: x.dh % 2 == 0, lambda x: f"RoPE needs an even head width, got dh={x.dh}", scope="jax",
+         model=True),
+)
+
+
+def select(scope: str = "all", model: bool | None = None) -> tuple[Rule, ...]:
+    """The rules that bind `scope` (those of every profile, plus the scope's own), in table order; `model` keeps only
+    the rules that read (True) or do not read (False) the model."""
+    return tuple(rule for rule in RULES if rule.scope in ("all", scope) and model in (None, rule.model))
+
+
+def letters(training, shape=None) -> SimpleNamespace:
+    """What the rules read from a Training (gbs as given, else p b d; m = gbs // (b d)) and, given, a ModelShape."""
+    gbs = training.p * training.b * training.d if training.gbs is None else training.gbs
+    x = dict(d=training.d, t=training.t, p=training.p, c=training.c, vpp=training.vpp, s=training.s, b=training.b,
+             gbs=gbs, m=gbs // (training.b * training.d), sp=training.sp, flash_attn=training.flash_attn)
+    return SimpleNamespace(**x, **(model_letters(shape) if shape is not None else {}))
+
+
+def model_letters(shape) -> dict:
+    """What the rules read from a ModelShape."""
+    return dict(model=shape.name, a=shape.a, k=shape.k, f=shape.f, L=shape.L, v=shape.v, dh=shape.dh)
+
+
+def check(x: SimpleNamespace, rules: tuple[Rule, ...]) -> None:
+    """Raise BrokenRule (a one-line ConfigError) naming the first rule in `rules` that x breaks."""
+    for rule in rules:
+        if not rule.holds(x):
+            raise BrokenRule(rule.name, rule.message(x))
+
+
+def masks(x: SimpleNamespace, rules: tuple[Rule, ...], n: int) -> dict[str, np.ndarray]:
+    """One boolean array of length n per rule (True where it holds), for x holding arrays of n candidates."""
+    return {rule.name: np.broadcast_to(np.asarray(rule.holds(x), dtype=bool), (n,)) for rule in rules}

@@ -1,0 +1,107 @@
+"""The rule table (symbolic.config.rules): plan's masks, Training.check and jaxcheck's check read the same rules.
+
+Sources of truth: `Training(...).check(shape)` for the paper profile and jaxcheck's own check
+(`jaxcheck.spec.Plan(...).check()`, no compile) for the jax profile, one configuration at a time. Exact: the sets of
+valid configurations must be equal, not close.
+"""
+import itertools
+import subprocess
+import sys
+from types import SimpleNamespace
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jaxcheck.spec import Plan
+from symbolic.config.errors import ConfigError
+from symbolic.config.rules import RULES, SCOPES, letters, select
+from symbolic.config.shapes import PRESETS, ModelShape
+from symbolic.config.training import Training
+from symbolic.plan.enumerate import Cluster, factorisations, valid, why_not
+from symbolic.plan.search import search
+
+SHAPES = [
+    PRESETS["tiny"],  # h=256 f=688 a=16 k=4 L=8 v=1024
+    ModelShape("prime-v", h=48, f=120, a=6, k=3, L=6, v=137),  # no t > 1 divides v: jax allows t = 1 only
+    ModelShape("odd-dh", h=36, f=64, a=4, k=2, L=4, v=64),  # head width 9: jax allows nothing, paper does
+]
+
+
+def test_table_is_ordered_as_training_checks_it():
+    """Within the rules of every profile, those on the training config alone come first (Training.__post_init__
+    checks them, Training.check the model's), so the first rule a mask reports broken is the one Training names."""
+    shared = select("all")
+    assert [rule.model for rule in shared] == sorted(rule.model for rule in shared)
+    assert all(rule.scope in SCOPES for rule in RULES) and len({rule.name for rule in RULES}) == len(RULES)
+    assert [rule.name for rule in select("jax")][:len(shared)] == [rule.name for rule in shared]
+
+
+def test_every_message_is_one_line_on_ints():
+    broken = SimpleNamespace(d=3, t=3, p=3, c=3, vpp=2, s=1000, b=2, gbs=9, sp=True, flash_attn=True)
+    x = letters(broken, ModelShape("odd", h=36, f=64, a=4, k=2, L=4, v=64))
+    assert [rule.name for rule in RULES if rule.holds(x)] == ["vpp > 1 needs p > 1"]  # p = 3: it cannot break too
+    for rule in RULES:
+        text = rule.message(x)
+        assert text and "\n" not in text, rule.name
+
+
+def _rows(grid: dict) -> list[dict]:
+    return [{name: int(values[i]) for name, values in grid.items()} for i in range(len(grid["d"]))]
+
+
+def _training(cluster: Cluster, row: dict) -> Training:
+    return Training(d=row["d"], t=row["t"], p=row["p"], c=row["c"], vpp=row["vpp"], s=cluster.s, b=row["b"],
+                    gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn)
+
+
+def _accepted_by_jaxcheck(cluster: Cluster) -> set[tuple]:
+    """Brute force: every (d, t, p, c, vpp, b) that jaxcheck's own check accepts."""
+    out = set()
+    fac = factorisations(cluster.gpus)
+    for d, t, p, c in zip(*(fac[x].tolist() for x in "dtpc")):
+        for vpp, b in itertools.product(range(1, cluster.shape.L + 1), range(1, cluster.gbs + 1)):
+            row = dict(d=d, t=t, p=p, c=c, vpp=vpp, b=b)
+            try:
+                Plan(cluster.shape, _training(cluster, row)).check()
+            except ConfigError:
+                continue
+            out.add((d, t, p, c, vpp, b))
+    return out
+
+
+@settings(max_examples=30, deadline=None)
+@given(shape=st.sampled_from(SHAPES), gpus=st.sampled_from([1, 2, 3, 4, 6, 8, 12, 16]),
+       s=st.sampled_from([64, 96, 128, 192, 256, 384, 1000]), gbs=st.integers(1, 16), sp=st.booleans(),
+       flash_attn=st.booleans())
+def test_plan_and_jaxcheck_agree_on_random_clusters(shape, gpus, s, gbs, sp, flash_attn):
+    """Every configuration `plan --profile jax` would evaluate passes jaxcheck's check, and it misses none; every
+    configuration of `plan --profile paper` passes Training.check."""
+    cluster = Cluster(shape, gpus=gpus, s=s, gbs=gbs, sp=sp, flash_attn=flash_attn)
+    jax_rows = _rows(valid(cluster, "jax")[0])
+    for row in jax_rows:
+        Plan(shape, _training(cluster, row)).check()
+    assert {tuple(r[x] for x in ("d", "t", "p", "c", "vpp", "b")) for r in jax_rows} == _accepted_by_jaxcheck(cluster)
+    for row in _rows(valid(cluster, "paper")[0]):
+        _training(cluster, row).check(shape)
+
+
+def test_search_rows_of_the_jax_profile_pass_jaxcheck():
+    """The rows `search` evaluates, as the Training each stands for (recompute, ZeRO and widths included)."""
+    cluster = Cluster(PRESETS["tiny"], gpus=8, s=384, gbs=8)
+    plan = search(cluster, limit=2**40, profile="jax")
+    assert plan.evaluated > 0
+    for i in range(plan.evaluated):
+        Plan(cluster.shape, plan.training(i)).check()
+
+
+def test_plan_jax_refuses_what_verify_refuses():
+    """s = 1000 is no multiple of the flash block: no jax configuration is valid, and why_not names the rule on every
+    factorisation; the paper profile has valid ones (it models no flash block)."""
+    cluster = Cluster(PRESETS["tiny"], gpus=8, s=1000, gbs=8)
+    assert len(valid(cluster, "jax")[0]["d"]) == 0 and len(valid(cluster, "paper")[0]["d"]) > 0
+    lines, total = why_not(cluster, "jax")
+    assert len(lines) == total and all("flash attention runs over key blocks of 128" in line for line in lines)
+    done = subprocess.run([sys.executable, "-m", "symbolic.cli", "plan", "--profile", "jax", "--model", "tiny",
+                           "--gpus", "8", "--seq", "1000", "--gbs", "8"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "flash attention runs over key blocks of 128" in done.stderr
+    assert done.stderr.splitlines()[-1].startswith("mem4d plan: error: no valid 4D configuration")

@@ -61,7 +61,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from symbolic.estimator.vectorized import estimator
-    est = estimator("paper")  # defaults: dist opt, flash, SP, no recompute, overheads on
+    est = estimator("paper")  # default switches: ZeRO-1, flash, SP, no recompute, overheads on
     arrays = random_configs(args.n)
     vector = median_time(lambda: est(**arrays), args.repeats)
     rate = args.n / vector
@@ -75,9 +75,10 @@ def main() -> None:
           f"{args.loop_n:,} configs, extrapolated)  -> numpy is {rate / loop_rate:,.0f}x faster")
 
     import sympy as sp
-    from symbolic.components import Switches, total
-    from symbolic.profiles import load
+    from symbolic.components import total
+    from symbolic.config.switches import Switches
     from symbolic.config.symbols import BY_NAME
+    from symbolic.profiles import load
     parts = load("paper").components(Switches())
     exprs = [x.expr for x in parts] + [total(parts)]
     subs = [{BY_NAME[name]: sp.Integer(int(arrays[name][i])) for name in est.inputs} for i in range(args.sympy_n)]

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_plan.py [--model llama3.1-405b --gpus 16384 --seq 8192 --gbs 2048] [--repeat 7]
 
-Prints, for one cluster and every option (all (d, t, p, c, vpp, mbs), 3 recompute modes, dist_opt on/off):
+Prints, for one cluster and every option (all (d, t, p, c, vpp, mbs), 3 recompute modes, ZeRO stages 0 and 1):
 - load: the 6 estimators of the first search in this process (derived, or read from the on-disk cache),
 - search: enumeration + evaluation + ranking (median of --repeat, estimators already built),
 - configurations evaluated and evaluated per second,
@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
+from symbolic.config.shapes import resolve_model
 from symbolic.plan.enumerate import Cluster
 from symbolic.plan.search import search
-from symbolic.config.shapes import resolve_model
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -68,6 +68,7 @@ def _scalar_calls(plan, sample: int) -> float:
     """Seconds per configuration calling the same lambdified estimator with scalars (no Training, no stages):
     the least a Python loop over configurations pays."""
     from symbolic.config.glossary import inputs_for
+    from symbolic.config.switches import Switches
     from symbolic.estimator.vectorized import estimator
 
     rng = np.random.default_rng(1)
@@ -75,7 +76,7 @@ def _scalar_calls(plan, sample: int) -> float:
     jobs = []
     for i in rows:
         tr = plan.training(int(i))
-        est = estimator(plan.profile, recompute=tr.recompute, dist_opt=tr.dist_opt, sp=tr.sp, flash_attn=tr.flash_attn)
+        est = estimator(plan.profile, Switches.of(tr))
         jobs.append((est, inputs_for(plan.cluster.shape, tr)))
     t0 = time.perf_counter()
     for est, values in jobs:
@@ -135,7 +136,7 @@ def main() -> None:
         return
     print(f"{args.model} on {args.gpus} GPUs, s={args.seq}, gbs={args.gbs}, all options")
     print(f"  (d,t,p,c,vpp,mbs) masked      {first.candidates:>12,}")
-    print(f"  configurations evaluated      {first.evaluated:>12,}  (valid ones x 3 recompute x 2 dist_opt; "
+    print(f"  configurations evaluated      {first.evaluated:>12,}  (valid ones x 3 recompute x 2 ZeRO stages; "
           f"under 0.8 x GPU: {first.feasible:,})")
     print(f"  load 6 estimators             {first.seconds['build']:>12.3f} s  (first search in this process; "
           f"on-disk cache as found)")

@@ -19,8 +19,8 @@ from symbolic.config.training import Training
 def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m jaxcheck.distributed", description=__doc__.splitlines()[0])
     add_model_args(parser, default="tiny")
-    add_training_args(parser, defaults=Training(s=64, dist_opt=False))
-    parser.add_argument("--zero1", dest="dist_opt", action="store_true")
+    add_training_args(parser, defaults=Training(s=64, zero=0))
+    parser.add_argument("--zero1", dest="zero", action="store_const", const=1, help="alias of --zero 1")
     parser.add_argument("--distributed", action="store_true")
     parser.add_argument("--coordinator")
     parser.add_argument("--num-processes", type=positive_int)

@@ -13,9 +13,9 @@ import sys
 import numpy as np
 import pytest
 
+from symbolic.config.shapes import PRESETS
 from symbolic.plan.enumerate import Cluster
 from symbolic.plan.search import search
-from symbolic.config.shapes import PRESETS
 
 GiB = 2**30
 SMALL = ["--model", "tiny", "--gpus", "16", "--seq", "256", "--gbs", "32", "--gpu-mem", "2GiB"]
@@ -49,7 +49,7 @@ def test_json_schema_and_ranking(small_json):
     scores = [c["score"] for c in out["configs"]]
     assert scores == sorted(scores, reverse=True)
     for config in out["configs"]:
-        assert set(config) >= {"dp", "tp", "pp", "cp", "vpp", "mbs", "recompute", "dist_opt", "bytes", "total", "score"}
+        assert set(config) >= {"dp", "tp", "pp", "cp", "vpp", "mbs", "recompute", "zero", "bytes", "total", "score"}
         assert config["dp"] * config["tp"] * config["pp"] * config["cp"] == 16
         assert config["total"] == config["bytes"]["total"] <= config["peak"] < limit
         assert 0 < config["score"] <= 1
@@ -108,8 +108,7 @@ def test_listed_configurations_match_mem4d_estimate_json(small_json):
                 "--tp", str(config["tp"]), "--pp", str(config["pp"]), "--cp", str(config["cp"]),
                 "--vpp", str(config["vpp"]), "--mbs", str(config["mbs"]), "--recompute", config["recompute"],
                 "--gpu-mem", "2GiB", "--json"]
-        if not config["dist_opt"]:
-            argv.append("--no-dist-opt")
+        argv += ["--zero", str(config["zero"])]
         done = mem4d(*argv)
         assert done.returncode == 0, done.stderr
         report = json.loads(done.stdout)

@@ -8,16 +8,18 @@ import itertools
 import pytest
 import sympy as sp
 
-from symbolic.components import Switches, layer_tensors, stage_params
+from symbolic.components import layer_tensors, stage_params
 from symbolic.config.errors import ConfigError
-from symbolic.profiles import PROFILES, load
 from symbolic.config.shapes import PRESETS
+from symbolic.config.switches import Switches
 from symbolic.config.symbols import L, a, c, f, h, k, p, t, v
-from symbolic.config.training import RECOMPUTE, STAGES
+from symbolic.config.training import RECOMPUTE, STAGES, ZERO_STAGES
+from symbolic.profiles import PROFILES, load
 
 LLAMA_TENSORS = ["norm1_input", "qkv_input", "q", "k", "v", "attn_out", "norm2_input", "mlp_input", "gate", "up",
                  "swiglu", "down_input"]
-ALL_SWITCHES = [Switches(r, fl, sq, do, ov) for r, fl, sq, do, ov in itertools.product(RECOMPUTE, *[(True, False)] * 4)]
+ALL_SWITCHES = [Switches(r, fl, sq, z, ov) for r, fl, sq, z, ov in itertools.product(RECOMPUTE, (True, False), (True, False),
+                                                                                      ZERO_STAGES, (True, False))]
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))
@@ -52,13 +54,13 @@ def test_overheads_switch_adds_the_named_buffers():
     base = ["weights", "gradients", "optimizer", "activations", "embedding_input", "output_layer"]
     assert names(Switches(overheads=False)) == base
     assert names(Switches()) == base + ["grad_buckets", "dist_opt_allgather", "communicators", "cuda_context", "fragmentation"]
-    assert "dist_opt_allgather" not in names(Switches(dist_opt=False))
+    assert "dist_opt_allgather" not in names(Switches(zero=0))
 
 
 def test_distributed_optimizer_shards_over_d_times_c():
-    opt = {sw.dist_opt: x.expr for sw in (Switches(), Switches(dist_opt=False)) for x in load("paper").components(sw) if x.name == "optimizer"}
+    opt = {sw.zero: x.expr for sw in (Switches(), Switches(zero=0)) for x in load("paper").components(sw) if x.name == "optimizer"}
     d = sp.Symbol("d", positive=True)
-    assert sp.simplify(opt[True] * d * c - opt[False]) == 0
+    assert sp.simplify(opt[1] * d * c - opt[0]) == 0
 
 
 @pytest.mark.parametrize("name", ["tiny", "llama2-7b", "llama3-8b", "llama3-70b"])

@@ -13,23 +13,23 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symbolic.components import Switches, total
+from symbolic.components import total
 from symbolic.config.errors import ConfigError
 from symbolic.config.glossary import inputs_for
+from symbolic.config.shapes import PRESETS
+from symbolic.config.switches import Switches
+from symbolic.config.symbols import BY_NAME
+from symbolic.config.training import STAGES, Training
 from symbolic.estimator.estimate import estimate
 from symbolic.estimator.vectorized import estimator
 from symbolic.profiles import load
-from symbolic.config.shapes import PRESETS
-from symbolic.config.symbols import BY_NAME
-from symbolic.config.training import STAGES, Training
 
 SWITCHES = [Switches(), Switches(overheads=False), Switches(recompute="selective", flash_attn=False),
-            Switches(recompute="full", sp=False), Switches(dist_opt=False, flash_attn=False, sp=False), Switches(tied=True)]
+            Switches(recompute="full", sp=False), Switches(zero=0, flash_attn=False, sp=False), Switches(tied=True)]
 
 
 def est_for(sw: Switches):
-    return estimator("paper", recompute=sw.recompute, flash_attn=sw.flash_attn, sp=sw.sp, dist_opt=sw.dist_opt,
-                     overheads=sw.overheads, tied=sw.tied)
+    return estimator("paper", sw)
 
 
 def exact(expr: sp.Expr, values: dict) -> float:

@@ -9,13 +9,14 @@ import sys
 
 import sympy as sp
 
-from symbolic.components import Switches, in_flight, layer_activation, total
+from symbolic.components import in_flight, layer_activation, total
 from symbolic.config.glossary import inputs_for
-from symbolic.estimator.estimate import estimate
-from symbolic.profiles import paper
 from symbolic.config.shapes import PRESETS
+from symbolic.config.switches import Switches
 from symbolic.config.symbols import B_a, B_g, B_o, B_w, L, a, b, c, d, f, h, k, m, p, s, t, v, vpp
 from symbolic.config.training import Training
+from symbolic.estimator.estimate import estimate
+from symbolic.profiles import paper
 
 PUBLISHED = (6 + 12 / (d * c)) * (h * v / t + (2 * L / p) * h**2 * ((1 + k / a + sp.Rational(3, 2) * f / h) / t + 1 / h)) + (
     s * b * h / (t * c)

@@ -12,10 +12,10 @@ import sys
 import pytest
 
 from symbolic.config.errors import ConfigError
-from symbolic.estimator.estimate import estimate
-from symbolic.plan.enumerate import Cluster
 from symbolic.config.shapes import PRESETS
 from symbolic.config.training import Training
+from symbolic.estimator.estimate import estimate
+from symbolic.plan.enumerate import Cluster
 
 TINY = PRESETS["tiny"]  # h=256, a=16: dh = 16
 CONFIG = {"hidden_size": 256, "intermediate_size": 688, "num_attention_heads": 16, "num_key_value_heads": 4,

@@ -45,7 +45,7 @@ def test_param_count_of_presets_abstractly(name):
 def test_breakdown_sums_to_xla_argument_bytes(tied):
     """params + optimizer + batch bytes from the shardings == XLA's argument size, exactly (tied and untied)."""
     shape = ModelShape("test", h=64, f=176, a=4, k=2, L=4, v=136, tied=tied)
-    report, _, _ = _compile(Training(d=2, t=2, p=2, c=1, s=16, b=1, gbs=4, dist_opt=False), shape)
+    report, _, _ = _compile(Training(d=2, t=2, p=2, c=1, s=16, b=1, gbs=4, zero=0), shape)
     assert report.param_count == shape.param_count
     assert sum(report.arguments.values()) == report.xla["argument_bytes"]
     x = report.xla
@@ -60,10 +60,10 @@ def test_zero1_shards_optimizer_over_data_and_context():
     from jaxcheck.spec import Plan
     from jaxcheck.state import argument_bytes, build
 
-    base = Training(d=2, t=1, p=1, c=2, s=16, b=1, gbs=4, dist_opt=False)
+    base = Training(d=2, t=1, p=1, c=2, s=16, b=1, gbs=4, zero=0)
     skip_if_not_enough_devices(base.world)
     plain = argument_bytes(build(Plan(SHAPE, base).check(), make_mesh(base)))
-    zero1_train = Training(**{**base.__dict__, "dist_opt": True})
+    zero1_train = Training(**{**base.__dict__, "zero": 1})
     zero1 = argument_bytes(build(Plan(SHAPE, zero1_train).check(), make_mesh(zero1_train)))
     assert plain["optimizer"] == 2 * plain["params"] + 4
     assert zero1["optimizer"] == (2 * plain["params"]) // 4 + 4

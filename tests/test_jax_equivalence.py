@@ -24,7 +24,7 @@ SEQ, MBS, GBS = 16, 1, 4
 def _plan(d, p, t, c, recompute="selective", sp=True, flash_attn=True, **opts):
     from jaxcheck.spec import JaxOptions, Plan
 
-    train = Training(d=d, t=t, p=p, c=c, s=SEQ, b=MBS, gbs=GBS, dist_opt=True, recompute=recompute, sp=sp,
+    train = Training(d=d, t=t, p=p, c=c, s=SEQ, b=MBS, gbs=GBS, zero=1, recompute=recompute, sp=sp,
                      flash_attn=flash_attn)
     return Plan(SHAPE, train, JaxOptions(compute_dtype="float32", learning_rate=1e-2, **opts)).check()
 
@@ -32,8 +32,8 @@ def _plan(d, p, t, c, recompute="selective", sp=True, flash_attn=True, **opts):
 @pytest.fixture(scope="module")
 def reference():
     """Host params in the unstacked [1, L] layout, a fixed batch [GBS, s], and the single-device loss and grads."""
-    from jaxcheck.model.llama import Llama
     from jaxcheck.mesh import make_mesh
+    from jaxcheck.model.llama import Llama
 
     plan = _plan(1, 1, 1, 1, flash_attn=False)
     model = Llama(plan, nnx.Rngs(0))

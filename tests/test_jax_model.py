@@ -14,8 +14,8 @@ SHAPE = ModelShape("test", h=64, f=176, a=4, k=2, L=2, v=136)
 
 
 def _model(**opts):
-    from jaxcheck.model.llama import Llama
     from jaxcheck.mesh import make_mesh
+    from jaxcheck.model.llama import Llama
     from jaxcheck.spec import JaxOptions, Plan
 
     train = Training(s=16, b=2, gbs=2)

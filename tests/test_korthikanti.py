@@ -5,7 +5,8 @@ Tolerance: exact (sympy simplify(diff) == 0) for expressions; exact rationals fo
 """
 import sympy as sp
 
-from symbolic.components import Switches, in_flight, interleave_factor, layer_activation
+from symbolic.components import in_flight, interleave_factor, layer_activation
+from symbolic.config.switches import Switches
 from symbolic.config.symbols import B_a, a, b, c, f, h, k, m, p, s, t, vpp
 
 GPT = {B_a: 2, f: 4 * h, k: a, c: 1}

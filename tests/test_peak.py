@@ -10,9 +10,9 @@ import sys
 
 import numpy as np
 
-from symbolic.estimator.estimate import PEAK_FROM, estimate, peak_of
 from symbolic.config.shapes import PRESETS
 from symbolic.config.training import Training
+from symbolic.estimator.estimate import PEAK_FROM, estimate, peak_of
 
 GiB = 2**30
 P1 = Training(s=4096, b=1, gbs=8)  # llama3-8b on one GPU: p = 1, the "only" stage

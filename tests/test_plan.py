@@ -13,9 +13,9 @@ import pytest
 from symbolic.config.errors import ConfigError
 from symbolic.config.errors import BrokenRule
 from symbolic.config.rules import select
-from symbolic.plan.enumerate import GRID, Cluster, candidates, divisors, factorisations, masks, valid, why_not
 from symbolic.config.shapes import PRESETS, ModelShape
 from symbolic.config.training import Training
+from symbolic.plan.enumerate import GRID, Cluster, candidates, divisors, factorisations, masks, valid, why_not
 
 # all sizes distinct so a swapped letter shows: t must divide a=6, k=3 and f=120; L=6 has divisors 1, 2, 3, 6
 ODD = ModelShape("odd", h=48, f=120, a=6, k=3, L=6, v=136)

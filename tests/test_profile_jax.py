@@ -10,14 +10,14 @@ import sys
 import pytest
 import sympy as sp
 
-from symbolic.components import Switches
 from symbolic.config.dtypes import jax_widths
 from symbolic.config.glossary import inputs_for
-from symbolic.estimator.estimate import estimate
-from symbolic.profiles import jax as prof
 from symbolic.config.shapes import ModelShape
+from symbolic.config.switches import Switches
 from symbolic.config.symbols import BY_NAME
 from symbolic.config.training import RECOMPUTE, Training
+from symbolic.estimator.estimate import estimate
+from symbolic.profiles import jax as prof
 
 SHAPE = ModelShape("t", h=48, f=112, a=6, k=2, L=4, v=144)
 
@@ -45,7 +45,7 @@ def test_every_component_is_documented_grouped_and_stage_independent(recompute):
 def test_params_and_arguments_by_hand():
     """d=t=p=c=1, s=64, b=1, m=1: params = 4 bytes x param_count (one device holds everything), Adam 8 x + 4,
     batch 2 x 4 x s; the loss and 38-entry output tuple table are 4 + 8*38 bytes (hand count of jaxcheck's outputs)."""
-    tr = _training(s=64, b=1, gbs=1, dist_opt=False)
+    tr = _training(s=64, b=1, gbs=1, zero=0)
     est = estimate(SHAPE, tr, "jax", overheads=False).bytes
     assert est["params"] == 4 * SHAPE.param_count
     assert est["adam_moments"] == 8 * SHAPE.param_count and est["adam_count"] == 4
@@ -54,8 +54,8 @@ def test_params_and_arguments_by_hand():
 
 
 def test_zero1_divides_moments_by_d_c():
-    base = estimate(SHAPE, _training(d=2, c=2, s=64, gbs=2, dist_opt=False), "jax", overheads=False).bytes
-    zero = estimate(SHAPE, _training(d=2, c=2, s=64, gbs=2, dist_opt=True), "jax", overheads=False).bytes
+    base = estimate(SHAPE, _training(d=2, c=2, s=64, gbs=2, zero=0), "jax", overheads=False).bytes
+    zero = estimate(SHAPE, _training(d=2, c=2, s=64, gbs=2, zero=1), "jax", overheads=False).bytes
     assert zero["adam_moments"] * 4 == base["adam_moments"]
     assert zero["params"] == base["params"] and zero["layer_grads"] == base["layer_grads"]
 
@@ -66,7 +66,7 @@ def test_lambdified_equals_sympy(recompute):
     tr = _training(d=2, t=2, p=2, c=2, s=128, gbs=8, recompute=recompute)
     est = estimate(SHAPE, tr, "jax", overheads=False).bytes
     subs = {BY_NAME[name]: value for name, value in inputs_for(SHAPE, tr).items()}
-    for part in prof.components(Switches(recompute=recompute, dist_opt=True, overheads=False)):
+    for part in prof.components(Switches(recompute=recompute, zero=1, overheads=False)):
         assert est[part.name] == int(round(float(sp.sympify(part.expr).xreplace(subs)))), part.name
 
 

@@ -7,13 +7,13 @@ import json
 import subprocess
 import sys
 
+from symbolic.config.dtypes import WIDTHS, jax_widths
+from symbolic.config.shapes import PRESETS
+from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 from symbolic.plan.enumerate import Cluster
 from symbolic.plan.search import search
-from symbolic.config.dtypes import WIDTHS, jax_widths
 from symbolic.profiles import widths
-from symbolic.config.shapes import PRESETS
-from symbolic.config.training import Training
 
 
 def test_jax_widths_match_the_jax_steps_default_dtypes():

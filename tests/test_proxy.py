@@ -7,17 +7,17 @@ two all-reduces forward and two backward per layer under TP (Shoeybi et al. 2019
 import numpy as np
 import pytest
 
-from symbolic.plan.enumerate import Cluster
-from symbolic.plan.proxy import FORMULAS, Hardware, explain, terms
 from symbolic.config.shapes import PRESETS
 from symbolic.config.training import RECOMPUTE
+from symbolic.plan.enumerate import Cluster
+from symbolic.plan.proxy import FORMULAS, Hardware, explain, terms
 
 TINY = PRESETS["tiny"]
 
 
 def _grid(**rows):
     """One-row-per-value grid; defaults give a single GPU with m = 4 micro batches."""
-    base = dict(d=1, t=1, p=1, c=1, vpp=1, b=1, m=4, recompute=0, dist_opt=True)
+    base = dict(d=1, t=1, p=1, c=1, vpp=1, b=1, m=4, recompute=0, zero=1)
     base.update(rows)
     n = max(len(v) if isinstance(v, (list, tuple)) else 1 for v in base.values())
     return {k: np.broadcast_to(np.asarray(v), (n,)) for k, v in base.items()}
@@ -70,8 +70,9 @@ def test_latency_counts_ring_steps():
 
 
 def test_dist_opt_moves_reduce_scatter_plus_all_gather():
-    """dist_opt: fp32 grads reduce-scattered + bf16 params all-gathered = (4 + 2)/(2 * 4) of an fp32 all-reduce."""
-    out = terms(Cluster(TINY, gpus=8, s=256, gbs=8), _grid(d=8, m=1, dist_opt=[True, False]))
+    """ZeRO-1 (distributed optimizer): fp32 grads reduce-scattered + bf16 params all-gathered = (4 + 2)/(2 * 4) of an
+    fp32 all-reduce."""
+    out = terms(Cluster(TINY, gpus=8, s=256, gbs=8), _grid(d=8, m=1, zero=[1, 0]))
     assert out["V_dp"][0] / out["V_dp"][1] == pytest.approx(0.75, rel=1e-12)
     assert out["V_dp"][1] == pytest.approx(2 * 7 / 8 * TINY.param_count * 4, rel=1e-12)
 

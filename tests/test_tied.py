@@ -11,11 +11,11 @@ import sys
 
 import pytest
 
+from symbolic.config.shapes import PRESETS
+from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 from symbolic.plan.enumerate import Cluster
 from symbolic.plan.search import search
-from symbolic.config.shapes import PRESETS
-from symbolic.config.training import Training
 
 TINY = PRESETS["tiny"]
 TIED = dataclasses.replace(TINY, name="tiny-tied", tied=True)

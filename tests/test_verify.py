@@ -28,9 +28,9 @@ def _verify(train: Training, **kw) -> dict:
 
 
 @pytest.mark.parametrize("train", [
-    Training(d=2, t=2, s=32, gbs=2, recompute="full", dist_opt=True),
-    Training(p=2, c=2, s=32, gbs=4, recompute="full", dist_opt=False),
-    Training(d=2, t=2, p=2, c=2, s=32, gbs=4, recompute="full", dist_opt=True),
+    Training(d=2, t=2, s=32, gbs=2, recompute="full", zero=1),
+    Training(p=2, c=2, s=32, gbs=4, recompute="full", zero=0),
+    Training(d=2, t=2, p=2, c=2, s=32, gbs=4, recompute="full", zero=1),
 ], ids=["d2t2-zero1", "p2c2", "d2t2p2c2-zero1"])
 def test_argument_and_output_bytes_exact(train):
     result = _verify(train)
@@ -43,9 +43,9 @@ def test_argument_and_output_bytes_exact(train):
 
 
 @pytest.mark.parametrize("train", [
-    Training(s=128, gbs=1, recompute="selective", dist_opt=False),
-    Training(t=2, s=128, gbs=1, recompute="selective", dist_opt=False),
-    Training(s=128, gbs=1, recompute="full", dist_opt=False),
+    Training(s=128, gbs=1, recompute="selective", zero=0),
+    Training(t=2, s=128, gbs=1, recompute="selective", zero=0),
+    Training(s=128, gbs=1, recompute="full", zero=0),
 ], ids=["selective", "t2-selective", "full"])
 def test_total_within_tolerance(train):
     assert abs(_verify(train)["rel_error_total"]) <= TOTAL_TOLERANCE
@@ -58,7 +58,7 @@ def test_saved_residuals_match_the_profile_tensor_list(recompute, flash_attn):
     from jaxcheck.mesh import make_mesh
     from jaxcheck.spec import Plan
 
-    train = Training(s=64, gbs=1, recompute=recompute, dist_opt=False, flash_attn=flash_attn)
+    train = Training(s=64, gbs=1, recompute=recompute, zero=0, flash_attn=flash_attn)
     res = residuals(Plan(SHAPE, train).check(), make_mesh(train))
     assert res["jax_count"] == res["symbolic_count"]
     assert res["jax_bytes"] == res["symbolic_bytes"]

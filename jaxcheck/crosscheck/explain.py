@@ -94,15 +94,14 @@ def _saved(plan: Plan, mesh) -> list[dict]:
 def _profile_tensors(plan: Plan) -> list[dict]:
     """The profile's per-layer tensors at the traced shape (d = t = c = 1, b = TRACE_BATCH): name, count, bytes."""
     import sympy as sp
-    from symbolic.components import Switches
     from symbolic.components.jaxstep import layer_tensors
     from symbolic.config.glossary import inputs_for
+    from symbolic.config.switches import Switches
     from symbolic.config.symbols import BY_NAME
 
     traced = dataclasses.replace(jax_training(plan.train, plan.opts), d=1, t=1, c=1, b=TRACE_BATCH, gbs=None)
     subs = {BY_NAME[name]: value for name, value in inputs_for(plan.shape, traced).items()}
-    sw = Switches(recompute=traced.recompute, flash_attn=traced.flash_attn, sp=traced.sp, dist_opt=traced.dist_opt,
-                  overheads=False)
+    sw = Switches.of(traced, overheads=False)
     return [{"name": part.name, "count": part.count, "bytes": int(sp.sympify(part.expr).xreplace(subs))}
             for part in layer_tensors(sw)]
 

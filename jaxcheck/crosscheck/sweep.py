@@ -119,7 +119,7 @@ def to_plan(cfg: Config) -> Plan:
     """The config as jaxcheck's Plan, checked (Training + Plan rules); invalid combinations raise ConfigError."""
     shape = resolve_model(cfg["model"])
     train = Training(d=cfg["dp"], t=cfg["tp"], p=cfg["pp"], c=cfg["cp"], vpp=cfg["vpp"], s=cfg["seq"], b=cfg["mbs"],
-                     gbs=cfg["gbs"], sp=cfg["sp"], dist_opt=cfg["zero1"], recompute=cfg["remat"],
+                     gbs=cfg["gbs"], sp=cfg["sp"], zero=int(cfg["zero1"]), recompute=cfg["remat"],
                      flash_attn=cfg["flash_attn"])
     return Plan(shape, train, JaxOptions(param_dtype=cfg["param_dtype"], compute_dtype=cfg["compute_dtype"])).check()
 

@@ -6,7 +6,7 @@ import re
 
 from ..config.errors import ConfigError
 from ..config.shapes import DEFAULT_MODEL, ModelShape, resolve_model
-from ..config.training import RECOMPUTE, Training
+from ..config.training import ZERO_STAGES, Training
 
 _UNITS = {
     "": 1, "b": 1,
@@ -53,13 +53,23 @@ def add_training_args(parser: argparse.ArgumentParser, defaults: Training = Trai
     g.add_argument("--seq", type=positive_int, default=defaults.s, help="sequence length s")
     g.add_argument("--mbs", type=positive_int, default=defaults.b, help="micro batch size b")
     g.add_argument("--gbs", type=positive_int, default=defaults.gbs, help="global batch in sequences (default: mbs*dp*pp)")
-    g.add_argument("--recompute", default=defaults.recompute, metavar="{none,selective,full}",
-                   help="activation recomputation (default: %(default)s)")
-    g.add_argument("--no-sp", dest="sp", action="store_false", default=defaults.sp, help="disable sequence parallelism")
-    g.add_argument("--no-flash-attn", dest="flash_attn", action="store_false", default=defaults.flash_attn,
-                   help="keep s x s attention scores and softmax for backward")
-    g.add_argument("--no-dist-opt", dest="dist_opt", action="store_false", default=defaults.dist_opt,
-                   help="replicate optimizer states instead of sharding them over d*c")
+    add_switch_args(g, defaults)
+
+
+def add_switch_args(group, defaults: Training = Training()) -> None:
+    """--recompute, --no-sp, --no-flash-attn, --zero (aliases --dist-opt / --no-dist-opt): what shapes the formulas."""
+    group.add_argument("--recompute", default=defaults.recompute, metavar="{none,selective,full}",
+                       help="activation recomputation (default: %(default)s)")
+    group.add_argument("--no-sp", dest="sp", action="store_false", default=defaults.sp,
+                       help="disable sequence parallelism")
+    group.add_argument("--no-flash-attn", dest="flash_attn", action="store_false", default=defaults.flash_attn,
+                       help="keep s x s attention scores and softmax for backward")
+    group.add_argument("--zero", type=int, choices=ZERO_STAGES, default=defaults.zero,
+                       help="ZeRO stage: 0 replicates optimizer states, 1 shards them over d*c (default: %(default)s)")
+    group.add_argument("--dist-opt", dest="zero", action="store_const", const=1, default=argparse.SUPPRESS,
+                       help="alias of --zero 1 (Megatron's distributed optimizer)")
+    group.add_argument("--no-dist-opt", dest="zero", action="store_const", const=0, default=argparse.SUPPRESS,
+                       help="alias of --zero 0")
 
 
 def model_from_args(args: argparse.Namespace) -> ModelShape:
@@ -69,13 +79,11 @@ def model_from_args(args: argparse.Namespace) -> ModelShape:
 def training_from_args(args: argparse.Namespace, shape: ModelShape | None = None, profile: str | None = None) -> Training:
     """Build and (given the model) check the training config, with the byte widths `profile` models (default: the
     Training defaults, Megatron's bf16 mixed precision); errors are one-line ConfigErrors."""
-    if args.recompute not in RECOMPUTE:
-        raise ConfigError(f"--recompute must be one of {', '.join(RECOMPUTE)}, got {args.recompute!r}")
     from ..profiles import widths
 
     training = Training(
         d=args.dp, t=args.tp, p=args.pp, c=args.cp, vpp=args.vpp, s=args.seq, b=args.mbs, gbs=args.gbs,
-        sp=args.sp, dist_opt=args.dist_opt, recompute=args.recompute, flash_attn=args.flash_attn,
+        sp=args.sp, zero=args.zero, recompute=args.recompute, flash_attn=args.flash_attn,
         **(widths(profile) if profile else {}),
     )
     return training.check(shape) if shape is not None else training

@@ -11,11 +11,14 @@ from .args import add_model_args, add_training_args, model_from_args, positive_i
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_args(parser)
-    add_training_args(parser, defaults=Training(dist_opt=False))
+    add_training_args(parser, defaults=Training(zero=0))
     j = parser.add_argument_group("jax step")
     j.add_argument("--remat", dest="recompute", default=argparse.SUPPRESS, metavar="{none,selective,full}",
                    help="remat policy (same as --recompute)")
-    j.add_argument("--zero1", dest="dist_opt", action="store_true", help="shard AdamW states over data x context")
+    j.add_argument("--zero1", dest="zero", action="store_const", const=1, default=argparse.SUPPRESS,
+                   help="alias of --zero 1: AdamW states sharded over data x context")
+    j.add_argument("--no-zero1", dest="zero", action="store_const", const=0, default=argparse.SUPPRESS,
+                   help="alias of --zero 0 (the default here)")
     j.add_argument("--param-dtype", default="float32", help="parameter / gradient / Adam dtype (default: float32)")
     j.add_argument("--compute-dtype", default="bfloat16", help="matmul and activation dtype (default: bfloat16)")
     j.add_argument("--platform", choices=("auto", "cpu"), default="auto",
@@ -45,7 +48,7 @@ def _print_table(report, plan) -> None:
     mesh = report.mesh
     title = (f"{plan.shape.name}: d={mesh['data']} p={mesh['pipe']} t={mesh['tensor']} c={mesh['context']} "
              f"s={plan.train.s} b={plan.train.b} m={plan.train.m} remat={plan.train.recompute} "
-             f"zero1={plan.train.dist_opt} - XLA per device, {report.devices} {mesh['platform']} devices")
+             f"zero={plan.train.zero} - XLA per device, {report.devices} {mesh['platform']} devices")
     table = Table(title=title)
     table.add_column("buffer")
     table.add_column("GiB", justify="right")

@@ -74,7 +74,7 @@ def _print_tables(report: dict) -> None:
     cfg, gpu = report["config"], report["gpu_memory_bytes"]
     title = (f"{report['model']}  d={cfg['d']} t={cfg['t']} p={cfg['p']} c={cfg['c']} vpp={cfg['vpp']}  "
              f"s={cfg['s']} b={cfg['b']} gbs={cfg['gbs']} m={cfg['m']}  recompute={cfg['recompute']} "
-             f"sp={cfg['sp']} flash={cfg['flash_attn']} dist_opt={cfg['dist_opt']}  profile={report['profile']}")
+             f"sp={cfg['sp']} flash={cfg['flash_attn']} zero={cfg['zero']}  profile={report['profile']}")
     table = Table(title=title, title_justify="left")
     table.add_column("component", no_wrap=True, min_width=18)
     table.add_column("most loaded (paper) GiB", justify="right")

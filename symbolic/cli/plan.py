@@ -8,6 +8,7 @@ import os
 import sys
 
 from ..config.errors import ConfigError
+from ..config.training import ZERO_STAGES
 from ..plan.enumerate import Cluster, why_not
 from ..plan.proxy import Hardware, explain
 from .args import add_model_args, model_from_args, parse_bytes, positive_int
@@ -52,6 +53,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"memory profile, one of: {', '.join(PROFILES)} (default: paper)")
     parser.add_argument("--top", type=positive_int, default=10, metavar="K", help="rows in the table (default: 10)")
     parser.add_argument("--no-sp", dest="sp", action="store_false", help="disable sequence parallelism")
+    parser.add_argument("--zero", type=int, choices=ZERO_STAGES, default=None,
+                        help="search only this ZeRO stage (default: every stage)")
+    parser.add_argument("--dist-opt", dest="zero", action="store_const", const=1, help="alias of --zero 1")
+    parser.add_argument("--no-dist-opt", dest="zero", action="store_const", const=0, help="alias of --zero 0")
     parser.add_argument("--no-flash-attn", dest="flash_attn", action="store_false",
                         help="keep s x s attention scores and softmax for backward")
     out = parser.add_mutually_exclusive_group()
@@ -75,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
     hw = Hardware(gpus_per_node=args.gpus_per_node)
     from ..plan.search import search
 
-    plan = search(cluster, args.threshold * args.gpu_mem, profile=args.profile, hw=hw)
+    zero = ZERO_STAGES if args.zero is None else (args.zero,)
+    plan = search(cluster, args.threshold * args.gpu_mem, profile=args.profile, hw=hw, zero=zero)
     if plan.evaluated == 0:
         _print_why_not(cluster, args.profile)
         raise ConfigError(f"no valid 4D configuration of {shape.name} on {args.gpus} GPUs with s={args.seq}, "
@@ -114,7 +120,7 @@ def _print_why_not(cluster: Cluster, profile: str) -> None:
 
 def _label(config: dict) -> str:
     return (f"dp={config['dp']} tp={config['tp']} pp={config['pp']} cp={config['cp']} vpp={config['vpp']} "
-            f"mbs={config['mbs']} recompute={config['recompute']} dist_opt={config['dist_opt']}")
+            f"mbs={config['mbs']} recompute={config['recompute']} zero={config['zero']}")
 
 
 def _as_json(plan, args) -> dict:
@@ -129,7 +135,7 @@ def _as_json(plan, args) -> dict:
 
 
 def _write_csv(plan, path: str) -> None:
-    columns = ["dp", "tp", "pp", "cp", "vpp", "mbs", "m", "recompute", "dist_opt", *plan.components, "peak", "peak_from",
+    columns = ["dp", "tp", "pp", "cp", "vpp", "mbs", "m", "recompute", "zero", *plan.components, "peak", "peak_from",
                "score"]
     try:
         with open(path, "w", newline="") as handle:
@@ -155,7 +161,7 @@ def _print_table(plan, args) -> None:
              f"configurations under {args.threshold:g} x {args.gpu_mem / GiB:g} GiB = {plan.limit / GiB:.1f} GiB "
              f"({plan.profile} profile, searched in {spent:.3f} s); memory in GiB per GPU")
     table = Table(title=title, title_justify="left")
-    for name in ("#", "dp", "tp", "pp", "cp", "vpp", "mbs", "m", "recompute", "dist-opt"):
+    for name in ("#", "dp", "tp", "pp", "cp", "vpp", "mbs", "m", "recompute", "zero"):
         table.add_column(name, justify="right" if name != "recompute" else "left")
     for name in plan.components:
         table.add_column(name.replace("_", "\n"), justify="right", style="bold" if name == "total" else None)
@@ -167,7 +173,7 @@ def _print_table(plan, args) -> None:
     for rank, i in enumerate(plan.order[: args.top], 1):
         config = plan.config(i)
         cells = [str(rank), *(str(config[c]) for c in ("dp", "tp", "pp", "cp", "vpp", "mbs", "m")),
-                 config["recompute"], "yes" if config["dist_opt"] else "no"]
+                 config["recompute"], str(config["zero"])]
         cells += [f"{config['bytes'][c] / GiB:.2f}" if c in config["bytes"] else "-" for c in plan.components]
         cells.append(f"{config['peak'] / GiB:.2f}" + ("" if config["peak_from"] == "total" else f" ({config['peak_from']})"))
         cells += [f"{plan.rows[c][i]:.3f}" for c in proxy_cols]

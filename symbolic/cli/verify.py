@@ -12,7 +12,7 @@ from ..config.errors import ConfigError
 from ..config.training import RECOMPUTE, Training
 from .args import add_model_args, add_training_args, model_from_args, training_from_args
 
-DEFAULT = Training(d=2, t=2, p=2, c=2, s=1024, b=1, gbs=8, recompute="full", dist_opt=True)
+DEFAULT = Training(d=2, t=2, p=2, c=2, s=1024, b=1, gbs=8, recompute="full", zero=1)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,8 +21,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     j = parser.add_argument_group("jax step")
     j.add_argument("--remat", dest="recompute", default=argparse.SUPPRESS, metavar="{none,selective,full}",
                    help="remat policy (same as --recompute; default: full)")
-    j.add_argument("--zero1", dest="dist_opt", action="store_true", help="shard AdamW states over data x context (default)")
-    j.add_argument("--no-zero1", dest="dist_opt", action="store_false", help="replicate AdamW states like the params")
+    j.add_argument("--zero1", dest="zero", action="store_const", const=1, default=argparse.SUPPRESS,
+                   help="alias of --zero 1: AdamW states sharded over data x context (the default here)")
+    j.add_argument("--no-zero1", dest="zero", action="store_const", const=0, default=argparse.SUPPRESS,
+                   help="alias of --zero 0: AdamW states replicated like the params")
     j.add_argument("--param-dtype", default="float32", help="parameter / gradient / Adam dtype (default: float32)")
     j.add_argument("--compute-dtype", default="bfloat16", help="matmul and activation dtype (default: bfloat16)")
     j.add_argument("--platform", choices=("auto", "cpu"), default="auto",

@@ -1,6 +1,6 @@
 """Memory components as sympy expressions in bytes per GPU: weights, gradients, optimizer, activations, pipeline ends, overheads."""
 from .activations import layer_activation, layer_tensors
-from .base import FP32, INT32, INT64, Component, Switches, total
+from .base import FP32, INT32, INT64, Component, total
 from .ends import embedding_input_paper, output_layer, output_tensors, token_ids
 from .gradients import gradients
 from .optimizer import optimizer
@@ -9,7 +9,7 @@ from .schedule import RANK, in_flight, interleave_factor
 from .weights import paper_params, stage_params, weights
 
 __all__ = [
-    "FP32", "INT32", "INT64", "Component", "Switches", "total", "layer_activation", "layer_tensors", "embedding_input_paper", "output_layer",
+    "FP32", "INT32", "INT64", "Component", "total", "layer_activation", "layer_tensors", "embedding_input_paper", "output_layer",
     "output_tensors", "token_ids", "gradients", "optimizer", "overheads", "RANK", "in_flight", "interleave_factor",
     "paper_params", "stage_params", "weights",
 ]

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..config.switches import Switches
 from ..config.symbols import B_a, a, b, f, h, k, s
-from .base import Component, Switches, per_gpu_tokens
+from .base import Component, per_gpu_tokens
 
 _MASK = sp.Integer(1)  # dropout masks are one byte per element (Korthikanti et al. 2022)
 

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..config.switches import Switches
 from ..config.symbols import B_a, b, c, h, s, v
-from .base import FP32, INT64, Component, Switches, per_gpu_tokens
+from .base import FP32, INT64, Component, per_gpu_tokens
 
 
 

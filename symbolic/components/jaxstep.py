@@ -15,8 +15,9 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.step import FLASH_BLOCK, SELECTIVE_SAVED
+from ..config.switches import Switches
 from ..config.symbols import B_a, a, b, c, f, h, k, s, t
-from .base import FP32, Component, Switches, repeated
+from .base import FP32, Component, repeated
 
 
 

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..config.switches import Switches
 from ..config.symbols import B_o, c, d
-from .base import Component, Switches
+from .base import Component
 
 
 def optimizer(params: sp.Expr, sw: Switches) -> Component:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..config.switches import Switches
 from ..config.symbols import B_g, B_w, c, d, p, t
-from .base import Component, Switches
+from .base import Component
 
 BUCKET = sp.Integer(40_000_000)  # Megatron-LM DDP default bucket size, in parameters
 COMMUNICATOR = sp.Integer(2**29)  # ~0.5 GB of NCCL buffers per process group (the authors' web estimator)

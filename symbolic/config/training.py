@@ -3,12 +3,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from . import rules
 from .dtypes import MEGATRON
 from .errors import ConfigError
-from . import rules
 from .shapes import ModelShape
 
 RECOMPUTE = ("none", "selective", "full")
+ZERO_STAGES = (0, 1)  # 0: optimizer states replicated; 1: sharded over d * c (Megatron's distributed optimizer)
 STAGES = ("first", "middle", "last", "only")  # a GPU's place in the pipeline; only: p = 1, one stage holds everything
 
 
@@ -36,7 +37,7 @@ class Training:
     b: int = 1  # micro batch size
     gbs: int | None = None  # global batch in sequences; None means b * d * p (one full pipeline)
     sp: bool = True  # sequence parallel (Megatron-LM): non-TP regions sharded along s over t
-    dist_opt: bool = True  # distributed optimizer (ZeRO-1) sharding master weights and Adam states over d * c
+    zero: int = 1  # ZeRO stage, one of ZERO_STAGES
     recompute: str = "none"  # activation recomputation: none | selective | full
     flash_attn: bool = True  # no s x s scores or softmax kept for backward
     weight_bytes: int = MEGATRON["weight_bytes"]  # B_w: bf16 weights
@@ -53,7 +54,14 @@ class Training:
             raise ConfigError(f"--gbs must be a positive integer, got {self.gbs!r}")
         if self.recompute not in RECOMPUTE:
             raise ConfigError(f"--recompute must be one of {', '.join(RECOMPUTE)}, got {self.recompute!r}")
+        if isinstance(self.zero, bool) or self.zero not in ZERO_STAGES:
+            raise ConfigError(f"--zero must be one of {', '.join(map(str, ZERO_STAGES))}, got {self.zero!r}")
         rules.check(rules.letters(self), rules.select("all", model=False))
+
+    @property
+    def dist_opt(self) -> bool:
+        """Optimizer states sharded over d * c (ZeRO stage 1 or higher)."""
+        return self.zero >= 1
 
     @property
     def m(self) -> int:

@@ -10,11 +10,13 @@ import hashlib
 import json
 import os
 import tempfile
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy
 
 from ..config.glossary import NAMES
+from ..config.switches import Switches
 
 
 _HERE = Path(__file__).resolve().parent
@@ -42,9 +44,9 @@ def _source_files(profile: str) -> list[Path]:
     return files
 
 
-def cache_key(profile: str, switches: dict) -> str:
+def cache_key(profile: str, switches: Switches) -> str:
     """Hash of the symbolic sources, the installed sympy version, the profile and its switches."""
-    digest = hashlib.sha256(json.dumps([profile, sorted(switches.items())]).encode())
+    digest = hashlib.sha256(json.dumps([profile, sorted(asdict(switches).items())]).encode())
     for path in _source_files(profile):
         digest.update(path.name.encode() + path.read_bytes())
     try:
@@ -91,19 +93,18 @@ def _printer_class():
     return Printer
 
 
-def derive(profile: str, switches: dict) -> dict:
+def derive(profile: str, switches: Switches) -> dict:
     """Build the expressions of a profile under these switches and return names + generated sources (uncached)."""
-    from ..components import Switches, total
+    from ..components import total
     from ..config.training import STAGES
     from ..profiles import load
 
     module = load(profile)
-    sw = Switches(**switches)
-    parts = module.components(sw)
+    parts = module.components(switches)
     main = [part.expr for part in parts] + [total(parts)]
     stage_names, stage_exprs = [], []
     for stage in STAGES:
-        stage_parts = module.stage_components(sw, stage)
+        stage_parts = module.stage_components(switches, stage)
         stage_names += [f"{stage}.{part.name}" for part in stage_parts] + [f"{stage}.total"]
         stage_exprs += [part.expr for part in stage_parts] + [total(stage_parts)]
     return {
@@ -122,10 +123,9 @@ def compile_source(source: str, name: str):
     return namespace[name]
 
 
-def derived(profile: str, switches: dict) -> dict:
+def derived(profile: str, switches: Switches) -> dict:
     """derive() through the on-disk cache; an unreadable or unwritable cache only costs the derivation time."""
-    tag = f"{profile}-{switches['recompute']}-" + "".join(
-        str(int(switches[name])) for name in ("flash_attn", "sp", "dist_opt", "overheads", "tied"))
+    tag = f"{profile}-{switches.tag()}"
     path = cache_dir() / f"{tag}-{cache_key(profile, switches)}.json"
     try:
         return json.loads(path.read_text())

@@ -8,6 +8,7 @@ import numpy as np
 from ..config.errors import ConfigError
 from ..config.glossary import inputs_for
 from ..config.shapes import ModelShape
+from ..config.switches import Switches
 from ..config.training import STAGES, Training, stage_exists, stage_rank
 from .vectorized import estimator
 
@@ -93,8 +94,7 @@ def estimate(shape: ModelShape, training: Training, profile: str = "paper", over
     """Bytes of one configuration; `overrides` replaces named components (e.g. {"cuda_context": 2**29}) before totalling."""
     training.check(shape)
     check_head_dim(shape)
-    est = estimator(profile, recompute=training.recompute, flash_attn=training.flash_attn, sp=training.sp,
-                    dist_opt=training.dist_opt, overheads=overheads, tied=shape.tied)
+    est = estimator(profile, Switches.of(training, overheads, shape.tied))
     overrides = dict(overrides or {})
     unknown = sorted(set(overrides) - set(est.components[:-1]))
     if unknown:

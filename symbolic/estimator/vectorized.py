@@ -8,6 +8,7 @@ from typing import Callable
 import numpy as np
 
 from ..config.errors import ConfigError
+from ..config.switches import Switches
 from ..config.training import STAGES
 from .codegen import compile_source, derived
 
@@ -78,18 +79,12 @@ class Estimator:
 
 
 @functools.lru_cache(maxsize=None)
-def estimator(profile: str = "paper", *, recompute: str = "none", flash_attn: bool = True, sp: bool = True,
-              dist_opt: bool = True, overheads: bool = True, tied: bool = False) -> Estimator:
+def estimator(profile: str = "paper", switches: Switches = Switches()) -> Estimator:
     """Derive the profile's expressions for these switches and lambdify them once (cse=True; cached on disk)."""
-    from ..config.training import RECOMPUTE
     from ..profiles import PROFILES
 
     if profile not in PROFILES:
         raise ConfigError(f"unknown profile {profile!r} (choose from {', '.join(PROFILES)})")
-    if recompute not in RECOMPUTE:
-        raise ConfigError(f"recompute must be one of {', '.join(RECOMPUTE)}, got {recompute!r}")
-    switches = {"recompute": recompute, "flash_attn": bool(flash_attn), "sp": bool(sp), "dist_opt": bool(dist_opt),
-                "overheads": bool(overheads), "tied": bool(tied)}
     code = derived(profile, switches)
     return Estimator(
         profile=profile, inputs=tuple(code["inputs"]), components=tuple(code["components"]),

@@ -2,7 +2,7 @@
 
 With both dp and cp fixed, tp * pp is fixed too and the grid collapses to one diagonal, so the plot holds cp at the
 best configuration's value and lets dp follow from N; each cell is the lowest estimate over vpp, mbs, recompute and
-dist_opt, so a cell over the limit means no choice of those fits.
+ZeRO stage, so a cell over the limit means no choice of those fits.
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def plot(plan, path: str) -> None:
     ax.set_ylabel("pipeline parallel pp")
     x = plan.cluster
     ax.set_title(f"{x.shape.name}, {x.gpus} GPUs, cp={best['cp']}, dp = N/(tp pp cp): lowest peak over vpp, mbs, "
-                 f"recompute, dist_opt\nlimit {plan.limit / GiB:.1f} GiB (x: over); red: best ranked", fontsize=9)
+                 f"recompute, zero\nlimit {plan.limit / GiB:.1f} GiB (x: over); red: best ranked", fontsize=9)
     fig.tight_layout()
     try:
         fig.savefig(path, dpi=120)

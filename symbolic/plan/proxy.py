@@ -40,7 +40,7 @@ FORMULAS = [
      "TP+SP all-gathers and reduce-scatters: 4 per layer forward, 4 backward, 4 more when full recompute"),
     ("V_cp", "(3 + [full]) (c - 1) 2 (s/c) b h (k/a) / t B_a (L/p) m",
      "ring attention passes K and V once forward and K, V plus their gradients backward"),
-    ("V_dp", "(n - 1)/n P/(t p) (2 B_g [no dist_opt] | B_g + B_w [dist_opt]), n = d c",
+    ("V_dp", "(n - 1)/n P/(t p) (2 B_g [zero 0] | B_g + B_w [zero 1]), n = d c",
      "gradient all-reduce, or reduce-scatter plus parameter all-gather with the distributed optimizer"),
     ("V_pp", "2 (s b h / (t c)) B_a vpp m [p > 1]", "activations forward and their gradients backward between stages"),
     ("M_x", "tp: (8 + 4 [full]) (t - 1) (L/p) m; cp: (3 + [full]) (c - 1) (L/p) m; dp: 2 (n - 1); pp: 2 vpp m [p > 1]",
@@ -53,7 +53,7 @@ FORMULAS = [
 
 
 def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware()) -> dict[str, np.ndarray]:
-    """Every FORMULAS term for arrays d, t, p, c, vpp, b, m, recompute (index into RECOMPUTE) and dist_opt (bool)."""
+    """Every FORMULAS term for arrays d, t, p, c, vpp, b, m, recompute (index into RECOMPUTE) and zero (ZeRO stage)."""
     x = cluster.shape
     s, gbs, n_gpu = float(cluster.s), float(cluster.gbs), float(cluster.gpus)
     widths = Training()  # default byte widths, the same ones the memory estimate uses
@@ -61,7 +61,7 @@ def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware
     d, t, p, c, vpp, b, m = (np.asarray(grid[n], dtype=np.float64) for n in ("d", "t", "p", "c", "vpp", "b", "m"))
     full = np.asarray(grid["recompute"]) == RECOMPUTE.index("full")
     selective = np.asarray(grid["recompute"]) == RECOMPUTE.index("selective")
-    dist_opt = np.asarray(grid["dist_opt"], dtype=bool)
+    dist_opt = np.asarray(grid["zero"]) >= 1  # optimizer states sharded: reduce-scatter + all-gather
 
     F_lin = 2.0 * (2 * x.h**2 * (1 + x.k / x.a) + 3 * x.h * x.f)
     F_att = 2.0 * s * x.h

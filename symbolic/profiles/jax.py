@@ -39,9 +39,10 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..components import FP32, INT32, Component, Switches
+from ..components import FP32, INT32, Component
 from ..components.jaxstep import held, layer_tensors as _layer_tensors, saved_none, score_blocks, scores, tokens
 from ..components.weights import embedding_params, head_params, layer_params
+from ..config.switches import Switches
 from ..config.symbols import B_a, B_g, B_o, B_w, L, a, b, c, d, f, h, k, m, p, s, t, v
 
 TITLE = "jaxcheck's compiled step (flax + XLA, GPipe scan)"

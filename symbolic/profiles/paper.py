@@ -13,10 +13,11 @@ from __future__ import annotations
 import sympy as sp
 
 from ..components import (
-    RANK, Component, Switches, embedding_input_paper, gradients, in_flight, layer_activation, optimizer,
+    RANK, Component, embedding_input_paper, gradients, in_flight, layer_activation, optimizer,
     output_layer, overheads, paper_params, stage_params, token_ids, weights,
 )
 from ..components import layer_tensors as _layer_tensors
+from ..config.switches import Switches
 from ..config.symbols import L, p
 
 TITLE = "Megatron-LM as in Fujii et al. 2024"

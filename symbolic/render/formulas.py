@@ -1,7 +1,7 @@
 """The named formulas a profile exposes to people: its components, total, per-layer tensors and stage totals."""
 from __future__ import annotations
 
-from ..components import Component, Switches, layer_activation, total
+from ..components import Component, layer_activation, total
 from ..config.errors import ConfigError
 from ..config.training import STAGES
 from ..profiles import load

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 
-from ..components import Switches
 from ..config.glossary import inputs_for
+from ..config.switches import Switches
 from ..config.symbols import ALL, LATEX, MEANING
 from ..estimator.estimate import Estimate
 from ..profiles import load
@@ -64,8 +64,7 @@ def _numbers(result: Estimate, gpu: int, threshold: float) -> list[str]:
 def document(result: Estimate, gpu: int, threshold: float = 0.8) -> str:
     """The whole .tex source for one estimate (its profile, switches, model and training config)."""
     tr = result.training
-    sw = Switches(recompute=tr.recompute, flash_attn=tr.flash_attn, sp=tr.sp, dist_opt=tr.dist_opt,
-                  overheads=result.overheads)
+    sw = Switches.of(tr, result.overheads, result.shape.tied)
     module = load(result.profile)
     config = ", ".join(f"{key}={value}" for key, value in tr.as_dict().items())
     lines = [

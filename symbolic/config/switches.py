@@ -1,0 +1,40 @@
+"""Switches: the discrete choices that change the form of the sympy expressions, derived from a Training; no sympy."""
+from __future__ import annotations
+
+from dataclasses import astuple, dataclass
+
+from .errors import ConfigError
+from .training import RECOMPUTE, ZERO_STAGES
+
+
+@dataclass(frozen=True)
+class Switches:
+    """What shapes the expressions (everything numeric stays a symbol); `of` derives it from a Training."""
+
+    recompute: str = "none"  # none | selective | full (Korthikanti et al. 2022)
+    flash_attn: bool = True  # no s x s scores/softmax kept for backward
+    sp: bool = True  # sequence parallel: non-TP regions sharded along s over t
+    zero: int = 1  # ZeRO stage: 1 shards optimizer states over d*c (Megatron's distributed optimizer)
+    overheads: bool = True  # add the often-neglected buffers (communicators, CUDA context, ...)
+    tied: bool = False  # LM head shares the embedding matrix: one v x h matrix on the p = 1 "only" stage
+
+    def __post_init__(self):
+        if self.recompute not in RECOMPUTE:
+            raise ConfigError(f"recompute must be one of {', '.join(RECOMPUTE)}, got {self.recompute!r}")
+        if isinstance(self.zero, bool) or self.zero not in ZERO_STAGES:
+            raise ConfigError(f"zero must be one of {', '.join(map(str, ZERO_STAGES))}, got {self.zero!r}")
+
+    @classmethod
+    def of(cls, training, overheads: bool = True, tied: bool = False) -> "Switches":
+        """The switches of a Training (its recompute, flash_attn, sp, zero), with the overheads and tied choices."""
+        return cls(recompute=training.recompute, flash_attn=training.flash_attn, sp=training.sp, zero=training.zero,
+                   overheads=overheads, tied=tied)
+
+    @property
+    def dist_opt(self) -> bool:
+        """Optimizer states sharded over d*c (ZeRO stage 1 or higher)."""
+        return self.zero >= 1
+
+    def tag(self) -> str:
+        """Every field's value in order, booleans as 0/1, joined by '-': a file-name-safe name of these switches."""
+        return "-".join(str(int(x)) if isinstance(x, bool) else str(x) for x in astuple(self))

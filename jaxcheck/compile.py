@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import jax
 
 from .mesh import describe
-from .spec import Plan
+from .spec import StepSpec
 from .state import GROUPS, Built, argument_bytes, build, param_count
 from .step import make_train_step
 
@@ -39,10 +39,10 @@ class Report:
 def jit_step(built: Built, with_grads: bool = False):
     """jax.jit of the train step with explicit in/out shardings; params and optimizer state donated (opts.donate)."""
     sh = built.shardings
-    step = make_train_step(built.graphdef, built.block_graphdef, built.plan, sh["params"], with_grads)
+    step = make_train_step(built.graphdef, built.block_graphdef, built.spec, sh["params"], with_grads)
     replicated = jax.sharding.NamedSharding(built.mesh, jax.sharding.PartitionSpec())
     outs = (sh["params"], sh["optimizer"], replicated) + ((sh["params"],) if with_grads else ())
-    donate = (0, 1) if built.plan.opts.donate else ()
+    donate = (0, 1) if built.spec.opts.donate else ()
     return jax.jit(step, in_shardings=tuple(sh[g] for g in GROUPS), out_shardings=outs, donate_argnums=donate)
 
 
@@ -65,11 +65,11 @@ def xla_memory(compiled) -> dict:
 FAST_CPU = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
 
 
-def compile_step(plan: Plan, mesh: jax.sharding.Mesh, with_grads: bool = False,
+def compile_step(spec: StepSpec, mesh: jax.sharding.Mesh, with_grads: bool = False,
                  compiler_options: dict | None = None) -> tuple[Report, object, Built]:
     """Build abstract state, lower and compile the step; returns the report, the compiled executable and the Built."""
     start = time.perf_counter()
-    built = build(plan.check(), mesh)
+    built = build(spec.check(), mesh)
     with jax.set_mesh(mesh):
         compiled = jit_step(built, with_grads).lower(*built.args).compile(compiler_options=compiler_options)
     seconds = time.perf_counter() - start

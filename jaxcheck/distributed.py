@@ -32,23 +32,23 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 def run(args: argparse.Namespace) -> dict:
     """Compile, initialise, run one step; XLA's numbers, the argument breakdown and the loss."""
-    from .spec import Plan
+    from .spec import StepSpec
 
-    plan = Plan(model_from_args(args), training_from_args(args, model_from_args(args))).check()
+    spec = StepSpec(model_from_args(args), training_from_args(args, model_from_args(args))).check()
     from . import mesh as meshlib
 
     if args.coordinator or args.distributed:
         meshlib.request_cpu_devices(args.local_devices or 1)
         meshlib.init_distributed(args.coordinator, args.num_processes, args.process_id)
     else:
-        meshlib.request_cpu_devices(args.local_devices or plan.train.world)
+        meshlib.request_cpu_devices(args.local_devices or spec.train.world)
     import jax
 
     from .compile import FAST_CPU, compile_step
     from .state import init_state, synthetic_batch
 
     options = FAST_CPU if args.fast_compile and jax.default_backend() == "cpu" else None
-    report, step, built = compile_step(plan, meshlib.make_mesh(plan.train), compiler_options=options)
+    report, step, built = compile_step(spec, meshlib.make_mesh(spec.train), compiler_options=options)
     params, opt_state = init_state(built)
     params, opt_state, loss = step(params, opt_state, synthetic_batch(built))
     return {"process": jax.process_index(), "processes": jax.process_count(), "devices": report.devices,

@@ -14,22 +14,22 @@ from dataclasses import asdict
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
-from .spec import JaxOptions, Plan
+from .spec import JaxOptions, StepSpec
 
 
-def plan_to_json(plan: Plan) -> str:
-    return json.dumps({"shape": plan.shape.as_dict(), "train": asdict(plan.train), "opts": asdict(plan.opts)})
+def spec_to_json(spec: StepSpec) -> str:
+    return json.dumps({"shape": spec.shape.as_dict(), "train": asdict(spec.train), "opts": asdict(spec.opts)})
 
 
-def plan_from_json(text: str) -> Plan:
+def spec_from_json(text: str) -> StepSpec:
     raw = json.loads(text)
-    return Plan(ModelShape(**raw["shape"]), Training(**raw["train"]), JaxOptions(**raw["opts"]))
+    return StepSpec(ModelShape(**raw["shape"]), Training(**raw["train"]), JaxOptions(**raw["opts"]))
 
 
-def measure(plan: Plan, timeout: float = 900.0) -> dict | None:
+def measure(spec: StepSpec, timeout: float = 900.0) -> dict | None:
     """{"peak_bytes", "bytes_limit"} of the busiest local device after one real step, or None where not measurable."""
     env = {k: v for k, v in os.environ.items() if k != "XLA_PYTHON_CLIENT_PREALLOCATE"}
-    proc = subprocess.run([sys.executable, "-m", "jaxcheck.measure", plan_to_json(plan)],
+    proc = subprocess.run([sys.executable, "-m", "jaxcheck.measure", spec_to_json(spec)],
                           capture_output=True, text=True, timeout=timeout, env=env)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
@@ -38,7 +38,7 @@ def measure(plan: Plan, timeout: float = 900.0) -> dict | None:
     return json.loads(lines[-1]).get("measured")
 
 
-def _run_once(plan: Plan) -> dict | None:
+def _run_once(spec: StepSpec) -> dict | None:
     """In this fresh process: compile, initialise real params, run one step, read memory_stats() of local devices."""
     import jax
 
@@ -48,8 +48,8 @@ def _run_once(plan: Plan) -> dict | None:
 
     if jax.local_devices()[0].memory_stats() is None:
         return None
-    mesh = make_mesh(plan.train)
-    _, step, built = compile_step(plan, mesh)
+    mesh = make_mesh(spec.train)
+    _, step, built = compile_step(spec, mesh)
     params, opt_state = init_state(built)
     batch = synthetic_batch(built)
     params, opt_state, loss = step(params, opt_state, batch)
@@ -60,4 +60,4 @@ def _run_once(plan: Plan) -> dict | None:
 
 
 if __name__ == "__main__":
-    print(json.dumps({"measured": _run_once(plan_from_json(sys.argv[1]))}))
+    print(json.dumps({"measured": _run_once(spec_from_json(sys.argv[1]))}))

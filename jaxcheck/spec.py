@@ -32,14 +32,14 @@ class JaxOptions:
 
 
 @dataclass(frozen=True)
-class Plan:
+class StepSpec:
     """What one compiled step is built from: the model shape, the training config (symbolic's), and the jax options."""
 
     shape: ModelShape
     train: Training
     opts: JaxOptions = JaxOptions()
 
-    def check(self) -> "Plan":
+    def check(self) -> "StepSpec":
         """Training.check with jaxcheck's own limits (the rule table's "jax" scope): one-line ConfigError; self."""
         self.train.check(self.shape, "jax")
         return self

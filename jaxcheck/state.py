@@ -16,8 +16,8 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 
 from .mesh import mesh_shape
 from .model.llama import Llama, param_axes
-from .model.rules import spec, zero1_spec
-from .spec import Plan
+from .model.rules import partition_spec, zero1_spec
+from .spec import StepSpec
 from .step import make_optimizer
 
 GROUPS = ("params", "optimizer", "batch")  # the train step's argument pytrees, in order
@@ -27,7 +27,7 @@ GROUPS = ("params", "optimizer", "batch")  # the train step's argument pytrees, 
 class Built:
     """Everything the step is compiled from: graph definitions, abstract arguments (with shardings) per group."""
 
-    plan: Plan
+    spec: StepSpec
     mesh: jax.sharding.Mesh
     graphdef: nnx.GraphDef
     block_graphdef: nnx.GraphDef
@@ -53,31 +53,31 @@ def _with_sharding(tree, shardings):
     return jax.tree.map(lambda x, s: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s), tree, shardings)
 
 
-def build(plan: Plan, mesh: jax.sharding.Mesh) -> Built:
+def build(spec: StepSpec, mesh: jax.sharding.Mesh) -> Built:
     """Abstract model (nothing allocated) -> abstract sharded params, optimizer state and batch."""
-    model = nnx.eval_shape(lambda: Llama(plan, nnx.Rngs(0)))
+    model = nnx.eval_shape(lambda: Llama(spec, nnx.Rngs(0)))
     graphdef, state = nnx.split(model)
     block_graphdef = nnx.split(model.blocks)[0]
     flat = list(nnx.to_flat_state(state))
     params = _nest((path, jax.ShapeDtypeStruct(v.get_value().shape, v.get_value().dtype)) for path, v in flat)
-    pspecs = _nest((path, spec(param_axes(v))) for path, v in flat)
-    sizes = mesh_shape(plan.train)
-    ospecs = _nest((path, zero1_spec(spec(param_axes(v)), v.get_value().shape, sizes) if plan.train.dist_opt
-                    else spec(param_axes(v))) for path, v in flat)
-    opt_state = jax.eval_shape(make_optimizer(plan).init, params)
-    opt_specs = optax.tree_map_params(make_optimizer(plan), lambda _, s: s, opt_state, ospecs,
+    pspecs = _nest((path, partition_spec(param_axes(v))) for path, v in flat)
+    sizes = mesh_shape(spec.train)
+    ospecs = _nest((path, zero1_spec(partition_spec(param_axes(v)), v.get_value().shape, sizes) if spec.train.dist_opt
+                    else partition_spec(param_axes(v))) for path, v in flat)
+    opt_state = jax.eval_shape(make_optimizer(spec).init, params)
+    opt_specs = optax.tree_map_params(make_optimizer(spec), lambda _, s: s, opt_state, ospecs,
                                       transform_non_params=lambda _: P(), is_leaf=lambda x: isinstance(x, P))
-    tr = plan.train
+    tr = spec.train
     tokens = jax.ShapeDtypeStruct((tr.m, tr.d * tr.b, tr.s), jnp.int32)
     batch = {"tokens": tokens, "targets": tokens}
-    bspec = spec(("micro", "batch", "seq"))
+    bspec = partition_spec(("micro", "batch", "seq"))
     named = lambda tree: jax.tree.map(lambda s: NamedSharding(mesh, s), tree, is_leaf=lambda x: isinstance(x, P))
     shardings = {"params": named(pspecs), "optimizer": named(opt_specs),
                  "batch": {"tokens": NamedSharding(mesh, bspec), "targets": NamedSharding(mesh, bspec)}}
     abstract = {"params": _with_sharding(params, shardings["params"]),
                 "optimizer": _with_sharding(opt_state, shardings["optimizer"]),
                 "batch": _with_sharding(batch, shardings["batch"])}
-    return Built(plan, mesh, graphdef, block_graphdef, abstract, shardings)
+    return Built(spec, mesh, graphdef, block_graphdef, abstract, shardings)
 
 
 def shard_bytes(x: jax.ShapeDtypeStruct) -> int:
@@ -106,17 +106,17 @@ def param_count(built: Built) -> int:
 
 def init_state(built: Built, seed: int = 0) -> tuple[dict, object]:
     """Real params and AdamW state, created directly in their shardings (jit with out_shardings)."""
-    plan = built.plan
-    params = jax.jit(lambda: nnx.state(Llama(plan, nnx.Rngs(seed))).to_pure_dict(),
+    spec = built.spec
+    params = jax.jit(lambda: nnx.state(Llama(spec, nnx.Rngs(seed))).to_pure_dict(),
                      out_shardings=built.shardings["params"])()
-    opt_state = jax.jit(make_optimizer(plan).init, out_shardings=built.shardings["optimizer"])(params)
+    opt_state = jax.jit(make_optimizer(spec).init, out_shardings=built.shardings["optimizer"])(params)
     return params, opt_state
 
 
 def synthetic_batch(built: Built, seed: int = 1) -> dict:
     """A fixed random batch [m, d*b, s]; targets are the tokens shifted left by one (last target wraps around)."""
     tokens_abs = built.abstract["batch"]["tokens"]
-    v = built.plan.shape.v
+    v = built.spec.shape.v
 
     def make():
         tokens = jax.random.randint(jax.random.key(seed), tokens_abs.shape, 0, v, dtype=jnp.int32)

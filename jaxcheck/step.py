@@ -29,7 +29,7 @@ from symbolic.config.step import SELECTIVE_SAVED
 from .model.llama import Llama, act_names
 from .model.pipeline import gpipe
 from .model.rules import constrain
-from .spec import Plan
+from .spec import StepSpec
 
 
 def remat_policy(name: str):
@@ -43,7 +43,7 @@ def remat_policy(name: str):
     raise ConfigError(f"remat policy must be one of none, selective, full, got {name!r}")
 
 
-def layer_function(block_graphdef, plan: Plan) -> Callable:
+def layer_function(block_graphdef, plan: StepSpec) -> Callable:
     """(layer params, x) -> x, wrapped in jax.checkpoint per the remat policy (Training.recompute)."""
 
     def layer(layer_params, x):
@@ -55,7 +55,7 @@ def layer_function(block_graphdef, plan: Plan) -> Callable:
     return jax.checkpoint(layer, policy=remat_policy(policy), prevent_cse=False)
 
 
-def loss_fn(params: dict, batch: dict, graphdef, block_graphdef, plan: Plan) -> jax.Array:
+def loss_fn(params: dict, batch: dict, graphdef, block_graphdef, plan: StepSpec) -> jax.Array:
     """Mean next-token cross entropy over the global batch; tokens/targets are [m, d*b, s]."""
     model: Llama = nnx.merge(graphdef, params)
     act = act_names(plan)
@@ -74,12 +74,12 @@ def loss_fn(params: dict, batch: dict, graphdef, block_graphdef, plan: Plan) -> 
     return total / batch["targets"].size
 
 
-def make_optimizer(plan: Plan) -> optax.GradientTransformation:
+def make_optimizer(plan: StepSpec) -> optax.GradientTransformation:
     """AdamW (fp32 moments mu, nu and a step count), constant learning rate."""
     return optax.adamw(plan.opts.learning_rate, b1=0.9, b2=0.95, weight_decay=plan.opts.weight_decay)
 
 
-def make_train_step(graphdef, block_graphdef, plan: Plan, grad_shardings=None, with_grads: bool = False) -> Callable:
+def make_train_step(graphdef, block_graphdef, plan: StepSpec, grad_shardings=None, with_grads: bool = False) -> Callable:
     """(params, opt_state, batch) -> (params, opt_state, loss[, grads]); with_grads returns the gradients for tests.
 
     grad_shardings (the params' shardings) pins the full gradients to the parameter layout, replicated over data and

@@ -21,23 +21,23 @@ SHAPE = ModelShape("test", h=64, f=176, a=4, k=2, L=4, v=136)
 def _compile(train: Training, shape: ModelShape = SHAPE):
     from jaxcheck.compile import FAST_CPU, compile_step
     from jaxcheck.mesh import make_mesh
-    from jaxcheck.spec import Plan
+    from jaxcheck.spec import StepSpec
 
     skip_if_not_enough_devices(train.world)
     options = FAST_CPU if jax.default_backend() == "cpu" else None
-    return compile_step(Plan(shape, train).check(), make_mesh(train), compiler_options=options)
+    return compile_step(StepSpec(shape, train).check(), make_mesh(train), compiler_options=options)
 
 
 @pytest.mark.parametrize("name", ["llama3-8b", "llama3-70b", "llama2-7b"])
 def test_param_count_of_presets_abstractly(name):
     """The abstract flax model (nothing allocated) has exactly ModelShape.param_count parameters."""
     from jaxcheck.mesh import make_mesh
-    from jaxcheck.spec import Plan
+    from jaxcheck.spec import StepSpec
     from jaxcheck.state import build, param_count
 
     train = Training(d=1, t=2, p=2, c=2, s=4096)
     skip_if_not_enough_devices(train.world)
-    built = build(Plan(PRESETS[name], train).check(), make_mesh(train))
+    built = build(StepSpec(PRESETS[name], train).check(), make_mesh(train))
     assert param_count(built) == PRESETS[name].param_count
 
 
@@ -57,14 +57,14 @@ def test_breakdown_sums_to_xla_argument_bytes(tied):
 def test_zero1_shards_optimizer_over_data_and_context():
     """With d*c = 4, AdamW mu + nu take a quarter of the replicated size (count is 4 bytes, replicated)."""
     from jaxcheck.mesh import make_mesh
-    from jaxcheck.spec import Plan
+    from jaxcheck.spec import StepSpec
     from jaxcheck.state import argument_bytes, build
 
     base = Training(d=2, t=1, p=1, c=2, s=16, b=1, gbs=4, zero=0)
     skip_if_not_enough_devices(base.world)
-    plain = argument_bytes(build(Plan(SHAPE, base).check(), make_mesh(base)))
+    plain = argument_bytes(build(StepSpec(SHAPE, base).check(), make_mesh(base)))
     zero1_train = Training(**{**base.__dict__, "zero": 1})
-    zero1 = argument_bytes(build(Plan(SHAPE, zero1_train).check(), make_mesh(zero1_train)))
+    zero1 = argument_bytes(build(StepSpec(SHAPE, zero1_train).check(), make_mesh(zero1_train)))
     assert plain["optimizer"] == 2 * plain["params"] + 4
     assert zero1["optimizer"] == (2 * plain["params"]) // 4 + 4
     assert zero1["params"] == plain["params"]
@@ -145,12 +145,12 @@ def test_pipeline_moves_activations_not_weights():
 
 
 def test_measure_on_cpu_is_none_not_zero():
-    """A fresh subprocess finds no device memory stats on CPU and says so with None (the plan survives JSON)."""
-    from jaxcheck.measure import measure, plan_from_json, plan_to_json
-    from jaxcheck.spec import JaxOptions, Plan
+    """A fresh subprocess finds no device memory stats on CPU and says so with None (the spec survives JSON)."""
+    from jaxcheck.measure import measure, spec_from_json, spec_to_json
+    from jaxcheck.spec import JaxOptions, StepSpec
 
     if jax.default_backend() != "cpu":
         pytest.skip("CPU-only behaviour")
-    plan = Plan(SHAPE, Training(d=2, s=16, gbs=4, recompute="full"), JaxOptions(compute_dtype="float32"))
-    assert plan_from_json(plan_to_json(plan)) == plan
-    assert measure(plan) is None
+    spec = StepSpec(SHAPE, Training(d=2, s=16, gbs=4, recompute="full"), JaxOptions(compute_dtype="float32"))
+    assert spec_from_json(spec_to_json(spec)) == spec
+    assert measure(spec) is None

@@ -21,12 +21,12 @@ SHAPE = ModelShape("test", h=64, f=176, a=4, k=2, L=4, v=136)  # all sizes disti
 SEQ, MBS, GBS = 16, 1, 4
 
 
-def _plan(d, p, t, c, recompute="selective", sp=True, flash_attn=True, **opts):
-    from jaxcheck.spec import JaxOptions, Plan
+def _spec(d, p, t, c, recompute="selective", sp=True, flash_attn=True, **opts):
+    from jaxcheck.spec import JaxOptions, StepSpec
 
     train = Training(d=d, t=t, p=p, c=c, s=SEQ, b=MBS, gbs=GBS, zero=1, recompute=recompute, sp=sp,
                      flash_attn=flash_attn)
-    return Plan(SHAPE, train, JaxOptions(compute_dtype="float32", learning_rate=1e-2, **opts)).check()
+    return StepSpec(SHAPE, train, JaxOptions(compute_dtype="float32", learning_rate=1e-2, **opts)).check()
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +35,8 @@ def reference():
     from jaxcheck.mesh import make_mesh
     from jaxcheck.model.llama import Llama
 
-    plan = _plan(1, 1, 1, 1, flash_attn=False)
-    model = Llama(plan, nnx.Rngs(0))
+    spec = _spec(1, 1, 1, 1, flash_attn=False)
+    model = Llama(spec, nnx.Rngs(0))
     graphdef, state = nnx.split(model)
     params = jax.tree.map(np.asarray, nnx.to_pure_dict(state))
     tokens = np.asarray(jax.random.randint(jax.random.key(1), (GBS, SEQ), 0, SHAPE.v, dtype=jnp.int32))
@@ -51,7 +51,7 @@ def reference():
         picked = jnp.take_along_axis(logits, targets[..., None], axis=-1)[..., 0]
         return jnp.mean(jax.nn.logsumexp(logits, axis=-1) - picked)
 
-    with jax.set_mesh(make_mesh(plan.train)):
+    with jax.set_mesh(make_mesh(spec.train)):
         value, grads = jax.jit(jax.value_and_grad(loss))(params)
     return params, tokens, targets, float(value), jax.tree.map(np.asarray, grads)
 
@@ -65,13 +65,13 @@ def _restack(tree: dict, p: int) -> dict:
 
 @pytest.mark.parametrize("d,p,t,c", list(itertools.product((1, 2), repeat=4)))
 def test_step_matches_reference_and_loss_falls(reference, d, p, t, c):
-    _check_against_reference(reference, _plan(d, p, t, c))
+    _check_against_reference(reference, _spec(d, p, t, c))
 
 
 @pytest.mark.parametrize("recompute,sp", [("none", True), ("full", True), ("selective", False)])
 def test_remat_and_no_sp_match_reference(reference, recompute, sp):
     """The other remat policies and sequence parallelism off, on the full 16-device mesh."""
-    _check_against_reference(reference, _plan(2, 2, 2, 2, recompute=recompute, sp=sp))
+    _check_against_reference(reference, _spec(2, 2, 2, 2, recompute=recompute, sp=sp))
 
 
 @pytest.mark.parametrize("d,p,t,c,block", [(1, 1, 1, 2, 4), (2, 2, 2, 2, 4), (1, 1, 2, 2, 8)])
@@ -80,30 +80,30 @@ def test_flash_key_blocks_across_context_match_reference(reference, monkeypatch,
     import jaxcheck.model.attention
 
     monkeypatch.setattr(jaxcheck.model.attention, "FLASH_BLOCK", block)
-    _check_against_reference(reference, _plan(d, p, t, c))
+    _check_against_reference(reference, _spec(d, p, t, c))
 
 
 def test_unfused_attention_matches_reference(reference):
     """flash_attn off: XLA attention over the whole score matrix, on the full 16-device mesh."""
-    _check_against_reference(reference, _plan(2, 2, 2, 2, flash_attn=False))
+    _check_against_reference(reference, _spec(2, 2, 2, 2, flash_attn=False))
 
 
-def _check_against_reference(reference, plan):
+def _check_against_reference(reference, spec):
     """One step's loss and grads vs the reference; loss falls over 5 AdamW steps; stages shift by collective-permute."""
     from jaxcheck.compile import FAST_CPU, compile_step
     from jaxcheck.mesh import make_mesh
     from jaxcheck.step import make_optimizer
 
-    skip_if_not_enough_devices(plan.train.world)
-    p = plan.train.p
+    skip_if_not_enough_devices(spec.train.world)
+    p = spec.train.p
     host_params, tokens, targets, ref_loss, ref_grads = reference
-    report, step, built = compile_step(plan, make_mesh(plan.train), with_grads=True,
+    report, step, built = compile_step(spec, make_mesh(spec.train), with_grads=True,
                                         compiler_options=FAST_CPU if jax.default_backend() == "cpu" else None)
     assert sum(report.arguments.values()) == report.xla["argument_bytes"]
     host_params = _restack(host_params, p)
     params = jax.device_put(host_params, built.shardings["params"])
-    opt_state = jax.device_put(make_optimizer(plan).init(host_params), built.shardings["optimizer"])
-    m = plan.train.m
+    opt_state = jax.device_put(make_optimizer(spec).init(host_params), built.shardings["optimizer"])
+    m = spec.train.m
     batch = jax.device_put({"tokens": tokens.reshape(m, -1, SEQ), "targets": targets.reshape(m, -1, SEQ)},
                            built.shardings["batch"])
     ref_grads = _restack(ref_grads, p)
@@ -130,18 +130,18 @@ def test_bf16_compute_close_to_fp32_reference(reference):
     """
     from jaxcheck.compile import FAST_CPU, compile_step
     from jaxcheck.mesh import make_mesh
-    from jaxcheck.spec import JaxOptions, Plan
+    from jaxcheck.spec import JaxOptions, StepSpec
     from jaxcheck.step import make_optimizer
 
     skip_if_not_enough_devices(16)
     host_params, tokens, targets, ref_loss, ref_grads = reference
-    train = _plan(2, 2, 2, 2).train
-    plan = Plan(SHAPE, train, JaxOptions(compute_dtype="bfloat16")).check()
+    train = _spec(2, 2, 2, 2).train
+    spec = StepSpec(SHAPE, train, JaxOptions(compute_dtype="bfloat16")).check()
     options = FAST_CPU if jax.default_backend() == "cpu" else None
-    _, step, built = compile_step(plan, make_mesh(train), with_grads=True, compiler_options=options)
+    _, step, built = compile_step(spec, make_mesh(train), with_grads=True, compiler_options=options)
     host_params = _restack(host_params, 2)
     params = jax.device_put(host_params, built.shardings["params"])
-    opt_state = jax.device_put(make_optimizer(plan).init(host_params), built.shardings["optimizer"])
+    opt_state = jax.device_put(make_optimizer(spec).init(host_params), built.shardings["optimizer"])
     batch = jax.device_put({"tokens": tokens.reshape(train.m, -1, SEQ), "targets": targets.reshape(train.m, -1, SEQ)},
                            built.shardings["batch"])
     _, _, loss, grads = step(params, opt_state, batch)

@@ -16,11 +16,11 @@ SHAPE = ModelShape("test", h=64, f=176, a=4, k=2, L=2, v=136)
 def _model(**opts):
     from jaxcheck.mesh import make_mesh
     from jaxcheck.model.llama import Llama
-    from jaxcheck.spec import JaxOptions, Plan
+    from jaxcheck.spec import JaxOptions, StepSpec
 
     train = Training(s=16, b=2, gbs=2)
-    plan = Plan(SHAPE, train, JaxOptions(**opts)).check()
-    return Llama(plan, nnx.Rngs(0)), make_mesh(train)
+    spec = StepSpec(SHAPE, train, JaxOptions(**opts)).check()
+    return Llama(spec, nnx.Rngs(0)), make_mesh(train)
 
 
 def test_causal_gradients_after_position_are_exactly_zero():

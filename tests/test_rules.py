@@ -1,7 +1,7 @@
 """The rule table (symbolic.config.rules): plan's masks, Training.check and jaxcheck's check read the same rules.
 
 Sources of truth: `Training(...).check(shape)` for the paper profile and jaxcheck's own check
-(`jaxcheck.spec.Plan(...).check()`, no compile) for the jax profile, one configuration at a time. Exact: the sets of
+(`jaxcheck.spec.StepSpec(...).check()`, no compile) for the jax profile, one configuration at a time. Exact: the sets of
 valid configurations must be equal, not close.
 """
 import itertools
@@ -12,7 +12,7 @@ from types import SimpleNamespace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jaxcheck.spec import Plan
+from jaxcheck.spec import StepSpec
 from symbolic.config.errors import ConfigError
 from symbolic.config.rules import RULES, SCOPES, letters, select
 from symbolic.config.shapes import PRESETS, ModelShape
@@ -62,7 +62,7 @@ def _accepted_by_jaxcheck(cluster: Cluster) -> set[tuple]:
         for vpp, b in itertools.product(range(1, cluster.shape.L + 1), range(1, cluster.gbs + 1)):
             row = dict(d=d, t=t, p=p, c=c, vpp=vpp, b=b)
             try:
-                Plan(cluster.shape, _training(cluster, row)).check()
+                StepSpec(cluster.shape, _training(cluster, row)).check()
             except ConfigError:
                 continue
             out.add((d, t, p, c, vpp, b))
@@ -79,7 +79,7 @@ def test_plan_and_jaxcheck_agree_on_random_clusters(shape, gpus, s, gbs, sp, fla
     cluster = Cluster(shape, gpus=gpus, s=s, gbs=gbs, sp=sp, flash_attn=flash_attn)
     jax_rows = _rows(valid(cluster, "jax")[0])
     for row in jax_rows:
-        Plan(shape, _training(cluster, row)).check()
+        StepSpec(shape, _training(cluster, row)).check()
     assert {tuple(r[x] for x in ("d", "t", "p", "c", "vpp", "b")) for r in jax_rows} == _accepted_by_jaxcheck(cluster)
     for row in _rows(valid(cluster, "paper")[0]):
         _training(cluster, row).check(shape)
@@ -91,7 +91,7 @@ def test_search_rows_of_the_jax_profile_pass_jaxcheck():
     plan = search(cluster, limit=2**40, profile="jax")
     assert plan.evaluated > 0
     for i in range(plan.evaluated):
-        Plan(cluster.shape, plan.training(i)).check()
+        StepSpec(cluster.shape, plan.training(i)).check()
 
 
 def test_plan_jax_refuses_what_verify_refuses():

@@ -45,9 +45,9 @@ def _args(*argv: str) -> argparse.Namespace:
     return parser.parse_args(list(argv))
 
 
-def _fake_result(plan, err: float = 0.01) -> dict:
-    """A verify()-shaped dict whose numbers derive from the plan (the runner only stores them)."""
-    xla_total = 1000 * plan.train.world + plan.train.s
+def _fake_result(spec, err: float = 0.01) -> dict:
+    """A verify()-shaped dict whose numbers derive from the spec (the runner only stores them)."""
+    xla_total = 1000 * spec.train.world + spec.train.s
     sym = {"params": 600, "activations": round(xla_total * (1 + err)) - 600}
     sym["total"] = sum(sym.values())
     xla = {"argument_bytes": 600, "output_bytes": 600, "alias_bytes": 600, "temp_bytes": xla_total - 600,
@@ -120,10 +120,10 @@ def test_run_records_ok_failed_skipped(tmp_path):
     (tmp_path / "g.toml").write_text(GRID)
     out = tmp_path / "r.jsonl"
 
-    def run(plan):
-        if plan.train.recompute == "full" and plan.train.t == 2:
+    def run(spec):
+        if spec.train.recompute == "full" and spec.train.t == 2:
             raise RuntimeError("XLA ran out of patience\nsecond line of a long trace")
-        return _fake_result(plan)
+        return _fake_result(spec)
 
     assert cmd_sweep.run(_args(str(tmp_path / "g.toml"), "-o", str(out), "--json", "--no-plots"), run, 16) == 0
     lines = _lines(out)
@@ -160,11 +160,11 @@ def test_interrupt_then_resume(tmp_path, capsys):
     out = tmp_path / "r.jsonl"
     calls = []
 
-    def interrupted(plan):
+    def interrupted(spec):
         if len(calls) == 2:
             raise KeyboardInterrupt
-        calls.append(plan)
-        return _fake_result(plan)
+        calls.append(spec)
+        return _fake_result(spec)
 
     assert cmd_sweep.run(_args(str(tmp_path / "g.toml"), "-o", str(out), "--no-plots"), interrupted, 16) == 130
     assert "2 of 6 configs are in" in capsys.readouterr().err
@@ -174,7 +174,7 @@ def test_interrupt_then_resume(tmp_path, capsys):
         fh.write('{"key": "torn", "status": "o')
     calls.clear()
     assert cmd_sweep.run(_args(str(tmp_path / "g.toml"), "-o", str(out), "--resume", "--json", "--no-plots"),
-                         lambda plan: calls.append(plan) or _fake_result(plan), 16) == 0
+                         lambda spec: calls.append(spec) or _fake_result(spec), 16) == 0
     assert len(calls) == 3  # 6 configs - 2 done - 1 invalid (skipped without a run)
     lines = _lines(out)
     keys = [r["key"] for r in lines]
@@ -188,11 +188,11 @@ def test_sigterm_is_an_interrupt(tmp_path):
     out = tmp_path / "r.jsonl"
     calls = []
 
-    def killed(plan):
-        calls.append(plan)
+    def killed(spec):
+        calls.append(spec)
         if len(calls) == 3:
             os.kill(os.getpid(), signal.SIGTERM)
-        return _fake_result(plan)
+        return _fake_result(spec)
 
     assert cmd_sweep.run(_args(str(tmp_path / "g.toml"), "-o", str(out), "--no-plots"), killed, 16) == 130
     assert len(_lines(out)) == 2

@@ -56,10 +56,10 @@ def test_saved_residuals_match_the_profile_tensor_list(recompute, flash_attn):
     """jax's per-micro-batch residuals of one layer == the profile's layer tensors, in count and bytes."""
     from jaxcheck.crosscheck.explain import residuals
     from jaxcheck.mesh import make_mesh
-    from jaxcheck.spec import Plan
+    from jaxcheck.spec import StepSpec
 
     train = Training(s=64, gbs=1, recompute=recompute, zero=0, flash_attn=flash_attn)
-    res = residuals(Plan(SHAPE, train).check(), make_mesh(train))
+    res = residuals(StepSpec(SHAPE, train).check(), make_mesh(train))
     assert res["jax_count"] == res["symbolic_count"]
     assert res["jax_bytes"] == res["symbolic_bytes"]
 

@@ -15,29 +15,29 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 
-from ..spec import Plan
+from ..spec import StepSpec
 from .profile import jax_training, rel, symbolic_bytes, symbolic_temp
 
 TRACE_BATCH = 2
 
 
-def _temps(plan: Plan, mesh) -> tuple[int, int]:
-    """(XLA temp, symbolic temp) of the train step of this plan."""
+def _temps(spec: StepSpec, mesh) -> tuple[int, int]:
+    """(XLA temp, symbolic temp) of the train step of this spec."""
     from ..compile import FAST_CPU, compile_step
 
     cpu = mesh.devices.flat[0].platform == "cpu"
-    report, _, _ = compile_step(plan, mesh, compiler_options=FAST_CPU if cpu else None)
-    return report.xla["temp_bytes"], symbolic_temp(symbolic_bytes(plan.shape, plan.train, plan.opts))
+    report, _, _ = compile_step(spec, mesh, compiler_options=FAST_CPU if cpu else None)
+    return report.xla["temp_bytes"], symbolic_temp(symbolic_bytes(spec.shape, spec.train, spec.opts))
 
 
-def forward_temp(plan: Plan, mesh) -> int:
+def forward_temp(spec: StepSpec, mesh) -> int:
     """XLA's temp bytes of the loss alone (forward pass, no gradients or optimizer)."""
     from ..compile import FAST_CPU
     from ..state import build
     from ..step import loss_fn
 
-    built = build(plan, mesh)
-    fn = lambda params, batch: loss_fn(params, batch, built.graphdef, built.block_graphdef, plan)
+    built = build(spec, mesh)
+    fn = lambda params, batch: loss_fn(params, batch, built.graphdef, built.block_graphdef, spec)
     cpu = mesh.devices.flat[0].platform == "cpu"
     with jax.set_mesh(mesh):
         jitted = jax.jit(fn, in_shardings=(built.shardings["params"], built.shardings["batch"]))
@@ -50,21 +50,21 @@ def _variant(name: str, what: str, xla: float, sym: float) -> dict:
     return {"name": name, "what": what, "xla": int(xla), "symbolic": int(sym), "rel_error": rel(sym, xla)}
 
 
-def variants(plan: Plan, mesh, base_xla_temp: int) -> list[dict]:
+def variants(spec: StepSpec, mesh, base_xla_temp: int) -> list[dict]:
     """Per-layer, per-micro-batch and remat slopes of XLA's temp next to the profile's."""
-    shape, tr = plan.shape, plan.train
-    x0, s0 = base_xla_temp, _temps(plan, mesh)[1]
+    shape, tr = spec.shape, spec.train
+    x0, s0 = base_xla_temp, _temps(spec, mesh)[1]
     out = []
-    x2, s2 = _temps(dataclasses.replace(plan, shape=dataclasses.replace(shape, L=2 * shape.L)), mesh)
+    x2, s2 = _temps(dataclasses.replace(spec, shape=dataclasses.replace(shape, L=2 * shape.L)), mesh)
     per = shape.L // tr.p
     out.append(_variant("per layer", f"(temp(2L) - temp(L)) / (L/p), L/p = {per}", (x2 - x0) / per, (s2 - s0) / per))
-    xm, sm = _temps(dataclasses.replace(plan, train=dataclasses.replace(tr, gbs=2 * tr.global_batch)), mesh)
+    xm, sm = _temps(dataclasses.replace(spec, train=dataclasses.replace(tr, gbs=2 * tr.global_batch)), mesh)
     out.append(_variant("per micro batch", f"(temp(2m) - temp(m)) / m, m = {tr.m}", (xm - x0) / tr.m, (sm - s0) / tr.m))
     other = {"none": "full", "selective": "none", "full": "none"}[tr.recompute]
-    xo, so = _temps(dataclasses.replace(plan, train=dataclasses.replace(tr, recompute=other)), mesh)
+    xo, so = _temps(dataclasses.replace(spec, train=dataclasses.replace(tr, recompute=other)), mesh)
     out.append(_variant(f"remat {other} - {tr.recompute}", "what the remat policy changes", xo - x0, so - s0))
     out.append({"name": "forward only", "what": "temp of the loss alone (no symbolic figure)",
-                "xla": forward_temp(plan, mesh), "symbolic": None, "rel_error": None})
+                "xla": forward_temp(spec, mesh), "symbolic": None, "rel_error": None})
     return out
 
 
@@ -74,24 +74,24 @@ def _is_activation(aval, s: int) -> bool:
     return aval.dtype != jnp.bool_ and len(shape) >= 2 and shape[0] == TRACE_BATCH and s in shape[1:]
 
 
-def _saved(plan: Plan, mesh) -> list[dict]:
+def _saved(spec: StepSpec, mesh) -> list[dict]:
     """jax's saved residuals of one layer function on abstract inputs [TRACE_BATCH, s, h], each with its bytes."""
     from jax._src.ad_checkpoint import saved_residuals
 
     from ..state import build
     from ..step import layer_function
 
-    built = build(plan, mesh)
+    built = build(spec, mesh)
     layer_params = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape[2:], x.dtype), built.abstract["params"]["blocks"])
-    s = plan.train.s
-    x = jax.ShapeDtypeStruct((TRACE_BATCH, s, plan.shape.h), jnp.dtype(plan.opts.compute_dtype))
+    s = spec.train.s
+    x = jax.ShapeDtypeStruct((TRACE_BATCH, s, spec.shape.h), jnp.dtype(spec.opts.compute_dtype))
     with jax.set_mesh(mesh):
-        saved = saved_residuals(layer_function(built.block_graphdef, plan), layer_params, x)
+        saved = saved_residuals(layer_function(built.block_graphdef, spec), layer_params, x)
     return [{"shape": aval.str_short(), "bytes": int(aval.size * aval.dtype.itemsize), "what": desc,
              "activation": _is_activation(aval, s)} for aval, desc in saved]
 
 
-def _profile_tensors(plan: Plan) -> list[dict]:
+def _profile_tensors(spec: StepSpec) -> list[dict]:
     """The profile's per-layer tensors at the traced shape (d = t = c = 1, b = TRACE_BATCH): name, count, bytes."""
     import sympy as sp
     from symbolic.components.jaxstep import layer_tensors
@@ -99,24 +99,24 @@ def _profile_tensors(plan: Plan) -> list[dict]:
     from symbolic.config.switches import Switches
     from symbolic.config.symbols import BY_NAME
 
-    traced = dataclasses.replace(jax_training(plan.train, plan.opts), d=1, t=1, c=1, b=TRACE_BATCH, gbs=None)
-    subs = {BY_NAME[name]: value for name, value in inputs_for(plan.shape, traced).items()}
+    traced = dataclasses.replace(jax_training(spec.train, spec.opts), d=1, t=1, c=1, b=TRACE_BATCH, gbs=None)
+    subs = {BY_NAME[name]: value for name, value in inputs_for(spec.shape, traced).items()}
     sw = Switches.of(traced, overheads=False)
     return [{"name": part.name, "count": part.count, "bytes": int(sp.sympify(part.expr).xreplace(subs))}
             for part in layer_tensors(sw)]
 
 
-def residuals(plan: Plan, mesh) -> dict:
+def residuals(spec: StepSpec, mesh) -> dict:
     """jax's saved residuals of one layer (activations per micro batch) vs the profile's per-layer tensors."""
-    listed = _saved(plan, mesh)
+    listed = _saved(spec, mesh)
     acts = [r for r in listed if r["activation"]]
-    tensors = _profile_tensors(plan)
-    return {"trace_shape": f"b={TRACE_BATCH}, s={plan.train.s}, d=t=c=1", "jax": listed,
+    tensors = _profile_tensors(spec)
+    return {"trace_shape": f"b={TRACE_BATCH}, s={spec.train.s}, d=t=c=1", "jax": listed,
             "jax_count": len(acts), "jax_bytes": sum(r["bytes"] for r in acts),
             "symbolic": tensors, "symbolic_count": sum(t["count"] for t in tensors),
             "symbolic_bytes": sum(t["bytes"] for t in tensors)}
 
 
-def explain(plan: Plan, mesh, xla: dict) -> dict:
+def explain(spec: StepSpec, mesh, xla: dict) -> dict:
     """The "explain" object of `mem4d verify --json --explain`."""
-    return {"variants": variants(plan, mesh, xla["temp_bytes"]), "residuals": residuals(plan, mesh)}
+    return {"variants": variants(spec, mesh, xla["temp_bytes"]), "residuals": residuals(spec, mesh)}

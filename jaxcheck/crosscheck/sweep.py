@@ -16,7 +16,7 @@ from symbolic.config.errors import ConfigError
 from symbolic.config.shapes import DEFAULT_MODEL, resolve_model
 from symbolic.config.training import RECOMPUTE, Training
 
-from ..spec import JaxOptions, Plan
+from ..spec import JaxOptions, StepSpec
 
 # grid key (the CLI flag's name) -> (type, default); defaults are `mem4d compile`'s
 KEYS: dict[str, tuple[type, object]] = {
@@ -115,13 +115,13 @@ def label(cfg: Config) -> str:
             f"{cfg['remat']}{extras}")
 
 
-def to_plan(cfg: Config) -> Plan:
-    """The config as jaxcheck's Plan, checked (Training + Plan rules); invalid combinations raise ConfigError."""
+def to_spec(cfg: Config) -> StepSpec:
+    """The config as jaxcheck's StepSpec, checked (Training + StepSpec rules); invalid combinations raise ConfigError."""
     shape = resolve_model(cfg["model"])
     train = Training(d=cfg["dp"], t=cfg["tp"], p=cfg["pp"], c=cfg["cp"], vpp=cfg["vpp"], s=cfg["seq"], b=cfg["mbs"],
                      gbs=cfg["gbs"], sp=cfg["sp"], zero=int(cfg["zero1"]), recompute=cfg["remat"],
                      flash_attn=cfg["flash_attn"])
-    return Plan(shape, train, JaxOptions(param_dtype=cfg["param_dtype"], compute_dtype=cfg["compute_dtype"])).check()
+    return StepSpec(shape, train, JaxOptions(param_dtype=cfg["param_dtype"], compute_dtype=cfg["compute_dtype"])).check()
 
 
 def one_line(err: BaseException) -> str:
@@ -182,16 +182,16 @@ def append_result(fd: int, record: dict) -> None:
 
 # ---- the runner ------------------------------------------------------------------------------------------------------
 
-RunFn = Callable[[Plan], dict]  # compiles one plan and returns verify()'s dict
+RunFn = Callable[[StepSpec], dict]  # compiles one spec and returns verify()'s dict
 
 
 @dataclass
 class Job:
-    """One config to run: its key, its grid values, and its Plan (None with the reason when the combination is invalid)."""
+    """One config to run: its key, its grid values, and its StepSpec (None with the reason when the combination is invalid)."""
 
     key: str
     cfg: Config
-    plan: Plan | None
+    spec: StepSpec | None
     reason: str | None = None
 
 
@@ -200,7 +200,7 @@ def jobs(configs: list[Config]) -> list[Job]:
     out = []
     for cfg in configs:
         try:
-            out.append(Job(config_key(cfg), cfg, to_plan(cfg)))
+            out.append(Job(config_key(cfg), cfg, to_spec(cfg)))
         except ConfigError as err:
             out.append(Job(config_key(cfg), cfg, None, str(err)))
     return out
@@ -208,20 +208,20 @@ def jobs(configs: list[Config]) -> list[Job]:
 
 def max_world(todo: list[Job]) -> int:
     """Devices the largest valid mesh needs: d * t * p * c."""
-    return max((j.plan.train.world for j in todo if j.plan is not None), default=1)
+    return max((j.spec.train.world for j in todo if j.spec is not None), default=1)
 
 
 def run_job(job: Job, run: RunFn, devices: int) -> dict:
     """Run one job: ok with verify's result, skipped (invalid / too few devices) or failed with a one-line error."""
     record = {"key": job.key, "params": job.cfg, "label": label(job.cfg), "status": "ok", "error": None, "result": None}
     start = time.perf_counter()
-    if job.plan is None:
+    if job.spec is None:
         record.update(status="skipped", error=job.reason)
-    elif job.plan.train.world > devices:
-        record.update(status="skipped", error=f"needs {job.plan.train.world} devices, the backend has {devices}")
+    elif job.spec.train.world > devices:
+        record.update(status="skipped", error=f"needs {job.spec.train.world} devices, the backend has {devices}")
     else:
         try:
-            record["result"] = run(job.plan)
+            record["result"] = run(job.spec)
         except ConfigError as err:
             record.update(status="skipped", error=str(err))
         except Exception as err:  # a compile failure is recorded and the sweep goes on

@@ -12,7 +12,7 @@ import dataclasses
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
-from ..spec import JaxOptions, Plan
+from ..spec import JaxOptions, StepSpec
 from .profile import jax_training, rel, symbolic_bytes
 
 
@@ -48,24 +48,24 @@ def verify(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions(
     The caller has made enough devices (jaxcheck.mesh.request_cpu_devices(n) before jax starts). Returns the
     `mem4d verify --json` object; raises ConfigError (one line) for invalid configs, anything else is a compile failure.
     """
-    plan = Plan(shape, training, opts).check()
+    spec = StepSpec(shape, training, opts).check()
     sym = symbolic_bytes(shape, training, opts)
     from ..compile import FAST_CPU, compile_step
     from ..mesh import make_mesh
 
     mesh = make_mesh(training)
     cpu = mesh.devices.flat[0].platform == "cpu"
-    report, _, _ = compile_step(plan, mesh, compiler_options=FAST_CPU if cpu else None)
+    report, _, _ = compile_step(spec, mesh, compiler_options=FAST_CPU if cpu else None)
     measured = None
     if measure and not cpu:
         from ..measure import measure as run_measure
 
-        measured = run_measure(plan)
+        measured = run_measure(spec)
     details = None
     if explain:
         from .explain import explain as run_explain
 
-        details = run_explain(plan, mesh, report.xla)
+        details = run_explain(spec, mesh, report.xla)
     config = {**jax_training(training, opts).as_dict(), **dataclasses.asdict(opts)}
     return {
         "model": shape.name, "shape": shape.as_dict(), "config": config, "mesh": report.mesh,

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 from flax import nnx
 from jax.ad_checkpoint import checkpoint_name
 
-from ..spec import Plan
+from ..spec import StepSpec
 from .attention import allgather_attention, rope
 from .rules import constrain
 
@@ -23,7 +23,7 @@ def _param(rngs: nnx.Rngs, shape: tuple[int, ...], axes: tuple[str, ...], std: f
     return nnx.Param((std * jax.random.normal(rngs.params(), shape)).astype(dtype), axes=axes)
 
 
-def act_names(plan: Plan) -> tuple[str, str, str]:
+def act_names(plan: StepSpec) -> tuple[str, str, str]:
     """Logical axes of the [b, s, h] residual stream between blocks: s split over context, and over tensor with SP."""
     return ("batch", "seq_sp" if plan.train.sp else "seq", "embed")
 
@@ -31,7 +31,7 @@ def act_names(plan: Plan) -> tuple[str, str, str]:
 class RMSNorm(nnx.Module):
     """RMSNorm with an fp32 scale [h] (not split by t), computed in fp32, returned in compute dtype."""
 
-    def __init__(self, plan: Plan):
+    def __init__(self, plan: StepSpec):
         self.eps = 1e-5
         self.scale = nnx.Param(jnp.ones((plan.shape.h,), plan.opts.param_dtype), axes=("norm",))
 
@@ -44,7 +44,7 @@ class RMSNorm(nnx.Module):
 class Attention(nnx.Module):
     """GQA self-attention: column-parallel Wq [h, a, dh], Wk, Wv [h, k, dh]; row-parallel Wo [a, dh, h]."""
 
-    def __init__(self, plan: Plan, rngs: nnx.Rngs):
+    def __init__(self, plan: StepSpec, rngs: nnx.Rngs):
         h, a, k, dh, dt = plan.shape.h, plan.shape.a, plan.shape.k, plan.shape.dh, plan.opts.param_dtype
         self.plan = plan
         self.wq = _param(rngs, (h, a, dh), ("embed", "heads", "head_dim"), h ** -0.5, dt)
@@ -67,7 +67,7 @@ class Attention(nnx.Module):
 class MLP(nnx.Module):
     """SwiGLU: column-parallel gate and up [h, f], row-parallel down [f, h]."""
 
-    def __init__(self, plan: Plan, rngs: nnx.Rngs):
+    def __init__(self, plan: StepSpec, rngs: nnx.Rngs):
         h, f, dt = plan.shape.h, plan.shape.f, plan.opts.param_dtype
         self.gate = _param(rngs, (h, f), ("embed", "mlp"), h ** -0.5, dt)
         self.up = _param(rngs, (h, f), ("embed", "mlp"), h ** -0.5, dt)
@@ -85,7 +85,7 @@ class MLP(nnx.Module):
 class Block(nnx.Module):
     """Pre-norm decoder block: x + Attn(RMSNorm(x)), then + MLP(RMSNorm(.)); the SP/CP layout is set between parts."""
 
-    def __init__(self, plan: Plan, rngs: nnx.Rngs):
+    def __init__(self, plan: StepSpec, rngs: nnx.Rngs):
         self.plan = plan
         self.attn_norm, self.attn = RMSNorm(plan), Attention(plan, rngs)
         self.mlp_norm, self.mlp = RMSNorm(plan), MLP(plan, rngs)
@@ -102,7 +102,7 @@ class Block(nnx.Module):
 class Llama(nnx.Module):
     """Embedding [v, h] (vocab-parallel), blocks stacked [p, L/p], final RMSNorm, LM head [h, v] (vocab-parallel)."""
 
-    def __init__(self, plan: Plan, rngs: nnx.Rngs):
+    def __init__(self, plan: StepSpec, rngs: nnx.Rngs):
         s, p = plan.shape, plan.train.p
         self.plan = plan
         self.embed = _param(rngs, (s.v, s.h), ("vocab", "embed"), 1.0, plan.opts.param_dtype)

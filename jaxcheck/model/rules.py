@@ -23,14 +23,14 @@ RULES: dict[str, str | tuple[str, ...] | None] = {
 }
 
 
-def spec(names: tuple[str | None, ...]) -> P:
+def partition_spec(names: tuple[str | None, ...]) -> P:
     """PartitionSpec of a tensor whose axes carry these logical names (None = not sharded)."""
     return P(*(None if n is None else RULES[n] for n in names))
 
 
 def constrain(x: jax.Array, names: tuple[str | None, ...]) -> jax.Array:
     """with_sharding_constraint by logical names; needs the mesh set by `jax.set_mesh` (see compile/step)."""
-    return jax.lax.with_sharding_constraint(x, spec(names))
+    return jax.lax.with_sharding_constraint(x, partition_spec(names))
 
 
 def zero1_spec(pspec: P, shape: tuple[int, ...], mesh_shape: dict[str, int]) -> P:

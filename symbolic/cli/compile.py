@@ -41,14 +41,14 @@ def _gib(n: int) -> str:
     return f"{n / 2**30:,.3f}"
 
 
-def _print_table(report, plan) -> None:
+def _print_table(report, spec) -> None:
     from rich.console import Console
     from rich.table import Table
 
     mesh = report.mesh
-    title = (f"{plan.shape.name}: d={mesh['data']} p={mesh['pipe']} t={mesh['tensor']} c={mesh['context']} "
-             f"s={plan.train.s} b={plan.train.b} m={plan.train.m} remat={plan.train.recompute} "
-             f"zero={plan.train.zero} - XLA per device, {report.devices} {mesh['platform']} devices")
+    title = (f"{spec.shape.name}: d={mesh['data']} p={mesh['pipe']} t={mesh['tensor']} c={mesh['context']} "
+             f"s={spec.train.s} b={spec.train.b} m={spec.train.m} remat={spec.train.recompute} "
+             f"zero={spec.train.zero} - XLA per device, {report.devices} {mesh['platform']} devices")
     table = Table(title=title)
     table.add_column("buffer")
     table.add_column("GiB", justify="right")
@@ -75,9 +75,9 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--remat/--recompute must be one of {', '.join(RECOMPUTE)}, got {args.recompute!r}")
     shape = model_from_args(args)
     train = training_from_args(args, shape)
-    from jaxcheck.spec import JaxOptions, Plan
+    from jaxcheck.spec import JaxOptions, StepSpec
 
-    plan = Plan(shape, train, JaxOptions(param_dtype=args.param_dtype, compute_dtype=args.compute_dtype)).check()
+    spec = StepSpec(shape, train, JaxOptions(param_dtype=args.param_dtype, compute_dtype=args.compute_dtype)).check()
     import os
 
     from jaxcheck import mesh as meshlib
@@ -95,11 +95,11 @@ def run(args: argparse.Namespace) -> int:
     mesh = meshlib.make_mesh(train)
     from jaxcheck.compile import compile_step
 
-    report, _, _ = compile_step(plan, mesh)
+    report, _, _ = compile_step(spec, mesh)
     if mesh.devices.flat[0].platform != "cpu" and args.measure and not args.mock_gpu_topology:
         from jaxcheck.measure import measure
 
-        report.measured = measure(plan)
+        report.measured = measure(spec)
     import jax
 
     if jax.process_index() != 0 and not args.json:
@@ -107,5 +107,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.as_json()))
     else:
-        _print_table(report, plan)
+        _print_table(report, spec)
     return 0

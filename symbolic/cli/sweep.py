@@ -35,9 +35,9 @@ def _verify_fn(measure: bool) -> RunFn:
 
     from jaxcheck.crosscheck.verify import verify
 
-    def run_one(plan) -> dict:
+    def run_one(spec) -> dict:
         try:
-            return verify(plan.shape, plan.train, plan.opts, measure=measure)
+            return verify(spec.shape, spec.train, spec.opts, measure=measure)
         finally:
             jax.clear_caches()
 

@@ -42,10 +42,10 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--remat/--recompute must be one of {', '.join(RECOMPUTE)}, got {args.recompute!r}")
     shape = model_from_args(args)
     train = training_from_args(args, shape)
-    from jaxcheck.spec import JaxOptions, Plan
+    from jaxcheck.spec import JaxOptions, StepSpec
 
     opts = JaxOptions(param_dtype=args.param_dtype, compute_dtype=args.compute_dtype)
-    Plan(shape, train, opts).check()
+    StepSpec(shape, train, opts).check()
     import os
 
     from jaxcheck import mesh as meshlib

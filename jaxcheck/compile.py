@@ -30,8 +30,10 @@ class Report:
     arguments: dict
     measured: dict | None = None
 
-    def as_json(self) -> dict:
-        return {"mesh": self.mesh, "devices": self.devices, "param_count": self.param_count,
+    def as_json(self, spec: StepSpec) -> dict:
+        """`mem4d compile --json`: model, param_count and config (spec.as_json), then XLA's and the measured bytes."""
+        return {"model": spec.shape.name, "param_count": self.param_count, "config": spec.as_json(),
+                "mesh": self.mesh, "devices": self.devices,
                 "compile_seconds": round(self.compile_seconds, 3), "xla": self.xla, "arguments": self.arguments,
                 "measured": self.measured}
 

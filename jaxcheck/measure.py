@@ -27,7 +27,7 @@ def spec_from_json(text: str) -> StepSpec:
 
 
 def measure(spec: StepSpec, timeout: float = 900.0) -> dict | None:
-    """{"peak_bytes", "bytes_limit"} of the busiest local device after one real step, or None where not measurable."""
+    """{"peak_bytes", "limit_bytes"} of the busiest local device after one real step, or None where not measurable."""
     env = {k: v for k, v in os.environ.items() if k != "XLA_PYTHON_CLIENT_PREALLOCATE"}
     proc = subprocess.run([sys.executable, "-m", "jaxcheck.measure", spec_to_json(spec)],
                           capture_output=True, text=True, timeout=timeout, env=env)
@@ -56,7 +56,7 @@ def _run_once(spec: StepSpec) -> dict | None:
     jax.block_until_ready(loss)
     stats = [d.memory_stats() for d in jax.local_devices() if d in set(mesh.devices.flat)]
     peak = max(stats, key=lambda st: st.get("peak_bytes_in_use", 0))
-    return {"peak_bytes": int(peak.get("peak_bytes_in_use", 0)), "bytes_limit": int(peak.get("bytes_limit", 0))}
+    return {"peak_bytes": int(peak.get("peak_bytes_in_use", 0)), "limit_bytes": int(peak.get("bytes_limit", 0))}
 
 
 if __name__ == "__main__":

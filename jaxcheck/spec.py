@@ -1,14 +1,15 @@
 """jax-only knobs of the compiled step; the model shape and the parallel/batch config are symbolic's ModelShape and Training."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from symbolic.config.dtypes import FLOATS
+from symbolic.config.dtypes import FLOATS, jax_widths
 from symbolic.config.errors import ConfigError
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
-ATTENTION = ("allgather",)  # context-parallel attention strategies implemented in jaxcheck.attention
+ATTENTION = ("allgather",)  # context-parallel attention strategies implemented in jaxcheck.model.attention
+DEFAULT_TRAINING = Training(zero=0)  # what mem4d compile and sweep grids start from: Training's defaults, no ZeRO
 
 
 @dataclass(frozen=True)
@@ -43,3 +44,14 @@ class StepSpec:
         """Training.check with jaxcheck's own limits (the rule table's "jax" scope): one-line ConfigError; self."""
         self.train.check(self.shape, "jax")
         return self
+
+    def as_json(self, widths: bool = False) -> dict:
+        """The "config" of compile/verify --json: the Training under its flag names (`widths`: with the byte widths
+        of the step's dtypes, what the `jax` profile is evaluated with) and the two dtypes."""
+        return {**jax_training(self.train, self.opts).as_json(self.shape, widths),
+                "param_dtype": self.opts.param_dtype, "compute_dtype": self.opts.compute_dtype}
+
+
+def jax_training(training: Training, opts: JaxOptions) -> Training:
+    """The Training with the byte widths of the jax step's dtypes: what the `jax` profile is evaluated with."""
+    return replace(training, **jax_widths(opts.param_dtype, opts.compute_dtype))

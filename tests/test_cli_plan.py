@@ -48,12 +48,15 @@ def test_json_schema_and_ranking(small_json):
     limit = 0.8 * 2 * 2**30
     scores = [c["score"] for c in out["configs"]]
     assert scores == sorted(scores, reverse=True)
-    for config in out["configs"]:
-        assert set(config) >= {"dp", "tp", "pp", "cp", "vpp", "mbs", "recompute", "zero", "bytes", "total", "score"}
+    assert out["model"] == "tiny" and out["config"]["seq"] == 256 and out["config"]["gbs"] == 32
+    for row in out["configs"]:
+        config = row["config"]
+        assert set(config) >= {"model", "dp", "tp", "pp", "cp", "vpp", "mbs", "recompute", "zero", "seq", "gbs"}
+        assert {"bytes", "peak_bytes", "score"} <= set(row)
         assert config["dp"] * config["tp"] * config["pp"] * config["cp"] == 16
-        assert config["total"] == config["bytes"]["total"] <= config["peak"] < limit
-        assert 0 < config["score"] <= 1
-    assert {c["recompute"] for c in out["configs"]} <= {"none", "selective", "full"}
+        assert row["bytes"]["total"] <= row["peak_bytes"] < limit
+        assert 0 < row["score"] <= 1
+    assert {c["config"]["recompute"] for c in out["configs"]} <= {"none", "selective", "full"}
 
 
 def test_every_evaluated_configuration_matches_estimate_alone():
@@ -73,7 +76,7 @@ def test_every_evaluated_configuration_matches_estimate_alone():
         worst = max(worst, max(abs(one.bytes[name] - got[name]) for name in got))
         assert plan.rows["total"][i] == got["total"]
         config = plan.config(i)
-        assert (config["peak"], config["peak_from"]) == (one.peak, one.peak_from), i  # exact: same rounded parts
+        assert (config["peak_bytes"], config["peak_from"]) == (one.peak, one.peak_from), i  # exact: same rounded parts
         assert (i in feasible) == one.fits(2 * 2**30, 0.8)  # the same verdict as `mem4d estimate`
     assert worst <= 1
     assert 0 < np.count_nonzero(plan.rows["peak"] > plan.rows["total"]) < plan.evaluated  # both kinds of peak seen
@@ -103,7 +106,8 @@ def test_listed_configurations_match_mem4d_estimate_json(small_json):
     """Three listed configurations (best, middle, last) through `mem4d estimate --json` in a subprocess."""
     pytest.importorskip("symbolic.cli.estimate", reason="mem4d estimate is another issue's command")
     configs = small_json["configs"]
-    for config in (configs[0], configs[len(configs) // 2], configs[-1]):
+    for row in (configs[0], configs[len(configs) // 2], configs[-1]):
+        config = row["config"]
         argv = ["estimate", "--model", "tiny", "--seq", "256", "--gbs", "32", "--dp", str(config["dp"]),
                 "--tp", str(config["tp"]), "--pp", str(config["pp"]), "--cp", str(config["cp"]),
                 "--vpp", str(config["vpp"]), "--mbs", str(config["mbs"]), "--recompute", config["recompute"],
@@ -112,9 +116,10 @@ def test_listed_configurations_match_mem4d_estimate_json(small_json):
         done = mem4d(*argv)
         assert done.returncode == 0, done.stderr
         report = json.loads(done.stdout)
-        for name, value in config["bytes"].items():
+        for name, value in row["bytes"].items():
             assert abs(report["bytes"][name] - value) <= 1, (config, name, report["bytes"][name])
-        assert report["peak_bytes"] == config["peak"] and report["peak_from"] == config["peak_from"]
+        assert report["peak_bytes"] == row["peak_bytes"] and report["peak_from"] == row["peak_from"]
+        assert report["config"] == config  # the same vocabulary and the same values
         assert report["fits"] is True  # every listed configuration fits by `mem4d estimate`'s verdict too
 
 
@@ -125,8 +130,8 @@ def test_csv_holds_every_feasible_configuration(tmp_path, small_json):
     with path.open() as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == small_json["feasible"]
-    assert int(rows[0]["total"]) == small_json["configs"][0]["total"]
-    assert int(rows[0]["peak"]) == small_json["configs"][0]["peak"]
+    assert int(rows[0]["total"]) == small_json["configs"][0]["bytes"]["total"]
+    assert int(rows[0]["peak_bytes"]) == small_json["configs"][0]["peak_bytes"]
 
 
 def test_plot_writes_a_png(tmp_path):

@@ -31,7 +31,7 @@ def test_estimate_done_when_configuration_json():
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["model"] == "llama3-70b" and report["profile"] == "paper"
-    assert report["config"]["m"] == 128 and report["gpu_memory_bytes"] == 80 * 2**30
+    assert report["config"]["m"] == 128 and report["gpu_mem_bytes"] == 80 * 2**30
     assert report["bytes"]["total"] == sum(x for n, x in report["bytes"].items() if n != "total")
     assert [s["stage"] for s in report["stages"]] == ["first", "middle", "last"]
     assert isinstance(report["fits"], bool)

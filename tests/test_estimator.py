@@ -121,7 +121,7 @@ def test_weights_and_optimizer_never_grow_with_t_p_c(sw):
 def test_as_json_schema_and_fit_rule():
     result = estimate(PRESETS["llama3-70b"], Training(d=8, t=8, p=4, c=2, s=8192, b=1, gbs=1024))
     report = result.as_json(80 * 2**30, 0.8)
-    assert {"profile", "model", "config", "bytes", "stages", "gpu_memory_bytes", "fits"} <= set(report)
+    assert {"profile", "model", "param_count", "config", "bytes", "stages", "gpu_mem_bytes", "fits"} <= set(report)
     assert [s["stage"] for s in report["stages"]] == ["first", "middle", "last"]
     assert report["fits"] is (report["bytes"]["total"] < 0.8 * 80 * 2**30)
     assert result.as_json(report["bytes"]["total"], 1.0)["fits"] is False

@@ -98,7 +98,10 @@ def test_cli_done_when_llama3_8b_json():
                   "--mbs", "1", "--gbs", "16", "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    assert set(out) == {"mesh", "devices", "param_count", "compile_seconds", "xla", "arguments", "measured"}
+    assert set(out) == {"model", "param_count", "config", "mesh", "devices", "compile_seconds", "xla", "arguments",
+                        "measured"}
+    assert out["model"] == "llama3-8b" and out["config"]["dp"] == 2 and out["config"]["seq"] == 4096
+    assert out["config"]["zero"] == 0 and out["config"]["param_dtype"] == "float32"
     assert out["devices"] == 8 and out["param_count"] == PRESETS["llama3-8b"].param_count
     assert {"argument_bytes", "output_bytes", "alias_bytes", "temp_bytes", "total_bytes"} <= set(out["xla"])
     assert sum(out["arguments"].values()) == out["xla"]["argument_bytes"]

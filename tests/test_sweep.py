@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from jaxcheck.crosscheck import report, sweep
+from jaxcheck.crosscheck import grid, report, sweep
 from symbolic.cli import sweep as cmd_sweep
 from symbolic.config.errors import ConfigError
 
@@ -24,12 +24,12 @@ seq = 128
 
 [grid]
 tp = [1, 2]
-remat = ["none", "full"]
+recompute = ["none", "full"]
 
 [[case]]
 pp = 2
 gbs = 4
-zero1 = true
+zero = 1
 
 [[case]]
 pp = 3          # does not divide L = 8: skipped with its reason
@@ -64,22 +64,23 @@ def _lines(path) -> list[dict]:
 def test_grid_expansion(tmp_path):
     """Product of [grid] in file order, then [[case]]; [base] and the CLI defaults fill the rest; duplicates dropped."""
     (tmp_path / "g.toml").write_text(GRID)
-    configs = sweep.parse_grid(tmp_path / "g.toml")
-    assert [(c["tp"], c["remat"], c["pp"]) for c in configs] == [
+    configs = grid.parse_grid(tmp_path / "g.toml")
+    assert [(c["tp"], c["recompute"], c["pp"]) for c in configs] == [
         (1, "none", 1), (1, "full", 1), (2, "none", 1), (2, "full", 1), (1, "none", 2), (1, "none", 3)]
     assert all(c["model"] == "tiny" and c["seq"] == 128 and c["dp"] == 1 for c in configs)
-    assert configs[4]["zero1"] is True and configs[4]["gbs"] == 4 and configs[0]["gbs"] is None
-    assert len({sweep.config_key(c) for c in configs}) == 6
+    assert configs[4]["zero"] == 1 and configs[0]["zero"] == 0 and configs[4]["gbs"] == 4 and configs[0]["gbs"] is None
+    assert len({grid.config_key(c) for c in configs}) == 6
     # the key does not depend on key order nor on spelling out a default
-    assert sweep.config_key({"tp": 2, "model": "tiny"} | configs[0]) == sweep.config_key(dict(reversed(configs[0].items())))
+    assert grid.config_key({"tp": 2, "model": "tiny"} | configs[0]) == grid.config_key(dict(reversed(configs[0].items())))
 
 
 @pytest.mark.parametrize("text, needle", [
     ("[grid]\ntpp = [1, 2]\n", "unknown key 'tpp'"),
     ("[base]\ntp = \"2\"\n", "tp must be a positive integer"),
     ("[grid]\ndp = [1, 0]\n", "dp must be a positive integer, got 0"),
-    ("[base]\nzero1 = 1\n", "zero1 must be a bool"),
-    ("[grid]\nremat = [\"some\"]\n", "remat must be one of none, selective, full"),
+    ("[base]\nzero = true\n", "zero must be one of 0, 1, got True"),
+    ("[base]\nsp = 1\n", "sp must be a bool"),
+    ("[grid]\nrecompute = [\"some\"]\n", "recompute must be one of none, selective, full"),
     ("[grid]\ntp = []\n", "tp must be a non-empty list"),
     ("[grid]\ntp = 2\n", "tp must be a non-empty list"),
     ("[base]\nmodel = \"llama9\"\n", "unknown model 'llama9'"),
@@ -140,7 +141,7 @@ def test_too_few_devices_skipped(tmp_path):
     (tmp_path / "g.toml").write_text(GRID)
     out = tmp_path / "r.jsonl"
     cmd_sweep.run(_args(str(tmp_path / "g.toml"), "-o", str(out), "--json", "--no-plots"), _fake_result, 1)
-    by_tp = {(r["params"]["tp"], r["params"]["pp"]): r for r in _lines(out)}
+    by_tp = {(r["config"]["tp"], r["config"]["pp"]): r for r in _lines(out)}
     assert by_tp[(2, 1)]["status"] == "skipped" and "needs 2 devices, the backend has 1" in by_tp[(2, 1)]["error"]
     assert by_tp[(1, 1)]["status"] == "ok"
 
@@ -179,7 +180,7 @@ def test_interrupt_then_resume(tmp_path, capsys):
     lines = _lines(out)
     keys = [r["key"] for r in lines]
     assert len(keys) == len(set(keys)) == 6 and lines[:2] == first
-    assert set(keys) == {sweep.config_key(c) for c in sweep.parse_grid(tmp_path / "g.toml")}
+    assert set(keys) == {grid.config_key(c) for c in grid.parse_grid(tmp_path / "g.toml")}
 
 
 def test_sigterm_is_an_interrupt(tmp_path):
@@ -207,7 +208,7 @@ def _record(key: str, status: str, err: float | None = None, comps: list | None 
                   "xla": {"argument_bytes": 300, "output_bytes": 300, "alias_bytes": 300, "temp_bytes": 700,
                           "total_bytes": xla_total},
                   "components": comps or [], "rel_error_total": err}
-    return {"key": key, "label": key, "params": {}, "status": status, "error": None if status == "ok" else "why",
+    return {"key": key, "label": key, "config": {}, "status": status, "error": None if status == "ok" else "why",
             "result": result, "seconds": 1.0}
 
 
@@ -236,7 +237,7 @@ def test_summary_numbers_by_hand(tmp_path):
     assert s["rel_error_total"]["median_abs"] == pytest.approx(0.015, abs=1e-12)
     assert s["rel_error_total"]["max_abs"] == pytest.approx(0.04, abs=1e-12)
     assert [w["key"] for w in s["worst"]] == ["k2", "k3"]
-    assert s["worst"][0]["rel_error_total"] == -0.04 and s["worst"][0]["xla_total"] == 1000
+    assert s["worst"][0]["rel_error_total"] == -0.04 and s["worst"][0]["xla_total_bytes"] == 1000
     # temp: |10/700|, |35/700| -> median 22.5/700, max 35/700; act has no XLA figure so it is not listed
     assert s["components"]["temp"] == {"n": 2, "median_abs": pytest.approx(22.5 / 700), "max_abs": pytest.approx(35 / 700)}
     assert "act" not in s["components"] and s["components"]["arguments"]["n"] == 4

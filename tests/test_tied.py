@@ -58,7 +58,7 @@ def test_plan_and_estimate_agree_on_a_tied_model():
     assert rows
     for i in rows:
         one = estimate(TIED, plan.training(i))
-        assert plan.config(i)["peak"] == one.peak and plan.config(i)["peak_from"] == one.peak_from
+        assert plan.config(i)["peak_bytes"] == one.peak and plan.config(i)["peak_from"] == one.peak_from
 
 
 def test_cli_reads_tie_word_embeddings(tmp_path):

@@ -74,10 +74,10 @@ def test_cli_json_schema():
                 "--remat", "full", "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    assert {"model", "config", "symbolic", "xla", "measured", "components", "rel_error_total", "compile_seconds",
-            "explain"} <= set(out)
+    assert {"model", "param_count", "config", "symbolic", "xla", "measured", "components", "rel_error_total",
+            "compile_seconds", "explain"} <= set(out)
     assert {"argument_bytes", "output_bytes", "alias_bytes", "temp_bytes", "total_bytes"} <= set(out["xla"])
-    assert out["config"]["t"] == 2 and out["config"]["recompute"] == "full" and out["config"]["weight_bytes"] == 4
+    assert out["config"]["tp"] == 2 and out["config"]["recompute"] == "full" and out["config"]["weight_bytes"] == 4
     assert out["measured"] is None and out["explain"] is None
     assert sum(v for k, v in out["symbolic"].items() if k != "total") == out["symbolic"]["total"]
     assert {"name", "symbolic", "xla", "rel_error"} <= set(out["components"][0])

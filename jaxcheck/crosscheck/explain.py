@@ -15,8 +15,8 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 
-from ..spec import StepSpec
-from .profile import jax_training, rel, symbolic_bytes, symbolic_temp
+from ..spec import StepSpec, jax_training
+from .profile import rel, symbolic_bytes, symbolic_temp
 
 TRACE_BATCH = 2
 

@@ -1,18 +1,10 @@
 """The symbolic side of the cross-check: the `jax` profile's bytes for one step spec, and the relative error."""
 from __future__ import annotations
 
-import dataclasses
-
-from symbolic.config.dtypes import jax_widths
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
-from ..spec import JaxOptions
-
-
-def jax_training(training: Training, opts: JaxOptions) -> Training:
-    """The Training the `jax` profile is evaluated with: byte widths from the jax options' dtypes."""
-    return dataclasses.replace(training, **jax_widths(opts.param_dtype, opts.compute_dtype))
+from ..spec import JaxOptions, jax_training
 
 
 def symbolic_bytes(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions()) -> dict[str, int]:

@@ -48,7 +48,8 @@ def summarize(records: list[dict], worst: int = 5) -> dict:
         "count": len(records), **counts,
         "rel_error_total": _stats([e for e, _ in totals]),
         "worst": [{"key": r["key"], "label": r.get("label"), "rel_error_total": e,
-                   "symbolic_total": r["result"]["symbolic"]["total"], "xla_total": r["result"]["xla"]["total_bytes"]}
+                   "symbolic_total_bytes": r["result"]["symbolic"]["total"],
+                   "xla_total_bytes": r["result"]["xla"]["total_bytes"]}
                   for e, r in ranked],
         "components": {name: _stats(vals) for name, vals in components.items()},
         "argument_bytes_exact": (all(known) if known else None),
@@ -98,7 +99,7 @@ def print_summary(summary: dict, console) -> None:
         for col, just in (("config", "left"), ("symbolic GiB", "right"), ("XLA GiB", "right"), ("err total", "right")):
             worst.add_column(col, justify=just)
         for w in summary["worst"]:
-            worst.add_row(w["label"], f"{w['symbolic_total'] / 2**30:,.3f}", f"{w['xla_total'] / 2**30:,.3f}",
+            worst.add_row(w["label"], f"{w['symbolic_total_bytes'] / 2**30:,.3f}", f"{w['xla_total_bytes'] / 2**30:,.3f}",
                           f"{100 * w['rel_error_total']:+.2f} %")
         console.print(worst)
     for f in summary["failed_configs"]:
@@ -119,7 +120,7 @@ def markdown(summary: dict) -> str:
     out += [f"| {name} | {st['n']} | {_pct(st['median_abs'])} | {_pct(st['max_abs'])} |"
             for name, st in summary["components"].items()]
     out += ["", "| worst configs | symbolic GiB | XLA GiB | err total |", "|---|---:|---:|---:|"]
-    out += [f"| {w['label']} | {w['symbolic_total'] / 2**30:,.3f} | {w['xla_total'] / 2**30:,.3f} | "
+    out += [f"| {w['label']} | {w['symbolic_total_bytes'] / 2**30:,.3f} | {w['xla_total_bytes'] / 2**30:,.3f} | "
             f"{100 * w['rel_error_total']:+.2f} % |" for w in summary["worst"]]
     return "\n".join(out) + "\n"
 
@@ -139,7 +140,7 @@ def plot(records: list[dict], directory: str | Path, stem: str) -> list[Path]:
     xla = [r["result"]["xla"]["total_bytes"] / gib for r in ok]
 
     fig, ax = plt.subplots(figsize=(6.5, 6))
-    models = [r.get("params", {}).get("model", "?") for r in ok]
+    models = [r.get("config", {}).get("model", "?") for r in ok]
     for model in dict.fromkeys(models):
         pts = [(x, y) for x, y, m in zip(xla, sym, models) if m == model]
         ax.scatter([x for x, _ in pts], [y for _, y in pts], s=18, alpha=0.8, label=model)

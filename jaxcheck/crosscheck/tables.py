@@ -18,8 +18,8 @@ def print_verify(result: dict) -> None:
     from rich.table import Table
 
     cfg, mesh = result["config"], result["mesh"]
-    title = (f"{result['model']}: d={cfg['d']} p={cfg['p']} t={cfg['t']} c={cfg['c']} s={cfg['s']} b={cfg['b']} "
-             f"m={cfg['m']} remat={cfg['recompute']} zero={cfg['zero']} - MiB per device, "
+    title = (f"{result['model']}: dp={cfg['dp']} pp={cfg['pp']} tp={cfg['tp']} cp={cfg['cp']} seq={cfg['seq']} "
+             f"mbs={cfg['mbs']} m={cfg['m']} recompute={cfg['recompute']} zero={cfg['zero']} - MiB per device, "
              f"{mesh['platform']} ({result['compile_seconds']:.1f} s compile)")
     table = Table(title=title, title_justify="left")
     for col, justify in (("component", "left"), ("group", "left"), ("symbolic", "right"), ("XLA", "right"),

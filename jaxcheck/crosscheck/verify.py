@@ -7,13 +7,11 @@ optimizer, batch from the shardings), output - alias (loss and tuple table), and
 """
 from __future__ import annotations
 
-import dataclasses
-
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
 from ..spec import JaxOptions, StepSpec
-from .profile import jax_training, rel, symbolic_bytes
+from .profile import rel, symbolic_bytes
 
 
 def _row(name: str, sym: int, xla: int | None, group: str) -> dict:
@@ -66,9 +64,9 @@ def verify(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions(
         from .explain import explain as run_explain
 
         details = run_explain(spec, mesh, report.xla)
-    config = {**jax_training(training, opts).as_dict(), **dataclasses.asdict(opts)}
     return {
-        "model": shape.name, "shape": shape.as_dict(), "config": config, "mesh": report.mesh,
+        "model": shape.name, "param_count": report.param_count, "config": spec.as_json(widths=True),
+        "shape": shape.as_dict(), "mesh": report.mesh,
         "symbolic": sym, "xla": report.xla, "arguments": report.arguments, "measured": measured,
         "components": compare(sym, report.xla, report.arguments),
         "rel_error_total": rel(sym["total"], report.xla["total_bytes"]),

@@ -6,7 +6,7 @@ import re
 
 from ..config.errors import ConfigError
 from ..config.shapes import DEFAULT_MODEL, ModelShape, resolve_model
-from ..config.training import ZERO_STAGES, Training
+from ..config.training import ZERO_STAGES, Training, training_from_json
 
 _UNITS = {
     "": 1, "b": 1,
@@ -81,9 +81,5 @@ def training_from_args(args: argparse.Namespace, shape: ModelShape | None = None
     Training defaults, Megatron's bf16 mixed precision); errors are one-line ConfigErrors."""
     from ..profiles import widths
 
-    training = Training(
-        d=args.dp, t=args.tp, p=args.pp, c=args.cp, vpp=args.vpp, s=args.seq, b=args.mbs, gbs=args.gbs,
-        sp=args.sp, zero=args.zero, recompute=args.recompute, flash_attn=args.flash_attn,
-        **(widths(profile) if profile else {}),
-    )
+    training = training_from_json({**vars(args), **(widths(profile) if profile else {})})
     return training.check(shape) if shape is not None else training

@@ -5,13 +5,15 @@ import argparse
 import json
 
 from ..config.errors import ConfigError
-from ..config.training import RECOMPUTE, Training
+from ..config.training import RECOMPUTE
 from .args import add_model_args, add_training_args, model_from_args, positive_int, training_from_args
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_args(parser)
-    add_training_args(parser, defaults=Training(zero=0))
+    from jaxcheck.spec import DEFAULT_TRAINING
+
+    add_training_args(parser, defaults=DEFAULT_TRAINING)
     j = parser.add_argument_group("jax step")
     j.add_argument("--remat", dest="recompute", default=argparse.SUPPRESS, metavar="{none,selective,full}",
                    help="remat policy (same as --recompute)")
@@ -61,7 +63,7 @@ def _print_table(report, spec) -> None:
     measured = report.measured
     if measured and "peak_bytes" in measured:
         table.add_row("measured peak", _gib(measured["peak_bytes"]), f"{measured['peak_bytes']:,}")
-        table.add_row("bytes limit", _gib(measured["bytes_limit"]), f"{measured['bytes_limit']:,}")
+        table.add_row("bytes limit", _gib(measured["limit_bytes"]), f"{measured['limit_bytes']:,}")
     console = Console()
     console.print(table)
     console.print("total = argument + output + temp - alias: inputs, outputs and temps are live together; "
@@ -105,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     if jax.process_index() != 0 and not args.json:
         return 0
     if args.json:
-        print(json.dumps(report.as_json()))
+        print(json.dumps(report.as_json(spec)))
     else:
         _print_table(report, spec)
     return 0

@@ -71,10 +71,10 @@ def _print_tables(report: dict) -> None:
     from rich.table import Table
 
     console = Console(no_color=bool(os.environ.get("MEM4D_NO_COLOR")), width=max(100, Console().width))
-    cfg, gpu = report["config"], report["gpu_memory_bytes"]
-    title = (f"{report['model']}  d={cfg['d']} t={cfg['t']} p={cfg['p']} c={cfg['c']} vpp={cfg['vpp']}  "
-             f"s={cfg['s']} b={cfg['b']} gbs={cfg['gbs']} m={cfg['m']}  recompute={cfg['recompute']} "
-             f"sp={cfg['sp']} flash={cfg['flash_attn']} zero={cfg['zero']}  profile={report['profile']}")
+    cfg, gpu = report["config"], report["gpu_mem_bytes"]
+    title = f"{report['model']}  " + " ".join(f"{key}={value}" for key, value in cfg.items()
+                                              if key != "model" and not key.endswith("_bytes"))
+    title += f"  profile={report['profile']}"
     table = Table(title=title, title_justify="left")
     table.add_column("component", no_wrap=True, min_width=18)
     table.add_column("most loaded (paper) GiB", justify="right")

@@ -11,10 +11,9 @@ from .args import add_switch_args
 def switches_from_args(args: argparse.Namespace):
     """The switches of the Training these flags describe (its other fields at their defaults)."""
     from ..config.switches import Switches
-    from ..config.training import Training
+    from ..config.training import training_from_json
 
-    training = Training(recompute=args.recompute, sp=args.sp, flash_attn=args.flash_attn, zero=args.zero)
-    return Switches.of(training, overheads=args.overheads)
+    return Switches.of(training_from_json(vars(args)), overheads=args.overheads)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     if plan.feasible == 0:
         best = plan.rows["peak"].argmin()
         print(f"mem4d plan: no configuration fits in {plan.limit / GiB:.1f} GiB; the smallest needs "
-              f"{plan.rows['peak'][best] / GiB:.1f} GiB ({_label(plan.config(best))})", file=sys.stderr)
+              f"{plan.rows['peak'][best] / GiB:.1f} GiB ({_label(plan.config(best)['config'])})", file=sys.stderr)
         return 1
     return 0
 
@@ -123,28 +123,35 @@ def _label(config: dict) -> str:
             f"mbs={config['mbs']} recompute={config['recompute']} zero={config['zero']}")
 
 
+SEARCHED = ("dp", "tp", "pp", "cp", "vpp", "mbs", "m", "recompute", "zero")  # the config keys that vary by row
+
+
 def _as_json(plan, args) -> dict:
+    """`mem4d plan --json`: the shared keys (model, param_count, config: what every row shares), the search, the rows."""
+    from ..plan.search import reference
+
     spent = plan.seconds["enumerate"] + plan.seconds["evaluate"]
+    shape = plan.cluster.shape
+    shared = {k: v for k, v in reference(plan.cluster, plan.profile).as_json(shape).items() if k not in SEARCHED}
     return {
-        "model": plan.cluster.shape.name, "gpus": plan.cluster.gpus, "seq": plan.cluster.s, "gbs": plan.cluster.gbs,
-        "profile": plan.profile, "gpu_mem": args.gpu_mem, "threshold": args.threshold, "limit": int(plan.limit),
-        "evaluated": plan.evaluated, "feasible": plan.feasible, "seconds": spent,
-        "build_seconds": plan.seconds["build"],
+        "model": shape.name, "param_count": shape.param_count, "config": shared, "profile": plan.profile,
+        "gpus": plan.cluster.gpus, "gpus_per_node": args.gpus_per_node, "gpu_mem_bytes": args.gpu_mem,
+        "threshold": args.threshold, "limit_bytes": int(plan.limit), "evaluated": plan.evaluated,
+        "feasible": plan.feasible, "seconds": spent, "build_seconds": plan.seconds["build"],
         "configs": [plan.config(i) for i in plan.order],
     }
 
 
 def _write_csv(plan, path: str) -> None:
-    columns = ["dp", "tp", "pp", "cp", "vpp", "mbs", "m", "recompute", "zero", *plan.components, "peak", "peak_from",
-               "score"]
+    columns = [*SEARCHED, *plan.components, "peak_bytes", "peak_from", "score"]
     try:
         with open(path, "w", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(columns)
             for i in plan.order:
-                config = plan.config(i)
-                writer.writerow([config[c] for c in columns[:9]] + [config["bytes"].get(c, 0) for c in plan.components]
-                                + [config["peak"], config["peak_from"], f"{config['score']:.6f}"])
+                row = plan.config(i)
+                writer.writerow([row["config"][c] for c in SEARCHED] + [row["bytes"].get(c, 0) for c in plan.components]
+                                + [row["peak_bytes"], row["peak_from"], f"{row['score']:.6f}"])
     except OSError as err:
         raise ConfigError(f"cannot write {path}: {err.strerror}") from None
     print(f"wrote {plan.feasible} configurations to {path}", file=sys.stderr)
@@ -161,7 +168,7 @@ def _print_table(plan, args) -> None:
              f"configurations under {args.threshold:g} x {args.gpu_mem / GiB:g} GiB = {plan.limit / GiB:.1f} GiB "
              f"({plan.profile} profile, searched in {spent:.3f} s); memory in GiB per GPU")
     table = Table(title=title, title_justify="left")
-    for name in ("#", "dp", "tp", "pp", "cp", "vpp", "mbs", "m", "recompute", "zero"):
+    for name in ("#", *SEARCHED):
         table.add_column(name, justify="right" if name != "recompute" else "left")
     for name in plan.components:
         table.add_column(name.replace("_", "\n"), justify="right", style="bold" if name == "total" else None)
@@ -171,13 +178,12 @@ def _print_table(plan, args) -> None:
         table.add_column(name if name == "bubble" else f"{name} s", justify="right")
     table.add_column("score", justify="right")
     for rank, i in enumerate(plan.order[: args.top], 1):
-        config = plan.config(i)
-        cells = [str(rank), *(str(config[c]) for c in ("dp", "tp", "pp", "cp", "vpp", "mbs", "m")),
-                 config["recompute"], str(config["zero"])]
-        cells += [f"{config['bytes'][c] / GiB:.2f}" if c in config["bytes"] else "-" for c in plan.components]
-        cells.append(f"{config['peak'] / GiB:.2f}" + ("" if config["peak_from"] == "total" else f" ({config['peak_from']})"))
+        row = plan.config(i)
+        cells = [str(rank), *(str(row["config"][c]) for c in SEARCHED)]
+        cells += [f"{row['bytes'][c] / GiB:.2f}" if c in row["bytes"] else "-" for c in plan.components]
+        cells.append(f"{row['peak_bytes'] / GiB:.2f}" + ("" if row["peak_from"] == "total" else f" ({row['peak_from']})"))
         cells += [f"{plan.rows[c][i]:.3f}" for c in proxy_cols]
-        table.add_row(*cells, f"{config['score']:.3f}")
+        table.add_row(*cells, f"{row['score']:.3f}")
     console.print(table)
     if not args.explain:
         console.print("score = ideal compute time / proxy step time (a ranking proxy, not a throughput "

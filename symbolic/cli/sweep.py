@@ -111,8 +111,9 @@ def _raise_interrupt(signum, frame):
 def run(args: argparse.Namespace, run_fn: RunFn | None = None, devices: int | None = None) -> int:
     """Expand the grid, run what is pending (run_fn/devices: an injected runner for tests), then summarise and plot."""
     from jaxcheck.crosscheck import sweep
+    from jaxcheck.crosscheck.grid import config_key, parse_grid
 
-    configs = sweep.parse_grid(args.grid)
+    configs = parse_grid(args.grid)
     out = Path(args.output)
     done = sweep.read_results(out)
     if done and not args.resume:
@@ -133,7 +134,7 @@ def run(args: argparse.Namespace, run_fn: RunFn | None = None, devices: int | No
     except KeyboardInterrupt:
         if progress:
             progress.stop()
-        keys = set(map(sweep.config_key, configs))
+        keys = set(map(config_key, configs))
         finished = len({r["key"] for r in sweep.read_results(out)} & keys)
         print(f"mem4d sweep: interrupted; {finished} of {len(configs)} configs are in {out}. "
               f"Resume with: mem4d sweep {args.grid} -o {out} --resume", file=sys.stderr, flush=True)
@@ -152,7 +153,8 @@ def run(args: argparse.Namespace, run_fn: RunFn | None = None, devices: int | No
 def _report(args: argparse.Namespace, out: Path, configs: list[dict]) -> int:
     """Summary over this grid's records in the file (resumed ones included): JSON file, table or --json, plots."""
     from jaxcheck.crosscheck import report
-    from jaxcheck.crosscheck.sweep import config_key, read_results
+    from jaxcheck.crosscheck.grid import config_key
+    from jaxcheck.crosscheck.sweep import read_results
 
     keys = {config_key(c) for c in configs}
     records = [r for r in read_results(out) if r["key"] in keys]

@@ -1,7 +1,7 @@
 """The training config shared by symbolic/ and jaxcheck/ (parallel sizes, batch, precision, recompute) and the pipeline's stages."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 
 from . import rules
 from .dtypes import MEGATRON
@@ -36,10 +36,10 @@ class Training:
     s: int = 4096  # sequence length
     b: int = 1  # micro batch size
     gbs: int | None = None  # global batch in sequences; None means b * d * p (one full pipeline)
-    sp: bool = True  # sequence parallel (Megatron-LM): non-TP regions sharded along s over t
-    zero: int = 1  # ZeRO stage, one of ZERO_STAGES
     recompute: str = "none"  # activation recomputation: none | selective | full
+    sp: bool = True  # sequence parallel (Megatron-LM): non-TP regions sharded along s over t
     flash_attn: bool = True  # no s x s scores or softmax kept for backward
+    zero: int = 1  # ZeRO stage, one of ZERO_STAGES
     weight_bytes: int = MEGATRON["weight_bytes"]  # B_w: bf16 weights
     grad_bytes: int = MEGATRON["grad_bytes"]  # B_g: fp32 main gradients
     opt_bytes: int = MEGATRON["opt_bytes"]  # B_o: fp32 master weights + Adam m + Adam v
@@ -49,7 +49,8 @@ class Training:
         for name in ("d", "t", "p", "c", "vpp", "s", "b", "weight_bytes", "grad_bytes", "opt_bytes", "act_bytes"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ConfigError(f"{_FLAG.get(name, name)} must be a positive integer, got {value!r}")
+                label = name if name in WIDTH_FIELDS else f"--{flag(name)}"
+                raise ConfigError(f"{label} must be a positive integer, got {value!r}")
         if self.gbs is not None and (not isinstance(self.gbs, int) or isinstance(self.gbs, bool) or self.gbs <= 0):
             raise ConfigError(f"--gbs must be a positive integer, got {self.gbs!r}")
         if self.recompute not in RECOMPUTE:
@@ -83,11 +84,32 @@ class Training:
         rules.check(rules.letters(self, shape), rules.select(scope))
         return self
 
-    def as_dict(self) -> dict:
-        out = asdict(self)
-        out["m"] = self.m
-        out["gbs"] = self.global_batch
+    def flags(self, widths: bool = True) -> dict:
+        """Every field under its CLI flag name (gbs as given, None for one full pipeline); `widths`: with the byte
+        widths."""
+        return {flag(f.name): getattr(self, f.name) for f in fields(self) if widths or f.name not in WIDTH_FIELDS}
+
+    def as_json(self, shape: ModelShape, widths: bool = True) -> dict:
+        """The "config" object of every --json output: "model", each field under its flag name (gbs as used), m."""
+        out = {"model": shape.name}
+        for key, value in self.flags(widths).items():
+            out[key] = self.global_batch if key == "gbs" else value
+            if key == "gbs":
+                out["m"] = self.m
         return out
 
 
-_FLAG = {"d": "--dp", "t": "--tp", "p": "--pp", "c": "--cp", "vpp": "--vpp", "s": "--seq", "b": "--mbs"}
+# Training field -> CLI flag (and JSON key) where they differ: the one vocabulary of --json configs and sweep grids
+FLAGS = {"d": "dp", "t": "tp", "p": "pp", "c": "cp", "s": "seq", "b": "mbs"}
+WIDTH_FIELDS = ("weight_bytes", "grad_bytes", "opt_bytes", "act_bytes")
+
+
+def flag(field_name: str) -> str:
+    """The CLI flag name (without dashes; JSON key) of a Training field."""
+    return FLAGS.get(field_name, field_name)
+
+
+def training_from_json(config: dict) -> Training:
+    """The Training of a config keyed by flag names (--json "config", a sweep grid point, argparse's namespace);
+    keys that are no Training flag (model, m, param_dtype, ...) are ignored, missing ones take the defaults."""
+    return Training(**{f.name: config[flag(f.name)] for f in fields(Training) if flag(f.name) in config})

@@ -67,19 +67,20 @@ class Estimate:
         """Which figure is the peak: "total" (the profile's formula) or the name of an exact stage."""
         return "total" if self.peak == self.bytes["total"] else self.most_loaded_stage["stage"]
 
-    def fits(self, gpu_memory_bytes: int, threshold: float = 0.8) -> bool:
+    def fits(self, gpu_mem_bytes: int, threshold: float = 0.8) -> bool:
         """The 80 % rule on the peak: peak < threshold x GPU memory."""
-        return bool(self.peak < threshold * gpu_memory_bytes)
+        return bool(self.peak < threshold * gpu_mem_bytes)
 
-    def as_json(self, gpu_memory_bytes: int, threshold: float = 0.8) -> dict:
+    def as_json(self, gpu_mem_bytes: int, threshold: float = 0.8) -> dict:
         """The `mem4d estimate --json` schema; "fits" judges "peak_bytes", never "total" alone."""
         return {
-            "profile": self.profile, "model": self.shape.name, "shape": self.shape.as_dict(),
-            "config": self.training.as_dict(), "overheads": self.overheads, "bytes": dict(self.bytes),
+            "model": self.shape.name, "param_count": self.shape.param_count,
+            "config": self.training.as_json(self.shape), "profile": self.profile, "shape": self.shape.as_dict(),
+            "overheads": self.overheads, "bytes": dict(self.bytes),
             "stages": [dict(stage, bytes=dict(stage["bytes"])) for stage in self.stages],
-            "most_loaded_stage": self.most_loaded_stage["stage"], "gpu_memory_bytes": int(gpu_memory_bytes),
+            "most_loaded_stage": self.most_loaded_stage["stage"], "gpu_mem_bytes": int(gpu_mem_bytes),
             "peak_bytes": self.peak, "peak_from": self.peak_from,
-            "threshold": threshold, "fits": self.fits(gpu_memory_bytes, threshold),
+            "threshold": threshold, "fits": self.fits(gpu_mem_bytes, threshold),
         }
 
 

@@ -35,7 +35,7 @@ def plot(plan, path: str) -> None:
 
     if plan.evaluated == 0:
         raise ConfigError("nothing to plot: no valid configuration")
-    best = plan.config(plan.order[0]) if plan.feasible else plan.config(int(plan.rows["peak"].argmin()))
+    best = (plan.config(plan.order[0]) if plan.feasible else plan.config(int(plan.rows["peak"].argmin())))["config"]
     tps, pps, peak = grid(plan, best["cp"])
     fig, ax = plt.subplots(figsize=(1.2 * len(tps) + 3, 0.8 * len(pps) + 2.5))
     image = ax.imshow(peak / GiB, origin="lower", cmap="viridis", aspect="auto")

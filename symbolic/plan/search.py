@@ -38,18 +38,15 @@ class PlanResult:
         return len(self.order)
 
     def config(self, i: int) -> dict:
-        """Row i in the JSON schema of `mem4d plan --json`."""
+        """Row i in the JSON schema of `mem4d plan --json`: its whole config as `mem4d estimate --json` has it, bytes
+        per component, the peak the fit rule judges and the proxy's score."""
         r = self.rows
         names = self.present.get((int(r["recompute"][i]), int(r["zero"][i])), self.components)
         parts = {name: as_bytes(r[name][i]) for name in names if name != "total"}
         parts["total"] = sum(parts.values())  # == rows["total"][i]: the sum of the rounded components
-        return {
-            "dp": int(r["d"][i]), "tp": int(r["t"][i]), "pp": int(r["p"][i]), "cp": int(r["c"][i]),
-            "vpp": int(r["vpp"][i]), "mbs": int(r["b"][i]), "m": int(r["m"][i]),
-            "recompute": RECOMPUTE[int(r["recompute"][i])], "zero": int(r["zero"][i]),
-            "bytes": parts, "total": parts["total"], "peak": as_bytes(r["peak"][i]),
-            "peak_from": PEAK_FROM[int(r["peak_from"][i])], "score": float(r["score"][i]),
-        }
+        return {"config": self.training(i).as_json(self.cluster.shape), "bytes": parts,
+                "peak_bytes": as_bytes(r["peak"][i]), "peak_from": PEAK_FROM[int(r["peak_from"][i])],
+                "score": float(r["score"][i])}
 
     def training(self, i: int) -> Training:
         """Row i as the shared Training config (what `mem4d estimate` would be given)."""

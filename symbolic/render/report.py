@@ -66,7 +66,7 @@ def document(result: Estimate, gpu: int, threshold: float = 0.8) -> str:
     tr = result.training
     sw = Switches.of(tr, result.overheads, result.shape.tied)
     module = load(result.profile)
-    config = ", ".join(f"{key}={value}" for key, value in tr.as_dict().items())
+    config = ", ".join(f"{key}={value}" for key, value in tr.as_json(result.shape).items())
     lines = [
         r"\documentclass[10pt]{article}", r"\usepackage[margin=2cm]{geometry}", r"\usepackage{amsmath}",
         r"\usepackage{graphicx}", r"\usepackage{longtable}", r"\begin{document}",

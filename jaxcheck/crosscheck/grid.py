@@ -1,0 +1,118 @@
+"""A sweep's grid: TOML [base]/[grid]/[[case]] expanded into configs keyed by the CLI's flag names, each checked."""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import tomllib
+from pathlib import Path
+from typing import Iterable
+
+from symbolic.config.dtypes import FLOATS
+from symbolic.config.errors import ConfigError
+from symbolic.config.shapes import DEFAULT_MODEL, resolve_model
+from symbolic.config.training import RECOMPUTE, ZERO_STAGES, training_from_json
+
+from ..spec import DEFAULT_TRAINING, JaxOptions, StepSpec
+
+# a grid point: the CLI's flag names with `mem4d compile`'s defaults (the model, the Training, the dtypes)
+DEFAULTS: dict = {"model": DEFAULT_MODEL, **DEFAULT_TRAINING.flags(widths=False),
+                  "param_dtype": JaxOptions().param_dtype, "compute_dtype": JaxOptions().compute_dtype}
+TYPES = {key: int if key == "gbs" else type(value) for key, value in DEFAULTS.items()}  # gbs: None by default
+CHOICES = {"recompute": RECOMPUTE, "zero": ZERO_STAGES, "param_dtype": FLOATS, "compute_dtype": FLOATS}
+TABLES = ("base", "grid", "case")
+
+Config = dict  # one resolved point of the grid: every key of DEFAULTS
+
+
+def _check_value(where: str, key: str, value) -> None:
+    """One key/value of a grid file: known key, right type, allowed choice; else a one-line ConfigError."""
+    if key not in DEFAULTS:
+        raise ConfigError(f"{where}: unknown key {key!r} (known: {', '.join(DEFAULTS)})")
+    kind = TYPES[key]
+    typed = isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
+    if key in CHOICES:
+        if not typed or value not in CHOICES[key]:
+            raise ConfigError(f"{where}: {key} must be one of {', '.join(map(str, CHOICES[key]))}, got {value!r}")
+    elif kind is int and (not typed or value <= 0):
+        raise ConfigError(f"{where}: {key} must be a positive integer, got {value!r}")
+    elif not typed:
+        raise ConfigError(f"{where}: {key} must be a {kind.__name__}, got {value!r}")
+    if key == "model":
+        try:
+            resolve_model(value)
+        except ConfigError as err:
+            raise ConfigError(f"{where}: {err}") from None
+
+
+def _table(path: str, doc: dict, name: str) -> dict:
+    value = doc.get(name, {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}: [{name}] must be a table")
+    return value
+
+
+def parse_grid(path: str | Path) -> list[Config]:
+    """Read GRID.toml: [base] defaults, [grid] lists (cartesian product, file order), [[case]] explicit configs."""
+    path = str(path)
+    try:
+        with open(path, "rb") as fh:
+            doc = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"grid file {path} not found") from None
+    except OSError as err:
+        raise ConfigError(f"cannot read grid file {path}: {err.strerror}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: malformed TOML: {err}") from None
+    for name in doc:
+        if name not in TABLES:
+            raise ConfigError(f"{path}: unknown top-level key {name!r} (known: [base], [grid], [[case]])")
+    base = dict(DEFAULTS)
+    for key, value in _table(path, doc, "base").items():
+        _check_value(f"{path} [base]", key, value)
+        base[key] = value
+    grid = _table(path, doc, "grid")
+    for key, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise ConfigError(f"{path} [grid]: {key} must be a non-empty list, got {values!r}")
+        for value in values:
+            _check_value(f"{path} [grid]", key, value)
+    cases = doc.get("case", [])
+    if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):
+        raise ConfigError(f"{path}: case must be an array of tables ([[case]])")
+    configs = [{**base, **dict(zip(grid, combo))} for combo in itertools.product(*grid.values())] if grid else []
+    for i, case in enumerate(cases, 1):
+        for key, value in case.items():
+            _check_value(f"{path} [[case]] #{i}", key, value)
+        configs.append({**base, **case})
+    if not grid and not cases:
+        configs.append(base)
+    return unique(configs)
+
+
+def config_key(cfg: Config) -> str:
+    """Canonical hash of a config: sha256 of its sorted-key JSON (every key present, defaults filled in)."""
+    full = {key: cfg.get(key, default) for key, default in DEFAULTS.items()}
+    return hashlib.sha256(json.dumps(full, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def unique(configs: Iterable[Config]) -> list[Config]:
+    """Drop repeated configs (same key), keeping the first; order otherwise unchanged."""
+    seen: dict[str, Config] = {}
+    for cfg in configs:
+        seen.setdefault(config_key(cfg), cfg)
+    return list(seen.values())
+
+
+def label(cfg: Config) -> str:
+    """Short human name: model d t p c s b [gbs] recompute [zeroN] [no-sp] [no-flash_attn]."""
+    gbs = "" if cfg["gbs"] is None else f" gbs{cfg['gbs']}"
+    extras = (f" zero{cfg['zero']}" if cfg["zero"] else "") + "".join(f" no-{k}" for k in ("sp", "flash_attn") if not cfg[k])
+    return (f"{cfg['model']} d{cfg['dp']} t{cfg['tp']} p{cfg['pp']} c{cfg['cp']} s{cfg['seq']} b{cfg['mbs']}{gbs} "
+            f"{cfg['recompute']}{extras}")
+
+
+def to_spec(cfg: Config) -> StepSpec:
+    """The config as jaxcheck's StepSpec, checked (Training + StepSpec rules); invalid combinations raise ConfigError."""
+    opts = JaxOptions(param_dtype=cfg["param_dtype"], compute_dtype=cfg["compute_dtype"])
+    return StepSpec(resolve_model(cfg["model"]), training_from_json(cfg), opts).check()

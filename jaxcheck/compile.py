@@ -1,10 +1,4 @@
-"""Ahead-of-time compile of the train step from abstract sharded shapes (nothing allocated) and XLA's memory analysis.
-
-XLA's per-device numbers: argument (params + AdamW state + batch), output (new params + state + loss), alias (outputs
-that reuse donated argument buffers), temp (everything live inside the step: gradients, activations, residuals,
-collective buffers), generated code and host temp. total = argument + output + temp - alias: inputs, outputs and temps
-are all resident at the peak, and a donated buffer counted both as argument and output is only held once.
-"""
+"""Ahead-of-time compile of the train step from abstract sharded shapes (nothing allocated) and XLA's memory analysis."""
 from __future__ import annotations
 
 import time
@@ -49,7 +43,10 @@ def jit_step(built: Built, with_grads: bool = False):
 
 
 def xla_memory(compiled) -> dict:
-    """memory_analysis() as a dict of per-device bytes, with total = argument + output + temp - alias."""
+    """memory_analysis() as a dict of per-device bytes: argument (params + AdamW state + batch), output (new params +
+    state + loss), alias (outputs that reuse donated argument buffers), temp (everything live inside the step:
+    gradients, activations, residuals, collective buffers), generated code, host temp, and total = argument + output +
+    temp - alias (inputs, outputs and temps are resident together; a donated buffer is held once)."""
     ma = compiled.memory_analysis()
     out = {
         "argument_bytes": int(ma.argument_size_in_bytes),

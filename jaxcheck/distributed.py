@@ -1,10 +1,5 @@
 """One real train step under jax.distributed (or in one process): prints XLA's memory analysis and the loss as JSON.
-
-`python -m jaxcheck.distributed --coordinator HOST:PORT --num-processes N --process-id I [--local-devices D] ...`
-runs process I of N (on CPU, D simulated devices each); without --coordinator it runs alone (auto-detected cluster
-with --distributed). Every process compiles the same SPMD program; params and batch are generated inside jit with
-their shardings, so each process creates only its own shards and the result does not depend on the process layout.
-"""
+`python -m jaxcheck.distributed --coordinator HOST:PORT --num-processes N --process-id I [--local-devices D] ...`"""
 from __future__ import annotations
 
 import argparse
@@ -31,7 +26,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> dict:
-    """Compile, initialise, run one step; XLA's numbers, the argument breakdown and the loss."""
+    """Compile, initialise, run one step; XLA's numbers, the argument breakdown and the loss. Process I of N (on CPU,
+    D simulated devices each), or alone (auto-detected cluster with --distributed). Every process compiles the same
+    SPMD program; params and batch are generated inside jit with their shardings, so each process creates only its
+    own shards and the result does not depend on the process layout."""
     from .spec import StepSpec
 
     spec = StepSpec(model_from_args(args), training_from_args(args, model_from_args(args))).check()

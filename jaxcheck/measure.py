@@ -1,8 +1,5 @@
-"""Measured device memory: run the compiled step once in a fresh process and read the device's peak bytes in use.
-
-jax (0.10/0.11) cannot reset the allocator's peak, so each configuration runs in its own subprocess. Only GPUs (and
-TPUs) report memory_stats(); on CPU jax returns None and the measurement is None, never 0.
-"""
+"""Measured device memory: run the compiled step once in a fresh process (jax cannot reset the allocator's peak) and
+read the peak bytes in use; None where jax reports no memory_stats() (CPU), never 0."""
 from __future__ import annotations
 
 import json

@@ -1,9 +1,4 @@
-"""The train state as abstract, sharded pytrees: params, AdamW state and batch, with their NamedShardings.
-
-Params are a pure nested dict of arrays (nnx.merge(graphdef, params) rebuilds the Llama); each leaf's sharding comes
-from its logical axes through jaxcheck.rules; AdamW mu and nu take the param shardings, plus (data, context) on the
-first free divisible dimension with ZeRO-1 (Training.dist_opt); batch tokens and targets are [m, d*b, s] int32.
-"""
+"""The train state as abstract, sharded pytrees: params, AdamW state and batch, with their NamedShardings."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -54,7 +49,11 @@ def _with_sharding(tree, shardings):
 
 
 def build(spec: StepSpec, mesh: jax.sharding.Mesh) -> Built:
-    """Abstract model (nothing allocated) -> abstract sharded params, optimizer state and batch."""
+    """Abstract model (nothing allocated) -> abstract sharded params, optimizer state and batch.
+
+    Params are a pure nested dict of arrays (nnx.merge(graphdef, params) rebuilds the Llama); each leaf's sharding
+    comes from its logical axes (jaxcheck.model.rules); AdamW mu and nu take the param shardings, plus (data, context)
+    on the first free divisible dimension with ZeRO-1; batch tokens and targets are [m, d*b, s] int32."""
     model = nnx.eval_shape(lambda: Llama(spec, nnx.Rngs(0)))
     graphdef, state = nnx.split(model)
     block_graphdef = nnx.split(model.blocks)[0]

@@ -1,18 +1,4 @@
-"""The train step: causal-LM loss through the pipeline, gradients, optax AdamW, remat policies, ZeRO-1 shardings.
-
-Buffers the compiled step holds per device (what XLA's memory analysis counts):
-  arguments: params (param_dtype; blocks split over pipe and tensor, embedding and head split over tensor only and
-             replicated over pipe, MaxText-style, unlike Megatron's first/last-stage placement); AdamW count + mu + nu
-             (param_dtype; also over data x context with ZeRO-1); batch tokens and targets [m, d*b, s] int32 split
-             over data and context; donated params / optimizer state come back as outputs and are counted in alias;
-  temps: gradients (param_dtype, pinned to the params' layout: replicated over data and context); the embeddings of
-         all m micro batches [m, b, s, h] before the pipeline; the stage buffer [p, b, s, h] (one slice per stage);
-         the last stage's outputs [m + p - 1, b, s, h] (replicated over pipe); residuals saved by autodiff of the
-         pipeline scan, per layer per iteration, as the remat policy allows (none: all; selective: SELECTIVE_SAVED;
-         full: only each layer's input); K/V all-gathered over context and the attention working set of the
-         layer being (re)computed (flash: fp32 [s/c, 128] score blocks; unfused: fp32 s x s scores); one micro
-         batch of fp32 logits [b, s, v/t] inside the checkpointed loss scan.
-"""
+"""The train step: causal-LM loss through the pipeline, gradients, optax AdamW, remat policies, ZeRO-1 shardings."""
 from __future__ import annotations
 
 from typing import Callable
@@ -79,6 +65,18 @@ def make_optimizer(plan: StepSpec) -> optax.GradientTransformation:
     return optax.adamw(plan.opts.learning_rate, b1=0.9, b2=0.95, weight_decay=plan.opts.weight_decay)
 
 
+# Buffers the compiled step holds per device (what XLA's memory analysis counts):
+#   arguments: params (param_dtype; blocks split over pipe and tensor, embedding and head split over tensor only and
+#              replicated over pipe, MaxText-style, unlike Megatron's first/last-stage placement); AdamW count + mu + nu
+#              (param_dtype; also over data x context with ZeRO-1); batch tokens and targets [m, d*b, s] int32 split
+#              over data and context; donated params / optimizer state come back as outputs and are counted in alias;
+#   temps: gradients (param_dtype, pinned to the params' layout: replicated over data and context); the embeddings of
+#          all m micro batches [m, b, s, h] before the pipeline; the stage buffer [p, b, s, h] (one slice per stage);
+#          the last stage's outputs [m + p - 1, b, s, h] (replicated over pipe); residuals saved by autodiff of the
+#          pipeline scan, per layer per iteration, as the remat policy allows (none: all; selective: SELECTIVE_SAVED;
+#          full: only each layer's input); K/V all-gathered over context and the attention working set of the
+#          layer being (re)computed (flash: fp32 [s/c, FLASH_BLOCK] score blocks; unfused: fp32 s x s scores); one
+#          micro batch of fp32 logits [b, s, v/t] inside the checkpointed loss scan.
 def make_train_step(graphdef, block_graphdef, plan: StepSpec, grad_shardings=None, with_grads: bool = False) -> Callable:
     """(params, opt_state, batch) -> (params, opt_state, loss[, grads]); with_grads returns the gradients for tests.
 

@@ -1,4 +1,4 @@
-"""jaxcheck.flash: blockwise causal GQA attention with a custom VJP against plain softmax attention.
+"""jaxcheck.model.flash: blockwise causal GQA attention with a custom VJP against plain softmax attention.
 
 Source of truth: softmax(q k^T / sqrt(dh) + causal mask) v written out with an [s, s] score matrix in fp32, and its
 jax.grad. Tolerance: outputs and gradients to 1e-5 of their largest magnitude (fp32; only the summation order

@@ -1,4 +1,4 @@
-"""`symbolic.proxy`: the ranking proxy's terms on hand-checked cases.
+"""`symbolic.plan.proxy`: the ranking proxy's terms on hand-checked cases.
 
 Sources of truth: the 1F1B bubble (p - 1)/(m + p - 1) and its interleaved form (Narayanan et al. 2021); Megatron's
 two all-reduces forward and two backward per layer under TP (Shoeybi et al. 2019) with ring all-reduce volume

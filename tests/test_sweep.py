@@ -1,7 +1,7 @@
 """mem4d sweep: grid expansion and validation, append/resume/interrupt, failures recorded, summary numbers, plots.
 
 Runner tests inject a run function (the seam cmd_sweep.run(args, run_fn, devices) offers) so they take milliseconds;
-the end-to-end test runs the real `mem4d sweep` with jaxcheck.verify on one tiny config (~20 s on 2 cores).
+the end-to-end test runs the real `mem4d sweep` with jaxcheck.crosscheck.verify on one tiny config (~20 s on 2 cores).
 """
 import argparse
 import json
@@ -256,7 +256,7 @@ def test_plots_written(tmp_path):
 
 
 def test_end_to_end_real_verify(tmp_path):
-    """The real `mem4d sweep` with jaxcheck.verify: Ctrl-C (SIGINT) during the second compile exits 130 keeping the
+    """The real `mem4d sweep` with jaxcheck.crosscheck.verify: Ctrl-C (SIGINT) during the second compile exits 130 keeping the
     first result; --resume runs only the rest; one JSON line per config with XLA's figures, summary JSON, PNGs.
     Source of truth: verify()'s own dict (rel_error_total recomputed from its totals)."""
     pytest.importorskip("jaxcheck.crosscheck.verify")

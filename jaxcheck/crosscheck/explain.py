@@ -1,13 +1,4 @@
-"""`mem4d verify --explain`: take XLA's temp apart with compiled variants and list the residuals saved per layer.
-
-Variants of the same configuration (each compiled like the step itself, symbolic evaluated the same way):
-  2L layers            -> XLA's temp bytes per added layer of a stage ((temp(2L) - temp(L)) / (L/p))
-  2m micro batches     -> temp bytes per added micro batch ((temp(2m) - temp(m)) / m)
-  remat none vs full   -> what the remat policy saves (temp(none) - temp(full))
-  forward only         -> XLA's temp of the loss alone (no symbolic figure: the profile models the train step)
-Residuals: jax's saved_residuals of jaxcheck's layer function on abstract inputs (b = 2 so that batch-dependent
-tensors are told apart from loop-invariant ones), against the profile's per-layer tensor list at d = t = c = 1.
-"""
+"""`mem4d verify --explain`: take XLA's temp apart with compiled variants and list the residuals saved per layer."""
 from __future__ import annotations
 
 import dataclasses
@@ -51,7 +42,9 @@ def _variant(name: str, what: str, xla: float, sym: float) -> dict:
 
 
 def variants(spec: StepSpec, mesh, base_xla_temp: int) -> list[dict]:
-    """Per-layer, per-micro-batch and remat slopes of XLA's temp next to the profile's."""
+    """Variants of the same configuration, each compiled like the step and evaluated by the profile the same way:
+    2L layers (temp bytes per added layer of a stage), 2m micro batches (per added micro batch), the other remat
+    policy (what the policy changes), forward only (the loss's temp; no symbolic figure)."""
     shape, tr = spec.shape, spec.train
     x0, s0 = base_xla_temp, _temps(spec, mesh)[1]
     out = []
@@ -107,7 +100,8 @@ def _profile_tensors(spec: StepSpec) -> list[dict]:
 
 
 def residuals(spec: StepSpec, mesh) -> dict:
-    """jax's saved residuals of one layer (activations per micro batch) vs the profile's per-layer tensors."""
+    """jax's saved residuals of one layer (activations per micro batch) vs the profile's per-layer tensors, traced at
+    b = TRACE_BATCH (so batch-dependent tensors are told apart from loop-invariant ones) and d = t = c = 1."""
     listed = _saved(spec, mesh)
     acts = [r for r in listed if r["activation"]]
     tensors = _profile_tensors(spec)

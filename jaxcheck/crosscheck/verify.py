@@ -1,10 +1,5 @@
-"""Symbolic vs XLA vs measured: the `jax` profile's closed forms next to XLA's memory analysis of the same step.
-
-The byte widths the profile is evaluated with come from JaxOptions through symbolic.profiles.jax.byte_widths (one
-source of truth). XLA reports four groups per device (argument, output, alias, temp); the profile's components map
-onto them (symbolic.profiles.jax.group_of), so each group is compared on its own: arguments exactly (params,
-optimizer, batch from the shardings), output - alias (loss and tuple table), and temp (everything else), then total.
-"""
+"""Symbolic vs XLA vs measured: the `jax` profile's components next to XLA's memory analysis of the same step,
+group by group (argument, output - alias, temp) and in total."""
 from __future__ import annotations
 
 from symbolic.config.shapes import ModelShape
@@ -20,7 +15,8 @@ def _row(name: str, sym: int, xla: int | None, group: str) -> dict:
 
 
 def compare(sym: dict[str, int], xla: dict, arguments: dict[str, int]) -> list[dict]:
-    """Rows component | symbolic | XLA: arguments per group, output - alias, each temp, then the group sums."""
+    """Rows component | symbolic | XLA: arguments per pytree (exact, from the shardings), output - alias (loss and
+    tuple table), each temp (no XLA figure of its own), then the group sums (symbolic.profiles.jax.group_of)."""
     from symbolic.profiles.jax import group_of
 
     names = [n for n in sym if n != "total"]

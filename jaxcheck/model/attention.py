@@ -1,11 +1,4 @@
-"""Causal grouped-query attention with context parallelism: Q stays split over context, K and V are all-gathered.
-
-Buffers per device (a/t query heads, k/t KV heads, s/c queries, all s keys):
-  q [b, s/c, a/t, dh], k and v all-gathered to [b, s, k/t, dh] (compute dtype);
-  flash (Training.flash_attn, the default): jaxcheck.flash over key blocks of min(s, FLASH_BLOCK), fp32 score blocks
-  [b, k/t, a/k, s/c, block] one at a time and an fp32 log-sum-exp [b, a/t, s/c] kept for backward;
-  unfused (flash_attn off): scores and probabilities [b, k/t, a/k, s/c, s] in fp32, s x s materialised.
-"""
+"""Causal grouped-query attention with context parallelism: Q stays split over context, K and V are all-gathered."""
 from __future__ import annotations
 
 import jax
@@ -33,7 +26,11 @@ def rope(x_BxSxNxD: jax.Array, theta: float) -> jax.Array:
 def allgather_attention(q_BxSxAxD: jax.Array, k_BxSxKxD: jax.Array, v_BxSxKxD: jax.Array,
                         flash: bool = True) -> jax.Array:
     """softmax(q k^T / sqrt(dh) + causal mask) v with K/V all-gathered over context; returns [b, s, a, dh].
-    flash: blockwise over keys (jaxcheck.flash), else XLA attention over the whole [s/c, s] score matrix."""
+
+    Per device (a/t query heads, k/t KV heads, s/c queries, all s keys): q [b, s/c, a/t, dh], k and v gathered to
+    [b, s, k/t, dh]. flash: jaxcheck.model.flash over key blocks of min(s, FLASH_BLOCK), fp32 score blocks
+    [b, k/t, a/k, s/c, block] one at a time and an fp32 log-sum-exp [b, a/t, s/c] kept for backward; else XLA
+    attention with fp32 scores and probabilities [b, k/t, a/k, s/c, s] (s x s materialised)."""
     b, s, a, dh = q_BxSxAxD.shape
     kh = k_BxSxKxD.shape[2]
     q_BxSxAxD = constrain(q_BxSxAxD, ("batch", "seq", "heads", "head_dim"))

@@ -1,16 +1,5 @@
-"""Flash attention in plain jax: causal GQA attention over key blocks with an online softmax and a custom VJP.
-
-The forward scans the gathered keys and values in blocks of `block` positions, keeping a running max, sum and fp32
-accumulator per query (Dao et al. 2022, FlashAttention, Algorithm 1 without the query tiling); the backward scans the
-same blocks again and recomputes each block's probabilities from the saved log-sum-exp (Algorithm 2 / FA-2), so no
-[s, s] tensor is ever materialised and autodiff keeps only q, k, v, the output and the fp32 log-sum-exp.
-Buffers per device while a block runs (a/t heads, s/c queries, `block` keys): fp32 scores/probabilities
-[b, k/t, a/k, s/c, block] and, in the backward, their gradients; plus fp32 carries [b, a/t, s/c] (max, sum) and
-[b, a/t, s/c, dh] (accumulator, dq). Written for GSPMD: shapes are global, the query axis may be split over context.
-Both loops are lax.while_loop over a carried block index, not lax.scan over an index array: when the layer scan is
-transposed, jax's partial evaluation hoisted the (loop-invariant) causal masks of every block out of a scan and
-stacked them, [s / block, b, a, s, block] bools (as large as the s x s scores this kernel avoids).
-"""
+"""Flash attention in plain jax: causal GQA attention over key blocks with an online softmax and a custom VJP
+(FlashAttention-2 style; no [s, s] tensor is materialised)."""
 from __future__ import annotations
 
 from functools import partial
@@ -58,6 +47,8 @@ def _forward(q_BxSxAxD, k_BxSxKxD, v_BxSxKxD, block: int):
     stats = (b, kh, a // kh, s)
     init = (jnp.int32(0), jnp.full(stats, MASKED, jnp.float32), jnp.zeros(stats, jnp.float32),
             jnp.zeros(stats + (dh,), jnp.float32))
+    # a while_loop over a carried block index, not a scan over an index array: transposing the layer scan, jax's
+    # partial evaluation hoists a scan's loop-invariant causal masks and stacks them, [s / block, b, a, s, block] bools
     _, mx, sm, acc = jax.lax.while_loop(lambda carry: carry[0] < s // block, body, init)
     out = jnp.einsum("bkgqd->bqkgd", acc / sm[..., None]).reshape(b, s, a, dh).astype(q_BxSxAxD.dtype)
     return out, mx + jnp.log(sm)
@@ -65,7 +56,15 @@ def _forward(q_BxSxAxD, k_BxSxKxD, v_BxSxKxD, block: int):
 
 @partial(jax.custom_vjp, nondiff_argnums=(3,))
 def flash_attention(q_BxSxAxD: jax.Array, k_BxSxKxD: jax.Array, v_BxSxKxD: jax.Array, block: int) -> jax.Array:
-    """Causal softmax(q k^T / sqrt(dh)) v over key blocks; q [b, s, a, dh], k and v [b, s, k, dh]; s % block == 0."""
+    """Causal softmax(q k^T / sqrt(dh)) v over key blocks; q [b, s, a, dh], k and v [b, s, k, dh]; s % block == 0.
+
+    The forward scans the gathered keys and values in blocks of `block` positions, keeping a running max, sum and
+    fp32 accumulator per query (Dao et al. 2022, Algorithm 1 without the query tiling); the backward scans the same
+    blocks again and recomputes each block's probabilities from the saved log-sum-exp (Algorithm 2 / FA-2), so
+    autodiff keeps only q, k, v, the output and the fp32 log-sum-exp. While a block runs (a/t heads, s/c queries,
+    `block` keys): fp32 scores/probabilities [b, k/t, a/k, s/c, block] and, in the backward, their gradients; fp32
+    carries [b, a/t, s/c] (max, sum) and [b, a/t, s/c, dh] (accumulator, dq). Shapes are global (GSPMD); the query
+    axis may be split over context."""
     return _forward(q_BxSxAxD, k_BxSxKxD, v_BxSxKxD, block)[0]
 
 

@@ -1,9 +1,5 @@
-"""Llama in flax nnx: vocab-parallel embedding, RMSNorm, RoPE, GQA attention, SwiGLU MLP, untied (or tied) LM head.
-
-Parameters are stored in param_dtype (fp32 by default) and cast to compute_dtype (bf16) where used; every nnx.Param
-carries `axes`, its logical axis names, which jaxcheck.rules maps to mesh axes. The L decoder blocks are one Block whose
-parameters are stacked [p, L/p, ...] (logical prefix (stage, layer)): stage i holds layers i*L/p ... (i+1)*L/p - 1.
-"""
+"""Llama in flax nnx: vocab-parallel embedding, RMSNorm, RoPE, GQA attention, SwiGLU MLP, untied (or tied) LM head;
+params in param_dtype, cast to compute_dtype where used, each tagged with its logical axes (jaxcheck.model.rules)."""
 from __future__ import annotations
 
 import jax
@@ -100,7 +96,9 @@ class Block(nnx.Module):
 
 
 class Llama(nnx.Module):
-    """Embedding [v, h] (vocab-parallel), blocks stacked [p, L/p], final RMSNorm, LM head [h, v] (vocab-parallel)."""
+    """Embedding [v, h] (vocab-parallel), blocks stacked [p, L/p], final RMSNorm, LM head [h, v] (vocab-parallel).
+    The L decoder blocks are one Block whose parameters are stacked [p, L/p, ...] (logical prefix (stage, layer)):
+    stage i holds layers i*L/p ... (i+1)*L/p - 1."""
 
     def __init__(self, plan: StepSpec, rngs: nnx.Rngs):
         s, p = plan.shape, plan.train.p

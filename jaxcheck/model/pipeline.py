@@ -1,12 +1,5 @@
-"""GPipe pipeline over the pipe mesh axis: vmap over p stages (spmd_axis_name="pipe") inside a scan of m + p - 1 steps.
-
-At iteration i stage j runs micro batch i - j: the stage buffer [p, b, s, h] is shifted one stage forward by jnp.roll
-on its pipe-sharded axis (XLA lowers it to a collective-permute), stage 0 takes micro batch i, and the last stage's
-output is kept. Bubble iterations compute on zeros or repeated inputs whose results never reach a kept output, so
-loss and gradients are exact. Autodiff of the scan keeps each iteration's residuals (GPipe: all m micro batches'
-activations live at the peak), which the remat policy of the layer function shrinks.
-With p = 1 this is plain gradient accumulation: a scan over the m micro batches.
-"""
+"""GPipe pipeline over the pipe mesh axis: vmap over p stages (spmd_axis_name="pipe") inside a scan of m + p - 1 steps;
+with p = 1, plain gradient accumulation over the m micro batches."""
 from __future__ import annotations
 
 from typing import Callable
@@ -28,7 +21,13 @@ def scan_layers(layer_fn: Callable, stage_params, x_BxSxH: jax.Array) -> jax.Arr
 
 
 def gpipe(layer_fn: Callable, blocks_params, x_MxBxSxH: jax.Array, act: tuple[str, ...]) -> jax.Array:
-    """Outputs [m, b, s, h] of the last stage; blocks_params leaves are [p, L/p, ...] sharded over pipe."""
+    """Outputs [m, b, s, h] of the last stage; blocks_params leaves are [p, L/p, ...] sharded over pipe.
+
+    At iteration i stage j runs micro batch i - j: the stage buffer [p, b, s, h] is shifted one stage forward by
+    jnp.roll on its pipe-sharded axis (XLA lowers it to a collective-permute), stage 0 takes micro batch i, and the
+    last stage's output is kept. Bubble iterations compute on zeros or repeated inputs whose results never reach a
+    kept output, so loss and gradients are exact. Autodiff of the scan keeps each iteration's residuals (GPipe: all
+    m micro batches' activations live at the peak), which the remat policy of the layer function shrinks."""
     p = jax.tree.leaves(blocks_params)[0].shape[0]
     m = x_MxBxSxH.shape[0]
     names = ("stage",) + act

@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _verify_fn(measure: bool) -> RunFn:
-    """The real run function: jaxcheck.verify.verify on the current backend, jax caches cleared after each config."""
+    """The real run function: jaxcheck.crosscheck.verify.verify on the current backend, jax caches cleared after each config."""
     import jax
 
     from jaxcheck.crosscheck.verify import verify

@@ -1,8 +1,5 @@
-"""`mem4d verify`: the `jax` profile's closed forms vs XLA's memory analysis (vs the measured GPU peak), per component.
-
-With no arguments it cross-checks llama3-8b on a 2 x 2 x 2 x 2 (data, pipe, tensor, context) mesh of simulated CPU
-devices at s = 1024, full remat and ZeRO-1: a real model shape, abstract (nothing allocated); 6 s cold on 2 idle cores.
-"""
+"""`mem4d verify`: the `jax` profile's components vs XLA's memory analysis (vs the measured GPU peak).
+Without flags: llama3-8b on a 2x2x2x2 mesh of simulated CPU devices, s = 1024, full remat, ZeRO-1 (abstract, seconds)."""
 from __future__ import annotations
 
 import argparse

@@ -1,10 +1,5 @@
-"""Activations one layer keeps for backward, tensor by tensor, in bytes per GPU for one micro batch.
-
-Sources: Korthikanti et al. 2022 (arXiv 2205.05198) section 4 for the classic GPT layer and the recompute
-rules; Fujii et al. 2024 for the Llama layer (SwiGLU, GQA, RMSNorm, flash attention, no dropout).
-Tensors in a tensor-parallel region are split over t; the rest (norm inputs, the inputs of the column-parallel
-projections, dropout masks on the residual stream) over t only with sequence parallelism. CP splits s over c.
-"""
+"""Activations one layer keeps for backward, tensor by tensor, in bytes per GPU for one micro batch (Korthikanti et
+al. 2022 section 4 for the GPT layer and the recompute rules; Fujii et al. 2024 for the Llama layer)."""
 from __future__ import annotations
 
 import sympy as sp
@@ -17,7 +12,9 @@ _MASK = sp.Integer(1)  # dropout masks are one byte per element (Korthikanti et 
 
 
 def _tok(name: str, width: sp.Expr, nbytes: sp.Expr, tp: bool, sw: Switches, doc: str) -> Component:
-    """A [s, b, width] tensor of nbytes per element; tp says whether it lives in a tensor-parallel region."""
+    """A [s, b, width] tensor of nbytes per element; tp says whether it lives in a tensor-parallel region (split over
+    t), else (norm inputs, inputs of the column-parallel projections, dropout masks on the residual stream) it is
+    split over t only with sequence parallelism; CP splits s over c."""
     return Component(name, per_gpu_tokens(nbytes * s * b * width, tp, sw), doc)
 
 

@@ -1,15 +1,5 @@
-"""Tensors jaxcheck's compiled train step keeps per layer for backward, named as jaxcheck/llama.py names them.
-
-Each tensor is one device's shard for one micro batch, read off the implementation: the residual stream between
-blocks is [b, s, h] split over context (and over tensor with SP, rules "seq_sp"); inside a block ("seq") s is split
-over context only, so the normed inputs attn_in / mlp_in are kept all-gathered over tensor; heads and f are split
-over tensor; K and V are all-gathered over context ("kv_seq"). Attention is jaxcheck.flash's blockwise kernel by
-default (Training.flash_attn: only fp32 [b, a/t, s/c, FLASH_BLOCK] score blocks exist, one block at a time) or, with
-flash_attn off, XLA attention that materialises [b, a/t, s/c, s] scores.
-Under remat none the list is what jax autodiff saves (jax.ad_checkpoint.saved_residuals of jaxcheck.step's layer):
-fp32 RMSNorm intermediates, flash attention's fp32 log-sum-exp (or, unfused, the scores, their exp and the bf16
-probabilities), the three SiLU intermediates.
-"""
+"""Tensors jaxcheck's compiled train step keeps per layer for backward, named as jaxcheck/model/llama.py names them:
+one device's shard for one micro batch, read off the implementation."""
 from __future__ import annotations
 
 import sympy as sp
@@ -21,6 +11,11 @@ from .base import FP32, Component, repeated
 
 
 
+# Layouts (jaxcheck.model.rules): the residual stream between blocks is [b, s, h] split over context (and over tensor
+# with SP, "seq_sp"); inside a block ("seq") s is split over context only, so the normed inputs attn_in / mlp_in are
+# kept all-gathered over tensor; heads and f are split over tensor; K and V are all-gathered over context ("kv_seq").
+# Flash attention (the default) has fp32 [b, a/t, s/c, FLASH_BLOCK] score blocks, one at a time; unfused attention
+# materialises [b, a/t, s/c, s] scores.
 def tokens(width: sp.Expr, nbytes: sp.Expr, split_t: bool) -> sp.Expr:
     """One device's bytes of a [b, s, width] tensor: s split over c, and width (or s, with SP) over t if split_t."""
     return nbytes * b * s * width / (c * (t if split_t else 1))
@@ -51,7 +46,9 @@ def _norm_residuals(prefix: str, sw: Switches) -> list[Component]:
 
 
 def saved_none(sw: Switches) -> list[Component]:
-    """Remat none: every residual jax autodiff keeps for one layer (saved_residuals of the layer function)."""
+    """Remat none: every residual jax autodiff keeps for one layer (saved_residuals of the layer function): fp32
+    RMSNorm intermediates, flash attention's fp32 log-sum-exp (or, unfused, the scores, their exp and the bf16
+    probabilities), the three SiLU intermediates."""
     return _norm_residuals("attn_norm", sw) + [
         Component("attn_in", tokens(h, B_a, False), "'attn_in': normed input of Q/K/V, all-gathered over t (inner layout)"),
         Component("k_gathered", tokens(h * k / a, B_a, True) * c, "'k_gathered': K after RoPE all-gathered over context"),
@@ -69,7 +66,7 @@ def saved_none(sw: Switches) -> list[Component]:
 
 
 def _flash_residuals() -> list[Component]:
-    """What jaxcheck.flash's custom VJP keeps besides q and the gathered k, v: its output and the fp32 log-sum-exp."""
+    """What jaxcheck.model.flash's custom VJP keeps besides q and the gathered k, v: its output and the fp32 log-sum-exp."""
     return [Component("flash_out", tokens(h, B_a, True), "flash attention's output as its custom VJP keeps it (the "
                       "values of 'attn_out', before the sharding constraint)"),
             Component("lse", FP32 * b * a * s / (t * c), "fp32 [b, a/t, s/c] log-sum-exp of the online softmax")]

@@ -1,8 +1,5 @@
-"""Buffers the paper calls often neglected, each a named component with its assumption in one line.
-
-The constants are assumptions, not measurements on these machines; `mem4d estimate --overhead NAME=BYTES`
-replaces any of them, and `--no-overheads` drops them all.
-"""
+"""Buffers the paper calls often neglected, each a named component with its assumption in one line; the constants are
+assumptions, not measurements (`--overhead NAME=SIZE` replaces one, `--no-overheads` drops them all)."""
 from __future__ import annotations
 
 import sympy as sp

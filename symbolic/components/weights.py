@@ -1,8 +1,5 @@
-"""Parameter counts per GPU and per pipeline stage, and the bf16 weights they occupy (Fujii et al. 2024, Megatron-LM).
-
-Shapes follow the paper: head width h/a, Q and O are h x h, K and V are h x h*k/a, SwiGLU has three h x f
-matrices, two RMSNorm vectors per layer; matrices split over t, norm vectors replicated on every TP rank.
-"""
+"""Parameter counts per GPU and per pipeline stage, and the bf16 weights they occupy (Fujii et al. 2024, Megatron-LM):
+head width h/a, Q, O h x h, K, V h x h*k/a, three h x f SwiGLU matrices; matrices split over t, norms replicated."""
 from __future__ import annotations
 
 import sympy as sp

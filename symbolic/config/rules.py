@@ -1,8 +1,4 @@
-"""The one table of validity rules: each a predicate, a one-line message and the profiles it binds (no sympy).
-
-A rule reads a namespace of letters (`letters`): Python ints where Training checks one configuration, numpy int
-arrays where plan masks every candidate at once; the predicates use only operators that work on both.
-"""
+"""The one table of validity rules: each a predicate, a one-line message and the profiles it binds (no sympy)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -71,7 +67,10 @@ def select(scope: str = "all", model: bool | None = None) -> tuple[Rule, ...]:
 
 
 def letters(training, shape=None) -> SimpleNamespace:
-    """What the rules read from a Training (gbs as given, else p b d; m = gbs // (b d)) and, given, a ModelShape."""
+    """What the rules read from a Training (gbs as given, else p b d; m = gbs // (b d)) and, given, a ModelShape.
+
+    Python ints here; plan builds the same namespace from numpy int arrays of every candidate, and the predicates use
+    only operators that work on both."""
     gbs = training.p * training.b * training.d if training.gbs is None else training.gbs
     x = dict(d=training.d, t=training.t, p=training.p, c=training.c, vpp=training.vpp, s=training.s, b=training.b,
              gbs=gbs, m=gbs // (training.b * training.d), sp=training.sp, flash_attn=training.flash_attn)

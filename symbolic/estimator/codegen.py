@@ -1,8 +1,4 @@
-"""Derive a profile's expressions once, lambdify them with cse=True, and cache the generated numpy source on disk.
-
-The cache keeps `mem4d estimate` under a second: on a hit, nothing imports sympy. The key hashes the symbolic
-source files, the sympy version, the profile and the switches, so any edit of a formula invalidates it.
-"""
+"""Derive a profile's expressions once, lambdify them with cse=True, and cache the generated numpy source on disk."""
 from __future__ import annotations
 
 import functools
@@ -124,7 +120,9 @@ def compile_source(source: str, name: str):
 
 
 def derived(profile: str, switches: Switches) -> dict:
-    """derive() through the on-disk cache; an unreadable or unwritable cache only costs the derivation time."""
+    """derive() through the on-disk cache; an unreadable or unwritable cache only costs the derivation time. On a hit
+    nothing imports sympy (`mem4d estimate` starts in well under a second); the key (cache_key) hashes the symbolic
+    sources, so any edit of a formula invalidates it."""
     tag = f"{profile}-{switches.tag()}"
     path = cache_dir() / f"{tag}-{cache_key(profile, switches)}.json"
     try:

@@ -1,7 +1,5 @@
-"""Enumerate every 4D configuration (d, t, p, c, vpp, b) of a cluster as numpy arrays, masked with the rule table.
-
-The masks evaluate the same predicates as `Training.check` (symbolic.config.rules) on arrays, so a 16k-GPU cluster
-is enumerated without building one Python object per candidate."""
+"""Enumerate every 4D configuration (d, t, p, c, vpp, b) of a cluster as numpy arrays, masked with the rule table
+(the predicates of Training.check on arrays: no Python object per candidate)."""
 from __future__ import annotations
 
 import math

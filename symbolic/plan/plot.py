@@ -1,9 +1,4 @@
-"""`mem4d plan --plot`: peak memory over (tp, pp) at the best configuration's cp, dp = N / (tp pp cp) (matplotlib, Agg).
-
-With both dp and cp fixed, tp * pp is fixed too and the grid collapses to one diagonal, so the plot holds cp at the
-best configuration's value and lets dp follow from N; each cell is the lowest estimate over vpp, mbs, recompute and
-ZeRO stage, so a cell over the limit means no choice of those fits.
-"""
+"""`mem4d plan --plot`: peak memory over (tp, pp) at the best configuration's cp, dp = N / (tp pp cp) (matplotlib, Agg)."""
 from __future__ import annotations
 
 import numpy as np
@@ -27,7 +22,11 @@ def grid(plan, c: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def plot(plan, path: str) -> None:
-    """Write the heat map to `path`; the best configuration is outlined, cells over the limit are marked x."""
+    """Write the heat map to `path`; the best configuration is outlined, cells over the limit are marked x.
+
+    With both dp and cp fixed, tp * pp would be fixed too and the grid one diagonal, so cp is held at the best
+    configuration's value and dp follows from N; each cell is the lowest peak over vpp, mbs, recompute and ZeRO
+    stage, so a cell over the limit means no choice of those fits."""
     import matplotlib
 
     matplotlib.use("Agg")

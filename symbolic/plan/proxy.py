@@ -1,12 +1,5 @@
-"""A transparent throughput proxy for ranking configurations: a PROXY, not a throughput prediction.
-
-Step time in seconds is modelled (alpha-beta: latency per message plus bytes over bandwidth) as
-    T = (T_c + T_r) * (vpp m + p - 1) / (vpp m) + T_tp + T_cp + T_dp + T_pp
-and the score is T_c / T in (0, 1]: the share of the step spent on the model's own FLOPs. Every term is one formula
-below, evaluated on numpy arrays; the hardware figures are round assumptions (printed by `mem4d plan --explain`).
-Not modelled: overlap of communication with compute, kernel efficiency of the micro batch size b, load imbalance
-of the embedding and LM-head stages, and collective algorithms beyond ring volumes.
-"""
+"""A transparent throughput proxy for ranking configurations (a PROXY, not a throughput prediction): alpha-beta
+step time T of FORMULAS, score T_c / T; not modelled: overlap, kernel efficiency, stage imbalance, non-ring collectives."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields

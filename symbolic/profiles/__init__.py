@@ -1,9 +1,4 @@
-"""Memory profiles: named sets of component expressions. Importing this package is cheap (no sympy).
-
-A profile module provides TITLE, DESCRIPTION (one paragraph, plain text), `components(sw)` (the breakdown of
-the most loaded GPU whose sum is "total"), `stage_components(sw, stage)` for stage in
-symbolic.config.training.STAGES, and `layer_tensors(sw)` (the per-layer activation tensors).
-"""
+"""Memory profiles: named sets of component expressions. Importing this package is cheap (no sympy)."""
 from __future__ import annotations
 
 import importlib
@@ -27,7 +22,10 @@ def widths(name: str) -> dict[str, int]:
 
 
 def load(name: str) -> ModuleType:
-    """The module of a profile; an unknown name is a one-line ConfigError listing the known ones."""
+    """The module of a profile; an unknown name is a one-line ConfigError listing the known ones.
+
+    A profile module provides TITLE, DESCRIPTION (one paragraph), `components(sw)` (the breakdown of the most loaded
+    GPU whose sum is "total"), `stage_components(sw, stage)` for each of STAGES, and `layer_tensors(sw)`."""
     if name not in PROFILES:
         raise ConfigError(f"unknown profile {name!r} (choose from {', '.join(PROFILES)})")
     return importlib.import_module(PROFILES[name])

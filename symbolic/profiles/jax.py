@@ -1,40 +1,6 @@
 """Profile `jax`: what jaxcheck's compiled train step holds on one device, buffer by buffer (pure sympy, no jax).
-
-Derived from the implementation (jaxcheck/rules.py, llama.py, pipeline.py, step.py, state.py), not fitted to XLA.
-Every device holds the same buffers (SPMD): the embedding, final norm and LM head are replicated over the pipe axis,
-each device holds its stage's L/p layers, and the GPipe scan runs m + p - 1 iterations on every stage.
-
-Byte widths: B_w is the parameter dtype (fp32: 4), B_g the gradient dtype (= parameter dtype), B_o the Adam mu + nu
-bytes per parameter (2 x parameter dtype: 8; the step count is a separate 4-byte int32), B_a the compute dtype
-(bf16: 2). `byte_widths(param_dtype, compute_dtype)` is the one place these numbers come from: jaxcheck's verify
-builds the Training it evaluates this profile with from its JaxOptions through it (so `mem4d estimate --profile jax`
-agrees with `mem4d verify` only when given the same widths; the Training defaults are the paper's bf16 widths).
-
-Each component belongs to one of XLA's memory-analysis groups (GROUP): argument (params, AdamW state, batch; exact),
-output (the loss and the output tuple's pointer table; donated params and AdamW state come back aliased, counted once),
-temp (gradients, saved residuals, pipeline buffers, embeddings, logits). total = argument + output + temp - alias.
-Attention follows sw.flash_attn like jaxcheck: flash (default) keeps fp32 [s/c, FLASH_BLOCK] score blocks one at a
-time and an fp32 log-sum-exp per query; unfused attention materialises fp32 s x s scores.
-
-How the temps were found: XLA's temp is the size of its packed heap of temporaries, which holds at least the buffers
-live at the step's peak program point. The temp components are the buffers listed live at that peak in XLA's
-live-range dump (XLA_FLAGS=--xla_dump_to, "Live ranges at N (peak)") of jaxcheck's step, named after what they hold,
-for configurations of every remat policy with one and with several scan iterations. The peak is one of three live
-sets, and the profile takes the largest (sympy Max; all are derived, nothing is fitted):
-  end of forward: the residual stacks [m + p - 1, L/p, ...] as the forward writes them (bf16 where the layer computes
-    in bf16) plus the working set of the last layer's attention (forward_set);
-  the loss scan: those stacks plus one micro batch's fp32 logits and their gradient (loss_set);
-  inside the backward pipeline loop: XLA:CPU converts the bf16 stacks to fp32 before the loop (wrapped_convert),
-    slices one iteration's L/p layers out of them in fp32, and runs one layer's attention backward (backward_set).
-Around them, two fp32 [L/p, ...] buffers per stacked weight (gradient accumulator, fp32 copy) and the embedding's
-gradient are live; a third weight buffer is in the forward set and a several-iteration backward set. The LM head's
-fp32 gradient, an fp32 copy and its bf16 cast live until the loss is done; in the backward XLA has already run the
-head's AdamW update (its gradient is final after the loss), whose fp32 results are live instead.
-Known gaps, measured by `mem4d sweep grids/accuracy.toml` (results/sweep-cpu.md): XLA's temp is a packed heap, a few
-percent above the bytes live at its peak on the tiny shapes; where XLA:CPU schedules optimizer updates and fp32
-copies depends on its heuristics; the unfused branch (grids/unfused.toml) still misses the packing of s x s buffers
-of different lifetimes on tiny long sequences.
-"""
+Derived from the implementation (jaxcheck/model, step.py, state.py), not fitted to XLA; how the temps were read off
+XLA's dumps, and the known gaps, are in the README (section "The `jax` profile")."""
 from __future__ import annotations
 
 import sympy as sp
@@ -71,7 +37,7 @@ def _arguments(sw: Switches) -> list[Component]:
     P = device_params()
     zero = d * c if sw.dist_opt else sp.Integer(1)
     return [
-        Component("params", B_w * P, "parameters in param dtype, sharded as jaxcheck.rules: matrices/vocab over t, layers over p"),
+        Component("params", B_w * P, "parameters in param dtype, sharded as jaxcheck.model.rules: matrices/vocab over t, layers over p"),
         Component("adam_moments", B_o * P / zero,
                   "AdamW mu and nu (param dtype), over d*c with ZeRO-1 (rules.zero1_spec; assumes d*c divides h)"
                   if sw.dist_opt else "AdamW mu and nu (param dtype), sharded like the parameters (no ZeRO-1)"),
@@ -112,6 +78,10 @@ def _head_update(sw: Switches) -> sp.Expr:
     return 3 * B_w * h * v / t / (d * c if sw.dist_opt else 1)
 
 
+# Every device holds the same buffers (SPMD): embedding, final norm and LM head replicated over pipe, the stage's L/p
+# layers, m + p - 1 GPipe iterations on every stage. XLA's temp holds at least the buffers live at the step's peak
+# program point, which is one of three live sets; the profile takes the largest (sympy Max): end of forward
+# (forward_set), the loss scan (loss_set), inside the backward pipeline loop (backward_set).
 def loss_set(sw: Switches) -> sp.Expr:
     """The loss scan between the pipeline's forward and backward: the residual stacks as the forward wrote them and one
     micro batch's fp32 logits [b, s/c, v/t] with their gradient (the checkpointed loss recomputes them per micro
@@ -218,12 +188,15 @@ def _temps(sw: Switches) -> list[Component]:
 FWD_ATTN_BYTES = {"none": sp.Integer(4), "selective": FP32 * 3, "full": FP32 * 3}
 BWD_ATTN_BYTES = {"none": sp.Integer(0), "selective": FP32 + 2 * B_a, "full": FP32 + 2 * B_a}
 
-# flash attention, bytes per [b, a/t, s/c, block] element of the key block being processed (jaxcheck.flash):
+# flash attention, bytes per [b, a/t, s/c, block] element of the key block being processed (jaxcheck.model.flash):
 # forward: fp32 masked scores (4) and fp32 exp(scores - max) (4); backward: fp32 probabilities (4) and the fp32
 # dK / dV dot products in XLA:CPU's transposed [k, block, a/k * s] layout (4 + 4).
 FLASH_FWD_BYTES = FP32 * 2
 FLASH_BWD_BYTES = FP32 * 3
 
+# XLA memory-analysis group of each component: argument (params, AdamW state, batch; exact), output (loss and the
+# output tuple's pointer table; donated params and AdamW state come back aliased, counted once), temp (the rest);
+# total = argument + output + temp - alias
 GROUP: dict[str, str] = {
     "params": "argument", "adam_moments": "argument", "adam_count": "argument", "batch": "argument",
     "loss_and_tuple": "output",

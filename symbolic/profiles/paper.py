@@ -1,13 +1,4 @@
-"""Profile `paper`: Megatron-LM training of a Llama model as modelled by Fujii, Watanabe, Yokota 2024 (arXiv 2411.06465).
-
-`components` is the paper's accounting of the most loaded GPU, kept faithful to the published closed form: the
-first stage's weights, gradients and optimizer states, min(m, p) in-flight micro batches of L/p layers, the
-embedding input counted as 8*s*b*h bytes per micro batch, and the last stage's output layer and fp32 logits
-added on top. Megatron-LM allocates differently in two places: token ids are 8*s*b bytes (no h), and the output
-layer lives on the last stage, not the first. `stage_components` is the exact per-stage breakdown; with tied
-embeddings (switch `tied`) the p = 1 stage holds one v x h matrix instead of two. The paper's total ignores `tied`
-(its closed form charges the most loaded GPU one v x h matrix either way).
-"""
+"""Profile `paper`: Megatron-LM training of a Llama model as modelled by Fujii, Watanabe, Yokota 2024 (arXiv 2411.06465)."""
 from __future__ import annotations
 
 import sympy as sp
@@ -48,7 +39,11 @@ def _with_overheads(parts: list[Component], params: sp.Expr, sw: Switches) -> li
 
 
 def components(sw: Switches) -> list[Component]:
-    """Most loaded GPU as the paper counts it: first stage + embedding input (8sbh per micro batch) + output layer."""
+    """Most loaded GPU as the paper counts it, faithful to the published closed form: the first stage's weights,
+    gradients and optimizer states, min(m, p) in-flight micro batches of L/p layers, the embedding input counted as
+    8*s*b*h bytes per micro batch (Megatron-LM holds 8*s*b bytes of ids) and the last stage's output layer and fp32
+    logits on top (Megatron-LM places them on the last stage). The total ignores `tied` (the closed form charges one
+    v x h matrix either way)."""
     params = paper_params()
     parts = [
         weights(params), gradients(params), optimizer(params, sw), _activations(RANK["first"], sw),
@@ -58,7 +53,8 @@ def components(sw: Switches) -> list[Component]:
 
 
 def stage_components(sw: Switches, stage: str) -> list[Component]:
-    """Exact breakdown of one GPU of a pipeline stage: first, middle, last, or only (p = 1)."""
+    """Exact breakdown of one GPU of a pipeline stage (first, middle, last, or only at p = 1), each tensor where
+    Megatron-LM allocates it; with tied embeddings the p = 1 stage holds one v x h matrix instead of two."""
     params = stage_params(stage, sw.tied)
     rank = RANK[stage]
     has_embedding = stage in ("first", "only")

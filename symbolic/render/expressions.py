@@ -1,8 +1,4 @@
-"""Simplified text and LaTeX of component expressions.
-
-Piecewise parts (the pipeline's in-flight micro batches, "group exists" indicators) are named and shown once in a
-"where" clause, so that simplification stays fast and the closed form stays readable.
-"""
+"""Simplified text and LaTeX of component expressions, each Piecewise named and defined once in a "where" clause."""
 from __future__ import annotations
 
 import sympy as sp
@@ -15,7 +11,8 @@ def _is_indicator(pw: sp.Piecewise) -> bool:
 
 
 def opaque(expr: sp.Expr) -> tuple[sp.Expr, dict[sp.Symbol, sp.Expr], dict[sp.Symbol, str]]:
-    """Replace each Piecewise by a named symbol; return the new expression, definitions and LaTeX names."""
+    """Replace each Piecewise (in-flight micro batches, "group exists" indicators) by a named symbol, so that
+    simplification stays fast and the closed form readable; return the new expression, definitions and LaTeX names."""
     defs, names, mapping = {}, {}, {}
     counter = 0
     for pw in sorted(expr.atoms(sp.Piecewise), key=sp.default_sort_key):

@@ -6,7 +6,7 @@ import re
 
 from ..config.errors import ConfigError
 from ..config.shapes import DEFAULT_MODEL, ModelShape, resolve_model
-from ..config.training import ZERO_STAGES, Training, training_from_json
+from ..config.training import RECOMPUTE, ZERO_STAGES, Training, training_from_json
 
 _UNITS = {
     "": 1, "b": 1,
@@ -83,3 +83,34 @@ def training_from_args(args: argparse.Namespace, shape: ModelShape | None = None
 
     training = training_from_json({**vars(args), **(widths(profile) if profile else {})})
     return training.check(shape) if shape is not None else training
+
+
+def add_step_args(parser: argparse.ArgumentParser):
+    """The jax step's flags of compile and verify (--remat, --zero1/--no-zero1, dtypes, --platform, --no-measure,
+    --json); returns their argument group for the command's own."""
+    j = parser.add_argument_group("jax step")
+    j.add_argument("--remat", dest="recompute", default=argparse.SUPPRESS, metavar="{none,selective,full}",
+                   help="alias of --recompute (the remat policy)")
+    j.add_argument("--zero1", dest="zero", action="store_const", const=1, default=argparse.SUPPRESS,
+                   help="alias of --zero 1: AdamW states sharded over data x context")
+    j.add_argument("--no-zero1", dest="zero", action="store_const", const=0, default=argparse.SUPPRESS,
+                   help="alias of --zero 0: AdamW states replicated like the params")
+    j.add_argument("--param-dtype", default="float32", help="parameter / gradient / Adam dtype (default: float32)")
+    j.add_argument("--compute-dtype", default="bfloat16", help="matmul and activation dtype (default: bfloat16)")
+    j.add_argument("--platform", choices=("auto", "cpu"), default="auto",
+                   help="cpu: compile on d*p*t*c simulated CPU devices even where a GPU is present")
+    j.add_argument("--no-measure", dest="measure", action="store_false",
+                   help="on a GPU, skip running the step to read the measured peak")
+    j.add_argument("--json", action="store_true", help="print one JSON object")
+    return j
+
+
+def spec_from_args(args: argparse.Namespace):
+    """The checked jaxcheck.spec.StepSpec of compile's or verify's flags (jaxcheck's spec imported here, no jax)."""
+    if args.recompute not in RECOMPUTE:
+        raise ConfigError(f"--remat/--recompute must be one of {', '.join(RECOMPUTE)}, got {args.recompute!r}")
+    from jaxcheck.spec import JaxOptions, StepSpec
+
+    shape = model_from_args(args)
+    opts = JaxOptions(param_dtype=args.param_dtype, compute_dtype=args.compute_dtype)
+    return StepSpec(shape, training_from_args(args, shape), opts).check()

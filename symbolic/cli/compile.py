@@ -4,9 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..config.errors import ConfigError
-from ..config.training import RECOMPUTE
-from .args import add_model_args, add_training_args, model_from_args, positive_int, training_from_args
+from .args import add_model_args, add_step_args, add_training_args, positive_int, spec_from_args
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -14,22 +12,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from jaxcheck.spec import DEFAULT_TRAINING
 
     add_training_args(parser, defaults=DEFAULT_TRAINING)
-    j = parser.add_argument_group("jax step")
-    j.add_argument("--remat", dest="recompute", default=argparse.SUPPRESS, metavar="{none,selective,full}",
-                   help="remat policy (same as --recompute)")
-    j.add_argument("--zero1", dest="zero", action="store_const", const=1, default=argparse.SUPPRESS,
-                   help="alias of --zero 1: AdamW states sharded over data x context")
-    j.add_argument("--no-zero1", dest="zero", action="store_const", const=0, default=argparse.SUPPRESS,
-                   help="alias of --zero 0 (the default here)")
-    j.add_argument("--param-dtype", default="float32", help="parameter / gradient / Adam dtype (default: float32)")
-    j.add_argument("--compute-dtype", default="bfloat16", help="matmul and activation dtype (default: bfloat16)")
-    j.add_argument("--platform", choices=("auto", "cpu"), default="auto",
-                   help="cpu: compile on d*p*t*c simulated CPU devices even where a GPU is present")
+    j = add_step_args(parser)
     j.add_argument("--mock-gpu-topology", metavar="SxHxD",
                    help="compile only, on one GPU posing as S slices x H hosts x D GPUs (jax_mock_gpu_topology)")
-    j.add_argument("--no-measure", dest="measure", action="store_false",
-                   help="on a GPU, skip running the step to read the measured peak")
-    j.add_argument("--json", action="store_true", help="print one JSON object")
     m = parser.add_argument_group("several processes (jax.distributed)")
     m.add_argument("--distributed", action="store_true",
                    help="jax.distributed.initialize() with auto-detection (SLURM, Kubernetes, ...)")
@@ -48,8 +33,8 @@ def _print_table(report, spec) -> None:
     from rich.table import Table
 
     mesh = report.mesh
-    title = (f"{spec.shape.name}: d={mesh['data']} p={mesh['pipe']} t={mesh['tensor']} c={mesh['context']} "
-             f"s={spec.train.s} b={spec.train.b} m={spec.train.m} remat={spec.train.recompute} "
+    title = (f"{spec.shape.name}: dp={mesh['data']} pp={mesh['pipe']} tp={mesh['tensor']} cp={mesh['context']} "
+             f"seq={spec.train.s} mbs={spec.train.b} m={spec.train.m} recompute={spec.train.recompute} "
              f"zero={spec.train.zero} - XLA per device, {report.devices} {mesh['platform']} devices")
     table = Table(title=title)
     table.add_column("buffer")
@@ -73,13 +58,8 @@ def _print_table(report, spec) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.recompute not in RECOMPUTE:
-        raise ConfigError(f"--remat/--recompute must be one of {', '.join(RECOMPUTE)}, got {args.recompute!r}")
-    shape = model_from_args(args)
-    train = training_from_args(args, shape)
-    from jaxcheck.spec import JaxOptions, StepSpec
-
-    spec = StepSpec(shape, train, JaxOptions(param_dtype=args.param_dtype, compute_dtype=args.compute_dtype)).check()
+    spec = spec_from_args(args)
+    train = spec.train
     import os
 
     from jaxcheck import mesh as meshlib

@@ -131,6 +131,7 @@ def test_run_records_ok_failed_skipped(tmp_path):
     assert [r["status"] for r in lines] == ["ok", "ok", "ok", "failed", "ok", "skipped"]
     assert lines[3]["error"] == "RuntimeError: XLA ran out of patience"
     assert all(r["code"] is None or len(r["code"]) >= 7 for r in lines)  # git commit of the code (None outside git)
+    assert all(r["param_count"] == 6_066_432 for r in lines)  # tiny's ModelShape.param_count, skipped ones too
     assert "do not divide layers L=8" in lines[5]["error"]
     summary = json.loads(report.summary_path(out).read_text())
     assert (summary["ok"], summary["failed"], summary["skipped"]) == (4, 1, 1)

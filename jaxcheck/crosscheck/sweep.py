@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from symbolic.config.errors import ConfigError
+from symbolic.config.shapes import resolve_model
 
 from ..spec import StepSpec
 from .grid import Config, config_key, label, to_spec
@@ -103,7 +104,8 @@ def max_world(todo: list[Job]) -> int:
 
 def run_job(job: Job, run: RunFn, devices: int) -> dict:
     """Run one job: ok with verify's result, skipped (invalid / too few devices) or failed with a one-line error."""
-    record = {"key": job.key, "config": job.cfg, "label": label(job.cfg), "status": "ok", "error": None, "result": None}
+    record = {"key": job.key, "config": job.cfg, "param_count": resolve_model(job.cfg["model"]).param_count,
+              "label": label(job.cfg), "status": "ok", "error": None, "result": None}
     start = time.perf_counter()
     if job.spec is None:
         record.update(status="skipped", error=job.reason)

@@ -76,10 +76,15 @@ def candidates(cluster: Cluster, fac: dict[str, np.ndarray] | None = None) -> di
     return grid
 
 
+def _letters(cluster: Cluster, swept: dict) -> SimpleNamespace:
+    """What the rules read: the swept letters (arrays, or one candidate's ints) and the cluster's fixed values."""
+    return SimpleNamespace(**swept, s=cluster.s, gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn,
+                           **rules.model_letters(cluster.shape))
+
+
 def masks(grid: dict[str, np.ndarray], cluster: Cluster, profile: str = "paper") -> dict[str, np.ndarray]:
     """One boolean array per rule that binds the profile (True where it holds), in the rule table's order."""
-    x = SimpleNamespace(**{name: grid[name] for name in GRID}, s=cluster.s, gbs=cluster.gbs, sp=cluster.sp,
-                        flash_attn=cluster.flash_attn, **rules.model_letters(cluster.shape))
+    x = _letters(cluster, {name: grid[name] for name in GRID})
     return rules.masks(x, rules.select(profile), len(grid["d"]))
 
 
@@ -126,8 +131,7 @@ def why_not(cluster: Cluster, profile: str = "paper", limit: int | None = None) 
     by_name = {rule.name: rule for rule in rules.select(profile)}
     lines = []
     for i in range(min(len(fac["d"]), len(fac["d"]) if limit is None else limit)):
-        x = SimpleNamespace(**{name: int(grid[name][i]) for name in GRID}, s=cluster.s, gbs=cluster.gbs, sp=cluster.sp,
-                            flash_attn=cluster.flash_attn, **rules.model_letters(cluster.shape))
+        x = _letters(cluster, {name: int(grid[name][i]) for name in GRID})
         broken = [by_name[name].message(x) for name, holds in ok.items() if not holds[i]]
         lines.append(f"dp={x.d} tp={x.t} pp={x.p} cp={x.c}: {'; '.join(broken) if broken else 'valid'}")
     return lines, len(fac["d"])

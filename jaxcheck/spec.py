@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from symbolic.config.dtypes import FLOATS, jax_widths
+from symbolic.config.dtypes import FLOATS, JAX_COMPUTE_DTYPE, JAX_PARAM_DTYPE, jax_widths
 from symbolic.config.errors import ConfigError
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
@@ -16,8 +16,8 @@ DEFAULT_TRAINING = Training(zero=0)  # what mem4d compile and sweep grids start 
 class JaxOptions:
     """Precision, attention strategy and AdamW hyper-parameters of the jax train step."""
 
-    param_dtype: str = "float32"  # parameters, gradients and Adam moments
-    compute_dtype: str = "bfloat16"  # matmul inputs and activations (norms, softmax and logits run in fp32)
+    param_dtype: str = JAX_PARAM_DTYPE  # parameters, gradients and Adam moments
+    compute_dtype: str = JAX_COMPUTE_DTYPE  # matmul inputs and activations (norms, softmax and logits run in fp32)
     attention: str = "allgather"  # K/V all-gathered over the context axis
     learning_rate: float = 3e-4
     weight_decay: float = 0.1

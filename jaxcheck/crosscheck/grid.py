@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 from typing import Iterable
 
-from symbolic.config.dtypes import FLOATS
+from symbolic.config.dtypes import FLOATS, JAX_COMPUTE_DTYPE, JAX_PARAM_DTYPE
 from symbolic.config.errors import ConfigError
 from symbolic.config.shapes import DEFAULT_MODEL, resolve_model
 from symbolic.config.training import RECOMPUTE, ZERO_STAGES, training_from_json
@@ -17,7 +17,7 @@ from ..spec import DEFAULT_TRAINING, JaxOptions, StepSpec
 
 # a grid point: the CLI's flag names with `mem4d compile`'s defaults (the model, the Training, the dtypes)
 DEFAULTS: dict = {"model": DEFAULT_MODEL, **DEFAULT_TRAINING.flags(widths=False),
-                  "param_dtype": JaxOptions().param_dtype, "compute_dtype": JaxOptions().compute_dtype}
+                  "param_dtype": JAX_PARAM_DTYPE, "compute_dtype": JAX_COMPUTE_DTYPE}
 TYPES = {key: int if key == "gbs" else type(value) for key, value in DEFAULTS.items()}  # gbs: None by default
 CHOICES = {"recompute": RECOMPUTE, "zero": ZERO_STAGES, "param_dtype": FLOATS, "compute_dtype": FLOATS}
 TABLES = ("base", "grid", "case")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import re
 
+from ..config.dtypes import JAX_COMPUTE_DTYPE, JAX_PARAM_DTYPE
 from ..config.errors import ConfigError
 from ..config.shapes import DEFAULT_MODEL, ModelShape, resolve_model
 from ..config.training import RECOMPUTE, ZERO_STAGES, Training, training_from_json
@@ -95,8 +96,8 @@ def add_step_args(parser: argparse.ArgumentParser):
                    help="alias of --zero 1: AdamW states sharded over data x context")
     j.add_argument("--no-zero1", dest="zero", action="store_const", const=0, default=argparse.SUPPRESS,
                    help="alias of --zero 0: AdamW states replicated like the params")
-    j.add_argument("--param-dtype", default="float32", help="parameter / gradient / Adam dtype (default: float32)")
-    j.add_argument("--compute-dtype", default="bfloat16", help="matmul and activation dtype (default: bfloat16)")
+    j.add_argument("--param-dtype", default=JAX_PARAM_DTYPE, help="parameter / gradient / Adam dtype (default: %(default)s)")
+    j.add_argument("--compute-dtype", default=JAX_COMPUTE_DTYPE, help="matmul and activation dtype (default: %(default)s)")
     j.add_argument("--platform", choices=("auto", "cpu"), default="auto",
                    help="cpu: compile on d*p*t*c simulated CPU devices even where a GPU is present")
     j.add_argument("--no-measure", dest="measure", action="store_false",

@@ -1,4 +1,4 @@
-"""The train step: causal-LM loss through the pipeline, gradients, optax AdamW, remat policies, ZeRO-1 shardings."""
+"""The train step: embedding, the pipeline forward, the loss per micro batch, the pipeline backward, optax AdamW."""
 from __future__ import annotations
 
 from typing import Callable
@@ -13,7 +13,8 @@ from symbolic.config.errors import ConfigError
 from symbolic.config.step import SELECTIVE_SAVED
 
 from .model.llama import Llama, act_names
-from .model.pipeline import gpipe
+from .model.pipeline import Tape, gpipe_backward, gpipe_forward
+from .model.weightops import zeros_after
 from .model.rules import constrain
 from .spec import StepSpec
 
@@ -41,23 +42,63 @@ def layer_function(block_graphdef, plan: StepSpec) -> Callable:
     return jax.checkpoint(layer, policy=remat_policy(policy), prevent_cse=False)
 
 
+def _head_params(params: dict, tied: bool) -> dict:
+    """The parameters the loss reads after the pipeline: final norm and LM head (the embedding when tied)."""
+    return {"norm": params["norm"], ("embed" if tied else "head"): params["embed" if tied else "head"]}
+
+
+def _embed(graphdef, params: dict, embed, tokens: jax.Array, plan: StepSpec) -> jax.Array:
+    """Embedded micro batches [m, b, s, h] in compute dtype, in the between-blocks layout."""
+    model: Llama = nnx.merge(graphdef, {**params, "embed": embed})
+    return constrain(model.embed_tokens(tokens), ("micro",) + act_names(plan))
+
+
+def _micro_loss(graphdef, params: dict, head: dict, y_BxSxH: jax.Array, t_BxS: jax.Array) -> jax.Array:
+    """Summed next-token cross entropy of one micro batch: final norm, LM head, fp32 logits [b, s, v]."""
+    model: Llama = nnx.merge(graphdef, {**params, **head})
+    logits = model.logits(y_BxSxH)
+    target = jnp.take_along_axis(logits, t_BxS[..., None], axis=-1)[..., 0]
+    return jnp.sum(jax.nn.logsumexp(logits, axis=-1) - target)
+
+
 def loss_fn(params: dict, batch: dict, graphdef, block_graphdef, plan: StepSpec) -> jax.Array:
-    """Mean next-token cross entropy over the global batch; tokens/targets are [m, d*b, s]."""
-    model: Llama = nnx.merge(graphdef, params)
-    act = act_names(plan)
-    x = constrain(model.embed_tokens(batch["tokens"]), ("micro",) + act)
-    y = gpipe(layer_function(block_graphdef, plan), params["blocks"], x, act)
+    """Mean next-token cross entropy over the global batch; tokens/targets are [m, d*b, s] (forward only)."""
+    x = _embed(graphdef, params, params["embed"], batch["tokens"], plan)
+    y, _ = gpipe_forward(layer_function(block_graphdef, plan), Tape(), params["blocks"], x, act_names(plan))
+    head = _head_params(params, plan.shape.tied)
+    micro = lambda total, yt: (total + _micro_loss(graphdef, params, head, *yt), None)
+    return jax.lax.scan(micro, jnp.float32(0), (y, batch["targets"]))[0] / batch["targets"].size
 
-    @jax.checkpoint  # one micro batch of fp32 logits at a time, recomputed in backward
-    def micro_loss(total, y_and_t):
-        y_BxSxH, t_BxS = y_and_t
-        logits = model.logits(y_BxSxH)
-        lse = jax.nn.logsumexp(logits, axis=-1)
-        target = jnp.take_along_axis(logits, t_BxS[..., None], axis=-1)[..., 0]
-        return total + jnp.sum(lse - target), None
 
-    total, _ = jax.lax.scan(micro_loss, jnp.float32(0), (y, batch["targets"]))
-    return total / batch["targets"].size
+def loss_backward(graphdef, params: dict, head: dict, y_MxBxSxH: jax.Array, targets: jax.Array):
+    """The mean loss, the gradients of the final norm and LM head, and the cotangent of the pipeline's outputs
+    [m, b, s, h]: one micro batch at a time (its fp32 logits and their gradient), the head's gradient accumulated
+    in one buffer created once the pipeline's outputs exist."""
+    scale = jnp.float32(1.0 / targets.size)
+
+    def micro(carry, yt):
+        total, acc = carry
+        loss, vjp = jax.vjp(lambda hd, y: _micro_loss(graphdef, params, hd, y, yt[1]), head, yt[0])
+        dhead, dy = vjp(scale)
+        return (total + loss, jax.tree.map(jnp.add, acc, dhead)), dy
+
+    (total, dhead), dy = jax.lax.scan(micro, (jnp.float32(0), zeros_after(head, y_MxBxSxH)), (y_MxBxSxH, targets))
+    return total * scale, dhead, dy
+
+
+def loss_and_grads(params: dict, batch: dict, graphdef, block_graphdef, plan: StepSpec, grad_shardings=None):
+    """The loss and every parameter's gradient: embedding and loss by jax.vjp, the pipeline by its own backward
+    (jaxcheck.pipeline), whose stacked-weight gradients accumulate in one buffer per weight."""
+    act, tied = act_names(plan), plan.shape.tied
+    layer, tape = layer_function(block_graphdef, plan), Tape()
+    x, embed_vjp = jax.vjp(lambda e: _embed(graphdef, params, e, batch["tokens"], plan), params["embed"])
+    y, res = gpipe_forward(layer, tape, params["blocks"], x, act)
+    loss, dhead, dy = loss_backward(graphdef, params, _head_params(params, tied), y, batch["targets"])
+    blocks_sharding = None if grad_shardings is None else grad_shardings["blocks"]
+    dx, dblocks = gpipe_backward(layer, tape, params["blocks"], res, dy, act, blocks_sharding)
+    (dembed,) = embed_vjp(dx)
+    grads = {**dhead, "embed": dembed + dhead["embed"] if tied else dembed, "blocks": dblocks}
+    return loss, {name: grads[name] for name in params}
 
 
 def make_optimizer(plan: StepSpec) -> optax.GradientTransformation:
@@ -65,18 +106,6 @@ def make_optimizer(plan: StepSpec) -> optax.GradientTransformation:
     return optax.adamw(plan.opts.learning_rate, b1=0.9, b2=0.95, weight_decay=plan.opts.weight_decay)
 
 
-# Buffers the compiled step holds per device (what XLA's memory analysis counts):
-#   arguments: params (param_dtype; blocks split over pipe and tensor, embedding and head split over tensor only and
-#              replicated over pipe, MaxText-style, unlike Megatron's first/last-stage placement); AdamW count + mu + nu
-#              (param_dtype; also over data x context with ZeRO-1); batch tokens and targets [m, d*b, s] int32 split
-#              over data and context; donated params / optimizer state come back as outputs and are counted in alias;
-#   temps: gradients (param_dtype, pinned to the params' layout: replicated over data and context); the embeddings of
-#          all m micro batches [m, b, s, h] before the pipeline; the stage buffer [p, b, s, h] (one slice per stage);
-#          the last stage's outputs [m + p - 1, b, s, h] (replicated over pipe); residuals saved by autodiff of the
-#          pipeline scan, per layer per iteration, as the remat policy allows (none: all; selective: SELECTIVE_SAVED;
-#          full: only each layer's input); K/V all-gathered over context and the attention working set of the
-#          layer being (re)computed (flash: fp32 [s/c, FLASH_BLOCK] score blocks; unfused: fp32 s x s scores); one
-#          micro batch of fp32 logits [b, s, v/t] inside the checkpointed loss scan.
 def make_train_step(graphdef, block_graphdef, plan: StepSpec, grad_shardings=None, with_grads: bool = False) -> Callable:
     """(params, opt_state, batch) -> (params, opt_state, loss[, grads]); with_grads returns the gradients for tests.
 
@@ -86,7 +115,7 @@ def make_train_step(graphdef, block_graphdef, plan: StepSpec, grad_shardings=Non
     opt = make_optimizer(plan)
 
     def train_step(params, opt_state, batch):
-        loss, grads = jax.value_and_grad(loss_fn)(params, batch, graphdef, block_graphdef, plan)
+        loss, grads = loss_and_grads(params, batch, graphdef, block_graphdef, plan, grad_shardings)
         if grad_shardings is not None:
             grads = jax.lax.with_sharding_constraint(grads, grad_shardings)
         updates, opt_state = opt.update(grads, opt_state, params)

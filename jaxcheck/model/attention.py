@@ -11,18 +11,6 @@ from .flash import flash_attention
 from .rules import constrain
 
 
-def rope(x_BxSxNxD: jax.Array, theta: float) -> jax.Array:
-    """Rotary position embedding (rotate-half form) at global positions 0..s-1; computed in fp32."""
-    s, dh = x_BxSxNxD.shape[1], x_BxSxNxD.shape[3]
-    freq = theta ** (-jnp.arange(0, dh // 2, dtype=jnp.float32) * 2.0 / dh)
-    angle_SxD2 = jnp.arange(s, dtype=jnp.float32)[:, None] * freq[None, :]
-    cos, sin = jnp.cos(angle_SxD2)[None, :, None, :], jnp.sin(angle_SxD2)[None, :, None, :]
-    x = x_BxSxNxD.astype(jnp.float32)
-    x1, x2 = x[..., : dh // 2], x[..., dh // 2:]
-    out = jnp.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
-    return out.astype(x_BxSxNxD.dtype)
-
-
 def allgather_attention(q_BxSxAxD: jax.Array, k_BxSxKxD: jax.Array, v_BxSxKxD: jax.Array,
                         flash: bool = True) -> jax.Array:
     """softmax(q k^T / sqrt(dh) + causal mask) v with K/V all-gathered over context; returns [b, s, a, dh].
@@ -42,8 +30,9 @@ def allgather_attention(q_BxSxAxD: jax.Array, k_BxSxKxD: jax.Array, v_BxSxKxD: j
     q_BxSxKxGxD = q_BxSxAxD.reshape(b, s, kh, a // kh, dh)
     scores_BxKxGxSxS = jnp.einsum("bqkgd,bskd->bkgqs", q_BxSxKxGxD, k_BxSxKxD,
                                   preferred_element_type=jnp.float32) / jnp.sqrt(jnp.float32(dh))
-    causal_SxS = jnp.arange(s)[:, None] >= jnp.arange(s)[None, :]
-    scores_BxKxGxSxS = jnp.where(causal_SxS, scores_BxKxGxSxS, jnp.finfo(jnp.float32).min)
+    # additive causal bias: the add's backward needs no mask, so no [s, s] bool is kept per layer
+    bias_SxS = jnp.where(jnp.arange(s)[:, None] >= jnp.arange(s)[None, :], 0.0, jnp.finfo(jnp.float32).min)
+    scores_BxKxGxSxS = scores_BxKxGxSxS + bias_SxS
     probs = jax.nn.softmax(scores_BxKxGxSxS, axis=-1).astype(v_BxSxKxD.dtype)
     out_BxSxKxGxD = jnp.einsum("bkgqs,bskd->bqkgd", probs, v_BxSxKxD)
     return constrain(out_BxSxKxGxD.reshape(b, s, a, dh), ("batch", "seq", "heads", "head_dim"))

@@ -8,7 +8,8 @@ from flax import nnx
 from jax.ad_checkpoint import checkpoint_name
 
 from ..spec import StepSpec
-from .attention import allgather_attention, rope
+from .attention import allgather_attention
+from .weightops import cast_einsum, lookup, rope, scale
 from .rules import constrain
 
 STACK_AXES = ("stage", "layer")  # logical names of the leading [p, L/p] axes of every block parameter
@@ -34,7 +35,7 @@ class RMSNorm(nnx.Module):
     def __call__(self, x: jax.Array) -> jax.Array:
         x32 = x.astype(jnp.float32)
         y = x32 * jax.lax.rsqrt(jnp.mean(x32 * x32, axis=-1, keepdims=True) + self.eps)
-        return (y * self.scale[...].astype(jnp.float32)).astype(x.dtype)
+        return scale(y, self.scale[...]).astype(x.dtype)
 
 
 class Attention(nnx.Module):
@@ -49,15 +50,15 @@ class Attention(nnx.Module):
         self.wo = _param(rngs, (a, dh, h), ("heads", "head_dim", "embed"), (a * dh) ** -0.5, dt)
 
     def __call__(self, x_BxSxH: jax.Array) -> jax.Array:
-        cdt, theta = x_BxSxH.dtype, self.plan.opts.rope_theta
-        q = rope(jnp.einsum("bsh,hnd->bsnd", x_BxSxH, self.wq[...].astype(cdt)), theta)
-        k = rope(jnp.einsum("bsh,hnd->bsnd", x_BxSxH, self.wk[...].astype(cdt)), theta)
-        v = jnp.einsum("bsh,hnd->bsnd", x_BxSxH, self.wv[...].astype(cdt))
+        theta = self.plan.opts.rope_theta
+        q = rope(cast_einsum("bsh,hnd->bsnd", None, x_BxSxH, self.wq[...]), theta)
+        k = rope(cast_einsum("bsh,hnd->bsnd", None, x_BxSxH, self.wk[...]), theta)
+        v = cast_einsum("bsh,hnd->bsnd", None, x_BxSxH, self.wv[...])
         q = checkpoint_name(constrain(q, ("batch", "seq", "heads", "head_dim")), "q")
         k = checkpoint_name(constrain(k, ("batch", "seq", "kv_heads", "head_dim")), "k")
         v = checkpoint_name(constrain(v, ("batch", "seq", "kv_heads", "head_dim")), "v")
         out = checkpoint_name(allgather_attention(q, k, v, self.plan.train.flash_attn), "attn_out")
-        return jnp.einsum("bsnd,ndh->bsh", out, self.wo[...].astype(cdt))
+        return cast_einsum("bsnd,ndh->bsh", None, out, self.wo[...])
 
 
 class MLP(nnx.Module):
@@ -70,12 +71,11 @@ class MLP(nnx.Module):
         self.down = _param(rngs, (f, h), ("mlp", "embed"), f ** -0.5, dt)
 
     def __call__(self, x_BxSxH: jax.Array) -> jax.Array:
-        cdt = x_BxSxH.dtype
         names = ("batch", "seq", "mlp")
-        gate = checkpoint_name(constrain(x_BxSxH @ self.gate[...].astype(cdt), names), "gate")
-        up = checkpoint_name(constrain(x_BxSxH @ self.up[...].astype(cdt), names), "up")
+        gate = checkpoint_name(constrain(cast_einsum("bsh,hf->bsf", None, x_BxSxH, self.gate[...]), names), "gate")
+        up = checkpoint_name(constrain(cast_einsum("bsh,hf->bsf", None, x_BxSxH, self.up[...]), names), "up")
         act = checkpoint_name(jax.nn.silu(gate) * up, "swiglu")
-        return act @ self.down[...].astype(cdt)
+        return cast_einsum("bsf,fh->bsh", None, act, self.down[...])
 
 
 class Block(nnx.Module):
@@ -112,13 +112,13 @@ class Llama(nnx.Module):
     def embed_tokens(self, tokens: jax.Array) -> jax.Array:
         """Vocab-parallel lookup: [..., s] int32 -> [..., s, h] in compute dtype."""
         cdt = self.plan.opts.compute_dtype
-        return jnp.take(self.embed[...].astype(cdt), tokens, axis=0)
+        return lookup(self.embed[...], tokens, cdt)
 
     def logits(self, x_BxSxH: jax.Array) -> jax.Array:
         """Final norm and LM head; fp32 logits [b, s, v] split over tensor along v."""
         x = constrain(self.norm(x_BxSxH), ("batch", "seq", "embed"))
         w_HxV = self.embed[...].T if self.head is None else self.head[...]
-        logits = jnp.einsum("bsh,hv->bsv", x, w_HxV.astype(x.dtype), preferred_element_type=jnp.float32)
+        logits = cast_einsum("bsh,hv->bsv", jnp.float32, x, w_HxV, True)
         return constrain(logits, ("batch", "seq", "vocab"))
 
 

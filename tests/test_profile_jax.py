@@ -1,7 +1,9 @@
-"""Profile `jax` (pure sympy): structure, byte widths from the jax dtypes, and the CLI paths that take --profile jax.
+"""Profile `jax` (pure sympy): the buffer table's structure, byte widths from the jax dtypes, and the CLI paths that
+take --profile jax.
 
 Sources of truth: jaxcheck's implementation as described in symbolic/profiles/jax.py (hand-computed byte counts for a
-small shape below), and the estimator's contract that lambdified numbers equal the sympy expressions (exact).
+small shape below), sympy identities of the table (exact), and the estimator's contract that lambdified numbers equal
+the sympy expressions (exact).
 """
 import dataclasses
 import subprocess
@@ -57,7 +59,7 @@ def test_zero1_divides_moments_by_d_c():
     base = estimate(SHAPE, _training(d=2, c=2, s=64, gbs=2, zero=0), "jax", overheads=False).bytes
     zero = estimate(SHAPE, _training(d=2, c=2, s=64, gbs=2, zero=1), "jax", overheads=False).bytes
     assert zero["adam_moments"] * 4 == base["adam_moments"]
-    assert zero["params"] == base["params"] and zero["layer_grads"] == base["layer_grads"]
+    assert zero["params"] == base["params"] and zero["block_grads"] == base["block_grads"]
 
 
 @pytest.mark.parametrize("recompute", RECOMPUTE)
@@ -71,55 +73,72 @@ def test_lambdified_equals_sympy(recompute):
 
 
 @pytest.mark.parametrize("cmd", [["formula", "--profile", "jax", "--recompute", "full"],
+                                 ["formula", "--profile", "jax", "--backend", "cpu"],
                                  ["estimate", "--profile", "jax", "--model", "tiny", "--seq", "256"],
                                  ["latex", "--profile", "jax", "--model", "tiny", "--seq", "256"]])
 def test_cli_takes_profile_jax(cmd):
     proc = subprocess.run([sys.executable, "-m", "symbolic.cli", *cmd], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert "activations_at_peak" in proc.stdout or "activations" in proc.stdout
+    text = proc.stdout.replace("\\_", "_")  # the LaTeX report escapes underscores
+    assert "block_grads" in text and "residual_stacks" in text
 
 
-def test_peak_is_the_largest_live_set_unfused():
-    """Unfused attention (flash_attn off), XLA's temp holds the maximum over program points: one scan iteration -> no
-    pipeline loop (XLA removes a trip-count-1 loop); entering the backward layer scan, remat none holds the bf16 stacks
-    plus an fp32 copy of the probabilities stack (XLA:CPU buffer assignment, tiny d1 t2 c4 s2048), which outweighs the
-    end of forward when L/p > 1; several -> remat none's fp32 copies of the stacks plus one iteration's slice outweigh
-    the bf16 stacks, so the backward set is the peak (exact sympy identities, no tolerance)."""
-    from symbolic.config.symbols import B_a, B_g, L, a, b, c, f, h, k, m, p, s, t, v
-
-    sw = Switches(recompute="none", flash_attn=False, overheads=False)
-    shape = {B_a: 2, B_g: 4, L: 4, a: 6, b: 1, c: 1, f: 112, h: 48, k: 2, s: 64, t: 1, v: 144}
-    peak = next(x.expr for x in prof.components(sw) if x.name == "activations_at_peak")
-    one = {**shape, m: 1, p: 1}
-    from symbolic.components.jaxstep import held, scores
-    stacks_and_probs32 = (L * (sum(x.expr for x in held(sw, B_a)) + scores(4)) + prof._layer_grads()
-                          + prof._head_update(sw))
-    assert prof.backward_set(sw).subs(one) == stacks_and_probs32.subs(one)
-    for at in (one, {**shape, m: 4, p: 2}):
-        assert peak.subs(at) == prof.backward_set(sw).subs(at) > max(prof.forward_set(sw).subs(at),
-                                                                     prof.loss_set(sw).subs(at))
-    names = [x.name for x in prof.layer_tensors(sw)]
-    assert "scores_exp" in names  # jax saves it; XLA's stacks do not hold it
-    assert [x.name for x in held(sw, 4)] == [n for n in names if n != "scores_exp"]
+def test_tied_arguments_and_outputs_by_hand():
+    """A tied model holds no LM head leaf: params 4 x param_count (which counts the matrix once), 11 leaves in the
+    output tuple (3 x 11 + 2 pointers)."""
+    tied = ModelShape("tied", h=48, f=112, a=6, k=2, L=4, v=144, tied=True)
+    est = estimate(tied, _training(s=64, b=1, gbs=1, zero=0), "jax", overheads=False).bytes
+    assert est["params"] == 4 * tied.param_count and est["adam_moments"] == 8 * tied.param_count
+    assert est["loss_and_tuple"] == 4 + 8 * (3 * 11 + 2)
 
 
-@pytest.mark.parametrize("recompute", ["none", "selective", "full"])
-def test_flash_sets_have_no_s_squared_term_and_stacks_are_fp32(recompute):
-    """Flash attention (the default): no live set grows with s^2 once s exceeds the key block (the score blocks are
-    [s/c, FLASH_BLOCK]); the backward set holds the residual stacks in fp32 (XLA:CPU converts them) and, with one
-    iteration, only that iteration's slice; with several, also the third fp32 buffer per stacked weight and the fp32
-    cotangent of the stage outputs (exact sympy identities)."""
-    from symbolic.components.jaxstep import held, tokens
+@pytest.mark.parametrize("backend", ["gpu", "cpu"])
+@pytest.mark.parametrize("recompute", RECOMPUTE)
+def test_total_is_arguments_output_and_the_largest_phase(recompute, backend):
+    """Sum of the components == arguments + output + max over phases of the live temporaries (exact, at two points:
+    one where the backward phase is the peak and one with an s x s-free long sequence)."""
+    from symbolic.components.buffers import PHASES
+
+    sw = Switches(recompute=recompute, overheads=False, backend=backend)
+    total = sum(x.expr for x in prof.components(sw))
+    fixed = sum(x.bytes for x in prof.arguments(sw) + prof.outputs(sw))
+    phases = prof.phase_bytes(sw)
+    assert set(phases) == set(PHASES)
+    for point in ({"m": 4, "p": 2, "s": 4096}, {"m": 1, "p": 1, "s": 256}):
+        at = {**{BY_NAME[k]: v for k, v in inputs_for(SHAPE, _training(d=2, t=2, c=2, recompute=recompute,
+                                                                       s=point["s"], gbs=2 * point["m"])).items()},
+              BY_NAME["p"]: point["p"], BY_NAME["m"]: point["m"]}
+        peak = max(sp.sympify(e).xreplace(at) for e in phases.values())
+        assert sp.simplify(sp.sympify(total).xreplace(at) - (sp.sympify(fixed).xreplace(at) + peak)) == 0
+
+
+def test_backend_rows_are_switched_by_the_target():
+    """XLA:CPU's fp32 widening and iteration slice only on cpu; XLA:GPU's relayout copy only on gpu."""
+    names = lambda backend: {row.name for row in prof.table(Switches(backend=backend, overheads=False))}
+    assert {"stacks_widened", "iteration_slice"} <= names("cpu") and "relayout_copy" not in names("cpu")
+    assert "relayout_copy" in names("gpu") and not {"stacks_widened", "iteration_slice"} & names("gpu")
+
+
+def test_iteration_slice_vanishes_with_one_iteration():
+    """With m + p - 1 = 1 XLA removes the pipeline loop, so XLA:CPU copies no iteration slice (exact)."""
+    from symbolic.config.symbols import m, p
+
+    row = next(r for r in prof.temporaries(Switches(backend="cpu", overheads=False)) if r.name == "iteration_slice")
+    assert row.bytes.subs({m: 1, p: 1}) == 0 and row.bytes.subs({m: 2, p: 1}) != 0
+
+
+@pytest.mark.parametrize("recompute", RECOMPUTE)
+def test_flash_phases_grow_linearly_in_s(recompute):
+    """Flash attention (the default): no phase grows with s^2 once s exceeds the key block (exact)."""
     from symbolic.config.step import FLASH_BLOCK
-    from symbolic.config.symbols import L, h, m, p, s
+    from symbolic.config.symbols import s
 
-    sw = Switches(recompute=recompute, overheads=False)
-    assert "scores" not in [x.name for x in prof.layer_tensors(sw)]
-    for live in (prof.forward_set(sw), prof.loss_set(sw), prof.backward_set(sw)):
-        long = live.subs({m: 3, p: 2}).replace(lambda e: isinstance(e, sp.Min), lambda e: sp.Integer(FLASH_BLOCK))
-        assert sp.degree(sp.expand(long), s) == 1, live  # s >= FLASH_BLOCK: Min(s, FLASH_BLOCK) = FLASH_BLOCK
-    iteration = (L / p) * sum(x.expr for x in held(sw, 4, gathered_kv=True))
-    attention = prof._attention_backward(sw) + prof._head_update(sw)
-    assert sp.simplify(prof.backward_set(sw).subs({m: 1, p: 1}) - (iteration + attention).subs(p, 1)) == 0
-    several = 5 * iteration + attention + prof._layer_grads() + 4 * tokens(h, 4, sw.sp)  # 4 iterations + slice
-    assert sp.simplify(prof.backward_set(sw).subs({m: 3, p: 2}) - several.subs(p, 2)) == 0
+    for live in prof.phase_bytes(Switches(recompute=recompute, overheads=False)).values():
+        long = sp.sympify(live).replace(lambda e: isinstance(e, sp.Min), lambda e: sp.Integer(FLASH_BLOCK))
+        assert sp.degree(sp.expand(long), s) <= 1, live
+
+
+def test_every_buffer_is_documented_and_live_somewhere():
+    for backend in ("gpu", "cpu"):
+        for row in prof.table(Switches(backend=backend, overheads=False)):
+            assert row.doc and "\n" not in row.doc and row.phases, row.name

@@ -5,6 +5,7 @@ import argparse
 import json
 import os
 
+from ..config.switches import BACKENDS
 from .args import add_switch_args
 
 
@@ -13,7 +14,7 @@ def switches_from_args(args: argparse.Namespace):
     from ..config.switches import Switches
     from ..config.training import training_from_json
 
-    return Switches.of(training_from_json(vars(args)), overheads=args.overheads)
+    return Switches.of(training_from_json(vars(args)), overheads=args.overheads, backend=args.backend)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,6 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("switches")
     add_switch_args(g)
     g.add_argument("--no-overheads", dest="overheads", action="store_false", help="drop the overhead components")
+    g.add_argument("--backend", choices=BACKENDS, default="gpu",
+                   help="profile jax: whose compiled program, XLA:GPU's or XLA:CPU's (default: %(default)s)")
     parser.add_argument("--latex", action="store_true", help="print LaTeX instead of text")
     parser.add_argument("--json", action="store_true", help="print JSON (name, doc, text, latex)")
 
@@ -33,10 +36,14 @@ def run(args: argparse.Namespace) -> int:
 
     load(args.profile)  # unknown profile: one line, exit 2
     switches = switches_from_args(args)
+    module = load(args.profile)
     items = select(formulas(args.profile, switches), args.component)
+    buffers = _buffers(module, switches) if args.component is None else None
     if args.json:
         out = [{"name": i.name, "doc": i.doc, "text": render.text(i.expr), "latex": render.latex(i.expr)} for i in items]
-        print(json.dumps({"profile": args.profile, "switches": vars(switches), "unit": "bytes per GPU", "formulas": out}, indent=2))
+        extra = {} if buffers is None else {"buffers": buffers[0], "phases": buffers[1]}
+        print(json.dumps({"profile": args.profile, "switches": vars(switches), "unit": "bytes per GPU",
+                          "formulas": out, **extra}, indent=2))
         return 0
     if args.latex:
         for item in items:
@@ -55,5 +62,46 @@ def run(args: argparse.Namespace) -> int:
     table.add_column("what / source")
     for item in items:
         table.add_row(item.name, Text(render.text(item.expr)), Text(item.doc))  # Text: "[c*d > 1]" is not rich markup
+    if buffers is not None:
+        _print_buffers(console, buffers, switches)
     console.print(table)
     return 0
+
+
+def _buffers(module, switches):
+    """(buffer rows, phase sums) of a profile written as a buffer table (the jax profile), else None."""
+    if not hasattr(module, "table"):
+        return None
+    from ..render import table
+
+    return table.rows(module, switches), table.phases(module, switches)
+
+
+def _phases(phases: list[str]) -> str:
+    """A buffer's phases, short: "all", or their names."""
+    from ..components.buffers import PHASES
+
+    return "all" if tuple(phases) == PHASES else ", ".join(phases)
+
+
+def _print_buffers(console, buffers, switches) -> None:
+    """The buffer table: each buffer's per-device shape, bytes per element, phases; then each phase's live bytes."""
+    from rich.table import Table
+    from rich.text import Text
+
+    rows, phases = buffers
+    table = Table(title=f"buffers of one device (XLA:{switches.backend.upper()}), in the phases each is live",
+                  title_justify="left")
+    for col in ("buffer", "shape (per device)", "bytes/element", "phases", "what"):
+        table.add_column(col)
+    for row in rows:
+        count = f"{row['count']} x " if row["count"] != 1 else ""
+        table.add_row(row["name"], Text(count + row["shape"]), Text(row["width"]), _phases(row["phases"]),
+                      Text(row["doc"]))
+    console.print(table)
+    sums = Table(title="live temporaries per phase; XLA's temp is the largest", title_justify="left")
+    sums.add_column("phase")
+    sums.add_column("bytes")
+    for phase in phases:
+        sums.add_row(phase["name"], Text(phase["bytes"]))
+    console.print(sums)

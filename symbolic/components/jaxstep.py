@@ -73,9 +73,9 @@ def _flash_residuals() -> list[Component]:
 
 
 def _dense_residuals() -> list[Component]:
-    """What autodiff of XLA attention keeps (flash_attn off): the s x s scores, their exp, the probabilities."""
+    """What autodiff of XLA attention keeps (flash_attn off): exp of the s x s scores, the sums, the probabilities."""
     return [
-        Component("scores", scores(FP32), "fp32 masked scores q k^T / sqrt(dh), input of the softmax"),
+        Component("score_scale", FP32, "fp32 scalar sqrt(dh) the scores are divided by"),
         Component("scores_exp", scores(FP32), "fp32 exp(scores - max) of the softmax"),
         Component("probs", scores(B_a), "bf16 softmax probabilities, input of P V"),
         repeated("softmax_sums", 2, scores(FP32) / s, "fp32 [b, a, s, 1] softmax denominators (sum and its square)"),
@@ -110,20 +110,3 @@ def saved_full(sw: Switches) -> list[Component]:
 def layer_tensors(sw: Switches) -> list[Component]:
     """The tensors one layer keeps for one micro batch under the remat policy (Training.recompute)."""
     return {"none": saved_none, "selective": saved_selective, "full": saved_full}[sw.recompute](sw)
-
-
-# saved by jax but not stacked by XLA: exp(scores) (remat none, unfused: the fused softmax backward recomputes it from
-# the fp32 scores) and flash attention's own copy of its output (the same values as 'attn_out')
-NOT_HELD = ("scores_exp", "flash_out")
-
-
-def held(sw: Switches, width: sp.Expr, gathered_kv: bool = False) -> list[Component]:
-    """One layer's residuals as XLA keeps them in the stacks of the scans: the saved tensors of the remat policy,
-    except NOT_HELD (jax lists them, XLA does not stack them a second time), with the bf16 ones
-    in `width`: B_a as the forward writes them, or FP32 for the copies XLA:CPU converts them to before a backward
-    loop reads them (wrapped_convert in its buffer assignment). gathered_kv: selective's k and v stacked after the
-    all-gather over context (XLA moves the gather in front of the stack)."""
-    parts = [part for part in layer_tensors(sw) if part.name not in NOT_HELD]
-    if gathered_kv:
-        parts = [x._replace(expr=x.expr * c) if x.name in ("k", "v") else x for x in parts]
-    return [part._replace(expr=part.expr.subs(B_a, width)) for part in parts]

@@ -6,6 +6,8 @@ from dataclasses import astuple, dataclass
 from .errors import ConfigError
 from .training import RECOMPUTE, ZERO_STAGES
 
+BACKENDS = ("gpu", "cpu")  # compilers a compiled-step profile models: XLA:GPU, XLA:CPU
+
 
 @dataclass(frozen=True)
 class Switches:
@@ -17,18 +19,21 @@ class Switches:
     zero: int = 1  # ZeRO stage: 1 shards optimizer states over d*c (Megatron's distributed optimizer)
     overheads: bool = True  # add the often-neglected buffers (communicators, CUDA context, ...)
     tied: bool = False  # LM head shares the embedding matrix: one v x h matrix on the p = 1 "only" stage
+    backend: str = "gpu"  # whose compiled program a compiled-step profile models: gpu (XLA:GPU) or cpu (XLA:CPU)
 
     def __post_init__(self):
         if self.recompute not in RECOMPUTE:
             raise ConfigError(f"recompute must be one of {', '.join(RECOMPUTE)}, got {self.recompute!r}")
+        if self.backend not in BACKENDS:
+            raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
         if isinstance(self.zero, bool) or self.zero not in ZERO_STAGES:
             raise ConfigError(f"zero must be one of {', '.join(map(str, ZERO_STAGES))}, got {self.zero!r}")
 
     @classmethod
-    def of(cls, training, overheads: bool = True, tied: bool = False) -> "Switches":
-        """The switches of a Training (its recompute, flash_attn, sp, zero), with the overheads and tied choices."""
+    def of(cls, training, overheads: bool = True, tied: bool = False, backend: str = "gpu") -> "Switches":
+        """The switches of a Training (its recompute, flash_attn, sp, zero), with the overheads, tied and backend."""
         return cls(recompute=training.recompute, flash_attn=training.flash_attn, sp=training.sp, zero=training.zero,
-                   overheads=overheads, tied=tied)
+                   overheads=overheads, tied=tied, backend=backend)
 
     @property
     def dist_opt(self) -> bool:

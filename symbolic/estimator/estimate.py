@@ -51,6 +51,7 @@ class Estimate:
     bytes: dict[str, int]
     stages: list[dict]
     overheads: bool = True
+    backend: str = "gpu"  # whose compiled program the jax profile models (gpu or cpu); the paper profile ignores it
 
     @property
     def most_loaded_stage(self) -> dict:
@@ -76,7 +77,8 @@ class Estimate:
         return {
             "model": self.shape.name, "param_count": self.shape.param_count,
             "config": self.training.as_json(self.shape), "profile": self.profile, "shape": self.shape.as_dict(),
-            "overheads": self.overheads, "bytes": dict(self.bytes),
+            "overheads": self.overheads, **({"backend": self.backend} if self.profile == "jax" else {}),
+            "bytes": dict(self.bytes),
             "stages": [dict(stage, bytes=dict(stage["bytes"])) for stage in self.stages],
             "most_loaded_stage": self.most_loaded_stage["stage"], "gpu_mem_bytes": int(gpu_mem_bytes),
             "peak_bytes": self.peak, "peak_from": self.peak_from,
@@ -91,11 +93,11 @@ def _override(parts: dict[str, int], overrides: dict[str, int]) -> dict[str, int
 
 
 def estimate(shape: ModelShape, training: Training, profile: str = "paper", overheads: bool = True,
-             overrides: dict[str, int] | None = None) -> Estimate:
+             overrides: dict[str, int] | None = None, backend: str = "gpu") -> Estimate:
     """Bytes of one configuration; `overrides` replaces named components (e.g. {"cuda_context": 2**29}) before totalling."""
     training.check(shape)
     check_head_dim(shape)
-    est = estimator(profile, Switches.of(training, overheads, shape.tied))
+    est = estimator(profile, Switches.of(training, overheads, shape.tied, backend))
     overrides = dict(overrides or {})
     unknown = sorted(set(overrides) - set(est.components[:-1]))
     if unknown:
@@ -108,4 +110,4 @@ def estimate(shape: ModelShape, training: Training, profile: str = "paper", over
     for stage, rank in stages_of(training.p):
         parts = {name.split(".", 1)[1]: int(round(float(x))) for name, x in per_stage.items() if name.startswith(stage + ".")}
         stages.append({"stage": stage, "rank": rank, "bytes": _override(parts, overrides)})
-    return Estimate(profile, shape, training, _override(main, overrides), stages, overheads)
+    return Estimate(profile, shape, training, _override(main, overrides), stages, overheads, backend)

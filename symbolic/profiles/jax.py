@@ -1,206 +1,210 @@
-"""Profile `jax`: what jaxcheck's compiled train step holds on one device, buffer by buffer (pure sympy, no jax).
-Derived from the implementation (jaxcheck/model, step.py, state.py), not fitted to XLA; how the temps were read off
-XLA's dumps, and the known gaps, are in the README (section "The `jax` profile")."""
+"""Profile `jax`: jaxcheck's compiled train step as a table of buffers, per device (pure sympy, no jax).
+
+Every device holds the same buffers (SPMD): embedding, final norm and LM head replicated over pipe, its stage's L/p
+layers, and the GPipe loop of I = m + p - 1 iterations on every stage. Arguments and outputs are exact; the
+temporaries are rows of symbolic.components.buffers, live in the phases of the step (the derivation of each row,
+from XLA's buffer-assignment dumps of grids/derive.toml, is in its doc and in the README).
+"""
 from __future__ import annotations
+
+import functools
 
 import sympy as sp
 
 from ..components import FP32, INT32, Component
-from ..components.jaxstep import held, layer_tensors as _layer_tensors, saved_none, score_blocks, scores, tokens
+from ..components.buffers import PHASES, Buffer, live, on, peak
+from ..components.jaxstep import layer_tensors as _layer_tensors, scores, tokens
 from ..components.weights import embedding_params, head_params, layer_params
+from ..config.step import FLASH_BLOCK
 from ..config.switches import Switches
-from ..config.symbols import B_a, B_g, B_o, B_w, L, a, b, c, d, f, h, k, m, p, s, t, v
+from ..config.symbols import B_a, B_g, B_o, B_w, L, a, b, c, d, h, k, m, p, s, t, v
 
-TITLE = "jaxcheck's compiled step (flax + XLA, GPipe scan)"
+TITLE = "jaxcheck's compiled step (flax + XLA, GPipe written out)"
 DESCRIPTION = (
-    "Per-device buffers of jaxcheck's jax train step: parameters in B_w (fp32), AdamW mu and nu (B_o = 2 x B_w) over "
-    "d*c with ZeRO-1, gradients as XLA temporaries, the residuals autodiff keeps per layer under the remat policy for "
-    "all m + p - 1 iterations of the scanned GPipe schedule, K/V all-gathered over context, flash attention's fp32 "
-    "score blocks (or, unfused, fp32 s x s scores), fp32 logits of one micro batch, int32 batch tokens and targets."
+    "Per-device buffers of jaxcheck's train step: parameters in B_w (fp32) and AdamW mu, nu (B_o = 2 x B_w) over d*c "
+    "with ZeRO-1 as arguments; as temporaries, the residuals each layer keeps under the remat policy, stacked for "
+    "all m + p - 1 iterations of the GPipe loop, one gradient accumulator per stacked weight, the LM head's gradient, "
+    "and the working sets of the phase XLA's heap must hold at once (one layer's forward or backward, one micro "
+    "batch's fp32 logits, the relayout of a residual stack between forward and backward)."
 )
 
 POINTER = sp.Integer(8)  # one entry of an XLA output tuple's index table
 PARAM_LEAVES = 12  # embed, head, final norm + 9 stacked block tensors (wq wk wv wo gate up down, 2 norm scales)
+I = m + p - 1  # iterations of the GPipe loop
+N = L / p  # layers per stage
+ALL = PHASES
+FLASH_FWD_BYTES = 2 * FP32  # fp32 masked scores and exp(scores - max) of one key block
+FLASH_BWD_BYTES = 3 * FP32  # fp32 probabilities and the dK, dV products of one key block (XLA's transposed layout)
 
 
-def device_params() -> sp.Expr:
-    """Parameters on one device: L/p stacked layers (matrices over t, norms whole) + embedding + final norm + head."""
-    return embedding_params() + (L / p) * layer_params() + head_params()
+def device_params(tied: bool = False) -> sp.Expr:
+    """Parameters on one device: L/p stacked layers (matrices over t, norms whole), embedding, final norm, LM head."""
+    return embedding_params() + N * layer_params() + (h if tied else head_params())
 
 
 def layer_tensors(sw: Switches) -> list[Component]:
-    """The tensors one layer keeps for one micro batch under the remat policy (jaxcheck.step.remat_policy)."""
+    """The activation residuals one layer keeps for one micro batch under the remat policy."""
     return _layer_tensors(sw)
 
 
-def _arguments(sw: Switches) -> list[Component]:
-    P = device_params()
+def _per_layer(sw: Switches) -> sp.Expr:
+    return sp.Add(*(x.expr for x in layer_tensors(sw)))
+
+
+def _per_layer_fp32(sw: Switches) -> sp.Expr:
+    """One layer's residuals with every compute-dtype tensor widened to fp32 (as XLA:CPU converts them)."""
+    return sp.Add(*(x.expr.subs(B_a, FP32) for x in layer_tensors(sw)))
+
+
+def _iteration_slice(sw: Switches) -> sp.Expr:
+    """One iteration's residuals of one layer copied out of the fp32 stacks by XLA:CPU for the backward's layer loop.
+    Not under full remat (the layer loop reads the stacked inputs in place), nor with one iteration (m + p - 1 = 1:
+    XLA removes the trip-count-1 pipeline loop, so the layer loop reads the stacks themselves)."""
+    if sw.recompute == "full":
+        return sp.Integer(0)
+    return sp.Piecewise((0, sp.Eq(I, 1)), (_per_layer_fp32(sw), True))
+
+
+def _stream(sw: Switches) -> tuple:
+    """Per-device shape of one micro batch's [b, s, h] in the between-blocks layout (s over c, and t with SP)."""
+    return (b, s / (c * (t if sw.sp else 1)), h)
+
+
+def arguments(sw: Switches) -> list[Buffer]:
+    """The step's inputs: parameters, AdamW state, batch (exact: checked against XLA's argument bytes)."""
     zero = d * c if sw.dist_opt else sp.Integer(1)
+    params = device_params(sw.tied)
     return [
-        Component("params", B_w * P, "parameters in param dtype, sharded as jaxcheck.model.rules: matrices/vocab over t, layers over p"),
-        Component("adam_moments", B_o * P / zero,
-                  "AdamW mu and nu (param dtype), over d*c with ZeRO-1 (rules.zero1_spec; assumes d*c divides h)"
-                  if sw.dist_opt else "AdamW mu and nu (param dtype), sharded like the parameters (no ZeRO-1)"),
-        Component("adam_count", INT32, "AdamW step count, one replicated int32"),
-        Component("batch", 2 * INT32 * m * b * s / c, "int32 tokens and targets [m, d*b, s], over data and context"),
+        Buffer("params", (params,), B_w, ALL, "parameters in param dtype, sharded as jaxcheck.rules (matrices and "
+               "vocabulary over t, layers over p)"),
+        Buffer("adam_moments", (params / zero,), B_o, ALL, "AdamW mu and nu in param dtype" + (
+            ", over d*c with ZeRO-1 (first dimension divisible by d*c)" if sw.dist_opt else ", sharded like params")),
+        Buffer("adam_count", (), INT32, ALL, "AdamW step count, one replicated int32"),
+        Buffer("batch", (m, b, s / c), INT32, ALL, "int32 tokens and targets [m, d*b, s] over data and context",
+               count=sp.Integer(2)),
     ]
 
 
-def _outputs() -> list[Component]:
-    n_out = 3 * PARAM_LEAVES + 2  # new params, mu, nu, count, loss
-    return [Component("loss_and_tuple", FP32 + POINTER * n_out,
-                      "fp32 loss + the output tuple's pointer table (8 bytes per output); params/AdamW state are aliased")]
+def outputs(sw: Switches) -> list[Buffer]:
+    """The loss and the output tuple's pointer table; new params and AdamW state come back in the donated buffers."""
+    leaves = PARAM_LEAVES - (1 if sw.tied else 0)  # no LM head leaf when tied
+    return [Buffer("loss_and_tuple", (), FP32 + POINTER * (3 * leaves + 2), ALL,
+                   "fp32 loss + the output tuple's pointer table (8 bytes per output); params and AdamW are aliased")]
 
 
-def _layer_grads() -> sp.Expr:
-    """fp32 gradients of the stage's stacked layers [L/p, ...] (one copy)."""
-    return B_g * (L / p) * layer_params()
-
-
-def _iterations() -> sp.Expr:
-    """Iterations of the GPipe scan, m + p - 1."""
-    return m + p - 1
-
-
-def _sum(parts: list[Component]) -> sp.Expr:
-    return sp.Add(*(part.expr for part in parts))
-
-
-def _head_until_loss() -> sp.Expr:
-    """LM head buffers live through the forward and the loss scan: its fp32 [h, v/t] gradient (carry of the loss scan)
-    and an fp32 copy, and its compute-dtype cast for the logits dot."""
-    return (2 * B_g + B_a) * h * v / t
-
-
-def _head_update(sw: Switches) -> sp.Expr:
-    """AdamW's update of the LM head inside the pipeline's backward, once the head's gradient is final: new weights,
-    mu and nu in fp32 [h, v/t], over d*c with ZeRO-1."""
-    return 3 * B_w * h * v / t / (d * c if sw.dist_opt else 1)
-
-
-# Every device holds the same buffers (SPMD): embedding, final norm and LM head replicated over pipe, the stage's L/p
-# layers, m + p - 1 GPipe iterations on every stage. XLA's temp holds at least the buffers live at the step's peak
-# program point, which is one of three live sets; the profile takes the largest (sympy Max): end of forward
-# (forward_set), the loss scan (loss_set), inside the backward pipeline loop (backward_set).
-def loss_set(sw: Switches) -> sp.Expr:
-    """The loss scan between the pipeline's forward and backward: the residual stacks as the forward wrote them and one
-    micro batch's fp32 logits [b, s/c, v/t] with their gradient (the checkpointed loss recomputes them per micro
-    batch; they are dead again before the pipeline's backward starts), and the LM head's buffers (the third fp32
-    buffer per stacked weight, a forward-only fp32 copy, is dead by then: llama3-8b d2 p4 dump)."""
-    return _iterations() * (L / p) * _sum(held(sw, B_a)) + 2 * tokens(v, FP32, True) + _head_until_loss()
-
-
-def forward_set(sw: Switches) -> sp.Expr:
-    """End of forward (the last layer's attention of the last iteration): every layer's residuals of every iteration
-    as the forward writes them, plus that attention's working set and the third fp32 buffer per stacked weight."""
-    stacks = _iterations() * (L / p) * _sum(held(sw, B_a))
-    return stacks + _attention_forward(sw) + _layer_grads() + _head_until_loss()
-
-
-def backward_set(sw: Switches) -> sp.Expr:
-    """Inside the backward pipeline loop: the residual stacks converted to fp32 by XLA:CPU, one iteration's slice of
-    them in fp32 (the L/p layers the inner backward scan reads), and one layer's attention backward.
-    Flash attention: every policy's stacks are converted; with several iterations the pipeline loop also carries the
-    third fp32 buffer per stacked weight and the cotangent of the last stage's outputs in fp32 [m + p - 1, b, s, h]
-    (convert_convert_fusion in the dumps of tiny t4 p4 and llama3-8b d2 p4); with one iteration XLA removes the
-    pipeline loop, the slice is the stack itself and the layer scan holds two buffers per weight (llama2-7b d2 t2,
-    tiny d2 t2 s512 dumps). Unfused attention (full remat reads its bf16 x stack as is); with one iteration the peak
-    is the set entering the backward layer scan (_backward_once)."""
-    iteration = (L / p) * _sum(held(sw, FP32, gathered_kv=True))
-    if sw.flash_attn:
-        stacks = _iterations() * iteration
-        outputs_grad = _iterations() * tokens(h, FP32, sw.sp)
-        return (sp.Piecewise((iteration, sp.Eq(_iterations(), 1)),
-                             (stacks + iteration + _layer_grads() + outputs_grad, True))
-                + _attention_backward(sw) + _head_update(sw))
-    stack_width = B_a if sw.recompute == "full" else FP32
-    stacks = _iterations() * (L / p) * _sum(held(sw, stack_width, gathered_kv=True))
-    several = stacks + iteration + _attention_backward(sw) + _layer_grads()
-    return (sp.Piecewise((_backward_once(sw) + _layer_grads(), sp.Eq(_iterations(), 1)), (several, True))
-            + _head_update(sw))
-
-
-def _backward_once(sw: Switches) -> sp.Expr:
-    """Unfused attention, one iteration, entering the backward layer scan: the L/p layers' residual stacks as the
-    forward wrote them, and (remat none) an fp32 copy [L/p, b, a/t, s/c, s] of the bf16 probabilities stack that
-    XLA:CPU converts for the backward's P V dots while the bf16 stack is still live (wrapped_convert of the probs
-    stack in the buffer assignment of tiny d1 t2 c4 s2048, offsets disjoint from both stacks)."""
-    probs32 = scores(FP32) if sw.recompute == "none" else sp.Integer(0)
-    return (L / p) * (_sum(held(sw, B_a)) + probs32)
-
-
-def _attention_forward(sw: Switches) -> sp.Expr:
-    """Working set of one layer's attention forward beyond the stacks. Flash: one key block's fp32 scores and
-    probabilities (FLASH_FWD_BYTES per block element) and the fp32 accumulator [b, s/c, a/t, dh] with its update.
-    Unfused: FWD_ATTN_BYTES per score element and the bool causal mask broadcast to the scores' shape."""
-    if sw.flash_attn:
-        return score_blocks(FLASH_FWD_BYTES) + 2 * tokens(h, FP32, True)
-    return scores(FWD_ATTN_BYTES[sw.recompute]) + scores(sp.Integer(1))
+def _recomputed(sw: Switches) -> sp.Expr:
+    """One layer's residuals of its attention half that the backward recomputes before the attention backward:
+    full remat, all of them (remat none's list up to 'attn_out'); selective, those it did not save."""
+    if sw.recompute == "none":
+        return sp.Integer(0)
+    kept = Switches(recompute="none", flash_attn=sw.flash_attn, sp=sw.sp, backend=sw.backend)
+    parts = layer_tensors(kept)
+    half = parts[: [x.name for x in parts].index("attn_out") + 1]
+    if sw.recompute == "selective":
+        saved = {x.name for x in layer_tensors(sw)}
+        half = [x for x in half if x.name not in saved]
+    return sp.Add(*(x.expr for x in half))
 
 
 def _attention_backward(sw: Switches) -> sp.Expr:
-    """Working set of one layer's attention backward. Flash: one key block's fp32 probabilities and the two fp32
-    products of the dK / dV dots in their transposed layout (FLASH_BWD_BYTES per block element), bf16 transposed
-    copies of q and dO for those dots (two each), the fp32 dq carry and fp32 dk, dv of the gathered keys, and under
-    full remat the recomputed residuals of the layer's attention half.
-    Unfused: BWD_ATTN_BYTES per score element and the causal mask (remat none: the saved broadcast; else [s/c, s])."""
+    """One layer's attention backward beyond its residuals. Flash: one key block's fp32 probabilities and dK, dV
+    products, bf16 transposed copies of q and dO (two each), the fp32 dq carry, fp32 dk, dv of the gathered keys.
+    Unfused: fp32 dS, bf16 dP and dS per score element."""
     if sw.flash_attn:
-        recomputed = _recomputed_attention_half(sw) if sw.recompute == "full" else sp.Integer(0)
-        return (score_blocks(FLASH_BWD_BYTES) + 4 * tokens(h, B_a, True) + tokens(h, FP32, True)
-                + 2 * c * tokens(h * k / a, FP32, True) + recomputed)
-    mask = scores(sp.Integer(1)) if sw.recompute == "none" else s * s / c
-    return scores(BWD_ATTN_BYTES[sw.recompute]) + mask
+        block = FLASH_BWD_BYTES * b * a * s * sp.Min(s, FLASH_BLOCK) / (t * c)
+        return block + 4 * tokens(h, B_a, True) + tokens(h, FP32, True) + 2 * c * tokens(h * k / a, FP32, True)
+    return scores(FP32 + 2 * B_a)
 
 
-def _recomputed_attention_half(sw: Switches) -> sp.Expr:
-    """Full remat: while one layer's attention backward runs, the residuals of that layer's attention half that the
-    backward recomputed (remat none's list up to 'attn_out': fp32 norm-1 intermediates, attn_in, gathered k and v,
-    q, flash's output and log-sum-exp; rematted_computation buffers in the dump of tiny s8192 full); the MLP half's
-    were freed by its backward, which runs first."""
-    parts = saved_none(sw)
-    return _sum(parts[:[x.name for x in parts].index("attn_out") + 1])
+def _attention_forward(sw: Switches) -> sp.Expr:
+    """One layer's attention forward beyond its residuals. Flash: one key block's fp32 scores and exp, and the fp32
+    accumulator [b, s/c, a/t, dh] with its update. Unfused: fp32 scores, their exp and the softmax."""
+    if sw.flash_attn:
+        return FLASH_FWD_BYTES * b * a * s * sp.Min(s, FLASH_BLOCK) / (t * c) + 2 * tokens(h, FP32, True)
+    return scores(3 * FP32)
 
 
-def _temps(sw: Switches) -> list[Component]:
-    vocab = h * v / t
-    return [
-        Component("layer_grads", 2 * _layer_grads(),
-                  "two fp32 [L/p, ...] buffers per stacked weight live throughout: the zero-initialised gradient "
-                  "accumulator of the backward scan and the fp32 copy the dots read (a third is in the live sets)"),
-        Component("embed_grad", B_g * vocab, "fp32 [v/t, h] gradient accumulator of the embedding (scatter-add)"),
-        Component("activations_at_peak", sp.Max(forward_set(sw), loss_set(sw), backward_set(sw)),
-                  f"largest of three live sets ({sw.recompute} remat): end of forward (residual stacks of L/p layers "
-                  "x m + p - 1 iterations, attention working set, a third fp32 buffer per stacked weight, the LM "
-                  "head's fp32 gradient, copy and bf16 cast), the loss scan (stacks, fp32 logits of one micro batch "
-                  "and their gradient, the LM head's buffers) and inside the backward pipeline loop (stacks "
-                  "converted to fp32, one iteration's fp32 slice, attention backward, the LM head's AdamW update)"),
-        Component("stage_outputs", _iterations() * tokens(h, B_a, sw.sp),
-                  "last stage's output of every scan iteration [m + p - 1, b, s, h] (pipeline.gpipe)"),
-        Component("embeddings", m * tokens(h, B_a, sw.sp), "embedded micro batches [m, b, s, h] in compute dtype"),
-    ]
+def _relayout(sw: Switches) -> sp.Expr:
+    """The largest residual stack XLA:GPU copies into the backward's layout between forward and backward (the old
+    and the new layout are live together for a moment): remat none, the normed inputs [b, s/c, h] (flash) or the
+    fp32 exp of the scores (unfused); selective, q; full, none (the stacked layer inputs keep their layout)."""
+    if sw.recompute == "full":
+        return sp.Integer(0)
+    if not sw.flash_attn and sw.recompute == "none":
+        return scores(FP32)
+    return tokens(h, B_a, sw.recompute == "selective")
 
 
-# bytes per [b, a/t, s/c, s] score element beyond the stacks while one layer's attention runs, buffer by buffer:
-# forward, none: the fp32 fill value jnp.where broadcasts to the scores' shape (4; scores/probs are in the stacks);
-# forward, selective/full: that fill (4) + the fp32 masked scores (4) + the fp32 softmax output (4), none of them saved;
-# backward, selective/full: recomputed fp32 dS of the softmax backward (4), bf16 dP = dO V^T (2) and dS's bf16 copy (2);
-# backward, none: 0 beyond the fp32 stacks, which already hold scores and probabilities.
-FWD_ATTN_BYTES = {"none": sp.Integer(4), "selective": FP32 * 3, "full": FP32 * 3}
-BWD_ATTN_BYTES = {"none": sp.Integer(0), "selective": FP32 + 2 * B_a, "full": FP32 + 2 * B_a}
+def temporaries(sw: Switches) -> list[Buffer]:
+    """Every temporary of the step with the phases it is live in (a new list; built once per switches)."""
+    return list(_temporaries(sw))
 
-# flash attention, bytes per [b, a/t, s/c, block] element of the key block being processed (jaxcheck.model.flash):
-# forward: fp32 masked scores (4) and fp32 exp(scores - max) (4); backward: fp32 probabilities (4) and the fp32
-# dK / dV dot products in XLA:CPU's transposed [k, block, a/k * s] layout (4 + 4).
-FLASH_FWD_BYTES = FP32 * 2
-FLASH_BWD_BYTES = FP32 * 3
 
-# XLA memory-analysis group of each component: argument (params, AdamW state, batch; exact), output (loss and the
-# output tuple's pointer table; donated params and AdamW state come back aliased, counted once), temp (the rest);
-# total = argument + output + temp - alias
-GROUP: dict[str, str] = {
-    "params": "argument", "adam_moments": "argument", "adam_count": "argument", "batch": "argument",
-    "loss_and_tuple": "output",
-}
+@functools.lru_cache(maxsize=None)
+def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
+    """Every temporary of the step with the phases it is live in (forward: one layer of the last iteration; relayout:
+    between forward and loss; loss: one micro batch; backward_attention / backward_weights: one layer's attention
+    backward / its weight gradients; update: AdamW)."""
+    stream = _stream(sw)
+    vocab = (h, v / t)
+    fwd_to_bwd = ("forward", "relayout", "loss", "backward_attention", "backward_weights")
+    backward = ("backward_attention", "backward_weights")
+    return (
+        Buffer("residual_stacks", (I, N), _per_layer(sw), fwd_to_bwd,
+               f"every layer's residuals ({sw.recompute} remat) for every iteration, [m + p - 1, L/p, ...], written by "
+               "the forward in place, read by the backward"),
+        Buffer("stage_outputs", (I,) + stream, B_a, ("forward", "relayout", "loss"),
+               "the last stage's output of every iteration [m + p - 1, b, s, h]"),
+        Buffer("embeddings", (m,) + stream, B_a, ("forward",), "embedded micro batches [m, b, s, h]"),
+        Buffer("stage_buffer", stream, B_a, ("forward",) + backward, "the stage buffer and its copy shifted one "
+               "stage by the collective-permute (forward: activations, backward: their cotangents)", count=2),
+        Buffer("head_grad", vocab, B_g, ALL, "fp32 gradient of the LM head (of the embedding when tied); XLA "
+               "zero-initialises it at the start of the step"),
+        Buffer("norm_grad", (h,), B_g, ALL, "fp32 gradient of the final norm"),
+        Buffer("block_grads", (N, layer_params()), B_g, backward + ("update",),
+               "one fp32 accumulator per stacked weight [L/p, ...], each layer's gradient added in place"),
+        Buffer("output_grads", (m,) + stream, B_a, ("loss",) + backward, "cotangent of the pipeline's outputs"),
+        Buffer("iteration_grads", (I,) + stream, B_a, backward, "cotangents reaching the last stage and leaving "
+               "stage 0 in every iteration [m + p - 1, b, s, h]", count=2),
+        Buffer("relayout_copy", (I, N), _relayout(sw), ("relayout",),
+               "one residual stack in the backward's layout while the forward's copy still exists", backend="gpu"),
+        Buffer("stacks_widened", (I, N), _per_layer_fp32(sw) - _per_layer(sw), backward,
+               "what the residual stacks grow by when XLA:CPU converts their compute-dtype tensors to fp32 before "
+               "the backward loop (wrapped_convert in its buffer assignment)", backend="cpu"),
+        Buffer("iteration_slice", (N,), _iteration_slice(sw), backward, "one iteration's residuals copied out "
+               "of the fp32 stacks for the backward's layer loop", backend="cpu"),
+        Buffer("layer_casts", (layer_params(),), B_a, ("forward",), "one layer's weights cast to compute dtype"),
+        Buffer("attention_forward", (), _attention_forward(sw), ("forward",),
+               "one layer's attention forward: score blocks and the fp32 accumulator (unfused: s x s scores)"),
+        Buffer("logits", (b, s / c, v / t), FP32, ("loss",), "one micro batch's fp32 logits and their gradient",
+               count=2),
+        Buffer("head_cast", vocab, B_a, ("loss",), "the LM head cast to compute dtype for one micro batch"),
+        Buffer("layer_weights", (layer_params(),), B_w, backward,
+               "one layer's weights sliced from the stage's stack in param dtype, for its backward"),
+        Buffer("recomputed", (), _recomputed(sw), ("backward_attention",), "one layer's attention-half residuals "
+               "that the backward recomputes (full remat: all of them; selective: those it did not save)"),
+        Buffer("attention_backward", (), _attention_backward(sw), ("backward_attention",),
+               "one layer's attention backward: score blocks, transposed q and dO, dq, dk, dv"),
+        Buffer("input_grads", (b, s / c, h), B_a, ("backward_attention",), "gradients of the layer's normed input "
+               "from the Q, K and V projections, [b, s/c, h] before their reduce-scatter over t", count=3),
+        Buffer("layer_grads", (layer_params(),), B_g, ("backward_weights",),
+               "one layer's weight gradients converted to param dtype, before they join the accumulator"),
+    )
+
+
+def table(sw: Switches) -> list[Buffer]:
+    """Arguments, outputs and the temporaries the switches' backend holds."""
+    return arguments(sw) + outputs(sw) + on(temporaries(sw), sw.backend)
+
+
+def phase_bytes(sw: Switches) -> dict[str, sp.Expr]:
+    """Temporary bytes live in each phase."""
+    rows = on(temporaries(sw), sw.backend)
+    return {phase: live(rows, phase) for phase in PHASES}
+
+
+GROUP: dict[str, str] = {"params": "argument", "adam_moments": "argument", "adam_count": "argument",
+                         "batch": "argument", "loss_and_tuple": "output"}
 
 
 def group_of(name: str) -> str:
@@ -208,9 +212,24 @@ def group_of(name: str) -> str:
     return GROUP.get(name, "temp")
 
 
+PEAK_PHASE = "backward_weights"  # the phase whose rows are listed as components (the peak in the derive grid)
+
+
 def components(sw: Switches) -> list[Component]:
-    """Every device's buffers: arguments (exact), outputs not aliased, temps."""
-    return _arguments(sw) + _outputs() + _temps(sw)
+    """The estimator's components (a new list; built once per switches): see _components."""
+    return list(_components(sw))
+
+
+@functools.lru_cache(maxsize=None)
+def _components(sw: Switches) -> tuple[Component, ...]:
+    """Arguments, output, the temporaries live at the end of a layer's backward, and `other_phase` (what the largest
+    phase holds beyond that one: 0 when it is the peak). Their sum is the table's total."""
+    rows = on(temporaries(sw), sw.backend)
+    at_peak = [row.component() for row in rows if PEAK_PHASE in row.phases]
+    excess = peak(rows) - live(rows, PEAK_PHASE)
+    return tuple([row.component() for row in arguments(sw) + outputs(sw)] + at_peak
+                 + [Component("other_phase", sp.Max(0, excess), "bytes by which the largest phase's live set "
+                              f"exceeds the {PEAK_PHASE} phase's (0 when that phase is the peak)")])
 
 
 def stage_components(sw: Switches, stage: str) -> list[Component]:

@@ -1,18 +1,43 @@
 """The named formulas a profile exposes to people: its components, total, per-layer tensors and stage totals."""
 from __future__ import annotations
 
-from ..components import Component, layer_activation, total
+from ..components import Component, total
 from ..config.errors import ConfigError
 from ..config.training import STAGES
 from ..profiles import load
 
 
+def table_formulas(module, sw: Switches) -> list[Component]:
+    """A buffer-table profile (jax): each buffer's bytes, each phase as the sum of its buffers' names, temp as the
+    largest phase, total as arguments + output + temp (names stand for the rows above, so each line stays short)."""
+    import sympy as sp
+
+    from ..components.buffers import PHASES, on
+
+    name = lambda n: sp.Symbol(n, positive=True)
+    fixed = module.arguments(sw) + module.outputs(sw)
+    temps = on(module.temporaries(sw), sw.backend)
+    out = [row.component() for row in fixed + temps]
+    out += [Component(f"phase.{ph}", sp.Add(*(name(row.name) for row in temps if ph in row.phases)),
+                      f"temporaries live in the {ph} phase") for ph in PHASES]
+    temp = sp.Max(*(name(f"phase.{ph}") for ph in PHASES))
+    out.append(Component("temp", temp, "XLA's heap of temporaries: the largest phase"))
+    out.append(Component("total", sp.Add(*(name(row.name) for row in fixed)) + name("temp"),
+                         f"arguments + output + temp ({module.TITLE})"))
+    out.append(Component("layer", total(module.layer_tensors(sw)),
+                         f"activation bytes one layer keeps for one micro batch ({sw.recompute} recompute)"))
+    return out + [Component(f"layer.{part.name}", part.expr, part.doc) for part in module.layer_tensors(sw)]
+
+
 def formulas(profile: str, sw: Switches) -> list[Component]:
-    """Components of the most loaded GPU, "total", "layer" with its tensors ("layer.q", ...), and "<stage>.total"."""
+    """Components of the most loaded GPU, "total", "layer" with its tensors ("layer.q", ...), and "<stage>.total"
+    (a buffer-table profile: table_formulas)."""
     module = load(profile)
+    if hasattr(module, "table"):
+        return table_formulas(module, sw)
     parts = module.components(sw)
     out = list(parts) + [Component("total", total(parts), f"sum of the components above ({module.TITLE})")]
-    out.append(Component("layer", layer_activation(sw),
+    out.append(Component("layer", total(module.layer_tensors(sw)),
                          f"activation bytes one layer keeps for one micro batch ({sw.recompute} recompute)"))
     out += [Component(f"layer.{part.name}", part.expr, part.doc) for part in module.layer_tensors(sw)]
     for stage in STAGES:

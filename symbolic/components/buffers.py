@@ -1,0 +1,56 @@
+"""A buffer table: rows of (name, per-device shape, bytes per element, phases live, backend), and live sets per phase.
+
+A compiled train step holds its arguments and outputs throughout and its temporaries in phases; XLA packs the
+temporaries into one heap whose size is the largest phase's live set. Every row is one buffer (or `count` equal
+ones) of the program, named after what it holds, with its shape in the glossary's letters.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from ..config.switches import BACKENDS
+from .base import Component
+
+PHASES = ("forward", "relayout", "loss", "backward_attention", "backward_weights", "update")  # in program order
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """One buffer (or `count` equal buffers): per-device shape, bytes per element, the phases it is live in."""
+
+    name: str
+    shape: tuple  # per-device extents, sympy expressions in the glossary's letters
+    width: sp.Expr  # bytes per element
+    phases: tuple[str, ...]
+    doc: str
+    count: sp.Expr = sp.Integer(1)
+    backend: str = "all"  # "all", or the one backend whose program holds it ("gpu": XLA:GPU, "cpu": XLA:CPU)
+
+    def __post_init__(self):
+        unknown = set(self.phases) - set(PHASES)
+        if unknown or self.backend not in ("all",) + BACKENDS:
+            raise ValueError(f"buffer {self.name}: unknown phase(s) {sorted(unknown)} or backend {self.backend!r}")
+
+    @property
+    def bytes(self) -> sp.Expr:
+        return self.count * self.width * sp.Mul(*self.shape)
+
+    def component(self) -> Component:
+        return Component(self.name, self.bytes, self.doc)
+
+
+def on(rows: list[Buffer], backend: str) -> list[Buffer]:
+    """The rows a backend's program holds: the shared ones and its own."""
+    return [row for row in rows if row.backend in ("all", backend)]
+
+
+def live(rows: list[Buffer], phase: str) -> sp.Expr:
+    """Bytes live in one phase: the sum of the rows that list it."""
+    return sp.Add(*(row.bytes for row in rows if phase in row.phases))
+
+
+def peak(rows: list[Buffer]) -> sp.Expr:
+    """The heap XLA needs for these temporaries: the largest phase's live set."""
+    return sp.Max(*(live(rows, phase) for phase in PHASES))

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import jax
 
+from .backend import quiet_native_stderr
 from .mesh import describe
 from .spec import StepSpec
 from .state import GROUPS, Built, argument_bytes, build, param_count
@@ -69,7 +70,7 @@ def compile_step(spec: StepSpec, mesh: jax.sharding.Mesh, with_grads: bool = Fal
     """Build abstract state, lower and compile the step; returns the report, the compiled executable and the Built."""
     start = time.perf_counter()
     built = build(spec.check(), mesh)
-    with jax.set_mesh(mesh):
+    with jax.set_mesh(mesh), quiet_native_stderr():  # XLA:GPU's compiler looks for a GPU driver again
         compiled = jit_step(built, with_grads).lower(*built.args).compile(compiler_options=compiler_options)
     seconds = time.perf_counter() - start
     report = Report(mesh=describe(mesh), devices=int(mesh.devices.size), param_count=param_count(built),

@@ -46,14 +46,15 @@ def _run_once(spec: StepSpec) -> dict | None:
     if jax.local_devices()[0].memory_stats() is None:
         return None
     mesh = make_mesh(spec.train)
-    _, step, built = compile_step(spec, mesh)
+    report, step, built = compile_step(spec, mesh)
     params, opt_state = init_state(built)
     batch = synthetic_batch(built)
     params, opt_state, loss = step(params, opt_state, batch)
     jax.block_until_ready(loss)
     stats = [d.memory_stats() for d in jax.local_devices() if d in set(mesh.devices.flat)]
     peak = max(stats, key=lambda st: st.get("peak_bytes_in_use", 0))
-    return {"peak_bytes": int(peak.get("peak_bytes_in_use", 0)), "limit_bytes": int(peak.get("bytes_limit", 0))}
+    return {"peak_bytes": int(peak.get("peak_bytes_in_use", 0)), "limit_bytes": int(peak.get("bytes_limit", 0)),
+            "device": jax.local_devices()[0].device_kind, "xla": report.xla}
 
 
 if __name__ == "__main__":

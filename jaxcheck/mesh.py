@@ -53,12 +53,17 @@ def init_distributed(coordinator: str | None, num_processes: int | None, process
         raise ConfigError(f"jax.distributed.initialize failed: {str(err).splitlines()[0]}") from None
 
 
-def make_mesh(train: Training):
-    """A jax Mesh with axes (data, pipe, tensor, context) in Auto mode (GSPMD with sharding constraints)."""
+def make_mesh(train: Training, devices: list | None = None):
+    """A jax Mesh with axes (data, pipe, tensor, context) in Auto mode (GSPMD with sharding constraints), over the
+    given devices (jaxcheck.backend.start: simulated CPUs, a deviceless GPU topology, local GPUs) or jax's."""
     import jax
+    import numpy as np
     from jax.sharding import AxisType
 
     need = train.world
+    shape = tuple(mesh_shape(train)[a] for a in AXES)
+    if devices is not None and len(devices) >= need:
+        return jax.sharding.Mesh(np.array(devices[:need]).reshape(shape), AXES, axis_types=(AxisType.Auto,) * 4)
     devices = jax.devices()
     if len(devices) < need:
         kind = devices[0].platform
@@ -67,10 +72,9 @@ def make_mesh(train: Training):
                     "so run it in a fresh process (or under jax.distributed with more processes)")
         else:
             hint = (f"run on {need} {kind.upper()} devices (several hosts: --coordinator/--num-processes/--process-id), "
-                    f"use --platform cpu to compile on {need} simulated CPU devices, or a mock GPU topology (see README)")
+                    f"or compile deviceless for the card with --target (see README)")
         raise ConfigError(f"mesh d*p*t*c = {train.d}*{train.p}*{train.t}*{train.c} needs {need} devices, "
                           f"jax sees {len(devices)} {kind} device(s): {hint}")
-    shape = tuple(mesh_shape(train)[a] for a in AXES)
     return jax.make_mesh(shape, AXES, axis_types=(AxisType.Auto,) * 4, devices=devices[:need])
 
 

@@ -18,7 +18,8 @@ def _temps(spec: StepSpec, mesh) -> tuple[int, int]:
 
     cpu = mesh.devices.flat[0].platform == "cpu"
     report, _, _ = compile_step(spec, mesh, compiler_options=FAST_CPU if cpu else None)
-    return report.xla["temp_bytes"], symbolic_temp(symbolic_bytes(spec.shape, spec.train, spec.opts))
+    return report.xla["temp_bytes"], symbolic_temp(symbolic_bytes(spec.shape, spec.train, spec.opts,
+                                                                   "cpu" if cpu else "gpu"))
 
 
 def forward_temp(spec: StepSpec, mesh) -> int:
@@ -61,27 +62,20 @@ def variants(spec: StepSpec, mesh, base_xla_temp: int) -> list[dict]:
     return out
 
 
-def _is_activation(aval, s: int) -> bool:
-    """A per-micro-batch tensor: [b, s, ...] or [b, heads, ..., s, s], not bool (the causal mask is loop-invariant)."""
-    shape = tuple(aval.shape)
-    return aval.dtype != jnp.bool_ and len(shape) >= 2 and shape[0] == TRACE_BATCH and s in shape[1:]
-
-
 def _saved(spec: StepSpec, mesh) -> list[dict]:
-    """jax's saved residuals of one layer function on abstract inputs [TRACE_BATCH, s, h], each with its bytes."""
-    from jax._src.ad_checkpoint import saved_residuals
-
+    """The residuals one layer writes into the pipeline's stacks (jaxcheck.model.pipeline.layer_residuals), traced
+    on abstract inputs [TRACE_BATCH, s, h] at d = t = c = 1: shape and bytes of each."""
+    from ..model.pipeline import layer_residuals
     from ..state import build
     from ..step import layer_function
 
     built = build(spec, mesh)
     layer_params = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape[2:], x.dtype), built.abstract["params"]["blocks"])
-    s = spec.train.s
-    x = jax.ShapeDtypeStruct((TRACE_BATCH, s, spec.shape.h), jnp.dtype(spec.opts.compute_dtype))
+    x = jax.ShapeDtypeStruct((TRACE_BATCH, spec.train.s, spec.shape.h), jnp.dtype(spec.opts.compute_dtype))
     with jax.set_mesh(mesh):
-        saved = saved_residuals(layer_function(built.block_graphdef, spec), layer_params, x)
-    return [{"shape": aval.str_short(), "bytes": int(aval.size * aval.dtype.itemsize), "what": desc,
-             "activation": _is_activation(aval, s)} for aval, desc in saved]
+        saved = layer_residuals(layer_function(built.block_graphdef, spec), layer_params, x)
+    return [{"shape": f"{jnp.dtype(r.dtype).name}{list(r.shape)}", "bytes": int(r.size * jnp.dtype(r.dtype).itemsize)}
+            for r in saved]
 
 
 def _profile_tensors(spec: StepSpec) -> list[dict]:
@@ -100,17 +94,48 @@ def _profile_tensors(spec: StepSpec) -> list[dict]:
 
 
 def residuals(spec: StepSpec, mesh) -> dict:
-    """jax's saved residuals of one layer (activations per micro batch) vs the profile's per-layer tensors, traced at
-    b = TRACE_BATCH (so batch-dependent tensors are told apart from loop-invariant ones) and d = t = c = 1."""
+    """The residuals one layer writes into the stacks vs the profile's per-layer tensors, traced at b = TRACE_BATCH
+    and d = t = c = 1: count and bytes."""
     listed = _saved(spec, mesh)
-    acts = [r for r in listed if r["activation"]]
     tensors = _profile_tensors(spec)
     return {"trace_shape": f"b={TRACE_BATCH}, s={spec.train.s}, d=t=c=1", "jax": listed,
-            "jax_count": len(acts), "jax_bytes": sum(r["bytes"] for r in acts),
+            "jax_count": len(listed), "jax_bytes": sum(r["bytes"] for r in listed),
             "symbolic": tensors, "symbolic_count": sum(t["count"] for t in tensors),
             "symbolic_bytes": sum(t["bytes"] for t in tensors)}
 
 
-def explain(spec: StepSpec, mesh, xla: dict) -> dict:
+def phases(spec: StepSpec, mesh, backend: str) -> list[dict]:
+    """XLA's peak of live temporaries in each window between the step's loops (read from a dump of this compile)
+    next to the profile's largest phase in that window."""
+    import tempfile
+
+    from symbolic.config.symbols import BY_NAME
+    from symbolic.config.glossary import inputs_for
+    from symbolic.config.switches import Switches
+    from symbolic.profiles import jax as profile
+
+    from ..compile import FAST_CPU, compile_step
+    from .xladump import DUMP_OPTIONS, phase_peaks
+
+    with tempfile.TemporaryDirectory(prefix="mem4d-dump-") as directory:
+        options = {**({} if backend == "gpu" else FAST_CPU), **DUMP_OPTIONS, "xla_dump_to": directory}
+        compile_step(spec, mesh, compiler_options=options)
+        xla = phase_peaks(directory)
+    training = jax_training(spec.train, spec.opts)
+    values = {BY_NAME[n]: v for n, v in inputs_for(spec.shape, training).items()}
+    live = {name: int(float(expr.xreplace(values)))
+            for name, expr in profile.phase_bytes(Switches.of(training, False, spec.shape.tied, backend)).items()}
+    out = []
+    for window, bytes_ in xla["windows"].items():
+        members = [p for p in live if p.split("_")[0] in window.replace("+", " ").split()]
+        sym = max((live[p] for p in members), default=None)
+        out.append({"name": window, "what": ", ".join(members) or "-", "xla": bytes_, "symbolic": sym,
+                    "rel_error": rel(sym, bytes_) if sym is not None else None})
+    return out + [{"name": "heap (temp)", "what": "XLA packs the phases into one heap", "xla": xla["temp_bytes"],
+                   "symbolic": max(live.values()), "rel_error": rel(max(live.values()), xla["temp_bytes"])}]
+
+
+def explain(spec: StepSpec, mesh, xla: dict, backend: str = "gpu") -> dict:
     """The "explain" object of `mem4d verify --json --explain`."""
-    return {"variants": variants(spec, mesh, xla["temp_bytes"]), "residuals": residuals(spec, mesh)}
+    return {"phases": phases(spec, mesh, backend), "variants": variants(spec, mesh, xla["temp_bytes"]),
+            "residuals": residuals(spec, mesh)}

@@ -7,11 +7,13 @@ from symbolic.config.training import Training
 from ..spec import JaxOptions, jax_training
 
 
-def symbolic_bytes(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions()) -> dict[str, int]:
-    """The `jax` profile's components (and "total") in bytes per device for this configuration."""
+def symbolic_bytes(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions(),
+                   backend: str = "gpu") -> dict[str, int]:
+    """The `jax` profile's components (and "total") in bytes per device for this configuration, as the backend's
+    compiler (gpu: XLA:GPU, cpu: XLA:CPU) holds them."""
     from symbolic.estimator.estimate import estimate
 
-    return dict(estimate(shape, jax_training(training, opts), "jax", overheads=False).bytes)
+    return dict(estimate(shape, jax_training(training, opts), "jax", overheads=False, backend=backend).bytes)
 
 
 def rel(sym: float, ref: float | None) -> float | None:

@@ -122,6 +122,23 @@ def run_job(job: Job, run: RunFn, devices: int) -> dict:
     return record
 
 
+def shard(configs: list, spec: str | None) -> list:
+    """Every N-th configuration from the I-th (spec "I/N", 0 <= I < N): the share of one of N machines; all when None."""
+    if spec is None:
+        return configs
+    index, _, count = spec.partition("/")
+    if not (index.strip().isdigit() and count.strip().isdigit()) or not 0 <= int(index) < int(count):
+        raise ConfigError(f"--shard must be I/N with 0 <= I < N (e.g. 0/4), got {spec!r}")
+    return configs[int(index)::int(count)]
+
+
+def check_target(done: list[dict], target: str, path) -> None:
+    """A results file holds one target's records: resuming it for another target is a one-line ConfigError."""
+    other = sorted({r.get("target") for r in done if r.get("target") not in (None, target)})
+    if other:
+        raise ConfigError(f"{path} holds results computed for target {other[0]}, not {target}: choose another -o")
+
+
 def pending(all_jobs: list[Job], done: list[dict], retry_failed: bool = False) -> list[Job]:
     """Jobs whose key is not in the results file yet (with retry_failed, also those whose last record failed)."""
     last = {r["key"]: r["status"] for r in done}

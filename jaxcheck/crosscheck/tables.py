@@ -20,7 +20,7 @@ def print_verify(result: dict) -> None:
     cfg, mesh = result["config"], result["mesh"]
     title = (f"{result['model']}: dp={cfg['dp']} pp={cfg['pp']} tp={cfg['tp']} cp={cfg['cp']} seq={cfg['seq']} "
              f"mbs={cfg['mbs']} m={cfg['m']} recompute={cfg['recompute']} zero={cfg['zero']} - MiB per device, "
-             f"{mesh['platform']} ({result['compile_seconds']:.1f} s compile)")
+             f"{_compiled_for(result.get('target'), mesh)} ({result['compile_seconds']:.1f} s compile)")
     table = Table(title=title, title_justify="left")
     for col, justify in (("component", "left"), ("group", "left"), ("symbolic", "right"), ("XLA", "right"),
                          ("measured", "right"), ("rel. error", "right")):
@@ -35,37 +35,54 @@ def print_verify(result: dict) -> None:
     console.print(table)
     console.print("symbolic: profile jax (mem4d formula --profile jax); XLA: memory_analysis(), total = argument + "
                   "output + temp - alias; measured: GPU peak in a fresh process"
-                  + ("" if result["measured"] else " (none on CPU)") + ".")
+                  + ("" if result["measured"] else " (none: nothing ran)") + ".")
+    target = result.get("target") or {}
+    if target.get("platform") == "gpu":
+        console.print(f"Compiled as written: the {target['description']} target posed with "
+                      f"{target['compiled_with_memory_bytes'] / 2**30:,.0f} GiB so that XLA's rematerialization changes "
+                      f"nothing (the card has {target['memory_bytes'] / 2**30:,.2f} GiB; mem4d compile --target "
+                      f"{target['name']} shows what XLA does to fit it).")
     if result.get("explain"):
         print_explain(result["explain"], console)
 
 
 def print_explain(details: dict, console) -> None:
-    """`mem4d verify --explain`'s tables: XLA's temp taken apart by variants, and the residuals saved per layer."""
+    """`mem4d verify --explain`'s tables: XLA's live temporaries per phase (from a dump) next to the profile's, the
+    temp of compiled variants, and the residuals one layer stacks."""
     from rich.table import Table
 
-    table = Table(title="XLA's temp taken apart (MiB per device)", title_justify="left")
-    for col in ("variant", "how", "symbolic", "XLA", "rel. error"):
+    _figures(console, "live temporaries per phase: XLA's (buffer assignment of this compile) vs the profile's (MiB)",
+             "window", details.get("phases", []))
+    _figures(console, "XLA's temp taken apart by compiled variants (MiB per device)", "variant", details["variants"])
+    res = details["residuals"]
+    table = Table(title=f"residuals one layer stacks ({res['trace_shape']}): the pipeline's vs the profile's",
+                  title_justify="left")
+    for col in ("stacked residual", "bytes", "profile tensor", "count", "bytes "):
+        table.add_column(col, justify="right" if "bytes" in col or col == "count" else "left")
+    for i in range(max(len(res["jax"]), len(res["symbolic"]))):
+        j = res["jax"][i] if i < len(res["jax"]) else None
+        t = res["symbolic"][i] if i < len(res["symbolic"]) else None
+        table.add_row(*([j["shape"], f"{j['bytes']:,}"] if j else ["", ""]),
+                      *([t["name"], str(t["count"]), f"{t['bytes']:,}"] if t else ["", "", ""]))
+    table.add_row(f"{res['jax_count']} residuals", f"{res['jax_bytes']:,}", "total", str(res["symbolic_count"]),
+                  f"{res['symbolic_bytes']:,}", style="bold")
+    console.print(table)
+
+
+def _figures(console, title: str, first: str, rows: list[dict]) -> None:
+    """A table of name | what | symbolic | XLA | relative error."""
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    for col in (first, "what", "symbolic", "XLA", "rel. error"):
         table.add_column(col, justify="right" if col in ("symbolic", "XLA", "rel. error") else "left")
-    for v in details["variants"]:
+    for v in rows:
         table.add_row(v["name"], v["what"], mib(v["symbolic"]), mib(v["xla"]), percent(v["rel_error"]))
     console.print(table)
-    res = details["residuals"]
-    table = Table(title=f"residuals saved per layer ({res['trace_shape']}): jax saved_residuals vs profile",
-                  title_justify="left")
-    for col in ("jax residual (per micro batch)", "bytes", "", "profile tensor", "count", "bytes "):
-        table.add_column(col, justify="right" if "bytes" in col or col == "count" else "left")
-    acts = [r for r in res["jax"] if r["activation"]]
-    rows = max(len(acts), len(res["symbolic"]))
-    for i in range(rows):
-        j = acts[i] if i < len(acts) else None
-        t = res["symbolic"][i] if i < len(res["symbolic"]) else None
-        table.add_row(*(([f"{j['shape']} {j['what'].split(' from ')[0][:40]}", f"{j['bytes']:,}", ""])
-                        if j else ["", "", ""]),
-                      *(([t["name"], str(t["count"]), f"{t['bytes']:,}"]) if t else ["", "", ""]))
-    table.add_row("activations", f"{res['jax_bytes']:,}", str(res["jax_count"]), "total",
-                  str(res["symbolic_count"]), f"{res['symbolic_bytes']:,}", style="bold")
-    console.print(table)
-    others = [r for r in res["jax"] if not r["activation"]]
-    console.print(f"not per micro batch (parameters, their compute-dtype casts, loop-invariant constants): {len(others)} "
-                  f"residuals, {sum(r['bytes'] for r in others):,} bytes")
+
+
+def _compiled_for(target: dict | None, mesh: dict) -> str:
+    """Where the step was compiled: the card (XLA:GPU, deviceless unless measured) or simulated CPU devices."""
+    if not target:
+        return mesh["platform"]
+    return f"XLA:GPU for {target['name']}" if target["platform"] == "gpu" else "XLA:CPU (simulated devices)"

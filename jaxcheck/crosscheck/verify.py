@@ -6,6 +6,7 @@ from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
 from ..spec import JaxOptions, StepSpec
+from ..card import AS_WRITTEN_BYTES
 from .profile import rel, symbolic_bytes
 
 
@@ -35,23 +36,28 @@ def compare(sym: dict[str, int], xla: dict, arguments: dict[str, int]) -> list[d
     return rows
 
 
-def verify(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions(), *,
+def verify(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions(), *, target=None,
            explain: bool = False, measure: bool = False) -> dict:
-    """Compile jaxcheck's train step for this config on the current jax backend and compare with the `jax` profile.
-
-    The caller has made enough devices (jaxcheck.mesh.request_cpu_devices(n) before jax starts). Returns the
+    """Compile jaxcheck's train step for this config for the target (default: the CLI's default GPU card) and compare
+    with the `jax` profile of that backend. A GPU target compiles the program as written: its device memory is
+    raised to jaxcheck.card.AS_WRITTEN_BYTES so that XLA:GPU's rematerialization pass changes nothing. Returns the
     `mem4d verify --json` object; raises ConfigError (one line) for invalid configs, anything else is a compile failure.
     """
+    from ..backend import start
+    from ..targets import DEFAULT, load
+
+    target = target or load(DEFAULT)
     spec = StepSpec(shape, training, opts).check()
-    sym = symbolic_bytes(shape, training, opts)
+    sym = symbolic_bytes(shape, training, opts, "gpu" if target.is_gpu else "cpu")
+    compiled_for = target.with_memory(AS_WRITTEN_BYTES)  # the program as written
+    devices, real = start(compiled_for, training.world)  # imports jax quietly: before any module that imports it
     from ..compile import FAST_CPU, compile_step
     from ..mesh import make_mesh
 
-    mesh = make_mesh(training)
-    cpu = mesh.devices.flat[0].platform == "cpu"
-    report, _, _ = compile_step(spec, mesh, compiler_options=FAST_CPU if cpu else None)
+    mesh = make_mesh(training, devices)
+    report, _, _ = compile_step(spec, mesh, compiler_options=None if target.is_gpu else FAST_CPU)
     measured = None
-    if measure and not cpu:
+    if measure and real:
         from ..measure import measure as run_measure
 
         measured = run_measure(spec)
@@ -59,12 +65,18 @@ def verify(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions(
     if explain:
         from .explain import explain as run_explain
 
-        details = run_explain(spec, mesh, report.xla)
+        details = run_explain(spec, mesh, report.xla, "gpu" if target.is_gpu else "cpu")
     return {
         "model": shape.name, "param_count": report.param_count, "config": spec.as_json(widths=True),
-        "shape": shape.as_dict(), "mesh": report.mesh,
+        "target": target_json(target, compiled_for), "shape": shape.as_dict(), "mesh": report.mesh,
         "symbolic": sym, "xla": report.xla, "arguments": report.arguments, "measured": measured,
         "components": compare(sym, report.xla, report.arguments),
         "rel_error_total": rel(sym["total"], report.xla["total_bytes"]),
         "compile_seconds": round(report.compile_seconds, 3), "explain": details,
     }
+
+
+def target_json(target, compiled_for) -> dict:
+    """What the program was compiled for: the card, its memory, and the memory it posed with (verify: as written)."""
+    return {"name": target.name, "platform": "gpu" if target.is_gpu else "cpu", "description": target.description,
+            "memory_bytes": target.memory_bytes, "compiled_with_memory_bytes": compiled_for.memory_bytes}

@@ -139,3 +139,8 @@ def gpipe_backward(layer_fn: Callable, tape: Tape, blocks, stacks, dy_MxBxSxH: j
     xs = (jnp.arange(m + p - 1), dlast_IxBxSxH)
     (_, acc), dmicro_IxBxSxH = jax.lax.scan(step, (dstate0, acc0), xs, reverse=True)
     return dmicro_IxBxSxH[:m], acc
+
+
+def layer_residuals(layer_fn: Callable, w, x_BxSxH) -> list:
+    """The activation residuals one layer writes into the stacks (shapes and dtypes, nothing computed)."""
+    return jax.eval_shape(lambda w, x: split(jax.vjp(layer_fn, w, x)[1], w)[0], w, x_BxSxH)

@@ -86,8 +86,28 @@ def training_from_args(args: argparse.Namespace, shape: ModelShape | None = None
     return training.check(shape) if shape is not None else training
 
 
+def add_target_args(group) -> None:
+    """--target NAME (cpu or a shipped GPU card) and --target-config FILE (any other card), on one argument group."""
+    from jaxcheck.targets import DEFAULT, names  # no jax
+
+    group.add_argument("--target", default=None, metavar="NAME",
+                       help=f"compile for cpu (simulated CPU devices) or a GPU card, compiled by XLA:GPU without a GPU: "
+                            f"{', '.join(names()[1:])} (default: {DEFAULT})")
+    group.add_argument("--target-config", default=None, metavar="FILE",
+                       help="a GpuTargetConfigProto text file for another card (instead of --target)")
+
+
+def target_from_args(args: argparse.Namespace):
+    """The jaxcheck.targets.Target the flags name; both flags at once, an unknown name or a bad file: one line."""
+    from jaxcheck.targets import DEFAULT, load
+
+    if args.target is not None and args.target_config is not None:
+        raise ConfigError(f"--target {args.target} and --target-config {args.target_config} conflict: give one")
+    return load(args.target_config or args.target or DEFAULT)
+
+
 def add_step_args(parser: argparse.ArgumentParser):
-    """The jax step's flags of compile and verify (--remat, --zero1/--no-zero1, dtypes, --platform, --no-measure,
+    """The jax step's flags of compile and verify (--remat, --zero1/--no-zero1, dtypes, --target, --no-measure,
     --json); returns their argument group for the command's own."""
     j = parser.add_argument_group("jax step")
     j.add_argument("--remat", dest="recompute", default=argparse.SUPPRESS, metavar="{none,selective,full}",
@@ -98,10 +118,9 @@ def add_step_args(parser: argparse.ArgumentParser):
                    help="alias of --zero 0: AdamW states replicated like the params")
     j.add_argument("--param-dtype", default=JAX_PARAM_DTYPE, help="parameter / gradient / Adam dtype (default: %(default)s)")
     j.add_argument("--compute-dtype", default=JAX_COMPUTE_DTYPE, help="matmul and activation dtype (default: %(default)s)")
-    j.add_argument("--platform", choices=("auto", "cpu"), default="auto",
-                   help="cpu: compile on d*p*t*c simulated CPU devices even where a GPU is present")
+    add_target_args(j)
     j.add_argument("--no-measure", dest="measure", action="store_false",
-                   help="on a GPU, skip running the step to read the measured peak")
+                   help="on this machine's GPUs of the target card, skip running the step to read the measured peak")
     j.add_argument("--json", action="store_true", help="print one JSON object")
     return j
 

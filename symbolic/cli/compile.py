@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from .args import add_model_args, add_step_args, add_training_args, positive_int, spec_from_args
+from .args import add_model_args, add_step_args, add_training_args, positive_int, spec_from_args, target_from_args
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,34 +54,64 @@ def _print_table(report, spec) -> None:
     console.print("total = argument + output + temp - alias: inputs, outputs and temps are live together; "
                   "donated params/optimizer state are counted once.")
     console.print(f"params {report.param_count:,}; compiled in {report.compile_seconds:.1f} s; measured: "
-                  + ("unavailable on CPU (jax reports no device memory stats)" if measured is None else json.dumps(measured)))
+                  + ("none (nothing ran: simulated or deviceless devices)" if measured is None else json.dumps(measured)))
 
 
 def run(args: argparse.Namespace) -> int:
     spec = spec_from_args(args)
-    train = spec.train
+    target = target_from_args(args)
     import os
-
-    from jaxcheck import mesh as meshlib
 
     # compile-only in this process: do not preallocate GPU memory, the measuring subprocess needs it
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-    if args.distributed or args.coordinator or args.num_processes:
-        if args.platform == "cpu" or args.local_devices:
-            meshlib.request_cpu_devices(args.local_devices or 1, "cpu")
-        meshlib.init_distributed(args.coordinator, args.num_processes, args.process_id)
-    elif args.mock_gpu_topology:
+    if args.distributed or args.coordinator or args.num_processes or args.mock_gpu_topology:
+        return _run_on_processes(args, spec)
+    from jaxcheck.card import compile_for
+
+    result = compile_for(spec, target, measure=args.measure)
+    if args.json:
+        print(json.dumps(result.as_json(spec)))
+    else:
+        _print_table(result.report, spec)
+        _print_fit(result)
+    return 0
+
+
+def _print_fit(result) -> None:
+    """One line on the card: compiled where, and whether XLA had to rematerialize to fit its memory."""
+    fit, target = result.fit(), result.target
+    if fit is None:
+        print(f"Compiled by XLA:CPU on simulated CPU devices (no device memory to fit).")
+        return
+    where = "this machine's GPUs" if result.real else "XLA:GPU without a GPU (deviceless)"
+    gib = lambda n: f"{n / 2**30:,.2f} GiB"
+    if fit["rematerialized"]:
+        verdict = (f"the program as written needs {gib(fit['needed_bytes'])}; XLA rematerialized it down to "
+                   f"{gib(fit['reached_bytes'])}, which {'fits' if fit['fits'] else 'does NOT fit'}")
+    else:
+        verdict = (f"the program needs {gib(fit['reached_bytes'])}: "
+                   + ("fits without rematerialization" if fit["fits"] else "does NOT fit, and XLA could not shrink it"))
+    print(f"{target.description} ({gib(fit['memory_bytes'])}), compiled by {where}: {verdict}.")
+
+
+def _run_on_processes(args: argparse.Namespace, spec) -> int:
+    """Several processes (jax.distributed) or one GPU posing as a mock topology: this machine's devices."""
+    from jaxcheck.backend import import_jax, quiet_native_stderr
+
+    import_jax()
+    from jaxcheck import mesh as meshlib
+
+    if args.mock_gpu_topology:
         meshlib.request_mock_gpu_topology(args.mock_gpu_topology)
     else:
-        meshlib.request_cpu_devices(train.world, args.platform)
-    mesh = meshlib.make_mesh(train)
+        if args.target == "cpu" or args.local_devices:
+            meshlib.request_cpu_devices(args.local_devices or 1, "cpu")
+        meshlib.init_distributed(args.coordinator, args.num_processes, args.process_id)
+    with quiet_native_stderr():
+        mesh = meshlib.make_mesh(spec.train)
     from jaxcheck.compile import compile_step
 
     report, _, _ = compile_step(spec, mesh)
-    if mesh.devices.flat[0].platform != "cpu" and args.measure and not args.mock_gpu_topology:
-        from jaxcheck.measure import measure
-
-        report.measured = measure(spec)
     import jax
 
     if jax.process_index() != 0 and not args.json:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config.errors import ConfigError
+from .args import add_target_args, positive_int, target_from_args
 
 if TYPE_CHECKING:
     from jaxcheck.crosscheck.sweep import Job, RunFn
@@ -22,38 +23,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--retry-failed", action="store_true", help="with --resume, run configs that failed again")
     parser.add_argument("--plots", metavar="DIR", help="directory for the PNG plots (default: next to the output)")
     parser.add_argument("--no-plots", action="store_true", help="write no plots")
-    parser.add_argument("--platform", choices=("auto", "cpu"), default="auto",
-                        help="cpu: compile on simulated CPU devices even where a GPU is present")
-    parser.add_argument("--measure", action="store_true", help="on a GPU, also run each step to read the measured peak")
+    add_target_args(parser)
+    parser.add_argument("--jobs", type=positive_int, default=1, metavar="N",
+                        help="compile in N worker processes (default: 1, this process)")
+    parser.add_argument("--shard", metavar="I/N", help="run every N-th configuration from the I-th (0 <= I < N), to "
+                        "split a grid across machines (e.g. a SLURM job array); merge the JSONL files afterwards")
+    parser.add_argument("--measure", action="store_true",
+                        help="on this machine's GPUs of the target card, also run each step to read the measured peak")
     parser.add_argument("--json", action="store_true", help="print the summary as one JSON object, no progress bar")
     parser.add_argument("--markdown", action="store_true", help="print the summary as markdown tables (README)")
 
 
-def _verify_fn(measure: bool) -> RunFn:
-    """The real run function: jaxcheck.crosscheck.verify.verify on the current backend, jax caches cleared after each config."""
+def _verify_fn(target, measure: bool) -> RunFn:
+    """The real run function: jaxcheck.crosscheck.verify.verify for the target, jax caches cleared after each config."""
     import jax
 
     from jaxcheck.crosscheck.verify import verify
 
     def run_one(spec) -> dict:
         try:
-            return verify(spec.shape, spec.train, spec.opts, measure=measure)
+            return verify(spec.shape, spec.train, spec.opts, target=target, measure=measure)
         finally:
             jax.clear_caches()
 
     return run_one
 
 
-def _start_backend(todo: list[Job], platform: str) -> int:
-    """Ask for as many simulated CPU devices as the largest pending mesh, start jax, return its device count."""
+def _start_backend(todo: list[Job], target) -> int:
+    """Start jax for the target with devices for the largest pending mesh; how many meshes' devices it can offer."""
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    from jaxcheck.backend import start
     from jaxcheck.crosscheck.sweep import max_world
-    from jaxcheck.mesh import request_cpu_devices
 
-    request_cpu_devices(max_world(todo), platform)
-    import jax
-
-    return len(jax.devices())
+    devices, _ = start(target.with_memory(2**50), max_world(todo))
+    return 2**31 if target.is_gpu else len(devices)
 
 
 class _Progress:
@@ -113,24 +116,34 @@ def run(args: argparse.Namespace, run_fn: RunFn | None = None, devices: int | No
     from jaxcheck.crosscheck import sweep
     from jaxcheck.crosscheck.grid import config_key, parse_grid
 
-    configs = parse_grid(args.grid)
+    target = target_from_args(args)
+    configs = sweep.shard(parse_grid(args.grid), args.shard)
     out = Path(args.output)
     done = sweep.read_results(out)
     if done and not args.resume:
         raise ConfigError(f"{out} already holds {len(done)} results: add --resume to continue it, or choose another -o")
+    sweep.check_target(done, target.name, out)
     todo = sweep.pending(sweep.jobs(configs), done, args.retry_failed)
     fd = sweep.open_results(out)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     progress, started_jax = None, False
     try:
-        if todo and run_fn is None:
-            devices, started_jax = _start_backend(todo, args.platform), True
-            run_fn = _verify_fn(args.measure)
+        extra = {"code": code_version(), "target": target.name}
         if len(configs) > len(todo):
             print(f"{len(configs) - len(todo)} of {len(configs)} configs already in {out}, running {len(todo)}",
                   file=sys.stderr)
         progress = _Progress(len(todo), bar=sys.stderr.isatty() and not args.json)
-        sweep.run_all(todo, fd, run_fn, devices or 1, on_done=progress, extra={"code": code_version()})
+        if todo and run_fn is None and args.jobs > 1:
+            from jaxcheck.crosscheck.workers import run_parallel
+
+            started_jax = True  # in the workers: a cut-short compile there must not take the parent down
+            run_parallel(todo, fd, args.target_config or target.name, sweep.max_world(todo), args.measure,
+                         args.jobs, progress, extra)
+        else:
+            if todo and run_fn is None:
+                devices, started_jax = _start_backend(todo, target), True
+                run_fn = _verify_fn(target, args.measure)
+            sweep.run_all(todo, fd, run_fn, devices or 1, on_done=progress, extra=extra)
     except KeyboardInterrupt:
         if progress:
             progress.stop()
@@ -160,6 +173,7 @@ def _report(args: argparse.Namespace, out: Path, configs: list[dict]) -> int:
     records = [r for r in read_results(out) if r["key"] in keys]
     summary = report.summarize(records)
     summary["grid"], summary["results"] = str(args.grid), str(out)
+    summary["target"] = target_from_args(args).name
     plots = [] if args.no_plots else report.plot(records, args.plots or out.parent, out.stem)
     summary["plots"] = [str(p) for p in plots]
     path = report.write_summary(summary, out)

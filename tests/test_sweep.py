@@ -288,3 +288,19 @@ def test_end_to_end_real_verify(tmp_path):
     assert (summary["ok"], summary["skipped"]) == (2, 1)
     assert summary["rel_error_total"]["max_abs"] == pytest.approx(max(abs(r["result"]["rel_error_total"]) for r in lines[:2]))
     assert all(os.path.getsize(p) > 0 for p in summary["plots"])
+
+
+def test_shard_takes_every_nth_config_and_checks_its_spec():
+    configs = list(range(10))
+    assert sweep.shard(configs, None) == configs
+    assert sweep.shard(configs, "1/4") == [1, 5, 9]
+    assert sorted(sum((sweep.shard(configs, f"{i}/3") for i in range(3)), [])) == configs  # the shards cover the grid
+    for bad in ("4/4", "x/2", "1", "-1/2", "1/0"):
+        with pytest.raises(ConfigError, match="--shard must be I/N"):
+            sweep.shard(configs, bad)
+
+
+def test_a_results_file_holds_one_targets_records(tmp_path):
+    sweep.check_target([{"key": "a", "status": "ok", "target": "cpu"}], "cpu", tmp_path / "r.jsonl")
+    with pytest.raises(ConfigError, match="computed for target cpu, not h100-80gb"):
+        sweep.check_target([{"key": "a", "status": "ok", "target": "cpu"}], "h100-80gb", tmp_path / "r.jsonl")

@@ -71,3 +71,20 @@ def test_cli_reads_tie_word_embeddings(tmp_path):
     assert done.returncode == 0, done.stderr
     only = json.loads(done.stdout)["stages"][0]["bytes"]
     assert only["weights"] == 2 * TIED.param_count
+
+
+@pytest.mark.parametrize("target", ["h100-80gb", "cpu"])
+@pytest.mark.parametrize("train", [Training(t=2, s=32, gbs=2, recompute="full", zero=1),
+                                   Training(p=2, s=32, gbs=4, recompute="full", zero=0)], ids=["t2-zero1", "p2"])
+def test_jax_profile_arguments_exact_for_a_tied_model_on_both_targets(train, target):
+    """The `jax` profile's arguments (params, AdamW, batch) and output of a tied model equal XLA's bytes exactly on
+    XLA:GPU (H100 target, deviceless) and XLA:CPU: the LM head is the embedding, no leaf of its own."""
+    from conftest import skip_if_not_enough_devices
+    from jaxcheck.crosscheck.verify import verify
+    from jaxcheck.targets import load
+
+    skip_if_not_enough_devices(train.world)
+    shape = dataclasses.replace(PRESETS["tiny"], name="tiny-tied", tied=True, L=4)
+    rows = {row["name"]: row for row in verify(shape, train, target=load(target))["components"]}
+    for name in ("params", "optimizer", "batch", "argument", "output - alias"):
+        assert rows[name]["symbolic"] == rows[name]["xla"], name

@@ -9,8 +9,8 @@ from jax.ad_checkpoint import checkpoint_name
 
 from ..spec import StepSpec
 from .attention import allgather_attention
-from .weightops import cast_einsum, lookup, rope, scale
-from .rules import constrain
+from .weightops import cast_einsum, rope, scale, vocab_parallel_lookup
+from .rules import constrain, partition_spec
 
 STACK_AXES = ("stage", "layer")  # logical names of the leading [p, L/p] axes of every block parameter
 
@@ -110,9 +110,10 @@ class Llama(nnx.Module):
         self.head = None if s.tied else _param(rngs, (s.h, s.v), ("embed", "vocab"), s.h ** -0.5, plan.opts.param_dtype)
 
     def embed_tokens(self, tokens: jax.Array) -> jax.Array:
-        """Vocab-parallel lookup: [..., s] int32 -> [..., s, h] in compute dtype."""
-        cdt = self.plan.opts.compute_dtype
-        return lookup(self.embed[...], tokens, cdt)
+        """Vocab-parallel lookup: [m, b, s] int32 -> [m, b, s, h] in compute dtype, in the between-blocks layout."""
+        ids, out = partition_spec(("micro", "batch", "seq")), partition_spec(("micro",) + act_names(self.plan))
+        return vocab_parallel_lookup(self.embed[...], tokens, self.plan.opts.compute_dtype, ids, out,
+                                     self.plan.train.sp)
 
     def logits(self, x_BxSxH: jax.Array) -> jax.Array:
         """Final norm and LM head; fp32 logits [b, s, v] split over tensor along v."""

@@ -83,6 +83,10 @@ def loss_backward(graphdef, params: dict, head: dict, y_MxBxSxH: jax.Array, targ
         return (total + loss, jax.tree.map(jnp.add, acc, dhead)), dy
 
     (total, dhead), dy = jax.lax.scan(micro, (jnp.float32(0), zeros_after(head, y_MxBxSxH)), (y_MxBxSxH, targets))
+    # the head's gradient is complete before the pipeline backward reads dy: with one micro batch (a loop of one
+    # trip, which XLA removes) XLA:GPU otherwise computed it after the backward, holding the fp32 logits gradient
+    # [b, s, v/t] through all of it (dump of grids/holdout.toml's three-layer d4 t2 b4 m=1 at 2e81ea2)
+    dhead, dy = jax.lax.optimization_barrier((dhead, dy))
     return total * scale, dhead, dy
 
 
@@ -98,6 +102,9 @@ def loss_and_grads(params: dict, batch: dict, graphdef, block_graphdef, plan: St
     dx, dblocks = gpipe_backward(layer, tape, params["blocks"], res, dy, act, blocks_sharding)
     (dembed,) = embed_vjp(dx)
     grads = {**dhead, "embed": dembed + dhead["embed"] if tied else dembed, "blocks": dblocks}
+    # every gradient exists before any AdamW update starts, as in a trainer's gradient buffer: left free, XLA ran the
+    # head's update before the pipeline backward with ZeRO-0 and after it with ZeRO-1
+    grads = jax.lax.optimization_barrier(grads)
     return loss, {name: grads[name] for name in params}
 
 

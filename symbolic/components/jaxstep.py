@@ -89,8 +89,10 @@ def saved_selective(sw: Switches) -> list[Component]:
         _stream("attn_norm_in", sw, "'attn_norm_in': layer input, the residual stream"),
         Component("attn_in", tokens(h, B_a, False), "'attn_in': normed input of Q/K/V, all-gathered over t (inner layout)"),
         Component("q", tokens(h, B_a, True), "'q' after RoPE, heads over t"),
-        Component("k", tokens(h * k / a, B_a, True), "'k' after RoPE, k heads over t, s over c (before the gather)"),
-        Component("v", tokens(h * k / a, B_a, True), "'v', k heads over t, s over c (before the gather)"),
+        Component("k_gathered", tokens(h * k / a, B_a, True) * c, "'k_gathered': K after RoPE, k heads over t, "
+                  "all-gathered over context"),
+        Component("v_gathered", tokens(h * k / a, B_a, True) * c, "'v_gathered': V, k heads over t, all-gathered "
+                  "over context"),
         Component("attn_out", tokens(h, B_a, True), "'attn_out': attention output, input of Wo"),
         _stream("mlp_norm_in", sw, "'mlp_norm_in': residual stream after attention"),
         Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of gate/up, all-gathered over t"),

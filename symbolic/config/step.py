@@ -3,5 +3,9 @@ from __future__ import annotations
 
 FLASH_BLOCK = 128  # keys per block of jaxcheck's flash attention: min(s, FLASH_BLOCK); s must be a multiple of it
 
-# the checkpoint names (jaxcheck.model.llama) that the selective remat policy saves; the attention core is recomputed
-SELECTIVE_SAVED = ("attn_norm_in", "attn_in", "q", "k", "v", "attn_out", "mlp_norm_in", "mlp_in", "gate", "up", "swiglu")
+# the checkpoint names (jaxcheck.model.llama, .attention) that the selective remat policy saves; the attention core is
+# recomputed. K and V are saved as attention reads them, all-gathered over context: saving them before the gather,
+# XLA:GPU merged the backward's re-gather with the forward's and stacked the gathered K and V anyway (dumps of
+# grids/holdout.toml, c = 2 and 4, at 2e81ea2), so the policy names what the compiled program holds.
+SELECTIVE_SAVED = ("attn_norm_in", "attn_in", "q", "k_gathered", "v_gathered", "attn_out", "mlp_norm_in", "mlp_in",
+                   "gate", "up", "swiglu")

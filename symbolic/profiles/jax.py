@@ -65,6 +65,13 @@ def _iteration_slice(sw: Switches) -> sp.Expr:
     return sp.Piecewise((0, sp.Eq(I, 1)), (_per_layer_fp32(sw), True))
 
 
+def _looped(width: sp.Expr) -> sp.Expr:
+    """A width that exists only inside the loss loop: 0 with one micro batch, where the compiled program has no loop
+    (XLA removes a while loop of one trip and schedules its body with the rest of the step; dumps of the three-layer
+    model, d4 t2 b4 selective, m = 1 against m = 2)."""
+    return sp.Piecewise((0, sp.Eq(m, 1)), (width, True))
+
+
 def _stream(sw: Switches) -> tuple:
     """Per-device shape of one micro batch's [b, s, h] in the between-blocks layout (s over c, and t with SP)."""
     return (b, s / (c * (t if sw.sp else 1)), h)
@@ -158,14 +165,27 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
         Buffer("embeddings", (m,) + stream, B_a, ("forward",), "embedded micro batches [m, b, s, h]"),
         Buffer("stage_buffer", stream, B_a, ("forward",) + backward, "the stage buffer and its copy shifted one "
                "stage by the collective-permute (forward: activations, backward: their cotangents)", count=2),
-        Buffer("head_grad", vocab, B_g, ALL, "fp32 gradient of the LM head (of the embedding when tied); XLA "
-               "zero-initialises it at the start of the step"),
+        Buffer("head_grad", vocab, _looped(B_g), ("loss",), "fp32 gradient of the LM head (of the embedding when "
+               "tied) while the logits exist: the loss loop's accumulator, made when the loop starts. With one micro "
+               "batch there is no loop (XLA removes a loop of one trip) and the gradient is one product made after "
+               "the logits gradient, so it is not live with the logits"),
+        Buffer("head_grad_kept", vocab, B_g, backward + ("update",), "the same gradient, complete before the "
+               "pipeline backward (an optimization barrier with the pipeline's cotangent) and kept until the AdamW "
+               "update, which starts once every gradient exists (a second barrier)"),
+        Buffer("embed_grad", (v / t, h), B_g, ("update",), "fp32 gradient of the embedding's local [v/t, h] rows, "
+               "made after the pipeline backward by the lookup's scatter-add and summed over d*c (its all-reduce, or "
+               "with ZeRO-1 the all-gather of the updated rows, is in flight as the update starts)"),
+        Buffer("tied_grad_sum", vocab, B_g if sw.tied else sp.Integer(0), ("update",), "tied: the embedding's "
+               "whole gradient, the lookup's plus the head's, a third buffer while both still exist"),
         Buffer("norm_grad", (h,), B_g, ALL, "fp32 gradient of the final norm"),
         Buffer("block_grads", (N, layer_params()), B_g, backward + ("update",),
                "one fp32 accumulator per stacked weight [L/p, ...], each layer's gradient added in place"),
         Buffer("output_grads", (m,) + stream, B_a, ("loss",) + backward, "cotangent of the pipeline's outputs"),
         Buffer("iteration_grads", (I,) + stream, B_a, backward, "cotangents reaching the last stage and leaving "
                "stage 0 in every iteration [m + p - 1, b, s, h]", count=2),
+        Buffer("iteration_grads_zeros", (I,) + stream, B_a, ("forward", "relayout", "loss"), "the zeros those "
+               "cotangent stacks start from: a constant XLA:GPU materialises at the step's start and holds until the "
+               "backward copies it (dumps of grids/derive.toml, e.g. llama3-8b t2 p4 m16)", backend="gpu"),
         Buffer("relayout_copy", (I, N), _relayout(sw), ("relayout",),
                "one residual stack in the backward's layout while the forward's copy still exists", backend="gpu"),
         Buffer("stacks_widened", (I, N), _per_layer_fp32(sw) - _per_layer(sw), backward,
@@ -178,9 +198,13 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
                "one layer's attention forward: score blocks and the fp32 accumulator (unfused: s x s scores)"),
         Buffer("logits", (b, s / c, v / t), FP32, ("loss",), "one micro batch's fp32 logits and their gradient",
                count=2),
-        Buffer("head_cast", vocab, B_a, ("loss",), "the LM head cast to compute dtype for one micro batch"),
-        Buffer("layer_weights", (layer_params(),), B_w, backward,
-               "one layer's weights sliced from the stage's stack in param dtype, for its backward"),
+        Buffer("head_input", (b, s / c, h), B_a, ("loss",), "one micro batch's final-norm output all-gathered over t "
+               "(sequence parallelism), the LM head's input"),
+        Buffer("head_cast", vocab, _looped(B_a), ("loss",), "the LM head cast to compute dtype inside the loss loop "
+               "(XLA:GPU fuses the cast into the logits product; with one micro batch there is no loop)", backend="cpu"),
+        Buffer("layer_weights", (layer_params(),), sp.Piecewise((0, sp.Eq(N, 1)), (B_w, True)), backward,
+               "one layer's weights sliced from the stage's stack in param dtype, for its backward (with one layer per "
+               "stage there is no layer loop, which XLA removes, and the stack is read in place)"),
         Buffer("recomputed", (), _recomputed(sw), ("backward_attention",), "one layer's attention-half residuals "
                "that the backward recomputes (full remat: all of them; selective: those it did not save)"),
         Buffer("attention_backward", (), _attention_backward(sw), ("backward_attention",),

@@ -11,12 +11,18 @@ def _shape(extents: tuple) -> str:
     return "[" + ", ".join(sp.sstr(sp.sympify(x)) for x in extents) + "]" if extents else "scalar"
 
 
+def _count(count: sp.Expr) -> int | str:
+    """How many equal buffers a row is: an integer, or its expression where it depends on the configuration."""
+    count = sp.sympify(count)
+    return int(count) if count.is_Integer else sp.sstr(count)
+
+
 def rows(module, sw) -> list[dict]:
     """Every buffer of the profile's table for these switches (arguments, outputs, the backend's temporaries)."""
     out = []
     for row in module.table(sw):
         out.append({"name": row.name, "shape": _shape(row.shape), "width": sp.sstr(sp.sympify(row.width)),
-                    "count": int(row.count), "phases": list(row.phases), "backend": row.backend, "doc": row.doc,
+                    "count": _count(row.count), "phases": list(row.phases), "backend": row.backend, "doc": row.doc,
                     "bytes": render.text(row.bytes), "latex": render.latex(row.bytes)})
     return out
 

@@ -1,4 +1,5 @@
-"""`mem4d verify --explain`: take XLA's temp apart with compiled variants and list the residuals saved per layer."""
+"""`mem4d verify --explain`: take XLA's temp apart per phase (from a dump), with compiled variants, and list the
+residuals saved per layer."""
 from __future__ import annotations
 
 import dataclasses

@@ -71,7 +71,9 @@ def phase_peaks(directory: str | Path) -> dict:
     batch or one iteration: XLA removes trip-count-1 loops) forward | relayout + loss + backward | update."""
     live, loops, size = live_bytes(*_files(Path(directory)))
     bounds = [0] + loops + [len(live) - 1]
-    peaks = [max(live[lo:hi + 1]) for lo, hi in zip(bounds, bounds[1:])]
+    # a window runs from just after one loop to the end of the next: at a while instruction itself the loop's state
+    # (e.g. the backward's residual stacks) is still live, so that point belongs to the loop's window
+    peaks = [max(live[lo + (i > 0):hi + 1]) for i, (lo, hi) in enumerate(zip(bounds, bounds[1:]))]
     names = {4: ["forward", "relayout+loss", "backward", "update"],
              3: ["forward", "relayout+loss+backward", "update"]}.get(len(peaks), [f"window {i}" for i in range(len(peaks))])
     return {"temp_bytes": size, "max_live_bytes": max(live, default=0), "windows": dict(zip(names, peaks))}

@@ -17,8 +17,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_training_args(parser, defaults=DEFAULT)
     j = add_step_args(parser)
     j.add_argument("--explain", action="store_true",
-                   help="also compile variants (2L layers, 2m micro batches, forward only, remat none/full) and list "
-                        "the residuals saved per layer, to take XLA's temp apart")
+                   help="take XLA's temp apart: its live bytes per phase (from a dump of the compile) beside the profile's, "
+                        "compiled variants (2L layers, 2m micro batches, the other remat policy, forward only) and "
+                        "the residuals saved per layer")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,9 +12,12 @@ from symbolic.config.errors import ConfigError
 from .targets import Target, check_plugin, prepare_environment
 from .targets import devices as topology_devices
 
-# what jax's CUDA plugin prints to stderr when it looks for a GPU on a machine without one (absl INFO lines)
+# native stderr lines held back: the CUDA plugin looking for a GPU on a machine without one (absl INFO lines), and
+# XLA:GPU saying its rematerialization cannot reach the card (mem4d reports that itself)
 _NOISE = re.compile(r"^(WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
-                    r"|I\d{4} [\d:.]+ +\d+ cudart_stub\.cc:\d+\] Could not find cuda drivers.*)$")
+                    r"|I\d{4} [\d:.]+ +\d+ cudart_stub\.cc:\d+\] Could not find cuda drivers.*"
+                    # XLA:GPU's rematerialization falling short of the card: mem4d compile reports it as `fit`
+                    r"|W\d{4} [\d:.]+ +\d+ hlo_rematerialization\.cc:\d+\] Can't reduce memory use below.*)$")
 
 
 @contextlib.contextmanager

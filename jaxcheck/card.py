@@ -63,7 +63,10 @@ def compile_for(spec: StepSpec, target: Target, measure: bool = False) -> CardCo
         from .targets import devices as topology_devices
 
         card_devices = topology_devices(target, spec.train.world)
-        fitted, _, _ = compile_step(spec, make_mesh(spec.train, card_devices))
+        from .backend import quiet_native_stderr
+
+        with quiet_native_stderr():  # XLA's warning that it cannot reach the card's memory: reported by fit()
+            fitted, _, _ = compile_step(spec, make_mesh(spec.train, card_devices))
     result = CardCompile(target, written, fitted, real)
     if measure and real:
         from .measure import measure as run_measure

@@ -86,8 +86,10 @@ def _print_fit(result) -> None:
     where = "this machine's GPUs" if result.real else "XLA:GPU without a GPU (deviceless)"
     gib = lambda n: f"{n / 2**30:,.2f} GiB"
     if fit["rematerialized"]:
-        verdict = (f"the program as written needs {gib(fit['needed_bytes'])}; XLA rematerialized it down to "
-                   f"{gib(fit['reached_bytes'])}, which {'fits' if fit['fits'] else 'does NOT fit'}")
+        saved = fit["needed_bytes"] - fit["reached_bytes"]
+        verdict = (f"the program as written needs {gib(fit['needed_bytes'])}; XLA's rematerialization recomputes "
+                   f"values to save {gib(saved)}, reaching {gib(fit['reached_bytes'])}, which "
+                   + ("fits" if fit["fits"] else "does NOT fit"))
     else:
         verdict = (f"the program needs {gib(fit['reached_bytes'])}: "
                    + ("fits without rematerialization" if fit["fits"] else "does NOT fit, and XLA could not shrink it"))

@@ -110,8 +110,10 @@ class Llama(nnx.Module):
         self.head = None if s.tied else _param(rngs, (s.h, s.v), ("embed", "vocab"), s.h ** -0.5, plan.opts.param_dtype)
 
     def embed_tokens(self, tokens: jax.Array) -> jax.Array:
-        """Vocab-parallel lookup: [m, b, s] int32 -> [m, b, s, h] in compute dtype, in the between-blocks layout."""
-        ids, out = partition_spec(("micro", "batch", "seq")), partition_spec(("micro",) + act_names(self.plan))
+        """Vocab-parallel lookup: [..., b, s] int32 (micro batches first) -> [..., b, s, h] in compute dtype, in the
+        between-blocks layout."""
+        lead = ("micro",) * (tokens.ndim - 2)
+        ids, out = partition_spec(lead + ("batch", "seq")), partition_spec(lead + act_names(self.plan))
         return vocab_parallel_lookup(self.embed[...], tokens, self.plan.opts.compute_dtype, ids, out,
                                      self.plan.train.sp)
 

@@ -123,22 +123,26 @@ def _rows(table: jax.Array, ids: jax.Array):
     return jnp.where(inside, index, 0), inside[..., None]
 
 
-@partial(jax.custom_vjp, nondiff_argnums=(2, 3))
-def _local_lookup(table: jax.Array, ids: jax.Array, dtype, sp: bool) -> jax.Array:
-    """Inside shard_map: the local rows' lookup, summed over tensor (reduce-scattered along s with SP)."""
+@partial(jax.custom_vjp, nondiff_argnums=(2, 3, 4))
+def _local_lookup(table: jax.Array, ids: jax.Array, dtype, t: int, sp: bool) -> jax.Array:
+    """Inside shard_map: the local rows' lookup, summed over the t tensor ranks (reduce-scattered along s with SP)."""
     rows, inside = _rows(table, ids)
     x = jnp.take(table, rows, axis=0).astype(dtype) * inside.astype(dtype)
-    return jax.lax.psum_scatter(x, "tensor", scatter_dimension=2, tiled=True) if sp else jax.lax.psum(x, "tensor")
-
-
-def _local_lookup_fwd(table, ids, dtype, sp):
-    return _local_lookup(table, ids, dtype, sp), (table, ids)
-
-
-def _local_lookup_bwd(dtype, sp, res, g):
-    table, ids = res
+    if t == 1:
+        return x
     if sp:
-        g = jax.lax.all_gather(g, "tensor", axis=2, tiled=True)
+        return jax.lax.psum_scatter(x, "tensor", scatter_dimension=x.ndim - 2, tiled=True)
+    return jax.lax.psum(x, "tensor")
+
+
+def _local_lookup_fwd(table, ids, dtype, t, sp):
+    return _local_lookup(table, ids, dtype, t, sp), (table, ids)
+
+
+def _local_lookup_bwd(dtype, t, sp, res, g):
+    table, ids = res
+    if sp and t > 1:
+        g = jax.lax.all_gather(g, "tensor", axis=g.ndim - 2, tiled=True)
     rows, inside = _rows(table, ids)
     grad = zeros_after(table, g).at[rows].add(g.astype(table.dtype) * inside.astype(table.dtype))
     return jax.lax.psum(grad, ("data", "context")), None
@@ -153,9 +157,9 @@ def vocab_parallel_lookup(table_VxH: jax.Array, tokens: jax.Array, dtype, ids: P
     parallelism; the backward all-gathers the cotangent, scatter-adds it into a gradient of the local [v/t, h] rows
     made then, and sums that over data x context. Written with shard_map because GSPMD partitions a gather from a
     vocab-sharded table by all-gathering the whole table (an fp32 [v, h] buffer on every device, and a [v, h]
-    gradient). ids, out: the PartitionSpecs of the [m, d*b, s] tokens and of the [m, d*b, s, h] result."""
+    gradient). ids, out: the PartitionSpecs of the [..., d*b, s] tokens and of the [..., d*b, s, h] result."""
     mesh = jax.sharding.get_abstract_mesh()
     if mesh.empty:  # no mesh (the unsharded reference in the tests)
         return lookup(table_VxH, tokens, dtype)
-    return jax.shard_map(partial(_local_lookup, dtype=dtype, sp=sp), mesh=mesh, in_specs=(P("tensor", None), ids),
-                         out_specs=out)(table_VxH, tokens)
+    local = partial(_local_lookup, dtype=dtype, t=mesh.shape.get("tensor", 1), sp=sp)
+    return jax.shard_map(local, mesh=mesh, in_specs=(P("tensor", None), ids), out_specs=out)(table_VxH, tokens)

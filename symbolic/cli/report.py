@@ -164,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
             shutil.copyfile(folder / f"{stem}.pdf", output)
         except OSError as err:
             raise ConfigError(f"cannot write {output}: {err.strerror}") from None
-    _say(args, {"pdf": str(output), "figures": len(made)}, f"wrote {output}")
+    _say(args, {"pdf": str(output)}, f"wrote {output}")
     return 0
 
 

@@ -66,8 +66,9 @@ def crosscheck(summary: dict, source: str, targets: list[str], scatter: str | No
         lines += figure(errors, "Relative error per component where XLA reports a figure of its own: every "
                         "configuration (dots), the median (bar) and the range (whiskers).")
     if summary["worst"]:
-        lines += [r"\paragraph{Largest errors}", r"\begin{longtable}{@{}l r r r@{}}",
-                  r"configuration & symbolic GiB & XLA GiB & error \\ \hline \endhead"]
+        head = r"configuration & symbolic GiB & XLA GiB & error \\ \hline"
+        lines += [r"\begin{longtable}{@{}l r r r@{}}",  # the title a row of the table: never parted from it
+                  r"\multicolumn{4}{@{}l}{\textbf{Largest errors}} \\[2pt]", head + r" \endfirsthead", head + r" \endhead"]
         for w in summary["worst"]:
             lines.append(f"{escape(w['label'])} & {w['symbolic_total_bytes'] / GIB:,.3f} & "
                          f"{w['xla_total_bytes'] / GIB:,.3f} & {100 * w['rel_error_total']:+.2f}\\,\\% \\\\")

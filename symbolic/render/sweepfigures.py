@@ -17,7 +17,8 @@ def scatter(ok: list[dict], path: str | Path, dpi: int = 120, width: float = 6.5
         sym = [r["result"]["symbolic"]["total"] / GiB for r in ok]
         xla = [r["result"]["xla"]["total_bytes"] / GiB for r in ok]
         fig, ax = plt.subplots(figsize=(width, width * 0.92))
-        models = [r.get("config", {}).get("model", "?") for r in ok]
+        models = [str(r.get("config", {}).get("model", "?")) for r in ok]
+        models = [Path(m).stem if "/" in m else m for m in models]  # a config.json by path: its file's name
         for model in dict.fromkeys(models):
             pts = [(x, y) for x, y, m in zip(xla, sym, models) if m == model]
             ax.scatter([x for x, _ in pts], [y for _, y in pts], s=18, alpha=0.8, label=model)

@@ -24,6 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="report.pdf (built with pdflatex) or report.tex (the source and a folder of figures "
                              "next to it) (default: %(default)s)")
     estimate_cli.add_arguments(parser)  # the model, training, profile and memory flags of `mem4d estimate`
+    for action in parser._actions:  # argparse keeps no public handle on an added option's help
+        if action.dest == "json":
+            action.help = "print what was written as one JSON object"
     g = parser.add_argument_group("plan (a cluster's feasible region and best configurations, at --seq and --gbs)")
     g.add_argument("--plan", action="store_true", help="add the plan of a cluster of --gpus GPUs")
     g.add_argument("--gpus", type=positive_int, metavar="N", help="GPUs of the cluster (with --plan)")

@@ -23,7 +23,7 @@ def grid(plan, c: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def plot(plan, path: str) -> None:
     """Write the heat map to `path`, coloured by fit (green: the lowest peak fits under the limit, red: over it),
-    each cell labelled with that peak, the best ranked configuration outlined.
+    each cell labelled with that peak, the best ranked configuration (or, when none fits, the lowest peak) outlined.
 
     With both dp and cp fixed, tp * pp would be fixed too and the grid one diagonal, so cp is held at the best
     configuration's value and dp follows from N; each cell is the lowest peak over vpp, mbs, recompute and ZeRO
@@ -57,7 +57,8 @@ def plot(plan, path: str) -> None:
                  f"mbs, recompute, zero", fontsize=9)
     handles = [Patch(color="#b7e1cd", label=f"fits (< {plan.limit / GiB:.1f} GiB)"),
                Patch(color="#f4c7c3", label="over the limit"),
-               Patch(facecolor="none", edgecolor="black", linewidth=2, label="best ranked"),
+               Patch(facecolor="none", edgecolor="black", linewidth=2,
+                     label="best ranked" if plan.feasible else "lowest peak"),
                Patch(facecolor="white", edgecolor="0.7", label="no valid configuration")]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8.5)
     fig.tight_layout()

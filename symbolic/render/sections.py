@@ -19,13 +19,14 @@ def plan(result, gpu: int, threshold: float, heat_map: str | None, top: int = 10
              f"{gib(gpu)} GiB $=$ {result.limit / GIB:,.1f} GiB ({escape(result.profile)} profile). They are ranked by "
              r"a throughput proxy: score $=$ ideal compute time / proxy step time, where the step time adds the "
              r"pipeline bubble, recompute and the TP, CP, DP and PP communication of ring collectives "
-             r"(\texttt{mem4d plan --explain} prints its formulas). It orders configurations; it does not predict "
-             r"throughput."]
+             r"(\texttt{" + escape("mem4d plan --explain") + r"} prints its formulas). It orders configurations; it does "
+             r"not predict throughput."]
     if heat_map:
         lines += figure(heat_map, "Feasible region: the lowest peak of each (tp, pp) at the best configuration's "
                         "cp (dp $= N / (\\mathrm{tp}\\,\\mathrm{pp}\\,\\mathrm{cp})$), over every vpp, micro batch, "
-                        "recompute policy and ZeRO stage; green where it fits under the limit, red where no choice of those "
-                        "fits, the best ranked configuration outlined.")
+                        "recompute policy and ZeRO stage; green where it fits under the limit, red where no choice of "
+                        "those fits, " + ("the best ranked configuration" if result.feasible else "the lowest peak")
+                        + " outlined.")
     if not result.feasible:
         best = int(rows["peak"].argmin())
         return lines + [f"No configuration fits; the smallest peak is {rows['peak'][best] / GIB:,.1f} GiB."]

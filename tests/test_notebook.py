@@ -1,9 +1,11 @@
-"""notebooks/sizing.ipynb runs top to bottom and every `match:` check in it holds.
+"""Every notebook runs top to bottom, fresh, every `match:` check in it holds, and its committed outputs are what a
+fresh run prints.
 
-Source of truth: the notebook's own checks (symbolic counts vs ModelShape.param_count, the flax model's leaves, the
-published closed form, XLA's argument bytes), each an exact comparison that the notebook asserts. The code cells are
-concatenated in order and run in a fresh interpreter (the first cell sets 8 simulated CPU devices before jax starts;
-pytest's conftest has already started jax with 16 in this process). No nbformat/nbclient: the .ipynb is plain JSON.
+Source of truth: the notebooks' own checks (symbolic counts vs ModelShape.param_count and the flax model's leaves,
+the published closed form, XLA's argument bytes, the plan's rows vs `estimate`, the proxy's formula, the residuals
+jax stacks), each an exact comparison that the notebook asserts. The code cells are concatenated in order and run in
+a fresh interpreter (pytest's conftest has already started jax in this process). No nbformat/nbclient: the .ipynb
+is plain JSON. After a change that moves a checked number, re-execute: `python notebooks/execute.py`.
 """
 import json
 import os
@@ -11,37 +13,58 @@ import subprocess
 import sys
 from pathlib import Path
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "sizing.ipynb"
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+MIN_CHECKS = {"sizing": 30, "plan": 15, "crosscheck": 20}  # `match: True` lines each notebook prints today
 
 
-def code_cells() -> list[str]:
-    nb = json.loads(NOTEBOOK.read_text())
-    assert nb["nbformat"] == 4
-    cells = [cell for cell in nb["cells"] if cell["cell_type"] == "code"]
-    for cell in cells:  # stored outputs, if any, carry no error tracebacks
-        assert all(out["output_type"] != "error" for out in cell.get("outputs", []))
-    return ["".join(cell["source"]) for cell in cells]
-
-
-def test_notebook_is_valid_nbformat4():
-    """Every cell has the fields nbformat 4 requires; code cells are non-empty."""
-    nb = json.loads(NOTEBOOK.read_text())
+def _cells(name: str) -> list[dict]:
+    nb = json.loads((NOTEBOOKS / f"{name}.ipynb").read_text())
     assert nb["nbformat"] == 4 and isinstance(nb["metadata"], dict)
-    for cell in nb["cells"]:
+    return nb["cells"]
+
+
+def code_cells(name: str) -> list[str]:
+    return ["".join(cell["source"]) for cell in _cells(name) if cell["cell_type"] == "code"]
+
+
+def committed_checks(name: str) -> list[str]:
+    """The `match:` lines of the stored outputs, in order."""
+    lines = []
+    for cell in _cells(name):
+        for out in cell.get("outputs", []) if cell["cell_type"] == "code" else []:
+            lines += [line for line in "".join(out.get("text", "")).splitlines() if "match:" in line]
+    return lines
+
+
+def test_every_notebook_is_tested():
+    assert sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb")) == sorted(MIN_CHECKS)
+
+
+@pytest.mark.parametrize("name", sorted(MIN_CHECKS))
+def test_notebook_is_valid_nbformat4_with_outputs(name):
+    """Every cell has the fields nbformat 4 requires; every code cell ran (outputs committed), none with an error."""
+    for cell in _cells(name):
         assert cell["cell_type"] in ("markdown", "code") and isinstance(cell["source"], list)
         if cell["cell_type"] == "code":
-            assert "outputs" in cell and "execution_count" in cell
-    assert len(code_cells()) >= 8
+            assert "outputs" in cell and isinstance(cell["execution_count"], int), cell["source"][:2]
+            assert all(out["output_type"] != "error" for out in cell["outputs"])
+    assert len(committed_checks(name)) >= MIN_CHECKS[name]
 
 
-def test_notebook_runs_and_every_check_matches(tmp_path):
-    """Exit 0 and no `match: False`; at least the 30 checks the notebook makes today print `match: True`."""
-    script = tmp_path / "sizing.py"
-    script.write_text("\n\n".join(code_cells()))
-    env = {**os.environ, "MPLBACKEND": "Agg", "MEM4D_CACHE_DIR": str(tmp_path / "cache")}
+@pytest.mark.parametrize("name", sorted(MIN_CHECKS))
+def test_notebook_runs_fresh_and_reproduces_its_checks(name, tmp_path):
+    """Exit 0, no `match: False`, and the `match:` lines a fresh run prints are the committed ones."""
+    script = tmp_path / f"{name}.py"
+    script.write_text("\n\n".join(code_cells(name)))
+    env = {**os.environ, "MPLBACKEND": "Agg", "MEM4D_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
     env.pop("XLA_FLAGS", None)
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120,
-                          cwd=tmp_path)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=400,
+                          cwd=NOTEBOOKS)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "match: False" not in proc.stdout
-    assert proc.stdout.count("match: True") >= 30, proc.stdout
+    fresh = [line for line in proc.stdout.splitlines() if "match:" in line]
+    assert not [line for line in fresh if "match: False" in line]
+    assert len(fresh) >= MIN_CHECKS[name], proc.stdout
+    assert fresh == committed_checks(name), "outputs out of date: python notebooks/execute.py notebooks/" + name + ".ipynb"

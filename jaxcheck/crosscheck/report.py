@@ -1,4 +1,4 @@
-"""`mem4d sweep` results: summary numbers over a JSONL file, a rich table, and PNG plots (matplotlib Agg, imported here only)."""
+"""`mem4d sweep` results: summary numbers over a JSONL file, a rich table, and PNG plots (symbolic.render.sweepfigures)."""
 from __future__ import annotations
 
 import json
@@ -126,68 +126,12 @@ def markdown(summary: dict) -> str:
 
 
 def plot(records: list[dict], directory: str | Path, stem: str) -> list[Path]:
-    """scatter (symbolic vs XLA total, log-log, y = x) and stacked bars (symbolic components | XLA arg/out-alias/temp)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """scatter (symbolic vs XLA total, log-log, y = x) and stacked bars (symbolic components | XLA arg/out-alias/temp),
+    drawn by symbolic.render.sweepfigures (the same figures `mem4d report --from` puts in a report)."""
+    from symbolic.render import sweepfigures
 
     ok = [r for r in latest(records) if r["status"] == "ok"]
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    gib = 2.0**30
-    sym = [r["result"]["symbolic"]["total"] / gib for r in ok]
-    xla = [r["result"]["xla"]["total_bytes"] / gib for r in ok]
-
-    fig, ax = plt.subplots(figsize=(6.5, 6))
-    models = [r.get("config", {}).get("model", "?") for r in ok]
-    for model in dict.fromkeys(models):
-        pts = [(x, y) for x, y, m in zip(xla, sym, models) if m == model]
-        ax.scatter([x for x, _ in pts], [y for _, y in pts], s=18, alpha=0.8, label=model)
-    lo, hi = (min(sym + xla) / 1.5, max(sym + xla) * 1.5) if ok else (1e-3, 1.0)
-    ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="y = x")
-    ax.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(lo, hi), xlabel="XLA total per device (GiB)",
-           ylabel="symbolic total per device (GiB)", title=f"symbolic vs XLA, {len(ok)} configs")
-    ax.legend()
-    scatter = directory / f"{stem}.scatter.png"
-    fig.savefig(scatter, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    return [scatter, _bars(plt, ok, directory / f"{stem}.components.png")]
-
-
-def _group_rank(name: str) -> int:
-    """Stack the symbolic components in XLA's order (argument, output, temp) as the `jax` profile groups them."""
-    try:
-        from symbolic.profiles.jax import group_of
-    except ImportError:
-        return 0
-    return ("argument", "output", "temp").index(group_of(name))
-
-
-def _bars(plt, ok: list[dict], path: Path) -> Path:
-    """Per config, two stacked bars as fractions of XLA's total: symbolic components, XLA argument / output-alias / temp."""
-    names = sorted(dict.fromkeys(k for r in ok for k in r["result"]["symbolic"] if k != "total"), key=_group_rank)
-    fig, ax = plt.subplots(figsize=(max(8.0, 0.42 * len(ok) + 3), 6))
-    cmap = plt.get_cmap("tab20")
-    xs = range(len(ok))
-    width = 0.4
-    bottom = [0.0] * len(ok)
-    for i, name in enumerate(names):
-        vals = [r["result"]["symbolic"].get(name, 0) / r["result"]["xla"]["total_bytes"] for r in ok]
-        ax.bar([x - width / 2 for x in xs], vals, width, bottom=bottom, color=cmap(i % 20), label=f"sym: {name}")
-        bottom = [b + v for b, v in zip(bottom, vals)]
-    parts = (("argument", lambda x: x["argument_bytes"]), ("output - alias", lambda x: x["output_bytes"] - x["alias_bytes"]),
-             ("temp", lambda x: x["temp_bytes"]))
-    bottom = [0.0] * len(ok)
-    for j, (name, get) in enumerate(parts):
-        vals = [get(r["result"]["xla"]) / r["result"]["xla"]["total_bytes"] for r in ok]
-        ax.bar([x + width / 2 for x in xs], vals, width, bottom=bottom, color=("0.25", "0.5", "0.75")[j],
-               hatch="//", edgecolor="white", label=f"XLA: {name}")
-        bottom = [b + v for b, v in zip(bottom, vals)]
-    ax.axhline(1.0, color="k", lw=0.8)
-    ax.set_xticks(list(xs), [r.get("label", r["key"]) for r in ok], rotation=90, fontsize=7)
-    ax.set(ylabel="fraction of XLA total per device", title="left: symbolic components, right: XLA buffers")
-    ax.legend(fontsize=7, ncol=2, bbox_to_anchor=(1.01, 1), loc="upper left")
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return [sweepfigures.scatter(ok, directory / f"{stem}.scatter.png"),
+            sweepfigures.components(ok, directory / f"{stem}.components.png")]

@@ -22,7 +22,8 @@ def grid(plan, c: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def plot(plan, path: str) -> None:
-    """Write the heat map to `path`; the best configuration is outlined, cells over the limit are marked x.
+    """Write the heat map to `path`, coloured by fit (green: the lowest peak fits under the limit, red: over it),
+    each cell labelled with that peak, the best ranked configuration (or, when none fits, the lowest peak) outlined.
 
     With both dp and cp fixed, tp * pp would be fixed too and the grid one diagonal, so cp is held at the best
     configuration's value and dp follows from N; each cell is the lowest peak over vpp, mbs, recompute and ZeRO
@@ -31,32 +32,38 @@ def plot(plan, path: str) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
 
     if plan.evaluated == 0:
         raise ConfigError("nothing to plot: no valid configuration")
     best = (plan.config(plan.order[0]) if plan.feasible else plan.config(int(plan.rows["peak"].argmin())))["config"]
     tps, pps, peak = grid(plan, best["cp"])
-    fig, ax = plt.subplots(figsize=(1.2 * len(tps) + 3, 0.8 * len(pps) + 2.5))
-    image = ax.imshow(peak / GiB, origin="lower", cmap="viridis", aspect="auto")
-    fig.colorbar(image, ax=ax, label="lowest peak memory, GiB")
+    fits = np.where(np.isnan(peak), np.nan, (peak < plan.limit).astype(float))
+    fig, ax = plt.subplots(figsize=(min(1.2 * len(tps) + 2, 6.5), 0.7 * len(pps) + 1.6))
+    colours = ListedColormap(["#f4c7c3", "#b7e1cd"])  # over the limit, fits
+    ax.imshow(fits, origin="lower", cmap=colours, vmin=0, vmax=1, aspect="auto")
     for (pi, ti), value in np.ndenumerate(peak):
-        if np.isnan(value):
-            continue
-        mark = "" if value < plan.limit else " x"
-        bright = image.norm(value / GiB) > 0.6  # viridis turns yellow: dark text there
-        ax.text(ti, pi, f"{value / GiB:.0f}{mark}", ha="center", va="center", color="k" if bright else "w", fontsize=8)
+        if not np.isnan(value):
+            ax.text(ti, pi, f"{value / GiB:.0f} GiB", ha="center", va="center", fontsize=9)
     bt, bp = int(np.searchsorted(tps, best["tp"])), int(np.searchsorted(pps, best["pp"]))
-    ax.add_patch(plt.Rectangle((bt - 0.5, bp - 0.5), 1, 1, fill=False, edgecolor="red", linewidth=2))
+    ax.add_patch(plt.Rectangle((bt - 0.5, bp - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=2.5))
     ax.set_xticks(range(len(tps)), [str(int(x)) for x in tps])
     ax.set_yticks(range(len(pps)), [str(int(x)) for x in pps])
     ax.set_xlabel("tensor parallel tp")
     ax.set_ylabel("pipeline parallel pp")
     x = plan.cluster
-    ax.set_title(f"{x.shape.name}, {x.gpus} GPUs, cp={best['cp']}, dp = N/(tp pp cp): lowest peak over vpp, mbs, "
-                 f"recompute, zero\nlimit {plan.limit / GiB:.1f} GiB (x: over); red: best ranked", fontsize=9)
+    ax.set_title(f"{x.shape.name} on {x.gpus} GPUs at cp={best['cp']}, dp = N/(tp pp cp): lowest peak over vpp, "
+                 f"mbs, recompute, zero", fontsize=9)
+    handles = [Patch(color="#b7e1cd", label=f"fits (< {plan.limit / GiB:.1f} GiB)"),
+               Patch(color="#f4c7c3", label="over the limit"),
+               Patch(facecolor="none", edgecolor="black", linewidth=2,
+                     label="best ranked" if plan.feasible else "lowest peak"),
+               Patch(facecolor="white", edgecolor="0.7", label="no valid configuration")]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8.5)
     fig.tight_layout()
     try:
-        fig.savefig(path, dpi=120)
+        fig.savefig(path, dpi=120, bbox_inches="tight")
     except OSError as err:
         raise ConfigError(f"cannot write {path}: {err.strerror}") from None
     finally:

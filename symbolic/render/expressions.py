@@ -50,12 +50,17 @@ def _text_piecewise(pw: sp.Piecewise) -> str:
     return " else ".join(pieces + default)
 
 
+def latex_parts(expr: sp.Expr) -> tuple[sp.Expr, list[str], dict[sp.Symbol, str]]:
+    """(simplified body with each Piecewise a named symbol, the LaTeX definition of each name, the names' LaTeX)."""
+    body, defs, names = opaque(sp.sympify(expr))
+    wheres = [f"{names[sym]} = {_latex_piecewise(pw)}" for sym, pw in defs.items() if not _is_indicator(pw)]
+    return simplified(body), wheres, names
+
+
 def latex(expr: sp.Expr) -> str:
     """LaTeX of the simplified form; each Piecewise is a named symbol defined after a `where`."""
-    body, defs, names = opaque(sp.sympify(expr))
-    symbol_names = {**LATEX, **names}
-    out = sp.latex(simplified(body), symbol_names=symbol_names)
-    wheres = [f"{names[sym]} = {_latex_piecewise(pw)}" for sym, pw in defs.items() if not _is_indicator(pw)]
+    body, wheres, names = latex_parts(expr)
+    out = sp.latex(body, symbol_names={**LATEX, **names})
     if wheres:
         out += r",\quad\text{where } " + r",\; ".join(wheres)
     return out

@@ -1,88 +1,101 @@
-"""A standalone LaTeX document: symbol glossary, the formula of every component, and the numbers of one configuration."""
+"""The LaTeX report of one configuration (`mem4d latex`, `mem4d report`): what it holds and whether it fits, its
+numbers per component and stage, optionally a cluster's plan and a sweep's cross-check with XLA, then the symbols
+and the profile's formulas. Figures are files made by the caller (symbolic.render.figures), named in `figures`."""
 from __future__ import annotations
-
 
 from ..config.glossary import inputs_for
 from ..config.switches import Switches
-from ..config.symbols import ALL, LATEX, MEANING
 from ..estimator.estimate import Estimate
 from ..profiles import load
-from . import expressions as render
-from .formulas import formulas
+from . import formulas_tex
+from .tex import escape, prose
 
 GIB = 2**30
-PUBLISHED = (r"M = \left(6 + \frac{12}{d c}\right)\left[\frac{h v}{t} + \frac{2L}{p} h^{2}\left(\frac{1 + k/a + 1.5 f/h}{t}"
-             r" + \frac{1}{h}\right)\right] + \frac{s b h}{t c}\left[\left(12 + \frac{4k}{a} + \frac{8f}{h}\right)L + 8p"
-             r" + 4\left(1 + \frac{v}{h}\right)\right]")
-_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-            "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"$<$", ">": r"$>$"}
+PREAMBLE = [r"\documentclass[10pt,a4paper]{article}", r"\usepackage[T1]{fontenc}", r"\usepackage{lmodern}",
+            r"\usepackage[margin=2cm]{geometry}", r"\usepackage{amsmath}", r"\usepackage{graphicx}",
+            r"\usepackage{longtable}", r"\usepackage{array}", r"\allowdisplaybreaks", r"\setlength{\parindent}{0pt}",
+            r"\setlength{\parskip}{4pt}", r"\begin{document}"]
+LETTERS = {"dp": "d", "tp": "t", "pp": "p", "cp": "c", "vpp": "v_{pp}", "seq": "s", "mbs": "b", "m": "m",
+           "weight_bytes": "B_{w}", "grad_bytes": "B_{g}", "opt_bytes": "B_{o}", "act_bytes": "B_{a}"}
 
 
-def escape(text: str) -> str:
-    """Plain text -> LaTeX text mode."""
-    return "".join(_ESCAPES.get(ch, ch) for ch in str(text))
+def gib(n: float) -> str:
+    return f"{n / GIB:,.2f}"
 
 
-def _fit(math: str) -> str:
-    """Display math shrunk to the line width when it is wider (graphicx only, so texlive-latex-base suffices)."""
-    return (r"\par\noindent\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{$\displaystyle " + math
-            + "$}\\par\n")
+def figure(path: str, caption: str, width: float = 1.0) -> list[str]:
+    """A figure at the text width, where it is named (not floated away from its section): the image and its caption
+    kept together on one page. Drawn at that width, its type prints at its own size."""
+    return [r"\refstepcounter{figure}", r"\par\smallskip\noindent\begin{minipage}{\linewidth}\centering",
+            rf"\includegraphics[width={width:g}\linewidth]{{{path}}}",
+            r"\par\smallskip{\small Figure \thefigure: " + caption + r"}\end{minipage}\par\medskip"]
 
 
-def _glossary(values: dict[str, float]) -> list[str]:
-    lines = [r"\section*{Symbols}", r"\begin{longtable}{l l r}", r"symbol & meaning & value \\ \hline"]
-    for sym in ALL:
-        lines.append(f"${LATEX.get(sym, sym.name)}$ & {escape(MEANING[sym])} & {values[sym.name]:,} \\\\")
+def _config(result: Estimate, gpu: int, threshold: float) -> list[str]:
+    """The configuration as a table of flag = value (with its letter), four pairs a row."""
+    cells = []
+    for key, value in result.training.as_json(result.shape).items():
+        if key == "model":
+            continue
+        letter = f" (${LETTERS[key]}$)" if key in LETTERS else ""
+        cells.append(r"\texttt{" + escape(key) + "}" + letter + " & " + escape(value))
+    cells.append(r"GPU memory & " + f"{gib(gpu)} GiB")
+    cells.append(r"fit rule & " + f"{100 * threshold:.0f}\\,\\%")
+    cells += [" & "] * (-len(cells) % 3)
+    rows = [" & ".join(cells[i:i + 3]) + r" \\" for i in range(0, len(cells), 3)]
+    return [r"\begin{tabular}{@{}l r @{\qquad} l r @{\qquad} l r@{}}"] + rows + [r"\end{tabular}"]
+
+
+def _verdict(result: Estimate, gpu: int, threshold: float) -> str:
+    fits = result.fits(gpu, threshold)
+    source = ("the profile's total" if result.peak_from == "total"
+              else f"the exact {escape(result.peak_from)} stage, above the profile's total of {gib(result.bytes['total'])} GiB")
+    return (r"\textbf{" + ("Fits" if fits else "Does not fit") + f": peak {gib(result.peak)} GiB of {gib(gpu)} GiB per "
+            f"GPU = {100 * result.peak / gpu:.1f}\\,\\%" + "} "
+            f"(rule: under {100 * threshold:.0f}\\,\\% = {gib(threshold * gpu)} GiB, the rule that never ran out of "
+            f"memory in the 454 runs of Fujii et al.). The peak is {source}.")
+
+
+def numbers(result: Estimate, gpu: int) -> list[str]:
+    """Bytes per component: the profile's most loaded GPU and each pipeline stage, GiB, and the share of the card."""
+    stages = result.stages
+    head = (r"component & bytes & GiB & \% of GPU & " + " & ".join(
+        f"{escape(s['stage'])} GiB" for s in stages) + r" \\ \hline \endhead")
+    lines = [r"\begin{longtable}{@{}l r r r" + " r" * len(stages) + "@{}}", head]
+    for name, value in result.bytes.items():
+        row = [prose(name), f"{value:,}", gib(value), f"{100 * value / gpu:.1f}"]
+        row += [gib(s["bytes"].get(name, 0)) for s in stages]
+        lines.append((r"\hline " if name == "total" else "") + " & ".join(row) + r" \\")
+    peak = [r"\textbf{peak}", f"{result.peak:,}", gib(result.peak), f"{100 * result.peak / gpu:.1f}"]
+    peak += [gib(result.peak) if s["stage"] == result.peak_from else "" for s in stages]
+    lines.append(" & ".join(peak) + r" \\")
     return lines + [r"\end{longtable}"]
 
 
-def _formulas(profile: str, sw: Switches) -> list[str]:
-    lines = [r"\section*{Formulas (bytes per GPU)}"]
-    for item in formulas(profile, sw):
-        lines.append(r"\subsection*{" + escape(item.name) + "}")
-        lines.append(escape(item.doc) + r"\\")
-        lines.append(_fit(render.latex(item.expr)))
-    return lines
-
-
-def _numbers(result: Estimate, gpu: int, threshold: float) -> list[str]:
-    stages = result.stages
-    cols = "l r r" + " r" * len(stages)
-    head = "component & bytes & GiB & " + " & ".join(f"{s['stage']} GiB" for s in stages) + r" \\ \hline"
-    lines = [r"\section*{Numbers for this configuration}", r"\begin{longtable}{" + cols + "}", head]
-    for name, value in result.bytes.items():
-        row = [escape(name), f"{value:,}", f"{value / GIB:,.2f}"] + [f"{s['bytes'].get(name, 0) / GIB:,.2f}" for s in stages]
-        lines.append((r"\hline " if name == "total" else "") + " & ".join(row) + r" \\")
-    lines.append(r"\end{longtable}")
-    verdict = "fits" if result.fits(gpu, threshold) else "does not fit"
-    source = "the total" if result.peak_from == "total" else f"the exact {escape(result.peak_from)} stage"
-    lines.append(f"Total {result.bytes['total'] / GIB:,.2f} GiB; peak {result.peak / GIB:,.2f} GiB ({source}) of "
-                 f"{gpu / GIB:,.2f} GiB per GPU: {verdict} under the {threshold * 100:.0f}\\,\\% rule of Fujii et al.")
-    return lines
-
-
-def document(result: Estimate, gpu: int, threshold: float = 0.8) -> str:
-    """The whole .tex source for one estimate (its profile, switches, model and training config)."""
+def document(result: Estimate, gpu: int, threshold: float = 0.8, *, figures: dict[str, str] | None = None,
+             plan: list[str] | None = None, crosscheck: list[str] | None = None) -> str:
+    """The whole .tex source. `figures` maps "stages" to a figure file; `plan` and `crosscheck` are sections made by
+    symbolic.render.sections (with their own figures)."""
+    figures = figures or {}
     tr = result.training
-    sw = Switches.of(tr, result.overheads, result.shape.tied)
+    sw = Switches.of(tr, result.overheads, result.shape.tied, result.backend)
     module = load(result.profile)
-    config = ", ".join(f"{key}={value}" for key, value in tr.as_json(result.shape).items())
-    lines = [
-        r"\documentclass[10pt]{article}", r"\usepackage[margin=2cm]{geometry}", r"\usepackage{amsmath}",
-        r"\usepackage{graphicx}", r"\usepackage{longtable}", r"\begin{document}",
-        r"\section*{mem4d: per-GPU memory of " + escape(result.shape.name) + "}",
-        r"\noindent Profile \texttt{" + escape(result.profile) + "}: " + escape(module.TITLE) + ". "
-        + escape(module.DESCRIPTION) + r"\par\smallskip",
-        r"\noindent Configuration: " + escape(config) + r".\par\smallskip",
-        r"\noindent Published closed form (Fujii et al. 2024, arXiv 2411.06465), which the profile's total equals at "
-        r"$B_w, B_g, B_o, B_a = 2, 4, 12, 2$, $v_{pp} = 1$, $m \ge p$, without overheads:",
-        _fit(PUBLISHED),
+    lines = PREAMBLE + [
+        r"\section*{Per-GPU memory of " + escape(result.shape.name) + f" ({result.shape.param_count / 1e9:,.2f}B "
+        r"parameters)}",
+        r"Profile \texttt{" + escape(result.profile) + "}: " + prose(module.TITLE) + ". " + prose(module.DESCRIPTION),
+        r"\subsection*{Configuration}", *_config(result, gpu, threshold), r"\par", _verdict(result, gpu, threshold),
+        r"\subsection*{Bytes per GPU}",
+        r"The most loaded GPU as the profile counts it, and each pipeline stage with every tensor placed where it is "
+        r"allocated; the fit rule judges the peak, the largest of these.",
     ]
-    lines += _glossary(inputs_for(result.shape, tr))
-    lines += _formulas(result.profile, sw)
-    lines += _numbers(result, gpu, threshold)
+    if "stages" in figures:
+        lines += figure(figures["stages"], "Memory of one GPU per pipeline stage, by component, against the card's "
+                        f"memory and the {100 * threshold:.0f}\\,\\% line.")
+    lines += numbers(result, gpu)
+    lines += plan or []
+    lines += crosscheck or []
+    lines += formulas_tex.glossary(inputs_for(result.shape, tr))
+    lines += formulas_tex.section(module, result.profile, sw, inputs_for(result.shape, tr), tr.p)
     lines.append(r"\end{document}")
     return "\n".join(lines) + "\n"
-
-
-

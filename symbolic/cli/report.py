@@ -1,0 +1,185 @@
+"""`mem4d report`: one configuration as a document for a design review (PDF through pdflatex, or the .tex and a
+folder of figures): its verdict, per-stage bars and tables, optionally a cluster's plan and a sweep's cross-check
+with XLA, the symbols and the profile's formulas."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from ..config.errors import ConfigError
+from . import estimate as estimate_cli
+from .args import positive_int
+
+PDFLATEX_SECONDS = 180
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-o", "--output", default="report.pdf", metavar="FILE",
+                        help="report.pdf (built with pdflatex) or report.tex (the source and a folder of figures "
+                             "next to it) (default: %(default)s)")
+    estimate_cli.add_arguments(parser)  # the model, training, profile and memory flags of `mem4d estimate`
+    for action in parser._actions:  # argparse keeps no public handle on an added option's help
+        if action.dest == "json":
+            action.help = "print what was written as one JSON object"
+    g = parser.add_argument_group("plan (a cluster's feasible region and best configurations, at --seq and --gbs)")
+    g.add_argument("--plan", action="store_true", help="add the plan of a cluster of --gpus GPUs")
+    g.add_argument("--gpus", type=positive_int, metavar="N", help="GPUs of the cluster (with --plan)")
+    g.add_argument("--gpus-per-node", type=positive_int, default=8, metavar="G",
+                   help="GPUs per node, for the ranking proxy (default: %(default)s)")
+    g.add_argument("--top", type=positive_int, default=10, metavar="K", help="configurations listed (default: %(default)s)")
+    parser.add_argument("--from", dest="results", metavar="RESULTS.jsonl",
+                        help="add the cross-check with XLA from `mem4d sweep` records")
+
+
+def _check_output(path: Path) -> None:
+    if path.suffix not in (".pdf", ".tex"):
+        raise ConfigError(f"-o {path}: write a .pdf or a .tex file")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise ConfigError(f"-o {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise ConfigError(f"-o {path}: folder {folder} is not writable")
+
+
+def read_records(path: str) -> list[dict]:
+    """The sweep records of a JSONL file (README: the sweep's schema); one-line ConfigError when it holds none."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"--from {path}: cannot read it ({getattr(err, 'strerror', None) or err})") from None
+    records = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            raise ConfigError(f"--from {path}: line {number} is not JSON (expected `mem4d sweep` records)") from None
+        if not isinstance(record, dict) or not {"key", "status", "result"} <= record.keys():
+            raise ConfigError(f"--from {path}: line {number} is not a `mem4d sweep` record (key, status, result)")
+        records.append(record)
+    if not any(r["status"] == "ok" for r in records):
+        raise ConfigError(f"--from {path}: no configuration compiled (no record with status ok)")
+    return records
+
+
+def _plan(args, shape, training, gpu: int, threshold: float):
+    """`mem4d plan` of --gpus GPUs at the configuration's sequence length, global batch and switches."""
+    from ..plan.enumerate import Cluster
+    from ..plan.proxy import Hardware
+    from ..plan.search import search
+
+    cluster = Cluster(shape, gpus=args.gpus, s=training.s, gbs=training.global_batch, sp=training.sp,
+                      flash_attn=training.flash_attn)
+    result = search(cluster, threshold * gpu, profile=args.profile, hw=Hardware(gpus_per_node=args.gpus_per_node))
+    if result.evaluated == 0:
+        raise ConfigError(f"--plan: no valid 4D configuration of {shape.name} on {args.gpus} GPUs with s={args.seq}, "
+                          f"gbs={cluster.gbs} (`mem4d plan` lists the rule each one breaks)")
+    return result
+
+
+def build(args, records: list[dict] | None, folder: Path, stem: str) -> tuple[str, list[Path]]:
+    """The .tex source and its figures, written into folder/<stem>-figures."""
+    from ..estimator.estimate import estimate
+    from ..render import figures, sections, sweepfigures
+    from ..render.report import document
+    from .args import model_from_args, parse_bytes, training_from_args
+
+    gpu = parse_bytes(args.gpu_mem)
+    threshold = estimate_cli.check_threshold(args.threshold)
+    overrides = estimate_cli.parse_overrides(args.overhead)
+    shape = model_from_args(args)
+    training = training_from_args(args, shape, args.profile)
+    result = estimate(shape, training, args.profile, overheads=args.overheads, overrides=overrides)
+    plan = _plan(args, shape, training, gpu, threshold) if args.plan else None
+    figs = folder / f"{stem}-figures"
+    figs.mkdir(exist_ok=True)
+    rel = lambda path: f"{stem}-figures/{path.name}"
+    made = [figures.stage_bars(result, gpu, threshold, figs / "stages.pdf")]
+    plan_tex = None
+    if plan is not None:
+        from ..plan.plot import plot
+
+        heat = figs / "plan.pdf"
+        plot(plan, str(heat))
+        made.append(heat)
+        plan_tex = sections.plan(plan, gpu, threshold, rel(heat), args.top)
+    check_tex = None
+    if records is not None:
+        from jaxcheck.crosscheck.report import latest, summarize  # plain Python over JSON: no jax
+
+        ok = [r for r in latest(records) if r["status"] == "ok"]
+        made += [sweepfigures.scatter(ok, figs / "crosscheck-scatter.pdf", width=4.0),
+                 sweepfigures.errors(ok, figs / "crosscheck-errors.pdf")]
+        targets = sorted({(r["result"].get("target") or {}).get("name", "cpu") for r in ok})
+        check_tex = sections.crosscheck(summarize(records), args.results, targets, rel(made[-2]), rel(made[-1]))
+    tex = document(result, gpu, threshold, figures={"stages": rel(made[0])}, plan=plan_tex, crosscheck=check_tex)
+    return tex, made
+
+
+def _pdflatex(folder: Path, stem: str) -> None:
+    """Two passes (longtable settles its column widths on the second); one-line ConfigError with TeX's first error."""
+    for _ in range(2):
+        try:
+            run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", f"{stem}.tex"], cwd=folder,
+                                 capture_output=True, text=True, timeout=PDFLATEX_SECONDS)
+        except subprocess.TimeoutExpired:
+            raise ConfigError(f"pdflatex ran past {PDFLATEX_SECONDS} s") from None
+        if run.returncode != 0:
+            first = next((line for line in run.stdout.splitlines() if line.startswith("!")), "see its log")
+            raise ConfigError(f"pdflatex failed: {first}")
+
+
+def run(args: argparse.Namespace) -> int:
+    output = Path(args.output)
+    _check_output(output)
+    if args.plan and args.gpus is None:
+        raise ConfigError("--plan needs --gpus N (the cluster's GPUs)")
+    args.plan = args.plan or args.gpus is not None
+    records = read_records(args.results) if args.results else None  # a bad file: one line before any work
+    stem = output.stem
+    pdflatex = shutil.which("pdflatex")
+    if output.suffix == ".tex" or pdflatex is None:
+        tex, made = build(args, records, output.parent, stem)
+        source = output.with_suffix(".tex")
+        _write(source, tex)
+        figs = f"{source.parent / (stem + '-figures')}/"
+        if output.suffix == ".pdf":
+            print(f"mem4d report: error: pdflatex not found: wrote {source} and {figs} ({len(made)} figures); build the "
+                  f"PDF with `cd {source.parent} && pdflatex {source.name} && pdflatex {source.name}` "
+                  f"(apt-get install texlive-latex-base)", file=sys.stderr)
+            return 2
+        _say(args, {"tex": str(source), "figures": [str(p) for p in made]},
+             f"wrote {source} and {figs} ({len(made)} figures); build with `pdflatex {source.name}` twice")
+        return 0
+    with tempfile.TemporaryDirectory(prefix="mem4d-report-") as tmp:
+        folder = Path(tmp)
+        tex, made = build(args, records, folder, stem)
+        _write(folder / f"{stem}.tex", tex)
+        _pdflatex(folder, stem)
+        try:
+            shutil.copyfile(folder / f"{stem}.pdf", output)
+        except OSError as err:
+            raise ConfigError(f"cannot write {output}: {err.strerror}") from None
+    _say(args, {"pdf": str(output)}, f"wrote {output}")
+    return 0
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"cannot write {path}: {err.strerror}") from None
+
+
+def _say(args, record: dict, line: str) -> None:
+    if args.json:
+        print(json.dumps(record))
+    else:
+        print(line, file=sys.stderr)

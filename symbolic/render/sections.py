@@ -1,0 +1,77 @@
+"""The report's optional sections: a cluster's plan (its feasible region and best configurations) and a sweep's
+cross-check of the `jax` profile with XLA. Each takes plain results and the paths of its figures."""
+from __future__ import annotations
+
+from .report import GIB, figure, gib
+from .tex import escape
+
+PLAN_COLUMNS = ("dp", "tp", "pp", "cp", "vpp", "mbs", "m", "recompute", "zero")
+
+
+def plan(result, gpu: int, threshold: float, heat_map: str | None, top: int = 10) -> list[str]:
+    """The plan of a cluster (symbolic.plan.search.PlanResult): what was searched, the feasible region, and the best
+    configurations with the proxy's terms that rank them."""
+    x, rows = result.cluster, result.rows
+    lines = [r"\section*{Plan: " + escape(x.shape.name) + f" on {x.gpus:,} GPUs" + "}",
+             f"Every valid $(d, t, p, c, v_{{pp}}, b)$ with $d t p c = {x.gpus:,}$ at $s = {x.s:,}$ and "
+             f"gbs $= {x.gbs:,}$, crossed with every recompute policy and ZeRO stage: {result.evaluated:,} "
+             f"configurations, of which {result.feasible:,} have a peak under {100 * threshold:.0f}\\,\\% of "
+             f"{gib(gpu)} GiB $=$ {result.limit / GIB:,.1f} GiB ({escape(result.profile)} profile). They are ranked by "
+             r"a throughput proxy: score $=$ ideal compute time / proxy step time, where the step time adds the "
+             r"pipeline bubble, recompute and the TP, CP, DP and PP communication of ring collectives "
+             r"(\texttt{" + escape("mem4d plan --explain") + r"} prints its formulas). It orders configurations; it does "
+             r"not predict throughput."]
+    if heat_map:
+        lines += figure(heat_map, "Feasible region: the lowest peak of each (tp, pp) at the best configuration's "
+                        "cp (dp $= N / (\\mathrm{tp}\\,\\mathrm{pp}\\,\\mathrm{cp})$), over every vpp, micro batch, "
+                        "recompute policy and ZeRO stage; green where it fits under the limit, red where no choice of "
+                        "those fits, " + ("the best ranked configuration" if result.feasible else "the lowest peak")
+                        + " outlined.")
+    if not result.feasible:
+        best = int(rows["peak"].argmin())
+        return lines + [f"No configuration fits; the smallest peak is {rows['peak'][best] / GIB:,.1f} GiB."]
+    head = PLAN_COLUMNS + ("peak GiB", "bubble", r"$T_{tp}$ s", r"$T_{cp}$ s", r"$T_{dp}$ s", r"$T_{pp}$ s", "score")
+    lines += [r"\paragraph{Best configurations} The table lists the " + str(min(top, result.feasible))
+              + r" best ranked with the proxy's terms: the bubble share $(p - 1)/(v_{pp} m + p - 1)$ and the seconds "
+              r"each parallel dimension spends communicating per step; a configuration wins by keeping those small "
+              r"while its memory fits.",
+              r"{\small\setlength{\tabcolsep}{3.5pt}\begin{longtable}{@{}r" + " r" * 6 + " r l r" + " r" * 7 + "@{}}",
+              "\\# & " + " & ".join(escape(h) if "$" not in h else h for h in head) + r" \\ \hline \endhead"]
+    for rank, i in enumerate(result.order[:top], 1):
+        row = result.config(int(i))
+        cfg = row["config"]
+        cells = [str(rank)] + [escape(cfg[c]) for c in PLAN_COLUMNS]
+        cells += [f"{row['peak_bytes'] / GIB:,.1f}", f"{rows['bubble'][i]:.3f}"]
+        cells += [f"{rows[k][i]:.3f}" for k in ("T_tp", "T_cp", "T_dp", "T_pp")] + [f"{row['score']:.3f}"]
+        lines.append(" & ".join(cells) + r" \\")
+    return lines + [r"\end{longtable}}"]
+
+
+def crosscheck(summary: dict, source: str, targets: list[str], scatter: str | None, errors: str | None) -> list[str]:
+    """The `jax` profile against XLA over a sweep's configurations: counts, errors, figures, the worst ones."""
+    tot = summary["rel_error_total"]
+    pct = lambda v: "--" if v is None else f"{100 * v:.2f}\\,\\%"
+    exact = {True: "exact in all", False: "not exact in some of", None: "not reported for"}[summary["argument_bytes_exact"]]
+    lines = [r"\section*{Cross-check with XLA}",
+             r"The symbolic \texttt{jax} profile (a buffer table of jaxcheck's compiled train step) against XLA's "
+             f"memory analysis of the same step, from the sweep records in \\texttt{{{escape(source)}}} "
+             f"(compiled for {escape(', '.join(targets)) or 'unknown targets'}; mem4d at git "
+             f"{escape(', '.join(summary.get('code') or ['unknown']))}): {summary['count']} configurations, "
+             f"{summary['ok']} compiled, {summary['failed']} failed, {summary['skipped']} skipped. Median "
+             f"$|$error$|$ of the total {pct(tot['median_abs'])}, largest {pct(tot['max_abs'])}; argument bytes "
+             f"{exact} {summary['argument_bytes_checked']}."]
+    if scatter:
+        lines += figure(scatter, "Symbolic vs XLA total bytes per device, one point per configuration, and $y = x$.",
+                        width=0.62)
+    if errors:
+        lines += figure(errors, "Relative error per component where XLA reports a figure of its own: every "
+                        "configuration (dots), the median (bar) and the range (whiskers).")
+    if summary["worst"]:
+        head = r"configuration & symbolic GiB & XLA GiB & error \\ \hline"
+        lines += [r"\begin{longtable}{@{}l r r r@{}}",  # the title a row of the table: never parted from it
+                  r"\multicolumn{4}{@{}l}{\textbf{Largest errors}} \\[2pt]", head + r" \endfirsthead", head + r" \endhead"]
+        for w in summary["worst"]:
+            lines.append(f"{escape(w['label'])} & {w['symbolic_total_bytes'] / GIB:,.3f} & "
+                         f"{w['xla_total_bytes'] / GIB:,.3f} & {100 * w['rel_error_total']:+.2f}\\,\\% \\\\")
+        lines.append(r"\end{longtable}")
+    return lines

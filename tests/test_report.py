@@ -1,0 +1,136 @@
+"""`mem4d report` and its LaTeX pieces, as a reader and a user meet them.
+
+Sources of truth: pdflatex itself (the document compiles and no line is wider than the text: no "Overfull \\hbox" in
+its log), the issue's CLI contract (bad input: one line, exit 2, before any file is written), and exact string checks
+of the escaping rules.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import sympy as sp
+
+from symbolic.config.switches import Switches
+from symbolic.profiles import paper
+from symbolic.render.tex import LINE, display, escape, inline, prose, visible
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = next(iter(sorted((ROOT / "results").glob("*.jsonl"))), None)  # any `mem4d sweep` records of the repo
+CONFIG = ["--model", "llama3-70b", "--dp", "8", "--tp", "8", "--pp", "4", "--cp", "2", "--seq", "8192", "--gbs", "1024"]
+HAS_PDFLATEX = shutil.which("pdflatex") is not None
+
+
+def mem4d(*args: str, cwd, env=None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "symbolic.cli", "report", *args], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=300)
+
+
+def test_escape_prints_every_special_character_as_itself():
+    assert escape("~0.5 GiB") == r"$\sim$0.5 GiB"  # never a non-breaking space
+    assert escape("5 % of a_b & $x #1 {y} ^z") == r"5 \% of a\_b \& \$x \#1 \{y\} \textasciicircum{}z"
+    assert escape("--explain") == "-{}-explain"  # no en dash
+
+
+def test_prose_sets_the_glossarys_letters_as_math():
+    assert prose("B_w bytes per parameter") == "$B_{w}$ bytes per parameter"
+    assert prose("sharded over the d*c ranks") == "sharded over the $d c$ ranks"
+    assert prose("all m + p - 1 iterations, [m + p - 1, L/p, ...]") == (
+        r"all $m + p - 1$ iterations, $[ m + p - 1, L / p, \ldots ]$")
+    assert prose("a layer's s x s scores") == r"a layer's $s \times s$ scores"  # "a" and "'s" stay prose
+    assert prose("(matrices over t, layers over p)") == "(matrices over $t$, layers over $p$)"
+
+
+def test_long_expressions_are_broken_at_top_level_sums_not_shrunk():
+    """The fragmentation component is the longest paper formula (sympy's LaTeX is over 500 characters)."""
+    frag = next(part for part in paper.components(Switches()) if part.name == "fragmentation")
+    assert visible(sp.latex(frag.expr)) > 2 * LINE
+    block = display(r"\mathrm{fragmentation}", frag.expr)
+    rows = block.split("\n")[1:-2]
+    assert len(rows) >= 3 and "resizebox" not in block
+    assert all(visible(row.split("&", 1)[1]) <= LINE for row in rows)
+
+
+def test_inline_expressions_use_slashes_not_nested_fractions():
+    from symbolic.config.symbols import a, h, k, t
+
+    assert inline(2 * h**2 * (1 + k / a) / t) == "$2 h^2 ( 1 + k / a ) / t$"
+
+
+def _overfull(log: str) -> list[str]:
+    """Overfull boxes wider than 1pt (anything cut off or sticking into the margin)."""
+    return [m.group(0) for m in re.finditer(r"Overfull \\hbox \(([\d.]+)pt too wide\)[^\n]*", log)
+            if float(m.group(1)) > 1.0]
+
+
+@pytest.mark.parametrize("extra", [["--plan", "--gpus", "512"] + (["--from", str(RESULTS)] if RESULTS else []),
+                                   ["--profile", "jax", "--model", "llama3-8b", "--dp", "2", "--tp", "2", "--pp", "2",
+                                    "--cp", "2", "--seq", "1024", "--gbs", "8", "--recompute", "none"]])
+def test_tex_and_figures_compile_without_overfull_lines(tmp_path, extra):
+    out = mem4d("-o", "r.tex", *CONFIG, *extra, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    tex = (tmp_path / "r.tex").read_text()
+    figures = re.findall(r"\\includegraphics\[[^]]*\]\{([^}]*)\}", tex)
+    assert figures and all((tmp_path / f).is_file() for f in figures)
+    assert len(figures) == 1 + ("--plan" in extra) + 2 * ("--from" in extra)
+    assert "resizebox" not in tex and "~" not in tex.replace(r"\textasciitilde", "")
+    if not HAS_PDFLATEX:
+        pytest.skip("pdflatex not installed (apt-get install texlive-latex-base)")
+    for _ in range(2):
+        run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "r.tex"], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=180)
+        assert run.returncode == 0, run.stdout[-2000:]
+    assert _overfull((tmp_path / "r.log").read_text(errors="replace")) == []
+
+
+@pytest.mark.skipif(not HAS_PDFLATEX, reason="pdflatex not installed (apt-get install texlive-latex-base)")
+def test_default_report_is_a_pdf(tmp_path):
+    """From a clean start, `mem4d report` writes report.pdf and nothing else."""
+    out = mem4d(cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.pdf"]
+    assert (tmp_path / "report.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+def test_without_pdflatex_it_writes_the_source_and_says_how_to_build(tmp_path):
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    os.symlink(sys.executable, bare / "python")
+    out = mem4d("-o", "x.pdf", cwd=tmp_path, env={"PATH": str(bare)})
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert "pdflatex" in out.stderr and "x.tex" in out.stderr
+    assert (tmp_path / "x.tex").is_file() and (tmp_path / "x-figures" / "stages.pdf").is_file()
+
+
+@pytest.mark.parametrize("args", [["-o", "r.txt"], ["-o", "missing/r.pdf"], ["--from", "nope.jsonl"],
+                                  ["--from", "bad.jsonl"], ["--plan"], ["--tp", "3"], ["--profile", "x"],
+                                  ["--threshold", "2"]])
+def test_bad_input_is_one_line_before_any_file(tmp_path, args):
+    (tmp_path / "bad.jsonl").write_text("{not json\n")
+    out = mem4d(*args, cwd=tmp_path)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert "Traceback" not in out.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]
+
+
+@pytest.mark.skipif(RESULTS is None, reason="no sweep records in results/")
+def test_report_imports_no_jax(tmp_path):
+    """The cross-check figure reads sweep records; the command stays on the symbolic side."""
+    code = ("import sys; from symbolic.cli.entry import main; "
+            f"rc = main(['report', '-o', 'r.tex', '--from', {str(RESULTS)!r}]); "
+            "print(rc, sorted(m for m in ('jax', 'jaxlib', 'flax') if m in sys.modules))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"})
+    assert run.stdout.split() == ["0", "[]"], run.stderr
+
+
+def test_json_names_what_was_written(tmp_path):
+    out = mem4d("-o", "r.tex", "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    written = json.loads(out.stdout)
+    assert written["tex"] == "r.tex" and all(Path(tmp_path, f).is_file() for f in written["figures"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..config.glossary import inputs_for
 from ..config.switches import Switches
-from ..config.symbols import ALL, LATEX, MEANING
+from ..config.symbols import ALL, LATEX, MEANING, L_r, m_r, r
 from ..estimator.estimate import Estimate
 from ..profiles import load
 from . import expressions as render
@@ -33,6 +33,8 @@ def _glossary(values: dict[str, float]) -> list[str]:
     lines = [r"\section*{Symbols}", r"\begin{longtable}{l l r}", r"symbol & meaning & value \\ \hline"]
     for sym in ALL:
         lines.append(f"${LATEX.get(sym, sym.name)}$ & {escape(MEANING[sym])} & {values[sym.name]:,} \\\\")
+    for sym in (r, L_r, m_r):
+        lines.append(f"${LATEX.get(sym, sym.name)}$ & {escape(MEANING[sym])} & per stage \\\\")
     return lines + [r"\end{longtable}"]
 
 
@@ -45,15 +47,26 @@ def _formulas(profile: str, sw: Switches) -> list[str]:
     return lines
 
 
+def _stage_rows(result: Estimate) -> list[str]:
+    """Every listed rank as a row: its layers, micro batches in flight and total."""
+    lines = [r"\begin{longtable}{r l r r r}", r"rank & stage & layers ($L_r$) & in flight ($m_r$) & GiB \\ \hline"]
+    for s in result.stages:
+        lines.append(f"{s['rank']} & {s['stage']} & {s['layers']} & {s['in_flight']:g} & "
+                     f"{s['bytes']['total'] / GIB:,.2f} \\\\")
+    return lines + [r"\end{longtable}"]
+
+
 def _numbers(result: Estimate, gpu: int, threshold: float) -> list[str]:
-    stages = result.stages
+    stages = [result.most_loaded_stage] if result.uneven else result.stages  # uneven: every rank in _stage_rows
     cols = "l r r" + " r" * len(stages)
-    head = "component & bytes & GiB & " + " & ".join(f"{s['stage']} GiB" for s in stages) + r" \\ \hline"
+    head = "component & bytes & GiB & " + " & ".join(f"{s['stage']} {s['rank']} GiB" for s in stages) + r" \\ \hline"
     lines = [r"\section*{Numbers for this configuration}", r"\begin{longtable}{" + cols + "}", head]
     for name, value in result.bytes.items():
         row = [escape(name), f"{value:,}", f"{value / GIB:,.2f}"] + [f"{s['bytes'].get(name, 0) / GIB:,.2f}" for s in stages]
         lines.append((r"\hline " if name == "total" else "") + " & ".join(row) + r" \\")
     lines.append(r"\end{longtable}")
+    if result.uneven:
+        lines += _stage_rows(result)
     verdict = "fits" if result.fits(gpu, threshold) else "does not fit"
     source = "the total" if result.peak_from == "total" else f"the exact {escape(result.peak_from)} stage"
     lines.append(f"Total {result.bytes['total'] / GIB:,.2f} GiB; peak {result.peak / GIB:,.2f} GiB ({source}) of "

@@ -121,7 +121,7 @@ def main() -> None:
     figures = {
         "model": args.model, "gpus": args.gpus, "seq": args.seq, "gbs": args.gbs,
         "candidates": first.candidates, "evaluated": first.evaluated, "feasible": first.feasible,
-        "balanced": int(first.rows["uneven"].sum()),
+        "uneven": int((first.rows["split"] > 0).sum()),
         "load_estimators_seconds": first.seconds["build"],
         "search_seconds_median": search_s, "enumerate_seconds_median": enum_s,
         "evaluated_per_second": first.evaluated / search_s,
@@ -138,9 +138,8 @@ def main() -> None:
         return
     print(f"{args.model} on {args.gpus} GPUs, s={args.seq}, gbs={args.gbs}, all options")
     print(f"  candidates masked             {first.candidates:>12,}  ((d,t,p,c,vpp,mbs) x ZeRO stage x split)")
-    balanced = int(first.rows["uneven"].sum())
-    print(f"  configurations evaluated      {first.evaluated:>12,}  (valid ones x 4 ZeRO stages x even/balanced x 3 "
-          f"recompute; {balanced:,} balanced; under 0.8 x GPU: {first.feasible:,})")
+    print(f"  configurations evaluated      {first.evaluated:>12,}  (valid ones x 4 ZeRO stages x split kinds x 3 "
+          f"recompute; {figures['uneven']:,} uneven; under 0.8 x GPU: {first.feasible:,})")
     print(f"  load 12 estimators            {first.seconds['build']:>12.3f} s  (first search in this process; "
           f"on-disk cache as found)")
     print(f"  enumerate + evaluate + rank   {search_s:>12.4f} s  (median of {args.repeat}; enumerate {enum_s:.4f} s)")

@@ -1,8 +1,9 @@
 """`symbolic.plan`: vectorized enumeration against the source of truth, `Training(...).check(shape)`, one candidate at a time.
 
 Tolerance: none. The masks must accept exactly the candidates that Training accepts, and the first rule they report
-broken must be the one Training's one-line error names (BrokenRule.rule). A balanced row (uneven stages, split chosen
-later) stands for the Training with the most even split of whole chunks (even_split), where one can be built.
+broken must be the one Training's one-line error names (BrokenRule.rule). A row of an uneven split kind (near-even,
+balanced: the split is chosen later) stands for the Training with one valid split of whole chunks (conftest.a_split),
+where one can be built.
 """
 import itertools
 
@@ -11,12 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import pytest
 
+from conftest import a_split
 from symbolic.config.errors import ConfigError
 from symbolic.config.errors import BrokenRule
 from symbolic.config.rules import select
 from symbolic.config.shapes import PRESETS, ModelShape
-from symbolic.config.training import ZERO_STAGES, Training, even_split
-from symbolic.plan.enumerate import GRID, Cluster, candidates, divisors, factorisations, masks, valid, why_not
+from symbolic.config.training import ZERO_STAGES, Training
+from symbolic.plan.enumerate import GRID, SPLITS, Cluster, candidates, divisors, factorisations, masks, valid, why_not
 
 # all sizes distinct so a swapped letter shows: t must divide a=6, k=3 and f=120; L=6 has divisors 1, 2, 3, 6
 ODD = ModelShape("odd", h=48, f=120, a=6, k=3, L=6, v=136)
@@ -29,6 +31,7 @@ CASES = [
     Cluster(ODD, gpus=12, s=60, gbs=24, sp=False),
     Cluster(ODD, gpus=1, s=7, gbs=5),
 ]
+SIX = ("d", "t", "p", "c", "vpp", "b")
 
 
 def _splittable(L: int, row: dict) -> bool:
@@ -37,40 +40,38 @@ def _splittable(L: int, row: dict) -> bool:
 
 
 def _training(cluster: Cluster, row: dict) -> Training:
-    """The Training a grid row stands for: its letters, ZeRO stage and (balanced rows) the most even split."""
-    split = even_split(cluster.shape.L, row["p"], row["vpp"]) if row.get("uneven") else None
+    """The Training a grid row stands for: its letters, ZeRO stage and (uneven split kinds) one valid split."""
+    split = a_split(cluster.shape.L, row["p"], row["vpp"]) if row.get("split") else None
     return Training(d=row["d"], t=row["t"], p=row["p"], c=row["c"], vpp=row["vpp"], s=cluster.s, b=row["b"],
                     gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn, zero=row.get("zero", 1),
                     stage_layers=split)
 
 
-def _even(got: dict) -> set:
-    """The (d, t, p, c, vpp, b) of the even rows of one ZeRO stage (every stage has the same)."""
-    keep = ~got["uneven"] & (got["zero"] == ZERO_STAGES[0])
-    return set(zip(*(got[x][keep].tolist() for x in ("d", "t", "p", "c", "vpp", "b"))))
+def _kinds(got: dict) -> tuple[set, ...]:
+    """The (d, t, p, c, vpp, b) of each split kind's rows, of one ZeRO stage (every stage has the same)."""
+    one = got["zero"] == ZERO_STAGES[0]
+    return tuple(set(zip(*(got[x][one & (got["split"] == kind)].tolist() for x in SIX))) for kind in range(len(SPLITS)))
 
 
-def _balanced(got: dict) -> set:
-    keep = got["uneven"] & (got["zero"] == ZERO_STAGES[0])
-    return set(zip(*(got[x][keep].tolist() for x in ("d", "t", "p", "c", "vpp", "b"))))
-
-
-def _brute_force(shape, gpus, s, gbs, sp) -> tuple[set, set]:
-    """Every (d, t, p, c, vpp, b) Training accepts with an even split, and with the most even uneven one (p >= 2)."""
-    even, balanced = set(), set()
+def _brute_force(shape, gpus, s, gbs, sp) -> tuple[set, ...]:
+    """Every (d, t, p, c, vpp, b) Training accepts with an even split; with an uneven one where p >= 2 (balanced)
+    and p vpp does not divide L (near-even too)."""
+    even, near_even, balanced = set(), set(), set()
     fac = factorisations(gpus)
     for d, t, p, c in zip(*(fac[x].tolist() for x in "dtpc")):
         for vpp, b in itertools.product(range(1, shape.L + 1), range(1, gbs + 1)):
             row = dict(d=d, t=t, p=p, c=c, vpp=vpp, b=b)
-            for split, out in ((None, even), ("uneven", balanced)):
+            for split, out in ((0, even), (2, balanced)):
                 if split and (p == 1 or not _splittable(shape.L, row)):
                     continue
                 try:
-                    _training(Cluster(shape, gpus, s, gbs, sp), {**row, "uneven": split}).check(shape)
+                    _training(Cluster(shape, gpus, s, gbs, sp), {**row, "split": split}).check(shape)
                 except ConfigError:
                     continue
                 out.add((d, t, p, c, vpp, b))
-    return even, balanced
+                if split and shape.L % (p * vpp):
+                    near_even.add((d, t, p, c, vpp, b))
+    return even, near_even, balanced
 
 
 def test_divisors_and_factorisations():
@@ -95,7 +96,7 @@ def test_masks_agree_with_training_check_on_every_candidate(cluster):
     for i in range(n):
         row = {name: int(grid[name][i]) for name in GRID}
         broken = [rule for rule, holds in ok.items() if not holds[i]]
-        if row["uneven"] and not _splittable(cluster.shape.L, row):
+        if row["split"] and not _splittable(cluster.shape.L, row):
             assert "uneven: whole chunks" in broken, row
             continue
         try:
@@ -106,7 +107,9 @@ def test_masks_agree_with_training_check_on_every_candidate(cluster):
         else:
             assert not broken, f"Training accepts {row}, masks reject it for {broken}"
             assert row["m"] == _training(cluster, row).m
-            n_valid += not (row["uneven"] and row["p"] == 1)  # plan leaves those out: one stage has one split
+            divides = cluster.shape.L % (row["p"] * row["vpp"]) == 0
+            same = row["split"] and (row["p"] == 1 or (row["split"] == 1 and divides))
+            n_valid += not same  # plan leaves out what another split kind stands for
     assert len(valid(cluster)[0]["d"]) == n_valid
 
 
@@ -115,9 +118,10 @@ def test_enumeration_is_complete(cluster):
     """Brute force over every vpp in 1..L and b in 1..gbs: no valid Training is missing from `valid`, with an even
     split or a balanced one, under every ZeRO stage."""
     got = valid(cluster)[0]
-    assert (_even(got), _balanced(got)) == _brute_force(cluster.shape, cluster.gpus, cluster.s, cluster.gbs, cluster.sp)
-    rows = set(zip(*(got[x].tolist() for x in ("d", "t", "p", "c", "vpp", "b", "zero", "uneven"))))
-    assert len(rows) == len(got["d"]) == len(ZERO_STAGES) * (len(_even(got)) + len(_balanced(got)))  # no duplicates
+    kinds = _kinds(got)
+    assert kinds == _brute_force(cluster.shape, cluster.gpus, cluster.s, cluster.gbs, cluster.sp)
+    rows = set(zip(*(got[x].tolist() for x in (*SIX, "zero", "split"))))
+    assert len(rows) == len(got["d"]) == len(ZERO_STAGES) * sum(map(len, kinds))  # no duplicates
 
 
 def test_why_not_names_each_broken_rule():
@@ -126,7 +130,7 @@ def test_why_not_names_each_broken_rule():
     cluster = Cluster(PRESETS["llama3-70b"], gpus=7, s=8192, gbs=1024)
     assert len(valid(cluster, balance=False)[0]["d"]) == 0
     got = valid(cluster)[0]
-    assert set(got["p"].tolist()) == {7} and got["uneven"].all()
+    assert set(got["p"].tolist()) == {7} and (got["split"] > 0).all()
     assert "dp=1 tp=1 pp=7 cp=1: valid" in why_not(cluster)[0]
     lines, total = why_not(cluster, balance=False)
     assert len(lines) == total == 4
@@ -162,7 +166,7 @@ def test_highly_composite_cluster_is_enumerated_whole():
     assert len(got["d"]) > 100
     assert np.all(got["d"] * got["t"] * got["p"] * got["c"] == cluster.gpus)
     assert np.logical_and.reduce(list(masks(got, cluster).values())).all()
-    rows = set(zip(*(got[x].tolist() for x in ("d", "t", "p", "c", "vpp", "b", "zero", "uneven"))))
+    rows = set(zip(*(got[x].tolist() for x in (*SIX, "zero", "split"))))
     assert len(rows) == len(got["d"])
 
 
@@ -179,5 +183,6 @@ def test_valid_equals_brute_force_over_random_clusters(gpus, s, gbs, sp, heads, 
     shape = ModelShape("random", h=4 * a, f=f, a=a, k=k, L=L, v=10)
     cluster = Cluster(shape, gpus=gpus, s=s, gbs=gbs, sp=sp)
     got = valid(cluster)[0]
-    assert (_even(got), _balanced(got)) == _brute_force(shape, gpus, s, gbs, sp)
-    assert len(got["d"]) == len(ZERO_STAGES) * (len(_even(got)) + len(_balanced(got)))
+    kinds = _kinds(got)
+    assert kinds == _brute_force(shape, gpus, s, gbs, sp)
+    assert len(got["d"]) == len(ZERO_STAGES) * sum(map(len, kinds))

@@ -13,10 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jaxcheck.spec import StepSpec
+from conftest import a_split
 from symbolic.config.errors import ConfigError
 from symbolic.config.rules import RULES, SCOPES, letters, select
 from symbolic.config.shapes import PRESETS, ModelShape
-from symbolic.config.training import Training, even_split
+from symbolic.config.training import Training
 from symbolic.plan.enumerate import Cluster, factorisations, valid, why_not
 from symbolic.plan.search import search
 
@@ -58,7 +59,7 @@ def _rows(grid: dict) -> list[dict]:
 
 def _training(cluster: Cluster, row: dict) -> Training:
     """A grid row's Training: its letters, ZeRO stage and, for a balanced row, the most even split."""
-    split = even_split(cluster.shape.L, row["p"], row["vpp"]) if row.get("uneven") else None
+    split = a_split(cluster.shape.L, row["p"], row["vpp"]) if row.get("split") else None
     return Training(d=row["d"], t=row["t"], p=row["p"], c=row["c"], vpp=row["vpp"], s=cluster.s, b=row["b"],
                     gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn, zero=row.get("zero", 1),
                     stage_layers=split)

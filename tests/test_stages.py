@@ -21,7 +21,7 @@ from symbolic.config.glossary import inputs_for
 from symbolic.config.shapes import PRESETS
 from symbolic.config.switches import Switches
 from symbolic.config.symbols import BY_NAME, r
-from symbolic.config.training import Training, even_split, stage_of
+from symbolic.config.training import Training, stage_of
 from symbolic.estimator.estimate import estimate
 from symbolic.plan.balance import balance
 from symbolic.plan.enumerate import Cluster
@@ -109,7 +109,11 @@ def test_balance_is_the_best_split_by_brute_force(p, vpp, recompute, zero):
     best = min(estimate(TINY, Training(**{**base.__dict__, "stage_layers": split})).peak
                for split in _compositions(TINY.L, p, vpp))
     assert bal.peak == best == estimate(TINY, bal.training).peak
-    assert sum(bal.split) == TINY.L and bal.even == even_split(TINY.L, p, vpp) and bal.peak <= bal.even_peak
+    assert sum(bal.split) == TINY.L and bal.peak <= bal.even_peak
+    cap = -(-TINY.L // (p * vpp)) * vpp  # the most even split: no stage above ceil(L/p) layers, the least such
+    evenest = min(estimate(TINY, Training(**{**base.__dict__, "stage_layers": split})).peak
+                  for split in _compositions(TINY.L, p, vpp) if max(split) <= cap)
+    assert bal.even_peak == evenest and max(bal.even) <= cap
     assert list(bal.totals) == [s["bytes"]["total"] for s in estimate(TINY, bal.training).stages]
 
 
@@ -139,14 +143,17 @@ def test_estimate_balance_cli():
 
 
 def test_plan_finds_pipeline_sizes_that_do_not_divide_L():
-    """tiny (L = 8) on 12 GPUs: pp = 3 and 6 have no even split; plan lists them with a balanced one, each row
-    as estimate gives it for that --stage-layers (exact bytes and verdict)."""
+    """tiny (L = 8) on 12 GPUs: pp = 3 and 6 have no even split; plan lists them with the most even split (no stage
+    above ceil(L/p) layers) and, where it differs in width, the balanced one (at pp = 6 no balanced split is wider
+    than 2 layers), each row as estimate gives it for that --stage-layers (exact bytes and verdict)."""
     cluster = Cluster(TINY, gpus=12, s=256, gbs=24)
     plan = search(cluster, limit=2 * GiB)
     rows = plan.rows
-    assert {3, 6} <= set(rows["p"][rows["uneven"]].tolist())
-    assert not (~rows["uneven"] & (TINY.L % rows["p"] != 0)).any()  # even rows only where p divides L
-    for i in np.flatnonzero(rows["uneven"])[::37]:
+    assert {3, 6} <= set(rows["p"][rows["split"] == 1].tolist()) and 3 in set(rows["p"][rows["split"] == 2].tolist())
+    assert not ((rows["split"] == 0) & (TINY.L % rows["p"] != 0)).any()  # even rows only where p divides L
+    near = rows["split"] == 1  # no stage above ceil(L/p) layers (in chunks of vpp)
+    assert (rows["max_layers"][near] == rows["vpp"][near] * -(-(TINY.L // rows["vpp"][near]) // rows["p"][near])).all()
+    for i in np.flatnonzero(rows["split"] > 0)[::37]:
         config = plan.config(int(i))
         assert len(config["config"]["stage_layers"]) == config["config"]["pp"]
         one = estimate(TINY, plan.training(int(i)))
@@ -158,12 +165,14 @@ def test_plan_splits_are_estimate_balance_splits():
     greedy's of estimate --balance, for a sample of balanced rows."""
     cluster = Cluster(PRESETS["llama3.1-405b"], gpus=2048, s=8192, gbs=512)
     plan = search(cluster, limit=64 * GiB)
-    uneven = np.flatnonzero(plan.rows["uneven"])
-    assert len(uneven) > 100
-    for i in uneven[:: len(uneven) // 12]:
-        training = plan.training(int(i))
-        bal = balance(cluster.shape, training)
-        assert bal.split == training.stage_layers and bal.peak == plan.config(int(i))["peak_bytes"], training
+    for kind in (1, 2):  # near-even: Balance.even; balanced: Balance.split
+        rows = np.flatnonzero(plan.rows["split"] == kind)
+        assert len(rows) > 100
+        for i in rows[:: len(rows) // 8]:
+            training = plan.training(int(i))
+            bal = balance(cluster.shape, training)
+            split, peak = (bal.even, bal.even_peak) if kind == 1 else (bal.split, bal.peak)
+            assert split == training.stage_layers and peak == plan.config(int(i))["peak_bytes"], training
 
 
 def test_plan_json_and_csv_carry_the_split(tmp_path):

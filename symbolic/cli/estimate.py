@@ -79,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _balance_json(bal) -> dict:
-    """estimate --balance --json: the balanced split and the most even one, each rank's total bytes, the peaks."""
+    """estimate --balance --json: the balanced split and the most even one (plan.balance.Balance), each rank's total
+    bytes, the peaks."""
     return {"stage_layers": list(bal.split), "stages_bytes": list(bal.totals), "peak_bytes": bal.peak,
             "even": {"stage_layers": list(bal.even), "stages_bytes": list(bal.even_totals), "peak_bytes": bal.even_peak}}
 
@@ -168,8 +169,9 @@ def _print_balance(bal: dict, L: int) -> None:
     from rich.table import Table
 
     console = _console()
-    table = Table(title="--balance: the split minimising the most loaded stage, next to the most even split "
-                        "(GiB per GPU, each rank's exact total)", title_justify="left")
+    table = Table(title="--balance: the split minimising the most loaded stage, next to the most even split (L/pp "
+                        "each, or no stage above ceil(L/pp) layers, the one holding least); GiB per GPU, each rank's "
+                        "exact total", title_justify="left")
     for col in ("rank", "even layers", "even GiB", "balanced layers", "balanced GiB"):
         table.add_column(col, justify="right")
     rows = zip(bal["even"]["stage_layers"], bal["even"]["stages_bytes"], bal["stage_layers"], bal["stages_bytes"])

@@ -31,13 +31,6 @@ def stage_of(rank: int, p: int) -> str:
     return "only" if p == 1 else "first" if rank == 0 else "last" if rank == p - 1 else "middle"
 
 
-def even_split(L: int, p: int, vpp: int = 1) -> tuple[int, ...]:
-    """The most even split of L layers over p stages in whole chunks of vpp layers: L/p each when p vpp divides L,
-    else the first stages one chunk more (numpy.array_split's convention). Needs L % vpp == 0 and p vpp <= L."""
-    chunks, extra = divmod(L // vpp, p)
-    return tuple(vpp * (chunks + (rank < extra)) for rank in range(p))
-
-
 @dataclass(frozen=True)
 class Training:
     """One 4D-parallel training job; letters follow the glossary (d, t, p, c, vpp, s, b) plus the global batch."""

@@ -13,9 +13,12 @@ from ..config.errors import ConfigError
 from ..config.shapes import ModelShape
 from ..config.training import ZERO_STAGES
 
-# the swept letters (m = gbs / (b d) follows from the others), the ZeRO stage, and whether the stages are uneven (a
-# balanced split, chosen by plan.balance after masking; even: L/p layers each)
-GRID = ("d", "t", "p", "c", "vpp", "b", "m", "zero", "uneven")
+# the swept letters (m = gbs / (b d) follows from the others), the ZeRO stage, and the kind of stage split (SPLITS;
+# the uneven ones are chosen by plan.splits after masking)
+GRID = ("d", "t", "p", "c", "vpp", "b", "m", "zero", "split")
+# even: L/p layers each; near_even: p vpp does not divide L, no stage above ceil(L/p) layers, the one holding least;
+# balanced: the one whose most loaded stage holds least
+SPLITS = ("even", "near_even", "balanced")
 MAX_SIZE = 2**24  # largest GPU count, sequence length or global batch searched (divisors are found by trial division)
 
 
@@ -40,6 +43,9 @@ class Cluster:
         from ..estimator.estimate import check_head_dim
 
         check_head_dim(self.shape)
+        if self.shape.L >= 2**15:
+            raise ConfigError(f"model {self.shape.name!r}: L={self.shape.L} layers is beyond what plan splits "
+                              f"(fewer than {2**15:,})")
 
 
 def divisors(n: int) -> np.ndarray:
@@ -72,13 +78,13 @@ def _cross(outer: dict[str, np.ndarray], **inner: np.ndarray) -> dict[str, np.nd
 
 
 def _splits(balance: bool) -> np.ndarray:
-    """The stage splits plan searches: even (L/p each) and, with `balance`, balanced (uneven)."""
-    return np.array([False, True] if balance else [False])
+    """The kinds of stage split plan searches (indices into SPLITS): even only, or with `balance` every kind."""
+    return np.arange(len(SPLITS) if balance else 1, dtype=np.int8)
 
 
 def candidates(cluster: Cluster, fac: dict[str, np.ndarray] | None = None, zero: tuple[int, ...] = ZERO_STAGES,
                balance: bool = True) -> dict[str, np.ndarray]:
-    """The cross product factorisations x vpp in divisors(L) x b in divisors(gbs) x zero x (even, balanced stages);
+    """The cross product factorisations x vpp in divisors(L) x b in divisors(gbs) x zero x split kind;
     m = gbs // (b d).
 
     Every valid vpp divides L (p vpp | L, or with uneven stages L % vpp = 0) and every valid b divides gbs (b d | gbs),
@@ -86,16 +92,16 @@ def candidates(cluster: Cluster, fac: dict[str, np.ndarray] | None = None, zero:
     """
     fac = factorisations(cluster.gpus) if fac is None else fac
     grid = _cross(fac, vpp=divisors(cluster.shape.L), b=divisors(cluster.gbs), zero=np.asarray(zero, dtype=np.int8),
-                  uneven=_splits(balance))
+                  split=_splits(balance))
     grid["m"] = cluster.gbs // (grid["b"] * grid["d"])
     return grid
 
 
 def _letters(cluster: Cluster, swept: dict) -> SimpleNamespace:
-    """What the rules read: the swept letters (arrays, or one candidate's ints) and the cluster's fixed values; a
-    balanced row has uneven stages whose split is not chosen yet (no stage_layers tuple)."""
+    """What the rules read: the swept letters (arrays, or one candidate's ints) and the cluster's fixed values; a row
+    of an uneven split kind has uneven stages whose split is not chosen yet (no stage_layers tuple)."""
     return SimpleNamespace(**swept, s=cluster.s, gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn,
-                           stage_layers=None, **rules.model_letters(cluster.shape))
+                           uneven=swept["split"] > 0, stage_layers=None, **rules.model_letters(cluster.shape))
 
 
 def masks(grid: dict[str, np.ndarray], cluster: Cluster, profile: str = "paper") -> dict[str, np.ndarray]:
@@ -107,7 +113,7 @@ def masks(grid: dict[str, np.ndarray], cluster: Cluster, profile: str = "paper")
 def _least_constrained(cluster: Cluster, fac: dict[str, np.ndarray], profile: str, zero: tuple[int, ...],
                        balance: bool) -> tuple[dict, dict[str, np.ndarray]]:
     """The factorisations `fac` crossed with every ZeRO stage and split, at vpp = 1 and b = 1, and the rule masks."""
-    grid = _cross(fac, zero=np.asarray(zero, dtype=np.int8), uneven=_splits(balance))
+    grid = _cross(fac, zero=np.asarray(zero, dtype=np.int8), split=_splits(balance))
     one = np.ones_like(grid["d"])
     grid.update(vpp=one, b=one, m=cluster.gbs // grid["d"])
     return grid, masks(grid, cluster, profile)
@@ -132,13 +138,16 @@ def valid(cluster: Cluster, profile: str = "paper", zero: tuple[int, ...] = ZERO
     Factorisations are built from the divisors each one-letter rule allows, then those that break a rule at
     vpp = 1, b = 1 (the least constrained choice: a larger vpp or b only adds rules) under every ZeRO stage and
     split are dropped, and the survivors are crossed with every vpp, b, ZeRO stage and split and masked again with
-    every rule. Balanced rows at p = 1 are left out (one stage has one split: the even row).
+    every rule. Rows another split kind stands for are left out: uneven ones at p = 1 (one stage has one split),
+    near-even ones where p vpp divides L (the even split is the most even).
     """
     first, ok = _least_constrained(cluster, _pruned_factorisations(cluster, balance), profile, zero, balance)
     passed = np.logical_and.reduce(list(ok.values()))
     kept = np.unique(np.stack([first[name] for name in "dtpc"])[:, passed], axis=1)
     grid = candidates(cluster, dict(zip("dtpc", kept)), zero, balance)
-    ok = np.logical_and.reduce(list(masks(grid, cluster, profile).values())) & ~(grid["uneven"] & (grid["p"] == 1))
+    divides = cluster.shape.L % (grid["p"] * grid["vpp"]) == 0
+    same = ((grid["split"] > 0) & (grid["p"] == 1)) | ((grid["split"] == SPLITS.index("near_even")) & divides)
+    ok = np.logical_and.reduce(list(masks(grid, cluster, profile).values())) & ~same
     return {name: values[ok] for name, values in grid.items()}, int(passed.size + ok.size)
 
 
@@ -156,7 +165,7 @@ def why_not(cluster: Cluster, profile: str = "paper", limit: int | None = None, 
     by_name = {rule.name: rule for rule in rules.select(profile)}
     combos = len(zero) * len(_splits(balance))
     broken = np.stack([~holds for holds in ok.values()]).reshape(len(ok), -1, combos)  # rule x factorisation x combo
-    best = np.argmin(broken.sum(axis=0) - 0.5 * grid["uneven"].reshape(-1, combos), axis=1)
+    best = np.argmin(broken.sum(axis=0) - 0.5 * (grid["split"] > 0).reshape(-1, combos), axis=1)
     lines = []
     for i in range(min(len(fac["d"]), len(fac["d"]) if limit is None else limit)):
         j = i * combos + best[i]

@@ -56,7 +56,8 @@ def test_zero_buffers_hold_the_largest_unit_of_each_stage():
     """The unit being reduced: a layer, or the embedding / LM head where a stage holds one and it is larger; ZeRO-3
     gathers that unit and the next layer."""
     unit = {"first": sp.Max(layer_params(), embedding_params()), "middle": layer_params(),
-            "last": sp.Max(layer_params(), head_params()), "only": sp.Max(layer_params(), embedding_params() + head_params())}
+            "last": sp.Max(layer_params(), head_params()),
+            "only": sp.Max(layer_params(), embedding_params() + head_params())}
     for stage in STAGES:
         got = _parts(3, stage)
         assert sp.simplify(got["grad_reduce_buffer"] - B_g * unit[stage]) == 0, stage

@@ -187,7 +187,8 @@ def _print_table(plan, args) -> None:
     table.add_column("score", justify="right")
     for rank, i in enumerate(plan.order[: args.top], 1):
         row = plan.config(i)
-        cells = [str(rank), *(_layers(row["config"][c]) if c == "stage_layers" else str(row["config"][c]) for c in SEARCHED)]
+        config = row["config"]
+        cells = [str(rank), *(_layers(config[c]) if c == "stage_layers" else str(config[c]) for c in SEARCHED)]
         cells += [f"{row['bytes'][c] / GiB:.2f}" if c in row["bytes"] else "-" for c in plan.components]
         cells.append(f"{row['peak_bytes'] / GiB:.2f}" + ("" if row["peak_from"] == "total" else f" ({row['peak_from']})"))
         cells += [f"{plan.rows[c][i]:.3f}" for c in proxy_cols]
@@ -198,4 +199,4 @@ def _print_table(plan, args) -> None:
                       "prediction; --explain prints its formula)")
     console.print("peak = max(total, every exact pipeline stage's total), the figure the fit rule judges; a stage in "
                   "brackets holds more than the paper's total (at p = 1: the LM head the closed form omits); with "
-                  "stage_layers (a balanced split, --stage-layers in estimate) the most loaded stage alone decides")
+                  "stage_layers (an uneven split, --stage-layers in estimate) the most loaded stage alone decides")

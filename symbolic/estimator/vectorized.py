@@ -92,7 +92,8 @@ class Estimator:
 
     def stages(self, **arrays) -> dict[str, np.ndarray]:
         """The even split's breakdown: "<stage>.<component>" for stage in first, middle, last, only (p = 1)."""
-        return {f"{kind}.{name}": x for kind in STAGES for name, x in self.stage(kind, **self.even(kind, **arrays)).items()}
+        return {f"{kind}.{name}": x for kind in STAGES
+                for name, x in self.stage(kind, **self.even(kind, **arrays)).items()}
 
     def stage_totals(self, **arrays) -> dict[str, np.ndarray]:
         """Each stage's total of the even split, as `estimate` reports it."""

@@ -78,7 +78,7 @@ def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware
 
     M_tp = (8 + 4 * full) * (t - 1) * (x.L / p) * m
     M_cp = (3 + full) * (c - 1) * (x.L / p) * m
-    M_dp = np.select([zero <= 1, zero == 2], [2 * (n_dp - 1), (m * x.L / p + 1) * (n_dp - 1)], 3 * m * (x.L / p) * (n_dp - 1))
+    M_dp = (n_dp - 1) * np.select([zero <= 1, zero == 2], [2, m * x.L / p + 1], 3 * m * x.L / p)
     M_pp = np.where(p > 1, 2 * vpp * m, 0.0)
 
     def seconds(messages, volume, stride, size):
@@ -90,7 +90,8 @@ def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware
     T_dp, T_pp = seconds(M_dp, V_dp, t, n_dp), seconds(M_pp, V_pp, t * c * d, p)
     T = skew * (T_c + T_r) / (1 - bubble) + T_tp + T_cp + T_dp + T_pp
     T_c = np.broadcast_to(T_c, T.shape)
-    return dict(T_c=T_c, T_r=T_r, bubble=bubble, skew=np.broadcast_to(skew, T.shape), V_tp=V_tp, V_cp=V_cp, V_dp=V_dp, V_pp=V_pp,
+    return dict(T_c=T_c, T_r=T_r, bubble=bubble, skew=np.broadcast_to(skew, T.shape), V_tp=V_tp, V_cp=V_cp,
+                V_dp=V_dp, V_pp=V_pp,
                 M_tp=M_tp, M_cp=M_cp, M_dp=np.broadcast_to(M_dp, T.shape), M_pp=M_pp,
                 T_tp=T_tp, T_cp=T_cp, T_dp=T_dp, T_pp=T_pp, T=T, score=T_c / T)
 

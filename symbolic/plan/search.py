@@ -120,7 +120,8 @@ def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware 
     t0 = time.perf_counter()
     grid, n_candidates = valid(cluster, profile, zero, balance)
     if len(grid["d"]) == 0:  # nothing to evaluate: the caller explains with plan.why_not
-        rows = {**grid, "recompute": np.zeros(0, np.int8), "stage_layers": np.zeros((0, 1), LAYERS), "total": np.zeros(0),
+        rows = {**grid, "recompute": np.zeros(0, np.int8), "stage_layers": np.zeros((0, 1), LAYERS),
+                "total": np.zeros(0),
                 "peak": np.zeros(0), "peak_from": np.zeros(0, np.int8), "score": np.zeros(0)}
         return PlanResult(cluster, profile, float(limit), ("total",), rows, np.zeros(0, np.int64), n_candidates,
                           seconds={"build": 0.0, "enumerate": time.perf_counter() - t0, "evaluate": 0.0})

@@ -76,8 +76,8 @@ RULES: tuple[Rule, ...] = (
     Rule("vpp == 1", lambda x: x.vpp == 1,
          lambda x: f"jaxcheck compiles a GPipe schedule without virtual stages; got vpp={x.vpp}", scope="jax"),
     Rule("even stages", lambda x: np.logical_not(_uneven(x)),
-         lambda x: ("jaxcheck's GPipe runs pp equal stages (a vmap over stages): uneven --stage-layers are "
-                    "symbolic-only (estimate, plan, latex)"), scope="jax"),
+         lambda x: ("jaxcheck's GPipe runs pp equal stages (a vmap over stages): uneven stages (--stage-layers, "
+                    "--balance) are for the paper profile only"), scope="jax"),
     Rule("zero <= 1", lambda x: x.zero <= 1,
          lambda x: f"jaxcheck compiles ZeRO stages 0 and 1; got --zero {x.zero}", scope="jax"),
     Rule("s % flash block", lambda x: np.logical_not(x.flash_attn) | (x.s % np.minimum(x.s, FLASH_BLOCK) == 0),

@@ -2,8 +2,9 @@
 
     python benchmarks/bench_plan.py [--model llama3.1-405b --gpus 16384 --seq 8192 --gbs 2048] [--repeat 7]
 
-Prints, for one cluster and every option (all (d, t, p, c, vpp, mbs), 3 recompute modes, ZeRO stages 0 and 1):
-- load: the 6 estimators of the first search in this process (derived, or read from the on-disk cache),
+Prints, for one cluster and every option (all (d, t, p, c, vpp, mbs), 3 recompute modes, ZeRO stages 0 to 3, even
+and balanced stage splits, p no longer a divisor of L):
+- load: the 12 estimators of the first search in this process (derived, or read from the on-disk cache),
 - search: enumeration + evaluation + ranking (median of --repeat, estimators already built),
 - configurations evaluated and evaluated per second,
 - the same configurations through `symbolic.estimator.estimate` one at a time (a random subsample, extrapolated),
@@ -120,6 +121,7 @@ def main() -> None:
     figures = {
         "model": args.model, "gpus": args.gpus, "seq": args.seq, "gbs": args.gbs,
         "candidates": first.candidates, "evaluated": first.evaluated, "feasible": first.feasible,
+        "uneven": int((first.rows["split"] > 0).sum()),
         "load_estimators_seconds": first.seconds["build"],
         "search_seconds_median": search_s, "enumerate_seconds_median": enum_s,
         "evaluated_per_second": first.evaluated / search_s,
@@ -135,10 +137,10 @@ def main() -> None:
         print(json.dumps(figures, indent=1))
         return
     print(f"{args.model} on {args.gpus} GPUs, s={args.seq}, gbs={args.gbs}, all options")
-    print(f"  (d,t,p,c,vpp,mbs) masked      {first.candidates:>12,}")
-    print(f"  configurations evaluated      {first.evaluated:>12,}  (valid ones x 3 recompute x 2 ZeRO stages; "
-          f"under 0.8 x GPU: {first.feasible:,})")
-    print(f"  load 6 estimators             {first.seconds['build']:>12.3f} s  (first search in this process; "
+    print(f"  candidates masked             {first.candidates:>12,}  ((d,t,p,c,vpp,mbs) x ZeRO stage x split)")
+    print(f"  configurations evaluated      {first.evaluated:>12,}  (valid ones x 4 ZeRO stages x split kinds x 3 "
+          f"recompute; {figures['uneven']:,} uneven; under 0.8 x GPU: {first.feasible:,})")
+    print(f"  load 12 estimators            {first.seconds['build']:>12.3f} s  (first search in this process; "
           f"on-disk cache as found)")
     print(f"  enumerate + evaluate + rank   {search_s:>12.4f} s  (median of {args.repeat}; enumerate {enum_s:.4f} s)")
     print(f"  evaluated per second          {figures['evaluated_per_second']:>12,.0f}")

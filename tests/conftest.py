@@ -24,6 +24,14 @@ def skip_if_not_enough_devices(n: int):
         pytest.skip(f"needs {n} devices, have {len(jax.devices())}")
 
 
+def a_split(L: int, p: int, vpp: int = 1) -> tuple[int, ...]:
+    """One valid uneven split of L layers over p stages in chunks of vpp (L/p each when p vpp divides L, else the first
+    stages a chunk more), what a plan row of an uneven kind stands for in the rule checks. Needs L % vpp == 0 and
+    p vpp <= L."""
+    chunks, extra = divmod(L // vpp, p)
+    return tuple(vpp * (chunks + (rank < extra)) for rank in range(p))
+
+
 @pytest.fixture
 def tmp_cwd(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -1,7 +1,9 @@
 """`symbolic.plan`: vectorized enumeration against the source of truth, `Training(...).check(shape)`, one candidate at a time.
 
 Tolerance: none. The masks must accept exactly the candidates that Training accepts, and the first rule they report
-broken must be the one Training's one-line error names (BrokenRule.rule).
+broken must be the one Training's one-line error names (BrokenRule.rule). A row of an uneven split kind (near-even,
+balanced: the split is chosen later) stands for the Training with one valid split of whole chunks (conftest.a_split),
+where one can be built.
 """
 import itertools
 
@@ -10,12 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import pytest
 
+from conftest import a_split
 from symbolic.config.errors import ConfigError
 from symbolic.config.errors import BrokenRule
 from symbolic.config.rules import select
 from symbolic.config.shapes import PRESETS, ModelShape
-from symbolic.config.training import Training
-from symbolic.plan.enumerate import GRID, Cluster, candidates, divisors, factorisations, masks, valid, why_not
+from symbolic.config.training import ZERO_STAGES, Training
+from symbolic.plan.enumerate import GRID, SPLITS, Cluster, candidates, divisors, factorisations, masks, valid, why_not
 
 # all sizes distinct so a swapped letter shows: t must divide a=6, k=3 and f=120; L=6 has divisors 1, 2, 3, 6
 ODD = ModelShape("odd", h=48, f=120, a=6, k=3, L=6, v=136)
@@ -28,11 +31,47 @@ CASES = [
     Cluster(ODD, gpus=12, s=60, gbs=24, sp=False),
     Cluster(ODD, gpus=1, s=7, gbs=5),
 ]
+SIX = ("d", "t", "p", "c", "vpp", "b")
+
+
+def _splittable(L: int, row: dict) -> bool:
+    """Whether uneven stages of whole vpp-layer chunks exist: L a multiple of vpp, at least p chunks."""
+    return L % row["vpp"] == 0 and row["p"] * row["vpp"] <= L
 
 
 def _training(cluster: Cluster, row: dict) -> Training:
+    """The Training a grid row stands for: its letters, ZeRO stage and (uneven split kinds) one valid split."""
+    split = a_split(cluster.shape.L, row["p"], row["vpp"]) if row.get("split") else None
     return Training(d=row["d"], t=row["t"], p=row["p"], c=row["c"], vpp=row["vpp"], s=cluster.s, b=row["b"],
-                    gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn)
+                    gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn, zero=row.get("zero", 1),
+                    stage_layers=split)
+
+
+def _kinds(got: dict) -> tuple[set, ...]:
+    """The (d, t, p, c, vpp, b) of each split kind's rows, of one ZeRO stage (every stage has the same)."""
+    one = got["zero"] == ZERO_STAGES[0]
+    return tuple(set(zip(*(got[x][one & (got["split"] == kind)].tolist() for x in SIX))) for kind in range(len(SPLITS)))
+
+
+def _brute_force(shape, gpus, s, gbs, sp) -> tuple[set, ...]:
+    """Every (d, t, p, c, vpp, b) Training accepts with an even split; with an uneven one where p >= 2 (balanced)
+    and p vpp does not divide L (near-even too)."""
+    even, near_even, balanced = set(), set(), set()
+    fac = factorisations(gpus)
+    for d, t, p, c in zip(*(fac[x].tolist() for x in "dtpc")):
+        for vpp, b in itertools.product(range(1, shape.L + 1), range(1, gbs + 1)):
+            row = dict(d=d, t=t, p=p, c=c, vpp=vpp, b=b)
+            for split, out in ((0, even), (2, balanced)):
+                if split and (p == 1 or not _splittable(shape.L, row)):
+                    continue
+                try:
+                    _training(Cluster(shape, gpus, s, gbs, sp), {**row, "split": split}).check(shape)
+                except ConfigError:
+                    continue
+                out.add((d, t, p, c, vpp, b))
+                if split and shape.L % (p * vpp):
+                    near_even.add((d, t, p, c, vpp, b))
+    return even, near_even, balanced
 
 
 def test_divisors_and_factorisations():
@@ -57,6 +96,9 @@ def test_masks_agree_with_training_check_on_every_candidate(cluster):
     for i in range(n):
         row = {name: int(grid[name][i]) for name in GRID}
         broken = [rule for rule, holds in ok.items() if not holds[i]]
+        if row["split"] and not _splittable(cluster.shape.L, row):
+            assert "uneven: whole chunks" in broken, row
+            continue
         try:
             _training(cluster, row).check(cluster.shape)
         except BrokenRule as err:
@@ -65,37 +107,37 @@ def test_masks_agree_with_training_check_on_every_candidate(cluster):
         else:
             assert not broken, f"Training accepts {row}, masks reject it for {broken}"
             assert row["m"] == _training(cluster, row).m
-            n_valid += 1
+            divides = cluster.shape.L % (row["p"] * row["vpp"]) == 0
+            same = row["split"] and (row["p"] == 1 or (row["split"] == 1 and divides))
+            n_valid += not same  # plan leaves out what another split kind stands for
     assert len(valid(cluster)[0]["d"]) == n_valid
 
 
 @pytest.mark.parametrize("cluster", CASES[:2] + CASES[3:5], ids=lambda c: f"{c.shape.name}-N{c.gpus}")
 def test_enumeration_is_complete(cluster):
-    """Brute force over every vpp in 1..L and b in 1..gbs: no valid Training is missing from `valid`."""
+    """Brute force over every vpp in 1..L and b in 1..gbs: no valid Training is missing from `valid`, with an even
+    split or a balanced one, under every ZeRO stage."""
     got = valid(cluster)[0]
-    rows = set(zip(*(got[x].tolist() for x in ("d", "t", "p", "c", "vpp", "b"))))
-    fac = factorisations(cluster.gpus)
-    expected = set()
-    for d, t, p, c in zip(*(fac[x].tolist() for x in "dtpc")):
-        for vpp, b in itertools.product(range(1, cluster.shape.L + 1), range(1, cluster.gbs + 1)):
-            try:
-                Training(d=d, t=t, p=p, c=c, vpp=vpp, s=cluster.s, b=b, gbs=cluster.gbs, sp=cluster.sp).check(cluster.shape)
-            except ConfigError:
-                continue
-            expected.add((d, t, p, c, vpp, b))
-    assert rows == expected
-    assert len(rows) == len(got["d"])  # no duplicates
+    kinds = _kinds(got)
+    assert kinds == _brute_force(cluster.shape, cluster.gpus, cluster.s, cluster.gbs, cluster.sp)
+    rows = set(zip(*(got[x].tolist() for x in (*SIX, "zero", "split"))))
+    assert len(rows) == len(got["d"]) == len(ZERO_STAGES) * sum(map(len, kinds))  # no duplicates
 
 
 def test_why_not_names_each_broken_rule():
-    """7 GPUs, gbs=1024, L=80: dp=7 breaks the batch rule, pp=7 the layer rule, tp=7 the head rules, cp=7 s % 2c."""
+    """7 GPUs, gbs=1024, L=80: dp=7 breaks the batch rule, pp=7 the layer rule (unless stages may be uneven: then it
+    is the one valid factorisation), tp=7 the head rules, cp=7 s % 2c."""
     cluster = Cluster(PRESETS["llama3-70b"], gpus=7, s=8192, gbs=1024)
-    assert len(valid(cluster)[0]["d"]) == 0
-    lines, total = why_not(cluster)
+    assert len(valid(cluster, balance=False)[0]["d"]) == 0
+    got = valid(cluster)[0]
+    assert set(got["p"].tolist()) == {7} and (got["split"] > 0).all()
+    assert "dp=1 tp=1 pp=7 cp=1: valid" in why_not(cluster)[0]
+    lines, total = why_not(cluster, balance=False)
     assert len(lines) == total == 4
     by_start = {line.split(":")[0]: line for line in lines}
     assert "gbs=1024 not divisible by mbs x dp = 1x7" in by_start["dp=7 tp=1 pp=1 cp=1"]
     assert "pp x vpp = 7x1 = 7 do not divide layers L=80" in by_start["dp=1 tp=1 pp=7 cp=1"]
+    assert "give --stage-layers (pp entries summing to 80) or --balance" in by_start["dp=1 tp=1 pp=7 cp=1"]
     line = by_start["dp=1 tp=7 pp=1 cp=1"]
     assert "attention heads a=64" in line and "KV heads k=8" in line
     assert "MLP size" not in line  # f = 28672 = 7 x 4096
@@ -124,7 +166,7 @@ def test_highly_composite_cluster_is_enumerated_whole():
     assert len(got["d"]) > 100
     assert np.all(got["d"] * got["t"] * got["p"] * got["c"] == cluster.gpus)
     assert np.logical_and.reduce(list(masks(got, cluster).values())).all()
-    rows = set(zip(*(got[x].tolist() for x in ("d", "t", "p", "c", "vpp", "b"))))
+    rows = set(zip(*(got[x].tolist() for x in (*SIX, "zero", "split"))))
     assert len(rows) == len(got["d"])
 
 
@@ -141,14 +183,6 @@ def test_valid_equals_brute_force_over_random_clusters(gpus, s, gbs, sp, heads, 
     shape = ModelShape("random", h=4 * a, f=f, a=a, k=k, L=L, v=10)
     cluster = Cluster(shape, gpus=gpus, s=s, gbs=gbs, sp=sp)
     got = valid(cluster)[0]
-    rows = set(zip(*(got[x].tolist() for x in ("d", "t", "p", "c", "vpp", "b"))))
-    fac = factorisations(gpus)
-    expected = set()
-    for d, t, p, c in zip(*(fac[x].tolist() for x in "dtpc")):
-        for vpp, b in itertools.product(range(1, L + 1), range(1, gbs + 1)):
-            try:
-                Training(d=d, t=t, p=p, c=c, vpp=vpp, s=s, b=b, gbs=gbs, sp=sp).check(shape)
-            except ConfigError:
-                continue
-            expected.add((d, t, p, c, vpp, b))
-    assert rows == expected and len(rows) == len(got["d"])
+    kinds = _kinds(got)
+    assert kinds == _brute_force(shape, gpus, s, gbs, sp)
+    assert len(got["d"]) == len(ZERO_STAGES) * sum(map(len, kinds))

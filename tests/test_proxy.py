@@ -97,3 +97,15 @@ def test_explain_prints_every_formula_and_says_proxy():
     assert "gpus_per_node=4" in text
     for name, formula, _ in FORMULAS:
         assert f"{name}" in text and formula in text
+
+
+def test_zero_stages_and_uneven_stages_in_the_proxy():
+    """Per step and parameter, DP moves 2 B_g (all-reduce), B_g + B_w (ZeRO-1: reduce-scatter, all-gather), m B_g +
+    B_w (ZeRO-2: every micro batch's gradients reduce-scattered), m (B_g + 2 B_w) (ZeRO-3: weights gathered for each
+    micro batch's forward and backward); the slowest of uneven stages stretches the step by p max_r L_r / L."""
+    cluster = Cluster(TINY, gpus=16, s=256, gbs=32)
+    out = terms(cluster, _grid(d=2, p=4, m=16, zero=[0, 1, 2, 3]))
+    per = out["V_dp"] / out["V_dp"][0] * 2 * 4  # in bytes per parameter: B_g = 4, B_w = 2 (the default widths)
+    np.testing.assert_allclose(per, [8, 6, 16 * 4 + 2, 16 * (4 + 4)], rtol=1e-12)
+    even, uneven = terms(cluster, _grid(p=4, m=16, max_layers=[2, 3]))["skew"]
+    assert even == 1.0 and uneven == pytest.approx(4 * 3 / TINY.L, rel=1e-12)

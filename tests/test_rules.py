@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jaxcheck.spec import StepSpec
+from conftest import a_split
 from symbolic.config.errors import ConfigError
 from symbolic.config.rules import RULES, SCOPES, letters, select
 from symbolic.config.shapes import PRESETS, ModelShape
@@ -37,12 +38,19 @@ def test_table_is_ordered_as_training_checks_it():
 
 
 def test_every_message_is_one_line_on_ints():
-    broken = SimpleNamespace(d=3, t=3, p=3, c=3, vpp=2, s=1000, b=2, gbs=9, sp=True, flash_attn=True)
-    x = letters(broken, ModelShape("odd", h=36, f=64, a=4, k=2, L=4, v=64))
-    assert [rule.name for rule in RULES if rule.holds(x)] == ["vpp > 1 needs p > 1"]  # p = 3: it cannot break too
-    for rule in RULES:
-        text = rule.message(x)
-        assert text and "\n" not in text, rule.name
+    """Even stages break every rule but those on uneven ones; uneven ones (2 entries for p = 3, odd with vpp = 2,
+    summing to 3 of 4 layers, 6 chunks for 4 layers) every rule but the layer rule they replace."""
+    shape = ModelShape("odd", h=36, f=64, a=4, k=2, L=4, v=64)
+    on_uneven = ["stage layers: p entries", "stage layers % vpp", "stage layers sum to L", "uneven: whole chunks"]
+    even = ["vpp > 1 needs p > 1", *on_uneven, "even stages"]
+    for split, holding in ((None, even), ((1, 2), ["vpp > 1 needs p > 1", "L % (p vpp)"])):
+        broken = SimpleNamespace(d=3, t=3, p=3, c=3, vpp=2, s=1000, b=2, gbs=9, sp=True, flash_attn=True, zero=3,
+                                 stage_layers=split)
+        x = letters(broken, shape)
+        assert [rule.name for rule in RULES if rule.holds(x)] == holding  # p = 3: vpp > 1 cannot break too
+        for rule in RULES:
+            text = rule.message(x)
+            assert text and "\n" not in text, rule.name
 
 
 def _rows(grid: dict) -> list[dict]:
@@ -50,8 +58,11 @@ def _rows(grid: dict) -> list[dict]:
 
 
 def _training(cluster: Cluster, row: dict) -> Training:
+    """A grid row's Training: its letters, ZeRO stage and, for a balanced row, the most even split."""
+    split = a_split(cluster.shape.L, row["p"], row["vpp"]) if row.get("split") else None
     return Training(d=row["d"], t=row["t"], p=row["p"], c=row["c"], vpp=row["vpp"], s=cluster.s, b=row["b"],
-                    gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn)
+                    gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn, zero=row.get("zero", 1),
+                    stage_layers=split)
 
 
 def _accepted_by_jaxcheck(cluster: Cluster) -> set[tuple]:
@@ -82,7 +93,7 @@ def test_plan_and_jaxcheck_agree_on_random_clusters(shape, gpus, s, gbs, sp, fla
         StepSpec(shape, _training(cluster, row)).check()
     assert {tuple(r[x] for x in ("d", "t", "p", "c", "vpp", "b")) for r in jax_rows} == _accepted_by_jaxcheck(cluster)
     for row in _rows(valid(cluster, "paper")[0]):
-        _training(cluster, row).check(shape)
+        _training(cluster, row).check(shape)  # balanced rows with their most even split
 
 
 def test_search_rows_of_the_jax_profile_pass_jaxcheck():

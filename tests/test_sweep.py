@@ -78,7 +78,7 @@ def test_grid_expansion(tmp_path):
     ("[grid]\ntpp = [1, 2]\n", "unknown key 'tpp'"),
     ("[base]\ntp = \"2\"\n", "tp must be a positive integer"),
     ("[grid]\ndp = [1, 0]\n", "dp must be a positive integer, got 0"),
-    ("[base]\nzero = true\n", "zero must be one of 0, 1, got True"),
+    ("[base]\nzero = true\n", "zero must be one of 0, 1, 2, 3, got True"),
     ("[base]\nsp = 1\n", "sp must be a bool"),
     ("[grid]\nrecompute = [\"some\"]\n", "recompute must be one of none, selective, full"),
     ("[grid]\ntp = []\n", "tp must be a non-empty list"),

@@ -15,8 +15,10 @@ from symbolic.config.training import RECOMPUTE, ZERO_STAGES, training_from_json
 
 from ..spec import DEFAULT_TRAINING, JaxOptions, StepSpec
 
-# a grid point: the CLI's flag names with `mem4d compile`'s defaults (the model, the Training, the dtypes)
-DEFAULTS: dict = {"model": DEFAULT_MODEL, **DEFAULT_TRAINING.flags(widths=False),
+# a grid point: the CLI's flag names with `mem4d compile`'s defaults (the model, the Training, the dtypes); no
+# stage_layers: jaxcheck compiles equal stages only (and the keys of recorded configs stay as they were)
+DEFAULTS: dict = {"model": DEFAULT_MODEL, **{k: v for k, v in DEFAULT_TRAINING.flags(widths=False).items()
+                                             if k != "stage_layers"},
                   "param_dtype": JAX_PARAM_DTYPE, "compute_dtype": JAX_COMPUTE_DTYPE}
 TYPES = {key: int if key == "gbs" else type(value) for key, value in DEFAULTS.items()}  # gbs: None by default
 CHOICES = {"recompute": RECOMPUTE, "zero": ZERO_STAGES, "param_dtype": FLOATS, "compute_dtype": FLOATS}

@@ -38,6 +38,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def stage_layers(text: str) -> tuple[int, ...]:
+    """argparse type of --stage-layers: '7,8,8,7' -> (7, 8, 8, 7), positive integers."""
+    try:
+        layers = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        layers = ()
+    if not layers or min(layers) <= 0:
+        raise argparse.ArgumentTypeError(f"expected comma-separated positive layer counts such as 7,8,8,7, got {text!r}")
+    return layers
+
+
 def add_model_args(parser: argparse.ArgumentParser, default: str = DEFAULT_MODEL) -> None:
     parser.add_argument("--model", default=default, metavar="M",
                         help=f"preset name or path to a Hugging Face config.json (default: {default})")
@@ -54,6 +65,9 @@ def add_training_args(parser: argparse.ArgumentParser, defaults: Training = Trai
     g.add_argument("--seq", type=positive_int, default=defaults.s, help="sequence length s")
     g.add_argument("--mbs", type=positive_int, default=defaults.b, help="micro batch size b")
     g.add_argument("--gbs", type=positive_int, default=defaults.gbs, help="global batch in sequences (default: mbs*dp*pp)")
+    g.add_argument("--stage-layers", type=stage_layers, default=defaults.stage_layers, metavar="N,N,...",
+                   help="layers of each pipeline stage, pp entries summing to L (with --vpp, each a multiple of vpp: "
+                        "the stage's chunks); default L/pp each")
     add_switch_args(g, defaults)
 
 
@@ -66,7 +80,8 @@ def add_switch_args(group, defaults: Training = Training()) -> None:
     group.add_argument("--no-flash-attn", dest="flash_attn", action="store_false", default=defaults.flash_attn,
                        help="keep s x s attention scores and softmax for backward")
     group.add_argument("--zero", type=int, choices=ZERO_STAGES, default=defaults.zero,
-                       help="ZeRO stage: 0 replicates optimizer states, 1 shards them over d*c (default: %(default)s)")
+                       help="ZeRO stage, what is sharded over d*c: 0 nothing, 1 optimizer states, 2 also gradients, "
+                            "3 also weights (FSDP) (default: %(default)s)")
     group.add_argument("--dist-opt", dest="zero", action="store_const", const=1, default=argparse.SUPPRESS,
                        help="alias of --zero 1 (Megatron's distributed optimizer)")
     group.add_argument("--no-dist-opt", dest="zero", action="store_const", const=0, default=argparse.SUPPRESS,

@@ -22,6 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="drop communicator buffers, CUDA context, buckets and fragmentation")
     g.add_argument("--overhead", action="append", default=[], metavar="NAME=SIZE",
                    help="replace one component, e.g. cuda_context=0.5GiB (repeatable)")
+    parser.add_argument("--balance", action="store_true",
+                        help="choose --stage-layers: the split minimising the most loaded stage's memory, printed "
+                             "next to the most even split")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
 
 
@@ -52,54 +55,133 @@ def run(args: argparse.Namespace) -> int:
     threshold = check_threshold(args.threshold)
     overrides = parse_overrides(args.overhead)
     shape = model_from_args(args)
-    training = training_from_args(args, shape, args.profile)
+    bal = None
+    if args.balance:
+        from ..plan.balance import balance
+
+        if args.stage_layers is not None:
+            raise ConfigError("--balance chooses the stage split: give it or --stage-layers, not both")
+        bal = balance(shape, training_from_args(args, None, args.profile), args.profile, args.overheads)
+        training = bal.training
+    else:
+        training = training_from_args(args, shape, args.profile)
     result = estimate(shape, training, args.profile, overheads=args.overheads, overrides=overrides)
     report = result.as_json(gpu, threshold)
+    if bal is not None:
+        report["balance"] = _balance_json(bal)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         _print_tables(report)
+        if bal is not None:
+            _print_balance(report["balance"], shape.L)
     return 0
+
+
+def _balance_json(bal) -> dict:
+    """estimate --balance --json: the balanced split and the most even one (plan.balance.Balance), each rank's total
+    bytes, the peaks."""
+    return {"stage_layers": list(bal.split), "stages_bytes": list(bal.totals), "peak_bytes": bal.peak,
+            "even": {"stage_layers": list(bal.even), "stages_bytes": list(bal.even_totals), "peak_bytes": bal.even_peak}}
 
 
 def _gib(x: int) -> str:
     return f"{x / GIB:,.2f}"
 
 
-def _print_tables(report: dict) -> None:
+def _console():
     from rich.console import Console
+
+    return Console(no_color=bool(os.environ.get("MEM4D_NO_COLOR")), width=max(100, Console().width))
+
+
+def _print_tables(report: dict) -> None:
     from rich.table import Table
 
-    console = Console(no_color=bool(os.environ.get("MEM4D_NO_COLOR")), width=max(100, Console().width))
+    console = _console()
     cfg, gpu = report["config"], report["gpu_mem_bytes"]
-    title = f"{report['model']}  " + " ".join(f"{key}={value}" for key, value in cfg.items()
+    title = f"{report['model']}  " + " ".join(f"{key}={','.join(map(str, value)) if isinstance(value, list) else value}"
+                                              for key, value in cfg.items()
                                               if key != "model" and not key.endswith("_bytes"))
     title += f"  profile={report['profile']}"
     table = Table(title=title, title_justify="left")
     table.add_column("component", no_wrap=True, min_width=18)
     table.add_column("most loaded (paper) GiB", justify="right")
     table.add_column("% of GPU", justify="right")
-    for stage in report["stages"]:
+    loaded = [s for s in report["stages"] if s["rank"] == report["most_loaded_rank"]][0]
+    uneven = bool(cfg.get("stage_layers"))  # every rank listed: as rows of a table of their own
+    columns = [loaded] if uneven else report["stages"]
+    for stage in columns:
         table.add_column(f"{stage['stage']} (rank {stage['rank']}) GiB", justify="right")
     for name, value in report["bytes"].items():
         if name == "total":
             table.add_section()
         row = [name, _gib(value), f"{100 * value / gpu:.1f}"]
-        row += [_gib(stage["bytes"].get(name, 0)) for stage in report["stages"]]
+        row += [_gib(stage["bytes"].get(name, 0)) for stage in columns]
         table.add_row(*row, style="bold" if name == "total" else None)
     peak, source = report["peak_bytes"], report["peak_from"]
     table.add_section()
     decided = ["peak (verdict)", _gib(peak) if source == "total" else "", f"{100 * peak / gpu:.1f}"]
-    decided += [_gib(peak) if stage["stage"] == source else "" for stage in report["stages"]]  # where it comes from
+    decided += [_gib(peak) if source != "total" and stage is loaded else "" for stage in columns]  # where it comes from
     table.add_row(*decided, style="bold")
     console.print(table)
+    if uneven:
+        _print_stage_rows(console, report)
     limit = report["threshold"] * gpu
     verdict = "FITS" if report["fits"] else "DOES NOT FIT"
     if source == "total":
         reason = "the paper's total (no exact stage holds more)"
+    elif uneven:
+        reason = (f"the most loaded exact stage, {source} rank {loaded['rank']} with {loaded['layers']} layers (with "
+                  f"--stage-layers the paper's closed form of pp equal stages does not apply)")
     else:
         reason = (f"the exact {source} stage, above the paper's total of {_gib(report['bytes']['total'])} GiB"
                   + (" (the closed form omits the LM head weights when p = 1)" if source == "only" else ""))
     console.print(f"{verdict}: peak {_gib(peak)} GiB of {_gib(gpu)} GiB per GPU = {100 * peak / gpu:.1f} % "
                   f"(rule: < {100 * report['threshold']:.0f} % = {_gib(int(limit))} GiB); the peak is {reason}. "
                   f"Most loaded stage (exact placement): {report['most_loaded_stage']}.")
+
+
+COLUMNS = {"weights": ("weights",), "gradients": ("gradients",), "optimizer": ("optimizer",),
+           "activations": ("activations",), "ends": ("embedding_input", "output_layer")}  # the rest: "other"
+
+
+def _print_stage_rows(console, report: dict) -> None:
+    """Every listed rank as a row: its layers, micro batches in flight, bytes by part and total (the parts that are
+    no column of COLUMNS, ZeRO buffers and overheads, summed as "other"; --json lists each)."""
+    from rich.table import Table
+
+    table = Table(title="per pipeline stage, GiB per GPU (other: ZeRO buffers and overheads)", title_justify="left")
+    for col in ("rank", "stage", "layers", "in flight", *COLUMNS, "other", "total"):
+        table.add_column(col, justify="left" if col == "stage" else "right")
+    for stage in report["stages"]:
+        parts = stage["bytes"]
+        shown = {col: sum(parts.get(name, 0) for name in names) for col, names in COLUMNS.items()}
+        other = parts["total"] - sum(shown.values())
+        bold = "bold" if stage["rank"] == report["most_loaded_rank"] else None
+        table.add_row(str(stage["rank"]), stage["stage"], str(stage["layers"]), f"{stage['in_flight']:g}",
+                      *(_gib(x) for x in shown.values()), _gib(other), _gib(parts["total"]), style=bold)
+    console.print(table)
+
+
+def _print_balance(bal: dict, L: int) -> None:
+    """The balanced split next to the most even one, rank by rank, and the --stage-layers value to pass."""
+    from rich.table import Table
+
+    console = _console()
+    table = Table(title="--balance: the split minimising the most loaded stage, next to the most even split (L/pp "
+                        "each, or no stage above ceil(L/pp) layers, the one holding least); GiB per GPU, each rank's "
+                        "exact total", title_justify="left")
+    for col in ("rank", "even layers", "even GiB", "balanced layers", "balanced GiB"):
+        table.add_column(col, justify="right")
+    rows = zip(bal["even"]["stage_layers"], bal["even"]["stages_bytes"], bal["stage_layers"], bal["stages_bytes"])
+    for rank, (n_even, even, n_bal, balanced) in enumerate(rows):
+        table.add_row(str(rank), str(n_even), _gib(even), str(n_bal), _gib(balanced))
+    table.add_section()
+    table.add_row("peak", "", _gib(bal["even"]["peak_bytes"]), "", _gib(bal["peak_bytes"]), style="bold")
+    console.print(table)
+    split = ",".join(map(str, bal["stage_layers"]))
+    p = len(bal["stage_layers"])
+    console.print(f"--stage-layers {split}  (most loaded stage {_gib(bal['even']['peak_bytes'])} -> "
+                  f"{_gib(bal['peak_bytes'])} GiB; the slowest stage runs {max(bal['stage_layers'])} layers, "
+                  f"L/pp = {L / p:g} on average)", soft_wrap=True)

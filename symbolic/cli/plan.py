@@ -54,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--top", type=positive_int, default=10, metavar="K", help="rows in the table (default: 10)")
     parser.add_argument("--no-sp", dest="sp", action="store_false", help="disable sequence parallelism")
     parser.add_argument("--zero", type=int, choices=ZERO_STAGES, default=None,
-                        help="search only this ZeRO stage (default: every stage)")
+                        help="search only this ZeRO stage, 0 to 3 (default: every stage)")
     parser.add_argument("--dist-opt", dest="zero", action="store_const", const=1, help="alias of --zero 1")
     parser.add_argument("--no-dist-opt", dest="zero", action="store_const", const=0, help="alias of --zero 0")
     parser.add_argument("--no-flash-attn", dest="flash_attn", action="store_false",
@@ -119,11 +119,18 @@ def _print_why_not(cluster: Cluster, profile: str) -> None:
 
 
 def _label(config: dict) -> str:
+    split = f" stage_layers={_layers(config['stage_layers'])}" if config["stage_layers"] else ""
     return (f"dp={config['dp']} tp={config['tp']} pp={config['pp']} cp={config['cp']} vpp={config['vpp']} "
-            f"mbs={config['mbs']} recompute={config['recompute']} zero={config['zero']}")
+            f"mbs={config['mbs']} recompute={config['recompute']} zero={config['zero']}{split}")
 
 
-SEARCHED = ("dp", "tp", "pp", "cp", "vpp", "mbs", "m", "recompute", "zero")  # the config keys that vary by row
+def _layers(split) -> str:
+    """A stage split as --stage-layers takes it ("7,8,8,7"); "" for an even split."""
+    return ",".join(map(str, split)) if split else ""
+
+
+# the config keys that vary by row; stage_layers: null (JSON) or "" (CSV, table) for an even split
+SEARCHED = ("dp", "tp", "pp", "cp", "vpp", "mbs", "m", "recompute", "zero", "stage_layers")
 
 
 def _as_json(plan, args) -> dict:
@@ -150,7 +157,8 @@ def _write_csv(plan, path: str) -> None:
             writer.writerow(columns)
             for i in plan.order:
                 row = plan.config(i)
-                writer.writerow([row["config"][c] for c in SEARCHED] + [row["bytes"].get(c, 0) for c in plan.components]
+                cells = [_layers(row["config"][c]) if c == "stage_layers" else row["config"][c] for c in SEARCHED]
+                writer.writerow(cells + [row["bytes"].get(c, 0) for c in plan.components]
                                 + [row["peak_bytes"], row["peak_from"], f"{row['score']:.6f}"])
     except OSError as err:
         raise ConfigError(f"cannot write {path}: {err.strerror}") from None
@@ -169,7 +177,7 @@ def _print_table(plan, args) -> None:
              f"({plan.profile} profile, searched in {spent:.3f} s); memory in GiB per GPU")
     table = Table(title=title, title_justify="left")
     for name in ("#", *SEARCHED):
-        table.add_column(name, justify="right" if name != "recompute" else "left")
+        table.add_column(name.replace("_", "\n"), justify="left" if name in ("recompute", "stage_layers") else "right")
     for name in plan.components:
         table.add_column(name.replace("_", "\n"), justify="right", style="bold" if name == "total" else None)
     table.add_column("peak", justify="right", style="bold")
@@ -179,7 +187,8 @@ def _print_table(plan, args) -> None:
     table.add_column("score", justify="right")
     for rank, i in enumerate(plan.order[: args.top], 1):
         row = plan.config(i)
-        cells = [str(rank), *(str(row["config"][c]) for c in SEARCHED)]
+        config = row["config"]
+        cells = [str(rank), *(_layers(config[c]) if c == "stage_layers" else str(config[c]) for c in SEARCHED)]
         cells += [f"{row['bytes'][c] / GiB:.2f}" if c in row["bytes"] else "-" for c in plan.components]
         cells.append(f"{row['peak_bytes'] / GiB:.2f}" + ("" if row["peak_from"] == "total" else f" ({row['peak_from']})"))
         cells += [f"{plan.rows[c][i]:.3f}" for c in proxy_cols]
@@ -189,4 +198,5 @@ def _print_table(plan, args) -> None:
         console.print("score = ideal compute time / proxy step time (a ranking proxy, not a throughput "
                       "prediction; --explain prints its formula)")
     console.print("peak = max(total, every exact pipeline stage's total), the figure the fit rule judges; a stage in "
-                  "brackets holds more than the paper's total (at p = 1: the LM head the closed form omits)")
+                  "brackets holds more than the paper's total (at p = 1: the LM head the closed form omits); with "
+                  "stage_layers (an uneven split, --stage-layers in estimate) the most loaded stage alone decides")

@@ -1,4 +1,5 @@
-"""Optimizer states: fp32 master weights and Adam m, v (B_o = 12 bytes per parameter), sharded over d*c with the distributed optimizer."""
+"""Optimizer states: fp32 master weights and Adam m, v (B_o = 12 bytes per parameter), sharded over d*c from ZeRO-1 on
+(the distributed optimizer)."""
 from __future__ import annotations
 
 import sympy as sp
@@ -9,7 +10,7 @@ from .base import Component
 
 
 def optimizer(params: sp.Expr, sw: Switches) -> Component:
-    """Master weights + Adam moments; divided by d*c when the distributed optimizer is on (Fujii et al. 2024: 12/(d c))."""
+    """Master weights + Adam moments; divided by d*c at ZeRO stage 1 and above (Fujii et al. 2024: 12/(d c))."""
     if sw.dist_opt:
         return Component(
             "optimizer", B_o * params / (d * c),

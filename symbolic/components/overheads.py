@@ -22,11 +22,12 @@ def _wider_than_one(x: sp.Expr) -> sp.Expr:
 def overheads(params: sp.Expr, tensors: sp.Expr, sw: Switches) -> list[Component]:
     """The overhead components of one GPU holding `params` parameters and `tensors` bytes of model state + activations."""
     data_parallel = _wider_than_one(d * c)
-    parts = [
-        Component("grad_buckets", data_parallel * B_g * sp.Min(params, BUCKET, evaluate=False),
-                  "one gradient reduce bucket (Megatron DDP default 40M params, B_g bytes each) staged for the d*c reduction"),
-    ]
-    if sw.dist_opt:
+    parts = []
+    if sw.zero <= 1:  # ZeRO-2/3 reduce-scatter each layer's gradients: zero.grad_reduce_buffer
+        parts.append(Component("grad_buckets", data_parallel * B_g * sp.Min(params, BUCKET, evaluate=False),
+                               "one gradient reduce bucket (Megatron DDP default 40M params, B_g bytes each) staged for "
+                               "the d*c reduction"))
+    if sw.zero in (1, 2):  # ZeRO-3 keeps its weights sharded: zero.params_gathered gathers them layer by layer
         parts.append(Component("dist_opt_allgather", data_parallel * B_w * sp.Min(params, BUCKET, evaluate=False),
                                "one bf16 parameter all-gather bucket of the distributed optimizer (40M params, B_w bytes each)"))
     groups = sum((_wider_than_one(x) for x in (d, t, p, c)), sp.Integer(0))

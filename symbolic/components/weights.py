@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..config.symbols import B_w, L, a, f, h, k, p, t, v
+from ..config.switches import Switches
+from ..config.symbols import B_w, L, a, c, d, f, h, k, p, t, v
 from .base import Component
 
 
@@ -43,20 +44,23 @@ def head_params() -> sp.Expr:
     return final_norm_params() + h * v / t
 
 
-def stage_params(stage: str, tied: bool = False) -> sp.Expr:
-    """Parameters held by one GPU of the given pipeline stage (L/p layers each).
+def end_params(stage: str, tied: bool = False) -> sp.Expr:
+    """Parameters a stage holds besides its layers: the embedding (first), final norm + LM head (last), both (only).
 
     Tied embeddings change only p = 1: Megatron-LM (tie_embeddings_and_output_weights) keeps a separate copy of the
     embedding on the last stage when p > 1, synchronised by an all-reduce of its gradients, so first and last stages
     count a v x h matrix each; with p = 1 the one matrix is both embedding and LM head."""
-    layers = (L / p) * layer_params()
     only_head = final_norm_params() if tied else head_params()
-    return {
-        "first": embedding_params() + layers,
-        "middle": layers,
-        "last": layers + head_params(),
-        "only": embedding_params() + L * layer_params() + only_head,
-    }[stage]
+    return {"first": embedding_params(), "middle": sp.Integer(0), "last": head_params(),
+            "only": embedding_params() + only_head}[stage]
+
+
+def stage_params(stage: str, tied: bool = False, layers: sp.Expr | None = None) -> sp.Expr:
+    """Parameters held by one GPU of the given pipeline stage: `layers` layers (default L/p; L on the only stage)
+    and its end_params."""
+    if layers is None:
+        layers = L if stage == "only" else L / p
+    return end_params(stage, tied) + layers * layer_params()
 
 
 def paper_params() -> sp.Expr:
@@ -64,5 +68,9 @@ def paper_params() -> sp.Expr:
     return stage_params("first")
 
 
-def weights(params: sp.Expr) -> Component:
+def weights(params: sp.Expr, sw: Switches) -> Component:
+    """The model weights the GPU keeps between steps: all of its stage's, sharded over d*c by ZeRO-3."""
+    if sw.zero >= 3:
+        return Component("weights", B_w * params / (d * c), "bf16 model weights, B_w bytes per parameter, sharded over "
+                         "the d*c data-parallel ranks (ZeRO-3; torch FSDP FULL_SHARD, Megatron-LM FSDP optim_grads_params)")
     return Component("weights", B_w * params, "bf16 model weights, B_w bytes per parameter (Megatron mixed precision)")

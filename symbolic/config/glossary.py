@@ -28,9 +28,18 @@ BYTES = {
     "B_o": "optimizer bytes per parameter",
     "B_a": "bytes per activation element",
 }
-MEANING = SHAPE | PARALLEL | SCHEDULE | BYTES
-NAMES = tuple(MEANING)  # the estimator's inputs, in this order
-LATEX = {"vpp": r"v_{pp}", "B_w": r"B_{w}", "B_g": r"B_{g}", "B_o": r"B_{o}", "B_a": r"B_{a}"}  # the rest: as named
+# one pipeline stage (rank r of p): what a stage's expressions take beyond the letters above; L_r = L/p and
+# m_r = the schedule's in-flight count of rank r when the split is even
+STAGE = {
+    "r": "pipeline rank of a stage, 0 (first) to p - 1 (last)",
+    "L_r": "layers on pipeline rank r (L/p with an even split; --stage-layers otherwise)",
+    "m_r": "micro batches (of a whole stage) in flight on rank r at its peak",
+}
+NAMES = tuple(SHAPE | PARALLEL | SCHEDULE | BYTES)  # the estimator's inputs, in this order
+STAGE_NAMES = ("L_r", "m_r")  # a stage's extra inputs (the in-flight count takes r)
+MEANING = SHAPE | PARALLEL | SCHEDULE | BYTES | STAGE
+LATEX = {"vpp": r"v_{pp}", "B_w": r"B_{w}", "B_g": r"B_{g}", "B_o": r"B_{o}", "B_a": r"B_{a}", "L_r": r"L_{r}",
+         "m_r": r"m_{r}"}  # the rest: as named
 
 # where a configuration's value of each letter comes from: these from ModelShape, the rest from Training (the
 # attribute of the same name, or this field)

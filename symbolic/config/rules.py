@@ -24,6 +24,16 @@ class Rule:
     model: bool = False  # reads the model's letters (a, k, f, L, v, dh): checked by Training.check(shape)
 
 
+def _uneven(x) -> bool:
+    """True where stages are uneven: --stage-layers given (one config), or a balanced row of plan (arrays)."""
+    return x.uneven
+
+
+def _split(x) -> str:
+    """--stage-layers as given ("7,8,8,7"; "" when none was)."""
+    return ",".join(map(str, x.stage_layers or ()))
+
+
 RULES: tuple[Rule, ...] = (
     # the training config alone (Training.__post_init__)
     Rule("gbs % (b d)", lambda x: x.gbs % (x.b * x.d) == 0,
@@ -36,6 +46,13 @@ RULES: tuple[Rule, ...] = (
          lambda x: f"virtual pipeline stages vpp={x.vpp} need pipeline parallel pp > 1"),
     Rule("m % p (vpp > 1)", lambda x: (x.vpp == 1) | (x.m % x.p == 0),
          lambda x: f"interleaved 1F1B needs micro batches m={x.m} divisible by pp={x.p}"),
+    # --stage-layers (plan's balanced rows carry no tuple: their splits are built to satisfy these)
+    Rule("stage layers: p entries", lambda x: x.stage_layers is None or len(x.stage_layers) == x.p,
+         lambda x: (f"--stage-layers {_split(x)} has {len(x.stage_layers or ())} entries, but pp={x.p}: give one "
+                    f"layer count per pipeline stage")),
+    Rule("stage layers % vpp", lambda x: x.stage_layers is None or all(n % x.vpp == 0 for n in x.stage_layers),
+         lambda x: f"--stage-layers {_split(x)}: with vpp={x.vpp} each stage's layers form vpp chunks, so every entry "
+                   f"must be a multiple of {x.vpp}"),
     # the training config on a model (Training.check)
     Rule("a % t", lambda x: x.a % x.t == 0,
          lambda x: f"tensor parallel t={x.t} does not divide attention heads a={x.a} of {x.model}", model=True),
@@ -43,15 +60,26 @@ RULES: tuple[Rule, ...] = (
          lambda x: f"tensor parallel t={x.t} does not divide KV heads k={x.k} of {x.model}", model=True),
     Rule("f % t", lambda x: x.f % x.t == 0,
          lambda x: f"tensor parallel t={x.t} does not divide MLP size f={x.f} of {x.model}", model=True),
-    Rule("L % (p vpp)", lambda x: x.L % (x.p * x.vpp) == 0,
+    Rule("L % (p vpp)", lambda x: _uneven(x) | (x.L % (x.p * x.vpp) == 0),
          lambda x: (f"pipeline stages pp x vpp = {x.p}x{x.vpp} = {x.p * x.vpp} do not divide layers L={x.L} "
-                    f"of {x.model}"), model=True),
+                    f"of {x.model}: give --stage-layers (pp entries summing to {x.L}) or --balance"), model=True),
+    Rule("stage layers sum to L", lambda x: x.stage_layers is None or sum(x.stage_layers) == x.L,
+         lambda x: f"--stage-layers {_split(x)} sum to {sum(x.stage_layers or ())}, but {x.model} has L={x.L} layers",
+         model=True),
+    Rule("uneven: whole chunks", lambda x: np.logical_not(_uneven(x)) | ((x.L % x.vpp == 0) & (x.p * x.vpp <= x.L)),
+         lambda x: (f"uneven stages of vpp={x.vpp} chunks each need L={x.L} of {x.model} to be a multiple of vpp and "
+                    f"at least pp x vpp = {x.p * x.vpp}"), model=True),
     # jaxcheck's own limits
     Rule("v % t", lambda x: x.v % x.t == 0,
          lambda x: (f"tensor parallel t={x.t} does not divide vocabulary v={x.v} of {x.model} (jaxcheck shards the "
                     f"embedding and head evenly over tensor; pad v to a multiple of t)"), scope="jax", model=True),
     Rule("vpp == 1", lambda x: x.vpp == 1,
          lambda x: f"jaxcheck compiles a GPipe schedule without virtual stages; got vpp={x.vpp}", scope="jax"),
+    Rule("even stages", lambda x: np.logical_not(_uneven(x)),
+         lambda x: ("jaxcheck's GPipe runs pp equal stages (a vmap over stages): uneven stages (--stage-layers, "
+                    "--balance) are for the paper profile only"), scope="jax"),
+    Rule("zero <= 1", lambda x: x.zero <= 1,
+         lambda x: f"jaxcheck compiles ZeRO stages 0 and 1; got --zero {x.zero}", scope="jax"),
     Rule("s % flash block", lambda x: np.logical_not(x.flash_attn) | (x.s % np.minimum(x.s, FLASH_BLOCK) == 0),
          lambda x: (f"flash attention runs over key blocks of {FLASH_BLOCK}: sequence s={x.s} must be a multiple of "
                     f"{FLASH_BLOCK} (or shorter), or pass --no-flash-attn"), scope="jax"),
@@ -69,11 +97,12 @@ def select(scope: str = "all", model: bool | None = None) -> tuple[Rule, ...]:
 def letters(training, shape=None) -> SimpleNamespace:
     """What the rules read from a Training (gbs as given, else p b d; m = gbs // (b d)) and, given, a ModelShape.
 
-    Python ints here; plan builds the same namespace from numpy int arrays of every candidate, and the predicates use
-    only operators that work on both."""
+    Python ints here; plan builds the same namespace from numpy int arrays of every candidate (its balanced rows with
+    uneven True and no stage_layers tuple), and the predicates use only operators that work on both."""
     gbs = training.p * training.b * training.d if training.gbs is None else training.gbs
     x = dict(d=training.d, t=training.t, p=training.p, c=training.c, vpp=training.vpp, s=training.s, b=training.b,
-             gbs=gbs, m=gbs // (training.b * training.d), sp=training.sp, flash_attn=training.flash_attn)
+             gbs=gbs, m=gbs // (training.b * training.d), sp=training.sp, flash_attn=training.flash_attn,
+             zero=training.zero, stage_layers=training.stage_layers, uneven=training.stage_layers is not None)
     return SimpleNamespace(**x, **(model_letters(shape) if shape is not None else {}))
 
 

@@ -3,13 +3,17 @@ import sympy as sp
 
 from . import glossary
 
-BY_NAME = {name: sp.Symbol(name, positive=True) for name in glossary.NAMES}  # plain names: lambdify keywords
+# plain names (lambdify keywords); every letter is positive but the rank r, which is 0 on the first stage
+BY_NAME = {name: sp.Symbol(name, **({"nonnegative": True} if name == "r" else {"positive": True}))
+           for name in glossary.MEANING}
 
 s, b, h, f, a, k, L, v = (BY_NAME[name] for name in glossary.SHAPE)
 d, t, p, c = (BY_NAME[name] for name in glossary.PARALLEL)
 m, vpp = (BY_NAME[name] for name in glossary.SCHEDULE)
 B_w, B_g, B_o, B_a = (BY_NAME[name] for name in glossary.BYTES)
-ALL = tuple(BY_NAME.values())
+r = BY_NAME["r"]  # the pipeline rank of a stage (r = 0 first, p - 1 last)
+L_r, m_r = (BY_NAME[name] for name in glossary.STAGE_NAMES)  # the stage's layers and in-flight micro batches
+ALL = tuple(BY_NAME[name] for name in glossary.NAMES)  # the estimator's inputs
 
 LATEX = {BY_NAME[name]: tex for name, tex in glossary.LATEX.items()}
 MEANING = {BY_NAME[name]: meaning for name, meaning in glossary.MEANING.items()}

@@ -9,7 +9,9 @@ from .errors import ConfigError
 from .shapes import ModelShape
 
 RECOMPUTE = ("none", "selective", "full")
-ZERO_STAGES = (0, 1)  # 0: optimizer states replicated; 1: sharded over d * c (Megatron's distributed optimizer)
+# ZeRO stage (Rajbhandari et al. 2020): what is sharded over the d * c data-parallel ranks. 0: nothing; 1: optimizer
+# states (Megatron's distributed optimizer); 2: also gradients; 3: also parameters (torch FSDP FULL_SHARD)
+ZERO_STAGES = (0, 1, 2, 3)
 STAGES = ("first", "middle", "last", "only")  # a GPU's place in the pipeline; only: p = 1, one stage holds everything
 
 
@@ -22,6 +24,11 @@ def stage_exists(stage: str, p):
     """Whether a GPU of this stage exists with p pipeline stages (p an int or an array): only at p = 1, first and
     last from p = 2, middle from p = 3."""
     return {"only": p == 1, "first": p >= 2, "last": p >= 2, "middle": p >= 3}[stage]
+
+
+def stage_of(rank: int, p: int) -> str:
+    """The stage kind of pipeline rank `rank` of p: only (p = 1), first, last, or middle."""
+    return "only" if p == 1 else "first" if rank == 0 else "last" if rank == p - 1 else "middle"
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,7 @@ class Training:
     sp: bool = True  # sequence parallel (Megatron-LM): non-TP regions sharded along s over t
     flash_attn: bool = True  # no s x s scores or softmax kept for backward
     zero: int = 1  # ZeRO stage, one of ZERO_STAGES
+    stage_layers: tuple[int, ...] | None = None  # layers of each pipeline rank (all its vpp chunks); None: L/p each
     weight_bytes: int = MEGATRON["weight_bytes"]  # B_w: bf16 weights
     grad_bytes: int = MEGATRON["grad_bytes"]  # B_g: fp32 main gradients
     opt_bytes: int = MEGATRON["opt_bytes"]  # B_o: fp32 master weights + Adam m + Adam v
@@ -57,6 +65,12 @@ class Training:
             raise ConfigError(f"--recompute must be one of {', '.join(RECOMPUTE)}, got {self.recompute!r}")
         if isinstance(self.zero, bool) or self.zero not in ZERO_STAGES:
             raise ConfigError(f"--zero must be one of {', '.join(map(str, ZERO_STAGES))}, got {self.zero!r}")
+        if self.stage_layers is not None:
+            layers = self.stage_layers
+            if (isinstance(layers, (str, bytes)) or not hasattr(layers, "__iter__")
+                    or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in layers) or not layers):
+                raise ConfigError(f"--stage-layers must be positive integers, one per pipeline stage, got {layers!r}")
+            object.__setattr__(self, "stage_layers", tuple(layers))  # a JSON list or argparse's tuple alike
         rules.check(rules.letters(self), rules.select("all", model=False))
 
     @property
@@ -78,6 +92,10 @@ class Training:
         """GPUs (devices) in the job: d * t * p * c."""
         return self.d * self.t * self.p * self.c
 
+    def layers(self, L: int) -> tuple[int, ...]:
+        """Layers on each pipeline rank: stage_layers, or L/p each (an even split; the caller has checked p | L)."""
+        return self.stage_layers if self.stage_layers is not None else (L // self.p,) * self.p
+
     def check(self, shape: ModelShape, scope: str = "all") -> "Training":
         """Raise a one-line ConfigError (BrokenRule) if the model cannot be split this way, by the rules of `scope`
         ("all": every profile; "jax": also jaxcheck's own limits); return self."""
@@ -93,7 +111,7 @@ class Training:
         """The "config" object of every --json output: "model", each field under its flag name (gbs as used), m."""
         out = {"model": shape.name}
         for key, value in self.flags(widths).items():
-            out[key] = self.global_batch if key == "gbs" else value
+            out[key] = self.global_batch if key == "gbs" else list(value) if key == "stage_layers" and value else value
             if key == "gbs":
                 out["m"] = self.m
         return out

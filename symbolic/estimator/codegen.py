@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy
 
-from ..config.glossary import NAMES
+from ..config.glossary import NAMES, STAGE_NAMES
 from ..config.switches import Switches
 
 
@@ -53,8 +53,9 @@ def cache_key(profile: str, switches: Switches) -> str:
     return digest.hexdigest()[:24]
 
 
-def _lambdify_source(exprs: list, name: str) -> str:
-    """numpy source of one function of the glossary's NAMES returning a tuple of the expressions (lambdify, cse=True)."""
+def _lambdify_source(exprs: list, name: str, extra: tuple[str, ...] = ()) -> str:
+    """numpy source of one function of the glossary's NAMES (then `extra` letters) returning a tuple of the
+    expressions (lambdify, cse=True)."""
     import inspect
 
     import sympy as sp
@@ -62,7 +63,7 @@ def _lambdify_source(exprs: list, name: str) -> str:
     from ..config.symbols import BY_NAME
 
     printer = _printer_class()({"fully_qualified_modules": True, "allow_unknown_functions": False})
-    fn = sp.lambdify([BY_NAME[n] for n in NAMES], tuple(exprs), modules="numpy", printer=printer, cse=True,
+    fn = sp.lambdify([BY_NAME[n] for n in NAMES + extra], tuple(exprs), modules="numpy", printer=printer, cse=True,
                      docstring_limit=0)
     source = inspect.getsource(fn)
     return source.replace("def _lambdifygenerated(", f"def {name}(", 1)
@@ -90,25 +91,30 @@ def _printer_class():
 
 
 def derive(profile: str, switches: Switches) -> dict:
-    """Build the expressions of a profile under these switches and return names + generated sources (uncached)."""
+    """Build the expressions of a profile under these switches and return names + generated sources (uncached): the
+    main function (the most loaded GPU's components and total, of NAMES), one function per stage kind (its
+    components and total, of NAMES and L_r, m_r: its layers and in-flight micro batches) and the in-flight count
+    of rank r (of NAMES and r)."""
     from ..components import total
+    from ..config.symbols import L_r, m_r, r
     from ..config.training import STAGES
     from ..profiles import load
 
     module = load(profile)
     parts = module.components(switches)
     main = [part.expr for part in parts] + [total(parts)]
-    stage_names, stage_exprs = [], []
+    stages = {}
     for stage in STAGES:
-        stage_parts = module.stage_components(switches, stage)
-        stage_names += [f"{stage}.{part.name}" for part in stage_parts] + [f"{stage}.total"]
-        stage_exprs += [part.expr for part in stage_parts] + [total(stage_parts)]
+        stage_parts = module.stage_components(switches, stage, L_r, m_r)
+        stages[stage] = {"outputs": [part.name for part in stage_parts] + ["total"],
+                         "source": _lambdify_source([part.expr for part in stage_parts] + [total(stage_parts)],
+                                                    f"_{stage}", STAGE_NAMES)}
     return {
         "inputs": list(NAMES),
         "components": [part.name for part in parts] + ["total"],
-        "stage_outputs": stage_names,
         "main_source": _lambdify_source(main, "_main"),
-        "stage_source": _lambdify_source(stage_exprs, "_stages"),
+        "stages": stages,
+        "in_flight_source": _lambdify_source([module.in_flight(r)], "_in_flight", ("r",)),
     }
 
 

@@ -9,8 +9,8 @@ from ..config.errors import ConfigError
 from ..config.glossary import inputs_for
 from ..config.shapes import ModelShape
 from ..config.switches import Switches
-from ..config.training import STAGES, Training, stage_exists, stage_rank
-from .vectorized import estimator
+from ..config.training import STAGES, Training, stage_exists, stage_of, stage_rank
+from .vectorized import Estimator, estimator
 
 
 def check_head_dim(shape: ModelShape) -> None:
@@ -27,13 +27,40 @@ def stages_of(p: int) -> tuple[tuple[str, int], ...]:
     return tuple((stage, stage_rank(stage, p)) for stage in STAGES if stage_exists(stage, p))
 
 
+def ranks_of(training: Training) -> tuple[tuple[str, int], ...]:
+    """The (stage, rank) pairs an estimate lists: the representatives of an even split (the middle rank 1 holds
+    the most of the middle ranks: the same layers, the most micro batches in flight), every rank of an uneven one."""
+    if training.stage_layers is None:
+        return stages_of(training.p)
+    return tuple((stage_of(rank, training.p), rank) for rank in range(training.p))
+
+
+def rank_totals(est: Estimator, values: dict, layers, ranks) -> tuple[list[dict[str, int]], list[float]]:
+    """Each listed rank's components in whole bytes, with `layers[i]` layers on ranks[i] (one call per stage kind),
+    and the micro batches in flight on each."""
+    p = values["p"]
+    micro = est.in_flight(**values, r=np.asarray(ranks))
+    out = [None] * len(ranks)
+    for kind in STAGES:
+        at = [i for i, rank in enumerate(ranks) if stage_of(rank, p) == kind]
+        if not at:
+            continue
+        parts = est.stage(kind, **values, L_r=np.asarray([layers[i] for i in at]), m_r=micro[at])
+        for j, i in enumerate(at):
+            row = {name: int(round(float(x[j]))) for name, x in parts.items() if name != "total"}
+            out[i] = {**row, "total": sum(row.values())}
+    return out, [float(x) for x in micro]
+
+
 PEAK_FROM = ("total", *STAGES)  # the figures a peak is the largest of; "total" is the profile's formula
 
 
-def peak_of(total: np.ndarray, stage_totals: dict[str, np.ndarray], p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def peak_of(total: np.ndarray, stage_totals: dict[str, np.ndarray], p: np.ndarray,
+            uneven: np.ndarray | bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Vectorized peak = max(profile total, total of every stage that exists for p), and the index in PEAK_FROM of
-    the figure that is the peak (ties go to the profile total, then to the earlier stage)."""
-    figures = [np.asarray(total, dtype=np.float64)]
+    the figure that is the peak (ties go to the profile total, then to the earlier stage). Where stages are
+    `uneven` the profile total (a closed form of p equal stages) is left out: the most loaded stage decides."""
+    figures = [np.where(uneven, -np.inf, np.asarray(total, dtype=np.float64))]
     figures += [np.where(stage_exists(stage, p), stage_totals[stage], -np.inf) for stage in STAGES]
     stacked = np.stack(np.broadcast_arrays(*figures))
     which = np.argmax(stacked, axis=0)
@@ -58,15 +85,22 @@ class Estimate:
         return max(self.stages, key=lambda stage: stage["bytes"]["total"])
 
     @property
+    def uneven(self) -> bool:
+        """Stages of their own sizes (--stage-layers): the profile's total, a form of p equal stages, does not apply."""
+        return self.training.stage_layers is not None
+
+    @property
     def peak(self) -> int:
         """Bytes the verdict is based on: the profile's total or, when larger, the total of an exact stage (the
-        paper's closed form omits the LM head at p = 1, so there the exact "only" stage is larger)."""
-        return max(self.bytes["total"], self.most_loaded_stage["bytes"]["total"])
+        paper's closed form omits the LM head at p = 1, so there the exact "only" stage is larger); with uneven
+        stages the most loaded stage alone."""
+        stage = self.most_loaded_stage["bytes"]["total"]
+        return stage if self.uneven else max(self.bytes["total"], stage)
 
     @property
     def peak_from(self) -> str:
         """Which figure is the peak: "total" (the profile's formula) or the name of an exact stage."""
-        return "total" if self.peak == self.bytes["total"] else self.most_loaded_stage["stage"]
+        return "total" if self.peak == self.bytes["total"] and not self.uneven else self.most_loaded_stage["stage"]
 
     def fits(self, gpu_mem_bytes: int, threshold: float = 0.8) -> bool:
         """The 80 % rule on the peak: peak < threshold x GPU memory."""
@@ -80,7 +114,8 @@ class Estimate:
             "overheads": self.overheads, **({"backend": self.backend} if self.profile == "jax" else {}),
             "bytes": dict(self.bytes),
             "stages": [dict(stage, bytes=dict(stage["bytes"])) for stage in self.stages],
-            "most_loaded_stage": self.most_loaded_stage["stage"], "gpu_mem_bytes": int(gpu_mem_bytes),
+            "most_loaded_stage": self.most_loaded_stage["stage"], "most_loaded_rank": self.most_loaded_stage["rank"],
+            "gpu_mem_bytes": int(gpu_mem_bytes),
             "peak_bytes": self.peak, "peak_from": self.peak_from,
             "threshold": threshold, "fits": self.fits(gpu_mem_bytes, threshold),
         }
@@ -94,8 +129,9 @@ def _override(parts: dict[str, int], overrides: dict[str, int]) -> dict[str, int
 
 def estimate(shape: ModelShape, training: Training, profile: str = "paper", overheads: bool = True,
              overrides: dict[str, int] | None = None, backend: str = "gpu") -> Estimate:
-    """Bytes of one configuration; `overrides` replaces named components (e.g. {"cuda_context": 2**29}) before totalling."""
-    training.check(shape)
+    """Bytes of one configuration; `overrides` replaces named components (e.g. {"cuda_context": 2**29}) before totalling.
+    The jax profile models jaxcheck's step, so jaxcheck's rules apply to it too."""
+    training.check(shape, "jax" if profile == "jax" else "all")
     check_head_dim(shape)
     est = estimator(profile, Switches.of(training, overheads, shape.tied, backend))
     overrides = dict(overrides or {})
@@ -105,9 +141,9 @@ def estimate(shape: ModelShape, training: Training, profile: str = "paper", over
         raise ConfigError(f"cannot override {', '.join(unknown)}: components of profile {profile!r} here are {names}")
     values = inputs_for(shape, training)
     main = {name: int(round(float(x))) for name, x in est(**values).items()}
-    per_stage = est.stages(**values)
-    stages = []
-    for stage, rank in stages_of(training.p):
-        parts = {name.split(".", 1)[1]: int(round(float(x))) for name, x in per_stage.items() if name.startswith(stage + ".")}
-        stages.append({"stage": stage, "rank": rank, "bytes": _override(parts, overrides)})
+    layers = training.layers(shape.L)
+    ranks = ranks_of(training)
+    per_rank, micro = rank_totals(est, values, [layers[rank] for _, rank in ranks], [rank for _, rank in ranks])
+    stages = [{"stage": stage, "rank": rank, "layers": layers[rank], "in_flight": in_flight,
+               "bytes": _override(parts, overrides)} for (stage, rank), parts, in_flight in zip(ranks, per_rank, micro)]
     return Estimate(profile, shape, training, _override(main, overrides), stages, overheads, backend)

@@ -1,5 +1,5 @@
-"""Enumerate every 4D configuration (d, t, p, c, vpp, b) of a cluster as numpy arrays, masked with the rule table
-(the predicates of Training.check on arrays: no Python object per candidate)."""
+"""Enumerate every 4D configuration (d, t, p, c, vpp, b, ZeRO stage, even or balanced stages) of a cluster as numpy
+arrays, masked with the rule table (the predicates of Training.check on arrays: no Python object per candidate)."""
 from __future__ import annotations
 
 import math
@@ -11,8 +11,14 @@ import numpy as np
 from ..config import rules
 from ..config.errors import ConfigError
 from ..config.shapes import ModelShape
+from ..config.training import ZERO_STAGES
 
-GRID = ("d", "t", "p", "c", "vpp", "b", "m")  # the swept letters; m = gbs / (b d) follows from the others
+# the swept letters (m = gbs / (b d) follows from the others), the ZeRO stage, and the kind of stage split (SPLITS;
+# the uneven ones are chosen by plan.splits after masking)
+GRID = ("d", "t", "p", "c", "vpp", "b", "m", "zero", "split")
+# even: L/p layers each; near_even: p vpp does not divide L, no stage above ceil(L/p) layers, the one holding least;
+# balanced: the one whose most loaded stage holds least
+SPLITS = ("even", "near_even", "balanced")
 MAX_SIZE = 2**24  # largest GPU count, sequence length or global batch searched (divisors are found by trial division)
 
 
@@ -37,6 +43,9 @@ class Cluster:
         from ..estimator.estimate import check_head_dim
 
         check_head_dim(self.shape)
+        if self.shape.L >= 2**15:
+            raise ConfigError(f"model {self.shape.name!r}: L={self.shape.L} layers is beyond what plan splits "
+                              f"(fewer than {2**15:,})")
 
 
 def divisors(n: int) -> np.ndarray:
@@ -59,27 +68,40 @@ def factorisations(n: int) -> dict[str, np.ndarray]:
     return {"d": d, "t": t, "p": p, "c": n // (d * t * p)}
 
 
-def candidates(cluster: Cluster, fac: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
-    """The cross product factorisations x vpp in divisors(L) x b in divisors(gbs); m = gbs // (b d).
+def _cross(outer: dict[str, np.ndarray], **inner: np.ndarray) -> dict[str, np.ndarray]:
+    """The cartesian product of the rows of `outer` (arrays of one length) with each `inner` axis, outer first."""
+    sizes = [len(outer[next(iter(outer))])] + [len(x) for x in inner.values()]
+    index = np.indices(sizes).reshape(len(sizes), -1)
+    out = {name: values[index[0]] for name, values in outer.items()}
+    out.update({name: values[index[i + 1]] for i, (name, values) in enumerate(inner.items())})
+    return out
 
-    Every valid vpp divides L (p vpp | L) and every valid b divides gbs (b d | gbs), so no valid choice is missed.
-    `fac` restricts the factorisations (default: all of them).
+
+def _splits(balance: bool) -> np.ndarray:
+    """The kinds of stage split plan searches (indices into SPLITS): even only, or with `balance` every kind."""
+    return np.arange(len(SPLITS) if balance else 1, dtype=np.int8)
+
+
+def candidates(cluster: Cluster, fac: dict[str, np.ndarray] | None = None, zero: tuple[int, ...] = ZERO_STAGES,
+               balance: bool = True) -> dict[str, np.ndarray]:
+    """The cross product factorisations x vpp in divisors(L) x b in divisors(gbs) x zero x split kind;
+    m = gbs // (b d).
+
+    Every valid vpp divides L (p vpp | L, or with uneven stages L % vpp = 0) and every valid b divides gbs (b d | gbs),
+    so no valid choice is missed. `fac` restricts the factorisations (default: all of them).
     """
     fac = factorisations(cluster.gpus) if fac is None else fac
-    vpps = divisors(cluster.shape.L)
-    mbs = divisors(cluster.gbs)
-    n_f, n_v, n_b = len(fac["d"]), len(vpps), len(mbs)
-    grid = {name: np.repeat(values, n_v * n_b) for name, values in fac.items()}
-    grid["vpp"] = np.tile(np.repeat(vpps, n_b), n_f)
-    grid["b"] = np.tile(mbs, n_f * n_v)
+    grid = _cross(fac, vpp=divisors(cluster.shape.L), b=divisors(cluster.gbs), zero=np.asarray(zero, dtype=np.int8),
+                  split=_splits(balance))
     grid["m"] = cluster.gbs // (grid["b"] * grid["d"])
     return grid
 
 
 def _letters(cluster: Cluster, swept: dict) -> SimpleNamespace:
-    """What the rules read: the swept letters (arrays, or one candidate's ints) and the cluster's fixed values."""
+    """What the rules read: the swept letters (arrays, or one candidate's ints) and the cluster's fixed values; a row
+    of an uneven split kind has uneven stages whose split is not chosen yet (no stage_layers tuple)."""
     return SimpleNamespace(**swept, s=cluster.s, gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn,
-                           **rules.model_letters(cluster.shape))
+                           uneven=swept["split"] > 0, stage_layers=None, **rules.model_letters(cluster.shape))
 
 
 def masks(grid: dict[str, np.ndarray], cluster: Cluster, profile: str = "paper") -> dict[str, np.ndarray]:
@@ -88,50 +110,67 @@ def masks(grid: dict[str, np.ndarray], cluster: Cluster, profile: str = "paper")
     return rules.masks(x, rules.select(profile), len(grid["d"]))
 
 
-def _least_constrained(cluster: Cluster, fac: dict[str, np.ndarray], profile: str) -> tuple[dict, dict[str, np.ndarray]]:
-    """The factorisations `fac` with vpp = 1 and b = 1, and the rule masks there."""
-    one = np.ones_like(fac["d"])
-    grid = {**fac, "vpp": one, "b": one, "m": cluster.gbs // fac["d"]}
+def _least_constrained(cluster: Cluster, fac: dict[str, np.ndarray], profile: str, zero: tuple[int, ...],
+                       balance: bool) -> tuple[dict, dict[str, np.ndarray]]:
+    """The factorisations `fac` crossed with every ZeRO stage and split, at vpp = 1 and b = 1, and the rule masks."""
+    grid = _cross(fac, zero=np.asarray(zero, dtype=np.int8), split=_splits(balance))
+    one = np.ones_like(grid["d"])
+    grid.update(vpp=one, b=one, m=cluster.gbs // grid["d"])
     return grid, masks(grid, cluster, profile)
 
 
-def _pruned_factorisations(cluster: Cluster) -> dict[str, np.ndarray]:
-    """The (d, t, p, c) with d | gbs, t | gcd(a, k, f), p | L and d t p c = N: the rules on one letter, applied first."""
+def _pruned_factorisations(cluster: Cluster, balance: bool) -> dict[str, np.ndarray]:
+    """The (d, t, p, c) with d | gbs, t | gcd(a, k, f), p | L (p <= L with balanced stages) and d t p c = N: the
+    rules on one letter, applied first."""
     n, x = cluster.gpus, cluster.shape
-    ds, ts, ps = (divisors(math.gcd(n, *others)) for others in ((cluster.gbs,), (x.a, x.k, x.f), (x.L,)))
+    ds, ts = (divisors(math.gcd(n, *others)) for others in ((cluster.gbs,), (x.a, x.k, x.f)))
+    ps = divisors(n)[divisors(n) <= x.L] if balance else divisors(math.gcd(n, x.L))
     d, t, p = (a.ravel() for a in np.meshgrid(ds, ts, ps, indexing="ij"))
     keep = n % (d * t * p) == 0
     d, t, p = d[keep], t[keep], p[keep]
     return {"d": d, "t": t, "p": p, "c": n // (d * t * p)}
 
 
-def valid(cluster: Cluster, profile: str = "paper") -> tuple[dict[str, np.ndarray], int]:
+def valid(cluster: Cluster, profile: str = "paper", zero: tuple[int, ...] = ZERO_STAGES,
+          balance: bool = True) -> tuple[dict[str, np.ndarray], int]:
     """The candidates that satisfy every rule binding the profile, and how many candidates were masked in all.
 
     Factorisations are built from the divisors each one-letter rule allows, then those that break a rule at
-    vpp = 1, b = 1 (the least constrained choice: a larger vpp or b only adds rules) are dropped, and the survivors
-    are crossed with every vpp and b and masked again with every rule.
+    vpp = 1, b = 1 (the least constrained choice: a larger vpp or b only adds rules) under every ZeRO stage and
+    split are dropped, and the survivors are crossed with every vpp, b, ZeRO stage and split and masked again with
+    every rule. Rows another split kind stands for are left out: uneven ones at p = 1 (one stage has one split),
+    near-even ones where p vpp divides L (the even split is the most even).
     """
-    first, ok = _least_constrained(cluster, _pruned_factorisations(cluster), profile)
-    keep = np.logical_and.reduce(list(ok.values()))
-    grid = candidates(cluster, {name: first[name][keep] for name in "dtpc"})
-    ok = np.logical_and.reduce(list(masks(grid, cluster, profile).values()))
-    return {name: values[ok] for name, values in grid.items()}, int(keep.size + ok.size)
+    first, ok = _least_constrained(cluster, _pruned_factorisations(cluster, balance), profile, zero, balance)
+    passed = np.logical_and.reduce(list(ok.values()))
+    kept = np.unique(np.stack([first[name] for name in "dtpc"])[:, passed], axis=1)
+    grid = candidates(cluster, dict(zip("dtpc", kept)), zero, balance)
+    divides = cluster.shape.L % (grid["p"] * grid["vpp"]) == 0
+    same = ((grid["split"] > 0) & (grid["p"] == 1)) | ((grid["split"] == SPLITS.index("near_even")) & divides)
+    ok = np.logical_and.reduce(list(masks(grid, cluster, profile).values())) & ~same
+    return {name: values[ok] for name, values in grid.items()}, int(passed.size + ok.size)
 
 
-def why_not(cluster: Cluster, profile: str = "paper", limit: int | None = None) -> tuple[list[str], int]:
+def why_not(cluster: Cluster, profile: str = "paper", limit: int | None = None, zero: tuple[int, ...] = ZERO_STAGES,
+            balance: bool = True) -> tuple[list[str], int]:
     """One line per factorisation (d, t, p, c) of N (the first `limit` of them) naming every rule it breaks with
-    vpp = 1 and b = 1, and how many factorisations there are.
+    vpp = 1 and b = 1 under the ZeRO stage and split that break the fewest (uneven stages on a tie: plan balances
+    them), and how many factorisations there are.
 
     vpp = 1 and b = 1 are the least constrained choices (a larger vpp or b only adds rules), so a factorisation
     that breaks a rule here has no valid configuration at all.
     """
-    fac, ok = _least_constrained(cluster, factorisations(cluster.gpus), profile)
-    grid = {**fac, "vpp": np.ones_like(fac["d"]), "b": np.ones_like(fac["d"]), "m": cluster.gbs // fac["d"]}
+    fac = factorisations(cluster.gpus)
+    grid, ok = _least_constrained(cluster, fac, profile, zero, balance)
     by_name = {rule.name: rule for rule in rules.select(profile)}
+    combos = len(zero) * len(_splits(balance))
+    broken = np.stack([~holds for holds in ok.values()]).reshape(len(ok), -1, combos)  # rule x factorisation x combo
+    best = np.argmin(broken.sum(axis=0) - 0.5 * (grid["split"] > 0).reshape(-1, combos), axis=1)
     lines = []
     for i in range(min(len(fac["d"]), len(fac["d"]) if limit is None else limit)):
-        x = _letters(cluster, {name: int(grid[name][i]) for name in GRID})
-        broken = [by_name[name].message(x) for name, holds in ok.items() if not holds[i]]
-        lines.append(f"dp={x.d} tp={x.t} pp={x.p} cp={x.c}: {'; '.join(broken) if broken else 'valid'}")
+        j = i * combos + best[i]
+        x = _letters(cluster, {name: grid[name][j].item() for name in GRID})
+        names = [name for name, holds in ok.items() if not holds[j]]
+        lines.append(f"dp={x.d} tp={x.t} pp={x.p} cp={x.c}: "
+                     + ("; ".join(by_name[name].message(x) for name in names) if names else "valid"))
     return lines, len(fac["d"])

@@ -1,5 +1,6 @@
 """A transparent throughput proxy for ranking configurations (a PROXY, not a throughput prediction): alpha-beta
-step time T of FORMULAS, score T_c / T; not modelled: overlap, kernel efficiency, stage imbalance, non-ring collectives."""
+step time T of FORMULAS, score T_c / T; not modelled: overlap, kernel efficiency, the embedding's and LM head's share
+of a stage's time, non-ring collectives."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
@@ -29,24 +30,30 @@ FORMULAS = [
     ("T_r", "gbs s L (F_lin + F_att) / (N flops) [full]; gbs s L F_att / (N flops) [selective]",
      "recompute: full reruns every layer's forward, selective reruns core attention"),
     ("bubble", "(p - 1) / (vpp m + p - 1)", "idle share of the 1F1B / interleaved schedule; T stretches by 1/(1 - bubble)"),
+    ("skew", "p max_r L_r / L", "the pipeline runs at its slowest stage's pace: its layers over the average "
+     "(1 with an even split)"),
     ("V_tp", "(8 + 4 [full]) (t - 1)/t (s b h / c) B_a (L/p) m",
      "TP+SP all-gathers and reduce-scatters: 4 per layer forward, 4 backward, 4 more when full recompute"),
     ("V_cp", "(3 + [full]) (c - 1) 2 (s/c) b h (k/a) / t B_a (L/p) m",
      "ring attention passes K and V once forward and K, V plus their gradients backward"),
-    ("V_dp", "(n - 1)/n P/(t p) (2 B_g [zero 0] | B_g + B_w [zero 1]), n = d c",
-     "gradient all-reduce, or reduce-scatter plus parameter all-gather with the distributed optimizer"),
+    ("V_dp", "(n - 1)/n P/(t p) (2 B_g [zero 0] | B_g + B_w [zero 1] | m B_g + B_w [zero 2] | m (B_g + 2 B_w) "
+     "[zero 3]), n = d c", "gradient all-reduce; reduce-scatter + parameter all-gather (distributed optimizer); "
+     "ZeRO-2 reduce-scatters every micro batch's gradients (no unsharded accumulator); ZeRO-3 also all-gathers the "
+     "weights for every micro batch's forward and backward"),
     ("V_pp", "2 (s b h / (t c)) B_a vpp m [p > 1]", "activations forward and their gradients backward between stages"),
-    ("M_x", "tp: (8 + 4 [full]) (t - 1) (L/p) m; cp: (3 + [full]) (c - 1) (L/p) m; dp: 2 (n - 1); pp: 2 vpp m [p > 1]",
-     "messages (ring steps) per step, each paying a fixed latency"),
+    ("M_x", "tp: (8 + 4 [full]) (t - 1) (L/p) m; cp: (3 + [full]) (c - 1) (L/p) m; dp: 2 (n - 1) [zero <= 1], "
+     "(m L/p + 1)(n - 1) [zero 2], 3 m (L/p)(n - 1) [zero 3]; pp: 2 vpp m [p > 1]",
+     "messages (ring steps) per step, each paying a fixed latency; ZeRO-2/3 collectives run layer by layer"),
     ("T_x", "M_x latency + V_x / bw, intra-node figures if stride_x n_x <= gpus_per_node else inter-node",
      "rank order tp-cp-dp-pp: a group of n_x ranks at stride_x (tp: t at 1, cp: c at t, dp: d c at t, pp: p at t c d)"),
-    ("T", "(T_c + T_r) / (1 - bubble) + T_tp + T_cp + T_dp + T_pp", "proxy step time, no overlap"),
+    ("T", "skew (T_c + T_r) / (1 - bubble) + T_tp + T_cp + T_dp + T_pp", "proxy step time, no overlap"),
     ("score", "T_c / T", "share of the step spent on the model's FLOPs; higher ranks first"),
 ]
 
 
 def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware()) -> dict[str, np.ndarray]:
-    """Every FORMULAS term for arrays d, t, p, c, vpp, b, m, recompute (index into RECOMPUTE) and zero (ZeRO stage)."""
+    """Every FORMULAS term for arrays d, t, p, c, vpp, b, m, recompute (index into RECOMPUTE), zero (ZeRO stage) and
+    max_layers (the largest stage's layers; L/p when absent)."""
     x = cluster.shape
     s, gbs, n_gpu = float(cluster.s), float(cluster.gbs), float(cluster.gpus)
     widths = Training()  # default byte widths, the same ones the memory estimate uses
@@ -54,7 +61,8 @@ def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware
     d, t, p, c, vpp, b, m = (np.asarray(grid[n], dtype=np.float64) for n in ("d", "t", "p", "c", "vpp", "b", "m"))
     full = np.asarray(grid["recompute"]) == RECOMPUTE.index("full")
     selective = np.asarray(grid["recompute"]) == RECOMPUTE.index("selective")
-    dist_opt = np.asarray(grid["zero"]) >= 1  # optimizer states sharded: reduce-scatter + all-gather
+    zero = np.asarray(grid["zero"])
+    skew = p * np.asarray(grid.get("max_layers", x.L / p), dtype=np.float64) / x.L
 
     F_lin = 2.0 * (2 * x.h**2 * (1 + x.k / x.a) + 3 * x.h * x.f)
     F_att = 2.0 * s * x.h
@@ -64,12 +72,13 @@ def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware
     V_tp = (8 + 4 * full) * (t - 1) / t * (s * b * x.h / c) * B_a * (x.L / p) * m
     V_cp = (3 + full) * (c - 1) * 2 * (s / c) * b * x.h * (x.k / x.a) / t * B_a * (x.L / p) * m
     n_dp = d * c
-    V_dp = (n_dp - 1) / n_dp * x.param_count / (t * p) * np.where(dist_opt, B_g + B_w, 2 * B_g)
+    per_step = np.select([zero == 0, zero == 1, zero == 2], [2 * B_g, B_g + B_w, m * B_g + B_w], m * (B_g + 2 * B_w))
+    V_dp = (n_dp - 1) / n_dp * x.param_count / (t * p) * per_step
     V_pp = np.where(p > 1, 2 * (s * b * x.h / (t * c)) * B_a * vpp * m, 0.0)
 
     M_tp = (8 + 4 * full) * (t - 1) * (x.L / p) * m
     M_cp = (3 + full) * (c - 1) * (x.L / p) * m
-    M_dp = 2 * (n_dp - 1)
+    M_dp = (n_dp - 1) * np.select([zero <= 1, zero == 2], [2, m * x.L / p + 1], 3 * m * x.L / p)
     M_pp = np.where(p > 1, 2 * vpp * m, 0.0)
 
     def seconds(messages, volume, stride, size):
@@ -79,9 +88,10 @@ def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware
 
     T_tp, T_cp = seconds(M_tp, V_tp, 1, t), seconds(M_cp, V_cp, t, c)
     T_dp, T_pp = seconds(M_dp, V_dp, t, n_dp), seconds(M_pp, V_pp, t * c * d, p)
-    T = (T_c + T_r) / (1 - bubble) + T_tp + T_cp + T_dp + T_pp
+    T = skew * (T_c + T_r) / (1 - bubble) + T_tp + T_cp + T_dp + T_pp
     T_c = np.broadcast_to(T_c, T.shape)
-    return dict(T_c=T_c, T_r=T_r, bubble=bubble, V_tp=V_tp, V_cp=V_cp, V_dp=V_dp, V_pp=V_pp,
+    return dict(T_c=T_c, T_r=T_r, bubble=bubble, skew=np.broadcast_to(skew, T.shape), V_tp=V_tp, V_cp=V_cp,
+                V_dp=V_dp, V_pp=V_pp,
                 M_tp=M_tp, M_cp=M_cp, M_dp=np.broadcast_to(M_dp, T.shape), M_pp=M_pp,
                 T_tp=T_tp, T_cp=T_cp, T_dp=T_dp, T_pp=T_pp, T=T, score=T_c / T)
 
@@ -97,5 +107,5 @@ def explain(hw: Hardware = Hardware()) -> str:
                  "[x] is 1 when x holds, else 0")
     lines.append("Assumed hardware: " + ", ".join(f"{fl.name}={getattr(hw, fl.name):g}" for fl in fields(hw)))
     lines.append("Not modelled: compute/communication overlap, kernel efficiency of the micro batch size, "
-                 "stage imbalance from the embedding and LM head.")
+                 "the embedding's and LM head's share of a stage's time.")
     return "\n".join(lines)

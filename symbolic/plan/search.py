@@ -1,5 +1,6 @@
-"""`search`: every valid configuration under every (recompute, ZeRO stage) pair, one estimator call per pair, those
-whose peak fits, ranked by the throughput proxy. Bytes come from symbolic.estimator, the ranking from plan.proxy."""
+"""`search`: every valid configuration (ZeRO stage and even or balanced stages included) under every recompute policy,
+one estimator per (recompute, ZeRO stage) pair, those whose peak fits, ranked by the throughput proxy. Bytes come from
+symbolic.estimator, balanced splits from plan.balance, the ranking from plan.proxy."""
 from __future__ import annotations
 
 import time
@@ -8,10 +9,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..config.switches import Switches
-from ..config.training import RECOMPUTE, ZERO_STAGES, Training
+from ..config.training import RECOMPUTE, STAGES, ZERO_STAGES, Training
 from ..estimator.estimate import PEAK_FROM, peak_of
 from ..profiles import widths
-from .enumerate import Cluster, valid
+from .balance import even_cap
+from .enumerate import SPLITS, Cluster, valid
+from .splits import LAYERS, split_rows
 from .proxy import Hardware, terms
 
 
@@ -23,9 +26,10 @@ class PlanResult:
     profile: str
     limit: float  # threshold x GPU memory, bytes
     components: tuple[str, ...]  # estimator outputs in display order, "total" last
-    rows: dict[str, np.ndarray]  # d t p c vpp b m recompute zero, every component, peak, proxy terms, score
+    rows: dict[str, np.ndarray]  # d t p c vpp b m recompute zero split (SPLITS), stage_layers [rows, max p], components,
+    # peak, proxy terms, score
     order: np.ndarray  # indices of rows whose peak is under the limit, best score first (ties: lower peak first)
-    candidates: int  # (d, t, p, c, vpp, b) tuples enumerated before the divisibility masks
+    candidates: int  # (d, t, p, c, vpp, b, zero, even or balanced) tuples enumerated before the divisibility masks
     present: dict = field(default_factory=dict)  # (recompute index, zero) -> that estimator's components
     seconds: dict[str, float] = field(default_factory=dict)  # build, enumerate, evaluate
 
@@ -53,7 +57,8 @@ class PlanResult:
         r = self.rows
         return replace(reference(self.cluster, self.profile), d=int(r["d"][i]), t=int(r["t"][i]), p=int(r["p"][i]),
                        c=int(r["c"][i]), vpp=int(r["vpp"][i]), b=int(r["b"][i]),
-                       recompute=RECOMPUTE[int(r["recompute"][i])], zero=int(r["zero"][i]))
+                       recompute=RECOMPUTE[int(r["recompute"][i])], zero=int(r["zero"][i]),
+                       stage_layers=tuple(r["stage_layers"][i, :r["p"][i]].tolist()) if r["split"][i] else None)
 
 
 def as_bytes(value: float) -> int:
@@ -76,46 +81,68 @@ def _estimators(cluster: Cluster, profile: str, overheads: bool, zero: tuple[int
             for r in RECOMPUTE for z in sorted(zero, reverse=True)}
 
 
-def _evaluate(grid: dict[str, np.ndarray], estimators: dict, fixed: dict[str, float]) -> list[dict[str, np.ndarray]]:
-    """Per (recompute, zero) pair: every component and stage total of every row of the grid."""
+def _evaluate(grid: dict[str, np.ndarray], est, fixed: dict[str, float], L: int, width: int) -> dict[str, np.ndarray]:
+    """One (recompute, zero) pair's rows: every component, each stage kind's total (even rows: L/p layers on the
+    representative ranks; the other kinds: their split, the most loaded middle rank), the split ([rows, width]
+    layers per rank, zero beyond p and on even rows) and its largest stage's layers."""
     n = len(grid["d"])
-    parts = []
-    for (recompute, zero), est in estimators.items():
-        arrays = {name: grid[name] if name in grid else fixed[name] for name in est.inputs}
-        out = est(**arrays)
-        part = {name: np.broadcast_to(np.asarray(out[name], dtype=np.float64), (n,)) for name in est.components}
-        part.update({f"{stage}.total": np.broadcast_to(x, (n,)) for stage, x in est.stage_totals(**arrays).items()})
-        part.update(grid, recompute=np.full(n, RECOMPUTE.index(recompute), dtype=np.int8),
-                    zero=np.full(n, zero, dtype=np.int8))
-        parts.append(part)
-    return parts
+    arrays = {name: grid[name] if name in grid else fixed[name] for name in est.inputs}
+    out = est(**arrays)
+    part = {name: np.broadcast_to(np.asarray(out[name], dtype=np.float64), (n,)) for name in est.components}
+    stage = {kind: np.full(n, -np.inf) for kind in STAGES}
+    splits = np.zeros((n, width), dtype=LAYERS)
+    for uneven in (False, True):
+        rows = np.flatnonzero((grid["split"] > 0) == uneven)
+        if not len(rows):
+            continue
+        sub = {name: (x[rows] if np.ndim(x) else x) for name, x in arrays.items()}
+        if uneven:
+            near_even = grid["split"][rows] == SPLITS.index("near_even")
+            splits[rows], totals = split_rows(est, sub, L, width, near_even)
+        else:
+            totals = est.stage_totals(**sub)
+        for kind, x in totals.items():
+            stage[kind][rows] = x
+    widest = np.where(grid["split"] > 0, splits.max(1), L / grid["p"])  # the largest stage's layers
+    part.update(grid, stage_layers=splits, max_layers=widest, **{f"{kind}.total": x for kind, x in stage.items()})
+    keep = ~_repeats_even(part, L)
+    return {name: x[keep] for name, x in part.items()}
 
 
 def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware = Hardware(),
-           overheads: bool = True, zero: tuple[int, ...] = ZERO_STAGES) -> PlanResult:
-    """Enumerate the configurations the profile's rules allow, evaluate them under every recompute policy and the
-    given ZeRO stages (one estimator call per pair), mask by `limit` bytes, rank by the proxy."""
+           overheads: bool = True, zero: tuple[int, ...] = ZERO_STAGES, balance: bool = True) -> PlanResult:
+    """Enumerate the configurations the profile's rules allow (the given ZeRO stages; even stages and, with
+    `balance`, near-even and balanced ones, enumerate.SPLITS), evaluate them under every recompute policy (one
+    estimator call per (recompute, ZeRO stage) pair), mask by `limit` bytes, rank by the proxy. A balanced row no
+    wider than the most even split is left out (the even or near-even row stands for it)."""
     from ..config.glossary import inputs_for
 
     t0 = time.perf_counter()
-    grid, n_candidates = valid(cluster, profile)
+    grid, n_candidates = valid(cluster, profile, zero, balance)
     if len(grid["d"]) == 0:  # nothing to evaluate: the caller explains with plan.why_not
-        rows = {**grid, "recompute": np.zeros(0, np.int8), "zero": np.zeros(0, np.int8), "total": np.zeros(0),
+        rows = {**grid, "recompute": np.zeros(0, np.int8), "stage_layers": np.zeros((0, 1), LAYERS),
+                "total": np.zeros(0),
                 "peak": np.zeros(0), "peak_from": np.zeros(0, np.int8), "score": np.zeros(0)}
         return PlanResult(cluster, profile, float(limit), ("total",), rows, np.zeros(0, np.int64), n_candidates,
                           seconds={"build": 0.0, "enumerate": time.perf_counter() - t0, "evaluate": 0.0})
     t1 = time.perf_counter()
-    estimators = _estimators(cluster, profile, overheads, zero)
+    estimators = _estimators(cluster, profile, overheads, tuple(int(z) for z in np.unique(grid["zero"])))
     fixed = inputs_for(cluster.shape, reference(cluster, profile))  # shape letters, s, the byte widths
     t2 = time.perf_counter()
-    parts = _evaluate(grid, estimators, fixed)
+    parts = []
+    width = int(grid["p"][grid["split"] > 0].max(initial=1))  # columns of the splits: the most stages of an uneven row
+    for (recompute, z), est in estimators.items():
+        at = grid["zero"] == z
+        part = _evaluate({name: x[at] for name, x in grid.items()}, est, fixed, cluster.shape.L, width)
+        part["recompute"] = np.full(len(part["d"]), RECOMPUTE.index(recompute), dtype=np.int8)
+        parts.append(part)
     components = _union(est.components for est in estimators.values())
     names = parts[0].keys() | set(components)
-    rows = {name: np.concatenate([part.get(name, np.zeros(len(grid["d"]))) for part in parts]) for name in names}
+    rows = {name: np.concatenate([part.get(name, np.zeros(len(part["d"]))) for part in parts]) for name in names}
     # "total" as `estimate` reports it (the sum of the components rounded to bytes), so both give the same verdict
     rows["total"] = np.sum([np.rint(rows[name]) for name in components[:-1]], axis=0)
     stage_totals = {stage: rows.pop(f"{stage}.total") for stage in PEAK_FROM[1:]}
-    rows["peak"], which = peak_of(rows["total"], stage_totals, rows["p"])
+    rows["peak"], which = peak_of(rows["total"], stage_totals, rows["p"], rows["split"] > 0)
     rows["peak_from"] = which.astype(np.int8)
     rows.update(terms(cluster, rows, hw))
     fits = np.flatnonzero(rows["peak"] < limit)  # the verdict of `mem4d estimate`, on the same peak
@@ -125,6 +152,13 @@ def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware 
                       order=order, candidates=n_candidates,
                       present={(RECOMPUTE.index(r), z): est.components for (r, z), est in estimators.items()},
                       seconds={"build": t2 - t1, "enumerate": t1 - t0, "evaluate": t3 - t2})
+
+
+def _repeats_even(rows: dict[str, np.ndarray], L: int) -> np.ndarray:
+    """Balanced rows whose widest stage is no wider than the most even split's: the even or near-even row of the same
+    configuration holds as little and stands for it."""
+    widest = rows["vpp"] * even_cap(L // rows["vpp"], rows["p"])
+    return (rows["split"] == SPLITS.index("balanced")) & (rows["max_layers"] <= widest)
 
 
 def _union(groups) -> tuple[str, ...]:

@@ -15,6 +15,7 @@ from ..components import FP32, INT32, Component
 from ..components.buffers import PHASES, Buffer, live, on, peak
 from ..components.jaxstep import layer_tensors as _layer_tensors, scores, tokens
 from ..components.weights import embedding_params, head_params, layer_params
+from ..config.errors import ConfigError
 from ..config.step import FLASH_BLOCK
 from ..config.switches import Switches
 from ..config.symbols import B_a, B_g, B_o, B_w, L, a, b, c, d, h, k, m, p, s, t, v
@@ -79,6 +80,8 @@ def _stream(sw: Switches) -> tuple:
 
 def arguments(sw: Switches) -> list[Buffer]:
     """The step's inputs: parameters, AdamW state, batch (exact: checked against XLA's argument bytes)."""
+    if sw.zero > 1:
+        raise ConfigError(f"profile jax models ZeRO stages 0 and 1 (what jaxcheck compiles); got zero={sw.zero}")
     zero = d * c if sw.dist_opt else sp.Integer(1)
     params = device_params(sw.tied)
     return [
@@ -256,6 +259,13 @@ def _components(sw: Switches) -> tuple[Component, ...]:
                               f"exceeds the {PEAK_PHASE} phase's (0 when that phase is the peak)")])
 
 
-def stage_components(sw: Switches, stage: str) -> list[Component]:
-    """All stages hold the same buffers under SPMD (embedding and head replicated over pipe, equal stage sizes)."""
+def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None,
+                     micro: sp.Expr | None = None) -> list[Component]:
+    """All stages hold the same buffers under SPMD (embedding and head replicated over pipe, equal stage sizes of L/p
+    layers, every stage runs all m + p - 1 iterations): `layers` and `micro` change nothing."""
     return components(sw)
+
+
+def in_flight(rank: sp.Expr) -> sp.Expr:
+    """Micro batches whose residuals a stage keeps: every stage of the GPipe loop keeps all m + p - 1 iterations'."""
+    return I

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from ..components import Component, total
 from ..config.errors import ConfigError
+from ..config.switches import Switches
+from ..config.symbols import L_r, m_r, r
 from ..config.training import STAGES
 from ..profiles import load
 
@@ -30,8 +32,9 @@ def table_formulas(module, sw: Switches) -> list[Component]:
 
 
 def formulas(profile: str, sw: Switches) -> list[Component]:
-    """Components of the most loaded GPU, "total", "layer" with its tensors ("layer.q", ...), and "<stage>.total"
-    (a buffer-table profile: table_formulas)."""
+    """Components of the most loaded GPU, "total", "layer" with its tensors ("layer.q", ...), "<stage>.total" of an
+    even split, "rank.in_flight" (m_r) and "<stage>.uneven" (the stage total in L_r, m_r) (a buffer-table profile:
+    table_formulas)."""
     module = load(profile)
     if hasattr(module, "table"):
         return table_formulas(module, sw)
@@ -43,6 +46,12 @@ def formulas(profile: str, sw: Switches) -> list[Component]:
     for stage in STAGES:
         stage_parts = module.stage_components(sw, stage)
         out.append(Component(f"{stage}.total", total(stage_parts), f"exact total of one GPU of the {stage} stage"))
+    out.append(Component("rank.in_flight", module.in_flight(r),
+                         "micro batches (of a whole stage) in flight on pipeline rank r at its peak: m_r below"))
+    for stage in STAGES[:3]:
+        stage_parts = module.stage_components(sw, stage, L_r, m_r)
+        out.append(Component(f"{stage}.uneven", total(stage_parts), f"exact total of one GPU of a {stage} stage "
+                             "holding L_r layers and m_r in-flight micro batches (--stage-layers)"))
     return out
 
 

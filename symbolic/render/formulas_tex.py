@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..config.symbols import ALL, BY_NAME, LATEX, MEANING
+from ..config.symbols import ALL, BY_NAME, LATEX, MEANING, L_r, m_r, r
 from ..estimator.estimate import stages_of
 from .formulas import formulas
 from .tex import align, breakable, expression, inline, mathrm, names, prose, visible
@@ -26,6 +26,8 @@ def glossary(values: dict[str, float]) -> list[str]:
     lines = [r"\section*{Symbols}", r"\begin{longtable}{l l r}", r"symbol & meaning & value here \\ \hline \endhead"]
     for sym in ALL:
         lines.append(f"${LATEX.get(sym, sym.name)}$ & {prose(MEANING[sym])} & {values[sym.name]:,} \\\\")
+    for sym in (r, L_r, m_r):
+        lines.append(f"${LATEX.get(sym, sym.name)}$ & {prose(MEANING[sym])} & per stage \\\\")
     return lines + [r"\end{longtable}"]
 
 

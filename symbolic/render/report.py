@@ -58,9 +58,9 @@ def _verdict(result: Estimate, gpu: int, threshold: float) -> str:
 
 def numbers(result: Estimate, gpu: int) -> list[str]:
     """Bytes per component: the profile's most loaded GPU and each pipeline stage, GiB, and the share of the card."""
-    stages = result.stages
+    stages = [result.most_loaded_stage] if result.uneven else result.stages  # uneven: every rank in _stage_rows
     head = (r"component & bytes & GiB & \% of GPU & " + " & ".join(
-        f"{escape(s['stage'])} GiB" for s in stages) + r" \\ \hline \endhead")
+        f"{escape(s['stage'])} {s['rank']} GiB" for s in stages) + r" \\ \hline \endhead")
     lines = [r"\begin{longtable}{@{}l r r r" + " r" * len(stages) + "@{}}", head]
     for name, value in result.bytes.items():
         row = [prose(name), f"{value:,}", gib(value), f"{100 * value / gpu:.1f}"]
@@ -69,6 +69,16 @@ def numbers(result: Estimate, gpu: int) -> list[str]:
     peak = [r"\textbf{peak}", f"{result.peak:,}", gib(result.peak), f"{100 * result.peak / gpu:.1f}"]
     peak += [gib(result.peak) if s["stage"] == result.peak_from else "" for s in stages]
     lines.append(" & ".join(peak) + r" \\")
+    lines.append(r"\end{longtable}")
+    return lines + (_stage_rows(result) if result.uneven else [])
+
+
+def _stage_rows(result: Estimate) -> list[str]:
+    """Uneven stages: every rank as a row, its layers, micro batches in flight and total."""
+    lines = [r"\begin{longtable}{r l r r r}", r"rank & stage & layers ($L_r$) & in flight ($m_r$) & GiB \\ \hline"]
+    for s in result.stages:
+        lines.append(f"{s['rank']} & {escape(s['stage'])} & {s['layers']} & {s['in_flight']:g} & "
+                     f"{gib(s['bytes']['total'])} \\\\")
     return lines + [r"\end{longtable}"]
 
 

@@ -1,0 +1,106 @@
+"""Stage splits of many rows at once (`mem4d plan`): the balanced one (least most-loaded stage) or the most even one
+(no stage above ceil(L/p) layers, least most-loaded stage among those), each with its stages' exact totals.
+
+Per row the split solves plan.balance's min-max on the stage totals as the estimator's bilinear coefficients give
+them (_bilinear): the continuous water level with every rank between one chunk and the cap, rounded down, then the
+remaining chunks one at a time where the total grows least (plan.balance's greedy, from below its optimum).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..config.training import STAGES
+from ..estimator.vectorized import Estimator
+from .balance import even_cap
+
+KINDS = ("first", "middle", "last")  # the stage kinds of p >= 2
+LAYERS = np.int16  # dtype of a split's layer counts (a Cluster's model has fewer than 2**15 layers)
+
+
+def _bilinear(est: Estimator, kind: str, arrays: dict, n: int) -> np.ndarray:
+    """[4, n] coefficients of a stage kind's total as c0 + c1 L_r + (c2 + c3 L_r) m_r, read off the estimator at L_r
+    in {1, 2} and m_r in {0, 1} (one call). Exact where the total is bilinear in them: everything but the
+    40M-parameter buckets' min(params, bucket), which is constant once one layer holds 40M parameters per GPU."""
+    column = {name: (x[:, None] if np.ndim(x) else x) for name, x in arrays.items()}
+    at = np.broadcast_to(est.stage(kind, **column, L_r=np.array([1, 2, 1, 2]), m_r=np.array([0, 0, 1, 1]))["total"],
+                         (n, 4))
+    c1 = at[:, 1] - at[:, 0]
+    c3 = at[:, 3] - at[:, 2] - c1
+    return np.stack([at[:, 0] - c1, c1, at[:, 2] - at[:, 0] - c3, c3])
+
+
+def _level(cost: np.ndarray, slope: np.ndarray, units: np.ndarray, cap: np.ndarray,
+           high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The water level of the continuous problem with the ranks in `high` at the cap: ranks that cannot reach it
+    pinned at one chunk (`low`)."""
+    low = np.zeros_like(high)
+    for _ in range(cost.shape[1]):
+        free = ~(low | high)
+        with np.errstate(divide="ignore", invalid="ignore"):  # every rank pinned: no level (nor use for one)
+            level = ((units - low.sum(1) - np.where(high, cap, 0).sum(1) + (cost / slope * free).sum(1))
+                     / ((1 / slope) * free).sum(1))[:, None]
+        lower = free & ((level - cost) / slope < 1)
+        if not lower.any():
+            break
+        low |= lower
+    return level, low
+
+
+def _chunks(cost: np.ndarray, slope: np.ndarray, units: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """Chunks per rank [rows, p] minimising each row's max of cost + chunks x slope with sum = units, 1 <= chunks
+    <= cap (cap [rows, 1], inf for none)."""
+    rows, p = cost.shape
+    high = np.zeros((rows, p), dtype=bool)
+    for _ in range(p):  # a rank above the cap stays above it as the others rise: pin it there, level again
+        level, low = _level(cost, slope, units, cap, high)
+        over = ~(low | high) & ((level - cost) / slope > cap)
+        if not over.any():
+            break
+        high |= over
+    with np.errstate(invalid="ignore"):
+        free = np.clip(np.floor((level - cost) / slope * (1 - 1e-12)), 1, cap)
+    chunks = np.where(high, cap, np.where(low, 1, free)).astype(np.int64)
+    rest = units - chunks.sum(1)
+    index = np.arange(rows)
+    while (rest < 0).any():  # float rounding gave a row one chunk too many: take it back where the total is largest
+        over = np.where(chunks > 1, cost + chunks * slope, -np.inf)
+        chunks[index, np.argmax(over, 1)] -= rest < 0
+        rest += rest < 0
+    grown = np.where(chunks < cap, cost + (chunks + 1) * slope, np.inf)  # each rank's total with one chunk more
+    while (rest > 0).any():
+        rows_left = np.flatnonzero(rest > 0)
+        rank = np.argmin(grown[rows_left], 1)
+        chunks[rows_left, rank] += 1
+        more = chunks[rows_left, rank] < cap[rows_left, 0]
+        grown[rows_left, rank] = np.where(more, grown[rows_left, rank] + slope[rows_left, rank], np.inf)
+        rest[rows_left] -= 1
+    return chunks
+
+
+def split_rows(est: Estimator, arrays: dict[str, np.ndarray], L: int, width: int,
+               even: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """For rows of p >= 2 (`arrays`: the estimator's inputs, one entry per row or shared): the most even (where
+    `even`) or the balanced split of each ([rows, width] layers per rank, zero beyond p) and the exact totals of its
+    first, most loaded middle, and last stage."""
+    n = len(arrays["p"])
+    splits = np.zeros((n, width), dtype=LAYERS)
+    totals = {kind: np.full(n, -np.inf) for kind in STAGES}
+    coef = {kind: _bilinear(est, kind, arrays, n) for kind in KINDS}
+    for p in np.unique(arrays["p"]):
+        at = np.flatnonzero(arrays["p"] == p)
+        column = {name: (x[at, None] if np.ndim(x) else x) for name, x in arrays.items()}
+        micro = np.broadcast_to(est.in_flight(**column, r=np.arange(p)[None, :]), (len(at), p))
+        cols = {"first": slice(0, 1), "middle": slice(1, p - 1), "last": slice(p - 1, p)}
+        c = np.empty((4, len(at), p))
+        for kind in KINDS:
+            c[:, :, cols[kind]] = coef[kind][:, at, None]
+        vpp = np.broadcast_to(column["vpp"], (len(at), 1))
+        units = L // vpp[:, 0]
+        cap = np.where(even[at], even_cap(units, p), np.inf)[:, None]
+        layers = vpp * _chunks(c[0] + c[2] * micro, vpp * (c[1] + c[3] * micro), units, cap)
+        splits[at, :p] = layers
+        for kind in KINDS:
+            if p > 2 or kind != "middle":
+                total = est.stage_total(kind, **column, L_r=layers[:, cols[kind]], m_r=micro[:, cols[kind]])
+                totals[kind][at] = np.broadcast_to(total, layers[:, cols[kind]].shape).max(1)
+    return splits, totals

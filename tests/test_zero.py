@@ -1,0 +1,124 @@
+"""ZeRO stages 0-3 in the paper profile: what each shards over d*c and the buffers stages 2 and 3 add.
+
+Sources of truth: Rajbhandari et al. 2020 (ZeRO), table 1: per parameter, P_os keeps the optimizer states / N_d,
+P_os+g also the gradients, P_os+g+p also the parameters (here N_d = d*c, the ranks that share a model replica);
+the per-layer and embedding parameter counts of ModelShape (checked against published counts elsewhere). Tolerance:
+exact (sympy identities, integer bytes).
+"""
+import json
+import subprocess
+import sys
+
+import pytest
+import sympy as sp
+
+from symbolic.components.weights import embedding_params, head_params, layer_params, stage_params
+from symbolic.config.shapes import PRESETS
+from symbolic.config.switches import Switches
+from symbolic.config.symbols import B_g, B_o, B_w, c, d
+from symbolic.config.training import STAGES, ZERO_STAGES, Training
+from symbolic.estimator.estimate import estimate
+from symbolic.profiles import load
+
+PAPER = load("paper")
+
+
+def _parts(zero: int, stage: str | None = None, overheads: bool = False) -> dict[str, sp.Expr]:
+    sw = Switches(zero=zero, overheads=overheads)
+    parts = PAPER.components(sw) if stage is None else PAPER.stage_components(sw, stage)
+    return {part.name: part.expr for part in parts}
+
+
+@pytest.mark.parametrize("stage", [None, *STAGES])
+def test_each_stage_shards_what_zero_says(stage):
+    """Weights, gradients, optimizer states per GPU: B x params, divided by d*c from the stage that shards them."""
+    params = stage_params("first") if stage is None else stage_params(stage)
+    for zero in ZERO_STAGES:
+        got = _parts(zero, stage)
+        shard = {name: d * c if zero >= level else 1 for name, level in (("optimizer", 1), ("gradients", 2),
+                                                                           ("weights", 3))}
+        assert sp.simplify(got["weights"] - B_w * params / shard["weights"]) == 0, (zero, stage)
+        assert sp.simplify(got["gradients"] - B_g * params / shard["gradients"]) == 0, (zero, stage)
+        assert sp.simplify(got["optimizer"] - B_o * params / shard["optimizer"]) == 0, (zero, stage)
+
+
+def test_zero_buffers_are_named_per_stage():
+    """ZeRO-2 adds the gradients being reduce-scattered, ZeRO-3 also the gathered weights; the 40M-parameter buckets
+    of the distributed optimizer go where a stage has its own per-layer buffer."""
+    names = {zero: set(_parts(zero, overheads=True)) for zero in ZERO_STAGES}
+    assert not names[0] & {"grad_reduce_buffer", "params_gathered", "dist_opt_allgather"} and "grad_buckets" in names[0]
+    assert {"grad_buckets", "dist_opt_allgather"} <= names[1] and "grad_reduce_buffer" not in names[1]
+    assert {"grad_reduce_buffer", "dist_opt_allgather"} <= names[2] and "grad_buckets" not in names[2]
+    assert "params_gathered" in names[3] and not names[3] & {"grad_buckets", "dist_opt_allgather"}
+
+
+def test_zero_buffers_hold_the_largest_unit_of_each_stage():
+    """The unit being reduced: a layer, or the embedding / LM head where a stage holds one and it is larger; ZeRO-3
+    gathers that unit and the next layer."""
+    unit = {"first": sp.Max(layer_params(), embedding_params()), "middle": layer_params(),
+            "last": sp.Max(layer_params(), head_params()),
+            "only": sp.Max(layer_params(), embedding_params() + head_params())}
+    for stage in STAGES:
+        got = _parts(3, stage)
+        assert sp.simplify(got["grad_reduce_buffer"] - B_g * unit[stage]) == 0, stage
+        assert sp.simplify(got["params_gathered"] - B_w * (unit[stage] + layer_params())) == 0, stage
+
+
+def test_llama3_8b_buffers_in_bytes():
+    """llama3-8b at t = 2: one layer is (2 h^2 (1 + k/a) + 3 h f)/t + 2 h = 109,060,096 parameters per GPU; the
+    embedding v h / t = 262,668,288 is larger, so the first stage reduces and gathers the embedding."""
+    x = PRESETS["llama3-8b"]
+    layer = (2 * x.h**2 * (1 + x.k / x.a) + 3 * x.h * x.f) / 2 + 2 * x.h
+    assert layer == 109_060_096 and x.v * x.h // 2 == 262_668_288
+    result = estimate(x, Training(d=4, t=2, p=4, gbs=16, zero=3), overheads=False)
+    first, middle = (s["bytes"] for s in result.stages[:2])
+    assert first["grad_reduce_buffer"] == 4 * 262_668_288 and first["params_gathered"] == 2 * (262_668_288 + layer)
+    assert middle["grad_reduce_buffer"] == 4 * layer and middle["params_gathered"] == 2 * 2 * layer
+
+
+def test_zero_1_is_the_published_closed_form_and_the_default():
+    """The distributed optimizer (ZeRO-1) is Training's default: the paper's 6 + 12/(d c) bytes per parameter."""
+    assert Training().zero == 1
+    got = _parts(1)
+    total = got["weights"] + got["gradients"] + got["optimizer"]
+    widths = {B_w: 2, B_g: 4, B_o: 12}
+    assert sp.simplify(total.subs(widths) - (6 + sp.Integer(12) / (d * c)) * stage_params("first")) == 0
+
+
+def test_more_sharding_never_holds_more_model_state():
+    """Weights + gradients + optimizer states per GPU never grow with the stage (d*c >= 1); with d*c = 1 the stages
+    hold the same states and differ only by their buffers."""
+    x = PRESETS["llama3-70b"]
+    states = []
+    for zero in ZERO_STAGES:
+        result = estimate(x, Training(d=8, t=8, p=4, s=4096, gbs=64, zero=zero), overheads=False)
+        states.append(sum(result.bytes[name] for name in ("weights", "gradients", "optimizer")))
+    assert states == sorted(states, reverse=True) and len(set(states)) == 4
+    alone = [estimate(x, Training(t=8, p=10, s=4096, gbs=16, zero=zero), overheads=False) for zero in ZERO_STAGES]
+    assert len({sum(r.bytes[n] for n in ("weights", "gradients", "optimizer")) for r in alone}) == 1
+
+
+def mem4d(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "symbolic.cli", *argv], capture_output=True, text=True, timeout=120)
+
+
+def test_cli_zero_flags():
+    """--zero 0..3 on estimate (aliases --dist-opt / --no-dist-opt for 1 / 0); a bad stage is one line, exit 2."""
+    base = ["estimate", "--model", "tiny", "--dp", "2", "--seq", "256", "--json"]
+    for zero in ZERO_STAGES:
+        done = mem4d(*base, "--zero", str(zero))
+        assert done.returncode == 0 and json.loads(done.stdout)["config"]["zero"] == zero, done.stderr
+    assert json.loads(mem4d(*base, "--zero", "3", "--dist-opt").stdout)["config"]["zero"] == 1
+    for argv in (["--zero", "4"], ["--zero", "two"]):
+        done = mem4d(*base, *argv)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--zero" in done.stderr
+
+
+def test_formula_prints_the_zero_buffers():
+    done = mem4d("formula", "--zero", "3", "--json")
+    assert done.returncode == 0, done.stderr
+    by_name = {item["name"]: item for item in json.loads(done.stdout)["formulas"]}
+    assert {"grad_reduce_buffer", "params_gathered"} <= set(by_name)
+    assert "Max" in by_name["params_gathered"]["text"] and "FSDP" in by_name["params_gathered"]["doc"]
+    assert "max" in by_name["grad_reduce_buffer"]["latex"]
+    assert json.loads(done.stdout)["switches"]["zero"] == 3

@@ -1,12 +1,14 @@
 """`mem4d`: the command line. Each subcommand lives in its own module, imported only when chosen (no jax on symbolic paths)."""
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
+import signal
 import sys
 
 from ..config.errors import ConfigError
+from . import interrupt
+from .parser import Parser
 
 # subcommand -> (module with add_arguments(parser) and run(args) -> int, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -21,15 +23,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports bad usage as one line and exit 2, without the usage dump."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def _top_parser() -> _Parser:
-    parser = _Parser(prog="mem4d", description="Per-GPU memory of 4D-parallel Llama training, derived and verified.")
+def _top_parser() -> Parser:
+    parser = Parser(prog="mem4d", description="Per-GPU memory of 4D-parallel Llama training, derived and verified.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (_, help_text) in COMMANDS.items():
         sub.add_parser(name, help=help_text, add_help=False)
@@ -37,30 +32,73 @@ def _top_parser() -> _Parser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; 0 done, 2 bad input (one line), 130 interrupted by SIGINT or SIGTERM (one line), 141 closed
+    pipe. argv None: this process's command line, and the process is ours to end (signals that arrive after the
+    command finished are ignored; after jax started, os._exit)."""
+    guard = interrupt.install()
+    own_process = argv is None
     argv = sys.argv[1:] if argv is None else argv
+    prog = f"mem4d {argv[0]}" if argv and argv[0] in COMMANDS else "mem4d"
+    try:
+        rc = _run(argv)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit flush
+        if guard.signum is not None:  # raised where something swallowed it: the command still stops here
+            raise KeyboardInterrupt
+        guard.finish()
+        return rc
+    except BrokenPipeError:
+        guard.finish()
+        return _closed_pipe()
+    except ConfigError as err:
+        guard.finish()
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt as err:
+        return _interrupted(guard, prog, err, own_process)
+    except Exception:
+        if guard.signum is None:
+            raise
+        return _interrupted(guard, prog, None, own_process)  # an interrupt some library turned into its own error
+    finally:
+        if not own_process:
+            guard.uninstall()
+
+
+def _run(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         _top_parser().print_help()
         return 0 if argv else 2
     name = argv[0]
     if name not in COMMANDS:
-        print(f"mem4d: error: unknown command {name!r} (choose from {', '.join(COMMANDS)})", file=sys.stderr)
-        return 2
+        raise ConfigError(f"unknown command {name!r} (choose from {', '.join(COMMANDS)})")
     module = importlib.import_module(COMMANDS[name][0])
-    parser = _Parser(prog=f"mem4d {name}", description=COMMANDS[name][1])
+    parser = Parser(prog=f"mem4d {name}", description=COMMANDS[name][1])
     module.add_arguments(parser)
-    args = parser.parse_args(argv[1:])
     try:
-        rc = int(module.run(args) or 0)
-        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit flush
-        return rc
-    except BrokenPipeError:
-        return _closed_pipe()
-    except ConfigError as err:
-        print(f"mem4d {name}: error: {err}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"mem4d {name}: interrupted", file=sys.stderr)
-        return 130
+        args = parser.parse_args(argv[1:])
+    except SystemExit as exit:  # --help (0) or a usage error, already printed as one line (2)
+        return 0 if exit.code in (0, None) else 2
+    return int(module.run(args) or 0)
+
+
+def _interrupted(guard: interrupt.Guard, prog: str, err: BaseException | None, own_process: bool) -> int:
+    """One line on the real stderr, exit 130. Once jax has started, the process ends with os._exit: a compile cut
+    short can crash XLA's teardown at interpreter exit (SIGSEGV)."""
+    guard.finish()
+    backend = sys.modules.get("jaxcheck.backend")
+    if backend is not None:
+        backend.restore_stderr()  # a signal inside quiet_native_stderr: fd 2 may still point at its temp file
+    message = str(err) if isinstance(err, interrupt.Interrupted) and str(err) else f"{prog}: interrupted"
+    if guard.signum is not None and guard.signum != signal.SIGINT:
+        message += f" ({guard.name})"
+    print(message, file=sys.stderr, flush=True)
+    if own_process and "jax" in sys.modules:
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        os._exit(130)
+    return 130
 
 
 def _closed_pipe() -> int:
@@ -73,4 +111,3 @@ def _closed_pipe() -> int:
     except (OSError, ValueError):
         pass
     return 141
-

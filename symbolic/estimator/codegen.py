@@ -8,6 +8,7 @@ import os
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
+from typing import Callable, Iterable
 
 import numpy
 
@@ -40,10 +41,11 @@ def _source_files(profile: str) -> list[Path]:
     return files
 
 
-def cache_key(profile: str, switches: Switches) -> str:
-    """Hash of the symbolic sources, the installed sympy version, the profile and its switches."""
+def cache_key(profile: str, switches: Switches, sources: Iterable[Path] = ()) -> str:
+    """Hash of the symbolic sources (and `sources`, the code that turns expressions into what is cached), the
+    installed sympy version, the profile and its switches."""
     digest = hashlib.sha256(json.dumps([profile, sorted(asdict(switches).items())]).encode())
-    for path in _source_files(profile):
+    for path in [*_source_files(profile), *sources]:
         digest.update(path.name.encode() + path.read_bytes())
     try:
         from importlib.metadata import version
@@ -126,19 +128,26 @@ def compile_source(source: str, name: str):
 
 
 def derived(profile: str, switches: Switches) -> dict:
-    """derive() through the on-disk cache; an unreadable or unwritable cache only costs the derivation time. On a hit
-    nothing imports sympy (`mem4d estimate` starts in well under a second); the key (cache_key) hashes the symbolic
-    sources, so any edit of a formula invalidates it."""
-    tag = f"{profile}-{switches.tag()}"
-    path = cache_dir() / f"{tag}-{cache_key(profile, switches)}.json"
+    """derive() through the on-disk cache. On a hit nothing imports sympy (`mem4d estimate` starts in well under a
+    second)."""
+    return cached(profile, switches, lambda: derive(profile, switches))
+
+
+def cached(profile: str, switches: Switches, build: Callable[[], dict], kind: str = "",
+           sources: Iterable[Path] = ()) -> dict:
+    """build() through the on-disk cache: one JSON file per kind (estimator code: "", rendered text: "rendered"),
+    profile and switches, keyed by cache_key (the symbolic sources and `sources`), so any edit of a formula
+    invalidates it; an unreadable or unwritable cache only costs the build time."""
+    tag = "-".join(filter(None, (kind, profile, switches.tag())))
+    path = cache_dir() / f"{tag}-{cache_key(profile, switches, sources)}.json"
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError):
         pass
-    result = derive(profile, switches)
+    result = build()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        for stale in path.parent.glob(f"{tag}-*.json"):  # derived from older sources
+        for stale in path.parent.glob(f"{tag}-*.json"):  # built from older sources
             stale.unlink(missing_ok=True)
         with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as tmp:
             json.dump(result, tmp)

@@ -1,6 +1,8 @@
 """Simplified text and LaTeX of component expressions, each Piecewise named and defined once in a "where" clause."""
 from __future__ import annotations
 
+import functools
+
 import sympy as sp
 
 from ..config.symbols import LATEX
@@ -29,8 +31,10 @@ def opaque(expr: sp.Expr) -> tuple[sp.Expr, dict[sp.Symbol, sp.Expr], dict[sp.Sy
     return expr.xreplace(mapping), defs, names
 
 
+@functools.lru_cache(maxsize=None)
 def simplified(expr: sp.Expr) -> sp.Expr:
-    """A short equivalent form: simplify, then pull common factors out of sums."""
+    """A short equivalent form: simplify, then pull common factors out of sums (once per expression: text and
+    LaTeX of a formula share it)."""
     return sp.factor_terms(sp.simplify(expr))
 
 

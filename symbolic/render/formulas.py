@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from ..components import Component, total
-from ..config.errors import ConfigError
 from ..config.switches import Switches
 from ..config.symbols import L_r, m_r, r
 from ..config.training import STAGES
@@ -53,13 +52,3 @@ def formulas(profile: str, sw: Switches) -> list[Component]:
         out.append(Component(f"{stage}.uneven", total(stage_parts), f"exact total of one GPU of a {stage} stage "
                              "holding L_r layers and m_r in-flight micro batches (--stage-layers)"))
     return out
-
-
-def select(items: list[Component], name: str | None) -> list[Component]:
-    """All formulas, or the one called `name` (one-line ConfigError listing the names otherwise)."""
-    if name is None:
-        return items
-    chosen = [item for item in items if item.name == name]
-    if not chosen:
-        raise ConfigError(f"unknown component {name!r} (choose from {', '.join(item.name for item in items)})")
-    return chosen

@@ -20,31 +20,51 @@ _NOISE = re.compile(r"^(WARNING: All log messages before absl::InitializeLog\(\)
                     r"|W\d{4} [\d:.]+ +\d+ hlo_rematerialization\.cc:\d+\] Can't reduce memory use below.*)$")
 
 
+_HELD: list[tuple[int, int]] = []  # (fd, a copy of the real file) while quiet_native_stderr holds fd back, outermost first
+
+
 @contextlib.contextmanager
 def quiet_native_stderr():
     """Hold back what native code writes to stderr; afterwards replay every line except the CUDA plugin's notices
     that no GPU driver is installed (a CPU-only machine), so that errors still show and the CLI's one-line
-    messages stay one line."""
+    messages stay one line. Interrupted (KeyboardInterrupt), it restores stderr and replays nothing: the CLI's
+    "interrupted" line is the only one (and the CLI calls restore_stderr() again in case the signal landed here)."""
     try:
         fd = sys.stderr.fileno()
     except (AttributeError, OSError, ValueError):
         yield
         return
     sys.stderr.flush()
-    saved = os.dup(fd)
+    level = len(_HELD)
     with tempfile.TemporaryFile() as held:
+        _HELD.append((fd, os.dup(fd)))
         os.dup2(held.fileno(), fd)
+        replay = True
         try:
             yield
+        except KeyboardInterrupt:
+            restore_stderr(level)
+            replay = False
+            raise
         finally:
             sys.stderr.flush()
-            os.dup2(saved, fd)
-            os.close(saved)
-            held.seek(0)
-            text = held.read().decode(errors="replace")
-            kept = [line for line in text.splitlines() if line.strip() and not _NOISE.match(line)]
-            if kept:
-                sys.stderr.write("\n".join(kept) + "\n")
+            restore_stderr(level)
+            if replay:
+                held.seek(0)
+                kept = [line for line in held.read().decode(errors="replace").splitlines()
+                        if line.strip() and not _NOISE.match(line)]
+                if kept:
+                    sys.stderr.write("\n".join(kept) + "\n")
+
+
+def restore_stderr(level: int = 0) -> None:
+    """Point stderr back at what it was before the quiet_native_stderr contexts from `level` on (0: the real
+    stderr); safe to call again, and when nothing is held."""
+    while len(_HELD) > level:
+        fd, saved = _HELD[-1]
+        os.dup2(saved, fd)
+        _HELD.pop()
+        os.close(saved)
 
 
 def import_jax():

@@ -175,7 +175,7 @@ def test_nothing_fits_exits_1_naming_the_smallest():
     (["--gpu-mem", "lots"], "cannot parse memory size 'lots'"),
     (["--threshold", "1.5"], "expected a number in (0, 1]"),
     (["--gpus", "0"], "expected a positive integer"),
-    (["--profile", "nope"], "profile 'nope' is not available"),
+    (["--profile", "nope"], "invalid choice: 'nope'"),
     (["--model", "llama9"], "unknown model 'llama9'"),
 ])
 def test_bad_input_is_one_line_exit_2(argv, message):

@@ -14,7 +14,9 @@ import time
 import pytest
 
 from jaxcheck.crosscheck import grid, report, sweep
+from symbolic.cli import interrupt
 from symbolic.cli import sweep as cmd_sweep
+from symbolic.cli.interrupt import Interrupted
 from symbolic.config.errors import ConfigError
 
 GRID = """
@@ -168,8 +170,8 @@ def test_interrupt_then_resume(tmp_path, capsys):
         calls.append(spec)
         return _fake_result(spec)
 
-    assert cmd_sweep.run(_args(str(tmp_path / "g.toml"), "-o", str(out), "--no-plots"), interrupted, 16) == 130
-    assert "2 of 6 configs are in" in capsys.readouterr().err
+    with pytest.raises(Interrupted, match="2 of 6 configs are in .* --resume"):  # the CLI prints it, exits 130
+        cmd_sweep.run(_args(str(tmp_path / "g.toml"), "-o", str(out), "--no-plots"), interrupted, 16)
     first = _lines(out)
     assert len(first) == 2
     with open(out, "a") as fh:  # a kill -9 in the middle of a write
@@ -185,7 +187,8 @@ def test_interrupt_then_resume(tmp_path, capsys):
 
 
 def test_sigterm_is_an_interrupt(tmp_path):
-    """`kill` (SIGTERM) during a config ends the sweep like Ctrl-C: exit 130, finished results kept."""
+    """`kill` (SIGTERM) during a config ends the sweep like Ctrl-C (under the CLI's guard): the interrupt line,
+    finished results kept; the guard puts the previous handler back."""
     (tmp_path / "g.toml").write_text(GRID)
     out = tmp_path / "r.jsonl"
     calls = []
@@ -196,9 +199,15 @@ def test_sigterm_is_an_interrupt(tmp_path):
             os.kill(os.getpid(), signal.SIGTERM)
         return _fake_result(spec)
 
-    assert cmd_sweep.run(_args(str(tmp_path / "g.toml"), "-o", str(out), "--no-plots"), killed, 16) == 130
-    assert len(_lines(out)) == 2
-    assert signal.getsignal(signal.SIGTERM) is not cmd_sweep._raise_interrupt
+    before = signal.getsignal(signal.SIGTERM)
+    guard = interrupt.install()
+    try:
+        with pytest.raises(Interrupted, match="2 of 6 configs are in"):
+            cmd_sweep.run(_args(str(tmp_path / "g.toml"), "-o", str(out), "--no-plots"), killed, 16)
+    finally:
+        guard.uninstall()
+    assert guard.signum == signal.SIGTERM and len(_lines(out)) == 2
+    assert signal.getsignal(signal.SIGTERM) is before
 
 
 def _record(key: str, status: str, err: float | None = None, comps: list | None = None) -> dict:

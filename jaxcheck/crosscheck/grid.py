@@ -66,6 +66,8 @@ def parse_grid(path: str | Path) -> list[Config]:
         raise ConfigError(f"cannot read grid file {path}: {err.strerror}") from None
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: malformed TOML: {err}") from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {err.start}): a grid is a TOML file") from None
     for name in doc:
         if name not in TABLES:
             raise ConfigError(f"{path}: unknown top-level key {name!r} (known: [base], [grid], [[case]])")
@@ -87,8 +89,9 @@ def parse_grid(path: str | Path) -> list[Config]:
         for key, value in case.items():
             _check_value(f"{path} [[case]] #{i}", key, value)
         configs.append({**base, **case})
-    if not grid and not cases:
-        configs.append(base)
+    if not configs:
+        raise ConfigError(f"{path}: nothing to sweep: give a [grid] of lists or at least one [[case]] "
+                          "(one configuration is one [[case]])")
     return unique(configs)
 
 

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import tempfile
+from pathlib import Path
 
-from ..config.dtypes import JAX_COMPUTE_DTYPE, JAX_PARAM_DTYPE
+from ..config.dtypes import FLOATS, JAX_COMPUTE_DTYPE, JAX_PARAM_DTYPE
 from ..config.errors import ConfigError
 from ..config.shapes import DEFAULT_MODEL, ModelShape, resolve_model
 from ..config.training import RECOMPUTE, ZERO_STAGES, Training, training_from_json
@@ -14,27 +17,46 @@ _UNITS = {
     "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9, "t": 10**12, "tb": 10**12,
     "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
 }
+UNITS_HELP = "GiB = 2^30 bytes (KiB, MiB, TiB alike), GB or G = 10^9 bytes (KB, MB, TB alike), no unit = bytes"
+MAX_BYTES = 2**63 - 1  # what a memory size may be: 1 byte to 8 EiB
+MAX_INT = 2**40  # the largest size, batch or count a flag takes
 
 
-def parse_bytes(text: str) -> int:
-    """'80GiB', '141GB', '8e10', '96 GiB' -> bytes; anything else is a one-line ConfigError."""
+def parse_bytes(text: str, where: str | None = None) -> int:
+    """'80GiB', '141GB', '8e10', '96 GiB' -> bytes; anything else (no number, an unknown unit, not finite, under one
+    byte, over 8 EiB) is a one-line ConfigError naming the text, what is allowed and, given, `where` (flag=value)."""
+    prefix = f"{where}: " if where else ""
     match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*", str(text))
     if not match or match.group(2).lower() not in _UNITS:
-        raise ConfigError(f"cannot parse memory size {text!r}: use a number with an optional unit such as 80GiB, 141GB or 8e10")
+        raise ConfigError(f"{prefix}cannot parse memory size {text!r}: use a number with an optional unit such as "
+                          f"80GiB, 141GB or 8e10 ({UNITS_HELP})")
     value = float(match.group(1)) * _UNITS[match.group(2).lower()]
-    if value <= 0:
-        raise ConfigError(f"memory size must be positive, got {text!r}")
+    if not 1 <= value <= MAX_BYTES:  # inf and nan fail too
+        raise ConfigError(f"{prefix}memory size {text!r} must be from 1 byte to 8 EiB, got {value:g} bytes")
     return int(value)
 
 
+def memory_size(text: str) -> int:
+    """argparse type of a memory size: parse_bytes, its message kept (argparse prefixes the flag)."""
+    try:
+        return parse_bytes(text)
+    except ConfigError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def describe_bytes(n: int) -> str:
+    """A parsed memory size with its units, e.g. '80,000,000,000 bytes = 74.51 GiB = 80.00 GB'."""
+    return f"{n:,} bytes = {n / 2**30:,.2f} GiB = {n / 10**9:,.2f} GB"
+
+
 def positive_int(text: str) -> int:
-    """argparse type: a strictly positive integer."""
+    """argparse type: an integer from 1 to 2^40."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    if not 1 <= value <= MAX_INT:
+        raise argparse.ArgumentTypeError(f"expected a positive integer up to 2^40, got {text!r}")
     return value
 
 
@@ -49,13 +71,33 @@ def stage_layers(text: str) -> tuple[int, ...]:
     return layers
 
 
+def fraction(text: str) -> float:
+    """argparse type of --threshold: a number in (0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text!r}") from None
+    if not 0 < value <= 1:  # nan fails too
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text!r}")
+    return value
+
+
+def add_fit_args(group, default_gpu_mem: str = "80GiB") -> None:
+    """--gpu-mem and --threshold: the GPU's memory and the share of it an estimate must stay under."""
+    group.add_argument("--gpu-mem", type=memory_size, default=default_gpu_mem, metavar="SIZE",
+                       help=f"memory of one GPU: a number and a unit, {UNITS_HELP}; 80G is 80 GB = 74.5 GiB")
+    group.add_argument("--threshold", type=fraction, default=0.8,
+                       help="fits when the peak (max of the total and every exact stage) is under threshold x GPU "
+                            "memory, a number in (0, 1]")
+
+
 def add_model_args(parser: argparse.ArgumentParser, default: str = DEFAULT_MODEL) -> None:
     parser.add_argument("--model", default=default, metavar="M",
                         help=f"preset name or path to a Hugging Face config.json (default: {default})")
 
 
 def add_training_args(parser: argparse.ArgumentParser, defaults: Training = Training()) -> None:
-    """--dp --tp --pp --cp --vpp --seq --mbs --gbs --recompute and the on/off switches."""
+    """--dp --tp --pp --cp --vpp --seq --mbs --gbs --recompute and the on/off switches (help shows `defaults`)."""
     g = parser.add_argument_group("parallelism and batch")
     g.add_argument("--dp", type=positive_int, default=defaults.d, help="data parallel size d")
     g.add_argument("--tp", type=positive_int, default=defaults.t, help="tensor (+sequence) parallel size t")
@@ -64,7 +106,8 @@ def add_training_args(parser: argparse.ArgumentParser, defaults: Training = Trai
     g.add_argument("--vpp", type=positive_int, default=defaults.vpp, help="virtual pipeline stages per rank")
     g.add_argument("--seq", type=positive_int, default=defaults.s, help="sequence length s")
     g.add_argument("--mbs", type=positive_int, default=defaults.b, help="micro batch size b")
-    g.add_argument("--gbs", type=positive_int, default=defaults.gbs, help="global batch in sequences (default: mbs*dp*pp)")
+    g.add_argument("--gbs", type=positive_int, default=defaults.gbs, help="global batch in sequences" + (
+        " (default: mbs*dp*pp, one micro batch per pipeline stage)" if defaults.gbs is None else ""))
     g.add_argument("--stage-layers", type=stage_layers, default=defaults.stage_layers, metavar="N,N,...",
                    help="layers of each pipeline stage, pp entries summing to L (with --vpp, each a multiple of vpp: "
                         "the stage's chunks); default L/pp each")
@@ -73,8 +116,8 @@ def add_training_args(parser: argparse.ArgumentParser, defaults: Training = Trai
 
 def add_switch_args(group, defaults: Training = Training()) -> None:
     """--recompute, --no-sp, --no-flash-attn, --zero (aliases --dist-opt / --no-dist-opt): what shapes the formulas."""
-    group.add_argument("--recompute", default=defaults.recompute, metavar="{none,selective,full}",
-                       help="activation recomputation (default: %(default)s)")
+    group.add_argument("--recompute", default=defaults.recompute, choices=RECOMPUTE, metavar="{none,selective,full}",
+                       help="activation recomputation")
     group.add_argument("--no-sp", dest="sp", action="store_false", default=defaults.sp,
                        help="disable sequence parallelism")
     group.add_argument("--no-flash-attn", dest="flash_attn", action="store_false", default=defaults.flash_attn,
@@ -86,6 +129,44 @@ def add_switch_args(group, defaults: Training = Training()) -> None:
                        help="alias of --zero 1 (Megatron's distributed optimizer)")
     group.add_argument("--no-dist-opt", dest="zero", action="store_const", const=0, default=argparse.SUPPRESS,
                        help="alias of --zero 0")
+
+
+def check_output_file(path: str, flag: str, formats: tuple[str, ...] = ()) -> None:
+    """Before any work: `path` can be written (an existing writable file, or a new file in an existing folder that
+    takes one; probed, nothing left behind) and, given `formats`, ends in one of them; else a one-line ConfigError."""
+    target = Path(path)
+    if formats and target.suffix.lower().lstrip(".") not in formats:
+        raise ConfigError(f"{flag} {path}: unknown format {target.suffix or '(no extension)'!r}; "
+                          f"give a file name ending in one of: {', '.join('.' + f for f in formats)}")
+    if target.is_dir():
+        raise ConfigError(f"{flag} {path}: is a directory; give a file name")
+    if not target.parent.is_dir():
+        raise ConfigError(f"{flag} {path}: folder {target.parent} does not exist")
+    try:
+        if target.exists():
+            os.close(os.open(target, os.O_WRONLY | os.O_APPEND))  # opened for writing, not changed
+        else:
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            target.unlink()
+    except OSError as err:
+        raise ConfigError(f"{flag} {path}: cannot write there ({err.strerror})") from None
+
+
+def check_output_dir(path: str, flag: str) -> None:
+    """Before any work: `path` is a directory that takes new files, or can become one (its nearest existing parent
+    is a directory that takes new files); else a one-line ConfigError."""
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        raise ConfigError(f"{flag} {path}: is a file, not a directory")
+    existing = target
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ConfigError(f"{flag} {path}: {existing} is a file, not a directory")
+    try:
+        tempfile.TemporaryFile(dir=existing).close()
+    except OSError as err:
+        raise ConfigError(f"{flag} {path}: cannot write in {existing} ({err.strerror})") from None
 
 
 def model_from_args(args: argparse.Namespace) -> ModelShape:
@@ -125,14 +206,15 @@ def add_step_args(parser: argparse.ArgumentParser):
     """The jax step's flags of compile and verify (--remat, --zero1/--no-zero1, dtypes, --target, --no-measure,
     --json); returns their argument group for the command's own."""
     j = parser.add_argument_group("jax step")
-    j.add_argument("--remat", dest="recompute", default=argparse.SUPPRESS, metavar="{none,selective,full}",
+    j.add_argument("--remat", dest="recompute", default=argparse.SUPPRESS, choices=RECOMPUTE,
+                   metavar="{none,selective,full}",
                    help="alias of --recompute (the remat policy)")
     j.add_argument("--zero1", dest="zero", action="store_const", const=1, default=argparse.SUPPRESS,
                    help="alias of --zero 1: AdamW states sharded over data x context")
     j.add_argument("--no-zero1", dest="zero", action="store_const", const=0, default=argparse.SUPPRESS,
                    help="alias of --zero 0: AdamW states replicated like the params")
-    j.add_argument("--param-dtype", default=JAX_PARAM_DTYPE, help="parameter / gradient / Adam dtype (default: %(default)s)")
-    j.add_argument("--compute-dtype", default=JAX_COMPUTE_DTYPE, help="matmul and activation dtype (default: %(default)s)")
+    j.add_argument("--param-dtype", default=JAX_PARAM_DTYPE, choices=FLOATS, help="parameter / gradient / Adam dtype")
+    j.add_argument("--compute-dtype", default=JAX_COMPUTE_DTYPE, choices=FLOATS, help="matmul and activation dtype")
     add_target_args(j)
     j.add_argument("--no-measure", dest="measure", action="store_false",
                    help="on this machine's GPUs of the target card, skip running the step to read the measured peak")

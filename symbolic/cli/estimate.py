@@ -6,22 +6,24 @@ import json
 import os
 
 from ..config.errors import ConfigError
-from .args import add_model_args, add_training_args, model_from_args, parse_bytes, training_from_args
+from ..config.training import config_line
+from ..profiles import PROFILES, TOTAL_COLUMN
+from .args import (add_fit_args, add_model_args, add_training_args, describe_bytes, model_from_args, parse_bytes,
+                   training_from_args)
 
 GIB = 2**30
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_args(parser)
-    parser.add_argument("--profile", default="paper", help="memory profile (default: %(default)s)")
+    parser.add_argument("--profile", default="paper", choices=PROFILES, help="memory profile")
     add_training_args(parser)
     g = parser.add_argument_group("memory")
-    g.add_argument("--gpu-mem", default="80GiB", help="memory of one GPU, e.g. 80GiB, 141GB (default: %(default)s)")
-    g.add_argument("--threshold", type=float, default=0.8, help="fits when the peak (max of the total and every exact stage) < threshold x GPU memory (default: %(default)s)")
+    add_fit_args(g)
     g.add_argument("--no-overheads", dest="overheads", action="store_false",
                    help="drop communicator buffers, CUDA context, buckets and fragmentation")
     g.add_argument("--overhead", action="append", default=[], metavar="NAME=SIZE",
-                   help="replace one component, e.g. cuda_context=0.5GiB (repeatable)")
+                   help="replace one component, e.g. cuda_context=0.5GiB (repeatable; SIZE 0 drops it)")
     parser.add_argument("--balance", action="store_true",
                         help="choose --stage-layers: the split minimising the most loaded stage's memory, printed "
                              "next to the most even split")
@@ -35,24 +37,13 @@ def parse_overrides(items: list[str]) -> dict[str, int]:
         name, sep, size = item.partition("=")
         if not sep or not name.strip():
             raise ConfigError(f"--overhead expects NAME=SIZE such as cuda_context=0.5GiB, got {item!r}")
-        out[name.strip()] = 0 if size.strip() in ("0", "0B", "0b") else parse_bytes(size)
+        out[name.strip()] = 0 if size.strip() in ("0", "0B", "0b") else parse_bytes(size, f"--overhead {item}")
     return out
-
-
-def check_threshold(threshold: float) -> float:
-    if not 0 < threshold <= 1:
-        raise ConfigError(f"--threshold must be in (0, 1], got {threshold}")
-    return threshold
 
 
 def run(args: argparse.Namespace) -> int:
     from ..estimator.estimate import estimate
-    from ..profiles import PROFILES
 
-    if args.profile not in PROFILES:
-        raise ConfigError(f"unknown profile {args.profile!r} (choose from {', '.join(PROFILES)})")
-    gpu = parse_bytes(args.gpu_mem)
-    threshold = check_threshold(args.threshold)
     overrides = parse_overrides(args.overhead)
     shape = model_from_args(args)
     bal = None
@@ -66,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         training = training_from_args(args, shape, args.profile)
     result = estimate(shape, training, args.profile, overheads=args.overheads, overrides=overrides)
-    report = result.as_json(gpu, threshold)
+    report = result.as_json(args.gpu_mem, args.threshold)
     if bal is not None:
         report["balance"] = _balance_json(bal)
     if args.json:
@@ -100,13 +91,10 @@ def _print_tables(report: dict) -> None:
 
     console = _console()
     cfg, gpu = report["config"], report["gpu_mem_bytes"]
-    title = f"{report['model']}  " + " ".join(f"{key}={','.join(map(str, value)) if isinstance(value, list) else value}"
-                                              for key, value in cfg.items()
-                                              if key != "model" and not key.endswith("_bytes"))
-    title += f"  profile={report['profile']}"
+    title = config_line(report) + f"  profile={report['profile']}"
     table = Table(title=title, title_justify="left")
     table.add_column("component", no_wrap=True, min_width=18)
-    table.add_column("most loaded (paper) GiB", justify="right")
+    table.add_column(f"{TOTAL_COLUMN[report['profile']]} GiB", justify="right")
     table.add_column("% of GPU", justify="right")
     loaded = [s for s in report["stages"] if s["rank"] == report["most_loaded_rank"]][0]
     uneven = bool(cfg.get("stage_layers"))  # every rank listed: as rows of a table of their own
@@ -130,16 +118,19 @@ def _print_tables(report: dict) -> None:
     limit = report["threshold"] * gpu
     verdict = "FITS" if report["fits"] else "DOES NOT FIT"
     if source == "total":
-        reason = "the paper's total (no exact stage holds more)"
+        reason = f"the {report['profile']} profile's total (no exact stage holds more)"
     elif uneven:
         reason = (f"the most loaded exact stage, {source} rank {loaded['rank']} with {loaded['layers']} layers (with "
                   f"--stage-layers the paper's closed form of pp equal stages does not apply)")
     else:
-        reason = (f"the exact {source} stage, above the paper's total of {_gib(report['bytes']['total'])} GiB"
-                  + (" (the closed form omits the LM head weights when p = 1)" if source == "only" else ""))
+        reason = (f"the exact {source} stage, above the {report['profile']} profile's total of "
+                  f"{_gib(report['bytes']['total'])} GiB"
+                  + (" (the closed form omits the LM head weights when p = 1)"
+                     if source == "only" and report["profile"] == "paper" else ""))
     console.print(f"{verdict}: peak {_gib(peak)} GiB of {_gib(gpu)} GiB per GPU = {100 * peak / gpu:.1f} % "
                   f"(rule: < {100 * report['threshold']:.0f} % = {_gib(int(limit))} GiB); the peak is {reason}. "
                   f"Most loaded stage (exact placement): {report['most_loaded_stage']}.")
+    console.print(f"GPU memory (--gpu-mem): {describe_bytes(gpu)}.")
 
 
 COLUMNS = {"weights": ("weights",), "gradients": ("gradients",), "optimizer": ("optimizer",),

@@ -11,47 +11,23 @@ from ..config.errors import ConfigError
 from ..config.training import ZERO_STAGES
 from ..plan.enumerate import Cluster, why_not
 from ..plan.proxy import Hardware, explain
-from .args import add_model_args, model_from_args, parse_bytes, positive_int
+from ..profiles import PROFILES
+from .args import add_fit_args, add_model_args, check_output_file, describe_bytes, model_from_args, positive_int
 
 GiB = 2**30
 MAX_WHY_LINES = 40
-
-
-def _memory(text: str) -> int:
-    """argparse type for --gpu-mem: parse_bytes, its one-line message kept."""
-    try:
-        return parse_bytes(text)
-    except ConfigError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
-def _fraction(text: str) -> float:
-    """argparse type for --threshold: a number in (0, 1]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text!r}") from None
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text!r}")
-    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_args(parser)
     parser.add_argument("--gpus", type=positive_int, required=True, metavar="N", help="GPUs in the job, d*t*p*c")
     parser.add_argument("--gpus-per-node", type=positive_int, default=8, metavar="G",
-                        help="GPUs per node; groups wider than a node pay inter-node bandwidth (default: 8)")
-    parser.add_argument("--gpu-mem", type=_memory, default=parse_bytes("80GiB"), metavar="BYTES",
-                        help="memory per GPU, e.g. 80GiB, 141GB (default: 80GiB)")
-    parser.add_argument("--threshold", type=_fraction, default=0.8,
-                        help="keep configurations whose estimate is under this share of --gpu-mem (default: 0.8)")
+                        help="GPUs per node; groups wider than a node pay inter-node bandwidth")
+    add_fit_args(parser)
     parser.add_argument("--seq", type=positive_int, required=True, metavar="S", help="sequence length s")
     parser.add_argument("--gbs", type=positive_int, required=True, metavar="G", help="global batch in sequences")
-    from ..profiles import PROFILES  # names only; importing the package costs no sympy
-
-    parser.add_argument("--profile", default="paper", metavar="NAME",
-                        help=f"memory profile, one of: {', '.join(PROFILES)} (default: paper)")
-    parser.add_argument("--top", type=positive_int, default=10, metavar="K", help="rows in the table (default: 10)")
+    parser.add_argument("--profile", default="paper", choices=PROFILES, help="memory profile")
+    parser.add_argument("--top", type=positive_int, default=10, metavar="K", help="rows in the table")
     parser.add_argument("--no-sp", dest="sp", action="store_false", help="disable sequence parallelism")
     parser.add_argument("--zero", type=int, choices=ZERO_STAGES, default=None,
                         help="search only this ZeRO stage, 0 to 3 (default: every stage)")
@@ -62,19 +38,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print every feasible configuration as JSON")
     out.add_argument("--csv", metavar="FILE", help="also write every feasible configuration to a CSV file")
-    parser.add_argument("--plot", metavar="FILE.png", help="draw peak memory over (tp, pp) for the best cp")
+    parser.add_argument("--plot", metavar="FILE.png", help="draw peak memory over (tp, pp) for the best cp "
+                        "(png, pdf, svg or another format matplotlib writes)")
     parser.add_argument("--explain", action="store_true", help="print the ranking proxy's formulas and terms")
 
 
-def _check_profile(name: str) -> None:
-    from ..profiles import PROFILES
-
-    if name not in PROFILES:
-        raise ConfigError(f"profile {name!r} is not available: choose from {', '.join(PROFILES)}")
-
-
 def run(args: argparse.Namespace) -> int:
-    _check_profile(args.profile)
+    if args.csv:
+        check_output_file(args.csv, "--csv")
+    if args.plot:
+        from ..plan.plot import formats
+
+        check_output_file(args.plot, "--plot", formats())
     shape = model_from_args(args)
     cluster = Cluster(shape, gpus=args.gpus, s=args.seq, gbs=args.gbs, sp=args.sp, flash_attn=args.flash_attn)
     hw = Hardware(gpus_per_node=args.gpus_per_node)
@@ -173,7 +148,7 @@ def _print_table(plan, args) -> None:
     x = plan.cluster
     spent = plan.seconds["enumerate"] + plan.seconds["evaluate"]
     title = (f"{x.shape.name} on {x.gpus} GPUs, s={x.s}, gbs={x.gbs}: {plan.feasible} of {plan.evaluated} "
-             f"configurations under {args.threshold:g} x {args.gpu_mem / GiB:g} GiB = {plan.limit / GiB:.1f} GiB "
+             f"configurations under {args.threshold:g} x {args.gpu_mem / GiB:,.2f} GiB = {plan.limit / GiB:,.2f} GiB "
              f"({plan.profile} profile, searched in {spent:.3f} s); memory in GiB per GPU")
     table = Table(title=title, title_justify="left")
     for name in ("#", *SEARCHED):
@@ -194,6 +169,8 @@ def _print_table(plan, args) -> None:
         cells += [f"{plan.rows[c][i]:.3f}" for c in proxy_cols]
         table.add_row(*cells, f"{row['score']:.3f}")
     console.print(table)
+    console.print(f"{x.shape.name}: {x.shape.param_count:,} parameters; every row also has sp={x.sp}, "
+                  f"flash_attn={x.flash_attn}; GPU memory (--gpu-mem): {describe_bytes(args.gpu_mem)}")
     if not args.explain:
         console.print("score = ideal compute time / proxy step time (a ranking proxy, not a throughput "
                       "prediction; --explain prints its formula)")

@@ -4,13 +4,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config.errors import ConfigError
-from .args import add_target_args, positive_int, target_from_args
+from . import interrupt
+from .args import add_target_args, check_output_dir, positive_int, target_from_args
 
 if TYPE_CHECKING:
     from jaxcheck.crosscheck.sweep import Job, RunFn
@@ -21,8 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", default="results.jsonl", help="JSONL results, one line per config (default: %(default)s)")
     parser.add_argument("--resume", action="store_true", help="skip configs already in the output file")
     parser.add_argument("--retry-failed", action="store_true", help="with --resume, run configs that failed again")
-    parser.add_argument("--plots", metavar="DIR", help="directory for the PNG plots (default: next to the output)")
-    parser.add_argument("--no-plots", action="store_true", help="write no plots")
+    plots = parser.add_mutually_exclusive_group()
+    plots.add_argument("--plots", metavar="DIR", help="directory for the PNG plots (default: next to the output)")
+    plots.add_argument("--no-plots", action="store_true", help="write no plots")
     add_target_args(parser)
     parser.add_argument("--jobs", type=positive_int, default=1, metavar="N",
                         help="compile in N worker processes (default: 1, this process)")
@@ -30,8 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "split a grid across machines (e.g. a SLURM job array); merge the JSONL files afterwards")
     parser.add_argument("--measure", action="store_true",
                         help="on this machine's GPUs of the target card, also run each step to read the measured peak")
-    parser.add_argument("--json", action="store_true", help="print the summary as one JSON object, no progress bar")
-    parser.add_argument("--markdown", action="store_true", help="print the summary as markdown tables (README)")
+    out = parser.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print the summary as one JSON object, no progress bar")
+    out.add_argument("--markdown", action="store_true", help="print the summary as markdown tables (README)")
 
 
 def _verify_fn(target, measure: bool) -> RunFn:
@@ -75,6 +77,8 @@ class _Progress:
             self.bar.start()
 
     def __call__(self, record: dict) -> None:
+        if interrupt.pending():  # a Ctrl-C that a compile turned into a recorded failure still stops the sweep
+            raise KeyboardInterrupt
         self.done += 1
         err = record["result"]["rel_error_total"] if record["status"] == "ok" else None
         what = f"{100 * err:+.2f} %" if err is not None else f"{record['status']}: {record['error']}"
@@ -107,10 +111,6 @@ def code_version() -> str | None:
     return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
 def run(args: argparse.Namespace, run_fn: RunFn | None = None, devices: int | None = None) -> int:
     """Expand the grid, run what is pending (run_fn/devices: an injected runner for tests), then summarise and plot."""
     from jaxcheck.crosscheck import sweep
@@ -118,6 +118,8 @@ def run(args: argparse.Namespace, run_fn: RunFn | None = None, devices: int | No
 
     target = target_from_args(args)
     configs = sweep.shard(parse_grid(args.grid), args.shard)
+    if args.plots:
+        check_output_dir(args.plots, "--plots")
     out = Path(args.output)
     done = sweep.read_results(out)
     if done and not args.resume:
@@ -125,8 +127,7 @@ def run(args: argparse.Namespace, run_fn: RunFn | None = None, devices: int | No
     sweep.check_target(done, target.name, out)
     todo = sweep.pending(sweep.jobs(configs), done, args.retry_failed)
     fd = sweep.open_results(out)
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    progress, started_jax = None, False
+    progress = None
     try:
         extra = {"code": code_version(), "target": target.name}
         if len(configs) > len(todo):
@@ -136,28 +137,24 @@ def run(args: argparse.Namespace, run_fn: RunFn | None = None, devices: int | No
         if todo and run_fn is None and args.jobs > 1:
             from jaxcheck.crosscheck.workers import run_parallel
 
-            started_jax = True  # in the workers: a cut-short compile there must not take the parent down
             run_parallel(todo, fd, args.target_config or target.name, sweep.max_world(todo), args.measure,
                          args.jobs, progress, extra)
         else:
             if todo and run_fn is None:
-                devices, started_jax = _start_backend(todo, target), True
+                devices = _start_backend(todo, target)
                 run_fn = _verify_fn(target, args.measure)
             sweep.run_all(todo, fd, run_fn, devices or 1, on_done=progress, extra=extra)
     except KeyboardInterrupt:
+        interrupt.finish()  # a second Ctrl-C cannot cut the count short
         if progress:
             progress.stop()
         keys = set(map(config_key, configs))
         finished = len({r["key"] for r in sweep.read_results(out)} & keys)
-        print(f"mem4d sweep: interrupted; {finished} of {len(configs)} configs are in {out}. "
-              f"Resume with: mem4d sweep {args.grid} -o {out} --resume", file=sys.stderr, flush=True)
-        if started_jax:  # a compile cut short can crash XLA's teardown at exit (SIGSEGV); every record is on disk
-            sys.stdout.flush()
-            os._exit(130)
-        return 130
+        raise interrupt.Interrupted(
+            f"mem4d sweep: interrupted; {finished} of {len(configs)} configs are in {out}. "
+            f"Resume with: mem4d sweep {args.grid} -o {out} --resume") from None
     finally:
         os.close(fd)
-        signal.signal(signal.SIGTERM, previous)
         if progress:
             progress.stop()
     return _report(args, out, configs)

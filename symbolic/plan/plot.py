@@ -21,6 +21,18 @@ def grid(plan, c: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return tps, pps, peak
 
 
+def formats() -> tuple[str, ...]:
+    """File extensions the plot can be written as: what matplotlib's Agg canvas writes (pgf only where its LaTeX is
+    installed)."""
+    import shutil
+
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    names = sorted(FigureCanvasAgg.get_supported_filetypes())
+    return tuple(n for n in names if n != "pgf" or shutil.which(matplotlib.rcParams["pgf.texsystem"]))
+
+
 def plot(plan, path: str) -> None:
     """Write the heat map to `path`, coloured by fit (green: the lowest peak fits under the limit, red: over it),
     each cell labelled with that peak, the best ranked configuration (or, when none fits, the lowest peak) outlined.

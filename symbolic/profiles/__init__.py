@@ -12,6 +12,8 @@ PROFILES: dict[str, str] = {
     "paper": "symbolic.profiles.paper",
     "jax": "symbolic.profiles.jax",
 }
+# what each profile's "total" is the memory of (a table's column)
+TOTAL_COLUMN: dict[str, str] = {"paper": "most loaded GPU", "jax": "each device (SPMD)"}
 
 
 def widths(name: str) -> dict[str, int]:

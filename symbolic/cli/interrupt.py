@@ -1,0 +1,83 @@
+"""Ctrl-C and SIGTERM while a command runs: one KeyboardInterrupt, raised again where Python would swallow it."""
+from __future__ import annotations
+
+import _thread
+import signal
+import sys
+import threading
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(KeyboardInterrupt):
+    """An interrupt a command has cleaned up after; its message is the one line the CLI prints."""
+
+
+class Guard:
+    """While installed, the first SIGINT or SIGTERM raises KeyboardInterrupt in the main thread; later ones are
+    ignored (a second Ctrl-C cannot cut the cleanup short). Where Python swallows the exception (a gc callback such
+    as jax's `_xla_gc_callback`, a `__del__`: "Exception ignored in ..."), it is raised again at the next bytecode.
+    After `finish()` (the command is done or has reported the interrupt) signals are ignored."""
+
+    def __init__(self):
+        self.signum: int | None = None  # the first signal received
+        self.finished = False
+        self._again = False
+        self._previous: dict = {}
+        self._previous_hook = None
+
+    def _handler(self, signum, frame):
+        if self.finished or (self.signum is not None and not self._again):
+            return
+        self.signum, self._again = self.signum or signum, False
+        raise KeyboardInterrupt
+
+    def _unraisable(self, unraisable):
+        if isinstance(unraisable.exc_value, KeyboardInterrupt) and self.signum and not self.finished:
+            self._again = True
+            _thread.interrupt_main(self.signum)  # the handler runs again at the main thread's next bytecode
+            return
+        self._previous_hook(unraisable)
+
+    def install(self) -> "Guard":
+        if threading.current_thread() is threading.main_thread():  # signal.signal works only there
+            for signum in SIGNALS:
+                self._previous[signum] = signal.signal(signum, self._handler)
+        self._previous_hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
+        return self
+
+    def finish(self) -> None:
+        """From now on signals are ignored (the handler stays installed until `uninstall`)."""
+        self.finished = True
+
+    def uninstall(self) -> None:
+        """Put back the previous handlers (a command run in-process, e.g. by tests)."""
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        if self._previous_hook is not None:
+            sys.unraisablehook = self._previous_hook
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name if self.signum else "SIGINT"
+
+
+_current: Guard | None = None
+
+
+def install() -> Guard:
+    """A new guard, installed, and the current one (what `pending` and `finish` refer to)."""
+    global _current
+    _current = Guard().install()
+    return _current
+
+
+def pending() -> bool:
+    """A signal arrived and the command has not reported it yet (for loops that catch broad exceptions)."""
+    return _current is not None and _current.signum is not None and not _current.finished
+
+
+def finish() -> None:
+    """The command reports the interrupt itself (e.g. the sweep's resume hint): ignore further signals."""
+    if _current is not None:
+        _current.finish()

@@ -67,12 +67,39 @@ def restore_stderr(level: int = 0) -> None:
         os.close(saved)
 
 
+@contextlib.contextmanager
+def held_signals():
+    """SIGINT and SIGTERM wait until native code has loaded, then act as they would have: a KeyboardInterrupt raised
+    while jaxlib's or a PJRT plugin's extension module initialises crashes the process (SIGSEGV or SIGABRT, measured
+    with jax 0.10.2) or is swallowed by jax's plugin loader. Main thread only (signal handlers live there)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    previous = {signum: signal.signal(signum, lambda signum, frame: held.append(signum))
+                for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if held:
+            handler = previous[held[0]]
+            if callable(handler):
+                handler(held[0], None)  # Python's or the CLI's handler: raises KeyboardInterrupt
+            elif handler == signal.SIG_DFL:
+                signal.raise_signal(held[0])
+
+
 def import_jax():
     """jax, imported quietly: the CUDA plugin's notices of a missing driver held back, its version check skipped (GPU
     targets compile without NVIDIA libraries; on a GPU machine the check only compares versions). Call it before
     anything else imports jax."""
     os.environ.setdefault("JAX_SKIP_CUDA_CONSTRAINTS_CHECK", "1")
-    with quiet_native_stderr():
+    with quiet_native_stderr(), held_signals():
         import jax
     return jax
 
@@ -105,7 +132,7 @@ def start(target: Target, n: int, use_local: bool = True) -> tuple[list, bool]:
     check_plugin(target)
     prepare_environment(target)
     jax = import_jax()
-    with quiet_native_stderr():
+    with quiet_native_stderr(), held_signals():  # the backends load their plugins' extension modules here
         if not backend_started():
             if not target.is_gpu or not use_local:
                 jax.config.update("jax_platforms", "cpu")

@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit flush
         if guard.signum is not None:  # raised where something swallowed it: the command still stops here
             raise KeyboardInterrupt
-        guard.finish()
+        guard.finish(rc if own_process else None)  # a signal in the interpreter's teardown ends it with rc
         return rc
     except BrokenPipeError:
         guard.finish()
@@ -52,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as err:
         guard.finish()
         print(f"{prog}: error: {err}", file=sys.stderr)
+        guard.finish(2 if own_process else None)
         return 2
     except KeyboardInterrupt as err:
         return _interrupted(guard, prog, err, own_process)
@@ -93,11 +94,9 @@ def _interrupted(guard: interrupt.Guard, prog: str, err: BaseException | None, o
         message += f" ({guard.name})"
     print(message, file=sys.stderr, flush=True)
     if own_process and "jax" in sys.modules:
-        try:
-            sys.stdout.flush()
-        except (OSError, ValueError):
-            pass
+        interrupt.flush()
         os._exit(130)
+    guard.finish(130 if own_process else None)
     return 130
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import _thread
+import os
 import signal
 import sys
 import threading
@@ -17,16 +18,21 @@ class Guard:
     """While installed, the first SIGINT or SIGTERM raises KeyboardInterrupt in the main thread; later ones are
     ignored (a second Ctrl-C cannot cut the cleanup short). Where Python swallows the exception (a gc callback such
     as jax's `_xla_gc_callback`, a `__del__`: "Exception ignored in ..."), it is raised again at the next bytecode.
-    After `finish()` (the command is done or has reported the interrupt) signals are ignored."""
+    After `finish()` (the command is done or has reported the interrupt) signals are ignored, or, given an exit code
+    (a process of our own whose output is complete), end the process at once with it (no hang in teardown)."""
 
     def __init__(self):
         self.signum: int | None = None  # the first signal received
         self.finished = False
+        self._exit_code: int | None = None
         self._again = False
         self._previous: dict = {}
         self._previous_hook = None
 
     def _handler(self, signum, frame):
+        if self.finished and self._exit_code is not None:
+            flush()
+            os._exit(self._exit_code)
         if self.finished or (self.signum is not None and not self._again):
             return
         self.signum, self._again = self.signum or signum, False
@@ -34,8 +40,8 @@ class Guard:
 
     def _unraisable(self, unraisable):
         if isinstance(unraisable.exc_value, KeyboardInterrupt) and self.signum and not self.finished:
-            self._again = True
-            _thread.interrupt_main(self.signum)  # the handler runs again at the main thread's next bytecode
+            self._again = True  # the handler raises again, in the main thread, once this hook has returned
+            threading.Timer(0.01, _thread.interrupt_main, (self.signum,)).start()
             return
         self._previous_hook(unraisable)
 
@@ -46,9 +52,10 @@ class Guard:
         self._previous_hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
         return self
 
-    def finish(self) -> None:
-        """From now on signals are ignored (the handler stays installed until `uninstall`)."""
-        self.finished = True
+    def finish(self, exit_code: int | None = None) -> None:
+        """From now on signals are ignored (the handler stays installed until `uninstall`), or end the process with
+        `exit_code`."""
+        self.finished, self._exit_code = True, exit_code
 
     def uninstall(self) -> None:
         """Put back the previous handlers (a command run in-process, e.g. by tests)."""
@@ -81,3 +88,12 @@ def finish() -> None:
     """The command reports the interrupt itself (e.g. the sweep's resume hint): ignore further signals."""
     if _current is not None:
         _current.finish()
+
+
+def flush() -> None:
+    """Flush stdout and stderr, whatever state they are in."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass

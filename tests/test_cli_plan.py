@@ -157,11 +157,11 @@ def test_no_valid_configuration_explains_each_factorisation():
     done = mem4d("plan", "--model", "tiny", "--gpus", "11", "--seq", "256", "--gbs", "1024")
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
-    lines = done.stderr.strip().splitlines()
+    lines = done.stdout.strip().splitlines()  # the explanation is output; stderr holds the one error line
     assert sum(line.startswith("  dp=") for line in lines) == 4  # (11,1,1,1), (1,11,1,1), (1,1,11,1), (1,1,1,11)
-    assert "gbs=1024 not divisible by mbs x dp = 1x11" in done.stderr
-    assert "at least pp x vpp = 11" in done.stderr
-    assert lines[-1].startswith("mem4d plan: error: no valid 4D configuration")
+    assert "gbs=1024 not divisible by mbs x dp = 1x11" in done.stdout
+    assert "at least pp x vpp = 11" in done.stdout
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("mem4d plan: error: no valid 4D configuration")
 
 
 def test_nothing_fits_exits_1_naming_the_smallest():
@@ -207,5 +207,5 @@ def test_many_broken_factorisations_are_truncated():
     2c | s=8 allow (8 * 16 * 4 = 512): nothing is valid; 1024 = 2**10 has C(13, 3) = 286 factorisations, 40 listed."""
     done = mem4d("plan", "--model", "llama3-70b", "--gpus", "1024", "--seq", "8", "--gbs", "3")
     assert done.returncode == 2, done.stdout
-    assert "... and 246 more factorisations" in done.stderr
-    assert done.stderr.splitlines()[-1].startswith("mem4d plan: error: no valid 4D configuration")
+    assert "... and 246 more factorisations" in done.stdout
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("mem4d plan: error: no valid 4D configuration")

@@ -17,10 +17,10 @@ def print_verify(result: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    cfg, mesh = result["config"], result["mesh"]
-    title = (f"{result['model']}: dp={cfg['dp']} pp={cfg['pp']} tp={cfg['tp']} cp={cfg['cp']} seq={cfg['seq']} "
-             f"mbs={cfg['mbs']} m={cfg['m']} recompute={cfg['recompute']} zero={cfg['zero']} - MiB per device, "
-             f"{_compiled_for(result.get('target'), mesh)} ({result['compile_seconds']:.1f} s compile)")
+    from symbolic.config.training import config_line
+
+    title = (f"{config_line(result)} - MiB per device, {_compiled_for(result.get('target'), result['mesh'])} "
+             f"({result['compile_seconds']:.1f} s compile)")
     table = Table(title=title, title_justify="left")
     for col, justify in (("component", "left"), ("group", "left"), ("symbolic", "right"), ("XLA", "right"),
                          ("measured", "right"), ("rel. error", "right")):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..config.dtypes import FLOATS, JAX_COMPUTE_DTYPE, JAX_PARAM_DTYPE
 from ..config.errors import ConfigError
-from ..config.shapes import DEFAULT_MODEL, ModelShape, resolve_model
+from ..config.shapes import DEFAULT_MODEL, MAX_SIZE, ModelShape, resolve_model
 from ..config.training import RECOMPUTE, ZERO_STAGES, Training, training_from_json
 
 _UNITS = {
@@ -19,7 +19,6 @@ _UNITS = {
 }
 UNITS_HELP = "GiB = 2^30 bytes (KiB, MiB, TiB alike), GB or G = 10^9 bytes (KB, MB, TB alike), no unit = bytes"
 MAX_BYTES = 2**63 - 1  # what a memory size may be: 1 byte to 8 EiB
-MAX_INT = 2**40  # the largest size, batch or count a flag takes
 
 
 def parse_bytes(text: str, where: str | None = None) -> int:
@@ -55,7 +54,7 @@ def positive_int(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if not 1 <= value <= MAX_INT:
+    if not 1 <= value <= MAX_SIZE:
         raise argparse.ArgumentTypeError(f"expected a positive integer up to 2^40, got {text!r}")
     return value
 

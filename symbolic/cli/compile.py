@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from ..config.errors import ConfigError
+from ..config.training import config_line
 from .args import add_model_args, add_step_args, add_training_args, positive_int, spec_from_args, target_from_args
 
 
@@ -20,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="jax.distributed.initialize() with auto-detection (SLURM, Kubernetes, ...)")
     m.add_argument("--coordinator", metavar="HOST:PORT", help="coordinator address (process 0)")
     m.add_argument("--num-processes", type=positive_int, help="number of processes")
-    m.add_argument("--process-id", type=int, help="this process's id, 0 .. num-processes - 1")
+    m.add_argument("--process-id", type=int, metavar="I", help="this process's id, 0 .. num-processes - 1")
     m.add_argument("--local-devices", type=positive_int, help="simulated CPU devices in this process")
 
 
@@ -33,10 +35,9 @@ def _print_table(report, spec) -> None:
     from rich.table import Table
 
     mesh = report.mesh
-    title = (f"{spec.shape.name}: dp={mesh['data']} pp={mesh['pipe']} tp={mesh['tensor']} cp={mesh['context']} "
-             f"seq={spec.train.s} mbs={spec.train.b} m={spec.train.m} recompute={spec.train.recompute} "
-             f"zero={spec.train.zero} - XLA per device, {report.devices} {mesh['platform']} devices")
-    table = Table(title=title)
+    title = (f"{config_line(report.as_json(spec))} - XLA per device, {report.devices} {mesh['platform']} devices "
+             f"(mesh data={mesh['data']} pipe={mesh['pipe']} tensor={mesh['tensor']} context={mesh['context']})")
+    table = Table(title=title, title_justify="left")
     table.add_column("buffer")
     table.add_column("GiB", justify="right")
     table.add_column("bytes", justify="right")
@@ -49,7 +50,7 @@ def _print_table(report, spec) -> None:
     if measured and "peak_bytes" in measured:
         table.add_row("measured peak", _gib(measured["peak_bytes"]), f"{measured['peak_bytes']:,}")
         table.add_row("bytes limit", _gib(measured["limit_bytes"]), f"{measured['limit_bytes']:,}")
-    console = Console()
+    console = Console(width=max(110, Console().width))
     console.print(table)
     console.print("total = argument + output + temp - alias: inputs, outputs and temps are live together; "
                   "donated params/optimizer state are counted once.")
@@ -57,9 +58,21 @@ def _print_table(report, spec) -> None:
                   + ("none (nothing ran: simulated or deviceless devices)" if measured is None else json.dumps(measured)))
 
 
+def check_processes(args: argparse.Namespace) -> None:
+    """The several-process flags, before jax starts (--mock-gpu-topology: mesh.request_mock_gpu_topology): one-line
+    ConfigErrors."""
+    if args.coordinator is not None:
+        host, _, port = args.coordinator.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ConfigError(f"--coordinator must be HOST:PORT (port 1 to 65535), got {args.coordinator!r}")
+    if args.process_id is not None and not 0 <= args.process_id < (args.num_processes or 2**31):
+        raise ConfigError(f"--process-id must be from 0 to --num-processes - 1, got {args.process_id}")
+
+
 def run(args: argparse.Namespace) -> int:
     spec = spec_from_args(args)
     target = target_from_args(args)
+    check_processes(args)
     import os
 
     # compile-only in this process: do not preallocate GPU memory, the measuring subprocess needs it

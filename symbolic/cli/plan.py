@@ -58,9 +58,11 @@ def run(args: argparse.Namespace) -> int:
     zero = ZERO_STAGES if args.zero is None else (args.zero,)
     plan = search(cluster, args.threshold * args.gpu_mem, profile=args.profile, hw=hw, zero=zero)
     if plan.evaluated == 0:
-        _print_why_not(cluster, args.profile)
+        if not args.json:
+            _print_why_not(cluster, args.profile)
         raise ConfigError(f"no valid 4D configuration of {shape.name} on {args.gpus} GPUs with s={args.seq}, "
-                          f"gbs={args.gbs}: every factorisation breaks a divisibility rule (listed above)")
+                          f"gbs={args.gbs}: every factorisation breaks a divisibility rule"
+                          + ("" if args.json else " (each listed on stdout)"))
     if args.json:
         json.dump(_as_json(plan, args), sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -84,13 +86,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_why_not(cluster: Cluster, profile: str) -> None:
+    """Which rule rules out each factorisation, on stdout (stderr keeps its one error line)."""
     lines, total = why_not(cluster, profile, limit=MAX_WHY_LINES)
-    print(f"every factorisation d*t*p*c = {cluster.gpus} breaks a rule (with vpp=1, mbs=1, the least constrained):",
-          file=sys.stderr)
+    print(f"every factorisation d*t*p*c = {cluster.gpus} breaks a rule (with vpp=1, mbs=1, the least constrained):")
     for line in lines:
-        print("  " + line, file=sys.stderr)
+        print("  " + line)
     if total > len(lines):
-        print(f"  ... and {total - len(lines)} more factorisations", file=sys.stderr)
+        print(f"  ... and {total - len(lines)} more factorisations")
 
 
 def _label(config: dict) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from ..config.shapes import DEFAULT_MODEL
 from ..config.training import Training
 from .args import add_model_args, add_step_args, add_training_args, spec_from_args, target_from_args
 
@@ -13,6 +14,11 @@ DEFAULT = Training(d=2, t=2, p=2, c=2, s=1024, b=1, gbs=8, recompute="full", zer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from jaxcheck.targets import DEFAULT as TARGET  # no jax
+
+    shown = " ".join(f"{key}={value}" for key, value in DEFAULT.flags(widths=False).items())
+    parser.description = (f"{parser.description or 'mem4d verify'}. Without flags, the cross-check configuration: "
+                          f"{DEFAULT_MODEL} {shown}, target {TARGET}")
     add_model_args(parser)
     add_training_args(parser, defaults=DEFAULT)
     j = add_step_args(parser)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from .errors import ConfigError
 
+MAX_SIZE = 2**40  # the largest size, count or batch an input (a flag, a config.json key) may have
+
 
 @dataclass(frozen=True)
 class ModelShape:
@@ -102,14 +104,22 @@ def from_hf_config(path: str | Path) -> ModelShape:
                 continue
             raise ConfigError(f"{path}: missing key {key!r}")
         value = raw[key]
-        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-            raise ConfigError(f"{path}: key {key!r} must be a positive integer, got {value!r}")
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= MAX_SIZE:
+            raise ConfigError(f"{path}: key {key!r} must be a positive integer up to 2^40, got {value!r}")
         values[letter] = value
     tied = raw.get("tie_word_embeddings", False)
     if not isinstance(tied, bool):
         raise ConfigError(f"{path}: key 'tie_word_embeddings' must be true or false, got {tied!r}")
-    name = raw.get("_name_or_path") or path.parent.name or path.stem
-    return ModelShape(name=str(name), tied=tied, **values)
+    return ModelShape(name=_name(raw, path), tied=tied, **values)
+
+
+def _name(raw: dict, path: Path) -> str:
+    """A config.json's model name: its _name_or_path, else the file's own name unless that is the generic
+    'config', else its model_type (e.g. 'llama'), else 'config'."""
+    for name in (raw.get("_name_or_path"), path.stem if path.stem != "config" else None, raw.get("model_type")):
+        if isinstance(name, str) and name.strip():
+            return name.strip()
+    return path.stem
 
 
 def resolve_model(spec: str) -> ModelShape:

@@ -140,7 +140,11 @@ def estimate(shape: ModelShape, training: Training, profile: str = "paper", over
         names = ", ".join(est.components[:-1])
         raise ConfigError(f"cannot override {', '.join(unknown)}: components of profile {profile!r} here are {names}")
     values = inputs_for(shape, training)
-    main = {name: int(round(float(x))) for name, x in est(**values).items()}
+    raw = est(**values)
+    if not all(np.isfinite(x).all() for x in raw.values()):
+        raise ConfigError(f"the bytes of {shape.name} with these sizes overflow 64-bit floats: a model or flag value is "
+                          "far too large")
+    main = {name: int(round(float(x))) for name, x in raw.items()}
     layers = training.layers(shape.L)
     ranks = ranks_of(training)
     per_rank, micro = rank_totals(est, values, [layers[rank] for _, rank in ranks], [rank for _, rank in ranks])

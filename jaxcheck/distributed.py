@@ -21,7 +21,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--num-processes", type=positive_int)
     parser.add_argument("--process-id", type=int)
     parser.add_argument("--local-devices", type=positive_int)
-    parser.add_argument("--fast-compile", action="store_true", help="XLA CPU codegen at -O0 (tests)")
+    parser.add_argument("--fast-compile", action="store_true",
+                        help="XLA CPU's quickest compile, jaxcheck.compile.QUICK_CPU (tests)")
     return parser.parse_args(argv)
 
 
@@ -42,10 +43,10 @@ def run(args: argparse.Namespace) -> dict:
         meshlib.request_cpu_devices(args.local_devices or spec.train.world)
     import jax
 
-    from .compile import FAST_CPU, compile_step
+    from .compile import QUICK_CPU, compile_step
     from .state import init_state, synthetic_batch
 
-    options = FAST_CPU if args.fast_compile and jax.default_backend() == "cpu" else None
+    options = QUICK_CPU if args.fast_compile and jax.default_backend() == "cpu" else None
     report, step, built = compile_step(spec, meshlib.make_mesh(spec.train), compiler_options=options)
     params, opt_state = init_state(built)
     params, opt_state, loss = step(params, opt_state, synthetic_batch(built))

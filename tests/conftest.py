@@ -41,3 +41,24 @@ def tmp_cwd(tmp_path, monkeypatch):
 
 
 os.environ.setdefault("MEM4D_NO_COLOR", "1")
+
+
+def quick(fn, *args):
+    """fn jitted and compiled for these arguments with XLA:CPU's quickest options (jaxcheck.compile.QUICK_CPU): for
+    tests of numerics and structure, where XLA's memory figures are not the subject."""
+    import jax
+
+    from jaxcheck.compile import QUICK_CPU
+
+    options = QUICK_CPU if jax.default_backend() == "cpu" else None
+    return jax.jit(fn).lower(*args).compile(compiler_options=options)
+
+
+def quick_model(spec):
+    """jaxcheck's Llama for a StepSpec, initialised by one quick program (an eager init compiles one per leaf)."""
+    from flax import nnx
+
+    from jaxcheck.model.llama import Llama
+
+    graphdef, _ = nnx.split(nnx.eval_shape(lambda: Llama(spec, nnx.Rngs(0))))
+    return nnx.merge(graphdef, quick(lambda: nnx.split(Llama(spec, nnx.Rngs(0)))[1])())

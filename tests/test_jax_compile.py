@@ -19,12 +19,12 @@ SHAPE = ModelShape("test", h=64, f=176, a=4, k=2, L=4, v=136)
 
 
 def _compile(train: Training, shape: ModelShape = SHAPE):
-    from jaxcheck.compile import FAST_CPU, compile_step
+    from jaxcheck.compile import QUICK_CPU, compile_step
     from jaxcheck.mesh import make_mesh
     from jaxcheck.spec import StepSpec
 
     skip_if_not_enough_devices(train.world)
-    options = FAST_CPU if jax.default_backend() == "cpu" else None
+    options = QUICK_CPU if jax.default_backend() == "cpu" else None
     return compile_step(StepSpec(shape, train).check(), make_mesh(train), compiler_options=options)
 
 
@@ -92,13 +92,17 @@ def _mem4d(*args: str) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
-def test_cli_done_when_llama3_8b_json():
+def test_cli_done_when_llama3_8b_json(capsys):
     """The acceptance command: llama3-8b on dp2 tp2 pp2 cp1, seq 4096, gbs 16, compiled by XLA:GPU for the default
-    H100 target without a GPU; it needs more than the card holds, so XLA's rematerialization is tried and reported."""
-    proc = _mem4d("--model", "llama3-8b", "--dp", "2", "--tp", "2", "--pp", "2", "--cp", "1", "--seq", "4096",
-                  "--mbs", "1", "--gbs", "16", "--json")
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
+    H100 target without a GPU; it needs more than the card holds, so XLA's rematerialization is tried and reported.
+    In this process (the `mem4d` entry point, without a second jax start-up)."""
+    from symbolic.cli.entry import main
+
+    rc = main(["compile", "--model", "llama3-8b", "--dp", "2", "--tp", "2", "--pp", "2", "--cp", "1", "--seq", "4096",
+               "--mbs", "1", "--gbs", "16", "--json"])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    out = json.loads(captured.out)
     assert set(out) == {"model", "param_count", "config", "mesh", "devices", "compile_seconds", "xla", "arguments",
                         "measured", "target", "xla_as_written", "fit"}
     assert out["target"]["name"] == "h100-80gb" and out["target"]["devices"] == "deviceless"

@@ -33,11 +33,11 @@ def _result(proc: subprocess.Popen) -> dict:
 
 
 def test_two_processes_match_one():
-    single = _launch(["--local-devices", "8"])
-    one = _result(single)
     port = _free_port()
     procs = [_launch(["--coordinator", f"127.0.0.1:{port}", "--num-processes", "2", "--process-id", str(i),
                       "--local-devices", "4"]) for i in range(2)]
+    single = _launch(["--local-devices", "8"])  # alongside the pair, which waits on its collectives
+    one = _result(single)
     two = [_result(p) for p in procs]
     assert one["processes"] == 1 and one["local_devices"] == 8
     for i, r in enumerate(two):

@@ -5,8 +5,7 @@ Source of truth: the definition of a causal LM (the output at position i depends
 import jax
 import jax.numpy as jnp
 import numpy as np
-from flax import nnx
-
+from conftest import quick, quick_model
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
@@ -15,12 +14,11 @@ SHAPE = ModelShape("test", h=64, f=176, a=4, k=2, L=2, v=136)
 
 def _model(**opts):
     from jaxcheck.mesh import make_mesh
-    from jaxcheck.model.llama import Llama
     from jaxcheck.spec import JaxOptions, StepSpec
 
     train = Training(s=16, b=2, gbs=2)
     spec = StepSpec(SHAPE, train, JaxOptions(**opts)).check()
-    return Llama(spec, nnx.Rngs(0)), make_mesh(train)
+    return quick_model(spec), make_mesh(train)
 
 
 def test_causal_gradients_after_position_are_exactly_zero():
@@ -34,7 +32,7 @@ def test_causal_gradients_after_position_are_exactly_zero():
 
     x = model.embed_tokens(jnp.arange(32, dtype=jnp.int32).reshape(2, 16) % SHAPE.v)
     with jax.set_mesh(mesh):
-        g = np.asarray(jax.jit(jax.grad(out_at_i))(x))
+        g = np.asarray(quick(jax.grad(out_at_i), x)(x))
     assert np.all(g[:, i + 1:] == 0.0)
     assert np.all(np.abs(g[:, : i + 1]).sum(axis=-1) > 0)
 

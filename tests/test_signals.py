@@ -73,7 +73,7 @@ def test_signal_during_a_command_is_one_line_and_130(command, moment, signum):
     _interrupted(proc, signum)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("signum", [signal.SIGTERM])
 def test_signal_after_the_result_changes_nothing(signum):
     """The JSON is out: the process is finishing (jax's teardown); it ends at once with exit 0, no crash, nothing on
     stderr (or, in the last moments of the interpreter, where Python has put the default handlers back, it is

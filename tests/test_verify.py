@@ -74,11 +74,15 @@ def _cli(*args, timeout=240):
                           timeout=timeout)
 
 
-def test_cli_json_schema():
-    proc = _cli("--model", "tiny", "--dp", "1", "--tp", "2", "--pp", "2", "--cp", "1", "--seq", "64", "--gbs", "2",
-                "--remat", "full", "--json")
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
+def test_cli_json_schema(capsys):
+    """`mem4d verify --json` (its entry point, in this process: no second jax start-up)."""
+    from symbolic.cli.entry import main
+
+    rc = main(["verify", "--model", "tiny", "--dp", "1", "--tp", "2", "--pp", "2", "--cp", "1", "--seq", "64", "--gbs",
+               "2", "--remat", "full", "--json"])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    out = json.loads(captured.out)
     assert {"model", "param_count", "config", "target", "symbolic", "xla", "measured", "components",
             "rel_error_total", "compile_seconds", "explain"} <= set(out)
     assert out["target"]["name"] == "h100-80gb" and out["target"]["platform"] == "gpu"  # the default: XLA:GPU

@@ -58,11 +58,14 @@ class Guard:
         self.finished, self._exit_code = True, exit_code
 
     def uninstall(self) -> None:
-        """Put back the previous handlers (a command run in-process, e.g. by tests)."""
+        """Put back the previous handlers (a command run in-process, e.g. by tests); no longer the current guard."""
+        global _current
         for signum, previous in self._previous.items():
             signal.signal(signum, previous)
         if self._previous_hook is not None:
             sys.unraisablehook = self._previous_hook
+        if _current is self:
+            _current = None
 
     @property
     def name(self) -> str:

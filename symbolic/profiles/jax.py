@@ -8,6 +8,7 @@ from XLA's buffer-assignment dumps of grids/derive.toml, is in its doc and in th
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 
 import sympy as sp
 
@@ -145,9 +146,14 @@ def _relayout(sw: Switches) -> sp.Expr:
     return tokens(h, B_a, sw.recompute == "selective")
 
 
+def _read(sw: Switches) -> Switches:
+    """The switches this profile reads: it has no overhead components, so `overheads` does not key its caches."""
+    return replace(sw, overheads=False)
+
+
 def temporaries(sw: Switches) -> list[Buffer]:
     """Every temporary of the step with the phases it is live in (a new list; built once per switches)."""
-    return list(_temporaries(sw))
+    return list(_temporaries(_read(sw)))
 
 
 @functools.lru_cache(maxsize=None)
@@ -244,7 +250,7 @@ PEAK_PHASE = "backward_weights"  # the phase whose rows are listed as components
 
 def components(sw: Switches) -> list[Component]:
     """The estimator's components (a new list; built once per switches): see _components."""
-    return list(_components(sw))
+    return list(_components(_read(sw)))
 
 
 @functools.lru_cache(maxsize=None)

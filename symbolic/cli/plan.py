@@ -177,5 +177,7 @@ def _print_table(plan, args) -> None:
         console.print("score = ideal compute time / proxy step time (a ranking proxy, not a throughput "
                       "prediction; --explain prints its formula)")
     console.print("peak = max(total, every exact pipeline stage's total), the figure the fit rule judges; a stage in "
-                  "brackets holds more than the paper's total (at p = 1: the LM head the closed form omits); with "
-                  "stage_layers (an uneven split, --stage-layers in estimate) the most loaded stage alone decides")
+                  f"brackets holds more than the {plan.profile} profile's total"
+                  + (" (at p = 1: the LM head the closed form omits)" if plan.profile == "paper" else "")
+                  + "; with stage_layers (an uneven split, --stage-layers in estimate) the most loaded stage alone "
+                    "decides")

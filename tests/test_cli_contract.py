@@ -56,7 +56,7 @@ def test_verify_help_shows_its_cross_check_defaults():
 
 
 @pytest.mark.parametrize("argv, needle", [
-    (["estimate", "--recompute", "none", "--recompute", "full"], "--recompute none and --recompute full conflict"),
+    (["estimate", "--recompute", "none", "--remat", "full"], "unrecognized arguments: --remat"),  # compile's alias
     (["estimate", "--zero", "0", "--dist-opt"], "--zero 0 and --dist-opt conflict"),
     (["plan", "--gpus", "8", "--seq", "1024", "--gbs", "8", "--zero", "1", "--no-dist-opt"], "conflict"),
     (["formula", "--no-dist-opt", "--zero", "1"], "--no-dist-opt and --zero 1 conflict"),
@@ -70,9 +70,11 @@ def test_conflicting_flags_are_refused(argv, needle):
     assert needle in refused(*argv)
 
 
-def test_agreeing_aliases_pass():
+def test_agreeing_aliases_pass_and_a_repeated_flag_wins():
     rc, out, _ = run("estimate", "--model", "tiny", "--zero", "1", "--dist-opt", "--recompute", "full", "--json")
     assert rc == 0 and json.loads(out)["config"]["zero"] == 1
+    rc, out, _ = run("estimate", "--model", "llama3-8b", "--model", "tiny", "--zero", "0", "--zero", "1", "--json")
+    assert rc == 0 and json.loads(out)["model"] == "tiny" and json.loads(out)["config"]["zero"] == 1
 
 
 @pytest.mark.parametrize("value, needle", [
@@ -162,6 +164,6 @@ def test_model_name_of_a_config_file(tmp_path, name, content, expected):
 
 
 def test_plan_explains_no_valid_configuration_on_stdout_and_errs_in_one_line():
-    rc, out, err = run("plan", "--model", "llama3-70b", "--gpus", "7", "--seq", "8192", "--gbs", "1024")
+    rc, out, err = run("plan", "--model", "tiny", "--gpus", "11", "--seq", "256", "--gbs", "1024")  # L = 8
     assert rc == 2 and err.count("\n") == 1 and "no valid 4D configuration" in err
     assert sum(line.startswith("  dp=") for line in out.splitlines()) == 4

@@ -36,6 +36,7 @@ TRAINING = {flag: INTS for flag in ("--dp", "--tp", "--pp", "--cp", "--vpp", "--
 SWITCHES = st.sampled_from([
     [], ["--recompute", "full"], ["--recompute", "selective", "--no-sp"], ["--no-flash-attn", "--zero", "0"],
     ["--recompute", "none", "--recompute", "full"], ["--zero", "0", "--dist-opt"], ["--no-dist-opt", "--zero", "1"],
+    ["--zero", "3"], ["--stage-layers", "4,4"], ["--stage-layers", "0,8"], ["--stage-layers", "x"],
     ["--zero", "1", "--dist-opt"], ["--recompute", "sometimes"], ["--zero", "2"], ["--zero", "x"], ["--no-sp", "--no-sp"],
 ])
 
@@ -121,14 +122,15 @@ def _check(argv: list[str], rc: int, out: str, err: str, allowed=(0, 2)) -> None
 
 @pytest.fixture
 def rendered_defaults(monkeypatch):
-    """formula and latex render the default switches' formulas whatever the flags (a rendering costs seconds cold)."""
+    """formula renders the default switches' formulas whatever the flags, latex leaves its formulas section out (a
+    rendering costs seconds cold)."""
     from symbolic.config.switches import Switches
     from symbolic.render import rendered as module
     from symbolic.render import report
 
     real = module.rendered
-    for where in (module, report):
-        monkeypatch.setattr(where, "rendered", lambda profile, switches: real(profile, Switches()))
+    monkeypatch.setattr(module, "rendered", lambda profile, switches: real(profile, Switches()))
+    monkeypatch.setattr(report, "_formulas", lambda *args: [])
 
 
 @pytest.fixture
@@ -236,6 +238,29 @@ def test_jax_commands_up_to_the_compile(files, no_compile, tmp_cwd):
         else:
             extra = [x for x in extra if x in ("--json", "--zero1", "--zero", "0")]
             argv = [command, *_argv(flags), *switches, *extra]
+        _check(argv, *_run_reaching(argv))
+
+    check()
+
+
+def test_report_up_to_the_build(files, monkeypatch, tmp_cwd):
+    """`mem4d report`'s flags (its output, --from, --plan) up to building the document, which a stub replaces."""
+    from symbolic.cli import report
+
+    def reached(*args, **kwargs):
+        raise SystemExit(0)
+
+    monkeypatch.setattr(report, "build", reached)
+    (files / "bad.jsonl").write_text("{not json\n")
+
+    @SETTINGS
+    @given(_flags({**TRAINING, "--model": _models(files), "--gpu-mem": SIZES, "--threshold": FRACTIONS,
+                   "-o": _paths(files, ["r.tex", "r.pdf"], ["r.txt", "good", "a_file"]),
+                   "--from": ([], st.sampled_from([str(files / "bad.jsonl"), str(files / "a_file"), "/nonexistent"])),
+                   "--gpus": INTS, "--top": INTS}),
+           SWITCHES, st.sampled_from([[], ["--plan"], ["--json"], ["--balance"], ["--balance", "--stage-layers", "4,4"]]))
+    def check(flags, switches, extra):
+        argv = ["report", *_argv(flags), *switches, *extra]
         _check(argv, *_run_reaching(argv))
 
     check()

@@ -18,16 +18,18 @@ class HelpFormatter(argparse.HelpFormatter):
 
 
 def _recorded(base: type) -> type:
-    """`base` (an argparse store action) that refuses a second flag setting the same destination to another value."""
+    """`base` (an argparse store action) that refuses another flag setting the same destination to another value
+    (the same flag given again wins, as usual: `--model a ... --model b`)."""
 
     class Recorded(base):
         def __call__(self, parser, namespace, values, option_string=None):
             super().__call__(parser, namespace, values, option_string)
             value = getattr(namespace, self.dest)
             shown = option_string if self.nargs == 0 else f"{option_string} {values}"
-            given = parser.given.setdefault(self.dest, (shown, value))
-            if given[1] != value:
-                parser.error(f"{given[0]} and {shown} conflict (both set {self.dest}): give one")
+            flag, before, shown_before = parser.given.get(self.dest, (option_string, value, shown))
+            if flag != option_string and before != value:
+                parser.error(f"{shown_before} and {shown} conflict (both set {self.dest}): give one")
+            parser.given[self.dest] = (option_string, value, shown)
 
     Recorded.__name__ = f"Recorded{base.__name__}"
     return Recorded
@@ -40,14 +42,14 @@ _ACTIONS = {None: argparse._StoreAction, "store": argparse._StoreAction, "store_
 class Parser(argparse.ArgumentParser):
     """argparse that reports bad usage as one line and exit 2 (no usage dump), shows every default in --help, and
     refuses two flags that set one option to different values (`--recompute none --remat full`,
-    `--zero 0 --dist-opt`), whichever flags they are: every store action records who set its destination."""
+    `--zero 0 --dist-opt`), whichever flags they are: every store action records which flag set its destination."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
         for name, action in _ACTIONS.items():
             self.register("action", name, _recorded(action))
-        self.given: dict[str, tuple[str, object]] = {}
+        self.given: dict[str, tuple[str, object, str]] = {}  # dest -> (flag, value, as given)
 
     def parse_known_args(self, args=None, namespace=None):
         self.given = {}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -14,7 +13,7 @@ from pathlib import Path
 
 from ..config.errors import ConfigError
 from . import estimate as estimate_cli
-from .args import positive_int
+from .args import check_output_file, positive_int
 
 PDFLATEX_SECONDS = 180
 
@@ -35,16 +34,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--top", type=positive_int, default=10, metavar="K", help="configurations listed (default: %(default)s)")
     parser.add_argument("--from", dest="results", metavar="RESULTS.jsonl",
                         help="add the cross-check with XLA from `mem4d sweep` records")
-
-
-def _check_output(path: Path) -> None:
-    if path.suffix not in (".pdf", ".tex"):
-        raise ConfigError(f"-o {path}: write a .pdf or a .tex file")
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise ConfigError(f"-o {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise ConfigError(f"-o {path}: folder {folder} is not writable")
 
 
 def read_records(path: str) -> list[dict]:
@@ -89,10 +78,9 @@ def build(args, records: list[dict] | None, folder: Path, stem: str) -> tuple[st
     from ..estimator.estimate import estimate
     from ..render import figures, sections, sweepfigures
     from ..render.report import document
-    from .args import model_from_args, parse_bytes, training_from_args
+    from .args import model_from_args, training_from_args
 
-    gpu = parse_bytes(args.gpu_mem)
-    threshold = estimate_cli.check_threshold(args.threshold)
+    gpu, threshold = args.gpu_mem, args.threshold
     overrides = estimate_cli.parse_overrides(args.overhead)
     shape = model_from_args(args)
     training = training_from_args(args, shape, args.profile)
@@ -138,7 +126,7 @@ def _pdflatex(folder: Path, stem: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     output = Path(args.output)
-    _check_output(output)
+    check_output_file(args.output, "-o/--output", ("pdf", "tex"))
     if args.plan and args.gpus is None:
         raise ConfigError("--plan needs --gpus N (the cluster's GPUs)")
     args.plan = args.plan or args.gpus is not None

@@ -134,11 +134,13 @@ def derived(profile: str, switches: Switches) -> dict:
 
 
 def cached(profile: str, switches: Switches, build: Callable[[], dict], kind: str = "",
-           sources: Iterable[Path] = ()) -> dict:
-    """build() through the on-disk cache: one JSON file per kind (estimator code: "", rendered text: "rendered"),
-    profile and switches, keyed by cache_key (the symbolic sources and `sources`), so any edit of a formula
-    invalidates it; an unreadable or unwritable cache only costs the build time."""
-    tag = "-".join(filter(None, (kind, profile, switches.tag())))
+           sources: Iterable[Path] = (), extra: str = "") -> dict:
+    """build() through the on-disk cache: one JSON file per kind (estimator code: "", rendered text: "rendered", a
+    report's formulas: "report"), profile, switches and `extra` (what else the result depends on), keyed by
+    cache_key (the symbolic sources and `sources`), so any edit of a formula invalidates it; an unreadable or
+    unwritable cache only costs the build time."""
+    extra_tag = hashlib.sha256(extra.encode()).hexdigest()[:12] if extra else ""
+    tag = "-".join(filter(None, (kind, profile, switches.tag(), extra_tag)))
     path = cache_dir() / f"{tag}-{cache_key(profile, switches, sources)}.json"
     try:
         return json.loads(path.read_text())

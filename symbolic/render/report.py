@@ -3,9 +3,12 @@ numbers per component and stage, optionally a cluster's plan and a sweep's cross
 and the profile's formulas. Figures are files made by the caller (symbolic.render.figures), named in `figures`."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from ..config.glossary import inputs_for
 from ..config.switches import Switches
-from ..estimator.estimate import Estimate
+from ..estimator.estimate import Estimate, stages_of
 from ..profiles import load
 from . import formulas_tex
 from .tex import escape, prose
@@ -82,6 +85,22 @@ def _stage_rows(result: Estimate) -> list[str]:
     return lines + [r"\end{longtable}"]
 
 
+_HERE = Path(__file__).resolve().parent
+SOURCES = tuple(_HERE / name for name in ("report.py", "formulas_tex.py", "tex.py", "expressions.py", "formulas.py",
+                                          "table.py"))
+
+
+def _formulas(module, profile: str, sw: Switches, values: dict[str, int], p: int) -> list[str]:
+    """formulas_tex.section through the disk cache (simplifying the expressions is most of a report's time): keyed
+    by the profile, its switches and what else the section shows, the stages of this p (paper) or the buffer
+    table's bytes at these values (jax)."""
+    from ..estimator.codegen import cached
+
+    extra = json.dumps(values if hasattr(module, "table") else [stage for stage, _ in stages_of(p)], sort_keys=True)
+    return cached(profile, sw, lambda: {"lines": formulas_tex.section(module, profile, sw, values, p)},
+                  kind="report", sources=SOURCES, extra=extra)["lines"]
+
+
 def document(result: Estimate, gpu: int, threshold: float = 0.8, *, figures: dict[str, str] | None = None,
              plan: list[str] | None = None, crosscheck: list[str] | None = None) -> str:
     """The whole .tex source. `figures` maps "stages" to a figure file; `plan` and `crosscheck` are sections made by
@@ -106,6 +125,6 @@ def document(result: Estimate, gpu: int, threshold: float = 0.8, *, figures: dic
     lines += plan or []
     lines += crosscheck or []
     lines += formulas_tex.glossary(inputs_for(result.shape, tr))
-    lines += formulas_tex.section(module, result.profile, sw, inputs_for(result.shape, tr), tr.p)
+    lines += _formulas(module, result.profile, sw, inputs_for(result.shape, tr), tr.p)
     lines.append(r"\end{document}")
     return "\n".join(lines) + "\n"

@@ -9,6 +9,7 @@ is plain JSON. After a change that moves a checked number, re-execute: `python n
 """
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -39,6 +40,30 @@ def committed_checks(name: str) -> list[str]:
     return lines
 
 
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+# XLA's temp bytes move by a few KiB with the checkout's path (measured: 3,840 and 4,096 bytes between /work/main and
+# /check/work/main; the source paths in the HLO's metadata), so a committed number matches a fresh one to 64 KiB,
+# or to 1e-6 of itself for the floats the plan notebook prints with six digits
+SLACK_BYTES, SLACK_REL = 65536, 1e-6
+
+
+def same_check(fresh: str, committed: str) -> bool:
+    """The same check, verdict and wording, with numbers equal up to SLACK_BYTES / SLACK_REL."""
+    if NUMBER.sub("#", fresh) != NUMBER.sub("#", committed):
+        return False
+    return all(abs(float(a) - float(b)) <= max(SLACK_BYTES if "." not in a + b else 0, SLACK_REL * abs(float(b)))
+               for a, b in zip(NUMBER.findall(fresh), NUMBER.findall(committed)))
+
+
+def test_same_check_tolerates_path_noise_only():
+    """Source of truth: the CI failure this tolerance answers (a 3,840-byte heap difference across checkouts)."""
+    line = "XLA:GPU (h100-80gb): the dump's heap == XLA's temp_bytes: {} vs {}  match: True"
+    assert same_check(line.format(9152580040, 9152580040), line.format(9152576200, 9152576200))
+    assert not same_check(line.format(9152580040, 9152580040), line.format(9152480040, 9152480040))
+    assert not same_check(line.format(1, 1), line.format(1, 1).replace("True", "False"))
+    assert not same_check("score: 0.882512 vs 0.882512  match: True", "score: 0.882513 vs 0.882513  match: True")
+
+
 def test_every_notebook_is_tested():
     assert sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb")) == sorted(MIN_CHECKS)
 
@@ -56,7 +81,7 @@ def test_notebook_is_valid_nbformat4_with_outputs(name):
 
 @pytest.mark.parametrize("name", sorted(MIN_CHECKS))
 def test_notebook_runs_fresh_and_reproduces_its_checks(name, tmp_path):
-    """Exit 0, no `match: False`, and the `match:` lines a fresh run prints are the committed ones."""
+    """Exit 0, no `match: False`, and the `match:` lines a fresh run prints are the committed ones (numbers to SLACK_BYTES)."""
     script = tmp_path / f"{name}.py"
     script.write_text("\n\n".join(code_cells(name)))
     env = {**os.environ, "MPLBACKEND": "Agg", "MEM4D_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
@@ -67,4 +92,7 @@ def test_notebook_runs_fresh_and_reproduces_its_checks(name, tmp_path):
     fresh = [line for line in proc.stdout.splitlines() if "match:" in line]
     assert not [line for line in fresh if "match: False" in line]
     assert len(fresh) >= MIN_CHECKS[name], proc.stdout
-    assert fresh == committed_checks(name), "outputs out of date: python notebooks/execute.py notebooks/" + name + ".ipynb"
+    committed = committed_checks(name)
+    stale = [(f, c) for f, c in zip(fresh, committed) if not same_check(f, c)]
+    assert len(fresh) == len(committed) and not stale, (
+        f"outputs out of date (python notebooks/execute.py notebooks/{name}.ipynb): {stale[:3]}")

@@ -178,6 +178,10 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
                "tied) while the logits exist: the loss loop's accumulator, made when the loop starts. With one micro "
                "batch there is no loop (XLA removes a loop of one trip) and the gradient is one product made after "
                "the logits gradient, so it is not live with the logits"),
+        Buffer("head_grad_zeros", vocab, _looped(B_g), ("forward", "relayout"), "the zeros that accumulator starts "
+               "from: XLA:GPU materialises them at the step's start, as it does iteration_grads_zeros, and updates "
+               "them in place in the loss loop (dump of llama3-8b d2 t2 p2 c2 m8: a broadcast f32[h, v/t] live from "
+               "the step's 11th instruction to the loss loop)", backend="gpu"),
         Buffer("head_grad_kept", vocab, B_g, backward + ("update",), "the same gradient, complete before the "
                "pipeline backward (an optimization barrier with the pipeline's cotangent) and kept until the AdamW "
                "update, which starts once every gradient exists (a second barrier)"),

@@ -3,8 +3,8 @@
 Sources of truth: XLA's memory_analysis() (argument bytes and output - alias must match exactly: 0 bytes tolerance),
 the residuals the pipeline stacks per layer (count and bytes of the profile's per-layer list: exact), and XLA's temp,
 which the profile's buffer table approximates with its largest phase: the total must be within 6 % on the micro
-shape below (h = 48, where fixed-size buffers the table leaves out weigh most; measured at the commit that set it,
-XLA:GPU for an H100: selective -5.4 %, t2-selective -1.2 %, full -1.4 %; XLA:CPU: +2.6 %, +1.5 %, +4.4 %).
+shape below (h = 48, where fixed-size buffers the table leaves out weigh most; measured after the head_grad_zeros
+row, XLA:GPU for an H100: selective -5.4 %, t2-selective +2.3 %, full -2.2 %; XLA:CPU: +2.4 %, +1.7 %, +4.4 %).
 """
 import json
 import subprocess

@@ -103,12 +103,16 @@ def mem4d(*argv: str) -> subprocess.CompletedProcess:
 
 
 def test_cli_zero_flags():
-    """--zero 0..3 on estimate (aliases --dist-opt / --no-dist-opt for 1 / 0); a bad stage is one line, exit 2."""
+    """--zero 0..3 on estimate (aliases --dist-opt / --no-dist-opt for 1 / 0, refused when they disagree with --zero);
+    a bad stage is one line, exit 2."""
     base = ["estimate", "--model", "tiny", "--dp", "2", "--seq", "256", "--json"]
     for zero in ZERO_STAGES:
         done = mem4d(*base, "--zero", str(zero))
         assert done.returncode == 0 and json.loads(done.stdout)["config"]["zero"] == zero, done.stderr
-    assert json.loads(mem4d(*base, "--zero", "3", "--dist-opt").stdout)["config"]["zero"] == 1
+    assert json.loads(mem4d(*base, "--zero", "1", "--dist-opt").stdout)["config"]["zero"] == 1  # aliases that agree
+    assert json.loads(mem4d(*base, "--no-dist-opt").stdout)["config"]["zero"] == 0
+    done = mem4d(*base, "--zero", "3", "--dist-opt")  # that disagree: refused (issue 10), not the last one winning
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--zero" in done.stderr, done.stderr
     for argv in (["--zero", "4"], ["--zero", "two"]):
         done = mem4d(*base, *argv)
         assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--zero" in done.stderr

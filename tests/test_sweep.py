@@ -187,6 +187,15 @@ def test_interrupt_then_resume(tmp_path, capsys):
     assert set(keys) == {grid.config_key(c) for c in grid.parse_grid(tmp_path / "g.toml")}
 
 
+def test_resume_hint_repeats_the_runs_options():
+    """The interrupted sweep's hint is a command that continues the same results file: a results file holds one
+    target's records, so the hint names the target (and the shard, workers and plots) it was started with."""
+    assert cmd_sweep.resume_command(_args("g.toml", "-o", "r.jsonl")) == "mem4d sweep g.toml -o r.jsonl --resume"
+    hint = cmd_sweep.resume_command(_args("my grid.toml", "-o", "r.jsonl", "--target", "cpu", "--shard", "1/4",
+                                          "--jobs", "2", "--no-plots"))
+    assert hint == "mem4d sweep 'my grid.toml' -o r.jsonl --resume --target cpu --shard 1/4 --jobs 2 --no-plots"
+
+
 def test_sigterm_is_an_interrupt(tmp_path):
     """`kill` (SIGTERM) during a config ends the sweep like Ctrl-C (under the CLI's guard): the interrupt line,
     finished results kept; the guard puts the previous handler back."""

@@ -111,6 +111,21 @@ def code_version() -> str | None:
     return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
+def resume_command(args: argparse.Namespace) -> str:
+    """The command line that continues this sweep: the same grid, output, target, shard, workers and plots."""
+    import shlex
+
+    words = ["mem4d", "sweep", args.grid, "-o", args.output, "--resume"]
+    for flag, value in (("--target", args.target), ("--target-config", args.target_config), ("--shard", args.shard),
+                        ("--plots", args.plots)):
+        if value is not None:
+            words += [flag, value]
+    words += ["--jobs", str(args.jobs)] if args.jobs > 1 else []
+    words += [flag for flag, on in (("--retry-failed", args.retry_failed), ("--no-plots", args.no_plots),
+                                    ("--measure", args.measure)) if on]
+    return shlex.join(words)
+
+
 def run(args: argparse.Namespace, run_fn: RunFn | None = None, devices: int | None = None) -> int:
     """Expand the grid, run what is pending (run_fn/devices: an injected runner for tests), then summarise and plot."""
     from jaxcheck.crosscheck import sweep
@@ -152,7 +167,7 @@ def run(args: argparse.Namespace, run_fn: RunFn | None = None, devices: int | No
         finished = len({r["key"] for r in sweep.read_results(out)} & keys)
         raise interrupt.Interrupted(
             f"mem4d sweep: interrupted; {finished} of {len(configs)} configs are in {out}. "
-            f"Resume with: mem4d sweep {args.grid} -o {out} --resume") from None
+            f"Resume with: {resume_command(args)}") from None
     finally:
         os.close(fd)
         if progress:

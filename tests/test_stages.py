@@ -198,3 +198,21 @@ def test_training_json_round_trip():
     assert Training().as_json(TINY)["stage_layers"] is None
     with pytest.raises(ConfigError, match="positive integers"):
         Training(p=2, stage_layers=(4, -4))
+
+
+def test_latex_and_report_take_balance_as_the_rule_message_says(tmp_path, capsys):
+    """The refusal of pp not dividing L names --balance; latex and report take it and write the balanced split's
+    numbers (source of truth: estimate --balance --json's split for the same flags)."""
+    from symbolic.cli.entry import main
+
+    flags = ["--model", "llama3.1-405b", "--dp", "8", "--tp", "8", "--pp", "16", "--seq", "8192", "--gbs", "1024"]
+    assert main(["latex", *flags, "-o", str(tmp_path / "x.tex")]) == 2
+    assert "--balance" in capsys.readouterr().err
+    assert main(["estimate", *flags, "--balance", "--json"]) == 0
+    split = json.loads(capsys.readouterr().out)["config"]["stage_layers"]
+    assert sum(split) == 126 and len(split) == 16
+    assert main(["latex", *flags, "--balance", "-o", str(tmp_path / "x.tex")]) == 0
+    assert main(["report", *flags, "--balance", "--json", "-o", str(tmp_path / "r.tex")]) == 0
+    capsys.readouterr()
+    tex = (tmp_path / "x.tex").read_text()
+    assert f"[{', '.join(map(str, split))}]" in tex  # the configuration table's stage_layers

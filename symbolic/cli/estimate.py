@@ -24,9 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="drop communicator buffers, CUDA context, buckets and fragmentation")
     g.add_argument("--overhead", action="append", default=[], metavar="NAME=SIZE",
                    help="replace one component, e.g. cuda_context=0.5GiB (repeatable; SIZE 0 drops it)")
-    parser.add_argument("--balance", action="store_true",
-                        help="choose --stage-layers: the split minimising the most loaded stage's memory, printed "
-                             "next to the most even split")
+    add_balance_arg(parser)
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
 
 
@@ -41,21 +39,31 @@ def parse_overrides(items: list[str]) -> dict[str, int]:
     return out
 
 
+def add_balance_arg(parser) -> None:
+    """--balance (estimate, report, latex)."""
+    parser.add_argument("--balance", action="store_true",
+                        help="choose --stage-layers: the split minimising the most loaded stage's memory (estimate "
+                             "prints it next to the most even split)")
+
+
+def chosen_training(args: argparse.Namespace, shape):
+    """The flags' Training and, with --balance, plan.balance's Balance whose split it carries (else None)."""
+    if not getattr(args, "balance", False):
+        return training_from_args(args, shape, args.profile), None
+    from ..plan.balance import balance
+
+    if args.stage_layers is not None:
+        raise ConfigError("--balance chooses the stage split: give it or --stage-layers, not both")
+    bal = balance(shape, training_from_args(args, None, args.profile), args.profile, args.overheads)
+    return bal.training, bal
+
+
 def run(args: argparse.Namespace) -> int:
     from ..estimator.estimate import estimate
 
     overrides = parse_overrides(args.overhead)
     shape = model_from_args(args)
-    bal = None
-    if args.balance:
-        from ..plan.balance import balance
-
-        if args.stage_layers is not None:
-            raise ConfigError("--balance chooses the stage split: give it or --stage-layers, not both")
-        bal = balance(shape, training_from_args(args, None, args.profile), args.profile, args.overheads)
-        training = bal.training
-    else:
-        training = training_from_args(args, shape, args.profile)
+    training, bal = chosen_training(args, shape)
     result = estimate(shape, training, args.profile, overheads=args.overheads, overrides=overrides)
     report = result.as_json(args.gpu_mem, args.threshold)
     if bal is not None:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from ..config.errors import ConfigError
 from ..profiles import PROFILES
-from .args import add_fit_args, add_model_args, add_training_args, check_output_file, model_from_args, training_from_args
+from .args import add_fit_args, add_model_args, add_training_args, check_output_file, model_from_args
+from .estimate import add_balance_arg, chosen_training
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,6 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("memory")
     add_fit_args(g)
     g.add_argument("--no-overheads", dest="overheads", action="store_false", help="drop the overhead components")
+    add_balance_arg(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output != "-":
         check_output_file(args.output, "-o/--output")
     shape = model_from_args(args)
-    training = training_from_args(args, shape, args.profile)
+    training, _ = chosen_training(args, shape)
     text = document(estimate(shape, training, args.profile, overheads=args.overheads), args.gpu_mem, args.threshold)
     if args.output == "-":
         sys.stdout.write(text)

@@ -78,12 +78,12 @@ def build(args, records: list[dict] | None, folder: Path, stem: str) -> tuple[st
     from ..estimator.estimate import estimate
     from ..render import figures, sections, sweepfigures
     from ..render.report import document
-    from .args import model_from_args, training_from_args
+    from .args import model_from_args
 
     gpu, threshold = args.gpu_mem, args.threshold
     overrides = estimate_cli.parse_overrides(args.overhead)
     shape = model_from_args(args)
-    training = training_from_args(args, shape, args.profile)
+    training, _ = estimate_cli.chosen_training(args, shape)
     result = estimate(shape, training, args.profile, overheads=args.overheads, overrides=overrides)
     plan = _plan(args, shape, training, gpu, threshold) if args.plan else None
     figs = folder / f"{stem}-figures"

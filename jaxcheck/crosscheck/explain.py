@@ -30,7 +30,8 @@ def forward_temp(spec: StepSpec, mesh) -> int:
     from ..step import loss_fn
 
     built = build(spec, mesh)
-    fn = lambda params, batch: loss_fn(params, batch, built.graphdef, built.block_graphdef, spec)
+    compute = built.shardings["compute"] if spec.train.zero >= 2 else None
+    fn = lambda params, batch: loss_fn(params, batch, built.graphdef, built.block_graphdef, spec, compute)
     cpu = mesh.devices.flat[0].platform == "cpu"
     with jax.set_mesh(mesh):
         jitted = jax.jit(fn, in_shardings=(built.shardings["params"], built.shardings["batch"]))

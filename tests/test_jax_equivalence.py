@@ -83,8 +83,7 @@ def test_step_matches_reference_and_loss_falls(reference, d, p, t, c):
     _check_against_reference(reference, _spec(d, p, t, c))
 
 
-@pytest.mark.parametrize("zero,d,p,t,c", [(2, 2, 2, 2, 2), (2, 2, 1, 1, 1), (2, 1, 2, 1, 2),
-                                           (3, 2, 2, 2, 2), (3, 2, 1, 1, 1), (3, 1, 2, 1, 2)])
+@pytest.mark.parametrize("zero,d,p,t,c", [(2, 2, 2, 2, 2), (2, 1, 2, 1, 2), (3, 2, 2, 2, 2), (3, 2, 1, 1, 1)])
 def test_zero_2_and_3_match_reference(reference, zero, d, p, t, c):
     """Gradients sharded over data x context (ZeRO-2: each layer's reduce-scattered into the accumulator, the update
     on shards, each layer gathered back), and the parameters too (ZeRO-3: all-gathered one layer at a time): loss

@@ -103,13 +103,14 @@ def mem4d(*argv: str) -> subprocess.CompletedProcess:
 
 
 def test_cli_zero_flags():
-    """--zero 0..3 on estimate (aliases --dist-opt / --no-dist-opt for 1 / 0); a bad stage is one line, exit 2."""
+    """--zero 0..3 on estimate (aliases --dist-opt / --no-dist-opt for 1 / 0, which conflict with another --zero, as
+    tests/test_cli_contract.py states); a bad stage is one line, exit 2."""
     base = ["estimate", "--model", "tiny", "--dp", "2", "--seq", "256", "--json"]
     for zero in ZERO_STAGES:
         done = mem4d(*base, "--zero", str(zero))
         assert done.returncode == 0 and json.loads(done.stdout)["config"]["zero"] == zero, done.stderr
-    assert json.loads(mem4d(*base, "--zero", "3", "--dist-opt").stdout)["config"]["zero"] == 1
-    for argv in (["--zero", "4"], ["--zero", "two"]):
+    assert json.loads(mem4d(*base, "--zero", "1", "--dist-opt").stdout)["config"]["zero"] == 1
+    for argv in (["--zero", "4"], ["--zero", "two"], ["--zero", "3", "--dist-opt"]):
         done = mem4d(*base, *argv)
         assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--zero" in done.stderr
 

@@ -36,9 +36,10 @@ class Report:
 def jit_step(built: Built, with_grads: bool = False):
     """jax.jit of the train step with explicit in/out shardings; params and optimizer state donated (opts.donate)."""
     sh = built.shardings
-    step = make_train_step(built.graphdef, built.block_graphdef, built.spec, sh["params"], with_grads)
+    compute = sh["compute"] if built.spec.train.zero >= 2 else None
+    step = make_train_step(built.graphdef, built.block_graphdef, built.spec, sh["grads"], with_grads, compute)
     replicated = jax.sharding.NamedSharding(built.mesh, jax.sharding.PartitionSpec())
-    outs = (sh["params"], sh["optimizer"], replicated) + ((sh["params"],) if with_grads else ())
+    outs = (sh["params"], sh["optimizer"], replicated) + ((sh["grads"],) if with_grads else ())
     donate = (0, 1) if built.spec.opts.donate else ()
     return jax.jit(step, in_shardings=tuple(sh[g] for g in GROUPS), out_shardings=outs, donate_argnums=donate)
 

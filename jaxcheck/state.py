@@ -10,12 +10,27 @@ from flax import nnx
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 from .mesh import mesh_shape
-from .model.llama import Llama, param_axes
-from .model.rules import partition_spec, zero1_spec
+from .model.llama import STACK_AXES, Llama, param_axes
+from .model.rules import layer_zero_spec, partition_spec, zero1_spec
 from .spec import StepSpec
 from .step import make_optimizer
 
 GROUPS = ("params", "optimizer", "batch")  # the train step's argument pytrees, in order
+# besides the arguments' shardings, Built.shardings holds "grads" (where the step keeps the gradients) and "compute"
+# (the parameters' layout when a layer runs: ZeRO-3 all-gathers its sharded parameters into it)
+
+
+def layouts(names: tuple[str | None, ...], shape: tuple[int, ...], zero: int, sizes: dict) -> dict[str, P]:
+    """One parameter's PartitionSpec per layout. compute: its logical axes (matrices and vocabulary over tensor,
+    stacked layers over pipe). sharded: that plus (data, context) within one layer (layer_zero_spec). params: compute, or
+    sharded with ZeRO-3; grads: compute, or sharded with ZeRO-2/3; optimizer: compute (ZeRO-0), data and context on
+    dimension 0 or later (ZeRO-1, as the distributed optimizer), or sharded (ZeRO-2/3, where the gradients are)."""
+    compute = partition_spec(names)
+    stacked = sum(1 for name in names[:len(STACK_AXES)] if name in STACK_AXES)
+    sharded = layer_zero_spec(compute, shape, sizes, skip=stacked)
+    optimizer = {0: compute, 1: zero1_spec(compute, shape, sizes)}.get(zero, sharded)
+    return {"compute": compute, "params": sharded if zero >= 3 else compute,
+            "grads": sharded if zero >= 2 else compute, "optimizer": optimizer}
 
 
 @dataclass
@@ -52,17 +67,16 @@ def build(spec: StepSpec, mesh: jax.sharding.Mesh) -> Built:
     """Abstract model (nothing allocated) -> abstract sharded params, optimizer state and batch.
 
     Params are a pure nested dict of arrays (nnx.merge(graphdef, params) rebuilds the Llama); each leaf's sharding
-    comes from its logical axes (jaxcheck.model.rules); AdamW mu and nu take the param shardings, plus (data, context)
-    on the first free divisible dimension with ZeRO-1; batch tokens and targets are [m, d*b, s] int32."""
+    comes from its logical axes (jaxcheck.model.rules) and the ZeRO stage (`layouts`): params, AdamW mu and nu, and
+    the gradients the step keeps; batch tokens and targets are [m, d*b, s] int32."""
     model = nnx.eval_shape(lambda: Llama(spec, nnx.Rngs(0)))
     graphdef, state = nnx.split(model)
     block_graphdef = nnx.split(model.blocks)[0]
     flat = list(nnx.to_flat_state(state))
     params = _nest((path, jax.ShapeDtypeStruct(v.get_value().shape, v.get_value().dtype)) for path, v in flat)
-    pspecs = _nest((path, partition_spec(param_axes(v))) for path, v in flat)
     sizes = mesh_shape(spec.train)
-    ospecs = _nest((path, zero1_spec(partition_spec(param_axes(v)), v.get_value().shape, sizes) if spec.train.dist_opt
-                    else partition_spec(param_axes(v))) for path, v in flat)
+    specs = [(path, layouts(param_axes(v), v.get_value().shape, spec.train.zero, sizes)) for path, v in flat]
+    pspecs, ospecs = (_nest((path, x[layout]) for path, x in specs) for layout in ("params", "optimizer"))
     opt_state = jax.eval_shape(make_optimizer(spec).init, params)
     opt_specs = optax.tree_map_params(make_optimizer(spec), lambda _, s: s, opt_state, ospecs,
                                       transform_non_params=lambda _: P(), is_leaf=lambda x: isinstance(x, P))
@@ -72,7 +86,8 @@ def build(spec: StepSpec, mesh: jax.sharding.Mesh) -> Built:
     bspec = partition_spec(("micro", "batch", "seq"))
     named = lambda tree: jax.tree.map(lambda s: NamedSharding(mesh, s), tree, is_leaf=lambda x: isinstance(x, P))
     shardings = {"params": named(pspecs), "optimizer": named(opt_specs),
-                 "batch": {"tokens": NamedSharding(mesh, bspec), "targets": NamedSharding(mesh, bspec)}}
+                 "batch": {"tokens": NamedSharding(mesh, bspec), "targets": NamedSharding(mesh, bspec)},
+                 **{layout: named(_nest((path, x[layout]) for path, x in specs)) for layout in ("grads", "compute")}}
     abstract = {"params": _with_sharding(params, shardings["params"]),
                 "optimizer": _with_sharding(opt_state, shardings["optimizer"]),
                 "batch": _with_sharding(batch, shardings["batch"])}

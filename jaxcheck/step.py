@@ -17,6 +17,7 @@ from .model.pipeline import Tape, gpipe_backward, gpipe_forward
 from .model.weightops import zeros_after
 from .model.rules import constrain
 from .spec import StepSpec
+from .zero import apply_updates, gathered
 
 
 def remat_policy(name: str):
@@ -61,28 +62,35 @@ def _micro_loss(graphdef, params: dict, head: dict, y_BxSxH: jax.Array, t_BxS: j
     return jnp.sum(jax.nn.logsumexp(logits, axis=-1) - target)
 
 
-def loss_fn(params: dict, batch: dict, graphdef, block_graphdef, plan: StepSpec) -> jax.Array:
-    """Mean next-token cross entropy over the global batch; tokens/targets are [m, d*b, s] (forward only)."""
+def loss_fn(params: dict, batch: dict, graphdef, block_graphdef, plan: StepSpec, compute=None) -> jax.Array:
+    """Mean next-token cross entropy over the global batch; tokens/targets are [m, d*b, s] (forward only); compute:
+    the parameters' compute layout with ZeRO-3 (gathered where used)."""
+    gather = compute if plan.train.zero >= 3 else None
+    params = gathered(params, gather)
     x = _embed(graphdef, params, params["embed"], batch["tokens"], plan)
-    y, _ = gpipe_forward(layer_function(block_graphdef, plan), Tape(), params["blocks"], x, act_names(plan))
+    y, _ = gpipe_forward(layer_function(block_graphdef, plan), Tape(), params["blocks"], x, act_names(plan),
+                         None if gather is None else gather["blocks"])
     head = _head_params(params, plan.shape.tied)
     micro = lambda total, yt: (total + _micro_loss(graphdef, params, head, *yt), None)
     return jax.lax.scan(micro, jnp.float32(0), (y, batch["targets"]))[0] / batch["targets"].size
 
 
-def loss_backward(graphdef, params: dict, head: dict, y_MxBxSxH: jax.Array, targets: jax.Array):
+def loss_backward(graphdef, params: dict, head: dict, y_MxBxSxH: jax.Array, targets: jax.Array, acc_shardings=None):
     """The mean loss, the gradients of the final norm and LM head, and the cotangent of the pipeline's outputs
     [m, b, s, h]: one micro batch at a time (its fp32 logits and their gradient), the head's gradient accumulated
-    in one buffer created once the pipeline's outputs exist."""
+    in one buffer created once the pipeline's outputs exist (with ZeRO-2/3, in acc_shardings: each micro batch's
+    gradient reduce-scattered over data and context into it)."""
     scale = jnp.float32(1.0 / targets.size)
+    keep = (lambda acc: acc) if acc_shardings is None else (lambda acc: jax.lax.with_sharding_constraint(acc, acc_shardings))
 
     def micro(carry, yt):
         total, acc = carry
         loss, vjp = jax.vjp(lambda hd, y: _micro_loss(graphdef, params, hd, y, yt[1]), head, yt[0])
         dhead, dy = vjp(scale)
-        return (total + loss, jax.tree.map(jnp.add, acc, dhead)), dy
+        return (total + loss, keep(jax.tree.map(jnp.add, acc, dhead))), dy
 
-    (total, dhead), dy = jax.lax.scan(micro, (jnp.float32(0), zeros_after(head, y_MxBxSxH)), (y_MxBxSxH, targets))
+    acc0 = keep(zeros_after(head, y_MxBxSxH))
+    (total, dhead), dy = jax.lax.scan(micro, (jnp.float32(0), acc0), (y_MxBxSxH, targets))
     # the head's gradient is complete before the pipeline backward reads dy: with one micro batch (a loop of one
     # trip, which XLA removes) XLA:GPU otherwise computed it after the backward, holding the fp32 logits gradient
     # [b, s, v/t] through all of it (dump of grids/holdout.toml's three-layer d4 t2 b4 m=1 at 2e81ea2)
@@ -90,16 +98,25 @@ def loss_backward(graphdef, params: dict, head: dict, y_MxBxSxH: jax.Array, targ
     return total * scale, dhead, dy
 
 
-def loss_and_grads(params: dict, batch: dict, graphdef, block_graphdef, plan: StepSpec, grad_shardings=None):
+def loss_and_grads(params: dict, batch: dict, graphdef, block_graphdef, plan: StepSpec, grad_shardings=None,
+                   compute=None):
     """The loss and every parameter's gradient: embedding and loss by jax.vjp, the pipeline by its own backward
-    (jaxcheck.pipeline), whose stacked-weight gradients accumulate in one buffer per weight."""
+    (jaxcheck.pipeline), whose stacked-weight gradients accumulate in one buffer per weight (in grad_shardings).
+    With ZeRO-3 (compute: the parameters' compute layout) the parameters are all-gathered where used, the blocks one
+    layer at a time; with ZeRO-2/3 the accumulators are sharded over data and context (grad_shardings)."""
     act, tied = act_names(plan), plan.shape.tied
     layer, tape = layer_function(block_graphdef, plan), Tape()
+    compute = compute if plan.train.zero >= 3 else None
+    params = gathered(params, compute)
     x, embed_vjp = jax.vjp(lambda e: _embed(graphdef, params, e, batch["tokens"], plan), params["embed"])
-    y, res = gpipe_forward(layer, tape, params["blocks"], x, act)
-    loss, dhead, dy = loss_backward(graphdef, params, _head_params(params, tied), y, batch["targets"])
+    gather = None if compute is None else compute["blocks"]
+    y, res = gpipe_forward(layer, tape, params["blocks"], x, act, gather)
+    head = _head_params(params, tied)
+    sharded = plan.train.zero >= 2 and grad_shardings is not None
+    head_sharding = {name: grad_shardings[name] for name in head} if sharded else None
+    loss, dhead, dy = loss_backward(graphdef, params, head, y, batch["targets"], head_sharding)
     blocks_sharding = None if grad_shardings is None else grad_shardings["blocks"]
-    dx, dblocks = gpipe_backward(layer, tape, params["blocks"], res, dy, act, blocks_sharding)
+    dx, dblocks = gpipe_backward(layer, tape, params["blocks"], res, dy, act, blocks_sharding, gather)
     (dembed,) = embed_vjp(dx)
     grads = {**dhead, "embed": dembed + dhead["embed"] if tied else dembed, "blocks": dblocks}
     # every gradient exists before any AdamW update starts, as in a trainer's gradient buffer: left free, XLA ran the
@@ -113,20 +130,24 @@ def make_optimizer(plan: StepSpec) -> optax.GradientTransformation:
     return optax.adamw(plan.opts.learning_rate, b1=0.9, b2=0.95, weight_decay=plan.opts.weight_decay)
 
 
-def make_train_step(graphdef, block_graphdef, plan: StepSpec, grad_shardings=None, with_grads: bool = False) -> Callable:
+def make_train_step(graphdef, block_graphdef, plan: StepSpec, grad_shardings=None, with_grads: bool = False,
+                    compute=None) -> Callable:
     """(params, opt_state, batch) -> (params, opt_state, loss[, grads]); with_grads returns the gradients for tests.
 
-    grad_shardings (the params' shardings) pins the full gradients to the parameter layout, replicated over data and
-    context, before AdamW; without it XLA may pull the ZeRO-1 optimizer layout back into the backward pass.
+    grad_shardings (state.layouts' "grads") pins the gradients before AdamW: to the parameter layout, replicated over
+    data and context, up to ZeRO-1 (without it XLA may pull the ZeRO-1 optimizer layout back into the backward pass);
+    sharded over them with ZeRO-2/3. compute: the parameters' compute layout, given with ZeRO-2/3 (ZeRO-3 gathers the
+    sharded parameters into it where used; ZeRO-2 gathers the sharded updates into it, jaxcheck.zero).
     """
     opt = make_optimizer(plan)
 
     def train_step(params, opt_state, batch):
-        loss, grads = loss_and_grads(params, batch, graphdef, block_graphdef, plan, grad_shardings)
+        loss, grads = loss_and_grads(params, batch, graphdef, block_graphdef, plan, grad_shardings, compute)
         if grad_shardings is not None:
             grads = jax.lax.with_sharding_constraint(grads, grad_shardings)
         updates, opt_state = opt.update(grads, opt_state, params)
-        params = optax.apply_updates(params, updates)
+        zero2 = plan.train.zero == 2 and compute is not None
+        params = apply_updates(params, updates, grad_shardings if zero2 else None, compute if zero2 else None)
         return (params, opt_state, loss, grads) if with_grads else (params, opt_state, loss)
 
     return train_step

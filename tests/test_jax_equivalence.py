@@ -10,6 +10,7 @@ import itertools
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 from flax import nnx
 
@@ -21,10 +22,10 @@ SHAPE = ModelShape("test", h=64, f=176, a=4, k=2, L=4, v=136)  # all sizes disti
 SEQ, MBS, GBS = 16, 1, 4
 
 
-def _spec(d, p, t, c, recompute="selective", sp=True, flash_attn=True, **opts):
+def _spec(d, p, t, c, recompute="selective", sp=True, flash_attn=True, zero=1, **opts):
     from jaxcheck.spec import JaxOptions, StepSpec
 
-    train = Training(d=d, t=t, p=p, c=c, s=SEQ, b=MBS, gbs=GBS, zero=1, recompute=recompute, sp=sp,
+    train = Training(d=d, t=t, p=p, c=c, s=SEQ, b=MBS, gbs=GBS, zero=zero, recompute=recompute, sp=sp,
                      flash_attn=flash_attn)
     return StepSpec(SHAPE, train, JaxOptions(compute_dtype="float32", learning_rate=1e-2, **opts)).check()
 
@@ -82,6 +83,14 @@ def test_step_matches_reference_and_loss_falls(reference, d, p, t, c):
     _check_against_reference(reference, _spec(d, p, t, c))
 
 
+@pytest.mark.parametrize("zero,d,p,t,c", [(2, 2, 2, 2, 2), (2, 1, 2, 1, 2), (3, 2, 2, 2, 2), (3, 2, 1, 1, 1)])
+def test_zero_2_and_3_match_reference(reference, zero, d, p, t, c):
+    """Gradients sharded over data x context (ZeRO-2: each layer's reduce-scattered into the accumulator, the update
+    on shards, each layer gathered back), and the parameters too (ZeRO-3: all-gathered one layer at a time): loss
+    and gradients as the reference, and the updated parameters AdamW's of those gradients."""
+    _check_against_reference(reference, _spec(d, p, t, c, zero=zero), check_update=True)
+
+
 @pytest.mark.parametrize("recompute,sp", [("none", True), ("full", True), ("selective", False)])
 def test_remat_and_no_sp_match_reference(reference, recompute, sp):
     """The other remat policies and sequence parallelism off, on the full 16-device mesh."""
@@ -102,8 +111,11 @@ def test_unfused_attention_matches_reference(reference):
     _check_against_reference(reference, _spec(2, 2, 2, 2, flash_attn=False))
 
 
-def _check_against_reference(reference, spec):
-    """One step's loss and grads vs the reference; loss falls over 5 AdamW steps; stages shift by collective-permute."""
+def _check_against_reference(reference, spec, check_update=False):
+    """One step's loss and grads vs the reference; loss falls over 5 AdamW steps; stages shift by collective-permute.
+    check_update: the first step's new parameters vs optax AdamW on one device, unsharded, applied to the step's own
+    gradients (those just checked against the reference; AdamW's first step is about lr * sign(g), so the reference's
+    gradients would flip it where g is rounding noise): atol 1e-6, rtol 1e-5."""
     from jaxcheck.compile import QUICK_CPU, compile_step
     from jaxcheck.mesh import make_mesh
 
@@ -124,6 +136,8 @@ def _check_against_reference(reference, spec):
     for i in range(5):
         params, opt_state, loss, grads = step(params, opt_state, batch)
         losses.append(float(loss))
+        if i == 0 and check_update:
+            _check_update(spec, host_params, host_opt_state, grads, params)
         if i == 0:
             assert losses[0] == pytest.approx(ref_loss, rel=1e-5)
             for path, g in jax.tree_util.tree_leaves_with_path(grads):
@@ -134,6 +148,22 @@ def _check_against_reference(reference, spec):
     assert all(b < a for a, b in zip(losses, losses[1:])), losses
     if p > 1:  # the stage shift is a collective-permute, not an all-gather of the weights
         assert "collective-permute" in step.as_text()
+
+
+def _check_update(spec, host_params, host_opt_state, grads, params):
+    """The step's new parameters == optax AdamW (one device, unsharded) of its gradients from the same state."""
+    from jaxcheck.step import make_optimizer
+
+    opt = make_optimizer(spec)
+    grads = jax.tree.map(np.asarray, grads)
+    update = lambda g, s, w: optax.apply_updates(w, opt.update(g, s, w)[0])
+    expected = quick(update, grads, host_opt_state, host_params)(grads, host_opt_state, host_params)
+    for path, w in jax.tree_util.tree_leaves_with_path(params):
+        ref = expected
+        for key in path:
+            ref = ref[key.key]
+        np.testing.assert_allclose(np.asarray(w), np.asarray(ref), rtol=1e-5, atol=1e-6,
+                                   err_msg="updated " + jax.tree_util.keystr(path))
 
 
 def test_bf16_compute_close_to_fp32_reference(reference):

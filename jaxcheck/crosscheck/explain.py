@@ -30,7 +30,8 @@ def forward_temp(spec: StepSpec, mesh) -> int:
     from ..step import loss_fn
 
     built = build(spec, mesh)
-    fn = lambda params, batch: loss_fn(params, batch, built.graphdef, built.block_graphdef, spec)
+    compute = built.shardings["compute"] if spec.train.zero >= 2 else None
+    fn = lambda params, batch: loss_fn(params, batch, built.graphdef, built.block_graphdef, spec, compute)
     cpu = mesh.devices.flat[0].platform == "cpu"
     with jax.set_mesh(mesh):
         jitted = jax.jit(fn, in_shardings=(built.shardings["params"], built.shardings["batch"]))
@@ -121,7 +122,8 @@ def phases(spec: StepSpec, mesh, backend: str) -> list[dict]:
     with tempfile.TemporaryDirectory(prefix="mem4d-dump-") as directory:
         options = {**({} if backend == "gpu" else FAST_CPU), **DUMP_OPTIONS, "xla_dump_to": directory}
         compile_step(spec, mesh, compiler_options=options)
-        xla = phase_peaks(directory)
+        # ZeRO-2's update loop over the L/p layers (XLA removes a loop of one trip)
+        xla = phase_peaks(directory, spec.train.zero == 2 and spec.shape.L > spec.train.p)
     training = jax_training(spec.train, spec.opts)
     values = {BY_NAME[n]: v for n, v in inputs_for(spec.shape, training).items()}
     live = {name: int(float(expr.xreplace(values)))

@@ -8,7 +8,9 @@ shifts one stage back; each stage walks its layers in reverse, rebuilds each lay
 weights, and adds the layer's weight gradient into the accumulator [p, L/p, ...] in place. Residual stacks,
 accumulator and stage buffers are loop carries, updated in place: no iteration's slice is copied. Bubble iterations compute
 on zeros or repeated inputs whose outputs never reach the loss, so their cotangents are zero and the result is exact.
-With p = 1 this is gradient accumulation over the m micro batches.
+With p = 1 this is gradient accumulation over the m micro batches. ZeRO-2/3: the accumulator is sharded over data and
+context (acc_shardings), so each layer's gradient is reduce-scattered into it; ZeRO-3: the stacked weights are sharded
+too (gather: their compute layout), and each layer's are all-gathered inside the layer loop, forward and backward.
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ class Tape:
     layout: Layout | None = None
 
 
-def _layer(tree, j):
+def layer_of(tree, j):
     """Layer j of every stage: [p, L/p, ...] leaves -> [p, ...]."""
     return jax.tree.map(lambda a: jax.lax.dynamic_index_in_dim(a, j, axis=1, keepdims=False), tree)
 
@@ -38,12 +40,23 @@ def _reduced(acc, shardings):
     return acc if shardings is None else jax.lax.with_sharding_constraint(acc, shardings)
 
 
-def _layer_shardings(shardings):
+def layer_shardings(shardings):
     """The shardings of one layer [p, ...] of stacked [p, L/p, ...] leaves (the layer axis dropped)."""
     def drop(sh):
         spec = tuple(sh.spec) + (None,) * 2
         return jax.sharding.NamedSharding(sh.mesh, jax.sharding.PartitionSpec(spec[0], *tuple(sh.spec)[2:]))
     return None if shardings is None else jax.tree.map(drop, shardings)
+
+
+def _weights(blocks, j, anchor, gather):
+    """Layer j's weights [p, ...]; with ZeRO-3 all-gathered over data and context into `gather`'s layer layout. The
+    barrier ties the gather to the loop's activation (anchor), so that XLA cannot hoist one gather of the whole
+    loop-invariant stack out of the layer loop."""
+    w = layer_of(blocks, j)
+    if gather is None:
+        return anchor, w
+    anchor, w = jax.lax.optimization_barrier((anchor, w))
+    return anchor, jax.lax.with_sharding_constraint(w, layer_shardings(gather))
 
 
 def _summed(dw, shardings):
@@ -52,7 +65,7 @@ def _summed(dw, shardings):
     keeps the partial sums of every iteration in a second weight-sized buffer."""
     if shardings is None:
         return dw
-    return jax.lax.optimization_barrier(jax.lax.with_sharding_constraint(dw, _layer_shardings(shardings)))
+    return jax.lax.optimization_barrier(jax.lax.with_sharding_constraint(dw, layer_shardings(shardings)))
 
 
 def _at(stacks, i, j):
@@ -76,9 +89,9 @@ def _vjp_layer(layer_fn: Callable, tape: Tape):
     return jax.vmap(one, spmd_axis_name="pipe")
 
 
-def gpipe_forward(layer_fn: Callable, tape: Tape, blocks, x_MxBxSxH: jax.Array, act: tuple[str, ...]):
+def gpipe_forward(layer_fn: Callable, tape: Tape, blocks, x_MxBxSxH: jax.Array, act: tuple[str, ...], gather=None):
     """Last-stage outputs [m, b, s, h] and the residual stacks [m + p - 1, L/p, p, ...] of every iteration, layer
-    and stage, written in place as the layers run."""
+    and stage, written in place as the layers run (gather: the blocks' compute layout, with ZeRO-3)."""
     p, n = jax.tree.leaves(blocks)[0].shape[:2]
     m = x_MxBxSxH.shape[0]
     iterations = m + p - 1
@@ -86,12 +99,13 @@ def gpipe_forward(layer_fn: Callable, tape: Tape, blocks, x_MxBxSxH: jax.Array, 
     stage_of = jnp.arange(p).reshape(p, 1, 1, 1)
     run = _vjp_layer(layer_fn, tape)
     state0 = constrain(jnp.zeros((p,) + x_MxBxSxH.shape[1:], x_MxBxSxH.dtype), names)
-    _, avals = jax.eval_shape(run, _layer(blocks, 0), state0)
+    _, avals = jax.eval_shape(run, layer_of(blocks, 0), state0)
     stacks0 = [jnp.zeros((iterations, n) + a.shape, a.dtype) for a in avals]
 
     def layer(i, carry, j):
         x, stacks = carry
-        y, res = run(_layer(blocks, j), x)
+        x, w = _weights(blocks, j, x, gather)
+        y, res = run(w, x)
         return (constrain(y, names), _put(stacks, res, i, j)), None
 
     def step(carry, i):
@@ -107,10 +121,11 @@ def gpipe_forward(layer_fn: Callable, tape: Tape, blocks, x_MxBxSxH: jax.Array, 
 
 
 def gpipe_backward(layer_fn: Callable, tape: Tape, blocks, stacks, dy_MxBxSxH: jax.Array, act: tuple[str, ...],
-                   acc_shardings=None):
+                   acc_shardings=None, gather=None):
     """Cotangents of the micro batches' inputs [m, b, s, h] and the stacked weights' gradients [p, L/p, ...]:
-    iterations and layers in reverse, each layer's vjp rebuilt from its residuals (read in place) and weights, its
-    weight gradient summed over data and context and added into the accumulator in place."""
+    iterations and layers in reverse, each layer's vjp rebuilt from its residuals (read in place) and weights
+    (gathered again with ZeRO-3), its weight gradient summed over data and context (reduce-scattered with ZeRO-2/3)
+    and added into the accumulator in place."""
     p, n = jax.tree.leaves(blocks)[0].shape[:2]
     m = dy_MxBxSxH.shape[0]
     names = ("stage",) + act
@@ -121,9 +136,10 @@ def gpipe_backward(layer_fn: Callable, tape: Tape, blocks, stacks, dy_MxBxSxH: j
 
     def layer(i, carry, j):
         dy, acc = carry
-        dw, dx = run(_layer(blocks, j), _at(stacks, i, j), dy)
+        dy, w = _weights(blocks, j, dy, gather)
+        dw, dx = run(w, _at(stacks, i, j), dy)
         dw = _summed(dw, acc_shardings)
-        acc = jax.tree.map(lambda a, g: jax.lax.dynamic_update_index_in_dim(a, _layer(a, j) + g, j, axis=1),
+        acc = jax.tree.map(lambda a, g: jax.lax.dynamic_update_index_in_dim(a, layer_of(a, j) + g, j, axis=1),
                            acc, dw)
         return (constrain(dx, names), _reduced(acc, acc_shardings)), None
 

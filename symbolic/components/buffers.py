@@ -13,7 +13,8 @@ import sympy as sp
 from ..config.switches import BACKENDS
 from .base import Component
 
-PHASES = ("forward", "relayout", "loss", "backward_attention", "backward_weights", "update")  # in program order
+# in program order; loss_head: a micro batch's LM-head gradient after its logits are gone (ZeRO-2/3 reduce-scatter it)
+PHASES = ("forward", "relayout", "loss", "loss_head", "backward_attention", "backward_weights", "update")
 
 
 @dataclass(frozen=True)

@@ -78,8 +78,6 @@ RULES: tuple[Rule, ...] = (
     Rule("even stages", lambda x: np.logical_not(_uneven(x)),
          lambda x: ("jaxcheck's GPipe runs pp equal stages (a vmap over stages): uneven stages (--stage-layers, "
                     "--balance) are for the paper profile only"), scope="jax"),
-    Rule("zero <= 1", lambda x: x.zero <= 1,
-         lambda x: f"jaxcheck compiles ZeRO stages 0 and 1; got --zero {x.zero}", scope="jax"),
     Rule("s % flash block", lambda x: np.logical_not(x.flash_attn) | (x.s % np.minimum(x.s, FLASH_BLOCK) == 0),
          lambda x: (f"flash attention runs over key blocks of {FLASH_BLOCK}: sequence s={x.s} must be a multiple of "
                     f"{FLASH_BLOCK} (or shorter), or pass --no-flash-attn"), scope="jax"),

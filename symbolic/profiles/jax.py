@@ -12,11 +12,10 @@ from dataclasses import replace
 
 import sympy as sp
 
-from ..components import FP32, INT32, Component
+from ..components import FP32, INT32, Component, jaxzero
 from ..components.buffers import PHASES, Buffer, live, on, peak
 from ..components.jaxstep import layer_tensors as _layer_tensors, scores, tokens
 from ..components.weights import embedding_params, head_params, layer_params
-from ..config.errors import ConfigError
 from ..config.step import FLASH_BLOCK
 from ..config.switches import Switches
 from ..config.symbols import B_a, B_g, B_o, B_w, L, a, b, c, d, h, k, m, p, s, t, v
@@ -81,15 +80,15 @@ def _stream(sw: Switches) -> tuple:
 
 def arguments(sw: Switches) -> list[Buffer]:
     """The step's inputs: parameters, AdamW state, batch (exact: checked against XLA's argument bytes)."""
-    if sw.zero > 1:
-        raise ConfigError(f"profile jax models ZeRO stages 0 and 1 (what jaxcheck compiles); got zero={sw.zero}")
     zero = d * c if sw.dist_opt else sp.Integer(1)
     params = device_params(sw.tied)
     return [
-        Buffer("params", (params,), B_w, ALL, "parameters in param dtype, sharded as jaxcheck.rules (matrices and "
-               "vocabulary over t, layers over p)"),
+        Buffer("params", (params / jaxzero.param_shards(sw),), B_w, ALL, "parameters in param dtype, sharded as "
+               "jaxcheck.rules (matrices and vocabulary over t, layers over p" + (
+                   "; ZeRO-3: each also over d*c on a layer's major dimension)" if sw.zero >= 3 else ")")),
         Buffer("adam_moments", (params / zero,), B_o, ALL, "AdamW mu and nu in param dtype" + (
-            ", over d*c with ZeRO-1 (first dimension divisible by d*c)" if sw.dist_opt else ", sharded like params")),
+            ", over d*c (ZeRO-1: first dimension divisible by d*c; ZeRO-2/3: as the gradients)" if sw.dist_opt
+            else ", sharded like params")),
         Buffer("adam_count", (), INT32, ALL, "AdamW step count, one replicated int32"),
         Buffer("batch", (m, b, s / c), INT32, ALL, "int32 tokens and targets [m, d*b, s] over data and context",
                count=sp.Integer(2)),
@@ -163,26 +162,28 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
     backward / its weight gradients; update: AdamW)."""
     stream = _stream(sw)
     vocab = (h, v / t)
-    fwd_to_bwd = ("forward", "relayout", "loss", "backward_attention", "backward_weights")
+    shard = jaxzero.grad_shards(sw)
+    held = (h / shard, v / t)  # the head's gradient as the step keeps it (ZeRO-2/3: over d*c on h)
+    fwd_to_bwd = ("forward", "relayout", "loss", "loss_head", "backward_attention", "backward_weights")
     backward = ("backward_attention", "backward_weights")
     return (
         Buffer("residual_stacks", (I, N), _per_layer(sw), fwd_to_bwd,
                f"every layer's residuals ({sw.recompute} remat) for every iteration, [m + p - 1, L/p, ...], written by "
                "the forward in place, read by the backward"),
-        Buffer("stage_outputs", (I,) + stream, B_a, ("forward", "relayout", "loss"),
+        Buffer("stage_outputs", (I,) + stream, B_a, ("forward", "relayout", "loss", "loss_head"),
                "the last stage's output of every iteration [m + p - 1, b, s, h]"),
         Buffer("embeddings", (m,) + stream, B_a, ("forward",), "embedded micro batches [m, b, s, h]"),
         Buffer("stage_buffer", stream, B_a, ("forward",) + backward, "the stage buffer and its copy shifted one "
                "stage by the collective-permute (forward: activations, backward: their cotangents)", count=2),
-        Buffer("head_grad", vocab, _looped(B_g), ("loss",), "fp32 gradient of the LM head (of the embedding when "
+        Buffer("head_grad", held, _looped(B_g), ("loss", "loss_head"), "fp32 gradient of the LM head (of the embedding when "
                "tied) while the logits exist: the loss loop's accumulator, made when the loop starts. With one micro "
                "batch there is no loop (XLA removes a loop of one trip) and the gradient is one product made after "
                "the logits gradient, so it is not live with the logits"),
-        Buffer("head_grad_zeros", vocab, _looped(B_g), ("forward", "relayout"), "the zeros that accumulator starts "
+        Buffer("head_grad_zeros", held, _looped(B_g), ("forward", "relayout"), "the zeros that accumulator starts "
                "from: XLA:GPU materialises them at the step's start, as it does iteration_grads_zeros, and updates "
                "them in place in the loss loop (dump of llama3-8b d2 t2 p2 c2 m8: a broadcast f32[h, v/t] live from "
                "the step's 11th instruction to the loss loop)", backend="gpu"),
-        Buffer("head_grad_kept", vocab, B_g, backward + ("update",), "the same gradient, complete before the "
+        Buffer("head_grad_kept", held, B_g, backward + ("update",), "the same gradient, complete before the "
                "pipeline backward (an optimization barrier with the pipeline's cotangent) and kept until the AdamW "
                "update, which starts once every gradient exists (a second barrier)"),
         Buffer("embed_grad", (v / t, h), B_g, ("update",), "fp32 gradient of the embedding's local [v/t, h] rows, "
@@ -190,13 +191,13 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
                "with ZeRO-1 the all-gather of the updated rows, is in flight as the update starts)"),
         Buffer("tied_grad_sum", vocab, B_g if sw.tied else sp.Integer(0), ("update",), "tied: the embedding's "
                "whole gradient, the lookup's plus the head's, a third buffer while both still exist"),
-        Buffer("norm_grad", (h,), B_g, ALL, "fp32 gradient of the final norm"),
-        Buffer("block_grads", (N, layer_params()), B_g, backward + ("update",),
+        Buffer("norm_grad", (h / shard,), B_g, ALL, "fp32 gradient of the final norm"),
+        Buffer("block_grads", (N, layer_params() / shard), B_g, backward + ("update",),
                "one fp32 accumulator per stacked weight [L/p, ...], each layer's gradient added in place"),
-        Buffer("output_grads", (m,) + stream, B_a, ("loss",) + backward, "cotangent of the pipeline's outputs"),
+        Buffer("output_grads", (m,) + stream, B_a, ("loss", "loss_head") + backward, "cotangent of the pipeline's outputs"),
         Buffer("iteration_grads", (I,) + stream, B_a, backward, "cotangents reaching the last stage and leaving "
                "stage 0 in every iteration [m + p - 1, b, s, h]", count=2),
-        Buffer("iteration_grads_zeros", (I,) + stream, B_a, ("forward", "relayout", "loss"), "the zeros those "
+        Buffer("iteration_grads_zeros", (I,) + stream, B_a, ("forward", "relayout", "loss", "loss_head"), "the zeros those "
                "cotangent stacks start from: a constant XLA:GPU materialises at the step's start and holds until the "
                "backward copies it (dumps of grids/derive.toml, e.g. llama3-8b t2 p4 m16)", backend="gpu"),
         Buffer("relayout_copy", (I, N), _relayout(sw), ("relayout",),
@@ -215,9 +216,11 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
                "(sequence parallelism), the LM head's input"),
         Buffer("head_cast", vocab, _looped(B_a), ("loss",), "the LM head cast to compute dtype inside the loss loop "
                "(XLA:GPU fuses the cast into the logits product; with one micro batch there is no loop)", backend="cpu"),
-        Buffer("layer_weights", (layer_params(),), sp.Piecewise((0, sp.Eq(N, 1)), (B_w, True)), backward,
+        Buffer("layer_weights", (layer_params(),), sp.Piecewise((0, sp.Eq(N, 1)), (B_w, True)) if sw.zero < 3
+               else B_a, backward,
                "one layer's weights sliced from the stage's stack in param dtype, for its backward (with one layer per "
-               "stage there is no layer loop, which XLA removes, and the stack is read in place)"),
+               "stage there is no layer loop, which XLA removes, and the stack is read in place); ZeRO-3: all-gathered "
+               "over d*c in compute dtype (llama3-8b d4 t2 selective zero3: all-gather-start.16 bf16[2048,14336])"),
         Buffer("recomputed", (), _recomputed(sw), ("backward_attention",), "one layer's attention-half residuals "
                "that the backward recomputes (full remat: all of them; selective: those it did not save)"),
         Buffer("attention_backward", (), _attention_backward(sw), ("backward_attention",),
@@ -226,6 +229,7 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
                "from the Q, K and V projections, [b, s/c, h] before their reduce-scatter over t", count=3),
         Buffer("layer_grads", (layer_params(),), B_g, ("backward_weights",),
                "one layer's weight gradients converted to param dtype, before they join the accumulator"),
+        *jaxzero.rows(sw),
     )
 
 

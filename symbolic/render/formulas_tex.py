@@ -87,7 +87,7 @@ def paper(module, sw, p: int) -> list[str]:
     return lines
 
 
-_PHASE_HEAD = (r"\mathrm{F}", r"\mathrm{R}", r"\mathrm{L}", r"\mathrm{B_a}", r"\mathrm{B_w}", r"\mathrm{U}")
+_PHASE_HEAD = (r"\mathrm{F}", r"\mathrm{R}", r"\mathrm{L}", r"\mathrm{L_h}", r"\mathrm{B_a}", r"\mathrm{B_w}", r"\mathrm{U}")
 
 
 def jax(module, sw, values: dict[str, int]) -> list[str]:
@@ -99,7 +99,7 @@ def jax(module, sw, values: dict[str, int]) -> list[str]:
     subs = {BY_NAME[name]: value for name, value in values.items()}
     rows = table_rows(module, sw)
     buffers = module.table(sw)
-    key = ", ".join(f"{head}: {name.replace('_', ' ')}" for head, name in zip(("F", "R", "L", "Ba", "Bw", "U"), PHASES))
+    key = ", ".join(f"{head}: {name.replace('_', ' ')}" for head, name in zip(("F", "R", "L", "Lh", "Ba", "Bw", "U"), PHASES))
     lines = [r"\section*{Formulas (bytes per device, profile \texttt{jax})}",
              r"\noindent Every term is a buffer of the compiled step: its per-device shape in the glossary's letters, "
              r"bytes per element, and the phases it is live in (" + key + r"). Arguments and outputs are live "

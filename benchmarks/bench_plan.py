@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from symbolic.config.shapes import resolve_model
+from symbolic.config.hfconfig import resolve_model
 from symbolic.plan.enumerate import Cluster
 from symbolic.plan.search import search
 

@@ -77,7 +77,7 @@ def main() -> int:
     from jaxcheck.mesh import make_mesh
     from jaxcheck.spec import StepSpec
     from jaxcheck.targets import devices as topology
-    from symbolic.config.shapes import resolve_model
+    from symbolic.config.hfconfig import resolve_model
     from symbolic.config.training import Training
 
     kind = devices[0].device_kind

@@ -14,7 +14,7 @@ import pytest
 
 from symbolic.cli.entry import COMMANDS, main
 from symbolic.cli.parser import Parser
-from symbolic.config.shapes import from_hf_config
+from symbolic.config.hfconfig import from_hf_config
 
 
 def run(*argv: str) -> tuple[int, str, str]:

@@ -12,7 +12,7 @@ from symbolic.components import layer_tensors, stage_params
 from symbolic.config.errors import ConfigError
 from symbolic.config.shapes import PRESETS
 from symbolic.config.switches import Switches
-from symbolic.config.symbols import L, a, c, f, h, k, p, t, v
+from symbolic.config.symbols import L, a, c, dh, f, h, k, p, t, v
 from symbolic.config.training import RECOMPUTE, STAGES, ZERO_STAGES
 from symbolic.profiles import PROFILES, load
 
@@ -69,7 +69,7 @@ def test_distributed_optimizer_shards_over_d_times_c():
 def test_stage_parameters_add_up_to_the_model(name):
     """first + (p-2) middle + last stages at t = 1 hold exactly ModelShape.param_count (untied presets, dh = h/a)."""
     shape = PRESETS[name]
-    values = {h: shape.h, f: shape.f, a: shape.a, k: shape.k, L: shape.L, v: shape.v, t: 1}
+    values = {h: shape.h, f: shape.f, a: shape.a, k: shape.k, L: shape.L, v: shape.v, dh: shape.dh, t: 1}
     for p_value in (2, 4):
         per_stage = {st: stage_params(st).subs(values).subs(p, p_value) for st in STAGES}
         assert per_stage["first"] + (p_value - 2) * per_stage["middle"] + per_stage["last"] == shape.param_count

@@ -4,7 +4,8 @@ import json
 import pytest
 
 from symbolic.config.errors import ConfigError
-from symbolic.config.shapes import PRESETS, from_hf_config, resolve_model
+from symbolic.config.hfconfig import from_hf_config, resolve_model
+from symbolic.config.shapes import PRESETS
 from symbolic.config.training import Training
 
 # Source of truth: the parameter counts Meta publishes / HF safetensors metadata reports (exact).
@@ -92,5 +93,5 @@ def test_glossary_symbols_carry_their_own_names():
     for name in glossary.NAMES:
         assert getattr(symbols, name).name == name
     assert tuple(sym.name for sym in symbols.ALL) == glossary.NAMES
-    assert set(glossary.MEANING) == set(glossary.NAMES) | set(glossary.STAGE) and len(glossary.NAMES) == 18
+    assert set(glossary.MEANING) == set(glossary.NAMES) | set(glossary.STAGE) and len(glossary.NAMES) == 27
     assert set(glossary.STAGE_NAMES) < set(glossary.STAGE) and all(getattr(symbols, n).name == n for n in glossary.STAGE)

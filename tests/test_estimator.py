@@ -25,7 +25,9 @@ from symbolic.estimator.vectorized import estimator
 from symbolic.profiles import load
 
 SWITCHES = [Switches(), Switches(overheads=False), Switches(recompute="selective", flash_attn=False),
-            Switches(recompute="full", sp=False), Switches(zero=0, flash_attn=False, sp=False), Switches(tied=True)]
+            Switches(recompute="full", sp=False), Switches(zero=0, flash_attn=False, sp=False), Switches(tied=True),
+            Switches(moe=True), Switches(zero=3, moe=True, shared=True, shared_gate=True, qk_norm="head", qkv_bias=True),
+            Switches(recompute="full", zero=2, moe=True, qk_norm="full", o_bias=True, mlp_bias=True)]
 
 
 def est_for(sw: Switches):
@@ -33,7 +35,7 @@ def est_for(sw: Switches):
 
 
 def exact(expr: sp.Expr, values: dict) -> float:
-    return float(expr.xreplace({BY_NAME[n]: sp.Integer(x) for n, x in values.items()}))
+    return float(expr.xreplace({BY_NAME[n]: sp.Rational(x) for n, x in values.items()}))
 
 
 configs = st.fixed_dictionaries({
@@ -42,6 +44,9 @@ configs = st.fixed_dictionaries({
     "L": st.integers(1, 128), "v": st.integers(100, 260000), "d": st.integers(1, 512), "t": st.sampled_from([1, 2, 4, 8]),
     "p": st.integers(1, 32), "c": st.sampled_from([1, 2, 4, 16]), "m": st.integers(1, 512), "vpp": st.integers(1, 4),
     "B_w": st.sampled_from([2, 4]), "B_g": st.sampled_from([2, 4]), "B_o": st.sampled_from([8, 12, 16]), "B_a": st.sampled_from([1, 2, 4]),
+    "dh": st.sampled_from([8, 64, 128, 192]), "E": st.sampled_from([8, 64, 256]), "k_e": st.integers(1, 8),
+    "f_e": st.integers(1, 20000), "f_s": st.integers(0, 20000), "L_e": st.integers(1, 128), "C_f": st.sampled_from([1, 1.25, 2]),
+    "e": st.sampled_from([1, 2, 8, 64]), "t_e": st.sampled_from([1, 2, 8]),
 })
 
 
@@ -108,13 +113,16 @@ def test_weights_and_optimizer_never_grow_with_t_p_c(sw):
               "d": rng.integers(1, 64, n), "t": rng.choice([1, 2, 4], n), "p": rng.choice([3, 4, 8], n),
               "c": rng.choice([1, 2, 4], n), "m": rng.integers(1, 64, n), "vpp": rng.integers(1, 3, n),
               "B_w": 2, "B_g": 4, "B_o": 12, "B_a": 2}
+    layers = values["L"]
+    values |= {"dh": 128, "E": 8, "k_e": 2, "f_e": rng.integers(1000, 20000, n), "f_s": 0, "L_e": layers, "C_f": 1.0,
+               "e": rng.choice([1, 2, 8], n), "t_e": 1}
     est = est_for(sw)
     base = est(**values) | est.stages(**values)
     for letter in ("t", "p", "c"):
         grown = est(**(values | {letter: values[letter] * 2}))
         grown |= est.stages(**(values | {letter: values[letter] * 2}))
         for name in base:
-            if name.split(".")[-1] in ("weights", "optimizer"):
+            if name.split(".")[-1] in ("weights", "optimizer", "expert_weights", "expert_optimizer"):
                 assert np.all(grown[name] <= base[name] * (1 + 1e-12)), (letter, name)
 
 

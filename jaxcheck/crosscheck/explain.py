@@ -127,7 +127,7 @@ def phases(spec: StepSpec, mesh, backend: str) -> list[dict]:
     training = jax_training(spec.train, spec.opts)
     values = {BY_NAME[n]: v for n, v in inputs_for(spec.shape, training).items()}
     live = {name: int(float(expr.xreplace(values)))
-            for name, expr in profile.phase_bytes(Switches.of(training, False, spec.shape.tied, backend)).items()}
+            for name, expr in profile.phase_bytes(Switches.of(training, False, backend=backend, shape=spec.shape)).items()}
     out = []
     for window, bytes_ in xla["windows"].items():
         members = [p for p in live if p.split("_")[0] in window.replace("+", " ").split()]

@@ -10,7 +10,8 @@ from typing import Iterable
 
 from symbolic.config.dtypes import FLOATS, JAX_COMPUTE_DTYPE, JAX_PARAM_DTYPE
 from symbolic.config.errors import ConfigError
-from symbolic.config.shapes import DEFAULT_MODEL, resolve_model
+from symbolic.config.hfconfig import resolve_model
+from symbolic.config.shapes import DEFAULT_MODEL
 from symbolic.config.training import RECOMPUTE, ZERO_STAGES, training_from_json
 
 from ..spec import DEFAULT_TRAINING, JaxOptions, StepSpec

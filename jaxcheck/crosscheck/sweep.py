@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from symbolic.config.errors import ConfigError
-from symbolic.config.shapes import resolve_model
+from symbolic.config.hfconfig import resolve_model
 
 from ..spec import StepSpec
 from .grid import Config, config_key, label, to_spec

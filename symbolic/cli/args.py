@@ -9,7 +9,8 @@ from pathlib import Path
 
 from ..config.dtypes import FLOATS, JAX_COMPUTE_DTYPE, JAX_PARAM_DTYPE
 from ..config.errors import ConfigError
-from ..config.shapes import DEFAULT_MODEL, MAX_SIZE, ModelShape, resolve_model
+from ..config.hfconfig import resolve_model
+from ..config.shapes import DEFAULT_MODEL, MAX_SIZE, ModelShape
 from ..config.training import RECOMPUTE, ZERO_STAGES, Training, training_from_json
 
 _UNITS = {
@@ -70,6 +71,19 @@ def stage_layers(text: str) -> tuple[int, ...]:
     return layers
 
 
+def capacity(text: str) -> float:
+    """argparse type of --moe-capacity: a number above 0 and at most MAX_CAPACITY."""
+    from ..config.training import MAX_CAPACITY
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number above 0, got {text!r}") from None
+    if not 0 < value <= MAX_CAPACITY:  # nan and inf fail too
+        raise argparse.ArgumentTypeError(f"expected a number above 0 and at most {MAX_CAPACITY:g}, got {text!r}")
+    return value
+
+
 def fraction(text: str) -> float:
     """argparse type of --threshold: a number in (0, 1]."""
     try:
@@ -110,7 +124,22 @@ def add_training_args(parser: argparse.ArgumentParser, defaults: Training = Trai
     g.add_argument("--stage-layers", type=stage_layers, default=defaults.stage_layers, metavar="N,N,...",
                    help="layers of each pipeline stage, pp entries summing to L (with --vpp, each a multiple of vpp: "
                         "the stage's chunks); default L/pp each")
+    add_expert_args(g, defaults)
     add_switch_args(g, defaults)
+
+
+def add_expert_args(group, defaults: Training = Training()) -> None:
+    """--ep, --etp, --moe-capacity: how a model's routed experts are laid out (Megatron-Core) and how many tokens
+    an expert takes."""
+    group.add_argument("--ep", type=positive_int, default=defaults.ep,
+                       help="expert parallel size e: the routed experts of a layer split over e ranks (folded, with "
+                            "etp, over the dp x tp x cp ranks of a stage)")
+    group.add_argument("--etp", type=positive_int, default=defaults.etp,
+                       help="expert tensor parallel size t_e: each expert's SwiGLU split over t_e ranks "
+                            "(default: tp, as Megatron-Core)")
+    group.add_argument("--moe-capacity", type=capacity, default=defaults.moe_capacity, metavar="C_f",
+                       help="tokens an expert receives over an even share: the capacity factor, or for a dropless "
+                            "run the routing imbalance to allow for (1: the even load the load-balancing loss aims at)")
 
 
 def add_switch_args(group, defaults: Training = Training()) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.switches import Switches
-from ..config.symbols import B_a, a, b, f, h, k, s
+from ..config.symbols import B_a, a, b, dh, f, h, k, s
 from .base import Component, per_gpu_tokens
 
 _MASK = sp.Integer(1)  # dropout masks are one byte per element (Korthikanti et al. 2022)
@@ -24,14 +24,23 @@ def _scores(name: str, nbytes: sp.Expr, sw: Switches, doc: str) -> Component:
 
 
 def attention_tensors(sw: Switches) -> list[Component]:
-    """Llama attention block: norm-1 input, QKV input, Q, K, V, attention output; scores + softmax without flash."""
+    """Llama attention block: norm-1 input, QKV input, Q, K, V (a*dh and k*dh wide), the q/k norms' inputs where the
+    model has them, attention output; scores + softmax without flash."""
     parts = [
         _tok("norm1_input", h, B_a, False, sw, "input of the first RMSNorm (the residual stream)"),
         _tok("qkv_input", h, B_a, False, sw, "normed input of the QKV projection (kept sharded with SP, re-gathered in backward)"),
-        _tok("q", h, B_a, True, sw, "queries after RoPE, input of the attention core"),
-        _tok("k", h * k / a, B_a, True, sw, "keys after RoPE, h*k/a wide with GQA"),
-        _tok("v", h * k / a, B_a, True, sw, "values, h*k/a wide with GQA"),
-        _tok("attn_out", h, B_a, True, sw, "attention output = input of the output projection"),
+    ]
+    if sw.qk_norm != "none":
+        parts += [
+            _tok("q_norm_input", a * dh, B_a, True, sw, "queries before their RMSNorm (Megatron-Core qk_layernorm, "
+                 "Qwen3, OLMoE), kept for the norm's backward"),
+            _tok("k_norm_input", k * dh, B_a, True, sw, "keys before their RMSNorm, kept for the norm's backward"),
+        ]
+    parts += [
+        _tok("q", a * dh, B_a, True, sw, "queries after RoPE, a*dh wide, input of the attention core"),
+        _tok("k", k * dh, B_a, True, sw, "keys after RoPE, k*dh wide with GQA"),
+        _tok("v", k * dh, B_a, True, sw, "values, k*dh wide with GQA"),
+        _tok("attn_out", a * dh, B_a, True, sw, "attention output = input of the output projection, a*dh wide"),
     ]
     if not sw.flash_attn:
         parts += [
@@ -83,10 +92,16 @@ def _is_attention_core(part: Component) -> bool:
     return part.expr.has(s**2) or part.name in ("scores", "softmax", "softmax_dropout_mask", "softmax_dropout_out")
 
 
-def layer_tensors(sw: Switches, gpt: bool = False) -> list[Component]:
-    """What one layer keeps per micro batch under the recompute policy: none keeps all; selective drops the
-    attention core (s x s terms); full keeps only the layer input (Korthikanti et al. 2022)."""
-    parts = gpt_layer_tensors(sw) if gpt else attention_tensors(sw) + mlp_tensors(sw)
+def layer_tensors(sw: Switches, gpt: bool = False, moe: bool = False) -> list[Component]:
+    """What one layer (a dense one, or with `moe` an MoE layer) keeps per micro batch under the recompute policy:
+    none keeps all; selective drops the attention core (s x s terms); full keeps only the layer input (Korthikanti
+    et al. 2022)."""
+    if gpt:
+        parts = gpt_layer_tensors(sw)
+    else:
+        from .moe import moe_tensors
+
+        parts = attention_tensors(sw) + (moe_tensors(sw) if moe else mlp_tensors(sw))
     if sw.recompute == "selective":
         return [part for part in parts if not _is_attention_core(part)]
     if sw.recompute == "full":
@@ -94,6 +109,6 @@ def layer_tensors(sw: Switches, gpt: bool = False) -> list[Component]:
     return parts
 
 
-def layer_activation(sw: Switches, gpt: bool = False) -> sp.Expr:
-    """Bytes one layer keeps for one micro batch on one GPU."""
-    return sp.Add(*(part.expr for part in layer_tensors(sw, gpt)))
+def layer_activation(sw: Switches, gpt: bool = False, moe: bool = False) -> sp.Expr:
+    """Bytes one layer (with `moe`, an MoE layer) keeps for one micro batch on one GPU."""
+    return sp.Add(*(part.expr for part in layer_tensors(sw, gpt, moe)))

@@ -6,7 +6,7 @@ import sympy as sp
 
 from ..config.step import FLASH_BLOCK, SELECTIVE_SAVED
 from ..config.switches import Switches
-from ..config.symbols import B_a, a, b, c, f, h, k, s, t
+from ..config.symbols import B_a, a, b, c, dh, f, h, k, s, t
 from .base import FP32, Component, repeated
 
 
@@ -51,11 +51,11 @@ def saved_none(sw: Switches) -> list[Component]:
     probabilities), the three SiLU intermediates."""
     return _norm_residuals("attn_norm", sw) + [
         Component("attn_in", tokens(h, B_a, False), "'attn_in': normed input of Q/K/V, all-gathered over t (inner layout)"),
-        Component("k_gathered", tokens(h * k / a, B_a, True) * c, "'k_gathered': K after RoPE all-gathered over context"),
-        Component("v_gathered", tokens(h * k / a, B_a, True) * c, "'v_gathered': V all-gathered over context"),
-        Component("q", tokens(h, B_a, True), "'q' after RoPE, reshaped to [b, s, k, a/k, dh] for the score einsum"),
+        Component("k_gathered", tokens(k * dh, B_a, True) * c, "'k_gathered': K after RoPE all-gathered over context"),
+        Component("v_gathered", tokens(k * dh, B_a, True) * c, "'v_gathered': V all-gathered over context"),
+        Component("q", tokens(a * dh, B_a, True), "'q' after RoPE, reshaped to [b, s, k, a/k, dh] for the score einsum"),
     ] + (_flash_residuals() if sw.flash_attn else _dense_residuals()) + [
-        Component("attn_out", tokens(h, B_a, True), "'attn_out': attention output, input of the row-parallel Wo"),
+        Component("attn_out", tokens(a * dh, B_a, True), "'attn_out': attention output, input of the row-parallel Wo"),
     ] + _norm_residuals("mlp_norm", sw) + [
         Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of gate/up, all-gathered over t"),
         Component("gate", tokens(f, B_a, True), "'gate' projection output"),
@@ -67,7 +67,7 @@ def saved_none(sw: Switches) -> list[Component]:
 
 def _flash_residuals() -> list[Component]:
     """What jaxcheck.model.flash's custom VJP keeps besides q and the gathered k, v: its output and the fp32 log-sum-exp."""
-    return [Component("flash_out", tokens(h, B_a, True), "flash attention's output as its custom VJP keeps it (the "
+    return [Component("flash_out", tokens(a * dh, B_a, True), "flash attention's output as its custom VJP keeps it (the "
                       "values of 'attn_out', before the sharding constraint)"),
             Component("lse", FP32 * b * a * s / (t * c), "fp32 [b, a/t, s/c] log-sum-exp of the online softmax")]
 
@@ -88,12 +88,12 @@ def saved_selective(sw: Switches) -> list[Component]:
     tensors = [
         _stream("attn_norm_in", sw, "'attn_norm_in': layer input, the residual stream"),
         Component("attn_in", tokens(h, B_a, False), "'attn_in': normed input of Q/K/V, all-gathered over t (inner layout)"),
-        Component("q", tokens(h, B_a, True), "'q' after RoPE, heads over t"),
-        Component("k_gathered", tokens(h * k / a, B_a, True) * c, "'k_gathered': K after RoPE, k heads over t, "
+        Component("q", tokens(a * dh, B_a, True), "'q' after RoPE, heads over t"),
+        Component("k_gathered", tokens(k * dh, B_a, True) * c, "'k_gathered': K after RoPE, k heads over t, "
                   "all-gathered over context"),
-        Component("v_gathered", tokens(h * k / a, B_a, True) * c, "'v_gathered': V, k heads over t, all-gathered "
+        Component("v_gathered", tokens(k * dh, B_a, True) * c, "'v_gathered': V, k heads over t, all-gathered "
                   "over context"),
-        Component("attn_out", tokens(h, B_a, True), "'attn_out': attention output, input of Wo"),
+        Component("attn_out", tokens(a * dh, B_a, True), "'attn_out': attention output, input of Wo"),
         _stream("mlp_norm_in", sw, "'mlp_norm_in': residual stream after attention"),
         Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of gate/up, all-gathered over t"),
         Component("gate", tokens(f, B_a, True), "'gate' projection output"),

@@ -5,8 +5,9 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.switches import Switches
-from ..config.symbols import B_g, B_w, c, d, p, t
+from ..config.symbols import B_g, B_w, c, d, e, p, t
 from .base import Component
+from .experts import expert_data_parallel
 
 BUCKET = sp.Integer(40_000_000)  # Megatron-LM DDP default bucket size, in parameters
 COMMUNICATOR = sp.Integer(2**29)  # ~0.5 GB of NCCL buffers per process group (the authors' web estimator)
@@ -30,10 +31,12 @@ def overheads(params: sp.Expr, tensors: sp.Expr, sw: Switches) -> list[Component
     if sw.zero in (1, 2):  # ZeRO-3 keeps its weights sharded: zero.params_gathered gathers them layer by layer
         parts.append(Component("dist_opt_allgather", data_parallel * B_w * sp.Min(params, BUCKET, evaluate=False),
                                "one bf16 parameter all-gather bucket of the distributed optimizer (40M params, B_w bytes each)"))
-    groups = sum((_wider_than_one(x) for x in (d, t, p, c)), sp.Integer(0))
+    sizes = (d, t, p, c) + ((e, expert_data_parallel()) if sw.moe else ())
+    groups = sum((_wider_than_one(x) for x in sizes), sp.Integer(0))
     parts += [
         Component("communicators", COMMUNICATOR * groups,
-                  "NCCL buffers, ~0.5 GiB per process group of size > 1 among DP, TP, PP, CP (authors' web estimator)"),
+                  "NCCL buffers, ~0.5 GiB per process group of size > 1 among DP, TP, PP, CP" + (
+                      ", EP and the expert data-parallel group" if sw.moe else "") + " (authors' web estimator)"),
         Component("cuda_context", CUDA_CONTEXT, "CUDA context and loaded kernels, ~0.3-0.5 GB per process (assumed 400 MiB)"),
         Component("fragmentation", FRAGMENTATION * tensors,
                   "caching-allocator fragmentation, assumed 5 % of weights, gradients, optimizer states and activations"),

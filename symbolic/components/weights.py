@@ -1,22 +1,37 @@
 """Parameter counts per GPU and per pipeline stage, and the bf16 weights they occupy (Fujii et al. 2024, Megatron-LM):
-head width h/a, Q, O h x h, K, V h x h*k/a, three h x f SwiGLU matrices; matrices split over t, norms replicated."""
+Q, O h x a*dh, K, V h x k*dh (dh = h/a unless the config says otherwise), three h x f SwiGLU matrices; matrices split
+over t, norms replicated. Routed experts are counted apart (components.experts): their weights split over e*t_e and
+their states over the expert data-parallel group."""
 from __future__ import annotations
 
 import sympy as sp
 
 from ..config.switches import Switches
-from ..config.symbols import B_w, L, a, c, d, f, h, k, p, t, v
+from ..config.symbols import B_w, E, L, L_e, a, c, d, dh, f, f_s, h, k, p, t, v
 from .base import Component
 
 
-def attention_params() -> sp.Expr:
-    """Q, O (h x h each) and K, V (h x h*k/a each) of one layer on one TP rank: 2h^2(1 + k/a)/t."""
-    return 2 * h**2 * (1 + k / a) / t
+def attention_params(sw: Switches = Switches()) -> sp.Expr:
+    """Q, O (h x a*dh each) and K, V (h x k*dh each) of one layer on one TP rank, with the biases of Q, K, V (split
+    over t) and of O (replicated) and the q/k norm scales: per head dh each, replicated (Qwen3), or over the whole
+    a*dh and k*dh projections, split with their heads (OLMoE)."""
+    matrices = 2 * h * dh * (a + k) / t
+    bias = ((a + 2 * k) * dh / t if sw.qkv_bias else 0) + (h if sw.o_bias else 0)
+    norm = {"none": 0, "head": 2 * dh, "full": (a + k) * dh / t}[sw.qk_norm]
+    return matrices + bias + norm
 
 
-def mlp_params() -> sp.Expr:
-    """SwiGLU gate, up (h x f) and down (f x h) of one layer on one TP rank: 3hf/t."""
-    return 3 * h * f / t
+def mlp_params(sw: Switches = Switches()) -> sp.Expr:
+    """SwiGLU gate, up (h x f) and down (f x h) of one dense layer on one TP rank: 3hf/t, and with mlp_bias the gate
+    and up biases (over t) and the down bias (replicated)."""
+    return 3 * h * f / t + ((2 * f / t + h) if sw.mlp_bias else 0)
+
+
+def moe_dense_params(sw: Switches = Switches()) -> sp.Expr:
+    """The parts of one MoE layer's MLP that are not routed experts, on one TP rank: the router [h, E], replicated
+    (Megatron-Core's TopKRouter weight), the shared experts' SwiGLU 3 h f_s / t (Megatron-Core SharedExpertMLP, split
+    over t like a dense MLP) and their gate [h, 1] (Qwen2-MoE)."""
+    return h * E + (3 * h * f_s / t if sw.shared else 0) + (h if sw.shared_gate else 0)
 
 
 def norm_params() -> sp.Expr:
@@ -24,9 +39,18 @@ def norm_params() -> sp.Expr:
     return 2 * h
 
 
-def layer_params() -> sp.Expr:
-    """Every parameter of one transformer layer on one TP rank."""
-    return attention_params() + mlp_params() + norm_params()
+def layer_params(sw: Switches = Switches(), moe: bool = False) -> sp.Expr:
+    """Every parameter of one transformer layer on one TP rank but its routed experts: attention, norms and a dense
+    MLP, or (moe) the router and shared experts."""
+    return attention_params(sw) + norm_params() + (moe_dense_params(sw) if moe else mlp_params(sw))
+
+
+def layers_params(sw: Switches, layers: sp.Expr, moe_layers: sp.Expr) -> sp.Expr:
+    """Parameters but the routed experts of `layers` layers of which `moe_layers` are MoE layers."""
+    if not sw.moe:
+        return layers * layer_params(sw)
+    return layers * (attention_params(sw) + norm_params()) + (layers - moe_layers) * mlp_params(sw) \
+        + moe_layers * moe_dense_params(sw)
 
 
 def embedding_params() -> sp.Expr:
@@ -55,17 +79,24 @@ def end_params(stage: str, tied: bool = False) -> sp.Expr:
             "only": embedding_params() + only_head}[stage]
 
 
-def stage_params(stage: str, tied: bool = False, layers: sp.Expr | None = None) -> sp.Expr:
-    """Parameters held by one GPU of the given pipeline stage: `layers` layers (default L/p; L on the only stage)
-    and its end_params."""
-    if layers is None:
-        layers = L if stage == "only" else L / p
-    return end_params(stage, tied) + layers * layer_params()
+def default_layers(stage: str) -> tuple[sp.Expr, sp.Expr]:
+    """A stage's layers and MoE layers when none are given: L/p and L_e/p (L and L_e on the only stage)."""
+    return (L, L_e) if stage == "only" else (L / p, L_e / p)
 
 
-def paper_params() -> sp.Expr:
+def stage_params(stage: str, sw: Switches = Switches(), layers: sp.Expr | None = None,
+                 moe_layers: sp.Expr | None = None) -> sp.Expr:
+    """Parameters but the routed experts held by one GPU of the given pipeline stage: `layers` layers (default L/p;
+    L on the only stage), `moe_layers` of them MoE layers (default L_e/p), and its end_params."""
+    default = default_layers(stage)
+    layers = default[0] if layers is None else layers
+    moe_layers = default[1] if moe_layers is None else moe_layers
+    return end_params(stage, sw.tied) + layers_params(sw, layers, moe_layers)
+
+
+def paper_params(sw: Switches = Switches()) -> sp.Expr:
     """Parameters the paper charges to the most loaded GPU: the first stage, embedding plus L/p layers."""
-    return stage_params("first")
+    return stage_params("first", sw)
 
 
 def weights(params: sp.Expr, sw: Switches) -> Component:

@@ -7,28 +7,45 @@ import sympy as sp
 from ..config.switches import Switches
 from ..config.symbols import B_g, B_w
 from .base import Component
-from .weights import end_params, layer_params
+from .experts import experts_params
+from .weights import default_layers, end_params, layer_params
 
 
-def largest_unit(stage: str, tied: bool = False) -> sp.Expr:
+def largest_layer(sw: Switches, layers: sp.Expr | None = None, moe_layers: sp.Expr | None = None) -> sp.Expr:
+    """Parameters of a stage's largest layer on one GPU: a dense layer, or an MoE layer with its E/e experts, of the
+    kinds the stage holds (`layers`, `moe_layers` of them MoE: default L/p, L_e/p)."""
+    if not sw.moe:
+        return layer_params(sw)
+    layers, moe_layers = default_layers("first") if layers is None else (layers, moe_layers)
+    moe = layer_params(sw, moe=True) + experts_params()
+    has_dense = sp.Piecewise((layer_params(sw), layers - moe_layers > 0), (0, True))
+    has_moe = sp.Piecewise((moe, moe_layers > 0), (0, True))
+    return sp.Max(has_dense, has_moe)
+
+
+def largest_unit(stage: str, sw: Switches = Switches(), layers: sp.Expr | None = None,
+                 moe_layers: sp.Expr | None = None) -> sp.Expr:
     """Parameters of the largest unit a stage gathers or reduces at once: one layer, or its embedding / LM head."""
-    ends = end_params(stage, tied)
-    return layer_params() if ends == 0 else sp.Max(layer_params(), ends)
+    ends = end_params(stage, sw.tied)
+    layer = largest_layer(sw, layers, moe_layers)
+    return layer if ends == 0 else sp.Max(layer, ends)
 
 
-def zero_buffers(stage: str, sw: Switches) -> list[Component]:
+def zero_buffers(stage: str, sw: Switches, layers: sp.Expr | None = None,
+                 moe_layers: sp.Expr | None = None) -> list[Component]:
     """ZeRO-2: the unsharded gradients of the unit being reduce-scattered; ZeRO-3 also the all-gathered weights of
     the unit being computed and of the prefetched next layer (none below ZeRO-2)."""
     parts = []
+    unit = largest_unit(stage, sw, layers, moe_layers)
     if sw.zero >= 2:
         parts.append(Component(
-            "grad_reduce_buffer", B_g * largest_unit(stage, sw.tied),
+            "grad_reduce_buffer", B_g * unit,
             "unsharded fp32 gradients of the layer (or embedding / LM head) whose reduce-scatter over d*c is in flight, "
             "B_g bytes per parameter (ZeRO-2/3: torch FSDP's per-module gradient in reduce_dtype fp32, DeepSpeed's "
             "reduce bucket, Megatron-LM FSDP's per-layer gradient buffer)"))
     if sw.zero >= 3:
         parts.append(Component(
-            "params_gathered", B_w * (largest_unit(stage, sw.tied) + layer_params()),
+            "params_gathered", B_w * (unit + largest_layer(sw, layers, moe_layers)),
             "all-gathered bf16 weights of the unit being computed and of the prefetched next layer, B_w bytes per "
             "parameter (ZeRO-3: torch FSDP's forward/backward prefetch of one module, Megatron-LM FSDP)"))
     return parts

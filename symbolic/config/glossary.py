@@ -11,12 +11,27 @@ SHAPE = {
     "k": "key/value heads (GQA)",
     "L": "transformer layers",
     "v": "vocabulary size",
+    "dh": "head width (head_dim; h/a unless the config says otherwise)",
+}
+# mixture of experts (config.json keys: num_local_experts / num_experts / n_routed_experts, num_experts_per_tok,
+# moe_intermediate_size (Mixtral, OLMoE: intermediate_size), shared_expert_intermediate_size or n_shared_experts x
+# moe_intermediate_size, and the dense layers of mlp_only_layers, decoder_sparse_step, first_k_dense_replace,
+# moe_layer_freq); C_f is a training choice (--moe-capacity)
+MOE = {
+    "E": "routed experts of an MoE layer",
+    "k_e": "routed experts per token (top-k)",
+    "f_e": "SwiGLU width of one routed expert",
+    "f_s": "SwiGLU width of the shared experts in all (0: none)",
+    "L_e": "MoE layers (the other L - L_e layers have a dense MLP of width f)",
+    "C_f": "expert capacity factor: tokens an expert receives over an even share (dropless: the imbalance allowed)",
 }
 PARALLEL = {
     "d": "data-parallel size",
     "t": "tensor-parallel size (sequence parallel shares it)",
     "p": "pipeline-parallel size",
     "c": "context-parallel size",
+    "e": "expert-parallel size (the experts of a layer split over e ranks)",
+    "t_e": "expert tensor-parallel size (each expert split over t_e ranks; t unless --etp says)",
 }
 SCHEDULE = {
     "m": "micro batches per step, gbs / (b d)",
@@ -34,17 +49,20 @@ STAGE = {
     "r": "pipeline rank of a stage, 0 (first) to p - 1 (last)",
     "L_r": "layers on pipeline rank r (L/p with an even split; --stage-layers otherwise)",
     "m_r": "micro batches (of a whole stage) in flight on rank r at its peak",
+    "Le_r": "MoE layers among the L_r layers of pipeline rank r",
 }
-NAMES = tuple(SHAPE | PARALLEL | SCHEDULE | BYTES)  # the estimator's inputs, in this order
-STAGE_NAMES = ("L_r", "m_r")  # a stage's extra inputs (the in-flight count takes r)
-MEANING = SHAPE | PARALLEL | SCHEDULE | BYTES | STAGE
+NAMES = tuple(SHAPE | MOE | PARALLEL | SCHEDULE | BYTES)  # the estimator's inputs, in this order
+STAGE_NAMES = ("L_r", "m_r", "Le_r")  # a stage's extra inputs (the in-flight count takes r)
+MEANING = SHAPE | MOE | PARALLEL | SCHEDULE | BYTES | STAGE
 LATEX = {"vpp": r"v_{pp}", "B_w": r"B_{w}", "B_g": r"B_{g}", "B_o": r"B_{o}", "B_a": r"B_{a}", "L_r": r"L_{r}",
-         "m_r": r"m_{r}"}  # the rest: as named
+         "m_r": r"m_{r}", "dh": r"d_{h}", "k_e": r"k_{e}", "f_e": r"f_{e}", "f_s": r"f_{s}", "L_e": r"L_{e}",
+         "C_f": r"C_{f}", "t_e": r"t_{e}", "Le_r": r"L_{e,r}"}  # the rest: as named
 
 # where a configuration's value of each letter comes from: these from ModelShape, the rest from Training (the
 # attribute of the same name, or this field)
-FROM_MODEL = ("h", "f", "a", "k", "L", "v")
-TRAINING_FIELD = {"B_w": "weight_bytes", "B_g": "grad_bytes", "B_o": "opt_bytes", "B_a": "act_bytes"}
+FROM_MODEL = ("h", "f", "a", "k", "L", "v", "dh", "E", "k_e", "f_e", "f_s", "L_e")
+TRAINING_FIELD = {"B_w": "weight_bytes", "B_g": "grad_bytes", "B_o": "opt_bytes", "B_a": "act_bytes", "e": "ep",
+                  "t_e": "etp_size", "C_f": "moe_capacity"}
 
 
 def inputs_for(shape, training) -> dict[str, int]:

@@ -46,6 +46,10 @@ RULES: tuple[Rule, ...] = (
          lambda x: f"virtual pipeline stages vpp={x.vpp} need pipeline parallel pp > 1"),
     Rule("m % p (vpp > 1)", lambda x: (x.vpp == 1) | (x.m % x.p == 0),
          lambda x: f"interleaved 1F1B needs micro batches m={x.m} divisible by pp={x.p}"),
+    Rule("e t_e | d t c", lambda x: (x.d * x.t * x.c) % (x.e * x.t_e) == 0,
+         lambda x: (f"expert parallel x expert tensor parallel = ep x etp = {x.e}x{x.t_e} must divide the dp x tp x cp "
+                    f"= {x.d}x{x.t}x{x.c} = {x.d * x.t * x.c} ranks of a pipeline stage (Megatron-Core folds the "
+                    f"expert groups over them)")),
     # --stage-layers (plan's balanced rows carry no tuple: their splits are built to satisfy these)
     Rule("stage layers: p entries", lambda x: x.stage_layers is None or len(x.stage_layers) == x.p,
          lambda x: (f"--stage-layers {_split(x)} has {len(x.stage_layers or ())} entries, but pp={x.p}: give one "
@@ -58,8 +62,22 @@ RULES: tuple[Rule, ...] = (
          lambda x: f"tensor parallel t={x.t} does not divide attention heads a={x.a} of {x.model}", model=True),
     Rule("k % t", lambda x: x.k % x.t == 0,
          lambda x: f"tensor parallel t={x.t} does not divide KV heads k={x.k} of {x.model}", model=True),
-    Rule("f % t", lambda x: x.f % x.t == 0,
+    Rule("f % t", lambda x: (x.f % x.t == 0) | ((x.E > 0) & (x.L_e == x.L)),
          lambda x: f"tensor parallel t={x.t} does not divide MLP size f={x.f} of {x.model}", model=True),
+    Rule("e > 1 needs experts", lambda x: (x.E > 0) | ((x.e == 1) & (x.t_e == x.t)),
+         lambda x: (f"--ep {x.e} / --etp {x.t_e}: {x.model} has no routed experts, so expert parallelism does not apply "
+                    f"(leave ep = 1 and etp = tp)"), model=True),
+    Rule("E % e", lambda x: x.E % x.e == 0,
+         lambda x: f"expert parallel ep={x.e} does not divide the E={x.E} routed experts of {x.model}", model=True),
+    Rule("f_e % t_e", lambda x: x.f_e % x.t_e == 0,
+         lambda x: (f"expert tensor parallel etp={x.t_e} does not divide the expert width f_e={x.f_e} of {x.model} "
+                    f"(give --etp)"), model=True),
+    Rule("f_s % t", lambda x: x.f_s % x.t == 0,
+         lambda x: f"tensor parallel t={x.t} does not divide the shared experts' width f_s={x.f_s} of {x.model}",
+         model=True),
+    Rule("MoE with t > 1 needs SP", lambda x: (x.E == 0) | (x.t == 1) | x.sp,
+         lambda x: (f"{x.model} has routed experts: with tensor parallel t={x.t} Megatron-Core requires sequence "
+                    f"parallelism (drop --no-sp)"), model=True),
     Rule("L % (p vpp)", lambda x: _uneven(x) | (x.L % (x.p * x.vpp) == 0),
          lambda x: (f"pipeline stages pp x vpp = {x.p}x{x.vpp} = {x.p * x.vpp} do not divide layers L={x.L} "
                     f"of {x.model}: give --stage-layers (pp entries summing to {x.L}) or --balance"), model=True),
@@ -83,6 +101,12 @@ RULES: tuple[Rule, ...] = (
                     f"{FLASH_BLOCK} (or shorter), or pass --no-flash-attn"), scope="jax"),
     Rule("dh % 2", lambda x: x.dh % 2 == 0, lambda x: f"RoPE needs an even head width, got dh={x.dh}", scope="jax",
          model=True),
+    Rule("no experts (jax)", lambda x: x.E == 0,
+         lambda x: f"{x.model} has routed experts: jaxcheck's model has none yet (the paper profile counts them)",
+         scope="jax", model=True),
+    Rule("no biases or q/k norms (jax)", lambda x: np.logical_not(x.bias) & (x.qk_norm == "none"),
+         lambda x: (f"{x.model} has biases or q/k norms, which jaxcheck's attention and MLP do not have (the paper "
+                    f"profile counts them)"), scope="jax", model=True),
 )
 
 
@@ -100,13 +124,16 @@ def letters(training, shape=None) -> SimpleNamespace:
     gbs = training.p * training.b * training.d if training.gbs is None else training.gbs
     x = dict(d=training.d, t=training.t, p=training.p, c=training.c, vpp=training.vpp, s=training.s, b=training.b,
              gbs=gbs, m=gbs // (training.b * training.d), sp=training.sp, flash_attn=training.flash_attn,
-             zero=training.zero, stage_layers=training.stage_layers, uneven=training.stage_layers is not None)
+             zero=training.zero, stage_layers=training.stage_layers, uneven=training.stage_layers is not None,
+             e=training.ep, t_e=training.etp_size, C_f=training.moe_capacity)
     return SimpleNamespace(**x, **(model_letters(shape) if shape is not None else {}))
 
 
 def model_letters(shape) -> dict:
     """What the rules read from a ModelShape."""
-    return dict(model=shape.name, a=shape.a, k=shape.k, f=shape.f, L=shape.L, v=shape.v, dh=shape.dh)
+    return dict(model=shape.name, a=shape.a, k=shape.k, f=shape.f, L=shape.L, v=shape.v, dh=shape.dh, E=shape.E,
+                f_e=shape.f_e, f_s=shape.f_s, L_e=shape.L_e, qk_norm=shape.qk_norm,
+                bias=shape.qkv_bias or shape.o_bias or shape.mlp_bias)
 
 
 def check(x: SimpleNamespace, rules: tuple[Rule, ...]) -> None:

@@ -1,59 +1,139 @@
-"""Model shape: a frozen config shared by symbolic/ and jaxcheck/, its presets, and a Hugging Face config.json loader."""
+"""Model shape: a frozen config shared by symbolic/ and jaxcheck/, and its presets (config.json files: hfconfig)."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, fields
-from pathlib import Path
 
 from .errors import ConfigError
 
 MAX_SIZE = 2**40  # the largest size, count or batch an input (a flag, a config.json key) may have
+QK_NORMS = ("none", "head", "full")  # no q/k norm; RMSNorm over each head's dh (Qwen3); over a*dh and k*dh (OLMoE)
+
+
+def _positive(name: str, field: str, value, zero: bool = False) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < (0 if zero else 1) or value > MAX_SIZE:
+        raise ConfigError(f"model {name!r}: {field} must be a {'non-negative' if zero else 'positive'} integer up to "
+                          f"2^40, got {value!r}")
 
 
 @dataclass(frozen=True)
 class ModelShape:
-    """A Llama-family decoder: RMSNorm, RoPE, GQA attention, SwiGLU MLP, untied LM head by default."""
+    """A Llama-family decoder: RMSNorm, RoPE, GQA attention of a heads dh wide, and in each layer a SwiGLU MLP of
+    width f or a mixture of experts (E routed SwiGLU experts of width f_e, k_e per token, shared experts of width f_s
+    in all); untied LM head by default. Letters as in the glossary (symbolic.config.glossary)."""
 
     name: str
     h: int  # hidden size
-    f: int  # SwiGLU intermediate size
+    f: int  # SwiGLU intermediate size of a dense layer
     a: int  # attention heads
     k: int  # key/value heads
     L: int  # layers
     v: int  # vocabulary
     tied: bool = False  # LM head shares the embedding matrix
-    head_dim: int | None = None  # per-head width; None means h // a
+    head_dim: int | None = None  # dh, per-head width; None means h // a
+    E: int = 0  # routed experts of an MoE layer (0: a dense model)
+    k_e: int = 0  # routed experts per token (top-k)
+    f_e: int = 0  # SwiGLU width of one routed expert
+    f_s: int = 0  # SwiGLU width of the shared experts in all (0: none)
+    shared_gate: bool = False  # a sigmoid gate [h, 1] scales the shared experts' output (Qwen2-MoE)
+    dense_layers: tuple[int, ...] = ()  # indices of the layers of an MoE model that have a dense MLP of width f
+    qkv_bias: bool = False  # biases on the Q, K, V projections (Qwen2, Llama's attention_bias)
+    o_bias: bool = False  # a bias on the output projection (Llama's attention_bias)
+    mlp_bias: bool = False  # biases on gate, up and down of a dense MLP (Llama's mlp_bias)
+    qk_norm: str = "none"  # one of QK_NORMS
 
     def __post_init__(self):
         for name in ("h", "f", "a", "k", "L", "v"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ConfigError(f"model {self.name!r}: {name} must be a positive integer, got {value!r}")
+            _positive(self.name, name, getattr(self, name))
+        for name in ("E", "k_e", "f_e", "f_s"):
+            _positive(self.name, name, getattr(self, name), zero=True)
         if self.head_dim is None:
             if self.h % self.a:
                 raise ConfigError(f"model {self.name!r}: hidden size h={self.h} is not divisible by heads a={self.a}")
             object.__setattr__(self, "head_dim", self.h // self.a)
-        elif self.head_dim <= 0:
-            raise ConfigError(f"model {self.name!r}: head_dim must be positive, got {self.head_dim}")
+        else:
+            _positive(self.name, "head_dim", self.head_dim)
         if self.a % self.k:
             raise ConfigError(f"model {self.name!r}: heads a={self.a} are not divisible by KV heads k={self.k}")
+        if self.qk_norm not in QK_NORMS:
+            raise ConfigError(f"model {self.name!r}: qk_norm must be one of {', '.join(QK_NORMS)}, got {self.qk_norm!r}")
+        dense = tuple(self.dense_layers)
+        if any(not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < self.L for i in dense) \
+                or len(set(dense)) != len(dense):
+            raise ConfigError(f"model {self.name!r}: dense_layers must be distinct layer indices below L={self.L}, "
+                              f"got {list(dense)}")
+        object.__setattr__(self, "dense_layers", tuple(sorted(dense)))
+        if self.E:
+            if not 1 <= self.k_e <= self.E or not self.f_e:
+                raise ConfigError(f"model {self.name!r}: an MoE model needs 1 <= k_e <= E experts per token and an "
+                                  f"expert width f_e, got E={self.E}, k_e={self.k_e}, f_e={self.f_e}")
+            if len(dense) == self.L:
+                raise ConfigError(f"model {self.name!r}: every layer is dense (dense_layers), so E={self.E} experts "
+                                  "are never used: give E=0")
+            if self.mlp_bias:
+                raise ConfigError(f"model {self.name!r}: MLP biases in an MoE model are not modelled")
+        elif self.k_e or self.f_e or self.f_s or self.shared_gate or dense:
+            raise ConfigError(f"model {self.name!r}: k_e, f_e, f_s, shared_gate and dense_layers describe experts, "
+                              "but E=0 (a dense model)")
 
     @property
     def dh(self) -> int:
-        """Per-head width (the paper assumes dh * a = h)."""
+        """Per-head width: head_dim, h/a unless a config says otherwise."""
         return self.head_dim
 
     @property
+    def moe(self) -> bool:
+        """Whether the model has routed experts."""
+        return self.E > 0
+
+    @property
+    def L_e(self) -> int:
+        """MoE layers: every layer of an MoE model but its dense_layers; 0 for a dense model."""
+        return self.L - len(self.dense_layers) if self.moe else 0
+
+    def is_moe_layer(self, i: int) -> bool:
+        """Whether layer i (0-based) has routed experts."""
+        return self.moe and i not in self.dense_layers
+
+    def moe_layers_in(self, start: int, stop: int) -> int:
+        """MoE layers among layers start .. stop - 1 (a pipeline stage's contiguous layers)."""
+        return sum(1 for i in range(start, stop) if self.is_moe_layer(i)) if self.moe else 0
+
+    @property
+    def attention_count(self) -> int:
+        """Parameters of one layer's attention: Q, O (h x a dh), K, V (h x k dh), their biases and q/k norms."""
+        h, a, k, dh = self.h, self.a, self.k, self.dh
+        bias = (a * dh + 2 * k * dh if self.qkv_bias else 0) + (h if self.o_bias else 0)
+        norm = {"none": 0, "head": 2 * dh, "full": a * dh + k * dh}[self.qk_norm]
+        return 2 * h * a * dh + 2 * h * k * dh + bias + norm
+
+    @property
+    def dense_mlp_count(self) -> int:
+        """Parameters of one dense SwiGLU MLP: gate, up (h x f), down (f x h), and their biases."""
+        return 3 * self.h * self.f + (2 * self.f + self.h if self.mlp_bias else 0)
+
+    @property
+    def moe_mlp_count(self) -> int:
+        """Parameters of one MoE layer's MLP: the router [h, E], E experts of 3 h f_e, shared experts 3 h f_s and
+        their gate [h, 1]."""
+        h = self.h
+        return h * self.E + self.E * 3 * h * self.f_e + 3 * h * self.f_s + (h if self.shared_gate else 0)
+
+    @property
     def param_count(self) -> int:
-        """Every parameter: embedding, L x (2 norms, Q, K, V, O, gate, up, down), final norm, LM head unless tied."""
-        h, f, a, k, L, v, dh = self.h, self.f, self.a, self.k, self.L, self.v, self.dh
-        attn = h * a * dh + 2 * h * k * dh + a * dh * h
-        mlp = 3 * h * f
-        layer = attn + mlp + 2 * h
-        return v * h + L * layer + h + (0 if self.tied else h * v)
+        """Every parameter: embedding, L x (2 norms, attention, a dense MLP or an MoE MLP), final norm, LM head
+        unless tied."""
+        h, v, L = self.h, self.v, self.L
+        mlps = self.L_e * self.moe_mlp_count + (L - self.L_e) * self.dense_mlp_count
+        return v * h + L * (self.attention_count + 2 * h) + mlps + h + (0 if self.tied else h * v)
+
+    @property
+    def active_count(self) -> int:
+        """Parameters one token passes through: param_count with k_e of the E routed experts in each MoE layer."""
+        return self.param_count - self.L_e * (self.E - self.k_e) * 3 * self.h * self.f_e
 
     def as_dict(self) -> dict:
-        return {fl.name: getattr(self, fl.name) for fl in fields(self)}
+        return {fl.name: list(value) if isinstance(value := getattr(self, fl.name), tuple) else value
+                for fl in fields(self)}
 
 
 PRESETS: dict[str, ModelShape] = {
@@ -67,68 +147,17 @@ PRESETS: dict[str, ModelShape] = {
         ModelShape("llama3-8b", h=4096, f=14336, a=32, k=8, L=32, v=128256),
         ModelShape("llama3-70b", h=8192, f=28672, a=64, k=8, L=80, v=128256),
         ModelShape("llama3.1-405b", h=16384, f=53248, a=128, k=8, L=126, v=128256),
+        # a tiny mixture of experts: 8 experts, top 2, a shared expert, sizes distinct from tiny's
+        ModelShape("tiny-moe", h=256, f=688, a=16, k=4, L=8, v=1024, E=8, k_e=2, f_e=176, f_s=352),
+        # mixtures of experts, shapes of the published config.json files (grids/models/published/)
+        ModelShape("mixtral-8x7b", h=4096, f=14336, a=32, k=8, L=32, v=32000, E=8, k_e=2, f_e=14336),
+        ModelShape("mixtral-8x22b", h=6144, f=16384, a=48, k=8, L=56, v=32000, E=8, k_e=2, f_e=16384),
+        ModelShape("olmoe-1b-7b", h=2048, f=1024, a=16, k=16, L=16, v=50304, E=64, k_e=8, f_e=1024, qk_norm="full"),
+        ModelShape("qwen3-30b-a3b", h=2048, f=6144, a=32, k=4, L=48, v=151936, head_dim=128, E=128, k_e=8, f_e=768,
+                   qk_norm="head"),
+        ModelShape("qwen3-235b-a22b", h=4096, f=12288, a=64, k=4, L=94, v=151936, head_dim=128, E=128, k_e=8,
+                   f_e=1536, qk_norm="head"),
     )
 }
 
 DEFAULT_MODEL = "llama3-8b"  # what every command models when --model is not given
-
-_HF_KEYS = {
-    "h": "hidden_size",
-    "f": "intermediate_size",
-    "a": "num_attention_heads",
-    "L": "num_hidden_layers",
-    "v": "vocab_size",
-}
-
-
-def from_hf_config(path: str | Path) -> ModelShape:
-    """Read a Hugging Face Llama ``config.json``; every failure is a one-line ConfigError naming the file and key."""
-    path = Path(path)
-    try:
-        raw = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file (expected a preset name or a Hugging Face config.json)") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise ConfigError(f"{path}: cannot read: {err}") from None
-    except json.JSONDecodeError as err:
-        raise ConfigError(f"{path}: malformed JSON at line {err.lineno} column {err.colno}: {err.msg}") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: expected a JSON object at top level")
-    values = {}
-    for letter, key in {**_HF_KEYS, "k": "num_key_value_heads", "head_dim": "head_dim"}.items():
-        if key not in raw or raw[key] is None:
-            if letter == "k":
-                values["k"] = values["a"]
-                continue
-            if letter == "head_dim":
-                continue
-            raise ConfigError(f"{path}: missing key {key!r}")
-        value = raw[key]
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= MAX_SIZE:
-            raise ConfigError(f"{path}: key {key!r} must be a positive integer up to 2^40, got {value!r}")
-        values[letter] = value
-    tied = raw.get("tie_word_embeddings", False)
-    if not isinstance(tied, bool):
-        raise ConfigError(f"{path}: key 'tie_word_embeddings' must be true or false, got {tied!r}")
-    return ModelShape(name=_name(raw, path), tied=tied, **values)
-
-
-def _name(raw: dict, path: Path) -> str:
-    """A config.json's model name: its _name_or_path, else the file's own name unless that is the generic
-    'config', else its model_type (e.g. 'llama'), else 'config'."""
-    for name in (raw.get("_name_or_path"), path.stem if path.stem != "config" else None, raw.get("model_type")):
-        if isinstance(name, str) and name.strip():
-            return name.strip()
-    return path.stem
-
-
-def resolve_model(spec: str) -> ModelShape:
-    """A preset name, or a path to a config.json (or to a directory holding one)."""
-    if spec in PRESETS:
-        return PRESETS[spec]
-    path = Path(spec)
-    if path.is_dir():
-        path = path / "config.json"
-    if path.suffix == ".json" or path.exists():
-        return from_hf_config(path)
-    raise ConfigError(f"unknown model {spec!r}: choose a preset ({', '.join(PRESETS)}) or a path to a config.json")

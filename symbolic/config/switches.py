@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import astuple, dataclass
 
 from .errors import ConfigError
+from .shapes import QK_NORMS
 from .training import RECOMPUTE, ZERO_STAGES
 
 BACKENDS = ("gpu", "cpu")  # compilers a compiled-step profile models: XLA:GPU, XLA:CPU
@@ -20,6 +21,14 @@ class Switches:
     overheads: bool = True  # add the often-neglected buffers (communicators, CUDA context, ...)
     tied: bool = False  # LM head shares the embedding matrix: one v x h matrix on the p = 1 "only" stage
     backend: str = "gpu"  # whose compiled program a compiled-step profile models: gpu (XLA:GPU) or cpu (XLA:CPU)
+    # the model's architecture beyond the letters (ModelShape): what adds or drops terms
+    moe: bool = False  # routed experts (E > 0) in L_e of the L layers
+    shared: bool = False  # shared experts of width f_s in every MoE layer
+    shared_gate: bool = False  # a sigmoid gate [h, 1] on the shared experts' output (Qwen2-MoE)
+    qk_norm: str = "none"  # RMSNorm on Q and K: none, head (over dh, Qwen3), full (over a dh and k dh, OLMoE)
+    qkv_bias: bool = False  # biases on Q, K, V
+    o_bias: bool = False  # a bias on the output projection
+    mlp_bias: bool = False  # biases on gate, up, down of a dense MLP
 
     def __post_init__(self):
         if self.recompute not in RECOMPUTE:
@@ -28,12 +37,17 @@ class Switches:
             raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
         if isinstance(self.zero, bool) or self.zero not in ZERO_STAGES:
             raise ConfigError(f"zero must be one of {', '.join(map(str, ZERO_STAGES))}, got {self.zero!r}")
+        if self.qk_norm not in QK_NORMS:
+            raise ConfigError(f"qk_norm must be one of {', '.join(QK_NORMS)}, got {self.qk_norm!r}")
 
     @classmethod
-    def of(cls, training, overheads: bool = True, tied: bool = False, backend: str = "gpu") -> "Switches":
-        """The switches of a Training (its recompute, flash_attn, sp, zero), with the overheads, tied and backend."""
+    def of(cls, training, overheads: bool = True, tied: bool = False, backend: str = "gpu",
+           shape=None) -> "Switches":
+        """The switches of a Training (its recompute, flash_attn, sp, zero), with the overheads, tied and backend;
+        given the ModelShape, also its architecture (tied, experts, biases, q/k norms) from it."""
+        arch = {} if shape is None else architecture(shape)
         return cls(recompute=training.recompute, flash_attn=training.flash_attn, sp=training.sp, zero=training.zero,
-                   overheads=overheads, tied=tied, backend=backend)
+                   overheads=overheads, tied=arch.pop("tied", tied), backend=backend, **arch)
 
     @property
     def dist_opt(self) -> bool:
@@ -43,3 +57,10 @@ class Switches:
     def tag(self) -> str:
         """Every field's value in order, booleans as 0/1, joined by '-': a file-name-safe name of these switches."""
         return "-".join(str(int(x)) if isinstance(x, bool) else str(x) for x in astuple(self))
+
+
+def architecture(shape) -> dict:
+    """The switch fields a ModelShape sets: tied, and whether it has experts, shared experts (and their gate), q/k
+    norms, biases."""
+    return {"tied": shape.tied, "moe": shape.moe, "shared": shape.f_s > 0, "shared_gate": shape.shared_gate,
+            "qk_norm": shape.qk_norm, "qkv_bias": shape.qkv_bias, "o_bias": shape.o_bias, "mlp_bias": shape.mlp_bias}

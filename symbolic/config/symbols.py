@@ -3,16 +3,19 @@ import sympy as sp
 
 from . import glossary
 
-# plain names (lambdify keywords); every letter is positive but the rank r, which is 0 on the first stage
-BY_NAME = {name: sp.Symbol(name, **({"nonnegative": True} if name == "r" else {"positive": True}))
+# plain names (lambdify keywords); every letter is positive but those that may be 0: the rank r (0 on the first
+# stage), the shared experts' width f_s (none) and a stage's MoE layers Le_r (a stage of dense layers)
+ZERO_OK = ("r", "f_s", "Le_r")
+BY_NAME = {name: sp.Symbol(name, **({"nonnegative": True} if name in ZERO_OK else {"positive": True}))
            for name in glossary.MEANING}
 
-s, b, h, f, a, k, L, v = (BY_NAME[name] for name in glossary.SHAPE)
-d, t, p, c = (BY_NAME[name] for name in glossary.PARALLEL)
+s, b, h, f, a, k, L, v, dh = (BY_NAME[name] for name in glossary.SHAPE)
+E, k_e, f_e, f_s, L_e, C_f = (BY_NAME[name] for name in glossary.MOE)
+d, t, p, c, e, t_e = (BY_NAME[name] for name in glossary.PARALLEL)
 m, vpp = (BY_NAME[name] for name in glossary.SCHEDULE)
 B_w, B_g, B_o, B_a = (BY_NAME[name] for name in glossary.BYTES)
 r = BY_NAME["r"]  # the pipeline rank of a stage (r = 0 first, p - 1 last)
-L_r, m_r = (BY_NAME[name] for name in glossary.STAGE_NAMES)  # the stage's layers and in-flight micro batches
+L_r, m_r, Le_r = (BY_NAME[name] for name in glossary.STAGE_NAMES)  # the stage's layers and in-flight micro batches
 ALL = tuple(BY_NAME[name] for name in glossary.NAMES)  # the estimator's inputs
 
 LATEX = {BY_NAME[name]: tex for name, tex in glossary.LATEX.items()}

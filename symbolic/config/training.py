@@ -48,19 +48,29 @@ class Training:
     flash_attn: bool = True  # no s x s scores or softmax kept for backward
     zero: int = 1  # ZeRO stage, one of ZERO_STAGES
     stage_layers: tuple[int, ...] | None = None  # layers of each pipeline rank (all its vpp chunks); None: L/p each
+    ep: int = 1  # e: expert parallel, the routed experts of a layer split over ep ranks (Megatron-Core)
+    etp: int | None = None  # t_e: expert tensor parallel, each expert split over etp ranks; None: t (Megatron-Core)
+    moe_capacity: float = 1.0  # C_f: tokens an expert receives over an even share (capacity factor)
     weight_bytes: int = MEGATRON["weight_bytes"]  # B_w: bf16 weights
     grad_bytes: int = MEGATRON["grad_bytes"]  # B_g: fp32 main gradients
     opt_bytes: int = MEGATRON["opt_bytes"]  # B_o: fp32 master weights + Adam m + Adam v
     act_bytes: int = MEGATRON["act_bytes"]  # B_a: bf16 activations
 
     def __post_init__(self):
-        for name in ("d", "t", "p", "c", "vpp", "s", "b", "weight_bytes", "grad_bytes", "opt_bytes", "act_bytes"):
+        for name in ("d", "t", "p", "c", "vpp", "s", "b", "ep", "weight_bytes", "grad_bytes", "opt_bytes",
+                     "act_bytes"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 label = name if name in WIDTH_FIELDS else f"--{flag(name)}"
                 raise ConfigError(f"{label} must be a positive integer, got {value!r}")
-        if self.gbs is not None and (not isinstance(self.gbs, int) or isinstance(self.gbs, bool) or self.gbs <= 0):
-            raise ConfigError(f"--gbs must be a positive integer, got {self.gbs!r}")
+        for name in ("gbs", "etp"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
+                raise ConfigError(f"--{name} must be a positive integer, got {value!r}")
+        capacity = self.moe_capacity
+        if isinstance(capacity, bool) or not isinstance(capacity, (int, float)) or not 0 < capacity <= MAX_CAPACITY:
+            raise ConfigError(f"--moe-capacity must be a number above 0 and at most {MAX_CAPACITY}, got {capacity!r}")
+        object.__setattr__(self, "moe_capacity", float(capacity))
         if self.recompute not in RECOMPUTE:
             raise ConfigError(f"--recompute must be one of {', '.join(RECOMPUTE)}, got {self.recompute!r}")
         if isinstance(self.zero, bool) or self.zero not in ZERO_STAGES:
@@ -77,6 +87,17 @@ class Training:
     def dist_opt(self) -> bool:
         """Optimizer states sharded over d * c (ZeRO stage 1 or higher)."""
         return self.zero >= 1
+
+    @property
+    def etp_size(self) -> int:
+        """t_e: the expert tensor-parallel size, etp or (Megatron-Core's default) t."""
+        return self.t if self.etp is None else self.etp
+
+    @property
+    def edp(self) -> int:
+        """Expert data-parallel size: the d t c ranks of a pipeline stage over the e t_e that hold one copy of the
+        experts (Megatron-Core's expert data-parallel group; the rule table checks that e t_e divides d t c)."""
+        return self.d * self.t * self.c // (self.ep * self.etp_size)
 
     @property
     def m(self) -> int:
@@ -96,21 +117,40 @@ class Training:
         """Layers on each pipeline rank: stage_layers, or L/p each (an even split; the caller has checked p | L)."""
         return self.stage_layers if self.stage_layers is not None else (L // self.p,) * self.p
 
+    def layer_ranges(self, L: int) -> tuple[tuple[range, ...], ...]:
+        """The model layers each pipeline rank holds, as vpp ranges per rank: chunk j of rank r is virtual stage
+        j p + r, of layers(L)[r] / vpp layers, the virtual stages in model order (Megatron-LM's interleaving)."""
+        sizes = [n // self.vpp for n in self.layers(L)]
+        out, start = [[] for _ in range(self.p)], 0
+        for j in range(self.vpp):
+            for r in range(self.p):
+                out[r].append(range(start, start + sizes[r]))
+                start += sizes[r]
+        return tuple(tuple(ranges) for ranges in out)
+
+    def moe_layers(self, shape: ModelShape) -> tuple[int, ...]:
+        """MoE layers on each pipeline rank (0 everywhere for a dense model)."""
+        return tuple(sum(shape.moe_layers_in(x.start, x.stop) for x in ranges) for ranges in self.layer_ranges(shape.L))
+
     def check(self, shape: ModelShape, scope: str = "all") -> "Training":
         """Raise a one-line ConfigError (BrokenRule) if the model cannot be split this way, by the rules of `scope`
         ("all": every profile; "jax": also jaxcheck's own limits); return self."""
         rules.check(rules.letters(self, shape), rules.select(scope))
         return self
 
-    def flags(self, widths: bool = True) -> dict:
+    def flags(self, widths: bool = True, moe: bool = True) -> dict:
         """Every field under its CLI flag name (gbs as given, None for one full pipeline); `widths`: with the byte
-        widths."""
-        return {flag(f.name): getattr(self, f.name) for f in fields(self) if widths or f.name not in WIDTH_FIELDS}
+        widths; `moe`: with the expert fields (ep, etp, moe_capacity)."""
+        return {flag(f.name): getattr(self, f.name) for f in fields(self)
+                if (widths or f.name not in WIDTH_FIELDS) and (moe or f.name not in MOE_FIELDS)}
 
     def as_json(self, shape: ModelShape, widths: bool = True) -> dict:
-        """The "config" object of every --json output: "model", each field under its flag name (gbs as used), m."""
+        """The "config" object of every --json output: "model", each field under its flag name (gbs as used), m;
+        the expert fields only for a model with experts (etp as used: t unless given)."""
         out = {"model": shape.name}
-        for key, value in self.flags(widths).items():
+        for key, value in self.flags(widths, shape.moe).items():
+            if key == "etp":
+                value = self.etp_size
             out[key] = self.global_batch if key == "gbs" else list(value) if key == "stage_layers" and value else value
             if key == "gbs":
                 out["m"] = self.m
@@ -120,6 +160,8 @@ class Training:
 # Training field -> CLI flag (and JSON key) where they differ: the one vocabulary of --json configs and sweep grids
 FLAGS = {"d": "dp", "t": "tp", "p": "pp", "c": "cp", "s": "seq", "b": "mbs"}
 WIDTH_FIELDS = ("weight_bytes", "grad_bytes", "opt_bytes", "act_bytes")
+MOE_FIELDS = ("ep", "etp", "moe_capacity")  # what only a model with experts shows in its config
+MAX_CAPACITY = 2.0**20  # the largest --moe-capacity: far beyond any capacity factor (E / k_e is the most that matters)
 
 
 def flag(field_name: str) -> str:

@@ -95,10 +95,11 @@ def _printer_class():
 def derive(profile: str, switches: Switches) -> dict:
     """Build the expressions of a profile under these switches and return names + generated sources (uncached): the
     main function (the most loaded GPU's components and total, of NAMES), one function per stage kind (its
-    components and total, of NAMES and L_r, m_r: its layers and in-flight micro batches) and the in-flight count
+    components and total, of NAMES and L_r, m_r, Le_r: its layers, in-flight micro batches and MoE layers) and the
+    in-flight count
     of rank r (of NAMES and r)."""
     from ..components import total
-    from ..config.symbols import L_r, m_r, r
+    from ..config.symbols import L_r, Le_r, m_r, r
     from ..config.training import STAGES
     from ..profiles import load
 
@@ -107,7 +108,7 @@ def derive(profile: str, switches: Switches) -> dict:
     main = [part.expr for part in parts] + [total(parts)]
     stages = {}
     for stage in STAGES:
-        stage_parts = module.stage_components(switches, stage, L_r, m_r)
+        stage_parts = module.stage_components(switches, stage, L_r, m_r, Le_r)
         stages[stage] = {"outputs": [part.name for part in stage_parts] + ["total"],
                          "source": _lambdify_source([part.expr for part in stage_parts] + [total(stage_parts)],
                                                     f"_{stage}", STAGE_NAMES)}

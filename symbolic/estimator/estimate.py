@@ -13,31 +13,29 @@ from ..config.training import STAGES, Training, stage_exists, stage_of, stage_ra
 from .vectorized import Estimator, estimator
 
 
-def check_head_dim(shape: ModelShape) -> None:
-    """The profiles use the paper's letters, where a head is h/a wide (Q, O: h x h; K, V: h x h*k/a): a config.json
-    whose head_dim differs is a one-line ConfigError rather than a silently wrong count."""
-    if shape.dh * shape.a != shape.h:
-        raise ConfigError(
-            f"model {shape.name!r}: head_dim={shape.dh} but h/a = {shape.h}/{shape.a}; the symbolic formulas assume "
-            f"dh = h/a (Q, K, V, O widths a*dh, k*dh are not modelled), so they cannot count this model")
-
-
 def stages_of(p: int) -> tuple[tuple[str, int], ...]:
     """(stage, representative rank) pairs that exist for p pipeline stages."""
     return tuple((stage, stage_rank(stage, p)) for stage in STAGES if stage_exists(stage, p))
 
 
-def ranks_of(training: Training) -> tuple[tuple[str, int], ...]:
+def mixed(shape: ModelShape) -> bool:
+    """Whether the model's layers are of two kinds (dense and MoE): then stages of equal layer counts differ."""
+    return shape.moe and bool(shape.dense_layers)
+
+
+def ranks_of(training: Training, shape: ModelShape | None = None) -> tuple[tuple[str, int], ...]:
     """The (stage, rank) pairs an estimate lists: the representatives of an even split (the middle rank 1 holds
-    the most of the middle ranks: the same layers, the most micro batches in flight), every rank of an uneven one."""
-    if training.stage_layers is None:
+    the most of the middle ranks: the same layers, the most micro batches in flight), every rank of an uneven one
+    or of a model whose layers are of two kinds (dense and MoE: ranks of equal layer counts hold different ones)."""
+    if training.stage_layers is None and not (shape is not None and mixed(shape)):
         return stages_of(training.p)
     return tuple((stage_of(rank, training.p), rank) for rank in range(training.p))
 
 
-def rank_totals(est: Estimator, values: dict, layers, ranks) -> tuple[list[dict[str, int]], list[float]]:
-    """Each listed rank's components in whole bytes, with `layers[i]` layers on ranks[i] (one call per stage kind),
-    and the micro batches in flight on each."""
+def rank_totals(est: Estimator, values: dict, layers, ranks, moe_layers=None) -> tuple[list[dict[str, int]], list[float]]:
+    """Each listed rank's components in whole bytes, with `layers[i]` layers on ranks[i], `moe_layers[i]` of them
+    MoE layers (default none) (one call per stage kind), and the micro batches in flight on each."""
+    moe_layers = [0] * len(ranks) if moe_layers is None else moe_layers
     p = values["p"]
     micro = est.in_flight(**values, r=np.asarray(ranks))
     out = [None] * len(ranks)
@@ -45,7 +43,8 @@ def rank_totals(est: Estimator, values: dict, layers, ranks) -> tuple[list[dict[
         at = [i for i, rank in enumerate(ranks) if stage_of(rank, p) == kind]
         if not at:
             continue
-        parts = est.stage(kind, **values, L_r=np.asarray([layers[i] for i in at]), m_r=micro[at])
+        parts = est.stage(kind, **values, L_r=np.asarray([layers[i] for i in at]), m_r=micro[at],
+                          Le_r=np.asarray([moe_layers[i] for i in at]))
         for j, i in enumerate(at):
             row = {name: int(round(float(x[j]))) for name, x in parts.items() if name != "total"}
             out[i] = {**row, "total": sum(row.values())}
@@ -132,8 +131,7 @@ def estimate(shape: ModelShape, training: Training, profile: str = "paper", over
     """Bytes of one configuration; `overrides` replaces named components (e.g. {"cuda_context": 2**29}) before totalling.
     The jax profile models jaxcheck's step, so jaxcheck's rules apply to it too."""
     training.check(shape, "jax" if profile == "jax" else "all")
-    check_head_dim(shape)
-    est = estimator(profile, Switches.of(training, overheads, shape.tied, backend))
+    est = estimator(profile, Switches.of(training, overheads, backend=backend, shape=shape))
     overrides = dict(overrides or {})
     unknown = sorted(set(overrides) - set(est.components[:-1]))
     if unknown:
@@ -145,9 +143,11 @@ def estimate(shape: ModelShape, training: Training, profile: str = "paper", over
         raise ConfigError(f"the bytes of {shape.name} with these sizes overflow 64-bit floats: a model or flag value is "
                           "far too large")
     main = {name: int(round(float(x))) for name, x in raw.items()}
-    layers = training.layers(shape.L)
-    ranks = ranks_of(training)
-    per_rank, micro = rank_totals(est, values, [layers[rank] for _, rank in ranks], [rank for _, rank in ranks])
-    stages = [{"stage": stage, "rank": rank, "layers": layers[rank], "in_flight": in_flight,
+    layers, moe_layers = training.layers(shape.L), training.moe_layers(shape)
+    ranks = ranks_of(training, shape)
+    per_rank, micro = rank_totals(est, values, [layers[rank] for _, rank in ranks], [rank for _, rank in ranks],
+                                  [moe_layers[rank] for _, rank in ranks])
+    stages = [{"stage": stage, "rank": rank, "layers": layers[rank],
+               **({"moe_layers": moe_layers[rank]} if shape.moe else {}), "in_flight": in_flight,
                "bytes": _override(parts, overrides)} for (stage, rank), parts, in_flight in zip(ranks, per_rank, micro)]
     return Estimate(profile, shape, training, _override(main, overrides), stages, overheads, backend)

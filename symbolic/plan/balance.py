@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..config import rules
+from ..config.errors import ConfigError
 from ..config.glossary import inputs_for
 from ..config.shapes import ModelShape
 from ..config.switches import Switches
@@ -64,12 +65,19 @@ def rank_table(est: Estimator, values: dict, p: int, layers: np.ndarray) -> np.n
     for kind in STAGES:
         at = ranks[[stage_of(rank, p) == kind for rank in ranks]]
         if len(at):
-            table[at] = est.stage_total(kind, **values, L_r=layers[None, :], m_r=micro[at, None])
+            table[at] = est.stage_total(kind, **values, L_r=layers[None, :], m_r=micro[at, None],
+                                        Le_r=layers[None, :] * values["L_e"] / values["L"])
     return table
 
 
 def check_balanceable(shape: ModelShape, training: Training, scope: str = "all") -> None:
-    """The rule table as for one of plan's uneven rows: the split not yet chosen (one line, exit 2)."""
+    """The rule table as for one of plan's uneven rows: the split not yet chosen (one line, exit 2); a model of dense
+    and MoE layers is refused (its stages' totals depend on where the split falls, not only on their layer counts)."""
+    from ..estimator.estimate import mixed
+
+    if mixed(shape):
+        raise ConfigError(f"--balance: {shape.name} has dense and MoE layers, whose split is not balanced by layer "
+                          "counts; give --stage-layers (each rank's own dense and MoE layers are counted exactly)")
     x = rules.letters(replace(training, stage_layers=None), shape)
     x.uneven = True
     rules.check(x, rules.select(scope))
@@ -80,7 +88,7 @@ def balance(shape: ModelShape, training: Training, profile: str = "paper", overh
     """The balanced and the most even split of `training` (its stage_layers ignored), exactly: every rank's total
     is evaluated for every layer count it could hold, then the greedy picks each split."""
     check_balanceable(shape, training, "jax" if profile == "jax" else "all")
-    est = estimator(profile, Switches.of(training, overheads, shape.tied, backend))
+    est = estimator(profile, Switches.of(training, overheads, backend=backend, shape=shape))
     p, vpp = training.p, training.vpp
     units = shape.L // vpp
     layers = vpp * np.arange(1, units - p + 2)  # what one rank may hold: 1 .. units - p + 1 chunks

@@ -40,9 +40,6 @@ class Cluster:
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}")
             if value > MAX_SIZE:
                 raise ConfigError(f"{name}={value} is beyond what plan enumerates (at most {MAX_SIZE:,})")
-        from ..estimator.estimate import check_head_dim
-
-        check_head_dim(self.shape)
         if self.shape.L >= 2**15:
             raise ConfigError(f"model {self.shape.name!r}: L={self.shape.L} layers is beyond what plan splits "
                               f"(fewer than {2**15:,})")
@@ -100,8 +97,10 @@ def candidates(cluster: Cluster, fac: dict[str, np.ndarray] | None = None, zero:
 def _letters(cluster: Cluster, swept: dict) -> SimpleNamespace:
     """What the rules read: the swept letters (arrays, or one candidate's ints) and the cluster's fixed values; a row
     of an uneven split kind has uneven stages whose split is not chosen yet (no stage_layers tuple)."""
-    return SimpleNamespace(**swept, s=cluster.s, gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn,
-                           uneven=swept["split"] > 0, stage_layers=None, **rules.model_letters(cluster.shape))
+    experts = {"e": swept.get("e", 1), "t_e": swept.get("t_e", swept["t"]), "C_f": 1.0}
+    return SimpleNamespace(**{**experts, **swept}, s=cluster.s, gbs=cluster.gbs, sp=cluster.sp,
+                           flash_attn=cluster.flash_attn, uneven=swept["split"] > 0, stage_layers=None,
+                           **rules.model_letters(cluster.shape))
 
 
 def masks(grid: dict[str, np.ndarray], cluster: Cluster, profile: str = "paper") -> dict[str, np.ndarray]:

@@ -77,7 +77,7 @@ def _estimators(cluster: Cluster, profile: str, overheads: bool, zero: tuple[int
     from ..estimator.vectorized import estimator
 
     base = reference(cluster, profile)
-    return {(r, z): estimator(profile, Switches.of(replace(base, recompute=r, zero=z), overheads, cluster.shape.tied))
+    return {(r, z): estimator(profile, Switches.of(replace(base, recompute=r, zero=z), overheads, shape=cluster.shape))
             for r in RECOMPUTE for z in sorted(zero, reverse=True)}
 
 

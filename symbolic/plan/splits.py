@@ -17,13 +17,20 @@ KINDS = ("first", "middle", "last")  # the stage kinds of p >= 2
 LAYERS = np.int16  # dtype of a split's layer counts (a Cluster's model has fewer than 2**15 layers)
 
 
+def moe_share(arrays: dict):
+    """MoE layers per layer, L_e / L: 1 (every layer an MoE layer) or 0 (a dense model); plan splits unevenly only
+    models whose layers are of one kind, whose stages' MoE layers are then Le_r = L_r L_e / L."""
+    return np.asarray(arrays["L_e"]) / np.asarray(arrays["L"])
+
+
 def _bilinear(est: Estimator, kind: str, arrays: dict, n: int) -> np.ndarray:
     """[4, n] coefficients of a stage kind's total as c0 + c1 L_r + (c2 + c3 L_r) m_r, read off the estimator at L_r
     in {1, 2} and m_r in {0, 1} (one call). Exact where the total is bilinear in them: everything but the
     40M-parameter buckets' min(params, bucket), which is constant once one layer holds 40M parameters per GPU."""
     column = {name: (x[:, None] if np.ndim(x) else x) for name, x in arrays.items()}
-    at = np.broadcast_to(est.stage(kind, **column, L_r=np.array([1, 2, 1, 2]), m_r=np.array([0, 0, 1, 1]))["total"],
-                         (n, 4))
+    L_r = np.array([1, 2, 1, 2])
+    at = np.broadcast_to(est.stage(kind, **column, L_r=L_r, m_r=np.array([0, 0, 1, 1]),
+                                   Le_r=moe_share(column) * L_r)["total"], (n, 4))
     c1 = at[:, 1] - at[:, 0]
     c3 = at[:, 3] - at[:, 2] - c1
     return np.stack([at[:, 0] - c1, c1, at[:, 2] - at[:, 0] - c3, c3])
@@ -101,6 +108,8 @@ def split_rows(est: Estimator, arrays: dict[str, np.ndarray], L: int, width: int
         splits[at, :p] = layers
         for kind in KINDS:
             if p > 2 or kind != "middle":
-                total = est.stage_total(kind, **column, L_r=layers[:, cols[kind]], m_r=micro[:, cols[kind]])
+                held = layers[:, cols[kind]]
+                total = est.stage_total(kind, **column, L_r=held, m_r=micro[:, cols[kind]],
+                                        Le_r=moe_share(column) * held)
                 totals[kind][at] = np.broadcast_to(total, layers[:, cols[kind]].shape).max(1)
     return splits, totals

@@ -18,7 +18,7 @@ from ..components.jaxstep import layer_tensors as _layer_tensors, scores, tokens
 from ..components.weights import embedding_params, head_params, layer_params
 from ..config.step import FLASH_BLOCK
 from ..config.switches import Switches
-from ..config.symbols import B_a, B_g, B_o, B_w, L, a, b, c, d, h, k, m, p, s, t, v
+from ..config.symbols import B_a, B_g, B_o, B_w, L, a, b, c, d, dh, h, k, m, p, s, t, v
 
 TITLE = "jaxcheck's compiled step (flax + XLA, GPipe written out)"
 DESCRIPTION = (
@@ -38,9 +38,9 @@ FLASH_FWD_BYTES = 2 * FP32  # fp32 masked scores and exp(scores - max) of one ke
 FLASH_BWD_BYTES = 3 * FP32  # fp32 probabilities and the dK, dV products of one key block (XLA's transposed layout)
 
 
-def device_params(tied: bool = False) -> sp.Expr:
+def device_params(sw: Switches) -> sp.Expr:
     """Parameters on one device: L/p stacked layers (matrices over t, norms whole), embedding, final norm, LM head."""
-    return embedding_params() + N * layer_params() + (h if tied else head_params())
+    return embedding_params() + N * layer_params(sw) + (h if sw.tied else head_params())
 
 
 def layer_tensors(sw: Switches) -> list[Component]:
@@ -81,7 +81,7 @@ def _stream(sw: Switches) -> tuple:
 def arguments(sw: Switches) -> list[Buffer]:
     """The step's inputs: parameters, AdamW state, batch (exact: checked against XLA's argument bytes)."""
     zero = d * c if sw.dist_opt else sp.Integer(1)
-    params = device_params(sw.tied)
+    params = device_params(sw)
     return [
         Buffer("params", (params / jaxzero.param_shards(sw),), B_w, ALL, "parameters in param dtype, sharded as "
                "jaxcheck.rules (matrices and vocabulary over t, layers over p" + (
@@ -122,7 +122,7 @@ def _attention_backward(sw: Switches) -> sp.Expr:
     Unfused: fp32 dS, bf16 dP and dS per score element."""
     if sw.flash_attn:
         block = FLASH_BWD_BYTES * b * a * s * sp.Min(s, FLASH_BLOCK) / (t * c)
-        return block + 4 * tokens(h, B_a, True) + tokens(h, FP32, True) + 2 * c * tokens(h * k / a, FP32, True)
+        return block + 4 * tokens(a * dh, B_a, True) + tokens(a * dh, FP32, True) + 2 * c * tokens(k * dh, FP32, True)
     return scores(FP32 + 2 * B_a)
 
 
@@ -130,7 +130,7 @@ def _attention_forward(sw: Switches) -> sp.Expr:
     """One layer's attention forward beyond its residuals. Flash: one key block's fp32 scores and exp, and the fp32
     accumulator [b, s/c, a/t, dh] with its update. Unfused: fp32 scores, their exp and the softmax."""
     if sw.flash_attn:
-        return FLASH_FWD_BYTES * b * a * s * sp.Min(s, FLASH_BLOCK) / (t * c) + 2 * tokens(h, FP32, True)
+        return FLASH_FWD_BYTES * b * a * s * sp.Min(s, FLASH_BLOCK) / (t * c) + 2 * tokens(a * dh, FP32, True)
     return scores(3 * FP32)
 
 
@@ -142,7 +142,7 @@ def _relayout(sw: Switches) -> sp.Expr:
         return sp.Integer(0)
     if not sw.flash_attn and sw.recompute == "none":
         return scores(FP32)
-    return tokens(h, B_a, sw.recompute == "selective")
+    return tokens(a * dh, B_a, True) if sw.recompute == "selective" else tokens(h, B_a, False)
 
 
 def _read(sw: Switches) -> Switches:
@@ -192,7 +192,7 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
         Buffer("tied_grad_sum", vocab, B_g if sw.tied else sp.Integer(0), ("update",), "tied: the embedding's "
                "whole gradient, the lookup's plus the head's, a third buffer while both still exist"),
         Buffer("norm_grad", (h / shard,), B_g, ALL, "fp32 gradient of the final norm"),
-        Buffer("block_grads", (N, layer_params() / shard), B_g, backward + ("update",),
+        Buffer("block_grads", (N, layer_params(sw) / shard), B_g, backward + ("update",),
                "one fp32 accumulator per stacked weight [L/p, ...], each layer's gradient added in place"),
         Buffer("output_grads", (m,) + stream, B_a, ("loss", "loss_head") + backward, "cotangent of the pipeline's outputs"),
         Buffer("iteration_grads", (I,) + stream, B_a, backward, "cotangents reaching the last stage and leaving "
@@ -207,7 +207,7 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
                "the backward loop (wrapped_convert in its buffer assignment)", backend="cpu"),
         Buffer("iteration_slice", (N,), _iteration_slice(sw), backward, "one iteration's residuals copied out "
                "of the fp32 stacks for the backward's layer loop", backend="cpu"),
-        Buffer("layer_casts", (layer_params(),), B_a, ("forward",), "one layer's weights cast to compute dtype"),
+        Buffer("layer_casts", (layer_params(sw),), B_a, ("forward",), "one layer's weights cast to compute dtype"),
         Buffer("attention_forward", (), _attention_forward(sw), ("forward",),
                "one layer's attention forward: score blocks and the fp32 accumulator (unfused: s x s scores)"),
         Buffer("logits", (b, s / c, v / t), FP32, ("loss",), "one micro batch's fp32 logits and their gradient",
@@ -216,7 +216,7 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
                "(sequence parallelism), the LM head's input"),
         Buffer("head_cast", vocab, _looped(B_a), ("loss",), "the LM head cast to compute dtype inside the loss loop "
                "(XLA:GPU fuses the cast into the logits product; with one micro batch there is no loop)", backend="cpu"),
-        Buffer("layer_weights", (layer_params(),), sp.Piecewise((0, sp.Eq(N, 1)), (B_w, True)) if sw.zero < 3
+        Buffer("layer_weights", (layer_params(sw),), sp.Piecewise((0, sp.Eq(N, 1)), (B_w, True)) if sw.zero < 3
                else B_a, backward,
                "one layer's weights sliced from the stage's stack in param dtype, for its backward (with one layer per "
                "stage there is no layer loop, which XLA removes, and the stack is read in place); ZeRO-3: all-gathered "
@@ -227,7 +227,7 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
                "one layer's attention backward: score blocks, transposed q and dO, dq, dk, dv"),
         Buffer("input_grads", (b, s / c, h), B_a, ("backward_attention",), "gradients of the layer's normed input "
                "from the Q, K and V projections, [b, s/c, h] before their reduce-scatter over t", count=3),
-        Buffer("layer_grads", (layer_params(),), B_g, ("backward_weights",),
+        Buffer("layer_grads", (layer_params(sw),), B_g, ("backward_weights",),
                "one layer's weight gradients converted to param dtype, before they join the accumulator"),
         *jaxzero.rows(sw),
     )
@@ -273,10 +273,10 @@ def _components(sw: Switches) -> tuple[Component, ...]:
                               f"exceeds the {PEAK_PHASE} phase's (0 when that phase is the peak)")])
 
 
-def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None,
-                     micro: sp.Expr | None = None) -> list[Component]:
+def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, micro: sp.Expr | None = None,
+                     moe_layers: sp.Expr | None = None) -> list[Component]:
     """All stages hold the same buffers under SPMD (embedding and head replicated over pipe, equal stage sizes of L/p
-    layers, every stage runs all m + p - 1 iterations): `layers` and `micro` change nothing."""
+    layers, every stage runs all m + p - 1 iterations): `layers`, `micro` and `moe_layers` change nothing."""
     return components(sw)
 
 

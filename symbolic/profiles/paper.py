@@ -5,26 +5,34 @@ import sympy as sp
 
 from ..components import (
     RANK, Component, embedding_input_paper, gradients, layer_activation, optimizer, output_layer, overheads,
-    paper_params, stage_params, token_ids, weights, zero_buffers,
+    stage_params, token_ids, weights, zero_buffers,
 )
 from ..components import in_flight as _in_flight
 from ..components import layer_tensors as _layer_tensors
+from ..components.experts import expert_states, experts_params
+from ..components.moe import dispatch_buffers
+from ..components.weights import default_layers
 from ..config.switches import Switches
-from ..config.symbols import L, p
 
 TITLE = "Megatron-LM as in Fujii et al. 2024"
 DESCRIPTION = (
     "bf16 weights (B_w), fp32 main gradients (B_g), fp32 master weights and Adam moments (B_o) sharded over d*c "
     "with the distributed optimizer (ZeRO-1; ZeRO-2 also shards gradients, ZeRO-3 also weights), 1F1B or "
-    "interleaved pipeline schedule, Llama layers (RMSNorm, GQA, SwiGLU). At ZeRO-1 the total reproduces the "
-    "published closed form of the most loaded GPU; the stage breakdown places each tensor where Megatron-LM "
-    "allocates it, with each stage's own layers and in-flight micro batches."
+    "interleaved pipeline schedule, Llama layers (RMSNorm, GQA, SwiGLU), and mixtures of experts as Megatron-Core "
+    "lays them out (experts over e x t_e ranks, their states over the expert data-parallel group). At ZeRO-1 the "
+    "total of a dense model reproduces the published closed form of the most loaded GPU; the stage breakdown places "
+    "each tensor where Megatron-LM allocates it, with each stage's own layers, MoE layers and in-flight micro batches."
 )
 
 
 def layer_tensors(sw: Switches) -> list[Component]:
-    """The activation tensors one Llama layer keeps for one micro batch."""
+    """The activation tensors one dense Llama layer keeps for one micro batch."""
     return _layer_tensors(sw)
+
+
+def moe_layer_tensors(sw: Switches) -> list[Component]:
+    """The activation tensors one MoE layer keeps for one micro batch (none without experts)."""
+    return _layer_tensors(sw, moe=True) if sw.moe else []
 
 
 def in_flight(rank: sp.Expr) -> sp.Expr:
@@ -32,11 +40,29 @@ def in_flight(rank: sp.Expr) -> sp.Expr:
     return _in_flight(rank)
 
 
-def _activations(micro: sp.Expr, layers: sp.Expr, sw: Switches) -> Component:
+def _activations(micro: sp.Expr, layers: sp.Expr, moe_layers: sp.Expr, sw: Switches) -> Component:
+    per_layer = layers * layer_activation(sw)
+    if sw.moe:
+        per_layer = (layers - moe_layers) * layer_activation(sw) + moe_layers * layer_activation(sw, moe=True)
     return Component(
-        "activations", micro * layers * layer_activation(sw),
-        f"per-layer tensors x the stage's layers x its in-flight micro batches (1F1B; {sw.recompute} recompute)",
+        "activations", micro * per_layer,
+        f"per-layer tensors x the stage's layers (dense and MoE) x its in-flight micro batches (1F1B; {sw.recompute} "
+        "recompute)",
     )
+
+
+def _states(stage: str, layers: sp.Expr, moe_layers: sp.Expr, sw: Switches) -> tuple[list[Component], sp.Expr]:
+    """Weights, gradients and optimizer states of a stage (its routed experts apart), and its parameters."""
+    params = stage_params(stage, sw, layers, moe_layers)
+    experts = expert_states(moe_layers, sw)
+    everything = params + (moe_layers * experts_params() if sw.moe else 0)
+    return [weights(params, sw), gradients(params, sw), optimizer(params, sw), *experts], everything
+
+
+def _moe_buffers(moe_layers: sp.Expr, sw: Switches) -> list[Component]:
+    """The MoE dispatch buffers where the stage has MoE layers."""
+    return [part._replace(expr=sp.Piecewise((part.expr, moe_layers > 0), (0, True)))
+            for part in dispatch_buffers(sw)]
 
 
 def _with_overheads(parts: list[Component], params: sp.Expr, sw: Switches) -> list[Component]:
@@ -50,29 +76,33 @@ def components(sw: Switches) -> list[Component]:
     gradients and optimizer states, min(m, p) in-flight micro batches of L/p layers, the embedding input counted as
     8*s*b*h bytes per micro batch (Megatron-LM holds 8*s*b bytes of ids) and the last stage's output layer and fp32
     logits on top (Megatron-LM places them on the last stage). The total ignores `tied` (the closed form charges one
-    v x h matrix either way)."""
-    params = paper_params()
+    v x h matrix either way). With experts the stage holds L_e/p of its L/p layers as MoE layers (the average; the
+    exact stages place each MoE layer where it is)."""
+    layers, moe_layers = default_layers("first")
     micro = in_flight(RANK["first"])
+    states, params = _states("first", layers, moe_layers, sw)
     parts = [
-        weights(params, sw), gradients(params, sw), optimizer(params, sw), _activations(micro, L / p, sw),
-        embedding_input_paper(micro, sw), output_layer(sw), *zero_buffers("first", sw),
+        *states, _activations(micro, layers, moe_layers, sw), embedding_input_paper(micro, sw), output_layer(sw),
+        *zero_buffers("first", sw, layers, moe_layers), *_moe_buffers(moe_layers, sw),
     ]
     return _with_overheads(parts, params, sw)
 
 
-def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None,
-                     micro: sp.Expr | None = None) -> list[Component]:
+def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, micro: sp.Expr | None = None,
+                     moe_layers: sp.Expr | None = None) -> list[Component]:
     """Exact breakdown of one GPU of a pipeline stage (first, middle, last, or only at p = 1) holding `layers` layers
-    (default L/p, L on the only stage) and `micro` in-flight micro batches (default: the 1F1B count of the stage's
-    representative rank, RANK), each tensor where Megatron-LM allocates it; with tied embeddings the p = 1 stage
-    holds one v x h matrix instead of two."""
-    layers = (L if stage == "only" else L / p) if layers is None else layers
+    (default L/p, L on the only stage), `moe_layers` of them MoE layers (default L_e/p, L_e on the only stage) and
+    `micro` in-flight micro batches (default: the 1F1B count of the stage's representative rank, RANK), each tensor
+    where Megatron-LM allocates it; with tied embeddings the p = 1 stage holds one v x h matrix instead of two."""
+    default = default_layers(stage)
+    layers = default[0] if layers is None else layers
+    moe_layers = default[1] if moe_layers is None else moe_layers
     micro = in_flight(RANK[stage]) if micro is None else micro
-    params = stage_params(stage, sw.tied, layers)
+    states, params = _states(stage, layers, moe_layers, sw)
     has_embedding = stage in ("first", "only")
     has_head = stage in ("last", "only")
     ids = token_ids(micro) if has_embedding else Component("embedding_input", sp.Integer(0), "not on this stage")
     head = output_layer(sw) if has_head else Component("output_layer", sp.Integer(0), "not on this stage")
-    parts = [weights(params, sw), gradients(params, sw), optimizer(params, sw), _activations(micro, layers, sw), ids,
-             head, *zero_buffers(stage, sw)]
+    parts = [*states, _activations(micro, layers, moe_layers, sw), ids, head,
+             *zero_buffers(stage, sw, layers, moe_layers), *_moe_buffers(moe_layers, sw)]
     return _with_overheads(parts, params, sw)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..components import Component, total
 from ..config.switches import Switches
-from ..config.symbols import L_r, m_r, r
+from ..config.symbols import L_r, Le_r, m_r, r
 from ..config.training import STAGES
 from ..profiles import load
 
@@ -42,13 +42,19 @@ def formulas(profile: str, sw: Switches) -> list[Component]:
     out.append(Component("layer", total(module.layer_tensors(sw)),
                          f"activation bytes one layer keeps for one micro batch ({sw.recompute} recompute)"))
     out += [Component(f"layer.{part.name}", part.expr, part.doc) for part in module.layer_tensors(sw)]
+    moe = module.moe_layer_tensors(sw) if hasattr(module, "moe_layer_tensors") else []
+    if moe:
+        out.append(Component("moe_layer", total(moe), f"activation bytes one MoE layer keeps for one micro batch "
+                             f"({sw.recompute} recompute)"))
+        out += [Component(f"moe_layer.{part.name}", part.expr, part.doc) for part in moe]
     for stage in STAGES:
         stage_parts = module.stage_components(sw, stage)
         out.append(Component(f"{stage}.total", total(stage_parts), f"exact total of one GPU of the {stage} stage"))
     out.append(Component("rank.in_flight", module.in_flight(r),
                          "micro batches (of a whole stage) in flight on pipeline rank r at its peak: m_r below"))
     for stage in STAGES[:3]:
-        stage_parts = module.stage_components(sw, stage, L_r, m_r)
+        stage_parts = module.stage_components(sw, stage, L_r, m_r, Le_r if sw.moe else None)
+        held = "L_r layers (Le_r of them MoE layers)" if sw.moe else "L_r layers"
         out.append(Component(f"{stage}.uneven", total(stage_parts), f"exact total of one GPU of a {stage} stage "
-                             "holding L_r layers and m_r in-flight micro batches (--stage-layers)"))
+                             f"holding {held} and m_r in-flight micro batches (--stage-layers)"))
     return out

@@ -107,7 +107,7 @@ def document(result: Estimate, gpu: int, threshold: float = 0.8, *, figures: dic
     symbolic.render.sections (with their own figures)."""
     figures = figures or {}
     tr = result.training
-    sw = Switches.of(tr, result.overheads, result.shape.tied, result.backend)
+    sw = Switches.of(tr, result.overheads, backend=result.backend, shape=result.shape)
     module = load(result.profile)
     lines = PREAMBLE + [
         r"\section*{Per-GPU memory of " + escape(result.shape.name) + f" ({result.shape.param_count / 1e9:,.2f}B "

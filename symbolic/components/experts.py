@@ -1,0 +1,63 @@
+"""Routed experts' parameters, weights, gradients and optimizer states per GPU, laid out as Megatron-Core does:
+the E experts of a layer split over e expert-parallel ranks, each expert's SwiGLU over t_e expert tensor-parallel
+ranks, and their gradients and optimizer states sharded over the expert data-parallel group of d t c / (e t_e) ranks
+(Megatron-Core parallel_state's expert groups; Liu et al. 2025, MoE Parallel Folding; the expert-parallel weight
+formula of NVIDIA/Megatron-LM PR #4687)."""
+from __future__ import annotations
+
+import sympy as sp
+
+from ..config.switches import Switches
+from ..config.symbols import B_g, B_o, B_w, E, c, d, e, f_e, h, t, t_e
+from .base import Component
+
+
+def expert_data_parallel() -> sp.Expr:
+    """Ranks that hold the same experts: the d t c ranks of a pipeline stage over the e t_e an expert layer spans."""
+    return d * t * c / (e * t_e)
+
+
+def experts_params() -> sp.Expr:
+    """Routed-expert parameters of one MoE layer on one GPU: E/e experts of gate, up (h x f_e) and down (f_e x h),
+    split over t_e."""
+    return E / e * 3 * h * f_e / t_e
+
+
+def expert_weights(params: sp.Expr, sw: Switches) -> Component:
+    """The routed experts' weights, B_w bytes per parameter; ZeRO-3 shards them over the expert data-parallel group."""
+    if sw.zero >= 3:
+        return Component("expert_weights", B_w * params / expert_data_parallel(),
+                         "bf16 routed-expert weights, B_w bytes per parameter, sharded over the d t c / (e t_e) expert "
+                         "data-parallel ranks (ZeRO-3)")
+    return Component("expert_weights", B_w * params, "bf16 routed-expert weights of this GPU's E/e experts (each split "
+                     "over t_e), B_w bytes per parameter")
+
+
+def expert_gradients(params: sp.Expr, sw: Switches) -> Component:
+    """The routed experts' main gradients, B_g bytes per parameter, sharded over the expert data-parallel group from
+    ZeRO-2 on."""
+    if sw.zero >= 2:
+        return Component("expert_gradients", B_g * params / expert_data_parallel(),
+                         "fp32 routed-expert main gradients, sharded over the d t c / (e t_e) expert data-parallel "
+                         "ranks (ZeRO-2/3)")
+    return Component("expert_gradients", B_g * params, "fp32 routed-expert main-gradient buffer, B_g bytes per local "
+                     "expert parameter (Megatron-LM)")
+
+
+def expert_optimizer(params: sp.Expr, sw: Switches) -> Component:
+    """The routed experts' master weights and Adam moments, sharded over the expert data-parallel group from ZeRO-1
+    on (Megatron-Core's distributed optimizer shards expert parameters over the expert data-parallel group)."""
+    if sw.dist_opt:
+        return Component("expert_optimizer", B_o * params / expert_data_parallel(),
+                         "fp32 master weights + Adam m, v of the routed experts (B_o bytes/param) sharded over the "
+                         "d t c / (e t_e) expert data-parallel ranks (Megatron distributed optimizer)")
+    return Component("expert_optimizer", B_o * params, "fp32 master weights + Adam m, v of the routed experts (B_o "
+                     "bytes/param) replicated on every expert data-parallel rank")
+
+
+def expert_states(moe_layers: sp.Expr, sw: Switches) -> list[Component]:
+    """Weights, gradients and optimizer states of the routed experts of `moe_layers` MoE layers (none without them)."""
+    if not sw.moe:
+        return []
+    params = moe_layers * experts_params()
+    return [expert_weights(params, sw), expert_gradients(params, sw), expert_optimizer(params, sw)]

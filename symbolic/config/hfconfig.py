@@ -1,0 +1,284 @@
+"""Where a --model value comes from: a preset, or a Hugging Face config.json read as a ModelShape, safely: every key is read into the shape, known not to change what
+training allocates, or refused with one line naming it and what mem4d models (a ConfigError: exit 2). Nothing is
+ignored, so a model mem4d does not describe is never counted as if it were a dense Llama."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .errors import ConfigError
+from .shapes import MAX_SIZE, PRESETS, ModelShape
+
+# keys that never change what a training step allocates: names, token ids, initialisation, the constants of RoPE and
+# RMSNorm, inference caches and generation settings, the aux-loss coefficient and the top-k renormalisation (scalars
+# on tensors that exist either way), and the sliding window (flash attention keeps no s x s tensor, and unfused
+# attention materialises all s keys whatever the mask)
+HARMLESS = frozenset({
+    "_name_or_path", "architectures", "model_type", "transformers_version", "torch_dtype", "dtype", "auto_map",
+    "bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id", "initializer_range",
+    "rms_norm_eps", "rope_theta", "rope_scaling", "rope_parameters",
+    "max_position_embeddings", "use_cache", "pretraining_tp", "use_sliding_window", "sliding_window",
+    "max_window_layers", "layer_types", "output_router_logits", "router_aux_loss_coef", "norm_topk_prob",
+    "_attn_implementation", "_attn_implementation_autoset", "attn_implementation", "return_dict",
+    "output_hidden_states", "output_attentions", "torchscript", "use_bfloat16", "tf_legacy_loss",
+    "chunk_size_feed_forward", "is_decoder", "cross_attention_hidden_size", "tie_encoder_decoder", "max_length",
+    "min_length", "do_sample", "early_stopping", "num_beams", "num_beam_groups", "diversity_penalty", "temperature",
+    "top_k", "top_p", "typical_p", "repetition_penalty", "length_penalty", "no_repeat_ngram_size",
+    "encoder_no_repeat_ngram_size", "bad_words_ids", "num_return_sequences", "output_scores",
+    "return_dict_in_generate", "forced_bos_token_id", "forced_eos_token_id", "remove_invalid_values",
+    "exponential_decay_length_penalty", "suppress_tokens", "begin_suppress_tokens", "finetuning_task", "id2label",
+    "label2id", "tokenizer_class", "prefix", "task_specific_params", "problem_type",
+})
+
+
+@dataclass(frozen=True)
+class Only:
+    """A key allowed at the values `allowed` accepts (what mem4d models), refused at any other."""
+
+    allowed: Callable[[object], bool]
+    supports: str  # what mem4d models, for the one-line refusal
+
+
+def _zero(x) -> bool:
+    return x in (0, 0.0, None) and not isinstance(x, bool)
+
+
+def _false(x) -> bool:
+    return x is False or x is None
+
+
+ONLY = {
+    "hidden_act": Only(lambda x: x in ("silu", "swish"), "SwiGLU with SiLU ('silu')"),
+    "attention_dropout": Only(_zero, "no dropout (0.0): dropout masks are not modelled"),
+    "router_jitter_noise": Only(_zero, "no router jitter (0.0): its noise tensor is not modelled"),
+    "clip_qkv": Only(lambda x: x is None, "no clipping of Q, K, V (null): its masks are not modelled"),
+    "is_encoder_decoder": Only(_false, "decoder-only models"),
+    "add_cross_attention": Only(_false, "decoder-only models without cross-attention"),
+    "pruned_heads": Only(lambda x: x in ({}, None), "unpruned heads ({})"),
+    "num_nextn_predict_layers": Only(_zero, "no multi-token-prediction layers (0): they are not modelled yet"),
+    "quantization_config": Only(lambda x: False, "unquantized weights (quantized training is not modelled)"),
+}
+
+# multi-head latent attention (DeepSeek-V2/V3, Kimi K2): its own issue
+MLA = ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
+
+BASE = ("hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads", "num_hidden_layers",
+        "vocab_size", "head_dim", "tie_word_embeddings")
+QWEN_MOE = ("num_experts", "num_experts_per_tok", "moe_intermediate_size", "decoder_sparse_step", "mlp_only_layers")
+
+
+@dataclass(frozen=True)
+class Family:
+    """One model_type: the structural keys it reads (beyond HARMLESS and ONLY) and how they become shape fields."""
+
+    keys: tuple[str, ...]
+    build: Callable[[dict, "Reader"], dict]  # (config, reader) -> ModelShape fields beyond the base letters
+    about: str  # what the family is, for messages
+
+
+class Reader:
+    """Checked access to one config.json's values: each failure a one-line ConfigError naming the file and key."""
+
+    def __init__(self, raw: dict, path: Path):
+        self.raw, self.path = raw, path
+
+    def fail(self, key: str, why: str) -> ConfigError:
+        value = json.dumps(self.raw.get(key))
+        if len(value) > 40:  # a nested object or a long list: its kind, not its text
+            value = {"{": "{...}", "[": "[...]"}.get(value[0], value[:37] + "...")
+        return ConfigError(f"{self.path}: key {key!r} = {value}: {why}")
+
+    def count(self, key: str, default: int | None = None, zero: bool = False) -> int:
+        """A positive (or, with zero, non-negative) integer up to 2^40; `default` when absent or null."""
+        value = self.raw.get(key)
+        if value is None:
+            if default is None:
+                raise ConfigError(f"{self.path}: missing key {key!r}")
+            return default
+        if not isinstance(value, int) or isinstance(value, bool) or not (0 if zero else 1) <= value <= MAX_SIZE:
+            raise self.fail(key, f"must be a {'non-negative' if zero else 'positive'} integer up to 2^40")
+        return value
+
+    def flag(self, key: str, default: bool = False) -> bool:
+        value = self.raw.get(key, default)
+        return default if value is None else value
+
+    def layers(self, key: str, L: int) -> tuple[int, ...]:
+        """A list of distinct layer indices below L (null or absent: none)."""
+        value = self.raw.get(key) or []
+        if not isinstance(value, list) or any(not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < L
+                                              for i in value):
+            raise self.fail(key, f"must be a list of layer indices from 0 to L - 1 = {L - 1}")
+        return tuple(sorted(set(value)))
+
+
+def _llama(raw: dict, r: Reader) -> dict:
+    """Llama: optional biases on Q, K, V and O (attention_bias) and on the MLP (mlp_bias)."""
+    bias = r.flag("attention_bias")
+    return {"qkv_bias": bias, "o_bias": bias, "mlp_bias": r.flag("mlp_bias")}
+
+
+def _qwen2(raw: dict, r: Reader) -> dict:
+    """Qwen2: biases on Q, K and V (always: transformers' Qwen2Attention has no key for them), none on O."""
+    return {"qkv_bias": True}
+
+
+def _qwen3(raw: dict, r: Reader) -> dict:
+    """Qwen3: RMSNorm over each head's dh on Q and K (q_norm, k_norm), optional Q, K, V, O biases."""
+    bias = r.flag("attention_bias")
+    return {"qk_norm": "head", "qkv_bias": bias, "o_bias": bias}
+
+
+def _mixtral(raw: dict, r: Reader) -> dict:
+    """Mixtral: every layer's MLP is num_local_experts experts of intermediate_size, num_experts_per_tok per token."""
+    return {"E": r.count("num_local_experts"), "k_e": r.count("num_experts_per_tok"),
+            "f_e": r.count("intermediate_size")}
+
+
+def _qwen_moe(raw: dict, r: Reader, shared: bool) -> dict:
+    """Qwen2-MoE / Qwen3-MoE: layer i routes over num_experts experts of moe_intermediate_size unless it is in
+    mlp_only_layers or (i + 1) % decoder_sparse_step != 0 (then a dense MLP of intermediate_size); Qwen2-MoE adds a
+    shared expert of shared_expert_intermediate_size scaled by a sigmoid gate [h, 1] (transformers' Qwen2MoeSparseMoeBlock,
+    Qwen3MoeDecoderLayer)."""
+    E = r.count("num_experts", 0, zero=True)
+    L = r.count("num_hidden_layers")
+    if E == 0:
+        return {}
+    step = r.count("decoder_sparse_step", 1)
+    only = set(r.layers("mlp_only_layers", L))
+    dense = tuple(i for i in range(L) if i in only or (i + 1) % step)
+    out = {"E": E, "k_e": r.count("num_experts_per_tok"), "f_e": r.count("moe_intermediate_size"),
+           "dense_layers": dense}
+    if shared:
+        f_s = r.count("shared_expert_intermediate_size", 0, zero=True)
+        out.update(f_s=f_s, shared_gate=f_s > 0)
+    return out
+
+
+def _olmoe(raw: dict, r: Reader) -> dict:
+    """OLMoE: every layer's MLP is num_experts experts of intermediate_size; RMSNorm over the whole Q (a dh) and K
+    (k dh) projections (q_norm, k_norm); optional biases (attention_bias)."""
+    bias = r.flag("attention_bias")
+    return {"E": r.count("num_experts"), "k_e": r.count("num_experts_per_tok"), "f_e": r.count("intermediate_size"),
+            "qk_norm": "full", "qkv_bias": bias, "o_bias": bias}
+
+
+def _deepseek(raw: dict, r: Reader) -> dict:
+    """DeepSeekMoE (model_type deepseek, multi-head attention): layer i routes over n_routed_experts experts of
+    moe_intermediate_size when i >= first_k_dense_replace and i % moe_layer_freq == 0 (else a dense MLP of
+    intermediate_size), with n_shared_experts shared experts of moe_intermediate_size."""
+    E = r.count("n_routed_experts", 0, zero=True)
+    L = r.count("num_hidden_layers")
+    if E == 0:
+        return {}
+    first, freq = r.count("first_k_dense_replace", 0, zero=True), r.count("moe_layer_freq", 1)
+    f_e = r.count("moe_intermediate_size")
+    bias = r.flag("attention_bias")
+    return {"E": E, "k_e": r.count("num_experts_per_tok"), "f_e": f_e,
+            "f_s": r.count("n_shared_experts", 0, zero=True) * f_e, "qkv_bias": bias, "o_bias": bias,
+            "dense_layers": tuple(i for i in range(L) if not (i >= first and i % freq == 0))}
+
+
+FAMILIES: dict[str, Family] = {
+    "llama": Family(BASE + ("attention_bias", "mlp_bias"), _llama, "Llama"),
+    "mistral": Family(BASE, lambda raw, r: {}, "Mistral"),
+    "qwen2": Family(BASE, _qwen2, "Qwen2 (Q, K, V biases)"),
+    "qwen3": Family(BASE + ("attention_bias",), _qwen3, "Qwen3 (per-head q/k norms)"),
+    "mixtral": Family(BASE + ("num_local_experts", "num_experts_per_tok"), _mixtral, "Mixtral (experts)"),
+    "qwen2_moe": Family(BASE + QWEN_MOE + ("shared_expert_intermediate_size",),
+                        lambda raw, r: {**_qwen2(raw, r), **_qwen_moe(raw, r, True)}, "Qwen2-MoE (shared expert)"),
+    "qwen3_moe": Family(BASE + QWEN_MOE + ("attention_bias",),
+                        lambda raw, r: {**_qwen3(raw, r), **_qwen_moe(raw, r, False)}, "Qwen3-MoE"),
+    "olmoe": Family(BASE + ("attention_bias", "num_experts", "num_experts_per_tok"), _olmoe, "OLMoE"),
+    "deepseek": Family(BASE + ("attention_bias", "n_routed_experts", "n_shared_experts", "moe_intermediate_size",
+                               "num_experts_per_tok", "first_k_dense_replace", "moe_layer_freq", "scoring_func",
+                               "aux_loss_alpha", "seq_aux"), _deepseek, "DeepSeekMoE (multi-head attention)"),
+}
+# the values a family's non-integer structural keys may take (its build reads the integers)
+VALUES = {
+    "tie_word_embeddings": Only(lambda x: isinstance(x, bool), "true or false"),
+    "attention_bias": Only(lambda x: isinstance(x, bool), "true or false"),
+    "mlp_bias": Only(lambda x: isinstance(x, bool), "true or false"),
+    "scoring_func": Only(lambda x: x == "softmax", "softmax routing"),
+    "aux_loss_alpha": Only(lambda x: isinstance(x, (int, float)), "a number"),
+    "seq_aux": Only(lambda x: isinstance(x, bool), "true or false"),
+}
+SUPPORTED = ", ".join(FAMILIES)
+
+
+def _load(path: Path) -> dict:
+    try:
+        raw = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file (expected a preset name or a Hugging Face config.json)") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path}: cannot read: {err}") from None
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"{path}: malformed JSON at line {err.lineno} column {err.colno}: {err.msg}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a JSON object at top level")
+    return raw
+
+
+def _family(raw: dict, r: Reader) -> Family:
+    """The config's family by model_type (a config without one is read as a Llama), after the refusals that name
+    what a config is better than its model_type: a nested text model, multi-head latent attention."""
+    if "text_config" in raw:
+        raise r.fail("text_config", "a nested language-model config (a multimodal checkpoint such as Llama 4) is not "
+                     f"modelled; mem4d reads a text model's config.json (model_type {SUPPORTED})")
+    for key in MLA:
+        if raw.get(key) is not None:
+            raise r.fail(key, "multi-head latent attention (DeepSeek-V2/V3, Kimi K2) is not modelled yet; mem4d "
+                         f"models multi-head and grouped-query attention (model_type {SUPPORTED})")
+    kind = raw.get("model_type", "llama")
+    if kind not in FAMILIES:
+        raise r.fail("model_type", f"this architecture is not modelled; mem4d models model_type {SUPPORTED}")
+    return FAMILIES[kind]
+
+
+def read(path: str | Path) -> ModelShape:
+    """The ModelShape of a config.json; a key mem4d neither models nor knows to be harmless is a one-line ConfigError."""
+    path = Path(path)
+    raw = _load(path)
+    r = Reader(raw, path)
+    family = _family(raw, r)
+    for key, value in raw.items():
+        rule = ONLY.get(key) or (VALUES.get(key) if key in family.keys else None)
+        if rule is not None:
+            if not rule.allowed(value):
+                raise r.fail(key, f"not modelled; mem4d models {rule.supports}")
+        elif key not in family.keys and key not in HARMLESS:
+            raise r.fail(key, f"not a key mem4d knows for model_type {raw.get('model_type', 'llama')!r} "
+                         f"({family.about}): it may change what is allocated, so it is refused rather than ignored")
+    values = {"h": r.count("hidden_size"), "f": r.count("intermediate_size"), "a": r.count("num_attention_heads")}
+    values.update(k=r.count("num_key_value_heads", values["a"]), L=r.count("num_hidden_layers"),
+                  v=r.count("vocab_size"), tied=r.flag("tie_word_embeddings"), head_dim=r.count("head_dim", 0) or None)
+    return ModelShape(name=_name(raw, path), **values, **family.build(raw, r))
+
+
+def _name(raw: dict, path: Path) -> str:
+    """A config.json's model name: its _name_or_path, else the file's own name unless that is the generic
+    'config', else its model_type (e.g. 'llama'), else 'config'."""
+    for name in (raw.get("_name_or_path"), path.stem if path.stem != "config" else None, raw.get("model_type")):
+        if isinstance(name, str) and name.strip():
+            return name.strip()
+    return path.stem
+
+
+def from_hf_config(path: str | Path) -> ModelShape:
+    """The ModelShape of a Hugging Face config.json (every key modelled or refused in one line)."""
+    return read(path)
+
+
+def resolve_model(spec: str) -> ModelShape:
+    """A preset name, or a path to a config.json (or to a directory holding one)."""
+    if spec in PRESETS:
+        return PRESETS[spec]
+    path = Path(spec)
+    if path.is_dir():
+        path = path / "config.json"
+    if path.suffix == ".json" or path.exists():
+        return read(path)
+    raise ConfigError(f"unknown model {spec!r}: choose a preset ({', '.join(PRESETS)}) or a path to a config.json")

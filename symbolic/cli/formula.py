@@ -11,16 +11,22 @@ from .args import add_switch_args
 
 
 def switches_from_args(args: argparse.Namespace):
-    """The switches of the Training these flags describe (its other fields at their defaults)."""
+    """The switches of the Training these flags describe (its other fields at their defaults), and of the model's
+    architecture (experts, shared experts, biases, q/k norms, tied embeddings) when --model is given."""
+    from ..config.hfconfig import resolve_model
     from ..config.switches import Switches
     from ..config.training import training_from_json
 
-    return Switches.of(training_from_json(vars(args)), overheads=args.overheads, backend=args.backend)
+    shape = resolve_model(args.model) if args.model is not None else None
+    return Switches.of(training_from_json(vars(args)), overheads=args.overheads, backend=args.backend, shape=shape)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("component", nargs="?", default=None, help="one component (default: all)")
     parser.add_argument("--profile", default="paper", choices=PROFILES, help="memory profile")
+    parser.add_argument("--model", default=None, metavar="M",
+                        help="a preset or config.json whose architecture sets the terms: routed and shared experts "
+                             "(MoE components), biases, q/k norms, tied embeddings (default: a dense Llama)")
     g = parser.add_argument_group("switches")
     add_switch_args(g)
     g.add_argument("--no-overheads", dest="overheads", action="store_false", help="drop the overhead components")
@@ -52,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
     from rich.text import Text
 
     console = Console(no_color=bool(os.environ.get("MEM4D_NO_COLOR")), width=max(120, Console().width))
-    table = Table(title=f"profile {args.profile}: bytes per GPU ({switches.recompute} recompute, sp={switches.sp}, "
+    model = f", model {args.model}" if args.model is not None else ""
+    table = Table(title=f"profile {args.profile}{model}: bytes per GPU ({switches.recompute} recompute, sp={switches.sp}, "
                         f"flash={switches.flash_attn}, zero={switches.zero}, overheads={switches.overheads})",
                   title_justify="left")
     table.add_column("component", no_wrap=True)

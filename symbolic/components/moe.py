@@ -11,7 +11,7 @@ import sympy as sp
 
 from ..config.switches import Switches
 from ..config.symbols import B_a, C_f, E, b, c, f_e, f_s, h, k_e, s, t, t_e
-from .base import FP32, Component
+from .base import FP32, INT64, Component
 
 
 def local_tokens() -> sp.Expr:
@@ -30,47 +30,54 @@ def _rows(name: str, rows: sp.Expr, width: sp.Expr, nbytes: sp.Expr, doc: str) -
 
 
 def router_tensors() -> list[Component]:
-    """The router's saved tensors: fp32 logits' softmax (or sigmoid) scores [T, E] for the score function's and the
-    load-balancing loss's backward, and the fp32 probabilities of the k_e chosen experts [T, k_e]."""
+    """The router's and the token permutation's saved tensors for T tokens (Megatron-Core TopKRouter, moe_utils.py
+    topk_routing_with_score_function and the unfused permute, NVIDIA/Megatron-LM d98e8a6): the fp32 softmax over
+    the top-k scores [T, k_e] and the int64 top-k indices [T, k_e]; the fp32 scores over all E [T, E] of the
+    load-balancing loss; the int64 argsort of the [E, T] routing map (kept whole: a slice of it indexes the probs)
+    and the int64 sorted indices [T k_e]."""
     T = local_tokens()
     return [
-        _rows("router_scores", T, E, FP32, "fp32 router scores [T, E] of the sequence-parallel shard, kept by the "
-              "softmax's and the aux loss's backward (Megatron-Core TopKRouter, moe_router_dtype fp32)"),
-        _rows("router_probs", T, k_e, FP32, "fp32 probabilities of the k_e chosen experts [T, k_e], kept to weigh the "
-              "experts' outputs in the combine and for their gradient"),
+        _rows("router_topk_probs", T, k_e, FP32, "fp32 softmax of the k_e chosen experts' scores [T, k_e], kept by "
+              "the softmax's backward (moe_utils.py topk_routing_with_score_function)"),
+        _rows("router_topk_indices", T, k_e, INT64, "int64 indices of the chosen experts [T, k_e], kept by the topk "
+              "and the scatter into the routing map"),
+        _rows("router_scores", T, E, FP32, "fp32 softmax scores over all E experts [T, E], kept by the "
+              "load-balancing loss's backward (router.py aux loss; MoE runs set --moe-aux-loss-coeff > 0)"),
+        _rows("permute_indices", T, E + k_e, INT64, "int64 argsort of the [E, T] routing map, kept whole because a "
+              "slice of it indexes the probabilities, and the [T k_e] sorted token indices the unpermute reuses "
+              "(moe_utils.py permute, unfused: moe_permute_fusion off, the default)"),
     ]
 
 
 def expert_tensors() -> list[Component]:
-    """Routed experts, per GPU: the R token rows they receive, and each SwiGLU tensor of width f_e / t_e as the paper
-    counts a dense SwiGLU (gate, up, SiLU(gate), the down projection's input), and the experts' output [k_e C_f T, h]
-    kept to weigh it by the router probabilities in the unpermute."""
+    """Routed experts, per GPU (TEGroupedMLP with the fused weighted SwiGLU, experts.py, fused_bias_swiglu.py): the
+    R token rows they receive, fc1's output [R, 2 f_e / t_e] (gate and up), the router probability of each row, and
+    the SwiGLU output [R, f_e / t_e] (fc2's input); the unpermute keeps only indices (the probabilities are applied
+    in the activation)."""
     R = expert_rows()
-    width = f_e / t_e
     return [
         _rows("expert_input", R, h, B_a, "tokens the experts receive, permuted by expert, all-to-all'd over e and "
               "all-gathered over t_e: the grouped fc1's input, kept for its weight gradient"),
-        _rows("expert_gate", R, width, B_a, "gate projection of each received token, input of SiLU"),
-        _rows("expert_up", R, width, B_a, "up projection of each received token"),
-        _rows("expert_swiglu", R, width, B_a, "SiLU(gate), the SwiGLU product's first factor"),
-        _rows("expert_down_input", R, width, B_a, "SiLU(gate) * up, input of the grouped fc2"),
-        _rows("expert_output", R / t_e, h, B_a, "the experts' outputs reduce-scattered over t_e and all-to-all'd back, "
-              "kept by the unpermute that weighs them by the router probabilities (their gradient)"),
+        _rows("expert_fc1_output", R, 2 * f_e / t_e, B_a, "fc1's output, gate and up of each received token [R, 2 "
+              "f_e / t_e], kept by the weighted SwiGLU's backward"),
+        _rows("expert_probs", R, 1, B_a, "the router probability of each received row [R, 1] in the router dtype "
+              "(bf16 unless --moe-router-dtype fp32), kept by the weighted SwiGLU"),
+        _rows("expert_fc2_input", R, f_e / t_e, B_a, "the weighted SwiGLU output [R, f_e / t_e], the grouped fc2's "
+              "input, kept for its weight gradient"),
     ]
 
 
 def shared_tensors(sw: Switches) -> list[Component]:
-    """Shared experts (a SwiGLU of width f_s over t, as a dense MLP), their tensors as the paper counts a dense
-    SwiGLU, and the shared gate's sigmoid [T, 1] (Qwen2-MoE)."""
+    """Shared experts (Megatron-Core SharedExpertMLP: a SwiGLU of width f_s on the attention's tensor-parallel
+    group, its input the MoE input gathered over t): fc1's output [s b / c, 2 f_s / t] and fc2's input
+    [s b / c, f_s / t], and the shared gate's sigmoid [T, 1] (Qwen2-MoE)."""
     if not sw.shared:
         return []
-    T = local_tokens()
-    # column-parallel: the gathered s b / c tokens of width f_s / t; with SP the same as T t tokens of f_s / t
-    parts = [_rows(f"shared_{name}", T * t, f_s / t, B_a, doc) for name, doc in (
-        ("gate", "shared experts' gate projection"), ("up", "shared experts' up projection"),
-        ("swiglu", "shared experts' SiLU(gate)"), ("down_input", "shared experts' SiLU(gate) * up, input of down"))]
+    gathered = local_tokens() * t  # the s b / c tokens of the column-parallel fc1, f_s split over t
+    parts = [_rows("shared_fc1_output", gathered, 2 * f_s / t, B_a, "shared experts' gate and up [s b / c, 2 f_s / t]"),
+             _rows("shared_fc2_input", gathered, f_s / t, B_a, "shared experts' SwiGLU output, fc2's input")]
     if sw.shared_gate:
-        parts.append(_rows("shared_gate_sigmoid", T, 1, B_a, "sigmoid of the shared experts' gate [T, 1]"))
+        parts.append(_rows("shared_gate_sigmoid", local_tokens(), 1, B_a, "sigmoid of the shared experts' gate [T, 1]"))
     return parts
 
 
@@ -86,13 +93,24 @@ def moe_tensors(sw: Switches) -> list[Component]:
 
 
 def dispatch_buffers(sw: Switches) -> list[Component]:
-    """The working set of one MoE layer's dispatch (none without experts), one layer at a time: the permuted tokens
-    [k_e C_f T, h] that the all-to-all sends, what it receives, and that all-gathered over t_e (the combine's
-    reduce-scatter and return all-to-all hold the same sizes in reverse)."""
+    """The working set of one MoE layer's dispatch (none without experts), one layer at a time: the all-to-all's
+    buffer of the permuted tokens [C_f k_e T, h], and the received rows gathered over t_e and sorted by local expert
+    ([R, h] each: Megatron-Core MoEAlltoAllTokenDispatcher dispatch_postprocess; the combine holds the same sizes in
+    reverse)."""
     if not sw.moe:
         return []
-    R = expert_rows()
-    return [Component("moe_dispatch", B_a * h * (2 * R / t_e + R),
-                      "one MoE layer's dispatch in flight: the permuted tokens sent by the all-to-all over e, the "
-                      "tokens received, and those all-gathered over t_e, B_a each (Megatron-Core "
-                      "MoEAlltoAllTokenDispatcher)")]
+    return [Component("moe_dispatch", B_a * h * (C_f * k_e * local_tokens() + 2 * expert_rows()),
+                      "one MoE layer's dispatch in flight: the all-to-all's permuted tokens [C_f k_e T, h] and the "
+                      "received rows all-gathered over t_e and sorted by expert (2 x [R, h]), B_a each "
+                      "(Megatron-Core MoEAlltoAllTokenDispatcher)")]
+
+
+def routing_state(moe_layers: sp.Expr, sw: Switches) -> list[Component]:
+    """What the token dispatcher of every MoE layer holds between its forward and its next one, once per layer (not
+    per micro batch): the probabilities [T, E] in the router dtype and the bool routing map [T, E]
+    (token_dispatcher.py: self.probs, self.routing_map)."""
+    if not sw.moe:
+        return []
+    return [Component("moe_routing_state", moe_layers * (B_a + 1) * local_tokens() * E,
+                      "each MoE layer's dispatcher keeps its last micro batch's probabilities [T, E] (router dtype) "
+                      "and bool routing map [T, E] until its next forward (Megatron-Core MoEAlltoAllTokenDispatcher)")]

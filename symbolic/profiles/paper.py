@@ -10,7 +10,7 @@ from ..components import (
 from ..components import in_flight as _in_flight
 from ..components import layer_tensors as _layer_tensors
 from ..components.experts import expert_states, experts_params
-from ..components.moe import dispatch_buffers
+from ..components.moe import dispatch_buffers, routing_state
 from ..components.weights import default_layers
 from ..config.switches import Switches
 
@@ -60,9 +60,9 @@ def _states(stage: str, layers: sp.Expr, moe_layers: sp.Expr, sw: Switches) -> t
 
 
 def _moe_buffers(moe_layers: sp.Expr, sw: Switches) -> list[Component]:
-    """The MoE dispatch buffers where the stage has MoE layers."""
+    """The MoE dispatch buffers where the stage has MoE layers, and every MoE layer's routing state."""
     return [part._replace(expr=sp.Piecewise((part.expr, moe_layers > 0), (0, True)))
-            for part in dispatch_buffers(sw)]
+            for part in dispatch_buffers(sw)] + routing_state(moe_layers, sw)
 
 
 def _with_overheads(parts: list[Component], params: sp.Expr, sw: Switches) -> list[Component]:

@@ -142,6 +142,7 @@ def _print_tables(report: dict) -> None:
 
 
 COLUMNS = {"weights": ("weights",), "gradients": ("gradients",), "optimizer": ("optimizer",),
+           "experts": ("expert_weights", "expert_gradients", "expert_optimizer"),
            "activations": ("activations",), "ends": ("embedding_input", "output_layer")}  # the rest: "other"
 
 
@@ -150,15 +151,21 @@ def _print_stage_rows(console, report: dict) -> None:
     no column of COLUMNS, ZeRO buffers and overheads, summed as "other"; --json lists each)."""
     from rich.table import Table
 
-    table = Table(title="per pipeline stage, GiB per GPU (other: ZeRO buffers and overheads)", title_justify="left")
-    for col in ("rank", "stage", "layers", "in flight", *COLUMNS, "other", "total"):
+    moe = "moe_layers" in report["stages"][0]
+    columns = {col: names for col, names in COLUMNS.items() if moe or col != "experts"}
+    title = "per pipeline stage, GiB per GPU (" + ("experts: their weights, gradients and optimizer states; " if moe
+                                                   else "") + "other: ZeRO and MoE buffers and overheads)"
+    table = Table(title=title, title_justify="left")
+    for col in ("rank", "stage", "layers", *(("MoE layers",) if moe else ()), "in flight", *columns, "other",
+                "total"):
         table.add_column(col, justify="left" if col == "stage" else "right")
     for stage in report["stages"]:
         parts = stage["bytes"]
-        shown = {col: sum(parts.get(name, 0) for name in names) for col, names in COLUMNS.items()}
+        shown = {col: sum(parts.get(name, 0) for name in names) for col, names in columns.items()}
         other = parts["total"] - sum(shown.values())
         bold = "bold" if stage["rank"] == report["most_loaded_rank"] else None
-        table.add_row(str(stage["rank"]), stage["stage"], str(stage["layers"]), f"{stage['in_flight']:g}",
+        layers = (str(stage["layers"]),) + ((str(stage["moe_layers"]),) if moe else ())
+        table.add_row(str(stage["rank"]), stage["stage"], *layers, f"{stage['in_flight']:g}",
                       *(_gib(x) for x in shown.values()), _gib(other), _gib(parts["total"]), style=bold)
     console.print(table)
 

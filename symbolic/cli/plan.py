@@ -12,7 +12,8 @@ from ..config.training import ZERO_STAGES
 from ..plan.enumerate import Cluster, why_not
 from ..plan.proxy import Hardware, explain
 from ..profiles import PROFILES
-from .args import add_fit_args, add_model_args, check_output_file, describe_bytes, model_from_args, positive_int
+from .args import (add_fit_args, add_model_args, capacity, check_output_file, describe_bytes, model_from_args,
+                   positive_int)
 
 GiB = 2**30
 MAX_WHY_LINES = 40
@@ -35,6 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-dist-opt", dest="zero", action="store_const", const=0, help="alias of --zero 0")
     parser.add_argument("--no-flash-attn", dest="flash_attn", action="store_false",
                         help="keep s x s attention scores and softmax for backward")
+    parser.add_argument("--moe-capacity", type=capacity, default=1.0, metavar="C_f",
+                        help="a model with experts: tokens an expert receives over an even share (capacity factor, "
+                             "or a dropless run's imbalance); plan searches ep in divisors(E) and etp in {1, tp}")
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print every feasible configuration as JSON")
     out.add_argument("--csv", metavar="FILE", help="also write every feasible configuration to a CSV file")
@@ -51,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
 
         check_output_file(args.plot, "--plot", formats())
     shape = model_from_args(args)
-    cluster = Cluster(shape, gpus=args.gpus, s=args.seq, gbs=args.gbs, sp=args.sp, flash_attn=args.flash_attn)
+    cluster = Cluster(shape, gpus=args.gpus, s=args.seq, gbs=args.gbs, sp=args.sp, flash_attn=args.flash_attn,
+                      moe_capacity=args.moe_capacity)
     hw = Hardware(gpus_per_node=args.gpus_per_node)
     from ..plan.search import search
 
@@ -97,7 +102,8 @@ def _print_why_not(cluster: Cluster, profile: str) -> None:
 
 def _label(config: dict) -> str:
     split = f" stage_layers={_layers(config['stage_layers'])}" if config["stage_layers"] else ""
-    return (f"dp={config['dp']} tp={config['tp']} pp={config['pp']} cp={config['cp']} vpp={config['vpp']} "
+    experts = f" ep={config['ep']} etp={config['etp']}" if "ep" in config else ""
+    return (f"dp={config['dp']} tp={config['tp']} pp={config['pp']} cp={config['cp']}{experts} vpp={config['vpp']} "
             f"mbs={config['mbs']} recompute={config['recompute']} zero={config['zero']}{split}")
 
 
@@ -106,8 +112,14 @@ def _layers(split) -> str:
     return ",".join(map(str, split)) if split else ""
 
 
-# the config keys that vary by row; stage_layers: null (JSON) or "" (CSV, table) for an even split
-SEARCHED = ("dp", "tp", "pp", "cp", "vpp", "mbs", "m", "recompute", "zero", "stage_layers")
+# the config keys that vary by row; stage_layers: null (JSON) or "" (CSV, table) for an even split; ep and etp for a
+# model with experts
+SEARCHED = ("dp", "tp", "pp", "cp", "ep", "etp", "vpp", "mbs", "m", "recompute", "zero", "stage_layers")
+
+
+def searched(shape) -> tuple[str, ...]:
+    """The config keys that vary by row for this model (no ep, etp for a dense one)."""
+    return SEARCHED if shape.moe else tuple(key for key in SEARCHED if key not in ("ep", "etp"))
 
 
 def _as_json(plan, args) -> dict:
@@ -127,14 +139,15 @@ def _as_json(plan, args) -> dict:
 
 
 def _write_csv(plan, path: str) -> None:
-    columns = [*SEARCHED, *plan.components, "peak_bytes", "peak_from", "score"]
+    keys = searched(plan.cluster.shape)
+    columns = [*keys, *plan.components, "peak_bytes", "peak_from", "score"]
     try:
         with open(path, "w", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(columns)
             for i in plan.order:
                 row = plan.config(i)
-                cells = [_layers(row["config"][c]) if c == "stage_layers" else row["config"][c] for c in SEARCHED]
+                cells = [_layers(row["config"][c]) if c == "stage_layers" else row["config"][c] for c in keys]
                 writer.writerow(cells + [row["bytes"].get(c, 0) for c in plan.components]
                                 + [row["peak_bytes"], row["peak_from"], f"{row['score']:.6f}"])
     except OSError as err:
@@ -153,19 +166,21 @@ def _print_table(plan, args) -> None:
              f"configurations under {args.threshold:g} x {args.gpu_mem / GiB:,.2f} GiB = {plan.limit / GiB:,.2f} GiB "
              f"({plan.profile} profile, searched in {spent:.3f} s); memory in GiB per GPU")
     table = Table(title=title, title_justify="left")
-    for name in ("#", *SEARCHED):
+    keys = searched(x.shape)
+    for name in ("#", *keys):
         table.add_column(name.replace("_", "\n"), justify="left" if name in ("recompute", "stage_layers") else "right")
     for name in plan.components:
         table.add_column(name.replace("_", "\n"), justify="right", style="bold" if name == "total" else None)
     table.add_column("peak", justify="right", style="bold")
-    proxy_cols = ("bubble", "T_r", "T_tp", "T_cp", "T_dp", "T_pp", "T") if args.explain else ()
+    proxy_cols = ("bubble", "T_r", "T_tp", "T_cp", "T_dp", "T_pp") + (("T_ep", "T_etp") if x.shape.moe else ()) + (
+        "T",) if args.explain else ()
     for name in proxy_cols:
         table.add_column(name if name == "bubble" else f"{name} s", justify="right")
     table.add_column("score", justify="right")
     for rank, i in enumerate(plan.order[: args.top], 1):
         row = plan.config(i)
         config = row["config"]
-        cells = [str(rank), *(_layers(config[c]) if c == "stage_layers" else str(config[c]) for c in SEARCHED)]
+        cells = [str(rank), *(_layers(config[c]) if c == "stage_layers" else str(config[c]) for c in keys)]
         cells += [f"{row['bytes'][c] / GiB:.2f}" if c in row["bytes"] else "-" for c in plan.components]
         cells.append(f"{row['peak_bytes'] / GiB:.2f}" + ("" if row["peak_from"] == "total" else f" ({row['peak_from']})"))
         cells += [f"{plan.rows[c][i]:.3f}" for c in proxy_cols]

@@ -101,7 +101,7 @@ def saved_selective(sw: Switches) -> list[Component]:
         Component("swiglu", tokens(f, B_a, True), "'swiglu' = silu(gate) * up, input of down"),
     ]
     by_name = {x.name: x for x in tensors}
-    return [by_name[name] for name in SELECTIVE_SAVED]
+    return [by_name[name] for name in SELECTIVE_SAVED if name in by_name]  # a dense layer's (the MoE ones: moe rows)
 
 
 def saved_full(sw: Switches) -> list[Component]:

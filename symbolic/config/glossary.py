@@ -52,6 +52,7 @@ STAGE = {
     "Le_r": "MoE layers among the L_r layers of pipeline rank r",
 }
 NAMES = tuple(SHAPE | MOE | PARALLEL | SCHEDULE | BYTES)  # the estimator's inputs, in this order
+EXPERT_LETTERS = (*MOE, "e", "t_e", "Le_r")  # what only a model with experts has
 STAGE_NAMES = ("L_r", "m_r", "Le_r")  # a stage's extra inputs (the in-flight count takes r)
 MEANING = SHAPE | MOE | PARALLEL | SCHEDULE | BYTES | STAGE
 LATEX = {"vpp": r"v_{pp}", "B_w": r"B_{w}", "B_g": r"B_{g}", "B_o": r"B_{o}", "B_a": r"B_{a}", "L_r": r"L_{r}",

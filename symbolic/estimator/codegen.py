@@ -95,8 +95,8 @@ def _printer_class():
 def derive(profile: str, switches: Switches) -> dict:
     """Build the expressions of a profile under these switches and return names + generated sources (uncached): the
     main function (the most loaded GPU's components and total, of NAMES), one function per stage kind (its
-    components and total, of NAMES and L_r, m_r, Le_r: its layers, in-flight micro batches and MoE layers) and the
-    in-flight count
+    components and total, of NAMES and L_r, m_r, Le_r: its layers, in-flight micro batches and MoE layers) with its
+    total alone (what plan's split search reads many times), and the in-flight count
     of rank r (of NAMES and r)."""
     from ..components import total
     from ..config.symbols import L_r, Le_r, m_r, r
@@ -111,7 +111,8 @@ def derive(profile: str, switches: Switches) -> dict:
         stage_parts = module.stage_components(switches, stage, L_r, m_r, Le_r)
         stages[stage] = {"outputs": [part.name for part in stage_parts] + ["total"],
                          "source": _lambdify_source([part.expr for part in stage_parts] + [total(stage_parts)],
-                                                    f"_{stage}", STAGE_NAMES)}
+                                                    f"_{stage}", STAGE_NAMES),
+                         "total_source": _lambdify_source([total(stage_parts)], f"_{stage}_total", STAGE_NAMES)}
     return {
         "inputs": list(NAMES),
         "components": [part.name for part in parts] + ["total"],

@@ -30,6 +30,7 @@ class Estimator:
     in_flight_source: str = ""  # generated source of the in-flight micro batches of rank r (inputs + r)
     _main: Callable = field(default=None, repr=False, compare=False)
     _stages: dict = field(default=None, repr=False, compare=False)
+    _stage_totals: dict = field(default=None, repr=False, compare=False)
     _in_flight: Callable = field(default=None, repr=False, compare=False)
 
     def _arrays(self, arrays: dict, names: tuple[str, ...]) -> tuple[list[np.ndarray], tuple[int, ...]]:
@@ -47,18 +48,29 @@ class Estimator:
         return values, shape
 
     @staticmethod
-    def _evaluate(fn: Callable, names: tuple[str, ...], values: list[np.ndarray], shape: tuple[int, ...]) -> dict:
-        """Run the generated function over cache-sized chunks of the flattened inputs (float64 throughout)."""
-        size = int(np.prod(shape))
-        flat = [np.float64(value.reshape(-1)[0]) if value.size == 1 else np.broadcast_to(value, shape).reshape(-1)
-                for value in values]
-        outs = [np.empty(size, dtype=np.float64) for _ in names]
-        for start in range(0, max(size, 1), CHUNK):
-            stop = start + CHUNK
-            chunk = [x if x.ndim == 0 else np.asarray(x[start:stop], dtype=np.float64) for x in flat]
+    def _blocks(values: list[np.ndarray], shape: tuple[int, ...]):
+        """(start, stop, inputs) for cache-sized blocks of rows of the broadcast inputs (float64): each input sliced
+        along the first axis where it varies along it and passed whole where it does not (a view, never a
+        materialised broadcast), so a [rows, p] evaluation costs what its outputs do."""
+        aligned = [np.float64(v.reshape(-1)[0]) if v.size == 1 else v.reshape((1,) * (len(shape) - v.ndim) + v.shape)
+                   for v in values]
+        step = max(1, CHUNK // max(1, int(np.prod(shape[1:]))))
+        for start in range(0, shape[0], step):
+            stop = start + step
+            yield start, stop, [x if x.ndim == 0 else (x if x.shape[0] == 1 else x[start:stop]).astype(
+                np.float64, copy=False) for x in aligned]
+
+    @classmethod
+    def _evaluate(cls, fn: Callable, names: tuple[str, ...], values: list[np.ndarray], shape: tuple[int, ...]) -> dict:
+        """Run the generated function over blocks of rows (_blocks), float64 throughout."""
+        if not shape:
+            return {name: np.asarray(result, dtype=np.float64)
+                    for name, result in zip(names, fn(*(np.float64(v.reshape(-1)[0]) for v in values)))}
+        outs = [np.empty(shape, dtype=np.float64) for _ in names]
+        for start, stop, chunk in cls._blocks(values, shape):
             for out, result in zip(outs, fn(*chunk)):
-                out[start:stop] = result  # constants broadcast here
-        return {name: out.reshape(shape) for name, out in zip(names, outs)}
+                out[start:stop] = result  # constants and [1, ...] results broadcast here
+        return dict(zip(names, outs))
 
     def __call__(self, **arrays) -> dict[str, np.ndarray]:
         """Bytes per GPU of every component and "total", as float64 arrays of the inputs' broadcast shape."""
@@ -76,13 +88,25 @@ class Estimator:
         return self._evaluate(self._stages[kind], self.stage_outputs[kind], values, shape)
 
     def stage_total(self, kind: str, **arrays) -> np.ndarray:
-        """A stage's total as `estimate` reports it: the sum of its components rounded to whole bytes."""
-        out = self.stage(kind, **arrays)
-        names = self.stage_outputs[kind][:-1]
-        total = np.rint(out[names[0]])
-        for name in names[1:]:
-            total += np.rint(out[name], out=out[name])  # in place: no stacked temporaries
+        """A stage's total as `estimate` reports it: the sum of its components rounded to whole bytes (summed block
+        by block: no array per component)."""
+        values, shape = self._arrays(arrays, self.inputs + STAGE_NAMES)
+        if not shape:
+            return np.asarray(sum(np.rint(x) for x in self._stages[kind](*(v.reshape(-1)[0] for v in values))[:-1]))
+        total = np.empty(shape, dtype=np.float64)
+        for start, stop, chunk in self._blocks(values, shape):
+            parts = self._stages[kind](*chunk)[:-1]
+            block = np.zeros(np.broadcast_shapes(*(np.shape(x) for x in parts)))
+            for x in parts:
+                block += np.rint(x)
+            total[start:stop] = block
         return total
+
+    def stage_peak_total(self, kind: str, **arrays) -> np.ndarray:
+        """A stage's "total" output as the generated function computes it (the unrounded sum), for the coefficients
+        that choose a split (plan.splits); verdicts use stage_total."""
+        values, shape = self._arrays(arrays, self.inputs + STAGE_NAMES)
+        return self._evaluate(self._stage_totals[kind], ("total",), values, shape)["total"]
 
     def even(self, kind: str, **arrays) -> dict:
         """The inputs of stage `kind` of an even split: L_r = L/p layers (L on the only stage, which exists at p = 1),
@@ -118,5 +142,6 @@ def estimator(profile: str = "paper", switches: Switches = Switches()) -> Estima
         stage_sources={kind: x["source"] for kind, x in stages.items()}, in_flight_source=code["in_flight_source"],
         _main=compile_source(code["main_source"], "_main"),
         _stages={kind: compile_source(x["source"], f"_{kind}") for kind, x in stages.items()},
+        _stage_totals={kind: compile_source(x["total_source"], f"_{kind}_total") for kind, x in stages.items()},
         _in_flight=compile_source(code["in_flight_source"], "_in_flight"),
     )

@@ -14,8 +14,8 @@ from ..config.shapes import ModelShape
 from ..config.training import ZERO_STAGES
 
 # the swept letters (m = gbs / (b d) follows from the others), the ZeRO stage, and the kind of stage split (SPLITS;
-# the uneven ones are chosen by plan.splits after masking)
-GRID = ("d", "t", "p", "c", "vpp", "b", "m", "zero", "split")
+# the uneven ones are chosen by plan.splits after masking); e and t_e: expert parallel and expert tensor parallel
+GRID = ("d", "t", "p", "c", "e", "t_e", "vpp", "b", "m", "zero", "split")
 # even: L/p layers each; near_even: p vpp does not divide L, no stage above ceil(L/p) layers, the one holding least;
 # balanced: the one whose most loaded stage holds least
 SPLITS = ("even", "near_even", "balanced")
@@ -32,6 +32,7 @@ class Cluster:
     gbs: int  # global batch in sequences
     sp: bool = True  # sequence parallel (adds the s % (t c) rule)
     flash_attn: bool = True
+    moe_capacity: float = 1.0  # C_f of a model with experts (Training.moe_capacity)
 
     def __post_init__(self):
         for name in ("gpus", "s", "gbs"):
@@ -79,15 +80,30 @@ def _splits(balance: bool) -> np.ndarray:
     return np.arange(len(SPLITS) if balance else 1, dtype=np.int8)
 
 
+def experts(cluster: Cluster, fac: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The factorisations crossed with the expert layouts plan searches: e in divisors(E) and t_e in {1, t} (no
+    expert tensor parallelism, or Megatron-Core's default t_e = t), those with e t_e | d t c; a dense model keeps
+    e = 1, t_e = t. `estimate --etp` takes any t_e."""
+    x = cluster.shape
+    if not x.moe:
+        return {**fac, "e": np.ones_like(fac["d"]), "t_e": fac["t"].copy()}
+    grid = _cross(fac, e=divisors(x.E), same=np.array([False, True]))
+    same = grid.pop("same")
+    grid["t_e"] = np.where(same, grid["t"], 1)
+    keep = ((grid["d"] * grid["t"] * grid["c"]) % (grid["e"] * grid["t_e"]) == 0) & ~(same & (grid["t"] == 1))
+    return {name: values[keep] for name, values in grid.items()}
+
+
 def candidates(cluster: Cluster, fac: dict[str, np.ndarray] | None = None, zero: tuple[int, ...] = ZERO_STAGES,
                balance: bool = True) -> dict[str, np.ndarray]:
-    """The cross product factorisations x vpp in divisors(L) x b in divisors(gbs) x zero x split kind;
-    m = gbs // (b d).
+    """The cross product factorisations x expert layouts x vpp in divisors(L) x b in divisors(gbs) x zero x split
+    kind; m = gbs // (b d).
 
     Every valid vpp divides L (p vpp | L, or with uneven stages L % vpp = 0) and every valid b divides gbs (b d | gbs),
-    so no valid choice is missed. `fac` restricts the factorisations (default: all of them).
+    so no valid choice is missed. `fac` restricts the factorisations (default: all of them, with every expert
+    layout of `experts`); given, it carries its own e and t_e.
     """
-    fac = factorisations(cluster.gpus) if fac is None else fac
+    fac = experts(cluster, factorisations(cluster.gpus)) if fac is None else fac
     grid = _cross(fac, vpp=divisors(cluster.shape.L), b=divisors(cluster.gbs), zero=np.asarray(zero, dtype=np.int8),
                   split=_splits(balance))
     grid["m"] = cluster.gbs // (grid["b"] * grid["d"])
@@ -97,8 +113,7 @@ def candidates(cluster: Cluster, fac: dict[str, np.ndarray] | None = None, zero:
 def _letters(cluster: Cluster, swept: dict) -> SimpleNamespace:
     """What the rules read: the swept letters (arrays, or one candidate's ints) and the cluster's fixed values; a row
     of an uneven split kind has uneven stages whose split is not chosen yet (no stage_layers tuple)."""
-    experts = {"e": swept.get("e", 1), "t_e": swept.get("t_e", swept["t"]), "C_f": 1.0}
-    return SimpleNamespace(**{**experts, **swept}, s=cluster.s, gbs=cluster.gbs, sp=cluster.sp,
+    return SimpleNamespace(**swept, C_f=cluster.moe_capacity, s=cluster.s, gbs=cluster.gbs, sp=cluster.sp,
                            flash_attn=cluster.flash_attn, uneven=swept["split"] > 0, stage_layers=None,
                            **rules.model_letters(cluster.shape))
 
@@ -111,10 +126,11 @@ def masks(grid: dict[str, np.ndarray], cluster: Cluster, profile: str = "paper")
 
 def _least_constrained(cluster: Cluster, fac: dict[str, np.ndarray], profile: str, zero: tuple[int, ...],
                        balance: bool) -> tuple[dict, dict[str, np.ndarray]]:
-    """The factorisations `fac` crossed with every ZeRO stage and split, at vpp = 1 and b = 1, and the rule masks."""
+    """The factorisations `fac` crossed with every ZeRO stage and split, at vpp = 1, b = 1 and e = 1 (t_e = 1 with
+    experts, else t), and the rule masks."""
     grid = _cross(fac, zero=np.asarray(zero, dtype=np.int8), split=_splits(balance))
     one = np.ones_like(grid["d"])
-    grid.update(vpp=one, b=one, m=cluster.gbs // grid["d"])
+    grid.update(vpp=one, b=one, m=cluster.gbs // grid["d"], e=one, t_e=one if cluster.shape.moe else grid["t"])
     return grid, masks(grid, cluster, profile)
 
 
@@ -122,7 +138,8 @@ def _pruned_factorisations(cluster: Cluster, balance: bool) -> dict[str, np.ndar
     """The (d, t, p, c) with d | gbs, t | gcd(a, k, f), p | L (p <= L with balanced stages) and d t p c = N: the
     rules on one letter, applied first."""
     n, x = cluster.gpus, cluster.shape
-    ds, ts = (divisors(math.gcd(n, *others)) for others in ((cluster.gbs,), (x.a, x.k, x.f)))
+    widths = (x.a, x.k) + ((x.f,) if x.L_e < x.L else ()) + ((x.f_s,) if x.f_s else ())  # what t splits
+    ds, ts = (divisors(math.gcd(n, *others)) for others in ((cluster.gbs,), widths))
     ps = divisors(n)[divisors(n) <= x.L] if balance else divisors(math.gcd(n, x.L))
     d, t, p = (a.ravel() for a in np.meshgrid(ds, ts, ps, indexing="ij"))
     keep = n % (d * t * p) == 0
@@ -143,7 +160,7 @@ def valid(cluster: Cluster, profile: str = "paper", zero: tuple[int, ...] = ZERO
     first, ok = _least_constrained(cluster, _pruned_factorisations(cluster, balance), profile, zero, balance)
     passed = np.logical_and.reduce(list(ok.values()))
     kept = np.unique(np.stack([first[name] for name in "dtpc"])[:, passed], axis=1)
-    grid = candidates(cluster, dict(zip("dtpc", kept)), zero, balance)
+    grid = candidates(cluster, experts(cluster, dict(zip("dtpc", kept))), zero, balance)
     divides = cluster.shape.L % (grid["p"] * grid["vpp"]) == 0
     same = ((grid["split"] > 0) & (grid["p"] == 1)) | ((grid["split"] == SPLITS.index("near_even")) & divides)
     ok = np.logical_and.reduce(list(masks(grid, cluster, profile).values())) & ~same

@@ -24,8 +24,10 @@ class Hardware:
 
 
 FORMULAS = [
-    ("F_lin", "2 (2 h^2 (1 + k/a) + 3 h f)", "forward FLOPs per token per layer in the Q, K, V, O and SwiGLU matmuls"),
-    ("F_att", "2 s h", "forward FLOPs per token per layer in causal attention (QK^T and AV over s/2 keys on average)"),
+    ("F_lin", "2 (2 h dh (a + k) + ((L - L_e) 3 h f + L_e (3 h k_e C_f f_e + 3 h f_s + h E)) / L)",
+     "forward FLOPs per token per layer in the Q, K, V, O matmuls and the MLP (an MoE layer: the router, k_e "
+     "experts, C_f times as many on the most loaded expert rank, the shared experts), averaged over the layers"),
+    ("F_att", "2 s a dh", "forward FLOPs per token per layer in causal attention (QK^T and AV over s/2 keys on average)"),
     ("T_c", "3 gbs s (L (F_lin + F_att) + 2 h v) / (N flops)", "ideal compute time per step (forward + 2x backward)"),
     ("T_r", "gbs s L (F_lin + F_att) / (N flops) [full]; gbs s L F_att / (N flops) [selective]",
      "recompute: full reruns every layer's forward, selective reruns core attention"),
@@ -36,17 +38,25 @@ FORMULAS = [
      "TP+SP all-gathers and reduce-scatters: 4 per layer forward, 4 backward, 4 more when full recompute"),
     ("V_cp", "(3 + [full]) (c - 1) 2 (s/c) b h (k/a) / t B_a (L/p) m",
      "ring attention passes K and V once forward and K, V plus their gradients backward"),
-    ("V_dp", "(n - 1)/n P/(t p) (2 B_g [zero 0] | B_g + B_w [zero 1] | m B_g + B_w [zero 2] | m (B_g + 2 B_w) "
-     "[zero 3]), n = d c", "gradient all-reduce; reduce-scatter + parameter all-gather (distributed optimizer); "
-     "ZeRO-2 reduce-scatters every micro batch's gradients (no unsharded accumulator); ZeRO-3 also all-gathers the "
-     "weights for every micro batch's forward and backward"),
+    ("V_dp", "((n - 1)/n P_d/(t p) + (n_e - 1)/n_e P_e/(e t_e p)) (2 B_g [zero 0] | B_g + B_w [zero 1] | m B_g + B_w "
+     "[zero 2] | m (B_g + 2 B_w) [zero 3]), n = d c, n_e = d t c/(e t_e)", "gradient all-reduce; reduce-scatter + "
+     "parameter all-gather (distributed optimizer); ZeRO-2 reduce-scatters every micro batch's gradients (no "
+     "unsharded accumulator); ZeRO-3 also all-gathers the weights for every micro batch's forward and backward; "
+     "the routed experts' P_e parameters over their expert data-parallel group, the rest P_d over d c"),
     ("V_pp", "2 (s b h / (t c)) B_a vpp m [p > 1]", "activations forward and their gradients backward between stages"),
+    ("V_ep", "(4 + 2 [full]) (e - 1)/e C_f k_e (s b / (t c)) h B_a (L_e/p) m",
+     "MoE all-to-all: dispatch and combine of each token's k_e copies, forward and backward (and the forward again "
+     "under full recompute)"),
+    ("V_etp", "(4 + 2 [full]) (t_e - 1) C_f k_e (s b / (t c)) h B_a (L_e/p) m",
+     "expert tensor parallel: the received rows all-gathered over t_e and reduce-scattered back"),
     ("M_x", "tp: (8 + 4 [full]) (t - 1) (L/p) m; cp: (3 + [full]) (c - 1) (L/p) m; dp: 2 (n - 1) [zero <= 1], "
-     "(m L/p + 1)(n - 1) [zero 2], 3 m (L/p)(n - 1) [zero 3]; pp: 2 vpp m [p > 1]",
-     "messages (ring steps) per step, each paying a fixed latency; ZeRO-2/3 collectives run layer by layer"),
+     "(m L/p + 1)(n - 1) [zero 2], 3 m (L/p)(n - 1) [zero 3]; pp: 2 vpp m [p > 1]; ep, etp: (4 + 2 [full]) (n_x - 1) "
+     "(L_e/p) m", "messages (ring steps, or all-to-all peers) per step, each paying a fixed latency; ZeRO-2/3 "
+     "collectives run layer by layer"),
     ("T_x", "M_x latency + V_x / bw, intra-node figures if stride_x n_x <= gpus_per_node else inter-node",
-     "rank order tp-cp-dp-pp: a group of n_x ranks at stride_x (tp: t at 1, cp: c at t, dp: d c at t, pp: p at t c d)"),
-    ("T", "skew (T_c + T_r) / (1 - bubble) + T_tp + T_cp + T_dp + T_pp", "proxy step time, no overlap"),
+     "rank order tp-cp-dp-pp: a group of n_x ranks at stride_x (tp: t at 1, cp: c at t, dp: d c at t, pp: p at t c "
+     "d); experts tp-ep-dp (Megatron-Core): etp: t_e at 1, ep: e at t_e"),
+    ("T", "skew (T_c + T_r) / (1 - bubble) + T_tp + T_cp + T_dp + T_pp + T_ep + T_etp", "proxy step time, no overlap"),
     ("score", "T_c / T", "share of the step spent on the model's FLOPs; higher ranks first"),
 ]
 
@@ -59,27 +69,36 @@ def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware
     widths = Training()  # default byte widths, the same ones the memory estimate uses
     B_a, B_g, B_w = widths.act_bytes, widths.grad_bytes, widths.weight_bytes
     d, t, p, c, vpp, b, m = (np.asarray(grid[n], dtype=np.float64) for n in ("d", "t", "p", "c", "vpp", "b", "m"))
+    e = np.asarray(grid.get("e", 1), dtype=np.float64)
+    t_e = np.asarray(grid.get("t_e", t), dtype=np.float64)
+    C_f = cluster.moe_capacity
     full = np.asarray(grid["recompute"]) == RECOMPUTE.index("full")
     selective = np.asarray(grid["recompute"]) == RECOMPUTE.index("selective")
     zero = np.asarray(grid["zero"])
     skew = p * np.asarray(grid.get("max_layers", x.L / p), dtype=np.float64) / x.L
 
-    F_lin = 2.0 * (2 * x.h**2 * (1 + x.k / x.a) + 3 * x.h * x.f)
-    F_att = 2.0 * s * x.h
+    moe_mlp = 3 * x.h * x.k_e * C_f * x.f_e + 3 * x.h * x.f_s + x.h * x.E
+    F_lin = 2.0 * (2 * x.h * x.dh * (x.a + x.k) + ((x.L - x.L_e) * 3 * x.h * x.f + x.L_e * moe_mlp) / x.L)
+    F_att = 2.0 * s * x.a * x.dh
     T_c = 3 * gbs * s * (x.L * (F_lin + F_att) + 2 * x.h * x.v) / (n_gpu * hw.flops)
     T_r = gbs * s * x.L * np.where(full, F_lin + F_att, np.where(selective, F_att, 0.0)) / (n_gpu * hw.flops)
     bubble = (p - 1) / (vpp * m + p - 1)
     V_tp = (8 + 4 * full) * (t - 1) / t * (s * b * x.h / c) * B_a * (x.L / p) * m
-    V_cp = (3 + full) * (c - 1) * 2 * (s / c) * b * x.h * (x.k / x.a) / t * B_a * (x.L / p) * m
-    n_dp = d * c
+    V_cp = (3 + full) * (c - 1) * 2 * (s / c) * b * x.k * x.dh / t * B_a * (x.L / p) * m
+    n_dp, n_edp = d * c, d * t * c / (e * t_e)
     per_step = np.select([zero == 0, zero == 1, zero == 2], [2 * B_g, B_g + B_w, m * B_g + B_w], m * (B_g + 2 * B_w))
-    V_dp = (n_dp - 1) / n_dp * x.param_count / (t * p) * per_step
+    experts = x.L_e * x.E * 3 * x.h * x.f_e  # routed-expert parameters
+    V_dp = ((n_dp - 1) / n_dp * (x.param_count - experts) / (t * p)
+            + (n_edp - 1) / n_edp * experts / (e * t_e * p)) * per_step
     V_pp = np.where(p > 1, 2 * (s * b * x.h / (t * c)) * B_a * vpp * m, 0.0)
+    dispatched = (4 + 2 * full) * C_f * x.k_e * (s * b / (t * c)) * x.h * B_a * (x.L_e / p) * m
+    V_ep, V_etp = (e - 1) / e * dispatched, (t_e - 1) * dispatched
 
     M_tp = (8 + 4 * full) * (t - 1) * (x.L / p) * m
     M_cp = (3 + full) * (c - 1) * (x.L / p) * m
     M_dp = (n_dp - 1) * np.select([zero <= 1, zero == 2], [2, m * x.L / p + 1], 3 * m * x.L / p)
     M_pp = np.where(p > 1, 2 * vpp * m, 0.0)
+    M_ep, M_etp = ((4 + 2 * full) * (n - 1) * (x.L_e / p) * m for n in (e, t_e))
 
     def seconds(messages, volume, stride, size):
         inside = stride * size <= hw.gpus_per_node
@@ -88,12 +107,15 @@ def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware
 
     T_tp, T_cp = seconds(M_tp, V_tp, 1, t), seconds(M_cp, V_cp, t, c)
     T_dp, T_pp = seconds(M_dp, V_dp, t, n_dp), seconds(M_pp, V_pp, t * c * d, p)
-    T = skew * (T_c + T_r) / (1 - bubble) + T_tp + T_cp + T_dp + T_pp
+    T_etp, T_ep = seconds(M_etp, V_etp, 1, t_e), seconds(M_ep, V_ep, t_e, e)
+    T = skew * (T_c + T_r) / (1 - bubble) + T_tp + T_cp + T_dp + T_pp + T_ep + T_etp
     T_c = np.broadcast_to(T_c, T.shape)
-    return dict(T_c=T_c, T_r=T_r, bubble=bubble, skew=np.broadcast_to(skew, T.shape), V_tp=V_tp, V_cp=V_cp,
-                V_dp=V_dp, V_pp=V_pp,
-                M_tp=M_tp, M_cp=M_cp, M_dp=np.broadcast_to(M_dp, T.shape), M_pp=M_pp,
-                T_tp=T_tp, T_cp=T_cp, T_dp=T_dp, T_pp=T_pp, T=T, score=T_c / T)
+    full_shape = lambda x: np.broadcast_to(x, T.shape)
+    return dict(T_c=T_c, T_r=T_r, bubble=bubble, skew=full_shape(skew), V_tp=V_tp, V_cp=V_cp,
+                V_dp=V_dp, V_pp=V_pp, V_ep=full_shape(V_ep), V_etp=full_shape(V_etp),
+                M_tp=M_tp, M_cp=M_cp, M_dp=full_shape(M_dp), M_pp=M_pp, M_ep=full_shape(M_ep), M_etp=full_shape(M_etp),
+                T_tp=T_tp, T_cp=T_cp, T_dp=T_dp, T_pp=T_pp, T_ep=full_shape(T_ep), T_etp=full_shape(T_etp), T=T,
+                score=T_c / T)
 
 
 def explain(hw: Hardware = Hardware()) -> str:
@@ -103,8 +125,8 @@ def explain(hw: Hardware = Hardware()) -> str:
     for name, formula, meaning in FORMULAS:
         lines.append(f"  {name:<{width}} = {formula}")
         lines.append(f"  {'':<{width}}   {meaning}")
-    lines.append("  N = d t p c GPUs; P = parameter count; B_a, B_g, B_w = activation, gradient, weight bytes; "
-                 "[x] is 1 when x holds, else 0")
+    lines.append("  N = d t p c GPUs; P = parameter count (P_e of it routed experts, P_d the rest); B_a, B_g, B_w = "
+                 "activation, gradient, weight bytes; [x] is 1 when x holds, else 0")
     lines.append("Assumed hardware: " + ", ".join(f"{fl.name}={getattr(hw, fl.name):g}" for fl in fields(hw)))
     lines.append("Not modelled: compute/communication overlap, kernel efficiency of the micro batch size, "
                  "the embedding's and LM head's share of a stage's time.")

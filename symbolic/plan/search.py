@@ -10,7 +10,7 @@ import numpy as np
 
 from ..config.switches import Switches
 from ..config.training import RECOMPUTE, STAGES, ZERO_STAGES, Training
-from ..estimator.estimate import PEAK_FROM, peak_of
+from ..estimator.estimate import PEAK_FROM, mixed, peak_of
 from ..profiles import widths
 from .balance import even_cap
 from .enumerate import SPLITS, Cluster, valid
@@ -56,7 +56,8 @@ class PlanResult:
         """Row i as the shared Training config (what `mem4d estimate` would be given)."""
         r = self.rows
         return replace(reference(self.cluster, self.profile), d=int(r["d"][i]), t=int(r["t"][i]), p=int(r["p"][i]),
-                       c=int(r["c"][i]), vpp=int(r["vpp"][i]), b=int(r["b"][i]),
+                       c=int(r["c"][i]), vpp=int(r["vpp"][i]), b=int(r["b"][i]), ep=int(r["e"][i]),
+                       etp=int(r["t_e"][i]) if self.cluster.shape.moe else None,
                        recompute=RECOMPUTE[int(r["recompute"][i])], zero=int(r["zero"][i]),
                        stage_layers=tuple(r["stage_layers"][i, :r["p"][i]].tolist()) if r["split"][i] else None)
 
@@ -68,7 +69,8 @@ def as_bytes(value: float) -> int:
 
 def reference(cluster: Cluster, profile: str) -> Training:
     """The cluster's fixed part as a Training (s, gbs, sp, flash_attn, the profile's byte widths); rows vary the rest."""
-    return Training(s=cluster.s, gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn, **widths(profile))
+    return Training(s=cluster.s, gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn,
+                    moe_capacity=cluster.moe_capacity, **widths(profile))
 
 
 def _estimators(cluster: Cluster, profile: str, overheads: bool, zero: tuple[int, ...]) -> dict:
@@ -81,7 +83,28 @@ def _estimators(cluster: Cluster, profile: str, overheads: bool, zero: tuple[int
             for r in RECOMPUTE for z in sorted(zero, reverse=True)}
 
 
-def _evaluate(grid: dict[str, np.ndarray], est, fixed: dict[str, float], L: int, width: int) -> dict[str, np.ndarray]:
+def _mixed_even_totals(est, arrays: dict, shape) -> dict[str, np.ndarray]:
+    """Each stage kind's total of an even split when the model's layers are of two kinds (dense and MoE): every
+    rank with its own MoE layers (Training.layer_ranges: interleaved chunks placed), the middle kind the most loaded
+    middle rank, as `mem4d estimate` lists every rank of such a model."""
+    from ..config.training import Training, stage_of
+
+    n = len(arrays["p"])
+    totals = {kind: np.full(n, -np.inf) for kind in STAGES}
+    for p, vpp in {(int(p), int(v)) for p, v in zip(arrays["p"], np.broadcast_to(arrays["vpp"], (n,)))}:
+        at = np.flatnonzero((arrays["p"] == p) & (np.broadcast_to(arrays["vpp"], (n,)) == vpp))
+        column = {name: (x[at] if np.ndim(x) else x) for name, x in arrays.items()}
+        moe = Training(p=p, vpp=vpp).moe_layers(shape)
+        for rank in range(p):
+            kind = stage_of(rank, p)
+            layers = shape.L if kind == "only" else shape.L / p
+            total = est.stage_total(kind, **column, L_r=layers, m_r=est.in_flight(**column, r=rank), Le_r=moe[rank])
+            totals[kind][at] = np.maximum(totals[kind][at], total)
+    return totals
+
+
+def _evaluate(grid: dict[str, np.ndarray], est, fixed: dict[str, float], L: int, width: int,
+              shape=None) -> dict[str, np.ndarray]:
     """One (recompute, zero) pair's rows: every component, each stage kind's total (even rows: L/p layers on the
     representative ranks; the other kinds: their split, the most loaded middle rank), the split ([rows, width]
     layers per rank, zero beyond p and on even rows) and its largest stage's layers."""
@@ -99,6 +122,8 @@ def _evaluate(grid: dict[str, np.ndarray], est, fixed: dict[str, float], L: int,
         if uneven:
             near_even = grid["split"][rows] == SPLITS.index("near_even")
             splits[rows], totals = split_rows(est, sub, L, width, near_even)
+        elif shape is not None and mixed(shape):
+            totals = _mixed_even_totals(est, sub, shape)
         else:
             totals = est.stage_totals(**sub)
         for kind, x in totals.items():
@@ -118,6 +143,7 @@ def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware 
     from ..config.glossary import inputs_for
 
     t0 = time.perf_counter()
+    balance = balance and not mixed(cluster.shape)  # dense and MoE layers: a split's totals depend on where it falls
     grid, n_candidates = valid(cluster, profile, zero, balance)
     if len(grid["d"]) == 0:  # nothing to evaluate: the caller explains with plan.why_not
         rows = {**grid, "recompute": np.zeros(0, np.int8), "stage_layers": np.zeros((0, 1), LAYERS),
@@ -133,14 +159,16 @@ def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware 
     width = int(grid["p"][grid["split"] > 0].max(initial=1))  # columns of the splits: the most stages of an uneven row
     for (recompute, z), est in estimators.items():
         at = grid["zero"] == z
-        part = _evaluate({name: x[at] for name, x in grid.items()}, est, fixed, cluster.shape.L, width)
+        part = _evaluate({name: x[at] for name, x in grid.items()}, est, fixed, cluster.shape.L, width, cluster.shape)
         part["recompute"] = np.full(len(part["d"]), RECOMPUTE.index(recompute), dtype=np.int8)
         parts.append(part)
     components = _union(est.components for est in estimators.values())
     names = parts[0].keys() | set(components)
     rows = {name: np.concatenate([part.get(name, np.zeros(len(part["d"]))) for part in parts]) for name in names}
     # "total" as `estimate` reports it (the sum of the components rounded to bytes), so both give the same verdict
-    rows["total"] = np.sum([np.rint(rows[name]) for name in components[:-1]], axis=0)
+    rows["total"] = np.zeros(len(rows["d"]))
+    for name in components[:-1]:
+        rows["total"] += np.rint(rows[name])
     stage_totals = {stage: rows.pop(f"{stage}.total") for stage in PEAK_FROM[1:]}
     rows["peak"], which = peak_of(rows["total"], stage_totals, rows["p"], rows["split"] > 0)
     rows["peak_from"] = which.astype(np.int8)

@@ -29,57 +29,55 @@ def _bilinear(est: Estimator, kind: str, arrays: dict, n: int) -> np.ndarray:
     40M-parameter buckets' min(params, bucket), which is constant once one layer holds 40M parameters per GPU."""
     column = {name: (x[:, None] if np.ndim(x) else x) for name, x in arrays.items()}
     L_r = np.array([1, 2, 1, 2])
-    at = np.broadcast_to(est.stage(kind, **column, L_r=L_r, m_r=np.array([0, 0, 1, 1]),
-                                   Le_r=moe_share(column) * L_r)["total"], (n, 4))
+    at = np.broadcast_to(est.stage_peak_total(kind, **column, L_r=L_r, m_r=np.array([0, 0, 1, 1]),
+                                              Le_r=moe_share(column) * L_r), (n, 4))
     c1 = at[:, 1] - at[:, 0]
     c3 = at[:, 3] - at[:, 2] - c1
     return np.stack([at[:, 0] - c1, c1, at[:, 2] - at[:, 0] - c3, c3])
 
 
-def _level(cost: np.ndarray, slope: np.ndarray, units: np.ndarray, cap: np.ndarray,
-           high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The water level of the continuous problem with the ranks in `high` at the cap: ranks that cannot reach it
-    pinned at one chunk (`low`)."""
-    low = np.zeros_like(high)
-    for _ in range(cost.shape[1]):
-        free = ~(low | high)
-        with np.errstate(divide="ignore", invalid="ignore"):  # every rank pinned: no level (nor use for one)
-            level = ((units - low.sum(1) - np.where(high, cap, 0).sum(1) + (cost / slope * free).sum(1))
-                     / ((1 / slope) * free).sum(1))[:, None]
-        lower = free & ((level - cost) / slope < 1)
-        if not lower.any():
-            break
-        low |= lower
-    return level, low
+NEVER = 1e300  # a total no rank reaches: what "inf" would be, kept finite (numpy's arithmetic on inf is slow here)
+
+
+def _level(cost: np.ndarray, slope: np.ndarray, units: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """[rows, 1] water level of the continuous problem: the lambda at which sum_r clip((lambda - cost_r) / slope_r,
+    1, cap) = units, exactly, by sorting each row's 2p breakpoints (rank r leaves one chunk at cost_r + slope_r and
+    reaches the cap at cost_r + cap slope_r; cap <= units): between breakpoints the sum grows linearly with the free
+    ranks' sum of 1 / slope_r, so a cumulative sum over the sorted breakpoints finds the segment holding units."""
+    rows, p = cost.shape
+    points = np.concatenate([cost + slope, cost + cap * slope], axis=1)
+    deltas = np.concatenate([1 / slope, -1 / slope], axis=1)
+    order = np.argsort(points, axis=1, kind="stable")
+    points, deltas = np.take_along_axis(points, order, 1), np.take_along_axis(deltas, order, 1)
+    rate = np.cumsum(deltas, axis=1)  # the sum's growth per unit of lambda after each breakpoint
+    held = p + np.concatenate([np.zeros((rows, 1)), np.cumsum(rate[:, :-1] * np.diff(points, axis=1), axis=1)], axis=1)
+    need = np.asarray(units, dtype=np.float64).reshape(rows, 1)
+    j = np.clip((held < need).sum(1, keepdims=True) - 1, 0, 2 * p - 1)  # the last breakpoint below units
+    base, at, rate_j = (np.take_along_axis(x, j, 1) for x in (held, points, rate))
+    grows = rate_j > 0  # past the last breakpoint nothing grows: every rank at the cap
+    return np.where(need <= p, points[:, :1], np.where(grows, at + (need - base) / np.where(grows, rate_j, 1), at))
 
 
 def _chunks(cost: np.ndarray, slope: np.ndarray, units: np.ndarray, cap: np.ndarray) -> np.ndarray:
     """Chunks per rank [rows, p] minimising each row's max of cost + chunks x slope with sum = units, 1 <= chunks
     <= cap (cap [rows, 1], inf for none)."""
     rows, p = cost.shape
-    high = np.zeros((rows, p), dtype=bool)
-    for _ in range(p):  # a rank above the cap stays above it as the others rise: pin it there, level again
-        level, low = _level(cost, slope, units, cap, high)
-        over = ~(low | high) & ((level - cost) / slope > cap)
-        if not over.any():
-            break
-        high |= over
-    with np.errstate(invalid="ignore"):
-        free = np.clip(np.floor((level - cost) / slope * (1 - 1e-12)), 1, cap)
-    chunks = np.where(high, cap, np.where(low, 1, free)).astype(np.int64)
+    cap = np.minimum(cap, np.asarray(units, dtype=np.float64).reshape(rows, 1))  # no rank holds more than all
+    x = (_level(cost, slope, units, cap) - cost) / slope
+    chunks = np.where(x > cap, cap, np.clip(np.floor(x * (1 - 1e-12)), 1, cap)).astype(np.int64)
     rest = units - chunks.sum(1)
     index = np.arange(rows)
     while (rest < 0).any():  # float rounding gave a row one chunk too many: take it back where the total is largest
-        over = np.where(chunks > 1, cost + chunks * slope, -np.inf)
+        over = np.where(chunks > 1, cost + chunks * slope, -NEVER)
         chunks[index, np.argmax(over, 1)] -= rest < 0
         rest += rest < 0
-    grown = np.where(chunks < cap, cost + (chunks + 1) * slope, np.inf)  # each rank's total with one chunk more
+    grown = np.where(chunks < cap, cost + (chunks + 1) * slope, NEVER)  # each rank's total with one chunk more
     while (rest > 0).any():
         rows_left = np.flatnonzero(rest > 0)
         rank = np.argmin(grown[rows_left], 1)
         chunks[rows_left, rank] += 1
         more = chunks[rows_left, rank] < cap[rows_left, 0]
-        grown[rows_left, rank] = np.where(more, grown[rows_left, rank] + slope[rows_left, rank], np.inf)
+        grown[rows_left, rank] = np.where(more, grown[rows_left, rank] + slope[rows_left, rank], NEVER)
         rest[rows_left] -= 1
     return chunks
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..config.symbols import ALL, BY_NAME, LATEX, MEANING, L_r, m_r, r
+from ..config.symbols import ALL, BY_NAME, LATEX, MEANING, L_r, Le_r, m_r, r
 from ..estimator.estimate import stages_of
 from .formulas import formulas
 from .tex import align, breakable, expression, inline, mathrm, names, prose, visible
@@ -22,11 +22,16 @@ def published() -> list[str]:
     return [r"\begin{align*}", " \\\\\n".join(PUBLISHED), r"\end{align*}"]
 
 
-def glossary(values: dict[str, float]) -> list[str]:
+def glossary(values: dict[str, float], moe: bool = False) -> list[str]:
+    """The symbols with this configuration's values; the expert letters (E, k_e, f_e, f_s, L_e, C_f, e, t_e, L_{e,r})
+    only for a model with experts."""
+    from ..config.glossary import EXPERT_LETTERS
+
     lines = [r"\section*{Symbols}", r"\begin{longtable}{l l r}", r"symbol & meaning & value here \\ \hline \endhead"]
     for sym in ALL:
-        lines.append(f"${LATEX.get(sym, sym.name)}$ & {prose(MEANING[sym])} & {values[sym.name]:,} \\\\")
-    for sym in (r, L_r, m_r):
+        if moe or sym.name not in EXPERT_LETTERS:
+            lines.append(f"${LATEX.get(sym, sym.name)}$ & {prose(MEANING[sym])} & {values[sym.name]:,} \\\\")
+    for sym in (r, L_r, m_r) + ((Le_r,) if moe else ()):
         lines.append(f"${LATEX.get(sym, sym.name)}$ & {prose(MEANING[sym])} & per stage \\\\")
     return lines + [r"\end{longtable}"]
 

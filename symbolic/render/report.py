@@ -124,7 +124,7 @@ def document(result: Estimate, gpu: int, threshold: float = 0.8, *, figures: dic
     lines += numbers(result, gpu)
     lines += plan or []
     lines += crosscheck or []
-    lines += formulas_tex.glossary(inputs_for(result.shape, tr))
+    lines += formulas_tex.glossary(inputs_for(result.shape, tr), result.shape.moe)
     lines += _formulas(module, result.profile, sw, inputs_for(result.shape, tr), tr.p)
     lines.append(r"\end{document}")
     return "\n".join(lines) + "\n"

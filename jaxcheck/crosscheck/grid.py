@@ -12,7 +12,7 @@ from symbolic.config.dtypes import FLOATS, JAX_COMPUTE_DTYPE, JAX_PARAM_DTYPE
 from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import resolve_model
 from symbolic.config.shapes import DEFAULT_MODEL
-from symbolic.config.training import RECOMPUTE, ZERO_STAGES, training_from_json
+from symbolic.config.training import MOE_FIELDS, RECOMPUTE, ZERO_STAGES, training_from_json
 
 from ..spec import DEFAULT_TRAINING, JaxOptions, StepSpec
 
@@ -21,7 +21,10 @@ from ..spec import DEFAULT_TRAINING, JaxOptions, StepSpec
 DEFAULTS: dict = {"model": DEFAULT_MODEL, **{k: v for k, v in DEFAULT_TRAINING.flags(widths=False).items()
                                              if k != "stage_layers"},
                   "param_dtype": JAX_PARAM_DTYPE, "compute_dtype": JAX_COMPUTE_DTYPE}
-TYPES = {key: int if key == "gbs" else type(value) for key, value in DEFAULTS.items()}  # gbs: None by default
+# gbs, etp: None by default (one full pipeline; etp = tp); moe_capacity: a number
+TYPES = {key: int if key in ("gbs", "etp") else (int, float) if key == "moe_capacity" else type(value)
+         for key, value in DEFAULTS.items()}
+MOE_DEFAULTS = {key: DEFAULTS[key] for key in MOE_FIELDS}  # keys a config of a dense model leaves at their default
 CHOICES = {"recompute": RECOMPUTE, "zero": ZERO_STAGES, "param_dtype": FLOATS, "compute_dtype": FLOATS}
 TABLES = ("base", "grid", "case")
 
@@ -34,13 +37,15 @@ def _check_value(where: str, key: str, value) -> None:
         raise ConfigError(f"{where}: unknown key {key!r} (known: {', '.join(DEFAULTS)})")
     kind = TYPES[key]
     typed = isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
+    if key == "moe_capacity" and typed and not value > 0:
+        raise ConfigError(f"{where}: moe_capacity must be a number above 0, got {value!r}")
     if key in CHOICES:
         if not typed or value not in CHOICES[key]:
             raise ConfigError(f"{where}: {key} must be one of {', '.join(map(str, CHOICES[key]))}, got {value!r}")
     elif kind is int and (not typed or value <= 0):
         raise ConfigError(f"{where}: {key} must be a positive integer, got {value!r}")
     elif not typed:
-        raise ConfigError(f"{where}: {key} must be a {kind.__name__}, got {value!r}")
+        raise ConfigError(f"{where}: {key} must be a {getattr(kind, '__name__', 'number')}, got {value!r}")
     if key == "model":
         try:
             resolve_model(value)
@@ -97,8 +102,10 @@ def parse_grid(path: str | Path) -> list[Config]:
 
 
 def config_key(cfg: Config) -> str:
-    """Canonical hash of a config: sha256 of its sorted-key JSON (every key present, defaults filled in)."""
-    full = {key: cfg.get(key, default) for key, default in DEFAULTS.items()}
+    """Canonical hash of a config: sha256 of its sorted-key JSON (every key present, defaults filled in; the expert
+    keys only where they differ from their defaults, so the keys of configs recorded before they existed stand)."""
+    full = {key: cfg.get(key, default) for key, default in DEFAULTS.items()
+            if key not in MOE_DEFAULTS or cfg.get(key, default) != default}
     return hashlib.sha256(json.dumps(full, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -114,6 +121,9 @@ def label(cfg: Config) -> str:
     """Short human name: model d t p c s b [gbs] recompute [zeroN] [no-sp] [no-flash_attn]."""
     gbs = "" if cfg["gbs"] is None else f" gbs{cfg['gbs']}"
     extras = (f" zero{cfg['zero']}" if cfg["zero"] else "") + "".join(f" no-{k}" for k in ("sp", "flash_attn") if not cfg[k])
+    experts = "".join(f" {name}{cfg[key]:g}" for key, name in (("ep", "e"), ("etp", "te"), ("moe_capacity", "C"))
+                      if cfg.get(key, MOE_DEFAULTS[key]) != MOE_DEFAULTS[key])
+    extras = experts + extras
     return (f"{cfg['model']} d{cfg['dp']} t{cfg['tp']} p{cfg['pp']} c{cfg['cp']} s{cfg['seq']} b{cfg['mbs']}{gbs} "
             f"{cfg['recompute']}{extras}")
 

@@ -37,7 +37,7 @@ def jit_step(built: Built, with_grads: bool = False):
     """jax.jit of the train step with explicit in/out shardings; params and optimizer state donated (opts.donate)."""
     sh = built.shardings
     compute = sh["compute"] if built.spec.train.zero >= 2 else None
-    step = make_train_step(built.graphdef, built.block_graphdef, built.spec, sh["grads"], with_grads, compute)
+    step = make_train_step(built.graphdef, built.stack_graphdefs, built.spec, sh["grads"], with_grads, compute)
     replicated = jax.sharding.NamedSharding(built.mesh, jax.sharding.PartitionSpec())
     outs = (sh["params"], sh["optimizer"], replicated) + ((sh["grads"],) if with_grads else ())
     donate = (0, 1) if built.spec.opts.donate else ()

@@ -1,15 +1,24 @@
-"""The 4D device mesh (data, pipe, tensor, context): simulated CPU devices set before jax starts, jax.distributed, checks."""
+"""The device mesh (data, expert, pipe, tensor, context): simulated CPU devices set before jax starts, jax.distributed,
+checks. The e expert-parallel ranks fold over the d data-parallel ranks: d = (d/e) x e, so dense data parallelism is
+the pair of axes DATA = ("data", "expert"), and the devices lie in the order of the 4D mesh (d, p, t, c)."""
 from __future__ import annotations
 
 from symbolic.config.errors import ConfigError
 from symbolic.config.training import Training
 
-AXES = ("data", "pipe", "tensor", "context")
+AXES = ("data", "expert", "pipe", "tensor", "context")
+DATA = ("data", "expert")  # the d data-parallel ranks of dense layers: d/e x e
 
 
 def mesh_shape(train: Training) -> dict[str, int]:
-    """Mesh axis sizes from the training config: data=d, pipe=p, tensor=t, context=c."""
-    return {"data": train.d, "pipe": train.p, "tensor": train.t, "context": train.c}
+    """Mesh axis sizes from the training config: data=d/e, expert=e, pipe=p, tensor=t, context=c (the rule table's
+    jax scope checks e | d)."""
+    return {"data": train.d // train.ep, "expert": train.ep, "pipe": train.p, "tensor": train.t, "context": train.c}
+
+
+def _folded(devices, train: Training):
+    """A (d, p, t, c) device array as the mesh's (d/e, e, p, t, c): d split into d/e major, e minor."""
+    return devices.reshape(tuple(mesh_shape(train)[a] for a in AXES))
 
 
 def backend_started() -> bool:
@@ -54,16 +63,18 @@ def init_distributed(coordinator: str | None, num_processes: int | None, process
 
 
 def make_mesh(train: Training, devices: list | None = None):
-    """A jax Mesh with axes (data, pipe, tensor, context) in Auto mode (GSPMD with sharding constraints), over the
-    given devices (jaxcheck.backend.start: simulated CPUs, a deviceless GPU topology, local GPUs) or jax's."""
+    """A jax Mesh with axes AXES in Auto mode (GSPMD with sharding constraints), over the given devices
+    (jaxcheck.backend.start: simulated CPUs, a deviceless GPU topology, local GPUs) or jax's: the devices laid out
+    (d, p, t, c) as a 4D mesh, d then split into (d/e, e)."""
     import jax
     import numpy as np
     from jax.sharding import AxisType
 
     need = train.world
-    shape = tuple(mesh_shape(train)[a] for a in AXES)
+    shape = (train.d, train.p, train.t, train.c)
+    auto = (AxisType.Auto,) * len(AXES)
     if devices is not None and len(devices) >= need:
-        return jax.sharding.Mesh(np.array(devices[:need]).reshape(shape), AXES, axis_types=(AxisType.Auto,) * 4)
+        return jax.sharding.Mesh(_folded(np.array(devices[:need]).reshape(shape), train), AXES, axis_types=auto)
     devices = jax.devices()
     if len(devices) < need:
         kind = devices[0].platform
@@ -75,12 +86,16 @@ def make_mesh(train: Training, devices: list | None = None):
                     f"or compile deviceless for the card with --target (see README)")
         raise ConfigError(f"mesh d*p*t*c = {train.d}*{train.p}*{train.t}*{train.c} needs {need} devices, "
                           f"jax sees {len(devices)} {kind} device(s): {hint}")
-    return jax.make_mesh(shape, AXES, axis_types=(AxisType.Auto,) * 4, devices=devices[:need])
+    flat = jax.make_mesh(shape, ("d", "p", "t", "c"), axis_types=(AxisType.Auto,) * 4, devices=devices[:need])
+    return jax.sharding.Mesh(_folded(flat.devices, train), AXES, axis_types=auto)
 
 
 def describe(mesh) -> dict:
-    """Axis sizes plus where the devices are: platform and number of jax processes."""
+    """The parallel sizes data (d: the mesh axes data x expert), expert (e), pipe, tensor, context, plus where the
+    devices are: platform and number of jax processes."""
     import jax
 
-    return {**dict(zip(mesh.axis_names, (int(n) for n in mesh.devices.shape))),
+    sizes = dict(zip(mesh.axis_names, (int(n) for n in mesh.devices.shape)))
+    return {"data": sizes["data"] * sizes["expert"], "expert": sizes["expert"], "pipe": sizes["pipe"],
+            "tensor": sizes["tensor"], "context": sizes["context"],
             "platform": mesh.devices.flat[0].platform, "processes": jax.process_count()}

@@ -10,8 +10,8 @@ from flax import nnx
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 from .mesh import mesh_shape
-from .model.llama import STACK_AXES, Llama, param_axes
-from .model.rules import layer_zero_spec, partition_spec, zero1_spec
+from .model.llama import STACK_AXES, STACKS, Llama, param_axes
+from .model.rules import layer_zero_spec, partition_spec, zero1_spec, zero_group
 from .spec import StepSpec
 from .step import make_optimizer
 
@@ -22,13 +22,15 @@ GROUPS = ("params", "optimizer", "batch")  # the train step's argument pytrees, 
 
 def layouts(names: tuple[str | None, ...], shape: tuple[int, ...], zero: int, sizes: dict) -> dict[str, P]:
     """One parameter's PartitionSpec per layout. compute: its logical axes (matrices and vocabulary over tensor,
-    stacked layers over pipe). sharded: that plus (data, context) within one layer (layer_zero_spec). params: compute, or
-    sharded with ZeRO-3; grads: compute, or sharded with ZeRO-2/3; optimizer: compute (ZeRO-0), data and context on
-    dimension 0 or later (ZeRO-1, as the distributed optimizer), or sharded (ZeRO-2/3, where the gradients are)."""
-    compute = partition_spec(names)
+    stacked layers over pipe, routed experts over expert). sharded: that plus the parameter's ZeRO group within one
+    layer (layer_zero_spec; rules.zero_group: data x expert x context for a dense parameter, the expert data-parallel
+    group for a routed expert's). params: compute, or sharded with ZeRO-3; grads: compute, or sharded with ZeRO-2/3;
+    optimizer: compute (ZeRO-0), the group on dimension 0 or later (ZeRO-1, as the distributed optimizer), or sharded
+    (ZeRO-2/3, where the gradients are)."""
+    compute, group = partition_spec(names), zero_group(names)
     stacked = sum(1 for name in names[:len(STACK_AXES)] if name in STACK_AXES)
-    sharded = layer_zero_spec(compute, shape, sizes, skip=stacked)
-    optimizer = {0: compute, 1: zero1_spec(compute, shape, sizes)}.get(zero, sharded)
+    sharded = layer_zero_spec(compute, shape, sizes, skip=stacked, group=group)
+    optimizer = {0: compute, 1: zero1_spec(compute, shape, sizes, group)}.get(zero, sharded)
     return {"compute": compute, "params": sharded if zero >= 3 else compute,
             "grads": sharded if zero >= 2 else compute, "optimizer": optimizer}
 
@@ -40,13 +42,18 @@ class Built:
     spec: StepSpec
     mesh: jax.sharding.Mesh
     graphdef: nnx.GraphDef
-    block_graphdef: nnx.GraphDef
+    stack_graphdefs: dict  # stack name (llama.STACKS, model order) -> the graph definition of one of its blocks
     abstract: dict  # group -> pytree of jax.ShapeDtypeStruct carrying shardings
     shardings: dict  # group -> pytree of NamedSharding
 
     @property
     def args(self) -> tuple:
         return tuple(self.abstract[g] for g in GROUPS)
+
+    @property
+    def block_graphdef(self) -> nnx.GraphDef:
+        """The graph definition of a block of the main stack ("blocks": every layer, or the MoE ones)."""
+        return self.stack_graphdefs["blocks"]
 
 
 def _nest(pairs) -> dict:
@@ -71,7 +78,7 @@ def build(spec: StepSpec, mesh: jax.sharding.Mesh) -> Built:
     the gradients the step keeps; batch tokens and targets are [m, d*b, s] int32."""
     model = nnx.eval_shape(lambda: Llama(spec, nnx.Rngs(0)))
     graphdef, state = nnx.split(model)
-    block_graphdef = nnx.split(model.blocks)[0]
+    stack_graphdefs = {name: nnx.split(getattr(model, name))[0] for name in STACKS if hasattr(model, name)}
     flat = list(nnx.to_flat_state(state))
     params = _nest((path, jax.ShapeDtypeStruct(v.get_value().shape, v.get_value().dtype)) for path, v in flat)
     sizes = mesh_shape(spec.train)
@@ -91,7 +98,7 @@ def build(spec: StepSpec, mesh: jax.sharding.Mesh) -> Built:
     abstract = {"params": _with_sharding(params, shardings["params"]),
                 "optimizer": _with_sharding(opt_state, shardings["optimizer"]),
                 "batch": _with_sharding(batch, shardings["batch"])}
-    return Built(spec, mesh, graphdef, block_graphdef, abstract, shardings)
+    return Built(spec, mesh, graphdef, stack_graphdefs, abstract, shardings)
 
 
 def shard_bytes(x: jax.ShapeDtypeStruct) -> int:

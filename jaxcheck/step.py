@@ -12,10 +12,10 @@ from jax.ad_checkpoint import checkpoint_policies as cp
 from symbolic.config.errors import ConfigError
 from symbolic.config.step import SELECTIVE_SAVED
 
-from .model.llama import Llama, act_names
+from .model.llama import Llama
 from .model.pipeline import Tape, gpipe_backward, gpipe_forward
 from .model.weightops import zeros_after
-from .model.rules import constrain
+from .model.rules import act_names, constrain
 from .spec import StepSpec
 from .zero import apply_updates, gathered
 
@@ -62,14 +62,21 @@ def _micro_loss(graphdef, params: dict, head: dict, y_BxSxH: jax.Array, t_BxS: j
     return jnp.sum(jax.nn.logsumexp(logits, axis=-1) - target)
 
 
-def loss_fn(params: dict, batch: dict, graphdef, block_graphdef, plan: StepSpec, compute=None) -> jax.Array:
+def _stacks(stack_graphdefs) -> dict:
+    """Stack name -> block graph definition, in model order (state.Built.stack_graphdefs); one graph definition
+    alone is the "blocks" stack."""
+    return stack_graphdefs if isinstance(stack_graphdefs, dict) else {"blocks": stack_graphdefs}
+
+
+def loss_fn(params: dict, batch: dict, graphdef, stack_graphdefs, plan: StepSpec, compute=None) -> jax.Array:
     """Mean next-token cross entropy over the global batch; tokens/targets are [m, d*b, s] (forward only); compute:
     the parameters' compute layout with ZeRO-3 (gathered where used)."""
     gather = compute if plan.train.zero >= 3 else None
     params = gathered(params, gather)
-    x = _embed(graphdef, params, params["embed"], batch["tokens"], plan)
-    y, _ = gpipe_forward(layer_function(block_graphdef, plan), Tape(), params["blocks"], x, act_names(plan),
-                         None if gather is None else gather["blocks"])
+    y = _embed(graphdef, params, params["embed"], batch["tokens"], plan)
+    for name, block_graphdef in _stacks(stack_graphdefs).items():
+        y, _ = gpipe_forward(layer_function(block_graphdef, plan), Tape(), params[name], y, act_names(plan),
+                             None if gather is None else gather[name])
     head = _head_params(params, plan.shape.tied)
     micro = lambda total, yt: (total + _micro_loss(graphdef, params, head, *yt), None)
     return jax.lax.scan(micro, jnp.float32(0), (y, batch["targets"]))[0] / batch["targets"].size
@@ -98,27 +105,32 @@ def loss_backward(graphdef, params: dict, head: dict, y_MxBxSxH: jax.Array, targ
     return total * scale, dhead, dy
 
 
-def loss_and_grads(params: dict, batch: dict, graphdef, block_graphdef, plan: StepSpec, grad_shardings=None,
+def loss_and_grads(params: dict, batch: dict, graphdef, stack_graphdefs, plan: StepSpec, grad_shardings=None,
                    compute=None):
     """The loss and every parameter's gradient: embedding and loss by jax.vjp, the pipeline by its own backward
-    (jaxcheck.pipeline), whose stacked-weight gradients accumulate in one buffer per weight (in grad_shardings).
+    (jaxcheck.pipeline), whose stacked-weight gradients accumulate in one buffer per weight (in grad_shardings); a
+    model of two stacks (dense layers first, p = 1) runs one pipeline after the other, and back in reverse.
     With ZeRO-3 (compute: the parameters' compute layout) the parameters are all-gathered where used, the blocks one
     layer at a time; with ZeRO-2/3 the accumulators are sharded over data and context (grad_shardings)."""
-    act, tied = act_names(plan), plan.shape.tied
-    layer, tape = layer_function(block_graphdef, plan), Tape()
+    act, tied, stacks = act_names(plan), plan.shape.tied, _stacks(stack_graphdefs)
+    layers = {name: (layer_function(block_graphdef, plan), Tape()) for name, block_graphdef in stacks.items()}
     compute = compute if plan.train.zero >= 3 else None
     params = gathered(params, compute)
-    x, embed_vjp = jax.vjp(lambda e: _embed(graphdef, params, e, batch["tokens"], plan), params["embed"])
-    gather = None if compute is None else compute["blocks"]
-    y, res = gpipe_forward(layer, tape, params["blocks"], x, act, gather)
+    y, embed_vjp = jax.vjp(lambda e: _embed(graphdef, params, e, batch["tokens"], plan), params["embed"])
+    gather = {name: None if compute is None else compute[name] for name in stacks}
+    res = {}
+    for name, (layer, tape) in layers.items():
+        y, res[name] = gpipe_forward(layer, tape, params[name], y, act, gather[name])
     head = _head_params(params, tied)
     sharded = plan.train.zero >= 2 and grad_shardings is not None
     head_sharding = {name: grad_shardings[name] for name in head} if sharded else None
-    loss, dhead, dy = loss_backward(graphdef, params, head, y, batch["targets"], head_sharding)
-    blocks_sharding = None if grad_shardings is None else grad_shardings["blocks"]
-    dx, dblocks = gpipe_backward(layer, tape, params["blocks"], res, dy, act, blocks_sharding, gather)
+    loss, dhead, dx = loss_backward(graphdef, params, head, y, batch["targets"], head_sharding)
+    dstacks = {}
+    for name, (layer, tape) in reversed(layers.items()):
+        stack_sharding = None if grad_shardings is None else grad_shardings[name]
+        dx, dstacks[name] = gpipe_backward(layer, tape, params[name], res[name], dx, act, stack_sharding, gather[name])
     (dembed,) = embed_vjp(dx)
-    grads = {**dhead, "embed": dembed + dhead["embed"] if tied else dembed, "blocks": dblocks}
+    grads = {**dhead, "embed": dembed + dhead["embed"] if tied else dembed, **dstacks}
     # every gradient exists before any AdamW update starts, as in a trainer's gradient buffer: left free, XLA ran the
     # head's update before the pipeline backward with ZeRO-0 and after it with ZeRO-1
     grads = jax.lax.optimization_barrier(grads)
@@ -130,7 +142,7 @@ def make_optimizer(plan: StepSpec) -> optax.GradientTransformation:
     return optax.adamw(plan.opts.learning_rate, b1=0.9, b2=0.95, weight_decay=plan.opts.weight_decay)
 
 
-def make_train_step(graphdef, block_graphdef, plan: StepSpec, grad_shardings=None, with_grads: bool = False,
+def make_train_step(graphdef, stack_graphdefs, plan: StepSpec, grad_shardings=None, with_grads: bool = False,
                     compute=None) -> Callable:
     """(params, opt_state, batch) -> (params, opt_state, loss[, grads]); with_grads returns the gradients for tests.
 
@@ -142,7 +154,7 @@ def make_train_step(graphdef, block_graphdef, plan: StepSpec, grad_shardings=Non
     opt = make_optimizer(plan)
 
     def train_step(params, opt_state, batch):
-        loss, grads = loss_and_grads(params, batch, graphdef, block_graphdef, plan, grad_shardings, compute)
+        loss, grads = loss_and_grads(params, batch, graphdef, stack_graphdefs, plan, grad_shardings, compute)
         if grad_shardings is not None:
             grads = jax.lax.with_sharding_constraint(grads, grad_shardings)
         updates, opt_state = opt.update(grads, opt_state, params)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import jax
 import optax
 
+from .model.llama import STACKS
 from .model.pipeline import layer_of, layer_shardings
 
 
@@ -14,7 +15,7 @@ def gathered(params: dict, compute) -> dict:
     it; otherwise (compute None) the parameters as they are."""
     if compute is None:
         return params
-    return {name: x if name == "blocks" else jax.lax.with_sharding_constraint(x, compute[name])
+    return {name: x if name in STACKS else jax.lax.with_sharding_constraint(x, compute[name])
             for name, x in params.items()}
 
 
@@ -25,15 +26,22 @@ def apply_updates(params: dict, updates: dict, shards=None, compute=None) -> dic
     its parameter buffer bucket by bucket; the other parameters are updated whole."""
     if shards is None:
         return optax.apply_updates(params, updates)
-    new = optax.apply_updates({k: v for k, v in params.items() if k != "blocks"},
-                              {k: v for k, v in updates.items() if k != "blocks"})
-    blocks = jax.lax.with_sharding_constraint(params["blocks"], shards["blocks"])
-    fresh = jax.lax.with_sharding_constraint(optax.apply_updates(blocks, updates["blocks"]), shards["blocks"])
+    stacks = [name for name in STACKS if name in params]
+    new = optax.apply_updates({k: v for k, v in params.items() if k not in stacks},
+                              {k: v for k, v in updates.items() if k not in stacks})
+    return {**new, **{name: _gathered_update(params[name], updates[name], shards[name], compute[name])
+                      for name in stacks}}
+
+
+def _gathered_update(stack: dict, updates: dict, shards, compute):
+    """One stack's new parameters [p, L/p, ...]: updated on shards, all-gathered into the stack layer by layer."""
+    blocks = jax.lax.with_sharding_constraint(stack, shards)
+    fresh = jax.lax.with_sharding_constraint(optax.apply_updates(blocks, updates), shards)
     n = jax.tree.leaves(fresh)[0].shape[1]
-    whole = layer_shardings(compute["blocks"])
+    whole = layer_shardings(compute)
 
     def layer(j, out):
         w = jax.lax.with_sharding_constraint(layer_of(fresh, j), whole)
         return jax.tree.map(lambda a, x: jax.lax.dynamic_update_index_in_dim(a, x.astype(a.dtype), j, axis=1), out, w)
 
-    return {**new, "blocks": jax.lax.fori_loop(0, n, layer, params["blocks"])}
+    return jax.lax.fori_loop(0, n, layer, stack)

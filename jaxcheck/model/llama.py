@@ -1,5 +1,6 @@
-"""Llama in flax nnx: vocab-parallel embedding, RMSNorm, RoPE, GQA attention, SwiGLU MLP, untied (or tied) LM head;
-params in param_dtype, cast to compute_dtype where used, each tagged with its logical axes (jaxcheck.model.rules)."""
+"""Llama in flax nnx: vocab-parallel embedding, RMSNorm, RoPE, GQA attention, SwiGLU MLP or mixture of experts
+(jaxcheck.model.moe), untied (or tied) LM head; params in param_dtype, cast to compute_dtype where used, each tagged
+with its logical axes (jaxcheck.model.rules)."""
 from __future__ import annotations
 
 import jax
@@ -9,20 +10,23 @@ from jax.ad_checkpoint import checkpoint_name
 
 from ..spec import StepSpec
 from .attention import allgather_attention
+from .mlp import MLP, param as _param
+from .moe import MoE
 from .weightops import cast_einsum, rope, scale, vocab_parallel_lookup
-from .rules import constrain, partition_spec
+from .rules import act_names, constrain, partition_spec
 
 STACK_AXES = ("stage", "layer")  # logical names of the leading [p, L/p] axes of every block parameter
+STACKS = ("dense_blocks", "blocks")  # the stacked layers in model order (Llama attributes): dense_blocks only when an
+# MoE model's first layers are dense (then p = 1, the rule table's jax scope); blocks: every layer, or the MoE ones
 
 
-def _param(rngs: nnx.Rngs, shape: tuple[int, ...], axes: tuple[str, ...], std: float, dtype) -> nnx.Param:
-    """A normal(0, std) weight tagged with its logical axes."""
-    return nnx.Param((std * jax.random.normal(rngs.params(), shape)).astype(dtype), axes=axes)
-
-
-def act_names(plan: StepSpec) -> tuple[str, str, str]:
-    """Logical axes of the [b, s, h] residual stream between blocks: s split over context, and over tensor with SP."""
-    return ("batch", "seq_sp" if plan.train.sp else "seq", "embed")
+def stack_layers(shape) -> dict[str, tuple[int, bool]]:
+    """The model's stacks in model order: name -> (layers, whether they are MoE layers)."""
+    if not shape.moe:
+        return {"blocks": (shape.L, False)}
+    if not shape.dense_layers:
+        return {"blocks": (shape.L, True)}
+    return {"dense_blocks": (shape.L - shape.L_e, False), "blocks": (shape.L_e, True)}
 
 
 class RMSNorm(nnx.Module):
@@ -61,51 +65,44 @@ class Attention(nnx.Module):
         return cast_einsum("bsnd,ndh->bsh", None, out, self.wo[...])
 
 
-class MLP(nnx.Module):
-    """SwiGLU: column-parallel gate and up [h, f], row-parallel down [f, h]."""
-
-    def __init__(self, plan: StepSpec, rngs: nnx.Rngs):
-        h, f, dt = plan.shape.h, plan.shape.f, plan.opts.param_dtype
-        self.gate = _param(rngs, (h, f), ("embed", "mlp"), h ** -0.5, dt)
-        self.up = _param(rngs, (h, f), ("embed", "mlp"), h ** -0.5, dt)
-        self.down = _param(rngs, (f, h), ("mlp", "embed"), f ** -0.5, dt)
-
-    def __call__(self, x_BxSxH: jax.Array) -> jax.Array:
-        names = ("batch", "seq", "mlp")
-        gate = checkpoint_name(constrain(cast_einsum("bsh,hf->bsf", None, x_BxSxH, self.gate[...]), names), "gate")
-        up = checkpoint_name(constrain(cast_einsum("bsh,hf->bsf", None, x_BxSxH, self.up[...]), names), "up")
-        act = checkpoint_name(jax.nn.silu(gate) * up, "swiglu")
-        return cast_einsum("bsf,fh->bsh", None, act, self.down[...])
-
-
 class Block(nnx.Module):
-    """Pre-norm decoder block: x + Attn(RMSNorm(x)), then + MLP(RMSNorm(.)); the SP/CP layout is set between parts."""
+    """Pre-norm decoder block: x + Attn(RMSNorm(x)), then + MLP(RMSNorm(.)); the SP/CP layout is set between parts.
+    moe: the MLP is a mixture of experts, which reads the normed stream in the between-blocks layout itself."""
 
-    def __init__(self, plan: StepSpec, rngs: nnx.Rngs):
+    def __init__(self, plan: StepSpec, rngs: nnx.Rngs, moe: bool = False):
         self.plan = plan
         self.attn_norm, self.attn = RMSNorm(plan), Attention(plan, rngs)
-        self.mlp_norm, self.mlp = RMSNorm(plan), MLP(plan, rngs)
+        self.mlp_norm, self.mlp = RMSNorm(plan), MoE(plan, rngs) if moe else MLP(plan, rngs)
 
     def __call__(self, x_BxSxH: jax.Array) -> jax.Array:
         outer, inner = act_names(self.plan), ("batch", "seq", "embed")
         x = checkpoint_name(constrain(x_BxSxH, outer), "attn_norm_in")
         y = checkpoint_name(constrain(self.attn_norm(x), inner), "attn_in")  # SP all-gather over tensor
         x = checkpoint_name(x + constrain(self.attn(y), outer), "mlp_norm_in")  # SP reduce-scatter
+        if isinstance(self.mlp, MoE):
+            return x + constrain(self.mlp(checkpoint_name(constrain(self.mlp_norm(x), outer), "moe_in")), outer)
         y = checkpoint_name(constrain(self.mlp_norm(x), inner), "mlp_in")
         return x + constrain(self.mlp(y), outer)
+
+
+def _block_maker(plan: StepSpec, moe: bool):
+    """key -> Block: what the stacks vmap (over p, then L/p) to build stacked block parameters."""
+    return lambda key: Block(plan, nnx.Rngs(key), moe)
 
 
 class Llama(nnx.Module):
     """Embedding [v, h] (vocab-parallel), blocks stacked [p, L/p], final RMSNorm, LM head [h, v] (vocab-parallel).
     The L decoder blocks are one Block whose parameters are stacked [p, L/p, ...] (logical prefix (stage, layer)):
-    stage i holds layers i*L/p ... (i+1)*L/p - 1."""
+    stage i holds layers i*L/p ... (i+1)*L/p - 1. An MoE model whose first layers are dense (p = 1) has two stacks,
+    dense_blocks [1, L - L_e] then blocks [1, L_e] (stack_layers)."""
 
     def __init__(self, plan: StepSpec, rngs: nnx.Rngs):
         s, p = plan.shape, plan.train.p
         self.plan = plan
         self.embed = _param(rngs, (s.v, s.h), ("vocab", "embed"), 1.0, plan.opts.param_dtype)
-        keys = jax.random.split(rngs.params(), (p, s.L // p))
-        self.blocks = nnx.vmap(nnx.vmap(lambda key: Block(plan, nnx.Rngs(key))))(keys)
+        for name, (n, moe) in stack_layers(s).items():
+            keys = jax.random.split(rngs.params(), (p, n // p))
+            setattr(self, name, nnx.vmap(nnx.vmap(_block_maker(plan, moe)))(keys))
         self.norm = RMSNorm(plan)
         self.head = None if s.tied else _param(rngs, (s.h, s.v), ("embed", "vocab"), s.h ** -0.5, plan.opts.param_dtype)
 

@@ -8,9 +8,10 @@ shifts one stage back; each stage walks its layers in reverse, rebuilds each lay
 weights, and adds the layer's weight gradient into the accumulator [p, L/p, ...] in place. Residual stacks,
 accumulator and stage buffers are loop carries, updated in place: no iteration's slice is copied. Bubble iterations compute
 on zeros or repeated inputs whose outputs never reach the loss, so their cotangents are zero and the result is exact.
-With p = 1 this is gradient accumulation over the m micro batches. ZeRO-2/3: the accumulator is sharded over data and
-context (acc_shardings), so each layer's gradient is reduce-scattered into it; ZeRO-3: the stacked weights are sharded
-too (gather: their compute layout), and each layer's are all-gathered inside the layer loop, forward and backward.
+With p = 1 this is gradient accumulation over the m micro batches. ZeRO-2/3: the accumulator is sharded over each
+weight's ZeRO group (acc_shardings; data x expert x context, or a routed expert's expert data-parallel group), so each
+layer's gradient is reduce-scattered into it; ZeRO-3: the stacked weights are sharded too (gather: their compute
+layout), and each layer's are all-gathered inside the layer loop, forward and backward.
 """
 from __future__ import annotations
 

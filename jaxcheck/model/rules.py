@@ -1,13 +1,16 @@
-"""The one table mapping logical tensor axes to the mesh axes (data, pipe, tensor, context), and helpers built on it."""
+"""The one table mapping logical tensor axes to the mesh axes (data, expert, pipe, tensor, context), the ZeRO groups,
+and helpers built on them."""
 from __future__ import annotations
 
 import jax
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec as P
 
+from ..mesh import DATA
+
 # logical axis -> mesh axis (None = replicated). Every parameter and constrained activation names its axes with these.
 RULES: dict[str, str | tuple[str, ...] | None] = {
-    "batch": "data",  # b (the d*b sequences of one micro batch)
+    "batch": DATA,  # b (the d*b sequences of one micro batch, over the d = (d/e) e ranks: data x expert)
     "stage": "pipe",  # leading axis of the stacked layers: pipeline stage
     "layer": None,  # layers within a stage (scanned)
     "seq": "context",  # s inside attention / MLP: split over context only (CP)
@@ -21,7 +24,23 @@ RULES: dict[str, str | tuple[str, ...] | None] = {
     "norm": None,  # h of the RMSNorm scales (not split by t)
     "kv_seq": None,  # s of K and V inside attention: all-gathered over context
     "micro": None,  # m: micro batches (scanned)
+    "router": None,  # E of the router [h, E] (replicated)
+    "experts": "expert",  # E of the routed experts' stacked weights [E, h, f_e], [E, f_e, h]: E/e on each rank
+    "expert_mlp": "tensor",  # f_e of a routed expert split over tensor (t_e = t)
+    "expert_mlp_whole": None,  # f_e of a routed expert kept whole on each tensor rank (t_e = 1)
 }
+
+# the ranks over which ZeRO shards a parameter's states: those holding the same copy of it. Dense parameters: the
+# d data-parallel ranks (data x expert) and context. Routed experts (a parameter with an "experts" axis): their
+# expert data-parallel group, data and context, and tensor where the experts are not split over it (t_e = 1), as
+# Megatron-Core's distributed optimizer shards expert states over d t c / (e t_e) ranks.
+DENSE_ZERO = DATA + ("context",)
+EXPERT_ZERO = ("data", "context")
+
+
+def act_names(plan) -> tuple[str, str, str]:
+    """Logical axes of the [b, s, h] residual stream between blocks: s split over context, and over tensor with SP."""
+    return ("batch", "seq_sp" if plan.train.sp else "seq", "embed")
 
 
 def partition_spec(names: tuple[str | None, ...]) -> P:
@@ -34,15 +53,24 @@ def constrain(x: jax.Array, names: tuple[str | None, ...]) -> jax.Array:
     return jax.lax.with_sharding_constraint(x, partition_spec(names))
 
 
-def _zero_axes(mesh_shape: dict[str, int]) -> tuple[tuple[str, ...], int]:
-    """The mesh axes a ZeRO stage shards over (data, context; those of size > 1) and their product d*c."""
-    extra = tuple(a for a in ("data", "context") if mesh_shape[a] > 1)
+def zero_group(names: tuple[str | None, ...]) -> tuple[str, ...]:
+    """The mesh axes over which ZeRO shards the states of a parameter with these logical axes (see DENSE_ZERO)."""
+    if "experts" not in names:
+        return DENSE_ZERO
+    return EXPERT_ZERO + (("tensor",) if "expert_mlp_whole" in names else ())
+
+
+def _zero_axes(mesh_shape: dict[str, int], group: tuple[str, ...]) -> tuple[tuple[str, ...], int]:
+    """The axes of a ZeRO group that have size > 1, in mesh order, and their product (d*c for dense parameters)."""
+    order = tuple(mesh_shape)
+    extra = tuple(sorted((a for a in group if mesh_shape[a] > 1), key=order.index))
     return extra, int(np.prod([mesh_shape[a] for a in extra]))
 
 
-def zero1_spec(pspec: P, shape: tuple[int, ...], mesh_shape: dict[str, int]) -> P:
-    """ZeRO-1: add (data, context) to the first unsharded dimension divisible by d*c (as MaxText's add_data_to_sharding)."""
-    extra, n = _zero_axes(mesh_shape)
+def zero1_spec(pspec: P, shape: tuple[int, ...], mesh_shape: dict[str, int], group: tuple[str, ...] = DENSE_ZERO) -> P:
+    """ZeRO-1: add the group's axes (data, context for a dense parameter) to the first unsharded dimension divisible
+    by their product (as MaxText's add_data_to_sharding)."""
+    extra, n = _zero_axes(mesh_shape, group)
     if n == 1:
         return pspec
     entries = list(pspec) + [None] * (len(shape) - len(pspec))
@@ -53,12 +81,13 @@ def zero1_spec(pspec: P, shape: tuple[int, ...], mesh_shape: dict[str, int]) -> 
     return pspec
 
 
-def layer_zero_spec(pspec: P, shape: tuple[int, ...], mesh_shape: dict[str, int], skip: int = 0) -> P:
-    """ZeRO-2/3: add (data, context) after the mesh axes of the first dimension from `skip` on (past the stacked
-    [p, L/p] prefix: within one layer) whose per-device size d*c divides; unchanged when none does. The major
-    dimension of a layer, so that a layer's gather and reduce-scatter over d*c are contiguous (on a minor one
-    XLA:GPU transposes the whole stack into and out of the update's layer loop)."""
-    extra, n = _zero_axes(mesh_shape)
+def layer_zero_spec(pspec: P, shape: tuple[int, ...], mesh_shape: dict[str, int], skip: int = 0,
+                    group: tuple[str, ...] = DENSE_ZERO) -> P:
+    """ZeRO-2/3: add the group's axes (data, context for a dense parameter) after the mesh axes of the first dimension
+    from `skip` on (past the stacked [p, L/p] prefix: within one layer) whose per-device size their product divides;
+    unchanged when none does. The major dimension of a layer, so that a layer's gather and reduce-scatter over the
+    group are contiguous (on a minor one XLA:GPU transposes the whole stack into and out of the update's layer loop)."""
+    extra, n = _zero_axes(mesh_shape, group)
     if n == 1:
         return pspec
     entries = list(pspec) + [None] * (len(shape) - len(pspec))

@@ -13,6 +13,8 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import PartitionSpec as P
 
+from .rules import DENSE_ZERO
+
 
 def _einsum(spec: str, preferred, x, w):
     return jnp.einsum(spec, x, w, preferred_element_type=preferred)
@@ -145,7 +147,7 @@ def _local_lookup_bwd(dtype, t, sp, res, g):
         g = jax.lax.all_gather(g, "tensor", axis=g.ndim - 2, tiled=True)
     rows, inside = _rows(table, ids)
     grad = zeros_after(table, g).at[rows].add(g.astype(table.dtype) * inside.astype(table.dtype))
-    return jax.lax.psum(grad, ("data", "context")), None
+    return jax.lax.psum(grad, DENSE_ZERO), None  # over the d data-parallel ranks (data x expert) and context
 
 
 _local_lookup.defvjp(_local_lookup_fwd, _local_lookup_bwd)

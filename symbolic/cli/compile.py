@@ -36,7 +36,8 @@ def _print_table(report, spec) -> None:
 
     mesh = report.mesh
     title = (f"{config_line(report.as_json(spec))} - XLA per device, {report.devices} {mesh['platform']} devices "
-             f"(mesh data={mesh['data']} pipe={mesh['pipe']} tensor={mesh['tensor']} context={mesh['context']})")
+             f"(mesh data={mesh['data']}" + (f" expert={mesh['expert']}" if mesh.get("expert", 1) > 1 else "")
+             + f" pipe={mesh['pipe']} tensor={mesh['tensor']} context={mesh['context']})")
     table = Table(title=title, title_justify="left")
     table.add_column("buffer")
     table.add_column("GiB", justify="right")

@@ -101,9 +101,16 @@ RULES: tuple[Rule, ...] = (
                     f"{FLASH_BLOCK} (or shorter), or pass --no-flash-attn"), scope="jax"),
     Rule("dh % 2", lambda x: x.dh % 2 == 0, lambda x: f"RoPE needs an even head width, got dh={x.dh}", scope="jax",
          model=True),
-    Rule("no experts (jax)", lambda x: x.E == 0,
-         lambda x: f"{x.model} has routed experts: jaxcheck's model has none yet (the paper profile counts them)",
-         scope="jax", model=True),
+    Rule("e | d (jax)", lambda x: x.d % x.e == 0,
+         lambda x: (f"jaxcheck folds expert parallel over data parallel only: ep={x.e} must divide dp={x.d} "
+                    f"(Megatron-Core also folds it over tp and cp)"), scope="jax"),
+    Rule("t_e in {1, t} (jax)", lambda x: (x.t_e == 1) | (x.t_e == x.t),
+         lambda x: (f"jaxcheck splits each expert over all tp={x.t} tensor ranks or none: etp={x.t_e} must be 1 or "
+                    f"{x.t}"), scope="jax"),
+    Rule("mixed layers: p = 1, dense first (jax)",
+         lambda x: (x.L_e == x.L) | (x.L_e == 0) | ((x.p == 1) & x.dense_first),
+         lambda x: (f"{x.model} mixes {x.L - x.L_e} dense and {x.L_e} MoE layers: jaxcheck stacks them as two "
+                    f"stacks only with pp=1 and the dense layers first (got pp={x.p})"), scope="jax", model=True),
     Rule("no biases or q/k norms (jax)", lambda x: np.logical_not(x.bias) & (x.qk_norm == "none"),
          lambda x: (f"{x.model} has biases or q/k norms, which jaxcheck's attention and MLP do not have (the paper "
                     f"profile counts them)"), scope="jax", model=True),
@@ -133,7 +140,8 @@ def model_letters(shape) -> dict:
     """What the rules read from a ModelShape."""
     return dict(model=shape.name, a=shape.a, k=shape.k, f=shape.f, L=shape.L, v=shape.v, dh=shape.dh, E=shape.E,
                 f_e=shape.f_e, f_s=shape.f_s, L_e=shape.L_e, qk_norm=shape.qk_norm,
-                bias=shape.qkv_bias or shape.o_bias or shape.mlp_bias)
+                bias=shape.qkv_bias or shape.o_bias or shape.mlp_bias,
+                dense_first=shape.dense_layers == tuple(range(len(shape.dense_layers))))
 
 
 def check(x: SimpleNamespace, rules: tuple[Rule, ...]) -> None:

@@ -7,5 +7,12 @@ FLASH_BLOCK = 128  # keys per block of jaxcheck's flash attention: min(s, FLASH_
 # recomputed. K and V are saved as attention reads them, all-gathered over context: saving them before the gather,
 # XLA:GPU merged the backward's re-gather with the forward's and stacked the gathered K and V anyway (dumps of
 # grids/holdout.toml, c = 2 and 4, at 2e81ea2), so the policy names what the compiled program holds.
+# An MoE layer (jaxcheck.model.moe, .dispatch) saves all of its MLP too: the normed input, the router's softmax,
+# top-k and weights (the top-k's indices are recomputed from the softmax), the routing slots, the experts' dispatched
+# input and SwiGLU tensors, their combined outputs, and the shared experts' input, SwiGLU tensors, output and sigmoid
+# gate (no all-to-all runs again in the backward).
 SELECTIVE_SAVED = ("attn_norm_in", "attn_in", "q", "k_gathered", "v_gathered", "attn_out", "mlp_norm_in", "mlp_in",
-                   "gate", "up", "swiglu")
+                   "gate", "up", "swiglu",
+                   "moe_in", "router_probs", "router_topk", "router_weights", "moe_slots",
+                   "moe_dispatched", "moe_gate", "moe_up", "moe_swiglu", "moe_expert_out",
+                   "shared_in", "shared_gate", "shared_up", "shared_swiglu", "shared_out", "shared_sigmoid")

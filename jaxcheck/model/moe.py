@@ -1,0 +1,70 @@
+"""The MLP of an MoE layer: a router [h, E] (fp32 logits, softmax over E, top-k_e, the k_e weights renormalised),
+E routed SwiGLU experts stacked [E, h, f_e] / [E, f_e, h] (split over "expert", and f_e over "tensor" when t_e = t),
+dispatched by jaxcheck.model.dispatch, plus shared experts (a tensor-parallel SwiGLU of width f_s) with an optional
+sigmoid gate [h, 1]. Its input and output are in the between-blocks layout [b, s/(c t), h]."""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from flax import nnx
+from jax.ad_checkpoint import checkpoint_name
+
+from ..spec import StepSpec
+from .dispatch import routed_experts
+from .mlp import MLP, param
+from .rules import act_names, constrain, partition_spec
+from .weightops import cast_einsum
+
+SHARED_NAMES = ("shared_gate", "shared_up", "shared_swiglu")  # checkpoint names of the shared experts' SwiGLU
+
+
+def expert_width_axis(plan: StepSpec) -> str:
+    """Logical axis of f_e: over tensor when each expert is split over the t tensor ranks (t_e = t), else whole."""
+    return "expert_mlp" if plan.train.etp_size == plan.train.t else "expert_mlp_whole"
+
+
+def route(logits_BxSxE: jax.Array, k_e: int) -> tuple[jax.Array, jax.Array]:
+    """Softmax over the E experts (fp32), the top k_e, their probabilities renormalised to sum to one: the chosen
+    experts [b, s, k_e] int32 and their weights [b, s, k_e] fp32 (Mixtral's softmax over the top-k logits)."""
+    probs = checkpoint_name(jax.nn.softmax(logits_BxSxE, axis=-1), "router_probs")
+    top_BxSxK, experts_BxSxK = jax.lax.top_k(probs, k_e)
+    top_BxSxK = checkpoint_name(top_BxSxK, "router_topk")
+    weights = top_BxSxK / jnp.sum(top_BxSxK, axis=-1, keepdims=True)
+    return experts_BxSxK, checkpoint_name(weights, "router_weights")
+
+
+class MoE(nnx.Module):
+    """Router [h, E] (replicated), routed experts gate, up [E, h, f_e] and down [E, f_e, h], shared experts
+    (f_s > 0) and their sigmoid gate [h, 1] (shared_gate)."""
+
+    def __init__(self, plan: StepSpec, rngs: nnx.Rngs):
+        s, dt = plan.shape, plan.opts.param_dtype
+        h, E, f_e = s.h, s.E, s.f_e
+        width = expert_width_axis(plan)
+        self.plan = plan
+        self.router = param(rngs, (h, E), ("embed", "router"), h ** -0.5, dt)
+        self.gate = param(rngs, (E, h, f_e), ("experts", "embed", width), h ** -0.5, dt)
+        self.up = param(rngs, (E, h, f_e), ("experts", "embed", width), h ** -0.5, dt)
+        self.down = param(rngs, (E, f_e, h), ("experts", width, "embed"), f_e ** -0.5, dt)
+        self.shared = MLP(plan, rngs, s.f_s, SHARED_NAMES) if s.f_s else None
+        self.shared_gate = param(rngs, (h, 1), ("embed", None), h ** -0.5, dt) if s.shared_gate else None
+
+    def __call__(self, x_BxSxH: jax.Array) -> jax.Array:
+        """x: the normed residual stream [b, s, h] in the between-blocks layout; returns the MLP output there."""
+        plan = self.plan
+        outer = act_names(plan)
+        logits = constrain(cast_einsum("bsh,he->bse", jnp.float32, x_BxSxH, self.router[...]), outer[:2] + (None,))
+        experts, weights = route(logits, plan.shape.k_e)
+        y = routed_experts(x_BxSxH, experts, weights, self.gate[...], self.up[...], self.down[...],
+                           partition_spec(outer), partition_spec(("experts", "embed", expert_width_axis(plan))),
+                           plan.train.moe_capacity, expert_width_axis(plan) == "expert_mlp")
+        y = constrain(y, outer)
+        if self.shared is None:
+            return y
+        shared_in = checkpoint_name(constrain(x_BxSxH, ("batch", "seq", "embed")), "shared_in")  # SP all-gather
+        shared = constrain(self.shared(shared_in), outer)  # SP reduce-scatter
+        if self.shared_gate is not None:
+            logit = cast_einsum("bsh,ho->bso", jnp.float32, x_BxSxH, self.shared_gate[...])
+            gate = checkpoint_name(jax.nn.sigmoid(logit), "shared_sigmoid")
+            shared = checkpoint_name(shared, "shared_out") * gate.astype(shared.dtype)
+        return y + shared

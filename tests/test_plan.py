@@ -22,6 +22,7 @@ from symbolic.plan.enumerate import GRID, SPLITS, Cluster, candidates, divisors,
 
 # all sizes distinct so a swapped letter shows: t must divide a=6, k=3 and f=120; L=6 has divisors 1, 2, 3, 6
 ODD = ModelShape("odd", h=48, f=120, a=6, k=3, L=6, v=136)
+ODD_MOE = ModelShape("odd-moe", h=48, f=120, a=6, k=3, L=6, v=136, E=6, k_e=2, f_e=30)  # no e > 1 divides all of E
 
 CASES = [
     Cluster(PRESETS["tiny"], gpus=16, s=256, gbs=32),
@@ -30,6 +31,8 @@ CASES = [
     Cluster(ODD, gpus=36, s=36, gbs=18),
     Cluster(ODD, gpus=12, s=60, gbs=24, sp=False),
     Cluster(ODD, gpus=1, s=7, gbs=5),
+    Cluster(PRESETS["tiny-moe"], gpus=16, s=256, gbs=32),  # experts: e and t_e searched too
+    Cluster(ODD_MOE, gpus=12, s=36, gbs=12),
 ]
 SIX = ("d", "t", "p", "c", "vpp", "b")
 
@@ -44,7 +47,7 @@ def _training(cluster: Cluster, row: dict) -> Training:
     split = a_split(cluster.shape.L, row["p"], row["vpp"]) if row.get("split") else None
     return Training(d=row["d"], t=row["t"], p=row["p"], c=row["c"], vpp=row["vpp"], s=cluster.s, b=row["b"],
                     gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn, zero=row.get("zero", 1),
-                    stage_layers=split)
+                    stage_layers=split, ep=row.get("e", 1), etp=row.get("t_e"))
 
 
 def _kinds(got: dict) -> tuple[set, ...]:
@@ -94,7 +97,7 @@ def test_masks_agree_with_training_check_on_every_candidate(cluster):
     assert n > 0
     n_valid = 0
     for i in range(n):
-        row = {name: int(grid[name][i]) for name in GRID}
+        row = {name: int(grid[name][i]) for name in GRID if name in grid}  # e, t_e: a model with experts
         broken = [rule for rule, holds in ok.items() if not holds[i]]
         if row["split"] and not _splittable(cluster.shape.L, row):
             assert "uneven: whole chunks" in broken, row

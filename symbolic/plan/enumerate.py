@@ -14,12 +14,20 @@ from ..config.shapes import ModelShape
 from ..config.training import ZERO_STAGES
 
 # the swept letters (m = gbs / (b d) follows from the others), the ZeRO stage, and the kind of stage split (SPLITS;
-# the uneven ones are chosen by plan.splits after masking); e and t_e: expert parallel and expert tensor parallel
+# the uneven ones are chosen by plan.splits after masking); e and t_e: expert parallel and expert tensor parallel,
+# columns of a grid for a model with experts only (a dense model's are e = 1 and t_e = t, EXPERT_DEFAULTS)
 GRID = ("d", "t", "p", "c", "e", "t_e", "vpp", "b", "m", "zero", "split")
+
+
+def expert_columns(grid: dict) -> dict:
+    """e and t_e of every row: the grid's own columns, or a dense model's e = 1 and t_e = t (not stored: a grid of
+    a highly composite cluster holds tens of millions of rows)."""
+    return {"e": grid["e"] if "e" in grid else 1, "t_e": grid["t_e"] if "t_e" in grid else grid["t"]}
 # even: L/p layers each; near_even: p vpp does not divide L, no stage above ceil(L/p) layers, the one holding least;
 # balanced: the one whose most loaded stage holds least
 SPLITS = ("even", "near_even", "balanced")
 MAX_SIZE = 2**24  # largest GPU count, sequence length or global batch searched (divisors are found by trial division)
+BLOCK = 2**21  # candidates crossed and masked at once by `valid`
 
 
 @dataclass(frozen=True)
@@ -86,7 +94,7 @@ def experts(cluster: Cluster, fac: dict[str, np.ndarray]) -> dict[str, np.ndarra
     e = 1, t_e = t. `estimate --etp` takes any t_e."""
     x = cluster.shape
     if not x.moe:
-        return {**fac, "e": np.ones_like(fac["d"]), "t_e": fac["t"].copy()}
+        return dict(fac)
     grid = _cross(fac, e=divisors(x.E), same=np.array([False, True]))
     same = grid.pop("same")
     grid["t_e"] = np.where(same, grid["t"], 1)
@@ -120,7 +128,7 @@ def _letters(cluster: Cluster, swept: dict) -> SimpleNamespace:
 
 def masks(grid: dict[str, np.ndarray], cluster: Cluster, profile: str = "paper") -> dict[str, np.ndarray]:
     """One boolean array per rule that binds the profile (True where it holds), in the rule table's order."""
-    x = _letters(cluster, {name: grid[name] for name in GRID})
+    x = _letters(cluster, {name: grid[name] for name in GRID if name in grid} | expert_columns(grid))
     return rules.masks(x, rules.select(profile), len(grid["d"]))
 
 
@@ -130,7 +138,9 @@ def _least_constrained(cluster: Cluster, fac: dict[str, np.ndarray], profile: st
     experts, else t), and the rule masks."""
     grid = _cross(fac, zero=np.asarray(zero, dtype=np.int8), split=_splits(balance))
     one = np.ones_like(grid["d"])
-    grid.update(vpp=one, b=one, m=cluster.gbs // grid["d"], e=one, t_e=one if cluster.shape.moe else grid["t"])
+    grid.update(vpp=one, b=one, m=cluster.gbs // grid["d"])
+    if cluster.shape.moe:
+        grid.update(e=one, t_e=one)
     return grid, masks(grid, cluster, profile)
 
 
@@ -160,11 +170,22 @@ def valid(cluster: Cluster, profile: str = "paper", zero: tuple[int, ...] = ZERO
     first, ok = _least_constrained(cluster, _pruned_factorisations(cluster, balance), profile, zero, balance)
     passed = np.logical_and.reduce(list(ok.values()))
     kept = np.unique(np.stack([first[name] for name in "dtpc"])[:, passed], axis=1)
-    grid = candidates(cluster, experts(cluster, dict(zip("dtpc", kept))), zero, balance)
-    divides = cluster.shape.L % (grid["p"] * grid["vpp"]) == 0
-    same = ((grid["split"] > 0) & (grid["p"] == 1)) | ((grid["split"] == SPLITS.index("near_even")) & divides)
-    ok = np.logical_and.reduce(list(masks(grid, cluster, profile).values())) & ~same
-    return {name: values[ok] for name, values in grid.items()}, int(passed.size + ok.size)
+    fac = experts(cluster, dict(zip("dtpc", kept)))
+    # crossed and masked a block of factorisations at a time: a highly composite cluster has tens of millions of
+    # candidates, of which few pass (memory: one block's candidates, not all of them)
+    per_row = len(divisors(cluster.shape.L)) * len(divisors(cluster.gbs)) * len(zero) * len(_splits(balance))
+    step = max(1, BLOCK // per_row)
+    parts, masked = [], 0
+    for start in range(0, len(fac["d"]), step):
+        grid = candidates(cluster, {name: x[start:start + step] for name, x in fac.items()}, zero, balance)
+        divides = cluster.shape.L % (grid["p"] * grid["vpp"]) == 0
+        same = ((grid["split"] > 0) & (grid["p"] == 1)) | ((grid["split"] == SPLITS.index("near_even")) & divides)
+        ok = np.logical_and.reduce(list(masks(grid, cluster, profile).values())) & ~same
+        parts.append({name: values[ok] for name, values in grid.items()})
+        masked += ok.size
+    out = {name: np.concatenate([part[name] for part in parts]) for name in parts[0]} if parts else \
+        candidates(cluster, {name: x[:0] for name, x in fac.items()}, zero, balance)
+    return out, int(passed.size + masked)
 
 
 def why_not(cluster: Cluster, profile: str = "paper", limit: int | None = None, zero: tuple[int, ...] = ZERO_STAGES,
@@ -185,7 +206,9 @@ def why_not(cluster: Cluster, profile: str = "paper", limit: int | None = None, 
     lines = []
     for i in range(min(len(fac["d"]), len(fac["d"]) if limit is None else limit)):
         j = i * combos + best[i]
-        x = _letters(cluster, {name: grid[name][j].item() for name in GRID})
+        x = _letters(cluster, {name: grid[name][j].item() for name in GRID if name in grid} | {
+            name: np.asarray(value).reshape(-1)[j if np.ndim(value) else 0].item()
+            for name, value in expert_columns(grid).items()})
         names = [name for name, holds in ok.items() if not holds[j]]
         lines.append(f"dp={x.d} tp={x.t} pp={x.p} cp={x.c}: "
                      + ("; ".join(by_name[name].message(x) for name in names) if names else "valid"))

@@ -13,7 +13,7 @@ from ..config.training import RECOMPUTE, STAGES, ZERO_STAGES, Training
 from ..estimator.estimate import PEAK_FROM, mixed, peak_of
 from ..profiles import widths
 from .balance import even_cap
-from .enumerate import SPLITS, Cluster, valid
+from .enumerate import SPLITS, Cluster, expert_columns, valid
 from .splits import LAYERS, split_rows
 from .proxy import Hardware, terms
 
@@ -56,8 +56,8 @@ class PlanResult:
         """Row i as the shared Training config (what `mem4d estimate` would be given)."""
         r = self.rows
         return replace(reference(self.cluster, self.profile), d=int(r["d"][i]), t=int(r["t"][i]), p=int(r["p"][i]),
-                       c=int(r["c"][i]), vpp=int(r["vpp"][i]), b=int(r["b"][i]), ep=int(r["e"][i]),
-                       etp=int(r["t_e"][i]) if self.cluster.shape.moe else None,
+                       c=int(r["c"][i]), vpp=int(r["vpp"][i]), b=int(r["b"][i]),
+                       ep=int(r["e"][i]) if "e" in r else 1, etp=int(r["t_e"][i]) if "t_e" in r else None,
                        recompute=RECOMPUTE[int(r["recompute"][i])], zero=int(r["zero"][i]),
                        stage_layers=tuple(r["stage_layers"][i, :r["p"][i]].tolist()) if r["split"][i] else None)
 
@@ -109,7 +109,7 @@ def _evaluate(grid: dict[str, np.ndarray], est, fixed: dict[str, float], L: int,
     representative ranks; the other kinds: their split, the most loaded middle rank), the split ([rows, width]
     layers per rank, zero beyond p and on even rows) and its largest stage's layers."""
     n = len(grid["d"])
-    arrays = {name: grid[name] if name in grid else fixed[name] for name in est.inputs}
+    arrays = {name: grid[name] if name in grid else fixed[name] for name in est.inputs} | expert_columns(grid)
     out = est(**arrays)
     part = {name: np.broadcast_to(np.asarray(out[name], dtype=np.float64), (n,)) for name in est.components}
     stage = {kind: np.full(n, -np.inf) for kind in STAGES}

@@ -81,18 +81,19 @@ def _saved(spec: StepSpec, mesh) -> list[dict]:
 
 
 def _profile_tensors(spec: StepSpec) -> list[dict]:
-    """The profile's per-layer tensors at the traced shape (d = t = c = 1, b = TRACE_BATCH): name, count, bytes."""
+    """The profile's per-layer tensors at the traced shape (d = t = c = e = 1, b = TRACE_BATCH): name, count, bytes."""
     import sympy as sp
     from symbolic.components.jaxstep import layer_tensors
     from symbolic.config.glossary import inputs_for
     from symbolic.config.switches import Switches
     from symbolic.config.symbols import BY_NAME
 
-    traced = dataclasses.replace(jax_training(spec.train, spec.opts), d=1, t=1, c=1, b=TRACE_BATCH, gbs=None)
+    traced = dataclasses.replace(jax_training(spec.train, spec.opts), d=1, t=1, c=1, ep=1, etp=None, b=TRACE_BATCH,
+                                 gbs=None)
     subs = {BY_NAME[name]: value for name, value in inputs_for(spec.shape, traced).items()}
-    sw = Switches.of(traced, overheads=False)
+    sw = Switches.of(traced, overheads=False, shape=spec.shape)
     return [{"name": part.name, "count": part.count, "bytes": int(sp.sympify(part.expr).xreplace(subs))}
-            for part in layer_tensors(sw)]
+            for part in layer_tensors(sw, moe=sw.moe)]  # the main stack's layer: an MoE layer in a model with experts
 
 
 def residuals(spec: StepSpec, mesh) -> dict:

@@ -13,8 +13,10 @@ import sympy as sp
 from ..config.switches import BACKENDS
 from .base import Component
 
-# in program order; loss_head: a micro batch's LM-head gradient after its logits are gone (ZeRO-2/3 reduce-scatter it)
-PHASES = ("forward", "relayout", "loss", "loss_head", "backward_attention", "backward_weights", "update")
+# in program order; forward_embed: the embedding lookup before the pipeline's layers; loss_head: a micro batch's
+# LM-head gradient after its logits are gone (ZeRO-2/3 reduce-scatter it)
+PHASES = ("forward_embed", "forward", "relayout", "loss", "loss_head", "backward_attention", "backward_weights",
+          "update")
 
 
 @dataclass(frozen=True)

@@ -45,10 +45,26 @@ def _norm_residuals(prefix: str, sw: Switches) -> list[Component]:
     ]
 
 
-def saved_none(sw: Switches) -> list[Component]:
+def saved_none(sw: Switches, moe: bool = False) -> list[Component]:
     """Remat none: every residual jax autodiff keeps for one layer (saved_residuals of the layer function): fp32
     RMSNorm intermediates, flash attention's fp32 log-sum-exp (or, unfused, the scores, their exp and the bf16
-    probabilities), the three SiLU intermediates."""
+    probabilities), the three SiLU intermediates; an MoE layer's MLP half from components.jaxmoe."""
+    if moe:
+        from .jaxmoe import moe_mlp_none
+
+        return _attention_none(sw) + _norm_residuals("mlp_norm", sw) + moe_mlp_none(sw)
+    return _attention_none(sw) + _norm_residuals("mlp_norm", sw) + [
+        Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of gate/up, all-gathered over t"),
+        Component("gate", tokens(f, B_a, True), "'gate' projection output"),
+        Component("up", tokens(f, B_a, True), "'up' projection output"),
+        repeated("silu_parts", 3, tokens(f, B_a, True), "three SiLU intermediates (sigmoid, its complement, silu)"),
+        Component("swiglu", tokens(f, B_a, True), "'swiglu' = silu(gate) * up, input of the row-parallel down"),
+    ]
+
+
+def _attention_none(sw: Switches) -> list[Component]:
+    """Remat none: the attention half's residuals (RMSNorm, Q/K/V input, K/V gathered, Q, the attention core's,
+    its output)."""
     return _norm_residuals("attn_norm", sw) + [
         Component("attn_in", tokens(h, B_a, False), "'attn_in': normed input of Q/K/V, all-gathered over t (inner layout)"),
         Component("k_gathered", tokens(k * dh, B_a, True) * c, "'k_gathered': K after RoPE all-gathered over context"),
@@ -56,12 +72,6 @@ def saved_none(sw: Switches) -> list[Component]:
         Component("q", tokens(a * dh, B_a, True), "'q' after RoPE, reshaped to [b, s, k, a/k, dh] for the score einsum"),
     ] + (_flash_residuals() if sw.flash_attn else _dense_residuals()) + [
         Component("attn_out", tokens(a * dh, B_a, True), "'attn_out': attention output, input of the row-parallel Wo"),
-    ] + _norm_residuals("mlp_norm", sw) + [
-        Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of gate/up, all-gathered over t"),
-        Component("gate", tokens(f, B_a, True), "'gate' projection output"),
-        Component("up", tokens(f, B_a, True), "'up' projection output"),
-        repeated("silu_parts", 3, tokens(f, B_a, True), "three SiLU intermediates (sigmoid, its complement, silu)"),
-        Component("swiglu", tokens(f, B_a, True), "'swiglu' = silu(gate) * up, input of the row-parallel down"),
     ]
 
 
@@ -82,9 +92,9 @@ def _dense_residuals() -> list[Component]:
     ]
 
 
-def saved_selective(sw: Switches) -> list[Component]:
+def saved_selective(sw: Switches, moe: bool = False) -> list[Component]:
     """Remat selective: the tensors SELECTIVE_SAVED names (jaxcheck's policy saves them); the attention core is
-    recomputed."""
+    recomputed; an MoE layer keeps its MLP half's named tensors (components.jaxmoe) instead of the dense MLP's."""
     tensors = [
         _stream("attn_norm_in", sw, "'attn_norm_in': layer input, the residual stream"),
         Component("attn_in", tokens(h, B_a, False), "'attn_in': normed input of Q/K/V, all-gathered over t (inner layout)"),
@@ -101,14 +111,20 @@ def saved_selective(sw: Switches) -> list[Component]:
         Component("swiglu", tokens(f, B_a, True), "'swiglu' = silu(gate) * up, input of down"),
     ]
     by_name = {x.name: x for x in tensors}
-    return [by_name[name] for name in SELECTIVE_SAVED if name in by_name]  # a dense layer's (the MoE ones: moe rows)
+    dense = [by_name[name] for name in SELECTIVE_SAVED if name in by_name]
+    if not moe:
+        return dense
+    from .jaxmoe import moe_mlp_selective
+
+    return [x for x in dense if x.name not in ("mlp_in", "gate", "up", "swiglu")] + moe_mlp_selective(sw)
 
 
-def saved_full(sw: Switches) -> list[Component]:
+def saved_full(sw: Switches, moe: bool = False) -> list[Component]:
     """Remat full (nothing_saveable): only the layer input x, in the residual-stream layout."""
     return [_stream("x", sw, "layer input x, the only residual under jax.checkpoint(nothing_saveable)")]
 
 
-def layer_tensors(sw: Switches) -> list[Component]:
-    """The tensors one layer keeps for one micro batch under the remat policy (Training.recompute)."""
-    return {"none": saved_none, "selective": saved_selective, "full": saved_full}[sw.recompute](sw)
+def layer_tensors(sw: Switches, moe: bool = False) -> list[Component]:
+    """The tensors one layer (with `moe`, an MoE layer) keeps for one micro batch under the remat policy
+    (Training.recompute)."""
+    return {"none": saved_none, "selective": saved_selective, "full": saved_full}[sw.recompute](sw, moe)

@@ -15,6 +15,14 @@ def grad_shards(sw: Switches) -> sp.Expr:
     return d * c if sw.zero >= 2 else sp.Integer(1)
 
 
+def expert_grad_shards(sw: Switches) -> sp.Expr:
+    """Ways the routed experts' gradient accumulators are split: their expert data-parallel group d t c / (e t_e)
+    with ZeRO-2/3 (jaxcheck.model.rules.zero_group), else 1."""
+    from .experts import expert_data_parallel
+
+    return expert_data_parallel() if sw.zero >= 2 else sp.Integer(1)
+
+
 def param_shards(sw: Switches) -> sp.Expr:
     """Ways the parameters are split: d*c with ZeRO-3, else 1."""
     return d * c if sw.zero >= 3 else sp.Integer(1)
@@ -38,10 +46,12 @@ def rows(sw: Switches) -> list[Buffer]:
     if sw.zero >= 3:
         loss = ("relayout", "loss", "loss_head")
         out += [
-            Buffer("embed_gathered", (v / t, h), B_w, ("forward",) + (loss if sw.tied else ()), "the embedding "
-                   "all-gathered over d*c in param dtype for the lookup (llama3-8b d4 t2 selective zero3: "
-                   "all-gather-start.19 f32[64128,4096]); tied, kept as the LM head through the loss loop (tied-1024 "
-                   "d2 t2 p2 selective zero3: all-gather-start.10 f32[16000,1024], live from the step's start)"),
+            Buffer("embed_gathered", (v / t, h), B_w, ("forward_embed",) + (("forward",) + loss if sw.tied else ()),
+                   "the embedding all-gathered over d*c in param dtype for the lookup, before the pipeline's layers "
+                   "(llama3-8b d4 t2 selective zero3: all-gather-start.19 f32[64128,4096]; derive-moe 6: "
+                   "all-gather-start.19 f32[16000,1024], the forward's peak, at the step's 8th instruction); tied, "
+                   "kept as the LM head through the loss loop (tied-1024 d2 t2 p2 selective zero3: "
+                   "all-gather-start.10 f32[16000,1024], live from the step's start)"),
             Buffer("head_gathered", (h, v / t), sp.Integer(0) if sw.tied else B_w, ("loss", "loss_head"), "the LM "
                    "head all-gathered over d*c in param dtype for the loss loop (llama3-8b d4 t2 selective zero3: "
                    "all-gather-start.21 f32[4096,64128]); tied, that is embed_gathered"),

@@ -12,13 +12,14 @@ from dataclasses import replace
 
 import sympy as sp
 
-from ..components import FP32, INT32, Component, jaxzero
+from ..components import FP32, INT32, Component, jaxmoe, jaxzero
+from ..components.experts import expert_data_parallel, experts_params
 from ..components.buffers import PHASES, Buffer, live, on, peak
 from ..components.jaxstep import layer_tensors as _layer_tensors, scores, tokens
 from ..components.weights import embedding_params, head_params, layer_params
 from ..config.step import FLASH_BLOCK
 from ..config.switches import Switches
-from ..config.symbols import B_a, B_g, B_o, B_w, L, a, b, c, d, dh, h, k, m, p, s, t, v
+from ..config.symbols import B_a, B_g, B_o, B_w, L, L_e, a, b, c, d, dh, h, k, m, p, s, t, v
 
 TITLE = "jaxcheck's compiled step (flax + XLA, GPipe written out)"
 DESCRIPTION = (
@@ -38,23 +39,56 @@ FLASH_FWD_BYTES = 2 * FP32  # fp32 masked scores and exp(scores - max) of one ke
 FLASH_BWD_BYTES = 3 * FP32  # fp32 probabilities and the dK, dV products of one key block (XLA's transposed layout)
 
 
+def stack_layers(sw: Switches) -> tuple[sp.Expr, sp.Expr]:
+    """Layers per stage of the dense stack and of the MoE stack: (L/p, 0) for a dense model, ((L - L_e)/p, L_e/p)
+    with experts (an MoE model's dense layers come first, at p = 1: jaxcheck.model.llama.stack_layers)."""
+    return (N, sp.Integer(0)) if not sw.moe else ((L - L_e) / p, L_e / p)
+
+
+def moe_layer_params(sw: Switches) -> sp.Expr:
+    """Parameters of one MoE layer on one device but its routed experts: attention, norms, router, shared experts."""
+    return layer_params(sw, moe=True)
+
+
 def device_params(sw: Switches) -> sp.Expr:
-    """Parameters on one device: L/p stacked layers (matrices over t, norms whole), embedding, final norm, LM head."""
-    return embedding_params() + N * layer_params(sw) + (h if sw.tied else head_params())
+    """Parameters on one device but the routed experts: its stages' layers (matrices over t, norms whole), embedding,
+    final norm, LM head."""
+    dense, moe = stack_layers(sw)
+    return embedding_params() + dense * layer_params(sw) + moe * moe_layer_params(sw) + (h if sw.tied else head_params())
 
 
-def layer_tensors(sw: Switches) -> list[Component]:
-    """The activation residuals one layer keeps for one micro batch under the remat policy."""
-    return _layer_tensors(sw)
+def device_experts(sw: Switches) -> sp.Expr:
+    """Routed-expert parameters on one device: E/e experts of 3 h f_e / t_e in each of its L_e/p MoE layers."""
+    return stack_layers(sw)[1] * experts_params() if sw.moe else sp.Integer(0)
 
 
-def _per_layer(sw: Switches) -> sp.Expr:
-    return sp.Add(*(x.expr for x in layer_tensors(sw)))
+def layer_tensors(sw: Switches, moe: bool = False) -> list[Component]:
+    """The activation residuals one layer (an MoE layer with `moe`) keeps for one micro batch under the remat policy."""
+    return _layer_tensors(sw, moe)
 
 
-def _per_layer_fp32(sw: Switches) -> sp.Expr:
+def _per_layer(sw: Switches, moe: bool = False) -> sp.Expr:
+    return sp.Add(*(x.expr for x in layer_tensors(sw, moe)))
+
+
+def _per_layer_fp32(sw: Switches, moe: bool = False) -> sp.Expr:
     """One layer's residuals with every compute-dtype tensor widened to fp32 (as XLA:CPU converts them)."""
-    return sp.Add(*(x.expr.subs(B_a, FP32) for x in layer_tensors(sw)))
+    return sp.Add(*(x.expr.subs(B_a, FP32) for x in layer_tensors(sw, moe)))
+
+
+def one_layer(sw: Switches) -> sp.Expr:
+    """Parameters of the largest layer a device runs: a dense one, or an MoE layer with its E/e local experts."""
+    if not sw.moe:
+        return layer_params(sw)
+    return sp.Max(sp.Piecewise((layer_params(sw), L - L_e > 0), (0, True)), moe_layer_params(sw) + experts_params())
+
+
+def one_layer_dense(sw: Switches) -> sp.Expr:
+    """Parameters of the largest layer a device runs but its routed experts (rows of their own: jaxmoe.rows): a dense
+    layer's beyond the MoE layer's experts, where it is the larger, else an MoE layer's non-expert parameters."""
+    if not sw.moe:
+        return layer_params(sw)
+    return sp.Max(sp.Piecewise((layer_params(sw) - experts_params(), L - L_e > 0), (0, True)), moe_layer_params(sw))
 
 
 def _iteration_slice(sw: Switches) -> sp.Expr:
@@ -63,7 +97,7 @@ def _iteration_slice(sw: Switches) -> sp.Expr:
     XLA removes the trip-count-1 pipeline loop, so the layer loop reads the stacks themselves)."""
     if sw.recompute == "full":
         return sp.Integer(0)
-    return sp.Piecewise((0, sp.Eq(I, 1)), (_per_layer_fp32(sw), True))
+    return sp.Piecewise((0, sp.Eq(I, 1)), (_per_layer_fp32(sw, sw.moe), True))
 
 
 def _looped(width: sp.Expr) -> sp.Expr:
@@ -81,12 +115,16 @@ def _stream(sw: Switches) -> tuple:
 def arguments(sw: Switches) -> list[Buffer]:
     """The step's inputs: parameters, AdamW state, batch (exact: checked against XLA's argument bytes)."""
     zero = d * c if sw.dist_opt else sp.Integer(1)
-    params = device_params(sw)
+    expert_zero = expert_data_parallel() if sw.dist_opt else sp.Integer(1)
+    params, experts = device_params(sw), device_experts(sw)
+    expert_params = expert_data_parallel() if sw.zero >= 3 else sp.Integer(1)
+    moe_doc = ("; routed experts E/e per device, their f_e over t_e, their ZeRO shards over the expert data-parallel "
+               "d t c / (e t_e)" if sw.moe else "")
     return [
-        Buffer("params", (params / jaxzero.param_shards(sw),), B_w, ALL, "parameters in param dtype, sharded as "
-               "jaxcheck.rules (matrices and vocabulary over t, layers over p" + (
-                   "; ZeRO-3: each also over d*c on a layer's major dimension)" if sw.zero >= 3 else ")")),
-        Buffer("adam_moments", (params / zero,), B_o, ALL, "AdamW mu and nu in param dtype" + (
+        Buffer("params", (params / jaxzero.param_shards(sw) + experts / expert_params,), B_w, ALL, "parameters in "
+               "param dtype, sharded as jaxcheck.rules (matrices and vocabulary over t, layers over p" + (
+                   "; ZeRO-3: each also over d*c on a layer's major dimension" if sw.zero >= 3 else "") + moe_doc + ")"),
+        Buffer("adam_moments", (params / zero + experts / expert_zero,), B_o, ALL, "AdamW mu and nu in param dtype" + (
             ", over d*c (ZeRO-1: first dimension divisible by d*c; ZeRO-2/3: as the gradients)" if sw.dist_opt
             else ", sharded like params")),
         Buffer("adam_count", (), INT32, ALL, "AdamW step count, one replicated int32"),
@@ -95,9 +133,20 @@ def arguments(sw: Switches) -> list[Buffer]:
     ]
 
 
+def param_leaves(sw: Switches) -> sp.Expr:
+    """Parameter leaves: embedding, final norm, LM head (none when tied), 9 per dense block (wq wk wv wo gate up down,
+    2 norm scales) and per MoE block wq wk wv wo, 2 norm scales, router, gate, up, down and the shared experts' 3
+    and their gate's 1."""
+    ends = 3 - (1 if sw.tied else 0)
+    if not sw.moe:
+        return sp.Integer(PARAM_LEAVES - (1 if sw.tied else 0))
+    moe = 10 + (3 if sw.shared else 0) + (1 if sw.shared_gate else 0)
+    return ends + moe + sp.Piecewise((9, L - L_e > 0), (0, True))  # a dense stack when some layers are dense
+
+
 def outputs(sw: Switches) -> list[Buffer]:
     """The loss and the output tuple's pointer table; new params and AdamW state come back in the donated buffers."""
-    leaves = PARAM_LEAVES - (1 if sw.tied else 0)  # no LM head leaf when tied
+    leaves = param_leaves(sw)
     return [Buffer("loss_and_tuple", (), FP32 + POINTER * (3 * leaves + 2), ALL,
                    "fp32 loss + the output tuple's pointer table (8 bytes per output); params and AdamW are aliased")]
 
@@ -164,15 +213,23 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
     vocab = (h, v / t)
     shard = jaxzero.grad_shards(sw)
     held = (h / shard, v / t)  # the head's gradient as the step keeps it (ZeRO-2/3: over d*c on h)
+    dense_layers, moe_layers = stack_layers(sw)
     fwd_to_bwd = ("forward", "relayout", "loss", "loss_head", "backward_attention", "backward_weights")
     backward = ("backward_attention", "backward_weights")
     return (
-        Buffer("residual_stacks", (I, N), _per_layer(sw), fwd_to_bwd,
+        Buffer("residual_stacks", (I, dense_layers), _per_layer(sw), fwd_to_bwd,
                f"every layer's residuals ({sw.recompute} remat) for every iteration, [m + p - 1, L/p, ...], written by "
-               "the forward in place, read by the backward"),
+               "the forward in place, read by the backward" + (" (the dense layers' stack: (L - L_e)/p layers)"
+                                                                if sw.moe else "")),
+        *([Buffer("moe_residual_stacks", (I, moe_layers), _per_layer(sw, moe=True), fwd_to_bwd,
+                  f"every MoE layer's residuals ({sw.recompute} remat) for every iteration, [m + p - 1, L_e/p, ...] "
+                  "(components.jaxmoe)")] if sw.moe else []),
         Buffer("stage_outputs", (I,) + stream, B_a, ("forward", "relayout", "loss", "loss_head"),
                "the last stage's output of every iteration [m + p - 1, b, s, h]"),
         Buffer("embeddings", (m,) + stream, B_a, ("forward",), "embedded micro batches [m, b, s, h]"),
+        Buffer("lookup_partial", (m, b, s / c, h), B_a, ("forward_embed",), "the vocab-parallel lookup's partial "
+               "sums of every micro batch [m, b, s/c, h] before their sum over t (derive-moe 6: loop_multiply_fusion "
+               "bf16[512,4,1,1024] of the lookup's shard_map, beside the embedding's all-gather)"),
         Buffer("stage_buffer", stream, B_a, ("forward",) + backward, "the stage buffer and its copy shifted one "
                "stage by the collective-permute (forward: activations, backward: their cotangents)", count=2),
         Buffer("head_grad", held, _looped(B_g), ("loss", "loss_head"), "fp32 gradient of the LM head (of the embedding when "
@@ -192,7 +249,9 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
         Buffer("tied_grad_sum", vocab, B_g if sw.tied else sp.Integer(0), ("update",), "tied: the embedding's "
                "whole gradient, the lookup's plus the head's, a third buffer while both still exist"),
         Buffer("norm_grad", (h / shard,), B_g, ALL, "fp32 gradient of the final norm"),
-        Buffer("block_grads", (N, layer_params(sw) / shard), B_g, backward + ("update",),
+        Buffer("block_grads", (dense_layers * layer_params(sw) / shard + moe_layers * (
+                   moe_layer_params(sw) / shard + experts_params() / jaxzero.expert_grad_shards(sw)),), B_g,
+               backward + ("update",),
                "one fp32 accumulator per stacked weight [L/p, ...], each layer's gradient added in place"),
         Buffer("output_grads", (m,) + stream, B_a, ("loss", "loss_head") + backward, "cotangent of the pipeline's outputs"),
         Buffer("iteration_grads", (I,) + stream, B_a, backward, "cotangents reaching the last stage and leaving "
@@ -202,12 +261,12 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
                "backward copies it (dumps of grids/derive.toml, e.g. llama3-8b t2 p4 m16)", backend="gpu"),
         Buffer("relayout_copy", (I, N), _relayout(sw), ("relayout",),
                "one residual stack in the backward's layout while the forward's copy still exists", backend="gpu"),
-        Buffer("stacks_widened", (I, N), _per_layer_fp32(sw) - _per_layer(sw), backward,
+        Buffer("stacks_widened", (I, N), _per_layer_fp32(sw, sw.moe) - _per_layer(sw, sw.moe), backward,
                "what the residual stacks grow by when XLA:CPU converts their compute-dtype tensors to fp32 before "
                "the backward loop (wrapped_convert in its buffer assignment)", backend="cpu"),
         Buffer("iteration_slice", (N,), _iteration_slice(sw), backward, "one iteration's residuals copied out "
                "of the fp32 stacks for the backward's layer loop", backend="cpu"),
-        Buffer("layer_casts", (layer_params(sw),), B_a, ("forward",), "one layer's weights cast to compute dtype"),
+        Buffer("layer_casts", (one_layer(sw),), B_a, ("forward",), "one layer's weights cast to compute dtype"),
         Buffer("attention_forward", (), _attention_forward(sw), ("forward",),
                "one layer's attention forward: score blocks and the fp32 accumulator (unfused: s x s scores)"),
         Buffer("logits", (b, s / c, v / t), FP32, ("loss",), "one micro batch's fp32 logits and their gradient",
@@ -216,7 +275,7 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
                "(sequence parallelism), the LM head's input"),
         Buffer("head_cast", vocab, _looped(B_a), ("loss",), "the LM head cast to compute dtype inside the loss loop "
                "(XLA:GPU fuses the cast into the logits product; with one micro batch there is no loop)", backend="cpu"),
-        Buffer("layer_weights", (layer_params(sw),), sp.Piecewise((0, sp.Eq(N, 1)), (B_w, True)) if sw.zero < 3
+        Buffer("layer_weights", (one_layer_dense(sw),), sp.Piecewise((0, sp.Eq(N, 1)), (B_w, True)) if sw.zero < 3
                else B_a, backward,
                "one layer's weights sliced from the stage's stack in param dtype, for its backward (with one layer per "
                "stage there is no layer loop, which XLA removes, and the stack is read in place); ZeRO-3: all-gathered "
@@ -227,9 +286,10 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
                "one layer's attention backward: score blocks, transposed q and dO, dq, dk, dv"),
         Buffer("input_grads", (b, s / c, h), B_a, ("backward_attention",), "gradients of the layer's normed input "
                "from the Q, K and V projections, [b, s/c, h] before their reduce-scatter over t", count=3),
-        Buffer("layer_grads", (layer_params(sw),), B_g, ("backward_weights",),
+        Buffer("layer_grads", (one_layer_dense(sw),), B_g, ("backward_weights",),
                "one layer's weight gradients converted to param dtype, before they join the accumulator"),
         *jaxzero.rows(sw),
+        *jaxmoe.rows(sw),
     )
 
 

@@ -138,12 +138,13 @@ def rows(sw: Switches) -> list:
                "when t_e = t > 1), the local experts' fused gate|up product "
                "[E/e, n, 2 f_e/t_e] and their rows transposed expert-major [E/e, n, h] (derive-moe 7: all_to_all "
                "bf16[1,2,4,128,1024], gemm_fusion_dot bf16[4,256,5632], loop_transpose_fusion bf16[1,1,4,2,128,1024])"),
-        Buffer("moe_backward", (), 4 * FP32 * local * f_e / t_e + B_a * local * h + 2 * B_a * moe_tokens() * h,
-               ("backward_attention",), "one MoE layer's backward, held with the attention's: the fp32 products of "
-               "the SwiGLU's backward 4 x [E/e, n, f_e/t_e], the rows' cotangent [E/e, n, h], and the cotangents of "
-               "the router's and the dispatch's input [T, h] (derive-moe 0, 1, 2: gemm_fusion_dot f32[E/e, 4, n, "
-               "f_e/t_e] of transpose(enf,efh->enh), loop_transpose_fusion [E/e, e, C, h], the router's dot and the "
-               "dispatch's scatter-add bf16[T, h])"),
+        Buffer("moe_backward", (), B_a * local * (f_e / t_e + h) + 2 * B_a * moe_tokens() * h,
+               ("backward_attention",), "one MoE layer's backward, held with the attention's: the gradient of the "
+               "experts' SwiGLU output [E/e, n, f_e/t_e] (the down projection's backward), the rows' cotangent "
+               "[E/e, n, h], and the cotangents of the router's and the dispatch's input [T, h] (holdout-moe 1: "
+               "gemm_fusion_dot_general bf16[2,2048,4096] of transpose(enf,efh->enh), loop_transpose_fusion "
+               "bf16[1,1,2,4,512,1536]; derive-moe 0: the router's dot and the dispatch's scatter-add bf16[T, h]; "
+               "small expert matmuls fuse it into fp32 products instead, f32[E/e, 4, n, f_e/t_e] in derive-moe 0-2)"),
     ]
     experts = E / e * 3 * h * f_e / t_e  # one MoE layer's local expert parameters
     backward = ("backward_attention", "backward_weights")
@@ -151,9 +152,10 @@ def rows(sw: Switches) -> list:
     parts += [
         Buffer("expert_layer_weights", (experts,), one_layer if sw.zero < 3 else B_a,
                backward if sw.zero < 3 else ("backward_attention",), "one MoE layer's local experts' weights for "
-               "its backward: sliced from the stack in param dtype, or (ZeRO-3) all-gathered over their expert "
-               "data-parallel group in compute dtype, and then dead before the weight gradients' dots (derive-moe "
-               "7: no gathered expert weight live at the backward's peak)"),
+               "its backward: sliced from the stack in param dtype (holdout-moe 8 casts them to compute dtype in "
+               "the slice's fusion instead: loop_convert_fusion bf16[1,1,32,1280,256] x 3), or (ZeRO-3) "
+               "all-gathered over their expert data-parallel group in compute dtype, and then dead before the "
+               "weight gradients' dots (derive-moe 7: no gathered expert weight live at the backward's peak)"),
         Buffer("expert_layer_grads", (experts,), B_g if sw.zero < 2 else sp.Rational(5, 3) * B_a,
                ("backward_weights",), "one MoE layer's local experts' weight gradients: converted to param dtype "
                "before they join the accumulator (derive-moe 8: loop_convert_fusion f32[1,4,4096,7168] x 3); with "
@@ -163,10 +165,11 @@ def rows(sw: Switches) -> list:
                "wrapped_slice bf16[4,2816,1024])"),
     ]
     if sw.recompute == "full":
-        parts.append(Buffer("moe_recompute", (), B_a * (local * (2 * f_e / t_e + h) + t_e * sent * h),
+        parts.append(Buffer("moe_recompute", (), B_a * (local * (3 * f_e / t_e + h) + t_e * sent * h),
                             ("backward_attention",), "full remat: one MoE layer's forward run again in the backward, "
-                            "its fused gate|up product [E/e, n, 2 f_e/t_e], transposed rows [E/e, n, h] and received "
-                            "buffer [E, C, h] ([t_e, E, C, h] all-gathered over tensor when t_e = t > 1) (derive-moe "
-                            "2 and 5: gemm_fusion_dot of rematted enh,ehf->enf, loop_transpose_fusion, all_to_all, "
+                            "its gate, up and SwiGLU product [E/e, n, f_e/t_e] each, transposed rows [E/e, n, h] and "
+                            "received buffer [E, C, h] ([t_e, E, C, h] all-gathered over tensor when t_e = t > 1) "
+                            "(holdout-moe 1: gemm_fusion_dot_general bf16[2,2048,4096] x 2 of the rematted "
+                            "enh,ehf->enf, loop_multiply_fusion bf16[1,2,2048,4096], loop_transpose_fusion; derive-moe 2: "
                             "all-gather-start bf16[1,2,4,64,256])"))
     return parts

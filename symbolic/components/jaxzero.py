@@ -39,7 +39,8 @@ def rows(sw: Switches) -> list[Buffer]:
                    "f32[4096,64128])"),
             Buffer("head_grad_scattered", (h / (d * c), v / t), B_g, ("loss_head",), "that gradient reduce-scattered, "
                    "before it joins the sharded accumulator (same dump: reduce-scatter.2.1 f32[1024,64128])"),
-            Buffer("embed_grad_shard", (v / (t * d * c), h), B_g, ("update",), "the embedding's gradient "
+            Buffer("embed_grad_shard", (v / (t * d * c), h), B_g, ("update", "update_gather"), "the embedding's "
+                   "gradient "
                    "reduce-scattered over d*c while the whole one (embed_grad) still exists (same dump: "
                    "reduce-scatter.11.1 f32[16032,4096])"),
         ]

@@ -240,7 +240,8 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
                "from: XLA:GPU materialises them at the step's start, as it does iteration_grads_zeros, and updates "
                "them in place in the loss loop (dump of llama3-8b d2 t2 p2 c2 m8: a broadcast f32[h, v/t] live from "
                "the step's 11th instruction to the loss loop)", backend="gpu"),
-        Buffer("head_grad_kept", held, B_g, backward + ("update",), "the same gradient, complete before the "
+        Buffer("head_grad_kept", held, B_g, backward + ("update", "update_gather"), "the same gradient, complete "
+               "before the "
                "pipeline backward (an optimization barrier with the pipeline's cotangent) and kept until the AdamW "
                "update, which starts once every gradient exists (a second barrier)"),
         Buffer("embed_grad", (v / t, h), B_g, ("update",), "fp32 gradient of the embedding's local [v/t, h] rows, "
@@ -251,7 +252,7 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
         Buffer("norm_grad", (h / shard,), B_g, ALL, "fp32 gradient of the final norm"),
         Buffer("block_grads", (dense_layers * layer_params(sw) / shard + moe_layers * (
                    moe_layer_params(sw) / shard + experts_params() / jaxzero.expert_grad_shards(sw)),), B_g,
-               backward + ("update",),
+               backward + ("update", "update_gather"),
                "one fp32 accumulator per stacked weight [L/p, ...], each layer's gradient added in place"),
         Buffer("output_grads", (m,) + stream, B_a, ("loss", "loss_head") + backward, "cotangent of the pipeline's outputs"),
         Buffer("iteration_grads", (I,) + stream, B_a, backward, "cotangents reaching the last stage and leaving "
@@ -290,6 +291,11 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
                "one layer's weight gradients converted to param dtype, before they join the accumulator"),
         *jaxzero.rows(sw),
         *jaxmoe.rows(sw),
+        *([Buffer("layer_gathered", (one_layer(sw),), B_w, ("update_gather",), "ZeRO-2: one layer's updated weights "
+                  "all-gathered in param dtype (its routed experts over their expert data-parallel group, the rest "
+                  "over d*c) into the donated parameter stack, while the updated shards of every layer exist "
+                  "(jaxcheck.zero.apply_updates; holdout-moe 8: all-gather-start f32[32,256,1280] x 3 beside the "
+                  "updated shards f32[1,3,8,256,1280] x 3)")] if sw.zero == 2 else []),
     )
 
 

@@ -7,7 +7,7 @@ import sympy as sp
 
 from ..config.dtypes import DTYPE_BYTES
 from ..config.switches import Switches
-from ..config.symbols import c, t
+from ..config.symbols import b, c, s, t
 
 FP32 = sp.Integer(DTYPE_BYTES["float32"])  # bytes of an fp32 element (logits, norms, softmax in fp32)
 INT32 = sp.Integer(DTYPE_BYTES["int32"])
@@ -31,6 +31,11 @@ def repeated(name: str, count: int, one: sp.Expr, doc: str) -> Component:
 def per_gpu_tokens(x: sp.Expr, tensor_parallel: bool, sw: Switches) -> sp.Expr:
     """Share of a [s, b, ...] tensor held by one GPU: /c always (CP splits s); /t inside TP regions, or with SP outside."""
     return x / (c * (t if tensor_parallel or sw.sp else 1))
+
+
+def tokens(width: sp.Expr, nbytes: sp.Expr, split_t: bool) -> sp.Expr:
+    """One device's bytes of jaxcheck's [b, s, width] tensor: s split over c, and width (or s, with SP) over t if split_t."""
+    return nbytes * b * s * width / (c * (t if split_t else 1))
 
 
 def total(parts: list[Component]) -> sp.Expr:

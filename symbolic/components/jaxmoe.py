@@ -10,10 +10,10 @@ import sympy as sp
 
 from ..config.switches import Switches
 from ..config.symbols import B_a, B_g, B_w, C_f, E, L, b, c, e, f_e, f_s, h, k_e, p, s, t, t_e
-from .base import FP32, INT32, Component, repeated
-from .jaxstep import tokens
+from .base import FP32, INT32, Component, repeated, tokens
 
 BOOL = sp.Integer(1)  # bytes of a bool
+FLOAT_GUARD = sp.Rational(1, 10**9)  # jaxcheck's capacity subtracts it before the ceiling; renderings leave it out
 
 
 def moe_tokens() -> sp.Expr:
@@ -24,7 +24,7 @@ def moe_tokens() -> sp.Expr:
 def capacity() -> sp.Expr:
     """C: the assignments each expert takes from one device's T tokens, ceil(C_f T k_e / E), at least 1
     (jaxcheck.model.dispatch.capacity, which subtracts 1e-9 before the ceiling against float noise)."""
-    return sp.Max(1, sp.ceiling(C_f * moe_tokens() * k_e / E - sp.Rational(1, 10**9)))
+    return sp.Max(1, sp.ceiling(C_f * moe_tokens() * k_e / E - FLOAT_GUARD))
 
 
 def expert_rows() -> sp.Expr:

@@ -7,8 +7,7 @@ import sympy as sp
 from ..config.step import FLASH_BLOCK, SELECTIVE_SAVED
 from ..config.switches import Switches
 from ..config.symbols import B_a, a, b, c, dh, f, h, k, s, t
-from .base import FP32, Component, repeated
-
+from .base import FP32, Component, repeated, tokens
 
 
 # Layouts (jaxcheck.model.rules): the residual stream between blocks is [b, s, h] split over context (and over tensor
@@ -16,11 +15,6 @@ from .base import FP32, Component, repeated
 # kept all-gathered over tensor; heads and f are split over tensor; K and V are all-gathered over context ("kv_seq").
 # Flash attention (the default) has fp32 [b, a/t, s/c, FLASH_BLOCK] score blocks, one at a time; unfused attention
 # materialises [b, a/t, s/c, s] scores.
-def tokens(width: sp.Expr, nbytes: sp.Expr, split_t: bool) -> sp.Expr:
-    """One device's bytes of a [b, s, width] tensor: s split over c, and width (or s, with SP) over t if split_t."""
-    return nbytes * b * s * width / (c * (t if split_t else 1))
-
-
 def scores(nbytes: sp.Expr) -> sp.Expr:
     """One device's bytes of a [b, a, s, s] score tensor: heads over t, queries over c, all s keys (K/V gathered)."""
     return nbytes * b * a * s * s / (t * c)

@@ -12,9 +12,25 @@ def _is_indicator(pw: sp.Piecewise) -> bool:
     return len(pw.args) == 2 and pw.args[0].expr == 1 and pw.args[1].expr == 0
 
 
+def _indicator(cond) -> sp.Piecewise:
+    return sp.Piecewise((1, cond), (0, True))
+
+
+def for_display(expr: sp.Expr) -> sp.Expr:
+    """The expression as it is shown: without jaxcheck's float guard inside the experts' capacity ceiling (it moves
+    no realistic value), and `x if cond else 0` as x times the Iverson bracket [cond]."""
+    from ..components.jaxmoe import FLOAT_GUARD
+
+    expr = sp.sympify(expr).xreplace({-FLOAT_GUARD: 0, FLOAT_GUARD: 0})
+    gated = {pw: pw.args[0].expr * _indicator(pw.args[0].cond) for pw in expr.atoms(sp.Piecewise)
+             if len(pw.args) == 2 and pw.args[1].expr == 0 and pw.args[1].cond is sp.true and pw.args[0].expr != 1}
+    return expr.xreplace(gated) if gated else expr
+
+
 def opaque(expr: sp.Expr) -> tuple[sp.Expr, dict[sp.Symbol, sp.Expr], dict[sp.Symbol, str]]:
     """Replace each Piecewise (in-flight micro batches, "group exists" indicators) by a named symbol, so that
     simplification stays fast and the closed form readable; return the new expression, definitions and LaTeX names."""
+    expr = for_display(expr)
     defs, names, mapping = {}, {}, {}
     counter = 0
     for pw in sorted(expr.atoms(sp.Piecewise), key=sp.default_sort_key):

@@ -27,7 +27,8 @@ def glossary(values: dict[str, float], moe: bool = False) -> list[str]:
     only for a model with experts."""
     from ..config.glossary import EXPERT_LETTERS
 
-    lines = [r"\section*{Symbols}", r"\begin{longtable}{l l r}", r"symbol & meaning & value here \\ \hline \endhead"]
+    lines = [r"\section*{Symbols}", r"\begin{longtable}{@{}l >{\raggedright}p{0.7\linewidth} r@{}}",
+             r"symbol & meaning & value here \\ \hline \endhead"]
     for sym in ALL:
         if moe or sym.name not in EXPERT_LETTERS:
             lines.append(f"${LATEX.get(sym, sym.name)}$ & {prose(MEANING[sym])} & {values[sym.name]:,} \\\\")
@@ -92,7 +93,10 @@ def paper(module, sw, p: int) -> list[str]:
     return lines
 
 
-_PHASE_HEAD = (r"\mathrm{F}", r"\mathrm{R}", r"\mathrm{L}", r"\mathrm{L_h}", r"\mathrm{B_a}", r"\mathrm{B_w}", r"\mathrm{U}")
+# One short head per phase of components.buffers.PHASES, in its order: (label in the key, math in the table's head).
+_PHASE_HEAD = (("Fe", r"\mathrm{F_e}"), ("F", r"\mathrm{F}"), ("R", r"\mathrm{R}"), ("L", r"\mathrm{L}"),
+               ("Lh", r"\mathrm{L_h}"), ("Ba", r"\mathrm{B_a}"), ("Bw", r"\mathrm{B_w}"), ("U", r"\mathrm{U}"),
+               ("Ug", r"\mathrm{U_g}"))
 
 
 def jax(module, sw, values: dict[str, int]) -> list[str]:
@@ -104,16 +108,17 @@ def jax(module, sw, values: dict[str, int]) -> list[str]:
     subs = {BY_NAME[name]: value for name, value in values.items()}
     rows = table_rows(module, sw)
     buffers = module.table(sw)
-    key = ", ".join(f"{head}: {name.replace('_', ' ')}" for head, name in zip(("F", "R", "L", "Lh", "Ba", "Bw", "U"), PHASES))
+    assert len(_PHASE_HEAD) == len(PHASES), "a phase of components.buffers.PHASES has no head in the buffer table"
+    key = ", ".join(f"{head}: {name.replace('_', ' ')}" for (head, _), name in zip(_PHASE_HEAD, PHASES))
     lines = [r"\section*{Formulas (bytes per device, profile \texttt{jax})}",
              r"\noindent Every term is a buffer of the compiled step: its per-device shape in the glossary's letters, "
              r"bytes per element, and the phases it is live in (" + key + r"). Arguments and outputs are live "
              r"throughout; XLA packs the temporaries into one heap, as large as the largest phase. Bytes here: at this "
              r"configuration, for the " + f"XLA:{sw.backend.upper()}" + " program.",
-             r"{\small\begin{longtable}{@{}>{\raggedright}p{0.16\linewidth} >{\raggedright}p{0.3\linewidth} "
+             r"{\small\setlength{\tabcolsep}{4pt}\begin{longtable}{@{}>{\raggedright}p{0.16\linewidth} >{\raggedright}p{0.26\linewidth} "
              r">{\raggedright}p{0.1\linewidth} "
              + " ".join(["c"] * len(PHASES)) + r" r@{}}",
-             r"buffer & shape (per device) & bytes/elt & " + " & ".join(f"${h}$" for h in _PHASE_HEAD)
+             r"buffer & shape (per device) & bytes/elt & " + " & ".join(f"${h}$" for _, h in _PHASE_HEAD)
              + r" & GiB \\ \hline \endhead"]
     for row, buf in zip(rows, buffers):
         doc = prose(row["doc"])

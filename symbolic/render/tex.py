@@ -8,7 +8,7 @@ import sympy as sp
 
 from ..config import glossary
 from ..config.symbols import LATEX
-from .expressions import latex_parts
+from .expressions import latex_parts, opaque
 
 _ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
             "}": r"\}", "~": r"$\sim$", "^": r"\textasciicircum{}", "<": r"$<$", ">": r"$>$", "|": r"$|$"}
@@ -102,7 +102,8 @@ def _tex(expr: sp.Expr, names: dict) -> str:
 
 def _pieces(expr: sp.Expr, names: dict, width: int, sign: str = "") -> list[str]:
     """Pieces of `expr` to be laid out left to right, each breakable after: the terms of a sum (each with its sign);
-    a product whose long factor is a sum as coefficient ( pieces of that sum ); anything else whole."""
+    a product whose long factor is a sum as coefficient [ pieces of that sum ], or whose long factor is a min or max
+    as coefficient min( pieces of each argument ); anything else whole."""
     if isinstance(expr, sp.Add):
         out = []
         for i, term in enumerate(expr.as_ordered_terms()):
@@ -113,17 +114,25 @@ def _pieces(expr: sp.Expr, names: dict, width: int, sign: str = "") -> list[str]
             out[0] = sign + out[0]
         return out
     whole = sign + _tex(expr, names)
-    if visible(whole) <= width or not isinstance(expr, sp.Mul):
+    if visible(whole) <= width or not isinstance(expr, (sp.Mul, sp.Min, sp.Max)):
         return [whole]
     numer, denom = sp.fraction(expr)
-    sums = [f for f in sp.Mul.make_args(numer) if isinstance(f, sp.Add)]
-    if not sums:
+    long = [f for f in sp.Mul.make_args(numer) if isinstance(f, (sp.Add, sp.Min, sp.Max))]
+    if not long:
         return [whole]
-    inner = max(sums, key=lambda f: visible(_tex(f, names)))
+    inner = max(long, key=lambda f: visible(_tex(f, names)))
     rest = sp.Mul(*(f for f in sp.Mul.make_args(numer) if f is not inner)) / denom
-    head = sign + ("" if rest == 1 else _tex(rest, names)) + r"\Bigl["
-    inside = _pieces(inner, names, width - 4)
-    return [head + inside[0], *inside[1:-1], inside[-1] + r"\Bigr]"] if len(inside) > 1 else [head + inside[0] + r"\Bigr]"]
+    coefficient = sign + ("" if rest == 1 else _tex(rest, names))
+    if isinstance(inner, sp.Add):
+        opening, closing, inside = r"\Bigl[", r"\Bigr]", _pieces(inner, names, width - 4)
+    else:
+        opening, closing, inside = r"\%s\Bigl(" % type(inner).__name__.lower(), r"\Bigr)", []
+        for i, arg in enumerate(sp.ordered(inner.args)):
+            parts = _pieces(arg, names, width - 6)
+            inside += parts[:-1] + [parts[-1] + ("," if i < len(inner.args) - 1 else "")]
+    inside[0] = coefficient + opening + inside[0]
+    inside[-1] += closing
+    return inside
 
 
 def _pack(pieces: list[str], width: int) -> list[str]:
@@ -189,9 +198,31 @@ def names_sum(lhs: str, parts: list[str], function: str = "") -> str:
 def inline(expr: sp.Expr) -> str:
     """A short expression as inline math in one line of symbols, which TeX may break after a + or -: products as
     juxtaposition, quotients with a slash (h(1 + k/a)/t, never a nested fraction), letters as in the formulas."""
-    text = sp.sstr(sp.sympify(expr)).replace("Min(", "min(").replace("Max(", "max(")
+    body, defs, names = opaque(sp.sympify(expr))
+    brackets = {}  # an Iverson bracket [L - L_e > 0] as a placeholder word until the letters are set
+    for i, sym in enumerate(defs):
+        brackets[f"IVERSON{i}"] = names[sym]
+        body = body.xreplace({sym: sp.Symbol(f"IVERSON{i}", positive=True)})
+    text = _ceilings(sp.sstr(body)).replace("Min(", "min(").replace("Max(", "max(")
     text = re.sub(r"\*\*(\d+)", r"^\1", text)
-    return "$" + _math(text).replace("min", r"\min").replace("max", r"\max").replace(" ^ ", "^") + "$"
+    out = _math(text).replace("min", r"\min").replace("max", r"\max").replace(" ^ ", "^")
+    out = out.replace("LCEIL (", r"\lceil ").replace("LCEIL(", r"\lceil ").replace("RCEIL", r"\rceil")
+    for word, tex in brackets.items():
+        out = out.replace(word, tex)
+    return "$" + out + "$"
+
+
+def _ceilings(text: str) -> str:
+    """ceiling(x) in sympy's text as LCEIL(x RCEIL, so that the brackets survive the letters' setting."""
+    while "ceiling(" in text:
+        start = text.index("ceiling(")
+        depth, i = 0, start + len("ceiling")
+        for i in range(start + len("ceiling"), len(text)):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            if depth == 0:
+                break
+        text = text[:start] + "LCEIL(" + text[start + len("ceiling("):i] + " RCEIL" + text[i + 1:]
+    return text
 
 
 def breakable(name: str) -> str:

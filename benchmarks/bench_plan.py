@@ -1,11 +1,14 @@
 """Benchmark `mem4d plan`: vectorized search vs one configuration at a time, and end-to-end wall time.
 
     python benchmarks/bench_plan.py [--model llama3.1-405b --gpus 16384 --seq 8192 --gbs 2048] [--repeat 7]
+    python benchmarks/bench_plan.py --model qwen3-235b-a22b --gpus 1024 --seq 4096 --gbs 1024  # ep and etp too
 
 Prints, for one cluster and every option (all (d, t, p, c, vpp, mbs), 3 recompute modes, ZeRO stages 0 to 3, even
 and balanced stage splits, p no longer a divisor of L):
 - load: the 12 estimators of the first search in this process (derived, or read from the on-disk cache),
-- search: enumeration + evaluation + ranking (median of --repeat, estimators already built),
+- search: enumeration + evaluation + ranking (median of --repeat, estimators already built), and its parts:
+  every component of every row (the estimator proper), the stage totals of even and of uneven splits (the split
+  search), the peak, the ranking proxy, the sort,
 - configurations evaluated and evaluated per second,
 - the same configurations through `symbolic.estimator.estimate` one at a time (a random subsample, extrapolated),
   with the largest byte difference between the two paths on that subsample,
@@ -77,7 +80,7 @@ def _scalar_calls(plan, sample: int) -> float:
     jobs = []
     for i in rows:
         tr = plan.training(int(i))
-        est = estimator(plan.profile, Switches.of(tr))
+        est = estimator(plan.profile, Switches.of(tr, shape=plan.cluster.shape))
         jobs.append((est, inputs_for(plan.cluster.shape, tr)))
     t0 = time.perf_counter()
     for est, values in jobs:
@@ -113,6 +116,8 @@ def main() -> None:
     first = search(cluster, limit)
     runs = [search(cluster, limit) for _ in range(args.repeat)]
     search_s = statistics.median(p.seconds["enumerate"] + p.seconds["evaluate"] for p in runs)
+    parts = {key: statistics.median(p.seconds.get(key, 0.0) for p in runs) for key in runs[0].seconds
+             if key.startswith("evaluate.")}
     enum_s = statistics.median(p.seconds["enumerate"] for p in runs)
     per_config, worst, sampled = _one_at_a_time(first, args.sample)
     per_scalar = _scalar_calls(first, 10 * args.sample)
@@ -132,6 +137,7 @@ def main() -> None:
         "max_byte_difference_on_sample": worst,
         "end_to_end_seconds_median": statistics.median(wall), "end_to_end_seconds": wall,
         "end_to_end_cold_seconds_median": statistics.median(wall_cold), "end_to_end_cold_seconds": wall_cold,
+        "search_parts_seconds_median": parts,
     }
     if args.json:
         print(json.dumps(figures, indent=1))
@@ -144,6 +150,8 @@ def main() -> None:
           f"on-disk cache as found)")
     print(f"  enumerate + evaluate + rank   {search_s:>12.4f} s  (median of {args.repeat}; enumerate {enum_s:.4f} s)")
     print(f"  evaluated per second          {figures['evaluated_per_second']:>12,.0f}")
+    for key, seconds in parts.items():  # where the search's time goes (medians; enumerate is the rest)
+        print(f"    {key:<27} {seconds:>12.4f} s  ({100 * seconds / search_s:.0f} %)")
     print(f"  one at a time (estimate())    {per_config * 1e3:>12.3f} ms/config  ({sampled} sampled) -> "
           f"{figures['one_at_a_time_extrapolated_seconds']:.2f} s for all, {figures['speedup']:,.0f}x slower")
     print(f"  one at a time (bare est(**x)) {per_scalar * 1e3:>12.3f} ms/config  -> "

@@ -31,7 +31,7 @@ class PlanResult:
     order: np.ndarray  # indices of rows whose peak is under the limit, best score first (ties: lower peak first)
     candidates: int  # (d, t, p, c, vpp, b, zero, even or balanced) tuples enumerated before the divisibility masks
     present: dict = field(default_factory=dict)  # (recompute index, zero) -> that estimator's components
-    seconds: dict[str, float] = field(default_factory=dict)  # build, enumerate, evaluate
+    seconds: dict[str, float] = field(default_factory=dict)  # build, enumerate, evaluate (and evaluate.<part>)
 
     @property
     def evaluated(self) -> int:
@@ -103,15 +103,26 @@ def _mixed_even_totals(est, arrays: dict, shape) -> dict[str, np.ndarray]:
     return totals
 
 
+def _tick(clock: dict, name: str, since: float) -> float:
+    """Add the seconds since `since` to clock[name]; the time now."""
+    now = time.perf_counter()
+    clock[name] = clock.get(name, 0.0) + now - since
+    return now
+
+
 def _evaluate(grid: dict[str, np.ndarray], est, fixed: dict[str, float], L: int, width: int,
-              shape=None) -> dict[str, np.ndarray]:
+              shape=None, clock: dict | None = None) -> dict[str, np.ndarray]:
     """One (recompute, zero) pair's rows: every component, each stage kind's total (even rows: L/p layers on the
     representative ranks; the other kinds: their split, the most loaded middle rank), the split ([rows, width]
-    layers per rank, zero beyond p and on even rows) and its largest stage's layers."""
+    layers per rank, zero beyond p and on even rows) and its largest stage's layers; `clock` gathers the seconds of
+    each part (components, even stages, uneven splits)."""
+    clock = {} if clock is None else clock
+    start = time.perf_counter()
     n = len(grid["d"])
     arrays = {name: grid[name] if name in grid else fixed[name] for name in est.inputs} | expert_columns(grid)
     out = est(**arrays)
     part = {name: np.broadcast_to(np.asarray(out[name], dtype=np.float64), (n,)) for name in est.components}
+    start = _tick(clock, "components", start)
     stage = {kind: np.full(n, -np.inf) for kind in STAGES}
     splits = np.zeros((n, width), dtype=LAYERS)
     for uneven in (False, True):
@@ -128,10 +139,13 @@ def _evaluate(grid: dict[str, np.ndarray], est, fixed: dict[str, float], L: int,
             totals = est.stage_totals(**sub)
         for kind, x in totals.items():
             stage[kind][rows] = x
+        start = _tick(clock, "uneven_splits" if uneven else "even_stages", start)
     widest = np.where(grid["split"] > 0, splits.max(1), L / grid["p"])  # the largest stage's layers
     part.update(grid, stage_layers=splits, max_layers=widest, **{f"{kind}.total": x for kind, x in stage.items()})
     keep = ~_repeats_even(part, L)
-    return {name: x[keep] for name, x in part.items()}
+    out = {name: x[keep] for name, x in part.items()}
+    _tick(clock, "components", start)
+    return out
 
 
 def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware = Hardware(),
@@ -155,13 +169,15 @@ def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware 
     estimators = _estimators(cluster, profile, overheads, tuple(int(z) for z in np.unique(grid["zero"])))
     fixed = inputs_for(cluster.shape, reference(cluster, profile))  # shape letters, s, the byte widths
     t2 = time.perf_counter()
-    parts = []
+    parts, clock = [], {}
     width = int(grid["p"][grid["split"] > 0].max(initial=1))  # columns of the splits: the most stages of an uneven row
     for (recompute, z), est in estimators.items():
         at = grid["zero"] == z
-        part = _evaluate({name: x[at] for name, x in grid.items()}, est, fixed, cluster.shape.L, width, cluster.shape)
+        part = _evaluate({name: x[at] for name, x in grid.items()}, est, fixed, cluster.shape.L, width, cluster.shape,
+                         clock)
         part["recompute"] = np.full(len(part["d"]), RECOMPUTE.index(recompute), dtype=np.int8)
         parts.append(part)
+    start = time.perf_counter()
     components = _union(est.components for est in estimators.values())
     names = parts[0].keys() | set(components)
     rows = {name: np.concatenate([part.get(name, np.zeros(len(part["d"]))) for part in parts]) for name in names}
@@ -172,14 +188,17 @@ def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware 
     stage_totals = {stage: rows.pop(f"{stage}.total") for stage in PEAK_FROM[1:]}
     rows["peak"], which = peak_of(rows["total"], stage_totals, rows["p"], rows["split"] > 0)
     rows["peak_from"] = which.astype(np.int8)
+    start = _tick(clock, "merge_peak", start)
     rows.update(terms(cluster, rows, hw))
+    start = _tick(clock, "proxy", start)
     fits = np.flatnonzero(rows["peak"] < limit)  # the verdict of `mem4d estimate`, on the same peak
     order = fits[np.lexsort((rows["peak"][fits], -rows["score"][fits]))]
-    t3 = time.perf_counter()
+    t3 = _tick(clock, "rank", start)
     return PlanResult(cluster=cluster, profile=profile, limit=float(limit), components=components, rows=rows,
                       order=order, candidates=n_candidates,
                       present={(RECOMPUTE.index(r), z): est.components for (r, z), est in estimators.items()},
-                      seconds={"build": t2 - t1, "enumerate": t1 - t0, "evaluate": t3 - t2})
+                      seconds={"build": t2 - t1, "enumerate": t1 - t0, "evaluate": t3 - t2,
+                               **{f"evaluate.{name}": x for name, x in clock.items()}})
 
 
 def _repeats_even(rows: dict[str, np.ndarray], L: int) -> np.ndarray:

@@ -56,5 +56,12 @@ def live(rows: list[Buffer], phase: str) -> sp.Expr:
 
 
 def peak(rows: list[Buffer]) -> sp.Expr:
-    """The heap XLA needs for these temporaries: the largest phase's live set."""
-    return sp.Max(*(live(rows, phase) for phase in PHASES))
+    """The heap XLA needs for these temporaries: the largest phase's live set. A phase whose rows are a subset of
+    another's holds no more (every row's bytes are nonnegative) and is left out; the rest form an unevaluated Max
+    (sympy's own pruning compares every pair of live sets symbolically, seconds per switch set, for the same value)."""
+    held = {phase: frozenset(i for i, row in enumerate(rows) if phase in row.phases) for phase in PHASES}
+    kept = [phase for i, phase in enumerate(PHASES)
+            if held[phase] and not any(held[phase] < held[other] or (held[phase] == held[other] and j < i)
+                                       for j, other in enumerate(PHASES) if j != i)]
+    return sp.Max(*(live(rows, phase) for phase in kept), evaluate=False) if len(kept) > 1 else \
+        (live(rows, kept[0]) if kept else sp.Integer(0))

@@ -335,7 +335,8 @@ def _components(sw: Switches) -> tuple[Component, ...]:
     at_peak = [row.component() for row in rows if PEAK_PHASE in row.phases]
     excess = peak(rows) - live(rows, PEAK_PHASE)
     return tuple([row.component() for row in arguments(sw) + outputs(sw)] + at_peak
-                 + [Component("other_phase", sp.Max(0, excess), "bytes by which the largest phase's live set "
+                 + [Component("other_phase", sp.Max(0, excess, evaluate=False) if excess != 0 else sp.Integer(0),
+                              "bytes by which the largest phase's live set "
                               f"exceeds the {PEAK_PHASE} phase's (0 when that phase is the peak)")])
 
 

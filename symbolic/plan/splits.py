@@ -106,8 +106,25 @@ def split_rows(est: Estimator, arrays: dict[str, np.ndarray], L: int, width: int
         splits[at, :p] = layers
         for kind in KINDS:
             if p > 2 or kind != "middle":
-                held = layers[:, cols[kind]]
-                total = est.stage_total(kind, **column, L_r=held, m_r=micro[:, cols[kind]],
-                                        Le_r=moe_share(column) * held)
-                totals[kind][at] = np.broadcast_to(total, layers[:, cols[kind]].shape).max(1)
+                held, mic = _candidates(layers[:, cols[kind]], micro[:, cols[kind]])
+                total = est.stage_total(kind, **column, L_r=held, m_r=mic, Le_r=moe_share(column) * held)
+                totals[kind][at] = np.broadcast_to(total, held.shape).max(1)
     return splits, totals
+
+
+def _candidates(held: np.ndarray, micro: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ranks of one stage kind [rows, ranks] that can hold its most: a stage's total never falls with more layers
+    or more in-flight micro batches (every component is a nonnegative amount per layer and per micro batch), so where
+    the in-flight counts never rise with the rank (1F1B) a rank with no more layers than an earlier one holds no
+    more, and only the ranks that hold more layers than every earlier one are evaluated (a few, where a split has
+    two or three layer counts). Their (layers, micro batches), padded with repeats of the first rank's to equal
+    widths; otherwise every rank's."""
+    rows, ranks = held.shape
+    if ranks < 3 or (np.diff(micro, axis=1) > 0).any():
+        return held, micro
+    record = np.ones((rows, ranks), dtype=bool)
+    record[:, 1:] = held[:, 1:] > np.maximum.accumulate(held, axis=1)[:, :-1]
+    width = int(record.sum(1).max())
+    pick = np.argsort(~record, axis=1, kind="stable")[:, :width]  # record ranks first, in rank order
+    pick = np.where(np.take_along_axis(record, pick, 1), pick, 0)  # pad with rank 0 (a record: it changes no max)
+    return np.take_along_axis(held, pick, 1), np.take_along_axis(micro, pick, 1)

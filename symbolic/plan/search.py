@@ -3,7 +3,9 @@ one estimator per (recompute, ZeRO stage) pair, those whose peak fits, ranked by
 symbolic.estimator, balanced splits from plan.balance, the ranking from plan.proxy."""
 from __future__ import annotations
 
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -169,14 +171,28 @@ def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware 
     estimators = _estimators(cluster, profile, overheads, tuple(int(z) for z in np.unique(grid["zero"])))
     fixed = inputs_for(cluster.shape, reference(cluster, profile))  # shape letters, s, the byte widths
     t2 = time.perf_counter()
-    parts, clock = [], {}
     width = int(grid["p"][grid["split"] > 0].max(initial=1))  # columns of the splits: the most stages of an uneven row
-    for (recompute, z), est in estimators.items():
-        at = grid["zero"] == z
+
+    def evaluate(pair) -> tuple[dict, dict]:
+        (recompute, z), est = pair
+        at, clock = grid["zero"] == z, {}
         part = _evaluate({name: x[at] for name, x in grid.items()}, est, fixed, cluster.shape.L, width, cluster.shape,
                          clock)
         part["recompute"] = np.full(len(part["d"]), RECOMPUTE.index(recompute), dtype=np.int8)
-        parts.append(part)
+        return part, clock
+
+    # one thread per (recompute, zero) pair, as many at once as there are cores: numpy releases the GIL inside its
+    # array operations, and the pairs share nothing but read-only inputs (rows keep the pairs' order)
+    workers = min(len(estimators), os.cpu_count() or 1)
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
+        done = list(pool.map(evaluate, estimators.items()))
+    finally:  # on Ctrl-C the pairs not started are dropped at once
+        pool.shutdown(wait=False, cancel_futures=True)
+    parts, clock = [part for part, _ in done], {}
+    for _, seconds in done:  # thread-seconds of each part, summed over the pairs
+        for name, x in seconds.items():
+            clock[name] = clock.get(name, 0.0) + x
     start = time.perf_counter()
     components = _union(est.components for est in estimators.values())
     names = parts[0].keys() | set(components)

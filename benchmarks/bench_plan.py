@@ -8,7 +8,7 @@ and balanced stage splits, p no longer a divisor of L):
 - load: the 12 estimators of the first search in this process (derived, or read from the on-disk cache),
 - search: enumeration + evaluation + ranking (median of --repeat, estimators already built), and its parts:
   every component of every row (the estimator proper), the stage totals of even and of uneven splits (the split
-  search), the peak, the ranking proxy, the sort,
+  search; these three in thread-seconds, one thread per core), the peak, the ranking proxy, the sort,
 - configurations evaluated and evaluated per second,
 - the same configurations through `symbolic.estimator.estimate` one at a time (a random subsample, extrapolated),
   with the largest byte difference between the two paths on that subsample,
@@ -150,8 +150,8 @@ def main() -> None:
           f"on-disk cache as found)")
     print(f"  enumerate + evaluate + rank   {search_s:>12.4f} s  (median of {args.repeat}; enumerate {enum_s:.4f} s)")
     print(f"  evaluated per second          {figures['evaluated_per_second']:>12,.0f}")
-    for key, seconds in parts.items():  # where the search's time goes (medians; enumerate is the rest)
-        print(f"    {key:<27} {seconds:>12.4f} s  ({100 * seconds / search_s:.0f} %)")
+    for key, seconds in parts.items():  # where the search's time goes (medians, thread-seconds: the pairs of
+        print(f"    {key:<27} {seconds:>12.4f} s")  # components, even and uneven stages run on every core at once)
     print(f"  one at a time (estimate())    {per_config * 1e3:>12.3f} ms/config  ({sampled} sampled) -> "
           f"{figures['one_at_a_time_extrapolated_seconds']:.2f} s for all, {figures['speedup']:,.0f}x slower")
     print(f"  one at a time (bare est(**x)) {per_scalar * 1e3:>12.3f} ms/config  -> "

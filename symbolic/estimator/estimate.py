@@ -59,11 +59,15 @@ def peak_of(total: np.ndarray, stage_totals: dict[str, np.ndarray], p: np.ndarra
     """Vectorized peak = max(profile total, total of every stage that exists for p), and the index in PEAK_FROM of
     the figure that is the peak (ties go to the profile total, then to the earlier stage). Where stages are
     `uneven` the profile total (a closed form of p equal stages) is left out: the most loaded stage decides."""
-    figures = [np.where(uneven, -np.inf, np.asarray(total, dtype=np.float64))]
-    figures += [np.where(stage_exists(stage, p), stage_totals[stage], -np.inf) for stage in STAGES]
-    stacked = np.stack(np.broadcast_arrays(*figures))
-    which = np.argmax(stacked, axis=0)
-    return np.take_along_axis(stacked, which[None], axis=0)[0], which
+    peak = np.where(uneven, -np.inf, np.asarray(total, dtype=np.float64))
+    figures = [np.where(stage_exists(stage, p), stage_totals[stage], -np.inf) for stage in STAGES]
+    peak, *figures = np.broadcast_arrays(peak, *figures)
+    peak, which = peak.copy(), np.zeros(peak.shape, dtype=np.int64)
+    for i, figure in enumerate(figures, 1):  # a running maximum: no [5, rows] stack (plan's rows are many)
+        higher = figure > peak  # strictly: a tie stays with the earlier figure
+        np.copyto(peak, figure, where=higher)
+        which[higher] = i
+    return peak, which
 
 
 @dataclass(frozen=True)

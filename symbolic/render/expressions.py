@@ -47,10 +47,16 @@ def opaque(expr: sp.Expr) -> tuple[sp.Expr, dict[sp.Symbol, sp.Expr], dict[sp.Sy
     return expr.xreplace(mapping), defs, names
 
 
+LONG_SUM = 10  # terms of a sum (a total of components) above which simplify is skipped: measured on the paper
+# profile's totals (11 to 21 terms), simplify took 0.4-1.7 s each for a text 5-15 % shorter than factor_terms' alone
+
+
 @functools.lru_cache(maxsize=None)
 def simplified(expr: sp.Expr) -> sp.Expr:
     """A short equivalent form: simplify, then pull common factors out of sums (once per expression: text and
-    LaTeX of a formula share it)."""
+    LaTeX of a formula share it); a sum of more than LONG_SUM terms only has its common factors pulled out."""
+    if expr.is_Add and len(expr.args) > LONG_SUM:
+        return sp.factor_terms(expr)
     return sp.factor_terms(sp.simplify(expr))
 
 

@@ -78,7 +78,12 @@ def _restack(tree: dict, p: int) -> dict:
     return out
 
 
-@pytest.mark.parametrize("d,p,t,c", list(itertools.product((1, 2), repeat=4)))
+# the half of the 2^4 meshes with an even number of axes at 2: every pair of axes meets in all four size pairs (a
+# resolution-IV fraction), 8 compiles instead of 16; single axes at 2 run in the flash and ZeRO tests below
+MESHES = [x for x in itertools.product((1, 2), repeat=4) if x.count(2) % 2 == 0]
+
+
+@pytest.mark.parametrize("d,p,t,c", MESHES)
 def test_step_matches_reference_and_loss_falls(reference, d, p, t, c):
     _check_against_reference(reference, _spec(d, p, t, c))
 

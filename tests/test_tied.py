@@ -73,9 +73,9 @@ def test_cli_reads_tie_word_embeddings(tmp_path):
     assert only["weights"] == 2 * TIED.param_count
 
 
-@pytest.mark.parametrize("target", ["h100-80gb", "cpu"])
-@pytest.mark.parametrize("train", [Training(t=2, s=32, gbs=2, recompute="full", zero=1),
-                                   Training(p=2, s=32, gbs=4, recompute="full", zero=0)], ids=["t2-zero1", "p2"])
+@pytest.mark.parametrize("train, target", [(Training(t=2, s=32, gbs=2, recompute="full", zero=1), "h100-80gb"),
+                                           (Training(p=2, s=32, gbs=4, recompute="full", zero=0), "cpu")],
+                         ids=["t2-zero1-h100-80gb", "p2-cpu"])  # each layout and each target once
 def test_jax_profile_arguments_exact_for_a_tied_model_on_both_targets(train, target):
     """The `jax` profile's arguments (params, AdamW, batch) and output of a tied model equal XLA's bytes exactly on
     XLA:GPU (H100 target, deviceless) and XLA:CPU: the LM head is the embedding, no leaf of its own."""

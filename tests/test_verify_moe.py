@@ -5,7 +5,8 @@ E/e per device and their states over the expert data-parallel group); the residu
 layer (jaxcheck.model.pipeline.layer_residuals: count and bytes exact); XLA:GPU's temp, which the table approximates
 with its largest phase: the total within 8 % on these micro shapes (h = 64, under 8 MB per device), where fixed-size
 buffers and the small experts' fused fp32 products the table does not count weigh most (measured at 4487491 on an
-H100 target: +0.8 %, -1.8 %, +6.6 %; grids/derive-moe.toml and the holdouts are the accuracy figures).
+H100 target: d2e2-none +0.8 %, d4e2t2te1 -1.8 %, d2e2t2p2 +6.6 %; grids/derive-moe.toml and the holdouts are the
+accuracy figures).
 """
 import pytest
 
@@ -35,14 +36,17 @@ def _verify(name: str, target: str) -> dict:
     return _RESULTS[name, target]
 
 
-@pytest.mark.parametrize("name, target", [(name, "h100-80gb") for name in CASES] + [("d2e2-none", "cpu")])
+GPU_CASES = ("d4e2t2te1-selective-zero3", "d2e2t2p2-full-zero2")  # and d2e2-none on XLA:CPU: one compile each
+
+
+@pytest.mark.parametrize("name, target", [(name, "h100-80gb") for name in GPU_CASES] + [("d2e2-none", "cpu")])
 def test_argument_and_output_bytes_exact(name, target):
     rows = {row["name"]: row for row in _verify(name, target)["components"]}
     for part in ("params", "optimizer", "batch", "argument", "output - alias"):
         assert rows[part]["symbolic"] == rows[part]["xla"], part
 
 
-@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("name", GPU_CASES)
 def test_total_within_tolerance_on_the_gpu_target(name):
     assert abs(_verify(name, "h100-80gb")["rel_error_total"]) <= TOTAL_TOLERANCE
 

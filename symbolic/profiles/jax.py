@@ -14,9 +14,11 @@ import sympy as sp
 
 from ..components import FP32, INT32, Component, jaxmoe, jaxzero
 from ..components.experts import expert_data_parallel, experts_params
+from ..components.jaxparams import (N, device_experts, device_params, moe_layer_params, one_layer, one_layer_dense,
+                                    stack_layers)
 from ..components.buffers import PHASES, Buffer, live, on, peak
 from ..components.jaxstep import layer_tensors as _layer_tensors, scores, tokens
-from ..components.weights import embedding_params, head_params, layer_params
+from ..components.weights import layer_params
 from ..config.step import FLASH_BLOCK
 from ..config.switches import Switches
 from ..config.symbols import B_a, B_g, B_o, B_w, L, L_e, a, b, c, d, dh, h, k, m, p, s, t, v
@@ -33,33 +35,9 @@ DESCRIPTION = (
 POINTER = sp.Integer(8)  # one entry of an XLA output tuple's index table
 PARAM_LEAVES = 12  # embed, head, final norm + 9 stacked block tensors (wq wk wv wo gate up down, 2 norm scales)
 I = m + p - 1  # iterations of the GPipe loop
-N = L / p  # layers per stage
 ALL = PHASES
 FLASH_FWD_BYTES = 2 * FP32  # fp32 masked scores and exp(scores - max) of one key block
 FLASH_BWD_BYTES = 3 * FP32  # fp32 probabilities and the dK, dV products of one key block (XLA's transposed layout)
-
-
-def stack_layers(sw: Switches) -> tuple[sp.Expr, sp.Expr]:
-    """Layers per stage of the dense stack and of the MoE stack: (L/p, 0) for a dense model, ((L - L_e)/p, L_e/p)
-    with experts (an MoE model's dense layers come first, at p = 1: jaxcheck.model.llama.stack_layers)."""
-    return (N, sp.Integer(0)) if not sw.moe else ((L - L_e) / p, L_e / p)
-
-
-def moe_layer_params(sw: Switches) -> sp.Expr:
-    """Parameters of one MoE layer on one device but its routed experts: attention, norms, router, shared experts."""
-    return layer_params(sw, moe=True)
-
-
-def device_params(sw: Switches) -> sp.Expr:
-    """Parameters on one device but the routed experts: its stages' layers (matrices over t, norms whole), embedding,
-    final norm, LM head."""
-    dense, moe = stack_layers(sw)
-    return embedding_params() + dense * layer_params(sw) + moe * moe_layer_params(sw) + (h if sw.tied else head_params())
-
-
-def device_experts(sw: Switches) -> sp.Expr:
-    """Routed-expert parameters on one device: E/e experts of 3 h f_e / t_e in each of its L_e/p MoE layers."""
-    return stack_layers(sw)[1] * experts_params() if sw.moe else sp.Integer(0)
 
 
 def layer_tensors(sw: Switches, moe: bool = False) -> list[Component]:
@@ -74,21 +52,6 @@ def _per_layer(sw: Switches, moe: bool = False) -> sp.Expr:
 def _per_layer_fp32(sw: Switches, moe: bool = False) -> sp.Expr:
     """One layer's residuals with every compute-dtype tensor widened to fp32 (as XLA:CPU converts them)."""
     return sp.Add(*(x.expr.subs(B_a, FP32) for x in layer_tensors(sw, moe)))
-
-
-def one_layer(sw: Switches) -> sp.Expr:
-    """Parameters of the largest layer a device runs: a dense one, or an MoE layer with its E/e local experts."""
-    if not sw.moe:
-        return layer_params(sw)
-    return sp.Max(sp.Piecewise((layer_params(sw), L - L_e > 0), (0, True)), moe_layer_params(sw) + experts_params())
-
-
-def one_layer_dense(sw: Switches) -> sp.Expr:
-    """Parameters of the largest layer a device runs but its routed experts (rows of their own: jaxmoe.rows): a dense
-    layer's beyond the MoE layer's experts, where it is the larger, else an MoE layer's non-expert parameters."""
-    if not sw.moe:
-        return layer_params(sw)
-    return sp.Max(sp.Piecewise((layer_params(sw) - experts_params(), L - L_e > 0), (0, True)), moe_layer_params(sw))
 
 
 def _iteration_slice(sw: Switches) -> sp.Expr:

@@ -1,0 +1,51 @@
+"""The parameters one device of jaxcheck's step holds (pure sympy): layers per stage of the dense and the MoE stack,
+the device's parameters but its routed experts, its routed experts, and the largest layer it runs (what the `jax`
+profile's argument and per-layer rows are made of; jaxcheck.model.llama lays the stacks out)."""
+from __future__ import annotations
+
+import sympy as sp
+
+from ..config.switches import Switches
+from ..config.symbols import L, L_e, h, p
+from .experts import experts_params
+from .weights import embedding_params, head_params, layer_params
+
+N = L / p  # layers per stage
+
+
+def stack_layers(sw: Switches) -> tuple[sp.Expr, sp.Expr]:
+    """Layers per stage of the dense stack and of the MoE stack: (L/p, 0) for a dense model, ((L - L_e)/p, L_e/p)
+    with experts (an MoE model's dense layers come first, at p = 1: jaxcheck.model.llama.stack_layers)."""
+    return (N, sp.Integer(0)) if not sw.moe else ((L - L_e) / p, L_e / p)
+
+
+def moe_layer_params(sw: Switches) -> sp.Expr:
+    """Parameters of one MoE layer on one device but its routed experts: attention, norms, router, shared experts."""
+    return layer_params(sw, moe=True)
+
+
+def device_params(sw: Switches) -> sp.Expr:
+    """Parameters on one device but the routed experts: its stages' layers (matrices over t, norms whole), embedding,
+    final norm, LM head."""
+    dense, moe = stack_layers(sw)
+    return embedding_params() + dense * layer_params(sw) + moe * moe_layer_params(sw) + (h if sw.tied else head_params())
+
+
+def device_experts(sw: Switches) -> sp.Expr:
+    """Routed-expert parameters on one device: E/e experts of 3 h f_e / t_e in each of its L_e/p MoE layers."""
+    return stack_layers(sw)[1] * experts_params() if sw.moe else sp.Integer(0)
+
+
+def one_layer(sw: Switches) -> sp.Expr:
+    """Parameters of the largest layer a device runs: a dense one, or an MoE layer with its E/e local experts."""
+    if not sw.moe:
+        return layer_params(sw)
+    return sp.Max(sp.Piecewise((layer_params(sw), L - L_e > 0), (0, True)), moe_layer_params(sw) + experts_params())
+
+
+def one_layer_dense(sw: Switches) -> sp.Expr:
+    """Parameters of the largest layer a device runs but its routed experts (rows of their own: jaxmoe.rows): a dense
+    layer's beyond the MoE layer's experts, where it is the larger, else an MoE layer's non-expert parameters."""
+    if not sw.moe:
+        return layer_params(sw)
+    return sp.Max(sp.Piecewise((layer_params(sw) - experts_params(), L - L_e > 0), (0, True)), moe_layer_params(sw))

@@ -102,7 +102,7 @@ def test_remat_and_no_sp_match_reference(reference, recompute, sp):
     _check_against_reference(reference, _spec(2, 2, 2, 2, recompute=recompute, sp=sp))
 
 
-@pytest.mark.parametrize("d,p,t,c,block", [(1, 1, 1, 2, 4), (2, 2, 2, 2, 4), (1, 1, 2, 2, 8)])
+@pytest.mark.parametrize("d,p,t,c,block", [(1, 1, 1, 2, 4), (1, 1, 2, 2, 8)])  # the full mesh: the remat tests
 def test_flash_key_blocks_across_context_match_reference(reference, monkeypatch, d, p, t, c, block):
     """Several flash key blocks per sequence (s = 16, blocks of 4 or 8), queries split over context."""
     import jaxcheck.model.attention

@@ -189,3 +189,23 @@ def test_valid_equals_brute_force_over_random_clusters(gpus, s, gbs, sp, heads, 
     kinds = _kinds(got)
     assert kinds == _brute_force(shape, gpus, s, gbs, sp)
     assert len(got["d"]) == len(ZERO_STAGES) * sum(map(len, kinds))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(3, 12), st.integers(1, 6), st.integers(0, 2**31 - 1))
+def test_candidate_ranks_hold_the_most_of_any_rank(ranks, rows, seed):
+    """plan.splits._candidates: for any total that never falls with more layers or micro batches, the largest over
+    the candidate ranks equals the largest over every rank, where in-flight micro batches never rise with the rank
+    (1F1B's min(m, p - r)); elsewhere every rank is a candidate. Source of truth: the maximum over all ranks."""
+    from symbolic.plan.splits import _candidates
+
+    rng = np.random.default_rng(seed)
+    held = rng.integers(1, 6, (rows, ranks))
+    micro = np.sort(rng.integers(1, 9, (rows, ranks)), axis=1)[:, ::-1]
+    total = lambda layers, m: 7.0 * layers + 3.0 * m + 0.5 * layers * m + np.minimum(layers, 2)  # monotone in both
+    got_held, got_micro = _candidates(held, micro)
+    assert got_held.shape[1] <= ranks
+    np.testing.assert_array_equal(total(got_held, got_micro).max(1), total(held, micro).max(1))
+    rising = micro[:, ::-1].copy()
+    if (np.diff(rising, axis=1) > 0).any():
+        assert _candidates(held, rising)[0] is held

@@ -15,7 +15,7 @@ TINY = ["--model", "tiny", "--seq", "256", "--gbs", "8"]
 @pytest.mark.parametrize("argv, status", [
     (["estimate", *TINY, "--json"], 141),  # small output: without the fix it fails only at the exit flush
     (["estimate", *TINY], 1),  # rich table: rich's own quiet handler
-    (["plan", "--model", "tiny", "--gpus", "16", "--seq", "256", "--gbs", "32", "--json"], 141),  # tens of kB
+    (["plan", "--model", "tiny", "--gpus", "16", "--seq", "256", "--gbs", "32", "--json", "--all"], 141),  # streamed
 ])
 def test_closed_stdout_is_quiet(argv, status):
     child = subprocess.Popen([sys.executable, "-m", "symbolic.cli", *argv], stdout=subprocess.PIPE,

@@ -27,9 +27,21 @@ def mem4d(*argv: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def small_json() -> dict:
-    done = mem4d("plan", *SMALL, "--json")
+    done = mem4d("plan", *SMALL, "--json", "--all")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
+
+
+def test_json_shows_the_top_rows(small_json):
+    """--json prints the --top K rows (the table's), the same as the first K of --all; source: --all's own rows."""
+    done = mem4d("plan", *SMALL, "--json", "--top", "3")
+    assert done.returncode == 0, done.stderr
+    top = json.loads(done.stdout)
+    assert top["top"] == 3 and top["shown"] == 3 and small_json["top"] is None
+    assert top["configs"] == small_json["configs"][:3]
+    assert small_json["shown"] == small_json["feasible"] == len(small_json["configs"])
+    assert {k: v for k, v in top.items() if k not in ("configs", "shown", "top", "seconds", "build_seconds")} == \
+        {k: v for k, v in small_json.items() if k not in ("configs", "shown", "top", "seconds", "build_seconds")}
 
 
 def test_table_for_the_issue_example():

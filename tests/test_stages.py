@@ -177,7 +177,7 @@ def test_plan_splits_are_estimate_balance_splits():
 
 def test_plan_json_and_csv_carry_the_split(tmp_path):
     argv = ["plan", "--model", "tiny", "--gpus", "6", "--seq", "256", "--gbs", "12", "--gpu-mem", "2GiB"]
-    out = json.loads(mem4d(*argv, "--json").stdout)
+    out = json.loads(mem4d(*argv, "--json", "--all").stdout)
     splits = [c["config"]["stage_layers"] for c in out["configs"]]
     assert None in splits and any(s and len(s) == 3 for s in splits)
     assert {c["config"]["zero"] for c in out["configs"]} == {0, 1, 2, 3}

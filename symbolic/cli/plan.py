@@ -28,7 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seq", type=positive_int, required=True, metavar="S", help="sequence length s")
     parser.add_argument("--gbs", type=positive_int, required=True, metavar="G", help="global batch in sequences")
     parser.add_argument("--profile", default="paper", choices=PROFILES, help="memory profile")
-    parser.add_argument("--top", type=positive_int, default=10, metavar="K", help="rows in the table")
+    parser.add_argument("--top", type=positive_int, default=10, metavar="K",
+                        help="rows in the table and in --json (default: %(default)s)")
+    parser.add_argument("--all", action="store_true",
+                        help="every feasible row, in the table or --json (streamed there one row at a time)")
     parser.add_argument("--no-sp", dest="sp", action="store_false", help="disable sequence parallelism")
     parser.add_argument("--zero", type=int, choices=ZERO_STAGES, default=None,
                         help="search only this ZeRO stage, 0 to 3 (default: every stage)")
@@ -40,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a model with experts: tokens an expert receives over an even share (capacity factor, "
                              "or a dropless run's imbalance); plan searches ep in divisors(E) and etp in {1, tp}")
     out = parser.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="print every feasible configuration as JSON")
+    out.add_argument("--json", action="store_true", help="print the --top (or --all) configurations as JSON")
     out.add_argument("--csv", metavar="FILE", help="also write every feasible configuration to a CSV file")
     parser.add_argument("--plot", metavar="FILE.png", help="draw peak memory over (tp, pp) for the best cp "
                         "(png, pdf, svg or another format matplotlib writes)")
@@ -69,8 +72,7 @@ def run(args: argparse.Namespace) -> int:
                           f"gbs={args.gbs}: every factorisation breaks a divisibility rule"
                           + ("" if args.json else " (each listed on stdout)"))
     if args.json:
-        json.dump(_as_json(plan, args), sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        _write_json(plan, args, sys.stdout)
     elif plan.feasible:
         if args.explain:
             print(explain(hw))
@@ -122,8 +124,25 @@ def searched(shape) -> tuple[str, ...]:
     return SEARCHED if shape.moe else tuple(key for key in SEARCHED if key not in ("ep", "etp"))
 
 
-def _as_json(plan, args) -> dict:
-    """`mem4d plan --json`: the shared keys (model, param_count, config: what every row shares), the search, the rows."""
+def shown(plan, args):
+    """The row indices a table or --json shows, best first: the --top K, or with --all every feasible one."""
+    return plan.order if args.all else plan.order[: args.top]
+
+
+def _write_json(plan, args, out) -> None:
+    """`mem4d plan --json`: _head's object with "configs" the shown rows, one line each, written as they are made (so
+    --all over hundreds of thousands of rows never holds their JSON at once)."""
+    rows = shown(plan, args)
+    head = json.dumps({**_head(plan, args), "shown": len(rows), "configs": []}, indent=1)
+    before, _, after = head.rpartition("[]")
+    out.write(before + "[")
+    for n, i in enumerate(rows):
+        out.write(("," if n else "") + "\n  " + json.dumps(plan.config(int(i))))
+    out.write(("\n " if len(rows) else "") + "]" + after + "\n")
+
+
+def _head(plan, args) -> dict:
+    """The keys of `mem4d plan --json` but its rows: model, param_count, config (what every row shares), the search."""
     from ..plan.search import reference
 
     spent = plan.seconds["enumerate"] + plan.seconds["evaluate"]
@@ -134,7 +153,7 @@ def _as_json(plan, args) -> dict:
         "gpus": plan.cluster.gpus, "gpus_per_node": args.gpus_per_node, "gpu_mem_bytes": args.gpu_mem,
         "threshold": args.threshold, "limit_bytes": int(plan.limit), "evaluated": plan.evaluated,
         "feasible": plan.feasible, "seconds": spent, "build_seconds": plan.seconds["build"],
-        "configs": [plan.config(i) for i in plan.order],
+        "top": None if args.all else args.top,
     }
 
 
@@ -177,7 +196,7 @@ def _print_table(plan, args) -> None:
     for name in proxy_cols:
         table.add_column(name if name == "bubble" else f"{name} s", justify="right")
     table.add_column("score", justify="right")
-    for rank, i in enumerate(plan.order[: args.top], 1):
+    for rank, i in enumerate(shown(plan, args), 1):
         row = plan.config(i)
         config = row["config"]
         cells = [str(rank), *(_layers(config[c]) if c == "stage_layers" else str(config[c]) for c in keys)]

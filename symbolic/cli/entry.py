@@ -33,8 +33,8 @@ def _top_parser() -> Parser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; 0 done, 2 bad input (one line), 130 interrupted by SIGINT or SIGTERM (one line), 141 closed
-    pipe. argv None: this process's command line, and the process is ours to end (signals that arrive after the
-    command finished are ignored; after jax started, os._exit)."""
+    pipe. argv None: this process's command line, and the process is ours to end: once its output is complete no
+    signal can kill it (interrupt.leave: after jax started, os._exit with the exit code; else signals ignored)."""
     guard = interrupt.install()
     own_process = argv is None
     argv = sys.argv[1:] if argv is None else argv
@@ -44,25 +44,26 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit flush
         if guard.signum is not None:  # raised where something swallowed it: the command still stops here
             raise KeyboardInterrupt
-        guard.finish(rc if own_process else None)  # a signal in the interpreter's teardown ends it with rc
-        return rc
     except BrokenPipeError:
         guard.finish()
-        return _closed_pipe()
+        rc = _closed_pipe()
     except ConfigError as err:
         guard.finish()
         print(f"{prog}: error: {err}", file=sys.stderr)
-        guard.finish(2 if own_process else None)
-        return 2
+        rc = 2
     except KeyboardInterrupt as err:
-        return _interrupted(guard, prog, err, own_process)
+        rc = _interrupted(guard, prog, err)
     except Exception:
         if guard.signum is None:
             raise
-        return _interrupted(guard, prog, None, own_process)  # an interrupt some library turned into its own error
+        rc = _interrupted(guard, prog, None)  # an interrupt some library turned into its own error
     finally:
         if not own_process:
             guard.uninstall()
+    guard.finish(rc if own_process else None)  # a signal from here to `leave` ends the process with rc
+    if own_process:
+        interrupt.leave(rc)
+    return rc
 
 
 def _run(argv: list[str]) -> int:
@@ -82,9 +83,9 @@ def _run(argv: list[str]) -> int:
     return int(module.run(args) or 0)
 
 
-def _interrupted(guard: interrupt.Guard, prog: str, err: BaseException | None, own_process: bool) -> int:
-    """One line on the real stderr, exit 130. Once jax has started, the process ends with os._exit: a compile cut
-    short can crash XLA's teardown at interpreter exit (SIGSEGV)."""
+def _interrupted(guard: interrupt.Guard, prog: str, err: BaseException | None) -> int:
+    """One line on the real stderr, exit 130 (main's `leave` then ends a process of our own: once jax has started
+    with os._exit, since a compile cut short can crash XLA's teardown at interpreter exit, SIGSEGV)."""
     guard.finish()
     backend = sys.modules.get("jaxcheck.backend")
     if backend is not None:
@@ -93,10 +94,6 @@ def _interrupted(guard: interrupt.Guard, prog: str, err: BaseException | None, o
     if guard.signum is not None and guard.signum != signal.SIGINT:
         message += f" ({guard.name})"
     print(message, file=sys.stderr, flush=True)
-    if own_process and "jax" in sys.modules:
-        interrupt.flush()
-        os._exit(130)
-    guard.finish(130 if own_process else None)
     return 130
 
 

@@ -93,6 +93,20 @@ def finish() -> None:
         _current.finish()
 
 
+def leave(exit_code: int) -> None:
+    """A process of our own whose output is complete: no signal may kill it from here on. Once jax has started it
+    ends at once with `exit_code` (os._exit): XLA's teardown of its ~50 threads runs after Python's finalisation
+    has put the default SIGINT / SIGTERM handlers back (CPython _PySignal_Fini), a window of about half a second in
+    which one Ctrl-C killed the process by the signal itself (exit -2, no line). Without jax the interpreter
+    finishes as usual with both signals ignored (finalisation leaves an ignored signal ignored)."""
+    flush()
+    if "jax" in sys.modules:
+        os._exit(exit_code)
+    if threading.current_thread() is threading.main_thread():
+        for signum in SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
+
+
 def flush() -> None:
     """Flush stdout and stderr, whatever state they are in."""
     for stream in (sys.stdout, sys.stderr):

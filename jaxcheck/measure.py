@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, fields
 
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
@@ -20,7 +20,8 @@ def spec_to_json(spec: StepSpec) -> str:
 
 def spec_from_json(text: str) -> StepSpec:
     raw = json.loads(text)
-    return StepSpec(ModelShape(**raw["shape"]), Training(**raw["train"]), JaxOptions(**raw["opts"]))
+    train = {f.name: raw["train"][f.name] for f in fields(Training) if f.init}  # the byte widths follow from these
+    return StepSpec(ModelShape(**raw["shape"]), Training(**train), JaxOptions(**raw["opts"]))
 
 
 def measure(spec: StepSpec, timeout: float = 900.0) -> dict | None:

@@ -42,7 +42,7 @@ class StepSpec:
 
     def check(self) -> "StepSpec":
         """Training.check with jaxcheck's own limits (the rule table's "jax" scope): one-line ConfigError; self."""
-        self.train.check(self.shape, "jax")
+        jax_training(self.train, self.opts).check(self.shape, "jax")
         return self
 
     def as_json(self, widths: bool = False) -> dict:
@@ -53,5 +53,5 @@ class StepSpec:
 
 
 def jax_training(training: Training, opts: JaxOptions) -> Training:
-    """The Training with the byte widths of the jax step's dtypes: what the `jax` profile is evaluated with."""
+    """The Training with the precision of the jax step's dtypes: what the `jax` profile is evaluated with."""
     return replace(training, **jax_widths(opts.param_dtype, opts.compute_dtype))

@@ -14,7 +14,7 @@ from symbolic.components import in_flight, layer_activation, total
 from symbolic.config.glossary import inputs_for
 from symbolic.config.shapes import PRESETS
 from symbolic.config.switches import Switches
-from symbolic.config.symbols import B_a, B_g, B_o, B_w, L, a, b, c, d, dh, f, h, k, m, p, s, t, v, vpp
+from symbolic.config.symbols import B_a, B_g, B_l, B_o, B_w, L, a, b, c, d, dh, f, h, k, m, p, s, t, v, vpp
 from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 from symbolic.profiles import paper
@@ -22,7 +22,7 @@ from symbolic.profiles import paper
 PUBLISHED = (6 + 12 / (d * c)) * (h * v / t + (2 * L / p) * h**2 * ((1 + k / a + sp.Rational(3, 2) * f / h) / t + 1 / h)) + (
     s * b * h / (t * c)
 ) * ((12 + 4 * k / a + 8 * f / h) * L + 8 * p + 4 * (1 + v / h))
-DEFAULT_BYTES = {B_w: 2, B_g: 4, B_o: 12, B_a: 2, dh: h / a}  # and the paper's head width
+DEFAULT_BYTES = {B_w: 2, B_g: 4, B_o: 12, B_a: 2, B_l: 4, dh: h / a}  # and the paper's head width
 
 
 def paper_total(sw: Switches = Switches(overheads=False)) -> sp.Expr:
@@ -65,7 +65,7 @@ def test_exact_stages_place_tensors_where_megatron_allocates_them():
     middle = {x.name: x.expr for x in paper.stage_components(sw, "middle")}
     assert sp.simplify(first["embedding_input"] - 8 * s * b * in_flight(0) / c) == 0
     assert first["output_layer"] == 0 and last["embedding_input"] == 0 and middle["output_layer"] == 0
-    assert sp.simplify(last["output_layer"].subs(B_a, 2) - 4 * s * b * h * (1 + v / h) / (t * c)) == 0
+    assert sp.simplify(last["output_layer"].subs({B_a: 2, B_l: 4}) - 4 * s * b * h * (1 + v / h) / (t * c)) == 0
     one_f_one_b = {vpp: 1, m: 1 + sp.Symbol("q", positive=True)}  # m >= 1 micro batch
     assert sp.simplify((last["activations"] - (L / p) * layer_activation(sw)).subs(one_f_one_b)) == 0
     assert sp.simplify((middle["activations"] - sp.Min(m, p - 1) * (L / p) * layer_activation(sw)).subs(vpp, 1)) == 0

@@ -28,10 +28,15 @@ def _training(**kw) -> Training:
     return dataclasses.replace(Training(**kw), **jax_widths())
 
 
+def _widths(training: Training) -> dict:
+    return {name: getattr(training, name) for name in ("weight_bytes", "grad_bytes", "opt_bytes", "act_bytes")}
+
+
 def test_byte_widths_follow_dtypes():
     """fp32 params -> 4 bytes weights and gradients, Adam mu + nu 8; bf16 compute -> 2."""
-    assert jax_widths() == {"weight_bytes": 4, "grad_bytes": 4, "opt_bytes": 8, "act_bytes": 2}
-    assert jax_widths("bfloat16", "float32") == {"weight_bytes": 2, "grad_bytes": 2, "opt_bytes": 4, "act_bytes": 4}
+    assert _widths(Training(**jax_widths())) == {"weight_bytes": 4, "grad_bytes": 4, "opt_bytes": 8, "act_bytes": 2}
+    assert _widths(Training(**jax_widths("bfloat16", "float32"))) == {"weight_bytes": 2, "grad_bytes": 2,
+                                                                      "opt_bytes": 4, "act_bytes": 4}
 
 
 @pytest.mark.parametrize("recompute", RECOMPUTE)

@@ -21,14 +21,14 @@ def test_jax_widths_match_the_jax_steps_default_dtypes():
 
     opts = JaxOptions()
     assert WIDTHS["jax"] == jax_widths(opts.param_dtype, opts.compute_dtype)
-    assert WIDTHS["jax"] == {"weight_bytes": 4, "grad_bytes": 4, "opt_bytes": 8, "act_bytes": 2}
+    t = Training(**WIDTHS["jax"])
+    assert (t.weight_bytes, t.grad_bytes, t.opt_bytes, t.act_bytes, t.logit_bytes) == (4, 4, 8, 2, 4)
 
 
 def test_paper_widths_are_the_training_defaults():
     t = Training()
-    assert WIDTHS["paper"] == {"weight_bytes": t.weight_bytes, "grad_bytes": t.grad_bytes,
-                               "opt_bytes": t.opt_bytes, "act_bytes": t.act_bytes}
-    assert WIDTHS["paper"] == {"weight_bytes": 2, "grad_bytes": 4, "opt_bytes": 12, "act_bytes": 2}
+    assert Training(**WIDTHS["paper"]) == t
+    assert (t.weight_bytes, t.grad_bytes, t.opt_bytes, t.act_bytes, t.logit_bytes) == (2, 4, 12, 2, 4)
 
 
 def test_estimate_cli_uses_the_profile_widths():
@@ -49,4 +49,4 @@ def test_plan_jax_profile_has_no_virtual_stages_and_agrees_with_estimate():
         config = plan.config(int(i))
         alone = estimate(PRESETS["tiny"], plan.training(int(i)), "jax")
         assert alone.bytes["total"] == config["bytes"]["total"]
-        assert alone.training.weight_bytes == widths("jax")["weight_bytes"]
+        assert alone.training.weight_bytes == Training(**widths("jax")).weight_bytes == 4

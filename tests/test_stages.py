@@ -5,6 +5,7 @@ and m_r = in_flight(r) micro batches); brute force over every split of a small m
 configuration at a time; Training's rule table for what is refused. Tolerance: exact (integer bytes), 1e-12
 relative for float evaluation against exact rationals.
 """
+import dataclasses
 import itertools
 import json
 import subprocess
@@ -106,12 +107,12 @@ def test_balance_is_the_best_split_by_brute_force(p, vpp, recompute, zero):
     accepts (each stage's total from estimate, one configuration at a time), and is no worse than the even one."""
     base = Training(d=2, p=p, vpp=vpp, s=512, gbs=4 * p, recompute=recompute, zero=zero)
     bal = balance(TINY, base)
-    best = min(estimate(TINY, Training(**{**base.__dict__, "stage_layers": split})).peak
+    best = min(estimate(TINY, dataclasses.replace(base, stage_layers=split)).peak
                for split in _compositions(TINY.L, p, vpp))
     assert bal.peak == best == estimate(TINY, bal.training).peak
     assert sum(bal.split) == TINY.L and bal.peak <= bal.even_peak
     cap = -(-TINY.L // (p * vpp)) * vpp  # the most even split: no stage above ceil(L/p) layers, the least such
-    evenest = min(estimate(TINY, Training(**{**base.__dict__, "stage_layers": split})).peak
+    evenest = min(estimate(TINY, dataclasses.replace(base, stage_layers=split)).peak
                   for split in _compositions(TINY.L, p, vpp) if max(split) <= cap)
     assert bal.even_peak == evenest and max(bal.even) <= cap
     assert list(bal.totals) == [s["bytes"]["total"] for s in estimate(TINY, bal.training).stages]

@@ -11,6 +11,7 @@ from ..config.dtypes import FLOATS, JAX_COMPUTE_DTYPE, JAX_PARAM_DTYPE
 from ..config.errors import ConfigError
 from ..config.hfconfig import resolve_model
 from ..config.shapes import DEFAULT_MODEL, MAX_SIZE, ModelShape
+from ..config import precision
 from ..config.training import RECOMPUTE, ZERO_STAGES, Training, training_from_json
 
 _UNITS = {
@@ -125,7 +126,62 @@ def add_training_args(parser: argparse.ArgumentParser, defaults: Training = Trai
                    help="layers of each pipeline stage, pp entries summing to L (with --vpp, each a multiple of vpp: "
                         "the stage's chunks); default L/pp each")
     add_expert_args(g, defaults)
-    add_switch_args(g, defaults)
+    add_switch_args(g, defaults, recipe=defaults == Training())
+    add_precision_args(parser)
+
+
+def add_precision_args(parser) -> None:
+    """--weight-dtype --grad-dtype --master-weights/--no-master-weights --optimizer --moment-dtype --logits: each
+    defaults to the recipe's (profile's) choice."""
+    g = parser.add_argument_group("precision and optimizer (default: the recipe's)")
+    g.add_argument("--weight-dtype", choices=precision.DTYPES, default=None,
+                   help="the weights the step computes with (megatron, deepspeed: bf16; torchtitan: fp32 shards)")
+    g.add_argument("--grad-dtype", choices=precision.GRAD_DTYPES, default=None,
+                   help="gradients (megatron, torchtitan: fp32; deepspeed: bf16)")
+    g.add_argument("--master-weights", dest="master_weights", action="store_true", default=None,
+                   help="an fp32 master copy of the weights in the optimizer (megatron, deepspeed)")
+    g.add_argument("--no-master-weights", dest="master_weights", action="store_false",
+                   help="no separate master copy (torchtitan: its fp32 shards are the master)")
+    g.add_argument("--optimizer", choices=precision.OPTIMIZERS, default=None,
+                   help="adamw (two moments), sgd (one momentum), adamw8bit (bitsandbytes: two 1-byte moments)")
+    g.add_argument("--moment-dtype", choices=precision.MOMENT_DTYPES, default=None,
+                   help="the optimizer moments' dtype (default fp32; Megatron-Core --exp-avg-dtype)")
+    g.add_argument("--logits", choices=precision.LOGITS, default=None,
+                   help="what the loss keeps of the logits: fp32 (upcast), bf16 (fused cross entropy), none (chunked)")
+
+
+def add_recipe_arg(parser) -> None:
+    """--recipe NAME and --profile: whose accounting (megatron, torchtitan, deepspeed) or jaxcheck's step (jax)."""
+    from ..profiles import PROFILES, RECIPES
+
+    parser.add_argument("--recipe", choices=RECIPES, default=None,
+                        help="the trainer whose allocations to count (default megatron: the paper's accounting)")
+    parser.add_argument("--profile", default=None, choices=PROFILES,
+                        help="memory profile (paper = --recipe megatron; jax: jaxcheck's compiled step)")
+
+
+def profile_from_args(args: argparse.Namespace) -> str:
+    """The profile --recipe and --profile name (default paper); both, naming different ones: a one-line error."""
+    from ..profiles import RECIPES
+
+    recipe = RECIPES.get(args.recipe) if getattr(args, "recipe", None) else None
+    if recipe and args.profile and args.profile != recipe:
+        raise ConfigError(f"--recipe {args.recipe} and --profile {args.profile} conflict: give one")
+    return recipe or args.profile or "paper"
+
+
+def recipe_defaults(args: argparse.Namespace, profile: str | None) -> dict:
+    """--zero and --recompute as given, or (left unset) the recipe's defaults, else Training's."""
+    own = {**{"zero": Training().zero, "recompute": Training().recompute}, **RECIPE_DEFAULTS.get(profile or "", {})}
+    return {key: own[key] if getattr(args, key, None) is None else getattr(args, key) for key in own}
+
+
+def precision_from_args(args: argparse.Namespace, profile: str | None) -> dict:
+    """The precision choices: the profile's defaults (Training's without a profile), the flags given over them."""
+    from ..profiles import widths
+
+    given = {name: getattr(args, name) for name in precision.FIELDS if getattr(args, name, None) is not None}
+    return {**(widths(profile) if profile else {}), **given}
 
 
 def add_expert_args(group, defaults: Training = Training()) -> None:
@@ -142,17 +198,24 @@ def add_expert_args(group, defaults: Training = Training()) -> None:
                             "run the routing imbalance to allow for (1: the even load the load-balancing loss aims at)")
 
 
-def add_switch_args(group, defaults: Training = Training()) -> None:
-    """--recompute, --no-sp, --no-flash-attn, --zero (aliases --dist-opt / --no-dist-opt): what shapes the formulas."""
-    group.add_argument("--recompute", default=defaults.recompute, choices=RECOMPUTE, metavar="{none,selective,full}",
-                       help="activation recomputation")
+# each recipe's --zero and --recompute where its trainer's own default differs from Training's (ZeRO-1, none):
+# torchtitan shards with FSDP2 (reshard after forward) and its llama3 configs checkpoint (8B: selective op)
+RECIPE_DEFAULTS = {"torchtitan": {"zero": 3, "recompute": "selective"}}
+
+
+def add_switch_args(group, defaults: Training = Training(), recipe: bool = False) -> None:
+    """--recompute, --no-sp, --no-flash-attn, --zero (aliases --dist-opt / --no-dist-opt): what shapes the formulas;
+    `recipe`: --zero and --recompute default to the recipe's (recipe_defaults fills them in)."""
+    group.add_argument("--recompute", default=None if recipe else defaults.recompute, choices=RECOMPUTE,
+                       metavar="{none,selective,full}",
+                       help="activation recomputation" + (" (default: none; torchtitan: selective)" if recipe else ""))
     group.add_argument("--no-sp", dest="sp", action="store_false", default=defaults.sp,
                        help="disable sequence parallelism")
     group.add_argument("--no-flash-attn", dest="flash_attn", action="store_false", default=defaults.flash_attn,
                        help="keep s x s attention scores and softmax for backward")
-    group.add_argument("--zero", type=int, choices=ZERO_STAGES, default=defaults.zero,
+    group.add_argument("--zero", type=int, choices=ZERO_STAGES, default=None if recipe else defaults.zero,
                        help="ZeRO stage, what is sharded over d*c: 0 nothing, 1 optimizer states, 2 also gradients, "
-                            "3 also weights (FSDP) (default: %(default)s)")
+                            "3 also weights (FSDP) (default: " + ("1; torchtitan: 3)" if recipe else "%(default)s)"))
     group.add_argument("--dist-opt", dest="zero", action="store_const", const=1, default=argparse.SUPPRESS,
                        help="alias of --zero 1 (Megatron's distributed optimizer)")
     group.add_argument("--no-dist-opt", dest="zero", action="store_const", const=0, default=argparse.SUPPRESS,
@@ -202,12 +265,12 @@ def model_from_args(args: argparse.Namespace) -> ModelShape:
 
 
 def training_from_args(args: argparse.Namespace, shape: ModelShape | None = None, profile: str | None = None) -> Training:
-    """Build and (given the model) check the training config, with the byte widths `profile` models (default: the
-    Training defaults, Megatron's bf16 mixed precision); errors are one-line ConfigErrors."""
-    from ..profiles import widths
-
-    training = training_from_json({**vars(args), **(widths(profile) if profile else {})})
-    return training.check(shape) if shape is not None else training
+    """Build and (given the model) check the training config, with the precision `profile` models by default
+    (without one, the Training defaults: Megatron's bf16 mixed precision) and the precision flags over it; errors are
+    one-line ConfigErrors."""
+    fields = {key: value for key, value in vars(args).items() if key not in precision.FIELDS}
+    training = training_from_json({**fields, **recipe_defaults(args, profile), **precision_from_args(args, profile)})
+    return training.check(shape, profile or "all") if shape is not None else training
 
 
 def add_target_args(group) -> None:
@@ -256,6 +319,11 @@ def spec_from_args(args: argparse.Namespace):
         raise ConfigError(f"--remat/--recompute must be one of {', '.join(RECOMPUTE)}, got {args.recompute!r}")
     from jaxcheck.spec import JaxOptions, StepSpec
 
+    given = [name for name in precision.FIELDS if getattr(args, name, None) is not None]
+    if given:
+        raise ConfigError(f"--{given[0].replace('_', '-')}: the jax step's precision is --param-dtype and "
+                          f"--compute-dtype (AdamW, no master copy, fp32 logits); the other choices are for estimate, "
+                          f"plan, report and latex")
     shape = model_from_args(args)
     opts = JaxOptions(param_dtype=args.param_dtype, compute_dtype=args.compute_dtype)
     return StepSpec(shape, training_from_args(args, shape), opts).check()

@@ -6,8 +6,7 @@ import json
 import os
 
 from ..config.switches import BACKENDS
-from ..profiles import PROFILES
-from .args import add_switch_args
+from .args import add_recipe_arg, add_switch_args, profile_from_args
 
 
 def switches_from_args(args: argparse.Namespace):
@@ -17,18 +16,21 @@ def switches_from_args(args: argparse.Namespace):
     from ..config.switches import Switches
     from ..config.training import training_from_json
 
+    from .args import recipe_defaults
+
     shape = resolve_model(args.model) if args.model is not None else None
-    return Switches.of(training_from_json(vars(args)), overheads=args.overheads, backend=args.backend, shape=shape)
+    training = training_from_json({**vars(args), **recipe_defaults(args, args.profile)})
+    return Switches.of(training, overheads=args.overheads, backend=args.backend, shape=shape)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("component", nargs="?", default=None, help="one component (default: all)")
-    parser.add_argument("--profile", default="paper", choices=PROFILES, help="memory profile")
+    add_recipe_arg(parser)
     parser.add_argument("--model", default=None, metavar="M",
                         help="a preset or config.json whose architecture sets the terms: routed and shared experts "
                              "(MoE components), biases, q/k norms, tied embeddings (default: a dense Llama)")
     g = parser.add_argument_group("switches")
-    add_switch_args(g)
+    add_switch_args(g, recipe=True)
     g.add_argument("--no-overheads", dest="overheads", action="store_false", help="drop the overhead components")
     g.add_argument("--backend", choices=BACKENDS, default="gpu",
                    help="profile jax: whose compiled program, XLA:GPU's or XLA:CPU's")
@@ -38,6 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    args.profile = profile_from_args(args)
     from ..render.rendered import rendered, select
 
     switches = switches_from_args(args)

@@ -6,15 +6,15 @@ import sys
 from pathlib import Path
 
 from ..config.errors import ConfigError
-from ..profiles import PROFILES
-from .args import add_fit_args, add_model_args, add_training_args, check_output_file, model_from_args
+from .args import (add_fit_args, add_model_args, add_recipe_arg, add_training_args, check_output_file, model_from_args,
+                   profile_from_args)
 from .estimate import add_balance_arg, chosen_training
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", default="-", metavar="FILE", help="where to write the .tex (- is stdout)")
     add_model_args(parser)
-    parser.add_argument("--profile", default="paper", choices=PROFILES, help="memory profile")
+    add_recipe_arg(parser)
     add_training_args(parser)
     g = parser.add_argument_group("memory")
     add_fit_args(g)
@@ -23,6 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    args.profile = profile_from_args(args)
     from ..estimator.estimate import estimate
     from ..render.report import document
 

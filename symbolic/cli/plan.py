@@ -11,9 +11,8 @@ from ..config.errors import ConfigError
 from ..config.training import ZERO_STAGES
 from ..plan.enumerate import Cluster, why_not
 from ..plan.proxy import Hardware, explain
-from ..profiles import PROFILES
-from .args import (add_fit_args, add_model_args, capacity, check_output_file, describe_bytes, model_from_args,
-                   positive_int)
+from .args import (add_fit_args, add_model_args, add_precision_args, add_recipe_arg, capacity, check_output_file,
+                   describe_bytes, model_from_args, positive_int, precision_from_args, profile_from_args)
 
 GiB = 2**30
 MAX_WHY_LINES = 40
@@ -27,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_fit_args(parser)
     parser.add_argument("--seq", type=positive_int, required=True, metavar="S", help="sequence length s")
     parser.add_argument("--gbs", type=positive_int, required=True, metavar="G", help="global batch in sequences")
-    parser.add_argument("--profile", default="paper", choices=PROFILES, help="memory profile")
+    add_recipe_arg(parser)
     parser.add_argument("--top", type=positive_int, default=10, metavar="K",
                         help="rows in the table and in --json (default: %(default)s)")
     parser.add_argument("--all", action="store_true",
@@ -48,9 +47,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plot", metavar="FILE.png", help="draw peak memory over (tp, pp) for the best cp "
                         "(png, pdf, svg or another format matplotlib writes)")
     parser.add_argument("--explain", action="store_true", help="print the ranking proxy's formulas and terms")
+    add_precision_args(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    args.profile = profile_from_args(args)
     if args.csv:
         check_output_file(args.csv, "--csv")
     if args.plot:
@@ -59,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
         check_output_file(args.plot, "--plot", formats())
     shape = model_from_args(args)
     cluster = Cluster(shape, gpus=args.gpus, s=args.seq, gbs=args.gbs, sp=args.sp, flash_attn=args.flash_attn,
-                      moe_capacity=args.moe_capacity)
+                      moe_capacity=args.moe_capacity,
+                      precision=tuple(precision_from_args(args, None).items()))
     hw = Hardware(gpus_per_node=args.gpus_per_node)
     from ..plan.search import search
 

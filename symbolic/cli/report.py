@@ -64,8 +64,10 @@ def _plan(args, shape, training, gpu: int, threshold: float):
     from ..plan.proxy import Hardware
     from ..plan.search import search
 
+    from ..config.precision import FIELDS
+
     cluster = Cluster(shape, gpus=args.gpus, s=training.s, gbs=training.global_batch, sp=training.sp,
-                      flash_attn=training.flash_attn)
+                      flash_attn=training.flash_attn, precision=tuple((name, getattr(training, name)) for name in FIELDS))
     result = search(cluster, threshold * gpu, profile=args.profile, hw=Hardware(gpus_per_node=args.gpus_per_node))
     if result.evaluated == 0:
         raise ConfigError(f"--plan: no valid 4D configuration of {shape.name} on {args.gpus} GPUs with s={args.seq}, "
@@ -125,6 +127,7 @@ def _pdflatex(folder: Path, stem: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    args.profile = estimate_cli.profile_from_args(args)
     output = Path(args.output)
     check_output_file(args.output, "-o/--output", ("pdf", "tex"))
     if args.plan and args.gpus is None:

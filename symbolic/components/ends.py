@@ -4,8 +4,8 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.switches import Switches
-from ..config.symbols import B_a, b, c, h, s, v
-from .base import FP32, INT64, Component, per_gpu_tokens
+from ..config.symbols import B_a, B_l, b, c, h, s, v
+from .base import INT64, Component, per_gpu_tokens
 
 
 
@@ -26,17 +26,20 @@ def token_ids(n: sp.Expr) -> Component:
 
 
 def output_tensors(sw: Switches) -> list[Component]:
-    """Last stage, one micro batch: final-norm input, LM-head input, fp32 logits for the loss (Fujii et al. 2024: 4sbh(1 + v/h))."""
+    """Last stage, one micro batch: final-norm input, LM-head input, the logits the loss keeps (Fujii et al. 2024:
+    4sbh(1 + v/h) with fp32 logits, B_l = 4)."""
     return [
         Component("final_norm_input", per_gpu_tokens(B_a * s * b * h, False, sw), "input of the final RMSNorm"),
         Component("head_input", per_gpu_tokens(B_a * s * b * h, False, sw), "normed input of the LM head"),
-        Component("logits_fp32", per_gpu_tokens(FP32 * s * b * v, True, sw),
-                  "fp32 logits [b, s/c, v/t] of the vocabulary-parallel cross entropy, kept for its backward"),
+        Component("logits", per_gpu_tokens(B_l * s * b * v, True, sw),
+                  "logits [b, s/c, v/t] as the loss keeps them for its backward, B_l bytes each (fp32: Megatron-LM's "
+                  "vocabulary-parallel cross entropy; bf16: a fused one; 0: chunked)"),
     ]
 
 
 def output_layer(sw: Switches) -> Component:
     return Component(
         "output_layer", sp.Add(*(part.expr for part in output_tensors(sw))),
-        "final-norm input + LM-head input (B_a*s*b*h each) + fp32 logits 4*s*b*v/t for the loss, one micro batch (Fujii et al. 2024)",
+        "final-norm input + LM-head input (B_a*s*b*h each) + the loss's logits B_l*s*b*v/t (fp32: 4), one micro batch "
+        "(Fujii et al. 2024)",
     )

@@ -42,6 +42,7 @@ BYTES = {
     "B_g": "bytes per gradient",
     "B_o": "optimizer bytes per parameter",
     "B_a": "bytes per activation element",
+    "B_l": "bytes per logit element the loss keeps for its backward (4 fp32, 2 bf16, 0 chunked / fused)",
 }
 # one pipeline stage (rank r of p): what a stage's expressions take beyond the letters above; L_r = L/p and
 # m_r = the schedule's in-flight count of rank r when the split is even
@@ -55,14 +56,14 @@ NAMES = tuple(SHAPE | MOE | PARALLEL | SCHEDULE | BYTES)  # the estimator's inpu
 EXPERT_LETTERS = (*MOE, "e", "t_e", "Le_r")  # what only a model with experts has
 STAGE_NAMES = ("L_r", "m_r", "Le_r")  # a stage's extra inputs (the in-flight count takes r)
 MEANING = SHAPE | MOE | PARALLEL | SCHEDULE | BYTES | STAGE
-LATEX = {"vpp": r"v_{pp}", "B_w": r"B_{w}", "B_g": r"B_{g}", "B_o": r"B_{o}", "B_a": r"B_{a}", "L_r": r"L_{r}",
+LATEX = {"vpp": r"v_{pp}", "B_w": r"B_{w}", "B_g": r"B_{g}", "B_o": r"B_{o}", "B_a": r"B_{a}", "B_l": r"B_{l}", "L_r": r"L_{r}",
          "m_r": r"m_{r}", "dh": r"d_{h}", "k_e": r"k_{e}", "f_e": r"f_{e}", "f_s": r"f_{s}", "L_e": r"L_{e}",
          "C_f": r"C_{f}", "t_e": r"t_{e}", "Le_r": r"L_{e,r}"}  # the rest: as named
 
 # where a configuration's value of each letter comes from: these from ModelShape, the rest from Training (the
 # attribute of the same name, or this field)
 FROM_MODEL = ("h", "f", "a", "k", "L", "v", "dh", "E", "k_e", "f_e", "f_s", "L_e")
-TRAINING_FIELD = {"B_w": "weight_bytes", "B_g": "grad_bytes", "B_o": "opt_bytes", "B_a": "act_bytes", "e": "ep",
+TRAINING_FIELD = {"B_w": "weight_bytes", "B_g": "grad_bytes", "B_o": "opt_bytes", "B_a": "act_bytes", "B_l": "logit_bytes", "e": "ep",
                   "t_e": "etp_size", "C_f": "moe_capacity"}
 
 

@@ -10,7 +10,8 @@ import numpy as np
 from .errors import BrokenRule
 from .step import FLASH_BLOCK
 
-SCOPES = ("all", "jax")  # every profile, or jaxcheck's step alone (plan --profile jax, compile, verify, sweep)
+# every profile, jaxcheck's step alone (plan --profile jax, compile, verify, sweep), or one trainer's recipe
+SCOPES = ("all", "jax", "torchtitan", "deepspeed", "recipes")  # recipes: torchtitan and deepspeed alike
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class Rule:
     message: Callable
     scope: str = "all"  # one of SCOPES
     model: bool = False  # reads the model's letters (a, k, f, L, v, dh): checked by Training.check(shape)
+    policy: bool = False  # reads the recompute policy (no plan grid column): plan filters its (recompute, zero) pairs
 
 
 def _uneven(x) -> bool:
@@ -111,16 +113,38 @@ RULES: tuple[Rule, ...] = (
          lambda x: (x.L_e == x.L) | (x.L_e == 0) | ((x.p == 1) & x.dense_first),
          lambda x: (f"{x.model} mixes {x.L - x.L_e} dense and {x.L_e} MoE layers: jaxcheck stacks them as two "
                     f"stacks only with pp=1 and the dense layers first (got pp={x.p})"), scope="jax", model=True),
+    Rule("jax precision", lambda x: np.logical_not(x.master_weights) & (x.optimizer == "adamw") & (x.logits == "fp32")
+         & (x.weight_dtype == x.grad_dtype) & (x.grad_dtype == x.moment_dtype),
+         lambda x: ("jaxcheck's step is AdamW on its parameters (no master copy), gradients and moments in the param "
+                    "dtype, fp32 logits: set its precision with --param-dtype / --compute-dtype"), scope="jax"),
+    # the trainers' recipes (profiles/torchtitan.py, profiles/deepspeed.py)
+    Rule("torchtitan: FSDP2", lambda x: (x.zero == 2) | (x.zero == 3),
+         lambda x: (f"torchtitan shards with FSDP2 (fully_shard): --zero 3 (reshard after forward, its default) or 2 "
+                    f"(--parallelism.fsdp_reshard_after_forward never); got --zero {x.zero}"), scope="torchtitan"),
+    Rule("torchtitan: checkpointing", lambda x: x.recompute != "none",
+         lambda x: ("the torchtitan recipe models its activation checkpointing modes full and selective (op); "
+                    "--recompute none is not modelled"), scope="torchtitan", policy=True),
+    Rule("deepspeed: ZeRO 1-3", lambda x: x.zero >= 1,
+         lambda x: ("DeepSpeed with bf16 and ZeRO stage 0 runs its BF16_Optimizer (unpartitioned fp32 gradients), "
+                    "which the deepspeed recipe does not model: --zero 1, 2 or 3"), scope="deepspeed"),
+    Rule("recipes: dense models", lambda x: x.E == 0,
+         lambda x: (f"{x.model} has routed experts: the torchtitan and deepspeed recipes model dense Llama models "
+                    f"(use --recipe megatron)"), scope="recipes", model=True),
     Rule("no biases or q/k norms (jax)", lambda x: np.logical_not(x.bias) & (x.qk_norm == "none"),
          lambda x: (f"{x.model} has biases or q/k norms, which jaxcheck's attention and MLP do not have (the paper "
                     f"profile counts them)"), scope="jax", model=True),
 )
 
 
-def select(scope: str = "all", model: bool | None = None) -> tuple[Rule, ...]:
+RECIPE_SCOPES = ("torchtitan", "deepspeed")  # the scopes the "recipes" rules also bind
+
+
+def select(scope: str = "all", model: bool | None = None, policy: bool | None = None) -> tuple[Rule, ...]:
     """The rules that bind `scope` (those of every profile, plus the scope's own), in table order; `model` keeps only
-    the rules that read (True) or do not read (False) the model."""
-    return tuple(rule for rule in RULES if rule.scope in ("all", scope) and model in (None, rule.model))
+    the rules that read (True) or do not read (False) the model, `policy` those that read only recompute and zero."""
+    scopes = ("all", scope) + (("recipes",) if scope in RECIPE_SCOPES else ())
+    return tuple(rule for rule in RULES if rule.scope in scopes and model in (None, rule.model)
+                 and policy in (None, rule.policy))
 
 
 def letters(training, shape=None) -> SimpleNamespace:
@@ -132,8 +156,12 @@ def letters(training, shape=None) -> SimpleNamespace:
     x = dict(d=training.d, t=training.t, p=training.p, c=training.c, vpp=training.vpp, s=training.s, b=training.b,
              gbs=gbs, m=gbs // (training.b * training.d), sp=training.sp, flash_attn=training.flash_attn,
              zero=training.zero, stage_layers=training.stage_layers, uneven=training.stage_layers is not None,
-             e=training.ep, t_e=training.etp_size, C_f=training.moe_capacity)
+             e=training.ep, t_e=training.etp_size, C_f=training.moe_capacity, recompute=training.recompute,
+             **{name: getattr(training, name) for name in PRECISION})
     return SimpleNamespace(**x, **(model_letters(shape) if shape is not None else {}))
+
+
+PRECISION = ("weight_dtype", "grad_dtype", "master_weights", "optimizer", "moment_dtype", "logits")
 
 
 def model_letters(shape) -> dict:

@@ -13,7 +13,7 @@ s, b, h, f, a, k, L, v, dh = (BY_NAME[name] for name in glossary.SHAPE)
 E, k_e, f_e, f_s, L_e, C_f = (BY_NAME[name] for name in glossary.MOE)
 d, t, p, c, e, t_e = (BY_NAME[name] for name in glossary.PARALLEL)
 m, vpp = (BY_NAME[name] for name in glossary.SCHEDULE)
-B_w, B_g, B_o, B_a = (BY_NAME[name] for name in glossary.BYTES)
+B_w, B_g, B_o, B_a, B_l = (BY_NAME[name] for name in glossary.BYTES)
 r = BY_NAME["r"]  # the pipeline rank of a stage (r = 0 first, p - 1 last)
 L_r, m_r, Le_r = (BY_NAME[name] for name in glossary.STAGE_NAMES)  # the stage's layers and in-flight micro batches
 ALL = tuple(BY_NAME[name] for name in glossary.NAMES)  # the estimator's inputs

@@ -1,10 +1,9 @@
 """The training config shared by symbolic/ and jaxcheck/ (parallel sizes, batch, precision, recompute) and the pipeline's stages."""
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
-from . import rules
-from .dtypes import MEGATRON
+from . import precision, rules
 from .errors import ConfigError
 from .shapes import ModelShape
 
@@ -51,18 +50,33 @@ class Training:
     ep: int = 1  # e: expert parallel, the routed experts of a layer split over ep ranks (Megatron-Core)
     etp: int | None = None  # t_e: expert tensor parallel, each expert split over etp ranks; None: t (Megatron-Core)
     moe_capacity: float = 1.0  # C_f: tokens an expert receives over an even share (capacity factor)
-    weight_bytes: int = MEGATRON["weight_bytes"]  # B_w: bf16 weights
-    grad_bytes: int = MEGATRON["grad_bytes"]  # B_g: fp32 main gradients
-    opt_bytes: int = MEGATRON["opt_bytes"]  # B_o: fp32 master weights + Adam m + Adam v
-    act_bytes: int = MEGATRON["act_bytes"]  # B_a: bf16 activations
+    # precision and optimizer (config.precision; the defaults are Megatron-LM's bf16 mixed precision)
+    weight_dtype: str = "bf16"  # B_w: the model's weights as the step computes with them
+    grad_dtype: str = "fp32"  # B_g: fp32 main gradients
+    master_weights: bool = True  # an fp32 master copy of the weights in the optimizer (part of B_o)
+    optimizer: str = "adamw"  # adamw | sgd (momentum) | adamw8bit: the optimizer's moments (part of B_o)
+    moment_dtype: str = "fp32"  # the moments' dtype (Megatron-Core --exp-avg-dtype; DeepSeek-V3 keeps bf16)
+    act_dtype: str = "bf16"  # B_a: activations
+    logits: str = "fp32"  # B_l: what the loss keeps of the logits, fp32 | bf16 | none (chunked / fused)
+    weight_bytes: int = field(init=False)  # B_w, B_g, B_o, B_a, B_l: the byte widths of the choices above
+    grad_bytes: int = field(init=False)
+    opt_bytes: float = field(init=False)
+    act_bytes: int = field(init=False)
+    logit_bytes: int = field(init=False)
 
     def __post_init__(self):
-        for name in ("d", "t", "p", "c", "vpp", "s", "b", "ep", "weight_bytes", "grad_bytes", "opt_bytes",
-                     "act_bytes"):
+        for name in ("d", "t", "p", "c", "vpp", "s", "b", "ep"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                label = name if name in WIDTH_FIELDS else f"--{flag(name)}"
-                raise ConfigError(f"{label} must be a positive integer, got {value!r}")
+                raise ConfigError(f"--{flag(name)} must be a positive integer, got {value!r}")
+        problem = precision.check({name: getattr(self, name) for name in precision.FIELDS})
+        if problem:
+            raise ConfigError(problem)
+        widths = {"weight_bytes": precision.DTYPES[self.weight_dtype], "grad_bytes": precision.DTYPES[self.grad_dtype],
+                  "opt_bytes": precision.opt_bytes(self.optimizer, self.moment_dtype, self.master_weights),
+                  "act_bytes": precision.DTYPES[self.act_dtype], "logit_bytes": precision.LOGITS[self.logits]}
+        for name, value in widths.items():
+            object.__setattr__(self, name, value)
         for name in ("gbs", "etp"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
@@ -142,7 +156,7 @@ class Training:
         """Every field under its CLI flag name (gbs as given, None for one full pipeline); `widths`: with the byte
         widths; `moe`: with the expert fields (ep, etp, moe_capacity)."""
         return {flag(f.name): getattr(self, f.name) for f in fields(self)
-                if (widths or f.name not in WIDTH_FIELDS) and (moe or f.name not in MOE_FIELDS)}
+                if (widths or f.name not in (*precision.FIELDS, *WIDTH_FIELDS)) and (moe or f.name not in MOE_FIELDS)}
 
     def as_json(self, shape: ModelShape, widths: bool = True) -> dict:
         """The "config" object of every --json output: "model", each field under its flag name (gbs as used), m;
@@ -159,7 +173,7 @@ class Training:
 
 # Training field -> CLI flag (and JSON key) where they differ: the one vocabulary of --json configs and sweep grids
 FLAGS = {"d": "dp", "t": "tp", "p": "pp", "c": "cp", "s": "seq", "b": "mbs"}
-WIDTH_FIELDS = ("weight_bytes", "grad_bytes", "opt_bytes", "act_bytes")
+WIDTH_FIELDS = ("weight_bytes", "grad_bytes", "opt_bytes", "act_bytes", "logit_bytes")  # derived: not arguments
 MOE_FIELDS = ("ep", "etp", "moe_capacity")  # what only a model with experts shows in its config
 MAX_CAPACITY = 2.0**20  # the largest --moe-capacity: far beyond any capacity factor (E / k_e is the most that matters)
 
@@ -172,7 +186,7 @@ def flag(field_name: str) -> str:
 def training_from_json(config: dict) -> Training:
     """The Training of a config keyed by flag names (--json "config", a sweep grid point, argparse's namespace);
     keys that are no Training flag (model, m, param_dtype, ...) are ignored, missing ones take the defaults."""
-    return Training(**{f.name: config[flag(f.name)] for f in fields(Training) if flag(f.name) in config})
+    return Training(**{f.name: config[flag(f.name)] for f in fields(Training) if f.init and flag(f.name) in config})
 
 
 def config_line(report: dict) -> str:

@@ -51,6 +51,20 @@ def rank_totals(est: Estimator, values: dict, layers, ranks, moe_layers=None) ->
     return out, [float(x) for x in micro]
 
 
+OUTSIDE_POOL = ("communicators", "cuda_context")  # device memory PyTorch's caching allocator never sees
+POOL_SLACK = ("fragmentation",)  # what the allocator reserves beyond its live tensors
+
+
+def memory_kinds(parts: dict[str, int]) -> dict[str, int]:
+    """The three figures of one breakdown: allocated (the tensors live at the peak: torch.cuda.max_memory_allocated),
+    reserved (allocated + the allocator's fragmentation: torch.cuda.max_memory_reserved) and device (reserved + the
+    CUDA context and NCCL's buffers outside PyTorch's pool: what nvidia-smi shows, and what must fit)."""
+    outside = sum(parts.get(name, 0) for name in OUTSIDE_POOL)
+    slack = sum(parts.get(name, 0) for name in POOL_SLACK)
+    return {"allocated_bytes": parts["total"] - outside - slack, "reserved_bytes": parts["total"] - outside,
+            "device_bytes": parts["total"]}
+
+
 PEAK_FROM = ("total", *STAGES)  # the figures a peak is the largest of; "total" is the profile's formula
 
 
@@ -105,6 +119,12 @@ class Estimate:
         """Which figure is the peak: "total" (the profile's formula) or the name of an exact stage."""
         return "total" if self.peak == self.bytes["total"] and not self.uneven else self.most_loaded_stage["stage"]
 
+    @property
+    def memory(self) -> dict[str, int]:
+        """The peak's allocated, reserved and device bytes (memory_kinds of the breakdown the peak comes from)."""
+        parts = self.bytes if self.peak_from == "total" else self.most_loaded_stage["bytes"]
+        return memory_kinds(parts)
+
     def fits(self, gpu_mem_bytes: int, threshold: float = 0.8) -> bool:
         """The 80 % rule on the peak: peak < threshold x GPU memory."""
         return bool(self.peak < threshold * gpu_mem_bytes)
@@ -119,7 +139,7 @@ class Estimate:
             "stages": [dict(stage, bytes=dict(stage["bytes"])) for stage in self.stages],
             "most_loaded_stage": self.most_loaded_stage["stage"], "most_loaded_rank": self.most_loaded_stage["rank"],
             "gpu_mem_bytes": int(gpu_mem_bytes),
-            "peak_bytes": self.peak, "peak_from": self.peak_from,
+            "peak_bytes": self.peak, "peak_from": self.peak_from, "memory": self.memory, "judged": "device_bytes",
             "threshold": threshold, "fits": self.fits(gpu_mem_bytes, threshold),
         }
 
@@ -134,7 +154,7 @@ def estimate(shape: ModelShape, training: Training, profile: str = "paper", over
              overrides: dict[str, int] | None = None, backend: str = "gpu") -> Estimate:
     """Bytes of one configuration; `overrides` replaces named components (e.g. {"cuda_context": 2**29}) before totalling.
     The jax profile models jaxcheck's step, so jaxcheck's rules apply to it too."""
-    training.check(shape, "jax" if profile == "jax" else "all")
+    training.check(shape, profile)
     est = estimator(profile, Switches.of(training, overheads, backend=backend, shape=shape))
     overrides = dict(overrides or {})
     unknown = sorted(set(overrides) - set(est.components[:-1]))

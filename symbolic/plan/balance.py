@@ -87,7 +87,7 @@ def balance(shape: ModelShape, training: Training, profile: str = "paper", overh
             backend: str = "gpu") -> Balance:
     """The balanced and the most even split of `training` (its stage_layers ignored), exactly: every rank's total
     is evaluated for every layer count it could hold, then the greedy picks each split."""
-    check_balanceable(shape, training, "jax" if profile == "jax" else "all")
+    check_balanceable(shape, training, profile)
     est = estimator(profile, Switches.of(training, overheads, backend=backend, shape=shape))
     p, vpp = training.p, training.vpp
     units = shape.L // vpp

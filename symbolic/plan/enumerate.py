@@ -41,6 +41,7 @@ class Cluster:
     sp: bool = True  # sequence parallel (adds the s % (t c) rule)
     flash_attn: bool = True
     moe_capacity: float = 1.0  # C_f of a model with experts (Training.moe_capacity)
+    precision: tuple = ()  # (config.precision field, value) pairs over the profile's defaults
 
     def __post_init__(self):
         for name in ("gpus", "s", "gbs"):
@@ -118,18 +119,26 @@ def candidates(cluster: Cluster, fac: dict[str, np.ndarray] | None = None, zero:
     return grid
 
 
-def _letters(cluster: Cluster, swept: dict) -> SimpleNamespace:
+def precision_of(cluster: Cluster, profile: str) -> dict:
+    """The cluster's precision choices: the profile's defaults, with the cluster's own over them."""
+    from ..profiles import widths
+
+    return {**widths(profile), **dict(cluster.precision)}
+
+
+def _letters(cluster: Cluster, swept: dict, profile: str) -> SimpleNamespace:
     """What the rules read: the swept letters (arrays, or one candidate's ints) and the cluster's fixed values; a row
     of an uneven split kind has uneven stages whose split is not chosen yet (no stage_layers tuple)."""
+    chosen = {name: value for name, value in precision_of(cluster, profile).items() if name in rules.PRECISION}
     return SimpleNamespace(**swept, C_f=cluster.moe_capacity, s=cluster.s, gbs=cluster.gbs, sp=cluster.sp,
                            flash_attn=cluster.flash_attn, uneven=swept["split"] > 0, stage_layers=None,
-                           **rules.model_letters(cluster.shape))
+                           **chosen, **rules.model_letters(cluster.shape))
 
 
 def masks(grid: dict[str, np.ndarray], cluster: Cluster, profile: str = "paper") -> dict[str, np.ndarray]:
     """One boolean array per rule that binds the profile (True where it holds), in the rule table's order."""
-    x = _letters(cluster, {name: grid[name] for name in GRID if name in grid} | expert_columns(grid))
-    return rules.masks(x, rules.select(profile), len(grid["d"]))
+    x = _letters(cluster, {name: grid[name] for name in GRID if name in grid} | expert_columns(grid), profile)
+    return rules.masks(x, rules.select(profile, policy=False), len(grid["d"]))
 
 
 def _least_constrained(cluster: Cluster, fac: dict[str, np.ndarray], profile: str, zero: tuple[int, ...],
@@ -208,7 +217,7 @@ def why_not(cluster: Cluster, profile: str = "paper", limit: int | None = None, 
         j = i * combos + best[i]
         x = _letters(cluster, {name: grid[name][j].item() for name in GRID if name in grid} | {
             name: np.asarray(value).reshape(-1)[j if np.ndim(value) else 0].item()
-            for name, value in expert_columns(grid).items()})
+            for name, value in expert_columns(grid).items()}, profile)
         names = [name for name, holds in ok.items() if not holds[j]]
         lines.append(f"dp={x.d} tp={x.t} pp={x.p} cp={x.c}: "
                      + ("; ".join(by_name[name].message(x) for name in names) if names else "valid"))

@@ -13,9 +13,11 @@ import numpy as np
 from ..config.switches import Switches
 from ..config.training import RECOMPUTE, STAGES, ZERO_STAGES, Training
 from ..estimator.estimate import PEAK_FROM, mixed, peak_of
-from ..profiles import widths
+from types import SimpleNamespace
+
+from ..config import rules
 from .balance import even_cap
-from .enumerate import SPLITS, Cluster, expert_columns, valid
+from .enumerate import SPLITS, Cluster, expert_columns, precision_of, valid
 from .splits import LAYERS, split_rows
 from .proxy import Hardware, terms
 
@@ -70,9 +72,16 @@ def as_bytes(value: float) -> int:
 
 
 def reference(cluster: Cluster, profile: str) -> Training:
-    """The cluster's fixed part as a Training (s, gbs, sp, flash_attn, the profile's byte widths); rows vary the rest."""
+    """The cluster's fixed part as a Training (s, gbs, sp, flash_attn, its precision over the profile's defaults); rows
+    vary the rest."""
     return Training(s=cluster.s, gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn,
-                    moe_capacity=cluster.moe_capacity, **widths(profile))
+                    moe_capacity=cluster.moe_capacity, **precision_of(cluster, profile))
+
+
+def _allowed(profile: str, recompute: str, zero: int) -> bool:
+    """Whether the profile has this recompute policy and ZeRO stage (the rule table's policy rules)."""
+    x = SimpleNamespace(recompute=recompute, zero=zero)
+    return all(rule.holds(x) for rule in rules.select(profile, policy=True))
 
 
 def _estimators(cluster: Cluster, profile: str, overheads: bool, zero: tuple[int, ...]) -> dict:
@@ -82,7 +91,7 @@ def _estimators(cluster: Cluster, profile: str, overheads: bool, zero: tuple[int
 
     base = reference(cluster, profile)
     return {(r, z): estimator(profile, Switches.of(replace(base, recompute=r, zero=z), overheads, shape=cluster.shape))
-            for r in RECOMPUTE for z in sorted(zero, reverse=True)}
+            for r in RECOMPUTE for z in sorted(zero, reverse=True) if _allowed(profile, r, z)}
 
 
 def _mixed_even_totals(est, arrays: dict, shape) -> dict[str, np.ndarray]:

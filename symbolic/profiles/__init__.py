@@ -10,17 +10,31 @@ from ..config.errors import ConfigError
 # profile name -> module implementing it
 PROFILES: dict[str, str] = {
     "paper": "symbolic.profiles.paper",
+    "torchtitan": "symbolic.profiles.torchtitan",
+    "deepspeed": "symbolic.profiles.deepspeed",
     "jax": "symbolic.profiles.jax",
 }
 # what each profile's "total" is the memory of (a table's column)
-TOTAL_COLUMN: dict[str, str] = {"paper": "most loaded GPU", "jax": "each device (SPMD)"}
+TOTAL_COLUMN: dict[str, str] = {"paper": "most loaded GPU", "torchtitan": "most loaded GPU",
+                                "deepspeed": "most loaded GPU", "jax": "each device (SPMD)"}
+# --recipe NAME: the trainer whose accounting a profile is (megatron: the paper's, Fujii et al. 2024)
+RECIPES: dict[str, str] = {"megatron": "paper", "torchtitan": "torchtitan", "deepspeed": "deepspeed"}
+# the recipes' default precision: torchtitan config_manager.py (mixed_precision_param bf16, mixed_precision_reduce
+# fp32: FSDP2 keeps fp32 shards, no separate master) and AdamW; DeepSpeed's bf16 (bf16_master_weights_and_grads off:
+# fp32 master, grad_accum_dtype None: bf16 gradients) and Adam; the others in config.dtypes.WIDTHS
+_RECIPE_PRECISION = {
+    "torchtitan": {"weight_dtype": "fp32", "grad_dtype": "fp32", "master_weights": False, "optimizer": "adamw",
+                   "moment_dtype": "fp32", "act_dtype": "bf16", "logits": "fp32"},
+    "deepspeed": {"weight_dtype": "bf16", "grad_dtype": "bf16", "master_weights": True, "optimizer": "adamw",
+                  "moment_dtype": "fp32", "act_dtype": "bf16", "logits": "fp32"},
+}
 
 
-def widths(name: str) -> dict[str, int]:
-    """The byte widths (Training.weight_bytes, grad_bytes, opt_bytes, act_bytes) a profile models."""
+def widths(name: str) -> dict:
+    """The precision choices (Training's config.precision fields) a profile models by default."""
     if name not in PROFILES:
         raise ConfigError(f"unknown profile {name!r} (choose from {', '.join(PROFILES)})")
-    return dict(WIDTHS[name])
+    return dict(WIDTHS[name] if name in WIDTHS else _RECIPE_PRECISION[name])
 
 
 def load(name: str) -> ModuleType:

@@ -1,0 +1,49 @@
+"""DeepSpeed ZeRO with bf16 ({"bf16": {"enabled": true}}), buffer by buffer (deepspeedai/DeepSpeed edaa7221:
+runtime/zero/stage_1_and_2.py DeepSpeedZeroOptimizer for stages 1 and 2, runtime/zero/stage3.py for stage 3,
+runtime/zero/config.py for the bucket defaults)."""
+from __future__ import annotations
+
+import sympy as sp
+
+from ..config.switches import Switches
+from ..config.symbols import B_g, B_o, B_w, c, d
+from .base import Component
+from .zero import largest_layer, largest_unit
+
+REDUCE_BUCKET = sp.Integer(500_000_000)  # reduce_bucket_size: 5e8 elements (zero/config.py)
+PREFETCH_BUCKET = sp.Integer(50_000_000)  # stage3_prefetch_bucket_size: 5e7 elements (zero/config.py; docs say 5e8)
+
+
+def states(params: sp.Expr, sw: Switches) -> list[Component]:
+    """bf16 weights (sharded at stage 3), bf16 gradients (grad_accum_dtype None: the model's dtype; kept whole until
+    the step at stage 1, partitioned from stage 2), and the fp32 master partition with Adam's fp32 moments."""
+    n = d * c
+    weights = B_w * params / n if sw.zero >= 3 else B_w * params
+    grads = B_g * params / n if sw.zero >= 2 else B_g * params
+    parts = [
+        Component("weights", weights, "bf16 model weights, B_w bytes per parameter (bit16_groups_flat; sharded over "
+                  "d*c at stage 3)"),
+        Component("gradients", grads, "bf16 gradients, B_g bytes per parameter: whole until the step at stage 1, the "
+                  "rank's reduced partition from stage 2 (averaged_gradients)"),
+        Component("optimizer", B_o * params / n, "fp32 master partition (single_partition_of_fp32_groups) and Adam "
+                  "exp_avg, exp_avg_sq over it, B_o bytes per parameter, 1/(d c) each"),
+    ]
+    if sw.zero == 1:
+        parts.append(Component("grad_partition", B_g * params / n, "the bf16 copy of this rank's gradient slice that "
+                               "stage 1 reduces into before the step"))
+    return parts
+
+
+def buffers(stage: str, params: sp.Expr, sw: Switches, layers: sp.Expr | None = None) -> list[Component]:
+    """The independent-partition gradient (ipg) bucket every stage fills for its reductions, and at stage 3 the
+    all-gathered weights of the module being computed with the prefetched ones."""
+    parts = [Component("reduce_bucket", B_g * sp.Min(params, REDUCE_BUCKET, evaluate=False),
+                       "one reduce bucket of reduce_bucket_size = 5e8 elements in the communication dtype bf16 "
+                       "(overlap_comm off at stages 1 and 2, its default there: one buffer)")]
+    if sw.zero >= 3:
+        unit = largest_unit(stage, sw, layers, None if layers is None else sp.Integer(0))
+        prefetch = sp.Min(largest_layer(sw), PREFETCH_BUCKET, evaluate=False)
+        parts.append(Component("params_gathered", B_w * (unit + prefetch),
+                               "the all-gathered bf16 weights of the module being computed and up to "
+                               "stage3_prefetch_bucket_size = 5e7 prefetched parameters of the next"))
+    return parts

@@ -1,0 +1,88 @@
+"""torchtitan's FSDP2 training of a Llama, tensor by tensor (pytorch/torchtitan at 9dec370, the code its December
+2024 H100 benchmark ran, parallelisms/parallelize_llama.py and train.py; torch.distributed FSDP2 fully_shard):
+sharded fp32 parameters, gradients and AdamW moments, bf16 weights all-gathered per TransformerBlock, fp32
+reduce-scatter, per-block activation checkpointing (full, or op-level selective with its save list), a loss that
+upcasts the logits to fp32."""
+from __future__ import annotations
+
+import sympy as sp
+
+from ..config.switches import Switches
+from ..config.symbols import B_a, B_g, B_l, B_o, B_w, a, b, c, d, dh, f, h, k, p, s, t, v
+from .base import FP32, Component, per_gpu_tokens
+from .weights import end_params, layer_params
+
+
+def sharded_states(params: sp.Expr) -> list[Component]:
+    """Weights, gradients and optimizer states of the stage's parameters, each a 1/(d c) shard: FSDP2 shards every
+    parameter over the flattened dp_shard x cp mesh (parallelize_llama.py apply_fsdp), and AdamW's moments are
+    zeros_like the sharded parameter (torch.optim)."""
+    return [
+        Component("weights", B_w * params / (d * c), "the sharded parameters, B_w bytes each (fp32 DTensor shards: "
+                  "FSDP2 keeps the original dtype; the bf16 copy is gathered per block)"),
+        Component("gradients", B_g * params / (d * c), "the sharded gradients, reduce-scattered in reduce_dtype fp32 "
+                  "(mixed_precision_reduce) and kept in the parameter's dtype, B_g bytes each"),
+        Component("optimizer", B_o * params / (d * c), "AdamW exp_avg and exp_avg_sq of the shards, B_o bytes per "
+                  "parameter (no separate master copy: the fp32 shard is the master)"),
+    ]
+
+
+def gathered(stage: str, sw: Switches, params: sp.Expr) -> list[Component]:
+    """The bf16 (mixed_precision_param) weights FSDP2 holds unsharded at the peak, B_a bytes each, and a block's
+    gradients on their way to the reduce-scatter."""
+    ends = end_params(stage)
+    layer = layer_params(sw)
+    whole_stage = sp.Piecewise((params, p > 1), (ends + 2 * layer, True)) if sw.zero >= 3 else params
+    return [
+        Component("params_gathered", B_a * whole_stage,
+                  "unsharded bf16 weights: the root group (embedding, final norm, LM head: gathered from the root's "
+                  "forward through its backward), the last block (not resharded after forward) and the next block "
+                  "prefetched; with pp > 1 (reshard_after_forward off) or --zero 2 the whole stage"),
+        Component("grad_reduce_buffer", (B_a + B_g) * layer,
+                  "one block's unsharded bf16 gradients and the fp32 reduce-scatter input they are copied into "
+                  "(FSDP2 foreach_reduce), counted with the peak (an upper bound: they appear in the block's backward)"),
+    ]
+
+
+def _tok(name: str, width: sp.Expr, nbytes: sp.Expr, split: bool, doc: str) -> Component:
+    """A saved [b, s/c, width] tensor, width (or, split by sequence parallelism, s) over t where `split`."""
+    return Component(name, nbytes * s * b * width / (c * (t if split else 1)), doc)
+
+
+def layer_tensors(sw: Switches) -> list[Component]:
+    """What one TransformerBlock keeps for backward per micro batch. full: its input (ptd_checkpoint_wrapper). selective:
+    op-level SAC, the outputs of aten.mm but every second one (of wq, wk, wv, wo, w1, w3, w2: wq, wv, w1, w2), of the
+    flash attention kernel and of the TP reduce-scatters, with the block's input (_save_list and its policy)."""
+    block_input = _tok("block_input", h, B_a, True, "the block's input, bf16 (sharded over t along s by SequenceParallel)")
+    if sw.recompute == "full":
+        return [block_input]
+    tp = sp.Piecewise((1, t > 1), (0, True))
+    return [
+        block_input,
+        _tok("wq_out", a * dh, B_a, True, "aten.mm output of wq, the queries before RoPE [b, s, a dh / t]"),
+        _tok("wv_out", k * dh, B_a, True, "aten.mm output of wv, the values [b, s, k dh / t] (before repeat_kv)"),
+        _tok("sdpa_out", a * dh, B_a, True, "_scaled_dot_product_flash_attention output [b, a/t, s, dh]"),
+        _tok("sdpa_lse", a, FP32, True, "its fp32 logsumexp [b, a/t, s]"),
+        _tok("wo_reduce_scatter", h, tp * B_a, True, "reduce_scatter_tensor output of the row-parallel wo (t > 1)"),
+        _tok("w1_out", f, B_a, True, "aten.mm output of w1, the gate before SiLU [b, s, f / t]"),
+        _tok("w2_out", h, B_a, False, "aten.mm output of w2 [b, s, h]: partial sums before the reduce-scatter when t > 1"),
+        _tok("w2_reduce_scatter", h, tp * B_a, True, "reduce_scatter_tensor output of the row-parallel w2 (t > 1)"),
+    ]
+
+
+def output_tensors(sw: Switches) -> list[Component]:
+    """Last stage, one micro batch, at the backward of the loss: the final norm's input and the LM head's input (not
+    checkpointed), and cross_entropy(pred.float()): log_softmax's fp32 output, the gradient it receives and the
+    gradient it returns, [b, s/c, v/t] each (train.py: pred is deleted before backward)."""
+    return [
+        Component("final_norm_input", per_gpu_tokens(B_a * s * b * h, False, sw), "input of the final RMSNorm"),
+        Component("head_input", per_gpu_tokens(B_a * s * b * h, False, sw), "normed input of the LM head"),
+        Component("loss_buffers", 3 * B_l * s * b * v / (t * c),
+                  "log_softmax's fp32 output, its incoming gradient and the gradient it returns, B_l bytes each"),
+    ]
+
+
+def output_layer(sw: Switches) -> Component:
+    return Component("output_layer", sp.Add(*(part.expr for part in output_tensors(sw))),
+                     "final-norm and LM-head inputs (B_a*s*b*h each) + the loss's three fp32 logit-sized tensors "
+                     "3*B_l*s*b*v/t at its backward, one micro batch (torchtitan train.py, cross_entropy of pred.float())")

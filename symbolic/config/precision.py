@@ -1,0 +1,44 @@
+"""Precision and optimizer choices of a training job and the byte widths they give (B_w, B_g, B_o, B_a, B_l); no sympy.
+
+Each choice is what a trainer documents: Megatron-LM's bf16 mixed precision (bf16 weights, fp32 main gradients, fp32
+master weights and Adam moments: Fujii et al. 2024), torch.optim's AdamW and SGD state, bitsandbytes' 8-bit AdamW."""
+from __future__ import annotations
+
+DTYPES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}  # bytes per element of each precision name
+GRAD_DTYPES = ("fp32", "bf16", "fp16")
+MOMENT_DTYPES = ("fp32", "bf16", "fp16")
+# optimizer -> (moments per parameter, bytes of per-block statistics per parameter): AdamW exp_avg + exp_avg_sq
+# (torch.optim.AdamW, apex/TE FusedAdam); SGD one momentum_buffer (torch.optim.SGD, momentum > 0); bitsandbytes
+# AdamW8bit two uint8 states (1 byte each, whatever --moment-dtype) plus one fp32 absmax per block of 256 elements for
+# each (bitsandbytes block-wise quantization, Dettmers et al. 2022, arXiv 2110.02861)
+OPTIMIZERS = {"adamw": (2, 0.0), "sgd": (1, 0.0), "adamw8bit": (2, 2 * 4 / 256)}
+# what the loss keeps of the [b, s, v] logits for its backward, bytes per element: fp32 (Megatron-LM's vocab-parallel
+# cross entropy upcasts them), bf16 (a fused cross entropy that reads the bf16 logits, Megatron-LM
+# --cross-entropy-loss-fusion), none (a chunked or fused linear + cross entropy that never holds the whole logits:
+# Liger's FusedLinearCrossEntropy, Cut Cross-Entropy)
+LOGITS = {"fp32": 4, "bf16": 2, "none": 0}
+FIELDS = ("weight_dtype", "grad_dtype", "master_weights", "optimizer", "moment_dtype", "act_dtype", "logits")
+
+
+def opt_bytes(optimizer: str, moment_dtype: str, master_weights: bool) -> float:
+    """B_o: optimizer bytes per parameter, the fp32 master copy (4, where kept) plus the optimizer's moments."""
+    moments, stats = OPTIMIZERS[optimizer]
+    width = 1 if optimizer == "adamw8bit" else DTYPES[moment_dtype]
+    return (4 if master_weights else 0) + moments * width + stats
+
+
+def check(choices: dict) -> str | None:
+    """The one-line problem of a set of precision choices (FIELDS -> value), or None."""
+    allowed = {"weight_dtype": DTYPES, "grad_dtype": GRAD_DTYPES, "optimizer": OPTIMIZERS,
+               "moment_dtype": MOMENT_DTYPES, "act_dtype": ("bf16", "fp16", "fp32"), "logits": LOGITS}
+    for name, options in allowed.items():
+        if choices[name] not in options:
+            return f"--{name.replace('_', '-')} must be one of {', '.join(options)}, got {choices[name]!r}"
+    if not isinstance(choices["master_weights"], bool):
+        return f"master_weights must be true or false, got {choices['master_weights']!r}"
+    if choices["weight_dtype"] == "fp8" and not choices["master_weights"]:
+        return ("fp8 weights need a high-precision master copy (--master-weights): no trainer updates fp8 weights in "
+                "place (Megatron-LM --fp8-param-gather keeps fp32 master weights in the optimizer)")
+    if choices["weight_dtype"] == "fp32" and choices["master_weights"]:
+        return "fp32 weights are their own master copy: pass --no-master-weights with --weight-dtype fp32"
+    return None

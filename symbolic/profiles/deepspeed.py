@@ -1,0 +1,62 @@
+"""Recipe `deepspeed`: ZeRO stages 1-3 with bf16 as DeepSpeed allocates them (deepspeedai/DeepSpeed edaa7221)."""
+from __future__ import annotations
+
+import sympy as sp
+
+from ..components import RANK, Component, output_layer, overheads, stage_params, token_ids
+from ..components import in_flight as _in_flight
+from ..components import layer_tensors as _layer_tensors
+from ..components.activations import layer_activation
+from ..components.deepspeed import buffers, states
+from ..components.weights import default_layers
+from ..config.switches import Switches
+
+TITLE = "DeepSpeed ZeRO (bf16) as its code allocates"
+DESCRIPTION = (
+    "DeepSpeed at edaa7221 with bf16 enabled: bf16 weights, bf16 gradients (grad_accum_dtype unset), the fp32 master "
+    "partition and Adam moments over d*c (stage 1: optimizer states; 2: also gradients; 3: also weights), one "
+    "5e8-element reduce bucket, stage 3's gathered and prefetched weights. DeepSpeed trains a model it does not "
+    "define: the activations are Megatron-LM's Llama layer (Megatron-DeepSpeed). The fp32 gradient slice of the "
+    "optimizer step is allocated after the activations are freed and is not counted."
+)
+
+
+def layer_tensors(sw: Switches) -> list[Component]:
+    """The tensors one Llama layer keeps for one micro batch (Megatron-LM's, as Megatron-DeepSpeed runs it)."""
+    return _layer_tensors(sw)
+
+
+def in_flight(rank: sp.Expr) -> sp.Expr:
+    """Micro batches a pipeline rank holds at its peak (DeepSpeed's PipelineEngine runs 1F1B)."""
+    return _in_flight(rank)
+
+
+def _parts(stage: str, sw: Switches, layers: sp.Expr, micro: sp.Expr, head: bool) -> list[Component]:
+    params = stage_params(stage, sw, layers)
+    parts = [
+        *states(params, sw),
+        Component("activations", micro * layers * layer_activation(sw),
+                  f"per-layer tensors x the stage's layers x its in-flight micro batches ({sw.recompute} recompute)"),
+        token_ids(micro) if stage in ("first", "only") else Component("embedding_input", sp.Integer(0),
+                                                                      "not on this stage"),
+        output_layer(sw) if head else Component("output_layer", sp.Integer(0), "not on this stage"),
+        *buffers(stage, params, sw, None if stage == "first" and not head else layers),
+    ]
+    if sw.overheads:
+        parts += [part for part in overheads(params, sp.Add(*(x.expr for x in parts)), sw)
+                  if part.name not in ("grad_buckets", "dist_opt_allgather")]
+    return parts
+
+
+def components(sw: Switches) -> list[Component]:
+    """The most loaded GPU as the paper's total counts it: the first stage (L/p layers, its in-flight micro
+    batches), with the last stage's output layer and loss on top."""
+    return _parts("first", sw, default_layers("first")[0], _in_flight(RANK["first"]), head=True)
+
+
+def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, micro: sp.Expr | None = None,
+                     moe_layers: sp.Expr | None = None) -> list[Component]:
+    """One GPU of a pipeline stage holding `layers` layers (default L/p) and `micro` in-flight micro batches."""
+    layers = default_layers(stage)[0] if layers is None else layers
+    micro = _in_flight(RANK[stage]) if micro is None else micro
+    return _parts(stage, sw, layers, micro, head=stage in ("last", "only"))

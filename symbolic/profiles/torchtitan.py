@@ -1,0 +1,62 @@
+"""Recipe `torchtitan`: FSDP2 training of a Llama as torchtitan's code allocates it (pytorch/torchtitan 9dec370)."""
+from __future__ import annotations
+
+import sympy as sp
+
+from ..components import RANK, Component, overheads, stage_params, token_ids
+from ..components import in_flight as _in_flight
+from ..components.fsdp2 import gathered, layer_tensors as _layer_tensors, output_layer, sharded_states
+from ..components.weights import default_layers
+from ..config.switches import Switches
+
+TITLE = "torchtitan (FSDP2) as its code allocates"
+DESCRIPTION = (
+    "torchtitan at 9dec370 (its December 2024 H100 benchmark): fp32 parameters, gradients and AdamW moments sharded "
+    "over d*c by FSDP2 fully_shard, bf16 weights all-gathered per TransformerBlock and the root group with prefetch, "
+    "gradients reduce-scattered in fp32, activation checkpointing per block (full: the block input; selective: op "
+    "SAC with its save list), the loss upcasting the bf16 logits to fp32, 1F1B with pipeline parallelism."
+)
+
+
+def layer_tensors(sw: Switches) -> list[Component]:
+    """The tensors one TransformerBlock keeps for one micro batch."""
+    return _layer_tensors(sw)
+
+
+def in_flight(rank: sp.Expr) -> sp.Expr:
+    """Micro batches a pipeline rank holds at its peak: torchtitan's default schedule is 1F1B."""
+    return _in_flight(rank)
+
+
+def _parts(stage: str, sw: Switches, layers: sp.Expr, micro: sp.Expr) -> list[Component]:
+    params = stage_params(stage, sw, layers)
+    has_embedding, has_head = stage in ("first", "only"), stage in ("last", "only")
+    per_layer = sp.Add(*(part.expr for part in _layer_tensors(sw)))
+    parts = [
+        *sharded_states(params),
+        Component("activations", micro * layers * per_layer,
+                  f"per-block tensors x the stage's layers x its in-flight micro batches ({sw.recompute} checkpointing)"),
+        token_ids(micro) if has_embedding else Component("embedding_input", sp.Integer(0), "not on this stage"),
+        output_layer(sw) if has_head else Component("output_layer", sp.Integer(0), "not on this stage"),
+        *gathered(stage, sw, params),
+    ]
+    if sw.overheads:
+        parts += [part for part in overheads(params, sp.Add(*(x.expr for x in parts)), sw)
+                  if part.name not in ("grad_buckets", "dist_opt_allgather")]
+    return parts
+
+
+def components(sw: Switches) -> list[Component]:
+    """The most loaded GPU: at p = 1 the only stage (embedding, every layer, the LM head and the loss); with pipeline
+    stages the first, as the paper's total (L/p layers, p micro batches in flight), with the last stage's loss on top."""
+    layers, _ = default_layers("first")
+    parts = _parts("first", sw, layers, _in_flight(RANK["first"]))
+    return [output_layer(sw) if part.name == "output_layer" else part for part in parts]
+
+
+def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, micro: sp.Expr | None = None,
+                     moe_layers: sp.Expr | None = None) -> list[Component]:
+    """One GPU of a pipeline stage holding `layers` layers (default L/p) and `micro` in-flight micro batches."""
+    layers = default_layers(stage)[0] if layers is None else layers
+    micro = _in_flight(RANK[stage]) if micro is None else micro
+    return _parts(stage, sw, layers, micro)

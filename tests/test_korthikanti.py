@@ -7,9 +7,9 @@ import sympy as sp
 
 from symbolic.components import in_flight, interleave_factor, layer_activation
 from symbolic.config.switches import Switches
-from symbolic.config.symbols import B_a, a, b, c, f, h, k, m, p, s, t, vpp
+from symbolic.config.symbols import B_a, a, b, c, dh, f, h, k, m, p, s, t, vpp
 
-GPT = {B_a: 2, f: 4 * h, k: a, c: 1}
+GPT = {B_a: 2, f: 4 * h, k: a, c: 1, dh: h / a}
 
 
 def gpt_layer(sp_on: bool, recompute: str = "none", t_value=None) -> sp.Expr:

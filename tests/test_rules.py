@@ -43,7 +43,7 @@ def test_every_message_is_one_line_on_ints():
     shape = ModelShape("odd", h=36, f=64, a=4, k=2, L=4, v=64)
     on_uneven = ["stage layers: p entries", "stage layers % vpp", "stage layers sum to L", "uneven: whole chunks"]
     dense = ["E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP", "mixed layers: p = 1, dense first (jax)",
-             "no biases or q/k norms (jax)", "recipes: dense models"]  # a dense model cannot break the rules of experts
+             "Llama layers (jax)", "no biases or q/k norms (jax)", "recipes: dense models"]  # a dense model cannot break the rules of experts
     # jaxcheck's precision, ZeRO-3: what the jax, torchtitan and deepspeed rules on them allow
     allowed = ["jax precision", "torchtitan: FSDP2", "deepspeed: ZeRO 1-3"]
     even = ["vpp > 1 needs p > 1", *on_uneven, *dense, *allowed, "even stages"]

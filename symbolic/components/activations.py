@@ -2,6 +2,8 @@
 al. 2022 section 4 for the GPT layer and the recompute rules; Fujii et al. 2024 for the Llama layer)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import sympy as sp
 
 from ..config.switches import Switches
@@ -24,10 +26,11 @@ def _scores(name: str, nbytes: sp.Expr, sw: Switches, doc: str) -> Component:
 
 
 def attention_tensors(sw: Switches) -> list[Component]:
-    """Llama attention block: norm-1 input, QKV input, Q, K, V (a*dh and k*dh wide), the q/k norms' inputs where the
-    model has them, attention output; scores + softmax without flash."""
+    """Attention block: norm-1 input, QKV input, Q, K, V (a*dh and k*dh wide), the q/k norms' inputs where the model
+    has them, attention output; scores + softmax without flash (and, with dropout, its mask and the dropped-out
+    probabilities); with dropout the mask after the output projection (Korthikanti et al. 2022)."""
     parts = [
-        _tok("norm1_input", h, B_a, False, sw, "input of the first RMSNorm (the residual stream)"),
+        _tok("norm1_input", h, B_a, False, sw, "input of the first norm (the residual stream)"),
         _tok("qkv_input", h, B_a, False, sw, "normed input of the QKV projection (kept sharded with SP, re-gathered in backward)"),
     ]
     if sw.qk_norm != "none":
@@ -42,48 +45,43 @@ def attention_tensors(sw: Switches) -> list[Component]:
         _tok("v", k * dh, B_a, True, sw, "values, k*dh wide with GQA"),
         _tok("attn_out", a * dh, B_a, True, sw, "attention output = input of the output projection, a*dh wide"),
     ]
-    if not sw.flash_attn:
+    if not sw.flash_attn and sw.dropout:  # Korthikanti et al. 2022: softmax output, dropout mask and output
+        parts += [
+            _scores("softmax", B_a, sw, "softmax output, kept for the softmax backward"),
+            _scores("softmax_dropout_mask", _MASK, sw, "dropout mask on the attention probabilities"),
+            _scores("softmax_dropout_out", B_a, sw, "dropped-out probabilities, input of P V"),
+        ]
+    elif not sw.flash_attn:
         parts += [
             _scores("scores", B_a, sw, "pre-softmax attention scores Q K^T, kept by unfused attention (DESIGN note)"),
             _scores("softmax", B_a, sw, "softmax probabilities, kept for the softmax and P V backward"),
         ]
+    if sw.dropout:
+        parts.append(_tok("attn_dropout_mask", h, _MASK, False, sw, "dropout mask after the output projection"))
     return parts
 
 
 def mlp_tensors(sw: Switches) -> list[Component]:
-    """Llama SwiGLU block: norm-2 input, MLP input, gate, up, SwiGLU activation, down input (Fujii et al. 2024)."""
-    return [
-        _tok("norm2_input", h, B_a, False, sw, "input of the second RMSNorm (residual stream after attention)"),
-        _tok("mlp_input", h, B_a, False, sw, "normed input of the gate/up projections"),
-        _tok("gate", f, B_a, True, sw, "gate projection output, input of SiLU"),
-        _tok("up", f, B_a, True, sw, "up projection output"),
-        _tok("swiglu", f, B_a, True, sw, "SiLU(gate), the SwiGLU product's first factor"),
-        _tok("down_input", f, B_a, True, sw, "SiLU(gate) * up, input of the down projection"),
-    ]
-
-
-def gpt_layer_tensors(sw: Switches) -> list[Component]:
-    """Classic GPT layer of Korthikanti et al. 2022: LayerNorm, MHA, dropout, 2-matrix GELU MLP of width f."""
+    """Dense MLP block: norm-2 input, MLP input, and SwiGLU's gate, up, SiLU(gate), down input (Fujii et al. 2024) or
+    GPT's GeLU input and output (Korthikanti et al. 2022); with dropout the mask after the MLP."""
     parts = [
-        _tok("norm1_input", h, B_a, False, sw, "LayerNorm-1 input"),
-        _tok("qkv_input", h, B_a, False, sw, "QKV projection input"),
-        _tok("q", h, B_a, True, sw, "queries"),
-        _tok("k", h, B_a, True, sw, "keys"),
-        _tok("v", h, B_a, True, sw, "values"),
-        _tok("attn_out", h, B_a, True, sw, "output projection input"),
-        _tok("attn_dropout_mask", h, _MASK, False, sw, "dropout mask after the output projection"),
-        _tok("norm2_input", h, B_a, False, sw, "LayerNorm-2 input"),
-        _tok("mlp_input", h, B_a, False, sw, "first MLP matrix input"),
-        _tok("gelu_input", f, B_a, True, sw, "GELU input"),
-        _tok("down_input", f, B_a, True, sw, "GELU output = second MLP matrix input"),
-        _tok("mlp_dropout_mask", h, _MASK, False, sw, "dropout mask after the MLP"),
+        _tok("norm2_input", h, B_a, False, sw, "input of the second norm (residual stream after attention)"),
+        _tok("mlp_input", h, B_a, False, sw, "normed input of the first MLP matrices"),
     ]
-    if not sw.flash_attn:
+    if sw.mlp == "swiglu":
         parts += [
-            _scores("softmax", B_a, sw, "softmax output"),
-            _scores("softmax_dropout_mask", _MASK, sw, "dropout mask on the attention probabilities"),
-            _scores("softmax_dropout_out", B_a, sw, "dropped-out probabilities, input of P V"),
+            _tok("gate", f, B_a, True, sw, "gate projection output, input of SiLU"),
+            _tok("up", f, B_a, True, sw, "up projection output"),
+            _tok("swiglu", f, B_a, True, sw, "SiLU(gate), the SwiGLU product's first factor"),
+            _tok("down_input", f, B_a, True, sw, "SiLU(gate) * up, input of the down projection"),
         ]
+    else:
+        parts += [
+            _tok("gelu_input", f, B_a, True, sw, "fc1 output, input of GeLU"),
+            _tok("down_input", f, B_a, True, sw, "GeLU output = fc2 input"),
+        ]
+    if sw.dropout:
+        parts.append(_tok("mlp_dropout_mask", h, _MASK, False, sw, "dropout mask after the MLP"))
     return parts
 
 
@@ -92,16 +90,17 @@ def _is_attention_core(part: Component) -> bool:
     return part.expr.has(s**2) or part.name in ("scores", "softmax", "softmax_dropout_mask", "softmax_dropout_out")
 
 
-def layer_tensors(sw: Switches, gpt: bool = False, moe: bool = False) -> list[Component]:
-    """What one layer (a dense one, or with `moe` an MoE layer) keeps per micro batch under the recompute policy:
-    none keeps all; selective drops the attention core (s x s terms); full keeps only the layer input (Korthikanti
-    et al. 2022)."""
-    if gpt:
-        parts = gpt_layer_tensors(sw)
-    else:
-        from .moe import moe_tensors
+GPT = {"mlp": "gelu", "dropout": True}  # Korthikanti et al. 2022's GPT layer (with MHA: the caller's a = k)
 
-        parts = attention_tensors(sw) + (moe_tensors(sw) if moe else mlp_tensors(sw))
+
+def layer_tensors(sw: Switches, gpt: bool = False, moe: bool = False) -> list[Component]:
+    """What one layer (a dense one, or with `moe` an MoE layer; with `gpt` Korthikanti et al.'s GPT layer, a GeLU MLP
+    with dropout) keeps per micro batch under the recompute policy: none keeps all; selective drops the attention core
+    (s x s terms); full keeps only the layer input (Korthikanti et al. 2022)."""
+    from .moe import moe_tensors
+
+    sw = replace(sw, **GPT) if gpt else sw
+    parts = attention_tensors(sw) + (moe_tensors(sw) if moe else mlp_tensors(sw))
     if sw.recompute == "selective":
         return [part for part in parts if not _is_attention_core(part)]
     if sw.recompute == "full":

@@ -9,7 +9,7 @@ import sympy as sp
 
 from ..config.switches import Switches
 from ..config.symbols import B_a, B_g, B_l, B_o, B_w, a, b, c, d, dh, f, h, k, p, s, t, v
-from .base import FP32, Component, per_gpu_tokens
+from .base import FP32, INT64, Component
 from .weights import end_params, layer_params
 
 
@@ -30,7 +30,7 @@ def sharded_states(params: sp.Expr) -> list[Component]:
 def gathered(stage: str, sw: Switches, params: sp.Expr) -> list[Component]:
     """The bf16 (mixed_precision_param) weights FSDP2 holds unsharded at the peak, B_a bytes each, and a block's
     gradients on their way to the reduce-scatter."""
-    ends = end_params(stage)
+    ends = end_params(stage, sw)
     layer = layer_params(sw)
     whole_stage = sp.Piecewise((params, p > 1), (ends + 2 * layer, True)) if sw.zero >= 3 else params
     return [
@@ -49,11 +49,46 @@ def _tok(name: str, width: sp.Expr, nbytes: sp.Expr, split: bool, doc: str) -> C
     return Component(name, nbytes * s * b * width / (c * (t if split else 1)), doc)
 
 
+def rms_norm(name: str) -> list[Component]:
+    """What torchtitan's Python RMSNorm (norms.py, norm_type rmsnorm: x.float() * rsqrt(mean(x^2) + eps), type_as,
+    * weight) keeps per token: the fp32 copy of its input, the fp32 rsqrt [b, s, 1], the bf16 normalised value and
+    the bf16 output (which the next matmuls save)."""
+    return [
+        _tok(f"{name}_fp32_input", h, FP32, True, "fp32 copy of the norm's input (x.float())"),
+        _tok(f"{name}_rsqrt", 1, FP32, True, "fp32 rsqrt of the mean square, [b, s, 1]"),
+        _tok(f"{name}_normed", h, B_a, True, "bf16 normalised value, before the weight"),
+        _tok(f"{name}_out", h, B_a, True, "bf16 output, the input of the next projections"),
+    ]
+
+
+def eager_tensors(sw: Switches) -> list[Component]:
+    """Everything eager autograd keeps of one TransformerBlock without checkpointing (t = 1: the rule table refuses
+    tensor parallelism here): two norms, Q, K and V after repeat_kv (a heads each: the expand is copied) and the
+    flash kernel's output (wo's input, the same storage) and logsumexp, and the FFN's w1 output, SiLU output, w3 output
+    and their product (model.py at 9dec370)."""
+    return [
+        *rms_norm("attention_norm"),
+        _tok("q", a * dh, B_a, True, "queries after RoPE, saved by the flash kernel"),
+        _tok("k_repeated", a * dh, B_a, True, "keys after RoPE and repeat_kv: a heads"),
+        _tok("v_repeated", a * dh, B_a, True, "values after repeat_kv: a heads"),
+        _tok("sdpa_out", a * dh, B_a, True, "the flash kernel's output, also wo's saved input"),
+        _tok("sdpa_lse", a, FP32, True, "its fp32 logsumexp [b, a, s]"),
+        *rms_norm("ffn_norm"),
+        _tok("w1_out", f, B_a, True, "w1 output, saved by SiLU"),
+        _tok("silu_out", f, B_a, True, "SiLU(w1 x), saved by the product"),
+        _tok("w3_out", f, B_a, True, "w3 output, saved by the product"),
+        _tok("ffn_product", f, B_a, True, "SiLU(w1 x) * w3 x, w2's saved input"),
+    ]
+
+
 def layer_tensors(sw: Switches) -> list[Component]:
-    """What one TransformerBlock keeps for backward per micro batch. full: its input (ptd_checkpoint_wrapper). selective:
-    op-level SAC, the outputs of aten.mm but every second one (of wq, wk, wv, wo, w1, w3, w2: wq, wv, w1, w2), of the
-    flash attention kernel and of the TP reduce-scatters, with the block's input (_save_list and its policy)."""
+    """What one TransformerBlock keeps for backward per micro batch. none: eager_tensors. full: its input
+    (ptd_checkpoint_wrapper). selective: op-level SAC, the outputs of aten.mm but every second one (of wq, wk, wv, wo,
+    w1, w3, w2: wq, wv, w1, w2), of the flash attention kernel and of the TP reduce-scatters, with the block's input
+    (_save_list and its policy)."""
     block_input = _tok("block_input", h, B_a, True, "the block's input, bf16 (sharded over t along s by SequenceParallel)")
+    if sw.recompute == "none":
+        return eager_tensors(sw)
     if sw.recompute == "full":
         return [block_input]
     tp = sp.Piecewise((1, t > 1), (0, True))
@@ -71,12 +106,13 @@ def layer_tensors(sw: Switches) -> list[Component]:
 
 
 def output_tensors(sw: Switches) -> list[Component]:
-    """Last stage, one micro batch, at the backward of the loss: the final norm's input and the LM head's input (not
-    checkpointed), and cross_entropy(pred.float()): log_softmax's fp32 output, the gradient it receives and the
-    gradient it returns, [b, s/c, v/t] each (train.py: pred is deleted before backward)."""
+    """Last stage, one micro batch, at the backward of the loss: the final norm's tensors (not checkpointed; its
+    output is the LM head's saved input), the int64 targets, and cross_entropy(pred.float()): log_softmax's fp32
+    output, the gradient it receives and the gradient it returns, [b, s/c, v/t] each (train.py: pred is deleted
+    before backward)."""
     return [
-        Component("final_norm_input", per_gpu_tokens(B_a * s * b * h, False, sw), "input of the final RMSNorm"),
-        Component("head_input", per_gpu_tokens(B_a * s * b * h, False, sw), "normed input of the LM head"),
+        *rms_norm("final_norm"),
+        _tok("targets", 1, INT64, False, "int64 labels [b, s], saved by the loss"),
         Component("loss_buffers", 3 * B_l * s * b * v / (t * c),
                   "log_softmax's fp32 output, its incoming gradient and the gradient it returns, B_l bytes each"),
     ]
@@ -84,5 +120,6 @@ def output_tensors(sw: Switches) -> list[Component]:
 
 def output_layer(sw: Switches) -> Component:
     return Component("output_layer", sp.Add(*(part.expr for part in output_tensors(sw))),
-                     "final-norm and LM-head inputs (B_a*s*b*h each) + the loss's three fp32 logit-sized tensors "
-                     "3*B_l*s*b*v/t at its backward, one micro batch (torchtitan train.py, cross_entropy of pred.float())")
+                     "the final norm's tensors (8*s*b*h + 4*s*b), the int64 targets and the loss's three fp32 "
+                     "logit-sized tensors 3*B_l*s*b*v/t at its backward, one micro batch (torchtitan train.py, "
+                     "cross_entropy of pred.float())")

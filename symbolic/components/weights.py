@@ -7,7 +7,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.switches import Switches
-from ..config.symbols import B_w, E, L, L_e, a, c, d, dh, f, f_s, h, k, p, t, v
+from ..config.symbols import B_w, E, L, L_e, a, c, d, dh, f, f_s, h, k, p, s_p, t, v
 from .base import Component
 
 
@@ -22,9 +22,10 @@ def attention_params(sw: Switches = Switches()) -> sp.Expr:
 
 
 def mlp_params(sw: Switches = Switches()) -> sp.Expr:
-    """SwiGLU gate, up (h x f) and down (f x h) of one dense layer on one TP rank: 3hf/t, and with mlp_bias the gate
-    and up biases (over t) and the down bias (replicated)."""
-    return 3 * h * f / t + ((2 * f / t + h) if sw.mlp_bias else 0)
+    """SwiGLU gate, up (h x f) and down (f x h) of one dense layer on one TP rank, 3hf/t, or GPT's fc1 (h x f) and
+    fc2 (f x h), 2hf/t; with mlp_bias the column-parallel biases (over t) and the down / fc2 bias (replicated)."""
+    n = 3 if sw.mlp == "swiglu" else 2
+    return n * h * f / t + (((n - 1) * f / t + h) if sw.mlp_bias else 0)
 
 
 def moe_dense_params(sw: Switches = Switches()) -> sp.Expr:
@@ -34,49 +35,50 @@ def moe_dense_params(sw: Switches = Switches()) -> sp.Expr:
     return h * E + (3 * h * f_s / t if sw.shared else 0) + (h if sw.shared_gate else 0)
 
 
-def norm_params() -> sp.Expr:
-    """Two RMSNorm weight vectors of one layer, replicated over TP ranks: 2h."""
-    return 2 * h
+def norm_params(sw: Switches = Switches()) -> sp.Expr:
+    """The two norms of one layer, replicated over TP ranks: RMSNorm weights 2h, or LayerNorm weights and biases 4h."""
+    return 2 * final_norm_params(sw)
 
 
 def layer_params(sw: Switches = Switches(), moe: bool = False) -> sp.Expr:
     """Every parameter of one transformer layer on one TP rank but its routed experts: attention, norms and a dense
     MLP, or (moe) the router and shared experts."""
-    return attention_params(sw) + norm_params() + (moe_dense_params(sw) if moe else mlp_params(sw))
+    return attention_params(sw) + norm_params(sw) + (moe_dense_params(sw) if moe else mlp_params(sw))
 
 
 def layers_params(sw: Switches, layers: sp.Expr, moe_layers: sp.Expr) -> sp.Expr:
     """Parameters but the routed experts of `layers` layers of which `moe_layers` are MoE layers."""
     if not sw.moe:
         return layers * layer_params(sw)
-    return layers * (attention_params(sw) + norm_params()) + (layers - moe_layers) * mlp_params(sw) \
+    return layers * (attention_params(sw) + norm_params(sw)) + (layers - moe_layers) * mlp_params(sw) \
         + moe_layers * moe_dense_params(sw)
 
 
-def embedding_params() -> sp.Expr:
-    """Input embedding v x h, vocabulary-parallel over t (first stage)."""
-    return h * v / t
+def embedding_params(sw: Switches = Switches()) -> sp.Expr:
+    """Input embedding v x h, vocabulary-parallel over t (first stage), and learned position embeddings s_p x h,
+    replicated over TP ranks (Megatron-LM's LanguageModelEmbedding: a plain embedding)."""
+    return h * v / t + (s_p * h if sw.positions else 0)
 
 
-def final_norm_params() -> sp.Expr:
-    """Final RMSNorm weight vector, replicated over TP ranks: h."""
-    return h
+def final_norm_params(sw: Switches = Switches()) -> sp.Expr:
+    """Final norm, replicated over TP ranks: an RMSNorm weight h, or a LayerNorm weight and bias 2h."""
+    return h if sw.norm == "rms" else 2 * h
 
 
-def head_params() -> sp.Expr:
-    """Final RMSNorm h plus LM head v x h split over t (last stage; Megatron keeps a copy even when tied)."""
-    return final_norm_params() + h * v / t
+def head_params(sw: Switches = Switches()) -> sp.Expr:
+    """Final norm plus LM head v x h split over t (last stage; Megatron keeps a copy even when tied)."""
+    return final_norm_params(sw) + h * v / t
 
 
-def end_params(stage: str, tied: bool = False) -> sp.Expr:
+def end_params(stage: str, sw: Switches = Switches()) -> sp.Expr:
     """Parameters a stage holds besides its layers: the embedding (first), final norm + LM head (last), both (only).
 
     Tied embeddings change only p = 1: Megatron-LM (tie_embeddings_and_output_weights) keeps a separate copy of the
     embedding on the last stage when p > 1, synchronised by an all-reduce of its gradients, so first and last stages
     count a v x h matrix each; with p = 1 the one matrix is both embedding and LM head."""
-    only_head = final_norm_params() if tied else head_params()
-    return {"first": embedding_params(), "middle": sp.Integer(0), "last": head_params(),
-            "only": embedding_params() + only_head}[stage]
+    only_head = final_norm_params(sw) if sw.tied else head_params(sw)
+    return {"first": embedding_params(sw), "middle": sp.Integer(0), "last": head_params(sw),
+            "only": embedding_params(sw) + only_head}[stage]
 
 
 def default_layers(stage: str) -> tuple[sp.Expr, sp.Expr]:
@@ -91,7 +93,7 @@ def stage_params(stage: str, sw: Switches = Switches(), layers: sp.Expr | None =
     default = default_layers(stage)
     layers = default[0] if layers is None else layers
     moe_layers = default[1] if moe_layers is None else moe_layers
-    return end_params(stage, sw.tied) + layers_params(sw, layers, moe_layers)
+    return end_params(stage, sw) + layers_params(sw, layers, moe_layers)
 
 
 def paper_params(sw: Switches = Switches()) -> sp.Expr:

@@ -26,7 +26,7 @@ def largest_layer(sw: Switches, layers: sp.Expr | None = None, moe_layers: sp.Ex
 def largest_unit(stage: str, sw: Switches = Switches(), layers: sp.Expr | None = None,
                  moe_layers: sp.Expr | None = None) -> sp.Expr:
     """Parameters of the largest unit a stage gathers or reduces at once: one layer, or its embedding / LM head."""
-    ends = end_params(stage, sw.tied)
+    ends = end_params(stage, sw)
     layer = largest_layer(sw, layers, moe_layers)
     return layer if ends == 0 else sp.Max(layer, ends)
 

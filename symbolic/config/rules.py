@@ -121,15 +121,20 @@ RULES: tuple[Rule, ...] = (
     Rule("torchtitan: FSDP2", lambda x: (x.zero == 2) | (x.zero == 3),
          lambda x: (f"torchtitan shards with FSDP2 (fully_shard): --zero 3 (reshard after forward, its default) or 2 "
                     f"(--parallelism.fsdp_reshard_after_forward never); got --zero {x.zero}"), scope="torchtitan"),
-    Rule("torchtitan: checkpointing", lambda x: x.recompute != "none",
-         lambda x: ("the torchtitan recipe models its activation checkpointing modes full and selective (op); "
-                    "--recompute none is not modelled"), scope="torchtitan", policy=True),
+    Rule("torchtitan: none with t = 1", lambda x: (x.recompute != "none") | (x.t == 1),
+         lambda x: (f"the torchtitan recipe counts what eager autograd keeps without checkpointing at tp=1 only (its "
+                    f"tensor-parallel plan's saved tensors are not modelled): got --recompute none with tp={x.t}"),
+         scope="torchtitan", policy=True),
     Rule("deepspeed: ZeRO 1-3", lambda x: x.zero >= 1,
          lambda x: ("DeepSpeed with bf16 and ZeRO stage 0 runs its BF16_Optimizer (unpartitioned fp32 gradients), "
                     "which the deepspeed recipe does not model: --zero 1, 2 or 3"), scope="deepspeed"),
     Rule("recipes: dense models", lambda x: x.E == 0,
          lambda x: (f"{x.model} has routed experts: the torchtitan and deepspeed recipes model dense Llama models "
                     f"(use --recipe megatron)"), scope="recipes", model=True),
+    Rule("Llama layers (jax)", lambda x: (x.mlp == "swiglu") & (x.norm == "rms") & (x.positions == 0)
+         & np.logical_not(x.dropout),
+         lambda x: (f"{x.model} is a GPT-style model (GeLU MLP, LayerNorm, learned positions or dropout): jaxcheck "
+                    f"builds Llama layers (the recipes' profiles count it)"), scope="jax", model=True),
     Rule("no biases or q/k norms (jax)", lambda x: np.logical_not(x.bias) & (x.qk_norm == "none"),
          lambda x: (f"{x.model} has biases or q/k norms, which jaxcheck's attention and MLP do not have (the paper "
                     f"profile counts them)"), scope="jax", model=True),
@@ -168,7 +173,8 @@ def model_letters(shape) -> dict:
     """What the rules read from a ModelShape."""
     return dict(model=shape.name, a=shape.a, k=shape.k, f=shape.f, L=shape.L, v=shape.v, dh=shape.dh, E=shape.E,
                 f_e=shape.f_e, f_s=shape.f_s, L_e=shape.L_e, qk_norm=shape.qk_norm,
-                bias=shape.qkv_bias or shape.o_bias or shape.mlp_bias,
+                bias=shape.qkv_bias or shape.o_bias or shape.mlp_bias, mlp=shape.mlp, norm=shape.norm,
+                positions=shape.positions, dropout=shape.dropout,
                 dense_first=shape.dense_layers == tuple(range(len(shape.dense_layers))))
 
 

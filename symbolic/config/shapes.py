@@ -7,6 +7,8 @@ from .errors import ConfigError
 
 MAX_SIZE = 2**40  # the largest size, count or batch an input (a flag, a config.json key) may have
 QK_NORMS = ("none", "head", "full")  # no q/k norm; RMSNorm over each head's dh (Qwen3); over a*dh and k*dh (OLMoE)
+MLPS = ("swiglu", "gelu")  # gate, up, down h x f (Llama); fc1, fc2 h x f with GeLU between (GPT, Megatron-LM's default)
+NORMS = ("rms", "layer")  # RMSNorm (a weight of h); LayerNorm (a weight and a bias of h each: GPT)
 
 
 def _positive(name: str, field: str, value, zero: bool = False) -> None:
@@ -19,7 +21,8 @@ def _positive(name: str, field: str, value, zero: bool = False) -> None:
 class ModelShape:
     """A Llama-family decoder: RMSNorm, RoPE, GQA attention of a heads dh wide, and in each layer a SwiGLU MLP of
     width f or a mixture of experts (E routed SwiGLU experts of width f_e, k_e per token, shared experts of width f_s
-    in all); untied LM head by default. Letters as in the glossary (symbolic.config.glossary)."""
+    in all); untied LM head by default. A GPT-style model (Megatron-LM's GPT, Korthikanti et al. 2022) sets mlp gelu,
+    norm layer, its learned absolute position embeddings s_p and dropout. Letters as in the glossary."""
 
     name: str
     h: int  # hidden size
@@ -40,6 +43,10 @@ class ModelShape:
     o_bias: bool = False  # a bias on the output projection (Llama's attention_bias)
     mlp_bias: bool = False  # biases on gate, up and down of a dense MLP (Llama's mlp_bias)
     qk_norm: str = "none"  # one of QK_NORMS
+    mlp: str = "swiglu"  # one of MLPS
+    norm: str = "rms"  # one of NORMS
+    positions: int = 0  # s_p: rows of learned absolute position embeddings (0: rotary embeddings, no parameters)
+    dropout: bool = False  # dropout on the attention probabilities and after the attention and MLP blocks
 
     def __post_init__(self):
         for name in ("h", "f", "a", "k", "L", "v"):
@@ -54,6 +61,14 @@ class ModelShape:
             _positive(self.name, "head_dim", self.head_dim)
         if self.a % self.k:
             raise ConfigError(f"model {self.name!r}: heads a={self.a} are not divisible by KV heads k={self.k}")
+        _positive(self.name, "positions", self.positions, zero=True)
+        for field, allowed in (("mlp", MLPS), ("norm", NORMS)):
+            if getattr(self, field) not in allowed:
+                raise ConfigError(f"model {self.name!r}: {field} must be one of {', '.join(allowed)}, got "
+                                  f"{getattr(self, field)!r}")
+        if self.E and self.mlp != "swiglu":
+            raise ConfigError(f"model {self.name!r}: routed experts are SwiGLU MLPs; a {self.mlp} MLP with experts "
+                              "is not modelled")
         if self.qk_norm not in QK_NORMS:
             raise ConfigError(f"model {self.name!r}: qk_norm must be one of {', '.join(QK_NORMS)}, got {self.qk_norm!r}")
         dense = tuple(self.dense_layers)
@@ -107,9 +122,20 @@ class ModelShape:
         return 2 * h * a * dh + 2 * h * k * dh + bias + norm
 
     @property
+    def mlp_matrices(self) -> int:
+        """h x f matrices of a dense MLP: 3 (SwiGLU gate, up, down) or 2 (GeLU fc1, fc2)."""
+        return 3 if self.mlp == "swiglu" else 2
+
+    @property
+    def norm_count(self) -> int:
+        """Parameters of one norm: h (RMSNorm weight) or 2h (LayerNorm weight and bias)."""
+        return self.h * (1 if self.norm == "rms" else 2)
+
+    @property
     def dense_mlp_count(self) -> int:
-        """Parameters of one dense SwiGLU MLP: gate, up (h x f), down (f x h), and their biases."""
-        return 3 * self.h * self.f + (2 * self.f + self.h if self.mlp_bias else 0)
+        """Parameters of one dense MLP: its h x f matrices and their biases (one of width f per matrix but the
+        down projection's, of width h)."""
+        return self.mlp_matrices * self.h * self.f + ((self.mlp_matrices - 1) * self.f + self.h if self.mlp_bias else 0)
 
     @property
     def moe_mlp_count(self) -> int:
@@ -120,11 +146,12 @@ class ModelShape:
 
     @property
     def param_count(self) -> int:
-        """Every parameter: embedding, L x (2 norms, attention, a dense MLP or an MoE MLP), final norm, LM head
-        unless tied."""
+        """Every parameter: embedding (and learned positions), L x (2 norms, attention, a dense MLP or an MoE MLP),
+        final norm, LM head unless tied."""
         h, v, L = self.h, self.v, self.L
         mlps = self.L_e * self.moe_mlp_count + (L - self.L_e) * self.dense_mlp_count
-        return v * h + L * (self.attention_count + 2 * h) + mlps + h + (0 if self.tied else h * v)
+        return (v + self.positions) * h + L * (self.attention_count + 2 * self.norm_count) + mlps + self.norm_count \
+            + (0 if self.tied else h * v)
 
     @property
     def active_count(self) -> int:
@@ -147,6 +174,12 @@ PRESETS: dict[str, ModelShape] = {
         ModelShape("llama3-8b", h=4096, f=14336, a=32, k=8, L=32, v=128256),
         ModelShape("llama3-70b", h=8192, f=28672, a=64, k=8, L=80, v=128256),
         ModelShape("llama3.1-405b", h=16384, f=53248, a=128, k=8, L=126, v=128256),
+        # GPT-style (GeLU MLP, LayerNorm, learned positions, biases, dropout 0.1, tied): GPT-2 small as released
+        # (openai-community/gpt2: 124,439,808 parameters) and GPT-3 175B as Korthikanti et al. 2022 train it
+        ModelShape("gpt2", h=768, f=3072, a=12, k=12, L=12, v=50257, tied=True, qkv_bias=True, o_bias=True,
+                   mlp_bias=True, mlp="gelu", norm="layer", positions=1024, dropout=True),
+        ModelShape("gpt3-175b", h=12288, f=49152, a=96, k=96, L=96, v=51200, tied=True, qkv_bias=True, o_bias=True,
+                   mlp_bias=True, mlp="gelu", norm="layer", positions=2048, dropout=True),
         # a tiny mixture of experts: 8 experts, top 2, a shared expert, sizes distinct from tiny's
         ModelShape("tiny-moe", h=256, f=688, a=16, k=4, L=8, v=1024, E=8, k_e=2, f_e=176, f_s=352),
         # mixtures of experts, shapes of the published config.json files (grids/models/published/)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import astuple, dataclass
 
 from .errors import ConfigError
-from .shapes import QK_NORMS
+from .shapes import MLPS, NORMS, QK_NORMS
 from .training import RECOMPUTE, ZERO_STAGES
 
 BACKENDS = ("gpu", "cpu")  # compilers a compiled-step profile models: XLA:GPU, XLA:CPU
@@ -29,6 +29,10 @@ class Switches:
     qkv_bias: bool = False  # biases on Q, K, V
     o_bias: bool = False  # a bias on the output projection
     mlp_bias: bool = False  # biases on gate, up, down of a dense MLP
+    mlp: str = "swiglu"  # a dense layer's MLP: swiglu (3 matrices) or gelu (2, GPT)
+    norm: str = "rms"  # rms (a weight) or layer (a weight and a bias)
+    positions: bool = False  # learned absolute position embeddings (s_p rows of h) on the first stage
+    dropout: bool = False  # dropout masks (1 byte each) kept for backward
 
     def __post_init__(self):
         if self.recompute not in RECOMPUTE:
@@ -39,6 +43,9 @@ class Switches:
             raise ConfigError(f"zero must be one of {', '.join(map(str, ZERO_STAGES))}, got {self.zero!r}")
         if self.qk_norm not in QK_NORMS:
             raise ConfigError(f"qk_norm must be one of {', '.join(QK_NORMS)}, got {self.qk_norm!r}")
+        if self.mlp not in MLPS or self.norm not in NORMS:
+            raise ConfigError(f"mlp must be one of {', '.join(MLPS)} and norm one of {', '.join(NORMS)}, got "
+                              f"{self.mlp!r}, {self.norm!r}")
 
     @classmethod
     def of(cls, training, overheads: bool = True, tied: bool = False, backend: str = "gpu",
@@ -61,6 +68,7 @@ class Switches:
 
 def architecture(shape) -> dict:
     """The switch fields a ModelShape sets: tied, and whether it has experts, shared experts (and their gate), q/k
-    norms, biases."""
+    norms, biases; its MLP and norm kinds, learned positions and dropout."""
     return {"tied": shape.tied, "moe": shape.moe, "shared": shape.f_s > 0, "shared_gate": shape.shared_gate,
-            "qk_norm": shape.qk_norm, "qkv_bias": shape.qkv_bias, "o_bias": shape.o_bias, "mlp_bias": shape.mlp_bias}
+            "qk_norm": shape.qk_norm, "qkv_bias": shape.qkv_bias, "o_bias": shape.o_bias, "mlp_bias": shape.mlp_bias,
+            "mlp": shape.mlp, "norm": shape.norm, "positions": shape.positions > 0, "dropout": shape.dropout}

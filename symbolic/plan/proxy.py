@@ -24,8 +24,9 @@ class Hardware:
 
 
 FORMULAS = [
-    ("F_lin", "2 (2 h dh (a + k) + ((L - L_e) 3 h f + L_e (3 h k_e C_f f_e + 3 h f_s + h E)) / L)",
-     "forward FLOPs per token per layer in the Q, K, V, O matmuls and the MLP (an MoE layer: the router, k_e "
+    ("F_lin", "2 (2 h dh (a + k) + ((L - L_e) n_f h f + L_e (3 h k_e C_f f_e + 3 h f_s + h E)) / L)",
+     "forward FLOPs per token per layer in the Q, K, V, O matmuls and the MLP (n_f = 3 SwiGLU or 2 GeLU matrices; "
+     "an MoE layer: the router, k_e "
      "experts, C_f times as many on the most loaded expert rank, the shared experts), averaged over the layers"),
     ("F_att", "2 s a dh", "forward FLOPs per token per layer in causal attention (QK^T and AV over s/2 keys on average)"),
     ("T_c", "3 gbs s (L (F_lin + F_att) + 2 h v) / (N flops)", "ideal compute time per step (forward + 2x backward)"),
@@ -78,7 +79,7 @@ def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware
     skew = p * np.asarray(grid.get("max_layers", x.L / p), dtype=np.float64) / x.L
 
     moe_mlp = 3 * x.h * x.k_e * C_f * x.f_e + 3 * x.h * x.f_s + x.h * x.E
-    F_lin = 2.0 * (2 * x.h * x.dh * (x.a + x.k) + ((x.L - x.L_e) * 3 * x.h * x.f + x.L_e * moe_mlp) / x.L)
+    F_lin = 2.0 * (2 * x.h * x.dh * (x.a + x.k) + ((x.L - x.L_e) * x.mlp_matrices * x.h * x.f + x.L_e * moe_mlp) / x.L)
     F_att = 2.0 * s * x.a * x.dh
     T_c = 3 * gbs * s * (x.L * (F_lin + F_att) + 2 * x.h * x.v) / (n_gpu * hw.flops)
     T_r = gbs * s * x.L * np.where(full, F_lin + F_att, np.where(selective, F_att, 0.0)) / (n_gpu * hw.flops)

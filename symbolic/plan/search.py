@@ -78,20 +78,22 @@ def reference(cluster: Cluster, profile: str) -> Training:
                     moe_capacity=cluster.moe_capacity, **precision_of(cluster, profile))
 
 
-def _allowed(profile: str, recompute: str, zero: int) -> bool:
-    """Whether the profile has this recompute policy and ZeRO stage (the rule table's policy rules)."""
-    x = SimpleNamespace(recompute=recompute, zero=zero)
-    return all(rule.holds(x) for rule in rules.select(profile, policy=True))
+def _allowed(profile: str, recompute: str, grid: dict) -> np.ndarray:
+    """Where the profile has this recompute policy for the grid's rows (the rule table's policy rules)."""
+    x = SimpleNamespace(recompute=recompute, zero=grid["zero"], t=grid["t"])
+    held = rules.masks(x, rules.select(profile, policy=True), len(grid["d"])).values()
+    return np.logical_and.reduce([np.ones(len(grid["d"]), dtype=bool), *held])
 
 
-def _estimators(cluster: Cluster, profile: str, overheads: bool, zero: tuple[int, ...]) -> dict:
+def _estimators(cluster: Cluster, profile: str, overheads: bool, zero: tuple[int, ...], grid: dict) -> dict:
     """The lambdified estimator of each (recompute, zero) pair (lru-cached inside symbolic.estimator); the higher
     stage first, the order in which exact ties of the ranking are listed."""
     from ..estimator.vectorized import estimator
 
     base = reference(cluster, profile)
     return {(r, z): estimator(profile, Switches.of(replace(base, recompute=r, zero=z), overheads, shape=cluster.shape))
-            for r in RECOMPUTE for z in sorted(zero, reverse=True) if _allowed(profile, r, z)}
+            for r in RECOMPUTE for z in sorted(zero, reverse=True)
+            if np.any(_allowed(profile, r, grid) & (grid["zero"] == z))}
 
 
 def _mixed_even_totals(est, arrays: dict, shape) -> dict[str, np.ndarray]:
@@ -177,14 +179,14 @@ def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware 
         return PlanResult(cluster, profile, float(limit), ("total",), rows, np.zeros(0, np.int64), n_candidates,
                           seconds={"build": 0.0, "enumerate": time.perf_counter() - t0, "evaluate": 0.0})
     t1 = time.perf_counter()
-    estimators = _estimators(cluster, profile, overheads, tuple(int(z) for z in np.unique(grid["zero"])))
+    estimators = _estimators(cluster, profile, overheads, tuple(int(z) for z in np.unique(grid["zero"])), grid)
     fixed = inputs_for(cluster.shape, reference(cluster, profile))  # shape letters, s, the byte widths
     t2 = time.perf_counter()
     width = int(grid["p"][grid["split"] > 0].max(initial=1))  # columns of the splits: the most stages of an uneven row
 
     def evaluate(pair) -> tuple[dict, dict]:
         (recompute, z), est = pair
-        at, clock = grid["zero"] == z, {}
+        at, clock = (grid["zero"] == z) & _allowed(profile, recompute, grid), {}
         part = _evaluate({name: x[at] for name, x in grid.items()}, est, fixed, cluster.shape.L, width, cluster.shape,
                          clock)
         part["recompute"] = np.full(len(part["d"]), RECOMPUTE.index(recompute), dtype=np.int8)

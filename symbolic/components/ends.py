@@ -37,6 +37,26 @@ def output_tensors(sw: Switches) -> list[Component]:
     ]
 
 
+def logits_source(sw: Switches) -> Component:
+    """The LM head's bf16 logits, live beside the fp32 copy the loss makes of them (Megatron-Core LanguageModule:
+    vocab_parallel_cross_entropy(logits.float(), labels)), and in backward the bf16 gradient beside the fp32 one;
+    none when the loss reads them as they are (B_l <= B_a)."""
+    return Component("logits_bf16", sp.Piecewise((per_gpu_tokens(B_a * s * b * v, True, sw), B_l > B_a), (0, True)),
+                     "bf16 logits [s/c, b, v/t] beside their fp32 copy in the loss (logits.float()), B_a bytes each")
+
+
+def recompute_working_set(sw: Switches, moe: bool = False) -> Component:
+    """Full recompute: the layer being recomputed in backward holds every tensor of one micro batch again (Megatron-LM
+    CheckpointFunction with recompute_num_layers 1; torch checkpoint alike); nothing otherwise."""
+    from dataclasses import replace
+
+    from .activations import layer_activation
+
+    expr = layer_activation(replace(sw, recompute="none"), moe=moe) if sw.recompute == "full" else sp.Integer(0)
+    return Component("recompute_working_set", expr, "one layer's tensors of one micro batch, recomputed in its "
+                     "backward (full recompute of one layer at a time)")
+
+
 def output_layer(sw: Switches) -> Component:
     return Component(
         "output_layer", sp.Add(*(part.expr for part in output_tensors(sw))),

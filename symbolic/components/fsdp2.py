@@ -27,21 +27,30 @@ def sharded_states(params: sp.Expr) -> list[Component]:
     ]
 
 
-def gathered(stage: str, sw: Switches, params: sp.Expr) -> list[Component]:
-    """The bf16 (mixed_precision_param) weights FSDP2 holds unsharded at the peak, B_a bytes each, and a block's
-    gradients on their way to the reduce-scatter."""
+def gathered(stage: str, sw: Switches, params: sp.Expr) -> Component:
+    """The bf16 (mixed_precision_param) weights FSDP2 holds unsharded at the peak, B_a bytes each."""
     ends = end_params(stage, sw)
     layer = layer_params(sw)
     whole_stage = sp.Piecewise((params, p > 1), (ends + 2 * layer, True)) if sw.zero >= 3 else params
-    return [
-        Component("params_gathered", B_a * whole_stage,
-                  "unsharded bf16 weights: the root group (embedding, final norm, LM head: gathered from the root's "
-                  "forward through its backward), the last block (not resharded after forward) and the next block "
-                  "prefetched; with pp > 1 (reshard_after_forward off) or --zero 2 the whole stage"),
-        Component("grad_reduce_buffer", (B_a + B_g) * layer,
-                  "one block's unsharded bf16 gradients and the fp32 reduce-scatter input they are copied into "
-                  "(FSDP2 foreach_reduce), counted with the peak (an upper bound: they appear in the block's backward)"),
-    ]
+    return Component("params_gathered", B_a * whole_stage,
+                     "unsharded bf16 weights: the root group (embedding, final norm, LM head: gathered from the root's "
+                     "forward through its backward), the last block (not resharded after forward) and the next block "
+                     "prefetched; with pp > 1 (reshard_after_forward off) or --zero 2 the whole stage")
+
+
+def transient(sw: Switches, head: bool) -> Component:
+    """The larger of the step's two moments beyond what every moment holds: the loss's backward (its three fp32
+    logit-sized tensors, on the head's stage) and a block's backward (its recomputed tensors, its unsharded bf16
+    gradients with the fp32 reduce-scatter input they are copied into, FSDP2 foreach_reduce, and on the head's stage
+    the LM head's unsharded bf16 gradient, which waits for the root group's reduce-scatter at the end of backward)."""
+    per_token = lambda parts: sp.Add(*(part.expr for part in parts))  # noqa: E731
+    recomputed = per_token(eager_tensors(sw)) - per_token(layer_tensors(sw))
+    block = recomputed + (B_a + B_g) * layer_params(sw) + (B_a * h * v / t if head else 0)
+    loss = 3 * B_l * s * b * v / (t * c)
+    return Component("transient", sp.Max(loss, block) if head else block,
+                     "max(the loss's backward: log_softmax's fp32 output, its incoming and returned gradients, "
+                     "B_l*s*b*v/t each; a block's backward: its recomputed tensors, bf16 gradients + fp32 "
+                     "reduce-scatter input (B_a + B_g per parameter), the LM head's bf16 gradient)")
 
 
 def _tok(name: str, width: sp.Expr, nbytes: sp.Expr, split: bool, doc: str) -> Component:
@@ -106,20 +115,16 @@ def layer_tensors(sw: Switches) -> list[Component]:
 
 
 def output_tensors(sw: Switches) -> list[Component]:
-    """Last stage, one micro batch, at the backward of the loss: the final norm's tensors (not checkpointed; its
-    output is the LM head's saved input), the int64 targets, and cross_entropy(pred.float()): log_softmax's fp32
-    output, the gradient it receives and the gradient it returns, [b, s/c, v/t] each (train.py: pred is deleted
-    before backward)."""
+    """Last stage, one micro batch, what the loss's backward and the blocks' backward both find: the final norm's
+    tensors (not checkpointed; its output is the LM head's saved input) and the int64 targets the loss saves (the
+    loss's own fp32 tensors are in `transient`; train.py deletes pred, the bf16 logits, before backward)."""
     return [
         *rms_norm("final_norm"),
         _tok("targets", 1, INT64, False, "int64 labels [b, s], saved by the loss"),
-        Component("loss_buffers", 3 * B_l * s * b * v / (t * c),
-                  "log_softmax's fp32 output, its incoming gradient and the gradient it returns, B_l bytes each"),
     ]
 
 
 def output_layer(sw: Switches) -> Component:
     return Component("output_layer", sp.Add(*(part.expr for part in output_tensors(sw))),
-                     "the final norm's tensors (8*s*b*h + 4*s*b), the int64 targets and the loss's three fp32 "
-                     "logit-sized tensors 3*B_l*s*b*v/t at its backward, one micro batch (torchtitan train.py, "
-                     "cross_entropy of pred.float())")
+                     "the final norm's tensors (8*s*b*h + 4*s*b) and the int64 targets, one micro batch (torchtitan "
+                     "train.py; the loss's fp32 tensors: transient)")

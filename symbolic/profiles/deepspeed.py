@@ -8,6 +8,7 @@ from ..components import in_flight as _in_flight
 from ..components import layer_tensors as _layer_tensors
 from ..components.activations import layer_activation
 from ..components.deepspeed import buffers, states
+from ..components.ends import logits_source, recompute_working_set
 from ..components.weights import default_layers
 from ..config.switches import Switches
 
@@ -40,7 +41,9 @@ def _parts(stage: str, sw: Switches, layers: sp.Expr, micro: sp.Expr, head: bool
         token_ids(micro) if stage in ("first", "only") else Component("embedding_input", sp.Integer(0),
                                                                       "not on this stage"),
         output_layer(sw) if head else Component("output_layer", sp.Integer(0), "not on this stage"),
+        *([logits_source(sw)] if head else []),
         *buffers(stage, params, sw, None if stage == "first" and not head else layers),
+        recompute_working_set(sw),
     ]
     if sw.overheads:
         parts += [part for part in overheads(params, sp.Add(*(x.expr for x in parts)), sw)

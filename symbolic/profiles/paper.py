@@ -9,6 +9,7 @@ from ..components import (
 )
 from ..components import in_flight as _in_flight
 from ..components import layer_tensors as _layer_tensors
+from ..components.ends import logits_source, recompute_working_set
 from ..components.experts import expert_states, experts_params
 from ..components.moe import dispatch_buffers, routing_state
 from ..components.weights import default_layers
@@ -65,6 +66,15 @@ def _moe_buffers(moe_layers: sp.Expr, sw: Switches) -> list[Component]:
             for part in dispatch_buffers(sw)] + routing_state(moe_layers, sw)
 
 
+def _working_set(sw: Switches, moe_layers: sp.Expr) -> Component:
+    """Full recompute's working set: a dense layer's, or where the stage has MoE layers the larger of the two kinds."""
+    dense = recompute_working_set(sw)
+    if not sw.moe:
+        return dense
+    moe = recompute_working_set(sw, moe=True).expr
+    return dense._replace(expr=sp.Piecewise((sp.Max(dense.expr, moe), moe_layers > 0), (dense.expr, True)))
+
+
 def _with_overheads(parts: list[Component], params: sp.Expr, sw: Switches) -> list[Component]:
     if not sw.overheads:
         return parts
@@ -93,7 +103,9 @@ def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, mi
     """Exact breakdown of one GPU of a pipeline stage (first, middle, last, or only at p = 1) holding `layers` layers
     (default L/p, L on the only stage), `moe_layers` of them MoE layers (default L_e/p, L_e on the only stage) and
     `micro` in-flight micro batches (default: the 1F1B count of the stage's representative rank, RANK), each tensor
-    where Megatron-LM allocates it; with tied embeddings the p = 1 stage holds one v x h matrix instead of two."""
+    where Megatron-LM allocates it, with the two the closed form leaves out: the bf16 logits beside their fp32 copy
+    on the head's stage, full recompute's working set; with tied embeddings the p = 1 stage holds one v x h matrix
+    instead of two."""
     default = default_layers(stage)
     layers = default[0] if layers is None else layers
     moe_layers = default[1] if moe_layers is None else moe_layers
@@ -103,6 +115,7 @@ def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, mi
     has_head = stage in ("last", "only")
     ids = token_ids(micro) if has_embedding else Component("embedding_input", sp.Integer(0), "not on this stage")
     head = output_layer(sw) if has_head else Component("output_layer", sp.Integer(0), "not on this stage")
-    parts = [*states, _activations(micro, layers, moe_layers, sw), ids, head,
-             *zero_buffers(stage, sw, layers, moe_layers), *_moe_buffers(moe_layers, sw)]
+    extra = [logits_source(sw)] if has_head else []
+    parts = [*states, _activations(micro, layers, moe_layers, sw), ids, head, *extra,
+             *zero_buffers(stage, sw, layers, moe_layers), *_moe_buffers(moe_layers, sw), _working_set(sw, moe_layers)]
     return _with_overheads(parts, params, sw)

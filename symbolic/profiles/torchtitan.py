@@ -5,7 +5,8 @@ import sympy as sp
 
 from ..components import RANK, Component, overheads, stage_params, token_ids
 from ..components import in_flight as _in_flight
-from ..components.fsdp2 import gathered, layer_tensors as _layer_tensors, output_layer, sharded_states
+from ..components.fsdp2 import gathered, output_layer, sharded_states, transient
+from ..components.fsdp2 import layer_tensors as _layer_tensors
 from ..components.weights import default_layers
 from ..config.switches import Switches
 
@@ -28,9 +29,9 @@ def in_flight(rank: sp.Expr) -> sp.Expr:
     return _in_flight(rank)
 
 
-def _parts(stage: str, sw: Switches, layers: sp.Expr, micro: sp.Expr) -> list[Component]:
+def _parts(stage: str, sw: Switches, layers: sp.Expr, micro: sp.Expr, has_head: bool) -> list[Component]:
     params = stage_params(stage, sw, layers)
-    has_embedding, has_head = stage in ("first", "only"), stage in ("last", "only")
+    has_embedding = stage in ("first", "only")
     per_layer = sp.Add(*(part.expr for part in _layer_tensors(sw)))
     parts = [
         *sharded_states(params),
@@ -38,7 +39,8 @@ def _parts(stage: str, sw: Switches, layers: sp.Expr, micro: sp.Expr) -> list[Co
                   f"per-block tensors x the stage's layers x its in-flight micro batches ({sw.recompute} checkpointing)"),
         token_ids(micro) if has_embedding else Component("embedding_input", sp.Integer(0), "not on this stage"),
         output_layer(sw) if has_head else Component("output_layer", sp.Integer(0), "not on this stage"),
-        *gathered(stage, sw, params),
+        gathered(stage, sw, params),
+        transient(sw, has_head),
     ]
     if sw.overheads:
         parts += [part for part in overheads(params, sp.Add(*(x.expr for x in parts)), sw)
@@ -50,8 +52,7 @@ def components(sw: Switches) -> list[Component]:
     """The most loaded GPU: at p = 1 the only stage (embedding, every layer, the LM head and the loss); with pipeline
     stages the first, as the paper's total (L/p layers, p micro batches in flight), with the last stage's loss on top."""
     layers, _ = default_layers("first")
-    parts = _parts("first", sw, layers, _in_flight(RANK["first"]))
-    return [output_layer(sw) if part.name == "output_layer" else part for part in parts]
+    return _parts("first", sw, layers, _in_flight(RANK["first"]), has_head=True)
 
 
 def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, micro: sp.Expr | None = None,
@@ -59,4 +60,4 @@ def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, mi
     """One GPU of a pipeline stage holding `layers` layers (default L/p) and `micro` in-flight micro batches."""
     layers = default_layers(stage)[0] if layers is None else layers
     micro = _in_flight(RANK[stage]) if micro is None else micro
-    return _parts(stage, sw, layers, micro)
+    return _parts(stage, sw, layers, micro, has_head=stage in ("last", "only"))

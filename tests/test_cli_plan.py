@@ -111,7 +111,7 @@ def test_rows_that_fit_by_total_alone_are_cut_by_the_peak():
     limit = (rows["total"][i] + rows["peak"][i]) / 2
     plan = search(cluster, limit=limit)
     in_gap = np.flatnonzero((plan.rows["total"] < limit) & (plan.rows["peak"] >= limit))
-    assert i in in_gap and plan.config(i)["peak_from"] == "only"
+    assert i in in_gap and plan.config(i)["peak_from"] in ("only", "last")  # the head's stage: what the total omits
     assert not set(in_gap.tolist()) & set(plan.order.tolist())
     assert np.all(plan.rows["peak"][plan.order] < limit)
     for j in in_gap[:20]:

@@ -64,6 +64,18 @@ def test_torchtitan_without_checkpointing_keeps_what_eager_autograd_saves():
         estimate(LLAMA3_8B, _torchtitan(recompute="none", t=2, d=4), "torchtitan")
 
 
+def test_torchtitan_per_layer_selective_checkpointing():
+    """selective_ac_option = 2 (torchtitan's default option): blocks 2, 4, ..., 32 (a module-wide counter, n % 2 == 0)
+    keep their input, the other 16 everything eager autograd saves."""
+    only = estimate(LLAMA3_8B, _torchtitan(ac_every=2), "torchtitan").stages[0]["bytes"]
+    tokens = 2 * 8192
+    assert only["activations"] == 16 * tokens * 213_128 + 16 * tokens * 2 * 4096
+    with pytest.raises(ConfigError, match="--recipe torchtitan"):
+        estimate(LLAMA3_8B, Training(ac_every=2))
+    with pytest.raises(ConfigError, match="--recompute selective"):
+        estimate(LLAMA3_8B, _torchtitan(ac_every=2, recompute="full"), "torchtitan")
+
+
 def test_torchtitan_full_checkpointing_keeps_the_block_input():
     """ptd_checkpoint_wrapper per block: one bf16 [b, s, h] per layer (sharded over t along s by SequenceParallel)."""
     only = estimate(LLAMA3_8B, _torchtitan(recompute="full", t=2, d=4), "torchtitan").stages[0]["bytes"]

@@ -209,6 +209,9 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
     group.add_argument("--recompute", default=None if recipe else defaults.recompute, choices=RECOMPUTE,
                        metavar="{none,selective,full}",
                        help="activation recomputation" + (" (default: none; torchtitan: selective)" if recipe else ""))
+    group.add_argument("--ac-every", type=positive_int, default=defaults.ac_every, metavar="N",
+                       help="--recipe torchtitan with --recompute selective: checkpoint every N-th block whole and "
+                            "keep everything of the others (selective_ac_option = N; default: op-level)")
     group.add_argument("--no-sp", dest="sp", action="store_false", default=defaults.sp,
                        help="disable sequence parallelism")
     group.add_argument("--no-flash-attn", dest="flash_attn", action="store_false", default=defaults.flash_attn,

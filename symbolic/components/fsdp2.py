@@ -8,7 +8,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.switches import Switches
-from ..config.symbols import B_a, B_g, B_l, B_o, B_w, a, b, c, d, dh, f, h, k, p, s, t, v
+from ..config.symbols import B_a, B_g, B_l, B_o, B_w, a, b, c, d, dh, f, h, k, n_ac, p, s, t, v
 from .base import FP32, INT64, Component
 from .weights import end_params, layer_params
 
@@ -44,7 +44,8 @@ def transient(sw: Switches, head: bool) -> Component:
     gradients with the fp32 reduce-scatter input they are copied into, FSDP2 foreach_reduce, and on the head's stage
     the LM head's unsharded bf16 gradient, which waits for the root group's reduce-scatter at the end of backward)."""
     per_token = lambda parts: sp.Add(*(part.expr for part in parts))  # noqa: E731
-    recomputed = per_token(eager_tensors(sw)) - per_token(layer_tensors(sw))
+    kept = _block_input().expr if sw.ac_every else per_token(layer_tensors(sw))  # a checkpointed block's backward
+    recomputed = per_token(eager_tensors(sw)) - kept
     block = recomputed + (B_a + B_g) * layer_params(sw) + (B_a * h * v / t if head else 0)
     loss = 3 * B_l * s * b * v / (t * c)
     return Component("transient", sp.Max(loss, block) if head else block,
@@ -90,13 +91,17 @@ def eager_tensors(sw: Switches) -> list[Component]:
     ]
 
 
+def _block_input() -> Component:
+    return _tok("block_input", h, B_a, True, "the block's input, bf16 (sharded over t along s by SequenceParallel)")
+
+
 def layer_tensors(sw: Switches) -> list[Component]:
-    """What one TransformerBlock keeps for backward per micro batch. none: eager_tensors. full: its input
-    (ptd_checkpoint_wrapper). selective: op-level SAC, the outputs of aten.mm but every second one (of wq, wk, wv, wo,
-    w1, w3, w2: wq, wv, w1, w2), of the flash attention kernel and of the TP reduce-scatters, with the block's input
-    (_save_list and its policy)."""
-    block_input = _tok("block_input", h, B_a, True, "the block's input, bf16 (sharded over t along s by SequenceParallel)")
-    if sw.recompute == "none":
+    """What one TransformerBlock keeps for backward per micro batch. none, and a block per-layer selective
+    checkpointing leaves alone (--ac-every): eager_tensors. full: its input (ptd_checkpoint_wrapper). selective:
+    op-level SAC, the outputs of aten.mm but every second one (of wq, wk, wv, wo, w1, w3, w2: wq, wv, w1, w2), of the
+    flash attention kernel and of the TP reduce-scatters, with the block's input (_save_list and its policy)."""
+    block_input = _block_input()
+    if sw.recompute == "none" or sw.ac_every:
         return eager_tensors(sw)
     if sw.recompute == "full":
         return [block_input]
@@ -112,6 +117,17 @@ def layer_tensors(sw: Switches) -> list[Component]:
         _tok("w2_out", h, B_a, False, "aten.mm output of w2 [b, s, h]: partial sums before the reduce-scatter when t > 1"),
         _tok("w2_reduce_scatter", h, tp * B_a, True, "reduce_scatter_tensor output of the row-parallel w2 (t > 1)"),
     ]
+
+
+def stage_activation(sw: Switches, layers: sp.Expr) -> sp.Expr:
+    """Bytes `layers` blocks keep for one micro batch: each its layer_tensors, or with per-layer selective
+    checkpointing (selective_ac_option = n_ac) floor(layers / n_ac) blocks their input and the others everything
+    (parallelize_llama.py: ptd_checkpoint_wrapper._count, a module-wide counter, checkpoints block n when n % n_ac == 0)."""
+    per_layer = sp.Add(*(part.expr for part in layer_tensors(sw)))
+    if not sw.ac_every:
+        return layers * per_layer
+    checkpointed = sp.floor(layers / n_ac)
+    return (layers - checkpointed) * per_layer + checkpointed * _block_input().expr
 
 
 def output_tensors(sw: Switches) -> list[Component]:

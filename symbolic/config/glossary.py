@@ -37,6 +37,7 @@ PARALLEL = {
 SCHEDULE = {
     "m": "micro batches per step, gbs / (b d)",
     "vpp": "virtual pipeline stages per rank",
+    "n_ac": "torchtitan's per-layer selective checkpointing: every n_ac-th block fully checkpointed (--ac-every)",
 }
 BYTES = {
     "B_w": "bytes per weight",
@@ -58,13 +59,13 @@ EXPERT_LETTERS = (*MOE, "e", "t_e", "Le_r")  # what only a model with experts ha
 STAGE_NAMES = ("L_r", "m_r", "Le_r")  # a stage's extra inputs (the in-flight count takes r)
 MEANING = SHAPE | MOE | PARALLEL | SCHEDULE | BYTES | STAGE
 LATEX = {"vpp": r"v_{pp}", "B_w": r"B_{w}", "B_g": r"B_{g}", "B_o": r"B_{o}", "B_a": r"B_{a}", "B_l": r"B_{l}", "L_r": r"L_{r}",
-         "m_r": r"m_{r}", "dh": r"d_{h}", "s_p": r"s_{p}", "k_e": r"k_{e}", "f_e": r"f_{e}", "f_s": r"f_{s}", "L_e": r"L_{e}",
+         "m_r": r"m_{r}", "dh": r"d_{h}", "s_p": r"s_{p}", "n_ac": r"n_{ac}", "k_e": r"k_{e}", "f_e": r"f_{e}", "f_s": r"f_{s}", "L_e": r"L_{e}",
          "C_f": r"C_{f}", "t_e": r"t_{e}", "Le_r": r"L_{e,r}"}  # the rest: as named
 
 # where a configuration's value of each letter comes from: these from ModelShape, the rest from Training (the
 # attribute of the same name, or this field)
 FROM_MODEL = ("h", "f", "a", "k", "L", "v", "dh", "s_p", "E", "k_e", "f_e", "f_s", "L_e")
-TRAINING_FIELD = {"s_p": "positions", "B_w": "weight_bytes", "B_g": "grad_bytes", "B_o": "opt_bytes", "B_a": "act_bytes", "B_l": "logit_bytes", "e": "ep",
+TRAINING_FIELD = {"s_p": "positions", "n_ac": "n_ac", "B_w": "weight_bytes", "B_g": "grad_bytes", "B_o": "opt_bytes", "B_a": "act_bytes", "B_l": "logit_bytes", "e": "ep",
                   "t_e": "etp_size", "C_f": "moe_capacity"}
 
 

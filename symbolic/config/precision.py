@@ -24,7 +24,8 @@ def opt_bytes(optimizer: str, moment_dtype: str, master_weights: bool) -> float:
     """B_o: optimizer bytes per parameter, the fp32 master copy (4, where kept) plus the optimizer's moments."""
     moments, stats = OPTIMIZERS[optimizer]
     width = 1 if optimizer == "adamw8bit" else DTYPES[moment_dtype]
-    return (4 if master_weights else 0) + moments * width + stats
+    total = (4 if master_weights else 0) + moments * width + stats
+    return int(total) if float(total).is_integer() else total
 
 
 def check(choices: dict) -> str | None:

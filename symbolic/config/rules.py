@@ -11,7 +11,8 @@ from .errors import BrokenRule
 from .step import FLASH_BLOCK
 
 # every profile, jaxcheck's step alone (plan --profile jax, compile, verify, sweep), or one trainer's recipe
-SCOPES = ("all", "jax", "torchtitan", "deepspeed", "recipes")  # recipes: torchtitan and deepspeed alike
+# recipes: torchtitan and deepspeed alike; "!torchtitan": every profile but torchtitan
+SCOPES = ("all", "jax", "torchtitan", "deepspeed", "recipes", "!torchtitan")
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,13 @@ RULES: tuple[Rule, ...] = (
          lambda x: (f"the torchtitan recipe counts what eager autograd keeps without checkpointing at tp=1 only (its "
                     f"tensor-parallel plan's saved tensors are not modelled): got --recompute none with tp={x.t}"),
          scope="torchtitan", policy=True),
+    Rule("torchtitan: --ac-every with selective", lambda x: (x.ac_every is None) | (x.recompute == "selective"),
+         lambda x: (f"--ac-every {x.ac_every} is torchtitan's selective per-layer checkpointing "
+                    f"(selective_ac_option = N): give it with --recompute selective, got --recompute {x.recompute}"),
+         scope="torchtitan", policy=True),
+    Rule("--ac-every: torchtitan only", lambda x: x.ac_every is None,
+         lambda x: (f"--ac-every {x.ac_every} is torchtitan's selective per-layer checkpointing: give it with "
+                    f"--recipe torchtitan"), scope="!torchtitan"),
     Rule("deepspeed: ZeRO 1-3", lambda x: x.zero >= 1,
          lambda x: ("DeepSpeed with bf16 and ZeRO stage 0 runs its BF16_Optimizer (unpartitioned fp32 gradients), "
                     "which the deepspeed recipe does not model: --zero 1, 2 or 3"), scope="deepspeed"),
@@ -148,7 +156,9 @@ def select(scope: str = "all", model: bool | None = None, policy: bool | None = 
     """The rules that bind `scope` (those of every profile, plus the scope's own), in table order; `model` keeps only
     the rules that read (True) or do not read (False) the model, `policy` those that read only recompute and zero."""
     scopes = ("all", scope) + (("recipes",) if scope in RECIPE_SCOPES else ())
-    return tuple(rule for rule in RULES if rule.scope in scopes and model in (None, rule.model)
+    # "!name" binds each profile but name (not "all": what every profile checks when a Training is built)
+    binds = lambda rule: rule.scope in scopes or rule.scope[:1] == "!" and scope not in ("all", rule.scope[1:])  # noqa: E731
+    return tuple(rule for rule in RULES if binds(rule) and model in (None, rule.model)
                  and policy in (None, rule.policy))
 
 
@@ -162,6 +172,7 @@ def letters(training, shape=None) -> SimpleNamespace:
              gbs=gbs, m=gbs // (training.b * training.d), sp=training.sp, flash_attn=training.flash_attn,
              zero=training.zero, stage_layers=training.stage_layers, uneven=training.stage_layers is not None,
              e=training.ep, t_e=training.etp_size, C_f=training.moe_capacity, recompute=training.recompute,
+             ac_every=training.ac_every,
              **{name: getattr(training, name) for name in PRECISION})
     return SimpleNamespace(**x, **(model_letters(shape) if shape is not None else {}))
 

@@ -33,6 +33,7 @@ class Switches:
     norm: str = "rms"  # rms (a weight) or layer (a weight and a bias)
     positions: bool = False  # learned absolute position embeddings (s_p rows of h) on the first stage
     dropout: bool = False  # dropout masks (1 byte each) kept for backward
+    ac_every: bool = False  # torchtitan's per-layer selective checkpointing (every n_ac-th block), not op-level
 
     def __post_init__(self):
         if self.recompute not in RECOMPUTE:
@@ -54,7 +55,8 @@ class Switches:
         given the ModelShape, also its architecture (tied, experts, biases, q/k norms) from it."""
         arch = {} if shape is None else architecture(shape)
         return cls(recompute=training.recompute, flash_attn=training.flash_attn, sp=training.sp, zero=training.zero,
-                   overheads=overheads, tied=arch.pop("tied", tied), backend=backend, **arch)
+                   overheads=overheads, tied=arch.pop("tied", tied), backend=backend,
+                   ac_every=getattr(training, "ac_every", None) is not None, **arch)
 
     @property
     def dist_opt(self) -> bool:

@@ -12,7 +12,7 @@ BY_NAME = {name: sp.Symbol(name, **({"nonnegative": True} if name in ZERO_OK els
 s, b, h, f, a, k, L, v, dh, s_p = (BY_NAME[name] for name in glossary.SHAPE)
 E, k_e, f_e, f_s, L_e, C_f = (BY_NAME[name] for name in glossary.MOE)
 d, t, p, c, e, t_e = (BY_NAME[name] for name in glossary.PARALLEL)
-m, vpp = (BY_NAME[name] for name in glossary.SCHEDULE)
+m, vpp, n_ac = (BY_NAME[name] for name in glossary.SCHEDULE)
 B_w, B_g, B_o, B_a, B_l = (BY_NAME[name] for name in glossary.BYTES)
 r = BY_NAME["r"]  # the pipeline rank of a stage (r = 0 first, p - 1 last)
 L_r, m_r, Le_r = (BY_NAME[name] for name in glossary.STAGE_NAMES)  # the stage's layers and in-flight micro batches

@@ -50,6 +50,7 @@ class Training:
     ep: int = 1  # e: expert parallel, the routed experts of a layer split over ep ranks (Megatron-Core)
     etp: int | None = None  # t_e: expert tensor parallel, each expert split over etp ranks; None: t (Megatron-Core)
     moe_capacity: float = 1.0  # C_f: tokens an expert receives over an even share (capacity factor)
+    ac_every: int | None = None  # n_ac: torchtitan's selective per-layer checkpointing, every n-th block (else op)
     # precision and optimizer (config.precision; the defaults are Megatron-LM's bf16 mixed precision)
     weight_dtype: str = "bf16"  # B_w: the model's weights as the step computes with them
     grad_dtype: str = "fp32"  # B_g: fp32 main gradients
@@ -77,10 +78,10 @@ class Training:
                   "act_bytes": precision.DTYPES[self.act_dtype], "logit_bytes": precision.LOGITS[self.logits]}
         for name, value in widths.items():
             object.__setattr__(self, name, value)
-        for name in ("gbs", "etp"):
+        for name in ("gbs", "etp", "ac_every"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
-                raise ConfigError(f"--{name} must be a positive integer, got {value!r}")
+                raise ConfigError(f"--{flag(name)} must be a positive integer, got {value!r}")
         capacity = self.moe_capacity
         if isinstance(capacity, bool) or not isinstance(capacity, (int, float)) or not 0 < capacity <= MAX_CAPACITY:
             raise ConfigError(f"--moe-capacity must be a number above 0 and at most {MAX_CAPACITY}, got {capacity!r}")
@@ -112,6 +113,11 @@ class Training:
         """Expert data-parallel size: the d t c ranks of a pipeline stage over the e t_e that hold one copy of the
         experts (Megatron-Core's expert data-parallel group; the rule table checks that e t_e divides d t c)."""
         return self.d * self.t * self.c // (self.ep * self.etp_size)
+
+    @property
+    def n_ac(self) -> int:
+        """n_ac: every n_ac-th block fully checkpointed (--ac-every; 1 when not set, where no expression reads it)."""
+        return self.ac_every or 1
 
     @property
     def m(self) -> int:
@@ -156,7 +162,8 @@ class Training:
         """Every field under its CLI flag name (gbs as given, None for one full pipeline); `widths`: with the byte
         widths; `moe`: with the expert fields (ep, etp, moe_capacity)."""
         return {flag(f.name): getattr(self, f.name) for f in fields(self)
-                if (widths or f.name not in (*precision.FIELDS, *WIDTH_FIELDS)) and (moe or f.name not in MOE_FIELDS)}
+                if (widths or f.name not in (*precision.FIELDS, *WIDTH_FIELDS, "ac_every"))
+                and (moe or f.name not in MOE_FIELDS) and not (f.name == "ac_every" and self.ac_every is None)}
 
     def as_json(self, shape: ModelShape, widths: bool = True) -> dict:
         """The "config" object of every --json output: "model", each field under its flag name (gbs as used), m;
@@ -172,7 +179,7 @@ class Training:
 
 
 # Training field -> CLI flag (and JSON key) where they differ: the one vocabulary of --json configs and sweep grids
-FLAGS = {"d": "dp", "t": "tp", "p": "pp", "c": "cp", "s": "seq", "b": "mbs"}
+FLAGS = {"d": "dp", "t": "tp", "p": "pp", "c": "cp", "s": "seq", "b": "mbs", "ac_every": "ac_every"}
 WIDTH_FIELDS = ("weight_bytes", "grad_bytes", "opt_bytes", "act_bytes", "logit_bytes")  # derived: not arguments
 MOE_FIELDS = ("ep", "etp", "moe_capacity")  # what only a model with experts shows in its config
 MAX_CAPACITY = 2.0**20  # the largest --moe-capacity: far beyond any capacity factor (E / k_e is the most that matters)

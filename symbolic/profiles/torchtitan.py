@@ -5,7 +5,7 @@ import sympy as sp
 
 from ..components import RANK, Component, overheads, stage_params, token_ids
 from ..components import in_flight as _in_flight
-from ..components.fsdp2 import gathered, output_layer, sharded_states, transient
+from ..components.fsdp2 import gathered, output_layer, sharded_states, stage_activation, transient
 from ..components.fsdp2 import layer_tensors as _layer_tensors
 from ..components.weights import default_layers
 from ..config.switches import Switches
@@ -32,11 +32,11 @@ def in_flight(rank: sp.Expr) -> sp.Expr:
 def _parts(stage: str, sw: Switches, layers: sp.Expr, micro: sp.Expr, has_head: bool) -> list[Component]:
     params = stage_params(stage, sw, layers)
     has_embedding = stage in ("first", "only")
-    per_layer = sp.Add(*(part.expr for part in _layer_tensors(sw)))
+    mode = "selective per layer (every n_ac-th block)" if sw.ac_every else sw.recompute
     parts = [
         *sharded_states(params),
-        Component("activations", micro * layers * per_layer,
-                  f"per-block tensors x the stage's layers x its in-flight micro batches ({sw.recompute} checkpointing)"),
+        Component("activations", micro * stage_activation(sw, layers),
+                  f"per-block tensors x the stage's layers x its in-flight micro batches ({mode} checkpointing)"),
         token_ids(micro) if has_embedding else Component("embedding_input", sp.Integer(0), "not on this stage"),
         output_layer(sw) if has_head else Component("output_layer", sp.Integer(0), "not on this stage"),
         gathered(stage, sw, params),

@@ -39,7 +39,7 @@ def mem4d_figure(run: dict) -> tuple[int, dict]:
     spec = run["model"]
     shape = resolve_model(spec) if isinstance(spec, str) else ModelShape(**spec)
     training = training_from_json({**widths(profile), **run["config"]})
-    result = estimate(shape, training, profile)
+    result = estimate(shape, training, profile, overrides=run.get("overrides"))  # a run's own buffer sizes
     if run["rank"] == "max":
         kinds = result.memory
     else:

@@ -44,7 +44,7 @@ configs = st.fixed_dictionaries({
     "L": st.integers(1, 128), "v": st.integers(100, 260000), "d": st.integers(1, 512), "t": st.sampled_from([1, 2, 4, 8]),
     "p": st.integers(1, 32), "c": st.sampled_from([1, 2, 4, 16]), "m": st.integers(1, 512), "vpp": st.integers(1, 4),
     "B_w": st.sampled_from([2, 4]), "B_g": st.sampled_from([2, 4]), "B_o": st.sampled_from([8, 12, 16]), "B_a": st.sampled_from([1, 2, 4]),
-    "B_l": st.sampled_from([0, 2, 4]), "s_p": st.sampled_from([0, 1024]),
+    "B_l": st.sampled_from([0, 2, 4]), "s_p": st.sampled_from([0, 1024]), "n_ac": st.sampled_from([1, 2, 3]),
     "dh": st.sampled_from([8, 64, 128, 192]), "E": st.sampled_from([8, 64, 256]), "k_e": st.integers(1, 8),
     "f_e": st.integers(1, 20000), "f_s": st.integers(0, 20000), "L_e": st.integers(1, 128), "C_f": st.sampled_from([1, 1.25, 2]),
     "e": st.sampled_from([1, 2, 8, 64]), "t_e": st.sampled_from([1, 2, 8]),
@@ -115,7 +115,7 @@ def test_weights_and_optimizer_never_grow_with_t_p_c(sw):
               "c": rng.choice([1, 2, 4], n), "m": rng.integers(1, 64, n), "vpp": rng.integers(1, 3, n),
               "B_w": 2, "B_g": 4, "B_o": 12, "B_a": 2, "B_l": 4}
     layers = values["L"]
-    values |= {"dh": 128, "s_p": 0, "E": 8, "k_e": 2, "f_e": rng.integers(1000, 20000, n), "f_s": 0, "L_e": layers, "C_f": 1.0,
+    values |= {"dh": 128, "s_p": 0, "n_ac": 1, "E": 8, "k_e": 2, "f_e": rng.integers(1000, 20000, n), "f_s": 0, "L_e": layers, "C_f": 1.0,
                "e": rng.choice([1, 2, 8], n), "t_e": 1}
     est = est_for(sw)
     base = est(**values) | est.stages(**values)

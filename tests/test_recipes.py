@@ -98,6 +98,12 @@ def test_deepspeed_zero_stages_by_hand():
         assert only["reduce_bucket"] == 2 * min(n, 500_000_000)
         ends = 2 * 1024 * 256 + 256
         assert only.get("params_gathered", 0) == (2 * (max(ends, layer) + min(layer, 50_000_000)) if zero == 3 else 0)
+        # the step: stage 3 a sub-group's bf16 + fp32 gradient copies, stages 1-2 the fp32 slice, beyond the backward
+        step = 6 * n / 4 if zero == 3 else 4 * n / 4
+        backward = sum(x for name, x in only.items() if name not in (
+            "weights", "gradients", "optimizer", "grad_partition", "optimizer_step", "communicators", "cuda_context",
+            "fragmentation", "total"))
+        assert abs(only["optimizer_step"] - max(0, step - backward)) <= 12  # a byte of rounding per component
 
 
 @pytest.mark.parametrize("choices, opt_bytes", [

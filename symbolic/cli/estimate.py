@@ -110,10 +110,14 @@ def _print_tables(report: dict) -> None:
     columns = [loaded] if uneven else report["stages"]
     for stage in columns:
         table.add_column(f"{stage['stage']} (rank {stage['rank']}) GiB", justify="right")
-    for name, value in report["bytes"].items():
+    # the total's components, then those only exact stages hold (terms the profile's closed form leaves out), total
+    extra = [n for st in columns for n, x in st["bytes"].items() if n not in report["bytes"] and x]  # nonzero ones
+    names = [n for n in dict.fromkeys([*report["bytes"], *extra]) if n != "total"]
+    for name in [*names, "total"]:
         if name == "total":
             table.add_section()
-        row = [name, _gib(value), f"{100 * value / gpu:.1f}"]
+        value = report["bytes"].get(name)
+        row = [name, "-" if value is None else _gib(value), "-" if value is None else f"{100 * value / gpu:.1f}"]
         row += [_gib(stage["bytes"].get(name, 0)) for stage in columns]
         table.add_row(*row, style="bold" if name == "total" else None)
     peak, source = report["peak_bytes"], report["peak_from"]

@@ -73,7 +73,26 @@ def run(args: argparse.Namespace) -> int:
     if buffers:
         _print_buffers(console, done, switches)
     console.print(table)
+    if args.profile in ("torchtitan", "deepspeed") and args.component is None:
+        console.print(_changes(done["formulas"], rendered("paper", switches)["formulas"], args.recipe or args.profile))
     return 0
+
+
+def _changes(recipe: list[dict], megatron: list[dict], name: str) -> str:
+    """What a recipe changes against --recipe megatron (the paper profile) at the same switches: the components whose
+    closed form differs, those only the recipe has, those only Megatron-LM's accounting has."""
+    from ..profiles import RECIPES, widths
+
+    ours, theirs = ({item["name"]: item["text"] for item in items if "." not in item["name"] and item["name"] != "total"}
+                    for items in (recipe, megatron))
+    differ = [n for n in ours if n in theirs and ours[n] != theirs[n]]
+    only = [n for n in ours if n not in theirs]
+    gone = [n for n in theirs if n not in ours]
+    mine, base = widths(RECIPES.get(name, name)), widths("paper")
+    precision = [f"{key}={mine[key]} (megatron {base[key]})" for key in mine if mine[key] != base[key]]
+    return (f"--recipe {name} against --recipe megatron: components whose closed form differs: {', '.join(differ) or '-'};"
+            f" only here: {', '.join(only) or '-'}; only in megatron's: {', '.join(gone) or '-'}; precision: "
+            f"{', '.join(precision) or 'the same'}")
 
 
 def _print_buffers(console, done: dict, switches) -> None:

@@ -12,6 +12,7 @@ from .zero import largest_layer, largest_unit
 
 REDUCE_BUCKET = sp.Integer(500_000_000)  # reduce_bucket_size: 5e8 elements (zero/config.py)
 PREFETCH_BUCKET = sp.Integer(50_000_000)  # stage3_prefetch_bucket_size: 5e7 elements (zero/config.py; docs say 5e8)
+SUB_GROUP = sp.Integer(1_000_000_000)  # sub_group_size: 1e9 elements per optimizer sub-group (zero/config.py)
 
 
 def states(params: sp.Expr, sw: Switches) -> list[Component]:
@@ -47,3 +48,16 @@ def buffers(stage: str, params: sp.Expr, sw: Switches, layers: sp.Expr | None = 
                                "the all-gathered bf16 weights of the module being computed and up to "
                                "stage3_prefetch_bucket_size = 5e7 prefetched parameters of the next"))
     return parts
+
+
+def optimizer_step(params: sp.Expr, sw: Switches, backward: sp.Expr) -> Component:
+    """The optimizer step's temporaries beyond what the backward holds (the activations are freed by then), so that
+    the total is the larger of the two moments: stage 3 flattens a sub-group's bf16 gradients and casts them to fp32
+    (sub_group_size elements, B_g + 4 bytes each: stage3.py), stages 1 and 2 an fp32 copy of the rank's gradient
+    slice (stage_1_and_2.py)."""
+    n = d * c
+    step = (B_g + 4) * sp.Min(params / n, SUB_GROUP, evaluate=False) if sw.zero >= 3 else 4 * params / n
+    return Component("optimizer_step", sp.Max(0, step - backward),
+                     "the step's gradient copies (stage 3: one sub-group of sub_group_size = 1e9 elements "
+                     "in bf16 and fp32; stages 1-2: the fp32 slice) beyond the backward's tensors: the total is the "
+                     "larger moment")

@@ -7,7 +7,7 @@ from ..components import RANK, Component, output_layer, overheads, stage_params,
 from ..components import in_flight as _in_flight
 from ..components import layer_tensors as _layer_tensors
 from ..components.activations import layer_activation
-from ..components.deepspeed import buffers, states
+from ..components.deepspeed import buffers, optimizer_step, states
 from ..components.ends import logits_source, recompute_working_set
 from ..components.weights import default_layers
 from ..config.switches import Switches
@@ -17,8 +17,8 @@ DESCRIPTION = (
     "DeepSpeed at edaa7221 with bf16 enabled: bf16 weights, bf16 gradients (grad_accum_dtype unset), the fp32 master "
     "partition and Adam moments over d*c (stage 1: optimizer states; 2: also gradients; 3: also weights), one "
     "5e8-element reduce bucket, stage 3's gathered and prefetched weights. DeepSpeed trains a model it does not "
-    "define: the activations are Megatron-LM's Llama layer (Megatron-DeepSpeed). The fp32 gradient slice of the "
-    "optimizer step is allocated after the activations are freed and is not counted."
+    "define: the activations are Megatron-LM's Llama layer (Megatron-DeepSpeed). The optimizer step's gradient "
+    "copies come after the activations are freed: the total is the larger of the backward and the step."
 )
 
 
@@ -45,6 +45,8 @@ def _parts(stage: str, sw: Switches, layers: sp.Expr, micro: sp.Expr, head: bool
         *buffers(stage, params, sw, None if stage == "first" and not head else layers),
         recompute_working_set(sw),
     ]
+    held = {"weights", "gradients", "optimizer", "grad_partition"}  # what the step finds besides its own temporaries
+    parts.append(optimizer_step(params, sw, sp.Add(*(x.expr for x in parts if x.name not in held))))
     if sw.overheads:
         parts += [part for part in overheads(params, sp.Add(*(x.expr for x in parts)), sw)
                   if part.name not in ("grad_buckets", "dist_opt_allgather")]

@@ -64,22 +64,26 @@ def _same(x: sp.Expr, y: sp.Expr) -> bool:
     return True
 
 
-def paper(module, sw, p: int) -> list[str]:
+def paper(module, sw, p: int, profile: str = "paper") -> list[str]:
     """Every component, the total as their sum, the per-layer tensors, and each stage of this p as a sum of named
-    components, with the formulas of those that differ from the most loaded GPU's."""
-    items = {item.name: item for item in formulas("paper", sw)}
+    components, with the formulas of those that differ from the most loaded GPU's (a recipe's profile alike; the
+    published closed form for the paper profile)."""
+    items = {item.name: item for item in formulas(profile, sw)}
     parts = module.components(sw)
-    lines = [r"\section*{Formulas (bytes per GPU, profile \texttt{paper})}",
-             r"\noindent The published closed form of the most loaded GPU (Fujii et al.\ 2024, arXiv 2411.06465), "
-             r"which the profile's total equals at $B_{w}, B_{g}, B_{o}, B_{a} = 2, 4, 12, 2$, $v_{pp} = 1$, "
-             r"$m \ge p$, without overheads:"] + published()
+    lines = [r"\section*{Formulas (bytes per GPU, profile \texttt{" + profile + "})}"]
+    if profile == "paper":
+        lines += [r"\noindent The published closed form of the most loaded GPU (Fujii et al.\ 2024, arXiv 2411.06465), "
+                  r"which the profile's total equals at $B_{w}, B_{g}, B_{o}, B_{a}, B_{l} = 2, 4, 12, 2, 4$, "
+                  r"$v_{pp} = 1$, $m \ge p$, without overheads:"] + published()
+    else:
+        lines.append(r"\noindent " + prose(module.TITLE) + ": every term from the trainer's code, cited in its line.")
     for part in parts:
         lines += _item(part.name, part.doc, part.expr)
     lines.append(r"\paragraph{total} " + prose(items["total"].doc) + ".")
     lines.append(align(names(mathrm("total"), [part.name for part in parts])))
     lines += _layer_table(items)
     lines.append(r"\subsection*{Pipeline stages}")
-    lines.append(r"Each stage of this configuration places every tensor where Megatron-LM allocates it. A stage's "
+    lines.append(r"Each stage of this configuration places every tensor where the trainer allocates it. A stage's "
                  r"total is the sum of its components; those whose formula differs from the most loaded GPU's above "
                  r"are written out.")
     main = {part.name: part.expr for part in parts}
@@ -154,5 +158,5 @@ def jax(module, sw, values: dict[str, int]) -> list[str]:
 
 def section(module, profile: str, sw, values: dict[str, int], p: int) -> list[str]:
     """The formulas section of a profile: a buffer table (jax) or components and stages (paper)."""
-    return jax(module, sw, values) if hasattr(module, "table") else paper(module, sw, p)
+    return jax(module, sw, values) if hasattr(module, "table") else paper(module, sw, p, profile)
 

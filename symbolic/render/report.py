@@ -56,7 +56,11 @@ def _verdict(result: Estimate, gpu: int, threshold: float) -> str:
     return (r"\textbf{" + ("Fits" if fits else "Does not fit") + f": peak {gib(result.peak)} GiB of {gib(gpu)} GiB per "
             f"GPU = {100 * result.peak / gpu:.1f}\\,\\%" + "} "
             f"(rule: under {100 * threshold:.0f}\\,\\% = {gib(threshold * gpu)} GiB, the rule that never ran out of "
-            f"memory in the 454 runs of Fujii et al.). The peak is {source}.")
+            f"memory in the 454 runs of Fujii et al.). The peak is {source}: "
+            f"{gib(result.memory['allocated_bytes'])} GiB allocated (the tensors live then, "
+            r"\texttt{torch.cuda.max\_memory\_allocated}), " + f"{gib(result.memory['reserved_bytes'])} GiB reserved "
+            r"(with the allocator's fragmentation, \texttt{max\_memory\_reserved}), the rest the CUDA context and "
+            r"NCCL's buffers outside PyTorch's pool.")
 
 
 def numbers(result: Estimate, gpu: int) -> list[str]:
@@ -65,8 +69,10 @@ def numbers(result: Estimate, gpu: int) -> list[str]:
     head = (r"component & bytes & GiB & \% of GPU & " + " & ".join(
         f"{escape(s['stage'])} {s['rank']} GiB" for s in stages) + r" \\ \hline \endhead")
     lines = [r"\begin{longtable}{@{}l r r r" + " r" * len(stages) + "@{}}", head]
-    for name, value in result.bytes.items():
-        row = [prose(name), f"{value:,}", gib(value), f"{100 * value / gpu:.1f}"]
+    extra = [n for st in stages for n, x in st["bytes"].items() if n not in result.bytes and x]  # exact stages' own
+    for name in [n for n in dict.fromkeys([*result.bytes, *extra]) if n != "total"] + ["total"]:
+        value = result.bytes.get(name)
+        row = [prose(name)] + (["--"] * 3 if value is None else [f"{value:,}", gib(value), f"{100 * value / gpu:.1f}"])
         row += [gib(s["bytes"].get(name, 0)) for s in stages]
         lines.append((r"\hline " if name == "total" else "") + " & ".join(row) + r" \\")
     peak = [r"\textbf{peak}", f"{result.peak:,}", gib(result.peak), f"{100 * result.peak / gpu:.1f}"]

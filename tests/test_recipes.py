@@ -8,6 +8,7 @@ Tolerance: exact bytes (each component is rounded to a whole byte once).
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -104,6 +105,20 @@ def test_deepspeed_zero_stages_by_hand():
             "weights", "gradients", "optimizer", "grad_partition", "optimizer_step", "communicators", "cuda_context",
             "fragmentation", "total"))
         assert abs(only["optimizer_step"] - max(0, step - backward)) <= 12  # a byte of rounding per component
+
+
+def test_deepspeed_without_zero_init_keeps_every_gathered_weight():
+    """A model built outside deepspeed.zero.Init: F.linear saves each gathered weight for backward, so at the turn
+    every layer's and the LM head's bf16 weights are gathered (DeepSpeedExamples bf16_master_weight; stage3.py's
+    memory-efficient linear comes only with zero.Init); full recompute saves none of them."""
+    shape = PRESETS["tiny"]
+    layer = 2 * 256 * 16 * (16 + 4) + 3 * 256 * 688 + 2 * 256
+    t = Training(**{**widths("deepspeed"), "d": 4, "s": 256, "zero": 3, "zero_init": False})
+    only = estimate(shape, t, "deepspeed").stages[0]["bytes"]
+    assert only["params_gathered"] == 2 * (8 * layer + 1024 * 256 + layer)  # + the prefetch (a layer under 5e7)
+    full = estimate(shape, replace(t, recompute="full"), "deepspeed").stages[0]["bytes"]
+    assert full["params_gathered"] == estimate(shape, replace(t, zero_init=True), "deepspeed").stages[0]["bytes"][
+        "params_gathered"]
 
 
 @pytest.mark.parametrize("choices, opt_bytes", [

@@ -212,6 +212,9 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
     group.add_argument("--ac-every", type=positive_int, default=defaults.ac_every, metavar="N",
                        help="--recipe torchtitan with --recompute selective: checkpoint every N-th block whole and "
                             "keep everything of the others (selective_ac_option = N; default: op-level)")
+    group.add_argument("--no-zero-init", dest="zero_init", action="store_false", default=defaults.zero_init,
+                       help="--recipe deepspeed --zero 3: the model was built outside deepspeed.zero.Init, so "
+                            "F.linear keeps every gathered weight from its forward to its backward")
     group.add_argument("--no-sp", dest="sp", action="store_false", default=defaults.sp,
                        help="disable sequence parallelism")
     group.add_argument("--no-flash-attn", dest="flash_attn", action="store_false", default=defaults.flash_attn,

@@ -6,8 +6,9 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.switches import Switches
-from ..config.symbols import B_g, B_o, B_w, c, d
+from ..config.symbols import B_g, B_o, B_w, c, d, h, t, v
 from .base import Component
+from .weights import default_layers, layer_params
 from .zero import largest_layer, largest_unit
 
 REDUCE_BUCKET = sp.Integer(500_000_000)  # reduce_bucket_size: 5e8 elements (zero/config.py)
@@ -41,12 +42,21 @@ def buffers(stage: str, params: sp.Expr, sw: Switches, layers: sp.Expr | None = 
     parts = [Component("reduce_bucket", B_g * sp.Min(params, REDUCE_BUCKET, evaluate=False),
                        "one reduce bucket of reduce_bucket_size = 5e8 elements in the communication dtype bf16 "
                        "(overlap_comm off at stages 1 and 2, its default there: one buffer)")]
-    if sw.zero >= 3:
+    if sw.zero >= 3 and (sw.zero_init or sw.recompute == "full"):  # full recompute saves no weight of a layer
         unit = largest_unit(stage, sw, layers, None if layers is None else sp.Integer(0))
         prefetch = sp.Min(largest_layer(sw), PREFETCH_BUCKET, evaluate=False)
         parts.append(Component("params_gathered", B_w * (unit + prefetch),
                                "the all-gathered bf16 weights of the module being computed and up to "
                                "stage3_prefetch_bucket_size = 5e7 prefetched parameters of the next"))
+    elif sw.zero >= 3:
+        kept = (default_layers(stage)[0] if layers is None else layers) * layer_params(sw) \
+            + (h * v / t if stage in ("last", "only") else 0)
+        prefetch = sp.Min(largest_layer(sw), PREFETCH_BUCKET, evaluate=False)
+        parts.append(Component("params_gathered", B_w * (kept + prefetch),
+                               "every layer's and the LM head's gathered bf16 weights, kept from their forward to their "
+                               "backward: without deepspeed.zero.Init ZeRO-3's memory-efficient linear is not "
+                               "installed, and F.linear saves the gathered weight (its partitioned 'release' leaves "
+                               "that storage alive; full recompute saves none), with the prefetched parameters"))
     return parts
 
 

@@ -12,7 +12,7 @@ from .step import FLASH_BLOCK
 
 # every profile, jaxcheck's step alone (plan --profile jax, compile, verify, sweep), or one trainer's recipe
 # recipes: torchtitan and deepspeed alike; "!torchtitan": every profile but torchtitan
-SCOPES = ("all", "jax", "torchtitan", "deepspeed", "recipes", "!torchtitan")
+SCOPES = ("all", "jax", "torchtitan", "deepspeed", "recipes", "!torchtitan", "!deepspeed")
 
 
 @dataclass(frozen=True)
@@ -133,6 +133,12 @@ RULES: tuple[Rule, ...] = (
     Rule("--ac-every: torchtitan only", lambda x: x.ac_every is None,
          lambda x: (f"--ac-every {x.ac_every} is torchtitan's selective per-layer checkpointing: give it with "
                     f"--recipe torchtitan"), scope="!torchtitan"),
+    Rule("--no-zero-init: DeepSpeed only", lambda x: x.zero_init,
+         lambda x: "--no-zero-init describes a DeepSpeed ZeRO-3 model built outside deepspeed.zero.Init: give it with "
+                   "--recipe deepspeed --zero 3", scope="!deepspeed"),
+    Rule("deepspeed: --no-zero-init at ZeRO-3", lambda x: x.zero_init | (x.zero == 3),
+         lambda x: (f"--no-zero-init is ZeRO-3's (stages 1 and 2 gather no weights): got --zero {x.zero}"),
+         scope="deepspeed", policy=True),
     Rule("deepspeed: ZeRO 1-3", lambda x: x.zero >= 1,
          lambda x: ("DeepSpeed with bf16 and ZeRO stage 0 runs its BF16_Optimizer (unpartitioned fp32 gradients), "
                     "which the deepspeed recipe does not model: --zero 1, 2 or 3"), scope="deepspeed"),
@@ -172,7 +178,7 @@ def letters(training, shape=None) -> SimpleNamespace:
              gbs=gbs, m=gbs // (training.b * training.d), sp=training.sp, flash_attn=training.flash_attn,
              zero=training.zero, stage_layers=training.stage_layers, uneven=training.stage_layers is not None,
              e=training.ep, t_e=training.etp_size, C_f=training.moe_capacity, recompute=training.recompute,
-             ac_every=training.ac_every,
+             ac_every=training.ac_every, zero_init=training.zero_init,
              **{name: getattr(training, name) for name in PRECISION})
     return SimpleNamespace(**x, **(model_letters(shape) if shape is not None else {}))
 

@@ -34,6 +34,7 @@ class Switches:
     positions: bool = False  # learned absolute position embeddings (s_p rows of h) on the first stage
     dropout: bool = False  # dropout masks (1 byte each) kept for backward
     ac_every: bool = False  # torchtitan's per-layer selective checkpointing (every n_ac-th block), not op-level
+    zero_init: bool = True  # DeepSpeed ZeRO-3 with zero.Init; False: every gathered weight stays to its backward
 
     def __post_init__(self):
         if self.recompute not in RECOMPUTE:
@@ -56,7 +57,8 @@ class Switches:
         arch = {} if shape is None else architecture(shape)
         return cls(recompute=training.recompute, flash_attn=training.flash_attn, sp=training.sp, zero=training.zero,
                    overheads=overheads, tied=arch.pop("tied", tied), backend=backend,
-                   ac_every=getattr(training, "ac_every", None) is not None, **arch)
+                   ac_every=getattr(training, "ac_every", None) is not None,
+                   zero_init=getattr(training, "zero_init", True), **arch)
 
     @property
     def dist_opt(self) -> bool:

@@ -13,6 +13,7 @@ BUCKET = sp.Integer(40_000_000)  # Megatron-LM DDP default bucket size, in param
 COMMUNICATOR = sp.Integer(2**29)  # ~0.5 GB of NCCL buffers per process group (the authors' web estimator)
 CUDA_CONTEXT = sp.Integer(400 * 2**20)  # CUDA context + kernels, ~0.3-0.5 GB per process
 FRAGMENTATION = sp.Rational(5, 100)  # caching-allocator fragmentation, assumed 5 % of tensor bytes
+CUBLAS_WORKSPACE = sp.Integer(32 * 2**20)  # one cuBLAS workspace on an H100: CUBLAS_WORKSPACE_CONFIG :4096:8 (sm90)
 
 
 def _wider_than_one(x: sp.Expr) -> sp.Expr:
@@ -20,8 +21,9 @@ def _wider_than_one(x: sp.Expr) -> sp.Expr:
     return sp.Piecewise((1, x > 1), (0, True))
 
 
-def overheads(params: sp.Expr, tensors: sp.Expr, sw: Switches) -> list[Component]:
-    """The overhead components of one GPU holding `params` parameters and `tensors` bytes of model state + activations."""
+def overheads(params: sp.Expr, tensors: sp.Expr, sw: Switches, workspaces: int = 3) -> list[Component]:
+    """The overhead components of one GPU holding `params` parameters and `tensors` bytes of model state + activations;
+    `workspaces`: the cuBLAS workspaces the trainer's GEMMs keep (3 with Transformer Engine, 2 with PyTorch's alone)."""
     data_parallel = _wider_than_one(d * c)
     parts = []
     if sw.zero <= 1:  # ZeRO-2/3 reduce-scatter each layer's gradients: zero.grad_reduce_buffer
@@ -38,6 +40,10 @@ def overheads(params: sp.Expr, tensors: sp.Expr, sw: Switches) -> list[Component
                   "NCCL buffers, ~0.5 GiB per process group of size > 1 among DP, TP, PP, CP" + (
                       ", EP and the expert data-parallel group" if sw.moe else "") + " (authors' web estimator)"),
         Component("cuda_context", CUDA_CONTEXT, "CUDA context and loaded kernels, ~0.3-0.5 GB per process (assumed 400 MiB)"),
+        Component("cublas_workspaces", workspaces * CUBLAS_WORKSPACE,
+                  f"{workspaces} cuBLAS workspaces of 32 MiB in PyTorch's pool: PyTorch's one per (handle, stream), on "
+                  "the forward and the autograd thread (CublasHandlePool.cpp; :4096:8 on an H100)"
+                  + (", and Transformer Engine's (cpp_extensions/gemm.py)" if workspaces == 3 else "")),
         Component("fragmentation", FRAGMENTATION * tensors,
                   "caching-allocator fragmentation, assumed 5 % of weights, gradients, optimizer states and activations"),
     ]

@@ -48,7 +48,7 @@ def _parts(stage: str, sw: Switches, layers: sp.Expr, micro: sp.Expr, head: bool
     held = {"weights", "gradients", "optimizer", "grad_partition"}  # what the step finds besides its own temporaries
     parts.append(optimizer_step(params, sw, sp.Add(*(x.expr for x in parts if x.name not in held))))
     if sw.overheads:
-        parts += [part for part in overheads(params, sp.Add(*(x.expr for x in parts)), sw)
+        parts += [part for part in overheads(params, sp.Add(*(x.expr for x in parts)), sw, workspaces=2)
                   if part.name not in ("grad_buckets", "dist_opt_allgather")]
     return parts
 

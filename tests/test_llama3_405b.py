@@ -33,11 +33,11 @@ def _run(name: str, **switches) -> Training:
     return Training(**RUNS[name], stage_layers=SPLIT, **{"zero": 2, "recompute": "full", **switches})
 
 
-@pytest.mark.parametrize("name, peak, rank", [("8k", 14.81, 1), ("128k", 15.31, 1)])
+@pytest.mark.parametrize("name, peak, rank", [("8k", 15.59, 1), ("128k", 16.09, 1)])
 def test_the_papers_configurations_fit_with_full_recompute(name, peak, rank):
     """ZeRO-2, full recompute, the paper's split: every stage under 80 % of 80 GiB; 16 micro batches per step, the
-    most loaded stage is rank 1 (8 layers, 15 micro batches in flight, and full recompute's working set of one
-    layer)."""
+    most loaded stage is rank 1 (8 layers, 15 micro batches in flight, full recompute's working set of one layer and
+    the dummy weight gradients of gradient accumulation fusion)."""
     result = estimate(MODEL, _run(name))
     assert result.training.m == 16 and [s["layers"] for s in result.stages] == list(SPLIT)
     assert result.fits(80 * GiB) and round(result.peak / GiB, 2) == peak
@@ -72,7 +72,7 @@ def test_estimate_cli_gives_each_stage_and_the_verdict():
     report = json.loads(done.stdout)
     assert len(report["stages"]) == 16 and report["fits"] is True and report["most_loaded_rank"] == 1
     text = subprocess.run([sys.executable, "-m", "symbolic.cli", *argv], capture_output=True, text=True).stdout
-    assert "FITS: peak 14.81 GiB" in text and "per pipeline stage" in text
+    assert "FITS: peak 15.59 GiB" in text and "per pipeline stage" in text
 
 
 def test_plan_lists_the_papers_configuration():

@@ -135,6 +135,21 @@ def test_optimizer_bytes_per_parameter(choices, opt_bytes):
     assert abs(one["optimizer"] - opt_bytes * PRESETS["tiny"].param_count) <= 1
 
 
+def test_megatron_exact_stages_by_hand():
+    """Megatron's exact only stage of llama3-8b (p = 1, s 4096): the bf16 logits beside their fp32 copy
+    (LanguageModule: vocab_parallel_cross_entropy(logits.float())), the dummy bf16 weight gradients of gradient
+    accumulation fusion (one per distinct weight shape: QKV, proj, fc1 (2f with SwiGLU), fc2, the LM head), none
+    with --no-grad-accum-fusion; full recompute's working set is one layer's tensors with nothing recomputed."""
+    only = estimate(LLAMA3_8B, Training(s=4096)).stages[0]["bytes"]
+    assert only["logits_bf16"] == 2 * 4096 * 128256
+    qkv, proj, fc1, fc2, head = 6144 * 4096, 4096 * 4096, 2 * 14336 * 4096, 4096 * 14336, 128256 * 4096
+    assert only["dummy_wgrads"] == 2 * (qkv + proj + fc1 + fc2 + head)
+    assert estimate(LLAMA3_8B, Training(s=4096, grad_accum_fusion=False)).stages[0]["bytes"]["dummy_wgrads"] == 0
+    full = estimate(LLAMA3_8B, Training(s=4096, recompute="full")).stages[0]["bytes"]
+    none = estimate(LLAMA3_8B, Training(s=4096)).stages[0]["bytes"]
+    assert full["recompute_working_set"] == none["activations"] // 32 and none["recompute_working_set"] == 0
+
+
 @pytest.mark.parametrize("logits, width", [("fp32", 4), ("bf16", 2), ("none", 0)])
 def test_the_losss_logits(logits, width):
     """The paper profile's output layer: two bf16 [s, b, h] inputs + the logits the loss keeps, B_l bytes each."""

@@ -46,11 +46,12 @@ def test_every_message_is_one_line_on_ints():
              "Llama layers (jax)", "no biases or q/k norms (jax)", "recipes: dense models"]  # a dense model cannot break the rules of experts
     # jaxcheck's precision, ZeRO-3: what the jax, torchtitan and deepspeed rules on them allow
     allowed = ["jax precision", "torchtitan: FSDP2", "torchtitan: --ac-every with selective", "--ac-every: torchtitan only",
-               "--no-zero-init: DeepSpeed only", "deepspeed: --no-zero-init at ZeRO-3", "deepspeed: ZeRO 1-3"]
+               "--no-zero-init: DeepSpeed only", "deepspeed: --no-zero-init at ZeRO-3",
+               "--no-grad-accum-fusion: Megatron only", "deepspeed: ZeRO 1-3"]
     even = ["vpp > 1 needs p > 1", *on_uneven, *dense, *allowed, "even stages"]
     for split, holding in ((None, even), ((1, 2), ["vpp > 1 needs p > 1", "L % (p vpp)", *dense, *allowed])):
         broken = SimpleNamespace(d=3, t=3, p=3, c=3, vpp=2, s=1000, b=2, gbs=9, sp=True, flash_attn=True, zero=3,
-                                 stage_layers=split, ep=2, etp_size=5, moe_capacity=1.0, recompute="none", ac_every=None, zero_init=True,
+                                 stage_layers=split, ep=2, etp_size=5, moe_capacity=1.0, recompute="none", ac_every=None, zero_init=True, grad_accum_fusion=True,
                                  weight_dtype="fp32", grad_dtype="fp32", master_weights=False, optimizer="adamw",
                                  moment_dtype="fp32", logits="fp32")
         x = letters(broken, shape)
@@ -69,7 +70,7 @@ def test_the_rules_of_experts_break_one_line_each():
     dense-model rule, each in one line (jaxcheck's expert rules hold: ep | dp, etp = tp, every layer MoE)."""
     shape = ModelShape("moe", h=64, f=64, a=4, k=4, L=4, v=64, E=6, k_e=2, f_e=10, f_s=6, qk_norm="head")
     broken = SimpleNamespace(d=4, t=4, p=1, c=1, vpp=1, s=64, b=1, gbs=4, sp=False, flash_attn=True, zero=1,
-                             stage_layers=None, ep=4, etp_size=4, moe_capacity=1.0, recompute="full", ac_every=None, zero_init=True,
+                             stage_layers=None, ep=4, etp_size=4, moe_capacity=1.0, recompute="full", ac_every=None, zero_init=True, grad_accum_fusion=True,
                              weight_dtype="fp32", grad_dtype="fp32", master_weights=False, optimizer="adamw",
                              moment_dtype="fp32", logits="fp32")
     x = letters(broken, shape)

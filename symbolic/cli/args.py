@@ -215,6 +215,9 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
     group.add_argument("--no-zero-init", dest="zero_init", action="store_false", default=defaults.zero_init,
                        help="--recipe deepspeed --zero 3: the model was built outside deepspeed.zero.Init, so "
                             "F.linear keeps every gathered weight from its forward to its backward")
+    group.add_argument("--no-grad-accum-fusion", dest="grad_accum_fusion", action="store_false",
+                       default=defaults.grad_accum_fusion,
+                       help="--recipe megatron: --no-gradient-accumulation-fusion (no persistent dummy wgrad buffers)")
     group.add_argument("--no-sp", dest="sp", action="store_false", default=defaults.sp,
                        help="disable sequence parallelism")
     group.add_argument("--no-flash-attn", dest="flash_attn", action="store_false", default=defaults.flash_attn,

@@ -16,6 +16,8 @@ from .args import (add_fit_args, add_model_args, add_precision_args, add_recipe_
 
 GiB = 2**30
 MAX_WHY_LINES = 40
+# the table's one "overheads" column (--json and --csv list each): communicators, CUDA context, cuBLAS, fragmentation
+OVERHEADS = ("communicators", "cuda_context", "cublas_workspaces", "fragmentation")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -190,7 +192,9 @@ def _print_table(plan, args) -> None:
     keys = searched(x.shape)
     for name in ("#", *keys):
         table.add_column(name.replace("_", "\n"), justify="left" if name in ("recompute", "stage_layers") else "right")
-    for name in plan.components:
+    parts = [name for name in plan.components if name not in OVERHEADS]
+    overheads = [name for name in plan.components if name in OVERHEADS]
+    for name in parts[:-1] + (["overheads"] if overheads else []) + parts[-1:]:  # total last
         table.add_column(name.replace("_", "\n"), justify="right", style="bold" if name == "total" else None)
     table.add_column("peak", justify="right", style="bold")
     proxy_cols = ("bubble", "T_r", "T_tp", "T_cp", "T_dp", "T_pp") + (("T_ep", "T_etp") if x.shape.moe else ()) + (
@@ -202,7 +206,10 @@ def _print_table(plan, args) -> None:
         row = plan.config(i)
         config = row["config"]
         cells = [str(rank), *(_layers(config[c]) if c == "stage_layers" else str(config[c]) for c in keys)]
-        cells += [f"{row['bytes'][c] / GiB:.2f}" if c in row["bytes"] else "-" for c in plan.components]
+        cells += [f"{row['bytes'][c] / GiB:.2f}" if c in row["bytes"] else "-" for c in parts[:-1]]
+        if overheads:
+            cells.append(f"{sum(row['bytes'].get(c, 0) for c in overheads) / GiB:.2f}")
+        cells.append(f"{row['bytes']['total'] / GiB:.2f}")
         cells.append(f"{row['peak_bytes'] / GiB:.2f}" + ("" if row["peak_from"] == "total" else f" ({row['peak_from']})"))
         cells += [f"{plan.rows[c][i]:.3f}" for c in proxy_cols]
         table.add_row(*cells, f"{row['score']:.3f}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.switches import Switches
-from ..config.symbols import B_a, B_l, b, c, h, s, v
+from ..config.symbols import B_a, B_l, B_w, a, b, c, dh, f, h, k, s, t, v
 from .base import INT64, Component, per_gpu_tokens
 
 
@@ -55,6 +55,20 @@ def recompute_working_set(sw: Switches, moe: bool = False) -> Component:
     expr = layer_activation(replace(sw, recompute="none"), moe=moe) if sw.recompute == "full" else sp.Integer(0)
     return Component("recompute_working_set", expr, "one layer's tensors of one micro batch, recomputed in its "
                      "backward (full recompute of one layer at a time)")
+
+
+def dummy_wgrads(sw: Switches, head: bool) -> Component:
+    """Megatron-LM's gradient accumulation fusion (its default): the weight gradient is accumulated into the fp32
+    main_grad and autograd gets a dummy bf16 tensor of the weight's shape, one per distinct shape, kept for the run
+    (Transformer Engine module/base.py get_dummy_wgrad; Megatron tensor_parallel/layers.py for the output layer):
+    QKV [(a + 2k) dh / t, h], proj [h, a dh / t], fc1 [n f / t, h] (n = 2 with SwiGLU), fc2 [h, f / t], the LM head
+    [v / t, h] on its stage (shapes that coincide counted apart: an upper bound; routed experts not counted)."""
+    if not sw.grad_accum_fusion:
+        return Component("dummy_wgrads", sp.Integer(0), "--no-grad-accum-fusion: none")
+    n = 2 if sw.mlp == "swiglu" else 1
+    shapes = (a + 2 * k) * dh * h / t + h * a * dh / t + n * f * h / t + h * f / t + (v * h / t if head else 0)
+    return Component("dummy_wgrads", B_w * shapes, "bf16 dummy weight gradients of gradient accumulation fusion, one "
+                     "per distinct weight shape of a layer (and the LM head's), kept for the run")
 
 
 def output_layer(sw: Switches) -> Component:

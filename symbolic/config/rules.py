@@ -139,6 +139,9 @@ RULES: tuple[Rule, ...] = (
     Rule("deepspeed: --no-zero-init at ZeRO-3", lambda x: x.zero_init | (x.zero == 3),
          lambda x: (f"--no-zero-init is ZeRO-3's (stages 1 and 2 gather no weights): got --zero {x.zero}"),
          scope="deepspeed", policy=True),
+    Rule("--no-grad-accum-fusion: Megatron only", lambda x: x.grad_accum_fusion,
+         lambda x: ("--no-grad-accum-fusion is Megatron-LM's --no-gradient-accumulation-fusion: give it with --recipe "
+                    "megatron"), scope="recipes"),
     Rule("deepspeed: ZeRO 1-3", lambda x: x.zero >= 1,
          lambda x: ("DeepSpeed with bf16 and ZeRO stage 0 runs its BF16_Optimizer (unpartitioned fp32 gradients), "
                     "which the deepspeed recipe does not model: --zero 1, 2 or 3"), scope="deepspeed"),
@@ -178,7 +181,7 @@ def letters(training, shape=None) -> SimpleNamespace:
              gbs=gbs, m=gbs // (training.b * training.d), sp=training.sp, flash_attn=training.flash_attn,
              zero=training.zero, stage_layers=training.stage_layers, uneven=training.stage_layers is not None,
              e=training.ep, t_e=training.etp_size, C_f=training.moe_capacity, recompute=training.recompute,
-             ac_every=training.ac_every, zero_init=training.zero_init,
+             ac_every=training.ac_every, zero_init=training.zero_init, grad_accum_fusion=training.grad_accum_fusion,
              **{name: getattr(training, name) for name in PRECISION})
     return SimpleNamespace(**x, **(model_letters(shape) if shape is not None else {}))
 

@@ -35,6 +35,7 @@ class Switches:
     dropout: bool = False  # dropout masks (1 byte each) kept for backward
     ac_every: bool = False  # torchtitan's per-layer selective checkpointing (every n_ac-th block), not op-level
     zero_init: bool = True  # DeepSpeed ZeRO-3 with zero.Init; False: every gathered weight stays to its backward
+    grad_accum_fusion: bool = True  # Megatron-LM's gradient accumulation fusion: persistent dummy wgrad buffers
 
     def __post_init__(self):
         if self.recompute not in RECOMPUTE:
@@ -58,7 +59,8 @@ class Switches:
         return cls(recompute=training.recompute, flash_attn=training.flash_attn, sp=training.sp, zero=training.zero,
                    overheads=overheads, tied=arch.pop("tied", tied), backend=backend,
                    ac_every=getattr(training, "ac_every", None) is not None,
-                   zero_init=getattr(training, "zero_init", True), **arch)
+                   zero_init=getattr(training, "zero_init", True),
+                   grad_accum_fusion=getattr(training, "grad_accum_fusion", True), **arch)
 
     @property
     def dist_opt(self) -> bool:

@@ -52,6 +52,7 @@ class Training:
     moe_capacity: float = 1.0  # C_f: tokens an expert receives over an even share (capacity factor)
     ac_every: int | None = None  # n_ac: torchtitan's selective per-layer checkpointing, every n-th block (else op)
     zero_init: bool = True  # DeepSpeed ZeRO-3: the model built under deepspeed.zero.Init (its memory-efficient linear)
+    grad_accum_fusion: bool = True  # Megatron-LM --gradient-accumulation-fusion (its default): TE's dummy wgrads
     # precision and optimizer (config.precision; the defaults are Megatron-LM's bf16 mixed precision)
     weight_dtype: str = "bf16"  # B_w: the model's weights as the step computes with them
     grad_dtype: str = "fp32"  # B_g: fp32 main gradients
@@ -83,8 +84,9 @@ class Training:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
                 raise ConfigError(f"--{flag(name)} must be a positive integer, got {value!r}")
-        if not isinstance(self.zero_init, bool):
-            raise ConfigError(f"zero_init must be true or false, got {self.zero_init!r}")
+        for name in ("zero_init", "grad_accum_fusion"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
         capacity = self.moe_capacity
         if isinstance(capacity, bool) or not isinstance(capacity, (int, float)) or not 0 < capacity <= MAX_CAPACITY:
             raise ConfigError(f"--moe-capacity must be a number above 0 and at most {MAX_CAPACITY}, got {capacity!r}")
@@ -186,7 +188,8 @@ class Training:
 FLAGS = {"d": "dp", "t": "tp", "p": "pp", "c": "cp", "s": "seq", "b": "mbs", "ac_every": "ac_every"}
 WIDTH_FIELDS = ("weight_bytes", "grad_bytes", "opt_bytes", "act_bytes", "logit_bytes")  # derived: not arguments
 MOE_FIELDS = ("ep", "etp", "moe_capacity")  # what only a model with experts shows in its config
-RECIPE_FIELDS = {"ac_every": None, "zero_init": True}  # one trainer's options: shown where not at these values
+# one trainer's options: shown (and checked by the rule table) where not at these values
+RECIPE_FIELDS = {"ac_every": None, "zero_init": True, "grad_accum_fusion": True}
 MAX_CAPACITY = 2.0**20  # the largest --moe-capacity: far beyond any capacity factor (E / k_e is the most that matters)
 
 

@@ -9,7 +9,7 @@ from ..components import (
 )
 from ..components import in_flight as _in_flight
 from ..components import layer_tensors as _layer_tensors
-from ..components.ends import logits_source, recompute_working_set
+from ..components.ends import dummy_wgrads, logits_source, recompute_working_set
 from ..components.experts import expert_states, experts_params
 from ..components.moe import dispatch_buffers, routing_state
 from ..components.weights import default_layers
@@ -115,7 +115,7 @@ def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, mi
     has_head = stage in ("last", "only")
     ids = token_ids(micro) if has_embedding else Component("embedding_input", sp.Integer(0), "not on this stage")
     head = output_layer(sw) if has_head else Component("output_layer", sp.Integer(0), "not on this stage")
-    extra = [logits_source(sw)] if has_head else []
+    extra = ([logits_source(sw)] if has_head else []) + [dummy_wgrads(sw, has_head)]
     parts = [*states, _activations(micro, layers, moe_layers, sw), ids, head, *extra,
              *zero_buffers(stage, sw, layers, moe_layers), *_moe_buffers(moe_layers, sw), _working_set(sw, moe_layers)]
     return _with_overheads(parts, params, sw)

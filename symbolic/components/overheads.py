@@ -21,16 +21,18 @@ def _wider_than_one(x: sp.Expr) -> sp.Expr:
     return sp.Piecewise((1, x > 1), (0, True))
 
 
-def overheads(params: sp.Expr, tensors: sp.Expr, sw: Switches, workspaces: int = 3) -> list[Component]:
+def overheads(params: sp.Expr, tensors: sp.Expr, sw: Switches, workspaces: int = 3,
+              megatron: bool = True) -> list[Component]:
     """The overhead components of one GPU holding `params` parameters and `tensors` bytes of model state + activations;
-    `workspaces`: the cuBLAS workspaces the trainer's GEMMs keep (3 with Transformer Engine, 2 with PyTorch's alone)."""
+    `workspaces`: the cuBLAS workspaces the trainer's GEMMs keep (3 with Transformer Engine, 2 with PyTorch's alone);
+    `megatron`: with Megatron-LM DDP's gradient bucket and the distributed optimizer's all-gather bucket."""
     data_parallel = _wider_than_one(d * c)
     parts = []
-    if sw.zero <= 1:  # ZeRO-2/3 reduce-scatter each layer's gradients: zero.grad_reduce_buffer
+    if megatron and sw.zero <= 1:  # ZeRO-2/3 reduce-scatter each layer's gradients: zero.grad_reduce_buffer
         parts.append(Component("grad_buckets", data_parallel * B_g * sp.Min(params, BUCKET, evaluate=False),
                                "one gradient reduce bucket (Megatron DDP default 40M params, B_g bytes each) staged for "
                                "the d*c reduction"))
-    if sw.zero in (1, 2):  # ZeRO-3 keeps its weights sharded: zero.params_gathered gathers them layer by layer
+    if megatron and sw.zero in (1, 2):  # ZeRO-3 keeps its weights sharded: zero.params_gathered gathers them
         parts.append(Component("dist_opt_allgather", data_parallel * B_w * sp.Min(params, BUCKET, evaluate=False),
                                "one bf16 parameter all-gather bucket of the distributed optimizer (40M params, B_w bytes each)"))
     sizes = (d, t, p, c) + ((e, expert_data_parallel()) if sw.moe else ())

@@ -83,7 +83,7 @@ class Training:
         for name in ("gbs", "etp", "ac_every"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
-                raise ConfigError(f"--{flag(name)} must be a positive integer, got {value!r}")
+                raise ConfigError(f"--{flag(name).replace('_', '-')} must be a positive integer, got {value!r}")
         for name in ("zero_init", "grad_accum_fusion"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
@@ -185,7 +185,7 @@ class Training:
 
 
 # Training field -> CLI flag (and JSON key) where they differ: the one vocabulary of --json configs and sweep grids
-FLAGS = {"d": "dp", "t": "tp", "p": "pp", "c": "cp", "s": "seq", "b": "mbs", "ac_every": "ac_every"}
+FLAGS = {"d": "dp", "t": "tp", "p": "pp", "c": "cp", "s": "seq", "b": "mbs"}
 WIDTH_FIELDS = ("weight_bytes", "grad_bytes", "opt_bytes", "act_bytes", "logit_bytes")  # derived: not arguments
 MOE_FIELDS = ("ep", "etp", "moe_capacity")  # what only a model with experts shows in its config
 # one trainer's options: shown (and checked by the rule table) where not at these values

@@ -42,14 +42,13 @@ def _parts(stage: str, sw: Switches, layers: sp.Expr, micro: sp.Expr, head: bool
                                                                       "not on this stage"),
         output_layer(sw) if head else Component("output_layer", sp.Integer(0), "not on this stage"),
         *([logits_source(sw)] if head else []),
-        *buffers(stage, params, sw, None if stage == "first" and not head else layers),
+        *buffers(stage, params, sw, layers),
         recompute_working_set(sw),
     ]
     held = {"weights", "gradients", "optimizer", "grad_partition"}  # what the step finds besides its own temporaries
     parts.append(optimizer_step(params, sw, sp.Add(*(x.expr for x in parts if x.name not in held))))
     if sw.overheads:
-        parts += [part for part in overheads(params, sp.Add(*(x.expr for x in parts)), sw, workspaces=2)
-                  if part.name not in ("grad_buckets", "dist_opt_allgather")]
+        parts += overheads(params, sp.Add(*(x.expr for x in parts)), sw, workspaces=2, megatron=False)
     return parts
 
 

@@ -43,8 +43,7 @@ def _parts(stage: str, sw: Switches, layers: sp.Expr, micro: sp.Expr, has_head: 
         transient(sw, has_head),
     ]
     if sw.overheads:
-        parts += [part for part in overheads(params, sp.Add(*(x.expr for x in parts)), sw, workspaces=2)
-                  if part.name not in ("grad_buckets", "dist_opt_allgather")]
+        parts += overheads(params, sp.Add(*(x.expr for x in parts)), sw, workspaces=2, megatron=False)
     return parts
 
 

@@ -35,6 +35,7 @@ TABLE = {
     "llama3.1-70b": 70_553_706_496,
     "llama3.2-1b": 1_235_814_400,
     "mistral-7b-v0.1": 7_241_732_096,
+    "gpt2": 124_439_808,
     "deepseek-v3": "q_lora_rank",  # multi-head latent attention: issue 19
     "deepseek-v2-lite": "kv_lora_rank",  # MLA with q_lora_rank null
     "llama4-scout-17b-16e-text-config": "text_config",  # a multimodal checkpoint's nested text model

@@ -76,6 +76,7 @@ class Family:
     keys: tuple[str, ...]
     build: Callable[[dict, "Reader"], dict]  # (config, reader) -> ModelShape fields beyond the base letters
     about: str  # what the family is, for messages
+    letters: Callable[["Reader"], dict] | None = None  # the base letters under other keys (default: BASE's)
 
 
 class Reader:
@@ -181,6 +182,30 @@ def _deepseek(raw: dict, r: Reader) -> dict:
             "dense_layers": tuple(i for i in range(L) if not (i >= first and i % freq == 0))}
 
 
+GPT2 = ("n_embd", "n_layer", "n_head", "n_positions", "n_ctx", "n_inner", "vocab_size", "activation_function",
+        "attn_pdrop", "embd_pdrop", "resid_pdrop", "tie_word_embeddings", "layer_norm_epsilon", "scale_attn_weights",
+        "scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "summary_type", "summary_use_proj",
+        "summary_activation", "summary_proj_to_labels", "summary_first_dropout")  # summary_*: the double-heads model's
+
+
+def _gpt2_letters(r: Reader) -> dict:
+    """GPT-2: n_embd, n_head (multi-head: k = a), n_layer, vocab_size, n_inner (null: 4 n_embd), tied unless
+    tie_word_embeddings is false (transformers' GPT2LMHeadModel)."""
+    h = r.count("n_embd")
+    return {"h": h, "f": r.count("n_inner", 4 * h), "a": r.count("n_head"), "k": r.count("n_head"),
+            "L": r.count("n_layer"), "v": r.count("vocab_size"), "tied": r.flag("tie_word_embeddings", True),
+            "head_dim": None}
+
+
+def _gpt2(raw: dict, r: Reader) -> dict:
+    """GPT-2: LayerNorm, a GeLU MLP, biases on every linear (Conv1D), n_positions learned positions, dropout where
+    any of attn_pdrop, embd_pdrop, resid_pdrop is above 0 (transformers' GPT2Block)."""
+    dropout = any(isinstance(raw.get(key), (int, float)) and raw[key] > 0
+                  for key in ("attn_pdrop", "embd_pdrop", "resid_pdrop"))
+    return {"mlp": "gelu", "norm": "layer", "positions": r.count("n_positions"), "qkv_bias": True, "o_bias": True,
+            "mlp_bias": True, "dropout": dropout}
+
+
 FAMILIES: dict[str, Family] = {
     "llama": Family(BASE + ("attention_bias", "mlp_bias"), _llama, "Llama"),
     "mistral": Family(BASE, lambda raw, r: {}, "Mistral"),
@@ -195,6 +220,7 @@ FAMILIES: dict[str, Family] = {
     "deepseek": Family(BASE + ("attention_bias", "n_routed_experts", "n_shared_experts", "moe_intermediate_size",
                                "num_experts_per_tok", "first_k_dense_replace", "moe_layer_freq", "scoring_func",
                                "aux_loss_alpha", "seq_aux"), _deepseek, "DeepSeekMoE (multi-head attention)"),
+    "gpt2": Family(GPT2, _gpt2, "GPT-2 (LayerNorm, GeLU, learned positions)", _gpt2_letters),
 }
 # the values a family's non-integer structural keys may take (its build reads the integers)
 VALUES = {
@@ -204,6 +230,12 @@ VALUES = {
     "scoring_func": Only(lambda x: x == "softmax", "softmax routing"),
     "aux_loss_alpha": Only(lambda x: isinstance(x, (int, float)), "a number"),
     "seq_aux": Only(lambda x: isinstance(x, bool), "true or false"),
+    "activation_function": Only(lambda x: x in ("gelu_new", "gelu", "gelu_pytorch_tanh", "gelu_fast"),
+                                "a GeLU MLP (gelu_new, gelu, gelu_pytorch_tanh, gelu_fast)"),
+    "reorder_and_upcast_attn": Only(_false, "attention in the compute dtype (an fp32 upcast of the scores is not "
+                                            "modelled)"),
+    **{key: Only(lambda x: isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x < 1,
+                 "a dropout probability from 0 to 1") for key in ("attn_pdrop", "embd_pdrop", "resid_pdrop")},
 }
 SUPPORTED = ", ".join(FAMILIES)
 
@@ -252,9 +284,13 @@ def read(path: str | Path) -> ModelShape:
         elif key not in family.keys and key not in HARMLESS:
             raise r.fail(key, f"not a key mem4d knows for model_type {raw.get('model_type', 'llama')!r} "
                          f"({family.about}): it may change what is allocated, so it is refused rather than ignored")
-    values = {"h": r.count("hidden_size"), "f": r.count("intermediate_size"), "a": r.count("num_attention_heads")}
-    values.update(k=r.count("num_key_value_heads", values["a"]), L=r.count("num_hidden_layers"),
-                  v=r.count("vocab_size"), tied=r.flag("tie_word_embeddings"), head_dim=r.count("head_dim", 0) or None)
+    if family.letters is not None:
+        values = family.letters(r)
+    else:
+        values = {"h": r.count("hidden_size"), "f": r.count("intermediate_size"), "a": r.count("num_attention_heads")}
+        values.update(k=r.count("num_key_value_heads", values["a"]), L=r.count("num_hidden_layers"),
+                      v=r.count("vocab_size"), tied=r.flag("tie_word_embeddings"),
+                      head_dim=r.count("head_dim", 0) or None)
     return ModelShape(name=_name(raw, path), **values, **family.build(raw, r))
 
 

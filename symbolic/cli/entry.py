@@ -33,8 +33,8 @@ def _top_parser() -> Parser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; 0 done, 2 bad input (one line), 130 interrupted by SIGINT or SIGTERM (one line), 141 closed
-    pipe. argv None: this process's command line, and the process is ours to end: once its output is complete no
-    signal can kill it (interrupt.leave: after jax started, os._exit with the exit code; else signals ignored)."""
+    pipe. argv None: this process's command line, and the process is ours to end: once its output is complete it
+    ends at once with the exit code (interrupt.leave), so no signal can kill it afterwards."""
     guard = interrupt.install()
     own_process = argv is None
     argv = sys.argv[1:] if argv is None else argv
@@ -84,8 +84,8 @@ def _run(argv: list[str]) -> int:
 
 
 def _interrupted(guard: interrupt.Guard, prog: str, err: BaseException | None) -> int:
-    """One line on the real stderr, exit 130 (main's `leave` then ends a process of our own: once jax has started
-    with os._exit, since a compile cut short can crash XLA's teardown at interpreter exit, SIGSEGV)."""
+    """One line on the real stderr, exit 130 (main's `leave` then ends a process of our own at once: a compile cut
+    short can crash XLA's teardown at interpreter exit, SIGSEGV)."""
     guard.finish()
     backend = sys.modules.get("jaxcheck.backend")
     if backend is not None:

@@ -107,6 +107,18 @@ def test_deepspeed_zero_stages_by_hand():
         assert abs(only["optimizer_step"] - max(0, step - backward)) <= 12  # a byte of rounding per component
 
 
+def test_deepspeed_fp32_gradients_at_stage_1_are_bf16_optimizer():
+    """data_types.grad_accum_dtype fp32 at stage 1 selects BF16_Optimizer (engine.py): a whole fp32 gradient buffer
+    (4 bytes per parameter) beside autograd's whole bf16 .grad (2), no partition copy; at stage 2 refused in one line."""
+    shape = PRESETS["tiny"]
+    n = shape.param_count
+    t = Training(**{**widths("deepspeed"), "d": 4, "s": 256, "zero": 1, "grad_dtype": "fp32"})
+    only = estimate(shape, t, "deepspeed").stages[0]["bytes"]
+    assert (only["gradients"], only["lp_grads"], only["grad_partition"]) == (4 * n, 2 * n, 0)
+    with pytest.raises(ConfigError, match="ZeRO-2 with grad_accum_dtype fp32"):
+        estimate(shape, replace(t, zero=2), "deepspeed")
+
+
 def test_deepspeed_without_zero_init_keeps_every_gathered_weight():
     """A model built outside deepspeed.zero.Init: F.linear saves each gathered weight for backward, so at the turn
     every layer's and the LM head's bf16 weights are gathered (DeepSpeedExamples bf16_master_weight; stage3.py's
@@ -159,7 +171,7 @@ def test_the_losss_logits(logits, width):
 
 @pytest.mark.parametrize("training, profile, words", [
     (Training(zero=1, recompute="full"), "torchtitan", "FSDP2"),
-    (Training(zero=0), "deepspeed", "BF16_Optimizer"),
+    (Training(zero=0), "deepspeed", "ZeRO stage 0"),
 ])
 def test_what_a_recipe_does_not_have_is_one_line(training, profile, words):
     with pytest.raises(ConfigError, match=words) as err:

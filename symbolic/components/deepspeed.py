@@ -17,22 +17,31 @@ SUB_GROUP = sp.Integer(1_000_000_000)  # sub_group_size: 1e9 elements per optimi
 
 
 def states(params: sp.Expr, sw: Switches) -> list[Component]:
-    """bf16 weights (sharded at stage 3), bf16 gradients (grad_accum_dtype None: the model's dtype; kept whole until
-    the step at stage 1, partitioned from stage 2), and the fp32 master partition with Adam's fp32 moments."""
+    """bf16 weights (sharded at stage 3), the gradients in grad_accum_dtype (unset: the model's dtype, bf16; kept
+    whole until the step at stage 1, partitioned from stage 2), and the fp32 master partition with Adam's fp32
+    moments. Stage 1 with fp32 gradients (B_g > B_w) is DeepSpeed's BF16_Optimizer (engine.py's sanity check):
+    a whole fp32 gradient buffer beside autograd's whole bf16 .grad, and no partition copy (bf16_optimizer.py)."""
     n = d * c
     weights = B_w * params / n if sw.zero >= 3 else B_w * params
     grads = B_g * params / n if sw.zero >= 2 else B_g * params
     parts = [
         Component("weights", weights, "bf16 model weights, B_w bytes per parameter (bit16_groups_flat; sharded over "
                   "d*c at stage 3)"),
-        Component("gradients", grads, "bf16 gradients, B_g bytes per parameter: whole until the step at stage 1, the "
-                  "rank's reduced partition from stage 2 (averaged_gradients)"),
+        Component("gradients", grads, "gradients, B_g bytes per parameter: whole until the step at stage 1 (with fp32 "
+                  "ones: BF16_Optimizer's flat fp32 buffer), the rank's reduced partition from stage 2"),
         Component("optimizer", B_o * params / n, "fp32 master partition (single_partition_of_fp32_groups) and Adam "
                   "exp_avg, exp_avg_sq over it, B_o bytes per parameter, 1/(d c) each"),
     ]
     if sw.zero == 1:
-        parts.append(Component("grad_partition", B_g * params / n, "the bf16 copy of this rank's gradient slice that "
-                               "stage 1 reduces into before the step"))
+        upcast = B_g > B_w  # grad_accum_dtype fp32: BF16_Optimizer
+        parts += [
+            Component("grad_partition", sp.Piecewise((0, upcast), (B_g * params / n, True)),
+                      "the bf16 copy of this rank's gradient slice that stage 1 reduces into before the step "
+                      "(DeepSpeedZeroOptimizer grads_in_partition; none under BF16_Optimizer)"),
+            Component("lp_grads", sp.Piecewise((B_w * params, upcast), (0, True)),
+                      "BF16_Optimizer: autograd's whole bf16 .grad, added into the fp32 buffer at the boundary "
+                      "(immediate_grad_update off, its default)"),
+        ]
     return parts
 
 

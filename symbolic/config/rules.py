@@ -142,8 +142,12 @@ RULES: tuple[Rule, ...] = (
     Rule("--no-grad-accum-fusion: Megatron only", lambda x: x.grad_accum_fusion,
          lambda x: ("--no-grad-accum-fusion is Megatron-LM's --no-gradient-accumulation-fusion: give it with --recipe "
                     "megatron"), scope="recipes"),
+    Rule("deepspeed: fp32 gradients at ZeRO 1 or 3", lambda x: (x.grad_dtype == "bf16") | (x.zero != 2),
+         lambda x: ("DeepSpeed ZeRO-2 with grad_accum_dtype fp32 (--grad-dtype fp32) is not modelled (stage 1 runs "
+                    "BF16_Optimizer, stage 3 partitions fp32 gradients): --grad-dtype bf16, or --zero 1 or 3"),
+         scope="deepspeed"),
     Rule("deepspeed: ZeRO 1-3", lambda x: x.zero >= 1,
-         lambda x: ("DeepSpeed with bf16 and ZeRO stage 0 runs its BF16_Optimizer (unpartitioned fp32 gradients), "
+         lambda x: ("DeepSpeed with bf16 and ZeRO stage 0 runs its bf16 DDP path (engine.py: DDP_BFLOAT16), "
                     "which the deepspeed recipe does not model: --zero 1, 2 or 3"), scope="deepspeed"),
     Rule("recipes: dense models", lambda x: x.E == 0,
          lambda x: (f"{x.model} has routed experts: the torchtitan and deepspeed recipes model dense Llama models "

@@ -45,7 +45,7 @@ def _parts(stage: str, sw: Switches, layers: sp.Expr, micro: sp.Expr, head: bool
         *buffers(stage, params, sw, layers),
         recompute_working_set(sw),
     ]
-    held = {"weights", "gradients", "optimizer", "grad_partition"}  # what the step finds besides its own temporaries
+    held = {"weights", "gradients", "optimizer", "grad_partition", "lp_grads"}  # the step's besides its temporaries
     parts.append(optimizer_step(params, sw, sp.Add(*(x.expr for x in parts if x.name not in held))))
     if sw.overheads:
         parts += overheads(params, sp.Add(*(x.expr for x in parts)), sw, workspaces=2, megatron=False)

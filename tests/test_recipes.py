@@ -172,6 +172,7 @@ def test_the_losss_logits(logits, width):
 @pytest.mark.parametrize("training, profile, words", [
     (Training(zero=1, recompute="full"), "torchtitan", "FSDP2"),
     (Training(zero=0), "deepspeed", "ZeRO stage 0"),
+    (Training(zero=3, recompute="full"), "torchtitan", "no separate master copy"),  # Megatron's precision
 ])
 def test_what_a_recipe_does_not_have_is_one_line(training, profile, words):
     with pytest.raises(ConfigError, match=words) as err:

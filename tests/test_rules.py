@@ -45,7 +45,7 @@ def test_every_message_is_one_line_on_ints():
     dense = ["E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP", "mixed layers: p = 1, dense first (jax)",
              "Llama layers (jax)", "no biases or q/k norms (jax)", "recipes: dense models"]  # a dense model cannot break the rules of experts
     # jaxcheck's precision, ZeRO-3: what the jax, torchtitan and deepspeed rules on them allow
-    allowed = ["jax precision", "torchtitan: FSDP2", "torchtitan: --ac-every with selective", "--ac-every: torchtitan only",
+    allowed = ["jax precision", "torchtitan: FSDP2", "torchtitan: its precision", "torchtitan: --ac-every with selective", "--ac-every: torchtitan only",
                "--no-zero-init: DeepSpeed only", "deepspeed: --no-zero-init at ZeRO-3",
                "--no-grad-accum-fusion: Megatron only", "deepspeed: fp32 gradients at ZeRO 1 or 3", "deepspeed: ZeRO 1-3"]
     even = ["vpp > 1 needs p > 1", *on_uneven, *dense, *allowed, "even stages"]

@@ -1,4 +1,5 @@
-"""The train step: embedding, the pipeline forward, the loss per micro batch, the pipeline backward, optax AdamW."""
+"""The train step: embedding, the pipeline (1F1B, or GPipe's forward then backward), the loss per micro batch, optax
+AdamW."""
 from __future__ import annotations
 
 from typing import Callable
@@ -13,6 +14,7 @@ from symbolic.config.errors import ConfigError
 from symbolic.config.step import SELECTIVE_SAVED
 
 from .model.llama import Llama
+from .model.onef1b import Ends, Stack, one_f_one_b
 from .model.pipeline import Tape, gpipe_backward, gpipe_forward
 from .model.weightops import zeros_after
 from .model.rules import act_names, constrain
@@ -48,10 +50,11 @@ def _head_params(params: dict, tied: bool) -> dict:
     return {"norm": params["norm"], ("embed" if tied else "head"): params["embed" if tied else "head"]}
 
 
-def _embed(graphdef, params: dict, embed, tokens: jax.Array, plan: StepSpec) -> jax.Array:
-    """Embedded micro batches [m, b, s, h] in compute dtype, in the between-blocks layout."""
+def _embed(graphdef, params: dict, embed, tokens: jax.Array, plan: StepSpec, micro: bool = True) -> jax.Array:
+    """Embedded micro batches [m, b, s, h] (micro=False: one, [b, s, h]) in compute dtype, in the between-blocks
+    layout."""
     model: Llama = nnx.merge(graphdef, {**params, "embed": embed})
-    return constrain(model.embed_tokens(tokens), ("micro",) + act_names(plan))
+    return constrain(model.embed_tokens(tokens), (("micro",) if micro else ()) + act_names(plan))
 
 
 def _micro_loss(graphdef, params: dict, head: dict, y_BxSxH: jax.Array, t_BxS: jax.Array) -> jax.Array:
@@ -116,6 +119,8 @@ def loss_and_grads(params: dict, batch: dict, graphdef, stack_graphdefs, plan: S
     layers = {name: (layer_function(block_graphdef, plan), Tape()) for name, block_graphdef in stacks.items()}
     compute = compute if plan.train.zero >= 3 else None
     params = gathered(params, compute)
+    if plan.train.schedule == "1f1b":
+        return _one_f_one_b(params, batch, graphdef, layers, plan, grad_shardings, compute)
     y, embed_vjp = jax.vjp(lambda e: _embed(graphdef, params, e, batch["tokens"], plan), params["embed"])
     gather = {name: None if compute is None else compute[name] for name in stacks}
     res = {}
@@ -130,11 +135,35 @@ def loss_and_grads(params: dict, batch: dict, graphdef, stack_graphdefs, plan: S
         stack_sharding = None if grad_shardings is None else grad_shardings[name]
         dx, dstacks[name] = gpipe_backward(layer, tape, params[name], res[name], dx, act, stack_sharding, gather[name])
     (dembed,) = embed_vjp(dx)
+    return loss, _all_grads(params, dembed, dhead, dstacks, tied)
+
+
+def _all_grads(params: dict, dembed, dhead: dict, dstacks: dict, tied: bool) -> dict:
+    """Every parameter's gradient (tied: the embedding's is the lookup's plus the head's), behind one barrier: every
+    gradient exists before any AdamW update starts, as in a trainer's gradient buffer (left free, XLA ran the head's
+    update before the pipeline backward with ZeRO-0 and after it with ZeRO-1)."""
     grads = {**dhead, "embed": dembed + dhead["embed"] if tied else dembed, **dstacks}
-    # every gradient exists before any AdamW update starts, as in a trainer's gradient buffer: left free, XLA ran the
-    # head's update before the pipeline backward with ZeRO-0 and after it with ZeRO-1
     grads = jax.lax.optimization_barrier(grads)
-    return loss, {name: grads[name] for name in params}
+    return {name: grads[name] for name in params}
+
+
+def _one_f_one_b(params: dict, batch: dict, graphdef, layers: dict, plan: StepSpec, grad_shardings, compute):
+    """loss_and_grads by the 1F1B clock (jaxcheck.model.onef1b): each tick embeds the first stage's micro batch,
+    runs every stage's forward, the last stage's loss and every stage's backward; the gradients of embedding, head
+    and blocks accumulate in one buffer each (in grad_shardings with ZeRO-2/3)."""
+    tied = plan.shape.tied
+    head = _head_params(params, tied)
+    sharded = plan.train.zero >= 2 and grad_shardings is not None
+    stacks = {name: Stack(layer, tape, params[name], None if compute is None else compute[name],
+                          None if grad_shardings is None else grad_shardings[name])
+              for name, (layer, tape) in layers.items()}
+    ends = Ends(embed=lambda e, tokens: _embed(graphdef, params, e, tokens, plan, micro=False),
+                embed_params=params["embed"],
+                loss=lambda hd, y, targets: _micro_loss(graphdef, params, hd, y, targets), head_params=head,
+                embed_sharding=grad_shardings["embed"] if sharded else None,
+                head_sharding={name: grad_shardings[name] for name in head} if sharded else None)
+    loss, dembed, dhead, dstacks = one_f_one_b(stacks, ends, batch["tokens"], batch["targets"], act_names(plan))
+    return loss, _all_grads(params, dembed, dhead, dstacks, tied)
 
 
 def make_optimizer(plan: StepSpec) -> optax.GradientTransformation:

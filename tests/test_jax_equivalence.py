@@ -1,4 +1,5 @@
 """Sharded train step == unsharded single-device reference, for every (dp, pp, tp, cp) in {1, 2}^4; loss falls.
+Every test runs the default 1F1B schedule but test_gpipe_matches_reference (GPipe, each ZeRO stage and remat policy).
 
 Source of truth: a direct forward of the same flax modules on one device over the whole batch at once (no pipeline, no
 micro batches, no remat, no sharding, unfused softmax attention over the whole [s, s] score matrix instead of the
@@ -22,11 +23,11 @@ SHAPE = ModelShape("test", h=64, f=176, a=4, k=2, L=4, v=136)  # all sizes disti
 SEQ, MBS, GBS = 16, 1, 4
 
 
-def _spec(d, p, t, c, recompute="selective", sp=True, flash_attn=True, zero=1, **opts):
+def _spec(d, p, t, c, recompute="selective", sp=True, flash_attn=True, zero=1, schedule="1f1b", **opts):
     from jaxcheck.spec import JaxOptions, StepSpec
 
     train = Training(d=d, t=t, p=p, c=c, s=SEQ, b=MBS, gbs=GBS, zero=zero, recompute=recompute, sp=sp,
-                     flash_attn=flash_attn)
+                     flash_attn=flash_attn, schedule=schedule)
     return StepSpec(SHAPE, train, JaxOptions(compute_dtype="float32", learning_rate=1e-2, **opts)).check()
 
 
@@ -94,6 +95,21 @@ def test_zero_2_and_3_match_reference(reference, zero, d, p, t, c):
     on shards, each layer gathered back), and the parameters too (ZeRO-3: all-gathered one layer at a time): loss
     and gradients as the reference, and the updated parameters AdamW's of those gradients."""
     _check_against_reference(reference, _spec(d, p, t, c, zero=zero), check_update=True)
+
+
+@pytest.mark.parametrize("d,p,t,c", [(1, 4, 1, 1), (2, 4, 2, 1)])
+def test_deep_1f1b_pipelines_match_reference(reference, d, p, t, c):
+    """1F1B with one layer per stage: m = p = 4 (stage 0's ring full, the last stage's one slot reused every tick)
+    and m = 2 < p = 4 (fewer micro batches than stages)."""
+    _check_against_reference(reference, _spec(d, p, t, c))
+
+
+@pytest.mark.parametrize("zero,recompute,d,p,t,c", [(1, "selective", 2, 2, 2, 2), (3, "full", 1, 2, 1, 2),
+                                                    (2, "none", 2, 2, 1, 1)])
+def test_gpipe_matches_reference(reference, zero, recompute, d, p, t, c):
+    """--schedule gpipe (every forward, then every backward) under ZeRO-1, 2 and 3 and each remat policy."""
+    _check_against_reference(reference, _spec(d, p, t, c, zero=zero, recompute=recompute, schedule="gpipe"),
+                             check_update=zero >= 2)
 
 
 @pytest.mark.parametrize("recompute,sp", [("none", True), ("full", True), ("selective", False)])

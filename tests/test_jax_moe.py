@@ -273,7 +273,7 @@ def test_dense_model_bytes_unchanged_by_expert_axis(target):
     from jaxcheck.spec import StepSpec
     from jaxcheck.targets import devices, load
 
-    train = Training(d=2, t=2, c=2, zero=3, recompute="full", s=256, gbs=8)
+    train = Training(d=2, t=2, c=2, zero=3, recompute="full", s=256, gbs=8, schedule="gpipe")
     skip_if_not_enough_devices(train.world)
     spec = StepSpec(PRESETS["tiny"], train).check()
     card = load(target)

@@ -56,12 +56,30 @@ def variants(spec: StepSpec, mesh, base_xla_temp: int) -> list[dict]:
     out.append(_variant("per layer", f"(temp(2L) - temp(L)) / (L/p), L/p = {per}", (x2 - x0) / per, (s2 - s0) / per))
     xm, sm = _temps(dataclasses.replace(spec, train=dataclasses.replace(tr, gbs=2 * tr.global_batch)), mesh)
     out.append(_variant("per micro batch", f"(temp(2m) - temp(m)) / m, m = {tr.m}", (xm - x0) / tr.m, (sm - s0) / tr.m))
+    if tr.schedule == "1f1b" and tr.p > 1:
+        out.append(in_flight_variant(spec, mesh))
     other = {"none": "full", "selective": "none", "full": "none"}[tr.recompute]
     xo, so = _temps(dataclasses.replace(spec, train=dataclasses.replace(tr, recompute=other)), mesh)
     out.append(_variant(f"remat {other} - {tr.recompute}", "what the remat policy changes", xo - x0, so - s0))
     out.append({"name": "forward only", "what": "temp of the loss alone (no symbolic figure)",
                 "xla": forward_temp(spec, mesh), "symbolic": None, "rel_error": None})
     return out
+
+
+def in_flight_variant(spec: StepSpec, mesh) -> dict:
+    """One micro batch in flight, 1F1B: temp(m = p) - temp(m = p - 1), the rings' slots going from p - 1 to p, beside
+    the profile's same difference and the paper profile's activations of one micro batch on a stage (its in-flight
+    term per micro batch: L/p layers' tensors, Megatron-LM's set), and the in-flight counts of both at rank 0."""
+    from symbolic.estimator.estimate import estimate
+
+    tr = spec.train
+    at = lambda m: _temps(dataclasses.replace(spec, train=dataclasses.replace(tr, gbs=m * tr.b * tr.d)), mesh)  # noqa: E731
+    (x1, s1), (x0, s0) = at(tr.p), at(tr.p - 1)
+    first = estimate(spec.shape, jax_training(tr, spec.opts), "paper", overheads=False).stages[0]
+    return {**_variant("per micro batch in flight", f"temp(m = p) - temp(m = p - 1), p = {tr.p}: one ring slot",
+                       x1 - x0, s1 - s0),
+            "paper_bytes": int(first["bytes"]["activations"] / first["in_flight"]),
+            "paper_in_flight": int(first["in_flight"]), "jax_in_flight": min(tr.m, tr.p)}
 
 
 def _saved(spec: StepSpec, mesh) -> list[dict]:
@@ -124,7 +142,8 @@ def phases(spec: StepSpec, mesh, backend: str) -> list[dict]:
         options = {**({} if backend == "gpu" else FAST_CPU), **DUMP_OPTIONS, "xla_dump_to": directory}
         compile_step(spec, mesh, compiler_options=options)
         # ZeRO-2's update loop over the L/p layers (XLA removes a loop of one trip)
-        xla = phase_peaks(directory, spec.train.zero == 2 and spec.shape.L > spec.train.p)
+        xla = phase_peaks(directory, spec.train.zero == 2 and spec.shape.L > spec.train.p,
+                          ticks=spec.train.schedule == "1f1b")
     training = jax_training(spec.train, spec.opts)
     values = {BY_NAME[n]: v for n, v in inputs_for(spec.shape, training).items()}
     live = {name: int(float(expr.xreplace(values)))

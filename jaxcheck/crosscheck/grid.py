@@ -12,7 +12,7 @@ from symbolic.config.dtypes import FLOATS, JAX_COMPUTE_DTYPE, JAX_PARAM_DTYPE
 from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import resolve_model
 from symbolic.config.shapes import DEFAULT_MODEL
-from symbolic.config.training import MOE_FIELDS, RECOMPUTE, ZERO_STAGES, training_from_json
+from symbolic.config.training import MOE_FIELDS, RECOMPUTE, SCHEDULES, ZERO_STAGES, training_from_json
 
 from ..spec import DEFAULT_TRAINING, JaxOptions, StepSpec
 
@@ -20,12 +20,16 @@ from ..spec import DEFAULT_TRAINING, JaxOptions, StepSpec
 # stage_layers: jaxcheck compiles equal stages only (and the keys of recorded configs stay as they were)
 DEFAULTS: dict = {"model": DEFAULT_MODEL, **{k: v for k, v in DEFAULT_TRAINING.flags(widths=False).items()
                                              if k != "stage_layers"},
-                  "param_dtype": JAX_PARAM_DTYPE, "compute_dtype": JAX_COMPUTE_DTYPE}
+                  "schedule": DEFAULT_TRAINING.schedule, "param_dtype": JAX_PARAM_DTYPE, "compute_dtype": JAX_COMPUTE_DTYPE}
 # gbs, etp: None by default (one full pipeline; etp = tp); moe_capacity: a number
 TYPES = {key: int if key in ("gbs", "etp") else (int, float) if key == "moe_capacity" else type(value)
          for key, value in DEFAULTS.items()}
 MOE_DEFAULTS = {key: DEFAULTS[key] for key in MOE_FIELDS}  # keys a config of a dense model leaves at their default
-CHOICES = {"recompute": RECOMPUTE, "zero": ZERO_STAGES, "param_dtype": FLOATS, "compute_dtype": FLOATS}
+# keys that enter a config's hash only where they differ from their defaults (added after configs were recorded;
+# the records of GPipe steps compiled before 1F1B existed carry schedule "gpipe")
+OPTIONAL = {**MOE_DEFAULTS, "schedule": DEFAULTS["schedule"]}
+CHOICES = {"recompute": RECOMPUTE, "zero": ZERO_STAGES, "param_dtype": FLOATS, "compute_dtype": FLOATS,
+           "schedule": SCHEDULES}
 TABLES = ("base", "grid", "case")
 
 Config = dict  # one resolved point of the grid: every key of DEFAULTS
@@ -102,10 +106,10 @@ def parse_grid(path: str | Path) -> list[Config]:
 
 
 def config_key(cfg: Config) -> str:
-    """Canonical hash of a config: sha256 of its sorted-key JSON (every key present, defaults filled in; the expert
+    """Canonical hash of a config: sha256 of its sorted-key JSON (every key present, defaults filled in; the OPTIONAL
     keys only where they differ from their defaults, so the keys of configs recorded before they existed stand)."""
     full = {key: cfg.get(key, default) for key, default in DEFAULTS.items()
-            if key not in MOE_DEFAULTS or cfg.get(key, default) != default}
+            if key not in OPTIONAL or cfg.get(key, default) != default}
     return hashlib.sha256(json.dumps(full, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -121,6 +125,7 @@ def label(cfg: Config) -> str:
     """Short human name: model d t p c s b [gbs] recompute [zeroN] [no-sp] [no-flash_attn]."""
     gbs = "" if cfg["gbs"] is None else f" gbs{cfg['gbs']}"
     extras = (f" zero{cfg['zero']}" if cfg["zero"] else "") + "".join(f" no-{k}" for k in ("sp", "flash_attn") if not cfg[k])
+    extras += " gpipe" if cfg.get("schedule", OPTIONAL["schedule"]) == "gpipe" else ""
     experts = "".join(f" {name}{cfg[key]:g}" for key, name in (("ep", "e"), ("etp", "te"), ("moe_capacity", "C"))
                       if cfg.get(key, MOE_DEFAULTS[key]) != MOE_DEFAULTS[key])
     extras = experts + extras

@@ -54,6 +54,12 @@ def print_explain(details: dict, console) -> None:
     _figures(console, "live temporaries per phase: XLA's (buffer assignment of this compile) vs the profile's (MiB)",
              "window", details.get("phases", []))
     _figures(console, "XLA's temp taken apart by compiled variants (MiB per device)", "variant", details["variants"])
+    for v in details["variants"]:
+        if "paper_in_flight" in v:  # 1F1B: the compiled in-flight term beside the paper's
+            console.print(f"1F1B in flight on the most loaded rank: the compiled rings hold {v['jax_in_flight']} micro "
+                          f"batches, the paper profile's first stage {v['paper_in_flight']}; one micro batch in flight "
+                          f"is {mib(v['xla'])} MiB in XLA (one ring slot: the jax step's per-layer tensors x L/p), "
+                          f"{mib(v['paper_bytes'])} MiB in the paper's per-layer tensors")
     res = details["residuals"]
     table = Table(title=f"residuals one layer stacks ({res['trace_shape']}): the pipeline's vs the profile's",
                   title_justify="left")

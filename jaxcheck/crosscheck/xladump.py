@@ -65,10 +65,11 @@ def live_bytes(hlo: str, assignment: str, ranges: str) -> tuple[list[int], list[
     return [_occupied(x) for x in at], loops, size
 
 
-def phase_peaks(directory: str | Path, update_loop: bool = False) -> dict:
+def phase_peaks(directory: str | Path, update_loop: bool = False, ticks: bool = False) -> dict:
     """XLA's heap size, its largest live set, and the peak of each window between the top-level loops, named as the
     profile's phases they hold: with three loops forward | relayout + loss | backward | update; with two (one micro
-    batch or one iteration: XLA removes trip-count-1 loops) forward | relayout + loss + backward | update.
+    batch or one iteration: XLA removes trip-count-1 loops) forward | relayout + loss + backward | update; `ticks`
+    (1F1B: one loop of ticks) forward + loss + backward | update.
     update_loop: the last loop is the update's (ZeRO-2 gathers the new weights one layer at a time), in "update"."""
     live, loops, size = live_bytes(*_files(Path(directory)))
     bounds = [0] + loops + [len(live) - 1]
@@ -77,6 +78,7 @@ def phase_peaks(directory: str | Path, update_loop: bool = False) -> dict:
     peaks = [max(live[lo + (i > 0):hi + 1]) for i, (lo, hi) in enumerate(zip(bounds, bounds[1:]))]
     if update_loop and len(peaks) > 1:
         peaks = peaks[:-2] + [max(peaks[-2:])]
-    names = {4: ["forward", "relayout+loss", "backward", "update"],
-             3: ["forward", "relayout+loss+backward", "update"]}.get(len(peaks), [f"window {i}" for i in range(len(peaks))])
+    names = ({2: ["forward+loss+backward", "update"]} if ticks else
+             {4: ["forward", "relayout+loss", "backward", "update"],
+              3: ["forward", "relayout+loss+backward", "update"]}).get(len(peaks), [f"window {i}" for i in range(len(peaks))])
     return {"temp_bytes": size, "max_live_bytes": max(live, default=0), "windows": dict(zip(names, peaks))}

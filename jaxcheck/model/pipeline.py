@@ -36,7 +36,7 @@ def layer_of(tree, j):
     return jax.tree.map(lambda a: jax.lax.dynamic_index_in_dim(a, j, axis=1, keepdims=False), tree)
 
 
-def _reduced(acc, shardings):
+def reduced(acc, shardings):
     """The accumulator in the parameters' layout: summed over data and context, like the parameters."""
     return acc if shardings is None else jax.lax.with_sharding_constraint(acc, shardings)
 
@@ -49,7 +49,7 @@ def layer_shardings(shardings):
     return None if shardings is None else jax.tree.map(drop, shardings)
 
 
-def _weights(blocks, j, anchor, gather):
+def layer_weights(blocks, j, anchor, gather):
     """Layer j's weights [p, ...]; with ZeRO-3 all-gathered over data and context into `gather`'s layer layout. The
     barrier ties the gather to the loop's activation (anchor), so that XLA cannot hoist one gather of the whole
     loop-invariant stack out of the layer loop."""
@@ -60,7 +60,7 @@ def _weights(blocks, j, anchor, gather):
     return anchor, jax.lax.with_sharding_constraint(w, layer_shardings(gather))
 
 
-def _summed(dw, shardings):
+def summed(dw, shardings):
     """One layer's weight gradient, summed over data and context before it joins the accumulator. The barrier keeps
     that all-reduce inside the layer loop: XLA:GPU otherwise moves it out (while-loop all-reduce code motion) and
     keeps the partial sums of every iteration in a second weight-sized buffer."""
@@ -79,7 +79,7 @@ def _put(stacks, res, i, j):
     return [jax.lax.dynamic_update_slice(a, r[None, None], (i, j) + (0,) * r.ndim) for a, r in zip(stacks, res)]
 
 
-def _vjp_layer(layer_fn: Callable, tape: Tape):
+def vjp_layer(layer_fn: Callable, tape: Tape):
     """Every stage's layer j under jax.vjp: output [p, b, s, h] and the activation residuals [p, ...]."""
 
     def one(w, x):
@@ -90,6 +90,20 @@ def _vjp_layer(layer_fn: Callable, tape: Tape):
     return jax.vmap(one, spmd_axis_name="pipe")
 
 
+def layer_backward(tape: Tape):
+    """Every stage's layer j backward: (weights [p, ...], residuals [p, ...], dy [p, b, s, h]) -> (dw, dx), the vjp
+    closure rebuilt from the residuals and the weights (jaxcheck.model.residuals)."""
+    return jax.vmap(lambda w, r, dy: join(r, tape.layout, w)(dy), spmd_axis_name="pipe")
+
+
+def accumulate(acc, dw, j, shardings=None):
+    """The accumulator [p, L/p, ...] with layer j's gradient [p, ...] added in place, after dw is summed over data and
+    context (reduce-scattered with ZeRO-2/3, in `shardings`)."""
+    dw = summed(dw, shardings)
+    acc = jax.tree.map(lambda a, g: jax.lax.dynamic_update_index_in_dim(a, layer_of(a, j) + g, j, axis=1), acc, dw)
+    return reduced(acc, shardings)
+
+
 def gpipe_forward(layer_fn: Callable, tape: Tape, blocks, x_MxBxSxH: jax.Array, act: tuple[str, ...], gather=None):
     """Last-stage outputs [m, b, s, h] and the residual stacks [m + p - 1, L/p, p, ...] of every iteration, layer
     and stage, written in place as the layers run (gather: the blocks' compute layout, with ZeRO-3)."""
@@ -98,14 +112,14 @@ def gpipe_forward(layer_fn: Callable, tape: Tape, blocks, x_MxBxSxH: jax.Array, 
     iterations = m + p - 1
     names = ("stage",) + act
     stage_of = jnp.arange(p).reshape(p, 1, 1, 1)
-    run = _vjp_layer(layer_fn, tape)
+    run = vjp_layer(layer_fn, tape)
     state0 = constrain(jnp.zeros((p,) + x_MxBxSxH.shape[1:], x_MxBxSxH.dtype), names)
     _, avals = jax.eval_shape(run, layer_of(blocks, 0), state0)
     stacks0 = [jnp.zeros((iterations, n) + a.shape, a.dtype) for a in avals]
 
     def layer(i, carry, j):
         x, stacks = carry
-        x, w = _weights(blocks, j, x, gather)
+        x, w = layer_weights(blocks, j, x, gather)
         y, res = run(w, x)
         return (constrain(y, names), _put(stacks, res, i, j)), None
 
@@ -131,18 +145,15 @@ def gpipe_backward(layer_fn: Callable, tape: Tape, blocks, stacks, dy_MxBxSxH: j
     m = dy_MxBxSxH.shape[0]
     names = ("stage",) + act
     stage_of = jnp.arange(p).reshape(p, 1, 1, 1)
-    run = jax.vmap(lambda w, r, dy: join(r, tape.layout, w)(dy), spmd_axis_name="pipe")
+    run = layer_backward(tape)
     # iteration i's last-stage output is micro batch i - (p - 1)
     dlast_IxBxSxH = jnp.concatenate([jnp.zeros((p - 1,) + dy_MxBxSxH.shape[1:], dy_MxBxSxH.dtype), dy_MxBxSxH])
 
     def layer(i, carry, j):
         dy, acc = carry
-        dy, w = _weights(blocks, j, dy, gather)
+        dy, w = layer_weights(blocks, j, dy, gather)
         dw, dx = run(w, _at(stacks, i, j), dy)
-        dw = _summed(dw, acc_shardings)
-        acc = jax.tree.map(lambda a, g: jax.lax.dynamic_update_index_in_dim(a, layer_of(a, j) + g, j, axis=1),
-                           acc, dw)
-        return (constrain(dx, names), _reduced(acc, acc_shardings)), None
+        return (constrain(dx, names), accumulate(acc, dw, j, acc_shardings)), None
 
     def step(carry, xs):
         dstate_next, acc = carry
@@ -151,7 +162,7 @@ def gpipe_backward(layer_fn: Callable, tape: Tape, blocks, stacks, dy_MxBxSxH: j
         (dstate, acc), _ = jax.lax.scan(lambda c, j: layer(i, c, j), (dout, acc), jnp.arange(n), reverse=True)
         return (dstate, acc), dstate[0]
 
-    acc0 = _reduced(zeros_after(blocks, dy_MxBxSxH), acc_shardings)
+    acc0 = reduced(zeros_after(blocks, dy_MxBxSxH), acc_shardings)
     dstate0 = constrain(jnp.zeros((p,) + dy_MxBxSxH.shape[1:], dy_MxBxSxH.dtype), names)
     xs = (jnp.arange(m + p - 1), dlast_IxBxSxH)
     (_, acc), dmicro_IxBxSxH = jax.lax.scan(step, (dstate0, acc0), xs, reverse=True)

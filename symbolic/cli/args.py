@@ -12,7 +12,7 @@ from ..config.errors import ConfigError
 from ..config.hfconfig import resolve_model
 from ..config.shapes import DEFAULT_MODEL, MAX_SIZE, ModelShape
 from ..config import precision
-from ..config.training import RECOMPUTE, ZERO_STAGES, Training, training_from_json
+from ..config.training import RECOMPUTE, SCHEDULES, ZERO_STAGES, Training, training_from_json
 
 _UNITS = {
     "": 1, "b": 1,
@@ -218,6 +218,9 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
     group.add_argument("--no-grad-accum-fusion", dest="grad_accum_fusion", action="store_false",
                        default=defaults.grad_accum_fusion,
                        help="--recipe megatron: --no-gradient-accumulation-fusion (no persistent dummy wgrad buffers)")
+    group.add_argument("--schedule", default=defaults.schedule, choices=SCHEDULES,
+                       help="pipeline schedule: 1f1b (rank r holds min(m, p - r) micro batches; the formulas' and "
+                            "jaxcheck's default) or gpipe (jaxcheck only: every forward, then every backward)")
     group.add_argument("--no-sp", dest="sp", action="store_false", default=defaults.sp,
                        help="disable sequence parallelism")
     group.add_argument("--no-flash-attn", dest="flash_attn", action="store_false", default=defaults.flash_attn,

@@ -14,10 +14,11 @@ from ..config.switches import BACKENDS
 from .base import Component
 
 # in program order; forward_embed: the embedding lookup before the pipeline's layers; loss_head: a micro batch's
-# LM-head gradient after its logits are gone (ZeRO-2/3 reduce-scatter it); update_gather: ZeRO-2's loop that
-# all-gathers the updated weights layer by layer, after the rest of the update
+# LM-head gradient after its logits are gone (ZeRO-2/3 reduce-scatter it); backward_embed: 1F1B's lookup gradient at
+# the end of a tick; update_gather: ZeRO-2's loop that all-gathers the updated weights layer by layer, after the rest
+# of the update
 PHASES = ("forward_embed", "forward", "relayout", "loss", "loss_head", "backward_attention", "backward_weights",
-          "update", "update_gather")
+          "backward_embed", "update", "update_gather")
 
 
 @dataclass(frozen=True)

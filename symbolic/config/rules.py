@@ -95,10 +95,14 @@ RULES: tuple[Rule, ...] = (
          lambda x: (f"tensor parallel t={x.t} does not divide vocabulary v={x.v} of {x.model} (jaxcheck shards the "
                     f"embedding and head evenly over tensor; pad v to a multiple of t)"), scope="jax", model=True),
     Rule("vpp == 1", lambda x: x.vpp == 1,
-         lambda x: f"jaxcheck compiles a GPipe schedule without virtual stages; got vpp={x.vpp}", scope="jax"),
+         lambda x: (f"jaxcheck compiles one SPMD program of pp stages, one model chunk per device (interleaved 1F1B "
+                    f"needs vpp chunks per device on a circular clock, not built): got vpp={x.vpp}"), scope="jax"),
     Rule("even stages", lambda x: np.logical_not(_uneven(x)),
-         lambda x: ("jaxcheck's GPipe runs pp equal stages (a vmap over stages): uneven stages (--stage-layers, "
-                    "--balance) are for the paper profile only"), scope="jax"),
+         lambda x: ("jaxcheck vmaps its pp stages in one SPMD program, so every stage has L/pp layers: uneven stages "
+                    "(--stage-layers, --balance) are for the paper profile and the recipes"), scope="jax"),
+    Rule("gpipe: jaxcheck only", lambda x: x.schedule == "1f1b",
+         lambda x: ("--schedule gpipe is jaxcheck's (compile, verify, sweep, --profile jax): the paper's formulas and "
+                    "the trainers' recipes count 1F1B"), scope="!jax"),
     Rule("s % flash block", lambda x: np.logical_not(x.flash_attn) | (x.s % np.minimum(x.s, FLASH_BLOCK) == 0),
          lambda x: (f"flash attention runs over key blocks of {FLASH_BLOCK}: sequence s={x.s} must be a multiple of "
                     f"{FLASH_BLOCK} (or shorter), or pass --no-flash-attn"), scope="jax"),
@@ -190,6 +194,7 @@ def letters(training, shape=None) -> SimpleNamespace:
              zero=training.zero, stage_layers=training.stage_layers, uneven=training.stage_layers is not None,
              e=training.ep, t_e=training.etp_size, C_f=training.moe_capacity, recompute=training.recompute,
              ac_every=training.ac_every, zero_init=training.zero_init, grad_accum_fusion=training.grad_accum_fusion,
+             schedule=training.schedule,
              **{name: getattr(training, name) for name in PRECISION})
     return SimpleNamespace(**x, **(model_letters(shape) if shape is not None else {}))
 

@@ -5,7 +5,7 @@ from dataclasses import astuple, dataclass
 
 from .errors import ConfigError
 from .shapes import MLPS, NORMS, QK_NORMS
-from .training import RECOMPUTE, ZERO_STAGES
+from .training import RECOMPUTE, SCHEDULES, ZERO_STAGES
 
 BACKENDS = ("gpu", "cpu")  # compilers a compiled-step profile models: XLA:GPU, XLA:CPU
 
@@ -36,6 +36,7 @@ class Switches:
     ac_every: bool = False  # torchtitan's per-layer selective checkpointing (every n_ac-th block), not op-level
     zero_init: bool = True  # DeepSpeed ZeRO-3 with zero.Init; False: every gathered weight stays to its backward
     grad_accum_fusion: bool = True  # Megatron-LM's gradient accumulation fusion: persistent dummy wgrad buffers
+    schedule: str = "1f1b"  # pipeline schedule (Training.schedule): 1f1b, or gpipe (the jax profile only)
 
     def __post_init__(self):
         if self.recompute not in RECOMPUTE:
@@ -46,6 +47,8 @@ class Switches:
             raise ConfigError(f"zero must be one of {', '.join(map(str, ZERO_STAGES))}, got {self.zero!r}")
         if self.qk_norm not in QK_NORMS:
             raise ConfigError(f"qk_norm must be one of {', '.join(QK_NORMS)}, got {self.qk_norm!r}")
+        if self.schedule not in SCHEDULES:
+            raise ConfigError(f"schedule must be one of {', '.join(SCHEDULES)}, got {self.schedule!r}")
         if self.mlp not in MLPS or self.norm not in NORMS:
             raise ConfigError(f"mlp must be one of {', '.join(MLPS)} and norm one of {', '.join(NORMS)}, got "
                               f"{self.mlp!r}, {self.norm!r}")
@@ -60,7 +63,8 @@ class Switches:
                    overheads=overheads, tied=arch.pop("tied", tied), backend=backend,
                    ac_every=getattr(training, "ac_every", None) is not None,
                    zero_init=getattr(training, "zero_init", True),
-                   grad_accum_fusion=getattr(training, "grad_accum_fusion", True), **arch)
+                   grad_accum_fusion=getattr(training, "grad_accum_fusion", True),
+                   schedule=getattr(training, "schedule", "1f1b"), **arch)
 
     @property
     def dist_opt(self) -> bool:

@@ -8,6 +8,9 @@ from .errors import ConfigError
 from .shapes import ModelShape
 
 RECOMPUTE = ("none", "selective", "full")
+# 1f1b: one forward, one backward (PipeDream-flush; Megatron-LM's forward_backward_pipelining_without_interleaving):
+# rank r holds min(m, p - r) micro batches; gpipe: every forward, then every backward (all m held)
+SCHEDULES = ("1f1b", "gpipe")
 # ZeRO stage (Rajbhandari et al. 2020): what is sharded over the d * c data-parallel ranks. 0: nothing; 1: optimizer
 # states (Megatron's distributed optimizer); 2: also gradients; 3: also parameters (torch FSDP FULL_SHARD)
 ZERO_STAGES = (0, 1, 2, 3)
@@ -53,6 +56,7 @@ class Training:
     ac_every: int | None = None  # n_ac: torchtitan's selective per-layer checkpointing, every n-th block (else op)
     zero_init: bool = True  # DeepSpeed ZeRO-3: the model built under deepspeed.zero.Init (its memory-efficient linear)
     grad_accum_fusion: bool = True  # Megatron-LM --gradient-accumulation-fusion (its default): TE's dummy wgrads
+    schedule: str = "1f1b"  # pipeline schedule, one of SCHEDULES: 1F1B (Megatron-LM's), or GPipe (jaxcheck only)
     # precision and optimizer (config.precision; the defaults are Megatron-LM's bf16 mixed precision)
     weight_dtype: str = "bf16"  # B_w: the model's weights as the step computes with them
     grad_dtype: str = "fp32"  # B_g: fp32 main gradients
@@ -91,6 +95,8 @@ class Training:
         if isinstance(capacity, bool) or not isinstance(capacity, (int, float)) or not 0 < capacity <= MAX_CAPACITY:
             raise ConfigError(f"--moe-capacity must be a number above 0 and at most {MAX_CAPACITY}, got {capacity!r}")
         object.__setattr__(self, "moe_capacity", float(capacity))
+        if self.schedule not in SCHEDULES:
+            raise ConfigError(f"--schedule must be one of {', '.join(SCHEDULES)}, got {self.schedule!r}")
         if self.recompute not in RECOMPUTE:
             raise ConfigError(f"--recompute must be one of {', '.join(RECOMPUTE)}, got {self.recompute!r}")
         if isinstance(self.zero, bool) or self.zero not in ZERO_STAGES:
@@ -188,8 +194,8 @@ class Training:
 FLAGS = {"d": "dp", "t": "tp", "p": "pp", "c": "cp", "s": "seq", "b": "mbs"}
 WIDTH_FIELDS = ("weight_bytes", "grad_bytes", "opt_bytes", "act_bytes", "logit_bytes")  # derived: not arguments
 MOE_FIELDS = ("ep", "etp", "moe_capacity")  # what only a model with experts shows in its config
-# one trainer's options: shown (and checked by the rule table) where not at these values
-RECIPE_FIELDS = {"ac_every": None, "zero_init": True, "grad_accum_fusion": True}
+# one trainer's (or jaxcheck's) options: shown (and checked by the rule table) where not at these values
+RECIPE_FIELDS = {"ac_every": None, "zero_init": True, "grad_accum_fusion": True, "schedule": "1f1b"}
 MAX_CAPACITY = 2.0**20  # the largest --moe-capacity: far beyond any capacity factor (E / k_e is the most that matters)
 
 

@@ -118,7 +118,7 @@ def derive(profile: str, switches: Switches) -> dict:
         "components": [part.name for part in parts] + ["total"],
         "main_source": _lambdify_source(main, "_main"),
         "stages": stages,
-        "in_flight_source": _lambdify_source([module.in_flight(r)], "_in_flight", ("r",)),
+        "in_flight_source": _lambdify_source([module.in_flight(r, switches)], "_in_flight", ("r",)),
     }
 
 

@@ -1,9 +1,10 @@
 """Profile `jax`: jaxcheck's compiled train step as a table of buffers, per device (pure sympy, no jax).
 
 Every device holds the same buffers (SPMD): embedding, final norm and LM head replicated over pipe, its stage's L/p
-layers, and the GPipe loop of I = m + p - 1 iterations on every stage. Arguments and outputs are exact; the
-temporaries are rows of symbolic.components.buffers, live in the phases of the step (the derivation of each row,
-from XLA's buffer-assignment dumps of grids/derive.toml, is in its doc and in the README).
+layers, and the schedule's loop on every stage: 1F1B's ticks with residual rings of K = min(m, p) micro batches
+(components.jax1f1b), or GPipe's I = m + p - 1 iterations. Arguments and outputs are exact; the temporaries are rows
+of symbolic.components.buffers, live in the phases of the step (the derivation of each row, from XLA's
+buffer-assignment dumps of grids/derive.toml and grids/derive-1f1b.toml, is in its doc and in the README).
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from dataclasses import replace
 
 import sympy as sp
 
-from ..components import FP32, INT32, Component, jaxmoe, jaxzero
+from ..components import FP32, INT32, Component, jax1f1b, jaxmoe, jaxzero
 from ..components.experts import expert_data_parallel, experts_params
 from ..components.jaxparams import (N, device_experts, device_params, moe_layer_params, one_layer, one_layer_dense,
                                     stack_layers)
@@ -23,11 +24,12 @@ from ..config.step import FLASH_BLOCK
 from ..config.switches import Switches
 from ..config.symbols import B_a, B_g, B_o, B_w, L, L_e, a, b, c, d, dh, h, k, m, p, s, t, v
 
-TITLE = "jaxcheck's compiled step (flax + XLA, GPipe written out)"
+TITLE = "jaxcheck's compiled step (flax + XLA, 1F1B or GPipe written out)"
 DESCRIPTION = (
     "Per-device buffers of jaxcheck's train step: parameters in B_w (fp32) and AdamW mu, nu (B_o = 2 x B_w) over d*c "
-    "with ZeRO-1 as arguments; as temporaries, the residuals each layer keeps under the remat policy, stacked for "
-    "all m + p - 1 iterations of the GPipe loop, one gradient accumulator per stacked weight, the LM head's gradient, "
+    "with ZeRO-1 as arguments; as temporaries, the residuals each layer keeps under the remat policy, in rings of "
+    "min(m, p) micro batches under 1F1B (all m + p - 1 iterations of the GPipe loop under --schedule gpipe), one "
+    "gradient accumulator per stacked weight, the LM head's and the embedding's, "
     "and the working sets of the phase XLA's heap must hold at once (one layer's forward or backward, one micro "
     "batch's fp32 logits, the relayout of a residual stack between forward and backward)."
 )
@@ -169,6 +171,15 @@ def temporaries(sw: Switches) -> list[Buffer]:
 
 @functools.lru_cache(maxsize=None)
 def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
+    """The schedule's temporaries: GPipe's rows (_gpipe), or what the 1F1B clock makes of them (components.jax1f1b)."""
+    rows = _gpipe(sw)
+    if sw.schedule == "gpipe":
+        return rows
+    shard = jaxzero.grad_shards(sw)
+    return jax1f1b.rows(rows, sw, _stream(sw), (h / shard, v / t), shard)
+
+
+def _gpipe(sw: Switches) -> tuple[Buffer, ...]:
     """Every temporary of the step with the phases it is live in (forward: one layer of the last iteration; relayout:
     between forward and loss; loss: one micro batch; backward_attention / backward_weights: one layer's attention
     backward / its weight gradients; update: AdamW)."""
@@ -310,6 +321,7 @@ def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, mi
     return components(sw)
 
 
-def in_flight(rank: sp.Expr) -> sp.Expr:
-    """Micro batches whose residuals a stage keeps: every stage of the GPipe loop keeps all m + p - 1 iterations'."""
-    return I
+def in_flight(rank: sp.Expr, sw: Switches | None = None) -> sp.Expr:
+    """Micro batches whose residuals a stage keeps: 1F1B's rings hold K = min(m, p) on every stage (the most loaded
+    rank's count: one SPMD program); every stage of the GPipe loop keeps all m + p - 1 iterations'."""
+    return I if sw is not None and sw.schedule == "gpipe" else jax1f1b.in_flight()

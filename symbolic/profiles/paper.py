@@ -36,7 +36,7 @@ def moe_layer_tensors(sw: Switches) -> list[Component]:
     return _layer_tensors(sw, moe=True) if sw.moe else []
 
 
-def in_flight(rank: sp.Expr) -> sp.Expr:
+def in_flight(rank: sp.Expr, sw=None) -> sp.Expr:
     """Micro batches of a whole stage that pipeline rank `rank` holds at its peak (1F1B or interleaved 1F1B)."""
     return _in_flight(rank)
 

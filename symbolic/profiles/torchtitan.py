@@ -24,7 +24,7 @@ def layer_tensors(sw: Switches) -> list[Component]:
     return _layer_tensors(sw)
 
 
-def in_flight(rank: sp.Expr) -> sp.Expr:
+def in_flight(rank: sp.Expr, sw=None) -> sp.Expr:
     """Micro batches a pipeline rank holds at its peak: torchtitan's default schedule is 1F1B."""
     return _in_flight(rank)
 

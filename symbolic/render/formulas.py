@@ -50,7 +50,7 @@ def formulas(profile: str, sw: Switches) -> list[Component]:
     for stage in STAGES:
         stage_parts = module.stage_components(sw, stage)
         out.append(Component(f"{stage}.total", total(stage_parts), f"exact total of one GPU of the {stage} stage"))
-    out.append(Component("rank.in_flight", module.in_flight(r),
+    out.append(Component("rank.in_flight", module.in_flight(r, sw),
                          "micro batches (of a whole stage) in flight on pipeline rank r at its peak: m_r below"))
     for stage in STAGES[:3]:
         stage_parts = module.stage_components(sw, stage, L_r, m_r, Le_r if sw.moe else None)

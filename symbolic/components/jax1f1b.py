@@ -1,0 +1,72 @@
+"""What the 1F1B clock (jaxcheck.model.onef1b) changes in the `jax` profile's buffer table: the GPipe rows that hold
+every iteration ([m + p - 1, ...]) or every micro batch ([m, ...]) give way to what one tick carries, the residual
+rings of K = min(m, p) slots, and the accumulators live through the whole loop."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import sympy as sp
+
+from ..config.switches import Switches
+from ..config.symbols import B_a, B_g, b, c, h, m, p, s, t, v
+from .base import FP32
+from .buffers import Buffer
+from .jaxparams import stack_layers
+
+K = sp.Min(m, p, evaluate=False)  # residual ring slots per stage: the most loaded stage's in-flight micro batches
+# phases of one tick: the first stage's lookup, the stages' forward, the last stage's loss, the stages' backward, the
+# lookup's gradient; what the loop carries is live in all of them
+TICK = ("forward_embed", "forward", "loss", "loss_head", "backward_attention", "backward_weights", "backward_embed")
+UPDATE = ("update", "update_gather")
+# GPipe's rows of every iteration or micro batch, and of its phase between forward and backward: no 1F1B buffer
+GONE = ("stage_outputs", "embeddings", "output_grads", "iteration_grads", "iteration_grads_zeros", "relayout_copy",
+        "head_grad_zeros", "head_grad_kept", "embed_grad_shard")
+
+
+def in_flight() -> sp.Expr:
+    """Micro batches whose residuals every stage's ring holds: K = min(m, p), rank 0's 1F1B count (rank r needs
+    min(m, p - r); one SPMD program has one shape on every device)."""
+    return K
+
+
+def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, held: tuple, shard: sp.Expr) -> tuple[Buffer, ...]:
+    """The 1F1B table from the GPipe one: its per-layer and per-micro-batch working sets as they are, its stacks of
+    every iteration as rings of K slots, its accumulators live through the loop, and what a tick adds (stream: one
+    micro batch's [b, s, h] between blocks; held: the head gradient's shape; shard: ways gradients are split)."""
+    dense_layers, moe_layers = stack_layers(sw)
+    loop = TICK + UPDATE
+    change = {
+        "residual_stacks": lambda row: replace(row, shape=(K, dense_layers), phases=TICK, doc=(
+            f"every layer's residuals ({sw.recompute} remat) for K = min(m, p) micro batches, rings [K, L/p, ...] "
+            "written by a stage's forward into slot i mod K, read by its backward (dense layers: (L - L_e)/p)")),
+        "moe_residual_stacks": lambda row: replace(row, shape=(K, moe_layers), phases=TICK, doc=(
+            f"every MoE layer's residuals ({sw.recompute} remat) for K micro batches, rings [K, L_e/p, ...]")),
+        "lookup_partial": lambda row: replace(row, shape=row.shape[1:], doc=(
+            "one micro batch's vocab-parallel lookup partial sums [b, s/c, h] before their sum over t")),
+        "stage_buffer": lambda row: replace(row, phases=TICK, doc=(
+            "the stage buffers the loop carries from tick to tick: every stage's forward output and backward "
+            "cotangent [b, s, h]")),
+        "head_grad": lambda row: replace(row, width=B_g, phases=loop, doc=(
+            "fp32 accumulator of the LM head's gradient (of the embedding's when tied), each tick's added in place "
+            "and kept to the AdamW update")),
+        "embed_grad": lambda row: replace(row, shape=(v / (t * shard), h), phases=loop, doc=(
+            "fp32 accumulator of the embedding's gradient, the lookup's of each micro batch added as stage 0's "
+            "backward reaches it (ZeRO-2/3: reduce-scattered over d*c into it)")),
+        "block_grads": lambda row: replace(row, phases=loop),
+        "embed_gathered": lambda row: replace(row, phases=TICK),
+        "head_gathered": lambda row: replace(row, phases=TICK),
+    }
+    out = [change.get(row.name, lambda x: x)(row) for row in gpipe if row.name not in GONE]
+    micro = [] if sw.zero >= 2 else [  # with ZeRO-2/3, components.jaxzero's head_grad_micro
+        Buffer("head_grad_micro", (h, v / t), B_g, ("loss_head",), "one micro batch's fp32 gradient of the LM head "
+               "[h, v/t], made whole before it joins the accumulator (llama3-8b d2 t1 p4 none zero1: "
+               "gemm_fusion_dot.98 f32[4096,128256] beside the logits gradient, the step's peak)")]
+    return tuple(out) + (*micro,
+        Buffer("logits_grad", (b, s / c, v / t), FP32, ("loss_head",), "the micro batch's fp32 logits gradient, the "
+               "input of the head gradient's product (same dump: input_scatter_fusion.1 f32[1,2048,128256])"),
+        Buffer("stage_shift", stream, B_a, ("forward", "backward_attention", "backward_weights"), "a stage buffer "
+               "shifted one stage by the collective-permute, beside the buffer it came from"),
+        Buffer("lookup_grad", (v / t, h), B_g, ("backward_embed",), "one micro batch's gradient of the local "
+               "embedding rows [v/t, h], scatter-added into zeros by the lookup's backward before it joins the "
+               "accumulator"),
+    )

@@ -117,10 +117,10 @@ def loss_and_grads(params: dict, batch: dict, graphdef, stack_graphdefs, plan: S
     layer at a time; with ZeRO-2/3 the accumulators are sharded over data and context (grad_shardings)."""
     act, tied, stacks = act_names(plan), plan.shape.tied, _stacks(stack_graphdefs)
     layers = {name: (layer_function(block_graphdef, plan), Tape()) for name, block_graphdef in stacks.items()}
-    compute = compute if plan.train.zero >= 3 else None
+    layout, compute = compute, compute if plan.train.zero >= 3 else None
     params = gathered(params, compute)
     if plan.train.schedule == "1f1b":
-        return _one_f_one_b(params, batch, graphdef, layers, plan, grad_shardings, compute)
+        return _one_f_one_b(params, batch, graphdef, layers, plan, grad_shardings, layout)
     y, embed_vjp = jax.vjp(lambda e: _embed(graphdef, params, e, batch["tokens"], plan), params["embed"])
     gather = {name: None if compute is None else compute[name] for name in stacks}
     res = {}
@@ -147,15 +147,18 @@ def _all_grads(params: dict, dembed, dhead: dict, dstacks: dict, tied: bool) -> 
     return {name: grads[name] for name in params}
 
 
-def _one_f_one_b(params: dict, batch: dict, graphdef, layers: dict, plan: StepSpec, grad_shardings, compute):
+def _one_f_one_b(params: dict, batch: dict, graphdef, layers: dict, plan: StepSpec, grad_shardings, layout):
     """loss_and_grads by the 1F1B clock (jaxcheck.model.onef1b): each tick embeds the first stage's micro batch,
     runs every stage's forward, the last stage's loss and every stage's backward; the gradients of embedding, head
-    and blocks accumulate in one buffer each (in grad_shardings with ZeRO-2/3)."""
+    and blocks accumulate in one buffer each (in grad_shardings with ZeRO-2/3). layout: the parameters' compute
+    layout (given with ZeRO-2/3; ZeRO-3 gathers the blocks into it)."""
     tied = plan.shape.tied
     head = _head_params(params, tied)
     sharded = plan.train.zero >= 2 and grad_shardings is not None
-    stacks = {name: Stack(layer, tape, params[name], None if compute is None else compute[name],
-                          None if grad_shardings is None else grad_shardings[name])
+    zero3 = plan.train.zero >= 3 and layout is not None
+    stacks = {name: Stack(layer, tape, params[name], layout[name] if zero3 else None,
+                          None if grad_shardings is None else grad_shardings[name],
+                          layout[name] if sharded and layout is not None else None)
               for name, (layer, tape) in layers.items()}
     ends = Ends(embed=lambda e, tokens: _embed(graphdef, params, e, tokens, plan, micro=False),
                 embed_params=params["embed"],

@@ -1,17 +1,18 @@
 """1F1B (PipeDream-flush, Megatron-LM's default schedule) over the pipe mesh axis, as one SPMD program.
 
-A loop of ticks: at tick τ stage r runs the forward of micro batch i where τ = α i + r and the backward of micro batch
-i where τ = α i + 2(p - 1) - r (α = 2 for p > 1, 1 for p = 1); the last stage runs a micro batch's forward, loss and
-backward in one tick. Activations move one stage forward and cotangents one stage back per tick (jnp.roll of the
-stage buffers: collective permutes), the first stage looks its micro batch up in the embedding each tick and adds
-the lookup's gradient when its backward reaches it. Stage r holds a micro batch from its forward to its backward:
-min(m, p - r) of them, Megatron-LM's 1F1B count (p - r - 1 warm-up forwards, then one forward and one backward).
-Each layer's residuals go into a ring of K = min(m, p) slots per stage (micro batch i in slot i mod K), the most loaded
-rank's count on every device: an SPMD program has one shape everywhere. Every stage computes every tick (vmap over
-stages, spmd_axis_name="pipe"); a stage off its tick (α = 2: stages alternate, a checkerboard) computes on stale
-inputs, its residual writes dropped and its gradients and loss selected away: the program holds 1F1B's memory and
-does about twice GPipe's arithmetic. With p = 1 it is gradient accumulation, one
-micro batch's residuals at a time.
+A loop of ticks: at tick τ stage r runs the forward of micro batch i where τ = 2i + r, or the backward of micro batch
+i where τ = 2i + 2p - 1 - r: each stage alternates forward and backward as Megatron-LM's steady state does, and
+holds a micro batch from its forward to its backward, min(m, p - r) of them (p - r - 1 warm-up forwards). The last
+stage's loss ends the tick of its forward and its cotangent starts the next tick's backward; activations move one
+stage forward and cotangents one stage back per tick (jnp.roll of the stage buffers: collective permutes). Every
+stage computes every tick (vmap over stages, spmd_axis_name="pipe"), in one loop over its layers that runs layer j's
+forward and layer L/p - 1 - j's backward; the op a stage is not on this tick computes on stale inputs, its residual
+writes dropped and its gradients selected away: the program holds 1F1B's memory and does about twice GPipe's
+arithmetic. Each layer's residuals go into a ring of K = min(m, p) slots per stage (micro batch i in slot i mod K),
+the most loaded rank's count on every device (an SPMD program has one shape everywhere); the ring is read and written
+in the same loop, so XLA gives it one layout and one sharding. The first stage looks its micro batch up in the
+embedding each tick and adds the lookup's gradient when its backward reaches it. With p = 1 it is gradient
+accumulation, one micro batch's residuals at a time.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .pipeline import Tape, accumulate, layer_backward, layer_of, layer_weights, reduced, vjp_layer
+from .pipeline import Tape, accumulate, layer_backward, layer_of, layer_shardings, layer_weights, reduced, vjp_layer
 from .rules import constrain
 from .weightops import zeros_after
 
@@ -35,36 +36,30 @@ class Clock:
     m: int
 
     @property
-    def alpha(self) -> int:
-        """Ticks between two micro batches entering a stage: 2 with p > 1 (one forward and one backward per micro
-        batch on alternating ticks), 1 with p = 1."""
-        return 1 if self.p == 1 else 2
-
-    @property
     def ticks(self) -> int:
-        """Ticks from the first stage's first forward to its last backward: α (m - 1) + 2 (p - 1) + 1."""
-        return self.alpha * (self.m - 1) + 2 * (self.p - 1) + 1
+        """Ticks from the first stage's first forward to its last backward: 2 (m - 1) + 2p - 1 + 1."""
+        return 2 * self.m + 2 * self.p - 2
 
     @property
     def slots(self) -> int:
         """K: the residual ring's slots per stage, the most loaded stage's in-flight count min(m, p)."""
-        return min(self.m, 2 * (self.p - 1) // self.alpha + 1)
+        return min(self.m, self.p)
 
     def offsets(self, backward: bool) -> np.ndarray:
-        """The tick of stage r's forward (r) or backward (2(p - 1) - r) of micro batch 0, for r = 0 .. p - 1."""
+        """The tick of stage r's forward (r) or backward (2p - 1 - r) of micro batch 0, for r = 0 .. p - 1."""
         r = np.arange(self.p)
-        return 2 * (self.p - 1) - r if backward else r
+        return 2 * self.p - 1 - r if backward else r
 
     def micro(self, tau, backward: bool):
         """Each stage's micro batch at tick tau ([p] ints, clipped to 0 .. m - 1) and whether it runs one ([p])."""
         q = tau - self.offsets(backward)
-        valid = (q >= 0) & (q % self.alpha == 0) & (q < self.alpha * self.m)
-        return jnp.clip(q // self.alpha, 0, self.m - 1), valid
+        valid = (q >= 0) & (q % 2 == 0) & (q < 2 * self.m)
+        return jnp.clip(q // 2, 0, self.m - 1), valid
 
     def in_flight(self, r: int) -> int:
         """Micro batches stage r holds at once (forward done, backward not yet): counted on the clock."""
-        lives = [(self.alpha * i + r, self.alpha * i + 2 * (self.p - 1) - r) for i in range(self.m)]
-        return max(sum(f <= tau <= b for f, b in lives) for tau in range(self.ticks))
+        f, b = self.offsets(False)[r], self.offsets(True)[r]
+        return max(sum(2 * i + f <= tau <= 2 * i + b for i in range(self.m)) for tau in range(self.ticks))
 
 
 class Stack(NamedTuple):
@@ -76,6 +71,7 @@ class Stack(NamedTuple):
     blocks: Any
     gather: Any = None
     acc_shardings: Any = None
+    layout: Any = None  # ZeRO-2/3: the blocks' compute layout, which a layer's gradient takes before its reduce-scatter
 
 
 class Ends(NamedTuple):
@@ -100,66 +96,81 @@ _read = jax.vmap(lambda a, k, j: jax.lax.dynamic_index_in_dim(jax.lax.dynamic_in
                  in_axes=(0, 0, None), spmd_axis_name="pipe")
 
 
-def _forward(stack: Stack, x, ring, slot, names):
-    """Every stage's layers of one stack on x [p, b, s, h], each layer's residuals written into ring slot `slot`
-    ([p]; K where the stage is off its tick: the write is dropped)."""
-    n = jax.tree.leaves(stack.blocks)[0].shape[1]
-    run = vjp_layer(stack.layer_fn, stack.tape)
-
-    def layer(carry, j):
-        x, ring = carry
-        x, w = layer_weights(stack.blocks, j, x, stack.gather)
-        y, res = run(w, x)
-        return (constrain(y, names), [_write(a, r, slot, j) for a, r in zip(ring, res)]), None
-
-    (x, ring), _ = jax.lax.scan(layer, (x, ring), jnp.arange(n))
-    return x, ring
-
-
 def _masked(tree, valid):
     """Each leaf [p, ...] where the stage ran (valid [p]), zero elsewhere: a select, so that what a stage off its tick
     computed from stale or never-written residuals (a NaN from a zero denominator, say) cannot reach the gradients."""
     return jax.tree.map(lambda x: jnp.where(valid.reshape((-1,) + (1,) * (x.ndim - 1)), x, jnp.zeros_like(x)), tree)
 
 
-def _backward(stack: Stack, dy, ring, slot, valid, acc, names):
-    """Every stage's layers of one stack in reverse on the cotangent dy [p, b, s, h], each layer's vjp rebuilt from
-    the residuals in ring slot `slot` ([p]) and its weights, its weight gradient (zero where the stage is off its
-    tick: `valid` [p]) added into the accumulator."""
-    n = jax.tree.leaves(stack.blocks)[0].shape[1]
-    back = layer_backward(stack.tape)
-
-    cleared = jnp.where(valid, slot, ring[0].shape[1])  # the slots the backward consumes (K: none)
-
-    def layer(carry, j):
-        dy, acc, ring = carry
-        dy, w = layer_weights(stack.blocks, j, dy, stack.gather)
-        res = [_read(a, slot, j) for a in ring]
-        dw, dx = _masked(back(w, res, dy), valid)
-        # the consumed slot is cleared: the ring is this loop's carry as it is the forward's, so XLA keeps one layout
-        # for it (read-only, XLA:GPU gave the backward a transposed copy of whole rings every tick: dumps of
-        # grids/derive-1f1b.toml's llama3-8b t1 p4 and t2 p2 c2 b2, remat none); after the layer's gradients exist
-        # (the barrier), so that the write is in place (before them, XLA:GPU copied whole rings with ZeRO-2/3)
-        dw, dx, ring = jax.lax.optimization_barrier((dw, dx, ring))
-        ring = [_write(a, jnp.zeros_like(r), cleared, j) for a, r in zip(ring, res)]
-        return (constrain(dx, names), accumulate(acc, dw, j, stack.acc_shardings), ring), None
-
-    (dx, acc, ring), _ = jax.lax.scan(layer, (dy, acc, ring), jnp.arange(n), reverse=True)
-    return dx, acc, ring
-
-
 def _ring(stack: Stack, x, slots: int):
-    """Zeroed residual rings of one stack: per residual of a layer [p, ...], [p, K, L/p, ...]."""
+    """Zeroed residual rings of one stack: per residual of a layer [p, ...], [p, K, L/p, ...]; traced on abstract
+    inputs, which records the stack's vjp layout on its tape (a backward may run before its stack's forward)."""
     n = jax.tree.leaves(stack.blocks)[0].shape[1]
-    _, avals = jax.eval_shape(vjp_layer(stack.layer_fn, Tape()), layer_of(stack.blocks, 0), x)
+    _, avals = jax.eval_shape(vjp_layer(stack.layer_fn, stack.tape), layer_of(stack.blocks, 0), x)
     return [jnp.zeros((a.shape[0], slots, n) + a.shape[1:], a.dtype) for a in avals]
+
+
+def _segments(sizes: list[int]) -> list[tuple[int, int, int, int]]:
+    """The combined layer loop over all N layers of the stacks in order (forward layer k, backward layer N - 1 - k),
+    cut where either side changes stack: (start, stop, forward stack, backward stack) per piece."""
+    starts = np.cumsum([0] + sizes)
+    owner = lambda k: int(np.searchsorted(starts, k, side="right") - 1)  # noqa: E731
+    n = starts[-1]
+    cuts = sorted({0, n, *starts[1:-1], *(n - starts[1:-1])})
+    return [(a, b, owner(a), owner(n - 1 - a)) for a, b in zip(cuts, cuts[1:]) if a < b]
+
+
+def _layers(stacks: list[Stack], x, dy, rings: list, accs: list, slots, valid, names):
+    """One tick's layer loop on every stage: forward of layer k on x [p, b, s, h] (its residuals written into ring
+    slot slots[0] ([p]; K where the stage runs no forward: dropped)), backward of layer N - 1 - k on the cotangent dy
+    (its vjp rebuilt from the residuals in slot slots[1] and its weights, its gradients, zero where the stage runs no
+    backward (valid[1]), added into the accumulator)."""
+    sizes = [jax.tree.leaves(st.blocks)[0].shape[1] for st in stacks]
+    starts, total = np.cumsum([0] + sizes), sum(sizes)
+    for start, stop, fs, bs in _segments(sizes):
+        fwd, bwd = stacks[fs], stacks[bs]
+        run, back = vjp_layer(fwd.layer_fn, fwd.tape), layer_backward(bwd.tape)
+
+        one = fs == bs  # one ring: the backward reads its slot, then the forward writes another
+
+        def layer(carry, k, fs=fs, bs=bs, fwd=fwd, bwd=bwd, run=run, back=back, one=one):
+            x, dy, bring, fring, acc = carry
+            jf, jb = k - starts[fs], total - 1 - k - starts[bs]
+            x, w = layer_weights(fwd.blocks, jf, x, fwd.gather)
+            y, res = run(w, x)
+            # the backward begins once the forward's layer is done: left free, XLA:GPU ran the two side by side and
+            # the forward's working set (weights cast, inputs gathered over t) joined the backward's peak
+            # (llama2-13b t4 p5 selective); the layer's residuals wait for the write below
+            y, res, dy = jax.lax.optimization_barrier((y, res, dy))
+            dy, wb = layer_weights(bwd.blocks, jb, dy, bwd.gather)
+            dw, dx = _masked(back(wb, [_read(a, slots[1], jb) for a in bring], dy), valid[1])
+            # the forward writes once the backward's reads are done (the gradients exist), so that it writes in
+            # place: written first or left free, XLA:GPU copied whole rings (grids/derive-1f1b.toml's llama2-7b
+            # zero2 and zero3, llama2-13b t4 p5)
+            dw, dx, bring = jax.lax.optimization_barrier((dw, dx, bring))
+            if bwd.layout is not None:
+                # the gradient in the weights' layout first: GSPMD otherwise carried the ZeRO-2/3 split of the
+                # gradient (a major dimension over d*c) back into the residuals it is made from, and so into the
+                # rings, resharding every forward write through replication (llama3-8b d2 t2 p2 c2 s1024 none zero2)
+                dw = jax.lax.with_sharding_constraint(dw, layer_shardings(bwd.layout))
+            acc = accumulate(acc, dw, jb, bwd.acc_shardings)
+            written = [_write(a, r, slots[0], jf) for a, r in zip(bring if one else fring, res)]
+            bring, fring = (written, None) if one else (bring, written)
+            return (constrain(y, names), constrain(dx, names), bring, fring, acc), None
+
+        carry = (x, dy, rings[bs], None if one else rings[fs], accs[bs])
+        (x, dy, rings[bs], fring, accs[bs]), _ = jax.lax.scan(layer, carry, jnp.arange(start, stop))
+        if not one:
+            rings[fs] = fring
+    return x, dy
 
 
 def one_f_one_b(stacks: dict[str, Stack], ends: Ends, tokens, targets, act: tuple[str, ...]):
     """The summed loss over the m micro batches of tokens/targets [m, d*b, s] (scaled by 1/targets.size), and the
     gradients of the ends' parameters (embedding, head) and of every stack's blocks [p, L/p, ...], by the 1F1B clock."""
-    first = next(iter(stacks.values()))
-    p = jax.tree.leaves(first.blocks)[0].shape[0]
+    names_of = list(stacks)
+    order = [stacks[name] for name in names_of]
+    p = jax.tree.leaves(order[0].blocks)[0].shape[0]
     m = tokens.shape[0]
     clock = Clock(p, m)
     names = ("stage",) + act
@@ -168,40 +179,37 @@ def one_f_one_b(stacks: dict[str, Stack], ends: Ends, tokens, targets, act: tupl
     take = lambda a, i: jax.lax.dynamic_index_in_dim(a, i, keepdims=False)  # noqa: E731
     x_aval = jax.eval_shape(ends.embed, ends.embed_params, tokens[0])
     state0 = constrain(jnp.zeros((p,) + x_aval.shape, x_aval.dtype), names)
-    rings0 = {name: _ring(st, state0, clock.slots) for name, st in stacks.items()}
-    accs0 = {name: reduced(zeros_after(st.blocks, tokens), st.acc_shardings) for name, st in stacks.items()}
+    rings0 = [_ring(st, state0, clock.slots) for st in order]
+    accs0 = [reduced(zeros_after(st.blocks, tokens), st.acc_shardings) for st in order]
     dhead0 = _keep(zeros_after(ends.head_params, tokens), ends.head_sharding)
     dembed0 = _keep(zeros_after(ends.embed_params, tokens), ends.embed_sharding)
 
     def tick(carry, _):
-        tau, fstate, bstate, rings, accs, dhead, dembed, total = carry
-        rings, accs = dict(rings), dict(accs)
+        tau, fstate, bstate, dlast, rings, accs, dhead, dembed, total = carry
+        rings, accs = list(rings), list(accs)
         fi, fvalid = clock.micro(tau, backward=False)
+        bi, bvalid = clock.micro(tau, backward=True)
         x = ends.embed(ends.embed_params, take(tokens, fi[0]))
         x = constrain(jnp.where(stage == 0, x[None], jnp.roll(fstate, 1, axis=0)), names)
-        for name, st in stacks.items():
-            x, rings[name] = _forward(st, x, rings[name], jnp.where(fvalid, fi % clock.slots, clock.slots), names)
+        dy = jnp.where(stage == p - 1, dlast[None], jnp.roll(bstate, -1, axis=0))
+        dy = constrain(_masked(dy, bvalid), names)
+        slots = (jnp.where(fvalid, fi % clock.slots, clock.slots), bi % clock.slots)
+        x, dx = _layers(order, x, dy, rings, accs, slots, (fvalid, bvalid), names)
+        # the last stage's loss: its cotangent starts that stage's backward at the next tick
         last = fvalid[p - 1]
         loss, vjp = jax.vjp(lambda hd, y: ends.loss(hd, y, take(targets, fi[p - 1])), ends.head_params, x[p - 1])
-        dh, dy = jax.tree.map(lambda g: jnp.where(last, g, jnp.zeros_like(g)), vjp(scale))
+        dh, dlast = jax.tree.map(lambda g: jnp.where(last, g, jnp.zeros_like(g)), vjp(scale))
         dhead = _keep(jax.tree.map(jnp.add, dhead, dh), ends.head_sharding)
-        # the head's gradient joins its accumulator before the stages' backward reads dy, as a trainer's loss
-        # backward does: left free, XLA:GPU made it after, holding the fp32 logits gradient [b, s, v/t] (or the
-        # micro batch's head gradient) through the stages' backward (dumps of grids/derive-1f1b.toml)
-        dhead, dy = jax.lax.optimization_barrier((dhead, dy))
         total = total + jnp.where(last, loss, 0.0)
-        bi, bvalid = clock.micro(tau, backward=True)
-        dout = jnp.where(stage == p - 1, dy[None], jnp.roll(bstate, -1, axis=0))
-        dout = constrain(_masked(dout, bvalid), names)
-        for name, st in reversed(stacks.items()):
-            dout, accs[name], rings[name] = _backward(st, dout, rings[name], bi % clock.slots, bvalid, accs[name],
-                                                      names)
+        # the lookup's gradient once the head's has joined its accumulator: left free, XLA:GPU made both at once,
+        # two [v/t, h] fp32 buffers (llama3-8b d2 t2 p2 c2 s1024 none zero2)
+        dhead, dx0 = jax.lax.optimization_barrier((dhead, dx[0]))
         _, lookup_vjp = jax.vjp(lambda e: ends.embed(e, take(tokens, bi[0])), ends.embed_params)
-        (de,) = lookup_vjp(dout[0])  # zero unless stage 0 ran a backward
+        (de,) = lookup_vjp(dx0)  # zero unless stage 0 ran a backward
         dembed = _keep(jax.tree.map(jnp.add, dembed, de), ends.embed_sharding)
-        return (tau + 1, x, dout, rings, accs, dhead, dembed, total), None
+        return (tau + 1, x, dx, dlast, rings, accs, dhead, dembed, total), None
 
     # the tick counts in the carry (no [ticks] array of indices: nothing in the step grows with m but the batch)
-    carry0 = (jnp.int32(0), state0, state0, rings0, accs0, dhead0, dembed0, jnp.float32(0))
+    carry0 = (jnp.int32(0), state0, state0, state0[0], rings0, accs0, dhead0, dembed0, jnp.float32(0))
     (*_, accs, dhead, dembed, total), _ = jax.lax.scan(tick, carry0, None, length=clock.ticks)
-    return total * scale, dembed, dhead, accs
+    return total * scale, dembed, dhead, dict(zip(names_of, accs))

@@ -29,10 +29,12 @@ def in_flight() -> sp.Expr:
     return K
 
 
-def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, held: tuple, shard: sp.Expr) -> tuple[Buffer, ...]:
+def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, held: tuple, shard: sp.Expr,
+         per_layer: sp.Expr) -> tuple[Buffer, ...]:
     """The 1F1B table from the GPipe one: its per-layer and per-micro-batch working sets as they are, its stacks of
     every iteration as rings of K slots, its accumulators live through the loop, and what a tick adds (stream: one
-    micro batch's [b, s, h] between blocks; held: the head gradient's shape; shard: ways gradients are split)."""
+    micro batch's [b, s, h] between blocks; held: the head gradient's shape; shard: ways gradients are split;
+    per_layer: one layer's residuals of one micro batch)."""
     dense_layers, moe_layers = stack_layers(sw)
     loop = TICK + UPDATE
     change = {
@@ -64,6 +66,9 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, held: tuple, sh
     return tuple(out) + (*micro,
         Buffer("logits_grad", (b, s / c, v / t), FP32, ("loss_head",), "the micro batch's fp32 logits gradient, the "
                "input of the head gradient's product (same dump: input_scatter_fusion.1 f32[1,2048,128256])"),
+        Buffer("pending_residuals", (), per_layer, ("backward_attention", "backward_weights"), "the residuals of "
+               "the layer whose forward ran in this step of the layer loop, written into their ring slot once the "
+               "backward's layer is done (jaxcheck.model.onef1b: the write waits for the backward's reads)"),
         Buffer("stage_shift", stream, B_a, ("forward", "backward_attention", "backward_weights"), "a stage buffer "
                "shifted one stage by the collective-permute, beside the buffer it came from"),
         Buffer("lookup_grad", (v / t, h), B_g, ("backward_embed",), "one micro batch's gradient of the local "

@@ -195,6 +195,10 @@ def one_f_one_b(stacks: dict[str, Stack], ends: Ends, tokens, targets, act: tupl
         dy = constrain(_masked(dy, bvalid), names)
         slots = (jnp.where(fvalid, fi % clock.slots, clock.slots), bi % clock.slots)
         x, dx = _layers(order, x, dy, rings, accs, slots, (fvalid, bvalid), names)
+        # the loss once the layers are done: with one layer per stage XLA removes the layer loop (one trip) and ran
+        # the loss beside the layer's ops (moe-wide-512 d2 e2 t2 p2 selective: expert weights and transposes live
+        # with the logits)
+        x, dx, rings, accs = jax.lax.optimization_barrier((x, dx, rings, accs))
         # the last stage's loss: its cotangent starts that stage's backward at the next tick
         last = fvalid[p - 1]
         loss, vjp = jax.vjp(lambda hd, y: ends.loss(hd, y, take(targets, fi[p - 1])), ends.head_params, x[p - 1])

@@ -48,7 +48,7 @@ class StepSpec:
     def as_json(self, widths: bool = False) -> dict:
         """The "config" of compile/verify --json: the Training under its flag names (`widths`: with the byte widths
         of the step's dtypes, what the `jax` profile is evaluated with) and the two dtypes."""
-        return {**jax_training(self.train, self.opts).as_json(self.shape, widths),
+        return {**jax_training(self.train, self.opts).as_json(self.shape, widths), "schedule": self.train.schedule,
                 "param_dtype": self.opts.param_dtype, "compute_dtype": self.opts.compute_dtype}
 
 

@@ -95,12 +95,13 @@ def _mem4d(*args: str) -> subprocess.CompletedProcess:
 
 def test_cli_done_when_llama3_8b_json(capsys):
     """The acceptance command: llama3-8b on dp2 tp2 pp2 cp1, seq 4096, gbs 16, compiled by XLA:GPU for the default
-    H100 target without a GPU; it needs more than the card holds, so XLA's rematerialization is tried and reported.
-    In this process (the `mem4d` entry point, without a second jax start-up)."""
+    H100 target without a GPU; under GPipe (all 8 micro batches held: 1F1B's 2 fit, 54 GiB) it needs more than the
+    card holds, so XLA's rematerialization is tried and reported. In this process (the `mem4d` entry point, without a
+    second jax start-up)."""
     from symbolic.cli.entry import main
 
     rc = main(["compile", "--model", "llama3-8b", "--dp", "2", "--tp", "2", "--pp", "2", "--cp", "1", "--seq", "4096",
-               "--mbs", "1", "--gbs", "16", "--json"])
+               "--mbs", "1", "--gbs", "16", "--schedule", "gpipe", "--json"])
     captured = capsys.readouterr()
     assert rc == 0, captured.err
     out = json.loads(captured.out)
@@ -112,6 +113,7 @@ def test_cli_done_when_llama3_8b_json(capsys):
     assert fit["reached_bytes"] == out["xla"]["total_bytes"] and fit["fits"] == (fit["reached_bytes"] <= fit["memory_bytes"])
     assert out["model"] == "llama3-8b" and out["config"]["dp"] == 2 and out["config"]["seq"] == 4096
     assert out["config"]["zero"] == 0 and out["config"]["param_dtype"] == "float32"
+    assert out["config"]["schedule"] == "gpipe"
     assert out["devices"] == 8 and out["param_count"] == PRESETS["llama3-8b"].param_count
     assert {"argument_bytes", "output_bytes", "alias_bytes", "temp_bytes", "total_bytes"} <= set(out["xla"])
     assert sum(out["arguments"].values()) == out["xla"]["argument_bytes"]

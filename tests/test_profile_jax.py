@@ -118,17 +118,38 @@ def test_total_is_arguments_output_and_the_largest_phase(recompute, backend):
 
 
 def test_backend_rows_are_switched_by_the_target():
-    """XLA:CPU's fp32 widening and iteration slice only on cpu; XLA:GPU's relayout copy only on gpu."""
-    names = lambda backend: {row.name for row in prof.table(Switches(backend=backend, overheads=False))}
+    """XLA:CPU's fp32 widening and iteration slice only on cpu; XLA:GPU's relayout copy only on gpu (GPipe's: 1F1B
+    has no relayout phase)."""
+    names = lambda backend: {row.name for row in prof.table(Switches(backend=backend, overheads=False,
+                                                                      schedule="gpipe"))}
     assert {"stacks_widened", "iteration_slice"} <= names("cpu") and "relayout_copy" not in names("cpu")
     assert "relayout_copy" in names("gpu") and not {"stacks_widened", "iteration_slice"} & names("gpu")
+
+
+def test_one_f_one_b_table_holds_rings_of_min_m_p_and_no_stack_of_every_iteration():
+    """Under 1F1B the residual rings are K = min(m, p) micro batches of the stage's L/p layers (exact), GPipe's rows of
+    every iteration or micro batch are gone, and nothing in the temporaries grows with m once m >= p."""
+    import sympy as sp
+
+    from symbolic.config.symbols import L, m, p
+
+    rows = {row.name: row for row in prof.temporaries(Switches(overheads=False))}
+    gpipe = {row.name: row for row in prof.temporaries(Switches(overheads=False, schedule="gpipe"))}
+    per_micro = gpipe["residual_stacks"].bytes / (m + p - 1)
+    assert sp.simplify(rows["residual_stacks"].bytes - sp.Min(m, p) * per_micro) == 0
+    assert not {"stage_outputs", "embeddings", "output_grads", "iteration_grads", "relayout_copy"} & set(rows)
+    expr = prof.peak(prof.on(list(rows.values()), "gpu"))
+    values = {L: 32, p: 4, **{s: 64 for s in expr.free_symbols if s not in (L, m, p)}}
+    heap = lambda mm: expr.xreplace({**values, m: mm})  # noqa: E731
+    assert heap(4) == heap(64) and heap(3) < heap(4)
 
 
 def test_iteration_slice_vanishes_with_one_iteration():
     """With m + p - 1 = 1 XLA removes the pipeline loop, so XLA:CPU copies no iteration slice (exact)."""
     from symbolic.config.symbols import m, p
 
-    row = next(r for r in prof.temporaries(Switches(backend="cpu", overheads=False)) if r.name == "iteration_slice")
+    row = next(r for r in prof.temporaries(Switches(backend="cpu", overheads=False, schedule="gpipe"))
+               if r.name == "iteration_slice")
     assert row.bytes.subs({m: 1, p: 1}) == 0 and row.bytes.subs({m: 2, p: 1}) != 0
 
 

@@ -53,7 +53,7 @@ def test_every_message_is_one_line_on_ints():
         broken = SimpleNamespace(d=3, t=3, p=3, c=3, vpp=2, s=1000, b=2, gbs=9, sp=True, flash_attn=True, zero=3,
                                  stage_layers=split, ep=2, etp_size=5, moe_capacity=1.0, recompute="none", ac_every=None, zero_init=True, grad_accum_fusion=True,
                                  weight_dtype="fp32", grad_dtype="fp32", master_weights=False, optimizer="adamw",
-                                 moment_dtype="fp32", logits="fp32")
+                                 moment_dtype="fp32", logits="fp32", schedule="gpipe")
         x = letters(broken, shape)
         assert [rule.name for rule in RULES if rule.holds(x)] == sorted(holding, key=ORDER.index)  # p = 3: vpp > 1 cannot break too
         for rule in RULES:
@@ -72,7 +72,7 @@ def test_the_rules_of_experts_break_one_line_each():
     broken = SimpleNamespace(d=4, t=4, p=1, c=1, vpp=1, s=64, b=1, gbs=4, sp=False, flash_attn=True, zero=1,
                              stage_layers=None, ep=4, etp_size=4, moe_capacity=1.0, recompute="full", ac_every=None, zero_init=True, grad_accum_fusion=True,
                              weight_dtype="fp32", grad_dtype="fp32", master_weights=False, optimizer="adamw",
-                             moment_dtype="fp32", logits="fp32")
+                             moment_dtype="fp32", logits="fp32", schedule="1f1b")
     x = letters(broken, shape)
     failing = [rule.name for rule in RULES if not rule.holds(x) and rule.scope not in ("torchtitan", "deepspeed")]
     assert failing == ["E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP", "recipes: dense models",

@@ -54,10 +54,9 @@ def test_each_stage_runs_each_micro_batch_once_forward_then_backward(p, m):
             assert len({i % clock.slots for i in live}) == len(live)
 
 
-@pytest.mark.parametrize("schedule", ["1f1b", "gpipe"])
-def test_compiled_temp_against_the_number_of_micro_batches(schedule):
-    """XLA:CPU's temp bytes of the tiny model at p = 2 for m = 4 and m = 16: 1F1B's equal (rings of min(m, p) slots,
-    one micro batch's lookup and loss per tick), GPipe's larger by more than 12 micro batches of layer inputs."""
+def test_compiled_temp_does_not_grow_with_the_number_of_micro_batches():
+    """XLA:CPU's temp bytes of the tiny model's 1F1B step at p = 2 for m = 4 and m = 16: equal (rings of min(m, p)
+    slots, one micro batch's lookup and loss per tick; GPipe's grow by every added micro batch's residuals)."""
     from jaxcheck.compile import FAST_CPU, compile_step
     from jaxcheck.mesh import make_mesh
     from jaxcheck.spec import StepSpec
@@ -65,12 +64,8 @@ def test_compiled_temp_against_the_number_of_micro_batches(schedule):
     skip_if_not_enough_devices(2)
     temps = []
     for gbs in (4, 16):
-        train = Training(p=2, s=128, gbs=gbs, zero=0, recompute="full", schedule=schedule)
+        train = Training(p=2, s=128, gbs=gbs, zero=0, recompute="full")
         report, _, _ = compile_step(StepSpec(PRESETS["tiny"], train).check(), make_mesh(train),
                                     compiler_options=FAST_CPU)
         temps.append(report.xla["temp_bytes"])
-    layer_input = 128 * PRESETS["tiny"].h * 2  # one micro batch's bf16 [b, s, h]
-    if schedule == "1f1b":
-        assert temps[0] == temps[1]
-    else:
-        assert temps[1] - temps[0] > 12 * layer_input * PRESETS["tiny"].L // 2
+    assert temps[0] == temps[1]

@@ -12,7 +12,7 @@ from .step import FLASH_BLOCK
 
 # every profile, jaxcheck's step alone (plan --profile jax, compile, verify, sweep), or one trainer's recipe
 # recipes: torchtitan and deepspeed alike; "!torchtitan": every profile but torchtitan
-SCOPES = ("all", "jax", "torchtitan", "deepspeed", "recipes", "!torchtitan", "!deepspeed")
+SCOPES = ("all", "jax", "torchtitan", "deepspeed", "recipes", "!torchtitan", "!deepspeed", "!jax")
 
 
 @dataclass(frozen=True)

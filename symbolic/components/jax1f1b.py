@@ -29,11 +29,11 @@ def in_flight() -> sp.Expr:
     return K
 
 
-def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, held: tuple, shard: sp.Expr,
+def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
          per_layer: sp.Expr) -> tuple[Buffer, ...]:
     """The 1F1B table from the GPipe one: its per-layer and per-micro-batch working sets as they are, its stacks of
     every iteration as rings of K slots, its accumulators live through the loop, and what a tick adds (stream: one
-    micro batch's [b, s, h] between blocks; held: the head gradient's shape; shard: ways gradients are split;
+    micro batch's [b, s, h] between blocks; shard: ways gradients are split;
     per_layer: one layer's residuals of one micro batch)."""
     dense_layers, moe_layers = stack_layers(sw)
     loop = TICK + UPDATE

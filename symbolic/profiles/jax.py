@@ -176,7 +176,7 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
     if sw.schedule == "gpipe":
         return rows
     shard = jaxzero.grad_shards(sw)
-    return jax1f1b.rows(rows, sw, _stream(sw), (h / shard, v / t), shard, _per_layer(sw, sw.moe))
+    return jax1f1b.rows(rows, sw, _stream(sw), shard, _per_layer(sw, sw.moe))
 
 
 def _gpipe(sw: Switches) -> tuple[Buffer, ...]:

@@ -43,7 +43,8 @@ def test_every_message_is_one_line_on_ints():
     shape = ModelShape("odd", h=36, f=64, a=4, k=2, L=4, v=64)
     on_uneven = ["stage layers: p entries", "stage layers % vpp", "stage layers sum to L", "uneven: whole chunks"]
     dense = ["E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP", "mixed layers: p = 1, dense first (jax)",
-             "Llama layers (jax)", "no biases or q/k norms (jax)", "recipes: dense models"]  # a dense model cannot break the rules of experts
+             "Llama layers (jax)", "no multi-token prediction or score bias (jax)", "recipes: GQA attention",
+             "no biases or q/k norms (jax)", "recipes: dense models"]  # a dense GQA model cannot break the rules of experts or MLA
     # jaxcheck's precision, ZeRO-3: what the jax, torchtitan and deepspeed rules on them allow
     allowed = ["jax precision", "torchtitan: FSDP2", "torchtitan: its precision", "torchtitan: --ac-every with selective", "--ac-every: torchtitan only",
                "--no-zero-init: DeepSpeed only", "deepspeed: --no-zero-init at ZeRO-3",

@@ -28,7 +28,14 @@ def _scores(name: str, nbytes: sp.Expr, sw: Switches, doc: str) -> Component:
 def attention_tensors(sw: Switches) -> list[Component]:
     """Attention block: norm-1 input, QKV input, Q, K, V (a*dh and k*dh wide), the q/k norms' inputs where the model
     has them, attention output; scores + softmax without flash (and, with dropout, its mask and the dropped-out
-    probabilities); with dropout the mask after the output projection (Korthikanti et al. 2022)."""
+    probabilities); with dropout the mask after the output projection (Korthikanti et al. 2022); multi-head latent
+    attention's tensors where the model has it (components.mla)."""
+    if sw.mla:
+        from .mla import mla_tensors
+
+        return mla_tensors(sw) + ([] if sw.flash_attn else [
+            _scores("scores", B_a, sw, "pre-softmax attention scores Q K^T, kept by unfused attention"),
+            _scores("softmax", B_a, sw, "softmax probabilities, kept for the softmax and P V backward")])
     parts = [
         _tok("norm1_input", h, B_a, False, sw, "input of the first norm (the residual stream)"),
         _tok("qkv_input", h, B_a, False, sw, "normed input of the QKV projection (kept sharded with SP, re-gathered in backward)"),

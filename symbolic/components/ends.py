@@ -62,11 +62,18 @@ def dummy_wgrads(sw: Switches, head: bool) -> Component:
     main_grad and autograd gets a dummy bf16 tensor of the weight's shape, one per distinct shape, kept for the run
     (Transformer Engine module/base.py get_dummy_wgrad; Megatron tensor_parallel/layers.py for the output layer):
     QKV [(a + 2k) dh / t, h], proj [h, a dh / t], fc1 [n f / t, h] (n = 2 with SwiGLU), fc2 [h, f / t], the LM head
-    [v / t, h] on its stage (shapes that coincide counted apart: an upper bound; routed experts not counted)."""
+    [v / t, h] on its stage (shapes that coincide counted apart: an upper bound; routed experts not counted); with
+    MLA its five projections' shapes in place of QKV and proj (components.mla)."""
     if not sw.grad_accum_fusion:
         return Component("dummy_wgrads", sp.Integer(0), "--no-grad-accum-fusion: none")
     n = 2 if sw.mlp == "swiglu" else 1
-    shapes = (a + 2 * k) * dh * h / t + h * a * dh / t + n * f * h / t + h * f / t + (v * h / t if head else 0)
+    if sw.mla:
+        from .mla import mla_wgrad_shapes
+
+        attention = mla_wgrad_shapes(sw)
+    else:
+        attention = (a + 2 * k) * dh * h / t + h * a * dh / t
+    shapes = attention + n * f * h / t + h * f / t + (v * h / t if head else 0)
     return Component("dummy_wgrads", B_w * shapes, "bf16 dummy weight gradients of gradient accumulation fusion, one "
                      "per distinct weight shape of a layer (and the LM head's), kept for the run")
 

@@ -114,3 +114,13 @@ def routing_state(moe_layers: sp.Expr, sw: Switches) -> list[Component]:
     return [Component("moe_routing_state", moe_layers * (B_a + 1) * local_tokens() * E,
                       "each MoE layer's dispatcher keeps its last micro batch's probabilities [T, E] (router dtype) "
                       "and bool routing map [T, E] until its next forward (Megatron-Core MoEAlltoAllTokenDispatcher)")]
+
+
+def expert_bias_buffers(moe_layers: sp.Expr, sw: Switches) -> list[Component]:
+    """With a score-correction bias (DeepSeek-V3's noaux_tc routing: Megatron-Core --moe-router-enable-expert-bias),
+    each MoE layer's router keeps two fp32 [E] buffers, the bias and the tokens per expert it is updated from
+    (router.py: expert_bias, local_tokens_per_expert); buffers, not parameters: no gradient, no optimizer state."""
+    if not sw.expert_bias:
+        return []
+    return [Component("router_expert_bias", moe_layers * 2 * FP32 * E, "each MoE layer's fp32 score-correction bias "
+                      "[E] and its fp32 token counts [E] (Megatron-Core TopKRouter buffers)")]

@@ -7,14 +7,26 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.switches import Switches
-from ..config.symbols import B_w, E, L, L_e, a, c, d, dh, f, f_s, h, k, p, s_p, t, v
+from ..config.symbols import B_w, E, L, L_e, a, c, d, d_r, d_v, dh, f, f_s, h, k, kv_r, p, q_r, s_p, t, v
 from .base import Component
+
+
+def mla_params(sw: Switches = Switches()) -> sp.Expr:
+    """Multi-head latent attention of one layer on one TP rank as Megatron-Core lays it out (MLASelfAttention,
+    NVIDIA/Megatron-LM d98e8a6): the down-projections q_a [h, q_r] and kv_a [h, kv_r + d_r] (the latents and the
+    one RoPE key) and the latents' RMSNorm scales [q_r], [kv_r] replicated (TELinear, parallel_mode 'duplicated'); the
+    up-projections q_b [q_r, a (dh + d_r)] (or, without a query latent, q [h, a (dh + d_r)]) and kv_b
+    [kv_r, a (dh + d_v)] column-parallel, o [a d_v, h] row-parallel, each split over t with its heads."""
+    queries = h * q_r + q_r + q_r * a * (dh + d_r) / t if sw.q_lora else h * a * (dh + d_r) / t
+    return queries + h * (kv_r + d_r) + kv_r + kv_r * a * (dh + d_v) / t + a * d_v * h / t
 
 
 def attention_params(sw: Switches = Switches()) -> sp.Expr:
     """Q, O (h x a*dh each) and K, V (h x k*dh each) of one layer on one TP rank, with the biases of Q, K, V (split
     over t) and of O (replicated) and the q/k norm scales: per head dh each, replicated (Qwen3), or over the whole
-    a*dh and k*dh projections, split with their heads (OLMoE)."""
+    a*dh and k*dh projections, split with their heads (OLMoE); multi-head latent attention's where the model has it."""
+    if sw.mla:
+        return mla_params(sw)
     matrices = 2 * h * dh * (a + k) / t
     bias = ((a + 2 * k) * dh / t if sw.qkv_bias else 0) + (h if sw.o_bias else 0)
     norm = {"none": 0, "head": 2 * dh, "full": (a + k) * dh / t}[sw.qk_norm]

@@ -26,6 +26,16 @@ MOE = {
     "L_e": "MoE layers (the other L - L_e layers have a dense MLP of width f)",
     "C_f": "expert capacity factor: tokens an expert receives over an even share (dropless: the imbalance allowed)",
 }
+# multi-head latent attention (DeepSeek-V2/V3, Kimi K2; config.json keys q_lora_rank, kv_lora_rank,
+# qk_rope_head_dim, v_head_dim; dh is then qk_nope_head_dim) and multi-token prediction (num_nextn_predict_layers):
+# each 0 for a model without them
+MLA = {
+    "q_r": "rank of MLA's query latent (q_lora_rank; 0: a plain query projection)",
+    "kv_r": "rank of MLA's key/value latent (kv_lora_rank; 0: no MLA)",
+    "d_r": "MLA's decoupled RoPE width of a query/key head, one RoPE key shared by all heads (qk_rope_head_dim)",
+    "d_v": "MLA's value head width (v_head_dim)",
+    "n_mtp": "multi-token-prediction modules on the last stage (num_nextn_predict_layers)",
+}
 PARALLEL = {
     "d": "data-parallel size",
     "t": "tensor-parallel size (sequence parallel shares it)",
@@ -54,18 +64,21 @@ STAGE = {
     "m_r": "micro batches (of a whole stage) in flight on rank r at its peak",
     "Le_r": "MoE layers among the L_r layers of pipeline rank r",
 }
-NAMES = tuple(SHAPE | MOE | PARALLEL | SCHEDULE | BYTES)  # the estimator's inputs, in this order
+NAMES = tuple(SHAPE | MOE | MLA | PARALLEL | SCHEDULE | BYTES)  # the estimator's inputs, in this order
 EXPERT_LETTERS = (*MOE, "e", "t_e", "Le_r")  # what only a model with experts has
+MLA_LETTERS = tuple(MLA)  # what only a model with MLA or multi-token prediction has
 STAGE_NAMES = ("L_r", "m_r", "Le_r")  # a stage's extra inputs (the in-flight count takes r)
-MEANING = SHAPE | MOE | PARALLEL | SCHEDULE | BYTES | STAGE
+MEANING = SHAPE | MOE | MLA | PARALLEL | SCHEDULE | BYTES | STAGE
 LATEX = {"vpp": r"v_{pp}", "B_w": r"B_{w}", "B_g": r"B_{g}", "B_o": r"B_{o}", "B_a": r"B_{a}", "B_l": r"B_{l}", "L_r": r"L_{r}",
          "m_r": r"m_{r}", "dh": r"d_{h}", "s_p": r"s_{p}", "n_ac": r"n_{ac}", "k_e": r"k_{e}", "f_e": r"f_{e}", "f_s": r"f_{s}", "L_e": r"L_{e}",
-         "C_f": r"C_{f}", "t_e": r"t_{e}", "Le_r": r"L_{e,r}"}  # the rest: as named
+         "C_f": r"C_{f}", "t_e": r"t_{e}", "Le_r": r"L_{e,r}", "q_r": r"q_{r}", "kv_r": r"kv_{r}", "d_r": r"d_{r}",
+         "d_v": r"d_{v}", "n_mtp": r"n_{mtp}"}  # the rest: as named
 
 # where a configuration's value of each letter comes from: these from ModelShape, the rest from Training (the
 # attribute of the same name, or this field)
-FROM_MODEL = ("h", "f", "a", "k", "L", "v", "dh", "s_p", "E", "k_e", "f_e", "f_s", "L_e")
-TRAINING_FIELD = {"s_p": "positions", "n_ac": "n_ac", "B_w": "weight_bytes", "B_g": "grad_bytes", "B_o": "opt_bytes", "B_a": "act_bytes", "B_l": "logit_bytes", "e": "ep",
+FROM_MODEL = ("h", "f", "a", "k", "L", "v", "dh", "s_p", "E", "k_e", "f_e", "f_s", "L_e", *MLA)
+TRAINING_FIELD = {"q_r": "q_lora", "kv_r": "kv_lora", "d_r": "rope_dim", "d_v": "v_dim", "n_mtp": "mtp",
+                  "s_p": "positions", "n_ac": "n_ac", "B_w": "weight_bytes", "B_g": "grad_bytes", "B_o": "opt_bytes", "B_a": "act_bytes", "B_l": "logit_bytes", "e": "ep",
                   "t_e": "etp_size", "C_f": "moe_capacity"}
 
 

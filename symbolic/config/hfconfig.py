@@ -57,11 +57,18 @@ ONLY = {
     "is_encoder_decoder": Only(_false, "decoder-only models"),
     "add_cross_attention": Only(_false, "decoder-only models without cross-attention"),
     "pruned_heads": Only(lambda x: x in ({}, None), "unpruned heads ({})"),
-    "num_nextn_predict_layers": Only(_zero, "no multi-token-prediction layers (0): they are not modelled yet"),
     "quantization_config": Only(lambda x: False, "unquantized weights (quantized training is not modelled)"),
 }
 
-# multi-head latent attention (DeepSeek-V2/V3, Kimi K2): its own issue
+
+def _fp8_checkpoint(x) -> bool:
+    """DeepSeek-V3's and Kimi K2's published storage: fp8 e4m3 weights in 128 x 128 blocks with fp32 scales, which
+    training dequantizes to bf16 first (DeepSeek-V3's inference/fp8_cast_bf16.py); quantized training is not modelled."""
+    return isinstance(x, dict) and x.get("quant_method") == "fp8" and x.get("fmt", "e4m3") == "e4m3" \
+        and x.get("weight_block_size") == [128, 128] and set(x) <= {"quant_method", "fmt", "weight_block_size",
+                                                                    "activation_scheme"}
+
+# multi-head latent attention (DeepSeek-V2/V3, Kimi K2): read by the MLA families only, refused in any other
 MLA = ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
 
 BASE = ("hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads", "num_hidden_layers",
@@ -77,6 +84,7 @@ class Family:
     build: Callable[[dict, "Reader"], dict]  # (config, reader) -> ModelShape fields beyond the base letters
     about: str  # what the family is, for messages
     letters: Callable[["Reader"], dict] | None = None  # the base letters under other keys (default: BASE's)
+    values: dict | None = None  # the values its keys may take where they differ from VALUES'
 
 
 class Reader:
@@ -182,6 +190,53 @@ def _deepseek(raw: dict, r: Reader) -> dict:
             "dense_layers": tuple(i for i in range(L) if not (i >= first and i % freq == 0))}
 
 
+DEEPSEEK_MOE = ("n_routed_experts", "n_shared_experts", "moe_intermediate_size", "num_experts_per_tok",
+                "first_k_dense_replace", "moe_layer_freq", "scoring_func", "aux_loss_alpha", "seq_aux")
+# DeepSeek-V2/V3's routing: its method (greedy, group_limited_greedy, noaux_tc: a score-correction bias), groups,
+# the scale of the routed output (a scalar), the inference-only expert-parallel size of its modeling code
+ROUTING = ("topk_method", "n_group", "topk_group", "routed_scaling_factor", "ep_size")
+
+
+def _mla(raw: dict, r: Reader) -> dict:
+    """DeepSeek-V2/V3 and Kimi K2 (transformers' DeepseekV3Attention, Megatron-Core MLASelfAttention): multi-head
+    latent attention of a heads (q_lora_rank, null or 0 for a plain query projection; kv_lora_rank; a query/key
+    head of qk_nope_head_dim + qk_rope_head_dim; a value head of v_head_dim), DeepSeekMoE layers, the
+    score-correction bias [E] of noaux_tc routing (e_score_correction_bias) and num_nextn_predict_layers
+    multi-token-prediction modules."""
+    out = _deepseek(raw, r)
+    if out.get("dense_layers") is not None and len(out["dense_layers"]) == r.count("num_hidden_layers"):
+        raise r.fail("first_k_dense_replace", "every layer is dense, so the routed experts are never used")
+    out.pop("qkv_bias", None), out.pop("o_bias", None)
+    if r.flag("attention_bias"):
+        raise r.fail("attention_bias", "not modelled; mem4d models multi-head latent attention without biases")
+    if out.get("E"):
+        out["expert_bias"] = raw.get("topk_method") == "noaux_tc"
+    return {**out, "q_lora": r.count("q_lora_rank", 0, zero=True), "kv_lora": r.count("kv_lora_rank"),
+            "rope_dim": r.count("qk_rope_head_dim"), "v_dim": r.count("v_head_dim"),
+            "mtp": r.count("num_nextn_predict_layers", 0, zero=True)}
+
+
+def _mla_letters(r: Reader) -> dict:
+    """The base letters of an MLA config: head_dim is qk_nope_head_dim (the key/value heads are a: every head is
+    decompressed from the latent)."""
+    a = r.count("num_attention_heads")
+    if r.raw.get("num_key_value_heads") not in (None, a):
+        raise r.fail("num_key_value_heads", f"multi-head latent attention decompresses a key and a value for each of "
+                     f"the a={a} heads; mem4d models num_key_value_heads = num_attention_heads")
+    if r.raw.get("head_dim") not in (None, r.raw.get("qk_nope_head_dim")) and \
+            r.raw.get("head_dim") != r.raw.get("qk_rope_head_dim"):
+        raise r.fail("head_dim", "an MLA head is qk_nope_head_dim + qk_rope_head_dim wide (values v_head_dim); "
+                     "another head_dim is not modelled")
+    return {"h": r.count("hidden_size"), "f": r.count("intermediate_size"), "a": a, "k": a,
+            "L": r.count("num_hidden_layers"), "v": r.count("vocab_size"), "tied": r.flag("tie_word_embeddings"),
+            "head_dim": r.count("qk_nope_head_dim")}
+
+
+# DeepSeek-V3's sigmoid scores keep an fp32 [T, E] for backward as the softmax does (symbolic.components.moe)
+MLA_VALUES = {"scoring_func": Only(lambda x: x in ("softmax", "sigmoid"), "softmax or sigmoid routing scores")}
+MLA_KEYS = BASE + ("attention_bias",) + DEEPSEEK_MOE + ROUTING + MLA + ("num_nextn_predict_layers",
+                                                                         "quantization_config")
+
 GPT2 = ("n_embd", "n_layer", "n_head", "n_positions", "n_ctx", "n_inner", "vocab_size", "activation_function",
         "attn_pdrop", "embd_pdrop", "resid_pdrop", "tie_word_embeddings", "layer_norm_epsilon", "scale_attn_weights",
         "scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "summary_type", "summary_use_proj",
@@ -217,9 +272,11 @@ FAMILIES: dict[str, Family] = {
     "qwen3_moe": Family(BASE + QWEN_MOE + ("attention_bias",),
                         lambda raw, r: {**_qwen3(raw, r), **_qwen_moe(raw, r, False)}, "Qwen3-MoE"),
     "olmoe": Family(BASE + ("attention_bias", "num_experts", "num_experts_per_tok"), _olmoe, "OLMoE"),
-    "deepseek": Family(BASE + ("attention_bias", "n_routed_experts", "n_shared_experts", "moe_intermediate_size",
-                               "num_experts_per_tok", "first_k_dense_replace", "moe_layer_freq", "scoring_func",
-                               "aux_loss_alpha", "seq_aux"), _deepseek, "DeepSeekMoE (multi-head attention)"),
+    "deepseek": Family(BASE + ("attention_bias",) + DEEPSEEK_MOE, _deepseek, "DeepSeekMoE (multi-head attention)"),
+    "deepseek_v2": Family(MLA_KEYS, _mla, "DeepSeek-V2 (multi-head latent attention)", _mla_letters, MLA_VALUES),
+    "deepseek_v3": Family(MLA_KEYS, _mla, "DeepSeek-V3 (multi-head latent attention, multi-token prediction)",
+                          _mla_letters, MLA_VALUES),
+    "kimi_k2": Family(MLA_KEYS, _mla, "Kimi K2 (DeepSeek-V3's architecture)", _mla_letters, MLA_VALUES),
     "gpt2": Family(GPT2, _gpt2, "GPT-2 (LayerNorm, GeLU, learned positions)", _gpt2_letters),
 }
 # the values a family's non-integer structural keys may take (its build reads the integers)
@@ -228,6 +285,21 @@ VALUES = {
     "attention_bias": Only(lambda x: isinstance(x, bool), "true or false"),
     "mlp_bias": Only(lambda x: isinstance(x, bool), "true or false"),
     "scoring_func": Only(lambda x: x == "softmax", "softmax routing"),
+    "topk_method": Only(lambda x: x in ("greedy", "group_limited_greedy", "noaux_tc"),
+                        "greedy, group_limited_greedy or noaux_tc expert selection"),
+    "n_group": Only(lambda x: x is None or isinstance(x, int) and not isinstance(x, bool) and x >= 1,
+                    "a positive number of expert groups"),
+    "topk_group": Only(lambda x: x is None or isinstance(x, int) and not isinstance(x, bool) and x >= 1,
+                       "a positive number of groups per token"),
+    "routed_scaling_factor": Only(lambda x: isinstance(x, (int, float)) and not isinstance(x, bool),
+                                  "a number (it scales the routed output)"),
+    "ep_size": Only(lambda x: x in (1, None), "1 (the modeling code's inference expert parallelism; mem4d takes "
+                    "--ep)"),
+    "quantization_config": Only(_fp8_checkpoint, "unquantized weights, or the published fp8 e4m3 128 x 128 block "
+                                "checkpoint read as the bf16 weights it is trained from (quantized training is not "
+                                "modelled)"),
+    "q_lora_rank": Only(lambda x: x is None or isinstance(x, int) and not isinstance(x, bool) and x >= 0,
+                        "a non-negative rank, or null for a plain query projection"),
     "aux_loss_alpha": Only(lambda x: isinstance(x, (int, float)), "a number"),
     "seq_aux": Only(lambda x: isinstance(x, bool), "true or false"),
     "activation_function": Only(lambda x: x in ("gelu_new", "gelu", "gelu_pytorch_tanh", "gelu_fast"),
@@ -238,6 +310,7 @@ VALUES = {
                  "a dropout probability from 0 to 1") for key in ("attn_pdrop", "embd_pdrop", "resid_pdrop")},
 }
 SUPPORTED = ", ".join(FAMILIES)
+MLA_FAMILIES = ("deepseek_v2", "deepseek_v3", "kimi_k2")
 
 
 def _load(path: Path) -> dict:
@@ -260,11 +333,11 @@ def _family(raw: dict, r: Reader) -> Family:
     if "text_config" in raw:
         raise r.fail("text_config", "a nested language-model config (a multimodal checkpoint such as Llama 4) is not "
                      f"modelled; mem4d reads a text model's config.json (model_type {SUPPORTED})")
-    for key in MLA:
-        if raw.get(key) is not None:
-            raise r.fail(key, "multi-head latent attention (DeepSeek-V2/V3, Kimi K2) is not modelled yet; mem4d "
-                         f"models multi-head and grouped-query attention (model_type {SUPPORTED})")
     kind = raw.get("model_type", "llama")
+    for key in MLA if kind not in MLA_FAMILIES else ():
+        if raw.get(key) is not None:
+            raise r.fail(key, f"multi-head latent attention in a model_type {kind!r} config is not modelled; mem4d "
+                         f"reads it for model_type {', '.join(MLA_FAMILIES)} (DeepSeek-V2/V3, Kimi K2)")
     if kind not in FAMILIES:
         raise r.fail("model_type", f"this architecture is not modelled; mem4d models model_type {SUPPORTED}")
     return FAMILIES[kind]
@@ -277,7 +350,7 @@ def read(path: str | Path) -> ModelShape:
     r = Reader(raw, path)
     family = _family(raw, r)
     for key, value in raw.items():
-        rule = ONLY.get(key) or (VALUES.get(key) if key in family.keys else None)
+        rule = ((family.values or {}).get(key) or VALUES.get(key) if key in family.keys else None) or ONLY.get(key)
         if rule is not None:
             if not rule.allowed(value):
                 raise r.fail(key, f"not modelled; mem4d models {rule.supports}")

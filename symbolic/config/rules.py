@@ -106,8 +106,8 @@ RULES: tuple[Rule, ...] = (
     Rule("s % flash block", lambda x: np.logical_not(x.flash_attn) | (x.s % np.minimum(x.s, FLASH_BLOCK) == 0),
          lambda x: (f"flash attention runs over key blocks of {FLASH_BLOCK}: sequence s={x.s} must be a multiple of "
                     f"{FLASH_BLOCK} (or shorter), or pass --no-flash-attn"), scope="jax"),
-    Rule("dh % 2", lambda x: x.dh % 2 == 0, lambda x: f"RoPE needs an even head width, got dh={x.dh}", scope="jax",
-         model=True),
+    Rule("dh % 2", lambda x: x.mla | (x.dh % 2 == 0), lambda x: f"RoPE needs an even head width, got dh={x.dh}",
+         scope="jax", model=True),  # MLA rotates its d_r part only, even by ModelShape's check
     Rule("e | d (jax)", lambda x: x.d % x.e == 0,
          lambda x: (f"jaxcheck folds expert parallel over data parallel only: ep={x.e} must divide dp={x.d} "
                     f"(Megatron-Core also folds it over tp and cp)"), scope="jax"),
@@ -164,6 +164,12 @@ RULES: tuple[Rule, ...] = (
          & np.logical_not(x.dropout),
          lambda x: (f"{x.model} is a GPT-style model (GeLU MLP, LayerNorm, learned positions or dropout): jaxcheck "
                     f"builds Llama layers (the recipes' profiles count it)"), scope="jax", model=True),
+    Rule("no multi-token prediction or score bias (jax)", lambda x: (x.mtp == 0) & np.logical_not(x.expert_bias),
+         lambda x: (f"{x.model} has multi-token-prediction modules or an expert score-correction bias, which "
+                    f"jaxcheck's model does not build (the paper profile counts them)"), scope="jax", model=True),
+    Rule("recipes: GQA attention", lambda x: np.logical_not(x.mla),
+         lambda x: (f"{x.model} has multi-head latent attention: the torchtitan and deepspeed recipes model GQA "
+                    f"attention (use --recipe megatron)"), scope="recipes", model=True),
     Rule("no biases or q/k norms (jax)", lambda x: np.logical_not(x.bias) & (x.qk_norm == "none"),
          lambda x: (f"{x.model} has biases or q/k norms, which jaxcheck's attention and MLP do not have (the paper "
                     f"profile counts them)"), scope="jax", model=True),
@@ -207,7 +213,8 @@ def model_letters(shape) -> dict:
     return dict(model=shape.name, a=shape.a, k=shape.k, f=shape.f, L=shape.L, v=shape.v, dh=shape.dh, E=shape.E,
                 f_e=shape.f_e, f_s=shape.f_s, L_e=shape.L_e, qk_norm=shape.qk_norm,
                 bias=shape.qkv_bias or shape.o_bias or shape.mlp_bias, mlp=shape.mlp, norm=shape.norm,
-                positions=shape.positions, dropout=shape.dropout,
+                positions=shape.positions, dropout=shape.dropout, mla=shape.mla, mtp=shape.mtp,
+                expert_bias=shape.expert_bias,
                 dense_first=shape.dense_layers == tuple(range(len(shape.dense_layers))))
 
 

@@ -47,6 +47,14 @@ class ModelShape:
     norm: str = "rms"  # one of NORMS
     positions: int = 0  # s_p: rows of learned absolute position embeddings (0: rotary embeddings, no parameters)
     dropout: bool = False  # dropout on the attention probabilities and after the attention and MLP blocks
+    # multi-head latent attention (DeepSeek-V2/V3, Kimi K2) when kv_lora > 0: head_dim is then the no-RoPE part of a
+    # query/key head (qk_nope_head_dim), and k = a (every head has its own decompressed key and value)
+    q_lora: int = 0  # q_r: rank of the query latent (q_lora_rank; 0: a plain query projection h -> a (dh + d_r))
+    kv_lora: int = 0  # kv_r: rank of the key/value latent (kv_lora_rank; 0: no MLA)
+    rope_dim: int = 0  # d_r: the decoupled RoPE part of a query/key head, one RoPE key shared by all heads
+    v_dim: int = 0  # d_v: width of a value head (v_head_dim)
+    mtp: int = 0  # multi-token-prediction modules after the last layer (num_nextn_predict_layers, DeepSeek-V3)
+    expert_bias: bool = False  # a [E] routing-score correction bias in each MoE layer (e_score_correction_bias)
 
     def __post_init__(self):
         for name in ("h", "f", "a", "k", "L", "v"):
@@ -62,6 +70,21 @@ class ModelShape:
         if self.a % self.k:
             raise ConfigError(f"model {self.name!r}: heads a={self.a} are not divisible by KV heads k={self.k}")
         _positive(self.name, "positions", self.positions, zero=True)
+        for name in ("q_lora", "kv_lora", "rope_dim", "v_dim", "mtp"):
+            _positive(self.name, name, getattr(self, name), zero=True)
+        if self.kv_lora:
+            if not self.rope_dim or not self.v_dim or self.k != self.a or self.rope_dim % 2:
+                raise ConfigError(f"model {self.name!r}: multi-head latent attention needs an even RoPE width "
+                                  f"rope_dim, a value width v_dim and k = a heads, got rope_dim={self.rope_dim}, "
+                                  f"v_dim={self.v_dim}, k={self.k}, a={self.a}")
+            if self.qk_norm != "none" or self.qkv_bias or self.o_bias or self.positions:
+                raise ConfigError(f"model {self.name!r}: multi-head latent attention with q/k norms, attention "
+                                  "biases or learned positions is not modelled")
+        elif self.q_lora or self.rope_dim or self.v_dim:
+            raise ConfigError(f"model {self.name!r}: q_lora, rope_dim and v_dim describe multi-head latent "
+                              "attention, but kv_lora=0")
+        if self.expert_bias and not self.E:
+            raise ConfigError(f"model {self.name!r}: expert_bias is a bias on routed experts' scores, but E=0")
         for field, allowed in (("mlp", MLPS), ("norm", NORMS)):
             if getattr(self, field) not in allowed:
                 raise ConfigError(f"model {self.name!r}: {field} must be one of {', '.join(allowed)}, got "
@@ -96,6 +119,11 @@ class ModelShape:
         return self.head_dim
 
     @property
+    def mla(self) -> bool:
+        """Whether attention is multi-head latent attention (kv_lora > 0)."""
+        return self.kv_lora > 0
+
+    @property
     def moe(self) -> bool:
         """Whether the model has routed experts."""
         return self.E > 0
@@ -115,8 +143,16 @@ class ModelShape:
 
     @property
     def attention_count(self) -> int:
-        """Parameters of one layer's attention: Q, O (h x a dh), K, V (h x k dh), their biases and q/k norms."""
+        """Parameters of one layer's attention: Q, O (h x a dh), K, V (h x k dh), their biases and q/k norms; with
+        MLA the query path (q_a [h, q_r], its norm [q_r], q_b [q_r, a (dh + d_r)]; or q [h, a (dh + d_r)]), the
+        key/value down-projection with the RoPE key (kv_a [h, kv_r + d_r]), its norm [kv_r], the up-projection kv_b
+        [kv_r, a (dh + d_v)] and o [a d_v, h] (DeepSeek-V2 modeling, Megatron-Core MLASelfAttention)."""
         h, a, k, dh = self.h, self.a, self.k, self.dh
+        if self.mla:
+            qk, q_r = dh + self.rope_dim, self.q_lora
+            q = h * q_r + q_r + q_r * a * qk if q_r else h * a * qk
+            return q + h * (self.kv_lora + self.rope_dim) + self.kv_lora + self.kv_lora * a * (dh + self.v_dim) \
+                + a * self.v_dim * h
         bias = (a * dh + 2 * k * dh if self.qkv_bias else 0) + (h if self.o_bias else 0)
         norm = {"none": 0, "head": 2 * dh, "full": a * dh + k * dh}[self.qk_norm]
         return 2 * h * a * dh + 2 * h * k * dh + bias + norm
@@ -140,23 +176,41 @@ class ModelShape:
     @property
     def moe_mlp_count(self) -> int:
         """Parameters of one MoE layer's MLP: the router [h, E], E experts of 3 h f_e, shared experts 3 h f_s and
-        their gate [h, 1]."""
+        their gate [h, 1], and the score-correction bias [E] where the model has one."""
         h = self.h
-        return h * self.E + self.E * 3 * h * self.f_e + 3 * h * self.f_s + (h if self.shared_gate else 0)
+        return h * self.E + self.E * 3 * h * self.f_e + 3 * h * self.f_s + (h if self.shared_gate else 0) \
+            + (self.E if self.expert_bias else 0)
+
+    @property
+    def mtp_moe(self) -> bool:
+        """Whether the multi-token-prediction modules' layers have routed experts: they repeat the last layer's kind
+        (DeepSeek-V3: an MoE layer; Megatron-Core builds them from the decoder's last layer spec)."""
+        return self.is_moe_layer(self.L - 1)
+
+    @property
+    def mtp_count(self) -> int:
+        """Parameters of one multi-token-prediction module but the embedding and LM head it shares with the model:
+        enorm and hnorm [h], eh_proj [2h, h], one transformer layer, its final norm [h] (DeepSeek-V3's layer 61;
+        Megatron-Core MultiTokenPredictionLayer)."""
+        h = self.h
+        mlp = self.moe_mlp_count if self.mtp_moe else self.dense_mlp_count
+        return 3 * self.norm_count + 2 * h * h + self.attention_count + 2 * self.norm_count + mlp
 
     @property
     def param_count(self) -> int:
         """Every parameter: embedding (and learned positions), L x (2 norms, attention, a dense MLP or an MoE MLP),
-        final norm, LM head unless tied."""
+        final norm, LM head unless tied, and the multi-token-prediction modules."""
         h, v, L = self.h, self.v, self.L
         mlps = self.L_e * self.moe_mlp_count + (L - self.L_e) * self.dense_mlp_count
         return (v + self.positions) * h + L * (self.attention_count + 2 * self.norm_count) + mlps + self.norm_count \
-            + (0 if self.tied else h * v)
+            + (0 if self.tied else h * v) + self.mtp * self.mtp_count
 
     @property
     def active_count(self) -> int:
-        """Parameters one token passes through: param_count with k_e of the E routed experts in each MoE layer."""
-        return self.param_count - self.L_e * (self.E - self.k_e) * 3 * self.h * self.f_e
+        """Parameters one token passes through: param_count with k_e of the E routed experts in each MoE layer (and
+        in each multi-token-prediction module's MoE layer)."""
+        moe_layers = self.L_e + (self.mtp if self.mtp_moe else 0)
+        return self.param_count - moe_layers * (self.E - self.k_e) * 3 * self.h * self.f_e
 
     def as_dict(self) -> dict:
         return {fl.name: list(value) if isinstance(value := getattr(self, fl.name), tuple) else value

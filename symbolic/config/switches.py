@@ -37,6 +37,11 @@ class Switches:
     zero_init: bool = True  # DeepSpeed ZeRO-3 with zero.Init; False: every gathered weight stays to its backward
     grad_accum_fusion: bool = True  # Megatron-LM's gradient accumulation fusion: persistent dummy wgrad buffers
     schedule: str = "1f1b"  # pipeline schedule (Training.schedule): 1f1b, or gpipe (the jax profile only)
+    mla: bool = False  # multi-head latent attention (kv_r > 0) in place of GQA
+    q_lora: bool = False  # MLA's queries through a latent of rank q_r (else a plain h x a (dh + d_r) projection)
+    mtp: bool = False  # n_mtp multi-token-prediction modules on the last stage
+    mtp_moe: bool = False  # their layers have routed experts (they repeat the last layer's kind)
+    expert_bias: bool = False  # each MoE layer keeps a [E] routing-score correction bias (a buffer, not trained)
 
     def __post_init__(self):
         if self.recompute not in RECOMPUTE:
@@ -78,7 +83,10 @@ class Switches:
 
 def architecture(shape) -> dict:
     """The switch fields a ModelShape sets: tied, and whether it has experts, shared experts (and their gate), q/k
-    norms, biases; its MLP and norm kinds, learned positions and dropout."""
+    norms, biases; its MLP and norm kinds, learned positions and dropout; MLA (with a query latent), multi-token
+    prediction (with experts) and the experts' score-correction bias."""
     return {"tied": shape.tied, "moe": shape.moe, "shared": shape.f_s > 0, "shared_gate": shape.shared_gate,
             "qk_norm": shape.qk_norm, "qkv_bias": shape.qkv_bias, "o_bias": shape.o_bias, "mlp_bias": shape.mlp_bias,
-            "mlp": shape.mlp, "norm": shape.norm, "positions": shape.positions > 0, "dropout": shape.dropout}
+            "mlp": shape.mlp, "norm": shape.norm, "positions": shape.positions > 0, "dropout": shape.dropout,
+            "mla": shape.mla, "q_lora": shape.q_lora > 0, "mtp": shape.mtp > 0, "mtp_moe": shape.mtp > 0 and shape.mtp_moe,
+            "expert_bias": shape.expert_bias}

@@ -11,7 +11,8 @@ from ..components import in_flight as _in_flight
 from ..components import layer_tensors as _layer_tensors
 from ..components.ends import dummy_wgrads, logits_source, recompute_working_set
 from ..components.experts import expert_states, experts_params
-from ..components.moe import dispatch_buffers, routing_state
+from ..components.moe import dispatch_buffers, expert_bias_buffers, routing_state
+from ..components.mtp import mtp_activations, mtp_moe_layers, mtp_params
 from ..components.weights import default_layers
 from ..config.switches import Switches
 
@@ -53,8 +54,11 @@ def _activations(micro: sp.Expr, layers: sp.Expr, moe_layers: sp.Expr, sw: Switc
 
 
 def _states(stage: str, layers: sp.Expr, moe_layers: sp.Expr, sw: Switches) -> tuple[list[Component], sp.Expr]:
-    """Weights, gradients and optimizer states of a stage (its routed experts apart), and its parameters."""
-    params = stage_params(stage, sw, layers, moe_layers)
+    """Weights, gradients and optimizer states of a stage (its routed experts apart), and its parameters; the head's
+    stage also holds the multi-token-prediction modules (and their MoE layers' experts)."""
+    mtp = stage in ("last", "only")
+    params = stage_params(stage, sw, layers, moe_layers) + (mtp_params(sw) if mtp else 0)
+    moe_layers = moe_layers + (mtp_moe_layers(sw) if mtp else 0)
     experts = expert_states(moe_layers, sw)
     everything = params + (moe_layers * experts_params() if sw.moe else 0)
     return [weights(params, sw), gradients(params, sw), optimizer(params, sw), *experts], everything
@@ -63,7 +67,7 @@ def _states(stage: str, layers: sp.Expr, moe_layers: sp.Expr, sw: Switches) -> t
 def _moe_buffers(moe_layers: sp.Expr, sw: Switches) -> list[Component]:
     """The MoE dispatch buffers where the stage has MoE layers, and every MoE layer's routing state."""
     return [part._replace(expr=sp.Piecewise((part.expr, moe_layers > 0), (0, True)))
-            for part in dispatch_buffers(sw)] + routing_state(moe_layers, sw)
+            for part in dispatch_buffers(sw)] + routing_state(moe_layers, sw) + expert_bias_buffers(moe_layers, sw)
 
 
 def _working_set(sw: Switches, moe_layers: sp.Expr) -> Component:
@@ -93,9 +97,21 @@ def components(sw: Switches) -> list[Component]:
     states, params = _states("first", layers, moe_layers, sw)
     parts = [
         *states, _activations(micro, layers, moe_layers, sw), embedding_input_paper(micro, sw), output_layer(sw),
-        *zero_buffers("first", sw, layers, moe_layers), *_moe_buffers(moe_layers, sw),
+        *zero_buffers("first", sw, layers, moe_layers), *_moe_buffers(moe_layers, sw), *_mtp_on_top(sw),
     ]
     return _with_overheads(parts, params, sw)
+
+
+def _mtp_on_top(sw: Switches) -> list[Component]:
+    """The multi-token-prediction modules charged on top of the first stage, as the closed form charges the output
+    layer: their states and one micro batch of their tensors (the last stage's 1F1B count); none without them."""
+    if not sw.mtp:
+        return []
+    params = mtp_params(sw)
+    experts = expert_states(mtp_moe_layers(sw), sw)
+    return [weights(params, sw)._replace(name="mtp_weights"), gradients(params, sw)._replace(name="mtp_gradients"),
+            optimizer(params, sw)._replace(name="mtp_optimizer"),
+            *(part._replace(name="mtp_" + part.name) for part in experts), mtp_activations(sp.Integer(1), sw)]
 
 
 def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, micro: sp.Expr | None = None,
@@ -114,8 +130,11 @@ def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, mi
     has_embedding = stage in ("first", "only")
     has_head = stage in ("last", "only")
     ids = token_ids(micro) if has_embedding else Component("embedding_input", sp.Integer(0), "not on this stage")
+    mtp = ([mtp_activations(micro, sw) if has_head else Component("mtp_activations", sp.Integer(0), "not on this "
+                                                                    "stage")] if sw.mtp else [])
     head = output_layer(sw) if has_head else Component("output_layer", sp.Integer(0), "not on this stage")
     extra = ([logits_source(sw)] if has_head else []) + [dummy_wgrads(sw, has_head)]
-    parts = [*states, _activations(micro, layers, moe_layers, sw), ids, head, *extra,
-             *zero_buffers(stage, sw, layers, moe_layers), *_moe_buffers(moe_layers, sw), _working_set(sw, moe_layers)]
+    buffered = moe_layers + (mtp_moe_layers(sw) if has_head else 0)
+    parts = [*states, _activations(micro, layers, moe_layers, sw), ids, head, *extra, *mtp,
+             *zero_buffers(stage, sw, layers, moe_layers), *_moe_buffers(buffered, sw), _working_set(sw, buffered)]
     return _with_overheads(parts, params, sw)

@@ -1,0 +1,56 @@
+"""DeepSeek-V3's multi-token prediction on the last pipeline stage, as Megatron-Core builds it
+(NVIDIA/Megatron-LM d98e8a6, megatron/core/transformer/multi_token_prediction.py, MultiTokenPredictionLayer): each of
+the n_mtp modules normalises the embedding of the tokens shifted by one more (enorm) and the previous depth's hidden
+states (hnorm), projects their concatenation [s, b, 2h] to h (eh_proj, column-parallel), runs one transformer layer
+of the decoder's last kind, a final norm, and the LM head it shares with the model, with its own loss."""
+from __future__ import annotations
+
+import sympy as sp
+
+from ..config.switches import Switches
+from ..config.symbols import B_a, b, h, n_mtp, s, t
+from .base import Component, per_gpu_tokens
+from .ends import output_tensors
+from .weights import attention_params, final_norm_params, mlp_params, moe_dense_params, norm_params
+
+
+def mtp_params(sw: Switches) -> sp.Expr:
+    """Parameters of the n_mtp modules on one GPU of the last stage but their routed experts (components.experts)
+    and the embedding and LM head they share: enorm, hnorm and the final norm (replicated), eh_proj [2h, h] split
+    over t, and a layer's attention, norms and dense MLP or router and shared experts."""
+    if not sw.mtp:
+        return sp.Integer(0)
+    layer = attention_params(sw) + norm_params(sw) + (moe_dense_params(sw) if sw.mtp_moe else mlp_params(sw))
+    return n_mtp * (3 * final_norm_params(sw) + 2 * h * h / t + layer)
+
+
+def mtp_moe_layers(sw: Switches) -> sp.Expr:
+    """MoE layers the multi-token-prediction modules add to the last stage: n_mtp when their layer has experts."""
+    return n_mtp if sw.mtp and sw.mtp_moe else sp.Integer(0)
+
+
+def mtp_tensors(sw: Switches) -> list[Component]:
+    """What one module keeps per micro batch beyond its transformer layer's tensors: enorm's input (the shifted
+    tokens' embedding), eh_proj's input [s, b, 2h] (sequence-parallel shard), and its own final-norm input, LM-head
+    input and logits (components.ends.output_tensors). hnorm's input is the decoder's output, which the model's final
+    norm keeps already."""
+    return [
+        Component("mtp_enorm_input", per_gpu_tokens(B_a * s * b * h, False, sw), "embedding of the shifted tokens, "
+                  "enorm's input"),
+        Component("mtp_eh_proj_input", per_gpu_tokens(B_a * s * b * 2 * h, False, sw), "concatenated normed "
+                  "embedding and hidden states [s, b, 2h], eh_proj's input"),
+        *output_tensors(sw),
+    ]
+
+
+def mtp_activations(micro: sp.Expr, sw: Switches) -> Component:
+    """The n_mtp modules' tensors for the last stage's in-flight micro batches: their layer's (dense or MoE) and
+    mtp_tensors."""
+    if not sw.mtp:
+        return Component("mtp_activations", sp.Integer(0), "no multi-token prediction")
+    from .activations import layer_activation
+
+    per_module = layer_activation(sw, moe=sw.mtp_moe) + sp.Add(*(part.expr for part in mtp_tensors(sw)))
+    return Component("mtp_activations", micro * n_mtp * per_module,
+                     "the multi-token-prediction modules' layer tensors, enorm and eh_proj inputs and own output "
+                     f"layer and logits, per in-flight micro batch ({sw.recompute} recompute)")

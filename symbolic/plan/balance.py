@@ -72,12 +72,12 @@ def rank_table(est: Estimator, values: dict, p: int, layers: np.ndarray) -> np.n
 
 def check_balanceable(shape: ModelShape, training: Training, scope: str = "all") -> None:
     """The rule table as for one of plan's uneven rows: the split not yet chosen (one line, exit 2); a model of dense
-    and MoE layers is refused (its stages' totals depend on where the split falls, not only on their layer counts)."""
+    and MoE layers with interleaved stages is refused (its chunks' kinds depend on where each falls)."""
     from ..estimator.estimate import mixed
 
-    if mixed(shape):
-        raise ConfigError(f"--balance: {shape.name} has dense and MoE layers, whose split is not balanced by layer "
-                          "counts; give --stage-layers (each rank's own dense and MoE layers are counted exactly)")
+    if mixed(shape) and training.vpp > 1:
+        raise ConfigError(f"--balance: {shape.name} has dense and MoE layers, whose interleaved chunks (vpp > 1) are "
+                          "not balanced; give --stage-layers (each rank's own dense and MoE layers are counted exactly)")
     x = rules.letters(replace(training, stage_layers=None), shape)
     x.uneven = True
     rules.check(x, rules.select(scope))
@@ -87,8 +87,12 @@ def balance(shape: ModelShape, training: Training, profile: str = "paper", overh
             backend: str = "gpu") -> Balance:
     """The balanced and the most even split of `training` (its stage_layers ignored), exactly: every rank's total
     is evaluated for every layer count it could hold, then the greedy picks each split."""
+    from ..estimator.estimate import mixed
+
     check_balanceable(shape, training, profile)
     est = estimator(profile, Switches.of(training, overheads, backend=backend, shape=shape))
+    if mixed(shape):
+        return _balance_mixed(est, shape, training)
     p, vpp = training.p, training.vpp
     units = shape.L // vpp
     layers = vpp * np.arange(1, units - p + 2)  # what one rank may hold: 1 .. units - p + 1 chunks
@@ -98,5 +102,47 @@ def balance(shape: ModelShape, training: Training, profile: str = "paper", overh
     for cap in (None, even_cap(units, p)):
         chunks = greedy(table, units, cap)
         out += [tuple(int(x) for x in vpp * chunks), tuple(int(x) for x in table[ranks, chunks - 1])]
+    split, totals, even, even_totals = out
+    return Balance(replace(training, stage_layers=split).check(shape), split, totals, even, even_totals)
+
+
+def _balance_mixed(est: Estimator, shape: ModelShape, training: Training) -> Balance:
+    """balance for a model of dense and MoE layers (vpp = 1): rank r holding layers start .. start + n - 1 costs its
+    stage total with those layers' own MoE count, so the split is found by dynamic programming over (rank, layers
+    placed so far), minimising the largest total exactly, with and without the most even split's cap."""
+    p, L = training.p, shape.L
+    values = inputs_for(shape, training)
+    micro = est.in_flight(**values, r=np.arange(p))
+    n = np.arange(1, L - p + 2)  # layers one rank may hold
+    start = np.arange(L)
+    prefix = np.array([shape.moe_layers_in(0, i) for i in range(L + 1)])
+    out = []
+    for cap in (None, even_cap(L, p)):
+        best = np.full((p + 1, L + 1), np.inf)
+        choice = np.zeros((p + 1, L + 1), dtype=np.int64)
+        best[0, 0] = 0.0
+        for r in range(p):
+            kind = stage_of(r, p)
+            stop = np.minimum(start[:, None] + n[None, :], L)  # [start, n]
+            moe = prefix[stop] - prefix[start][:, None]
+            cost = np.broadcast_to(est.stage_total(kind, **values, L_r=n[None, :], m_r=micro[r], Le_r=moe), moe.shape)
+            ok = (start[:, None] + n[None, :] <= L) & (n[None, :] <= (cap or L))
+            for i in range(L):
+                if not np.isfinite(best[r, i]):
+                    continue
+                for j in np.flatnonzero(ok[i]):
+                    end, value = i + n[j], max(best[r, i], cost[i, j])
+                    if value < best[r + 1, end]:
+                        best[r + 1, end], choice[r + 1, end] = value, n[j]
+        split, end = [], L
+        for r in range(p, 0, -1):
+            split.append(int(choice[r, end]))
+            end -= split[-1]
+        split = tuple(reversed(split))
+        placed = replace(training, stage_layers=split)
+        moe = placed.moe_layers(shape)
+        totals = tuple(int(np.rint(est.stage_total(stage_of(r, p), **values, L_r=split[r], m_r=micro[r],
+                                                   Le_r=moe[r]))) for r in range(p))
+        out += [split, totals]
     split, totals, even, even_totals = out
     return Balance(replace(training, stage_layers=split).check(shape), split, totals, even, even_totals)

@@ -146,7 +146,8 @@ def _evaluate(grid: dict[str, np.ndarray], est, fixed: dict[str, float], L: int,
         sub = {name: (x[rows] if np.ndim(x) else x) for name, x in arrays.items()}
         if uneven:
             near_even = grid["split"][rows] == SPLITS.index("near_even")
-            splits[rows], totals = split_rows(est, sub, L, width, near_even)
+            splits[rows], totals = split_rows(est, sub, L, width, near_even,
+                                              shape if shape is not None and mixed(shape) else None)
         elif shape is not None and mixed(shape):
             totals = _mixed_even_totals(est, sub, shape)
         else:
@@ -171,7 +172,6 @@ def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware 
     from ..config.glossary import inputs_for
 
     t0 = time.perf_counter()
-    balance = balance and not mixed(cluster.shape)  # dense and MoE layers: a split's totals depend on where it falls
     grid, n_candidates = valid(cluster, profile, zero, balance)
     if len(grid["d"]) == 0:  # nothing to evaluate: the caller explains with plan.why_not
         rows = {**grid, "recompute": np.zeros(0, np.int8), "stage_layers": np.zeros((0, 1), LAYERS),

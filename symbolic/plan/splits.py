@@ -82,11 +82,29 @@ def _chunks(cost: np.ndarray, slope: np.ndarray, units: np.ndarray, cap: np.ndar
     return chunks
 
 
+def placed_moe_layers(shape, splits: np.ndarray, p: int, vpp: np.ndarray) -> np.ndarray:
+    """[rows, p]: the MoE layers each rank holds under each row's split (layers per rank, in vpp chunks: chunk j of
+    rank r is virtual stage j p + r, the virtual stages in model order, as Training.layer_ranges places them), for a
+    model whose layers are of two kinds; counted from the model's prefix sums of MoE layers."""
+    prefix = np.array([shape.moe_layers_in(0, i) for i in range(shape.L + 1)], dtype=np.float64)
+    vpp = np.broadcast_to(np.asarray(vpp), (len(splits),))
+    out = np.zeros((len(splits), p), dtype=np.float64)
+    for v in np.unique(vpp):
+        at = np.flatnonzero(vpp == v)
+        sizes = np.tile(splits[at, :p] // v, (1, int(v)))  # [rows, v p]: the virtual stages in model order
+        stop = np.cumsum(sizes, axis=1)
+        moe = prefix[stop] - prefix[stop - sizes]
+        out[at] = moe.reshape(len(at), int(v), p).sum(axis=1)
+    return out
+
+
 def split_rows(est: Estimator, arrays: dict[str, np.ndarray], L: int, width: int,
-               even: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+               even: np.ndarray, shape=None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """For rows of p >= 2 (`arrays`: the estimator's inputs, one entry per row or shared): the most even (where
     `even`) or the balanced split of each ([rows, width] layers per rank, zero beyond p) and the exact totals of its
-    first, most loaded middle, and last stage."""
+    first, most loaded middle, and last stage. With `shape`, a model of dense and MoE layers: the split is chosen as
+    if each layer were L_e / L of an MoE layer, and its totals are exact, each rank with the MoE layers its layers
+    are (placed_moe_layers), every rank evaluated."""
     n = len(arrays["p"])
     splits = np.zeros((n, width), dtype=LAYERS)
     totals = {kind: np.full(n, -np.inf) for kind in STAGES}
@@ -104,10 +122,15 @@ def split_rows(est: Estimator, arrays: dict[str, np.ndarray], L: int, width: int
         cap = np.where(even[at], even_cap(units, p), np.inf)[:, None]
         layers = vpp * _chunks(c[0] + c[2] * micro, vpp * (c[1] + c[3] * micro), units, cap)
         splits[at, :p] = layers
+        placed = None if shape is None else placed_moe_layers(shape, layers, int(p), vpp[:, 0])
         for kind in KINDS:
             if p > 2 or kind != "middle":
-                held, mic = _candidates(layers[:, cols[kind]], micro[:, cols[kind]])
-                total = est.stage_total(kind, **column, L_r=held, m_r=mic, Le_r=moe_share(column) * held)
+                if placed is None:
+                    held, mic = _candidates(layers[:, cols[kind]], micro[:, cols[kind]])
+                    moe = moe_share(column) * held
+                else:
+                    held, mic, moe = layers[:, cols[kind]], micro[:, cols[kind]], placed[:, cols[kind]]
+                total = est.stage_total(kind, **column, L_r=held, m_r=mic, Le_r=moe)
                 totals[kind][at] = np.broadcast_to(total, held.shape).max(1)
     return splits, totals
 

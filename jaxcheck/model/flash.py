@@ -1,5 +1,6 @@
 """Flash attention in plain jax: causal GQA attention over key blocks with an online softmax and a custom VJP
-(FlashAttention-2 style; no [s, s] tensor is materialised)."""
+(FlashAttention-2 style; no [s, s] tensor is materialised). Queries and keys are dh wide, values d_v (d_v = dh for GQA;
+MLA's values are narrower than its query/key heads)."""
 from __future__ import annotations
 
 from functools import partial
@@ -13,7 +14,7 @@ MASKED = -1e30
 
 
 def _block(x_BxSxKxD: jax.Array, j, block: int) -> jax.Array:
-    """Key or value block j: [b, block, k, dh]."""
+    """Key or value block j: [b, block, k, dh] (or d_v)."""
     return jax.lax.dynamic_slice_in_dim(x_BxSxKxD, j * block, block, axis=1)
 
 
@@ -26,10 +27,10 @@ def _scores(q_BxSxKxGxD, k_BxSxKxD, j, block: int, scale):
     return jnp.where(causal_SxC, x, MASKED)
 
 
-def _forward(q_BxSxAxD, k_BxSxKxD, v_BxSxKxD, block: int):
-    """Online softmax over key blocks: the output [b, s, a, dh] and the fp32 log-sum-exp [b, k, a/k, s]."""
+def _forward(q_BxSxAxD, k_BxSxKxD, v_BxSxKxV, block: int):
+    """Online softmax over key blocks: the output [b, s, a, d_v] and the fp32 log-sum-exp [b, k, a/k, s]."""
     b, s, a, dh = q_BxSxAxD.shape
-    kh = k_BxSxKxD.shape[2]
+    kh, d_v = k_BxSxKxD.shape[2], v_BxSxKxV.shape[3]
     scale = jnp.float32(dh) ** -0.5
     q5 = q_BxSxAxD.reshape(b, s, kh, a // kh, dh)
 
@@ -40,32 +41,33 @@ def _forward(q_BxSxAxD, k_BxSxKxD, v_BxSxKxD, block: int):
         p = jnp.exp(x - new[..., None])
         decay = jnp.exp(mx - new)
         sm = sm * decay + jnp.sum(p, axis=-1)
-        pv = jnp.einsum("bkgqc,bckd->bkgqd", p.astype(v_BxSxKxD.dtype), _block(v_BxSxKxD, j, block),
+        pv = jnp.einsum("bkgqc,bckd->bkgqd", p.astype(v_BxSxKxV.dtype), _block(v_BxSxKxV, j, block),
                         preferred_element_type=jnp.float32)
         return j + 1, new, sm, acc * decay[..., None] + pv
 
     stats = (b, kh, a // kh, s)
     init = (jnp.int32(0), jnp.full(stats, MASKED, jnp.float32), jnp.zeros(stats, jnp.float32),
-            jnp.zeros(stats + (dh,), jnp.float32))
+            jnp.zeros(stats + (d_v,), jnp.float32))
     # a while_loop over a carried block index, not a scan over an index array: transposing the layer scan, jax's
     # partial evaluation hoists a scan's loop-invariant causal masks and stacks them, [s / block, b, a, s, block] bools
     _, mx, sm, acc = jax.lax.while_loop(lambda carry: carry[0] < s // block, body, init)
-    out = jnp.einsum("bkgqd->bqkgd", acc / sm[..., None]).reshape(b, s, a, dh).astype(q_BxSxAxD.dtype)
+    out = jnp.einsum("bkgqd->bqkgd", acc / sm[..., None]).reshape(b, s, a, d_v).astype(q_BxSxAxD.dtype)
     return out, mx + jnp.log(sm)
 
 
 @partial(jax.custom_vjp, nondiff_argnums=(3,))
-def flash_attention(q_BxSxAxD: jax.Array, k_BxSxKxD: jax.Array, v_BxSxKxD: jax.Array, block: int) -> jax.Array:
-    """Causal softmax(q k^T / sqrt(dh)) v over key blocks; q [b, s, a, dh], k and v [b, s, k, dh]; s % block == 0.
+def flash_attention(q_BxSxAxD: jax.Array, k_BxSxKxD: jax.Array, v_BxSxKxV: jax.Array, block: int) -> jax.Array:
+    """Causal softmax(q k^T / sqrt(dh)) v over key blocks; q [b, s, a, dh], k [b, s, k, dh], v [b, s, k, d_v];
+    returns [b, s, a, d_v]; s % block == 0.
 
     The forward scans the gathered keys and values in blocks of `block` positions, keeping a running max, sum and
     fp32 accumulator per query (Dao et al. 2022, Algorithm 1 without the query tiling); the backward scans the same
     blocks again and recomputes each block's probabilities from the saved log-sum-exp (Algorithm 2 / FA-2), so
     autodiff keeps only q, k, v, the output and the fp32 log-sum-exp. While a block runs (a/t heads, s/c queries,
     `block` keys): fp32 scores/probabilities [b, k/t, a/k, s/c, block] and, in the backward, their gradients; fp32
-    carries [b, a/t, s/c] (max, sum) and [b, a/t, s/c, dh] (accumulator, dq). Shapes are global (GSPMD); the query
-    axis may be split over context."""
-    return _forward(q_BxSxAxD, k_BxSxKxD, v_BxSxKxD, block)[0]
+    carries [b, a/t, s/c] (max, sum), [b, a/t, s/c, d_v] (accumulator) and [b, a/t, s/c, dh] (dq). Shapes are global
+    (GSPMD); the query axis may be split over context."""
+    return _forward(q_BxSxAxD, k_BxSxKxD, v_BxSxKxV, block)[0]
 
 
 def _fwd(q, k, v, block):
@@ -77,15 +79,15 @@ def _bwd(block, res, dout_BxSxAxD):
     """FlashAttention-2 backward: per key block, recompute P from the log-sum-exp, then dV, dP, dS, dQ, dK."""
     q, k, v, out, lse = res
     b, s, a, dh = q.shape
-    kh = k.shape[2]
+    kh, d_v = k.shape[2], v.shape[3]
     scale = jnp.float32(dh) ** -0.5
     q5 = q.reshape(b, s, kh, a // kh, dh)
-    do5 = dout_BxSxAxD.reshape(b, s, kh, a // kh, dh)
-    out5 = out.reshape(b, s, kh, a // kh, dh).astype(jnp.float32)
+    do5 = dout_BxSxAxD.reshape(b, s, kh, a // kh, d_v)
+    out5 = out.reshape(b, s, kh, a // kh, d_v).astype(jnp.float32)
     delta = jnp.einsum("bqkgd,bqkgd->bkgq", do5.astype(jnp.float32), out5)  # rowsum(dO * O)
 
     def body(carry):
-        j, dq, dk_BxSxKxD, dv_BxSxKxD = carry
+        j, dq, dk_BxSxKxD, dv_BxSxKxV = carry
         k_blk, v_blk = _block(k, j, block), _block(v, j, block)
         p = jnp.exp(_scores(q5, k, j, block, scale) - lse[..., None])
         dv = jnp.einsum("bkgqc,bqkgd->bckd", p.astype(v.dtype), do5, preferred_element_type=jnp.float32)
@@ -94,8 +96,8 @@ def _bwd(block, res, dout_BxSxAxD):
         dq = dq + jnp.einsum("bkgqc,bckd->bqkgd", ds, k_blk, preferred_element_type=jnp.float32)
         dk = jnp.einsum("bkgqc,bqkgd->bckd", ds, q5, preferred_element_type=jnp.float32)
         dk_BxSxKxD = jax.lax.dynamic_update_slice_in_dim(dk_BxSxKxD, dk.astype(k.dtype), j * block, axis=1)
-        dv_BxSxKxD = jax.lax.dynamic_update_slice_in_dim(dv_BxSxKxD, dv.astype(v.dtype), j * block, axis=1)
-        return j + 1, dq, dk_BxSxKxD, dv_BxSxKxD
+        dv_BxSxKxV = jax.lax.dynamic_update_slice_in_dim(dv_BxSxKxV, dv.astype(v.dtype), j * block, axis=1)
+        return j + 1, dq, dk_BxSxKxD, dv_BxSxKxV
 
     init = (jnp.int32(0), jnp.zeros(q5.shape, jnp.float32), jnp.zeros_like(k), jnp.zeros_like(v))
     _, dq, dk, dv = jax.lax.while_loop(lambda carry: carry[0] < s // block, body, init)

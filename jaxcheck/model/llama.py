@@ -1,6 +1,6 @@
-"""Llama in flax nnx: vocab-parallel embedding, RMSNorm, RoPE, GQA attention, SwiGLU MLP or mixture of experts
-(jaxcheck.model.moe), untied (or tied) LM head; params in param_dtype, cast to compute_dtype where used, each tagged
-with its logical axes (jaxcheck.model.rules)."""
+"""Llama in flax nnx: vocab-parallel embedding, RMSNorm, RoPE, GQA attention or multi-head latent attention
+(jaxcheck.model.mla), SwiGLU MLP or mixture of experts (jaxcheck.model.moe), untied (or tied) LM head; params in
+param_dtype, cast to compute_dtype where used, each tagged with its logical axes (jaxcheck.model.rules)."""
 from __future__ import annotations
 
 import jax
@@ -10,9 +10,11 @@ from jax.ad_checkpoint import checkpoint_name
 
 from ..spec import StepSpec
 from .attention import allgather_attention
+from .mla import LatentAttention
 from .mlp import MLP, param as _param
 from .moe import MoE
-from .weightops import cast_einsum, rope, scale, vocab_parallel_lookup
+from .norm import RMSNorm
+from .weightops import cast_einsum, rope, vocab_parallel_lookup
 from .rules import act_names, constrain, partition_spec
 
 STACK_AXES = ("stage", "layer")  # logical names of the leading [p, L/p] axes of every block parameter
@@ -27,19 +29,6 @@ def stack_layers(shape) -> dict[str, tuple[int, bool]]:
     if not shape.dense_layers:
         return {"blocks": (shape.L, True)}
     return {"dense_blocks": (shape.L - shape.L_e, False), "blocks": (shape.L_e, True)}
-
-
-class RMSNorm(nnx.Module):
-    """RMSNorm with an fp32 scale [h] (not split by t), computed in fp32, returned in compute dtype."""
-
-    def __init__(self, plan: StepSpec):
-        self.eps = 1e-5
-        self.scale = nnx.Param(jnp.ones((plan.shape.h,), plan.opts.param_dtype), axes=("norm",))
-
-    def __call__(self, x: jax.Array) -> jax.Array:
-        x32 = x.astype(jnp.float32)
-        y = x32 * jax.lax.rsqrt(jnp.mean(x32 * x32, axis=-1, keepdims=True) + self.eps)
-        return scale(y, self.scale[...]).astype(x.dtype)
 
 
 class Attention(nnx.Module):
@@ -71,7 +60,8 @@ class Block(nnx.Module):
 
     def __init__(self, plan: StepSpec, rngs: nnx.Rngs, moe: bool = False):
         self.plan = plan
-        self.attn_norm, self.attn = RMSNorm(plan), Attention(plan, rngs)
+        self.attn_norm = RMSNorm(plan)
+        self.attn = LatentAttention(plan, rngs) if plan.shape.mla else Attention(plan, rngs)
         self.mlp_norm, self.mlp = RMSNorm(plan), MoE(plan, rngs) if moe else MLP(plan, rngs)
 
     def __call__(self, x_BxSxH: jax.Array) -> jax.Array:

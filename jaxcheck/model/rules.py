@@ -19,9 +19,11 @@ RULES: dict[str, str | tuple[str, ...] | None] = {
     "embed": None,  # h
     "heads": "tensor",  # a: column-parallel Q, row-parallel out-projection
     "kv_heads": "tensor",  # k: column-parallel K, V
-    "head_dim": None,  # dh
+    "head_dim": None,  # dh (MLA: dh + d_r of a query/key head, d_v of a value head)
+    "q_lora": None,  # q_r of MLA's query latent and its down-projection [h, q_r] (replicated, as Megatron-Core's)
+    "kv_lora": None,  # kv_r + d_r of MLA's key/value latent and shared RoPE key [h, kv_r + d_r] (replicated)
     "mlp": "tensor",  # f: column-parallel gate/up, row-parallel down
-    "norm": None,  # h of the RMSNorm scales (not split by t)
+    "norm": None,  # h of the RMSNorm scales, q_r and kv_r of MLA's latent norms (not split by t)
     "kv_seq": None,  # s of K and V inside attention: all-gathered over context
     "micro": None,  # m: micro batches (scanned)
     "router": None,  # E of the router [h, E] (replicated)

@@ -11,7 +11,13 @@ FLASH_BLOCK = 128  # keys per block of jaxcheck's flash attention: min(s, FLASH_
 # top-k and weights (the top-k's indices are recomputed from the softmax), the routing slots, the experts' dispatched
 # input and SwiGLU tensors, their combined outputs, and the shared experts' input, SwiGLU tensors, output and sigmoid
 # gate (no all-to-all runs again in the backward).
-SELECTIVE_SAVED = ("attn_norm_in", "attn_in", "q", "k_gathered", "v_gathered", "attn_out", "mlp_norm_in", "mlp_in",
+# Multi-head latent attention (jaxcheck.model.mla) saves its query and key/value latents [q_r], [kv_r] before their
+# RMSNorms, besides q, the gathered K and V (the RoPE key repeated per head) and the output: the backward of the
+# up-projections and norms then reruns only the norms (elementwise); saving the normed latents instead (as many
+# bytes) would rerun the down-projections from attn_in to get the norms' inputs. The RoPE key [d_r] is not saved:
+# RoPE, its broadcast over heads and the concatenation are linear and need no residual.
+SELECTIVE_SAVED = ("attn_norm_in", "attn_in", "q_latent", "kv_latent", "q", "k_gathered", "v_gathered", "attn_out",
+                   "mlp_norm_in", "mlp_in",
                    "gate", "up", "swiglu",
                    "moe_in", "router_probs", "router_topk", "router_weights", "moe_slots",
                    "moe_dispatched", "moe_gate", "moe_up", "moe_swiglu", "moe_expert_out",

@@ -1,0 +1,23 @@
+"""RMSNorm: the blocks' and the final norm over h, and MLA's latent norms (jaxcheck.model.mla)."""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+from ..spec import StepSpec
+from .weightops import scale
+
+
+class RMSNorm(nnx.Module):
+    """RMSNorm with a scale [width] (h unless given: MLA's latents q_r, kv_r), not split by t, in param dtype;
+    computed in fp32, returned in the input's dtype."""
+
+    def __init__(self, plan: StepSpec, width: int | None = None):
+        self.eps = 1e-5
+        self.scale = nnx.Param(jnp.ones((width or plan.shape.h,), plan.opts.param_dtype), axes=("norm",))
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        x32 = x.astype(jnp.float32)
+        y = x32 * jax.lax.rsqrt(jnp.mean(x32 * x32, axis=-1, keepdims=True) + self.eps)
+        return scale(y, self.scale[...]).astype(x.dtype)

@@ -6,8 +6,21 @@ import sympy as sp
 
 from ..config.step import FLASH_BLOCK, SELECTIVE_SAVED
 from ..config.switches import Switches
-from ..config.symbols import B_a, a, b, c, dh, f, h, k, s, t
+from ..config.symbols import B_a, a, b, c, d_r, d_v, dh, f, h, k, kv_r, q_r, s, t
 from .base import FP32, Component, repeated, tokens
+
+
+def head_widths(sw: Switches) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
+    """Widths of one token's queries, keys and values over all heads: a dh, k dh, k dh (GQA); with MLA
+    (jaxcheck.model.mla) a (dh + d_r), a (dh + d_r), a d_v (the attention output is as wide as the values)."""
+    if sw.mla:
+        return a * (dh + d_r), a * (dh + d_r), a * d_v
+    return a * dh, k * dh, k * dh
+
+
+def out_width(sw: Switches) -> sp.Expr:
+    """Width of one token's attention output (the row-parallel output projection's input): a dh, or MLA's a d_v."""
+    return a * d_v if sw.mla else a * dh
 
 
 # Layouts (jaxcheck.model.rules): the residual stream between blocks is [b, s, h] split over context (and over tensor
@@ -30,13 +43,42 @@ def _stream(name: str, sw: Switches, doc: str) -> Component:
     return Component(name, tokens(h, B_a, sw.sp), doc)
 
 
-def _norm_residuals(prefix: str, sw: Switches) -> list[Component]:
-    """What autodiff of jaxcheck's fp32 RMSNorm keeps: x in fp32, x * rsqrt(mean x^2 + eps) in fp32, rsqrt twice."""
+def _norm_residuals(prefix: str, sw: Switches, width: sp.Expr = h, split_t: bool | None = None) -> list[Component]:
+    """What autodiff of jaxcheck's fp32 RMSNorm keeps: x in fp32, x * rsqrt(mean x^2 + eps) in fp32, rsqrt twice
+    (a [b, s, width] input; the residual stream's layout unless split_t says otherwise)."""
+    split_t = sw.sp if split_t is None else split_t
     return [
-        Component(f"{prefix}_x32", tokens(h, FP32, sw.sp), "fp32 copy of the norm input (llama.RMSNorm, x.astype(float32))"),
-        Component(f"{prefix}_normed32", tokens(h, FP32, sw.sp), "fp32 x * rsqrt(mean(x^2) + eps), input of the scale multiply"),
-        repeated(f"{prefix}_rsqrt", 2, tokens(1, FP32, sw.sp), "fp32 [b, s, 1] rsqrt and its product, kept twice"),
+        Component(f"{prefix}_x32", tokens(width, FP32, split_t), "fp32 copy of the norm input (RMSNorm, "
+                  "x.astype(float32))"),
+        Component(f"{prefix}_normed32", tokens(width, FP32, split_t), "fp32 x * rsqrt(mean(x^2) + eps), input of "
+                  "the scale multiply"),
+        repeated(f"{prefix}_rsqrt", 2, tokens(1, FP32, split_t), "fp32 [b, s, 1] rsqrt and its product, kept twice"),
     ]
+
+
+def _latents_none(sw: Switches) -> list[Component]:
+    """Remat none, MLA (jaxcheck.model.mla): the query latent's and the key/value latent's RMSNorm residuals and
+    their normed bf16 outputs (the up-projections' inputs), each [b, s/c, r] replicated over t; nothing with GQA."""
+    if not sw.mla:
+        return []
+    parts = []
+    for name, width, on in (("q_latent", q_r, sw.q_lora), ("kv_latent", kv_r, True)):
+        if on:
+            parts += _norm_residuals(f"{name}_norm", sw, width, False) + [
+                Component(f"{name}_normed", tokens(width, B_a, False), f"normed {name.replace('_', ' ')}, input of "
+                          "its column-parallel up-projection (replicated over t)")]
+    return parts
+
+
+def _latents_selective(sw: Switches) -> list[Component]:
+    """Remat selective, MLA: the latents before their norms, 'q_latent' [b, s/c, q_r] and 'kv_latent' [b, s/c,
+    kv_r] (replicated over t; SELECTIVE_SAVED)."""
+    if not sw.mla:
+        return []
+    return ([Component("q_latent", tokens(q_r, B_a, False), "'q_latent': the query latent before its norm")]
+            if sw.q_lora else []) + [
+        Component("kv_latent", tokens(kv_r, B_a, False), "'kv_latent': the key/value latent before its norm, "
+                  "without the RoPE key")]
 
 
 def saved_none(sw: Switches, moe: bool = False) -> list[Component]:
@@ -59,20 +101,23 @@ def saved_none(sw: Switches, moe: bool = False) -> list[Component]:
 def _attention_none(sw: Switches) -> list[Component]:
     """Remat none: the attention half's residuals (RMSNorm, Q/K/V input, K/V gathered, Q, the attention core's,
     its output)."""
+    q_w, k_w, v_w = head_widths(sw)
     return _norm_residuals("attn_norm", sw) + [
         Component("attn_in", tokens(h, B_a, False), "'attn_in': normed input of Q/K/V, all-gathered over t (inner layout)"),
-        Component("k_gathered", tokens(k * dh, B_a, True) * c, "'k_gathered': K after RoPE all-gathered over context"),
-        Component("v_gathered", tokens(k * dh, B_a, True) * c, "'v_gathered': V all-gathered over context"),
-        Component("q", tokens(a * dh, B_a, True), "'q' after RoPE, reshaped to [b, s, k, a/k, dh] for the score einsum"),
-    ] + (_flash_residuals() if sw.flash_attn else _dense_residuals()) + [
-        Component("attn_out", tokens(a * dh, B_a, True), "'attn_out': attention output, input of the row-parallel Wo"),
+        *_latents_none(sw),
+        Component("k_gathered", tokens(k_w, B_a, True) * c, "'k_gathered': K after RoPE all-gathered over context"),
+        Component("v_gathered", tokens(v_w, B_a, True) * c, "'v_gathered': V all-gathered over context"),
+        Component("q", tokens(q_w, B_a, True), "'q' after RoPE, reshaped to [b, s, k, a/k, dh] for the score einsum"),
+    ] + (_flash_residuals(sw) if sw.flash_attn else _dense_residuals()) + [
+        Component("attn_out", tokens(out_width(sw), B_a, True), "'attn_out': attention output, input of the "
+                  "row-parallel Wo"),
     ]
 
 
-def _flash_residuals() -> list[Component]:
+def _flash_residuals(sw: Switches) -> list[Component]:
     """What jaxcheck.model.flash's custom VJP keeps besides q and the gathered k, v: its output and the fp32 log-sum-exp."""
-    return [Component("flash_out", tokens(a * dh, B_a, True), "flash attention's output as its custom VJP keeps it (the "
-                      "values of 'attn_out', before the sharding constraint)"),
+    return [Component("flash_out", tokens(out_width(sw), B_a, True), "flash attention's output as its custom VJP "
+                      "keeps it (the values of 'attn_out', before the sharding constraint)"),
             Component("lse", FP32 * b * a * s / (t * c), "fp32 [b, a/t, s/c] log-sum-exp of the online softmax")]
 
 
@@ -89,15 +134,17 @@ def _dense_residuals() -> list[Component]:
 def saved_selective(sw: Switches, moe: bool = False) -> list[Component]:
     """Remat selective: the tensors SELECTIVE_SAVED names (jaxcheck's policy saves them); the attention core is
     recomputed; an MoE layer keeps its MLP half's named tensors (components.jaxmoe) instead of the dense MLP's."""
+    q_w, k_w, v_w = head_widths(sw)
     tensors = [
         _stream("attn_norm_in", sw, "'attn_norm_in': layer input, the residual stream"),
         Component("attn_in", tokens(h, B_a, False), "'attn_in': normed input of Q/K/V, all-gathered over t (inner layout)"),
-        Component("q", tokens(a * dh, B_a, True), "'q' after RoPE, heads over t"),
-        Component("k_gathered", tokens(k * dh, B_a, True) * c, "'k_gathered': K after RoPE, k heads over t, "
+        *_latents_selective(sw),
+        Component("q", tokens(q_w, B_a, True), "'q' after RoPE, heads over t"),
+        Component("k_gathered", tokens(k_w, B_a, True) * c, "'k_gathered': K after RoPE, k heads over t, "
                   "all-gathered over context"),
-        Component("v_gathered", tokens(k * dh, B_a, True) * c, "'v_gathered': V, k heads over t, all-gathered "
+        Component("v_gathered", tokens(v_w, B_a, True) * c, "'v_gathered': V, k heads over t, all-gathered "
                   "over context"),
-        Component("attn_out", tokens(a * dh, B_a, True), "'attn_out': attention output, input of Wo"),
+        Component("attn_out", tokens(out_width(sw), B_a, True), "'attn_out': attention output, input of Wo"),
         _stream("mlp_norm_in", sw, "'mlp_norm_in': residual stream after attention"),
         Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of gate/up, all-gathered over t"),
         Component("gate", tokens(f, B_a, True), "'gate' projection output"),

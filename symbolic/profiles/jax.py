@@ -18,7 +18,7 @@ from ..components.experts import expert_data_parallel, experts_params
 from ..components.jaxparams import (N, device_experts, device_params, moe_layer_params, one_layer, one_layer_dense,
                                     stack_layers)
 from ..components.buffers import PHASES, Buffer, live, on, peak
-from ..components.jaxstep import layer_tensors as _layer_tensors, scores, tokens
+from ..components.jaxstep import head_widths, layer_tensors as _layer_tensors, out_width, scores, tokens
 from ..components.weights import layer_params
 from ..config.step import FLASH_BLOCK
 from ..config.switches import Switches
@@ -101,12 +101,14 @@ def arguments(sw: Switches) -> list[Buffer]:
 def param_leaves(sw: Switches) -> sp.Expr:
     """Parameter leaves: embedding, final norm, LM head (none when tied), 9 per dense block (wq wk wv wo gate up down,
     2 norm scales) and per MoE block wq wk wv wo, 2 norm scales, router, gate, up, down and the shared experts' 3
-    and their gate's 1."""
+    and their gate's 1; MLA's attention has 7 leaves in place of wq wk wv wo (wq_a, q_norm, wq_b, wkv_a, kv_norm,
+    wkv_b, wo), or 5 without a query latent."""
     ends = 3 - (1 if sw.tied else 0)
+    mla = ((7 if sw.q_lora else 5) - 4) if sw.mla else 0  # leaves beyond GQA's four
     if not sw.moe:
-        return sp.Integer(PARAM_LEAVES - (1 if sw.tied else 0))
-    moe = 10 + (3 if sw.shared else 0) + (1 if sw.shared_gate else 0)
-    return ends + moe + sp.Piecewise((9, L - L_e > 0), (0, True))  # a dense stack when some layers are dense
+        return sp.Integer(PARAM_LEAVES - (1 if sw.tied else 0) + mla)
+    moe = 10 + (3 if sw.shared else 0) + (1 if sw.shared_gate else 0) + mla
+    return ends + moe + sp.Piecewise((9 + mla, L - L_e > 0), (0, True))  # a dense stack when some layers are dense
 
 
 def outputs(sw: Switches) -> list[Buffer]:
@@ -121,7 +123,8 @@ def _recomputed(sw: Switches) -> sp.Expr:
     full remat, all of them (remat none's list up to 'attn_out'); selective, those it did not save."""
     if sw.recompute == "none":
         return sp.Integer(0)
-    kept = Switches(recompute="none", flash_attn=sw.flash_attn, sp=sw.sp, backend=sw.backend)
+    kept = Switches(recompute="none", flash_attn=sw.flash_attn, sp=sw.sp, backend=sw.backend, mla=sw.mla,
+                    q_lora=sw.q_lora)
     parts = layer_tensors(kept)
     half = parts[: [x.name for x in parts].index("attn_out") + 1]
     if sw.recompute == "selective":
@@ -136,7 +139,9 @@ def _attention_backward(sw: Switches) -> sp.Expr:
     Unfused: fp32 dS, bf16 dP and dS per score element."""
     if sw.flash_attn:
         block = FLASH_BWD_BYTES * b * a * s * sp.Min(s, FLASH_BLOCK) / (t * c)
-        return block + 4 * tokens(a * dh, B_a, True) + tokens(a * dh, FP32, True) + 2 * c * tokens(k * dh, FP32, True)
+        q_w, k_w, v_w = head_widths(sw)
+        return block + 2 * tokens(q_w + out_width(sw), B_a, True) + tokens(q_w, FP32, True) \
+            + c * tokens(k_w + v_w, FP32, True)
     return scores(FP32 + 2 * B_a)
 
 
@@ -144,7 +149,7 @@ def _attention_forward(sw: Switches) -> sp.Expr:
     """One layer's attention forward beyond its residuals. Flash: one key block's fp32 scores and exp, and the fp32
     accumulator [b, s/c, a/t, dh] with its update. Unfused: fp32 scores, their exp and the softmax."""
     if sw.flash_attn:
-        return FLASH_FWD_BYTES * b * a * s * sp.Min(s, FLASH_BLOCK) / (t * c) + 2 * tokens(a * dh, FP32, True)
+        return FLASH_FWD_BYTES * b * a * s * sp.Min(s, FLASH_BLOCK) / (t * c) + 2 * tokens(out_width(sw), FP32, True)
     return scores(3 * FP32)
 
 
@@ -156,7 +161,7 @@ def _relayout(sw: Switches) -> sp.Expr:
         return sp.Integer(0)
     if not sw.flash_attn and sw.recompute == "none":
         return scores(FP32)
-    return tokens(a * dh, B_a, True) if sw.recompute == "selective" else tokens(h, B_a, False)
+    return tokens(head_widths(sw)[0], B_a, True) if sw.recompute == "selective" else tokens(h, B_a, False)
 
 
 def _read(sw: Switches) -> Switches:

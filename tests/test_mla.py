@@ -140,3 +140,16 @@ def test_cli_estimates_deepseek_v3_on_its_published_layout():
     out = json.loads(done.stdout)
     assert out["param_count"] == 682_636_487_424 and sum(out["config"]["stage_layers"]) == 61
     assert len(out["stages"]) == 16
+
+
+def test_glossary_lists_mla_letters_for_mla_models_only():
+    """The report's symbol table: q_r, kv_r, d_r, d_v, n_mtp with their values for DeepSeek-V3, absent for a GQA
+    model (every one 0)."""
+    from symbolic.config.shapes import PRESETS
+    from symbolic.render.formulas_tex import glossary
+
+    train = Training()
+    with_mla = "\n".join(glossary(inputs_for(V3, train), moe=True))
+    assert "$q_{r}$" in with_mla and "$n_{mtp}$" in with_mla and "1,536" in with_mla
+    without = "\n".join(glossary(inputs_for(PRESETS["llama3-8b"], train)))
+    assert "q_{r}" not in without and "kv_{r}" not in without

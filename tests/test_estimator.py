@@ -28,7 +28,7 @@ SWITCHES = [Switches(), Switches(overheads=False), Switches(recompute="selective
             Switches(recompute="full", sp=False), Switches(zero=0, flash_attn=False, sp=False), Switches(tied=True),
             Switches(moe=True), Switches(zero=3, moe=True, shared=True, shared_gate=True, qk_norm="head", qkv_bias=True),
             Switches(recompute="full", zero=2, moe=True, qk_norm="full", o_bias=True, mlp_bias=True),
-            Switches(mla=True, q_lora=True, moe=True, shared=True, mtp=True, mtp_moe=True, expert_bias=True),
+            Switches(mla=True, q_lora=True, moe=True, shared=True, mtp=True, mtp_moe=True, expert_bias=True, sigmoid=True),
             Switches(mla=True, recompute="full", flash_attn=False, zero=3, mtp=True)]
 
 

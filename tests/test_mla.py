@@ -153,3 +153,19 @@ def test_glossary_lists_mla_letters_for_mla_models_only():
     assert "$q_{r}$" in with_mla and "$n_{mtp}$" in with_mla and "1,536" in with_mla
     without = "\n".join(glossary(inputs_for(PRESETS["llama3-8b"], train)))
     assert "q_{r}" not in without and "kv_{r}" not in without
+
+
+def test_sigmoid_routing_keeps_its_own_scores():
+    """DeepSeek-V3's sigmoid router keeps the routing's fp32 sigmoid [T, E] and two fp32 [T, 1] denominators beside
+    the aux loss's [T, E] (Megatron-Core moe_utils.py); DeepSeek-V2's softmax router does not."""
+    from symbolic.components.moe import moe_tensors
+
+    V2 = from_hf_config(FOLDER / "deepseek-v2.json")
+    train = Training(s=4096)
+    for shape, extra in ((V3, 4096 * (V3.E + 2) * 4), (V2, 0)):
+        sw = Switches.of(train, shape=shape)
+        names = {x.name: x for x in moe_tensors(sw)}
+        plain = Switches.of(train, shape=dataclasses.replace(shape, sigmoid=False))
+        assert _value(sp.Add(*(x.expr for x in moe_tensors(sw))) - sp.Add(*(x.expr for x in moe_tensors(plain))),
+                      shape, train) == extra
+        assert ("router_sigmoid" in names) == shape.sigmoid

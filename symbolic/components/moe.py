@@ -29,14 +29,22 @@ def _rows(name: str, rows: sp.Expr, width: sp.Expr, nbytes: sp.Expr, doc: str) -
     return Component(name, nbytes * rows * width, doc)
 
 
-def router_tensors() -> list[Component]:
+def router_tensors(sw: Switches = Switches()) -> list[Component]:
     """The router's and the token permutation's saved tensors for T tokens (Megatron-Core TopKRouter, moe_utils.py
     topk_routing_with_score_function and the unfused permute, NVIDIA/Megatron-LM d98e8a6): the fp32 softmax over
     the top-k scores [T, k_e] and the int64 top-k indices [T, k_e]; the fp32 scores over all E [T, E] of the
     load-balancing loss; the int64 argsort of the [E, T] routing map (kept whole: a slice of it indexes the probs)
-    and the int64 sorted indices [T k_e]."""
+    and the int64 sorted indices [T k_e]. Sigmoid scores (DeepSeek-V3; moe_utils.py topk_routing_with_score_function
+    and compute_routing_scores_for_aux_loss) keep the routing's sigmoid [T, E] beside the aux loss's own and the
+    top-k normalisation's two fp32 [T, 1] denominators."""
     T = local_tokens()
-    return [
+    sigmoid = [
+        _rows("router_sigmoid", T, E, FP32, "fp32 sigmoid scores over all E experts [T, E] of the routing, kept by "
+              "the sigmoid's backward (the aux loss computes its own, router_scores)"),
+        _rows("router_denominators", T, 2, FP32, "fp32 [T, 1] sums of the top-k scores and of the aux loss's "
+              "scores, kept by their divisions"),
+    ] if sw.sigmoid else []
+    return sigmoid + [
         _rows("router_topk_probs", T, k_e, FP32, "fp32 softmax of the k_e chosen experts' scores [T, k_e], kept by "
               "the softmax's backward (moe_utils.py topk_routing_with_score_function)"),
         _rows("router_topk_indices", T, k_e, INT64, "int64 indices of the chosen experts [T, k_e], kept by the topk "
@@ -88,7 +96,7 @@ def moe_tensors(sw: Switches) -> list[Component]:
     return [
         _rows("norm2_input", T, h, B_a, "input of the second RMSNorm (residual stream after attention)"),
         _rows("mlp_input", T, h, B_a, "normed input of the router, the token dispatcher and the shared experts"),
-        *router_tensors(), *expert_tensors(), *shared_tensors(sw),
+        *router_tensors(sw), *expert_tensors(), *shared_tensors(sw),
     ]
 
 

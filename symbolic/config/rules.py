@@ -164,9 +164,11 @@ RULES: tuple[Rule, ...] = (
          & np.logical_not(x.dropout),
          lambda x: (f"{x.model} is a GPT-style model (GeLU MLP, LayerNorm, learned positions or dropout): jaxcheck "
                     f"builds Llama layers (the recipes' profiles count it)"), scope="jax", model=True),
-    Rule("no multi-token prediction or score bias (jax)", lambda x: (x.mtp == 0) & np.logical_not(x.expert_bias),
-         lambda x: (f"{x.model} has multi-token-prediction modules or an expert score-correction bias, which "
-                    f"jaxcheck's model does not build (the paper profile counts them)"), scope="jax", model=True),
+    Rule("no multi-token prediction or score bias (jax)",
+         lambda x: (x.mtp == 0) & np.logical_not(x.expert_bias) & np.logical_not(x.sigmoid),
+         lambda x: (f"{x.model} has multi-token-prediction modules, an expert score-correction bias or sigmoid "
+                    f"router scores, which jaxcheck's model does not build (the paper profile counts them)"),
+         scope="jax", model=True),
     Rule("recipes: GQA attention", lambda x: np.logical_not(x.mla),
          lambda x: (f"{x.model} has multi-head latent attention: the torchtitan and deepspeed recipes model GQA "
                     f"attention (use --recipe megatron)"), scope="recipes", model=True),
@@ -214,7 +216,7 @@ def model_letters(shape) -> dict:
                 f_e=shape.f_e, f_s=shape.f_s, L_e=shape.L_e, qk_norm=shape.qk_norm,
                 bias=shape.qkv_bias or shape.o_bias or shape.mlp_bias, mlp=shape.mlp, norm=shape.norm,
                 positions=shape.positions, dropout=shape.dropout, mla=shape.mla, mtp=shape.mtp,
-                expert_bias=shape.expert_bias,
+                expert_bias=shape.expert_bias, sigmoid=shape.sigmoid,
                 dense_first=shape.dense_layers == tuple(range(len(shape.dense_layers))))
 
 

@@ -55,6 +55,7 @@ class ModelShape:
     v_dim: int = 0  # d_v: width of a value head (v_head_dim)
     mtp: int = 0  # multi-token-prediction modules after the last layer (num_nextn_predict_layers, DeepSeek-V3)
     expert_bias: bool = False  # a [E] routing-score correction bias in each MoE layer (e_score_correction_bias)
+    sigmoid: bool = False  # the router scores experts with a sigmoid, not a softmax (DeepSeek-V3's scoring_func)
 
     def __post_init__(self):
         for name in ("h", "f", "a", "k", "L", "v"):
@@ -83,8 +84,8 @@ class ModelShape:
         elif self.q_lora or self.rope_dim or self.v_dim:
             raise ConfigError(f"model {self.name!r}: q_lora, rope_dim and v_dim describe multi-head latent "
                               "attention, but kv_lora=0")
-        if self.expert_bias and not self.E:
-            raise ConfigError(f"model {self.name!r}: expert_bias is a bias on routed experts' scores, but E=0")
+        if (self.expert_bias or self.sigmoid) and not self.E:
+            raise ConfigError(f"model {self.name!r}: expert_bias and sigmoid describe routed experts' scores, but E=0")
         for field, allowed in (("mlp", MLPS), ("norm", NORMS)):
             if getattr(self, field) not in allowed:
                 raise ConfigError(f"model {self.name!r}: {field} must be one of {', '.join(allowed)}, got "

@@ -42,6 +42,7 @@ class Switches:
     mtp: bool = False  # n_mtp multi-token-prediction modules on the last stage
     mtp_moe: bool = False  # their layers have routed experts (they repeat the last layer's kind)
     expert_bias: bool = False  # each MoE layer keeps a [E] routing-score correction bias (a buffer, not trained)
+    sigmoid: bool = False  # sigmoid router scores: the routing and the aux loss each keep their own [T, E]
 
     def __post_init__(self):
         if self.recompute not in RECOMPUTE:
@@ -89,4 +90,4 @@ def architecture(shape) -> dict:
             "qk_norm": shape.qk_norm, "qkv_bias": shape.qkv_bias, "o_bias": shape.o_bias, "mlp_bias": shape.mlp_bias,
             "mlp": shape.mlp, "norm": shape.norm, "positions": shape.positions > 0, "dropout": shape.dropout,
             "mla": shape.mla, "q_lora": shape.q_lora > 0, "mtp": shape.mtp > 0, "mtp_moe": shape.mtp > 0 and shape.mtp_moe,
-            "expert_bias": shape.expert_bias}
+            "expert_bias": shape.expert_bias, "sigmoid": shape.sigmoid}

@@ -84,3 +84,52 @@ def quick_model(spec):
 
     graphdef, _ = nnx.split(nnx.eval_shape(lambda: Llama(spec, nnx.Rngs(0))))
     return nnx.merge(graphdef, quick(lambda: nnx.split(Llama(spec, nnx.Rngs(0)))[1])())
+
+
+def unsharded_reference(spec, gbs: int, dense_routed=None):
+    """Host params ([1, n] stacks), a fixed batch [gbs, s], and the loss and gradients of the same flax modules run
+    directly on one device over the whole batch (each stack's layers in model order; with `dense_routed`, the routed
+    experts computed densely in place of jaxcheck.model.moe.routed_experts), differentiated by jax.grad: the source
+    of truth of the sharded-step tests (spec: the unsharded StepSpec)."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from flax import nnx
+
+    import jaxcheck.model.moe
+    from jaxcheck.mesh import make_mesh
+    from jaxcheck.model.llama import stack_layers
+
+    shape, seq = spec.shape, spec.train.s
+    graphdef, state = nnx.split(quick_model(spec))
+    params = jax.tree.map(np.asarray, nnx.to_pure_dict(state))
+    tokens = np.asarray(jax.random.randint(jax.random.key(1), (gbs, seq), 0, shape.v, dtype=jnp.int32))
+    targets = np.roll(tokens, -1, axis=-1)
+
+    def loss(params):
+        model = nnx.merge(graphdef, params)
+        x = model.embed_tokens(tokens)
+        for name, (n, _) in stack_layers(shape).items():
+            for layer in range(n):
+                x = jax.tree.map(lambda w: w[0, layer], getattr(model, name))(x)
+        logits = model.logits(x)
+        picked = jnp.take_along_axis(logits, targets[..., None], axis=-1)[..., 0]
+        return jnp.mean(jax.nn.logsumexp(logits, axis=-1) - picked)
+
+    with pytest.MonkeyPatch.context() as patch, jax.set_mesh(make_mesh(spec.train)):
+        if dense_routed is not None:
+            patch.setattr(jaxcheck.model.moe, "routed_experts", dense_routed)
+        value, grads = quick(jax.value_and_grad(loss), params)(params)
+    return params, tokens, targets, float(value), jax.tree.map(np.asarray, grads)
+
+
+def restack(tree: dict, shape, p: int) -> dict:
+    """[1, n, ...] stack leaves of a reference -> [p, n/p, ...], the sharded step's layout."""
+    import jax
+
+    from jaxcheck.model.llama import stack_layers
+
+    out = dict(tree)
+    for name, (n, _) in stack_layers(shape).items():
+        out[name] = jax.tree.map(lambda w: w.reshape((p, n // p) + w.shape[2:]), tree[name])
+    return out

@@ -14,9 +14,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
-from flax import nnx
 
-from conftest import quick, quick_model, skip_if_not_enough_devices
+from conftest import quick, restack, skip_if_not_enough_devices, unsharded_reference
 from symbolic.config.errors import BrokenRule
 from symbolic.config.shapes import PRESETS, ModelShape
 from symbolic.config.training import Training
@@ -50,43 +49,9 @@ _REFERENCES: dict = {}
 
 def _reference(shape):
     """Host params ([1, n] stacks), a fixed batch [GBS, s], and the dense reference's loss and grads (once per shape)."""
-    if shape.name in _REFERENCES:
-        return _REFERENCES[shape.name]
-    import jaxcheck.model.moe
-    from jaxcheck.mesh import make_mesh
-    from jaxcheck.model.llama import stack_layers
-
-    spec = _spec(shape, 1, 1, 1, 1, 1, 1)
-    graphdef, state = nnx.split(quick_model(spec))
-    params = jax.tree.map(np.asarray, nnx.to_pure_dict(state))
-    tokens = np.asarray(jax.random.randint(jax.random.key(1), (GBS, SEQ), 0, shape.v, dtype=jnp.int32))
-    targets = np.roll(tokens, -1, axis=-1)
-
-    def loss(params):
-        model = nnx.merge(graphdef, params)
-        x = model.embed_tokens(tokens)
-        for name, (n, _) in stack_layers(shape).items():
-            for layer in range(n):
-                x = jax.tree.map(lambda w: w[0, layer], getattr(model, name))(x)
-        logits = model.logits(x)
-        picked = jnp.take_along_axis(logits, targets[..., None], axis=-1)[..., 0]
-        return jnp.mean(jax.nn.logsumexp(logits, axis=-1) - picked)
-
-    with pytest.MonkeyPatch.context() as patch, jax.set_mesh(make_mesh(spec.train)):
-        patch.setattr(jaxcheck.model.moe, "routed_experts", dense_routed)
-        value, grads = quick(jax.value_and_grad(loss), params)(params)
-    _REFERENCES[shape.name] = params, tokens, targets, float(value), jax.tree.map(np.asarray, grads)
+    if shape.name not in _REFERENCES:
+        _REFERENCES[shape.name] = unsharded_reference(_spec(shape, 1, 1, 1, 1, 1, 1), GBS, dense_routed)
     return _REFERENCES[shape.name]
-
-
-def _restack(tree: dict, shape, p: int) -> dict:
-    """[1, n, ...] stack leaves -> [p, n/p, ...]."""
-    from jaxcheck.model.llama import stack_layers
-
-    out = dict(tree)
-    for name, (n, _) in stack_layers(shape).items():
-        out[name] = jax.tree.map(lambda w: w.reshape((p, n // p) + w.shape[2:]), tree[name])
-    return out
 
 
 def _close(tree, ref, rtol, atol, what):
@@ -118,7 +83,7 @@ def _step(spec):
     options = QUICK_CPU if jax.default_backend() == "cpu" else None
     report, step, built = compile_step(spec, make_mesh(spec.train), with_grads=True, compiler_options=options)
     assert sum(report.arguments.values()) == report.xla["argument_bytes"]
-    host = _restack(params0, spec.shape, spec.train.p)
+    host = restack(params0, spec.shape, spec.train.p)
     opt = jax.tree.map(np.asarray, quick(make_optimizer(spec).init, host)(host))
     m = spec.train.m
     batch = {"tokens": tokens.reshape(m, -1, SEQ), "targets": targets.reshape(m, -1, SEQ)}
@@ -145,7 +110,7 @@ def test_moe_step_matches_dense_reference(shape, mesh, zero, remat):
     spec = _spec(shape, *mesh, zero=zero, recompute=remat)
     (host, opt), (loss, grads, new), (_, _, _, ref_loss, ref_grads), step = _step(spec)
     assert loss == pytest.approx(ref_loss, rel=1e-5)
-    _close(grads, _restack(ref_grads, shape, spec.train.p), 1e-3, 2e-6, "grad ")
+    _close(grads, restack(ref_grads, shape, spec.train.p), 1e-3, 2e-6, "grad ")
     grads = jax.tree.map(np.asarray, grads)
     expected = quick(_adamw(spec), grads, opt, host)(grads, opt, host)
     _close(new, expected, 1e-5, 1e-6, "updated ")

@@ -1,0 +1,108 @@
+"""The DeepSeek families of config.json: DeepSeekMoE with multi-head attention (model_type deepseek), and multi-head
+latent attention with DeepSeekMoE layers, multi-token prediction and DeepSeek-V3's routing (deepseek_v2, deepseek_v3,
+kimi_k2)."""
+from __future__ import annotations
+
+from .hfkeys import BASE, Only, Reader
+
+# multi-head latent attention (DeepSeek-V2/V3, Kimi K2): read by the MLA families only, refused in any other
+MLA = ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
+
+def _fp8_checkpoint(x) -> bool:
+    """DeepSeek-V3's and Kimi K2's published storage: fp8 e4m3 weights in 128 x 128 blocks with fp32 scales, which
+    training dequantizes to bf16 first (DeepSeek-V3's inference/fp8_cast_bf16.py); quantized training is not modelled."""
+    return isinstance(x, dict) and x.get("quant_method") == "fp8" and x.get("fmt", "e4m3") == "e4m3" \
+        and x.get("weight_block_size") == [128, 128] and set(x) <= {"quant_method", "fmt", "weight_block_size",
+                                                                    "activation_scheme"}
+
+
+def _deepseek(raw: dict, r: Reader) -> dict:
+    """DeepSeekMoE (model_type deepseek, multi-head attention): layer i routes over n_routed_experts experts of
+    moe_intermediate_size when i >= first_k_dense_replace and i % moe_layer_freq == 0 (else a dense MLP of
+    intermediate_size), with n_shared_experts shared experts of moe_intermediate_size."""
+    E = r.count("n_routed_experts", 0, zero=True)
+    L = r.count("num_hidden_layers")
+    if E == 0:
+        return {}
+    first, freq = r.count("first_k_dense_replace", 0, zero=True), r.count("moe_layer_freq", 1)
+    f_e = r.count("moe_intermediate_size")
+    bias = r.flag("attention_bias")
+    return {"E": E, "k_e": r.count("num_experts_per_tok"), "f_e": f_e,
+            "f_s": r.count("n_shared_experts", 0, zero=True) * f_e, "qkv_bias": bias, "o_bias": bias,
+            "dense_layers": tuple(i for i in range(L) if not (i >= first and i % freq == 0))}
+
+
+DEEPSEEK_MOE = ("n_routed_experts", "n_shared_experts", "moe_intermediate_size", "num_experts_per_tok",
+                "first_k_dense_replace", "moe_layer_freq", "scoring_func", "aux_loss_alpha", "seq_aux")
+# DeepSeek-V2/V3's routing: its method (greedy, group_limited_greedy, noaux_tc: a score-correction bias), groups,
+# the scale of the routed output (a scalar), the inference-only expert-parallel size of its modeling code
+ROUTING = ("topk_method", "n_group", "topk_group", "routed_scaling_factor", "ep_size")
+
+
+def _mla(raw: dict, r: Reader) -> dict:
+    """DeepSeek-V2/V3 and Kimi K2 (transformers' DeepseekV3Attention, Megatron-Core MLASelfAttention): multi-head
+    latent attention of a heads (q_lora_rank, null or 0 for a plain query projection; kv_lora_rank; a query/key
+    head of qk_nope_head_dim + qk_rope_head_dim; a value head of v_head_dim), DeepSeekMoE layers, the
+    score-correction bias [E] of noaux_tc routing (e_score_correction_bias) and num_nextn_predict_layers
+    multi-token-prediction modules."""
+    out = _deepseek(raw, r)
+    if out.get("dense_layers") is not None and len(out["dense_layers"]) == r.count("num_hidden_layers"):
+        raise r.fail("first_k_dense_replace", "every layer is dense, so the routed experts are never used")
+    out.pop("qkv_bias", None), out.pop("o_bias", None)
+    if r.flag("attention_bias"):
+        raise r.fail("attention_bias", "not modelled; mem4d models multi-head latent attention without biases")
+    if out.get("E"):
+        out["expert_bias"] = raw.get("topk_method") == "noaux_tc"
+        out["sigmoid"] = raw.get("scoring_func", "softmax") == "sigmoid"
+    return {**out, "q_lora": r.count("q_lora_rank", 0, zero=True), "kv_lora": r.count("kv_lora_rank"),
+            "rope_dim": r.count("qk_rope_head_dim"), "v_dim": r.count("v_head_dim"),
+            "mtp": r.count("num_nextn_predict_layers", 0, zero=True)}
+
+
+def _mla_letters(r: Reader) -> dict:
+    """The base letters of an MLA config: head_dim is qk_nope_head_dim (the key/value heads are a: every head is
+    decompressed from the latent)."""
+    a = r.count("num_attention_heads")
+    if r.raw.get("num_key_value_heads") not in (None, a):
+        raise r.fail("num_key_value_heads", f"multi-head latent attention decompresses a key and a value for each of "
+                     f"the a={a} heads; mem4d models num_key_value_heads = num_attention_heads")
+    if r.raw.get("head_dim") not in (None, r.raw.get("qk_nope_head_dim")) and \
+            r.raw.get("head_dim") != r.raw.get("qk_rope_head_dim"):
+        raise r.fail("head_dim", "an MLA head is qk_nope_head_dim + qk_rope_head_dim wide (values v_head_dim); "
+                     "another head_dim is not modelled")
+    return {"h": r.count("hidden_size"), "f": r.count("intermediate_size"), "a": a, "k": a,
+            "L": r.count("num_hidden_layers"), "v": r.count("vocab_size"), "tied": r.flag("tie_word_embeddings"),
+            "head_dim": r.count("qk_nope_head_dim")}
+
+
+def _count_or_null(x) -> bool:
+    return x is None or isinstance(x, int) and not isinstance(x, bool) and x >= 1
+
+
+# the values the DeepSeek families' non-integer structural keys may take (their builds read the integers)
+DEEPSEEK_VALUES = {
+    "attention_bias": Only(lambda x: isinstance(x, bool), "true or false"),
+    "scoring_func": Only(lambda x: x == "softmax", "softmax routing"),
+    "aux_loss_alpha": Only(lambda x: isinstance(x, (int, float)), "a number"),
+    "seq_aux": Only(lambda x: isinstance(x, bool), "true or false"),
+}
+MLA_VALUES = DEEPSEEK_VALUES | {
+    # sigmoid scores: the routing and the aux loss each keep their own fp32 [T, E] (symbolic.components.moe)
+    "scoring_func": Only(lambda x: x in ("softmax", "sigmoid"), "softmax or sigmoid routing scores"),
+    "topk_method": Only(lambda x: x in ("greedy", "group_limited_greedy", "noaux_tc"),
+                        "greedy, group_limited_greedy or noaux_tc expert selection"),
+    "n_group": Only(_count_or_null, "a positive number of expert groups"),
+    "topk_group": Only(_count_or_null, "a positive number of groups per token"),
+    "routed_scaling_factor": Only(lambda x: isinstance(x, (int, float)) and not isinstance(x, bool),
+                                  "a number (it scales the routed output)"),
+    "ep_size": Only(lambda x: x in (1, None), "1 (the modeling code's inference expert parallelism; mem4d takes "
+                    "--ep)"),
+    "quantization_config": Only(_fp8_checkpoint, "unquantized weights, or the published fp8 e4m3 128 x 128 block "
+                                "checkpoint read as the bf16 weights it is trained from (quantized training is not "
+                                "modelled)"),
+    "q_lora_rank": Only(lambda x: x is None or isinstance(x, int) and not isinstance(x, bool) and x >= 0,
+                        "a non-negative rank, or null for a plain query projection"),
+}
+MLA_KEYS = BASE + ("attention_bias",) + DEEPSEEK_MOE + ROUTING + MLA + ("num_nextn_predict_layers",
+                                                                         "quantization_config")
+MLA_FAMILIES = ("deepseek_v2", "deepseek_v3", "kimi_k2")

@@ -1,0 +1,109 @@
+"""The pieces every config.json family is read with: the keys known to be harmless, the keys allowed at some values
+only (Only), a family's description (Family), and checked access to one file's values (Reader)."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .errors import ConfigError
+from .shapes import MAX_SIZE
+
+# keys that never change what a training step allocates: names, token ids, initialisation, the constants of RoPE and
+# RMSNorm, inference caches and generation settings, the aux-loss coefficient and the top-k renormalisation (scalars
+# on tensors that exist either way), and the sliding window (flash attention keeps no s x s tensor, and unfused
+# attention materialises all s keys whatever the mask)
+HARMLESS = frozenset({
+    "_name_or_path", "architectures", "model_type", "transformers_version", "torch_dtype", "dtype", "auto_map",
+    "bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id", "initializer_range",
+    "rms_norm_eps", "rope_theta", "rope_scaling", "rope_parameters",
+    "max_position_embeddings", "use_cache", "pretraining_tp", "use_sliding_window", "sliding_window",
+    "max_window_layers", "layer_types", "output_router_logits", "router_aux_loss_coef", "norm_topk_prob",
+    "_attn_implementation", "_attn_implementation_autoset", "attn_implementation", "return_dict",
+    "output_hidden_states", "output_attentions", "torchscript", "use_bfloat16", "tf_legacy_loss",
+    "chunk_size_feed_forward", "is_decoder", "cross_attention_hidden_size", "tie_encoder_decoder", "max_length",
+    "min_length", "do_sample", "early_stopping", "num_beams", "num_beam_groups", "diversity_penalty", "temperature",
+    "top_k", "top_p", "typical_p", "repetition_penalty", "length_penalty", "no_repeat_ngram_size",
+    "encoder_no_repeat_ngram_size", "bad_words_ids", "num_return_sequences", "output_scores",
+    "return_dict_in_generate", "forced_bos_token_id", "forced_eos_token_id", "remove_invalid_values",
+    "exponential_decay_length_penalty", "suppress_tokens", "begin_suppress_tokens", "finetuning_task", "id2label",
+    "label2id", "tokenizer_class", "prefix", "task_specific_params", "problem_type",
+})
+
+
+@dataclass(frozen=True)
+class Only:
+    """A key allowed at the values `allowed` accepts (what mem4d models), refused at any other."""
+
+    allowed: Callable[[object], bool]
+    supports: str  # what mem4d models, for the one-line refusal
+
+
+def _zero(x) -> bool:
+    return x in (0, 0.0, None) and not isinstance(x, bool)
+
+
+def _false(x) -> bool:
+    return x is False or x is None
+
+
+ONLY = {
+    "hidden_act": Only(lambda x: x in ("silu", "swish"), "SwiGLU with SiLU ('silu')"),
+    "attention_dropout": Only(_zero, "no dropout (0.0): dropout masks are not modelled"),
+    "router_jitter_noise": Only(_zero, "no router jitter (0.0): its noise tensor is not modelled"),
+    "clip_qkv": Only(lambda x: x is None, "no clipping of Q, K, V (null): its masks are not modelled"),
+    "is_encoder_decoder": Only(_false, "decoder-only models"),
+    "add_cross_attention": Only(_false, "decoder-only models without cross-attention"),
+    "pruned_heads": Only(lambda x: x in ({}, None), "unpruned heads ({})"),
+    "quantization_config": Only(lambda x: False, "unquantized weights (quantized training is not modelled)"),
+}
+
+
+BASE = ("hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads", "num_hidden_layers",
+        "vocab_size", "head_dim", "tie_word_embeddings")
+@dataclass(frozen=True)
+class Family:
+    """One model_type: the structural keys it reads (beyond HARMLESS and ONLY) and how they become shape fields."""
+
+    keys: tuple[str, ...]
+    build: Callable[[dict, "Reader"], dict]  # (config, reader) -> ModelShape fields beyond the base letters
+    about: str  # what the family is, for messages
+    letters: Callable[["Reader"], dict] | None = None  # the base letters under other keys (default: BASE's)
+    values: dict | None = None  # the values its keys may take where they differ from VALUES'
+
+
+class Reader:
+    """Checked access to one config.json's values: each failure a one-line ConfigError naming the file and key."""
+
+    def __init__(self, raw: dict, path: Path):
+        self.raw, self.path = raw, path
+
+    def fail(self, key: str, why: str) -> ConfigError:
+        value = json.dumps(self.raw.get(key))
+        if len(value) > 40:  # a nested object or a long list: its kind, not its text
+            value = {"{": "{...}", "[": "[...]"}.get(value[0], value[:37] + "...")
+        return ConfigError(f"{self.path}: key {key!r} = {value}: {why}")
+
+    def count(self, key: str, default: int | None = None, zero: bool = False) -> int:
+        """A positive (or, with zero, non-negative) integer up to 2^40; `default` when absent or null."""
+        value = self.raw.get(key)
+        if value is None:
+            if default is None:
+                raise ConfigError(f"{self.path}: missing key {key!r}")
+            return default
+        if not isinstance(value, int) or isinstance(value, bool) or not (0 if zero else 1) <= value <= MAX_SIZE:
+            raise self.fail(key, f"must be a {'non-negative' if zero else 'positive'} integer up to 2^40")
+        return value
+
+    def flag(self, key: str, default: bool = False) -> bool:
+        value = self.raw.get(key, default)
+        return default if value is None else value
+
+    def layers(self, key: str, L: int) -> tuple[int, ...]:
+        """A list of distinct layer indices below L (null or absent: none)."""
+        value = self.raw.get(key) or []
+        if not isinstance(value, list) or any(not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < L
+                                              for i in value):
+            raise self.fail(key, f"must be a list of layer indices from 0 to L - 1 = {L - 1}")
+        return tuple(sorted(set(value)))

@@ -83,7 +83,8 @@ def test_mtp_parameters_on_the_last_stage():
 
 def test_estimate_places_mtp_and_the_bias_buffers():
     """DeepSeek-V3 on 16 stages: the MTP modules' tensors on the last stage only; the last stage holds the MTP
-    layer's experts beside its own; every MoE layer keeps two fp32 [E] router buffers."""
+    layer's experts beside its own, and its weights and an embedding copy; every MoE layer keeps two fp32 [E] router
+    buffers."""
     train = Training(d=128, p=16, ep=64, s=4096, gbs=1920, recompute="full",
                      stage_layers=(4,) * 15 + (1,))
     est = estimate(V3, train)
@@ -92,6 +93,13 @@ def test_estimate_places_mtp_and_the_bias_buffers():
     experts = lambda r: by_rank[r]["bytes"]["expert_weights"]  # noqa: E731
     assert experts(15) * 4 == experts(1) * 2  # rank 15: one MoE layer + the MTP layer's; rank 1: four MoE layers
     assert by_rank[1]["bytes"]["router_expert_bias"] == 4 * 2 * 4 * 256
+    # the last stage's bf16 weights: the MTP module's (its routed experts apart) and, at p > 1, the embedding's own
+    # copy (Megatron-Core builds it where mtp_process), against the same model without MTP
+    without = {s["rank"]: s for s in estimate(dataclasses.replace(V3, mtp=0), train).stages}
+    routed = V3.E * 3 * V3.h * V3.f_e
+    assert by_rank[15]["bytes"]["weights"] - without[15]["bytes"]["weights"] == \
+        2 * (V3.v * V3.h + V3.mtp_count - routed - V3.E)
+    assert by_rank[1]["bytes"]["weights"] == without[1]["bytes"]["weights"]
 
 
 def _mixed(L=7) -> ModelShape:

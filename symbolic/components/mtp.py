@@ -11,7 +11,7 @@ from ..config.switches import Switches
 from ..config.symbols import B_a, b, h, n_mtp, s, t
 from .base import Component, per_gpu_tokens
 from .ends import output_tensors
-from .weights import attention_params, final_norm_params, mlp_params, moe_dense_params, norm_params
+from .weights import attention_params, embedding_params, final_norm_params, mlp_params, moe_dense_params, norm_params
 
 
 def mtp_params(sw: Switches) -> sp.Expr:
@@ -22,6 +22,14 @@ def mtp_params(sw: Switches) -> sp.Expr:
         return sp.Integer(0)
     layer = attention_params(sw) + norm_params(sw) + (moe_dense_params(sw) if sw.mtp_moe else mlp_params(sw))
     return n_mtp * (3 * final_norm_params(sw) + 2 * h * h / t + layer)
+
+
+def mtp_embedding_params(sw: Switches) -> sp.Expr:
+    """The last stage's own copy of the word embedding [v/t, h] when p > 1 (the MTP modules look up the shifted
+    tokens themselves): an ordinary parameter there, with its main gradient and optimizer state, kept equal to the
+    first stage's by an all-reduce, untied embeddings too (Megatron-Core gpt_model.py: the embedding is built where
+    pre_process or mtp_process; language_module.py setup_embeddings_and_output_layer; d98e8a6)."""
+    return embedding_params(sw) if sw.mtp else sp.Integer(0)
 
 
 def mtp_moe_layers(sw: Switches) -> sp.Expr:

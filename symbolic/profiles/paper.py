@@ -12,9 +12,10 @@ from ..components import layer_tensors as _layer_tensors
 from ..components.ends import dummy_wgrads, logits_source, recompute_working_set
 from ..components.experts import expert_states, experts_params
 from ..components.moe import dispatch_buffers, expert_bias_buffers, routing_state
-from ..components.mtp import mtp_activations, mtp_moe_layers, mtp_params
+from ..components.mtp import mtp_activations, mtp_embedding_params, mtp_moe_layers, mtp_params
 from ..components.weights import default_layers
 from ..config.switches import Switches
+from ..config.symbols import p
 
 TITLE = "Megatron-LM as in Fujii et al. 2024"
 DESCRIPTION = (
@@ -57,7 +58,8 @@ def _states(stage: str, layers: sp.Expr, moe_layers: sp.Expr, sw: Switches) -> t
     """Weights, gradients and optimizer states of a stage (its routed experts apart), and its parameters; the head's
     stage also holds the multi-token-prediction modules (and their MoE layers' experts)."""
     mtp = stage in ("last", "only")
-    params = stage_params(stage, sw, layers, moe_layers) + (mtp_params(sw) if mtp else 0)
+    params = stage_params(stage, sw, layers, moe_layers) + (mtp_params(sw) if mtp else 0) \
+        + (mtp_embedding_params(sw) if stage == "last" else 0)
     moe_layers = moe_layers + (mtp_moe_layers(sw) if mtp else 0)
     experts = expert_states(moe_layers, sw)
     everything = params + (moe_layers * experts_params() if sw.moe else 0)
@@ -104,10 +106,11 @@ def components(sw: Switches) -> list[Component]:
 
 def _mtp_on_top(sw: Switches) -> list[Component]:
     """The multi-token-prediction modules charged on top of the first stage, as the closed form charges the output
-    layer: their states and one micro batch of their tensors (the last stage's 1F1B count); none without them."""
+    layer: their states (with the embedding's copy they need when p > 1) and one micro batch of their tensors (the
+    last stage's 1F1B count); none without them."""
     if not sw.mtp:
         return []
-    params = mtp_params(sw)
+    params = mtp_params(sw) + sp.Piecewise((mtp_embedding_params(sw), p > 1), (0, True))
     experts = expert_states(mtp_moe_layers(sw), sw)
     return [weights(params, sw)._replace(name="mtp_weights"), gradients(params, sw)._replace(name="mtp_gradients"),
             optimizer(params, sw)._replace(name="mtp_optimizer"),

@@ -177,3 +177,53 @@ def test_sigmoid_routing_keeps_its_own_scores():
         assert _value(sp.Add(*(x.expr for x in moe_tensors(sw))) - sp.Add(*(x.expr for x in moe_tensors(plain))),
                       shape, train) == extra
         assert ("router_sigmoid" in names) == shape.sigmoid
+
+
+@pytest.mark.parametrize("modules, per_token", [
+    # t = 1: norm input and latents before their norms, the RoPE key, the attention output (notes of Megatron-Core's
+    # CheckpointWithoutOutput around qkv_up_proj_and_rope_apply); without layernorm also the down-projections' input
+    ("core_attn,mla_up_proj,layernorm", 7168 + 1536 + 512 + 64 + 128 * 128),
+    ("core_attn,mla_up_proj", 2 * 7168 + 1536 + 512 + 64 + 128 * 128),
+    ("core_attn,layernorm", 100_352 - 7168),
+])
+def test_recompute_modules_of_an_mla_layer(modules, per_token):
+    """Megatron-Core's --recompute-modules on DeepSeek-V3's attention block (t = 1, bf16): mla_up_proj keeps the
+    latents before their norms and the RoPE key instead of q, k, v and the normed latents; layernorm drops the normed
+    input; what they drop is one layer's working set in its backward."""
+    from symbolic.components.activations import recomputed_tensors
+
+    tokens = 4096
+    train = Training(s=tokens, recompute="selective", recompute_modules=modules)
+    sw = Switches.of(train, shape=V3)
+    attention = [x for x in layer_tensors_of(sw) if x.name not in MLP_HALF]
+    assert _value(sp.Add(*(x.expr for x in attention)), V3, train) == 2 * tokens * per_token
+    from symbolic.components.mla import rope_key
+
+    none = Switches.of(dataclasses.replace(train, recompute="none", recompute_modules="core_attn"), shape=V3)
+    kept_instead = rope_key(sw).expr if "mla_up_proj" in modules else 0
+    assert sp.simplify(layer_activation(none) - layer_activation(sw) - recomputed_tensors(sw) + kept_instead) == 0
+
+
+MLP_HALF = {"norm2_input", "mlp_input", "gate", "up", "swiglu", "down_input"}
+
+
+def layer_tensors_of(sw):
+    from symbolic.components.activations import layer_tensors
+
+    return layer_tensors(sw)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--model", "llama3-8b", "--recompute", "selective", "--recompute-modules", "core_attn,mla_up_proj"],
+     "has no multi-head latent attention"),
+    (["--model", "llama3-8b", "--recompute", "selective", "--recompute-modules", "moe_act"], "has no routed experts"),
+    (["--model", "llama3-8b", "--recompute", "none", "--recompute-modules", "layernorm"], "give --recompute selective"),
+    (["--model", "llama3-8b", "--recompute", "selective", "--recompute-modules", "mlp"], "--recompute-modules must be"),
+    (["--model", "llama3-8b", "--recompute", "selective", "--recompute-modules", "layernorm", "--profile", "jax"],
+     "Megatron-Core's"),
+])
+def test_bad_recompute_modules_are_one_line_exit_2(argv, message):
+    done = subprocess.run([sys.executable, "-m", "symbolic.cli", "estimate", *argv], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1 and message in done.stderr, \
+        done.stderr

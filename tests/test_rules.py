@@ -42,11 +42,12 @@ def test_every_message_is_one_line_on_ints():
     summing to 3 of 4 layers, 6 chunks for 4 layers) every rule but the layer rule they replace."""
     shape = ModelShape("odd", h=36, f=64, a=4, k=2, L=4, v=64)
     on_uneven = ["stage layers: p entries", "stage layers % vpp", "stage layers sum to L", "uneven: whole chunks"]
-    dense = ["E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP", "mixed layers: p = 1, dense first (jax)",
+    dense = ["mla_up_proj needs MLA", "moe_act needs experts",
+             "E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP", "mixed layers: p = 1, dense first (jax)",
              "Llama layers (jax)", "no multi-token prediction or score bias (jax)", "recipes: GQA attention",
              "no biases or q/k norms (jax)", "recipes: dense models"]  # a dense GQA model cannot break the rules of experts or MLA
     # jaxcheck's precision, ZeRO-3: what the jax, torchtitan and deepspeed rules on them allow
-    allowed = ["jax precision", "torchtitan: FSDP2", "torchtitan: its precision", "torchtitan: --ac-every with selective", "--ac-every: torchtitan only",
+    allowed = ["--recompute-modules with selective", "--recompute-modules: Megatron only", "jax precision", "torchtitan: FSDP2", "torchtitan: its precision", "torchtitan: --ac-every with selective", "--ac-every: torchtitan only",
                "--no-zero-init: DeepSpeed only", "deepspeed: --no-zero-init at ZeRO-3",
                "--no-grad-accum-fusion: Megatron only", "deepspeed: fp32 gradients at ZeRO 1 or 3", "deepspeed: ZeRO 1-3"]
     even = ["vpp > 1 needs p > 1", *on_uneven, *dense, *allowed, "even stages"]
@@ -54,7 +55,8 @@ def test_every_message_is_one_line_on_ints():
         broken = SimpleNamespace(d=3, t=3, p=3, c=3, vpp=2, s=1000, b=2, gbs=9, sp=True, flash_attn=True, zero=3,
                                  stage_layers=split, ep=2, etp_size=5, moe_capacity=1.0, recompute="none", ac_every=None, zero_init=True, grad_accum_fusion=True,
                                  weight_dtype="fp32", grad_dtype="fp32", master_weights=False, optimizer="adamw",
-                                 moment_dtype="fp32", logits="fp32", schedule="gpipe")
+                                 moment_dtype="fp32", logits="fp32", schedule="gpipe",
+                                     recompute_modules="core_attn")
         x = letters(broken, shape)
         assert [rule.name for rule in RULES if rule.holds(x)] == sorted(holding, key=ORDER.index)  # p = 3: vpp > 1 cannot break too
         for rule in RULES:
@@ -73,7 +75,8 @@ def test_the_rules_of_experts_break_one_line_each():
     broken = SimpleNamespace(d=4, t=4, p=1, c=1, vpp=1, s=64, b=1, gbs=4, sp=False, flash_attn=True, zero=1,
                              stage_layers=None, ep=4, etp_size=4, moe_capacity=1.0, recompute="full", ac_every=None, zero_init=True, grad_accum_fusion=True,
                              weight_dtype="fp32", grad_dtype="fp32", master_weights=False, optimizer="adamw",
-                             moment_dtype="fp32", logits="fp32", schedule="1f1b")
+                             moment_dtype="fp32", logits="fp32", schedule="1f1b",
+                             recompute_modules="core_attn")
     x = letters(broken, shape)
     failing = [rule.name for rule in RULES if not rule.holds(x) and rule.scope not in ("torchtitan", "deepspeed")]
     assert failing == ["E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP", "recipes: dense models",

@@ -12,7 +12,7 @@ from ..config.errors import ConfigError
 from ..config.hfconfig import resolve_model
 from ..config.shapes import DEFAULT_MODEL, MAX_SIZE, ModelShape
 from ..config import precision
-from ..config.training import RECOMPUTE, SCHEDULES, ZERO_STAGES, Training, training_from_json
+from ..config.training import RECOMPUTE, RECOMPUTE_MODULES, SCHEDULES, ZERO_STAGES, Training, training_from_json
 
 _UNITS = {
     "": 1, "b": 1,
@@ -218,6 +218,10 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
     group.add_argument("--no-grad-accum-fusion", dest="grad_accum_fusion", action="store_false",
                        default=defaults.grad_accum_fusion,
                        help="--recipe megatron: --no-gradient-accumulation-fusion (no persistent dummy wgrad buffers)")
+    group.add_argument("--recompute-modules", default=defaults.recompute_modules, metavar="M,M,...",
+                       help="--recipe megatron with --recompute selective: what it reruns in backward, comma-separated "
+                            f"from {', '.join(RECOMPUTE_MODULES)} (Megatron-Core --recompute-modules; default: "
+                            "core_attn)")
     group.add_argument("--schedule", default=defaults.schedule, choices=SCHEDULES,
                        help="pipeline schedule: 1f1b (rank r holds min(m, p - r) micro batches; the formulas' and "
                             "jaxcheck's default) or gpipe (jaxcheck only: every forward, then every backward)")

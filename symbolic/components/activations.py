@@ -100,19 +100,53 @@ def _is_attention_core(part: Component) -> bool:
 GPT = {"mlp": "gelu", "dropout": True}  # Korthikanti et al. 2022's GPT layer (with MHA: the caller's a = k)
 
 
+# what each of Megatron-Core's --recompute-modules (beyond core_attn) makes selective recompute drop, by tensor name:
+# the two RMSNorms' outputs (their inputs stay), MLA's up-projection outputs and normed latents (jaxcheck and
+# Megatron-Core's checkpoint keeps the latents before their norms and the RoPE key), the routed experts' activation
+RECOMPUTED = {"layernorm": ("qkv_input", "mlp_input"),
+              "mla_up_proj": ("q", "k", "v", "q_latent_normed", "kv_latent_normed"),
+              "moe_act": ("expert_fc2_input",)}
+
+
+def _recomputed_by(sw: Switches) -> set[str]:
+    """The tensor names selective recompute's modules drop (none under another policy)."""
+    modules = sw.modules.split("+") if sw.recompute == "selective" else []
+    return {name for module in modules for name in RECOMPUTED.get(module, ())}
+
+
 def layer_tensors(sw: Switches, gpt: bool = False, moe: bool = False) -> list[Component]:
     """What one layer (a dense one, or with `moe` an MoE layer; with `gpt` Korthikanti et al.'s GPT layer, a GeLU MLP
     with dropout) keeps per micro batch under the recompute policy: none keeps all; selective drops the attention core
-    (s x s terms); full keeps only the layer input (Korthikanti et al. 2022)."""
+    (s x s terms) and what its other modules rerun (RECOMPUTED; with mla_up_proj it keeps the RoPE key instead);
+    full keeps only the layer input (Korthikanti et al. 2022)."""
     from .moe import moe_tensors
 
     sw = replace(sw, **GPT) if gpt else sw
     parts = attention_tensors(sw) + (moe_tensors(sw) if moe else mlp_tensors(sw))
     if sw.recompute == "selective":
-        return [part for part in parts if not _is_attention_core(part)]
+        core = "core_attn" in sw.modules.split("+")
+        dropped = _recomputed_by(sw)
+        kept = [part for part in parts if not (core and _is_attention_core(part)) and part.name not in dropped]
+        if sw.mla and "mla_up_proj" in sw.modules.split("+"):
+            from .mla import rope_key
+
+            kept.append(rope_key(sw))
+        return kept
     if sw.recompute == "full":
         return [_tok("layer_input", h, B_a, False, sw, "layer input, the only tensor kept under full recompute")]
     return parts
+
+
+def recomputed_tensors(sw: Switches, moe: bool = False) -> sp.Expr:
+    """Bytes of what selective recompute's modules (beyond core_attn) rerun for one layer in its backward, live while
+    that layer's backward runs: the tensors layer_tensors drops by name (0 under another policy)."""
+    dropped = _recomputed_by(sw)
+    if not dropped:
+        return sp.Integer(0)
+    from .moe import moe_tensors
+
+    parts = attention_tensors(sw) + (moe_tensors(sw) if moe else mlp_tensors(sw))
+    return sp.Add(*(part.expr for part in parts if part.name in dropped))
 
 
 def layer_activation(sw: Switches, gpt: bool = False, moe: bool = False) -> sp.Expr:

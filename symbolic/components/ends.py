@@ -47,12 +47,16 @@ def logits_source(sw: Switches) -> Component:
 
 def recompute_working_set(sw: Switches, moe: bool = False) -> Component:
     """Full recompute: the layer being recomputed in backward holds every tensor of one micro batch again (Megatron-LM
-    CheckpointFunction with recompute_num_layers 1; torch checkpoint alike); nothing otherwise."""
+    CheckpointFunction with recompute_num_layers 1; torch checkpoint alike); selective recompute with modules beyond
+    core_attn: what they rerun for one layer; nothing otherwise."""
     from dataclasses import replace
 
-    from .activations import layer_activation
+    from .activations import layer_activation, recomputed_tensors
 
-    expr = layer_activation(replace(sw, recompute="none"), moe=moe) if sw.recompute == "full" else sp.Integer(0)
+    if sw.recompute == "full":
+        expr = layer_activation(replace(sw, recompute="none"), moe=moe)
+    else:
+        expr = recomputed_tensors(sw, moe)
     return Component("recompute_working_set", expr, "one layer's tensors of one micro batch, recomputed in its "
                      "backward (full recompute of one layer at a time)")
 

@@ -52,6 +52,16 @@ def mla_tensors(sw: Switches) -> list[Component]:
     return parts
 
 
+def rope_key(sw: Switches) -> Component:
+    """With --recompute-modules mla_up_proj: the RoPE key [s, b, d_r] the checkpointed up-projections keep beside
+    the latents, all-gathered over the sequence under SP (Megatron-Core multi_latent_attention.py
+    qkv_up_proj_and_rope_apply, CheckpointWithoutOutput); over c only."""
+    from ..config.symbols import c
+
+    return Component("k_rope", B_a * s * b * d_r / c, "the RoPE key [s, b, d_r] (the sequence gathered), kept by "
+                     "the checkpointed up-projections with the latents")
+
+
 def mla_wgrad_shapes(sw: Switches) -> sp.Expr:
     """Elements of one of each of an MLA layer's attention weight shapes on one TP rank (q_a [q_r, h] or q
     [a (dh + d_r) / t, h], q_b [a (dh + d_r) / t, q_r], kv_a [kv_r + d_r, h], kv_b [a (dh + d_v) / t, kv_r],

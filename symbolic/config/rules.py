@@ -12,7 +12,7 @@ from .step import FLASH_BLOCK
 
 # every profile, jaxcheck's step alone (plan --profile jax, compile, verify, sweep), or one trainer's recipe
 # recipes: torchtitan and deepspeed alike; "!torchtitan": every profile but torchtitan
-SCOPES = ("all", "jax", "torchtitan", "deepspeed", "recipes", "!torchtitan", "!deepspeed", "!jax")
+SCOPES = ("all", "jax", "torchtitan", "deepspeed", "recipes", "!torchtitan", "!deepspeed", "!jax", "!paper")
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,11 @@ def _uneven(x) -> bool:
     return x.uneven
 
 
+def _has(x, module: str) -> bool:
+    """Whether --recompute-modules names `module` (one configuration's string)."""
+    return module in x.recompute_modules.split(",")
+
+
 def _split(x) -> str:
     """--stage-layers as given ("7,8,8,7"; "" when none was)."""
     return ",".join(map(str, x.stage_layers or ()))
@@ -49,6 +54,9 @@ RULES: tuple[Rule, ...] = (
          lambda x: f"virtual pipeline stages vpp={x.vpp} need pipeline parallel pp > 1"),
     Rule("m % p (vpp > 1)", lambda x: (x.vpp == 1) | (x.m % x.p == 0),
          lambda x: f"interleaved 1F1B needs micro batches m={x.m} divisible by pp={x.p}"),
+    Rule("--recompute-modules with selective", lambda x: (x.recompute_modules == "core_attn") | (x.recompute == "selective"),
+         lambda x: (f"--recompute-modules {x.recompute_modules} names what selective recompute reruns, but "
+                    f"--recompute is {x.recompute}: give --recompute selective"), policy=True),
     Rule("e t_e | d t c", lambda x: (x.d * x.t * x.c) % (x.e * x.t_e) == 0,
          lambda x: (f"expert parallel x expert tensor parallel = ep x etp = {x.e}x{x.t_e} must divide the dp x tp x cp "
                     f"= {x.d}x{x.t}x{x.c} = {x.d * x.t * x.c} ranks of a pipeline stage (Megatron-Core folds the "
@@ -78,6 +86,10 @@ RULES: tuple[Rule, ...] = (
     Rule("f_s % t", lambda x: x.f_s % x.t == 0,
          lambda x: f"tensor parallel t={x.t} does not divide the shared experts' width f_s={x.f_s} of {x.model}",
          model=True),
+    Rule("mla_up_proj needs MLA", lambda x: x.mla | np.logical_not(_has(x, "mla_up_proj")),
+         lambda x: f"--recompute-modules mla_up_proj: {x.model} has no multi-head latent attention", model=True),
+    Rule("moe_act needs experts", lambda x: (x.E > 0) | np.logical_not(_has(x, "moe_act")),
+         lambda x: f"--recompute-modules moe_act: {x.model} has no routed experts", model=True),
     Rule("MoE with t > 1 needs SP", lambda x: (x.E == 0) | (x.t == 1) | x.sp,
          lambda x: (f"{x.model} has routed experts: with tensor parallel t={x.t} Megatron-Core requires sequence "
                     f"parallelism (drop --no-sp)"), model=True),
@@ -100,6 +112,9 @@ RULES: tuple[Rule, ...] = (
     Rule("even stages", lambda x: np.logical_not(_uneven(x)),
          lambda x: ("jaxcheck vmaps its pp stages in one SPMD program, so every stage has L/pp layers: uneven stages "
                     "(--stage-layers, --balance) are for the paper profile and the recipes"), scope="jax"),
+    Rule("--recompute-modules: Megatron only", lambda x: x.recompute_modules == "core_attn",
+         lambda x: (f"--recompute-modules {x.recompute_modules} is Megatron-Core's (--recipe megatron); jaxcheck's "
+                    f"and the other recipes' selective policies are their own"), scope="!paper"),
     Rule("gpipe: jaxcheck only", lambda x: x.schedule == "1f1b",
          lambda x: ("--schedule gpipe is jaxcheck's (compile, verify, sweep, --profile jax): the paper's formulas and "
                     "the trainers' recipes count 1F1B"), scope="!jax"),
@@ -202,7 +217,7 @@ def letters(training, shape=None) -> SimpleNamespace:
              zero=training.zero, stage_layers=training.stage_layers, uneven=training.stage_layers is not None,
              e=training.ep, t_e=training.etp_size, C_f=training.moe_capacity, recompute=training.recompute,
              ac_every=training.ac_every, zero_init=training.zero_init, grad_accum_fusion=training.grad_accum_fusion,
-             schedule=training.schedule,
+             schedule=training.schedule, recompute_modules=training.recompute_modules,
              **{name: getattr(training, name) for name in PRECISION})
     return SimpleNamespace(**x, **(model_letters(shape) if shape is not None else {}))
 

@@ -37,6 +37,7 @@ class Switches:
     zero_init: bool = True  # DeepSpeed ZeRO-3 with zero.Init; False: every gathered weight stays to its backward
     grad_accum_fusion: bool = True  # Megatron-LM's gradient accumulation fusion: persistent dummy wgrad buffers
     schedule: str = "1f1b"  # pipeline schedule (Training.schedule): 1f1b, or gpipe (the jax profile only)
+    modules: str = "core_attn"  # what selective recompute reruns, "+"-joined (Training.recompute_modules)
     mla: bool = False  # multi-head latent attention (kv_r > 0) in place of GQA
     q_lora: bool = False  # MLA's queries through a latent of rank q_r (else a plain h x a (dh + d_r) projection)
     mtp: bool = False  # n_mtp multi-token-prediction modules on the last stage
@@ -70,7 +71,8 @@ class Switches:
                    ac_every=getattr(training, "ac_every", None) is not None,
                    zero_init=getattr(training, "zero_init", True),
                    grad_accum_fusion=getattr(training, "grad_accum_fusion", True),
-                   schedule=getattr(training, "schedule", "1f1b"), **arch)
+                   schedule=getattr(training, "schedule", "1f1b"),
+                   modules=getattr(training, "recompute_modules", "core_attn").replace(",", "+"), **arch)
 
     @property
     def dist_opt(self) -> bool:

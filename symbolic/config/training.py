@@ -8,6 +8,10 @@ from .errors import ConfigError
 from .shapes import ModelShape
 
 RECOMPUTE = ("none", "selective", "full")
+# what selective recompute reruns in backward (Megatron-Core --recompute-modules, transformer_config.py): the
+# attention core (its default), MLA's up-projections and RoPE, the two RMSNorms of a layer, the routed experts'
+# activation function
+RECOMPUTE_MODULES = ("core_attn", "mla_up_proj", "layernorm", "moe_act")
 # 1f1b: one forward, one backward (PipeDream-flush; Megatron-LM's forward_backward_pipelining_without_interleaving):
 # rank r holds min(m, p - r) micro batches; gpipe: every forward, then every backward (all m held)
 SCHEDULES = ("1f1b", "gpipe")
@@ -57,6 +61,7 @@ class Training:
     zero_init: bool = True  # DeepSpeed ZeRO-3: the model built under deepspeed.zero.Init (its memory-efficient linear)
     grad_accum_fusion: bool = True  # Megatron-LM --gradient-accumulation-fusion (its default): TE's dummy wgrads
     schedule: str = "1f1b"  # pipeline schedule, one of SCHEDULES: 1F1B (Megatron-LM's), or GPipe (jaxcheck only)
+    recompute_modules: str = "core_attn"  # what selective recompute reruns, comma-separated RECOMPUTE_MODULES
     # precision and optimizer (config.precision; the defaults are Megatron-LM's bf16 mixed precision)
     weight_dtype: str = "bf16"  # B_w: the model's weights as the step computes with them
     grad_dtype: str = "fp32"  # B_g: fp32 main gradients
@@ -97,6 +102,7 @@ class Training:
         object.__setattr__(self, "moe_capacity", float(capacity))
         if self.schedule not in SCHEDULES:
             raise ConfigError(f"--schedule must be one of {', '.join(SCHEDULES)}, got {self.schedule!r}")
+        object.__setattr__(self, "recompute_modules", _modules(self.recompute_modules))
         if self.recompute not in RECOMPUTE:
             raise ConfigError(f"--recompute must be one of {', '.join(RECOMPUTE)}, got {self.recompute!r}")
         if isinstance(self.zero, bool) or self.zero not in ZERO_STAGES:
@@ -195,7 +201,17 @@ FLAGS = {"d": "dp", "t": "tp", "p": "pp", "c": "cp", "s": "seq", "b": "mbs"}
 WIDTH_FIELDS = ("weight_bytes", "grad_bytes", "opt_bytes", "act_bytes", "logit_bytes")  # derived: not arguments
 MOE_FIELDS = ("ep", "etp", "moe_capacity")  # what only a model with experts shows in its config
 # one trainer's (or jaxcheck's) options: shown (and checked by the rule table) where not at these values
-RECIPE_FIELDS = {"ac_every": None, "zero_init": True, "grad_accum_fusion": True, "schedule": "1f1b"}
+RECIPE_FIELDS = {"ac_every": None, "zero_init": True, "grad_accum_fusion": True, "schedule": "1f1b",
+                 "recompute_modules": "core_attn"}
+
+
+def _modules(value) -> str:
+    """--recompute-modules as a canonical string: known names, each once, in RECOMPUTE_MODULES' order."""
+    names = value.split(",") if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else None
+    if not names or any(name not in RECOMPUTE_MODULES for name in names) or len(set(names)) != len(names):
+        raise ConfigError(f"--recompute-modules must be distinct names from {', '.join(RECOMPUTE_MODULES)} "
+                          f"(comma-separated), got {value!r}")
+    return ",".join(name for name in RECOMPUTE_MODULES if name in names)
 MAX_CAPACITY = 2.0**20  # the largest --moe-capacity: far beyond any capacity factor (E / k_e is the most that matters)
 
 

@@ -132,7 +132,8 @@ def _letters(cluster: Cluster, swept: dict, profile: str) -> SimpleNamespace:
     chosen = {name: value for name, value in precision_of(cluster, profile).items() if name in rules.PRECISION}
     return SimpleNamespace(**swept, C_f=cluster.moe_capacity, s=cluster.s, gbs=cluster.gbs, sp=cluster.sp,
                            flash_attn=cluster.flash_attn, uneven=swept["split"] > 0, stage_layers=None,
-                           ac_every=None, zero_init=True, grad_accum_fusion=True, schedule="1f1b", **chosen, **rules.model_letters(cluster.shape))
+                           ac_every=None, zero_init=True, grad_accum_fusion=True, schedule="1f1b",
+                           recompute_modules="core_attn", **chosen, **rules.model_letters(cluster.shape))
 
 
 def masks(grid: dict[str, np.ndarray], cluster: Cluster, profile: str = "paper") -> dict[str, np.ndarray]:

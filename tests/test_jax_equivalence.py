@@ -9,13 +9,11 @@ loss to rtol 1e-5, every gradient leaf to atol 2e-6 + rtol 1e-3 (reduction order
 import itertools
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
-from flax import nnx
 
-from conftest import quick, quick_model, skip_if_not_enough_devices
+from conftest import quick, skip_if_not_enough_devices, unsharded_reference
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
@@ -34,26 +32,7 @@ def _spec(d, p, t, c, recompute="selective", sp=True, flash_attn=True, zero=1, s
 @pytest.fixture(scope="module")
 def reference():
     """Host params in the unstacked [1, L] layout, a fixed batch [GBS, s], and the single-device loss and grads."""
-    from jaxcheck.mesh import make_mesh
-
-    spec = _spec(1, 1, 1, 1, flash_attn=False)
-    graphdef, state = nnx.split(quick_model(spec))
-    params = jax.tree.map(np.asarray, nnx.to_pure_dict(state))
-    tokens = np.asarray(jax.random.randint(jax.random.key(1), (GBS, SEQ), 0, SHAPE.v, dtype=jnp.int32))
-    targets = np.roll(tokens, -1, axis=-1)
-
-    def loss(params):
-        model = nnx.merge(graphdef, params)
-        x = model.embed_tokens(tokens)
-        for layer in range(SHAPE.L):
-            x = jax.tree.map(lambda w: w[0, layer], model.blocks)(x)
-        logits = model.logits(x)
-        picked = jnp.take_along_axis(logits, targets[..., None], axis=-1)[..., 0]
-        return jnp.mean(jax.nn.logsumexp(logits, axis=-1) - picked)
-
-    with jax.set_mesh(make_mesh(spec.train)):
-        value, grads = quick(jax.value_and_grad(loss), params)(params)
-    return params, tokens, targets, float(value), jax.tree.map(np.asarray, grads)
+    return unsharded_reference(_spec(1, 1, 1, 1, flash_attn=False), GBS)
 
 
 _STATES: dict = {}

@@ -78,7 +78,7 @@ def main() -> None:
     from symbolic.components import total
     from symbolic.config.switches import Switches
     from symbolic.config.symbols import BY_NAME
-    from symbolic.profiles import load
+    from symbolic.recipes import load
     parts = load("paper").components(Switches())
     exprs = [x.expr for x in parts] + [total(parts)]
     subs = [{BY_NAME[name]: sp.Integer(int(arrays[name][i])) for name in est.inputs} for i in range(args.sympy_n)]

@@ -19,7 +19,7 @@ from symbolic.config.hfconfig import resolve_model  # noqa: E402
 from symbolic.config.shapes import ModelShape  # noqa: E402
 from symbolic.config.training import training_from_json  # noqa: E402
 from symbolic.estimator.estimate import estimate, memory_kinds  # noqa: E402
-from symbolic.profiles import RECIPES, widths  # noqa: E402
+from symbolic.recipes import RECIPES, widths  # noqa: E402
 
 GiB = 2**30
 RUNS = Path(__file__).with_name("published_runs.toml")

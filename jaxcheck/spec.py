@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from symbolic.config.dtypes import FLOATS, JAX_COMPUTE_DTYPE, JAX_PARAM_DTYPE, jax_widths
+from symbolic.config.dtypes import FLOATS
+from symbolic.recipes.jax.step import COMPUTE_DTYPE as JAX_COMPUTE_DTYPE, PARAM_DTYPE as JAX_PARAM_DTYPE, jax_widths
 from symbolic.config.errors import ConfigError
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training

@@ -11,7 +11,7 @@ from flax import nnx
 from jax.ad_checkpoint import checkpoint_policies as cp
 
 from symbolic.config.errors import ConfigError
-from symbolic.config.step import SELECTIVE_SAVED
+from symbolic.recipes.jax.step import SELECTIVE_SAVED
 
 from .model.llama import Llama
 from .model.onef1b import Ends, Stack, one_f_one_b

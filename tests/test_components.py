@@ -14,7 +14,7 @@ from symbolic.config.shapes import PRESETS
 from symbolic.config.switches import Switches
 from symbolic.config.symbols import L, a, c, dh, f, h, k, p, t, v
 from symbolic.config.training import RECOMPUTE, STAGES, ZERO_STAGES
-from symbolic.profiles import PROFILES, load
+from symbolic.recipes import PROFILES, load
 
 LLAMA_TENSORS = ["norm1_input", "qkv_input", "q", "k", "v", "attn_out", "norm2_input", "mlp_input", "gate", "up",
                  "swiglu", "down_input"]

@@ -22,7 +22,7 @@ from symbolic.config.symbols import BY_NAME
 from symbolic.config.training import STAGES, Training
 from symbolic.estimator.estimate import estimate
 from symbolic.estimator.vectorized import estimator
-from symbolic.profiles import load
+from symbolic.recipes import load
 
 SWITCHES = [Switches(), Switches(overheads=False), Switches(recompute="selective", flash_attn=False),
             Switches(recompute="full", sp=False), Switches(zero=0, flash_attn=False, sp=False), Switches(tied=True),

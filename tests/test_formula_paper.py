@@ -17,7 +17,7 @@ from symbolic.config.switches import Switches
 from symbolic.config.symbols import B_a, B_g, B_l, B_o, B_w, L, a, b, c, d, dh, f, h, k, m, p, s, t, v, vpp
 from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
-from symbolic.profiles import paper
+from symbolic.recipes.megatron import profile as paper
 
 PUBLISHED = (6 + 12 / (d * c)) * (h * v / t + (2 * L / p) * h**2 * ((1 + k / a + sp.Rational(3, 2) * f / h) / t + 1 / h)) + (
     s * b * h / (t * c)

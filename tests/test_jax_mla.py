@@ -152,7 +152,7 @@ def test_flash_matches_unfused_with_narrower_values(block):
 @pytest.mark.parametrize("recompute,flash_attn", [("none", True), ("selective", True), ("full", True), ("none", False)])
 def test_saved_residuals_match_the_profile_tensor_list(shape, recompute, flash_attn):
     """The residuals the pipeline stacks for one MLA layer (jaxcheck.model.pipeline.layer_residuals) == the jax
-    profile's per-layer tensors (symbolic.components.jaxstep: the latents' norm residuals, q and k dh + d_r wide,
+    profile's per-layer tensors (symbolic.recipes.jax.tensors: the latents' norm residuals, q and k dh + d_r wide,
     v and the output d_v), in count and bytes."""
     from jaxcheck.crosscheck.explain import residuals
     from jaxcheck.mesh import make_mesh

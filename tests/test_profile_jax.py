@@ -1,7 +1,7 @@
 """Profile `jax` (pure sympy): the buffer table's structure, byte widths from the jax dtypes, and the CLI paths that
 take --profile jax.
 
-Sources of truth: jaxcheck's implementation as described in symbolic/profiles/jax.py (hand-computed byte counts for a
+Sources of truth: jaxcheck's implementation as described in symbolic/recipes/jax/profile.py (hand-computed byte counts for a
 small shape below), sympy identities of the table (exact), and the estimator's contract that lambdified numbers equal
 the sympy expressions (exact).
 """
@@ -12,14 +12,14 @@ import sys
 import pytest
 import sympy as sp
 
-from symbolic.config.dtypes import jax_widths
+from symbolic.recipes.jax.step import jax_widths
 from symbolic.config.glossary import inputs_for
 from symbolic.config.shapes import ModelShape
 from symbolic.config.switches import Switches
 from symbolic.config.symbols import BY_NAME
 from symbolic.config.training import RECOMPUTE, Training
 from symbolic.estimator.estimate import estimate
-from symbolic.profiles import jax as prof
+from symbolic.recipes.jax import profile as prof
 
 SHAPE = ModelShape("t", h=48, f=112, a=6, k=2, L=4, v=144)
 
@@ -102,7 +102,7 @@ def test_tied_arguments_and_outputs_by_hand():
 def test_total_is_arguments_output_and_the_largest_phase(recompute, backend):
     """Sum of the components == arguments + output + max over phases of the live temporaries (exact, at two points:
     one where the backward phase is the peak and one with an s x s-free long sequence)."""
-    from symbolic.components.buffers import PHASES
+    from symbolic.recipes.jax.buffers import PHASES
 
     sw = Switches(recompute=recompute, overheads=False, backend=backend)
     total = sum(x.expr for x in prof.components(sw))
@@ -156,7 +156,7 @@ def test_iteration_slice_vanishes_with_one_iteration():
 @pytest.mark.parametrize("recompute", RECOMPUTE)
 def test_flash_phases_grow_linearly_in_s(recompute):
     """Flash attention (the default): no phase grows with s^2 once s exceeds the key block (exact)."""
-    from symbolic.config.step import FLASH_BLOCK
+    from symbolic.recipes.jax.step import FLASH_BLOCK
     from symbolic.config.symbols import s
 
     for live in prof.phase_bytes(Switches(recompute=recompute, overheads=False)).values():

@@ -1,4 +1,4 @@
-"""Each profile's byte widths: one registry (symbolic.config.dtypes.WIDTHS) that estimate, latex and plan apply.
+"""Each profile's byte widths: each recipe's precision (symbolic.recipes, Recipe.precision) that estimate, latex and plan apply.
 
 Sources of truth: jaxcheck's default dtypes (fp32 params, bf16 compute: 4, 4, 8, 2 bytes) for "jax"; Megatron-LM's bf16
 mixed precision as the paper counts it (2 + 4 + 12 bytes per parameter, bf16 activations) for "paper".
@@ -7,27 +7,27 @@ import json
 import subprocess
 import sys
 
-from symbolic.config.dtypes import WIDTHS, jax_widths
 from symbolic.config.shapes import PRESETS
 from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 from symbolic.plan.enumerate import Cluster
 from symbolic.plan.search import search
-from symbolic.profiles import widths
+from symbolic.recipes import widths
+from symbolic.recipes.jax.step import jax_widths
 
 
 def test_jax_widths_match_the_jax_steps_default_dtypes():
     from jaxcheck.spec import JaxOptions
 
     opts = JaxOptions()
-    assert WIDTHS["jax"] == jax_widths(opts.param_dtype, opts.compute_dtype)
-    t = Training(**WIDTHS["jax"])
+    assert widths("jax") == jax_widths(opts.param_dtype, opts.compute_dtype)
+    t = Training(**widths("jax"))
     assert (t.weight_bytes, t.grad_bytes, t.opt_bytes, t.act_bytes, t.logit_bytes) == (4, 4, 8, 2, 4)
 
 
 def test_paper_widths_are_the_training_defaults():
     t = Training()
-    assert Training(**WIDTHS["paper"]) == t
+    assert Training(**widths("paper")) == t
     assert (t.weight_bytes, t.grad_bytes, t.opt_bytes, t.act_bytes, t.logit_bytes) == (2, 4, 12, 2, 4)
 
 

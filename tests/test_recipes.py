@@ -18,7 +18,7 @@ from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 from symbolic.plan.enumerate import Cluster
 from symbolic.plan.search import search
-from symbolic.profiles import widths
+from symbolic.recipes import widths
 
 LLAMA3_8B = PRESETS["llama3-8b"]
 P_8B = LLAMA3_8B.param_count  # 8,030,261,248 (tests/test_hf_models.py checks it against the safetensors index)

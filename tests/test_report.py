@@ -16,7 +16,7 @@ import pytest
 import sympy as sp
 
 from symbolic.config.switches import Switches
-from symbolic.profiles import paper
+from symbolic.recipes.megatron import profile as paper
 from symbolic.render.tex import LINE, display, escape, inline, prose, visible
 
 ROOT = Path(__file__).resolve().parents[1]

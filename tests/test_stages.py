@@ -27,7 +27,7 @@ from symbolic.estimator.estimate import estimate
 from symbolic.plan.balance import balance
 from symbolic.plan.enumerate import Cluster
 from symbolic.plan.search import search
-from symbolic.profiles import load
+from symbolic.recipes import load
 
 TINY = PRESETS["tiny"]  # L = 8
 GiB = 2**30

@@ -53,7 +53,7 @@ def test_total_within_tolerance_on_the_gpu_target(name):
 
 @pytest.mark.parametrize("recompute", ["none", "selective", "full"])
 def test_saved_residuals_of_an_moe_layer_match_the_profile(recompute):
-    """The residuals the pipeline stacks for one MoE layer == the profile's per-layer tensors (components.jaxmoe),
+    """The residuals the pipeline stacks for one MoE layer == the profile's per-layer tensors (recipes.jax.moe),
     in count and bytes, at a capacity that drops tokens (C_f = 1.25) and one that does not (C_f = E / k_e)."""
     from jaxcheck.crosscheck.explain import residuals
     from jaxcheck.mesh import make_mesh

@@ -18,7 +18,7 @@ from symbolic.config.switches import Switches
 from symbolic.config.symbols import B_g, B_o, B_w, c, d
 from symbolic.config.training import STAGES, ZERO_STAGES, Training
 from symbolic.estimator.estimate import estimate
-from symbolic.profiles import load
+from symbolic.recipes import load
 
 PAPER = load("paper")
 

@@ -101,7 +101,7 @@ def _saved(spec: StepSpec, mesh) -> list[dict]:
 def _profile_tensors(spec: StepSpec) -> list[dict]:
     """The profile's per-layer tensors at the traced shape (d = t = c = e = 1, b = TRACE_BATCH): name, count, bytes."""
     import sympy as sp
-    from symbolic.components.jaxstep import layer_tensors
+    from symbolic.recipes.jax.tensors import layer_tensors
     from symbolic.config.glossary import inputs_for
     from symbolic.config.switches import Switches
     from symbolic.config.symbols import BY_NAME
@@ -133,7 +133,7 @@ def phases(spec: StepSpec, mesh, backend: str) -> list[dict]:
     from symbolic.config.symbols import BY_NAME
     from symbolic.config.glossary import inputs_for
     from symbolic.config.switches import Switches
-    from symbolic.profiles import jax as profile
+    from symbolic.recipes.jax import profile
 
     from ..compile import FAST_CPU, compile_step
     from .xladump import DUMP_OPTIONS, phase_peaks

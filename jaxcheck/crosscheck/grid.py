@@ -8,7 +8,8 @@ import tomllib
 from pathlib import Path
 from typing import Iterable
 
-from symbolic.config.dtypes import FLOATS, JAX_COMPUTE_DTYPE, JAX_PARAM_DTYPE
+from symbolic.config.dtypes import FLOATS
+from symbolic.recipes.jax.step import COMPUTE_DTYPE as JAX_COMPUTE_DTYPE, PARAM_DTYPE as JAX_PARAM_DTYPE
 from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import resolve_model
 from symbolic.config.shapes import DEFAULT_MODEL

@@ -27,6 +27,6 @@ def rel(sym: float, ref: float | None) -> float | None:
 
 def symbolic_temp(sym: dict[str, int]) -> int:
     """The `jax` profile's bytes in XLA's temp group (every component group_of calls temp)."""
-    from symbolic.profiles.jax import group_of
+    from symbolic.recipes.jax.profile import group_of
 
     return sum(n for name, n in sym.items() if name != "total" and group_of(name) == "temp")

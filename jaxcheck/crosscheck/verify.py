@@ -17,8 +17,8 @@ def _row(name: str, sym: int, xla: int | None, group: str) -> dict:
 
 def compare(sym: dict[str, int], xla: dict, arguments: dict[str, int]) -> list[dict]:
     """Rows component | symbolic | XLA: arguments per pytree (exact, from the shardings), output - alias (loss and
-    tuple table), each temp (no XLA figure of its own), then the group sums (symbolic.profiles.jax.group_of)."""
-    from symbolic.profiles.jax import group_of
+    tuple table), each temp (no XLA figure of its own), then the group sums (symbolic.recipes.jax.profile.group_of)."""
+    from symbolic.recipes.jax.profile import group_of
 
     names = [n for n in sym if n != "total"]
     rows = [_row("params", sym["params"], arguments["params"], "argument"),

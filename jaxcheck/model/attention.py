@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 from jax.ad_checkpoint import checkpoint_name
 
-from symbolic.config.step import FLASH_BLOCK
+from symbolic.recipes.jax.step import FLASH_BLOCK
 
 from .flash import flash_attention
 from .rules import constrain

@@ -44,7 +44,7 @@ class LatentAttention(nnx.Module):
         if not self.plan.shape.q_lora:
             return cast_einsum("bsh,hnd->bsnd", None, x_BxSxH, self.wq[...])
         c_BxSxR = constrain(cast_einsum("bsh,hr->bsr", None, x_BxSxH, self.wq_a[...]), ("batch", "seq", "q_lora"))
-        c_BxSxR = checkpoint_name(c_BxSxR, "q_latent")  # before its norm: see symbolic.config.step.SELECTIVE_SAVED
+        c_BxSxR = checkpoint_name(c_BxSxR, "q_latent")  # before its norm: see symbolic.recipes.jax.step.SELECTIVE_SAVED
         return cast_einsum("bsr,rnd->bsnd", None, self.q_norm(c_BxSxR), self.wq_b[...])
 
     def __call__(self, x_BxSxH: jax.Array) -> jax.Array:

@@ -7,11 +7,12 @@ import re
 import tempfile
 from pathlib import Path
 
-from ..config.dtypes import FLOATS, JAX_COMPUTE_DTYPE, JAX_PARAM_DTYPE
+from ..config.dtypes import FLOATS
 from ..config.errors import ConfigError
 from ..config.hfconfig import resolve_model
 from ..config.shapes import DEFAULT_MODEL, MAX_SIZE, ModelShape
 from ..config import precision
+from ..recipes.jax.step import COMPUTE_DTYPE as JAX_COMPUTE_DTYPE, PARAM_DTYPE as JAX_PARAM_DTYPE
 from ..config.training import RECOMPUTE, RECOMPUTE_MODULES, SCHEDULES, ZERO_STAGES, Training, training_from_json
 
 _UNITS = {
@@ -135,13 +136,13 @@ def add_precision_args(parser) -> None:
     defaults to the recipe's (profile's) choice."""
     g = parser.add_argument_group("precision and optimizer (default: the recipe's)")
     g.add_argument("--weight-dtype", choices=precision.DTYPES, default=None,
-                   help="the weights the step computes with (megatron, deepspeed: bf16; torchtitan: fp32 shards)")
+                   help=f"the weights the step computes with ({_recipes_of('weight_dtype')})")
     g.add_argument("--grad-dtype", choices=precision.GRAD_DTYPES, default=None,
-                   help="gradients (megatron, torchtitan: fp32; deepspeed: bf16)")
+                   help=f"gradients ({_recipes_of('grad_dtype')})")
     g.add_argument("--master-weights", dest="master_weights", action="store_true", default=None,
-                   help="an fp32 master copy of the weights in the optimizer (megatron, deepspeed)")
+                   help=f"an fp32 master copy of the weights in the optimizer ({_recipes_of('master_weights', True)})")
     g.add_argument("--no-master-weights", dest="master_weights", action="store_false",
-                   help="no separate master copy (torchtitan: its fp32 shards are the master)")
+                   help=f"no separate master copy ({_recipes_of('master_weights', False)}: its fp32 shards are the master)")
     g.add_argument("--optimizer", choices=precision.OPTIMIZERS, default=None,
                    help="adamw (two moments), sgd (one momentum), adamw8bit (bitsandbytes: two 1-byte moments)")
     g.add_argument("--moment-dtype", choices=precision.MOMENT_DTYPES, default=None,
@@ -150,9 +151,21 @@ def add_precision_args(parser) -> None:
                    help="what the loss keeps of the logits: fp32 (upcast), bf16 (fused cross entropy), none (chunked)")
 
 
+def _recipes_of(field: str, value=None) -> str:
+    """Each trainer recipe's default of a precision field, grouped: 'megatron, deepspeed: bf16; torchtitan: fp32'
+    (given `value`, only the recipes whose default it is)."""
+    from ..recipes import REGISTRY
+
+    groups: dict = {}
+    for recipe in REGISTRY:
+        if recipe.flag and (value is None or recipe.precision[field] == value):
+            groups.setdefault(recipe.precision[field], []).append(recipe.flag)
+    return "; ".join(", ".join(flags) + ("" if value is not None else f": {key}") for key, flags in groups.items())
+
+
 def add_recipe_arg(parser) -> None:
     """--recipe NAME and --profile: whose accounting (megatron, torchtitan, deepspeed) or jaxcheck's step (jax)."""
-    from ..profiles import PROFILES, RECIPES
+    from ..recipes import PROFILES, RECIPES
 
     parser.add_argument("--recipe", choices=RECIPES, default=None,
                         help="the trainer whose allocations to count (default megatron: the paper's accounting)")
@@ -162,7 +175,7 @@ def add_recipe_arg(parser) -> None:
 
 def profile_from_args(args: argparse.Namespace) -> str:
     """The profile --recipe and --profile name (default paper); both, naming different ones: a one-line error."""
-    from ..profiles import RECIPES
+    from ..recipes import RECIPES
 
     recipe = RECIPES.get(args.recipe) if getattr(args, "recipe", None) else None
     if recipe and args.profile and args.profile != recipe:
@@ -172,13 +185,16 @@ def profile_from_args(args: argparse.Namespace) -> str:
 
 def recipe_defaults(args: argparse.Namespace, profile: str | None) -> dict:
     """--zero and --recompute as given, or (left unset) the recipe's defaults, else Training's."""
-    own = {**{"zero": Training().zero, "recompute": Training().recompute}, **RECIPE_DEFAULTS.get(profile or "", {})}
+    from ..recipes import PROFILES
+
+    own = {"zero": Training().zero, "recompute": Training().recompute,
+           **(PROFILES[profile].defaults if profile in PROFILES else {})}
     return {key: own[key] if getattr(args, key, None) is None else getattr(args, key) for key in own}
 
 
 def precision_from_args(args: argparse.Namespace, profile: str | None) -> dict:
     """The precision choices: the profile's defaults (Training's without a profile), the flags given over them."""
-    from ..profiles import widths
+    from ..recipes import widths
 
     given = {name: getattr(args, name) for name in precision.FIELDS if getattr(args, name, None) is not None}
     return {**(widths(profile) if profile else {}), **given}
@@ -198,17 +214,12 @@ def add_expert_args(group, defaults: Training = Training()) -> None:
                             "run the routing imbalance to allow for (1: the even load the load-balancing loss aims at)")
 
 
-# each recipe's --zero and --recompute where its trainer's own default differs from Training's (ZeRO-1, none):
-# torchtitan shards with FSDP2 (reshard after forward) and its llama3 configs checkpoint (8B: selective op)
-RECIPE_DEFAULTS = {"torchtitan": {"zero": 3, "recompute": "selective"}}
-
-
 def add_switch_args(group, defaults: Training = Training(), recipe: bool = False) -> None:
     """--recompute, --no-sp, --no-flash-attn, --zero (aliases --dist-opt / --no-dist-opt): what shapes the formulas;
     `recipe`: --zero and --recompute default to the recipe's (recipe_defaults fills them in)."""
     group.add_argument("--recompute", default=None if recipe else defaults.recompute, choices=RECOMPUTE,
                        metavar="{none,selective,full}",
-                       help="activation recomputation" + (" (default: none; torchtitan: selective)" if recipe else ""))
+                       help="activation recomputation" + (f" (default: {_own_defaults('recompute')})" if recipe else ""))
     group.add_argument("--ac-every", type=positive_int, default=defaults.ac_every, metavar="N",
                        help="--recipe torchtitan with --recompute selective: checkpoint every N-th block whole and "
                             "keep everything of the others (selective_ac_option = N; default: op-level)")
@@ -231,11 +242,20 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
                        help="keep s x s attention scores and softmax for backward")
     group.add_argument("--zero", type=int, choices=ZERO_STAGES, default=None if recipe else defaults.zero,
                        help="ZeRO stage, what is sharded over d*c: 0 nothing, 1 optimizer states, 2 also gradients, "
-                            "3 also weights (FSDP) (default: " + ("1; torchtitan: 3)" if recipe else "%(default)s)"))
+                            "3 also weights (FSDP) (default: " + (f"{_own_defaults('zero')})" if recipe else
+                                                                  "%(default)s)"))
     group.add_argument("--dist-opt", dest="zero", action="store_const", const=1, default=argparse.SUPPRESS,
                        help="alias of --zero 1 (Megatron's distributed optimizer)")
     group.add_argument("--no-dist-opt", dest="zero", action="store_const", const=0, default=argparse.SUPPRESS,
                        help="alias of --zero 0")
+
+
+def _own_defaults(key: str) -> str:
+    """Training's default of --zero or --recompute, then each recipe's own: 'none; torchtitan: selective'."""
+    from ..recipes import REGISTRY
+
+    own = [f"{recipe.flag}: {recipe.defaults[key]}" for recipe in REGISTRY if recipe.flag and key in recipe.defaults]
+    return "; ".join([str(getattr(Training(), key)), *own])
 
 
 def check_output_file(path: str, flag: str, formats: tuple[str, ...] = ()) -> None:

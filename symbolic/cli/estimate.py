@@ -7,7 +7,7 @@ import os
 
 from ..config.errors import ConfigError
 from ..config.training import config_line
-from ..profiles import TOTAL_COLUMN
+from ..recipes import get
 from .args import (add_fit_args, add_model_args, add_recipe_arg, add_training_args, describe_bytes, model_from_args,
                    parse_bytes, profile_from_args, training_from_args)
 
@@ -103,7 +103,7 @@ def _print_tables(report: dict) -> None:
     title = config_line(report) + f"  profile={report['profile']}"
     table = Table(title=title, title_justify="left")
     table.add_column("component", no_wrap=True, min_width=18)
-    table.add_column(f"{TOTAL_COLUMN[report['profile']]} GiB", justify="right")
+    table.add_column(f"{get(report['profile']).total_column} GiB", justify="right")
     table.add_column("% of GPU", justify="right")
     loaded = [s for s in report["stages"] if s["rank"] == report["most_loaded_rank"]][0]
     uneven = bool(cfg.get("stage_layers"))  # every rank listed: as rows of a table of their own

@@ -6,6 +6,7 @@ import json
 import os
 
 from ..config.switches import BACKENDS
+from ..recipes import get
 from .args import add_recipe_arg, add_switch_args, profile_from_args
 
 
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     if buffers:
         _print_buffers(console, done, switches)
     console.print(table)
-    if args.profile in ("torchtitan", "deepspeed") and args.component is None:
+    if args.profile != "paper" and get(args.profile).flag and args.component is None:  # a trainer's recipe
         console.print(_changes(done["formulas"], rendered("paper", switches)["formulas"], args.recipe or args.profile))
     return 0
 
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
 def _changes(recipe: list[dict], megatron: list[dict], name: str) -> str:
     """What a recipe changes against --recipe megatron (the paper profile) at the same switches: the components whose
     closed form differs, those only the recipe has, those only Megatron-LM's accounting has."""
-    from ..profiles import RECIPES, widths
+    from ..recipes import RECIPES, widths
 
     ours, theirs = ({item["name"]: item["text"] for item in items if "." not in item["name"] and item["name"] != "total"}
                     for items in (recipe, megatron))

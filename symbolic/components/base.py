@@ -5,13 +5,13 @@ from typing import NamedTuple
 
 import sympy as sp
 
-from ..config.dtypes import DTYPE_BYTES
+from ..config.dtypes import DTYPES
 from ..config.switches import Switches
 from ..config.symbols import b, c, s, t
 
-FP32 = sp.Integer(DTYPE_BYTES["float32"])  # bytes of an fp32 element (logits, norms, softmax in fp32)
-INT32 = sp.Integer(DTYPE_BYTES["int32"])
-INT64 = sp.Integer(DTYPE_BYTES["int64"])  # bytes of a Megatron token id
+FP32 = sp.Integer(DTYPES["fp32"])  # bytes of an fp32 element (logits, norms, softmax in fp32)
+INT32 = sp.Integer(DTYPES["int32"])
+INT64 = sp.Integer(DTYPES["int64"])  # bytes of a Megatron token id
 
 
 class Component(NamedTuple):

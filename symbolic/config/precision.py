@@ -4,7 +4,9 @@ Each choice is what a trainer documents: Megatron-LM's bf16 mixed precision (bf1
 master weights and Adam moments: Fujii et al. 2024), torch.optim's AdamW and SGD state, bitsandbytes' 8-bit AdamW."""
 from __future__ import annotations
 
-DTYPES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}  # bytes per element of each precision name
+from .dtypes import DTYPES as _WIDTHS
+
+DTYPES = {name: _WIDTHS[name] for name in ("fp32", "bf16", "fp16", "fp8")}  # the precision names a choice takes
 GRAD_DTYPES = ("fp32", "bf16", "fp16")
 MOMENT_DTYPES = ("fp32", "bf16", "fp16")
 # optimizer -> (moments per parameter, bytes of per-block statistics per parameter): AdamW exp_avg + exp_avg_sq

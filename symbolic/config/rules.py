@@ -8,11 +8,9 @@ from typing import Callable
 import numpy as np
 
 from .errors import BrokenRule
-from .step import FLASH_BLOCK
 
-# every profile, jaxcheck's step alone (plan --profile jax, compile, verify, sweep), or one trainer's recipe
-# recipes: torchtitan and deepspeed alike; "!torchtitan": every profile but torchtitan
-SCOPES = ("all", "jax", "torchtitan", "deepspeed", "recipes", "!torchtitan", "!deepspeed", "!jax", "!paper")
+# A rule binds every profile ("all"), one profile by its name (a recipe's package registers its rows, see register),
+# every profile but one ("!name": a flag only that recipe has), or a group of recipes its members join ("recipes").
 
 
 @dataclass(frozen=True)
@@ -22,7 +20,7 @@ class Rule:
     name: str
     holds: Callable
     message: Callable
-    scope: str = "all"  # one of SCOPES
+    scope: str = "all"  # "all", a profile's name, "!" + a profile's name, or a group
     model: bool = False  # reads the model's letters (a, k, f, L, v, dh): checked by Training.check(shape)
     policy: bool = False  # reads the recompute policy (no plan grid column): plan filters its (recompute, zero) pairs
 
@@ -42,7 +40,8 @@ def _split(x) -> str:
     return ",".join(map(str, x.stage_layers or ()))
 
 
-RULES: tuple[Rule, ...] = (
+# the rows every profile shares; each recipe's own are in its package (symbolic/recipes/<name>/rules.py)
+SHARED: tuple[Rule, ...] = (
     # the training config alone (Training.__post_init__)
     Rule("gbs % (b d)", lambda x: x.gbs % (x.b * x.d) == 0,
          lambda x: f"global batch gbs={x.gbs} not divisible by mbs x dp = {x.b}x{x.d} = {x.b * x.d}"),
@@ -102,107 +101,34 @@ RULES: tuple[Rule, ...] = (
     Rule("uneven: whole chunks", lambda x: np.logical_not(_uneven(x)) | ((x.L % x.vpp == 0) & (x.p * x.vpp <= x.L)),
          lambda x: (f"uneven stages of vpp={x.vpp} chunks each need L={x.L} of {x.model} to be a multiple of vpp and "
                     f"at least pp x vpp = {x.p * x.vpp}"), model=True),
-    # jaxcheck's own limits
-    Rule("v % t", lambda x: x.v % x.t == 0,
-         lambda x: (f"tensor parallel t={x.t} does not divide vocabulary v={x.v} of {x.model} (jaxcheck shards the "
-                    f"embedding and head evenly over tensor; pad v to a multiple of t)"), scope="jax", model=True),
-    Rule("vpp == 1", lambda x: x.vpp == 1,
-         lambda x: (f"jaxcheck compiles one SPMD program of pp stages, one model chunk per device (interleaved 1F1B "
-                    f"needs vpp chunks per device on a circular clock, not built): got vpp={x.vpp}"), scope="jax"),
-    Rule("even stages", lambda x: np.logical_not(_uneven(x)),
-         lambda x: ("jaxcheck vmaps its pp stages in one SPMD program, so every stage has L/pp layers: uneven stages "
-                    "(--stage-layers, --balance) are for the paper profile and the recipes"), scope="jax"),
-    Rule("--recompute-modules: Megatron only", lambda x: x.recompute_modules == "core_attn",
-         lambda x: (f"--recompute-modules {x.recompute_modules} is Megatron-Core's (--recipe megatron); jaxcheck's "
-                    f"and the other recipes' selective policies are their own"), scope="!paper"),
-    Rule("gpipe: jaxcheck only", lambda x: x.schedule == "1f1b",
-         lambda x: ("--schedule gpipe is jaxcheck's (compile, verify, sweep, --profile jax): the paper's formulas and "
-                    "the trainers' recipes count 1F1B"), scope="!jax"),
-    Rule("s % flash block", lambda x: np.logical_not(x.flash_attn) | (x.s % np.minimum(x.s, FLASH_BLOCK) == 0),
-         lambda x: (f"flash attention runs over key blocks of {FLASH_BLOCK}: sequence s={x.s} must be a multiple of "
-                    f"{FLASH_BLOCK} (or shorter), or pass --no-flash-attn"), scope="jax"),
-    Rule("dh % 2", lambda x: x.mla | (x.dh % 2 == 0), lambda x: f"RoPE needs an even head width, got dh={x.dh}",
-         scope="jax", model=True),  # MLA rotates its d_r part only, even by ModelShape's check
-    Rule("e | d (jax)", lambda x: x.d % x.e == 0,
-         lambda x: (f"jaxcheck folds expert parallel over data parallel only: ep={x.e} must divide dp={x.d} "
-                    f"(Megatron-Core also folds it over tp and cp)"), scope="jax"),
-    Rule("t_e in {1, t} (jax)", lambda x: (x.t_e == 1) | (x.t_e == x.t),
-         lambda x: (f"jaxcheck splits each expert over all tp={x.t} tensor ranks or none: etp={x.t_e} must be 1 or "
-                    f"{x.t}"), scope="jax"),
-    Rule("mixed layers: p = 1, dense first (jax)",
-         lambda x: (x.L_e == x.L) | (x.L_e == 0) | ((x.p == 1) & x.dense_first),
-         lambda x: (f"{x.model} mixes {x.L - x.L_e} dense and {x.L_e} MoE layers: jaxcheck stacks them as two "
-                    f"stacks only with pp=1 and the dense layers first (got pp={x.p})"), scope="jax", model=True),
-    Rule("jax precision", lambda x: np.logical_not(x.master_weights) & (x.optimizer == "adamw") & (x.logits == "fp32")
-         & (x.weight_dtype == x.grad_dtype) & (x.grad_dtype == x.moment_dtype),
-         lambda x: ("jaxcheck's step is AdamW on its parameters (no master copy), gradients and moments in the param "
-                    "dtype, fp32 logits: set its precision with --param-dtype / --compute-dtype"), scope="jax"),
-    # the trainers' recipes (profiles/torchtitan.py, profiles/deepspeed.py)
-    Rule("torchtitan: FSDP2", lambda x: (x.zero == 2) | (x.zero == 3),
-         lambda x: (f"torchtitan shards with FSDP2 (fully_shard): --zero 3 (reshard after forward, its default) or 2 "
-                    f"(--parallelism.fsdp_reshard_after_forward never); got --zero {x.zero}"), scope="torchtitan"),
-    Rule("torchtitan: its precision", lambda x: np.logical_not(x.master_weights) & (x.logits == "fp32"),
-         lambda x: ("torchtitan keeps no separate master copy (its sharded parameters are the master) and its loss "
-                    "upcasts the logits to fp32 (train.py at 9dec370): --master-weights and --logits other than fp32 "
-                    "are not what it allocates"), scope="torchtitan"),
-    Rule("torchtitan: none with t = 1", lambda x: (x.recompute != "none") | (x.t == 1),
-         lambda x: (f"the torchtitan recipe counts what eager autograd keeps without checkpointing at tp=1 only (its "
-                    f"tensor-parallel plan's saved tensors are not modelled): got --recompute none with tp={x.t}"),
-         scope="torchtitan", policy=True),
-    Rule("torchtitan: --ac-every with selective", lambda x: (x.ac_every is None) | (x.recompute == "selective"),
-         lambda x: (f"--ac-every {x.ac_every} is torchtitan's selective per-layer checkpointing "
-                    f"(selective_ac_option = N): give it with --recompute selective, got --recompute {x.recompute}"),
-         scope="torchtitan", policy=True),
-    Rule("--ac-every: torchtitan only", lambda x: x.ac_every is None,
-         lambda x: (f"--ac-every {x.ac_every} is torchtitan's selective per-layer checkpointing: give it with "
-                    f"--recipe torchtitan"), scope="!torchtitan"),
-    Rule("--no-zero-init: DeepSpeed only", lambda x: x.zero_init,
-         lambda x: "--no-zero-init describes a DeepSpeed ZeRO-3 model built outside deepspeed.zero.Init: give it with "
-                   "--recipe deepspeed --zero 3", scope="!deepspeed"),
-    Rule("deepspeed: --no-zero-init at ZeRO-3", lambda x: x.zero_init | (x.zero == 3),
-         lambda x: (f"--no-zero-init is ZeRO-3's (stages 1 and 2 gather no weights): got --zero {x.zero}"),
-         scope="deepspeed", policy=True),
-    Rule("--no-grad-accum-fusion: Megatron only", lambda x: x.grad_accum_fusion,
-         lambda x: ("--no-grad-accum-fusion is Megatron-LM's --no-gradient-accumulation-fusion: give it with --recipe "
-                    "megatron"), scope="recipes"),
-    Rule("deepspeed: fp32 gradients at ZeRO 1 or 3", lambda x: (x.grad_dtype == "bf16") | (x.zero != 2),
-         lambda x: ("DeepSpeed ZeRO-2 with grad_accum_dtype fp32 (--grad-dtype fp32) is not modelled (stage 1 runs "
-                    "BF16_Optimizer, stage 3 partitions fp32 gradients): --grad-dtype bf16, or --zero 1 or 3"),
-         scope="deepspeed"),
-    Rule("deepspeed: ZeRO 1-3", lambda x: x.zero >= 1,
-         lambda x: ("DeepSpeed with bf16 and ZeRO stage 0 runs its bf16 DDP path (engine.py: DDP_BFLOAT16), "
-                    "which the deepspeed recipe does not model: --zero 1, 2 or 3"), scope="deepspeed"),
-    Rule("recipes: dense models", lambda x: x.E == 0,
-         lambda x: (f"{x.model} has routed experts: the torchtitan and deepspeed recipes model dense Llama models "
-                    f"(use --recipe megatron)"), scope="recipes", model=True),
-    Rule("Llama layers (jax)", lambda x: (x.mlp == "swiglu") & (x.norm == "rms") & (x.positions == 0)
-         & np.logical_not(x.dropout),
-         lambda x: (f"{x.model} is a GPT-style model (GeLU MLP, LayerNorm, learned positions or dropout): jaxcheck "
-                    f"builds Llama layers (the recipes' profiles count it)"), scope="jax", model=True),
-    Rule("no multi-token prediction or score bias (jax)",
-         lambda x: (x.mtp == 0) & np.logical_not(x.expert_bias) & np.logical_not(x.sigmoid),
-         lambda x: (f"{x.model} has multi-token-prediction modules, an expert score-correction bias or sigmoid "
-                    f"router scores, which jaxcheck's model does not build (the paper profile counts them)"),
-         scope="jax", model=True),
-    Rule("recipes: GQA attention", lambda x: np.logical_not(x.mla),
-         lambda x: (f"{x.model} has multi-head latent attention: the torchtitan and deepspeed recipes model GQA "
-                    f"attention (use --recipe megatron)"), scope="recipes", model=True),
-    Rule("no biases or q/k norms (jax)", lambda x: np.logical_not(x.bias) & (x.qk_norm == "none"),
-         lambda x: (f"{x.model} has biases or q/k norms, which jaxcheck's attention and MLP do not have (the paper "
-                    f"profile counts them)"), scope="jax", model=True),
 )
+_TABLE: list[Rule] = list(SHARED)  # the one table: the shared rows, then each recipe's as its package registers them
+_GROUPS: dict[str, tuple[str, ...]] = {}  # a profile -> the groups ("recipes") whose rules also bind it
 
 
-RECIPE_SCOPES = ("torchtitan", "deepspeed")  # the scopes the "recipes" rules also bind
+def register(profile: str, rows: tuple[Rule, ...], groups: tuple[str, ...] = ()) -> None:
+    """Add a recipe's rows to the one table (symbolic.recipes does, for each recipe in its registry, once) and the
+    groups whose rules bind it too."""
+    names = {rule.name for rule in _TABLE}
+    clash = [rule.name for rule in rows if rule.name in names]
+    if clash:
+        raise ValueError(f"rule {clash[0]!r} registered twice")
+    _TABLE.extend(rows)
+    _GROUPS[profile] = tuple(groups)
+
+
+def table() -> tuple[Rule, ...]:
+    """Every rule, in table order: the shared rows, then the recipes' in the registry's order."""
+    return tuple(_TABLE)
 
 
 def select(scope: str = "all", model: bool | None = None, policy: bool | None = None) -> tuple[Rule, ...]:
     """The rules that bind `scope` (those of every profile, plus the scope's own), in table order; `model` keeps only
     the rules that read (True) or do not read (False) the model, `policy` those that read only recompute and zero."""
-    scopes = ("all", scope) + (("recipes",) if scope in RECIPE_SCOPES else ())
+    scopes = ("all", scope) + _GROUPS.get(scope, ())
     # "!name" binds each profile but name (not "all": what every profile checks when a Training is built)
     binds = lambda rule: rule.scope in scopes or rule.scope[:1] == "!" and scope not in ("all", rule.scope[1:])  # noqa: E731
-    return tuple(rule for rule in RULES if binds(rule) and model in (None, rule.model)
+    return tuple(rule for rule in _TABLE if binds(rule) and model in (None, rule.model)
                  and policy in (None, rule.policy))
 
 

@@ -28,16 +28,14 @@ def cache_dir() -> Path:
 
 
 def _source_files(profile: str) -> list[Path]:
-    """The files a profile's expressions come from: config (glossary...), codegen, components, the profile's module."""
-    import importlib.util
+    """The files a profile's expressions come from: config (glossary...), codegen, components, the registry and the
+    shared recipe code, and every file of the profile's own package."""
+    from ..recipes import PROFILES
 
-    from ..profiles import PROFILES
-
-    files = [_HERE / "codegen.py", _ROOT / "profiles" / "__init__.py"]
+    files = [_HERE / "codegen.py"] + sorted((_ROOT / "recipes").glob("*.py"))
     files += sorted((_ROOT / "config").glob("*.py")) + sorted((_ROOT / "components").rglob("*.py"))
-    spec = importlib.util.find_spec(PROFILES[profile]) if profile in PROFILES else None
-    if spec is not None and spec.origin:
-        files.append(Path(spec.origin))
+    if profile in PROFILES:
+        files += sorted((_ROOT / "recipes" / PROFILES[profile].package).glob("*.py"))
     return files
 
 
@@ -101,7 +99,7 @@ def derive(profile: str, switches: Switches) -> dict:
     from ..components import total
     from ..config.symbols import L_r, Le_r, m_r, r
     from ..config.training import STAGES
-    from ..profiles import load
+    from ..recipes import load
 
     module = load(profile)
     parts = module.components(switches)

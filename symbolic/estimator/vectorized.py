@@ -130,10 +130,9 @@ class Estimator:
 @functools.lru_cache(maxsize=None)
 def estimator(profile: str = "paper", switches: Switches = Switches()) -> Estimator:
     """Derive the profile's expressions for these switches and lambdify them once (cse=True; cached on disk)."""
-    from ..profiles import PROFILES
+    from ..recipes import get
 
-    if profile not in PROFILES:
-        raise ConfigError(f"unknown profile {profile!r} (choose from {', '.join(PROFILES)})")
+    get(profile)  # an unknown name: one line
     code = derived(profile, switches)
     stages = code["stages"]
     return Estimator(

@@ -121,7 +121,7 @@ def candidates(cluster: Cluster, fac: dict[str, np.ndarray] | None = None, zero:
 
 def precision_of(cluster: Cluster, profile: str) -> dict:
     """The cluster's precision choices: the profile's defaults, with the cluster's own over them."""
-    from ..profiles import widths
+    from ..recipes import widths
 
     return {**widths(profile), **dict(cluster.precision)}
 

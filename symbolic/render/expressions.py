@@ -19,7 +19,7 @@ def _indicator(cond) -> sp.Piecewise:
 def for_display(expr: sp.Expr) -> sp.Expr:
     """The expression as it is shown: without jaxcheck's float guard inside the experts' capacity ceiling (it moves
     no realistic value), and `x if cond else 0` as x times the Iverson bracket [cond]."""
-    from ..components.jaxmoe import FLOAT_GUARD
+    from ..recipes.jax.moe import FLOAT_GUARD
 
     expr = sp.sympify(expr).xreplace({-FLOAT_GUARD: 0, FLOAT_GUARD: 0})
     gated = {pw: pw.args[0].expr * _indicator(pw.args[0].cond) for pw in expr.atoms(sp.Piecewise)

@@ -5,7 +5,7 @@ from ..components import Component, total
 from ..config.switches import Switches
 from ..config.symbols import L_r, Le_r, m_r, r
 from ..config.training import STAGES
-from ..profiles import load
+from ..recipes import load
 
 
 def table_formulas(module, sw: Switches) -> list[Component]:
@@ -13,7 +13,7 @@ def table_formulas(module, sw: Switches) -> list[Component]:
     largest phase, total as arguments + output + temp (names stand for the rows above, so each line stays short)."""
     import sympy as sp
 
-    from ..components.buffers import PHASES, on
+    from ..recipes.jax.buffers import PHASES, on
 
     name = lambda n: sp.Symbol(n, positive=True)
     fixed = module.arguments(sw) + module.outputs(sw)

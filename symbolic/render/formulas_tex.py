@@ -100,7 +100,7 @@ def paper(module, sw, p: int, profile: str = "paper") -> list[str]:
     return lines
 
 
-# One short head per phase of components.buffers.PHASES, in its order: (label in the key, math in the table's head).
+# One short head per phase of recipes.jax.buffers.PHASES, in its order: (label in the key, math in the table's head).
 _PHASE_HEAD = (("Fe", r"\mathrm{F_e}"), ("F", r"\mathrm{F}"), ("R", r"\mathrm{R}"), ("L", r"\mathrm{L}"),
                ("Lh", r"\mathrm{L_h}"), ("Ba", r"\mathrm{B_a}"), ("Bw", r"\mathrm{B_w}"), ("Be", r"\mathrm{B_e}"),
                ("U", r"\mathrm{U}"),
@@ -110,13 +110,13 @@ _PHASE_HEAD = (("Fe", r"\mathrm{F_e}"), ("F", r"\mathrm{F}"), ("R", r"\mathrm{R}
 def jax(module, sw, values: dict[str, int]) -> list[str]:
     """The buffer table (per-device shape, bytes per element, phases live, bytes here), each phase as the sum of
     its buffers, temp as the largest phase, the total, the per-layer tensors."""
-    from ..components.buffers import PHASES, on
+    from ..recipes.jax.buffers import PHASES, on
     from .table import rows as table_rows
 
     subs = {BY_NAME[name]: value for name, value in values.items()}
     rows = table_rows(module, sw)
     buffers = module.table(sw)
-    assert len(_PHASE_HEAD) == len(PHASES), "a phase of components.buffers.PHASES has no head in the buffer table"
+    assert len(_PHASE_HEAD) == len(PHASES), "a phase of recipes.jax.buffers.PHASES has no head in the buffer table"
     key = ", ".join(f"{head}: {name.replace('_', ' ')}" for (head, _), name in zip(_PHASE_HEAD, PHASES))
     lines = [r"\section*{Formulas (bytes per device, profile \texttt{jax})}",
              r"\noindent Every term is a buffer of the compiled step: its per-device shape in the glossary's letters, "

@@ -19,8 +19,8 @@ def rendered(profile: str, switches: Switches) -> dict:
 
 
 def _render(profile: str, switches: Switches) -> dict:
-    from ..components.buffers import PHASES
-    from ..profiles import load
+    from ..recipes.jax.buffers import PHASES
+    from ..recipes import load
     from . import expressions as render
     from .formulas import formulas
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from ..config.glossary import inputs_for
 from ..config.switches import Switches
 from ..estimator.estimate import Estimate, stages_of
-from ..profiles import load
+from ..recipes import load
 from . import formulas_tex
 from .tex import escape, prose
 

@@ -57,7 +57,7 @@ def errors(ok: list[dict], path: str | Path, dpi: int = 150) -> Path:
 
 def _group_rank(name: str) -> int:
     """Stack the symbolic components in XLA's order (argument, output, temp) as the `jax` profile groups them."""
-    from ..profiles.jax import group_of
+    from ..recipes.jax.profile import group_of
 
     return ("argument", "output", "temp").index(group_of(name))
 

@@ -29,7 +29,7 @@ def rows(module, sw) -> list[dict]:
 
 def phases(module, sw) -> list[dict]:
     """Each phase as the sum of the buffers live in it, and the peak XLA's heap must hold: the largest phase."""
-    from ..components.buffers import PHASES, on
+    from ..recipes.jax.buffers import PHASES, on
 
     temps = on(module.temporaries(sw), sw.backend)
     out = []

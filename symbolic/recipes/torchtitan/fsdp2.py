@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..config.switches import Switches
-from ..config.symbols import B_a, B_g, B_l, B_o, B_w, a, b, c, d, dh, f, h, k, n_ac, p, s, t, v
-from .base import FP32, INT64, Component
-from .weights import end_params, layer_params
+from ...config.switches import Switches
+from ...config.symbols import B_a, B_g, B_l, B_o, B_w, a, b, c, d, dh, f, h, k, n_ac, p, s, t, v
+from ...components.base import FP32, INT64, Component
+from ...components.weights import end_params, layer_params
 
 
 def sharded_states(params: sp.Expr) -> list[Component]:

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..components import RANK, Component, overheads, stage_params, token_ids
-from ..components import in_flight as _in_flight
-from ..components.fsdp2 import gathered, output_layer, sharded_states, stage_activation, transient
-from ..components.fsdp2 import layer_tensors as _layer_tensors
-from ..components.weights import default_layers
-from ..config.switches import Switches
+from ...components import RANK, Component, overheads, stage_params, token_ids
+from ...components import in_flight as _in_flight
+from .fsdp2 import gathered, output_layer, sharded_states, stage_activation, transient
+from .fsdp2 import layer_tensors  # noqa: F401  (one TransformerBlock's saved tensors)
+from ...components.weights import default_layers
+from ...config.switches import Switches
+from ..shared import in_flight  # noqa: F401  (torchtitan's default schedule is 1F1B)
 
 TITLE = "torchtitan (FSDP2) as its code allocates"
 DESCRIPTION = (
@@ -17,16 +18,6 @@ DESCRIPTION = (
     "gradients reduce-scattered in fp32, activation checkpointing per block (full: the block input; selective: op "
     "SAC with its save list), the loss upcasting the bf16 logits to fp32, 1F1B with pipeline parallelism."
 )
-
-
-def layer_tensors(sw: Switches) -> list[Component]:
-    """The tensors one TransformerBlock keeps for one micro batch."""
-    return _layer_tensors(sw)
-
-
-def in_flight(rank: sp.Expr, sw=None) -> sp.Expr:
-    """Micro batches a pipeline rank holds at its peak: torchtitan's default schedule is 1F1B."""
-    return _in_flight(rank)
 
 
 def _parts(stage: str, sw: Switches, layers: sp.Expr, micro: sp.Expr, has_head: bool) -> list[Component]:

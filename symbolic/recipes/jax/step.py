@@ -1,6 +1,10 @@
 """Facts of jaxcheck's train step that the `jax` profile, the rule table and jaxcheck itself read from here."""
 from __future__ import annotations
 
+from ...config.dtypes import JAX_NAMES
+
+PARAM_DTYPE, COMPUTE_DTYPE = "float32", "bfloat16"  # jaxcheck's defaults: fp32 params, bf16 compute
+
 FLASH_BLOCK = 128  # keys per block of jaxcheck's flash attention: min(s, FLASH_BLOCK); s must be a multiple of it
 
 # the checkpoint names (jaxcheck.model.llama, .attention) that the selective remat policy saves; the attention core is
@@ -22,3 +26,11 @@ SELECTIVE_SAVED = ("attn_norm_in", "attn_in", "q_latent", "kv_latent", "q", "k_g
                    "moe_in", "router_probs", "router_topk", "router_weights", "moe_slots",
                    "moe_dispatched", "moe_gate", "moe_up", "moe_swiglu", "moe_expert_out",
                    "shared_in", "shared_gate", "shared_up", "shared_swiglu", "shared_out", "shared_sigmoid")
+
+
+def jax_widths(param_dtype: str = PARAM_DTYPE, compute_dtype: str = COMPUTE_DTYPE) -> dict:
+    """jaxcheck's step as precision choices: weights, gradients and AdamW mu + nu in the param dtype (no separate
+    master copy; the step count is a separate int32), activations in the compute dtype, fp32 logits for the loss."""
+    w = JAX_NAMES[param_dtype]
+    return {"weight_dtype": w, "grad_dtype": w, "master_weights": False, "optimizer": "adamw", "moment_dtype": w,
+            "act_dtype": JAX_NAMES[compute_dtype], "logits": "fp32"}

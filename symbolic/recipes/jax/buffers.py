@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from ..config.switches import BACKENDS
-from .base import Component
+from ...config.switches import BACKENDS
+from ...components.base import Component
 
 # in program order; forward_embed: the embedding lookup before the pipeline's layers; loss_head: a micro batch's
 # LM-head gradient after its logits are gone (ZeRO-2/3 reduce-scatter it); backward_embed: 1F1B's lookup gradient at

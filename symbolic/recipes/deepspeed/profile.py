@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..components import RANK, Component, output_layer, overheads, stage_params, token_ids
-from ..components import in_flight as _in_flight
-from ..components import layer_tensors as _layer_tensors
-from ..components.activations import layer_activation
-from ..components.deepspeed import buffers, optimizer_step, states
-from ..components.ends import logits_source, recompute_working_set
-from ..components.weights import default_layers
-from ..config.switches import Switches
+from ...components import RANK, Component, output_layer, overheads, stage_params, token_ids
+from ...components import in_flight as _in_flight
+from ...components.activations import layer_activation
+from .zero import buffers, optimizer_step, states
+from ...components.ends import logits_source, recompute_working_set
+from ...components.weights import default_layers
+from ...config.switches import Switches
+from ..shared import in_flight, layer_tensors  # noqa: F401  (Megatron-DeepSpeed's layer; its PipelineEngine runs 1F1B)
 
 TITLE = "DeepSpeed ZeRO (bf16) as its code allocates"
 DESCRIPTION = (
@@ -20,16 +20,6 @@ DESCRIPTION = (
     "define: the activations are Megatron-LM's Llama layer (Megatron-DeepSpeed). The optimizer step's gradient "
     "copies come after the activations are freed: the total is the larger of the backward and the step."
 )
-
-
-def layer_tensors(sw: Switches) -> list[Component]:
-    """The tensors one Llama layer keeps for one micro batch (Megatron-LM's, as Megatron-DeepSpeed runs it)."""
-    return _layer_tensors(sw)
-
-
-def in_flight(rank: sp.Expr, sw=None) -> sp.Expr:
-    """Micro batches a pipeline rank holds at its peak (DeepSpeed's PipelineEngine runs 1F1B)."""
-    return _in_flight(rank)
 
 
 def _parts(stage: str, sw: Switches, layers: sp.Expr, micro: sp.Expr, head: bool) -> list[Component]:

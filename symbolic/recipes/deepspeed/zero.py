@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..config.switches import Switches
-from ..config.symbols import B_g, B_o, B_w, c, d, h, t, v
-from .base import Component
-from .weights import default_layers, layer_params
-from .zero import largest_layer, largest_unit
+from ...config.switches import Switches
+from ...config.symbols import B_g, B_o, B_w, c, d, h, t, v
+from ...components.base import Component
+from ...components.weights import default_layers, layer_params
+from ...components.zero import largest_layer, largest_unit
 
 REDUCE_BUCKET = sp.Integer(500_000_000)  # reduce_bucket_size: 5e8 elements (zero/config.py)
 PREFETCH_BUCKET = sp.Integer(50_000_000)  # stage3_prefetch_bucket_size: 5e7 elements (zero/config.py; docs say 5e8)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..config.step import FLASH_BLOCK, SELECTIVE_SAVED
-from ..config.switches import Switches
-from ..config.symbols import B_a, a, b, c, d_r, d_v, dh, f, h, k, kv_r, q_r, s, t
-from .base import FP32, Component, repeated, tokens
+from .step import FLASH_BLOCK, SELECTIVE_SAVED
+from ...config.switches import Switches
+from ...config.symbols import B_a, a, b, c, d_r, d_v, dh, f, h, k, kv_r, q_r, s, t
+from ...components.base import FP32, Component, repeated, tokens
 
 
 def head_widths(sw: Switches) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
@@ -84,9 +84,9 @@ def _latents_selective(sw: Switches) -> list[Component]:
 def saved_none(sw: Switches, moe: bool = False) -> list[Component]:
     """Remat none: every residual jax autodiff keeps for one layer (saved_residuals of the layer function): fp32
     RMSNorm intermediates, flash attention's fp32 log-sum-exp (or, unfused, the scores, their exp and the bf16
-    probabilities), the three SiLU intermediates; an MoE layer's MLP half from components.jaxmoe."""
+    probabilities), the three SiLU intermediates; an MoE layer's MLP half from recipes.jax.moe."""
     if moe:
-        from .jaxmoe import moe_mlp_none
+        from .moe import moe_mlp_none
 
         return _attention_none(sw) + _norm_residuals("mlp_norm", sw) + moe_mlp_none(sw)
     return _attention_none(sw) + _norm_residuals("mlp_norm", sw) + [
@@ -133,7 +133,7 @@ def _dense_residuals() -> list[Component]:
 
 def saved_selective(sw: Switches, moe: bool = False) -> list[Component]:
     """Remat selective: the tensors SELECTIVE_SAVED names (jaxcheck's policy saves them); the attention core is
-    recomputed; an MoE layer keeps its MLP half's named tensors (components.jaxmoe) instead of the dense MLP's."""
+    recomputed; an MoE layer keeps its MLP half's named tensors (recipes.jax.moe) instead of the dense MLP's."""
     q_w, k_w, v_w = head_widths(sw)
     tensors = [
         _stream("attn_norm_in", sw, "'attn_norm_in': layer input, the residual stream"),
@@ -155,7 +155,7 @@ def saved_selective(sw: Switches, moe: bool = False) -> list[Component]:
     dense = [by_name[name] for name in SELECTIVE_SAVED if name in by_name]
     if not moe:
         return dense
-    from .jaxmoe import moe_mlp_selective
+    from .moe import moe_mlp_selective
 
     return [x for x in dense if x.name not in ("mlp_in", "gate", "up", "swiglu")] + moe_mlp_selective(sw)
 

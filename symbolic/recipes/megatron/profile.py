@@ -3,19 +3,20 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..components import (
+from ...components import (
     RANK, Component, embedding_input_paper, gradients, layer_activation, optimizer, output_layer, overheads,
     stage_params, token_ids, weights, zero_buffers,
 )
-from ..components import in_flight as _in_flight
-from ..components import layer_tensors as _layer_tensors
-from ..components.ends import dummy_wgrads, logits_source, recompute_working_set
-from ..components.experts import expert_states, experts_params
-from ..components.moe import dispatch_buffers, expert_bias_buffers, routing_state
-from ..components.mtp import mtp_activations, mtp_embedding_params, mtp_moe_layers, mtp_params
-from ..components.weights import default_layers
-from ..config.switches import Switches
-from ..config.symbols import p
+from ...components import in_flight as _in_flight
+from ...components import layer_tensors as _layer_tensors
+from ..shared import in_flight, layer_tensors  # noqa: F401  (1F1B or interleaved 1F1B; a dense Llama layer)
+from ...components.ends import dummy_wgrads, logits_source, recompute_working_set
+from ...components.experts import expert_states, experts_params
+from ...components.moe import dispatch_buffers, expert_bias_buffers, routing_state
+from ...components.mtp import mtp_activations, mtp_embedding_params, mtp_moe_layers, mtp_params
+from ...components.weights import default_layers
+from ...config.switches import Switches
+from ...config.symbols import p
 
 TITLE = "Megatron-LM as in Fujii et al. 2024"
 DESCRIPTION = (
@@ -28,19 +29,9 @@ DESCRIPTION = (
 )
 
 
-def layer_tensors(sw: Switches) -> list[Component]:
-    """The activation tensors one dense Llama layer keeps for one micro batch."""
-    return _layer_tensors(sw)
-
-
 def moe_layer_tensors(sw: Switches) -> list[Component]:
     """The activation tensors one MoE layer keeps for one micro batch (none without experts)."""
     return _layer_tensors(sw, moe=True) if sw.moe else []
-
-
-def in_flight(rank: sp.Expr, sw=None) -> sp.Expr:
-    """Micro batches of a whole stage that pipeline rank `rank` holds at its peak (1F1B or interleaved 1F1B)."""
-    return _in_flight(rank)
 
 
 def _activations(micro: sp.Expr, layers: sp.Expr, moe_layers: sp.Expr, sw: Switches) -> Component:

@@ -2,8 +2,8 @@
 
 Every device holds the same buffers (SPMD): embedding, final norm and LM head replicated over pipe, its stage's L/p
 layers, and the schedule's loop on every stage: 1F1B's ticks with residual rings of K = min(m, p) micro batches
-(components.jax1f1b), or GPipe's I = m + p - 1 iterations. Arguments and outputs are exact; the temporaries are rows
-of symbolic.components.buffers, live in the phases of the step (the derivation of each row, from XLA's
+(recipes.jax.onef1b), or GPipe's I = m + p - 1 iterations. Arguments and outputs are exact; the temporaries are rows
+of symbolic.recipes.jax.buffers, live in the phases of the step (the derivation of each row, from XLA's
 buffer-assignment dumps of grids/derive.toml and grids/derive-1f1b.toml, is in its doc and in the README).
 """
 from __future__ import annotations
@@ -13,16 +13,17 @@ from dataclasses import replace
 
 import sympy as sp
 
-from ..components import FP32, INT32, Component, jax1f1b, jaxmoe, jaxzero
-from ..components.experts import expert_data_parallel, experts_params
-from ..components.jaxparams import (N, device_experts, device_params, moe_layer_params, one_layer, one_layer_dense,
+from ...components import FP32, INT32, Component
+from . import moe as jaxmoe, onef1b as jax1f1b, zero as jaxzero
+from ...components.experts import expert_data_parallel, experts_params
+from .params import (N, device_experts, device_params, moe_layer_params, one_layer, one_layer_dense,
                                     stack_layers)
-from ..components.buffers import PHASES, Buffer, live, on, peak
-from ..components.jaxstep import head_widths, layer_tensors as _layer_tensors, out_width, scores, tokens
-from ..components.weights import layer_params
-from ..config.step import FLASH_BLOCK
-from ..config.switches import Switches
-from ..config.symbols import B_a, B_g, B_o, B_w, L, L_e, a, b, c, d, dh, h, k, m, p, s, t, v
+from .buffers import PHASES, Buffer, live, on, peak
+from .tensors import head_widths, layer_tensors as _layer_tensors, out_width, scores, tokens
+from ...components.weights import layer_params
+from .step import FLASH_BLOCK
+from ...config.switches import Switches
+from ...config.symbols import B_a, B_g, B_o, B_w, L, L_e, a, b, c, d, dh, h, k, m, p, s, t, v
 
 TITLE = "jaxcheck's compiled step (flax + XLA, 1F1B or GPipe written out)"
 DESCRIPTION = (
@@ -176,7 +177,7 @@ def temporaries(sw: Switches) -> list[Buffer]:
 
 @functools.lru_cache(maxsize=None)
 def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
-    """The schedule's temporaries: GPipe's rows (_gpipe), or what the 1F1B clock makes of them (components.jax1f1b)."""
+    """The schedule's temporaries: GPipe's rows (_gpipe), or what the 1F1B clock makes of them (recipes.jax.onef1b)."""
     rows = _gpipe(sw)
     if sw.schedule == "gpipe":
         return rows
@@ -202,7 +203,7 @@ def _gpipe(sw: Switches) -> tuple[Buffer, ...]:
                                                                 if sw.moe else "")),
         *([Buffer("moe_residual_stacks", (I, moe_layers), _per_layer(sw, moe=True), fwd_to_bwd,
                   f"every MoE layer's residuals ({sw.recompute} remat) for every iteration, [m + p - 1, L_e/p, ...] "
-                  "(components.jaxmoe)")] if sw.moe else []),
+                  "(recipes.jax.moe)")] if sw.moe else []),
         Buffer("stage_outputs", (I,) + stream, B_a, ("forward", "relayout", "loss", "loss_head"),
                "the last stage's output of every iteration [m + p - 1, b, s, h]"),
         Buffer("embeddings", (m,) + stream, B_a, ("forward",), "embedded micro batches [m, b, s, h]"),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..config.switches import Switches
-from ..config.symbols import B_g, B_w, c, d, h, t, v
+from ...config.switches import Switches
+from ...config.symbols import B_g, B_w, c, d, h, t, v
 from .buffers import Buffer
 
 
@@ -18,7 +18,7 @@ def grad_shards(sw: Switches) -> sp.Expr:
 def expert_grad_shards(sw: Switches) -> sp.Expr:
     """Ways the routed experts' gradient accumulators are split: their expert data-parallel group d t c / (e t_e)
     with ZeRO-2/3 (jaxcheck.model.rules.zero_group), else 1."""
-    from .experts import expert_data_parallel
+    from ...components.experts import expert_data_parallel
 
     return expert_data_parallel() if sw.zero >= 2 else sp.Integer(1)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..config.switches import Switches
-from ..config.symbols import L, L_e, h, p
-from .experts import experts_params
-from .weights import embedding_params, head_params, layer_params
+from ...config.switches import Switches
+from ...config.symbols import L, L_e, h, p
+from ...components.experts import experts_params
+from ...components.weights import embedding_params, head_params, layer_params
 
 N = L / p  # layers per stage
 

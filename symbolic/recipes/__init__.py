@@ -1,0 +1,41 @@
+"""The registry of recipes: the one place that lists them. Importing it is cheap (no sympy) and registers each
+recipe's rows into the one rule table (config.rules)."""
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from ..config import rules
+from ..config.errors import ConfigError
+from . import deepspeed, jax, megatron, torchtitan
+from .base import LLAMA_ONLY, Profile, Recipe
+
+# adding a recipe: a folder symbolic/recipes/<name>/ (its __init__'s RECIPE, rules.py, profile.py) and a line here
+REGISTRY: tuple[Recipe, ...] = (megatron.RECIPE, torchtitan.RECIPE, deepspeed.RECIPE, jax.RECIPE)
+
+PROFILES: dict[str, Recipe] = {recipe.name: recipe for recipe in REGISTRY}  # --profile NAME -> its recipe
+RECIPES: dict[str, str] = {recipe.flag: recipe.name for recipe in REGISTRY if recipe.flag}  # --recipe NAME -> profile
+
+for _recipe in REGISTRY:
+    rules.register(_recipe.name, _recipe.rules, _recipe.groups)
+rules.register("recipes", LLAMA_ONLY)
+
+
+def get(name: str) -> Recipe:
+    """The recipe of a profile name; an unknown name is a one-line ConfigError listing the known ones."""
+    if name not in PROFILES:
+        raise ConfigError(f"unknown profile {name!r} (choose from {', '.join(PROFILES)})")
+    return PROFILES[name]
+
+
+def load(name: str) -> ModuleType:
+    """The profile module (a base.Profile) of a profile name."""
+    return importlib.import_module(get(name).module)
+
+
+def widths(name: str) -> dict:
+    """The precision choices (Training's config.precision fields) a profile models by default."""
+    return dict(get(name).precision)
+
+
+__all__ = ["REGISTRY", "PROFILES", "RECIPES", "Profile", "Recipe", "get", "load", "widths"]

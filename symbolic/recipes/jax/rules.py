@@ -1,0 +1,53 @@
+"""What jaxcheck's step does not build or lay out: the jax profile's rows of the one rule table (no sympy)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...config.rules import Rule
+from .step import FLASH_BLOCK
+
+RULES: tuple[Rule, ...] = (
+    Rule("v % t", lambda x: x.v % x.t == 0,
+         lambda x: (f"tensor parallel t={x.t} does not divide vocabulary v={x.v} of {x.model} (jaxcheck shards the "
+                    f"embedding and head evenly over tensor; pad v to a multiple of t)"), scope="jax", model=True),
+    Rule("vpp == 1", lambda x: x.vpp == 1,
+         lambda x: (f"jaxcheck compiles one SPMD program of pp stages, one model chunk per device (interleaved 1F1B "
+                    f"needs vpp chunks per device on a circular clock, not built): got vpp={x.vpp}"), scope="jax"),
+    Rule("even stages", lambda x: np.logical_not(x.uneven),
+         lambda x: ("jaxcheck vmaps its pp stages in one SPMD program, so every stage has L/pp layers: uneven stages "
+                    "(--stage-layers, --balance) are for the paper profile and the recipes"), scope="jax"),
+    Rule("gpipe: jaxcheck only", lambda x: x.schedule == "1f1b",
+         lambda x: ("--schedule gpipe is jaxcheck's (compile, verify, sweep, --profile jax): the paper's formulas and "
+                    "the trainers' recipes count 1F1B"), scope="!jax"),
+    Rule("s % flash block", lambda x: np.logical_not(x.flash_attn) | (x.s % np.minimum(x.s, FLASH_BLOCK) == 0),
+         lambda x: (f"flash attention runs over key blocks of {FLASH_BLOCK}: sequence s={x.s} must be a multiple of "
+                    f"{FLASH_BLOCK} (or shorter), or pass --no-flash-attn"), scope="jax"),
+    Rule("dh % 2", lambda x: x.mla | (x.dh % 2 == 0), lambda x: f"RoPE needs an even head width, got dh={x.dh}",
+         scope="jax", model=True),  # MLA rotates its d_r part only, even by ModelShape's check,
+    Rule("e | d (jax)", lambda x: x.d % x.e == 0,
+         lambda x: (f"jaxcheck folds expert parallel over data parallel only: ep={x.e} must divide dp={x.d} "
+                    f"(Megatron-Core also folds it over tp and cp)"), scope="jax"),
+    Rule("t_e in {1, t} (jax)", lambda x: (x.t_e == 1) | (x.t_e == x.t),
+         lambda x: (f"jaxcheck splits each expert over all tp={x.t} tensor ranks or none: etp={x.t_e} must be 1 or "
+                    f"{x.t}"), scope="jax"),
+    Rule("mixed layers: p = 1, dense first (jax)",
+         lambda x: (x.L_e == x.L) | (x.L_e == 0) | ((x.p == 1) & x.dense_first),
+         lambda x: (f"{x.model} mixes {x.L - x.L_e} dense and {x.L_e} MoE layers: jaxcheck stacks them as two "
+                    f"stacks only with pp=1 and the dense layers first (got pp={x.p})"), scope="jax", model=True),
+    Rule("jax precision", lambda x: np.logical_not(x.master_weights) & (x.optimizer == "adamw") & (x.logits == "fp32")
+         & (x.weight_dtype == x.grad_dtype) & (x.grad_dtype == x.moment_dtype),
+         lambda x: ("jaxcheck's step is AdamW on its parameters (no master copy), gradients and moments in the param "
+                    "dtype, fp32 logits: set its precision with --param-dtype / --compute-dtype"), scope="jax"),
+    Rule("Llama layers (jax)", lambda x: (x.mlp == "swiglu") & (x.norm == "rms") & (x.positions == 0)
+         & np.logical_not(x.dropout),
+         lambda x: (f"{x.model} is a GPT-style model (GeLU MLP, LayerNorm, learned positions or dropout): jaxcheck "
+                    f"builds Llama layers (the recipes' profiles count it)"), scope="jax", model=True),
+    Rule("no multi-token prediction or score bias (jax)",
+         lambda x: (x.mtp == 0) & np.logical_not(x.expert_bias) & np.logical_not(x.sigmoid),
+         lambda x: (f"{x.model} has multi-token-prediction modules, an expert score-correction bias or sigmoid "
+                    f"router scores, which jaxcheck's model does not build (the paper profile counts them)"),
+         scope="jax", model=True),
+    Rule("no biases or q/k norms (jax)", lambda x: np.logical_not(x.bias) & (x.qk_norm == "none"),
+         lambda x: (f"{x.model} has biases or q/k norms, which jaxcheck's attention and MLP do not have (the paper "
+                    f"profile counts them)"), scope="jax", model=True),
+)

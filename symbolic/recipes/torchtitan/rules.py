@@ -1,0 +1,27 @@
+"""What the torchtitan recipe refuses, and its flag refused elsewhere: its rows of the one rule table."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...config.rules import Rule
+
+RULES: tuple[Rule, ...] = (
+    Rule("torchtitan: FSDP2", lambda x: (x.zero == 2) | (x.zero == 3),
+         lambda x: (f"torchtitan shards with FSDP2 (fully_shard): --zero 3 (reshard after forward, its default) or 2 "
+                    f"(--parallelism.fsdp_reshard_after_forward never); got --zero {x.zero}"), scope="torchtitan"),
+    Rule("torchtitan: its precision", lambda x: np.logical_not(x.master_weights) & (x.logits == "fp32"),
+         lambda x: ("torchtitan keeps no separate master copy (its sharded parameters are the master) and its loss "
+                    "upcasts the logits to fp32 (train.py at 9dec370): --master-weights and --logits other than fp32 "
+                    "are not what it allocates"), scope="torchtitan"),
+    Rule("torchtitan: none with t = 1", lambda x: (x.recompute != "none") | (x.t == 1),
+         lambda x: (f"the torchtitan recipe counts what eager autograd keeps without checkpointing at tp=1 only (its "
+                    f"tensor-parallel plan's saved tensors are not modelled): got --recompute none with tp={x.t}"),
+         scope="torchtitan", policy=True),
+    Rule("torchtitan: --ac-every with selective", lambda x: (x.ac_every is None) | (x.recompute == "selective"),
+         lambda x: (f"--ac-every {x.ac_every} is torchtitan's selective per-layer checkpointing "
+                    f"(selective_ac_option = N): give it with --recompute selective, got --recompute {x.recompute}"),
+         scope="torchtitan", policy=True),
+    Rule("--ac-every: torchtitan only", lambda x: x.ac_every is None,
+         lambda x: (f"--ac-every {x.ac_every} is torchtitan's selective per-layer checkpointing: give it with "
+                    f"--recipe torchtitan"), scope="!torchtitan"),
+)

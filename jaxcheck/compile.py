@@ -36,7 +36,7 @@ class Report:
 def jit_step(built: Built, with_grads: bool = False):
     """jax.jit of the train step with explicit in/out shardings; params and optimizer state donated (opts.donate)."""
     sh = built.shardings
-    compute = sh["compute"] if built.spec.train.zero >= 2 else None
+    compute = sh["compute"] if built.spec.train.sharded_grads else None
     step = make_train_step(built.graphdef, built.stack_graphdefs, built.spec, sh["grads"], with_grads, compute)
     replicated = jax.sharding.NamedSharding(built.mesh, jax.sharding.PartitionSpec())
     outs = (sh["params"], sh["optimizer"], replicated) + ((sh["grads"],) if with_grads else ())

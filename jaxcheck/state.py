@@ -9,6 +9,8 @@ import optax
 from flax import nnx
 from jax.sharding import NamedSharding, PartitionSpec as P
 
+from symbolic.config.parallel import ZERO_SHARDS
+
 from .mesh import mesh_shape
 from .model.llama import STACK_AXES, STACKS, Llama, param_axes
 from .model.rules import layer_zero_spec, partition_spec, zero1_spec, zero_group
@@ -18,7 +20,6 @@ from .step import make_optimizer
 GROUPS = ("params", "optimizer", "batch")  # the train step's argument pytrees, in order
 # besides the arguments' shardings, Built.shardings holds "grads" (where the step keeps the gradients) and "compute"
 # (the parameters' layout when a layer runs: ZeRO-3 all-gathers its sharded parameters into it)
-
 
 def layouts(names: tuple[str | None, ...], shape: tuple[int, ...], zero: int, sizes: dict) -> dict[str, P]:
     """One parameter's PartitionSpec per layout. compute: its logical axes (matrices and vocabulary over tensor,
@@ -31,9 +32,8 @@ def layouts(names: tuple[str | None, ...], shape: tuple[int, ...], zero: int, si
     stacked = sum(1 for name in names[:len(STACK_AXES)] if name in STACK_AXES)
     sharded = layer_zero_spec(compute, shape, sizes, skip=stacked, group=group)
     optimizer = {0: compute, 1: zero1_spec(compute, shape, sizes, group)}.get(zero, sharded)
-    return {"compute": compute, "params": sharded if zero >= 3 else compute,
-            "grads": sharded if zero >= 2 else compute, "optimizer": optimizer}
-
+    return {"compute": compute, "params": sharded if "weights" in ZERO_SHARDS[zero] else compute,
+            "grads": sharded if "gradients" in ZERO_SHARDS[zero] else compute, "optimizer": optimizer}
 
 @dataclass
 class Built:
@@ -55,7 +55,6 @@ class Built:
         """The graph definition of a block of the main stack ("blocks": every layer, or the MoE ones)."""
         return self.stack_graphdefs["blocks"]
 
-
 def _nest(pairs) -> dict:
     out: dict = {}
     for path, leaf in pairs:
@@ -65,10 +64,8 @@ def _nest(pairs) -> dict:
         node[path[-1]] = leaf
     return out
 
-
 def _with_sharding(tree, shardings):
     return jax.tree.map(lambda x, s: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s), tree, shardings)
-
 
 def build(spec: StepSpec, mesh: jax.sharding.Mesh) -> Built:
     """Abstract model (nothing allocated) -> abstract sharded params, optimizer state and batch.
@@ -100,7 +97,6 @@ def build(spec: StepSpec, mesh: jax.sharding.Mesh) -> Built:
                 "batch": _with_sharding(batch, shardings["batch"])}
     return Built(spec, mesh, graphdef, stack_graphdefs, abstract, shardings)
 
-
 def shard_bytes(x: jax.ShapeDtypeStruct) -> int:
     """Bytes of one device's shard of x, from its sharding."""
     n = 1
@@ -108,11 +104,9 @@ def shard_bytes(x: jax.ShapeDtypeStruct) -> int:
         n *= dim
     return n * jnp.dtype(x.dtype).itemsize
 
-
 def argument_bytes(built: Built) -> dict[str, int]:
     """Per-device argument bytes by group (params / optimizer / batch), from the shardings alone."""
     return {g: sum(shard_bytes(x) for x in jax.tree.leaves(built.abstract[g])) for g in GROUPS}
-
 
 def param_count(built: Built) -> int:
     """Whole-model parameter count from the abstract params (must equal ModelShape.param_count)."""
@@ -124,7 +118,6 @@ def param_count(built: Built) -> int:
         total += n
     return total
 
-
 def init_state(built: Built, seed: int = 0) -> tuple[dict, object]:
     """Real params and AdamW state, created directly in their shardings (jit with out_shardings)."""
     spec = built.spec
@@ -132,7 +125,6 @@ def init_state(built: Built, seed: int = 0) -> tuple[dict, object]:
                      out_shardings=built.shardings["params"])()
     opt_state = jax.jit(make_optimizer(spec).init, out_shardings=built.shardings["optimizer"])(params)
     return params, opt_state
-
 
 def synthetic_batch(built: Built, seed: int = 1) -> dict:
     """A fixed random batch [m, d*b, s]; targets are the tokens shifted left by one (last target wraps around)."""

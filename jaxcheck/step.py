@@ -74,7 +74,7 @@ def _stacks(stack_graphdefs) -> dict:
 def loss_fn(params: dict, batch: dict, graphdef, stack_graphdefs, plan: StepSpec, compute=None) -> jax.Array:
     """Mean next-token cross entropy over the global batch; tokens/targets are [m, d*b, s] (forward only); compute:
     the parameters' compute layout with ZeRO-3 (gathered where used)."""
-    gather = compute if plan.train.zero >= 3 else None
+    gather = compute if plan.train.sharded_weights else None
     params = gathered(params, gather)
     y = _embed(graphdef, params, params["embed"], batch["tokens"], plan)
     for name, block_graphdef in _stacks(stack_graphdefs).items():
@@ -117,7 +117,7 @@ def loss_and_grads(params: dict, batch: dict, graphdef, stack_graphdefs, plan: S
     layer at a time; with ZeRO-2/3 the accumulators are sharded over data and context (grad_shardings)."""
     act, tied, stacks = act_names(plan), plan.shape.tied, _stacks(stack_graphdefs)
     layers = {name: (layer_function(block_graphdef, plan), Tape()) for name, block_graphdef in stacks.items()}
-    layout, compute = compute, compute if plan.train.zero >= 3 else None
+    layout, compute = compute, compute if plan.train.sharded_weights else None
     params = gathered(params, compute)
     if plan.train.schedule == "1f1b":
         return _one_f_one_b(params, batch, graphdef, layers, plan, grad_shardings, layout)
@@ -127,7 +127,7 @@ def loss_and_grads(params: dict, batch: dict, graphdef, stack_graphdefs, plan: S
     for name, (layer, tape) in layers.items():
         y, res[name] = gpipe_forward(layer, tape, params[name], y, act, gather[name])
     head = _head_params(params, tied)
-    sharded = plan.train.zero >= 2 and grad_shardings is not None
+    sharded = plan.train.sharded_grads and grad_shardings is not None
     head_sharding = {name: grad_shardings[name] for name in head} if sharded else None
     loss, dhead, dx = loss_backward(graphdef, params, head, y, batch["targets"], head_sharding)
     dstacks = {}
@@ -154,8 +154,8 @@ def _one_f_one_b(params: dict, batch: dict, graphdef, layers: dict, plan: StepSp
     layout (given with ZeRO-2/3; ZeRO-3 gathers the blocks into it)."""
     tied = plan.shape.tied
     head = _head_params(params, tied)
-    sharded = plan.train.zero >= 2 and grad_shardings is not None
-    zero3 = plan.train.zero >= 3 and layout is not None
+    sharded = plan.train.sharded_grads and grad_shardings is not None
+    zero3 = plan.train.sharded_weights and layout is not None
     stacks = {name: Stack(layer, tape, params[name], layout[name] if zero3 else None,
                           None if grad_shardings is None else grad_shardings[name],
                           layout[name] if sharded and layout is not None else None)
@@ -190,7 +190,7 @@ def make_train_step(graphdef, stack_graphdefs, plan: StepSpec, grad_shardings=No
         if grad_shardings is not None:
             grads = jax.lax.with_sharding_constraint(grads, grad_shardings)
         updates, opt_state = opt.update(grads, opt_state, params)
-        zero2 = plan.train.zero == 2 and compute is not None
+        zero2 = (plan.train.sharded_grads and not plan.train.sharded_weights) and compute is not None
         params = apply_updates(params, updates, grad_shardings if zero2 else None, compute if zero2 else None)
         return (params, opt_state, loss, grads) if with_grads else (params, opt_state, loss)
 

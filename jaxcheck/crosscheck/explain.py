@@ -30,7 +30,7 @@ def forward_temp(spec: StepSpec, mesh) -> int:
     from ..step import loss_fn
 
     built = build(spec, mesh)
-    compute = built.shardings["compute"] if spec.train.zero >= 2 else None
+    compute = built.shardings["compute"] if spec.train.sharded_grads else None
     fn = lambda params, batch: loss_fn(params, batch, built.graphdef, built.block_graphdef, spec, compute)
     cpu = mesh.devices.flat[0].platform == "cpu"
     with jax.set_mesh(mesh):
@@ -142,7 +142,7 @@ def phases(spec: StepSpec, mesh, backend: str) -> list[dict]:
         options = {**({} if backend == "gpu" else FAST_CPU), **DUMP_OPTIONS, "xla_dump_to": directory}
         compile_step(spec, mesh, compiler_options=options)
         # ZeRO-2's update loop over the L/p layers (XLA removes a loop of one trip)
-        xla = phase_peaks(directory, spec.train.zero == 2 and spec.shape.L > spec.train.p,
+        xla = phase_peaks(directory, (spec.train.sharded_grads and not spec.train.sharded_weights) and spec.shape.L > spec.train.p,
                           ticks=spec.train.schedule == "1f1b")
     training = jax_training(spec.train, spec.opts)
     values = {BY_NAME[n]: v for n, v in inputs_for(spec.shape, training).items()}

@@ -8,13 +8,14 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.switches import Switches
-from ..config.symbols import B_g, B_o, B_w, E, c, d, e, f_e, h, t, t_e
+from ..config.parallel import Parallel
+from ..config.symbols import B_g, B_o, B_w, E, e, f_e, h, t_e
 from .base import Component
 
 
 def expert_data_parallel() -> sp.Expr:
     """Ranks that hold the same experts: the d t c ranks of a pipeline stage over the e t_e an expert layer spans."""
-    return d * t * c / (e * t_e)
+    return Parallel.symbols().edp
 
 
 def experts_params() -> sp.Expr:
@@ -25,7 +26,7 @@ def experts_params() -> sp.Expr:
 
 def expert_weights(params: sp.Expr, sw: Switches) -> Component:
     """The routed experts' weights, B_w bytes per parameter; ZeRO-3 shards them over the expert data-parallel group."""
-    if sw.zero >= 3:
+    if sw.sharded_weights:
         return Component("expert_weights", B_w * params / expert_data_parallel(),
                          "bf16 routed-expert weights, B_w bytes per parameter, sharded over the d t c / (e t_e) expert "
                          "data-parallel ranks (ZeRO-3)")
@@ -36,7 +37,7 @@ def expert_weights(params: sp.Expr, sw: Switches) -> Component:
 def expert_gradients(params: sp.Expr, sw: Switches) -> Component:
     """The routed experts' main gradients, B_g bytes per parameter, sharded over the expert data-parallel group from
     ZeRO-2 on."""
-    if sw.zero >= 2:
+    if sw.sharded_grads:
         return Component("expert_gradients", B_g * params / expert_data_parallel(),
                          "fp32 routed-expert main gradients, sharded over the d t c / (e t_e) expert data-parallel "
                          "ranks (ZeRO-2/3)")

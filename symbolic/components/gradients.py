@@ -11,7 +11,7 @@ from .base import Component
 def gradients(params: sp.Expr, sw: Switches) -> Component:
     """Main-gradient buffer: B_g bytes per local parameter, not sharded by ZeRO-1 (Fujii et al. 2024: 4 bytes),
     sharded over d*c by ZeRO-2 and 3 (each rank keeps the reduce-scattered shard it updates)."""
-    if sw.zero >= 2:
+    if sw.sharded_grads:
         return Component(
             "gradients", B_g * params / (d * c),
             "fp32 main gradients, B_g bytes per local parameter, sharded over the d*c data-parallel ranks: each keeps "

@@ -28,11 +28,11 @@ def overheads(params: sp.Expr, tensors: sp.Expr, sw: Switches, workspaces: int =
     `megatron`: with Megatron-LM DDP's gradient bucket and the distributed optimizer's all-gather bucket."""
     data_parallel = _wider_than_one(d * c)
     parts = []
-    if megatron and sw.zero <= 1:  # ZeRO-2/3 reduce-scatter each layer's gradients: zero.grad_reduce_buffer
+    if megatron and not sw.sharded_grads:  # ZeRO-2/3 reduce-scatter each layer's gradients: zero.grad_reduce_buffer
         parts.append(Component("grad_buckets", data_parallel * B_g * sp.Min(params, BUCKET, evaluate=False),
                                "one gradient reduce bucket (Megatron DDP default 40M params, B_g bytes each) staged for "
                                "the d*c reduction"))
-    if megatron and sw.zero in (1, 2):  # ZeRO-3 keeps its weights sharded: zero.params_gathered gathers them
+    if megatron and sw.dist_opt and not sw.sharded_weights:  # ZeRO-3 keeps its weights sharded: zero.params_gathered gathers them
         parts.append(Component("dist_opt_allgather", data_parallel * B_w * sp.Min(params, BUCKET, evaluate=False),
                                "one bf16 parameter all-gather bucket of the distributed optimizer (40M params, B_w bytes each)"))
     sizes = (d, t, p, c) + ((e, expert_data_parallel()) if sw.moe else ())

@@ -115,7 +115,7 @@ def paper_params(sw: Switches = Switches()) -> sp.Expr:
 
 def weights(params: sp.Expr, sw: Switches) -> Component:
     """The model weights the GPU keeps between steps: all of its stage's, sharded over d*c by ZeRO-3."""
-    if sw.zero >= 3:
+    if sw.sharded_weights:
         return Component("weights", B_w * params / (d * c), "bf16 model weights, B_w bytes per parameter, sharded over "
                          "the d*c data-parallel ranks (ZeRO-3; torch FSDP FULL_SHARD, Megatron-LM FSDP optim_grads_params)")
     return Component("weights", B_w * params, "bf16 model weights, B_w bytes per parameter (Megatron mixed precision)")

@@ -37,13 +37,13 @@ def zero_buffers(stage: str, sw: Switches, layers: sp.Expr | None = None,
     the unit being computed and of the prefetched next layer (none below ZeRO-2)."""
     parts = []
     unit = largest_unit(stage, sw, layers, moe_layers)
-    if sw.zero >= 2:
+    if sw.sharded_grads:
         parts.append(Component(
             "grad_reduce_buffer", B_g * unit,
             "unsharded fp32 gradients of the layer (or embedding / LM head) whose reduce-scatter over d*c is in flight, "
             "B_g bytes per parameter (ZeRO-2/3: torch FSDP's per-module gradient in reduce_dtype fp32, DeepSpeed's "
             "reduce bucket, Megatron-LM FSDP's per-layer gradient buffer)"))
-    if sw.zero >= 3:
+    if sw.sharded_weights:
         parts.append(Component(
             "params_gathered", B_w * (unit + largest_layer(sw, layers, moe_layers)),
             "all-gathered bf16 weights of the unit being computed and of the prefetched next layer, B_w bytes per "

@@ -5,13 +5,14 @@ from dataclasses import astuple, dataclass
 
 from .errors import ConfigError
 from .shapes import MLPS, NORMS, QK_NORMS
-from .training import RECOMPUTE, SCHEDULES, ZERO_STAGES
+from .parallel import ZERO_STAGES, Sharding
+from .training import RECOMPUTE, SCHEDULES
 
 BACKENDS = ("gpu", "cpu")  # compilers a compiled-step profile models: XLA:GPU, XLA:CPU
 
 
 @dataclass(frozen=True)
-class Switches:
+class Switches(Sharding):
     """What shapes the expressions (everything numeric stays a symbol); `of` derives it from a Training."""
 
     recompute: str = "none"  # none | selective | full (Korthikanti et al. 2022)
@@ -73,11 +74,6 @@ class Switches:
                    grad_accum_fusion=getattr(training, "grad_accum_fusion", True),
                    schedule=getattr(training, "schedule", "1f1b"),
                    modules=getattr(training, "recompute_modules", "core_attn").replace(",", "+"), **arch)
-
-    @property
-    def dist_opt(self) -> bool:
-        """Optimizer states sharded over d*c (ZeRO stage 1 or higher)."""
-        return self.zero >= 1
 
     def tag(self) -> str:
         """Every field's value in order, booleans as 0/1, joined by '-': a file-name-safe name of these switches."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from . import precision, rules
+from .parallel import ZERO_STAGES, Parallel, Sharding
 from .errors import ConfigError
 from .shapes import ModelShape
 
@@ -15,9 +16,6 @@ RECOMPUTE_MODULES = ("core_attn", "mla_up_proj", "layernorm", "moe_act")
 # 1f1b: one forward, one backward (PipeDream-flush; Megatron-LM's forward_backward_pipelining_without_interleaving):
 # rank r holds min(m, p - r) micro batches; gpipe: every forward, then every backward (all m held)
 SCHEDULES = ("1f1b", "gpipe")
-# ZeRO stage (Rajbhandari et al. 2020): what is sharded over the d * c data-parallel ranks. 0: nothing; 1: optimizer
-# states (Megatron's distributed optimizer); 2: also gradients; 3: also parameters (torch FSDP FULL_SHARD)
-ZERO_STAGES = (0, 1, 2, 3)
 STAGES = ("first", "middle", "last", "only")  # a GPU's place in the pipeline; only: p = 1, one stage holds everything
 
 
@@ -38,7 +36,7 @@ def stage_of(rank: int, p: int) -> str:
 
 
 @dataclass(frozen=True)
-class Training:
+class Training(Sharding):
     """One 4D-parallel training job; letters follow the glossary (d, t, p, c, vpp, s, b) plus the global batch."""
 
     d: int = 1  # data parallel
@@ -116,20 +114,19 @@ class Training:
         rules.check(rules.letters(self), rules.select("all", model=False))
 
     @property
-    def dist_opt(self) -> bool:
-        """Optimizer states sharded over d * c (ZeRO stage 1 or higher)."""
-        return self.zero >= 1
-
-    @property
     def etp_size(self) -> int:
         """t_e: the expert tensor-parallel size, etp or (Megatron-Core's default) t."""
         return self.t if self.etp is None else self.etp
 
     @property
+    def parallel(self) -> Parallel:
+        """The parallel degrees as one value, with the groups they make (config.parallel)."""
+        return Parallel(self.d, self.t, self.p, self.c, self.ep, self.etp_size)
+
+    @property
     def edp(self) -> int:
-        """Expert data-parallel size: the d t c ranks of a pipeline stage over the e t_e that hold one copy of the
-        experts (Megatron-Core's expert data-parallel group; the rule table checks that e t_e divides d t c)."""
-        return self.d * self.t * self.c // (self.ep * self.etp_size)
+        """Expert data-parallel size (Parallel.edp; the rule table checks that e t_e divides d t c)."""
+        return self.parallel.edp
 
     @property
     def n_ac(self) -> int:
@@ -147,8 +144,8 @@ class Training:
 
     @property
     def world(self) -> int:
-        """GPUs (devices) in the job: d * t * p * c."""
-        return self.d * self.t * self.p * self.c
+        """GPUs (devices) in the job: d * t * p * c (Parallel.world)."""
+        return self.parallel.world
 
     def layers(self, L: int) -> tuple[int, ...]:
         """Layers on each pipeline rank: stage_layers, or L/p each (an even split; the caller has checked p | L)."""
@@ -201,8 +198,8 @@ FLAGS = {"d": "dp", "t": "tp", "p": "pp", "c": "cp", "s": "seq", "b": "mbs"}
 WIDTH_FIELDS = ("weight_bytes", "grad_bytes", "opt_bytes", "act_bytes", "logit_bytes")  # derived: not arguments
 MOE_FIELDS = ("ep", "etp", "moe_capacity")  # what only a model with experts shows in its config
 # one trainer's (or jaxcheck's) options: shown (and checked by the rule table) where not at these values
-RECIPE_FIELDS = {"ac_every": None, "zero_init": True, "grad_accum_fusion": True, "schedule": "1f1b",
-                 "recompute_modules": "core_attn"}
+RECIPE_FIELDS = {name: getattr(Training, name)  # their defaults: the class attributes dataclass sets
+                 for name in ("ac_every", "zero_init", "grad_accum_fusion", "schedule", "recompute_modules")}
 
 
 def _modules(value) -> str:

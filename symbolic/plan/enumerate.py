@@ -11,7 +11,8 @@ import numpy as np
 from ..config import rules
 from ..config.errors import ConfigError
 from ..config.shapes import ModelShape
-from ..config.training import ZERO_STAGES
+from ..config.parallel import Parallel
+from ..config.training import RECIPE_FIELDS, ZERO_STAGES, Training
 
 # the swept letters (m = gbs / (b d) follows from the others), the ZeRO stage, and the kind of stage split (SPLITS;
 # the uneven ones are chosen by plan.splits after masking); e and t_e: expert parallel and expert tensor parallel,
@@ -38,9 +39,9 @@ class Cluster:
     gpus: int  # N = d * t * p * c
     s: int  # sequence length
     gbs: int  # global batch in sequences
-    sp: bool = True  # sequence parallel (adds the s % (t c) rule)
-    flash_attn: bool = True
-    moe_capacity: float = 1.0  # C_f of a model with experts (Training.moe_capacity)
+    sp: bool = Training.sp  # sequence parallel (adds the s % (t c) rule); the defaults are Training's
+    flash_attn: bool = Training.flash_attn
+    moe_capacity: float = Training.moe_capacity  # C_f of a model with experts
     precision: tuple = ()  # (config.precision field, value) pairs over the profile's defaults
 
     def __post_init__(self):
@@ -99,7 +100,8 @@ def experts(cluster: Cluster, fac: dict[str, np.ndarray]) -> dict[str, np.ndarra
     grid = _cross(fac, e=divisors(x.E), same=np.array([False, True]))
     same = grid.pop("same")
     grid["t_e"] = np.where(same, grid["t"], 1)
-    keep = ((grid["d"] * grid["t"] * grid["c"]) % (grid["e"] * grid["t_e"]) == 0) & ~(same & (grid["t"] == 1))
+    groups = Parallel(grid["d"], grid["t"], 1, grid["c"], grid["e"], grid["t_e"])
+    keep = (groups.stage_ranks % groups.expert_ranks == 0) & ~(same & (grid["t"] == 1))
     return {name: values[keep] for name, values in grid.items()}
 
 
@@ -132,8 +134,7 @@ def _letters(cluster: Cluster, swept: dict, profile: str) -> SimpleNamespace:
     chosen = {name: value for name, value in precision_of(cluster, profile).items() if name in rules.PRECISION}
     return SimpleNamespace(**swept, C_f=cluster.moe_capacity, s=cluster.s, gbs=cluster.gbs, sp=cluster.sp,
                            flash_attn=cluster.flash_attn, uneven=swept["split"] > 0, stage_layers=None,
-                           ac_every=None, zero_init=True, grad_accum_fusion=True, schedule="1f1b",
-                           recompute_modules="core_attn", **chosen, **rules.model_letters(cluster.shape))
+                           **RECIPE_FIELDS, **chosen, **rules.model_letters(cluster.shape))
 
 
 def masks(grid: dict[str, np.ndarray], cluster: Cluster, profile: str = "paper") -> dict[str, np.ndarray]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from ..config.parallel import Parallel
 from ..config.training import RECOMPUTE, Training
 from .enumerate import Cluster
 
@@ -86,7 +87,8 @@ def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware
     bubble = (p - 1) / (vpp * m + p - 1)
     V_tp = (8 + 4 * full) * (t - 1) / t * (s * b * x.h / c) * B_a * (x.L / p) * m
     V_cp = (3 + full) * (c - 1) * 2 * (s / c) * b * x.k * x.dh / t * B_a * (x.L / p) * m
-    n_dp, n_edp = d * c, d * t * c / (e * t_e)
+    groups = Parallel(d, t, p, c, e, t_e)
+    n_dp, n_edp = groups.zero_group, groups.edp
     per_step = np.select([zero == 0, zero == 1, zero == 2], [2 * B_g, B_g + B_w, m * B_g + B_w], m * (B_g + 2 * B_w))
     experts = x.L_e * x.E * 3 * x.h * x.f_e  # routed-expert parameters
     V_dp = ((n_dp - 1) / n_dp * (x.param_count - experts) / (t * p)

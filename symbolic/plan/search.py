@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..config.switches import Switches
-from ..config.training import RECOMPUTE, STAGES, ZERO_STAGES, Training
+from ..config.training import RECIPE_FIELDS, RECOMPUTE, STAGES, ZERO_STAGES, Training
 from ..estimator.estimate import PEAK_FROM, mixed, peak_of
 from types import SimpleNamespace
 
@@ -80,8 +80,7 @@ def reference(cluster: Cluster, profile: str) -> Training:
 
 def _allowed(profile: str, recompute: str, grid: dict) -> np.ndarray:
     """Where the profile has this recompute policy for the grid's rows (the rule table's policy rules)."""
-    x = SimpleNamespace(recompute=recompute, zero=grid["zero"], t=grid["t"], ac_every=None, zero_init=True,
-                        grad_accum_fusion=True, schedule="1f1b", recompute_modules="core_attn")
+    x = SimpleNamespace(recompute=recompute, zero=grid["zero"], t=grid["t"], **RECIPE_FIELDS)
     held = rules.masks(x, rules.select(profile, policy=True), len(grid["d"])).values()
     return np.logical_and.reduce([np.ones(len(grid["d"]), dtype=bool), *held])
 

@@ -22,8 +22,8 @@ def states(params: sp.Expr, sw: Switches) -> list[Component]:
     moments. Stage 1 with fp32 gradients (B_g > B_w) is DeepSpeed's BF16_Optimizer (engine.py's sanity check):
     a whole fp32 gradient buffer beside autograd's whole bf16 .grad, and no partition copy (bf16_optimizer.py)."""
     n = d * c
-    weights = B_w * params / n if sw.zero >= 3 else B_w * params
-    grads = B_g * params / n if sw.zero >= 2 else B_g * params
+    weights = B_w * params / n if sw.sharded_weights else B_w * params
+    grads = B_g * params / n if sw.sharded_grads else B_g * params
     parts = [
         Component("weights", weights, "bf16 model weights, B_w bytes per parameter (bit16_groups_flat; sharded over "
                   "d*c at stage 3)"),
@@ -32,7 +32,7 @@ def states(params: sp.Expr, sw: Switches) -> list[Component]:
         Component("optimizer", B_o * params / n, "fp32 master partition (single_partition_of_fp32_groups) and Adam "
                   "exp_avg, exp_avg_sq over it, B_o bytes per parameter, 1/(d c) each"),
     ]
-    if sw.zero == 1:
+    if (sw.dist_opt and not sw.sharded_grads):
         upcast = B_g > B_w  # grad_accum_dtype fp32: BF16_Optimizer
         parts += [
             Component("grad_partition", sp.Piecewise((0, upcast), (B_g * params / n, True)),
@@ -51,13 +51,13 @@ def buffers(stage: str, params: sp.Expr, sw: Switches, layers: sp.Expr | None = 
     parts = [Component("reduce_bucket", B_g * sp.Min(params, REDUCE_BUCKET, evaluate=False),
                        "one reduce bucket of reduce_bucket_size = 5e8 elements in the communication dtype bf16 "
                        "(overlap_comm off at stages 1 and 2, its default there: one buffer)")]
-    if sw.zero >= 3 and (sw.zero_init or sw.recompute == "full"):  # full recompute saves no weight of a layer
+    if sw.sharded_weights and (sw.zero_init or sw.recompute == "full"):  # full recompute saves no weight of a layer
         unit = largest_unit(stage, sw, layers, None if layers is None else sp.Integer(0))
         prefetch = sp.Min(largest_layer(sw), PREFETCH_BUCKET, evaluate=False)
         parts.append(Component("params_gathered", B_w * (unit + prefetch),
                                "the all-gathered bf16 weights of the module being computed and up to "
                                "stage3_prefetch_bucket_size = 5e7 prefetched parameters of the next"))
-    elif sw.zero >= 3:
+    elif sw.sharded_weights:
         kept = (default_layers(stage)[0] if layers is None else layers) * layer_params(sw) \
             + (h * v / t if stage in ("last", "only") else 0)
         prefetch = sp.Min(largest_layer(sw), PREFETCH_BUCKET, evaluate=False)
@@ -75,7 +75,7 @@ def optimizer_step(params: sp.Expr, sw: Switches, backward: sp.Expr) -> Componen
     (sub_group_size elements, B_g + 4 bytes each: stage3.py), stages 1 and 2 an fp32 copy of the rank's gradient
     slice (stage_1_and_2.py)."""
     n = d * c
-    step = (B_g + 4) * sp.Min(params / n, SUB_GROUP, evaluate=False) if sw.zero >= 3 else 4 * params / n
+    step = (B_g + 4) * sp.Min(params / n, SUB_GROUP, evaluate=False) if sw.sharded_weights else 4 * params / n
     return Component("optimizer_step", sp.Max(0, step - backward),
                      "the step's gradient copies (stage 3: one sub-group of sub_group_size = 1e9 elements "
                      "in bf16 and fp32; stages 1-2: the fp32 slice) beyond the backward's tensors: the total is the "

@@ -150,13 +150,13 @@ def rows(sw: Switches) -> list:
     backward = ("backward_attention", "backward_weights")
     one_layer = sp.Piecewise((0, sp.Eq(L / p, 1)), (B_w, True))  # one layer per stage: the stack read in place
     parts += [
-        Buffer("expert_layer_weights", (experts,), one_layer if sw.zero < 3 else B_a,
-               backward if sw.zero < 3 else ("backward_attention",), "one MoE layer's local experts' weights for "
+        Buffer("expert_layer_weights", (experts,), one_layer if not sw.sharded_weights else B_a,
+               backward if not sw.sharded_weights else ("backward_attention",), "one MoE layer's local experts' weights for "
                "its backward: sliced from the stack in param dtype (holdout-moe 8 casts them to compute dtype in "
                "the slice's fusion instead: loop_convert_fusion bf16[1,1,32,1280,256] x 3), or (ZeRO-3) "
                "all-gathered over their expert data-parallel group in compute dtype, and then dead before the "
                "weight gradients' dots (derive-moe 7: no gathered expert weight live at the backward's peak)"),
-        Buffer("expert_layer_grads", (experts,), B_g if sw.zero < 2 else sp.Rational(5, 3) * B_a,
+        Buffer("expert_layer_grads", (experts,), B_g if not sw.sharded_grads else sp.Rational(5, 3) * B_a,
                ("backward_weights",), "one MoE layer's local experts' weight gradients: converted to param dtype "
                "before they join the accumulator (derive-moe 8: loop_convert_fusion f32[1,4,4096,7168] x 3); with "
                "ZeRO-2/3 all-reduced in compute dtype inside the dispatch's shard_map before the slice of the "

@@ -59,7 +59,7 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
         "head_gathered": lambda row: replace(row, phases=TICK),
     }
     out = [change.get(row.name, lambda x: x)(row) for row in gpipe if row.name not in GONE]
-    micro = [] if sw.zero >= 2 else [  # with ZeRO-2/3, recipes.jax.zero's head_grad_micro
+    micro = [] if sw.sharded_grads else [  # with ZeRO-2/3, recipes.jax.zero's head_grad_micro
         Buffer("head_grad_micro", (h, v / t), B_g, ("loss_head",), "one micro batch's fp32 gradient of the LM head "
                "[h, v/t], made whole before it joins the accumulator (llama3-8b d2 t1 p4 none zero1: "
                "gemm_fusion_dot.98 f32[4096,128256] beside the logits gradient, the step's peak)")]

@@ -83,13 +83,13 @@ def arguments(sw: Switches) -> list[Buffer]:
     zero = d * c if sw.dist_opt else sp.Integer(1)
     expert_zero = expert_data_parallel() if sw.dist_opt else sp.Integer(1)
     params, experts = device_params(sw), device_experts(sw)
-    expert_params = expert_data_parallel() if sw.zero >= 3 else sp.Integer(1)
+    expert_params = expert_data_parallel() if sw.sharded_weights else sp.Integer(1)
     moe_doc = ("; routed experts E/e per device, their f_e over t_e, their ZeRO shards over the expert data-parallel "
                "d t c / (e t_e)" if sw.moe else "")
     return [
         Buffer("params", (params / jaxzero.param_shards(sw) + experts / expert_params,), B_w, ALL, "parameters in "
                "param dtype, sharded as jaxcheck.rules (matrices and vocabulary over t, layers over p" + (
-                   "; ZeRO-3: each also over d*c on a layer's major dimension" if sw.zero >= 3 else "") + moe_doc + ")"),
+                   "; ZeRO-3: each also over d*c on a layer's major dimension" if sw.sharded_weights else "") + moe_doc + ")"),
         Buffer("adam_moments", (params / zero + experts / expert_zero,), B_o, ALL, "AdamW mu and nu in param dtype" + (
             ", over d*c (ZeRO-1: first dimension divisible by d*c; ZeRO-2/3: as the gradients)" if sw.dist_opt
             else ", sharded like params")),
@@ -256,7 +256,7 @@ def _gpipe(sw: Switches) -> tuple[Buffer, ...]:
                "(sequence parallelism), the LM head's input"),
         Buffer("head_cast", vocab, _looped(B_a), ("loss",), "the LM head cast to compute dtype inside the loss loop "
                "(XLA:GPU fuses the cast into the logits product; with one micro batch there is no loop)", backend="cpu"),
-        Buffer("layer_weights", (one_layer_dense(sw),), sp.Piecewise((0, sp.Eq(N, 1)), (B_w, True)) if sw.zero < 3
+        Buffer("layer_weights", (one_layer_dense(sw),), sp.Piecewise((0, sp.Eq(N, 1)), (B_w, True)) if not sw.sharded_weights
                else B_a, backward,
                "one layer's weights sliced from the stage's stack in param dtype, for its backward (with one layer per "
                "stage there is no layer loop, which XLA removes, and the stack is read in place); ZeRO-3: all-gathered "
@@ -275,7 +275,7 @@ def _gpipe(sw: Switches) -> tuple[Buffer, ...]:
                   "all-gathered in param dtype (its routed experts over their expert data-parallel group, the rest "
                   "over d*c) into the donated parameter stack, while the updated shards of every layer exist "
                   "(jaxcheck.zero.apply_updates; holdout-moe 8: all-gather-start f32[32,256,1280] x 3 beside the "
-                  "updated shards f32[1,3,8,256,1280] x 3)")] if sw.zero == 2 else []),
+                  "updated shards f32[1,3,8,256,1280] x 3)")] if (sw.sharded_grads and not sw.sharded_weights) else []),
     )
 
 

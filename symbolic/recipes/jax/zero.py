@@ -12,7 +12,7 @@ from .buffers import Buffer
 def grad_shards(sw: Switches) -> sp.Expr:
     """Ways the gradient accumulators are split: d*c with ZeRO-2/3 (a layer's major dimension that d*c divides,
     jaxcheck.model.rules.layer_zero_spec), else 1."""
-    return d * c if sw.zero >= 2 else sp.Integer(1)
+    return d * c if sw.sharded_grads else sp.Integer(1)
 
 
 def expert_grad_shards(sw: Switches) -> sp.Expr:
@@ -20,19 +20,19 @@ def expert_grad_shards(sw: Switches) -> sp.Expr:
     with ZeRO-2/3 (jaxcheck.model.rules.zero_group), else 1."""
     from ...components.experts import expert_data_parallel
 
-    return expert_data_parallel() if sw.zero >= 2 else sp.Integer(1)
+    return expert_data_parallel() if sw.sharded_grads else sp.Integer(1)
 
 
 def param_shards(sw: Switches) -> sp.Expr:
     """Ways the parameters are split: d*c with ZeRO-3, else 1."""
-    return d * c if sw.zero >= 3 else sp.Integer(1)
+    return d * c if sw.sharded_weights else sp.Integer(1)
 
 
 def rows(sw: Switches) -> list[Buffer]:
     """The temporaries ZeRO-2/3 add to the step (none below ZeRO-2), each read from an XLA:GPU dump (h100-80gb) of
     grids/derive-zero.toml."""
     out = []
-    if sw.zero >= 2:
+    if sw.sharded_grads:
         out += [
             Buffer("head_grad_micro", (h, v / t), B_g, ("loss_head",), "one micro batch's fp32 gradient of the LM head, "
                    "whole, before its reduce-scatter over d*c (llama3-8b d2 t2 p2 c2 full zero2: gemm_fusion_dot.56 "
@@ -44,7 +44,7 @@ def rows(sw: Switches) -> list[Buffer]:
                    "reduce-scattered over d*c while the whole one (embed_grad) still exists (same dump: "
                    "reduce-scatter.11.1 f32[16032,4096])"),
         ]
-    if sw.zero >= 3:
+    if sw.sharded_weights:
         loss = ("relayout", "loss", "loss_head")
         out += [
             Buffer("embed_gathered", (v / t, h), B_w, ("forward_embed",) + (("forward",) + loss if sw.tied else ()),

@@ -31,7 +31,7 @@ def gathered(stage: str, sw: Switches, params: sp.Expr) -> Component:
     """The bf16 (mixed_precision_param) weights FSDP2 holds unsharded at the peak, B_a bytes each."""
     ends = end_params(stage, sw)
     layer = layer_params(sw)
-    whole_stage = sp.Piecewise((params, p > 1), (ends + 2 * layer, True)) if sw.zero >= 3 else params
+    whole_stage = sp.Piecewise((params, p > 1), (ends + 2 * layer, True)) if sw.sharded_weights else params
     return Component("params_gathered", B_a * whole_stage,
                      "unsharded bf16 weights: the root group (embedding, final norm, LM head: gathered from the root's "
                      "forward through its backward), the last block (not resharded after forward) and the next block "

@@ -44,7 +44,7 @@ def _zero(x) -> bool:
     return x in (0, 0.0, None) and not isinstance(x, bool)
 
 
-def _false(x) -> bool:
+def false_or_null(x) -> bool:
     return x is False or x is None
 
 
@@ -53,10 +53,18 @@ ONLY = {
     "attention_dropout": Only(_zero, "no dropout (0.0): dropout masks are not modelled"),
     "router_jitter_noise": Only(_zero, "no router jitter (0.0): its noise tensor is not modelled"),
     "clip_qkv": Only(lambda x: x is None, "no clipping of Q, K, V (null): its masks are not modelled"),
-    "is_encoder_decoder": Only(_false, "decoder-only models"),
-    "add_cross_attention": Only(_false, "decoder-only models without cross-attention"),
+    "is_encoder_decoder": Only(false_or_null, "decoder-only models"),
+    "add_cross_attention": Only(false_or_null, "decoder-only models without cross-attention"),
     "pruned_heads": Only(lambda x: x in ({}, None), "unpruned heads ({})"),
     "quantization_config": Only(lambda x: False, "unquantized weights (quantized training is not modelled)"),
+}
+
+
+# the values the shared non-integer structural keys may take (a family's `values` add its own; builds read integers)
+VALUES = {
+    "tie_word_embeddings": Only(lambda x: isinstance(x, bool), "true or false"),
+    "attention_bias": Only(lambda x: isinstance(x, bool), "true or false"),
+    "mlp_bias": Only(lambda x: isinstance(x, bool), "true or false"),
 }
 
 

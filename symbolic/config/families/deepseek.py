@@ -3,12 +3,13 @@ latent attention with DeepSeekMoE layers, multi-token prediction and DeepSeek-V3
 kimi_k2)."""
 from __future__ import annotations
 
-from .hfkeys import BASE, Only, Reader
+from ..hfkeys import BASE, Only, Reader
+from .registry import family
 
 # multi-head latent attention (DeepSeek-V2/V3, Kimi K2): read by the MLA families only, refused in any other
 MLA = ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
 
-def _fp8_checkpoint(x) -> bool:
+def fp8_checkpoint(x) -> bool:
     """DeepSeek-V3's and Kimi K2's published storage: fp8 e4m3 weights in 128 x 128 blocks with fp32 scales, which
     training dequantizes to bf16 first (DeepSeek-V3's inference/fp8_cast_bf16.py); quantized training is not modelled."""
     return isinstance(x, dict) and x.get("quant_method") == "fp8" and x.get("fmt", "e4m3") == "e4m3" \
@@ -16,7 +17,7 @@ def _fp8_checkpoint(x) -> bool:
                                                                     "activation_scheme"}
 
 
-def _deepseek(raw: dict, r: Reader) -> dict:
+def deepseek(raw: dict, r: Reader) -> dict:
     """DeepSeekMoE (model_type deepseek, multi-head attention): layer i routes over n_routed_experts experts of
     moe_intermediate_size when i >= first_k_dense_replace and i % moe_layer_freq == 0 (else a dense MLP of
     intermediate_size), with n_shared_experts shared experts of moe_intermediate_size."""
@@ -39,13 +40,13 @@ DEEPSEEK_MOE = ("n_routed_experts", "n_shared_experts", "moe_intermediate_size",
 ROUTING = ("topk_method", "n_group", "topk_group", "routed_scaling_factor", "ep_size")
 
 
-def _mla(raw: dict, r: Reader) -> dict:
+def mla(raw: dict, r: Reader) -> dict:
     """DeepSeek-V2/V3 and Kimi K2 (transformers' DeepseekV3Attention, Megatron-Core MLASelfAttention): multi-head
     latent attention of a heads (q_lora_rank, null or 0 for a plain query projection; kv_lora_rank; a query/key
     head of qk_nope_head_dim + qk_rope_head_dim; a value head of v_head_dim), DeepSeekMoE layers, the
     score-correction bias [E] of noaux_tc routing (e_score_correction_bias) and num_nextn_predict_layers
     multi-token-prediction modules."""
-    out = _deepseek(raw, r)
+    out = deepseek(raw, r)
     if out.get("dense_layers") is not None and len(out["dense_layers"]) == r.count("num_hidden_layers"):
         raise r.fail("first_k_dense_replace", "every layer is dense, so the routed experts are never used")
     out.pop("qkv_bias", None), out.pop("o_bias", None)
@@ -59,7 +60,7 @@ def _mla(raw: dict, r: Reader) -> dict:
             "mtp": r.count("num_nextn_predict_layers", 0, zero=True)}
 
 
-def _mla_letters(r: Reader) -> dict:
+def mla_letters(r: Reader) -> dict:
     """The base letters of an MLA config: head_dim is qk_nope_head_dim (the key/value heads are a: every head is
     decompressed from the latent)."""
     a = r.count("num_attention_heads")
@@ -75,7 +76,7 @@ def _mla_letters(r: Reader) -> dict:
             "head_dim": r.count("qk_nope_head_dim")}
 
 
-def _count_or_null(x) -> bool:
+def count_or_null(x) -> bool:
     return x is None or isinstance(x, int) and not isinstance(x, bool) and x >= 1
 
 
@@ -91,13 +92,13 @@ MLA_VALUES = DEEPSEEK_VALUES | {
     "scoring_func": Only(lambda x: x in ("softmax", "sigmoid"), "softmax or sigmoid routing scores"),
     "topk_method": Only(lambda x: x in ("greedy", "group_limited_greedy", "noaux_tc"),
                         "greedy, group_limited_greedy or noaux_tc expert selection"),
-    "n_group": Only(_count_or_null, "a positive number of expert groups"),
-    "topk_group": Only(_count_or_null, "a positive number of groups per token"),
+    "n_group": Only(count_or_null, "a positive number of expert groups"),
+    "topk_group": Only(count_or_null, "a positive number of groups per token"),
     "routed_scaling_factor": Only(lambda x: isinstance(x, (int, float)) and not isinstance(x, bool),
                                   "a number (it scales the routed output)"),
     "ep_size": Only(lambda x: x in (1, None), "1 (the modeling code's inference expert parallelism; mem4d takes "
                     "--ep)"),
-    "quantization_config": Only(_fp8_checkpoint, "unquantized weights, or the published fp8 e4m3 128 x 128 block "
+    "quantization_config": Only(fp8_checkpoint, "unquantized weights, or the published fp8 e4m3 128 x 128 block "
                                 "checkpoint read as the bf16 weights it is trained from (quantized training is not "
                                 "modelled)"),
     "q_lora_rank": Only(lambda x: x is None or isinstance(x, int) and not isinstance(x, bool) and x >= 0,
@@ -106,3 +107,10 @@ MLA_VALUES = DEEPSEEK_VALUES | {
 MLA_KEYS = BASE + ("attention_bias",) + DEEPSEEK_MOE + ROUTING + MLA + ("num_nextn_predict_layers",
                                                                          "quantization_config")
 MLA_FAMILIES = ("deepseek_v2", "deepseek_v3", "kimi_k2")
+
+family("deepseek", BASE + ("attention_bias",) + DEEPSEEK_MOE, "DeepSeekMoE (multi-head attention)",
+       values=DEEPSEEK_VALUES)(deepseek)
+family("deepseek_v2", MLA_KEYS, "DeepSeek-V2 (multi-head latent attention)", mla_letters, MLA_VALUES)(mla)
+family("deepseek_v3", MLA_KEYS, "DeepSeek-V3 (multi-head latent attention, multi-token prediction)", mla_letters,
+       MLA_VALUES)(mla)
+family("kimi_k2", MLA_KEYS, "Kimi K2 (DeepSeek-V3's architecture)", mla_letters, MLA_VALUES)(mla)

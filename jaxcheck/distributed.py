@@ -6,7 +6,8 @@ import argparse
 import json
 import sys
 
-from symbolic.cli.args import add_model_args, add_training_args, model_from_args, positive_int, training_from_args
+from symbolic.flags.training import add_model_args, add_training_args, model_from_args, training_from_args
+from symbolic.flags.values import positive_int
 from symbolic.config.errors import ConfigError
 from symbolic.config.training import Training
 

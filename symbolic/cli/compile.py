@@ -6,7 +6,9 @@ import json
 
 from ..config.errors import ConfigError
 from ..config.training import config_line
-from .args import add_model_args, add_step_args, add_training_args, positive_int, spec_from_args, target_from_args
+from ..flags.training import add_model_args, add_training_args
+from ..flags.values import positive_int
+from .args import add_step_args, spec_from_args, target_from_args
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

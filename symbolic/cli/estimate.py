@@ -8,8 +8,10 @@ import os
 from ..config.errors import ConfigError
 from ..config.training import config_line
 from ..recipes import get
-from .args import (add_fit_args, add_model_args, add_recipe_arg, add_training_args, describe_bytes, model_from_args,
-                   parse_bytes, profile_from_args, training_from_args)
+from ..flags.training import (add_model_args, add_recipe_arg, add_training_args, model_from_args, profile_from_args,
+    training_from_args)
+from ..flags.values import describe_bytes, parse_bytes
+from .args import add_fit_args
 
 GIB = 2**30
 

@@ -7,7 +7,7 @@ import os
 
 from ..config.switches import BACKENDS
 from ..recipes import get
-from .args import add_recipe_arg, add_switch_args, profile_from_args
+from ..flags.training import add_recipe_arg, add_switch_args, profile_from_args
 
 
 def switches_from_args(args: argparse.Namespace):
@@ -17,7 +17,7 @@ def switches_from_args(args: argparse.Namespace):
     from ..config.switches import Switches
     from ..config.training import training_from_json
 
-    from .args import recipe_defaults
+    from ..flags.training import recipe_defaults
 
     shape = resolve_model(args.model) if args.model is not None else None
     training = training_from_json({**vars(args), **recipe_defaults(args, args.profile)})

@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 from ..config.errors import ConfigError
-from .args import (add_fit_args, add_model_args, add_recipe_arg, add_training_args, check_output_file, model_from_args,
-                   profile_from_args)
+from ..flags.training import add_model_args, add_recipe_arg, add_training_args, model_from_args, profile_from_args
+from .args import add_fit_args, check_output_file
 from .estimate import add_balance_arg, chosen_training
 
 

@@ -11,8 +11,10 @@ from ..config.errors import ConfigError
 from ..config.training import ZERO_STAGES
 from ..plan.enumerate import Cluster, why_not
 from ..plan.proxy import Hardware, explain
-from .args import (add_fit_args, add_model_args, add_precision_args, add_recipe_arg, capacity, check_output_file,
-                   describe_bytes, model_from_args, positive_int, precision_from_args, profile_from_args)
+from ..flags.training import (add_model_args, add_precision_args, add_recipe_arg, model_from_args,
+    precision_from_args, profile_from_args)
+from ..flags.values import capacity, describe_bytes, positive_int
+from .args import add_fit_args, check_output_file
 
 GiB = 2**30
 MAX_WHY_LINES = 40

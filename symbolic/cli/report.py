@@ -13,7 +13,8 @@ from pathlib import Path
 
 from ..config.errors import ConfigError
 from . import estimate as estimate_cli
-from .args import check_output_file, positive_int
+from ..flags.values import positive_int
+from .args import check_output_file
 
 PDFLATEX_SECONDS = 180
 
@@ -80,7 +81,7 @@ def build(args, records: list[dict] | None, folder: Path, stem: str) -> tuple[st
     from ..estimator.estimate import estimate
     from ..render import figures, sections, sweepfigures
     from ..render.report import document
-    from .args import model_from_args
+    from ..flags.training import model_from_args
 
     gpu, threshold = args.gpu_mem, args.threshold
     overrides = estimate_cli.parse_overrides(args.overhead)

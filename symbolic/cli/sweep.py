@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from ..config.errors import ConfigError
 from . import interrupt
-from .args import add_target_args, check_output_dir, positive_int, target_from_args
+from ..flags.values import positive_int
+from .args import add_target_args, check_output_dir, target_from_args
 
 if TYPE_CHECKING:
     from jaxcheck.crosscheck.sweep import Job, RunFn

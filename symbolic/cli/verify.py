@@ -8,7 +8,8 @@ import json
 
 from ..config.shapes import DEFAULT_MODEL
 from ..config.training import Training
-from .args import add_model_args, add_step_args, add_training_args, spec_from_args, target_from_args
+from ..flags.training import add_model_args, add_training_args
+from .args import add_step_args, spec_from_args, target_from_args
 
 DEFAULT = Training(d=2, t=2, p=2, c=2, s=1024, b=1, gbs=8, recompute="full", zero=1)
 

@@ -24,36 +24,38 @@ def experts_params() -> sp.Expr:
     return E / e * 3 * h * f_e / t_e
 
 
+def _state(name: str, width: sp.Expr, params: sp.Expr, sharded: bool, sharded_doc: str, local_doc: str) -> Component:
+    """One routed-expert state of `width` bytes per parameter: over the d t c / (e t_e) expert data-parallel ranks
+    where the ZeRO stage shards it, else whole on this GPU."""
+    if sharded:
+        return Component(name, width * params / expert_data_parallel(), sharded_doc)
+    return Component(name, width * params, local_doc)
+
+
 def expert_weights(params: sp.Expr, sw: Switches) -> Component:
     """The routed experts' weights, B_w bytes per parameter; ZeRO-3 shards them over the expert data-parallel group."""
-    if sw.sharded_weights:
-        return Component("expert_weights", B_w * params / expert_data_parallel(),
-                         "bf16 routed-expert weights, B_w bytes per parameter, sharded over the d t c / (e t_e) expert "
-                         "data-parallel ranks (ZeRO-3)")
-    return Component("expert_weights", B_w * params, "bf16 routed-expert weights of this GPU's E/e experts (each split "
-                     "over t_e), B_w bytes per parameter")
+    return _state("expert_weights", B_w, params, sw.sharded_weights,
+                  "bf16 routed-expert weights, B_w bytes per parameter, sharded over the d t c / (e t_e) expert "
+                  "data-parallel ranks (ZeRO-3)", "bf16 routed-expert weights of this GPU's E/e experts (each split "
+                  "over t_e), B_w bytes per parameter")
 
 
 def expert_gradients(params: sp.Expr, sw: Switches) -> Component:
     """The routed experts' main gradients, B_g bytes per parameter, sharded over the expert data-parallel group from
     ZeRO-2 on."""
-    if sw.sharded_grads:
-        return Component("expert_gradients", B_g * params / expert_data_parallel(),
-                         "fp32 routed-expert main gradients, sharded over the d t c / (e t_e) expert data-parallel "
-                         "ranks (ZeRO-2/3)")
-    return Component("expert_gradients", B_g * params, "fp32 routed-expert main-gradient buffer, B_g bytes per local "
-                     "expert parameter (Megatron-LM)")
+    return _state("expert_gradients", B_g, params, sw.sharded_grads,
+                  "fp32 routed-expert main gradients, sharded over the d t c / (e t_e) expert data-parallel ranks "
+                  "(ZeRO-2/3)", "fp32 routed-expert main-gradient buffer, B_g bytes per local expert parameter "
+                  "(Megatron-LM)")
 
 
 def expert_optimizer(params: sp.Expr, sw: Switches) -> Component:
     """The routed experts' master weights and Adam moments, sharded over the expert data-parallel group from ZeRO-1
     on (Megatron-Core's distributed optimizer shards expert parameters over the expert data-parallel group)."""
-    if sw.dist_opt:
-        return Component("expert_optimizer", B_o * params / expert_data_parallel(),
-                         "fp32 master weights + Adam m, v of the routed experts (B_o bytes/param) sharded over the "
-                         "d t c / (e t_e) expert data-parallel ranks (Megatron distributed optimizer)")
-    return Component("expert_optimizer", B_o * params, "fp32 master weights + Adam m, v of the routed experts (B_o "
-                     "bytes/param) replicated on every expert data-parallel rank")
+    return _state("expert_optimizer", B_o, params, sw.dist_opt,
+                  "fp32 master weights + Adam m, v of the routed experts (B_o bytes/param) sharded over the d t c / "
+                  "(e t_e) expert data-parallel ranks (Megatron distributed optimizer)", "fp32 master weights + Adam "
+                  "m, v of the routed experts (B_o bytes/param) replicated on every expert data-parallel rank")
 
 
 def expert_states(moe_layers: sp.Expr, sw: Switches) -> list[Component]:

@@ -1,11 +1,8 @@
-"""Qwen2, Qwen3 and their mixtures of experts (transformers' Qwen2Config, Qwen3Config, Qwen2MoeConfig,
-Qwen3MoeConfig)."""
+"""Qwen2 and Qwen3 config.json files (transformers' Qwen2Config, Qwen3Config)."""
 from __future__ import annotations
 
 from ..hfkeys import BASE, Reader
 from .registry import family
-
-QWEN_MOE = ("num_experts", "num_experts_per_tok", "moe_intermediate_size", "decoder_sparse_step", "mlp_only_layers")
 
 
 @family("qwen2", BASE, "Qwen2 (Q, K, V biases)")
@@ -19,35 +16,3 @@ def qwen3(raw: dict, r: Reader) -> dict:
     """Qwen3: RMSNorm over each head's dh on Q and K (q_norm, k_norm), optional Q, K, V, O biases."""
     bias = r.flag("attention_bias")
     return {"qk_norm": "head", "qkv_bias": bias, "o_bias": bias}
-
-
-def qwen_moe(raw: dict, r: Reader, shared: bool) -> dict:
-    """Qwen2-MoE / Qwen3-MoE: layer i routes over num_experts experts of moe_intermediate_size unless it is in
-    mlp_only_layers or (i + 1) % decoder_sparse_step != 0 (then a dense MLP of intermediate_size); Qwen2-MoE adds a
-    shared expert of shared_expert_intermediate_size scaled by a sigmoid gate [h, 1] (transformers' Qwen2MoeSparseMoeBlock,
-    Qwen3MoeDecoderLayer)."""
-    E = r.count("num_experts", 0, zero=True)
-    L = r.count("num_hidden_layers")
-    if E == 0:
-        return {}
-    step = r.count("decoder_sparse_step", 1)
-    only = set(r.layers("mlp_only_layers", L))
-    dense = tuple(i for i in range(L) if i in only or (i + 1) % step)
-    out = {"E": E, "k_e": r.count("num_experts_per_tok"), "f_e": r.count("moe_intermediate_size"),
-           "dense_layers": dense}
-    if shared:
-        f_s = r.count("shared_expert_intermediate_size", 0, zero=True)
-        out.update(f_s=f_s, shared_gate=f_s > 0)
-    return out
-
-
-@family("qwen2_moe", BASE + QWEN_MOE + ("shared_expert_intermediate_size",), "Qwen2-MoE (shared expert)")
-def qwen2_moe(raw: dict, r: Reader) -> dict:
-    """Qwen2-MoE: Qwen2's attention, routed experts and a gated shared expert."""
-    return {**qwen2(raw, r), **qwen_moe(raw, r, True)}
-
-
-@family("qwen3_moe", BASE + QWEN_MOE + ("attention_bias",), "Qwen3-MoE")
-def qwen3_moe(raw: dict, r: Reader) -> dict:
-    """Qwen3-MoE: Qwen3's attention and routed experts."""
-    return {**qwen3(raw, r), **qwen_moe(raw, r, False)}

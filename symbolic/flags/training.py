@@ -1,0 +1,177 @@
+"""The model, training, expert, switch, precision and recipe flags shared by every command (symbolic's and
+jaxcheck's), and the Training they build: the layer below both command lines."""
+from __future__ import annotations
+
+import argparse
+
+from ..config import precision
+from ..config.errors import ConfigError
+from ..config.hfconfig import resolve_model
+from ..config.shapes import DEFAULT_MODEL, ModelShape
+from ..config.training import RECOMPUTE, RECOMPUTE_MODULES, SCHEDULES, ZERO_STAGES, Training, training_from_json
+from .values import capacity, positive_int, stage_layers
+
+
+def add_model_args(parser: argparse.ArgumentParser, default: str = DEFAULT_MODEL) -> None:
+    parser.add_argument("--model", default=default, metavar="M",
+                        help=f"preset name or path to a Hugging Face config.json (default: {default})")
+
+
+def add_training_args(parser: argparse.ArgumentParser, defaults: Training = Training()) -> None:
+    """--dp --tp --pp --cp --vpp --seq --mbs --gbs --recompute and the on/off switches (help shows `defaults`)."""
+    g = parser.add_argument_group("parallelism and batch")
+    g.add_argument("--dp", type=positive_int, default=defaults.d, help="data parallel size d")
+    g.add_argument("--tp", type=positive_int, default=defaults.t, help="tensor (+sequence) parallel size t")
+    g.add_argument("--pp", type=positive_int, default=defaults.p, help="pipeline parallel size p")
+    g.add_argument("--cp", type=positive_int, default=defaults.c, help="context parallel size c")
+    g.add_argument("--vpp", type=positive_int, default=defaults.vpp, help="virtual pipeline stages per rank")
+    g.add_argument("--seq", type=positive_int, default=defaults.s, help="sequence length s")
+    g.add_argument("--mbs", type=positive_int, default=defaults.b, help="micro batch size b")
+    g.add_argument("--gbs", type=positive_int, default=defaults.gbs, help="global batch in sequences" + (
+        " (default: mbs*dp*pp, one micro batch per pipeline stage)" if defaults.gbs is None else ""))
+    g.add_argument("--stage-layers", type=stage_layers, default=defaults.stage_layers, metavar="N,N,...",
+                   help="layers of each pipeline stage, pp entries summing to L (with --vpp, each a multiple of vpp: "
+                        "the stage's chunks); default L/pp each")
+    add_expert_args(g, defaults)
+    add_switch_args(g, defaults, recipe=defaults == Training())
+    add_precision_args(parser)
+
+
+def add_precision_args(parser) -> None:
+    """--weight-dtype --grad-dtype --master-weights/--no-master-weights --optimizer --moment-dtype --logits: each
+    defaults to the recipe's (profile's) choice."""
+    g = parser.add_argument_group("precision and optimizer (default: the recipe's)")
+    g.add_argument("--weight-dtype", choices=precision.DTYPES, default=None,
+                   help=f"the weights the step computes with ({_recipes_of('weight_dtype')})")
+    g.add_argument("--grad-dtype", choices=precision.GRAD_DTYPES, default=None,
+                   help=f"gradients ({_recipes_of('grad_dtype')})")
+    g.add_argument("--master-weights", dest="master_weights", action="store_true", default=None,
+                   help=f"an fp32 master copy of the weights in the optimizer ({_recipes_of('master_weights', True)})")
+    g.add_argument("--no-master-weights", dest="master_weights", action="store_false",
+                   help=f"no separate master copy ({_recipes_of('master_weights', False)}: its fp32 shards are the master)")
+    g.add_argument("--optimizer", choices=precision.OPTIMIZERS, default=None,
+                   help="adamw (two moments), sgd (one momentum), adamw8bit (bitsandbytes: two 1-byte moments)")
+    g.add_argument("--moment-dtype", choices=precision.MOMENT_DTYPES, default=None,
+                   help="the optimizer moments' dtype (default fp32; Megatron-Core --exp-avg-dtype)")
+    g.add_argument("--logits", choices=precision.LOGITS, default=None,
+                   help="what the loss keeps of the logits: fp32 (upcast), bf16 (fused cross entropy), none (chunked)")
+
+
+def _recipes_of(field: str, value=None) -> str:
+    """Each trainer recipe's default of a precision field, grouped: 'megatron, deepspeed: bf16; torchtitan: fp32'
+    (given `value`, only the recipes whose default it is)."""
+    from ..recipes import REGISTRY
+
+    groups: dict = {}
+    for recipe in REGISTRY:
+        if recipe.flag and (value is None or recipe.precision[field] == value):
+            groups.setdefault(recipe.precision[field], []).append(recipe.flag)
+    return "; ".join(", ".join(flags) + ("" if value is not None else f": {key}") for key, flags in groups.items())
+
+
+def add_recipe_arg(parser) -> None:
+    """--recipe NAME and --profile: whose accounting (megatron, torchtitan, deepspeed) or jaxcheck's step (jax)."""
+    from ..recipes import PROFILES, RECIPES
+
+    parser.add_argument("--recipe", choices=RECIPES, default=None,
+                        help="the trainer whose allocations to count (default megatron: the paper's accounting)")
+    parser.add_argument("--profile", default=None, choices=PROFILES,
+                        help="memory profile (paper = --recipe megatron; jax: jaxcheck's compiled step)")
+
+
+def profile_from_args(args: argparse.Namespace) -> str:
+    """The profile --recipe and --profile name (default paper); both, naming different ones: a one-line error."""
+    from ..recipes import RECIPES
+
+    recipe = RECIPES.get(args.recipe) if getattr(args, "recipe", None) else None
+    if recipe and args.profile and args.profile != recipe:
+        raise ConfigError(f"--recipe {args.recipe} and --profile {args.profile} conflict: give one")
+    return recipe or args.profile or "paper"
+
+
+def recipe_defaults(args: argparse.Namespace, profile: str | None) -> dict:
+    """--zero and --recompute as given, or (left unset) the recipe's defaults, else Training's."""
+    from ..recipes import PROFILES
+
+    own = {"zero": Training().zero, "recompute": Training().recompute,
+           **(PROFILES[profile].defaults if profile in PROFILES else {})}
+    return {key: own[key] if getattr(args, key, None) is None else getattr(args, key) for key in own}
+
+
+def precision_from_args(args: argparse.Namespace, profile: str | None) -> dict:
+    """The precision choices: the profile's defaults (Training's without a profile), the flags given over them."""
+    from ..recipes import widths
+
+    given = {name: getattr(args, name) for name in precision.FIELDS if getattr(args, name, None) is not None}
+    return {**(widths(profile) if profile else {}), **given}
+
+
+def add_expert_args(group, defaults: Training = Training()) -> None:
+    """--ep, --etp, --moe-capacity: how a model's routed experts are laid out (Megatron-Core) and how many tokens
+    an expert takes."""
+    group.add_argument("--ep", type=positive_int, default=defaults.ep,
+                       help="expert parallel size e: the routed experts of a layer split over e ranks (folded, with "
+                            "etp, over the dp x tp x cp ranks of a stage)")
+    group.add_argument("--etp", type=positive_int, default=defaults.etp,
+                       help="expert tensor parallel size t_e: each expert's SwiGLU split over t_e ranks "
+                            "(default: tp, as Megatron-Core)")
+    group.add_argument("--moe-capacity", type=capacity, default=defaults.moe_capacity, metavar="C_f",
+                       help="tokens an expert receives over an even share: the capacity factor, or for a dropless "
+                            "run the routing imbalance to allow for (1: the even load the load-balancing loss aims at)")
+
+
+def add_switch_args(group, defaults: Training = Training(), recipe: bool = False) -> None:
+    """--recompute, --no-sp, --no-flash-attn, --zero (aliases --dist-opt / --no-dist-opt): what shapes the formulas;
+    `recipe`: --zero and --recompute default to the recipe's (recipe_defaults fills them in)."""
+    group.add_argument("--recompute", default=None if recipe else defaults.recompute, choices=RECOMPUTE,
+                       metavar="{none,selective,full}",
+                       help="activation recomputation" + (f" (default: {_own_defaults('recompute')})" if recipe else ""))
+    group.add_argument("--ac-every", type=positive_int, default=defaults.ac_every, metavar="N",
+                       help="--recipe torchtitan with --recompute selective: checkpoint every N-th block whole and "
+                            "keep everything of the others (selective_ac_option = N; default: op-level)")
+    group.add_argument("--no-zero-init", dest="zero_init", action="store_false", default=defaults.zero_init,
+                       help="--recipe deepspeed --zero 3: the model was built outside deepspeed.zero.Init, so "
+                            "F.linear keeps every gathered weight from its forward to its backward")
+    group.add_argument("--no-grad-accum-fusion", dest="grad_accum_fusion", action="store_false",
+                       default=defaults.grad_accum_fusion,
+                       help="--recipe megatron: --no-gradient-accumulation-fusion (no persistent dummy wgrad buffers)")
+    group.add_argument("--recompute-modules", default=defaults.recompute_modules, metavar="M,M,...",
+                       help="--recipe megatron with --recompute selective: what it reruns in backward, comma-separated "
+                            f"from {', '.join(RECOMPUTE_MODULES)} (Megatron-Core --recompute-modules; default: "
+                            "core_attn)")
+    group.add_argument("--schedule", default=defaults.schedule, choices=SCHEDULES,
+                       help="pipeline schedule: 1f1b (rank r holds min(m, p - r) micro batches; the formulas' and "
+                            "jaxcheck's default) or gpipe (jaxcheck only: every forward, then every backward)")
+    group.add_argument("--no-sp", dest="sp", action="store_false", default=defaults.sp,
+                       help="disable sequence parallelism")
+    group.add_argument("--no-flash-attn", dest="flash_attn", action="store_false", default=defaults.flash_attn,
+                       help="keep s x s attention scores and softmax for backward")
+    group.add_argument("--zero", type=int, choices=ZERO_STAGES, default=None if recipe else defaults.zero,
+                       help="ZeRO stage, what is sharded over d*c: 0 nothing, 1 optimizer states, 2 also gradients, "
+                            "3 also weights (FSDP) (default: " + (f"{_own_defaults('zero')})" if recipe else
+                                                                  "%(default)s)"))
+    group.add_argument("--dist-opt", dest="zero", action="store_const", const=1, default=argparse.SUPPRESS,
+                       help="alias of --zero 1 (Megatron's distributed optimizer)")
+    group.add_argument("--no-dist-opt", dest="zero", action="store_const", const=0, default=argparse.SUPPRESS,
+                       help="alias of --zero 0")
+
+
+def _own_defaults(key: str) -> str:
+    """Training's default of --zero or --recompute, then each recipe's own: 'none; torchtitan: selective'."""
+    from ..recipes import REGISTRY
+
+    own = [f"{recipe.flag}: {recipe.defaults[key]}" for recipe in REGISTRY if recipe.flag and key in recipe.defaults]
+    return "; ".join([str(getattr(Training(), key)), *own])
+
+
+def model_from_args(args: argparse.Namespace) -> ModelShape:
+    return resolve_model(args.model)
+
+
+def training_from_args(args: argparse.Namespace, shape: ModelShape | None = None, profile: str | None = None) -> Training:
+    """Build and (given the model) check the training config, with the precision `profile` models by default
+    (without one, the Training defaults: Megatron's bf16 mixed precision) and the precision flags over it; errors are
+    one-line ConfigErrors."""
+    fields = {key: value for key, value in vars(args).items() if key not in precision.FIELDS}
+    training = training_from_json({**fields, **recipe_defaults(args, profile), **precision_from_args(args, profile)})
+    return training.check(shape, profile or "all") if shape is not None else training

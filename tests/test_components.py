@@ -18,7 +18,7 @@ from symbolic.recipes import PROFILES, load
 
 LLAMA_TENSORS = ["norm1_input", "qkv_input", "q", "k", "v", "attn_out", "norm2_input", "mlp_input", "gate", "up",
                  "swiglu", "down_input"]
-ALL_SWITCHES = [Switches(r, fl, sq, z, ov) for r, fl, sq, z, ov in itertools.product(RECOMPUTE, (True, False), (True, False),
+ALL_SWITCHES = [Switches(recompute=r, flash_attn=fl, sp=sq, zero=z, overheads=ov) for r, fl, sq, z, ov in itertools.product(RECOMPUTE, (True, False), (True, False),
                                                                                       ZERO_STAGES, (True, False))]
 
 

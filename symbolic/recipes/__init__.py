@@ -8,7 +8,9 @@ from types import ModuleType
 from ..config import rules
 from ..config.errors import ConfigError
 from . import deepspeed, jax, megatron, torchtitan
-from .base import LLAMA_ONLY, Profile, Recipe
+import numpy as np
+
+from .base import Profile, Recipe
 
 # adding a recipe: a folder symbolic/recipes/<name>/ (its __init__'s RECIPE, rules.py, profile.py) and a line here
 REGISTRY: tuple[Recipe, ...] = (megatron.RECIPE, torchtitan.RECIPE, deepspeed.RECIPE, jax.RECIPE)
@@ -16,9 +18,19 @@ REGISTRY: tuple[Recipe, ...] = (megatron.RECIPE, torchtitan.RECIPE, deepspeed.RE
 PROFILES: dict[str, Recipe] = {recipe.name: recipe for recipe in REGISTRY}  # --profile NAME -> its recipe
 RECIPES: dict[str, str] = {recipe.flag: recipe.name for recipe in REGISTRY if recipe.flag}  # --recipe NAME -> profile
 
+_LLAMA_ONLY = " and ".join(recipe.flag for recipe in REGISTRY if "recipes" in recipe.groups)
+# the "recipes" group's rows: what the recipes that join it (every trainer but Megatron) do not model
+GROUP_RULES: tuple[rules.Rule, ...] = (
+    rules.Rule("recipes: dense models", lambda x: x.E == 0,
+               lambda x: (f"{x.model} has routed experts: the {_LLAMA_ONLY} recipes model dense Llama models (use "
+                          f"--recipe megatron)"), scope="recipes", model=True),
+    rules.Rule("recipes: GQA attention", lambda x: np.logical_not(x.mla),
+               lambda x: (f"{x.model} has multi-head latent attention: the {_LLAMA_ONLY} recipes model GQA attention "
+                          f"(use --recipe megatron)"), scope="recipes", model=True),
+)
 for _recipe in REGISTRY:
     rules.register(_recipe.name, _recipe.rules, _recipe.groups)
-rules.register("recipes", LLAMA_ONLY)
+rules.register("recipes", GROUP_RULES)
 
 
 def get(name: str) -> Recipe:

@@ -4,8 +4,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-import numpy as np
-
 from ..config.rules import Rule
 
 
@@ -49,14 +47,3 @@ class Recipe:
     def module(self) -> str:
         """The dotted name of its profile module (a Profile)."""
         return f"symbolic.recipes.{self.package}.profile"
-
-
-# the "recipes" group: what the trainers' recipes other than megatron do not model (their rows, registered once)
-LLAMA_ONLY: tuple[Rule, ...] = (
-    Rule("recipes: dense models", lambda x: x.E == 0,
-         lambda x: (f"{x.model} has routed experts: the torchtitan and deepspeed recipes model dense Llama models "
-                    f"(use --recipe megatron)"), scope="recipes", model=True),
-    Rule("recipes: GQA attention", lambda x: np.logical_not(x.mla),
-         lambda x: (f"{x.model} has multi-head latent attention: the torchtitan and deepspeed recipes model GQA "
-                    f"attention (use --recipe megatron)"), scope="recipes", model=True),
-)

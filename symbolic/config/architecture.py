@@ -1,0 +1,53 @@
+"""The model's architecture as the formulas see it: the features of a ModelShape that add or drop terms, declared
+once (Switches extends it; `of` reads it off a shape); no sympy."""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from .errors import ConfigError
+from .shapes import MLPS, NORMS, QK_NORMS
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """Beyond the letters (ModelShape's sizes): what a model has, each a switch of the expressions' form."""
+
+    tied: bool = False  # LM head shares the embedding matrix: one v x h matrix on the p = 1 "only" stage
+    moe: bool = False  # routed experts (E > 0) in L_e of the L layers
+    shared: bool = False  # shared experts of width f_s in every MoE layer
+    shared_gate: bool = False  # a sigmoid gate [h, 1] on the shared experts' output (Qwen2-MoE)
+    qk_norm: str = "none"  # RMSNorm on Q and K: none, head (over dh, Qwen3), full (over a dh and k dh, OLMoE)
+    qkv_bias: bool = False  # biases on Q, K, V
+    o_bias: bool = False  # a bias on the output projection
+    mlp_bias: bool = False  # biases on gate, up, down of a dense MLP
+    mlp: str = "swiglu"  # a dense layer's MLP: swiglu (3 matrices) or gelu (2, GPT)
+    norm: str = "rms"  # rms (a weight) or layer (a weight and a bias)
+    positions: bool = False  # learned absolute position embeddings (s_p rows of h) on the first stage
+    dropout: bool = False  # dropout masks (1 byte each) kept for backward
+    mla: bool = False  # multi-head latent attention (kv_r > 0) in place of GQA
+    q_lora: bool = False  # MLA's queries through a latent of rank q_r (else a plain h x a (dh + d_r) projection)
+    mtp: bool = False  # n_mtp multi-token-prediction modules on the last stage
+    mtp_moe: bool = False  # their layers have routed experts (they repeat the last layer's kind)
+    expert_bias: bool = False  # each MoE layer keeps a [E] routing-score correction bias (a buffer, not trained)
+    sigmoid: bool = False  # sigmoid router scores: the routing and the aux loss each keep their own [T, E]
+
+    def __post_init__(self):
+        if self.qk_norm not in QK_NORMS:
+            raise ConfigError(f"qk_norm must be one of {', '.join(QK_NORMS)}, got {self.qk_norm!r}")
+        if self.mlp not in MLPS or self.norm not in NORMS:
+            raise ConfigError(f"mlp must be one of {', '.join(MLPS)} and norm one of {', '.join(NORMS)}, got "
+                              f"{self.mlp!r}, {self.norm!r}")
+
+    @classmethod
+    def of(cls, shape) -> "Architecture":
+        """A ModelShape's architecture: tied, experts (shared, gated), q/k norms, biases, MLP and norm kinds, learned
+        positions, dropout, MLA (with a query latent), multi-token prediction (with experts), the score bias."""
+        return cls(tied=shape.tied, moe=shape.moe, shared=shape.f_s > 0, shared_gate=shape.shared_gate,
+                   qk_norm=shape.qk_norm, qkv_bias=shape.qkv_bias, o_bias=shape.o_bias, mlp_bias=shape.mlp_bias,
+                   mlp=shape.mlp, norm=shape.norm, positions=shape.positions > 0, dropout=shape.dropout,
+                   mla=shape.mla, q_lora=shape.q_lora > 0, mtp=shape.mtp > 0, mtp_moe=shape.mtp > 0 and shape.mtp_moe,
+                   expert_bias=shape.expert_bias, sigmoid=shape.sigmoid)
+
+    def features(self) -> dict:
+        """Its fields by name (what Switches.of takes from a shape)."""
+        return {f.name: getattr(self, f.name) for f in fields(Architecture)}

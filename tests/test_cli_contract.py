@@ -2,7 +2,7 @@
 units of --gpu-mem, the model a config file names; and what it refuses in one line before any work: conflicting
 flags, unusable output paths, an empty or non-UTF-8 grid.
 
-Source of truth: the CLI contract of the README (exit 2 with one line naming the flag and the value). In-process
+Source of truth: the CLI contract of docs/commands.md (exit 2 with one line naming the flag and the value). In-process
 through symbolic.cli.entry.main (the same code the `mem4d` script runs).
 """
 import argparse
@@ -167,3 +167,17 @@ def test_plan_explains_no_valid_configuration_on_stdout_and_errs_in_one_line():
     rc, out, err = run("plan", "--model", "tiny", "--gpus", "11", "--seq", "256", "--gbs", "1024")  # L = 8
     assert rc == 2 and err.count("\n") == 1 and "no valid 4D configuration" in err
     assert sum(line.startswith("  dp=") for line in out.splitlines()) == 4
+
+
+@pytest.mark.parametrize("flags", [
+    ("--model", "llama3-8b", "--recompute", "selective", "--recompute-modules", "moe_act"),
+    ("--recipe", "torchtitan", "--zero", "1"),
+    ("--recipe", "deepspeed", "--zero", "0"),
+    ("--recipe", "megatron", "--schedule", "gpipe"),
+    ("--recipe", "torchtitan", "--model", "mixtral-8x7b"),
+])
+def test_formula_refuses_what_estimate_refuses(flags):
+    """One rule table, checked once: formula names the same broken rule as estimate, word for word (source of truth:
+    estimate's own message)."""
+    line = lambda err: err.split(": error: ", 1)[1]  # noqa: E731  (past the command's name)
+    assert line(refused("formula", *flags)) == line(refused("estimate", *flags))

@@ -13,14 +13,20 @@ from ..flags.training import add_recipe_arg, add_switch_args, profile_from_args
 def switches_from_args(args: argparse.Namespace):
     """The switches of the Training these flags describe (its other fields at their defaults), and of the model's
     architecture (experts, shared experts, biases, q/k norms, tied embeddings) when --model is given."""
+    from ..config import rules
     from ..config.hfconfig import resolve_model
     from ..config.switches import Switches
     from ..config.training import training_from_json
 
-    from ..flags.training import recipe_defaults
+    from ..flags.training import precision_from_args, recipe_defaults
 
     shape = resolve_model(args.model) if args.model is not None else None
-    training = training_from_json({**vars(args), **recipe_defaults(args, args.profile)})
+    training = training_from_json({**vars(args), **recipe_defaults(args, args.profile),
+                                   **precision_from_args(args, args.profile)})  # the profile's own precision
+    if shape is not None:  # the rules estimate checks, on the same table: a flag the profile refuses is one line
+        training.check(shape, args.profile)
+    else:
+        rules.check(rules.letters(training), rules.select(args.profile, model=False))
     return Switches.of(training, overheads=args.overheads, backend=args.backend, shape=shape)
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+import numpy as np
+
 from ..config import rules
 from ..config.errors import ConfigError
 from . import deepspeed, jax, megatron, torchtitan
-import numpy as np
-
 from .base import Profile, Recipe
 
 # adding a recipe: a folder symbolic/recipes/<name>/ (its __init__'s RECIPE, rules.py, profile.py) and a line here
@@ -50,4 +50,4 @@ def widths(name: str) -> dict:
     return dict(get(name).precision)
 
 
-__all__ = ["REGISTRY", "PROFILES", "RECIPES", "Profile", "Recipe", "get", "load", "widths"]
+__all__ = ["REGISTRY", "PROFILES", "RECIPES", "GROUP_RULES", "Profile", "Recipe", "get", "load", "widths"]

@@ -1,6 +1,7 @@
 """The one table of validity rules: each a predicate, a one-line message and the profiles it binds (no sympy)."""
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Callable
@@ -117,18 +118,28 @@ def register(profile: str, rows: tuple[Rule, ...], groups: tuple[str, ...] = ())
     _GROUPS[profile] = tuple(groups)
 
 
+def _rows() -> list[Rule]:
+    """The table, the recipes' rows registered: the registry (symbolic.recipes) registers them when first imported,
+    which happens here, at the first rule read, and not when `symbolic` is imported, so the CLI's signal guard is in
+    place before numpy and the recipes load (tests/test_signals.py, "start")."""
+    if not _GROUPS:
+        importlib.import_module("symbolic.recipes")
+    return _TABLE
+
+
 def table() -> tuple[Rule, ...]:
     """Every rule, in table order: the shared rows, then the recipes' in the registry's order."""
-    return tuple(_TABLE)
+    return tuple(_rows())
 
 
 def select(scope: str = "all", model: bool | None = None, policy: bool | None = None) -> tuple[Rule, ...]:
     """The rules that bind `scope` (those of every profile, plus the scope's own), in table order; `model` keeps only
     the rules that read (True) or do not read (False) the model, `policy` those that read only recompute and zero."""
+    rows = _rows()
     scopes = ("all", scope) + _GROUPS.get(scope, ())
     # "!name" binds each profile but name (not "all": what every profile checks when a Training is built)
     binds = lambda rule: rule.scope in scopes or rule.scope[:1] == "!" and scope not in ("all", rule.scope[1:])  # noqa: E731
-    return tuple(rule for rule in _TABLE if binds(rule) and model in (None, rule.model)
+    return tuple(rule for rule in rows if binds(rule) and model in (None, rule.model)
                  and policy in (None, rule.policy))
 
 

@@ -157,7 +157,8 @@ def test_model_name_of_a_config_file(tmp_path, name, content, expected):
     """_name_or_path, else the file's own name (unless the generic config.json), else model_type; never the folder."""
     folder = tmp_path / "some-folder"
     folder.mkdir()
-    shape = {"hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4, "num_hidden_layers": 2,
+    shape = {"hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 4,
+             "num_hidden_layers": 2,
              "vocab_size": 100}
     (folder / name).write_text(json.dumps({**content, **shape}))
     assert from_hf_config(folder / name).name == expected

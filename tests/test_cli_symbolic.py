@@ -83,7 +83,7 @@ def test_bad_input_is_one_line_and_exit_2(case):
 
 
 @pytest.mark.parametrize("content, needle", [(None, "no such file"), ("{not json", "malformed"),
-                                             ('{"hidden_size": 64}', "intermediate_size")])
+                                             ('{"model_type": "kimi_k2", "hidden_size": 64}', "missing key")])
 def test_bad_config_json_names_the_file_and_key(tmp_path, content, needle):
     path = tmp_path / "config.json"
     if content is not None:

@@ -49,7 +49,7 @@ def test_hf_config_kv_heads_default_to_heads(tmp_path):
 
 @pytest.mark.parametrize(
     "content, needle",
-    [("{not json", "malformed JSON"), ('{"hidden_size": 64}', "intermediate_size"), ('{"hidden_size": -1}', "hidden_size"), ("[]", "object")],
+    [("{not json", "malformed JSON"), ('{"model_type": "kimi_k2", "hidden_size": 64}', "missing key"), ('{"hidden_size": -1}', "hidden_size"), ("[]", "object")],
 )
 def test_hf_config_errors_name_file_and_key(tmp_path, content, needle):
     path = tmp_path / "config.json"

@@ -46,7 +46,7 @@ def test_every_message_is_one_line_on_ints():
     summing to 3 of 4 layers, 6 chunks for 4 layers) every rule but the layer rule they replace."""
     shape = ModelShape("odd", h=36, f=64, a=4, k=2, L=4, v=64)
     on_uneven = ["stage layers: p entries", "stage layers % vpp", "stage layers sum to L", "uneven: whole chunks"]
-    dense = ["mla_up_proj needs MLA", "moe_act needs experts",
+    dense = ["mla_up_proj needs MLA", "moe_act needs experts", "capacity needs experts",
              "E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP", "mixed layers: p = 1, dense first (jax)",
              "Llama layers (jax)", "no multi-token prediction or score bias (jax)", "recipes: GQA attention",
              "no biases or q/k norms (jax)", "recipes: dense models"]  # a dense GQA model cannot break the rules of experts or MLA
@@ -144,12 +144,13 @@ def test_search_rows_of_the_jax_profile_pass_jaxcheck():
 
 def test_plan_jax_refuses_what_verify_refuses():
     """s = 1000 is no multiple of the flash block: no jax configuration is valid, and why_not names the rule on every
-    factorisation; the paper profile has valid ones (it models no flash block)."""
+    factorisation, so plan names it once, on stderr, and lists nothing; the paper profile has valid ones (it models
+    no flash block)."""
     cluster = Cluster(PRESETS["tiny"], gpus=8, s=1000, gbs=8)
     assert len(valid(cluster, "jax")[0]["d"]) == 0 and len(valid(cluster, "paper")[0]["d"]) > 0
     lines, total = why_not(cluster, "jax")
     assert len(lines) == total and all("flash attention runs over key blocks of 128" in line for line in lines)
     done = subprocess.run([sys.executable, "-m", "symbolic.cli", "plan", "--profile", "jax", "--model", "tiny",
                            "--gpus", "8", "--seq", "1000", "--gbs", "8"], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and "flash attention runs over key blocks of 128" in done.stdout  # the why-not list
+    assert done.returncode == 2 and done.stdout == "" and "flash attention runs over key blocks of 128" in done.stderr
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("mem4d plan: error: no valid 4D configuration")

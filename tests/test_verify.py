@@ -118,7 +118,7 @@ def test_cli_json_schema(capsys):
     (["--dp", "0"], "positive integer"),
     (["--model", "tiny", "--target", "tpu-v9"], "unknown target 'tpu-v9'"),
     (["--model", "tiny", "--target", "cpu", "--target-config", "x.txtpb"], "conflict"),
-    (["--model", "tiny", "--target-config", "/nonexistent.txtpb"], "unknown target"),
+    (["--model", "tiny", "--target-config", "/nonexistent.txtpb"], "no such file"),
 ])
 def test_bad_input_one_line_exit_2(args, needle):
     proc = _cli(*args, timeout=60)

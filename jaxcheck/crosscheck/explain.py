@@ -125,9 +125,17 @@ def residuals(spec: StepSpec, mesh) -> dict:
             "symbolic_bytes": sum(t["bytes"] for t in tensors)}
 
 
-def phases(spec: StepSpec, mesh, backend: str) -> list[dict]:
-    """XLA's peak of live temporaries in each window between the step's loops (read from a dump of this compile)
-    next to the profile's largest phase in that window."""
+def dump_options(backend: str, directory: str) -> dict:
+    """The compiler options of a compile that dumps the train step's HLO and buffer assignment into directory."""
+    from ..compile import FAST_CPU
+    from .xladump import DUMP_OPTIONS
+
+    return {**({} if backend == "gpu" else FAST_CPU), **DUMP_OPTIONS, "xla_dump_to": directory}
+
+
+def phases(spec: StepSpec, mesh, backend: str, dumped: str | None = None) -> list[dict]:
+    """XLA's peak of live temporaries in each window between the step's loops (read from a dump of this compile, or
+    of the compile already dumped into `dumped`) next to the profile's largest phase in that window."""
     import tempfile
 
     from symbolic.config.symbols import BY_NAME
@@ -135,15 +143,15 @@ def phases(spec: StepSpec, mesh, backend: str) -> list[dict]:
     from symbolic.config.switches import Switches
     from symbolic.recipes.jax import profile
 
-    from ..compile import FAST_CPU, compile_step
-    from .xladump import DUMP_OPTIONS, phase_peaks
+    from ..compile import compile_step
+    from .xladump import phase_peaks
 
     with tempfile.TemporaryDirectory(prefix="mem4d-dump-") as directory:
-        options = {**({} if backend == "gpu" else FAST_CPU), **DUMP_OPTIONS, "xla_dump_to": directory}
-        compile_step(spec, mesh, compiler_options=options)
+        if dumped is None:
+            compile_step(spec, mesh, compiler_options=dump_options(backend, directory))
         # ZeRO-2's update loop over the L/p layers (XLA removes a loop of one trip)
-        xla = phase_peaks(directory, (spec.train.sharded_grads and not spec.train.sharded_weights) and spec.shape.L > spec.train.p,
-                          ticks=spec.train.schedule == "1f1b")
+        xla = phase_peaks(dumped or directory, (spec.train.sharded_grads and not spec.train.sharded_weights)
+                          and spec.shape.L > spec.train.p, ticks=spec.train.schedule == "1f1b")
     training = jax_training(spec.train, spec.opts)
     values = {BY_NAME[n]: v for n, v in inputs_for(spec.shape, training).items()}
     live = {name: int(float(expr.xreplace(values)))

@@ -14,7 +14,7 @@ def percent(x) -> str:
 
 def print_verify(result: dict) -> None:
     """`mem4d verify`'s table: component | group | symbolic | XLA | measured | relative error (MiB per device)."""
-    from rich.console import Console
+    from symbolic.render.console import Console
     from rich.table import Table
 
     from symbolic.config.training import config_line
@@ -31,7 +31,7 @@ def print_verify(result: dict) -> None:
         style = "bold" if row["group"] == "sum" else None
         table.add_row(row["name"], row["group"], mib(row["symbolic"]), mib(row["xla"]), mib(peak),
                       percent(row["rel_error"]), style=style)
-    console = Console(width=max(120, Console().width))
+    console = Console(min_width=120)
     console.print(table)
     console.print("symbolic: profile jax (mem4d formula --profile jax); XLA: memory_analysis(), total = argument + "
                   "output + temp - alias; measured: GPU peak in a fresh process"

@@ -37,11 +37,12 @@ def compare(sym: dict[str, int], xla: dict, arguments: dict[str, int]) -> list[d
 
 
 def verify(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions(), *, target=None,
-           explain: bool = False, measure: bool = False) -> dict:
+           explain: bool = False, measure: bool = False, phases: bool = False) -> dict:
     """Compile jaxcheck's train step for this config for the target (default: the CLI's default GPU card) and compare
     with the `jax` profile of that backend. A GPU target compiles the program as written: its device memory is
     raised to jaxcheck.card.AS_WRITTEN_BYTES so that XLA:GPU's rematerialization pass changes nothing. Returns the
     `mem4d verify --json` object; raises ConfigError (one line) for invalid configs, anything else is a compile failure.
+    phases: the same compile also dumps its HLO, and the object gains "phases" (explain.phases of that compile).
     """
     from ..backend import start
     from ..targets import DEFAULT, load
@@ -55,7 +56,18 @@ def verify(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions(
     from ..mesh import make_mesh
 
     mesh = make_mesh(training, devices)
-    report, _, _ = compile_step(spec, mesh, compiler_options=None if target.is_gpu else FAST_CPU)
+    backend = "gpu" if target.is_gpu else "cpu"
+    windows = None
+    if phases:
+        import tempfile
+
+        from .explain import dump_options, phases as read_phases
+
+        with tempfile.TemporaryDirectory(prefix="mem4d-dump-") as directory:
+            report, _, _ = compile_step(spec, mesh, compiler_options=dump_options(backend, directory))
+            windows = read_phases(spec, mesh, backend, dumped=directory)
+    else:
+        report, _, _ = compile_step(spec, mesh, compiler_options=None if target.is_gpu else FAST_CPU)
     measured = None
     if measure and real:
         from ..measure import measure as run_measure
@@ -73,7 +85,7 @@ def verify(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions(
         "components": compare(sym, report.xla, report.arguments),
         "rel_error_total": rel(sym["total"], report.xla["total_bytes"]),
         "compile_seconds": round(report.compile_seconds, 3), "explain": details,
-    }
+    } | ({"phases": windows} if phases else {})
 
 
 def target_json(target, compiled_for) -> dict:

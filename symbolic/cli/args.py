@@ -29,11 +29,11 @@ def check_output_file(path: str, flag: str, formats: tuple[str, ...] = ()) -> No
     """Before any work: `path` can be written (an existing writable file, or a new file in an existing folder that
     takes one; probed, nothing left behind) and, given `formats`, ends in one of them; else a one-line ConfigError."""
     target = Path(path)
+    if target.is_dir():
+        raise ConfigError(f"{flag} {path}: is a directory; give a file name")
     if formats and target.suffix.lower().lstrip(".") not in formats:
         raise ConfigError(f"{flag} {path}: unknown format {target.suffix or '(no extension)'!r}; "
                           f"give a file name ending in one of: {', '.join('.' + f for f in formats)}")
-    if target.is_dir():
-        raise ConfigError(f"{flag} {path}: is a directory; give a file name")
     if not target.parent.is_dir():
         raise ConfigError(f"{flag} {path}: folder {target.parent} does not exist")
     try:
@@ -80,7 +80,14 @@ def target_from_args(args: argparse.Namespace):
 
     if args.target is not None and args.target_config is not None:
         raise ConfigError(f"--target {args.target} and --target-config {args.target_config} conflict: give one")
-    return load(args.target_config or args.target or DEFAULT)
+    if args.target_config is not None:
+        path = Path(args.target_config)
+        if not path.is_file():
+            raise ConfigError(f"--target-config {args.target_config}: "
+                              + ("is a directory" if path.is_dir() else "no such file")
+                              + " (a GpuTargetConfigProto text file; shipped cards are --target NAME)")
+        return load(str(path))
+    return load(args.target or DEFAULT)
 
 
 def add_step_args(parser: argparse.ArgumentParser):

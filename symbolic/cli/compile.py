@@ -33,7 +33,7 @@ def _gib(n: int) -> str:
 
 
 def _print_table(report, spec) -> None:
-    from rich.console import Console
+    from ..render.console import Console
     from rich.table import Table
 
     mesh = report.mesh
@@ -53,7 +53,7 @@ def _print_table(report, spec) -> None:
     if measured and "peak_bytes" in measured:
         table.add_row("measured peak", _gib(measured["peak_bytes"]), f"{measured['peak_bytes']:,}")
         table.add_row("bytes limit", _gib(measured["limit_bytes"]), f"{measured['limit_bytes']:,}")
-    console = Console(width=max(110, Console().width))
+    console = Console(min_width=110)
     console.print(table)
     console.print("total = argument + output + temp - alias: inputs, outputs and temps are live together; "
                   "donated params/optimizer state are counted once.")
@@ -97,7 +97,7 @@ def _print_fit(result) -> None:
     """One line on the card: compiled where, and whether XLA had to rematerialize to fit its memory."""
     fit, target = result.fit(), result.target
     if fit is None:
-        print(f"Compiled by XLA:CPU on simulated CPU devices (no device memory to fit).")
+        print("Compiled by XLA:CPU on simulated CPU devices (no device memory to fit).")
         return
     where = "this machine's GPUs" if result.real else "XLA:GPU without a GPU (deviceless)"
     gib = lambda n: f"{n / 2**30:,.2f} GiB"

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 
 from ..config.errors import ConfigError
 from ..config.training import config_line
@@ -92,9 +91,9 @@ def _gib(x: int) -> str:
 
 
 def _console():
-    from rich.console import Console
+    from ..render.console import Console
 
-    return Console(no_color=bool(os.environ.get("MEM4D_NO_COLOR")), width=max(100, Console().width))
+    return Console(min_width=100)
 
 
 def _print_tables(report: dict) -> None:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 
+from ..config.errors import ConfigError
 from ..config.switches import BACKENDS
 from ..recipes import get
 from ..flags.training import add_recipe_arg, add_switch_args, profile_from_args
@@ -27,6 +27,10 @@ def switches_from_args(args: argparse.Namespace):
         training.check(shape, args.profile)
     else:
         rules.check(rules.letters(training), rules.select(args.profile, model=False))
+        for module, needs in (("moe_act", "routed experts"), ("mla_up_proj", "multi-head latent attention")):
+            if module in training.recompute_modules.split(","):
+                raise ConfigError(f"--recompute-modules {module}: without --model formula describes a dense Llama "
+                                  f"with GQA attention, which has no {needs} (give --model)")
     return Switches.of(training, overheads=args.overheads, backend=args.backend, shape=shape)
 
 
@@ -63,11 +67,11 @@ def run(args: argparse.Namespace) -> int:
         for item in items:
             print(f"% {item['name']}: {item['doc']}\n{item['latex']}\n")
         return 0
-    from rich.console import Console
+    from ..render.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(no_color=bool(os.environ.get("MEM4D_NO_COLOR")), width=max(120, Console().width))
+    console = Console(min_width=120)
     model = f", model {args.model}" if args.model is not None else ""
     table = Table(title=f"profile {args.profile}{model}: bytes per GPU ({switches.recompute} recompute, sp={switches.sp}, "
                         f"flash={switches.flash_attn}, zero={switches.zero}, overheads={switches.overheads})",

@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from ..render.report import document
 
     if args.output != "-":
-        check_output_file(args.output, "-o/--output")
+        check_output_file(args.output, "-o/--output", ("tex",))  # LaTeX source (mem4d report writes PDFs)
     shape = model_from_args(args)
     training, _ = chosen_training(args, shape)
     text = document(estimate(shape, training, args.profile, overheads=args.overheads), args.gpu_mem, args.threshold)

@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import sys
 
 from ..config.errors import ConfigError
@@ -18,6 +17,7 @@ from .args import add_fit_args, check_output_file
 
 GiB = 2**30
 MAX_WHY_LINES = 40
+TOP = 10  # rows plan shows by default
 # the table's one "overheads" column (--json and --csv list each): communicators, CUDA context, cuBLAS, fragmentation
 OVERHEADS = ("communicators", "cuda_context", "cublas_workspaces", "fragmentation")
 
@@ -31,8 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seq", type=positive_int, required=True, metavar="S", help="sequence length s")
     parser.add_argument("--gbs", type=positive_int, required=True, metavar="G", help="global batch in sequences")
     add_recipe_arg(parser)
-    parser.add_argument("--top", type=positive_int, default=10, metavar="K",
-                        help="rows in the table and in --json (default: %(default)s)")
+    parser.add_argument("--top", type=positive_int, default=None, metavar="K",
+                        help=f"rows in the table and in --json (default: {TOP})")
     parser.add_argument("--all", action="store_true",
                         help="every feasible row, in the table or --json (streamed there one row at a time)")
     parser.add_argument("--no-sp", dest="sp", action="store_false", help="disable sequence parallelism")
@@ -56,6 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     args.profile = profile_from_args(args)
+    if args.all and args.top is not None:
+        raise ConfigError(f"--top {args.top} and --all: give one (--all lists every feasible configuration)")
+    args.top = TOP if args.top is None else args.top
     if args.csv:
         check_output_file(args.csv, "--csv")
     if args.plot:
@@ -72,10 +75,16 @@ def run(args: argparse.Namespace) -> int:
     zero = ZERO_STAGES if args.zero is None else (args.zero,)
     plan = search(cluster, args.threshold * args.gpu_mem, profile=args.profile, hw=hw, zero=zero)
     if plan.evaluated == 0:
+        where = f"no valid 4D configuration of {shape.name} on {args.gpus} GPUs with s={args.seq}, gbs={args.gbs}"
+        from ..plan.enumerate import shared_reason
+        from ..plan.search import policy_reason
+
+        reason = policy_reason(cluster, args.profile, zero) or shared_reason(cluster, args.profile, zero)
+        if reason:  # one rule rules out everything (a flag, not a factorisation): name it, list nothing
+            raise ConfigError(f"{where}: {reason}")
         if not args.json:
-            _print_why_not(cluster, args.profile)
-        raise ConfigError(f"no valid 4D configuration of {shape.name} on {args.gpus} GPUs with s={args.seq}, "
-                          f"gbs={args.gbs}: every factorisation breaks a divisibility rule"
+            _print_why_not(cluster, args.profile, zero)
+        raise ConfigError(f"{where}: every factorisation breaks a divisibility rule"
                           + ("" if args.json else " (each listed on stdout)"))
     if args.json:
         _write_json(plan, args, sys.stdout)
@@ -98,9 +107,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_why_not(cluster: Cluster, profile: str) -> None:
+def _print_why_not(cluster: Cluster, profile: str, zero: tuple[int, ...]) -> None:
     """Which rule rules out each factorisation, on stdout (stderr keeps its one error line)."""
-    lines, total = why_not(cluster, profile, limit=MAX_WHY_LINES)
+    lines, total = why_not(cluster, profile, limit=MAX_WHY_LINES, zero=zero)
     print(f"every factorisation d*t*p*c = {cluster.gpus} breaks a rule (with vpp=1, mbs=1, the least constrained):")
     for line in lines:
         print("  " + line)
@@ -181,10 +190,10 @@ def _write_csv(plan, path: str) -> None:
 
 
 def _print_table(plan, args) -> None:
-    from rich.console import Console
+    from ..render.console import Console
     from rich.table import Table
 
-    console = Console(no_color=bool(os.environ.get("MEM4D_NO_COLOR")), width=None if sys.stdout.isatty() else 240)
+    console = Console(width=None if sys.stdout.isatty() else 240)
     x = plan.cluster
     spent = plan.seconds["enumerate"] + plan.seconds["evaluate"]
     title = (f"{x.shape.name} on {x.gpus} GPUs, s={x.s}, gbs={x.gbs}: {plan.feasible} of {plan.evaluated} "

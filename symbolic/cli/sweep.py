@@ -68,7 +68,7 @@ class _Progress:
     def __init__(self, total: int, bar: bool):
         self.total, self.done, self.bar = total, 0, None
         if bar:
-            from rich.console import Console
+            from ..render.console import Console
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                        TimeRemainingColumn)
 
@@ -196,7 +196,7 @@ def _report(args: argparse.Namespace, out: Path, configs: list[dict]) -> int:
     if args.markdown:
         print(report.markdown(summary), end="")
         return 0
-    from rich.console import Console
+    from ..render.console import Console
 
     console = Console()
     report.print_summary(summary, console)

@@ -9,21 +9,77 @@ from pathlib import Path
 from .errors import ConfigError
 from .families import FAMILIES, SUPPORTED
 from .families.deepseek import MLA, MLA_FAMILIES
-from .hfkeys import HARMLESS, ONLY, VALUES, Family, Reader
+from .hfkeys import HARMLESS, HARMLESS_VALUES, ONLY, VALUES, Family, Reader
 from .shapes import PRESETS, ModelShape
 
 
+MAX_BYTES = 4 * 2**20  # the largest config.json read (published ones are under 100 KB; DeciLM's per-layer blocks ~50 KB)
+MAX_DEPTH = 16  # the deepest nesting read (published files nest 3 levels: a text_config's rope_scaling)
+MAX_DIGITS = 20  # the longest integer read (2^64 has 20 digits; sizes are bounded by 2^40 afterwards)
+
+
+class _Refused(ValueError):
+    """Raised inside the JSON decoder's hooks; _load turns it into one line naming the file."""
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    seen: dict = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _Refused(f"key {key!r} appears twice in one object (JSON readers differ on which one wins)")
+        seen[key] = value
+    return seen
+
+
+def _integer(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise _Refused(f"an integer of {len(text.lstrip('-'))} digits (at most {MAX_DIGITS} are read)")
+    return int(text)
+
+
+def _constant(text: str):
+    raise _Refused(f"{text} is not a JSON number")
+
+
+def _depth(value, limit: int) -> bool:
+    """Whether value nests no deeper than limit (iteratively: a deep value cannot exhaust the stack)."""
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            if level > limit:
+                return False
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return True
+
+
 def _load(path: Path) -> dict:
+    """The file's JSON object, read with bounds: at most MAX_BYTES (a device or a pipe that never ends is cut
+    there), MAX_DEPTH levels, MAX_DIGITS-digit integers, no NaN or Infinity, no key twice in one object."""
     try:
-        raw = json.loads(path.read_text())
+        with open(path, "rb") as file:
+            data = file.read(MAX_BYTES + 1)
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file (expected a preset name or a Hugging Face config.json)") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise ConfigError(f"{path}: cannot read: {err}") from None
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read: {err.strerror or err}") from None
+    if len(data) > MAX_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_BYTES // 2**20} MiB: not a config.json")
+    try:
+        raw = json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicates, parse_int=_integer,
+                         parse_constant=_constant)
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: cannot read: not UTF-8 text (byte {err.start})") from None
     except json.JSONDecodeError as err:
         raise ConfigError(f"{path}: malformed JSON at line {err.lineno} column {err.colno}: {err.msg}") from None
+    except _Refused as err:
+        raise ConfigError(f"{path}: {err}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nested deeper than {MAX_DEPTH} levels: not a config.json") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a JSON object at top level")
+    if not _depth(raw, MAX_DEPTH):
+        raise ConfigError(f"{path}: nested deeper than {MAX_DEPTH} levels: not a config.json")
     return raw
 
 
@@ -34,6 +90,8 @@ def _family(raw: dict, r: Reader) -> Family:
         raise r.fail("text_config", "a nested language-model config (a multimodal checkpoint such as Llama 4) is not "
                      f"modelled; mem4d reads a text model's config.json (model_type {SUPPORTED})")
     kind = raw.get("model_type", "llama")
+    if not isinstance(kind, str):
+        raise r.fail("model_type", "must be a string naming the architecture")
     for key in MLA if kind not in MLA_FAMILIES else ():
         if raw.get(key) is not None:
             raise r.fail(key, f"multi-head latent attention in a model_type {kind!r} config is not modelled; mem4d "
@@ -43,20 +101,35 @@ def _family(raw: dict, r: Reader) -> Family:
     return FAMILIES[kind]
 
 
+def _check_keys(raw: dict, family: Family, r: Reader) -> None:
+    """Every key is read by the family, harmless, or refused: a value mem4d does not model is refused naming it;
+    keys mem4d does not know are named all at once (one line), so one run lists what a file needs."""
+    unknown = []
+    for key, value in raw.items():
+        rule = ((family.values or {}).get(key) or VALUES.get(key) if key in family.keys else None) or ONLY.get(key) \
+            or HARMLESS_VALUES.get(key)
+        if rule is not None and not rule.allowed(value):
+            raise r.fail(key, f"not modelled; mem4d models {rule.supports}")
+        if rule is None and key not in family.keys and key not in HARMLESS:
+            unknown.append(key)
+    if len(unknown) == 1:
+        raise r.fail(unknown[0], f"not a key mem4d knows for model_type {raw.get('model_type', 'llama')!r} "
+                     f"({family.about}): it may change what is allocated, so it is refused rather than ignored")
+    if unknown:
+        shown = ", ".join(repr(key) for key in unknown[:12]) + (f" and {len(unknown) - 12} more" if unknown[12:] else "")
+        raise ConfigError(f"{r.path}: {len(unknown)} keys mem4d does not know for model_type "
+                          f"{raw.get('model_type', 'llama')!r} ({family.about}): {shown}; each may change what is "
+                          "allocated, so they are refused rather than ignored")
+
+
 def read(path: str | Path) -> ModelShape:
     """The ModelShape of a config.json; a key mem4d neither models nor knows to be harmless is a one-line ConfigError."""
     path = Path(path)
     raw = _load(path)
     r = Reader(raw, path)
     family = _family(raw, r)
-    for key, value in raw.items():
-        rule = ((family.values or {}).get(key) or VALUES.get(key) if key in family.keys else None) or ONLY.get(key)
-        if rule is not None:
-            if not rule.allowed(value):
-                raise r.fail(key, f"not modelled; mem4d models {rule.supports}")
-        elif key not in family.keys and key not in HARMLESS:
-            raise r.fail(key, f"not a key mem4d knows for model_type {raw.get('model_type', 'llama')!r} "
-                         f"({family.about}): it may change what is allocated, so it is refused rather than ignored")
+    _check_keys(raw, family, r)
+    r.defaults = family.defaults or {}
     if family.letters is not None:
         values = family.letters(r)
     else:

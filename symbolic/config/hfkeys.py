@@ -20,6 +20,8 @@ HARMLESS = frozenset({
     "rms_norm_eps", "rope_theta", "rope_scaling", "rope_parameters",
     "max_position_embeddings", "use_cache", "pretraining_tp", "use_sliding_window", "sliding_window",
     "max_window_layers", "layer_types", "output_router_logits", "router_aux_loss_coef", "norm_topk_prob",
+    "use_mrope", "is_llama_config", "rope_interleaved",  # multimodal RoPE's position ids, SmolLM2's conversion
+    # marker and its rotary layout: no parameter, no buffer
     "_attn_implementation", "_attn_implementation_autoset", "attn_implementation", "return_dict",
     "output_hidden_states", "output_attentions", "torchscript", "use_bfloat16", "tf_legacy_loss",
     "chunk_size_feed_forward", "is_decoder", "cross_attention_hidden_size", "tie_encoder_decoder", "max_length",
@@ -57,6 +59,38 @@ ONLY = {
     "add_cross_attention": Only(false_or_null, "decoder-only models without cross-attention"),
     "pruned_heads": Only(lambda x: x in ({}, None), "unpruned heads ({})"),
     "quantization_config": Only(lambda x: False, "unquantized weights (quantized training is not modelled)"),
+    "qkv_bias": Only(false_or_null, "no Q, K, V biases but attention_bias's (Qwen2-MoE reads qkv_bias)"),
+}
+
+
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _count_or_null(x, least: int = 1) -> bool:
+    return x is None or isinstance(x, int) and not isinstance(x, bool) and least <= x <= MAX_SIZE
+
+
+ATTENTION_KINDS = ("full_attention", "sliding_attention")  # layer_types mem4d reads as one attention layer each
+# the values HARMLESS keys may take: a harmless key is harmless at these values only (layer_types listing a linear
+# attention or Mamba layer describes another allocation; a string where a number belongs is not a config)
+HARMLESS_VALUES = {
+    "layer_types": Only(lambda x: x is None or isinstance(x, list) and all(kind in ATTENTION_KINDS for kind in x),
+                        "full or sliding-window attention in every layer (" + ", ".join(ATTENTION_KINDS) + ")"),
+    "use_sliding_window": Only(lambda x: x is None or isinstance(x, bool), "true or false"),
+    "sliding_window": Only(_count_or_null, "a positive window, or null"),
+    "max_window_layers": Only(lambda x: _count_or_null(x, 0), "a number of layers, or null"),
+    "max_position_embeddings": Only(_count_or_null, "a positive length"),
+    "pretraining_tp": Only(_count_or_null, "a positive integer"),
+    "rope_theta": Only(_number, "a number"),
+    "rms_norm_eps": Only(_number, "a number"),
+    "router_aux_loss_coef": Only(lambda x: x is None or _number(x), "a number"),
+    "initializer_range": Only(lambda x: x is None or _number(x), "a number"),
+    "rope_scaling": Only(lambda x: x is None or isinstance(x, dict), "an object or null"),
+    "rope_parameters": Only(lambda x: x is None or isinstance(x, dict), "an object or null"),
+    **{key: Only(lambda x: x is None or isinstance(x, bool), "true or false")
+       for key in ("use_cache", "output_router_logits", "norm_topk_prob", "use_mrope", "is_llama_config",
+                   "rope_interleaved")},
 }
 
 
@@ -79,13 +113,20 @@ class Family:
     about: str  # what the family is, for messages
     letters: Callable[["Reader"], dict] | None = None  # the base letters under other keys (default: BASE's)
     values: dict | None = None  # the values its keys may take where they differ from VALUES'
+    defaults: dict | None = None  # its library defaults for keys a file leaves out (families.defaults)
 
 
 class Reader:
     """Checked access to one config.json's values: each failure a one-line ConfigError naming the file and key."""
 
-    def __init__(self, raw: dict, path: Path):
-        self.raw, self.path = raw, path
+    def __init__(self, raw: dict, path: Path, defaults: dict | None = None):
+        self.raw, self.path, self.defaults = raw, path, defaults or {}
+
+    def get(self, key: str, fallback=None):
+        """key's value: the file's; left out, the family's library default (families.defaults); null either way,
+        `fallback` (what the library makes of None)."""
+        value = self.raw[key] if key in self.raw else self.defaults.get(key)
+        return fallback if value is None else value
 
     def fail(self, key: str, why: str) -> ConfigError:
         value = json.dumps(self.raw.get(key))
@@ -94,23 +135,26 @@ class Reader:
         return ConfigError(f"{self.path}: key {key!r} = {value}: {why}")
 
     def count(self, key: str, default: int | None = None, zero: bool = False) -> int:
-        """A positive (or, with zero, non-negative) integer up to 2^40; `default` when absent or null."""
-        value = self.raw.get(key)
+        """A positive (or, with zero, non-negative) integer up to 2^40: the file's, else the library default, else
+        (null, or left out with no library default) `default`, else a one-line refusal."""
+        value = self.get(key)
         if value is None:
             if default is None:
-                raise ConfigError(f"{self.path}: missing key {key!r}")
+                raise ConfigError(f"{self.path}: missing key {key!r} (and no library default for this family)")
             return default
         if not isinstance(value, int) or isinstance(value, bool) or not (0 if zero else 1) <= value <= MAX_SIZE:
             raise self.fail(key, f"must be a {'non-negative' if zero else 'positive'} integer up to 2^40")
         return value
 
     def flag(self, key: str, default: bool = False) -> bool:
-        value = self.raw.get(key, default)
-        return default if value is None else value
+        value = self.get(key, default)
+        if not isinstance(value, bool):
+            raise self.fail(key, "must be true or false")
+        return value
 
     def layers(self, key: str, L: int) -> tuple[int, ...]:
         """A list of distinct layer indices below L (null or absent: none)."""
-        value = self.raw.get(key) or []
+        value = self.get(key) or []
         if not isinstance(value, list) or any(not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < L
                                               for i in value):
             raise self.fail(key, f"must be a list of layer indices from 0 to L - 1 = {L - 1}")

@@ -42,6 +42,9 @@ def check(choices: dict) -> str | None:
     if choices["weight_dtype"] == "fp8" and not choices["master_weights"]:
         return ("fp8 weights need a high-precision master copy (--master-weights): no trainer updates fp8 weights in "
                 "place (Megatron-LM --fp8-param-gather keeps fp32 master weights in the optimizer)")
+    if choices["optimizer"] == "adamw8bit" and choices["moment_dtype"] != "fp32":
+        return (f"--moment-dtype {choices['moment_dtype']} with --optimizer adamw8bit: bitsandbytes' 8-bit AdamW keeps "
+                "its two moments in 1-byte states whatever the dtype (drop --moment-dtype)")
     if choices["weight_dtype"] == "fp32" and choices["master_weights"]:
         return "fp32 weights are their own master copy: pass --no-master-weights with --weight-dtype fp32"
     return None

@@ -78,6 +78,9 @@ SHARED: tuple[Rule, ...] = (
     Rule("e > 1 needs experts", lambda x: (x.E > 0) | ((x.e == 1) & (x.t_e == x.t)),
          lambda x: (f"--ep {x.e} / --etp {x.t_e}: {x.model} has no routed experts, so expert parallelism does not apply "
                     f"(leave ep = 1 and etp = tp)"), model=True),
+    Rule("capacity needs experts", lambda x: (x.E > 0) | (x.C_f == 1.0),
+         lambda x: (f"--moe-capacity {x.C_f:g}: {x.model} has no routed experts, so a capacity factor does not apply"),
+         model=True),
     Rule("E % e", lambda x: x.E % x.e == 0,
          lambda x: f"expert parallel ep={x.e} does not divide the E={x.E} routed experts of {x.model}", model=True),
     Rule("f_e % t_e", lambda x: x.f_e % x.t_e == 0,

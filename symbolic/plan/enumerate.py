@@ -224,3 +224,16 @@ def why_not(cluster: Cluster, profile: str = "paper", limit: int | None = None, 
         lines.append(f"dp={x.d} tp={x.t} pp={x.p} cp={x.c}: "
                      + ("; ".join(by_name[name].message(x) for name in names) if names else "valid"))
     return lines, len(fac["d"])
+
+
+def shared_reason(cluster: Cluster, profile: str = "paper", zero: tuple[int, ...] = ZERO_STAGES) -> str | None:
+    """The message (at the first factorisation) of a rule that every factorisation breaks at its least constrained
+    choices (why_not's), e.g. a flag the model has no use for; None when no one rule rules them all out."""
+    fac = factorisations(cluster.gpus)
+    grid, ok = _least_constrained(cluster, fac, profile, zero, True)
+    everywhere = [name for name, holds in ok.items() if not np.any(holds)]
+    if not everywhere:
+        return None
+    x = _letters(cluster, {name: grid[name][0].item() for name in GRID if name in grid} | {
+        name: np.asarray(value).reshape(-1)[0].item() for name, value in expert_columns(grid).items()}, profile)
+    return {rule.name: rule for rule in rules.select(profile)}[everywhere[0]].message(x)

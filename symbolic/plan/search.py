@@ -85,6 +85,21 @@ def _allowed(profile: str, recompute: str, grid: dict) -> np.ndarray:
     return np.logical_and.reduce([np.ones(len(grid["d"]), dtype=bool), *held])
 
 
+def policy_reason(cluster: Cluster, profile: str, zero: tuple[int, ...]) -> str | None:
+    """The message of the profile's policy rule that rules out every (recompute, zero) pair plan would search (at
+    t = 1 and t = 2), e.g. --zero 1 with torchtitan; None when some pair is allowed."""
+    messages = []
+    for z in zero:
+        for recompute in RECOMPUTE:
+            for t in (1, 2):
+                x = SimpleNamespace(recompute=recompute, zero=z, t=t, **RECIPE_FIELDS)
+                broken = [rule for rule in rules.select(profile, policy=True) if not np.all(rule.holds(x))]
+                if not broken:
+                    return None
+                messages.append(broken[0].message(x))
+    return messages[0] if messages else None
+
+
 def _estimators(cluster: Cluster, profile: str, overheads: bool, zero: tuple[int, ...], grid: dict) -> dict:
     """The lambdified estimator of each (recompute, zero) pair (lru-cached inside symbolic.estimator); the higher
     stage first, the order in which exact ties of the ranking are listed."""

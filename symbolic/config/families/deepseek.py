@@ -53,8 +53,8 @@ def mla(raw: dict, r: Reader) -> dict:
     if r.flag("attention_bias"):
         raise r.fail("attention_bias", "not modelled; mem4d models multi-head latent attention without biases")
     if out.get("E"):
-        out["expert_bias"] = raw.get("topk_method") == "noaux_tc"
-        out["sigmoid"] = raw.get("scoring_func", "softmax") == "sigmoid"
+        out["expert_bias"] = r.get("topk_method") == "noaux_tc"
+        out["sigmoid"] = r.get("scoring_func", "softmax") == "sigmoid"
     return {**out, "q_lora": r.count("q_lora_rank", 0, zero=True), "kv_lora": r.count("kv_lora_rank"),
             "rope_dim": r.count("qk_rope_head_dim"), "v_dim": r.count("v_head_dim"),
             "mtp": r.count("num_nextn_predict_layers", 0, zero=True)}

@@ -32,7 +32,6 @@ def gpt2_letters(r: Reader) -> dict:
 def gpt2(raw: dict, r: Reader) -> dict:
     """GPT-2: LayerNorm, a GeLU MLP, biases on every linear (Conv1D), n_positions learned positions, dropout where
     any of attn_pdrop, embd_pdrop, resid_pdrop is above 0 (transformers' GPT2Block)."""
-    dropout = any(isinstance(raw.get(key), (int, float)) and raw[key] > 0
-                  for key in ("attn_pdrop", "embd_pdrop", "resid_pdrop"))
+    dropout = any(r.get(key, 0) > 0 for key in ("attn_pdrop", "embd_pdrop", "resid_pdrop"))  # values checked
     return {"mlp": "gelu", "norm": "layer", "positions": r.count("n_positions"), "qkv_bias": True, "o_bias": True,
             "mlp_bias": True, "dropout": dropout}

@@ -1,8 +1,12 @@
 """Qwen2 and Qwen3 config.json files (transformers' Qwen2Config, Qwen3Config)."""
 from __future__ import annotations
 
-from ..hfkeys import BASE, Reader
+from ..hfkeys import BASE, Only, Reader
 from .registry import family
+
+# Qwen3 always has its q/k norms: use_qk_norm (Qwen3-Coder's config) may only say so
+QWEN3_VALUES = {"use_qk_norm": Only(lambda x: x in (True, None), "Qwen3's per-head q/k norms (true)"),
+                "attention_bias": Only(lambda x: isinstance(x, bool), "true or false")}
 
 
 @family("qwen2", BASE, "Qwen2 (Q, K, V biases)")
@@ -11,7 +15,7 @@ def qwen2(raw: dict, r: Reader) -> dict:
     return {"qkv_bias": True}
 
 
-@family("qwen3", BASE + ("attention_bias",), "Qwen3 (per-head q/k norms)")
+@family("qwen3", BASE + ("attention_bias", "use_qk_norm"), "Qwen3 (per-head q/k norms)", values=QWEN3_VALUES)
 def qwen3(raw: dict, r: Reader) -> dict:
     """Qwen3: RMSNorm over each head's dh on Q and K (q_norm, k_norm), optional Q, K, V, O biases."""
     bias = r.flag("attention_bias")

@@ -1,8 +1,8 @@
 """Qwen2-MoE and Qwen3-MoE config.json files (transformers' Qwen2MoeConfig, Qwen3MoeConfig)."""
 from __future__ import annotations
 
-from ..hfkeys import BASE, Reader
-from .qwen import qwen2, qwen3
+from ..hfkeys import BASE, Only, Reader
+from .qwen import QWEN3_VALUES, qwen2, qwen3
 from .registry import family
 
 QWEN_MOE = ("num_experts", "num_experts_per_tok", "moe_intermediate_size", "decoder_sparse_step", "mlp_only_layers")
@@ -28,13 +28,21 @@ def qwen_moe(raw: dict, r: Reader, shared: bool) -> dict:
     return out
 
 
-@family("qwen2_moe", BASE + QWEN_MOE + ("shared_expert_intermediate_size",), "Qwen2-MoE (shared expert)")
+@family("qwen2_moe", BASE + QWEN_MOE + ("shared_expert_intermediate_size", "qkv_bias"), "Qwen2-MoE (shared expert)",
+        values={"qkv_bias": Only(lambda x: isinstance(x, bool), "true or false")})
 def qwen2_moe(raw: dict, r: Reader) -> dict:
-    """Qwen2-MoE: Qwen2's attention, routed experts and a gated shared expert."""
-    return {**qwen2(raw, r), **qwen_moe(raw, r, True)}
+    """Qwen2-MoE: Qwen2's attention (Q, K, V biases unless qkv_bias is false: Qwen2MoeAttention), routed experts and
+    a gated shared expert."""
+    return {**qwen2(raw, r), "qkv_bias": r.flag("qkv_bias", True), **qwen_moe(raw, r, True)}
 
 
-@family("qwen3_moe", BASE + QWEN_MOE + ("attention_bias",), "Qwen3-MoE")
+# Qwen3-MoE has no shared expert: shared_expert_intermediate_size (Qwen3-Coder's config) may only say 0
+QWEN3_MOE_VALUES = QWEN3_VALUES | {
+    "shared_expert_intermediate_size": Only(lambda x: x in (0, None), "no shared expert (0) in Qwen3-MoE")}
+
+
+@family("qwen3_moe", BASE + QWEN_MOE + ("attention_bias", "use_qk_norm", "shared_expert_intermediate_size"),
+        "Qwen3-MoE", values=QWEN3_MOE_VALUES)
 def qwen3_moe(raw: dict, r: Reader) -> dict:
     """Qwen3-MoE: Qwen3's attention and routed experts."""
     return {**qwen3(raw, r), **qwen_moe(raw, r, False)}

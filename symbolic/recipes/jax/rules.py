@@ -6,7 +6,20 @@ import numpy as np
 from ...config.rules import Rule
 from .step import FLASH_BLOCK
 
+# what the model is comes first (a GPT-style model is refused as such, not for its vocabulary), then its layout
 RULES: tuple[Rule, ...] = (
+    Rule("Llama layers (jax)", lambda x: (x.mlp == "swiglu") & (x.norm == "rms") & (x.positions == 0)
+         & np.logical_not(x.dropout),
+         lambda x: (f"{x.model} is a GPT-style model (GeLU MLP, LayerNorm, learned positions or dropout): jaxcheck "
+                    f"builds Llama layers (the recipes' profiles count it)"), scope="jax", model=True),
+    Rule("no multi-token prediction or score bias (jax)",
+         lambda x: (x.mtp == 0) & np.logical_not(x.expert_bias) & np.logical_not(x.sigmoid),
+         lambda x: (f"{x.model} has multi-token-prediction modules, an expert score-correction bias or sigmoid "
+                    f"router scores, which jaxcheck's model does not build (the paper profile counts them)"),
+         scope="jax", model=True),
+    Rule("no biases or q/k norms (jax)", lambda x: np.logical_not(x.bias) & (x.qk_norm == "none"),
+         lambda x: (f"{x.model} has biases or q/k norms, which jaxcheck's attention and MLP do not have (the paper "
+                    f"profile counts them)"), scope="jax", model=True),
     Rule("v % t", lambda x: x.v % x.t == 0,
          lambda x: (f"tensor parallel t={x.t} does not divide vocabulary v={x.v} of {x.model} (jaxcheck shards the "
                     f"embedding and head evenly over tensor; pad v to a multiple of t)"), scope="jax", model=True),
@@ -38,16 +51,4 @@ RULES: tuple[Rule, ...] = (
          & (x.weight_dtype == x.grad_dtype) & (x.grad_dtype == x.moment_dtype),
          lambda x: ("jaxcheck's step is AdamW on its parameters (no master copy), gradients and moments in the param "
                     "dtype, fp32 logits: set its precision with --param-dtype / --compute-dtype"), scope="jax"),
-    Rule("Llama layers (jax)", lambda x: (x.mlp == "swiglu") & (x.norm == "rms") & (x.positions == 0)
-         & np.logical_not(x.dropout),
-         lambda x: (f"{x.model} is a GPT-style model (GeLU MLP, LayerNorm, learned positions or dropout): jaxcheck "
-                    f"builds Llama layers (the recipes' profiles count it)"), scope="jax", model=True),
-    Rule("no multi-token prediction or score bias (jax)",
-         lambda x: (x.mtp == 0) & np.logical_not(x.expert_bias) & np.logical_not(x.sigmoid),
-         lambda x: (f"{x.model} has multi-token-prediction modules, an expert score-correction bias or sigmoid "
-                    f"router scores, which jaxcheck's model does not build (the paper profile counts them)"),
-         scope="jax", model=True),
-    Rule("no biases or q/k norms (jax)", lambda x: np.logical_not(x.bias) & (x.qk_norm == "none"),
-         lambda x: (f"{x.model} has biases or q/k norms, which jaxcheck's attention and MLP do not have (the paper "
-                    f"profile counts them)"), scope="jax", model=True),
 )

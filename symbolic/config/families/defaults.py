@@ -1,0 +1,54 @@
+"""Each family's library defaults: the value transformers gives a structural key that a config.json leaves out, the
+attribute default of its configuration class (transformers 5.25.0, src/transformers/models/<model_type>/
+configuration_<model_type>.py, read 2026-12-03). A key a file leaves out and this table does not list takes the
+reader's own fallback, which is what the library makes of null (k = a, dh = h / a, no experts), else it is refused as
+missing. Null in a file is null, not the default (transformers passes None to the model: q_lora_rank null is a
+plain query projection). deepseek and kimi_k2 are remote code with no class in transformers: no defaults."""
+from __future__ import annotations
+
+_LLAMA_SHAPE = {"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32, "tie_word_embeddings": False}
+
+DEFAULTS: dict[str, dict[str, object]] = {
+    # LlamaConfig: num_key_value_heads None (= a), head_dim None (= h / a)
+    "llama": _LLAMA_SHAPE | {"intermediate_size": 11008, "vocab_size": 32000, "attention_bias": False,
+                             "mlp_bias": False},
+    "mistral": _LLAMA_SHAPE | {"intermediate_size": 14336, "num_key_value_heads": 8, "vocab_size": 32000},
+    # Qwen2Config has no head_dim attribute (Qwen2Attention: h / a)
+    "qwen2": _LLAMA_SHAPE | {"intermediate_size": 22016, "num_key_value_heads": 32, "vocab_size": 151936},
+    "qwen3": _LLAMA_SHAPE | {"intermediate_size": 22016, "num_key_value_heads": 32, "head_dim": 128,
+                             "vocab_size": 151936, "attention_bias": False},
+    "mixtral": _LLAMA_SHAPE | {"intermediate_size": 14336, "num_key_value_heads": 8, "vocab_size": 32000,
+                               "num_local_experts": 8, "num_experts_per_tok": 2},
+    "qwen2_moe": {"hidden_size": 2048, "intermediate_size": 5632, "num_attention_heads": 16, "num_key_value_heads": 16,
+                  "num_hidden_layers": 24, "vocab_size": 151936, "tie_word_embeddings": False, "num_experts": 60,
+                  "num_experts_per_tok": 4, "moe_intermediate_size": 1408, "decoder_sparse_step": 1,
+                  "shared_expert_intermediate_size": 5632},
+    "qwen3_moe": {"hidden_size": 2048, "intermediate_size": 6144, "num_attention_heads": 32, "num_key_value_heads": 4,
+                  "num_hidden_layers": 24, "vocab_size": 151936, "tie_word_embeddings": False, "num_experts": 128,
+                  "num_experts_per_tok": 8, "moe_intermediate_size": 768, "decoder_sparse_step": 1,
+                  "attention_bias": False},
+    # OlmoeConfig: num_key_value_heads None (= a)
+    "olmoe": {"hidden_size": 2048, "intermediate_size": 2048, "num_attention_heads": 16, "num_hidden_layers": 16,
+              "vocab_size": 50304, "tie_word_embeddings": False, "attention_bias": False, "num_experts": 64,
+              "num_experts_per_tok": 8},
+    # DeepseekV2Config: num_experts_per_tok None (refused as missing), moe_intermediate_size 1407 as the class has it
+    "deepseek_v2": {"hidden_size": 4096, "intermediate_size": 11008, "num_attention_heads": 32,
+                    "num_hidden_layers": 32, "vocab_size": 102400, "tie_word_embeddings": False,
+                    "attention_bias": False, "n_routed_experts": 64, "n_shared_experts": 2,
+                    "moe_intermediate_size": 1407, "first_k_dense_replace": 0, "topk_method": "greedy",
+                    "routed_scaling_factor": 1.0, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
+                    "qk_nope_head_dim": 128, "v_head_dim": 128},
+    # DeepseekV3Config; its router (DeepseekV3TopkRouter) always scores with a sigmoid and holds
+    # e_score_correction_bias, which the reader's noaux_tc and sigmoid stand for; transformers builds no MTP module
+    "deepseek_v3": {"hidden_size": 7168, "intermediate_size": 18432, "num_attention_heads": 128,
+                    "num_key_value_heads": 128, "num_hidden_layers": 61, "vocab_size": 129280,
+                    "tie_word_embeddings": False, "attention_bias": False, "n_routed_experts": 256,
+                    "n_shared_experts": 1, "moe_intermediate_size": 2048, "num_experts_per_tok": 8,
+                    "first_k_dense_replace": 3, "n_group": 8, "topk_group": 4, "routed_scaling_factor": 2.5,
+                    "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
+                    "v_head_dim": 128, "topk_method": "noaux_tc", "scoring_func": "sigmoid"},
+    # GPT2Config: n_inner None (= 4 n_embd)
+    "gpt2": {"n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024, "vocab_size": 50257,
+             "activation_function": "gelu_new", "attn_pdrop": 0.1, "embd_pdrop": 0.1, "resid_pdrop": 0.1,
+             "tie_word_embeddings": True},
+}

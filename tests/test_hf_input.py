@@ -1,0 +1,143 @@
+"""Hostile and unusual config.json files: each is one line naming the problem (exit 2 from the CLI), never a
+traceback, an unbounded read or a silent wrong number; keys left out take the family's library default.
+
+Source of truth: the reader's contract (symbolic/config/hfconfig.py: bounded reads, every key modelled, harmless at
+its checked values, or refused; all unknown keys named at once) and, for the defaults, transformers 5.25.0's
+configuration classes (symbolic/config/families/defaults.py) with the exact counts of grids/models/published/SOURCES.md.
+"""
+import json
+from pathlib import Path
+
+import pytest
+
+from symbolic.cli import main
+from symbolic.config.errors import ConfigError
+from symbolic.config.hfconfig import MAX_BYTES, from_hf_config
+
+PUBLISHED = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"
+LLAMA = json.loads((PUBLISHED / "llama3.1-8b.json").read_text())
+
+
+def _refused(path: Path, *needles: str) -> str:
+    with pytest.raises(ConfigError) as err:
+        from_hf_config(path)
+    text = str(err.value)
+    assert "\n" not in text and str(path) in text and all(n in text for n in needles), text
+    return text
+
+
+@pytest.mark.parametrize("text, needle", [
+    ('{"model_type": ["llama"], "hidden_size": 64}', "must be a string"),
+    ("[" * 100_000 + "]" * 100_000, "nested deeper"),  # the C decoder's recursion
+    ('{"a": ' * 40 + "1" + "}" * 40, "nested deeper"),  # within the decoder's stack, beyond the reader's limit
+    ('{"hidden_size": ' + "9" * 5000 + "}", "5000 digits"),
+    ('{"hidden_size": NaN}', "NaN is not a JSON number"),
+    ('{"hidden_size": 4096, "hidden_size": 8192}', "'hidden_size' appears twice"),
+    ("\xff\xfe{}", "not UTF-8"),
+])
+def test_hostile_files_are_one_line(tmp_path, text, needle):
+    path = tmp_path / "config.json"
+    path.write_bytes(text.encode("latin-1"))
+    _refused(path, needle)
+
+
+def test_an_endless_file_is_read_to_the_bound_only():
+    """/dev/zero never ends: the reader stops at MAX_BYTES + 1 bytes and refuses it (no unbounded read)."""
+    _refused(Path("/dev/zero"), f"larger than {MAX_BYTES // 2**20} MiB")
+
+
+def test_duplicate_keys_inside_nested_objects_are_refused(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(LLAMA)[:-1] + ', "rope_scaling": {"factor": 8.0, "factor": 16.0}}')
+    _refused(path, "'factor' appears twice")
+
+
+@pytest.mark.parametrize("key, value", [
+    ("layer_types", ["linear_attention"] * 32),  # a Qwen3-Next layer on a qwen3 config: not a harmless key then
+    ("layer_types", "full_attention"),
+    ("sliding_window", "4096"),
+    ("use_cache", "yes"),
+    ("rope_scaling", [8.0]),
+    ("tie_word_embeddings", "false"),
+])
+def test_harmless_keys_are_harmless_at_checked_values_only(tmp_path, key, value):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(LLAMA | {key: value}))
+    _refused(path, f"key {key!r}", "not modelled")
+
+
+def test_every_unknown_key_is_named_at_once(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(LLAMA | {"future_a": 1, "future_b": True, "future_c": None}))
+    _refused(path, "3 keys mem4d does not know", "'future_a', 'future_b', 'future_c'")
+    path.write_text(json.dumps(LLAMA | {f"k{i}": i for i in range(20)}))
+    assert len(_refused(path, "20 keys", "and 8 more")) < 400
+
+
+def _without(name: str, *keys: str, **extra) -> dict:
+    raw = json.loads((PUBLISHED / f"{name}.json").read_text())
+    return {k: v for k, v in raw.items() if k not in keys} | extra
+
+
+@pytest.mark.parametrize("config, field, expected", [
+    # Qwen3Config.head_dim = 128 (not h / a = 80): the published Qwen3-32B count, exact
+    (_without("qwen3-32b", "head_dim"), "param_count", 32_762_123_264),
+    # Qwen2MoeConfig.num_experts = 60: Qwen2-57B-A14B without it has 60 experts, not none
+    (_without("qwen2-57b-a14b", "num_experts"), "E", 60),
+    # LlamaConfig: num_key_value_heads None is a (multi-head), head_dim None is h / a
+    (_without("llama3.1-8b", "num_key_value_heads", "head_dim"), "k", 32),
+    # GPT2Config: attn/embd/resid_pdrop 0.1 each
+    ({"model_type": "gpt2"}, "dropout", True),
+    ({"model_type": "gpt2"}, "param_count", 124_439_808),  # GPT2Config's defaults are GPT-2 small
+    # DeepseekV3Config's router is sigmoid-scored with a score-correction bias when the keys are left out
+    (_without("deepseek-v3", "topk_method", "scoring_func"), "param_count", 682_636_487_424),
+])
+def test_keys_left_out_take_the_family_library_default(tmp_path, config, field, expected):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    assert getattr(from_hf_config(path), field) == expected
+
+
+def test_null_is_not_the_library_default(tmp_path):
+    """DeepseekV2Config.q_lora_rank = 1536, but a file's null is a plain query projection (DeepSeek-V2-Lite)."""
+    lite = json.loads((PUBLISHED / "deepseek-v2-lite.json").read_text())
+    assert lite["q_lora_rank"] is None
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(lite))
+    assert from_hf_config(path).q_lora == 0
+    path.write_text(json.dumps({k: v for k, v in lite.items() if k != "q_lora_rank"}))
+    assert from_hf_config(path).q_lora == 1536
+
+
+@pytest.mark.parametrize("name, extra, change", [
+    ("qwen2-7b", {"use_mrope": False}, 0),  # Qwen2.5-3B/-7B carry it: multimodal RoPE off
+    ("llama3.2-1b", {"is_llama_config": True, "rope_interleaved": False}, 0),  # SmolLM2's conversion keys
+    ("llama3.2-1b", {"rope_interleaved": False, "partial_rotary_factor": 0.5}, None),  # unknown to llama: refused
+    ("qwen3-30b-a3b", {"qkv_bias": False, "use_qk_norm": True, "shared_expert_intermediate_size": 0}, 0),
+    ("qwen2-57b-a14b", {"qkv_bias": False}, -28 * (28 + 2 * 4) * 128),  # Qwen2MoeConfig.qkv_bias off: no q,k,v biases
+])
+def test_keys_of_published_variants(tmp_path, name, extra, change):
+    """Keys published Qwen2.5, SmolLM2, Qwen3-Coder and Qwen2-MoE configs carry: counted (the change they make, 0
+    where they say what the family does anyway) or refused (None)."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(_without(name) | extra))
+    if change is None:
+        _refused(path, "'partial_rotary_factor'")
+    else:
+        base = from_hf_config(PUBLISHED / f"{name}.json").param_count
+        assert from_hf_config(path).param_count == base + change
+
+
+@pytest.mark.parametrize("extra", [{"qkv_bias": True}, {"use_qk_norm": False}, {"shared_expert_intermediate_size": 8}])
+def test_variant_keys_at_values_not_modelled_are_refused(tmp_path, extra):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(_without("qwen3-30b-a3b") | extra))
+    _refused(path, f"key {next(iter(extra))!r}", "not modelled")
+
+
+def test_cli_one_line_exit_2(tmp_path, capsys):
+    path = tmp_path / "config.json"
+    path.write_text('{"hidden_size": 4096, "hidden_size": 8192}')
+    assert main(["estimate", "--model", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and err.startswith("mem4d estimate: error:") and "twice" in err

@@ -48,7 +48,8 @@ def test_every_message_is_one_line_on_ints():
     on_uneven = ["stage layers: p entries", "stage layers % vpp", "stage layers sum to L", "uneven: whole chunks"]
     dense = ["mla_up_proj needs MLA", "moe_act needs experts", "capacity needs experts",
              "E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP", "mixed layers: p = 1, dense first (jax)",
-             "Llama layers (jax)", "no multi-token prediction or score bias (jax)", "recipes: GQA attention",
+             "Gemma layers (jax)", "Llama layers (jax)", "no multi-token prediction or score bias (jax)",
+             "torchtitan: Llama blocks", "recipes: GQA attention",
              "no biases or q/k norms (jax)", "recipes: dense models"]  # a dense GQA model cannot break the rules of experts or MLA
     # jaxcheck's precision, ZeRO-3: what the jax, torchtitan and deepspeed rules on them allow
     allowed = ["--recompute-modules with selective", "--recompute-modules: Megatron only", "jax precision", "torchtitan: FSDP2", "torchtitan: its precision", "torchtitan: --ac-every with selective", "--ac-every: torchtitan only",

@@ -7,7 +7,7 @@ import json
 from ..config.errors import ConfigError
 from ..config.switches import BACKENDS
 from ..recipes import get
-from ..flags.training import add_recipe_arg, add_switch_args, profile_from_args
+from ..flags.training import add_recipe_arg, add_switch_args, add_text_only_arg, profile_from_args
 
 
 def switches_from_args(args: argparse.Namespace):
@@ -20,7 +20,7 @@ def switches_from_args(args: argparse.Namespace):
 
     from ..flags.training import precision_from_args, recipe_defaults
 
-    shape = resolve_model(args.model) if args.model is not None else None
+    shape = resolve_model(args.model, args.text_only) if args.model is not None else None
     training = training_from_json({**vars(args), **recipe_defaults(args, args.profile),
                                    **precision_from_args(args, args.profile)})  # the profile's own precision
     if shape is not None:  # the rules estimate checks, on the same table: a flag the profile refuses is one line
@@ -40,6 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default=None, metavar="M",
                         help="a preset or config.json whose architecture sets the terms: routed and shared experts "
                              "(MoE components), biases, q/k norms, tied embeddings (default: a dense Llama)")
+    add_text_only_arg(parser)
     g = parser.add_argument_group("switches")
     add_switch_args(g, recipe=True)
     g.add_argument("--no-overheads", dest="overheads", action="store_false", help="drop the overhead components")

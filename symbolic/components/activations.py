@@ -63,6 +63,12 @@ def attention_tensors(sw: Switches) -> list[Component]:
             _scores("scores", B_a, sw, "pre-softmax attention scores Q K^T, kept by unfused attention (DESIGN note)"),
             _scores("softmax", B_a, sw, "softmax probabilities, kept for the softmax and P V backward"),
         ]
+    if sw.attn_softcap and not sw.flash_attn:
+        parts.append(_scores("softcap_tanh", B_a, sw, "tanh(scores / cap) of soft-capped scores, kept for tanh's "
+                             "backward by unfused attention (Gemma 2; flash kernels cap inside their tiles)"))
+    if sw.sandwich:
+        parts.append(_tok("post_attn_norm_input", h, B_a, False, sw, "output projection's output, input of the "
+                          "post-attention norm (Gemma's sandwich norms)"))
     if sw.dropout:
         parts.append(_tok("attn_dropout_mask", h, _MASK, False, sw, "dropout mask after the output projection"))
     return parts
@@ -77,7 +83,8 @@ def mlp_tensors(sw: Switches) -> list[Component]:
     ]
     if sw.mlp == "swiglu":
         parts += [
-            _tok("gate", f, B_a, True, sw, "gate projection output, input of SiLU"),
+            _tok("gate", f, B_a, True, sw, "gate projection output, input of SiLU (of GeLU in Gemma's GeGLU: the "
+                 "same tensors)"),
             _tok("up", f, B_a, True, sw, "up projection output"),
             _tok("swiglu", f, B_a, True, sw, "SiLU(gate), the SwiGLU product's first factor"),
             _tok("down_input", f, B_a, True, sw, "SiLU(gate) * up, input of the down projection"),
@@ -87,6 +94,9 @@ def mlp_tensors(sw: Switches) -> list[Component]:
             _tok("gelu_input", f, B_a, True, sw, "fc1 output, input of GeLU"),
             _tok("down_input", f, B_a, True, sw, "GeLU output = fc2 input"),
         ]
+    if sw.sandwich:
+        parts.append(_tok("post_mlp_norm_input", h, B_a, False, sw, "down projection's output, input of the "
+                          "post-feedforward norm (Gemma's sandwich norms)"))
     if sw.dropout:
         parts.append(_tok("mlp_dropout_mask", h, _MASK, False, sw, "dropout mask after the MLP"))
     return parts
@@ -94,7 +104,8 @@ def mlp_tensors(sw: Switches) -> list[Component]:
 
 def _is_attention_core(part: Component) -> bool:
     """The s x s terms that selective recompute drops (Korthikanti et al. 2022, section 5)."""
-    return part.expr.has(s**2) or part.name in ("scores", "softmax", "softmax_dropout_mask", "softmax_dropout_out")
+    return part.expr.has(s**2) or part.name in ("scores", "softmax", "softmax_dropout_mask", "softmax_dropout_out",
+                                                 "softcap_tanh")
 
 
 GPT = {"mlp": "gelu", "dropout": True}  # Korthikanti et al. 2022's GPT layer (with MHA: the caller's a = k)

@@ -34,7 +34,10 @@ def output_tensors(sw: Switches) -> list[Component]:
         Component("logits", per_gpu_tokens(B_l * s * b * v, True, sw),
                   "logits [b, s/c, v/t] as the loss keeps them for its backward, B_l bytes each (fp32: Megatron-LM's "
                   "vocabulary-parallel cross entropy; bf16: a fused one; 0: chunked)"),
-    ]
+    ] + ([Component("softcap_tanh_logits", per_gpu_tokens(B_a * s * b * v, True, sw),
+                    "tanh(logits / cap) [b, s/c, v/t] of soft-capped logits, kept for tanh's backward beside the "
+                    "capped logits the loss reads (Gemma 2's final_logit_softcapping), B_a bytes each")]
+         if sw.logit_softcap else [])
 
 
 def logits_source(sw: Switches) -> Component:

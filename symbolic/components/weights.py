@@ -24,12 +24,13 @@ def mla_params(sw: Switches = Switches()) -> sp.Expr:
 def attention_params(sw: Switches = Switches()) -> sp.Expr:
     """Q, O (h x a*dh each) and K, V (h x k*dh each) of one layer on one TP rank, with the biases of Q, K, V (split
     over t) and of O (replicated) and the q/k norm scales: per head dh each, replicated (Qwen3), or over the whole
-    a*dh and k*dh projections, split with their heads (OLMoE); multi-head latent attention's where the model has it."""
+    a*dh and k*dh projections, split with their heads (OLMoE), or none (Llama 4's weightless norm); multi-head
+    latent attention's where the model has it."""
     if sw.mla:
         return mla_params(sw)
     matrices = 2 * h * dh * (a + k) / t
     bias = ((a + 2 * k) * dh / t if sw.qkv_bias else 0) + (h if sw.o_bias else 0)
-    norm = {"none": 0, "head": 2 * dh, "full": (a + k) * dh / t}[sw.qk_norm]
+    norm = {"none": 0, "head": 2 * dh, "full": (a + k) * dh / t, "weightless": 0}[sw.qk_norm]
     return matrices + bias + norm
 
 
@@ -48,8 +49,9 @@ def moe_dense_params(sw: Switches = Switches()) -> sp.Expr:
 
 
 def norm_params(sw: Switches = Switches()) -> sp.Expr:
-    """The two norms of one layer, replicated over TP ranks: RMSNorm weights 2h, or LayerNorm weights and biases 4h."""
-    return 2 * final_norm_params(sw)
+    """The norms of one layer, replicated over TP ranks: two RMSNorm weights 2h, or LayerNorm weights and biases 4h;
+    with sandwich norms four (Gemma2DecoderLayer: input, post-attention, pre- and post-feedforward)."""
+    return (4 if sw.sandwich else 2) * final_norm_params(sw)
 
 
 def layer_params(sw: Switches = Switches(), moe: bool = False) -> sp.Expr:

@@ -16,7 +16,8 @@ class Architecture:
     moe: bool = False  # routed experts (E > 0) in L_e of the L layers
     shared: bool = False  # shared experts of width f_s in every MoE layer
     shared_gate: bool = False  # a sigmoid gate [h, 1] on the shared experts' output (Qwen2-MoE)
-    qk_norm: str = "none"  # RMSNorm on Q and K: none, head (over dh, Qwen3), full (over a dh and k dh, OLMoE)
+    qk_norm: str = "none"  # RMSNorm on Q and K: none, head (over dh, Qwen3), full (over a dh and k dh, OLMoE),
+    # weightless (over dh with no scale, Llama 4)
     qkv_bias: bool = False  # biases on Q, K, V
     o_bias: bool = False  # a bias on the output projection
     mlp_bias: bool = False  # biases on gate, up, down of a dense MLP
@@ -30,6 +31,9 @@ class Architecture:
     mtp_moe: bool = False  # their layers have routed experts (they repeat the last layer's kind)
     expert_bias: bool = False  # each MoE layer keeps a [E] routing-score correction bias (a buffer, not trained)
     sigmoid: bool = False  # sigmoid router scores: the routing and the aux loss each keep their own [T, E]
+    sandwich: bool = False  # a norm after attention and after the MLP too (Gemma): two more weights, two more inputs
+    logit_softcap: bool = False  # soft-capped logits: the tanh output kept beside the logits (Gemma 2)
+    attn_softcap: bool = False  # soft-capped attention scores: kept too by unfused attention (Gemma 2)
 
     def __post_init__(self):
         if self.qk_norm not in QK_NORMS:
@@ -41,12 +45,14 @@ class Architecture:
     @classmethod
     def of(cls, shape) -> "Architecture":
         """A ModelShape's architecture: tied, experts (shared, gated), q/k norms, biases, MLP and norm kinds, learned
-        positions, dropout, MLA (with a query latent), multi-token prediction (with experts), the score bias."""
+        positions, dropout, MLA (with a query latent), multi-token prediction (with experts), the score bias, Gemma's
+        sandwich norms and soft-capping."""
         return cls(tied=shape.tied, moe=shape.moe, shared=shape.f_s > 0, shared_gate=shape.shared_gate,
                    qk_norm=shape.qk_norm, qkv_bias=shape.qkv_bias, o_bias=shape.o_bias, mlp_bias=shape.mlp_bias,
                    mlp=shape.mlp, norm=shape.norm, positions=shape.positions > 0, dropout=shape.dropout,
                    mla=shape.mla, q_lora=shape.q_lora > 0, mtp=shape.mtp > 0, mtp_moe=shape.mtp > 0 and shape.mtp_moe,
-                   expert_bias=shape.expert_bias, sigmoid=shape.sigmoid)
+                   expert_bias=shape.expert_bias, sigmoid=shape.sigmoid, sandwich=shape.sandwich,
+                   logit_softcap=shape.logit_softcap, attn_softcap=shape.attn_softcap)
 
     def features(self) -> dict:
         """Its fields by name (what Switches.of takes from a shape)."""

@@ -9,6 +9,7 @@ from pathlib import Path
 from .errors import ConfigError
 from .families import FAMILIES, SUPPORTED
 from .families.deepseek import MLA, MLA_FAMILIES
+from .families.multimodal import WRAPPERS
 from .hfkeys import HARMLESS, HARMLESS_VALUES, ONLY, VALUES, Family, Reader
 from .shapes import PRESETS, ModelShape
 
@@ -87,8 +88,8 @@ def _family(raw: dict, r: Reader) -> Family:
     """The config's family by model_type (a config without one is read as a Llama), after the refusals that name
     what a config is better than its model_type: a nested text model, multi-head latent attention."""
     if "text_config" in raw:
-        raise r.fail("text_config", "a nested language-model config (a multimodal checkpoint such as Llama 4) is not "
-                     f"modelled; mem4d reads a text model's config.json (model_type {SUPPORTED})")
+        raise r.fail("text_config", "a multimodal checkpoint: its vision tower is not modelled; pass --text-only to "
+                     "count its language model alone")
     kind = raw.get("model_type", "llama")
     if not isinstance(kind, str):
         raise r.fail("model_type", "must be a string naming the architecture")
@@ -122,11 +123,39 @@ def _check_keys(raw: dict, family: Family, r: Reader) -> None:
                           "allocated, so they are refused rather than ignored")
 
 
-def read(path: str | Path) -> ModelShape:
-    """The ModelShape of a config.json; a key mem4d neither models nor knows to be harmless is a one-line ConfigError."""
+def _text_model(raw: dict, r: Reader) -> dict:
+    """A multimodal config's language model (--text-only): its text_config, read as a config.json of the text
+    model's own model_type, with the LM head tied as the outer config ties it (families.multimodal)."""
+    kind = raw.get("model_type")
+    if not isinstance(kind, str) or kind not in WRAPPERS:
+        raise r.fail("model_type", "a multimodal checkpoint mem4d does not know; --text-only reads model_type "
+                     f"{', '.join(WRAPPERS)}")
+    text = raw["text_config"]
+    if not isinstance(text, dict):
+        raise r.fail("text_config", "must be an object (the language model's config)")
+    wrapper = WRAPPERS[kind]
+    tied = raw.get("tie_word_embeddings", wrapper.tied)
+    if not isinstance(tied, bool) or text.get("tie_word_embeddings", tied) != tied:
+        raise r.fail("tie_word_embeddings", "must be true or false, and agree with text_config's (the outer one "
+                     "ties the head)")
+    text = {**text, "model_type": {"kimi_k2": "deepseek_v3"}.get(text.get("model_type"), text.get("model_type"))
+            or wrapper.text, "tie_word_embeddings": tied}
+    if "_name_or_path" in raw:
+        text["_name_or_path"] = raw["_name_or_path"]
+    return text
+
+
+def read(path: str | Path, text_only: bool = False) -> ModelShape:
+    """The ModelShape of a config.json; a key mem4d neither models nor knows to be harmless is a one-line ConfigError.
+    text_only: a multimodal config's language model alone (refused without it)."""
     path = Path(path)
     raw = _load(path)
     r = Reader(raw, path)
+    if text_only and "text_config" in raw:
+        raw = _text_model(raw, r)
+        r = Reader(raw, path)
+    elif text_only:
+        raise ConfigError(f"{path}: --text-only reads a multimodal config's text_config, and this file has none")
     family = _family(raw, r)
     _check_keys(raw, family, r)
     r.defaults = family.defaults or {}
@@ -137,7 +166,7 @@ def read(path: str | Path) -> ModelShape:
         values.update(k=r.count("num_key_value_heads", values["a"]), L=r.count("num_hidden_layers"),
                       v=r.count("vocab_size"), tied=r.flag("tie_word_embeddings"),
                       head_dim=r.count("head_dim", 0) or None)
-    return ModelShape(name=_name(raw, path), **values, **family.build(raw, r))
+    return ModelShape(name=_name(raw, path), **{**values, **family.build(raw, r)})  # a build may set a letter (f)
 
 
 def _name(raw: dict, path: Path) -> str:
@@ -149,18 +178,21 @@ def _name(raw: dict, path: Path) -> str:
     return path.stem
 
 
-def from_hf_config(path: str | Path) -> ModelShape:
+def from_hf_config(path: str | Path, text_only: bool = False) -> ModelShape:
     """The ModelShape of a Hugging Face config.json (every key modelled or refused in one line)."""
-    return read(path)
+    return read(path, text_only)
 
 
-def resolve_model(spec: str) -> ModelShape:
-    """A preset name, or a path to a config.json (or to a directory holding one)."""
+def resolve_model(spec: str, text_only: bool = False) -> ModelShape:
+    """A preset name, or a path to a config.json (or to a directory holding one); text_only: a multimodal config's
+    language model alone."""
     if spec in PRESETS:
+        if text_only:
+            raise ConfigError(f"--text-only reads a multimodal config.json; {spec!r} is a preset (a text model)")
         return PRESETS[spec]
     path = Path(spec)
     if path.is_dir():
         path = path / "config.json"
     if path.suffix == ".json" or path.exists():
-        return read(path)
+        return read(path, text_only)
     raise ConfigError(f"unknown model {spec!r}: choose a preset ({', '.join(PRESETS)}) or a path to a config.json")

@@ -172,6 +172,7 @@ def model_letters(shape) -> dict:
                 bias=shape.qkv_bias or shape.o_bias or shape.mlp_bias, mlp=shape.mlp, norm=shape.norm,
                 positions=shape.positions, dropout=shape.dropout, mla=shape.mla, mtp=shape.mtp,
                 expert_bias=shape.expert_bias, sigmoid=shape.sigmoid,
+                gemma=shape.sandwich or shape.logit_softcap or shape.attn_softcap,
                 dense_first=shape.dense_layers == tuple(range(len(shape.dense_layers))))
 
 

@@ -6,7 +6,9 @@ from dataclasses import dataclass, fields
 from .errors import ConfigError
 
 MAX_SIZE = 2**40  # the largest size, count or batch an input (a flag, a config.json key) may have
-QK_NORMS = ("none", "head", "full")  # no q/k norm; RMSNorm over each head's dh (Qwen3); over a*dh and k*dh (OLMoE)
+# no q/k norm; RMSNorm over each head's dh (Qwen3); over a*dh and k*dh (OLMoE); a weightless RMSNorm over each
+# head's dh (Llama 4's Llama4TextWeightlessRMSNorm: the same saved inputs, no parameter)
+QK_NORMS = ("none", "head", "full", "weightless")
 MLPS = ("swiglu", "gelu")  # gate, up, down h x f (Llama); fc1, fc2 h x f with GeLU between (GPT, Megatron-LM's default)
 NORMS = ("rms", "layer")  # RMSNorm (a weight of h); LayerNorm (a weight and a bias of h each: GPT)
 
@@ -56,6 +58,9 @@ class ModelShape:
     mtp: int = 0  # multi-token-prediction modules after the last layer (num_nextn_predict_layers, DeepSeek-V3)
     expert_bias: bool = False  # a [E] routing-score correction bias in each MoE layer (e_score_correction_bias)
     sigmoid: bool = False  # the router scores experts with a sigmoid, not a softmax (DeepSeek-V3's scoring_func)
+    sandwich: bool = False  # a norm after attention and after the MLP too: 4 per layer (Gemma 2 and 3)
+    logit_softcap: bool = False  # logits soft-capped, cap tanh(logits / cap) (Gemma 2's final_logit_softcapping)
+    attn_softcap: bool = False  # attention scores soft-capped the same way (Gemma 2's attn_logit_softcapping)
 
     def __post_init__(self):
         for name in ("h", "f", "a", "k", "L", "v"):
@@ -84,6 +89,9 @@ class ModelShape:
         elif self.q_lora or self.rope_dim or self.v_dim:
             raise ConfigError(f"model {self.name!r}: q_lora, rope_dim and v_dim describe multi-head latent "
                               "attention, but kv_lora=0")
+        if (self.sandwich or self.logit_softcap or self.attn_softcap) and (self.E or self.mla or self.mtp):
+            raise ConfigError(f"model {self.name!r}: sandwich norms and soft-capping are modelled for dense GQA "
+                              "models (Gemma 2 and 3)")
         if (self.expert_bias or self.sigmoid) and not self.E:
             raise ConfigError(f"model {self.name!r}: expert_bias and sigmoid describe routed experts' scores, but E=0")
         for field, allowed in (("mlp", MLPS), ("norm", NORMS)):
@@ -155,7 +163,7 @@ class ModelShape:
             return q + h * (self.kv_lora + self.rope_dim) + self.kv_lora + self.kv_lora * a * (dh + self.v_dim) \
                 + a * self.v_dim * h
         bias = (a * dh + 2 * k * dh if self.qkv_bias else 0) + (h if self.o_bias else 0)
-        norm = {"none": 0, "head": 2 * dh, "full": a * dh + k * dh}[self.qk_norm]
+        norm = {"none": 0, "head": 2 * dh, "full": a * dh + k * dh, "weightless": 0}[self.qk_norm]
         return 2 * h * a * dh + 2 * h * k * dh + bias + norm
 
     @property
@@ -199,11 +207,12 @@ class ModelShape:
 
     @property
     def param_count(self) -> int:
-        """Every parameter: embedding (and learned positions), L x (2 norms, attention, a dense MLP or an MoE MLP),
+        """Every parameter: embedding (and learned positions), L x (2 norms or 4 with sandwich norms, attention, a dense MLP or an MoE MLP),
         final norm, LM head unless tied, and the multi-token-prediction modules."""
         h, v, L = self.h, self.v, self.L
         mlps = self.L_e * self.moe_mlp_count + (L - self.L_e) * self.dense_mlp_count
-        return (v + self.positions) * h + L * (self.attention_count + 2 * self.norm_count) + mlps + self.norm_count \
+        norms = 4 if self.sandwich else 2
+        return (v + self.positions) * h + L * (self.attention_count + norms * self.norm_count) + mlps + self.norm_count \
             + (0 if self.tied else h * v) + self.mtp * self.mtp_count
 
     @property

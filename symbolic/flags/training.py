@@ -15,6 +15,14 @@ from .values import capacity, positive_int, stage_layers
 def add_model_args(parser: argparse.ArgumentParser, default: str = DEFAULT_MODEL) -> None:
     parser.add_argument("--model", default=default, metavar="M",
                         help=f"preset name or path to a Hugging Face config.json (default: {default})")
+    add_text_only_arg(parser)
+
+
+def add_text_only_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--text-only", action="store_true",
+                        help="a multimodal config.json (Llama 4, Qwen3-VL, Kimi-K2.5, Mistral Small 3, Gemma 3): "
+                             "count its language model alone; without it such a file is refused, since the vision "
+                             "tower is not modelled")
 
 
 def add_training_args(parser: argparse.ArgumentParser, defaults: Training = Training()) -> None:
@@ -165,7 +173,7 @@ def _own_defaults(key: str) -> str:
 
 
 def model_from_args(args: argparse.Namespace) -> ModelShape:
-    return resolve_model(args.model)
+    return resolve_model(args.model, getattr(args, "text_only", False))
 
 
 def training_from_args(args: argparse.Namespace, shape: ModelShape | None = None, profile: str | None = None) -> Training:

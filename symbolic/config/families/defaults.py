@@ -47,6 +47,29 @@ DEFAULTS: dict[str, dict[str, object]] = {
                     "first_k_dense_replace": 3, "n_group": 8, "topk_group": 4, "routed_scaling_factor": 2.5,
                     "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
                     "v_head_dim": 128, "topk_method": "noaux_tc", "scoring_func": "sigmoid"},
+    # Phi3Config: num_key_value_heads None (= a); its defaults are Phi-3-mini's (microsoft/Phi-3-mini-4k-instruct)
+    "phi3": _LLAMA_SHAPE | {"hidden_size": 3072, "intermediate_size": 8192, "vocab_size": 32064, "resid_pdrop": 0.0,
+                            "embd_pdrop": 0.0},
+    # Qwen3VLTextConfig (tie_word_embeddings: the outer Qwen3VLConfig's, families.multimodal)
+    "qwen3_vl_text": _LLAMA_SHAPE | {"intermediate_size": 22016, "num_key_value_heads": 32, "head_dim": 128,
+                                     "vocab_size": 151936, "attention_bias": False},
+    # Qwen3VLMoeTextConfig: head_dim None (= h / a); nested, the outer Qwen3VLMoeConfig ties the head
+    "qwen3_vl_moe_text": {"tie_word_embeddings": True, "hidden_size": 2048, "intermediate_size": 5632, "num_attention_heads": 16,
+                          "num_key_value_heads": 16, "num_hidden_layers": 24, "vocab_size": 151936,
+                          "attention_bias": False, "decoder_sparse_step": 1, "moe_intermediate_size": 1408,
+                          "num_experts_per_tok": 4, "num_experts": 60},
+    # Llama4TextConfig (its defaults are Llama-4-Scout-17B-16E's language model)
+    "llama4_text": {"hidden_size": 5120, "intermediate_size": 8192, "intermediate_size_mlp": 16384,
+                    "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 48,
+                    "vocab_size": 202048, "tie_word_embeddings": False, "num_local_experts": 16,
+                    "num_experts_per_tok": 1, "interleave_moe_layer_step": 1, "use_qk_norm": True,
+                    "attention_bias": False},
+    # Gemma2Config (its defaults are gemma-2-2b's) and Gemma3TextConfig (no soft-capping by default)
+    "gemma2": {"hidden_size": 2304, "intermediate_size": 9216, "num_attention_heads": 8, "num_key_value_heads": 4,
+               "head_dim": 256, "num_hidden_layers": 26, "vocab_size": 256000, "tie_word_embeddings": True,
+               "final_logit_softcapping": 30.0, "attn_logit_softcapping": 50.0},
+    "gemma3_text": {"hidden_size": 2304, "intermediate_size": 9216, "num_attention_heads": 8, "num_key_value_heads": 4,
+                    "head_dim": 256, "num_hidden_layers": 26, "vocab_size": 262208, "tie_word_embeddings": True},
     # GPT2Config: n_inner None (= 4 n_embd)
     "gpt2": {"n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024, "vocab_size": 50257,
              "activation_function": "gelu_new", "attn_pdrop": 0.1, "embd_pdrop": 0.1, "resid_pdrop": 0.1,

@@ -20,3 +20,8 @@ def qwen3(raw: dict, r: Reader) -> dict:
     """Qwen3: RMSNorm over each head's dh on Q and K (q_norm, k_norm), optional Q, K, V, O biases."""
     bias = r.flag("attention_bias")
     return {"qk_norm": "head", "qkv_bias": bias, "o_bias": bias}
+
+
+# Qwen3-VL's language model (Qwen3VLTextConfig; a qwen3_vl checkpoint's text_config, read with --text-only): Qwen3's
+# layers, its rotary embedding interleaved over time, height and width (mrope_section: no parameter)
+family("qwen3_vl_text", BASE + ("attention_bias",), "Qwen3-VL's language model", values=QWEN3_VALUES)(qwen3)

@@ -46,3 +46,8 @@ QWEN3_MOE_VALUES = QWEN3_VALUES | {
 def qwen3_moe(raw: dict, r: Reader) -> dict:
     """Qwen3-MoE: Qwen3's attention and routed experts."""
     return {**qwen3(raw, r), **qwen_moe(raw, r, False)}
+
+
+# Qwen3-VL-MoE's language model (Qwen3VLMoeTextConfig, --text-only): Qwen3-MoE's layers, multimodal RoPE
+family("qwen3_vl_moe_text", BASE + QWEN_MOE + ("attention_bias",), "Qwen3-VL-MoE's language model",
+       values=QWEN3_MOE_VALUES)(qwen3_moe)

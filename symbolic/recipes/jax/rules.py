@@ -8,6 +8,9 @@ from .step import FLASH_BLOCK
 
 # what the model is comes first (a GPT-style model is refused as such, not for its vocabulary), then its layout
 RULES: tuple[Rule, ...] = (
+    Rule("Gemma layers (jax)", lambda x: np.logical_not(x.gemma),
+         lambda x: (f"{x.model} has Gemma's sandwich norms or soft-capping, which jaxcheck's layers do not have (the "
+                    f"paper profile counts them)"), scope="jax", model=True),
     Rule("Llama layers (jax)", lambda x: (x.mlp == "swiglu") & (x.norm == "rms") & (x.positions == 0)
          & np.logical_not(x.dropout),
          lambda x: (f"{x.model} is a GPT-style model (GeLU MLP, LayerNorm, learned positions or dropout): jaxcheck "

@@ -6,6 +6,12 @@ import numpy as np
 from ...config.rules import Rule
 
 RULES: tuple[Rule, ...] = (
+    # its block listing (fsdp2.py) is Llama's TransformerBlock: the tensors a q/k norm, a bias, Gemma's sandwich norms
+    # or soft-capping add are not in it, so a model with them is refused rather than under-counted
+    Rule("torchtitan: Llama blocks", lambda x: np.logical_not(x.bias | x.gemma) & (x.qk_norm == "none"),
+         lambda x: (f"{x.model} has q/k norms, biases, sandwich norms or soft-capping: the torchtitan recipe lists "
+                    f"the saved tensors of Llama's TransformerBlock (use --recipe megatron)"), scope="torchtitan",
+         model=True),
     Rule("torchtitan: FSDP2", lambda x: (x.zero == 2) | (x.zero == 3),
          lambda x: (f"torchtitan shards with FSDP2 (fully_shard): --zero 3 (reshard after forward, its default) or 2 "
                     f"(--parallelism.fsdp_reshard_after_forward never); got --zero {x.zero}"), scope="torchtitan"),

@@ -1,0 +1,129 @@
+"""The families added for the 2026 models (Phi-3, Llama 4's language model) and multimodal checkpoints read with
+--text-only, counted to the parameter; every family's library defaults counted as transformers counts them.
+
+Source of truth: transformers 5.25.0's own modeling code, instantiated on the meta device from the same file
+(benchmarks/hf_count.py, torch 2.13.0, run 2026-12-03; its output is the table below). A file holding only
+model_type is the library's default model (the configuration class's defaults, families/defaults.py), so these rows
+also check the defaults table. DeepSeek-V3's score-correction bias is a buffer there and a parameter here (added).
+"""
+import json
+from pathlib import Path
+
+import pytest
+
+from symbolic.cli import main
+from symbolic.config.errors import ConfigError
+from symbolic.config.hfconfig import from_hf_config
+
+PUBLISHED = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"
+
+# model_type -> transformers' count of its default model (hf_count.py on {"model_type": ...})
+DEFAULT_MODELS = {
+    "llama": 6_738_415_616, "mistral": 7_241_732_096, "qwen2": 12_049_846_272, "qwen3": 12_049_461_248,
+    "mixtral": 46_702_792_704, "qwen2_moe": 14_315_784_192, "qwen3_moe": 15_350_731_776, "olmoe": 13_361_612_800,
+    "deepseek_v3": 671_026_404_352 + 14_848, "gpt2": 124_439_808, "phi3": 3_821_079_552,
+    "llama4_text": 107_769_861_120, "qwen3_vl_moe_text": 13_173_956_608,
+    "gemma2": 2_614_341_888, "gemma3_text": 2_628_658_432,  # Gemma2Config's defaults are gemma-2-2b's
+}
+# multimodal model_type -> transformers' count of its default language model (hf_count.py --text-only)
+DEFAULT_TEXT_MODELS = {
+    "llama4": 107_769_861_120, "qwen3_vl": 12_049_461_248, "qwen3_vl_moe": 13_485_121_536,
+    "mistral3": 7_110_660_096, "kimi_k25": 670_099_725_312 + 14_848, "gemma3": 2_628_658_432,
+}
+
+
+def _write(tmp_path: Path, config: dict) -> Path:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    return path
+
+
+@pytest.mark.parametrize("model_type", sorted(DEFAULT_MODELS))
+def test_default_model_of_each_family_is_counted_as_transformers_counts_it(tmp_path, model_type):
+    assert from_hf_config(_write(tmp_path, {"model_type": model_type})).param_count == DEFAULT_MODELS[model_type]
+
+
+@pytest.mark.parametrize("model_type", sorted(DEFAULT_TEXT_MODELS))
+def test_default_language_model_of_each_multimodal_checkpoint(tmp_path, model_type):
+    path = _write(tmp_path, {"model_type": model_type, "text_config": {}})
+    assert from_hf_config(path, text_only=True).param_count == DEFAULT_TEXT_MODELS[model_type]
+    with pytest.raises(ConfigError, match="pass --text-only"):
+        from_hf_config(path)
+
+
+def test_llama4_scout_language_model_as_published():
+    """Llama-4-Scout-17B-16E's text_config (grids/models/published): 107,769,861,120, SOURCES.md's text-only part
+    and transformers' count alike; every layer MoE (16 experts of 8192, one shared expert), weightless q/k norms."""
+    shape = from_hf_config(PUBLISHED / "llama4-scout-17b-16e-text-config.json", text_only=True)
+    assert shape.param_count == 107_769_861_120
+    assert (shape.E, shape.k_e, shape.f_e, shape.f_s, shape.L_e, shape.qk_norm, shape.sigmoid) == \
+        (16, 1, 8192, 8192, 48, "weightless", True)
+
+
+@pytest.mark.parametrize("flash", [True, False])
+def test_each_gemma_feature_adds_exactly_its_tensors(tmp_path, flash):
+    """Gemma 2 against the same shape without its features, under no recompute at s = 4096 (b = 1, t = c = 1, bf16
+    activations): the sandwich norms' two extra inputs per layer [s, h] and weights 2h per layer; the tanh output of
+    the soft-capped logits [s, v]; with unfused attention the tanh of the capped scores [a, s, s] per layer (flash
+    kernels cap inside their tiles: nothing). Source of truth: the tensors written out here from Gemma2DecoderLayer."""
+    import dataclasses
+
+    from symbolic.config.training import Training
+    from symbolic.estimator.estimate import estimate
+
+    gemma = from_hf_config(_write(tmp_path, {"model_type": "gemma2"}))
+    plain = dataclasses.replace(gemma, sandwich=False, logit_softcap=False, attn_softcap=False)
+    training = Training(s=4096, recompute="none", flash_attn=flash)
+    got, base = estimate(gemma, training, "paper").bytes, estimate(plain, training, "paper").bytes
+    s, h, L, v, a = 4096, 2304, 26, 256_000, 8
+    assert got["weights"] - base["weights"] == 2 * h * L * 2
+    assert got["activations"] - base["activations"] == 2 * s * h * 2 * L + (0 if flash else a * s * s * 2 * L)
+    assert got["output_layer"] - base["output_layer"] == s * v * 2
+
+
+def test_torchtitan_and_jax_refuse_what_their_layers_lack(tmp_path):
+    """torchtitan's listing is Llama's block and jaxcheck builds Llama layers: Gemma (and Qwen3's q/k norms in
+    torchtitan) are refused in one line rather than under-counted."""
+    path = str(_write(tmp_path, {"model_type": "gemma2"}))
+    for argv, needle in ((["estimate", "--recipe", "torchtitan"], "Llama's TransformerBlock"),
+                         (["estimate", "--profile", "jax"], "sandwich norms or soft-capping")):
+        with pytest.raises(ConfigError, match=needle):
+            from symbolic.cli.entry import _run
+
+            _run([*argv, "--model", path])
+    with pytest.raises(ConfigError, match="Llama's TransformerBlock"):
+        from symbolic.cli.entry import _run
+
+        _run(["estimate", "--recipe", "torchtitan", "--model", str(PUBLISHED / "qwen3-8b.json")])
+
+
+def test_llama4_interleaved_dense_layers(tmp_path):
+    """interleave_moe_layer_step 2 (Maverick's layout): odd layers MoE, even ones dense MLPs of
+    intermediate_size_mlp; each dense layer trades the router, 16 experts and the shared expert for 3 h f_mlp."""
+    h, E, f_e, f_mlp = 5120, 16, 8192, 16384
+    shape = from_hf_config(_write(tmp_path, {"model_type": "llama4_text", "interleave_moe_layer_step": 2}))
+    assert shape.dense_layers == tuple(range(0, 48, 2)) and shape.f == f_mlp
+    assert shape.param_count == 107_769_861_120 + 24 * (3 * h * f_mlp - (h * E + E * 3 * h * f_e + 3 * h * f_e))
+
+
+@pytest.mark.parametrize("outer, needle", [
+    ({"model_type": "llama4"}, "has none"),  # --text-only on a text model's file
+    ({"model_type": "paligemma", "text_config": {}}, "multimodal checkpoint mem4d does not know"),
+    ({"model_type": "qwen3_vl", "text_config": []}, "must be an object"),
+    ({"model_type": "qwen3_vl", "tie_word_embeddings": True, "text_config": {"tie_word_embeddings": False}},
+     "agree with text_config"),
+    ({"model_type": "qwen3_5", "text_config": {}}, "this architecture is not modelled"),
+])
+def test_text_only_refusals_are_one_line(tmp_path, outer, needle):
+    with pytest.raises(ConfigError) as err:
+        from_hf_config(_write(tmp_path, outer), text_only=True)
+    assert "\n" not in str(err.value) and needle in str(err.value), str(err.value)
+
+
+def test_cli_text_only(capsys):
+    scout = str(PUBLISHED / "llama4-scout-17b-16e-text-config.json")
+    assert main(["estimate", "--model", scout, "--text-only", "--ep", "8", "--dp", "8", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["param_count"] == 107_769_861_120
+    assert main(["estimate", "--model", "llama3-8b", "--text-only"]) == 2
+    assert "is a preset" in capsys.readouterr().err
+    assert main(["formula", "--model", scout, "--text-only", "--json"]) == 0

@@ -24,6 +24,7 @@ DEFAULT_MODELS = {
     "deepseek_v3": 671_026_404_352 + 14_848, "gpt2": 124_439_808, "phi3": 3_821_079_552,
     "llama4_text": 107_769_861_120, "qwen3_vl_moe_text": 13_173_956_608,
     "gemma2": 2_614_341_888, "gemma3_text": 2_628_658_432,  # Gemma2Config's defaults are gemma-2-2b's
+    "gpt_oss": 116_829_156_672,  # GptOssConfig's defaults are gpt-oss-120b's shape
 }
 # multimodal model_type -> transformers' count of its default language model (hf_count.py --text-only)
 DEFAULT_TEXT_MODELS = {
@@ -95,6 +96,36 @@ def test_torchtitan_and_jax_refuse_what_their_layers_lack(tmp_path):
         from symbolic.cli.entry import _run
 
         _run(["estimate", "--recipe", "torchtitan", "--model", str(PUBLISHED / "qwen3-8b.json")])
+
+
+GPT_OSS_20B = {"model_type": "gpt_oss", "num_hidden_layers": 24, "num_local_experts": 32, "experts_per_token": 4,
+               "layer_types": ["sliding_attention", "full_attention"] * 12, "swiglu_limit": 7.0,
+               "quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": [
+                   "model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]}}
+
+
+def test_gpt_oss_20b_shape_with_its_mxfp4_storage(tmp_path):
+    """gpt-oss-20b's shape (24 layers, 32 experts): 20,914,757,184, transformers' count of the same file without its
+    quantization_config (the MXFP4 experts are read as the bf16 weights training holds)."""
+    assert from_hf_config(_write(tmp_path, GPT_OSS_20B)).param_count == 20_914_757_184
+
+
+def test_gpt_oss_weights_shard_as_megatron_shards_them(tmp_path):
+    """Stage weights + expert weights per GPU at d8 t2 ep4 (bf16): attention (with its biases split with their
+    heads, o's bias replicated, sinks split over t), router and its bias (replicated), E/e experts with gate-up
+    biases split over t_e and down biases replicated, norms, the embedding and head split over t. At t = e = 1 the
+    same sum is 2 bytes x the parameter count. Source of truth: that layout written out here."""
+    from symbolic.config.training import Training
+    from symbolic.estimator.estimate import estimate
+
+    shape = from_hf_config(_write(tmp_path, GPT_OSS_20B))
+    h, f, E, a, k, dh, L, v = 2880, 2880, 32, 64, 8, 64, 24, 201_088
+    attention = (2 * h * a * dh + 2 * h * k * dh + a * dh + 2 * k * dh) / 2 + h + a / 2
+    layer = attention + h * E + E + E / 4 * (3 * h * f / 2 + 2 * f / 2 + h) + 2 * h
+    for training, expected in ((Training(s=4096, zero=0), 2 * shape.param_count),
+                               (Training(d=8, t=2, ep=4, s=4096, zero=0), 2 * (L * layer + v * h + h))):
+        stage = estimate(shape, training, "paper", overheads=False).stages[0]["bytes"]
+        assert stage["weights"] + stage["expert_weights"] == expected
 
 
 def test_llama4_interleaved_dense_layers(tmp_path):

@@ -18,10 +18,11 @@ def expert_data_parallel() -> sp.Expr:
     return Parallel.symbols().edp
 
 
-def experts_params() -> sp.Expr:
+def experts_params(sw: Switches = Switches()) -> sp.Expr:
     """Routed-expert parameters of one MoE layer on one GPU: E/e experts of gate, up (h x f_e) and down (f_e x h),
-    split over t_e."""
-    return E / e * 3 * h * f_e / t_e
+    split over t_e; with moe_bias each expert's gate-up bias [2 f_e] split with its columns and its down bias [h]
+    replicated over t_e, as a row-parallel bias is (gpt-oss's GptOssExperts)."""
+    return E / e * (3 * h * f_e / t_e + ((2 * f_e / t_e + h) if sw.moe_bias else 0))
 
 
 def _state(name: str, width: sp.Expr, params: sp.Expr, sharded: bool, sharded_doc: str, local_doc: str) -> Component:
@@ -62,5 +63,5 @@ def expert_states(moe_layers: sp.Expr, sw: Switches) -> list[Component]:
     """Weights, gradients and optimizer states of the routed experts of `moe_layers` MoE layers (none without them)."""
     if not sw.moe:
         return []
-    params = moe_layers * experts_params()
+    params = moe_layers * experts_params(sw)
     return [expert_weights(params, sw), expert_gradients(params, sw), expert_optimizer(params, sw)]

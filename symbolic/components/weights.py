@@ -25,13 +25,13 @@ def attention_params(sw: Switches = Switches()) -> sp.Expr:
     """Q, O (h x a*dh each) and K, V (h x k*dh each) of one layer on one TP rank, with the biases of Q, K, V (split
     over t) and of O (replicated) and the q/k norm scales: per head dh each, replicated (Qwen3), or over the whole
     a*dh and k*dh projections, split with their heads (OLMoE), or none (Llama 4's weightless norm); multi-head
-    latent attention's where the model has it."""
+    latent attention's where the model has it; gpt-oss's sink logits [a], split with their heads."""
     if sw.mla:
         return mla_params(sw)
     matrices = 2 * h * dh * (a + k) / t
     bias = ((a + 2 * k) * dh / t if sw.qkv_bias else 0) + (h if sw.o_bias else 0)
     norm = {"none": 0, "head": 2 * dh, "full": (a + k) * dh / t, "weightless": 0}[sw.qk_norm]
-    return matrices + bias + norm
+    return matrices + bias + norm + (a / t if sw.sinks else 0)
 
 
 def mlp_params(sw: Switches = Switches()) -> sp.Expr:
@@ -44,8 +44,8 @@ def mlp_params(sw: Switches = Switches()) -> sp.Expr:
 def moe_dense_params(sw: Switches = Switches()) -> sp.Expr:
     """The parts of one MoE layer's MLP that are not routed experts, on one TP rank: the router [h, E], replicated
     (Megatron-Core's TopKRouter weight), the shared experts' SwiGLU 3 h f_s / t (Megatron-Core SharedExpertMLP, split
-    over t like a dense MLP) and their gate [h, 1] (Qwen2-MoE)."""
-    return h * E + (3 * h * f_s / t if sw.shared else 0) + (h if sw.shared_gate else 0)
+    over t like a dense MLP), their gate [h, 1] (Qwen2-MoE), the router's bias [E] (gpt-oss's GptOssTopKRouter)."""
+    return h * E + (3 * h * f_s / t if sw.shared else 0) + (h if sw.shared_gate else 0) + (E if sw.moe_bias else 0)
 
 
 def norm_params(sw: Switches = Switches()) -> sp.Expr:

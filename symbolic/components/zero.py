@@ -17,7 +17,7 @@ def largest_layer(sw: Switches, layers: sp.Expr | None = None, moe_layers: sp.Ex
     if not sw.moe:
         return layer_params(sw)
     layers, moe_layers = default_layers("first") if layers is None else (layers, moe_layers)
-    moe = layer_params(sw, moe=True) + experts_params()
+    moe = layer_params(sw, moe=True) + experts_params(sw)
     has_dense = sp.Piecewise((layer_params(sw), layers - moe_layers > 0), (0, True))
     has_moe = sp.Piecewise((moe, moe_layers > 0), (0, True))
     return sp.Max(has_dense, has_moe)

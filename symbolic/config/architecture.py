@@ -34,6 +34,8 @@ class Architecture:
     sandwich: bool = False  # a norm after attention and after the MLP too (Gemma): two more weights, two more inputs
     logit_softcap: bool = False  # soft-capped logits: the tanh output kept beside the logits (Gemma 2)
     attn_softcap: bool = False  # soft-capped attention scores: kept too by unfused attention (Gemma 2)
+    sinks: bool = False  # a learned sink logit per head (gpt-oss): a parameters per layer, split over t
+    moe_bias: bool = False  # biases on the router and on the routed experts' projections (gpt-oss)
 
     def __post_init__(self):
         if self.qk_norm not in QK_NORMS:
@@ -52,7 +54,8 @@ class Architecture:
                    mlp=shape.mlp, norm=shape.norm, positions=shape.positions > 0, dropout=shape.dropout,
                    mla=shape.mla, q_lora=shape.q_lora > 0, mtp=shape.mtp > 0, mtp_moe=shape.mtp > 0 and shape.mtp_moe,
                    expert_bias=shape.expert_bias, sigmoid=shape.sigmoid, sandwich=shape.sandwich,
-                   logit_softcap=shape.logit_softcap, attn_softcap=shape.attn_softcap)
+                   logit_softcap=shape.logit_softcap, attn_softcap=shape.attn_softcap, sinks=shape.sinks,
+                   moe_bias=shape.moe_bias)
 
     def features(self) -> dict:
         """Its fields by name (what Switches.of takes from a shape)."""

@@ -61,6 +61,8 @@ class ModelShape:
     sandwich: bool = False  # a norm after attention and after the MLP too: 4 per layer (Gemma 2 and 3)
     logit_softcap: bool = False  # logits soft-capped, cap tanh(logits / cap) (Gemma 2's final_logit_softcapping)
     attn_softcap: bool = False  # attention scores soft-capped the same way (Gemma 2's attn_logit_softcapping)
+    sinks: bool = False  # a learned sink logit per head [a] in each layer's softmax (gpt-oss)
+    moe_bias: bool = False  # biases on the router [E] and on each expert's gate-up [2 f_e] and down [h] (gpt-oss)
 
     def __post_init__(self):
         for name in ("h", "f", "a", "k", "L", "v"):
@@ -92,6 +94,10 @@ class ModelShape:
         if (self.sandwich or self.logit_softcap or self.attn_softcap) and (self.E or self.mla or self.mtp):
             raise ConfigError(f"model {self.name!r}: sandwich norms and soft-capping are modelled for dense GQA "
                               "models (Gemma 2 and 3)")
+        if self.moe_bias and not self.E:
+            raise ConfigError(f"model {self.name!r}: moe_bias describes routed experts' biases, but E=0")
+        if self.sinks and self.mla:
+            raise ConfigError(f"model {self.name!r}: attention sinks with multi-head latent attention are not modelled")
         if (self.expert_bias or self.sigmoid) and not self.E:
             raise ConfigError(f"model {self.name!r}: expert_bias and sigmoid describe routed experts' scores, but E=0")
         for field, allowed in (("mlp", MLPS), ("norm", NORMS)):
@@ -164,7 +170,7 @@ class ModelShape:
                 + a * self.v_dim * h
         bias = (a * dh + 2 * k * dh if self.qkv_bias else 0) + (h if self.o_bias else 0)
         norm = {"none": 0, "head": 2 * dh, "full": a * dh + k * dh, "weightless": 0}[self.qk_norm]
-        return 2 * h * a * dh + 2 * h * k * dh + bias + norm
+        return 2 * h * a * dh + 2 * h * k * dh + bias + norm + (a if self.sinks else 0)
 
     @property
     def mlp_matrices(self) -> int:
@@ -184,11 +190,16 @@ class ModelShape:
 
     @property
     def moe_mlp_count(self) -> int:
-        """Parameters of one MoE layer's MLP: the router [h, E], E experts of 3 h f_e, shared experts 3 h f_s and
-        their gate [h, 1], and the score-correction bias [E] where the model has one."""
+        """Parameters of one MoE layer's MLP: the router [h, E], E experts (expert_count), shared experts 3 h f_s and
+        their gate [h, 1], the score-correction bias [E] where the model has one, the router's bias [E] (moe_bias)."""
         h = self.h
-        return h * self.E + self.E * 3 * h * self.f_e + 3 * h * self.f_s + (h if self.shared_gate else 0) \
-            + (self.E if self.expert_bias else 0)
+        return h * self.E + self.E * self.expert_count + 3 * h * self.f_s + (h if self.shared_gate else 0) \
+            + (self.E if self.expert_bias else 0) + (self.E if self.moe_bias else 0)
+
+    @property
+    def expert_count(self) -> int:
+        """Parameters of one routed expert: gate, up and down 3 h f_e, with moe_bias their biases 2 f_e + h."""
+        return 3 * self.h * self.f_e + (2 * self.f_e + self.h if self.moe_bias else 0)
 
     @property
     def mtp_moe(self) -> bool:
@@ -220,7 +231,7 @@ class ModelShape:
         """Parameters one token passes through: param_count with k_e of the E routed experts in each MoE layer (and
         in each multi-token-prediction module's MoE layer)."""
         moe_layers = self.L_e + (self.mtp if self.mtp_moe else 0)
-        return self.param_count - moe_layers * (self.E - self.k_e) * 3 * self.h * self.f_e
+        return self.param_count - moe_layers * (self.E - self.k_e) * self.expert_count
 
     def as_dict(self) -> dict:
         return {fl.name: list(value) if isinstance(value := getattr(self, fl.name), tuple) else value

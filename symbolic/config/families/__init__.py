@@ -10,6 +10,7 @@ from . import gpt2  # noqa: F401
 from . import phi  # noqa: F401
 from . import llama4  # noqa: F401
 from . import gemma  # noqa: F401
+from . import gpt_oss  # noqa: F401
 from .registry import FAMILIES, family
 
 SUPPORTED = ", ".join(FAMILIES)  # for messages

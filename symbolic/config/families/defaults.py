@@ -70,6 +70,10 @@ DEFAULTS: dict[str, dict[str, object]] = {
                "final_logit_softcapping": 30.0, "attn_logit_softcapping": 50.0},
     "gemma3_text": {"hidden_size": 2304, "intermediate_size": 9216, "num_attention_heads": 8, "num_key_value_heads": 4,
                     "head_dim": 256, "num_hidden_layers": 26, "vocab_size": 262208, "tie_word_embeddings": True},
+    # GptOssConfig (36 layers of 128 experts: gpt-oss-120b's shape)
+    "gpt_oss": {"hidden_size": 2880, "intermediate_size": 2880, "num_attention_heads": 64, "num_key_value_heads": 8,
+                "head_dim": 64, "num_hidden_layers": 36, "vocab_size": 201088, "tie_word_embeddings": False,
+                "num_local_experts": 128, "num_experts_per_tok": 4, "attention_bias": True},
     # GPT2Config: n_inner None (= 4 n_embd)
     "gpt2": {"n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024, "vocab_size": 50257,
              "activation_function": "gelu_new", "attn_pdrop": 0.1, "embd_pdrop": 0.1, "resid_pdrop": 0.1,

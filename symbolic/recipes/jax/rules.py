@@ -21,8 +21,8 @@ RULES: tuple[Rule, ...] = (
                     f"router scores, which jaxcheck's model does not build (the paper profile counts them)"),
          scope="jax", model=True),
     Rule("no biases or q/k norms (jax)", lambda x: np.logical_not(x.bias) & (x.qk_norm == "none"),
-         lambda x: (f"{x.model} has biases or q/k norms, which jaxcheck's attention and MLP do not have (the paper "
-                    f"profile counts them)"), scope="jax", model=True),
+         lambda x: (f"{x.model} has biases, attention sinks or q/k norms, which jaxcheck's attention and MLP do not "
+                    f"have (the paper profile counts them)"), scope="jax", model=True),
     Rule("v % t", lambda x: x.v % x.t == 0,
          lambda x: (f"tensor parallel t={x.t} does not divide vocabulary v={x.v} of {x.model} (jaxcheck shards the "
                     f"embedding and head evenly over tensor; pad v to a multiple of t)"), scope="jax", model=True),

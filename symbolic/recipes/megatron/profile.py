@@ -53,7 +53,7 @@ def _states(stage: str, layers: sp.Expr, moe_layers: sp.Expr, sw: Switches) -> t
         + (mtp_embedding_params(sw) if stage == "last" else 0)
     moe_layers = moe_layers + (mtp_moe_layers(sw) if mtp else 0)
     experts = expert_states(moe_layers, sw)
-    everything = params + (moe_layers * experts_params() if sw.moe else 0)
+    everything = params + (moe_layers * experts_params(sw) if sw.moe else 0)
     return [weights(params, sw), gradients(params, sw), optimizer(params, sw), *experts], everything
 
 

@@ -9,5 +9,5 @@ RULES: tuple[Rule, ...] = (
                     f"and the other recipes' selective policies are their own"), scope="!paper"),
     Rule("--no-grad-accum-fusion: Megatron only", lambda x: x.grad_accum_fusion,
          lambda x: ("--no-grad-accum-fusion is Megatron-LM's --no-gradient-accumulation-fusion: give it with --recipe "
-                    "megatron"), scope="recipes"),
+                    "megatron"), scope="!paper"),  # every other profile: the recipes and jax
 )

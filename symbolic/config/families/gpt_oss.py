@@ -1,0 +1,48 @@
+"""gpt-oss config.json files (transformers' GptOssConfig)."""
+from __future__ import annotations
+
+from ..hfkeys import ATTENTION_KINDS, BASE, Only, Reader
+from .registry import family
+
+GPT_OSS = BASE + ("num_local_experts", "num_experts_per_tok", "attention_bias", "swiglu_alpha", "swiglu_limit",
+                  "experts_per_token", "quantization_config")
+
+
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def mxfp4_checkpoint(x) -> bool:
+    """gpt-oss's published storage: the experts' projections in MXFP4 blocks with their scales, which a training run
+    dequantizes to bf16 weights first (transformers' Mxfp4HfQuantizer with dequantize); quantized training is not
+    modelled, so the file is read as the bf16 weights training holds."""
+    return isinstance(x, dict) and x.get("quant_method") == "mxfp4" and set(x) <= {"quant_method",
+                                                                                  "modules_to_not_convert"}
+
+
+GPT_OSS_VALUES = {
+    "attention_bias": Only(lambda x: isinstance(x, bool), "true or false"),
+    # its SwiGLU variant: gate clamped at swiglu_limit, gate * sigmoid(alpha gate) * (up + 1): scalars on SwiGLU's
+    # tensors (counted as SwiGLU's)
+    "swiglu_alpha": Only(_number, "a number"), "swiglu_limit": Only(_number, "a number"),
+    "experts_per_token": Only(lambda x: x is None or isinstance(x, int) and not isinstance(x, bool) and x > 0,
+                              "a positive count (num_experts_per_tok's alias)"),
+    "quantization_config": Only(mxfp4_checkpoint, "unquantized weights, or the published MXFP4 experts read as the "
+                                "bf16 weights training holds (quantized training is not modelled)"),
+    "layer_types": Only(lambda x: x is None or isinstance(x, list) and all(kind in ATTENTION_KINDS for kind in x),
+                        "full or sliding-window attention layers"),
+}
+
+
+@family("gpt_oss", GPT_OSS, "gpt-oss (attention sinks, biased experts)", values=GPT_OSS_VALUES)
+def gpt_oss(raw: dict, r: Reader) -> dict:
+    """gpt-oss (GptOssDecoderLayer): GQA attention with biases on Q, K, V, O (attention_bias) and a learned sink
+    logit per head (sinks [a]); every layer an MoE of num_local_experts experts (gate-up [h, 2 f_e] and down [f_e, h]
+    with their biases, f_e = intermediate_size), num_experts_per_tok per token, a router [h, E] with a bias and a
+    softmax over the top-k logits; alternating sliding-window layers (no parameter, no buffer with flash attention)."""
+    k_e = r.count("num_experts_per_tok")
+    if r.get("experts_per_token") not in (None, k_e):
+        raise r.fail("experts_per_token", f"disagrees with num_experts_per_tok = {k_e}")
+    bias = r.flag("attention_bias", True)
+    return {"E": r.count("num_local_experts"), "k_e": k_e, "f_e": r.count("intermediate_size"),
+            "qkv_bias": bias, "o_bias": bias, "sinks": True, "moe_bias": True}

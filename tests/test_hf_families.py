@@ -128,6 +128,18 @@ def test_gpt_oss_weights_shard_as_megatron_shards_them(tmp_path):
         assert stage["weights"] + stage["expert_weights"] == expected
 
 
+def test_phi4_mini_shape_and_its_inert_keys(tmp_path):
+    """Phi-4-mini's shape (24 heads, 8 KV heads, 200,064 tokens, tied, RoPE over 0.75 of each head) with the keys its
+    file carries at values that change nothing: 3,836,021,760, transformers' count of the same file; a bias there
+    is refused (Phi3Attention has none)."""
+    config = {"model_type": "phi3", "attention_bias": False, "mlp_bias": False, "lm_head_bias": False,
+              "full_attn_mod": 1, "interpolate_factor": 1, "partial_rotary_factor": 0.75, "num_key_value_heads": 8,
+              "num_attention_heads": 24, "vocab_size": 200_064, "tie_word_embeddings": True}
+    assert from_hf_config(_write(tmp_path, config)).param_count == 3_836_021_760
+    with pytest.raises(ConfigError, match="key 'attention_bias'"):
+        from_hf_config(_write(tmp_path, config | {"attention_bias": True}))
+
+
 def test_llama4_interleaved_dense_layers(tmp_path):
     """interleave_moe_layer_step 2 (Maverick's layout): odd layers MoE, even ones dense MLPs of
     intermediate_size_mlp; each dense layer trades the router, 16 experts and the shared expert for 3 h f_mlp."""

@@ -20,6 +20,7 @@ HARMLESS = frozenset({
     "rms_norm_eps", "rope_theta", "rope_scaling", "rope_parameters",
     "max_position_embeddings", "use_cache", "pretraining_tp", "use_sliding_window", "sliding_window",
     "max_window_layers", "layer_types", "output_router_logits", "router_aux_loss_coef", "norm_topk_prob",
+    "cache_implementation",  # the inference KV cache's kind (Gemma 3: "hybrid")
     "use_mrope", "is_llama_config", "rope_interleaved",  # multimodal RoPE's position ids, SmolLM2's conversion
     # marker and its rotary layout: no parameter, no buffer
     "_attn_implementation", "_attn_implementation_autoset", "attn_implementation", "return_dict",

@@ -63,10 +63,24 @@ def _lambdify_source(exprs: list, name: str, extra: tuple[str, ...] = ()) -> str
     from ..config.symbols import BY_NAME
 
     printer = _printer_class()({"fully_qualified_modules": True, "allow_unknown_functions": False})
-    fn = sp.lambdify([BY_NAME[n] for n in NAMES + extra], tuple(exprs), modules="numpy", printer=printer, cse=True,
-                     docstring_limit=0)
+    fn = sp.lambdify([BY_NAME[n] for n in NAMES + extra], tuple(exprs), modules="numpy", printer=printer,
+                     cse=CSE, docstring_limit=0)
     source = inspect.getsource(fn)
     return source.replace("def _lambdifygenerated(", f"def {name}(", 1)
+
+
+def _cse_unevaluated(exprs):
+    """sympy's common-subexpression elimination with the rebuilt expressions left unevaluated: the same terms, without
+    re-running Max's and Piecewise's argument collapsing (factor_terms) on every rebuilt node, most of a derive's time
+    (median 1.9x faster: benchmarks/bench_codegen.py; the generated code computes the same values: golden.py's 40
+    cases, plan's among them, equal byte for byte)."""
+    import sympy as sp
+
+    with sp.evaluate(False):
+        return sp.cse(exprs)
+
+
+CSE = _cse_unevaluated  # what lambdify eliminates common subexpressions with (benchmarks/codegen.py times cse=True)
 
 
 def _printer_class():

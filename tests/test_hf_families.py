@@ -25,6 +25,7 @@ DEFAULT_MODELS = {
     "llama4_text": 107_769_861_120, "qwen3_vl_moe_text": 13_173_956_608,
     "gemma2": 2_614_341_888, "gemma3_text": 2_628_658_432,  # Gemma2Config's defaults are gemma-2-2b's
     "gpt_oss": 116_829_156_672,  # GptOssConfig's defaults are gpt-oss-120b's shape
+    "minimax_m2": 228_689_748_992 + 15_872,  # MiniMax-M2's shape; its score-correction bias a buffer there
 }
 # multimodal model_type -> transformers' count of its default language model (hf_count.py --text-only)
 DEFAULT_TEXT_MODELS = {

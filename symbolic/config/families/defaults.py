@@ -74,6 +74,10 @@ DEFAULTS: dict[str, dict[str, object]] = {
     "gpt_oss": {"hidden_size": 2880, "intermediate_size": 2880, "num_attention_heads": 64, "num_key_value_heads": 8,
                 "head_dim": 64, "num_hidden_layers": 36, "vocab_size": 201088, "tie_word_embeddings": False,
                 "num_local_experts": 128, "num_experts_per_tok": 4, "attention_bias": True},
+    # MiniMaxM2Config (MiniMax-M2's shape: 62 layers of 256 experts)
+    "minimax_m2": {"hidden_size": 3072, "intermediate_size": 1536, "num_attention_heads": 48, "num_key_value_heads": 8,
+                   "head_dim": 128, "num_hidden_layers": 62, "vocab_size": 200064, "tie_word_embeddings": False,
+                   "num_local_experts": 256, "num_experts_per_tok": 8},
     # GPT2Config: n_inner None (= 4 n_embd)
     "gpt2": {"n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024, "vocab_size": 50257,
              "activation_function": "gelu_new", "attn_pdrop": 0.1, "embd_pdrop": 0.1, "resid_pdrop": 0.1,

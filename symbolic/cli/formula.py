@@ -4,10 +4,12 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..config.errors import ConfigError
 from ..config.switches import BACKENDS
 from ..recipes import get
 from ..flags.training import add_recipe_arg, add_switch_args, add_text_only_arg, profile_from_args
+
+
+ARCHITECTURE = ("moe_act needs experts", "mla_up_proj needs MLA")  # rules that read the architecture alone
 
 
 def switches_from_args(args: argparse.Namespace):
@@ -27,10 +29,10 @@ def switches_from_args(args: argparse.Namespace):
         training.check(shape, args.profile)
     else:
         rules.check(rules.letters(training), rules.select(args.profile, model=False))
-        for module, needs in (("moe_act", "routed experts"), ("mla_up_proj", "multi-head latent attention")):
-            if module in training.recompute_modules.split(","):
-                raise ConfigError(f"--recompute-modules {module}: without --model formula describes a dense Llama "
-                                  f"with GQA attention, which has no {needs} (give --model)")
+        # the table's rows on what a model's architecture allows, for the dense GQA Llama formula describes
+        x = rules.letters(training)
+        x.__dict__.update(E=0, mla=False, model="formula's dense Llama (no --model)")
+        rules.check(x, tuple(rule for rule in rules.select(args.profile, model=True) if rule.name in ARCHITECTURE))
     return Switches.of(training, overheads=args.overheads, backend=args.backend, shape=shape)
 
 

@@ -43,7 +43,7 @@ class Only:
     supports: str  # what mem4d models, for the one-line refusal
 
 
-def _zero(x) -> bool:
+def zero_or_null(x) -> bool:
     return x in (0, 0.0, None) and not isinstance(x, bool)
 
 
@@ -53,8 +53,8 @@ def false_or_null(x) -> bool:
 
 ONLY = {
     "hidden_act": Only(lambda x: x in ("silu", "swish"), "SwiGLU with SiLU ('silu')"),
-    "attention_dropout": Only(_zero, "no dropout (0.0): dropout masks are not modelled"),
-    "router_jitter_noise": Only(_zero, "no router jitter (0.0): its noise tensor is not modelled"),
+    "attention_dropout": Only(zero_or_null, "no dropout (0.0): dropout masks are not modelled"),
+    "router_jitter_noise": Only(zero_or_null, "no router jitter (0.0): its noise tensor is not modelled"),
     "clip_qkv": Only(lambda x: x is None, "no clipping of Q, K, V (null): its masks are not modelled"),
     "is_encoder_decoder": Only(false_or_null, "decoder-only models"),
     "add_cross_attention": Only(false_or_null, "decoder-only models without cross-attention"),
@@ -64,11 +64,15 @@ ONLY = {
 }
 
 
-def _number(x) -> bool:
+def number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def _count_or_null(x, least: int = 1) -> bool:
+def number_or_null(x) -> bool:
+    return x is None or number(x)
+
+
+def count_or_null(x, least: int = 1) -> bool:
     return x is None or isinstance(x, int) and not isinstance(x, bool) and least <= x <= MAX_SIZE
 
 
@@ -79,14 +83,14 @@ HARMLESS_VALUES = {
     "layer_types": Only(lambda x: x is None or isinstance(x, list) and all(kind in ATTENTION_KINDS for kind in x),
                         "full or sliding-window attention in every layer (" + ", ".join(ATTENTION_KINDS) + ")"),
     "use_sliding_window": Only(lambda x: x is None or isinstance(x, bool), "true or false"),
-    "sliding_window": Only(_count_or_null, "a positive window, or null"),
-    "max_window_layers": Only(lambda x: _count_or_null(x, 0), "a number of layers, or null"),
-    "max_position_embeddings": Only(_count_or_null, "a positive length"),
-    "pretraining_tp": Only(_count_or_null, "a positive integer"),
-    "rope_theta": Only(_number, "a number"),
-    "rms_norm_eps": Only(_number, "a number"),
-    "router_aux_loss_coef": Only(lambda x: x is None or _number(x), "a number"),
-    "initializer_range": Only(lambda x: x is None or _number(x), "a number"),
+    "sliding_window": Only(count_or_null, "a positive window, or null"),
+    "max_window_layers": Only(lambda x: count_or_null(x, 0), "a number of layers, or null"),
+    "max_position_embeddings": Only(count_or_null, "a positive length"),
+    "pretraining_tp": Only(count_or_null, "a positive integer"),
+    "rope_theta": Only(number, "a number"),
+    "rms_norm_eps": Only(number, "a number"),
+    "router_aux_loss_coef": Only(number_or_null, "a number"),
+    "initializer_range": Only(number_or_null, "a number"),
     "rope_scaling": Only(lambda x: x is None or isinstance(x, dict), "an object or null"),
     "rope_parameters": Only(lambda x: x is None or isinstance(x, dict), "an object or null"),
     **{key: Only(lambda x: x is None or isinstance(x, bool), "true or false")

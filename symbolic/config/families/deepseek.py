@@ -3,7 +3,7 @@ latent attention with DeepSeekMoE layers, multi-token prediction and DeepSeek-V3
 kimi_k2)."""
 from __future__ import annotations
 
-from ..hfkeys import BASE, Only, Reader
+from ..hfkeys import BASE, Only, Reader, count_or_null, number
 from .registry import family
 
 # multi-head latent attention (DeepSeek-V2/V3, Kimi K2): read by the MLA families only, refused in any other
@@ -76,15 +76,11 @@ def mla_letters(r: Reader) -> dict:
             "head_dim": r.count("qk_nope_head_dim")}
 
 
-def count_or_null(x) -> bool:
-    return x is None or isinstance(x, int) and not isinstance(x, bool) and x >= 1
-
-
 # the values the DeepSeek families' non-integer structural keys may take (their builds read the integers)
 DEEPSEEK_VALUES = {
     "attention_bias": Only(lambda x: isinstance(x, bool), "true or false"),
     "scoring_func": Only(lambda x: x == "softmax", "softmax routing"),
-    "aux_loss_alpha": Only(lambda x: isinstance(x, (int, float)), "a number"),
+    "aux_loss_alpha": Only(number, "a number"),
     "seq_aux": Only(lambda x: isinstance(x, bool), "true or false"),
 }
 MLA_VALUES = DEEPSEEK_VALUES | {
@@ -94,7 +90,7 @@ MLA_VALUES = DEEPSEEK_VALUES | {
                         "greedy, group_limited_greedy or noaux_tc expert selection"),
     "n_group": Only(count_or_null, "a positive number of expert groups"),
     "topk_group": Only(count_or_null, "a positive number of groups per token"),
-    "routed_scaling_factor": Only(lambda x: isinstance(x, (int, float)) and not isinstance(x, bool),
+    "routed_scaling_factor": Only(number,
                                   "a number (it scales the routed output)"),
     "ep_size": Only(lambda x: x in (1, None), "1 (the modeling code's inference expert parallelism; mem4d takes "
                     "--ep)"),

@@ -2,7 +2,7 @@
 text_config, read with --text-only)."""
 from __future__ import annotations
 
-from ..hfkeys import ATTENTION_KINDS, BASE, Only, Reader
+from ..hfkeys import ATTENTION_KINDS, BASE, Only, Reader, number_or_null
 from .registry import family
 
 LLAMA4 = BASE + ("intermediate_size_mlp", "num_local_experts", "num_experts_per_tok", "moe_layers",
@@ -12,10 +12,6 @@ LLAMA4 = BASE + ("intermediate_size_mlp", "num_local_experts", "num_experts_per_
 
 def _flags(x) -> bool:
     return x is None or isinstance(x, list) and all(v in (0, 1) and not isinstance(v, bool) for v in x)
-
-
-def _number(x) -> bool:
-    return x is None or isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 LLAMA4_VALUES = {
@@ -28,7 +24,7 @@ LLAMA4_VALUES = {
                                  "a positive chunk length, or null"),
     # NoPE layers' query temperature: a scalar per position on tensors that exist either way
     "attn_temperature_tuning": Only(lambda x: isinstance(x, bool), "true or false"),
-    "floor_scale": Only(_number, "a number"), "attn_scale": Only(_number, "a number"),
+    "floor_scale": Only(number_or_null, "a number"), "attn_scale": Only(number_or_null, "a number"),
     "layer_types": Only(lambda x: x is None or isinstance(x, list) and all(
         kind in ATTENTION_KINDS + ("chunked_attention",) for kind in x), "full, sliding or chunked attention layers"),
 }

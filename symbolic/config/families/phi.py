@@ -1,7 +1,7 @@
 """Phi-3 and Phi-4 config.json files (transformers' Phi3Config; Phi-4-mini is model_type phi3 too)."""
 from __future__ import annotations
 
-from ..hfkeys import BASE, Only, Reader
+from ..hfkeys import BASE, Only, Reader, zero_or_null
 from .registry import family
 
 PHI3 = BASE + ("resid_pdrop", "embd_pdrop", "original_max_position_embeddings", "partial_rotary_factor",
@@ -9,8 +9,8 @@ PHI3 = BASE + ("resid_pdrop", "embd_pdrop", "original_max_position_embeddings", 
 PHI3_VALUES = {
     # Phi3DecoderLayer's resid_attn_dropout / resid_mlp_dropout and the embedding dropout: their masks are not
     # modelled for a Llama-style model, so only 0 is read (the published Phi-3 and Phi-4 files have 0.0)
-    **{key: Only(lambda x: x in (0, 0.0, None) and not isinstance(x, bool), "no dropout (0.0): dropout masks are "
-                 "not modelled for Phi-3") for key in ("resid_pdrop", "embd_pdrop")},
+    **{key: Only(zero_or_null, "no dropout (0.0): dropout masks are not modelled for Phi-3")
+       for key in ("resid_pdrop", "embd_pdrop")},
     "original_max_position_embeddings": Only(lambda x: x is None or isinstance(x, int) and not isinstance(x, bool)
                                              and x > 0, "a positive length"),
     # Phi-4-mini's file carries these at the values that change nothing: transformers' Phi3Attention and Phi3MLP

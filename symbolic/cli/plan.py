@@ -70,10 +70,16 @@ def run(args: argparse.Namespace) -> int:
                       moe_capacity=args.moe_capacity,
                       precision=tuple(precision_from_args(args, None).items()))
     hw = Hardware(gpus_per_node=args.gpus_per_node)
-    from ..plan.search import search
-
     zero = ZERO_STAGES if args.zero is None else (args.zero,)
-    plan = search(cluster, args.threshold * args.gpu_mem, profile=args.profile, hw=hw, zero=zero)
+    limit = args.threshold * args.gpu_mem
+    if args.all or args.csv or args.plot:  # every row: all of them listed, written or drawn
+        from ..plan.search import search
+
+        plan = search(cluster, limit, profile=args.profile, hw=hw, zero=zero)
+    else:  # the --top K alone, exactly, without evaluating every row
+        from ..plan.best import best
+
+        plan = best(cluster, limit, args.top, profile=args.profile, hw=hw, zero=zero)
     if plan.evaluated == 0:
         where = f"no valid 4D configuration of {shape.name} on {args.gpus} GPUs with s={args.seq}, gbs={args.gbs}"
         from ..plan.enumerate import shared_reason
@@ -88,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
                           + ("" if args.json else " (each listed on stdout)"))
     if args.json:
         _write_json(plan, args, sys.stdout)
-    elif plan.feasible:
+    elif len(plan.order):
         if args.explain:
             print(explain(hw))
         _print_table(plan, args)
@@ -99,10 +105,10 @@ def run(args: argparse.Namespace) -> int:
 
         plot(plan, args.plot)
         print(f"wrote {args.plot}", file=sys.stderr)
-    if plan.feasible == 0:
-        best = plan.rows["peak"].argmin()
+    if len(plan.order) == 0:
+        lowest = plan.rows["peak"].argmin()
         print(f"mem4d plan: no configuration fits in {plan.limit / GiB:.1f} GiB; the smallest needs "
-              f"{plan.rows['peak'][best] / GiB:.1f} GiB ({_label(plan.config(best)['config'])})", file=sys.stderr)
+              f"{plan.rows['peak'][lowest] / GiB:.1f} GiB ({_label(plan.config(lowest)['config'])})", file=sys.stderr)
         return 1
     return 0
 
@@ -166,8 +172,8 @@ def _head(plan, args) -> dict:
     return {
         "model": shape.name, "param_count": shape.param_count, "config": shared, "profile": plan.profile,
         "gpus": plan.cluster.gpus, "gpus_per_node": args.gpus_per_node, "gpu_mem_bytes": args.gpu_mem,
-        "threshold": args.threshold, "limit_bytes": int(plan.limit), "evaluated": plan.evaluated,
-        "feasible": plan.feasible, "seconds": spent, "build_seconds": plan.seconds["build"],
+        "threshold": args.threshold, "limit_bytes": int(plan.limit), "valid": plan.valid,
+        "evaluated": plan.evaluated, "complete": plan.complete, "feasible": plan.feasible, "seconds": spent, "build_seconds": plan.seconds["build"],
         "top": None if args.all else args.top,
     }
 
@@ -196,9 +202,12 @@ def _print_table(plan, args) -> None:
     console = Console(width=None if sys.stdout.isatty() else 240)
     x = plan.cluster
     spent = plan.seconds["enumerate"] + plan.seconds["evaluate"]
-    title = (f"{x.shape.name} on {x.gpus} GPUs, s={x.s}, gbs={x.gbs}: {plan.feasible} of {plan.evaluated} "
-             f"configurations under {args.threshold:g} x {args.gpu_mem / GiB:,.2f} GiB = {plan.limit / GiB:,.2f} GiB "
-             f"({plan.profile} profile, searched in {spent:.3f} s); memory in GiB per GPU")
+    under = f"under {args.threshold:g} x {args.gpu_mem / GiB:,.2f} GiB = {plan.limit / GiB:,.2f} GiB"
+    how = f"{plan.profile} profile, searched in {spent:.3f} s"
+    title = (f"{x.shape.name} on {x.gpus} GPUs, s={x.s}, gbs={x.gbs}: " + (
+        f"{plan.feasible} of {plan.evaluated} configurations {under} ({how})" if plan.complete else
+        f"the {len(shown(plan, args))} best of {plan.valid:,} configurations {under} ({how}, {plan.evaluated:,} "
+        f"evaluated)") + "; memory in GiB per GPU")
     table = Table(title=title, title_justify="left")
     keys = searched(x.shape)
     for name in ("#", *keys):
@@ -227,6 +236,9 @@ def _print_table(plan, args) -> None:
     console.print(table)
     console.print(f"{x.shape.name}: {x.shape.param_count:,} parameters; every row also has sp={x.sp}, "
                   f"flash_attn={x.flash_attn}; GPU memory (--gpu-mem): {describe_bytes(args.gpu_mem)}")
+    if not plan.complete:
+        console.print(f"the {plan.evaluated:,} evaluated: in the proxy's order until no row left could rank among the "
+                      f"{len(shown(plan, args))} shown (docs/plan.md); --all evaluates all and counts those that fit")
     if not args.explain:
         console.print("score = ideal compute time / proxy step time (a ranking proxy, not a throughput "
                       "prediction; --explain prints its formula)")

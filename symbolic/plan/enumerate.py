@@ -182,21 +182,59 @@ def valid(cluster: Cluster, profile: str = "paper", zero: tuple[int, ...] = ZERO
     passed = np.logical_and.reduce(list(ok.values()))
     kept = np.unique(np.stack([first[name] for name in "dtpc"])[:, passed], axis=1)
     fac = experts(cluster, dict(zip("dtpc", kept)))
-    # crossed and masked a block of factorisations at a time: a highly composite cluster has tens of millions of
-    # candidates, of which few pass (memory: one block's candidates, not all of them)
-    per_row = len(divisors(cluster.shape.L)) * len(divisors(cluster.gbs)) * len(zero) * len(_splits(balance))
-    step = max(1, BLOCK // per_row)
-    parts, masked = [], 0
+    vpps, bs, zeros, splits = divisors(cluster.shape.L), divisors(cluster.gbs), np.asarray(zero, np.int8), \
+        _splits(balance)
+    per_row = len(vpps) * len(bs) * len(zeros) * len(splits)
+    rules_ = rules.select(profile, policy=False)
+    # a block of factorisations at a time (a highly composite cluster has tens of millions of candidates, few valid),
+    # each crossed first with vpp, ZeRO stage and split, masked with the rules that do not read b or m, and only the
+    # survivors crossed with the b that divide gbs / d and masked with the rest: the same rows, in the same order,
+    # as masking the whole cross product (b between vpp and zero), without building it
+    step = max(1, BLOCK // (per_row // len(bs)))
+    parts = []
     for start in range(0, len(fac["d"]), step):
-        grid = candidates(cluster, {name: x[start:start + step] for name, x in fac.items()}, zero, balance)
-        divides = cluster.shape.L % (grid["p"] * grid["vpp"]) == 0
-        same = ((grid["split"] > 0) & (grid["p"] == 1)) | ((grid["split"] == SPLITS.index("near_even")) & divides)
-        ok = np.logical_and.reduce(list(masks(grid, cluster, profile).values())) & ~same
-        parts.append({name: values[ok] for name, values in grid.items()})
-        masked += ok.size
-    out = {name: np.concatenate([part[name] for part in parts]) for name in parts[0]} if parts else \
-        candidates(cluster, {name: x[:0] for name, x in fac.items()}, zero, balance)
-    return out, int(passed.size + masked)
+        block = {name: x[start:start + step] for name, x in fac.items()}
+        block["fac"] = np.arange(start, start + len(block["d"]))
+        parts.append(_valid_block(cluster, profile, rules_, block, vpps, bs, zeros, splits))
+    if parts:
+        out = {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
+    else:
+        out = candidates(cluster, {name: x[:0] for name, x in fac.items()}, zero, balance)
+    return out, int(passed.size + len(fac["d"]) * per_row)
+
+
+def _valid_block(cluster: Cluster, profile: str, rules_, block: dict, vpps, bs, zeros, splits) -> dict:
+    """The valid rows of a block of factorisations (`block`, with its rows' index "fac"), in candidates' order."""
+    outer = _cross(block, vpp=vpps, zero=zeros, split=splits)
+    divides = cluster.shape.L % (outer["p"] * outer["vpp"]) == 0
+    same = ((outer["split"] > 0) & (outer["p"] == 1)) | ((outer["split"] == SPLITS.index("near_even")) & divides)
+    x = _letters(cluster, {name: outer[name] for name in GRID if name in outer} | expert_columns(outer), profile)
+    ok, later = ~same, []
+    for rule in rules_:
+        try:  # a rule that reads no b or m holds for every b alike
+            ok &= np.asarray(rule.holds(x), dtype=bool)
+        except AttributeError:
+            later.append(rule)
+    outer = {name: x[ok] for name, x in outer.items()}
+    # the b of each row: those with b d | gbs (the rule gbs % (b d), still checked below with the others)
+    d_values, d_index = np.unique(outer["d"], return_inverse=True)
+    fits_b = cluster.gbs % (bs[None, :] * d_values[:, None]) == 0  # [distinct d, b]
+    rows, b_index = np.nonzero(fits_b[d_index])  # [row, b] pairs, row-major
+    grid = {name: x[rows] for name, x in outer.items()}
+    grid["b"] = bs[b_index]
+    grid["m"] = cluster.gbs // (grid["b"] * grid["d"])
+    x = _letters(cluster, {name: grid[name] for name in GRID if name in grid} | expert_columns(grid), profile)
+    ok = np.logical_and.reduce([np.ones(len(rows), dtype=bool)]
+                               + [np.asarray(rule.holds(x), dtype=bool) for rule in later])
+    # candidates' order: factorisation, vpp, b, ZeRO stage, split
+    zero_index = np.zeros(max(ZERO_STAGES) + 1, dtype=np.int64)
+    zero_index[zeros] = np.arange(len(zeros))
+    at = np.flatnonzero(ok)
+    key = ((((grid["fac"][at] * len(vpps) + np.searchsorted(vpps, grid["vpp"][at])) * len(bs) + b_index[at])
+            * len(zeros) + zero_index[grid["zero"][at]]) * len(splits) + grid["split"][at])
+    at = at[np.argsort(key, kind="stable")]
+    names = [name for name in block if name != "fac"] + ["vpp", "b", "zero", "split", "m"]
+    return {name: grid[name][at] for name in names}
 
 
 def why_not(cluster: Cluster, profile: str = "paper", limit: int | None = None, zero: tuple[int, ...] = ZERO_STAGES,

@@ -36,14 +36,26 @@ class PlanResult:
     candidates: int  # (d, t, p, c, vpp, b, zero, even or balanced) tuples enumerated before the divisibility masks
     present: dict = field(default_factory=dict)  # (recompute index, zero) -> that estimator's components
     seconds: dict[str, float] = field(default_factory=dict)  # build, enumerate, evaluate (and evaluate.<part>)
+    # plan.best's counts where rows holds only what it shows: rows ranked by its bound, rows evaluated, rows that
+    # fit (None unless complete, i.e. every ranked row was evaluated)
+    counts: dict = field(default_factory=dict)
+    complete: bool = True  # whether every valid row was evaluated (search's always are)
 
     @property
     def evaluated(self) -> int:
-        return len(self.rows["d"])
+        """Rows whose memory was evaluated."""
+        return self.counts.get("evaluated", len(self.rows["d"]))
 
     @property
-    def feasible(self) -> int:
-        return len(self.order)
+    def valid(self) -> int:
+        """Rows the rules allow (a configuration under one recompute policy, every split kind searched: a balanced
+        row no wider than the most even split among them, though no result lists it)."""
+        return self.counts.get("ranked", self.evaluated)
+
+    @property
+    def feasible(self) -> int | None:
+        """Rows that fit, where every row was evaluated (else None)."""
+        return self.counts.get("feasible", len(self.order)) if self.complete else None
 
     def config(self, i: int) -> dict:
         """Row i in the JSON schema of `mem4d plan --json`: its whole config as `mem4d estimate --json` has it, bytes
@@ -205,6 +217,7 @@ def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware 
         part = _evaluate({name: x[at] for name, x in grid.items()}, est, fixed, cluster.shape.L, width, cluster.shape,
                          clock)
         part["recompute"] = np.full(len(part["d"]), RECOMPUTE.index(recompute), dtype=np.int8)
+        clock["valid"] = int(at.sum())
         return part, clock
 
     # one thread per (recompute, zero) pair, as many at once as there are cores: numpy releases the GIL inside its
@@ -216,11 +229,28 @@ def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware 
     finally:  # on Ctrl-C the pairs not started are dropped at once
         pool.shutdown(wait=False, cancel_futures=True)
     parts, clock = [part for part, _ in done], {}
+    ranked = sum(seconds.pop("valid") for _, seconds in done)
     for _, seconds in done:  # thread-seconds of each part, summed over the pairs
         for name, x in seconds.items():
             clock[name] = clock.get(name, 0.0) + x
-    start = time.perf_counter()
     components = _union(est.components for est in estimators.values())
+    rows = merged(parts, components, cluster, hw, clock)
+    start = time.perf_counter()
+    fits = np.flatnonzero(rows["peak"] < limit)  # the verdict of `mem4d estimate`, on the same peak
+    order = fits[np.lexsort((rows["peak"][fits], -rows["score"][fits]))]
+    t3 = _tick(clock, "rank", start)
+    return PlanResult(cluster=cluster, profile=profile, limit=float(limit), components=components, rows=rows,
+                      order=order, candidates=n_candidates,
+                      present={(RECOMPUTE.index(r), z): est.components for (r, z), est in estimators.items()},
+                      seconds={"build": t2 - t1, "enumerate": t1 - t0, "evaluate": t3 - t2,
+                               **{f"evaluate.{name}": x for name, x in clock.items()}},
+                      counts={"ranked": ranked})
+
+
+def merged(parts: list[dict], components: tuple[str, ...], cluster: Cluster, hw: Hardware, clock: dict) -> dict:
+    """The pairs' evaluated rows (_evaluate's, each with its "recompute") as one table, with each row's total, peak
+    and the proxy's terms and score; `clock` gathers the seconds of the merge and peak and of the proxy."""
+    start = time.perf_counter()
     names = parts[0].keys() | set(components)
     rows = {name: np.concatenate([part.get(name, np.zeros(len(part["d"]))) for part in parts]) for name in names}
     # "total" as `estimate` reports it (the sum of the components rounded to bytes), so both give the same verdict
@@ -232,15 +262,8 @@ def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware 
     rows["peak_from"] = which.astype(np.int8)
     start = _tick(clock, "merge_peak", start)
     rows.update(terms(cluster, rows, hw))
-    start = _tick(clock, "proxy", start)
-    fits = np.flatnonzero(rows["peak"] < limit)  # the verdict of `mem4d estimate`, on the same peak
-    order = fits[np.lexsort((rows["peak"][fits], -rows["score"][fits]))]
-    t3 = _tick(clock, "rank", start)
-    return PlanResult(cluster=cluster, profile=profile, limit=float(limit), components=components, rows=rows,
-                      order=order, candidates=n_candidates,
-                      present={(RECOMPUTE.index(r), z): est.components for (r, z), est in estimators.items()},
-                      seconds={"build": t2 - t1, "enumerate": t1 - t0, "evaluate": t3 - t2,
-                               **{f"evaluate.{name}": x for name, x in clock.items()}})
+    _tick(clock, "proxy", start)
+    return rows
 
 
 def _repeats_even(rows: dict[str, np.ndarray], L: int) -> np.ndarray:

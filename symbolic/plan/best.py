@@ -1,0 +1,170 @@
+"""`best`: plan's K best fitting configurations without evaluating every one, exactly the rows an exhaustive `search`
+would rank first.
+
+The ranking proxy (plan.proxy) does not read the memory estimate, so a row's rank is known, up to one bound, before
+its bytes are. Every grid row (a valid configuration with its ZeRO stage and split kind) gets an upper bound of the
+score of each of its rows (one per recompute policy its profile allows): its score without recompute (selective and
+full recompute only add time) at the narrowest widest stage its split can have (L/p even; vpp ceil(L/(vpp p))
+near-even, exact; a balanced split is listed only where its widest stage is wider, and a wider stage never raises the
+score: skew multiplies the compute time). Grid rows are evaluated in rounds, those of the highest bounds first
+(every row tied with a round's lowest bound in that round; the first round FIRST_ROUND rows, each next one 4 times
+as many), one estimator call per (recompute, ZeRO) pair per round, stage splits searched only for the uneven rows a
+round holds. The search stops once K rows fit and no grid row left has a bound as high as the K-th one's score: no
+unevaluated row can rank above it or tie it. Ties rank as `search` ranks them (lower peak, then the exhaustive
+search's row order). Memory holds the grid, its bounds, one round's rows and the K best.
+"""
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..config.training import RECOMPUTE
+from .balance import even_cap
+from .enumerate import Cluster, valid
+from .proxy import Hardware, terms
+from .search import PlanResult, _allowed, _estimators, _evaluate, _tick, _union, merged, reference, search
+
+FIRST_ROUND = 4096  # rows evaluated in the first round; each further round evaluates 4 times as many
+BOUND_BLOCK = 2**14  # rows whose bound score is computed at once: the proxy's temporaries stay in cache (measured
+# on DeepSeek-V3's 2.6 M rows: 0.30 s at 2**14, 0.74 s at 2**18, one thread)
+# the columns the proxy reads (plan.proxy.terms) besides recompute and max_layers
+PROXY_INPUTS = ("d", "t", "p", "c", "e", "t_e", "vpp", "b", "m", "zero")
+
+
+def _widest(grid: dict, L: int) -> np.ndarray:
+    """The widest stage's layers of each row's split as far as it is known before the split search: L/p (even), vpp
+    ceil(L/(vpp p)) (near-even, and the least a listed balanced split's widest stage exceeds)."""
+    vpp, p = grid["vpp"], grid["p"]
+    return np.where(grid["split"] > 0, vpp * even_cap(L // vpp, p), L / p)
+
+
+def _bounds(cluster: Cluster, grid: dict, hw: Hardware) -> np.ndarray:
+    """The upper bound of the score of every grid row under every recompute policy: its score without recompute
+    (full and selective recompute only add time: rerun forward FLOPs and, under full, communication) at the
+    narrowest widest stage its split can have; BOUND_BLOCK rows at a time, in one thread per core (numpy releases the
+    GIL in its array operations; each thread writes its own rows)."""
+    n = len(grid["d"])
+    out = np.empty(n)
+
+    def blocks(first: int, last: int) -> None:
+        for start in range(first, last, BOUND_BLOCK):
+            rows = slice(start, min(start + BOUND_BLOCK, last))
+            cols = {name: grid[name][rows] for name in PROXY_INPUTS + ("split",) if name in grid}
+            cols.update(recompute=RECOMPUTE.index("none"), max_layers=_widest(cols, cluster.shape.L))
+            out[rows] = terms(cluster, cols, hw)["score"]
+
+    workers = max(1, min(os.cpu_count() or 1, n // BOUND_BLOCK))
+    edges = [n * i // workers // BOUND_BLOCK * BOUND_BLOCK for i in range(workers)] + [n]
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
+        list(pool.map(blocks, edges[:-1], edges[1:]))
+    finally:  # on Ctrl-C the blocks not started are dropped at once
+        pool.shutdown(wait=False, cancel_futures=True)
+    return out
+
+
+def _key_order(score: np.ndarray, peak: np.ndarray, row: np.ndarray) -> np.ndarray:
+    """Rank order: higher score first, then lower peak, then the exhaustive search's row order."""
+    return np.lexsort((row, peak, -score))
+
+
+def best(cluster: Cluster, limit: float, top: int, profile: str = "paper", hw: Hardware = Hardware(),
+         overheads: bool = True, zero: tuple[int, ...] = (0, 1, 2, 3), balance: bool = True) -> PlanResult:
+    """The `top` best fitting rows of `search(cluster, limit, ...)`, in its order, evaluating rows in bound order
+    (module docstring). The result's rows are the K best and, where fewer than K fit, the lowest peak evaluated;
+    `complete` says whether every valid row was evaluated (then `feasible` counts the fitting ones)."""
+    from ..config.glossary import inputs_for
+
+    t0 = time.perf_counter()
+    grid, n_candidates = valid(cluster, profile, zero, balance)
+    if len(grid["d"]) == 0:
+        return search(cluster, limit, profile, hw, overheads, zero, balance)
+    t1 = time.perf_counter()
+    estimators = _estimators(cluster, profile, overheads, tuple(int(z) for z in np.unique(grid["zero"])), grid)
+    fixed = inputs_for(cluster.shape, reference(cluster, profile))
+    t2 = time.perf_counter()
+    pairs = list(estimators.items())
+    # the exhaustive search's rows: each pair's grid rows in grid order, pair after pair; "row" numbers them
+    members = [np.flatnonzero((grid["zero"] == z) & _allowed(profile, r, grid)) for (r, z), _ in pairs]
+    offsets = np.concatenate([[0], np.cumsum([len(m) for m in members])])
+    clock: dict[str, float] = {}
+    start = time.perf_counter()
+    bound = _bounds(cluster, grid, hw)
+    start = _tick(clock, "bounds", start)
+    width = int(grid["p"][grid["split"] > 0].max(initial=1))
+    components = _union(est.components for est in estimators.values())
+    left = np.zeros(len(bound), dtype=bool)  # grid rows not evaluated yet, of those some pair holds
+    for m in members:
+        left[m] = True
+    kept: dict | None = None  # the K best fitting rows so far and the lowest peak evaluated
+    size, evaluated, fitting = FIRST_ROUND, 0, 0
+    while left.any():
+        remaining = np.flatnonzero(left)
+        if size < len(remaining):
+            cut = np.partition(bound[remaining], len(remaining) - size)[len(remaining) - size]
+            chosen = remaining[bound[remaining] >= cut]  # every row tied with the cut comes along
+        else:
+            chosen = remaining
+        left[chosen] = False
+        rows = _round(cluster, grid, pairs, members, offsets, chosen, fixed, width, components, hw, clock)
+        size *= 4
+        if not len(rows["d"]):  # every chosen row a balanced one that another split stands for
+            continue
+        evaluated += len(rows["d"])
+        fits = rows["peak"] < limit
+        fitting += int(fits.sum())
+        kept = _keep(kept, rows, fits, top)
+        if kept["fits"].sum() >= top and left.any():
+            kth = kept["score"][kept["fits"]][top - 1]  # kept is in rank order, fitting rows first
+            if bound[left].max() < kth:  # no row left can rank above the K-th or tie it
+                break
+    if kept is None:  # no row at all: search says so as it always has
+        return search(cluster, limit, profile, hw, overheads, zero, balance)
+    complete = not left.any()
+    order = np.flatnonzero(kept["fits"])[:top]
+    kept.pop("fits")
+    t3 = time.perf_counter()
+    return PlanResult(cluster=cluster, profile=profile, limit=float(limit), components=components, rows=kept,
+                      order=order, candidates=n_candidates,
+                      present={(RECOMPUTE.index(r), z): est.components for (r, z), est in estimators.items()},
+                      seconds={"build": t2 - t1, "enumerate": t1 - t0, "evaluate": t3 - t2,
+                               **{f"evaluate.{name}": x for name, x in clock.items()}},
+                      counts={"ranked": int(offsets[-1]), "evaluated": evaluated,
+                              "feasible": fitting if complete else None}, complete=complete)
+
+
+def _round(cluster: Cluster, grid: dict, pairs: list, members: list, offsets: np.ndarray, chosen: np.ndarray,
+           fixed: dict, width: int, components: tuple[str, ...], hw: Hardware, clock: dict) -> dict:
+    """The chosen grid rows evaluated under every pair that holds them, as `search` evaluates them (components, stage
+    totals and splits per pair, total, peak, proxy), each with its exhaustive row number "row"; balanced rows another
+    split stands for are dropped."""
+    chosen = np.sort(chosen)
+    parts = []
+    for i, ((recompute, _), est) in enumerate(pairs):
+        position = np.searchsorted(members[i], chosen)
+        held = position < len(members[i])
+        held[held] = members[i][position[held]] == chosen[held]
+        if not held.any():
+            continue
+        sub = {name: x[chosen[held]] for name, x in grid.items()}
+        sub["row"] = offsets[i] + position[held]
+        part = _evaluate(sub, est, fixed, cluster.shape.L, width, cluster.shape, clock)
+        part["recompute"] = np.full(len(part["d"]), RECOMPUTE.index(recompute), dtype=np.int8)
+        parts.append(part)
+    return merged(parts, components, cluster, hw, clock)
+
+
+def _keep(kept: dict | None, rows: dict, fits: np.ndarray, top: int) -> dict:
+    """The `top` best fitting rows of kept and rows together, in rank order, then the lowest peak of both (one row,
+    where it is not among them), with "fits" saying which."""
+    rows = {**rows, "fits": fits}
+    both = rows if kept is None else {name: np.concatenate([kept[name], rows[name]]) for name in kept}
+    order = _key_order(both["score"], both["peak"], both["row"])
+    good = order[both["fits"][order]][:top]
+    lowest = np.lexsort((both["row"], both["peak"]))[0]
+    pick = good if lowest in good else np.append(good, lowest)
+    return {name: x[pick] for name, x in both.items()}
+

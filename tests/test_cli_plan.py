@@ -130,6 +130,7 @@ def test_listed_configurations_match_mem4d_estimate_json(small_json):
                 "--vpp", str(config["vpp"]), "--mbs", str(config["mbs"]), "--recompute", config["recompute"],
                 "--gpu-mem", "2GiB", "--json"]
         argv += ["--zero", str(config["zero"])]
+        argv += ["--recompute-modules", config["recompute_modules"]] if "recompute_modules" in config else []
         done = mem4d(*argv)
         assert done.returncode == 0, done.stderr
         report = json.loads(done.stdout)

@@ -9,6 +9,7 @@ import sys
 from ..config.errors import ConfigError
 from ..config.training import ZERO_STAGES
 from ..plan.enumerate import Cluster, why_not
+from ..plan.policies import label_of
 from ..plan.proxy import Hardware, explain
 from ..flags.training import (add_model_args, add_precision_args, add_recipe_arg, model_from_args,
     precision_from_args, profile_from_args)
@@ -75,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     if args.all or args.csv or args.plot:  # every row: all of them listed, written or drawn
         from ..plan.search import search
 
-        plan = search(cluster, limit, profile=args.profile, hw=hw, zero=zero)
+        plan = search(cluster, limit, profile=args.profile, hw=hw, zero=zero, keep_all=bool(args.plot))
     else:  # the --top K alone, exactly, without evaluating every row
         from ..plan.best import best
 
@@ -127,7 +128,8 @@ def _label(config: dict) -> str:
     split = f" stage_layers={_layers(config['stage_layers'])}" if config["stage_layers"] else ""
     experts = f" ep={config['ep']} etp={config['etp']}" if "ep" in config else ""
     return (f"dp={config['dp']} tp={config['tp']} pp={config['pp']} cp={config['cp']}{experts} vpp={config['vpp']} "
-            f"mbs={config['mbs']} recompute={config['recompute']} zero={config['zero']}{split}")
+            f"mbs={config['mbs']} recompute={label_of(config)} zero={config['zero']}{split}")
+
 
 
 def _layers(split) -> str:
@@ -173,14 +175,16 @@ def _head(plan, args) -> dict:
         "model": shape.name, "param_count": shape.param_count, "config": shared, "profile": plan.profile,
         "gpus": plan.cluster.gpus, "gpus_per_node": args.gpus_per_node, "gpu_mem_bytes": args.gpu_mem,
         "threshold": args.threshold, "limit_bytes": int(plan.limit), "valid": plan.valid,
-        "evaluated": plan.evaluated, "complete": plan.complete, "feasible": plan.feasible, "seconds": spent, "build_seconds": plan.seconds["build"],
+        "evaluated": plan.evaluated, "complete": plan.complete, "feasible": plan.feasible, "seconds": spent,
+        "build_seconds": plan.seconds["build"],
         "top": None if args.all else args.top,
     }
 
 
 def _write_csv(plan, path: str) -> None:
     keys = searched(plan.cluster.shape)
-    columns = [*keys, *plan.components, "peak_bytes", "peak_from", "score"]
+    choice = ("recompute_modules", "ac_every")  # what selective reruns: every row has them in the CSV
+    columns = [*keys, *choice, *plan.components, "peak_bytes", "peak_from", "score"]
     try:
         with open(path, "w", newline="") as handle:
             writer = csv.writer(handle)
@@ -188,6 +192,7 @@ def _write_csv(plan, path: str) -> None:
             for i in plan.order:
                 row = plan.config(i)
                 cells = [_layers(row["config"][c]) if c == "stage_layers" else row["config"][c] for c in keys]
+                cells += [row["config"].get("recompute_modules", "core_attn"), row["config"].get("ac_every", "")]
                 writer.writerow(cells + [row["bytes"].get(c, 0) for c in plan.components]
                                 + [row["peak_bytes"], row["peak_from"], f"{row['score']:.6f}"])
     except OSError as err:
@@ -225,7 +230,8 @@ def _print_table(plan, args) -> None:
     for rank, i in enumerate(shown(plan, args), 1):
         row = plan.config(i)
         config = row["config"]
-        cells = [str(rank), *(_layers(config[c]) if c == "stage_layers" else str(config[c]) for c in keys)]
+        cells = [str(rank), *(_layers(config[c]) if c == "stage_layers" else label_of(config) if c == "recompute"
+                              else str(config[c]) for c in keys)]
         cells += [f"{row['bytes'][c] / GiB:.2f}" if c in row["bytes"] else "-" for c in parts[:-1]]
         if overheads:
             cells.append(f"{sum(row['bytes'].get(c, 0) for c in overheads) / GiB:.2f}")

@@ -25,7 +25,9 @@ from ..config.training import RECOMPUTE
 from .balance import even_cap
 from .enumerate import Cluster, valid
 from .proxy import Hardware, terms
-from .search import PlanResult, _allowed, _estimators, _evaluate, _tick, _union, merged, reference, search
+from .policies import recompute_index
+from .search import (PlanResult, _allowed, _estimators, _evaluate, _tick, _union, merged, policy_inputs,
+                     reference, search, searched_policies)
 
 FIRST_ROUND = 4096  # rows evaluated in the first round; each further round evaluates 4 times as many
 BOUND_BLOCK = 2**14  # rows whose bound score is computed at once: the proxy's temporaries stay in cache (measured
@@ -88,7 +90,9 @@ def best(cluster: Cluster, limit: float, top: int, profile: str = "paper", hw: H
     t2 = time.perf_counter()
     pairs = list(estimators.items())
     # the exhaustive search's rows: each pair's grid rows in grid order, pair after pair; "row" numbers them
-    members = [np.flatnonzero((grid["zero"] == z) & _allowed(profile, r, grid)) for (r, z), _ in pairs]
+    choices = searched_policies(cluster, profile)
+    members = [np.flatnonzero((grid["zero"] == z) & _allowed(profile, choices[i], grid, cluster.shape.L))
+               for (i, z), _ in pairs]
     offsets = np.concatenate([[0], np.cumsum([len(m) for m in members])])
     clock: dict[str, float] = {}
     start = time.perf_counter()
@@ -109,7 +113,7 @@ def best(cluster: Cluster, limit: float, top: int, profile: str = "paper", hw: H
         else:
             chosen = remaining
         left[chosen] = False
-        rows = _round(cluster, grid, pairs, members, offsets, chosen, fixed, width, components, hw, clock)
+        rows = _round(cluster, grid, pairs, choices, members, offsets, chosen, fixed, width, components, hw, clock)
         size *= 4
         if not len(rows["d"]):  # every chosen row a balanced one that another split stands for
             continue
@@ -129,21 +133,21 @@ def best(cluster: Cluster, limit: float, top: int, profile: str = "paper", hw: H
     t3 = time.perf_counter()
     return PlanResult(cluster=cluster, profile=profile, limit=float(limit), components=components, rows=kept,
                       order=order, candidates=n_candidates,
-                      present={(RECOMPUTE.index(r), z): est.components for (r, z), est in estimators.items()},
+                      present={pair: est.components for pair, est in estimators.items()}, policies=choices,
                       seconds={"build": t2 - t1, "enumerate": t1 - t0, "evaluate": t3 - t2,
                                **{f"evaluate.{name}": x for name, x in clock.items()}},
                       counts={"ranked": int(offsets[-1]), "evaluated": evaluated,
                               "feasible": fitting if complete else None}, complete=complete)
 
 
-def _round(cluster: Cluster, grid: dict, pairs: list, members: list, offsets: np.ndarray, chosen: np.ndarray,
-           fixed: dict, width: int, components: tuple[str, ...], hw: Hardware, clock: dict) -> dict:
+def _round(cluster: Cluster, grid: dict, pairs: list, choices: tuple, members: list, offsets: np.ndarray,
+           chosen: np.ndarray, fixed: dict, width: int, components: tuple[str, ...], hw: Hardware, clock: dict) -> dict:
     """The chosen grid rows evaluated under every pair that holds them, as `search` evaluates them (components, stage
     totals and splits per pair, total, peak, proxy), each with its exhaustive row number "row"; balanced rows another
     split stands for are dropped."""
     chosen = np.sort(chosen)
     parts = []
-    for i, ((recompute, _), est) in enumerate(pairs):
+    for i, ((choice, _), est) in enumerate(pairs):
         position = np.searchsorted(members[i], chosen)
         held = position < len(members[i])
         held[held] = members[i][position[held]] == chosen[held]
@@ -151,10 +155,11 @@ def _round(cluster: Cluster, grid: dict, pairs: list, members: list, offsets: np
             continue
         sub = {name: x[chosen[held]] for name, x in grid.items()}
         sub["row"] = offsets[i] + position[held]
-        part = _evaluate(sub, est, fixed, cluster.shape.L, width, cluster.shape, clock)
-        part["recompute"] = np.full(len(part["d"]), RECOMPUTE.index(recompute), dtype=np.int8)
+        part = _evaluate(sub, est, policy_inputs(fixed, choices[choice]), cluster.shape.L, width, cluster.shape, clock)
+        part.update(recompute=np.full(len(part["d"]), recompute_index(choices[choice]), dtype=np.int8),
+                    policy=np.full(len(part["d"]), choice, dtype=np.int16))
         parts.append(part)
-    return merged(parts, components, cluster, hw, clock)
+    return merged(parts, components, cluster, hw, clock, choices)
 
 
 def _keep(kept: dict | None, rows: dict, fits: np.ndarray, top: int) -> dict:

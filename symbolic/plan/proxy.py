@@ -31,8 +31,12 @@ FORMULAS = [
      "experts, C_f times as many on the most loaded expert rank, the shared experts), averaged over the layers"),
     ("F_att", "2 s a dh", "forward FLOPs per token per layer in causal attention (QK^T and AV over s/2 keys on average)"),
     ("T_c", "3 gbs s (L (F_lin + F_att) + 2 h v) / (N flops)", "ideal compute time per step (forward + 2x backward)"),
-    ("T_r", "gbs s L (F_lin + F_att) / (N flops) [full]; gbs s L F_att / (N flops) [selective]",
-     "recompute: full reruns every layer's forward, selective reruns core attention"),
+    ("F_up", "2 a (q_r (dh + d_r) + kv_r (dh + d_v))", "forward FLOPs per token per layer of MLA's up-projections "
+     "(q_r = 0: no query up-projection)"),
+    ("T_r", "gbs s L F_r / (N flops); F_r = F_lin + F_att [full]; F_att [core_attn] + F_up [mla_up_proj] "
+     "[selective]; (F_lin + F_att) floor(max_r L_r / n_ac) / max_r L_r [--ac-every n_ac]",
+     "recompute: full reruns every layer's forward, selective the modules it names (layernorm and moe_act rerun no "
+     "matmul: 0 here), torchtitan's --ac-every every n_ac-th block of the most loaded stage"),
     ("bubble", "(p - 1) / (vpp m + p - 1)", "idle share of the 1F1B / interleaved schedule; T stretches by 1/(1 - bubble)"),
     ("skew", "p max_r L_r / L", "the pipeline runs at its slowest stage's pace: its layers over the average "
      "(1 with an even split)"),
@@ -63,9 +67,11 @@ FORMULAS = [
 ]
 
 
-def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware()) -> dict[str, np.ndarray]:
+def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware(),
+          policies: tuple = ()) -> dict[str, np.ndarray]:
     """Every FORMULAS term for arrays d, t, p, c, vpp, b, m, recompute (index into RECOMPUTE), zero (ZeRO stage) and
-    max_layers (the largest stage's layers; L/p when absent)."""
+    max_layers (the largest stage's layers; L/p when absent); with `policies` (plan.policies.Policy) and a "policy"
+    column indexing them, selective recompute's time is its modules' or --ac-every's (else core attention's)."""
     x = cluster.shape
     s, gbs, n_gpu = float(cluster.s), float(cluster.gbs), float(cluster.gpus)
     widths = Training()  # default byte widths, the same ones the memory estimate uses
@@ -83,7 +89,11 @@ def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware
     F_lin = 2.0 * (2 * x.h * x.dh * (x.a + x.k) + ((x.L - x.L_e) * x.mlp_matrices * x.h * x.f + x.L_e * moe_mlp) / x.L)
     F_att = 2.0 * s * x.a * x.dh
     T_c = 3 * gbs * s * (x.L * (F_lin + F_att) + 2 * x.h * x.v) / (n_gpu * hw.flops)
-    T_r = gbs * s * x.L * np.where(full, F_lin + F_att, np.where(selective, F_att, 0.0)) / (n_gpu * hw.flops)
+    F_r = np.where(full, F_lin + F_att, np.where(selective, F_att, 0.0))
+    if policies and "policy" in grid:
+        F_r = _selective_flops(x, policies, np.asarray(grid["policy"]), full, F_lin + F_att, F_att,
+                               np.asarray(grid.get("max_layers", x.L / p), dtype=np.float64))
+    T_r = gbs * s * x.L * F_r / (n_gpu * hw.flops)
     bubble = (p - 1) / (vpp * m + p - 1)
     V_tp = (8 + 4 * full) * (t - 1) / t * (s * b * x.h / c) * B_a * (x.L / p) * m
     V_cp = (3 + full) * (c - 1) * 2 * (s / c) * b * x.k * x.dh / t * B_a * (x.L / p) * m
@@ -119,6 +129,19 @@ def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware
                 M_tp=M_tp, M_cp=M_cp, M_dp=full_shape(M_dp), M_pp=M_pp, M_ep=full_shape(M_ep), M_etp=full_shape(M_etp),
                 T_tp=T_tp, T_cp=T_cp, T_dp=T_dp, T_pp=T_pp, T_ep=full_shape(T_ep), T_etp=full_shape(T_etp), T=T,
                 score=T_c / T)
+
+
+def _selective_flops(x, policies: tuple, policy: np.ndarray, full: np.ndarray, F_layer, F_att, widest: np.ndarray):
+    """F_r of FORMULAS per row: each policy's recompute FLOPs per token per layer (full: the whole layer; selective:
+    its modules', or under --ac-every the checkpointed share of the most loaded stage's blocks)."""
+    F_up = 2.0 * x.a * (x.q_lora * (x.dh + x.rope_dim) + x.kv_lora * (x.dh + x.v_dim)) if x.mla else 0.0
+    core = np.array([float("core_attn" in q.modules.split(",")) for q in policies])[policy]
+    up = np.array([float("mla_up_proj" in q.modules.split(",")) for q in policies])[policy]
+    every = np.array([q.ac_every or 0 for q in policies], dtype=np.float64)[policy]
+    chosen = np.array([q.recompute == "selective" for q in policies])[policy]
+    blocks = np.where(every > 0, np.floor(widest / np.where(every > 0, every, 1.0)) / widest, 0.0)
+    per_module = np.where(every > 0, F_layer * blocks, core * F_att + up * F_up)
+    return np.where(full, F_layer, np.where(chosen, per_module, 0.0))
 
 
 def explain(hw: Hardware = Hardware()) -> str:

@@ -19,6 +19,7 @@ from ..config import rules
 from .balance import even_cap
 from .enumerate import SPLITS, Cluster, expert_columns, precision_of, valid
 from .splits import LAYERS, split_rows
+from .policies import Policy, policies, recompute_index, worth_searching
 from .proxy import Hardware, terms
 
 
@@ -34,7 +35,8 @@ class PlanResult:
     # peak, proxy terms, score
     order: np.ndarray  # indices of rows whose peak is under the limit, best score first (ties: lower peak first)
     candidates: int  # (d, t, p, c, vpp, b, zero, even or balanced) tuples enumerated before the divisibility masks
-    present: dict = field(default_factory=dict)  # (recompute index, zero) -> that estimator's components
+    present: dict = field(default_factory=dict)  # (policy index, zero) -> that estimator's components
+    policies: tuple = ()  # plan.policies.Policy of each "policy" index: the recompute choices searched
     seconds: dict[str, float] = field(default_factory=dict)  # build, enumerate, evaluate (and evaluate.<part>)
     # plan.best's counts where rows holds only what it shows: rows ranked by its bound, rows evaluated, rows that
     # fit (None unless complete, i.e. every ranked row was evaluated)
@@ -61,7 +63,7 @@ class PlanResult:
         """Row i in the JSON schema of `mem4d plan --json`: its whole config as `mem4d estimate --json` has it, bytes
         per component, the peak the fit rule judges and the proxy's score."""
         r = self.rows
-        names = self.present.get((int(r["recompute"][i]), int(r["zero"][i])), self.components)
+        names = self.present.get((int(r["policy"][i]), int(r["zero"][i])), self.components)
         parts = {name: as_bytes(r[name][i]) for name in names if name != "total"}
         parts["total"] = sum(parts.values())  # == rows["total"][i]: the sum of the rounded components
         return {"config": self.training(i).as_json(self.cluster.shape), "bytes": parts,
@@ -74,7 +76,7 @@ class PlanResult:
         return replace(reference(self.cluster, self.profile), d=int(r["d"][i]), t=int(r["t"][i]), p=int(r["p"][i]),
                        c=int(r["c"][i]), vpp=int(r["vpp"][i]), b=int(r["b"][i]),
                        ep=int(r["e"][i]) if "e" in r else 1, etp=int(r["t_e"][i]) if "t_e" in r else None,
-                       recompute=RECOMPUTE[int(r["recompute"][i])], zero=int(r["zero"][i]),
+                       **self.policies[int(r["policy"][i])].fields, zero=int(r["zero"][i]),
                        stage_layers=tuple(r["stage_layers"][i, :r["p"][i]].tolist()) if r["split"][i] else None)
 
 
@@ -90,11 +92,15 @@ def reference(cluster: Cluster, profile: str) -> Training:
                     moe_capacity=cluster.moe_capacity, **precision_of(cluster, profile))
 
 
-def _allowed(profile: str, recompute: str, grid: dict) -> np.ndarray:
-    """Where the profile has this recompute policy for the grid's rows (the rule table's policy rules)."""
-    x = SimpleNamespace(recompute=recompute, zero=grid["zero"], t=grid["t"], **RECIPE_FIELDS)
+def _allowed(profile: str, policy: Policy, grid: dict, L: int) -> np.ndarray:
+    """Where the profile has this recompute choice for the grid's rows (the rule table's policy rules), and plan
+    searches it (plan.policies.worth_searching: an --ac-every that checkpoints some block, not as many as a smaller
+    one)."""
+    x = SimpleNamespace(zero=grid["zero"], t=grid["t"], **{**RECIPE_FIELDS, **policy.fields})
     held = rules.masks(x, rules.select(profile, policy=True), len(grid["d"])).values()
-    return np.logical_and.reduce([np.ones(len(grid["d"]), dtype=bool), *held])
+    n = len(grid["d"])
+    searched = np.broadcast_to(worth_searching(policy, grid["p"], L), (n,))
+    return np.logical_and.reduce([np.ones(n, dtype=bool), *held, searched])
 
 
 def policy_reason(cluster: Cluster, profile: str, zero: tuple[int, ...]) -> str | None:
@@ -113,14 +119,27 @@ def policy_reason(cluster: Cluster, profile: str, zero: tuple[int, ...]) -> str 
 
 
 def _estimators(cluster: Cluster, profile: str, overheads: bool, zero: tuple[int, ...], grid: dict) -> dict:
-    """The lambdified estimator of each (recompute, zero) pair (lru-cached inside symbolic.estimator); the higher
-    stage first, the order in which exact ties of the ranking are listed."""
+    """The lambdified estimator of each (recompute choice index, zero) pair (lru-cached inside symbolic.estimator),
+    the choices of plan.policies in their order; the higher stage first, the order in which exact ties of the
+    ranking are listed."""
     from ..estimator.vectorized import estimator
 
     base = reference(cluster, profile)
-    return {(r, z): estimator(profile, Switches.of(replace(base, recompute=r, zero=z), overheads, shape=cluster.shape))
-            for r in RECOMPUTE for z in sorted(zero, reverse=True)
-            if np.any(_allowed(profile, r, grid) & (grid["zero"] == z))}
+    choices = searched_policies(cluster, profile)
+    return {(i, z): estimator(profile, Switches.of(replace(base, **policy.fields, zero=z), overheads,
+                                                   shape=cluster.shape))
+            for i, policy in enumerate(choices) for z in sorted(zero, reverse=True)
+            if np.any(_allowed(profile, policy, grid, cluster.shape.L) & (grid["zero"] == z))}
+
+
+def searched_policies(cluster: Cluster, profile: str) -> tuple[Policy, ...]:
+    """The recompute choices plan searches for the cluster's model under the profile (plan.policies)."""
+    return policies(profile, cluster.shape, cluster.flash_attn)
+
+
+def policy_inputs(fixed: dict, policy: Policy) -> dict:
+    """The estimator's fixed inputs under a recompute choice: n_ac is its --ac-every (1 where not set)."""
+    return {**fixed, "n_ac": policy.ac_every or 1}
 
 
 def _mixed_even_totals(est, arrays: dict, shape) -> dict[str, np.ndarray]:
@@ -190,16 +209,20 @@ def _evaluate(grid: dict[str, np.ndarray], est, fixed: dict[str, float], L: int,
 
 
 def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware = Hardware(),
-           overheads: bool = True, zero: tuple[int, ...] = ZERO_STAGES, balance: bool = True) -> PlanResult:
+           overheads: bool = True, zero: tuple[int, ...] = ZERO_STAGES, balance: bool = True,
+           keep_all: bool = True) -> PlanResult:
     """Enumerate the configurations the profile's rules allow (the given ZeRO stages; even stages and, with
-    `balance`, near-even and balanced ones, enumerate.SPLITS), evaluate them under every recompute policy (one
-    estimator call per (recompute, ZeRO stage) pair), mask by `limit` bytes, rank by the proxy. A balanced row no
-    wider than the most even split is left out (the even or near-even row stands for it)."""
+    `balance`, near-even and balanced ones, enumerate.SPLITS), evaluate them under every recompute choice (one
+    estimator call per (recompute choice, ZeRO stage) pair), mask by `limit` bytes, rank by the proxy. A balanced
+    row no wider than the most even split is left out (the even or near-even row stands for it). Without
+    `keep_all` the result's rows are those that fit and each pair's lowest peak (what --all and --csv list, in a
+    fraction of the memory; the feasible-region plot reads every row)."""
     from ..config.glossary import inputs_for
 
     t0 = time.perf_counter()
     grid, n_candidates = valid(cluster, profile, zero, balance)
-    if len(grid["d"]) == 0:  # nothing to evaluate: the caller explains with plan.why_not
+    if len(grid["d"]) == 0 or not searched_policies(cluster, profile):  # nothing to evaluate: the caller explains
+        grid = {name: x[:0] for name, x in grid.items()}  # with plan.why_not
         rows = {**grid, "recompute": np.zeros(0, np.int8), "stage_layers": np.zeros((0, 1), LAYERS),
                 "total": np.zeros(0),
                 "peak": np.zeros(0), "peak_from": np.zeros(0, np.int8), "score": np.zeros(0)}
@@ -211,13 +234,22 @@ def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware 
     t2 = time.perf_counter()
     width = int(grid["p"][grid["split"] > 0].max(initial=1))  # columns of the splits: the most stages of an uneven row
 
+    choices = searched_policies(cluster, profile)
+    components = _union(est.components for est in estimators.values())
+
     def evaluate(pair) -> tuple[dict, dict]:
-        (recompute, z), est = pair
-        at, clock = (grid["zero"] == z) & _allowed(profile, recompute, grid), {}
-        part = _evaluate({name: x[at] for name, x in grid.items()}, est, fixed, cluster.shape.L, width, cluster.shape,
-                         clock)
-        part["recompute"] = np.full(len(part["d"]), RECOMPUTE.index(recompute), dtype=np.int8)
-        clock["valid"] = int(at.sum())
+        (i, z), est = pair
+        at, clock = (grid["zero"] == z) & _allowed(profile, choices[i], grid, cluster.shape.L), {}
+        part = _evaluate({name: x[at] for name, x in grid.items()}, est, policy_inputs(fixed, choices[i]),
+                         cluster.shape.L, width, cluster.shape, clock)
+        part.update(recompute=np.full(len(part["d"]), recompute_index(choices[i]), dtype=np.int8),
+                    policy=np.full(len(part["d"]), i, dtype=np.int16))
+        clock["valid"], clock["evaluated"] = int(at.sum()), len(part["d"])
+        if not keep_all and len(part["d"]):  # its rows that fit, and its lowest peak (the first, on a tie)
+            part = merged([part], components, cluster, hw, clock, choices)
+            kept = part["peak"] < limit
+            kept[np.argmin(part["peak"])] = True
+            part = {name: x[kept] for name, x in part.items()}
         return part, clock
 
     # one thread per (recompute, zero) pair, as many at once as there are cores: numpy releases the GIL inside its
@@ -230,24 +262,29 @@ def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware 
         pool.shutdown(wait=False, cancel_futures=True)
     parts, clock = [part for part, _ in done], {}
     ranked = sum(seconds.pop("valid") for _, seconds in done)
+    evaluated = sum(seconds.pop("evaluated") for _, seconds in done)
     for _, seconds in done:  # thread-seconds of each part, summed over the pairs
         for name, x in seconds.items():
             clock[name] = clock.get(name, 0.0) + x
-    components = _union(est.components for est in estimators.values())
-    rows = merged(parts, components, cluster, hw, clock)
+    ready = [part for part in parts if "peak" in part]  # merged pair by pair already (not keep_all)
+    if ready:
+        rows = {name: np.concatenate([part[name] for part in ready]) for name in ready[0]}
+    else:
+        rows = merged(parts, components, cluster, hw, clock, choices)
     start = time.perf_counter()
     fits = np.flatnonzero(rows["peak"] < limit)  # the verdict of `mem4d estimate`, on the same peak
     order = fits[np.lexsort((rows["peak"][fits], -rows["score"][fits]))]
     t3 = _tick(clock, "rank", start)
     return PlanResult(cluster=cluster, profile=profile, limit=float(limit), components=components, rows=rows,
                       order=order, candidates=n_candidates,
-                      present={(RECOMPUTE.index(r), z): est.components for (r, z), est in estimators.items()},
+                      present={pair: est.components for pair, est in estimators.items()}, policies=choices,
                       seconds={"build": t2 - t1, "enumerate": t1 - t0, "evaluate": t3 - t2,
                                **{f"evaluate.{name}": x for name, x in clock.items()}},
-                      counts={"ranked": ranked})
+                      counts={"ranked": ranked, "evaluated": evaluated})
 
 
-def merged(parts: list[dict], components: tuple[str, ...], cluster: Cluster, hw: Hardware, clock: dict) -> dict:
+def merged(parts: list[dict], components: tuple[str, ...], cluster: Cluster, hw: Hardware, clock: dict,
+           policies: tuple = ()) -> dict:
     """The pairs' evaluated rows (_evaluate's, each with its "recompute") as one table, with each row's total, peak
     and the proxy's terms and score; `clock` gathers the seconds of the merge and peak and of the proxy."""
     start = time.perf_counter()
@@ -261,7 +298,7 @@ def merged(parts: list[dict], components: tuple[str, ...], cluster: Cluster, hw:
     rows["peak"], which = peak_of(rows["total"], stage_totals, rows["p"], rows["split"] > 0)
     rows["peak_from"] = which.astype(np.int8)
     start = _tick(clock, "merge_peak", start)
-    rows.update(terms(cluster, rows, hw))
+    rows.update(terms(cluster, rows, hw, policies))
     _tick(clock, "proxy", start)
     return rows
 

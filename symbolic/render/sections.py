@@ -3,6 +3,7 @@ cross-check of the `jax` profile with XLA. Each takes plain results and the path
 from __future__ import annotations
 
 from .report import GIB, figure, gib
+from ..plan.policies import ABBREVIATIONS, short_label
 from .tex import escape
 
 PLAN_COLUMNS = ("dp", "tp", "pp", "cp", "vpp", "mbs", "m", "recompute", "zero")
@@ -40,11 +41,11 @@ def plan(result, gpu: int, threshold: float, heat_map: str | None, top: int = 10
     for rank, i in enumerate(result.order[:top], 1):
         row = result.config(int(i))
         cfg = row["config"]
-        cells = [str(rank)] + [escape(cfg[c]) for c in PLAN_COLUMNS]
+        cells = [str(rank)] + [escape(short_label(cfg) if c == "recompute" else cfg[c]) for c in PLAN_COLUMNS]
         cells += [f"{row['peak_bytes'] / GIB:,.1f}", f"{rows['bubble'][i]:.3f}"]
         cells += [f"{rows[k][i]:.3f}" for k in ("T_tp", "T_cp", "T_dp", "T_pp")] + [f"{row['score']:.3f}"]
         lines.append(" & ".join(cells) + r" \\")
-    return lines + [r"\end{longtable}}"]
+    return lines + [r"\end{longtable}}", "Recompute: " + escape(ABBREVIATIONS) + "."]
 
 
 def crosscheck(summary: dict, source: str, targets: list[str], scatter: str | None, errors: str | None) -> list[str]:

@@ -19,9 +19,12 @@ RULES: tuple[Rule, ...] = (
          lambda x: ("torchtitan keeps no separate master copy (its sharded parameters are the master) and its loss "
                     "upcasts the logits to fp32 (train.py at 9dec370): --master-weights and --logits other than fp32 "
                     "are not what it allocates"), scope="torchtitan"),
-    Rule("torchtitan: none with t = 1", lambda x: (x.recompute != "none") | (x.t == 1),
+    # the blocks --ac-every leaves alone keep what eager autograd keeps, as --recompute none (fsdp2.layer_tensors)
+    Rule("torchtitan: none with t = 1", lambda x: ((x.recompute != "none") & (x.ac_every is None)) | (x.t == 1),
          lambda x: (f"the torchtitan recipe counts what eager autograd keeps without checkpointing at tp=1 only (its "
-                    f"tensor-parallel plan's saved tensors are not modelled): got --recompute none with tp={x.t}"),
+                    f"tensor-parallel plan's saved tensors are not modelled): got "
+                    + ("--recompute none" if x.ac_every is None else f"--ac-every {x.ac_every}, whose other blocks "
+                       "are not checkpointed,") + f" with tp={x.t}"),
          scope="torchtitan", policy=True),
     Rule("torchtitan: --ac-every with selective", lambda x: (x.ac_every is None) | (x.recompute == "selective"),
          lambda x: (f"--ac-every {x.ac_every} is torchtitan's selective per-layer checkpointing "

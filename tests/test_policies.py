@@ -101,3 +101,14 @@ def test_labels_from_json_configs():
         "sel. up,ln,act"
     assert short_label({"recompute": "selective", "ac_every": 4}) == "sel./4"
     assert short_label({"recompute": "full"}) == "full"
+
+
+def test_torchtitan_ac_every_needs_tp_1_as_none_does():
+    """The blocks --ac-every leaves alone keep eager autograd's tensors (fsdp2.layer_tensors), which the recipe counts
+    at tp = 1 only: the rule that refuses --recompute none at tp > 1 refuses them too, naming --ac-every."""
+    from symbolic.config.errors import BrokenRule
+
+    base = dict(d=2, t=2, s=256, gbs=4, zero=3, **widths("torchtitan"))
+    with pytest.raises(BrokenRule, match="--ac-every 2, whose other blocks are not checkpointed, with tp=2"):
+        Training(recompute="selective", ac_every=2, **base).check(PRESETS["tiny"], "torchtitan")
+    Training(recompute="selective", **base).check(PRESETS["tiny"], "torchtitan")  # op-level SAC is modelled at tp 2

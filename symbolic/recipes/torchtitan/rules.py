@@ -21,8 +21,8 @@ RULES: tuple[Rule, ...] = (
                     "are not what it allocates"), scope="torchtitan"),
     # the blocks --ac-every leaves alone keep what eager autograd keeps, as --recompute none (fsdp2.layer_tensors)
     Rule("torchtitan: none with t = 1", lambda x: ((x.recompute != "none") & (x.ac_every is None)) | (x.t == 1),
-         lambda x: (f"the torchtitan recipe counts what eager autograd keeps without checkpointing at tp=1 only (its "
-                    f"tensor-parallel plan's saved tensors are not modelled): got "
+         lambda x: ("the torchtitan recipe counts what eager autograd keeps without checkpointing at tp=1 only (its "
+                    "tensor-parallel plan's saved tensors are not modelled): got "
                     + ("--recompute none" if x.ac_every is None else f"--ac-every {x.ac_every}, whose other blocks "
                        "are not checkpointed,") + f" with tp={x.t}"),
          scope="torchtitan", policy=True),

@@ -204,7 +204,7 @@ def test_plan_imports_no_jax_no_matplotlib(tmp_path):
     """Never jax, flax or matplotlib (without --plot), nor rich with --json; once the estimator cache is warm
     (second run on the same MEM4D_CACHE_DIR), not even sympy."""
     code = ("import sys; from symbolic.cli import main; rc = main(['plan', '--model', 'tiny', '--gpus', '4', "
-            "'--seq', '256', '--gbs', '8', '--json']); "
+            "'--seq', '256', '--gbs', '8', '--zero', '1', '--json']); "  # one stage: 5 estimators to derive cold
             "bad = [m for m in sys.argv[1:] if m in sys.modules]; assert not bad, bad; sys.exit(rc)")
     env = {**os.environ, "MEM4D_CACHE_DIR": str(tmp_path / "cache")}
     for run in ("cold", "warm"):

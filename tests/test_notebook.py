@@ -84,7 +84,9 @@ def test_notebook_runs_fresh_and_reproduces_its_checks(name, tmp_path):
     """Exit 0, no `match: False`, and the `match:` lines a fresh run prints are the committed ones (numbers to SLACK_BYTES)."""
     script = tmp_path / f"{name}.py"
     script.write_text("\n\n".join(code_cells(name)))
-    env = {**os.environ, "MPLBACKEND": "Agg", "MEM4D_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
+    # a fresh interpreter on the session's estimator cache (keyed by a hash of the symbolic sources: what it holds is
+    # what a cold derivation would make; tests/test_estimator.py checks the cold path)
+    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": str(ROOT)}
     env.pop("XLA_FLAGS", None)
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=400,
                           cwd=NOTEBOOKS)

@@ -26,8 +26,8 @@ from .balance import even_cap
 from .enumerate import Cluster, valid
 from .proxy import Hardware, terms
 from .policies import recompute_index
-from .search import (PlanResult, _allowed, _estimators, _evaluate, _tick, _union, merged, policy_inputs,
-                     reference, search, searched_policies)
+from .rows import _evaluate, _tick, _union, merged
+from .search import PlanResult, _allowed, _estimators, policy_inputs, reference, search, searched_policies
 
 FIRST_ROUND = 4096  # rows evaluated in the first round; each further round evaluates 4 times as many
 BOUND_BLOCK = 2**14  # rows whose bound score is computed at once: the proxy's temporaries stay in cache (measured

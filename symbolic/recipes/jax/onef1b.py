@@ -8,10 +8,10 @@ from dataclasses import replace
 import sympy as sp
 
 from ...config.switches import Switches
-from ...config.symbols import B_a, B_g, b, c, h, m, p, s, t, v
+from ...config.symbols import B_a, B_g, b, c, d, h, m, p, s, t, v
 from ...components.base import FP32
 from .buffers import Buffer
-from .params import stack_layers
+from .params import one_layer, stack_layers
 
 K = sp.Min(m, p, evaluate=False)  # residual ring slots per stage: the most loaded stage's in-flight micro batches
 # phases of one tick: the first stage's lookup, the stages' forward, the last stage's loss, the stages' backward, the
@@ -20,7 +20,7 @@ TICK = ("forward_embed", "forward", "loss", "loss_head", "backward_attention", "
 UPDATE = ("update", "update_gather")
 # GPipe's rows of every iteration or micro batch, and of its phase between forward and backward: no 1F1B buffer
 GONE = ("stage_outputs", "embeddings", "output_grads", "iteration_grads", "iteration_grads_zeros", "relayout_copy",
-        "head_grad_zeros", "head_grad_kept", "embed_grad_shard")
+        "head_grad_zeros", "head_grad_kept", "embed_grad_shard", "stacks_widened", "iteration_slice")
 
 
 def in_flight() -> sp.Expr:
@@ -30,7 +30,7 @@ def in_flight() -> sp.Expr:
 
 
 def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
-         per_layer: sp.Expr) -> tuple[Buffer, ...]:
+         per_layer: sp.Expr, per_layer_fp32: sp.Expr = sp.Integer(0)) -> tuple[Buffer, ...]:
     """The 1F1B table from the GPipe one: its per-layer and per-micro-batch working sets as they are, its stacks of
     every iteration as rings of K slots, its accumulators live through the loop, and what a tick adds (stream: one
     micro batch's [b, s, h] between blocks; shard: ways gradients are split;
@@ -56,6 +56,9 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
             "backward reaches it (ZeRO-2/3: reduce-scattered over d*c into it)")),
         "block_grads": lambda row: replace(row, phases=loop),
         "embed_gathered": lambda row: replace(row, phases=TICK),
+        "head_cast": lambda row: replace(row, width=B_a, phases=TICK, doc=(
+            "the LM head cast to compute dtype at the start of every tick and live through it (XLA:CPU; llama3-8b "
+            "d2 t2 p2 c2 full zero1 on CPU: wrapped_convert.21 bf16[4096,64128], live over the whole tick body)")),
         "head_gathered": lambda row: replace(row, phases=TICK),
     }
     out = [change.get(row.name, lambda x: x)(row) for row in gpipe if row.name not in GONE]
@@ -74,4 +77,25 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
         Buffer("lookup_grad", (v / t, h), B_g, ("backward_embed",), "one micro batch's gradient of the local "
                "embedding rows [v/t, h], scatter-added into zeros by the lookup's backward before it joins the "
                "accumulator"),
+        Buffer("ring_copies", (K, dense_layers), per_layer_fp32, TICK, "a second copy of the fp32 residual rings "
+               "(the norms' fp32 inputs, outputs and rsqrt) that XLA:CPU makes around the layer loop's barrier "
+               "(llama3-8b d2 t1 p4 none zero1 on CPU: copy.293 of copy.227's ring, both f32[1,4,8,1,2048,4096], "
+               "live together)", backend="cpu"),
+        Buffer("slot_slice", (dense_layers,), sp.Piecewise((0, sp.Eq(K, 1)), (per_layer - per_layer_fp32, True)),
+               ("backward_attention", "backward_weights"), "the compute-dtype residuals of the backward's ring slot, "
+               "every layer's, sliced out at once by XLA:CPU (same dump: dynamic-slice_convert_fusion.2 "
+               "bf16[1,1,8,1,2048,14336] and its five siblings, live through the backward's layer loop); none with "
+               "one slot (K = 1: tiny d1 t1 p1 none reads its ring in place)", backend="cpu"),
+        Buffer("layer_widened", (one_layer(sw),), FP32, ("backward_attention", "backward_weights"), "one layer's "
+               "weights (an MoE layer's with its local experts) cast to compute dtype and converted back to fp32 for "
+               "XLA:CPU's fp32 dots in the backward (moe-mixtral-1024 d2 e2 p2 full zero1 on CPU: "
+               "convert_bitcast_fusion.23-25 f32[4,2816,1024] x 3 beside the sliced experts; llama3-8b d2 p4 none: "
+               "convert_bitcast_fusion.25-28 f32[4096,14336] x 3)", backend="cpu"),
+        Buffer("head_widened", (h, v / t), FP32, TICK, "the compute-dtype head converted back to fp32 for XLA:CPU's "
+               "fp32 dots, live through the tick (same dump: convert_convert_fusion.15 f32[4096,64128], the logits "
+               "gradient's dot)", backend="cpu"),
+        Buffer("lookup_grad_summed", (v / t, h), sp.Piecewise((0, sp.Eq(d * c, 1)), (B_g, True)), ("backward_embed",),
+               "the lookup gradient's sum over d*c, a buffer of its own beside its input (same dump: psum_invariant.17 "
+               "f32[64128,4096], the all-reduce of wrapped_scatter.1, the step's peak); none when d*c = 1",
+               backend="cpu"),
     )

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import jax
 
+from symbolic.config.errors import CompileFailed
+
 from .backend import quiet_native_stderr
 from .mesh import describe
 from .spec import StepSpec
@@ -70,13 +72,56 @@ FAST_CPU = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_pas
 QUICK_CPU = {**FAST_CPU, "xla_cpu_use_fusion_emitters": False}
 
 
+def describe_spec(spec: StepSpec) -> str:
+    """The configuration in one short line: model, mesh, s, b, gbs, remat, ZeRO stage, schedule."""
+    t = spec.train
+    experts = f" e{t.ep}" if t.ep != 1 else ""
+    return (f"{spec.shape.name} d{t.d} t{t.t} p{t.p} c{t.c}{experts} s{t.s} b{t.b} gbs{t.gbs} {t.recompute} "
+            f"zero{t.zero} {t.schedule}")
+
+
+def _first_line(err: BaseException) -> str:
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    return lines[0] if lines else type(err).__name__
+
+
+def compile_lowered(lowered, what: str, compiler_options: dict | None = None):
+    """lowered.compile() in a worker thread that the main thread waits on in short joins, so that Ctrl-C is handled
+    within a tenth of a second (a signal reaches Python only between bytecodes, and XLA's compile is one long call;
+    the abandoned compile ends with the process); XLA's own error becomes CompileFailed, one line naming `what`."""
+    import threading
+
+    box: dict = {}
+
+    def work():
+        try:
+            box["compiled"] = lowered.compile(compiler_options=compiler_options)
+        except BaseException as err:  # noqa: BLE001 - handed to the waiting thread
+            box["error"] = err
+
+    if threading.current_thread() is not threading.main_thread():
+        work()
+    else:
+        worker = threading.Thread(target=work, name="xla-compile", daemon=True)
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.05)
+    err = box.get("error")
+    if err is not None:
+        if isinstance(err, jax.errors.JaxRuntimeError):
+            raise CompileFailed(f"XLA could not compile {what}: {_first_line(err)}") from None
+        raise err
+    return box["compiled"]
+
+
 def compile_step(spec: StepSpec, mesh: jax.sharding.Mesh, with_grads: bool = False,
                  compiler_options: dict | None = None) -> tuple[Report, object, Built]:
     """Build abstract state, lower and compile the step; returns the report, the compiled executable and the Built."""
     start = time.perf_counter()
     built = build(spec.check(), mesh)
     with jax.set_mesh(mesh), quiet_native_stderr():  # XLA:GPU's compiler looks for a GPU driver again
-        compiled = jit_step(built, with_grads).lower(*built.args).compile(compiler_options=compiler_options)
+        lowered = jit_step(built, with_grads).lower(*built.args)
+        compiled = compile_lowered(lowered, describe_spec(spec), compiler_options)
     seconds = time.perf_counter() - start
     report = Report(mesh=describe(mesh), devices=int(mesh.devices.size), param_count=param_count(built),
                     compile_seconds=seconds, xla=xla_memory(compiled), arguments=argument_bytes(built))

@@ -88,6 +88,43 @@ def test_mesh_larger_than_devices_says_how_many():
         make_mesh(Training(d=2 * have, s=16))
 
 
+def test_an_xla_error_is_one_line_naming_the_configuration():
+    """XLA's own error (here a compile option XLA:CPU does not have: its INVALID_ARGUMENT, raised by the same call as
+    XLA:GPU's "Couldn't find output tile sizes") becomes CompileFailed: one line with the configuration and XLA's
+    first line. Source of truth: the message XLA gives."""
+    from symbolic.config.errors import CompileFailed
+
+    train = Training(s=16, gbs=1, recompute="full", zero=0)
+    with pytest.raises(CompileFailed) as failed:
+        from jaxcheck.compile import compile_step
+        from jaxcheck.mesh import make_mesh
+        from jaxcheck.spec import StepSpec
+
+        compile_step(StepSpec(SHAPE, train).check(), make_mesh(train), compiler_options={"xla_no_such_option": True})
+    message = str(failed.value)
+    assert "\n" not in message and message.startswith("XLA could not compile test d1 t1 p1 c1 s16 b1 gbs1 full zero0")
+    assert "No such compile option: 'xla_no_such_option'" in message
+
+
+def test_cli_compile_failure_is_one_line_exit_3(monkeypatch, capsys):
+    """The CLI prints a CompileFailed as one line and exits 3 (docs/commands.md); nothing on stdout."""
+    import jaxcheck.compile
+    from symbolic.cli.entry import main
+    from symbolic.config.errors import CompileFailed
+
+    def refuse(*args, **kwargs):
+        raise CompileFailed("XLA could not compile tiny d1 t1 p1 c1 s16 b1 gbs1 full zero0 1f1b: INTERNAL: Couldn't "
+                            "find output tile sizes")
+
+    monkeypatch.setattr(jaxcheck.compile, "compile_step", refuse)
+    rc = main(["verify", "--model", "tiny", "--dp", "1", "--tp", "1", "--pp", "1", "--cp", "1", "--seq", "16", "--gbs",
+               "1", "--target", "cpu"])
+    captured = capsys.readouterr()
+    assert rc == 3 and captured.out == ""
+    assert captured.err.strip().splitlines() == ["mem4d verify: error: XLA could not compile tiny d1 t1 p1 c1 s16 b1 gbs1 "
+                                                 "full zero0 1f1b: INTERNAL: Couldn't find output tile sizes"]
+
+
 def _mem4d(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "symbolic.cli", "compile", *args], capture_output=True, text=True,
                           timeout=300)

@@ -146,18 +146,25 @@ def test_one_f_one_b_table_holds_rings_of_min_m_p_and_no_stack_of_every_iteratio
 
 def test_cpu_rows_of_1f1b_are_its_own():
     """Under 1F1B XLA:CPU holds no stack of every iteration (GPipe's stacks_widened and iteration_slice are gone) but
-    its own rows read from its dumps of grids/derive-1f1b.toml: the fp32 rings copied again, the backward's ring slot
-    sliced out (none with one slot, K = 1), one layer's and the head's weights widened back to fp32, and the lookup
-    gradient's sum over d*c (none when d*c = 1); XLA:GPU's 1F1B table has none of them (exact)."""
-    from symbolic.config.symbols import c, d, m, p
+    its own rows read from its dumps of grids/derive-1f1b.toml (and of the first CPU holdouts, once evaluated): the
+    fp32 rings copied again, the backward's ring slot sliced out (none with one slot, K = 1), one layer's and the
+    head's weights widened back to fp32 (once more under full remat; for the whole step with one layer per stage), the
+    logits gradient transposed, and the lookup gradient's sum over d*c (none when d*c = 1); XLA:GPU's 1F1B table has
+    none of them (exact)."""
+    from symbolic.config.symbols import L, c, d, m, p
 
     cpu = {row.name: row for row in prof.on(prof.temporaries(Switches(backend="cpu", overheads=False)), "cpu")}
     gpu = {row.name for row in prof.on(prof.temporaries(Switches(backend="gpu", overheads=False)), "gpu")}
-    own = {"ring_copies", "slot_slice", "layer_widened", "head_widened", "lookup_grad_summed"}
+    own = {"ring_copies", "slot_slice", "layer_widened", "layer_widened_recompute", "layer_widened_hoisted",
+           "logits_grad_transposed", "head_widened", "lookup_grad_summed"}
     assert own <= set(cpu) and not own & gpu and not {"stacks_widened", "iteration_slice"} & set(cpu)
     assert cpu["slot_slice"].bytes.subs({m: 1, p: 4}) == 0 and cpu["slot_slice"].bytes.subs({m: 1, p: 1}) == 0
     assert cpu["slot_slice"].bytes.subs({m: 2, p: 4}) != 0
     assert cpu["lookup_grad_summed"].bytes.subs({d: 1, c: 1}) == 0 and cpu["lookup_grad_summed"].bytes.subs(d, 2) != 0
+    assert cpu["layer_widened_hoisted"].bytes.subs({L: 4, p: 4}) != 0 and cpu["layer_widened_hoisted"].bytes.subs(
+        {L: 8, p: 4}) == 0  # one layer per stage only
+    full = {row.name: row for row in prof.temporaries(Switches(backend="cpu", overheads=False, recompute="full"))}
+    assert cpu["layer_widened_recompute"].bytes == 0 and full["layer_widened_recompute"].bytes != 0
 
 
 def test_iteration_slice_vanishes_with_one_iteration():

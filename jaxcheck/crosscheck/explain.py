@@ -25,7 +25,7 @@ def _temps(spec: StepSpec, mesh) -> tuple[int, int]:
 
 def forward_temp(spec: StepSpec, mesh) -> int:
     """XLA's temp bytes of the loss alone (forward pass, no gradients or optimizer)."""
-    from ..compile import FAST_CPU
+    from ..compile import FAST_CPU, compile_lowered, describe_spec
     from ..state import build
     from ..step import loss_fn
 
@@ -35,8 +35,8 @@ def forward_temp(spec: StepSpec, mesh) -> int:
     cpu = mesh.devices.flat[0].platform == "cpu"
     with jax.set_mesh(mesh):
         jitted = jax.jit(fn, in_shardings=(built.shardings["params"], built.shardings["batch"]))
-        compiled = jitted.lower(built.abstract["params"], built.abstract["batch"]).compile(
-            compiler_options=FAST_CPU if cpu else None)
+        compiled = compile_lowered(jitted.lower(built.abstract["params"], built.abstract["batch"]),
+                                   f"the forward of {describe_spec(spec)}", FAST_CPU if cpu else None)
     return int(compiled.memory_analysis().temp_size_in_bytes)
 
 

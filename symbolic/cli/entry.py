@@ -6,7 +6,7 @@ import os
 import signal
 import sys
 
-from ..config.errors import ConfigError
+from ..config.errors import CompileFailed, ConfigError
 from . import interrupt
 from .parser import Parser
 
@@ -32,7 +32,7 @@ def _top_parser() -> Parser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; 0 done, 2 bad input (one line), 130 interrupted by SIGINT or SIGTERM (one line), 141 closed
+    """Run one command; 0 done, 2 bad input (one line), 3 a step XLA could not compile (one line), 130 interrupted by SIGINT or SIGTERM (one line), 141 closed
     pipe. argv None: this process's command line, and the process is ours to end: once its output is complete it
     ends at once with the exit code (interrupt.leave), so no signal can kill it afterwards."""
     guard = interrupt.install()
@@ -51,6 +51,10 @@ def main(argv: list[str] | None = None) -> int:
         guard.finish()
         print(f"{prog}: error: {err}", file=sys.stderr)
         rc = 2
+    except CompileFailed as err:
+        guard.finish()
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        rc = 3
     except KeyboardInterrupt as err:
         rc = _interrupted(guard, prog, err)
     except Exception:

@@ -1,4 +1,4 @@
-"""The exceptions of bad input: the CLI turns each into one line and exit 2."""
+"""The exceptions the CLI turns into one line: bad input (exit 2) and a step XLA cannot compile (exit 3)."""
 
 
 class ConfigError(ValueError):
@@ -11,3 +11,8 @@ class BrokenRule(ConfigError):
     def __init__(self, rule: str, message: str):
         super().__init__(message)
         self.rule = rule
+
+
+class CompileFailed(RuntimeError):
+    """XLA refused to compile a valid configuration's step (its own error, e.g. XLA:GPU's "Couldn't find output tile
+    sizes"); the message is one line naming the configuration and XLA's first line. Exit 3; `sweep` records it."""

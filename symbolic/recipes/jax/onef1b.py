@@ -11,7 +11,7 @@ from ...config.switches import Switches
 from ...config.symbols import B_a, B_g, b, c, d, h, m, p, s, t, v
 from ...components.base import FP32
 from .buffers import Buffer
-from .params import one_layer, stack_layers
+from .params import N, one_layer, stack_layers
 
 K = sp.Min(m, p, evaluate=False)  # residual ring slots per stage: the most loaded stage's in-flight micro batches
 # phases of one tick: the first stage's lookup, the stages' forward, the last stage's loss, the stages' backward, the
@@ -91,6 +91,19 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
                "XLA:CPU's fp32 dots in the backward (moe-mixtral-1024 d2 e2 p2 full zero1 on CPU: "
                "convert_bitcast_fusion.23-25 f32[4,2816,1024] x 3 beside the sliced experts; llama3-8b d2 p4 none: "
                "convert_bitcast_fusion.25-28 f32[4096,14336] x 3)", backend="cpu"),
+        Buffer("layer_widened_recompute", (one_layer(sw),), FP32 if sw.recompute == "full" else sp.Integer(0),
+               ("backward_attention",), "full remat: the same layer's weights widened a second time for the forward "
+               "the backward recomputes, beside the backward's own (gqa-5120 t8 p2 full zero1 on CPU: "
+               "convert_bitcast_fusion.29-31 f32[5120,1728] x 3 and .16, .19 of the recomputed forward, live with "
+               "wrapped_dynamic-slice.7-9 and the backward's)", backend="cpu"),
+        Buffer("layer_widened_hoisted", (one_layer(sw),), sp.Piecewise((FP32, sp.Eq(N, 1)), (0, True)), TICK,
+               "with one layer per stage, that layer's weights widened once for the whole step: XLA removes the "
+               "one-trip layer loop and hoists the cast (three-layer t2 p3 c2 selective on CPU: "
+               "convert_convert_fusion.2-4 f32[1,1,1536,2048], live from the step's start to its end)", backend="cpu"),
+        Buffer("logits_grad_transposed", (v / t, b * s / c), FP32, ("loss_head",), "the micro batch's fp32 logits "
+               "gradient copied into [v/t, b s/c] for the head gradient's dot (llama3-8b d2 p4 none on CPU: "
+               "copy_bitcast_fusion.27 f32[128256,2048] of wrapped_scatter; three-layer t2 p3 c2: "
+               "copy_bitcast_fusion.8 f32[16384,2048], at the step's peak)", backend="cpu"),
         Buffer("head_widened", (h, v / t), FP32, TICK, "the compute-dtype head converted back to fp32 for XLA:CPU's "
                "fp32 dots, live through the tick (same dump: convert_convert_fusion.15 f32[4096,64128], the logits "
                "gradient's dot)", backend="cpu"),

@@ -13,6 +13,14 @@ from .profile import rel, symbolic_bytes, symbolic_temp
 TRACE_BATCH = 2
 
 
+def trace_batch(mesh) -> int:
+    """The batch the residuals are traced at: TRACE_BATCH, or the least multiple of it the data x expert axes divide
+    (an MoE layer's dispatch is a shard_map that splits the batch over them: d4 e4 cannot split 2)."""
+    import math
+
+    return math.lcm(TRACE_BATCH, int(mesh.shape["data"]) * int(mesh.shape["expert"]))
+
+
 def _temps(spec: StepSpec, mesh) -> tuple[int, int]:
     """(XLA temp, symbolic temp) of the train step of this spec."""
     from ..compile import FAST_CPU, compile_step
@@ -84,29 +92,29 @@ def in_flight_variant(spec: StepSpec, mesh) -> dict:
 
 def _saved(spec: StepSpec, mesh) -> list[dict]:
     """The residuals one layer writes into the pipeline's stacks (jaxcheck.model.pipeline.layer_residuals), traced
-    on abstract inputs [TRACE_BATCH, s, h] at d = t = c = 1: shape and bytes of each."""
+    on abstract inputs [trace_batch(mesh), s, h], global shapes: shape and bytes of each."""
     from ..model.pipeline import layer_residuals
     from ..state import build
     from ..step import layer_function
 
     built = build(spec, mesh)
     layer_params = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape[2:], x.dtype), built.abstract["params"]["blocks"])
-    x = jax.ShapeDtypeStruct((TRACE_BATCH, spec.train.s, spec.shape.h), jnp.dtype(spec.opts.compute_dtype))
+    x = jax.ShapeDtypeStruct((trace_batch(mesh), spec.train.s, spec.shape.h), jnp.dtype(spec.opts.compute_dtype))
     with jax.set_mesh(mesh):
         saved = layer_residuals(layer_function(built.block_graphdef, spec), layer_params, x)
     return [{"shape": f"{jnp.dtype(r.dtype).name}{list(r.shape)}", "bytes": int(r.size * jnp.dtype(r.dtype).itemsize)}
             for r in saved]
 
 
-def _profile_tensors(spec: StepSpec) -> list[dict]:
-    """The profile's per-layer tensors at the traced shape (d = t = c = e = 1, b = TRACE_BATCH): name, count, bytes."""
+def _profile_tensors(spec: StepSpec, batch: int = TRACE_BATCH) -> list[dict]:
+    """The profile's per-layer tensors at the traced shape (d = t = c = e = 1, b = batch): name, count, bytes."""
     import sympy as sp
     from symbolic.recipes.jax.tensors import layer_tensors
     from symbolic.config.glossary import inputs_for
     from symbolic.config.switches import Switches
     from symbolic.config.symbols import BY_NAME
 
-    traced = dataclasses.replace(jax_training(spec.train, spec.opts), d=1, t=1, c=1, ep=1, etp=None, b=TRACE_BATCH,
+    traced = dataclasses.replace(jax_training(spec.train, spec.opts), d=1, t=1, c=1, ep=1, etp=None, b=batch,
                                  gbs=None)
     subs = {BY_NAME[name]: value for name, value in inputs_for(spec.shape, traced).items()}
     sw = Switches.of(traced, overheads=False, shape=spec.shape)
@@ -115,11 +123,12 @@ def _profile_tensors(spec: StepSpec) -> list[dict]:
 
 
 def residuals(spec: StepSpec, mesh) -> dict:
-    """The residuals one layer writes into the stacks vs the profile's per-layer tensors, traced at b = TRACE_BATCH
-    and d = t = c = 1: count and bytes."""
+    """The residuals one layer writes into the stacks vs the profile's per-layer tensors, traced at b =
+    trace_batch(mesh), global shapes (the profile's at d = t = c = 1): count and bytes."""
     listed = _saved(spec, mesh)
-    tensors = _profile_tensors(spec)
-    return {"trace_shape": f"b={TRACE_BATCH}, s={spec.train.s}, d=t=c=1", "jax": listed,
+    batch = trace_batch(mesh)
+    tensors = _profile_tensors(spec, batch)
+    return {"trace_shape": f"b={batch}, s={spec.train.s}, d=t=c=1", "jax": listed,
             "jax_count": len(listed), "jax_bytes": sum(r["bytes"] for r in listed),
             "symbolic": tensors, "symbolic_count": sum(t["count"] for t in tensors),
             "symbolic_bytes": sum(t["bytes"] for t in tensors)}

@@ -32,7 +32,9 @@ def stack_layers(shape) -> dict[str, tuple[int, bool]]:
 
 
 class Attention(nnx.Module):
-    """GQA self-attention: column-parallel Wq [h, a, dh], Wk, Wv [h, k, dh]; row-parallel Wo [a, dh, h]."""
+    """GQA self-attention: column-parallel Wq [h, a, dh], Wk, Wv [h, k, dh]; row-parallel Wo [a, dh, h]. With the
+    shape's qkv_bias, biases bq [a, dh], bk, bv [k, dh] split over t with their heads (Qwen2's attention); with
+    qk_norm "head", RMSNorm of each query and key head over dh before RoPE, scales [dh] not split (Qwen3's)."""
 
     def __init__(self, plan: StepSpec, rngs: nnx.Rngs):
         h, a, k, dh, dt = plan.shape.h, plan.shape.a, plan.shape.k, plan.shape.dh, plan.opts.param_dtype
@@ -41,12 +43,27 @@ class Attention(nnx.Module):
         self.wk = _param(rngs, (h, k, dh), ("embed", "kv_heads", "head_dim"), h ** -0.5, dt)
         self.wv = _param(rngs, (h, k, dh), ("embed", "kv_heads", "head_dim"), h ** -0.5, dt)
         self.wo = _param(rngs, (a, dh, h), ("heads", "head_dim", "embed"), (a * dh) ** -0.5, dt)
+        if plan.shape.qkv_bias:
+            self.bq = _param(rngs, (a, dh), ("heads", "head_dim"), 0.1, dt)
+            self.bk = _param(rngs, (k, dh), ("kv_heads", "head_dim"), 0.1, dt)
+            self.bv = _param(rngs, (k, dh), ("kv_heads", "head_dim"), 0.1, dt)
+        if plan.shape.qk_norm == "head":
+            self.q_norm, self.k_norm = RMSNorm(plan, dh), RMSNorm(plan, dh)
+
+    def _project(self, x_BxSxH: jax.Array, name: str) -> jax.Array:
+        """x W (+ b) of the q, k or v projection [b, s, heads, dh] in compute dtype (+ its head norm for q and k)."""
+        y = cast_einsum("bsh,hnd->bsnd", None, x_BxSxH, getattr(self, "w" + name)[...])
+        if self.plan.shape.qkv_bias:
+            y = y + getattr(self, "b" + name)[...].astype(y.dtype)
+        if self.plan.shape.qk_norm == "head" and name != "v":
+            y = getattr(self, name + "_norm")(y)
+        return y
 
     def __call__(self, x_BxSxH: jax.Array) -> jax.Array:
         theta = self.plan.opts.rope_theta
-        q = rope(cast_einsum("bsh,hnd->bsnd", None, x_BxSxH, self.wq[...]), theta)
-        k = rope(cast_einsum("bsh,hnd->bsnd", None, x_BxSxH, self.wk[...]), theta)
-        v = cast_einsum("bsh,hnd->bsnd", None, x_BxSxH, self.wv[...])
+        q = rope(self._project(x_BxSxH, "q"), theta)
+        k = rope(self._project(x_BxSxH, "k"), theta)
+        v = self._project(x_BxSxH, "v")
         q = checkpoint_name(constrain(q, ("batch", "seq", "heads", "head_dim")), "q")
         k = checkpoint_name(constrain(k, ("batch", "seq", "kv_heads", "head_dim")), "k")
         v = checkpoint_name(constrain(v, ("batch", "seq", "kv_heads", "head_dim")), "v")

@@ -169,7 +169,8 @@ def model_letters(shape) -> dict:
     """What the rules read from a ModelShape."""
     return dict(model=shape.name, a=shape.a, k=shape.k, f=shape.f, L=shape.L, v=shape.v, dh=shape.dh, E=shape.E,
                 f_e=shape.f_e, f_s=shape.f_s, L_e=shape.L_e, qk_norm=shape.qk_norm,
-                bias=shape.qkv_bias or shape.o_bias or shape.mlp_bias or shape.moe_bias or shape.sinks, mlp=shape.mlp, norm=shape.norm,
+                bias=shape.qkv_bias or shape.o_bias or shape.mlp_bias or shape.moe_bias or shape.sinks,
+                other_bias=shape.o_bias or shape.mlp_bias or shape.moe_bias or shape.sinks, mlp=shape.mlp, norm=shape.norm,
                 positions=shape.positions, dropout=shape.dropout, mla=shape.mla, mtp=shape.mtp,
                 expert_bias=shape.expert_bias, sigmoid=shape.sigmoid,
                 gemma=shape.sandwich or shape.logit_softcap or shape.attn_softcap,

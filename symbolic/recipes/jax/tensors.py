@@ -56,6 +56,24 @@ def _norm_residuals(prefix: str, sw: Switches, width: sp.Expr = h, split_t: bool
     ]
 
 
+def _head_norms_none(sw: Switches) -> list[Component]:
+    """Remat none, q/k norms per head (Qwen3; jaxcheck.model.llama.Attention): each of the query's and the key's
+    RMSNorm over dh keeps its fp32 input, its fp32 normed output and its per-head rsqrt twice, heads over t."""
+    if sw.qk_norm != "head" or sw.mla:
+        return []
+    parts = []
+    for name, heads in (("q", a), ("k", k)):
+        parts += [
+            Component(f"{name}_norm_x32", tokens(heads * dh, FP32, True), f"fp32 copy of the {name} projection, the "
+                      "input of its per-head RMSNorm"),
+            Component(f"{name}_norm_normed32", tokens(heads * dh, FP32, True), f"fp32 normed {name} heads, input of "
+                      "the scale multiply"),
+            repeated(f"{name}_norm_rsqrt", 2, tokens(heads, FP32, True), f"fp32 [b, s, {name} heads, 1] rsqrt and "
+                     "its product, kept twice"),
+        ]
+    return parts
+
+
 def _latents_none(sw: Switches) -> list[Component]:
     """Remat none, MLA (jaxcheck.model.mla): the query latent's and the key/value latent's RMSNorm residuals and
     their normed bf16 outputs (the up-projections' inputs), each [b, s/c, r] replicated over t; nothing with GQA."""
@@ -105,6 +123,7 @@ def _attention_none(sw: Switches) -> list[Component]:
     return _norm_residuals("attn_norm", sw) + [
         Component("attn_in", tokens(h, B_a, False), "'attn_in': normed input of Q/K/V, all-gathered over t (inner layout)"),
         *_latents_none(sw),
+        *_head_norms_none(sw),
         Component("k_gathered", tokens(k_w, B_a, True) * c, "'k_gathered': K after RoPE all-gathered over context"),
         Component("v_gathered", tokens(v_w, B_a, True) * c, "'v_gathered': V all-gathered over context"),
         Component("q", tokens(q_w, B_a, True), "'q' after RoPE, reshaped to [b, s, k, a/k, dh] for the score einsum"),

@@ -13,12 +13,14 @@ import sympy as sp
 from ...config.switches import BACKENDS
 from ...components.base import Component
 
-# in program order; forward_embed: the embedding lookup before the pipeline's layers; loss_head: a micro batch's
+# in program order; forward_embed: the embedding lookup before the pipeline's layers; loss_input_grad: the logits
+# gradient's product with the head, the cotangent of the last stage's output (after the logits are gone, before the
+# head's own gradient); loss_head: a micro batch's
 # LM-head gradient after its logits are gone (ZeRO-2/3 reduce-scatter it); backward_embed: 1F1B's lookup gradient at
 # the end of a tick; update_gather: ZeRO-2's loop that all-gathers the updated weights layer by layer, after the rest
 # of the update
-PHASES = ("forward_embed", "forward", "relayout", "loss", "loss_head", "backward_attention", "backward_weights",
-          "backward_embed", "update", "update_gather")
+PHASES = ("forward_embed", "forward", "relayout", "loss", "loss_input_grad", "loss_head", "backward_attention",
+          "backward_weights", "backward_embed", "update", "update_gather")
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,9 @@ class Buffer:
     backend: str = "all"  # "all", or the one backend whose program holds it ("gpu": XLA:GPU, "cpu": XLA:CPU)
 
     def __post_init__(self):
+        if {"loss", "loss_head"} <= set(self.phases) and "loss_input_grad" not in self.phases:
+            # live on both sides of it, so live in it (a row written before the phase existed)
+            object.__setattr__(self, "phases", tuple(p for p in PHASES if p in self.phases or p == "loss_input_grad"))
         unknown = set(self.phases) - set(PHASES)
         if unknown or self.backend not in ("all",) + BACKENDS:
             raise ValueError(f"buffer {self.name}: unknown phase(s) {sorted(unknown)} or backend {self.backend!r}")

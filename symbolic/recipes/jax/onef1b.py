@@ -11,16 +11,25 @@ from ...config.switches import Switches
 from ...config.symbols import B_a, B_g, b, c, d, h, m, p, s, t, v
 from ...components.base import FP32
 from .buffers import Buffer
+from ...components.experts import experts_params
 from .params import N, one_layer, stack_layers
+from .zero import expert_grad_shards
 
 K = sp.Min(m, p, evaluate=False)  # residual ring slots per stage: the most loaded stage's in-flight micro batches
 # phases of one tick: the first stage's lookup, the stages' forward, the last stage's loss, the stages' backward, the
 # lookup's gradient; what the loop carries is live in all of them
-TICK = ("forward_embed", "forward", "loss", "loss_head", "backward_attention", "backward_weights", "backward_embed")
+TICK = ("forward_embed", "forward", "loss", "loss_input_grad", "loss_head", "backward_attention", "backward_weights",
+        "backward_embed")
+V_TILE = 16  # XLA:GPU pads an fp32 dot's contracting dimension to a multiple of 16 elements (measured, below)
 UPDATE = ("update", "update_gather")
 # GPipe's rows of every iteration or micro batch, and of its phase between forward and backward: no 1F1B buffer
 GONE = ("stage_outputs", "embeddings", "output_grads", "iteration_grads", "iteration_grads_zeros", "relayout_copy",
         "head_grad_zeros", "head_grad_kept", "embed_grad_shard", "stacks_widened", "iteration_slice")
+
+
+def padded_vocab() -> sp.Expr:
+    """v/t rounded up to a multiple of V_TILE: the width XLA:GPU pads the vocabulary dimension of an fp32 dot to."""
+    return V_TILE * sp.ceiling(v / (V_TILE * t))
 
 
 def in_flight() -> sp.Expr:
@@ -55,6 +64,13 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
             "fp32 accumulator of the embedding's gradient, the lookup's of each micro batch added as stage 0's "
             "backward reaches it (ZeRO-2/3: reduce-scattered over d*c into it)")),
         "block_grads": lambda row: replace(row, phases=loop),
+        "expert_layer_grads": lambda row: replace(row, width=sp.Piecewise((B_g, sp.Eq(N, 1)), (row.width, True)),
+            doc=row.doc + "; with one layer per stage under 1F1B, in param dtype and whole: a stage's gradients are "
+            "selected to zero where it ran no backward (jaxcheck.model.onef1b._masked), and with the one-trip layer "
+            "loop removed XLA:GPU selects the whole fp32 gradient before ZeRO-2/3's reduce-scatter "
+            "(grids/derive-1f1b-ep-zero.toml's moe2-top1-1024 d4 e2 p4 selective zero3: loop_select_fusion.23-25 "
+            "f32[1,16,1024,2048] x 3, the step's peak; at L/p = 2 the same grid's cases hold no such buffer)")
+        if sw.sharded_grads else row,
         "embed_gathered": lambda row: replace(row, phases=TICK),
         "head_cast": lambda row: replace(row, width=B_a, phases=TICK, doc=(
             "the LM head cast to compute dtype at the start of every tick and live through it (XLA:CPU; llama3-8b "
@@ -62,13 +78,27 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
         "head_gathered": lambda row: replace(row, phases=TICK),
     }
     out = [change.get(row.name, lambda x: x)(row) for row in gpipe if row.name not in GONE]
+    if sw.moe and sw.sharded_grads:  # ZeRO-2/3: the masked expert gradient's shard, made beside it
+        out.append(Buffer("expert_grad_shard", (experts_params(sw) / (3 * expert_grad_shards(sw)),),
+                          sp.Piecewise((B_g, sp.Eq(N, 1)), (0, True)),
+                          ("backward_weights",), "one layer per stage: one expert weight's gradient sliced to this "
+                          "rank's expert data-parallel shard before it joins the accumulator, while the masked whole "
+                          "gradients exist (same dump: loop_dynamic_slice_fusion.10 f32[1,8,1024,2048])"))
     micro = [] if sw.sharded_grads else [  # with ZeRO-2/3, recipes.jax.zero's head_grad_micro
         Buffer("head_grad_micro", (h, v / t), B_g, ("loss_head",), "one micro batch's fp32 gradient of the LM head "
                "[h, v/t], made whole before it joins the accumulator (llama3-8b d2 t1 p4 none zero1: "
                "gemm_fusion_dot.98 f32[4096,128256] beside the logits gradient, the step's peak)")]
     return tuple(out) + (*micro,
-        Buffer("logits_grad", (b, s / c, v / t), FP32, ("loss_head",), "the micro batch's fp32 logits gradient, the "
-               "input of the head gradient's product (same dump: input_scatter_fusion.1 f32[1,2048,128256])"),
+        Buffer("logits_grad", (b, s / c, v / t), FP32, ("loss_input_grad", "loss_head"), "the micro batch's fp32 "
+               "logits gradient, the input of the last stage's cotangent and of the head gradient's product (same "
+               "dump: input_scatter_fusion.1 f32[1,2048,128256])"),
+        Buffer("vocab_padded", (b * s / c + h, padded_vocab()), sp.Piecewise((0, sp.Eq(padded_vocab(), v / t)),
+                                                                          (FP32, True)),
+               ("loss_input_grad",), "a vocabulary whose v/t is no multiple of 16: XLA:GPU pads both operands of "
+               "the cotangent's dot over v/t, the logits gradient [b s/c, v/t] and the head [h, v/t], to a multiple "
+               "of 16 in fp32 (grids/derive-1f1b-ep-zero.toml's moe3-derive-vocab-40002-1024 d4 e2 p2 full zero3: "
+               "loop_pad_fusion and loop_pad_fusion.1 f32[1024,40016], the step's peak); none when 16 divides v/t",
+               backend="gpu"),
         Buffer("pending_residuals", (), per_layer, ("backward_attention", "backward_weights"), "the residuals of "
                "the layer whose forward ran in this step of the layer loop, written into their ring slot once the "
                "backward's layer is done (jaxcheck.model.onef1b: the write waits for the backward's reads)"),

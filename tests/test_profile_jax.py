@@ -167,6 +167,24 @@ def test_cpu_rows_of_1f1b_are_its_own():
     assert cpu["layer_widened_recompute"].bytes == 0 and full["layer_widened_recompute"].bytes != 0
 
 
+def test_vocab_padding_and_the_cotangent_phase():
+    """XLA:GPU pads the fp32 operands of the logits gradient's product with the head along v/t to a multiple of 16
+    (grids/derive-1f1b-ep-zero.toml's vocabulary 40002): the row is zero when 16 divides v/t, else both padded
+    operands [b s/c + h, 16 ceil(v / 16 t)] in fp32; it lives in loss_input_grad, where the logits are gone and the
+    rows live across the loss are live too (exact)."""
+    from symbolic.config.symbols import b, c, h, s, t, v
+
+    rows = {row.name: row for row in prof.on(prof.temporaries(Switches(backend="gpu", overheads=False)), "gpu")}
+    pad = rows["vocab_padded"].bytes
+    assert pad.subs({v: 32000, t: 2, b: 1, s: 1024, c: 1, h: 1024}) == 0
+    assert pad.subs({v: 40002, t: 1, b: 1, s: 1024, c: 1, h: 1024}) == 4 * 2048 * 40016
+    assert rows["vocab_padded"].phases == ("loss_input_grad",)
+    live = {name for name, row in rows.items() if "loss_input_grad" in row.phases}
+    assert {"logits_grad", "residual_stacks", "block_grads", "head_grad"} <= live and "logits" not in live
+    assert "vocab_padded" not in {row.name for row in prof.on(prof.temporaries(Switches(backend="cpu",
+                                                                                        overheads=False)), "cpu")}
+
+
 def test_iteration_slice_vanishes_with_one_iteration():
     """With m + p - 1 = 1 XLA removes the pipeline loop, so XLA:CPU copies no iteration slice (exact)."""
     from symbolic.config.symbols import m, p

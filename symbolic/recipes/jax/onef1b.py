@@ -64,12 +64,12 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
             "fp32 accumulator of the embedding's gradient, the lookup's of each micro batch added as stage 0's "
             "backward reaches it (ZeRO-2/3: reduce-scattered over d*c into it)")),
         "block_grads": lambda row: replace(row, phases=loop),
-        "expert_layer_grads": lambda row: replace(row, width=sp.Piecewise((B_g, sp.Eq(N, 1)), (row.width, True)),
-            doc=row.doc + "; with one layer per stage under 1F1B, in param dtype and whole: a stage's gradients are "
-            "selected to zero where it ran no backward (jaxcheck.model.onef1b._masked), and with the one-trip layer "
-            "loop removed XLA:GPU selects the whole fp32 gradient before ZeRO-2/3's reduce-scatter "
-            "(grids/derive-1f1b-ep-zero.toml's moe2-top1-1024 d4 e2 p4 selective zero3: loop_select_fusion.23-25 "
-            "f32[1,16,1024,2048] x 3, the step's peak; at L/p = 2 the same grid's cases hold no such buffer)")
+        "expert_layer_grads": lambda row: replace(row, width=B_g, doc=(
+            "one MoE layer's local experts' weight gradients in param dtype, whole: under 1F1B a stage's gradients "
+            "are selected to zero where it ran no backward (jaxcheck.model.onef1b._masked), which XLA:GPU does on the "
+            "whole fp32 gradient before ZeRO-2/3's reduce-scatter (grids/derive-1f1b-ep-zero.toml's moe2-top1-1024 "
+            "d4 e2 p4 selective zero3: loop_select_fusion.23-25 f32[1,16,1024,2048] x 3, the step's peak; and at "
+            "L/p = 2, d2 e2 p2 none zero2: loop_select_fusion.7-9 f32[16,1024,2048] x 3)"))
         if sw.sharded_grads else row,
         "embed_gathered": lambda row: replace(row, phases=TICK),
         "head_cast": lambda row: replace(row, width=B_a, phases=TICK, doc=(
@@ -80,10 +80,11 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
     out = [change.get(row.name, lambda x: x)(row) for row in gpipe if row.name not in GONE]
     if sw.moe and sw.sharded_grads:  # ZeRO-2/3: the masked expert gradient's shard, made beside it
         out.append(Buffer("expert_grad_shard", (experts_params(sw) / (3 * expert_grad_shards(sw)),),
-                          sp.Piecewise((B_g, sp.Eq(N, 1)), (0, True)),
-                          ("backward_weights",), "one layer per stage: one expert weight's gradient sliced to this "
-                          "rank's expert data-parallel shard before it joins the accumulator, while the masked whole "
-                          "gradients exist (same dump: loop_dynamic_slice_fusion.10 f32[1,8,1024,2048])"))
+                          sp.Piecewise((0, sp.Eq(expert_grad_shards(sw), 1)), (B_g, True)),
+                          ("backward_weights",), "one expert weight's gradient sliced to this rank's expert "
+                          "data-parallel shard before it joins the accumulator, while the masked whole gradients "
+                          "exist (moe2-top1-1024 d4 e2 p4 zero3: loop_dynamic_slice_fusion.10 f32[1,8,1024,2048]); "
+                          "none when that group is one rank (nothing to slice)"))
     micro = [] if sw.sharded_grads else [  # with ZeRO-2/3, recipes.jax.zero's head_grad_micro
         Buffer("head_grad_micro", (h, v / t), B_g, ("loss_head",), "one micro batch's fp32 gradient of the LM head "
                "[h, v/t], made whole before it joins the accumulator (llama3-8b d2 t1 p4 none zero1: "

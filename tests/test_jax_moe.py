@@ -1,5 +1,6 @@
 """Mixture of experts in jaxcheck: the sharded MoE step equals an unsharded dense reference; token dropping; parameter
-counts and ZeRO groups; a deviceless H100 compile; a dense model's program unchanged by the 5-axis mesh.
+counts and ZeRO groups; a dense model's program unchanged by the 5-axis mesh (the MoE step's deviceless H100
+compiles: tests/test_verify_moe.py).
 
 Sources of truth, per test: the reference is the same flax modules on one device over the whole batch, with the
 routed experts computed densely (every expert on every token, weighted by the router's renormalised top-k weights,
@@ -205,30 +206,15 @@ def test_jax_rules_refuse_what_jaxcheck_cannot_build(train, shape, rule):
     assert err.value.rule == rule and "\n" not in str(err.value)
 
 
-def test_moe_step_compiles_deviceless_for_h100():
-    """XLA:GPU (H100 target, no GPU): the d2 e2 t2 step compiles, its argument bytes equal the breakdown from the
-    shardings exactly, and the tokens travel by all-to-all."""
-    from jaxcheck.card import AS_WRITTEN_BYTES
-    from jaxcheck.compile import compile_step
-    from jaxcheck.mesh import make_mesh
-    from jaxcheck.targets import devices, load
-
-    spec = _spec(SHAPE, 2, 2, 1, 2, 2, 1, dtype="bfloat16")
-    target = load("h100-80gb").with_memory(AS_WRITTEN_BYTES)
-    report, compiled, _ = compile_step(spec, make_mesh(spec.train, devices(target, spec.train.world)))
-    assert report.param_count == SHAPE.param_count
-    assert sum(report.arguments.values()) == report.xla["argument_bytes"]
-    assert "all-to-all" in compiled.as_text()
-
-
 # `mem4d compile --model tiny --dp 2 --tp 2 --cp 2 --zero 3 --recompute full --seq 256 --gbs 8 --json [--target cpu]`
 # run before jaxcheck had the expert mesh axis (jaxcheck as at 6eb14e1: the 4D mesh (data, pipe, tensor, context)); the
 # optimized HLO of this and three other dense configurations, on both targets, came out identical after the change
-DENSE_BEFORE = {"cpu": {"argument_bytes": 9110276, "temp_bytes": 11173712},
-                "h100-80gb": {"argument_bytes": 9110276, "temp_bytes": 9869240}}
+# (their H100 figures, argument 9,110,276 and temp 9,869,240 bytes, were checked here too until the suite's time
+# budget kept one backend: the deviceless H100 compiles of MoE steps are in tests/test_verify_moe.py)
+DENSE_BEFORE = {"cpu": {"argument_bytes": 9110276, "temp_bytes": 11173712}}
 
 
-@pytest.mark.parametrize("target", ["cpu", "h100-80gb"])
+@pytest.mark.parametrize("target", list(DENSE_BEFORE))
 def test_dense_model_bytes_unchanged_by_expert_axis(target):
     """A dense model (e = 1) compiles to the same program as before the expert mesh axis: argument and temp bytes
     equal the recorded ones exactly (the CLI's options: FAST_CPU on XLA:CPU, deviceless XLA:GPU for the H100)."""

@@ -29,13 +29,12 @@ def _verify(train: Training, target: str = "h100-80gb", **kw) -> dict:
 
 
 P2C2 = Training(p=2, c=2, s=32, gbs=4, recompute="full", zero=0)
-FULL_ZERO1 = Training(d=2, t=2, p=2, c=2, s=32, gbs=4, recompute="full", zero=1)  # (d2 t2 alone is inside it)
 FULL_ZERO3 = Training(d=2, t=2, p=2, c=2, s=32, gbs=4, recompute="full", zero=3)
 
 
-@pytest.mark.parametrize("train, target", [  # ZeRO-1 on XLA:CPU: test_verify_moe's d2e2-none
-    (P2C2, "h100-80gb"), (P2C2, "cpu"), (FULL_ZERO1, "h100-80gb"), (FULL_ZERO3, "h100-80gb"), (FULL_ZERO3, "cpu"),
-], ids=["p2c2-h100-80gb", "p2c2-cpu", "d2t2p2c2-zero1-h100-80gb", "d2t2p2c2-zero3-h100-80gb", "d2t2p2c2-zero3-cpu"])
+@pytest.mark.parametrize("train, target", [  # ZeRO-1: test_verify_moe's d2e2-none (XLA:CPU), test_tied's t2 and the
+    (P2C2, "h100-80gb"), (P2C2, "cpu"), (FULL_ZERO3, "h100-80gb"), (FULL_ZERO3, "cpu"),  # crosscheck notebook (H100)
+], ids=["p2c2-h100-80gb", "p2c2-cpu", "d2t2p2c2-zero3-h100-80gb", "d2t2p2c2-zero3-cpu"])
 def test_argument_and_output_bytes_exact(train, target):
     result = _verify(train, target)
     rows = {row["name"]: row for row in result["components"]}
@@ -48,16 +47,15 @@ def test_argument_and_output_bytes_exact(train, target):
 
 # GPipe: the micro shape's tolerances were measured on the GPipe step (the 1F1B table is read from XLA:GPU and XLA:CPU
 # dumps of grids/derive-1f1b.toml), and 1F1B's below
-SELECTIVE = Training(s=128, gbs=1, recompute="selective", zero=0, schedule="gpipe")
 T2_SELECTIVE = Training(t=2, s=128, gbs=1, recompute="selective", zero=0, schedule="gpipe")
 FULL = Training(s=128, gbs=1, recompute="full", zero=0, schedule="gpipe")
 
 
-@pytest.mark.parametrize("train, target", [(SELECTIVE, "h100-80gb"), (T2_SELECTIVE, "h100-80gb"), (FULL, "h100-80gb"),
-                                           (SELECTIVE, "cpu"), (FULL, "cpu")],
-                         ids=["h100-80gb-selective", "h100-80gb-t2-selective", "h100-80gb-full", "cpu-selective",
-                              "cpu-full"])
+@pytest.mark.parametrize("train, target", [(T2_SELECTIVE, "h100-80gb"), (FULL, "cpu")],
+                         ids=["h100-80gb-t2-selective", "cpu-full"])
 def test_total_within_tolerance(train, target):
+    """GPipe, the schedule that is not the default: one policy and layout per backend (the 1F1B ones below; every
+    GPipe policy on both backends was measured at the figures in the module's docstring)."""
     assert abs(_verify(train, target)["rel_error_total"]) <= TOTAL_TOLERANCE
 
 

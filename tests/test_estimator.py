@@ -29,7 +29,8 @@ SWITCHES = [Switches(), Switches(overheads=False), Switches(recompute="selective
             Switches(moe=True), Switches(zero=3, moe=True, shared=True, shared_gate=True, qk_norm="head", qkv_bias=True),
             Switches(recompute="full", zero=2, moe=True, qk_norm="full", o_bias=True, mlp_bias=True),
             Switches(mla=True, q_lora=True, moe=True, shared=True, mtp=True, mtp_moe=True, expert_bias=True, sigmoid=True),
-            Switches(mla=True, recompute="full", flash_attn=False, zero=3, mtp=True)]
+            Switches(mla=True, recompute="full", flash_attn=False, zero=3, mtp=True),
+            Switches(mla=True, q_lora=True, dsa=True, moe=True, shared=True, expert_bias=True, sigmoid=True)]
 
 
 def est_for(sw: Switches):
@@ -52,6 +53,7 @@ configs = st.fixed_dictionaries({
     "e": st.sampled_from([1, 2, 8, 64]), "t_e": st.sampled_from([1, 2, 8]),
     "q_r": st.sampled_from([0, 24, 1536]), "kv_r": st.sampled_from([0, 28, 512]), "d_r": st.sampled_from([0, 8, 64]),
     "d_v": st.sampled_from([0, 10, 128]), "n_mtp": st.sampled_from([0, 1, 2]),
+    "n_i": st.sampled_from([0, 4, 64]), "d_i": st.sampled_from([0, 80, 128]), "k_i": st.sampled_from([0, 64, 2048]),
 })
 
 
@@ -120,7 +122,7 @@ def test_weights_and_optimizer_never_grow_with_t_p_c(sw):
               "B_w": 2, "B_g": 4, "B_o": 12, "B_a": 2, "B_l": 4}
     layers = values["L"]
     values |= {"dh": 128, "s_p": 0, "n_ac": 1, "E": 8, "k_e": 2, "f_e": rng.integers(1000, 20000, n), "f_s": 0, "L_e": layers, "C_f": 1.0,
-               "q_r": 1536, "kv_r": 512, "d_r": 64, "d_v": 128, "n_mtp": 1,
+               "q_r": 1536, "kv_r": 512, "d_r": 64, "d_v": 128, "n_mtp": 1, "n_i": 64, "d_i": 128, "k_i": 2048,
                "e": rng.choice([1, 2, 8], n), "t_e": 1}
     est = est_for(sw)
     base = est(**values) | est.stages(**values)

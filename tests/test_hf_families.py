@@ -26,6 +26,7 @@ DEFAULT_MODELS = {
     "gemma2": 2_614_341_888, "gemma3_text": 2_628_658_432,  # Gemma2Config's defaults are gemma-2-2b's
     "gpt_oss": 116_829_156_672,  # GptOssConfig's defaults are gpt-oss-120b's shape
     "minimax_m2": 228_689_748_992 + 15_872,  # MiniMax-M2's shape; its score-correction bias a buffer there
+    "deepseek_v32": 671_877_929_216 + 14_848, "glm_moe_dsa": 743_911_199_232 + 19_200,  # the score bias too
 }
 # multimodal model_type -> transformers' count of its default language model (hf_count.py --text-only)
 DEFAULT_TEXT_MODELS = {

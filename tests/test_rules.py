@@ -50,7 +50,9 @@ def test_every_message_is_one_line_on_ints():
              "E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP", "mixed layers: p = 1, dense first (jax)",
              "Gemma layers (jax)", "Llama layers (jax)", "no multi-token prediction or score bias (jax)",
              "torchtitan: Llama blocks", "recipes: GQA attention",
-             "no biases but Q/K/V's, q/k norms per head only (jax)", "recipes: dense models"]  # a dense GQA model cannot break the rules of experts or MLA
+             "no biases but Q/K/V's, q/k norms per head only (jax)", "recipes: dense models",
+             "DSA: no context parallel", "DSA: no core_attn or mla_up_proj recompute", "DSA: unfused either way",
+             "no sparse-attention indexer (jax)"]  # a dense GQA model cannot break the rules of experts, MLA or DSA
     # jaxcheck's precision, ZeRO-3: what the jax, torchtitan and deepspeed rules on them allow
     allowed = ["--recompute-modules with selective", "--recompute-modules: Megatron only", "jax precision", "torchtitan: FSDP2", "torchtitan: its precision", "torchtitan: --ac-every with selective", "--ac-every: torchtitan only",
                "--no-zero-init: DeepSpeed only", "deepspeed: --no-zero-init at ZeRO-3",

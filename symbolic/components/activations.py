@@ -29,7 +29,13 @@ def attention_tensors(sw: Switches) -> list[Component]:
     """Attention block: norm-1 input, QKV input, Q, K, V (a*dh and k*dh wide), the q/k norms' inputs where the model
     has them, attention output; scores + softmax without flash (and, with dropout, its mask and the dropped-out
     probabilities); with dropout the mask after the output projection (Korthikanti et al. 2022); multi-head latent
-    attention's tensors where the model has it (components.mla)."""
+    attention's tensors where the model has it (components.mla), with DeepSeek Sparse Attention's in place of its
+    q, k, v (components.dsa)."""
+    if sw.mla and sw.dsa:
+        from .dsa import dsa_tensors
+        from .mla import mla_tensors
+
+        return [part for part in mla_tensors(sw) if part.name not in ("q", "k", "v")] + dsa_tensors(sw)
     if sw.mla:
         from .mla import mla_tensors
 

@@ -65,8 +65,14 @@ def rope_key(sw: Switches) -> Component:
 def mla_wgrad_shapes(sw: Switches) -> sp.Expr:
     """Elements of one of each of an MLA layer's attention weight shapes on one TP rank (q_a [q_r, h] or q
     [a (dh + d_r) / t, h], q_b [a (dh + d_r) / t, q_r], kv_a [kv_r + d_r, h], kv_b [a (dh + d_v) / t, kv_r],
-    o [h, a d_v / t]): the dummy weight gradients of gradient accumulation fusion."""
+    o [h, a d_v / t]; the indexer's wq_b, wk and weights_proj whole): the dummy weight gradients of gradient
+    accumulation fusion."""
     from ..config.symbols import t
 
     queries = h * q_r + a * (dh + d_r) * q_r / t if sw.q_lora else a * (dh + d_r) * h / t
-    return queries + (kv_r + d_r) * h + a * (dh + d_v) * kv_r / t + h * a * d_v / t
+    mla = queries + (kv_r + d_r) * h + a * (dh + d_v) * kv_r / t + h * a * d_v / t
+    if sw.dsa:  # the indexer's wq_b [n_i d_i, q_r], wk [d_i, h], weights_proj [n_i, h], whole on every TP rank
+        from ..config.symbols import d_i, n_i
+
+        mla += n_i * d_i * q_r + d_i * h + n_i * h
+    return mla

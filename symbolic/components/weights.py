@@ -7,8 +7,15 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.switches import Switches
-from ..config.symbols import B_w, E, L, L_e, a, c, d, d_r, d_v, dh, f, f_s, h, k, kv_r, p, q_r, s_p, t, v
+from ..config.symbols import B_w, E, L, L_e, a, c, d, d_i, d_r, d_v, dh, f, f_s, h, k, kv_r, n_i, p, q_r, s_p, t, v
 from .base import Component
+
+
+def indexer_params(sw: Switches = Switches()) -> sp.Expr:
+    """DeepSeek Sparse Attention's lightning indexer of one layer, replicated over t (Megatron-Core 0.16.1 DSAIndexer:
+    its three TELinears parallel_mode 'duplicated'): wq_b [q_r, n_i d_i], wk [h, d_i], weights_proj [h, n_i] and the
+    key's LayerNorm weight and bias [d_i]; 0 without one."""
+    return q_r * n_i * d_i + h * d_i + 2 * d_i + h * n_i if sw.dsa else sp.Integer(0)
 
 
 def mla_params(sw: Switches = Switches()) -> sp.Expr:
@@ -16,9 +23,10 @@ def mla_params(sw: Switches = Switches()) -> sp.Expr:
     NVIDIA/Megatron-LM d98e8a6): the down-projections q_a [h, q_r] and kv_a [h, kv_r + d_r] (the latents and the
     one RoPE key) and the latents' RMSNorm scales [q_r], [kv_r] replicated (TELinear, parallel_mode 'duplicated'); the
     up-projections q_b [q_r, a (dh + d_r)] (or, without a query latent, q [h, a (dh + d_r)]) and kv_b
-    [kv_r, a (dh + d_v)] column-parallel, o [a d_v, h] row-parallel, each split over t with its heads."""
+    [kv_r, a (dh + d_v)] column-parallel, o [a d_v, h] row-parallel, each split over t with its heads; the sparse
+    attention's indexer where the model has one."""
     queries = h * q_r + q_r + q_r * a * (dh + d_r) / t if sw.q_lora else h * a * (dh + d_r) / t
-    return queries + h * (kv_r + d_r) + kv_r + kv_r * a * (dh + d_v) / t + a * d_v * h / t
+    return queries + h * (kv_r + d_r) + kv_r + kv_r * a * (dh + d_v) / t + a * d_v * h / t + indexer_params(sw)
 
 
 def attention_params(sw: Switches = Switches()) -> sp.Expr:

@@ -36,6 +36,7 @@ class Architecture:
     attn_softcap: bool = False  # soft-capped attention scores: kept too by unfused attention (Gemma 2)
     sinks: bool = False  # a learned sink logit per head (gpt-oss): a parameters per layer, split over t
     moe_bias: bool = False  # biases on the router and on the routed experts' projections (gpt-oss)
+    dsa: bool = False  # DeepSeek Sparse Attention: a lightning indexer per MLA layer, unfused sparse attention
 
     def __post_init__(self):
         if self.qk_norm not in QK_NORMS:
@@ -48,14 +49,14 @@ class Architecture:
     def of(cls, shape) -> "Architecture":
         """A ModelShape's architecture: tied, experts (shared, gated), q/k norms, biases, MLP and norm kinds, learned
         positions, dropout, MLA (with a query latent), multi-token prediction (with experts), the score bias, Gemma's
-        sandwich norms and soft-capping."""
+        sandwich norms and soft-capping, the sparse-attention indexer."""
         return cls(tied=shape.tied, moe=shape.moe, shared=shape.f_s > 0, shared_gate=shape.shared_gate,
                    qk_norm=shape.qk_norm, qkv_bias=shape.qkv_bias, o_bias=shape.o_bias, mlp_bias=shape.mlp_bias,
                    mlp=shape.mlp, norm=shape.norm, positions=shape.positions > 0, dropout=shape.dropout,
                    mla=shape.mla, q_lora=shape.q_lora > 0, mtp=shape.mtp > 0, mtp_moe=shape.mtp > 0 and shape.mtp_moe,
                    expert_bias=shape.expert_bias, sigmoid=shape.sigmoid, sandwich=shape.sandwich,
                    logit_softcap=shape.logit_softcap, attn_softcap=shape.attn_softcap, sinks=shape.sinks,
-                   moe_bias=shape.moe_bias)
+                   moe_bias=shape.moe_bias, dsa=shape.dsa)
 
     def features(self) -> dict:
         """Its fields by name (what Switches.of takes from a shape)."""

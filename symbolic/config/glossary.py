@@ -27,14 +27,18 @@ MOE = {
     "C_f": "expert capacity factor: tokens an expert receives over an even share (dropless: the imbalance allowed)",
 }
 # multi-head latent attention (DeepSeek-V2/V3, Kimi K2; config.json keys q_lora_rank, kv_lora_rank,
-# qk_rope_head_dim, v_head_dim; dh is then qk_nope_head_dim) and multi-token prediction (num_nextn_predict_layers):
-# each 0 for a model without them
+# qk_rope_head_dim, v_head_dim; dh is then qk_nope_head_dim), multi-token prediction (num_nextn_predict_layers) and
+# DeepSeek Sparse Attention's indexer (DeepSeek-V3.2, GLM-5: index_n_heads, index_head_dim, index_topk): each 0 for a
+# model without them
 MLA = {
     "q_r": "rank of MLA's query latent (q_lora_rank; 0: a plain query projection)",
     "kv_r": "rank of MLA's key/value latent (kv_lora_rank; 0: no MLA)",
     "d_r": "MLA's decoupled RoPE width of a query/key head, one RoPE key shared by all heads (qk_rope_head_dim)",
     "d_v": "MLA's value head width (v_head_dim)",
     "n_mtp": "multi-token-prediction modules on the last stage (num_nextn_predict_layers)",
+    "n_i": "DeepSeek Sparse Attention's lightning-indexer heads (index_n_heads; 0: no indexer)",
+    "d_i": "the indexer's head width (index_head_dim)",
+    "k_i": "keys each query attends to, the indexer's top-k (index_topk)",
 }
 PARALLEL = {
     "d": "data-parallel size",
@@ -72,12 +76,13 @@ MEANING = SHAPE | MOE | MLA | PARALLEL | SCHEDULE | BYTES | STAGE
 LATEX = {"vpp": r"v_{pp}", "B_w": r"B_{w}", "B_g": r"B_{g}", "B_o": r"B_{o}", "B_a": r"B_{a}", "B_l": r"B_{l}", "L_r": r"L_{r}",
          "m_r": r"m_{r}", "dh": r"d_{h}", "s_p": r"s_{p}", "n_ac": r"n_{ac}", "k_e": r"k_{e}", "f_e": r"f_{e}", "f_s": r"f_{s}", "L_e": r"L_{e}",
          "C_f": r"C_{f}", "t_e": r"t_{e}", "Le_r": r"L_{e,r}", "q_r": r"q_{r}", "kv_r": r"kv_{r}", "d_r": r"d_{r}",
-         "d_v": r"d_{v}", "n_mtp": r"n_{mtp}"}  # the rest: as named
+         "d_v": r"d_{v}", "n_mtp": r"n_{mtp}", "n_i": r"n_{i}", "d_i": r"d_{i}", "k_i": r"k_{i}"}  # the rest: as named
 
 # where a configuration's value of each letter comes from: these from ModelShape, the rest from Training (the
 # attribute of the same name, or this field)
 FROM_MODEL = ("h", "f", "a", "k", "L", "v", "dh", "s_p", "E", "k_e", "f_e", "f_s", "L_e", *MLA)
 TRAINING_FIELD = {"q_r": "q_lora", "kv_r": "kv_lora", "d_r": "rope_dim", "d_v": "v_dim", "n_mtp": "mtp",
+                  "n_i": "index_heads", "d_i": "index_dim", "k_i": "index_topk",
                   "s_p": "positions", "n_ac": "n_ac", "B_w": "weight_bytes", "B_g": "grad_bytes", "B_o": "opt_bytes", "B_a": "act_bytes", "B_l": "logit_bytes", "e": "ep",
                   "t_e": "etp_size", "C_f": "moe_capacity"}
 

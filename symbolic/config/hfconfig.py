@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .errors import ConfigError
 from .families import FAMILIES, SUPPORTED
-from .families.deepseek import MLA, MLA_FAMILIES
+from .families.deepseek import MLA
 from .families.multimodal import WRAPPERS
 from .hfkeys import HARMLESS, HARMLESS_VALUES, ONLY, VALUES, Family, Reader
 from .shapes import PRESETS, ModelShape
@@ -93,10 +93,11 @@ def _family(raw: dict, r: Reader) -> Family:
     kind = raw.get("model_type", "llama")
     if not isinstance(kind, str):
         raise r.fail("model_type", "must be a string naming the architecture")
-    for key in MLA if kind not in MLA_FAMILIES else ():
+    mla_families = [name for name, family in FAMILIES.items() if "kv_lora_rank" in family.keys]
+    for key in MLA if kind not in mla_families else ():
         if raw.get(key) is not None:
             raise r.fail(key, f"multi-head latent attention in a model_type {kind!r} config is not modelled; mem4d "
-                         f"reads it for model_type {', '.join(MLA_FAMILIES)} (DeepSeek-V2/V3, Kimi K2)")
+                         f"reads it for model_type {', '.join(mla_families)}")
     if kind not in FAMILIES:
         raise r.fail("model_type", f"this architecture is not modelled; mem4d models model_type {SUPPORTED}")
     return FAMILIES[kind]

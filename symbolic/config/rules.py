@@ -36,6 +36,12 @@ def _has(x, module: str) -> bool:
     return module in x.recompute_modules.split(",")
 
 
+def selective(x):
+    """Whether the recompute policy is selective, where the configuration has one (plan's grid rows have not: False
+    there, and plan.policies applies such a rule to each recompute choice with the model's letters)."""
+    return getattr(x, "recompute", None) == "selective"
+
+
 def _split(x) -> str:
     """--stage-layers as given ("7,8,8,7"; "" when none was)."""
     return ",".join(map(str, x.stage_layers or ()))
@@ -172,7 +178,7 @@ def model_letters(shape) -> dict:
                 bias=shape.qkv_bias or shape.o_bias or shape.mlp_bias or shape.moe_bias or shape.sinks,
                 other_bias=shape.o_bias or shape.mlp_bias or shape.moe_bias or shape.sinks, mlp=shape.mlp, norm=shape.norm,
                 positions=shape.positions, dropout=shape.dropout, mla=shape.mla, mtp=shape.mtp,
-                expert_bias=shape.expert_bias, sigmoid=shape.sigmoid,
+                expert_bias=shape.expert_bias, sigmoid=shape.sigmoid, dsa=shape.dsa,
                 gemma=shape.sandwich or shape.logit_softcap or shape.attn_softcap,
                 dense_first=shape.dense_layers == tuple(range(len(shape.dense_layers))))
 

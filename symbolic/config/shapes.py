@@ -56,6 +56,11 @@ class ModelShape:
     rope_dim: int = 0  # d_r: the decoupled RoPE part of a query/key head, one RoPE key shared by all heads
     v_dim: int = 0  # d_v: width of a value head (v_head_dim)
     mtp: int = 0  # multi-token-prediction modules after the last layer (num_nextn_predict_layers, DeepSeek-V3)
+    # DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5) when index_heads > 0: beside MLA with a query latent, a lightning
+    # indexer in every layer scores every key for each query and the attention reads the top index_topk of them
+    index_heads: int = 0  # n_i: the indexer's heads (index_n_heads)
+    index_dim: int = 0  # d_i: the indexer's head width (index_head_dim; its last d_r are rotated)
+    index_topk: int = 0  # k_i: keys each query attends to (index_topk)
     expert_bias: bool = False  # a [E] routing-score correction bias in each MoE layer (e_score_correction_bias)
     sigmoid: bool = False  # the router scores experts with a sigmoid, not a softmax (DeepSeek-V3's scoring_func)
     sandwich: bool = False  # a norm after attention and after the MLP too: 4 per layer (Gemma 2 and 3)
@@ -78,8 +83,14 @@ class ModelShape:
         if self.a % self.k:
             raise ConfigError(f"model {self.name!r}: heads a={self.a} are not divisible by KV heads k={self.k}")
         _positive(self.name, "positions", self.positions, zero=True)
-        for name in ("q_lora", "kv_lora", "rope_dim", "v_dim", "mtp"):
+        for name in ("q_lora", "kv_lora", "rope_dim", "v_dim", "mtp", "index_heads", "index_dim", "index_topk"):
             _positive(self.name, name, getattr(self, name), zero=True)
+        if (self.index_heads, self.index_dim, self.index_topk) != (0, 0, 0) and not (
+                self.index_heads and self.index_dim > self.rope_dim and self.index_topk and self.q_lora):
+            raise ConfigError(f"model {self.name!r}: DeepSeek Sparse Attention's indexer needs index_heads, an "
+                              f"index_dim above rope_dim and index_topk, beside MLA with a query latent (q_lora), got "
+                              f"index_heads={self.index_heads}, index_dim={self.index_dim}, "
+                              f"index_topk={self.index_topk}, q_lora={self.q_lora}, rope_dim={self.rope_dim}")
         if self.kv_lora:
             if not self.rope_dim or not self.v_dim or self.k != self.a or self.rope_dim % 2:
                 raise ConfigError(f"model {self.name!r}: multi-head latent attention needs an even RoPE width "
@@ -139,6 +150,21 @@ class ModelShape:
         return self.kv_lora > 0
 
     @property
+    def dsa(self) -> bool:
+        """Whether every layer has DeepSeek Sparse Attention's lightning indexer (index_heads > 0)."""
+        return self.index_heads > 0
+
+    @property
+    def indexer_count(self) -> int:
+        """Parameters of one layer's lightning indexer: wq_b [q_r, n_i d_i] from the query latent, wk [h, d_i], the
+        key's LayerNorm weight and bias [d_i] each, weights_proj [h, n_i] (transformers' DeepseekV32Indexer,
+        Megatron-Core DSAIndexer); 0 without one."""
+        if not self.dsa:
+            return 0
+        n_i, d_i = self.index_heads, self.index_dim
+        return self.q_lora * n_i * d_i + self.h * d_i + 2 * d_i + self.h * n_i
+
+    @property
     def moe(self) -> bool:
         """Whether the model has routed experts."""
         return self.E > 0
@@ -161,13 +187,14 @@ class ModelShape:
         """Parameters of one layer's attention: Q, O (h x a dh), K, V (h x k dh), their biases and q/k norms; with
         MLA the query path (q_a [h, q_r], its norm [q_r], q_b [q_r, a (dh + d_r)]; or q [h, a (dh + d_r)]), the
         key/value down-projection with the RoPE key (kv_a [h, kv_r + d_r]), its norm [kv_r], the up-projection kv_b
-        [kv_r, a (dh + d_v)] and o [a d_v, h] (DeepSeek-V2 modeling, Megatron-Core MLASelfAttention)."""
+        [kv_r, a (dh + d_v)] and o [a d_v, h] (DeepSeek-V2 modeling, Megatron-Core MLASelfAttention), and the sparse
+        attention's indexer where the model has one."""
         h, a, k, dh = self.h, self.a, self.k, self.dh
         if self.mla:
             qk, q_r = dh + self.rope_dim, self.q_lora
             q = h * q_r + q_r + q_r * a * qk if q_r else h * a * qk
             return q + h * (self.kv_lora + self.rope_dim) + self.kv_lora + self.kv_lora * a * (dh + self.v_dim) \
-                + a * self.v_dim * h
+                + a * self.v_dim * h + self.indexer_count
         bias = (a * dh + 2 * k * dh if self.qkv_bias else 0) + (h if self.o_bias else 0)
         norm = {"none": 0, "head": 2 * dh, "full": a * dh + k * dh, "weightless": 0}[self.qk_norm]
         return 2 * h * a * dh + 2 * h * k * dh + bias + norm + (a if self.sinks else 0)

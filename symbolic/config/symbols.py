@@ -4,14 +4,15 @@ import sympy as sp
 from . import glossary
 
 # plain names (lambdify keywords); every letter is positive but those that may be 0: the rank r (0 on the first
-# stage), the shared experts' width f_s (none) and a stage's MoE layers Le_r (a stage of dense layers)
-ZERO_OK = ("r", "f_s", "Le_r", "s_p", "q_r", "kv_r", "d_r", "d_v", "n_mtp")
+# stage), the shared experts' width f_s (none), a stage's MoE layers Le_r (a stage of dense layers) and the letters
+# of what a model may not have (learned positions, MLA, MTP, the sparse-attention indexer)
+ZERO_OK = ("r", "f_s", "Le_r", "s_p", "q_r", "kv_r", "d_r", "d_v", "n_mtp", "n_i", "d_i", "k_i")
 BY_NAME = {name: sp.Symbol(name, **({"nonnegative": True} if name in ZERO_OK else {"positive": True}))
            for name in glossary.MEANING}
 
 s, b, h, f, a, k, L, v, dh, s_p = (BY_NAME[name] for name in glossary.SHAPE)
 E, k_e, f_e, f_s, L_e, C_f = (BY_NAME[name] for name in glossary.MOE)
-q_r, kv_r, d_r, d_v, n_mtp = (BY_NAME[name] for name in glossary.MLA)
+q_r, kv_r, d_r, d_v, n_mtp, n_i, d_i, k_i = (BY_NAME[name] for name in glossary.MLA)
 d, t, p, c, e, t_e = (BY_NAME[name] for name in glossary.PARALLEL)
 m, vpp, n_ac = (BY_NAME[name] for name in glossary.SCHEDULE)
 B_w, B_g, B_o, B_a, B_l = (BY_NAME[name] for name in glossary.BYTES)

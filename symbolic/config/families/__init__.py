@@ -6,6 +6,7 @@ from . import mixtral  # noqa: F401
 from . import qwen_moe  # noqa: F401
 from . import olmoe  # noqa: F401
 from . import deepseek  # noqa: F401
+from . import dsa  # noqa: F401
 from . import gpt2  # noqa: F401
 from . import phi  # noqa: F401
 from . import llama4  # noqa: F401

@@ -102,8 +102,6 @@ MLA_VALUES = DEEPSEEK_VALUES | {
 }
 MLA_KEYS = BASE + ("attention_bias",) + DEEPSEEK_MOE + ROUTING + MLA + ("num_nextn_predict_layers",
                                                                          "quantization_config")
-MLA_FAMILIES = ("deepseek_v2", "deepseek_v3", "kimi_k2")
-
 family("deepseek", BASE + ("attention_bias",) + DEEPSEEK_MOE, "DeepSeekMoE (multi-head attention)",
        values=DEEPSEEK_VALUES)(deepseek)
 family("deepseek_v2", MLA_KEYS, "DeepSeek-V2 (multi-head latent attention)", mla_letters, MLA_VALUES)(mla)

@@ -47,6 +47,27 @@ DEFAULTS: dict[str, dict[str, object]] = {
                     "first_k_dense_replace": 3, "n_group": 8, "topk_group": 4, "routed_scaling_factor": 2.5,
                     "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
                     "v_head_dim": 128, "topk_method": "noaux_tc", "scoring_func": "sigmoid"},
+    # DeepseekV32Config and GlmMoeDsaConfig: DeepSeek-V3's shape (GLM-5's its own) with the indexer's keys; their
+    # routers (DeepseekV32TopkRouter, GlmMoeDsaTopkRouter) score with a sigmoid and hold e_score_correction_bias, as
+    # DeepSeek-V3's, which noaux_tc and sigmoid stand for; mlp_layer_types and layer_types default to what
+    # first_k_dense_replace and "indexed_attention" in every layer give, and GLM-5's indexer_types to "full" in every
+    # layer (index_topk_freq 1)
+    "deepseek_v32": {"hidden_size": 7168, "intermediate_size": 18432, "num_attention_heads": 128,
+                     "num_key_value_heads": 128, "num_hidden_layers": 61, "vocab_size": 129280,
+                     "tie_word_embeddings": False, "attention_bias": False, "n_routed_experts": 256,
+                     "n_shared_experts": 1, "moe_intermediate_size": 2048, "num_experts_per_tok": 8,
+                     "first_k_dense_replace": 3, "n_group": 8, "topk_group": 4, "routed_scaling_factor": 2.5,
+                     "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
+                     "v_head_dim": 128, "topk_method": "noaux_tc", "scoring_func": "sigmoid", "index_topk": 2048,
+                     "index_head_dim": 128, "index_n_heads": 64},
+    "glm_moe_dsa": {"hidden_size": 6144, "intermediate_size": 12288, "num_attention_heads": 64,
+                    "num_key_value_heads": 64, "num_hidden_layers": 78, "vocab_size": 154880,
+                    "tie_word_embeddings": False, "attention_bias": False, "n_routed_experts": 256,
+                    "n_shared_experts": 1, "moe_intermediate_size": 2048, "num_experts_per_tok": 8,
+                    "first_k_dense_replace": 3, "n_group": 1, "topk_group": 1, "routed_scaling_factor": 2.5,
+                    "q_lora_rank": 2048, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 192,
+                    "v_head_dim": 256, "topk_method": "noaux_tc", "scoring_func": "sigmoid", "index_topk": 2048,
+                    "index_head_dim": 128, "index_n_heads": 32},
     # Phi3Config: num_key_value_heads None (= a); its defaults are Phi-3-mini's (microsoft/Phi-3-mini-4k-instruct)
     "phi3": _LLAMA_SHAPE | {"hidden_size": 3072, "intermediate_size": 8192, "vocab_size": 32064, "resid_pdrop": 0.0,
                             "embd_pdrop": 0.0},

@@ -20,6 +20,9 @@ RULES: tuple[Rule, ...] = (
          lambda x: (f"{x.model} has multi-token-prediction modules, an expert score-correction bias or sigmoid "
                     f"router scores, which jaxcheck's model does not build (the paper profile counts them)"),
          scope="jax", model=True),
+    Rule("no sparse-attention indexer (jax)", lambda x: np.logical_not(x.dsa),
+         lambda x: (f"{x.model} has DeepSeek Sparse Attention's indexer, which jaxcheck's model does not build (the "
+                    f"paper profile counts it)"), scope="jax", model=True),
     Rule("no biases but Q/K/V's, q/k norms per head only (jax)",
          lambda x: np.logical_not(x.other_bias) & np.isin(x.qk_norm, ("none", "head")),
          lambda x: (f"{x.model} has output or MLP biases, attention sinks or q/k norms over the whole width, which "

@@ -1,7 +1,10 @@
-"""Megatron-LM's flags refused by the other profiles: the megatron recipe's rows of the one rule table."""
+"""Megatron-LM's flags refused by the other profiles, and what Megatron-Core 0.16.1 cannot run: the megatron recipe's
+rows of the one rule table."""
 from __future__ import annotations
 
-from ...config.rules import Rule
+import numpy as np
+
+from ...config.rules import Rule, selective
 
 RULES: tuple[Rule, ...] = (
     Rule("--recompute-modules: Megatron only", lambda x: x.recompute_modules == "core_attn",
@@ -10,4 +13,19 @@ RULES: tuple[Rule, ...] = (
     Rule("--no-grad-accum-fusion: Megatron only", lambda x: x.grad_accum_fusion,
          lambda x: ("--no-grad-accum-fusion is Megatron-LM's --no-gradient-accumulation-fusion: give it with --recipe "
                     "megatron"), scope="!paper"),  # every other profile: the recipes and jax
+    # DeepSeek Sparse Attention as Megatron-Core 0.16.1 runs it (transformer/experimental_attention_variant/dsa.py)
+    Rule("DSA: no context parallel", lambda x: np.logical_not(x.dsa) | (x.c == 1),
+         lambda x: (f"{x.model} has DeepSeek Sparse Attention, whose unfused sparse attention and indexer in "
+                    f"Megatron-Core 0.16.1 see the local sequence only: context parallel cp={x.c} is not modelled"),
+         scope="paper", model=True),
+    Rule("DSA: no core_attn or mla_up_proj recompute",
+         lambda x: np.logical_not(x.dsa) | np.logical_not(selective(x)) | np.logical_not(
+             ("core_attn" in x.recompute_modules.split(",")) | ("mla_up_proj" in x.recompute_modules.split(","))),
+         lambda x: (f"{x.model} has DeepSeek Sparse Attention: Megatron-Core 0.16.1's checkpointed core attention "
+                    f"does not pass it the hidden states and query latent its indexer reads, and mla_up_proj with it "
+                    f"is not modelled; give --recompute-modules without core_attn and mla_up_proj (e.g. layernorm"
+                    f"{',moe_act' if x.E else ''}), --recompute full or none"), scope="paper", model=True),
+    Rule("DSA: unfused either way", lambda x: np.logical_not(x.dsa) | x.flash_attn,
+         lambda x: (f"{x.model} has DeepSeek Sparse Attention, which Megatron-Core 0.16.1 computes unfused whatever "
+                    f"the flag: --no-flash-attn does not apply"), scope="paper", model=True),
 )

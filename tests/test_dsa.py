@@ -57,6 +57,13 @@ def _value(expr, shape, training) -> int:
     return int(sp.sympify(expr).xreplace({BY_NAME[n]: v for n, v in inputs_for(shape, training).items()}))
 
 
+def test_glm_files_whose_every_layer_runs_its_indexer_are_read(tmp_path):
+    """GlmMoeDsaConfig's other spellings of an indexer in every layer: a pattern of F, a frequency of 1."""
+    for keys in ({"index_topk_pattern": "FFFF"}, {"index_topk_freq": 1, "index_skip_topk_offset": 3},
+                 {"indexer_types": ["full"] * 4}):
+        assert _read(tmp_path, "glm_moe_dsa", **keys).param_count == sum(SMALL["glm_moe_dsa"][1])
+
+
 @pytest.mark.parametrize("model_type", sorted(SMALL))
 def test_small_files_are_counted_as_transformers_counts_them(tmp_path, model_type):
     shape = _read(tmp_path, model_type)
@@ -69,6 +76,9 @@ def test_small_files_are_counted_as_transformers_counts_them(tmp_path, model_typ
 
 @pytest.mark.parametrize("model_type, key, value, needle", [
     ("glm_moe_dsa", "indexer_types", ["full", "shared", "full", "full"], "shared layers are not modelled"),
+    ("glm_moe_dsa", "index_topk_pattern", "FSFS", "shared layers are not modelled"),
+    ("glm_moe_dsa", "index_topk_freq", 4, "shared layers are not modelled"),
+    ("glm_moe_dsa", "index_topk_pattern", "FFF", "must name each of the L=4 layers"),
     ("deepseek_v32", "layer_types", ["indexed_attention"] * 5 + ["full_attention"], "indexed_attention"),
     ("deepseek_v32", "mlp_layer_types", ["dense", "sparse"], "must name each of the L=6 layers"),
     ("deepseek_v32", "index_n_heads", 0, "must be a positive integer"),

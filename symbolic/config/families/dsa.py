@@ -21,7 +21,17 @@ DSA_VALUES = MLA_VALUES | {
     # 0.16.1's DSA, not modelled
     "indexer_types": Only(lambda x: x is None or isinstance(x, list) and all(kind == "full" for kind in x),
                           "an indexer of its own in every layer (full; shared layers are not modelled)"),
+    # what GlmMoeDsaConfig makes indexer_types of when a file leaves it out: a pattern of F (full) and S (shared)
+    # layers, else every index_topk_freq-th layer from index_skip_topk_offset full and the rest shared
+    "index_topk_pattern": Only(lambda x: x is None or isinstance(x, (str, list)) and all(kind in ("F", "full")
+                                                                                       for kind in x),
+                               "F (an indexer of its own) for every layer; shared layers are not modelled"),
+    "index_topk_freq": Only(lambda x: x in (None, 1) and not isinstance(x, bool),
+                            "1 (every layer runs its own indexer; shared layers are not modelled)"),
+    "index_skip_topk_offset": Only(lambda x: x is None or isinstance(x, int) and not isinstance(x, bool) and x >= 0,
+                                   "a layer offset (with index_topk_freq 1 every layer runs its own indexer)"),
 }
+GLM_INDEXER = ("indexer_types", "index_topk_pattern", "index_topk_freq", "index_skip_topk_offset")
 
 
 def dsa(raw: dict, r: Reader) -> dict:
@@ -30,7 +40,7 @@ def dsa(raw: dict, r: Reader) -> dict:
     place of first_k_dense_replace."""
     out = mla(raw, r)
     L = r.count("num_hidden_layers")
-    for key in ("layer_types", "mlp_layer_types", "indexer_types"):
+    for key in ("layer_types", "mlp_layer_types", "indexer_types", "index_topk_pattern"):
         kinds = r.get(key)
         if kinds is not None and len(kinds) != L:
             raise r.fail(key, f"must name each of the L={L} layers")
@@ -46,5 +56,5 @@ def dsa(raw: dict, r: Reader) -> dict:
 
 family("deepseek_v32", MLA_KEYS + INDEXER + KINDS, "DeepSeek-V3.2 (DeepSeek Sparse Attention)", mla_letters,
        DSA_VALUES)(dsa)
-family("glm_moe_dsa", MLA_KEYS + INDEXER + KINDS + ("indexer_types",), "GLM-5 (DeepSeek Sparse Attention)",
+family("glm_moe_dsa", MLA_KEYS + INDEXER + KINDS + GLM_INDEXER, "GLM-5 (DeepSeek Sparse Attention)",
        mla_letters, DSA_VALUES)(dsa)

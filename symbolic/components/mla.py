@@ -70,9 +70,8 @@ def mla_wgrad_shapes(sw: Switches) -> sp.Expr:
     from ..config.symbols import t
 
     queries = h * q_r + a * (dh + d_r) * q_r / t if sw.q_lora else a * (dh + d_r) * h / t
-    mla = queries + (kv_r + d_r) * h + a * (dh + d_v) * kv_r / t + h * a * d_v / t
-    if sw.dsa:  # the indexer's wq_b [n_i d_i, q_r], wk [d_i, h], weights_proj [n_i, h], whole on every TP rank
-        from ..config.symbols import d_i, n_i
+    from ..config.symbols import d_i
+    from .weights import indexer_params
 
-        mla += n_i * d_i * q_r + d_i * h + n_i * h
-    return mla
+    indexer = indexer_params(sw) - 2 * d_i if sw.dsa else 0  # its three linears (whole on every TP rank), no norm
+    return queries + (kv_r + d_r) * h + a * (dh + d_v) * kv_r / t + h * a * d_v / t + indexer

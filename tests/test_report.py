@@ -88,6 +88,22 @@ def test_tex_and_figures_compile_without_overfull_lines(tmp_path, extra):
     assert _overfull((tmp_path / "r.log").read_text(errors="replace")) == []
 
 
+def test_a_long_stage_split_is_a_line_of_its_own():
+    """--stage-layers of 16 stages in the configuration table stuck 68 pt into the margin (DeepSeek-V3.2 on pp 16):
+    a list is written below the table, where it can break."""
+    from symbolic.config.shapes import PRESETS
+    from symbolic.config.training import Training
+    from symbolic.estimator.estimate import estimate
+    from symbolic.render.report import _config
+
+    split = (6,) + (8,) * 15  # llama3.1-405b's 126 layers on 16 stages
+    lines = _config(estimate(PRESETS["llama3.1-405b"], Training(d=2, p=16, s=1024, gbs=32, stage_layers=split)),
+                    80 * 2**30, 0.8)
+    end = lines.index(r"\end{tabular}")
+    assert not any("stage" in line for line in lines[:end])
+    assert lines[end + 1] == r"\par\noindent\texttt{stage\_layers}: " + ", ".join(map(str, split))
+
+
 @pytest.mark.skipif(not HAS_PDFLATEX, reason="pdflatex not installed (apt-get install texlive-latex-base)")
 def test_default_report_is_a_pdf(tmp_path):
     """From a clean start, `mem4d report` writes report.pdf and nothing else."""

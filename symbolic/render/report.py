@@ -35,10 +35,14 @@ def figure(path: str, caption: str, width: float = 1.0) -> list[str]:
 
 
 def _config(result: Estimate, gpu: int, threshold: float) -> list[str]:
-    """The configuration as a table of flag = value (with its letter), four pairs a row."""
-    cells = []
+    """The configuration as a table of flag = value (with its letter), three pairs a row; a list (the stage split)
+    on a line of its own below it, where it can break."""
+    cells, lists = [], []
     for key, value in result.training.as_json(result.shape).items():
         if key == "model":
+            continue
+        if isinstance(value, (list, tuple)):
+            lists.append(r"\par\noindent\texttt{" + escape(key) + "}: " + ", ".join(map(str, value)))
             continue
         letter = f" (${LETTERS[key]}$)" if key in LETTERS else ""
         cells.append(r"\texttt{" + escape(key) + "}" + letter + " & " + escape(value))
@@ -46,7 +50,7 @@ def _config(result: Estimate, gpu: int, threshold: float) -> list[str]:
     cells.append(r"fit rule & " + f"{100 * threshold:.0f}\\,\\%")
     cells += [" & "] * (-len(cells) % 3)
     rows = [" & ".join(cells[i:i + 3]) + r" \\" for i in range(0, len(cells), 3)]
-    return [r"\begin{tabular}{@{}l r @{\qquad} l r @{\qquad} l r@{}}"] + rows + [r"\end{tabular}"]
+    return [r"\begin{tabular}{@{}l r @{\qquad} l r @{\qquad} l r@{}}"] + rows + [r"\end{tabular}"] + lists
 
 
 def _verdict(result: Estimate, gpu: int, threshold: float) -> str:

@@ -216,4 +216,4 @@ def test_latex_and_report_take_balance_as_the_rule_message_says(tmp_path, capsys
     assert main(["report", *flags, "--balance", "--json", "-o", str(tmp_path / "r.tex")]) == 0
     capsys.readouterr()
     tex = (tmp_path / "x.tex").read_text()
-    assert f"[{', '.join(map(str, split))}]" in tex  # the configuration table's stage_layers
+    assert r"\texttt{stage\_layers}: " + ", ".join(map(str, split)) in tex  # the configuration's stage split

@@ -183,3 +183,13 @@ def test_cli_estimates_the_default_deepseek_v32(tmp_path):
     assert out["param_count"] == 671_877_929_216 + 14_848
     refused = subprocess.run(base + ["--recompute", "selective"], capture_output=True, text=True, timeout=120)
     assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+
+
+def test_the_report_lists_the_indexer_letters_with_their_values(tmp_path):
+    """The report's symbol table has n_i, d_i, k_i with the file's values for a DSA model (and not for DeepSeek-V3:
+    tests/test_mla.py)."""
+    from symbolic.render.formulas_tex import glossary
+
+    shape = _read(tmp_path, "deepseek_v32")
+    table = "\n".join(glossary(inputs_for(shape, Training(s=256)), moe=True))
+    assert "$n_{i}$" in table and "$d_{i}$" in table and "$k_{i}$" in table and "& 80 \\\\" in table

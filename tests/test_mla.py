@@ -159,6 +159,7 @@ def test_glossary_lists_mla_letters_for_mla_models_only():
     train = Training()
     with_mla = "\n".join(glossary(inputs_for(V3, train), moe=True))
     assert "$q_{r}$" in with_mla and "$n_{mtp}$" in with_mla and "1,536" in with_mla
+    assert "n_{i}" not in with_mla  # the sparse-attention indexer's letters: for a model with one (tests/test_dsa.py)
     without = "\n".join(glossary(inputs_for(PRESETS["llama3-8b"], train)))
     assert "q_{r}" not in without and "kv_{r}" not in without
 

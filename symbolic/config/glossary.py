@@ -71,6 +71,7 @@ STAGE = {
 NAMES = tuple(SHAPE | MOE | MLA | PARALLEL | SCHEDULE | BYTES)  # the estimator's inputs, in this order
 EXPERT_LETTERS = (*MOE, "e", "t_e", "Le_r")  # what only a model with experts has
 MLA_LETTERS = tuple(MLA)  # what only a model with MLA or multi-token prediction has
+INDEXER_LETTERS = ("n_i", "d_i", "k_i")  # of those, what only a model with DeepSeek Sparse Attention's indexer has
 STAGE_NAMES = ("L_r", "m_r", "Le_r")  # a stage's extra inputs (the in-flight count takes r)
 MEANING = SHAPE | MOE | MLA | PARALLEL | SCHEDULE | BYTES | STAGE
 LATEX = {"vpp": r"v_{pp}", "B_w": r"B_{w}", "B_g": r"B_{g}", "B_o": r"B_{o}", "B_a": r"B_{a}", "B_l": r"B_{l}", "L_r": r"L_{r}",

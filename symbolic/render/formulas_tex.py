@@ -25,15 +25,17 @@ def published() -> list[str]:
 def glossary(values: dict[str, float], moe: bool = False) -> list[str]:
     """The symbols with this configuration's values; the expert letters (E, k_e, f_e, f_s, L_e, C_f, e, t_e, L_{e,r})
     only for a model with experts, MLA's and multi-token prediction's (q_r, kv_r, d_r, d_v, n_mtp) only for a model
-    with either (one of them not 0)."""
-    from ..config.glossary import EXPERT_LETTERS, MLA_LETTERS
+    with either (one of them not 0), the sparse-attention indexer's (n_i, d_i, k_i) only for a model with one."""
+    from ..config.glossary import EXPERT_LETTERS, INDEXER_LETTERS, MLA_LETTERS
 
     mla = any(values[name] for name in MLA_LETTERS)
+    indexer = values["n_i"] > 0
 
     lines = [r"\section*{Symbols}", r"\begin{longtable}{@{}l >{\raggedright}p{0.7\linewidth} r@{}}",
              r"symbol & meaning & value here \\ \hline \endhead"]
     for sym in ALL:
-        if (moe or sym.name not in EXPERT_LETTERS) and (mla or sym.name not in MLA_LETTERS):
+        if (moe or sym.name not in EXPERT_LETTERS) and (mla or sym.name not in MLA_LETTERS) \
+                and (indexer or sym.name not in INDEXER_LETTERS):
             lines.append(f"${LATEX.get(sym, sym.name)}$ & {prose(MEANING[sym])} & {values[sym.name]:,} \\\\")
     for sym in (r, L_r, m_r) + ((Le_r,) if moe else ()):
         lines.append(f"${LATEX.get(sym, sym.name)}$ & {prose(MEANING[sym])} & per stage \\\\")

@@ -17,7 +17,7 @@ GIB = 2**30
 PREAMBLE = [r"\documentclass[10pt,a4paper]{article}", r"\usepackage[T1]{fontenc}", r"\usepackage{lmodern}",
             r"\usepackage[margin=2cm]{geometry}", r"\usepackage{amsmath}", r"\usepackage{graphicx}",
             r"\usepackage{longtable}", r"\usepackage{array}", r"\allowdisplaybreaks", r"\setlength{\parindent}{0pt}",
-            r"\setlength{\parskip}{4pt}", r"\begin{document}"]
+            r"\setlength{\parskip}{4pt}", r"\emergencystretch=2em", r"\begin{document}"]
 LETTERS = {"dp": "d", "tp": "t", "pp": "p", "cp": "c", "vpp": "v_{pp}", "seq": "s", "mbs": "b", "m": "m",
            "weight_bytes": "B_{w}", "grad_bytes": "B_{g}", "opt_bytes": "B_{o}", "act_bytes": "B_{a}"}
 

@@ -193,3 +193,24 @@ def test_the_report_lists_the_indexer_letters_with_their_values(tmp_path):
     shape = _read(tmp_path, "deepseek_v32")
     table = "\n".join(glossary(inputs_for(shape, Training(s=256)), moe=True))
     assert "$n_{i}$" in table and "$d_{i}$" in table and "$k_{i}$" in table and "& 80 \\\\" in table
+
+
+def test_plan_rows_of_a_dsa_model_match_estimate(tmp_path):
+    """Every row plan evaluates for the small DeepSeek-V3.2 file on 8 GPUs equals estimate() of its configuration
+    (bytes to 1, peak and where it is), none with cp > 1, none recomputing core attention (source of truth: estimate,
+    one configuration at a time)."""
+    import numpy as np
+
+    from symbolic.estimator.estimate import estimate
+    from symbolic.plan.enumerate import Cluster
+    from symbolic.plan.search import search
+
+    shape = _read(tmp_path, "deepseek_v32")
+    plan = search(Cluster(shape, gpus=8, s=256, gbs=16), limit=2**31, zero=(1,))
+    assert plan.evaluated and not np.any(plan.rows["c"] > 1)
+    for i in range(plan.evaluated):
+        training = plan.training(i)
+        assert not (training.recompute == "selective" and "core_attn" in training.recompute_modules)
+        one, got = estimate(shape, training), plan.config(i)
+        assert max(abs(one.bytes[name] - got["bytes"][name]) for name in got["bytes"]) <= 1
+        assert (got["peak_bytes"], got["peak_from"]) == (one.peak, one.peak_from)

@@ -136,8 +136,7 @@ def test_cli_json_of_a_program_over_the_card(capsys, tmp_path):
     batch held) compiled by XLA:GPU, without a GPU, for an H100 posing with 8 MiB of memory (its target config with
     device_memory_size changed), so XLA's rematerialization is tried and reported beside the program as written. In
     this process (the `mem4d` entry point, without a second jax start-up). The same path at real shapes (llama3-8b
-    d2 t2 p2 under GPipe: 116 GiB on an 80 GiB card) took 15 s of two compiles; it is the notebooks' and
-    docs/jaxcheck.md's example."""
+    d2 t2 p2 s4096 gbs16 under GPipe: 116 GiB on the 80 GiB card) took 15 s of two compiles, measured 2026-12-04."""
     from jaxcheck.targets import HERE
     from symbolic.cli.entry import main
 

@@ -1,5 +1,6 @@
-"""Qwen2's Q/K/V biases and Qwen3's per-head q/k norms in jaxcheck's model: the sharded 1F1B step == the unsharded
-single-device reference, and the traced residuals == the jax profile's per-layer list.
+"""Qwen2's Q/K/V biases, Qwen3's per-head q/k norms and OLMoE's q/k norms over the whole projection in jaxcheck's
+model: the sharded 1F1B step == the unsharded single-device reference, and the traced residuals == the jax profile's
+per-layer list.
 
 Source of truth: a direct forward of the same flax modules on one device over the whole batch (conftest's
 unsharded_reference), differentiated by jax.grad, in fp32: loss to rtol 1e-5, every gradient leaf (the biases and the
@@ -15,36 +16,39 @@ from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
 SHAPE = ModelShape("qwen-test", h=64, f=176, a=4, k=2, L=4, v=136, qkv_bias=True, qk_norm="head")
+OLMOE = ModelShape("olmoe-test", h=64, f=176, a=4, k=2, L=4, v=136, qk_norm="full")  # scales [a dh], [k dh] over t
 SEQ, GBS = 16, 4
 
 
-def _spec(d, p, t, c, recompute="selective", zero=1):
+def _spec(d, p, t, c, recompute="selective", zero=1, shape=SHAPE):
     from jaxcheck.spec import JaxOptions, StepSpec
 
     train = Training(d=d, t=t, p=p, c=c, s=SEQ, b=1, gbs=GBS, zero=zero, recompute=recompute)
-    return StepSpec(SHAPE, train, JaxOptions(compute_dtype="float32", learning_rate=1e-2)).check()
+    return StepSpec(shape, train, JaxOptions(compute_dtype="float32", learning_rate=1e-2)).check()
 
 
-@pytest.fixture(scope="module")
-def reference():
-    return unsharded_reference(_spec(1, 1, 1, 1), GBS)
+@pytest.fixture(scope="module", params=[SHAPE, OLMOE], ids=["qwen", "olmoe"])
+def reference(request):
+    return request.param, unsharded_reference(_spec(1, 1, 1, 1, shape=request.param), GBS)
 
 
 @pytest.mark.parametrize("d,p,t,c,recompute,zero", [(1, 2, 2, 2, "none", 3)])
 def test_qwen_attention_step_matches_reference(reference, d, p, t, c, recompute, zero):
-    """Biases split over t with their heads, norm scales replicated, across pipeline stages, context and ZeRO-3 (each
-    parameter sharded over d*c too: the strictest layout; one mesh, to keep the suite inside its budget)."""
+    """Biases split over t with their heads, per-head norm scales replicated, whole-width norm scales split over t
+    (their mean over the heads of every tensor rank), across pipeline stages, context and ZeRO-3 (each parameter
+    sharded over d*c too: the strictest layout; one mesh, to keep the suite inside its budget)."""
     from jaxcheck.compile import QUICK_CPU, compile_step
     from jaxcheck.mesh import make_mesh
     from jaxcheck.step import make_optimizer
 
-    spec = _spec(d, p, t, c, recompute, zero)
+    shape, (host, tokens, targets, ref_loss, ref_grads) = reference
+    spec = _spec(d, p, t, c, recompute, zero, shape)
     skip_if_not_enough_devices(spec.train.world)
-    host, tokens, targets, ref_loss, ref_grads = reference
-    assert {"bq", "bk", "bv", "q_norm", "k_norm"} <= set(host["blocks"]["attn"])
+    assert {"q_norm", "k_norm"} <= set(host["blocks"]["attn"])
+    assert shape.qkv_bias == ({"bq", "bk", "bv"} <= set(host["blocks"]["attn"]))
     _, step, built = compile_step(spec, make_mesh(spec.train), with_grads=True,
                                   compiler_options=QUICK_CPU if jax.default_backend() == "cpu" else None)
-    params_host = restack(host, SHAPE, p)
+    params_host = restack(host, shape, p)
     opt_host = jax.tree.map(np.asarray, quick(make_optimizer(spec).init, params_host)(params_host))
     params = jax.device_put(params_host, built.shardings["params"])
     opt_state = jax.device_put(opt_host, built.shardings["optimizer"])
@@ -53,7 +57,7 @@ def test_qwen_attention_step_matches_reference(reference, d, p, t, c, recompute,
                            built.shardings["batch"])
     _, _, loss, grads = step(params, opt_state, batch)
     assert float(loss) == pytest.approx(ref_loss, rel=1e-5)
-    want = restack(ref_grads, SHAPE, p)
+    want = restack(ref_grads, shape, p)
     for path, g in jax.tree_util.tree_leaves_with_path(grads):
         ref = want
         for key in path:
@@ -61,15 +65,17 @@ def test_qwen_attention_step_matches_reference(reference, d, p, t, c, recompute,
         np.testing.assert_allclose(np.asarray(g), ref, rtol=1e-3, atol=2e-6, err_msg=jax.tree_util.keystr(path))
 
 
+@pytest.mark.parametrize("shape", [SHAPE, OLMOE], ids=["qwen", "olmoe"])
 @pytest.mark.parametrize("recompute", ["none", "selective", "full"])
-def test_qwen_residuals_match_the_profile_tensor_list(recompute):
-    """Per-head q/k norms keep, under no remat, each norm's fp32 input and output and its rsqrt twice (8 tensors more
-    than Llama's 22); biases keep nothing; selective and full as Llama's."""
+def test_qwen_residuals_match_the_profile_tensor_list(recompute, shape):
+    """q/k norms keep, under no remat, each norm's fp32 input and output and its rsqrt twice (8 tensors more than
+    Llama's 22; the rsqrt per head, or per token over the whole width); biases keep nothing; selective and full as
+    Llama's."""
     from jaxcheck.crosscheck.explain import residuals
     from jaxcheck.mesh import make_mesh
     from jaxcheck.spec import StepSpec
 
     train = Training(s=64, gbs=1, recompute=recompute, zero=0)
-    res = residuals(StepSpec(SHAPE, train).check(), make_mesh(train))
+    res = residuals(StepSpec(shape, train).check(), make_mesh(train))
     assert (res["jax_count"], res["jax_bytes"]) == (res["symbolic_count"], res["symbolic_bytes"])
     assert res["jax_count"] == {"none": 30, "selective": 11, "full": 1}[recompute]

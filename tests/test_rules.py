@@ -50,7 +50,7 @@ def test_every_message_is_one_line_on_ints():
              "E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP", "mixed layers: p = 1, dense first (jax)",
              "Gemma layers (jax)", "Llama layers (jax)", "no multi-token prediction or score bias (jax)",
              "torchtitan: Llama blocks", "recipes: GQA attention",
-             "no biases but Q/K/V's, q/k norms per head only (jax)", "recipes: dense models",
+             "no biases but Q/K/V's, weighted q/k norms (jax)", "recipes: dense models",
              "DSA: no context parallel", "DSA: no core_attn or mla_up_proj recompute", "DSA: unfused either way",
              "no sparse-attention indexer (jax)"]  # a dense GQA model cannot break the rules of experts, MLA or DSA
     # jaxcheck's precision, ZeRO-3: what the jax, torchtitan and deepspeed rules on them allow
@@ -75,11 +75,11 @@ ORDER = [rule.name for rule in RULES]
 
 
 def test_the_rules_of_experts_break_one_line_each():
-    """A model with experts, shared experts and q/k norms over the whole width (OLMoE's) breaks each expert rule on its
+    """A model with experts, shared experts and weightless q/k norms (Llama 4's) breaks each expert rule on its
     own (E = 6 not divisible by ep = 4, f_e = 10 by etp = 4, f_s = 6 by t = 4, t > 1 without SP), jaxcheck's q/k norm
     rule and the recipes' dense-model rule, each in one line (jaxcheck's expert rules hold: ep | dp, etp = tp, every
     layer MoE)."""
-    shape = ModelShape("moe", h=64, f=64, a=4, k=4, L=4, v=64, E=6, k_e=2, f_e=10, f_s=6, qk_norm="full")
+    shape = ModelShape("moe", h=64, f=64, a=4, k=4, L=4, v=64, E=6, k_e=2, f_e=10, f_s=6, qk_norm="weightless")
     broken = SimpleNamespace(d=4, t=4, p=1, c=1, vpp=1, s=64, b=1, gbs=4, sp=False, flash_attn=True, zero=1,
                              stage_layers=None, ep=4, etp_size=4, moe_capacity=1.0, recompute="full", ac_every=None, zero_init=True, grad_accum_fusion=True,
                              weight_dtype="fp32", grad_dtype="fp32", master_weights=False, optimizer="adamw",
@@ -88,7 +88,7 @@ def test_the_rules_of_experts_break_one_line_each():
     x = letters(broken, shape)
     failing = [rule.name for rule in RULES if not rule.holds(x) and rule.scope not in ("torchtitan", "deepspeed")]
     assert failing == ["E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP",
-                       "no biases but Q/K/V's, q/k norms per head only (jax)",
+                       "no biases but Q/K/V's, weighted q/k norms (jax)",
                        "recipes: dense models"]  # the table's order: shared rows, the recipes' (jax's), the group's
     for name in failing:
         text = next(rule for rule in RULES if rule.name == name).message(x)

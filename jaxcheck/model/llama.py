@@ -34,7 +34,8 @@ def stack_layers(shape) -> dict[str, tuple[int, bool]]:
 class Attention(nnx.Module):
     """GQA self-attention: column-parallel Wq [h, a, dh], Wk, Wv [h, k, dh]; row-parallel Wo [a, dh, h]. With the
     shape's qkv_bias, biases bq [a, dh], bk, bv [k, dh] split over t with their heads (Qwen2's attention); with
-    qk_norm "head", RMSNorm of each query and key head over dh before RoPE, scales [dh] not split (Qwen3's)."""
+    qk_norm "head", RMSNorm of each query and key head over dh before RoPE, scales [dh] not split (Qwen3's); with
+    "full", RMSNorm over the whole projection a*dh and k*dh, scales split over t with their heads (OLMoE's)."""
 
     def __init__(self, plan: StepSpec, rngs: nnx.Rngs):
         h, a, k, dh, dt = plan.shape.h, plan.shape.a, plan.shape.k, plan.shape.dh, plan.opts.param_dtype
@@ -49,6 +50,8 @@ class Attention(nnx.Module):
             self.bv = _param(rngs, (k, dh), ("kv_heads", "head_dim"), 0.1, dt)
         if plan.shape.qk_norm == "head":
             self.q_norm, self.k_norm = RMSNorm(plan, dh), RMSNorm(plan, dh)
+        if plan.shape.qk_norm == "full":
+            self.q_norm, self.k_norm = RMSNorm(plan, a * dh, "heads"), RMSNorm(plan, k * dh, "kv_heads")
 
     def _project(self, x_BxSxH: jax.Array, name: str) -> jax.Array:
         """x W (+ b) of the q, k or v projection [b, s, heads, dh] in compute dtype (+ its head norm for q and k)."""
@@ -57,6 +60,9 @@ class Attention(nnx.Module):
             y = y + getattr(self, "b" + name)[...].astype(y.dtype)
         if self.plan.shape.qk_norm == "head" and name != "v":
             y = getattr(self, name + "_norm")(y)
+        if self.plan.shape.qk_norm == "full" and name != "v":  # [b, s, heads * dh], heads over tensor
+            b, s, n, dh = y.shape
+            y = getattr(self, name + "_norm")(y.reshape(b, s, n * dh)).reshape(b, s, n, dh)
         return y
 
     def __call__(self, x_BxSxH: jax.Array) -> jax.Array:

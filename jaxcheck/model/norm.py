@@ -10,12 +10,13 @@ from .weightops import scale
 
 
 class RMSNorm(nnx.Module):
-    """RMSNorm with a scale [width] (h unless given: MLA's latents q_r, kv_r), not split by t, in param dtype;
-    computed in fp32, returned in the input's dtype."""
+    """RMSNorm with a scale [width] (h unless given: MLA's latents q_r, kv_r), not split by t unless its logical
+    axis says (OLMoE's q/k norms over a*dh and k*dh: "heads", "kv_heads"), in param dtype; computed in fp32,
+    returned in the input's dtype."""
 
-    def __init__(self, plan: StepSpec, width: int | None = None):
+    def __init__(self, plan: StepSpec, width: int | None = None, axis: str = "norm"):
         self.eps = 1e-5
-        self.scale = nnx.Param(jnp.ones((width or plan.shape.h,), plan.opts.param_dtype), axes=("norm",))
+        self.scale = nnx.Param(jnp.ones((width or plan.shape.h,), plan.opts.param_dtype), axes=(axis,))
 
     def __call__(self, x: jax.Array) -> jax.Array:
         x32 = x.astype(jnp.float32)

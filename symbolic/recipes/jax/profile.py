@@ -81,7 +81,7 @@ def param_leaves(sw: Switches) -> sp.Expr:
     wkv_b, wo), or 5 without a query latent."""
     ends = 3 - (1 if sw.tied else 0)
     mla = ((7 if sw.q_lora else 5) - 4) if sw.mla else 0  # leaves beyond GQA's four
-    mla += (3 if sw.qkv_bias else 0) + (2 if sw.qk_norm == "head" else 0)  # bq bk bv; the q and k norm scales
+    mla += (3 if sw.qkv_bias else 0) + (2 if sw.qk_norm in ("head", "full") else 0)  # bq bk bv; q and k norm scales
     if not sw.moe:
         return sp.Integer(PARAM_LEAVES - (1 if sw.tied else 0) + mla)
     moe = 10 + (3 if sw.shared else 0) + (1 if sw.shared_gate else 0) + mla

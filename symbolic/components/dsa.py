@@ -11,9 +11,9 @@ import sympy as sp
 
 from ..config.switches import Switches
 from ..config.symbols import B_a, a, b, d_i, d_r, d_v, dh, h, k_i, n_i, q_r, s, t
-from .base import Component
+from .base import FP32, INT64, Component
 
-_FP32, _INT64, _LN_STATS = 4, 8, 8  # bytes: fp32, the top-k's int64 indices, TE LayerNorm's fp32 mean and 1/sigma
+_LN_STATS = 2 * FP32  # TE LayerNorm's fp32 mean and 1/sigma per token
 
 
 def _gathered(width: sp.Expr, sw: Switches) -> sp.Expr:
@@ -35,29 +35,29 @@ def dsa_tensors(sw: Switches) -> list[Component]:
                   "t > 1), kept by the indexer's wq_b"),
         Component("index_k_norm_input", (B_a * d_i + _LN_STATS) * s * b, "the indexer key [s, b, d_i] = wk's output, "
                   "input of its LayerNorm, with the norm's fp32 mean and 1/sigma per token"),
-        Component("index_q_fp32", _FP32 * s * b * n_i * d_i, "fp32 indexer queries [s, b, n_i, d_i] (after RoPE on "
+        Component("index_q_fp32", FP32 * s * b * n_i * d_i, "fp32 indexer queries [s, b, n_i, d_i] (after RoPE on "
                   "their last d_r and the Hadamard rotation), an operand of the score einsum"),
-        Component("index_k_fp32", _FP32 * s * b * d_i, "fp32 indexer keys [s, b, d_i], the score einsum's other "
+        Component("index_k_fp32", FP32 * s * b * d_i, "fp32 indexer keys [s, b, d_i], the score einsum's other "
                   "operand"),
-        Component("index_relu", _FP32 * b * s * s * n_i, "ReLU of the per-head index scores [s, b, n_i, s] in fp32, "
+        Component("index_relu", FP32 * b * s * s * n_i, "ReLU of the per-head index scores [s, b, n_i, s] in fp32, "
                   "kept by the ReLU and by the product with the head weights"),
         Component("index_weights", B_a * s * b * n_i, "the head weights [s, b, n_i] (weights_proj's output scaled), "
                   "kept by that product"),
-        Component("index_topk", _INT64 * b * s * sp.Min(k_i, s), "the top-k key indices [b, s, min(k_i, s)] in int64, "
+        Component("index_topk", INT64 * b * s * sp.Min(k_i, s), "the top-k key indices [b, s, min(k_i, s)] in int64, "
                   "kept by topk's backward (and read by the sparse mask and the loss)"),
-        Component("dsa_q_fp32", _FP32 * s * b * heads * (dh + d_r), "fp32 queries [b a/t, s, dh + d_r], an operand of "
+        Component("dsa_q_fp32", FP32 * s * b * heads * (dh + d_r), "fp32 queries [b a/t, s, dh + d_r], an operand of "
                   "the unfused scores' bmm"),
-        Component("dsa_k_fp32", _FP32 * s * b * heads * (dh + d_r), "fp32 keys [b a/t, dh + d_r, s], the scores' "
+        Component("dsa_k_fp32", FP32 * s * b * heads * (dh + d_r), "fp32 keys [b a/t, dh + d_r, s], the scores' "
                   "other operand"),
-        Component("dsa_softmax", _FP32 * b * heads * s * s, "fp32 probabilities [b, a/t, s, s] over the top-k keys "
+        Component("dsa_softmax", FP32 * b * heads * s * s, "fp32 probabilities [b, a/t, s, s] over the top-k keys "
                   "(the rest masked to -inf), kept by the softmax"),
         Component("dsa_probs", B_a * b * heads * s * s, "the probabilities cast to the values' dtype [b a/t, s, s], "
                   "an operand of P V"),
         Component("dsa_v", B_a * s * b * heads * d_v, "the values [b a/t, s, d_v] made contiguous for P V"),
-        Component("index_loss_softmax", _FP32 * b * s * s, "softmax of the index scores [b, s, s] in fp32 (the "
+        Component("index_loss_softmax", FP32 * b * s * s, "softmax of the index scores [b, s, s] in fp32 (the "
                   "indexer's KL loss)"),
-        Component("index_loss_log_input", _FP32 * b * s * s, "the index probabilities + 1e-10 [b, s, s] in fp32, "
+        Component("index_loss_log_input", FP32 * b * s * s, "the index probabilities + 1e-10 [b, s, s] in fp32, "
                   "kept by the loss's log"),
-        Component("index_loss_target", _FP32 * b * s * s, "the target: the heads' attention summed and normalised "
+        Component("index_loss_target", FP32 * b * s * s, "the target: the heads' attention summed and normalised "
                   "[b, s, s] in fp32, kept by its product with the log ratio"),
     ]

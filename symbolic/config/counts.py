@@ -1,0 +1,96 @@
+"""What a model shape counts: the parameters of each of its parts (attention, norms, MLPs, experts, the indexer,
+multi-token prediction) and of the whole model, as a mixin of ModelShape (shapes.py) that reads its fields."""
+from __future__ import annotations
+
+
+class ParameterCounts:
+    """Parameter counts of a ModelShape, read off its fields (every count as the reference implementation builds the
+    tensors; sources in each docstring)."""
+
+    @property
+    def indexer_count(self) -> int:
+        """Parameters of one layer's lightning indexer: wq_b [q_r, n_i d_i] from the query latent, wk [h, d_i], the
+        key's LayerNorm weight and bias [d_i] each, weights_proj [h, n_i] (transformers' DeepseekV32Indexer,
+        Megatron-Core DSAIndexer); 0 without one."""
+        if not self.dsa:
+            return 0
+        n_i, d_i = self.index_heads, self.index_dim
+        return self.q_lora * n_i * d_i + self.h * d_i + 2 * d_i + self.h * n_i
+
+    @property
+    def attention_count(self) -> int:
+        """Parameters of one layer's attention: Q, O (h x a dh), K, V (h x k dh), their biases and q/k norms; with
+        MLA the query path (q_a [h, q_r], its norm [q_r], q_b [q_r, a (dh + d_r)]; or q [h, a (dh + d_r)]), the
+        key/value down-projection with the RoPE key (kv_a [h, kv_r + d_r]), its norm [kv_r], the up-projection kv_b
+        [kv_r, a (dh + d_v)] and o [a d_v, h] (DeepSeek-V2 modeling, Megatron-Core MLASelfAttention), and the sparse
+        attention's indexer where the model has one."""
+        h, a, k, dh = self.h, self.a, self.k, self.dh
+        if self.mla:
+            qk, q_r = dh + self.rope_dim, self.q_lora
+            q = h * q_r + q_r + q_r * a * qk if q_r else h * a * qk
+            return q + h * (self.kv_lora + self.rope_dim) + self.kv_lora + self.kv_lora * a * (dh + self.v_dim) \
+                + a * self.v_dim * h + self.indexer_count
+        bias = (a * dh + 2 * k * dh if self.qkv_bias else 0) + (h if self.o_bias else 0)
+        norm = {"none": 0, "head": 2 * dh, "full": a * dh + k * dh, "weightless": 0}[self.qk_norm]
+        return 2 * h * a * dh + 2 * h * k * dh + bias + norm + (a if self.sinks else 0)
+
+    @property
+    def mlp_matrices(self) -> int:
+        """h x f matrices of a dense MLP: 3 (SwiGLU gate, up, down) or 2 (GeLU fc1, fc2)."""
+        return 3 if self.mlp == "swiglu" else 2
+
+    @property
+    def norm_count(self) -> int:
+        """Parameters of one norm: h (RMSNorm weight) or 2h (LayerNorm weight and bias)."""
+        return self.h * (1 if self.norm == "rms" else 2)
+
+    @property
+    def dense_mlp_count(self) -> int:
+        """Parameters of one dense MLP: its h x f matrices and their biases (one of width f per matrix but the
+        down projection's, of width h)."""
+        return self.mlp_matrices * self.h * self.f + ((self.mlp_matrices - 1) * self.f + self.h if self.mlp_bias else 0)
+
+    @property
+    def moe_mlp_count(self) -> int:
+        """Parameters of one MoE layer's MLP: the router [h, E], E experts (expert_count), shared experts 3 h f_s and
+        their gate [h, 1], the score-correction bias [E] where the model has one, the router's bias [E] (moe_bias)."""
+        h = self.h
+        return h * self.E + self.E * self.expert_count + 3 * h * self.f_s + (h if self.shared_gate else 0) \
+            + (self.E if self.expert_bias else 0) + (self.E if self.moe_bias else 0)
+
+    @property
+    def expert_count(self) -> int:
+        """Parameters of one routed expert: gate, up and down 3 h f_e, with moe_bias their biases 2 f_e + h."""
+        return 3 * self.h * self.f_e + (2 * self.f_e + self.h if self.moe_bias else 0)
+
+    @property
+    def mtp_moe(self) -> bool:
+        """Whether the multi-token-prediction modules' layers have routed experts: they repeat the last layer's kind
+        (DeepSeek-V3: an MoE layer; Megatron-Core builds them from the decoder's last layer spec)."""
+        return self.is_moe_layer(self.L - 1)
+
+    @property
+    def mtp_count(self) -> int:
+        """Parameters of one multi-token-prediction module but the embedding and LM head it shares with the model:
+        enorm and hnorm [h], eh_proj [2h, h], one transformer layer, its final norm [h] (DeepSeek-V3's layer 61;
+        Megatron-Core MultiTokenPredictionLayer)."""
+        h = self.h
+        mlp = self.moe_mlp_count if self.mtp_moe else self.dense_mlp_count
+        return 3 * self.norm_count + 2 * h * h + self.attention_count + 2 * self.norm_count + mlp
+
+    @property
+    def param_count(self) -> int:
+        """Every parameter: embedding (and learned positions), L x (2 norms or 4 with sandwich norms, attention, a dense MLP or an MoE MLP),
+        final norm, LM head unless tied, and the multi-token-prediction modules."""
+        h, v, L = self.h, self.v, self.L
+        mlps = self.L_e * self.moe_mlp_count + (L - self.L_e) * self.dense_mlp_count
+        norms = 4 if self.sandwich else 2
+        return (v + self.positions) * h + L * (self.attention_count + norms * self.norm_count) + mlps + self.norm_count \
+            + (0 if self.tied else h * v) + self.mtp * self.mtp_count
+
+    @property
+    def active_count(self) -> int:
+        """Parameters one token passes through: param_count with k_e of the E routed experts in each MoE layer (and
+        in each multi-token-prediction module's MoE layer)."""
+        moe_layers = self.L_e + (self.mtp if self.mtp_moe else 0)
+        return self.param_count - moe_layers * (self.E - self.k_e) * self.expert_count

@@ -30,7 +30,11 @@ SWITCHES = [Switches(), Switches(overheads=False), Switches(recompute="selective
             Switches(recompute="full", zero=2, moe=True, qk_norm="full", o_bias=True, mlp_bias=True),
             Switches(mla=True, q_lora=True, moe=True, shared=True, mtp=True, mtp_moe=True, expert_bias=True, sigmoid=True),
             Switches(mla=True, recompute="full", flash_attn=False, zero=3, mtp=True),
-            Switches(mla=True, q_lora=True, dsa=True, moe=True, shared=True, expert_bias=True, sigmoid=True)]
+            Switches(mla=True, q_lora=True, dsa=True, moe=True, shared=True, expert_bias=True, sigmoid=True),
+            Switches(gdn=True, gdn_repeat=True, attn_gate=True, qk_norm="head", qkv_bias=True, moe=True, shared=True,
+                     shared_gate=True, mtp=True, mtp_moe=True),
+            Switches(gdn=True, recompute="full", zero=3, attn_gate=True), Switches(gdn=True, recompute="selective",
+                                                                                  modules="core_attn+layernorm")]
 
 
 def est_for(sw: Switches):
@@ -54,6 +58,8 @@ configs = st.fixed_dictionaries({
     "q_r": st.sampled_from([0, 24, 1536]), "kv_r": st.sampled_from([0, 28, 512]), "d_r": st.sampled_from([0, 8, 64]),
     "d_v": st.sampled_from([0, 10, 128]), "n_mtp": st.sampled_from([0, 1, 2]),
     "n_i": st.sampled_from([0, 4, 64]), "d_i": st.sampled_from([0, 80, 128]), "k_i": st.sampled_from([0, 64, 2048]),
+    "L_g": st.integers(0, 96), "n_gk": st.sampled_from([0, 4, 16]), "n_gv": st.sampled_from([0, 8, 32]),
+    "d_gk": st.sampled_from([0, 24, 128]), "d_gv": st.sampled_from([0, 40, 128]), "K_c": st.sampled_from([0, 3, 4]),
 })
 
 
@@ -123,6 +129,7 @@ def test_weights_and_optimizer_never_grow_with_t_p_c(sw):
     layers = values["L"]
     values |= {"dh": 128, "s_p": 0, "n_ac": 1, "E": 8, "k_e": 2, "f_e": rng.integers(1000, 20000, n), "f_s": 0, "L_e": layers, "C_f": 1.0,
                "q_r": 1536, "kv_r": 512, "d_r": 64, "d_v": 128, "n_mtp": 1, "n_i": 64, "d_i": 128, "k_i": 2048,
+               "L_g": layers * 3 // 4, "n_gk": 16, "n_gv": 32, "d_gk": 128, "d_gv": 128, "K_c": 4,
                "e": rng.choice([1, 2, 8], n), "t_e": 1}
     est = est_for(sw)
     base = est(**values) | est.stages(**values)

@@ -157,7 +157,7 @@ def test_llama4_interleaved_dense_layers(tmp_path):
     ({"model_type": "qwen3_vl", "text_config": []}, "must be an object"),
     ({"model_type": "qwen3_vl", "tie_word_embeddings": True, "text_config": {"tie_word_embeddings": False}},
      "agree with text_config"),
-    ({"model_type": "qwen3_5", "text_config": {}}, "this architecture is not modelled"),
+    ({"model_type": "qwen3_5", "text_config": {"model_type": "nemotron_h"}}, "this architecture is not modelled"),
 ])
 def test_text_only_refusals_are_one_line(tmp_path, outer, needle):
     with pytest.raises(ConfigError) as err:
@@ -172,3 +172,20 @@ def test_cli_text_only(capsys):
     assert main(["estimate", "--model", "llama3-8b", "--text-only"]) == 2
     assert "is a preset" in capsys.readouterr().err
     assert main(["formula", "--model", scout, "--text-only", "--json"]) == 0
+
+
+def test_mimo_is_qwen2_with_its_multi_token_prediction_modules(tmp_path):
+    """MiMo (remote code, no transformers class): the same keys read as model_type qwen2 are 7,622,619,136
+    parameters by transformers (hf_count.py, the Qwen2 model MiMo subclasses); each of num_nextn_predict_layers
+    modules adds token_layernorm, hidden_layernorm, final_layernorm [h], input_proj [2h, h] and one Qwen2 layer
+    (Q, K, V biases), as sglang 0.5.23's MiMoMultiTokenPredictorLayer builds it, sharing embedding and head."""
+    h, f, a, k, L, v = 4096, 11008, 32, 8, 36, 151680
+    config = {"model_type": "mimo", "hidden_size": h, "intermediate_size": f, "num_hidden_layers": L,
+              "num_attention_heads": a, "num_key_value_heads": k, "vocab_size": v, "num_nextn_predict_layers": 1,
+              "tie_word_embeddings": False, "use_sliding_window": False, "sliding_window": 32768,
+              "max_window_layers": L, "attention_dropout": 0.0}
+    shape = from_hf_config(_write(tmp_path, config))
+    dh = h // a
+    layer = 2 * h * a * dh + 2 * h * k * dh + (a * dh + 2 * k * dh) + 3 * h * f + 2 * h
+    assert shape.mtp == 1 and shape.param_count == 7_622_619_136 + 3 * h + 2 * h * h + layer
+    assert from_hf_config(_write(tmp_path, config | {"num_nextn_predict_layers": 0})).param_count == 7_622_619_136

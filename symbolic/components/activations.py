@@ -58,6 +58,14 @@ def attention_tensors(sw: Switches) -> list[Component]:
         _tok("v", k * dh, B_a, True, sw, "values, k*dh wide with GQA"),
         _tok("attn_out", a * dh, B_a, True, sw, "attention output = input of the output projection, a*dh wide"),
     ]
+    if sw.attn_gate:  # Megatron-Core 0.16.1 Attention._apply_output_gate, under torch.compile (jit_fuser)
+        parts[-1] = parts[-1]._replace(doc="attention output, kept by the attention core and the gate's product")
+        parts += [
+            _tok("attn_gate", a * dh, B_a, True, sw, "the output gate [s, b, a dh] (linear_qkv's gate slice), a factor "
+                 "of attn_out * sigmoid(gate) (sigmoid recomputed by the compiled product)"),
+            _tok("gated_attn_out", a * dh, B_a, True, sw, "attn_out * sigmoid(gate) in bf16, input of the output "
+                 "projection"),
+        ]
     if not sw.flash_attn and sw.dropout:  # Korthikanti et al. 2022: softmax output, dropout mask and output
         parts += [
             _scores("softmax", B_a, sw, "softmax output, kept for the softmax backward"),
@@ -131,15 +139,25 @@ def _recomputed_by(sw: Switches) -> set[str]:
     return {name for module in modules for name in RECOMPUTED.get(module, ())}
 
 
-def layer_tensors(sw: Switches, gpt: bool = False, moe: bool = False) -> list[Component]:
-    """What one layer (a dense one, or with `moe` an MoE layer; with `gpt` Korthikanti et al.'s GPT layer, a GeLU MLP
-    with dropout) keeps per micro batch under the recompute policy: none keeps all; selective drops the attention core
-    (s x s terms) and what its other modules rerun (RECOMPUTED; with mla_up_proj it keeps the RoPE key instead);
-    full keeps only the layer input (Korthikanti et al. 2022)."""
+def mixer_tensors(sw: Switches, linear: bool = False) -> list[Component]:
+    """The token mixer's tensors: softmax attention's, or with `linear` a Gated DeltaNet's (components.gdn)."""
+    if linear:
+        from .gdn import gdn_tensors
+
+        return gdn_tensors(sw)
+    return attention_tensors(sw)
+
+
+def layer_tensors(sw: Switches, gpt: bool = False, moe: bool = False, linear: bool = False) -> list[Component]:
+    """What one layer (a dense one, or with `moe` an MoE layer; with `linear` a Gated DeltaNet in place of attention;
+    with `gpt` Korthikanti et al.'s GPT layer, a GeLU MLP with dropout) keeps per micro batch under the recompute
+    policy: none keeps all; selective drops the attention core (s x s terms) and what its other modules rerun
+    (RECOMPUTED; with mla_up_proj it keeps the RoPE key instead); full keeps only the layer input (Korthikanti et
+    al. 2022)."""
     from .moe import moe_tensors
 
     sw = replace(sw, **GPT) if gpt else sw
-    parts = attention_tensors(sw) + (moe_tensors(sw) if moe else mlp_tensors(sw))
+    parts = mixer_tensors(sw, linear) + (moe_tensors(sw) if moe else mlp_tensors(sw))
     if sw.recompute == "selective":
         core = "core_attn" in sw.modules.split("+")
         dropped = _recomputed_by(sw)
@@ -154,7 +172,7 @@ def layer_tensors(sw: Switches, gpt: bool = False, moe: bool = False) -> list[Co
     return parts
 
 
-def recomputed_tensors(sw: Switches, moe: bool = False) -> sp.Expr:
+def recomputed_tensors(sw: Switches, moe: bool = False, linear: bool = False) -> sp.Expr:
     """Bytes of what selective recompute's modules (beyond core_attn) rerun for one layer in its backward, live while
     that layer's backward runs: the tensors layer_tensors drops by name (0 under another policy)."""
     dropped = _recomputed_by(sw)
@@ -162,10 +180,11 @@ def recomputed_tensors(sw: Switches, moe: bool = False) -> sp.Expr:
         return sp.Integer(0)
     from .moe import moe_tensors
 
-    parts = attention_tensors(sw) + (moe_tensors(sw) if moe else mlp_tensors(sw))
+    parts = mixer_tensors(sw, linear) + (moe_tensors(sw) if moe else mlp_tensors(sw))
     return sp.Add(*(part.expr for part in parts if part.name in dropped))
 
 
-def layer_activation(sw: Switches, gpt: bool = False, moe: bool = False) -> sp.Expr:
-    """Bytes one layer (with `moe`, an MoE layer) keeps for one micro batch on one GPU."""
-    return sp.Add(*(part.expr for part in layer_tensors(sw, gpt, moe)))
+def layer_activation(sw: Switches, gpt: bool = False, moe: bool = False, linear: bool = False) -> sp.Expr:
+    """Bytes one layer (with `moe`, an MoE layer; with `linear`, a Gated DeltaNet layer) keeps for one micro batch
+    on one GPU."""
+    return sp.Add(*(part.expr for part in layer_tensors(sw, gpt, moe, linear)))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.switches import Switches
-from ..config.symbols import B_w, E, L, L_e, a, c, d, d_i, d_r, d_v, dh, f, f_s, h, k, kv_r, n_i, p, q_r, s_p, t, v
+from ..config.symbols import B_w, E, L, L_e, L_g, a, c, d, d_i, d_r, d_v, dh, f, f_s, h, k, kv_r, n_i, p, q_r, s_p, t, v
 from .base import Component
 
 
@@ -33,11 +33,13 @@ def attention_params(sw: Switches = Switches()) -> sp.Expr:
     """Q, O (h x a*dh each) and K, V (h x k*dh each) of one layer on one TP rank, with the biases of Q, K, V (split
     over t) and of O (replicated) and the q/k norm scales: per head dh each, replicated (Qwen3), or over the whole
     a*dh and k*dh projections, split with their heads (OLMoE), or none (Llama 4's weightless norm); multi-head
-    latent attention's where the model has it; gpt-oss's sink logits [a], split with their heads."""
+    latent attention's where the model has it; gpt-oss's sink logits [a], split with their heads; a gated
+    attention's gate projection [h, a dh] (Qwen3-Next; Megatron-Core's linear_qkv grows by it), split over t."""
     if sw.mla:
         return mla_params(sw)
-    matrices = 2 * h * dh * (a + k) / t
-    bias = ((a + 2 * k) * dh / t if sw.qkv_bias else 0) + (h if sw.o_bias else 0)
+    gate = 1 if sw.attn_gate else 0
+    matrices = 2 * h * dh * (a + k) / t + gate * h * a * dh / t
+    bias = ((a * (1 + gate) + 2 * k) * dh / t if sw.qkv_bias else 0) + (h if sw.o_bias else 0)
     norm = {"none": 0, "head": 2 * dh, "full": (a + k) * dh / t, "weightless": 0}[sw.qk_norm]
     return matrices + bias + norm + (a / t if sw.sinks else 0)
 
@@ -62,18 +64,32 @@ def norm_params(sw: Switches = Switches()) -> sp.Expr:
     return (4 if sw.sandwich else 2) * final_norm_params(sw)
 
 
-def layer_params(sw: Switches = Switches(), moe: bool = False) -> sp.Expr:
-    """Every parameter of one transformer layer on one TP rank but its routed experts: attention, norms and a dense
-    MLP, or (moe) the router and shared experts."""
-    return attention_params(sw) + norm_params(sw) + (moe_dense_params(sw) if moe else mlp_params(sw))
+def mixer_params(sw: Switches = Switches(), linear: bool = False) -> sp.Expr:
+    """One layer's token mixer on one TP rank: attention, or (linear) a Gated DeltaNet (components.gdn)."""
+    if linear:
+        from .gdn import gdn_params
+
+        return gdn_params(sw)
+    return attention_params(sw)
 
 
-def layers_params(sw: Switches, layers: sp.Expr, moe_layers: sp.Expr) -> sp.Expr:
-    """Parameters but the routed experts of `layers` layers of which `moe_layers` are MoE layers."""
+def layer_params(sw: Switches = Switches(), moe: bool = False, linear: bool = False) -> sp.Expr:
+    """Every parameter of one transformer layer on one TP rank but its routed experts: attention (or, linear, a Gated
+    DeltaNet), norms and a dense MLP, or (moe) the router and shared experts."""
+    return mixer_params(sw, linear) + norm_params(sw) + (moe_dense_params(sw) if moe else mlp_params(sw))
+
+
+def layers_params(sw: Switches, layers: sp.Expr, moe_layers: sp.Expr, linear_layers: sp.Expr | None = None) -> sp.Expr:
+    """Parameters but the routed experts of `layers` layers of which `moe_layers` are MoE layers and `linear_layers`
+    Gated DeltaNet layers (default L_g/p: a hybrid's share)."""
+    mixers = sp.Integer(0)
+    if sw.gdn:
+        linear_layers = L_g / p if linear_layers is None else linear_layers
+        mixers = linear_layers * (mixer_params(sw, linear=True) - attention_params(sw))
     if not sw.moe:
-        return layers * layer_params(sw)
+        return layers * layer_params(sw) + mixers
     return layers * (attention_params(sw) + norm_params(sw)) + (layers - moe_layers) * mlp_params(sw) \
-        + moe_layers * moe_dense_params(sw)
+        + moe_layers * moe_dense_params(sw) + mixers
 
 
 def embedding_params(sw: Switches = Switches()) -> sp.Expr:
@@ -108,14 +124,21 @@ def default_layers(stage: str) -> tuple[sp.Expr, sp.Expr]:
     return (L, L_e) if stage == "only" else (L / p, L_e / p)
 
 
+def default_linear(stage: str) -> sp.Expr:
+    """A stage's Gated DeltaNet layers when none are given: L_g/p (L_g on the only stage)."""
+    return L_g if stage == "only" else L_g / p
+
+
 def stage_params(stage: str, sw: Switches = Switches(), layers: sp.Expr | None = None,
-                 moe_layers: sp.Expr | None = None) -> sp.Expr:
+                 moe_layers: sp.Expr | None = None, linear_layers: sp.Expr | None = None) -> sp.Expr:
     """Parameters but the routed experts held by one GPU of the given pipeline stage: `layers` layers (default L/p;
-    L on the only stage), `moe_layers` of them MoE layers (default L_e/p), and its end_params."""
+    L on the only stage), `moe_layers` of them MoE layers (default L_e/p), `linear_layers` Gated DeltaNet layers
+    (default L_g/p), and its end_params."""
     default = default_layers(stage)
     layers = default[0] if layers is None else layers
     moe_layers = default[1] if moe_layers is None else moe_layers
-    return end_params(stage, sw) + layers_params(sw, layers, moe_layers)
+    linear_layers = default_linear(stage) if linear_layers is None else linear_layers
+    return end_params(stage, sw) + layers_params(sw, layers, moe_layers, linear_layers)
 
 
 def paper_params(sw: Switches = Switches()) -> sp.Expr:

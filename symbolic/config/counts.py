@@ -32,7 +32,20 @@ class ParameterCounts:
                 + a * self.v_dim * h + self.indexer_count
         bias = (a * dh + 2 * k * dh if self.qkv_bias else 0) + (h if self.o_bias else 0)
         norm = {"none": 0, "head": 2 * dh, "full": a * dh + k * dh, "weightless": 0}[self.qk_norm]
-        return 2 * h * a * dh + 2 * h * k * dh + bias + norm + (a if self.sinks else 0)
+        gate = (h * a * dh + (a * dh if self.qkv_bias else 0)) if self.attn_gate else 0  # W_g and its bias
+        return 2 * h * a * dh + 2 * h * k * dh + bias + norm + (a if self.sinks else 0) + gate
+
+    @property
+    def gdn_count(self) -> int:
+        """Parameters of one Gated DeltaNet layer's mixer: in_proj [h, 2 n_gk d_gk + 2 n_gv d_gv + 2 n_gv] (queries,
+        keys, values, the output gate z, beta and alpha), the causal depthwise conv1d [2 n_gk d_gk + n_gv d_gv, K_c]
+        without a bias, dt_bias and A_log [n_gv], the gated RMSNorm's weight [d_gv] and out_proj [n_gv d_gv, h]
+        (transformers 5.25.0 Qwen3NextGatedDeltaNet, Megatron-Core 0.16.1 GatedDeltaNet); 0 without them."""
+        if not self.gdn:
+            return 0
+        qk, vd, hv = self.lin_k_heads * self.lin_k_dim, self.lin_v_heads * self.lin_v_dim, self.lin_v_heads
+        return self.h * (2 * qk + 2 * vd + 2 * hv) + (2 * qk + vd) * self.lin_conv + 2 * hv + self.lin_v_dim \
+            + vd * self.h
 
     @property
     def mlp_matrices(self) -> int:
@@ -80,12 +93,14 @@ class ParameterCounts:
 
     @property
     def param_count(self) -> int:
-        """Every parameter: embedding (and learned positions), L x (2 norms or 4 with sandwich norms, attention, a dense MLP or an MoE MLP),
-        final norm, LM head unless tied, and the multi-token-prediction modules."""
+        """Every parameter: embedding (and learned positions), L x (2 norms or 4 with sandwich norms, attention or
+        a Gated DeltaNet, a dense MLP or an MoE MLP), final norm, LM head unless tied, and the multi-token-prediction
+        modules."""
         h, v, L = self.h, self.v, self.L
         mlps = self.L_e * self.moe_mlp_count + (L - self.L_e) * self.dense_mlp_count
         norms = 4 if self.sandwich else 2
-        return (v + self.positions) * h + L * (self.attention_count + norms * self.norm_count) + mlps + self.norm_count \
+        mixers = (L - self.L_g) * self.attention_count + self.L_g * self.gdn_count
+        return (v + self.positions) * h + mixers + L * norms * self.norm_count + mlps + self.norm_count \
             + (0 if self.tied else h * v) + self.mtp * self.mtp_count
 
     @property

@@ -40,6 +40,17 @@ MLA = {
     "d_i": "the indexer's head width (index_head_dim)",
     "k_i": "keys each query attends to, the indexer's top-k (index_topk)",
 }
+# Gated DeltaNet hybrids (Qwen3-Next, Qwen3.5: layer_types "linear_attention", linear_num_key_heads,
+# linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim): each 0 for a model
+# without Gated DeltaNet layers
+HYBRID = {
+    "L_g": "Gated DeltaNet (linear-attention) layers (the other L - L_g layers have softmax attention)",
+    "n_gk": "a Gated DeltaNet layer's query/key heads (linear_num_key_heads)",
+    "n_gv": "a Gated DeltaNet layer's value heads (linear_num_value_heads, a multiple of n_gk)",
+    "d_gk": "a Gated DeltaNet query/key head's width (linear_key_head_dim)",
+    "d_gv": "a Gated DeltaNet value head's width (linear_value_head_dim)",
+    "K_c": "the width of a Gated DeltaNet layer's causal depthwise convolution (linear_conv_kernel_dim)",
+}
 PARALLEL = {
     "d": "data-parallel size",
     "t": "tensor-parallel size (sequence parallel shares it)",
@@ -67,23 +78,28 @@ STAGE = {
     "L_r": "layers on pipeline rank r (L/p with an even split; --stage-layers otherwise)",
     "m_r": "micro batches (of a whole stage) in flight on rank r at its peak",
     "Le_r": "MoE layers among the L_r layers of pipeline rank r",
+    "Lg_r": "Gated DeltaNet layers among the L_r layers of pipeline rank r",
 }
-NAMES = tuple(SHAPE | MOE | MLA | PARALLEL | SCHEDULE | BYTES)  # the estimator's inputs, in this order
+NAMES = tuple(SHAPE | MOE | MLA | HYBRID | PARALLEL | SCHEDULE | BYTES)  # the estimator's inputs, in this order
 EXPERT_LETTERS = (*MOE, "e", "t_e", "Le_r")  # what only a model with experts has
 MLA_LETTERS = tuple(MLA)  # what only a model with MLA or multi-token prediction has
 INDEXER_LETTERS = ("n_i", "d_i", "k_i")  # of those, what only a model with DeepSeek Sparse Attention's indexer has
-STAGE_NAMES = ("L_r", "m_r", "Le_r")  # a stage's extra inputs (the in-flight count takes r)
-MEANING = SHAPE | MOE | MLA | PARALLEL | SCHEDULE | BYTES | STAGE
+HYBRID_LETTERS = (*HYBRID, "Lg_r")  # what only a model with Gated DeltaNet layers has
+STAGE_NAMES = ("L_r", "m_r", "Le_r", "Lg_r")  # a stage's extra inputs (the in-flight count takes r)
+MEANING = SHAPE | MOE | MLA | HYBRID | PARALLEL | SCHEDULE | BYTES | STAGE
 LATEX = {"vpp": r"v_{pp}", "B_w": r"B_{w}", "B_g": r"B_{g}", "B_o": r"B_{o}", "B_a": r"B_{a}", "B_l": r"B_{l}", "L_r": r"L_{r}",
          "m_r": r"m_{r}", "dh": r"d_{h}", "s_p": r"s_{p}", "n_ac": r"n_{ac}", "k_e": r"k_{e}", "f_e": r"f_{e}", "f_s": r"f_{s}", "L_e": r"L_{e}",
          "C_f": r"C_{f}", "t_e": r"t_{e}", "Le_r": r"L_{e,r}", "q_r": r"q_{r}", "kv_r": r"kv_{r}", "d_r": r"d_{r}",
-         "d_v": r"d_{v}", "n_mtp": r"n_{mtp}", "n_i": r"n_{i}", "d_i": r"d_{i}", "k_i": r"k_{i}"}  # the rest: as named
+         "d_v": r"d_{v}", "n_mtp": r"n_{mtp}", "n_i": r"n_{i}", "d_i": r"d_{i}", "k_i": r"k_{i}",
+         "L_g": r"L_{g}", "n_gk": r"n_{gk}", "n_gv": r"n_{gv}", "d_gk": r"d_{gk}", "d_gv": r"d_{gv}", "K_c": r"K_{c}",
+         "Lg_r": r"L_{g,r}"}  # the rest: as named
 
 # where a configuration's value of each letter comes from: these from ModelShape, the rest from Training (the
 # attribute of the same name, or this field)
-FROM_MODEL = ("h", "f", "a", "k", "L", "v", "dh", "s_p", "E", "k_e", "f_e", "f_s", "L_e", *MLA)
+FROM_MODEL = ("h", "f", "a", "k", "L", "v", "dh", "s_p", "E", "k_e", "f_e", "f_s", "L_e", *MLA, *HYBRID)
 TRAINING_FIELD = {"q_r": "q_lora", "kv_r": "kv_lora", "d_r": "rope_dim", "d_v": "v_dim", "n_mtp": "mtp",
                   "n_i": "index_heads", "d_i": "index_dim", "k_i": "index_topk",
+                  "n_gk": "lin_k_heads", "n_gv": "lin_v_heads", "d_gk": "lin_k_dim", "d_gv": "lin_v_dim", "K_c": "lin_conv",
                   "s_p": "positions", "n_ac": "n_ac", "B_w": "weight_bytes", "B_g": "grad_bytes", "B_o": "opt_bytes", "B_a": "act_bytes", "B_l": "logit_bytes", "e": "ep",
                   "t_e": "etp_size", "C_f": "moe_capacity"}
 

@@ -20,6 +20,35 @@ def _positive(name: str, field: str, value, zero: bool = False) -> None:
                           f"2^40, got {value!r}")
 
 
+def _check_hybrid(shape) -> None:
+    """A Gated DeltaNet hybrid's fields: distinct layer indices below L, every size positive, value heads a multiple
+    of the key heads, softmax attention of GQA kind in the other layers (and in a multi-token-prediction module's
+    layer, which repeats the last layer); without Gated DeltaNet layers every size 0."""
+    sizes = ("lin_k_heads", "lin_v_heads", "lin_k_dim", "lin_v_dim", "lin_conv")
+    for name in sizes:
+        _positive(shape.name, name, getattr(shape, name), zero=True)
+    lin = tuple(shape.linear_layers)
+    if any(not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < shape.L for i in lin) or len(set(lin)) != len(lin):
+        raise ConfigError(f"model {shape.name!r}: linear_layers must be distinct layer indices below L={shape.L}, "
+                          f"got {list(lin)}")
+    object.__setattr__(shape, "linear_layers", tuple(sorted(lin)))
+    if not lin:
+        if any(getattr(shape, name) for name in sizes):
+            raise ConfigError(f"model {shape.name!r}: {', '.join(sizes)} describe Gated DeltaNet layers, but "
+                              "linear_layers is empty")
+        return
+    if not all(getattr(shape, name) for name in sizes) or shape.lin_v_heads % shape.lin_k_heads:
+        raise ConfigError(f"model {shape.name!r}: Gated DeltaNet layers need positive {', '.join(sizes)} and value "
+                          f"heads a multiple of key heads, got " + ", ".join(f"{n}={getattr(shape, n)}" for n in sizes))
+    if shape.mla or shape.sinks or shape.sandwich or shape.attn_softcap or shape.positions or shape.qk_norm == "full":
+        raise ConfigError(f"model {shape.name!r}: Gated DeltaNet layers are modelled beside GQA softmax attention "
+                          "(Qwen3-Next, Qwen3.5), not beside MLA, sinks, sandwich norms, soft-capping, learned "
+                          "positions or whole-width q/k norms")
+    if shape.mtp and shape.L - 1 in lin:
+        raise ConfigError(f"model {shape.name!r}: a multi-token-prediction module repeats the last layer, a Gated "
+                          "DeltaNet layer here: only a softmax-attention last layer is modelled")
+
+
 @dataclass(frozen=True)
 class ModelShape(ParameterCounts):
     """A Llama-family decoder: RMSNorm, RoPE, GQA attention of a heads dh wide, and in each layer a SwiGLU MLP of
@@ -69,6 +98,15 @@ class ModelShape(ParameterCounts):
     attn_softcap: bool = False  # attention scores soft-capped the same way (Gemma 2's attn_logit_softcapping)
     sinks: bool = False  # a learned sink logit per head [a] in each layer's softmax (gpt-oss)
     moe_bias: bool = False  # biases on the router [E] and on each expert's gate-up [2 f_e] and down [h] (gpt-oss)
+    # Gated DeltaNet hybrids (Qwen3-Next, Qwen3.5): the layers in linear_layers hold a Gated DeltaNet, a chunked
+    # linear-attention recurrence, in place of softmax attention; the other layers softmax attention
+    linear_layers: tuple[int, ...] = ()  # indices of the Gated DeltaNet layers (layer_types "linear_attention")
+    lin_k_heads: int = 0  # n_gk: query/key heads of a Gated DeltaNet layer (linear_num_key_heads)
+    lin_v_heads: int = 0  # n_gv: value heads (linear_num_value_heads), a multiple of n_gk
+    lin_k_dim: int = 0  # d_gk: query/key head width (linear_key_head_dim)
+    lin_v_dim: int = 0  # d_gv: value head width (linear_value_head_dim)
+    lin_conv: int = 0  # K_c: the causal depthwise convolution's kernel width (linear_conv_kernel_dim)
+    attn_gate: bool = False  # softmax attention's output scaled by sigmoid(x W_g), W_g [h, a dh] (Qwen3-Next)
 
     def __post_init__(self):
         for name in ("h", "f", "a", "k", "L", "v"):
@@ -112,6 +150,7 @@ class ModelShape(ParameterCounts):
             raise ConfigError(f"model {self.name!r}: attention sinks with multi-head latent attention are not modelled")
         if (self.expert_bias or self.sigmoid) and not self.E:
             raise ConfigError(f"model {self.name!r}: expert_bias and sigmoid describe routed experts' scores, but E=0")
+        _check_hybrid(self)
         for field, allowed in (("mlp", MLPS), ("norm", NORMS)):
             if getattr(self, field) not in allowed:
                 raise ConfigError(f"model {self.name!r}: {field} must be one of {', '.join(allowed)}, got "
@@ -172,6 +211,20 @@ class ModelShape(ParameterCounts):
     def moe_layers_in(self, start: int, stop: int) -> int:
         """MoE layers among layers start .. stop - 1 (a pipeline stage's contiguous layers)."""
         return sum(1 for i in range(start, stop) if self.is_moe_layer(i)) if self.moe else 0
+
+    @property
+    def gdn(self) -> bool:
+        """Whether some layers are Gated DeltaNet layers (a hybrid)."""
+        return bool(self.linear_layers)
+
+    @property
+    def L_g(self) -> int:
+        """Gated DeltaNet layers; 0 without them."""
+        return len(self.linear_layers)
+
+    def linear_layers_in(self, start: int, stop: int) -> int:
+        """Gated DeltaNet layers among layers start .. stop - 1 (a pipeline stage's contiguous layers)."""
+        return sum(1 for i in self.linear_layers if start <= i < stop)
 
     def as_dict(self) -> dict:
         return {fl.name: list(value) if isinstance(value := getattr(self, fl.name), tuple) else value

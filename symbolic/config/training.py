@@ -166,6 +166,12 @@ class Training(Sharding):
         """MoE layers on each pipeline rank (0 everywhere for a dense model)."""
         return tuple(sum(shape.moe_layers_in(x.start, x.stop) for x in ranges) for ranges in self.layer_ranges(shape.L))
 
+    def kind_layers(self, shape: ModelShape) -> tuple[dict[str, int], ...]:
+        """Each pipeline rank's layers of each kind a stage counts apart (config.kinds: Le_r, Lg_r)."""
+        from .kinds import counts_in
+
+        return tuple(counts_in(shape, ranges) for ranges in self.layer_ranges(shape.L))
+
     def check(self, shape: ModelShape, scope: str = "all") -> "Training":
         """Raise a one-line ConfigError (BrokenRule) if the model cannot be split this way, by the rules of `scope`
         ("all": every profile; "jax": also jaxcheck's own limits); return self."""

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..config.errors import ConfigError
 from ..config.glossary import inputs_for
+from ..config.kinds import mixed  # whether a model's stages of equal layer counts may differ (plan imports it here)
 from ..config.shapes import ModelShape
 from ..config.switches import Switches
 from ..config.training import STAGES, Training, stage_exists, stage_of, stage_rank
@@ -18,9 +19,6 @@ def stages_of(p: int) -> tuple[tuple[str, int], ...]:
     return tuple((stage, stage_rank(stage, p)) for stage in STAGES if stage_exists(stage, p))
 
 
-def mixed(shape: ModelShape) -> bool:
-    """Whether the model's layers are of two kinds (dense and MoE): then stages of equal layer counts differ."""
-    return shape.moe and bool(shape.dense_layers)
 
 
 def ranks_of(training: Training, shape: ModelShape | None = None) -> tuple[tuple[str, int], ...]:
@@ -32,10 +30,11 @@ def ranks_of(training: Training, shape: ModelShape | None = None) -> tuple[tuple
     return tuple((stage_of(rank, training.p), rank) for rank in range(training.p))
 
 
-def rank_totals(est: Estimator, values: dict, layers, ranks, moe_layers=None) -> tuple[list[dict[str, int]], list[float]]:
-    """Each listed rank's components in whole bytes, with `layers[i]` layers on ranks[i], `moe_layers[i]` of them
-    MoE layers (default none) (one call per stage kind), and the micro batches in flight on each."""
-    moe_layers = [0] * len(ranks) if moe_layers is None else moe_layers
+def rank_totals(est: Estimator, values: dict, layers, ranks, kinds=None) -> tuple[list[dict[str, int]], list[float]]:
+    """Each listed rank's components in whole bytes, with `layers[i]` layers on ranks[i], `kinds[i]` its layers of
+    each kind (config.kinds: Le_r MoE, Lg_r Gated DeltaNet; default none) (one call per stage kind), and the micro
+    batches in flight on each."""
+    kinds = [{"Le_r": 0, "Lg_r": 0}] * len(ranks) if kinds is None else kinds
     p = values["p"]
     micro = est.in_flight(**values, r=np.asarray(ranks))
     out = [None] * len(ranks)
@@ -44,7 +43,7 @@ def rank_totals(est: Estimator, values: dict, layers, ranks, moe_layers=None) ->
         if not at:
             continue
         parts = est.stage(kind, **values, L_r=np.asarray([layers[i] for i in at]), m_r=micro[at],
-                          Le_r=np.asarray([moe_layers[i] for i in at]))
+                          **{name: np.asarray([kinds[i][name] for i in at]) for name in kinds[0]})
         for j, i in enumerate(at):
             row = {name: int(round(float(x[j]))) for name, x in parts.items() if name != "total"}
             out[i] = {**row, "total": sum(row.values())}
@@ -167,11 +166,12 @@ def estimate(shape: ModelShape, training: Training, profile: str = "paper", over
         raise ConfigError(f"the bytes of {shape.name} with these sizes overflow 64-bit floats: a model or flag value is "
                           "far too large")
     main = {name: int(round(float(x))) for name, x in raw.items()}
-    layers, moe_layers = training.layers(shape.L), training.moe_layers(shape)
+    layers, kinds = training.layers(shape.L), training.kind_layers(shape)
     ranks = ranks_of(training, shape)
     per_rank, micro = rank_totals(est, values, [layers[rank] for _, rank in ranks], [rank for _, rank in ranks],
-                                  [moe_layers[rank] for _, rank in ranks])
+                                  [kinds[rank] for _, rank in ranks])
     stages = [{"stage": stage, "rank": rank, "layers": layers[rank],
-               **({"moe_layers": moe_layers[rank]} if shape.moe else {}), "in_flight": in_flight,
+               **({"moe_layers": kinds[rank]["Le_r"]} if shape.moe else {}),
+               **({"linear_layers": kinds[rank]["Lg_r"]} if shape.gdn else {}), "in_flight": in_flight,
                "bytes": _override(parts, overrides)} for (stage, rank), parts, in_flight in zip(ranks, per_rank, micro)]
     return Estimate(profile, shape, training, _override(main, overrides), stages, overheads, backend)

@@ -110,11 +110,12 @@ class Estimator:
 
     def even(self, kind: str, **arrays) -> dict:
         """The inputs of stage `kind` of an even split: L_r = L/p layers (L on the only stage, which exists at p = 1),
-        Le_r = L_e/p MoE layers (exact where the layers are of one kind; a model of dense and MoE layers has each
-        rank's own, symbolic.config.training.Training.moe_layers), m_r of its representative rank (first 0, middle
+        Le_r = L_e/p MoE layers and Lg_r = L_g/p Gated DeltaNet layers (exact where the layers are of one kind; a
+        model of several kinds has each rank's own, symbolic.config.training.Training.kind_layers), m_r of its representative rank (first 0, middle
         1, last p - 1, only 0), added to `arrays`."""
-        L, p, L_e = np.asarray(arrays["L"]), np.asarray(arrays["p"]), np.asarray(arrays["L_e"])
+        L, p, L_e, L_g = (np.asarray(arrays[name]) for name in ("L", "p", "L_e", "L_g"))
         return {**arrays, "L_r": L if kind == "only" else L / p, "Le_r": L_e if kind == "only" else L_e / p,
+                "Lg_r": L_g if kind == "only" else L_g / p,
                 "m_r": self.in_flight(**arrays, r=stage_rank(kind, p))}
 
     def stages(self, **arrays) -> dict[str, np.ndarray]:

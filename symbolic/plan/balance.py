@@ -14,6 +14,7 @@ import numpy as np
 from ..config import rules
 from ..config.errors import ConfigError
 from ..config.glossary import inputs_for
+from ..config.kinds import prefixes, shares
 from ..config.shapes import ModelShape
 from ..config.switches import Switches
 from ..config.training import STAGES, Training, stage_of
@@ -66,8 +67,14 @@ def rank_table(est: Estimator, values: dict, p: int, layers: np.ndarray) -> np.n
         at = ranks[[stage_of(rank, p) == kind for rank in ranks]]
         if len(at):
             table[at] = est.stage_total(kind, **values, L_r=layers[None, :], m_r=micro[at, None],
-                                        Le_r=layers[None, :] * values["L_e"] / values["L"])
+                                        **shares(values, layers[None, :]))
     return table
+
+
+def _kinds(shape: ModelShape) -> str:
+    """The kinds a mixed model's layers are of, for a message."""
+    return ", ".join(x for x, has in (("dense and MoE", shape.moe and shape.dense_layers),
+                                      ("softmax attention and Gated DeltaNet", shape.gdn)) if has)
 
 
 def check_balanceable(shape: ModelShape, training: Training, scope: str = "all") -> None:
@@ -76,8 +83,9 @@ def check_balanceable(shape: ModelShape, training: Training, scope: str = "all")
     from ..estimator.estimate import mixed
 
     if mixed(shape) and training.vpp > 1:
-        raise ConfigError(f"--balance: {shape.name} has dense and MoE layers, whose interleaved chunks (vpp > 1) are "
-                          "not balanced; give --stage-layers (each rank's own dense and MoE layers are counted exactly)")
+        raise ConfigError(f"--balance: {shape.name} has layers of several kinds ({_kinds(shape)}), whose interleaved "
+                          "chunks (vpp > 1) are not balanced; give --stage-layers (each rank's own layers of each kind "
+                          "are counted exactly)")
     x = rules.letters(replace(training, stage_layers=None), shape)
     x.uneven = True
     rules.check(x, rules.select(scope))
@@ -107,15 +115,15 @@ def balance(shape: ModelShape, training: Training, profile: str = "paper", overh
 
 
 def _balance_mixed(est: Estimator, shape: ModelShape, training: Training) -> Balance:
-    """balance for a model of dense and MoE layers (vpp = 1): rank r holding layers start .. start + n - 1 costs its
-    stage total with those layers' own MoE count, so the split is found by dynamic programming over (rank, layers
+    """balance for a model of several layer kinds (vpp = 1): rank r holding layers start .. start + n - 1 costs its
+    stage total with those layers' own counts of each kind, so the split is found by dynamic programming over (rank, layers
     placed so far), minimising the largest total exactly, with and without the most even split's cap."""
     p, L = training.p, shape.L
     values = inputs_for(shape, training)
     micro = est.in_flight(**values, r=np.arange(p))
     n = np.arange(1, L - p + 2)  # layers one rank may hold
     start = np.arange(L)
-    prefix = np.array([shape.moe_layers_in(0, i) for i in range(L + 1)])
+    prefix = prefixes(shape)
     out = []
     for cap in (None, even_cap(L, p)):
         best = np.full((p + 1, L + 1), np.inf)
@@ -124,8 +132,8 @@ def _balance_mixed(est: Estimator, shape: ModelShape, training: Training) -> Bal
         for r in range(p):
             kind = stage_of(r, p)
             stop = np.minimum(start[:, None] + n[None, :], L)  # [start, n]
-            moe = prefix[stop] - prefix[start][:, None]
-            cost = np.broadcast_to(est.stage_total(kind, **values, L_r=n[None, :], m_r=micro[r], Le_r=moe), moe.shape)
+            held = {name: x[stop] - x[start][:, None] for name, x in prefix.items()}
+            cost = np.broadcast_to(est.stage_total(kind, **values, L_r=n[None, :], m_r=micro[r], **held), stop.shape)
             ok = (start[:, None] + n[None, :] <= L) & (n[None, :] <= (cap or L))
             for i in range(L):
                 if not np.isfinite(best[r, i]):
@@ -140,9 +148,9 @@ def _balance_mixed(est: Estimator, shape: ModelShape, training: Training) -> Bal
             end -= split[-1]
         split = tuple(reversed(split))
         placed = replace(training, stage_layers=split)
-        moe = placed.moe_layers(shape)
+        held = placed.kind_layers(shape)
         totals = tuple(int(np.rint(est.stage_total(stage_of(r, p), **values, L_r=split[r], m_r=micro[r],
-                                                   Le_r=moe[r]))) for r in range(p))
+                                                   **held[r]))) for r in range(p))
         out += [split, totals]
     split, totals, even, even_totals = out
     return Balance(replace(training, stage_layers=split).check(shape), split, totals, even, even_totals)

@@ -16,8 +16,8 @@ from .splits import LAYERS, split_rows
 
 
 def _mixed_even_totals(est, arrays: dict, shape) -> dict[str, np.ndarray]:
-    """Each stage kind's total of an even split when the model's layers are of two kinds (dense and MoE): every
-    rank with its own MoE layers (Training.layer_ranges: interleaved chunks placed), the middle kind the most loaded
+    """Each stage kind's total of an even split when the model's layers are of several kinds (dense and MoE, softmax
+    attention and Gated DeltaNet): every rank with its own layers of each kind (Training.layer_ranges: interleaved chunks placed), the middle kind the most loaded
     middle rank, as `mem4d estimate` lists every rank of such a model."""
     from ..config.training import Training, stage_of
 
@@ -26,11 +26,11 @@ def _mixed_even_totals(est, arrays: dict, shape) -> dict[str, np.ndarray]:
     for p, vpp in {(int(p), int(v)) for p, v in zip(arrays["p"], np.broadcast_to(arrays["vpp"], (n,)))}:
         at = np.flatnonzero((arrays["p"] == p) & (np.broadcast_to(arrays["vpp"], (n,)) == vpp))
         column = {name: (x[at] if np.ndim(x) else x) for name, x in arrays.items()}
-        moe = Training(p=p, vpp=vpp).moe_layers(shape)
+        held = Training(p=p, vpp=vpp).kind_layers(shape)
         for rank in range(p):
             kind = stage_of(rank, p)
             layers = shape.L if kind == "only" else shape.L / p
-            total = est.stage_total(kind, **column, L_r=layers, m_r=est.in_flight(**column, r=rank), Le_r=moe[rank])
+            total = est.stage_total(kind, **column, L_r=layers, m_r=est.in_flight(**column, r=rank), **held[rank])
             totals[kind][at] = np.maximum(totals[kind][at], total)
     return totals
 

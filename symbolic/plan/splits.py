@@ -9,18 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..config.kinds import prefixes, shares
 from ..config.training import STAGES
 from ..estimator.vectorized import Estimator
 from .balance import even_cap
 
 KINDS = ("first", "middle", "last")  # the stage kinds of p >= 2
 LAYERS = np.int16  # dtype of a split's layer counts (a Cluster's model has fewer than 2**15 layers)
-
-
-def moe_share(arrays: dict):
-    """MoE layers per layer, L_e / L: 1 (every layer an MoE layer) or 0 (a dense model); plan splits unevenly only
-    models whose layers are of one kind, whose stages' MoE layers are then Le_r = L_r L_e / L."""
-    return np.asarray(arrays["L_e"]) / np.asarray(arrays["L"])
 
 
 def _bilinear(est: Estimator, kind: str, arrays: dict, n: int) -> np.ndarray:
@@ -30,7 +25,7 @@ def _bilinear(est: Estimator, kind: str, arrays: dict, n: int) -> np.ndarray:
     column = {name: (x[:, None] if np.ndim(x) else x) for name, x in arrays.items()}
     L_r = np.array([1, 2, 1, 2])
     at = np.broadcast_to(est.stage_peak_total(kind, **column, L_r=L_r, m_r=np.array([0, 0, 1, 1]),
-                                              Le_r=moe_share(column) * L_r), (n, 4))
+                                              **shares(column, L_r)), (n, 4))
     c1 = at[:, 1] - at[:, 0]
     c3 = at[:, 3] - at[:, 2] - c1
     return np.stack([at[:, 0] - c1, c1, at[:, 2] - at[:, 0] - c3, c3])
@@ -82,19 +77,20 @@ def _chunks(cost: np.ndarray, slope: np.ndarray, units: np.ndarray, cap: np.ndar
     return chunks
 
 
-def placed_moe_layers(shape, splits: np.ndarray, p: int, vpp: np.ndarray) -> np.ndarray:
-    """[rows, p]: the MoE layers each rank holds under each row's split (layers per rank, in vpp chunks: chunk j of
-    rank r is virtual stage j p + r, the virtual stages in model order, as Training.layer_ranges places them), for a
-    model whose layers are of two kinds; counted from the model's prefix sums of MoE layers."""
-    prefix = np.array([shape.moe_layers_in(0, i) for i in range(shape.L + 1)], dtype=np.float64)
+def placed_kinds(shape, splits: np.ndarray, p: int, vpp: np.ndarray) -> dict[str, np.ndarray]:
+    """Each kind's [rows, p] layers each rank holds under each row's split (layers per rank, in vpp chunks: chunk j
+    of rank r is virtual stage j p + r, the virtual stages in model order, as Training.layer_ranges places them), for
+    a model whose layers are of several kinds; counted from the model's prefix sums of each kind (config.kinds)."""
     vpp = np.broadcast_to(np.asarray(vpp), (len(splits),))
-    out = np.zeros((len(splits), p), dtype=np.float64)
-    for v in np.unique(vpp):
-        at = np.flatnonzero(vpp == v)
-        sizes = np.tile(splits[at, :p] // v, (1, int(v)))  # [rows, v p]: the virtual stages in model order
-        stop = np.cumsum(sizes, axis=1)
-        moe = prefix[stop] - prefix[stop - sizes]
-        out[at] = moe.reshape(len(at), int(v), p).sum(axis=1)
+    out = {}
+    for name, prefix in prefixes(shape).items():
+        out[name] = np.zeros((len(splits), p), dtype=np.float64)
+        for v in np.unique(vpp):
+            at = np.flatnonzero(vpp == v)
+            sizes = np.tile(splits[at, :p] // v, (1, int(v)))  # [rows, v p]: the virtual stages in model order
+            stop = np.cumsum(sizes, axis=1)
+            held = prefix[stop] - prefix[stop - sizes]
+            out[name][at] = held.reshape(len(at), int(v), p).sum(axis=1)
     return out
 
 
@@ -102,9 +98,9 @@ def split_rows(est: Estimator, arrays: dict[str, np.ndarray], L: int, width: int
                even: np.ndarray, shape=None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """For rows of p >= 2 (`arrays`: the estimator's inputs, one entry per row or shared): the most even (where
     `even`) or the balanced split of each ([rows, width] layers per rank, zero beyond p) and the exact totals of its
-    first, most loaded middle, and last stage. With `shape`, a model of dense and MoE layers: the split is chosen as
-    if each layer were L_e / L of an MoE layer, and its totals are exact, each rank with the MoE layers its layers
-    are (placed_moe_layers), every rank evaluated."""
+    first, most loaded middle, and last stage. With `shape`, a model of several layer kinds: the split is chosen as
+    if each layer were L_e / L of an MoE layer and L_g / L of a Gated DeltaNet layer, and its totals are exact, each
+    rank with the layers of each kind it holds (placed_kinds), every rank evaluated."""
     n = len(arrays["p"])
     splits = np.zeros((n, width), dtype=LAYERS)
     totals = {kind: np.full(n, -np.inf) for kind in STAGES}
@@ -122,15 +118,16 @@ def split_rows(est: Estimator, arrays: dict[str, np.ndarray], L: int, width: int
         cap = np.where(even[at], even_cap(units, p), np.inf)[:, None]
         layers = vpp * _chunks(c[0] + c[2] * micro, vpp * (c[1] + c[3] * micro), units, cap)
         splits[at, :p] = layers
-        placed = None if shape is None else placed_moe_layers(shape, layers, int(p), vpp[:, 0])
+        placed = None if shape is None else placed_kinds(shape, layers, int(p), vpp[:, 0])
         for kind in KINDS:
             if p > 2 or kind != "middle":
                 if placed is None:
                     held, mic = _candidates(layers[:, cols[kind]], micro[:, cols[kind]])
-                    moe = moe_share(column) * held
+                    of_kind = shares(column, held)
                 else:
-                    held, mic, moe = layers[:, cols[kind]], micro[:, cols[kind]], placed[:, cols[kind]]
-                total = est.stage_total(kind, **column, L_r=held, m_r=mic, Le_r=moe)
+                    held, mic = layers[:, cols[kind]], micro[:, cols[kind]]
+                    of_kind = {name: x[:, cols[kind]] for name, x in placed.items()}
+                total = est.stage_total(kind, **column, L_r=held, m_r=mic, **of_kind)
                 totals[kind][at] = np.broadcast_to(total, held.shape).max(1)
     return splits, totals
 

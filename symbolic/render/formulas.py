@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..components import Component, total
 from ..config.switches import Switches
-from ..config.symbols import L_r, Le_r, m_r, r
+from ..config.symbols import L_r, Le_r, Lg_r, m_r, r
 from ..config.training import STAGES
 from ..recipes import load
 
@@ -47,14 +47,22 @@ def formulas(profile: str, sw: Switches) -> list[Component]:
         out.append(Component("moe_layer", total(moe), f"activation bytes one MoE layer keeps for one micro batch "
                              f"({sw.recompute} recompute)"))
         out += [Component(f"moe_layer.{part.name}", part.expr, part.doc) for part in moe]
+    linear = module.linear_layer_tensors(sw) if hasattr(module, "linear_layer_tensors") else []
+    if linear:
+        out.append(Component("linear_layer", total(linear), f"activation bytes one Gated DeltaNet layer keeps for one "
+                             f"micro batch ({sw.recompute} recompute)"))
+        out += [Component(f"linear_layer.{part.name}", part.expr, part.doc) for part in linear]
     for stage in STAGES:
         stage_parts = module.stage_components(sw, stage)
         out.append(Component(f"{stage}.total", total(stage_parts), f"exact total of one GPU of the {stage} stage"))
     out.append(Component("rank.in_flight", module.in_flight(r, sw),
                          "micro batches (of a whole stage) in flight on pipeline rank r at its peak: m_r below"))
     for stage in STAGES[:3]:
-        stage_parts = module.stage_components(sw, stage, L_r, m_r, Le_r if sw.moe else None)
-        held = "L_r layers (Le_r of them MoE layers)" if sw.moe else "L_r layers"
+        kinds = {"linear_layers": Lg_r} if sw.gdn else {}
+        stage_parts = module.stage_components(sw, stage, L_r, m_r, Le_r if sw.moe else None, **kinds)
+        held = "L_r layers" + {(True, False): " (Le_r of them MoE layers)", (False, True): " (Lg_r of them Gated "
+                               "DeltaNet layers)", (True, True): " (Le_r of them MoE and Lg_r Gated DeltaNet layers)",
+                               (False, False): ""}[(sw.moe, sw.gdn)]
         out.append(Component(f"{stage}.uneven", total(stage_parts), f"exact total of one GPU of a {stage} stage "
                              f"holding {held} and m_r in-flight micro batches (--stage-layers)"))
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..config.symbols import ALL, BY_NAME, LATEX, MEANING, L_r, Le_r, m_r, r
+from ..config.symbols import ALL, BY_NAME, LATEX, MEANING, L_r, Le_r, Lg_r, m_r, r
 from ..estimator.estimate import stages_of
 from .formulas import formulas
 from .tex import align, breakable, expression, inline, mathrm, names, prose, visible
@@ -25,19 +25,21 @@ def published() -> list[str]:
 def glossary(values: dict[str, float], moe: bool = False) -> list[str]:
     """The symbols with this configuration's values; the expert letters (E, k_e, f_e, f_s, L_e, C_f, e, t_e, L_{e,r})
     only for a model with experts, MLA's and multi-token prediction's (q_r, kv_r, d_r, d_v, n_mtp) only for a model
-    with either (one of them not 0), the sparse-attention indexer's (n_i, d_i, k_i) only for a model with one."""
-    from ..config.glossary import EXPERT_LETTERS, INDEXER_LETTERS, MLA_LETTERS
+    with either (one of them not 0), the sparse-attention indexer's (n_i, d_i, k_i) only for a model with one, the
+    Gated DeltaNet letters (L_g, n_gk, n_gv, d_gk, d_gv, K_c, L_{g,r}) only for a hybrid."""
+    from ..config.glossary import EXPERT_LETTERS, HYBRID_LETTERS, INDEXER_LETTERS, MLA_LETTERS
 
     mla = any(values[name] for name in MLA_LETTERS)
     indexer = values["n_i"] > 0
+    hybrid = values["L_g"] > 0
 
     lines = [r"\section*{Symbols}", r"\begin{longtable}{@{}l >{\raggedright}p{0.7\linewidth} r@{}}",
              r"symbol & meaning & value here \\ \hline \endhead"]
     for sym in ALL:
         if (moe or sym.name not in EXPERT_LETTERS) and (mla or sym.name not in MLA_LETTERS) \
-                and (indexer or sym.name not in INDEXER_LETTERS):
+                and (indexer or sym.name not in INDEXER_LETTERS) and (hybrid or sym.name not in HYBRID_LETTERS):
             lines.append(f"${LATEX.get(sym, sym.name)}$ & {prose(MEANING[sym])} & {values[sym.name]:,} \\\\")
-    for sym in (r, L_r, m_r) + ((Le_r,) if moe else ()):
+    for sym in (r, L_r, m_r) + ((Le_r,) if moe else ()) + ((Lg_r,) if hybrid else ()):
         lines.append(f"${LATEX.get(sym, sym.name)}$ & {prose(MEANING[sym])} & per stage \\\\")
     return lines + [r"\end{longtable}"]
 
@@ -46,10 +48,17 @@ def _item(name: str, doc: str, expr: sp.Expr) -> list[str]:
     return [r"\paragraph{" + prose(name) + "} " + prose(doc), align(expression(mathrm(name), expr))]
 
 
-def _layer_table(items: dict) -> list[str]:
-    """The per-layer tensors as a table: name, bytes for one micro batch, what it is."""
-    tensors = [item for name, item in items.items() if name.startswith("layer.")]
-    lines = [r"\paragraph{One layer's activations} " + prose(items["layer"].doc) + ": the sum of the tensors below.",
+LAYER_TABLES = {"layer": "One layer's activations", "moe_layer": "One MoE layer's activations",
+                "linear_layer": "One Gated DeltaNet layer's activations"}  # the kinds formulas() lists, where present
+
+
+def _layer_table(items: dict, kind: str = "layer") -> list[str]:
+    """One kind's per-layer tensors as a table: name, bytes for one micro batch, what it is (none where the model
+    has no layer of that kind)."""
+    if kind not in items:
+        return []
+    tensors = [item for name, item in items.items() if name.startswith(kind + ".")]
+    lines = [r"\paragraph{" + LAYER_TABLES[kind] + "} " + prose(items[kind].doc) + ": the sum of the tensors below.",
              r"\begin{longtable}{@{}>{\raggedright}p{0.17\linewidth} >{\raggedright}p{0.3\linewidth} "
              r">{\raggedright\arraybackslash}p{0.47\linewidth}@{}}",
              r"tensor & bytes (one micro batch) & what \\ \hline \endhead"]
@@ -86,7 +95,8 @@ def paper(module, sw, p: int, profile: str = "paper") -> list[str]:
         lines += _item(part.name, part.doc, part.expr)
     lines.append(r"\paragraph{total} " + prose(items["total"].doc) + ".")
     lines.append(align(names(mathrm("total"), [part.name for part in parts])))
-    lines += _layer_table(items)
+    for kind in LAYER_TABLES:
+        lines += _layer_table(items, kind)
     lines.append(r"\subsection*{Pipeline stages}")
     lines.append(r"Each stage of this configuration places every tensor where the trainer allocates it. A stage's "
                  r"total is the sum of its components; those whose formula differs from the most loaded GPU's above "

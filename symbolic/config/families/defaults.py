@@ -8,6 +8,10 @@ from __future__ import annotations
 
 _LLAMA_SHAPE = {"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32, "tie_word_embeddings": False}
 
+# the Gated DeltaNet's keys, alike in Qwen3NextConfig, Qwen3_5TextConfig and Qwen3_5MoeTextConfig
+_GDN = {"linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+        "linear_num_key_heads": 16, "linear_num_value_heads": 32}
+
 DEFAULTS: dict[str, dict[str, object]] = {
     # LlamaConfig: num_key_value_heads None (= a), head_dim None (= h / a)
     "llama": _LLAMA_SHAPE | {"intermediate_size": 11008, "vocab_size": 32000, "attention_bias": False,
@@ -99,6 +103,19 @@ DEFAULTS: dict[str, dict[str, object]] = {
     "minimax_m2": {"hidden_size": 3072, "intermediate_size": 1536, "num_attention_heads": 48, "num_key_value_heads": 8,
                    "head_dim": 128, "num_hidden_layers": 62, "vocab_size": 200064, "tie_word_embeddings": False,
                    "num_local_experts": 256, "num_experts_per_tok": 8},
+    # Qwen3NextConfig (Qwen3-Next-80B-A3B's shape), Qwen3_5TextConfig, Qwen3_5MoeTextConfig: layer_types None (every
+    # 4th layer softmax attention, full_attention_interval); the MTP layers are not a class attribute (none)
+    "qwen3_next": {"hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 48, "num_attention_heads": 16,
+                   "num_key_value_heads": 2, "head_dim": 256, "vocab_size": 151936, "tie_word_embeddings": False,
+                   "attention_bias": False, **_GDN, "decoder_sparse_step": 1, "moe_intermediate_size": 512,
+                   "shared_expert_intermediate_size": 512, "num_experts_per_tok": 10, "num_experts": 512},
+    "qwen3_5_text": {"hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 32, "num_attention_heads": 16,
+                     "num_key_value_heads": 4, "head_dim": 256, "vocab_size": 248320, "tie_word_embeddings": False,
+                     "attention_bias": False, **_GDN},
+    "qwen3_5_moe_text": {"hidden_size": 2048, "num_hidden_layers": 40, "num_attention_heads": 16,
+                         "num_key_value_heads": 2, "head_dim": 256, "vocab_size": 248320, "tie_word_embeddings": False,
+                         "attention_bias": False, **_GDN, "moe_intermediate_size": 512,
+                         "shared_expert_intermediate_size": 512, "num_experts_per_tok": 8, "num_experts": 256},
     # GPT2Config: n_inner None (= 4 n_embd)
     "gpt2": {"n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024, "vocab_size": 50257,
              "activation_function": "gelu_new", "attn_pdrop": 0.1, "embd_pdrop": 0.1, "resid_pdrop": 0.1,

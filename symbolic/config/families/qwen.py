@@ -25,3 +25,13 @@ def qwen3(raw: dict, r: Reader) -> dict:
 # Qwen3-VL's language model (Qwen3VLTextConfig; a qwen3_vl checkpoint's text_config, read with --text-only): Qwen3's
 # layers, its rotary embedding interleaved over time, height and width (mrope_section: no parameter)
 family("qwen3_vl_text", BASE + ("attention_bias",), "Qwen3-VL's language model", values=QWEN3_VALUES)(qwen3)
+
+
+@family("mimo", BASE + ("num_nextn_predict_layers",), "MiMo (Qwen2 with multi-token prediction)")
+def mimo(raw: dict, r: Reader) -> dict:
+    """Xiaomi's MiMo (remote code: MiMoConfig and MiMoModel subclass Qwen2's): Qwen2's layers, and
+    num_nextn_predict_layers multi-token-prediction modules after the last layer, each token_layernorm and
+    hidden_layernorm [h], input_proj [2h, h] without a bias, one Qwen2 decoder layer and final_layernorm [h], sharing
+    the embedding and LM head (model.mtp_layers.N in the checkpoint; sglang 0.5.23 MiMoMultiTokenPredictorLayer):
+    DeepSeek-V3's module with a Qwen2 layer."""
+    return {**qwen2(raw, r), "mtp": r.count("num_nextn_predict_layers", 0, zero=True)}

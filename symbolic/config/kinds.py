@@ -1,0 +1,36 @@
+"""The layer kinds a pipeline stage counts apart, each a stage input beside its L_r layers: Le_r MoE layers (of an MoE
+model with dense layers) and Lg_r Gated DeltaNet layers (of a hybrid). A stage's count of each is read off the
+model's layers (prefix sums over its layer indices), or is the even share L_e / L, L_g / L of its layers."""
+from __future__ import annotations
+
+import numpy as np
+
+KINDS = {"Le_r": "L_e", "Lg_r": "L_g"}  # the stage input -> the model's count of that kind
+
+
+def _member(shape, name: str, i: int) -> bool:
+    """Whether layer i (0-based) is of the kind `name`."""
+    return shape.is_moe_layer(i) if name == "Le_r" else i in shape.linear_layers
+
+
+def mixed(shape) -> bool:
+    """Whether the model's layers are of more than one kind (dense and MoE, or softmax attention and Gated DeltaNet):
+    then stages of equal layer counts may differ."""
+    return (shape.moe and bool(shape.dense_layers)) or shape.gdn
+
+
+def prefixes(shape) -> dict[str, np.ndarray]:
+    """For each kind, [L + 1] prefix sums: entry i counts the layers of that kind among layers 0 .. i - 1."""
+    return {name: np.concatenate([[0], np.cumsum([_member(shape, name, i) for i in range(shape.L)])]).astype(np.float64)
+            for name in KINDS}
+
+
+def counts_in(shape, ranges) -> dict[str, int]:
+    """Each kind's layers among the given ranges of layer indices (a rank's vpp chunks)."""
+    return {name: sum(1 for x in ranges for i in x if _member(shape, name, i)) for name in KINDS}
+
+
+def shares(arrays: dict, layers) -> dict[str, np.ndarray]:
+    """Each kind's even share of `layers` layers: layers x L_e / L and layers x L_g / L (from the estimator's inputs)."""
+    L = np.asarray(arrays["L"])
+    return {name: np.asarray(layers) * np.asarray(arrays[total]) / L for name, total in KINDS.items()}

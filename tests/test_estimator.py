@@ -34,7 +34,9 @@ SWITCHES = [Switches(), Switches(overheads=False), Switches(recompute="selective
             Switches(gdn=True, gdn_repeat=True, attn_gate=True, qk_norm="head", qkv_bias=True, moe=True, shared=True,
                      shared_gate=True, mtp=True, mtp_moe=True),
             Switches(gdn=True, recompute="full", zero=3, attn_gate=True), Switches(gdn=True, recompute="selective",
-                                                                                  modules="core_attn+layernorm")]
+                                                                                  modules="core_attn+layernorm"),
+            Switches(mamba=True, blocks=True, ssm_conv_bias=True, mlp="relu2"),
+            Switches(mamba=True, blocks=True, recompute="full", zero=3, mlp="relu2")]
 
 
 def est_for(sw: Switches):
@@ -60,6 +62,8 @@ configs = st.fixed_dictionaries({
     "n_i": st.sampled_from([0, 4, 64]), "d_i": st.sampled_from([0, 80, 128]), "k_i": st.sampled_from([0, 64, 2048]),
     "L_g": st.integers(0, 96), "n_gk": st.sampled_from([0, 4, 16]), "n_gv": st.sampled_from([0, 8, 32]),
     "d_gk": st.sampled_from([0, 24, 128]), "d_gv": st.sampled_from([0, 40, 128]), "K_c": st.sampled_from([0, 3, 4]),
+    "L_m": st.integers(0, 64), "L_o": st.integers(0, 64), "L_n": st.integers(0, 64), "n_m": st.sampled_from([0, 16, 128]),
+    "d_m": st.sampled_from([0, 24, 64]), "d_s": st.sampled_from([0, 40, 128]), "g_m": st.sampled_from([0, 4, 8]),
 })
 
 
@@ -130,6 +134,8 @@ def test_weights_and_optimizer_never_grow_with_t_p_c(sw):
     values |= {"dh": 128, "s_p": 0, "n_ac": 1, "E": 8, "k_e": 2, "f_e": rng.integers(1000, 20000, n), "f_s": 0, "L_e": layers, "C_f": 1.0,
                "q_r": 1536, "kv_r": 512, "d_r": 64, "d_v": 128, "n_mtp": 1, "n_i": 64, "d_i": 128, "k_i": 2048,
                "L_g": layers * 3 // 4, "n_gk": 16, "n_gv": 32, "d_gk": 128, "d_gv": 128, "K_c": 4,
+               "L_m": layers // 2, "L_o": layers // 2, "L_n": layers - layers // 2, "n_m": 128, "d_m": 64, "d_s": 128,
+               "g_m": 8,
                "e": rng.choice([1, 2, 8], n), "t_e": 1}
     est = est_for(sw)
     base = est(**values) | est.stages(**values)

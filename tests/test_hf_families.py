@@ -157,7 +157,7 @@ def test_llama4_interleaved_dense_layers(tmp_path):
     ({"model_type": "qwen3_vl", "text_config": []}, "must be an object"),
     ({"model_type": "qwen3_vl", "tie_word_embeddings": True, "text_config": {"tie_word_embeddings": False}},
      "agree with text_config"),
-    ({"model_type": "qwen3_5", "text_config": {"model_type": "nemotron_h"}}, "this architecture is not modelled"),
+    ({"model_type": "qwen3_5", "text_config": {"model_type": "phimoe"}}, "this architecture is not modelled"),
 ])
 def test_text_only_refusals_are_one_line(tmp_path, outer, needle):
     with pytest.raises(ConfigError) as err:

@@ -52,8 +52,8 @@ def test_every_message_is_one_line_on_ints():
              "torchtitan: Llama blocks", "recipes: GQA attention",
              "no biases but Q/K/V's, weighted q/k norms (jax)", "recipes: dense models",
              "DSA: no context parallel", "DSA: no core_attn or mla_up_proj recompute", "DSA: unfused either way",
-             "no sparse-attention indexer (jax)", "Gated DeltaNet: Megatron only", "Gated DeltaNet: no context "
-             "parallel", "Gated DeltaNet: n_gk % t"]  # a dense GQA model cannot break the rules of experts, MLA, DSA
+             "no sparse-attention indexer (jax)", "Gated DeltaNet or Mamba-2: Megatron only",
+             "Mamba-2: heads and groups over t c", "Gated DeltaNet: no context parallel", "Gated DeltaNet: n_gk % t"]  # a dense GQA model cannot break the rules of experts, MLA, DSA
     # or Gated DeltaNet layers
     # jaxcheck's precision, ZeRO-3: what the jax, torchtitan and deepspeed rules on them allow
     allowed = ["--recompute-modules with selective", "--recompute-modules: Megatron only", "jax precision", "torchtitan: FSDP2", "torchtitan: its precision", "torchtitan: --ac-every with selective", "--ac-every: torchtitan only",

@@ -159,8 +159,9 @@ COLUMNS = {"weights": ("weights",), "gradients": ("gradients",), "optimizer": ("
 
 
 def _print_stage_rows(console, report: dict) -> None:
-    """Every listed rank as a row: its layers (of them MoE and Gated DeltaNet layers), micro batches in flight, bytes by part and total (the parts that are
-    no column of COLUMNS, ZeRO buffers and overheads, summed as "other"; --json lists each)."""
+    """Every listed rank as a row: its layers (of them MoE, Gated DeltaNet, Mamba-2 and MLP-alone layers), micro
+    batches in flight, bytes by part and total (the parts that are no column of COLUMNS, ZeRO buffers and overheads,
+    summed as "other"; --json lists each)."""
     from rich.table import Table
 
     moe = "moe_layers" in report["stages"][0]
@@ -168,8 +169,9 @@ def _print_stage_rows(console, report: dict) -> None:
     title = "per pipeline stage, GiB per GPU (" + ("experts: their weights, gradients and optimizer states; " if moe
                                                    else "") + "other: ZeRO and MoE buffers and overheads)"
     table = Table(title=title, title_justify="left")
-    linear = "linear_layers" in report["stages"][0]
-    for col in ("rank", "stage", "layers", *(("MoE layers",) if moe else ()), *(("GDN layers",) if linear else ()),
+    kinds = [(key, col) for key, col in (("linear_layers", "GDN layers"), ("mamba_layers", "Mamba layers"),
+                                         ("mixerless_layers", "MLP alone")) if key in report["stages"][0]]
+    for col in ("rank", "stage", "layers", *(("MoE layers",) if moe else ()), *(col for _, col in kinds),
                 "in flight", *columns, "other", "total"):
         table.add_column(col, justify="left" if col == "stage" else "right")
     for stage in report["stages"]:
@@ -178,7 +180,7 @@ def _print_stage_rows(console, report: dict) -> None:
         other = parts["total"] - sum(shown.values())
         bold = "bold" if stage["rank"] == report["most_loaded_rank"] else None
         layers = (str(stage["layers"]),) + ((str(stage["moe_layers"]),) if moe else ()) \
-            + ((str(stage["linear_layers"]),) if linear else ())
+            + tuple(str(stage[key]) for key, _ in kinds)
         table.add_row(str(stage["rank"]), stage["stage"], *layers, f"{stage['in_flight']:g}",
                       *(_gib(x) for x in shown.values()), _gib(other), _gib(parts["total"]), style=bold)
     console.print(table)

@@ -89,8 +89,9 @@ def attention_tensors(sw: Switches) -> list[Component]:
 
 
 def mlp_tensors(sw: Switches) -> list[Component]:
-    """Dense MLP block: norm-2 input, MLP input, and SwiGLU's gate, up, SiLU(gate), down input (Fujii et al. 2024) or
-    GPT's GeLU input and output (Korthikanti et al. 2022); with dropout the mask after the MLP."""
+    """Dense MLP block: norm-2 input, MLP input, and SwiGLU's gate, up, SiLU(gate), down input (Fujii et al. 2024),
+    GPT's GeLU input and output (Korthikanti et al. 2022) or the squared ReLU's two (Nemotron-H); with dropout the
+    mask after the MLP."""
     parts = [
         _tok("norm2_input", h, B_a, False, sw, "input of the second norm (residual stream after attention)"),
         _tok("mlp_input", h, B_a, False, sw, "normed input of the first MLP matrices"),
@@ -102,6 +103,11 @@ def mlp_tensors(sw: Switches) -> list[Component]:
             _tok("up", f, B_a, True, sw, "up projection output"),
             _tok("swiglu", f, B_a, True, sw, "SiLU(gate), the SwiGLU product's first factor"),
             _tok("down_input", f, B_a, True, sw, "SiLU(gate) * up, input of the down projection"),
+        ]
+    elif sw.mlp == "relu2":  # Megatron-Core's squared_relu: relu keeps its output, which pow(2) reads too
+        parts += [
+            _tok("relu_output", f, B_a, True, sw, "relu(fc1 output), kept by relu's and the square's backward"),
+            _tok("down_input", f, B_a, True, sw, "relu(x)^2 = fc2 input (Nemotron-H's relu2)"),
         ]
     else:
         parts += [
@@ -139,25 +145,38 @@ def _recomputed_by(sw: Switches) -> set[str]:
     return {name for module in modules for name in RECOMPUTED.get(module, ())}
 
 
-def mixer_tensors(sw: Switches, linear: bool = False) -> list[Component]:
-    """The token mixer's tensors: softmax attention's, or with `linear` a Gated DeltaNet's (components.gdn)."""
-    if linear:
+MIXERS = ("attention", "gdn", "mamba", "none")  # a layer's token mixer: softmax attention, Gated DeltaNet, Mamba-2
+
+
+def mixer_tensors(sw: Switches, mixer: str = "attention") -> list[Component]:
+    """The token mixer's tensors: softmax attention's, a Gated DeltaNet's (components.gdn), a Mamba-2 mixer's
+    (components.mamba), or none (a layer of an MLP alone)."""
+    if mixer == "gdn":
         from .gdn import gdn_tensors
 
         return gdn_tensors(sw)
-    return attention_tensors(sw)
+    if mixer == "mamba":
+        from .mamba import mamba_tensors
+
+        return mamba_tensors(sw)
+    return attention_tensors(sw) if mixer == "attention" else []
 
 
-def layer_tensors(sw: Switches, gpt: bool = False, moe: bool = False, linear: bool = False) -> list[Component]:
-    """What one layer (a dense one, or with `moe` an MoE layer; with `linear` a Gated DeltaNet in place of attention;
-    with `gpt` Korthikanti et al.'s GPT layer, a GeLU MLP with dropout) keeps per micro batch under the recompute
-    policy: none keeps all; selective drops the attention core (s x s terms) and what its other modules rerun
-    (RECOMPUTED; with mla_up_proj it keeps the RoPE key instead); full keeps only the layer input (Korthikanti et
-    al. 2022)."""
+def _block_tensors(sw: Switches, moe: bool, mixer: str, ffn: bool) -> list[Component]:
+    """A layer's tensors before any recompute: its mixer's, then its MLP's or MoE's (none without an MLP)."""
     from .moe import moe_tensors
 
+    return mixer_tensors(sw, mixer) + ((moe_tensors(sw) if moe else mlp_tensors(sw)) if ffn else [])
+
+
+def layer_tensors(sw: Switches, gpt: bool = False, moe: bool = False, mixer: str = "attention",
+                  ffn: bool = True) -> list[Component]:
+    """What one layer (a dense one, or with `moe` an MoE layer; its `mixer` one of MIXERS; without `ffn` no MLP; with
+    `gpt` Korthikanti et al.'s GPT layer, a GeLU MLP with dropout) keeps per micro batch under the recompute policy:
+    none keeps all; selective drops the attention core (s x s terms) and what its other modules rerun (RECOMPUTED;
+    with mla_up_proj it keeps the RoPE key instead); full keeps only the layer input (Korthikanti et al. 2022)."""
     sw = replace(sw, **GPT) if gpt else sw
-    parts = mixer_tensors(sw, linear) + (moe_tensors(sw) if moe else mlp_tensors(sw))
+    parts = _block_tensors(sw, moe, mixer, ffn)
     if sw.recompute == "selective":
         core = "core_attn" in sw.modules.split("+")
         dropped = _recomputed_by(sw)
@@ -172,19 +191,18 @@ def layer_tensors(sw: Switches, gpt: bool = False, moe: bool = False, linear: bo
     return parts
 
 
-def recomputed_tensors(sw: Switches, moe: bool = False, linear: bool = False) -> sp.Expr:
+def recomputed_tensors(sw: Switches, moe: bool = False, mixer: str = "attention", ffn: bool = True) -> sp.Expr:
     """Bytes of what selective recompute's modules (beyond core_attn) rerun for one layer in its backward, live while
     that layer's backward runs: the tensors layer_tensors drops by name (0 under another policy)."""
     dropped = _recomputed_by(sw)
     if not dropped:
         return sp.Integer(0)
-    from .moe import moe_tensors
-
-    parts = mixer_tensors(sw, linear) + (moe_tensors(sw) if moe else mlp_tensors(sw))
+    parts = _block_tensors(sw, moe, mixer, ffn)
     return sp.Add(*(part.expr for part in parts if part.name in dropped))
 
 
-def layer_activation(sw: Switches, gpt: bool = False, moe: bool = False, linear: bool = False) -> sp.Expr:
-    """Bytes one layer (with `moe`, an MoE layer; with `linear`, a Gated DeltaNet layer) keeps for one micro batch
-    on one GPU."""
-    return sp.Add(*(part.expr for part in layer_tensors(sw, gpt, moe, linear)))
+def layer_activation(sw: Switches, gpt: bool = False, moe: bool = False, mixer: str = "attention",
+                     ffn: bool = True) -> sp.Expr:
+    """Bytes one layer (with `moe`, an MoE layer; its `mixer`; without `ffn`, no MLP) keeps for one micro batch on
+    one GPU."""
+    return sp.Add(*(part.expr for part in layer_tensors(sw, gpt, moe, mixer, ffn)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.switches import Switches
-from ..config.symbols import B_a, B_l, B_w, a, b, c, d_gk, d_gv, dh, f, h, k, n_gk, n_gv, s, t, v
+from ..config.symbols import B_a, B_l, B_w, a, b, c, d_gk, d_gv, d_m, d_s, dh, f, g_m, h, k, n_gk, n_gv, n_m, s, t, v
 from .base import INT64, Component, per_gpu_tokens
 
 
@@ -48,7 +48,7 @@ def logits_source(sw: Switches) -> Component:
                      "bf16 logits [s/c, b, v/t] beside their fp32 copy in the loss (logits.float()), B_a bytes each")
 
 
-def recompute_working_set(sw: Switches, moe: bool = False, linear: bool = False) -> Component:
+def recompute_working_set(sw: Switches, moe: bool = False, mixer: str = "attention", ffn: bool = True) -> Component:
     """Full recompute: the layer being recomputed in backward holds every tensor of one micro batch again (Megatron-LM
     CheckpointFunction with recompute_num_layers 1; torch checkpoint alike); selective recompute with modules beyond
     core_attn: what they rerun for one layer; nothing otherwise."""
@@ -57,9 +57,9 @@ def recompute_working_set(sw: Switches, moe: bool = False, linear: bool = False)
     from .activations import layer_activation, recomputed_tensors
 
     if sw.recompute == "full":
-        expr = layer_activation(replace(sw, recompute="none"), moe=moe, linear=linear)
+        expr = layer_activation(replace(sw, recompute="none"), moe=moe, mixer=mixer, ffn=ffn)
     else:
-        expr = recomputed_tensors(sw, moe, linear)
+        expr = recomputed_tensors(sw, moe, mixer, ffn)
     return Component("recompute_working_set", expr, "one layer's tensors of one micro batch, recomputed in its "
                      "backward (full recompute of one layer at a time)")
 
@@ -72,7 +72,8 @@ def dummy_wgrads(sw: Switches, head: bool) -> Component:
     [v / t, h] on its stage (shapes that coincide counted apart: an upper bound; routed experts not counted); with
     MLA its five projections' shapes in place of QKV and proj (components.mla); a gated attention's QKV grows by the
     gate [a dh / t, h]; a Gated DeltaNet's in_proj [(2 n_gk d_gk + 2 n_gv d_gv + 2 n_gv) / t, h] and out_proj
-    [h, n_gv d_gv / t] where the model has them."""
+    [h, n_gv d_gv / t], a Mamba-2 mixer's in_proj [(2 n_m d_m + 2 g_m d_s + n_m) / t, h] and out_proj
+    [h, n_m d_m / t] where the model has them."""
     if not sw.grad_accum_fusion:
         return Component("dummy_wgrads", sp.Integer(0), "--no-grad-accum-fusion: none")
     n = 2 if sw.mlp == "swiglu" else 1
@@ -84,6 +85,8 @@ def dummy_wgrads(sw: Switches, head: bool) -> Component:
         attention = (a + 2 * k) * dh * h / t + h * a * dh / t + (a * dh * h / t if sw.attn_gate else 0)
     if sw.gdn:
         attention += h * (2 * n_gk * d_gk + 2 * n_gv * d_gv + 2 * n_gv) / t + h * n_gv * d_gv / t
+    if sw.mamba:
+        attention += h * (2 * n_m * d_m + 2 * g_m * d_s + n_m) / t + h * n_m * d_m / t
     shapes = attention + n * f * h / t + h * f / t + (v * h / t if head else 0)
     return Component("dummy_wgrads", B_w * shapes, "bf16 dummy weight gradients of gradient accumulation fusion, one "
                      "per distinct weight shape of a layer (and the LM head's), kept for the run")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.switches import Switches
-from ..config.symbols import B_w, E, L, L_e, L_g, a, c, d, d_i, d_r, d_v, dh, f, f_s, h, k, kv_r, n_i, p, q_r, s_p, t, v
+from ..config.symbols import B_w, E, L, L_e, a, c, d, d_i, d_r, d_v, dh, f, f_s, h, k, kv_r, n_i, p, q_r, s_p, t, v
 from .base import Component
 
 
@@ -34,7 +34,8 @@ def attention_params(sw: Switches = Switches()) -> sp.Expr:
     over t) and of O (replicated) and the q/k norm scales: per head dh each, replicated (Qwen3), or over the whole
     a*dh and k*dh projections, split with their heads (OLMoE), or none (Llama 4's weightless norm); multi-head
     latent attention's where the model has it; gpt-oss's sink logits [a], split with their heads; a gated
-    attention's gate projection [h, a dh] (Qwen3-Next; Megatron-Core's linear_qkv grows by it), split over t."""
+    attention's gate projection [h, a dh] and its bias (Qwen3-Next; Megatron-Core's linear_qkv grows by them), split
+    over t."""
     if sw.mla:
         return mla_params(sw)
     gate = 1 if sw.attn_gate else 0
@@ -64,28 +65,62 @@ def norm_params(sw: Switches = Switches()) -> sp.Expr:
     return (4 if sw.sandwich else 2) * final_norm_params(sw)
 
 
-def mixer_params(sw: Switches = Switches(), linear: bool = False) -> sp.Expr:
-    """One layer's token mixer on one TP rank: attention, or (linear) a Gated DeltaNet (components.gdn)."""
-    if linear:
+def mixer_params(sw: Switches = Switches(), mixer: str = "attention") -> sp.Expr:
+    """One layer's token mixer on one TP rank: attention, a Gated DeltaNet (components.gdn), a Mamba-2 mixer
+    (components.mamba), or none."""
+    if mixer == "gdn":
         from .gdn import gdn_params
 
         return gdn_params(sw)
-    return attention_params(sw)
+    if mixer == "mamba":
+        from .mamba import mamba_params
+
+        return mamba_params(sw)
+    return attention_params(sw) if mixer == "attention" else sp.Integer(0)
 
 
-def layer_params(sw: Switches = Switches(), moe: bool = False, linear: bool = False) -> sp.Expr:
-    """Every parameter of one transformer layer on one TP rank but its routed experts: attention (or, linear, a Gated
-    DeltaNet), norms and a dense MLP, or (moe) the router and shared experts."""
-    return mixer_params(sw, linear) + norm_params(sw) + (moe_dense_params(sw) if moe else mlp_params(sw))
+def layer_params(sw: Switches = Switches(), moe: bool = False, mixer: str = "attention", ffn: bool = True) -> sp.Expr:
+    """Every parameter of one transformer layer on one TP rank but its routed experts: its mixer (attention unless
+    said), norms and a dense MLP, or (moe) the router and shared experts; a layer without a mixer or without an MLP
+    (ffn False) one norm fewer."""
+    if mixer != "none" and ffn:
+        return mixer_params(sw, mixer) + norm_params(sw) + (moe_dense_params(sw) if moe else mlp_params(sw))
+    return mixer_params(sw, mixer) + final_norm_params(sw) + ((moe_dense_params(sw) if moe else mlp_params(sw))
+                                                              if ffn else 0)
 
 
-def layers_params(sw: Switches, layers: sp.Expr, moe_layers: sp.Expr, linear_layers: sp.Expr | None = None) -> sp.Expr:
-    """Parameters but the routed experts of `layers` layers of which `moe_layers` are MoE layers and `linear_layers`
-    Gated DeltaNet layers (default L_g/p: a hybrid's share)."""
-    mixers = sp.Integer(0)
-    if sw.gdn:
-        linear_layers = L_g / p if linear_layers is None else linear_layers
-        mixers = linear_layers * (mixer_params(sw, linear=True) - attention_params(sw))
+def kind_terms(sw: Switches, f, kinds: dict) -> sp.Expr:
+    """What a stage's hybrid kinds add to `layers` x f(layer of attention and a dense MLP): each Gated DeltaNet (Lg_r),
+    Mamba-2 (Lm_r), MLP-alone (Lo_r) and mixer-alone (Ln_r) layer's f(mixer, ffn) less that layer's (f is additive
+    over a layer's mixer and MLP, so the kinds combine with the MoE layers' own term); 0 for a model without them."""
+    base = f("attention", True)
+    terms = {"Lg_r": ("gdn", True), "Lm_r": ("mamba", True), "Lo_r": ("none", True), "Ln_r": ("attention", False)}
+    return sp.Add(*(kinds[name] * (f(*terms[name]) - base) for name in terms if name in kinds))
+
+
+def kind_cases(sw: Switches, layers: sp.Expr, moe_layers: sp.Expr, kinds: dict) -> list[tuple]:
+    """(moe, mixer, ffn, condition) for each kind of layer a hybrid's stage may hold: a mixer the stage has (softmax
+    attention where layers - Lg_r - Lm_r - Lo_r > 0, a Gated DeltaNet where Lg_r > 0, a Mamba-2 mixer where Lm_r > 0,
+    none where Lo_r > 0) with an MLP it has (dense, MoE where Le_r > 0, none where Ln_r > 0), a pair of a mixer and
+    an MLP taken as held where both are and the stage has layers of both parts (an upper bound where it pairs them
+    otherwise)."""
+    zero = sp.Integer(0)
+    Lg, Lm, Lo, Ln = (kinds.get(name, zero) for name in ("Lg_r", "Lm_r", "Lo_r", "Ln_r"))
+    moe_layers = moe_layers if sw.moe else zero
+    mixers = [("attention", layers - Lg - Lm - Lo > 0)] + [(mixer, n > 0) for mixer, n in (("gdn", Lg), ("mamba", Lm),
+                                                                                         ("none", Lo)) if n != 0]
+    ffns = [(False, True, layers - moe_layers - Ln > 0)] + ([(True, True, moe_layers > 0)] if sw.moe else []) \
+        + ([(False, False, Ln > 0)] if Ln != 0 else [])
+    two_part = layers - Lo - Ln > 0 if (Lo != 0 or Ln != 0) else sp.true  # layers of a mixer and an MLP
+    return [(moe, mixer, ffn, sp.And(held, there, two_part if mixer != "none" and ffn else sp.true))
+            for mixer, held in mixers for moe, ffn, there in ffns if mixer != "none" or ffn]
+
+
+def layers_params(sw: Switches, layers: sp.Expr, moe_layers: sp.Expr, kinds: dict | None = None) -> sp.Expr:
+    """Parameters but the routed experts of `layers` layers of which `moe_layers` are MoE layers and `kinds` the
+    hybrid kinds' counts (config.kinds.present; default each kind's share L_g/p and so on)."""
+    kinds = default_kinds("first", sw) if kinds is None else kinds
+    mixers = kind_terms(sw, lambda mixer, ffn: layer_params(sw, mixer=mixer, ffn=ffn), kinds)
     if not sw.moe:
         return layers * layer_params(sw) + mixers
     return layers * (attention_params(sw) + norm_params(sw)) + (layers - moe_layers) * mlp_params(sw) \
@@ -124,21 +159,25 @@ def default_layers(stage: str) -> tuple[sp.Expr, sp.Expr]:
     return (L, L_e) if stage == "only" else (L / p, L_e / p)
 
 
-def default_linear(stage: str) -> sp.Expr:
-    """A stage's Gated DeltaNet layers when none are given: L_g/p (L_g on the only stage)."""
-    return L_g if stage == "only" else L_g / p
+def default_kinds(stage: str, sw: Switches) -> dict:
+    """A stage's counts of the hybrid kinds the switches have (config.kinds.present) when none are given: each
+    kind's L_g/p, L_m/p, ... (the whole count on the only stage)."""
+    from ..config.kinds import KINDS, present
+    from ..config.symbols import BY_NAME
+
+    return {name: BY_NAME[KINDS[name]] / (1 if stage == "only" else p) for name in present(sw)}
 
 
 def stage_params(stage: str, sw: Switches = Switches(), layers: sp.Expr | None = None,
-                 moe_layers: sp.Expr | None = None, linear_layers: sp.Expr | None = None) -> sp.Expr:
+                 moe_layers: sp.Expr | None = None, kinds: dict | None = None) -> sp.Expr:
     """Parameters but the routed experts held by one GPU of the given pipeline stage: `layers` layers (default L/p;
-    L on the only stage), `moe_layers` of them MoE layers (default L_e/p), `linear_layers` Gated DeltaNet layers
-    (default L_g/p), and its end_params."""
+    L on the only stage), `moe_layers` of them MoE layers (default L_e/p), `kinds` its hybrid kinds' counts (default
+    their shares), and its end_params."""
     default = default_layers(stage)
     layers = default[0] if layers is None else layers
     moe_layers = default[1] if moe_layers is None else moe_layers
-    linear_layers = default_linear(stage) if linear_layers is None else linear_layers
-    return end_params(stage, sw) + layers_params(sw, layers, moe_layers, linear_layers)
+    kinds = default_kinds(stage, sw) if kinds is None else kinds
+    return end_params(stage, sw) + layers_params(sw, layers, moe_layers, kinds)
 
 
 def paper_params(sw: Switches = Switches()) -> sp.Expr:

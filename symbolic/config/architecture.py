@@ -40,6 +40,9 @@ class Architecture:
     gdn: bool = False  # Gated DeltaNet layers (L_g of the L) in place of softmax attention: a hybrid
     gdn_repeat: bool = False  # n_gv > n_gk: Megatron-Core repeats the queries and keys to n_gv heads (new tensors)
     attn_gate: bool = False  # softmax attention's output gated by sigmoid(x W_g) (Qwen3-Next): W_g and two tensors
+    mamba: bool = False  # Mamba-2 layers (L_m of the L) in place of softmax attention (Nemotron-H)
+    blocks: bool = False  # layers of a mixer alone (L_n) or an MLP alone (L_o), each with one norm (Nemotron-H)
+    ssm_conv_bias: bool = False  # a bias on the Mamba-2 convolution
 
     def __post_init__(self):
         if self.qk_norm not in QK_NORMS:
@@ -52,7 +55,8 @@ class Architecture:
     def of(cls, shape) -> "Architecture":
         """A ModelShape's architecture: tied, experts (shared, gated), q/k norms, biases, MLP and norm kinds, learned
         positions, dropout, MLA (with a query latent), multi-token prediction (with experts), the score bias, Gemma's
-        sandwich norms and soft-capping, the sparse-attention indexer, Gated DeltaNet layers and gated attention."""
+        sandwich norms and soft-capping, the sparse-attention indexer, Gated DeltaNet layers and gated attention,
+        Mamba-2 layers and one-part blocks."""
         return cls(tied=shape.tied, moe=shape.moe, shared=shape.f_s > 0, shared_gate=shape.shared_gate,
                    qk_norm=shape.qk_norm, qkv_bias=shape.qkv_bias, o_bias=shape.o_bias, mlp_bias=shape.mlp_bias,
                    mlp=shape.mlp, norm=shape.norm, positions=shape.positions > 0, dropout=shape.dropout,
@@ -60,7 +64,8 @@ class Architecture:
                    expert_bias=shape.expert_bias, sigmoid=shape.sigmoid, sandwich=shape.sandwich,
                    logit_softcap=shape.logit_softcap, attn_softcap=shape.attn_softcap, sinks=shape.sinks,
                    moe_bias=shape.moe_bias, dsa=shape.dsa, gdn=shape.gdn,
-                   gdn_repeat=shape.gdn and shape.lin_v_heads > shape.lin_k_heads, attn_gate=shape.attn_gate)
+                   gdn_repeat=shape.gdn and shape.lin_v_heads > shape.lin_k_heads, attn_gate=shape.attn_gate,
+                   mamba=shape.mamba, blocks=shape.blocks, ssm_conv_bias=shape.ssm_conv_bias)
 
     def features(self) -> dict:
         """Its fields by name (what Switches.of takes from a shape)."""

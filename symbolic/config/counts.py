@@ -92,15 +92,29 @@ class ParameterCounts:
         return 3 * self.norm_count + 2 * h * h + self.attention_count + 2 * self.norm_count + mlp
 
     @property
+    def mamba_count(self) -> int:
+        """Parameters of one Mamba-2 mixer: in_proj [h, 2 n_m d_m + 2 g_m d_s + n_m] (z, x, B, C, dt), the causal
+        depthwise conv1d [n_m d_m + 2 g_m d_s, K_c] and its bias where it has one, dt_bias, A_log and D [n_m], the
+        gated grouped RMSNorm's weight [n_m d_m], out_proj [n_m d_m, h] (transformers 5.25.0 NemotronHMamba2Mixer,
+        Megatron-Core 0.16.1 MambaMixer); 0 without them."""
+        if not self.mamba:
+            return 0
+        inner, conv = self.ssm_heads * self.ssm_head_dim, self.ssm_heads * self.ssm_head_dim \
+            + 2 * self.ssm_groups * self.ssm_state
+        return self.h * (inner + conv + self.ssm_heads) + conv * (self.lin_conv + (1 if self.ssm_conv_bias else 0)) \
+            + 3 * self.ssm_heads + inner + inner * self.h
+
+    @property
     def param_count(self) -> int:
-        """Every parameter: embedding (and learned positions), L x (2 norms or 4 with sandwich norms, attention or
-        a Gated DeltaNet, a dense MLP or an MoE MLP), final norm, LM head unless tied, and the multi-token-prediction
-        modules."""
+        """Every parameter: embedding (and learned positions), L x (2 norms or 4 with sandwich norms, attention, a
+        Gated DeltaNet or a Mamba-2 mixer, a dense MLP or an MoE MLP; a one-part block its part and one norm), final
+        norm, LM head unless tied, and the multi-token-prediction modules."""
         h, v, L = self.h, self.v, self.L
-        mlps = self.L_e * self.moe_mlp_count + (L - self.L_e) * self.dense_mlp_count
-        norms = 4 if self.sandwich else 2
-        mixers = (L - self.L_g) * self.attention_count + self.L_g * self.gdn_count
-        return (v + self.positions) * h + mixers + L * norms * self.norm_count + mlps + self.norm_count \
+        mlps = self.L_e * self.moe_mlp_count + (L - self.L_e - self.L_n) * self.dense_mlp_count
+        norms = L * (4 if self.sandwich else 2) - self.L_o - self.L_n  # one per part a layer holds
+        mixers = (L - self.L_g - self.L_m - self.L_o) * self.attention_count + self.L_g * self.gdn_count \
+            + self.L_m * self.mamba_count
+        return (v + self.positions) * h + mixers + norms * self.norm_count + mlps + self.norm_count \
             + (0 if self.tied else h * v) + self.mtp * self.mtp_count
 
     @property

@@ -40,16 +40,25 @@ MLA = {
     "d_i": "the indexer's head width (index_head_dim)",
     "k_i": "keys each query attends to, the indexer's top-k (index_topk)",
 }
-# Gated DeltaNet hybrids (Qwen3-Next, Qwen3.5: layer_types "linear_attention", linear_num_key_heads,
-# linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim): each 0 for a model
-# without Gated DeltaNet layers
+# hybrids: Gated DeltaNet layers (Qwen3-Next, Qwen3.5: layer_types "linear_attention", linear_num_key_heads,
+# linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim) and Mamba-2 layers with
+# one-part blocks (Nemotron-H: hybrid_override_pattern, mamba_num_heads, mamba_head_dim, ssm_state_size, n_groups,
+# conv_kernel): each 0 for a model without them
 HYBRID = {
     "L_g": "Gated DeltaNet (linear-attention) layers (the other L - L_g layers have softmax attention)",
     "n_gk": "a Gated DeltaNet layer's query/key heads (linear_num_key_heads)",
     "n_gv": "a Gated DeltaNet layer's value heads (linear_num_value_heads, a multiple of n_gk)",
     "d_gk": "a Gated DeltaNet query/key head's width (linear_key_head_dim)",
     "d_gv": "a Gated DeltaNet value head's width (linear_value_head_dim)",
-    "K_c": "the width of a Gated DeltaNet layer's causal depthwise convolution (linear_conv_kernel_dim)",
+    "K_c": "the width of a Gated DeltaNet or Mamba-2 layer's causal depthwise convolution (linear_conv_kernel_dim, "
+           "conv_kernel)",
+    "L_m": "Mamba-2 layers (Nemotron-H's M blocks)",
+    "L_o": "layers of an MLP alone, with no token mixer (Nemotron-H's - blocks)",
+    "L_n": "layers of a token mixer alone, with no MLP (Nemotron-H's M and * blocks)",
+    "n_m": "a Mamba-2 layer's heads (mamba_num_heads)",
+    "d_m": "a Mamba-2 head's width (mamba_head_dim)",
+    "d_s": "the Mamba-2 state size (ssm_state_size)",
+    "g_m": "the Mamba-2 groups sharing B and C (n_groups)",
 }
 PARALLEL = {
     "d": "data-parallel size",
@@ -79,20 +88,24 @@ STAGE = {
     "m_r": "micro batches (of a whole stage) in flight on rank r at its peak",
     "Le_r": "MoE layers among the L_r layers of pipeline rank r",
     "Lg_r": "Gated DeltaNet layers among the L_r layers of pipeline rank r",
+    "Lm_r": "Mamba-2 layers among the L_r layers of pipeline rank r",
+    "Lo_r": "layers of an MLP alone among the L_r layers of pipeline rank r",
+    "Ln_r": "layers of a token mixer alone among the L_r layers of pipeline rank r",
 }
 NAMES = tuple(SHAPE | MOE | MLA | HYBRID | PARALLEL | SCHEDULE | BYTES)  # the estimator's inputs, in this order
 EXPERT_LETTERS = (*MOE, "e", "t_e", "Le_r")  # what only a model with experts has
 MLA_LETTERS = tuple(MLA)  # what only a model with MLA or multi-token prediction has
 INDEXER_LETTERS = ("n_i", "d_i", "k_i")  # of those, what only a model with DeepSeek Sparse Attention's indexer has
-HYBRID_LETTERS = (*HYBRID, "Lg_r")  # what only a model with Gated DeltaNet layers has
-STAGE_NAMES = ("L_r", "m_r", "Le_r", "Lg_r")  # a stage's extra inputs (the in-flight count takes r)
+HYBRID_LETTERS = (*HYBRID, "Lg_r", "Lm_r", "Lo_r", "Ln_r")  # what only a hybrid (Gated DeltaNet, Mamba-2) has
+STAGE_NAMES = ("L_r", "m_r", "Le_r", "Lg_r", "Lm_r", "Lo_r", "Ln_r")  # a stage's extra inputs (the in-flight count takes r)
 MEANING = SHAPE | MOE | MLA | HYBRID | PARALLEL | SCHEDULE | BYTES | STAGE
 LATEX = {"vpp": r"v_{pp}", "B_w": r"B_{w}", "B_g": r"B_{g}", "B_o": r"B_{o}", "B_a": r"B_{a}", "B_l": r"B_{l}", "L_r": r"L_{r}",
          "m_r": r"m_{r}", "dh": r"d_{h}", "s_p": r"s_{p}", "n_ac": r"n_{ac}", "k_e": r"k_{e}", "f_e": r"f_{e}", "f_s": r"f_{s}", "L_e": r"L_{e}",
          "C_f": r"C_{f}", "t_e": r"t_{e}", "Le_r": r"L_{e,r}", "q_r": r"q_{r}", "kv_r": r"kv_{r}", "d_r": r"d_{r}",
          "d_v": r"d_{v}", "n_mtp": r"n_{mtp}", "n_i": r"n_{i}", "d_i": r"d_{i}", "k_i": r"k_{i}",
          "L_g": r"L_{g}", "n_gk": r"n_{gk}", "n_gv": r"n_{gv}", "d_gk": r"d_{gk}", "d_gv": r"d_{gv}", "K_c": r"K_{c}",
-         "Lg_r": r"L_{g,r}"}  # the rest: as named
+         "Lg_r": r"L_{g,r}", "L_m": r"L_{m}", "L_o": r"L_{o}", "L_n": r"L_{n}", "n_m": r"n_{m}", "d_m": r"d_{m}",
+         "d_s": r"d_{s}", "g_m": r"g_{m}", "Lm_r": r"L_{m,r}", "Lo_r": r"L_{o,r}", "Ln_r": r"L_{n,r}"}  # the rest: as named
 
 # where a configuration's value of each letter comes from: these from ModelShape, the rest from Training (the
 # attribute of the same name, or this field)
@@ -100,6 +113,7 @@ FROM_MODEL = ("h", "f", "a", "k", "L", "v", "dh", "s_p", "E", "k_e", "f_e", "f_s
 TRAINING_FIELD = {"q_r": "q_lora", "kv_r": "kv_lora", "d_r": "rope_dim", "d_v": "v_dim", "n_mtp": "mtp",
                   "n_i": "index_heads", "d_i": "index_dim", "k_i": "index_topk",
                   "n_gk": "lin_k_heads", "n_gv": "lin_v_heads", "d_gk": "lin_k_dim", "d_gv": "lin_v_dim", "K_c": "lin_conv",
+                  "n_m": "ssm_heads", "d_m": "ssm_head_dim", "d_s": "ssm_state", "g_m": "ssm_groups",
                   "s_p": "positions", "n_ac": "n_ac", "B_w": "weight_bytes", "B_g": "grad_bytes", "B_o": "opt_bytes", "B_a": "act_bytes", "B_l": "logit_bytes", "e": "ep",
                   "t_e": "etp_size", "C_f": "moe_capacity"}
 

@@ -1,22 +1,29 @@
 """The layer kinds a pipeline stage counts apart, each a stage input beside its L_r layers: Le_r MoE layers (of an MoE
-model with dense layers) and Lg_r Gated DeltaNet layers (of a hybrid). A stage's count of each is read off the
-model's layers (prefix sums over its layer indices), or is the even share L_e / L, L_g / L of its layers."""
+model with dense layers), Lg_r Gated DeltaNet and Lm_r Mamba-2 layers (of a hybrid), Lo_r layers of an MLP alone and
+Ln_r layers of a mixer alone (Nemotron-H's blocks). A stage's count of each is read off the model's layers (prefix
+sums over its layer indices), or is the even share L_e / L, L_g / L, ... of its layers."""
 from __future__ import annotations
 
 import numpy as np
 
-KINDS = {"Le_r": "L_e", "Lg_r": "L_g"}  # the stage input -> the model's count of that kind
+KINDS = {"Le_r": "L_e", "Lg_r": "L_g", "Lm_r": "L_m", "Lo_r": "L_o", "Ln_r": "L_n"}  # stage input -> model count
+_LAYERS = {"Lg_r": "linear_layers", "Lm_r": "mamba_layers", "Lo_r": "mixerless_layers", "Ln_r": "mlpless_layers"}
 
 
 def _member(shape, name: str, i: int) -> bool:
     """Whether layer i (0-based) is of the kind `name`."""
-    return shape.is_moe_layer(i) if name == "Le_r" else i in shape.linear_layers
+    return shape.is_moe_layer(i) if name == "Le_r" else i in getattr(shape, _LAYERS[name])
+
+
+def present(sw) -> tuple[str, ...]:
+    """The hybrid kinds beyond Le_r whose counts the switches' expressions take (a recipe without hybrids: none)."""
+    return (("Lg_r",) if sw.gdn else ()) + (("Lm_r",) if sw.mamba else ()) + (("Lo_r", "Ln_r") if sw.blocks else ())
 
 
 def mixed(shape) -> bool:
-    """Whether the model's layers are of more than one kind (dense and MoE, or softmax attention and Gated DeltaNet):
-    then stages of equal layer counts may differ."""
-    return (shape.moe and bool(shape.dense_layers)) or shape.gdn
+    """Whether the model's layers are of more than one kind (dense and MoE, softmax attention and Gated DeltaNet or
+    Mamba-2, one-part blocks): then stages of equal layer counts may differ."""
+    return (shape.moe and bool(shape.dense_layers)) or shape.gdn or shape.mamba or shape.blocks
 
 
 def prefixes(shape) -> dict[str, np.ndarray]:

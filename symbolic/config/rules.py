@@ -179,7 +179,7 @@ def model_letters(shape) -> dict:
                 other_bias=shape.o_bias or shape.mlp_bias or shape.moe_bias or shape.sinks, mlp=shape.mlp, norm=shape.norm,
                 positions=shape.positions, dropout=shape.dropout, mla=shape.mla, mtp=shape.mtp,
                 expert_bias=shape.expert_bias, sigmoid=shape.sigmoid, dsa=shape.dsa, gdn=shape.gdn,
-                n_gk=shape.lin_k_heads,
+                n_gk=shape.lin_k_heads, mamba=shape.mamba or shape.blocks, n_m=shape.ssm_heads, g_m=shape.ssm_groups,
                 gemma=shape.sandwich or shape.logit_softcap or shape.attn_softcap,
                 dense_first=shape.dense_layers == tuple(range(len(shape.dense_layers))))
 

@@ -3,50 +3,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from .bounds import MAX_SIZE, positive as _positive  # noqa: F401  (MAX_SIZE: hfkeys reads it here)
 from .counts import ParameterCounts
 from .errors import ConfigError
+from .hybrid import check_hybrid
 
-MAX_SIZE = 2**40  # the largest size, count or batch an input (a flag, a config.json key) may have
 # no q/k norm; RMSNorm over each head's dh (Qwen3); over a*dh and k*dh (OLMoE); a weightless RMSNorm over each
 # head's dh (Llama 4's Llama4TextWeightlessRMSNorm: the same saved inputs, no parameter)
 QK_NORMS = ("none", "head", "full", "weightless")
-MLPS = ("swiglu", "gelu")  # gate, up, down h x f (Llama); fc1, fc2 h x f with GeLU between (GPT, Megatron-LM's default)
+# gate, up, down h x f (Llama); fc1, fc2 h x f with GeLU between (GPT, Megatron-LM's default); fc1, fc2 with a
+# squared ReLU between (Nemotron-H's relu2: GeLU's two matrices and two saved tensors)
+MLPS = ("swiglu", "gelu", "relu2")
 NORMS = ("rms", "layer")  # RMSNorm (a weight of h); LayerNorm (a weight and a bias of h each: GPT)
-
-
-def _positive(name: str, field: str, value, zero: bool = False) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < (0 if zero else 1) or value > MAX_SIZE:
-        raise ConfigError(f"model {name!r}: {field} must be a {'non-negative' if zero else 'positive'} integer up to "
-                          f"2^40, got {value!r}")
-
-
-def _check_hybrid(shape) -> None:
-    """A Gated DeltaNet hybrid's fields: distinct layer indices below L, every size positive, value heads a multiple
-    of the key heads, softmax attention of GQA kind in the other layers (and in a multi-token-prediction module's
-    layer, which repeats the last layer); without Gated DeltaNet layers every size 0."""
-    sizes = ("lin_k_heads", "lin_v_heads", "lin_k_dim", "lin_v_dim", "lin_conv")
-    for name in sizes:
-        _positive(shape.name, name, getattr(shape, name), zero=True)
-    lin = tuple(shape.linear_layers)
-    if any(not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < shape.L for i in lin) or len(set(lin)) != len(lin):
-        raise ConfigError(f"model {shape.name!r}: linear_layers must be distinct layer indices below L={shape.L}, "
-                          f"got {list(lin)}")
-    object.__setattr__(shape, "linear_layers", tuple(sorted(lin)))
-    if not lin:
-        if any(getattr(shape, name) for name in sizes):
-            raise ConfigError(f"model {shape.name!r}: {', '.join(sizes)} describe Gated DeltaNet layers, but "
-                              "linear_layers is empty")
-        return
-    if not all(getattr(shape, name) for name in sizes) or shape.lin_v_heads % shape.lin_k_heads:
-        raise ConfigError(f"model {shape.name!r}: Gated DeltaNet layers need positive {', '.join(sizes)} and value "
-                          f"heads a multiple of key heads, got " + ", ".join(f"{n}={getattr(shape, n)}" for n in sizes))
-    if shape.mla or shape.sinks or shape.sandwich or shape.attn_softcap or shape.positions or shape.qk_norm == "full":
-        raise ConfigError(f"model {shape.name!r}: Gated DeltaNet layers are modelled beside GQA softmax attention "
-                          "(Qwen3-Next, Qwen3.5), not beside MLA, sinks, sandwich norms, soft-capping, learned "
-                          "positions or whole-width q/k norms")
-    if shape.mtp and shape.L - 1 in lin:
-        raise ConfigError(f"model {shape.name!r}: a multi-token-prediction module repeats the last layer, a Gated "
-                          "DeltaNet layer here: only a softmax-attention last layer is modelled")
 
 
 @dataclass(frozen=True)
@@ -107,6 +75,16 @@ class ModelShape(ParameterCounts):
     lin_v_dim: int = 0  # d_gv: value head width (linear_value_head_dim)
     lin_conv: int = 0  # K_c: the causal depthwise convolution's kernel width (linear_conv_kernel_dim)
     attn_gate: bool = False  # softmax attention's output scaled by sigmoid(x W_g), W_g [h, a dh] (Qwen3-Next)
+    # Mamba-2 hybrids (Nemotron-H): the layers in mamba_layers hold a Mamba-2 mixer in place of attention; a block
+    # may hold a mixer alone (mlpless_layers) or an MLP alone (mixerless_layers), each with its one norm
+    mamba_layers: tuple[int, ...] = ()  # indices of the Mamba-2 layers (Nemotron-H's "M")
+    mixerless_layers: tuple[int, ...] = ()  # layers of an MLP alone, no token mixer (Nemotron-H's "-")
+    mlpless_layers: tuple[int, ...] = ()  # layers of a token mixer alone, no MLP (Nemotron-H's "M" and "*")
+    ssm_heads: int = 0  # n_m: a Mamba-2 layer's heads (mamba_num_heads)
+    ssm_head_dim: int = 0  # d_m: a Mamba-2 head's width (mamba_head_dim)
+    ssm_state: int = 0  # d_s: the SSM state size (ssm_state_size)
+    ssm_groups: int = 0  # g_m: the groups sharing B and C (n_groups)
+    ssm_conv_bias: bool = False  # a bias on the Mamba-2 convolution (use_conv_bias); its width is K_c (lin_conv)
 
     def __post_init__(self):
         for name in ("h", "f", "a", "k", "L", "v"):
@@ -150,7 +128,7 @@ class ModelShape(ParameterCounts):
             raise ConfigError(f"model {self.name!r}: attention sinks with multi-head latent attention are not modelled")
         if (self.expert_bias or self.sigmoid) and not self.E:
             raise ConfigError(f"model {self.name!r}: expert_bias and sigmoid describe routed experts' scores, but E=0")
-        _check_hybrid(self)
+        check_hybrid(self)
         for field, allowed in (("mlp", MLPS), ("norm", NORMS)):
             if getattr(self, field) not in allowed:
                 raise ConfigError(f"model {self.name!r}: {field} must be one of {', '.join(allowed)}, got "
@@ -225,6 +203,31 @@ class ModelShape(ParameterCounts):
     def linear_layers_in(self, start: int, stop: int) -> int:
         """Gated DeltaNet layers among layers start .. stop - 1 (a pipeline stage's contiguous layers)."""
         return sum(1 for i in self.linear_layers if start <= i < stop)
+
+    @property
+    def mamba(self) -> bool:
+        """Whether some layers are Mamba-2 layers."""
+        return bool(self.mamba_layers)
+
+    @property
+    def blocks(self) -> bool:
+        """Whether some layers hold a token mixer or an MLP alone (Nemotron-H's blocks)."""
+        return bool(self.mixerless_layers or self.mlpless_layers)
+
+    @property
+    def L_m(self) -> int:
+        """Mamba-2 layers; 0 without them."""
+        return len(self.mamba_layers)
+
+    @property
+    def L_o(self) -> int:
+        """Layers of an MLP alone (no token mixer)."""
+        return len(self.mixerless_layers)
+
+    @property
+    def L_n(self) -> int:
+        """Layers of a token mixer alone (no MLP)."""
+        return len(self.mlpless_layers)
 
     def as_dict(self) -> dict:
         return {fl.name: list(value) if isinstance(value := getattr(self, fl.name), tuple) else value

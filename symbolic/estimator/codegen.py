@@ -107,12 +107,13 @@ def _printer_class():
 def derive(profile: str, switches: Switches) -> dict:
     """Build the expressions of a profile under these switches and return names + generated sources (uncached): the
     main function (the most loaded GPU's components and total, of NAMES), one function per stage kind (its
-    components and total, of NAMES and L_r, m_r, Le_r, Lg_r: its layers, in-flight micro batches, MoE and Gated
-    DeltaNet layers) with its
+    components and total, of NAMES and STAGE_NAMES: its layers, in-flight micro batches, MoE layers and a hybrid's
+    kinds) with its
     total alone (what plan's split search reads many times), and the in-flight count
     of rank r (of NAMES and r)."""
     from ..components import total
-    from ..config.symbols import L_r, Le_r, Lg_r, m_r, r
+    from ..config.kinds import present
+    from ..config.symbols import BY_NAME, L_r, Le_r, m_r, r
     from ..config.training import STAGES
     from ..recipes import load
 
@@ -121,8 +122,8 @@ def derive(profile: str, switches: Switches) -> dict:
     main = [part.expr for part in parts] + [total(parts)]
     stages = {}
     for stage in STAGES:
-        kinds = {"linear_layers": Lg_r} if switches.gdn else {}  # a hybrid's (only Megatron-LM's recipe has them)
-        stage_parts = module.stage_components(switches, stage, L_r, m_r, Le_r, **kinds)
+        kinds = {name: BY_NAME[name] for name in present(switches)}  # a hybrid's (only Megatron-LM's recipe has them)
+        stage_parts = module.stage_components(switches, stage, L_r, m_r, Le_r, **({"kinds": kinds} if kinds else {}))
         stages[stage] = {"outputs": [part.name for part in stage_parts] + ["total"],
                          "source": _lambdify_source([part.expr for part in stage_parts] + [total(stage_parts)],
                                                     f"_{stage}", STAGE_NAMES),

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..config.errors import ConfigError
 from ..config.glossary import inputs_for
-from ..config.kinds import mixed  # whether a model's stages of equal layer counts may differ (plan imports it here)
+from ..config.kinds import KINDS, mixed  # whether a model's stages of equal layer counts may differ (plan imports it here)
 from ..config.shapes import ModelShape
 from ..config.switches import Switches
 from ..config.training import STAGES, Training, stage_exists, stage_of, stage_rank
@@ -34,7 +34,7 @@ def rank_totals(est: Estimator, values: dict, layers, ranks, kinds=None) -> tupl
     """Each listed rank's components in whole bytes, with `layers[i]` layers on ranks[i], `kinds[i]` its layers of
     each kind (config.kinds: Le_r MoE, Lg_r Gated DeltaNet; default none) (one call per stage kind), and the micro
     batches in flight on each."""
-    kinds = [{"Le_r": 0, "Lg_r": 0}] * len(ranks) if kinds is None else kinds
+    kinds = [dict.fromkeys(KINDS, 0)] * len(ranks) if kinds is None else kinds
     p = values["p"]
     micro = est.in_flight(**values, r=np.asarray(ranks))
     out = [None] * len(ranks)
@@ -172,6 +172,9 @@ def estimate(shape: ModelShape, training: Training, profile: str = "paper", over
                                   [kinds[rank] for _, rank in ranks])
     stages = [{"stage": stage, "rank": rank, "layers": layers[rank],
                **({"moe_layers": kinds[rank]["Le_r"]} if shape.moe else {}),
-               **({"linear_layers": kinds[rank]["Lg_r"]} if shape.gdn else {}), "in_flight": in_flight,
+               **({"linear_layers": kinds[rank]["Lg_r"]} if shape.gdn else {}),
+               **({"mamba_layers": kinds[rank]["Lm_r"]} if shape.mamba else {}),
+               **({"mixerless_layers": kinds[rank]["Lo_r"], "mlpless_layers": kinds[rank]["Ln_r"]} if shape.blocks
+                  else {}), "in_flight": in_flight,
                "bytes": _override(parts, overrides)} for (stage, rank), parts, in_flight in zip(ranks, per_rank, micro)]
     return Estimate(profile, shape, training, _override(main, overrides), stages, overheads, backend)

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..config.errors import ConfigError
 from ..config.glossary import STAGE_NAMES
+from ..config.kinds import KINDS
 from ..config.switches import Switches
 from ..config.training import STAGES, stage_rank
 from .codegen import compile_source, derived
@@ -110,12 +111,13 @@ class Estimator:
 
     def even(self, kind: str, **arrays) -> dict:
         """The inputs of stage `kind` of an even split: L_r = L/p layers (L on the only stage, which exists at p = 1),
-        Le_r = L_e/p MoE layers and Lg_r = L_g/p Gated DeltaNet layers (exact where the layers are of one kind; a
-        model of several kinds has each rank's own, symbolic.config.training.Training.kind_layers), m_r of its representative rank (first 0, middle
-        1, last p - 1, only 0), added to `arrays`."""
-        L, p, L_e, L_g = (np.asarray(arrays[name]) for name in ("L", "p", "L_e", "L_g"))
-        return {**arrays, "L_r": L if kind == "only" else L / p, "Le_r": L_e if kind == "only" else L_e / p,
-                "Lg_r": L_g if kind == "only" else L_g / p,
+        Le_r = L_e/p MoE layers and each hybrid kind's share alike, Lg_r = L_g/p and so on (config.kinds; exact where
+        the layers are of one kind; a model of several kinds has each rank's own, Training.kind_layers), m_r of its
+        representative rank (first 0, middle 1, last p - 1, only 0), added to `arrays`."""
+        L, p = np.asarray(arrays["L"]), np.asarray(arrays["p"])
+        share = {name: np.asarray(arrays[total]) if kind == "only" else np.asarray(arrays[total]) / p
+                 for name, total in KINDS.items()}
+        return {**arrays, "L_r": L if kind == "only" else L / p, **share,
                 "m_r": self.in_flight(**arrays, r=stage_rank(kind, p))}
 
     def stages(self, **arrays) -> dict[str, np.ndarray]:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from ..components import Component, total
 from ..config.switches import Switches
-from ..config.symbols import L_r, Le_r, Lg_r, m_r, r
+from ..config.kinds import present
+from ..config.symbols import BY_NAME, L_r, Le_r, m_r, r
 from ..config.training import STAGES
 from ..recipes import load
 
@@ -30,6 +31,10 @@ def table_formulas(module, sw: Switches) -> list[Component]:
     return out + [Component(f"layer.{part.name}", part.expr, part.doc) for part in module.layer_tensors(sw)]
 
 
+KIND_NAMES = {"Lg_r": "Gated DeltaNet layers", "Lm_r": "Mamba-2 layers", "Lo_r": "layers of an MLP alone",
+              "Ln_r": "layers of a mixer alone"}
+
+
 def formulas(profile: str, sw: Switches) -> list[Component]:
     """Components of the most loaded GPU, "total", "layer" with its tensors ("layer.q", ...), "<stage>.total" of an
     even split, "rank.in_flight" (m_r) and "<stage>.uneven" (the stage total in L_r, m_r) (a buffer-table profile:
@@ -47,22 +52,24 @@ def formulas(profile: str, sw: Switches) -> list[Component]:
         out.append(Component("moe_layer", total(moe), f"activation bytes one MoE layer keeps for one micro batch "
                              f"({sw.recompute} recompute)"))
         out += [Component(f"moe_layer.{part.name}", part.expr, part.doc) for part in moe]
-    linear = module.linear_layer_tensors(sw) if hasattr(module, "linear_layer_tensors") else []
-    if linear:
-        out.append(Component("linear_layer", total(linear), f"activation bytes one Gated DeltaNet layer keeps for one "
-                             f"micro batch ({sw.recompute} recompute)"))
-        out += [Component(f"linear_layer.{part.name}", part.expr, part.doc) for part in linear]
+    for kind, what in (("linear_layer", "Gated DeltaNet layer"), ("mamba_layer", "Mamba-2 layer")):
+        tensors = getattr(module, f"{kind}_tensors")(sw) if hasattr(module, f"{kind}_tensors") else []
+        if tensors:
+            out.append(Component(kind, total(tensors), f"activation bytes one {what} keeps for one micro batch "
+                                 f"({sw.recompute} recompute)"))
+            out += [Component(f"{kind}.{part.name}", part.expr, part.doc) for part in tensors]
     for stage in STAGES:
         stage_parts = module.stage_components(sw, stage)
         out.append(Component(f"{stage}.total", total(stage_parts), f"exact total of one GPU of the {stage} stage"))
     out.append(Component("rank.in_flight", module.in_flight(r, sw),
                          "micro batches (of a whole stage) in flight on pipeline rank r at its peak: m_r below"))
     for stage in STAGES[:3]:
-        kinds = {"linear_layers": Lg_r} if sw.gdn else {}
-        stage_parts = module.stage_components(sw, stage, L_r, m_r, Le_r if sw.moe else None, **kinds)
-        held = "L_r layers" + {(True, False): " (Le_r of them MoE layers)", (False, True): " (Lg_r of them Gated "
-                               "DeltaNet layers)", (True, True): " (Le_r of them MoE and Lg_r Gated DeltaNet layers)",
-                               (False, False): ""}[(sw.moe, sw.gdn)]
+        kinds = {name: BY_NAME[name] for name in present(sw)}
+        stage_parts = module.stage_components(sw, stage, L_r, m_r, Le_r if sw.moe else None,
+                                              **({"kinds": kinds} if kinds else {}))
+        named = (["Le_r MoE layers"] if sw.moe else []) + [f"{name} {KIND_NAMES[name]}" for name in kinds]
+        held = "L_r layers" + (f" (of them {', '.join(named)})" if kinds else " (Le_r of them MoE layers)" if sw.moe
+                               else "")
         out.append(Component(f"{stage}.uneven", total(stage_parts), f"exact total of one GPU of a {stage} stage "
                              f"holding {held} and m_r in-flight micro batches (--stage-layers)"))
     return out

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..config.symbols import ALL, BY_NAME, LATEX, MEANING, L_r, Le_r, Lg_r, m_r, r
+from ..config.kinds import KINDS
+from ..config.symbols import ALL, BY_NAME, LATEX, MEANING, L_r, Le_r, m_r, r
 from ..estimator.estimate import stages_of
 from .formulas import formulas
 from .tex import align, breakable, expression, inline, mathrm, names, prose, visible
@@ -26,12 +27,13 @@ def glossary(values: dict[str, float], moe: bool = False) -> list[str]:
     """The symbols with this configuration's values; the expert letters (E, k_e, f_e, f_s, L_e, C_f, e, t_e, L_{e,r})
     only for a model with experts, MLA's and multi-token prediction's (q_r, kv_r, d_r, d_v, n_mtp) only for a model
     with either (one of them not 0), the sparse-attention indexer's (n_i, d_i, k_i) only for a model with one, the
-    Gated DeltaNet letters (L_g, n_gk, n_gv, d_gk, d_gv, K_c, L_{g,r}) only for a hybrid."""
+    hybrids' letters (Gated DeltaNet, Mamba-2, one-part blocks) only for a hybrid, each stage count for a model with
+    that kind."""
     from ..config.glossary import EXPERT_LETTERS, HYBRID_LETTERS, INDEXER_LETTERS, MLA_LETTERS
 
     mla = any(values[name] for name in MLA_LETTERS)
     indexer = values["n_i"] > 0
-    hybrid = values["L_g"] > 0
+    hybrid = any(values[name] for name in ("L_g", "L_m", "L_o", "L_n"))
 
     lines = [r"\section*{Symbols}", r"\begin{longtable}{@{}l >{\raggedright}p{0.7\linewidth} r@{}}",
              r"symbol & meaning & value here \\ \hline \endhead"]
@@ -39,7 +41,9 @@ def glossary(values: dict[str, float], moe: bool = False) -> list[str]:
         if (moe or sym.name not in EXPERT_LETTERS) and (mla or sym.name not in MLA_LETTERS) \
                 and (indexer or sym.name not in INDEXER_LETTERS) and (hybrid or sym.name not in HYBRID_LETTERS):
             lines.append(f"${LATEX.get(sym, sym.name)}$ & {prose(MEANING[sym])} & {values[sym.name]:,} \\\\")
-    for sym in (r, L_r, m_r) + ((Le_r,) if moe else ()) + ((Lg_r,) if hybrid else ()):
+    stage = (r, L_r, m_r) + ((Le_r,) if moe else ()) + tuple(BY_NAME[name] for name, total in KINDS.items()
+                                                            if name != "Le_r" and values[total] > 0)
+    for sym in stage:
         lines.append(f"${LATEX.get(sym, sym.name)}$ & {prose(MEANING[sym])} & per stage \\\\")
     return lines + [r"\end{longtable}"]
 
@@ -49,7 +53,8 @@ def _item(name: str, doc: str, expr: sp.Expr) -> list[str]:
 
 
 LAYER_TABLES = {"layer": "One layer's activations", "moe_layer": "One MoE layer's activations",
-                "linear_layer": "One Gated DeltaNet layer's activations"}  # the kinds formulas() lists, where present
+                "linear_layer": "One Gated DeltaNet layer's activations",
+                "mamba_layer": "One Mamba-2 layer's activations"}  # the kinds formulas() lists, where present
 
 
 def _layer_table(items: dict, kind: str = "layer") -> list[str]:

@@ -116,6 +116,13 @@ DEFAULTS: dict[str, dict[str, object]] = {
                          "num_key_value_heads": 2, "head_dim": 256, "vocab_size": 248320, "tie_word_embeddings": False,
                          "attention_bias": False, **_GDN, "moe_intermediate_size": 512,
                          "shared_expert_intermediate_size": 512, "num_experts_per_tok": 8, "num_experts": 256},
+    # NemotronHConfig: its default layers_block_type holds an MoE block (not modelled), so a file must give its
+    # pattern; the other structural keys as the class has them
+    "nemotron_h": {"hidden_size": 4096, "intermediate_size": 21504, "num_attention_heads": 32,
+                   "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 131072, "tie_word_embeddings": False,
+                   "mamba_num_heads": 128, "mamba_head_dim": 64, "ssm_state_size": 128, "n_groups": 8,
+                   "conv_kernel": 4, "use_conv_bias": True, "mlp_hidden_act": "relu2", "attention_bias": False,
+                   "mlp_bias": False, "use_bias": False},
     # GPT2Config: n_inner None (= 4 n_embd)
     "gpt2": {"n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024, "vocab_size": 50257,
              "activation_function": "gelu_new", "attn_pdrop": 0.1, "embd_pdrop": 0.1, "resid_pdrop": 0.1,

@@ -14,7 +14,7 @@ from ...components.ends import dummy_wgrads, logits_source, recompute_working_se
 from ...components.experts import expert_states, experts_params
 from ...components.moe import dispatch_buffers, expert_bias_buffers, routing_state
 from ...components.mtp import mtp_activations, mtp_embedding_params, mtp_moe_layers, mtp_params
-from ...components.weights import default_layers, default_linear
+from ...components.weights import default_kinds, default_layers, kind_cases, kind_terms
 from ...config.switches import Switches
 from ...config.symbols import p
 
@@ -37,31 +37,37 @@ def moe_layer_tensors(sw: Switches) -> list[Component]:
 def linear_layer_tensors(sw: Switches) -> list[Component]:
     """The activation tensors one Gated DeltaNet layer keeps for one micro batch, with an MoE MLP where the model has
     experts (Qwen3-Next: every layer), else a dense one; none without Gated DeltaNet layers."""
-    return _layer_tensors(sw, moe=sw.moe, linear=True) if sw.gdn else []
+    return _layer_tensors(sw, moe=sw.moe, mixer="gdn") if sw.gdn else []
 
 
-def _activations(micro: sp.Expr, layers: sp.Expr, moe_layers: sp.Expr, sw: Switches,
-                 linear_layers: sp.Expr | None = None) -> Component:
-    """Per-layer tensors of the stage's layers, each of its kind: dense or MoE, and a Gated DeltaNet layer keeping
-    its mixer's tensors in place of attention's (the difference of two dense layers: the MLP's are the same)."""
+def mamba_layer_tensors(sw: Switches) -> list[Component]:
+    """The activation tensors one Mamba-2 layer keeps for one micro batch, with an MLP unless the model's layers
+    are one-part blocks (Nemotron-H: a Mamba-2 mixer alone); none without Mamba-2 layers."""
+    return _layer_tensors(sw, mixer="mamba", ffn=not sw.blocks) if sw.mamba else []
+
+
+def _activations(micro: sp.Expr, layers: sp.Expr, moe_layers: sp.Expr, sw: Switches, kinds: dict) -> Component:
+    """Per-layer tensors of the stage's layers, each of its kind: dense or MoE, and a hybrid's Gated DeltaNet,
+    Mamba-2, MLP-alone and mixer-alone layers keeping their parts' tensors in place of a dense layer's
+    (weights.kind_terms)."""
     per_layer = layers * layer_activation(sw)
     if sw.moe:
         per_layer = (layers - moe_layers) * layer_activation(sw) + moe_layers * layer_activation(sw, moe=True)
-    if sw.gdn:
-        per_layer += linear_layers * (layer_activation(sw, linear=True) - layer_activation(sw))
+    per_layer += kind_terms(sw, lambda mixer, ffn: layer_activation(sw, mixer=mixer, ffn=ffn), kinds)
+    held = ", hybrid kinds" if kinds else ""
     return Component(
         "activations", micro * per_layer,
-        f"per-layer tensors x the stage's layers (dense and MoE{', Gated DeltaNet' if sw.gdn else ''}) x its "
-        f"in-flight micro batches (1F1B; {sw.recompute} recompute)",
+        f"per-layer tensors x the stage's layers (dense and MoE{held}) x its in-flight micro batches (1F1B; "
+        f"{sw.recompute} recompute)",
     )
 
 
 def _states(stage: str, layers: sp.Expr, moe_layers: sp.Expr, sw: Switches,
-            linear_layers: sp.Expr | None = None) -> tuple[list[Component], sp.Expr]:
+            kinds: dict | None = None) -> tuple[list[Component], sp.Expr]:
     """Weights, gradients and optimizer states of a stage (its routed experts apart), and its parameters; the head's
     stage also holds the multi-token-prediction modules (and their MoE layers' experts)."""
     mtp = stage in ("last", "only")
-    params = stage_params(stage, sw, layers, moe_layers, linear_layers) + (mtp_params(sw) if mtp else 0) \
+    params = stage_params(stage, sw, layers, moe_layers, kinds) + (mtp_params(sw) if mtp else 0) \
         + (mtp_embedding_params(sw) if stage == "last" else 0)
     moe_layers = moe_layers + (mtp_moe_layers(sw) if mtp else 0)
     experts = expert_states(moe_layers, sw)
@@ -75,21 +81,17 @@ def _moe_buffers(moe_layers: sp.Expr, sw: Switches) -> list[Component]:
             for part in dispatch_buffers(sw)] + routing_state(moe_layers, sw) + expert_bias_buffers(moe_layers, sw)
 
 
-def _working_set(sw: Switches, moe_layers: sp.Expr, layers: sp.Expr | None = None,
-                 linear_layers: sp.Expr | None = None) -> Component:
+def _working_set(sw: Switches, moe_layers: sp.Expr, layers: sp.Expr, kinds: dict) -> Component:
     """Full recompute's working set: a dense layer's, or where the stage has MoE layers the larger of the two kinds;
-    in a hybrid the largest of the kinds of mixer and MLP the stage holds."""
+    in a hybrid the largest of the kinds of mixer and MLP the stage holds (weights.kind_cases)."""
     dense = recompute_working_set(sw)
-    if not sw.moe and not sw.gdn:
-        return dense
-    if not sw.gdn:
+    if not kinds:
+        if not sw.moe:
+            return dense
         moe = recompute_working_set(sw, moe=True).expr
         return dense._replace(expr=sp.Piecewise((sp.Max(dense.expr, moe), moe_layers > 0), (dense.expr, True)))
-    mixers = [(False, layers - linear_layers > 0), (True, linear_layers > 0)]
-    mlps = [(False, layers - moe_layers > 0), (True, moe_layers > 0)] if sw.moe else [(False, sp.true)]
-    kinds = [sp.Piecewise((recompute_working_set(sw, moe=moe, linear=linear).expr, sp.And(mixer, mlp)), (0, True))
-             for linear, mixer in mixers for moe, mlp in mlps]
-    return dense._replace(expr=sp.Max(*kinds))
+    return dense._replace(expr=sp.Max(*(sp.Piecewise((recompute_working_set(sw, moe, mixer, ffn).expr, held), (0, True))
+                                        for moe, mixer, ffn, held in kind_cases(sw, layers, moe_layers, kinds))))
 
 
 def _with_overheads(parts: list[Component], params: sp.Expr, sw: Switches) -> list[Component]:
@@ -106,12 +108,12 @@ def components(sw: Switches) -> list[Component]:
     v x h matrix either way). With experts the stage holds L_e/p of its L/p layers as MoE layers (the average; the
     exact stages place each MoE layer where it is)."""
     layers, moe_layers = default_layers("first")
-    linear_layers = default_linear("first")
+    kinds = default_kinds("first", sw)
     micro = in_flight(RANK["first"])
-    states, params = _states("first", layers, moe_layers, sw, linear_layers)
+    states, params = _states("first", layers, moe_layers, sw, kinds)
     parts = [
-        *states, _activations(micro, layers, moe_layers, sw, linear_layers), embedding_input_paper(micro, sw),
-        output_layer(sw), *zero_buffers("first", sw, layers, moe_layers, linear_layers),
+        *states, _activations(micro, layers, moe_layers, sw, kinds), embedding_input_paper(micro, sw),
+        output_layer(sw), *zero_buffers("first", sw, layers, moe_layers, kinds),
         *_moe_buffers(moe_layers, sw), *_mtp_on_top(sw),
     ]
     return _with_overheads(parts, params, sw)
@@ -131,7 +133,7 @@ def _mtp_on_top(sw: Switches) -> list[Component]:
 
 
 def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, micro: sp.Expr | None = None,
-                     moe_layers: sp.Expr | None = None, linear_layers: sp.Expr | None = None) -> list[Component]:
+                     moe_layers: sp.Expr | None = None, kinds: dict | None = None) -> list[Component]:
     """Exact breakdown of one GPU of a pipeline stage (first, middle, last, or only at p = 1) holding `layers` layers
     (default L/p, L on the only stage), `moe_layers` of them MoE layers (default L_e/p, L_e on the only stage) and
     `micro` in-flight micro batches (default: the 1F1B count of the stage's representative rank, RANK), each tensor
@@ -141,9 +143,9 @@ def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, mi
     default = default_layers(stage)
     layers = default[0] if layers is None else layers
     moe_layers = default[1] if moe_layers is None else moe_layers
-    linear_layers = default_linear(stage) if linear_layers is None else linear_layers
+    kinds = default_kinds(stage, sw) if kinds is None else kinds
     micro = in_flight(RANK[stage]) if micro is None else micro
-    states, params = _states(stage, layers, moe_layers, sw, linear_layers)
+    states, params = _states(stage, layers, moe_layers, sw, kinds)
     has_embedding = stage in ("first", "only")
     has_head = stage in ("last", "only")
     ids = token_ids(micro) if has_embedding else Component("embedding_input", sp.Integer(0), "not on this stage")
@@ -152,7 +154,7 @@ def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, mi
     head = output_layer(sw) if has_head else Component("output_layer", sp.Integer(0), "not on this stage")
     extra = ([logits_source(sw)] if has_head else []) + [dummy_wgrads(sw, has_head)]
     buffered = moe_layers + (mtp_moe_layers(sw) if has_head else 0)
-    parts = [*states, _activations(micro, layers, moe_layers, sw, linear_layers), ids, head, *extra, *mtp,
-             *zero_buffers(stage, sw, layers, moe_layers, linear_layers), *_moe_buffers(buffered, sw),
-             _working_set(sw, buffered, layers + (1 if sw.mtp and has_head else 0), linear_layers)]
+    parts = [*states, _activations(micro, layers, moe_layers, sw, kinds), ids, head, *extra, *mtp,
+             *zero_buffers(stage, sw, layers, moe_layers, kinds), *_moe_buffers(buffered, sw),
+             _working_set(sw, buffered, layers + (1 if sw.mtp and has_head else 0), kinds)]
     return _with_overheads(parts, params, sw)

@@ -27,9 +27,17 @@ RULES: tuple[Rule, ...] = (
                     f"{',moe_act' if x.E else ''}), --recompute full or none"), scope="paper", model=True),
     # Gated DeltaNet hybrids as Megatron-Core 0.16.1 runs them (ssm/gated_delta_net.py); the other recipes and
     # jaxcheck have no such layer
-    Rule("Gated DeltaNet: Megatron only", lambda x: np.logical_not(x.gdn),
-         lambda x: (f"{x.model} has Gated DeltaNet layers, which only the megatron recipe models (Megatron-Core "
-                    f"0.16.1's GatedDeltaNet; give --recipe megatron)"), scope="!paper", model=True),
+    Rule("Gated DeltaNet or Mamba-2: Megatron only", lambda x: np.logical_not(x.gdn | x.mamba),
+         lambda x: (f"{x.model} has Gated DeltaNet or Mamba-2 layers, which only the megatron recipe models "
+                    f"(Megatron-Core 0.16.1's GatedDeltaNet and MambaMixer; give --recipe megatron)"), scope="!paper",
+         model=True),
+    # Mamba-2 (ssm/mamba_mixer.py, mamba_context_parallel.py): heads and groups split over t, then over c; groups
+    # replicated over CP ranks (fewer local groups than c) are not modelled
+    Rule("Mamba-2: heads and groups over t c", lambda x: np.logical_not(x.mamba) | (x.n_m == 0)
+         | ((x.n_m % (x.t * x.c) == 0) & (x.g_m % (x.t * x.c) == 0)),
+         lambda x: (f"tensor x context parallel t*c={x.t * x.c} does not divide the {x.n_m} Mamba-2 heads and "
+                    f"{x.g_m} groups of {x.model} (Megatron-Core splits both over t, then over c; groups replicated "
+                    f"over CP ranks are not modelled)"), scope="paper", model=True),
     Rule("Gated DeltaNet: no context parallel", lambda x: np.logical_not(x.gdn) | (x.c == 1),
          lambda x: (f"{x.model} has Gated DeltaNet layers, which Megatron-Core 0.16.1 runs without context "
                     f"parallelism (gated_delta_net.py: 'TODO: support CP'): cp={x.c} is not modelled"),

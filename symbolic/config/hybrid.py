@@ -1,0 +1,72 @@
+"""A hybrid model's fields checked in one line each: Gated DeltaNet layers (Qwen3-Next, Qwen3.5) and Mamba-2 layers
+with Nemotron-H's one-part blocks (a mixer alone or an MLP alone), beside GQA softmax attention."""
+from __future__ import annotations
+
+from .bounds import positive
+from .errors import ConfigError
+
+GDN_SIZES = ("lin_k_heads", "lin_v_heads", "lin_k_dim", "lin_v_dim")
+SSM_SIZES = ("ssm_heads", "ssm_head_dim", "ssm_state", "ssm_groups")
+LAYER_SETS = ("linear_layers", "mamba_layers", "mixerless_layers", "mlpless_layers")
+
+
+def _indices(shape, field: str) -> tuple[int, ...]:
+    """A field of distinct layer indices below L, sorted (one line otherwise)."""
+    got = tuple(getattr(shape, field))
+    if any(not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < shape.L for i in got) \
+            or len(set(got)) != len(got):
+        raise ConfigError(f"model {shape.name!r}: {field} must be distinct layer indices below L={shape.L}, got "
+                          f"{list(got)}")
+    return tuple(sorted(got))
+
+
+def _sizes(shape, names: tuple[str, ...], kind: str, present: bool) -> None:
+    """The sizes of a layer kind: all positive where the model has such layers, all 0 where it has none."""
+    values = {name: getattr(shape, name) for name in names}
+    for name, value in values.items():
+        positive(shape.name, name, value, zero=True)
+    if present and not all(values.values()):
+        raise ConfigError(f"model {shape.name!r}: {kind} layers need positive " + ", ".join(f"{n}={v}" for n, v in
+                                                                                          values.items()))
+    if not present and any(values.values()):
+        raise ConfigError(f"model {shape.name!r}: {', '.join(names)} describe {kind} layers, but the model has none")
+
+
+def check_hybrid(shape) -> None:
+    """Distinct indices below L in each layer set; each kind's sizes positive exactly where it has layers; n_gv a
+    multiple of n_gk and n_m of g_m; K_c where a convolution is; no layer both without a mixer and without an MLP,
+    nor a Gated DeltaNet or Mamba-2 mixer in a mixerless layer; softmax attention of GQA kind beside them (and in a
+    multi-token-prediction module's layer, which repeats the last layer); one-part blocks without experts."""
+    for field in LAYER_SETS:
+        object.__setattr__(shape, field, _indices(shape, field))
+    _sizes(shape, GDN_SIZES, "Gated DeltaNet", shape.gdn)
+    _sizes(shape, SSM_SIZES, "Mamba-2", shape.mamba)
+    positive(shape.name, "lin_conv", shape.lin_conv, zero=True)
+    if bool(shape.lin_conv) != (shape.gdn or shape.mamba):
+        raise ConfigError(f"model {shape.name!r}: lin_conv (K_c) is the width of a Gated DeltaNet or Mamba-2 "
+                          f"convolution: positive exactly where the model has such layers, got {shape.lin_conv}")
+    if shape.ssm_conv_bias and not shape.mamba:
+        raise ConfigError(f"model {shape.name!r}: ssm_conv_bias describes Mamba-2 layers, but the model has none")
+    if shape.gdn and shape.lin_v_heads % shape.lin_k_heads:
+        raise ConfigError(f"model {shape.name!r}: Gated DeltaNet value heads must be a multiple of key heads, got "
+                          f"lin_v_heads={shape.lin_v_heads}, lin_k_heads={shape.lin_k_heads}")
+    if shape.mamba and shape.ssm_heads % shape.ssm_groups:
+        raise ConfigError(f"model {shape.name!r}: Mamba-2 heads must be a multiple of its groups, got "
+                          f"ssm_heads={shape.ssm_heads}, ssm_groups={shape.ssm_groups}")
+    mixers = set(shape.linear_layers) | set(shape.mamba_layers)
+    if set(shape.linear_layers) & set(shape.mamba_layers) or mixers & set(shape.mixerless_layers) \
+            or set(shape.mixerless_layers) & set(shape.mlpless_layers):
+        raise ConfigError(f"model {shape.name!r}: a layer holds one token mixer (attention, Gated DeltaNet or "
+                          "Mamba-2) or none, and not both no mixer and no MLP")
+    if not (mixers or shape.blocks):
+        return
+    if shape.mla or shape.sinks or shape.sandwich or shape.attn_softcap or shape.positions or shape.qk_norm == "full":
+        raise ConfigError(f"model {shape.name!r}: Gated DeltaNet and Mamba-2 layers are modelled beside GQA softmax "
+                          "attention (Qwen3-Next, Qwen3.5, Nemotron-H), not beside MLA, sinks, sandwich norms, "
+                          "soft-capping, learned positions or whole-width q/k norms")
+    if shape.blocks and shape.moe:
+        raise ConfigError(f"model {shape.name!r}: layers of a mixer or an MLP alone are modelled without experts "
+                          "(Nemotron-H's MoE blocks are not)")
+    if shape.mtp and (shape.L - 1 in mixers or shape.blocks):
+        raise ConfigError(f"model {shape.name!r}: a multi-token-prediction module repeats the last layer: only a "
+                          "softmax-attention last layer with its MLP is modelled")

@@ -1,0 +1,134 @@
+"""Nemotron-H, a Mamba-2 hybrid of one-part blocks: read from config.json and counted to the parameter, each block's
+tensors as Megatron-Core 0.16.1 keeps them, each stage with the blocks it holds, and the limits refused in one line.
+
+Sources of truth: parameter counts from transformers 5.25.0's own modeling code on the meta device
+(benchmarks/hf_count.py, torch 2.13.0, run 2026-12-04; the numbers below are its output); the Mamba-2 mixer's tensors
+from Megatron-Core 0.16.1 ssm/mamba_mixer.py and mamba-ssm 2.3.2's MambaSplitConv1dScanCombinedFn (written out
+literally here); plan's rows from estimate(), one configuration at a time. Tolerances: counts and bytes exact (plan's
+rows to 1 byte)."""
+import json
+
+import pytest
+
+from symbolic.config import rules
+from symbolic.config.errors import ConfigError
+from symbolic.config.hfconfig import from_hf_config
+from symbolic.config.training import Training
+from symbolic.estimator.estimate import estimate
+
+# blocks M - M * - M M - * with sizes that all differ
+SMALL = {"model_type": "nemotron_h", "hidden_size": 256, "intermediate_size": 688, "num_attention_heads": 8,
+         "num_key_value_heads": 2, "head_dim": 32, "vocab_size": 1000, "hybrid_override_pattern": "M-M*-MM-*",
+         "mamba_num_heads": 16, "mamba_head_dim": 24, "ssm_state_size": 40, "n_groups": 4, "conv_kernel": 3,
+         "use_conv_bias": True, "tie_word_embeddings": False}
+# Nemotron-H-8B's shape (52 blocks: 24 Mamba-2, 4 attention, 24 MLP) with the keys its file carries
+EIGHT_B = SMALL | {"hidden_size": 4096, "intermediate_size": 21504, "num_attention_heads": 32, "num_key_value_heads": 8,
+                   "head_dim": 128, "vocab_size": 131072, "mamba_num_heads": 128, "mamba_head_dim": 64,
+                   "ssm_state_size": 128, "n_groups": 8, "conv_kernel": 4,
+                   "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+                   "residual_in_fp32": True, "hidden_dropout": 0.0, "attention_dropout": 0.0, "chunk_size": 128,
+                   "expand": 2, "mlp_hidden_act": "relu2", "mamba_hidden_act": "silu", "use_bias": False,
+                   "mlp_bias": False, "attention_bias": False}
+
+
+def _read(tmp_path, config: dict):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    return from_hf_config(path)
+
+
+@pytest.mark.parametrize("config, count", [(SMALL, 3_435_712), (EIGHT_B, 8_100_852_736)])
+def test_files_are_counted_as_transformers_counts_them(tmp_path, config, count):
+    shape = _read(tmp_path, config)
+    assert shape.param_count == count
+    assert estimate(shape, Training(s=256)).stages[0]["bytes"]["weights"] == 2 * count  # t = p = 1: every parameter
+
+
+def test_blocks_are_read_from_the_pattern(tmp_path):
+    shape = _read(tmp_path, SMALL)
+    assert (shape.mamba_layers, shape.mixerless_layers, shape.mlpless_layers) == ((0, 2, 5, 6), (1, 4, 7),
+                                                                                  (0, 2, 3, 5, 6, 8))
+    assert shape.mlp == "relu2" and shape.L == 9
+    listed = {key: value for key, value in SMALL.items() if key != "hybrid_override_pattern"}
+    listed["layers_block_type"] = ["linear_attention", "mlp", "linear_attention", "full_attention", "mlp",
+                                   "linear_attention", "linear_attention", "mlp", "full_attention"]
+    assert _read(tmp_path, listed).param_count == 3_435_712
+
+
+@pytest.mark.parametrize("change, needle", [
+    ({"hybrid_override_pattern": "M-E*"}, "E, an MoE block, is not modelled"),
+    ({"hybrid_override_pattern": None}, "missing"),
+    ({"num_hidden_layers": 10}, "disagrees with the 9 blocks"),
+    ({"mlp_hidden_act": "gelu"}, "key 'mlp_hidden_act'"),
+    ({"attention_bias": True}, "key 'attention_bias'"),
+    ({"use_bias": True}, "key 'use_bias'"),
+    ({"num_nextn_predict_layers": 1}, "key 'num_nextn_predict_layers'"),
+    ({"hidden_dropout": 0.1}, "key 'hidden_dropout'"),
+    ({"mamba_num_heads": 18}, "a multiple of its groups"),
+    ({"mamba_n_groups": 2}, "disagrees with n_groups"),
+])
+def test_what_a_nemotron_h_file_may_not_say_is_one_line(tmp_path, change, needle):
+    with pytest.raises(ConfigError) as err:
+        _read(tmp_path, SMALL | change)
+    assert "\n" not in str(err.value) and needle in str(err.value), str(err.value)
+
+
+def _mamba(s: int, t: int, h=256, n=16, p=24, g=4, d_s=40) -> int:
+    """One Mamba-2 block's saved bytes (b = 1, bf16, SP): the fused norm's input and output, zxbcdt, out_x, the
+    grouped norm's input and fp32 1/rms, out_proj's input."""
+    return 2 * 2 * s * h // t + (2 * (2 * n * p + 2 * g * d_s + n) + 2 * n * p + 2 * n * p + 4 * g + 2 * n * p) * s // t
+
+
+def _attention(s: int, t: int, h=256, a=8, k=2, dh=32) -> int:
+    """One attention block (flash, SP): norm and QKV inputs, q, k, v, the output."""
+    return 2 * 2 * s * h // t + 2 * s * (a * dh + 2 * k * dh + a * dh) // t
+
+
+def _mlp(s: int, t: int, h=256, f=688) -> int:
+    """One squared-ReLU MLP block: norm and fc1 inputs, relu's output, fc2's input."""
+    return 2 * 2 * s * h // t + 2 * 2 * s * f // t
+
+
+def test_one_stage_keeps_each_blocks_tensors(tmp_path):
+    """SMALL at p = 1, t = 2, s = 512, no recompute: 4 Mamba-2, 2 attention and 3 MLP blocks, one micro batch; under
+    full recompute one block input each and the largest block's tensors as the working set."""
+    shape = _read(tmp_path, SMALL)
+    s, t = 512, 2
+    got = estimate(shape, Training(t=t, s=s, b=1, recompute="none")).stages[0]["bytes"]["activations"]
+    assert got == 4 * _mamba(s, t) + 2 * _attention(s, t) + 3 * _mlp(s, t)
+    full = estimate(shape, Training(t=t, s=s, b=1, recompute="full")).stages[0]["bytes"]
+    assert full["activations"] == 9 * 2 * s * 256 // t
+    assert full["recompute_working_set"] == max(_mamba(s, t), _attention(s, t), _mlp(s, t))
+
+
+def test_each_stage_holds_its_own_blocks(tmp_path):
+    """p = 3 over M - M | * - M | M - *: Mamba-2 blocks 2, 1, 1, MLP blocks 1 each."""
+    est = estimate(_read(tmp_path, SMALL), Training(d=2, p=3, s=256, gbs=12))
+    assert [(st["mamba_layers"], st["mixerless_layers"], st["mlpless_layers"]) for st in est.stages] == \
+        [(2, 1, 2), (1, 1, 2), (1, 1, 2)]
+
+
+def test_limits_are_one_line_and_plan_rows_match_estimate(tmp_path):
+    """t c not dividing the Mamba-2 groups, jaxcheck and the other recipes: one line each; every row plan evaluates
+    for SMALL on 6 GPUs equals estimate() of its configuration (bytes to 1, the peak and where it is)."""
+    import numpy as np
+
+    from symbolic.plan.enumerate import Cluster
+    from symbolic.plan.search import search
+
+    shape = _read(tmp_path, SMALL)
+    for train in (Training(c=8, s=256), Training(t=2, c=4, s=256)):
+        with pytest.raises(ConfigError, match="Mamba-2 heads and") as err:
+            train.check(shape, "paper")
+        assert "\n" not in str(err.value)
+    x = rules.letters(Training(s=256, zero=3), shape)
+    for profile in ("jax", "torchtitan", "deepspeed"):
+        broken = [rule.message(x) for rule in rules.select(profile, model=True) if not rule.holds(x)]
+        assert any("Mamba-2" in message for message in broken), broken
+    plan = search(Cluster(shape, gpus=6, s=256, gbs=12), limit=2**31, zero=(1,))
+    assert plan.evaluated and np.any(plan.rows["p"] == 3)
+    for i in range(plan.evaluated):
+        training = plan.training(i)
+        one, got = estimate(shape, training), plan.config(i)
+        assert max(abs(one.bytes[name] - got["bytes"][name]) for name in got["bytes"]) <= 1
+        assert (got["peak_bytes"], got["peak_from"]) == (one.peak, one.peak_from)

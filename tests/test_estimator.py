@@ -26,17 +26,15 @@ from symbolic.recipes import load
 
 SWITCHES = [Switches(), Switches(overheads=False), Switches(recompute="selective", flash_attn=False),
             Switches(recompute="full", sp=False), Switches(zero=0, flash_attn=False, sp=False), Switches(tied=True),
-            Switches(moe=True), Switches(zero=3, moe=True, shared=True, shared_gate=True, qk_norm="head", qkv_bias=True),
+            Switches(moe=True, fp8=True), Switches(zero=3, moe=True, shared=True, shared_gate=True, qk_norm="head",
+                                                   qkv_bias=True),
             Switches(recompute="full", zero=2, moe=True, qk_norm="full", o_bias=True, mlp_bias=True),
             Switches(mla=True, q_lora=True, moe=True, shared=True, mtp=True, mtp_moe=True, expert_bias=True, sigmoid=True),
             Switches(mla=True, recompute="full", flash_attn=False, zero=3, mtp=True),
             Switches(mla=True, q_lora=True, dsa=True, moe=True, shared=True, expert_bias=True, sigmoid=True),
             Switches(gdn=True, gdn_repeat=True, attn_gate=True, qk_norm="head", qkv_bias=True, moe=True, shared=True,
                      shared_gate=True, mtp=True, mtp_moe=True),
-            Switches(gdn=True, recompute="full", zero=3, attn_gate=True), Switches(gdn=True, recompute="selective",
-                                                                                  modules="core_attn+layernorm"),
-            Switches(mamba=True, blocks=True, ssm_conv_bias=True, mlp="relu2"),
-            Switches(mamba=True, blocks=True, recompute="full", zero=3, mlp="relu2")]
+            Switches(mamba=True, blocks=True, recompute="full", zero=3, mlp="relu2", ssm_conv_bias=True)]
 
 
 def est_for(sw: Switches):
@@ -53,7 +51,7 @@ configs = st.fixed_dictionaries({
     "L": st.integers(1, 128), "v": st.integers(100, 260000), "d": st.integers(1, 512), "t": st.sampled_from([1, 2, 4, 8]),
     "p": st.integers(1, 32), "c": st.sampled_from([1, 2, 4, 16]), "m": st.integers(1, 512), "vpp": st.integers(1, 4),
     "B_w": st.sampled_from([2, 4]), "B_g": st.sampled_from([2, 4]), "B_o": st.sampled_from([8, 12, 16]), "B_a": st.sampled_from([1, 2, 4]),
-    "B_l": st.sampled_from([0, 2, 4]), "s_p": st.sampled_from([0, 1024]), "n_ac": st.sampled_from([1, 2, 3]),
+    "B_l": st.sampled_from([0, 2, 4]), "B_q": st.sampled_from([1, 1.03125, 2]), "B_c": st.sampled_from([0, 1, 2.0625]), "s_p": st.sampled_from([0, 1024]), "n_ac": st.sampled_from([1, 2, 3]),
     "dh": st.sampled_from([8, 64, 128, 192]), "E": st.sampled_from([8, 64, 256]), "k_e": st.integers(1, 8),
     "f_e": st.integers(1, 20000), "f_s": st.integers(0, 20000), "L_e": st.integers(1, 128), "C_f": st.sampled_from([1, 1.25, 2]),
     "e": st.sampled_from([1, 2, 8, 64]), "t_e": st.sampled_from([1, 2, 8]),
@@ -129,7 +127,7 @@ def test_weights_and_optimizer_never_grow_with_t_p_c(sw):
               "a": 64, "k": rng.choice([1, 8, 64], n), "L": rng.integers(1, 128, n), "v": rng.integers(1000, 260000, n),
               "d": rng.integers(1, 64, n), "t": rng.choice([1, 2, 4], n), "p": rng.choice([3, 4, 8], n),
               "c": rng.choice([1, 2, 4], n), "m": rng.integers(1, 64, n), "vpp": rng.integers(1, 3, n),
-              "B_w": 2, "B_g": 4, "B_o": 12, "B_a": 2, "B_l": 4}
+              "B_w": 2, "B_g": 4, "B_o": 12, "B_a": 2, "B_l": 4, "B_q": 1, "B_c": 2}
     layers = values["L"]
     values |= {"dh": 128, "s_p": 0, "n_ac": 1, "E": 8, "k_e": 2, "f_e": rng.integers(1000, 20000, n), "f_s": 0, "L_e": layers, "C_f": 1.0,
                "q_r": 1536, "kv_r": 512, "d_r": 64, "d_v": 128, "n_mtp": 1, "n_i": 64, "d_i": 128, "k_i": 2048,

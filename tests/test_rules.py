@@ -53,10 +53,11 @@ def test_every_message_is_one_line_on_ints():
              "no biases but Q/K/V's, weighted q/k norms (jax)", "recipes: dense models",
              "DSA: no context parallel", "DSA: no core_attn or mla_up_proj recompute", "DSA: unfused either way",
              "no sparse-attention indexer (jax)", "Gated DeltaNet or Mamba-2: Megatron only",
-             "Mamba-2: heads and groups over t c", "Gated DeltaNet: no context parallel", "Gated DeltaNet: n_gk % t"]  # a dense GQA model cannot break the rules of experts, MLA, DSA
+             "Mamba-2: heads and groups over t c", "Gated DeltaNet: no context parallel",
+             "--fp8: GQA attention", "Gated DeltaNet: n_gk % t"]  # a dense GQA model cannot break the rules of experts, MLA, DSA
     # or Gated DeltaNet layers
     # jaxcheck's precision, ZeRO-3: what the jax, torchtitan and deepspeed rules on them allow
-    allowed = ["--recompute-modules with selective", "--recompute-modules: Megatron only", "jax precision", "torchtitan: FSDP2", "torchtitan: its precision", "torchtitan: --ac-every with selective", "--ac-every: torchtitan only",
+    allowed = ["--fp8: Megatron only", "--recompute-modules with selective", "--recompute-modules: Megatron only", "jax precision", "torchtitan: FSDP2", "torchtitan: its precision", "torchtitan: --ac-every with selective", "--ac-every: torchtitan only",
                "--no-zero-init: DeepSpeed only", "deepspeed: --no-zero-init at ZeRO-3",
                "--no-grad-accum-fusion: Megatron only", "deepspeed: fp32 gradients at ZeRO 1 or 3", "deepspeed: ZeRO 1-3"]
     even = ["vpp > 1 needs p > 1", *on_uneven, *dense, *allowed, "even stages"]
@@ -64,7 +65,8 @@ def test_every_message_is_one_line_on_ints():
         broken = SimpleNamespace(d=3, t=3, p=3, c=3, vpp=2, s=1000, b=2, gbs=9, sp=True, flash_attn=True, zero=3,
                                  stage_layers=split, ep=2, etp_size=5, moe_capacity=1.0, recompute="none", ac_every=None, zero_init=True, grad_accum_fusion=True,
                                  weight_dtype="fp32", grad_dtype="fp32", master_weights=False, optimizer="adamw",
-                                 moment_dtype="fp32", logits="fp32", schedule="gpipe",
+                                 moment_dtype="fp32", logits="fp32", schedule="gpipe", fp8="none",
+                                 fp8_param_gather=False,
                                      recompute_modules="core_attn")
         x = letters(broken, shape)
         assert [rule.name for rule in RULES if rule.holds(x)] == sorted(holding, key=ORDER.index)  # p = 3: vpp > 1 cannot break too
@@ -85,7 +87,7 @@ def test_the_rules_of_experts_break_one_line_each():
     broken = SimpleNamespace(d=4, t=4, p=1, c=1, vpp=1, s=64, b=1, gbs=4, sp=False, flash_attn=True, zero=1,
                              stage_layers=None, ep=4, etp_size=4, moe_capacity=1.0, recompute="full", ac_every=None, zero_init=True, grad_accum_fusion=True,
                              weight_dtype="fp32", grad_dtype="fp32", master_weights=False, optimizer="adamw",
-                             moment_dtype="fp32", logits="fp32", schedule="1f1b",
+                             moment_dtype="fp32", logits="fp32", schedule="1f1b", fp8="none", fp8_param_gather=False,
                              recompute_modules="core_attn")
     x = letters(broken, shape)
     failing = [rule.name for rule in RULES if not rule.holds(x) and rule.scope not in ("torchtitan", "deepspeed")]

@@ -9,6 +9,7 @@ import sympy as sp
 from ..config.switches import Switches
 from ..config.symbols import B_a, a, b, dh, f, h, k, s
 from .base import Component, per_gpu_tokens
+from .fp8 import quantized
 
 _MASK = sp.Integer(1)  # dropout masks are one byte per element (Korthikanti et al. 2022)
 
@@ -176,7 +177,7 @@ def layer_tensors(sw: Switches, gpt: bool = False, moe: bool = False, mixer: str
     none keeps all; selective drops the attention core (s x s terms) and what its other modules rerun (RECOMPUTED;
     with mla_up_proj it keeps the RoPE key instead); full keeps only the layer input (Korthikanti et al. 2022)."""
     sw = replace(sw, **GPT) if gpt else sw
-    parts = _block_tensors(sw, moe, mixer, ffn)
+    parts = quantized(_block_tensors(sw, moe, mixer, ffn), sw, moe)
     if sw.recompute == "selective":
         core = "core_attn" in sw.modules.split("+")
         dropped = _recomputed_by(sw)
@@ -197,7 +198,7 @@ def recomputed_tensors(sw: Switches, moe: bool = False, mixer: str = "attention"
     dropped = _recomputed_by(sw)
     if not dropped:
         return sp.Integer(0)
-    parts = _block_tensors(sw, moe, mixer, ffn)
+    parts = quantized(_block_tensors(sw, moe, mixer, ffn), sw, moe)
     return sp.Add(*(part.expr for part in parts if part.name in dropped))
 
 

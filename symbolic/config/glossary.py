@@ -79,6 +79,8 @@ BYTES = {
     "B_o": "optimizer bytes per parameter",
     "B_a": "bytes per activation element",
     "B_l": "bytes per logit element the loss keeps for its backward (4 fp32, 2 bf16, 0 chunked / fused)",
+    "B_q": "bytes per element of a GEMM input saved for backward, quantized with --fp8 (B_a without it)",
+    "B_c": "bytes per weight element of Transformer Engine's cached FP8 weight copies (0 without --fp8)",
 }
 # one pipeline stage (rank r of p): what a stage's expressions take beyond the letters above; L_r = L/p and
 # m_r = the schedule's in-flight count of rank r when the split is even
@@ -99,7 +101,7 @@ INDEXER_LETTERS = ("n_i", "d_i", "k_i")  # of those, what only a model with Deep
 HYBRID_LETTERS = (*HYBRID, "Lg_r", "Lm_r", "Lo_r", "Ln_r")  # what only a hybrid (Gated DeltaNet, Mamba-2) has
 STAGE_NAMES = ("L_r", "m_r", "Le_r", "Lg_r", "Lm_r", "Lo_r", "Ln_r")  # a stage's extra inputs (the in-flight count takes r)
 MEANING = SHAPE | MOE | MLA | HYBRID | PARALLEL | SCHEDULE | BYTES | STAGE
-LATEX = {"vpp": r"v_{pp}", "B_w": r"B_{w}", "B_g": r"B_{g}", "B_o": r"B_{o}", "B_a": r"B_{a}", "B_l": r"B_{l}", "L_r": r"L_{r}",
+LATEX = {"vpp": r"v_{pp}", "B_w": r"B_{w}", "B_g": r"B_{g}", "B_o": r"B_{o}", "B_a": r"B_{a}", "B_l": r"B_{l}", "B_q": r"B_{q}", "B_c": r"B_{c}", "L_r": r"L_{r}",
          "m_r": r"m_{r}", "dh": r"d_{h}", "s_p": r"s_{p}", "n_ac": r"n_{ac}", "k_e": r"k_{e}", "f_e": r"f_{e}", "f_s": r"f_{s}", "L_e": r"L_{e}",
          "C_f": r"C_{f}", "t_e": r"t_{e}", "Le_r": r"L_{e,r}", "q_r": r"q_{r}", "kv_r": r"kv_{r}", "d_r": r"d_{r}",
          "d_v": r"d_{v}", "n_mtp": r"n_{mtp}", "n_i": r"n_{i}", "d_i": r"d_{i}", "k_i": r"k_{i}",
@@ -114,7 +116,7 @@ TRAINING_FIELD = {"q_r": "q_lora", "kv_r": "kv_lora", "d_r": "rope_dim", "d_v": 
                   "n_i": "index_heads", "d_i": "index_dim", "k_i": "index_topk",
                   "n_gk": "lin_k_heads", "n_gv": "lin_v_heads", "d_gk": "lin_k_dim", "d_gv": "lin_v_dim", "K_c": "lin_conv",
                   "n_m": "ssm_heads", "d_m": "ssm_head_dim", "d_s": "ssm_state", "g_m": "ssm_groups",
-                  "s_p": "positions", "n_ac": "n_ac", "B_w": "weight_bytes", "B_g": "grad_bytes", "B_o": "opt_bytes", "B_a": "act_bytes", "B_l": "logit_bytes", "e": "ep",
+                  "s_p": "positions", "n_ac": "n_ac", "B_w": "weight_bytes", "B_g": "grad_bytes", "B_o": "opt_bytes", "B_a": "act_bytes", "B_l": "logit_bytes", "B_q": "quant_bytes", "B_c": "cache_bytes", "e": "ep",
                   "t_e": "etp_size", "C_f": "moe_capacity"}
 
 

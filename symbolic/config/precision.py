@@ -48,3 +48,26 @@ def check(choices: dict) -> str | None:
     if choices["weight_dtype"] == "fp32" and choices["master_weights"]:
         return "fp32 weights are their own master copy: pass --no-master-weights with --weight-dtype fp32"
     return None
+
+
+# Transformer Engine's FP8 recipes as Megatron-LM runs them (--fp8-format hybrid --fp8-recipe NAME; TE 2.20.2,
+# transformer_engine/pytorch/module/linear.py and base.py): recipe -> (bytes per element of a GEMM input saved for
+# backward, bytes per weight element of the FP8 copies TE caches across micro batches). The saved input is its
+# quantized data, one byte, with its scales: per tensor (delayed: DelayedScaling; tensorwise: Float8CurrentScaling),
+# one fp32 per 1 x 128 tile (blockwise: Float8BlockScaling, DeepSeek-V3's), one e8m0 byte per 32 elements (mxfp8:
+# MXFP8BlockScaling, Blackwell). The weight cache (module._fp8_workspaces["weight"], kept while is_first_microbatch is
+# given: Megatron-Core's TE wrappers pass it) holds the row-wise copy for forward and the column-wise (transposed)
+# copy for the input gradient: two bytes, with one fp32 scale per 128 x 128 block (blockwise) or an e8m0 scale per
+# 32 elements each (mxfp8).
+FP8_RECIPES = {"none": (None, 0.0), "delayed": (1.0, 2.0), "tensorwise": (1.0, 2.0),
+               "blockwise": (1 + 4 / 128, 2 * (1 + 4 / (128 * 128))), "mxfp8": (1 + 1 / 32, 2 * (1 + 1 / 32))}
+
+
+def fp8_bytes(recipe: str, act_bytes: float, param_gather: bool) -> tuple[float, float]:
+    """(B_q, B_c): the bytes of a saved GEMM input element (B_a without FP8) and of the FP8 weight copies per
+    parameter (0 without FP8). With --fp8-param-gather the weights themselves are the row-wise FP8 copy (B_w = 1),
+    so the cache holds the transposed one alone."""
+    saved, cache = FP8_RECIPES[recipe]
+    saved = act_bytes if saved is None else saved
+    cache = cache / 2 if param_gather else cache
+    return tuple(int(x) if float(x).is_integer() else x for x in (saved, cache))

@@ -28,6 +28,7 @@ class Switches(Architecture, Sharding):
     grad_accum_fusion: bool = True  # Megatron-LM's gradient accumulation fusion: persistent dummy wgrad buffers
     schedule: str = "1f1b"  # pipeline schedule (Training.schedule): 1f1b, or gpipe (the jax profile only)
     modules: str = "core_attn"  # what selective recompute reruns, "+"-joined (Training.recompute_modules)
+    fp8: bool = False  # Transformer Engine FP8 (Training.fp8): GEMM inputs saved quantized (B_q), FP8 weight copies
 
     def __post_init__(self):
         super().__post_init__()
@@ -52,7 +53,8 @@ class Switches(Architecture, Sharding):
                    zero_init=getattr(training, "zero_init", True),
                    grad_accum_fusion=getattr(training, "grad_accum_fusion", True),
                    schedule=getattr(training, "schedule", "1f1b"),
-                   modules=getattr(training, "recompute_modules", "core_attn").replace(",", "+"), **arch)
+                   modules=getattr(training, "recompute_modules", "core_attn").replace(",", "+"),
+                   fp8=getattr(training, "fp8", "none") != "none", **arch)
 
     def tag(self) -> str:
         """Every field's value in order, booleans as 0/1, joined by '-': a file-name-safe name of these switches."""

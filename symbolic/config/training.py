@@ -60,6 +60,8 @@ class Training(Sharding):
     grad_accum_fusion: bool = True  # Megatron-LM --gradient-accumulation-fusion (its default): TE's dummy wgrads
     schedule: str = "1f1b"  # pipeline schedule, one of SCHEDULES: 1F1B (Megatron-LM's), or GPipe (jaxcheck only)
     recompute_modules: str = "core_attn"  # what selective recompute reruns, comma-separated RECOMPUTE_MODULES
+    fp8: str = "none"  # Megatron-LM --fp8-recipe with Transformer Engine (precision.FP8_RECIPES), or none
+    fp8_param_gather: bool = False  # Megatron-LM --fp8-param-gather: the weights kept in FP8 (B_w = 1)
     # precision and optimizer (config.precision; the defaults are Megatron-LM's bf16 mixed precision)
     weight_dtype: str = "bf16"  # B_w: the model's weights as the step computes with them
     grad_dtype: str = "fp32"  # B_g: fp32 main gradients
@@ -82,7 +84,20 @@ class Training(Sharding):
         problem = precision.check({name: getattr(self, name) for name in precision.FIELDS})
         if problem:
             raise ConfigError(problem)
-        widths = {"weight_bytes": precision.DTYPES[self.weight_dtype], "grad_bytes": precision.DTYPES[self.grad_dtype],
+        if self.fp8 not in precision.FP8_RECIPES:
+            raise ConfigError(f"--fp8 must be one of {', '.join(precision.FP8_RECIPES)}, got {self.fp8!r}")
+        if not isinstance(self.fp8_param_gather, bool):
+            raise ConfigError(f"fp8_param_gather must be true or false, got {self.fp8_param_gather!r}")
+        if self.fp8_param_gather and (self.fp8 not in ("delayed", "tensorwise") or self.weight_dtype not in ("bf16",
+                                                                                                           "fp8")):
+            raise ConfigError("--fp8-param-gather keeps per-tensor-scaled FP8 weights: it needs --fp8 delayed or "
+                              "tensorwise (blockwise and mxfp8 weights are not modelled) and bf16 or fp8 weights, got "
+                              f"--fp8 {self.fp8}, --weight-dtype {self.weight_dtype}")
+        if self.fp8 != "none" and self.act_dtype != "bf16":
+            raise ConfigError(f"--fp8 {self.fp8} quantizes bf16 activations (Megatron-LM's --bf16 with FP8): "
+                              f"--act-dtype {self.act_dtype} is not modelled with it")
+        weight = 1 if self.fp8_param_gather else precision.DTYPES[self.weight_dtype]
+        widths = {"weight_bytes": weight, "grad_bytes": precision.DTYPES[self.grad_dtype],
                   "opt_bytes": precision.opt_bytes(self.optimizer, self.moment_dtype, self.master_weights),
                   "act_bytes": precision.DTYPES[self.act_dtype], "logit_bytes": precision.LOGITS[self.logits]}
         for name, value in widths.items():
@@ -112,6 +127,16 @@ class Training(Sharding):
                 raise ConfigError(f"--stage-layers must be positive integers, one per pipeline stage, got {layers!r}")
             object.__setattr__(self, "stage_layers", tuple(layers))  # a JSON list or argparse's tuple alike
         rules.check(rules.letters(self), rules.select("all", model=False))
+
+    @property
+    def quant_bytes(self) -> float:
+        """B_q: bytes of a GEMM input saved for backward, quantized under --fp8 (B_a without it)."""
+        return precision.fp8_bytes(self.fp8, self.act_bytes, self.fp8_param_gather)[0]
+
+    @property
+    def cache_bytes(self) -> float:
+        """B_c: bytes per weight element of Transformer Engine's cached FP8 weight copies (0 without --fp8)."""
+        return precision.fp8_bytes(self.fp8, self.act_bytes, self.fp8_param_gather)[1]
 
     @property
     def etp_size(self) -> int:
@@ -205,7 +230,8 @@ WIDTH_FIELDS = ("weight_bytes", "grad_bytes", "opt_bytes", "act_bytes", "logit_b
 MOE_FIELDS = ("ep", "etp", "moe_capacity")  # what only a model with experts shows in its config
 # one trainer's (or jaxcheck's) options: shown (and checked by the rule table) where not at these values
 RECIPE_FIELDS = {name: getattr(Training, name)  # their defaults: the class attributes dataclass sets
-                 for name in ("ac_every", "zero_init", "grad_accum_fusion", "schedule", "recompute_modules")}
+                 for name in ("ac_every", "zero_init", "grad_accum_fusion", "schedule", "recompute_modules", "fp8",
+                              "fp8_param_gather")}
 
 
 def _modules(value) -> str:

@@ -143,6 +143,12 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
     group.add_argument("--no-grad-accum-fusion", dest="grad_accum_fusion", action="store_false",
                        default=defaults.grad_accum_fusion,
                        help="--recipe megatron: --no-gradient-accumulation-fusion (no persistent dummy wgrad buffers)")
+    group.add_argument("--fp8", default=defaults.fp8, choices=tuple(precision.FP8_RECIPES),
+                       help="--recipe megatron: Transformer Engine FP8 (Megatron-LM --fp8-format hybrid --fp8-recipe): "
+                            "GEMM inputs saved quantized and FP8 weight copies cached (default: none)")
+    group.add_argument("--fp8-param-gather", action="store_true", default=defaults.fp8_param_gather,
+                       help="--recipe megatron with --fp8 delayed or tensorwise: the weights kept in FP8 "
+                            "(Megatron-LM --fp8-param-gather)")
     group.add_argument("--recompute-modules", default=defaults.recompute_modules, metavar="M,M,...",
                        help="--recipe megatron with --recompute selective: what it reruns in backward, comma-separated "
                             f"from {', '.join(RECOMPUTE_MODULES)} (Megatron-Core --recompute-modules; default: "

@@ -14,7 +14,8 @@ from ...components.ends import dummy_wgrads, logits_source, recompute_working_se
 from ...components.experts import expert_states, experts_params
 from ...components.moe import dispatch_buffers, expert_bias_buffers, routing_state
 from ...components.mtp import mtp_activations, mtp_embedding_params, mtp_moe_layers, mtp_params
-from ...components.weights import default_kinds, default_layers, kind_cases, kind_terms
+from ...components.fp8 import fp8_weight_cache
+from ...components.weights import default_kinds, default_layers, end_params, kind_cases, kind_terms
 from ...config.switches import Switches
 from ...config.symbols import p
 
@@ -72,7 +73,9 @@ def _states(stage: str, layers: sp.Expr, moe_layers: sp.Expr, sw: Switches,
     moe_layers = moe_layers + (mtp_moe_layers(sw) if mtp else 0)
     experts = expert_states(moe_layers, sw)
     everything = params + (moe_layers * experts_params(sw) if sw.moe else 0)
-    return [weights(params, sw), gradients(params, sw), optimizer(params, sw), *experts], everything
+    cache = fp8_weight_cache(everything - end_params(stage, sw) - (mtp_embedding_params(sw) if stage == "last"
+                                                                    else 0), sw)  # the layers' weights, no ends
+    return [weights(params, sw), gradients(params, sw), optimizer(params, sw), *experts, *cache], everything
 
 
 def _moe_buffers(moe_layers: sp.Expr, sw: Switches) -> list[Component]:

@@ -10,6 +10,12 @@ RULES: tuple[Rule, ...] = (
     Rule("--recompute-modules: Megatron only", lambda x: x.recompute_modules == "core_attn",
          lambda x: (f"--recompute-modules {x.recompute_modules} is Megatron-Core's (--recipe megatron); jaxcheck's "
                     f"and the other recipes' selective policies are their own"), scope="!paper"),
+    Rule("--fp8: Megatron only", lambda x: (x.fp8 == "none") & np.logical_not(x.fp8_param_gather),
+         lambda x: (f"--fp8 {x.fp8} is Megatron-LM's Transformer Engine FP8 (--recipe megatron); torchtitan's "
+                    f"Float8 and the other recipes' FP8 are not modelled"), scope="!paper"),
+    Rule("--fp8: GQA attention", lambda x: (x.fp8 == "none") | np.logical_not(x.mla | x.gdn | x.mamba),
+         lambda x: (f"--fp8 {x.fp8} is modelled for GQA attention with dense or MoE MLPs; {x.model}'s latent "
+                    f"attention, Gated DeltaNet or Mamba-2 layers' FP8 tensors are not"), scope="paper", model=True),
     Rule("--no-grad-accum-fusion: Megatron only", lambda x: x.grad_accum_fusion,
          lambda x: ("--no-grad-accum-fusion is Megatron-LM's --no-gradient-accumulation-fusion: give it with --recipe "
                     "megatron"), scope="!paper"),  # every other profile: the recipes and jax

@@ -1,0 +1,49 @@
+"""What Transformer Engine's FP8 training adds and changes, as Megatron-LM runs it (--fp8-format hybrid --fp8-recipe
+delayed|tensorwise|blockwise|mxfp8; TE 2.20.2 transformer_engine/pytorch/module/linear.py, layernorm_linear.py,
+grouped_linear.py and base.py): each GEMM input a linear saves for its weight gradient is saved quantized (B_q bytes
+an element, scales included), and each linear's FP8 weight copies are cached across micro batches (B_c bytes a
+weight, config.precision.FP8_RECIPES). Attention itself stays in bf16 (no --fp8-dot-product-attention), as do the
+norms, the activation functions' inputs, the router and the output layer (Megatron-Core builds it without TE)."""
+from __future__ import annotations
+
+import sympy as sp
+
+from ..config.switches import Switches
+from ..config.symbols import B_a, B_c, B_q
+from .base import Component
+
+# the saved tensors that are a TE linear's input and nothing else's: the fused norm's output fed to QKV and (dense)
+# to fc1 (TELayerNormColumnParallelLinear quantizes it inside), fc2's input (the SwiGLU product, freed once fc2 has
+# its FP8 copy), the routed experts' permuted tokens and fc2 inputs (TE GroupedLinear), the shared experts' fc2 input
+QUANTIZED = ("qkv_input", "mlp_input", "down_input", "expert_input", "expert_fc2_input", "shared_fc2_input")
+
+
+def quantized(parts: list[Component], sw: Switches, moe: bool = False) -> list[Component]:
+    """A layer's tensors under FP8: each QUANTIZED one at B_q bytes an element (an MoE layer's mlp_input stays bf16:
+    the router and the token dispatcher read it too), and the output projection's own FP8 copy of the attention
+    output beside the bf16 one flash attention keeps for its backward; unchanged without FP8."""
+    if not sw.fp8:
+        return parts
+    out = []
+    for part in parts:
+        if part.name in QUANTIZED and not (moe and part.name == "mlp_input"):
+            part = part._replace(expr=part.expr.xreplace({B_a: B_q}),
+                                 doc=part.doc + "; FP8: saved quantized, B_q bytes an element (TE linear)")
+        out.append(part)
+        if part.name == "attn_out":
+            out.append(part._replace(name="proj_input_fp8", expr=part.expr.xreplace({B_a: B_q}),
+                                     doc="the output projection's FP8 copy of the attention output, B_q bytes an "
+                                     "element (TERowParallelLinear saves its quantized input; flash attention keeps "
+                                     "the bf16 one)"))
+    return out
+
+
+def fp8_weight_cache(params: sp.Expr, sw: Switches) -> list[Component]:
+    """The FP8 copies of the stage's layer weights TE caches for the step, B_c bytes a weight (row-wise for forward,
+    column-wise for the input gradient; with --fp8-param-gather the weights are the row-wise copy): none without
+    FP8. `params` counts every layer parameter held, norms and biases too (an upper bound by them: they are not
+    quantized)."""
+    if not sw.fp8:
+        return []
+    return [Component("fp8_weight_cache", B_c * params, "Transformer Engine's FP8 weight copies (module "
+                      "_fp8_workspaces, kept across micro batches), B_c bytes per layer weight")]

@@ -1,0 +1,92 @@
+"""Transformer Engine FP8 under --recipe megatron: the GEMM inputs saved quantized, the attention output's FP8 copy,
+the cached FP8 weight copies, --fp8-param-gather, and what is refused in one line.
+
+Source of truth: Transformer Engine 2.20.2's transformer_engine/pytorch/module/linear.py and base.py (what a linear
+saves and caches under FP8), written out here tensor by tensor for a small Llama shape; the recipes' bytes from
+their scaling granularity (per tensor; 1 x 128 tiles with fp32 scales; 32-element blocks with e8m0 scales).
+Tolerance: exact bytes."""
+import json
+
+import pytest
+
+from symbolic.cli import main
+from symbolic.config import rules
+from symbolic.config.errors import ConfigError
+from symbolic.config.precision import fp8_bytes
+from symbolic.config.shapes import ModelShape
+from symbolic.config.training import Training
+from symbolic.estimator.estimate import estimate
+
+SHAPE = ModelShape("fp8-small", h=256, f=704, a=8, k=2, L=4, v=1024)  # untied, sizes distinct
+
+
+@pytest.mark.parametrize("recipe, saved, cache", [
+    ("none", 2, 0), ("delayed", 1, 2), ("tensorwise", 1, 2), ("blockwise", 1 + 4 / 128, 2 * (1 + 4 / 128**2)),
+    ("mxfp8", 1 + 1 / 32, 2 * (1 + 1 / 32)),
+])
+def test_each_recipe_saves_one_byte_an_element_with_its_scales(recipe, saved, cache):
+    assert fp8_bytes(recipe, 2, False) == (saved, cache)
+
+
+def test_quantized_inputs_and_the_projection_copy_are_exactly_the_difference():
+    """Per layer and micro batch (t = 2 with SP, s = 512, b = 1, no recompute): qkv_input, mlp_input [s, h] and fc2's
+    input [s, f] drop from 2 to 1 byte an element; the output projection keeps its own 1-byte copy of the attention
+    output [s, a dh] beside flash attention's bf16 one."""
+    s, t, h, f, a, dh = 512, 2, 256, 704, 8, 32
+    base = Training(t=t, s=s, b=1, recompute="none")
+    plain = estimate(SHAPE, base).stages[0]["bytes"]["activations"]
+    fp8 = estimate(SHAPE, Training(t=t, s=s, b=1, recompute="none", fp8="delayed")).stages[0]["bytes"]["activations"]
+    per_layer = -(2 * s * h // t + s * f // t) + s * a * dh // t
+    assert fp8 - plain == SHAPE.L * per_layer
+
+
+@pytest.mark.parametrize("recipe, gather, per_weight", [("delayed", False, 2), ("tensorwise", True, 1),
+                                                        ("mxfp8", False, 2 * (1 + 1 / 32))])
+def test_weight_cache_is_b_c_per_layer_weight(recipe, gather, per_weight):
+    """t = p = 1: the cache holds B_c bytes for every layer parameter (the embedding and the output layer stay
+    bf16); with --fp8-param-gather the weights are 1 byte each and only the transposed copy is cached."""
+    layers = SHAPE.param_count - 2 * SHAPE.h * SHAPE.v - SHAPE.h  # embedding, head, final norm
+    got = estimate(SHAPE, Training(s=256, fp8=recipe, fp8_param_gather=gather)).stages[0]["bytes"]
+    assert got["fp8_weight_cache"] == round(per_weight * layers)
+    assert got["weights"] == (1 if gather else 2) * SHAPE.param_count
+
+
+def test_moe_layers_quantize_the_experts_inputs_not_the_routers():
+    """An MoE layer's normed input stays bf16 (the router and the dispatcher read it); the routed experts' permuted
+    tokens and fc2 inputs are saved quantized."""
+    from symbolic.components import layer_tensors
+    from symbolic.config.switches import Switches
+
+    parts = {part.name: part for part in layer_tensors(Switches(moe=True, fp8=True), moe=True)}
+    assert "B_q" not in str(parts["mlp_input"].expr)
+    assert "B_q" in str(parts["expert_input"].expr) and "B_q" in str(parts["expert_fc2_input"].expr)
+
+
+@pytest.mark.parametrize("kwargs, needle", [
+    ({"fp8": "mxfp8", "fp8_param_gather": True}, "needs --fp8 delayed or tensorwise"),
+    ({"fp8_param_gather": True}, "needs --fp8 delayed or tensorwise"),
+    ({"fp8": "delayed", "act_dtype": "fp32"}, "--act-dtype fp32"),
+    ({"fp8": "e4m3"}, "--fp8 must be one of"),
+])
+def test_bad_fp8_choices_are_one_line(kwargs, needle):
+    with pytest.raises(ConfigError, match=needle) as err:
+        Training(**kwargs)
+    assert "\n" not in str(err.value)
+
+
+def test_other_recipes_and_other_layer_kinds_are_refused():
+    x = rules.letters(Training(s=256, zero=3, fp8="tensorwise"), SHAPE)
+    for profile in ("torchtitan", "deepspeed", "jax"):
+        assert any(rule.name == "--fp8: Megatron only" for rule in rules.select(profile) if not rule.holds(x))
+    mla = ModelShape("mla", h=256, f=704, a=8, k=8, L=2, v=1024, kv_lora=64, rope_dim=16, v_dim=32, head_dim=32)
+    with pytest.raises(ConfigError, match="latent attention"):
+        Training(s=256, fp8="delayed").check(mla, "paper")
+
+
+def test_cli_runs_the_megatron_fp8_recipes(capsys):
+    for flags in (["--fp8", "tensorwise", "--fp8-param-gather"], ["--fp8", "blockwise"]):
+        assert main(["estimate", "--model", "llama3-8b", "--dp", "8", "--tp", "2", *flags, "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["config"]["fp8"] == flags[1] and out["bytes"]["fp8_weight_cache"] > 0
+    assert main(["estimate", "--recipe", "torchtitan", "--fp8", "tensorwise"]) == 2
+    assert "Megatron-LM's Transformer Engine FP8" in capsys.readouterr().err

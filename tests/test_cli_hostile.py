@@ -76,7 +76,10 @@ def files(tmp_path_factory):
 
 
 def _paths(root, good: list[str], bad: list[str] = ()) -> tuple:
-    return [str(root / n) for n in good], st.sampled_from([str(root / n) for n in bad] + ["/proc/x/y", "/nonexistent/o", ""])
+    # no path a command may create: sweep makes its output's folders, so "/nonexistent/o" once made /nonexistent on the
+    # machine and broke tests/test_cli_contract.py's missing folder; a path under a file can never be made
+    return [str(root / n) for n in good], st.sampled_from([str(root / n) for n in bad] + ["/proc/x/y",
+                                                                                         str(root / "a_file" / "o"), ""])
 
 
 def _models(root) -> tuple:

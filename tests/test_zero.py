@@ -43,12 +43,13 @@ def test_each_stage_shards_what_zero_says(stage):
 
 
 def test_zero_buffers_are_named_per_stage():
-    """ZeRO-2 adds the gradients being reduce-scattered, ZeRO-3 also the gathered weights; the 40M-parameter buckets
-    of the distributed optimizer go where a stage has its own per-layer buffer."""
+    """ZeRO-2 adds the gradients being reduce-scattered (and Megatron-LM FSDP's assumed all-gather bucket), ZeRO-3
+    also the gathered weights; Megatron-Core's DDP and distributed optimizer (ZeRO 0, 1) reduce and gather their
+    buckets in place in the grad and param buffers (megatron-core 0.16.1 param_and_grad_buffer.py): no bucket."""
     names = {zero: set(_parts(zero, overheads=True)) for zero in ZERO_STAGES}
-    assert not names[0] & {"grad_reduce_buffer", "params_gathered", "dist_opt_allgather"} and "grad_buckets" in names[0]
-    assert {"grad_buckets", "dist_opt_allgather"} <= names[1] and "grad_reduce_buffer" not in names[1]
-    assert {"grad_reduce_buffer", "dist_opt_allgather"} <= names[2] and "grad_buckets" not in names[2]
+    buffers = {"grad_reduce_buffer", "params_gathered", "dist_opt_allgather", "grad_buckets"}
+    assert not names[0] & buffers and not names[1] & buffers
+    assert {"grad_reduce_buffer", "dist_opt_allgather"} <= names[2] and "params_gathered" not in names[2]
     assert "params_gathered" in names[3] and not names[3] & {"grad_buckets", "dist_opt_allgather"}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.switches import Switches
-from ..config.symbols import B_g, B_w, c, d, e, p, t
+from ..config.symbols import B_w, c, d, e, p, t
 from .base import Component
 from .experts import expert_data_parallel
 
@@ -25,16 +25,19 @@ def overheads(params: sp.Expr, tensors: sp.Expr, sw: Switches, workspaces: int =
               megatron: bool = True) -> list[Component]:
     """The overhead components of one GPU holding `params` parameters and `tensors` bytes of model state + activations;
     `workspaces`: the cuBLAS workspaces the trainer's GEMMs keep (3 with Transformer Engine, 2 with PyTorch's alone);
-    `megatron`: with Megatron-LM DDP's gradient bucket and the distributed optimizer's all-gather bucket."""
+    `megatron`: with Megatron-LM FSDP's all-gather bucket at ZeRO-2."""
     data_parallel = _wider_than_one(d * c)
     parts = []
-    if megatron and not sw.sharded_grads:  # ZeRO-2/3 reduce-scatter each layer's gradients: zero.grad_reduce_buffer
-        parts.append(Component("grad_buckets", data_parallel * B_g * sp.Min(params, BUCKET, evaluate=False),
-                               "one gradient reduce bucket (Megatron DDP default 40M params, B_g bytes each) staged for "
-                               "the d*c reduction"))
-    if megatron and sw.dist_opt and not sw.sharded_weights:  # ZeRO-3 keeps its weights sharded: zero.params_gathered gathers them
+    # Megatron-Core DDP (ZeRO 0 and 1) allocates no bucket of its own: each bucket's grad_data and param_data are
+    # views into the contiguous grad and param buffers (the gradients and weights counted already), reduce-scattered
+    # (or all-reduced) and all-gathered in place (megatron-core 0.16.1 distributed/param_and_grad_buffer.py:
+    # _ParamAndGradBuffer._get, start_grad_sync's reduce_scatter_tensor(local_data_view, bucket.grad_data),
+    # start_param_sync's all_gather_into_tensor(bucket.param_data, local_data_view)). Megatron-LM FSDP at ZeRO-2 keeps
+    # the all-gather bucket assumed here (its buffers are not read yet).
+    if megatron and sw.dist_opt and sw.sharded_grads and not sw.sharded_weights:
         parts.append(Component("dist_opt_allgather", data_parallel * B_w * sp.Min(params, BUCKET, evaluate=False),
-                               "one bf16 parameter all-gather bucket of the distributed optimizer (40M params, B_w bytes each)"))
+                               "one bf16 parameter all-gather bucket (40M params, B_w bytes each) of Megatron-LM FSDP "
+                               "optim_grads (ZeRO-2; assumed)"))
     sizes = (d, t, p, c) + ((e, expert_data_parallel()) if sw.moe else ())
     groups = sum((_wider_than_one(x) for x in sizes), sp.Integer(0))
     parts += [

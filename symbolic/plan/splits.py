@@ -21,7 +21,7 @@ LAYERS = np.int16  # dtype of a split's layer counts (a Cluster's model has fewe
 def _bilinear(est: Estimator, kind: str, arrays: dict, n: int) -> np.ndarray:
     """[4, n] coefficients of a stage kind's total as c0 + c1 L_r + (c2 + c3 L_r) m_r, read off the estimator at L_r
     in {1, 2} and m_r in {0, 1} (one call). Exact where the total is bilinear in them: everything but the
-    40M-parameter buckets' min(params, bucket), which is constant once one layer holds 40M parameters per GPU."""
+    40M-parameter bucket's min(params, bucket) at ZeRO-2, which is constant once one layer holds 40M parameters per GPU."""
     column = {name: (x[:, None] if np.ndim(x) else x) for name, x in arrays.items()}
     L_r = np.array([1, 2, 1, 2])
     at = np.broadcast_to(est.stage_peak_total(kind, **column, L_r=L_r, m_r=np.array([0, 0, 1, 1]),

@@ -90,3 +90,20 @@ def test_cli_runs_the_megatron_fp8_recipes(capsys):
         assert out["config"]["fp8"] == flags[1] and out["bytes"]["fp8_weight_cache"] > 0
     assert main(["estimate", "--recipe", "torchtitan", "--fp8", "tensorwise"]) == 2
     assert "Megatron-LM's Transformer Engine FP8" in capsys.readouterr().err
+
+
+def test_plan_rows_with_fp8_match_estimate():
+    """plan --fp8 delayed: every row it evaluates for the small Llama on 8 GPUs (ZeRO 1) equals estimate() of its
+    configuration, FP8 included (bytes to 1, the peak and where it is)."""
+    from symbolic.plan.enumerate import Cluster
+    from symbolic.plan.search import search
+
+    plan = search(Cluster(SHAPE, gpus=8, s=256, gbs=16, fp8="delayed"), limit=2**31, zero=(1,))
+    assert plan.evaluated
+    for i in range(plan.evaluated):
+        training = plan.training(i)
+        assert training.fp8 == "delayed"
+        one, got = estimate(SHAPE, training), plan.config(i)
+        assert got["bytes"]["fp8_weight_cache"] > 0
+        assert max(abs(one.bytes[name] - got["bytes"][name]) for name in got["bytes"]) <= 1
+        assert (got["peak_bytes"], got["peak_from"]) == (one.peak, one.peak_from)

@@ -6,6 +6,7 @@ import csv
 import json
 import sys
 
+from ..config import precision
 from ..config.errors import ConfigError
 from ..config.training import ZERO_STAGES
 from ..plan.enumerate import Cluster, why_not
@@ -46,6 +47,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--moe-capacity", type=capacity, default=1.0, metavar="C_f",
                         help="a model with experts: tokens an expert receives over an even share (capacity factor, "
                              "or a dropless run's imbalance); plan searches ep in divisors(E) and etp in {1, tp}")
+    parser.add_argument("--fp8", default="none", choices=tuple(precision.FP8_RECIPES),
+                        help="--recipe megatron: Transformer Engine FP8 in every row (Megatron-LM --fp8-recipe; "
+                             "default none)")
+    parser.add_argument("--fp8-param-gather", action="store_true",
+                        help="--recipe megatron with --fp8 delayed or tensorwise: FP8 weights in every row")
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the --top (or --all) configurations as JSON")
     out.add_argument("--csv", metavar="FILE", help="also write every feasible configuration to a CSV file")
@@ -68,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         check_output_file(args.plot, "--plot", formats())
     shape = model_from_args(args)
     cluster = Cluster(shape, gpus=args.gpus, s=args.seq, gbs=args.gbs, sp=args.sp, flash_attn=args.flash_attn,
-                      moe_capacity=args.moe_capacity,
+                      moe_capacity=args.moe_capacity, fp8=args.fp8, fp8_param_gather=args.fp8_param_gather,
                       precision=tuple(precision_from_args(args, None).items()))
     hw = Hardware(gpus_per_node=args.gpus_per_node)
     zero = ZERO_STAGES if args.zero is None else (args.zero,)

@@ -43,6 +43,8 @@ class Cluster:
     flash_attn: bool = Training.flash_attn
     moe_capacity: float = Training.moe_capacity  # C_f of a model with experts
     precision: tuple = ()  # (config.precision field, value) pairs over the profile's defaults
+    fp8: str = Training.fp8  # Megatron-LM's Transformer Engine FP8 recipe (--fp8), the same for every row
+    fp8_param_gather: bool = Training.fp8_param_gather
 
     def __post_init__(self):
         for name in ("gpus", "s", "gbs"):
@@ -134,7 +136,8 @@ def _letters(cluster: Cluster, swept: dict, profile: str) -> SimpleNamespace:
     chosen = {name: value for name, value in precision_of(cluster, profile).items() if name in rules.PRECISION}
     return SimpleNamespace(**swept, C_f=cluster.moe_capacity, s=cluster.s, gbs=cluster.gbs, sp=cluster.sp,
                            flash_attn=cluster.flash_attn, uneven=swept["split"] > 0, stage_layers=None,
-                           **RECIPE_FIELDS, **chosen, **rules.model_letters(cluster.shape))
+                           **{**RECIPE_FIELDS, "fp8": cluster.fp8, "fp8_param_gather": cluster.fp8_param_gather},
+                           **chosen, **rules.model_letters(cluster.shape))
 
 
 def masks(grid: dict[str, np.ndarray], cluster: Cluster, profile: str = "paper") -> dict[str, np.ndarray]:

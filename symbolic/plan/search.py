@@ -86,10 +86,11 @@ def as_bytes(value: float) -> int:
 
 
 def reference(cluster: Cluster, profile: str) -> Training:
-    """The cluster's fixed part as a Training (s, gbs, sp, flash_attn, its precision over the profile's defaults); rows
-    vary the rest."""
+    """The cluster's fixed part as a Training (s, gbs, sp, flash_attn, its FP8 recipe, its precision over the profile's
+    defaults); rows vary the rest."""
     return Training(s=cluster.s, gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn,
-                    moe_capacity=cluster.moe_capacity, **precision_of(cluster, profile))
+                    moe_capacity=cluster.moe_capacity, fp8=cluster.fp8, fp8_param_gather=cluster.fp8_param_gather,
+                    **precision_of(cluster, profile))
 
 
 def _allowed(profile: str, policy: Policy, grid: dict, L: int) -> np.ndarray:

@@ -26,8 +26,10 @@ def table_formulas(module, sw: Switches) -> list[Component]:
     out.append(Component("temp", temp, "XLA's heap of temporaries: the largest phase"))
     out.append(Component("total", sp.Add(*(name(row.name) for row in fixed)) + name("temp"),
                          f"arguments + output + temp ({module.TITLE})"))
+    base = (" (a layer of softmax attention and a dense MLP: the hybrid's other layer kinds are counted as their "
+            "differences from it)") if present(sw) else ""
     out.append(Component("layer", total(module.layer_tensors(sw)),
-                         f"activation bytes one layer keeps for one micro batch ({sw.recompute} recompute)"))
+                         f"activation bytes one layer keeps for one micro batch ({sw.recompute} recompute){base}"))
     return out + [Component(f"layer.{part.name}", part.expr, part.doc) for part in module.layer_tensors(sw)]
 
 
@@ -44,8 +46,10 @@ def formulas(profile: str, sw: Switches) -> list[Component]:
         return table_formulas(module, sw)
     parts = module.components(sw)
     out = list(parts) + [Component("total", total(parts), f"sum of the components above ({module.TITLE})")]
+    base = (" (a layer of softmax attention and a dense MLP: the hybrid's other layer kinds are counted as their "
+            "differences from it)") if present(sw) else ""
     out.append(Component("layer", total(module.layer_tensors(sw)),
-                         f"activation bytes one layer keeps for one micro batch ({sw.recompute} recompute)"))
+                         f"activation bytes one layer keeps for one micro batch ({sw.recompute} recompute){base}"))
     out += [Component(f"layer.{part.name}", part.expr, part.doc) for part in module.layer_tensors(sw)]
     moe = module.moe_layer_tensors(sw) if hasattr(module, "moe_layer_tensors") else []
     if moe:

@@ -26,7 +26,7 @@ EIGHT_B = SMALL | {"hidden_size": 4096, "intermediate_size": 21504, "num_attenti
                    "head_dim": 128, "vocab_size": 131072, "mamba_num_heads": 128, "mamba_head_dim": 64,
                    "ssm_state_size": 128, "n_groups": 8, "conv_kernel": 4,
                    "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
-                   "residual_in_fp32": True, "hidden_dropout": 0.0, "attention_dropout": 0.0, "chunk_size": 128,
+                   "residual_in_fp32": False, "hidden_dropout": 0.0, "attention_dropout": 0.0, "chunk_size": 128,
                    "expand": 2, "mlp_hidden_act": "relu2", "mamba_hidden_act": "silu", "use_bias": False,
                    "mlp_bias": False, "attention_bias": False}
 
@@ -64,6 +64,7 @@ def test_blocks_are_read_from_the_pattern(tmp_path):
     ({"use_bias": True}, "key 'use_bias'"),
     ({"num_nextn_predict_layers": 1}, "key 'num_nextn_predict_layers'"),
     ({"hidden_dropout": 0.1}, "key 'hidden_dropout'"),
+    ({"residual_in_fp32": True}, "key 'residual_in_fp32'"),
     ({"mamba_num_heads": 18}, "a multiple of its groups"),
     ({"mamba_n_groups": 2}, "disagrees with n_groups"),
 ])

@@ -186,10 +186,6 @@ class ModelShape(ParameterCounts):
         """Whether layer i (0-based) has routed experts."""
         return self.moe and i not in self.dense_layers
 
-    def moe_layers_in(self, start: int, stop: int) -> int:
-        """MoE layers among layers start .. stop - 1 (a pipeline stage's contiguous layers)."""
-        return sum(1 for i in range(start, stop) if self.is_moe_layer(i)) if self.moe else 0
-
     @property
     def gdn(self) -> bool:
         """Whether some layers are Gated DeltaNet layers (a hybrid)."""
@@ -199,10 +195,6 @@ class ModelShape(ParameterCounts):
     def L_g(self) -> int:
         """Gated DeltaNet layers; 0 without them."""
         return len(self.linear_layers)
-
-    def linear_layers_in(self, start: int, stop: int) -> int:
-        """Gated DeltaNet layers among layers start .. stop - 1 (a pipeline stage's contiguous layers)."""
-        return sum(1 for i in self.linear_layers if start <= i < stop)
 
     @property
     def mamba(self) -> bool:

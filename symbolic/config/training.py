@@ -187,12 +187,9 @@ class Training(Sharding):
                 start += sizes[r]
         return tuple(tuple(ranges) for ranges in out)
 
-    def moe_layers(self, shape: ModelShape) -> tuple[int, ...]:
-        """MoE layers on each pipeline rank (0 everywhere for a dense model)."""
-        return tuple(sum(shape.moe_layers_in(x.start, x.stop) for x in ranges) for ranges in self.layer_ranges(shape.L))
-
     def kind_layers(self, shape: ModelShape) -> tuple[dict[str, int], ...]:
-        """Each pipeline rank's layers of each kind a stage counts apart (config.kinds: Le_r, Lg_r)."""
+        """Each pipeline rank's layers of each kind a stage counts apart (config.kinds: Le_r, Lg_r, Lm_r, Lo_r,
+        Ln_r)."""
         from .kinds import counts_in
 
         return tuple(counts_in(shape, ranges) for ranges in self.layer_ranges(shape.L))

@@ -14,13 +14,14 @@ ALIASES = {"mamba_n_groups": "n_groups", "mamba_d_conv": "conv_kernel", "mamba_c
 INERT = ("chunk_size", "mamba_chunk_size", "time_step_min", "time_step_max", "time_step_floor", "time_step_limit",
          "time_step_rank", "mamba_dt_min", "mamba_dt_max", "mamba_dt_init_floor", "mamba_dt_limit",
          "use_mamba_kernels", "mamba_ssm_cache_dtype", "num_logits_to_keep", "rescale_prenorm_residual",
-         "layer_norm_epsilon", "expand", "mamba_expand", "residual_in_fp32")
+         "layer_norm_epsilon", "expand", "mamba_expand")
 MOE_KEYS = ("n_routed_experts", "n_shared_experts", "moe_intermediate_size", "moe_shared_expert_intermediate_size",
             "moe_latent_size", "moe_shared_expert_overlap", "num_experts_per_tok", "routed_scaling_factor", "n_group",
             "topk_group", "norm_topk_prob")
 NEMOTRON_H = BASE + SSM + tuple(ALIASES) + INERT + MOE_KEYS + (
     "hybrid_override_pattern", "layers_block_type", "attention_head_dim", "attention_bias", "mlp_bias", "use_bias",
-    "mamba_proj_bias", "mlp_hidden_act", "mamba_hidden_act", "hidden_dropout", "num_nextn_predict_layers",
+    "mamba_proj_bias", "mlp_hidden_act", "mamba_hidden_act", "hidden_dropout", "residual_in_fp32",
+    "num_nextn_predict_layers",
     "mtp_layers_block_type", "mtp_hybrid_override_pattern")
 
 
@@ -43,19 +44,20 @@ NEMOTRON_H_VALUES = {
     "use_conv_bias": Only(lambda x: isinstance(x, bool), "true or false"),
     "mamba_conv_bias": Only(lambda x: isinstance(x, bool), "true or false"),
     "hidden_dropout": Only(zero_or_null, "no dropout (0.0): dropout masks are not modelled for Nemotron-H"),
+    # NVIDIA's remote code keeps the residual stream in fp32 with it (transformers 5.25.0 reads no such key); the
+    # fp32 block inputs it means (Megatron-LM --fp32-residual-connection) are not modelled
+    "residual_in_fp32": Only(false_or_null, "a bf16 residual stream (false): an fp32 one is not modelled"),
     "num_nextn_predict_layers": Only(lambda x: x in (0, None) and not isinstance(x, bool),
                                      "no multi-token prediction (0): Nemotron-H's MTP layers are attention + MoE"),
     "mtp_layers_block_type": Only(lambda x: x is None or isinstance(x, list), "a list (read only with MTP layers)"),
     "mtp_hybrid_override_pattern": Only(lambda x: x is None or isinstance(x, str), "a pattern (read only with MTP)"),
     "attention_head_dim": Only(count_or_null, "a positive width (head_dim's older name)"),
     **{key: Only(number_or_null, "a number") for key in INERT if key not in (
-        "time_step_limit", "mamba_dt_limit", "use_mamba_kernels", "mamba_ssm_cache_dtype", "rescale_prenorm_residual",
-        "residual_in_fp32")},
+        "time_step_limit", "mamba_dt_limit", "use_mamba_kernels", "mamba_ssm_cache_dtype", "rescale_prenorm_residual")},
     **{key: Only(lambda x: x is None or isinstance(x, (list, tuple)) and all(number(y) for y in x), "two numbers")
        for key in ("time_step_limit", "mamba_dt_limit")},
     **{key: Only(lambda x: x is None or isinstance(x, bool), "true or false")
-       for key in ("use_mamba_kernels", "rescale_prenorm_residual", "residual_in_fp32", "moe_shared_expert_overlap",
-                   "norm_topk_prob")},
+       for key in ("use_mamba_kernels", "rescale_prenorm_residual", "moe_shared_expert_overlap", "norm_topk_prob")},
     "mamba_ssm_cache_dtype": Only(lambda x: x is None or isinstance(x, str), "a dtype name (the inference cache's)"),
     **{key: Only(lambda x: x is None or number(x), "a number (unused: no MoE block)") for key in MOE_KEYS
        if key not in ("moe_shared_expert_overlap", "norm_topk_prob")},

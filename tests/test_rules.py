@@ -19,7 +19,8 @@ from symbolic.config.rules import letters, select, table
 from symbolic.recipes import PROFILES
 
 RULES = table()  # the shared rows and every registered recipe's
-SCOPES = {"all", "recipes", *PROFILES, *("!" + name for name in PROFILES)}
+SCOPES = {"all", *PROFILES, *("!" + name for name in PROFILES),
+          *(group for name in PROFILES for group in PROFILES[name].groups)}
 from symbolic.config.shapes import PRESETS, ModelShape
 from symbolic.config.training import Training
 from symbolic.plan.enumerate import Cluster, factorisations, valid, why_not
@@ -57,8 +58,9 @@ def test_every_message_is_one_line_on_ints():
              "--fp8: GQA attention", "Gated DeltaNet: n_gk % t"]  # a dense GQA model cannot break the rules of experts, MLA, DSA
     # or Gated DeltaNet layers
     # jaxcheck's precision, ZeRO-3: what the jax, torchtitan and deepspeed rules on them allow
-    allowed = ["--fp8: Megatron only", "--recompute-modules with selective", "--recompute-modules: Megatron only", "jax precision", "torchtitan: FSDP2", "torchtitan: its precision", "torchtitan: --ac-every with selective", "--ac-every: torchtitan only",
-               "--no-zero-init: DeepSpeed only", "deepspeed: --no-zero-init at ZeRO-3",
+    allowed = ["--fp8: Megatron and torchtitan only", "--fp8: Transformer Engine's recipes", "--fp8: torchao's recipes",
+               "--fp8-all-gather: torchtitan only", "--recompute-modules with selective", "--recompute-modules: Megatron only", "jax precision", "torchtitan: FSDP2", "torchtitan: its precision", "torchtitan: --ac-every with selective", "--ac-every: torchtitan only",
+               "--compile: torchtitan at tp = 1", "--compile: torchtitan only", "--no-zero-init: DeepSpeed only", "deepspeed: --no-zero-init at ZeRO-3",
                "--no-grad-accum-fusion: Megatron only", "deepspeed: fp32 gradients at ZeRO 1 or 3", "deepspeed: ZeRO 1-3"]
     even = ["vpp > 1 needs p > 1", *on_uneven, *dense, *allowed, "even stages"]
     for split, holding in ((None, even), ((1, 2), ["vpp > 1 needs p > 1", "L % (p vpp)", *dense, *allowed])):
@@ -66,8 +68,8 @@ def test_every_message_is_one_line_on_ints():
                                  stage_layers=split, ep=2, etp_size=5, moe_capacity=1.0, recompute="none", ac_every=None, zero_init=True, grad_accum_fusion=True,
                                  weight_dtype="fp32", grad_dtype="fp32", master_weights=False, optimizer="adamw",
                                  moment_dtype="fp32", logits="fp32", schedule="gpipe", fp8="none",
-                                 fp8_param_gather=False,
-                                     recompute_modules="core_attn")
+                                 fp8_param_gather=False, compile=False, fp8_all_gather=False,
+                                 recompute_modules="core_attn")
         x = letters(broken, shape)
         assert [rule.name for rule in RULES if rule.holds(x)] == sorted(holding, key=ORDER.index)  # p = 3: vpp > 1 cannot break too
         for rule in RULES:
@@ -87,7 +89,8 @@ def test_the_rules_of_experts_break_one_line_each():
     broken = SimpleNamespace(d=4, t=4, p=1, c=1, vpp=1, s=64, b=1, gbs=4, sp=False, flash_attn=True, zero=1,
                              stage_layers=None, ep=4, etp_size=4, moe_capacity=1.0, recompute="full", ac_every=None, zero_init=True, grad_accum_fusion=True,
                              weight_dtype="fp32", grad_dtype="fp32", master_weights=False, optimizer="adamw",
-                             moment_dtype="fp32", logits="fp32", schedule="1f1b", fp8="none", fp8_param_gather=False,
+                             moment_dtype="fp32", logits="fp32", schedule="1f1b", fp8="none", fp8_param_gather=False, compile=False,
+                             fp8_all_gather=False,
                              recompute_modules="core_attn")
     x = letters(broken, shape)
     failing = [rule.name for rule in RULES if not rule.holds(x) and rule.scope not in ("torchtitan", "deepspeed")]

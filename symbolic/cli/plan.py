@@ -48,10 +48,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a model with experts: tokens an expert receives over an even share (capacity factor, "
                              "or a dropless run's imbalance); plan searches ep in divisors(E) and etp in {1, tp}")
     parser.add_argument("--fp8", default="none", choices=tuple(precision.FP8_RECIPES),
-                        help="--recipe megatron: Transformer Engine FP8 in every row (Megatron-LM --fp8-recipe; "
-                             "default none)")
+                        help="FP8 in every row: --recipe megatron, Transformer Engine's (Megatron-LM --fp8-recipe "
+                             "delayed|tensorwise|blockwise|mxfp8); --recipe torchtitan, torchao's Float8 "
+                             "(tensorwise|rowwise) (default none)")
     parser.add_argument("--fp8-param-gather", action="store_true",
                         help="--recipe megatron with --fp8 delayed or tensorwise: FP8 weights in every row")
+    parser.add_argument("--fp8-all-gather", action="store_true",
+                        help="--recipe torchtitan with --fp8 tensorwise: FSDP2 gathers FP8 weights in every row")
+    parser.add_argument("--compile", action="store_true",
+                        help="--recipe torchtitan: every row's blocks under torch.compile (rows at tp = 1 only)")
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the --top (or --all) configurations as JSON")
     out.add_argument("--csv", metavar="FILE", help="also write every feasible configuration to a CSV file")
@@ -75,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
     shape = model_from_args(args)
     cluster = Cluster(shape, gpus=args.gpus, s=args.seq, gbs=args.gbs, sp=args.sp, flash_attn=args.flash_attn,
                       moe_capacity=args.moe_capacity, fp8=args.fp8, fp8_param_gather=args.fp8_param_gather,
+                      compile=args.compile, fp8_all_gather=args.fp8_all_gather,
                       precision=tuple(precision_from_args(args, None).items()))
     hw = Hardware(gpus_per_node=args.gpus_per_node)
     zero = ZERO_STAGES if args.zero is None else (args.zero,)

@@ -59,8 +59,11 @@ def check(choices: dict) -> str | None:
 # given: Megatron-Core's TE wrappers pass it) holds the row-wise copy for forward and the column-wise (transposed)
 # copy for the input gradient: two bytes, with one fp32 scale per 128 x 128 block (blockwise) or an e8m0 scale per
 # 32 elements each (mxfp8).
+# "rowwise" is torchao's alone (--recipe torchtitan, with its "tensorwise"): Megatron refuses it, so its pair is unread.
 FP8_RECIPES = {"none": (None, 0.0), "delayed": (1.0, 2.0), "tensorwise": (1.0, 2.0),
-               "blockwise": (1 + 4 / 128, 2 * (1 + 4 / (128 * 128))), "mxfp8": (1 + 1 / 32, 2 * (1 + 1 / 32))}
+               "blockwise": (1 + 4 / 128, 2 * (1 + 4 / (128 * 128))), "mxfp8": (1 + 1 / 32, 2 * (1 + 1 / 32)),
+               "rowwise": (None, 0.0)}
+TORCHAO_RECIPES = ("none", "tensorwise", "rowwise")  # torchao Float8LinearRecipeName values torchtitan runs
 
 
 def fp8_bytes(recipe: str, act_bytes: float, param_gather: bool) -> tuple[float, float]:

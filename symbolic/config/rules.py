@@ -164,7 +164,8 @@ def letters(training, shape=None) -> SimpleNamespace:
              e=training.ep, t_e=training.etp_size, C_f=training.moe_capacity, recompute=training.recompute,
              ac_every=training.ac_every, zero_init=training.zero_init, grad_accum_fusion=training.grad_accum_fusion,
              schedule=training.schedule, recompute_modules=training.recompute_modules, fp8=training.fp8,
-             fp8_param_gather=training.fp8_param_gather,
+             fp8_param_gather=training.fp8_param_gather, compile=training.compile,
+             fp8_all_gather=training.fp8_all_gather,
              **{name: getattr(training, name) for name in PRECISION})
     return SimpleNamespace(**x, **(model_letters(shape) if shape is not None else {}))
 

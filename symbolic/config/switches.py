@@ -28,7 +28,11 @@ class Switches(Architecture, Sharding):
     grad_accum_fusion: bool = True  # Megatron-LM's gradient accumulation fusion: persistent dummy wgrad buffers
     schedule: str = "1f1b"  # pipeline schedule (Training.schedule): 1f1b, or gpipe (the jax profile only)
     modules: str = "core_attn"  # what selective recompute reruns, "+"-joined (Training.recompute_modules)
-    fp8: bool = False  # Transformer Engine FP8 (Training.fp8): GEMM inputs saved quantized (B_q), FP8 weight copies
+    fp8: bool = False  # FP8 (Training.fp8): Transformer Engine's under megatron (GEMM inputs saved quantized, B_q; FP8
+    # weight copies), torchao's Float8 under torchtitan (what its compiled blocks save)
+    compiled: bool = False  # torchtitan's blocks under torch.compile (Training.compile): what the partitioner saves
+    fp8_rows: bool = False  # torchao's rowwise Float8 recipe (--fp8 rowwise): per-row fp32 scales among saved tensors
+    fp8_gather: bool = False  # torchao's FSDP2 Float8 all-gather (Training.fp8_all_gather): FP8 gathered weights
 
     def __post_init__(self):
         super().__post_init__()
@@ -54,7 +58,10 @@ class Switches(Architecture, Sharding):
                    grad_accum_fusion=getattr(training, "grad_accum_fusion", True),
                    schedule=getattr(training, "schedule", "1f1b"),
                    modules=getattr(training, "recompute_modules", "core_attn").replace(",", "+"),
-                   fp8=getattr(training, "fp8", "none") != "none", **arch)
+                   fp8=getattr(training, "fp8", "none") != "none",
+                   compiled=getattr(training, "compile", False),
+                   fp8_rows=getattr(training, "fp8", "none") == "rowwise",
+                   fp8_gather=getattr(training, "fp8_all_gather", False), **arch)
 
     def tag(self) -> str:
         """Every field's value in order, booleans as 0/1, joined by '-': a file-name-safe name of these switches."""

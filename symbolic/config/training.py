@@ -62,6 +62,8 @@ class Training(Sharding):
     recompute_modules: str = "core_attn"  # what selective recompute reruns, comma-separated RECOMPUTE_MODULES
     fp8: str = "none"  # Megatron-LM --fp8-recipe with Transformer Engine (precision.FP8_RECIPES), or none
     fp8_param_gather: bool = False  # Megatron-LM --fp8-param-gather: the weights kept in FP8 (B_w = 1)
+    compile: bool = False  # torchtitan --compile.enable: each TransformerBlock under torch.compile
+    fp8_all_gather: bool = False  # torchtitan --float8.enable_fsdp_float8_all_gather: FSDP2 gathers FP8 weights
     # precision and optimizer (config.precision; the defaults are Megatron-LM's bf16 mixed precision)
     weight_dtype: str = "bf16"  # B_w: the model's weights as the step computes with them
     grad_dtype: str = "fp32"  # B_g: fp32 main gradients
@@ -86,13 +88,17 @@ class Training(Sharding):
             raise ConfigError(problem)
         if self.fp8 not in precision.FP8_RECIPES:
             raise ConfigError(f"--fp8 must be one of {', '.join(precision.FP8_RECIPES)}, got {self.fp8!r}")
-        if not isinstance(self.fp8_param_gather, bool):
-            raise ConfigError(f"fp8_param_gather must be true or false, got {self.fp8_param_gather!r}")
+        for name in ("fp8_param_gather", "compile", "fp8_all_gather"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if self.fp8_param_gather and (self.fp8 not in ("delayed", "tensorwise") or self.weight_dtype not in ("bf16",
                                                                                                            "fp8")):
             raise ConfigError("--fp8-param-gather keeps per-tensor-scaled FP8 weights: it needs --fp8 delayed or "
                               "tensorwise (blockwise and mxfp8 weights are not modelled) and bf16 or fp8 weights, got "
                               f"--fp8 {self.fp8}, --weight-dtype {self.weight_dtype}")
+        if self.fp8_all_gather and self.fp8 != "tensorwise":
+            raise ConfigError(f"--fp8-all-gather gathers per-tensor-scaled FP8 weights (torchao's "
+                              f"enable_fsdp_float8_all_gather supports tensorwise only): got --fp8 {self.fp8}")
         if self.fp8 != "none" and self.act_dtype != "bf16":
             raise ConfigError(f"--fp8 {self.fp8} quantizes bf16 activations (Megatron-LM's --bf16 with FP8): "
                               f"--act-dtype {self.act_dtype} is not modelled with it")
@@ -228,7 +234,7 @@ MOE_FIELDS = ("ep", "etp", "moe_capacity")  # what only a model with experts sho
 # one trainer's (or jaxcheck's) options: shown (and checked by the rule table) where not at these values
 RECIPE_FIELDS = {name: getattr(Training, name)  # their defaults: the class attributes dataclass sets
                  for name in ("ac_every", "zero_init", "grad_accum_fusion", "schedule", "recompute_modules", "fp8",
-                              "fp8_param_gather")}
+                              "fp8_param_gather", "compile", "fp8_all_gather")}
 
 
 def _modules(value) -> str:

@@ -144,11 +144,19 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
                        default=defaults.grad_accum_fusion,
                        help="--recipe megatron: --no-gradient-accumulation-fusion (no persistent dummy wgrad buffers)")
     group.add_argument("--fp8", default=defaults.fp8, choices=tuple(precision.FP8_RECIPES),
-                       help="--recipe megatron: Transformer Engine FP8 (Megatron-LM --fp8-format hybrid --fp8-recipe): "
-                            "GEMM inputs saved quantized and FP8 weight copies cached (default: none)")
+                       help="--recipe megatron: Transformer Engine FP8 (Megatron-LM --fp8-format hybrid --fp8-recipe "
+                            "delayed|tensorwise|blockwise|mxfp8): GEMM inputs saved quantized and FP8 weight copies "
+                            "cached; --recipe torchtitan: torchao Float8 (tensorwise|rowwise) on the blocks' linears "
+                            "(default: none)")
     group.add_argument("--fp8-param-gather", action="store_true", default=defaults.fp8_param_gather,
                        help="--recipe megatron with --fp8 delayed or tensorwise: the weights kept in FP8 "
                             "(Megatron-LM --fp8-param-gather)")
+    group.add_argument("--fp8-all-gather", action="store_true", default=defaults.fp8_all_gather,
+                       help="--recipe torchtitan with --fp8 tensorwise: FSDP2 all-gathers the blocks' linear weights "
+                            "in FP8 (torchao's enable_fsdp_float8_all_gather)")
+    group.add_argument("--compile", action="store_true", default=defaults.compile,
+                       help="--recipe torchtitan: each TransformerBlock under torch.compile (--compile.enable): "
+                            "what AOTAutograd's partitioner saves instead of eager autograd's")
     group.add_argument("--recompute-modules", default=defaults.recompute_modules, metavar="M,M,...",
                        help="--recipe megatron with --recompute selective: what it reruns in backward, comma-separated "
                             f"from {', '.join(RECOMPUTE_MODULES)} (Megatron-Core --recompute-modules; default: "

@@ -45,6 +45,8 @@ class Cluster:
     precision: tuple = ()  # (config.precision field, value) pairs over the profile's defaults
     fp8: str = Training.fp8  # Megatron-LM's Transformer Engine FP8 recipe (--fp8), the same for every row
     fp8_param_gather: bool = Training.fp8_param_gather
+    compile: bool = Training.compile  # torchtitan's blocks under torch.compile (--compile), every row
+    fp8_all_gather: bool = Training.fp8_all_gather  # torchtitan's FSDP2 Float8 all-gather, every row
 
     def __post_init__(self):
         for name in ("gpus", "s", "gbs"):
@@ -136,7 +138,8 @@ def _letters(cluster: Cluster, swept: dict, profile: str) -> SimpleNamespace:
     chosen = {name: value for name, value in precision_of(cluster, profile).items() if name in rules.PRECISION}
     return SimpleNamespace(**swept, C_f=cluster.moe_capacity, s=cluster.s, gbs=cluster.gbs, sp=cluster.sp,
                            flash_attn=cluster.flash_attn, uneven=swept["split"] > 0, stage_layers=None,
-                           **{**RECIPE_FIELDS, "fp8": cluster.fp8, "fp8_param_gather": cluster.fp8_param_gather},
+                           **{**RECIPE_FIELDS, "fp8": cluster.fp8, "fp8_param_gather": cluster.fp8_param_gather,
+                              "compile": cluster.compile, "fp8_all_gather": cluster.fp8_all_gather},
                            **chosen, **rules.model_letters(cluster.shape))
 
 

@@ -19,7 +19,7 @@ PROFILES: dict[str, Recipe] = {recipe.name: recipe for recipe in REGISTRY}  # --
 RECIPES: dict[str, str] = {recipe.flag: recipe.name for recipe in REGISTRY if recipe.flag}  # --recipe NAME -> profile
 
 _LLAMA_ONLY = " and ".join(recipe.flag for recipe in REGISTRY if "recipes" in recipe.groups)
-# the "recipes" group's rows: what the recipes that join it (every trainer but Megatron) do not model
+# the groups' rows: what the recipes that join "recipes" (every trainer but Megatron) or "no-fp8" do not model
 GROUP_RULES: tuple[rules.Rule, ...] = (
     rules.Rule("recipes: dense models", lambda x: x.E == 0,
                lambda x: (f"{x.model} has routed experts: the {_LLAMA_ONLY} recipes model dense Llama models (use "
@@ -27,6 +27,11 @@ GROUP_RULES: tuple[rules.Rule, ...] = (
     rules.Rule("recipes: GQA attention", lambda x: np.logical_not(x.mla),
                lambda x: (f"{x.model} has multi-head latent attention: the {_LLAMA_ONLY} recipes model GQA attention "
                           f"(use --recipe megatron)"), scope="recipes", model=True),
+    # the "no-fp8" group: the profiles that model no FP8 (DeepSpeed, jaxcheck)
+    rules.Rule("--fp8: Megatron and torchtitan only", lambda x: (x.fp8 == "none") & np.logical_not(x.fp8_param_gather),
+               lambda x: (f"--fp8 {x.fp8} is Megatron-LM's Transformer Engine FP8 (--recipe megatron) or torchao's "
+                          f"Float8 (--recipe torchtitan); DeepSpeed's and jaxcheck's FP8 are not modelled"),
+               scope="no-fp8"),
 )
 for _recipe in REGISTRY:
     rules.register(_recipe.name, _recipe.rules, _recipe.groups)

@@ -10,9 +10,9 @@ RULES: tuple[Rule, ...] = (
     Rule("--recompute-modules: Megatron only", lambda x: x.recompute_modules == "core_attn",
          lambda x: (f"--recompute-modules {x.recompute_modules} is Megatron-Core's (--recipe megatron); jaxcheck's "
                     f"and the other recipes' selective policies are their own"), scope="!paper"),
-    Rule("--fp8: Megatron only", lambda x: (x.fp8 == "none") & np.logical_not(x.fp8_param_gather),
-         lambda x: (f"--fp8 {x.fp8} is Megatron-LM's Transformer Engine FP8 (--recipe megatron); torchtitan's "
-                    f"Float8 and the other recipes' FP8 are not modelled"), scope="!paper"),
+    Rule("--fp8: Transformer Engine's recipes", lambda x: x.fp8 != "rowwise",
+         lambda x: ("--fp8 rowwise is torchao's Float8 recipe (--recipe torchtitan); Megatron-LM's Transformer Engine "
+                    "recipes are delayed, tensorwise, blockwise and mxfp8"), scope="paper"),
     Rule("--fp8: GQA attention", lambda x: (x.fp8 == "none") | np.logical_not(x.mla | x.gdn | x.mamba),
          lambda x: (f"--fp8 {x.fp8} is modelled for GQA attention with dense or MoE MLPs; {x.model}'s latent "
                     f"attention, Gated DeltaNet or Mamba-2 layers' FP8 tensors are not"), scope="paper", model=True),

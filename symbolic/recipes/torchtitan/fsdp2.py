@@ -10,7 +10,9 @@ import sympy as sp
 from ...config.switches import Switches
 from ...config.symbols import B_a, B_g, B_l, B_o, B_w, a, b, c, d, dh, f, h, k, n_ac, p, s, t, v
 from ...components.base import FP32, INT64, Component
-from ...components.weights import end_params, layer_params
+from ...components.weights import end_params, layer_params, mixer_params, mlp_params
+from .compiled import compiled_selective, compiled_tensors
+from .tensors import block_input, token_tensor
 
 
 def sharded_states(params: sp.Expr) -> list[Component]:
@@ -27,15 +29,20 @@ def sharded_states(params: sp.Expr) -> list[Component]:
     ]
 
 
-def gathered(stage: str, sw: Switches, params: sp.Expr) -> Component:
-    """The bf16 (mixed_precision_param) weights FSDP2 holds unsharded at the peak, B_a bytes each."""
+def gathered(stage: str, sw: Switches, params: sp.Expr, layers: sp.Expr) -> Component:
+    """The bf16 (mixed_precision_param) weights FSDP2 holds unsharded at the peak, B_a bytes each; with torchao's FSDP2
+    Float8 all-gather (--fp8-all-gather: WeightWithDynamicFloat8CastTensor's fsdp_pre_all_gather) the blocks' linear
+    weights one byte each (their per-tensor scales, one fp32 a weight, not counted)."""
     ends = end_params(stage, sw)
     layer = layer_params(sw)
     whole_stage = sp.Piecewise((params, p > 1), (ends + 2 * layer, True)) if sw.sharded_weights else params
-    return Component("params_gathered", B_a * whole_stage,
+    blocks = sp.Piecewise((layers, p > 1), (2, True)) if sw.sharded_weights else layers
+    fp8 = (B_a - 1) * blocks * (mixer_params(sw) + mlp_params(sw)) if sw.fp8_gather else 0
+    return Component("params_gathered", B_a * whole_stage - fp8,
                      "unsharded bf16 weights: the root group (embedding, final norm, LM head: gathered from the root's "
                      "forward through its backward), the last block (not resharded after forward) and the next block "
-                     "prefetched; with pp > 1 (reshard_after_forward off) or --zero 2 the whole stage")
+                     "prefetched; with pp > 1 (reshard_after_forward off) or --zero 2 the whole stage"
+                     + ("; the blocks' linear weights in FP8 (--fp8-all-gather)" if sw.fp8_gather else ""))
 
 
 def transient(sw: Switches, head: bool) -> Component:
@@ -44,8 +51,8 @@ def transient(sw: Switches, head: bool) -> Component:
     gradients with the fp32 reduce-scatter input they are copied into, FSDP2 foreach_reduce, and on the head's stage
     the LM head's unsharded bf16 gradient, which waits for the root group's reduce-scatter at the end of backward)."""
     per_token = lambda parts: sp.Add(*(part.expr for part in parts))  # noqa: E731
-    kept = _block_input().expr if sw.ac_every else per_token(layer_tensors(sw))  # a checkpointed block's backward
-    recomputed = per_token(eager_tensors(sw)) - kept
+    kept = block_input().expr if sw.ac_every else per_token(layer_tensors(sw))  # a checkpointed block's backward
+    recomputed = per_token(unchecked_tensors(sw)) - kept
     block = recomputed + (B_a + B_g) * layer_params(sw) + (B_a * h * v / t if head else 0)
     loss = 3 * B_l * s * b * v / (t * c)
     return Component("transient", sp.Max(loss, block) if head else block,
@@ -54,20 +61,15 @@ def transient(sw: Switches, head: bool) -> Component:
                      "reduce-scatter input (B_a + B_g per parameter), the LM head's bf16 gradient)")
 
 
-def _tok(name: str, width: sp.Expr, nbytes: sp.Expr, split: bool, doc: str) -> Component:
-    """A saved [b, s/c, width] tensor, width (or, split by sequence parallelism, s) over t where `split`."""
-    return Component(name, nbytes * s * b * width / (c * (t if split else 1)), doc)
-
-
 def rms_norm(name: str) -> list[Component]:
     """What torchtitan's Python RMSNorm (norms.py, norm_type rmsnorm: x.float() * rsqrt(mean(x^2) + eps), type_as,
     * weight) keeps per token: the fp32 copy of its input, the fp32 rsqrt [b, s, 1], the bf16 normalised value and
     the bf16 output (which the next matmuls save)."""
     return [
-        _tok(f"{name}_fp32_input", h, FP32, True, "fp32 copy of the norm's input (x.float())"),
-        _tok(f"{name}_rsqrt", 1, FP32, True, "fp32 rsqrt of the mean square, [b, s, 1]"),
-        _tok(f"{name}_normed", h, B_a, True, "bf16 normalised value, before the weight"),
-        _tok(f"{name}_out", h, B_a, True, "bf16 output, the input of the next projections"),
+        token_tensor(f"{name}_fp32_input", h, FP32, True, "fp32 copy of the norm's input (x.float())"),
+        token_tensor(f"{name}_rsqrt", 1, FP32, True, "fp32 rsqrt of the mean square, [b, s, 1]"),
+        token_tensor(f"{name}_normed", h, B_a, True, "bf16 normalised value, before the weight"),
+        token_tensor(f"{name}_out", h, B_a, True, "bf16 output, the input of the next projections"),
     ]
 
 
@@ -78,21 +80,24 @@ def eager_tensors(sw: Switches) -> list[Component]:
     and their product (model.py at 9dec370)."""
     return [
         *rms_norm("attention_norm"),
-        _tok("q", a * dh, B_a, True, "queries after RoPE, saved by the flash kernel"),
-        _tok("k_repeated", a * dh, B_a, True, "keys after RoPE and repeat_kv: a heads"),
-        _tok("v_repeated", a * dh, B_a, True, "values after repeat_kv: a heads"),
-        _tok("sdpa_out", a * dh, B_a, True, "the flash kernel's output, also wo's saved input"),
-        _tok("sdpa_lse", a, FP32, True, "its fp32 logsumexp [b, a, s]"),
+        token_tensor("q", a * dh, B_a, True, "queries after RoPE, saved by the flash kernel"),
+        token_tensor("k_repeated", a * dh, B_a, True, "keys after RoPE and repeat_kv: a heads"),
+        token_tensor("v_repeated", a * dh, B_a, True, "values after repeat_kv: a heads"),
+        token_tensor("sdpa_out", a * dh, B_a, True, "the flash kernel's output, also wo's saved input"),
+        token_tensor("sdpa_lse", a, FP32, True, "its fp32 logsumexp [b, a, s]"),
         *rms_norm("ffn_norm"),
-        _tok("w1_out", f, B_a, True, "w1 output, saved by SiLU"),
-        _tok("silu_out", f, B_a, True, "SiLU(w1 x), saved by the product"),
-        _tok("w3_out", f, B_a, True, "w3 output, saved by the product"),
-        _tok("ffn_product", f, B_a, True, "SiLU(w1 x) * w3 x, w2's saved input"),
+        token_tensor("w1_out", f, B_a, True, "w1 output, saved by SiLU"),
+        token_tensor("silu_out", f, B_a, True, "SiLU(w1 x), saved by the product"),
+        token_tensor("w3_out", f, B_a, True, "w3 output, saved by the product"),
+        token_tensor("ffn_product", f, B_a, True, "SiLU(w1 x) * w3 x, w2's saved input"),
     ]
 
 
-def _block_input() -> Component:
-    return _tok("block_input", h, B_a, True, "the block's input, bf16 (sharded over t along s by SequenceParallel)")
+def unchecked_tensors(sw: Switches) -> list[Component]:
+    """What a block keeps without checkpointing: eager autograd's tensors, or with --compile the partitioner's."""
+    if sw.compiled:
+        return compiled_tensors(sw)
+    return eager_tensors(sw)
 
 
 def layer_tensors(sw: Switches) -> list[Component]:
@@ -100,22 +105,23 @@ def layer_tensors(sw: Switches) -> list[Component]:
     checkpointing leaves alone (--ac-every): eager_tensors. full: its input (ptd_checkpoint_wrapper). selective:
     op-level SAC, the outputs of aten.mm but every second one (of wq, wk, wv, wo, w1, w3, w2: wq, wv, w1, w2), of the
     flash attention kernel and of the TP reduce-scatters, with the block's input (_save_list and its policy)."""
-    block_input = _block_input()
     if sw.recompute == "none" or sw.ac_every:
-        return eager_tensors(sw)
+        return unchecked_tensors(sw)
     if sw.recompute == "full":
-        return [block_input]
+        return [block_input()]
+    if sw.compiled:
+        return compiled_selective(sw)
     tp = sp.Piecewise((1, t > 1), (0, True))
     return [
-        block_input,
-        _tok("wq_out", a * dh, B_a, True, "aten.mm output of wq, the queries before RoPE [b, s, a dh / t]"),
-        _tok("wv_out", k * dh, B_a, True, "aten.mm output of wv, the values [b, s, k dh / t] (before repeat_kv)"),
-        _tok("sdpa_out", a * dh, B_a, True, "_scaled_dot_product_flash_attention output [b, a/t, s, dh]"),
-        _tok("sdpa_lse", a, FP32, True, "its fp32 logsumexp [b, a/t, s]"),
-        _tok("wo_reduce_scatter", h, tp * B_a, True, "reduce_scatter_tensor output of the row-parallel wo (t > 1)"),
-        _tok("w1_out", f, B_a, True, "aten.mm output of w1, the gate before SiLU [b, s, f / t]"),
-        _tok("w2_out", h, B_a, False, "aten.mm output of w2 [b, s, h]: partial sums before the reduce-scatter when t > 1"),
-        _tok("w2_reduce_scatter", h, tp * B_a, True, "reduce_scatter_tensor output of the row-parallel w2 (t > 1)"),
+        block_input(),
+        token_tensor("wq_out", a * dh, B_a, True, "aten.mm output of wq, the queries before RoPE [b, s, a dh / t]"),
+        token_tensor("wv_out", k * dh, B_a, True, "aten.mm output of wv, the values [b, s, k dh / t] (before repeat_kv)"),
+        token_tensor("sdpa_out", a * dh, B_a, True, "_scaled_dot_product_flash_attention output [b, a/t, s, dh]"),
+        token_tensor("sdpa_lse", a, FP32, True, "its fp32 logsumexp [b, a/t, s]"),
+        token_tensor("wo_reduce_scatter", h, tp * B_a, True, "reduce_scatter_tensor output of the row-parallel wo (t > 1)"),
+        token_tensor("w1_out", f, B_a, True, "aten.mm output of w1, the gate before SiLU [b, s, f / t]"),
+        token_tensor("w2_out", h, B_a, False, "aten.mm output of w2 [b, s, h]: partial sums before the reduce-scatter when t > 1"),
+        token_tensor("w2_reduce_scatter", h, tp * B_a, True, "reduce_scatter_tensor output of the row-parallel w2 (t > 1)"),
     ]
 
 
@@ -127,7 +133,7 @@ def stage_activation(sw: Switches, layers: sp.Expr) -> sp.Expr:
     if not sw.ac_every:
         return layers * per_layer
     checkpointed = sp.floor(layers / n_ac)
-    return (layers - checkpointed) * per_layer + checkpointed * _block_input().expr
+    return (layers - checkpointed) * per_layer + checkpointed * block_input().expr
 
 
 def output_tensors(sw: Switches) -> list[Component]:
@@ -136,7 +142,7 @@ def output_tensors(sw: Switches) -> list[Component]:
     loss's own fp32 tensors are in `transient`; train.py deletes pred, the bf16 logits, before backward)."""
     return [
         *rms_norm("final_norm"),
-        _tok("targets", 1, INT64, False, "int64 labels [b, s], saved by the loss"),
+        token_tensor("targets", 1, INT64, False, "int64 labels [b, s], saved by the loss"),
     ]
 
 

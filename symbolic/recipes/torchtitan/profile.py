@@ -30,7 +30,7 @@ def _parts(stage: str, sw: Switches, layers: sp.Expr, micro: sp.Expr, has_head: 
                   f"per-block tensors x the stage's layers x its in-flight micro batches ({mode} checkpointing)"),
         token_ids(micro) if has_embedding else Component("embedding_input", sp.Integer(0), "not on this stage"),
         output_layer(sw) if has_head else Component("output_layer", sp.Integer(0), "not on this stage"),
-        gathered(stage, sw, params),
+        gathered(stage, sw, params, layers),
         transient(sw, has_head),
     ]
     if sw.overheads:

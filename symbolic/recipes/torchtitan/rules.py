@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...config.precision import TORCHAO_RECIPES
 from ...config.rules import Rule
 
 RULES: tuple[Rule, ...] = (
@@ -30,6 +31,21 @@ RULES: tuple[Rule, ...] = (
          lambda x: (f"--ac-every {x.ac_every} is torchtitan's selective per-layer checkpointing "
                     f"(selective_ac_option = N): give it with --recompute selective, got --recompute {x.recompute}"),
          scope="torchtitan", policy=True),
+    # the compiled listing (compiled.py) was taken at t = 1: what the partitioner saves around TP's collectives is not
+    Rule("--compile: torchtitan at tp = 1", lambda x: np.logical_not(x.compile) | (x.t == 1),
+         lambda x: (f"--compile lists what torch.compile's partitioner saves of a block at tp=1 "
+                    f"(benchmarks/torch_saved.py); its tensor-parallel block is not listed: got tp={x.t}"),
+         scope="torchtitan"),
+    Rule("--compile: torchtitan only", lambda x: np.logical_not(x.compile),
+         lambda x: ("--compile is torchtitan's torch.compile of each TransformerBlock: give it with --recipe "
+                    "torchtitan"), scope="!torchtitan"),
+    Rule("--fp8: torchao's recipes", lambda x: np.isin(x.fp8, TORCHAO_RECIPES) & np.logical_not(x.fp8_param_gather),
+         lambda x: (f"torchtitan's Float8 is torchao's (tensorwise, rowwise): --fp8 {x.fp8}"
+                    + (" --fp8-param-gather" if x.fp8_param_gather else "") + " is Megatron-LM's Transformer Engine "
+                    "FP8 (--recipe megatron)"), scope="torchtitan"),
+    Rule("--fp8-all-gather: torchtitan only", lambda x: np.logical_not(x.fp8_all_gather),
+         lambda x: ("--fp8-all-gather is torchao's FSDP2 Float8 all-gather: give it with --recipe torchtitan "
+                    "--fp8 tensorwise"), scope="!torchtitan"),
     Rule("--ac-every: torchtitan only", lambda x: x.ac_every is None,
          lambda x: (f"--ac-every {x.ac_every} is torchtitan's selective per-layer checkpointing: give it with "
                     f"--recipe torchtitan"), scope="!torchtitan"),

@@ -1,0 +1,215 @@
+"""List what autograd keeps of one torchtitan TransformerBlock, eager and under torch.compile, per checkpointing mode:
+the source of truth of the torchtitan recipe's per-block tensors (symbolic/recipes/torchtitan/fsdp2.py, compiled.py).
+
+Run by hand (needs torch and a C++ compiler for inductor's CPU code, which mem4d does not depend on):
+`python benchmarks/torch_saved.py [-o results/torch-saved-cpu.jsonl]`. It writes one JSON line per (Float8 recipe,
+compiled, mode): torch's and torchao's versions, the block's sizes, and the tensors saved for backward (shape,
+dtype, bytes), each storage once, the block's bf16 weights and its RoPE buffer left out (FSDP2's gathered
+parameters, counted apart; the buffer is the model's, shared by every block); `per_token` false marks what is not an
+activation (a weight's Float8 amax and scale, the checkpoint's RNG state).
+
+The block is torchtitan's Llama TransformerBlock at 9dec370 (models/llama/model.py, the code of its December 2024
+H100 benchmark), written out here from that file's structure: the Python RMSNorm (x.float(), x * rsqrt(mean(x^2) +
+eps), type_as, * weight), wq/wk/wv, RoPE through complex multiplication in fp32, repeat_kv (expand + reshape), SDPA
+with is_causal, wo; w2(silu(w1 x) * w3 x); two residual adds. The weights are bf16 as FSDP2's MixedPrecisionPolicy
+gathers them (param_dtype bf16). Checkpointing as parallelisms/parallelize_llama.py at 9dec370 applies it: full is
+ptd_checkpoint_wrapper (torch.utils.checkpoint, non-reentrant), selective "op" is its _save_list policy (every second
+aten.mm, the flash attention kernel; on the CPU the kernel is _scaled_dot_product_flash_attention_for_cpu, listed
+beside CUDA's), compile is torch.compile(block, fullgraph=True) after the checkpoint wrapper (apply_compile). With
+torchao installed, each mode is listed again with its Float8 training on the block's linears (tensorwise, rowwise:
+convert_to_float8_training, as torchtitan's float8 converter applies it).
+
+What differs from the benchmark's run (each line records torch's version and the device): this torch's partitioner,
+not the 2024 nightly's; inductor's CPU backend (the partitioner is the same code for both devices, the kernels it
+fuses into are not)."""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import sys
+from collections import defaultdict
+
+SIZES = dict(b=3, s=48, h=256, a=8, k=2, f=736)  # distinct sizes: each saved tensor's shape names it
+
+
+def _block(torch, sizes: dict):
+    nn, F = torch.nn, torch.nn.functional
+    b, s, h, a, k, f = (sizes[x] for x in "bshakf")
+    dh = h // a
+
+    class RMSNorm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(h))
+
+        def forward(self, x):
+            xf = x.float()
+            return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-5)).type_as(x) * self.weight
+
+    def rope(x, freqs):
+        xc = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
+        return torch.view_as_real(xc * freqs.view(1, s, 1, dh // 2)).flatten(3).type_as(x)
+
+    def repeat_kv(x, n):
+        bs, sl, kv, d = x.shape
+        return x if n == 1 else x[:, :, :, None, :].expand(bs, sl, kv, n, d).reshape(bs, sl, kv * n, d)
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attention_norm, self.ffn_norm = RMSNorm(), RMSNorm()
+            self.wq, self.wk = nn.Linear(h, a * dh, bias=False), nn.Linear(h, k * dh, bias=False)
+            self.wv, self.wo = nn.Linear(h, k * dh, bias=False), nn.Linear(a * dh, h, bias=False)
+            self.w1, self.w3 = nn.Linear(h, f, bias=False), nn.Linear(h, f, bias=False)
+            self.w2 = nn.Linear(f, h, bias=False)
+            angles = torch.outer(torch.arange(s).float(), 1.0 / 500000 ** (torch.arange(0, dh, 2).float() / dh))
+            self.register_buffer("freqs_cis", torch.polar(torch.ones_like(angles), angles), persistent=False)
+
+        def attention(self, x):
+            q = rope(self.wq(x).view(b, s, a, dh), self.freqs_cis)
+            kk = rope(self.wk(x).view(b, s, k, dh), self.freqs_cis)
+            v = self.wv(x).view(b, s, k, dh)
+            kk, v = repeat_kv(kk, a // k), repeat_kv(v, a // k)
+            out = F.scaled_dot_product_attention(q.transpose(1, 2), kk.transpose(1, 2), v.transpose(1, 2),
+                                                 is_causal=True)
+            return self.wo(out.transpose(1, 2).contiguous().view(b, s, -1))
+
+        def forward(self, x):
+            hh = x + self.attention(self.attention_norm(x))
+            xn = self.ffn_norm(hh)
+            return hh + self.w2(F.silu(self.w1(xn)) * self.w3(xn))
+
+    block = Block()
+    for param in block.parameters():
+        param.data = param.data.to(torch.bfloat16)
+    return block
+
+
+def _op_sac_context(torch, caches: list):
+    """9dec370's selective "op" policy: save the outputs of the ops in _save_list, but only every second aten.mm;
+    each context's cache of saved outputs is appended to `caches` (eager SAC keeps them there, not through autograd's
+    saved-tensor hooks)."""
+    from torch.utils.checkpoint import CheckpointPolicy, create_selective_checkpoint_contexts
+
+    aten = torch.ops.aten
+    save = {aten.mm.default, aten._scaled_dot_product_efficient_attention.default,
+            aten._scaled_dot_product_flash_attention.default,
+            aten._scaled_dot_product_flash_attention_for_cpu.default}
+
+    def context():
+        counts = defaultdict(int)
+
+        def policy(ctx, func, *args, **kwargs):
+            mode = "recompute" if ctx.is_recompute else "forward"
+            if func == aten.mm.default:
+                counts[mode] += 1
+            keep = func in save and not (func == aten.mm.default and counts[mode] % 2 == 0)
+            return CheckpointPolicy.MUST_SAVE if keep else CheckpointPolicy.PREFER_RECOMPUTE
+
+        modes = create_selective_checkpoint_contexts(policy)
+        caches.append(modes[0].storage)
+        return modes
+
+    return context
+
+
+def _wrapped(torch, block, mode: str, caches: list):
+    from torch.utils.checkpoint import checkpoint
+
+    if mode == "none":
+        return block
+    context = _op_sac_context(torch, caches) if mode == "selective" else None
+    kwargs = {"use_reentrant": False, "preserve_rng_state": False}
+    if context is not None:
+        kwargs["context_fn"] = context
+
+    def run(x):
+        return checkpoint(block, x, **kwargs)
+
+    return run
+
+
+def _float8(torch, block, recipe: str):
+    """torchao's Float8 training on every linear of the block (torchtitan's float8 converter: convert_to_float8_training
+    with Float8LinearConfig.from_recipe_name), dynamic scaling as torchao defines the recipe."""
+    from torchao.float8 import Float8LinearConfig, convert_to_float8_training
+
+    return convert_to_float8_training(block, config=Float8LinearConfig.from_recipe_name(recipe))
+
+
+def _per_token(shape: list, sizes: dict) -> bool:
+    """Whether a saved tensor is an activation (a [b s, ...] or [b, ..., s, ...] tensor), not a weight's cast or the
+    checkpoint's RNG state."""
+    return sizes["b"] * sizes["s"] in shape or (sizes["b"] in shape and sizes["s"] in shape)
+
+
+def listing(torch, mode: str, compiled: bool, sizes: dict, float8: str = "none") -> dict:
+    """The tensors one forward saves for backward: each storage once, the weights left out."""
+    torch.manual_seed(0)
+    block = _block(torch, sizes)
+    if float8 != "none":
+        block = _float8(torch, block, float8)
+    caches: list = []
+    fn = _wrapped(torch, block, mode, caches)
+    if compiled:
+        torch._dynamo.reset()
+        fn = torch.compile(fn, fullgraph=True)
+    weights = {p.untyped_storage().data_ptr() for p in [*block.parameters(), *block.buffers()]}
+    x = torch.randn(sizes["b"], sizes["s"], sizes["h"], dtype=torch.bfloat16, requires_grad=True)
+    saved, seen = [], set()
+
+    def pack(t):
+        ptr = t.untyped_storage().data_ptr()
+        if ptr not in weights and ptr not in seen:
+            seen.add(ptr)
+            saved.append({"shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch."),
+                          "bytes": t.untyped_storage().nbytes(), "is_input": ptr == x.untyped_storage().data_ptr(),
+                          "per_token": _per_token(list(t.shape), sizes)})
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = fn(x)
+    for cache in caches if not compiled else ():  # eager SAC's saved op outputs (compiled: traced, fake tensors)
+        for outputs in cache.values():
+            for wrapped in outputs.values():
+                for leaf in torch.utils._pytree.tree_leaves(wrapped, is_leaf=lambda w: hasattr(w, "val")):
+                    if isinstance(getattr(leaf, "val", None), torch.Tensor):
+                        pack(leaf.val)
+    out.float().pow(2).mean().backward()  # the listing's tensors are those backward used
+    return {"mode": mode, "compiled": compiled, "float8": float8, "tensors": saved,
+            "bytes": sum(t["bytes"] for t in saved)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-o", "--out", default="results/torch-saved-cpu.jsonl")
+    args = parser.parse_args()
+    try:
+        import torch
+    except ImportError:
+        print("torch_saved.py: needs torch (pip install torch), which mem4d does not depend on", file=sys.stderr)
+        return 2
+    torch.set_num_threads(2)
+    try:
+        import torchao
+    except ImportError:
+        torchao = None
+    recipes = ("none", "tensorwise", "rowwise") if torchao is not None else ("none",)
+    rows = [listing(torch, mode, compiled, SIZES, float8) for float8 in recipes for compiled in (False, True)
+            for mode in ("none", "selective", "full")]
+    meta = {"torch": torch.__version__, "python": platform.python_version(), "device": "cpu", "sizes": SIZES,
+            "date": datetime.date.today().isoformat(),
+            "torchao": getattr(torchao, "__version__", None),
+            "block": "torchtitan 9dec370 models/llama/model.py TransformerBlock, bf16 weights"}
+    with open(args.out, "w") as out:
+        out.writelines(json.dumps({**meta, **row}) + "\n" for row in rows)
+    for row in rows:
+        print(f"{row['float8']:10} {row['mode']:9} compiled={row['compiled']!s:5} {len(row['tensors']):2} tensors "
+              f"{row['bytes']:9,} B")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""What one torch.compile'd TransformerBlock keeps for backward: the forward outputs AOTAutograd's min-cut partitioner
+saves, as benchmarks/torch_saved.py lists them (results/torch-saved-cpu.jsonl, torch 2.13.0, inductor on the CPU;
+torchtitan compiles each TransformerBlock after its checkpoint wrapper, apply_compile at 9dec370). Tensor parallelism
+is not listed (the rule table refuses --compile with tp > 1)."""
+from __future__ import annotations
+
+from ...components.base import FP32, Component
+from ...config.switches import Switches
+from ...config.symbols import B_a, a, dh, f, h, k
+from .tensors import block_input, token_tensor
+
+
+def compiled_tensors(sw: Switches) -> list[Component]:
+    """Without checkpointing: the block's input and each norm's fp32 rsqrt stand in for the norms' fp32 copies (their
+    backward recomputes x.float() from the bf16 input), wo's output stands in for the residual after attention, and
+    SiLU's output is recomputed from w1's. With torchao's Float8 (--fp8 tensorwise or rowwise) the norms' outputs and
+    the FFN product are recomputed too (with their FP8 casts), and only the weights' amax and scales, a few bytes per
+    linear, are kept beside them (not counted)."""
+    if sw.fp8:
+        return [
+            block_input(),
+            token_tensor("attention_norm_rsqrt", 1, FP32, True, "fp32 rsqrt of the mean square, [b, s, 1]"),
+            *_attention(),
+            token_tensor("wo_out", h, B_a, True, "wo's output (the residual after attention is recomputed from it)"),
+            token_tensor("ffn_norm_rsqrt", 1, FP32, True, "fp32 rsqrt of the ffn norm"),
+            token_tensor("w1_out", f, B_a, True, "w1's _scaled_mm output"),
+            token_tensor("w3_out", f, B_a, True, "w3's _scaled_mm output (the product, w2's input, is recomputed)"),
+        ]
+    return [
+        block_input(),
+        token_tensor("attention_norm_rsqrt", 1, FP32, True, "fp32 rsqrt of the mean square, [b, s, 1]"),
+        token_tensor("attention_norm_out", h, B_a, True, "bf16 norm output, the input of wq, wk, wv"),
+        *_attention(),
+        token_tensor("wo_out", h, B_a, True, "wo's output: the residual after attention is recomputed as x + wo_out"),
+        token_tensor("ffn_norm_rsqrt", 1, FP32, True, "fp32 rsqrt of the ffn norm"),
+        token_tensor("ffn_norm_out", h, B_a, True, "bf16 ffn norm output, the input of w1 and w3"),
+        token_tensor("w1_out", f, B_a, True, "w1 output (SiLU's output is recomputed from it)"),
+        token_tensor("w3_out", f, B_a, True, "w3 output"),
+        token_tensor("ffn_product", f, B_a, True, "SiLU(w1 x) * w3 x, w2's input"),
+    ]
+
+
+def _attention() -> list[Component]:
+    """What the flash kernel saves: Q and the repeated K and V, its output and logsumexp."""
+    return [
+        token_tensor("q", a * dh, B_a, True, "queries after RoPE, saved by the flash kernel"),
+        token_tensor("k_repeated", a * dh, B_a, True, "keys after RoPE and repeat_kv: a heads"),
+        token_tensor("v_repeated", a * dh, B_a, True, "values after repeat_kv: a heads"),
+        token_tensor("sdpa_out", a * dh, B_a, True, "the flash kernel's output, also wo's input"),
+        token_tensor("sdpa_lse", a, FP32, True, "its fp32 logsumexp [b, a, s]"),
+    ]
+
+
+def compiled_selective(sw: Switches) -> list[Component]:
+    """Op-level selective checkpointing compiled: the save list's outputs that backward reads (the partitioner drops
+    w2's, which eager SAC caches though no backward reads it) and the block's input; with torchao's rowwise Float8,
+    the per-row fp32 scales of the two norm outputs' FP8 casts (the inputs of wq/wk/wv and of w1/w3)."""
+    rows = [token_tensor(f"{name}_row_scale", 1, FP32, True, f"fp32 scale per row of the {name} output's FP8 cast")
+            for name in ("attention_norm", "ffn_norm")] if sw.fp8_rows else []
+    return [*rows,
+        block_input(),
+        token_tensor("wq_out", a * dh, B_a, True, "aten.mm output of wq, the queries before RoPE"),
+        token_tensor("wv_out", k * dh, B_a, True, "aten.mm output of wv, the values before repeat_kv"),
+        token_tensor("sdpa_out", a * dh, B_a, True, "the flash kernel's output"),
+        token_tensor("sdpa_lse", a, FP32, True, "its fp32 logsumexp"),
+        token_tensor("w1_out", f, B_a, True, "aten.mm output of w1, the gate before SiLU"),
+    ]

@@ -17,7 +17,10 @@ ptd_checkpoint_wrapper (torch.utils.checkpoint, non-reentrant), selective "op" i
 aten.mm, the flash attention kernel; on the CPU the kernel is _scaled_dot_product_flash_attention_for_cpu, listed
 beside CUDA's), compile is torch.compile(block, fullgraph=True) after the checkpoint wrapper (apply_compile). With
 torchao installed, each mode is listed again with its Float8 training on the block's linears (tensorwise, rowwise:
-convert_to_float8_training, as torchtitan's float8 converter applies it).
+convert_to_float8_training, as torchtitan's float8 converter applies it); and without Float8 at tp = 2 under
+9dec370's tensor-parallel plan, on a one-process fake process group. Everything at two sets of widths: small ones,
+and Llama 3 8B's own (the partitioner's choice depends on the widths' ratios). What torch raises is recorded as the
+row's error.
 
 What differs from the benchmark's run (each line records torch's version and the device): this torch's partitioner,
 not the 2024 nightly's; inductor's CPU backend (the partitioner is the same code for both devices, the kernels it
@@ -31,7 +34,11 @@ import platform
 import sys
 from collections import defaultdict
 
-SIZES = dict(b=3, s=48, h=256, a=8, k=2, f=736)  # distinct sizes: each saved tensor's shape names it
+# distinct sizes (each saved tensor's shape names it) in Llama 3's ratios (k/a = 1/4, f/h = 3.5 near 2.9), k/t > 1;
+# and Llama 3 8B's own widths at a short sequence: the partitioner's cut depends on the widths' ratios
+SIZES = {"small": dict(b=3, s=48, h=256, a=16, k=4, f=736),
+         "llama3-8b": dict(b=1, s=64, h=4096, a=32, k=8, f=14336)}
+TP = 2  # the tensor-parallel listings' degree
 
 
 def _block(torch, sizes: dict):
@@ -56,34 +63,69 @@ def _block(torch, sizes: dict):
         bs, sl, kv, d = x.shape
         return x if n == 1 else x[:, :, :, None, :].expand(bs, sl, kv, n, d).reshape(bs, sl, kv * n, d)
 
-    class Block(nn.Module):
+    class Attention(nn.Module):
         def __init__(self):
             super().__init__()
-            self.attention_norm, self.ffn_norm = RMSNorm(), RMSNorm()
             self.wq, self.wk = nn.Linear(h, a * dh, bias=False), nn.Linear(h, k * dh, bias=False)
             self.wv, self.wo = nn.Linear(h, k * dh, bias=False), nn.Linear(a * dh, h, bias=False)
-            self.w1, self.w3 = nn.Linear(h, f, bias=False), nn.Linear(h, f, bias=False)
-            self.w2 = nn.Linear(f, h, bias=False)
             angles = torch.outer(torch.arange(s).float(), 1.0 / 500000 ** (torch.arange(0, dh, 2).float() / dh))
             self.register_buffer("freqs_cis", torch.polar(torch.ones_like(angles), angles), persistent=False)
 
-        def attention(self, x):
-            q = rope(self.wq(x).view(b, s, a, dh), self.freqs_cis)
-            kk = rope(self.wk(x).view(b, s, k, dh), self.freqs_cis)
-            v = self.wv(x).view(b, s, k, dh)
+        def forward(self, x):  # the heads as -1: the local heads under tensor parallelism
+            q = rope(self.wq(x).view(b, s, -1, dh), self.freqs_cis)
+            kk = rope(self.wk(x).view(b, s, -1, dh), self.freqs_cis)
+            v = self.wv(x).view(b, s, -1, dh)
             kk, v = repeat_kv(kk, a // k), repeat_kv(v, a // k)
             out = F.scaled_dot_product_attention(q.transpose(1, 2), kk.transpose(1, 2), v.transpose(1, 2),
                                                  is_causal=True)
             return self.wo(out.transpose(1, 2).contiguous().view(b, s, -1))
 
+    class FeedForward(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w1, self.w3 = nn.Linear(h, f, bias=False), nn.Linear(h, f, bias=False)
+            self.w2 = nn.Linear(f, h, bias=False)
+
+        def forward(self, x):
+            return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attention_norm, self.ffn_norm = RMSNorm(), RMSNorm()
+            self.attention, self.feed_forward = Attention(), FeedForward()
+
         def forward(self, x):
             hh = x + self.attention(self.attention_norm(x))
-            xn = self.ffn_norm(hh)
-            return hh + self.w2(F.silu(self.w1(xn)) * self.w3(xn))
+            return hh + self.feed_forward(self.ffn_norm(hh))
 
     block = Block()
     for param in block.parameters():
         param.data = param.data.to(torch.bfloat16)
+    return block
+
+
+def _tensor_parallel(torch, block, t: int):
+    """9dec370's apply_tp plan for a TransformerBlock (parallelize_llama.py, loss_parallel and float8 off): the norms
+    SequenceParallel, the attention's and the FFN's inputs all-gathered from Shard(1) to Replicate (PrepareModuleInput),
+    wq/wk/wv/w1/w3 ColwiseParallel, wo and w2 RowwiseParallel reduce-scattered to Shard(1); on a one-process "fake"
+    process group of t ranks (torch.testing's FakeStore), so every rank's shapes are rank 0's and no data moves."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Replicate, Shard
+    from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleInput, RowwiseParallel,
+                                                   SequenceParallel, parallelize_module)
+
+    mesh = init_device_mesh("cpu", (t,))
+    parallelize_module(block, mesh, {
+        "attention_norm": SequenceParallel(),
+        "attention": PrepareModuleInput(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),)),
+        "attention.wq": ColwiseParallel(), "attention.wk": ColwiseParallel(), "attention.wv": ColwiseParallel(),
+        "attention.wo": RowwiseParallel(output_layouts=Shard(1)),
+        "ffn_norm": SequenceParallel(),
+        "feed_forward": PrepareModuleInput(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),)),
+        "feed_forward.w1": ColwiseParallel(), "feed_forward.w3": ColwiseParallel(),
+        "feed_forward.w2": RowwiseParallel(output_layouts=Shard(1)),
+    })
     return block
 
 
@@ -96,7 +138,8 @@ def _op_sac_context(torch, caches: list):
     aten = torch.ops.aten
     save = {aten.mm.default, aten._scaled_dot_product_efficient_attention.default,
             aten._scaled_dot_product_flash_attention.default,
-            aten._scaled_dot_product_flash_attention_for_cpu.default}
+            aten._scaled_dot_product_flash_attention_for_cpu.default,
+            torch.ops._c10d_functional.reduce_scatter_tensor.default}
 
     def context():
         counts = defaultdict(int)
@@ -139,35 +182,46 @@ def _float8(torch, block, recipe: str):
     return convert_to_float8_training(block, config=Float8LinearConfig.from_recipe_name(recipe))
 
 
-def _per_token(shape: list, sizes: dict) -> bool:
-    """Whether a saved tensor is an activation (a [b s, ...] or [b, ..., s, ...] tensor), not a weight's cast or the
-    checkpoint's RNG state."""
-    return sizes["b"] * sizes["s"] in shape or (sizes["b"] in shape and sizes["s"] in shape)
+def _per_token(shape: list, sizes: dict, t: int) -> bool:
+    """Whether a saved tensor is an activation (a [b s, ...] or [b, ..., s, ...] tensor, s or b s over t where the
+    sequence is sharded), not a weight's cast or the checkpoint's RNG state."""
+    b, s = sizes["b"], sizes["s"]
+    return any(n in shape for n in (b * s, b * s // t)) or (b in shape and any(n in shape for n in (s, s // t)))
 
 
-def listing(torch, mode: str, compiled: bool, sizes: dict, float8: str = "none") -> dict:
-    """The tensors one forward saves for backward: each storage once, the weights left out."""
+def _local(torch, t):
+    """A DTensor's local shard (what the rank holds), else the tensor."""
+    from torch.distributed.tensor import DTensor
+
+    return t._local_tensor if isinstance(t, DTensor) else t
+
+
+def listing(torch, mode: str, compiled: bool, sizes: dict, float8: str = "none", tp: int = 1) -> dict:
+    """The tensors one forward saves for backward on one rank: each storage once, the weights left out."""
     torch.manual_seed(0)
     block = _block(torch, sizes)
     if float8 != "none":
         block = _float8(torch, block, float8)
+    if tp > 1:
+        block = _tensor_parallel(torch, block, tp)
     caches: list = []
     fn = _wrapped(torch, block, mode, caches)
     if compiled:
         torch._dynamo.reset()
         fn = torch.compile(fn, fullgraph=True)
-    weights = {p.untyped_storage().data_ptr() for p in [*block.parameters(), *block.buffers()]}
-    x = torch.randn(sizes["b"], sizes["s"], sizes["h"], dtype=torch.bfloat16, requires_grad=True)
+    weights = {_local(torch, p).untyped_storage().data_ptr() for p in [*block.parameters(), *block.buffers()]}
+    x = torch.randn(sizes["b"], sizes["s"] // tp, sizes["h"], dtype=torch.bfloat16, requires_grad=True)
     saved, seen = [], set()
 
-    def pack(t):
+    def pack(tensor):
+        t = _local(torch, tensor)
         ptr = t.untyped_storage().data_ptr()
         if ptr not in weights and ptr not in seen:
             seen.add(ptr)
             saved.append({"shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch."),
                           "bytes": t.untyped_storage().nbytes(), "is_input": ptr == x.untyped_storage().data_ptr(),
-                          "per_token": _per_token(list(t.shape), sizes)})
-        return t
+                          "per_token": _per_token(list(t.shape), sizes, tp)})
+        return tensor
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         out = fn(x)
@@ -178,8 +232,18 @@ def listing(torch, mode: str, compiled: bool, sizes: dict, float8: str = "none")
                     if isinstance(getattr(leaf, "val", None), torch.Tensor):
                         pack(leaf.val)
     out.float().pow(2).mean().backward()  # the listing's tensors are those backward used
-    return {"mode": mode, "compiled": compiled, "float8": float8, "tensors": saved,
+    return {"mode": mode, "compiled": compiled, "float8": float8, "tp": tp, "tensors": saved,
             "bytes": sum(t["bytes"] for t in saved)}
+
+
+def _row(torch, name: str, mode: str, compiled: bool, float8: str, tp: int) -> dict:
+    """One listing at SIZES[name], or the one-line error torch raised (kept: what could not be listed is said)."""
+    head = {"name": name, "sizes": SIZES[name]}
+    try:
+        return {**head, **listing(torch, mode, compiled, SIZES[name], float8, tp)}
+    except Exception as err:  # noqa: BLE001 - recorded in the output, not raised
+        return {**head, "mode": mode, "compiled": compiled, "float8": float8, "tp": tp,
+                "error": f"{type(err).__name__}: {str(err).splitlines()[0][:300]}"}
 
 
 def main() -> int:
@@ -197,17 +261,23 @@ def main() -> int:
     except ImportError:
         torchao = None
     recipes = ("none", "tensorwise", "rowwise") if torchao is not None else ("none",)
-    rows = [listing(torch, mode, compiled, SIZES, float8) for float8 in recipes for compiled in (False, True)
-            for mode in ("none", "selective", "full")]
-    meta = {"torch": torch.__version__, "python": platform.python_version(), "device": "cpu", "sizes": SIZES,
+    import torch.distributed as dist
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=TP)
+    modes = ("none", "selective", "full")
+    rows = [_row(torch, name, mode, compiled, float8, tp) for name in SIZES for tp in (1, TP)
+            for float8 in (recipes if tp == 1 else ("none",)) for compiled in (False, True) for mode in modes]
+    dist.destroy_process_group()
+    meta = {"torch": torch.__version__, "python": platform.python_version(), "device": "cpu",
             "date": datetime.date.today().isoformat(),
             "torchao": getattr(torchao, "__version__", None),
             "block": "torchtitan 9dec370 models/llama/model.py TransformerBlock, bf16 weights"}
     with open(args.out, "w") as out:
         out.writelines(json.dumps({**meta, **row}) + "\n" for row in rows)
     for row in rows:
-        print(f"{row['float8']:10} {row['mode']:9} compiled={row['compiled']!s:5} {len(row['tensors']):2} tensors "
-              f"{row['bytes']:9,} B")
+        what = f"{len(row['tensors']):2} tensors {row['bytes']:11,} B" if "error" not in row else row["error"][:60]
+        print(f"{row['name']:9} tp{row['tp']} {row['float8']:10} {row['mode']:9} compiled={row['compiled']!s:5} {what}")
     return 0
 
 

@@ -24,24 +24,33 @@ from symbolic.plan.search import search
 from symbolic.recipes import widths
 from symbolic.recipes.torchtitan.fsdp2 import layer_tensors
 
-LISTINGS = [json.loads(line) for line in
-            (Path(__file__).parents[1] / "results" / "torch-saved-cpu.jsonl").read_text().splitlines()]
+RUN = [json.loads(line) for line in
+       (Path(__file__).parents[1] / "results" / "torch-saved-cpu.jsonl").read_text().splitlines()]
+LISTINGS = [row for row in RUN if "error" not in row]
 LLAMA3_8B = PRESETS["llama3-8b"]
 
 
-@pytest.mark.parametrize("listing", LISTINGS,
-                         ids=lambda x: f"{x['float8']}-{x['mode']}-{'compiled' if x['compiled'] else 'eager'}")
+@pytest.mark.parametrize("listing", LISTINGS, ids=lambda x: (f"{x['name']}-tp{x['tp']}-{x['float8']}-{x['mode']}-"
+                                                              f"{'compiled' if x['compiled'] else 'eager'}"))
 def test_block_listing_equals_the_run(listing):
-    """layer_tensors at the run's sizes (t = c = 1, bf16) sums to the per-token bytes the run saved, eager and
-    compiled, for none, selective (op) and full checkpointing, without Float8 and with torchao's two recipes."""
+    """layer_tensors at the run's sizes (bf16, c = 1) sums to the per-token bytes one rank saved, eager and compiled,
+    for none, selective (op) and full checkpointing, without Float8 and with torchao's two recipes (tp = 1), and
+    with 9dec370's tensor-parallel plan (tp = 2), at small widths and at Llama 3 8B's."""
     z = listing["sizes"]
     at = {S.b: z["b"], S.s: z["s"], S.h: z["h"], S.a: z["a"], S.k: z["k"], S.f: z["f"], S.dh: z["h"] // z["a"],
-          S.t: 1, S.c: 1, S.B_a: 2}
+          S.t: listing["tp"], S.c: 1, S.B_a: 2}
     sw = Switches(recompute=listing["mode"], compiled=listing["compiled"], fp8=listing["float8"] != "none",
                   fp8_rows=listing["float8"] == "rowwise")
     symbolic = sp.Add(*(part.expr for part in layer_tensors(sw))).subs(at)
     assert symbolic == sum(x["bytes"] for x in listing["tensors"] if x["per_token"])
     assert listing["torch"].startswith("2.13") and listing["device"] == "cpu" and listing["torchao"] == "0.18.0"
+
+
+def test_what_the_run_could_not_list():
+    """One listing of the 48 failed: full checkpointing compiled at tp = 2 (torch 2.13's AOTAutograd raises on the
+    fake process group's DTensors); the recipe takes full checkpointing's block input there, as at every other point."""
+    failed = [(row["name"], row["tp"], row["mode"], row["compiled"]) for row in RUN if "error" in row]
+    assert failed == [("small", 2, "full", True), ("llama3-8b", 2, "full", True)] and len(RUN) == 48
 
 
 def _torchtitan(**kw) -> Training:
@@ -102,9 +111,16 @@ def test_each_recipe_refuses_the_fp8_it_lacks(recipe, kw, words):
         estimate(LLAMA3_8B, training, recipe)
 
 
+def test_compiled_with_tensor_parallelism_by_hand():
+    """tp = 2, no AC: the norms' outputs are saved whole (all-gathered over the sequence), everything else over t."""
+    only = estimate(LLAMA3_8B, _torchtitan(recompute="none", t=2, d=4), "torchtitan").stages[0]["bytes"]
+    per_token = 2 * 2 * 4096 + (2 * 2 * 4096 + 2 * 4 + 4 * 2 * 4096 + 4 * 32 + 3 * 2 * 14336) // 2
+    assert only["activations"] == 32 * 2 * 8192 * per_token
+
+
 def test_compile_is_refused_where_it_is_not_listed():
     with pytest.raises(ConfigError, match="tp=1"):
-        estimate(LLAMA3_8B, _torchtitan(t=2, d=4), "torchtitan")
+        estimate(LLAMA3_8B, _torchtitan(t=2, d=4, fp8="tensorwise"), "torchtitan")
     with pytest.raises(ConfigError, match="--recipe torchtitan"):
         estimate(LLAMA3_8B, Training(compile=True))
     with pytest.raises(ConfigError, match="true or false"):
@@ -114,8 +130,8 @@ def test_compile_is_refused_where_it_is_not_listed():
 
 
 def test_plan_rows_with_compile_equal_estimate():
-    """plan --recipe torchtitan --compile --fp8 tensorwise --fp8-all-gather: every row at tp = 1, its peak what
-    estimate gives for that row."""
+    """plan --recipe torchtitan --compile --fp8 tensorwise --fp8-all-gather: every row at tp = 1 (Float8 is listed
+    there alone), its peak what estimate gives for that row."""
     cluster = Cluster(PRESETS["tiny"], gpus=8, s=256, gbs=16, compile=True, fp8="tensorwise", fp8_all_gather=True)
     plan = search(cluster, limit=2**40, profile="torchtitan")
     assert plan.feasible > 0 and set(plan.rows["t"][plan.order].tolist()) == {1}

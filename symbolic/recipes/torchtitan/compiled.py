@@ -1,12 +1,14 @@
 """What one torch.compile'd TransformerBlock keeps for backward: the forward outputs AOTAutograd's min-cut partitioner
 saves, as benchmarks/torch_saved.py lists them (results/torch-saved-cpu.jsonl, torch 2.13.0, inductor on the CPU;
-torchtitan compiles each TransformerBlock after its checkpoint wrapper, apply_compile at 9dec370). Tensor parallelism
-is not listed (the rule table refuses --compile with tp > 1)."""
+torchtitan compiles each TransformerBlock after its checkpoint wrapper, apply_compile at 9dec370), at tp = 1 and 2
+(9dec370's apply_tp plan on a fake process group); Float8 at tp = 1 (the rule table refuses it with tp > 1)."""
 from __future__ import annotations
+
+import sympy as sp
 
 from ...components.base import FP32, Component
 from ...config.switches import Switches
-from ...config.symbols import B_a, a, dh, f, h, k
+from ...config.symbols import B_a, a, dh, f, h, k, t
 from .tensors import block_input, token_tensor
 
 
@@ -29,11 +31,14 @@ def compiled_tensors(sw: Switches) -> list[Component]:
     return [
         block_input(),
         token_tensor("attention_norm_rsqrt", 1, FP32, True, "fp32 rsqrt of the mean square, [b, s, 1]"),
-        token_tensor("attention_norm_out", h, B_a, True, "bf16 norm output, the input of wq, wk, wv"),
+        token_tensor("attention_norm_out", h, B_a, False, "bf16 norm output, the input of wq, wk, wv (with tp > 1 "
+                     "all-gathered over the sequence by PrepareModuleInput)"),
         *_attention(),
-        token_tensor("wo_out", h, B_a, True, "wo's output: the residual after attention is recomputed as x + wo_out"),
+        token_tensor("wo_out", h, B_a, True, "wo's output (with tp > 1 reduce-scattered to Shard(1)): the residual "
+                     "after attention is recomputed as x + wo_out"),
         token_tensor("ffn_norm_rsqrt", 1, FP32, True, "fp32 rsqrt of the ffn norm"),
-        token_tensor("ffn_norm_out", h, B_a, True, "bf16 ffn norm output, the input of w1 and w3"),
+        token_tensor("ffn_norm_out", h, B_a, False, "bf16 ffn norm output, the input of w1 and w3 (with tp > 1 "
+                     "all-gathered over the sequence)"),
         token_tensor("w1_out", f, B_a, True, "w1 output (SiLU's output is recomputed from it)"),
         token_tensor("w3_out", f, B_a, True, "w3 output"),
         token_tensor("ffn_product", f, B_a, True, "SiLU(w1 x) * w3 x, w2's input"),
@@ -57,6 +62,7 @@ def compiled_selective(sw: Switches) -> list[Component]:
     the per-row fp32 scales of the two norm outputs' FP8 casts (the inputs of wq/wk/wv and of w1/w3)."""
     rows = [token_tensor(f"{name}_row_scale", 1, FP32, True, f"fp32 scale per row of the {name} output's FP8 cast")
             for name in ("attention_norm", "ffn_norm")] if sw.fp8_rows else []
+    tp = sp.Piecewise((1, t > 1), (0, True))
     return [*rows,
         block_input(),
         token_tensor("wq_out", a * dh, B_a, True, "aten.mm output of wq, the queries before RoPE"),
@@ -64,4 +70,6 @@ def compiled_selective(sw: Switches) -> list[Component]:
         token_tensor("sdpa_out", a * dh, B_a, True, "the flash kernel's output"),
         token_tensor("sdpa_lse", a, FP32, True, "its fp32 logsumexp"),
         token_tensor("w1_out", f, B_a, True, "aten.mm output of w1, the gate before SiLU"),
+        token_tensor("wo_reduce_scatter", h, tp * B_a, True, "reduce_scatter_tensor output of the row-parallel wo "
+                     "(t > 1; w2's, which eager SAC caches, is not read by backward)"),
     ]

@@ -69,15 +69,16 @@ def rms_norm(name: str) -> list[Component]:
         token_tensor(f"{name}_fp32_input", h, FP32, True, "fp32 copy of the norm's input (x.float())"),
         token_tensor(f"{name}_rsqrt", 1, FP32, True, "fp32 rsqrt of the mean square, [b, s, 1]"),
         token_tensor(f"{name}_normed", h, B_a, True, "bf16 normalised value, before the weight"),
-        token_tensor(f"{name}_out", h, B_a, True, "bf16 output, the input of the next projections"),
+        token_tensor(f"{name}_out", h, B_a, False, "bf16 output, the input the next projections save: with tp > 1 "
+                     "all-gathered from Shard(1) to Replicate first (PrepareModuleInput), so the whole sequence"),
     ]
 
 
 def eager_tensors(sw: Switches) -> list[Component]:
-    """Everything eager autograd keeps of one TransformerBlock without checkpointing (t = 1: the rule table refuses
-    tensor parallelism here): two norms, Q, K and V after repeat_kv (a heads each: the expand is copied) and the
-    flash kernel's output (wo's input, the same storage) and logsumexp, and the FFN's w1 output, SiLU output, w3 output
-    and their product (model.py at 9dec370)."""
+    """Everything eager autograd keeps of one TransformerBlock without checkpointing: two norms (each output
+    all-gathered over t before the projections save it), Q, K and V after repeat_kv (a heads each: the expand is
+    copied) and the flash kernel's output (wo's input, the same storage) and logsumexp, and the FFN's w1 output, SiLU
+    output, w3 output and their product (model.py at 9dec370; listed at tp = 1 and 2 by benchmarks/torch_saved.py)."""
     return [
         *rms_norm("attention_norm"),
         token_tensor("q", a * dh, B_a, True, "queries after RoPE, saved by the flash kernel"),
@@ -138,8 +139,10 @@ def stage_activation(sw: Switches, layers: sp.Expr) -> sp.Expr:
 
 def output_tensors(sw: Switches) -> list[Component]:
     """Last stage, one micro batch, what the loss's backward and the blocks' backward both find: the final norm's
-    tensors (not checkpointed; its output is the LM head's saved input) and the int64 targets the loss saves (the
-    loss's own fp32 tensors are in `transient`; train.py deletes pred, the bf16 logits, before backward)."""
+    tensors (not checkpointed; its output is the LM head's saved input, with tp > 1 all-gathered over the sequence by
+    the head's ColwiseParallel(input_layouts=Shard(1)) as a block's norms are by PrepareModuleInput) and the int64
+    targets the loss saves (the loss's own fp32 tensors are in `transient`; train.py deletes pred, the bf16 logits,
+    before backward)."""
     return [
         *rms_norm("final_norm"),
         token_tensor("targets", 1, INT64, False, "int64 labels [b, s], saved by the loss"),

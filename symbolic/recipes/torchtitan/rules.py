@@ -20,21 +20,15 @@ RULES: tuple[Rule, ...] = (
          lambda x: ("torchtitan keeps no separate master copy (its sharded parameters are the master) and its loss "
                     "upcasts the logits to fp32 (train.py at 9dec370): --master-weights and --logits other than fp32 "
                     "are not what it allocates"), scope="torchtitan"),
-    # the blocks --ac-every leaves alone keep what eager autograd keeps, as --recompute none (fsdp2.layer_tensors)
-    Rule("torchtitan: none with t = 1", lambda x: ((x.recompute != "none") & (x.ac_every is None)) | (x.t == 1),
-         lambda x: ("the torchtitan recipe counts what eager autograd keeps without checkpointing at tp=1 only (its "
-                    "tensor-parallel plan's saved tensors are not modelled): got "
-                    + ("--recompute none" if x.ac_every is None else f"--ac-every {x.ac_every}, whose other blocks "
-                       "are not checkpointed,") + f" with tp={x.t}"),
-         scope="torchtitan", policy=True),
     Rule("torchtitan: --ac-every with selective", lambda x: (x.ac_every is None) | (x.recompute == "selective"),
          lambda x: (f"--ac-every {x.ac_every} is torchtitan's selective per-layer checkpointing "
                     f"(selective_ac_option = N): give it with --recompute selective, got --recompute {x.recompute}"),
          scope="torchtitan", policy=True),
-    # the compiled listing (compiled.py) was taken at t = 1: what the partitioner saves around TP's collectives is not
-    Rule("--compile: torchtitan at tp = 1", lambda x: np.logical_not(x.compile) | (x.t == 1),
-         lambda x: (f"--compile lists what torch.compile's partitioner saves of a block at tp=1 "
-                    f"(benchmarks/torch_saved.py); its tensor-parallel block is not listed: got tp={x.t}"),
+    # torchao's Float8 was listed at tp = 1 (benchmarks/torch_saved.py): its tensor-parallel styles are not
+    Rule("--fp8: torchtitan at tp = 1", lambda x: (x.fp8 == "none") | (x.t == 1),
+         lambda x: (f"--fp8 {x.fp8} under torchtitan is listed at tp=1 (benchmarks/torch_saved.py); Float8 with "
+                    f"tensor parallelism (torchao's Float8ColwiseParallel / Float8RowwiseParallel) is not: "
+                    f"got tp={x.t}"),
          scope="torchtitan"),
     Rule("--compile: torchtitan only", lambda x: np.logical_not(x.compile),
          lambda x: ("--compile is torchtitan's torch.compile of each TransformerBlock: give it with --recipe "

@@ -17,8 +17,9 @@ ptd_checkpoint_wrapper (torch.utils.checkpoint, non-reentrant), selective "op" i
 aten.mm, the flash attention kernel; on the CPU the kernel is _scaled_dot_product_flash_attention_for_cpu, listed
 beside CUDA's), compile is torch.compile(block, fullgraph=True) after the checkpoint wrapper (apply_compile). With
 torchao installed, each mode is listed again with its Float8 training on the block's linears (tensorwise, rowwise:
-convert_to_float8_training, as torchtitan's float8 converter applies it); and without Float8 at tp = 2 under
-9dec370's tensor-parallel plan, on a one-process fake process group. Everything at two sets of widths: small ones,
+convert_to_float8_training, as torchtitan's float8 converter applies it); and at tp = 2 under 9dec370's
+tensor-parallel plan (with tensorwise Float8, torchao's Float8 styles: rowwise has none), on a one-process fake
+process group. Everything at two sets of widths: small ones,
 and Llama 3 8B's own (the partitioner's choice depends on the widths' ratios). What torch raises is recorded as the
 row's error.
 
@@ -105,26 +106,35 @@ def _block(torch, sizes: dict):
     return block
 
 
-def _tensor_parallel(torch, block, t: int):
-    """9dec370's apply_tp plan for a TransformerBlock (parallelize_llama.py, loss_parallel and float8 off): the norms
+def _tensor_parallel(torch, block, t: int, float8: str):
+    """9dec370's apply_tp plan for a TransformerBlock (parallelize_llama.py, loss_parallel on): the norms
     SequenceParallel, the attention's and the FFN's inputs all-gathered from Shard(1) to Replicate (PrepareModuleInput),
-    wq/wk/wv/w1/w3 ColwiseParallel, wo and w2 RowwiseParallel reduce-scattered to Shard(1); on a one-process "fake"
-    process group of t ranks (torch.testing's FakeStore), so every rank's shapes are rank 0's and no data moves."""
+    wq/wk/wv/w1/w3 ColwiseParallel, wo and w2 RowwiseParallel reduce-scattered to Shard(1); with Float8 (tensorwise
+    only) torchao's Float8 styles in their place, which cast the inputs to FP8 before the all-gather. On a one-process
+    "fake" process group of t ranks (torch.testing's FakeStore): every rank's shapes are rank 0's, no data moves."""
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor import Replicate, Shard
     from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleInput, RowwiseParallel,
                                                    SequenceParallel, parallelize_module)
 
+    colwise, rowwise, prepare = ColwiseParallel, RowwiseParallel, PrepareModuleInput
+    extra = lambda fqn: {}  # noqa: E731
+    if float8 != "none":
+        from torchao.float8.float8_tensor_parallel import (Float8ColwiseParallel, Float8RowwiseParallel,
+                                                           PrepareFloat8ModuleInput)
+
+        colwise, rowwise, prepare = Float8ColwiseParallel, Float8RowwiseParallel, PrepareFloat8ModuleInput
+        extra = lambda fqn: {"fwd_config_submodule_fqn": fqn}  # noqa: E731
     mesh = init_device_mesh("cpu", (t,))
     parallelize_module(block, mesh, {
         "attention_norm": SequenceParallel(),
-        "attention": PrepareModuleInput(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),)),
-        "attention.wq": ColwiseParallel(), "attention.wk": ColwiseParallel(), "attention.wv": ColwiseParallel(),
-        "attention.wo": RowwiseParallel(output_layouts=Shard(1)),
+        "attention": prepare(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),), **extra("wq")),
+        "attention.wq": colwise(), "attention.wk": colwise(), "attention.wv": colwise(),
+        "attention.wo": rowwise(output_layouts=Shard(1)),
         "ffn_norm": SequenceParallel(),
-        "feed_forward": PrepareModuleInput(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),)),
-        "feed_forward.w1": ColwiseParallel(), "feed_forward.w3": ColwiseParallel(),
-        "feed_forward.w2": RowwiseParallel(output_layouts=Shard(1)),
+        "feed_forward": prepare(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),), **extra("w1")),
+        "feed_forward.w1": colwise(), "feed_forward.w3": colwise(),
+        "feed_forward.w2": rowwise(output_layouts=Shard(1)),
     })
     return block
 
@@ -189,11 +199,18 @@ def _per_token(shape: list, sizes: dict, t: int) -> bool:
     return any(n in shape for n in (b * s, b * s // t)) or (b in shape and any(n in shape for n in (s, s // t)))
 
 
-def _local(torch, t):
-    """A DTensor's local shard (what the rank holds), else the tensor."""
+def _held(torch, t) -> list:
+    """The plain tensors a saved tensor holds: a DTensor's local shard, a Float8TrainingTensor's FP8 data and scale
+    (any traceable wrapper subclass's inner tensors), else the tensor itself."""
     from torch.distributed.tensor import DTensor
+    from torch.utils._python_dispatch import is_traceable_wrapper_subclass
 
-    return t._local_tensor if isinstance(t, DTensor) else t
+    if isinstance(t, DTensor):
+        return _held(torch, t._local_tensor)
+    if is_traceable_wrapper_subclass(t):
+        names, _ = t.__tensor_flatten__()
+        return [x for name in names for x in _held(torch, getattr(t, name))]
+    return [t]
 
 
 def listing(torch, mode: str, compiled: bool, sizes: dict, float8: str = "none", tp: int = 1) -> dict:
@@ -203,24 +220,24 @@ def listing(torch, mode: str, compiled: bool, sizes: dict, float8: str = "none",
     if float8 != "none":
         block = _float8(torch, block, float8)
     if tp > 1:
-        block = _tensor_parallel(torch, block, tp)
+        block = _tensor_parallel(torch, block, tp, float8)
     caches: list = []
     fn = _wrapped(torch, block, mode, caches)
     if compiled:
         torch._dynamo.reset()
         fn = torch.compile(fn, fullgraph=True)
-    weights = {_local(torch, p).untyped_storage().data_ptr() for p in [*block.parameters(), *block.buffers()]}
+    weights = {x.untyped_storage().data_ptr() for p in [*block.parameters(), *block.buffers()] for x in _held(torch, p)}
     x = torch.randn(sizes["b"], sizes["s"] // tp, sizes["h"], dtype=torch.bfloat16, requires_grad=True)
     saved, seen = [], set()
 
     def pack(tensor):
-        t = _local(torch, tensor)
-        ptr = t.untyped_storage().data_ptr()
-        if ptr not in weights and ptr not in seen:
-            seen.add(ptr)
-            saved.append({"shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch."),
-                          "bytes": t.untyped_storage().nbytes(), "is_input": ptr == x.untyped_storage().data_ptr(),
-                          "per_token": _per_token(list(t.shape), sizes, tp)})
+        for t in _held(torch, tensor):
+            ptr = t.untyped_storage().data_ptr()
+            if ptr not in weights and ptr not in seen:
+                seen.add(ptr)
+                saved.append({"shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch."),
+                              "bytes": t.untyped_storage().nbytes(), "is_input": ptr == x.untyped_storage().data_ptr(),
+                              "per_token": _per_token(list(t.shape), sizes, tp)})
         return tensor
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
@@ -267,7 +284,7 @@ def main() -> int:
     dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=TP)
     modes = ("none", "selective", "full")
     rows = [_row(torch, name, mode, compiled, float8, tp) for name in SIZES for tp in (1, TP)
-            for float8 in (recipes if tp == 1 else ("none",)) for compiled in (False, True) for mode in modes]
+            for float8 in (recipes if tp == 1 else recipes[:2]) for compiled in (False, True) for mode in modes]
     dist.destroy_process_group()
     meta = {"torch": torch.__version__, "python": platform.python_version(), "device": "cpu",
             "date": datetime.date.today().isoformat(),

@@ -42,15 +42,20 @@ def test_block_listing_equals_the_run(listing):
     sw = Switches(recompute=listing["mode"], compiled=listing["compiled"], fp8=listing["float8"] != "none",
                   fp8_rows=listing["float8"] == "rowwise")
     symbolic = sp.Add(*(part.expr for part in layer_tensors(sw))).subs(at)
-    assert symbolic == sum(x["bytes"] for x in listing["tensors"] if x["per_token"])
+    # the activations, and the FP8 casts of the local weight shards (compiled Float8 at tp > 1 keeps them); not the
+    # weights' amax and scales (a few bytes a linear) or the checkpoint's RNG state
+    casts = [x for x in listing["tensors"] if not x["per_token"] and x["dtype"].startswith("float8")]
+    assert symbolic == sum(x["bytes"] for x in listing["tensors"] if x["per_token"]) + sum(x["bytes"] for x in casts)
+    assert not casts or (listing["compiled"] and listing["tp"] > 1 and listing["mode"] == "none")
     assert listing["torch"].startswith("2.13") and listing["device"] == "cpu" and listing["torchao"] == "0.18.0"
 
 
 def test_what_the_run_could_not_list():
-    """One listing of the 48 failed: full checkpointing compiled at tp = 2 (torch 2.13's AOTAutograd raises on the
-    fake process group's DTensors); the recipe takes full checkpointing's block input there, as at every other point."""
-    failed = [(row["name"], row["tp"], row["mode"], row["compiled"]) for row in RUN if "error" in row]
-    assert failed == [("small", 2, "full", True), ("llama3-8b", 2, "full", True)] and len(RUN) == 48
+    """Of the 60 listings, those of full checkpointing compiled at tp = 2 failed (torch 2.13's AOTAutograd raises on
+    the fake process group's DTensors); the recipe takes full checkpointing's block input there, as everywhere else."""
+    failed = [(row["name"], row["tp"], row["float8"], row["mode"], row["compiled"]) for row in RUN if "error" in row]
+    assert failed == [(name, 2, float8, "full", True) for name in ("small", "llama3-8b")
+                      for float8 in ("none", "tensorwise")] and len(RUN) == 60
 
 
 def _torchtitan(**kw) -> Training:
@@ -119,8 +124,8 @@ def test_compiled_with_tensor_parallelism_by_hand():
 
 
 def test_compile_is_refused_where_it_is_not_listed():
-    with pytest.raises(ConfigError, match="tp=1"):
-        estimate(LLAMA3_8B, _torchtitan(t=2, d=4, fp8="tensorwise"), "torchtitan")
+    with pytest.raises(ConfigError, match="scale per tensor"):
+        estimate(LLAMA3_8B, _torchtitan(t=2, d=4, fp8="rowwise"), "torchtitan")
     with pytest.raises(ConfigError, match="--recipe torchtitan"):
         estimate(LLAMA3_8B, Training(compile=True))
     with pytest.raises(ConfigError, match="true or false"):
@@ -130,12 +135,13 @@ def test_compile_is_refused_where_it_is_not_listed():
 
 
 def test_plan_rows_with_compile_equal_estimate():
-    """plan --recipe torchtitan --compile --fp8 tensorwise --fp8-all-gather: every row at tp = 1 (Float8 is listed
-    there alone), its peak what estimate gives for that row."""
+    """plan --recipe torchtitan --compile --fp8 tensorwise --fp8-all-gather: rows at every tp, each row's peak what
+    estimate gives for it."""
     cluster = Cluster(PRESETS["tiny"], gpus=8, s=256, gbs=16, compile=True, fp8="tensorwise", fp8_all_gather=True)
     plan = search(cluster, limit=2**40, profile="torchtitan")
-    assert plan.feasible > 0 and set(plan.rows["t"][plan.order].tolist()) == {1}
-    for i in plan.order[:3]:
+    assert plan.feasible > 0 and len(set(plan.rows["t"][plan.order].tolist())) > 1
+    tp2 = next(int(i) for i in plan.order if plan.rows["t"][i] > 1)
+    for i in [*plan.order[:2], tp2]:
         row = plan.config(int(i))
         assert row["config"]["compile"] is True and row["config"]["fp8_all_gather"] is True
         assert estimate(PRESETS["tiny"], plan.training(int(i)), "torchtitan").peak == row["peak_bytes"]

@@ -9,7 +9,8 @@ import sympy as sp
 from ...components.base import FP32, Component
 from ...config.switches import Switches
 from ...config.symbols import B_a, a, dh, f, h, k, t
-from .tensors import block_input, token_tensor
+from ...components.weights import mixer_params, mlp_params
+from .tensors import block_input, fp8_tp, token_tensor
 
 
 def compiled_tensors(sw: Switches) -> list[Component]:
@@ -19,14 +20,22 @@ def compiled_tensors(sw: Switches) -> list[Component]:
     the FFN product are recomputed too (with their FP8 casts), and only the weights' amax and scales, a few bytes per
     linear, are kept beside them (not counted)."""
     if sw.fp8:
+        q8 = fp8_tp(sw)  # Float8's TP styles: the FP8 casts gathered or made before a matmul are saved instead
         return [
             block_input(),
             token_tensor("attention_norm_rsqrt", 1, FP32, True, "fp32 rsqrt of the mean square, [b, s, 1]"),
+            token_tensor("attention_norm_fp8", h, q8, False, "(tp > 1) the norm output's FP8 cast, all-gathered"),
             *_attention(),
+            token_tensor("wo_input_fp8", a * dh, q8, True, "(tp > 1) wo's FP8 cast of its input"),
             token_tensor("wo_out", h, B_a, True, "wo's output (the residual after attention is recomputed from it)"),
             token_tensor("ffn_norm_rsqrt", 1, FP32, True, "fp32 rsqrt of the ffn norm"),
+            token_tensor("ffn_norm_fp8", h, q8, False, "(tp > 1) the ffn norm output's FP8 cast, all-gathered"),
             token_tensor("w1_out", f, B_a, True, "w1's _scaled_mm output"),
             token_tensor("w3_out", f, B_a, True, "w3's _scaled_mm output (the product, w2's input, is recomputed)"),
+            token_tensor("ffn_product_fp8", f, q8, True, "(tp > 1) the product's FP8 cast, w2's input"),
+            Component("weight_fp8_casts", q8 * (mixer_params(sw) + mlp_params(sw)),
+                      "(tp > 1) the FP8 casts of the block's local weight shards, one byte a parameter, kept for "
+                      "backward each micro batch"),
         ]
     return [
         block_input(),

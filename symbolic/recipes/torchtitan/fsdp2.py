@@ -12,7 +12,7 @@ from ...config.symbols import B_a, B_g, B_l, B_o, B_w, a, b, c, d, dh, f, h, k, 
 from ...components.base import FP32, INT64, Component
 from ...components.weights import end_params, layer_params, mixer_params, mlp_params
 from .compiled import compiled_selective, compiled_tensors
-from .tensors import block_input, token_tensor
+from .tensors import block_input, fp8_tp, token_tensor
 
 
 def sharded_states(params: sp.Expr) -> list[Component]:
@@ -61,16 +61,17 @@ def transient(sw: Switches, head: bool) -> Component:
                      "reduce-scatter input (B_a + B_g per parameter), the LM head's bf16 gradient)")
 
 
-def rms_norm(name: str) -> list[Component]:
+def rms_norm(name: str, out: sp.Expr = B_a) -> list[Component]:
     """What torchtitan's Python RMSNorm (norms.py, norm_type rmsnorm: x.float() * rsqrt(mean(x^2) + eps), type_as,
     * weight) keeps per token: the fp32 copy of its input, the fp32 rsqrt [b, s, 1], the bf16 normalised value and
-    the bf16 output (which the next matmuls save)."""
+    the output the next matmuls save, `out` bytes an element (one where Float8's TP styles gather it in FP8)."""
     return [
         token_tensor(f"{name}_fp32_input", h, FP32, True, "fp32 copy of the norm's input (x.float())"),
         token_tensor(f"{name}_rsqrt", 1, FP32, True, "fp32 rsqrt of the mean square, [b, s, 1]"),
         token_tensor(f"{name}_normed", h, B_a, True, "bf16 normalised value, before the weight"),
-        token_tensor(f"{name}_out", h, B_a, False, "bf16 output, the input the next projections save: with tp > 1 "
-                     "all-gathered from Shard(1) to Replicate first (PrepareModuleInput), so the whole sequence"),
+        token_tensor(f"{name}_out", h, out, False, "its output, the input the next projections save: with tp > 1 "
+                     "all-gathered from Shard(1) to Replicate first (PrepareModuleInput), so the whole sequence; in "
+                     "FP8 with Float8 and tp > 1 (PrepareFloat8ModuleInput casts before the all-gather)"),
     ]
 
 
@@ -78,19 +79,25 @@ def eager_tensors(sw: Switches) -> list[Component]:
     """Everything eager autograd keeps of one TransformerBlock without checkpointing: two norms (each output
     all-gathered over t before the projections save it), Q, K and V after repeat_kv (a heads each: the expand is
     copied) and the flash kernel's output (wo's input, the same storage) and logsumexp, and the FFN's w1 output, SiLU
-    output, w3 output and their product (model.py at 9dec370; listed at tp = 1 and 2 by benchmarks/torch_saved.py)."""
+    output, w3 output and their product (model.py at 9dec370; listed at tp = 1 and 2 by benchmarks/torch_saved.py).
+    With Float8 at tp > 1 the norms' gathered outputs and the product are saved as their FP8 casts, and wo keeps an
+    FP8 cast of its input beside the flash output (Float8RowwiseParallel casts before its matmul)."""
+    q8 = fp8_tp(sw)
+    gemm = B_a - q8 * (B_a - 1)  # a saved GEMM input's bytes: FP8 under Float8's TP styles
     return [
-        *rms_norm("attention_norm"),
+        *rms_norm("attention_norm", gemm),
         token_tensor("q", a * dh, B_a, True, "queries after RoPE, saved by the flash kernel"),
         token_tensor("k_repeated", a * dh, B_a, True, "keys after RoPE and repeat_kv: a heads"),
         token_tensor("v_repeated", a * dh, B_a, True, "values after repeat_kv: a heads"),
         token_tensor("sdpa_out", a * dh, B_a, True, "the flash kernel's output, also wo's saved input"),
         token_tensor("sdpa_lse", a, FP32, True, "its fp32 logsumexp [b, a, s]"),
-        *rms_norm("ffn_norm"),
+        token_tensor("wo_input_fp8", a * dh, q8, True, "wo's FP8 cast of its input (Float8 at tp > 1)"),
+        *rms_norm("ffn_norm", gemm),
         token_tensor("w1_out", f, B_a, True, "w1 output, saved by SiLU"),
         token_tensor("silu_out", f, B_a, True, "SiLU(w1 x), saved by the product"),
         token_tensor("w3_out", f, B_a, True, "w3 output, saved by the product"),
-        token_tensor("ffn_product", f, B_a, True, "SiLU(w1 x) * w3 x, w2's saved input"),
+        token_tensor("ffn_product", f, gemm, True, "SiLU(w1 x) * w3 x, w2's saved input (its FP8 cast with Float8 "
+                     "at tp > 1)"),
     ]
 
 

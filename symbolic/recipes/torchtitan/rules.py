@@ -24,11 +24,10 @@ RULES: tuple[Rule, ...] = (
          lambda x: (f"--ac-every {x.ac_every} is torchtitan's selective per-layer checkpointing "
                     f"(selective_ac_option = N): give it with --recompute selective, got --recompute {x.recompute}"),
          scope="torchtitan", policy=True),
-    # torchao's Float8 was listed at tp = 1 (benchmarks/torch_saved.py): its tensor-parallel styles are not
-    Rule("--fp8: torchtitan at tp = 1", lambda x: (x.fp8 == "none") | (x.t == 1),
-         lambda x: (f"--fp8 {x.fp8} under torchtitan is listed at tp=1 (benchmarks/torch_saved.py); Float8 with "
-                    f"tensor parallelism (torchao's Float8ColwiseParallel / Float8RowwiseParallel) is not: "
-                    f"got tp={x.t}"),
+    # torchao's Float8 tensor-parallel styles cast per tensor (PrepareFloat8ModuleInput: "assumes tensorwise")
+    Rule("--fp8 rowwise: torchtitan at tp = 1", lambda x: (x.fp8 != "rowwise") | (x.t == 1),
+         lambda x: (f"--fp8 rowwise with tensor parallelism: torchao's Float8 TP styles (Float8ColwiseParallel, "
+                    f"PrepareFloat8ModuleInput) scale per tensor; use --fp8 tensorwise, got tp={x.t}"),
          scope="torchtitan"),
     Rule("--compile: torchtitan only", lambda x: np.logical_not(x.compile),
          lambda x: ("--compile is torchtitan's torch.compile of each TransformerBlock: give it with --recipe "

@@ -4,6 +4,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ...components.base import Component
+from ...config.switches import Switches
 from ...config.symbols import B_a, b, c, h, s, t
 
 
@@ -16,3 +17,9 @@ def block_input() -> Component:
     """The block's input [b, s/c, h] in bf16: what full checkpointing keeps (ptd_checkpoint_wrapper)."""
     return token_tensor("block_input", h, B_a, True,
                         "the block's input, bf16 (sharded over t along s by SequenceParallel)")
+
+
+def fp8_tp(sw: Switches) -> sp.Expr:
+    """1 where torchao's Float8 tensor-parallel styles run (--fp8 with t > 1: Float8ColwiseParallel,
+    Float8RowwiseParallel, PrepareFloat8ModuleInput cast a linear's input to FP8 before it is gathered), else 0."""
+    return sp.Piecewise((1, t > 1), (0, True)) if sw.fp8 else sp.Integer(0)

@@ -24,6 +24,9 @@ from symbolic.config.training import Training
 # all sizes distinct; E / e, f_e / t, f_s / t whole for e in {1, 2, 4}, t = 2
 SHAPE = ModelShape("test-moe", h=64, f=176, a=4, k=2, L=4, v=136, E=8, k_e=2, f_e=48, f_s=80, shared_gate=True)
 MIXED = ModelShape("test-moe-mixed", h=64, f=176, a=4, k=2, L=4, v=136, E=8, k_e=2, f_e=48, dense_layers=(0,))
+# DeepSeek-V3 / Kimi K2 routing: sigmoid scores, experts chosen by score + the score-correction bias, dense first
+SIGMOID = ModelShape("test-moe-sigmoid", h=64, f=176, a=4, k=2, L=4, v=136, E=8, k_e=2, f_e=48, f_s=80,
+                     dense_layers=(0,), sigmoid=True, expert_bias=True)
 SEQ, GBS = 16, 4
 NO_DROP = SHAPE.E / SHAPE.k_e  # C_f = E / k_e: capacity C = T, no assignment is ever dropped
 
@@ -98,6 +101,7 @@ CASES = [  # shape, (d, e, p, t, t_e, c), zero, remat: e in {1, 2, 4}, t_e in {1
     (SHAPE, (4, 4, 1, 2, 1, 2), 0, "full"),
     (SHAPE, (2, 1, 2, 2, 2, 2), 3, "none"),
     (MIXED, (4, 2, 1, 2, 1, 1), 2, "selective"),  # two stacks, no shared experts
+    (SIGMOID, (2, 2, 1, 2, 2, 2), 1, "selective"),  # sigmoid scores + score-correction bias, dense first
 ]
 
 
@@ -154,10 +158,11 @@ def test_small_capacity_step_compiles_and_drops_tokens():
 
 @pytest.mark.parametrize("shape,train", [
     (SHAPE, Training(d=2, ep=2, t=2, p=2, s=16)), (MIXED, Training(d=2, ep=2, t=2, s=16)),
+    (SIGMOID, Training(d=2, ep=2, t=2, s=16)),
     (PRESETS["tiny-moe"], Training(d=2, ep=2, t=2, p=2, s=64)),
     (PRESETS["mixtral-8x7b"], Training(d=2, ep=2, t=2, p=2, s=4096)),
     (PRESETS["mixtral-8x22b"], Training(d=2, ep=2, t=2, p=2, s=4096)),
-], ids=["test-moe", "test-moe-mixed", "tiny-moe", "mixtral-8x7b", "mixtral-8x22b"])
+], ids=["test-moe", "test-moe-mixed", "test-moe-sigmoid", "tiny-moe", "mixtral-8x7b", "mixtral-8x22b"])
 def test_param_count_abstractly(shape, train):
     """The abstract flax model has exactly ModelShape.param_count parameters (Mixtral-8x7B: 46,702,792,704, the
     published safetensors count)."""
@@ -231,3 +236,20 @@ def test_dense_model_bytes_unchanged_by_expert_axis(target):
     mesh = make_mesh(train, devices(card.with_memory(AS_WRITTEN_BYTES), 8) if card.is_gpu else None)
     report, _, _ = compile_step(spec, mesh, compiler_options=None if card.is_gpu else FAST_CPU)
     assert {key: report.xla[key] for key in DENSE_BEFORE[target]} == DENSE_BEFORE[target]
+
+
+def test_sigmoid_routing_with_the_score_correction_bias_by_hand():
+    """DeepSeek-V3's noaux_tc routing (transformers' DeepseekV3TopkRouter with n_group = 1): sigmoid scores, the
+    experts chosen by score + bias, weighted by their scores alone renormalised to one; the bias, which flips a choice
+    here, gets no gradient. Source of truth: numpy on hand-set logits; tolerance 1e-6."""
+    from jaxcheck.model.moe import route
+
+    logits = np.array([[[2.0, 1.0, 0.5, -1.0]]], dtype=np.float32)  # [b, s, E]
+    bias = np.array([0.0, 0.0, 0.4, 0.0], dtype=np.float32)  # lifts expert 2 over expert 1 for the choice only
+    experts, weights = route(jnp.asarray(logits), 2, sigmoid=True, bias_E=jnp.asarray(bias))
+    scores = 1 / (1 + np.exp(-logits[0, 0]))
+    assert sorted(np.asarray(experts)[0, 0].tolist()) == [0, 2]
+    chosen = np.asarray(experts)[0, 0]
+    np.testing.assert_allclose(np.asarray(weights)[0, 0], scores[chosen] / scores[chosen].sum(), rtol=1e-6)
+    grad = jax.grad(lambda b: jnp.sum(route(jnp.asarray(logits), 2, True, b)[1] ** 2))(jnp.asarray(bias))
+    assert not np.any(np.asarray(grad))

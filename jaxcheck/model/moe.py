@@ -1,4 +1,5 @@
-"""The MLP of an MoE layer: a router [h, E] (fp32 logits, softmax over E, top-k_e, the k_e weights renormalised),
+"""The MLP of an MoE layer: a router [h, E] (fp32 logits, softmax or sigmoid over E, top-k_e by score or by score +
+the score-correction bias [E], the k_e weights renormalised),
 E routed SwiGLU experts stacked [E, h, f_e] / [E, f_e, h] (split over "expert", and f_e over "tensor" when t_e = t),
 dispatched by jaxcheck.model.dispatch, plus shared experts (a tensor-parallel SwiGLU of width f_s) with an optional
 sigmoid gate [h, 1]. Its input and output are in the between-blocks layout [b, s/(c t), h]."""
@@ -23,11 +24,19 @@ def expert_width_axis(plan: StepSpec) -> str:
     return "expert_mlp" if plan.train.etp_size == plan.train.t else "expert_mlp_whole"
 
 
-def route(logits_BxSxE: jax.Array, k_e: int) -> tuple[jax.Array, jax.Array]:
-    """Softmax over the E experts (fp32), the top k_e, their probabilities renormalised to sum to one: the chosen
-    experts [b, s, k_e] int32 and their weights [b, s, k_e] fp32 (Mixtral's softmax over the top-k logits)."""
-    probs = checkpoint_name(jax.nn.softmax(logits_BxSxE, axis=-1), "router_probs")
-    top_BxSxK, experts_BxSxK = jax.lax.top_k(probs, k_e)
+def route(logits_BxSxE: jax.Array, k_e: int, sigmoid: bool = False,
+          bias_E: jax.Array | None = None) -> tuple[jax.Array, jax.Array]:
+    """Softmax (or, DeepSeek-V3's scoring_func, sigmoid) over the E experts (fp32), the top k_e, their scores
+    renormalised to sum to one: the chosen experts [b, s, k_e] int32 and their weights [b, s, k_e] fp32 (Mixtral's
+    softmax over the top-k logits; DeepSeek-V3's norm_topk_prob). With the score-correction bias [E] (noaux_tc) the
+    experts are chosen by score + bias and weighted by their scores alone; the bias gets no gradient."""
+    probs = jax.nn.sigmoid(logits_BxSxE) if sigmoid else jax.nn.softmax(logits_BxSxE, axis=-1)
+    probs = checkpoint_name(probs, "router_probs")
+    if bias_E is None:
+        top_BxSxK, experts_BxSxK = jax.lax.top_k(probs, k_e)
+    else:
+        _, experts_BxSxK = jax.lax.top_k(probs + jax.lax.stop_gradient(bias_E).astype(probs.dtype), k_e)
+        top_BxSxK = jnp.take_along_axis(probs, experts_BxSxK, axis=-1)
     top_BxSxK = checkpoint_name(top_BxSxK, "router_topk")
     weights = top_BxSxK / jnp.sum(top_BxSxK, axis=-1, keepdims=True)
     return experts_BxSxK, checkpoint_name(weights, "router_weights")
@@ -48,13 +57,17 @@ class MoE(nnx.Module):
         self.down = param(rngs, (E, f_e, h), ("experts", width, "embed"), f_e ** -0.5, dt)
         self.shared = MLP(plan, rngs, s.f_s, SHARED_NAMES) if s.f_s else None
         self.shared_gate = param(rngs, (h, 1), ("embed", None), h ** -0.5, dt) if s.shared_gate else None
+        # the score-correction bias [E]: a parameter here (zero gradient; DeepSeek-V3 updates it by a rule outside
+        # the optimizer, Megatron-Core keeps it as an fp32 buffer: the megatron recipe counts that)
+        self.expert_bias = param(rngs, (E,), ("router",), 0.1, dt) if s.expert_bias else None
 
     def __call__(self, x_BxSxH: jax.Array) -> jax.Array:
         """x: the normed residual stream [b, s, h] in the between-blocks layout; returns the MLP output there."""
         plan = self.plan
         outer = act_names(plan)
         logits = constrain(cast_einsum("bsh,he->bse", jnp.float32, x_BxSxH, self.router[...]), outer[:2] + (None,))
-        experts, weights = route(logits, plan.shape.k_e)
+        bias = None if self.expert_bias is None else self.expert_bias[...]
+        experts, weights = route(logits, plan.shape.k_e, plan.shape.sigmoid, bias)
         y = routed_experts(x_BxSxH, experts, weights, self.gate[...], self.up[...], self.down[...],
                            partition_spec(outer), partition_spec(("experts", "embed", expert_width_axis(plan))),
                            plan.train.moe_capacity, expert_width_axis(plan) == "expert_mlp")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ...config.switches import Switches
-from ...config.symbols import L, L_e, h, p
+from ...config.symbols import E, L, L_e, h, p
 from ...components.experts import experts_params
 from ...components.weights import embedding_params, head_params, layer_params
 
@@ -20,8 +20,9 @@ def stack_layers(sw: Switches) -> tuple[sp.Expr, sp.Expr]:
 
 
 def moe_layer_params(sw: Switches) -> sp.Expr:
-    """Parameters of one MoE layer on one device but its routed experts: attention, norms, router, shared experts."""
-    return layer_params(sw, moe=True)
+    """Parameters of one MoE layer on one device but its routed experts: attention, norms, router, shared experts, and
+    the score-correction bias [E] (a parameter of jaxcheck's step: jaxcheck.model.moe)."""
+    return layer_params(sw, moe=True) + (E if sw.expert_bias else 0)
 
 
 def device_params(sw: Switches) -> sp.Expr:

@@ -1,15 +1,15 @@
 """What one torch.compile'd TransformerBlock keeps for backward: the forward outputs AOTAutograd's min-cut partitioner
 saves, as benchmarks/torch_saved.py lists them (results/torch-saved-cpu.jsonl, torch 2.13.0, inductor on the CPU;
 torchtitan compiles each TransformerBlock after its checkpoint wrapper, apply_compile at 9dec370), at tp = 1 and 2
-(9dec370's apply_tp plan on a fake process group); Float8 at tp = 1 (the rule table refuses it with tp > 1)."""
+(9dec370's apply_tp plan on a fake process group), with and without torchao's Float8 (rowwise at tp = 1 only)."""
 from __future__ import annotations
 
 import sympy as sp
 
 from ...components.base import FP32, Component
+from ...components.weights import mixer_params, mlp_params
 from ...config.switches import Switches
 from ...config.symbols import B_a, a, dh, f, h, k, t
-from ...components.weights import mixer_params, mlp_params
 from .tensors import block_input, fp8_tp, token_tensor
 
 
@@ -18,7 +18,8 @@ def compiled_tensors(sw: Switches) -> list[Component]:
     backward recomputes x.float() from the bf16 input), wo's output stands in for the residual after attention, and
     SiLU's output is recomputed from w1's. With torchao's Float8 (--fp8 tensorwise or rowwise) the norms' outputs and
     the FFN product are recomputed too (with their FP8 casts), and only the weights' amax and scales, a few bytes per
-    linear, are kept beside them (not counted)."""
+    linear, are kept beside them (not counted); at tp > 1 torchao's Float8 TP styles make the casts before the
+    gathers and matmuls, and those casts, with the local weight shards' FP8 casts, are kept instead."""
     if sw.fp8:
         q8 = fp8_tp(sw)  # Float8's TP styles: the FP8 casts gathered or made before a matmul are saved instead
         return [

@@ -23,6 +23,8 @@ process group. Everything at two sets of widths: small ones,
 and Llama 3 8B's own (the partitioner's choice depends on the widths' ratios). What torch raises is recorded as the
 row's error.
 
+The model's end is listed too (final norm, LM head, train.py's loss; at tp = 1 and 2 with loss_parallel).
+
 What differs from the benchmark's run (each line records torch's version and the device): this torch's partitioner,
 not the 2024 nightly's; inductor's CPU backend (the partitioner is the same code for both devices, the kernels it
 fuses into are not)."""
@@ -37,8 +39,8 @@ from collections import defaultdict
 
 # distinct sizes (each saved tensor's shape names it) in Llama 3's ratios (k/a = 1/4, f/h = 3.5 near 2.9), k/t > 1;
 # and Llama 3 8B's own widths at a short sequence: the partitioner's cut depends on the widths' ratios
-SIZES = {"small": dict(b=3, s=48, h=256, a=16, k=4, f=736),
-         "llama3-8b": dict(b=1, s=64, h=4096, a=32, k=8, f=14336)}
+SIZES = {"small": dict(b=3, s=48, h=256, a=16, k=4, f=736, v=1000),
+         "llama3-8b": dict(b=1, s=64, h=4096, a=32, k=8, f=14336, v=128256)}
 TP = 2  # the tensor-parallel listings' degree
 
 
@@ -213,6 +215,70 @@ def _held(torch, t) -> list:
     return [t]
 
 
+def _recorder(torch, module, x, sizes: dict, tp: int):
+    """A pack hook that records each saved storage once, the module's parameters and buffers left out, and the list
+    it records into."""
+    weights = {t.untyped_storage().data_ptr()
+               for p in [*module.parameters(), *module.buffers()] for t in _held(torch, p)}
+    saved, seen = [], set()
+
+    def pack(tensor):
+        for t in _held(torch, tensor):
+            ptr = t.untyped_storage().data_ptr()
+            if ptr not in weights and ptr not in seen:
+                seen.add(ptr)
+                saved.append({"shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch."),
+                              "bytes": t.untyped_storage().nbytes(), "is_input": ptr == x.untyped_storage().data_ptr(),
+                              "per_token": _per_token(list(t.shape), sizes, tp)})
+        return tensor
+
+    return pack, saved
+
+
+def head_listing(torch, sizes: dict, tp: int = 1) -> dict:
+    """What the model's end saves on one rank: the final RMSNorm, the LM head (bf16 [h, v]; at tp > 1 9dec370's
+    ColwiseParallel(input_layouts=Shard(1), output_layouts=Shard(-1)) with the norm SequenceParallel) and train.py's
+    loss, cross_entropy(pred.flatten(0, 1).float(), labels) (under loss_parallel at tp > 1), pred deleted before
+    backward."""
+    import contextlib
+
+    from torch.distributed.tensor.parallel import loss_parallel
+
+    torch.manual_seed(0)
+    nn = torch.nn
+
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = _block(torch, sizes).attention_norm  # the same Python RMSNorm
+            self.output = nn.Linear(sizes["h"], sizes["v"], bias=False)
+
+        def forward(self, x):
+            return self.output(self.norm(x))
+
+    head = Head()
+    for param in head.parameters():
+        param.data = param.data.to(torch.bfloat16)
+    if tp > 1:
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.tensor import Shard
+        from torch.distributed.tensor.parallel import ColwiseParallel, SequenceParallel, parallelize_module
+
+        parallelize_module(head, init_device_mesh("cpu", (tp,)), {
+            "norm": SequenceParallel(),
+            "output": ColwiseParallel(input_layouts=Shard(1), output_layouts=Shard(-1), use_local_output=False)})
+    x = torch.randn(sizes["b"], sizes["s"] // tp, sizes["h"], dtype=torch.bfloat16, requires_grad=True)
+    labels = torch.randint(0, sizes["v"], (sizes["b"], sizes["s"]))
+    pack, saved = _recorder(torch, head, x, sizes, tp)
+    with loss_parallel() if tp > 1 else contextlib.nullcontext():
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            pred = head(x)
+            loss = torch.nn.functional.cross_entropy(pred.flatten(0, 1).float(), labels.flatten(0, 1))
+        del pred
+        loss.backward()
+    return {"part": "head", "tp": tp, "tensors": saved, "bytes": sum(t["bytes"] for t in saved)}
+
+
 def listing(torch, mode: str, compiled: bool, sizes: dict, float8: str = "none", tp: int = 1) -> dict:
     """The tensors one forward saves for backward on one rank: each storage once, the weights left out."""
     torch.manual_seed(0)
@@ -226,20 +292,8 @@ def listing(torch, mode: str, compiled: bool, sizes: dict, float8: str = "none",
     if compiled:
         torch._dynamo.reset()
         fn = torch.compile(fn, fullgraph=True)
-    weights = {x.untyped_storage().data_ptr() for p in [*block.parameters(), *block.buffers()] for x in _held(torch, p)}
     x = torch.randn(sizes["b"], sizes["s"] // tp, sizes["h"], dtype=torch.bfloat16, requires_grad=True)
-    saved, seen = [], set()
-
-    def pack(tensor):
-        for t in _held(torch, tensor):
-            ptr = t.untyped_storage().data_ptr()
-            if ptr not in weights and ptr not in seen:
-                seen.add(ptr)
-                saved.append({"shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch."),
-                              "bytes": t.untyped_storage().nbytes(), "is_input": ptr == x.untyped_storage().data_ptr(),
-                              "per_token": _per_token(list(t.shape), sizes, tp)})
-        return tensor
-
+    pack, saved = _recorder(torch, block, x, sizes, tp)
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         out = fn(x)
     for cache in caches if not compiled else ():  # eager SAC's saved op outputs (compiled: traced, fake tensors)
@@ -249,7 +303,7 @@ def listing(torch, mode: str, compiled: bool, sizes: dict, float8: str = "none",
                     if isinstance(getattr(leaf, "val", None), torch.Tensor):
                         pack(leaf.val)
     out.float().pow(2).mean().backward()  # the listing's tensors are those backward used
-    return {"mode": mode, "compiled": compiled, "float8": float8, "tp": tp, "tensors": saved,
+    return {"part": "block", "mode": mode, "compiled": compiled, "float8": float8, "tp": tp, "tensors": saved,
             "bytes": sum(t["bytes"] for t in saved)}
 
 
@@ -259,7 +313,7 @@ def _row(torch, name: str, mode: str, compiled: bool, float8: str, tp: int) -> d
     try:
         return {**head, **listing(torch, mode, compiled, SIZES[name], float8, tp)}
     except Exception as err:  # noqa: BLE001 - recorded in the output, not raised
-        return {**head, "mode": mode, "compiled": compiled, "float8": float8, "tp": tp,
+        return {**head, "part": "block", "mode": mode, "compiled": compiled, "float8": float8, "tp": tp,
                 "error": f"{type(err).__name__}: {str(err).splitlines()[0][:300]}"}
 
 
@@ -285,6 +339,8 @@ def main() -> int:
     modes = ("none", "selective", "full")
     rows = [_row(torch, name, mode, compiled, float8, tp) for name in SIZES for tp in (1, TP)
             for float8 in (recipes if tp == 1 else recipes[:2]) for compiled in (False, True) for mode in modes]
+    rows += [{"name": name, "sizes": SIZES[name], **head_listing(torch, SIZES[name], tp)} for name in SIZES
+             for tp in (1, TP)]
     dist.destroy_process_group()
     meta = {"torch": torch.__version__, "python": platform.python_version(), "device": "cpu",
             "date": datetime.date.today().isoformat(),
@@ -294,7 +350,9 @@ def main() -> int:
         out.writelines(json.dumps({**meta, **row}) + "\n" for row in rows)
     for row in rows:
         what = f"{len(row['tensors']):2} tensors {row['bytes']:11,} B" if "error" not in row else row["error"][:60]
-        print(f"{row['name']:9} tp{row['tp']} {row['float8']:10} {row['mode']:9} compiled={row['compiled']!s:5} {what}")
+        kind = ("head" if row.get("part") == "head"
+                else f"{row['float8']:10} {row['mode']:9} compiled={row['compiled']!s:5}")
+        print(f"{row['name']:9} tp{row['tp']} {kind} {what}")
     return 0
 
 

@@ -26,7 +26,8 @@ from symbolic.recipes.torchtitan.fsdp2 import layer_tensors
 
 RUN = [json.loads(line) for line in
        (Path(__file__).parents[1] / "results" / "torch-saved-cpu.jsonl").read_text().splitlines()]
-LISTINGS = [row for row in RUN if "error" not in row]
+LISTINGS = [row for row in RUN if "error" not in row and row["part"] == "block"]
+HEADS = [row for row in RUN if row["part"] == "head"]
 LLAMA3_8B = PRESETS["llama3-8b"]
 
 
@@ -50,12 +51,26 @@ def test_block_listing_equals_the_run(listing):
     assert listing["torch"].startswith("2.13") and listing["device"] == "cpu" and listing["torchao"] == "0.18.0"
 
 
+@pytest.mark.parametrize("listing", HEADS, ids=lambda x: f"{x['name']}-tp{x['tp']}")
+def test_the_models_end_equals_the_run(listing):
+    """output_tensors (the final norm, its output whole: gathered by the head's ColwiseParallel at tp > 1; the int64
+    targets) and the loss's saved fp32 log-softmax [b s, v/t] (the first of `transient`'s three logit-sized tensors)
+    sum to what the run saved on one rank, but the loss's scalar total weight."""
+    from symbolic.recipes.torchtitan.fsdp2 import output_tensors
+
+    z = listing["sizes"]
+    at = {S.b: z["b"], S.s: z["s"], S.h: z["h"], S.v: z["v"], S.t: listing["tp"], S.c: 1, S.B_a: 2, S.B_l: 4}
+    symbolic = (sp.Add(*(part.expr for part in output_tensors(Switches()))) + S.B_l * S.s * S.b * S.v / S.t).subs(at)
+    assert symbolic == sum(x["bytes"] for x in listing["tensors"] if x["per_token"])
+    assert [x["shape"] for x in listing["tensors"] if not x["per_token"]] == [[]]  # the scalar total weight
+
+
 def test_what_the_run_could_not_list():
     """Of the 60 listings, those of full checkpointing compiled at tp = 2 failed (torch 2.13's AOTAutograd raises on
     the fake process group's DTensors); the recipe takes full checkpointing's block input there, as everywhere else."""
     failed = [(row["name"], row["tp"], row["float8"], row["mode"], row["compiled"]) for row in RUN if "error" in row]
     assert failed == [(name, 2, float8, "full", True) for name in ("small", "llama3-8b")
-                      for float8 in ("none", "tensorwise")] and len(RUN) == 60
+                      for float8 in ("none", "tensorwise")] and len(LISTINGS) + len(failed) == 60 and len(HEADS) == 4
 
 
 def _torchtitan(**kw) -> Training:

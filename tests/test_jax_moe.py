@@ -23,10 +23,10 @@ from symbolic.config.training import Training
 
 # all sizes distinct; E / e, f_e / t, f_s / t whole for e in {1, 2, 4}, t = 2
 SHAPE = ModelShape("test-moe", h=64, f=176, a=4, k=2, L=4, v=136, E=8, k_e=2, f_e=48, f_s=80, shared_gate=True)
-MIXED = ModelShape("test-moe-mixed", h=64, f=176, a=4, k=2, L=4, v=136, E=8, k_e=2, f_e=48, dense_layers=(0,))
-# DeepSeek-V3 / Kimi K2 routing: sigmoid scores, experts chosen by score + the score-correction bias, dense first
-SIGMOID = ModelShape("test-moe-sigmoid", h=64, f=176, a=4, k=2, L=4, v=136, E=8, k_e=2, f_e=48, f_s=80,
-                     dense_layers=(0,), sigmoid=True, expert_bias=True)
+# dense first, with Kimi K2's / DeepSeek-V3's routing: sigmoid scores, experts chosen by score + the score-correction
+# bias (the other shapes route by softmax)
+MIXED = ModelShape("test-moe-mixed", h=64, f=176, a=4, k=2, L=4, v=136, E=8, k_e=2, f_e=48, dense_layers=(0,),
+                   sigmoid=True, expert_bias=True)
 SEQ, GBS = 16, 4
 NO_DROP = SHAPE.E / SHAPE.k_e  # C_f = E / k_e: capacity C = T, no assignment is ever dropped
 
@@ -100,8 +100,7 @@ CASES = [  # shape, (d, e, p, t, t_e, c), zero, remat: e in {1, 2, 4}, t_e in {1
     (SHAPE, (2, 2, 2, 2, 2, 1), 1, "selective"),
     (SHAPE, (4, 4, 1, 2, 1, 2), 0, "full"),
     (SHAPE, (2, 1, 2, 2, 2, 2), 3, "none"),
-    (MIXED, (4, 2, 1, 2, 1, 1), 2, "selective"),  # two stacks, no shared experts
-    (SIGMOID, (2, 2, 1, 2, 2, 2), 1, "selective"),  # sigmoid scores + score-correction bias, dense first
+    (MIXED, (4, 2, 1, 2, 1, 1), 2, "selective"),  # two stacks, no shared experts, sigmoid + score bias
 ]
 
 
@@ -158,11 +157,10 @@ def test_small_capacity_step_compiles_and_drops_tokens():
 
 @pytest.mark.parametrize("shape,train", [
     (SHAPE, Training(d=2, ep=2, t=2, p=2, s=16)), (MIXED, Training(d=2, ep=2, t=2, s=16)),
-    (SIGMOID, Training(d=2, ep=2, t=2, s=16)),
     (PRESETS["tiny-moe"], Training(d=2, ep=2, t=2, p=2, s=64)),
     (PRESETS["mixtral-8x7b"], Training(d=2, ep=2, t=2, p=2, s=4096)),
     (PRESETS["mixtral-8x22b"], Training(d=2, ep=2, t=2, p=2, s=4096)),
-], ids=["test-moe", "test-moe-mixed", "test-moe-sigmoid", "tiny-moe", "mixtral-8x7b", "mixtral-8x22b"])
+], ids=["test-moe", "test-moe-mixed", "tiny-moe", "mixtral-8x7b", "mixtral-8x22b"])
 def test_param_count_abstractly(shape, train):
     """The abstract flax model has exactly ModelShape.param_count parameters (Mixtral-8x7B: 46,702,792,704, the
     published safetensors count)."""

@@ -4,13 +4,11 @@ torchtitan compiles each TransformerBlock after its checkpoint wrapper, apply_co
 (9dec370's apply_tp plan on a fake process group), with and without torchao's Float8 (rowwise at tp = 1 only)."""
 from __future__ import annotations
 
-import sympy as sp
-
 from ...components.base import FP32, Component
 from ...components.weights import mixer_params, mlp_params
 from ...config.switches import Switches
-from ...config.symbols import B_a, a, dh, f, h, k, t
-from .tensors import block_input, fp8_tp, token_tensor
+from ...config.symbols import B_a, a, dh, f, h, k
+from .tensors import block_input, fp8_tp, tensor_parallel, token_tensor
 
 
 def compiled_tensors(sw: Switches) -> list[Component]:
@@ -72,7 +70,7 @@ def compiled_selective(sw: Switches) -> list[Component]:
     the per-row fp32 scales of the two norm outputs' FP8 casts (the inputs of wq/wk/wv and of w1/w3)."""
     rows = [token_tensor(f"{name}_row_scale", 1, FP32, True, f"fp32 scale per row of the {name} output's FP8 cast")
             for name in ("attention_norm", "ffn_norm")] if sw.fp8_rows else []
-    tp = sp.Piecewise((1, t > 1), (0, True))
+    tp = tensor_parallel()
     return [*rows,
         block_input(),
         token_tensor("wq_out", a * dh, B_a, True, "aten.mm output of wq, the queries before RoPE"),

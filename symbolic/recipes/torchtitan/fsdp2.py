@@ -12,7 +12,7 @@ from ...config.symbols import B_a, B_g, B_l, B_o, B_w, a, b, c, d, dh, f, h, k, 
 from ...components.base import FP32, INT64, Component
 from ...components.weights import end_params, layer_params, mixer_params, mlp_params
 from .compiled import compiled_selective, compiled_tensors
-from .tensors import block_input, fp8_tp, token_tensor
+from .tensors import block_input, fp8_tp, tensor_parallel, token_tensor
 
 
 def sharded_states(params: sp.Expr) -> list[Component]:
@@ -119,7 +119,7 @@ def layer_tensors(sw: Switches) -> list[Component]:
         return [block_input()]
     if sw.compiled:
         return compiled_selective(sw)
-    tp = sp.Piecewise((1, t > 1), (0, True))
+    tp = tensor_parallel()
     return [
         block_input(),
         token_tensor("wq_out", a * dh, B_a, True, "aten.mm output of wq, the queries before RoPE [b, s, a dh / t]"),

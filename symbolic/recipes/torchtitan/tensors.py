@@ -19,7 +19,12 @@ def block_input() -> Component:
                         "the block's input, bf16 (sharded over t along s by SequenceParallel)")
 
 
+def tensor_parallel() -> sp.Expr:
+    """1 where tensor parallelism runs (t > 1: the plan's collectives and their outputs exist), else 0."""
+    return sp.Piecewise((1, t > 1), (0, True))
+
+
 def fp8_tp(sw: Switches) -> sp.Expr:
     """1 where torchao's Float8 tensor-parallel styles run (--fp8 with t > 1: Float8ColwiseParallel,
     Float8RowwiseParallel, PrepareFloat8ModuleInput cast a linear's input to FP8 before it is gathered), else 0."""
-    return sp.Piecewise((1, t > 1), (0, True)) if sw.fp8 else sp.Integer(0)
+    return tensor_parallel() if sw.fp8 else sp.Integer(0)

@@ -56,7 +56,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fp8-all-gather", action="store_true",
                         help="--recipe torchtitan with --fp8 tensorwise: FSDP2 gathers FP8 weights in every row")
     parser.add_argument("--compile", action="store_true",
-                        help="--recipe torchtitan: every row's blocks under torch.compile (rows at tp = 1 only)")
+                        help="--recipe torchtitan: every row's blocks under torch.compile (torchtitan's "
+                             "--compile.enable)")
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the --top (or --all) configurations as JSON")
     out.add_argument("--csv", metavar="FILE", help="also write every feasible configuration to a CSV file")

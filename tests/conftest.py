@@ -29,10 +29,11 @@ def pytest_configure(config):
 
 
 # the files that take longest, collected first (worker-seconds in a cold run with two workers on 2 cores: verify 90,
-# notebook 81, jax_moe 63, jax_equivalence 61, verify_moe 48, jax_compile 41, plan 29, sweep 21; the suite 647): with
-# two workers taking whole files in turn, a long file last would leave one worker idle to the end
-LONGEST_FIRST = ("test_verify.py", "test_notebook.py", "test_jax_moe.py", "test_jax_equivalence.py",
-                 "test_verify_moe.py", "test_jax_compile.py", "test_plan.py", "test_sweep.py")
+# jax_moe 63, jax_equivalence 61, verify_moe 48, notebook_crosscheck 47, jax_compile 41, notebook 30, plan 29, sweep 21;
+# the suite 710): with two workers taking whole files in turn, a long file last would leave one worker idle to the end
+LONGEST_FIRST = ("test_verify.py", "test_jax_moe.py", "test_jax_equivalence.py", "test_verify_moe.py",
+                 "test_notebook_crosscheck.py", "test_jax_compile.py", "test_notebook.py", "test_plan.py",
+                 "test_sweep.py")
 
 
 def pytest_collection_modifyitems(items):

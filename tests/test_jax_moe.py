@@ -100,7 +100,7 @@ CASES = [  # shape, (d, e, p, t, t_e, c), zero, remat: e in {1, 2, 4}, t_e in {1
     (SHAPE, (2, 2, 2, 2, 2, 1), 1, "selective"),
     (SHAPE, (4, 4, 1, 2, 1, 2), 0, "full"),
     (SHAPE, (2, 1, 2, 2, 2, 2), 3, "none"),
-    (MIXED, (4, 2, 1, 2, 1, 1), 2, "selective"),  # two stacks, no shared experts, sigmoid + score bias
+    (MIXED, (2, 2, 1, 2, 1, 1), 2, "selective"),  # two stacks, no shared experts, sigmoid + score bias
 ]
 
 

@@ -132,13 +132,14 @@ def op_sac_context(torch, caches: list):
     return context
 
 
-def checkpointed(torch, block, mode: str, caches: list):
-    """The block as ptd_checkpoint_wrapper runs it: as is (none), whole (full) or under op-level SAC (selective)."""
+def checkpointed(torch, block, mode: str, caches: list, policy=None):
+    """The block as ptd_checkpoint_wrapper runs it: as is (none), whole (full) or under op-level SAC (selective: by
+    `policy`, a context factory like op_sac_context, 9dec370's by default)."""
     from torch.utils.checkpoint import checkpoint
 
     if mode == "none":
         return block
-    context = op_sac_context(torch, caches) if mode == "selective" else None
+    context = (policy or op_sac_context)(torch, caches) if mode == "selective" else None
     kwargs = {"use_reentrant": False, "preserve_rng_state": False}
     if context is not None:
         kwargs["context_fn"] = context

@@ -23,7 +23,11 @@ process group. Everything at two sets of widths: small ones,
 and Llama 3 8B's own (the partitioner's choice depends on the widths' ratios). What torch raises is recorded as the
 row's error.
 
-The model's end is listed too (final norm, LM head, train.py's loss; at tp = 1 and 2 with loss_parallel).
+The model's end is listed too (final norm, LM head, train.py's loss; at tp = 1 and 2 with loss_parallel); and a
+block whose FeedForward is torchtitan 0.3.0's MoE (benchmarks/titan_moe.py: softmax top-2 without shared experts,
+sigmoid top-3 with them; eager, each checkpointing mode under 0.3.0's SAC policy, at ep = 1 and at ep = 2 on the fake
+group with torchtitan's balanced debug routing). A tensor is listed if it is still held when forward ends: one packed
+by a node that died before backward (an op whose output was dropped) is not.
 
 What differs from the benchmark's run (each line records torch's version and the device): this torch's partitioner,
 not the 2024 nightly's; inductor's CPU backend (the partitioner is the same code for both devices, the kernels it
@@ -37,19 +41,25 @@ import platform
 import sys
 
 import titan_block as titan  # benchmarks/titan_block.py (this script's folder is on sys.path)
+import titan_moe  # benchmarks/titan_moe.py
 
 # distinct sizes (each saved tensor's shape names it) in Llama 3's ratios (k/a = 1/4, f/h = 3.5 near 2.9), k/t > 1;
 # and Llama 3 8B's own widths at a short sequence: the partitioner's cut depends on the widths' ratios
 SIZES = {"small": dict(b=3, s=48, h=256, a=16, k=4, f=736, v=1000),
          "llama3-8b": dict(b=1, s=64, h=4096, a=32, k=8, f=14336, v=128256)}
 TP = 2  # the tensor-parallel listings' degree
+# the MoE block's sizes (the attention's as "small"; _grouped_mm wants 16-byte strides): softmax top-2 of 8 experts with
+# no shared experts (Mixtral's routing), and sigmoid top-3 of 16 with shared experts (DeepSeek-V3's)
+MOE_SIZES = {"moe-softmax": dict(SIZES["small"], E=8, k_e=2, f_e=192, f_s=0, sigmoid=False),
+             "moe-sigmoid-shared": dict(SIZES["small"], E=16, k_e=3, f_e=96, f_s=160, sigmoid=True)}
 
 
 def _per_token(shape: list, sizes: dict, t: int) -> bool:
     """Whether a saved tensor is an activation (a [b s, ...] or [b, ..., s, ...] tensor, s or b s over t where the
-    sequence is sharded), not a weight's cast or the checkpoint's RNG state."""
+    sequence is sharded, or an MoE layer's [k_e b s, ...]), not a weight's cast or the checkpoint's RNG state."""
     b, s = sizes["b"], sizes["s"]
-    return any(n in shape for n in (b * s, b * s // t)) or (b in shape and any(n in shape for n in (s, s // t)))
+    routed = [b * s * sizes["k_e"]] if "k_e" in sizes else []  # an MoE layer's N = k_e b s rows
+    return any(n in shape for n in (b * s, b * s // t, *routed)) or (b in shape and any(n in shape for n in (s, s // t)))
 
 
 def _held(torch, t) -> list:
@@ -67,23 +77,34 @@ def _held(torch, t) -> list:
 
 
 def _recorder(torch, module, x, sizes: dict, tp: int):
-    """A pack hook that records each saved storage once, the module's parameters and buffers left out, and the list
-    it records into."""
+    """A pack hook, and a function listing what it saw that is still held (call it after forward, before backward):
+    each storage once, the module's parameters and buffers left out. A tensor packed by a node that died before
+    backward (an op whose output was dropped, as topk's values in the router) is not held, so not listed."""
+    import weakref
+
     weights = {t.untyped_storage().data_ptr()
                for p in [*module.parameters(), *module.buffers()] for t in _held(torch, p)}
-    saved, seen = [], set()
+    packed = []
 
     def pack(tensor):
-        for t in _held(torch, tensor):
+        packed.extend(weakref.ref(t) for t in _held(torch, tensor))
+        return tensor
+
+    def held() -> list:
+        saved, seen = [], set()
+        for ref in packed:
+            t = ref()
+            if t is None:
+                continue
             ptr = t.untyped_storage().data_ptr()
             if ptr not in weights and ptr not in seen:
                 seen.add(ptr)
                 saved.append({"shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch."),
                               "bytes": t.untyped_storage().nbytes(), "is_input": ptr == x.untyped_storage().data_ptr(),
                               "per_token": _per_token(list(t.shape), sizes, tp)})
-        return tensor
+        return saved
 
-    return pack, saved
+    return pack, held
 
 
 def head_listing(torch, sizes: dict, tp: int = 1) -> dict:
@@ -120,31 +141,36 @@ def head_listing(torch, sizes: dict, tp: int = 1) -> dict:
             "output": ColwiseParallel(input_layouts=Shard(1), output_layouts=Shard(-1), use_local_output=False)})
     x = torch.randn(sizes["b"], sizes["s"] // tp, sizes["h"], dtype=torch.bfloat16, requires_grad=True)
     labels = torch.randint(0, sizes["v"], (sizes["b"], sizes["s"]))
-    pack, saved = _recorder(torch, head, x, sizes, tp)
+    pack, held = _recorder(torch, head, x, sizes, tp)
     with loss_parallel() if tp > 1 else contextlib.nullcontext():
         with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
             pred = head(x)
             loss = torch.nn.functional.cross_entropy(pred.flatten(0, 1).float(), labels.flatten(0, 1))
         del pred
+        saved = held()
         loss.backward()
     return {"part": "head", "tp": tp, "tensors": saved, "bytes": sum(t["bytes"] for t in saved)}
 
 
-def listing(torch, mode: str, compiled: bool, sizes: dict, float8: str = "none", tp: int = 1) -> dict:
-    """The tensors one forward saves for backward on one rank: each storage once, the weights left out."""
+def listing(torch, mode: str, compiled: bool, sizes: dict, float8: str = "none", tp: int = 1, ep: int = 1) -> dict:
+    """The tensors one forward saves for backward on one rank: each storage once, the weights left out; a block with
+    torchtitan 0.3.0's MoE (eager, tp = 1, checkpointed by 0.3.0's SAC policy, its experts over ep ranks of the fake
+    group) where `sizes` has experts."""
     torch.manual_seed(0)
-    block = titan.block(torch, sizes)
+    moe = "E" in sizes
+    block = (titan_moe.moe_block(torch, sizes, sizes["sigmoid"], sizes["f_s"] > 0, ep) if moe
+             else titan.block(torch, sizes))
     if float8 != "none":
         block = titan.float8(torch, block, float8)
     if tp > 1:
         block = titan.tensor_parallel(torch, block, tp, float8)
     caches: list = []
-    fn = titan.checkpointed(torch, block, mode, caches)
+    fn = titan.checkpointed(torch, block, mode, caches, titan_moe.op_sac_context if moe else None)
     if compiled:
         torch._dynamo.reset()
         fn = torch.compile(fn, fullgraph=True)
     x = torch.randn(sizes["b"], sizes["s"] // tp, sizes["h"], dtype=torch.bfloat16, requires_grad=True)
-    pack, saved = _recorder(torch, block, x, sizes, tp)
+    pack, held = _recorder(torch, block, x, sizes, tp)
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         out = fn(x)
     for cache in caches if not compiled else ():  # eager SAC's saved op outputs (compiled: traced, fake tensors)
@@ -153,18 +179,24 @@ def listing(torch, mode: str, compiled: bool, sizes: dict, float8: str = "none",
                 for leaf in torch.utils._pytree.tree_leaves(wrapped, is_leaf=lambda w: hasattr(w, "val")):
                     if isinstance(getattr(leaf, "val", None), torch.Tensor):
                         pack(leaf.val)
+    saved = held()
     out.float().pow(2).mean().backward()  # the listing's tensors are those backward used
-    return {"part": "block", "mode": mode, "compiled": compiled, "float8": float8, "tp": tp, "tensors": saved,
-            "bytes": sum(t["bytes"] for t in saved)}
+    source = {"block": "9dec370 TransformerBlock, its FeedForward torchtitan 0.3.0's MoE (benchmarks/titan_moe.py)",
+              "ep": ep}
+    return {**(source if moe else {}), "part": "moe_block" if moe else "block", "mode": mode, "compiled": compiled,
+            "float8": float8, "tp": tp, "tensors": saved, "bytes": sum(t["bytes"] for t in saved)}
 
 
-def _row(torch, name: str, mode: str, compiled: bool, float8: str, tp: int) -> dict:
-    """One listing at SIZES[name], or the one-line error torch raised (kept: what could not be listed is said)."""
-    head = {"name": name, "sizes": SIZES[name]}
+def _row(torch, name: str, mode: str, compiled: bool, float8: str, tp: int, ep: int = 1) -> dict:
+    """One listing at SIZES[name] (or MOE_SIZES[name]), or the one-line error torch raised (kept: what could not be
+    listed is said)."""
+    sizes = {**SIZES, **MOE_SIZES}[name]
+    head = {"name": name, "sizes": sizes}
     try:
-        return {**head, **listing(torch, mode, compiled, SIZES[name], float8, tp)}
+        return {**head, **listing(torch, mode, compiled, sizes, float8, tp, ep)}
     except Exception as err:  # noqa: BLE001 - recorded in the output, not raised
-        return {**head, "part": "block", "mode": mode, "compiled": compiled, "float8": float8, "tp": tp,
+        moe = {"part": "moe_block", "ep": ep} if name in MOE_SIZES else {"part": "block"}
+        return {**head, **moe, "mode": mode, "compiled": compiled, "float8": float8, "tp": tp,
                 "error": f"{type(err).__name__}: {str(err).splitlines()[0][:300]}"}
 
 
@@ -190,6 +222,7 @@ def main() -> int:
     modes = ("none", "selective", "full")
     rows = [_row(torch, name, mode, compiled, float8, tp) for name in SIZES for tp in (1, TP)
             for float8 in (recipes if tp == 1 else recipes[:2]) for compiled in (False, True) for mode in modes]
+    rows += [_row(torch, name, mode, False, "none", 1, ep) for name in MOE_SIZES for ep in (1, TP) for mode in modes]
     rows += [{"name": name, "sizes": SIZES[name], **head_listing(torch, SIZES[name], tp)} for name in SIZES
              for tp in (1, TP)]
     dist.destroy_process_group()

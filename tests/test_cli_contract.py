@@ -175,7 +175,7 @@ def test_plan_explains_no_valid_configuration_on_stdout_and_errs_in_one_line():
     ("--recipe", "torchtitan", "--zero", "1"),
     ("--recipe", "deepspeed", "--zero", "0"),
     ("--recipe", "megatron", "--schedule", "gpipe"),
-    ("--recipe", "torchtitan", "--model", "mixtral-8x7b"),
+    ("--recipe", "deepspeed", "--model", "mixtral-8x7b"),
 ])
 def test_formula_refuses_what_estimate_refuses(flags):
     """One rule table, checked once: formula names the same broken rule as estimate, word for word (source of truth:

@@ -187,7 +187,10 @@ def test_fp8_without_master_is_refused_at_construction():
 
 
 def test_recipes_refuse_experts():
-    t = Training(**{**widths("torchtitan"), "zero": 3, "recompute": "full"})
+    """DeepSpeed's MoE is not modelled; torchtitan's is at tp = 1 only (tests/test_titan_moe.py)."""
+    with pytest.raises(ConfigError, match="DeepSpeed's MoE"):
+        estimate(PRESETS["mixtral-8x7b"], Training(**{**widths("deepspeed"), "zero": 1}), "deepspeed")
+    t = Training(**{**widths("torchtitan"), "zero": 3, "recompute": "full", "t": 2, "d": 4})
     with pytest.raises(ConfigError, match="routed experts"):
         estimate(PRESETS["mixtral-8x7b"], t, "torchtitan")
 

@@ -176,9 +176,9 @@ PRECISION = ("weight_dtype", "grad_dtype", "master_weights", "optimizer", "momen
 def model_letters(shape) -> dict:
     """What the rules read from a ModelShape."""
     return dict(model=shape.name, a=shape.a, k=shape.k, f=shape.f, L=shape.L, v=shape.v, dh=shape.dh, E=shape.E,
-                f_e=shape.f_e, f_s=shape.f_s, L_e=shape.L_e, qk_norm=shape.qk_norm,
+                f_e=shape.f_e, f_s=shape.f_s, L_e=shape.L_e, qk_norm=shape.qk_norm, shared_gate=shape.shared_gate,
                 bias=shape.qkv_bias or shape.o_bias or shape.mlp_bias or shape.moe_bias or shape.sinks,
-                other_bias=shape.o_bias or shape.mlp_bias or shape.moe_bias or shape.sinks, mlp=shape.mlp, norm=shape.norm,
+                sinks=shape.sinks, moe_bias=shape.moe_bias, mlp=shape.mlp, norm=shape.norm,
                 positions=shape.positions, dropout=shape.dropout, mla=shape.mla, mtp=shape.mtp,
                 expert_bias=shape.expert_bias, sigmoid=shape.sigmoid, dsa=shape.dsa, gdn=shape.gdn,
                 n_gk=shape.lin_k_heads, mamba=shape.mamba or shape.blocks, n_m=shape.ssm_heads, g_m=shape.ssm_groups,

@@ -21,9 +21,6 @@ RECIPES: dict[str, str] = {recipe.flag: recipe.name for recipe in REGISTRY if re
 _LLAMA_ONLY = " and ".join(recipe.flag for recipe in REGISTRY if "recipes" in recipe.groups)
 # the groups' rows: what the recipes that join "recipes" (every trainer but Megatron) or "no-fp8" do not model
 GROUP_RULES: tuple[rules.Rule, ...] = (
-    rules.Rule("recipes: dense models", lambda x: x.E == 0,
-               lambda x: (f"{x.model} has routed experts: the {_LLAMA_ONLY} recipes model dense Llama models (use "
-                          f"--recipe megatron)"), scope="recipes", model=True),
     rules.Rule("recipes: GQA attention", lambda x: np.logical_not(x.mla),
                lambda x: (f"{x.model} has multi-head latent attention: the {_LLAMA_ONLY} recipes model GQA attention "
                           f"(use --recipe megatron)"), scope="recipes", model=True),

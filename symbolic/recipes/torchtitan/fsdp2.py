@@ -12,6 +12,7 @@ from ...config.symbols import B_a, B_g, B_l, B_o, B_w, a, b, c, d, dh, f, h, k, 
 from ...components.base import FP32, INT64, Component
 from ...components.weights import end_params, layer_params, mixer_params, mlp_params
 from .compiled import compiled_selective, compiled_tensors
+from .moe import experts_gathered, layer_weights, moe_selective, moe_tensors
 from .tensors import block_input, fp8_tp, tensor_parallel, token_tensor
 
 
@@ -29,12 +30,20 @@ def sharded_states(params: sp.Expr) -> list[Component]:
     ]
 
 
-def gathered(stage: str, sw: Switches, params: sp.Expr, layers: sp.Expr) -> Component:
+def block_params(sw: Switches, moe_layers: sp.Expr) -> sp.Expr:
+    """The parameters of the stage's largest block unsharded: a Llama block's, or where the stage has MoE layers an
+    MoE block's (its router, shared experts and E/ep local experts; an MoE model's dense blocks are smaller)."""
+    if not sw.moe:
+        return layer_params(sw)
+    return sp.Piecewise((layer_params(sw, moe=True) + experts_gathered(sw), moe_layers > 0), (layer_params(sw), True))
+
+
+def gathered(stage: str, sw: Switches, params: sp.Expr, layers: sp.Expr, moe_layers: sp.Expr = 0) -> Component:
     """The bf16 (mixed_precision_param) weights FSDP2 holds unsharded at the peak, B_a bytes each; with torchao's FSDP2
     Float8 all-gather (--fp8-all-gather: WeightWithDynamicFloat8CastTensor's fsdp_pre_all_gather) the blocks' linear
-    weights one byte each (their per-tensor scales, one fp32 a weight, not counted)."""
+    weights one byte each (their per-tensor scales, one fp32 a weight, not counted); `params` with the local experts."""
     ends = end_params(stage, sw)
-    layer = layer_params(sw)
+    layer = block_params(sw, moe_layers)
     whole_stage = sp.Piecewise((params, p > 1), (ends + 2 * layer, True)) if sw.sharded_weights else params
     blocks = sp.Piecewise((layers, p > 1), (2, True)) if sw.sharded_weights else layers
     fp8 = (B_a - 1) * blocks * (mixer_params(sw) + mlp_params(sw)) if sw.fp8_gather else 0
@@ -45,15 +54,23 @@ def gathered(stage: str, sw: Switches, params: sp.Expr, layers: sp.Expr) -> Comp
                      + ("; the blocks' linear weights in FP8 (--fp8-all-gather)" if sw.fp8_gather else ""))
 
 
-def transient(sw: Switches, head: bool) -> Component:
+def transient(sw: Switches, head: bool, moe_layers: sp.Expr = 0) -> Component:
     """The larger of the step's two moments beyond what every moment holds: the loss's backward (its three fp32
     logit-sized tensors, on the head's stage) and a block's backward (its recomputed tensors, its unsharded bf16
     gradients with the fp32 reduce-scatter input they are copied into, FSDP2 foreach_reduce, and on the head's stage
-    the LM head's unsharded bf16 gradient, which waits for the root group's reduce-scatter at the end of backward)."""
+    the LM head's unsharded bf16 gradient, which waits for the root group's reduce-scatter at the end of backward);
+    where the stage has MoE layers, an MoE block's where it is the larger."""
     per_token = lambda parts: sp.Add(*(part.expr for part in parts))  # noqa: E731
-    kept = block_input().expr if sw.ac_every else per_token(layer_tensors(sw))  # a checkpointed block's backward
-    recomputed = per_token(unchecked_tensors(sw)) - kept
-    block = recomputed + (B_a + B_g) * layer_params(sw) + (B_a * h * v / t if head else 0)
+
+    def recomputed(moe: bool) -> sp.Expr:  # a checkpointed block's backward: what it rebuilds beyond what it kept
+        kept = block_input().expr if sw.ac_every else per_token(layer_tensors(sw, moe))
+        return per_token(unchecked_tensors(sw, moe)) - kept
+
+    blocks = recomputed(False) + (B_a + B_g) * layer_params(sw)
+    if sw.moe:
+        moe = recomputed(True) + (B_a + B_g) * (layer_params(sw, moe=True) + experts_gathered(sw))
+        blocks = sp.Piecewise((sp.Max(blocks, moe), moe_layers > 0), (blocks, True))
+    block = blocks + (B_a * h * v / t if head else 0)
     loss = 3 * B_l * s * b * v / (t * c)
     return Component("transient", sp.Max(loss, block) if head else block,
                      "max(the loss's backward: log_softmax's fp32 output, its incoming and returned gradients, "
@@ -75,13 +92,15 @@ def rms_norm(name: str, out: sp.Expr = B_a) -> list[Component]:
     ]
 
 
-def eager_tensors(sw: Switches) -> list[Component]:
+def eager_tensors(sw: Switches, moe: bool = False) -> list[Component]:
     """Everything eager autograd keeps of one TransformerBlock without checkpointing: two norms (each output
     all-gathered over t before the projections save it), Q, K and V after repeat_kv (a heads each: the expand is
     copied) and the flash kernel's output (wo's input, the same storage) and logsumexp, and the FFN's w1 output, SiLU
     output, w3 output and their product (model.py at 9dec370; listed at tp = 1 and 2 by benchmarks/torch_saved.py).
     With Float8 at tp > 1 the norms' gathered outputs and the product are saved as their FP8 casts, and wo keeps an
-    FP8 cast of its input beside the flash output (Float8RowwiseParallel casts before its matmul)."""
+    FP8 cast of its input beside the flash output (Float8RowwiseParallel casts before its matmul). An MoE block (moe)
+    keeps the ffn norm's tensors but its output (the gate saves an fp32 copy; the shared experts save it) and the
+    MoE's (moe.py)."""
     q8 = fp8_tp(sw)
     gemm = B_a - q8 * (B_a - 1)  # a saved GEMM input's bytes: FP8 under Float8's TP styles
     return [
@@ -92,31 +111,36 @@ def eager_tensors(sw: Switches) -> list[Component]:
         token_tensor("sdpa_out", a * dh, B_a, True, "the flash kernel's output, also wo's saved input"),
         token_tensor("sdpa_lse", a, FP32, True, "its fp32 logsumexp [b, a, s]"),
         token_tensor("wo_input_fp8", a * dh, q8, True, "wo's FP8 cast of its input (Float8 at tp > 1)"),
+        *(rms_norm("ffn_norm", gemm)[:3] + moe_tensors(sw) + [layer_weights()] if moe else [
         *rms_norm("ffn_norm", gemm),
         token_tensor("w1_out", f, B_a, True, "w1 output, saved by SiLU"),
         token_tensor("silu_out", f, B_a, True, "SiLU(w1 x), saved by the product"),
         token_tensor("w3_out", f, B_a, True, "w3 output, saved by the product"),
         token_tensor("ffn_product", f, gemm, True, "SiLU(w1 x) * w3 x, w2's saved input (its FP8 cast with Float8 "
-                     "at tp > 1)"),
+                     "at tp > 1)")]),
     ]
 
 
-def unchecked_tensors(sw: Switches) -> list[Component]:
-    """What a block keeps without checkpointing: eager autograd's tensors, or with --compile the partitioner's."""
+def unchecked_tensors(sw: Switches, moe: bool = False) -> list[Component]:
+    """What a block (an MoE block: moe) keeps without checkpointing: eager autograd's tensors, or with --compile the
+    partitioner's (dense blocks only: torchtitan's MoE is refused with --compile)."""
     if sw.compiled:
         return compiled_tensors(sw)
-    return eager_tensors(sw)
+    return eager_tensors(sw, moe)
 
 
-def layer_tensors(sw: Switches) -> list[Component]:
+def layer_tensors(sw: Switches, moe: bool = False) -> list[Component]:
     """What one TransformerBlock keeps for backward per micro batch. none, and a block per-layer selective
     checkpointing leaves alone (--ac-every): eager_tensors. full: its input (ptd_checkpoint_wrapper). selective:
     op-level SAC, the outputs of aten.mm but every second one (of wq, wk, wv, wo, w1, w3, w2: wq, wv, w1, w2), of the
-    flash attention kernel and of the TP reduce-scatters, with the block's input (_save_list and its policy)."""
+    flash attention kernel and of the TP reduce-scatters, with the block's input (_save_list and its policy); an MoE
+    block (moe) under torchtitan 0.3.0's policy (moe.moe_selective)."""
     if sw.recompute == "none" or sw.ac_every:
-        return unchecked_tensors(sw)
+        return unchecked_tensors(sw, moe)
     if sw.recompute == "full":
         return [block_input()]
+    if moe:
+        return moe_selective(sw)
     if sw.compiled:
         return compiled_selective(sw)
     tp = tensor_parallel()
@@ -133,11 +157,15 @@ def layer_tensors(sw: Switches) -> list[Component]:
     ]
 
 
-def stage_activation(sw: Switches, layers: sp.Expr) -> sp.Expr:
-    """Bytes `layers` blocks keep for one micro batch: each its layer_tensors, or with per-layer selective
-    checkpointing (selective_ac_option = n_ac) floor(layers / n_ac) blocks their input and the others everything
-    (parallelize_llama.py: ptd_checkpoint_wrapper._count, a module-wide counter, checkpoints block n when n % n_ac == 0)."""
+def stage_activation(sw: Switches, layers: sp.Expr, moe_layers: sp.Expr = 0) -> sp.Expr:
+    """Bytes `layers` blocks, `moe_layers` of them MoE blocks, keep for one micro batch: each its layer_tensors, or
+    with per-layer selective checkpointing (selective_ac_option = n_ac; dense models only) floor(layers / n_ac) blocks
+    their input and the others everything (parallelize_llama.py: ptd_checkpoint_wrapper._count, a module-wide
+    counter, checkpoints block n when n % n_ac == 0)."""
     per_layer = sp.Add(*(part.expr for part in layer_tensors(sw)))
+    if sw.moe:
+        per_moe = sp.Add(*(part.expr for part in layer_tensors(sw, moe=True)))
+        return (layers - moe_layers) * per_layer + moe_layers * per_moe
     if not sw.ac_every:
         return layers * per_layer
     checkpointed = sp.floor(layers / n_ac)

@@ -6,6 +6,7 @@ import sympy as sp
 from ...components import RANK, Component, overheads, stage_params, token_ids
 from ...components import in_flight as _in_flight
 from .fsdp2 import gathered, output_layer, sharded_states, stage_activation, transient
+from .moe import experts_all, experts_gathered, routing_buffers
 from .fsdp2 import layer_tensors  # noqa: F401  (one TransformerBlock's saved tensors)
 from ...components.weights import default_layers
 from ...config.switches import Switches
@@ -20,34 +21,47 @@ DESCRIPTION = (
 )
 
 
-def _parts(stage: str, sw: Switches, layers: sp.Expr, micro: sp.Expr, has_head: bool) -> list[Component]:
-    params = stage_params(stage, sw, layers)
+def _parts(stage: str, sw: Switches, layers: sp.Expr, moe_layers: sp.Expr, micro: sp.Expr,
+           has_head: bool) -> list[Component]:
+    params = stage_params(stage, sw, layers, moe_layers)
+    if sw.moe:  # the routed experts: E/ep a GPU over efsdp = d c / ep ranks, so 1/(d c) of all of them
+        params += moe_layers * experts_all()
     has_embedding = stage in ("first", "only")
     mode = "selective per layer (every n_ac-th block)" if sw.ac_every else sw.recompute
     parts = [
         *sharded_states(params),
-        Component("activations", micro * stage_activation(sw, layers),
-                  f"per-block tensors x the stage's layers x its in-flight micro batches ({mode} checkpointing)"),
+        Component("activations", micro * stage_activation(sw, layers, moe_layers),
+                  f"per-block tensors x the stage's layers{' (dense and MoE)' if sw.moe else ''} x its in-flight "
+                  f"micro batches ({mode} checkpointing)"),
         token_ids(micro) if has_embedding else Component("embedding_input", sp.Integer(0), "not on this stage"),
         output_layer(sw) if has_head else Component("output_layer", sp.Integer(0), "not on this stage"),
-        gathered(stage, sw, params, layers),
-        transient(sw, has_head),
+        gathered(stage, sw, params - moe_layers * (experts_all() - experts_gathered(sw)) if sw.moe else params,
+                 layers, moe_layers),
+        transient(sw, has_head, moe_layers),
+        *([routing_buffers(moe_layers)] if sw.moe else []),
     ]
     if sw.overheads:
         parts += overheads(params, sp.Add(*(x.expr for x in parts)), sw, workspaces=2, megatron=False)
     return parts
 
 
+def moe_layer_tensors(sw: Switches) -> list[Component]:
+    """What one MoE block keeps for backward per micro batch (none without experts)."""
+    return layer_tensors(sw, moe=True) if sw.moe else []
+
+
 def components(sw: Switches) -> list[Component]:
     """The most loaded GPU: at p = 1 the only stage (embedding, every layer, the LM head and the loss); with pipeline
     stages the first, as the paper's total (L/p layers, p micro batches in flight), with the last stage's loss on top."""
-    layers, _ = default_layers("first")
-    return _parts("first", sw, layers, _in_flight(RANK["first"]), has_head=True)
+    layers, moe_layers = default_layers("first")
+    return _parts("first", sw, layers, moe_layers, _in_flight(RANK["first"]), has_head=True)
 
 
 def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, micro: sp.Expr | None = None,
                      moe_layers: sp.Expr | None = None) -> list[Component]:
     """One GPU of a pipeline stage holding `layers` layers (default L/p) and `micro` in-flight micro batches."""
-    layers = default_layers(stage)[0] if layers is None else layers
+    default = default_layers(stage)
+    layers = default[0] if layers is None else layers
+    moe_layers = default[1] if moe_layers is None else moe_layers
     micro = _in_flight(RANK[stage]) if micro is None else micro
-    return _parts(stage, sw, layers, micro, has_head=stage in ("last", "only"))
+    return _parts(stage, sw, layers, moe_layers, micro, has_head=stage in ("last", "only"))

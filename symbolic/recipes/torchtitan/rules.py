@@ -13,6 +13,25 @@ RULES: tuple[Rule, ...] = (
          lambda x: (f"{x.model} has q/k norms, biases, sandwich norms or soft-capping: the torchtitan recipe lists "
                     f"the saved tensors of Llama's TransformerBlock (use --recipe megatron)"), scope="torchtitan",
          model=True),
+    # its MoE (moe.py) is torchtitan 0.3.0's, listed eager at tp = 1: its TP/ETP plans, compile and Float8 of the
+    # grouped GEMMs are not, nor per-layer selective checkpointing's placement of dense and MoE blocks
+    Rule("torchtitan MoE: tp = 1", lambda x: (x.E == 0) | ((x.t == 1) & (x.t_e == 1)),
+         lambda x: (f"{x.model} has routed experts: the torchtitan recipe lists its MoE layer at tp = 1 (its "
+                    f"tensor- and expert-tensor-parallel plans are not modelled): --tp 1, got tp={x.t} etp={x.t_e}"),
+         scope="torchtitan", model=True),
+    Rule("torchtitan MoE: eager", lambda x: (x.E == 0) | (np.logical_not(x.compile) & (x.fp8 == "none")),
+         lambda x: (f"{x.model} has routed experts: the torchtitan recipe lists its MoE layer eager and in bf16 "
+                    f"(--compile and --fp8 are listed for dense blocks only)"), scope="torchtitan", model=True),
+    Rule("torchtitan MoE: no --ac-every", lambda x: (x.E == 0) | (x.ac_every is None),
+         lambda x: (f"--ac-every {x.ac_every}: which of {x.model}'s dense and MoE blocks are checkpointed is not "
+                    f"modelled (use --recipe torchtitan --recompute selective, full or none)"), scope="torchtitan",
+         model=True),
+    Rule("torchtitan: no multi-token prediction", lambda x: x.mtp == 0,
+         lambda x: (f"{x.model} has multi-token prediction modules, which the torchtitan recipe does not list (use "
+                    f"--recipe megatron)"), scope="torchtitan", model=True),
+    Rule("torchtitan MoE: no shared-expert gate", lambda x: np.logical_not(x.shared_gate),
+         lambda x: (f"{x.model} gates its shared experts (Qwen2-MoE's shared_expert_gate), which torchtitan's MoE "
+                    f"does not have (use --recipe megatron)"), scope="torchtitan", model=True),
     Rule("torchtitan: FSDP2", lambda x: (x.zero == 2) | (x.zero == 3),
          lambda x: (f"torchtitan shards with FSDP2 (fully_shard): --zero 3 (reshard after forward, its default) or 2 "
                     f"(--parallelism.fsdp_reshard_after_forward never); got --zero {x.zero}"), scope="torchtitan"),

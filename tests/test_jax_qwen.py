@@ -1,5 +1,5 @@
-"""Qwen2's Q/K/V biases, Qwen3's per-head q/k norms and OLMoE's q/k norms over the whole projection in jaxcheck's
-model: the sharded 1F1B step == the unsharded single-device reference, and the traced residuals == the jax profile's
+"""Qwen2's Q/K/V biases, Qwen3's per-head q/k norms, OLMoE's q/k norms over the whole projection, and Llama 4's
+weightless q/k norms with output and MLP biases (as Phi-style and GPT-style layers have them) in jaxcheck's model: the sharded 1F1B step == the unsharded single-device reference, and the traced residuals == the jax profile's
 per-layer list.
 
 Source of truth: a direct forward of the same flax modules on one device over the whole batch (conftest's
@@ -17,6 +17,8 @@ from symbolic.config.training import Training
 
 SHAPE = ModelShape("qwen-test", h=64, f=176, a=4, k=2, L=4, v=136, qkv_bias=True, qk_norm="head")
 OLMOE = ModelShape("olmoe-test", h=64, f=176, a=4, k=2, L=4, v=136, qk_norm="full")  # scales [a dh], [k dh] over t
+BIASES = ModelShape("biases-test", h=64, f=176, a=4, k=2, L=4, v=136, qk_norm="weightless", o_bias=True, mlp_bias=True)
+SHAPES, IDS = [SHAPE, OLMOE, BIASES], ["qwen", "olmoe", "weightless-biases"]
 SEQ, GBS = 16, 4
 
 
@@ -27,7 +29,7 @@ def _spec(d, p, t, c, recompute="selective", zero=1, shape=SHAPE):
     return StepSpec(shape, train, JaxOptions(compute_dtype="float32", learning_rate=1e-2)).check()
 
 
-@pytest.fixture(scope="module", params=[SHAPE, OLMOE], ids=["qwen", "olmoe"])
+@pytest.fixture(scope="module", params=SHAPES, ids=IDS)
 def reference(request):
     return request.param, unsharded_reference(_spec(1, 1, 1, 1, shape=request.param), GBS)
 
@@ -35,8 +37,10 @@ def reference(request):
 @pytest.mark.parametrize("d,p,t,c,recompute,zero", [(1, 2, 2, 2, "none", 3)])
 def test_qwen_attention_step_matches_reference(reference, d, p, t, c, recompute, zero):
     """Biases split over t with their heads, per-head norm scales replicated, whole-width norm scales split over t
-    (their mean over the heads of every tensor rank), across pipeline stages, context and ZeRO-3 (each parameter
-    sharded over d*c too: the strictest layout; one mesh, to keep the suite inside its budget)."""
+    (their mean over the heads of every tensor rank), weightless norms (no parameter), the output's and the MLP
+    down projection's biases replicated and the gate's and up's split over t, across pipeline stages, context and
+    ZeRO-3 (each parameter sharded over d*c too: the strictest layout; one mesh, to keep the suite inside its
+    budget)."""
     from jaxcheck.compile import QUICK_CPU, compile_step
     from jaxcheck.mesh import make_mesh
     from jaxcheck.step import make_optimizer
@@ -44,8 +48,10 @@ def test_qwen_attention_step_matches_reference(reference, d, p, t, c, recompute,
     shape, (host, tokens, targets, ref_loss, ref_grads) = reference
     spec = _spec(d, p, t, c, recompute, zero, shape)
     skip_if_not_enough_devices(spec.train.world)
-    assert {"q_norm", "k_norm"} <= set(host["blocks"]["attn"])
+    assert ({"q_norm", "k_norm"} <= set(host["blocks"]["attn"])) == (shape.qk_norm != "weightless")
     assert shape.qkv_bias == ({"bq", "bk", "bv"} <= set(host["blocks"]["attn"]))
+    assert shape.o_bias == ("bo" in host["blocks"]["attn"])
+    assert shape.mlp_bias == ({"gate_bias", "up_bias", "down_bias"} <= set(host["blocks"]["mlp"]))
     _, step, built = compile_step(spec, make_mesh(spec.train), with_grads=True,
                                   compiler_options=QUICK_CPU if jax.default_backend() == "cpu" else None)
     params_host = restack(host, shape, p)
@@ -65,12 +71,12 @@ def test_qwen_attention_step_matches_reference(reference, d, p, t, c, recompute,
         np.testing.assert_allclose(np.asarray(g), ref, rtol=1e-3, atol=2e-6, err_msg=jax.tree_util.keystr(path))
 
 
-@pytest.mark.parametrize("shape", [SHAPE, OLMOE], ids=["qwen", "olmoe"])
+@pytest.mark.parametrize("shape", SHAPES, ids=IDS)
 @pytest.mark.parametrize("recompute", ["none", "selective", "full"])
 def test_qwen_residuals_match_the_profile_tensor_list(recompute, shape):
     """q/k norms keep, under no remat, each norm's fp32 input and output and its rsqrt twice (8 tensors more than
-    Llama's 22; the rsqrt per head, or per token over the whole width); biases keep nothing; selective and full as
-    Llama's."""
+    Llama's 22; the rsqrt per head, or per token over the whole width), a weightless norm its input and rsqrt twice
+    (6 more: no scale multiply); biases keep nothing; selective and full as Llama's."""
     from jaxcheck.crosscheck.explain import residuals
     from jaxcheck.mesh import make_mesh
     from jaxcheck.spec import StepSpec
@@ -78,4 +84,5 @@ def test_qwen_residuals_match_the_profile_tensor_list(recompute, shape):
     train = Training(s=64, gbs=1, recompute=recompute, zero=0)
     res = residuals(StepSpec(shape, train).check(), make_mesh(train))
     assert (res["jax_count"], res["jax_bytes"]) == (res["symbolic_count"], res["symbolic_bytes"])
-    assert res["jax_count"] == {"none": 30, "selective": 11, "full": 1}[recompute]
+    weightless = shape.qk_norm == "weightless"
+    assert res["jax_count"] == {"none": 28 if weightless else 30, "selective": 11, "full": 1}[recompute]

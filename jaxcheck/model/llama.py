@@ -35,7 +35,9 @@ class Attention(nnx.Module):
     """GQA self-attention: column-parallel Wq [h, a, dh], Wk, Wv [h, k, dh]; row-parallel Wo [a, dh, h]. With the
     shape's qkv_bias, biases bq [a, dh], bk, bv [k, dh] split over t with their heads (Qwen2's attention); with
     qk_norm "head", RMSNorm of each query and key head over dh before RoPE, scales [dh] not split (Qwen3's); with
-    "full", RMSNorm over the whole projection a*dh and k*dh, scales split over t with their heads (OLMoE's)."""
+    "full", RMSNorm over the whole projection a*dh and k*dh, scales split over t with their heads (OLMoE's); with
+    "weightless", per head with no scale (Llama 4's). With o_bias, a bias bo [h] on the output, replicated over t (a
+    row-parallel bias, added after the sum over the heads)."""
 
     def __init__(self, plan: StepSpec, rngs: nnx.Rngs):
         h, a, k, dh, dt = plan.shape.h, plan.shape.a, plan.shape.k, plan.shape.dh, plan.opts.param_dtype
@@ -48,8 +50,11 @@ class Attention(nnx.Module):
             self.bq = _param(rngs, (a, dh), ("heads", "head_dim"), 0.1, dt)
             self.bk = _param(rngs, (k, dh), ("kv_heads", "head_dim"), 0.1, dt)
             self.bv = _param(rngs, (k, dh), ("kv_heads", "head_dim"), 0.1, dt)
-        if plan.shape.qk_norm == "head":
-            self.q_norm, self.k_norm = RMSNorm(plan, dh), RMSNorm(plan, dh)
+        if plan.shape.o_bias:
+            self.bo = _param(rngs, (h,), ("norm",), 0.1, dt)
+        if plan.shape.qk_norm in ("head", "weightless"):
+            weightless = plan.shape.qk_norm == "weightless"
+            self.q_norm, self.k_norm = RMSNorm(plan, dh, weightless=weightless), RMSNorm(plan, dh, weightless=weightless)
         if plan.shape.qk_norm == "full":
             self.q_norm, self.k_norm = RMSNorm(plan, a * dh, "heads"), RMSNorm(plan, k * dh, "kv_heads")
 
@@ -58,7 +63,7 @@ class Attention(nnx.Module):
         y = cast_einsum("bsh,hnd->bsnd", None, x_BxSxH, getattr(self, "w" + name)[...])
         if self.plan.shape.qkv_bias:
             y = y + getattr(self, "b" + name)[...].astype(y.dtype)
-        if self.plan.shape.qk_norm == "head" and name != "v":
+        if self.plan.shape.qk_norm in ("head", "weightless") and name != "v":
             y = getattr(self, name + "_norm")(y)
         if self.plan.shape.qk_norm == "full" and name != "v":  # [b, s, heads * dh], heads over tensor
             b, s, n, dh = y.shape
@@ -74,7 +79,8 @@ class Attention(nnx.Module):
         k = checkpoint_name(constrain(k, ("batch", "seq", "kv_heads", "head_dim")), "k")
         v = checkpoint_name(constrain(v, ("batch", "seq", "kv_heads", "head_dim")), "v")
         out = checkpoint_name(allgather_attention(q, k, v, self.plan.train.flash_attn), "attn_out")
-        return cast_einsum("bsnd,ndh->bsh", None, out, self.wo[...])
+        y = cast_einsum("bsnd,ndh->bsh", None, out, self.wo[...])
+        return y + self.bo[...].astype(y.dtype) if self.plan.shape.o_bias else y
 
 
 class Block(nnx.Module):
@@ -85,7 +91,8 @@ class Block(nnx.Module):
         self.plan = plan
         self.attn_norm = RMSNorm(plan)
         self.attn = LatentAttention(plan, rngs) if plan.shape.mla else Attention(plan, rngs)
-        self.mlp_norm, self.mlp = RMSNorm(plan), MoE(plan, rngs) if moe else MLP(plan, rngs)
+        self.mlp_norm = RMSNorm(plan)
+        self.mlp = MoE(plan, rngs) if moe else MLP(plan, rngs, bias=plan.shape.mlp_bias)
 
     def __call__(self, x_BxSxH: jax.Array) -> jax.Array:
         outer, inner = act_names(self.plan), ("batch", "seq", "embed")

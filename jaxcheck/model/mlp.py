@@ -19,18 +19,31 @@ def param(rngs: nnx.Rngs, shape: tuple[int, ...], axes: tuple[str | None, ...], 
 
 class MLP(nnx.Module):
     """SwiGLU: column-parallel gate and up [h, f], row-parallel down [f, h] (f: the dense width, or the shared
-    experts' f_s); `names`: the checkpoint names of its gate, up and SwiGLU product."""
+    experts' f_s); `names`: the checkpoint names of its gate, up and SwiGLU product. bias: biases on gate and up [f]
+    (split over t with their columns) and on down [h] (replicated: a row-parallel bias), as a dense layer with the
+    shape's mlp_bias has them."""
 
-    def __init__(self, plan, rngs: nnx.Rngs, width: int | None = None, names: tuple[str, str, str] = DENSE_NAMES):
+    def __init__(self, plan, rngs: nnx.Rngs, width: int | None = None, names: tuple[str, str, str] = DENSE_NAMES,
+                 bias: bool = False):
         h, f, dt = plan.shape.h, plan.shape.f if width is None else width, plan.opts.param_dtype
-        self.names = names
+        self.names, self.bias = names, bias
         self.gate = param(rngs, (h, f), ("embed", "mlp"), h ** -0.5, dt)
         self.up = param(rngs, (h, f), ("embed", "mlp"), h ** -0.5, dt)
         self.down = param(rngs, (f, h), ("mlp", "embed"), f ** -0.5, dt)
+        if bias:
+            self.gate_bias = param(rngs, (f,), ("mlp",), 0.1, dt)
+            self.up_bias = param(rngs, (f,), ("mlp",), 0.1, dt)
+            self.down_bias = param(rngs, (h,), ("norm",), 0.1, dt)
+
+    def _project(self, x_BxSxH: jax.Array, name: str) -> jax.Array:
+        """x W (+ b) of the gate or up projection [b, s, f], columns over t."""
+        y = cast_einsum("bsh,hf->bsf", None, x_BxSxH, getattr(self, name)[...])
+        return y + getattr(self, name + "_bias")[...].astype(y.dtype) if self.bias else y
 
     def __call__(self, x_BxSxH: jax.Array) -> jax.Array:
         axes, (gate_name, up_name, act_name) = ("batch", "seq", "mlp"), self.names
-        gate = checkpoint_name(constrain(cast_einsum("bsh,hf->bsf", None, x_BxSxH, self.gate[...]), axes), gate_name)
-        up = checkpoint_name(constrain(cast_einsum("bsh,hf->bsf", None, x_BxSxH, self.up[...]), axes), up_name)
+        gate = checkpoint_name(constrain(self._project(x_BxSxH, "gate"), axes), gate_name)
+        up = checkpoint_name(constrain(self._project(x_BxSxH, "up"), axes), up_name)
         act = checkpoint_name(jax.nn.silu(gate) * up, act_name)
-        return cast_einsum("bsf,fh->bsh", None, act, self.down[...])
+        y = cast_einsum("bsf,fh->bsh", None, act, self.down[...])
+        return y + self.down_bias[...].astype(y.dtype) if self.bias else y

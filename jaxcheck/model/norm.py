@@ -12,13 +12,15 @@ from .weightops import scale
 class RMSNorm(nnx.Module):
     """RMSNorm with a scale [width] (h unless given: MLA's latents q_r, kv_r), not split by t unless its logical
     axis says (OLMoE's q/k norms over a*dh and k*dh: "heads", "kv_heads"), in param dtype; computed in fp32,
-    returned in the input's dtype."""
+    returned in the input's dtype. weightless: no scale at all (Llama 4's q/k norms, L2Norm: x * rsqrt(mean x^2 +
+    eps))."""
 
-    def __init__(self, plan: StepSpec, width: int | None = None, axis: str = "norm"):
+    def __init__(self, plan: StepSpec, width: int | None = None, axis: str = "norm", weightless: bool = False):
         self.eps = 1e-5
-        self.scale = nnx.Param(jnp.ones((width or plan.shape.h,), plan.opts.param_dtype), axes=(axis,))
+        self.scale = None if weightless else nnx.Param(jnp.ones((width or plan.shape.h,), plan.opts.param_dtype),
+                                                       axes=(axis,))
 
     def __call__(self, x: jax.Array) -> jax.Array:
         x32 = x.astype(jnp.float32)
         y = x32 * jax.lax.rsqrt(jnp.mean(x32 * x32, axis=-1, keepdims=True) + self.eps)
-        return scale(y, self.scale[...]).astype(x.dtype)
+        return (y if self.scale is None else scale(y, self.scale[...])).astype(x.dtype)

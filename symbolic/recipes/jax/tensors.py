@@ -59,17 +59,19 @@ def _norm_residuals(prefix: str, sw: Switches, width: sp.Expr = h, split_t: bool
 def _head_norms_none(sw: Switches) -> list[Component]:
     """Remat none, q/k norms (jaxcheck.model.llama.Attention): each of the query's and the key's RMSNorm keeps its
     fp32 input, its fp32 normed output (heads over t) and its rsqrt twice: per head over dh (Qwen3), or per token
-    over the whole a*dh and k*dh (OLMoE; the mean's sum all-reduced over t, so the rsqrt is whole on every rank)."""
-    if sw.qk_norm not in ("head", "full") or sw.mla:
+    over the whole a*dh and k*dh (OLMoE; the mean's sum all-reduced over t, so the rsqrt is whole on every rank);
+    a weightless norm per head (Llama 4's) has no scale multiply, so no fp32 normed output."""
+    if sw.qk_norm not in ("head", "full", "weightless") or sw.mla:
         return []
     parts = []
     for name, heads in (("q", a), ("k", k)):
-        rsqrt = tokens(heads, FP32, True) if sw.qk_norm == "head" else tokens(1, FP32, False)
+        rsqrt = tokens(heads, FP32, True) if sw.qk_norm != "full" else tokens(1, FP32, False)
         parts += [
             Component(f"{name}_norm_x32", tokens(heads * dh, FP32, True), f"fp32 copy of the {name} projection, the "
                       "input of its RMSNorm"),
-            Component(f"{name}_norm_normed32", tokens(heads * dh, FP32, True), f"fp32 normed {name} heads, input of "
-                      "the scale multiply"),
+            *([] if sw.qk_norm == "weightless" else [
+                Component(f"{name}_norm_normed32", tokens(heads * dh, FP32, True), f"fp32 normed {name} heads, input "
+                          "of the scale multiply")]),
             repeated(f"{name}_norm_rsqrt", 2, rsqrt, f"fp32 rsqrt and its product, [b, s, {name} heads, 1] per head "
                      "or [b, s, 1] over the whole width, kept twice"),
         ]

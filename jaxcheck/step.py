@@ -50,10 +50,15 @@ def _head_params(params: dict, tied: bool) -> dict:
     return {"norm": params["norm"], ("embed" if tied else "head"): params["embed" if tied else "head"]}
 
 
-def _embed(graphdef, params: dict, embed, tokens: jax.Array, plan: StepSpec, micro: bool = True) -> jax.Array:
+def _embed_params(params: dict) -> dict:
+    """The parameters the lookup reads: the embedding, and GPT's learned positions where the model has them."""
+    return {name: params[name] for name in ("embed", "positions") if name in params}
+
+
+def _embed(graphdef, params: dict, embed: dict, tokens: jax.Array, plan: StepSpec, micro: bool = True) -> jax.Array:
     """Embedded micro batches [m, b, s, h] (micro=False: one, [b, s, h]) in compute dtype, in the between-blocks
-    layout."""
-    model: Llama = nnx.merge(graphdef, {**params, "embed": embed})
+    layout; `embed`: the lookup's parameters (_embed_params), the ones differentiated."""
+    model: Llama = nnx.merge(graphdef, {**params, **embed})
     return constrain(model.embed_tokens(tokens), (("micro",) if micro else ()) + act_names(plan))
 
 
@@ -76,7 +81,7 @@ def loss_fn(params: dict, batch: dict, graphdef, stack_graphdefs, plan: StepSpec
     the parameters' compute layout with ZeRO-3 (gathered where used)."""
     gather = compute if plan.train.sharded_weights else None
     params = gathered(params, gather)
-    y = _embed(graphdef, params, params["embed"], batch["tokens"], plan)
+    y = _embed(graphdef, params, _embed_params(params), batch["tokens"], plan)
     for name, block_graphdef in _stacks(stack_graphdefs).items():
         y, _ = gpipe_forward(layer_function(block_graphdef, plan), Tape(), params[name], y, act_names(plan),
                              None if gather is None else gather[name])
@@ -121,7 +126,7 @@ def loss_and_grads(params: dict, batch: dict, graphdef, stack_graphdefs, plan: S
     params = gathered(params, compute)
     if plan.train.schedule == "1f1b":
         return _one_f_one_b(params, batch, graphdef, layers, plan, grad_shardings, layout)
-    y, embed_vjp = jax.vjp(lambda e: _embed(graphdef, params, e, batch["tokens"], plan), params["embed"])
+    y, embed_vjp = jax.vjp(lambda e: _embed(graphdef, params, e, batch["tokens"], plan), _embed_params(params))
     gather = {name: None if compute is None else compute[name] for name in stacks}
     res = {}
     for name, (layer, tape) in layers.items():
@@ -138,11 +143,13 @@ def loss_and_grads(params: dict, batch: dict, graphdef, stack_graphdefs, plan: S
     return loss, _all_grads(params, dembed, dhead, dstacks, tied)
 
 
-def _all_grads(params: dict, dembed, dhead: dict, dstacks: dict, tied: bool) -> dict:
+def _all_grads(params: dict, dembed: dict, dhead: dict, dstacks: dict, tied: bool) -> dict:
     """Every parameter's gradient (tied: the embedding's is the lookup's plus the head's), behind one barrier: every
     gradient exists before any AdamW update starts, as in a trainer's gradient buffer (left free, XLA ran the head's
-    update before the pipeline backward with ZeRO-0 and after it with ZeRO-1)."""
-    grads = {**dhead, "embed": dembed + dhead["embed"] if tied else dembed, **dstacks}
+    update before the pipeline backward with ZeRO-0 and after it with ZeRO-1). dembed: the lookup's parameters'."""
+    grads = {**dhead, **dembed, **dstacks}
+    if tied:
+        grads["embed"] = dembed["embed"] + dhead["embed"]
     grads = jax.lax.optimization_barrier(grads)
     return {name: grads[name] for name in params}
 
@@ -161,9 +168,9 @@ def _one_f_one_b(params: dict, batch: dict, graphdef, layers: dict, plan: StepSp
                           layout[name] if sharded and layout is not None else None)
               for name, (layer, tape) in layers.items()}
     ends = Ends(embed=lambda e, tokens: _embed(graphdef, params, e, tokens, plan, micro=False),
-                embed_params=params["embed"],
+                embed_params=_embed_params(params),
                 loss=lambda hd, y, targets: _micro_loss(graphdef, params, hd, y, targets), head_params=head,
-                embed_sharding=grad_shardings["embed"] if sharded else None,
+                embed_sharding={name: grad_shardings[name] for name in _embed_params(params)} if sharded else None,
                 head_sharding={name: grad_shardings[name] for name in head} if sharded else None)
     loss, dembed, dhead, dstacks = one_f_one_b(stacks, ends, batch["tokens"], batch["targets"], act_names(plan))
     return loss, _all_grads(params, dembed, dhead, dstacks, tied)

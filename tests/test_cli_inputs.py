@@ -21,7 +21,7 @@ PLAN = ["plan", "--gpus", "64", "--seq", "4096", "--gbs", "512"]
      "has no routed experts"),
     ([*PLAN, "--recipe", "torchtitan", "--zero", "1"], "FSDP2"),  # not "every factorisation breaks a ... rule"
     (["compile", "--model", "tiny", "--target-config", "MISSING"], "--target-config MISSING: no such file"),
-    (["verify", "--model", "gpt2", "--target", "cpu"], "GPT-style model"),  # not the vocabulary's divisibility
+    (["verify", "--model", "gpt2", "--target", "cpu"], "dropout"),  # not the vocabulary's divisibility
     (["estimate", "--profile", "jax", "--no-grad-accum-fusion"], "give it with --recipe megatron"),
 ])
 def test_refused_in_one_line_naming_the_reason(argv, needle, capsys, tmp_path, monkeypatch):

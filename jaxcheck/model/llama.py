@@ -11,9 +11,9 @@ from jax.ad_checkpoint import checkpoint_name
 from ..spec import StepSpec
 from .attention import allgather_attention
 from .mla import LatentAttention
-from .mlp import MLP, param as _param
+from .mlp import dense_mlp, param as _param
 from .moe import MoE
-from .norm import RMSNorm
+from .norm import RMSNorm, make_norm
 from .weightops import cast_einsum, rope, vocab_parallel_lookup
 from .rules import act_names, constrain, partition_spec
 
@@ -89,10 +89,10 @@ class Block(nnx.Module):
 
     def __init__(self, plan: StepSpec, rngs: nnx.Rngs, moe: bool = False):
         self.plan = plan
-        self.attn_norm = RMSNorm(plan)
+        self.attn_norm = make_norm(plan)
         self.attn = LatentAttention(plan, rngs) if plan.shape.mla else Attention(plan, rngs)
-        self.mlp_norm = RMSNorm(plan)
-        self.mlp = MoE(plan, rngs) if moe else MLP(plan, rngs, bias=plan.shape.mlp_bias)
+        self.mlp_norm = make_norm(plan)
+        self.mlp = MoE(plan, rngs) if moe else dense_mlp(plan, rngs)
 
     def __call__(self, x_BxSxH: jax.Array) -> jax.Array:
         outer, inner = act_names(self.plan), ("batch", "seq", "embed")
@@ -123,7 +123,9 @@ class Llama(nnx.Module):
         for name, (n, moe) in stack_layers(s).items():
             keys = jax.random.split(rngs.params(), (p, n // p))
             setattr(self, name, nnx.vmap(nnx.vmap(_block_maker(plan, moe)))(keys))
-        self.norm = RMSNorm(plan)
+        self.norm = make_norm(plan)
+        if s.positions:  # GPT's learned absolute positions [s_p, h], replicated (Megatron-LM's position_embeddings)
+            self.positions = _param(rngs, (s.positions, s.h), ("positions", "embed"), 0.02, plan.opts.param_dtype)
         self.head = None if s.tied else _param(rngs, (s.h, s.v), ("embed", "vocab"), s.h ** -0.5, plan.opts.param_dtype)
 
     def embed_tokens(self, tokens: jax.Array) -> jax.Array:
@@ -131,8 +133,10 @@ class Llama(nnx.Module):
         between-blocks layout."""
         lead = ("micro",) * (tokens.ndim - 2)
         ids, out = partition_spec(lead + ("batch", "seq")), partition_spec(lead + act_names(self.plan))
-        return vocab_parallel_lookup(self.embed[...], tokens, self.plan.opts.compute_dtype, ids, out,
-                                     self.plan.train.sp)
+        x = vocab_parallel_lookup(self.embed[...], tokens, self.plan.opts.compute_dtype, ids, out, self.plan.train.sp)
+        if self.plan.shape.positions:  # + the learned positions of the sequence's s tokens
+            x = x + self.positions[...][:tokens.shape[-1]].astype(x.dtype)
+        return x
 
     def logits(self, x_BxSxH: jax.Array) -> jax.Array:
         """Final norm and LM head; fp32 logits [b, s, v] split over tensor along v."""

@@ -1,5 +1,5 @@
-"""The SwiGLU MLP (a dense layer's, and the shared experts' of an MoE layer) and the weight initialiser every module
-uses: a normal(0, std) parameter tagged with its logical axes (jaxcheck.model.rules)."""
+"""The SwiGLU MLP (a dense layer's, and the shared experts' of an MoE layer), GPT's GeLU MLP, and the weight
+initialiser every module uses: a normal(0, std) parameter tagged with its logical axes (jaxcheck.model.rules)."""
 from __future__ import annotations
 
 import jax
@@ -10,6 +10,7 @@ from .rules import constrain
 from .weightops import cast_einsum
 
 DENSE_NAMES = ("gate", "up", "swiglu")  # checkpoint names of a dense layer's SwiGLU tensors
+GELU_NAMES = ("fc1", "gelu")  # checkpoint names of a GeLU MLP's tensors
 
 
 def param(rngs: nnx.Rngs, shape: tuple[int, ...], axes: tuple[str | None, ...], std: float, dtype) -> nnx.Param:
@@ -47,3 +48,31 @@ class MLP(nnx.Module):
         act = checkpoint_name(jax.nn.silu(gate) * up, act_name)
         y = cast_einsum("bsf,fh->bsh", None, act, self.down[...])
         return y + self.down_bias[...].astype(y.dtype) if self.bias else y
+
+
+class GeluMLP(nnx.Module):
+    """GPT's MLP: column-parallel fc1 [h, f] with its bias [f] (split over t), GeLU (the tanh approximation, GPT-2's
+    gelu_new and Megatron-LM's fused bias_gelu), row-parallel fc2 [f, h] with its bias [h] (replicated); without the
+    shape's mlp_bias, no biases."""
+
+    def __init__(self, plan, rngs: nnx.Rngs):
+        h, f, dt = plan.shape.h, plan.shape.f, plan.opts.param_dtype
+        self.bias = plan.shape.mlp_bias
+        self.fc1 = param(rngs, (h, f), ("embed", "mlp"), h ** -0.5, dt)
+        self.fc2 = param(rngs, (f, h), ("mlp", "embed"), f ** -0.5, dt)
+        if self.bias:
+            self.fc1_bias = param(rngs, (f,), ("mlp",), 0.1, dt)
+            self.fc2_bias = param(rngs, (h,), ("norm",), 0.1, dt)
+
+    def __call__(self, x_BxSxH: jax.Array) -> jax.Array:
+        y = cast_einsum("bsh,hf->bsf", None, x_BxSxH, self.fc1[...])
+        y = y + self.fc1_bias[...].astype(y.dtype) if self.bias else y
+        fc1 = checkpoint_name(constrain(y, ("batch", "seq", "mlp")), GELU_NAMES[0])
+        act = checkpoint_name(jax.nn.gelu(fc1, approximate=True), GELU_NAMES[1])
+        y = cast_einsum("bsf,fh->bsh", None, act, self.fc2[...])
+        return y + self.fc2_bias[...].astype(y.dtype) if self.bias else y
+
+
+def dense_mlp(plan, rngs: nnx.Rngs) -> nnx.Module:
+    """A dense layer's MLP: GeLU where the shape's mlp is "gelu", else SwiGLU (with the shape's MLP biases)."""
+    return GeluMLP(plan, rngs) if plan.shape.mlp == "gelu" else MLP(plan, rngs, bias=plan.shape.mlp_bias)

@@ -24,6 +24,7 @@ RULES: dict[str, str | tuple[str, ...] | None] = {
     "kv_lora": None,  # kv_r + d_r of MLA's key/value latent and shared RoPE key [h, kv_r + d_r] (replicated)
     "mlp": "tensor",  # f: column-parallel gate/up, row-parallel down
     "norm": None,  # h of the RMSNorm scales, q_r and kv_r of MLA's latent norms (not split by t)
+    "positions": None,  # s_p of GPT's learned position embeddings [s_p, h] (replicated)
     "kv_seq": None,  # s of K and V inside attention: all-gathered over context
     "micro": None,  # m: micro batches (scanned)
     "router": None,  # E of the router [h, E] (replicated)

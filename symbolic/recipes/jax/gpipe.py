@@ -7,9 +7,9 @@ import sympy as sp
 
 from ...components import FP32
 from ...components.experts import experts_params
-from ...components.weights import layer_params
+from ...components.weights import final_norm_params, layer_params
 from ...config.switches import Switches
-from ...config.symbols import B_a, B_g, B_w, a, b, c, h, m, p, s, t, v
+from ...config.symbols import B_a, B_g, B_w, a, b, c, h, m, p, s, s_p, t, v
 from . import moe as jaxmoe, zero as jaxzero
 from .buffers import PHASES, Buffer
 from .params import N, moe_layer_params, one_layer, one_layer_dense, stack_layers
@@ -141,9 +141,12 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
         Buffer("embed_grad", (v / t, h), B_g, ("update",), "fp32 gradient of the embedding's local [v/t, h] rows, "
                "made after the pipeline backward by the lookup's scatter-add and summed over d*c (its all-reduce, or "
                "with ZeRO-1 the all-gather of the updated rows, is in flight as the update starts)"),
+        *([Buffer("positions_grad", (s_p, h), B_g, ("update",), "fp32 gradient of GPT's learned positions [s_p, "
+                  "h] (replicated over t), made with the embedding's by the lookup's backward")] if sw.positions else []),
         Buffer("tied_grad_sum", vocab, B_g if sw.tied else sp.Integer(0), ("update",), "tied: the embedding's "
                "whole gradient, the lookup's plus the head's, a third buffer while both still exist"),
-        Buffer("norm_grad", (h / shard,), B_g, ALL, "fp32 gradient of the final norm"),
+        Buffer("norm_grad", (final_norm_params(sw) / shard,), B_g, ALL, "fp32 gradient of the final norm"
+               + (" (a LayerNorm's scale and bias)" if sw.norm == "layer" else "")),
         Buffer("block_grads", (dense_layers * layer_params(sw) / shard + moe_layers * (
                    moe_layer_params(sw) / shard + experts_params() / jaxzero.expert_grad_shards(sw)),), B_g,
                backward + ("update", "update_gather"),

@@ -8,7 +8,7 @@ from dataclasses import replace
 import sympy as sp
 
 from ...config.switches import Switches
-from ...config.symbols import B_a, B_g, b, c, d, h, m, p, s, t, v
+from ...config.symbols import B_a, B_g, b, c, d, h, m, p, s, s_p, t, v
 from ...components.base import FP32
 from .buffers import Buffer
 from ...components.experts import experts_params
@@ -63,6 +63,9 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
         "embed_grad": lambda row: replace(row, shape=(v / (t * shard), h), phases=loop, doc=(
             "fp32 accumulator of the embedding's gradient, the lookup's of each micro batch added as stage 0's "
             "backward reaches it (ZeRO-2/3: reduce-scattered over d*c into it)")),
+        "positions_grad": lambda row: replace(row, shape=(s_p / shard, h), phases=loop, doc=(
+            "fp32 accumulator of the learned positions' gradient, each micro batch's added with the embedding's "
+            "(ZeRO-2/3: reduce-scattered over d*c into it)")),
         "block_grads": lambda row: replace(row, phases=loop),
         "expert_layer_grads": lambda row: replace(row, width=B_g, doc=(
             "one MoE layer's local experts' weight gradients in param dtype, whole: under 1F1B a stage's gradients "

@@ -6,9 +6,9 @@ from __future__ import annotations
 import sympy as sp
 
 from ...config.switches import Switches
-from ...config.symbols import E, L, L_e, h, p
+from ...config.symbols import E, L, L_e, p
 from ...components.experts import experts_params
-from ...components.weights import embedding_params, head_params, layer_params
+from ...components.weights import embedding_params, final_norm_params, head_params, layer_params
 
 N = L / p  # layers per stage
 
@@ -29,7 +29,8 @@ def device_params(sw: Switches) -> sp.Expr:
     """Parameters on one device but the routed experts: its stages' layers (matrices over t, norms whole), embedding,
     final norm, LM head."""
     dense, moe = stack_layers(sw)
-    return embedding_params() + dense * layer_params(sw) + moe * moe_layer_params(sw) + (h if sw.tied else head_params())
+    ends = embedding_params(sw) + (final_norm_params(sw) if sw.tied else head_params(sw))  # GPT: positions, LayerNorm
+    return ends + dense * layer_params(sw) + moe * moe_layer_params(sw)
 
 
 def device_experts(sw: Switches) -> sp.Expr:

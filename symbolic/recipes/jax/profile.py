@@ -35,7 +35,6 @@ DESCRIPTION = (
 )
 
 POINTER = sp.Integer(8)  # one entry of an XLA output tuple's index table
-PARAM_LEAVES = 12  # embed, head, final norm + 9 stacked block tensors (wq wk wv wo gate up down, 2 norm scales)
 
 
 def layer_tensors(sw: Switches, moe: bool = False) -> list[Component]:
@@ -76,16 +75,20 @@ def arguments(sw: Switches) -> list[Buffer]:
 
 def param_leaves(sw: Switches) -> sp.Expr:
     """Parameter leaves: embedding, final norm, LM head (none when tied), 9 per dense block (wq wk wv wo gate up down,
-    2 norm scales) and per MoE block wq wk wv wo, 2 norm scales, router, gate, up, down and the shared experts' 3
+    2 norm scales; with biases bq bk bv, bo, and the dense MLP's three; GPT's fc1 and fc2 in place of gate up down,
+    their two biases, the LayerNorms' biases, the learned positions) and per MoE block wq wk wv wo, 2 norm scales, router, gate, up, down and the shared experts' 3
     and their gate's 1; MLA's attention has 7 leaves in place of wq wk wv wo (wq_a, q_norm, wq_b, wkv_a, kv_norm,
     wkv_b, wo), or 5 without a query latent."""
     ends = 3 - (1 if sw.tied else 0)
     mla = ((7 if sw.q_lora else 5) - 4) if sw.mla else 0  # leaves beyond GQA's four
     mla += (3 if sw.qkv_bias else 0) + (2 if sw.qk_norm in ("head", "full") else 0)  # bq bk bv; q and k norm scales
+    mla += (1 if sw.o_bias else 0) + (2 if sw.norm == "layer" else 0)  # bo; the two LayerNorms' biases
+    dense_mlp = (-1 if sw.mlp == "gelu" else 0) + (sw.mlp_bias and (2 if sw.mlp == "gelu" else 3))  # fc1 fc2, biases
+    ends += (1 if sw.positions else 0) + (1 if sw.norm == "layer" else 0)  # positions; the final LayerNorm's bias
     if not sw.moe:
-        return sp.Integer(PARAM_LEAVES - (1 if sw.tied else 0) + mla)
+        return sp.Integer(ends + 9 + mla + dense_mlp)
     moe = 10 + (3 if sw.shared else 0) + (1 if sw.shared_gate else 0) + mla
-    return ends + moe + sp.Piecewise((9 + mla, L - L_e > 0), (0, True))  # a dense stack when some layers are dense
+    return ends + moe + sp.Piecewise((9 + mla + dense_mlp, L - L_e > 0), (0, True))  # a dense stack where some are
 
 
 def outputs(sw: Switches) -> list[Buffer]:

@@ -11,10 +11,12 @@ RULES: tuple[Rule, ...] = (
     Rule("Gemma layers (jax)", lambda x: np.logical_not(x.gemma),
          lambda x: (f"{x.model} has Gemma's sandwich norms or soft-capping, which jaxcheck's layers do not have (the "
                     f"paper profile counts them)"), scope="jax", model=True),
-    Rule("Llama layers (jax)", lambda x: (x.mlp == "swiglu") & (x.norm == "rms") & (x.positions == 0)
-         & np.logical_not(x.dropout),
-         lambda x: (f"{x.model} is a GPT-style model (GeLU MLP, LayerNorm, learned positions or dropout): jaxcheck "
-                    f"builds Llama layers (the recipes' profiles count it)"), scope="jax", model=True),
+    Rule("no dropout (jax)", lambda x: np.logical_not(x.dropout),
+         lambda x: (f"{x.model} trains with dropout, whose masks jaxcheck's layers do not draw (the paper profile "
+                    f"counts them; a config with its dropout probabilities at 0 verifies)"), scope="jax", model=True),
+    Rule("s <= positions (jax)", lambda x: (x.positions == 0) | (x.s <= x.positions),
+         lambda x: (f"{x.model} has {x.positions} learned positions: a sequence of s={x.s} has no embedding for the "
+                    f"rest (--seq {x.positions} or less)"), scope="jax", model=True),
     Rule("no multi-token prediction (jax)", lambda x: x.mtp == 0,
          lambda x: (f"{x.model} has multi-token-prediction modules, which jaxcheck's model does not build (the paper "
                     f"profile counts them)"), scope="jax", model=True),

@@ -22,7 +22,7 @@ FLASH_BLOCK = 128  # keys per block of jaxcheck's flash attention: min(s, FLASH_
 # RoPE, its broadcast over heads and the concatenation are linear and need no residual.
 SELECTIVE_SAVED = ("attn_norm_in", "attn_in", "q_latent", "kv_latent", "q", "k_gathered", "v_gathered", "attn_out",
                    "mlp_norm_in", "mlp_in",
-                   "gate", "up", "swiglu",
+                   "gate", "up", "swiglu", "fc1", "gelu",
                    "moe_in", "router_probs", "router_topk", "router_weights", "moe_slots",
                    "moe_dispatched", "moe_gate", "moe_up", "moe_swiglu", "moe_expert_out",
                    "shared_in", "shared_gate", "shared_up", "shared_swiglu", "shared_out", "shared_sigmoid")

@@ -45,7 +45,8 @@ def _stream(name: str, sw: Switches, doc: str) -> Component:
 
 def _norm_residuals(prefix: str, sw: Switches, width: sp.Expr = h, split_t: bool | None = None) -> list[Component]:
     """What autodiff of jaxcheck's fp32 RMSNorm keeps: x in fp32, x * rsqrt(mean x^2 + eps) in fp32, rsqrt twice
-    (a [b, s, width] input; the residual stream's layout unless split_t says otherwise)."""
+    (a [b, s, width] input; the residual stream's layout unless split_t says otherwise); a LayerNorm the same four,
+    the centred x in place of x (jax's saved residuals of the layer, tests/test_jax_gpt.py)."""
     split_t = sw.sp if split_t is None else split_t
     return [
         Component(f"{prefix}_x32", tokens(width, FP32, split_t), "fp32 copy of the norm input (RMSNorm, "
@@ -111,6 +112,14 @@ def saved_none(sw: Switches, moe: bool = False) -> list[Component]:
         from .moe import moe_mlp_none
 
         return _attention_none(sw) + _norm_residuals("mlp_norm", sw) + moe_mlp_none(sw)
+    if sw.mlp == "gelu":
+        return _attention_none(sw) + _norm_residuals("mlp_norm", sw) + [
+            Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of fc1, all-gathered over t"),
+            Component("fc1", tokens(f, B_a, True), "'fc1' projection output (+ its bias), GeLU's input"),
+            repeated("gelu_parts", 4, tokens(f, B_a, True), "four intermediates of GeLU's tanh approximation"),
+            repeated("gelu_constants", 2, B_a, "two compute-dtype scalars of the tanh approximation"),
+            Component("gelu", tokens(f, B_a, True), "'gelu' = GeLU(fc1), input of the row-parallel fc2"),
+        ]
     return _attention_none(sw) + _norm_residuals("mlp_norm", sw) + [
         Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of gate/up, all-gathered over t"),
         Component("gate", tokens(f, B_a, True), "'gate' projection output"),
@@ -173,7 +182,11 @@ def saved_selective(sw: Switches, moe: bool = False) -> list[Component]:
         Component("gate", tokens(f, B_a, True), "'gate' projection output"),
         Component("up", tokens(f, B_a, True), "'up' projection output"),
         Component("swiglu", tokens(f, B_a, True), "'swiglu' = silu(gate) * up, input of down"),
+        Component("fc1", tokens(f, B_a, True), "'fc1' projection output (GeLU MLP)"),
+        Component("gelu", tokens(f, B_a, True), "'gelu' = GeLU(fc1), input of fc2"),
     ]
+    mlp = ("fc1", "gelu") if sw.mlp == "gelu" else ("gate", "up", "swiglu")
+    tensors = [x for x in tensors if x.name not in ("gate", "up", "swiglu", "fc1", "gelu") or x.name in mlp]
     by_name = {x.name: x for x in tensors}
     dense = [by_name[name] for name in SELECTIVE_SAVED if name in by_name]
     if not moe:

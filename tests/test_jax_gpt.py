@@ -1,0 +1,103 @@
+"""GPT-style layers in jaxcheck's model (LayerNorm, a GeLU MLP with biases, Q/K/V and output biases, learned
+positions, tied embeddings): the sharded 1F1B step == the unsharded single-device reference, the traced residuals ==
+the jax profile's per-layer list, the compiled step's arguments and outputs == the profile's, and what jaxcheck does
+not build (dropout, a sequence longer than the learned positions) refused in one line.
+
+Source of truth: a direct forward of the same flax modules on one device over the whole batch (conftest's
+unsharded_reference), differentiated by jax.grad, in fp32: loss to rtol 1e-5, every gradient leaf (the positions,
+the biases and the LayerNorms' among them) to atol 2e-6 + rtol 1e-3, as tests/test_jax_equivalence.py; jax's own list
+of saved residuals (count and bytes, exact); XLA:GPU's memory analysis for an H100 (deviceless): argument and output
+bytes exact, the total within 6 % (tests/test_verify.py's tolerance).
+"""
+import jax
+import numpy as np
+import pytest
+
+from conftest import quick, restack, skip_if_not_enough_devices, unsharded_reference
+from symbolic.config.shapes import ModelShape
+from symbolic.config.training import Training
+
+SHAPE = ModelShape("gpt-test", h=64, f=256, a=4, k=4, L=4, v=136, mlp="gelu", norm="layer", positions=32,
+                   qkv_bias=True, o_bias=True, mlp_bias=True, tied=True)
+SEQ, GBS = 16, 4
+
+
+def _spec(d, p, t, c, recompute="none", zero=3):
+    from jaxcheck.spec import JaxOptions, StepSpec
+
+    train = Training(d=d, t=t, p=p, c=c, s=SEQ, b=1, gbs=GBS, zero=zero, recompute=recompute)
+    return StepSpec(SHAPE, train, JaxOptions(compute_dtype="float32", learning_rate=1e-2)).check()
+
+
+def test_gpt_step_matches_reference():
+    """LayerNorm scales and biases replicated, fc1 and its bias split over t, fc2's bias and the output's replicated,
+    the learned positions replicated and tied embeddings (the embedding's gradient the lookup's plus the head's),
+    across pipeline stages, context and ZeRO-3 (each parameter sharded over d*c too; one mesh, for the suite's
+    budget)."""
+    from jaxcheck.compile import QUICK_CPU, compile_step
+    from jaxcheck.mesh import make_mesh
+    from jaxcheck.step import make_optimizer
+
+    host, tokens, targets, ref_loss, ref_grads = unsharded_reference(_spec(1, 1, 1, 1), GBS)
+    spec = _spec(1, 2, 2, 2)
+    skip_if_not_enough_devices(spec.train.world)
+    block = host["blocks"]
+    assert {"scale", "bias"} == set(block["attn_norm"]) == set(host["norm"]) and "positions" in host
+    assert {"fc1", "fc1_bias", "fc2", "fc2_bias"} == set(block["mlp"]) and "bo" in block["attn"]
+    _, step, built = compile_step(spec, make_mesh(spec.train), with_grads=True,
+                                  compiler_options=QUICK_CPU if jax.default_backend() == "cpu" else None)
+    params_host = restack(host, SHAPE, 2)
+    opt_host = jax.tree.map(np.asarray, quick(make_optimizer(spec).init, params_host)(params_host))
+    params = jax.device_put(params_host, built.shardings["params"])
+    opt_state = jax.device_put(opt_host, built.shardings["optimizer"])
+    m = spec.train.m
+    batch = jax.device_put({"tokens": tokens.reshape(m, -1, SEQ), "targets": targets.reshape(m, -1, SEQ)},
+                           built.shardings["batch"])
+    _, _, loss, grads = step(params, opt_state, batch)
+    assert float(loss) == pytest.approx(ref_loss, rel=1e-5)
+    want = restack(ref_grads, SHAPE, 2)
+    for path, g in jax.tree_util.tree_leaves_with_path(grads):
+        ref = want
+        for key in path:
+            ref = ref[key.key]
+        np.testing.assert_allclose(np.asarray(g), ref, rtol=1e-3, atol=2e-6, err_msg=jax.tree_util.keystr(path))
+
+
+@pytest.mark.parametrize("recompute", ["none", "selective", "full"])
+def test_gpt_residuals_match_the_profile_tensor_list(recompute):
+    """Without remat a LayerNorm keeps what an RMSNorm does (the centred input for the input), and the GeLU MLP its
+    fc1 output, four tanh-approximation intermediates, two scalars and its output (24 tensors, as Llama's 22 but two
+    scalars); selective keeps fc1 and the GeLU output (10); full the layer input."""
+    from jaxcheck.crosscheck.explain import residuals
+    from jaxcheck.mesh import make_mesh
+    from jaxcheck.spec import StepSpec
+
+    train = Training(s=32, gbs=1, recompute=recompute, zero=0)
+    res = residuals(StepSpec(SHAPE, train).check(), make_mesh(train))
+    assert (res["jax_count"], res["jax_bytes"]) == (res["symbolic_count"], res["symbolic_bytes"])
+    assert res["jax_count"] == {"none": 24, "selective": 10, "full": 1}[recompute]
+
+
+def test_gpt_arguments_exact_on_the_gpu_target():
+    """The positions, the LayerNorms' biases and the MLP's two matrices and biases in the parameters, AdamW's states
+    and the output tuple: exact; the total within 6 % (t2 p2, selective remat, ZeRO-1)."""
+    from jaxcheck.crosscheck.verify import verify
+    from jaxcheck.targets import load
+
+    train = Training(t=2, p=2, s=32, gbs=4, recompute="selective", zero=1)
+    skip_if_not_enough_devices(train.world)
+    result = verify(SHAPE, train, target=load("h100-80gb"))
+    rows = {row["name"]: row for row in result["components"]}
+    for name in ("params", "optimizer", "batch", "argument", "output - alias"):
+        assert rows[name]["symbolic"] == rows[name]["xla"], name
+    assert abs(result["rel_error_total"]) <= 0.06
+
+
+@pytest.mark.parametrize("fields, seq, says", [({"dropout": True}, 16, "dropout"), ({}, 64, "--seq 32 or less")])
+def test_what_jaxcheck_does_not_build_is_one_line(fields, seq, says):
+    from symbolic.config.errors import ConfigError
+
+    shape = ModelShape(**{**SHAPE.__dict__, **fields})
+    with pytest.raises(ConfigError, match=says) as err:
+        Training(s=seq, gbs=1).check(shape, "jax")
+    assert "\n" not in str(err.value)

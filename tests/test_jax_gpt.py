@@ -101,3 +101,19 @@ def test_what_jaxcheck_does_not_build_is_one_line(fields, seq, says):
     with pytest.raises(ConfigError, match=says) as err:
         Training(s=seq, gbs=1).check(shape, "jax")
     assert "\n" not in str(err.value)
+
+
+def test_pad_vocab_pads_as_megatron_does():
+    """--pad-vocab N: v rounded up to a multiple of N x tp (Megatron-LM's _vocab_size_with_padding); GPT-2's 50257 at
+    tp = 2 and N = 128 is 50432, at tp = 1 50304 (the vocabulary of Megatron-LM's GPT-2 runs); a multiple already, or
+    no flag, leaves the shape as it is; 0 is refused in one line."""
+    from symbolic.cli.args import padded_vocab
+    from symbolic.config.errors import ConfigError
+    from symbolic.config.shapes import PRESETS
+
+    gpt2 = PRESETS["gpt2"]
+    assert (padded_vocab(gpt2, 128, 2).v, padded_vocab(gpt2, 128, 1).v) == (50432, 50304)
+    assert padded_vocab(gpt2, None, 2) is gpt2 and padded_vocab(SHAPE, 8, 1) is SHAPE
+    with pytest.raises(ConfigError, match="--pad-vocab must be a positive") as err:
+        padded_vocab(gpt2, 0, 2)
+    assert "\n" not in str(err.value)

@@ -3,6 +3,7 @@ flags and its target (jaxcheck imported lazily)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import tempfile
 from pathlib import Path
@@ -103,6 +104,10 @@ def add_step_args(parser: argparse.ArgumentParser):
                    help="alias of --zero 0: AdamW states replicated like the params")
     j.add_argument("--param-dtype", default=JAX_PARAM_DTYPE, choices=FLOATS, help="parameter / gradient / Adam dtype")
     j.add_argument("--compute-dtype", default=JAX_COMPUTE_DTYPE, choices=FLOATS, help="matmul and activation dtype")
+    j.add_argument("--pad-vocab", type=int, default=None, metavar="N",
+                   help="pad the vocabulary to a multiple of N x tp rows, as Megatron-LM's --make-vocab-size-"
+                        "divisible-by N pads it (128 its default): the embedding, LM head and logits the padded "
+                        "width in the step and in the profile (default: as the config.json says)")
     add_target_args(j)
     j.add_argument("--no-measure", dest="measure", action="store_false",
                    help="on this machine's GPUs of the target card, skip running the step to read the measured peak")
@@ -121,6 +126,18 @@ def spec_from_args(args: argparse.Namespace):
         raise ConfigError(f"--{given[0].replace('_', '-')}: the jax step's precision is --param-dtype and "
                           f"--compute-dtype (AdamW, no master copy, fp32 logits); the other choices are for estimate, "
                           f"plan, report and latex")
-    shape = model_from_args(args)
+    shape = padded_vocab(model_from_args(args), getattr(args, "pad_vocab", None), getattr(args, "tp", 1) or 1)
     opts = JaxOptions(param_dtype=args.param_dtype, compute_dtype=args.compute_dtype)
     return StepSpec(shape, training_from_args(args, shape), opts).check()
+
+
+def padded_vocab(shape, multiple: int | None, t: int):
+    """The shape with its vocabulary padded to a multiple of `multiple` x t rows (Megatron-LM's
+    _vocab_size_with_padding: ceil(v / (make_vocab_size_divisible_by x tp)) x that), or as it is (None)."""
+    if multiple is None:
+        return shape
+    if multiple < 1:
+        raise ConfigError(f"--pad-vocab must be a positive number of rows, got {multiple}")
+    unit = multiple * t
+    v = -(-shape.v // unit) * unit
+    return shape if v == shape.v else dataclasses.replace(shape, v=v)

@@ -47,8 +47,8 @@ def _dense_reference() -> tuple:
 @pytest.mark.parametrize("block", [8, 16, 64])
 def test_output_and_gradients_match_dense(block):
     q, k, v, w = _inputs()
-    flash = lambda q, k, v: jnp.sum(flash_attention(q, k, v, block) * w)
-    out, grads = quick(lambda q, k, v: (flash_attention(q, k, v, block), jax.grad(flash, (0, 1, 2))(q, k, v)),
+    flash = lambda q, k, v: jnp.sum(flash_attention(q, k, v, None, block) * w)
+    out, grads = quick(lambda q, k, v: (flash_attention(q, k, v, None, block), jax.grad(flash, (0, 1, 2))(q, k, v)),
                        q, k, v)(q, k, v)
     want, want_grads = _dense_reference()
     assert float(jnp.max(jnp.abs(out - want))) <= 1e-5 * float(jnp.max(jnp.abs(want)))
@@ -59,7 +59,7 @@ def test_output_and_gradients_match_dense(block):
 def test_first_query_sees_only_the_first_key():
     """Causality across blocks: query 0's output is exactly v[0] (repeated over each KV group's heads)."""
     q, k, v, _ = _inputs()
-    out = np.asarray(flash_attention(q, k, v, 16))
+    out = np.asarray(flash_attention(q, k, v, None, 16))
     np.testing.assert_allclose(out[:, 0], np.repeat(np.asarray(v[:, 0]), A // K, axis=1), rtol=1e-6)
 
 
@@ -80,5 +80,31 @@ def _largest(fn) -> int:
 @pytest.mark.parametrize("block", [8, 16])
 def test_no_score_sized_tensor_under_autodiff(block):
     scores = B * A * S * S
-    assert _largest(lambda q, k, v: flash_attention(q, k, v, block)) < scores
+    assert _largest(lambda q, k, v: flash_attention(q, k, v, None, block)) < scores
     assert _largest(dense) >= scores  # the check can fail: the dense reference has [b, a, s, s] scores
+
+
+def dense_with_sinks(q, k, v, sinks):
+    """The reference with gpt-oss's sinks: each head's [s, s] scores and one more column, its sink logit, in the
+    softmax; the sink's column has no value (transformers' eager_attention_forward of GptOssAttention)."""
+    b, s, a, dh = q.shape
+    q5 = q.reshape(b, s, k.shape[2], a // k.shape[2], dh)
+    x = jnp.einsum("bqkgd,bskd->bkgqs", q5, k) / jnp.sqrt(jnp.float32(dh))
+    x = jnp.where(jnp.arange(s)[:, None] >= jnp.arange(s)[None, :], x, -jnp.inf)
+    z = jnp.broadcast_to(sinks.reshape(1, k.shape[2], a // k.shape[2], 1, 1), x.shape[:-1] + (1,))
+    probs = jax.nn.softmax(jnp.concatenate([x, z], axis=-1), axis=-1)[..., :-1]
+    return jnp.einsum("bkgqs,bskd->bqkgd", probs, v).reshape(b, s, a, dh)
+
+
+def test_sinks_output_and_gradients_match_dense():
+    """Sink logits [a] (gpt-oss): output and the gradients of q, k, v and the sinks to 1e-5 of their largest
+    magnitude, at a block size that splits the keys (the sink joins after the last block)."""
+    q, k, v, w = _inputs()
+    sinks = jax.random.normal(jax.random.key(7), (A,))
+    loss = lambda f: lambda *x: jnp.sum(f(*x) * w)  # noqa: E731
+    flash = lambda q, k, v, z: flash_attention(q, k, v, z, 16)  # noqa: E731
+    run = lambda f: (f(q, k, v, sinks), jax.grad(loss(f), (0, 1, 2, 3))(q, k, v, sinks))  # noqa: E731
+    (out, grads), (want, want_grads) = quick(lambda: (run(flash), run(dense_with_sinks)))()
+    assert float(jnp.max(jnp.abs(out - want))) <= 1e-5 * float(jnp.max(jnp.abs(want)))
+    for got, exp in zip(grads, want_grads):
+        assert float(jnp.max(jnp.abs(got - exp))) <= 1e-5 * float(jnp.max(jnp.abs(exp)))

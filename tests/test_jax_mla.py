@@ -138,7 +138,7 @@ def test_flash_matches_unfused_with_narrower_values(block):
 
     def both(q, k, v):
         unfused = lambda *x: allgather_attention(*x, flash=False)  # noqa: E731
-        flash = lambda *x: flash_attention(*x, block)  # noqa: E731
+        flash = lambda *x: flash_attention(*x, None, block)  # noqa: E731
         return [(f(q, k, v), jax.grad(lambda *x: jnp.sum(f(*x) * w), (0, 1, 2))(q, k, v)) for f in (flash, unfused)]
 
     with jax.set_mesh(make_mesh(Training(s=SEQ))):

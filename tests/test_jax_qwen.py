@@ -17,7 +17,8 @@ from symbolic.config.training import Training
 
 SHAPE = ModelShape("qwen-test", h=64, f=176, a=4, k=2, L=4, v=136, qkv_bias=True, qk_norm="head")
 OLMOE = ModelShape("olmoe-test", h=64, f=176, a=4, k=2, L=4, v=136, qk_norm="full")  # scales [a dh], [k dh] over t
-BIASES = ModelShape("biases-test", h=64, f=176, a=4, k=2, L=4, v=136, qk_norm="weightless", o_bias=True, mlp_bias=True)
+BIASES = ModelShape("biases-test", h=64, f=176, a=4, k=2, L=4, v=136, qk_norm="weightless", o_bias=True, mlp_bias=True,
+                    sinks=True)  # and gpt-oss's sink logits
 SHAPES, IDS = [SHAPE, OLMOE, BIASES], ["qwen", "olmoe", "weightless-biases"]
 SEQ, GBS = 16, 4
 
@@ -50,7 +51,7 @@ def test_qwen_attention_step_matches_reference(reference, d, p, t, c, recompute,
     skip_if_not_enough_devices(spec.train.world)
     assert ({"q_norm", "k_norm"} <= set(host["blocks"]["attn"])) == (shape.qk_norm != "weightless")
     assert shape.qkv_bias == ({"bq", "bk", "bv"} <= set(host["blocks"]["attn"]))
-    assert shape.o_bias == ("bo" in host["blocks"]["attn"])
+    assert shape.o_bias == ("bo" in host["blocks"]["attn"]) and shape.sinks == ("sinks" in host["blocks"]["attn"])
     assert shape.mlp_bias == ({"gate_bias", "up_bias", "down_bias"} <= set(host["blocks"]["mlp"]))
     _, step, built = compile_step(spec, make_mesh(spec.train), with_grads=True,
                                   compiler_options=QUICK_CPU if jax.default_backend() == "cpu" else None)
@@ -76,7 +77,7 @@ def test_qwen_attention_step_matches_reference(reference, d, p, t, c, recompute,
 def test_qwen_residuals_match_the_profile_tensor_list(recompute, shape):
     """q/k norms keep, under no remat, each norm's fp32 input and output and its rsqrt twice (8 tensors more than
     Llama's 22; the rsqrt per head, or per token over the whole width), a weightless norm its input and rsqrt twice
-    (6 more: no scale multiply); biases keep nothing; selective and full as Llama's."""
+    (6 more: no scale multiply); biases and sinks keep nothing per token; selective and full as Llama's."""
     from jaxcheck.crosscheck.explain import residuals
     from jaxcheck.mesh import make_mesh
     from jaxcheck.spec import StepSpec

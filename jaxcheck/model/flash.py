@@ -27,8 +27,14 @@ def _scores(q_BxSxKxGxD, k_BxSxKxD, j, block: int, scale):
     return jnp.where(causal_SxC, x, MASKED)
 
 
-def _forward(q_BxSxAxD, k_BxSxKxD, v_BxSxKxV, block: int):
-    """Online softmax over key blocks: the output [b, s, a, d_v] and the fp32 log-sum-exp [b, k, a/k, s]."""
+def _sink_logits(sinks_A, kh: int) -> jax.Array:
+    """The sink logits [a] as the softmax statistics' [1, k, a/k, 1] (fp32)."""
+    return sinks_A.astype(jnp.float32).reshape(1, kh, -1, 1)
+
+
+def _forward(q_BxSxAxD, k_BxSxKxD, v_BxSxKxV, sinks_A, block: int):
+    """Online softmax over key blocks: the output [b, s, a, d_v] and the fp32 log-sum-exp [b, k, a/k, s]. With sink
+    logits [a] (gpt-oss) each head's denominator also sums exp(sink), a key with no value."""
     b, s, a, dh = q_BxSxAxD.shape
     kh, d_v = k_BxSxKxD.shape[2], v_BxSxKxV.shape[3]
     scale = jnp.float32(dh) ** -0.5
@@ -51,14 +57,20 @@ def _forward(q_BxSxAxD, k_BxSxKxD, v_BxSxKxV, block: int):
     # a while_loop over a carried block index, not a scan over an index array: transposing the layer scan, jax's
     # partial evaluation hoists a scan's loop-invariant causal masks and stacks them, [s / block, b, a, s, block] bools
     _, mx, sm, acc = jax.lax.while_loop(lambda carry: carry[0] < s // block, body, init)
+    if sinks_A is not None:  # the sink as one more column of the softmax, after the last block
+        z = _sink_logits(sinks_A, kh)
+        new = jnp.maximum(mx, z)
+        decay = jnp.exp(mx - new)
+        mx, sm, acc = new, sm * decay + jnp.exp(z - new), acc * decay[..., None]
     out = jnp.einsum("bkgqd->bqkgd", acc / sm[..., None]).reshape(b, s, a, d_v).astype(q_BxSxAxD.dtype)
     return out, mx + jnp.log(sm)
 
 
-@partial(jax.custom_vjp, nondiff_argnums=(3,))
-def flash_attention(q_BxSxAxD: jax.Array, k_BxSxKxD: jax.Array, v_BxSxKxV: jax.Array, block: int) -> jax.Array:
+@partial(jax.custom_vjp, nondiff_argnums=(4,))
+def flash_attention(q_BxSxAxD: jax.Array, k_BxSxKxD: jax.Array, v_BxSxKxV: jax.Array, sinks_A, block: int) -> jax.Array:
     """Causal softmax(q k^T / sqrt(dh)) v over key blocks; q [b, s, a, dh], k [b, s, k, dh], v [b, s, k, d_v];
-    returns [b, s, a, d_v]; s % block == 0.
+    returns [b, s, a, d_v]; s % block == 0. sinks_A: a learned sink logit per head [a] in every query's softmax
+    (gpt-oss), or None.
 
     The forward scans the gathered keys and values in blocks of `block` positions, keeping a running max, sum and
     fp32 accumulator per query (Dao et al. 2022, Algorithm 1 without the query tiling); the backward scans the same
@@ -67,17 +79,18 @@ def flash_attention(q_BxSxAxD: jax.Array, k_BxSxKxD: jax.Array, v_BxSxKxV: jax.A
     `block` keys): fp32 scores/probabilities [b, k/t, a/k, s/c, block] and, in the backward, their gradients; fp32
     carries [b, a/t, s/c] (max, sum), [b, a/t, s/c, d_v] (accumulator) and [b, a/t, s/c, dh] (dq). Shapes are global
     (GSPMD); the query axis may be split over context."""
-    return _forward(q_BxSxAxD, k_BxSxKxD, v_BxSxKxV, block)[0]
+    return _forward(q_BxSxAxD, k_BxSxKxD, v_BxSxKxV, sinks_A, block)[0]
 
 
-def _fwd(q, k, v, block):
-    out, lse = _forward(q, k, v, block)
-    return out, (q, k, v, out, lse)
+def _fwd(q, k, v, sinks, block):
+    out, lse = _forward(q, k, v, sinks, block)
+    return out, (q, k, v, sinks, out, lse)
 
 
 def _bwd(block, res, dout_BxSxAxD):
-    """FlashAttention-2 backward: per key block, recompute P from the log-sum-exp, then dV, dP, dS, dQ, dK."""
-    q, k, v, out, lse = res
+    """FlashAttention-2 backward: per key block, recompute P from the log-sum-exp, then dV, dP, dS, dQ, dK; a sink's
+    gradient -sum over batch and queries of P(sink) * rowsum(dO * O) (its value is zero, so dP(sink) = 0)."""
+    q, k, v, sinks, out, lse = res
     b, s, a, dh = q.shape
     kh, d_v = k.shape[2], v.shape[3]
     scale = jnp.float32(dh) ** -0.5
@@ -101,7 +114,11 @@ def _bwd(block, res, dout_BxSxAxD):
 
     init = (jnp.int32(0), jnp.zeros(q5.shape, jnp.float32), jnp.zeros_like(k), jnp.zeros_like(v))
     _, dq, dk, dv = jax.lax.while_loop(lambda carry: carry[0] < s // block, body, init)
-    return dq.reshape(q.shape).astype(q.dtype), dk, dv
+    dsinks = None
+    if sinks is not None:
+        p_sink = jnp.exp(_sink_logits(sinks, kh) - lse)  # [b, k, a/k, s]
+        dsinks = (-jnp.sum(p_sink * delta, axis=(0, 3))).reshape(sinks.shape).astype(sinks.dtype)
+    return dq.reshape(q.shape).astype(q.dtype), dk, dv, dsinks
 
 
 flash_attention.defvjp(_fwd, _bwd)

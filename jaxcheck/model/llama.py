@@ -37,7 +37,8 @@ class Attention(nnx.Module):
     qk_norm "head", RMSNorm of each query and key head over dh before RoPE, scales [dh] not split (Qwen3's); with
     "full", RMSNorm over the whole projection a*dh and k*dh, scales split over t with their heads (OLMoE's); with
     "weightless", per head with no scale (Llama 4's). With o_bias, a bias bo [h] on the output, replicated over t (a
-    row-parallel bias, added after the sum over the heads)."""
+    row-parallel bias, added after the sum over the heads). With sinks, a learned sink logit per head [a] in every
+    query's softmax (gpt-oss's; jaxcheck.model.flash)."""
 
     def __init__(self, plan: StepSpec, rngs: nnx.Rngs):
         h, a, k, dh, dt = plan.shape.h, plan.shape.a, plan.shape.k, plan.shape.dh, plan.opts.param_dtype
@@ -52,6 +53,8 @@ class Attention(nnx.Module):
             self.bv = _param(rngs, (k, dh), ("kv_heads", "head_dim"), 0.1, dt)
         if plan.shape.o_bias:
             self.bo = _param(rngs, (h,), ("norm",), 0.1, dt)
+        if plan.shape.sinks:  # gpt-oss's sink logit per head [a], split over t with the heads
+            self.sinks = _param(rngs, (a,), ("heads",), 1.0, dt)
         if plan.shape.qk_norm in ("head", "weightless"):
             weightless = plan.shape.qk_norm == "weightless"
             self.q_norm, self.k_norm = RMSNorm(plan, dh, weightless=weightless), RMSNorm(plan, dh, weightless=weightless)
@@ -78,7 +81,8 @@ class Attention(nnx.Module):
         q = checkpoint_name(constrain(q, ("batch", "seq", "heads", "head_dim")), "q")
         k = checkpoint_name(constrain(k, ("batch", "seq", "kv_heads", "head_dim")), "k")
         v = checkpoint_name(constrain(v, ("batch", "seq", "kv_heads", "head_dim")), "v")
-        out = checkpoint_name(allgather_attention(q, k, v, self.plan.train.flash_attn), "attn_out")
+        sinks = self.sinks[...] if self.plan.shape.sinks else None
+        out = checkpoint_name(allgather_attention(q, k, v, self.plan.train.flash_attn, sinks), "attn_out")
         y = cast_einsum("bsnd,ndh->bsh", None, out, self.wo[...])
         return y + self.bo[...].astype(y.dtype) if self.plan.shape.o_bias else y
 

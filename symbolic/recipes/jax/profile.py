@@ -82,7 +82,8 @@ def param_leaves(sw: Switches) -> sp.Expr:
     ends = 3 - (1 if sw.tied else 0)
     mla = ((7 if sw.q_lora else 5) - 4) if sw.mla else 0  # leaves beyond GQA's four
     mla += (3 if sw.qkv_bias else 0) + (2 if sw.qk_norm in ("head", "full") else 0)  # bq bk bv; q and k norm scales
-    mla += (1 if sw.o_bias else 0) + (2 if sw.norm == "layer" else 0)  # bo; the two LayerNorms' biases
+    mla += (1 if sw.o_bias else 0) + (1 if sw.sinks else 0) + (2 if sw.norm == "layer" else 0)  # bo; sinks;
+    # the two LayerNorms' biases
     dense_mlp = (-1 if sw.mlp == "gelu" else 0) + (sw.mlp_bias and (2 if sw.mlp == "gelu" else 3))  # fc1 fc2, biases
     ends += (1 if sw.positions else 0) + (1 if sw.norm == "layer" else 0)  # positions; the final LayerNorm's bias
     if not sw.moe:

@@ -27,6 +27,10 @@ SHAPE = ModelShape("test-moe", h=64, f=176, a=4, k=2, L=4, v=136, E=8, k_e=2, f_
 # bias (the other shapes route by softmax)
 MIXED = ModelShape("test-moe-mixed", h=64, f=176, a=4, k=2, L=4, v=136, E=8, k_e=2, f_e=48, dense_layers=(0,),
                    sigmoid=True, expert_bias=True)
+# SHAPE with gpt-oss's biases: Q/K/V and output biases, attention sinks, the router's bias and the experts' gate, up
+# and down biases (its shared experts kept, to keep their coverage in one compile)
+GPT_OSS = ModelShape(**{**SHAPE.as_dict(), "name": "test-moe-gpt-oss", "qkv_bias": True, "o_bias": True,
+                        "sinks": True, "moe_bias": True})
 SEQ, GBS = 16, 4
 NO_DROP = SHAPE.E / SHAPE.k_e  # C_f = E / k_e: capacity C = T, no assignment is ever dropped
 
@@ -39,12 +43,17 @@ def _spec(shape, d, e, p, t, t_e, c, zero=1, recompute="selective", C_f=NO_DROP,
     return StepSpec(shape, train, JaxOptions(compute_dtype=dtype, learning_rate=1e-2)).check()
 
 
-def dense_routed(x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down, *_):
-    """Every expert on every token, weighted by its router weight (zero where not chosen): [b, s, h]."""
+def dense_routed(x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down, act=None, expert=None, C_f=None,
+                 expert_tp=None, biases=None):
+    """Every expert on every token, weighted by its router weight (zero where not chosen): [b, s, h]; with gpt-oss's
+    biases (gate [E, f_e], up [E, f_e], down [E, h]) added to each expert's projections."""
+    zero = lambda n: jnp.zeros((gate.shape[0], n), x_BxSxH.dtype)  # noqa: E731
+    gate_b, up_b, down_b = biases if biases is not None else (zero(gate.shape[2]), zero(gate.shape[2]),
+                                                              zero(gate.shape[1]))
     w_BxSxE = jnp.sum(jax.nn.one_hot(experts_BxSxK, gate.shape[0]) * weights_BxSxK[..., None], axis=-2)
-    g = jnp.einsum("bsh,ehf->bsef", x_BxSxH, gate)
-    u = jnp.einsum("bsh,ehf->bsef", x_BxSxH, up)
-    y = jnp.einsum("bsef,efh->bseh", jax.nn.silu(g) * u, down)
+    g = jnp.einsum("bsh,ehf->bsef", x_BxSxH, gate) + gate_b
+    u = jnp.einsum("bsh,ehf->bsef", x_BxSxH, up) + up_b
+    y = jnp.einsum("bsef,efh->bseh", jax.nn.silu(g) * u, down) + down_b
     return jnp.einsum("bseh,bse->bsh", y, w_BxSxE.astype(y.dtype))
 
 
@@ -97,7 +106,7 @@ def _step(spec):
 
 
 CASES = [  # shape, (d, e, p, t, t_e, c), zero, remat: e in {1, 2, 4}, t_e in {1, t}, ZeRO 0-3, every remat policy
-    (SHAPE, (2, 2, 2, 2, 2, 1), 1, "selective"),
+    (GPT_OSS, (2, 2, 2, 2, 2, 1), 1, "selective"),  # the experts' down bias once over the f_e shards (t_e = t)
     (SHAPE, (4, 4, 1, 2, 1, 2), 0, "full"),
     (SHAPE, (2, 1, 2, 2, 2, 2), 3, "none"),
     (MIXED, (2, 2, 1, 2, 1, 1), 2, "selective"),  # two stacks, no shared experts, sigmoid + score bias

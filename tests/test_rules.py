@@ -51,7 +51,7 @@ def test_every_message_is_one_line_on_ints():
              "E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP", "mixed layers: p = 1, dense first (jax)",
              "Gemma layers (jax)", "no dropout (jax)", "s <= positions (jax)", "no multi-token prediction (jax)",
              "torchtitan: Llama blocks", "recipes: GQA attention",
-             "no expert biases (jax)", "sinks need flash attention (jax)", "deepspeed: dense models", "torchtitan MoE: tp = 1",
+             "sinks need flash attention (jax)", "deepspeed: dense models", "torchtitan MoE: tp = 1",
              "torchtitan MoE: eager", "torchtitan MoE: no --ac-every", "torchtitan: no multi-token prediction",
              "torchtitan MoE: no shared-expert gate",
              "DSA: no context parallel", "DSA: no core_attn or mla_up_proj recompute", "DSA: unfused either way",
@@ -85,7 +85,7 @@ ORDER = [rule.name for rule in RULES]
 def test_the_rules_of_experts_break_one_line_each():
     """A model with experts, shared experts, weightless q/k norms (Llama 4's) and expert biases (gpt-oss's) breaks
     each expert rule on its own (E = 6 not divisible by ep = 4, f_e = 10 by etp = 4, f_s = 6 by t = 4, t > 1 without
-    SP) and jaxcheck's expert-bias rule, each in one line (jaxcheck's expert rules hold: ep | dp, etp = tp, every layer MoE); DeepSpeed's
+    SP), each in one line (jaxcheck's expert rules hold: ep | dp, etp = tp, every layer MoE); DeepSpeed's
     dense-model rule and torchtitan's MoE rules at tp > 1 and with --compile and --ac-every too."""
     shape = ModelShape("moe", h=64, f=64, a=4, k=4, L=4, v=64, E=6, k_e=2, f_e=10, f_s=6, qk_norm="weightless",
                        moe_bias=True)
@@ -97,8 +97,7 @@ def test_the_rules_of_experts_break_one_line_each():
                              recompute_modules="core_attn")
     x = letters(broken, shape)
     failing = [rule.name for rule in RULES if not rule.holds(x) and rule.scope not in ("torchtitan", "deepspeed")]
-    assert failing == ["E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP",
-                       "no expert biases (jax)"]  # the table's order: shared rows, jax's
+    assert failing == ["E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP"]  # the table's order: shared rows
     recipes = letters(SimpleNamespace(**{**vars(broken), "compile": True, "ac_every": 2}), shape)
     own = [rule.name for rule in RULES if not rule.holds(recipes) and rule.scope in ("torchtitan", "deepspeed")]
     assert own == ["torchtitan: Llama blocks", "torchtitan MoE: tp = 1", "torchtitan MoE: eager",

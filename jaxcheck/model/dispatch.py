@@ -65,18 +65,27 @@ def combine(back_ExCxH: jax.Array, slot_A: jax.Array, kept_A: jax.Array, weights
     return jnp.sum((y_AxH * weights_A[:, None]).reshape(T, k, h), axis=1)
 
 
-def experts_ffn(in_ExNxH: jax.Array, gate_ExHxF: jax.Array, up_ExHxF: jax.Array, down_ExFxH: jax.Array):
+def experts_ffn(in_ExNxH: jax.Array, gate_ExHxF: jax.Array, up_ExHxF: jax.Array, down_ExFxH: jax.Array,
+                biases=None):
     """The local experts' SwiGLU as batched matmuls over the expert axis: each local expert's rows [E/e, n, h]
-    (n = t_e e C) -> [E/e, n, h], partial sums over the f_e shards when they are split."""
-    gate = checkpoint_name(cast_einsum("enh,ehf->enf", None, in_ExNxH, gate_ExHxF), "moe_gate")
-    up = checkpoint_name(cast_einsum("enh,ehf->enf", None, in_ExNxH, up_ExHxF), "moe_up")
+    (n = t_e e C) -> [E/e, n, h], partial sums over the f_e shards when they are split. biases: gpt-oss's per-expert
+    gate and up biases [E/e, f_e/t_e] and down bias [E/e, h] (zero but on one tensor rank where the f_e shards' partial
+    sums are summed after), or None."""
+    def biased(y, b):
+        return y if biases is None else y + b[:, None, :].astype(y.dtype)
+
+    gate_b, up_b, down_b = biases if biases is not None else (None, None, None)
+    gate = checkpoint_name(biased(cast_einsum("enh,ehf->enf", None, in_ExNxH, gate_ExHxF), gate_b), "moe_gate")
+    up = checkpoint_name(biased(cast_einsum("enh,ehf->enf", None, in_ExNxH, up_ExHxF), up_b), "moe_up")
     act = checkpoint_name(jax.nn.silu(gate) * up, "moe_swiglu")
-    return cast_einsum("enf,efh->enh", None, act, down_ExFxH)
+    return biased(cast_einsum("enf,efh->enh", None, act, down_ExFxH), down_b)
 
 
-def _local(x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down, *, E: int, C_f: float, e: int, gather: bool):
+def _local(x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down, biases=None, *, E: int, C_f: float, e: int,
+           gather: bool):
     """One device's routed experts: its tokens [b, s/(c t), h] -> their routed output, same shape. e: expert-parallel
-    size (all-to-all when > 1); gather: all-gather over tensor before the experts (t_e = t > 1)."""
+    size (all-to-all when > 1); gather: all-gather over tensor before the experts (t_e = t > 1); biases: the experts'
+    (gate, up, down) biases or None."""
     b, s, h = x_BxSxH.shape
     k = experts_BxSxK.shape[-1]
     C = capacity(b * s, k, E, C_f)
@@ -89,7 +98,10 @@ def _local(x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down, *, E: int, C_f
     # expert-major rows, transposed one layer at a time: stacked as [g, x, E/e, C, h] residuals, XLA:GPU transposed
     # the whole stack for the backward's batched matmuls
     rows = jnp.moveaxis(buf, 2, 0).reshape(E // e, g * e * C, h)
-    out = experts_ffn(checkpoint_name(rows, "moe_dispatched"), gate, up, down)
+    if biases is not None and gather:  # the down bias once in the sum over the f_e shards
+        gate_b, up_b, down_b = biases
+        biases = (gate_b, up_b, jnp.where(jax.lax.axis_index("tensor") == 0, down_b, jnp.zeros_like(down_b)))
+    out = experts_ffn(checkpoint_name(rows, "moe_dispatched"), gate, up, down, biases)
     out = jnp.moveaxis(out.reshape(E // e, g, e, C, h), 0, 2)
     out = jax.lax.psum_scatter(out, "tensor", scatter_dimension=0) if gather else out[0]
     if e > 1:  # back to the source ranks: [experts' rank, E/e, C, h]
@@ -99,17 +111,20 @@ def _local(x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down, *, E: int, C_f
 
 
 def routed_experts(x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down, act: P, expert: P, C_f: float,
-                   expert_tp: bool) -> jax.Array:
+                   expert_tp: bool, biases=None) -> jax.Array:
     """The routed experts' output [b, s, h] in the tokens' layout `act` (the between-blocks [b, s/(c t), h] one),
     under shard_map over the whole mesh. gate, up [E, h, f_e] and down [E, f_e, h] in their layouts (`expert`: that
     of gate and up; down's swaps its last two entries); expert_tp: f_e is split over tensor (t_e = t). Without a mesh
-    (an unsharded reference) the same computation on one device."""
+    (an unsharded reference) the same computation on one device. biases: gpt-oss's (gate [E, f_e], up [E, f_e], down
+    [E, h]) in the layouts of their weights' rows, or None."""
     E = gate.shape[0]
     mesh = jax.sharding.get_abstract_mesh()
     if mesh.empty:
-        return _local(x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down, E=E, C_f=C_f, e=1, gather=False)
+        return _local(x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down, biases, E=E, C_f=C_f, e=1,
+                      gather=False)
     e, t = mesh.shape.get("expert", 1), mesh.shape.get("tensor", 1)
     local = partial(_local, E=E, C_f=C_f, e=e, gather=expert_tp and t > 1)
     down_spec = P(expert[0], expert[2], expert[1])
-    return jax.shard_map(local, mesh=mesh, in_specs=(act, act, act, expert, expert, down_spec),
-                         out_specs=act)(x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down)
+    bias_specs = None if biases is None else (P(expert[0], expert[2]), P(expert[0], expert[2]), P(expert[0], None))
+    return jax.shard_map(local, mesh=mesh, in_specs=(act, act, act, expert, expert, down_spec, bias_specs),
+                         out_specs=act)(x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down, biases)

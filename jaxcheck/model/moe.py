@@ -44,7 +44,8 @@ def route(logits_BxSxE: jax.Array, k_e: int, sigmoid: bool = False,
 
 class MoE(nnx.Module):
     """Router [h, E] (replicated), routed experts gate, up [E, h, f_e] and down [E, f_e, h], shared experts
-    (f_s > 0) and their sigmoid gate [h, 1] (shared_gate)."""
+    (f_s > 0) and their sigmoid gate [h, 1] (shared_gate); with moe_bias (gpt-oss) the router's bias [E] and the
+    experts' gate, up [E, f_e] and down [E, h] biases."""
 
     def __init__(self, plan: StepSpec, rngs: nnx.Rngs):
         s, dt = plan.shape, plan.opts.param_dtype
@@ -60,17 +61,25 @@ class MoE(nnx.Module):
         # the score-correction bias [E]: a parameter here (zero gradient; DeepSeek-V3 updates it by a rule outside
         # the optimizer, Megatron-Core keeps it as an fp32 buffer: the megatron recipe counts that)
         self.expert_bias = param(rngs, (E,), ("router",), 0.1, dt) if s.expert_bias else None
+        if s.moe_bias:  # gpt-oss: the router's bias [E] and each expert's gate, up [f_e] and down [h] biases
+            self.router_bias = param(rngs, (E,), ("router",), 0.1, dt)
+            self.gate_bias = param(rngs, (E, f_e), ("experts", width), 0.1, dt)
+            self.up_bias = param(rngs, (E, f_e), ("experts", width), 0.1, dt)
+            self.down_bias = param(rngs, (E, h), ("experts", "embed"), 0.1, dt)
 
     def __call__(self, x_BxSxH: jax.Array) -> jax.Array:
         """x: the normed residual stream [b, s, h] in the between-blocks layout; returns the MLP output there."""
         plan = self.plan
         outer = act_names(plan)
         logits = constrain(cast_einsum("bsh,he->bse", jnp.float32, x_BxSxH, self.router[...]), outer[:2] + (None,))
+        if plan.shape.moe_bias:
+            logits = logits + self.router_bias[...].astype(jnp.float32)
         bias = None if self.expert_bias is None else self.expert_bias[...]
         experts, weights = route(logits, plan.shape.k_e, plan.shape.sigmoid, bias)
         y = routed_experts(x_BxSxH, experts, weights, self.gate[...], self.up[...], self.down[...],
                            partition_spec(outer), partition_spec(("experts", "embed", expert_width_axis(plan))),
-                           plan.train.moe_capacity, expert_width_axis(plan) == "expert_mlp")
+                           plan.train.moe_capacity, expert_width_axis(plan) == "expert_mlp",
+                           (self.gate_bias[...], self.up_bias[...], self.down_bias[...]) if plan.shape.moe_bias else None)
         y = constrain(y, outer)
         if self.shared is None:
             return y

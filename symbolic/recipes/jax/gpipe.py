@@ -148,7 +148,7 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
         Buffer("norm_grad", (final_norm_params(sw) / shard,), B_g, ALL, "fp32 gradient of the final norm"
                + (" (a LayerNorm's scale and bias)" if sw.norm == "layer" else "")),
         Buffer("block_grads", (dense_layers * layer_params(sw) / shard + moe_layers * (
-                   moe_layer_params(sw) / shard + experts_params() / jaxzero.expert_grad_shards(sw)),), B_g,
+                   moe_layer_params(sw) / shard + experts_params(sw) / jaxzero.expert_grad_shards(sw)),), B_g,
                backward + ("update", "update_gather"),
                "one fp32 accumulator per stacked weight [L/p, ...], each layer's gradient added in place"),
         Buffer("output_grads", (m,) + stream, B_a, ("loss", "loss_head") + backward, "cotangent of the pipeline's outputs"),

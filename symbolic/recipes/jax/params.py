@@ -35,14 +35,14 @@ def device_params(sw: Switches) -> sp.Expr:
 
 def device_experts(sw: Switches) -> sp.Expr:
     """Routed-expert parameters on one device: E/e experts of 3 h f_e / t_e in each of its L_e/p MoE layers."""
-    return stack_layers(sw)[1] * experts_params() if sw.moe else sp.Integer(0)
+    return stack_layers(sw)[1] * experts_params(sw) if sw.moe else sp.Integer(0)
 
 
 def one_layer(sw: Switches) -> sp.Expr:
     """Parameters of the largest layer a device runs: a dense one, or an MoE layer with its E/e local experts."""
     if not sw.moe:
         return layer_params(sw)
-    return sp.Max(sp.Piecewise((layer_params(sw), L - L_e > 0), (0, True)), moe_layer_params(sw) + experts_params())
+    return sp.Max(sp.Piecewise((layer_params(sw), L - L_e > 0), (0, True)), moe_layer_params(sw) + experts_params(sw))
 
 
 def one_layer_dense(sw: Switches) -> sp.Expr:
@@ -50,4 +50,4 @@ def one_layer_dense(sw: Switches) -> sp.Expr:
     layer's beyond the MoE layer's experts, where it is the larger, else an MoE layer's non-expert parameters."""
     if not sw.moe:
         return layer_params(sw)
-    return sp.Max(sp.Piecewise((layer_params(sw) - experts_params(), L - L_e > 0), (0, True)), moe_layer_params(sw))
+    return sp.Max(sp.Piecewise((layer_params(sw) - experts_params(sw), L - L_e > 0), (0, True)), moe_layer_params(sw))

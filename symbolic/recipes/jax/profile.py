@@ -88,7 +88,7 @@ def param_leaves(sw: Switches) -> sp.Expr:
     ends += (1 if sw.positions else 0) + (1 if sw.norm == "layer" else 0)  # positions; the final LayerNorm's bias
     if not sw.moe:
         return sp.Integer(ends + 9 + mla + dense_mlp)
-    moe = 10 + (3 if sw.shared else 0) + (1 if sw.shared_gate else 0) + mla
+    moe = 10 + (3 if sw.shared else 0) + (1 if sw.shared_gate else 0) + (4 if sw.moe_bias else 0) + mla
     return ends + moe + sp.Piecewise((9 + mla + dense_mlp, L - L_e > 0), (0, True))  # a dense stack where some are
 
 

@@ -23,10 +23,6 @@ RULES: tuple[Rule, ...] = (
     Rule("no sparse-attention indexer (jax)", lambda x: np.logical_not(x.dsa),
          lambda x: (f"{x.model} has DeepSeek Sparse Attention's indexer, which jaxcheck's model does not build (the "
                     f"paper profile counts it)"), scope="jax", model=True),
-    Rule("no expert biases (jax)", lambda x: np.logical_not(x.moe_bias),
-         lambda x: (f"{x.model} has biases on its router and experts (gpt-oss), which jaxcheck's experts do not have "
-                    f"(it builds Q/K/V, output and dense MLP biases, sinks and q/k norms; the paper profile counts "
-                    f"them)"), scope="jax", model=True),
     Rule("sinks need flash attention (jax)", lambda x: np.logical_not(x.sinks) | x.flash_attn,
          lambda x: (f"{x.model} has attention sinks, which jaxcheck's flash attention takes and its unfused "
                     f"attention does not: drop --no-flash-attn"), scope="jax", model=True),

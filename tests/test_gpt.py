@@ -45,3 +45,21 @@ def test_jaxcheck_refuses_gpt2s_dropout_in_one_line():
     done = subprocess.run([sys.executable, "-m", "symbolic.cli", "verify", "--model", "gpt2", "--tp", "1", "--target", "cpu"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "dropout" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_estimate_pads_the_vocabulary_on_request():
+    """estimate --pad-vocab 128 at tp = 8: Llama 3's 128256 rows become 129024 (a multiple of 1024), and the paper
+    total's weights (the embedding on the first stage) grow by 96 bf16 rows of h = 4096 per GPU; without the flag the
+    shape is the config's. Source of truth: Megatron-LM's _vocab_size_with_padding, by hand."""
+    import json
+    import subprocess
+    import sys
+
+    def run(*extra):
+        out = subprocess.run([sys.executable, "-m", "symbolic.cli", "estimate", "--model", "llama3-8b", "--tp", "8",
+                              "--dp", "8", "--json", *extra], capture_output=True, text=True, timeout=120, check=True)
+        return json.loads(out.stdout)
+
+    plain, padded = run(), run("--pad-vocab", "128")
+    assert (plain["shape"]["v"], padded["shape"]["v"]) == (128256, 129024)
+    assert padded["bytes"]["weights"] - plain["bytes"]["weights"] == 2 * 96 * 4096

@@ -117,3 +117,4 @@ def test_pad_vocab_pads_as_megatron_does():
     with pytest.raises(ConfigError, match="--pad-vocab must be a positive") as err:
         padded_vocab(gpt2, 0, 2)
     assert "\n" not in str(err.value)
+

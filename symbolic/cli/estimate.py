@@ -10,7 +10,7 @@ from ..recipes import get
 from ..flags.training import (add_model_args, add_recipe_arg, add_training_args, model_from_args, profile_from_args,
     training_from_args)
 from ..flags.values import describe_bytes, parse_bytes
-from .args import add_fit_args
+from .args import add_fit_args, padded_vocab
 
 GIB = 2**30
 
@@ -26,6 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--overhead", action="append", default=[], metavar="NAME=SIZE",
                    help="replace one component, e.g. cuda_context=0.5GiB (repeatable; SIZE 0 drops it)")
     add_balance_arg(parser)
+    parser.add_argument("--pad-vocab", type=int, default=None, metavar="N",
+                        help="pad the vocabulary to a multiple of N x tp rows, as Megatron-LM's "
+                             "--make-vocab-size-divisible-by N pads it (its default 128); default: as the config.json "
+                             "says")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
 
 
@@ -64,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from ..estimator.estimate import estimate
 
     overrides = parse_overrides(args.overhead)
-    shape = model_from_args(args)
+    shape = padded_vocab(model_from_args(args), args.pad_vocab, args.tp)
     training, bal = chosen_training(args, shape)
     result = estimate(shape, training, args.profile, overheads=args.overheads, overrides=overrides)
     report = result.as_json(args.gpu_mem, args.threshold)

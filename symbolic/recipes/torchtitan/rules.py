@@ -23,8 +23,9 @@ RULES: tuple[Rule, ...] = (
          lambda x: (f"{x.model} has routed experts: the torchtitan recipe lists its MoE layer eager and in bf16 "
                     f"(--compile and --fp8 are listed for dense blocks only)"), scope="torchtitan", model=True),
     Rule("torchtitan MoE: no --ac-every", lambda x: (x.E == 0) | (x.ac_every is None),
-         lambda x: (f"--ac-every {x.ac_every}: which of {x.model}'s dense and MoE blocks are checkpointed is not "
-                    f"modelled (use --recipe torchtitan --recompute selective, full or none)"), scope="torchtitan",
+         lambda x: (f"--ac-every {x.ac_every} with {x.model}'s experts: torchtitan 0.3.0, whose MoE the recipe "
+                    f"lists, has no per-layer selective checkpointing (its SelectiveAC is op-level: --recompute "
+                    f"selective, full or none)"), scope="torchtitan",
          model=True),
     Rule("torchtitan: no multi-token prediction", lambda x: x.mtp == 0,
          lambda x: (f"{x.model} has multi-token prediction modules, which the torchtitan recipe does not list (use "

@@ -1,5 +1,5 @@
 """GPT-style layers in jaxcheck's model (LayerNorm, a GeLU MLP with biases, Q/K/V and output biases, learned
-positions, tied embeddings): the sharded 1F1B step == the unsharded single-device reference, the traced residuals ==
+positions, tied embeddings; with Llama 4's weightless q/k norms and gpt-oss's sinks in the same shape): the sharded 1F1B step == the unsharded single-device reference, the traced residuals ==
 the jax profile's per-layer list, the compiled step's arguments and outputs == the profile's, and what jaxcheck does
 not build (dropout, a sequence longer than the learned positions) refused in one line.
 
@@ -17,8 +17,9 @@ from conftest import quick, restack, skip_if_not_enough_devices, unsharded_refer
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
+# with Llama 4's weightless q/k norms and gpt-oss's attention sinks too: one compile checks every attention extra
 SHAPE = ModelShape("gpt-test", h=64, f=256, a=4, k=4, L=4, v=136, mlp="gelu", norm="layer", positions=32,
-                   qkv_bias=True, o_bias=True, mlp_bias=True, tied=True)
+                   qkv_bias=True, o_bias=True, mlp_bias=True, tied=True, qk_norm="weightless", sinks=True)
 SEQ, GBS = 16, 4
 
 
@@ -43,7 +44,8 @@ def test_gpt_step_matches_reference():
     skip_if_not_enough_devices(spec.train.world)
     block = host["blocks"]
     assert {"scale", "bias"} == set(block["attn_norm"]) == set(host["norm"]) and "positions" in host
-    assert {"fc1", "fc1_bias", "fc2", "fc2_bias"} == set(block["mlp"]) and "bo" in block["attn"]
+    assert {"fc1", "fc1_bias", "fc2", "fc2_bias"} == set(block["mlp"]) and {"bo", "sinks"} <= set(block["attn"])
+    assert "q_norm" not in block["attn"]  # weightless: no parameter
     _, step, built = compile_step(spec, make_mesh(spec.train), with_grads=True,
                                   compiler_options=QUICK_CPU if jax.default_backend() == "cpu" else None)
     params_host = restack(host, SHAPE, 2)
@@ -67,7 +69,8 @@ def test_gpt_step_matches_reference():
 def test_gpt_residuals_match_the_profile_tensor_list(recompute):
     """Without remat a LayerNorm keeps what an RMSNorm does (the centred input for the input), and the GeLU MLP its
     fc1 output, four tanh-approximation intermediates, two scalars and its output (24 tensors, as Llama's 22 but two
-    scalars); selective keeps fc1 and the GeLU output (10); full the layer input."""
+    scalars), the weightless q/k norms their fp32 input and rsqrt twice (6 more; sinks keep nothing per token);
+    selective keeps fc1 and the GeLU output (10); full the layer input."""
     from jaxcheck.crosscheck.explain import residuals
     from jaxcheck.mesh import make_mesh
     from jaxcheck.spec import StepSpec
@@ -75,7 +78,7 @@ def test_gpt_residuals_match_the_profile_tensor_list(recompute):
     train = Training(s=32, gbs=1, recompute=recompute, zero=0)
     res = residuals(StepSpec(SHAPE, train).check(), make_mesh(train))
     assert (res["jax_count"], res["jax_bytes"]) == (res["symbolic_count"], res["symbolic_bytes"])
-    assert res["jax_count"] == {"none": 24, "selective": 10, "full": 1}[recompute]
+    assert res["jax_count"] == {"none": 30, "selective": 10, "full": 1}[recompute]
 
 
 def test_gpt_arguments_exact_on_the_gpu_target():

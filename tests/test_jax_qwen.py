@@ -1,5 +1,6 @@
-"""Qwen2's Q/K/V biases, Qwen3's per-head q/k norms, OLMoE's q/k norms over the whole projection, and Llama 4's
-weightless q/k norms with output and MLP biases (as Phi-style and GPT-style layers have them) in jaxcheck's model: the sharded 1F1B step == the unsharded single-device reference, and the traced residuals == the jax profile's
+"""Qwen2's Q/K/V biases, Qwen3's per-head q/k norms and OLMoE's q/k norms over the whole projection in jaxcheck's
+model (Llama 4's weightless q/k norms, output and MLP biases and sinks: tests/test_jax_gpt.py's shape): the sharded
+1F1B step == the unsharded single-device reference, and the traced residuals == the jax profile's
 per-layer list.
 
 Source of truth: a direct forward of the same flax modules on one device over the whole batch (conftest's
@@ -17,9 +18,7 @@ from symbolic.config.training import Training
 
 SHAPE = ModelShape("qwen-test", h=64, f=176, a=4, k=2, L=4, v=136, qkv_bias=True, qk_norm="head")
 OLMOE = ModelShape("olmoe-test", h=64, f=176, a=4, k=2, L=4, v=136, qk_norm="full")  # scales [a dh], [k dh] over t
-BIASES = ModelShape("biases-test", h=64, f=176, a=4, k=2, L=4, v=136, qk_norm="weightless", o_bias=True, mlp_bias=True,
-                    sinks=True)  # and gpt-oss's sink logits
-SHAPES, IDS = [SHAPE, OLMOE, BIASES], ["qwen", "olmoe", "weightless-biases"]
+SHAPES, IDS = [SHAPE, OLMOE], ["qwen", "olmoe"]  # weightless q/k norms, output biases, sinks: tests/test_jax_gpt.py
 SEQ, GBS = 16, 4
 
 
@@ -38,10 +37,8 @@ def reference(request):
 @pytest.mark.parametrize("d,p,t,c,recompute,zero", [(1, 2, 2, 2, "none", 3)])
 def test_qwen_attention_step_matches_reference(reference, d, p, t, c, recompute, zero):
     """Biases split over t with their heads, per-head norm scales replicated, whole-width norm scales split over t
-    (their mean over the heads of every tensor rank), weightless norms (no parameter), the output's and the MLP
-    down projection's biases replicated and the gate's and up's split over t, across pipeline stages, context and
-    ZeRO-3 (each parameter sharded over d*c too: the strictest layout; one mesh, to keep the suite inside its
-    budget)."""
+    (their mean over the heads of every tensor rank), across pipeline stages, context and ZeRO-3 (each parameter
+    sharded over d*c too: the strictest layout; one mesh, to keep the suite inside its budget)."""
     from jaxcheck.compile import QUICK_CPU, compile_step
     from jaxcheck.mesh import make_mesh
     from jaxcheck.step import make_optimizer
@@ -49,10 +46,8 @@ def test_qwen_attention_step_matches_reference(reference, d, p, t, c, recompute,
     shape, (host, tokens, targets, ref_loss, ref_grads) = reference
     spec = _spec(d, p, t, c, recompute, zero, shape)
     skip_if_not_enough_devices(spec.train.world)
-    assert ({"q_norm", "k_norm"} <= set(host["blocks"]["attn"])) == (shape.qk_norm != "weightless")
+    assert {"q_norm", "k_norm"} <= set(host["blocks"]["attn"])
     assert shape.qkv_bias == ({"bq", "bk", "bv"} <= set(host["blocks"]["attn"]))
-    assert shape.o_bias == ("bo" in host["blocks"]["attn"]) and shape.sinks == ("sinks" in host["blocks"]["attn"])
-    assert shape.mlp_bias == ({"gate_bias", "up_bias", "down_bias"} <= set(host["blocks"]["mlp"]))
     _, step, built = compile_step(spec, make_mesh(spec.train), with_grads=True,
                                   compiler_options=QUICK_CPU if jax.default_backend() == "cpu" else None)
     params_host = restack(host, shape, p)
@@ -76,8 +71,8 @@ def test_qwen_attention_step_matches_reference(reference, d, p, t, c, recompute,
 @pytest.mark.parametrize("recompute", ["none", "selective", "full"])
 def test_qwen_residuals_match_the_profile_tensor_list(recompute, shape):
     """q/k norms keep, under no remat, each norm's fp32 input and output and its rsqrt twice (8 tensors more than
-    Llama's 22; the rsqrt per head, or per token over the whole width), a weightless norm its input and rsqrt twice
-    (6 more: no scale multiply); biases and sinks keep nothing per token; selective and full as Llama's."""
+    Llama's 22; the rsqrt per head, or per token over the whole width); biases keep nothing; selective and full as
+    Llama's."""
     from jaxcheck.crosscheck.explain import residuals
     from jaxcheck.mesh import make_mesh
     from jaxcheck.spec import StepSpec
@@ -85,5 +80,4 @@ def test_qwen_residuals_match_the_profile_tensor_list(recompute, shape):
     train = Training(s=64, gbs=1, recompute=recompute, zero=0)
     res = residuals(StepSpec(shape, train).check(), make_mesh(train))
     assert (res["jax_count"], res["jax_bytes"]) == (res["symbolic_count"], res["symbolic_bytes"])
-    weightless = shape.qk_norm == "weightless"
-    assert res["jax_count"] == {"none": 28 if weightless else 30, "selective": 11, "full": 1}[recompute]
+    assert res["jax_count"] == {"none": 30, "selective": 11, "full": 1}[recompute]

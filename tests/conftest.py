@@ -33,7 +33,7 @@ def pytest_configure(config):
 # the suite 710): with two workers taking whole files in turn, a long file last would leave one worker idle to the end
 LONGEST_FIRST = ("test_verify.py", "test_jax_moe.py", "test_jax_equivalence.py", "test_verify_moe.py",
                  "test_notebook_crosscheck.py", "test_jax_compile.py", "test_notebook.py", "test_plan.py",
-                 "test_sweep.py")
+                 "test_sweep.py", "test_jax_gpt.py")
 
 
 def pytest_collection_modifyitems(items):

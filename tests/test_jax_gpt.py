@@ -83,11 +83,12 @@ def test_gpt_residuals_match_the_profile_tensor_list(recompute):
 
 def test_gpt_arguments_exact_on_the_gpu_target():
     """The positions, the LayerNorms' biases and the MLP's two matrices and biases in the parameters, AdamW's states
-    and the output tuple: exact; the total within 6 % (t2 p2, selective remat, ZeRO-1)."""
+    and the output tuple: exact; the total within 6 % (t2, selective remat, ZeRO-1; p = 1, the cheaper compile: the
+    pipeline's 1F1B path is the equivalence test's)."""
     from jaxcheck.crosscheck.verify import verify
     from jaxcheck.targets import load
 
-    train = Training(t=2, p=2, s=32, gbs=4, recompute="selective", zero=1)
+    train = Training(t=2, s=32, gbs=2, recompute="selective", zero=1)
     skip_if_not_enough_devices(train.world)
     result = verify(SHAPE, train, target=load("h100-80gb"))
     rows = {row["name"]: row for row in result["components"]}

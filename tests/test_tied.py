@@ -74,7 +74,7 @@ def test_cli_reads_tie_word_embeddings(tmp_path):
     assert only["weights"] == 2 * TIED.param_count
 
 
-# XLA:GPU's (H100, deviceless) at t = 2: tests/test_jax_gpt.py's tied GPT model, t2 p2 ZeRO-1 (one compile for both)
+# XLA:GPU's (H100, deviceless) at t = 2: tests/test_jax_gpt.py's tied GPT model, t2 ZeRO-1 (one compile for both)
 @pytest.mark.parametrize("train, target", [(Training(p=2, s=32, gbs=4, recompute="full", zero=0), "cpu")],
                          ids=["p2-cpu"])
 def test_jax_profile_arguments_exact_for_a_tied_model_on_both_targets(train, target):

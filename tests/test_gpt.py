@@ -4,8 +4,6 @@ Sources of truth: GPT-2 small's 124,439,808 parameters (openai-community/gpt2's 
 parameters of one GPT layer (Narayanan et al. 2021, section 5.1; f = 4h, MHA), Korthikanti et al.'s 34 s b h per layer
 (tests/test_korthikanti.py). Tolerance: exact.
 """
-import subprocess
-import sys
 
 import sympy as sp
 
@@ -39,26 +37,27 @@ def test_estimate_and_plan_count_gpt2():
     assert one["weights"] == 2 * GPT2.param_count
 
 
-def test_jaxcheck_refuses_gpt2s_dropout_in_one_line():
+def test_jaxcheck_refuses_gpt2s_dropout_in_one_line(capsys):
     """jaxcheck builds GPT-style layers (tests/test_jax_gpt.py) but draws no dropout masks: GPT-2 as published (0.1)
-    is refused, naming its dropout."""
-    done = subprocess.run([sys.executable, "-m", "symbolic.cli", "verify", "--model", "gpt2", "--tp", "1", "--target", "cpu"],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and "dropout" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    is refused, naming its dropout (the `mem4d` entry point, in this process)."""
+    from symbolic.cli.entry import main
+
+    assert main(["verify", "--model", "gpt2", "--tp", "1", "--target", "cpu"]) == 2
+    err = capsys.readouterr().err
+    assert "dropout" in err and err.count("\n") == 1, err
 
 
-def test_estimate_pads_the_vocabulary_on_request():
+def test_estimate_pads_the_vocabulary_on_request(capsys):
     """estimate --pad-vocab 128 at tp = 8: Llama 3's 128256 rows become 129024 (a multiple of 1024), and the paper
     total's weights (the embedding on the first stage) grow by 96 bf16 rows of h = 4096 per GPU; without the flag the
     shape is the config's. Source of truth: Megatron-LM's _vocab_size_with_padding, by hand."""
     import json
-    import subprocess
-    import sys
+
+    from symbolic.cli.entry import main
 
     def run(*extra):
-        out = subprocess.run([sys.executable, "-m", "symbolic.cli", "estimate", "--model", "llama3-8b", "--tp", "8",
-                              "--dp", "8", "--json", *extra], capture_output=True, text=True, timeout=120, check=True)
-        return json.loads(out.stdout)
+        assert main(["estimate", "--model", "llama3-8b", "--tp", "8", "--dp", "8", "--json", *extra]) == 0
+        return json.loads(capsys.readouterr().out)
 
     plain, padded = run(), run("--pad-vocab", "128")
     assert (plain["shape"]["v"], padded["shape"]["v"]) == (128256, 129024)

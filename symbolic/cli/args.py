@@ -104,10 +104,7 @@ def add_step_args(parser: argparse.ArgumentParser):
                    help="alias of --zero 0: AdamW states replicated like the params")
     j.add_argument("--param-dtype", default=JAX_PARAM_DTYPE, choices=FLOATS, help="parameter / gradient / Adam dtype")
     j.add_argument("--compute-dtype", default=JAX_COMPUTE_DTYPE, choices=FLOATS, help="matmul and activation dtype")
-    j.add_argument("--pad-vocab", type=int, default=None, metavar="N",
-                   help="pad the vocabulary to a multiple of N x tp rows, as Megatron-LM's --make-vocab-size-"
-                        "divisible-by N pads it (128 its default): the embedding, LM head and logits the padded "
-                        "width in the step and in the profile (default: as the config.json says)")
+    add_pad_vocab_arg(j)
     add_target_args(j)
     j.add_argument("--no-measure", dest="measure", action="store_false",
                    help="on this machine's GPUs of the target card, skip running the step to read the measured peak")
@@ -129,6 +126,14 @@ def spec_from_args(args: argparse.Namespace):
     shape = padded_vocab(model_from_args(args), getattr(args, "pad_vocab", None), getattr(args, "tp", 1) or 1)
     opts = JaxOptions(param_dtype=args.param_dtype, compute_dtype=args.compute_dtype)
     return StepSpec(shape, training_from_args(args, shape), opts).check()
+
+
+def add_pad_vocab_arg(group) -> None:
+    """--pad-vocab N (estimate, compile, verify): the vocabulary as Megatron-LM pads it (padded_vocab)."""
+    group.add_argument("--pad-vocab", type=int, default=None, metavar="N",
+                       help="pad the vocabulary to a multiple of N x tp rows, as Megatron-LM's "
+                            "--make-vocab-size-divisible-by N pads it (128 its default); default: as the config.json "
+                            "says")
 
 
 def padded_vocab(shape, multiple: int | None, t: int):

@@ -10,7 +10,7 @@ from ..recipes import get
 from ..flags.training import (add_model_args, add_recipe_arg, add_training_args, model_from_args, profile_from_args,
     training_from_args)
 from ..flags.values import describe_bytes, parse_bytes
-from .args import add_fit_args, padded_vocab
+from .args import add_fit_args, add_pad_vocab_arg, padded_vocab
 
 GIB = 2**30
 
@@ -26,10 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--overhead", action="append", default=[], metavar="NAME=SIZE",
                    help="replace one component, e.g. cuda_context=0.5GiB (repeatable; SIZE 0 drops it)")
     add_balance_arg(parser)
-    parser.add_argument("--pad-vocab", type=int, default=None, metavar="N",
-                        help="pad the vocabulary to a multiple of N x tp rows, as Megatron-LM's "
-                             "--make-vocab-size-divisible-by N pads it (its default 128); default: as the config.json "
-                             "says")
+    add_pad_vocab_arg(parser)
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ...components.base import FP32, INT64, Component
+from ...components.experts import experts_params
 from ...config.switches import Switches
 from ...config.symbols import B_a, C_f, E, a, b, c, dh, e, f_e, f_s, h, k, k_e, s
 from .tensors import block_input, token_tensor
@@ -130,5 +131,5 @@ def experts_all() -> sp.Expr:
 
 def experts_gathered(sw: Switches) -> sp.Expr:
     """Routed-expert parameters of one MoE block unsharded: its E/ep local experts' w1, w2, w3 (FSDP2 all-gathers them
-    over efsdp = d c / ep, apply_fsdp_to_decoder's shard_placement_fn)."""
-    return E / e * 3 * h * f_e
+    over efsdp = d c / ep, apply_fsdp_to_decoder's shard_placement_fn), components.experts' count at t_e = 1."""
+    return experts_params(sw)

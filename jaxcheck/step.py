@@ -46,8 +46,11 @@ def layer_function(block_graphdef, plan: StepSpec) -> Callable:
 
 
 def _head_params(params: dict, tied: bool) -> dict:
-    """The parameters the loss reads after the pipeline: final norm and LM head (the embedding when tied)."""
-    return {"norm": params["norm"], ("embed" if tied else "head"): params["embed" if tied else "head"]}
+    """The parameters the loss reads after the pipeline: final norm and LM head (the embedding when tied), and the
+    multi-token-prediction modules with the embedding they look the shifted tokens up in."""
+    mtp = tuple(n for n in params if n.startswith("mtp"))
+    names = ("norm", "embed" if tied else "head") + mtp + (("embed",) if mtp and not tied else ())
+    return {n: params[n] for n in names}
 
 
 def _embed_params(params: dict) -> dict:
@@ -63,11 +66,10 @@ def _embed(graphdef, params: dict, embed: dict, tokens: jax.Array, plan: StepSpe
 
 
 def _micro_loss(graphdef, params: dict, head: dict, y_BxSxH: jax.Array, t_BxS: jax.Array) -> jax.Array:
-    """Summed next-token cross entropy of one micro batch: final norm, LM head, fp32 logits [b, s, v]."""
+    """Summed next-token cross entropy of one micro batch (final norm, LM head, fp32 logits [b, s, v]) and the
+    multi-token-prediction modules' (Llama.loss)."""
     model: Llama = nnx.merge(graphdef, {**params, **head})
-    logits = model.logits(y_BxSxH)
-    target = jnp.take_along_axis(logits, t_BxS[..., None], axis=-1)[..., 0]
-    return jnp.sum(jax.nn.logsumexp(logits, axis=-1) - target)
+    return model.loss(y_BxSxH, t_BxS)
 
 
 def _stacks(stack_graphdefs) -> dict:
@@ -140,15 +142,16 @@ def loss_and_grads(params: dict, batch: dict, graphdef, stack_graphdefs, plan: S
         stack_sharding = None if grad_shardings is None else grad_shardings[name]
         dx, dstacks[name] = gpipe_backward(layer, tape, params[name], res[name], dx, act, stack_sharding, gather[name])
     (dembed,) = embed_vjp(dx)
-    return loss, _all_grads(params, dembed, dhead, dstacks, tied)
+    return loss, _all_grads(params, dembed, dhead, dstacks)
 
 
-def _all_grads(params: dict, dembed: dict, dhead: dict, dstacks: dict, tied: bool) -> dict:
-    """Every parameter's gradient (tied: the embedding's is the lookup's plus the head's), behind one barrier: every
-    gradient exists before any AdamW update starts, as in a trainer's gradient buffer (left free, XLA ran the head's
-    update before the pipeline backward with ZeRO-0 and after it with ZeRO-1). dembed: the lookup's parameters'."""
+def _all_grads(params: dict, dembed: dict, dhead: dict, dstacks: dict) -> dict:
+    """Every parameter's gradient (the embedding's: the lookup's plus the loss's where the loss reads it too, tied or
+    by MTP modules), behind one barrier: every gradient exists before any AdamW update starts, as in a trainer's
+    gradient buffer (left free, XLA ran the head's update before the pipeline backward with ZeRO-0 and after it with
+    ZeRO-1). dembed: the lookup's parameters'."""
     grads = {**dhead, **dembed, **dstacks}
-    if tied:
+    if "embed" in dhead:  # tied, or looked up by the multi-token-prediction modules too
         grads["embed"] = dembed["embed"] + dhead["embed"]
     grads = jax.lax.optimization_barrier(grads)
     return {name: grads[name] for name in params}
@@ -173,7 +176,7 @@ def _one_f_one_b(params: dict, batch: dict, graphdef, layers: dict, plan: StepSp
                 embed_sharding={name: grad_shardings[name] for name in _embed_params(params)} if sharded else None,
                 head_sharding={name: grad_shardings[name] for name in head} if sharded else None)
     loss, dembed, dhead, dstacks = one_f_one_b(stacks, ends, batch["tokens"], batch["targets"], act_names(plan))
-    return loss, _all_grads(params, dembed, dhead, dstacks, tied)
+    return loss, _all_grads(params, dembed, dhead, dstacks)
 
 
 def make_optimizer(plan: StepSpec) -> optax.GradientTransformation:

@@ -113,9 +113,14 @@ def unsharded_reference(spec, gbs: int, dense_routed=None):
         for name, (n, _) in stack_layers(shape).items():
             for layer in range(n):
                 x = jax.tree.map(lambda w: w[0, layer], getattr(model, name))(x)
-        logits = model.logits(x)
-        picked = jnp.take_along_axis(logits, targets[..., None], axis=-1)[..., 0]
-        return jnp.mean(jax.nn.logsumexp(logits, axis=-1) - picked)
+        ce = lambda logits, t: jax.nn.logsumexp(logits, axis=-1) - jnp.take_along_axis(logits, t[..., None], -1)[..., 0]
+        total, hidden = jnp.sum(ce(model.logits(x), targets)), x
+        for k in range(shape.mtp):  # module k: the tokens k + 1 places on, predicting those k + 2 on, wrapped ones out
+            module = getattr(model, f"mtp{k}")
+            hidden = module(hidden, model.embed_tokens(np.roll(tokens, -(k + 1), axis=-1)))
+            kept = ce(model.logits(hidden, module.final_norm), np.roll(tokens, -(k + 2), axis=-1))[:, :seq - k - 1]
+            total = total + 0.1 / shape.mtp * jnp.sum(kept)  # Megatron-Core's mtp_loss_scaling_factor / n_mtp
+        return total / targets.size
 
     with pytest.MonkeyPatch.context() as patch, jax.set_mesh(make_mesh(spec.train)):
         if dense_routed is not None:

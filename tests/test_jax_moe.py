@@ -31,6 +31,10 @@ MIXED = ModelShape("test-moe-mixed", h=64, f=176, a=4, k=2, L=4, v=136, E=8, k_e
 # and down biases (its shared experts kept, to keep their coverage in one compile)
 GPT_OSS = ModelShape(**{**SHAPE.as_dict(), "name": "test-moe-gpt-oss", "qkv_bias": True, "o_bias": True,
                         "sinks": True, "moe_bias": True})
+# DeepSeek-V3's multi-token prediction: MIXED with one module (its layer an MoE layer, as the last layer is), and
+# SHAPE with two (each module's input the previous one's output) on a pipeline
+MIXED_MTP = ModelShape(**{**MIXED.as_dict(), "name": "test-moe-mixed-mtp", "mtp": 1})
+SHAPE_MTP = ModelShape(**{**SHAPE.as_dict(), "name": "test-moe-mtp", "mtp": 2})
 SEQ, GBS = 16, 4
 NO_DROP = SHAPE.E / SHAPE.k_e  # C_f = E / k_e: capacity C = T, no assignment is ever dropped
 
@@ -108,8 +112,8 @@ def _step(spec):
 CASES = [  # shape, (d, e, p, t, t_e, c), zero, remat: e in {1, 2, 4}, t_e in {1, t}, ZeRO 0-3, every remat policy
     (GPT_OSS, (2, 2, 2, 2, 2, 1), 1, "selective"),  # the experts' down bias once over the f_e shards (t_e = t)
     (SHAPE, (4, 4, 1, 2, 1, 2), 0, "full"),
-    (SHAPE, (2, 1, 2, 2, 2, 2), 3, "none"),
-    (MIXED, (2, 2, 1, 2, 1, 1), 2, "selective"),  # two stacks, no shared experts, sigmoid + score bias
+    (SHAPE_MTP, (2, 1, 2, 2, 2, 2), 3, "none"),  # two MTP modules on the last stage, their lookups over context
+    (MIXED_MTP, (2, 2, 1, 2, 1, 1), 2, "selective"),  # two stacks, no shared experts, sigmoid + score bias, MTP
 ]
 
 
@@ -166,10 +170,11 @@ def test_small_capacity_step_compiles_and_drops_tokens():
 
 @pytest.mark.parametrize("shape,train", [
     (SHAPE, Training(d=2, ep=2, t=2, p=2, s=16)), (MIXED, Training(d=2, ep=2, t=2, s=16)),
+    (SHAPE_MTP, Training(d=2, ep=2, t=2, p=2, s=16)), (MIXED_MTP, Training(d=2, ep=2, t=2, s=16)),
     (PRESETS["tiny-moe"], Training(d=2, ep=2, t=2, p=2, s=64)),
     (PRESETS["mixtral-8x7b"], Training(d=2, ep=2, t=2, p=2, s=4096)),
     (PRESETS["mixtral-8x22b"], Training(d=2, ep=2, t=2, p=2, s=4096)),
-], ids=["test-moe", "test-moe-mixed", "tiny-moe", "mixtral-8x7b", "mixtral-8x22b"])
+], ids=["test-moe", "test-moe-mixed", "test-moe-mtp", "test-moe-mixed-mtp", "tiny-moe", "mixtral-8x7b", "mixtral-8x22b"])
 def test_param_count_abstractly(shape, train):
     """The abstract flax model has exactly ModelShape.param_count parameters (Mixtral-8x7B: 46,702,792,704, the
     published safetensors count)."""

@@ -49,7 +49,7 @@ def test_every_message_is_one_line_on_ints():
     on_uneven = ["stage layers: p entries", "stage layers % vpp", "stage layers sum to L", "uneven: whole chunks"]
     dense = ["mla_up_proj needs MLA", "moe_act needs experts", "capacity needs experts",
              "E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP", "mixed layers: p = 1, dense first (jax)",
-             "Gemma layers (jax)", "no dropout (jax)", "s <= positions (jax)", "no multi-token prediction (jax)",
+             "Gemma layers (jax)", "no dropout (jax)", "s <= positions (jax)", "MTP under 1F1B (jax)",
              "torchtitan: Llama blocks", "recipes: GQA attention",
              "sinks need flash attention (jax)", "deepspeed: dense models", "torchtitan MoE: tp = 1",
              "torchtitan MoE: eager", "torchtitan MoE: no --ac-every", "torchtitan: no multi-token prediction",

@@ -13,6 +13,7 @@ from .attention import allgather_attention
 from .mla import LatentAttention
 from .mlp import dense_mlp, param as _param
 from .moe import MoE
+from .mtp import MTP_LOSS_SCALE, MTPModule, shifted_mask
 from .norm import RMSNorm, make_norm
 from .weightops import cast_einsum, rope, vocab_parallel_lookup
 from .rules import act_names, constrain, partition_spec
@@ -131,6 +132,8 @@ class Llama(nnx.Module):
         if s.positions:  # GPT's learned absolute positions [s_p, h], replicated (Megatron-LM's position_embeddings)
             self.positions = _param(rngs, (s.positions, s.h), ("positions", "embed"), 0.02, plan.opts.param_dtype)
         self.head = None if s.tied else _param(rngs, (s.h, s.v), ("embed", "vocab"), s.h ** -0.5, plan.opts.param_dtype)
+        for k in range(s.mtp):  # multi-token-prediction modules, unstacked (the last stage's: jaxcheck.model.mtp)
+            setattr(self, mtp_name(k), MTPModule(plan, rngs, Block(plan, rngs, s.mtp_moe)))
 
     def embed_tokens(self, tokens: jax.Array) -> jax.Array:
         """Vocab-parallel lookup: [..., b, s] int32 (micro batches first) -> [..., b, s, h] in compute dtype, in the
@@ -142,12 +145,37 @@ class Llama(nnx.Module):
             x = x + self.positions[...][:tokens.shape[-1]].astype(x.dtype)
         return x
 
-    def logits(self, x_BxSxH: jax.Array) -> jax.Array:
-        """Final norm and LM head; fp32 logits [b, s, v] split over tensor along v."""
-        x = constrain(self.norm(x_BxSxH), ("batch", "seq", "embed"))
+    def logits(self, x_BxSxH: jax.Array, norm: nnx.Module | None = None) -> jax.Array:
+        """Final norm (or an MTP module's) and LM head; fp32 logits [b, s, v] split over tensor along v."""
+        x = constrain((self.norm if norm is None else norm)(x_BxSxH), ("batch", "seq", "embed"))
         w_HxV = self.embed[...].T if self.head is None else self.head[...]
         logits = cast_einsum("bsh,hv->bsv", jnp.float32, x, w_HxV, True)
         return constrain(logits, ("batch", "seq", "vocab"))
+
+    def loss(self, y_BxSxH: jax.Array, t_BxS: jax.Array) -> jax.Array:
+        """One micro batch's summed next-token cross entropy from the last layer's output, plus the multi-token-
+        prediction modules' masked cross entropies scaled by MTP_LOSS_SCALE / n_mtp (jaxcheck.model.mtp): module k
+        embeds the targets shifted k places (the tokens k + 1) and predicts those shifted k + 1."""
+        total, hidden, n = cross_entropy(self.logits(y_BxSxH), t_BxS), y_BxSxH, self.plan.shape.mtp
+        for k in range(n):
+            module = getattr(self, mtp_name(k))
+            hidden = module(hidden, self.embed_tokens(jnp.roll(t_BxS, -k, axis=-1)))
+            ce = cross_entropy(self.logits(hidden, module.final_norm), jnp.roll(t_BxS, -(k + 1), axis=-1),
+                               shifted_mask(t_BxS, k + 1))
+            total = total + ce * (MTP_LOSS_SCALE / n)
+        return total
+
+
+def mtp_name(k: int) -> str:
+    """The attribute (and parameter subtree) of multi-token-prediction module k (0-based)."""
+    return f"mtp{k}"
+
+
+def cross_entropy(logits_BxSxV: jax.Array, t_BxS: jax.Array, mask_BxS: jax.Array | None = None) -> jax.Array:
+    """Summed cross entropy of fp32 logits against int32 targets (where mask is 1)."""
+    target = jnp.take_along_axis(logits_BxSxV, t_BxS[..., None], axis=-1)[..., 0]
+    ce = jax.nn.logsumexp(logits_BxSxV, axis=-1) - target
+    return jnp.sum(ce if mask_BxS is None else jnp.where(mask_BxS, ce, 0.0))
 
 
 def param_axes(variable: nnx.Variable) -> tuple[str | None, ...]:

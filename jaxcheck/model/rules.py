@@ -31,6 +31,8 @@ RULES: dict[str, str | tuple[str, ...] | None] = {
     "experts": "expert",  # E of the routed experts' stacked weights [E, h, f_e], [E, f_e, h]: E/e on each rank
     "expert_mlp": "tensor",  # f_e of a routed expert split over tensor (t_e = t)
     "expert_mlp_whole": None,  # f_e of a routed expert kept whole on each tensor rank (t_e = 1)
+    "eh_in": None,  # 2h of an MTP module's eh_proj [2h, h]: the normed embedding and hidden states concatenated
+    "eh_out": "tensor",  # h of eh_proj's output columns: column-parallel (Megatron-Core's ColumnParallelLinear)
 }
 
 # the ranks over which ZeRO shards a parameter's states: those holding the same copy of it. Dense parameters: the

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ...config.switches import Switches
-from ...config.symbols import E, L, L_e, p
+from ...config.symbols import E, L, L_e, h, n_mtp, p, t
 from ...components.experts import experts_params
 from ...components.weights import embedding_params, final_norm_params, head_params, layer_params
 
@@ -25,17 +25,32 @@ def moe_layer_params(sw: Switches) -> sp.Expr:
     return layer_params(sw, moe=True) + (E if sw.expert_bias else 0)
 
 
+def mtp_module_params(sw: Switches) -> sp.Expr:
+    """Parameters of one multi-token-prediction module on one device but its routed experts: enorm, hnorm and its
+    final norm (whole), eh_proj [2h, h] (columns over t), and its layer's, an MoE layer's or a dense one's
+    (jaxcheck.model.mtp); on every stage, replicated over pipe like the LM head. 0 without MTP."""
+    if not sw.mtp:
+        return sp.Integer(0)
+    return 3 * final_norm_params(sw) + 2 * h * h / t + (moe_layer_params(sw) if sw.mtp_moe else layer_params(sw))
+
+
+def mtp_layers(sw: Switches) -> sp.Expr:
+    """MoE layers the multi-token-prediction modules add to every device: n_mtp when their layer has experts."""
+    return n_mtp if sw.mtp and sw.mtp_moe else sp.Integer(0)
+
+
 def device_params(sw: Switches) -> sp.Expr:
     """Parameters on one device but the routed experts: its stages' layers (matrices over t, norms whole), embedding,
-    final norm, LM head."""
+    final norm, LM head, and the multi-token-prediction modules."""
     dense, moe = stack_layers(sw)
     ends = embedding_params(sw) + (final_norm_params(sw) if sw.tied else head_params(sw))  # GPT: positions, LayerNorm
-    return ends + dense * layer_params(sw) + moe * moe_layer_params(sw)
+    return ends + dense * layer_params(sw) + moe * moe_layer_params(sw) + n_mtp * mtp_module_params(sw)
 
 
 def device_experts(sw: Switches) -> sp.Expr:
-    """Routed-expert parameters on one device: E/e experts of 3 h f_e / t_e in each of its L_e/p MoE layers."""
-    return stack_layers(sw)[1] * experts_params(sw) if sw.moe else sp.Integer(0)
+    """Routed-expert parameters on one device: E/e experts of 3 h f_e / t_e in each of its L_e/p MoE layers and in
+    each multi-token-prediction module's MoE layer."""
+    return (stack_layers(sw)[1] + mtp_layers(sw)) * experts_params(sw) if sw.moe else sp.Integer(0)
 
 
 def one_layer(sw: Switches) -> sp.Expr:

@@ -16,8 +16,8 @@ import sympy as sp
 from ...components import FP32, INT32, Component
 from ...components.experts import expert_data_parallel
 from ...config.switches import Switches
-from ...config.symbols import B_a, B_o, B_w, L, L_e, b, c, d, m, s
-from . import onef1b as jax1f1b, zero as jaxzero
+from ...config.symbols import B_a, B_o, B_w, L, L_e, b, c, d, m, n_mtp, s
+from . import mtp as jaxmtp, onef1b as jax1f1b, zero as jaxzero
 from .buffers import PHASES, Buffer, live, on, peak
 from . import gpipe
 from .gpipe import ALL, I
@@ -76,9 +76,10 @@ def arguments(sw: Switches) -> list[Buffer]:
 def param_leaves(sw: Switches) -> sp.Expr:
     """Parameter leaves: embedding, final norm, LM head (none when tied), 9 per dense block (wq wk wv wo gate up down,
     2 norm scales; with biases bq bk bv, bo, and the dense MLP's three; GPT's fc1 and fc2 in place of gate up down,
-    their two biases, the LayerNorms' biases, the learned positions) and per MoE block wq wk wv wo, 2 norm scales, router, gate, up, down and the shared experts' 3
-    and their gate's 1; MLA's attention has 7 leaves in place of wq wk wv wo (wq_a, q_norm, wq_b, wkv_a, kv_norm,
-    wkv_b, wo), or 5 without a query latent."""
+    their two biases, the LayerNorms' biases, the learned positions) and per MoE block wq wk wv wo, 2 norm scales,
+    router, gate, up, down, the shared experts' 3, their gate's 1 and the score-correction bias; MLA's attention has 7 leaves in place of wq
+    wk wv wo (wq_a, q_norm, wq_b, wkv_a, kv_norm, wkv_b, wo), or 5 without a query latent; each multi-token-prediction
+    module 4 (enorm, hnorm, eh_proj, final norm) and its block's."""
     ends = 3 - (1 if sw.tied else 0)
     mla = ((7 if sw.q_lora else 5) - 4) if sw.mla else 0  # leaves beyond GQA's four
     mla += (3 if sw.qkv_bias else 0) + (2 if sw.qk_norm in ("head", "full") else 0)  # bq bk bv; q and k norm scales
@@ -86,10 +87,14 @@ def param_leaves(sw: Switches) -> sp.Expr:
     # the two LayerNorms' biases
     dense_mlp = (-1 if sw.mlp == "gelu" else 0) + (sw.mlp_bias and (2 if sw.mlp == "gelu" else 3))  # fc1 fc2, biases
     ends += (1 if sw.positions else 0) + (1 if sw.norm == "layer" else 0)  # positions; the final LayerNorm's bias
+    dense = 9 + mla + dense_mlp
+    moe = 10 + (3 if sw.shared else 0) + (1 if sw.shared_gate else 0) + (4 if sw.moe_bias else 0) + mla \
+        + (1 if sw.expert_bias else 0)
+    # a multi-token-prediction module: enorm, hnorm, final norm (with LayerNorm, their biases), eh_proj, its layer
+    mtp = n_mtp * (3 * (2 if sw.norm == "layer" else 1) + 1 + (moe if sw.mtp_moe else dense)) if sw.mtp else 0
     if not sw.moe:
-        return sp.Integer(ends + 9 + mla + dense_mlp)
-    moe = 10 + (3 if sw.shared else 0) + (1 if sw.shared_gate else 0) + (4 if sw.moe_bias else 0) + mla
-    return ends + moe + sp.Piecewise((9 + mla + dense_mlp, L - L_e > 0), (0, True))  # a dense stack where some are
+        return ends + dense + mtp
+    return ends + moe + mtp + sp.Piecewise((dense, L - L_e > 0), (0, True))  # a dense stack where some are
 
 
 def outputs(sw: Switches) -> list[Buffer]:
@@ -125,7 +130,8 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
         return rows
     shard = jaxzero.grad_shards(sw)
     fp32 = sp.Add(*(x.expr for x in _layer_tensors(sw, sw.moe) if not x.expr.has(B_a)))
-    return jax1f1b.rows(rows, sw, gpipe.stream_shape(sw), shard, gpipe.per_layer(sw, sw.moe), fp32)
+    return jax1f1b.rows(rows, sw, gpipe.stream_shape(sw), shard, gpipe.per_layer(sw, sw.moe), fp32) \
+        + jaxmtp.rows(sw, jax1f1b.TICK + jax1f1b.UPDATE)
 
 
 

@@ -11,7 +11,9 @@ from ...components.base import FP32
 from ...components.experts import experts_params
 from ...config.switches import Switches
 from ...config.symbols import B_a, B_g, B_w, b, c, h, n_mtp, s, t, v
+from . import moe as jaxmoe
 from .buffers import Buffer
+from .gpipe import _attention_backward
 from .params import mtp_module_params
 from .tensors import layer_tensors
 from .zero import expert_grad_shards, grad_shards
@@ -25,13 +27,27 @@ def _layer_residuals(sw: Switches) -> sp.Expr:
     return sp.Add(*(x.expr for x in layer_tensors(kept, sw.mtp_moe)))
 
 
+def _layer_backward(sw: Switches) -> sp.Expr:
+    """One module's layer backward beyond its residuals, as a pipeline layer's: the attention's backward working set,
+    the three [b, s/c, h] gradients of its normed input (gpipe's attention_backward and input_grads rows) and, for an
+    MoE layer, the experts' backward (recipes.jax.moe's moe_backward row)."""
+    work = _attention_backward(sw) + 3 * B_a * b * s * h / c
+    if sw.mtp_moe:
+        work += next(row.bytes for row in jaxmoe.rows(sw) if row.name == "moe_backward")
+    return work
+
+
 def rows(sw: Switches, loop: tuple[str, ...]) -> tuple[Buffer, ...]:
-    """The MTP rows of the 1F1B table (none without MTP); loop: the phases a tick-loop carry is live in."""
+    """The MTP rows of the 1F1B table (none without MTP); loop: the phases a tick-loop carry is live in. The loss
+    runs in three steps (derive-mtp 5, MiMo t2 p2 selective: the instruction order of the tick): every logits and
+    every module's forward, then the cross entropies' backward ("loss"); the modules' backward, the loss's input
+    gradient, while every logits gradient exists ("loss_input_grad"); the head's gradient ("loss_head")."""
     if not sw.mtp:
         return ()
     shard = grad_shards(sw)
     experts = experts_params(sw) / expert_grad_shards(sw) if sw.mtp_moe else sp.Integer(0)
     module = mtp_module_params(sw) + (experts_params(sw) if sw.mtp_moe else 0)  # one module's, whole on this device
+    through = ("loss", "loss_input_grad")  # a module's forward to its backward
     return (
         Buffer("mtp_grads", (n_mtp * (mtp_module_params(sw) / shard + experts),), B_g, loop, "fp32 accumulators "
                "of the MTP modules' gradients (their routed experts' over the expert data-parallel group with "
@@ -40,16 +56,36 @@ def rows(sw: Switches, loop: tuple[str, ...]) -> tuple[Buffer, ...]:
         Buffer("mtp_embed_grad", (v / (t * shard), h), B_g, loop, "fp32 accumulator of the embedding's gradient "
                "from the MTP modules' lookups of the shifted tokens, a third vocabulary-sized accumulator beside the "
                "lookup's and the head's (same dump: param.392{93} f32[12288,768])"),
-        Buffer("mtp_logits", (n_mtp, b, s / c, v / t), FP32, LOSS, "each module's fp32 logits [b, s/c, v/t] (then "
-               "their softmax), beside the model's logits gradient: XLA:GPU computes every logits of the loss, then "
-               "their gradients one after the other (same dump: gemm_fusion_dot.632 and loop_multiply_fusion.15 "
-               "f32[1,1024,12288] beside input_scatter_fusion.16, the main logits' gradient, the step's peak)"),
-        Buffer("mtp_layer", (n_mtp,), _layer_residuals(sw), LOSS, "each module's layer residuals for the micro "
+        Buffer("mtp_logits", (n_mtp, b, s / c, v / t), FP32, LOSS, "each module's fp32 logits [b, s/c, v/t], then "
+               "their gradient until the head's gradient is made: XLA:GPU computes every logits of the loss, then "
+               "their gradients one after the other (derive-mtp 5: gemm_fusion_dot.351 and .345 f32[1024,8192], "
+               "the model's and the module's, with the first softmax, the step's peak; input_scatter_fusion.2 and "
+               ".3, both gradients, live through the module's backward to the head's)"),
+        Buffer("mtp_layer", (n_mtp,), _layer_residuals(sw), through, "each module's layer residuals for the micro "
                "batch, all of them (the loss runs under jax.vjp without a remat policy), from its forward to its "
                "backward inside the loss"),
-        Buffer("mtp_casts", (n_mtp, module), B_a, LOSS, "each module's weights cast to compute dtype, kept from "
+        Buffer("mtp_casts", (n_mtp, module), B_a, through, "each module's weights cast to compute dtype, kept from "
                "its forward to its backward (derive-mtp 0: wrapped_convert.14 bf16[1536,768] eh_proj, "
                "wrapped_convert.25-27 bf16[4,768,256] experts, live through the loss)"),
+        Buffer("mtp_backward", (), _layer_backward(sw), ("loss_input_grad",), "one module's layer backward: the "
+               "attention's backward, its input's gradients, the experts' (derive-mtp 5: gemm_fusion_dot.401-404 "
+               "f32[2,1024,1024] of the module's backward, with both logits gradients)"),
+        *([Buffer("mtp_expert_grads", (experts_params(sw),), B_g, ("loss_input_grad",), "one module's local "
+                  "experts' weight gradients, whole, made by the dispatch's backward before they join the "
+                  "accumulators, as a pipeline MoE layer's expert_layer_grads (derive-mtp 2: gemm_fusion_dot.962 "
+                  "f32[4,256,768] and .963 f32[2,768,512]); a dense weight's gradient joins its accumulator as it "
+                  "is made (derive-mtp 5: loop_add_fusion.25-28)")] if sw.mtp_moe else []),
+        *([Buffer("mtp_head_grad_micro", (n_mtp, h, v / t), B_g, ("loss_head",), "ZeRO-2/3: each module's fp32 "
+                  "gradient of the LM head for the micro batch, whole, beside the model's (recipes.jax.zero's "
+                  "head_grad_micro) until one reduce-scatter over d*c takes them all (derive-mtp 1, d2 e2 t2 none "
+                  "zero2: gemm_fusion_dot.596 and .597 f32[768,6144], both live to reduce-scatter.42; derive-mtp 2: "
+                  ".728 and .727). XLA:GPU may start the first while the module's backward still runs (derive-mtp "
+                  "2, d4 e2 full zero3: .728 beside gemm_fusion_dot.956 of that backward, the step's peak, 1.1 % of "
+                  "its temp above this phase's)")] if sw.sharded_grads else []),
+        *([Buffer("mtp_head_cast", (h, v / t), B_a, ("loss_head",), "ZeRO-3: the gathered LM head cast to compute "
+                  "dtype for a logits product's backward, live with the first head gradient (same dump: "
+                  "wrapped_convert.79 bf16[768,12288] beside gemm_fusion_dot.728); without ZeRO-3 each product's "
+                  "cast is consumed at once")] if sw.sharded_weights else []),
         *([Buffer("mtp_gathered", (n_mtp, module), B_w, ("forward_embed", "forward") + LOSS, "ZeRO-3: the "
                   "modules' weights all-gathered over d*c in param dtype for the loss, whole through the tick "
                   "(derive-mtp 2, d4 e2 full zero3: all-gather-start.12 and .13, f32[2,768,256] x 3 of the experts, "

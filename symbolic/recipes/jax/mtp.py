@@ -14,6 +14,7 @@ from ...config.symbols import B_a, B_g, B_w, b, c, h, n_mtp, s, t, v
 from . import moe as jaxmoe
 from .buffers import Buffer
 from .gpipe import _attention_backward
+from .onef1b import TICK, UPDATE
 from .params import mtp_module_params
 from .tensors import layer_tensors
 from .zero import expert_grad_shards, grad_shards
@@ -37,8 +38,8 @@ def _layer_backward(sw: Switches) -> sp.Expr:
     return work
 
 
-def rows(sw: Switches, loop: tuple[str, ...]) -> tuple[Buffer, ...]:
-    """The MTP rows of the 1F1B table (none without MTP); loop: the phases a tick-loop carry is live in. The loss
+def rows(sw: Switches) -> tuple[Buffer, ...]:
+    """The MTP rows of the 1F1B table (none without MTP). The loss
     runs in three steps (derive-mtp 5, MiMo t2 p2 selective: the instruction order of the tick): every logits and
     every module's forward, then the cross entropies' backward ("loss"); the modules' backward, the loss's input
     gradient, while every logits gradient exists ("loss_input_grad"); the head's gradient ("loss_head")."""
@@ -48,6 +49,7 @@ def rows(sw: Switches, loop: tuple[str, ...]) -> tuple[Buffer, ...]:
     experts = experts_params(sw) / expert_grad_shards(sw) if sw.mtp_moe else sp.Integer(0)
     module = mtp_module_params(sw) + (experts_params(sw) if sw.mtp_moe else 0)  # one module's, whole on this device
     through = ("loss", "loss_input_grad")  # a module's forward to its backward
+    loop = TICK + UPDATE  # a carry of the tick loop, kept to the update
     return (
         Buffer("mtp_grads", (n_mtp * (mtp_module_params(sw) / shard + experts),), B_g, loop, "fp32 accumulators "
                "of the MTP modules' gradients (their routed experts' over the expert data-parallel group with "
@@ -86,6 +88,18 @@ def rows(sw: Switches, loop: tuple[str, ...]) -> tuple[Buffer, ...]:
                   "dtype for a logits product's backward, live with the first head gradient (same dump: "
                   "wrapped_convert.79 bf16[768,12288] beside gemm_fusion_dot.728); without ZeRO-3 each product's "
                   "cast is consumed at once")] if sw.sharded_weights else []),
+        Buffer("mtp_widened", (n_mtp, module), FP32, TICK, "each module's weights widened to fp32 for "
+               "XLA:CPU's fp32 dots, once for the whole tick (derive-mtp 0 on CPU: wrapped_convert.2 f32[1536,768] "
+               "eh_proj, convert_convert_fusion.42-43 f32[4,768,256] experts, live from the tick's start to its "
+               "end)", backend="cpu"),
+        Buffer("mtp_lookup_grad", (n_mtp, v / t, h), B_g, ("loss_input_grad", "loss_head"), "each module's lookup "
+               "gradient of the local embedding rows [v/t, h], scatter-added into zeros by its backward and held to "
+               "the loss's end, where XLA:CPU sums every gradient over d*c at once (same dump: wrapped_scatter.18 "
+               "f32[12288,768], the step's peak)", backend="cpu"),
+        *([] if sw.sharded_grads else [Buffer(
+            "mtp_head_grads", (n_mtp, h, v / t), B_g, ("loss_head",), "each module's fp32 gradient of the LM head "
+            "for the micro batch, beside the model's (head_grad_micro) until that same sum (same dump: ynn_fusion.211 "
+            "and .212 f32[12288,768], the model's and the module's, at the step's peak)", backend="cpu")]),
         *([Buffer("mtp_gathered", (n_mtp, module), B_w, ("forward_embed", "forward") + LOSS, "ZeRO-3: the "
                   "modules' weights all-gathered over d*c in param dtype for the loss, whole through the tick "
                   "(derive-mtp 2, d4 e2 full zero3: all-gather-start.12 and .13, f32[2,768,256] x 3 of the experts, "

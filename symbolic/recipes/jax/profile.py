@@ -131,7 +131,7 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
     shard = jaxzero.grad_shards(sw)
     fp32 = sp.Add(*(x.expr for x in _layer_tensors(sw, sw.moe) if not x.expr.has(B_a)))
     return jax1f1b.rows(rows, sw, gpipe.stream_shape(sw), shard, gpipe.per_layer(sw, sw.moe), fp32) \
-        + jaxmtp.rows(sw, jax1f1b.TICK + jax1f1b.UPDATE)
+        + jaxmtp.rows(sw)
 
 
 

@@ -46,11 +46,30 @@ def layer_function(block_graphdef, plan: StepSpec) -> Callable:
 
 
 def _head_params(params: dict, tied: bool) -> dict:
-    """The parameters the loss reads after the pipeline: final norm and LM head (the embedding when tied), and the
-    multi-token-prediction modules with the embedding they look the shifted tokens up in."""
-    mtp = tuple(n for n in params if n.startswith("mtp"))
-    names = ("norm", "embed" if tied else "head") + mtp + (("embed",) if mtp and not tied else ())
-    return {n: params[n] for n in names}
+    """The parameters the heads read after the pipeline: final norm and LM head (the embedding when tied), and each
+    multi-token-prediction module's final norm (the rest of a module is _trunk_params')."""
+    heads = {n: params[n] for n in ("norm", "embed" if tied else "head")}
+    return {**heads, **{n: {"final_norm": params[n]["final_norm"]} for n in params if n.startswith("mtp")}}
+
+
+def _trunk_params(params: dict) -> dict:
+    """The multi-token-prediction modules' parameters but their final norms (enorm, hnorm, eh_proj, the layer):
+    what Llama.mtp_states reads ({} without MTP)."""
+    return {n: {k: v for k, v in params[n].items() if k != "final_norm"} for n in params if n.startswith("mtp")}
+
+
+def _merged(tree: dict, *parts: dict) -> dict:
+    """`tree` with the leaves of `parts` (nested dicts of some of its keys) put in place."""
+    out = dict(tree)
+    for part in parts:
+        for key, value in part.items():
+            out[key] = _merged(out.get(key, {}), value) if isinstance(value, dict) else value
+    return out
+
+
+def _like(tree: dict, part: dict) -> dict:
+    """The subtree of `tree` (e.g. the gradients' shardings) with the keys of `part`."""
+    return {k: _like(tree[k], v) if isinstance(v, dict) else tree[k] for k, v in part.items()}
 
 
 def _embed_params(params: dict) -> dict:
@@ -65,11 +84,31 @@ def _embed(graphdef, params: dict, embed: dict, tokens: jax.Array, plan: StepSpe
     return constrain(model.embed_tokens(tokens), (("micro",) if micro else ()) + act_names(plan))
 
 
-def _micro_loss(graphdef, params: dict, head: dict, y_BxSxH: jax.Array, t_BxS: jax.Array) -> jax.Array:
+def _micro_loss(graphdef, params: dict, head: dict, y_BxSxH: jax.Array, t_BxS: jax.Array,
+                shifted: jax.Array | None = None) -> jax.Array:
     """Summed next-token cross entropy of one micro batch (final norm, LM head, fp32 logits [b, s, v]) and the
-    multi-token-prediction modules' (Llama.loss)."""
-    model: Llama = nnx.merge(graphdef, {**params, **head})
-    return model.loss(y_BxSxH, t_BxS)
+    multi-token-prediction modules' on their inputs `shifted` (Llama.loss)."""
+    model: Llama = nnx.merge(graphdef, _merged(params, head))
+    return model.loss(y_BxSxH, t_BxS, shifted)
+
+
+def _heads_loss(graphdef, params: dict, head: dict, states: tuple, t_BxS: jax.Array) -> jax.Array:
+    """With MTP, the heads' summed cross entropies on the states the modules made (Llama.heads_loss)."""
+    model: Llama = nnx.merge(graphdef, _merged(params, head))
+    return model.heads_loss(states, t_BxS)
+
+
+def _states(graphdef, params: dict, trunk: dict, y_BxSxH: jax.Array, shifted: jax.Array) -> tuple:
+    """With MTP, the last layer's output and each module's (Llama.mtp_states), `trunk` the parameters differentiated."""
+    model: Llama = nnx.merge(graphdef, _merged(params, trunk))
+    return model.mtp_states(y_BxSxH, shifted)
+
+
+def _shifted(graphdef, params: dict, embed: dict, t_BxS: jax.Array) -> jax.Array:
+    """The multi-token-prediction modules' inputs [n_mtp, b, s, h], looked up with the lookup's parameters `embed`
+    (the ones differentiated: their gradient joins the lookup's accumulator, Llama.shifted_embeddings)."""
+    model: Llama = nnx.merge(graphdef, _merged(params, embed))
+    return model.shifted_embeddings(t_BxS)
 
 
 def _stacks(stack_graphdefs) -> dict:
@@ -128,6 +167,8 @@ def loss_and_grads(params: dict, batch: dict, graphdef, stack_graphdefs, plan: S
     params = gathered(params, compute)
     if plan.train.schedule == "1f1b":
         return _one_f_one_b(params, batch, graphdef, layers, plan, grad_shardings, layout)
+    if plan.shape.mtp:  # the rule table's "MTP under 1F1B (jax)": GPipe's loss has no lookup of the shifted tokens
+        raise ConfigError("jaxcheck's GPipe step does not build multi-token prediction: use --schedule 1f1b")
     y, embed_vjp = jax.vjp(lambda e: _embed(graphdef, params, e, batch["tokens"], plan), _embed_params(params))
     gather = {name: None if compute is None else compute[name] for name in stacks}
     res = {}
@@ -145,13 +186,13 @@ def loss_and_grads(params: dict, batch: dict, graphdef, stack_graphdefs, plan: S
     return loss, _all_grads(params, dembed, dhead, dstacks)
 
 
-def _all_grads(params: dict, dembed: dict, dhead: dict, dstacks: dict) -> dict:
-    """Every parameter's gradient (the embedding's: the lookup's plus the loss's where the loss reads it too, tied or
-    by MTP modules), behind one barrier: every gradient exists before any AdamW update starts, as in a trainer's
-    gradient buffer (left free, XLA ran the head's update before the pipeline backward with ZeRO-0 and after it with
-    ZeRO-1). dembed: the lookup's parameters'."""
-    grads = {**dhead, **dembed, **dstacks}
-    if "embed" in dhead:  # tied, or looked up by the multi-token-prediction modules too
+def _all_grads(params: dict, dembed: dict, dhead: dict, dstacks: dict, dtrunk: dict | None = None) -> dict:
+    """Every parameter's gradient (tied: the embedding's is the lookup's plus the head's), behind one barrier: every
+    gradient exists before any AdamW update starts, as in a trainer's gradient buffer (left free, XLA ran the head's
+    update before the pipeline backward with ZeRO-0 and after it with ZeRO-1). dembed: the lookup's parameters'
+    (with MTP, the shifted tokens' lookups' too); dtrunk: the MTP modules' but their final norms."""
+    grads = _merged({**dhead, **dembed, **dstacks}, dtrunk or {})
+    if "embed" in dhead:  # tied
         grads["embed"] = dembed["embed"] + dhead["embed"]
     grads = jax.lax.optimization_barrier(grads)
     return {name: grads[name] for name in params}
@@ -170,13 +211,20 @@ def _one_f_one_b(params: dict, batch: dict, graphdef, layers: dict, plan: StepSp
                           None if grad_shardings is None else grad_shardings[name],
                           layout[name] if sharded and layout is not None else None)
               for name, (layer, tape) in layers.items()}
+    mtp, trunk = plan.shape.mtp > 0, _trunk_params(params)
     ends = Ends(embed=lambda e, tokens: _embed(graphdef, params, e, tokens, plan, micro=False),
                 embed_params=_embed_params(params),
-                loss=lambda hd, y, targets: _micro_loss(graphdef, params, hd, y, targets), head_params=head,
-                embed_sharding={name: grad_shardings[name] for name in _embed_params(params)} if sharded else None,
-                head_sharding={name: grad_shardings[name] for name in head} if sharded else None)
-    loss, dembed, dhead, dstacks = one_f_one_b(stacks, ends, batch["tokens"], batch["targets"], act_names(plan))
-    return loss, _all_grads(params, dembed, dhead, dstacks)
+                loss=(lambda hd, states, targets: _heads_loss(graphdef, params, hd, states, targets)) if mtp else
+                (lambda hd, y, targets: _micro_loss(graphdef, params, hd, y, targets)),
+                head_params=head,
+                embed_sharding=_like(grad_shardings, _embed_params(params)) if sharded else None,
+                head_sharding=_like(grad_shardings, head) if sharded else None,
+                shifted=(lambda e, targets: _shifted(graphdef, params, e, targets)) if mtp else None,
+                trunk=(lambda tr, y, shifted: _states(graphdef, params, tr, y, shifted)) if mtp else None,
+                trunk_params=trunk, trunk_sharding=_like(grad_shardings, trunk) if sharded else None)
+    loss, dembed, dhead, dstacks, dtrunk = one_f_one_b(stacks, ends, batch["tokens"], batch["targets"],
+                                                       act_names(plan))
+    return loss, _all_grads(params, dembed, dhead, dstacks, dtrunk)
 
 
 def make_optimizer(plan: StepSpec) -> optax.GradientTransformation:

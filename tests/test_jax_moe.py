@@ -9,6 +9,7 @@ one device for the update; ModelShape.param_count and the published safetensors 
 routing worked out by hand for dropping; the numbers recorded with jaxcheck before the expert axis existed.
 """
 import math
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -18,6 +19,7 @@ import pytest
 
 from conftest import quick, restack, skip_if_not_enough_devices, unsharded_reference
 from symbolic.config.errors import BrokenRule
+from symbolic.config.hfconfig import from_hf_config
 from symbolic.config.shapes import PRESETS, ModelShape
 from symbolic.config.training import Training
 
@@ -36,6 +38,7 @@ GPT_OSS = ModelShape(**{**SHAPE.as_dict(), "name": "test-moe-gpt-oss", "qkv_bias
 MIXED_MTP = ModelShape(**{**MIXED.as_dict(), "name": "test-moe-mixed-mtp", "mtp": 1})
 SHAPE_MTP = ModelShape(**{**SHAPE.as_dict(), "name": "test-moe-mtp", "mtp": 2})
 SEQ, GBS = 16, 4
+PUBLISHED = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"
 NO_DROP = SHAPE.E / SHAPE.k_e  # C_f = E / k_e: capacity C = T, no assignment is ever dropped
 
 
@@ -174,10 +177,12 @@ def test_small_capacity_step_compiles_and_drops_tokens():
     (PRESETS["tiny-moe"], Training(d=2, ep=2, t=2, p=2, s=64)),
     (PRESETS["mixtral-8x7b"], Training(d=2, ep=2, t=2, p=2, s=4096)),
     (PRESETS["mixtral-8x22b"], Training(d=2, ep=2, t=2, p=2, s=4096)),
-], ids=["test-moe", "test-moe-mixed", "test-moe-mtp", "test-moe-mixed-mtp", "tiny-moe", "mixtral-8x7b", "mixtral-8x22b"])
+    (from_hf_config(PUBLISHED / "deepseek-v3.json"), Training(d=8, ep=8, s=4096)),
+], ids=["test-moe", "test-moe-mixed", "test-moe-mtp", "test-moe-mixed-mtp", "tiny-moe", "mixtral-8x7b", "mixtral-8x22b", "deepseek-v3"])
 def test_param_count_abstractly(shape, train):
     """The abstract flax model has exactly ModelShape.param_count parameters (Mixtral-8x7B: 46,702,792,704, the
-    published safetensors count)."""
+    published safetensors count; DeepSeek-V3 as published, its MTP module too: 682,636,487,424, the checkpoint's
+    parameters, grids/models/published/SOURCES.md)."""
     from jaxcheck.mesh import make_mesh
     from jaxcheck.spec import StepSpec
     from jaxcheck.state import build, param_count
@@ -187,6 +192,8 @@ def test_param_count_abstractly(shape, train):
     assert count == shape.param_count
     if shape.name == "mixtral-8x7b":
         assert count == 46_702_792_704
+    if shape.name == "deepseek-v3":
+        assert count == 682_636_487_424
 
 
 @pytest.mark.parametrize("t_e", [1, 2])

@@ -152,16 +152,35 @@ class Llama(nnx.Module):
         logits = cast_einsum("bsh,hv->bsv", jnp.float32, x, w_HxV, True)
         return constrain(logits, ("batch", "seq", "vocab"))
 
-    def loss(self, y_BxSxH: jax.Array, t_BxS: jax.Array) -> jax.Array:
+    def shifted_embeddings(self, t_BxS: jax.Array) -> jax.Array:
+        """The multi-token-prediction modules' inputs [n_mtp, b, s, h]: module k's, the targets shifted k places (the
+        tokens k + 1 places on) looked up in the embedding, in the between-blocks layout."""
+        return jnp.stack([self.embed_tokens(jnp.roll(t_BxS, -k, axis=-1)) for k in range(self.plan.shape.mtp)])
+
+    def loss(self, y_BxSxH: jax.Array, t_BxS: jax.Array, shifted: jax.Array | None = None) -> jax.Array:
         """One micro batch's summed next-token cross entropy from the last layer's output, plus the multi-token-
-        prediction modules' masked cross entropies scaled by MTP_LOSS_SCALE / n_mtp (jaxcheck.model.mtp): module k
-        embeds the targets shifted k places (the tokens k + 1) and predicts those shifted k + 1."""
-        total, hidden, n = cross_entropy(self.logits(y_BxSxH), t_BxS), y_BxSxH, self.plan.shape.mtp
+        prediction modules' (heads_loss of mtp_states; their inputs looked up here unless `shifted` is given)."""
+        if not self.plan.shape.mtp:
+            return cross_entropy(self.logits(y_BxSxH), t_BxS)
+        shifted = self.shifted_embeddings(t_BxS) if shifted is None else shifted
+        return self.heads_loss(self.mtp_states(y_BxSxH, shifted), t_BxS)
+
+    def mtp_states(self, y_BxSxH: jax.Array, shifted: jax.Array) -> tuple[jax.Array, ...]:
+        """What the heads read: the last layer's output and each multi-token-prediction module's output before its
+        final norm (module k reads the one before it and shifted[k]; jaxcheck.model.mtp)."""
+        states = [y_BxSxH]
+        for k in range(self.plan.shape.mtp):
+            states.append(getattr(self, mtp_name(k))(states[-1], shifted[k]))
+        return tuple(states)
+
+    def heads_loss(self, states: tuple[jax.Array, ...], t_BxS: jax.Array) -> jax.Array:
+        """The summed cross entropy of the model's head on states[0], plus MTP_LOSS_SCALE / n_mtp times module k's
+        (its final norm, the shared head) on states[k + 1] against the targets shifted k + 1 places, the wrapped
+        positions masked out."""
+        total, n = cross_entropy(self.logits(states[0]), t_BxS), self.plan.shape.mtp
         for k in range(n):
-            module = getattr(self, mtp_name(k))
-            hidden = module(hidden, self.embed_tokens(jnp.roll(t_BxS, -k, axis=-1)))
-            ce = cross_entropy(self.logits(hidden, module.final_norm), jnp.roll(t_BxS, -(k + 1), axis=-1),
-                               shifted_mask(t_BxS, k + 1))
+            logits = self.logits(states[k + 1], getattr(self, mtp_name(k)).final_norm)
+            ce = cross_entropy(logits, jnp.roll(t_BxS, -(k + 1), axis=-1), shifted_mask(t_BxS, k + 1))
             total = total + ce * (MTP_LOSS_SCALE / n)
         return total
 

@@ -76,8 +76,11 @@ class Stack(NamedTuple):
 
 class Ends(NamedTuple):
     """What the pipeline's ends run each tick: the first stage's lookup (embed(params, tokens [b, s]) -> [b, s, h])
-    and the last stage's summed loss (loss(head params, y [b, s, h], targets [b, s])), their parameters, and the
-    layouts of their gradients (ZeRO-2/3) or None."""
+    and the last stage's summed loss (loss(head params, y [b, s, h], targets [b, s], shifted)), their parameters, the
+    layouts of their gradients (ZeRO-2/3) or None. With multi-token prediction (else None): the last stage's lookup
+    of its modules' inputs (shifted(embed params, targets) -> [n_mtp, b, s, h]) and the modules but their final norms
+    (trunk(trunk params, y, shifted) -> the states the heads read), with their parameters and gradient layouts;
+    then loss(head params, states, targets) is the heads' alone."""
 
     embed: Callable
     embed_params: Any
@@ -85,6 +88,10 @@ class Ends(NamedTuple):
     head_params: Any
     embed_sharding: Any = None
     head_sharding: Any = None
+    shifted: Callable | None = None
+    trunk: Callable | None = None
+    trunk_params: Any = None
+    trunk_sharding: Any = None
 
 
 def _keep(tree, shardings):
@@ -176,7 +183,8 @@ def _layers(stacks: list[Stack], x, dy, rings: list, accs: list, slots, valid, n
 
 def one_f_one_b(stacks: dict[str, Stack], ends: Ends, tokens, targets, act: tuple[str, ...]):
     """The summed loss over the m micro batches of tokens/targets [m, d*b, s] (scaled by 1/targets.size), and the
-    gradients of the ends' parameters (embedding, head) and of every stack's blocks [p, L/p, ...], by the 1F1B clock."""
+    gradients of the ends' parameters (embedding, head; the MTP modules' trunk, None without) and of every stack's
+    blocks [p, L/p, ...], by the 1F1B clock."""
     names_of = list(stacks)
     order = [stacks[name] for name in names_of]
     p = jax.tree.leaves(order[0].blocks)[0].shape[0]
@@ -194,7 +202,7 @@ def one_f_one_b(stacks: dict[str, Stack], ends: Ends, tokens, targets, act: tupl
     dembed0 = _keep(zeros_after(ends.embed_params, tokens), ends.embed_sharding)
 
     def tick(carry, _):
-        tau, fstate, bstate, dlast, rings, accs, dhead, dembed, total = carry
+        tau, fstate, bstate, dlast, rings, accs, dhead, dembed, dtrunk, total = carry
         rings, accs = list(rings), list(accs)
         fi, fvalid = clock.micro(tau, backward=False)
         bi, bvalid = clock.micro(tau, backward=True)
@@ -209,20 +217,42 @@ def one_f_one_b(stacks: dict[str, Stack], ends: Ends, tokens, targets, act: tupl
         # with the logits)
         x, dx, rings, accs = jax.lax.optimization_barrier((x, dx, rings, accs))
         # the last stage's loss: its cotangent starts that stage's backward at the next tick
-        last = fvalid[p - 1]
-        loss, vjp = jax.vjp(lambda hd, y: ends.loss(hd, y, take(targets, fi[p - 1])), ends.head_params, x[p - 1])
-        dh, dlast = jax.tree.map(lambda g: jnp.where(last, g, jnp.zeros_like(g)), vjp(scale))
-        dhead = _keep(jax.tree.map(jnp.add, dhead, dh), ends.head_sharding)
+        last, t_last = fvalid[p - 1], take(targets, fi[p - 1])
+        keep_last = lambda tree: jax.tree.map(lambda g: jnp.where(last, g, jnp.zeros_like(g)), tree)  # noqa: E731
+        if ends.trunk is None:
+            loss, vjp = jax.vjp(lambda hd, y: ends.loss(hd, y, t_last), ends.head_params, x[p - 1])
+            dh, dlast = keep_last(vjp(scale))
+            dhead, dshifted = _keep(jax.tree.map(jnp.add, dhead, dh), ends.head_sharding), None
+        else:
+            # MTP: the modules' inputs looked up outside the loss (their gradient waits for the head's, below); the
+            # heads' backward (logits gradients, the head's gradient) before the modules' layers' backward, as a
+            # trainer's output layer makes its weight gradient before the layer below runs: left free, XLA:GPU
+            # ordered the two differently from one configuration to the next (grids/derive-mtp.toml)
+            shifted = ends.shifted(ends.embed_params, t_last)
+            states, trunk_vjp = jax.vjp(ends.trunk, ends.trunk_params, x[p - 1], shifted)
+            loss, heads_vjp = jax.vjp(lambda hd, st: ends.loss(hd, st, t_last), ends.head_params, states)
+            dh, dstates = keep_last(heads_vjp(scale))
+            dhead = _keep(jax.tree.map(jnp.add, dhead, dh), ends.head_sharding)
+            dhead, dstates = jax.lax.optimization_barrier((dhead, dstates))
+            dtr, dlast, dshifted = keep_last(trunk_vjp(dstates))
+            dtrunk = _keep(jax.tree.map(jnp.add, dtrunk, dtr), ends.trunk_sharding)
         total = total + jnp.where(last, loss, 0.0)
-        # the lookup's gradient once the head's has joined its accumulator: left free, XLA:GPU made both at once,
-        # two [v/t, h] fp32 buffers (llama3-8b d2 t2 p2 c2 s1024 none zero2)
-        dhead, dx0 = jax.lax.optimization_barrier((dhead, dx[0]))
-        _, lookup_vjp = jax.vjp(lambda e: ends.embed(e, take(tokens, bi[0])), ends.embed_params)
-        (de,) = lookup_vjp(dx0)  # zero unless stage 0 ran a backward
+        # the lookups' gradient once the head's has joined its accumulator: left free, XLA:GPU made both at once,
+        # two [v/t, h] fp32 buffers (llama3-8b d2 t2 p2 c2 s1024 none zero2; with MTP, holdout-mtp's mtp-v3-1280 d4
+        # e4 none zero2: the shifted tokens' lookup gradient beside the head's, the step's peak)
+        dhead, dx0, dshifted = jax.lax.optimization_barrier((dhead, dx[0], dshifted))
+
+        def lookups(e):  # stage 0's micro batch (zero cotangent unless it ran a backward) and the last stage's MTP
+            first = ends.embed(e, take(tokens, bi[0]))
+            return first if ends.shifted is None else (first, ends.shifted(e, t_last))
+
+        _, lookup_vjp = jax.vjp(lookups, ends.embed_params)
+        (de,) = lookup_vjp(dx0 if ends.shifted is None else (dx0, dshifted))  # one gradient of both lookups
         dembed = _keep(jax.tree.map(jnp.add, dembed, de), ends.embed_sharding)
-        return (tau + 1, x, dx, dlast, rings, accs, dhead, dembed, total), None
+        return (tau + 1, x, dx, dlast, rings, accs, dhead, dembed, dtrunk, total), None
 
     # the tick counts in the carry (no [ticks] array of indices: nothing in the step grows with m but the batch)
-    carry0 = (jnp.int32(0), state0, state0, state0[0], rings0, accs0, dhead0, dembed0, jnp.float32(0))
-    (*_, accs, dhead, dembed, total), _ = jax.lax.scan(tick, carry0, None, length=clock.ticks)
-    return total * scale, dembed, dhead, dict(zip(names_of, accs))
+    dtrunk0 = None if ends.trunk is None else _keep(zeros_after(ends.trunk_params, tokens), ends.trunk_sharding)
+    carry0 = (jnp.int32(0), state0, state0, state0[0], rings0, accs0, dhead0, dembed0, dtrunk0, jnp.float32(0))
+    (*_, accs, dhead, dembed, dtrunk, total), _ = jax.lax.scan(tick, carry0, None, length=clock.ticks)
+    return total * scale, dembed, dhead, dict(zip(names_of, accs)), dtrunk

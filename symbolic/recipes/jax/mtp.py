@@ -10,7 +10,7 @@ import sympy as sp
 from ...components.base import FP32
 from ...components.experts import experts_params
 from ...config.switches import Switches
-from ...config.symbols import B_a, B_g, B_w, b, c, h, n_mtp, s, t, v
+from ...config.symbols import B_a, B_g, B_w, b, c, d, h, n_mtp, s, t, v
 from . import moe as jaxmoe
 from .buffers import Buffer
 from .gpipe import _attention_backward
@@ -28,14 +28,16 @@ def _layer_residuals(sw: Switches) -> sp.Expr:
     return sp.Add(*(x.expr for x in layer_tensors(kept, sw.mtp_moe)))
 
 
+def _moe_row(sw: Switches, name: str) -> sp.Expr:
+    """The bytes of one of recipes.jax.moe's per-layer rows, for an MTP module's MoE layer (0 for a dense one)."""
+    return next(row.bytes for row in jaxmoe.rows(sw) if row.name == name) if sw.mtp_moe else sp.Integer(0)
+
+
 def _layer_backward(sw: Switches) -> sp.Expr:
     """One module's layer backward beyond its residuals, as a pipeline layer's: the attention's backward working set,
     the three [b, s/c, h] gradients of its normed input (gpipe's attention_backward and input_grads rows) and, for an
     MoE layer, the experts' backward (recipes.jax.moe's moe_backward row)."""
-    work = _attention_backward(sw) + 3 * B_a * b * s * h / c
-    if sw.mtp_moe:
-        work += next(row.bytes for row in jaxmoe.rows(sw) if row.name == "moe_backward")
-    return work
+    return _attention_backward(sw) + 3 * B_a * b * s * h / c + _moe_row(sw, "moe_backward")
 
 
 def rows(sw: Switches) -> tuple[Buffer, ...]:
@@ -48,17 +50,14 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
     shard = grad_shards(sw)
     experts = experts_params(sw) / expert_grad_shards(sw) if sw.mtp_moe else sp.Integer(0)
     module = mtp_module_params(sw) + (experts_params(sw) if sw.mtp_moe else 0)  # one module's, whole on this device
-    through = ("loss", "loss_input_grad")  # a module's forward to its backward
+    through = LOSS  # a module's forward to its backward: the heads' backward runs between
     loop = TICK + UPDATE  # a carry of the tick loop, kept to the update
     return (
         Buffer("mtp_grads", (n_mtp * (mtp_module_params(sw) / shard + experts),), B_g, loop, "fp32 accumulators "
                "of the MTP modules' gradients (their routed experts' over the expert data-parallel group with "
                "ZeRO-2/3, the rest over d*c), each tick's loss adding its own (derive-mtp 0, d2 e2 selective zero1: "
                "param.392{79..93} of the tick loop, f32[1536,768] eh_proj, f32[4,768,256] x 3 experts)"),
-        Buffer("mtp_embed_grad", (v / (t * shard), h), B_g, loop, "fp32 accumulator of the embedding's gradient "
-               "from the MTP modules' lookups of the shifted tokens, a third vocabulary-sized accumulator beside the "
-               "lookup's and the head's (same dump: param.392{93} f32[12288,768])"),
-        Buffer("mtp_logits", (n_mtp, b, s / c, v / t), FP32, LOSS, "each module's fp32 logits [b, s/c, v/t], then "
+        Buffer("mtp_logits", (n_mtp, b, s / c, v / t), FP32, ("loss",), "each module's fp32 logits [b, s/c, v/t], then "
                "their gradient until the head's gradient is made: XLA:GPU computes every logits of the loss, then "
                "their gradients one after the other (derive-mtp 5: gemm_fusion_dot.351 and .345 f32[1024,8192], "
                "the model's and the module's, with the first softmax, the step's peak; input_scatter_fusion.2 and "
@@ -66,6 +65,11 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
         Buffer("mtp_layer", (n_mtp,), _layer_residuals(sw), through, "each module's layer residuals for the micro "
                "batch, all of them (the loss runs under jax.vjp without a remat policy), from its forward to its "
                "backward inside the loss"),
+        *([Buffer("mtp_moe_forward", (n_mtp,), _moe_row(sw, "moe_forward"), through, "each module's MoE layer's "
+                  "forward working set (recipes.jax.moe's moe_forward: the all-to-all's received buffer, the fused "
+                  "gate|up product, the rows transposed expert-major), kept to its backward: no remat in the loss "
+                  "(derive-mtp 0: all_to_all.45.1 bf16[2,4,256,768], loop_transpose_fusion.11, gemm_fusion_dot.831 "
+                  "f32[2,1024,512], live from the module's forward through the loss's peak)")] if sw.mtp_moe else []),
         Buffer("mtp_casts", (n_mtp, module), B_a, through, "each module's weights cast to compute dtype, kept from "
                "its forward to its backward (derive-mtp 0: wrapped_convert.14 bf16[1536,768] eh_proj, "
                "wrapped_convert.25-27 bf16[4,768,256] experts, live through the loss)"),
@@ -88,18 +92,25 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
                   "dtype for a logits product's backward, live with the first head gradient (same dump: "
                   "wrapped_convert.79 bf16[768,12288] beside gemm_fusion_dot.728); without ZeRO-3 each product's "
                   "cast is consumed at once")] if sw.sharded_weights else []),
-        Buffer("mtp_widened", (n_mtp, module), FP32, TICK, "each module's weights widened to fp32 for "
-               "XLA:CPU's fp32 dots, once for the whole tick (derive-mtp 0 on CPU: wrapped_convert.2 f32[1536,768] "
-               "eh_proj, convert_convert_fusion.42-43 f32[4,768,256] experts, live from the tick's start to its "
-               "end)", backend="cpu"),
-        Buffer("mtp_lookup_grad", (n_mtp, v / t, h), B_g, ("loss_input_grad", "loss_head"), "each module's lookup "
-               "gradient of the local embedding rows [v/t, h], scatter-added into zeros by its backward and held to "
-               "the loss's end, where XLA:CPU sums every gradient over d*c at once (same dump: wrapped_scatter.18 "
-               "f32[12288,768], the step's peak)", backend="cpu"),
-        *([] if sw.sharded_grads else [Buffer(
-            "mtp_head_grads", (n_mtp, h, v / t), B_g, ("loss_head",), "each module's fp32 gradient of the LM head "
-            "for the micro batch, beside the model's (head_grad_micro) until that same sum (same dump: ynn_fusion.211 "
-            "and .212 f32[12288,768], the model's and the module's, at the step's peak)", backend="cpu")]),
+        Buffer("mtp_widened", (n_mtp, module), FP32, TICK, "each module's weights widened to fp32 for XLA:CPU's "
+               "fp32 dots, and a transposed copy of each, once for the whole tick (derive-mtp 5 on CPU: "
+               "wrapped_convert.7, .9, .11 f32[1024,1408] of the MLP and wrapped_copy.1-3 beside them, "
+               "wrapped_convert.1 and wrapped_copy.5 of eh_proj, live from the tick's start to its end)",
+               count=2, backend="cpu"),
+        *([] if sw.sharded_grads else [
+            Buffer("mtp_head_grads", (n_mtp, h, v / t), B_g, ("loss_head", "backward_embed"), "each module's fp32 "
+                   "gradient of the LM head for the micro batch, beside the model's (head_grad_micro), held to the "
+                   "tick's end, where XLA:CPU sums the tick's gradients over d*c in one all-reduce (derive-mtp 0 on "
+                   "CPU: ynn_fusion.212 and .213 f32[12288,768], the model's and the module's, to all-reduce.692, "
+                   "the step's peak)", backend="cpu"),
+            Buffer("mtp_grads_summed", (n_mtp + 2, v / t, h), sp.Piecewise((0, sp.Eq(d * c, 1)), (B_g, True)),
+                   ("backward_embed",), "that all-reduce's outputs beside its inputs: the model's and each module's "
+                   "head gradient and the shifted tokens' lookup gradient (the first stage's lookup's is "
+                   "lookup_grad_summed) (same dump: all-reduce.692{0,1,4,5} f32[12288,768]); none when d*c = 1",
+                   backend="cpu")]),
+        Buffer("mtp_lookup_grad", (v / t, h), B_g, ("backward_embed",), "the shifted tokens' lookup gradient of the "
+               "local embedding rows, a scatter of its own beside the first stage's lookup_grad (same dump: "
+               "wrapped_scatter.18 f32[12288,768] beside wrapped_scatter.17)", backend="cpu"),
         *([Buffer("mtp_gathered", (n_mtp, module), B_w, ("forward_embed", "forward") + LOSS, "ZeRO-3: the "
                   "modules' weights all-gathered over d*c in param dtype for the loss, whole through the tick "
                   "(derive-mtp 2, d4 e2 full zero3: all-gather-start.12 and .13, f32[2,768,256] x 3 of the experts, "

@@ -120,7 +120,7 @@ def paper(module, sw, p: int, profile: str = "paper") -> list[str]:
 
 # One short head per phase of recipes.jax.buffers.PHASES, in its order: (label in the key, math in the table's head).
 _PHASE_HEAD = (("Fe", r"\mathrm{F_e}"), ("F", r"\mathrm{F}"), ("R", r"\mathrm{R}"), ("L", r"\mathrm{L}"),
-               ("Lx", r"\mathrm{L_x}"), ("Lh", r"\mathrm{L_h}"), ("Ba", r"\mathrm{B_a}"), ("Bw", r"\mathrm{B_w}"), ("Be", r"\mathrm{B_e}"),
+               ("Lx", r"\mathrm{L_x}"), ("Lh", r"\mathrm{L_h}"), ("Lm", r"\mathrm{L_m}"), ("Ba", r"\mathrm{B_a}"), ("Bw", r"\mathrm{B_w}"), ("Be", r"\mathrm{B_e}"),
                ("U", r"\mathrm{U}"),
                ("Ug", r"\mathrm{U_g}"))
 

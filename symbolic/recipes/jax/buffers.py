@@ -19,8 +19,8 @@ from ...components.base import Component
 # LM-head gradient after its logits are gone (ZeRO-2/3 reduce-scatter it); backward_embed: 1F1B's lookup gradient at
 # the end of a tick; update_gather: ZeRO-2's loop that all-gathers the updated weights layer by layer, after the rest
 # of the update
-PHASES = ("forward_embed", "forward", "relayout", "loss", "loss_input_grad", "loss_head", "backward_attention",
-          "backward_weights", "backward_embed", "update", "update_gather")
+PHASES = ("forward_embed", "forward", "relayout", "loss", "loss_input_grad", "loss_head", "loss_modules",
+          "backward_attention", "backward_weights", "backward_embed", "update", "update_gather")
 
 
 @dataclass(frozen=True)

@@ -41,30 +41,30 @@ def _layer_backward(sw: Switches) -> sp.Expr:
 
 
 def rows(sw: Switches) -> tuple[Buffer, ...]:
-    """The MTP rows of the 1F1B table (none without MTP). The loss
-    runs in three steps (derive-mtp 5, MiMo t2 p2 selective: the instruction order of the tick): every logits and
-    every module's forward, then the cross entropies' backward ("loss"); the modules' backward, the loss's input
-    gradient, while every logits gradient exists ("loss_input_grad"); the head's gradient ("loss_head")."""
+    """The MTP rows of the 1F1B table (none without MTP). The loss runs in order (jaxcheck.model.onef1b): every
+    logits with the modules' forward ("loss"); the heads' backward, the model's cotangent ("loss_input_grad") and the
+    head's gradients ("loss_head"); then, behind an optimization barrier, the modules' layers' backward
+    ("loss_modules"). A module's residuals live from its forward to its backward, through all four."""
     if not sw.mtp:
         return ()
     shard = grad_shards(sw)
     experts = experts_params(sw) / expert_grad_shards(sw) if sw.mtp_moe else sp.Integer(0)
     module = mtp_module_params(sw) + (experts_params(sw) if sw.mtp_moe else 0)  # one module's, whole on this device
-    through = LOSS  # a module's forward to its backward: the heads' backward runs between
+    through = LOSS + ("loss_modules",)  # a module's forward to its backward
     loop = TICK + UPDATE  # a carry of the tick loop, kept to the update
     return (
         Buffer("mtp_grads", (n_mtp * (mtp_module_params(sw) / shard + experts),), B_g, loop, "fp32 accumulators "
                "of the MTP modules' gradients (their routed experts' over the expert data-parallel group with "
                "ZeRO-2/3, the rest over d*c), each tick's loss adding its own (derive-mtp 0, d2 e2 selective zero1: "
                "param.392{79..93} of the tick loop, f32[1536,768] eh_proj, f32[4,768,256] x 3 experts)"),
-        Buffer("mtp_logits", (n_mtp, b, s / c, v / t), FP32, ("loss",), "each module's fp32 logits [b, s/c, v/t], then "
-               "their gradient until the head's gradient is made: XLA:GPU computes every logits of the loss, then "
-               "their gradients one after the other (derive-mtp 5: gemm_fusion_dot.351 and .345 f32[1024,8192], "
-               "the model's and the module's, with the first softmax, the step's peak; input_scatter_fusion.2 and "
-               ".3, both gradients, live through the module's backward to the head's)"),
+        Buffer("mtp_logits", (n_mtp, b, s / c, v / t), FP32, ("loss",), "each module's fp32 logits [b, s/c, v/t] "
+               "beside the model's logits and their gradient: XLA:GPU computes every logits of the loss before the "
+               "heads' backward takes them one at a time (derive-mtp 1, d2 e2 t2 none zero2: gemm_fusion_dot.646 "
+               "and loop_multiply_fusion.17, the module's logits and softmax, beside input_scatter_fusion.13, the "
+               "model's logits gradient, the step's peak)"),
         Buffer("mtp_layer", (n_mtp,), _layer_residuals(sw), through, "each module's layer residuals for the micro "
                "batch, all of them (the loss runs under jax.vjp without a remat policy), from its forward to its "
-               "backward inside the loss"),
+               "backward after the heads'"),
         *([Buffer("mtp_moe_forward", (n_mtp,), _moe_row(sw, "moe_forward"), through, "each module's MoE layer's "
                   "forward working set (recipes.jax.moe's moe_forward: the all-to-all's received buffer, the fused "
                   "gate|up product, the rows transposed expert-major), kept to its backward: no remat in the loss "
@@ -72,26 +72,28 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
                   "f32[2,1024,512], live from the module's forward through the loss's peak)")] if sw.mtp_moe else []),
         Buffer("mtp_casts", (n_mtp, module), B_a, through, "each module's weights cast to compute dtype, kept from "
                "its forward to its backward (derive-mtp 0: wrapped_convert.14 bf16[1536,768] eh_proj, "
-               "wrapped_convert.25-27 bf16[4,768,256] experts, live through the loss)"),
-        Buffer("mtp_backward", (), _layer_backward(sw), ("loss_input_grad",), "one module's layer backward: the "
-               "attention's backward, its input's gradients, the experts' (derive-mtp 5: gemm_fusion_dot.401-404 "
-               "f32[2,1024,1024] of the module's backward, with both logits gradients)"),
-        *([Buffer("mtp_expert_grads", (experts_params(sw),), B_g, ("loss_input_grad",), "one module's local "
-                  "experts' weight gradients, whole, made by the dispatch's backward before they join the "
-                  "accumulators, as a pipeline MoE layer's expert_layer_grads (derive-mtp 2: gemm_fusion_dot.962 "
-                  "f32[4,256,768] and .963 f32[2,768,512]); a dense weight's gradient joins its accumulator as it "
-                  "is made (derive-mtp 5: loop_add_fusion.25-28)")] if sw.mtp_moe else []),
+               "wrapped_convert.25-27 bf16[4,768,256] experts)"),
+        Buffer("mtp_backward", (), _layer_backward(sw), ("loss_modules",), "one module's layer backward: the "
+               "attention's backward, its input's gradients, the experts' (derive-mtp 1: gemm_fusion_dot.822-824 "
+               "of the module's backward, after the heads')"),
+        *([Buffer("mtp_expert_grads", (experts_params(sw),), B_g, ("loss_modules",), "one module's local experts' "
+                  "weight gradients, whole, made by the dispatch's backward before they join the accumulators, as "
+                  "a pipeline MoE layer's expert_layer_grads (derive-mtp 2: gemm_fusion_dot.962 f32[4,256,768] and "
+                  ".963 f32[2,768,512]); a dense weight's gradient joins its accumulator as it is made (derive-mtp "
+                  "5: loop_add_fusion.25-28)")] if sw.mtp_moe else []),
         *([Buffer("mtp_head_grad_micro", (n_mtp, h, v / t), B_g, ("loss_head",), "ZeRO-2/3: each module's fp32 "
                   "gradient of the LM head for the micro batch, whole, beside the model's (recipes.jax.zero's "
                   "head_grad_micro) until one reduce-scatter over d*c takes them all (derive-mtp 1, d2 e2 t2 none "
-                  "zero2: gemm_fusion_dot.596 and .597 f32[768,6144], both live to reduce-scatter.42; derive-mtp 2: "
-                  ".728 and .727). XLA:GPU may start the first while the module's backward still runs (derive-mtp "
-                  "2, d4 e2 full zero3: .728 beside gemm_fusion_dot.956 of that backward, the step's peak, 1.1 % of "
-                  "its temp above this phase's)")] if sw.sharded_grads else []),
+                  "zero2: gemm_fusion_dot.649 and .647 f32[768,6144], both live to reduce-scatter.41)",
+                  backend="gpu")] if sw.sharded_grads else []),
         *([Buffer("mtp_head_cast", (h, v / t), B_a, ("loss_head",), "ZeRO-3: the gathered LM head cast to compute "
-                  "dtype for a logits product's backward, live with the first head gradient (same dump: "
+                  "dtype for a logits product's backward, live with the head gradients (derive-mtp 2: "
                   "wrapped_convert.79 bf16[768,12288] beside gemm_fusion_dot.728); without ZeRO-3 each product's "
-                  "cast is consumed at once")] if sw.sharded_weights else []),
+                  "cast is consumed at once", backend="gpu")] if sw.sharded_weights else []),
+        *([Buffer("mtp_gathered", (n_mtp, module), B_w, ("forward_embed", "forward") + through, "ZeRO-3: the "
+                  "modules' weights all-gathered over d*c in param dtype for the loss, whole through the tick "
+                  "(derive-mtp 2, d4 e2 full zero3: all-gather-start.12 and .13, f32[2,768,256] x 3 of the experts, "
+                  "live from the step's start)")] if sw.sharded_weights else []),
         Buffer("mtp_widened", (n_mtp, module), FP32, TICK, "each module's weights widened to fp32 for XLA:CPU's "
                "fp32 dots, and a transposed copy of each, once for the whole tick (derive-mtp 5 on CPU: "
                "wrapped_convert.7, .9, .11 f32[1024,1408] of the MLP and wrapped_copy.1-3 beside them, "
@@ -99,10 +101,10 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
                count=2, backend="cpu"),
         *([] if sw.sharded_grads else [
             Buffer("mtp_head_grads", (n_mtp, h, v / t), B_g, ("loss_head", "backward_embed"), "each module's fp32 "
-                   "gradient of the LM head for the micro batch, beside the model's (head_grad_micro), held to the "
-                   "tick's end, where XLA:CPU sums the tick's gradients over d*c in one all-reduce (derive-mtp 0 on "
-                   "CPU: ynn_fusion.212 and .213 f32[12288,768], the model's and the module's, to all-reduce.692, "
-                   "the step's peak)", backend="cpu"),
+                   "gradient of the LM head for the micro batch, beside the model's, held to the tick's end, where "
+                   "XLA:CPU sums the tick's gradients over d*c in one all-reduce (derive-mtp 0 on CPU: ynn_fusion.212 "
+                   "and .213 f32[12288,768], the model's and the module's, to all-reduce.692, the step's peak)",
+                   backend="cpu"),
             Buffer("mtp_grads_summed", (n_mtp + 2, v / t, h), sp.Piecewise((0, sp.Eq(d * c, 1)), (B_g, True)),
                    ("backward_embed",), "that all-reduce's outputs beside its inputs: the model's and each module's "
                    "head gradient and the shifted tokens' lookup gradient (the first stage's lookup's is "
@@ -111,8 +113,4 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
         Buffer("mtp_lookup_grad", (v / t, h), B_g, ("backward_embed",), "the shifted tokens' lookup gradient of the "
                "local embedding rows, a scatter of its own beside the first stage's lookup_grad (same dump: "
                "wrapped_scatter.18 f32[12288,768] beside wrapped_scatter.17)", backend="cpu"),
-        *([Buffer("mtp_gathered", (n_mtp, module), B_w, ("forward_embed", "forward") + LOSS, "ZeRO-3: the "
-                  "modules' weights all-gathered over d*c in param dtype for the loss, whole through the tick "
-                  "(derive-mtp 2, d4 e2 full zero3: all-gather-start.12 and .13, f32[2,768,256] x 3 of the experts, "
-                  "live from the step's start)")] if sw.sharded_weights else []),
     )

@@ -16,10 +16,11 @@ from .params import N, one_layer, stack_layers
 from .zero import expert_grad_shards
 
 K = sp.Min(m, p, evaluate=False)  # residual ring slots per stage: the most loaded stage's in-flight micro batches
-# phases of one tick: the first stage's lookup, the stages' forward, the last stage's loss, the stages' backward, the
-# lookup's gradient; what the loop carries is live in all of them
-TICK = ("forward_embed", "forward", "loss", "loss_input_grad", "loss_head", "backward_attention", "backward_weights",
-        "backward_embed")
+# phases of one tick: the first stage's lookup, the stages' forward, the last stage's loss (with MTP, its modules'
+# backward after the heads', loss_modules), the stages' backward, the lookup's gradient; what the loop carries is
+# live in all of them
+TICK = ("forward_embed", "forward", "loss", "loss_input_grad", "loss_head", "loss_modules", "backward_attention",
+        "backward_weights", "backward_embed")
 V_TILE = 16  # XLA:GPU pads an fp32 dot's contracting dimension to a multiple of 16 elements (measured, below)
 UPDATE = ("update", "update_gather")
 # GPipe's rows of every iteration or micro batch, and of its phase between forward and backward: no 1F1B buffer
@@ -46,9 +47,6 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
     per_layer: one layer's residuals of one micro batch)."""
     dense_layers, moe_layers = stack_layers(sw)
     loop = TICK + UPDATE
-    # the heads' backward: the model's cotangent and the head's gradient; with MTP both are made in loss_head, and
-    # loss_input_grad is the modules' backward, after (recipes.jax.mtp)
-    heads = ("loss_head",) if sw.mtp else ("loss_input_grad", "loss_head")
     change = {
         "residual_stacks": lambda row: replace(row, shape=(K, dense_layers), phases=TICK, doc=(
             f"every layer's residuals ({sw.recompute} remat) for K = min(m, p) micro batches, rings [K, L/p, ...] "
@@ -96,12 +94,12 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
                "[h, v/t], made whole before it joins the accumulator (llama3-8b d2 t1 p4 none zero1: "
                "gemm_fusion_dot.98 f32[4096,128256] beside the logits gradient, the step's peak)")]
     return tuple(out) + (*micro,
-        Buffer("logits_grad", (b, s / c, v / t), FP32, heads, "the micro batch's fp32 "
+        Buffer("logits_grad", (b, s / c, v / t), FP32, ("loss_input_grad", "loss_head"), "the micro batch's fp32 "
                "logits gradient, the input of the last stage's cotangent and of the head gradient's product (same "
                "dump: input_scatter_fusion.1 f32[1,2048,128256])"),
         Buffer("vocab_padded", (b * s / c + h, padded_vocab()), sp.Piecewise((0, sp.Eq(padded_vocab(), v / t)),
                                                                           (FP32, True)),
-               heads[:1], "a vocabulary whose v/t is no multiple of 16: XLA:GPU pads both operands of "
+               ("loss_input_grad",), "a vocabulary whose v/t is no multiple of 16: XLA:GPU pads both operands of "
                "the cotangent's dot over v/t, the logits gradient [b s/c, v/t] and the head [h, v/t], to a multiple "
                "of 16 in fp32 (grids/derive-1f1b-ep-zero.toml's moe3-derive-vocab-40002-1024 d4 e2 p2 full zero3: "
                "loop_pad_fusion and loop_pad_fusion.1 f32[1024,40016], the step's peak); none when 16 divides v/t",

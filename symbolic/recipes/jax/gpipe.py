@@ -143,9 +143,8 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
                "with ZeRO-1 the all-gather of the updated rows, is in flight as the update starts)"),
         *([Buffer("positions_grad", (s_p, h), B_g, ("update",), "fp32 gradient of GPT's learned positions [s_p, "
                   "h] (replicated over t), made with the embedding's by the lookup's backward")] if sw.positions else []),
-        Buffer("tied_grad_sum", vocab, B_g if sw.tied or sw.mtp else sp.Integer(0), ("update",), "tied, or "
-               "looked up by MTP modules: the embedding's whole gradient, the lookup's plus the loss's, a third "
-               "buffer while both still exist"),
+        Buffer("tied_grad_sum", vocab, B_g if sw.tied else sp.Integer(0), ("update",), "tied: the embedding's "
+               "whole gradient, the lookup's plus the head's, a third buffer while both still exist"),
         Buffer("norm_grad", (final_norm_params(sw) / shard,), B_g, ALL, "fp32 gradient of the final norm"
                + (" (a LayerNorm's scale and bias)" if sw.norm == "layer" else "")),
         Buffer("block_grads", (dense_layers * layer_params(sw) / shard + moe_layers * (

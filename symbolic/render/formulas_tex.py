@@ -141,7 +141,7 @@ def jax(module, sw, values: dict[str, int]) -> list[str]:
              r"bytes per element, and the phases it is live in (" + key + r"). Arguments and outputs are live "
              r"throughout; XLA packs the temporaries into one heap, as large as the largest phase. Bytes here: at this "
              r"configuration, for the " + f"XLA:{sw.backend.upper()}" + " program.",
-             r"{\small\setlength{\tabcolsep}{4pt}\begin{longtable}{@{}>{\raggedright}p{0.16\linewidth} >{\raggedright}p{0.24\linewidth} "
+             r"{\small\setlength{\tabcolsep}{3pt}\begin{longtable}{@{}>{\raggedright}p{0.16\linewidth} >{\raggedright}p{0.24\linewidth} "
              r">{\raggedright}p{0.1\linewidth} "
              + " ".join(["c"] * len(PHASES)) + r" r@{}}",
              r"buffer & shape (per device) & bytes/elt & " + " & ".join(f"${h}$" for _, h in _PHASE_HEAD)

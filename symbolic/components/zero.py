@@ -2,6 +2,8 @@
 stage: the gradients being reduce-scattered and, with ZeRO-3, the parameters all-gathered for compute."""
 from __future__ import annotations
 
+import functools
+
 import sympy as sp
 
 from ..config.switches import Switches
@@ -9,6 +11,14 @@ from ..config.symbols import B_g, B_w
 from .base import Component
 from .experts import experts_params
 from .weights import default_kinds, default_layers, end_params, kind_cases, layer_params
+
+
+@functools.lru_cache(maxsize=None)
+def _max(*args: sp.Expr) -> sp.Expr:
+    """sympy.Max of these expressions, remembered: evaluating Max compares its arguments symbolically (a third of a
+    derivation's time), and switch sets that differ only in what does not size a layer (remat, ZeRO stage) ask for
+    the same ones."""
+    return sp.Max(*args)
 
 
 def largest_layer(sw: Switches, layers: sp.Expr | None = None, moe_layers: sp.Expr | None = None,
@@ -24,8 +34,8 @@ def largest_layer(sw: Switches, layers: sp.Expr | None = None, moe_layers: sp.Ex
         moe = layer_params(sw, moe=True) + experts_params(sw)
         has_dense = sp.Piecewise((layer_params(sw), layers - moe_layers > 0), (0, True))
         has_moe = sp.Piecewise((moe, moe_layers > 0), (0, True))
-        return sp.Max(has_dense, has_moe)
-    return sp.Max(*(sp.Piecewise((layer_params(sw, moe, mixer, ffn) + (experts_params(sw) if moe else 0), held),
+        return _max(has_dense, has_moe)
+    return _max(*(sp.Piecewise((layer_params(sw, moe, mixer, ffn) + (experts_params(sw) if moe else 0), held),
                                  (0, True)) for moe, mixer, ffn, held in kind_cases(sw, layers, moe_layers, kinds)))
 
 
@@ -34,7 +44,7 @@ def largest_unit(stage: str, sw: Switches = Switches(), layers: sp.Expr | None =
     """Parameters of the largest unit a stage gathers or reduces at once: one layer, or its embedding / LM head."""
     ends = end_params(stage, sw)
     layer = largest_layer(sw, layers, moe_layers, kinds)
-    return layer if ends == 0 else sp.Max(layer, ends)
+    return layer if ends == 0 else _max(layer, ends)
 
 
 def zero_buffers(stage: str, sw: Switches, layers: sp.Expr | None = None,

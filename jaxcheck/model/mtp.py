@@ -9,9 +9,11 @@ the k positions the shift wraps around, joins the loss scaled by MTP_LOSS_SCALE 
 mtp_loss_scaling_factor / mtp_num_layers). The targets are the tokens shifted by one (state.synthetic_batch), so
 module k's inputs are the targets shifted k - 1 places, as Megatron-Core rolls input_ids once per depth.
 
-The modules run inside the loss of each micro batch (jaxcheck.step._micro_loss) on the last stage: their parameters
-are replicated over pipe like the LM head's, and their layer's residuals live from that micro batch's loss to its
-backward only (no remat policy: the loss's vjp runs at once)."""
+The modules run in the last stage's loss each tick of 1F1B (jaxcheck.model.onef1b; GPipe with MTP is refused):
+their parameters are replicated over pipe like the LM head's, their inputs are looked up outside the loss
+(Llama.shifted_embeddings), and the loss is two functions, the modules but their final norms (Llama.mtp_states) and
+the heads (Llama.heads_loss), whose backwards run in that order behind an optimization barrier. A module's layer
+residuals live from that micro batch's loss to its backward only (no remat policy: the loss's vjp runs at once)."""
 from __future__ import annotations
 
 import jax

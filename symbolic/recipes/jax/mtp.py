@@ -1,6 +1,7 @@
 """What the multi-token-prediction modules add to the `jax` profile's 1F1B table (jaxcheck.model.mtp): they run
 inside the last stage's loss each tick, so their gradients join accumulators the tick loop carries and their layer's
-residuals live only through the loss. Read from XLA:GPU dumps of grids/derive-mtp.toml (h100-80gb)."""
+residuals live only through the loss. Read from XLA's dumps of grids/derive-mtp.toml (h100-80gb, and XLA:CPU for the
+rows of that backend); accuracy in docs/accuracy.md."""
 from __future__ import annotations
 
 from dataclasses import replace

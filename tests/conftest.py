@@ -100,6 +100,7 @@ def unsharded_reference(spec, gbs: int, dense_routed=None):
     import jaxcheck.model.moe
     from jaxcheck.mesh import make_mesh
     from jaxcheck.model.llama import stack_layers
+    from jaxcheck.model.mtp import MTP_LOSS_SCALE
 
     shape, seq = spec.shape, spec.train.s
     graphdef, state = nnx.split(quick_model(spec))
@@ -119,7 +120,7 @@ def unsharded_reference(spec, gbs: int, dense_routed=None):
             module = getattr(model, f"mtp{k}")
             hidden = module(hidden, model.embed_tokens(np.roll(tokens, -(k + 1), axis=-1)))
             kept = ce(model.logits(hidden, module.final_norm), np.roll(tokens, -(k + 2), axis=-1))[:, :seq - k - 1]
-            total = total + 0.1 / shape.mtp * jnp.sum(kept)  # Megatron-Core's mtp_loss_scaling_factor / n_mtp
+            total = total + MTP_LOSS_SCALE / shape.mtp * jnp.sum(kept)  # mtp_loss_scaling_factor / n_mtp
         return total / targets.size
 
     with pytest.MonkeyPatch.context() as patch, jax.set_mesh(make_mesh(spec.train)):

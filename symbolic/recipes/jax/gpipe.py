@@ -68,7 +68,7 @@ def _recomputed(sw: Switches) -> sp.Expr:
     return sp.Add(*(x.expr for x in half))
 
 
-def _attention_backward(sw: Switches) -> sp.Expr:
+def attention_backward(sw: Switches) -> sp.Expr:
     """One layer's attention backward beyond its residuals. Flash: one key block's fp32 probabilities and dK, dV
     products, bf16 transposed copies of q and dO (two each), the fp32 dq carry, fp32 dk, dv of the gathered keys.
     Unfused: fp32 dS, bf16 dP and dS per score element."""
@@ -180,7 +180,7 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
                "over d*c in compute dtype (llama3-8b d4 t2 selective zero3: all-gather-start.16 bf16[2048,14336])"),
         Buffer("recomputed", (), _recomputed(sw), ("backward_attention",), "one layer's attention-half residuals "
                "that the backward recomputes (full remat: all of them; selective: those it did not save)"),
-        Buffer("attention_backward", (), _attention_backward(sw), ("backward_attention",),
+        Buffer("attention_backward", (), attention_backward(sw), ("backward_attention",),
                "one layer's attention backward: score blocks, transposed q and dO, dq, dk, dv"),
         Buffer("input_grads", (b, s / c, h), B_a, ("backward_attention",), "gradients of the layer's normed input "
                "from the Q, K and V projections, [b, s/c, h] before their reduce-scatter over t", count=3),

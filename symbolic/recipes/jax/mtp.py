@@ -14,7 +14,7 @@ from ...config.switches import Switches
 from ...config.symbols import B_a, B_g, B_w, b, c, d, h, n_mtp, s, t, v
 from . import moe as jaxmoe
 from .buffers import Buffer
-from .gpipe import _attention_backward
+from .gpipe import attention_backward
 from .onef1b import TICK, UPDATE
 from .params import mtp_module_params
 from .tensors import layer_tensors
@@ -38,7 +38,7 @@ def _layer_backward(sw: Switches) -> sp.Expr:
     """One module's layer backward beyond its residuals, as a pipeline layer's: the attention's backward working set,
     the three [b, s/c, h] gradients of its normed input (gpipe's attention_backward and input_grads rows) and, for an
     MoE layer, the experts' backward (recipes.jax.moe's moe_backward row)."""
-    return _attention_backward(sw) + 3 * B_a * b * s * h / c + _moe_row(sw, "moe_backward")
+    return attention_backward(sw) + 3 * B_a * b * s * h / c + _moe_row(sw, "moe_backward")
 
 
 def rows(sw: Switches) -> tuple[Buffer, ...]:

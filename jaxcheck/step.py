@@ -84,12 +84,11 @@ def _embed(graphdef, params: dict, embed: dict, tokens: jax.Array, plan: StepSpe
     return constrain(model.embed_tokens(tokens), (("micro",) if micro else ()) + act_names(plan))
 
 
-def _micro_loss(graphdef, params: dict, head: dict, y_BxSxH: jax.Array, t_BxS: jax.Array,
-                shifted: jax.Array | None = None) -> jax.Array:
-    """Summed next-token cross entropy of one micro batch (final norm, LM head, fp32 logits [b, s, v]) and the
-    multi-token-prediction modules' on their inputs `shifted` (Llama.loss)."""
+def _micro_loss(graphdef, params: dict, head: dict, y_BxSxH: jax.Array, t_BxS: jax.Array) -> jax.Array:
+    """Summed next-token cross entropy of one micro batch: final norm, LM head, fp32 logits [b, s, v] (Llama.loss;
+    with MTP the 1F1B tick runs _states and _heads_loss instead)."""
     model: Llama = nnx.merge(graphdef, _merged(params, head))
-    return model.loss(y_BxSxH, t_BxS, shifted)
+    return model.loss(y_BxSxH, t_BxS)
 
 
 def _heads_loss(graphdef, params: dict, head: dict, states: tuple, t_BxS: jax.Array) -> jax.Array:

@@ -157,13 +157,13 @@ class Llama(nnx.Module):
         tokens k + 1 places on) looked up in the embedding, in the between-blocks layout."""
         return jnp.stack([self.embed_tokens(jnp.roll(t_BxS, -k, axis=-1)) for k in range(self.plan.shape.mtp)])
 
-    def loss(self, y_BxSxH: jax.Array, t_BxS: jax.Array, shifted: jax.Array | None = None) -> jax.Array:
+    def loss(self, y_BxSxH: jax.Array, t_BxS: jax.Array) -> jax.Array:
         """One micro batch's summed next-token cross entropy from the last layer's output, plus the multi-token-
-        prediction modules' (heads_loss of mtp_states; their inputs looked up here unless `shifted` is given)."""
+        prediction modules' (heads_loss of mtp_states on their inputs looked up here; the 1F1B tick runs the three
+        parts itself)."""
         if not self.plan.shape.mtp:
             return cross_entropy(self.logits(y_BxSxH), t_BxS)
-        shifted = self.shifted_embeddings(t_BxS) if shifted is None else shifted
-        return self.heads_loss(self.mtp_states(y_BxSxH, shifted), t_BxS)
+        return self.heads_loss(self.mtp_states(y_BxSxH, self.shifted_embeddings(t_BxS)), t_BxS)
 
     def mtp_states(self, y_BxSxH: jax.Array, shifted: jax.Array) -> tuple[jax.Array, ...]:
         """What the heads read: the last layer's output and each multi-token-prediction module's output before its

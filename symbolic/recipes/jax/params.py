@@ -8,6 +8,7 @@ import sympy as sp
 from ...config.switches import Switches
 from ...config.symbols import E, L, L_e, h, n_mtp, p, t
 from ...components.experts import experts_params
+from ...components.mtp import mtp_moe_layers
 from ...components.weights import embedding_params, final_norm_params, head_params, layer_params
 
 N = L / p  # layers per stage
@@ -34,11 +35,6 @@ def mtp_module_params(sw: Switches) -> sp.Expr:
     return 3 * final_norm_params(sw) + 2 * h * h / t + (moe_layer_params(sw) if sw.mtp_moe else layer_params(sw))
 
 
-def mtp_layers(sw: Switches) -> sp.Expr:
-    """MoE layers the multi-token-prediction modules add to every device: n_mtp when their layer has experts."""
-    return n_mtp if sw.mtp and sw.mtp_moe else sp.Integer(0)
-
-
 def device_params(sw: Switches) -> sp.Expr:
     """Parameters on one device but the routed experts: its stages' layers (matrices over t, norms whole), embedding,
     final norm, LM head, and the multi-token-prediction modules."""
@@ -50,7 +46,7 @@ def device_params(sw: Switches) -> sp.Expr:
 def device_experts(sw: Switches) -> sp.Expr:
     """Routed-expert parameters on one device: E/e experts of 3 h f_e / t_e in each of its L_e/p MoE layers and in
     each multi-token-prediction module's MoE layer."""
-    return (stack_layers(sw)[1] + mtp_layers(sw)) * experts_params(sw) if sw.moe else sp.Integer(0)
+    return (stack_layers(sw)[1] + mtp_moe_layers(sw)) * experts_params(sw) if sw.moe else sp.Integer(0)
 
 
 def one_layer(sw: Switches) -> sp.Expr:

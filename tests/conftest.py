@@ -28,12 +28,15 @@ def pytest_configure(config):
     jax.config.update("jax_num_cpu_devices", N_DEVICES)
 
 
-# the files that take longest, collected first (worker-seconds in a cold run with two workers on 2 cores: verify 90,
-# jax_moe 63, jax_equivalence 61, verify_moe 48, notebook_crosscheck 47, jax_compile 41, notebook 30, plan 29, sweep 21;
-# the suite 710): with two workers taking whole files in turn, a long file last would leave one worker idle to the end
-LONGEST_FIRST = ("test_verify.py", "test_jax_moe.py", "test_jax_equivalence.py", "test_verify_moe.py",
-                 "test_notebook_crosscheck.py", "test_jax_compile.py", "test_notebook.py", "test_plan.py",
-                 "test_sweep.py", "test_jax_gpt.py")
+# the files that take longest, collected first (worker-seconds in a cold run with two workers on 2 cores, 2026-12-04:
+# jax_equivalence 81, jax_moe 81, verify 57, verify_moe 43, jax_compile 37, notebook_crosscheck 32, plan_best 30,
+# jax_mla 29, signals 28, sweep 24; the suite 769): with two workers taking whole files in turn (pyproject.toml:
+# --no-loadscope-reorder, else xdist hands out the files with the most tests first), a long file last would leave one
+# worker idle to the end
+LONGEST_FIRST = ("test_jax_equivalence.py", "test_jax_moe.py", "test_verify.py", "test_verify_moe.py",
+                 "test_jax_compile.py", "test_notebook_crosscheck.py", "test_plan_best.py", "test_jax_mla.py",
+                 "test_signals.py", "test_sweep.py", "test_cli_plan.py", "test_components.py",
+                 "test_jax_distributed.py", "test_notebook.py", "test_report.py", "test_plan.py", "test_jax_gpt.py")
 
 
 def pytest_collection_modifyitems(items):

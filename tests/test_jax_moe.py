@@ -93,7 +93,7 @@ def _adamw(spec):
 
 def _step(spec):
     """One compiled step (QUICK_CPU) on the reference's params, fresh AdamW state and batch: the host state and
-    (loss, grads, new params), the reference and the compiled executable."""
+    (loss, grads, new params), the reference and the compiled executable with its report."""
     from jaxcheck.compile import QUICK_CPU, compile_step
     from jaxcheck.mesh import make_mesh
     from jaxcheck.step import make_optimizer
@@ -109,7 +109,7 @@ def _step(spec):
     batch = {"tokens": tokens.reshape(m, -1, SEQ), "targets": targets.reshape(m, -1, SEQ)}
     args = [jax.device_put(x, built.shardings[g]) for x, g in ((host, "params"), (opt, "optimizer"), (batch, "batch"))]
     new, _, loss, grads = step(*args)
-    return (host, opt), (float(loss), grads, new), ref, step
+    return (host, opt), (float(loss), grads, new), ref, (step, report)
 
 
 CASES = [  # shape, (d, e, p, t, t_e, c), zero, remat: e in {1, 2, 4}, t_e in {1, t}, ZeRO 0-3, every remat policy
@@ -126,9 +126,17 @@ def test_moe_step_matches_dense_reference(shape, mesh, zero, remat):
     """Loss to rtol 1e-5, every gradient leaf to rtol 1e-3 + atol 2e-6 (reduction order differs), the updated
     parameters to rtol 1e-5 + atol 1e-6 of optax AdamW on one device applied to the step's own gradients (its first
     step is about lr * sign(g), so the reference's gradients would flip it where g is rounding noise); with e > 1 the
-    tokens travel by all-to-all."""
+    tokens travel by all-to-all. With MTP modules, the jax profile's argument bytes (params, AdamW state, batch) equal
+    XLA's exactly (0 bytes: the modules' parameters replicated over pipe and their leaves; the other shapes' are
+    tests/test_verify_moe.py's)."""
     spec = _spec(shape, *mesh, zero=zero, recompute=remat)
-    (host, opt), (loss, grads, new), (_, _, _, ref_loss, ref_grads), step = _step(spec)
+    (host, opt), (loss, grads, new), (_, _, _, ref_loss, ref_grads), (step, report) = _step(spec)
+    if shape.mtp:
+        from jaxcheck.crosscheck.profile import symbolic_bytes
+
+        sym = symbolic_bytes(shape, spec.train, spec.opts, "cpu")
+        assert (sym["params"], sym["adam_moments"] + sym["adam_count"], sym["batch"]) == (
+            report.arguments["params"], report.arguments["optimizer"], report.arguments["batch"])
     assert loss == pytest.approx(ref_loss, rel=1e-5)
     _close(grads, restack(ref_grads, shape, spec.train.p), 1e-3, 2e-6, "grad ")
     grads = jax.tree.map(np.asarray, grads)

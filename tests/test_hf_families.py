@@ -189,3 +189,19 @@ def test_mimo_is_qwen2_with_its_multi_token_prediction_modules(tmp_path):
     layer = 2 * h * a * dh + 2 * h * k * dh + (a * dh + 2 * k * dh) + 3 * h * f + 2 * h
     assert shape.mtp == 1 and shape.param_count == 7_622_619_136 + 3 * h + 2 * h * h + layer
     assert from_hf_config(_write(tmp_path, config | {"num_nextn_predict_layers": 0})).param_count == 7_622_619_136
+
+
+def test_group_limited_routing_is_read_where_the_routers_use_it(tmp_path):
+    """n_group and topk_group become the shape's groups and group_topk where transformers' DeepseekV2/V3 routers
+    limit the choice (topk_method group_limited_greedy or noaux_tc, n_group > 1, topk_group < n_group): DeepSeek-V3
+    as published 8 and 4, DeepSeek-V2 8 and 3; greedy (DeepSeek-V2-Lite) and one group (Kimi K2) limit nothing. A
+    limit the experts cannot meet is one line. Source of truth: the published files' keys."""
+    shapes = {name: from_hf_config(PUBLISHED / f"{name}.json") for name in
+              ("deepseek-v3", "deepseek-v2", "deepseek-v2-lite", "kimi-k2-instruct")}
+    assert {name: (s.groups, s.group_topk) for name, s in shapes.items()} == {
+        "deepseek-v3": (8, 4), "deepseek-v2": (8, 3), "deepseek-v2-lite": (0, 0), "kimi-k2-instruct": (0, 0)}
+    config = json.loads((PUBLISHED / "deepseek-v3.json").read_text())
+    for bad, needle in (({"n_group": 7}, "groups=7"), ({"num_experts_per_tok": 2}, "k_e=2, groups=8, group_topk=4")):
+        with pytest.raises(ConfigError, match=needle) as err:
+            from_hf_config(_write(tmp_path, config | bad))
+        assert "\n" not in str(err.value)

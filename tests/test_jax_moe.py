@@ -25,10 +25,10 @@ from symbolic.config.training import Training
 
 # all sizes distinct; E / e, f_e / t, f_s / t whole for e in {1, 2, 4}, t = 2
 SHAPE = ModelShape("test-moe", h=64, f=176, a=4, k=2, L=4, v=136, E=8, k_e=2, f_e=48, f_s=80, shared_gate=True)
-# dense first, with Kimi K2's / DeepSeek-V3's routing: sigmoid scores, experts chosen by score + the score-correction
-# bias (the other shapes route by softmax)
+# dense first, with DeepSeek-V3's routing: sigmoid scores, experts chosen by score + the score-correction bias within
+# a token's best group of two (the other shapes route by softmax over all experts)
 MIXED = ModelShape("test-moe-mixed", h=64, f=176, a=4, k=2, L=4, v=136, E=8, k_e=2, f_e=48, dense_layers=(0,),
-                   sigmoid=True, expert_bias=True)
+                   sigmoid=True, expert_bias=True, groups=2, group_topk=1)
 # SHAPE with gpt-oss's biases: Q/K/V and output biases, attention sinks, the router's bias and the experts' gate, up
 # and down biases (its shared experts kept, to keep their coverage in one compile)
 GPT_OSS = ModelShape(**{**SHAPE.as_dict(), "name": "test-moe-gpt-oss", "qkv_bias": True, "o_bias": True,
@@ -116,7 +116,7 @@ CASES = [  # shape, (d, e, p, t, t_e, c), zero, remat: e in {1, 2, 4}, t_e in {1
     (GPT_OSS, (2, 2, 2, 2, 2, 1), 1, "selective"),  # the experts' down bias once over the f_e shards (t_e = t)
     (SHAPE, (4, 4, 1, 2, 1, 2), 0, "full"),
     (SHAPE_MTP, (2, 1, 2, 2, 2, 2), 3, "none"),  # two MTP modules on the last stage, their lookups over context
-    (MIXED_MTP, (2, 2, 1, 2, 1, 1), 2, "selective"),  # two stacks, no shared experts, sigmoid + score bias, MTP
+    (MIXED_MTP, (2, 2, 1, 2, 1, 1), 2, "selective"),  # two stacks, no shared experts, sigmoid + bias, groups, MTP
 ]
 
 
@@ -263,6 +263,39 @@ def test_dense_model_bytes_unchanged_by_expert_axis(target):
     mesh = make_mesh(train, devices(card.with_memory(AS_WRITTEN_BYTES), 8) if card.is_gpu else None)
     report, _, _ = compile_step(spec, mesh, compiler_options=None if card.is_gpu else FAST_CPU)
     assert {key: report.xla[key] for key in DENSE_BEFORE[target]} == DENSE_BEFORE[target]
+
+
+def _group_limited_top_k(choice, k_e: int, groups: int, group_topk: int) -> list[list[int]]:
+    """Each token's chosen experts (sorted), one token at a time in numpy, as Megatron-Core's group_limited_topk
+    describes the choice: a group's score is the sum of its top k_e // group_topk choice scores, the token keeps its
+    group_topk best groups and takes its top k_e experts among theirs."""
+    width, out = choice.shape[1] // groups, []
+    for row in choice:
+        score = -np.sort(-row.reshape(groups, width), axis=1)[:, :k_e // group_topk].sum(axis=1)
+        allowed = np.concatenate([np.arange(g * width, (g + 1) * width) for g in np.argsort(-score)[:group_topk]])
+        out.append(sorted(allowed[np.argsort(-row[allowed])[:k_e]].tolist()))
+    return out
+
+
+def test_group_limited_routing_against_numpy():
+    """DeepSeek-V3's group-limited choice (n_group, topk_group) on 64 tokens of random logits, sigmoid scores + the
+    score bias, E = 16 in 4 groups, k_e = 4 from the best 2: the chosen experts equal the numpy reference's, token by
+    token; their weights are their scores renormalised (rtol 1e-6); every token's experts lie in at most 2 groups;
+    and the limit decides: the unlimited top 4 differ for at least a quarter of the tokens (54 of 64 when written).
+    Source of truth: numpy (_group_limited_top_k)."""
+    from jaxcheck.model.moe import route
+
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(1, 64, 16)).astype(np.float32)
+    bias = rng.normal(scale=0.1, size=16).astype(np.float32)
+    experts, weights = (np.asarray(x)[0] for x in route(jnp.asarray(logits), 4, True, jnp.asarray(bias), 4, 2))
+    scores = 1 / (1 + np.exp(-logits[0].astype(np.float64)))
+    assert [sorted(row) for row in experts.tolist()] == _group_limited_top_k(scores + bias, 4, 4, 2)
+    chosen = np.take_along_axis(scores, experts, axis=1)
+    np.testing.assert_allclose(weights, chosen / chosen.sum(axis=1, keepdims=True), rtol=1e-6)
+    assert all(len({e // 4 for e in row}) <= 2 for row in experts.tolist())
+    unlimited = np.asarray(route(jnp.asarray(logits), 4, True, jnp.asarray(bias))[0])[0]
+    assert sum(set(a) != set(b) for a, b in zip(unlimited.tolist(), experts.tolist())) >= 16
 
 
 def test_sigmoid_routing_with_the_score_correction_bias_by_hand():

@@ -1,5 +1,6 @@
 """The MLP of an MoE layer: a router [h, E] (fp32 logits, softmax or sigmoid over E, top-k_e by score or by score +
-the score-correction bias [E], the k_e weights renormalised),
+the score-correction bias [E], within a token's best expert groups when routing is group-limited, the k_e weights
+renormalised),
 E routed SwiGLU experts stacked [E, h, f_e] / [E, f_e, h] (split over "expert", and f_e over "tensor" when t_e = t),
 dispatched by jaxcheck.model.dispatch, plus shared experts (a tensor-parallel SwiGLU of width f_s) with an optional
 sigmoid gate [h, 1]. Its input and output are in the between-blocks layout [b, s/(c t), h]."""
@@ -24,18 +25,35 @@ def expert_width_axis(plan: StepSpec) -> str:
     return "expert_mlp" if plan.train.etp_size == plan.train.t else "expert_mlp_whole"
 
 
-def route(logits_BxSxE: jax.Array, k_e: int, sigmoid: bool = False,
-          bias_E: jax.Array | None = None) -> tuple[jax.Array, jax.Array]:
+def group_limited(choice_BxSxE: jax.Array, k_e: int, groups: int, group_topk: int) -> jax.Array:
+    """Group-limited choice (DeepSeek-V2/V3's n_group, topk_group; Megatron-Core's group_limited_topk): the E experts
+    in `groups` equal groups, each scored by the sum of its top k_e / group_topk choice scores, and every expert
+    outside a token's best group_topk groups set to -inf, so that its top k_e come from those. Chooses only: no
+    gradient flows through it."""
+    choice = jax.lax.stop_gradient(choice_BxSxE)
+    *lead, E = choice.shape
+    scores = jnp.sum(jax.lax.top_k(choice.reshape(*lead, groups, E // groups), k_e // group_topk)[0], axis=-1)
+    _, best = jax.lax.top_k(scores, group_topk)  # [b, s, group_topk]
+    kept = jnp.any(best[..., None] == jnp.arange(groups), axis=-2)  # [b, s, groups]
+    return jnp.where(jnp.repeat(kept, E // groups, axis=-1), choice, -jnp.inf)
+
+
+def route(logits_BxSxE: jax.Array, k_e: int, sigmoid: bool = False, bias_E: jax.Array | None = None,
+          groups: int = 0, group_topk: int = 0) -> tuple[jax.Array, jax.Array]:
     """Softmax (or, DeepSeek-V3's scoring_func, sigmoid) over the E experts (fp32), the top k_e, their scores
     renormalised to sum to one: the chosen experts [b, s, k_e] int32 and their weights [b, s, k_e] fp32 (Mixtral's
     softmax over the top-k logits; DeepSeek-V3's norm_topk_prob). With the score-correction bias [E] (noaux_tc) the
-    experts are chosen by score + bias and weighted by their scores alone; the bias gets no gradient."""
+    experts are chosen by score + bias and weighted by their scores alone; the bias gets no gradient. With groups,
+    they are chosen within a token's best group_topk groups (group_limited)."""
     probs = jax.nn.sigmoid(logits_BxSxE) if sigmoid else jax.nn.softmax(logits_BxSxE, axis=-1)
     probs = checkpoint_name(probs, "router_probs")
-    if bias_E is None:
+    if bias_E is None and not groups:
         top_BxSxK, experts_BxSxK = jax.lax.top_k(probs, k_e)
     else:
-        _, experts_BxSxK = jax.lax.top_k(probs + jax.lax.stop_gradient(bias_E).astype(probs.dtype), k_e)
+        choice = probs if bias_E is None else probs + jax.lax.stop_gradient(bias_E).astype(probs.dtype)
+        if groups:
+            choice = group_limited(choice, k_e, groups, group_topk)
+        _, experts_BxSxK = jax.lax.top_k(choice, k_e)
         top_BxSxK = jnp.take_along_axis(probs, experts_BxSxK, axis=-1)
     top_BxSxK = checkpoint_name(top_BxSxK, "router_topk")
     weights = top_BxSxK / jnp.sum(top_BxSxK, axis=-1, keepdims=True)
@@ -75,7 +93,8 @@ class MoE(nnx.Module):
         if plan.shape.moe_bias:
             logits = logits + self.router_bias[...].astype(jnp.float32)
         bias = None if self.expert_bias is None else self.expert_bias[...]
-        experts, weights = route(logits, plan.shape.k_e, plan.shape.sigmoid, bias)
+        experts, weights = route(logits, plan.shape.k_e, plan.shape.sigmoid, bias, plan.shape.groups,
+                                 plan.shape.group_topk)
         y = routed_experts(x_BxSxH, experts, weights, self.gate[...], self.up[...], self.down[...],
                            partition_spec(outer), partition_spec(("experts", "embed", expert_width_axis(plan))),
                            plan.train.moe_capacity, expert_width_axis(plan) == "expert_mlp",

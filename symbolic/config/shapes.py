@@ -61,6 +61,10 @@ class ModelShape(ParameterCounts):
     index_topk: int = 0  # k_i: keys each query attends to (index_topk)
     expert_bias: bool = False  # a [E] routing-score correction bias in each MoE layer (e_score_correction_bias)
     sigmoid: bool = False  # the router scores experts with a sigmoid, not a softmax (DeepSeek-V3's scoring_func)
+    # group-limited routing (DeepSeek-V2/V3's n_group, topk_group): a token's k_e experts come from its best group_topk
+    # of `groups` equal groups of experts; it chooses, and allocates nothing a step keeps (0, 0: no limit)
+    groups: int = 0  # expert groups (n_group)
+    group_topk: int = 0  # the groups a token's experts may come from (topk_group)
     sandwich: bool = False  # a norm after attention and after the MLP too: 4 per layer (Gemma 2 and 3)
     logit_softcap: bool = False  # logits soft-capped, cap tanh(logits / cap) (Gemma 2's final_logit_softcapping)
     attn_softcap: bool = False  # attention scores soft-capped the same way (Gemma 2's attn_logit_softcapping)
@@ -128,6 +132,15 @@ class ModelShape(ParameterCounts):
             raise ConfigError(f"model {self.name!r}: attention sinks with multi-head latent attention are not modelled")
         if (self.expert_bias or self.sigmoid) and not self.E:
             raise ConfigError(f"model {self.name!r}: expert_bias and sigmoid describe routed experts' scores, but E=0")
+        _positive(self.name, "groups", self.groups, zero=True)
+        _positive(self.name, "group_topk", self.group_topk, zero=True)
+        if (self.groups or self.group_topk) and not (
+                self.E and self.groups > 1 and self.E % self.groups == 0 and 1 <= self.group_topk < self.groups
+                and self.group_topk <= self.k_e <= self.group_topk * (self.E // self.groups)):
+            raise ConfigError(f"model {self.name!r}: group-limited routing needs the E routed experts in groups > 1 "
+                              f"equal groups and 1 <= group_topk < groups with group_topk <= k_e <= group_topk E / "
+                              f"groups, got E={self.E}, k_e={self.k_e}, groups={self.groups}, "
+                              f"group_topk={self.group_topk}")
         check_hybrid(self)
         for field, allowed in (("mlp", MLPS), ("norm", NORMS)):
             if getattr(self, field) not in allowed:

@@ -55,9 +55,23 @@ def mla(raw: dict, r: Reader) -> dict:
     if out.get("E"):
         out["expert_bias"] = r.get("topk_method") == "noaux_tc"
         out["sigmoid"] = r.get("scoring_func", "softmax") == "sigmoid"
+        out.update(limited_groups(r))
     return {**out, "q_lora": r.count("q_lora_rank", 0, zero=True), "kv_lora": r.count("kv_lora_rank"),
             "rope_dim": r.count("qk_rope_head_dim"), "v_dim": r.count("v_head_dim"),
             "mtp": r.count("num_nextn_predict_layers", 0, zero=True)}
+
+
+def limited_groups(r: Reader) -> dict:
+    """Group-limited routing: transformers' DeepseekV2/V3 routers choose within a token's best topk_group of n_group
+    expert groups under topk_method group_limited_greedy and noaux_tc (greedy ignores the groups), as Megatron-Core's
+    group_limited_topk with moe_router_num_groups and moe_router_group_topk; topk_group >= n_group limits nothing."""
+    if r.get("topk_method", "greedy") not in ("group_limited_greedy", "noaux_tc"):
+        return {}
+    groups = r.count("n_group", 1)
+    if groups == 1:
+        return {}
+    group_topk = r.count("topk_group")
+    return {"groups": groups, "group_topk": group_topk} if group_topk < groups else {}
 
 
 def mla_letters(r: Reader) -> dict:

@@ -59,15 +59,28 @@ def test_total_within_tolerance(train, target):
     assert abs(_verify(train, target)["rel_error_total"]) <= TOTAL_TOLERANCE
 
 
-def test_one_f_one_b_total_within_tolerance():
+_CLI: dict = {}
+
+
+def _cli_json(capsys) -> dict:
+    """`mem4d verify --json` of the tiny model's 1F1B step, t2 p2 s512 gbs8 selective, ZeRO-0, on the default target
+    (XLA:GPU for an H100), through its entry point in this process (no second jax start-up); run once for the two
+    tests that read it."""
+    from symbolic.cli.entry import main
+
+    if not _CLI:
+        rc = main(["verify", "--model", "tiny", "--dp", "1", "--tp", "2", "--pp", "2", "--cp", "1", "--seq", "512",
+                   "--gbs", "8", "--remat", "selective", "--zero", "0", "--json"])
+        captured = capsys.readouterr()
+        assert rc == 0, captured.err
+        _CLI.update(json.loads(captured.out))
+    return _CLI
+
+
+def test_one_f_one_b_total_within_tolerance(capsys):
     """The 1F1B step of the tiny model against XLA:GPU (H100) within 6 % (grids/derive-1f1b.toml's tiny t2 p2
     selective m = 8: -2.6 % at 4f091e0)."""
-    from jaxcheck.crosscheck.verify import verify
-    from jaxcheck.targets import load
-    from symbolic.config.shapes import PRESETS
-
-    train = Training(t=2, p=2, s=512, gbs=8, recompute="selective", zero=0)
-    assert abs(verify(PRESETS["tiny"], train, target=load("h100-80gb"))["rel_error_total"]) <= TOTAL_TOLERANCE
+    assert abs(_cli_json(capsys)["rel_error_total"]) <= TOTAL_TOLERANCE
 
 
 def test_one_f_one_b_total_within_tolerance_on_cpu():
@@ -103,20 +116,15 @@ def _cli(*args, timeout=240):
 
 
 def test_cli_json_schema(capsys):
-    """`mem4d verify --json` (its entry point, in this process: no second jax start-up)."""
-    from symbolic.cli.entry import main
-
-    rc = main(["verify", "--model", "tiny", "--dp", "1", "--tp", "2", "--pp", "2", "--cp", "1", "--seq", "64", "--gbs",
-               "2", "--remat", "full", "--json"])
-    captured = capsys.readouterr()
-    assert rc == 0, captured.err
-    out = json.loads(captured.out)
+    """`mem4d verify --json`'s keys and what they say of the run (_cli_json)."""
+    out = _cli_json(capsys)
     assert {"model", "param_count", "config", "target", "symbolic", "xla", "measured", "components",
             "rel_error_total", "compile_seconds", "explain"} <= set(out)
     assert out["target"]["name"] == "h100-80gb" and out["target"]["platform"] == "gpu"  # the default: XLA:GPU
     assert out["target"]["compiled_with_memory_bytes"] > 1000 * out["target"]["memory_bytes"]  # as written
     assert {"argument_bytes", "output_bytes", "alias_bytes", "temp_bytes", "total_bytes"} <= set(out["xla"])
-    assert out["config"]["tp"] == 2 and out["config"]["recompute"] == "full" and out["config"]["weight_bytes"] == 4
+    assert out["config"]["tp"] == 2 and out["config"]["recompute"] == "selective" and out["config"]["zero"] == 0
+    assert out["config"]["weight_bytes"] == 4 and out["config"]["schedule"] == "1f1b"
     assert out["measured"] is None and out["explain"] is None
     assert sum(v for k, v in out["symbolic"].items() if k != "total") == out["symbolic"]["total"]
     assert {"name", "symbolic", "xla", "rel_error"} <= set(out["components"][0])

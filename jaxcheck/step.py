@@ -86,16 +86,15 @@ def _embed(graphdef, params: dict, embed: dict, tokens: jax.Array, plan: StepSpe
 
 def _micro_loss(graphdef, params: dict, head: dict, y_BxSxH: jax.Array, t_BxS: jax.Array) -> jax.Array:
     """Summed next-token cross entropy of one micro batch: final norm, LM head, fp32 logits [b, s, v] (Llama.loss;
-    with MTP the 1F1B tick runs _states and _head_loss instead)."""
+    with MTP the 1F1B tick runs _states and _heads_loss instead)."""
     model: Llama = nnx.merge(graphdef, _merged(params, head))
     return model.loss(y_BxSxH, t_BxS)
 
 
-def _head_loss(graphdef, params: dict, head: dict, k: int, state: jax.Array, t_BxS: jax.Array) -> jax.Array:
-    """With MTP, head k's cross entropy on the state it reads (Llama.head_loss: the model's head, k = 0, or module
-    k - 1's)."""
+def _heads_loss(graphdef, params: dict, head: dict, states: tuple, t_BxS: jax.Array) -> jax.Array:
+    """With MTP, the heads' summed cross entropies on the states the modules made (Llama.heads_loss)."""
     model: Llama = nnx.merge(graphdef, _merged(params, head))
-    return model.head_loss(k, state, t_BxS)
+    return model.heads_loss(states, t_BxS)
 
 
 def _states(graphdef, params: dict, trunk: dict, y_BxSxH: jax.Array, shifted: jax.Array) -> tuple:
@@ -214,7 +213,7 @@ def _one_f_one_b(params: dict, batch: dict, graphdef, layers: dict, plan: StepSp
     mtp, trunk = plan.shape.mtp > 0, _trunk_params(params)
     ends = Ends(embed=lambda e, tokens: _embed(graphdef, params, e, tokens, plan, micro=False),
                 embed_params=_embed_params(params),
-                loss=(lambda k, hd, state, targets: _head_loss(graphdef, params, hd, k, state, targets)) if mtp else
+                loss=(lambda hd, states, targets: _heads_loss(graphdef, params, hd, states, targets)) if mtp else
                 (lambda hd, y, targets: _micro_loss(graphdef, params, hd, y, targets)),
                 head_params=head,
                 embed_sharding=_like(grad_shardings, _embed_params(params)) if sharded else None,

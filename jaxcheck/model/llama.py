@@ -174,21 +174,15 @@ class Llama(nnx.Module):
         return tuple(states)
 
     def heads_loss(self, states: tuple[jax.Array, ...], t_BxS: jax.Array) -> jax.Array:
-        """The sum of every head's head_loss on its state."""
-        total = self.head_loss(0, states[0], t_BxS)
-        for k in range(1, len(states)):
-            total = total + self.head_loss(k, states[k], t_BxS)
+        """The summed cross entropy of the model's head on states[0], plus MTP_LOSS_SCALE / n_mtp times module k's
+        (its final norm, the shared head) on states[k + 1] against the targets shifted k + 1 places, the wrapped
+        positions masked out."""
+        total, n = cross_entropy(self.logits(states[0]), t_BxS), self.plan.shape.mtp
+        for k in range(n):
+            logits = self.logits(states[k + 1], getattr(self, mtp_name(k)).final_norm)
+            ce = cross_entropy(logits, jnp.roll(t_BxS, -(k + 1), axis=-1), shifted_mask(t_BxS, k + 1))
+            total = total + ce * (MTP_LOSS_SCALE / n)
         return total
-
-    def head_loss(self, k: int, state_BxSxH: jax.Array, t_BxS: jax.Array) -> jax.Array:
-        """Head k's summed cross entropy: the model's head on the last layer's output (k = 0), or MTP_LOSS_SCALE /
-        n_mtp times module k - 1's (its final norm, the shared head) on its output against the targets shifted k
-        places, the wrapped positions masked out."""
-        if k == 0:
-            return cross_entropy(self.logits(state_BxSxH), t_BxS)
-        logits = self.logits(state_BxSxH, getattr(self, mtp_name(k - 1)).final_norm)
-        ce = cross_entropy(logits, jnp.roll(t_BxS, -k, axis=-1), shifted_mask(t_BxS, k))
-        return ce * (MTP_LOSS_SCALE / self.plan.shape.mtp)
 
 
 def mtp_name(k: int) -> str:

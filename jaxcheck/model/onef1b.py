@@ -80,7 +80,7 @@ class Ends(NamedTuple):
     layouts of their gradients (ZeRO-2/3) or None. With multi-token prediction (else None): the last stage's lookup
     of its modules' inputs (shifted(embed params, targets) -> [n_mtp, b, s, h]) and the modules but their final norms
     (trunk(trunk params, y, shifted) -> the states the heads read), with their parameters and gradient layouts;
-    then loss(k, head params, state, targets) is head k's alone (the model's, k = 0, or module k - 1's)."""
+    then loss(head params, states, targets) is the heads' alone."""
 
     embed: Callable
     embed_params: Any
@@ -225,22 +225,16 @@ def one_f_one_b(stacks: dict[str, Stack], ends: Ends, tokens, targets, act: tupl
             dhead, dshifted = _keep(jax.tree.map(jnp.add, dhead, dh), ends.head_sharding), None
         else:
             # MTP: the modules' inputs looked up outside the loss (their gradient waits for the head's, below); the
-            # heads one at a time, each head's logits, their gradient and its head gradient joined to the
-            # accumulator before the next head's logits are made (an optimization barrier the next state passes);
-            # all of them before the modules' layers' backward, as a trainer's output layer makes its weight gradient
-            # before the layer below runs. Left free, XLA:GPU held the heads' logits together and their head
-            # gradients whole or split over d*c from one configuration to the next (grids/derive-mtp.toml,
-            # holdout-mtp-3's ZeRO-3 cases: docs/accuracy.md)
+            # heads' backward (logits gradients, the head's gradient) before the modules' layers' backward, as a
+            # trainer's output layer makes its weight gradient before the layer below runs: left free, XLA:GPU
+            # ordered the two differently from one configuration to the next (grids/derive-mtp.toml)
             shifted = ends.shifted(ends.embed_params, t_last)
             states, trunk_vjp = jax.vjp(ends.trunk, ends.trunk_params, x[p - 1], shifted)
-            loss, dstates, rest = jnp.float32(0), [], tuple(states)
-            for k in range(len(states)):
-                lk, head_vjp = jax.vjp(lambda hd, st, k=k: ends.loss(k, hd, st, t_last), ends.head_params, rest[0])
-                dh, ds = keep_last(head_vjp(scale))
-                dhead = _keep(jax.tree.map(jnp.add, dhead, dh), ends.head_sharding)
-                dhead, ds, rest = jax.lax.optimization_barrier((dhead, ds, rest[1:]))
-                loss, dstates = loss + lk, dstates + [ds]
-            dtr, dlast, dshifted = keep_last(trunk_vjp(tuple(dstates)))
+            loss, heads_vjp = jax.vjp(lambda hd, st: ends.loss(hd, st, t_last), ends.head_params, states)
+            dh, dstates = keep_last(heads_vjp(scale))
+            dhead = _keep(jax.tree.map(jnp.add, dhead, dh), ends.head_sharding)
+            dhead, dstates = jax.lax.optimization_barrier((dhead, dstates))
+            dtr, dlast, dshifted = keep_last(trunk_vjp(dstates))
             dtrunk = _keep(jax.tree.map(jnp.add, dtrunk, dtr), ends.trunk_sharding)
         total = total + jnp.where(last, loss, 0.0)
         # the lookups' gradient once the head's has joined its accumulator: left free, XLA:GPU made both at once,

@@ -42,12 +42,10 @@ def _layer_backward(sw: Switches) -> sp.Expr:
 
 
 def rows(sw: Switches) -> tuple[Buffer, ...]:
-    """The MTP rows of the 1F1B table (none without MTP). The loss runs in order (jaxcheck.model.onef1b): the
-    modules' forward ("loss"); then the heads one at a time, each its logits, their gradient and its head gradient
-    joined to the accumulator before the next head's logits are made, so that one head's rows of the table (logits,
-    logits_grad, head_grad_micro ...) stand for all of them ("loss", "loss_input_grad", "loss_head"); then, behind an
-    optimization barrier, the modules' layers' backward ("loss_modules"). A module's residuals live from its forward
-    to its backward, through all four."""
+    """The MTP rows of the 1F1B table (none without MTP). The loss runs in order (jaxcheck.model.onef1b): every
+    logits with the modules' forward ("loss"); the heads' backward, the model's cotangent ("loss_input_grad") and the
+    head's gradients ("loss_head"); then, behind an optimization barrier, the modules' layers' backward
+    ("loss_modules"). A module's residuals live from its forward to its backward, through all four."""
     if not sw.mtp:
         return ()
     shard = grad_shards(sw)
@@ -60,6 +58,11 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
                "of the MTP modules' gradients (their routed experts' over the expert data-parallel group with "
                "ZeRO-2/3, the rest over d*c), each tick's loss adding its own (derive-mtp 0, d2 e2 selective zero1: "
                "param.392{79..93} of the tick loop, f32[1536,768] eh_proj, f32[4,768,256] x 3 experts)"),
+        Buffer("mtp_logits", (n_mtp, b, s / c, v / t), FP32, ("loss",), "each module's fp32 logits [b, s/c, v/t] "
+               "beside the model's logits and their gradient: XLA:GPU computes every logits of the loss before the "
+               "heads' backward takes them one at a time (derive-mtp 1, d2 e2 t2 none zero2: gemm_fusion_dot.646 "
+               "and loop_multiply_fusion.17, the module's logits and softmax, beside input_scatter_fusion.13, the "
+               "model's logits gradient, the step's peak)"),
         Buffer("mtp_layer", (n_mtp,), _layer_residuals(sw), through, "each module's layer residuals for the micro "
                "batch, all of them (the loss runs under jax.vjp without a remat policy), from its forward to its "
                "backward after the heads'"),
@@ -79,6 +82,11 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
                   "a pipeline MoE layer's expert_layer_grads (derive-mtp 2: gemm_fusion_dot.962 f32[4,256,768] and "
                   ".963 f32[2,768,512]); a dense weight's gradient joins its accumulator as it is made (derive-mtp "
                   "5: loop_add_fusion.25-28)")] if sw.mtp_moe else []),
+        *([Buffer("mtp_head_grad_micro", (n_mtp, h, v / t), B_g, ("loss_head",), "ZeRO-2/3: each module's fp32 "
+                  "gradient of the LM head for the micro batch, whole, beside the model's (recipes.jax.zero's "
+                  "head_grad_micro) until one reduce-scatter over d*c takes them all (derive-mtp 1, d2 e2 t2 none "
+                  "zero2: gemm_fusion_dot.649 and .647 f32[768,6144], both live to reduce-scatter.41)",
+                  backend="gpu")] if sw.sharded_grads else []),
         *([Buffer("mtp_head_cast", (h, v / t), B_a, ("loss_head",), "ZeRO-3: the gathered LM head cast to compute "
                   "dtype for a logits product's backward, live with the head gradients (derive-mtp 2: "
                   "wrapped_convert.79 bf16[768,12288] beside gemm_fusion_dot.728); without ZeRO-3 each product's "

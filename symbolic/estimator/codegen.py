@@ -86,7 +86,7 @@ def _cse_unevaluated(exprs, order: str = "none"):
         return sp.cse(exprs, order=order)
 
 
-CSE = _cse_unevaluated  # what lambdify eliminates common subexpressions with (benchmarks/codegen.py times cse=True)
+CSE = _cse_unevaluated  # what lambdify eliminates common subexpressions with (benchmarks/bench_codegen.py swaps it)
 
 
 def _printer_class():

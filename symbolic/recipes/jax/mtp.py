@@ -120,8 +120,8 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
                backend="cpu"),
         *([Buffer("mtp_model_head_grad", (h, v / t), B_g, ("backward_embed",), "ZeRO-2/3: the model's own fp32 head "
                   "gradient for the micro batch (recipes.jax.zero's head_grad_micro, whole) held with the modules' "
-                  "to that all-reduce (the same two dumps: ynn_fusion.38, .68); below ZeRO-2 it joins the whole accumulator",
-                  backend="cpu")] if sw.sharded_grads else []),
+                  "to that all-reduce (the same two dumps: ynn_fusion.38, .68); below ZeRO-2 it joins the whole "
+                  "accumulator", backend="cpu")] if sw.sharded_grads else []),
         Buffer("mtp_grads_summed", (n_mtp + 2, v / t, h), sp.Piecewise((0, sp.Eq(d * c, 1)), (B_g, True)),
                ("backward_embed",), "that all-reduce's outputs beside its inputs: the model's and each module's "
                "head gradient and the shifted tokens' lookup gradient (the first stage's lookup's is "

@@ -15,6 +15,22 @@ from dataclasses import replace
 import numpy as np
 
 
+def _through_lambdify(exprs, name, extra=()):
+    """What codegen._lambdify_source did before: sympy.lambdify with the same printer and CSE, its source read back
+    with inspect (the same string, tests/test_estimator.py)."""
+    import inspect
+
+    import sympy as sp
+
+    from symbolic.config.glossary import NAMES
+    from symbolic.config.symbols import BY_NAME
+    from symbolic.estimator import codegen
+
+    fn = sp.lambdify([BY_NAME[n] for n in NAMES + extra], tuple(exprs), modules="numpy", cse=codegen.CSE,
+                     printer=codegen._printer_class()(codegen.PRINTER), docstring_limit=0)
+    return inspect.getsource(fn).replace("def _lambdifygenerated(", f"def {name}(", 1)
+
+
 def _throughput(code: dict, arrays: dict, repeats: int = 3) -> tuple[float, float, list]:
     """Configurations a second of the main function and of the first stage's total, and the main outputs."""
     from symbolic.config.glossary import STAGE_NAMES
@@ -60,17 +76,18 @@ def main() -> int:
     arrays["e"] = arrays["t_e"] = np.ones(len(arrays["L"]))
     from symbolic.components.overheads import _wider_than_one
 
-    now = (codegen.CSE, codegen.PRINTER)
-    sorted_ = (lambda exprs: codegen._cse_unevaluated(exprs, "canonical"), {**codegen.PRINTER, "order": None})
-    cses = {"sorted": sorted_, "unsorted": now}
+    now = (codegen.CSE, codegen.PRINTER, codegen._lambdify_source)
+    sorted_ = (lambda exprs: codegen._cse_unevaluated(exprs, "canonical"), {**codegen.PRINTER, "order": None},
+               codegen._lambdify_source)
+    cses = {"sorted": sorted_, "unsorted": now, "via lambdify": (*now[:2], _through_lambdify)}
     times: dict[str, list[float]] = {k: [] for k in cses}
     rates: dict[str, list[tuple[float, float]]] = {k: [] for k in cses}
     worst = 0.0
     for _ in range(repeats):
         for profile, sw in cases:
             outputs = {}
-            for name, (cse, printer) in cses.items():
-                codegen.CSE, codegen.PRINTER = cse, printer
+            for name, (cse, printer, source) in cses.items():
+                codegen.CSE, codegen.PRINTER, codegen._lambdify_source = cse, printer, source
                 clear_cache()
                 _wider_than_one.cache_clear()
                 start = time.perf_counter()
@@ -78,15 +95,16 @@ def main() -> int:
                 times[name].append(time.perf_counter() - start)
                 *rate, outputs[name] = _throughput(code, arrays)
                 rates[name].append(tuple(rate))
-            for a, b in zip(*outputs.values()):
+            for a, b in zip(outputs["sorted"], outputs["unsorted"]):
                 both = np.isfinite(a) & np.isfinite(b)
                 worst = max(worst, float(np.max(np.abs(a[both] - b[both]) / np.maximum(np.abs(b[both]), 1.0))))
-    codegen.CSE, codegen.PRINTER = now
-    old, new = (statistics.median(times[k]) for k in cses)
+    codegen.CSE, codegen.PRINTER, codegen._lambdify_source = now
+    old, new, via = (statistics.median(times[k]) for k in cses)
     print(f"{len(cases) * repeats} derives each: median sorted {old:.2f} s, unsorted {new:.2f} s, "
-          f"ratio {old / new:.2f}x; totals {sum(times['sorted']):.1f} s vs {sum(times['unsorted']):.1f} s")
+          f"ratio {old / new:.2f}x; totals {sum(times['sorted']):.1f} s vs {sum(times['unsorted']):.1f} s; the same "
+          f"source through sympy.lambdify (argument sorting, exec, inspect) {via:.2f} s: {via / new:.2f}x")
     for i, what in enumerate(("main function", "first stage's total")):
-        a, b = (statistics.median(r[i] for r in rates[k]) for k in cses)
+        a, b = (statistics.median(r[i] for r in rates[k]) for k in ("sorted", "unsorted"))
         print(f"{what}: median {a / 1e6:.2f} M configs/s sorted, {b / 1e6:.2f} M unsorted "
               f"(ratio {b / a:.2f})")
     print(f"largest relative difference between the two codes' outputs: {worst:.1e}")

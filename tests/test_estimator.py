@@ -83,6 +83,25 @@ def test_lambdified_equals_sympy(values, which):
         assert got[name] == pytest.approx(exact(expr, values), rel=1e-12, abs=0), name
 
 
+@pytest.mark.parametrize("profile, which", [("paper", 9), ("jax", 8)])
+def test_generated_source_is_lambdifys(profile, which):
+    """codegen writes each function with lambdify's own function printer, without lambdify's argument sorting and
+    exec: the source is the string sympy.lambdify (with the same printer and CSE) gives, for the main function and
+    a stage's (its extra letters). Source of truth: sympy.lambdify and inspect.getsource; exact."""
+    import inspect
+
+    from symbolic.config.glossary import NAMES, STAGE_NAMES
+    from symbolic.estimator import codegen
+
+    sw, module = SWITCHES[which], load(profile)
+    for exprs, extra in (([x.expr for x in module.components(sw)], ()),
+                         ([x.expr for x in module.stage_components(sw, "first")], STAGE_NAMES)):
+        fn = sp.lambdify([BY_NAME[n] for n in NAMES + extra], tuple(exprs), modules="numpy", cse=codegen.CSE,
+                         printer=codegen._printer_class()(codegen.PRINTER), docstring_limit=0)
+        want = inspect.getsource(fn).replace("def _lambdifygenerated(", "def _f(", 1)
+        assert codegen._lambdify_source(exprs, "_f", extra) == want
+
+
 def test_named_arrays_broadcast_and_constants_too():
     est = estimator("paper")
     values = inputs_for(PRESETS["llama3-8b"], Training()) | {"t": np.array([[1], [2], [4]]), "d": np.array([1, 2, 4, 8])}

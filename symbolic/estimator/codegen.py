@@ -60,18 +60,28 @@ PRINTER = {"fully_qualified_modules": True, "allow_unknown_functions": False, "o
 
 def _lambdify_source(exprs: list, name: str, extra: tuple[str, ...] = ()) -> str:
     """numpy source of one function of the glossary's NAMES (then `extra` letters) returning a tuple of the
-    expressions (lambdify, cse=True)."""
-    import inspect
-
-    import sympy as sp
-
+    expressions, written as sympy's lambdify writes it (its function printer, CSE first) without what lambdify does
+    around it: sorting the arguments to look for names that need replacing (none does: every glossary letter is a
+    plain symbol whose name is an identifier), then executing the source and reading it back (a quarter of a
+    derivation's time; the source is the same string, test_estimator checks it against lambdify's)."""
     from ..config.symbols import BY_NAME
 
-    printer = _printer_class()(PRINTER)
-    fn = sp.lambdify([BY_NAME[n] for n in NAMES + extra], tuple(exprs), modules="numpy", printer=printer,
-                     cse=CSE, docstring_limit=0)
-    source = inspect.getsource(fn)
-    return source.replace("def _lambdifygenerated(", f"def {name}(", 1)
+    args = [BY_NAME[n] for n in NAMES + extra]
+    cses, reduced = CSE(tuple(exprs))
+    return _function_printer()(_printer_class()(PRINTER), False).doprint(name, args, reduced, cses=cses)
+
+
+def _function_printer():
+    """sympy's lambdify function printer, with its argument names taken as they are (lambdify's own _preprocess
+    sorts the arguments and substitutes dummies for names that are no identifiers: the glossary has none)."""
+    from sympy.utilities.lambdify import _EvaluatorPrinter
+
+    class FunctionPrinter(_EvaluatorPrinter):
+        def _preprocess(self, args, expr, cses=(), _dummies_dict=None):
+            assert all(arg.is_symbol and self._is_safe_ident(str(arg)) for arg in args)
+            return [str(arg) for arg in args], expr
+
+    return FunctionPrinter
 
 
 def _cse_unevaluated(exprs, order: str = "none"):

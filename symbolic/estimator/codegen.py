@@ -71,6 +71,7 @@ def _lambdify_source(exprs: list, name: str, extra: tuple[str, ...] = ()) -> str
     return _function_printer()(_printer_class()(PRINTER), False).doprint(name, args, reduced, cses=cses)
 
 
+@functools.lru_cache(maxsize=None)
 def _function_printer():
     """sympy's lambdify function printer, with its argument names taken as they are (lambdify's own _preprocess
     sorts the arguments and substitutes dummies for names that are no identifiers: the glossary has none)."""

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import jax
 
-from symbolic.config.errors import CompileFailed
+from symbolic.config.errors import CompileFailed, ConfigError
 
 from .backend import quiet_native_stderr
 from .mesh import describe
@@ -118,7 +118,10 @@ def compile_step(spec: StepSpec, mesh: jax.sharding.Mesh, with_grads: bool = Fal
                  compiler_options: dict | None = None) -> tuple[Report, object, Built]:
     """Build abstract state, lower and compile the step; returns the report, the compiled executable and the Built."""
     start = time.perf_counter()
-    built = build(spec.check(), mesh)
+    if len(spec.check().stages()) > 1:
+        raise ConfigError(f"{spec.shape.name}'s stages hold different layers at pp={spec.train.p}, one program per "
+                          "stage kind: mem4d verify and sweep compile each (jaxcheck.stages); compile takes one")
+    built = build(spec, mesh)
     with jax.set_mesh(mesh), quiet_native_stderr():  # XLA:GPU's compiler looks for a GPU driver again
         lowered = jit_step(built, with_grads).lower(*built.args)
         compiled = compile_lowered(lowered, describe_spec(spec), compiler_options)

@@ -42,9 +42,19 @@ class StepSpec:
     opts: JaxOptions = JaxOptions()
 
     def check(self) -> "StepSpec":
-        """Training.check with jaxcheck's own limits (the rule table's "jax" scope): one-line ConfigError; self."""
-        jax_training(self.train, self.opts).check(self.shape, "jax")
+        """Training.check with jaxcheck's own limits (the rule table's "jax" scope) on each program's model (stages):
+        one-line ConfigError; self."""
+        for _, spec in self.stages():
+            jax_training(self.train, self.opts).check(spec.shape, "jax")
         return self
+
+    def stages(self) -> tuple[tuple[tuple[int, ...], "StepSpec"], ...]:
+        """(ranks, spec) per program to compile: (all ranks, self) unless the pipeline's stages hold different layers
+        (jaxcheck.stages: one program per stage kind, its model every stage holding those ranks' layers)."""
+        from .stages import stage_programs
+
+        return tuple((ranks, self if shape is self.shape else replace(self, shape=shape))
+                     for ranks, shape in stage_programs(self.shape, self.train.p))
 
     def as_json(self, widths: bool = False) -> dict:
         """The "config" of compile/verify --json: the Training under its flag names (`widths`: with the byte widths

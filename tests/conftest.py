@@ -96,9 +96,9 @@ def quick_model(spec):
 
 def unsharded_reference(spec, gbs: int, dense_routed=None):
     """Host params ([1, n] stacks), a fixed batch [gbs, s], and the loss and gradients of the same flax modules run
-    directly on one device over the whole batch (each stack's layers in model order; with `dense_routed`, the routed
-    experts computed densely in place of jaxcheck.model.moe.routed_experts), differentiated by jax.grad: the source
-    of truth of the sharded-step tests (spec: the unsharded StepSpec)."""
+    directly on one device over the whole batch (the layers in model order, each the next of its kind's stack; with
+    `dense_routed`, the routed experts computed densely in place of jaxcheck.model.moe.routed_experts),
+    differentiated by jax.grad: the source of truth of the sharded-step tests (spec: the unsharded StepSpec)."""
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -117,10 +117,11 @@ def unsharded_reference(spec, gbs: int, dense_routed=None):
 
     def loss(params):
         model = nnx.merge(graphdef, params)
-        x = model.embed_tokens(tokens)
-        for name, (n, _) in stack_layers(shape).items():
-            for layer in range(n):
-                x = jax.tree.map(lambda w: w[0, layer], getattr(model, name))(x)
+        x, seen = model.embed_tokens(tokens), dict.fromkeys(stack_layers(shape), 0)
+        for i in range(shape.L):  # each layer in model order from its stack: dense_blocks only where it is dense
+            name = "blocks" if shape.is_moe_layer(i) or "dense_blocks" not in seen else "dense_blocks"
+            x = jax.tree.map(lambda w: w[0, seen[name]], getattr(model, name))(x)
+            seen[name] += 1
         ce = lambda logits, t: jax.nn.logsumexp(logits, axis=-1) - jnp.take_along_axis(logits, t[..., None], -1)[..., 0]
         total, hidden = jnp.sum(ce(model.logits(x), targets)), x
         for k in range(shape.mtp):  # module k: the tokens k + 1 places on, predicting those k + 2 on, wrapped ones out

@@ -37,17 +37,21 @@ GPT_OSS = ModelShape(**{**SHAPE.as_dict(), "name": "test-moe-gpt-oss", "qkv_bias
 # SHAPE with two (each module's input the previous one's output) on a pipeline
 MIXED_MTP = ModelShape(**{**MIXED.as_dict(), "name": "test-moe-mixed-mtp", "mtp": 1})
 SHAPE_MTP = ModelShape(**{**SHAPE.as_dict(), "name": "test-moe-mtp", "mtp": 2})
+# a dense layer first in each of two stages (layers 0 and 2): at p = 2 one program whose every stage runs its dense
+# layer, then its MoE layer (the program jaxcheck.stages compiles per stage kind of a dense-first model at p > 1)
+STAGED = ModelShape(**{**MIXED.as_dict(), "name": "test-moe-staged", "dense_layers": (0, 2)})
 SEQ, GBS = 16, 4
 PUBLISHED = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"
 NO_DROP = SHAPE.E / SHAPE.k_e  # C_f = E / k_e: capacity C = T, no assignment is ever dropped
 
 
-def _spec(shape, d, e, p, t, t_e, c, zero=1, recompute="selective", C_f=NO_DROP, dtype="float32"):
+def _spec(shape, d, e, p, t, t_e, c, zero=1, recompute="selective", C_f=NO_DROP, dtype="float32", checked=True):
     from jaxcheck.spec import JaxOptions, StepSpec
 
     train = Training(d=d, t=t, p=p, c=c, s=SEQ, b=1, gbs=GBS, zero=zero, recompute=recompute, ep=e, etp=t_e,
                      moe_capacity=C_f)
-    return StepSpec(shape, train, JaxOptions(compute_dtype=dtype, learning_rate=1e-2)).check()
+    spec = StepSpec(shape, train, JaxOptions(compute_dtype=dtype, learning_rate=1e-2))
+    return spec.check() if checked else spec
 
 
 def dense_routed(x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down, act=None, expert=None, C_f=None,
@@ -70,7 +74,8 @@ _REFERENCES: dict = {}
 def _reference(shape):
     """Host params ([1, n] stacks), a fixed batch [GBS, s], and the dense reference's loss and grads (once per shape)."""
     if shape.name not in _REFERENCES:
-        _REFERENCES[shape.name] = unsharded_reference(_spec(shape, 1, 1, 1, 1, 1, 1), GBS, dense_routed)
+        # unchecked: at p = 1 a model of dense layers between MoE ones is one jaxcheck refuses to compile
+        _REFERENCES[shape.name] = unsharded_reference(_spec(shape, 1, 1, 1, 1, 1, 1, checked=False), GBS, dense_routed)
     return _REFERENCES[shape.name]
 
 
@@ -117,6 +122,7 @@ CASES = [  # shape, (d, e, p, t, t_e, c), zero, remat: e in {1, 2, 4}, t_e in {1
     (SHAPE, (4, 4, 1, 2, 1, 2), 0, "full"),
     (SHAPE_MTP, (2, 1, 2, 2, 2, 2), 3, "none"),  # two MTP modules on the last stage, their lookups over context
     (MIXED_MTP, (2, 2, 1, 2, 1, 1), 2, "selective"),  # two stacks, no shared experts, sigmoid + bias, groups, MTP
+    (STAGED, (2, 2, 2, 1, 1, 2), 2, "full"),  # two stacks at p = 2: each stage a dense layer, then an MoE layer
 ]
 
 
@@ -201,9 +207,10 @@ def test_zero3_splits_expert_weights_over_every_rank_of_a_stage(t_e):
 @pytest.mark.parametrize("train,shape,rule", [
     (Training(d=2, t=2, ep=4, etp=1, s=16), PRESETS["tiny-moe"], "e | d (jax)"),
     (Training(d=2, t=4, etp=2, s=16), PRESETS["tiny-moe"], "t_e in {1, t} (jax)"),
-    (Training(p=2, s=16), MIXED, "mixed layers: p = 1, dense first (jax)"),
+    (Training(p=2, s=16), MIXED, "mixed layers: stages alike, dense first (jax)"),
     (Training(s=16), ModelShape(**{**MIXED.as_dict(), "name": "late", "dense_layers": (3,)}),
-     "mixed layers: p = 1, dense first (jax)"),
+     "mixed layers: stages alike, dense first (jax)"),
+    (Training(p=2, s=16, schedule="gpipe"), STAGED, "mixed layers at p > 1: 1F1B (jax)"),
 ])
 def test_jax_rules_refuse_what_jaxcheck_cannot_build(train, shape, rule):
     """One-line BrokenRule naming jaxcheck's limit (the rule table's jax scope); the paper's scope accepts it."""

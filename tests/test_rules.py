@@ -48,7 +48,8 @@ def test_every_message_is_one_line_on_ints():
     shape = ModelShape("odd", h=36, f=64, a=4, k=2, L=4, v=64)
     on_uneven = ["stage layers: p entries", "stage layers % vpp", "stage layers sum to L", "uneven: whole chunks"]
     dense = ["mla_up_proj needs MLA", "moe_act needs experts", "capacity needs experts",
-             "E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP", "mixed layers: p = 1, dense first (jax)",
+             "E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP", "mixed layers: stages alike, dense first (jax)",
+             "mixed layers at p > 1: 1F1B (jax)",
              "Gemma layers (jax)", "no dropout (jax)", "s <= positions (jax)", "MTP under 1F1B (jax)",
              "torchtitan: Llama blocks", "recipes: GQA attention",
              "sinks need flash attention (jax)", "deepspeed: dense models", "torchtitan MoE: tp = 1",

@@ -36,6 +36,14 @@ def print_verify(result: dict) -> None:
     console.print("symbolic: profile jax (mem4d formula --profile jax); XLA: memory_analysis(), total = argument + "
                   "output + temp - alias; measured: GPU peak in a fresh process"
                   + ("" if result["measured"] else " (none: nothing ran)") + ".")
+    if result.get("stages"):
+        console.print(f"The pipeline's stages hold different layers: one program per stage kind, each giving every "
+                      f"stage those ranks' layers (jaxcheck.stages); the table is {result['stage_model']}'s, the "
+                      f"largest XLA total.")
+        for st in result["stages"]:
+            console.print(f"  ranks {', '.join(map(str, st['ranks']))}: {st['dense_layers']} dense + "
+                          f"{st['moe_layers']} MoE layers a stage, symbolic {mib(st['symbolic_total'])} MiB, XLA "
+                          f"{mib(st['xla_total'])} MiB ({percent(st['rel_error_total'])})")
     target = result.get("target") or {}
     if target.get("platform") == "gpu":
         console.print(f"Compiled as written: the {target['description']} target posed with "

@@ -49,6 +49,10 @@ def verify(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions(
 
     target = target or load(DEFAULT)
     spec = StepSpec(shape, training, opts).check()
+    programs = spec.stages()
+    if len(programs) > 1:
+        return _largest([(ranks, one, verify(one.shape, training, opts, target=target, explain=explain,
+                                             measure=measure, phases=phases)) for ranks, one in programs], shape.name)
     sym = symbolic_bytes(shape, training, opts, "gpu" if target.is_gpu else "cpu")
     compiled_for = target.with_memory(AS_WRITTEN_BYTES)  # the program as written
     devices, real = start(compiled_for, training.world)  # imports jax quietly: before any module that imports it
@@ -86,6 +90,19 @@ def verify(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions(
         "rel_error_total": rel(sym["total"], report.xla["total_bytes"]),
         "compile_seconds": round(report.compile_seconds, 3), "explain": details,
     } | ({"phases": windows} if phases else {})
+
+
+def _largest(results: list[tuple[tuple[int, ...], StepSpec, dict]], model: str) -> dict:
+    """The object of the program whose XLA total is largest (the pipeline's peak device), with each program's ranks,
+    a stage's dense and MoE layers and the totals under "stages" (jaxcheck.stages: one program per stage kind)."""
+    stages = []
+    for ranks, spec, out in results:
+        dense = len(spec.shape.dense_layers) // spec.train.p
+        stages.append({"ranks": list(ranks), "dense_layers": dense, "moe_layers": spec.shape.L // spec.train.p - dense,
+                       "symbolic_total": out["symbolic"]["total"], "xla_total": out["xla"]["total_bytes"],
+                       "rel_error_total": out["rel_error_total"], "compile_seconds": out["compile_seconds"]})
+    _, _, worst = max(results, key=lambda item: item[2]["xla"]["total_bytes"])
+    return {**worst, "model": model, "stage_model": worst["model"], "stages": stages}
 
 
 def target_json(target, compiled_for) -> dict:

@@ -183,7 +183,7 @@ def model_letters(shape) -> dict:
                 expert_bias=shape.expert_bias, sigmoid=shape.sigmoid, dsa=shape.dsa, gdn=shape.gdn,
                 n_gk=shape.lin_k_heads, mamba=shape.mamba or shape.blocks, n_m=shape.ssm_heads, g_m=shape.ssm_groups,
                 gemma=shape.sandwich or shape.logit_softcap or shape.attn_softcap,
-                dense_first=shape.dense_layers == tuple(range(len(shape.dense_layers))))
+                dense_period=shape.dense_period)
 
 
 def check(x: SimpleNamespace, rules: tuple[Rule, ...]) -> None:

@@ -200,6 +200,17 @@ class ModelShape(ParameterCounts):
         return self.moe and i not in self.dense_layers
 
     @property
+    def dense_period(self) -> int:
+        """n such that the dense layers of an MoE model are the first k of every n layers (n | L, 0 < k < n: one
+        pipeline stage's layers when L/p = n); L for a model of one kind; 0 when no n does."""
+        dense = set(self.dense_layers) if self.moe else set()
+        k = next((i for i in range(self.L) if i not in dense), self.L)
+        later = sorted(i for i in dense if i >= k)
+        n = later[0] if later else self.L
+        ok = self.L % n == 0 and dense == {i for i in range(self.L) if i % n < k}
+        return n if ok else 0
+
+    @property
     def gdn(self) -> bool:
         """Whether some layers are Gated DeltaNet layers (a hybrid)."""
         return bool(self.linear_layers)

@@ -50,10 +50,16 @@ RULES: tuple[Rule, ...] = (
     Rule("t_e in {1, t} (jax)", lambda x: (x.t_e == 1) | (x.t_e == x.t),
          lambda x: (f"jaxcheck splits each expert over all tp={x.t} tensor ranks or none: etp={x.t_e} must be 1 or "
                     f"{x.t}"), scope="jax"),
-    Rule("mixed layers: p = 1, dense first (jax)",
-         lambda x: (x.L_e == x.L) | (x.L_e == 0) | ((x.p == 1) & x.dense_first),
-         lambda x: (f"{x.model} mixes {x.L - x.L_e} dense and {x.L_e} MoE layers: jaxcheck stacks them as two "
-                    f"stacks only with pp=1 and the dense layers first (got pp={x.p})"), scope="jax", model=True),
+    Rule("mixed layers: stages alike, dense first (jax)",
+         lambda x: (x.L_e == x.L) | (x.L_e == 0) | (x.L == x.p * x.dense_period),
+         lambda x: (f"{x.model} mixes {x.L - x.L_e} dense and {x.L_e} MoE layers: one jaxcheck program (and the jax "
+                    f"profile) stacks them only when each of the pp={x.p} stages holds the same layers, dense ones "
+                    f"first; mem4d verify and sweep take a model whose stages differ one stage kind at a time"),
+         scope="jax", model=True),
+    Rule("mixed layers at p > 1: 1F1B (jax)", lambda x: (x.L_e == x.L) | (x.L_e == 0) | (x.p == 1) | (x.schedule == "1f1b"),
+         lambda x: (f"{x.model} mixes dense and MoE layers: jaxcheck's GPipe step runs its two stacks one pipeline "
+                    f"after the other, which at pp={x.p} is not the model's layer order: use --schedule 1f1b"),
+         scope="jax", model=True),
     Rule("jax precision", lambda x: np.logical_not(x.master_weights) & (x.optimizer == "adamw") & (x.logits == "fp32")
          & (x.weight_dtype == x.grad_dtype) & (x.grad_dtype == x.moment_dtype),
          lambda x: ("jaxcheck's step is AdamW on its parameters (no master copy), gradients and moments in the param "

@@ -1,0 +1,97 @@
+"""Pipeline stages holding different layer kinds (a dense-first MoE model at p > 1): one program per stage kind.
+
+Sources of truth: Training.kind_layers (the layers each rank of the real model holds, as the symbolic side counts
+them) for the stage programs' models; the rule table's one-line errors; XLA's memory_analysis() for verify's
+programs (argument bytes exact, 0 bytes tolerance; the reported program the one with the largest XLA total). That
+each program's step equals its unsharded reference is tests/test_jax_moe.py's STAGED case.
+"""
+import pytest
+
+from conftest import skip_if_not_enough_devices
+from symbolic.config.errors import BrokenRule, ConfigError
+from symbolic.config.shapes import ModelShape
+from symbolic.config.training import Training
+
+# DeepSeek-V3's layout scaled down: the first three of eight layers dense (first_k_dense_replace = 3)
+V3_LIKE = ModelShape("t-v3", h=64, f=176, a=4, k=2, L=8, v=256, E=8, k_e=2, f_e=48, dense_layers=(0, 1, 2),
+                     sigmoid=True, expert_bias=True, groups=2, group_topk=1)
+# the first of four layers dense: at p = 2 stage 0 holds a dense and an MoE layer, stage 1 two MoE layers
+DENSE_FIRST = ModelShape(**{**V3_LIKE.as_dict(), "name": "t-df", "L": 4, "dense_layers": (0,)})
+
+
+def _kinds(shape: ModelShape, p: int, rank: int) -> dict:
+    return Training(p=p).kind_layers(shape)[rank]
+
+
+@pytest.mark.parametrize("p", [1, 2])
+def test_each_program_gives_every_stage_the_layers_of_its_ranks(p):
+    """p = 1 (or stages alike): one program, the model itself; p = 2: one per distinct stage, whose every rank holds
+    exactly the real model's layers of those ranks (MoE count per rank; dense first in each)."""
+    from jaxcheck.stages import alike, stage_programs
+
+    programs = stage_programs(V3_LIKE, p)
+    if p == 1:
+        assert programs == (((0,), V3_LIKE),)
+        return
+    assert [ranks for ranks, _ in programs] == [(0,), (1,)]
+    for ranks, shape in programs:
+        assert alike(shape, p) and shape.L == V3_LIKE.L
+        for q in range(p):
+            assert _kinds(shape, p, q) == _kinds(V3_LIKE, p, ranks[0])
+    assert programs[0][1].dense_layers == (0, 1, 2, 4, 5, 6) and programs[1][1].dense_layers == ()
+
+
+def test_a_stage_of_dense_layers_only_is_refused_in_one_line():
+    from jaxcheck.stages import stage_programs
+
+    with pytest.raises(ConfigError) as err:
+        stage_programs(V3_LIKE, 4)  # rank 0 holds layers 0 and 1, both dense
+    assert "rank 0 holds dense layers only" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_stages_alike_compile_as_one_program():
+    """Dense layers first in every stage (layers 0 and 4 of eight at p = 2): one program, the model itself."""
+    from jaxcheck.stages import stage_programs
+
+    shape = ModelShape(**{**V3_LIKE.as_dict(), "name": "alike", "dense_layers": (0, 4)})
+    assert stage_programs(shape, 2) == (((0, 1), shape),)
+
+
+def test_the_spec_splits_what_one_program_cannot_build():
+    """At p = 2 the jax profile alone refuses the real model (its stacks would be an average of the stages), the
+    spec checks each program's model, and compile_step refuses the real model in one line (verify splits it)."""
+    import jax
+
+    from jaxcheck.compile import compile_step
+    from jaxcheck.mesh import make_mesh
+    from jaxcheck.spec import StepSpec
+
+    train = Training(d=2, ep=2, p=2, s=64, gbs=4)
+    with pytest.raises(BrokenRule) as err:
+        train.check(DENSE_FIRST, "jax")
+    assert err.value.rule == "mixed layers: stages alike, dense first (jax)"
+    spec = StepSpec(DENSE_FIRST, train).check()
+    assert [ranks for ranks, _ in spec.stages()] == [(0,), (1,)]
+    skip_if_not_enough_devices(train.world)
+    with pytest.raises(ConfigError) as err:
+        compile_step(spec, make_mesh(train, jax.devices()[:train.world]))
+    assert "stages hold different layers" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_verify_compiles_every_stage_program_and_reports_the_largest():
+    """XLA:CPU, d2 e2 p2: two programs; the object is the one whose XLA total is the largest, under the real model's
+    name, its argument bytes equal to the profile's (exact); "stages" lists both with their layers."""
+    from jaxcheck.crosscheck.verify import verify
+    from jaxcheck.targets import load
+
+    train = Training(d=2, ep=2, p=2, s=64, gbs=4, recompute="none", zero=1)
+    skip_if_not_enough_devices(train.world)
+    out = verify(DENSE_FIRST, train, target=load("cpu"))
+    stages = out["stages"]
+    assert [(s["ranks"], s["dense_layers"], s["moe_layers"]) for s in stages] == [([0], 1, 1), ([1], 0, 2)]
+    assert out["model"] == "t-df" and out["xla"]["total_bytes"] == max(s["xla_total"] for s in stages)
+    assert out["stage_model"] == ("t-df ranks 0" if stages[0]["xla_total"] >= stages[1]["xla_total"]
+                                  else "t-df ranks 1")
+    rows = {row["name"]: row for row in out["components"]}
+    for part in ("params", "optimizer", "batch", "argument"):
+        assert rows[part]["symbolic"] == rows[part]["xla"], part

@@ -120,7 +120,7 @@ def compile_step(spec: StepSpec, mesh: jax.sharding.Mesh, with_grads: bool = Fal
     start = time.perf_counter()
     if len(spec.check().stages()) > 1:
         raise ConfigError(f"{spec.shape.name}'s stages hold different layers at pp={spec.train.p}, one program per "
-                          "stage kind: mem4d verify and sweep compile each (jaxcheck.stages); compile takes one")
+                          "stage kind: compile each of StepSpec.stages() (mem4d compile, verify and sweep do)")
     built = build(spec, mesh)
     with jax.set_mesh(mesh), quiet_native_stderr():  # XLA:GPU's compiler looks for a GPU driver again
         lowered = jit_step(built, with_grads).lower(*built.args)

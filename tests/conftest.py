@@ -38,8 +38,8 @@ def pytest_configure(config):
 # --no-loadscope-reorder, else xdist hands out the files with the most tests first), a long file last would leave one
 # worker idle to the end
 LONGEST_FIRST = ("test_jax_equivalence.py", "test_jax_moe.py", "test_verify.py", "test_verify_moe.py",
-                 "test_jax_compile.py", "test_notebook_crosscheck.py", "test_plan_best.py", "test_jax_mla.py",
-                 "test_signals.py", "test_sweep.py", "test_cli_plan.py", "test_components.py",
+                 "test_jax_compile.py", "test_notebook_crosscheck.py", "test_jax_stages.py", "test_plan_best.py",
+                 "test_jax_mla.py", "test_signals.py", "test_sweep.py", "test_cli_plan.py", "test_components.py",
                  "test_jax_distributed.py", "test_notebook.py", "test_report.py", "test_plan.py", "test_jax_gpt.py")
 
 

@@ -95,3 +95,30 @@ def test_verify_compiles_every_stage_program_and_reports_the_largest():
     rows = {row["name"]: row for row in out["components"]}
     for part in ("params", "optimizer", "batch", "argument"):
         assert rows[part]["symbolic"] == rows[part]["xla"], part
+
+
+def test_compile_cli_compiles_every_stage_program(capsys, tmp_path):
+    """`mem4d compile --json --target cpu` of a Qwen2-MoE config.json whose first layer is dense (mlp_only_layers),
+    at p = 2: the object of the program with the largest XLA total, under the real model's name, "stages" listing
+    both programs' totals (fits: none on XLA:CPU, which has no card); in this process (the `mem4d` entry point)."""
+    import json
+
+    from symbolic.cli.entry import main
+
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({
+        "_name_or_path": "t-q2moe-df", "model_type": "qwen2_moe", "hidden_size": 64, "intermediate_size": 176,
+        "moe_intermediate_size": 48, "shared_expert_intermediate_size": 80, "num_experts": 8,
+        "num_experts_per_tok": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 4,
+        "vocab_size": 256, "decoder_sparse_step": 1, "mlp_only_layers": [0], "tie_word_embeddings": False}))
+    skip_if_not_enough_devices(8)
+    rc = main(["compile", "--model", str(config), "--dp", "2", "--ep", "2", "--pp", "2", "--seq", "64", "--gbs", "4",
+               "--target", "cpu", "--json"])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    out = json.loads(captured.out)
+    stages = out["stages"]
+    assert [(s["ranks"], s["dense_layers"], s["moe_layers"], s["fits"]) for s in stages] == [
+        ([0], 1, 1, None), ([1], 0, 2, None)]
+    assert out["model"] == "t-q2moe-df" and out["xla"]["total_bytes"] == max(s["total_bytes"] for s in stages)
+    assert out["stage_model"].startswith("t-q2moe-df ranks ")

@@ -32,7 +32,7 @@ P2C2 = Training(p=2, c=2, s=32, gbs=4, recompute="full", zero=0)
 FULL_ZERO3 = Training(d=2, t=2, p=2, c=2, s=32, gbs=4, recompute="full", zero=3)
 
 
-@pytest.mark.parametrize("train, target", [  # ZeRO-1: test_verify_moe's d2e2-none (XLA:CPU), test_jax_gpt's t2 and
+@pytest.mark.parametrize("train, target", [  # ZeRO-1: test_jax_stages's d2 e2 p2 (XLA:CPU), test_jax_gpt's t2 and
     (P2C2, "cpu"), (FULL_ZERO3, "h100-80gb"), (FULL_ZERO3, "cpu"),  # the crosscheck notebook (H100); p2 c2 on H100:
 ], ids=["p2c2-cpu", "d2t2p2c2-zero3-h100-80gb", "d2t2p2c2-zero3-cpu"])  # the ZeRO-3 case's mesh holds it
 def test_argument_and_output_bytes_exact(train, target):

@@ -84,13 +84,32 @@ def run(args: argparse.Namespace) -> int:
         return _run_on_processes(args, spec)
     from jaxcheck.card import compile_for
 
-    result = compile_for(spec, target, measure=args.measure)
+    programs = spec.stages()  # one program per stage kind where the pipeline's stages hold different layers
+    results = [(ranks, one, compile_for(one, target, measure=args.measure)) for ranks, one in programs]
     if args.json:
-        print(json.dumps(result.as_json(spec)))
-    else:
-        _print_table(result.report, spec)
+        objects = [(ranks, one, result.as_json(one)) for ranks, one, result in results]
+        print(json.dumps(objects[0][2] if len(objects) == 1 else _stages_json(objects, spec.shape.name)))
+        return 0
+    for ranks, one, result in results:
+        if len(results) > 1:
+            print(f"ranks {', '.join(map(str, ranks))} (every stage holding their layers: jaxcheck.stages):")
+        _print_table(result.report, one)
         _print_fit(result)
     return 0
+
+
+def _stages_json(objects: list, model: str) -> dict:
+    """compile --json of one program per stage kind: the object of the program with the largest total (XLA's fitted
+    program on a GPU card: the pipeline fits when it does), with "stages" [{ranks, dense_layers, moe_layers (a
+    stage's), total_bytes, fits}]."""
+    stages = []
+    for ranks, one, out in objects:
+        dense = len(one.shape.dense_layers) // one.train.p
+        stages.append({"ranks": list(ranks), "dense_layers": dense, "moe_layers": one.shape.L // one.train.p - dense,
+                       "total_bytes": out["xla"]["total_bytes"], "fits": None if out["fit"] is None
+                       else out["fit"]["fits"]})
+    _, worst, largest = max(objects, key=lambda item: item[2]["xla"]["total_bytes"])
+    return {**largest, "model": model, "stage_model": worst.shape.name, "stages": stages}
 
 
 def _print_fit(result) -> None:

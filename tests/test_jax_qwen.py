@@ -1,7 +1,7 @@
-"""Qwen2's Q/K/V biases, Qwen3's per-head q/k norms and OLMoE's q/k norms over the whole projection in jaxcheck's
-model (Llama 4's weightless q/k norms, output and MLP biases and sinks: tests/test_jax_gpt.py's shape): the sharded
-1F1B step == the unsharded single-device reference, and the traced residuals == the jax profile's
-per-layer list.
+"""Qwen2's Q/K/V biases, Qwen3's per-head q/k norms, OLMoE's q/k norms over the whole projection and Gemma 3's layer
+(sandwich norms, GeGLU) in jaxcheck's model (Llama 4's weightless q/k norms, output and MLP biases and sinks:
+tests/test_jax_gpt.py's shape): the sharded 1F1B step == the unsharded single-device reference, and the traced
+residuals == the jax profile's per-layer list.
 
 Source of truth: a direct forward of the same flax modules on one device over the whole batch (conftest's
 unsharded_reference), differentiated by jax.grad, in fp32: loss to rtol 1e-5, every gradient leaf (the biases and the
@@ -18,7 +18,16 @@ from symbolic.config.training import Training
 
 SHAPE = ModelShape("qwen-test", h=64, f=176, a=4, k=2, L=4, v=136, qkv_bias=True, qk_norm="head")
 OLMOE = ModelShape("olmoe-test", h=64, f=176, a=4, k=2, L=4, v=136, qk_norm="full")  # scales [a dh], [k dh] over t
-SHAPES, IDS = [SHAPE, OLMOE], ["qwen", "olmoe"]  # weightless q/k norms, output biases, sinks: tests/test_jax_gpt.py
+# Gemma 3's layer: sandwich norms (post-attention, post-feedforward), per-head q/k norms, GeGLU, the lookup scaled by
+# sqrt(h), a head width other than h/a, tied embeddings
+GEMMA3 = ModelShape("gemma3-test", h=64, f=176, a=4, k=2, L=4, v=136, head_dim=24, qk_norm="head", tied=True,
+                    sandwich=True)
+SHAPES, IDS = [SHAPE, OLMOE, GEMMA3], ["qwen", "olmoe", "gemma3"]  # weightless q/k norms, output biases, sinks:
+# tests/test_jax_gpt.py
+SAVED = {  # residuals one layer keeps per remat policy: Llama's 22 under none, q/k norms 8 more, Gemma's post-norms 8
+    # more and GeGLU's GeLU 4 more (and 2 scalars); selective: Gemma's two part outputs more
+    "qwen": {"none": 30, "selective": 11, "full": 1}, "olmoe": {"none": 30, "selective": 11, "full": 1},
+    "gemma3": {"none": 42, "selective": 13, "full": 1}}
 SEQ, GBS = 16, 4
 
 
@@ -48,6 +57,7 @@ def test_qwen_attention_step_matches_reference(reference, d, p, t, c, recompute,
     skip_if_not_enough_devices(spec.train.world)
     assert {"q_norm", "k_norm"} <= set(host["blocks"]["attn"])
     assert shape.qkv_bias == ({"bq", "bk", "bv"} <= set(host["blocks"]["attn"]))
+    assert shape.sandwich == ({"post_attn_norm", "post_mlp_norm"} <= set(host["blocks"]))
     _, step, built = compile_step(spec, make_mesh(spec.train), with_grads=True,
                                   compiler_options=QUICK_CPU if jax.default_backend() == "cpu" else None)
     params_host = restack(host, shape, p)
@@ -67,12 +77,12 @@ def test_qwen_attention_step_matches_reference(reference, d, p, t, c, recompute,
         np.testing.assert_allclose(np.asarray(g), ref, rtol=1e-3, atol=2e-6, err_msg=jax.tree_util.keystr(path))
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=IDS)
+@pytest.mark.parametrize("shape,name", list(zip(SHAPES, IDS)), ids=IDS)
 @pytest.mark.parametrize("recompute", ["none", "selective", "full"])
-def test_qwen_residuals_match_the_profile_tensor_list(recompute, shape):
+def test_qwen_residuals_match_the_profile_tensor_list(recompute, shape, name):
     """q/k norms keep, under no remat, each norm's fp32 input and output and its rsqrt twice (8 tensors more than
     Llama's 22; the rsqrt per head, or per token over the whole width); biases keep nothing; selective and full as
-    Llama's."""
+    Llama's. Gemma's sandwich norms keep as much again for each post-norm, and selective keeps their inputs."""
     from jaxcheck.crosscheck.explain import residuals
     from jaxcheck.mesh import make_mesh
     from jaxcheck.spec import StepSpec
@@ -80,4 +90,4 @@ def test_qwen_residuals_match_the_profile_tensor_list(recompute, shape):
     train = Training(s=64, gbs=1, recompute=recompute, zero=0)
     res = residuals(StepSpec(shape, train).check(), make_mesh(train))
     assert (res["jax_count"], res["jax_bytes"]) == (res["symbolic_count"], res["symbolic_bytes"])
-    assert res["jax_count"] == {"none": 30, "selective": 11, "full": 1}[recompute]
+    assert res["jax_count"] == SAVED[name][recompute]

@@ -20,7 +20,8 @@ from .rules import act_names, constrain, partition_spec
 
 STACK_AXES = ("stage", "layer")  # logical names of the leading [p, L/p] axes of every block parameter
 STACKS = ("dense_blocks", "blocks")  # the stacked layers in model order (Llama attributes): dense_blocks only when an
-# MoE model's first layers are dense (then p = 1, the rule table's jax scope); blocks: every layer, or the MoE ones
+# MoE model's stages each hold dense layers first (the rule table's jax scope; jaxcheck.stages compiles a model whose
+# stages differ one stage kind at a time); blocks: every layer, or the MoE ones
 
 
 def stack_layers(shape) -> dict[str, tuple[int, bool]]:
@@ -98,16 +99,24 @@ class Block(nnx.Module):
         self.attn = LatentAttention(plan, rngs) if plan.shape.mla else Attention(plan, rngs)
         self.mlp_norm = make_norm(plan)
         self.mlp = MoE(plan, rngs) if moe else dense_mlp(plan, rngs)
+        if plan.shape.sandwich:  # Gemma's post-attention and post-feedforward norms, on each part's output
+            self.post_attn_norm, self.post_mlp_norm = make_norm(plan), make_norm(plan)
+
+    def _post(self, y_BxSxH: jax.Array, name: str) -> jax.Array:
+        """A part's output in the between-blocks layout; with sandwich norms, named (selective keeps it) and normed."""
+        if not self.plan.shape.sandwich:
+            return y_BxSxH
+        return getattr(self, name + "_norm")(checkpoint_name(y_BxSxH, name.removeprefix("post_") + "_proj"))
 
     def __call__(self, x_BxSxH: jax.Array) -> jax.Array:
         outer, inner = act_names(self.plan), ("batch", "seq", "embed")
         x = checkpoint_name(constrain(x_BxSxH, outer), "attn_norm_in")
         y = checkpoint_name(constrain(self.attn_norm(x), inner), "attn_in")  # SP all-gather over tensor
-        x = checkpoint_name(x + constrain(self.attn(y), outer), "mlp_norm_in")  # SP reduce-scatter
+        x = checkpoint_name(x + self._post(constrain(self.attn(y), outer), "post_attn"), "mlp_norm_in")  # SP r-s
         if isinstance(self.mlp, MoE):
             return x + constrain(self.mlp(checkpoint_name(constrain(self.mlp_norm(x), outer), "moe_in")), outer)
         y = checkpoint_name(constrain(self.mlp_norm(x), inner), "mlp_in")
-        return x + constrain(self.mlp(y), outer)
+        return x + self._post(constrain(self.mlp(y), outer), "post_mlp")
 
 
 def _block_maker(plan: StepSpec, moe: bool):
@@ -118,8 +127,8 @@ def _block_maker(plan: StepSpec, moe: bool):
 class Llama(nnx.Module):
     """Embedding [v, h] (vocab-parallel), blocks stacked [p, L/p], final RMSNorm, LM head [h, v] (vocab-parallel).
     The L decoder blocks are one Block whose parameters are stacked [p, L/p, ...] (logical prefix (stage, layer)):
-    stage i holds layers i*L/p ... (i+1)*L/p - 1. An MoE model whose first layers are dense (p = 1) has two stacks,
-    dense_blocks [1, L - L_e] then blocks [1, L_e] (stack_layers)."""
+    stage i holds layers i*L/p ... (i+1)*L/p - 1. An MoE model whose stages each run dense layers first has two
+    stacks, dense_blocks [p, (L - L_e)/p] then blocks [p, L_e/p] (stack_layers)."""
 
     def __init__(self, plan: StepSpec, rngs: nnx.Rngs):
         s, p = plan.shape, plan.train.p
@@ -141,6 +150,8 @@ class Llama(nnx.Module):
         lead = ("micro",) * (tokens.ndim - 2)
         ids, out = partition_spec(lead + ("batch", "seq")), partition_spec(lead + act_names(self.plan))
         x = vocab_parallel_lookup(self.embed[...], tokens, self.plan.opts.compute_dtype, ids, out, self.plan.train.sp)
+        if self.plan.shape.sandwich:  # Gemma scales the lookup by sqrt(h), a scalar in compute dtype
+            x = x * jnp.asarray(self.plan.shape.h ** 0.5, x.dtype)
         if self.plan.shape.positions:  # + the learned positions of the sequence's s tokens
             x = x + self.positions[...][:tokens.shape[-1]].astype(x.dtype)
         return x

@@ -20,14 +20,15 @@ def param(rngs: nnx.Rngs, shape: tuple[int, ...], axes: tuple[str | None, ...], 
 
 class MLP(nnx.Module):
     """SwiGLU: column-parallel gate and up [h, f], row-parallel down [f, h] (f: the dense width, or the shared
-    experts' f_s); `names`: the checkpoint names of its gate, up and SwiGLU product. bias: biases on gate and up [f]
-    (split over t with their columns) and on down [h] (replicated: a row-parallel bias), as a dense layer with the
-    shape's mlp_bias has them."""
+    experts' f_s); `names`: the checkpoint names of its gate, up and SwiGLU product; GeGLU (GeLU's tanh
+    approximation of the gate, gelu_pytorch_tanh) in a Gemma model (the shape's sandwich norms). bias: biases on
+    gate and up [f] (split over t with their columns) and on down [h] (replicated: a row-parallel bias), as a dense
+    layer with the shape's mlp_bias has them."""
 
     def __init__(self, plan, rngs: nnx.Rngs, width: int | None = None, names: tuple[str, str, str] = DENSE_NAMES,
                  bias: bool = False):
         h, f, dt = plan.shape.h, plan.shape.f if width is None else width, plan.opts.param_dtype
-        self.names, self.bias = names, bias
+        self.names, self.bias, self.geglu = names, bias, plan.shape.sandwich
         self.gate = param(rngs, (h, f), ("embed", "mlp"), h ** -0.5, dt)
         self.up = param(rngs, (h, f), ("embed", "mlp"), h ** -0.5, dt)
         self.down = param(rngs, (f, h), ("mlp", "embed"), f ** -0.5, dt)
@@ -45,7 +46,7 @@ class MLP(nnx.Module):
         axes, (gate_name, up_name, act_name) = ("batch", "seq", "mlp"), self.names
         gate = checkpoint_name(constrain(self._project(x_BxSxH, "gate"), axes), gate_name)
         up = checkpoint_name(constrain(self._project(x_BxSxH, "up"), axes), up_name)
-        act = checkpoint_name(jax.nn.silu(gate) * up, act_name)
+        act = checkpoint_name((jax.nn.gelu(gate, approximate=True) if self.geglu else jax.nn.silu(gate)) * up, act_name)
         y = cast_einsum("bsf,fh->bsh", None, act, self.down[...])
         return y + self.down_bias[...].astype(y.dtype) if self.bias else y
 

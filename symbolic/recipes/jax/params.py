@@ -16,7 +16,7 @@ N = L / p  # layers per stage
 
 def stack_layers(sw: Switches) -> tuple[sp.Expr, sp.Expr]:
     """Layers per stage of the dense stack and of the MoE stack: (L/p, 0) for a dense model, ((L - L_e)/p, L_e/p)
-    with experts (an MoE model's dense layers come first, at p = 1: jaxcheck.model.llama.stack_layers)."""
+    with experts (each stage's dense layers first: jaxcheck.model.llama.stack_layers, jaxcheck.stages)."""
     return (N, sp.Integer(0)) if not sw.moe else ((L - L_e) / p, L_e / p)
 
 

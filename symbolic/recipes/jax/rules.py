@@ -8,9 +8,10 @@ from .step import FLASH_BLOCK
 
 # what the model is comes first (a GPT-style model is refused as such, not for its vocabulary), then its layout
 RULES: tuple[Rule, ...] = (
-    Rule("Gemma layers (jax)", lambda x: np.logical_not(x.gemma),
-         lambda x: (f"{x.model} has Gemma's sandwich norms or soft-capping, which jaxcheck's layers do not have (the "
-                    f"paper profile counts them)"), scope="jax", model=True),
+    Rule("soft-capping (jax)", lambda x: np.logical_not(x.softcap),
+         lambda x: (f"{x.model} soft-caps its logits or attention scores (Gemma 2), which jaxcheck's loss and flash "
+                    f"attention do not (the paper profile counts them; Gemma 3's layers, without caps, compile)"),
+         scope="jax", model=True),
     Rule("no dropout (jax)", lambda x: np.logical_not(x.dropout),
          lambda x: (f"{x.model} trains with dropout, whose masks jaxcheck's layers do not draw (the paper profile "
                     f"counts them; a config with its dropout probabilities at 0 verifies)"), scope="jax", model=True),

@@ -21,7 +21,7 @@ FLASH_BLOCK = 128  # keys per block of jaxcheck's flash attention: min(s, FLASH_
 # bytes) would rerun the down-projections from attn_in to get the norms' inputs. The RoPE key [d_r] is not saved:
 # RoPE, its broadcast over heads and the concatenation are linear and need no residual.
 SELECTIVE_SAVED = ("attn_norm_in", "attn_in", "q_latent", "kv_latent", "q", "k_gathered", "v_gathered", "attn_out",
-                   "mlp_norm_in", "mlp_in",
+                   "mlp_norm_in", "mlp_in", "attn_proj", "mlp_proj",
                    "gate", "up", "swiglu", "fc1", "gelu",
                    "moe_in", "router_probs", "router_topk", "router_weights", "moe_slots",
                    "moe_dispatched", "moe_gate", "moe_up", "moe_swiglu", "moe_expert_out",

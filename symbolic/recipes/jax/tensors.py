@@ -120,13 +120,25 @@ def saved_none(sw: Switches, moe: bool = False) -> list[Component]:
             repeated("gelu_constants", 2, B_a, "two compute-dtype scalars of the tanh approximation"),
             Component("gelu", tokens(f, B_a, True), "'gelu' = GeLU(fc1), input of the row-parallel fc2"),
         ]
+    act = [repeated("silu_parts", 3, tokens(f, B_a, True), "three SiLU intermediates (sigmoid, its complement, silu)")]
+    if sw.sandwich:  # Gemma's GeGLU (jaxcheck.model.mlp.MLP)
+        act = [repeated("geglu_parts", 5, tokens(f, B_a, True), "GeLU(gate)'s tanh approximation: four "
+                        "intermediates and GeLU(gate), the product's other input (Gemma's GeGLU)"),
+               repeated("geglu_constants", 2, B_a, "two compute-dtype scalars of the tanh approximation")]
     return _attention_none(sw) + _norm_residuals("mlp_norm", sw) + [
         Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of gate/up, all-gathered over t"),
         Component("gate", tokens(f, B_a, True), "'gate' projection output"),
         Component("up", tokens(f, B_a, True), "'up' projection output"),
-        repeated("silu_parts", 3, tokens(f, B_a, True), "three SiLU intermediates (sigmoid, its complement, silu)"),
-        Component("swiglu", tokens(f, B_a, True), "'swiglu' = silu(gate) * up, input of the row-parallel down"),
-    ]
+        *act,
+        Component("swiglu", tokens(f, B_a, True), "'swiglu' = silu(gate) * up (GeGLU: GeLU(gate) * up), input of "
+                  "the row-parallel down"),
+    ] + _post_norms_none(sw)
+
+
+def _post_norms_none(sw: Switches) -> list[Component]:
+    """Remat none, Gemma's sandwich norms: the post-attention and post-feedforward RMSNorms' residuals, on each part's
+    output in the residual stream's layout (jaxcheck.model.llama.Block); none without them."""
+    return _norm_residuals("post_attn_norm", sw) + _norm_residuals("post_mlp_norm", sw) if sw.sandwich else []
 
 
 def _attention_none(sw: Switches) -> list[Component]:
@@ -184,6 +196,10 @@ def saved_selective(sw: Switches, moe: bool = False) -> list[Component]:
         Component("swiglu", tokens(f, B_a, True), "'swiglu' = silu(gate) * up, input of down"),
         Component("fc1", tokens(f, B_a, True), "'fc1' projection output (GeLU MLP)"),
         Component("gelu", tokens(f, B_a, True), "'gelu' = GeLU(fc1), input of fc2"),
+        *([_stream("attn_proj", sw, "'attn_proj': the attention's output after Wo, the post-attention norm's input "
+                   "(Gemma's sandwich norms)"),
+           _stream("mlp_proj", sw, "'mlp_proj': the MLP's output, the post-feedforward norm's input")]
+          if sw.sandwich else []),
     ]
     mlp = ("fc1", "gelu") if sw.mlp == "gelu" else ("gate", "up", "swiglu")
     tensors = [x for x in tensors if x.name not in ("gate", "up", "swiglu", "fc1", "gelu") or x.name in mlp]

@@ -130,8 +130,8 @@ def saved_none(sw: Switches, moe: bool = False) -> list[Component]:
         Component("gate", tokens(f, B_a, True), "'gate' projection output"),
         Component("up", tokens(f, B_a, True), "'up' projection output"),
         *act,
-        Component("swiglu", tokens(f, B_a, True), "'swiglu' = silu(gate) * up (GeGLU: GeLU(gate) * up), input of "
-                  "the row-parallel down"),
+        Component("swiglu", tokens(f, B_a, True), ("'swiglu' = GeLU(gate) * up (GeGLU)" if sw.sandwich else
+                                                   "'swiglu' = silu(gate) * up") + ", input of the row-parallel down"),
     ] + _post_norms_none(sw)
 
 

@@ -21,11 +21,13 @@ from jaxcheck.model.flash import flash_attention
 B, S, A, K, DH = 2, 64, 8, 2, 16
 
 
-def dense(q, k, v):
-    """The reference: materialised [s, s] fp32 scores, causal mask, softmax, P V."""
+def dense(q, k, v, cap=None):
+    """The reference: materialised [s, s] fp32 scores (soft-capped, cap tanh(x / cap), with a cap), causal mask,
+    softmax, P V."""
     b, s, a, dh = q.shape
     q5 = q.reshape(b, s, k.shape[2], a // k.shape[2], dh)
     x = jnp.einsum("bqkgd,bskd->bkgqs", q5, k) / jnp.sqrt(jnp.float32(dh))
+    x = x if cap is None else cap * jnp.tanh(x / cap)
     x = jnp.where(jnp.arange(s)[:, None] >= jnp.arange(s)[None, :], x, -jnp.inf)
     return jnp.einsum("bkgqs,bskd->bqkgd", jax.nn.softmax(x, axis=-1), v).reshape(b, s, a, dh)
 
@@ -54,6 +56,22 @@ def test_output_and_gradients_match_dense(block):
     assert float(jnp.max(jnp.abs(out - want))) <= 1e-5 * float(jnp.max(jnp.abs(want)))
     for got, exp in zip(grads, want_grads):
         assert float(jnp.max(jnp.abs(got - exp))) <= 1e-5 * float(jnp.max(jnp.abs(exp)))
+
+
+def test_soft_capped_scores_match_dense():
+    """Gemma 2's soft-capped scores (cap 2, small enough that tanh bends most scores of these unit-normal inputs):
+    output and gradients equal jax.grad of the capped dense reference, to 1e-5 of their largest magnitude, and differ
+    from the uncapped ones."""
+    q, k, v, w = _inputs()
+    flash = lambda q, k, v: jnp.sum(flash_attention(q, k, v, None, 16, 2.0) * w)  # noqa: E731
+    capped = lambda q, k, v: jnp.sum(dense(q, k, v, 2.0) * w)  # noqa: E731
+    (out, grads), (want, want_grads) = quick(lambda q, k, v: (
+        (flash_attention(q, k, v, None, 16, 2.0), jax.grad(flash, (0, 1, 2))(q, k, v)),
+        (dense(q, k, v, 2.0), jax.grad(capped, (0, 1, 2))(q, k, v))), q, k, v)(q, k, v)
+    assert float(jnp.max(jnp.abs(out - want))) <= 1e-5 * float(jnp.max(jnp.abs(want)))
+    for got, exp in zip(grads, want_grads):
+        assert float(jnp.max(jnp.abs(got - exp))) <= 1e-5 * float(jnp.max(jnp.abs(exp)))
+    assert float(jnp.max(jnp.abs(out - _dense_reference()[0]))) > 1e-2
 
 
 def test_first_query_sees_only_the_first_key():

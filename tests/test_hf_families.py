@@ -85,17 +85,17 @@ def test_each_gemma_feature_adds_exactly_its_tensors(tmp_path, flash):
 
 
 def test_torchtitan_and_jax_refuse_what_their_layers_lack(tmp_path):
-    """torchtitan's listing is Llama's block and jaxcheck's loss and flash attention cap nothing: Gemma (and Qwen3's
-    q/k norms in torchtitan) and Gemma 2's soft-capping in jaxcheck are refused in one line rather than under-counted;
-    Gemma 3 (no caps) is jaxcheck's."""
+    """torchtitan's listing is Llama's block: Gemma (and Qwen3's q/k norms) are refused in one line rather than
+    under-counted; jaxcheck builds Gemma 2 and 3, Gemma 2's capped scores inside its flash attention only."""
     from symbolic.cli.entry import _run
 
     (tmp_path / "gemma3").mkdir()
     assert _run(["estimate", "--profile", "jax", "--model",
                  str(_write(tmp_path / "gemma3", {"model_type": "gemma3_text"}))]) == 0
     path = str(_write(tmp_path, {"model_type": "gemma2"}))
+    assert _run(["estimate", "--profile", "jax", "--model", path]) == 0
     for argv, needle in ((["estimate", "--recipe", "torchtitan"], "Llama's TransformerBlock"),
-                         (["estimate", "--profile", "jax"], "soft-caps its logits or attention scores")):
+                         (["estimate", "--profile", "jax", "--no-flash-attn"], "soft-caps its attention scores")):
         with pytest.raises(ConfigError, match=needle):
             from symbolic.cli.entry import _run
 

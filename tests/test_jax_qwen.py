@@ -1,5 +1,5 @@
-"""Qwen2's Q/K/V biases, Qwen3's per-head q/k norms, OLMoE's q/k norms over the whole projection and Gemma 3's layer
-(sandwich norms, GeGLU) in jaxcheck's model (Llama 4's weightless q/k norms, output and MLP biases and sinks:
+"""Qwen2's Q/K/V biases, Qwen3's per-head q/k norms, OLMoE's q/k norms over the whole projection and Gemma's layers
+(sandwich norms, GeGLU, soft-capped logits and scores) in jaxcheck's model (Llama 4's weightless q/k norms, output and MLP biases and sinks:
 tests/test_jax_gpt.py's shape): the sharded 1F1B step == the unsharded single-device reference, and the traced
 residuals == the jax profile's per-layer list.
 
@@ -18,16 +18,18 @@ from symbolic.config.training import Training
 
 SHAPE = ModelShape("qwen-test", h=64, f=176, a=4, k=2, L=4, v=136, qkv_bias=True, qk_norm="head")
 OLMOE = ModelShape("olmoe-test", h=64, f=176, a=4, k=2, L=4, v=136, qk_norm="full")  # scales [a dh], [k dh] over t
-# Gemma 3's layer: sandwich norms (post-attention, post-feedforward), per-head q/k norms, GeGLU, the lookup scaled by
-# sqrt(h), a head width other than h/a, tied embeddings
-GEMMA3 = ModelShape("gemma3-test", h=64, f=176, a=4, k=2, L=4, v=136, head_dim=24, qk_norm="head", tied=True,
-                    sandwich=True)
-SHAPES, IDS = [SHAPE, OLMOE, GEMMA3], ["qwen", "olmoe", "gemma3"]  # weightless q/k norms, output biases, sinks:
+# Gemma's layers in one shape, Gemma 3's and Gemma 2's together: sandwich norms (post-attention, post-feedforward),
+# per-head q/k norms (3), soft-capped logits and scores (2), GeGLU, the lookup scaled by sqrt(h), a head width other
+# than h/a, tied embeddings
+GEMMA = ModelShape("gemma-test", h=64, f=176, a=4, k=2, L=4, v=136, head_dim=24, qk_norm="head", tied=True,
+                   sandwich=True, logit_softcap=True, attn_softcap=True)
+SHAPES, IDS = [SHAPE, OLMOE, GEMMA], ["qwen", "olmoe", "gemma"]  # weightless q/k norms, output biases, sinks:
 # tests/test_jax_gpt.py
 SAVED = {  # residuals one layer keeps per remat policy: Llama's 22 under none, q/k norms 8 more, Gemma's post-norms 8
-    # more and GeGLU's GeLU 4 more (and 2 scalars); selective: Gemma's two part outputs more
+    # more and GeGLU's GeLU 4 more (and 2 scalars; the capped scores are flash attention's, which keeps none of them);
+    # selective: Gemma's two part outputs more
     "qwen": {"none": 30, "selective": 11, "full": 1}, "olmoe": {"none": 30, "selective": 11, "full": 1},
-    "gemma3": {"none": 42, "selective": 13, "full": 1}}
+    "gemma": {"none": 42, "selective": 13, "full": 1}}
 SEQ, GBS = 16, 4
 
 

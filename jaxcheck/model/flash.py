@@ -18,11 +18,13 @@ def _block(x_BxSxKxD: jax.Array, j, block: int) -> jax.Array:
     return jax.lax.dynamic_slice_in_dim(x_BxSxKxD, j * block, block, axis=1)
 
 
-def _scores(q_BxSxKxGxD, k_BxSxKxD, j, block: int, scale):
-    """fp32 masked scores [b, k, g, s, block] of all queries against key block j (causal over global positions)."""
+def _scores(q_BxSxKxGxD, k_BxSxKxD, j, block: int, scale, cap=None):
+    """fp32 masked scores [b, k, g, s, block] of all queries against key block j (causal over global positions);
+    with a cap (Gemma 2's attn_logit_softcapping), cap tanh(scores / cap) before the mask."""
     s = q_BxSxKxGxD.shape[1]
     k_BxCxKxD = _block(k_BxSxKxD, j, block)
     x = jnp.einsum("bqkgd,bckd->bkgqc", q_BxSxKxGxD, k_BxCxKxD, preferred_element_type=jnp.float32) * scale
+    x = x if cap is None else cap * jnp.tanh(x / cap)
     causal_SxC = jnp.arange(s)[:, None] >= (j * block + jnp.arange(block))[None, :]
     return jnp.where(causal_SxC, x, MASKED)
 
@@ -32,7 +34,7 @@ def _sink_logits(sinks_A, kh: int) -> jax.Array:
     return sinks_A.astype(jnp.float32).reshape(1, kh, -1, 1)
 
 
-def _forward(q_BxSxAxD, k_BxSxKxD, v_BxSxKxV, sinks_A, block: int):
+def _forward(q_BxSxAxD, k_BxSxKxD, v_BxSxKxV, sinks_A, block: int, cap=None):
     """Online softmax over key blocks: the output [b, s, a, d_v] and the fp32 log-sum-exp [b, k, a/k, s]. With sink
     logits [a] (gpt-oss) each head's denominator also sums exp(sink), a key with no value."""
     b, s, a, dh = q_BxSxAxD.shape
@@ -42,7 +44,7 @@ def _forward(q_BxSxAxD, k_BxSxKxD, v_BxSxKxV, sinks_A, block: int):
 
     def body(carry):
         j, mx, sm, acc = carry
-        x = _scores(q5, k_BxSxKxD, j, block, scale)
+        x = _scores(q5, k_BxSxKxD, j, block, scale, cap)
         new = jnp.maximum(mx, jnp.max(x, axis=-1))
         p = jnp.exp(x - new[..., None])
         decay = jnp.exp(mx - new)
@@ -66,11 +68,12 @@ def _forward(q_BxSxAxD, k_BxSxKxD, v_BxSxKxV, sinks_A, block: int):
     return out, mx + jnp.log(sm)
 
 
-@partial(jax.custom_vjp, nondiff_argnums=(4,))
-def flash_attention(q_BxSxAxD: jax.Array, k_BxSxKxD: jax.Array, v_BxSxKxV: jax.Array, sinks_A, block: int) -> jax.Array:
+@partial(jax.custom_vjp, nondiff_argnums=(4, 5))
+def flash_attention(q_BxSxAxD: jax.Array, k_BxSxKxD: jax.Array, v_BxSxKxV: jax.Array, sinks_A, block: int,
+                    cap: float | None = None) -> jax.Array:
     """Causal softmax(q k^T / sqrt(dh)) v over key blocks; q [b, s, a, dh], k [b, s, k, dh], v [b, s, k, d_v];
     returns [b, s, a, d_v]; s % block == 0. sinks_A: a learned sink logit per head [a] in every query's softmax
-    (gpt-oss), or None.
+    (gpt-oss), or None; cap: the scores soft-capped, cap tanh(scores / cap) (Gemma 2), or None.
 
     The forward scans the gathered keys and values in blocks of `block` positions, keeping a running max, sum and
     fp32 accumulator per query (Dao et al. 2022, Algorithm 1 without the query tiling); the backward scans the same
@@ -79,17 +82,18 @@ def flash_attention(q_BxSxAxD: jax.Array, k_BxSxKxD: jax.Array, v_BxSxKxV: jax.A
     `block` keys): fp32 scores/probabilities [b, k/t, a/k, s/c, block] and, in the backward, their gradients; fp32
     carries [b, a/t, s/c] (max, sum), [b, a/t, s/c, d_v] (accumulator) and [b, a/t, s/c, dh] (dq). Shapes are global
     (GSPMD); the query axis may be split over context."""
-    return _forward(q_BxSxAxD, k_BxSxKxD, v_BxSxKxV, sinks_A, block)[0]
+    return _forward(q_BxSxAxD, k_BxSxKxD, v_BxSxKxV, sinks_A, block, cap)[0]
 
 
-def _fwd(q, k, v, sinks, block):
-    out, lse = _forward(q, k, v, sinks, block)
+def _fwd(q, k, v, sinks, block, cap):
+    out, lse = _forward(q, k, v, sinks, block, cap)
     return out, (q, k, v, sinks, out, lse)
 
 
-def _bwd(block, res, dout_BxSxAxD):
-    """FlashAttention-2 backward: per key block, recompute P from the log-sum-exp, then dV, dP, dS, dQ, dK; a sink's
-    gradient -sum over batch and queries of P(sink) * rowsum(dO * O) (its value is zero, so dP(sink) = 0)."""
+def _bwd(block, cap, res, dout_BxSxAxD):
+    """FlashAttention-2 backward: per key block, recompute P from the log-sum-exp, then dV, dP, dS, dQ, dK (with a
+    cap, dS times tanh's derivative 1 - (capped / cap)^2); a sink's gradient -sum over batch and queries of P(sink) *
+    rowsum(dO * O) (its value is zero, so dP(sink) = 0)."""
     q, k, v, sinks, out, lse = res
     b, s, a, dh = q.shape
     kh, d_v = k.shape[2], v.shape[3]
@@ -102,10 +106,12 @@ def _bwd(block, res, dout_BxSxAxD):
     def body(carry):
         j, dq, dk_BxSxKxD, dv_BxSxKxV = carry
         k_blk, v_blk = _block(k, j, block), _block(v, j, block)
-        p = jnp.exp(_scores(q5, k, j, block, scale) - lse[..., None])
+        x = _scores(q5, k, j, block, scale, cap)
+        p = jnp.exp(x - lse[..., None])
         dv = jnp.einsum("bkgqc,bqkgd->bckd", p.astype(v.dtype), do5, preferred_element_type=jnp.float32)
         dp = jnp.einsum("bqkgd,bckd->bkgqc", do5, v_blk, preferred_element_type=jnp.float32)
-        ds = (p * (dp - delta[..., None]) * scale).astype(q.dtype)
+        ds = p * (dp - delta[..., None]) * scale
+        ds = (ds if cap is None else ds * (1 - jnp.square(x / cap))).astype(q.dtype)  # masked: p = 0
         dq = dq + jnp.einsum("bkgqc,bckd->bqkgd", ds, k_blk, preferred_element_type=jnp.float32)
         dk = jnp.einsum("bkgqc,bqkgd->bckd", ds, q5, preferred_element_type=jnp.float32)
         dk_BxSxKxD = jax.lax.dynamic_update_slice_in_dim(dk_BxSxKxD, dk.astype(k.dtype), j * block, axis=1)

@@ -18,6 +18,8 @@ from .norm import RMSNorm, make_norm
 from .weightops import cast_einsum, rope, vocab_parallel_lookup
 from .rules import act_names, constrain, partition_spec
 
+# Gemma 2's caps (Gemma2Config's attn_logit_softcapping and final_logit_softcapping): values change no buffer
+ATTN_SOFTCAP, LOGIT_SOFTCAP = 50.0, 30.0
 STACK_AXES = ("stage", "layer")  # logical names of the leading [p, L/p] axes of every block parameter
 STACKS = ("dense_blocks", "blocks")  # the stacked layers in model order (Llama attributes): dense_blocks only when an
 # MoE model's stages each hold dense layers first (the rule table's jax scope; jaxcheck.stages compiles a model whose
@@ -84,7 +86,8 @@ class Attention(nnx.Module):
         k = checkpoint_name(constrain(k, ("batch", "seq", "kv_heads", "head_dim")), "k")
         v = checkpoint_name(constrain(v, ("batch", "seq", "kv_heads", "head_dim")), "v")
         sinks = self.sinks[...] if self.plan.shape.sinks else None
-        out = checkpoint_name(allgather_attention(q, k, v, self.plan.train.flash_attn, sinks), "attn_out")
+        cap = ATTN_SOFTCAP if self.plan.shape.attn_softcap else None
+        out = checkpoint_name(allgather_attention(q, k, v, self.plan.train.flash_attn, sinks, cap), "attn_out")
         y = cast_einsum("bsnd,ndh->bsh", None, out, self.wo[...])
         return y + self.bo[...].astype(y.dtype) if self.plan.shape.o_bias else y
 
@@ -161,6 +164,8 @@ class Llama(nnx.Module):
         x = constrain((self.norm if norm is None else norm)(x_BxSxH), ("batch", "seq", "embed"))
         w_HxV = self.embed[...].T if self.head is None else self.head[...]
         logits = cast_einsum("bsh,hv->bsv", jnp.float32, x, w_HxV, True)
+        if self.plan.shape.logit_softcap:  # Gemma 2: cap tanh(logits / cap), in fp32
+            logits = LOGIT_SOFTCAP * jnp.tanh(logits / LOGIT_SOFTCAP)
         return constrain(logits, ("batch", "seq", "vocab"))
 
     def shifted_embeddings(self, t_BxS: jax.Array) -> jax.Array:

@@ -104,6 +104,11 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
                "of 16 in fp32 (grids/derive-1f1b-ep-zero.toml's moe3-derive-vocab-40002-1024 d4 e2 p2 full zero3: "
                "loop_pad_fusion and loop_pad_fusion.1 f32[1024,40016], the step's peak); none when 16 divides v/t",
                backend="gpu"),
+        *([Buffer("softcap_head_cast", (v / t, h), B_a, ("loss_input_grad",), "with soft-capped logits (Gemma 2), "
+                  "the LM head cast to compute dtype once more for the cotangent's product, a buffer of its own "
+                  "(grids/derive-gemma2.toml's gemma2-1536 d2 p2 c2 none zero2 and d4 p3 full zero2: "
+                  "loop_convert_fusion.4 and .5 bf16[32768,1536], transpose(jvp())/convert_element_type)",
+                  backend="gpu")] if sw.logit_softcap else []),
         Buffer("pending_residuals", (), per_layer, ("backward_attention", "backward_weights"), "the residuals of "
                "the layer whose forward ran in this step of the layer loop, written into their ring slot once the "
                "backward's layer is done (jaxcheck.model.onef1b: the write waits for the backward's reads)"),

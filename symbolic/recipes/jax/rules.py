@@ -8,10 +8,6 @@ from .step import FLASH_BLOCK
 
 # what the model is comes first (a GPT-style model is refused as such, not for its vocabulary), then its layout
 RULES: tuple[Rule, ...] = (
-    Rule("soft-capping (jax)", lambda x: np.logical_not(x.softcap),
-         lambda x: (f"{x.model} soft-caps its logits or attention scores (Gemma 2), which jaxcheck's loss and flash "
-                    f"attention do not (the paper profile counts them; Gemma 3's layers, without caps, compile)"),
-         scope="jax", model=True),
     Rule("no dropout (jax)", lambda x: np.logical_not(x.dropout),
          lambda x: (f"{x.model} trains with dropout, whose masks jaxcheck's layers do not draw (the paper profile "
                     f"counts them; a config with its dropout probabilities at 0 verifies)"), scope="jax", model=True),
@@ -27,6 +23,9 @@ RULES: tuple[Rule, ...] = (
     Rule("sinks need flash attention (jax)", lambda x: np.logical_not(x.sinks) | x.flash_attn,
          lambda x: (f"{x.model} has attention sinks, which jaxcheck's flash attention takes and its unfused "
                     f"attention does not: drop --no-flash-attn"), scope="jax", model=True),
+    Rule("capped scores need flash attention (jax)", lambda x: np.logical_not(x.attn_softcap) | x.flash_attn,
+         lambda x: (f"{x.model} soft-caps its attention scores (Gemma 2), which jaxcheck builds inside its flash "
+                    f"attention only: drop --no-flash-attn"), scope="jax", model=True),
     Rule("v % t", lambda x: x.v % x.t == 0,
          lambda x: (f"tensor parallel t={x.t} does not divide vocabulary v={x.v} of {x.model} (jaxcheck shards the "
                     f"embedding and head evenly over tensor; --pad-vocab 128 pads it as Megatron-LM does)"),

@@ -144,6 +144,11 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
                "gradient copied into [v/t, b s/c] for the head gradient's dot (llama3-8b d2 p4 none on CPU: "
                "copy_bitcast_fusion.27 f32[128256,2048] of wrapped_scatter; three-layer t2 p3 c2: "
                "copy_bitcast_fusion.8 f32[16384,2048], at the step's peak)", backend="cpu"),
+        *([Buffer("softcap_logits", (2, b, s / c, v / t), FP32, ("loss_head",), "with soft-capped logits (Gemma 2), "
+                  "the fp32 tanh(logits / cap) kept for its derivative and the logits gradient times that "
+                  "derivative, beside the capped logits' gradient and its transposed copy (grids/derive-gemma2.toml's "
+                  "gemma2-1536 d2 t2 selective zero1 on CPU: multiply_tanh_fusion.3 and multiply_bitcast_fusion "
+                  "f32[2048,16384] at the step's peak)", backend="cpu")] if sw.logit_softcap else []),
         Buffer("head_widened", (h, v / t), FP32, TICK, "the compute-dtype head converted back to fp32 for XLA:CPU's "
                "fp32 dots, live through the tick (same dump: convert_convert_fusion.15 f32[4096,64128], the logits "
                "gradient's dot)", backend="cpu"),

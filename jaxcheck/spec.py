@@ -42,19 +42,20 @@ class StepSpec:
     opts: JaxOptions = JaxOptions()
 
     def check(self) -> "StepSpec":
-        """Training.check with jaxcheck's own limits (the rule table's "jax" scope) on each program's model (stages):
-        one-line ConfigError; self."""
+        """Training.check of the configuration, then with jaxcheck's own limits (the rule table's "jax" scope) on
+        each program it compiles as (stages): one-line ConfigError; self."""
+        jax_training(self.train, self.opts).check(self.shape)
         for _, spec in self.stages():
-            jax_training(self.train, self.opts).check(spec.shape, "jax")
+            jax_training(spec.train, spec.opts).check(spec.shape, "jax")
         return self
 
     def stages(self) -> tuple[tuple[tuple[int, ...], "StepSpec"], ...]:
         """(ranks, spec) per program to compile: (all ranks, self) unless the pipeline's stages hold different layers
-        (jaxcheck.stages: one program per stage kind, its model every stage holding those ranks' layers)."""
+        (jaxcheck.stages: one program per stage kind, every stage holding those ranks' layers, even stages)."""
         from .stages import stage_programs
 
-        return tuple((ranks, self if shape is self.shape else replace(self, shape=shape))
-                     for ranks, shape in stage_programs(self.shape, self.train.p))
+        return tuple((ranks, self if shape is self.shape else replace(self, shape=shape, train=train))
+                     for ranks, shape, train in stage_programs(self.shape, self.train))
 
     def as_json(self, widths: bool = False) -> dict:
         """The "config" of compile/verify --json: the Training under its flag names (`widths`: with the byte widths

@@ -1,10 +1,12 @@
-"""Pipeline stages that hold different layer kinds (DeepSeek-V3's three dense layers in the first stage, p > 1).
+"""Pipeline stages that hold different layers: an MoE model's dense layers in its first stage (DeepSeek-V3's, at
+p > 1), or uneven stages (Megatron-LM's --decoder-first/last-pipeline-num-layers, --stage-layers).
 
 One SPMD program has one shape on every device, so jaxcheck stacks each kind's layers [p, n/p, ...] and every stage
-runs its dense layers, then its MoE layers (jaxcheck.model.llama.stack_layers). A model whose stages differ compiles as
-one program per stage kind: program r gives every stage rank r's layers, so a device of it holds exactly what rank r's
-devices hold (the ends, replicated over pipe, and the residual rings of K = min(m, p) slots are the same on every rank
-in either program). verify reports each program and the largest.
+runs its dense layers, then its MoE layers (jaxcheck.model.llama.stack_layers). A pipeline whose stages differ
+compiles as one program per stage kind: program r gives every stage rank r's layers (a model of p L_r layers, dense
+ones first in each stage as in rank r), so a device of it holds exactly what rank r's devices hold (the ends,
+replicated over pipe, and the residual rings of K = min(m, p) slots are the same on every rank in either program).
+verify, sweep and compile report each program and the largest.
 """
 from __future__ import annotations
 
@@ -12,40 +14,52 @@ from dataclasses import replace
 
 from symbolic.config.errors import ConfigError
 from symbolic.config.shapes import ModelShape
-
-
-def rank_kinds(shape: ModelShape, p: int) -> tuple[tuple[bool, ...], ...]:
-    """Each rank's layers in order, True for an MoE layer (an even split: L/p layers per rank)."""
-    n = shape.L // p
-    return tuple(tuple(shape.is_moe_layer(r * n + j) for j in range(n)) for r in range(p))
+from symbolic.config.training import Training
 
 
 def alike(shape: ModelShape, p: int) -> bool:
-    """Whether every stage holds the same layers, its dense ones first (ModelShape.dense_period; a model of one kind:
-    always): what one program builds."""
+    """Whether every one of p even stages holds the same layers, its dense ones first (ModelShape.dense_period; a
+    model of one kind: always): what one program builds."""
     return shape.L_e in (0, shape.L) or shape.L == p * shape.dense_period
 
 
-def stage_shape(shape: ModelShape, p: int, ranks: tuple[int, ...]) -> ModelShape:
-    """The model whose every stage holds the layers of `ranks` (each of them the same: k dense, then MoE)."""
-    layers = rank_kinds(shape, p)[ranks[0]]
+def rank_kinds(shape: ModelShape, training: Training) -> tuple[tuple[bool, ...], ...]:
+    """Each rank's layers in model order (Training.layer_ranges: uneven stages too), True for an MoE layer."""
+    return tuple(tuple(shape.is_moe_layer(i) for chunk in ranges for i in chunk)
+                 for ranges in training.layer_ranges(shape.L))
+
+
+def stage_shape(shape: ModelShape, p: int, layers: tuple[bool, ...], ranks: tuple[int, ...]) -> ModelShape:
+    """The model of p len(layers) layers whose every stage holds `layers` (rank ranks[0]'s: k dense, then MoE)."""
     k, n = layers.count(False), len(layers)
+    if not shape.moe:
+        return replace(shape, name=_name(shape, ranks), L=p * n)
     if not all(layers[k:]):
-        raise ConfigError(f"{shape.name} at pp={p}: rank {ranks[0]} holds dense layers after MoE layers; jaxcheck "
+        raise ConfigError(f"{shape.name}: pipeline rank {ranks[0]} holds dense layers after MoE layers; jaxcheck "
                           "runs a stage's dense layers first")
     if k == n:
-        raise ConfigError(f"{shape.name} at pp={p}: rank {ranks[0]} holds dense layers only; jaxcheck builds every "
-                          "stage of an MoE model with one MoE layer or more (choose a pp whose first stage holds one)")
-    name = f"{shape.name} ranks {ranks[0]}" + (f"-{ranks[-1]}" if len(ranks) > 1 else "")
-    return replace(shape, name=name, dense_layers=tuple(q * n + j for q in range(p) for j in range(k)))
+        raise ConfigError(f"{shape.name}: pipeline rank {ranks[0]} holds dense layers only; jaxcheck builds every "
+                          "stage of an MoE model with one MoE layer or more (choose a split whose first stage holds "
+                          "one)")
+    return replace(shape, name=_name(shape, ranks), L=p * n,
+                   dense_layers=tuple(q * n + j for q in range(p) for j in range(k)))
 
 
-def stage_programs(shape: ModelShape, p: int) -> tuple[tuple[tuple[int, ...], ModelShape], ...]:
-    """(ranks, model) per program to compile: ((0 .. p - 1), shape) when every stage holds the same layers, else one
-    per distinct stage of a model whose stages each run their dense layers first (stage_shape), ranks in order."""
-    if shape.L % p or alike(shape, p):
-        return (tuple(range(p)), shape),
+def _name(shape: ModelShape, ranks: tuple[int, ...]) -> str:
+    """The program's model name: the model's and the pipeline ranks it stands for."""
+    return f"{shape.name} ranks {','.join(map(str, ranks))}"
+
+
+def stage_programs(shape: ModelShape, training: Training) -> tuple[tuple[tuple[int, ...], ModelShape, Training], ...]:
+    """(ranks, model, training) per program to compile: the configuration itself when its p even stages hold the
+    same layers (or it is one jaxcheck refuses for another reason: its rules say why), else one per distinct stage,
+    each with even stages (stage_shape), ranks in order."""
+    p, hybrid = training.p, shape.gdn or shape.mamba or shape.blocks
+    even = training.stage_layers is None
+    if hybrid or training.vpp > 1 or (even and (shape.L % p or alike(shape, p))):
+        return ((tuple(range(p)), shape, training),)
     groups: dict[tuple[bool, ...], list[int]] = {}
-    for r, layers in enumerate(rank_kinds(shape, p)):
+    for r, layers in enumerate(rank_kinds(shape, training)):
         groups.setdefault(layers, []).append(r)
-    return tuple((tuple(ranks), stage_shape(shape, p, tuple(ranks))) for ranks in groups.values())
+    one = replace(training, stage_layers=None)
+    return tuple((tuple(ranks), stage_shape(shape, p, layers, tuple(ranks)), one) for layers, ranks in groups.items())

@@ -1,4 +1,5 @@
-"""Pipeline stages holding different layer kinds (a dense-first MoE model at p > 1): one program per stage kind.
+"""Pipeline stages holding different layers (a dense-first MoE model at p > 1, uneven stages): one program per stage
+kind.
 
 Sources of truth: Training.kind_layers (the layers each rank of the real model holds, as the symbolic side counts
 them) for the stage programs' models; the rule table's one-line errors; XLA's memory_analysis() for verify's
@@ -23,29 +24,43 @@ def _kinds(shape: ModelShape, p: int, rank: int) -> dict:
     return Training(p=p).kind_layers(shape)[rank]
 
 
-@pytest.mark.parametrize("p", [1, 2])
-def test_each_program_gives_every_stage_the_layers_of_its_ranks(p):
-    """p = 1 (or stages alike): one program, the model itself; p = 2: one per distinct stage, whose every rank holds
-    exactly the real model's layers of those ranks (MoE count per rank; dense first in each)."""
+@pytest.mark.parametrize("p, split", [(1, None), (2, None), (2, (5, 3)), (3, (4, 2, 2))])
+def test_each_program_gives_every_stage_the_layers_of_its_ranks(p, split):
+    """p = 1 (or stages alike): one program, the configuration itself; else one per distinct stage (uneven ones
+    too: Training.stage_layers), even, whose every rank holds exactly the real model's layers of those ranks (as many,
+    as many MoE layers; dense first in each)."""
     from jaxcheck.stages import alike, stage_programs
 
-    programs = stage_programs(V3_LIKE, p)
+    train = Training(p=p, stage_layers=split)
+    programs = stage_programs(V3_LIKE, train)
     if p == 1:
-        assert programs == (((0,), V3_LIKE),)
+        assert programs == (((0,), V3_LIKE, train),)
         return
-    assert [ranks for ranks, _ in programs] == [(0,), (1,)]
-    for ranks, shape in programs:
-        assert alike(shape, p) and shape.L == V3_LIKE.L
+    real = train.kind_layers(V3_LIKE)
+    assert sorted(r for ranks, _, _ in programs for r in ranks) == list(range(p))
+    for ranks, shape, one in programs:
+        assert alike(shape, p) and one.stage_layers is None and shape.L == p * train.layers(V3_LIKE.L)[ranks[0]]
         for q in range(p):
-            assert _kinds(shape, p, q) == _kinds(V3_LIKE, p, ranks[0])
-    assert programs[0][1].dense_layers == (0, 1, 2, 4, 5, 6) and programs[1][1].dense_layers == ()
+            assert _kinds(shape, p, q) == real[ranks[0]]
+    first = programs[0][1]
+    assert first.dense_layers == tuple(q * (first.L // p) + j for q in range(p) for j in range(3))
+
+
+def test_uneven_stages_of_a_dense_model_compile_one_program_per_layer_count():
+    """A dense model split 3 + 1 + 1 + 3 over p = 4: programs of 3 and 1 layers a stage, ranks grouped by count."""
+    from jaxcheck.stages import stage_programs
+
+    dense = ModelShape("t-dense", h=64, f=176, a=4, k=2, L=8, v=256)
+    programs = stage_programs(dense, Training(p=4, stage_layers=(3, 1, 1, 3)))
+    assert [(ranks, shape.L, shape.name) for ranks, shape, _ in programs] == [
+        ((0, 3), 12, "t-dense ranks 0,3"), ((1, 2), 4, "t-dense ranks 1,2")]
 
 
 def test_a_stage_of_dense_layers_only_is_refused_in_one_line():
     from jaxcheck.stages import stage_programs
 
     with pytest.raises(ConfigError) as err:
-        stage_programs(V3_LIKE, 4)  # rank 0 holds layers 0 and 1, both dense
+        stage_programs(V3_LIKE, Training(p=4))  # rank 0 holds layers 0 and 1, both dense
     assert "rank 0 holds dense layers only" in str(err.value) and "\n" not in str(err.value)
 
 
@@ -54,7 +69,8 @@ def test_stages_alike_compile_as_one_program():
     from jaxcheck.stages import stage_programs
 
     shape = ModelShape(**{**V3_LIKE.as_dict(), "name": "alike", "dense_layers": (0, 4)})
-    assert stage_programs(shape, 2) == (((0, 1), shape),)
+    train = Training(p=2)
+    assert stage_programs(shape, train) == (((0, 1), shape, train),)
 
 
 def test_the_spec_splits_what_one_program_cannot_build():

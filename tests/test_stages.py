@@ -92,7 +92,7 @@ def test_explicit_even_split_has_the_even_stages():
     (["--pp", "2", "--stage-layers", "4,x"], "expected comma-separated positive layer counts"),
     (["--pp", "2", "--stage-layers", "4,4", "--balance"], "give it or --stage-layers, not both"),
     (["--pp", "9", "--balance"], "at least pp x vpp = 9"),
-    (["--pp", "2", "--stage-layers", "4,4", "--profile", "jax"], "uneven stages (--stage-layers, --balance) are for the paper profile and the recipes"),
+    (["--pp", "2", "--stage-layers", "4,4", "--profile", "jax"], "the jax profile alone takes even stages"),
 ])
 def test_bad_stage_layers_are_one_line_exit_2(argv, message):
     done = mem4d("estimate", "--model", "tiny", "--seq", "256", *argv)

@@ -41,9 +41,10 @@ def print_verify(result: dict) -> None:
                       f"stage those ranks' layers (jaxcheck.stages); the table is {result['stage_model']}'s, the "
                       f"largest XLA total.")
         for st in result["stages"]:
-            console.print(f"  ranks {', '.join(map(str, st['ranks']))}: {st['dense_layers']} dense + "
-                          f"{st['moe_layers']} MoE layers a stage, symbolic {mib(st['symbolic_total'])} MiB, XLA "
-                          f"{mib(st['xla_total'])} MiB ({percent(st['rel_error_total'])})")
+            kinds = f" ({st['dense_layers']} dense, {st['moe_layers']} MoE)" if st["moe_layers"] else ""
+            console.print(f"  ranks {', '.join(map(str, st['ranks']))}: {st['layers']} layers a stage{kinds}, symbolic "
+                          f"{mib(st['symbolic_total'])} MiB, XLA {mib(st['xla_total'])} MiB "
+                          f"({percent(st['rel_error_total'])})")
     target = result.get("target") or {}
     if target.get("platform") == "gpu":
         console.print(f"Compiled as written: the {target['description']} target posed with "

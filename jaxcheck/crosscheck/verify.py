@@ -51,7 +51,7 @@ def verify(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions(
     spec = StepSpec(shape, training, opts).check()
     programs = spec.stages()
     if len(programs) > 1:
-        return _largest([(ranks, one, verify(one.shape, training, opts, target=target, explain=explain,
+        return _largest([(ranks, one, verify(one.shape, one.train, opts, target=target, explain=explain,
                                              measure=measure, phases=phases)) for ranks, one in programs], shape.name)
     sym = symbolic_bytes(shape, training, opts, "gpu" if target.is_gpu else "cpu")
     compiled_for = target.with_memory(AS_WRITTEN_BYTES)  # the program as written
@@ -94,11 +94,12 @@ def verify(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions(
 
 def _largest(results: list[tuple[tuple[int, ...], StepSpec, dict]], model: str) -> dict:
     """The object of the program whose XLA total is largest (the pipeline's peak device), with each program's ranks,
-    a stage's dense and MoE layers and the totals under "stages" (jaxcheck.stages: one program per stage kind)."""
+    a stage's layers (dense, MoE) and the totals under "stages" (jaxcheck.stages: one program per stage kind)."""
     stages = []
     for ranks, spec, out in results:
-        dense = len(spec.shape.dense_layers) // spec.train.p
-        stages.append({"ranks": list(ranks), "dense_layers": dense, "moe_layers": spec.shape.L // spec.train.p - dense,
+        layers, dense = spec.shape.L // spec.train.p, len(spec.shape.dense_layers) // spec.train.p
+        stages.append({"ranks": list(ranks), "layers": layers, "dense_layers": dense if spec.shape.moe else layers,
+                       "moe_layers": layers - dense if spec.shape.moe else 0,
                        "symbolic_total": out["symbolic"]["total"], "xla_total": out["xla"]["total_bytes"],
                        "rel_error_total": out["rel_error_total"], "compile_seconds": out["compile_seconds"]})
     _, _, worst = max(results, key=lambda item: item[2]["xla"]["total_bytes"])

@@ -100,12 +100,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _stages_json(objects: list, model: str) -> dict:
     """compile --json of one program per stage kind: the object of the program with the largest total (XLA's fitted
-    program on a GPU card: the pipeline fits when it does), with "stages" [{ranks, dense_layers, moe_layers (a
-    stage's), total_bytes, fits}]."""
+    program on a GPU card: the pipeline fits when it does), with "stages" [{ranks, layers, dense_layers, moe_layers
+    (a stage's), total_bytes, fits}]."""
     stages = []
     for ranks, one, out in objects:
-        dense = len(one.shape.dense_layers) // one.train.p
-        stages.append({"ranks": list(ranks), "dense_layers": dense, "moe_layers": one.shape.L // one.train.p - dense,
+        layers, dense = one.shape.L // one.train.p, len(one.shape.dense_layers) // one.train.p
+        stages.append({"ranks": list(ranks), "layers": layers, "dense_layers": dense if one.shape.moe else layers,
+                       "moe_layers": layers - dense if one.shape.moe else 0,
                        "total_bytes": out["xla"]["total_bytes"], "fits": None if out["fit"] is None
                        else out["fit"]["fits"]})
     _, worst, largest = max(objects, key=lambda item: item[2]["xla"]["total_bytes"])

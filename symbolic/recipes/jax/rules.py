@@ -34,8 +34,9 @@ RULES: tuple[Rule, ...] = (
          lambda x: (f"jaxcheck compiles one SPMD program of pp stages, one model chunk per device (interleaved 1F1B "
                     f"needs vpp chunks per device on a circular clock, not built): got vpp={x.vpp}"), scope="jax"),
     Rule("even stages", lambda x: np.logical_not(x.uneven),
-         lambda x: ("jaxcheck vmaps its pp stages in one SPMD program, so every stage has L/pp layers: uneven stages "
-                    "(--stage-layers, --balance) are for the paper profile and the recipes"), scope="jax"),
+         lambda x: ("jaxcheck vmaps its pp stages in one SPMD program, so every stage has L/pp layers, and the jax "
+                    "profile alone takes even stages: mem4d verify, sweep and compile take uneven ones (--stage-layers)"
+                    " one stage kind at a time"), scope="jax"),
     Rule("gpipe: jaxcheck only", lambda x: x.schedule == "1f1b",
          lambda x: ("--schedule gpipe is jaxcheck's (compile, verify, sweep, --profile jax): the paper's formulas and "
                     "the trainers' recipes count 1F1B"), scope="!jax"),

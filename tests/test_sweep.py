@@ -76,6 +76,11 @@ def test_grid_expansion(tmp_path):
     assert len({grid.config_key(c) for c in configs}) == 6
     # the key does not depend on key order nor on spelling out a default
     assert grid.config_key({"tp": 2, "model": "tiny"} | configs[0]) == grid.config_key(dict(reversed(configs[0].items())))
+    # uneven stages: a key of their own, in the label; absent or None, the key configs had before the field existed
+    uneven = configs[4] | {"stage_layers": [5, 3]}
+    assert grid.config_key(uneven) != grid.config_key(configs[4]) and grid.label(uneven).endswith(" layers5,3")
+    assert grid.config_key(configs[4] | {"stage_layers": None}) == grid.config_key(
+        {k: v for k, v in configs[4].items() if k != "stage_layers"})
 
 
 @pytest.mark.parametrize("text, needle", [
@@ -91,6 +96,8 @@ def test_grid_expansion(tmp_path):
     ("[bases]\ntp = 2\n", "unknown top-level key 'bases'"),
     ("[[case]]\ndp = 2\nfoo = 1\n", "[[case]] #1: unknown key 'foo'"),
     ("[base\ntp = 2\n", "malformed TOML"),
+    ("[[case]]\npp = 2\nstage_layers = [0, 8]\n", "stage_layers must be a list of positive layer counts"),
+    ("[[case]]\npp = 2\nstage_layers = 5\n", "stage_layers must be a list of positive layer counts"),
 ])
 def test_bad_grid_exits_2_with_one_line(tmp_path, text, needle):
     """Source of truth: the CLI contract (one line naming the file and key, exit 2, no traceback)."""

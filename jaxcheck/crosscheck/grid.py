@@ -17,18 +17,19 @@ from symbolic.config.training import MOE_FIELDS, RECOMPUTE, SCHEDULES, ZERO_STAG
 
 from ..spec import DEFAULT_TRAINING, JaxOptions, StepSpec
 
-# a grid point: the CLI's flag names with `mem4d compile`'s defaults (the model, the Training, the dtypes); no
-# stage_layers: jaxcheck compiles equal stages only (and the keys of recorded configs stay as they were)
+# a grid point: the CLI's flag names with `mem4d compile`'s defaults (the model, the Training, the dtypes; stage_layers
+# last: uneven stages, one program per stage kind, jaxcheck.stages)
 DEFAULTS: dict = {"model": DEFAULT_MODEL, **{k: v for k, v in DEFAULT_TRAINING.flags(widths=False).items()
                                              if k != "stage_layers"},
-                  "schedule": DEFAULT_TRAINING.schedule, "param_dtype": JAX_PARAM_DTYPE, "compute_dtype": JAX_COMPUTE_DTYPE}
-# gbs, etp: None by default (one full pipeline; etp = tp); moe_capacity: a number
-TYPES = {key: int if key in ("gbs", "etp") else (int, float) if key == "moe_capacity" else type(value)
-         for key, value in DEFAULTS.items()}
+                  "schedule": DEFAULT_TRAINING.schedule, "param_dtype": JAX_PARAM_DTYPE, "compute_dtype": JAX_COMPUTE_DTYPE,
+                  "stage_layers": None}
+# gbs, etp: None by default (one full pipeline; etp = tp); moe_capacity: a number; stage_layers: a list of counts
+TYPES = {key: int if key in ("gbs", "etp") else (int, float) if key == "moe_capacity" else list
+         if key == "stage_layers" else type(value) for key, value in DEFAULTS.items()}
 MOE_DEFAULTS = {key: DEFAULTS[key] for key in MOE_FIELDS}  # keys a config of a dense model leaves at their default
 # keys that enter a config's hash only where they differ from their defaults (added after configs were recorded;
 # the records of GPipe steps compiled before 1F1B existed carry schedule "gpipe")
-OPTIONAL = {**MOE_DEFAULTS, "schedule": DEFAULTS["schedule"]}
+OPTIONAL = {**MOE_DEFAULTS, "schedule": DEFAULTS["schedule"], "stage_layers": None}
 CHOICES = {"recompute": RECOMPUTE, "zero": ZERO_STAGES, "param_dtype": FLOATS, "compute_dtype": FLOATS,
            "schedule": SCHEDULES}
 TABLES = ("base", "grid", "case")
@@ -44,6 +45,10 @@ def _check_value(where: str, key: str, value) -> None:
     typed = isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
     if key == "moe_capacity" and typed and not value > 0:
         raise ConfigError(f"{where}: moe_capacity must be a number above 0, got {value!r}")
+    if key == "stage_layers" and not (typed and value and all(isinstance(n, int) and not isinstance(n, bool) and n > 0
+                                                              for n in value)):
+        raise ConfigError(f"{where}: stage_layers must be a list of positive layer counts, one per pipeline rank, "
+                          f"got {value!r}")
     if key in CHOICES:
         if not typed or value not in CHOICES[key]:
             raise ConfigError(f"{where}: {key} must be one of {', '.join(map(str, CHOICES[key]))}, got {value!r}")
@@ -127,6 +132,7 @@ def label(cfg: Config) -> str:
     gbs = "" if cfg["gbs"] is None else f" gbs{cfg['gbs']}"
     extras = (f" zero{cfg['zero']}" if cfg["zero"] else "") + "".join(f" no-{k}" for k in ("sp", "flash_attn") if not cfg[k])
     extras += " gpipe" if cfg.get("schedule", OPTIONAL["schedule"]) == "gpipe" else ""
+    extras += f" layers{','.join(map(str, cfg['stage_layers']))}" if cfg.get("stage_layers") else ""
     experts = "".join(f" {name}{cfg[key]:g}" for key, name in (("ep", "e"), ("etp", "te"), ("moe_capacity", "C"))
                       if cfg.get(key, MOE_DEFAULTS[key]) != MOE_DEFAULTS[key])
     extras = experts + extras

@@ -63,3 +63,12 @@ def stage_programs(shape: ModelShape, training: Training) -> tuple[tuple[tuple[i
         groups.setdefault(layers, []).append(r)
     one = replace(training, stage_layers=None)
     return tuple((tuple(ranks), stage_shape(shape, p, layers, tuple(ranks)), one) for layers, ranks in groups.items())
+
+
+def doubled(shape: ModelShape, p: int) -> ModelShape:
+    """The model with twice the layers in each of p even stages, each stage's dense share doubled with them (dense
+    ones still first): explain's per-layer variant."""
+    if shape.L_e in (0, shape.L):
+        return replace(shape, L=2 * shape.L)
+    n, k = shape.L // p, len(shape.dense_layers) // p
+    return replace(shape, L=2 * shape.L, dense_layers=tuple(q * 2 * n + j for q in range(p) for j in range(2 * k)))

@@ -138,3 +138,15 @@ def test_compile_cli_compiles_every_stage_program(capsys, tmp_path):
         ([0], 1, 1, None), ([1], 0, 2, None)]
     assert out["model"] == "t-q2moe-df" and out["xla"]["total_bytes"] == max(s["total_bytes"] for s in stages)
     assert out["stage_model"].startswith("t-q2moe-df ranks ")
+
+
+@pytest.mark.parametrize("p", [1, 2])
+def test_explains_doubled_model_keeps_every_stage_alike(p):
+    """verify --explain's per-layer variant (2L layers) of a stage program: each stage twice its layers, dense ones
+    doubled and first, so it compiles as one program too (at first it split, and --explain exited 2)."""
+    from jaxcheck.stages import alike, doubled, stage_programs
+
+    for _, shape, _ in stage_programs(V3_LIKE, Training(p=p)):
+        twice = doubled(shape, p)
+        assert twice.L == 2 * shape.L and alike(twice, p)
+        assert len(twice.dense_layers) == 2 * len(shape.dense_layers)

@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from ..spec import StepSpec, jax_training
+from ..stages import doubled
 from .profile import rel, symbolic_bytes, symbolic_temp
 
 TRACE_BATCH = 2
@@ -59,7 +60,7 @@ def variants(spec: StepSpec, mesh, base_xla_temp: int) -> list[dict]:
     shape, tr = spec.shape, spec.train
     x0, s0 = base_xla_temp, _temps(spec, mesh)[1]
     out = []
-    x2, s2 = _temps(dataclasses.replace(spec, shape=dataclasses.replace(shape, L=2 * shape.L)), mesh)
+    x2, s2 = _temps(dataclasses.replace(spec, shape=doubled(shape, tr.p)), mesh)
     per = shape.L // tr.p
     out.append(_variant("per layer", f"(temp(2L) - temp(L)) / (L/p), L/p = {per}", (x2 - x0) / per, (s2 - s0) / per))
     xm, sm = _temps(dataclasses.replace(spec, train=dataclasses.replace(tr, gbs=2 * tr.global_batch)), mesh)

@@ -118,10 +118,11 @@ def compile_step(spec: StepSpec, mesh: jax.sharding.Mesh, with_grads: bool = Fal
                  compiler_options: dict | None = None) -> tuple[Report, object, Built]:
     """Build abstract state, lower and compile the step; returns the report, the compiled executable and the Built."""
     start = time.perf_counter()
-    if len(spec.check().stages()) > 1:
+    programs = spec.check().stages()
+    if len(programs) > 1:
         raise ConfigError(f"{spec.shape.name}'s stages hold different layers at pp={spec.train.p}, one program per "
                           "stage kind: compile each of StepSpec.stages() (mem4d compile, verify and sweep do)")
-    built = build(spec, mesh)
+    built = build(programs[0][1], mesh)  # an even split spelled out by --stage-layers: the even one
     with jax.set_mesh(mesh), quiet_native_stderr():  # XLA:GPU's compiler looks for a GPU driver again
         lowered = jit_step(built, with_grads).lower(*built.args)
         compiled = compile_lowered(lowered, describe_spec(spec), compiler_options)

@@ -54,7 +54,8 @@ class StepSpec:
         (jaxcheck.stages: one program per stage kind, every stage holding those ranks' layers, even stages)."""
         from .stages import stage_programs
 
-        return tuple((ranks, self if shape is self.shape else replace(self, shape=shape, train=train))
+        return tuple((ranks, self if (shape, train) == (self.shape, self.train) else
+                      replace(self, shape=shape, train=train))
                      for ranks, shape, train in stage_programs(self.shape, self.train))
 
     def as_json(self, widths: bool = False) -> dict:

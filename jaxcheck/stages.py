@@ -62,6 +62,8 @@ def stage_programs(shape: ModelShape, training: Training) -> tuple[tuple[tuple[i
     for r, layers in enumerate(rank_kinds(shape, training)):
         groups.setdefault(layers, []).append(r)
     one = replace(training, stage_layers=None)
+    if len(groups) == 1 and alike(shape, p):  # --stage-layers spelling out the even split: the model itself
+        return ((tuple(range(p)), shape, one),)
     return tuple((tuple(ranks), stage_shape(shape, p, layers, tuple(ranks)), one) for layers, ranks in groups.items())
 
 

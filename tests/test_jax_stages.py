@@ -46,6 +46,20 @@ def test_each_program_gives_every_stage_the_layers_of_its_ranks(p, split):
     assert first.dense_layers == tuple(q * (first.L // p) + j for q in range(p) for j in range(3))
 
 
+def test_an_even_split_spelled_out_is_the_model_itself():
+    """--stage-layers 4,4 of an 8-layer model at p = 2: one program, the model itself, its training without the split
+    (which the jax profile alone refuses)."""
+    from jaxcheck.stages import stage_programs
+
+    dense = ModelShape("t-dense", h=64, f=176, a=4, k=2, L=8, v=256)
+    ((ranks, shape, train),) = stage_programs(dense, Training(p=2, stage_layers=(4, 4)))
+    assert (ranks, shape, train.stage_layers) == ((0, 1), dense, None)
+    from jaxcheck.spec import StepSpec
+
+    ((_, spec),) = StepSpec(dense, Training(p=2, stage_layers=(4, 4))).check().stages()
+    assert spec.train.stage_layers is None and spec.shape == dense
+
+
 def test_uneven_stages_of_a_dense_model_compile_one_program_per_layer_count():
     """A dense model split 3 + 1 + 1 + 3 over p = 4: programs of 3 and 1 layers a stage, ranks grouped by count."""
     from jaxcheck.stages import stage_programs

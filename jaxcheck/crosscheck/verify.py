@@ -53,6 +53,8 @@ def verify(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions(
     if len(programs) > 1:
         return _largest([(ranks, one, verify(one.shape, one.train, opts, target=target, explain=explain,
                                              measure=measure, phases=phases)) for ranks, one in programs], shape.name)
+    spec = programs[0][1]  # an even split spelled out by --stage-layers: the even one
+    shape, training = spec.shape, spec.train
     sym = symbolic_bytes(shape, training, opts, "gpu" if target.is_gpu else "cpu")
     compiled_for = target.with_memory(AS_WRITTEN_BYTES)  # the program as written
     devices, real = start(compiled_for, training.world)  # imports jax quietly: before any module that imports it

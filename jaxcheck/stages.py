@@ -67,6 +67,13 @@ def stage_programs(shape: ModelShape, training: Training) -> tuple[tuple[tuple[i
     return tuple((tuple(ranks), stage_shape(shape, p, layers, tuple(ranks)), one) for layers, ranks in groups.items())
 
 
+def stage_holds(shape: ModelShape, p: int) -> dict[str, int]:
+    """What one stage of a program holds: its layers, dense ones and MoE ones (verify's and compile's "stages")."""
+    layers = shape.L // p
+    moe = layers - len(shape.dense_layers) // p if shape.moe else 0
+    return {"layers": layers, "dense_layers": layers - moe, "moe_layers": moe}
+
+
 def doubled(shape: ModelShape, p: int) -> ModelShape:
     """The model with twice the layers in each of p even stages, each stage's dense share doubled with them (dense
     ones still first): explain's per-layer variant."""

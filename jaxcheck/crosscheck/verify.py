@@ -97,13 +97,12 @@ def verify(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions(
 def _largest(results: list[tuple[tuple[int, ...], StepSpec, dict]], model: str) -> dict:
     """The object of the program whose XLA total is largest (the pipeline's peak device), with each program's ranks,
     a stage's layers (dense, MoE) and the totals under "stages" (jaxcheck.stages: one program per stage kind)."""
-    stages = []
-    for ranks, spec, out in results:
-        layers, dense = spec.shape.L // spec.train.p, len(spec.shape.dense_layers) // spec.train.p
-        stages.append({"ranks": list(ranks), "layers": layers, "dense_layers": dense if spec.shape.moe else layers,
-                       "moe_layers": layers - dense if spec.shape.moe else 0,
-                       "symbolic_total": out["symbolic"]["total"], "xla_total": out["xla"]["total_bytes"],
-                       "rel_error_total": out["rel_error_total"], "compile_seconds": out["compile_seconds"]})
+    from ..stages import stage_holds
+
+    stages = [{"ranks": list(ranks), **stage_holds(spec.shape, spec.train.p),
+               "symbolic_total": out["symbolic"]["total"], "xla_total": out["xla"]["total_bytes"],
+               "rel_error_total": out["rel_error_total"], "compile_seconds": out["compile_seconds"]}
+              for ranks, spec, out in results]
     _, _, worst = max(results, key=lambda item: item[2]["xla"]["total_bytes"])
     return {**worst, "model": model, "stage_model": worst["model"], "stages": stages}
 

@@ -102,13 +102,10 @@ def _stages_json(objects: list, model: str) -> dict:
     """compile --json of one program per stage kind: the object of the program with the largest total (XLA's fitted
     program on a GPU card: the pipeline fits when it does), with "stages" [{ranks, layers, dense_layers, moe_layers
     (a stage's), total_bytes, fits}]."""
-    stages = []
-    for ranks, one, out in objects:
-        layers, dense = one.shape.L // one.train.p, len(one.shape.dense_layers) // one.train.p
-        stages.append({"ranks": list(ranks), "layers": layers, "dense_layers": dense if one.shape.moe else layers,
-                       "moe_layers": layers - dense if one.shape.moe else 0,
-                       "total_bytes": out["xla"]["total_bytes"], "fits": None if out["fit"] is None
-                       else out["fit"]["fits"]})
+    from jaxcheck.stages import stage_holds
+
+    stages = [{"ranks": list(ranks), **stage_holds(one.shape, one.train.p), "total_bytes": out["xla"]["total_bytes"],
+               "fits": None if out["fit"] is None else out["fit"]["fits"]} for ranks, one, out in objects]
     _, worst, largest = max(objects, key=lambda item: item[2]["xla"]["total_bytes"])
     return {**largest, "model": model, "stage_model": worst.shape.name, "stages": stages}
 

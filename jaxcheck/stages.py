@@ -18,9 +18,9 @@ from symbolic.config.training import Training
 
 
 def alike(shape: ModelShape, p: int) -> bool:
-    """Whether every one of p even stages holds the same layers, its dense ones first (ModelShape.dense_period; a
-    model of one kind: always): what one program builds."""
-    return shape.L_e in (0, shape.L) or shape.L == p * shape.dense_period
+    """Whether every one of p even stages holds the same layers, its dense ones first: what one program builds
+    (ModelShape.stages_alike, which the rule "mixed layers: stages alike, dense first (jax)" reads too)."""
+    return bool(shape.stages_alike(p))
 
 
 def rank_kinds(shape: ModelShape, training: Training) -> tuple[tuple[bool, ...], ...]:

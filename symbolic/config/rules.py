@@ -184,7 +184,7 @@ def model_letters(shape) -> dict:
                 n_gk=shape.lin_k_heads, mamba=shape.mamba or shape.blocks, n_m=shape.ssm_heads, g_m=shape.ssm_groups,
                 gemma=shape.sandwich or shape.logit_softcap or shape.attn_softcap,
                 attn_softcap=shape.attn_softcap,
-                dense_period=shape.dense_period)
+                stages_alike=shape.stages_alike)
 
 
 def check(x: SimpleNamespace, rules: tuple[Rule, ...]) -> None:

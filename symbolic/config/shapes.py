@@ -210,6 +210,11 @@ class ModelShape(ParameterCounts):
         ok = self.L % n == 0 and dense == {i for i in range(self.L) if i % n < k}
         return n if ok else 0
 
+    def stages_alike(self, p):
+        """Whether each of p even pipeline stages holds the same layers, its dense ones first (a model of one kind:
+        always): what one stacked program builds; p an int or a numpy array of them."""
+        return (self.L_e in (0, self.L)) | (self.L == p * self.dense_period)
+
     @property
     def gdn(self) -> bool:
         """Whether some layers are Gated DeltaNet layers (a hybrid)."""

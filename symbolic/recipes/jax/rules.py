@@ -52,7 +52,7 @@ RULES: tuple[Rule, ...] = (
          lambda x: (f"jaxcheck splits each expert over all tp={x.t} tensor ranks or none: etp={x.t_e} must be 1 or "
                     f"{x.t}"), scope="jax"),
     Rule("mixed layers: stages alike, dense first (jax)",
-         lambda x: (x.L_e == x.L) | (x.L_e == 0) | (x.L == x.p * x.dense_period),
+         lambda x: x.stages_alike(x.p),
          lambda x: (f"{x.model} mixes {x.L - x.L_e} dense and {x.L_e} MoE layers: one jaxcheck program (and the jax "
                     f"profile) stacks them only when each of the pp={x.p} stages holds the same layers, dense ones "
                     f"first; mem4d verify and sweep take a model whose stages differ one stage kind at a time"),

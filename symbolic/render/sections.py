@@ -69,10 +69,11 @@ def crosscheck(summary: dict, source: str, targets: list[str], scatter: str | No
                         "configuration (dots), the median (bar) and the range (whiskers).")
     if summary["worst"]:
         head = r"configuration & symbolic GiB & XLA GiB & error \\ \hline"
-        lines += [r"\begin{longtable}{@{}l r r r@{}}",  # the title a row of the table: never parted from it
+        # the configuration column wraps (a label with uneven stages or a config.json path outgrows the line)
+        lines += [r"\begin{longtable}{@{}p{0.58\linewidth} r r r@{}}",  # the title a row: never parted from it
                   r"\multicolumn{4}{@{}l}{\textbf{Largest errors}} \\[2pt]", head + r" \endfirsthead", head + r" \endhead"]
         for w in summary["worst"]:
-            lines.append(f"{escape(w['label'])} & {w['symbolic_total_bytes'] / GIB:,.3f} & "
+            lines.append(f"\\raggedright {escape(w['label'])} & {w['symbolic_total_bytes'] / GIB:,.3f} & "
                          f"{w['xla_total_bytes'] / GIB:,.3f} & {100 * w['rel_error_total']:+.2f}\\,\\% \\\\")
         lines.append(r"\end{longtable}")
     return lines

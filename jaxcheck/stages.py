@@ -75,8 +75,11 @@ def stage_holds(shape: ModelShape, p: int) -> dict[str, int]:
 
 
 def doubled(shape: ModelShape, p: int) -> ModelShape:
-    """The model with twice the layers in each of p even stages, each stage's dense share doubled with them (dense
-    ones still first): explain's per-layer variant."""
+    """The model with twice the layers in each of p even stages, each stage's dense share (a hybrid's Gated DeltaNet
+    share) doubled with them (dense ones, Gated DeltaNet ones, still first): explain's per-layer variant."""
+    if shape.gdn:
+        n, g = shape.L // p, shape.L_g // p
+        return replace(shape, L=2 * shape.L, linear_layers=tuple(q * 2 * n + j for q in range(p) for j in range(2 * g)))
     if shape.L_e in (0, shape.L):
         return replace(shape, L=2 * shape.L)
     n, k = shape.L // p, len(shape.dense_layers) // p

@@ -118,8 +118,10 @@ def unsharded_reference(spec, gbs: int, dense_routed=None):
     def loss(params):
         model = nnx.merge(graphdef, params)
         x, seen = model.embed_tokens(tokens), dict.fromkeys(stack_layers(shape), 0)
-        for i in range(shape.L):  # each layer in model order from its stack: dense_blocks only where it is dense
-            name = "blocks" if shape.is_moe_layer(i) or "dense_blocks" not in seen else "dense_blocks"
+        for i in range(shape.L):  # each layer in model order from its stack: dense_blocks only where it is dense,
+            # linear_blocks where it is a Gated DeltaNet layer
+            name = "linear_blocks" if i in shape.linear_layers else "blocks" if shape.is_moe_layer(i) or \
+                "dense_blocks" not in seen else "dense_blocks"
             x = jax.tree.map(lambda w: w[0, seen[name]], getattr(model, name))(x)
             seen[name] += 1
         ce = lambda logits, t: jax.nn.logsumexp(logits, axis=-1) - jnp.take_along_axis(logits, t[..., None], -1)[..., 0]
@@ -145,6 +147,6 @@ def restack(tree: dict, shape, p: int) -> dict:
     from jaxcheck.model.llama import stack_layers
 
     out = dict(tree)
-    for name, (n, _) in stack_layers(shape).items():
+    for name, (n, *_) in stack_layers(shape).items():
         out[name] = jax.tree.map(lambda w: w.reshape((p, n // p) + w.shape[2:]), tree[name])
     return out

@@ -56,7 +56,9 @@ def test_every_message_is_one_line_on_ints():
              "torchtitan MoE: eager", "torchtitan MoE: no --ac-every", "torchtitan: no multi-token prediction",
              "torchtitan MoE: no shared-expert gate",
              "DSA: no context parallel", "DSA: no core_attn or mla_up_proj recompute", "DSA: unfused either way",
-             "no sparse-attention indexer (jax)", "Gated DeltaNet or Mamba-2: Megatron only",
+             "no sparse-attention indexer (jax)", "Gated DeltaNet: Megatron and jaxcheck", "Mamba-2: Megatron only",
+             "Gated DeltaNet: dense or MoE layers (jax)", "Gated DeltaNet: stages alike (jax)",
+             "Gated DeltaNet at p > 1: 1F1B (jax)", "s % chunk (jax)",
              "Mamba-2: heads and groups over t c", "Gated DeltaNet: no context parallel",
              "--fp8: GQA attention", "Gated DeltaNet: n_gk % t"]  # a dense GQA model cannot break the rules of experts, MLA, DSA
     # or Gated DeltaNet layers

@@ -40,7 +40,7 @@ def forward_temp(spec: StepSpec, mesh) -> int:
 
     built = build(spec, mesh)
     compute = built.shardings["compute"] if spec.train.sharded_grads else None
-    fn = lambda params, batch: loss_fn(params, batch, built.graphdef, built.block_graphdef, spec, compute)
+    fn = lambda params, batch: loss_fn(params, batch, built.graphdef, built.stack_graphdefs, spec, compute)
     cpu = mesh.devices.flat[0].platform == "cpu"
     with jax.set_mesh(mesh):
         jitted = jax.jit(fn, in_shardings=(built.shardings["params"], built.shardings["batch"]))
@@ -91,24 +91,25 @@ def in_flight_variant(spec: StepSpec, mesh) -> dict:
             "paper_in_flight": int(first["in_flight"]), "jax_in_flight": min(tr.m, tr.p)}
 
 
-def _saved(spec: StepSpec, mesh) -> list[dict]:
-    """The residuals one layer writes into the pipeline's stacks (jaxcheck.model.pipeline.layer_residuals), traced
-    on abstract inputs [trace_batch(mesh), s, h], global shapes: shape and bytes of each."""
+def _saved(spec: StepSpec, mesh, stack: str = "blocks") -> list[dict]:
+    """The residuals one layer of `stack` writes into the pipeline's stacks (jaxcheck.model.pipeline.layer_residuals),
+    traced on abstract inputs [trace_batch(mesh), s, h], global shapes: shape and bytes of each."""
     from ..model.pipeline import layer_residuals
     from ..state import build
     from ..step import layer_function
 
     built = build(spec, mesh)
-    layer_params = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape[2:], x.dtype), built.abstract["params"]["blocks"])
+    layer_params = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape[2:], x.dtype), built.abstract["params"][stack])
     x = jax.ShapeDtypeStruct((trace_batch(mesh), spec.train.s, spec.shape.h), jnp.dtype(spec.opts.compute_dtype))
     with jax.set_mesh(mesh):
-        saved = layer_residuals(layer_function(built.block_graphdef, spec), layer_params, x)
+        saved = layer_residuals(layer_function(built.stack_graphdefs[stack], spec), layer_params, x)
     return [{"shape": f"{jnp.dtype(r.dtype).name}{list(r.shape)}", "bytes": int(r.size * jnp.dtype(r.dtype).itemsize)}
             for r in saved]
 
 
-def _profile_tensors(spec: StepSpec, batch: int = TRACE_BATCH) -> list[dict]:
-    """The profile's per-layer tensors at the traced shape (d = t = c = e = 1, b = batch): name, count, bytes."""
+def _profile_tensors(spec: StepSpec, batch: int = TRACE_BATCH, gdn: bool = False) -> list[dict]:
+    """The profile's per-layer tensors at the traced shape (d = t = c = e = 1, b = batch): name, count, bytes (gdn:
+    a Gated DeltaNet layer's)."""
     import sympy as sp
     from symbolic.recipes.jax.tensors import layer_tensors
     from symbolic.config.glossary import inputs_for
@@ -120,15 +121,17 @@ def _profile_tensors(spec: StepSpec, batch: int = TRACE_BATCH) -> list[dict]:
     subs = {BY_NAME[name]: value for name, value in inputs_for(spec.shape, traced).items()}
     sw = Switches.of(traced, overheads=False, shape=spec.shape)
     return [{"name": part.name, "count": part.count, "bytes": int(sp.sympify(part.expr).xreplace(subs))}
-            for part in layer_tensors(sw, moe=sw.moe)]  # the main stack's layer: an MoE layer in a model with experts
+            for part in layer_tensors(sw, moe=sw.moe, gdn=gdn)]  # the main stack's layer: an MoE layer in a model
+    # with experts
 
 
-def residuals(spec: StepSpec, mesh) -> dict:
-    """The residuals one layer writes into the stacks vs the profile's per-layer tensors, traced at b =
-    trace_batch(mesh), global shapes (the profile's at d = t = c = 1): count and bytes."""
-    listed = _saved(spec, mesh)
+def residuals(spec: StepSpec, mesh, stack: str = "blocks") -> dict:
+    """The residuals one layer of `stack` (a hybrid's linear_blocks: a Gated DeltaNet layer) writes into the stacks
+    vs the profile's per-layer tensors, traced at b = trace_batch(mesh), global shapes (the profile's at d = t = c =
+    1): count and bytes."""
+    listed = _saved(spec, mesh, stack)
     batch = trace_batch(mesh)
-    tensors = _profile_tensors(spec, batch)
+    tensors = _profile_tensors(spec, batch, stack == "linear_blocks")
     return {"trace_shape": f"b={batch}, s={spec.train.s}, d=t=c=1", "jax": listed,
             "jax_count": len(listed), "jax_bytes": sum(r["bytes"] for r in listed),
             "symbolic": tensors, "symbolic_count": sum(t["count"] for t in tensors),

@@ -10,6 +10,7 @@ from jax.ad_checkpoint import checkpoint_name
 
 from ..spec import StepSpec
 from .attention import allgather_attention
+from .gdn import GatedDeltaNet
 from .mla import LatentAttention
 from .mlp import dense_mlp, param as _param
 from .moe import MoE
@@ -21,18 +22,21 @@ from .rules import act_names, constrain, partition_spec
 # Gemma 2's caps (Gemma2Config's attn_logit_softcapping and final_logit_softcapping): values change no buffer
 ATTN_SOFTCAP, LOGIT_SOFTCAP = 50.0, 30.0
 STACK_AXES = ("stage", "layer")  # logical names of the leading [p, L/p] axes of every block parameter
-STACKS = ("dense_blocks", "blocks")  # the stacked layers in model order (Llama attributes): dense_blocks only when an
-# MoE model's stages each hold dense layers first (the rule table's jax scope; jaxcheck.stages compiles a model whose
-# stages differ one stage kind at a time); blocks: every layer, or the MoE ones
+STACKS = ("linear_blocks", "dense_blocks", "blocks")  # the stacked layers in model order (Llama attributes):
+# linear_blocks, a hybrid's Gated DeltaNet layers (each stage runs them before its attention layers: the rule table's
+# jax scope); dense_blocks only when an MoE model's stages each hold dense layers first (jaxcheck.stages compiles a
+# model whose stages differ one stage kind at a time); blocks: every layer, or the MoE ones, or the attention ones
 
 
-def stack_layers(shape) -> dict[str, tuple[int, bool]]:
-    """The model's stacks in model order: name -> (layers, whether they are MoE layers)."""
+def stack_layers(shape) -> dict[str, tuple[int, bool, bool]]:
+    """The model's stacks in model order: name -> (layers, whether they are MoE layers, whether Gated DeltaNet)."""
+    if shape.gdn:  # a hybrid's MLPs are all dense or all MoE (the rule table)
+        return {"linear_blocks": (shape.L_g, shape.moe, True), "blocks": (shape.L - shape.L_g, shape.moe, False)}
     if not shape.moe:
-        return {"blocks": (shape.L, False)}
+        return {"blocks": (shape.L, False, False)}
     if not shape.dense_layers:
-        return {"blocks": (shape.L, True)}
-    return {"dense_blocks": (shape.L - shape.L_e, False), "blocks": (shape.L_e, True)}
+        return {"blocks": (shape.L, True, False)}
+    return {"dense_blocks": (shape.L - shape.L_e, False, False), "blocks": (shape.L_e, True, False)}
 
 
 class Attention(nnx.Module):
@@ -40,7 +44,8 @@ class Attention(nnx.Module):
     shape's qkv_bias, biases bq [a, dh], bk, bv [k, dh] split over t with their heads (Qwen2's attention); with
     qk_norm "head", RMSNorm of each query and key head over dh before RoPE, scales [dh] not split (Qwen3's); with
     "full", RMSNorm over the whole projection a*dh and k*dh, scales split over t with their heads (OLMoE's); with
-    "weightless", per head with no scale (Llama 4's). With o_bias, a bias bo [h] on the output, replicated over t (a
+    "weightless", per head with no scale (Llama 4's). With attn_gate, the output scaled by sigmoid(x Wg), Wg [h, a, dh]
+    column-parallel, before Wo (Qwen3-Next's and Qwen3.5's gated attention). With o_bias, a bias bo [h] on the output, replicated over t (a
     row-parallel bias, added after the sum over the heads). With sinks, a learned sink logit per head [a] in every
     query's softmax (gpt-oss's; jaxcheck.model.flash)."""
 
@@ -57,6 +62,8 @@ class Attention(nnx.Module):
             self.bv = _param(rngs, (k, dh), ("kv_heads", "head_dim"), 0.1, dt)
         if plan.shape.o_bias:
             self.bo = _param(rngs, (h,), ("norm",), 0.1, dt)
+        if plan.shape.attn_gate:
+            self.wg = _param(rngs, (h, a, dh), ("embed", "heads", "head_dim"), h ** -0.5, dt)
         if plan.shape.sinks:  # gpt-oss's sink logit per head [a], split over t with the heads
             self.sinks = _param(rngs, (a,), ("heads",), 1.0, dt)
         if plan.shape.qk_norm in ("head", "weightless"):
@@ -88,18 +95,24 @@ class Attention(nnx.Module):
         sinks = self.sinks[...] if self.plan.shape.sinks else None
         cap = ATTN_SOFTCAP if self.plan.shape.attn_softcap else None
         out = checkpoint_name(allgather_attention(q, k, v, self.plan.train.flash_attn, sinks, cap), "attn_out")
+        if self.plan.shape.attn_gate:  # compute dtype, as Qwen3NextAttention's attn_output * sigmoid(gate)
+            gate = constrain(cast_einsum("bsh,hnd->bsnd", None, x_BxSxH, self.wg[...]), ("batch", "seq", "heads",
+                                                                                        "head_dim"))
+            out = checkpoint_name(out * jax.nn.sigmoid(checkpoint_name(gate, "attn_gate")), "attn_gated")
         y = cast_einsum("bsnd,ndh->bsh", None, out, self.wo[...])
         return y + self.bo[...].astype(y.dtype) if self.plan.shape.o_bias else y
 
 
 class Block(nnx.Module):
     """Pre-norm decoder block: x + Attn(RMSNorm(x)), then + MLP(RMSNorm(.)); the SP/CP layout is set between parts.
-    moe: the MLP is a mixture of experts, which reads the normed stream in the between-blocks layout itself."""
+    moe: the MLP is a mixture of experts, which reads the normed stream in the between-blocks layout itself. gdn: the
+    mixer is a Gated DeltaNet (jaxcheck.model.gdn), in the attention's place."""
 
-    def __init__(self, plan: StepSpec, rngs: nnx.Rngs, moe: bool = False):
+    def __init__(self, plan: StepSpec, rngs: nnx.Rngs, moe: bool = False, gdn: bool = False):
         self.plan = plan
         self.attn_norm = make_norm(plan)
-        self.attn = LatentAttention(plan, rngs) if plan.shape.mla else Attention(plan, rngs)
+        self.attn = GatedDeltaNet(plan, rngs) if gdn else LatentAttention(plan, rngs) if plan.shape.mla else \
+            Attention(plan, rngs)
         self.mlp_norm = make_norm(plan)
         self.mlp = MoE(plan, rngs) if moe else dense_mlp(plan, rngs)
         if plan.shape.sandwich:  # Gemma's post-attention and post-feedforward norms, on each part's output
@@ -122,24 +135,25 @@ class Block(nnx.Module):
         return x + self._post(constrain(self.mlp(y), outer), "post_mlp")
 
 
-def _block_maker(plan: StepSpec, moe: bool):
+def _block_maker(plan: StepSpec, moe: bool, gdn: bool):
     """key -> Block: what the stacks vmap (over p, then L/p) to build stacked block parameters."""
-    return lambda key: Block(plan, nnx.Rngs(key), moe)
+    return lambda key: Block(plan, nnx.Rngs(key), moe, gdn)
 
 
 class Llama(nnx.Module):
     """Embedding [v, h] (vocab-parallel), blocks stacked [p, L/p], final RMSNorm, LM head [h, v] (vocab-parallel).
     The L decoder blocks are one Block whose parameters are stacked [p, L/p, ...] (logical prefix (stage, layer)):
     stage i holds layers i*L/p ... (i+1)*L/p - 1. An MoE model whose stages each run dense layers first has two
-    stacks, dense_blocks [p, (L - L_e)/p] then blocks [p, L_e/p] (stack_layers)."""
+    stacks, dense_blocks [p, (L - L_e)/p] then blocks [p, L_e/p]; a Gated DeltaNet hybrid linear_blocks [p, L_g/p]
+    then blocks [p, (L - L_g)/p] (stack_layers)."""
 
     def __init__(self, plan: StepSpec, rngs: nnx.Rngs):
         s, p = plan.shape, plan.train.p
         self.plan = plan
         self.embed = _param(rngs, (s.v, s.h), ("vocab", "embed"), 1.0, plan.opts.param_dtype)
-        for name, (n, moe) in stack_layers(s).items():
+        for name, (n, moe, gdn) in stack_layers(s).items():
             keys = jax.random.split(rngs.params(), (p, n // p))
-            setattr(self, name, nnx.vmap(nnx.vmap(_block_maker(plan, moe)))(keys))
+            setattr(self, name, nnx.vmap(nnx.vmap(_block_maker(plan, moe, gdn)))(keys))
         self.norm = make_norm(plan)
         if s.positions:  # GPT's learned absolute positions [s_p, h], replicated (Megatron-LM's position_embeddings)
             self.positions = _param(rngs, (s.positions, s.h), ("positions", "embed"), 0.02, plan.opts.param_dtype)

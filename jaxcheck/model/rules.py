@@ -33,6 +33,9 @@ RULES: dict[str, str | tuple[str, ...] | None] = {
     "expert_mlp_whole": None,  # f_e of a routed expert kept whole on each tensor rank (t_e = 1)
     "eh_in": None,  # 2h of an MTP module's eh_proj [2h, h]: the normed embedding and hidden states concatenated
     "eh_out": "tensor",  # h of eh_proj's output columns: column-parallel (Megatron-Core's ColumnParallelLinear)
+    "lin_k_heads": "tensor",  # n_gk of a Gated DeltaNet's query/key projections and convolutions (jaxcheck.model.gdn)
+    "lin_v_heads": "tensor",  # n_gv of its value, gate, beta and alpha projections, dt_bias, A_log and out_proj
+    "conv": None,  # K_c, the taps of its causal depthwise convolutions
 }
 
 # the ranks over which ZeRO shards a parameter's states: those holding the same copy of it. Dense parameters: the

@@ -184,7 +184,7 @@ def model_letters(shape) -> dict:
                 n_gk=shape.lin_k_heads, mamba=shape.mamba or shape.blocks, n_m=shape.ssm_heads, g_m=shape.ssm_groups,
                 gemma=shape.sandwich or shape.logit_softcap or shape.attn_softcap,
                 attn_softcap=shape.attn_softcap,
-                stages_alike=shape.stages_alike)
+                stages_alike=shape.stages_alike, linear_alike=shape.linear_alike, L_g=shape.L_g)
 
 
 def check(x: SimpleNamespace, rules: tuple[Rule, ...]) -> None:

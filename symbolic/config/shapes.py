@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+import numpy as np
+
 from .bounds import MAX_SIZE, positive as _positive  # noqa: F401  (MAX_SIZE: hfkeys reads it here)
 from .counts import ParameterCounts
 from .errors import ConfigError
@@ -219,6 +221,15 @@ class ModelShape(ParameterCounts):
     def gdn(self) -> bool:
         """Whether some layers are Gated DeltaNet layers (a hybrid)."""
         return bool(self.linear_layers)
+
+    def linear_alike(self, p):
+        """Whether each of p even pipeline stages holds as many Gated DeltaNet layers (a model without them: always):
+        what one stacked jaxcheck program builds; p an int or a numpy array of them."""
+        def one(p: int) -> bool:
+            n = self.L // p
+            return not self.gdn or (self.L % p == 0 and len({sum(1 for i in self.linear_layers if q * n <= i < (q + 1) * n)
+                                                             for q in range(p)}) == 1)
+        return np.vectorize(one, otypes=[bool])(p) if np.ndim(p) else one(int(p))
 
     @property
     def L_g(self) -> int:

@@ -41,7 +41,7 @@ class Recipe:
     precision: dict = field(default_factory=dict)  # the precision choices it models by default (Training's fields)
     defaults: dict = field(default_factory=dict)  # --zero / --recompute where its trainer's defaults differ
     rules: tuple[Rule, ...] = ()  # what it refuses: its rows of the one rule table (config.rules)
-    groups: tuple[str, ...] = ()  # rule groups it joins ("recipes": the registry's GROUP_RULES bind it too; "no-fp8")
+    groups: tuple[str, ...] = ()  # rule groups it joins ("recipes": the registry's GROUP_RULES bind it too; "no-fp8"; "gdn": the Gated DeltaNet rows)
 
     @property
     def module(self) -> str:

@@ -9,10 +9,11 @@ from ...components import FP32
 from ...components.experts import experts_params
 from ...components.weights import final_norm_params, layer_params
 from ...config.switches import Switches
-from ...config.symbols import B_a, B_g, B_w, a, b, c, h, m, p, s, s_p, t, v
+from ...config.symbols import B_a, B_g, B_w, a, b, c, d_gk, d_gv, h, m, n_gv, p, s, s_p, t, v
+from ...components.gdn import CHUNK as GDN_CHUNK
 from . import moe as jaxmoe, zero as jaxzero
 from .buffers import PHASES, Buffer
-from .params import N, moe_layer_params, one_layer, one_layer_dense, stack_layers
+from .params import N, gdn_layer_params, linear_layers, moe_layer_params, one_layer, one_layer_dense, stack_layers
 from .step import FLASH_BLOCK
 from .tensors import head_widths, layer_tensors, out_width, scores, tokens
 
@@ -22,14 +23,22 @@ FLASH_FWD_BYTES = 2 * FP32  # fp32 masked scores and exp(scores - max) of one ke
 FLASH_BWD_BYTES = 3 * FP32  # fp32 probabilities and the dK, dV products of one key block (XLA's transposed layout)
 
 
-def per_layer(sw: Switches, moe: bool = False) -> sp.Expr:
-    """One layer's residuals for one micro batch, in bytes (the sum of tensors.layer_tensors)."""
-    return sp.Add(*(x.expr for x in layer_tensors(sw, moe)))
+def per_layer(sw: Switches, moe: bool = False, gdn: bool = False) -> sp.Expr:
+    """One layer's residuals for one micro batch, in bytes (the sum of tensors.layer_tensors; gdn: a Gated DeltaNet
+    layer's)."""
+    return sp.Add(*(x.expr for x in layer_tensors(sw, moe, gdn)))
 
 
-def _per_layer_fp32(sw: Switches, moe: bool = False) -> sp.Expr:
+def _per_layer_fp32(sw: Switches, moe: bool = False, gdn: bool = False) -> sp.Expr:
     """One layer's residuals with every compute-dtype tensor widened to fp32 (as XLA:CPU converts them)."""
-    return sp.Add(*(x.expr.subs(B_a, FP32) for x in layer_tensors(sw, moe)))
+    return sp.Add(*(x.expr.subs(B_a, FP32) for x in layer_tensors(sw, moe, gdn)))
+
+
+def largest_layer(sw: Switches, fp32: bool = False) -> sp.Expr:
+    """One layer's residuals of the larger kind a stage holds (fp32: widened, as XLA:CPU converts them): its main
+    stack's, or a hybrid's attention or Gated DeltaNet layer's."""
+    f = _per_layer_fp32 if fp32 else per_layer
+    return sp.Max(f(sw, sw.moe), f(sw, sw.moe, True)) if sw.gdn else f(sw, sw.moe)
 
 
 def _iteration_slice(sw: Switches) -> sp.Expr:
@@ -38,7 +47,16 @@ def _iteration_slice(sw: Switches) -> sp.Expr:
     XLA removes the trip-count-1 pipeline loop, so the layer loop reads the stacks themselves)."""
     if sw.recompute == "full":
         return sp.Integer(0)
-    return sp.Piecewise((0, sp.Eq(I, 1)), (_per_layer_fp32(sw, sw.moe), True))
+    return sp.Piecewise((0, sp.Eq(I, 1)), (largest_layer(sw, True), True))
+
+
+def _stacks_widening(sw: Switches) -> sp.Expr:
+    """What a layer's residual stack grows by when widened to fp32 (its main stack's kind), or a hybrid's whole
+    iteration (its attention and Gated DeltaNet layers each)."""
+    grow = lambda gdn: _per_layer_fp32(sw, sw.moe, gdn) - per_layer(sw, sw.moe, gdn)  # noqa: E731
+    if sw.gdn:
+        return sum(stack_layers(sw)) * grow(False) + linear_layers(sw) * grow(True)
+    return grow(False)
 
 
 def _looped(width: sp.Expr) -> sp.Expr:
@@ -80,6 +98,23 @@ def attention_backward(sw: Switches) -> sp.Expr:
     return scores(FP32 + 2 * B_a)
 
 
+def gdn_backward(sw: Switches) -> sp.Expr:
+    """One Gated DeltaNet layer's backward beyond its residuals: its rule's custom VJP recomputes the chunks and
+    differentiates them (jaxcheck.model.gdn). Read from one XLA:GPU dump (grids/derive-hybrid.toml's
+    qwen3.5-moe-768 d2 e2 s2048 none zero1: 116.5 MiB made in that layer's backward and live at its peak, the
+    gemm_fusion_dot.822 to loop_broadcast_fusion.19 of the rule's backward): eleven fp32 [b, s, n_gv/t, d_gv] chunk
+    tensors ([s/64, b, n_gv/t, 64, d] and the dots that make them), seven bf16 ones, five fp32 chunk matrices
+    [b, s, n_gv/t, 64] (the triangular solve's), and the fp32 chunk states [s/64, b, n_gv/t, d_gk, d_gv]. That dump
+    has d_gk = d_gv, so the row cannot tell the key-wide tensors from the value-wide ones; a second (qwen3.5-1024 d2
+    p2 selective zero3, n_gv = 2 n_gk, d = 64) held 104 MiB where this counts 82. 0 without Gated DeltaNet layers."""
+    if not sw.gdn:
+        return sp.Integer(0)
+    chunk = sp.Min(s, GDN_CHUNK)
+    heads = b * s * n_gv / t  # c = 1 (the rule table)
+    return FP32 * heads * (11 * d_gv + 5 * chunk) + B_a * heads * 7 * d_gv \
+        + FP32 * b * n_gv / t * (s / chunk) * d_gk * d_gv
+
+
 def _attention_forward(sw: Switches) -> sp.Expr:
     """One layer's attention forward beyond its residuals. Flash: one key block's fp32 scores and exp, and the fp32
     accumulator [b, s/c, a/t, dh] with its update. Unfused: fp32 scores, their exp and the softmax."""
@@ -118,6 +153,9 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
         *([Buffer("moe_residual_stacks", (I, moe_layers), per_layer(sw, moe=True), fwd_to_bwd,
                   f"every MoE layer's residuals ({sw.recompute} remat) for every iteration, [m + p - 1, L_e/p, ...] "
                   "(recipes.jax.moe)")] if sw.moe else []),
+        *([Buffer("gdn_residual_stacks", (I, linear_layers(sw)), per_layer(sw, sw.moe, True), fwd_to_bwd,
+                  f"every Gated DeltaNet layer's residuals ({sw.recompute} remat) for every iteration, [m + p - 1, "
+                  "L_g/p, ...] (a hybrid's first stack: jaxcheck.model.gdn)")] if sw.gdn else []),
         Buffer("stage_outputs", (I,) + stream, B_a, ("forward", "relayout", "loss", "loss_head"),
                "the last stage's output of every iteration [m + p - 1, b, s, h]"),
         Buffer("embeddings", (m,) + stream, B_a, ("forward",), "embedded micro batches [m, b, s, h]"),
@@ -148,7 +186,9 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
         Buffer("norm_grad", (final_norm_params(sw) / shard,), B_g, ALL, "fp32 gradient of the final norm"
                + (" (a LayerNorm's scale and bias)" if sw.norm == "layer" else "")),
         Buffer("block_grads", (dense_layers * layer_params(sw) / shard + moe_layers * (
-                   moe_layer_params(sw) / shard + experts_params(sw) / jaxzero.expert_grad_shards(sw)),), B_g,
+                   moe_layer_params(sw) / shard + experts_params(sw) / jaxzero.expert_grad_shards(sw))
+                   + linear_layers(sw) * (gdn_layer_params(sw) / shard + (
+                       experts_params(sw) / jaxzero.expert_grad_shards(sw) if sw.moe else 0)),), B_g,
                backward + ("update", "update_gather"),
                "one fp32 accumulator per stacked weight [L/p, ...], each layer's gradient added in place"),
         Buffer("output_grads", (m,) + stream, B_a, ("loss", "loss_head") + backward, "cotangent of the pipeline's outputs"),
@@ -159,7 +199,7 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
                "backward copies it (dumps of grids/derive.toml, e.g. llama3-8b t2 p4 m16)", backend="gpu"),
         Buffer("relayout_copy", (I, N), _relayout(sw), ("relayout",),
                "one residual stack in the backward's layout while the forward's copy still exists", backend="gpu"),
-        Buffer("stacks_widened", (I, N), _per_layer_fp32(sw, sw.moe) - per_layer(sw, sw.moe), backward,
+        Buffer("stacks_widened", (I,) if sw.gdn else (I, N), _stacks_widening(sw), backward,
                "what the residual stacks grow by when XLA:CPU converts their compute-dtype tensors to fp32 before "
                "the backward loop (wrapped_convert in its buffer assignment)", backend="cpu"),
         Buffer("iteration_slice", (N,), _iteration_slice(sw), backward, "one iteration's residuals copied out "
@@ -180,8 +220,10 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
                "over d*c in compute dtype (llama3-8b d4 t2 selective zero3: all-gather-start.16 bf16[2048,14336])"),
         Buffer("recomputed", (), _recomputed(sw), ("backward_attention",), "one layer's attention-half residuals "
                "that the backward recomputes (full remat: all of them; selective: those it did not save)"),
-        Buffer("attention_backward", (), attention_backward(sw), ("backward_attention",),
-               "one layer's attention backward: score blocks, transposed q and dO, dq, dk, dv"),
+        Buffer("attention_backward", (), sp.Max(attention_backward(sw), gdn_backward(sw)) if sw.gdn
+               else attention_backward(sw), ("backward_attention",),
+               "one layer's attention backward: score blocks, transposed q and dO, dq, dk, dv" + (
+                   "; or a Gated DeltaNet layer's rule backward (gdn_backward), the larger" if sw.gdn else "")),
         Buffer("input_grads", (b, s / c, h), B_a, ("backward_attention",), "gradients of the layer's normed input "
                "from the Q, K and V projections, [b, s/c, h] before their reduce-scatter over t", count=3),
         Buffer("layer_grads", (one_layer_dense(sw),), B_g, ("backward_weights",),

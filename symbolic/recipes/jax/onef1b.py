@@ -12,7 +12,8 @@ from ...config.symbols import B_a, B_g, b, c, d, h, m, p, s, s_p, t, v
 from ...components.base import FP32
 from .buffers import Buffer
 from ...components.experts import experts_params
-from .params import N, one_layer, stack_layers
+from .params import N, linear_layers, one_layer, stack_layers
+from .tensors import layer_tensors
 from .zero import expert_grad_shards
 
 K = sp.Min(m, p, evaluate=False)  # residual ring slots per stage: the most loaded stage's in-flight micro batches
@@ -47,12 +48,17 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
     per_layer: one layer's residuals of one micro batch)."""
     dense_layers, moe_layers = stack_layers(sw)
     loop = TICK + UPDATE
+    gdn = [x.expr for x in layer_tensors(sw, sw.moe, True)] if sw.gdn else []  # a hybrid's Gated DeltaNet layer
+    gdn_all, gdn_fp32 = sp.Add(*gdn), sp.Add(*(x for x in gdn if not x.has(B_a)))
     change = {
         "residual_stacks": lambda row: replace(row, shape=(K, dense_layers), phases=TICK, doc=(
             f"every layer's residuals ({sw.recompute} remat) for K = min(m, p) micro batches, rings [K, L/p, ...] "
             "written by a stage's forward into slot i mod K, read by its backward (dense layers: (L - L_e)/p)")),
         "moe_residual_stacks": lambda row: replace(row, shape=(K, moe_layers), phases=TICK, doc=(
             f"every MoE layer's residuals ({sw.recompute} remat) for K micro batches, rings [K, L_e/p, ...]")),
+        "gdn_residual_stacks": lambda row: replace(row, shape=(K, linear_layers(sw)), phases=TICK, doc=(
+            f"every Gated DeltaNet layer's residuals ({sw.recompute} remat) for K micro batches, rings [K, L_g/p, "
+            "...]")),
         "lookup_partial": lambda row: replace(row, shape=row.shape[1:], doc=(
             "one micro batch's vocab-parallel lookup partial sums [b, s/c, h] before their sum over t")),
         "stage_buffer": lambda row: replace(row, phases=TICK, doc=(
@@ -109,7 +115,8 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
                   "(grids/derive-gemma2.toml's gemma2-1536 d2 p2 c2 none zero2 and d4 p3 full zero2: "
                   "loop_convert_fusion.4 and .5 bf16[32768,1536], transpose(jvp())/convert_element_type)",
                   backend="gpu")] if sw.logit_softcap else []),
-        Buffer("pending_residuals", (), per_layer, ("backward_attention", "backward_weights"), "the residuals of "
+        Buffer("pending_residuals", (), sp.Max(per_layer, gdn_all) if sw.gdn else per_layer,
+               ("backward_attention", "backward_weights"), "the residuals of "
                "the layer whose forward ran in this step of the layer loop, written into their ring slot once the "
                "backward's layer is done (jaxcheck.model.onef1b: the write waits for the backward's reads)"),
         Buffer("stage_shift", stream, B_a, ("forward", "backward_attention", "backward_weights"), "a stage buffer "
@@ -121,6 +128,12 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
                "(the norms' fp32 inputs, outputs and rsqrt) that XLA:CPU makes around the layer loop's barrier "
                "(llama3-8b d2 t1 p4 none zero1 on CPU: copy.293 of copy.227's ring, both f32[1,4,8,1,2048,4096], "
                "live together)", backend="cpu"),
+        *([Buffer("gdn_ring_copies", (K, linear_layers(sw)), gdn_fp32, TICK, "the same second copy of the Gated "
+                  "DeltaNet layers' fp32 rings", backend="cpu"),
+           Buffer("gdn_slot_slice", (linear_layers(sw),), sp.Piecewise((0, sp.Eq(K, 1)), (gdn_all - gdn_fp32, True)),
+                  ("backward_attention", "backward_weights"), "the compute-dtype residuals of the Gated DeltaNet "
+                  "layers' ring slot, sliced out at once as the attention layers' are", backend="cpu")]
+          if sw.gdn else []),
         Buffer("slot_slice", (dense_layers,), sp.Piecewise((0, sp.Eq(K, 1)), (per_layer - per_layer_fp32, True)),
                ("backward_attention", "backward_weights"), "the compute-dtype residuals of the backward's ring slot, "
                "every layer's, sliced out at once by XLA:CPU (same dump: dynamic-slice_convert_fusion.2 "

@@ -79,12 +79,15 @@ def param_leaves(sw: Switches) -> sp.Expr:
     their two biases, the LayerNorms' biases, the learned positions) and per MoE block wq wk wv wo, 2 norm scales,
     router, gate, up, down, the shared experts' 3, their gate's 1 and the score-correction bias; MLA's attention has 7 leaves in place of wq
     wk wv wo (wq_a, q_norm, wq_b, wkv_a, kv_norm, wkv_b, wo), or 5 without a query latent; each multi-token-prediction
-    module 4 (enorm, hnorm, eh_proj, final norm) and its block's."""
+    module 4 (enorm, hnorm, eh_proj, final norm) and its block's; gated attention 1 more (wg); a hybrid's Gated
+    DeltaNet block its 13 mixer leaves (wq wk wv wz wb wa, three convolutions, dt_bias, A_log, the gated norm's scale,
+    wo), 2 norm scales and its MLP's, as its attention block's."""
     ends = 3 - (1 if sw.tied else 0)
     mla = ((7 if sw.q_lora else 5) - 4) if sw.mla else 0  # leaves beyond GQA's four
     mla += (3 if sw.qkv_bias else 0) + (2 if sw.qk_norm in ("head", "full") else 0)  # bq bk bv; q and k norm scales
     mla += (1 if sw.o_bias else 0) + (1 if sw.sinks else 0) + (2 if sw.norm == "layer" else 0)  # bo; sinks;
     # the two LayerNorms' biases
+    mla += 1 if sw.attn_gate else 0  # wg
     dense_mlp = (-1 if sw.mlp == "gelu" else 0) + (sw.mlp_bias and (2 if sw.mlp == "gelu" else 3))  # fc1 fc2, biases
     ends += (1 if sw.positions else 0) + (1 if sw.norm == "layer" else 0)  # positions; the final LayerNorm's bias
     dense = 9 + mla + dense_mlp
@@ -92,6 +95,11 @@ def param_leaves(sw: Switches) -> sp.Expr:
         + (1 if sw.expert_bias else 0)
     # a multi-token-prediction module: enorm, hnorm, final norm (with LayerNorm, their biases), eh_proj, its layer
     mtp = n_mtp * (3 * (2 if sw.norm == "layer" else 1) + 1 + (moe if sw.mtp_moe else dense)) if sw.mtp else 0
+    if sw.gdn:  # two stacks: attention and Gated DeltaNet blocks with one kind of MLP (13 mixer leaves in place of
+        # attention's 4 and its extras; the LayerNorms' biases stay)
+        block = moe if sw.moe else dense
+        attention = 4 + mla - (2 if sw.norm == "layer" else 0)
+        return ends + mtp + 2 * block - attention + 13
     if not sw.moe:
         return ends + dense + mtp
     return ends + moe + mtp + sp.Piecewise((dense, L - L_e > 0), (0, True))  # a dense stack where some are
@@ -178,9 +186,10 @@ def _components(sw: Switches) -> tuple[Component, ...]:
 
 
 def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, micro: sp.Expr | None = None,
-                     moe_layers: sp.Expr | None = None) -> list[Component]:
+                     moe_layers: sp.Expr | None = None, kinds: dict | None = None) -> list[Component]:
     """All stages hold the same buffers under SPMD (embedding and head replicated over pipe, equal stage sizes of L/p
-    layers, every stage runs all m + p - 1 iterations): `layers`, `micro` and `moe_layers` change nothing."""
+    layers, every stage runs all m + p - 1 iterations): `layers`, `micro`, `moe_layers` and a hybrid's `kinds`
+    change nothing (the rule table's jax scope: every stage holds as many Gated DeltaNet layers)."""
     return components(sw)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...config.rules import Rule
+from ...components.gdn import CHUNK as GDN_CHUNK
 from .step import FLASH_BLOCK
 
 # what the model is comes first (a GPT-style model is refused as such, not for its vocabulary), then its layout
@@ -61,6 +62,20 @@ RULES: tuple[Rule, ...] = (
          lambda x: (f"{x.model} mixes dense and MoE layers: jaxcheck's GPipe step runs its two stacks one pipeline "
                     f"after the other, which at pp={x.p} is not the model's layer order: use --schedule 1f1b"),
          scope="jax", model=True),
+    Rule("Gated DeltaNet: dense or MoE layers (jax)", lambda x: np.logical_not(x.gdn) | (x.L_e == 0) | (x.L_e == x.L),
+         lambda x: (f"{x.model} mixes Gated DeltaNet and attention layers with {x.L - x.L_e} dense and {x.L_e} MoE "
+                    f"ones: jaxcheck stacks a hybrid's two layer kinds with one kind of MLP"), scope="jax", model=True),
+    Rule("Gated DeltaNet: stages alike (jax)", lambda x: x.linear_alike(x.p),
+         lambda x: (f"{x.model}'s {x.L_g} Gated DeltaNet layers do not fall evenly on pp={x.p} stages: one jaxcheck "
+                    f"program (and the jax profile) stacks them only when every stage holds as many"),
+         scope="jax", model=True),
+    Rule("Gated DeltaNet at p > 1: 1F1B (jax)", lambda x: np.logical_not(x.gdn) | (x.p == 1) | (x.schedule == "1f1b"),
+         lambda x: (f"{x.model} mixes Gated DeltaNet and attention layers: jaxcheck's GPipe step runs its two stacks "
+                    f"one pipeline after the other, which at pp={x.p} is not the model's layer order: use --schedule "
+                    f"1f1b"), scope="jax", model=True),
+    Rule("s % chunk (jax)", lambda x: np.logical_not(x.gdn) | (x.s % np.minimum(x.s, GDN_CHUNK) == 0),
+         lambda x: (f"jaxcheck's Gated DeltaNet runs its rule over chunks of {GDN_CHUNK} tokens (fla's): sequence "
+                    f"s={x.s} must be a multiple of {GDN_CHUNK} (or shorter)"), scope="jax", model=True),
     Rule("jax precision", lambda x: np.logical_not(x.master_weights) & (x.optimizer == "adamw") & (x.logits == "fp32")
          & (x.weight_dtype == x.grad_dtype) & (x.grad_dtype == x.moment_dtype),
          lambda x: ("jaxcheck's step is AdamW on its parameters (no master copy), gradients and moments in the param "

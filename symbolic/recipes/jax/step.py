@@ -20,7 +20,14 @@ FLASH_BLOCK = 128  # keys per block of jaxcheck's flash attention: min(s, FLASH_
 # up-projections and norms then reruns only the norms (elementwise); saving the normed latents instead (as many
 # bytes) would rerun the down-projections from attn_in to get the norms' inputs. The RoPE key [d_r] is not saved:
 # RoPE, its broadcast over heads and the concatenation are linear and need no residual.
+# Gated attention (Qwen3-Next, Qwen3.5) saves its gate projection and the gated output, Wo's input, as Megatron-Core
+# keeps both. A Gated DeltaNet layer (jaxcheck.model.gdn) saves the rule's inputs (q and k l2-normed, v after the
+# convolution, the decay g, beta), the gate z, the rule's output and the gated norm's output, out_proj's input: the
+# backward reruns the projections, convolutions and l2norms (elementwise, and matmuls from the saved attn_in), never
+# the rule's forward (its custom VJP recomputes the chunks once, in its backward).
 SELECTIVE_SAVED = ("attn_norm_in", "attn_in", "q_latent", "kv_latent", "q", "k_gathered", "v_gathered", "attn_out",
+                   "attn_gate", "attn_gated",
+                   "gdn_q", "gdn_k", "gdn_v", "gdn_z", "gdn_beta", "gdn_g", "gdn_out", "gdn_gated",
                    "mlp_norm_in", "mlp_in", "attn_proj", "mlp_proj",
                    "gate", "up", "swiglu", "fc1", "gelu",
                    "moe_in", "router_probs", "router_topk", "router_weights", "moe_slots",

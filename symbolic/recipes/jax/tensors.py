@@ -6,7 +6,7 @@ import sympy as sp
 
 from .step import FLASH_BLOCK, SELECTIVE_SAVED
 from ...config.switches import Switches
-from ...config.symbols import B_a, a, b, c, d_r, d_v, dh, f, h, k, kv_r, q_r, s, t
+from ...config.symbols import B_a, a, b, c, d_gk, d_gv, d_r, d_v, dh, f, h, k, kv_r, n_gk, n_gv, q_r, s, t
 from ...components.base import FP32, Component, repeated, tokens
 
 
@@ -104,16 +104,18 @@ def _latents_selective(sw: Switches) -> list[Component]:
                   "without the RoPE key")]
 
 
-def saved_none(sw: Switches, moe: bool = False) -> list[Component]:
+def saved_none(sw: Switches, moe: bool = False, gdn: bool = False) -> list[Component]:
     """Remat none: every residual jax autodiff keeps for one layer (saved_residuals of the layer function): fp32
     RMSNorm intermediates, flash attention's fp32 log-sum-exp (or, unfused, the scores, their exp and the bf16
-    probabilities), the three SiLU intermediates; an MoE layer's MLP half from recipes.jax.moe."""
+    probabilities), the three SiLU intermediates; an MoE layer's MLP half from recipes.jax.moe; a Gated DeltaNet
+    layer's mixer (gdn) in place of the attention."""
+    mixer = _gdn_none(sw) if gdn else _attention_none(sw)
     if moe:
         from .moe import moe_mlp_none
 
-        return _attention_none(sw) + _norm_residuals("mlp_norm", sw) + moe_mlp_none(sw)
+        return mixer + _norm_residuals("mlp_norm", sw) + moe_mlp_none(sw)
     if sw.mlp == "gelu":
-        return _attention_none(sw) + _norm_residuals("mlp_norm", sw) + [
+        return mixer + _norm_residuals("mlp_norm", sw) + [
             Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of fc1, all-gathered over t"),
             Component("fc1", tokens(f, B_a, True), "'fc1' projection output (+ its bias), GeLU's input"),
             repeated("gelu_parts", 4, tokens(f, B_a, True), "four intermediates of GeLU's tanh approximation"),
@@ -125,7 +127,7 @@ def saved_none(sw: Switches, moe: bool = False) -> list[Component]:
         act = [repeated("geglu_parts", 5, tokens(f, B_a, True), "GeLU(gate)'s tanh approximation: four "
                         "intermediates and GeLU(gate), the product's other input (Gemma's GeGLU)"),
                repeated("geglu_constants", 2, B_a, "two compute-dtype scalars of the tanh approximation")]
-    return _attention_none(sw) + _norm_residuals("mlp_norm", sw) + [
+    return mixer + _norm_residuals("mlp_norm", sw) + [
         Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of gate/up, all-gathered over t"),
         Component("gate", tokens(f, B_a, True), "'gate' projection output"),
         Component("up", tokens(f, B_a, True), "'up' projection output"),
@@ -154,7 +156,49 @@ def _attention_none(sw: Switches) -> list[Component]:
         Component("q", tokens(q_w, B_a, True), "'q' after RoPE, reshaped to [b, s, k, a/k, dh] for the score einsum"),
     ] + (_flash_residuals(sw) if sw.flash_attn else _dense_residuals()) + [
         Component("attn_out", tokens(out_width(sw), B_a, True), "'attn_out': attention output, input of the "
-                  "row-parallel Wo"),
+                  "row-parallel Wo" + (" (gated: a factor of the gate's product)" if sw.attn_gate else "")),
+    ] + (_gate_none(sw) if sw.attn_gate else [])
+
+
+def _gate_none(sw: Switches) -> list[Component]:
+    """Remat none, gated attention (Qwen3-Next, Qwen3.5): the sigmoid of the gate projection and its derivative
+    s (1 - s), and the gated output, Wo's input; [b, s, a dh] in compute dtype, heads over t."""
+    return [repeated("attn_gate_sigmoid", 2, tokens(a * dh, B_a, True), "sigmoid(x Wg) and its derivative "
+                     "s (1 - s), the product's factor and the sigmoid's"),
+            Component("attn_gated", tokens(a * dh, B_a, True), "'attn_gated': the attention output times the gate, "
+                      "input of the row-parallel Wo")]
+
+
+def _gdn_none(sw: Switches) -> list[Component]:
+    """Remat none, a Gated DeltaNet mixer (jaxcheck.model.gdn), heads over t, the whole sequence (c = 1): the input
+    norm's residuals and its output, the three projections the convolutions keep (their custom VJP), each l2norm's
+    fp32 input and rsqrt twice, beta's sigmoid derivative, the decay's terms (exp(A_log) [n_gv] and its broadcast,
+    softplus's three), the rule's five inputs (its custom VJP: q and k repeated to n_gv heads when n_gv > n_gk, v,
+    fp32 g and beta), the rule's output and the gate z (the gated norm's custom VJP) and out_proj's input."""
+    qk_heads = n_gv if sw.gdn_repeat else n_gk
+    per_head = tokens(n_gv, FP32, True)
+    return _norm_residuals("attn_norm", sw) + [
+        Component("attn_in", tokens(h, B_a, False), "'attn_in': normed input of the projections, all-gathered over t"),
+        repeated("gdn_qk_proj", 2, tokens(n_gk * d_gk, B_a, True), "the query and key projections, the "
+                 "convolutions' inputs (kept by causal_conv's custom VJP)"),
+        Component("gdn_v_proj", tokens(n_gv * d_gv, B_a, True), "the value projection, its convolution's input"),
+        repeated("gdn_l2norm_x32", 2, tokens(n_gk * d_gk, FP32, True), "fp32 copies of the convolved queries and "
+                 "keys, the l2norms' inputs"),
+        repeated("gdn_l2norm_rsqrt", 4, tokens(n_gk, FP32, True), "fp32 [b, s, n_gk, 1] rsqrt and its product, "
+                 "twice for each l2norm"),
+        Component("gdn_beta_dsigmoid", per_head, "fp32 beta (1 - beta), the derivative of beta = sigmoid(x Wb)"),
+        repeated("gdn_exp_A", 2, FP32 * n_gv / t, "fp32 exp(A_log) [n_gv] and its broadcast [1, 1, n_gv], factors "
+                 "of g"),
+        repeated("gdn_softplus", 3, per_head, "fp32 intermediates of softplus(x Wa + dt_bias)"),
+        repeated("gdn_qk", 2, tokens(qk_heads * d_gk, B_a, True), "'gdn_q', 'gdn_k': the l2-normed queries and "
+                 "keys (repeated to n_gv heads when n_gv > n_gk), inputs the rule's custom VJP keeps"),
+        Component("gdn_v", tokens(n_gv * d_gv, B_a, True), "'gdn_v': the convolved values, the rule's input"),
+        repeated("gdn_g_beta", 2, per_head, "'gdn_g', 'gdn_beta': the fp32 decay g and beta, the rule's inputs"),
+        Component("gdn_out", tokens(n_gv * d_gv, B_a, True), "'gdn_out': the rule's output, kept by the gated "
+                  "norm's custom VJP"),
+        Component("gdn_z", tokens(n_gv * d_gv, B_a, True), "'gdn_z': the output gate z, the gated norm's other input"),
+        Component("gdn_gated", tokens(n_gv * d_gv, B_a, True), "'gdn_gated': RMSNorm(o) w silu(z), input of the "
+                  "row-parallel out_proj"),
     ]
 
 
@@ -175,13 +219,23 @@ def _dense_residuals() -> list[Component]:
     ]
 
 
-def saved_selective(sw: Switches, moe: bool = False) -> list[Component]:
-    """Remat selective: the tensors SELECTIVE_SAVED names (jaxcheck's policy saves them); the attention core is
-    recomputed; an MoE layer keeps its MLP half's named tensors (recipes.jax.moe) instead of the dense MLP's."""
+def _mixer_selective(sw: Switches, gdn: bool) -> list[Component]:
+    """Remat selective, the named tensors of a layer's mixer: attention's (q, the gathered K and V, the output; MLA's
+    latents; gated attention's gate and gated output) or a Gated DeltaNet's (jaxcheck.model.gdn)."""
+    if gdn:
+        per_head = tokens(n_gv, FP32, True)
+        return [
+            Component("gdn_q", tokens(n_gk * d_gk, B_a, True), "'gdn_q': the l2-normed queries [b, s, n_gk, d_gk]"),
+            Component("gdn_k", tokens(n_gk * d_gk, B_a, True), "'gdn_k': the l2-normed keys"),
+            Component("gdn_v", tokens(n_gv * d_gv, B_a, True), "'gdn_v': the convolved values"),
+            Component("gdn_z", tokens(n_gv * d_gv, B_a, True), "'gdn_z': the output gate z"),
+            Component("gdn_beta", per_head, "'gdn_beta': fp32 beta"),
+            Component("gdn_g", per_head, "'gdn_g': the fp32 decay g"),
+            Component("gdn_out", tokens(n_gv * d_gv, B_a, True), "'gdn_out': the rule's output"),
+            Component("gdn_gated", tokens(n_gv * d_gv, B_a, True), "'gdn_gated': out_proj's input"),
+        ]
     q_w, k_w, v_w = head_widths(sw)
-    tensors = [
-        _stream("attn_norm_in", sw, "'attn_norm_in': layer input, the residual stream"),
-        Component("attn_in", tokens(h, B_a, False), "'attn_in': normed input of Q/K/V, all-gathered over t (inner layout)"),
+    return [
         *_latents_selective(sw),
         Component("q", tokens(q_w, B_a, True), "'q' after RoPE, heads over t"),
         Component("k_gathered", tokens(k_w, B_a, True) * c, "'k_gathered': K after RoPE, k heads over t, "
@@ -189,6 +243,20 @@ def saved_selective(sw: Switches, moe: bool = False) -> list[Component]:
         Component("v_gathered", tokens(v_w, B_a, True) * c, "'v_gathered': V, k heads over t, all-gathered "
                   "over context"),
         Component("attn_out", tokens(out_width(sw), B_a, True), "'attn_out': attention output, input of Wo"),
+        *([Component("attn_gate", tokens(a * dh, B_a, True), "'attn_gate': the gate projection x Wg"),
+           Component("attn_gated", tokens(a * dh, B_a, True), "'attn_gated': the gated output, input of Wo")]
+          if sw.attn_gate else []),
+    ]
+
+
+def saved_selective(sw: Switches, moe: bool = False, gdn: bool = False) -> list[Component]:
+    """Remat selective: the tensors SELECTIVE_SAVED names (jaxcheck's policy saves them); the attention core is
+    recomputed; an MoE layer keeps its MLP half's named tensors (recipes.jax.moe) instead of the dense MLP's; a Gated
+    DeltaNet layer (gdn) its mixer's named tensors instead of attention's."""
+    tensors = [
+        _stream("attn_norm_in", sw, "'attn_norm_in': layer input, the residual stream"),
+        Component("attn_in", tokens(h, B_a, False), "'attn_in': normed input of Q/K/V, all-gathered over t (inner layout)"),
+        *_mixer_selective(sw, gdn),
         _stream("mlp_norm_in", sw, "'mlp_norm_in': residual stream after attention"),
         Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of gate/up, all-gathered over t"),
         Component("gate", tokens(f, B_a, True), "'gate' projection output"),
@@ -212,12 +280,12 @@ def saved_selective(sw: Switches, moe: bool = False) -> list[Component]:
     return [x for x in dense if x.name not in ("mlp_in", "gate", "up", "swiglu")] + moe_mlp_selective(sw)
 
 
-def saved_full(sw: Switches, moe: bool = False) -> list[Component]:
+def saved_full(sw: Switches, moe: bool = False, gdn: bool = False) -> list[Component]:
     """Remat full (nothing_saveable): only the layer input x, in the residual-stream layout."""
     return [_stream("x", sw, "layer input x, the only residual under jax.checkpoint(nothing_saveable)")]
 
 
-def layer_tensors(sw: Switches, moe: bool = False) -> list[Component]:
-    """The tensors one layer (with `moe`, an MoE layer) keeps for one micro batch under the remat policy
-    (Training.recompute)."""
-    return {"none": saved_none, "selective": saved_selective, "full": saved_full}[sw.recompute](sw, moe)
+def layer_tensors(sw: Switches, moe: bool = False, gdn: bool = False) -> list[Component]:
+    """The tensors one layer (with `moe`, an MoE layer; with `gdn`, a Gated DeltaNet layer) keeps for one micro
+    batch under the remat policy (Training.recompute)."""
+    return {"none": saved_none, "selective": saved_selective, "full": saved_full}[sw.recompute](sw, moe, gdn)

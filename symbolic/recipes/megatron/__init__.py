@@ -8,4 +8,5 @@ from .rules import RULES
 # Megatron-LM bf16 mixed precision (Fujii et al. 2024): bf16 weights, fp32 main gradients, fp32 master weights + Adam
 # m, v, bf16 activations, fp32 logits for the loss: Training's own defaults
 RECIPE = Recipe(name="paper", package="megatron", flag="megatron",
-                precision={name: getattr(Training, name) for name in precision.FIELDS}, rules=RULES)
+                precision={name: getattr(Training, name) for name in precision.FIELDS}, rules=RULES,
+                groups=("gdn",))

@@ -31,12 +31,14 @@ RULES: tuple[Rule, ...] = (
                     f"does not pass it the hidden states and query latent its indexer reads, and mla_up_proj with it "
                     f"is not modelled; give --recompute-modules without core_attn and mla_up_proj (e.g. layernorm"
                     f"{',moe_act' if x.E else ''}), --recompute full or none"), scope="paper", model=True),
-    # Gated DeltaNet hybrids as Megatron-Core 0.16.1 runs them (ssm/gated_delta_net.py); the other recipes and
-    # jaxcheck have no such layer
-    Rule("Gated DeltaNet or Mamba-2: Megatron only", lambda x: np.logical_not(x.gdn | x.mamba),
-         lambda x: (f"{x.model} has Gated DeltaNet or Mamba-2 layers, which only the megatron recipe models "
-                    f"(Megatron-Core 0.16.1's GatedDeltaNet and MambaMixer; give --recipe megatron)"), scope="!paper",
-         model=True),
+    # Gated DeltaNet hybrids as Megatron-Core 0.16.1 runs them (ssm/gated_delta_net.py), which jaxcheck builds too
+    # (jaxcheck.model.gdn); Mamba-2 layers only the megatron recipe models
+    Rule("Gated DeltaNet: Megatron and jaxcheck", lambda x: np.logical_not(x.gdn),
+         lambda x: (f"{x.model} has Gated DeltaNet layers, which only the megatron recipe and jaxcheck model "
+                    f"(Megatron-Core 0.16.1's GatedDeltaNet; give --recipe megatron)"), scope="recipes", model=True),
+    Rule("Mamba-2: Megatron only", lambda x: np.logical_not(x.mamba),
+         lambda x: (f"{x.model} has Mamba-2 layers, which only the megatron recipe models (Megatron-Core 0.16.1's "
+                    f"MambaMixer; give --recipe megatron)"), scope="!paper", model=True),
     # Mamba-2 (ssm/mamba_mixer.py, mamba_context_parallel.py): heads and groups split over t, then over c; groups
     # replicated over CP ranks (fewer local groups than c) are not modelled
     Rule("Mamba-2: heads and groups over t c", lambda x: np.logical_not(x.mamba) | (x.n_m == 0)
@@ -47,11 +49,11 @@ RULES: tuple[Rule, ...] = (
     Rule("Gated DeltaNet: no context parallel", lambda x: np.logical_not(x.gdn) | (x.c == 1),
          lambda x: (f"{x.model} has Gated DeltaNet layers, which Megatron-Core 0.16.1 runs without context "
                     f"parallelism (gated_delta_net.py: 'TODO: support CP'): cp={x.c} is not modelled"),
-         scope="paper", model=True),
+         scope="gdn", model=True),
     Rule("Gated DeltaNet: n_gk % t", lambda x: np.logical_not(x.gdn) | (x.n_gk % x.t == 0),
          lambda x: (f"tensor parallel t={x.t} does not divide the {x.n_gk} Gated DeltaNet key heads of {x.model} "
                     f"(Megatron-Core splits its heads, convolution channels and in_proj over t)"),
-         scope="paper", model=True),
+         scope="gdn", model=True),
     Rule("DSA: unfused either way", lambda x: np.logical_not(x.dsa) | x.flash_attn,
          lambda x: (f"{x.model} has DeepSeek Sparse Attention, which Megatron-Core 0.16.1 computes unfused whatever "
                     f"the flag: --no-flash-attn does not apply"), scope="paper", model=True),

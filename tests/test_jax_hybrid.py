@@ -1,0 +1,124 @@
+"""Gated DeltaNet hybrids (Qwen3-Next, Qwen3.5) in jaxcheck's model: the chunked gated delta rule == the rule token
+by token; the sharded 1F1B step == the unsharded single-device reference; and the traced residuals of both layer
+kinds (a Gated DeltaNet layer, a gated-attention layer) == the jax profile's per-layer lists.
+
+Sources of truth: jaxcheck.model.gdn.recurrent_rule (fla's recurrent reference, token by token), values and jax.grad
+of both to atol 1e-5 in fp32; conftest's unsharded_reference (a direct forward of the same flax modules on one device
+over the whole batch, in model order, differentiated by jax.grad, fp32): loss to rtol 1e-5, every gradient leaf to
+atol + rtol 1e-3 with atol 2e-3 of the leaf's largest |gradient| (at least 2e-6): the rule's triangular solves and
+l2norms carry the fp32 rounding of the sharded step's other reduction order to 5.4e-4 of a leaf's largest gradient
+(Wq of the Gated DeltaNet layers, measured at p 2 t 2 d 2; an attention leaf's to 1e-4; a layer run out of order is
+off by its whole size); and jax's own list of saved residuals (count and bytes, exact).
+"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from conftest import quick, restack, skip_if_not_enough_devices, unsharded_reference
+from symbolic.config.shapes import ModelShape
+from symbolic.config.training import Training
+
+# Qwen3.5's pattern, three Gated DeltaNet layers to one gated-attention layer, twice: every stage of p = 2 holds
+# one period, Gated DeltaNet layers first, as jaxcheck stacks them; n_gv = 2 n_gk (the queries and keys repeated),
+# value heads wider than key heads, per-head q/k norms
+HYBRID = ModelShape("hybrid-test", h=64, f=176, a=4, k=2, L=8, v=136, qk_norm="head", attn_gate=True,
+                    linear_layers=(0, 1, 2, 4, 5, 6), lin_k_heads=2, lin_v_heads=4, lin_k_dim=16, lin_v_dim=24,
+                    lin_conv=4)
+# Qwen3.5-MoE's: experts with a gated shared expert in every layer, n_gv = n_gk
+HYBRID_MOE = ModelShape("hybrid-moe-test", h=64, f=48, a=4, k=2, L=4, v=136, qk_norm="head", attn_gate=True,
+                        linear_layers=(0, 1, 2), lin_k_heads=4, lin_v_heads=4, lin_k_dim=16, lin_v_dim=24, lin_conv=4,
+                        E=4, k_e=2, f_e=32, f_s=48, shared_gate=True)
+SAVED = {  # residuals per layer kind and remat policy (Gated DeltaNet layer, gated-attention layer)
+    "hybrid": {"none": (39, 33), "selective": (15, 13), "full": (1, 1)},
+    "hybrid-moe": {"none": (63, 57), "selective": (29, 27), "full": (1, 1)}}
+SEQ, GBS = 128, 4
+
+
+def test_chunked_rule_matches_the_recurrence():
+    """Two chunks of 64 and a shorter sequence (one chunk of s), with n heads, d_gk != d_gv and a strong decay."""
+    from jaxcheck.model.gdn import gated_delta_rule, recurrent_rule
+
+    for s in (128, 48):
+        keys = jax.random.split(jax.random.key(0), 6)
+        unit = lambda x: x / jnp.linalg.norm(x, axis=-1, keepdims=True)  # noqa: E731  (l2-normed, as the layer's)
+        q, k = unit(jax.random.normal(keys[0], (2, s, 3, 16))), unit(jax.random.normal(keys[1], (2, s, 3, 16)))
+        v = jax.random.normal(keys[2], (2, s, 3, 8))
+        g = -jax.nn.softplus(jax.random.normal(keys[3], (2, s, 3)))
+        beta = jax.nn.sigmoid(jax.random.normal(keys[4], (2, s, 3)))
+        w = jax.random.normal(keys[5], (2, s, 3, 8))
+        args = (q, k, v, g, beta)
+        np.testing.assert_allclose(gated_delta_rule(*args), recurrent_rule(*args), atol=1e-5)
+        chunked = jax.grad(lambda *x: jnp.sum(gated_delta_rule(*x) * w), argnums=range(5))(*args)
+        direct = jax.grad(lambda *x: jnp.sum(recurrent_rule(*x) * w), argnums=range(5))(*args)
+        for got, want in zip(chunked, direct):
+            np.testing.assert_allclose(got, want, atol=1e-5)
+
+
+def _spec(d, p, t, recompute="none", zero=1, shape=HYBRID, ep=1):
+    from jaxcheck.spec import JaxOptions, StepSpec
+
+    no_drop = shape.E / shape.k_e if shape.moe else 1.0  # C_f = E / k_e: no assignment is ever dropped
+    train = Training(d=d, t=t, p=p, s=SEQ, b=1, gbs=GBS, zero=zero, recompute=recompute, ep=ep, moe_capacity=no_drop)
+    return StepSpec(shape, train, JaxOptions(compute_dtype="float32", learning_rate=1e-2)).check()
+
+
+@pytest.fixture(scope="module", params=[HYBRID, HYBRID_MOE], ids=["hybrid", "hybrid-moe"])
+def reference(request):
+    from test_jax_moe import dense_routed  # the routed experts computed densely
+
+    shape = request.param
+    return shape, unsharded_reference(_spec(1, 1, 1, shape=shape), GBS, dense_routed if shape.moe else None)
+
+
+def test_hybrid_step_matches_reference(reference):
+    """Heads of both mixers over t, the Gated DeltaNet's weights, taps and dt_bias/A_log split with their heads, its
+    norm scale replicated; dense: p 2 t 2 d 2 ZeRO-3, each stage one period; MoE: p 1 t 2 d 2 = e 2 ZeRO-2."""
+    from jaxcheck.compile import QUICK_CPU, compile_step
+    from jaxcheck.mesh import make_mesh
+    from jaxcheck.step import make_optimizer
+
+    shape, (host, tokens, targets, ref_loss, ref_grads) = reference
+    spec = _spec(2, 2, 2, "none", 3) if shape is HYBRID else _spec(2, 1, 2, "selective", 2, HYBRID_MOE, ep=2)
+    p = spec.train.p
+    skip_if_not_enough_devices(spec.train.world)
+    assert {"wq", "wk", "wv", "wz", "wb", "wa", "conv_q", "dt_bias", "A_log", "norm", "wo"} <= set(
+        host["linear_blocks"]["attn"])
+    assert "wg" in host["blocks"]["attn"]
+    _, step, built = compile_step(spec, make_mesh(spec.train), with_grads=True,
+                                  compiler_options=QUICK_CPU if jax.default_backend() == "cpu" else None)
+    params_host = restack(host, shape, p)
+    opt_host = jax.tree.map(np.asarray, quick(make_optimizer(spec).init, params_host)(params_host))
+    params = jax.device_put(params_host, built.shardings["params"])
+    opt_state = jax.device_put(opt_host, built.shardings["optimizer"])
+    m = spec.train.m
+    batch = jax.device_put({"tokens": tokens.reshape(m, -1, SEQ), "targets": targets.reshape(m, -1, SEQ)},
+                           built.shardings["batch"])
+    _, _, loss, grads = step(params, opt_state, batch)
+    assert float(loss) == pytest.approx(ref_loss, rel=1e-5)
+    want = restack(ref_grads, shape, p)
+    for path, g in jax.tree_util.tree_leaves_with_path(grads):
+        ref = want
+        for key in path:
+            ref = ref[key.key]
+        np.testing.assert_allclose(np.asarray(g), ref, rtol=1e-3, atol=max(2e-6, 2e-3 * np.abs(ref).max()),
+                                   err_msg=jax.tree_util.keystr(path))
+
+
+@pytest.mark.parametrize("shape,name", [(HYBRID, "hybrid"), (HYBRID_MOE, "hybrid-moe")], ids=["hybrid", "hybrid-moe"])
+@pytest.mark.parametrize("recompute", ["none", "selective", "full"])
+def test_hybrid_residuals_match_the_profile_tensor_lists(recompute, shape, name):
+    """A Gated DeltaNet layer keeps, under no remat, its norm's, the convolutions' inputs, the l2norms', the decay's
+    and beta's intermediates, the rule's five inputs, its output, z and out_proj's input; selective the eight named
+    tensors; a gated-attention layer three tensors more than Qwen3's under none (the sigmoid, its derivative, the
+    gated output) and two more under selective (the gate and the gated output)."""
+    from jaxcheck.crosscheck.explain import residuals
+    from jaxcheck.mesh import make_mesh
+    from jaxcheck.spec import StepSpec
+
+    train = Training(s=128, gbs=1, recompute=recompute, zero=0)
+    spec = StepSpec(shape, train).check()
+    for stack, want in zip(("linear_blocks", "blocks"), SAVED[name][recompute]):
+        res = residuals(spec, make_mesh(train), stack)
+        assert (res["jax_count"], res["jax_bytes"]) == (res["symbolic_count"], res["symbolic_bytes"]), stack
+        assert res["jax_count"] == want, stack

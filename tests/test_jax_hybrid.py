@@ -122,3 +122,22 @@ def test_hybrid_residuals_match_the_profile_tensor_lists(recompute, shape, name)
         res = residuals(spec, make_mesh(train), stack)
         assert (res["jax_count"], res["jax_bytes"]) == (res["symbolic_count"], res["symbolic_bytes"]), stack
         assert res["jax_count"] == want, stack
+
+
+@pytest.mark.parametrize("change,rule", [
+    ({"p": 4}, "Gated DeltaNet: stages alike (jax)"),  # stages [G G], [G A]: unequal counts
+    ({"c": 2}, "Gated DeltaNet: no context parallel"),
+    ({"t": 4, "s": 128}, "Gated DeltaNet: n_gk % t"),
+    ({"s": 96}, "s % chunk (jax)"),
+    ({"p": 2, "schedule": "gpipe"}, "Gated DeltaNet at p > 1: 1F1B (jax)"),
+])
+def test_hybrid_layouts_jaxcheck_does_not_build_are_refused_in_one_line(change, rule):
+    """Each layout the rule table's jax rows refuse for a hybrid raises that rule, its message one line."""
+    from jaxcheck.spec import StepSpec
+    from symbolic.config.errors import BrokenRule
+
+    fields = {"d": 1, "t": 1, "p": 1, "c": 1, "s": SEQ, "b": 1, "gbs": GBS, "zero": 0, **change}
+    shape = ModelShape(**{**HYBRID.as_dict(), "a": 8, "k": 4}) if fields["t"] == 4 else HYBRID
+    with pytest.raises(BrokenRule) as err:
+        StepSpec(shape, Training(**fields)).check()
+    assert err.value.rule == rule and "\n" not in str(err.value)

@@ -143,6 +143,7 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
     shard = jaxzero.grad_shards(sw)
     held = (h / shard, v / t)  # the head's gradient as the step keeps it (ZeRO-2/3: over d*c on h)
     dense_layers, moe_layers = stack_layers(sw)
+    gdn_gpu = sw.gdn and sw.backend == "gpu"  # XLA:CPU's Gated DeltaNet backward is not read: attention's row alone
     fwd_to_bwd = ("forward", "relayout", "loss", "loss_head", "backward_attention", "backward_weights")
     backward = ("backward_attention", "backward_weights")
     return (
@@ -220,10 +221,11 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
                "over d*c in compute dtype (llama3-8b d4 t2 selective zero3: all-gather-start.16 bf16[2048,14336])"),
         Buffer("recomputed", (), _recomputed(sw), ("backward_attention",), "one layer's attention-half residuals "
                "that the backward recomputes (full remat: all of them; selective: those it did not save)"),
-        Buffer("attention_backward", (), sp.Max(attention_backward(sw), gdn_backward(sw)) if sw.gdn
+        Buffer("attention_backward", (), sp.Max(attention_backward(sw), gdn_backward(sw)) if gdn_gpu
                else attention_backward(sw), ("backward_attention",),
                "one layer's attention backward: score blocks, transposed q and dO, dq, dk, dv" + (
-                   "; or a Gated DeltaNet layer's rule backward (gdn_backward), the larger" if sw.gdn else "")),
+                   "; or a Gated DeltaNet layer's rule backward (gdn_backward, read from an XLA:GPU dump), the "
+                   "larger" if gdn_gpu else "")),
         Buffer("input_grads", (b, s / c, h), B_a, ("backward_attention",), "gradients of the layer's normed input "
                "from the Q, K and V projections, [b, s/c, h] before their reduce-scatter over t", count=3),
         Buffer("layer_grads", (one_layer_dense(sw),), B_g, ("backward_weights",),

@@ -25,8 +25,10 @@ from symbolic.config.training import Training
 HYBRID = ModelShape("hybrid-test", h=64, f=176, a=4, k=2, L=8, v=136, qk_norm="head", attn_gate=True,
                     linear_layers=(0, 1, 2, 4, 5, 6), lin_k_heads=2, lin_v_heads=4, lin_k_dim=16, lin_v_dim=24,
                     lin_conv=4)
-# Qwen3.5-MoE's: experts with a gated shared expert in every layer, n_gv = n_gk
+# Qwen3.5-MoE's and Qwen3-Next's: experts with a gated shared expert in every layer, n_gv = n_gk, and Qwen3-Next's
+# attention biases (the gate's bg among them)
 HYBRID_MOE = ModelShape("hybrid-moe-test", h=64, f=48, a=4, k=2, L=4, v=136, qk_norm="head", attn_gate=True,
+                        qkv_bias=True, o_bias=True,
                         linear_layers=(0, 1, 2), lin_k_heads=4, lin_v_heads=4, lin_k_dim=16, lin_v_dim=24, lin_conv=4,
                         E=4, k_e=2, f_e=32, f_s=48, shared_gate=True)
 SAVED = {  # residuals per layer kind and remat policy (Gated DeltaNet layer, gated-attention layer)
@@ -48,9 +50,9 @@ def test_chunked_rule_matches_the_recurrence():
         beta = jax.nn.sigmoid(jax.random.normal(keys[4], (2, s, 3)))
         w = jax.random.normal(keys[5], (2, s, 3, 8))
         args = (q, k, v, g, beta)
-        np.testing.assert_allclose(gated_delta_rule(*args), recurrent_rule(*args), atol=1e-5)
-        chunked = jax.grad(lambda *x: jnp.sum(gated_delta_rule(*x) * w), argnums=range(5))(*args)
-        direct = jax.grad(lambda *x: jnp.sum(recurrent_rule(*x) * w), argnums=range(5))(*args)
+        np.testing.assert_allclose(jax.jit(gated_delta_rule)(*args), jax.jit(recurrent_rule)(*args), atol=1e-5)
+        chunked = jax.jit(jax.grad(lambda *x: jnp.sum(gated_delta_rule(*x) * w), argnums=range(5)))(*args)
+        direct = jax.jit(jax.grad(lambda *x: jnp.sum(recurrent_rule(*x) * w), argnums=range(5)))(*args)
         for got, want in zip(chunked, direct):
             np.testing.assert_allclose(got, want, atol=1e-5)
 
@@ -84,7 +86,7 @@ def test_hybrid_step_matches_reference(reference):
     skip_if_not_enough_devices(spec.train.world)
     assert {"wq", "wk", "wv", "wz", "wb", "wa", "conv_q", "dt_bias", "A_log", "norm", "wo"} <= set(
         host["linear_blocks"]["attn"])
-    assert "wg" in host["blocks"]["attn"]
+    assert "wg" in host["blocks"]["attn"] and shape.qkv_bias == ("bg" in host["blocks"]["attn"])
     _, step, built = compile_step(spec, make_mesh(spec.train), with_grads=True,
                                   compiler_options=QUICK_CPU if jax.default_backend() == "cpu" else None)
     params_host = restack(host, shape, p)

@@ -44,8 +44,8 @@ class Attention(nnx.Module):
     shape's qkv_bias, biases bq [a, dh], bk, bv [k, dh] split over t with their heads (Qwen2's attention); with
     qk_norm "head", RMSNorm of each query and key head over dh before RoPE, scales [dh] not split (Qwen3's); with
     "full", RMSNorm over the whole projection a*dh and k*dh, scales split over t with their heads (OLMoE's); with
-    "weightless", per head with no scale (Llama 4's). With attn_gate, the output scaled by sigmoid(x Wg), Wg [h, a, dh]
-    column-parallel, before Wo (Qwen3-Next's and Qwen3.5's gated attention). With o_bias, a bias bo [h] on the output, replicated over t (a
+    "weightless", per head with no scale (Llama 4's). With attn_gate, the output scaled by sigmoid(x Wg (+ bg)), Wg
+    [h, a, dh] column-parallel and, with qkv_bias, bg [a, dh], before Wo (Qwen3-Next's and Qwen3.5's gated attention). With o_bias, a bias bo [h] on the output, replicated over t (a
     row-parallel bias, added after the sum over the heads). With sinks, a learned sink logit per head [a] in every
     query's softmax (gpt-oss's; jaxcheck.model.flash)."""
 
@@ -62,8 +62,10 @@ class Attention(nnx.Module):
             self.bv = _param(rngs, (k, dh), ("kv_heads", "head_dim"), 0.1, dt)
         if plan.shape.o_bias:
             self.bo = _param(rngs, (h,), ("norm",), 0.1, dt)
-        if plan.shape.attn_gate:
+        if plan.shape.attn_gate:  # with qkv_bias a bias bg [a, dh] too (Qwen3-Next's q_proj, gate included)
             self.wg = _param(rngs, (h, a, dh), ("embed", "heads", "head_dim"), h ** -0.5, dt)
+            if plan.shape.qkv_bias:
+                self.bg = _param(rngs, (a, dh), ("heads", "head_dim"), 0.1, dt)
         if plan.shape.sinks:  # gpt-oss's sink logit per head [a], split over t with the heads
             self.sinks = _param(rngs, (a,), ("heads",), 1.0, dt)
         if plan.shape.qk_norm in ("head", "weightless"):
@@ -96,8 +98,9 @@ class Attention(nnx.Module):
         cap = ATTN_SOFTCAP if self.plan.shape.attn_softcap else None
         out = checkpoint_name(allgather_attention(q, k, v, self.plan.train.flash_attn, sinks, cap), "attn_out")
         if self.plan.shape.attn_gate:  # compute dtype, as Qwen3NextAttention's attn_output * sigmoid(gate)
-            gate = constrain(cast_einsum("bsh,hnd->bsnd", None, x_BxSxH, self.wg[...]), ("batch", "seq", "heads",
-                                                                                        "head_dim"))
+            gate = cast_einsum("bsh,hnd->bsnd", None, x_BxSxH, self.wg[...])
+            gate = constrain(gate + self.bg[...].astype(gate.dtype) if self.plan.shape.qkv_bias else gate,
+                             ("batch", "seq", "heads", "head_dim"))
             out = checkpoint_name(out * jax.nn.sigmoid(checkpoint_name(gate, "attn_gate")), "attn_gated")
         y = cast_einsum("bsnd,ndh->bsh", None, out, self.wo[...])
         return y + self.bo[...].astype(y.dtype) if self.plan.shape.o_bias else y

@@ -16,7 +16,7 @@ import sympy as sp
 from ...components import FP32, INT32, Component
 from ...components.experts import expert_data_parallel
 from ...config.switches import Switches
-from ...config.symbols import B_a, B_o, B_w, L, L_e, b, c, d, m, n_mtp, s
+from ...config.symbols import B_a, B_o, B_w, L, L_e, L_g, b, c, d, m, n_gv, n_mtp, p, s, t
 from . import mtp as jaxmtp, onef1b as jax1f1b, zero as jaxzero
 from .buffers import PHASES, Buffer, live, on, peak
 from . import gpipe
@@ -52,19 +52,33 @@ def layer_tensors(sw: Switches, moe: bool = False) -> list[Component]:
 
 
 
+def unsharded_vectors(sw: Switches) -> sp.Expr:
+    """A hybrid's per-head vectors ZeRO cannot split over d*c on one device, elements: A_log and dt_bias, stacked
+    [p, L_g/p, n_gv] with n_gv over t (jaxcheck.model.rules): ZeRO-1 splits them on the layer axis only when d*c
+    divides L_g/p (the heads axis is already the tensor axis's), ZeRO-2/3 on the heads when d*c divides n_gv/t
+    (layer_zero_spec); else every rank of the group holds them whole. 0 without Gated DeltaNet layers or ZeRO."""
+    if not (sw.gdn and sw.dist_opt):
+        return sp.Integer(0)
+    split = n_gv / t if sw.sharded_grads else L_g / p
+    return sp.Piecewise((0, sp.Eq(sp.Mod(split, d * c), 0)), (2 * n_gv / t * L_g / p, True))
+
+
 def arguments(sw: Switches) -> list[Buffer]:
     """The step's inputs: parameters, AdamW state, batch (exact: checked against XLA's argument bytes)."""
     zero = d * c if sw.dist_opt else sp.Integer(1)
     expert_zero = expert_data_parallel() if sw.dist_opt else sp.Integer(1)
     params, experts = device_params(sw), device_experts(sw)
+    whole = unsharded_vectors(sw) * (1 - 1 / zero)  # what those vectors add to a 1/(d*c) share
     expert_params = expert_data_parallel() if sw.sharded_weights else sp.Integer(1)
     moe_doc = ("; routed experts E/e per device, their f_e over t_e, their ZeRO shards over the expert data-parallel "
                "d t c / (e t_e)" if sw.moe else "")
     return [
-        Buffer("params", (params / jaxzero.param_shards(sw) + experts / expert_params,), B_w, ALL, "parameters in "
+        Buffer("params", (params / jaxzero.param_shards(sw) + experts / expert_params
+                          + (whole if sw.sharded_weights else 0),), B_w, ALL, "parameters in "
                "param dtype, sharded as jaxcheck.rules (matrices and vocabulary over t, layers over p" + (
                    "; ZeRO-3: each also over d*c on a layer's major dimension" if sw.sharded_weights else "") + moe_doc + ")"),
-        Buffer("adam_moments", (params / zero + experts / expert_zero,), B_o, ALL, "AdamW mu and nu in param dtype" + (
+        Buffer("adam_moments", (params / zero + experts / expert_zero + whole,), B_o, ALL, "AdamW mu and nu in param "
+               "dtype" + (
             ", over d*c (ZeRO-1: first dimension divisible by d*c; ZeRO-2/3: as the gradients)" if sw.dist_opt
             else ", sharded like params")),
         Buffer("adam_count", (), INT32, ALL, "AdamW step count, one replicated int32"),
@@ -79,7 +93,8 @@ def param_leaves(sw: Switches) -> sp.Expr:
     their two biases, the LayerNorms' biases, the learned positions) and per MoE block wq wk wv wo, 2 norm scales,
     router, gate, up, down, the shared experts' 3, their gate's 1 and the score-correction bias; MLA's attention has 7 leaves in place of wq
     wk wv wo (wq_a, q_norm, wq_b, wkv_a, kv_norm, wkv_b, wo), or 5 without a query latent; each multi-token-prediction
-    module 4 (enorm, hnorm, eh_proj, final norm) and its block's; gated attention 1 more (wg); a hybrid's Gated
+    module 4 (enorm, hnorm, eh_proj, final norm) and its block's; gated attention 1 more (wg; 2 with biases, bg); a
+    hybrid's Gated
     DeltaNet block its 13 mixer leaves (wq wk wv wz wb wa, three convolutions, dt_bias, A_log, the gated norm's scale,
     wo), 2 norm scales and its MLP's, as its attention block's."""
     ends = 3 - (1 if sw.tied else 0)
@@ -87,7 +102,7 @@ def param_leaves(sw: Switches) -> sp.Expr:
     mla += (3 if sw.qkv_bias else 0) + (2 if sw.qk_norm in ("head", "full") else 0)  # bq bk bv; q and k norm scales
     mla += (1 if sw.o_bias else 0) + (1 if sw.sinks else 0) + (2 if sw.norm == "layer" else 0)  # bo; sinks;
     # the two LayerNorms' biases
-    mla += 1 if sw.attn_gate else 0  # wg
+    mla += (1 + (1 if sw.qkv_bias else 0)) if sw.attn_gate else 0  # wg, and bg with the Q, K, V biases
     dense_mlp = (-1 if sw.mlp == "gelu" else 0) + (sw.mlp_bias and (2 if sw.mlp == "gelu" else 3))  # fc1 fc2, biases
     ends += (1 if sw.positions else 0) + (1 if sw.norm == "layer" else 0)  # positions; the final LayerNorm's bias
     dense = 9 + mla + dense_mlp

@@ -129,10 +129,12 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
                "(llama3-8b d2 t1 p4 none zero1 on CPU: copy.293 of copy.227's ring, both f32[1,4,8,1,2048,4096], "
                "live together)", backend="cpu"),
         *([Buffer("gdn_ring_copies", (K, linear_layers(sw)), gdn_fp32, TICK, "the same second copy of the Gated "
-                  "DeltaNet layers' fp32 rings", backend="cpu"),
+                  "DeltaNet layers' fp32 rings (grids/derive-hybrid.toml's qwen3.5-1024 d2 t2 p2 none on CPU: "
+                  "copy.1115 and copy.1118 f32[1,2,3,1,2048,4,64], the l2norms' inputs)", backend="cpu"),
            Buffer("gdn_slot_slice", (linear_layers(sw),), sp.Piecewise((0, sp.Eq(K, 1)), (gdn_all - gdn_fp32, True)),
                   ("backward_attention", "backward_weights"), "the compute-dtype residuals of the Gated DeltaNet "
-                  "layers' ring slot, sliced out at once as the attention layers' are", backend="cpu")]
+                  "layers' ring slot, sliced out at once as the attention layers' are (same dump: "
+                  "dynamic-slice_convert_fusion.22-26 bf16[1,1,3,1,2048,1408])", backend="cpu")]
           if sw.gdn else []),
         Buffer("slot_slice", (dense_layers,), sp.Piecewise((0, sp.Eq(K, 1)), (per_layer - per_layer_fp32, True)),
                ("backward_attention", "backward_weights"), "the compute-dtype residuals of the backward's ring slot, "

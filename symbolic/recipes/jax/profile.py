@@ -16,12 +16,13 @@ import sympy as sp
 from ...components import FP32, INT32, Component
 from ...components.experts import expert_data_parallel
 from ...config.switches import Switches
-from ...config.symbols import B_a, B_o, B_w, L, L_e, L_g, b, c, d, m, n_gv, n_mtp, p, s, t
+from ...config.symbols import B_a, B_o, B_w, L, L_e, b, c, d, m, n_mtp, s
 from . import mtp as jaxmtp, onef1b as jax1f1b, zero as jaxzero
 from .buffers import PHASES, Buffer, live, on, peak
 from . import gpipe
 from .gpipe import ALL, I
 from .params import device_experts, device_params
+from .vectors import unsharded_vectors
 from .tensors import layer_tensors as _layer_tensors
 
 TITLE = "jaxcheck's compiled step (flax + XLA, 1F1B or GPipe written out)"
@@ -50,17 +51,6 @@ def layer_tensors(sw: Switches, moe: bool = False) -> list[Component]:
 
 
 
-
-
-def unsharded_vectors(sw: Switches) -> sp.Expr:
-    """A hybrid's per-head vectors ZeRO cannot split over d*c on one device, elements: A_log and dt_bias, stacked
-    [p, L_g/p, n_gv] with n_gv over t (jaxcheck.model.rules): ZeRO-1 splits them on the layer axis only when d*c
-    divides L_g/p (the heads axis is already the tensor axis's), ZeRO-2/3 on the heads when d*c divides n_gv/t
-    (layer_zero_spec); else every rank of the group holds them whole. 0 without Gated DeltaNet layers or ZeRO."""
-    if not (sw.gdn and sw.dist_opt):
-        return sp.Integer(0)
-    split = n_gv / t if sw.sharded_grads else L_g / p
-    return sp.Piecewise((0, sp.Eq(sp.Mod(split, d * c), 0)), (2 * n_gv / t * L_g / p, True))
 
 
 def arguments(sw: Switches) -> list[Buffer]:

@@ -17,12 +17,12 @@ import jax.numpy as jnp
 from flax import nnx
 from jax.ad_checkpoint import checkpoint_name
 
-from symbolic.components.gdn import CHUNK as _CHUNK
+from symbolic.config.hybrid import GDN_CHUNK
 from .mlp import param
 from .rules import constrain
 from .weightops import cast_einsum
 
-CHUNK = int(_CHUNK)  # tokens per chunk of the rule (fla's chunk length, 64; the whole sequence when shorter)
+CHUNK = GDN_CHUNK  # tokens per chunk of the rule (fla's chunk length, 64; the whole sequence when shorter)
 EPS = 1e-6  # the l2norm's and the gated RMSNorm's epsilon (fla's l2norm, Qwen3NextRMSNormGated)
 K_AXES = ("batch", "seq", "lin_k_heads", "head_dim")  # a [b, s, n_gk, d_gk] tensor: heads over t
 V_AXES = ("batch", "seq", "lin_v_heads", "head_dim")  # a [b, s, n_gv, d_gv] tensor

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..config.hybrid import GDN_CHUNK
 from ..config.switches import Switches
 from ..config.symbols import B_a, b, d_gk, d_gv, h, K_c, n_gk, n_gv, s, t
 from .base import FP32, Component, per_gpu_tokens
 
-CHUNK = sp.Integer(64)  # fla's chunk length BT: chunk_gated_delta_rule's default chunk_size, A is [b, s, n_gv, BT]
+CHUNK = sp.Integer(GDN_CHUNK)  # fla's chunk length BT (chunk_gated_delta_rule's default): A is [b, s, n_gv, BT]
 
 
 def gdn_params(sw: Switches = Switches()) -> sp.Expr:

@@ -5,6 +5,9 @@ from __future__ import annotations
 from .bounds import positive
 from .errors import ConfigError
 
+GDN_CHUNK = 64  # tokens per chunk of the chunked gated delta rule: fla's chunk_gated_delta_rule's default BT (fla-core
+# 0.6.0), which jaxcheck's rule uses too (jaxcheck.model.gdn); a plain int, so the rule table reads it without sympy
+
 GDN_SIZES = ("lin_k_heads", "lin_v_heads", "lin_k_dim", "lin_v_dim")
 SSM_SIZES = ("ssm_heads", "ssm_head_dim", "ssm_state", "ssm_groups")
 LAYER_SETS = ("linear_layers", "mamba_layers", "mixerless_layers", "mlpless_layers")

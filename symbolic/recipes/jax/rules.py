@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...config.rules import Rule
-from ...components.gdn import CHUNK as GDN_CHUNK
+from ...config.hybrid import GDN_CHUNK
 from .step import FLASH_BLOCK
 
 # what the model is comes first (a GPT-style model is refused as such, not for its vocabulary), then its layout

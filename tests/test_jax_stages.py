@@ -164,3 +164,25 @@ def test_explains_doubled_model_keeps_every_stage_alike(p):
         twice = doubled(shape, p)
         assert twice.L == 2 * shape.L and alike(twice, p)
         assert len(twice.dense_layers) == 2 * len(shape.dense_layers)
+
+
+def test_a_hybrid_whose_stages_hold_different_counts_compiles_one_program_per_count():
+    """Qwen3-Next's pattern (three Gated DeltaNet layers, then attention) over 12 layers at p = 2: rank 0 holds five
+    Gated DeltaNet layers and one attention layer, rank 1 four and two; each program's every stage holds its ranks'
+    counts, Gated DeltaNet layers first; at p = 4 (one period a stage) the model itself; a stage of one kind only is
+    refused in one line."""
+    from jaxcheck.spec import StepSpec
+    from jaxcheck.stages import alike, stage_programs
+
+    hybrid = ModelShape("t-hybrid", h=64, f=176, a=4, k=2, L=12, v=256, qk_norm="head", attn_gate=True,
+                        linear_layers=(0, 1, 2, 4, 5, 6, 8, 9, 10), lin_k_heads=2, lin_v_heads=4, lin_k_dim=16,
+                        lin_v_dim=16, lin_conv=4)
+    programs = stage_programs(hybrid, Training(p=2))
+    assert [(ranks, shape.L, shape.linear_layers) for ranks, shape, _ in programs] == [
+        ((0,), 12, (0, 1, 2, 3, 4, 6, 7, 8, 9, 10)), ((1,), 12, (0, 1, 2, 3, 6, 7, 8, 9))]
+    assert all(alike(shape, 2) for _, shape, _ in programs)
+    assert [len(spec.shape.linear_layers) for _, spec in StepSpec(hybrid, Training(p=2, s=64)).check().stages()] == [10, 8]
+    assert stage_programs(hybrid, Training(p=3)) == (((0, 1, 2), hybrid, Training(p=3)),)
+    with pytest.raises(ConfigError) as err:
+        stage_programs(hybrid, Training(p=6))  # rank 0 holds layers 0 and 1, both Gated DeltaNet
+    assert "rank 0 holds Gated DeltaNet layers only" in str(err.value) and "\n" not in str(err.value)

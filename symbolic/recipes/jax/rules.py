@@ -67,7 +67,8 @@ RULES: tuple[Rule, ...] = (
                     f"ones: jaxcheck stacks a hybrid's two layer kinds with one kind of MLP"), scope="jax", model=True),
     Rule("Gated DeltaNet: stages alike (jax)", lambda x: x.linear_alike(x.p),
          lambda x: (f"{x.model}'s {x.L_g} Gated DeltaNet layers do not fall evenly on pp={x.p} stages: one jaxcheck "
-                    f"program (and the jax profile) stacks them only when every stage holds as many"),
+                    f"program (and the jax profile) stacks them only when every stage holds as many; mem4d verify and "
+                    f"sweep take a model whose stages differ one stage kind at a time"),
          scope="jax", model=True),
     Rule("Gated DeltaNet at p > 1: 1F1B (jax)", lambda x: np.logical_not(x.gdn) | (x.p == 1) | (x.schedule == "1f1b"),
          lambda x: (f"{x.model} mixes Gated DeltaNet and attention layers: jaxcheck's GPipe step runs its two stacks "

@@ -34,6 +34,11 @@ def _per_layer_fp32(sw: Switches, moe: bool = False, gdn: bool = False) -> sp.Ex
     return sp.Add(*(x.expr.subs(B_a, FP32) for x in layer_tensors(sw, moe, gdn)))
 
 
+def per_layer_fp32_kept(sw: Switches, moe: bool = False, gdn: bool = False) -> sp.Expr:
+    """One layer's residuals that are fp32 already (no compute-dtype width): what XLA:CPU's ring copies hold."""
+    return sp.Add(*(x.expr for x in layer_tensors(sw, moe, gdn) if not x.expr.has(B_a)))
+
+
 def largest_layer(sw: Switches, fp32: bool = False) -> sp.Expr:
     """One layer's residuals of the larger kind a stage holds (fp32: widened, as XLA:CPU converts them): its main
     stack's, or a hybrid's attention or Gated DeltaNet layer's."""

@@ -13,7 +13,7 @@ from ...components.base import FP32
 from .buffers import Buffer
 from ...components.experts import experts_params
 from .params import N, linear_layers, one_layer, stack_layers
-from .tensors import layer_tensors
+from .gpipe import largest_layer, per_layer as layer_bytes, per_layer_fp32_kept
 from .zero import expert_grad_shards
 
 K = sp.Min(m, p, evaluate=False)  # residual ring slots per stage: the most loaded stage's in-flight micro batches
@@ -48,8 +48,9 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
     per_layer: one layer's residuals of one micro batch)."""
     dense_layers, moe_layers = stack_layers(sw)
     loop = TICK + UPDATE
-    gdn = [x.expr for x in layer_tensors(sw, sw.moe, True)] if sw.gdn else []  # a hybrid's Gated DeltaNet layer
-    gdn_all, gdn_fp32 = sp.Add(*gdn), sp.Add(*(x for x in gdn if not x.has(B_a)))
+    # a hybrid's Gated DeltaNet layer: all its residuals, and those already fp32
+    gdn_all = layer_bytes(sw, sw.moe, True) if sw.gdn else sp.Integer(0)
+    gdn_fp32 = per_layer_fp32_kept(sw, sw.moe, True) if sw.gdn else sp.Integer(0)
     change = {
         "residual_stacks": lambda row: replace(row, shape=(K, dense_layers), phases=TICK, doc=(
             f"every layer's residuals ({sw.recompute} remat) for K = min(m, p) micro batches, rings [K, L/p, ...] "
@@ -115,7 +116,7 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
                   "(grids/derive-gemma2.toml's gemma2-1536 d2 p2 c2 none zero2 and d4 p3 full zero2: "
                   "loop_convert_fusion.4 and .5 bf16[32768,1536], transpose(jvp())/convert_element_type)",
                   backend="gpu")] if sw.logit_softcap else []),
-        Buffer("pending_residuals", (), sp.Max(per_layer, gdn_all) if sw.gdn else per_layer,
+        Buffer("pending_residuals", (), largest_layer(sw) if sw.gdn else per_layer,
                ("backward_attention", "backward_weights"), "the residuals of "
                "the layer whose forward ran in this step of the layer loop, written into their ring slot once the "
                "backward's layer is done (jaxcheck.model.onef1b: the write waits for the backward's reads)"),

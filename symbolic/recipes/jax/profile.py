@@ -16,7 +16,7 @@ import sympy as sp
 from ...components import FP32, INT32, Component
 from ...components.experts import expert_data_parallel
 from ...config.switches import Switches
-from ...config.symbols import B_a, B_o, B_w, L, L_e, b, c, d, m, n_mtp, s
+from ...config.symbols import B_o, B_w, L, L_e, b, c, d, m, n_mtp, s
 from . import mtp as jaxmtp, onef1b as jax1f1b, zero as jaxzero
 from .buffers import PHASES, Buffer, live, on, peak
 from . import gpipe
@@ -142,8 +142,8 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
     if sw.schedule == "gpipe":
         return rows
     shard = jaxzero.grad_shards(sw)
-    fp32 = sp.Add(*(x.expr for x in _layer_tensors(sw, sw.moe) if not x.expr.has(B_a)))
-    return jax1f1b.rows(rows, sw, gpipe.stream_shape(sw), shard, gpipe.per_layer(sw, sw.moe), fp32) \
+    return jax1f1b.rows(rows, sw, gpipe.stream_shape(sw), shard, gpipe.per_layer(sw, sw.moe),
+                        gpipe.per_layer_fp32_kept(sw, sw.moe)) \
         + jaxmtp.rows(sw)
 
 

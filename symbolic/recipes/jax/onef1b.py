@@ -22,16 +22,29 @@ K = sp.Min(m, p, evaluate=False)  # residual ring slots per stage: the most load
 # live in all of them
 TICK = ("forward_embed", "forward", "loss", "loss_input_grad", "loss_head", "loss_modules", "backward_attention",
         "backward_weights", "backward_embed")
-V_TILE = 16  # XLA:GPU pads an fp32 dot's contracting dimension to a multiple of 16 elements (measured, below)
+# XLA:GPU (the H100 target) splits an fp32 dot whose output [M, N] has fewer than SPLIT_TILES tiles of 128 x 128 over
+# its contracting dimension, padded to a multiple of 8, 16 or 32 (the fewer the tiles, the more splits); from 128 tiles
+# it pads nothing (grids/derive-vocab.toml and isolated dots, docs/accuracy.md "Vocabularies XLA:GPU pads")
+SPLIT_TILES = 128
 UPDATE = ("update", "update_gather")
 # GPipe's rows of every iteration or micro batch, and of its phase between forward and backward: no 1F1B buffer
 GONE = ("stage_outputs", "embeddings", "output_grads", "iteration_grads", "iteration_grads_zeros", "relayout_copy",
         "head_grad_zeros", "head_grad_kept", "embed_grad_shard", "stacks_widened", "iteration_slice")
 
 
+def vocab_grain() -> sp.Expr:
+    """The multiple XLA:GPU pads v/t to in the product of the fp32 logits gradient [b s/c, v/t] with the head [h, v/t]:
+    by its output's tiles of 128 x 128, 8 from 64 to SPLIT_TILES - 1, 16 from 32 to 63, 32 below; 1 (no padding) from
+    SPLIT_TILES on. Read on the H100 target; an A100's bound is lower (pads at 80 tiles, not at 96), a B200's higher
+    (pads at 128, not at 144)."""
+    tiles = sp.ceiling(b * s / (c * 128)) * sp.ceiling(h / 128)
+    return sp.Piecewise((1, tiles >= SPLIT_TILES), (8, tiles >= 64), (16, tiles >= 32), (32, True))
+
+
 def padded_vocab() -> sp.Expr:
-    """v/t rounded up to a multiple of V_TILE: the width XLA:GPU pads the vocabulary dimension of an fp32 dot to."""
-    return V_TILE * sp.ceiling(v / (V_TILE * t))
+    """v/t rounded up to a multiple of vocab_grain(): the width XLA:GPU pads that product's contracting dimension to."""
+    grain = vocab_grain()
+    return grain * sp.ceiling(v / (grain * t))
 
 
 def in_flight() -> sp.Expr:
@@ -106,10 +119,12 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
                "dump: input_scatter_fusion.1 f32[1,2048,128256])"),
         Buffer("vocab_padded", (b * s / c + h, padded_vocab()), sp.Piecewise((0, sp.Eq(padded_vocab(), v / t)),
                                                                           (FP32, True)),
-               ("loss_input_grad",), "a vocabulary whose v/t is no multiple of 16: XLA:GPU pads both operands of "
-               "the cotangent's dot over v/t, the logits gradient [b s/c, v/t] and the head [h, v/t], to a multiple "
-               "of 16 in fp32 (grids/derive-1f1b-ep-zero.toml's moe3-derive-vocab-40002-1024 d4 e2 p2 full zero3: "
-               "loop_pad_fusion and loop_pad_fusion.1 f32[1024,40016], the step's peak); none when 16 divides v/t",
+               ("loss_input_grad",), "a vocabulary XLA:GPU pads: with fewer than 128 output tiles it splits the "
+               "cotangent's dot over v/t and pads both operands, the logits gradient [b s/c, v/t] and the head "
+               "[h, v/t], to a multiple of vocab_grain() in fp32 (grids/derive-1f1b-ep-zero.toml's "
+               "moe3-derive-vocab-40002-1024 d4 e2 p2 full zero3: loop_pad_fusion and loop_pad_fusion.1 "
+               "f32[1024,40016], the step's peak; grids/derive-vocab.toml's moe-top1-768 d2 e2 t2 p2 full zero3, "
+               "v/t = 25000 at 48 tiles: f32[1024,25008] and f32[768,25008]); none when that multiple divides v/t",
                backend="gpu"),
         *([Buffer("softcap_head_cast", (v / t, h), B_a, ("loss_input_grad",), "with soft-capped logits (Gemma 2), "
                   "the LM head cast to compute dtype once more for the cotangent's product, a buffer of its own "

@@ -22,10 +22,12 @@ K = sp.Min(m, p, evaluate=False)  # residual ring slots per stage: the most load
 # live in all of them
 TICK = ("forward_embed", "forward", "loss", "loss_input_grad", "loss_head", "loss_modules", "backward_attention",
         "backward_weights", "backward_embed")
-# XLA:GPU (the H100 target) splits an fp32 dot whose output [M, N] has fewer than SPLIT_TILES tiles of 128 x 128 over
-# its contracting dimension, padded to a multiple of 8, 16 or 32 (the fewer the tiles, the more splits); from 128 tiles
-# it pads nothing (grids/derive-vocab.toml and isolated dots, docs/accuracy.md "Vocabularies XLA:GPU pads")
-SPLIT_TILES = 128
+# XLA:GPU (the H100 target, 132 SMs) computes an fp32 dot [M, K] x [K, N] whose output has fewer 128 x 128 tiles than
+# SMs with a kernel that pads K, once K is long enough for the idle SMs to pay: K (SMS - tiles) >= SPLIT_WORK. Isolated
+# dots bracket SPLIT_WORK in (192004, 200016] (128 tiles: K = 48001 unpadded, 50004 padded; 96 tiles: 4001 and 8001;
+# 112 tiles: 8001 and 16001; at 64 tiles and fewer every K from 4001 was padded; from 192 tiles none up to 200001);
+# docs/accuracy.md, "Vocabularies XLA:GPU pads"
+SMS, SPLIT_WORK = 132, 196000
 UPDATE = ("update", "update_gather")
 # GPipe's rows of every iteration or micro batch, and of its phase between forward and backward: no 1F1B buffer
 GONE = ("stage_outputs", "embeddings", "output_grads", "iteration_grads", "iteration_grads_zeros", "relayout_copy",
@@ -33,12 +35,14 @@ GONE = ("stage_outputs", "embeddings", "output_grads", "iteration_grads", "itera
 
 
 def vocab_grain() -> sp.Expr:
-    """The multiple XLA:GPU pads v/t to in the product of the fp32 logits gradient [b s/c, v/t] with the head [h, v/t]:
-    by its output's tiles of 128 x 128, 8 from 64 to SPLIT_TILES - 1, 16 from 32 to 63, 32 below; 1 (no padding) from
-    SPLIT_TILES on. Read on the H100 target; an A100's bound is lower (pads at 80 tiles, not at 96), a B200's higher
-    (pads at 128, not at 144)."""
+    """The multiple XLA:GPU pads v/t to in the product of the fp32 logits gradient [b s/c, v/t] with the head [h, v/t]
+    (SMS, SPLIT_WORK): 8 from 64 output tiles of 128 x 128, 16 from 32, 32 below (isolated dots: the fewer the tiles,
+    the more K is split; a few more at very long K, a few columns); 1 (no padding) from SMS tiles, or while
+    v/t (SMS - tiles) < SPLIT_WORK. Read on the H100 target; an A100's bound differs (1024 x 1536 with v/t = 20001
+    unpadded there, padded on the H100)."""
     tiles = sp.ceiling(b * s / (c * 128)) * sp.ceiling(h / 128)
-    return sp.Piecewise((1, tiles >= SPLIT_TILES), (8, tiles >= 64), (16, tiles >= 32), (32, True))
+    return sp.Piecewise((1, tiles >= SMS), (1, v / t * (SMS - tiles) < SPLIT_WORK), (8, tiles >= 64),
+                        (16, tiles >= 32), (32, True))
 
 
 def padded_vocab() -> sp.Expr:

@@ -21,6 +21,10 @@ I = m + p - 1  # iterations of the GPipe loop
 ALL = PHASES
 FLASH_FWD_BYTES = 2 * FP32  # fp32 masked scores and exp(scores - max) of one key block
 FLASH_BWD_BYTES = 3 * FP32  # fp32 probabilities and the dK, dV products of one key block (XLA's transposed layout)
+# XLA:CPU holds two fp32 arrays of a key block in the flash backward, the probabilities and their product with dO
+# (grids/derive-1f1b.toml on CPU: tiny p4 none, ynn_fusion.3 f32[4,128,2048] and subtract_exponential_fusion.1
+# f32[1,1,4,4,512,128]; tied-1024 t2 p2 selective, ynn_fusion.3 f32[2,128,4096] and subtract_exponential_fusion.1)
+FLASH_BWD_BYTES_CPU = 2 * FP32
 
 
 def per_layer(sw: Switches, moe: bool = False, gdn: bool = False) -> sp.Expr:
@@ -93,10 +97,11 @@ def _recomputed(sw: Switches) -> sp.Expr:
 
 def attention_backward(sw: Switches) -> sp.Expr:
     """One layer's attention backward beyond its residuals. Flash: one key block's fp32 probabilities and dK, dV
-    products, bf16 transposed copies of q and dO (two each), the fp32 dq carry, fp32 dk, dv of the gathered keys.
+    products (XLA:CPU: two fp32 arrays of it), bf16 transposed copies of q and dO (two each), the fp32 dq carry, fp32 dk, dv of the gathered keys.
     Unfused: fp32 dS, bf16 dP and dS per score element."""
     if sw.flash_attn:
-        block = FLASH_BWD_BYTES * b * a * s * sp.Min(s, FLASH_BLOCK) / (t * c)
+        per_score = FLASH_BWD_BYTES_CPU if sw.backend == "cpu" else FLASH_BWD_BYTES
+        block = per_score * b * a * s * sp.Min(s, FLASH_BLOCK) / (t * c)
         q_w, k_w, v_w = head_widths(sw)
         return block + 2 * tokens(q_w + out_width(sw), B_a, True) + tokens(q_w, FP32, True) \
             + c * tokens(k_w + v_w, FP32, True)

@@ -29,6 +29,12 @@ TICK = ("forward_embed", "forward", "loss", "loss_input_grad", "loss_head", "los
 # docs/accuracy.md, "Vocabularies XLA:GPU pads"
 SMS, SPLIT_WORK = 132, 196000
 UPDATE = ("update", "update_gather")
+BWD = ("backward_attention", "backward_weights")
+# XLA:CPU writes the pending residuals into their ring and frees the slot's sliced residuals before a layer's
+# attention backward, after its MLP's (grids/derive-1f1b.toml on CPU: tiny p4 none, dynamic-slice_convert_fusion.10-14
+# die at 406-407 and the dynamic-update-slices of the rings run at 398-430, the attention backward at 451-458;
+# tied-1024 t2 p2 selective alike)
+BWD_CPU = ("backward_weights",)
 # GPipe's rows of every iteration or micro batch, and of its phase between forward and backward: no 1F1B buffer
 GONE = ("stage_outputs", "embeddings", "output_grads", "iteration_grads", "iteration_grads_zeros", "relayout_copy",
         "head_grad_zeros", "head_grad_kept", "embed_grad_shard", "stacks_widened", "iteration_slice")
@@ -136,9 +142,10 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
                   "loop_convert_fusion.4 and .5 bf16[32768,1536], transpose(jvp())/convert_element_type)",
                   backend="gpu")] if sw.logit_softcap else []),
         Buffer("pending_residuals", (), largest_layer(sw) if sw.gdn else per_layer,
-               ("backward_attention", "backward_weights"), "the residuals of "
+               BWD_CPU if sw.backend == "cpu" else BWD, "the residuals of "
                "the layer whose forward ran in this step of the layer loop, written into their ring slot once the "
-               "backward's layer is done (jaxcheck.model.onef1b: the write waits for the backward's reads)"),
+               "backward's layer is done (jaxcheck.model.onef1b: the write waits for the backward's reads; XLA:CPU "
+               "writes them before the attention backward, BWD_CPU)"),
         Buffer("stage_shift", stream, B_a, ("forward", "backward_attention", "backward_weights"), "a stage buffer "
                "shifted one stage by the collective-permute, beside the buffer it came from"),
         Buffer("lookup_grad", (v / t, h), B_g, ("backward_embed",), "one micro batch's gradient of the local "
@@ -152,14 +159,15 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
                   "DeltaNet layers' fp32 rings (grids/derive-hybrid.toml's qwen3.5-1024 d2 t2 p2 none on CPU: "
                   "copy.1115 and copy.1118 f32[1,2,3,1,2048,4,64], the l2norms' inputs)", backend="cpu"),
            Buffer("gdn_slot_slice", (linear_layers(sw),), sp.Piecewise((0, sp.Eq(K, 1)), (gdn_all - gdn_fp32, True)),
-                  ("backward_attention", "backward_weights"), "the compute-dtype residuals of the Gated DeltaNet "
+                  BWD_CPU, "the compute-dtype residuals of the Gated DeltaNet "
                   "layers' ring slot, sliced out at once as the attention layers' are (same dump: "
                   "dynamic-slice_convert_fusion.22-26 bf16[1,1,3,1,2048,1408])", backend="cpu")]
           if sw.gdn else []),
         Buffer("slot_slice", (dense_layers,), sp.Piecewise((0, sp.Eq(K, 1)), (per_layer - per_layer_fp32, True)),
-               ("backward_attention", "backward_weights"), "the compute-dtype residuals of the backward's ring slot, "
+               BWD_CPU, "the compute-dtype residuals of the backward's ring slot, "
                "every layer's, sliced out at once by XLA:CPU (same dump: dynamic-slice_convert_fusion.2 "
-               "bf16[1,1,8,1,2048,14336] and its five siblings, live through the backward's layer loop); none with "
+               "bf16[1,1,8,1,2048,14336] and its five siblings, live through the backward's layer loop, freed before the "
+               "attention backward: BWD_CPU); none with "
                "one slot (K = 1: tiny d1 t1 p1 none reads its ring in place)", backend="cpu"),
         Buffer("layer_widened", (one_layer(sw),), FP32, ("backward_attention", "backward_weights"), "one layer's "
                "weights (an MoE layer's with its local experts) cast to compute dtype and converted back to fp32 for "

@@ -40,20 +40,22 @@ GONE = ("stage_outputs", "embeddings", "output_grads", "iteration_grads", "itera
         "head_grad_zeros", "head_grad_kept", "embed_grad_shard", "stacks_widened", "iteration_slice")
 
 
-def vocab_grain() -> sp.Expr:
-    """The multiple XLA:GPU pads v/t to in the product of the fp32 logits gradient [b s/c, v/t] with the head [h, v/t]
-    (SMS, SPLIT_WORK): 8 from 64 output tiles of 128 x 128, 16 from 32, 32 below (isolated dots: the fewer the tiles,
-    the more K is split; a few more at very long K, a few columns); 1 (no padding) from SMS tiles, or while
-    v/t (SMS - tiles) < SPLIT_WORK. Read on the H100 target; an A100's bound differs (1024 x 1536 with v/t = 20001
+def dot_tiles() -> sp.Expr:
+    """Output tiles of 128 x 128 of the product of the fp32 logits gradient [b s/c, v/t] with the head [h, v/t]."""
+    return sp.ceiling(b * s / (c * 128)) * sp.ceiling(h / 128)
+
+
+def vocab_split() -> sp.Boolean:
+    """Whether XLA:GPU splits that product over v/t (SMS, SPLIT_WORK): under SMS output tiles, once
+    v/t (SMS - tiles) >= SPLIT_WORK. Read on the H100 target; an A100's bound differs (1024 x 1536 with v/t = 20001
     unpadded there, padded on the H100)."""
-    tiles = sp.ceiling(b * s / (c * 128)) * sp.ceiling(h / 128)
-    return sp.Piecewise((1, tiles >= SMS), (1, v / t * (SMS - tiles) < SPLIT_WORK), (8, tiles >= 64),
-                        (16, tiles >= 32), (32, True))
+    return sp.And(dot_tiles() < SMS, v / t * (SMS - dot_tiles()) >= SPLIT_WORK)
 
 
 def padded_vocab() -> sp.Expr:
-    """v/t rounded up to a multiple of vocab_grain(): the width XLA:GPU pads that product's contracting dimension to."""
-    grain = vocab_grain()
+    """v/t rounded up to the multiple a split pads it to: 8 from 64 output tiles, 16 from 32, 32 below (isolated
+    dots: the fewer the tiles, the more ways K is split; at very long K a few columns more)."""
+    grain = sp.Piecewise((8, dot_tiles() >= 64), (16, dot_tiles() >= 32), (32, True))
     return grain * sp.ceiling(v / (grain * t))
 
 
@@ -127,14 +129,15 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
         Buffer("logits_grad", (b, s / c, v / t), FP32, ("loss_input_grad", "loss_head"), "the micro batch's fp32 "
                "logits gradient, the input of the last stage's cotangent and of the head gradient's product (same "
                "dump: input_scatter_fusion.1 f32[1,2048,128256])"),
-        Buffer("vocab_padded", (b * s / c + h, padded_vocab()), sp.Piecewise((0, sp.Eq(padded_vocab(), v / t)),
-                                                                          (FP32, True)),
-               ("loss_input_grad",), "a vocabulary XLA:GPU pads: with fewer than 128 output tiles it splits the "
-               "cotangent's dot over v/t and pads both operands, the logits gradient [b s/c, v/t] and the head "
-               "[h, v/t], to a multiple of vocab_grain() in fp32 (grids/derive-1f1b-ep-zero.toml's "
+        Buffer("vocab_padded", (b * s / c + h, padded_vocab()),
+               sp.Piecewise((FP32, sp.And(vocab_split(), sp.Ne(padded_vocab(), v / t))), (0, True)),
+               ("loss_input_grad",), "a vocabulary XLA:GPU pads: where it splits the cotangent's dot over v/t "
+               "(vocab_split: few output tiles, long v/t) it pads both operands, the logits gradient [b s/c, v/t] "
+               "and the head [h, v/t], to a multiple of 8, 16 or 32 in fp32 (grids/derive-1f1b-ep-zero.toml's "
                "moe3-derive-vocab-40002-1024 d4 e2 p2 full zero3: loop_pad_fusion and loop_pad_fusion.1 "
                "f32[1024,40016], the step's peak; grids/derive-vocab.toml's moe-top1-768 d2 e2 t2 p2 full zero3, "
-               "v/t = 25000 at 48 tiles: f32[1024,25008] and f32[768,25008]); none when that multiple divides v/t",
+               "v/t = 25000 at 48 tiles: f32[1024,25008] and f32[768,25008]); none when that multiple divides v/t "
+               "or XLA does not split the dot",
                backend="gpu"),
         *([Buffer("softcap_head_cast", (v / t, h), B_a, ("loss_input_grad",), "with soft-capped logits (Gemma 2), "
                   "the LM head cast to compute dtype once more for the cotangent's product, a buffer of its own "

@@ -21,10 +21,12 @@ I = m + p - 1  # iterations of the GPipe loop
 ALL = PHASES
 FLASH_FWD_BYTES = 2 * FP32  # fp32 masked scores and exp(scores - max) of one key block
 FLASH_BWD_BYTES = 3 * FP32  # fp32 probabilities and the dK, dV products of one key block (XLA's transposed layout)
-# XLA:CPU holds two fp32 arrays of a key block in the flash backward, the probabilities and their product with dO
-# (grids/derive-1f1b.toml on CPU: tiny p4 none, ynn_fusion.3 f32[4,128,2048] and subtract_exponential_fusion.1
-# f32[1,1,4,4,512,128]; tied-1024 t2 p2 selective, ynn_fusion.3 f32[2,128,4096] and subtract_exponential_fusion.1)
-FLASH_BWD_BYTES_CPU = 2 * FP32
+# XLA:CPU holds two fp32 arrays of a key block in the flash backward, the probabilities and their product with dO, and
+# the latter cast to compute dtype for the dK product: all three live at once in tests/test_verify.py's shape (s 128,
+# full remat: ynn_fusion.44 f32[2,128,384], subtract_exponential_fusion.3, convert_bitcast_fusion.20 bf16[2,384,128]);
+# in grids/derive-1f1b.toml's tiny p4 none and tied-1024 t2 p2 selective the cast follows the first array's end
+# (ynn_fusion.3 f32[4,128,2048] to 456, subtract_exponential_fusion.1 456-458, the bf16 cast 458-459)
+FLASH_BWD_BYTES_CPU = 2 * FP32 + B_a
 
 
 def per_layer(sw: Switches, moe: bool = False, gdn: bool = False) -> sp.Expr:
@@ -97,7 +99,7 @@ def _recomputed(sw: Switches) -> sp.Expr:
 
 def attention_backward(sw: Switches) -> sp.Expr:
     """One layer's attention backward beyond its residuals. Flash: one key block's fp32 probabilities and dK, dV
-    products (XLA:CPU: two fp32 arrays of it), bf16 transposed copies of q and dO (two each), the fp32 dq carry, fp32 dk, dv of the gathered keys.
+    products (XLA:CPU: two fp32 arrays of it and a compute-dtype one), bf16 transposed copies of q and dO (two each), the fp32 dq carry, fp32 dk, dv of the gathered keys.
     Unfused: fp32 dS, bf16 dP and dS per score element."""
     if sw.flash_attn:
         per_score = FLASH_BWD_BYTES_CPU if sw.backend == "cpu" else FLASH_BWD_BYTES

@@ -25,8 +25,8 @@ TICK = ("forward_embed", "forward", "loss", "loss_input_grad", "loss_head", "los
 # XLA:GPU (the H100 target, 132 SMs) computes an fp32 dot [M, K] x [K, N] whose output has fewer 128 x 128 tiles than
 # SMs with a kernel that pads K, once K is long enough for the idle SMs to pay: K (SMS - tiles) >= SPLIT_WORK. Isolated
 # dots bracket SPLIT_WORK in (192004, 200016] (128 tiles: K = 48001 unpadded, 50004 padded; 96 tiles: 4001 and 8001;
-# 112 tiles: 8001 and 16001; at 64 tiles and fewer every K from 4001 was padded; from 192 tiles none up to 200001);
-# docs/accuracy.md, "Vocabularies XLA:GPU pads"
+# 112 tiles: 8001 and 16001; at 64 tiles and fewer every K from 4001 was padded; from 132 tiles none up to 200001:
+# benchmarks/vocab_pad_probe.py); docs/accuracy.md, "Vocabularies XLA:GPU pads"
 SMS, SPLIT_WORK = 132, 196000
 UPDATE = ("update", "update_gather")
 BWD = ("backward_attention", "backward_weights")

@@ -73,6 +73,12 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
     per_layer: one layer's residuals of one micro batch)."""
     dense_layers, moe_layers = stack_layers(sw)
     loop = TICK + UPDATE
+    # with MTP, XLA:CPU frees the head's compute-dtype cast and its fp32 widening before the tick's last all-reduce,
+    # that of the head and lookup gradients in backward_embed (grids/derive-mtp-cpu.toml's six mtp-mimo-1024 steps,
+    # ZeRO 1-3, p 1-4: no [h, v/t] head copy but the all-gathers live at that all-reduce, the step's peak; also
+    # holdout-mtp-4's mimo-1536 p3 and v3-1536 p1, holdout-cpu-4's qwen3-next-1280 p2 and holdout-mtp-6's
+    # mimo-1024 p2); without MTP that phase is no step's peak and the rows stay as read
+    head_ticks = tuple(x for x in TICK if x != "backward_embed") if sw.mtp else TICK
     # a hybrid's Gated DeltaNet layer: all its residuals, and those already fp32
     gdn_all = layer_bytes(sw, sw.moe, True) if sw.gdn else sp.Integer(0)
     gdn_fp32 = per_layer_fp32_kept(sw, sw.moe, True) if sw.gdn else sp.Integer(0)
@@ -108,9 +114,10 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
             "L/p = 2, d2 e2 p2 none zero2: loop_select_fusion.7-9 f32[16,1024,2048] x 3)"))
         if sw.sharded_grads else row,
         "embed_gathered": lambda row: replace(row, phases=TICK),
-        "head_cast": lambda row: replace(row, width=B_a, phases=TICK, doc=(
+        "head_cast": lambda row: replace(row, width=B_a, phases=head_ticks, doc=(
             "the LM head cast to compute dtype at the start of every tick and live through it (XLA:CPU; llama3-8b "
-            "d2 t2 p2 c2 full zero1 on CPU: wrapped_convert.21 bf16[4096,64128], live over the whole tick body)")),
+            "d2 t2 p2 c2 full zero1 on CPU: wrapped_convert.21 bf16[4096,64128], live over the whole tick body); "
+            "with MTP freed before the tick's last all-reduce (head_ticks)")),
         "head_gathered": lambda row: replace(row, phases=TICK),
     }
     out = [change.get(row.name, lambda x: x)(row) for row in gpipe if row.name not in GONE]
@@ -195,9 +202,9 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
                   "derivative, beside the capped logits' gradient and its transposed copy (grids/derive-gemma2.toml's "
                   "gemma2-1536 d2 t2 selective zero1 on CPU: multiply_tanh_fusion.3 and multiply_bitcast_fusion "
                   "f32[2048,16384] at the step's peak)", backend="cpu")] if sw.logit_softcap else []),
-        Buffer("head_widened", (h, v / t), FP32, TICK, "the compute-dtype head converted back to fp32 for XLA:CPU's "
-               "fp32 dots, live through the tick (same dump: convert_convert_fusion.15 f32[4096,64128], the logits "
-               "gradient's dot)", backend="cpu"),
+        Buffer("head_widened", (h, v / t), FP32, head_ticks, "the compute-dtype head converted back to fp32 for "
+               "XLA:CPU's fp32 dots, live through the tick (same dump: convert_convert_fusion.15 f32[4096,64128], the "
+               "logits gradient's dot); with MTP freed before the tick's last all-reduce (head_ticks)", backend="cpu"),
         Buffer("lookup_grad_summed", (v / t, h), sp.Piecewise((0, sp.Eq(d * c, 1)), (B_g, True)), ("backward_embed",),
                "the lookup gradient's sum over d*c, a buffer of its own beside its input (same dump: psum_invariant.17 "
                "f32[64128,4096], the all-reduce of wrapped_scatter.1, the step's peak); none when d*c = 1",

@@ -11,12 +11,12 @@ import sympy as sp
 from ...components.base import FP32
 from ...components.experts import experts_params
 from ...config.switches import Switches
-from ...config.symbols import B_a, B_g, B_w, b, c, d, h, n_mtp, s, t, v
+from ...config.symbols import B_a, B_g, B_w, b, c, d, h, n_mtp, p, s, t, v
 from . import moe as jaxmoe
 from .buffers import Buffer
 from .gpipe import attention_backward
 from .onef1b import TICK, UPDATE
-from .params import mtp_module_params
+from .params import N, mtp_module_params, one_layer_dense
 from .tensors import layer_tensors
 from .zero import expert_grad_shards, grad_shards
 
@@ -41,6 +41,17 @@ def _layer_backward(sw: Switches) -> sp.Expr:
     return attention_backward(sw) + 3 * B_a * b * s * h / c + _moe_row(sw, "moe_backward")
 
 
+def tick_slices(sw: Switches) -> sp.Expr:
+    """Ways XLA:CPU slices the tick's head and module gradients before the all-reduce at the tick's end: with
+    ZeRO-2/3 it makes each as this rank's ZeRO shard (h/(d*c) of the head's) where d*c divides p, else whole. Read in
+    grids/derive-mtp-cpu.toml's eleven mimo-1024 steps: sliced at d2 p2 (ZeRO-2 and 3), d2 p4 and d4 p4
+    (ynn_fusion f32[16384,512], f32[16384,256]); whole at d2 p1, d2 p3, d4 p2, d8 p2, d3 p2, d2 c2 p2 and under
+    ZeRO-1; also sliced at holdout-cpu-4's qwen3-next-1280 d2 e2 p2 ZeRO-3 (f32[40000,640])."""
+    if not sw.sharded_grads:
+        return sp.Integer(1)
+    return sp.Piecewise((d * c, sp.Eq(sp.Mod(p, d * c), 0)), (1, True))
+
+
 def rows(sw: Switches) -> tuple[Buffer, ...]:
     """The MTP rows of the 1F1B table (none without MTP). The loss runs in order (jaxcheck.model.onef1b): every
     logits with the modules' forward ("loss"); the heads' backward, the model's cotangent ("loss_input_grad") and the
@@ -49,6 +60,7 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
     if not sw.mtp:
         return ()
     shard = grad_shards(sw)
+    sliced = tick_slices(sw)
     experts = experts_params(sw) / expert_grad_shards(sw) if sw.mtp_moe else sp.Integer(0)
     module = mtp_module_params(sw) + (experts_params(sw) if sw.mtp_moe else 0)  # one module's, whole on this device
     through = LOSS + ("loss_modules",)  # a module's forward to its backward
@@ -110,19 +122,29 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
                "wrapped_convert.7, .9, .11 f32[1024,1408] of the MLP and wrapped_copy.1-3 beside them, "
                "wrapped_convert.1 and wrapped_copy.5 of eh_proj, live from the tick's start to its end)",
                count=2, backend="cpu"),
-        Buffer("mtp_head_grads", (n_mtp, h, v / t), B_g, ("loss_head", "backward_embed"), "each module's fp32 "
-               "gradient of the LM head for the micro batch, beside the model's, held to the tick's end, where "
+        Buffer("mtp_head_grads", (n_mtp, h / sliced, v / t), B_g, ("loss_head", "backward_embed"), "each module's "
+               "fp32 gradient of the LM head for the micro batch (tick_slices: a ZeRO shard of it), beside the model's, held to the tick's end, where "
                "XLA:CPU sums the tick's gradients over d*c in one all-reduce, at every ZeRO stage (derive-mtp 0 on "
                "CPU, ZeRO-1: ynn_fusion.212 and .213 f32[12288,768], the model's and the module's, to "
                "all-reduce.692, the step's peak; holdout-mtp-4 5, mimo-1536 d2 p3 full ZeRO-2: ynn_fusion.37 and .38 "
                "f32[24000,1536] to all-reduce.426, the step's peak; holdout-mtp-4 3, d2 t2 selective ZeRO-3: "
                "ynn_fusion.67 and .68 f32[12000,1536] to all-reduce.516: XLA:CPU reduce-scatters none of them)",
                backend="cpu"),
-        *([Buffer("mtp_model_head_grad", (h, v / t), B_g, ("backward_embed",), "ZeRO-2/3: the model's own fp32 head "
-                  "gradient for the micro batch (recipes.jax.zero's head_grad_micro, whole) held with the modules' "
-                  "to that all-reduce (the same two dumps: ynn_fusion.38, .68); below ZeRO-2 it joins the whole "
-                  "accumulator", backend="cpu")] if sw.sharded_grads else []),
-        Buffer("mtp_grads_summed", (n_mtp + 2, v / t, h), sp.Piecewise((0, sp.Eq(d * c, 1)), (B_g, True)),
+        Buffer("mtp_model_head_grad", (h / sliced, v / t), B_g, ("backward_embed",), "the model's own fp32 head "
+               "gradient for the micro batch (recipes.jax.zero's head_grad_micro; tick_slices) held with the modules' to that "
+               "all-reduce, at every ZeRO stage (the same dumps: ynn_fusion.212, .38, .68; ZeRO-1 also "
+               "grids/derive-mtp-cpu.toml's mimo-1024 d2 p2 none zero1: ynn_fusion.61 and .62 f32[16384,1024], and "
+               "holdout-cpu-3's mimo-1536 d2 p3 none zero1: ynn_fusion.33 and .34)", backend="cpu"),
+        Buffer("mtp_tick_grads", (2, n_mtp * mtp_module_params(sw) / sliced
+                                  + sp.Piecewise((one_layer_dense(sw), sp.Eq(N, 1)), (0, True))),
+               sp.Piecewise((0, sp.Eq(d * c, 1)), (B_g, True)), ("backward_embed",), "the tick's own fp32 gradients "
+               "of the modules' weights but their routed experts (tick_slices), and their sums from that all-reduce beside them; "
+               "with one layer per stage, whose one-trip layer loop XLA removes, its layer's too (derive-mtp-cpu's "
+               "mimo-1024 d4 p2 selective zero2: convert_convert_fusion.1-3 f32[2816,1024] and the eh_proj's "
+               "f32[1024,2048] to all-reduce.400{14,15,16,18}; holdout-mtp-4's mimo-1536 d2 p3 full zero2: "
+               "convert_convert_fusion.1-3 of the module and convert_bitcast_fusion.10-13 of the layer, f32[1536,4096], "
+               "to all-reduce.426{8,9,10,26,27,28}); none when d*c = 1", backend="cpu"),
+        Buffer("mtp_grads_summed", ((n_mtp + 1) / sliced + 1, v / t, h), sp.Piecewise((0, sp.Eq(d * c, 1)), (B_g, True)),
                ("backward_embed",), "that all-reduce's outputs beside its inputs: the model's and each module's "
                "head gradient and the shifted tokens' lookup gradient (the first stage's lookup's is "
                "lookup_grad_summed) (derive-mtp 0: all-reduce.692{0,1,4,5} f32[12288,768]; holdout-mtp-4 5: "

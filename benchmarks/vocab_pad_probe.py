@@ -1,5 +1,5 @@
 """Where XLA:GPU pads the contracting dimension of an fp32 dot: the measurement behind the jax profile's
-`vocab_padded` row (symbolic/recipes/jax/onef1b.py: SMS, SPLIT_WORK, vocab_split, padded_vocab).
+`vocab_padded` row (symbolic/recipes/jax/onef1b.py: SMS, SPLIT_WORK, VOCAB_GRAINS, vocab_padded).
 
     python benchmarks/vocab_pad_probe.py [--target h100-80gb] [--k 4001 8001 ...]
 

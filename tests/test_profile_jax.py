@@ -186,15 +186,16 @@ PADDED = {
 
 def test_vocab_padding_follows_xla_gpu_dumps_and_lives_in_the_cotangent_phase():
     """XLA:GPU pads the fp32 operands of the logits gradient's product with the head along v/t where it splits that
-    product (vocab_split: under 132 output tiles, v/t (132 - tiles) >= 196000). Source of truth: the padded widths in
-    the dumps listed in PADDED; the row is zero exactly where XLA padded nothing, else both operands
-    [b s/c + h, width] in fp32 with the width within 16 columns of XLA's (XLA splits very long v/t once more than the
-    row does: 40002 went to 40016, the row says 40008). The row lives in loss_input_grad, where the logits are gone
-    and the rows live across the loss are live too, and on XLA:GPU only."""
+    product (under 132 output tiles, v/t (132 - tiles) >= 196000), one row per padding multiple. Source of truth: the
+    padded widths in the dumps listed in PADDED; the rows are zero exactly where XLA padded nothing, else one of them
+    is both operands [b s/c + h, width] in fp32 with the width within 16 columns of XLA's (XLA splits very long v/t
+    once more than the rows do: 40002 went to 40016, the row says 40008). They live in loss_input_grad, where the
+    logits are gone and the rows live across the loss are live too, and on XLA:GPU only."""
     from symbolic.config.symbols import b, c, h, s, t, v
 
     rows = {row.name: row for row in prof.on(prof.temporaries(Switches(backend="gpu", overheads=False)), "gpu")}
-    pad = rows["vocab_padded"].bytes
+    padded = ("vocab_padded", "vocab_padded_16", "vocab_padded_32")
+    pad = sum(rows[name].bytes for name in padded)
     for (vv, tt, bb, ss, cc, hh), width in PADDED.items():
         got = int(pad.subs({v: vv, t: tt, b: bb, s: ss, c: cc, h: hh}))
         if width is None:
@@ -203,11 +204,11 @@ def test_vocab_padding_follows_xla_gpu_dumps_and_lives_in_the_cotangent_phase():
             rows_of_operands = bb * ss // cc + hh
             assert got % (4 * rows_of_operands) == 0 and abs(got // (4 * rows_of_operands) - width) <= 16, (
                 (vv, tt, bb, ss, cc, hh), got // (4 * rows_of_operands), width)
-    assert rows["vocab_padded"].phases == ("loss_input_grad",)
+    assert all(rows[name].phases == ("loss_input_grad",) for name in padded)
     live = {name for name, row in rows.items() if "loss_input_grad" in row.phases}
     assert {"logits_grad", "residual_stacks", "block_grads", "head_grad"} <= live and "logits" not in live
-    assert "vocab_padded" not in {row.name for row in prof.on(prof.temporaries(Switches(backend="cpu",
-                                                                                        overheads=False)), "cpu")}
+    assert not set(padded) & {row.name for row in prof.on(prof.temporaries(Switches(backend="cpu", overheads=False)),
+                                                          "cpu")}
 
 
 def test_xla_cpu_frees_the_slot_slice_and_pending_residuals_before_the_attention_backward():

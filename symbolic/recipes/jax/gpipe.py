@@ -99,7 +99,8 @@ def _recomputed(sw: Switches) -> sp.Expr:
 
 def attention_backward(sw: Switches) -> sp.Expr:
     """One layer's attention backward beyond its residuals. Flash: one key block's fp32 probabilities and dK, dV
-    products (XLA:CPU: two fp32 arrays of it and a compute-dtype one), bf16 transposed copies of q and dO (two each), the fp32 dq carry, fp32 dk, dv of the gathered keys.
+    products (XLA:CPU: two fp32 arrays of it and a compute-dtype one), bf16 transposed copies of q and dO (two each),
+    the fp32 dq carry, fp32 dk, dv of the gathered keys.
     Unfused: fp32 dS, bf16 dP and dS per score element."""
     if sw.flash_attn:
         per_score = FLASH_BWD_BYTES_CPU if sw.backend == "cpu" else FLASH_BWD_BYTES

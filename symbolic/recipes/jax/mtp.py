@@ -123,28 +123,29 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
                "wrapped_convert.1 and wrapped_copy.5 of eh_proj, live from the tick's start to its end)",
                count=2, backend="cpu"),
         Buffer("mtp_head_grads", (n_mtp, h / sliced, v / t), B_g, ("loss_head", "backward_embed"), "each module's "
-               "fp32 gradient of the LM head for the micro batch (tick_slices: a ZeRO shard of it), beside the model's, held to the tick's end, where "
-               "XLA:CPU sums the tick's gradients over d*c in one all-reduce, at every ZeRO stage (derive-mtp 0 on "
-               "CPU, ZeRO-1: ynn_fusion.212 and .213 f32[12288,768], the model's and the module's, to "
-               "all-reduce.692, the step's peak; holdout-mtp-4 5, mimo-1536 d2 p3 full ZeRO-2: ynn_fusion.37 and .38 "
-               "f32[24000,1536] to all-reduce.426, the step's peak; holdout-mtp-4 3, d2 t2 selective ZeRO-3: "
-               "ynn_fusion.67 and .68 f32[12000,1536] to all-reduce.516: XLA:CPU reduce-scatters none of them)",
-               backend="cpu"),
+               "fp32 gradient of the LM head for the micro batch (tick_slices: a ZeRO shard of it), beside the "
+               "model's, held to the tick's end, where XLA:CPU sums the tick's gradients over d*c in one all-reduce, "
+               "at every ZeRO stage (derive-mtp 0 on CPU, ZeRO-1: ynn_fusion.212 and .213 f32[12288,768], the model's "
+               "and the module's, to all-reduce.692, the step's peak; holdout-mtp-4 5, mimo-1536 d2 p3 full ZeRO-2: "
+               "ynn_fusion.37 and .38 f32[24000,1536] to all-reduce.426, the step's peak; holdout-mtp-4 3, d2 t2 "
+               "selective ZeRO-3: ynn_fusion.67 and .68 f32[12000,1536] to all-reduce.516: XLA:CPU reduce-scatters "
+               "none of them)", backend="cpu"),
         Buffer("mtp_model_head_grad", (h / sliced, v / t), B_g, ("backward_embed",), "the model's own fp32 head "
-               "gradient for the micro batch (recipes.jax.zero's head_grad_micro; tick_slices) held with the modules' to that "
-               "all-reduce, at every ZeRO stage (the same dumps: ynn_fusion.212, .38, .68; ZeRO-1 also "
-               "grids/derive-mtp-cpu.toml's mimo-1024 d2 p2 none zero1: ynn_fusion.61 and .62 f32[16384,1024], and "
-               "holdout-cpu-3's mimo-1536 d2 p3 none zero1: ynn_fusion.33 and .34)", backend="cpu"),
+               "gradient for the micro batch (recipes.jax.zero's head_grad_micro; tick_slices) held with the "
+               "modules' to that all-reduce, at every ZeRO stage (the same dumps: ynn_fusion.212, .38, .68; ZeRO-1 "
+               "also grids/derive-mtp-cpu.toml's mimo-1024 d2 p2 none zero1: ynn_fusion.61 and .62 f32[16384,1024], "
+               "and holdout-cpu-3's mimo-1536 d2 p3 none zero1: ynn_fusion.33 and .34)", backend="cpu"),
         Buffer("mtp_tick_grads", (2, n_mtp * mtp_module_params(sw) / sliced
                                   + sp.Piecewise((one_layer_dense(sw), sp.Eq(N, 1)), (0, True))),
                sp.Piecewise((0, sp.Eq(d * c, 1)), (B_g, True)), ("backward_embed",), "the tick's own fp32 gradients "
-               "of the modules' weights but their routed experts (tick_slices), and their sums from that all-reduce beside them; "
-               "with one layer per stage, whose one-trip layer loop XLA removes, its layer's too (derive-mtp-cpu's "
-               "mimo-1024 d4 p2 selective zero2: convert_convert_fusion.1-3 f32[2816,1024] and the eh_proj's "
-               "f32[1024,2048] to all-reduce.400{14,15,16,18}; holdout-mtp-4's mimo-1536 d2 p3 full zero2: "
-               "convert_convert_fusion.1-3 of the module and convert_bitcast_fusion.10-13 of the layer, f32[1536,4096], "
-               "to all-reduce.426{8,9,10,26,27,28}); none when d*c = 1", backend="cpu"),
-        Buffer("mtp_grads_summed", ((n_mtp + 1) / sliced + 1, v / t, h), sp.Piecewise((0, sp.Eq(d * c, 1)), (B_g, True)),
+               "of the modules' weights but their routed experts (tick_slices), and their sums from that all-reduce "
+               "beside them; with one layer per stage, whose one-trip layer loop XLA removes, its layer's too "
+               "(derive-mtp-cpu's mimo-1024 d4 p2 selective zero2: convert_convert_fusion.1-3 f32[2816,1024] and the "
+               "eh_proj's f32[1024,2048] to all-reduce.400{14,15,16,18}; holdout-mtp-4's mimo-1536 d2 p3 full zero2: "
+               "convert_convert_fusion.1-3 of the module and convert_bitcast_fusion.10-13 of the layer, "
+               "f32[1536,4096], to all-reduce.426{8,9,10,26,27,28}); none when d*c = 1", backend="cpu"),
+        Buffer("mtp_grads_summed", ((n_mtp + 1) / sliced + 1, v / t, h),
+               sp.Piecewise((0, sp.Eq(d * c, 1)), (B_g, True)),
                ("backward_embed",), "that all-reduce's outputs beside its inputs: the model's and each module's "
                "head gradient and the shifted tokens' lookup gradient (the first stage's lookup's is "
                "lookup_grad_summed) (derive-mtp 0: all-reduce.692{0,1,4,5} f32[12288,768]; holdout-mtp-4 5: "

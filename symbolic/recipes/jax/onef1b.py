@@ -45,18 +45,19 @@ def dot_tiles() -> sp.Expr:
     return sp.ceiling(b * s / (c * 128)) * sp.ceiling(h / 128)
 
 
-def vocab_split() -> sp.Boolean:
-    """Whether XLA:GPU splits that product over v/t (SMS, SPLIT_WORK): under SMS output tiles, once
-    v/t (SMS - tiles) >= SPLIT_WORK. Read on the H100 target; an A100's bound differs (1024 x 1536 with v/t = 20001
-    unpadded there, padded on the H100)."""
-    return sp.And(dot_tiles() < SMS, v / t * (SMS - dot_tiles()) >= SPLIT_WORK)
+# the multiple XLA:GPU pads v/t to when it splits that product, by the product's output tiles: 8 from 64, 16 from 32,
+# 32 below (isolated dots: the fewer the tiles, the more ways K is split; at very long K a few columns more)
+VOCAB_GRAINS = ((8, 64, SMS), (16, 32, 64), (32, 0, 32))
 
 
-def padded_vocab() -> sp.Expr:
-    """v/t rounded up to the multiple a split pads it to: 8 from 64 output tiles, 16 from 32, 32 below (isolated
-    dots: the fewer the tiles, the more ways K is split; at very long K a few columns more)."""
-    grain = sp.Piecewise((8, dot_tiles() >= 64), (16, dot_tiles() >= 32), (32, True))
-    return grain * sp.ceiling(v / (grain * t))
+def vocab_padded(grain: int, low: int, high: int) -> sp.Boolean:
+    """Whether XLA:GPU pads v/t to a multiple of `grain` (VOCAB_GRAINS): the product has from `low` to `high` - 1
+    output tiles (fewer than SMS), v/t is long enough for it to split (v/t (SMS - tiles) >= SPLIT_WORK), and `grain`
+    does not divide v/t. Read on the H100 target; an A100's bound differs (1024 x 1536 with v/t = 20001 unpadded
+    there, padded on the H100). One flat conjunction, so that its printed form breaks between its terms."""
+    tiles = dot_tiles()
+    return sp.And(tiles >= low, tiles < high, v / t * (SMS - tiles) >= SPLIT_WORK,
+                  sp.Ne(v / t, grain * sp.ceiling(v / (grain * t))))
 
 
 def in_flight() -> sp.Expr:
@@ -136,16 +137,17 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
         Buffer("logits_grad", (b, s / c, v / t), FP32, ("loss_input_grad", "loss_head"), "the micro batch's fp32 "
                "logits gradient, the input of the last stage's cotangent and of the head gradient's product (same "
                "dump: input_scatter_fusion.1 f32[1,2048,128256])"),
-        Buffer("vocab_padded", (b * s / c + h, padded_vocab()),
-               sp.Piecewise((FP32, sp.And(vocab_split(), sp.Ne(padded_vocab(), v / t))), (0, True)),
-               ("loss_input_grad",), "a vocabulary XLA:GPU pads: where it splits the cotangent's dot over v/t "
-               "(vocab_split: few output tiles, long v/t) it pads both operands, the logits gradient [b s/c, v/t] "
-               "and the head [h, v/t], to a multiple of 8, 16 or 32 in fp32 (grids/derive-1f1b-ep-zero.toml's "
-               "moe3-derive-vocab-40002-1024 d4 e2 p2 full zero3: loop_pad_fusion and loop_pad_fusion.1 "
-               "f32[1024,40016], the step's peak; grids/derive-vocab.toml's moe-top1-768 d2 e2 t2 p2 full zero3, "
-               "v/t = 25000 at 48 tiles: f32[1024,25008] and f32[768,25008]); none when that multiple divides v/t "
-               "or XLA does not split the dot",
-               backend="gpu"),
+        *(Buffer("vocab_padded" + ("" if grain == 8 else f"_{grain}"),
+                 (b * s / c + h, grain * sp.ceiling(v / (grain * t))),
+                 sp.Piecewise((FP32, vocab_padded(grain, low, high)), (0, True)), ("loss_input_grad",),
+                 "a vocabulary XLA:GPU pads: where it splits the cotangent's dot over v/t (few output tiles, long "
+                 "v/t), it pads both operands, the logits gradient [b s/c, v/t] and the head [h, v/t], in fp32, to a "
+                 "multiple of 8 from 64 output tiles, 16 from 32 and 32 below, one row each (VOCAB_GRAINS; "
+                 "grids/derive-1f1b-ep-zero.toml's moe3-derive-vocab-40002-1024 d4 e2 p2 full zero3: loop_pad_fusion "
+                 "and loop_pad_fusion.1 f32[1024,40016], the step's peak; grids/derive-vocab.toml's moe-top1-768 d2 "
+                 "e2 t2 p2 full zero3, v/t = 25000 at 48 tiles: f32[1024,25008] and f32[768,25008]); none when the "
+                 "multiple divides v/t or XLA does not split the dot", backend="gpu")
+          for grain, low, high in VOCAB_GRAINS),
         *([Buffer("softcap_head_cast", (v / t, h), B_a, ("loss_input_grad",), "with soft-capped logits (Gemma 2), "
                   "the LM head cast to compute dtype once more for the cotangent's product, a buffer of its own "
                   "(grids/derive-gemma2.toml's gemma2-1536 d2 p2 c2 none zero2 and d4 p3 full zero2: "
@@ -176,8 +178,8 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
         Buffer("slot_slice", (dense_layers,), sp.Piecewise((0, sp.Eq(K, 1)), (per_layer - per_layer_fp32, True)),
                BWD_CPU, "the compute-dtype residuals of the backward's ring slot, "
                "every layer's, sliced out at once by XLA:CPU (same dump: dynamic-slice_convert_fusion.2 "
-               "bf16[1,1,8,1,2048,14336] and its five siblings, live through the backward's layer loop, freed before the "
-               "attention backward: BWD_CPU); none with "
+               "bf16[1,1,8,1,2048,14336] and its five siblings, live through the backward's layer loop, freed "
+               "before the attention backward: BWD_CPU); none with "
                "one slot (K = 1: tiny d1 t1 p1 none reads its ring in place)", backend="cpu"),
         Buffer("layer_widened", (one_layer(sw),), FP32, ("backward_attention", "backward_weights"), "one layer's "
                "weights (an MoE layer's with its local experts) cast to compute dtype and converted back to fp32 for "

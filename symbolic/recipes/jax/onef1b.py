@@ -148,6 +148,14 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
                  "e2 t2 p2 full zero3, v/t = 25000 at 48 tiles: f32[1024,25008] and f32[768,25008]); none when the "
                  "multiple divides v/t or XLA does not split the dot", backend="gpu")
           for grain, low, high in VOCAB_GRAINS),
+        *(Buffer("head_grad_shard_padded" + ("" if grain == 8 else f"_{grain}"), (h / (d * c), v / t),
+                 sp.Piecewise((B_g, sp.And(sp.Eq(t, 1), vocab_padded(grain, low, high))), (0, True)),
+                 ("loss_input_grad",), "ZeRO-2/3 at t = 1: beside the padded operands, the micro batch's head-gradient "
+                 "shard [h/(d c), v/t] in fp32, which XLA:GPU makes while they are live, one row per padding multiple "
+                 "(grids/derive-vocab-2.toml's vocab-derive-30001-1024 d2 p2 zero2 and zero3: gemm_fusion_dot.108 and "
+                 ".127 f32[512,30001] at the step's peak beside loop_pad_fusion and .1; not at ZeRO-1, nor at t = 2: "
+                 "vocab-derive-30002-1792 d2 t2 p2 zero2 and zero3)", backend="gpu")
+          for grain, low, high in (VOCAB_GRAINS if sw.sharded_grads else ())),
         *([Buffer("softcap_head_cast", (v / t, h), B_a, ("loss_input_grad",), "with soft-capped logits (Gemma 2), "
                   "the LM head cast to compute dtype once more for the cotangent's product, a buffer of its own "
                   "(grids/derive-gemma2.toml's gemma2-1536 d2 p2 c2 none zero2 and d4 p3 full zero2: "

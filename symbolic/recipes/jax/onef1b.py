@@ -148,7 +148,7 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
                  "e2 t2 p2 full zero3, v/t = 25000 at 48 tiles: f32[1024,25008] and f32[768,25008]); none when the "
                  "multiple divides v/t or XLA does not split the dot", backend="gpu")
           for grain, low, high in VOCAB_GRAINS),
-        *(Buffer("head_grad_shard_padded" + ("" if grain == 8 else f"_{grain}"), (h / (d * c), v / t),
+        *(Buffer("head_shard_padded" + ("" if grain == 8 else f"_{grain}"), (h / (d * c), v / t),
                  sp.Piecewise((B_g, sp.And(sp.Eq(t, 1), vocab_padded(grain, low, high))), (0, True)),
                  ("loss_input_grad",), "ZeRO-2/3 at t = 1: beside the padded operands, the micro batch's head-gradient "
                  "shard [h/(d c), v/t] in fp32, which XLA:GPU makes while they are live, one row per padding multiple "

@@ -35,9 +35,8 @@ def pytest_configure(config):
 # the files that take longest, collected first (worker-seconds in a warm run with two workers on 2 cores, 2026-12-05:
 # jax_equivalence 60, jax_moe 60, verify 43, notebook_crosscheck 41, jax_compile 35, jax_mla 32, jax_stages 31,
 # report 25, jax_hybrid 25 (48 before its step test's shape was halved), signals 23, jax_qwen 21, jax_distributed 21;
-# the suite 616): with two workers taking whole
-# files in turn (pyproject.toml: --no-loadscope-reorder, else xdist hands out the files with the most tests first), a
-# long file last would leave one worker idle to the end
+# the suite 616): with two workers taking whole files in turn (pyproject.toml: --no-loadscope-reorder, else xdist
+# hands out the files with the most tests first), a long file last would leave one worker idle to the end
 LONGEST_FIRST = ("test_jax_equivalence.py", "test_jax_moe.py", "test_verify.py", "test_notebook_crosscheck.py",
                  "test_jax_compile.py", "test_jax_mla.py", "test_jax_stages.py", "test_report.py", "test_jax_hybrid.py",
                  "test_signals.py", "test_jax_qwen.py", "test_jax_distributed.py", "test_cli_plan.py",

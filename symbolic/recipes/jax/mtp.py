@@ -11,14 +11,14 @@ import sympy as sp
 from ...components.base import FP32
 from ...components.experts import experts_params
 from ...config.switches import Switches
-from ...config.symbols import B_a, B_g, B_w, b, c, d, h, n_mtp, p, s, t, v
+from ...config.symbols import B_a, B_g, B_w, b, c, d, h, n_mtp, s, t, v
 from . import moe as jaxmoe
 from .buffers import Buffer
 from .gpipe import attention_backward
 from .onef1b import TICK, UPDATE
 from .params import N, mtp_module_params, one_layer_dense
 from .tensors import layer_tensors
-from .zero import expert_grad_shards, grad_shards
+from .zero import expert_grad_shards, grad_shards, tick_slices
 
 LOSS = ("loss", "loss_input_grad", "loss_head")  # the last stage's loss and its backward, inside one tick
 
@@ -39,17 +39,6 @@ def _layer_backward(sw: Switches) -> sp.Expr:
     the three [b, s/c, h] gradients of its normed input (gpipe's attention_backward and input_grads rows) and, for an
     MoE layer, the experts' backward (recipes.jax.moe's moe_backward row)."""
     return attention_backward(sw) + 3 * B_a * b * s * h / c + _moe_row(sw, "moe_backward")
-
-
-def tick_slices(sw: Switches) -> sp.Expr:
-    """Ways XLA:CPU slices the tick's head and module gradients before the all-reduce at the tick's end: with
-    ZeRO-2/3 it makes each as this rank's ZeRO shard (h/(d*c) of the head's) where d*c divides p, else whole. Read in
-    grids/derive-mtp-cpu.toml's eleven mimo-1024 steps: sliced at d2 p2 (ZeRO-2 and 3), d2 p4 and d4 p4
-    (ynn_fusion f32[16384,512], f32[16384,256]); whole at d2 p1, d2 p3, d4 p2, d8 p2, d3 p2, d2 c2 p2 and under
-    ZeRO-1; also sliced at holdout-cpu-4's qwen3-next-1280 d2 e2 p2 ZeRO-3 (f32[40000,640])."""
-    if not sw.sharded_grads:
-        return sp.Integer(1)
-    return sp.Piecewise((d * c, sp.Eq(sp.Mod(p, d * c), 0)), (1, True))
 
 
 def rows(sw: Switches) -> tuple[Buffer, ...]:

@@ -12,9 +12,9 @@ from ...config.symbols import B_a, B_g, b, c, d, h, m, p, s, s_p, t, v
 from ...components.base import FP32
 from .buffers import Buffer
 from ...components.experts import experts_params
-from .params import N, linear_layers, one_layer, stack_layers
+from .params import N, linear_layers, one_layer, one_layer_dense, stack_layers
 from .gpipe import largest_layer, per_layer as layer_bytes, per_layer_fp32_kept
-from .zero import expert_grad_shards
+from .zero import expert_grad_shards, tick_slices
 
 K = sp.Min(m, p, evaluate=False)  # residual ring slots per stage: the most loaded stage's in-flight micro batches
 # phases of one tick: the first stage's lookup, the stages' forward, the last stage's loss (with MTP, its modules'
@@ -35,6 +35,10 @@ BWD = ("backward_attention", "backward_weights")
 # die at 406-407 and the dynamic-update-slices of the rings run at 398-430, the attention backward at 451-458;
 # tied-1024 t2 p2 selective alike)
 BWD_CPU = ("backward_weights",)
+# the phases of a tick's loop over its layers (each step one layer's forward and another's backward)
+LAYER_LOOP = ("forward", "backward_attention", "backward_weights")
+# the last stage's loss, from its logits to its modules' backward (with MTP): XLA:CPU's lookup_grad_early
+LOSS_CPU = ("loss", "loss_input_grad", "loss_head", "loss_modules")
 # GPipe's rows of every iteration or micro batch, and of its phase between forward and backward: no 1F1B buffer
 GONE = ("stage_outputs", "embeddings", "output_grads", "iteration_grads", "iteration_grads_zeros", "relayout_copy",
         "head_grad_zeros", "head_grad_kept", "embed_grad_shard", "stacks_widened", "iteration_slice")
@@ -60,6 +64,23 @@ def vocab_padded(grain: int, low: int, high: int) -> sp.Boolean:
                   sp.Ne(v / t, grain * sp.ceiling(v / (grain * t))))
 
 
+def lookup_held(sw: Switches) -> sp.Expr:
+    """1 where XLA:CPU holds the lookup gradient through the loss, else 0. Summed over d*c, the lookup's all-reduce
+    joins the loss's (the head gradient's) at the tick's end, so the lookup's backward, whose input the layer loop
+    has already made, runs before the loss and its output waits there; where d and c both split the batch without
+    ZeRO-2/3, XLA reduces the head gradient over d and c one at a time, the lookup's all-reduce over both at once
+    joins none and runs at once, before the loss. Read in ten CPU dumps: held in derive-1f1b's moe-mixtral-1024 d2
+    p2, llama3-8b d2 p4 and llama2-7b d2 t2 p2 zero3, derive-hybrid's qwen3.5-moe-768 d4 p1 zero2, derive-gemma2's
+    gemma2-1536 d4 p3 zero2, derive-mtp's mtp-v3-768 d2 t2 p1, holdout-1f1b-2's two-layer d1 p2 c4 and
+    holdout-cpu-1f1b-2's two-layer d2 p2 c2 zero3 (all-reduce.237, the head's and the lookup's together); run at
+    once in derive-1f1b's llama3-8b d2 t2 p2 c2 zero1 (psum_invariant.17 over d*c, the head's all-reduce.277 over d
+    and .278 over c) and holdout-cpu-3's gpt2 d2 p2 c2 zero1; with d*c = 1 nothing to hold (tiny d1 p1, tied-1024
+    d1 t2 p2: the lookup's gradient joins its accumulator before the logits)."""
+    if sw.sharded_grads:
+        return sp.Piecewise((0, sp.Eq(d * c, 1)), (1, True))
+    return sp.Piecewise((0, sp.Eq(d * c, 1)), (1, sp.Or(sp.Eq(d, 1), sp.Eq(c, 1))), (0, True))
+
+
 def in_flight() -> sp.Expr:
     """Micro batches whose residuals every stage's ring holds: K = min(m, p), rank 0's 1F1B count (rank r needs
     min(m, p - r); one SPMD program has one shape on every device)."""
@@ -74,12 +95,16 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
     per_layer: one layer's residuals of one micro batch)."""
     dense_layers, moe_layers = stack_layers(sw)
     loop = TICK + UPDATE
-    # with MTP, XLA:CPU frees the head's compute-dtype cast and its fp32 widening before the tick's last all-reduce,
-    # that of the head and lookup gradients in backward_embed (grids/derive-mtp-cpu.toml's six mtp-mimo-1024 steps,
-    # ZeRO 1-3, p 1-4: no [h, v/t] head copy but the all-gathers live at that all-reduce, the step's peak; also
-    # holdout-mtp-4's mimo-1536 p3 and v3-1536 p1, holdout-cpu-4's qwen3-next-1280 p2 and holdout-mtp-6's
-    # mimo-1024 p2); without MTP that phase is no step's peak and the rows stay as read
-    head_ticks = tuple(x for x in TICK if x != "backward_embed") if sw.mtp else TICK
+    # XLA:CPU's copies of the LM head: the compute-dtype cast is freed at the last logits product (with MTP the
+    # modules', after the model's), the fp32 widening after the head's last backward product; both before the
+    # all-reduce at the tick's end (backward_embed) that sums the head and lookup gradients where the lookup's is held
+    # (lookup_held; grids/derive-mtp-cpu.toml's six mtp-mimo-1024 steps, holdout-cpu-1f1b-2's two-layer d2 p2 c2
+    # zero3: wrapped_convert.19 bf16[2048,65536] 175-611, the logits at 611; convert_convert_fusion.8 f32 174-626,
+    # the all-reduce at 627); where it is not, that phase is the lookup's backward before the loss, both live
+    # (head_copies_at_lookup)
+    cast_ticks = ("forward_embed", "forward", "backward_attention", "backward_weights") + (("loss",) if sw.mtp else ())
+    head_ticks = tuple(x for x in TICK if x != "backward_embed")
+    held = lookup_held(sw)
     # a hybrid's Gated DeltaNet layer: all its residuals, and those already fp32
     gdn_all = layer_bytes(sw, sw.moe, True) if sw.gdn else sp.Integer(0)
     gdn_fp32 = per_layer_fp32_kept(sw, sw.moe, True) if sw.gdn else sp.Integer(0)
@@ -115,10 +140,11 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
             "L/p = 2, d2 e2 p2 none zero2: loop_select_fusion.7-9 f32[16,1024,2048] x 3)"))
         if sw.sharded_grads else row,
         "embed_gathered": lambda row: replace(row, phases=TICK),
-        "head_cast": lambda row: replace(row, width=B_a, phases=head_ticks, doc=(
-            "the LM head cast to compute dtype at the start of every tick and live through it (XLA:CPU; llama3-8b "
-            "d2 t2 p2 c2 full zero1 on CPU: wrapped_convert.21 bf16[4096,64128], live over the whole tick body); "
-            "with MTP freed before the tick's last all-reduce (head_ticks)")),
+        "head_cast": lambda row: replace(row, width=B_a, phases=cast_ticks, doc=(
+            "the LM head cast to compute dtype at the start of every tick and live to its last logits product "
+            "(XLA:CPU; llama3-8b d2 t2 p2 c2 full zero1 on CPU: wrapped_convert.21 bf16[4096,64128] 171-695, the "
+            "logits at 695; with MTP the modules' logits: derive-mtp's mtp-v3-768 d2 t2 p1: wrapped_convert.125 "
+            "747-3220); at the logits product itself, head_cast_at_logits")),
         "head_gathered": lambda row: replace(row, phases=TICK),
     }
     out = [change.get(row.name, lambda x: x)(row) for row in gpipe if row.name not in GONE]
@@ -171,11 +197,38 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
         Buffer("lookup_grad", (v / t, h), B_g, ("backward_embed",), "one micro batch's gradient of the local "
                "embedding rows [v/t, h], scatter-added into zeros by the lookup's backward before it joins the "
                "accumulator"),
-        Buffer("ring_copies", (K, dense_layers), per_layer_fp32, TICK, "a second copy of the fp32 residual rings "
-               "(the norms' fp32 inputs, outputs and rsqrt) that XLA:CPU makes around the layer loop's barrier "
-               "(llama3-8b d2 t1 p4 none zero1 on CPU: copy.293 of copy.227's ring, both f32[1,4,8,1,2048,4096], "
-               "live together)", backend="cpu"),
-        *([Buffer("gdn_ring_copies", (K, linear_layers(sw)), gdn_fp32, TICK, "the same second copy of the Gated "
+        Buffer("lookup_grad_early", (v / t, h), held * B_g, LOSS_CPU, "the same lookup gradient made before the "
+               "loss and held through it for the all-reduce at the tick's end (lookup_held; grids/derive-hybrid.toml's "
+               "qwen3.5-moe-768 d4 e2 p1 full zero2: wrapped_scatter.22 f32[24576,768] live 3003-3030, the logits "
+               "from 3009, the step's peak at 3023; derive-1f1b's moe-mixtral-1024 d2 e2 p2: wrapped_scatter.8 "
+               "720-747 around the logits at 726)", backend="cpu"),
+        *([Buffer("head_grad_at_reduce", (h / tick_slices(sw), v / t), held * B_g, ("backward_embed",),
+                  "where the lookup gradient is held: the micro batch's fp32 head gradient (tick_slices: a ZeRO "
+                  "shard of it) and its sum from the all-reduce it shares with the lookup's at the tick's end "
+                  "(holdout-cpu-1f1b-2's two-layer d2 p2 c2 zero3: all-reduce.237 of ynn_fusion.14 and "
+                  "wrapped_scatter.1, f32[65536,2048] each, with its two outputs the step's peak); with MTP, "
+                  "recipes.jax.mtp's mtp_model_head_grad and mtp_grads_summed", count=2, backend="cpu"),
+           Buffer("layer_grads_held", (one_layer_dense(sw),),
+                  sp.Piecewise((B_g, sp.And(sp.Eq(N, 1), sp.Ne(d * c, 1))), (0, True)), LOSS_CPU + ("backward_embed",),
+                  "with one layer per stage, whose one-trip layer loop XLA removes, the layer's fresh fp32 weight "
+                  "gradients wait for the all-reduce at the tick's end, through the loss (holdout-cpu-1f1b's "
+                  "two-layer d2 p2 b2 selective zero2: convert_bitcast_fusion.3, .4, .6 f32[5504,2048] live 287-567 "
+                  "across the logits at 546); none when d*c = 1; with MTP, recipes.jax.mtp's mtp_tick_grads",
+                  backend="cpu"),
+           Buffer("layer_grads_summed", (one_layer_dense(sw),),
+                  sp.Piecewise((B_g, sp.And(sp.Eq(N, 1), sp.Ne(d * c, 1))), (0, True)), ("backward_embed",),
+                  "their sums from that all-reduce, beside them", backend="cpu"),
+           Buffer("head_copies_at_lookup", (h, v / t), (1 - held) * (B_a + FP32), ("backward_embed",), "where the "
+                  "lookup gradient is not held, its backward runs before the loss, beside the head's compute-dtype "
+                  "cast and fp32 widening (derive-1f1b's llama3-8b d2 t2 p2 c2 full zero1: psum_invariant.17 at 690, "
+                  "the step's peak, wrapped_convert.21 and convert_convert_fusion.15 live; tiny d1 p1: "
+                  "wrapped_scatter.1 at 652, the head's copies live to 660 and 675)", backend="cpu")]
+          if not sw.mtp else []),
+        Buffer("ring_copies", (K, dense_layers), per_layer_fp32, LAYER_LOOP, "a second copy of the fp32 residual "
+               "rings (the norms' fp32 inputs, outputs and rsqrt) that XLA:CPU makes in the layer loop and frees "
+               "before the loss (llama3-8b d2 t1 p4 none zero1 on CPU: copy.293 of copy.227's ring, both "
+               "f32[1,4,8,1,2048,4096], live together at 313-390 and 350-409, the loss from 687)", backend="cpu"),
+        *([Buffer("gdn_ring_copies", (K, linear_layers(sw)), gdn_fp32, LAYER_LOOP, "the same second copy of the Gated "
                   "DeltaNet layers' fp32 rings (grids/derive-hybrid.toml's qwen3.5-1024 d2 t2 p2 none on CPU: "
                   "copy.1115 and copy.1118 f32[1,2,3,1,2048,4,64], the l2norms' inputs)", backend="cpu"),
            Buffer("gdn_slot_slice", (linear_layers(sw),), sp.Piecewise((0, sp.Eq(K, 1)), (gdn_all - gdn_fp32, True)),
@@ -213,10 +266,18 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
                   "gemma2-1536 d2 t2 selective zero1 on CPU: multiply_tanh_fusion.3 and multiply_bitcast_fusion "
                   "f32[2048,16384] at the step's peak)", backend="cpu")] if sw.logit_softcap else []),
         Buffer("head_widened", (h, v / t), FP32, head_ticks, "the compute-dtype head converted back to fp32 for "
-               "XLA:CPU's fp32 dots, live through the tick (same dump: convert_convert_fusion.15 f32[4096,64128], the "
-               "logits gradient's dot); with MTP freed before the tick's last all-reduce (head_ticks)", backend="cpu"),
-        Buffer("lookup_grad_summed", (v / t, h), sp.Piecewise((0, sp.Eq(d * c, 1)), (B_g, True)), ("backward_embed",),
-               "the lookup gradient's sum over d*c, a buffer of its own beside its input (same dump: psum_invariant.17 "
-               "f32[64128,4096], the all-reduce of wrapped_scatter.1, the step's peak); none when d*c = 1",
+               "XLA:CPU's fp32 dots, live from the tick's start to the head's last backward product (same dump: "
+               "convert_convert_fusion.15 f32[4096,64128] 170-710, the logits gradient's dots at 709-710)",
+               backend="cpu"),
+        *([Buffer("head_cast_at_logits", (v / t,), sp.Max(0, B_a * h - FP32 * b * s / c, evaluate=False),
+                  ("loss",), "at the logits product XLA:CPU holds the head's cast and the fp32 logits, at the "
+                  "softmax's exp the logits and their exp (the logits row's two): what the first exceeds the "
+                  "second by (llama3-8b d2 t2 p2 c2: wrapped_convert.21 freed at the logits' ynn_fusion.55, 695, "
+                  "subtract_exponential_fusion.5 at 701)", backend="cpu")] if not sw.mtp else []),
+        Buffer("lookup_grad_summed", (v / t, h), B_g, ("backward_embed",), "the lookup gradient's sum over d*c, a "
+               "buffer of its own beside its input (same dump: psum_invariant.17 f32[64128,4096], the all-reduce of "
+               "wrapped_scatter.1, the step's peak); when d*c = 1 too, an all-reduce over one device XLA:CPU keeps "
+               "(holdout-cpu-1f1b's three-layer d1 p3 selective: psum_invariant.18 f32[32768,1536] beside "
+               "wrapped_scatter.1 at 532, the step's peak; derive-1f1b's tiny d1 p1: psum_invariant.13)",
                backend="cpu"),
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ...config.switches import Switches
-from ...config.symbols import B_g, B_w, c, d, h, t, v
+from ...config.symbols import B_g, B_w, c, d, h, p, t, v
 from .buffers import Buffer
 
 
@@ -28,17 +28,34 @@ def param_shards(sw: Switches) -> sp.Expr:
     return d * c if sw.sharded_weights else sp.Integer(1)
 
 
+def tick_slices(sw: Switches) -> sp.Expr:
+    """Ways XLA:CPU slices a 1F1B tick's head gradient (and with MTP the modules') before the all-reduce at the
+    tick's end: with ZeRO-2/3 it makes each as this rank's ZeRO shard (h/(d*c) of the head's) where d*c divides p,
+    else whole. Read in grids/derive-mtp-cpu.toml's eleven mimo-1024 steps: sliced at d2 p2 (ZeRO-2 and 3), d2 p4 and
+    d4 p4 (ynn_fusion f32[16384,512], f32[16384,256]); whole at d2 p1, d2 p3, d4 p2, d8 p2, d3 p2, d2 c2 p2 and under
+    ZeRO-1; also sliced at holdout-cpu-4's qwen3-next-1280 d2 e2 p2 ZeRO-3 (f32[40000,640]) and, without MTP, at
+    grids/derive-1f1b.toml's llama2-7b d2 t2 p2 full zero3 (ynn_fusion.51 f32[16000,2048])."""
+    if not sw.sharded_grads:
+        return sp.Integer(1)
+    return sp.Piecewise((d * c, sp.Eq(sp.Mod(p, d * c), 0)), (1, True))
+
+
 def rows(sw: Switches) -> list[Buffer]:
     """The temporaries ZeRO-2/3 add to the step (none below ZeRO-2), each read from an XLA:GPU dump (h100-80gb) of
     grids/derive-zero.toml."""
     out = []
+    cpu_ticks = (sw.backend == "cpu") if sw.schedule == "1f1b" else None  # None: GPipe, both backends as read
     if sw.sharded_grads:
         out += [
-            Buffer("head_grad_micro", (h, v / t), B_g, ("loss_head",), "one micro batch's fp32 gradient of the LM head, "
-                   "whole, before its reduce-scatter over d*c (llama3-8b d2 t2 p2 c2 full zero2: gemm_fusion_dot.56 "
-                   "f32[4096,64128])"),
+            Buffer("head_grad_micro", (h / (tick_slices(sw) if cpu_ticks else 1), v / t), B_g, ("loss_head",),
+                   "one micro batch's fp32 gradient of the LM head, whole, before its reduce-scatter over d*c "
+                   "(llama3-8b d2 t2 p2 c2 full zero2: gemm_fusion_dot.56 f32[4096,64128]); XLA:CPU's 1F1B tick "
+                   "makes it as a ZeRO shard where d*c divides p (tick_slices)"),
             Buffer("head_grad_scattered", (h / (d * c), v / t), B_g, ("loss_head",), "that gradient reduce-scattered, "
-                   "before it joins the sharded accumulator (same dump: reduce-scatter.2.1 f32[1024,64128])"),
+                   "before it joins the sharded accumulator (same dump: reduce-scatter.2.1 f32[1024,64128]); XLA:CPU's "
+                   "1F1B tick all-reduces it at the tick's end instead and slices the sum into the accumulator after "
+                   "the loss (grids/derive-hybrid.toml's qwen3.5-moe-768 d4 e2 p1 full zero2: all-reduce.579, then "
+                   "copy_add_fusion.3 f32[192,24576])", backend="gpu" if cpu_ticks is not None else "all"),
             Buffer("embed_grad_shard", (v / (t * d * c), h), B_g, ("update", "update_gather"), "the embedding's "
                    "gradient "
                    "reduce-scattered over d*c while the whole one (embed_grad) still exists (same dump: "

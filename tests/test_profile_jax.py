@@ -230,6 +230,17 @@ PADDED = {
 }
 
 
+def test_vocab_padding_bound_is_the_h100_targets_sm_count():
+    """The padding bound's SMS is the streaming multiprocessors of the card the rows were read on: the H100 target's
+    core_count, one fact with two homes (the symbolic side cannot read the compile target), held equal here (exact)."""
+    import re
+
+    from jaxcheck.targets import load
+    from symbolic.recipes.jax.onef1b import SMS
+
+    assert int(re.search(r"core_count:\s*(\d+)", load("h100-80gb").config).group(1)) == SMS
+
+
 def test_vocab_padding_follows_xla_gpu_dumps_and_lives_in_the_cotangent_phase():
     """XLA:GPU pads the fp32 operands of the logits gradient's product with the head along v/t where it splits that
     product (under 132 output tiles, v/t (132 - tiles) >= 196000), one row per padding multiple. Source of truth: the

@@ -105,6 +105,8 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
     cast_ticks = ("forward_embed", "forward", "backward_attention", "backward_weights") + (("loss",) if sw.mtp else ())
     head_ticks = tuple(x for x in TICK if x != "backward_embed")
     held = lookup_held(sw)
+    # with one layer per stage, the fp32 width of its gradients held to the tick's all-reduce over d*c
+    one_layer_held = sp.Piecewise((B_g, sp.And(sp.Eq(N, 1), sp.Ne(d * c, 1))), (0, True))
     # a hybrid's Gated DeltaNet layer: all its residuals, and those already fp32
     gdn_all = layer_bytes(sw, sw.moe, True) if sw.gdn else sp.Integer(0)
     gdn_fp32 = per_layer_fp32_kept(sw, sw.moe, True) if sw.gdn else sp.Integer(0)
@@ -208,15 +210,13 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
                   "(holdout-cpu-1f1b-2's two-layer d2 p2 c2 zero3: all-reduce.237 of ynn_fusion.14 and "
                   "wrapped_scatter.1, f32[65536,2048] each, with its two outputs the step's peak); with MTP, "
                   "recipes.jax.mtp's mtp_model_head_grad and mtp_grads_summed", count=2, backend="cpu"),
-           Buffer("layer_grads_held", (one_layer_dense(sw),),
-                  sp.Piecewise((B_g, sp.And(sp.Eq(N, 1), sp.Ne(d * c, 1))), (0, True)), LOSS_CPU + ("backward_embed",),
+           Buffer("layer_grads_held", (one_layer_dense(sw),), one_layer_held, LOSS_CPU + ("backward_embed",),
                   "with one layer per stage, whose one-trip layer loop XLA removes, the layer's fresh fp32 weight "
                   "gradients wait for the all-reduce at the tick's end, through the loss (holdout-cpu-1f1b's "
                   "two-layer d2 p2 b2 selective zero2: convert_bitcast_fusion.3, .4, .6 f32[5504,2048] live 287-567 "
                   "across the logits at 546); none when d*c = 1; with MTP, recipes.jax.mtp's mtp_tick_grads",
                   backend="cpu"),
-           Buffer("layer_grads_summed", (one_layer_dense(sw),),
-                  sp.Piecewise((B_g, sp.And(sp.Eq(N, 1), sp.Ne(d * c, 1))), (0, True)), ("backward_embed",),
+           Buffer("layer_grads_summed", (one_layer_dense(sw),), one_layer_held, ("backward_embed",),
                   "their sums from that all-reduce, beside them", backend="cpu"),
            Buffer("head_copies_at_lookup", (h, v / t), (1 - held) * (B_a + FP32), ("backward_embed",), "where the "
                   "lookup gradient is not held, its backward runs before the loss, beside the head's compute-dtype "

@@ -44,10 +44,10 @@ def rows(sw: Switches) -> list[Buffer]:
     """The temporaries ZeRO-2/3 add to the step (none below ZeRO-2), each read from an XLA:GPU dump (h100-80gb) of
     grids/derive-zero.toml."""
     out = []
-    cpu_ticks = (sw.backend == "cpu") if sw.schedule == "1f1b" else None  # None: GPipe, both backends as read
+    ticks = sw.schedule == "1f1b"  # GPipe's rows stay as read, on both backends
     if sw.sharded_grads:
         out += [
-            Buffer("head_grad_micro", (h / (tick_slices(sw) if cpu_ticks else 1), v / t), B_g, ("loss_head",),
+            Buffer("head_grad_micro", (h / (tick_slices(sw) if ticks and sw.backend == "cpu" else 1), v / t), B_g, ("loss_head",),
                    "one micro batch's fp32 gradient of the LM head, whole, before its reduce-scatter over d*c "
                    "(llama3-8b d2 t2 p2 c2 full zero2: gemm_fusion_dot.56 f32[4096,64128]); XLA:CPU's 1F1B tick "
                    "makes it as a ZeRO shard where d*c divides p (tick_slices)"),
@@ -55,7 +55,7 @@ def rows(sw: Switches) -> list[Buffer]:
                    "before it joins the sharded accumulator (same dump: reduce-scatter.2.1 f32[1024,64128]); XLA:CPU's "
                    "1F1B tick all-reduces it at the tick's end instead and slices the sum into the accumulator after "
                    "the loss (grids/derive-hybrid.toml's qwen3.5-moe-768 d4 e2 p1 full zero2: all-reduce.579, then "
-                   "copy_add_fusion.3 f32[192,24576])", backend="gpu" if cpu_ticks is not None else "all"),
+                   "copy_add_fusion.3 f32[192,24576])", backend="gpu" if ticks else "all"),
             Buffer("embed_grad_shard", (v / (t * d * c), h), B_g, ("update", "update_gather"), "the embedding's "
                    "gradient "
                    "reduce-scattered over d*c while the whole one (embed_grad) still exists (same dump: "

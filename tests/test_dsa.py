@@ -18,6 +18,7 @@ import sympy as sp
 from symbolic.components.activations import attention_tensors, layer_activation
 from symbolic.components.weights import attention_params
 from symbolic.config import rules
+from symbolic.recipes.registry import select
 from symbolic.config.errors import ConfigError
 from symbolic.config.glossary import inputs_for
 from symbolic.config.hfconfig import from_hf_config
@@ -164,7 +165,7 @@ def test_megatron_core_limits_are_one_line_and_plan_searches_around_them(tmp_pat
         assert "\n" not in str(err.value)
     x = rules.letters(Training(s=256, zero=3), shape)
     for profile, needle in [("jax", "jaxcheck"), ("torchtitan", "recipe megatron"), ("deepspeed", "recipe megatron")]:
-        broken = [rule.message(x) for rule in rules.select(profile, model=True) if not rule.holds(x)]
+        broken = [rule.message(x) for rule in select(profile, model=True) if not rule.holds(x)]
         assert any(needle in message for message in broken), broken
     labels = {policy.label for policy in policies("paper", shape)}
     assert "none" in labels and "full" in labels and "selective layernorm,moe_act" in labels

@@ -11,6 +11,7 @@ import pytest
 
 from symbolic.cli import main
 from symbolic.config import rules
+from symbolic.recipes.registry import select
 from symbolic.config.errors import ConfigError
 from symbolic.config.precision import fp8_bytes
 from symbolic.config.shapes import ModelShape
@@ -77,7 +78,7 @@ def test_bad_fp8_choices_are_one_line(kwargs, needle):
 def test_other_recipes_and_other_layer_kinds_are_refused():
     x = rules.letters(Training(s=256, zero=3, fp8="tensorwise"), SHAPE)
     for profile in ("deepspeed", "jax"):
-        assert any(rule.name == "--fp8: Megatron and torchtitan only" for rule in rules.select(profile)
+        assert any(rule.name == "--fp8: Megatron and torchtitan only" for rule in select(profile)
                    if not rule.holds(x))
     mla = ModelShape("mla", h=256, f=704, a=8, k=8, L=2, v=1024, kv_lora=64, rope_dim=16, v_dim=32, head_dim=32)
     with pytest.raises(ConfigError, match="latent attention"):

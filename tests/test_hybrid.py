@@ -12,6 +12,7 @@ import json
 import pytest
 
 from symbolic.config import rules
+from symbolic.recipes.registry import select
 from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import from_hf_config
 from symbolic.config.training import Training
@@ -159,7 +160,7 @@ def test_megatron_core_limits_are_one_line_and_plan_searches_around_them(tmp_pat
         assert "\n" not in str(err.value)
     x = rules.letters(Training(s=256, zero=3), shape)
     for profile in ("jax", "torchtitan", "deepspeed"):
-        broken = [rule.message(x) for rule in rules.select(profile, model=True) if not rule.holds(x)]
+        broken = [rule.message(x) for rule in select(profile, model=True) if not rule.holds(x)]
         assert any("Gated DeltaNet" in message for message in broken), broken
 
 

@@ -11,6 +11,7 @@ import json
 import pytest
 
 from symbolic.config import rules
+from symbolic.recipes.registry import select
 from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import from_hf_config
 from symbolic.config.training import Training
@@ -124,7 +125,7 @@ def test_limits_are_one_line_and_plan_rows_match_estimate(tmp_path):
         assert "\n" not in str(err.value)
     x = rules.letters(Training(s=256, zero=3), shape)
     for profile in ("jax", "torchtitan", "deepspeed"):
-        broken = [rule.message(x) for rule in rules.select(profile, model=True) if not rule.holds(x)]
+        broken = [rule.message(x) for rule in select(profile, model=True) if not rule.holds(x)]
         assert any("Mamba-2" in message for message in broken), broken
     plan = search(Cluster(shape, gpus=6, s=256, gbs=12), limit=2**31, zero=(1,))
     assert plan.evaluated and np.any(plan.rows["p"] == 3)

@@ -15,7 +15,7 @@ import pytest
 from conftest import a_split
 from symbolic.config.errors import ConfigError
 from symbolic.config.errors import BrokenRule
-from symbolic.config.rules import select
+from symbolic.recipes.registry import select
 from symbolic.config.shapes import PRESETS, ModelShape
 from symbolic.config.training import ZERO_STAGES, Training
 from symbolic.plan.enumerate import GRID, SPLITS, Cluster, candidates, divisors, factorisations, masks, valid, why_not

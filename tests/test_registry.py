@@ -1,12 +1,15 @@
 """The recipe registry: the one list of recipes, each meeting the Recipe and Profile contract (symbolic/recipes/base.py),
-and each recipe's rule rows registered once into the one table.
+and the one table of rule rows made from it (nothing registered by an import).
 
 Source of truth: the contract as base.py states it; exact."""
+import importlib
+
 import pytest
 
 from symbolic.config import rules
 from symbolic.config.training import Training
-from symbolic.recipes import GROUP_RULES, PROFILES, RECIPES, REGISTRY, get, load
+from symbolic.recipes import GROUP_RULES, PROFILES, RECIPES, REGISTRY, TABLE, get, load, registry
+from symbolic.recipes.registry import _unique
 
 NAMES = [recipe.name for recipe in REGISTRY]
 
@@ -40,10 +43,20 @@ def test_each_recipe_declares_a_valid_precision_defaults_and_rows_of_its_own(nam
 
 def test_the_one_table_holds_every_row_once_in_registry_order():
     rows = rules.SHARED + tuple(row for recipe in REGISTRY for row in recipe.rules) + GROUP_RULES
-    assert [rule.name for rule in rules.table()] == [rule.name for rule in rows]
+    assert [rule.name for rule in TABLE] == [rule.name for rule in rows]
     assert len({rule.name for rule in rows}) == len(rows)
-    with pytest.raises(ValueError):
-        rules.register("paper", REGISTRY[0].rules[:1])  # a second registration is refused
+    with pytest.raises(ValueError, match="declared twice"):
+        _unique(TABLE + REGISTRY[0].rules[:1])  # a row declared twice is refused
+
+
+def test_importing_a_recipe_registers_nothing():
+    """The table is a value of the registry, not filled by imports: importing every recipe package and profile again
+    leaves it as it was, and the shared rows as config.rules declares them."""
+    before = TABLE
+    for name in NAMES:
+        importlib.reload(importlib.import_module(f"symbolic.recipes.{get(name).package}"))
+    assert registry.TABLE is before and rules.SHARED == before[:len(rules.SHARED)]
+    assert not hasattr(rules, "register") and not hasattr(rules, "select")
 
 
 def test_an_unknown_profile_is_one_line():

@@ -1,4 +1,4 @@
-"""The rule table (symbolic.config.rules): plan's masks, Training.check and jaxcheck's check read the same rules.
+"""The rule table (symbolic.recipes.registry.TABLE of config.rules' rows): plan's masks, Training.check and jaxcheck's check read the same rules.
 
 Sources of truth: `Training(...).check(shape)` for the paper profile and jaxcheck's own check
 (`jaxcheck.spec.StepSpec(...).check()`, no compile) for the jax profile, one configuration at a time. Exact: the sets of
@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from jaxcheck.spec import StepSpec
 from conftest import a_split
 from symbolic.config.errors import ConfigError
-from symbolic.config.rules import letters, select, table
-from symbolic.recipes import PROFILES
+from symbolic.config.rules import letters
+from symbolic.recipes.registry import PROFILES, TABLE, select
 
-RULES = table()  # the shared rows and every registered recipe's
+RULES = TABLE  # the shared rows and every recipe's
 SCOPES = {"all", *PROFILES, *("!" + name for name in PROFILES),
           *(group for name in PROFILES for group in PROFILES[name].groups)}
 from symbolic.config.shapes import PRESETS, ModelShape

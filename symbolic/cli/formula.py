@@ -5,7 +5,7 @@ import argparse
 import json
 
 from ..config.switches import BACKENDS
-from ..recipes import get
+from ..recipes import get, select
 from ..flags.training import add_recipe_arg, add_switch_args, add_text_only_arg, profile_from_args
 
 
@@ -28,11 +28,11 @@ def switches_from_args(args: argparse.Namespace):
     if shape is not None:  # the rules estimate checks, on the same table: a flag the profile refuses is one line
         training.check(shape, args.profile)
     else:
-        rules.check(rules.letters(training), rules.select(args.profile, model=False))
+        rules.check(rules.letters(training), select(args.profile, model=False))
         # the table's rows on what a model's architecture allows, for the dense GQA Llama formula describes
         x = rules.letters(training)
         x.__dict__.update(E=0, mla=False, model="formula's dense Llama (no --model)")
-        rules.check(x, tuple(rule for rule in rules.select(args.profile, model=True) if rule.name in ARCHITECTURE))
+        rules.check(x, tuple(rule for rule in select(args.profile, model=True) if rule.name in ARCHITECTURE))
     return Switches.of(training, overheads=args.overheads, backend=args.backend, shape=shape)
 
 

@@ -20,6 +20,10 @@ OPTIMIZERS = {"adamw": (2, 0.0), "sgd": (1, 0.0), "adamw8bit": (2, 2 * 4 / 256)}
 # Liger's FusedLinearCrossEntropy, Cut Cross-Entropy)
 LOGITS = {"fp32": 4, "bf16": 2, "none": 0}
 FIELDS = ("weight_dtype", "grad_dtype", "master_weights", "optimizer", "moment_dtype", "act_dtype", "logits")
+# Megatron-LM bf16 mixed precision (Fujii et al. 2024): bf16 weights, fp32 main gradients, fp32 master weights + Adam
+# m, v, bf16 activations, fp32 logits for the loss: the `paper` profile's choices and Training's defaults
+MEGATRON = {"weight_dtype": "bf16", "grad_dtype": "fp32", "master_weights": True, "optimizer": "adamw",
+            "moment_dtype": "fp32", "act_dtype": "bf16", "logits": "fp32"}
 
 
 def opt_bytes(optimizer: str, moment_dtype: str, master_weights: bool) -> float:

@@ -1,7 +1,7 @@
-"""The one table of validity rules: each a predicate, a one-line message and the profiles it binds (no sympy)."""
+"""Validity rules: each a predicate, a one-line message and the profiles it binds, and the rows every profile shares
+(no sympy; the one table with each recipe's rows is symbolic.recipes.registry.TABLE)."""
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Callable
@@ -10,8 +10,9 @@ import numpy as np
 
 from .errors import BrokenRule
 
-# A rule binds every profile ("all"), one profile by its name (a recipe's package registers its rows, see register),
-# every profile but one ("!name": a flag only that recipe has), or a group of recipes its members join ("recipes").
+# A rule binds every profile ("all"), one profile by its name (a recipe's package declares its rows; the registry,
+# symbolic/recipes/registry.py, makes the one table of them), every profile but one ("!name": a flag only that recipe
+# has), or a group of recipes its members join ("recipes").
 
 
 @dataclass(frozen=True)
@@ -112,46 +113,6 @@ SHARED: tuple[Rule, ...] = (
          lambda x: (f"uneven stages of vpp={x.vpp} chunks each need L={x.L} of {x.model} to be a multiple of vpp and "
                     f"at least pp x vpp = {x.p * x.vpp}"), model=True),
 )
-_TABLE: list[Rule] = list(SHARED)  # the one table: the shared rows, then each recipe's as its package registers them
-_GROUPS: dict[str, tuple[str, ...]] = {}  # a profile -> the groups ("recipes") whose rules also bind it
-
-
-def register(profile: str, rows: tuple[Rule, ...], groups: tuple[str, ...] = ()) -> None:
-    """Add a recipe's rows to the one table (symbolic.recipes does, for each recipe in its registry, once) and the
-    groups whose rules bind it too."""
-    names = {rule.name for rule in _TABLE}
-    clash = [rule.name for rule in rows if rule.name in names]
-    if clash:
-        raise ValueError(f"rule {clash[0]!r} registered twice")
-    _TABLE.extend(rows)
-    _GROUPS[profile] = tuple(groups)
-
-
-def _rows() -> list[Rule]:
-    """The table, the recipes' rows registered: the registry (symbolic.recipes) registers them when first imported,
-    which happens here, at the first rule read, and not when `symbolic` is imported, so the CLI's signal guard is in
-    place before numpy and the recipes load (tests/test_signals.py, "start")."""
-    if not _GROUPS:
-        importlib.import_module("symbolic.recipes")
-    return _TABLE
-
-
-def table() -> tuple[Rule, ...]:
-    """Every rule, in table order: the shared rows, then the recipes' in the registry's order."""
-    return tuple(_rows())
-
-
-def select(scope: str = "all", model: bool | None = None, policy: bool | None = None) -> tuple[Rule, ...]:
-    """The rules that bind `scope` (those of every profile, plus the scope's own), in table order; `model` keeps only
-    the rules that read (True) or do not read (False) the model, `policy` those that read only recompute and zero."""
-    rows = _rows()
-    scopes = ("all", scope) + _GROUPS.get(scope, ())
-    # "!name" binds each profile but name (not "all": what every profile checks when a Training is built)
-    binds = lambda rule: rule.scope in scopes or rule.scope[:1] == "!" and scope not in ("all", rule.scope[1:])  # noqa: E731
-    return tuple(rule for rule in rows if binds(rule) and model in (None, rule.model)
-                 and policy in (None, rule.policy))
-
-
 def letters(training, shape=None) -> SimpleNamespace:
     """What the rules read from a Training (gbs as given, else p b d; m = gbs // (b d)) and, given, a ModelShape.
 

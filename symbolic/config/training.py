@@ -64,14 +64,14 @@ class Training(Sharding):
     fp8_param_gather: bool = False  # Megatron-LM --fp8-param-gather: the weights kept in FP8 (B_w = 1)
     compile: bool = False  # torchtitan --compile.enable: each TransformerBlock under torch.compile
     fp8_all_gather: bool = False  # torchtitan --float8.enable_fsdp_float8_all_gather: FSDP2 gathers FP8 weights
-    # precision and optimizer (config.precision; the defaults are Megatron-LM's bf16 mixed precision)
-    weight_dtype: str = "bf16"  # B_w: the model's weights as the step computes with them
-    grad_dtype: str = "fp32"  # B_g: fp32 main gradients
-    master_weights: bool = True  # an fp32 master copy of the weights in the optimizer (part of B_o)
-    optimizer: str = "adamw"  # adamw | sgd (momentum) | adamw8bit: the optimizer's moments (part of B_o)
-    moment_dtype: str = "fp32"  # the moments' dtype (Megatron-Core --exp-avg-dtype; DeepSeek-V3 keeps bf16)
-    act_dtype: str = "bf16"  # B_a: activations
-    logits: str = "fp32"  # B_l: what the loss keeps of the logits, fp32 | bf16 | none (chunked / fused)
+    # precision and optimizer (config.precision; the defaults are Megatron-LM's bf16 mixed precision, MEGATRON)
+    weight_dtype: str = precision.MEGATRON["weight_dtype"]  # B_w: the model's weights as the step computes with them
+    grad_dtype: str = precision.MEGATRON["grad_dtype"]  # B_g: the main gradients
+    master_weights: bool = precision.MEGATRON["master_weights"]  # an fp32 master copy in the optimizer (part of B_o)
+    optimizer: str = precision.MEGATRON["optimizer"]  # adamw | sgd | adamw8bit: the optimizer's moments (part of B_o)
+    moment_dtype: str = precision.MEGATRON["moment_dtype"]  # the moments' dtype (Megatron-Core --exp-avg-dtype)
+    act_dtype: str = precision.MEGATRON["act_dtype"]  # B_a: activations
+    logits: str = precision.MEGATRON["logits"]  # B_l: what the loss keeps of the logits, fp32 | bf16 | none
     weight_bytes: int = field(init=False)  # B_w, B_g, B_o, B_a, B_l: the byte widths of the choices above
     grad_bytes: int = field(init=False)
     opt_bytes: float = field(init=False)
@@ -132,7 +132,7 @@ class Training(Sharding):
                     or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in layers) or not layers):
                 raise ConfigError(f"--stage-layers must be positive integers, one per pipeline stage, got {layers!r}")
             object.__setattr__(self, "stage_layers", tuple(layers))  # a JSON list or argparse's tuple alike
-        rules.check(rules.letters(self), rules.select("all", model=False))
+        rules.check(rules.letters(self), tuple(rule for rule in rules.SHARED if not rule.model))
 
     @property
     def quant_bytes(self) -> float:
@@ -203,7 +203,9 @@ class Training(Sharding):
     def check(self, shape: ModelShape, scope: str = "all") -> "Training":
         """Raise a one-line ConfigError (BrokenRule) if the model cannot be split this way, by the rules of `scope`
         ("all": every profile; "jax": also jaxcheck's own limits); return self."""
-        rules.check(rules.letters(self, shape), rules.select(scope))
+        from ..recipes.registry import select  # the one table: the shared rows and each recipe's
+
+        rules.check(rules.letters(self, shape), select(scope))
         return self
 
     def flags(self, widths: bool = True, moe: bool = True) -> dict:

@@ -19,6 +19,7 @@ from ..config.shapes import ModelShape
 from ..config.switches import Switches
 from ..config.training import STAGES, Training, stage_of
 from ..estimator.vectorized import Estimator, estimator
+from ..recipes.registry import select
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ def check_balanceable(shape: ModelShape, training: Training, scope: str = "all")
                           "are counted exactly)")
     x = rules.letters(replace(training, stage_layers=None), shape)
     x.uneven = True
-    rules.check(x, rules.select(scope))
+    rules.check(x, select(scope))
 
 
 def balance(shape: ModelShape, training: Training, profile: str = "paper", overheads: bool = True,

@@ -13,6 +13,7 @@ from ..config.errors import ConfigError
 from ..config.shapes import ModelShape
 from ..config.parallel import Parallel
 from ..config.training import RECIPE_FIELDS, ZERO_STAGES, Training
+from ..recipes.registry import select
 
 # the swept letters (m = gbs / (b d) follows from the others), the ZeRO stage, and the kind of stage split (SPLITS;
 # the uneven ones are chosen by plan.splits after masking); e and t_e: expert parallel and expert tensor parallel,
@@ -146,7 +147,7 @@ def _letters(cluster: Cluster, swept: dict, profile: str) -> SimpleNamespace:
 def masks(grid: dict[str, np.ndarray], cluster: Cluster, profile: str = "paper") -> dict[str, np.ndarray]:
     """One boolean array per rule that binds the profile (True where it holds), in the rule table's order."""
     x = _letters(cluster, {name: grid[name] for name in GRID if name in grid} | expert_columns(grid), profile)
-    return rules.masks(x, rules.select(profile, policy=False), len(grid["d"]))
+    return rules.masks(x, select(profile, policy=False), len(grid["d"]))
 
 
 def _least_constrained(cluster: Cluster, fac: dict[str, np.ndarray], profile: str, zero: tuple[int, ...],
@@ -191,7 +192,7 @@ def valid(cluster: Cluster, profile: str = "paper", zero: tuple[int, ...] = ZERO
     vpps, bs, zeros, splits = divisors(cluster.shape.L), divisors(cluster.gbs), np.asarray(zero, np.int8), \
         _splits(balance)
     per_row = len(vpps) * len(bs) * len(zeros) * len(splits)
-    rules_ = rules.select(profile, policy=False)
+    rules_ = select(profile, policy=False)
     # a block of factorisations at a time (a highly composite cluster has tens of millions of candidates, few valid),
     # each crossed first with vpp, ZeRO stage and split, masked with the rules that do not read b or m, and only the
     # survivors crossed with the b that divide gbs / d and masked with the rest: the same rows, in the same order,
@@ -254,7 +255,7 @@ def why_not(cluster: Cluster, profile: str = "paper", limit: int | None = None, 
     """
     fac = factorisations(cluster.gpus)
     grid, ok = _least_constrained(cluster, fac, profile, zero, balance)
-    by_name = {rule.name: rule for rule in rules.select(profile)}
+    by_name = {rule.name: rule for rule in select(profile)}
     combos = len(zero) * len(_splits(balance))
     broken = np.stack([~holds for holds in ok.values()]).reshape(len(ok), -1, combos)  # rule x factorisation x combo
     best = np.argmin(broken.sum(axis=0) - 0.5 * (grid["split"] > 0).reshape(-1, combos), axis=1)
@@ -280,4 +281,4 @@ def shared_reason(cluster: Cluster, profile: str = "paper", zero: tuple[int, ...
         return None
     x = _letters(cluster, {name: grid[name][0].item() for name in GRID if name in grid} | {
         name: np.asarray(value).reshape(-1)[0].item() for name, value in expert_columns(grid).items()}, profile)
-    return {rule.name: rule for rule in rules.select(profile)}[everywhere[0]].message(x)
+    return {rule.name: rule for rule in select(profile)}[everywhere[0]].message(x)

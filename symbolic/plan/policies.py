@@ -19,6 +19,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..config import rules
+from ..recipes.registry import select
 from ..config.training import RECIPE_FIELDS, RECOMPUTE
 
 AC_EVERY = 8  # the largest --ac-every plan searches
@@ -79,7 +80,7 @@ def policies(profile: str, shape, flash_attn: bool = True) -> tuple[Policy, ...]
     for policy in candidates(shape, flash_attn):
         x = SimpleNamespace(**{**RECIPE_FIELDS, **policy.fields}, flash_attn=flash_attn,
                             **rules.model_letters(shape))
-        if all(_holds(rule, x) for rule in rules.select(profile)):
+        if all(_holds(rule, x) for rule in select(profile)):
             out.append(policy)
     return tuple(out)
 

@@ -13,6 +13,7 @@ import numpy as np
 from types import SimpleNamespace
 
 from ..config import rules
+from ..recipes.registry import select
 from ..config.switches import Switches
 from ..config.training import RECIPE_FIELDS, RECOMPUTE, ZERO_STAGES, Training
 from ..estimator.estimate import PEAK_FROM
@@ -99,7 +100,7 @@ def _allowed(profile: str, policy: Policy, grid: dict, L: int) -> np.ndarray:
     searches it (plan.policies.worth_searching: an --ac-every that checkpoints some block, not as many as a smaller
     one)."""
     x = SimpleNamespace(zero=grid["zero"], t=grid["t"], **{**RECIPE_FIELDS, **policy.fields})
-    held = rules.masks(x, rules.select(profile, policy=True), len(grid["d"])).values()
+    held = rules.masks(x, select(profile, policy=True), len(grid["d"])).values()
     n = len(grid["d"])
     searched = np.broadcast_to(worth_searching(policy, grid["p"], L), (n,))
     return np.logical_and.reduce([np.ones(n, dtype=bool), *held, searched])
@@ -113,7 +114,7 @@ def policy_reason(cluster: Cluster, profile: str, zero: tuple[int, ...]) -> str 
         for recompute in RECOMPUTE:
             for t in (1, 2):
                 x = SimpleNamespace(recompute=recompute, zero=z, t=t, **RECIPE_FIELDS)
-                broken = [rule for rule in rules.select(profile, policy=True) if not np.all(rule.holds(x))]
+                broken = [rule for rule in select(profile, policy=True) if not np.all(rule.holds(x))]
                 if not broken:
                     return None
                 messages.append(broken[0].message(x))

@@ -12,6 +12,14 @@ _LLAMA_SHAPE = {"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_laye
 _GDN = {"linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
         "linear_num_key_heads": 16, "linear_num_value_heads": 32}
 
+# DeepseekV3Config, which DeepseekV32Config extends with the indexer's keys
+_DEEPSEEK_V3 = {"hidden_size": 7168, "intermediate_size": 18432, "num_attention_heads": 128, "num_key_value_heads": 128,
+                "num_hidden_layers": 61, "vocab_size": 129280, "tie_word_embeddings": False, "attention_bias": False,
+                "n_routed_experts": 256, "n_shared_experts": 1, "moe_intermediate_size": 2048, "num_experts_per_tok": 8,
+                "first_k_dense_replace": 3, "n_group": 8, "topk_group": 4, "routed_scaling_factor": 2.5,
+                "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
+                "v_head_dim": 128, "topk_method": "noaux_tc", "scoring_func": "sigmoid"}
+
 DEFAULTS: dict[str, dict[str, object]] = {
     # LlamaConfig: num_key_value_heads None (= a), head_dim None (= h / a)
     "llama": _LLAMA_SHAPE | {"intermediate_size": 11008, "vocab_size": 32000, "attention_bias": False,
@@ -44,26 +52,13 @@ DEFAULTS: dict[str, dict[str, object]] = {
                     "qk_nope_head_dim": 128, "v_head_dim": 128},
     # DeepseekV3Config; its router (DeepseekV3TopkRouter) always scores with a sigmoid and holds
     # e_score_correction_bias, which the reader's noaux_tc and sigmoid stand for; transformers builds no MTP module
-    "deepseek_v3": {"hidden_size": 7168, "intermediate_size": 18432, "num_attention_heads": 128,
-                    "num_key_value_heads": 128, "num_hidden_layers": 61, "vocab_size": 129280,
-                    "tie_word_embeddings": False, "attention_bias": False, "n_routed_experts": 256,
-                    "n_shared_experts": 1, "moe_intermediate_size": 2048, "num_experts_per_tok": 8,
-                    "first_k_dense_replace": 3, "n_group": 8, "topk_group": 4, "routed_scaling_factor": 2.5,
-                    "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
-                    "v_head_dim": 128, "topk_method": "noaux_tc", "scoring_func": "sigmoid"},
+    "deepseek_v3": _DEEPSEEK_V3,
     # DeepseekV32Config and GlmMoeDsaConfig: DeepSeek-V3's shape (GLM-5's its own) with the indexer's keys; their
     # routers (DeepseekV32TopkRouter, GlmMoeDsaTopkRouter) score with a sigmoid and hold e_score_correction_bias, as
     # DeepSeek-V3's, which noaux_tc and sigmoid stand for; mlp_layer_types and layer_types default to what
     # first_k_dense_replace and "indexed_attention" in every layer give, and GLM-5's indexer_types to "full" in every
     # layer (index_topk_freq 1)
-    "deepseek_v32": {"hidden_size": 7168, "intermediate_size": 18432, "num_attention_heads": 128,
-                     "num_key_value_heads": 128, "num_hidden_layers": 61, "vocab_size": 129280,
-                     "tie_word_embeddings": False, "attention_bias": False, "n_routed_experts": 256,
-                     "n_shared_experts": 1, "moe_intermediate_size": 2048, "num_experts_per_tok": 8,
-                     "first_k_dense_replace": 3, "n_group": 8, "topk_group": 4, "routed_scaling_factor": 2.5,
-                     "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
-                     "v_head_dim": 128, "topk_method": "noaux_tc", "scoring_func": "sigmoid", "index_topk": 2048,
-                     "index_head_dim": 128, "index_n_heads": 64},
+    "deepseek_v32": _DEEPSEEK_V3 | {"index_topk": 2048, "index_head_dim": 128, "index_n_heads": 64},
     "glm_moe_dsa": {"hidden_size": 6144, "intermediate_size": 12288, "num_attention_heads": 64,
                     "num_key_value_heads": 64, "num_hidden_layers": 78, "vocab_size": 154880,
                     "tie_word_embeddings": False, "attention_bias": False, "n_routed_experts": 256,

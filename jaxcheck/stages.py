@@ -3,7 +3,7 @@ p > 1), a hybrid's Gated DeltaNet and attention layers in counts that differ fro
 layers at p = 8), or uneven stages (Megatron-LM's --decoder-first/last-pipeline-num-layers, --stage-layers).
 
 One SPMD program has one shape on every device, so jaxcheck stacks each kind's layers [p, n/p, ...] and every stage
-runs its dense layers, then its MoE layers (jaxcheck.model.llama.stack_layers). A pipeline whose stages differ
+runs its dense layers, then its MoE layers (jaxcheck.model.causal_lm.stack_layers). A pipeline whose stages differ
 compiles as one program per stage kind: program r gives every stage rank r's layers (a model of p L_r layers, dense
 ones first in each stage as in rank r), so a device of it holds exactly what rank r's devices hold (the ends,
 replicated over pipe, and the residual rings of K = min(m, p) slots are the same on every rank in either program).

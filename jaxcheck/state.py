@@ -12,7 +12,7 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 from symbolic.config.parallel import ZERO_SHARDS
 
 from .mesh import mesh_shape
-from .model.llama import STACK_AXES, STACKS, Llama, param_axes
+from .model.causal_lm import STACK_AXES, STACKS, CausalLM, param_axes
 from .model.rules import layer_zero_spec, partition_spec, zero1_spec, zero_group
 from .spec import StepSpec
 from .step import make_optimizer
@@ -70,10 +70,10 @@ def _with_sharding(tree, shardings):
 def build(spec: StepSpec, mesh: jax.sharding.Mesh) -> Built:
     """Abstract model (nothing allocated) -> abstract sharded params, optimizer state and batch.
 
-    Params are a pure nested dict of arrays (nnx.merge(graphdef, params) rebuilds the Llama); each leaf's sharding
+    Params are a pure nested dict of arrays (nnx.merge(graphdef, params) rebuilds the CausalLM); each leaf's sharding
     comes from its logical axes (jaxcheck.model.rules) and the ZeRO stage (`layouts`): params, AdamW mu and nu, and
     the gradients the step keeps; batch tokens and targets are [m, d*b, s] int32."""
-    model = nnx.eval_shape(lambda: Llama(spec, nnx.Rngs(0)))
+    model = nnx.eval_shape(lambda: CausalLM(spec, nnx.Rngs(0)))
     graphdef, state = nnx.split(model)
     stack_graphdefs = {name: nnx.split(getattr(model, name))[0] for name in STACKS if hasattr(model, name)}
     flat = list(nnx.to_flat_state(state))
@@ -121,7 +121,7 @@ def param_count(built: Built) -> int:
 def init_state(built: Built, seed: int = 0) -> tuple[dict, object]:
     """Real params and AdamW state, created directly in their shardings (jit with out_shardings)."""
     spec = built.spec
-    params = jax.jit(lambda: nnx.state(Llama(spec, nnx.Rngs(seed))).to_pure_dict(),
+    params = jax.jit(lambda: nnx.state(CausalLM(spec, nnx.Rngs(seed))).to_pure_dict(),
                      out_shardings=built.shardings["params"])()
     opt_state = jax.jit(make_optimizer(spec).init, out_shardings=built.shardings["optimizer"])(params)
     return params, opt_state

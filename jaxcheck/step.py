@@ -13,7 +13,7 @@ from jax.ad_checkpoint import checkpoint_policies as cp
 from symbolic.config.errors import ConfigError
 from symbolic.recipes.jax.step import SELECTIVE_SAVED
 
-from .model.llama import Llama
+from .model.causal_lm import CausalLM
 from .model.onef1b import Ends, Stack, one_f_one_b
 from .model.pipeline import Tape, gpipe_backward, gpipe_forward
 from .model.weightops import zeros_after
@@ -54,7 +54,7 @@ def _head_params(params: dict, tied: bool) -> dict:
 
 def _trunk_params(params: dict) -> dict:
     """The multi-token-prediction modules' parameters but their final norms (enorm, hnorm, eh_proj, the layer):
-    what Llama.mtp_states reads ({} without MTP)."""
+    what CausalLM.mtp_states reads ({} without MTP)."""
     return {n: {k: v for k, v in params[n].items() if k != "final_norm"} for n in params if n.startswith("mtp")}
 
 
@@ -80,33 +80,33 @@ def _embed_params(params: dict) -> dict:
 def _embed(graphdef, params: dict, embed: dict, tokens: jax.Array, plan: StepSpec, micro: bool = True) -> jax.Array:
     """Embedded micro batches [m, b, s, h] (micro=False: one, [b, s, h]) in compute dtype, in the between-blocks
     layout; `embed`: the lookup's parameters (_embed_params), the ones differentiated."""
-    model: Llama = nnx.merge(graphdef, {**params, **embed})
+    model: CausalLM = nnx.merge(graphdef, {**params, **embed})
     return constrain(model.embed_tokens(tokens), (("micro",) if micro else ()) + act_names(plan))
 
 
 def _micro_loss(graphdef, params: dict, head: dict, y_BxSxH: jax.Array, t_BxS: jax.Array) -> jax.Array:
-    """Summed next-token cross entropy of one micro batch: final norm, LM head, fp32 logits [b, s, v] (Llama.loss;
+    """Summed next-token cross entropy of one micro batch: final norm, LM head, fp32 logits [b, s, v] (CausalLM.loss;
     with MTP the 1F1B tick runs _states and _heads_loss instead)."""
-    model: Llama = nnx.merge(graphdef, _merged(params, head))
+    model: CausalLM = nnx.merge(graphdef, _merged(params, head))
     return model.loss(y_BxSxH, t_BxS)
 
 
 def _heads_loss(graphdef, params: dict, head: dict, states: tuple, t_BxS: jax.Array) -> jax.Array:
-    """With MTP, the heads' summed cross entropies on the states the modules made (Llama.heads_loss)."""
-    model: Llama = nnx.merge(graphdef, _merged(params, head))
+    """With MTP, the heads' summed cross entropies on the states the modules made (CausalLM.heads_loss)."""
+    model: CausalLM = nnx.merge(graphdef, _merged(params, head))
     return model.heads_loss(states, t_BxS)
 
 
 def _states(graphdef, params: dict, trunk: dict, y_BxSxH: jax.Array, shifted: jax.Array) -> tuple:
-    """With MTP, the last layer's output and each module's (Llama.mtp_states), `trunk` the parameters differentiated."""
-    model: Llama = nnx.merge(graphdef, _merged(params, trunk))
+    """With MTP, the last layer's output and each module's (CausalLM.mtp_states), `trunk` the parameters differentiated."""
+    model: CausalLM = nnx.merge(graphdef, _merged(params, trunk))
     return model.mtp_states(y_BxSxH, shifted)
 
 
 def _shifted(graphdef, params: dict, embed: dict, t_BxS: jax.Array) -> jax.Array:
     """The multi-token-prediction modules' inputs [n_mtp, b, s, h], looked up with the lookup's parameters `embed`
-    (the ones differentiated: their gradient joins the lookup's accumulator, Llama.shifted_embeddings)."""
-    model: Llama = nnx.merge(graphdef, _merged(params, embed))
+    (the ones differentiated: their gradient joins the lookup's accumulator, CausalLM.shifted_embeddings)."""
+    model: CausalLM = nnx.merge(graphdef, _merged(params, embed))
     return model.shifted_embeddings(t_BxS)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import jax
 import optax
 
-from .model.llama import STACKS
+from .model.causal_lm import STACKS
 from .model.pipeline import layer_of, layer_shardings
 
 

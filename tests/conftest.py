@@ -86,13 +86,13 @@ def quick(fn, *args):
 
 
 def quick_model(spec):
-    """jaxcheck's Llama for a StepSpec, initialised by one quick program (an eager init compiles one per leaf)."""
+    """jaxcheck's CausalLM for a StepSpec, initialised by one quick program (an eager init compiles one per leaf)."""
     from flax import nnx
 
-    from jaxcheck.model.llama import Llama
+    from jaxcheck.model.causal_lm import CausalLM
 
-    graphdef, _ = nnx.split(nnx.eval_shape(lambda: Llama(spec, nnx.Rngs(0))))
-    return nnx.merge(graphdef, quick(lambda: nnx.split(Llama(spec, nnx.Rngs(0)))[1])())
+    graphdef, _ = nnx.split(nnx.eval_shape(lambda: CausalLM(spec, nnx.Rngs(0))))
+    return nnx.merge(graphdef, quick(lambda: nnx.split(CausalLM(spec, nnx.Rngs(0)))[1])())
 
 
 def unsharded_reference(spec, gbs: int, dense_routed=None):
@@ -107,7 +107,7 @@ def unsharded_reference(spec, gbs: int, dense_routed=None):
 
     import jaxcheck.model.moe
     from jaxcheck.mesh import make_mesh
-    from jaxcheck.model.llama import stack_layers
+    from jaxcheck.model.causal_lm import stack_layers
     from jaxcheck.model.mtp import MTP_LOSS_SCALE
 
     shape, seq = spec.shape, spec.train.s
@@ -145,7 +145,7 @@ def restack(tree: dict, shape, p: int) -> dict:
     """[1, n, ...] stack leaves of a reference -> [p, n/p, ...], the sharded step's layout."""
     import jax
 
-    from jaxcheck.model.llama import stack_layers
+    from jaxcheck.model.causal_lm import stack_layers
 
     out = dict(tree)
     for name, (n, *_) in stack_layers(shape).items():

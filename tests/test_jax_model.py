@@ -1,4 +1,4 @@
-"""The flax Llama itself on one device: causality, shapes and dtypes of the buffers the docstrings describe.
+"""The flax CausalLM itself on one device: causality, shapes and dtypes of the buffers the docstrings describe.
 
 Source of truth: the definition of a causal LM (the output at position i depends on no token after i: exact zeros).
 """

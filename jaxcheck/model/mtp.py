@@ -11,8 +11,8 @@ module k's inputs are the targets shifted k - 1 places, as Megatron-Core rolls i
 
 The modules run in the last stage's loss each tick of 1F1B (jaxcheck.model.onef1b; GPipe with MTP is refused):
 their parameters are replicated over pipe like the LM head's, their inputs are looked up outside the loss
-(Llama.shifted_embeddings), and the loss is two functions, the modules but their final norms (Llama.mtp_states) and
-the heads (Llama.heads_loss), whose backwards run in that order behind an optimization barrier. A module's layer
+(CausalLM.shifted_embeddings), and the loss is two functions, the modules but their final norms (CausalLM.mtp_states) and
+the heads (CausalLM.heads_loss), whose backwards run in that order behind an optimization barrier. A module's layer
 residuals live from that micro batch's loss to its backward only (no remat policy: the loss's vjp runs at once)."""
 from __future__ import annotations
 

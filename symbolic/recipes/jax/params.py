@@ -1,6 +1,6 @@
 """The parameters one device of jaxcheck's step holds (pure sympy): layers per stage of the dense, the MoE and a
 hybrid's Gated DeltaNet stack, the device's parameters but its routed experts, its routed experts, and the largest
-layer it runs (what the `jax` profile's argument and per-layer rows are made of; jaxcheck.model.llama lays the stacks
+layer it runs (what the `jax` profile's argument and per-layer rows are made of; jaxcheck.model.causal_lm lays the stacks
 out)."""
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ N = L / p  # layers per stage
 
 def stack_layers(sw: Switches) -> tuple[sp.Expr, sp.Expr]:
     """Layers per stage of the dense stack and of the MoE stack: (L/p, 0) for a dense model, ((L - L_e)/p, L_e/p)
-    with experts (each stage's dense layers first: jaxcheck.model.llama.stack_layers, jaxcheck.stages); a Gated
+    with experts (each stage's dense layers first: jaxcheck.model.causal_lm.stack_layers, jaxcheck.stages); a Gated
     DeltaNet hybrid's attention layers only ((L - L_g)/p in the one stack its MLPs make: the rule table's jax scope)."""
     if sw.gdn:
         return ((L - L_g) / p, sp.Integer(0)) if not sw.moe else (sp.Integer(0), (L - L_g) / p)

@@ -7,7 +7,7 @@ PARAM_DTYPE, COMPUTE_DTYPE = "float32", "bfloat16"  # jaxcheck's defaults: fp32 
 
 FLASH_BLOCK = 128  # keys per block of jaxcheck's flash attention: min(s, FLASH_BLOCK); s must be a multiple of it
 
-# the checkpoint names (jaxcheck.model.llama, .attention) that the selective remat policy saves; the attention core is
+# the checkpoint names (jaxcheck.model.causal_lm, .attention) that the selective remat policy saves; the attention core is
 # recomputed. K and V are saved as attention reads them, all-gathered over context: saving them before the gather,
 # XLA:GPU merged the backward's re-gather with the forward's and stacked the gathered K and V anyway (dumps of
 # grids/holdout.toml, c = 2 and 4, at 2e81ea2), so the policy names what the compiled program holds.

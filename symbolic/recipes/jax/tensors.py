@@ -1,4 +1,4 @@
-"""Tensors jaxcheck's compiled train step keeps per layer for backward, named as jaxcheck/model/llama.py names them:
+"""Tensors jaxcheck's compiled train step keeps per layer for backward, named as jaxcheck/model/causal_lm.py names them:
 one device's shard for one micro batch, read off the implementation."""
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def _norm_residuals(prefix: str, sw: Switches, width: sp.Expr = h, split_t: bool
 
 
 def _head_norms_none(sw: Switches) -> list[Component]:
-    """Remat none, q/k norms (jaxcheck.model.llama.Attention): each of the query's and the key's RMSNorm keeps its
+    """Remat none, q/k norms (jaxcheck.model.causal_lm.Attention): each of the query's and the key's RMSNorm keeps its
     fp32 input, its fp32 normed output (heads over t) and its rsqrt twice: per head over dh (Qwen3), or per token
     over the whole a*dh and k*dh (OLMoE; the mean's sum all-reduced over t, so the rsqrt is whole on every rank);
     a weightless norm per head (Llama 4's) has no scale multiply, so no fp32 normed output."""
@@ -139,7 +139,7 @@ def saved_none(sw: Switches, moe: bool = False, gdn: bool = False) -> list[Compo
 
 def _post_norms_none(sw: Switches) -> list[Component]:
     """Remat none, Gemma's sandwich norms: the post-attention and post-feedforward RMSNorms' residuals, on each part's
-    output in the residual stream's layout (jaxcheck.model.llama.Block); none without them."""
+    output in the residual stream's layout (jaxcheck.model.causal_lm.Block); none without them."""
     return _norm_residuals("post_attn_norm", sw) + _norm_residuals("post_mlp_norm", sw) if sw.sandwich else []
 
 

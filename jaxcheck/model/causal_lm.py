@@ -1,6 +1,8 @@
-"""Llama in flax nnx: vocab-parallel embedding, RMSNorm, RoPE, GQA attention or multi-head latent attention
-(jaxcheck.model.mla), SwiGLU MLP or mixture of experts (jaxcheck.model.moe), untied (or tied) LM head; params in
-param_dtype, cast to compute_dtype where used, each tagged with its logical axes (jaxcheck.model.rules)."""
+"""CausalLM, the decoder-only language model of every family jaxcheck builds, in flax nnx: vocab-parallel embedding,
+RMSNorm (or LayerNorm), RoPE (or learned positions), GQA attention, multi-head latent attention (jaxcheck.model.mla) or
+Gated DeltaNet (jaxcheck.model.gdn), SwiGLU (or GeLU) MLP or mixture of experts (jaxcheck.model.moe), untied (or tied)
+LM head; params in param_dtype, cast to compute_dtype where used, each tagged with its logical axes
+(jaxcheck.model.rules)."""
 from __future__ import annotations
 
 import jax
@@ -22,7 +24,7 @@ from .rules import act_names, constrain, partition_spec
 # Gemma 2's caps (Gemma2Config's attn_logit_softcapping and final_logit_softcapping): values change no buffer
 ATTN_SOFTCAP, LOGIT_SOFTCAP = 50.0, 30.0
 STACK_AXES = ("stage", "layer")  # logical names of the leading [p, L/p] axes of every block parameter
-STACKS = ("linear_blocks", "dense_blocks", "blocks")  # the stacked layers in model order (Llama attributes):
+STACKS = ("linear_blocks", "dense_blocks", "blocks")  # the stacked layers in model order (CausalLM attributes):
 # linear_blocks, a hybrid's Gated DeltaNet layers (each stage runs them before its attention layers: the rule table's
 # jax scope); dense_blocks only when an MoE model's stages each hold dense layers first (jaxcheck.stages compiles a
 # model whose stages differ one stage kind at a time); blocks: every layer, or the MoE ones, or the attention ones
@@ -143,7 +145,7 @@ def _block_maker(plan: StepSpec, moe: bool, gdn: bool):
     return lambda key: Block(plan, nnx.Rngs(key), moe, gdn)
 
 
-class Llama(nnx.Module):
+class CausalLM(nnx.Module):
     """Embedding [v, h] (vocab-parallel), blocks stacked [p, L/p], final RMSNorm, LM head [h, v] (vocab-parallel).
     The L decoder blocks are one Block whose parameters are stacked [p, L/p, ...] (logical prefix (stage, layer)):
     stage i holds layers i*L/p ... (i+1)*L/p - 1. An MoE model whose stages each run dense layers first has two

@@ -9,13 +9,14 @@ import sys
 from symbolic.flags.training import add_model_args, add_training_args, model_from_args, training_from_args
 from symbolic.flags.values import positive_int
 from symbolic.config.errors import ConfigError
+from symbolic.config.parallel import NO_ZERO
 from symbolic.config.training import Training
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m jaxcheck.distributed", description=__doc__.splitlines()[0])
     add_model_args(parser, default="tiny")
-    add_training_args(parser, defaults=Training(s=64, zero=0))
+    add_training_args(parser, defaults=Training(s=64, zero=NO_ZERO))
     parser.add_argument("--zero1", dest="zero", action="store_const", const=1, help="alias of --zero 1")
     parser.add_argument("--distributed", action="store_true")
     parser.add_argument("--coordinator")

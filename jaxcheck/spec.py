@@ -6,11 +6,12 @@ from dataclasses import dataclass, replace
 from symbolic.config.dtypes import FLOATS
 from symbolic.recipes.jax.step import COMPUTE_DTYPE as JAX_COMPUTE_DTYPE, PARAM_DTYPE as JAX_PARAM_DTYPE, jax_widths
 from symbolic.config.errors import ConfigError
+from symbolic.config.parallel import NO_ZERO
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
 ATTENTION = ("allgather",)  # context-parallel attention strategies implemented in jaxcheck.model.attention
-DEFAULT_TRAINING = Training(zero=0)  # what mem4d compile and sweep grids start from: Training's defaults, no ZeRO
+DEFAULT_TRAINING = Training(zero=NO_ZERO)  # what mem4d compile and sweep grids start from: Training's defaults, no ZeRO
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,13 @@ from __future__ import annotations
 import argparse
 import json
 
+from ..config.parallel import ZERO_OPTIMIZER
 from ..config.shapes import DEFAULT_MODEL
 from ..config.training import Training
 from ..flags.training import add_model_args, add_training_args
 from .args import add_step_args, spec_from_args, target_from_args
 
-DEFAULT = Training(d=2, t=2, p=2, c=2, s=1024, b=1, gbs=8, recompute="full", zero=1)
+DEFAULT = Training(d=2, t=2, p=2, c=2, s=1024, b=1, gbs=8, recompute="full", zero=ZERO_OPTIMIZER)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -6,12 +6,13 @@ from dataclasses import replace
 
 import sympy as sp
 
+from ..config.dtypes import DTYPES
 from ..config.switches import Switches
 from ..config.symbols import B_a, a, b, dh, f, h, k, s
 from .base import Component, per_gpu_tokens
 from .fp8 import quantized
 
-_MASK = sp.Integer(1)  # dropout masks are one byte per element (Korthikanti et al. 2022)
+_MASK = sp.Integer(DTYPES["uint8"])  # dropout masks are one byte per element (Korthikanti et al. 2022)
 
 
 def _tok(name: str, width: sp.Expr, nbytes: sp.Expr, tp: bool, sw: Switches, doc: str) -> Component:

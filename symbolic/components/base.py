@@ -6,12 +6,15 @@ from typing import NamedTuple
 import sympy as sp
 
 from ..config.dtypes import DTYPES
+from ..config.parallel import Parallel
 from ..config.switches import Switches
 from ..config.symbols import b, c, s, t
 
 FP32 = sp.Integer(DTYPES["fp32"])  # bytes of an fp32 element (logits, norms, softmax in fp32)
 INT32 = sp.Integer(DTYPES["int32"])
 INT64 = sp.Integer(DTYPES["int64"])  # bytes of a Megatron token id
+# the groups the parallel degrees make, over the glossary's symbols (config.parallel): GROUPS.zero_group is d c
+GROUPS = Parallel.symbols()
 
 
 class Component(NamedTuple):

@@ -8,7 +8,7 @@ import sympy as sp
 
 from ..config.switches import Switches
 from ..config.symbols import B_w, c, d, e, p, t
-from .base import Component
+from .base import GROUPS, Component
 from .experts import expert_data_parallel
 
 BUCKET = sp.Integer(40_000_000)  # Megatron-LM DDP default bucket size, in parameters
@@ -30,7 +30,7 @@ def overheads(params: sp.Expr, tensors: sp.Expr, sw: Switches, workspaces: int =
     """The overhead components of one GPU holding `params` parameters and `tensors` bytes of model state + activations;
     `workspaces`: the cuBLAS workspaces the trainer's GEMMs keep (3 with Transformer Engine, 2 with PyTorch's alone);
     `megatron`: with Megatron-LM FSDP's all-gather bucket at ZeRO-2."""
-    data_parallel = _wider_than_one(d * c)
+    data_parallel = _wider_than_one(GROUPS.zero_group)
     parts = []
     # Megatron-Core DDP (ZeRO 0 and 1) allocates no bucket of its own: each bucket's grad_data and param_data are
     # views into the contiguous grad and param buffers (the gradients and weights counted already), reduce-scattered

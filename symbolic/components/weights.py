@@ -7,8 +7,8 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.switches import Switches
-from ..config.symbols import B_w, E, L, L_e, a, c, d, d_i, d_r, d_v, dh, f, f_s, h, k, kv_r, n_i, p, q_r, s_p, t, v
-from .base import Component
+from ..config.symbols import B_w, E, L, L_e, a, d_i, d_r, d_v, dh, f, f_s, h, k, kv_r, n_i, p, q_r, s_p, t, v
+from .base import GROUPS, Component
 
 
 def indexer_params(sw: Switches = Switches()) -> sp.Expr:
@@ -188,6 +188,6 @@ def paper_params(sw: Switches = Switches()) -> sp.Expr:
 def weights(params: sp.Expr, sw: Switches) -> Component:
     """The model weights the GPU keeps between steps: all of its stage's, sharded over d*c by ZeRO-3."""
     if sw.sharded_weights:
-        return Component("weights", B_w * params / (d * c), "bf16 model weights, B_w bytes per parameter, sharded over "
+        return Component("weights", B_w * params / GROUPS.zero_group, "bf16 model weights, B_w bytes per parameter, sharded over "
                          "the d*c data-parallel ranks (ZeRO-3; torch FSDP FULL_SHARD, Megatron-LM FSDP optim_grads_params)")
     return Component("weights", B_w * params, "bf16 model weights, B_w bytes per parameter (Megatron mixed precision)")

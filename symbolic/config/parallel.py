@@ -7,13 +7,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# ZeRO stage (Rajbhandari et al. 2020) -> what it shards over the d c data-parallel ranks: 0 nothing; 1 the optimizer
-# states (Megatron's distributed optimizer); 2 also the gradients; 3 also the weights (torch FSDP FULL_SHARD)
+# ZeRO stage (Rajbhandari et al. 2020) by name, the stage's number as --zero takes it: NO_ZERO shards nothing over the
+# d c data-parallel ranks; ZERO_OPTIMIZER (1) the optimizer states (Megatron's distributed optimizer); ZERO_GRADIENTS
+# (2) also the gradients; ZERO_WEIGHTS (3) also the weights (torch FSDP FULL_SHARD)
+NO_ZERO, ZERO_OPTIMIZER, ZERO_GRADIENTS, ZERO_WEIGHTS = 0, 1, 2, 3
 ZERO_SHARDS: dict[int, frozenset[str]] = {
-    0: frozenset(),
-    1: frozenset({"optimizer"}),
-    2: frozenset({"optimizer", "gradients"}),
-    3: frozenset({"optimizer", "gradients", "weights"}),
+    NO_ZERO: frozenset(),
+    ZERO_OPTIMIZER: frozenset({"optimizer"}),
+    ZERO_GRADIENTS: frozenset({"optimizer", "gradients"}),
+    ZERO_WEIGHTS: frozenset({"optimizer", "gradients", "weights"}),
 }
 ZERO_STAGES = tuple(ZERO_SHARDS)
 

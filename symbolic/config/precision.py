@@ -13,12 +13,12 @@ MOMENT_DTYPES = ("fp32", "bf16", "fp16")
 # (torch.optim.AdamW, apex/TE FusedAdam); SGD one momentum_buffer (torch.optim.SGD, momentum > 0); bitsandbytes
 # AdamW8bit two uint8 states (1 byte each, whatever --moment-dtype) plus one fp32 absmax per block of 256 elements for
 # each (bitsandbytes block-wise quantization, Dettmers et al. 2022, arXiv 2110.02861)
-OPTIMIZERS = {"adamw": (2, 0.0), "sgd": (1, 0.0), "adamw8bit": (2, 2 * 4 / 256)}
+OPTIMIZERS = {"adamw": (2, 0.0), "sgd": (1, 0.0), "adamw8bit": (2, 2 * _WIDTHS["fp32"] / 256)}
 # what the loss keeps of the [b, s, v] logits for its backward, bytes per element: fp32 (Megatron-LM's vocab-parallel
 # cross entropy upcasts them), bf16 (a fused cross entropy that reads the bf16 logits, Megatron-LM
 # --cross-entropy-loss-fusion), none (a chunked or fused linear + cross entropy that never holds the whole logits:
 # Liger's FusedLinearCrossEntropy, Cut Cross-Entropy)
-LOGITS = {"fp32": 4, "bf16": 2, "none": 0}
+LOGITS = {"fp32": _WIDTHS["fp32"], "bf16": _WIDTHS["bf16"], "none": 0}
 FIELDS = ("weight_dtype", "grad_dtype", "master_weights", "optimizer", "moment_dtype", "act_dtype", "logits")
 # Megatron-LM bf16 mixed precision (Fujii et al. 2024): bf16 weights, fp32 main gradients, fp32 master weights + Adam
 # m, v, bf16 activations, fp32 logits for the loss: the `paper` profile's choices and Training's defaults
@@ -29,8 +29,8 @@ MEGATRON = {"weight_dtype": "bf16", "grad_dtype": "fp32", "master_weights": True
 def opt_bytes(optimizer: str, moment_dtype: str, master_weights: bool) -> float:
     """B_o: optimizer bytes per parameter, the fp32 master copy (4, where kept) plus the optimizer's moments."""
     moments, stats = OPTIMIZERS[optimizer]
-    width = 1 if optimizer == "adamw8bit" else DTYPES[moment_dtype]
-    total = (4 if master_weights else 0) + moments * width + stats
+    width = _WIDTHS["uint8"] if optimizer == "adamw8bit" else DTYPES[moment_dtype]
+    total = (_WIDTHS["fp32"] if master_weights else 0) + moments * width + stats
     return int(total) if float(total).is_integer() else total
 
 
@@ -64,9 +64,10 @@ def check(choices: dict) -> str | None:
 # copy for the input gradient: two bytes, with one fp32 scale per 128 x 128 block (blockwise) or an e8m0 scale per
 # 32 elements each (mxfp8).
 # "rowwise" is torchao's alone (--recipe torchtitan, with its "tensorwise"): Megatron refuses it, so its pair is unread.
-FP8_RECIPES = {"none": (None, 0.0), "delayed": (1.0, 2.0), "tensorwise": (1.0, 2.0),
-               "blockwise": (1 + 4 / 128, 2 * (1 + 4 / (128 * 128))), "mxfp8": (1 + 1 / 32, 2 * (1 + 1 / 32)),
-               "rowwise": (None, 0.0)}
+_FP8, _SCALE, _E8M0 = _WIDTHS["fp8"], _WIDTHS["fp32"], _WIDTHS["uint8"]  # an element, an fp32 scale, an e8m0 scale
+FP8_RECIPES = {"none": (None, 0.0), "delayed": (float(_FP8), 2.0 * _FP8), "tensorwise": (float(_FP8), 2.0 * _FP8),
+               "blockwise": (_FP8 + _SCALE / 128, 2 * (_FP8 + _SCALE / (128 * 128))),
+               "mxfp8": (_FP8 + _E8M0 / 32, 2 * (_FP8 + _E8M0 / 32)), "rowwise": (None, 0.0)}
 TORCHAO_RECIPES = ("none", "tensorwise", "rowwise")  # torchao Float8LinearRecipeName values torchtitan runs
 
 

@@ -9,6 +9,7 @@ from typing import Callable
 import numpy as np
 
 from .errors import BrokenRule
+from .parallel import Parallel
 
 # A rule binds every profile ("all"), one profile by its name (a recipe's package declares its rows; the registry,
 # symbolic/recipes/registry.py, makes the one table of them), every profile but one ("!name": a flag only that recipe
@@ -43,6 +44,11 @@ def selective(x):
     return getattr(x, "recompute", None) == "selective"
 
 
+def _groups(x) -> Parallel:
+    """The parallel groups of the letters x reads (ints of one configuration, or plan's arrays)."""
+    return Parallel(x.d, x.t, x.p, x.c, x.e, x.t_e)
+
+
 def _split(x) -> str:
     """--stage-layers as given ("7,8,8,7"; "" when none was)."""
     return ",".join(map(str, x.stage_layers or ()))
@@ -64,9 +70,9 @@ SHARED: tuple[Rule, ...] = (
     Rule("--recompute-modules with selective", lambda x: (x.recompute_modules == "core_attn") | (x.recompute == "selective"),
          lambda x: (f"--recompute-modules {x.recompute_modules} names what selective recompute reruns, but "
                     f"--recompute is {x.recompute}: give --recompute selective"), policy=True),
-    Rule("e t_e | d t c", lambda x: (x.d * x.t * x.c) % (x.e * x.t_e) == 0,
+    Rule("e t_e | d t c", lambda x: _groups(x).stage_ranks % _groups(x).expert_ranks == 0,
          lambda x: (f"expert parallel x expert tensor parallel = ep x etp = {x.e}x{x.t_e} must divide the dp x tp x cp "
-                    f"= {x.d}x{x.t}x{x.c} = {x.d * x.t * x.c} ranks of a pipeline stage (Megatron-Core folds the "
+                    f"= {x.d}x{x.t}x{x.c} = {_groups(x).stage_ranks} ranks of a pipeline stage (Megatron-Core folds the "
                     f"expert groups over them)")),
     # --stage-layers (plan's balanced rows carry no tuple: their splits are built to satisfy these)
     Rule("stage layers: p entries", lambda x: x.stage_layers is None or len(x.stage_layers) == x.p,

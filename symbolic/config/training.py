@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from . import precision, rules
-from .parallel import ZERO_STAGES, Parallel, Sharding
+from .parallel import ZERO_OPTIMIZER, ZERO_STAGES, Parallel, Sharding
 from .errors import ConfigError
 from .shapes import ModelShape
 
@@ -50,7 +50,7 @@ class Training(Sharding):
     recompute: str = "none"  # activation recomputation: none | selective | full
     sp: bool = True  # sequence parallel (Megatron-LM): non-TP regions sharded along s over t
     flash_attn: bool = True  # no s x s scores or softmax kept for backward
-    zero: int = 1  # ZeRO stage, one of ZERO_STAGES
+    zero: int = ZERO_OPTIMIZER  # ZeRO stage, one of ZERO_STAGES
     stage_layers: tuple[int, ...] | None = None  # layers of each pipeline rank (all its vpp chunks); None: L/p each
     ep: int = 1  # e: expert parallel, the routed experts of a layer split over ep ranks (Megatron-Core)
     etp: int | None = None  # t_e: expert tensor parallel, each expert split over etp ranks; None: t (Megatron-Core)

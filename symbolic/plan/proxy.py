@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ..config.parallel import Parallel
+from ..config.parallel import NO_ZERO, ZERO_GRADIENTS, ZERO_OPTIMIZER, Parallel
 from ..config.training import RECOMPUTE, Training
 from .enumerate import Cluster
 
@@ -99,7 +99,7 @@ def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware
     V_cp = (3 + full) * (c - 1) * 2 * (s / c) * b * x.k * x.dh / t * B_a * (x.L / p) * m
     groups = Parallel(d, t, p, c, e, t_e)
     n_dp, n_edp = groups.zero_group, groups.edp
-    per_step = np.select([zero == 0, zero == 1, zero == 2], [2 * B_g, B_g + B_w, m * B_g + B_w], m * (B_g + 2 * B_w))
+    per_step = np.select([zero == NO_ZERO, zero == ZERO_OPTIMIZER, zero == ZERO_GRADIENTS], [2 * B_g, B_g + B_w, m * B_g + B_w], m * (B_g + 2 * B_w))
     experts = x.L_e * x.E * 3 * x.h * x.f_e  # routed-expert parameters
     V_dp = ((n_dp - 1) / n_dp * (x.param_count - experts) / (t * p)
             + (n_edp - 1) / n_edp * experts / (e * t_e * p)) * per_step
@@ -109,7 +109,7 @@ def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware
 
     M_tp = (8 + 4 * full) * (t - 1) * (x.L / p) * m
     M_cp = (3 + full) * (c - 1) * (x.L / p) * m
-    M_dp = (n_dp - 1) * np.select([zero <= 1, zero == 2], [2, m * x.L / p + 1], 3 * m * x.L / p)
+    M_dp = (n_dp - 1) * np.select([zero <= ZERO_OPTIMIZER, zero == ZERO_GRADIENTS], [2, m * x.L / p + 1], 3 * m * x.L / p)
     M_pp = np.where(p > 1, 2 * vpp * m, 0.0)
     M_ep, M_etp = ((4 + 2 * full) * (n - 1) * (x.L_e / p) * m for n in (e, t_e))
 
@@ -119,7 +119,7 @@ def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware
                 + volume / np.where(inside, hw.intra_bw, hw.inter_bw))
 
     T_tp, T_cp = seconds(M_tp, V_tp, 1, t), seconds(M_cp, V_cp, t, c)
-    T_dp, T_pp = seconds(M_dp, V_dp, t, n_dp), seconds(M_pp, V_pp, t * c * d, p)
+    T_dp, T_pp = seconds(M_dp, V_dp, t, n_dp), seconds(M_pp, V_pp, groups.stage_ranks, p)
     T_etp, T_ep = seconds(M_etp, V_etp, 1, t_e), seconds(M_ep, V_ep, t_e, e)
     T = skew * (T_c + T_r) / (1 - bubble) + T_tp + T_cp + T_dp + T_pp + T_ep + T_etp
     T_c = np.broadcast_to(T_c, T.shape)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import sympy as sp
 
 from ...config.switches import Switches
-from ...config.symbols import B_g, B_o, B_w, c, d, h, t, v
-from ...components.base import Component
+from ...config.symbols import B_g, B_o, B_w, h, t, v
+from ...components.base import FP32, GROUPS, Component
 from ...components.weights import default_layers, layer_params
 from ...components.zero import largest_layer, largest_unit
 
@@ -21,7 +21,7 @@ def states(params: sp.Expr, sw: Switches) -> list[Component]:
     whole until the step at stage 1, partitioned from stage 2), and the fp32 master partition with Adam's fp32
     moments. Stage 1 with fp32 gradients (B_g > B_w) is DeepSpeed's BF16_Optimizer (engine.py's sanity check):
     a whole fp32 gradient buffer beside autograd's whole bf16 .grad, and no partition copy (bf16_optimizer.py)."""
-    n = d * c
+    n = GROUPS.zero_group
     weights = B_w * params / n if sw.sharded_weights else B_w * params
     grads = B_g * params / n if sw.sharded_grads else B_g * params
     parts = [
@@ -74,8 +74,8 @@ def optimizer_step(params: sp.Expr, sw: Switches, backward: sp.Expr) -> Componen
     the total is the larger of the two moments: stage 3 flattens a sub-group's bf16 gradients and casts them to fp32
     (sub_group_size elements, B_g + 4 bytes each: stage3.py), stages 1 and 2 an fp32 copy of the rank's gradient
     slice (stage_1_and_2.py)."""
-    n = d * c
-    step = (B_g + 4) * sp.Min(params / n, SUB_GROUP, evaluate=False) if sw.sharded_weights else 4 * params / n
+    n = GROUPS.zero_group
+    step = (B_g + FP32) * sp.Min(params / n, SUB_GROUP, evaluate=False) if sw.sharded_weights else FP32 * params / n
     return Component("optimizer_step", sp.Max(0, step - backward),
                      "the step's gradient copies (stage 3: one sub-group of sub_group_size = 1e9 elements "
                      "in bf16 and fp32; stages 1-2: the fp32 slice) beyond the backward's tensors: the total is the "

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ...config.dtypes import DTYPES
 from ...config.switches import Switches
 from ...config.symbols import B_a, B_g, B_w, C_f, E, L, b, c, e, f_e, f_s, h, k_e, p, s, t, t_e
 from ...components.base import FP32, INT32, Component, repeated, tokens
 
-BOOL = sp.Integer(1)  # bytes of a bool
+BOOL = sp.Integer(DTYPES["bool"])  # bytes of a bool
 FLOAT_GUARD = sp.Rational(1, 10**9)  # jaxcheck's capacity subtracts it before the ceiling; renderings leave it out
 
 

@@ -8,10 +8,10 @@ from dataclasses import replace
 
 import sympy as sp
 
-from ...components.base import FP32
+from ...components.base import FP32, GROUPS
 from ...components.experts import experts_params
 from ...config.switches import Switches
-from ...config.symbols import B_a, B_g, B_w, b, c, d, h, n_mtp, s, t, v
+from ...config.symbols import B_a, B_g, B_w, b, c, h, n_mtp, s, t, v
 from . import moe as jaxmoe
 from .buffers import Buffer
 from .gpipe import attention_backward
@@ -126,7 +126,7 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
                "and holdout-cpu-3's mimo-1536 d2 p3 none zero1: ynn_fusion.33 and .34)", backend="cpu"),
         Buffer("mtp_tick_grads", (2, n_mtp * mtp_module_params(sw) / sliced
                                   + sp.Piecewise((one_layer_dense(sw), sp.Eq(N, 1)), (0, True))),
-               sp.Piecewise((0, sp.Eq(d * c, 1)), (B_g, True)), ("backward_embed",), "the tick's own fp32 gradients "
+               sp.Piecewise((0, sp.Eq(GROUPS.zero_group, 1)), (B_g, True)), ("backward_embed",), "the tick's own fp32 gradients "
                "of the modules' weights but their routed experts (tick_slices), and their sums from that all-reduce "
                "beside them; with one layer per stage, whose one-trip layer loop XLA removes, its layer's too "
                "(derive-mtp-cpu's mimo-1024 d4 p2 selective zero2: convert_convert_fusion.1-3 f32[2816,1024] and the "
@@ -134,7 +134,7 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
                "convert_convert_fusion.1-3 of the module and convert_bitcast_fusion.10-13 of the layer, "
                "f32[1536,4096], to all-reduce.426{8,9,10,26,27,28}); none when d*c = 1", backend="cpu"),
         Buffer("mtp_grads_summed", ((n_mtp + 1) / sliced + 1, v / t, h),
-               sp.Piecewise((0, sp.Eq(d * c, 1)), (B_g, True)),
+               sp.Piecewise((0, sp.Eq(GROUPS.zero_group, 1)), (B_g, True)),
                ("backward_embed",), "that all-reduce's outputs beside its inputs: the model's and each module's "
                "head gradient and the shifted tokens' lookup gradient (the first stage's lookup's is "
                "lookup_grad_summed) (derive-mtp 0: all-reduce.692{0,1,4,5} f32[12288,768]; holdout-mtp-4 5: "

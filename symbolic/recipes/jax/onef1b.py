@@ -9,7 +9,7 @@ import sympy as sp
 
 from ...config.switches import Switches
 from ...config.symbols import B_a, B_g, b, c, d, h, m, p, s, s_p, t, v
-from ...components.base import FP32
+from ...components.base import FP32, GROUPS
 from .buffers import Buffer
 from ...components.experts import experts_params
 from .params import N, linear_layers, one_layer, one_layer_dense, stack_layers
@@ -77,8 +77,8 @@ def lookup_held(sw: Switches) -> sp.Expr:
     and .278 over c) and holdout-cpu-3's gpt2 d2 p2 c2 zero1; with d*c = 1 nothing to hold (tiny d1 p1, tied-1024
     d1 t2 p2: the lookup's gradient joins its accumulator before the logits)."""
     if sw.sharded_grads:
-        return sp.Piecewise((0, sp.Eq(d * c, 1)), (1, True))
-    return sp.Piecewise((0, sp.Eq(d * c, 1)), (1, sp.Or(sp.Eq(d, 1), sp.Eq(c, 1))), (0, True))
+        return sp.Piecewise((0, sp.Eq(GROUPS.zero_group, 1)), (1, True))
+    return sp.Piecewise((0, sp.Eq(GROUPS.zero_group, 1)), (1, sp.Or(sp.Eq(d, 1), sp.Eq(c, 1))), (0, True))
 
 
 def in_flight() -> sp.Expr:
@@ -106,7 +106,7 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
     head_ticks = tuple(x for x in TICK if x != "backward_embed")
     held = lookup_held(sw)
     # with one layer per stage, the fp32 width of its gradients held to the tick's all-reduce over d*c
-    one_layer_held = sp.Piecewise((B_g, sp.And(sp.Eq(N, 1), sp.Ne(d * c, 1))), (0, True))
+    one_layer_held = sp.Piecewise((B_g, sp.And(sp.Eq(N, 1), sp.Ne(GROUPS.zero_group, 1))), (0, True))
     # a hybrid's Gated DeltaNet layer: all its residuals, and those already fp32
     gdn_all = layer_bytes(sw, sw.moe, True) if sw.gdn else sp.Integer(0)
     gdn_fp32 = per_layer_fp32_kept(sw, sw.moe, True) if sw.gdn else sp.Integer(0)
@@ -176,7 +176,7 @@ def rows(gpipe: tuple[Buffer, ...], sw: Switches, stream: tuple, shard: sp.Expr,
                  "e2 t2 p2 full zero3, v/t = 25000 at 48 tiles: f32[1024,25008] and f32[768,25008]); none when the "
                  "multiple divides v/t or XLA does not split the dot", backend="gpu")
           for grain, low, high in VOCAB_GRAINS),
-        *(Buffer("head_shard_padded" + ("" if grain == 8 else f"_{grain}"), (h / (d * c), v / t),
+        *(Buffer("head_shard_padded" + ("" if grain == 8 else f"_{grain}"), (h / GROUPS.zero_group, v / t),
                  sp.Piecewise((B_g, sp.And(sp.Eq(t, 1), vocab_padded(grain, low, high))), (0, True)),
                  ("loss_input_grad",), "ZeRO-2/3 at t = 1: beside the padded operands, the micro batch's head-gradient "
                  "shard [h/(d c), v/t] in fp32, which XLA:GPU makes while they are live, one row per padding multiple "

@@ -15,8 +15,9 @@ import sympy as sp
 
 from ...components import FP32, INT32, Component
 from ...components.experts import expert_data_parallel
+from ...components.base import GROUPS
 from ...config.switches import Switches
-from ...config.symbols import B_o, B_w, L, L_e, b, c, d, m, n_mtp, s
+from ...config.symbols import B_o, B_w, L, L_e, b, c, m, n_mtp, s
 from . import mtp as jaxmtp, onef1b as jax1f1b, zero as jaxzero
 from .buffers import PHASES, Buffer, live, on, peak
 from . import gpipe
@@ -55,7 +56,7 @@ def layer_tensors(sw: Switches, moe: bool = False) -> list[Component]:
 
 def arguments(sw: Switches) -> list[Buffer]:
     """The step's inputs: parameters, AdamW state, batch (exact: checked against XLA's argument bytes)."""
-    zero = d * c if sw.dist_opt else sp.Integer(1)
+    zero = GROUPS.zero_group if sw.dist_opt else sp.Integer(1)
     expert_zero = expert_data_parallel() if sw.dist_opt else sp.Integer(1)
     params, experts = device_params(sw), device_experts(sw)
     whole = unsharded_vectors(sw) * (1 - 1 / zero)  # what those vectors add to a 1/(d*c) share

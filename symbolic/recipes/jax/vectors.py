@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ...components.base import GROUPS
 from ...config.switches import Switches
-from ...config.symbols import a, c, d, dh, f, k, n_gv, n_mtp, t
+from ...config.symbols import a, dh, f, k, n_gv, n_mtp, t
 from .params import linear_layers, stack_layers
 
 
@@ -34,7 +35,7 @@ def _layer_vectors(sw: Switches, moe: bool, gdn: bool) -> list[sp.Expr]:
 
 def _whole(widths: list[sp.Expr], layers: sp.Expr, zero2: bool, stacked: bool = True) -> sp.Expr:
     """Elements of `layers` layers' vectors of these widths that ZeRO leaves whole on a device."""
-    dc = d * c
+    dc = GROUPS.zero_group
     if zero2:
         return sp.Add(*(layers * sp.Piecewise((0, sp.Eq(sp.Mod(w, dc), 0)), (w, True)) for w in widths))
     if not stacked:

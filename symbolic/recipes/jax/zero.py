@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ...components.base import GROUPS
 from ...config.switches import Switches
-from ...config.symbols import B_g, B_w, c, d, h, p, t, v
+from ...config.symbols import B_g, B_w, h, p, t, v
 from .buffers import Buffer
 
 
 def grad_shards(sw: Switches) -> sp.Expr:
     """Ways the gradient accumulators are split: d*c with ZeRO-2/3 (a layer's major dimension that d*c divides,
     jaxcheck.model.rules.layer_zero_spec), else 1."""
-    return d * c if sw.sharded_grads else sp.Integer(1)
+    return GROUPS.zero_group if sw.sharded_grads else sp.Integer(1)
 
 
 def expert_grad_shards(sw: Switches) -> sp.Expr:
@@ -25,7 +26,7 @@ def expert_grad_shards(sw: Switches) -> sp.Expr:
 
 def param_shards(sw: Switches) -> sp.Expr:
     """Ways the parameters are split: d*c with ZeRO-3, else 1."""
-    return d * c if sw.sharded_weights else sp.Integer(1)
+    return GROUPS.zero_group if sw.sharded_weights else sp.Integer(1)
 
 
 def tick_slices(sw: Switches) -> sp.Expr:
@@ -37,7 +38,7 @@ def tick_slices(sw: Switches) -> sp.Expr:
     grids/derive-1f1b.toml's llama2-7b d2 t2 p2 full zero3 (ynn_fusion.51 f32[16000,2048])."""
     if not sw.sharded_grads:
         return sp.Integer(1)
-    return sp.Piecewise((d * c, sp.Eq(sp.Mod(p, d * c), 0)), (1, True))
+    return sp.Piecewise((GROUPS.zero_group, sp.Eq(sp.Mod(p, GROUPS.zero_group), 0)), (1, True))
 
 
 def rows(sw: Switches) -> list[Buffer]:
@@ -51,12 +52,12 @@ def rows(sw: Switches) -> list[Buffer]:
                    "one micro batch's fp32 gradient of the LM head, whole, before its reduce-scatter over d*c "
                    "(llama3-8b d2 t2 p2 c2 full zero2: gemm_fusion_dot.56 f32[4096,64128]); XLA:CPU's 1F1B tick "
                    "makes it as a ZeRO shard where d*c divides p (tick_slices)"),
-            Buffer("head_grad_scattered", (h / (d * c), v / t), B_g, ("loss_head",), "that gradient reduce-scattered, "
+            Buffer("head_grad_scattered", (h / GROUPS.zero_group, v / t), B_g, ("loss_head",), "that gradient reduce-scattered, "
                    "before it joins the sharded accumulator (same dump: reduce-scatter.2.1 f32[1024,64128]); XLA:CPU's "
                    "1F1B tick all-reduces it at the tick's end instead and slices the sum into the accumulator after "
                    "the loss (grids/derive-hybrid.toml's qwen3.5-moe-768 d4 e2 p1 full zero2: all-reduce.579, then "
                    "copy_add_fusion.3 f32[192,24576])", backend="gpu" if ticks else "all"),
-            Buffer("embed_grad_shard", (v / (t * d * c), h), B_g, ("update", "update_gather"), "the embedding's "
+            Buffer("embed_grad_shard", (v / (t * GROUPS.zero_group), h), B_g, ("update", "update_gather"), "the embedding's "
                    "gradient "
                    "reduce-scattered over d*c while the whole one (embed_grad) still exists (same dump: "
                    "reduce-scatter.11.1 f32[16032,4096])"),

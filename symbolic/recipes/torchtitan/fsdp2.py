@@ -8,8 +8,8 @@ from __future__ import annotations
 import sympy as sp
 
 from ...config.switches import Switches
-from ...config.symbols import B_a, B_g, B_l, B_o, B_w, a, b, c, d, dh, f, h, k, n_ac, p, s, t, v
-from ...components.base import FP32, INT64, Component
+from ...config.symbols import B_a, B_g, B_l, B_o, B_w, a, b, c, dh, f, h, k, n_ac, p, s, t, v
+from ...components.base import FP32, GROUPS, INT64, Component
 from ...components.weights import end_params, layer_params, mixer_params, mlp_params
 from .compiled import compiled_selective, compiled_tensors
 from .moe import experts_gathered, layer_weights, moe_selective, moe_tensors
@@ -21,11 +21,11 @@ def sharded_states(params: sp.Expr) -> list[Component]:
     parameter over the flattened dp_shard x cp mesh (parallelize_llama.py apply_fsdp), and AdamW's moments are
     zeros_like the sharded parameter (torch.optim)."""
     return [
-        Component("weights", B_w * params / (d * c), "the sharded parameters, B_w bytes each (fp32 DTensor shards: "
+        Component("weights", B_w * params / GROUPS.zero_group, "the sharded parameters, B_w bytes each (fp32 DTensor shards: "
                   "FSDP2 keeps the original dtype; the bf16 copy is gathered per block)"),
-        Component("gradients", B_g * params / (d * c), "the sharded gradients, reduce-scattered in reduce_dtype fp32 "
+        Component("gradients", B_g * params / GROUPS.zero_group, "the sharded gradients, reduce-scattered in reduce_dtype fp32 "
                   "(mixed_precision_reduce) and kept in the parameter's dtype, B_g bytes each"),
-        Component("optimizer", B_o * params / (d * c), "AdamW exp_avg and exp_avg_sq of the shards, B_o bytes per "
+        Component("optimizer", B_o * params / GROUPS.zero_group, "AdamW exp_avg and exp_avg_sq of the shards, B_o bytes per "
                   "parameter (no separate master copy: the fp32 shard is the master)"),
     ]
 

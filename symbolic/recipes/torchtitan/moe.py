@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ...components.base import FP32, INT64, Component
+from ...components.base import FP32, INT32, INT64, Component
 from ...components.experts import experts_params
 from ...config.switches import Switches
 from ...config.symbols import B_a, C_f, E, a, b, c, dh, e, f_e, f_s, h, k, k_e, s
@@ -113,7 +113,7 @@ def moe_selective(sw: Switches) -> list[Component]:
 def layer_weights() -> Component:
     """Per MoE layer and micro batch, what is saved but is no token's: the gate's fp32 weight cast [E, h] (saved by
     its mm under autocast) and the grouped GEMMs' int32 offsets [E / ep]."""
-    return Component("router_weight_fp32", FP32 * h * E + 4 * E / e, "the gate's fp32 weight cast (autocast) and the "
+    return Component("router_weight_fp32", FP32 * h * E + INT32 * E / e, "the gate's fp32 weight cast (autocast) and the "
                      "int32 group offsets of the grouped GEMMs")
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...config.parallel import ZERO_GRADIENTS, ZERO_WEIGHTS
 from ...config.precision import TORCHAO_RECIPES
 from ...config.rules import Rule
 
@@ -33,7 +34,7 @@ RULES: tuple[Rule, ...] = (
     Rule("torchtitan MoE: no shared-expert gate", lambda x: np.logical_not(x.shared_gate),
          lambda x: (f"{x.model} gates its shared experts (Qwen2-MoE's shared_expert_gate), which torchtitan's MoE "
                     f"does not have (use --recipe megatron)"), scope="torchtitan", model=True),
-    Rule("torchtitan: FSDP2", lambda x: (x.zero == 2) | (x.zero == 3),
+    Rule("torchtitan: FSDP2", lambda x: (x.zero == ZERO_GRADIENTS) | (x.zero == ZERO_WEIGHTS),
          lambda x: (f"torchtitan shards with FSDP2 (fully_shard): --zero 3 (reshard after forward, its default) or 2 "
                     f"(--parallelism.fsdp_reshard_after_forward never); got --zero {x.zero}"), scope="torchtitan"),
     Rule("torchtitan: its precision", lambda x: np.logical_not(x.master_weights) & (x.logits == "fp32"),

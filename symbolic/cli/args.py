@@ -12,7 +12,7 @@ from ..config import precision
 from ..config.dtypes import FLOATS
 from ..config.errors import ConfigError
 from ..config.training import RECOMPUTE
-from ..flags.training import model_from_args, training_from_args
+from ..flags.training import add_zero_aliases, model_from_args, training_from_args
 from ..flags.values import UNITS_HELP, fraction, memory_size
 from ..recipes.jax.step import COMPUTE_DTYPE as JAX_COMPUTE_DTYPE, PARAM_DTYPE as JAX_PARAM_DTYPE
 
@@ -98,10 +98,7 @@ def add_step_args(parser: argparse.ArgumentParser):
     j.add_argument("--remat", dest="recompute", default=argparse.SUPPRESS, choices=RECOMPUTE,
                    metavar="{none,selective,full}",
                    help="alias of --recompute (the remat policy)")
-    j.add_argument("--zero1", dest="zero", action="store_const", const=1, default=argparse.SUPPRESS,
-                   help="alias of --zero 1: AdamW states sharded over data x context")
-    j.add_argument("--no-zero1", dest="zero", action="store_const", const=0, default=argparse.SUPPRESS,
-                   help="alias of --zero 0: AdamW states replicated like the params")
+    add_zero_aliases(j, "--zero1", "--no-zero1", "AdamW states sharded over data x context")
     j.add_argument("--param-dtype", default=JAX_PARAM_DTYPE, choices=FLOATS, help="parameter / gradient / Adam dtype")
     j.add_argument("--compute-dtype", default=JAX_COMPUTE_DTYPE, choices=FLOATS, help="matmul and activation dtype")
     add_pad_vocab_arg(j)

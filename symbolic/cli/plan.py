@@ -12,7 +12,7 @@ from ..config.training import ZERO_STAGES
 from ..plan.enumerate import Cluster, why_not
 from ..plan.policies import label_of
 from ..plan.proxy import Hardware, explain
-from ..flags.training import (add_model_args, add_precision_args, add_recipe_arg, model_from_args,
+from ..flags.training import (add_model_args, add_precision_args, add_recipe_arg, add_zero_aliases, model_from_args,
     precision_from_args, profile_from_args)
 from ..flags.values import capacity, describe_bytes, positive_int
 from .args import add_fit_args, check_output_file
@@ -40,8 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-sp", dest="sp", action="store_false", help="disable sequence parallelism")
     parser.add_argument("--zero", type=int, choices=ZERO_STAGES, default=None,
                         help="search only this ZeRO stage, 0 to 3 (default: every stage)")
-    parser.add_argument("--dist-opt", dest="zero", action="store_const", const=1, help="alias of --zero 1")
-    parser.add_argument("--no-dist-opt", dest="zero", action="store_const", const=0, help="alias of --zero 0")
+    add_zero_aliases(parser)
     parser.add_argument("--no-flash-attn", dest="flash_attn", action="store_false",
                         help="keep s x s attention scores and softmax for backward")
     parser.add_argument("--moe-capacity", type=capacity, default=1.0, metavar="C_f",

@@ -8,6 +8,7 @@ from ..config import precision
 from ..config.errors import ConfigError
 from ..config.hfconfig import resolve_model
 from ..config.shapes import DEFAULT_MODEL, ModelShape
+from ..config.parallel import NO_ZERO, ZERO_OPTIMIZER
 from ..config.training import RECOMPUTE, RECOMPUTE_MODULES, SCHEDULES, ZERO_STAGES, Training, training_from_json
 from .values import capacity, positive_int, stage_layers
 
@@ -172,10 +173,16 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
                        help="ZeRO stage, what is sharded over d*c: 0 nothing, 1 optimizer states, 2 also gradients, "
                             "3 also weights (FSDP) (default: " + (f"{_own_defaults('zero')})" if recipe else
                                                                   "%(default)s)"))
-    group.add_argument("--dist-opt", dest="zero", action="store_const", const=1, default=argparse.SUPPRESS,
-                       help="alias of --zero 1 (Megatron's distributed optimizer)")
-    group.add_argument("--no-dist-opt", dest="zero", action="store_const", const=0, default=argparse.SUPPRESS,
-                       help="alias of --zero 0")
+    add_zero_aliases(group)
+
+
+def add_zero_aliases(group, on: str = "--dist-opt", off: str = "--no-dist-opt",
+                     what: str = "Megatron's distributed optimizer") -> None:
+    """The one declaration of --zero's aliases: `on` is --zero 1 (`what` it is), `off` --zero 0."""
+    group.add_argument(on, dest="zero", action="store_const", const=ZERO_OPTIMIZER, default=argparse.SUPPRESS,
+                       help=f"alias of --zero {ZERO_OPTIMIZER} ({what})")
+    group.add_argument(off, dest="zero", action="store_const", const=NO_ZERO, default=argparse.SUPPRESS,
+                       help=f"alias of --zero {NO_ZERO}")
 
 
 def _own_defaults(key: str) -> str:

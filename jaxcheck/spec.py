@@ -9,6 +9,7 @@ from symbolic.config.errors import ConfigError
 from symbolic.config.parallel import NO_ZERO
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
+from symbolic.recipes.registry import JAX_PROFILE
 
 ATTENTION = ("allgather",)  # context-parallel attention strategies implemented in jaxcheck.model.attention
 DEFAULT_TRAINING = Training(zero=NO_ZERO)  # what mem4d compile and sweep grids start from: Training's defaults, no ZeRO
@@ -47,7 +48,7 @@ class StepSpec:
         each program it compiles as (stages): one-line ConfigError; self."""
         jax_training(self.train, self.opts).check(self.shape)
         for _, spec in self.stages():
-            jax_training(spec.train, spec.opts).check(spec.shape, "jax")
+            jax_training(spec.train, spec.opts).check(spec.shape, JAX_PROFILE)
         return self
 
     def stages(self) -> tuple[tuple[tuple[int, ...], "StepSpec"], ...]:

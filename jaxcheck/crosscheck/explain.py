@@ -10,6 +10,7 @@ import jax.numpy as jnp
 from ..spec import StepSpec, jax_training
 from ..stages import doubled
 from .profile import rel, symbolic_bytes, symbolic_temp
+from symbolic.recipes.registry import DEFAULT_PROFILE
 
 TRACE_BATCH = 2
 
@@ -84,7 +85,7 @@ def in_flight_variant(spec: StepSpec, mesh) -> dict:
     tr = spec.train
     at = lambda m: _temps(dataclasses.replace(spec, train=dataclasses.replace(tr, gbs=m * tr.b * tr.d)), mesh)  # noqa: E731
     (x1, s1), (x0, s0) = at(tr.p), at(tr.p - 1)
-    first = estimate(spec.shape, jax_training(tr, spec.opts), "paper", overheads=False).stages[0]
+    first = estimate(spec.shape, jax_training(tr, spec.opts), DEFAULT_PROFILE, overheads=False).stages[0]
     return {**_variant("per micro batch in flight", f"temp(m = p) - temp(m = p - 1), p = {tr.p}: one ring slot",
                        x1 - x0, s1 - s0),
             "paper_bytes": int(first["bytes"]["activations"] / first["in_flight"]),

@@ -5,6 +5,7 @@ from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
 from ..spec import JaxOptions, jax_training
+from symbolic.recipes.registry import JAX_PROFILE
 
 
 def symbolic_bytes(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions(),
@@ -13,7 +14,7 @@ def symbolic_bytes(shape: ModelShape, training: Training, opts: JaxOptions = Jax
     compiler (gpu: XLA:GPU, cpu: XLA:CPU) holds them."""
     from symbolic.estimator.estimate import estimate
 
-    return dict(estimate(shape, jax_training(training, opts), "jax", overheads=False, backend=backend).bytes)
+    return dict(estimate(shape, jax_training(training, opts), JAX_PROFILE, overheads=False, backend=backend).bytes)
 
 
 def rel(sym: float, ref: float | None) -> float | None:

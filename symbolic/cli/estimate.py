@@ -6,7 +6,7 @@ import json
 
 from ..config.errors import ConfigError
 from ..config.training import config_line
-from ..recipes import get
+from ..recipes import DEFAULT_PROFILE, get
 from ..flags.training import (add_model_args, add_recipe_arg, add_training_args, model_from_args, profile_from_args,
     training_from_args)
 from ..flags.values import describe_bytes, parse_bytes
@@ -141,7 +141,7 @@ def _print_tables(report: dict) -> None:
         reason = (f"the exact {source} stage, above the {report['profile']} profile's total of "
                   f"{_gib(report['bytes']['total'])} GiB"
                   + (" (the closed form omits the LM head weights when p = 1)"
-                     if source == "only" and report["profile"] == "paper" else ""))
+                     if source == "only" and report["profile"] == DEFAULT_PROFILE else ""))
     kinds = report["memory"]
     console.print(f"allocated {_gib(kinds['allocated_bytes'])} GiB: the tensors live at the peak (what "
                   f"torch.cuda.max_memory_allocated reports)")

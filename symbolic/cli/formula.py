@@ -5,7 +5,7 @@ import argparse
 import json
 
 from ..config.switches import BACKENDS
-from ..recipes import get, select
+from ..recipes import DEFAULT_PROFILE, get, select
 from ..flags.training import add_recipe_arg, add_switch_args, add_text_only_arg, profile_from_args
 
 
@@ -87,8 +87,8 @@ def run(args: argparse.Namespace) -> int:
     if buffers:
         _print_buffers(console, done, switches)
     console.print(table)
-    if args.profile != "paper" and get(args.profile).flag and args.component is None:  # a trainer's recipe
-        console.print(_changes(done["formulas"], rendered("paper", switches)["formulas"], args.recipe or args.profile))
+    if args.profile != DEFAULT_PROFILE and get(args.profile).flag and args.component is None:  # a trainer's recipe
+        console.print(_changes(done["formulas"], rendered(DEFAULT_PROFILE, switches)["formulas"], args.recipe or args.profile))
     return 0
 
 
@@ -102,7 +102,7 @@ def _changes(recipe: list[dict], megatron: list[dict], name: str) -> str:
     differ = [n for n in ours if n in theirs and ours[n] != theirs[n]]
     only = [n for n in ours if n not in theirs]
     gone = [n for n in theirs if n not in ours]
-    mine, base = widths(RECIPES.get(name, name)), widths("paper")
+    mine, base = widths(RECIPES.get(name, name)), widths(DEFAULT_PROFILE)
     precision = [f"{key}={mine[key]} (megatron {base[key]})" for key in mine if mine[key] != base[key]]
     return (f"--recipe {name} against --recipe megatron: components whose closed form differs: {', '.join(differ) or '-'};"
             f" only here: {', '.join(only) or '-'}; only in megatron's: {', '.join(gone) or '-'}; precision: "

@@ -16,6 +16,7 @@ from ..flags.training import (add_model_args, add_precision_args, add_recipe_arg
     precision_from_args, profile_from_args)
 from ..flags.values import capacity, describe_bytes, positive_int
 from .args import add_fit_args, check_output_file
+from ..recipes.registry import DEFAULT_PROFILE
 
 GiB = 2**30
 MAX_WHY_LINES = 40
@@ -262,6 +263,6 @@ def _print_table(plan, args) -> None:
                       "prediction; --explain prints its formula)")
     console.print("peak = max(total, every exact pipeline stage's total), the figure the fit rule judges; a stage in "
                   f"brackets holds more than the {plan.profile} profile's total"
-                  + (" (at p = 1: the LM head the closed form omits)" if plan.profile == "paper" else "")
+                  + (" (at p = 1: the LM head the closed form omits)" if plan.profile == DEFAULT_PROFILE else "")
                   + "; with stage_layers (an uneven split, --stage-layers in estimate) the most loaded stage alone "
                     "decides")

@@ -12,6 +12,7 @@ from ..config.shapes import ModelShape
 from ..config.switches import Switches
 from ..config.training import STAGES, Training, stage_exists, stage_of, stage_rank
 from .vectorized import Estimator, estimator
+from ..recipes.registry import DEFAULT_PROFILE, JAX_PROFILE
 
 
 def stages_of(p: int) -> tuple[tuple[str, int], ...]:
@@ -133,7 +134,7 @@ class Estimate:
         return {
             "model": self.shape.name, "param_count": self.shape.param_count,
             "config": self.training.as_json(self.shape), "profile": self.profile, "shape": self.shape.as_dict(),
-            "overheads": self.overheads, **({"backend": self.backend} if self.profile == "jax" else {}),
+            "overheads": self.overheads, **({"backend": self.backend} if self.profile == JAX_PROFILE else {}),
             "bytes": dict(self.bytes),
             "stages": [dict(stage, bytes=dict(stage["bytes"])) for stage in self.stages],
             "most_loaded_stage": self.most_loaded_stage["stage"], "most_loaded_rank": self.most_loaded_stage["rank"],
@@ -149,7 +150,7 @@ def _override(parts: dict[str, int], overrides: dict[str, int]) -> dict[str, int
     return out
 
 
-def estimate(shape: ModelShape, training: Training, profile: str = "paper", overheads: bool = True,
+def estimate(shape: ModelShape, training: Training, profile: str = DEFAULT_PROFILE, overheads: bool = True,
              overrides: dict[str, int] | None = None, backend: str = "gpu") -> Estimate:
     """Bytes of one configuration; `overrides` replaces named components (e.g. {"cuda_context": 2**29}) before totalling.
     The jax profile models jaxcheck's step, so jaxcheck's rules apply to it too."""

@@ -14,6 +14,7 @@ from ..config.kinds import KINDS
 from ..config.switches import Switches
 from ..config.training import STAGES, stage_rank
 from .codegen import compile_source, derived
+from ..recipes.registry import DEFAULT_PROFILE
 
 CHUNK = 16384  # configurations per call of the generated function: keeps its temporaries in cache
 
@@ -131,7 +132,7 @@ class Estimator:
 
 
 @functools.lru_cache(maxsize=None)
-def estimator(profile: str = "paper", switches: Switches = Switches()) -> Estimator:
+def estimator(profile: str = DEFAULT_PROFILE, switches: Switches = Switches()) -> Estimator:
     """Derive the profile's expressions for these switches and lambdify them once (cse=True; cached on disk)."""
     from ..recipes import get
 

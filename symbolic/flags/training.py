@@ -90,12 +90,12 @@ def add_recipe_arg(parser) -> None:
 
 def profile_from_args(args: argparse.Namespace) -> str:
     """The profile --recipe and --profile name (default paper); both, naming different ones: a one-line error."""
-    from ..recipes import RECIPES
+    from ..recipes import DEFAULT_PROFILE, RECIPES
 
     recipe = RECIPES.get(args.recipe) if getattr(args, "recipe", None) else None
     if recipe and args.profile and args.profile != recipe:
         raise ConfigError(f"--recipe {args.recipe} and --profile {args.profile} conflict: give one")
-    return recipe or args.profile or "paper"
+    return recipe or args.profile or DEFAULT_PROFILE
 
 
 def recipe_defaults(args: argparse.Namespace, profile: str | None) -> dict:

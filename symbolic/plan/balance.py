@@ -19,7 +19,7 @@ from ..config.shapes import ModelShape
 from ..config.switches import Switches
 from ..config.training import STAGES, Training, stage_of
 from ..estimator.vectorized import Estimator, estimator
-from ..recipes.registry import select
+from ..recipes.registry import DEFAULT_PROFILE, select
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def check_balanceable(shape: ModelShape, training: Training, scope: str = "all")
     rules.check(x, select(scope))
 
 
-def balance(shape: ModelShape, training: Training, profile: str = "paper", overheads: bool = True,
+def balance(shape: ModelShape, training: Training, profile: str = DEFAULT_PROFILE, overheads: bool = True,
             backend: str = "gpu") -> Balance:
     """The balanced and the most even split of `training` (its stage_layers ignored), exactly: every rank's total
     is evaluated for every layer count it could hold, then the greedy picks each split."""

@@ -28,6 +28,7 @@ from .proxy import Hardware, terms
 from .policies import recompute_index
 from .rows import _evaluate, _tick, _union, merged
 from .search import PlanResult, _allowed, _estimators, policy_inputs, reference, search, searched_policies
+from ..recipes.registry import DEFAULT_PROFILE
 
 FIRST_ROUND = 4096  # rows evaluated in the first round; each further round evaluates 4 times as many
 BOUND_BLOCK = 2**14  # rows whose bound score is computed at once: the proxy's temporaries stay in cache (measured
@@ -73,7 +74,7 @@ def _key_order(score: np.ndarray, peak: np.ndarray, row: np.ndarray) -> np.ndarr
     return np.lexsort((row, peak, -score))
 
 
-def best(cluster: Cluster, limit: float, top: int, profile: str = "paper", hw: Hardware = Hardware(),
+def best(cluster: Cluster, limit: float, top: int, profile: str = DEFAULT_PROFILE, hw: Hardware = Hardware(),
          overheads: bool = True, zero: tuple[int, ...] = (0, 1, 2, 3), balance: bool = True) -> PlanResult:
     """The `top` best fitting rows of `search(cluster, limit, ...)`, in its order, evaluating rows in bound order
     (module docstring). The result's rows are the K best and, where fewer than K fit, the lowest peak evaluated;

@@ -13,7 +13,7 @@ from ..config.errors import ConfigError
 from ..config.shapes import ModelShape
 from ..config.parallel import Parallel
 from ..config.training import RECIPE_FIELDS, ZERO_STAGES, Training
-from ..recipes.registry import select
+from ..recipes.registry import DEFAULT_PROFILE, select
 
 # the swept letters (m = gbs / (b d) follows from the others), the ZeRO stage, and the kind of stage split (SPLITS;
 # the uneven ones are chosen by plan.splits after masking); e and t_e: expert parallel and expert tensor parallel,
@@ -144,7 +144,7 @@ def _letters(cluster: Cluster, swept: dict, profile: str) -> SimpleNamespace:
                            **chosen, **rules.model_letters(cluster.shape))
 
 
-def masks(grid: dict[str, np.ndarray], cluster: Cluster, profile: str = "paper") -> dict[str, np.ndarray]:
+def masks(grid: dict[str, np.ndarray], cluster: Cluster, profile: str = DEFAULT_PROFILE) -> dict[str, np.ndarray]:
     """One boolean array per rule that binds the profile (True where it holds), in the rule table's order."""
     x = _letters(cluster, {name: grid[name] for name in GRID if name in grid} | expert_columns(grid), profile)
     return rules.masks(x, select(profile, policy=False), len(grid["d"]))
@@ -175,7 +175,7 @@ def _pruned_factorisations(cluster: Cluster, balance: bool) -> dict[str, np.ndar
     return {"d": d, "t": t, "p": p, "c": n // (d * t * p)}
 
 
-def valid(cluster: Cluster, profile: str = "paper", zero: tuple[int, ...] = ZERO_STAGES,
+def valid(cluster: Cluster, profile: str = DEFAULT_PROFILE, zero: tuple[int, ...] = ZERO_STAGES,
           balance: bool = True) -> tuple[dict[str, np.ndarray], int]:
     """The candidates that satisfy every rule binding the profile, and how many candidates were masked in all.
 
@@ -244,7 +244,7 @@ def _valid_block(cluster: Cluster, profile: str, rules_, block: dict, vpps, bs, 
     return {name: grid[name][at] for name in names}
 
 
-def why_not(cluster: Cluster, profile: str = "paper", limit: int | None = None, zero: tuple[int, ...] = ZERO_STAGES,
+def why_not(cluster: Cluster, profile: str = DEFAULT_PROFILE, limit: int | None = None, zero: tuple[int, ...] = ZERO_STAGES,
             balance: bool = True) -> tuple[list[str], int]:
     """One line per factorisation (d, t, p, c) of N (the first `limit` of them) naming every rule it breaks with
     vpp = 1 and b = 1 under the ZeRO stage and split that break the fewest (uneven stages on a tie: plan balances
@@ -271,7 +271,7 @@ def why_not(cluster: Cluster, profile: str = "paper", limit: int | None = None, 
     return lines, len(fac["d"])
 
 
-def shared_reason(cluster: Cluster, profile: str = "paper", zero: tuple[int, ...] = ZERO_STAGES) -> str | None:
+def shared_reason(cluster: Cluster, profile: str = DEFAULT_PROFILE, zero: tuple[int, ...] = ZERO_STAGES) -> str | None:
     """The message (at the first factorisation) of a rule that every factorisation breaks at its least constrained
     choices (why_not's), e.g. a flag the model has no use for; None when no one rule rules them all out."""
     fac = factorisations(cluster.gpus)

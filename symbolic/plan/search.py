@@ -13,7 +13,7 @@ import numpy as np
 from types import SimpleNamespace
 
 from ..config import rules
-from ..recipes.registry import select
+from ..recipes.registry import DEFAULT_PROFILE, select
 from ..config.switches import Switches
 from ..config.training import RECIPE_FIELDS, RECOMPUTE, ZERO_STAGES, Training
 from ..estimator.estimate import PEAK_FROM
@@ -145,7 +145,7 @@ def policy_inputs(fixed: dict, policy: Policy) -> dict:
     return {**fixed, "n_ac": policy.ac_every or 1}
 
 
-def search(cluster: Cluster, limit: float, profile: str = "paper", hw: Hardware = Hardware(),
+def search(cluster: Cluster, limit: float, profile: str = DEFAULT_PROFILE, hw: Hardware = Hardware(),
            overheads: bool = True, zero: tuple[int, ...] = ZERO_STAGES, balance: bool = True,
            keep_all: bool = True) -> PlanResult:
     """Enumerate the configurations the profile's rules allow (the given ZeRO stages; even stages and, with

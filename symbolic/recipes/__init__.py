@@ -6,7 +6,8 @@ import importlib
 from types import ModuleType
 
 from .base import Profile, Recipe
-from .registry import GROUP_RULES, PROFILES, RECIPES, REGISTRY, TABLE, get, select, widths
+from .registry import (DEFAULT_PROFILE, GROUP_RULES, JAX_PROFILE, PROFILES, RECIPES, REGISTRY, TABLE, get, select,
+                       widths)
 
 
 def load(name: str) -> ModuleType:
@@ -14,5 +15,5 @@ def load(name: str) -> ModuleType:
     return importlib.import_module(get(name).module)
 
 
-__all__ = ["REGISTRY", "PROFILES", "RECIPES", "GROUP_RULES", "TABLE", "Profile", "Recipe", "get", "load", "select",
-           "widths"]
+__all__ = ["REGISTRY", "PROFILES", "RECIPES", "GROUP_RULES", "TABLE", "DEFAULT_PROFILE", "JAX_PROFILE", "Profile",
+           "Recipe", "get", "load", "select", "widths"]

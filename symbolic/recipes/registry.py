@@ -16,6 +16,8 @@ REGISTRY: tuple[Recipe, ...] = (megatron.RECIPE, torchtitan.RECIPE, deepspeed.RE
 
 PROFILES: dict[str, Recipe] = {recipe.name: recipe for recipe in REGISTRY}  # --profile NAME -> its recipe
 RECIPES: dict[str, str] = {recipe.flag: recipe.name for recipe in REGISTRY if recipe.flag}  # --recipe NAME -> profile
+DEFAULT_PROFILE = megatron.RECIPE.name  # the profile when none is named: Megatron-LM as the paper models it
+JAX_PROFILE = jax.RECIPE.name  # jaxcheck's compiled step: the profile its own checks and verify read
 
 _LLAMA_ONLY = " and ".join(recipe.flag for recipe in REGISTRY if "recipes" in recipe.groups)
 # the groups' rows: what the recipes that join "recipes" (every trainer but Megatron) or "no-fp8" do not model

@@ -10,6 +10,7 @@ from ..config.symbols import ALL, BY_NAME, LATEX, MEANING, L_r, Le_r, m_r, r
 from ..estimator.estimate import stages_of
 from .formulas import formulas
 from .tex import align, breakable, expression, inline, mathrm, names, prose, visible
+from ..recipes.registry import DEFAULT_PROFILE, JAX_PROFILE
 
 GIB = 2**30
 PUBLISHED = [r"M &= \left(6 + \frac{12}{d c}\right)\left[\frac{h v}{t} + \frac{2L}{p} h^{2}\left(\frac{1 + k/a + 1.5 f/h}{t}"
@@ -84,14 +85,14 @@ def _same(x: sp.Expr, y: sp.Expr) -> bool:
     return True
 
 
-def paper(module, sw, p: int, profile: str = "paper") -> list[str]:
+def paper(module, sw, p: int, profile: str = DEFAULT_PROFILE) -> list[str]:
     """Every component, the total as their sum, the per-layer tensors, and each stage of this p as a sum of named
     components, with the formulas of those that differ from the most loaded GPU's (a recipe's profile alike; the
     published closed form for the paper profile)."""
     items = {item.name: item for item in formulas(profile, sw)}
     parts = module.components(sw)
     lines = [r"\section*{Formulas (bytes per GPU, profile \texttt{" + profile + "})}"]
-    if profile == "paper":
+    if profile == DEFAULT_PROFILE:
         lines += [r"\noindent The published closed form of the most loaded GPU (Fujii et al.\ 2024, arXiv 2411.06465), "
                   r"which the profile's total equals at $B_{w}, B_{g}, B_{o}, B_{a}, B_{l} = 2, 4, 12, 2, 4$, "
                   r"$v_{pp} = 1$, $m \ge p$, without overheads:"] + published()
@@ -174,7 +175,7 @@ def jax(module, sw, values: dict[str, int]) -> list[str]:
                          for ph in PHASES),
                        names(mathrm("temp"), [f"phase.{ph}" for ph in PHASES], r"\max", widest),
                        names(mathrm("total"), [row.name for row in fixed] + ["temp"], widest=widest)))
-    items = {item.name: item for item in formulas("jax", sw)}
+    items = {item.name: item for item in formulas(JAX_PROFILE, sw)}
     return lines + _layer_table(items)
 
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 import pytest
 
 from symbolic.config.errors import ConfigError
-from symbolic.config.shapes import PRESETS, ModelShape
+from symbolic.config.shapes import PRESETS
 from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 from symbolic.plan.enumerate import Cluster

@@ -16,15 +16,15 @@ from jaxcheck.spec import StepSpec
 from conftest import a_split
 from symbolic.config.errors import ConfigError
 from symbolic.config.rules import letters
+from symbolic.config.shapes import PRESETS, ModelShape
+from symbolic.config.training import Training
+from symbolic.plan.enumerate import Cluster, factorisations, valid, why_not
+from symbolic.plan.search import search
 from symbolic.recipes.registry import PROFILES, TABLE, select
 
 RULES = TABLE  # the shared rows and every recipe's
 SCOPES = {"all", *PROFILES, *("!" + name for name in PROFILES),
           *(group for name in PROFILES for group in PROFILES[name].groups)}
-from symbolic.config.shapes import PRESETS, ModelShape
-from symbolic.config.training import Training
-from symbolic.plan.enumerate import Cluster, factorisations, valid, why_not
-from symbolic.plan.search import search
 
 SHAPES = [
     PRESETS["tiny"],  # h=256 f=688 a=16 k=4 L=8 v=1024

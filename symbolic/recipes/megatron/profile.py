@@ -7,7 +7,6 @@ from ...components import (
     RANK, Component, embedding_input_paper, gradients, layer_activation, optimizer, output_layer, overheads,
     stage_params, token_ids, weights, zero_buffers,
 )
-from ...components import in_flight as _in_flight
 from ...components import layer_tensors as _layer_tensors
 from ..shared import in_flight, layer_tensors  # noqa: F401  (1F1B or interleaved 1F1B; a dense Llama layer)
 from ...components.ends import dummy_wgrads, logits_source, recompute_working_set

@@ -95,3 +95,16 @@ def test_glossary_symbols_carry_their_own_names():
     assert tuple(sym.name for sym in symbols.ALL) == glossary.NAMES
     assert set(glossary.MEANING) == set(glossary.NAMES) | set(glossary.STAGE) and len(glossary.NAMES) == 53
     assert set(glossary.STAGE_NAMES) < set(glossary.STAGE) and all(getattr(symbols, n).name == n for n in glossary.STAGE)
+
+
+def test_training_fields_named_by_their_flags_map_onto_the_glossary_letters():
+    """ep, etp, moe_capacity and ac_every keep their flags' names; glossary.TRAINING_FIELD makes them e, t_e, C_f and
+    n_ac (t_e = t where etp is not given, n_ac = 1 where ac_every is not). Source of truth: Training's own docstring's
+    mapping; exact."""
+    from symbolic.config.glossary import inputs_for
+
+    shape = PRESETS["tiny-moe"]
+    given = inputs_for(shape, Training(t=2, ep=2, etp=1, moe_capacity=1.5, ac_every=3, s=256))
+    assert (given["e"], given["t_e"], given["C_f"], given["n_ac"]) == (2, 1, 1.5, 3)
+    default = inputs_for(shape, Training(t=2, s=256))
+    assert (default["e"], default["t_e"], default["C_f"], default["n_ac"]) == (1, 2, 1.0, 1)

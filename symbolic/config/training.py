@@ -37,7 +37,10 @@ def stage_of(rank: int, p: int) -> str:
 
 @dataclass(frozen=True)
 class Training(Sharding):
-    """One 4D-parallel training job; letters follow the glossary (d, t, p, c, vpp, s, b) plus the global batch."""
+    """One 4D-parallel training job; letters follow the glossary (d, t, p, c, vpp, s, b) plus the global batch.
+
+    The fields that keep their flag's name map onto the glossary's letters as glossary.TRAINING_FIELD says: ep is e,
+    etp is t_e (etp_size: t where etp is None), moe_capacity is C_f, ac_every is n_ac (n_ac: 1 where None)."""
 
     d: int = 1  # data parallel
     t: int = 1  # tensor parallel (sequence parallel uses the same ranks)

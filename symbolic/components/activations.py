@@ -82,12 +82,7 @@ def attention_tensors(sw: Switches) -> list[Component]:
     if sw.attn_softcap and not sw.flash_attn:
         parts.append(_scores("softcap_tanh", B_a, sw, "tanh(scores / cap) of soft-capped scores, kept for tanh's "
                              "backward by unfused attention (Gemma 2; flash kernels cap inside their tiles)"))
-    if sw.sandwich:
-        parts.append(_tok("post_attn_norm_input", h, B_a, False, sw, "output projection's output, input of the "
-                          "post-attention norm (Gemma's sandwich norms)"))
-    if sw.dropout:
-        parts.append(_tok("attn_dropout_mask", h, _MASK, False, sw, "dropout mask after the output projection"))
-    return parts
+    return parts + _block_output(sw, "attn", "output projection", "post-attention", "the output projection")
 
 
 def mlp_tensors(sw: Switches) -> list[Component]:
@@ -116,11 +111,18 @@ def mlp_tensors(sw: Switches) -> list[Component]:
             _tok("gelu_input", f, B_a, True, sw, "fc1 output, input of GeLU"),
             _tok("down_input", f, B_a, True, sw, "GeLU output = fc2 input"),
         ]
+    return parts + _block_output(sw, "mlp", "down projection", "post-feedforward", "the MLP")
+
+
+def _block_output(sw: Switches, block: str, projection: str, norm: str, after: str) -> list[Component]:
+    """What a block keeps of its [s, b, h] output: with Gemma's sandwich norms the post-norm's input, with dropout
+    the mask (one byte per element, Korthikanti et al. 2022)."""
+    parts = []
     if sw.sandwich:
-        parts.append(_tok("post_mlp_norm_input", h, B_a, False, sw, "down projection's output, input of the "
-                          "post-feedforward norm (Gemma's sandwich norms)"))
+        parts.append(_tok(f"post_{block}_norm_input", h, B_a, False, sw, f"{projection}'s output, input of the "
+                          f"{norm} norm (Gemma's sandwich norms)"))
     if sw.dropout:
-        parts.append(_tok("mlp_dropout_mask", h, _MASK, False, sw, "dropout mask after the MLP"))
+        parts.append(_tok(f"{block}_dropout_mask", h, _MASK, False, sw, f"dropout mask after {after}"))
     return parts
 
 

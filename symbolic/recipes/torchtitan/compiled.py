@@ -7,8 +7,8 @@ from __future__ import annotations
 from ...components.base import FP32, Component
 from ...components.weights import mixer_params, mlp_params
 from ...config.switches import Switches
-from ...config.symbols import B_a, a, dh, f, h, k
-from .tensors import block_input, fp8_tp, tensor_parallel, token_tensor
+from ...config.symbols import B_a, a, dh, f, h
+from .tensors import block_input, flash_attention, fp8_tp, sac_attention, tensor_parallel, token_tensor
 
 
 def compiled_tensors(sw: Switches) -> list[Component]:
@@ -24,7 +24,7 @@ def compiled_tensors(sw: Switches) -> list[Component]:
             block_input(),
             token_tensor("attention_norm_rsqrt", 1, FP32, True, "fp32 rsqrt of the mean square, [b, s, 1]"),
             token_tensor("attention_norm_fp8", h, q8, False, "(tp > 1) the norm output's FP8 cast, all-gathered"),
-            *_attention(),
+            *flash_attention(),
             token_tensor("wo_input_fp8", a * dh, q8, True, "(tp > 1) wo's FP8 cast of its input"),
             token_tensor("wo_out", h, B_a, True, "wo's output (the residual after attention is recomputed from it)"),
             token_tensor("ffn_norm_rsqrt", 1, FP32, True, "fp32 rsqrt of the ffn norm"),
@@ -41,7 +41,7 @@ def compiled_tensors(sw: Switches) -> list[Component]:
         token_tensor("attention_norm_rsqrt", 1, FP32, True, "fp32 rsqrt of the mean square, [b, s, 1]"),
         token_tensor("attention_norm_out", h, B_a, False, "bf16 norm output, the input of wq, wk, wv (with tp > 1 "
                      "all-gathered over the sequence by PrepareModuleInput)"),
-        *_attention(),
+        *flash_attention(),
         token_tensor("wo_out", h, B_a, True, "wo's output (with tp > 1 reduce-scattered to Shard(1)): the residual "
                      "after attention is recomputed as x + wo_out"),
         token_tensor("ffn_norm_rsqrt", 1, FP32, True, "fp32 rsqrt of the ffn norm"),
@@ -50,17 +50,6 @@ def compiled_tensors(sw: Switches) -> list[Component]:
         token_tensor("w1_out", f, B_a, True, "w1 output (SiLU's output is recomputed from it)"),
         token_tensor("w3_out", f, B_a, True, "w3 output"),
         token_tensor("ffn_product", f, B_a, True, "SiLU(w1 x) * w3 x, w2's input"),
-    ]
-
-
-def _attention() -> list[Component]:
-    """What the flash kernel saves: Q and the repeated K and V, its output and logsumexp."""
-    return [
-        token_tensor("q", a * dh, B_a, True, "queries after RoPE, saved by the flash kernel"),
-        token_tensor("k_repeated", a * dh, B_a, True, "keys after RoPE and repeat_kv: a heads"),
-        token_tensor("v_repeated", a * dh, B_a, True, "values after repeat_kv: a heads"),
-        token_tensor("sdpa_out", a * dh, B_a, True, "the flash kernel's output, also wo's input"),
-        token_tensor("sdpa_lse", a, FP32, True, "its fp32 logsumexp [b, a, s]"),
     ]
 
 
@@ -73,10 +62,7 @@ def compiled_selective(sw: Switches) -> list[Component]:
     tp = tensor_parallel()
     return [*rows,
         block_input(),
-        token_tensor("wq_out", a * dh, B_a, True, "aten.mm output of wq, the queries before RoPE"),
-        token_tensor("wv_out", k * dh, B_a, True, "aten.mm output of wv, the values before repeat_kv"),
-        token_tensor("sdpa_out", a * dh, B_a, True, "the flash kernel's output"),
-        token_tensor("sdpa_lse", a, FP32, True, "its fp32 logsumexp"),
+        *sac_attention(True),
         token_tensor("w1_out", f, B_a, True, "aten.mm output of w1, the gate before SiLU"),
         token_tensor("wo_reduce_scatter", h, tp * B_a, True, "reduce_scatter_tensor output of the row-parallel wo "
                      "(t > 1; w2's, which eager SAC caches, is not read by backward)"),

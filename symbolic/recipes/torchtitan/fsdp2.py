@@ -8,24 +8,25 @@ from __future__ import annotations
 import sympy as sp
 
 from ...config.switches import Switches
-from ...config.symbols import B_a, B_g, B_l, B_o, B_w, a, b, c, dh, f, h, k, n_ac, p, s, t, v
+from ...config.symbols import B_a, B_g, B_l, B_o, B_w, a, b, c, dh, f, h, n_ac, p, s, t, v
 from ...components.base import FP32, GROUPS, INT64, Component
 from ...components.weights import end_params, layer_params, mixer_params, mlp_params
 from .compiled import compiled_selective, compiled_tensors
 from .moe import experts_gathered, layer_weights, moe_selective, moe_tensors
-from .tensors import block_input, fp8_tp, tensor_parallel, token_tensor
+from .tensors import block_input, flash_attention, fp8_tp, sac_attention, tensor_parallel, token_tensor
 
 
 def sharded_states(params: sp.Expr) -> list[Component]:
     """Weights, gradients and optimizer states of the stage's parameters, each a 1/(d c) shard: FSDP2 shards every
     parameter over the flattened dp_shard x cp mesh (parallelize_llama.py apply_fsdp), and AdamW's moments are
     zeros_like the sharded parameter (torch.optim)."""
+    shard = params / GROUPS.zero_group
     return [
-        Component("weights", B_w * params / GROUPS.zero_group, "the sharded parameters, B_w bytes each (fp32 DTensor shards: "
+        Component("weights", B_w * shard, "the sharded parameters, B_w bytes each (fp32 DTensor shards: "
                   "FSDP2 keeps the original dtype; the bf16 copy is gathered per block)"),
-        Component("gradients", B_g * params / GROUPS.zero_group, "the sharded gradients, reduce-scattered in reduce_dtype fp32 "
+        Component("gradients", B_g * shard, "the sharded gradients, reduce-scattered in reduce_dtype fp32 "
                   "(mixed_precision_reduce) and kept in the parameter's dtype, B_g bytes each"),
-        Component("optimizer", B_o * params / GROUPS.zero_group, "AdamW exp_avg and exp_avg_sq of the shards, B_o bytes per "
+        Component("optimizer", B_o * shard, "AdamW exp_avg and exp_avg_sq of the shards, B_o bytes per "
                   "parameter (no separate master copy: the fp32 shard is the master)"),
     ]
 
@@ -105,11 +106,7 @@ def eager_tensors(sw: Switches, moe: bool = False) -> list[Component]:
     gemm = B_a - q8 * (B_a - 1)  # a saved GEMM input's bytes: FP8 under Float8's TP styles
     return [
         *rms_norm("attention_norm", gemm),
-        token_tensor("q", a * dh, B_a, True, "queries after RoPE, saved by the flash kernel"),
-        token_tensor("k_repeated", a * dh, B_a, True, "keys after RoPE and repeat_kv: a heads"),
-        token_tensor("v_repeated", a * dh, B_a, True, "values after repeat_kv: a heads"),
-        token_tensor("sdpa_out", a * dh, B_a, True, "the flash kernel's output, also wo's saved input"),
-        token_tensor("sdpa_lse", a, FP32, True, "its fp32 logsumexp [b, a, s]"),
+        *flash_attention(),
         token_tensor("wo_input_fp8", a * dh, q8, True, "wo's FP8 cast of its input (Float8 at tp > 1)"),
         *(rms_norm("ffn_norm", gemm)[:3] + moe_tensors(sw) + [layer_weights()] if moe else [
         *rms_norm("ffn_norm", gemm),
@@ -146,10 +143,7 @@ def layer_tensors(sw: Switches, moe: bool = False) -> list[Component]:
     tp = tensor_parallel()
     return [
         block_input(),
-        token_tensor("wq_out", a * dh, B_a, True, "aten.mm output of wq, the queries before RoPE [b, s, a dh / t]"),
-        token_tensor("wv_out", k * dh, B_a, True, "aten.mm output of wv, the values [b, s, k dh / t] (before repeat_kv)"),
-        token_tensor("sdpa_out", a * dh, B_a, True, "_scaled_dot_product_flash_attention output [b, a/t, s, dh]"),
-        token_tensor("sdpa_lse", a, FP32, True, "its fp32 logsumexp [b, a/t, s]"),
+        *sac_attention(True),
         token_tensor("wo_reduce_scatter", h, tp * B_a, True, "reduce_scatter_tensor output of the row-parallel wo (t > 1)"),
         token_tensor("w1_out", f, B_a, True, "aten.mm output of w1, the gate before SiLU [b, s, f / t]"),
         token_tensor("w2_out", h, B_a, False, "aten.mm output of w2 [b, s, h]: partial sums before the reduce-scatter when t > 1"),

@@ -12,8 +12,8 @@ import sympy as sp
 from ...components.base import FP32, INT32, INT64, Component
 from ...components.experts import experts_params
 from ...config.switches import Switches
-from ...config.symbols import B_a, C_f, E, a, b, c, dh, e, f_e, f_s, h, k, k_e, s
-from .tensors import block_input, token_tensor
+from ...config.symbols import B_a, C_f, E, b, c, e, f_e, f_s, h, k_e, s
+from .tensors import block_input, sac_attention, token_tensor
 
 
 def expert_parallel() -> sp.Expr:
@@ -96,10 +96,7 @@ def moe_selective(sw: Switches) -> list[Component]:
     ep = expert_parallel()
     return [
         block_input(),
-        token_tensor("wq_out", a * dh, B_a, False, "mm output of wq, the queries before RoPE"),
-        token_tensor("wv_out", k * dh, B_a, False, "mm output of wv, the values before repeat_kv"),
-        token_tensor("sdpa_out", a * dh, B_a, False, "the flash kernel's output"),
-        token_tensor("sdpa_lse", a, FP32, False, "its fp32 logsumexp"),
+        *sac_attention(False),
         token_tensor("router_logits", E, FP32, False, "mm output of the gate, fp32 [T, E]"),
         token_tensor("topk_values", k_e, FP32, False, "topk's fp32 values [T, k_e] (of scores plus the expert bias)"),
         token_tensor("topk_ids", k_e, INT64, False, "topk's int64 ids [T, k_e]"),

@@ -151,3 +151,58 @@ def restack(tree: dict, shape, p: int) -> dict:
     for name, (n, *_) in stack_layers(shape).items():
         out[name] = jax.tree.map(lambda w: w.reshape((p, n // p) + w.shape[2:]), tree[name])
     return out
+
+
+def assert_step_matches(spec, reference, seq: int, atol=lambda ref: 2e-6) -> None:
+    """The sharded step (spec's mesh, its ZeRO stage and schedule) from the unsharded reference's parameters and batch
+    equals the reference: the loss within 1e-5 relative, each gradient within 1e-3 relative plus atol(ref) (the
+    reference gradient's array; 2e-6 by default) after restacking the reference's layer stacks over p."""
+    import jax
+    import numpy as np
+
+    from jaxcheck.compile import QUICK_CPU, compile_step
+    from jaxcheck.mesh import make_mesh
+    from jaxcheck.step import make_optimizer
+
+    host, tokens, targets, ref_loss, ref_grads = reference
+    shape, p, m = spec.shape, spec.train.p, spec.train.m
+    _, step, built = compile_step(spec, make_mesh(spec.train), with_grads=True,
+                                  compiler_options=QUICK_CPU if jax.default_backend() == "cpu" else None)
+    params_host = restack(host, shape, p)
+    opt_host = jax.tree.map(np.asarray, quick(make_optimizer(spec).init, params_host)(params_host))
+    params = jax.device_put(params_host, built.shardings["params"])
+    opt_state = jax.device_put(opt_host, built.shardings["optimizer"])
+    batch = jax.device_put({"tokens": tokens.reshape(m, -1, seq), "targets": targets.reshape(m, -1, seq)},
+                           built.shardings["batch"])
+    _, _, loss, grads = step(params, opt_state, batch)
+    assert float(loss) == pytest.approx(ref_loss, rel=1e-5)
+    want = restack(ref_grads, shape, p)
+    for path, g in jax.tree_util.tree_leaves_with_path(grads):
+        ref = want
+        for key in path:
+            ref = ref[key.key]
+        np.testing.assert_allclose(np.asarray(g), ref, rtol=1e-3, atol=atol(ref), err_msg=jax.tree_util.keystr(path))
+
+
+def assert_refused(shape, cases, profile: str = "paper") -> None:
+    """Each (Training, needle) of `cases` is refused for `shape` by `profile`'s rules: a ConfigError matching needle,
+    in one line."""
+    from symbolic.config.errors import ConfigError
+
+    for train, needle in cases:
+        with pytest.raises(ConfigError, match=needle) as err:
+            train.check(shape, profile)
+        assert "\n" not in str(err.value)
+
+
+def assert_profiles_refuse(shape, needles: dict) -> None:
+    """For `shape` under Training(s=256, zero=3), each profile of `needles` breaks a rule of the model whose message
+    holds that profile's needle."""
+    from symbolic.config import rules
+    from symbolic.config.training import Training
+    from symbolic.recipes.registry import select
+
+    x = rules.letters(Training(s=256, zero=3), shape)
+    for profile, needle in needles.items():
+        broken = [rule.message(x) for rule in select(profile, model=True) if not rule.holds(x)]
+        assert any(needle in message for message in broken), (profile, broken)

@@ -9,11 +9,9 @@ the biases and the LayerNorms' among them) to atol 2e-6 + rtol 1e-3, as tests/te
 of saved residuals (count and bytes, exact); XLA:GPU's memory analysis for an H100 (deviceless): argument and output
 bytes exact, the total within 6 % (tests/test_verify.py's tolerance).
 """
-import jax
-import numpy as np
 import pytest
 
-from conftest import quick, restack, skip_if_not_enough_devices, unsharded_reference
+from conftest import assert_step_matches, skip_if_not_enough_devices, unsharded_reference
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
@@ -35,34 +33,15 @@ def test_gpt_step_matches_reference():
     the learned positions replicated and tied embeddings (the embedding's gradient the lookup's plus the head's),
     across pipeline stages, context and ZeRO-3 (each parameter sharded over d*c too; one mesh, for the suite's
     budget)."""
-    from jaxcheck.compile import QUICK_CPU, compile_step
-    from jaxcheck.mesh import make_mesh
-    from jaxcheck.step import make_optimizer
-
-    host, tokens, targets, ref_loss, ref_grads = unsharded_reference(_spec(1, 1, 1, 1), GBS)
+    reference = unsharded_reference(_spec(1, 1, 1, 1), GBS)
+    host = reference[0]
     spec = _spec(1, 2, 2, 2)
     skip_if_not_enough_devices(spec.train.world)
     block = host["blocks"]
     assert {"scale", "bias"} == set(block["attn_norm"]) == set(host["norm"]) and "positions" in host
     assert {"fc1", "fc1_bias", "fc2", "fc2_bias"} == set(block["mlp"]) and {"bo", "sinks"} <= set(block["attn"])
     assert "q_norm" not in block["attn"]  # weightless: no parameter
-    _, step, built = compile_step(spec, make_mesh(spec.train), with_grads=True,
-                                  compiler_options=QUICK_CPU if jax.default_backend() == "cpu" else None)
-    params_host = restack(host, SHAPE, 2)
-    opt_host = jax.tree.map(np.asarray, quick(make_optimizer(spec).init, params_host)(params_host))
-    params = jax.device_put(params_host, built.shardings["params"])
-    opt_state = jax.device_put(opt_host, built.shardings["optimizer"])
-    m = spec.train.m
-    batch = jax.device_put({"tokens": tokens.reshape(m, -1, SEQ), "targets": targets.reshape(m, -1, SEQ)},
-                           built.shardings["batch"])
-    _, _, loss, grads = step(params, opt_state, batch)
-    assert float(loss) == pytest.approx(ref_loss, rel=1e-5)
-    want = restack(ref_grads, SHAPE, 2)
-    for path, g in jax.tree_util.tree_leaves_with_path(grads):
-        ref = want
-        for key in path:
-            ref = ref[key.key]
-        np.testing.assert_allclose(np.asarray(g), ref, rtol=1e-3, atol=2e-6, err_msg=jax.tree_util.keystr(path))
+    assert_step_matches(spec, reference, SEQ)
 
 
 @pytest.mark.parametrize("recompute", ["none", "selective", "full"])

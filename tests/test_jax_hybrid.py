@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from conftest import quick, restack, skip_if_not_enough_devices, unsharded_reference
+from conftest import assert_step_matches, skip_if_not_enough_devices, unsharded_reference
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
@@ -79,35 +79,14 @@ def test_hybrid_step_matches_reference(reference):
     """Heads of both mixers over t, the Gated DeltaNet's weights, taps and dt_bias/A_log split with their heads, its
     norm scale replicated, the attention's biases (the gate's too); p 2 t 2 d 2 ZeRO-3, each stage a Gated DeltaNet
     layer and an attention layer."""
-    from jaxcheck.compile import QUICK_CPU, compile_step
-    from jaxcheck.mesh import make_mesh
-    from jaxcheck.step import make_optimizer
-
-    shape, (host, tokens, targets, ref_loss, ref_grads) = reference
+    shape, ref = reference
+    host = ref[0]
     spec = _spec(2, 2, 2, "none", 3, shape)
-    p = spec.train.p
     skip_if_not_enough_devices(spec.train.world)
     assert {"wq", "wk", "wv", "wz", "wb", "wa", "conv_q", "dt_bias", "A_log", "norm", "wo"} <= set(
         host["linear_blocks"]["attn"])
     assert "wg" in host["blocks"]["attn"] and shape.qkv_bias == ("bg" in host["blocks"]["attn"])
-    _, step, built = compile_step(spec, make_mesh(spec.train), with_grads=True,
-                                  compiler_options=QUICK_CPU if jax.default_backend() == "cpu" else None)
-    params_host = restack(host, shape, p)
-    opt_host = jax.tree.map(np.asarray, quick(make_optimizer(spec).init, params_host)(params_host))
-    params = jax.device_put(params_host, built.shardings["params"])
-    opt_state = jax.device_put(opt_host, built.shardings["optimizer"])
-    m = spec.train.m
-    batch = jax.device_put({"tokens": tokens.reshape(m, -1, SEQ), "targets": targets.reshape(m, -1, SEQ)},
-                           built.shardings["batch"])
-    _, _, loss, grads = step(params, opt_state, batch)
-    assert float(loss) == pytest.approx(ref_loss, rel=1e-5)
-    want = restack(ref_grads, shape, p)
-    for path, g in jax.tree_util.tree_leaves_with_path(grads):
-        ref = want
-        for key in path:
-            ref = ref[key.key]
-        np.testing.assert_allclose(np.asarray(g), ref, rtol=1e-3, atol=max(2e-6, 2e-3 * np.abs(ref).max()),
-                                   err_msg=jax.tree_util.keystr(path))
+    assert_step_matches(spec, ref, SEQ, atol=lambda want: max(2e-6, 2e-3 * np.abs(want).max()))
 
 
 @pytest.mark.parametrize("shape,name", [(HYBRID, "hybrid"), (HYBRID_MOE, "hybrid-moe")], ids=["hybrid", "hybrid-moe"])

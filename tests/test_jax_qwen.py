@@ -8,11 +8,9 @@ unsharded_reference), differentiated by jax.grad, in fp32: loss to rtol 1e-5, ev
 norm scales among them) to atol 2e-6 + rtol 1e-3, as tests/test_jax_equivalence.py; and jax's own list of saved
 residuals (count and bytes, exact).
 """
-import jax
-import numpy as np
 import pytest
 
-from conftest import quick, restack, skip_if_not_enough_devices, unsharded_reference
+from conftest import assert_step_matches, skip_if_not_enough_devices, unsharded_reference
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
@@ -50,33 +48,14 @@ def test_qwen_attention_step_matches_reference(reference, d, p, t, c, recompute,
     """Biases split over t with their heads, per-head norm scales replicated, whole-width norm scales split over t
     (their mean over the heads of every tensor rank), across pipeline stages, context and ZeRO-3 (each parameter
     sharded over d*c too: the strictest layout; one mesh, to keep the suite inside its budget)."""
-    from jaxcheck.compile import QUICK_CPU, compile_step
-    from jaxcheck.mesh import make_mesh
-    from jaxcheck.step import make_optimizer
-
-    shape, (host, tokens, targets, ref_loss, ref_grads) = reference
+    shape, ref = reference
+    host = ref[0]
     spec = _spec(d, p, t, c, recompute, zero, shape)
     skip_if_not_enough_devices(spec.train.world)
     assert {"q_norm", "k_norm"} <= set(host["blocks"]["attn"])
     assert shape.qkv_bias == ({"bq", "bk", "bv"} <= set(host["blocks"]["attn"]))
     assert shape.sandwich == ({"post_attn_norm", "post_mlp_norm"} <= set(host["blocks"]))
-    _, step, built = compile_step(spec, make_mesh(spec.train), with_grads=True,
-                                  compiler_options=QUICK_CPU if jax.default_backend() == "cpu" else None)
-    params_host = restack(host, shape, p)
-    opt_host = jax.tree.map(np.asarray, quick(make_optimizer(spec).init, params_host)(params_host))
-    params = jax.device_put(params_host, built.shardings["params"])
-    opt_state = jax.device_put(opt_host, built.shardings["optimizer"])
-    m = spec.train.m
-    batch = jax.device_put({"tokens": tokens.reshape(m, -1, SEQ), "targets": targets.reshape(m, -1, SEQ)},
-                           built.shardings["batch"])
-    _, _, loss, grads = step(params, opt_state, batch)
-    assert float(loss) == pytest.approx(ref_loss, rel=1e-5)
-    want = restack(ref_grads, shape, p)
-    for path, g in jax.tree_util.tree_leaves_with_path(grads):
-        ref = want
-        for key in path:
-            ref = ref[key.key]
-        np.testing.assert_allclose(np.asarray(g), ref, rtol=1e-3, atol=2e-6, err_msg=jax.tree_util.keystr(path))
+    assert_step_matches(spec, ref, SEQ)
 
 
 @pytest.mark.parametrize("shape,name", list(zip(SHAPES, IDS)), ids=IDS)

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from symbolic.config import rules
-from symbolic.recipes.registry import select
+from conftest import assert_profiles_refuse, assert_refused
+
 from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import from_hf_config
 from symbolic.config.training import Training
@@ -119,14 +119,8 @@ def test_limits_are_one_line_and_plan_rows_match_estimate(tmp_path):
     from symbolic.plan.search import search
 
     shape = _read(tmp_path, SMALL)
-    for train in (Training(c=8, s=256), Training(t=2, c=4, s=256)):
-        with pytest.raises(ConfigError, match="Mamba-2 heads and") as err:
-            train.check(shape, "paper")
-        assert "\n" not in str(err.value)
-    x = rules.letters(Training(s=256, zero=3), shape)
-    for profile in ("jax", "torchtitan", "deepspeed"):
-        broken = [rule.message(x) for rule in select(profile, model=True) if not rule.holds(x)]
-        assert any("Mamba-2" in message for message in broken), broken
+    assert_refused(shape, [(train, "Mamba-2 heads and") for train in (Training(c=8, s=256), Training(t=2, c=4, s=256))])
+    assert_profiles_refuse(shape, dict.fromkeys(("jax", "torchtitan", "deepspeed"), "Mamba-2"))
     plan = search(Cluster(shape, gpus=6, s=256, gbs=12), limit=2**31, zero=(1,))
     assert plan.evaluated and np.any(plan.rows["p"] == 3)
     for i in range(plan.evaluated):

@@ -3,6 +3,7 @@ group by group (argument, output - alias, temp) and in total."""
 from __future__ import annotations
 
 from symbolic.config.shapes import ModelShape
+from symbolic.config.shape_json import shape_json
 from symbolic.config.training import Training
 
 from ..spec import JaxOptions, StepSpec
@@ -86,7 +87,7 @@ def verify(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions(
         details = run_explain(spec, mesh, report.xla, "gpu" if target.is_gpu else "cpu")
     return {
         "model": shape.name, "param_count": report.param_count, "config": spec.as_json(widths=True),
-        "target": target_json(target, compiled_for), "shape": shape.as_dict(), "mesh": report.mesh,
+        "target": target_json(target, compiled_for), "shape": shape_json(shape), "mesh": report.mesh,
         "symbolic": sym, "xla": report.xla, "arguments": report.arguments, "measured": measured,
         "components": compare(sym, report.xla, report.arguments),
         "rel_error_total": rel(sym["total"], report.xla["total_bytes"]),

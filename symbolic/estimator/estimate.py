@@ -9,6 +9,7 @@ from ..config.errors import ConfigError
 from ..config.glossary import inputs_for
 from ..config.kinds import KINDS, mixed  # whether a model's stages of equal layer counts may differ (plan imports it here)
 from ..config.shapes import ModelShape
+from ..config.shape_json import shape_json
 from ..config.switches import Switches
 from ..config.training import STAGES, Training, stage_exists, stage_of, stage_rank
 from .vectorized import Estimator, estimator
@@ -133,7 +134,7 @@ class Estimate:
         """The `mem4d estimate --json` schema; "fits" judges "peak_bytes", never "total" alone."""
         return {
             "model": self.shape.name, "param_count": self.shape.param_count,
-            "config": self.training.as_json(self.shape), "profile": self.profile, "shape": self.shape.as_dict(),
+            "config": self.training.as_json(self.shape), "profile": self.profile, "shape": shape_json(self.shape),
             "overheads": self.overheads, **({"backend": self.backend} if self.profile == JAX_PROFILE else {}),
             "bytes": dict(self.bytes),
             "stages": [dict(stage, bytes=dict(stage["bytes"])) for stage in self.stages],

@@ -1,0 +1,20 @@
+"""A ModelShape as the "shape" object of --json outputs: only what differs from the defaults, read back with them."""
+from __future__ import annotations
+
+from .shapes import ModelShape
+
+REQUIRED = ("name", "h", "f", "a", "k", "L", "v")  # the fields without a default: in every "shape" object
+
+
+def shape_json(shape: ModelShape) -> dict:
+    """The name and the letters h f a k L v, then only the fields whose value differs from what a shape given none of
+    them gets (head_dim where not h // a), in ModelShape's order, tuples as lists: a new field with a default changes
+    no output."""
+    plain = ModelShape(*(getattr(shape, key) for key in REQUIRED)).as_dict()
+    return {key: value for key, value in shape.as_dict().items() if key in REQUIRED or value != plain[key]}
+
+
+def shape_from_json(shape: dict) -> ModelShape:
+    """The ModelShape of a --json "shape" (shape_json's, or an older record's with every field): absent keys take
+    their defaults."""
+    return ModelShape(**shape)

@@ -2,6 +2,7 @@
 
     python benchmarks/golden.py write [DIR]   # run every case of grids/golden.toml, write DIR/<name>.json
     python benchmarks/golden.py check [DIR]   # run them again and compare with DIR, byte for byte
+    python benchmarks/golden.py check --case NAME ...  # only the cases named (the suite checks one this way)
 
 DIR defaults to results/golden. Each file is the command's --json stdout with the wall-clock keys (plan's seconds and
 build_seconds, verify's compile_seconds) set to null, then its exit status: nothing else is changed. `check` prints
@@ -45,8 +46,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=("write", "check"))
     parser.add_argument("dir", nargs="?", default=str(REPO / "results" / "golden"))
+    parser.add_argument("--case", action="append", help="only this case (repeat for more; default every case)")
     opts = parser.parse_args()
     cases = tomllib.loads(CASES.read_text())["case"]
+    unknown = sorted(set(opts.case or ()) - {case["name"] for case in cases})
+    if unknown:
+        parser.error(f"no case named {', '.join(unknown)} in {CASES.relative_to(REPO)}")
+    cases = [case for case in cases if opts.case is None or case["name"] in opts.case]
     folder = Path(opts.dir)
     folder.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(max_workers=2) as pool:

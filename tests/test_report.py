@@ -150,3 +150,19 @@ def test_json_names_what_was_written(tmp_path):
     assert out.returncode == 0, out.stderr
     written = json.loads(out.stdout)
     assert written["tex"] == "r.tex" and all(Path(tmp_path, f).is_file() for f in written["figures"])
+
+
+def test_the_plan_section_counts_what_plan_counts():
+    """`mem4d report --plan` (plan.search, every row) and `mem4d plan --top` (plan.best, rows until the K best are
+    certain) name the same number of configurations for one cluster: the rows the rules allow, balanced splits the
+    even row stands for included (search keeps fewer rows: 6,593 of 8,920 here, so a count of kept rows differs)."""
+    from symbolic.config.shapes import PRESETS
+    from symbolic.plan.best import best
+    from symbolic.plan.enumerate import Cluster
+    from symbolic.plan.search import search
+    from symbolic.render.sections import plan
+
+    cluster, limit = Cluster(PRESETS["llama3-8b"], gpus=8, s=4096, gbs=32), 64 * 2**30
+    every, top = search(cluster, limit), best(cluster, limit, 3)
+    assert every.valid == top.valid and every.evaluated < every.valid
+    assert f"ZeRO stage: {top.valid:,} configurations" in " ".join(plan(every, 80 * 2**30, 0.8, None))

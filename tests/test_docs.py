@@ -1,12 +1,17 @@
 """The docs stay honest: every relative link of README.md and docs/ resolves, and every `mem4d` command in a fenced
-block is accepted by that command's own parser; the estimate and formula examples also run.
+block is accepted by that command's own parser; the estimate and formula examples also run; and every fenced block
+that shows what a `$ mem4d` command printed either shows what the command prints now (estimate, formula, plan: run
+here, each shown line compared) or says, in a `# recorded at COMMIT` line, the commit it was recorded at (commands
+that compile with XLA: verify, compile, sweep, and searches too long for the suite).
 
-Source of truth: the files on disk and the CLI's parsers (symbolic.cli.entry.COMMANDS). Exact: no tolerance."""
+Source of truth: the files on disk, the CLI's parsers (symbolic.cli.entry.COMMANDS) and its output. Exact: no
+tolerance (figures to the printed precision; where a shown line is cut, "..." marks the cut)."""
 import contextlib
 import importlib
 import io
 import re
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -92,3 +97,99 @@ def test_every_doc_page_is_linked_from_the_index():
     index = (ROOT / "docs" / "README.md").read_text()
     unlinked = [p.name for p in PAGES[1:] if p.name != "README.md" and f"]({p.name})" not in index]
     assert not unlinked, unlinked
+
+
+SHOWN_RUN = ("estimate", "formula", "plan")  # run and compared; anything else shown must say where it was recorded
+RECORDED = re.compile(r"^# recorded at ([0-9a-f]{7,40})\b")
+CUT = re.compile(r"^(?:\.\.\.|…)\s*|\s*(?:\.\.\.|…)$")
+CLOCK = re.compile(r"\b\d+(?:\.\d+)? s\b")  # a wall-clock reading ("searched in 0.191 s"): never the same twice
+
+
+def _words(text: str) -> str:
+    return " ".join(CLOCK.sub("_ s", text).split())
+
+
+def _examples() -> list[tuple[str, int, str, list[str], str | None]]:
+    """(page, line number, command, the lines shown under it, the commit of its `# recorded at` line or None) of every
+    `$ mem4d ...` line in a fenced block that shows output (the lines up to the next `$ ` line or the fence)."""
+    out = []
+    for page in PAGES:
+        lines, fenced, block = page.read_text().splitlines(), False, []
+        for number, line in enumerate(lines, 1):
+            if line.lstrip().startswith("```"):
+                fenced, block = not fenced, []
+                continue
+            if not fenced:
+                continue
+            if line.startswith("$ ") or not block:
+                block = [(number, line)]
+                if line.startswith("$ mem4d "):
+                    out.append([page.relative_to(ROOT).as_posix(), number, line, [], None])
+                continue
+            if out and out[-1][1] == block[0][0]:
+                found = RECORDED.match(line)
+                if found:
+                    out[-1][4] = found.group(1)
+                elif line.strip():
+                    out[-1][3].append(line)
+    return [tuple(x) for x in out if x[3]]
+
+
+EXAMPLES = _examples()
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in re.split(r"[│┃|]", line.strip().strip("│┃|"))]
+
+
+def _missing(shown: list[str], printed: str) -> list[str]:
+    """The shown lines the output does not hold, in order: a table row (│) as its cells, the first ones of a printed
+    row (a row cut with "..." in its last cell); header (┃) and border lines skipped; any other line as its words, found
+    in the printed text with its wrapping undone (a terminal's width moves the line breaks)."""
+    rows = [_cells(line) for line in printed.splitlines() if line.lstrip().startswith("│")]
+    text = " ".join(line.strip() for line in printed.splitlines() if not line.lstrip().startswith(("│", "┃")))
+    text = _words(text)
+    missing, row_at, text_at = [], 0, 0
+    for line in shown:
+        stripped = line.strip()
+        if stripped.startswith(("┃", "┏", "┡", "├", "└", "━", "─")):
+            continue
+        if stripped.startswith("│"):
+            want = _cells(stripped)
+            want = want[:-1] if want[-1] in ("...", "…", "") else want
+            hits = [i for i in range(row_at, len(rows)) if rows[i][:len(want)] == want]
+            if not hits:
+                missing.append(line)
+            row_at = hits[0] + 1 if hits else row_at
+            continue
+        words = _words(CUT.sub("", stripped))
+        at = text.find(words, text_at)
+        if at < 0:
+            missing.append(line)
+        text_at = at + len(words) if at >= 0 else text_at
+    return missing
+
+
+def test_the_docs_show_output():
+    assert len(EXAMPLES) >= 10 and {x[2].split()[2] for x in EXAMPLES} >= {"estimate", "plan", "verify", "formula"}
+
+
+@pytest.mark.parametrize("page,number,line,shown,recorded", EXAMPLES, ids=[f"{x[0]}:{x[1]}" for x in EXAMPLES])
+def test_shown_output_is_printed_or_recorded(page, number, line, shown, recorded, monkeypatch):
+    """An example a user can run here prints what its page shows, line for line to the printed precision; one that
+    compiles with XLA (or searches for minutes) names the existing commit it was recorded at."""
+    command = re.split(r"\s+(?:#|&&|\|)\s*|\s{2,}\(", line.removeprefix("$ "))[0]
+    argv = shlex.split(command)[1:]
+    if argv[0] not in SHOWN_RUN or recorded:
+        assert recorded, f"{page}:{number}: {argv[0]} is not run by this test: add `# recorded at COMMIT` to the block"
+        known = subprocess.run(["git", "cat-file", "-e", f"{recorded}^{{commit}}"], cwd=ROOT, capture_output=True)
+        assert known.returncode == 0 or not (ROOT / ".git").exists(), f"{page}:{number}: no commit {recorded}"
+        return
+    monkeypatch.delenv("COLUMNS", raising=False)  # a pipe's width: each command's own minimum, as the pages show
+    monkeypatch.setenv("MEM4D_NO_COLOR", "1")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        main(argv)
+    missing = _missing(shown, out.getvalue())
+    assert not missing, f"{page}:{number}: `{command}` no longer prints:\n" + "\n".join(missing) + \
+        "\n--- it prints:\n" + out.getvalue()

@@ -193,3 +193,32 @@ def test_shown_output_is_printed_or_recorded(page, number, line, shown, recorded
     missing = _missing(shown, out.getvalue())
     assert not missing, f"{page}:{number}: `{command}` no longer prints:\n" + "\n".join(missing) + \
         "\n--- it prints:\n" + out.getvalue()
+
+
+def _plan_405b() -> dict[str, str]:
+    """docs/plan.md's figures of `mem4d plan --model llama3.1-405b --gpus 16384 --seq 8192 --gbs 2048` (every row
+    evaluated, as --all does), keyed by what each says."""
+    from symbolic.config.hfconfig import resolve_model
+    from symbolic.plan.enumerate import Cluster
+    from symbolic.plan.search import search
+
+    r = search(Cluster(resolve_model("llama3.1-405b"), gpus=16384, s=8192, gbs=2048), 0.8 * 80 * 2**30)
+    rows, rank = r.rows, {int(i): n for n, i in enumerate(r.order, 1)}
+    pp16 = [int(i) for i in r.order if rows["p"][i] == 16]
+    paper = [int(i) for i in r.order if (rows["d"][i], rows["t"][i], rows["p"][i], rows["c"][i]) == (128, 8, 16, 1)]
+    first = r.config(pp16[0])
+    c = first["config"]
+    return {"counts": f"finds {r.feasible:,} of {r.valid:,} configurations under 64 GiB, {len(pp16):,} of them with pp = 16",
+            "first pp16": f"(the first at rank {rank[pp16[0]]}: dp {c['dp']}, tp {c['tp']}, cp {c['cp']}, vpp {c['vpp']}, "
+                          f"{c['recompute']} {c.get('recompute_modules', '')}, ZeRO-{c['zero']}, "
+                          f"{c['stage_layers'][0]},{c['stage_layers'][1]},…,{c['stage_layers'][-1]} at "
+                          f"{first['peak_bytes'] / 2**30:.2f} GiB)",
+            "paper": f"fits in {len(paper)} rows; the proxy ranks it low (rank {rank[paper[0]]:,} at best)",
+            "section": f"it finds {r.feasible:,} of {r.valid:,} configurations, pp = 16 among them"}
+
+
+def test_plan_md_figures_are_the_search_s():
+    """The 405B plan figures docs/plan.md quotes in prose: the same search as `mem4d plan --all`, rerun."""
+    page = " ".join((ROOT / "docs" / "plan.md").read_text().split())
+    missing = {key: text for key, text in _plan_405b().items() if text not in page}
+    assert not missing, f"docs/plan.md no longer shows what the search finds: {missing}"

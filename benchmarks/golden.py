@@ -4,10 +4,10 @@
     python benchmarks/golden.py check [DIR]   # run them again and compare with DIR, byte for byte
     python benchmarks/golden.py check --case NAME ...  # only the cases named (the suite checks one this way)
 
-DIR defaults to results/golden. Each file is the command's --json stdout with the wall-clock keys (plan's seconds and
+DIR defaults to records/golden. Each file is the command's --json stdout with the wall-clock keys (plan's seconds and
 build_seconds, verify's compile_seconds) set to null, then its exit status: nothing else is changed. `check` prints
-one line per case that differs and exits 1 if any does; the committed results/golden/ are the outputs at the commit
-named in results/golden/COMMIT.
+one line per case that differs and exits 1 if any does; the committed records/golden/ are the outputs at the commit
+named in records/golden/COMMIT.
 """
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def run(args: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=("write", "check"))
-    parser.add_argument("dir", nargs="?", default=str(REPO / "results" / "golden"))
+    parser.add_argument("dir", nargs="?", default=str(REPO / "records" / "golden"))
     parser.add_argument("--case", action="append", help="only this case (repeat for more; default every case)")
     opts = parser.parse_args()
     cases = tomllib.loads(CASES.read_text())["case"]

@@ -20,7 +20,7 @@ from symbolic.recipes.megatron import profile as paper
 from symbolic.render.tex import LINE, display, escape, inline, prose, visible
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = next(iter(sorted((ROOT / "results").glob("*.jsonl"))), None)  # any `mem4d sweep` records of the repo
+RESULTS = next(iter(sorted((ROOT / "records").glob("*.jsonl"))), None)  # any `mem4d sweep` records of the repo
 CONFIG = ["--model", "llama3-70b", "--dp", "8", "--tp", "8", "--pp", "4", "--cp", "2", "--seq", "8192", "--gbs", "1024"]
 HAS_PDFLATEX = shutil.which("pdflatex") is not None
 
@@ -134,7 +134,7 @@ def test_bad_input_is_one_line_before_any_file(tmp_path, args):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]
 
 
-@pytest.mark.skipif(RESULTS is None, reason="no sweep records in results/")
+@pytest.mark.skipif(RESULTS is None, reason="no sweep records in records/")
 def test_report_imports_no_jax(tmp_path):
     """The cross-check figure reads sweep records; the command stays on the symbolic side."""
     code = ("import sys; from symbolic.cli.entry import main; "

@@ -132,7 +132,7 @@ def main() -> None:
     wall_cold = [float("nan")] if args.tiny else _end_to_end(args, args.repeat, cold=True)
     figures = {
         "model": args.model, "gpus": args.gpus, "seq": args.seq, "gbs": args.gbs,
-        "candidates": first.candidates, "evaluated": first.evaluated, "feasible": first.feasible,
+        "candidates": first.candidates, "valid": first.valid, "evaluated": first.evaluated, "feasible": first.feasible,
         "uneven": int((first.rows["split"] > 0).sum()),
         "load_estimators_seconds": first.seconds["build"],
         "search_seconds_median": search_s, "enumerate_seconds_median": enum_s,
@@ -151,8 +151,10 @@ def main() -> None:
         return
     print(f"{args.model} on {args.gpus} GPUs, s={args.seq}, gbs={args.gbs}, all options")
     print(f"  candidates masked             {first.candidates:>12,}  ((d,t,p,c,vpp,mbs) x ZeRO stage x split)")
-    print(f"  configurations evaluated      {first.evaluated:>12,}  (valid ones x 4 ZeRO stages x split kinds x 3 "
-          f"recompute; {figures['uneven']:,} uneven; under 0.8 x GPU: {first.feasible:,})")
+    print(f"  configurations (as plan says) {first.valid:>12,}  (every recompute choice x ZeRO stage x split kind the "
+          f"rules allow; what `mem4d plan` and `mem4d report` count)")
+    print(f"  configurations evaluated      {first.evaluated:>12,}  (kept once a balanced split no wider than the even "
+          f"one is left to the even row; {figures['uneven']:,} uneven; under 0.8 x GPU: {first.feasible:,})")
     print(f"  load 12 estimators            {first.seconds['build']:>12.3f} s  (first search in this process; "
           f"on-disk cache as found)")
     print(f"  enumerate + evaluate + rank   {search_s:>12.4f} s  (median of {args.repeat}; enumerate {enum_s:.4f} s)")

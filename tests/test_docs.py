@@ -7,6 +7,7 @@ that compile with XLA: verify, compile, sweep, and searches too long for the sui
 Source of truth: the files on disk, the CLI's parsers (symbolic.cli.entry.COMMANDS) and its output. Exact: no
 tolerance (figures to the printed precision; where a shown line is cut, "..." marks the cut)."""
 import contextlib
+import functools
 import importlib
 import io
 import re
@@ -198,11 +199,7 @@ def test_shown_output_is_printed_or_recorded(page, number, line, shown, recorded
 def _plan_405b() -> dict[str, str]:
     """docs/plan.md's figures of `mem4d plan --model llama3.1-405b --gpus 16384 --seq 8192 --gbs 2048` (every row
     evaluated, as --all does), keyed by what each says."""
-    from symbolic.config.hfconfig import resolve_model
-    from symbolic.plan.enumerate import Cluster
-    from symbolic.plan.search import search
-
-    r = search(Cluster(resolve_model("llama3.1-405b"), gpus=16384, s=8192, gbs=2048), 0.8 * 80 * 2**30)
+    r = _search("llama3.1-405b", 16384, 8192, 2048)
     rows, rank = r.rows, {int(i): n for n, i in enumerate(r.order, 1)}
     pp16 = [int(i) for i in r.order if rows["p"][i] == 16]
     paper = [int(i) for i in r.order if (rows["d"][i], rows["t"][i], rows["p"][i], rows["c"][i]) == (128, 8, 16, 1)]
@@ -222,3 +219,21 @@ def test_plan_md_figures_are_the_search_s():
     page = " ".join((ROOT / "docs" / "plan.md").read_text().split())
     missing = {key: text for key, text in _plan_405b().items() if text not in page}
     assert not missing, f"docs/plan.md no longer shows what the search finds: {missing}"
+
+
+@functools.cache
+def _search(model: str, gpus: int, s: int, gbs: int):
+    from symbolic.config.hfconfig import resolve_model
+    from symbolic.plan.enumerate import Cluster
+    from symbolic.plan.search import search
+
+    return search(Cluster(resolve_model(model), gpus=gpus, s=s, gbs=gbs), 0.8 * 80 * 2**30)
+
+
+@pytest.mark.parametrize("model,gpus,s,gbs", [("llama3.1-405b", 16384, 8192, 2048), ("llama3-70b", 512, 8192, 1024)])
+def test_benchmarks_md_plan_counts_are_the_search_s(model, gpus, s, gbs):
+    """docs/benchmarks.md's re-measured plan counts (what bench_plan.py prints of the same search)."""
+    r = _search(model, gpus, s, gbs)
+    page = " ".join((ROOT / "docs" / "benchmarks.md").read_text().split())
+    want = f"{r.valid:,} configurations ({r.evaluated:,} evaluated"
+    assert want in page and f"{r.feasible:,} fit" in page, f"docs/benchmarks.md: {want}, {r.feasible:,} fit"

@@ -145,8 +145,8 @@ def _cells(line: str) -> list[str]:
 
 def _missing(shown: list[str], printed: str) -> list[str]:
     """The shown lines the output does not hold, in order: a table row (│) as its cells, the first ones of a printed
-    row (a row cut with "..." in its last cell); header (┃) and border lines skipped; any other line as its words, found
-    in the printed text with its wrapping undone (a terminal's width moves the line breaks)."""
+    row (a row cut with "..." in its last cell); header (┃) and border lines skipped; any other line as its words,
+    found in the printed text with its wrapping undone (a terminal's width moves the line breaks)."""
     rows = [_cells(line) for line in printed.splitlines() if line.lstrip().startswith("│")]
     text = " ".join(line.strip() for line in printed.splitlines() if not line.lstrip().startswith(("│", "┃")))
     text = _words(text)
@@ -183,7 +183,8 @@ def test_shown_output_is_printed_or_recorded(page, number, line, shown, recorded
     argv = shlex.split(command)[1:]
     if argv[0] not in SHOWN_RUN or recorded:
         assert recorded, f"{page}:{number}: {argv[0]} is not run by this test: add `# recorded at COMMIT` to the block"
-        known = subprocess.run(["git", "cat-file", "-e", f"{recorded}^{{commit}}"], cwd=ROOT, capture_output=True)
+        known = subprocess.run(["git", "cat-file", "-e", f"{recorded}^{{commit}}"], cwd=ROOT, capture_output=True,
+                               check=False)
         assert known.returncode == 0 or not (ROOT / ".git").exists(), f"{page}:{number}: no commit {recorded}"
         return
     monkeypatch.delenv("COLUMNS", raising=False)  # a pipe's width: each command's own minimum, as the pages show
@@ -205,10 +206,13 @@ def _plan_405b() -> dict[str, str]:
     paper = [int(i) for i in r.order if (rows["d"][i], rows["t"][i], rows["p"][i], rows["c"][i]) == (128, 8, 16, 1)]
     first = r.config(pp16[0])
     c = first["config"]
-    return {"counts": f"finds {r.feasible:,} of {r.valid:,} configurations under 64 GiB, {len(pp16):,} of them with pp = 16",
-            "first pp16": f"(the first at rank {rank[pp16[0]]}: dp {c['dp']}, tp {c['tp']}, cp {c['cp']}, vpp {c['vpp']}, "
+    split = c["stage_layers"]
+    return {"counts": f"finds {r.feasible:,} of {r.valid:,} configurations under 64 GiB, {len(pp16):,} of them with "
+                      f"pp = 16",
+            "first pp16": f"(the first at rank {rank[pp16[0]]}: dp {c['dp']}, tp {c['tp']}, cp {c['cp']}, "
+                          f"vpp {c['vpp']}, "
                           f"{c['recompute']} {c.get('recompute_modules', '')}, ZeRO-{c['zero']}, "
-                          f"{c['stage_layers'][0]},{c['stage_layers'][1]},…,{c['stage_layers'][-1]} at "
+                          f"{split[0]},{split[1]},…,{split[-1]} at "
                           f"{first['peak_bytes'] / 2**30:.2f} GiB)",
             "paper": f"fits in {len(paper)} rows; the proxy ranks it low (rank {rank[paper[0]]:,} at best)",
             "section": f"it finds {r.feasible:,} of {r.valid:,} configurations, pp = 16 among them"}

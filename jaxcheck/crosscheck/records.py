@@ -68,7 +68,7 @@ def row(path: Path, records: list[dict]) -> str:
     targets = sorted({_target(r) for r in latest(records)})
     target = ", ".join(targets)
     stats = summary["rel_error_total"]
-    pct = lambda x: "-" if x is None else f"{100 * x:.2f} %"  # noqa: E731
+    pct = lambda x: "-" if x is None else f"{100 * x:.2f} %"
     name = path.relative_to(RECORDS).as_posix()
     return (f"| [{name}]({name}) | {_grid(path, targets[0])} | {target} | {', '.join(summary['code']) or '-'} | "
             f"{summary['ok']} of {summary['count']} | {pct(stats.get('median_abs'))} | {pct(stats.get('max_abs'))} |")

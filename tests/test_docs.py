@@ -10,9 +10,11 @@ import contextlib
 import functools
 import importlib
 import io
+import os
 import re
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -241,3 +243,14 @@ def test_benchmarks_md_plan_counts_are_the_search_s(model, gpus, s, gbs):
     page = " ".join((ROOT / "docs" / "benchmarks.md").read_text().split())
     want = f"{r.valid:,} configurations ({r.evaluated:,} evaluated"
     assert want in page and f"{r.feasible:,} fit" in page, f"docs/benchmarks.md: {want}, {r.feasible:,} fit"
+
+
+def test_comparison_md_mem4d_rows_are_what_peers_py_prints():
+    """docs/comparison.md's table: each mem4d row (case, states, activations, total) is a row benchmarks/peers.py
+    prints now (the seconds are a clock); the other tools' rows are recorded at the commit the page names."""
+    page = (ROOT / "docs" / "comparison.md").read_text()
+    shown = [line for line in page.splitlines() if "  mem4d  " in line]
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "peers.py")], cwd=ROOT, capture_output=True,
+                          text=True, check=False, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    printed = {line[:100] for line in done.stdout.splitlines() if "  mem4d  " in line}
+    assert len(shown) == 3 and {line[:100] for line in shown} <= printed, (shown, done.stdout, done.stderr)

@@ -4,7 +4,8 @@ side in one run: `python benchmarks/bench_codegen.py [REPEATS]`. It times symbol
 expressions built, then lambdified) for 18 switch sets of the jax and paper profiles, alternating the two, with
 sympy's caches cleared before each derive so neither borrows the other's work, and the generated code of each on
 10^6 random configurations (the main function, and a stage's total: what plan's split search calls most); prints
-medians and their ratios, and the largest difference between the two codes' numbers."""
+medians and their ratios, and the largest difference between the two codes' numbers. --tiny: one switch set on 10^3
+configurations (tests/test_benchmarks.py: the script still runs)."""
 from __future__ import annotations
 
 import statistics
@@ -63,12 +64,14 @@ def main() -> int:
     from symbolic.config.training import Training
     from symbolic.estimator import codegen
 
-    repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 1
+    tiny = "--tiny" in sys.argv[1:]
+    numbers = [arg for arg in sys.argv[1:] if arg != "--tiny"]
+    repeats = int(numbers[0]) if numbers else 1
     base = Training(s=4096, gbs=64)
     cases = [(profile, Switches.of(replace(base, recompute=r, zero=z), True, shape=PRESETS[model]))
              for profile, model in (("jax", "tiny"), ("paper", "llama3-8b"), ("paper", "mixtral-8x7b"))
-             for r in ("none", "selective", "full") for z in (1, 3)]
-    arrays = random_configs(1_000_000)
+             for r in ("none", "selective", "full") for z in (1, 3)][:1 if tiny else None]
+    arrays = random_configs(1000 if tiny else 1_000_000)
     rng = np.random.default_rng(1)
     for name in NAMES:  # the letters random_configs leaves out (MoE, MLA, ...): small positive values
         arrays.setdefault(name, rng.integers(1, 8, len(arrays["L"])).astype(float))
@@ -112,5 +115,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+    here = __import__("pathlib").Path(__file__).resolve().parent
+    sys.path[:0] = [str(here), str(here.parent)]  # bench_estimator beside it, this checkout's symbolic/
     sys.exit(main())

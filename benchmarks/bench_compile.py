@@ -2,6 +2,7 @@
 model sizes, compiled by XLA:GPU for an H100 without a GPU and by XLA:CPU on simulated devices.
 
     python benchmarks/bench_compile.py [--remat none|selective|full] [--only llama3-8b] [--repeats 3]
+    python benchmarks/bench_compile.py --tiny  # the tiny model on one simulated CPU device, once (the suite's check)
 
 Each case runs `mem4d compile --json` (or `mem4d verify --json`) in a fresh subprocess; RSS is that child's
 ru_maxrss (os.wait4), compile seconds are the tool's own (build abstract state + lower + compile; compile may compile
@@ -16,6 +17,9 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]  # the processes run this checkout's symbolic/
 
 CASES = {
     "llama3-8b": ["--model", "llama3-8b", "--dp", "2", "--tp", "2", "--pp", "2", "--cp", "1",
@@ -23,13 +27,14 @@ CASES = {
     "llama3-70b": ["--model", "llama3-70b", "--dp", "2", "--tp", "8", "--pp", "4", "--cp", "1",
                    "--seq", "4096", "--mbs", "1", "--gbs", "16"],
 }
+TINY = ["--model", "tiny", "--dp", "1", "--tp", "1", "--pp", "1", "--cp", "1", "--seq", "128", "--mbs", "1", "--gbs", "1"]
 
 
 def run_case(args: list[str], command: str = "compile") -> dict:
     """One fresh `mem4d <command> --json` process: its JSON plus wall seconds and max RSS in bytes."""
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "symbolic.cli", command, *args, "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
@@ -50,17 +55,20 @@ def main() -> None:
     parser.add_argument("--remat", default="none")
     parser.add_argument("--only", choices=list(CASES) + ["verify"])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--tiny", action="store_true", help="the tiny model for XLA:CPU on one device, one run")
     args = parser.parse_args()
     print(f"{'case':<26}{'devices':>8}{'compile s':>11}{'wall s':>9}{'RSS GiB':>9}{'XLA total GiB':>15}")
     cases = [(f"{name} {target}", "compile", case + ["--remat", args.remat, "--target", target])
              for name, case in CASES.items() for target in ("h100-80gb", "cpu") if args.only in (None, name)]
-    if args.only in (None, "verify"):
+    if args.tiny:
+        cases, args.repeats = [("tiny cpu", "compile", TINY + ["--remat", args.remat, "--target", "cpu"])], 1
+    elif args.only in (None, "verify"):
         cases.append(("verify (default)", "verify", []))
     for label, command, case in cases:
         runs = [run_case(case, command) for _ in range(args.repeats)]
         r = runs[0]
         mesh = r["mesh"]
-        devices = mesh["data"] * mesh["pipe"] * mesh["tensor"] * mesh["context"]
+        devices = mesh["data"] * mesh.get("expert", 1) * mesh["pipe"] * mesh["tensor"] * mesh["context"]  # d = data x expert
         print(f"{label:<26}{devices:>8}{_median(runs, lambda x: x['compile_seconds']):>11.1f}"
               f"{_median(runs, lambda x: x['wall_seconds']):>9.1f}{_median(runs, lambda x: x['max_rss_bytes']) / 2**30:>9.2f}"
               f"{r['xla']['total_bytes'] / 2**30:>15.1f}")

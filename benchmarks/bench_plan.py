@@ -2,6 +2,7 @@
 
     python benchmarks/bench_plan.py [--model llama3.1-405b --gpus 16384 --seq 8192 --gbs 2048] [--repeat 7]
     python benchmarks/bench_plan.py --model qwen3-235b-a22b --gpus 1024 --seq 4096 --gbs 1024  # ep and etp too
+    python benchmarks/bench_plan.py --tiny  # Llama 3 8B on 8 GPUs, once, no cold run (tests/test_benchmarks.py)
 
 Prints, for one cluster and every option (all (d, t, p, c, vpp, mbs), 3 recompute modes, ZeRO stages 0 to 3, even
 and balanced stage splits, p no longer a divisor of L):
@@ -30,9 +31,11 @@ from pathlib import Path
 
 import numpy as np
 
-from symbolic.config.hfconfig import resolve_model
-from symbolic.plan.enumerate import Cluster
-from symbolic.plan.search import search
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's symbolic/, not an installed one
+
+from symbolic.config.hfconfig import resolve_model  # noqa: E402
+from symbolic.plan.enumerate import Cluster  # noqa: E402
+from symbolic.plan.search import search  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -47,7 +50,11 @@ def _args() -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--sample", type=int, default=300, help="configurations timed one at a time")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    return parser.parse_args()
+    parser.add_argument("--tiny", action="store_true", help="llama3-8b on 8 GPUs, one repeat, a few samples, warm only")
+    args = parser.parse_args()
+    if args.tiny:
+        args.model, args.gpus, args.seq, args.gbs, args.repeat, args.sample = "llama3-8b", 8, 4096, 32, 1, 5
+    return args
 
 
 def _one_at_a_time(plan, sample: int) -> tuple[float, int, int]:
@@ -96,7 +103,7 @@ def _end_to_end(args, repeat: int, cold: bool) -> list[float]:
     times = []
     for _ in range(repeat):
         with tempfile.TemporaryDirectory() as tmp:
-            env, cwd = dict(os.environ), None
+            env, cwd = dict(os.environ), REPO
             if cold:
                 cwd = Path(tmp)
                 shutil.copytree(REPO / "symbolic", cwd / "symbolic", ignore=shutil.ignore_patterns("__pycache__"))
@@ -122,10 +129,10 @@ def main() -> None:
     per_config, worst, sampled = _one_at_a_time(first, args.sample)
     per_scalar = _scalar_calls(first, 10 * args.sample)
     wall = _end_to_end(args, args.repeat, cold=False)
-    wall_cold = _end_to_end(args, args.repeat, cold=True)
+    wall_cold = [float("nan")] if args.tiny else _end_to_end(args, args.repeat, cold=True)
     figures = {
         "model": args.model, "gpus": args.gpus, "seq": args.seq, "gbs": args.gbs,
-        "candidates": first.candidates, "evaluated": first.evaluated, "feasible": first.feasible,
+        "candidates": first.candidates, "valid": first.valid, "evaluated": first.evaluated, "feasible": first.feasible,
         "uneven": int((first.rows["split"] > 0).sum()),
         "load_estimators_seconds": first.seconds["build"],
         "search_seconds_median": search_s, "enumerate_seconds_median": enum_s,
@@ -144,8 +151,10 @@ def main() -> None:
         return
     print(f"{args.model} on {args.gpus} GPUs, s={args.seq}, gbs={args.gbs}, all options")
     print(f"  candidates masked             {first.candidates:>12,}  ((d,t,p,c,vpp,mbs) x ZeRO stage x split)")
-    print(f"  configurations evaluated      {first.evaluated:>12,}  (valid ones x 4 ZeRO stages x split kinds x 3 "
-          f"recompute; {figures['uneven']:,} uneven; under 0.8 x GPU: {first.feasible:,})")
+    print(f"  configurations (as plan says) {first.valid:>12,}  (every recompute choice x ZeRO stage x split kind the "
+          f"rules allow; what `mem4d plan` and `mem4d report` count)")
+    print(f"  configurations evaluated      {first.evaluated:>12,}  (kept once a balanced split no wider than the even "
+          f"one is left to the even row; {figures['uneven']:,} uneven; under 0.8 x GPU: {first.feasible:,})")
     print(f"  load 12 estimators            {first.seconds['build']:>12.3f} s  (first search in this process; "
           f"on-disk cache as found)")
     print(f"  enumerate + evaluate + rank   {search_s:>12.4f} s  (median of {args.repeat}; enumerate {enum_s:.4f} s)")
@@ -159,8 +168,9 @@ def main() -> None:
     print(f"  max byte difference (sample)  {worst:>12d}")
     print(f"  mem4d plan end to end         {figures['end_to_end_seconds_median']:>12.3f} s  (median of {args.repeat}, "
           f"fresh subprocess, estimator cache warm)")
-    print(f"  mem4d plan end to end, cold   {figures['end_to_end_cold_seconds_median']:>12.3f} s  (median of "
-          f"{args.repeat}, fresh copy of symbolic/ without __pycache__, empty estimator cache)")
+    if not args.tiny:
+        print(f"  mem4d plan end to end, cold   {figures['end_to_end_cold_seconds_median']:>12.3f} s  (median of "
+              f"{args.repeat}, fresh copy of symbolic/ without __pycache__, empty estimator cache)")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 side in one run.
 
     python benchmarks/bench_plan_top.py [--repeat 3] [--json]
+    python benchmarks/bench_plan_top.py --tiny  # Llama 3 8B on 8 GPUs, once (tests/test_benchmarks.py)
 
 For each case, fresh subprocesses (estimator cache warm: one untimed run first) of `mem4d plan ... --top 10 --json`,
 once as the CLI runs now (plan.best: rows evaluated in the proxy's bound order until the 10 best are certain) and once
@@ -30,6 +31,7 @@ CASES = (
     ("mixtral-8x22b", 1024, 8192, 1024),
     ("llama3.1-405b", 131072, 8192, 16384),
 )
+TINY = ("llama3-8b", 8, 4096, 32)
 # the exhaustive search in plan.best's place: what `mem4d plan --top K` ran before plan.best
 EXHAUSTIVE = ("import sys, symbolic.plan.best as b, symbolic.plan.search as s\n"
               "b.best = lambda cluster, limit, top, **kw: s.search(cluster, limit, **kw)\n"
@@ -56,9 +58,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--tiny", action="store_true", help="one small cluster, one repeat")
     args = parser.parse_args()
     table, same_everywhere = [], True
-    for model, gpus, s, gbs in CASES:
+    args.repeat = 1 if args.tiny else args.repeat
+    for model, gpus, s, gbs in [TINY] if args.tiny else CASES:
         argv = ["plan", "--model", model, "--gpus", str(gpus), "--seq", str(s), "--gbs", str(gbs), "--top", "10",
                 "--json"]
         _run(CURRENT, argv)  # the estimator cache warm for both

@@ -2,11 +2,12 @@
 
     python benchmarks/golden.py write [DIR]   # run every case of grids/golden.toml, write DIR/<name>.json
     python benchmarks/golden.py check [DIR]   # run them again and compare with DIR, byte for byte
+    python benchmarks/golden.py check --case NAME ...  # only the cases named (the suite checks one this way)
 
-DIR defaults to results/golden. Each file is the command's --json stdout with the wall-clock keys (plan's seconds and
+DIR defaults to records/golden. Each file is the command's --json stdout with the wall-clock keys (plan's seconds and
 build_seconds, verify's compile_seconds) set to null, then its exit status: nothing else is changed. `check` prints
-one line per case that differs and exits 1 if any does; the committed results/golden/ are the outputs at the commit
-named in results/golden/COMMIT. The outputs hold no key a new default could add: a model's "shape" lists only the
+one line per case that differs and exits 1 if any does; the committed records/golden/ are the outputs at the commit
+named in records/golden/COMMIT. The outputs hold no key a new default could add: a model's "shape" lists only the
 fields that differ from ModelShape's defaults (symbolic/config/shape_json.py), and "config" the recipe options only
 where they differ from Training's (RECIPE_FIELDS); a new field or option with a default rewrites no golden file.
 """
@@ -46,9 +47,14 @@ def run(args: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=("write", "check"))
-    parser.add_argument("dir", nargs="?", default=str(REPO / "results" / "golden"))
+    parser.add_argument("dir", nargs="?", default=str(REPO / "records" / "golden"))
+    parser.add_argument("--case", action="append", help="only this case (repeat for more; default every case)")
     opts = parser.parse_args()
     cases = tomllib.loads(CASES.read_text())["case"]
+    unknown = sorted(set(opts.case or ()) - {case["name"] for case in cases})
+    if unknown:
+        parser.error(f"no case named {', '.join(unknown)} in {CASES.relative_to(REPO)}")
+    cases = [case for case in cases if opts.case is None or case["name"] in opts.case]
     folder = Path(opts.dir)
     folder.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(max_workers=2) as pool:

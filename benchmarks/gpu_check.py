@@ -1,6 +1,6 @@
 """One command for whoever has a GPU lent: measured peak vs XLA:GPU (real device and deviceless target) vs symbolic.
 
-    PYTHONPATH=. python benchmarks/gpu_check.py            # writes results/gpu-<device>.jsonl
+    PYTHONPATH=. python benchmarks/gpu_check.py            # writes records/gpu-<device>.jsonl
 
 A ladder of configurations that fit on one device (d = t = p = c = 1), each compiled for the real device (in a
 fresh process that also runs one step and reads peak_bytes_in_use: jax cannot reset the peak) and deviceless for the
@@ -55,7 +55,7 @@ def _card(kind: str):
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(ROOT / "results"), help="directory for gpu-<device>.jsonl")
+    parser.add_argument("--out", default=str(ROOT / "records"), help="directory for gpu-<device>.jsonl")
     parser.add_argument("--budget", type=float, default=420.0, help="stop starting new configurations after this many s")
     args = parser.parse_args()
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # the measuring subprocesses need the memory

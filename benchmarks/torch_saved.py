@@ -2,7 +2,7 @@
 the source of truth of the torchtitan recipe's per-block tensors (symbolic/recipes/torchtitan/fsdp2.py, compiled.py).
 
 Run by hand (needs torch and a C++ compiler for inductor's CPU code, which mem4d does not depend on):
-`python benchmarks/torch_saved.py [-o results/torch-saved-cpu.jsonl]`. It writes one JSON line per (Float8 recipe,
+`python benchmarks/torch_saved.py [-o records/torch-saved-cpu.jsonl]`. It writes one JSON line per (Float8 recipe,
 compiled, mode): torch's and torchao's versions, the block's sizes, and the tensors saved for backward (shape,
 dtype, bytes), each storage once, the block's bf16 weights and its RoPE buffer left out (FSDP2's gathered
 parameters, counted apart; the buffer is the model's, shared by every block); `per_token` false marks what is not an
@@ -202,7 +202,7 @@ def _row(torch, name: str, mode: str, compiled: bool, float8: str, tp: int, ep: 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-o", "--out", default="results/torch-saved-cpu.jsonl")
+    parser.add_argument("-o", "--out", default="records/torch-saved-cpu.jsonl")
     args = parser.parse_args()
     try:
         import torch

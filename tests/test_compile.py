@@ -1,5 +1,5 @@
 """torchtitan with --compile and torchao's Float8 (--fp8 tensorwise|rowwise, --fp8-all-gather): what torch.compile's
-partitioner keeps of a TransformerBlock, against the listing of a real run of the block (results/torch-saved-cpu.jsonl,
+partitioner keeps of a TransformerBlock, against the listing of a real run of the block (records/torch-saved-cpu.jsonl,
 written by benchmarks/torch_saved.py with torch 2.13.0 and torchao 0.18.0 on the CPU; eager and compiled, per
 checkpointing mode and Float8 recipe), and the flags through estimate, plan and the rule table.
 
@@ -25,7 +25,7 @@ from symbolic.recipes import widths
 from symbolic.recipes.torchtitan.fsdp2 import layer_tensors
 
 RUN = [json.loads(line) for line in
-       (Path(__file__).parents[1] / "results" / "torch-saved-cpu.jsonl").read_text().splitlines()]
+       (Path(__file__).parents[1] / "records" / "torch-saved-cpu.jsonl").read_text().splitlines()]
 LISTINGS = [row for row in RUN if "error" not in row and row["part"] == "block"]
 HEADS = [row for row in RUN if row["part"] == "head"]
 LLAMA3_8B = PRESETS["llama3-8b"]

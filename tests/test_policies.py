@@ -107,7 +107,7 @@ def test_labels_from_json_configs():
 
 def test_torchtitan_ac_every_at_tp_2_keeps_eager_blocks():
     """The blocks --ac-every leaves alone keep eager autograd's tensors (fsdp2.layer_tensors), listed at tp = 1 and 2
-    (results/torch-saved-cpu.jsonl): --ac-every and --recompute none are accepted with tensor parallelism, and the
+    (records/torch-saved-cpu.jsonl): --ac-every and --recompute none are accepted with tensor parallelism, and the
     blocks it leaves alone hold what --recompute none's hold."""
     base = dict(d=2, t=2, s=256, gbs=4, zero=3, **widths("torchtitan"))
     tiny, L = PRESETS["tiny"], PRESETS["tiny"].L

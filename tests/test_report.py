@@ -20,7 +20,7 @@ from symbolic.recipes.megatron import profile as paper
 from symbolic.render.tex import LINE, display, escape, inline, prose, visible
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = next(iter(sorted((ROOT / "results").glob("*.jsonl"))), None)  # any `mem4d sweep` records of the repo
+RESULTS = next(iter(sorted((ROOT / "records").glob("*.jsonl"))), None)  # any `mem4d sweep` records of the repo
 CONFIG = ["--model", "llama3-70b", "--dp", "8", "--tp", "8", "--pp", "4", "--cp", "2", "--seq", "8192", "--gbs", "1024"]
 HAS_PDFLATEX = shutil.which("pdflatex") is not None
 
@@ -134,7 +134,7 @@ def test_bad_input_is_one_line_before_any_file(tmp_path, args):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]
 
 
-@pytest.mark.skipif(RESULTS is None, reason="no sweep records in results/")
+@pytest.mark.skipif(RESULTS is None, reason="no sweep records in records/")
 def test_report_imports_no_jax(tmp_path):
     """The cross-check figure reads sweep records; the command stays on the symbolic side."""
     code = ("import sys; from symbolic.cli.entry import main; "
@@ -150,3 +150,19 @@ def test_json_names_what_was_written(tmp_path):
     assert out.returncode == 0, out.stderr
     written = json.loads(out.stdout)
     assert written["tex"] == "r.tex" and all(Path(tmp_path, f).is_file() for f in written["figures"])
+
+
+def test_the_plan_section_counts_what_plan_counts():
+    """`mem4d report --plan` (plan.search, every row) and `mem4d plan --top` (plan.best, rows until the K best are
+    certain) name the same number of configurations for one cluster: the rows the rules allow, balanced splits the
+    even row stands for included (search keeps fewer rows: 6,593 of 8,920 here, so a count of kept rows differs)."""
+    from symbolic.config.shapes import PRESETS
+    from symbolic.plan.best import best
+    from symbolic.plan.enumerate import Cluster
+    from symbolic.plan.search import search
+    from symbolic.render.sections import plan
+
+    cluster, limit = Cluster(PRESETS["llama3-8b"], gpus=8, s=4096, gbs=32), 64 * 2**30
+    every, top = search(cluster, limit), best(cluster, limit, 3)
+    assert every.valid == top.valid and every.evaluated < every.valid
+    assert f"ZeRO stage: {top.valid:,} configurations" in " ".join(plan(every, 80 * 2**30, 0.8, None))

@@ -1,5 +1,5 @@
 """torchtitan's MoE (--recipe torchtitan on a model with routed experts): what an MoE block saves, against the
-listing of a real run of torchtitan 0.3.0's MoE layer in a block (results/torch-saved-cpu.jsonl, part moe_block,
+listing of a real run of torchtitan 0.3.0's MoE layer in a block (records/torch-saved-cpu.jsonl, part moe_block,
 written by benchmarks/torch_saved.py with torch 2.13.0 on the CPU: softmax top-2 without shared experts, sigmoid
 top-3 with them, per checkpointing mode at ep = 1); the experts' sharding and gathering by hand from
 distributed/fsdp.py; the refusals in one line.
@@ -21,7 +21,7 @@ from symbolic.recipes import widths
 from symbolic.recipes.torchtitan.fsdp2 import layer_tensors
 
 RUN = [json.loads(line) for line in
-       (Path(__file__).parents[1] / "results" / "torch-saved-cpu.jsonl").read_text().splitlines()]
+       (Path(__file__).parents[1] / "records" / "torch-saved-cpu.jsonl").read_text().splitlines()]
 LISTINGS = [row for row in RUN if row["part"] == "moe_block"]
 
 

@@ -223,7 +223,8 @@ def _print_table(plan, args) -> None:
     under = f"under {args.threshold:g} x {args.gpu_mem / GiB:,.2f} GiB = {plan.limit / GiB:,.2f} GiB"
     how = f"{plan.profile} profile, searched in {spent:.3f} s"
     title = (f"{x.shape.name} on {x.gpus} GPUs, s={x.s}, gbs={x.gbs}: " + (
-        f"{plan.feasible} of {plan.evaluated} configurations {under} ({how})" if plan.complete else
+        f"{plan.feasible:,} of {plan.valid:,} configurations {under} ({how}, {plan.evaluated:,} evaluated)"
+        if plan.complete else
         f"the {len(shown(plan, args))} best of {plan.valid:,} configurations {under} ({how}, {plan.evaluated:,} "
         f"evaluated)") + "; memory in GiB per GPU")
     table = Table(title=title, title_justify="left")

@@ -15,9 +15,11 @@ def plan(result, gpu: int, threshold: float, heat_map: str | None, top: int = 10
     x, rows = result.cluster, result.rows
     lines = [r"\section*{Plan: " + escape(x.shape.name) + f" on {x.gpus:,} GPUs" + "}",
              f"Every valid $(d, t, p, c, v_{{pp}}, b)$ with $d t p c = {x.gpus:,}$ at $s = {x.s:,}$ and "
-             f"gbs $= {x.gbs:,}$, crossed with every recompute policy and ZeRO stage: {result.evaluated:,} "
-             f"configurations, of which {result.feasible:,} have a peak under {100 * threshold:.0f}\\,\\% of "
-             f"{gib(gpu)} GiB $=$ {result.limit / GIB:,.1f} GiB ({escape(result.profile)} profile). They are ranked by "
+             f"gbs $= {x.gbs:,}$, crossed with every recompute policy and ZeRO stage: {result.valid:,} "
+             r"configurations, as \texttt{" + escape("mem4d plan") + f"}} counts them ({result.evaluated:,} kept once a "
+             f"balanced split no wider than the even one is left to the even row), of which {result.feasible:,} have "
+             f"a peak under {100 * threshold:.0f}\\,\\% of {gib(gpu)} GiB $=$ {result.limit / GIB:,.1f} GiB "
+             f"({escape(result.profile)} profile). They are ranked by "
              r"a throughput proxy: score $=$ ideal compute time / proxy step time, where the step time adds the "
              r"pipeline bubble, recompute and the TP, CP, DP and PP communication of ring collectives "
              r"(\texttt{" + escape("mem4d plan --explain") + r"} prints its formulas). It orders configurations; it does "

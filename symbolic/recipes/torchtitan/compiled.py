@@ -1,5 +1,5 @@
 """What one torch.compile'd TransformerBlock keeps for backward: the forward outputs AOTAutograd's min-cut partitioner
-saves, as benchmarks/torch_saved.py lists them (results/torch-saved-cpu.jsonl, torch 2.13.0, inductor on the CPU;
+saves, as benchmarks/torch_saved.py lists them (records/torch-saved-cpu.jsonl, torch 2.13.0, inductor on the CPU;
 torchtitan compiles each TransformerBlock after its checkpoint wrapper, apply_compile at 9dec370), at tp = 1 and 2
 (9dec370's apply_tp plan on a fake process group), with and without torchao's Float8 (rowwise at tp = 1 only)."""
 from __future__ import annotations

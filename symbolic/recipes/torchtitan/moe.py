@@ -3,7 +3,7 @@ RoutedExperts, GroupedExperts; token_dispatcher.py LocalTokenDispatcher and AllT
 distributed/fsdp.py apply_fsdp_to_decoder; distributed/activation_checkpoint.py SelectiveAC), in place of a
 TransformerBlock's FeedForward; at tp = 1, T = s b / c tokens a micro batch on one GPU, N = k_e T routed rows, each
 GPU's experts computing R of them (N at ep = 1; over the ep ranks' all-to-all an even share times C_f, the imbalance
-allowed, as components.moe takes it). Listed at ep = 1 by benchmarks/torch_saved.py (results/torch-saved-cpu.jsonl,
+allowed, as components.moe takes it). Listed at ep = 1 by benchmarks/torch_saved.py (records/torch-saved-cpu.jsonl,
 part moe_block); the all-to-all's tensors at ep > 1 read from token_dispatcher.py."""
 from __future__ import annotations
 

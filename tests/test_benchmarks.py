@@ -1,0 +1,93 @@
+"""No benchmark rots silently: every benchmarks/*.py script runs here at a tiny size (its --tiny option or small
+arguments) and must exit as it does for a user; the scripts that need torch, a GPU or the CUDA plugin are
+argparse-checked (`--help`) and imported, and run only where what they need is installed (skipped with the reason
+otherwise). A new script must be listed in one of the tables below (test_every_script_is_listed).
+
+Source of truth: the scripts' own exit status and output. Exact: the exit status and a phrase each prints."""
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "benchmarks"
+# script -> (arguments at a tiny size, a phrase its output must hold); each runs in seconds on 2 cores
+RUNS = {
+    "bench_codegen.py": (["--tiny"], "derives each"),
+    "bench_compile.py": (["--tiny"], "tiny cpu"),
+    "bench_estimator.py": (["--tiny"], "numpy estimator"),
+    "bench_formula.py": (["--tiny"], "mem4d formula"),
+    "bench_plan.py": (["--tiny"], "configurations evaluated"),
+    "bench_plan_top.py": (["--tiny"], "same 10 rows: True"),
+    "golden.py": (["check", "--case", "est-paper-llama3-8b-d8t2"], "1 of 1 cases equal byte for byte"),
+    "peers.py": ([], "mem4d"),
+    "published.py": ([], "runs expressed"),
+}
+# script -> (module it needs to run, why it is not run here without it): argparse-checked and imported only
+NEEDS = {
+    "hf_count.py": ("transformers", "builds the model with transformers' code on torch's meta device"),
+    "torch_saved.py": ("torch", "lists what torch's autograd saves (minutes under inductor: run by hand)"),
+    "gpu_check.py": (None, "measures a real GPU: without one it must stop with one line (test_gpu_check_refuses)"),
+    "vocab_pad_probe.py": (None, "compiles for an H100 target through the CUDA plugin (minutes a table)"),
+}
+LIBRARIES = ("titan_block.py", "titan_moe.py")  # modules of torch_saved.py, no command of their own
+
+
+def _run(script: str, args: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, str(BENCH / script), *args], cwd=ROOT, env=env, capture_output=True,
+                          check=False, text=True, timeout=timeout)
+
+
+def test_every_script_is_listed():
+    scripts = {p.name for p in BENCH.glob("*.py")}
+    assert scripts == set(RUNS) | set(NEEDS) | set(LIBRARIES), scripts ^ (set(RUNS) | set(NEEDS) | set(LIBRARIES))
+
+
+@pytest.mark.parametrize("script", sorted(RUNS))
+def test_runs_at_a_tiny_size(script):
+    args, phrase = RUNS[script]
+    done = _run(script, args)
+    assert done.returncode == 0, f"{script} {' '.join(args)} exited {done.returncode}: {done.stderr[-2000:]}"
+    assert phrase in done.stdout, f"{script}: {phrase!r} not in its output:\n{done.stdout[-2000:]}"
+
+
+@pytest.mark.parametrize("script", sorted(NEEDS))
+def test_parses_its_arguments(script):
+    done = _run(script, ["--help"], timeout=60)
+    assert done.returncode == 0 and "usage:" in done.stdout, done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("script", LIBRARIES)
+def test_imports(script):
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location(script[:-3], BENCH / script)
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def test_hf_count_counts_a_config():
+    pytest.importorskip("torch", reason=NEEDS["hf_count.py"][1])
+    pytest.importorskip("transformers", reason=NEEDS["hf_count.py"][1])
+    done = _run("hf_count.py", [str(ROOT / "grids" / "models" / "gqa-2304.json")])
+    assert done.returncode == 0 and '"parameters"' in done.stdout, done.stdout + done.stderr
+
+
+def test_torch_saved_without_torch_says_so():
+    if importlib.util.find_spec("torch") is not None:
+        pytest.skip("torch is installed: torch_saved.py lists a block's tensors for minutes; run it by hand")
+    done = _run("torch_saved.py", ["-o", os.devnull])
+    assert (done.returncode, done.stderr.strip().splitlines()[-1:]) == (
+        2, ["torch_saved.py: needs torch (pip install torch), which mem4d does not depend on"])
+
+
+def test_gpu_check_refuses_without_a_gpu(tmp_path):
+    done = _run("gpu_check.py", ["--out", str(tmp_path), "--budget", "0"], timeout=120)
+    if done.returncode == 0:
+        pytest.skip("a GPU is visible: gpu_check.py started on it (--budget 0: no configuration measured)")
+    assert done.returncode == 2 and "gpu_check: no GPU visible to jax" in done.stderr, done.stderr[-2000:]

@@ -8,7 +8,9 @@ from ..config import precision
 from ..config.errors import ConfigError
 from ..config.hfconfig import resolve_model
 from ..config.shapes import DEFAULT_MODEL, ModelShape
-from ..config.training import RECOMPUTE, RECOMPUTE_MODULES, SCHEDULES, ZERO_STAGES, Training, training_from_json
+from ..config.training import (
+    MOE_DISPATCHERS, RECOMPUTE, RECOMPUTE_MODULES, SCHEDULES, ZERO_STAGES, Training, training_from_json,
+)
 from .values import capacity, positive_int, stage_layers
 
 
@@ -126,6 +128,10 @@ def add_expert_args(group, defaults: Training = Training()) -> None:
     group.add_argument("--moe-capacity", type=capacity, default=defaults.moe_capacity, metavar="C_f",
                        help="tokens an expert receives over an even share: the capacity factor, or for a dropless "
                             "run the routing imbalance to allow for (1: the even load the load-balancing loss aims at)")
+    group.add_argument("--moe-dispatcher", default=defaults.moe_dispatcher, choices=MOE_DISPATCHERS,
+                       help="--recipe megatron: Megatron-Core's token dispatcher (--moe-token-dispatcher-type): "
+                            "alltoall, or allgather (Megatron-LM's default: tokens all-gathered over etp x ep into a "
+                            "persistent buffer; default: alltoall)")
 
 
 def add_switch_args(group, defaults: Training = Training(), recipe: bool = False) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ..config.training import RECOMPUTE_MODULES
+from ..config.training import MOE_DISPATCHERS, RECOMPUTE_MODULES
 from .megatron_table import Args
 
 OPTIMIZERS = {"adam": "adamw", "sgd": "sgd"}  # Megatron-LM's adam is AdamW (decoupled weight decay: TE/apex FusedAdam)
@@ -147,7 +147,10 @@ def training_flags(args: Args) -> dict:
                flash_attn=bool(args.get("use_flash_attn")) or FLASH.get(args.get("attention_backend"), True))
     if args.given("moe_expert_capacity_factor"):
         out["moe_capacity"] = args.get("moe_expert_capacity_factor")
-    if (args.get("num_experts") or 0) and args.get("moe_token_dispatcher_type") != "alltoall":
-        args.refuse("moe_token_dispatcher_type", "the all-to-all dispatcher's buffers are modelled (Megatron-LM's "
-                    "default is allgather)")
+    dispatcher = args.get("moe_token_dispatcher_type")
+    if (args.get("num_experts") or 0) and dispatcher not in MOE_DISPATCHERS:
+        args.refuse("moe_token_dispatcher_type", f"the {' and '.join(MOE_DISPATCHERS)} dispatchers' buffers are "
+                    "modelled (flex's DeepEP/HybridEP buffers are not)")
+    elif args.get("num_experts") or 0:
+        out["moe_dispatcher"] = dispatcher
     return {**out, **_stages(args, out["pp"])}

@@ -19,6 +19,12 @@ RULES: tuple[Rule, ...] = (
     Rule("--no-grad-accum-fusion: Megatron only", lambda x: x.grad_accum_fusion,
          lambda x: ("--no-grad-accum-fusion is Megatron-LM's --no-gradient-accumulation-fusion: give it with --recipe "
                     "megatron"), scope="!paper"),  # every other profile: the recipes and jax
+    Rule("--moe-dispatcher: Megatron only", lambda x: getattr(x, "moe_dispatcher", "alltoall") == "alltoall",
+         lambda x: (f"--moe-dispatcher {x.moe_dispatcher} is Megatron-Core's token dispatcher (--recipe megatron); the "
+                    f"other recipes model their own expert-parallel exchange"), scope="!paper"),
+    Rule("GeLU experts: Megatron only", lambda x: (x.E == 0) | (x.mlp == "swiglu"),
+         lambda x: (f"{x.model}'s routed experts are GeLU MLPs, which only the megatron recipe models (Megatron-Core "
+                    f"0.16.1's TEGroupedMLP without --swiglu; give --recipe megatron)"), scope="!paper", model=True),
     # DeepSeek Sparse Attention as Megatron-Core 0.16.1 runs it (transformer/experimental_attention_variant/dsa.py)
     Rule("DSA: no context parallel", lambda x: np.logical_not(x.dsa) | (x.c == 1),
          lambda x: (f"{x.model} has DeepSeek Sparse Attention, whose unfused sparse attention and indexer in "

@@ -29,13 +29,15 @@ def estimate(*extra: str) -> dict:
 def test_allgather_buffers_by_hand():
     """t_e = t = 2, e = 2: N = T t_e e = 512 gathered rows, R = k_e T t_e = 512 rows for the local experts."""
     T, N, R, B = 128, 128 * 2 * 2, 2 * 128 * 2, 2
-    got = estimate("--moe-dispatcher", "allgather")["bytes"]
-    assert got["moe_allgather_buffer"] == B * H * N  # the persistent gathered tokens [N, h]
+    report = estimate("--moe-dispatcher", "allgather")
+    got, only = report["bytes"], report["stages"][0]["bytes"]  # p = 1: the one stage holds the head
+    # the persistent global buffer: the gathered tokens [N, h], more than the LM head's gathered [s b, h] = [256, h]
+    assert only["mpu_buffer"] == B * H * max(N, 256)
     assert got["moe_dispatch"] == B * H * (R + N)  # expert output rows and their unpermute into N rows
     # per MoE layer: bool local map [N, E/e], local probs [R] (bf16) and int64 permutation [R]
     assert got["moe_routing_state"] == L * (N * E_ // 2 + (B + 8) * R)
     alltoall = estimate()["bytes"]
-    assert "moe_allgather_buffer" not in alltoall
+    assert estimate()["stages"][0]["bytes"]["mpu_buffer"] == B * H * 256  # the LM head's sequence-parallel gather
     assert alltoall["moe_dispatch"] == B * H * (K_E * T + 2 * R)  # the all-to-all's, unchanged
 
 

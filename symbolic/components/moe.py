@@ -135,9 +135,9 @@ def dispatch_buffers(sw: Switches) -> list[Component]:
     if not sw.moe:
         return []
     if sw.dispatcher == "allgather":
-        from .moe_allgather import dispatch_working_set, gather_buffer
+        from .moe_allgather import dispatch_working_set
 
-        return [dispatch_working_set(), gather_buffer()]
+        return [dispatch_working_set()]  # its gathered tokens: components.mpu.mpu_buffer
     return [Component("moe_dispatch", B_a * h * (C_f * k_e * local_tokens() + 2 * expert_rows()),
                       "one MoE layer's dispatch in flight: the all-to-all's permuted tokens [C_f k_e T, h] and the "
                       "received rows all-gathered over t_e and sorted by expert (2 x [R, h]), B_a each "

@@ -2,7 +2,7 @@
 --moe-token-dispatcher-type; megatron-core 0.16.1 transformer/moe/token_dispatcher.py, moe_utils.py permute and
 unpermute, tensor_parallel/mappings.py, utils.py GlobalMemoryBuffer) holds in place of the all-to-all one's: every
 rank all-gathers the T routed tokens of each of the t_e e ranks of its expert tensor x expert parallel group (tp_ep)
-into N = T t_e e rows, picks the rows of its E / e local experts from the gathered routing map (R of them, as the
+into N = T t_e e rows (in Megatron-Core's persistent global buffer: components.mpu), picks the rows of its E / e local experts from the gathered routing map (R of them, as the
 all-to-all's) and reduce-scatters the unpermuted output back to T rows. The router, the experts and the shared experts
 are the same as under the all-to-all dispatcher (moe.py)."""
 from __future__ import annotations
@@ -32,15 +32,6 @@ def permute_tensors() -> list[Component]:
                   "experts [E / e, N] (router dtype) and their bool mask, kept by masked_select's backward "
                   "(MoEAllGatherTokenDispatcher.dispatch_postprocess)"),
     ]
-
-
-def gather_buffer() -> Component:
-    """The gathered tokens [N, h]: Megatron-Core's global "mpu" buffer (get_global_memory_buffer), allocated at the
-    first MoE layer's gather and kept for the process, reused by every layer and micro batch."""
-    return Component("moe_allgather_buffer", B_a * h * gathered_tokens(),
-                     "the all-gather dispatcher's gathered tokens [T t_e e, h] in Megatron-Core's persistent global "
-                     "memory buffer (token_dispatcher.py token_dispatch, use_global_buffer=True; utils.py "
-                     "GlobalMemoryBuffer)")
 
 
 def dispatch_working_set() -> Component:

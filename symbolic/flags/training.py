@@ -9,7 +9,7 @@ from ..config.errors import ConfigError
 from ..config.hfconfig import resolve_model
 from ..config.shapes import DEFAULT_MODEL, ModelShape
 from ..config.training import (
-    MOE_DISPATCHERS, RECOMPUTE, RECOMPUTE_MODULES, SCHEDULES, ZERO_STAGES, Training, training_from_json,
+    MOE_DISPATCHERS, RECOMPUTE, TRANSFORMER_IMPLS, RECOMPUTE_MODULES, SCHEDULES, ZERO_STAGES, Training, training_from_json,
 )
 from .values import capacity, positive_int, stage_layers
 
@@ -146,6 +146,10 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
     group.add_argument("--no-zero-init", dest="zero_init", action="store_false", default=defaults.zero_init,
                        help="--recipe deepspeed --zero 3: the model was built outside deepspeed.zero.Init, so "
                             "F.linear keeps every gathered weight from its forward to its backward")
+    group.add_argument("--transformer-impl", default=defaults.transformer_impl, choices=TRANSFORMER_IMPLS,
+                       help="--recipe megatron: Megatron-LM's layers, Transformer Engine's or Megatron-Core's own "
+                            "(local: two cuBLAS workspaces, not three; with sequence parallelism every column-parallel "
+                            "linear all-gathers into Megatron-Core's global buffer; default: transformer_engine)")
     group.add_argument("--no-grad-accum-fusion", dest="grad_accum_fusion", action="store_false",
                        default=defaults.grad_accum_fusion,
                        help="--recipe megatron: --no-gradient-accumulation-fusion (no persistent dummy wgrad buffers)")

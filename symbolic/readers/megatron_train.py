@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ..config.training import MOE_DISPATCHERS, RECOMPUTE_MODULES
+from ..config.training import MOE_DISPATCHERS, RECOMPUTE_MODULES, TRANSFORMER_IMPLS
 from .megatron_table import Args
 
 OPTIMIZERS = {"adam": "adamw", "sgd": "sgd"}  # Megatron-LM's adam is AdamW (decoupled weight decay: TE/apex FusedAdam)
@@ -140,9 +140,11 @@ def _first_last(args: Args, p: int) -> dict:
 
 def training_flags(args: Args) -> dict:
     """The Training flags the arguments state, under mem4d's flag names."""
-    if args.get("transformer_impl") != "transformer_engine":
-        args.refuse("transformer_impl", "Transformer Engine's layers are modelled")
-    out = {**_parallel(args), **_recompute(args), **_sharding(args), **_precision(args), **_fp8(args)}
+    impl = args.get("transformer_impl")
+    if impl not in TRANSFORMER_IMPLS:
+        args.refuse("transformer_impl", f"{' and '.join(TRANSFORMER_IMPLS)} layers are modelled")
+    out = {"transformer_impl": impl if impl in TRANSFORMER_IMPLS else "transformer_engine", **_parallel(args),
+           **_recompute(args), **_sharding(args), **_precision(args), **_fp8(args)}
     out.update(grad_accum_fusion=bool(args.get("gradient_accumulation_fusion")),
                flash_attn=bool(args.get("use_flash_attn")) or FLASH.get(args.get("attention_backend"), True))
     if args.given("moe_expert_capacity_factor"):

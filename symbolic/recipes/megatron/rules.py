@@ -22,6 +22,9 @@ RULES: tuple[Rule, ...] = (
     Rule("--moe-dispatcher: Megatron only", lambda x: getattr(x, "moe_dispatcher", "alltoall") == "alltoall",
          lambda x: (f"--moe-dispatcher {x.moe_dispatcher} is Megatron-Core's token dispatcher (--recipe megatron); the "
                     f"other recipes model their own expert-parallel exchange"), scope="!paper"),
+    Rule("--transformer-impl: Megatron only",
+         lambda x: getattr(x, "transformer_impl", "transformer_engine") == "transformer_engine",
+         lambda x: (f"--transformer-impl {x.transformer_impl} is Megatron-LM's (--recipe megatron)"), scope="!paper"),
     Rule("GeLU experts: Megatron only", lambda x: (x.E == 0) | (x.mlp == "swiglu"),
          lambda x: (f"{x.model}'s routed experts are GeLU MLPs, which only the megatron recipe models (Megatron-Core "
                     f"0.16.1's TEGroupedMLP without --swiglu; give --recipe megatron)"), scope="!paper", model=True),

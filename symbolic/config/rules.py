@@ -165,6 +165,7 @@ def letters(training, shape=None) -> SimpleNamespace:
              ac_every=training.ac_every, zero_init=training.zero_init, grad_accum_fusion=training.grad_accum_fusion,
              moe_dispatcher=getattr(training, "moe_dispatcher", "alltoall"),  # plan: all-to-all rows only
              transformer_impl=getattr(training, "transformer_impl", "transformer_engine"),  # plan: TE rows only
+             swiglu_fusion=getattr(training, "swiglu_fusion", False),  # plan: unfused rows only
              schedule=training.schedule, recompute_modules=training.recompute_modules, fp8=training.fp8,
              fp8_param_gather=training.fp8_param_gather, compile=training.compile,
              fp8_all_gather=training.fp8_all_gather,

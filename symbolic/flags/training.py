@@ -150,6 +150,10 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
                        help="--recipe megatron: Megatron-LM's layers, Transformer Engine's or Megatron-Core's own "
                             "(local: two cuBLAS workspaces, not three; with sequence parallelism every column-parallel "
                             "linear all-gathers into Megatron-Core's global buffer; default: transformer_engine)")
+    group.add_argument("--swiglu-fusion", action="store_true", default=defaults.swiglu_fusion,
+                       help="--recipe megatron, a SwiGLU model: Megatron-LM's --bias-swiglu-fusion (its default with "
+                            "--swiglu): the fused SwiGLU keeps fc1's output alone, not SiLU(gate) beside it (default: "
+                            "the paper's count, unfused)")
     group.add_argument("--no-grad-accum-fusion", dest="grad_accum_fusion", action="store_false",
                        default=defaults.grad_accum_fusion,
                        help="--recipe megatron: --no-gradient-accumulation-fusion (no persistent dummy wgrad buffers)")

@@ -149,6 +149,9 @@ def training_flags(args: Args) -> dict:
                flash_attn=bool(args.get("use_flash_attn")) or FLASH.get(args.get("attention_backend"), True))
     if args.given("moe_expert_capacity_factor"):
         out["moe_capacity"] = args.get("moe_expert_capacity_factor")
+    # Megatron-LM's core_transformer_config_from_args: bias_activation_fusion = --bias-swiglu-fusion (default on) with
+    # --swiglu, which MLP.forward runs as bias_swiglu_impl (megatron-core 0.16.1 transformer/mlp.py)
+    out["swiglu_fusion"] = bool(args.get("swiglu") and args.get("bias_swiglu_fusion"))
     dispatcher = args.get("moe_token_dispatcher_type")
     if (args.get("num_experts") or 0) and dispatcher not in MOE_DISPATCHERS:
         args.refuse("moe_token_dispatcher_type", f"the {' and '.join(MOE_DISPATCHERS)} dispatchers' buffers are "

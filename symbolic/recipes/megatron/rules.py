@@ -25,6 +25,12 @@ RULES: tuple[Rule, ...] = (
     Rule("--transformer-impl: Megatron only",
          lambda x: getattr(x, "transformer_impl", "transformer_engine") == "transformer_engine",
          lambda x: (f"--transformer-impl {x.transformer_impl} is Megatron-LM's (--recipe megatron)"), scope="!paper"),
+    Rule("--swiglu-fusion: Megatron only", lambda x: np.logical_not(getattr(x, "swiglu_fusion", False)),
+         lambda x: "--swiglu-fusion is Megatron-Core's fused SwiGLU (--recipe megatron)", scope="!paper"),
+    Rule("--swiglu-fusion: a SwiGLU MLP", lambda x: np.logical_not(getattr(x, "swiglu_fusion", False))
+         | (x.mlp == "swiglu"),
+         lambda x: f"--swiglu-fusion fuses a SwiGLU MLP; {x.model}'s MLP is {x.mlp} (contradicting)", scope="paper",
+         model=True),
     Rule("GeLU experts: Megatron only", lambda x: (x.E == 0) | (x.mlp == "swiglu"),
          lambda x: (f"{x.model}'s routed experts are GeLU MLPs, which only the megatron recipe models (Megatron-Core "
                     f"0.16.1's TEGroupedMLP without --swiglu; give --recipe megatron)"), scope="!paper", model=True),

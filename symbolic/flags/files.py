@@ -34,6 +34,9 @@ def add_file_args(parser: argparse.ArgumentParser) -> None:
                         "model_config.yaml, its MODEL_ARGS) or a text file of --flag value arguments; the model from "
                         "them where they define it (else --model), the training from the rest; flags given here "
                         "override the file")
+    g.add_argument("--vocab-size", type=positive_int, default=None, metavar="V",
+                   help="with --megatron: the vocabulary's size where the file's tokenizer holds it in its own files "
+                        "(SentencePiece, Hugging Face); the file's --vocab-size wins")
     g.add_argument("--gpus", type=positive_int, default=None, metavar="N",
                    help="the world size: d = N / (tp x pp x cp) (refused where it does not divide; give it or --dp)")
     g.add_argument("--rank", default=None, metavar="first|last|N",
@@ -75,8 +78,11 @@ def _megatron(args: argparse.Namespace, notes: list[str]) -> ModelShape | None:
     if getattr(args, "recipe", None) not in (None, "megatron") or getattr(args, "profile", None) not in (None, "paper"):
         raise ConfigError(f"--megatron reads a Megatron-LM run: --recipe/--profile "
                           f"{args.recipe or args.profile} conflicts with it")
-    reading = read(args.megatron)
     own = given(args)
+    reading = read(args.megatron, vocab_size=args.vocab_size, model_given="model" in own)
+    if args.vocab_size is not None:
+        notes.append(f"--vocab-size {args.vocab_size} from the command line (used where the file's tokenizer holds "
+                     "the size)")
     for key, value in reading.training.items():
         if key in own:
             notes.append(f"--{key.replace('_', '-')} {_shown(getattr(args, key))} from the command line "

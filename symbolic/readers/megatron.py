@@ -61,10 +61,12 @@ class Reading:
     training: dict
 
 
-def read(path: str | Path) -> Reading:
-    """Read a Megatron-LM argument file (ConfigError in one line naming every unmodelled argument)."""
+def read(path: str | Path, vocab_size: int | None = None, model_given: bool = False) -> Reading:
+    """Read a Megatron-LM argument file (ConfigError in one line naming every unmodelled argument); `vocab_size`:
+    the command line's, where the file's tokenizer holds it; `model_given`: --model gives the model (the file's
+    vocabulary then unneeded)."""
     args = collect(path)
     training = training_flags(args)
-    model = model_fields(args, training)
+    model = model_fields(args, training, vocab_size, model_given)
     check(args)
     return Reading(model, args.get("make_vocab_size_divisible_by"), training)

@@ -43,16 +43,19 @@ def _list_expr(node) -> list:
     raise ValueError("not a list expression")
 
 
-def _vocab(args: Args) -> int:
-    """--vocab-size, else the GPT-2 BPE tokenizer's 50257 (its vocab.json and merges.txt); other tokenizers read
-    their size from files mem4d does not open."""
+def _vocab(args: Args, given: int | None, model_given: bool) -> int:
+    """The file's --vocab-size, else the GPT-2 BPE tokenizer's 50257 (its vocab.json and merges.txt), else the
+    command line's --vocab-size (`given`); other tokenizers read their size from files mem4d does not open."""
     if args.given("vocab_size"):
         return args.get("vocab_size")
     kind = args.get("tokenizer_type")
     if kind == "GPT2BPETokenizer" or kind is None and args.given("vocab_file") and args.given("merge_file"):
         return GPT2_VOCAB
-    args.refuse("tokenizer_type" if kind else "tokenizer_model" if args.given("tokenizer_model") else "vocab_size", "the vocabulary's size is in the tokenizer's files: state "
-                "--vocab-size, or give mem4d --model config.json")
+    if given or model_given:
+        return given or 1  # --model gives the model: the file's is not used
+    args.refuse("tokenizer_type" if kind else "tokenizer_model" if args.given("tokenizer_model") else "vocab_size",
+                "the vocabulary's size is in the tokenizer's files: give estimate --vocab-size V beside --megatron, "
+                "or --model config.json")
     return 1
 
 
@@ -121,8 +124,9 @@ def _norm_mlp(args: Args) -> dict:
     return {"norm": norm or "rms", "mlp": mlp, "dropout": hidden > 0 and attn > 0}
 
 
-def model_fields(args: Args, training: dict) -> dict | None:
-    """The ModelShape fields the arguments define (None where they define no model: --model gives it)."""
+def model_fields(args: Args, training: dict, vocab: int | None = None, model_given: bool = False) -> dict | None:
+    """The ModelShape fields the arguments define (None where they define no model: --model gives it); `vocab`: the
+    command line's vocabulary size, used where the file's tokenizer holds it."""
     if not any(args.given(dest) for dest in DEFINES):
         return None
     pattern = _pattern(args)
@@ -142,7 +146,7 @@ def model_fields(args: Args, training: dict) -> dict | None:
     for dest in ("use_rotary_position_embeddings", "add_position_embedding", "padded_vocab_size", "spec", "is_hybrid_model"):
         if args.given(dest) and not (dest in ("spec", "is_hybrid_model") and pattern):
             args.refuse(dest, "an older or internal spelling: give --position-embedding-type, --vocab-size or a pattern")
-    out = {"name": args.path.name.split(".")[0], "h": h, "f": f, "L": L, "v": _vocab(args),
+    out = {"name": args.path.name.split(".")[0], "h": h, "f": f, "L": L, "v": _vocab(args, vocab, model_given),
            "tied": not args.get("untie_embeddings_and_output_weights"), "mlp_bias": bool(args.get("add_bias_linear")),
            "positions": args.get("max_position_embeddings") or args.get("seq_length") if position == "learned_absolute"
            else 0, "mtp": args.get("mtp_num_layers") or 0,

@@ -67,7 +67,7 @@ def test_gelu_expert_parameters_and_tensors_by_hand():
     [R, h], fc1's output, gelu's output, the probs [R, 1] and fc2's input ([R, f_e / t_e] each)."""
     from symbolic.components.moe import expert_tensors
     from symbolic.config.switches import Switches
-    from symbolic.config.symbols import B_a, C_f, b, c, k_e, s, t, t_e, f_e, h
+    from symbolic.config.symbols import B_a, C_f, b, c, f_e, h, k_e, s, t, t_e
 
     shape = _gelu_moe()
     assert shape.expert_count == 2 * 64 * 96

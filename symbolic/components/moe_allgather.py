@@ -11,7 +11,7 @@ import sympy as sp
 
 from ..config.symbols import B_a, E, e, h, t_e
 from .base import INT64, Component
-from .moe import expert_rows, local_tokens
+from .moe_rows import expert_rows, local_tokens
 
 
 def gathered_tokens() -> sp.Expr:

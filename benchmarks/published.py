@@ -1,7 +1,10 @@
 """mem4d beside published measured GPU memory (benchmarks/published_runs.toml): each run's figure, mem4d's figure of
 the same kind (allocated or reserved) on the same GPU (the last pipeline stage, or the largest over all), the error.
 
-    python benchmarks/published.py [--json] [--markdown]
+    python benchmarks/published.py [--json] [--markdown] [--megatron]
+
+--megatron: the 22 Megatron-LM functional-test runs of ../shared/data/measured instead, each verbatim config read by
+`mem4d estimate --megatron` (benchmarks/published_megatron.py, which also writes them as data).
 
 No constant in mem4d is set from these figures; where it misses, the README names the term that is unknown.
 """
@@ -84,7 +87,13 @@ def main() -> int:
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="one JSON object per run")
     out.add_argument("--markdown", action="store_true", help="the README's table")
+    out.add_argument("--megatron", action="store_true", help="the Megatron-LM runs of ../shared/data/measured")
     args = parser.parse_args()
+    if args.megatron:
+        import published_megatron
+
+        sys.argv = sys.argv[:1]
+        return published_megatron.main()
     table = rows()
     if args.json:
         print(json.dumps(table, indent=1))

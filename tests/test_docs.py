@@ -39,7 +39,7 @@ def _commands() -> list[tuple[str, str, str | None]]:
                 fenced = not fenced
                 continue
             text = line.strip().removeprefix("$ ")
-            if not fenced or not text.startswith("mem4d ") or "..." in text:
+            if not fenced or not text.startswith("mem4d ") or "..." in text or re.match(r"mem4d \S+: error:", text):
                 continue
             text = re.split(r"\s+(?:#|&&|\|)\s*|\s{2,}\(", text)[0]
             shown = lines[i + 1].strip() if i + 1 < len(lines) else ""

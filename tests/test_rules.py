@@ -60,13 +60,13 @@ def test_every_message_is_one_line_on_ints():
              "Gated DeltaNet: dense or MoE layers (jax)", "Gated DeltaNet: stages alike (jax)",
              "Gated DeltaNet at p > 1: 1F1B (jax)", "s % chunk (jax)",
              "Mamba-2: heads and groups over t c", "Gated DeltaNet: no context parallel",
-             "--fp8: GQA attention", "Gated DeltaNet: n_gk % t"]  # a dense GQA model cannot break the rules of experts, MLA, DSA
+             "--fp8: GQA attention", "Gated DeltaNet: n_gk % t", "GeLU experts: Megatron only"]  # a dense GQA model cannot break the rules of experts, MLA, DSA
     # or Gated DeltaNet layers
     # jaxcheck's precision, ZeRO-3: what the jax, torchtitan and deepspeed rules on them allow
     allowed = ["--fp8: Megatron and torchtitan only", "--fp8: Transformer Engine's recipes", "--fp8: torchao's recipes",
                "--fp8-all-gather: torchtitan only", "--recompute-modules with selective", "--recompute-modules: Megatron only", "jax precision", "torchtitan: FSDP2", "torchtitan: its precision", "torchtitan: --ac-every with selective", "--ac-every: torchtitan only",
                "--fp8 rowwise: torchtitan at tp = 1", "--compile: torchtitan only", "--no-zero-init: DeepSpeed only", "deepspeed: --no-zero-init at ZeRO-3",
-               "--no-grad-accum-fusion: Megatron only", "deepspeed: fp32 gradients at ZeRO 1 or 3", "deepspeed: ZeRO 1-3"]
+               "--no-grad-accum-fusion: Megatron only", "--moe-dispatcher: Megatron only", "--transformer-impl: Megatron only", "--swiglu-fusion: Megatron only", "--swiglu-fusion: a SwiGLU MLP", "deepspeed: fp32 gradients at ZeRO 1 or 3", "deepspeed: ZeRO 1-3"]
     even = ["vpp > 1 needs p > 1", *on_uneven, *dense, *allowed, "even stages"]
     for split, holding in ((None, even), ((1, 2), ["vpp > 1 needs p > 1", "L % (p vpp)", *dense, *allowed])):
         broken = SimpleNamespace(d=3, t=3, p=3, c=3, vpp=2, s=1000, b=2, gbs=9, sp=True, flash_attn=True, zero=3,

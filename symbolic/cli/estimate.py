@@ -6,16 +6,24 @@ import json
 
 from ..config.errors import ConfigError
 from ..config.training import config_line
-from ..recipes import DEFAULT_PROFILE, get
-from ..flags.training import (add_model_args, add_recipe_arg, add_training_args, model_from_args, profile_from_args,
-    training_from_args)
+from ..flags.files import add_file_args, apply_files, pipeline_rank
+from ..flags.training import (
+    add_model_args,
+    add_recipe_arg,
+    add_training_args,
+    model_from_args,
+    profile_from_args,
+    training_from_args,
+)
 from ..flags.values import describe_bytes, parse_bytes
+from ..recipes import DEFAULT_PROFILE, get
 from .args import add_fit_args, add_pad_vocab_arg, padded_vocab
 
 GIB = 2**30
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser, files: bool = True) -> None:
+    """estimate's flags; `files`: with --megatron, --gpus and --rank (latex and report take the rest alone)."""
     add_model_args(parser)
     add_recipe_arg(parser)
     add_training_args(parser)
@@ -28,6 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_balance_arg(parser)
     add_pad_vocab_arg(parser)
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    if files:
+        add_file_args(parser)
 
 
 def parse_overrides(items: list[str]) -> dict[str, int]:
@@ -65,10 +75,16 @@ def run(args: argparse.Namespace) -> int:
     from ..estimator.estimate import estimate
 
     overrides = parse_overrides(args.overhead)
-    shape = padded_vocab(model_from_args(args), args.pad_vocab, args.tp)
+    shape, notes = apply_files(args)
+    shape = shape or padded_vocab(model_from_args(args), args.pad_vocab, args.tp)
     training, bal = chosen_training(args, shape)
-    result = estimate(shape, training, args.profile, overheads=args.overheads, overrides=overrides)
+    rank, stage_rank = pipeline_rank(args.rank, training.world, training.p)
+    result = estimate(shape, training, args.profile, overheads=args.overheads, overrides=overrides,
+                      every_rank=stage_rank is not None)
     report = result.as_json(args.gpu_mem, args.threshold)
+    report["rank"] = _rank_json(report, rank, stage_rank)
+    if args.megatron:
+        report["megatron"] = {"file": args.megatron, "overridden": notes}
     if bal is not None:
         report["balance"] = _balance_json(bal)
     if args.json:
@@ -78,6 +94,14 @@ def run(args: argparse.Namespace) -> int:
         if bal is not None:
             _print_balance(report["balance"], shape.L)
     return 0
+
+
+def _rank_json(report: dict, rank: int | None, stage_rank: int | None) -> dict:
+    """--rank: the global rank asked for (None: the most loaded stage's), its pipeline rank and stage, and that
+    stage's allocated, reserved and device bytes (the figures a trainer's log compares with)."""
+    stage_rank = report["most_loaded_rank"] if stage_rank is None else stage_rank
+    stage = next(s for s in report["stages"] if s["rank"] == stage_rank)
+    return {"rank": rank, "pipeline_rank": stage_rank, "stage": stage["stage"], "memory": stage["memory"]}
 
 
 def _balance_json(bal) -> dict:
@@ -107,7 +131,7 @@ def _print_tables(report: dict) -> None:
     table.add_column("component", no_wrap=True, min_width=18)
     table.add_column(f"{get(report['profile']).total_column} GiB", justify="right")
     table.add_column("% of GPU", justify="right")
-    loaded = [s for s in report["stages"] if s["rank"] == report["most_loaded_rank"]][0]
+    loaded = next(s for s in report["stages"] if s["rank"] == report["most_loaded_rank"])
     uneven = bool(cfg.get("stage_layers"))  # every rank listed: as rows of a table of their own
     columns = [loaded] if uneven else report["stages"]
     for stage in columns:
@@ -152,6 +176,19 @@ def _print_tables(report: dict) -> None:
                   f"(rule: < {100 * report['threshold']:.0f} % = {_gib(int(limit))} GiB); the peak is {reason}. "
                   f"Most loaded stage (exact placement): {report['most_loaded_stage']}.")
     console.print(f"GPU memory (--gpu-mem): {describe_bytes(gpu)}.")
+    _print_rank(console, report)
+
+
+def _print_rank(console, report: dict) -> None:
+    """The --rank line (its stage's three figures) and what the command line overrode of a --megatron file."""
+    at = report["rank"]
+    who = "the most loaded stage" if at["rank"] is None else f"rank {at['rank']}"
+    mem = at["memory"]
+    console.print(f"{who}: pipeline rank {at['pipeline_rank']} ({at['stage']} stage): allocated "
+                  f"{_gib(mem['allocated_bytes'])} GiB, reserved {_gib(mem['reserved_bytes'])} GiB, device "
+                  f"{_gib(mem['device_bytes'])} GiB")
+    for note in report.get("megatron", {}).get("overridden", []):
+        console.print(f"{report['megatron']['file']}: {note}")
 
 
 COLUMNS = {"weights": ("weights",), "gradients": ("gradients",), "optimizer": ("optimizer",),

@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", default="report.pdf", metavar="FILE",
                         help="report.pdf (built with pdflatex) or report.tex (the source and a folder of figures "
                              "next to it) (default: %(default)s)")
-    estimate_cli.add_arguments(parser)  # the model, training, profile and memory flags of `mem4d estimate`
+    estimate_cli.add_arguments(parser, files=False)  # the model, training, profile and memory flags of `mem4d estimate`
     for action in parser._actions:  # argparse keeps no public handle on an added option's help
         if action.dest == "json":
             action.help = "print what was written as one JSON object"

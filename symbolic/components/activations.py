@@ -86,9 +86,10 @@ def attention_tensors(sw: Switches) -> list[Component]:
 
 
 def mlp_tensors(sw: Switches) -> list[Component]:
-    """Dense MLP block: norm-2 input, MLP input, and SwiGLU's gate, up, SiLU(gate), down input (Fujii et al. 2024),
-    GPT's GeLU input and output (Korthikanti et al. 2022) or the squared ReLU's two (Nemotron-H); with dropout the
-    mask after the MLP."""
+    """Dense MLP block: norm-2 input, MLP input, and SwiGLU's gate, up, SiLU(gate), down input (Fujii et al. 2024;
+    with Megatron-Core's fused SwiGLU, --swiglu-fusion, no SiLU(gate): megatron-core 0.16.1 fusions/fused_bias_swiglu.py
+    SwiGLUFunction and BiasSwiGLUFunction save their input, fc1's gate and up, alone), GPT's GeLU input and output
+    (Korthikanti et al. 2022) or the squared ReLU's two (Nemotron-H); with dropout the mask after the MLP."""
     parts = [
         _tok("norm2_input", h, B_a, False, sw, "input of the second norm (residual stream after attention)"),
         _tok("mlp_input", h, B_a, False, sw, "normed input of the first MLP matrices"),
@@ -98,7 +99,8 @@ def mlp_tensors(sw: Switches) -> list[Component]:
             _tok("gate", f, B_a, True, sw, "gate projection output, input of SiLU (of GeLU in Gemma's GeGLU: the "
                  "same tensors)"),
             _tok("up", f, B_a, True, sw, "up projection output"),
-            _tok("swiglu", f, B_a, True, sw, "SiLU(gate), the SwiGLU product's first factor"),
+            *([] if sw.swiglu_fusion else [_tok("swiglu", f, B_a, True, sw, "SiLU(gate), the SwiGLU product's "
+                                                    "first factor")]),
             _tok("down_input", f, B_a, True, sw, "SiLU(gate) * up, input of the down projection"),
         ]
     elif sw.mlp == "relu2":  # Megatron-Core's squared_relu: relu keeps its output, which pow(2) reads too
@@ -140,7 +142,7 @@ GPT = {"mlp": "gelu", "dropout": True}  # Korthikanti et al. 2022's GPT layer (w
 # Megatron-Core's checkpoint keeps the latents before their norms and the RoPE key), the routed experts' activation
 RECOMPUTED = {"layernorm": ("qkv_input", "mlp_input"),
               "mla_up_proj": ("q", "k", "v", "q_latent_normed", "kv_latent_normed"),
-              "moe_act": ("expert_fc2_input",)}
+              "moe_act": ("expert_fc2_input", "expert_act_output")}
 
 
 def _recomputed_by(sw: Switches) -> set[str]:

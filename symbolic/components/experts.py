@@ -20,9 +20,11 @@ def expert_data_parallel() -> sp.Expr:
 
 def experts_params(sw: Switches = Switches()) -> sp.Expr:
     """Routed-expert parameters of one MoE layer on one GPU: E/e experts of gate, up (h x f_e) and down (f_e x h),
-    split over t_e; with moe_bias each expert's gate-up bias [2 f_e] split with its columns and its down bias [h]
-    replicated over t_e, as a row-parallel bias is (gpt-oss's GptOssExperts)."""
-    return E / e * (3 * h * f_e / t_e + ((2 * f_e / t_e + h) if sw.moe_bias else 0))
+    split over t_e (a GeLU expert, Megatron-Core's TEGroupedMLP without --swiglu, has no gate); with moe_bias each
+    expert's gate-up bias [2 f_e] split with its columns and its down bias [h] replicated over t_e, as a row-parallel
+    bias is (gpt-oss's GptOssExperts)."""
+    n = 2 if sw.mlp == "swiglu" else 1  # fc1's outputs per hidden unit: gate and up, or up alone
+    return E / e * ((n + 1) * h * f_e / t_e + ((n * f_e / t_e + h) if sw.moe_bias else 0))
 
 
 def _state(name: str, width: sp.Expr, params: sp.Expr, sharded: bool, sharded_doc: str, local_doc: str) -> Component:

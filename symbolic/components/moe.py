@@ -10,19 +10,11 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.switches import Switches
-from ..config.symbols import B_a, C_f, E, b, c, f_e, f_s, h, k_e, s, t, t_e
+from ..config.symbols import B_a, C_f, E, f_e, f_s, h, k_e, t, t_e
 from .base import FP32, INT64, Component
-
-
-def local_tokens() -> sp.Expr:
-    """T: the tokens of one micro batch on one GPU in the MoE layer, the sequence-parallel shard s b / (t c)."""
-    return s * b / (t * c)
-
-
-def expert_rows() -> sp.Expr:
-    """R: the token rows one GPU's experts compute for one micro batch, C_f k_e T t_e (k_e copies of each token, an
-    even share of C_f over the e ranks of the all-to-all, gathered over the t_e expert tensor-parallel ranks)."""
-    return C_f * k_e * local_tokens() * t_e
+from .moe_allgather import dispatch_working_set, permute_tensors
+from .moe_allgather import routing_state as gathered_routing_state
+from .moe_rows import expert_rows, local_tokens
 
 
 def _rows(name: str, rows: sp.Expr, width: sp.Expr, nbytes: sp.Expr, doc: str) -> Component:
@@ -51,17 +43,20 @@ def router_tensors(sw: Switches = Switches()) -> list[Component]:
               "and the scatter into the routing map"),
         _rows("router_scores", T, E, FP32, "fp32 softmax scores over all E experts [T, E], kept by the "
               "load-balancing loss's backward (router.py aux loss; MoE runs set --moe-aux-loss-coeff > 0)"),
+    ] + (permute_tensors() if sw.dispatcher == "allgather" else [
         _rows("permute_indices", T, E + k_e, INT64, "int64 argsort of the [E, T] routing map, kept whole because a "
               "slice of it indexes the probabilities, and the [T k_e] sorted token indices the unpermute reuses "
               "(moe_utils.py permute, unfused: moe_permute_fusion off, the default)"),
-    ]
+    ])
 
 
-def expert_tensors() -> list[Component]:
+def expert_tensors(sw: Switches) -> list[Component]:
     """Routed experts, per GPU (TEGroupedMLP with the fused weighted SwiGLU, experts.py, fused_bias_swiglu.py): the
     R token rows they receive, fc1's output [R, 2 f_e / t_e] (gate and up), the router probability of each row, and
     the SwiGLU output [R, f_e / t_e] (fc2's input); the unpermute keeps only indices (the probabilities are applied
-    in the activation)."""
+    in the activation). GeLU experts (no --swiglu) in their place: gelu_expert_tensors."""
+    if sw.mlp == "gelu":
+        return gelu_expert_tensors()
     R = expert_rows()
     return [
         _rows("expert_input", R, h, B_a, "tokens the experts receive, permuted by expert, all-to-all'd over e and "
@@ -72,6 +67,24 @@ def expert_tensors() -> list[Component]:
               "(bf16 unless --moe-router-dtype fp32), kept by the weighted SwiGLU"),
         _rows("expert_fc2_input", R, f_e / t_e, B_a, "the weighted SwiGLU output [R, f_e / t_e], the grouped fc2's "
               "input, kept for its weight gradient"),
+    ]
+
+
+def gelu_expert_tensors() -> list[Component]:
+    """GeLU routed experts (TEGroupedMLP bias_act_func without --swiglu, megatron-core 0.16.1 transformer/moe/
+    experts.py: F.gelu(fc1_output) * permuted_probs, unfused): the R received rows, fc1's output [R, f_e / t_e] kept
+    by the gelu, the gelu's output kept by the multiplication by the probabilities (for their gradient), the
+    probabilities [R, 1], and the product, fc2's input."""
+    R = expert_rows()
+    return [
+        _rows("expert_input", R, h, B_a, "tokens the experts receive, permuted by expert: the grouped fc1's input, "
+              "kept for its weight gradient"),
+        _rows("expert_fc1_output", R, f_e / t_e, B_a, "fc1's output [R, f_e / t_e], kept by F.gelu's backward"),
+        _rows("expert_act_output", R, f_e / t_e, B_a, "the gelu's output [R, f_e / t_e], kept by its product with "
+              "the probabilities for their gradient"),
+        _rows("expert_probs", R, 1, B_a, "the router probability of each received row [R, 1], kept by the product"),
+        _rows("expert_fc2_input", R, f_e / t_e, B_a, "gelu(fc1) x probs [R, f_e / t_e], the grouped fc2's input, "
+              "kept for its weight gradient"),
     ]
 
 
@@ -96,7 +109,7 @@ def moe_tensors(sw: Switches) -> list[Component]:
     return [
         _rows("norm2_input", T, h, B_a, "input of the second RMSNorm (residual stream after attention)"),
         _rows("mlp_input", T, h, B_a, "normed input of the router, the token dispatcher and the shared experts"),
-        *router_tensors(sw), *expert_tensors(), *shared_tensors(sw),
+        *router_tensors(sw), *expert_tensors(sw), *shared_tensors(sw),
     ]
 
 
@@ -107,6 +120,8 @@ def dispatch_buffers(sw: Switches) -> list[Component]:
     reverse)."""
     if not sw.moe:
         return []
+    if sw.dispatcher == "allgather":
+        return [dispatch_working_set()]  # its gathered tokens: components.mpu.mpu_buffer
     return [Component("moe_dispatch", B_a * h * (C_f * k_e * local_tokens() + 2 * expert_rows()),
                       "one MoE layer's dispatch in flight: the all-to-all's permuted tokens [C_f k_e T, h] and the "
                       "received rows all-gathered over t_e and sorted by expert (2 x [R, h]), B_a each "
@@ -119,6 +134,8 @@ def routing_state(moe_layers: sp.Expr, sw: Switches) -> list[Component]:
     (token_dispatcher.py: self.probs, self.routing_map)."""
     if not sw.moe:
         return []
+    if sw.dispatcher == "allgather":
+        return [gathered_routing_state(moe_layers)]
     return [Component("moe_routing_state", moe_layers * (B_a + 1) * local_tokens() * E,
                       "each MoE layer's dispatcher keeps its last micro batch's probabilities [T, E] (router dtype) "
                       "and bool routing map [T, E] until its next forward (Megatron-Core MoEAlltoAllTokenDispatcher)")]

@@ -73,8 +73,10 @@ class ParameterCounts:
 
     @property
     def expert_count(self) -> int:
-        """Parameters of one routed expert: gate, up and down 3 h f_e, with moe_bias their biases 2 f_e + h."""
-        return 3 * self.h * self.f_e + (2 * self.f_e + self.h if self.moe_bias else 0)
+        """Parameters of one routed expert: gate, up and down 3 h f_e (a GeLU expert: up and down 2 h f_e), with
+        moe_bias their biases 2 f_e + h."""
+        n = 2 if self.mlp == "swiglu" else 1
+        return (n + 1) * self.h * self.f_e + (n * self.f_e + self.h if self.moe_bias else 0)
 
     @property
     def mtp_moe(self) -> bool:

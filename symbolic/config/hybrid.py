@@ -63,10 +63,17 @@ def check_hybrid(shape) -> None:
                           "Mamba-2) or none, and not both no mixer and no MLP")
     if not (mixers or shape.blocks):
         return
-    if shape.mla or shape.sinks or shape.sandwich or shape.attn_softcap or shape.positions or shape.qk_norm == "full":
+    if shape.mla or shape.sinks or shape.sandwich or shape.attn_softcap or shape.qk_norm == "full":
         raise ConfigError(f"model {shape.name!r}: Gated DeltaNet and Mamba-2 layers are modelled beside GQA softmax "
                           "attention (Qwen3-Next, Qwen3.5, Nemotron-H), not beside MLA, sinks, sandwich norms, "
-                          "soft-capping, learned positions or whole-width q/k norms")
+                          "soft-capping or whole-width q/k norms")
+    # learned positions beside Mamba-2: Megatron-LM's mamba_builders.py passes --position-embedding-type (default
+    # learned_absolute) to MambaModel, whose LanguageModelEmbedding then holds a [max_position_embeddings, h] table
+    # (megatron-core 0.16.1 models/mamba/mamba_model.py, common/embeddings/language_model_embedding.py): the first
+    # stage's parameters, as in a GPT model; beside Gated DeltaNet (jaxcheck builds those too) they are not modelled
+    if shape.positions and shape.linear_layers:
+        raise ConfigError(f"model {shape.name!r}: learned positions are modelled beside Mamba-2 layers, not beside "
+                          "Gated DeltaNet layers")
     if shape.blocks and shape.moe:
         raise ConfigError(f"model {shape.name!r}: layers of a mixer or an MLP alone are modelled without experts "
                           "(Nemotron-H's MoE blocks are not)")

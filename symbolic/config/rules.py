@@ -130,6 +130,9 @@ def letters(training, shape=None) -> SimpleNamespace:
              zero=training.zero, stage_layers=training.stage_layers, uneven=training.stage_layers is not None,
              e=training.ep, t_e=training.etp_size, C_f=training.moe_capacity, recompute=training.recompute,
              ac_every=training.ac_every, zero_init=training.zero_init, grad_accum_fusion=training.grad_accum_fusion,
+             moe_dispatcher=getattr(training, "moe_dispatcher", "alltoall"),  # plan: all-to-all rows only
+             transformer_impl=getattr(training, "transformer_impl", "transformer_engine"),  # plan: TE rows only
+             swiglu_fusion=getattr(training, "swiglu_fusion", False),  # plan: unfused rows only
              schedule=training.schedule, recompute_modules=training.recompute_modules, fp8=training.fp8,
              fp8_param_gather=training.fp8_param_gather, compile=training.compile,
              fp8_all_gather=training.fp8_all_gather,

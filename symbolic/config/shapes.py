@@ -148,9 +148,12 @@ class ModelShape(ParameterCounts):
             if getattr(self, field) not in allowed:
                 raise ConfigError(f"model {self.name!r}: {field} must be one of {', '.join(allowed)}, got "
                                   f"{getattr(self, field)!r}")
-        if self.E and self.mlp != "swiglu":
-            raise ConfigError(f"model {self.name!r}: routed experts are SwiGLU MLPs; a {self.mlp} MLP with experts "
-                              "is not modelled")
+        if self.E and self.mlp not in ("swiglu", "gelu"):
+            raise ConfigError(f"model {self.name!r}: routed experts are SwiGLU or GeLU MLPs; a {self.mlp} MLP with "
+                              "experts is not modelled")
+        if self.E and self.mlp == "gelu" and (self.f_s or self.moe_bias):
+            raise ConfigError(f"model {self.name!r}: GeLU experts are modelled without shared experts and expert "
+                              "biases")
         if self.qk_norm not in QK_NORMS:
             raise ConfigError(f"model {self.name!r}: qk_norm must be one of {', '.join(QK_NORMS)}, got {self.qk_norm!r}")
         dense = tuple(self.dense_layers)

@@ -26,6 +26,9 @@ class Switches(Architecture, Sharding):
     ac_every: bool = False  # torchtitan's per-layer selective checkpointing (every n_ac-th block), not op-level
     zero_init: bool = True  # DeepSpeed ZeRO-3 with zero.Init; False: every gathered weight stays to its backward
     grad_accum_fusion: bool = True  # Megatron-LM's gradient accumulation fusion: persistent dummy wgrad buffers
+    dispatcher: str = "alltoall"  # Megatron-Core's MoE token dispatcher (Training.moe_dispatcher)
+    local: bool = False  # Megatron-LM --transformer-impl local (Training.transformer_impl): Megatron-Core's own layers
+    swiglu_fusion: bool = False  # Megatron-Core's fused SwiGLU (Training.swiglu_fusion): no SiLU(gate) kept
     schedule: str = "1f1b"  # pipeline schedule (Training.schedule): 1f1b, or gpipe (the jax profile only)
     modules: str = "core_attn"  # what selective recompute reruns, "+"-joined (Training.recompute_modules)
     fp8: bool = False  # FP8 (Training.fp8): Transformer Engine's under megatron (GEMM inputs saved quantized, B_q; FP8
@@ -56,6 +59,9 @@ class Switches(Architecture, Sharding):
                    ac_every=getattr(training, "ac_every", None) is not None,
                    zero_init=getattr(training, "zero_init", True),
                    grad_accum_fusion=getattr(training, "grad_accum_fusion", True),
+                   dispatcher=getattr(training, "moe_dispatcher", "alltoall"),
+                   local=getattr(training, "transformer_impl", "transformer_engine") == "local",
+                   swiglu_fusion=getattr(training, "swiglu_fusion", False),
                    schedule=getattr(training, "schedule", "1f1b"),
                    modules=getattr(training, "recompute_modules", "core_attn").replace(",", "+"),
                    fp8=getattr(training, "fp8", "none") != "none",

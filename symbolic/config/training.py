@@ -58,6 +58,9 @@ class Training(Sharding):
     ep: int = 1  # e: expert parallel, the routed experts of a layer split over ep ranks (Megatron-Core)
     etp: int | None = None  # t_e: expert tensor parallel, each expert split over etp ranks; None: t (Megatron-Core)
     moe_capacity: float = 1.0  # C_f: tokens an expert receives over an even share (capacity factor)
+    moe_dispatcher: str = "alltoall"  # Megatron-Core --moe-token-dispatcher-type, one of MOE_DISPATCHERS
+    transformer_impl: str = "transformer_engine"  # Megatron-LM --transformer-impl, one of TRANSFORMER_IMPLS
+    swiglu_fusion: bool = False  # Megatron-LM --bias-swiglu-fusion (its default with --swiglu): fc1's output alone kept
     ac_every: int | None = None  # n_ac: torchtitan's selective per-layer checkpointing, every n-th block (else op)
     zero_init: bool = True  # DeepSpeed ZeRO-3: the model built under deepspeed.zero.Init (its memory-efficient linear)
     grad_accum_fusion: bool = True  # Megatron-LM --gradient-accumulation-fusion (its default): TE's dummy wgrads
@@ -115,13 +118,19 @@ class Training(Sharding):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
                 raise ConfigError(f"--{flag(name).replace('_', '-')} must be a positive integer, got {value!r}")
-        for name in ("zero_init", "grad_accum_fusion"):
+        for name in ("zero_init", "grad_accum_fusion", "swiglu_fusion"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
         capacity = self.moe_capacity
         if isinstance(capacity, bool) or not isinstance(capacity, (int, float)) or not 0 < capacity <= MAX_CAPACITY:
             raise ConfigError(f"--moe-capacity must be a number above 0 and at most {MAX_CAPACITY}, got {capacity!r}")
         object.__setattr__(self, "moe_capacity", float(capacity))
+        if self.transformer_impl not in TRANSFORMER_IMPLS:
+            raise ConfigError(f"--transformer-impl must be one of {', '.join(TRANSFORMER_IMPLS)}, got "
+                              f"{self.transformer_impl!r}")
+        if self.moe_dispatcher not in MOE_DISPATCHERS:
+            raise ConfigError(f"--moe-dispatcher must be one of {', '.join(MOE_DISPATCHERS)}, got "
+                              f"{self.moe_dispatcher!r}")
         if self.schedule not in SCHEDULES:
             raise ConfigError(f"--schedule must be one of {', '.join(SCHEDULES)}, got {self.schedule!r}")
         object.__setattr__(self, "recompute_modules", _modules(self.recompute_modules))
@@ -238,7 +247,7 @@ WIDTH_FIELDS = ("weight_bytes", "grad_bytes", "opt_bytes", "act_bytes", "logit_b
 MOE_FIELDS = ("ep", "etp", "moe_capacity")  # what only a model with experts shows in its config
 # one trainer's (or jaxcheck's) options: shown (and checked by the rule table) where not at these values
 RECIPE_FIELDS = {name: getattr(Training, name)  # their defaults: the class attributes dataclass sets
-                 for name in ("ac_every", "zero_init", "grad_accum_fusion", "schedule", "recompute_modules", "fp8",
+                 for name in ("ac_every", "zero_init", "grad_accum_fusion", "moe_dispatcher", "transformer_impl", "swiglu_fusion", "schedule", "recompute_modules", "fp8",
                               "fp8_param_gather", "compile", "fp8_all_gather")}
 
 
@@ -249,6 +258,12 @@ def _modules(value) -> str:
         raise ConfigError(f"--recompute-modules must be distinct names from {', '.join(RECOMPUTE_MODULES)} "
                           f"(comma-separated), got {value!r}")
     return ",".join(name for name in RECOMPUTE_MODULES if name in names)
+# Megatron-Core's token dispatchers mem4d models (transformer/moe/token_dispatcher.py, megatron-core 0.16.1):
+# MoEAlltoAllTokenDispatcher and MoEAllGatherTokenDispatcher (Megatron-LM's default); flex (DeepEP/HybridEP) is not
+MOE_DISPATCHERS = ("alltoall", "allgather")
+# Megatron-LM's layer implementations mem4d models: Transformer Engine's, and Megatron-Core's own (the local spec:
+# tensor_parallel/layers.py linears, DotProductAttention, SequentialMLP experts; models/gpt/gpt_layer_specs.py)
+TRANSFORMER_IMPLS = ("transformer_engine", "local")
 MAX_CAPACITY = 2.0**20  # the largest --moe-capacity: far beyond any capacity factor (E / k_e is the most that matters)
 
 

@@ -7,7 +7,10 @@ import numpy as np
 
 from ..config.errors import ConfigError
 from ..config.glossary import inputs_for
-from ..config.kinds import KINDS, mixed  # whether a model's stages of equal layer counts may differ (plan imports it here)
+from ..config.kinds import (  # whether a model's stages of equal layer counts may differ (plan imports it here)
+    KINDS,
+    mixed,
+)
 from ..config.shapes import ModelShape
 from ..config.shape_json import shape_json
 from ..config.switches import Switches
@@ -137,7 +140,8 @@ class Estimate:
             "config": self.training.as_json(self.shape), "profile": self.profile, "shape": shape_json(self.shape),
             "overheads": self.overheads, **({"backend": self.backend} if self.profile == JAX_PROFILE else {}),
             "bytes": dict(self.bytes),
-            "stages": [dict(stage, bytes=dict(stage["bytes"])) for stage in self.stages],
+            "stages": [dict(stage, bytes=dict(stage["bytes"]), memory=memory_kinds(stage["bytes"]))
+                       for stage in self.stages],
             "most_loaded_stage": self.most_loaded_stage["stage"], "most_loaded_rank": self.most_loaded_stage["rank"],
             "gpu_mem_bytes": int(gpu_mem_bytes),
             "peak_bytes": self.peak, "peak_from": self.peak_from, "memory": self.memory, "judged": "device_bytes",
@@ -152,9 +156,10 @@ def _override(parts: dict[str, int], overrides: dict[str, int]) -> dict[str, int
 
 
 def estimate(shape: ModelShape, training: Training, profile: str = DEFAULT_PROFILE, overheads: bool = True,
-             overrides: dict[str, int] | None = None, backend: str = "gpu") -> Estimate:
+             overrides: dict[str, int] | None = None, backend: str = "gpu", every_rank: bool = False) -> Estimate:
     """Bytes of one configuration; `overrides` replaces named components (e.g. {"cuda_context": 2**29}) before totalling.
-    The jax profile models jaxcheck's step, so jaxcheck's rules apply to it too."""
+    The jax profile models jaxcheck's step, so jaxcheck's rules apply to it too; `every_rank`: list every pipeline
+    rank, not only each stage kind's representative."""
     training.check(shape, profile)
     est = estimator(profile, Switches.of(training, overheads, backend=backend, shape=shape))
     overrides = dict(overrides or {})
@@ -169,7 +174,8 @@ def estimate(shape: ModelShape, training: Training, profile: str = DEFAULT_PROFI
                           "far too large")
     main = {name: int(round(float(x))) for name, x in raw.items()}
     layers, kinds = training.layers(shape.L), training.kind_layers(shape)
-    ranks = ranks_of(training, shape)
+    ranks = ranks_of(training, shape) if not every_rank else tuple((stage_of(r, training.p), r)
+                                                                   for r in range(training.p))
     per_rank, micro = rank_totals(est, values, [layers[rank] for _, rank in ranks], [rank for _, rank in ranks],
                                   [kinds[rank] for _, rank in ranks])
     stages = [{"stage": stage, "rank": rank, "layers": layers[rank],

@@ -9,7 +9,9 @@ from ..config.errors import ConfigError
 from ..config.hfconfig import resolve_model
 from ..config.shapes import DEFAULT_MODEL, ModelShape
 from ..config.parallel import NO_ZERO, ZERO_OPTIMIZER
-from ..config.training import RECOMPUTE, RECOMPUTE_MODULES, SCHEDULES, ZERO_STAGES, Training, training_from_json
+from ..config.training import (
+    MOE_DISPATCHERS, RECOMPUTE, TRANSFORMER_IMPLS, RECOMPUTE_MODULES, SCHEDULES, ZERO_STAGES, Training, training_from_json,
+)
 from .values import capacity, positive_int, stage_layers
 
 
@@ -127,6 +129,10 @@ def add_expert_args(group, defaults: Training = Training()) -> None:
     group.add_argument("--moe-capacity", type=capacity, default=defaults.moe_capacity, metavar="C_f",
                        help="tokens an expert receives over an even share: the capacity factor, or for a dropless "
                             "run the routing imbalance to allow for (1: the even load the load-balancing loss aims at)")
+    group.add_argument("--moe-dispatcher", default=defaults.moe_dispatcher, choices=MOE_DISPATCHERS,
+                       help="--recipe megatron: Megatron-Core's token dispatcher (--moe-token-dispatcher-type): "
+                            "alltoall, or allgather (Megatron-LM's default: tokens all-gathered over etp x ep into a "
+                            "persistent buffer; default: alltoall)")
 
 
 def add_switch_args(group, defaults: Training = Training(), recipe: bool = False) -> None:
@@ -141,6 +147,14 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
     group.add_argument("--no-zero-init", dest="zero_init", action="store_false", default=defaults.zero_init,
                        help="--recipe deepspeed --zero 3: the model was built outside deepspeed.zero.Init, so "
                             "F.linear keeps every gathered weight from its forward to its backward")
+    group.add_argument("--transformer-impl", default=defaults.transformer_impl, choices=TRANSFORMER_IMPLS,
+                       help="--recipe megatron: Megatron-LM's layers, Transformer Engine's or Megatron-Core's own "
+                            "(local: two cuBLAS workspaces, not three; with sequence parallelism every column-parallel "
+                            "linear all-gathers into Megatron-Core's global buffer; default: transformer_engine)")
+    group.add_argument("--swiglu-fusion", action="store_true", default=defaults.swiglu_fusion,
+                       help="--recipe megatron, a SwiGLU model: Megatron-LM's --bias-swiglu-fusion (its default with "
+                            "--swiglu): the fused SwiGLU keeps fc1's output alone, not SiLU(gate) beside it (default: "
+                            "the paper's count, unfused)")
     group.add_argument("--no-grad-accum-fusion", dest="grad_accum_fusion", action="store_false",
                        default=defaults.grad_accum_fusion,
                        help="--recipe megatron: --no-gradient-accumulation-fusion (no persistent dummy wgrad buffers)")

@@ -12,6 +12,7 @@ from ..shared import in_flight, layer_tensors  # noqa: F401  (1F1B or interleave
 from ...components.ends import dummy_wgrads, logits_source, recompute_working_set
 from ...components.experts import expert_states, experts_params
 from ...components.moe import dispatch_buffers, expert_bias_buffers, routing_state
+from ...components.mpu import mpu_buffer
 from ...components.mtp import mtp_activations, mtp_embedding_params, mtp_moe_layers, mtp_params
 from ...components.fp8 import fp8_weight_cache
 from ...components.weights import default_kinds, default_layers, end_params, kind_cases, kind_terms
@@ -97,9 +98,10 @@ def _working_set(sw: Switches, moe_layers: sp.Expr, layers: sp.Expr, kinds: dict
 
 
 def _with_overheads(parts: list[Component], params: sp.Expr, sw: Switches) -> list[Component]:
+    """The overheads; the local implementation's GEMMs are PyTorch's alone: two cuBLAS workspaces, not three."""
     if not sw.overheads:
         return parts
-    return parts + overheads(params, sp.Add(*(part.expr for part in parts)), sw)
+    return parts + overheads(params, sp.Add(*(part.expr for part in parts)), sw, workspaces=2 if sw.local else 3)
 
 
 def components(sw: Switches) -> list[Component]:
@@ -158,5 +160,5 @@ def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, mi
     buffered = moe_layers + (mtp_moe_layers(sw) if has_head else 0)
     parts = [*states, _activations(micro, layers, moe_layers, sw, kinds), ids, head, *extra, *mtp,
              *zero_buffers(stage, sw, layers, moe_layers, kinds), *_moe_buffers(buffered, sw),
-             _working_set(sw, buffered, layers + (1 if sw.mtp and has_head else 0), kinds)]
+             mpu_buffer(sw, has_head, buffered), _working_set(sw, buffered, layers + (1 if sw.mtp and has_head else 0), kinds)]
     return _with_overheads(parts, params, sw)

@@ -19,6 +19,21 @@ RULES: tuple[Rule, ...] = (
     Rule("--no-grad-accum-fusion: Megatron only", lambda x: x.grad_accum_fusion,
          lambda x: ("--no-grad-accum-fusion is Megatron-LM's --no-gradient-accumulation-fusion: give it with --recipe "
                     "megatron"), scope="!paper"),  # every other profile: the recipes and jax
+    Rule("--moe-dispatcher: Megatron only", lambda x: getattr(x, "moe_dispatcher", "alltoall") == "alltoall",
+         lambda x: (f"--moe-dispatcher {x.moe_dispatcher} is Megatron-Core's token dispatcher (--recipe megatron); the "
+                    f"other recipes model their own expert-parallel exchange"), scope="!paper"),
+    Rule("--transformer-impl: Megatron only",
+         lambda x: getattr(x, "transformer_impl", "transformer_engine") == "transformer_engine",
+         lambda x: (f"--transformer-impl {x.transformer_impl} is Megatron-LM's (--recipe megatron)"), scope="!paper"),
+    Rule("--swiglu-fusion: Megatron only", lambda x: np.logical_not(getattr(x, "swiglu_fusion", False)),
+         lambda x: "--swiglu-fusion is Megatron-Core's fused SwiGLU (--recipe megatron)", scope="!paper"),
+    Rule("--swiglu-fusion: a SwiGLU MLP", lambda x: np.logical_not(getattr(x, "swiglu_fusion", False))
+         | (x.mlp == "swiglu"),
+         lambda x: f"--swiglu-fusion fuses a SwiGLU MLP; {x.model}'s MLP is {x.mlp} (contradicting)", scope="paper",
+         model=True),
+    Rule("GeLU experts: Megatron only", lambda x: (x.E == 0) | (x.mlp == "swiglu"),
+         lambda x: (f"{x.model}'s routed experts are GeLU MLPs, which only the megatron recipe models (Megatron-Core "
+                    f"0.16.1's TEGroupedMLP without --swiglu; give --recipe megatron)"), scope="!paper", model=True),
     # DeepSeek Sparse Attention as Megatron-Core 0.16.1 runs it (transformer/experimental_attention_variant/dsa.py)
     Rule("DSA: no context parallel", lambda x: np.logical_not(x.dsa) | (x.c == 1),
          lambda x: (f"{x.model} has DeepSeek Sparse Attention, whose unfused sparse attention and indexer in "

@@ -1,0 +1,138 @@
+"""mem4d beside the 22 Megatron-LM functional-test runs of ../shared/data/measured (RUNS.md): each verbatim
+model_config.yaml read by `mem4d estimate --megatron FILE --gpus N --rank last --json` (the world size N from
+RUNS.md's summary table), the last rank's predicted allocated peak beside the run's `mem-max-allocated-bytes` (the max
+of its primary golden's series: torch.cuda.memory_stats()["allocated_bytes.all.peak"] of rank world_size - 1), or
+mem4d's one-line refusal.
+
+    python benchmarks/published_megatron.py [--json | --tsv] [--out records/published/published-megatron-<commit>]
+
+No term of mem4d is set from these figures: they are the references the issue's 10 % is judged against.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import re
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+MEASURED = ROOT.parent / "shared" / "data" / "measured"
+GiB = 2**30
+# RUNS.md's "Global conventions": release tests publish no node count; the minimum world size consistent with the
+# run's grids (lcm of tp*pp*cp and etp*ep*pp) is the one RUNS.md states, and the one used here (marked assumed).
+RELEASE_WORLD = {"deepseekv3_proxy_flex_tp1pp4emp16etp1cp1_release": 64, "mixtral_8x7b_alltoall_tp2pp4ep4_release": 32}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One row of RUNS.md's summary: its id, folder__case file stem, world size (assumed where RUNS.md says '?'),
+    and the primary golden file whose series is the measured figure."""
+
+    id: str
+    stem: str
+    world: int
+    world_assumed: bool
+    golden: str
+
+    @property
+    def config(self) -> Path:
+        return MEASURED / "megatron" / f"{self.stem}.model_config.yaml"
+
+    def measured_bytes(self) -> int:
+        """The max of the primary golden's `mem-max-allocated-bytes` series (the run's cumulative allocated peak)."""
+        series = json.loads((MEASURED / "megatron" / f"{self.stem}.mem.json").read_text())[self.golden]
+        values = series["mem-max-allocated-bytes"]["values"].values()
+        return max(int(v) for v in values if str(v) != "nan")  # iterations not logged are 'nan' in the golden
+
+
+def cases(measured: Path = MEASURED) -> list[Case]:
+    """RUNS.md's summary table, one Case per Megatron run with a verbatim config and a memory series."""
+    stems = {p.name.split(".")[0].split("__", 1)[1]: p.name.split(".")[0]
+             for p in (measured / "megatron").glob("*.mem.json")}
+    out = []
+    for line in (measured / "RUNS.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not re.fullmatch(r"MB-\d+", cells[0]) or len(cells) < 9:
+            continue
+        name, world, golden = cells[1], cells[4], cells[6]
+        assumed = world == "?"
+        out.append(Case(cells[0], stems[name], RELEASE_WORLD[name] if assumed else int(world), assumed,
+                        f"golden_values_{golden}.json"))
+    return out
+
+
+def estimate(case: Case) -> dict:
+    """mem4d's answer for the case: {'allocated_bytes', 'stage', 'components'} or {'refused': the one line}."""
+    from symbolic.cli.entry import main
+
+    argv = ["estimate", "--megatron", str(case.config), "--gpus", str(case.world), "--rank", "last", "--json"]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(argv)
+    if rc != 0:
+        line = err.getvalue().strip().splitlines()[-1] if err.getvalue().strip() else f"exit {rc}"
+        return {"refused": line.replace(str(case.config), case.config.name)}
+    report = json.loads(out.getvalue())
+    stage = next(s for s in report["stages"] if s["rank"] == report["rank"]["pipeline_rank"])
+    return {"allocated_bytes": report["rank"]["memory"]["allocated_bytes"], "stage": report["rank"]["stage"],
+            "config": report["config"], "components": {k: v for k, v in stage["bytes"].items() if v}}
+
+
+def rows(measured: Path = MEASURED) -> list[dict]:
+    """Every case: measured bytes, and mem4d's figure with its error or its refusal."""
+    out = []
+    for case in cases(measured):
+        row = {**asdict(case), "measured_bytes": case.measured_bytes(), **estimate(case)}
+        if "allocated_bytes" in row:
+            row["error"] = row["allocated_bytes"] / row["measured_bytes"] - 1
+        out.append(row)
+    return out
+
+
+def tsv(table: list[dict]) -> str:
+    lines = ["id\tcase\tworld\tmeasured_GiB\tmem4d_GiB\terror_pct\trefused"]
+    for r in table:
+        world = f"{r['world']}{' (assumed)' if r['world_assumed'] else ''}"
+        mine = f"{r['allocated_bytes'] / GiB:.3f}" if "allocated_bytes" in r else "-"
+        err = f"{100 * r['error']:+.1f}" if "error" in r else "-"
+        lines.append(f"{r['id']}\t{r['stem']}\t{world}\t{r['measured_bytes'] / GiB:.3f}\t{mine}\t{err}\t"
+                     f"{r.get('refused', '')}")
+    return "\n".join(lines) + "\n"
+
+
+def summary(table: list[dict]) -> str:
+    done = sorted(abs(r["error"]) for r in table if "error" in r)
+    line = f"{len(table)} runs: {len(done)} answered, {len(table) - len(done)} refused"
+    if done:
+        line += (f"; |error| median {100 * done[len(done) // 2]:.1f} %, max {100 * done[-1]:.1f} %, "
+                 f"{sum(e <= 0.10 for e in done)} within 10 %")
+    return line
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="one JSON object per run (with the components)")
+    parser.add_argument("--out", metavar="PREFIX", help="write PREFIX.tsv and PREFIX.jsonl (with the commit)")
+    args = parser.parse_args()
+    if not (MEASURED / "RUNS.md").exists():
+        print(f"published_megatron: {MEASURED} is absent (the reference data beside the clone)", file=sys.stderr)
+        return 2
+    table = rows()
+    if args.out:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True,
+                                cwd=ROOT).stdout.strip()
+        Path(f"{args.out}.tsv").write_text(tsv(table) + f"# {summary(table)}; mem4d at {commit}\n")
+        Path(f"{args.out}.jsonl").write_text("".join(json.dumps({**r, "commit": commit}) + "\n" for r in table))
+    print("\n".join(json.dumps(r) for r in table) if args.json else tsv(table) + summary(table))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,18 @@
+"""The token counts of one MoE layer on one GPU for one micro batch, as Megatron-Core's MoELayer lays them out
+(megatron/core/transformer/moe/: router.py, token_dispatcher.py): T routed tokens, R rows for the local experts."""
+from __future__ import annotations
+
+import sympy as sp
+
+from ..config.symbols import C_f, b, c, k_e, s, t, t_e
+
+
+def local_tokens() -> sp.Expr:
+    """T: the tokens of one micro batch on one GPU in the MoE layer, the sequence-parallel shard s b / (t c)."""
+    return s * b / (t * c)
+
+
+def expert_rows() -> sp.Expr:
+    """R: the token rows one GPU's experts compute for one micro batch, C_f k_e T t_e (k_e copies of each token, an
+    even share of C_f over the e ranks of the all-to-all, gathered over the t_e expert tensor-parallel ranks)."""
+    return C_f * k_e * local_tokens() * t_e

@@ -1,0 +1,161 @@
+"""Megatron-LM's training arguments -> mem4d's Training flags (the names of `mem4d estimate`'s flags: tp, pp, dp...),
+as megatron/training/arguments.py @ d98e8a64 and Megatron-Core 0.16.1's configs read them (DistributedDataParallelConfig,
+OptimizerConfig, TransformerConfig's recompute and fp8 fields)."""
+from __future__ import annotations
+
+import re
+
+from ..config.training import MOE_DISPATCHERS, RECOMPUTE_MODULES, TRANSFORMER_IMPLS
+from .megatron_table import Args
+
+OPTIMIZERS = {"adam": "adamw", "sgd": "sgd"}  # Megatron-LM's adam is AdamW (decoupled weight decay: TE/apex FusedAdam)
+FSDP_ZERO = {"no_shard": 0, "optim": 1, "optim_grads": 2, "optim_grads_params": 3}  # --data-parallel-sharding-strategy
+FLASH = {"flash": True, "fused": True, "auto": True, "unfused": False, "local": False}  # --attention-backend
+
+
+def _parallel(args: Args) -> dict:
+    out = {"tp": args.get("tensor_model_parallel_size"), "pp": args.get("pipeline_model_parallel_size"),
+           "cp": args.get("context_parallel_size"), "ep": args.get("expert_model_parallel_size"),
+           "etp": args.get("expert_tensor_parallel_size"), "seq": args.get("seq_length"),
+           "mbs": args.get("micro_batch_size"), "gbs": args.get("global_batch_size"), "sp": bool(args.get("sequence_parallel"))}
+    if args.given("num_distributed_optimizer_instances") and args.get("num_distributed_optimizer_instances") != 1:
+        args.refuse("num_distributed_optimizer_instances", "optimizer instances beyond one are not modelled")
+    return out
+
+
+def _recompute(args: Args) -> dict:
+    if args.get("checkpoint_activations"):
+        args.refuse("checkpoint_activations", "a removed spelling: give --recompute-granularity")
+    granularity = args.get("recompute_granularity") or ("selective" if args.get("recompute_activations") else None)
+    if granularity == "selective":
+        modules = args.get("recompute_modules") or ["core_attn"]
+        unknown = [m for m in modules if m not in RECOMPUTE_MODULES]
+        if unknown:
+            args.refuse("recompute_modules", f"{', '.join(unknown)}: mem4d models {', '.join(RECOMPUTE_MODULES)}")
+        return {"recompute": "selective", "recompute_modules": ",".join(m for m in modules if m in RECOMPUTE_MODULES)
+                or "core_attn"}
+    if granularity == "full":
+        if args.get("recompute_method") != "uniform" or args.get("recompute_num_layers") != 1:
+            args.refuse("recompute_method", "full recompute of every layer (--recompute-method uniform "
+                        "--recompute-num-layers 1) is modelled")
+        return {"recompute": "full"}
+    for dest in ("recompute_method", "recompute_num_layers", "recompute_modules"):
+        if args.given(dest):
+            args.refuse(dest, "without --recompute-granularity it does nothing (contradicting)")
+    return {"recompute": "none"}
+
+
+def _sharding(args: Args) -> dict:
+    if args.get("use_torch_fsdp2"):
+        return {"zero": 3}
+    if args.get("use_megatron_fsdp"):
+        return {"zero": FSDP_ZERO[args.get("data_parallel_sharding_strategy")]}
+    return {"zero": 1 if args.get("use_distributed_optimizer") else 0}
+
+
+def _precision(args: Args) -> dict:
+    """bf16 (mixed precision with fp32 main gradients and master weights), fp16 likewise, or fp32 throughout."""
+    if args.get("bf16") and args.get("fp16"):
+        args.refuse("fp16", "contradicts --bf16")
+    optimizer = OPTIMIZERS.get(args.get("optimizer"))
+    if optimizer is None:
+        args.refuse("optimizer", f"mem4d models {', '.join(OPTIMIZERS)}")
+    for dest in ("exp_avg_dtype", "exp_avg_sq_dtype", "main_grads_dtype", "main_params_dtype"):
+        if args.get(dest) != "fp32":
+            args.refuse(dest, "fp32 is modelled")
+    if args.get("bf16") or args.get("fp16"):
+        width = "bf16" if args.get("bf16") else "fp16"
+        grads = "bf16" if args.get("grad_reduce_in_bf16") else "fp32" if args.get("bf16") or args.get(
+            "accumulate_allreduce_grads_in_fp32") else "fp16"
+        out = {"weight_dtype": width, "act_dtype": width, "grad_dtype": grads, "master_weights": True}
+    else:
+        out = {"weight_dtype": "fp32", "act_dtype": "fp32", "grad_dtype": "fp32", "master_weights": False}
+    # the fused cross entropy (either --cross-entropy-fusion-impl, native or te) reads the bf16 logits in place
+    if args.given("cross_entropy_fusion_impl") and not args.get("cross_entropy_loss_fusion"):
+        args.refuse("cross_entropy_fusion_impl", "without --cross-entropy-loss-fusion it does nothing (contradicting)")
+    logits = "bf16" if args.get("cross_entropy_loss_fusion") else "fp32"
+    return {**out, "optimizer": optimizer or "adamw", "moment_dtype": "fp32", "logits": logits}
+
+
+def _fp8(args: Args) -> dict:
+    if not args.get("fp8"):
+        for dest in ("fp8_recipe", "fp8_param_gather"):
+            if args.given(dest):
+                args.refuse(dest, "without --fp8-format it does nothing (contradicting)")
+        return {"fp8": "none"}
+    recipe = args.get("fp8_recipe")
+    if recipe not in ("delayed", "tensorwise", "blockwise", "mxfp8"):
+        args.refuse("fp8_recipe", "delayed, tensorwise, blockwise and mxfp8 are modelled")
+        recipe = "delayed"
+    return {"fp8": recipe, "fp8_param_gather": bool(args.get("fp8_param_gather"))}
+
+
+def _layout(layout: str) -> list[str]:
+    """--pipeline-model-parallel-layout expanded into its virtual stages ('Et*2|(tt|)*5t|tmL' -> ['Ett', 'tt', ...])."""
+    while True:
+        expanded = re.sub(r"\(([^()]*)\)\*(\d+)", lambda m: m.group(1) * int(m.group(2)), layout)
+        expanded = re.sub(r"([A-Za-z])\*(\d+)", lambda m: m.group(1) * int(m.group(2)), expanded)
+        if expanded == layout:
+            return layout.split("|")
+        layout = expanded
+
+
+def _stages(args: Args, p: int) -> dict:
+    """vpp and stage_layers from the layout, the first/last stage sizes or the virtual stage sizes."""
+    for dest in ("account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split"):
+        if args.get(dest):
+            args.refuse(dest, "embedding or loss counted as a pipeline unit is not expressible as --stage-layers")
+    vpp = args.get("num_virtual_stages_per_pipeline_rank")
+    layout = args.get("pipeline_model_parallel_layout")
+    pattern = (args.get("hybrid_override_pattern") or args.get("hybrid_layer_pattern") or "").split("/")[0]
+    if "|" in pattern and layout is None:  # a hybrid pattern's pipeline segments: p x vpp of them, in model order
+        layout = "E" + pattern.replace("M", "t").replace("*", "t").replace("-", "t").replace("E", "t") + "L"
+    per_chunk = args.get("num_layers_per_virtual_pipeline_stage")
+    if per_chunk and not vpp and args.get("num_layers"):  # Megatron-LM: vpp = L / (p x layers per virtual stage)
+        vpp = args.get("num_layers") // (p * per_chunk)
+    if layout is None:
+        return {"vpp": vpp or 1, **_first_last(args, p)}
+    stages = _layout(layout)
+    chunks = [s.count("t") for s in stages]
+    if len(stages) % p or set("".join(stages)) - set("EtmL") or not stages[0].startswith("E") or not stages[-1].endswith("L"):
+        args.refuse("pipeline_model_parallel_layout", "a layout of p x vpp stages, E first and L last, is modelled")
+        return {"vpp": 1}
+    vpp = len(stages) // p
+    ranks = [[chunks[j * p + r] for j in range(vpp)] for r in range(p)]
+    if any(len(set(rank)) > 1 for rank in ranks) or "m" in "".join(stages[:-1]):
+        args.refuse("pipeline_model_parallel_layout", "unequal chunks on one rank (or MTP before the last stage) "
+                    "are not expressible as --stage-layers under --vpp")
+        return {"vpp": vpp}
+    return {"vpp": vpp, "stage_layers": tuple(sum(rank) for rank in ranks)}
+
+
+def _first_last(args: Args, p: int) -> dict:
+    first, last = args.get("decoder_first_pipeline_num_layers"), args.get("decoder_last_pipeline_num_layers")
+    if first is None and last is None:
+        return {}
+    args.refuse("decoder_first_pipeline_num_layers" if first else "decoder_last_pipeline_num_layers",
+                "uneven first or last stages: give mem4d --stage-layers (it needs the model's layer count)")
+    return {}
+
+
+def training_flags(args: Args) -> dict:
+    """The Training flags the arguments state, under mem4d's flag names."""
+    impl = args.get("transformer_impl")
+    if impl not in TRANSFORMER_IMPLS:
+        args.refuse("transformer_impl", f"{' and '.join(TRANSFORMER_IMPLS)} layers are modelled")
+    out = {"transformer_impl": impl if impl in TRANSFORMER_IMPLS else "transformer_engine", **_parallel(args),
+           **_recompute(args), **_sharding(args), **_precision(args), **_fp8(args)}
+    out.update(grad_accum_fusion=bool(args.get("gradient_accumulation_fusion")),
+               flash_attn=bool(args.get("use_flash_attn")) or FLASH.get(args.get("attention_backend"), True))
+    if args.given("moe_expert_capacity_factor"):
+        out["moe_capacity"] = args.get("moe_expert_capacity_factor")
+    # Megatron-LM's core_transformer_config_from_args: bias_activation_fusion = --bias-swiglu-fusion (default on) with
+    # --swiglu, which MLP.forward runs as bias_swiglu_impl (megatron-core 0.16.1 transformer/mlp.py)
+    out["swiglu_fusion"] = bool(args.get("swiglu") and args.get("bias_swiglu_fusion"))
+    dispatcher = args.get("moe_token_dispatcher_type")
+    if (args.get("num_experts") or 0) and dispatcher not in MOE_DISPATCHERS:
+        args.refuse("moe_token_dispatcher_type", f"the {' and '.join(MOE_DISPATCHERS)} dispatchers' buffers are "
+                    "modelled (flex's DeepEP/HybridEP buffers are not)")
+    elif args.get("num_experts") or 0:
+        out["moe_dispatcher"] = dispatcher
+    return {**out, **_stages(args, out["pp"])}

@@ -1,0 +1,163 @@
+"""`--megatron FILE`, `--gpus`, `--rank`: Megatron-LM's arguments read into mem4d's ModelShape and Training.
+
+Sources of truth: Megatron-LM's own parser (../shared/data/trainers/megatron-lm-arguments.tsv, 838 arguments at
+d98e8a64), the 22 functional-test cases in ../shared/data/measured/megatron with the sizes RUNS.md lists for them, and
+mem4d's own flags (a file must give exactly the estimate those flags give). Exact: no tolerance."""
+import contextlib
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from symbolic.cli.entry import main
+from symbolic.readers import megatron, megatron_model, megatron_train
+from symbolic.readers.megatron import collect
+from symbolic.readers.megatron_model import model_fields
+from symbolic.readers.megatron_table import CLASSES, table
+from symbolic.readers.megatron_train import training_flags
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+CASES = sorted(p for p in (SHARED / "measured" / "megatron").glob("*.model_config.yaml") if ".at_" not in p.name)
+EXAMPLE = ROOT / "grids" / "megatron" / "llama-1b.args"
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def refused(argv, *needles) -> str:
+    code, out, err = run(*argv)
+    assert code == 2 and out == "" and err.count("\n") == 1, (code, err)
+    for needle in needles:
+        assert needle in err, err
+    return err
+
+
+@pytest.mark.skipif(not SHARED.exists(), reason="../shared/data is absent (the argument list lives there)")
+def test_the_table_classifies_every_argument_of_megatron_lms_parser():
+    with open(SHARED / "trainers" / "megatron-lm-arguments.tsv", newline="") as file:
+        rows = list(csv.DictReader(file, delimiter="\t"))
+    assert len(rows) == 838
+    for row in rows:
+        arg = table()[row["flags"].split()[0]]
+        assert (arg.dest, arg.default, arg.action) == (row["dest"], row["default"], row["action"]), row["flags"]
+        assert arg.cls in CLASSES and arg.reason, row["flags"]
+
+
+def test_every_modelled_argument_is_read_by_the_reader():
+    source = "".join(Path(module.__file__).read_text() for module in (megatron, megatron_model, megatron_train))
+    read = set(re.findall(r'"([a-z0-9_]+)"', source))
+    unread = sorted({arg.dest for arg in table().values() if arg.cls in ("model", "train")} - read)
+    assert not unread
+
+
+def test_a_launch_script_gives_the_estimate_of_the_same_flags():
+    code, out, err = run("estimate", "--megatron", str(EXAMPLE), "--gpus", "16", "--json")
+    assert code == 0, err
+    mine = json.loads(out)
+    code, out, err = run("estimate", "--model", "llama3.2-1b", "--json")  # the preset only for its shape's letters
+    flags = ["--tp", "2", "--pp", "2", "--dp", "4", "--seq", "4096", "--mbs", "1", "--gbs", "64", "--zero", "1",
+             "--recompute", "selective"]
+    shape = mine["shape"]
+    assert (shape["L"], shape["h"], shape["f"], shape["a"], shape["k"], shape["v"], shape["tied"]) == \
+        (16, 2048, 8192, 32, 8, 128256, False)
+    assert {k: mine["config"][k] for k in ("dp", "tp", "pp", "seq", "mbs", "gbs", "zero", "recompute", "sp")} == \
+        {"dp": 4, "tp": 2, "pp": 2, "seq": 4096, "mbs": 1, "gbs": 64, "zero": 1, "recompute": "selective", "sp": True}
+    assert flags and all("memory" in stage for stage in mine["stages"])
+
+
+def test_flags_beside_the_file_override_it_and_say_so():
+    code, out, err = run("estimate", "--megatron", str(EXAMPLE), "--gpus", "16", "--tp", "4", "--json")
+    report = json.loads(out)
+    assert code == 0 and report["config"]["tp"] == 4 and report["config"]["dp"] == 2
+    assert report["megatron"]["overridden"] == ["--tp 4 from the command line (the file: 2)"]
+
+
+def test_rank_last_names_the_last_stage_and_its_memory():
+    code, out, err = run("estimate", "--megatron", str(EXAMPLE), "--gpus", "16", "--rank", "last", "--json")
+    report = json.loads(out)
+    last = [s for s in report["stages"] if s["rank"] == 1][0]
+    assert report["rank"] == {"rank": 15, "pipeline_rank": 1, "stage": "last", "memory": last["memory"]}
+    assert last["memory"]["device_bytes"] == last["bytes"]["total"]
+    assert last["memory"]["allocated_bytes"] <= last["memory"]["reserved_bytes"] <= last["memory"]["device_bytes"]
+
+
+@pytest.mark.parametrize("text,needles", [
+    ("--num-layers 2 --no-such-flag 3\n", ["--no-such-flag (not an argument"]),
+    ("--num-layers 2 --num-layers 3\n", ["--num-layers (sets num_layers again"]),
+    ("--num-layers two\n", ["--num-layers takes an integer"]),
+    ("--bf16 --fp16 --num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128\n", ["--fp16 (contradicts --bf16)"]),
+    ("--num-query-groups 2 --num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128\n",
+     ["--num-query-groups 2 (without --group-query-attention"]),
+    ("--cuda-graph-impl transformer_engine --optimizer muon --rl-prompts-per-eval 4\n",
+     ["3 arguments", "--cuda-graph-impl", "--optimizer muon", "--rl-prompts-per-eval"]),
+    ("pretrain_gpt.py --num-layers 2\n", ["is no --flag"]),
+    ("--num-layers 'unclosed\n", ["malformed arguments"]),
+])
+def test_bad_argument_files_are_refused_in_one_line(tmp_path, text, needles):
+    path = tmp_path / "run.args"
+    path.write_text(text)
+    refused(["estimate", "--megatron", str(path), "--gpus", "8"], *needles)
+
+
+def test_a_yaml_key_given_twice_and_malformed_yaml_are_refused(tmp_path):
+    path = tmp_path / "twice.yaml"
+    path.write_text("MODEL_ARGS:\n  --num-layers: 2\n  --num-layers: 4\n")
+    refused(["estimate", "--megatron", str(path), "--gpus", "8"], "--num-layers given twice")
+    path.write_text("MODEL_ARGS: [\n")
+    refused(["estimate", "--megatron", str(path), "--gpus", "8"], "malformed YAML")
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--gpus", "10"], "--gpus 10 is not a multiple of tp x pp x cp = 2 x 2 x 1 = 4"),
+    (["--gpus", "16", "--dp", "4"], "--gpus 16 and --dp 4 both set"),
+    ([], "give --gpus N"),
+    (["--gpus", "16", "--rank", "16"], "--rank 16: the job has ranks 0 to 15"),
+    (["--gpus", "16", "--recipe", "torchtitan"], "--recipe/--profile torchtitan conflicts"),
+])
+def test_gpus_and_rank_are_checked(argv, needle):
+    refused(["estimate", "--megatron", str(EXAMPLE), *argv], needle)
+
+
+def test_gpus_without_a_file_sets_dp():
+    code, out, _ = run("estimate", "--model", "llama3-8b", "--tp", "2", "--gpus", "8", "--json")
+    assert code == 0 and json.loads(out)["config"]["dp"] == 4
+
+
+def _runs() -> dict[str, dict]:
+    """RUNS.md's summary table: case -> {L, h, E, k_e, tp, pp, cp, ep, etp}."""
+    out = {}
+    for line in (SHARED / "measured" / "RUNS.md").read_text().splitlines():
+        cells = [c.strip() for c in line.split("|")]
+        if len(cells) > 5 and cells[1].startswith("MB-"):
+            model, par = cells[3], cells[4]
+            sizes = {key: int(value) for key, value in re.findall(r"\b(tp|pp|cp|ep|etp)(\d+)", par)}
+            sizes.update({key: int(value) for key, value in re.findall(r"\b(L|h|E)(\d+)", model)})
+            sizes["k_e"] = int(re.search(r"\bk(\d+)", model).group(1)) if "E" in sizes else 0
+            out[cells[2]] = sizes
+    return out
+
+
+@pytest.mark.skipif(not CASES, reason="../shared/data/measured/megatron is absent")
+@pytest.mark.parametrize("path", CASES, ids=[p.name.split(".")[0] for p in CASES])
+def test_each_measured_case_is_read_as_runs_md_lists_it(path):
+    """The parallel sizes and the model's L, h, E, k_e, as RUNS.md lists them; then estimate answers or refuses in
+    one line naming what it does not model."""
+    want = _runs()[path.name.split("__", 1)[1].split(".")[0]]
+    args = collect(path)
+    training = training_flags(args)
+    model = model_fields(args, training)
+    got = {"tp": training["tp"], "pp": training["pp"], "cp": training["cp"], "ep": training["ep"],
+           "etp": training["etp"] or training["tp"], "L": model["L"], "h": model["h"], "E": model.get("E", 0),
+           "k_e": model.get("k_e", 0)}
+    assert got == {key: want.get(key, 0) for key in got}
+    code, out, err = run("estimate", "--megatron", str(path), "--gpus", "64" if "release" in path.name else "8",
+                         "--rank", "last", "--json")
+    assert code == 0 or (code == 2 and err.count("\n") == 1 and "error:" in err), err

@@ -1,0 +1,67 @@
+"""benchmarks/published_megatron.py: the table of the 22 Megatron-LM functional-test runs of ../shared/data/measured.
+
+Source of truth: RUNS.md (its summary table's world sizes, parallel sizes and peak GiB, written independently of the
+reader) and the verbatim model_config.yaml files. Tolerance: exact for sizes; the measured peak to RUNS.md's 3
+decimals of GiB (0.0005 GiB: RUNS.md rounds)."""
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MEASURED = ROOT.parent / "shared" / "data" / "measured"
+pytestmark = pytest.mark.skipif(not (MEASURED / "RUNS.md").exists(), reason="../shared/data/measured is absent")
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("published_megatron", ROOT / "benchmarks" / "published_megatron.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["published_megatron"] = module  # its dataclass looks its module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def _summary() -> dict[str, list[str]]:
+    """RUNS.md's summary rows by id."""
+    out = {}
+    for line in (MEASURED / "RUNS.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if re.fullmatch(r"MB-\d+", cells[0]):
+            out[cells[0]] = cells
+    return out
+
+
+def test_every_case_read_with_runs_md_world_and_peak():
+    pm, summary = _module(), _summary()
+    cases = pm.cases()
+    configs = [p for p in (MEASURED / "megatron").glob("*.model_config.yaml") if ".at_" not in p.name]
+    assert len(cases) == len(summary) == len(configs) == 22
+    assert {c.config for c in cases} == set(configs)
+    for case in cases:
+        row = summary[case.id]
+        assert case.stem.endswith("__" + row[1])
+        assert case.world == (int(row[4]) if row[4] != "?" else pm.RELEASE_WORLD[row[1]])
+        assert case.world_assumed == (row[4] == "?")
+        # RUNS.md's 'peak alloc max GiB' is the primary golden's max, rounded to 2 decimals
+        assert abs(case.measured_bytes() / 2**30 - float(row[7])) <= 0.005, case.id
+
+
+def _sizes(text: str) -> dict[str, int]:
+    return {k: int(v) for k, v in re.findall(r"\b(tp|pp|cp|ep|etp|dp)(\d+)", text)}
+
+
+def test_parallel_sizes_as_runs_md_says():
+    """Each answered case's configuration carries the tp, pp, cp, ep, etp and dp RUNS.md lists for it."""
+    pm, summary = _module(), _summary()
+    table = pm.rows()
+    assert len(table) == 22
+    for row in table:
+        assert ("allocated_bytes" in row) != ("refused" in row), row["id"]
+        if "refused" in row:
+            assert "\n" not in row["refused"] and "Traceback" not in row["refused"]
+            continue
+        want = _sizes(summary[row["id"]][3])
+        got = {k: row["config"].get(k, 1) for k in want}  # ep, etp listed only with experts
+        assert got == want, row["id"]

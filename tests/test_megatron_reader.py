@@ -76,14 +76,26 @@ def test_a_launch_script_gives_the_estimate_of_the_same_flags():
 def test_flags_beside_the_file_override_it_and_say_so():
     code, out, err = run("estimate", "--megatron", str(EXAMPLE), "--gpus", "16", "--tp", "4", "--json")
     report = json.loads(out)
-    assert code == 0 and report["config"]["tp"] == 4 and report["config"]["dp"] == 2
+    assert code == 0 and report["config"]["tp"] == 4 and report["config"]["dp"] == 2, err
     assert report["megatron"]["overridden"] == ["--tp 4 from the command line (the file: 2)"]
+
+
+@pytest.mark.parametrize("flags,config,note", [
+    (["--tp", "1"], {"tp": 1, "dp": 8}, "--tp 1 from the command line (the file: 2)"),  # a flag at its default
+    (["--no-dist-opt"], {"zero": 0, "dp": 4}, "--zero 0 from the command line (the file: 1)"),  # an alias's dest
+])
+def test_a_flag_given_at_its_own_default_still_overrides_the_file(flags, config, note):
+    code, out, err = run("estimate", "--megatron", str(EXAMPLE), "--gpus", "16", *flags, "--json")
+    report = json.loads(out)
+    assert code == 0 and {key: report["config"][key] for key in config} == config, err
+    assert report["megatron"]["overridden"] == [note]
 
 
 def test_rank_last_names_the_last_stage_and_its_memory():
     code, out, err = run("estimate", "--megatron", str(EXAMPLE), "--gpus", "16", "--rank", "last", "--json")
+    assert code == 0, err
     report = json.loads(out)
-    last = [s for s in report["stages"] if s["rank"] == 1][0]
+    last = next(s for s in report["stages"] if s["rank"] == 1)
     assert report["rank"] == {"rank": 15, "pipeline_rank": 1, "stage": "last", "memory": last["memory"]}
     assert last["memory"]["device_bytes"] == last["bytes"]["total"]
     assert last["memory"]["allocated_bytes"] <= last["memory"]["reserved_bytes"] <= last["memory"]["device_bytes"]
@@ -158,6 +170,6 @@ def test_each_measured_case_is_read_as_runs_md_lists_it(path):
            "etp": training["etp"] or training["tp"], "L": model["L"], "h": model["h"], "E": model.get("E", 0),
            "k_e": model.get("k_e", 0)}
     assert got == {key: want.get(key, 0) for key in got}
-    code, out, err = run("estimate", "--megatron", str(path), "--gpus", "64" if "release" in path.name else "8",
+    code, _, err = run("estimate", "--megatron", str(path), "--gpus", "64" if "release" in path.name else "8",
                          "--rank", "last", "--json")
     assert code == 0 or (code == 2 and err.count("\n") == 1 and "error:" in err), err

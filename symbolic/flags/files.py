@@ -3,31 +3,25 @@ and the rank whose stage the verdict names. Flags given on the command line besi
 from __future__ import annotations
 
 import argparse
+import copy
 import dataclasses
 
 from ..config.errors import ConfigError
 from ..config.shapes import ModelShape
 from .values import positive_int
 
-GIVEN = "_given"  # the namespace attribute listing the destinations the command line set
 
-
-def _recording(action: argparse.Action) -> None:
-    """Make `action` note its destination in the namespace when the command line uses it (defaults do not)."""
-    base = type(action)
-
-    class Recording(base):
-        def __call__(self, parser, namespace, values, option_string=None):
-            if getattr(namespace, GIVEN, None) is None:
-                setattr(namespace, GIVEN, set())  # one set per parse: a default would be shared
-            getattr(namespace, GIVEN).add(self.dest)
-            super().__call__(parser, namespace, values, option_string)
-
-    action.__class__ = Recording
+def given(parser: argparse.ArgumentParser, argv: list[str]) -> frozenset[str]:
+    """The destinations `argv` itself sets (a default does not): argv parsed again by a copy of `parser` whose
+    defaults are all suppressed, so only the given keys are present."""
+    quiet = copy.deepcopy(parser)
+    for action in quiet._actions:  # argparse keeps no public handle on an added option's default
+        action.default = argparse.SUPPRESS
+    return frozenset(vars(quiet.parse_args(argv)))
 
 
 def add_file_args(parser: argparse.ArgumentParser) -> None:
-    """--megatron, --gpus and --rank; every option then records whether the command line gave it."""
+    """--megatron, --gpus and --rank."""
     g = parser.add_argument_group("a run as its trainer holds it")
     g.add_argument("--megatron", default=None, metavar="FILE",
                    help="Megatron-LM's arguments: a YAML mapping of --flag: value (a functional test's "
@@ -40,14 +34,6 @@ def add_file_args(parser: argparse.ArgumentParser) -> None:
                    help="the global rank whose pipeline stage the verdict names (Megatron-LM's order tp-cp-ep-dp-pp: "
                         "rank N is on pipeline stage N // (world / pp)); last: world - 1, the rank Megatron-LM logs "
                         "memory from (default: the most loaded stage)")
-    parser.set_defaults(**{GIVEN: None})
-    for action in parser._actions:
-        if action.option_strings and action.dest != "help":
-            _recording(action)
-
-
-def given(args: argparse.Namespace) -> set:
-    return getattr(args, GIVEN, None) or set()
 
 
 def apply_files(args: argparse.Namespace) -> tuple[ModelShape | None, list[str]]:
@@ -56,14 +42,14 @@ def apply_files(args: argparse.Namespace) -> tuple[ModelShape | None, list[str]]
     notes: list[str] = []
     shape = _megatron(args, notes) if args.megatron else None
     if args.gpus is not None:
-        if "dp" in given(args):
+        if "dp" in args.given:
             raise ConfigError(f"--gpus {args.gpus} and --dp {args.dp} both set the data-parallel size: give one")
         ranks = args.tp * args.pp * args.cp
         if args.gpus % ranks:
             raise ConfigError(f"--gpus {args.gpus} is not a multiple of tp x pp x cp = {args.tp} x {args.pp} x "
                               f"{args.cp} = {ranks}: no data-parallel size fits")
         args.dp = args.gpus // ranks
-    elif args.megatron and "dp" not in given(args):
+    elif args.megatron and "dp" not in args.given:
         raise ConfigError(f"--megatron {args.megatron}: Megatron-LM takes the world size from its launcher; give "
                           "--gpus N (or --dp)")
     return shape, notes
@@ -76,7 +62,7 @@ def _megatron(args: argparse.Namespace, notes: list[str]) -> ModelShape | None:
         raise ConfigError(f"--megatron reads a Megatron-LM run: --recipe/--profile "
                           f"{args.recipe or args.profile} conflicts with it")
     reading = read(args.megatron)
-    own = given(args)
+    own = args.given
     for key, value in reading.training.items():
         if key in own:
             notes.append(f"--{key.replace('_', '-')} {_shown(getattr(args, key))} from the command line "

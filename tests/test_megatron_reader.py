@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 CASES = sorted(p for p in (SHARED / "measured" / "megatron").glob("*.model_config.yaml") if ".at_" not in p.name)
 EXAMPLE = ROOT / "grids" / "megatron" / "llama-1b.args"
+TINY = ("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --max-position-embeddings 128 "
+        "--seq-length 128 --micro-batch-size 1")  # a model and batch Megatron-LM accepts
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -58,19 +60,25 @@ def test_every_modelled_argument_is_read_by_the_reader():
     assert not unread
 
 
-def test_a_launch_script_gives_the_estimate_of_the_same_flags():
+LLAMA_1B = {"_name_or_path": "llama-1b", "model_type": "llama", "hidden_size": 2048, "intermediate_size": 8192,
+            "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 16, "vocab_size": 128256,
+            "tie_word_embeddings": False, "rope_theta": 500000.0}  # the example's model as a config.json
+
+
+def test_a_launch_script_gives_the_estimate_of_the_same_flags(tmp_path):
+    """The example file and the same run stated with mem4d's own flags (its model as a config.json) print the same
+    JSON byte for byte: every component, stage, memory figure and verdict, beside the file's own note."""
     code, out, err = run("estimate", "--megatron", str(EXAMPLE), "--gpus", "16", "--json")
     assert code == 0, err
     mine = json.loads(out)
-    code, out, err = run("estimate", "--model", "llama3.2-1b", "--json")  # the preset only for its shape's letters
-    flags = ["--tp", "2", "--pp", "2", "--dp", "4", "--seq", "4096", "--mbs", "1", "--gbs", "64", "--zero", "1",
-             "--recompute", "selective"]
-    shape = mine["shape"]
-    assert (shape["L"], shape["h"], shape["f"], shape["a"], shape["k"], shape["v"], shape["tied"]) == \
-        (16, 2048, 8192, 32, 8, 128256, False)
-    assert {k: mine["config"][k] for k in ("dp", "tp", "pp", "seq", "mbs", "gbs", "zero", "recompute", "sp")} == \
-        {"dp": 4, "tp": 2, "pp": 2, "seq": 4096, "mbs": 1, "gbs": 64, "zero": 1, "recompute": "selective", "sp": True}
-    assert flags and all("memory" in stage for stage in mine["stages"])
+    assert mine.pop("megatron") == {"file": str(EXAMPLE), "overridden": []}
+    config = tmp_path / "llama-1b.json"
+    config.write_text(json.dumps(LLAMA_1B))
+    code, out, err = run("estimate", "--model", str(config), "--tp", "2", "--pp", "2", "--dp", "4", "--seq", "4096",
+                         "--mbs", "1", "--gbs", "64", "--zero", "1", "--recompute", "selective", "--json")
+    assert code == 0, err
+    assert json.dumps(mine, indent=2) == json.dumps(json.loads(out), indent=2)
+    assert mine["config"]["sp"] and mine["shape"]["v"] == 128256 and not mine["shape"]["tied"]
 
 
 def test_flags_beside_the_file_override_it_and_say_so():
@@ -108,8 +116,15 @@ def test_rank_last_names_the_last_stage_and_its_memory():
     ("--bf16 --fp16 --num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128\n", ["--fp16 (contradicts --bf16)"]),
     ("--num-query-groups 2 --num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128\n",
      ["--num-query-groups 2 (without --group-query-attention"]),
-    ("--cuda-graph-impl transformer_engine --optimizer muon --rl-prompts-per-eval 4\n",
+    (f"{TINY} --cuda-graph-impl transformer_engine --optimizer muon --rl-prompts-per-eval 4\n",
      ["3 arguments", "--cuda-graph-impl", "--optimizer muon", "--rl-prompts-per-eval"]),
+    ("--yarn-correction-range-round-to-int --no-yarn-correction-range-round-to-int\n",
+     ["--no-yarn-correction-range-round-to-int (sets yarn_correction_range_round_to_int again"]),  # two spellings
+    ("--bf16 yes\n", ["--bf16 is a switch"]),
+    (f"{TINY} --tensor-model-parallel-size 0\n", ["1 argument", "--tensor-model-parallel-size 0 (must be a positive"]),
+    ("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128\n",
+     ["2 arguments", "--seq-length (not given", "--micro-batch-size (not given"]),
+    ("--recompute-method block\n", ["--recompute-method block (without --recompute-granularity"]),
     ("pretrain_gpt.py --num-layers 2\n", ["is no --flag"]),
     ("--num-layers 'unclosed\n", ["malformed arguments"]),
 ])
@@ -125,6 +140,8 @@ def test_a_yaml_key_given_twice_and_malformed_yaml_are_refused(tmp_path):
     refused(["estimate", "--megatron", str(path), "--gpus", "8"], "--num-layers given twice")
     path.write_text("MODEL_ARGS: [\n")
     refused(["estimate", "--megatron", str(path), "--gpus", "8"], "malformed YAML")
+    path.write_text("MODEL_ARGS:\n  --num-layers: [1, 2]\n")
+    refused(["estimate", "--megatron", str(path), "--gpus", "8"], "--num-layers takes one value, got 2")
 
 
 @pytest.mark.parametrize("argv,needle", [

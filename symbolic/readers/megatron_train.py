@@ -13,7 +13,18 @@ FSDP_ZERO = {"no_shard": 0, "optim": 1, "optim_grads": 2, "optim_grads_params": 
 FLASH = {"flash": True, "fused": True, "auto": True, "unfused": False, "local": False}  # --attention-backend
 
 
+SIZES = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
+         "expert_model_parallel_size", "expert_tensor_parallel_size", "seq_length", "micro_batch_size",
+         "global_batch_size")
+NEEDED = ("seq_length", "micro_batch_size")  # Megatron-LM's GPT training asserts them; the rest have defaults
+
+
 def _parallel(args: Args) -> dict:
+    for dest in SIZES:
+        if args.get(dest) is None and dest in NEEDED:
+            args.refuse(dest, "not given: Megatron-LM's training needs it")
+        elif args.get(dest) is not None and args.get(dest) < 1:
+            args.refuse(dest, "must be a positive integer")
     out = {"tp": args.get("tensor_model_parallel_size"), "pp": args.get("pipeline_model_parallel_size"),
            "cp": args.get("context_parallel_size"), "ep": args.get("expert_model_parallel_size"),
            "etp": args.get("expert_tensor_parallel_size"), "seq": args.get("seq_length"),

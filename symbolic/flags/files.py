@@ -7,7 +7,10 @@ import copy
 import dataclasses
 
 from ..config.errors import ConfigError
+from ..config.precision import FIELDS
 from ..config.shapes import ModelShape
+from ..config.training import Training
+from .training import model_from_args
 from .values import positive_int
 
 
@@ -20,14 +23,19 @@ def given(parser: argparse.ArgumentParser, argv: list[str]) -> frozenset[str]:
     return frozenset(vars(quiet.parse_args(argv)))
 
 
+def add_megatron_arg(group) -> None:
+    """--megatron FILE (estimate, plan, report)."""
+    group.add_argument("--megatron", default=None, metavar="FILE",
+                       help="Megatron-LM's arguments: a YAML mapping of --flag: value (a functional test's "
+                            "model_config.yaml, its MODEL_ARGS) or a text file of --flag value arguments; the model "
+                            "from them where they define it (else --model), the training from the rest; flags given "
+                            "here override the file")
+
+
 def add_file_args(parser: argparse.ArgumentParser) -> None:
     """--megatron, --gpus and --rank."""
     g = parser.add_argument_group("a run as its trainer holds it")
-    g.add_argument("--megatron", default=None, metavar="FILE",
-                   help="Megatron-LM's arguments: a YAML mapping of --flag: value (a functional test's "
-                        "model_config.yaml, its MODEL_ARGS) or a text file of --flag value arguments; the model from "
-                        "them where they define it (else --model), the training from the rest; flags given here "
-                        "override the file")
+    add_megatron_arg(g)
     g.add_argument("--gpus", type=positive_int, default=None, metavar="N",
                    help="the world size: d = N / (tp x pp x cp) (refused where it does not divide; give it or --dp)")
     g.add_argument("--rank", default=None, metavar="first|last|N",
@@ -37,10 +45,15 @@ def add_file_args(parser: argparse.ArgumentParser) -> None:
 
 
 def apply_files(args: argparse.Namespace) -> tuple[ModelShape | None, list[str]]:
-    """Fill `args` from --megatron (the command line's own flags kept) and --gpus; the model the file defines (None:
-    --model gives it) and the notes of what the command line overrode."""
+    """Fill `args` from --megatron (the command line's own flags kept) and --gpus; the model the file defines or
+    --model names, its vocabulary padded as Megatron-LM pads it (None without a file), and the notes of what the
+    command line overrode."""
     notes: list[str] = []
-    shape = _megatron(args, notes) if args.megatron else None
+    shape = None
+    if args.megatron:
+        reading = _read(args)
+        _fill(args, reading.training, notes)
+        shape = _shape(args, reading, notes, args.tp)
     if args.gpus is not None:
         if "dp" in args.given:
             raise ConfigError(f"--gpus {args.gpus} and --dp {args.dp} both set the data-parallel size: give one")
@@ -55,34 +68,73 @@ def apply_files(args: argparse.Namespace) -> tuple[ModelShape | None, list[str]]
     return shape, notes
 
 
-def _megatron(args: argparse.Namespace, notes: list[str]) -> ModelShape | None:
+# plan --megatron: what every row holds as the file states it, and what plan searches in the file's stead
+PLAN_HOLDS = ("seq", "gbs", "sp", "flash_attn", "moe_capacity", "fp8", "fp8_param_gather", *FIELDS)
+PLAN_SEARCHES = ("tp", "pp", "cp", "ep", "etp", "vpp", "mbs", "recompute", "recompute_modules", "zero", "stage_layers")
+MEGATRON_FLAG = {"seq": "--seq-length", "gbs": "--global-batch-size"}
+
+
+def plan_file(args: argparse.Namespace) -> tuple[ModelShape, dict]:
+    """plan --megatron: `args` filled with the file's model and the settings every row shares (the command line's
+    own kept); the file's parallel sizes, micro batch, recompute and ZeRO stage are what plan searches, and a setting
+    no row can hold away from its default is refused. The model and what the file gave, said for the output."""
+    reading, notes = _read(args), []
+    held = {key: value for key, value in reading.training.items() if key in PLAN_HOLDS}
+    _fill(args, held, notes)
+    unheld = [f"{key}={_shown(value)}" for key, value in reading.training.items()
+              if key not in (*PLAN_HOLDS, *PLAN_SEARCHES) and value != getattr(Training, key)]
+    if unheld:
+        raise ConfigError(f"--megatron {args.megatron}: plan's rows cannot hold {', '.join(unheld)} (mem4d estimate "
+                          "--megatron answers for the file's own configuration)")
+    for key in ("seq", "gbs"):
+        if getattr(args, key) is None:
+            raise ConfigError(f"--megatron {args.megatron} gives no {MEGATRON_FLAG[key]}: give --{key}")
+    shape = _shape(args, reading, notes, 1)
+    return shape, {"file": args.megatron, "model": reading.model is not None and "model" not in args.given,
+                   "held": {key: _shown(getattr(args, key)) for key in held if key not in args.given},
+                   "searched": {key: _shown(reading.training[key]) for key in PLAN_SEARCHES
+                                if reading.training.get(key) is not None and (shape.moe or key not in ("ep", "etp"))},
+                   "overridden": notes}
+
+
+def _read(args: argparse.Namespace):
+    """The --megatron file's Reading; a recipe or profile other than Megatron-LM's refused."""
     from ..readers.megatron import read
 
     if getattr(args, "recipe", None) not in (None, "megatron") or getattr(args, "profile", None) not in (None, "paper"):
         raise ConfigError(f"--megatron reads a Megatron-LM run: --recipe/--profile "
                           f"{args.recipe or args.profile} conflicts with it")
-    reading = read(args.megatron)
-    own = args.given
-    for key, value in reading.training.items():
-        if key in own:
+    return read(args.megatron)
+
+
+def _fill(args: argparse.Namespace, values: dict, notes: list[str]) -> None:
+    """Set each flag the command line did not give to the file's value; note those it gave."""
+    for key, value in values.items():
+        if key in args.given:
             notes.append(f"--{key.replace('_', '-')} {_shown(getattr(args, key))} from the command line "
                          f"(the file: {_shown(value)})")
         else:
             setattr(args, key, value)
-    if reading.model is None:
-        if "model" not in own:
-            raise ConfigError(f"--megatron {args.megatron}: the arguments define no model (no --num-layers, "
-                              "--hidden-size, --num-attention-heads): give --model config.json")
-        return None
+
+
+def _shape(args: argparse.Namespace, reading, notes: list[str], t: int) -> ModelShape:
+    """The model the file defines (or --model's, said so), its vocabulary padded to a multiple of the file's
+    --make-vocab-size-divisible-by (or --pad-vocab) x t, as Megatron-LM's _vocab_size_with_padding pads it."""
+    own = args.given
     if "model" in own:
-        notes.append(f"--model {args.model} from the command line (the file defines {reading.model['name']})")
-        return None
-    try:
-        shape = ModelShape(**reading.model)
-    except ConfigError as err:
-        raise ConfigError(f"--megatron {args.megatron}: {err}") from None
+        if reading.model is not None:
+            notes.append(f"--model {args.model} from the command line (the file defines {reading.model['name']})")
+        shape = model_from_args(args)
+    elif reading.model is None:
+        raise ConfigError(f"--megatron {args.megatron}: the arguments define no model (no --num-layers, "
+                          "--hidden-size, --num-attention-heads): give --model config.json")
+    else:
+        try:
+            shape = ModelShape(**reading.model)
+        except ConfigError as err:
+            raise ConfigError(f"--megatron {args.megatron}: {err}") from None
     multiple = args.pad_vocab if "pad_vocab" in own else reading.pad_vocab
-    unit = multiple * args.tp
+    unit = multiple * t
     return dataclasses.replace(shape, v=-(-shape.v // unit) * unit)
 
 

@@ -36,6 +36,13 @@ def add_file_args(parser: argparse.ArgumentParser) -> None:
     """--megatron, --gpus and --rank."""
     g = parser.add_argument_group("a run as its trainer holds it")
     add_megatron_arg(g)
+    g.add_argument("--torchtitan", default=None, metavar="JOB.toml",
+                   help="torchtitan 0.2.2's job config (--job.config_file): a llama3 flavour (else --model), the "
+                        "parallelism degrees, batch, sequence, activation checkpointing, compile and Float8, under "
+                        "--recipe torchtitan; flags given here override the file")
+    g.add_argument("--override", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                   help="with --torchtitan: a job config key over the file's, as torchtitan's --section.key "
+                        "(repeatable; the value as TOML reads it, e.g. training.seq_len=4096)")
     g.add_argument("--gpus", type=positive_int, default=None, metavar="N",
                    help="the world size: d = N / (tp x pp x cp) (refused where it does not divide; give it or --dp)")
     g.add_argument("--rank", default=None, metavar="first|last|N",
@@ -49,11 +56,18 @@ def apply_files(args: argparse.Namespace) -> tuple[ModelShape | None, list[str]]
     --model names, its vocabulary padded as Megatron-LM pads it (None without a file), and the notes of what the
     command line overrode."""
     notes: list[str] = []
-    shape = None
+    shape, titan = None, getattr(args, "torchtitan", None)  # report takes --megatron alone
+    if args.megatron and titan:
+        raise ConfigError("--megatron and --torchtitan each state a whole run: give one")
     if args.megatron:
         reading = _read(args)
         _fill(args, reading.training, notes)
         shape = _shape(args, reading, notes, args.tp)
+    titan_dp: dict = {}
+    if titan:
+        shape, titan_dp = _torchtitan(args, notes)
+    elif getattr(args, "override", None):
+        raise ConfigError("--override sets a key of a --torchtitan job file: give the file")
     if args.gpus is not None:
         if "dp" in args.given:
             raise ConfigError(f"--gpus {args.gpus} and --dp {args.dp} both set the data-parallel size: give one")
@@ -65,7 +79,42 @@ def apply_files(args: argparse.Namespace) -> tuple[ModelShape | None, list[str]]
     elif args.megatron and "dp" not in args.given:
         raise ConfigError(f"--megatron {args.megatron}: Megatron-LM takes the world size from its launcher; give "
                           "--gpus N (or --dp)")
+    elif titan and "dp" not in args.given and "dp" not in titan_dp:
+        raise ConfigError(f"--torchtitan {args.torchtitan}: data_parallel_shard_degree -1 takes the ranks left of "
+                          "the world size; give --gpus N (or --dp)")
     return shape, notes
+
+
+def _torchtitan(args: argparse.Namespace, notes: list[str]) -> tuple[ModelShape, dict]:
+    """--torchtitan: `args` filled from the job file (the command line's own kept), its pipeline split placed on the
+    model's layers; the model, and {"dp": d} where the file fixes the data-parallel size (checked against --gpus)."""
+    from ..readers.torchtitan import read, stage_split
+
+    if getattr(args, "profile", None) not in (None, "torchtitan") or args.recipe not in (None, "torchtitan"):
+        raise ConfigError(f"--torchtitan reads a torchtitan run: --recipe/--profile {args.recipe or args.profile} "
+                          "conflicts with it")
+    reading = read(args.torchtitan, args.override)
+    notes += reading.overridden
+    args.recipe = reading.training.pop("recipe")
+    fixed = {key: reading.training.pop(key) for key in ("dp",) if key in reading.training}
+    _fill(args, reading.training, notes)
+    if fixed and "dp" not in args.given:
+        if args.gpus is not None and fixed["dp"] * args.tp * args.pp * args.cp != args.gpus:
+            raise ConfigError(f"--torchtitan {args.torchtitan}: data_parallel_shard_degree {fixed['dp']} x tp x pp x "
+                              f"cp = {fixed['dp'] * args.tp * args.pp * args.cp} is not --gpus {args.gpus}")
+        args.dp = fixed["dp"]
+    if "model" in args.given:
+        if reading.model is not None:
+            notes.append(f"--model {args.model} from the command line (the file: {reading.model.name})")
+        shape = model_from_args(args)
+    elif reading.model is None:
+        raise ConfigError(f"--torchtitan {args.torchtitan}: no llama3 flavour in the file: give --model config.json")
+    else:
+        shape = reading.model
+    if args.pp > 1 and "stage_layers" not in args.given:
+        split = stage_split(shape.L, args.pp, *reading.split)
+        args.stage_layers = None if len(set(split)) == 1 else split
+    return shape, fixed
 
 
 # plan --megatron: what every row holds as the file states it, and what plan searches in the file's stead

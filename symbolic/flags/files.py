@@ -88,7 +88,7 @@ def apply_files(args: argparse.Namespace) -> tuple[ModelShape | None, list[str]]
 def _torchtitan(args: argparse.Namespace, notes: list[str]) -> tuple[ModelShape, dict]:
     """--torchtitan: `args` filled from the job file (the command line's own kept), its pipeline split placed on the
     model's layers; the model, and {"dp": d} where the file fixes the data-parallel size (checked against --gpus)."""
-    from ..readers.torchtitan import read, stage_split
+    from ..readers.torchtitan import FLAVORS, read, stage_split
 
     if getattr(args, "profile", None) not in (None, "torchtitan") or args.recipe not in (None, "torchtitan"):
         raise ConfigError(f"--torchtitan reads a torchtitan run: --recipe/--profile {args.recipe or args.profile} "
@@ -108,7 +108,8 @@ def _torchtitan(args: argparse.Namespace, notes: list[str]) -> tuple[ModelShape,
             notes.append(f"--model {args.model} from the command line (the file: {reading.model.name})")
         shape = model_from_args(args)
     elif reading.model is None:
-        raise ConfigError(f"--torchtitan {args.torchtitan}: no llama3 flavour in the file: give --model config.json")
+        raise ConfigError(f"--torchtitan {args.torchtitan}: model {reading.named} (mem4d reads the llama3 flavours "
+                          f"{', '.join(FLAVORS)}): give --model config.json")
     else:
         shape = reading.model
     if args.pp > 1 and "stage_layers" not in args.given:

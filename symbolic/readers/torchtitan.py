@@ -46,10 +46,11 @@ def stage_split(L: int, p: int, first_less: int, last_less: int) -> tuple[int, .
 
 @dataclass(frozen=True)
 class Reading:
-    """What a job file says: the flavour's shape (None: --model gives it), the Training flags under mem4d's names
+    """What a job file says: the flavour's shape (None: --model gives it) and the model it names, the Training flags under mem4d's names
     (recipe torchtitan), the pipeline weights of its split, and what --override changed."""
 
     model: ModelShape | None
+    named: str
     training: dict
     split: tuple[int, int]
     overridden: list[str]
@@ -122,14 +123,10 @@ def _step(job: Job) -> dict:
     return {**out, "optimizer": "adamw", "recipe": "torchtitan"}
 
 
-def _model(job: Job) -> ModelShape | None:
+def _model(job: Job) -> tuple[ModelShape | None, str]:
+    """The flavour's shape (None where it is no llama3 flavour mem4d reads) and the file's 'name flavor'."""
     name, flavor = job.get("model.name"), job.get("model.flavor")
-    if name == "llama3" and flavor in FLAVORS:
-        return flavor_shape(flavor)
-    if "model.name" in job.values or "model.flavor" in job.values:
-        job.problems.append(f"model {name} {flavor} (mem4d reads the llama3 flavours {', '.join(FLAVORS)}: give "
-                            "--model config.json for another)")
-    return None
+    return (flavor_shape(flavor) if name == "llama3" and flavor in FLAVORS else None), f"{name} {flavor}"
 
 
 def read(path: str, overrides: list[str]) -> Reading:
@@ -137,7 +134,7 @@ def read(path: str, overrides: list[str]) -> Reading:
     job = load(path, overrides)
     parallel, _ = _parallel(job)
     training = {**parallel, **_step(job)}
-    model = _model(job)
+    model, named = _model(job)
     problems = list(dict.fromkeys(job.problems))
     if problems:
         shown = "; ".join(problems[:MAX_NAMED]) + (f"; and {len(problems) - MAX_NAMED} more"
@@ -146,4 +143,4 @@ def read(path: str, overrides: list[str]) -> Reading:
                           f"cannot read ({VERSION}): {shown}")
     split = (job.get("parallelism.pipeline_parallel_first_stage_less_layers"),
              job.get("parallelism.pipeline_parallel_last_stage_less_layers"))
-    return Reading(model, training, split, job.overridden)
+    return Reading(model, named, training, split, job.overridden)

@@ -117,7 +117,7 @@ def test_overrides_and_flags_beside_the_file_are_applied_and_said(tmp_path):
     (["--override", "parallelism.data_parallel_shard_degree=3"], [("data_parallel_shard_degree 3 x tp x pp x cp = 3 is "
                                                                   "not --gpus 64")]),
     (["--override", "model.flavor=\"1B\""], ["model llama3 1B (mem4d reads the llama3 flavours"]),
-    (["--megatron", str(EXAMPLE)], ["--megatron and --torchtitan each state a whole run"]),
+    (["--megatron", str(EXAMPLE)], ["--megatron, --torchtitan and --deepspeed each state a whole run"]),
     (["--recipe", "deepspeed"], ["--recipe/--profile deepspeed conflicts"]),
 ])
 def test_bad_job_files_are_refused_in_one_line(extra, needles):

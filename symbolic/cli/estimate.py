@@ -83,9 +83,9 @@ def run(args: argparse.Namespace) -> int:
                       every_rank=stage_rank is not None)
     report = result.as_json(args.gpu_mem, args.threshold)
     report["rank"] = _rank_json(report, rank, stage_rank)
-    if args.megatron or args.torchtitan:
-        report["megatron" if args.megatron else "torchtitan"] = {"file": args.megatron or args.torchtitan,
-                                                                  "overridden": notes}
+    for reader in ("megatron", "torchtitan", "deepspeed"):
+        if getattr(args, reader):
+            report[reader] = {"file": getattr(args, reader), "overridden": notes}
     if bal is not None:
         report["balance"] = _balance_json(bal)
     if args.json:
@@ -188,7 +188,7 @@ def _print_rank(console, report: dict) -> None:
     console.print(f"{who}: pipeline rank {at['pipeline_rank']} ({at['stage']} stage): allocated "
                   f"{_gib(mem['allocated_bytes'])} GiB, reserved {_gib(mem['reserved_bytes'])} GiB, device "
                   f"{_gib(mem['device_bytes'])} GiB")
-    source = report.get("megatron") or report.get("torchtitan") or {}
+    source = report.get("megatron") or report.get("torchtitan") or report.get("deepspeed") or {}
     for note in source.get("overridden", []):
         console.print(f"{source['file']}: {note}")
 

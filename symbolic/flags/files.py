@@ -43,6 +43,10 @@ def add_file_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--override", action="append", default=[], metavar="SECTION.KEY=VALUE",
                    help="with --torchtitan: a job config key over the file's, as torchtitan's --section.key "
                         "(repeatable; the value as TOML reads it, e.g. training.seq_len=4096)")
+    g.add_argument("--deepspeed", default=None, metavar="DS_CONFIG.json",
+                   help="DeepSpeed 0.19.8's config: ZeRO stage and options, bf16, offload, batch, optimizer, under "
+                        "--recipe deepspeed, with --model config.json (the config names no model); flags given here "
+                        "override the file")
     g.add_argument("--gpus", type=positive_int, default=None, metavar="N",
                    help="the world size: d = N / (tp x pp x cp) (refused where it does not divide; give it or --dp)")
     g.add_argument("--rank", default=None, metavar="first|last|N",
@@ -57,8 +61,10 @@ def apply_files(args: argparse.Namespace) -> tuple[ModelShape | None, list[str]]
     command line overrode."""
     notes: list[str] = []
     shape, titan = None, getattr(args, "torchtitan", None)  # report takes --megatron alone
-    if args.megatron and titan:
-        raise ConfigError("--megatron and --torchtitan each state a whole run: give one")
+    deepspeed = getattr(args, "deepspeed", None)
+    if sum(map(bool, (args.megatron, titan, deepspeed))) > 1:
+        raise ConfigError("--megatron, --torchtitan and --deepspeed each state a whole run: give one")
+    accumulation = _deepspeed(args, notes) if deepspeed else None
     if args.megatron:
         reading = _read(args)
         _fill(args, reading.training, notes)
@@ -82,7 +88,39 @@ def apply_files(args: argparse.Namespace) -> tuple[ModelShape | None, list[str]]
     elif titan and "dp" not in args.given and "dp" not in titan_dp:
         raise ConfigError(f"--torchtitan {args.torchtitan}: data_parallel_shard_degree -1 takes the ranks left of "
                           "the world size; give --gpus N (or --dp)")
+    elif deepspeed and "dp" not in args.given:
+        raise ConfigError(f"--deepspeed {deepspeed}: DeepSpeed takes the world size from its launcher; give --gpus N "
+                          "(or --dp)")
+    if accumulation is not None:
+        _accumulate(args, accumulation)
     return shape, notes
+
+
+def _deepspeed(args: argparse.Namespace, notes: list[str]) -> int | None:
+    """--deepspeed: `args` filled from the config (the command line's own kept); its gradient_accumulation_steps."""
+    from ..readers.deepspeed import read
+
+    if "model" not in args.given:
+        raise ConfigError(f"--deepspeed {args.deepspeed}: a DeepSpeed config names no model: give --model config.json")
+    if getattr(args, "profile", None) not in (None, "deepspeed") or args.recipe not in (None, "deepspeed"):
+        raise ConfigError(f"--deepspeed reads a DeepSpeed run: --recipe/--profile {args.recipe or args.profile} "
+                          "conflicts with it")
+    training = read(args.deepspeed)
+    args.recipe = training.pop("recipe")
+    accumulation = training.pop("accumulation", None)
+    _fill(args, training, notes)
+    return accumulation
+
+
+def _accumulate(args: argparse.Namespace, steps: int) -> None:
+    """DeepSpeed's train_batch_size = micro batch x gradient_accumulation_steps x data-parallel size: the global batch
+    where the config leaves it out, else checked (DeepSpeed's engine asserts it)."""
+    gbs = args.mbs * steps * args.dp
+    if args.gbs is None:
+        args.gbs = gbs
+    elif args.gbs != gbs:
+        raise ConfigError(f"--deepspeed {args.deepspeed}: train_batch_size {args.gbs} is not micro batch {args.mbs} x "
+                          f"gradient_accumulation_steps {steps} x data-parallel size {args.dp} = {gbs}")
 
 
 def _torchtitan(args: argparse.Namespace, notes: list[str]) -> tuple[ModelShape, dict]:

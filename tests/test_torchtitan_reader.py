@@ -100,6 +100,7 @@ def test_overrides_and_flags_beside_the_file_are_applied_and_said(tmp_path):
     report = json.loads(out)
     assert report["config"]["pp"] == 4 and report["config"]["dp"] == 16 and report["config"]["seq"] == 4096
     assert report["config"]["recompute"] == "full" and report["config"]["stage_layers"] == [8, 9, 8, 7]
+    assert (report["config"]["gbs"], report["config"]["m"]) == (16, 1)  # global -1: local_batch_size 1 x d 16
     assert report["torchtitan"]["overridden"] == [
         "parallelism.pipeline_parallel_degree = 4 from --override (the file: 1)",
         "activation_checkpoint.mode = 'full' from --override (the file: 'selective')",
@@ -116,6 +117,8 @@ def test_overrides_and_flags_beside_the_file_are_applied_and_said(tmp_path):
      ["3 keys", "training.enable_cpu_offload = True", "fsdp_reshard_after_forward = 'always'", "compile.components"]),
     (["--override", "parallelism.data_parallel_shard_degree=3"], [("data_parallel_shard_degree 3 x tp x pp x cp = 3 is "
                                                                   "not --gpus 64")]),
+    (["--override", "training.global_batch_size=100"], [("global batch 100 is not a multiple of local_batch_size 1 x "
+                                                         "data-parallel size 64")]),
     (["--override", "model.flavor=\"1B\""], ["model llama3 1B (mem4d reads the llama3 flavours"]),
     (["--megatron", str(EXAMPLE)], ["--megatron, --torchtitan and --deepspeed each state a whole run"]),
     (["--recipe", "deepspeed"], ["--recipe/--profile deepspeed conflicts"]),

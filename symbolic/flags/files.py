@@ -93,6 +93,8 @@ def apply_files(args: argparse.Namespace) -> tuple[ModelShape | None, list[str]]
                           "(or --dp)")
     if accumulation is not None:
         _accumulate(args, accumulation)
+    if titan:
+        _titan_batch(args, titan_dp["local_batch"])
     return shape, notes
 
 
@@ -110,6 +112,16 @@ def _deepspeed(args: argparse.Namespace, notes: list[str]) -> int | None:
     accumulation = training.pop("accumulation", None)
     _fill(args, training, notes)
     return accumulation
+
+
+def _titan_batch(args: argparse.Namespace, local: int) -> None:
+    """torchtitan's global batch: local_batch_size x d where the file leaves it at -1, else a multiple of that
+    (train.py's gradient accumulation steps)."""
+    if args.gbs is None:
+        args.gbs = local * args.dp
+    elif args.gbs % (local * args.dp):
+        raise ConfigError(f"--torchtitan {args.torchtitan}: global batch {args.gbs} is not a multiple of "
+                          f"local_batch_size {local} x data-parallel size {args.dp}")
 
 
 def _accumulate(args: argparse.Namespace, steps: int) -> None:
@@ -134,9 +146,9 @@ def _torchtitan(args: argparse.Namespace, notes: list[str]) -> tuple[ModelShape,
     reading = read(args.torchtitan, args.override)
     notes += reading.overridden
     args.recipe = reading.training.pop("recipe")
-    fixed = {key: reading.training.pop(key) for key in ("dp",) if key in reading.training}
+    fixed = {key: reading.training.pop(key) for key in ("dp", "local_batch") if key in reading.training}
     _fill(args, reading.training, notes)
-    if fixed and "dp" not in args.given:
+    if "dp" in fixed and "dp" not in args.given:
         if args.gpus is not None and fixed["dp"] * args.tp * args.pp * args.cp != args.gpus:
             raise ConfigError(f"--torchtitan {args.torchtitan}: data_parallel_shard_degree {fixed['dp']} x tp x pp x "
                               f"cp = {fixed['dp'] * args.tp * args.pp * args.cp} is not --gpus {args.gpus}")

@@ -132,8 +132,8 @@ def _model(job: Job) -> tuple[ModelShape | None, str]:
 def read(path: str, overrides: list[str]) -> Reading:
     """Read a torchtitan job file (ConfigError in one line naming every key mem4d does not model)."""
     job = load(path, overrides)
-    parallel, _ = _parallel(job)
-    training = {**parallel, **_step(job)}
+    parallel, local = _parallel(job)
+    training = {**parallel, **_step(job), "local_batch": local}  # the global batch's default: local x d
     model, named = _model(job)
     problems = list(dict.fromkeys(job.problems))
     if problems:

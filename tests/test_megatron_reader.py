@@ -99,6 +99,16 @@ def test_a_flag_given_at_its_own_default_still_overrides_the_file(flags, config,
     assert report["megatron"]["overridden"] == [note]
 
 
+def test_without_a_global_batch_megatron_lm_runs_one_micro_batch_per_step(tmp_path):
+    """arguments.py: global_batch_size = micro_batch_size x data-parallel size where it is not given."""
+    path = tmp_path / "run.args"
+    path.write_text(EXAMPLE.read_text().replace("--global-batch-size 64", ""))
+    code, out, err = run("estimate", "--megatron", str(path), "--gpus", "16", "--json")
+    assert code == 0, err
+    config = json.loads(out)["config"]
+    assert (config["gbs"], config["m"], config["pp"]) == (4, 1, 2)
+
+
 def test_rank_last_names_the_last_stage_and_its_memory():
     code, out, err = run("estimate", "--megatron", str(EXAMPLE), "--gpus", "16", "--rank", "last", "--json")
     assert code == 0, err

@@ -95,6 +95,8 @@ def apply_files(args: argparse.Namespace) -> tuple[ModelShape | None, list[str]]
         _accumulate(args, accumulation)
     if titan:
         _titan_batch(args, titan_dp["local_batch"])
+    if args.megatron and args.gbs is None:
+        args.gbs = args.mbs * args.dp  # Megatron-LM's default --global-batch-size: one micro batch per step
     return shape, notes
 
 

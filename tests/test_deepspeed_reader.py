@@ -126,3 +126,18 @@ def test_malformed_duplicated_and_contradicting_input_is_refused(tmp_path, text,
     path.write_text(text)
     code, out, err = run("estimate", "--deepspeed", str(path), "--gpus", "8", *argv)
     assert (code, out, err.count("\n")) == (2, "", 1) and needle in err, err
+
+
+def test_plan_holds_the_files_settings_and_its_own_row_is_the_estimate():
+    code, out, err = run("plan", "--deepspeed", str(EXAMPLE), "--model", "llama3-8b", "--gpus", "8", "--seq", "4096",
+                         "--zero", "3", "--gpu-mem", "141GiB", "--all", "--json")  # the run itself needs 69 GiB
+    assert code == 0, err
+    plan = json.loads(out)
+    assert plan["deepspeed"]["held"] == {"grad_dtype": "bf16", "optimizer": "adamw", "gbs": "64"}
+    assert plan["deepspeed"]["searched"] == {"mbs": "2", "zero": "3"}
+    own = {"dp": 8, "tp": 1, "pp": 1, "cp": 1, "vpp": 1, "mbs": 2, "recompute": "none", "zero": 3, "stage_layers": None}
+    rows = [row for row in plan["configs"] if all(row["config"][key] == value for key, value in own.items())]
+    code, out, err = run("estimate", "--deepspeed", str(EXAMPLE), "--model", "llama3-8b", "--gpus", "8", "--json")
+    assert code == 0 and len(rows) == 1, err
+    estimate = json.loads(out)
+    assert (rows[0]["bytes"], rows[0]["peak_bytes"]) == (estimate["bytes"], estimate["peak_bytes"])

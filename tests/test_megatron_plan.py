@@ -64,7 +64,7 @@ def test_plan_refuses_in_one_line_what_its_rows_cannot_hold(tmp_path, text, need
 def test_plan_without_a_file_still_needs_seq_and_gbs():
     code, out, err = run("plan", "--model", "llama3-8b", "--gpus", "8", "--seq", "4096")
     assert (code, out) == (2, "") and err == "mem4d plan: error: the following arguments are required: --gbs (or " \
-                                             "--megatron FILE)\n"
+                                             "a trainer's file)\n"
 
 
 def test_report_reads_the_file_and_says_what_the_command_line_overrode(tmp_path):

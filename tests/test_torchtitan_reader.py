@@ -136,3 +136,30 @@ def test_malformed_toml_and_a_key_given_twice_are_refused(tmp_path):
         path.write_text(text)
         code, out, err = run("estimate", "--torchtitan", str(path), "--gpus", "8")
         assert (code, out, err.count("\n")) == (2, "", 1) and "malformed TOML" in err, err
+
+
+def test_plan_holds_the_files_settings_and_its_own_row_is_the_estimate():
+    code, out, err = run("plan", "--torchtitan", str(EXAMPLE), "--gpus", "8", "--gbs", "8", "--zero", "3", "--all",
+                         "--json")
+    assert code == 0, err
+    plan = json.loads(out)
+    assert plan["torchtitan"]["held"] == {"seq": "8192", "sp": "True", "compile": "False", "fp8": "none",
+                                          "fp8_all_gather": "False", "optimizer": "adamw"}
+    own = {"dp": 8, "tp": 1, "pp": 1, "cp": 1, "vpp": 1, "mbs": 1, "recompute": "selective", "zero": 3,
+           "stage_layers": None}
+    rows = [row for row in plan["configs"] if all(row["config"][key] == value for key, value in own.items())
+            and "recompute_modules" not in row["config"] and "ac_every" not in row["config"]]
+    code, out, err = run("estimate", "--torchtitan", str(EXAMPLE), "--gpus", "8", "--json")
+    assert code == 0 and len(rows) == 1, err
+    estimate = json.loads(out)
+    assert (rows[0]["bytes"], rows[0]["peak_bytes"]) == (estimate["bytes"], estimate["peak_bytes"])
+
+
+def test_report_documents_the_files_run(tmp_path):
+    tex = tmp_path / "r.tex"
+    code, out, err = run("report", "--torchtitan", str(EXAMPLE), "--dp", "8", "--override", "training.seq_len=4096",
+                         "-o", str(tex), "--json")
+    assert code == 0, err
+    assert json.loads(out)["torchtitan"]["overridden"] == ["training.seq_len = 4096 from --override (the file: 8192)"]
+    text = tex.read_text()
+    assert r"\texttt{seq} ($s$) & 4096" in text and r"\texttt{zero} & 3" in text and "torchtitan" in text

@@ -14,7 +14,8 @@ from ..plan.policies import label_of
 from ..plan.proxy import Hardware, explain
 from ..flags.training import (add_model_args, add_precision_args, add_recipe_arg, model_from_args,
     precision_from_args, profile_from_args)
-from ..flags.files import add_megatron_arg, plan_file
+from ..flags.files import add_megatron_arg, add_trainer_args
+from ..flags.plan_files import READERS, plan_file
 from ..flags.values import capacity, describe_bytes, positive_int
 from .args import add_fit_args, check_output_file
 
@@ -67,12 +68,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(png, pdf, svg or another format matplotlib writes)")
     parser.add_argument("--explain", action="store_true", help="print the ranking proxy's formulas and terms")
     add_precision_args(parser)
-    add_megatron_arg(parser.add_argument_group(
-        "a run as Megatron-LM holds it: the model and what every row shares (sequence, global batch, precision, FP8, "
-        "sp, flash attention, capacity) from the file; its parallel sizes, micro batch, recompute and ZeRO searched"))
+    g = parser.add_argument_group("a run as its trainer holds it: the model and what every row shares (sequence, "
+                                  "global batch, precision, FP8, compile, sp, flash attention, capacity) from the "
+                                  "file; its parallel sizes, micro batch, recompute and ZeRO searched")
+    add_megatron_arg(g)
+    add_trainer_args(g)
 
 
 def run(args: argparse.Namespace) -> int:
+    files = any(getattr(args, reader) for reader in READERS)
+    shape, said = plan_file(args) if files else (model_from_args(args), None)  # a file may set --recipe
     args.profile = profile_from_args(args)
     if args.all and args.top is not None:
         raise ConfigError(f"--top {args.top} and --all: give one (--all lists every feasible configuration)")
@@ -83,10 +88,11 @@ def run(args: argparse.Namespace) -> int:
         from ..plan.plot import formats
 
         check_output_file(args.plot, "--plot", formats())
-    shape, said = plan_file(args) if args.megatron else (model_from_args(args), None)
+    if args.override and not args.torchtitan:
+        raise ConfigError("--override sets a key of a --torchtitan job file: give the file")
     missing = [f"--{key}" for key in ("seq", "gbs") if getattr(args, key) is None]
     if missing:
-        raise ConfigError(f"the following arguments are required: {', '.join(missing)} (or --megatron FILE)")
+        raise ConfigError(f"the following arguments are required: {', '.join(missing)} (or a trainer's file)")
     cluster = Cluster(shape, gpus=args.gpus, s=args.seq, gbs=args.gbs, sp=args.sp, flash_attn=args.flash_attn,
                       moe_capacity=args.moe_capacity, fp8=args.fp8, fp8_param_gather=args.fp8_param_gather,
                       compile=args.compile, fp8_all_gather=args.fp8_all_gather,
@@ -189,7 +195,8 @@ def _write_json(plan, args, out, said: dict | None = None) -> None:
     """`mem4d plan --json`: _head's object with "configs" the shown rows, one line each, written as they are made (so
     --all over hundreds of thousands of rows never holds their JSON at once)."""
     rows = shown(plan, args)
-    head = {**_head(plan, args), **({"megatron": said} if said else {}), "shown": len(rows), "configs": []}
+    from_file = {reader: said for reader in READERS if getattr(args, reader)} if said else {}
+    head = {**_head(plan, args), **from_file, "shown": len(rows), "configs": []}
     head = json.dumps(head, indent=1)
     before, _, after = head.rpartition("[]")
     out.write(before + "[")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..config.errors import ConfigError
 from . import estimate as estimate_cli
-from ..flags.files import add_megatron_arg, apply_files
+from ..flags.files import add_megatron_arg, add_trainer_args, apply_files
 from ..flags.values import positive_int
 from .args import check_output_file
 
@@ -25,8 +25,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="report.pdf (built with pdflatex) or report.tex (the source and a folder of figures "
                              "next to it) (default: %(default)s)")
     estimate_cli.add_arguments(parser, files=False)  # the model, training, profile and memory flags of `mem4d estimate`
-    add_megatron_arg(parser.add_argument_group("a run as Megatron-LM holds it (with --gpus: its world size, and the "
-                                               "plan of that cluster)"))
+    g = parser.add_argument_group("a run as its trainer holds it (with --gpus: its world size, and the plan of that "
+                                  "cluster)")
+    add_megatron_arg(g)
+    add_trainer_args(g)
     for action in parser._actions:  # argparse keeps no public handle on an added option's help
         if action.dest == "json":
             action.help = "print what was written as one JSON object"
@@ -132,17 +134,18 @@ def _pdflatex(folder: Path, stem: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    args.profile = estimate_cli.profile_from_args(args)
     output = Path(args.output)
     check_output_file(args.output, "-o/--output", ("pdf", "tex"))
     if args.plan and args.gpus is None:
         raise ConfigError("--plan needs --gpus N (the cluster's GPUs)")
     args.plan = args.plan or args.gpus is not None
     records = read_records(args.results) if args.results else None  # a bad file: one line before any work
-    shape, notes = apply_files(args) if args.megatron else (None, [])
-    said = {"megatron": {"file": args.megatron, "overridden": notes}} if args.megatron else {}
+    reader = next((name for name in ("megatron", "torchtitan", "deepspeed") if getattr(args, name)), None)
+    shape, notes = apply_files(args) if reader or args.override else (None, [])
+    args.profile = estimate_cli.profile_from_args(args)  # after a file's --recipe
+    said = {reader: {"file": getattr(args, reader), "overridden": notes}} if reader else {}
     for note in notes:
-        print(f"{args.megatron}: {note}", file=sys.stderr)
+        print(f"{getattr(args, reader)}: {note}", file=sys.stderr)
     stem = output.stem
     pdflatex = shutil.which("pdflatex")
     if output.suffix == ".tex" or pdflatex is None:

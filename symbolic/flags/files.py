@@ -7,9 +7,7 @@ import copy
 import dataclasses
 
 from ..config.errors import ConfigError
-from ..config.precision import FIELDS
 from ..config.shapes import ModelShape
-from ..config.training import Training
 from .training import model_from_args
 from .values import positive_int
 
@@ -32,21 +30,26 @@ def add_megatron_arg(group) -> None:
                             "here override the file")
 
 
+def add_trainer_args(group) -> None:
+    """--torchtitan JOB.toml with --override, and --deepspeed DS_CONFIG.json (estimate, plan, report)."""
+    group.add_argument("--torchtitan", default=None, metavar="JOB.toml",
+                       help="torchtitan 0.2.2's job config (--job.config_file): a llama3 flavour (else --model), the "
+                            "parallelism degrees, batch, sequence, activation checkpointing, compile and Float8, under "
+                            "--recipe torchtitan; flags given here override the file")
+    group.add_argument("--override", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                       help="with --torchtitan: a job config key over the file's, as torchtitan's --section.key "
+                            "(repeatable; the value as TOML reads it, e.g. training.seq_len=4096)")
+    group.add_argument("--deepspeed", default=None, metavar="DS_CONFIG.json",
+                       help="DeepSpeed 0.19.8's config: ZeRO stage and options, bf16, offload, batch, optimizer, "
+                            "under --recipe deepspeed, with --model config.json (the config names no model); flags "
+                            "given here override the file")
+
+
 def add_file_args(parser: argparse.ArgumentParser) -> None:
     """--megatron, --gpus and --rank."""
     g = parser.add_argument_group("a run as its trainer holds it")
     add_megatron_arg(g)
-    g.add_argument("--torchtitan", default=None, metavar="JOB.toml",
-                   help="torchtitan 0.2.2's job config (--job.config_file): a llama3 flavour (else --model), the "
-                        "parallelism degrees, batch, sequence, activation checkpointing, compile and Float8, under "
-                        "--recipe torchtitan; flags given here override the file")
-    g.add_argument("--override", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                   help="with --torchtitan: a job config key over the file's, as torchtitan's --section.key "
-                        "(repeatable; the value as TOML reads it, e.g. training.seq_len=4096)")
-    g.add_argument("--deepspeed", default=None, metavar="DS_CONFIG.json",
-                   help="DeepSpeed 0.19.8's config: ZeRO stage and options, bf16, offload, batch, optimizer, under "
-                        "--recipe deepspeed, with --model config.json (the config names no model); flags given here "
-                        "override the file")
+    add_trainer_args(g)
     g.add_argument("--gpus", type=positive_int, default=None, metavar="N",
                    help="the world size: d = N / (tp x pp x cp) (refused where it does not divide; give it or --dp)")
     g.add_argument("--rank", default=None, metavar="first|last|N",
@@ -168,35 +171,6 @@ def _torchtitan(args: argparse.Namespace, notes: list[str]) -> tuple[ModelShape,
         split = stage_split(shape.L, args.pp, *reading.split)
         args.stage_layers = None if len(set(split)) == 1 else split
     return shape, fixed
-
-
-# plan --megatron: what every row holds as the file states it, and what plan searches in the file's stead
-PLAN_HOLDS = ("seq", "gbs", "sp", "flash_attn", "moe_capacity", "fp8", "fp8_param_gather", *FIELDS)
-PLAN_SEARCHES = ("tp", "pp", "cp", "ep", "etp", "vpp", "mbs", "recompute", "recompute_modules", "zero", "stage_layers")
-MEGATRON_FLAG = {"seq": "--seq-length", "gbs": "--global-batch-size"}
-
-
-def plan_file(args: argparse.Namespace) -> tuple[ModelShape, dict]:
-    """plan --megatron: `args` filled with the file's model and the settings every row shares (the command line's
-    own kept); the file's parallel sizes, micro batch, recompute and ZeRO stage are what plan searches, and a setting
-    no row can hold away from its default is refused. The model and what the file gave, said for the output."""
-    reading, notes = _read(args), []
-    held = {key: value for key, value in reading.training.items() if key in PLAN_HOLDS}
-    _fill(args, held, notes)
-    unheld = [f"{key}={_shown(value)}" for key, value in reading.training.items()
-              if key not in (*PLAN_HOLDS, *PLAN_SEARCHES) and value != getattr(Training, key)]
-    if unheld:
-        raise ConfigError(f"--megatron {args.megatron}: plan's rows cannot hold {', '.join(unheld)} (mem4d estimate "
-                          "--megatron answers for the file's own configuration)")
-    for key in ("seq", "gbs"):
-        if getattr(args, key) is None:
-            raise ConfigError(f"--megatron {args.megatron} gives no {MEGATRON_FLAG[key]}: give --{key}")
-    shape = _shape(args, reading, notes, 1)
-    return shape, {"file": args.megatron, "model": reading.model is not None and "model" not in args.given,
-                   "held": {key: _shown(getattr(args, key)) for key in held if key not in args.given},
-                   "searched": {key: _shown(reading.training[key]) for key in PLAN_SEARCHES
-                                if reading.training.get(key) is not None and (shape.moe or key not in ("ep", "etp"))},
-                   "overridden": notes}
 
 
 def _read(args: argparse.Namespace):

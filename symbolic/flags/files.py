@@ -69,9 +69,9 @@ def apply_files(args: argparse.Namespace) -> tuple[ModelShape | None, list[str]]
         raise ConfigError("--megatron, --torchtitan and --deepspeed each state a whole run: give one")
     accumulation = _deepspeed(args, notes) if deepspeed else None
     if args.megatron:
-        reading = _read(args)
-        _fill(args, reading.training, notes)
-        shape = _shape(args, reading, notes, args.tp)
+        reading = read_megatron(args)
+        fill(args, reading.training, notes)
+        shape = megatron_shape(args, reading, notes, args.tp)
     titan_dp: dict = {}
     if titan:
         shape, titan_dp = _torchtitan(args, notes)
@@ -115,7 +115,7 @@ def _deepspeed(args: argparse.Namespace, notes: list[str]) -> int | None:
     training = read(args.deepspeed)
     args.recipe = training.pop("recipe")
     accumulation = training.pop("accumulation", None)
-    _fill(args, training, notes)
+    fill(args, training, notes)
     return accumulation
 
 
@@ -152,7 +152,7 @@ def _torchtitan(args: argparse.Namespace, notes: list[str]) -> tuple[ModelShape,
     notes += reading.overridden
     args.recipe = reading.training.pop("recipe")
     fixed = {key: reading.training.pop(key) for key in ("dp", "local_batch") if key in reading.training}
-    _fill(args, reading.training, notes)
+    fill(args, reading.training, notes)
     if "dp" in fixed and "dp" not in args.given:
         if args.gpus is not None and fixed["dp"] * args.tp * args.pp * args.cp != args.gpus:
             raise ConfigError(f"--torchtitan {args.torchtitan}: data_parallel_shard_degree {fixed['dp']} x tp x pp x "
@@ -173,7 +173,7 @@ def _torchtitan(args: argparse.Namespace, notes: list[str]) -> tuple[ModelShape,
     return shape, fixed
 
 
-def _read(args: argparse.Namespace):
+def read_megatron(args: argparse.Namespace):
     """The --megatron file's Reading; a recipe or profile other than Megatron-LM's refused."""
     from ..readers.megatron import read
 
@@ -183,17 +183,17 @@ def _read(args: argparse.Namespace):
     return read(args.megatron)
 
 
-def _fill(args: argparse.Namespace, values: dict, notes: list[str]) -> None:
+def fill(args: argparse.Namespace, values: dict, notes: list[str]) -> None:
     """Set each flag the command line did not give to the file's value; note those it gave."""
     for key, value in values.items():
         if key in args.given:
-            notes.append(f"--{key.replace('_', '-')} {_shown(getattr(args, key))} from the command line "
-                         f"(the file: {_shown(value)})")
+            notes.append(f"--{key.replace('_', '-')} {shown(getattr(args, key))} from the command line "
+                         f"(the file: {shown(value)})")
         else:
             setattr(args, key, value)
 
 
-def _shape(args: argparse.Namespace, reading, notes: list[str], t: int) -> ModelShape:
+def megatron_shape(args: argparse.Namespace, reading, notes: list[str], t: int) -> ModelShape:
     """The model the file defines (or --model's, said so), its vocabulary padded to a multiple of the file's
     --make-vocab-size-divisible-by (or --pad-vocab) x t, as Megatron-LM's _vocab_size_with_padding pads it."""
     own = args.given
@@ -214,7 +214,7 @@ def _shape(args: argparse.Namespace, reading, notes: list[str], t: int) -> Model
     return dataclasses.replace(shape, v=-(-shape.v // unit) * unit)
 
 
-def _shown(value) -> str:
+def shown(value) -> str:
     return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
 

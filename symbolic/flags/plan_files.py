@@ -9,7 +9,7 @@ from ..config.errors import ConfigError
 from ..config.precision import FIELDS
 from ..config.shapes import ModelShape
 from ..config.training import Training
-from .files import _fill, _read, _shape, _shown
+from .files import fill, megatron_shape, read_megatron, shown
 from .training import model_from_args
 
 READERS = ("megatron", "torchtitan", "deepspeed")
@@ -26,9 +26,9 @@ WHERE = {"megatron": {"seq": "--seq-length", "gbs": "--global-batch-size"},
 def _reading(args: argparse.Namespace, reader: str, notes: list[str]) -> tuple[dict, ModelShape, bool]:
     """The file's Training flags, the model (the file's, or --model's), whether the file gave it."""
     if reader == "megatron":
-        reading = _read(args)
-        return reading.training, _shape(args, reading, notes, 1), reading.model is not None and "model" not in \
-            args.given
+        reading = read_megatron(args)
+        given = reading.model is not None and "model" not in args.given
+        return reading.training, megatron_shape(args, reading, notes, 1), given
     if args.recipe not in (None, reader) or args.profile not in (None, reader):
         raise ConfigError(f"--{reader} reads a {reader} run: --recipe/--profile {args.recipe or args.profile} "
                           "conflicts with it")
@@ -62,8 +62,8 @@ def plan_file(args: argparse.Namespace) -> tuple[ModelShape, dict]:
     training, shape, from_file = _reading(args, reader, notes)
     args.recipe = training.pop("recipe", args.recipe)
     held = {key: value for key, value in training.items() if key in HOLDS}
-    _fill(args, held, notes)
-    unheld = [f"{key}={_shown(value)}" for key, value in training.items()
+    fill(args, held, notes)
+    unheld = [f"{key}={shown(value)}" for key, value in training.items()
               if key not in (*HOLDS, *SEARCHES, *BATCH) and value != getattr(Training, key)]
     if unheld:
         raise ConfigError(f"--{reader} {path}: plan's rows cannot hold {', '.join(unheld)} (mem4d estimate --{reader} "
@@ -72,7 +72,7 @@ def plan_file(args: argparse.Namespace) -> tuple[ModelShape, dict]:
         if getattr(args, key) is None:
             raise ConfigError(f"--{reader} {path} gives no {WHERE[reader][key]}: give --{key}")
     return shape, {"file": path, "model": from_file,
-                   "held": {key: _shown(getattr(args, key)) for key in held if key not in args.given},
-                   "searched": {key: _shown(training[key]) for key in SEARCHES
+                   "held": {key: shown(getattr(args, key)) for key in held if key not in args.given},
+                   "searched": {key: shown(training[key]) for key in SEARCHES
                                 if training.get(key) is not None and (shape.moe or key not in ("ep", "etp"))},
                    "overridden": notes}

@@ -85,7 +85,8 @@ def _load(path: str) -> Config:
 
 def _inert(value) -> bool:
     """A refused section that does nothing: absent, or off (enabled false, an offload to device none)."""
-    return value is None or (isinstance(value, dict) and (value.get("enabled") is False or value.get("device") == "none"))
+    off = isinstance(value, dict) and (value.get("enabled") is False or value.get("device") == "none")
+    return value is None or off
 
 
 def _check(config: Config) -> None:

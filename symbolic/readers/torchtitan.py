@@ -46,8 +46,8 @@ def stage_split(L: int, p: int, first_less: int, last_less: int) -> tuple[int, .
 
 @dataclass(frozen=True)
 class Reading:
-    """What a job file says: the flavour's shape (None: --model gives it) and the model it names, the Training flags under mem4d's names
-    (recipe torchtitan), the pipeline weights of its split, and what --override changed."""
+    """What a job file says: the flavour's shape (None: --model gives it) and the model it names, the Training flags
+    under mem4d's names (recipe torchtitan), the pipeline weights of its split, and what --override changed."""
 
     model: ModelShape | None
     named: str
@@ -77,7 +77,8 @@ def _parallel(job: Job) -> dict:
     local, pp_micro = job.get("training.local_batch_size"), job.get("parallelism.pipeline_parallel_microbatch_size")
     out["mbs"] = pp_micro if out["pp"] > 1 else local  # without a pipeline the local batch runs at once
     if out["pp"] > 1 and local % pp_micro:
-        job.refuse("parallelism.pipeline_parallel_microbatch_size", f"does not divide training.local_batch_size {local}")
+        job.refuse("parallelism.pipeline_parallel_microbatch_size",
+                   f"does not divide training.local_batch_size {local}")
     gbs = job.get("training.global_batch_size")
     if gbs > 0:
         out["gbs"] = gbs

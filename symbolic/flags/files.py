@@ -1,5 +1,6 @@
-"""--megatron FILE, --gpus N and --rank: a run as its trainer holds it (symbolic.readers), the world size d comes from,
-and the rank whose stage the verdict names. Flags given on the command line beside a file override it, said so."""
+"""--megatron, --torchtitan (--override), --deepspeed, --gpus N and --rank: a run as its trainer holds it
+(symbolic.readers), the world size d comes from, and the rank whose stage the verdict names. Flags given on the
+command line beside a file override it, said so."""
 from __future__ import annotations
 
 import argparse
@@ -59,9 +60,9 @@ def add_file_args(parser: argparse.ArgumentParser) -> None:
 
 
 def apply_files(args: argparse.Namespace) -> tuple[ModelShape | None, list[str]]:
-    """Fill `args` from --megatron (the command line's own flags kept) and --gpus; the model the file defines or
-    --model names, its vocabulary padded as Megatron-LM pads it (None without a file), and the notes of what the
-    command line overrode."""
+    """Fill `args` from --megatron, --torchtitan or --deepspeed (the command line's own flags kept) and --gpus; the
+    model the file defines or --model names (a Megatron-LM vocabulary padded as it pads it; None without a file), and
+    the notes of what the command line or --override overrode."""
     notes: list[str] = []
     shape, titan = None, getattr(args, "torchtitan", None)  # report takes --megatron alone
     deepspeed = getattr(args, "deepspeed", None)

@@ -37,7 +37,7 @@ def megatron_core(L: int, p: int, vpp: int | None, first=None, last=None, embedd
                     f_chunk, l_chunk, m_chunk = (first or 0) // vpp, (last or 0) // vpp, middle // vpp
                     total = f_chunk + m_chunk + l_chunk
                     middle_rank = rank if first is None else rank - 1
-                    offset = vp * total if rank == 0 else vp * total + f_chunk + middle_rank * (m_chunk // middle_stages)
+                    offset = vp * total + (0 if rank == 0 else f_chunk + middle_rank * (m_chunk // middle_stages))
                     count //= vpp
                 else:
                     offset = 0 if rank == 0 else (rank if first is None else rank - 1) * per_rank + (first or 0)
@@ -102,7 +102,8 @@ def test_a_layout_of_equal_chunks_per_rank_is_read(tmp_path, layout, p, L, want)
     ("--num-layers 16 --pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 3",
      "--decoder-first-pipeline-num-layers 3 (16 layers over 4 stages"),
     (("--num-layers 16 --pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2 "
-     "--decoder-first-pipeline-num-layers 3 --decoder-last-pipeline-num-layers 3"), "Megatron-Core's TransformerConfig"),
+     "--decoder-first-pipeline-num-layers 3 --decoder-last-pipeline-num-layers 3"),
+     "Megatron-Core's TransformerConfig"),
     (("--num-layers 16 --pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 4 "
      "--account-for-embedding-in-pipeline-split"), "--account-for-embedding-in-pipeline-split (beside --decoder-first"),
     (("--num-layers 16 --pipeline-model-parallel-size 2 --decoder-first-pipeline-num-layers 8 "

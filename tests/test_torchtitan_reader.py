@@ -75,7 +75,8 @@ def test_the_llama3_flavours_are_the_presets(flavor, preset):
 
 
 @pytest.mark.parametrize("args,split", [((3, 2, 2, 2), (2, 1)),  # the docstring's example: 7 units, 4 + 3
-                                        ((32, 4, 1, 1), (8, 9, 8, 7)), ((126, 8, 1, 1), (15, 16, 16, 16, 16, 16, 16, 15)),
+                                        ((32, 4, 1, 1), (8, 9, 8, 7)),
+                                        ((126, 8, 1, 1), (15, 16, 16, 16, 16, 16, 16, 15)),
                                         ((8, 2, 0, 0), (4, 4))])
 def test_the_pipeline_split_is_torchtitans(args, split):
     assert stage_split(*args) == split and sum(split) == args[0]
@@ -110,9 +111,11 @@ def test_overrides_and_flags_beside_the_file_are_applied_and_said(tmp_path):
 @pytest.mark.parametrize("extra,needles", [
     (["--override", "training.no_such_key=1"], ["training.no_such_key (not a key of torchtitan 0.2.2's"]),
     (["--override", "training.seq_len=\"long\""], ["training.seq_len = 'long' (takes int)"]),
-    (["--override", "training.seq_len=1", "--override", "training.seq_len=2"], ["--override training.seq_len (given twice)"]),
+    (["--override", "training.seq_len=1", "--override", "training.seq_len=2"],
+     ["--override training.seq_len (given twice)"]),
     (["--override", "seq_len"], ["--override expects section.key=value"]),
-    (["--override", "training.enable_cpu_offload=true", "--override", "parallelism.fsdp_reshard_after_forward=\"always\"",
+    (["--override", "training.enable_cpu_offload=true",
+      "--override", "parallelism.fsdp_reshard_after_forward=\"always\"",
       "--override", "compile.enable=true"],
      ["3 keys", "training.enable_cpu_offload = True", "fsdp_reshard_after_forward = 'always'", "compile.components"]),
     (["--override", "parallelism.data_parallel_shard_degree=3"], [("data_parallel_shard_degree 3 x tp x pp x cp = 3 is "

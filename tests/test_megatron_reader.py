@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from symbolic.cli.entry import main
-from symbolic.readers import megatron, megatron_model, megatron_train
+from symbolic.readers import megatron, megatron_model, megatron_stages, megatron_train
 from symbolic.readers.megatron import collect
 from symbolic.readers.megatron_model import model_fields
 from symbolic.readers.megatron_table import CLASSES, table
@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 CASES = sorted(p for p in (SHARED / "measured" / "megatron").glob("*.model_config.yaml") if ".at_" not in p.name)
 EXAMPLE = ROOT / "grids" / "megatron" / "llama-1b.args"
+TINY = ("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --max-position-embeddings 128 "
+        "--seq-length 128 --micro-batch-size 1")  # a model and batch Megatron-LM accepts
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -52,38 +54,66 @@ def test_the_table_classifies_every_argument_of_megatron_lms_parser():
 
 
 def test_every_modelled_argument_is_read_by_the_reader():
-    source = "".join(Path(module.__file__).read_text() for module in (megatron, megatron_model, megatron_train))
+    source = "".join(Path(module.__file__).read_text() for module in (megatron, megatron_model, megatron_stages, megatron_train))
     read = set(re.findall(r'"([a-z0-9_]+)"', source))
     unread = sorted({arg.dest for arg in table().values() if arg.cls in ("model", "train")} - read)
     assert not unread
 
 
-def test_a_launch_script_gives_the_estimate_of_the_same_flags():
+LLAMA_1B = {"_name_or_path": "llama-1b", "model_type": "llama", "hidden_size": 2048, "intermediate_size": 8192,
+            "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 16, "vocab_size": 128256,
+            "tie_word_embeddings": False, "rope_theta": 500000.0}  # the example's model as a config.json
+
+
+def test_a_launch_script_gives_the_estimate_of_the_same_flags(tmp_path):
+    """The example file and the same run stated with mem4d's own flags (its model as a config.json) print the same
+    JSON byte for byte: every component, stage, memory figure and verdict, beside the file's own note."""
     code, out, err = run("estimate", "--megatron", str(EXAMPLE), "--gpus", "16", "--json")
     assert code == 0, err
     mine = json.loads(out)
-    code, out, err = run("estimate", "--model", "llama3.2-1b", "--json")  # the preset only for its shape's letters
-    flags = ["--tp", "2", "--pp", "2", "--dp", "4", "--seq", "4096", "--mbs", "1", "--gbs", "64", "--zero", "1",
-             "--recompute", "selective"]
-    shape = mine["shape"]
-    assert (shape["L"], shape["h"], shape["f"], shape["a"], shape["k"], shape["v"], shape["tied"]) == \
-        (16, 2048, 8192, 32, 8, 128256, False)
-    assert {k: mine["config"][k] for k in ("dp", "tp", "pp", "seq", "mbs", "gbs", "zero", "recompute", "sp")} == \
-        {"dp": 4, "tp": 2, "pp": 2, "seq": 4096, "mbs": 1, "gbs": 64, "zero": 1, "recompute": "selective", "sp": True}
-    assert flags and all("memory" in stage for stage in mine["stages"])
+    assert mine.pop("megatron") == {"file": str(EXAMPLE), "overridden": []}
+    config = tmp_path / "llama-1b.json"
+    config.write_text(json.dumps(LLAMA_1B))
+    code, out, err = run("estimate", "--model", str(config), "--tp", "2", "--pp", "2", "--dp", "4", "--seq", "4096",
+                         "--mbs", "1", "--gbs", "64", "--zero", "1", "--recompute", "selective", "--json")
+    assert code == 0, err
+    assert json.dumps(mine, indent=2) == json.dumps(json.loads(out), indent=2)
+    assert mine["config"]["sp"] and mine["shape"]["v"] == 128256 and not mine["shape"]["tied"]
 
 
 def test_flags_beside_the_file_override_it_and_say_so():
     code, out, err = run("estimate", "--megatron", str(EXAMPLE), "--gpus", "16", "--tp", "4", "--json")
     report = json.loads(out)
-    assert code == 0 and report["config"]["tp"] == 4 and report["config"]["dp"] == 2
+    assert code == 0 and report["config"]["tp"] == 4 and report["config"]["dp"] == 2, err
     assert report["megatron"]["overridden"] == ["--tp 4 from the command line (the file: 2)"]
+
+
+@pytest.mark.parametrize("flags,config,note", [
+    (["--tp", "1"], {"tp": 1, "dp": 8}, "--tp 1 from the command line (the file: 2)"),  # a flag at its default
+    (["--no-dist-opt"], {"zero": 0, "dp": 4}, "--zero 0 from the command line (the file: 1)"),  # an alias's dest
+])
+def test_a_flag_given_at_its_own_default_still_overrides_the_file(flags, config, note):
+    code, out, err = run("estimate", "--megatron", str(EXAMPLE), "--gpus", "16", *flags, "--json")
+    report = json.loads(out)
+    assert code == 0 and {key: report["config"][key] for key in config} == config, err
+    assert report["megatron"]["overridden"] == [note]
+
+
+def test_without_a_global_batch_megatron_lm_runs_one_micro_batch_per_step(tmp_path):
+    """arguments.py: global_batch_size = micro_batch_size x data-parallel size where it is not given."""
+    path = tmp_path / "run.args"
+    path.write_text(EXAMPLE.read_text().replace("--global-batch-size 64", ""))
+    code, out, err = run("estimate", "--megatron", str(path), "--gpus", "16", "--json")
+    assert code == 0, err
+    config = json.loads(out)["config"]
+    assert (config["gbs"], config["m"], config["pp"]) == (4, 1, 2)
 
 
 def test_rank_last_names_the_last_stage_and_its_memory():
     code, out, err = run("estimate", "--megatron", str(EXAMPLE), "--gpus", "16", "--rank", "last", "--json")
+    assert code == 0, err
     report = json.loads(out)
-    last = [s for s in report["stages"] if s["rank"] == 1][0]
+    last = next(s for s in report["stages"] if s["rank"] == 1)
     assert report["rank"] == {"rank": 15, "pipeline_rank": 1, "stage": "last", "memory": last["memory"]}
     assert last["memory"]["device_bytes"] == last["bytes"]["total"]
     assert last["memory"]["allocated_bytes"] <= last["memory"]["reserved_bytes"] <= last["memory"]["device_bytes"]
@@ -96,8 +126,15 @@ def test_rank_last_names_the_last_stage_and_its_memory():
     ("--bf16 --fp16 --num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128\n", ["--fp16 (contradicts --bf16)"]),
     ("--num-query-groups 2 --num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128\n",
      ["--num-query-groups 2 (without --group-query-attention"]),
-    ("--cuda-graph-impl transformer_engine --optimizer muon --rl-prompts-per-eval 4\n",
+    (f"{TINY} --cuda-graph-impl transformer_engine --optimizer muon --rl-prompts-per-eval 4\n",
      ["3 arguments", "--cuda-graph-impl", "--optimizer muon", "--rl-prompts-per-eval"]),
+    ("--yarn-correction-range-round-to-int --no-yarn-correction-range-round-to-int\n",
+     ["--no-yarn-correction-range-round-to-int (sets yarn_correction_range_round_to_int again"]),  # two spellings
+    ("--bf16 yes\n", ["--bf16 is a switch"]),
+    (f"{TINY} --tensor-model-parallel-size 0\n", ["1 argument", "--tensor-model-parallel-size 0 (must be a positive"]),
+    ("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128\n",
+     ["2 arguments", "--seq-length (not given", "--micro-batch-size (not given"]),
+    ("--recompute-method block\n", ["--recompute-method block (without --recompute-granularity"]),
     ("pretrain_gpt.py --num-layers 2\n", ["is no --flag"]),
     ("--num-layers 'unclosed\n", ["malformed arguments"]),
 ])
@@ -113,6 +150,8 @@ def test_a_yaml_key_given_twice_and_malformed_yaml_are_refused(tmp_path):
     refused(["estimate", "--megatron", str(path), "--gpus", "8"], "--num-layers given twice")
     path.write_text("MODEL_ARGS: [\n")
     refused(["estimate", "--megatron", str(path), "--gpus", "8"], "malformed YAML")
+    path.write_text("MODEL_ARGS:\n  --num-layers: [1, 2]\n")
+    refused(["estimate", "--megatron", str(path), "--gpus", "8"], "--num-layers takes one value, got 2")
 
 
 @pytest.mark.parametrize("argv,needle", [
@@ -158,6 +197,6 @@ def test_each_measured_case_is_read_as_runs_md_lists_it(path):
            "etp": training["etp"] or training["tp"], "L": model["L"], "h": model["h"], "E": model.get("E", 0),
            "k_e": model.get("k_e", 0)}
     assert got == {key: want.get(key, 0) for key in got}
-    code, out, err = run("estimate", "--megatron", str(path), "--gpus", "64" if "release" in path.name else "8",
+    code, _, err = run("estimate", "--megatron", str(path), "--gpus", "64" if "release" in path.name else "8",
                          "--rank", "last", "--json")
     assert code == 0 or (code == 2 and err.count("\n") == 1 and "error:" in err), err

@@ -71,11 +71,11 @@ def chosen_training(args: argparse.Namespace, shape):
 
 
 def run(args: argparse.Namespace) -> int:
-    args.profile = profile_from_args(args)
     from ..estimator.estimate import estimate
 
     overrides = parse_overrides(args.overhead)
-    shape, notes = apply_files(args)
+    shape, notes = apply_files(args)  # a --torchtitan file sets --recipe torchtitan
+    args.profile = profile_from_args(args)
     shape = shape or padded_vocab(model_from_args(args), args.pad_vocab, args.tp)
     training, bal = chosen_training(args, shape)
     rank, stage_rank = pipeline_rank(args.rank, training.world, training.p)
@@ -83,8 +83,9 @@ def run(args: argparse.Namespace) -> int:
                       every_rank=stage_rank is not None)
     report = result.as_json(args.gpu_mem, args.threshold)
     report["rank"] = _rank_json(report, rank, stage_rank)
-    if args.megatron:
-        report["megatron"] = {"file": args.megatron, "overridden": notes}
+    for reader in ("megatron", "torchtitan", "deepspeed"):
+        if getattr(args, reader):
+            report[reader] = {"file": getattr(args, reader), "overridden": notes}
     if bal is not None:
         report["balance"] = _balance_json(bal)
     if args.json:
@@ -187,8 +188,9 @@ def _print_rank(console, report: dict) -> None:
     console.print(f"{who}: pipeline rank {at['pipeline_rank']} ({at['stage']} stage): allocated "
                   f"{_gib(mem['allocated_bytes'])} GiB, reserved {_gib(mem['reserved_bytes'])} GiB, device "
                   f"{_gib(mem['device_bytes'])} GiB")
-    for note in report.get("megatron", {}).get("overridden", []):
-        console.print(f"{report['megatron']['file']}: {note}")
+    source = report.get("megatron") or report.get("torchtitan") or report.get("deepspeed") or {}
+    for note in source.get("overridden", []):
+        console.print(f"{source['file']}: {note}")
 
 
 COLUMNS = {"weights": ("weights",), "gradients": ("gradients",), "optimizer": ("optimizer",),

@@ -14,6 +14,8 @@ from ..plan.policies import label_of
 from ..plan.proxy import Hardware, explain
 from ..flags.training import (add_model_args, add_precision_args, add_recipe_arg, add_zero_aliases, model_from_args,
     precision_from_args, profile_from_args)
+from ..flags.files import add_megatron_arg, add_trainer_args
+from ..flags.plan_files import READERS, plan_file
 from ..flags.values import capacity, describe_bytes, positive_int
 from .args import add_fit_args, check_output_file
 from ..recipes.registry import DEFAULT_PROFILE
@@ -31,8 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpus-per-node", type=positive_int, default=8, metavar="G",
                         help="GPUs per node; groups wider than a node pay inter-node bandwidth")
     add_fit_args(parser)
-    parser.add_argument("--seq", type=positive_int, required=True, metavar="S", help="sequence length s")
-    parser.add_argument("--gbs", type=positive_int, required=True, metavar="G", help="global batch in sequences")
+    parser.add_argument("--seq", type=positive_int, metavar="S", help="sequence length s (required, or --megatron's)")
+    parser.add_argument("--gbs", type=positive_int, metavar="G",
+                        help="global batch in sequences (required, or --megatron's)")
     add_recipe_arg(parser)
     parser.add_argument("--top", type=positive_int, default=None, metavar="K",
                         help=f"rows in the table and in --json (default: {TOP})")
@@ -65,9 +68,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(png, pdf, svg or another format matplotlib writes)")
     parser.add_argument("--explain", action="store_true", help="print the ranking proxy's formulas and terms")
     add_precision_args(parser)
+    g = parser.add_argument_group("a run as its trainer holds it: the model and what every row shares (sequence, "
+                                  "global batch, precision, FP8, compile, sp, flash attention, capacity) from the "
+                                  "file; its parallel sizes, micro batch, recompute and ZeRO searched")
+    add_megatron_arg(g)
+    add_trainer_args(g)
 
 
 def run(args: argparse.Namespace) -> int:
+    files = any(getattr(args, reader) for reader in READERS)
+    shape, said = plan_file(args) if files else (model_from_args(args), None)  # a file may set --recipe
     args.profile = profile_from_args(args)
     if args.all and args.top is not None:
         raise ConfigError(f"--top {args.top} and --all: give one (--all lists every feasible configuration)")
@@ -78,7 +88,11 @@ def run(args: argparse.Namespace) -> int:
         from ..plan.plot import formats
 
         check_output_file(args.plot, "--plot", formats())
-    shape = model_from_args(args)
+    if args.override and not args.torchtitan:
+        raise ConfigError("--override sets a key of a --torchtitan job file: give the file")
+    missing = [f"--{key}" for key in ("seq", "gbs") if getattr(args, key) is None]
+    if missing:
+        raise ConfigError(f"the following arguments are required: {', '.join(missing)} (or a trainer's file)")
     cluster = Cluster(shape, gpus=args.gpus, s=args.seq, gbs=args.gbs, sp=args.sp, flash_attn=args.flash_attn,
                       moe_capacity=args.moe_capacity, fp8=args.fp8, fp8_param_gather=args.fp8_param_gather,
                       compile=args.compile, fp8_all_gather=args.fp8_all_gather,
@@ -107,11 +121,13 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"{where}: every factorisation breaks a divisibility rule"
                           + ("" if args.json else " (each listed on stdout)"))
     if args.json:
-        _write_json(plan, args, sys.stdout)
+        _write_json(plan, args, sys.stdout, said)
     elif len(plan.order):
         if args.explain:
             print(explain(hw))
         _print_table(plan, args)
+    if said and not args.json:
+        _print_file(shape, said)
     if args.csv:
         _write_csv(plan, args.csv)
     if args.plot:
@@ -165,11 +181,23 @@ def shown(plan, args):
     return plan.order if args.all else plan.order[: args.top]
 
 
-def _write_json(plan, args, out) -> None:
+def _print_file(shape, said: dict) -> None:
+    """plan --megatron: what came from the file, what plan searched in its stead, what the command line overrode."""
+    held = " ".join(f"{key}={value}" for key, value in said["held"].items())
+    searched = " ".join(f"{key}={value}" for key, value in said["searched"].items())
+    print(f"{said['file']}: " + (f"the model ({shape.name}), " if said["model"] else "") + f"{held} from the file; "
+          f"searched in its stead: {searched}", file=sys.stderr)
+    for note in said["overridden"]:
+        print(f"{said['file']}: {note}", file=sys.stderr)
+
+
+def _write_json(plan, args, out, said: dict | None = None) -> None:
     """`mem4d plan --json`: _head's object with "configs" the shown rows, one line each, written as they are made (so
     --all over hundreds of thousands of rows never holds their JSON at once)."""
     rows = shown(plan, args)
-    head = json.dumps({**_head(plan, args), "shown": len(rows), "configs": []}, indent=1)
+    from_file = {reader: said for reader in READERS if getattr(args, reader)} if said else {}
+    head = {**_head(plan, args), **from_file, "shown": len(rows), "configs": []}
+    head = json.dumps(head, indent=1)
     before, _, after = head.rpartition("[]")
     out.write(before + "[")
     for n, i in enumerate(rows):

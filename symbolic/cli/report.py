@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..config.errors import ConfigError
 from . import estimate as estimate_cli
+from ..flags.files import add_megatron_arg, add_trainer_args, apply_files
 from ..flags.values import positive_int
 from .args import check_output_file
 
@@ -24,6 +25,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="report.pdf (built with pdflatex) or report.tex (the source and a folder of figures "
                              "next to it) (default: %(default)s)")
     estimate_cli.add_arguments(parser, files=False)  # the model, training, profile and memory flags of `mem4d estimate`
+    g = parser.add_argument_group("a run as its trainer holds it (with --gpus: its world size, and the plan of that "
+                                  "cluster)")
+    add_megatron_arg(g)
+    add_trainer_args(g)
     for action in parser._actions:  # argparse keeps no public handle on an added option's help
         if action.dest == "json":
             action.help = "print what was written as one JSON object"
@@ -76,8 +81,9 @@ def _plan(args, shape, training, gpu: int, threshold: float):
     return result
 
 
-def build(args, records: list[dict] | None, folder: Path, stem: str) -> tuple[str, list[Path]]:
-    """The .tex source and its figures, written into folder/<stem>-figures."""
+def build(args, records: list[dict] | None, folder: Path, stem: str, shape=None) -> tuple[str, list[Path]]:
+    """The .tex source and its figures, written into folder/<stem>-figures; `shape`: --megatron's model (else
+    --model's)."""
     from ..estimator.estimate import estimate
     from ..render import figures, sections, sweepfigures
     from ..render.report import document
@@ -85,7 +91,7 @@ def build(args, records: list[dict] | None, folder: Path, stem: str) -> tuple[st
 
     gpu, threshold = args.gpu_mem, args.threshold
     overrides = estimate_cli.parse_overrides(args.overhead)
-    shape = model_from_args(args)
+    shape = shape or model_from_args(args)
     training, _ = estimate_cli.chosen_training(args, shape)
     result = estimate(shape, training, args.profile, overheads=args.overheads, overrides=overrides)
     plan = _plan(args, shape, training, gpu, threshold) if args.plan else None
@@ -128,17 +134,22 @@ def _pdflatex(folder: Path, stem: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    args.profile = estimate_cli.profile_from_args(args)
     output = Path(args.output)
     check_output_file(args.output, "-o/--output", ("pdf", "tex"))
     if args.plan and args.gpus is None:
         raise ConfigError("--plan needs --gpus N (the cluster's GPUs)")
     args.plan = args.plan or args.gpus is not None
     records = read_records(args.results) if args.results else None  # a bad file: one line before any work
+    reader = next((name for name in ("megatron", "torchtitan", "deepspeed") if getattr(args, name)), None)
+    shape, notes = apply_files(args) if reader or args.override else (None, [])
+    args.profile = estimate_cli.profile_from_args(args)  # after a file's --recipe
+    said = {reader: {"file": getattr(args, reader), "overridden": notes}} if reader else {}
+    for note in notes:
+        print(f"{getattr(args, reader)}: {note}", file=sys.stderr)
     stem = output.stem
     pdflatex = shutil.which("pdflatex")
     if output.suffix == ".tex" or pdflatex is None:
-        tex, made = build(args, records, output.parent, stem)
+        tex, made = build(args, records, output.parent, stem, shape)
         source = output.with_suffix(".tex")
         _write(source, tex)
         figs = f"{source.parent / (stem + '-figures')}/"
@@ -147,19 +158,19 @@ def run(args: argparse.Namespace) -> int:
                   f"PDF with `cd {source.parent} && pdflatex {source.name} && pdflatex {source.name}` "
                   f"(apt-get install texlive-latex-base)", file=sys.stderr)
             return 2
-        _say(args, {"tex": str(source), "figures": [str(p) for p in made]},
+        _say(args, {"tex": str(source), "figures": [str(p) for p in made], **said},
              f"wrote {source} and {figs} ({len(made)} figures); build with `pdflatex {source.name}` twice")
         return 0
     with tempfile.TemporaryDirectory(prefix="mem4d-report-") as tmp:
         folder = Path(tmp)
-        tex, made = build(args, records, folder, stem)
+        tex, made = build(args, records, folder, stem, shape)
         _write(folder / f"{stem}.tex", tex)
         _pdflatex(folder, stem)
         try:
             shutil.copyfile(folder / f"{stem}.pdf", output)
         except OSError as err:
             raise ConfigError(f"cannot write {output}: {err.strerror}") from None
-    _say(args, {"pdf": str(output)}, f"wrote {output}")
+    _say(args, {"pdf": str(output), **said}, f"wrote {output}")
     return 0
 
 

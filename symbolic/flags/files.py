@@ -1,112 +1,228 @@
-"""--megatron FILE, --gpus N and --rank: a run as its trainer holds it (symbolic.readers), the world size d comes from,
-and the rank whose stage the verdict names. Flags given on the command line beside a file override it, said so."""
+"""--megatron, --torchtitan (--override), --deepspeed, --gpus N and --rank: a run as its trainer holds it
+(symbolic.readers), the world size d comes from, and the rank whose stage the verdict names. Flags given on the
+command line beside a file override it, said so."""
 from __future__ import annotations
 
 import argparse
+import copy
 import dataclasses
 
 from ..config.errors import ConfigError
 from ..config.shapes import ModelShape
+from .training import model_from_args
 from .values import positive_int
 
-GIVEN = "_given"  # the namespace attribute listing the destinations the command line set
+
+def given(parser: argparse.ArgumentParser, argv: list[str]) -> frozenset[str]:
+    """The destinations `argv` itself sets (a default does not): argv parsed again by a copy of `parser` whose
+    defaults are all suppressed, so only the given keys are present."""
+    quiet = copy.deepcopy(parser)
+    for action in quiet._actions:  # argparse keeps no public handle on an added option's default
+        action.default = argparse.SUPPRESS
+    return frozenset(vars(quiet.parse_args(argv)))
 
 
-def _recording(action: argparse.Action) -> None:
-    """Make `action` note its destination in the namespace when the command line uses it (defaults do not)."""
-    base = type(action)
+def add_megatron_arg(group) -> None:
+    """--megatron FILE (estimate, plan, report)."""
+    group.add_argument("--megatron", default=None, metavar="FILE",
+                       help="Megatron-LM's arguments: a YAML mapping of --flag: value (a functional test's "
+                            "model_config.yaml, its MODEL_ARGS) or a text file of --flag value arguments; the model "
+                            "from them where they define it (else --model), the training from the rest; flags given "
+                            "here override the file")
 
-    class Recording(base):
-        def __call__(self, parser, namespace, values, option_string=None):
-            if getattr(namespace, GIVEN, None) is None:
-                setattr(namespace, GIVEN, set())  # one set per parse: a default would be shared
-            getattr(namespace, GIVEN).add(self.dest)
-            super().__call__(parser, namespace, values, option_string)
 
-    action.__class__ = Recording
+def add_trainer_args(group) -> None:
+    """--torchtitan JOB.toml with --override, and --deepspeed DS_CONFIG.json (estimate, plan, report)."""
+    group.add_argument("--torchtitan", default=None, metavar="JOB.toml",
+                       help="torchtitan 0.2.2's job config (--job.config_file): a llama3 flavour (else --model), the "
+                            "parallelism degrees, batch, sequence, activation checkpointing, compile and Float8, under "
+                            "--recipe torchtitan; flags given here override the file")
+    group.add_argument("--override", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                       help="with --torchtitan: a job config key over the file's, as torchtitan's --section.key "
+                            "(repeatable; the value as TOML reads it, e.g. training.seq_len=4096)")
+    group.add_argument("--deepspeed", default=None, metavar="DS_CONFIG.json",
+                       help="DeepSpeed 0.19.8's config: ZeRO stage and options, bf16, offload, batch, optimizer, "
+                            "under --recipe deepspeed, with --model config.json (the config names no model); flags "
+                            "given here override the file")
 
 
 def add_file_args(parser: argparse.ArgumentParser) -> None:
-    """--megatron, --gpus and --rank; every option then records whether the command line gave it."""
+    """--megatron, --gpus and --rank."""
     g = parser.add_argument_group("a run as its trainer holds it")
-    g.add_argument("--megatron", default=None, metavar="FILE",
-                   help="Megatron-LM's arguments: a YAML mapping of --flag: value (a functional test's "
-                        "model_config.yaml, its MODEL_ARGS) or a text file of --flag value arguments; the model from "
-                        "them where they define it (else --model), the training from the rest; flags given here "
-                        "override the file")
+    add_megatron_arg(g)
     g.add_argument("--vocab-size", type=positive_int, default=None, metavar="V",
                    help="with --megatron: the vocabulary's size where the file's tokenizer holds it in its own files "
                         "(SentencePiece, Hugging Face); the file's --vocab-size wins")
+    add_trainer_args(g)
     g.add_argument("--gpus", type=positive_int, default=None, metavar="N",
                    help="the world size: d = N / (tp x pp x cp) (refused where it does not divide; give it or --dp)")
     g.add_argument("--rank", default=None, metavar="first|last|N",
                    help="the global rank whose pipeline stage the verdict names (Megatron-LM's order tp-cp-ep-dp-pp: "
                         "rank N is on pipeline stage N // (world / pp)); last: world - 1, the rank Megatron-LM logs "
                         "memory from (default: the most loaded stage)")
-    parser.set_defaults(**{GIVEN: None})
-    for action in parser._actions:
-        if action.option_strings and action.dest != "help":
-            _recording(action)
-
-
-def given(args: argparse.Namespace) -> set:
-    return getattr(args, GIVEN, None) or set()
 
 
 def apply_files(args: argparse.Namespace) -> tuple[ModelShape | None, list[str]]:
-    """Fill `args` from --megatron (the command line's own flags kept) and --gpus; the model the file defines (None:
-    --model gives it) and the notes of what the command line overrode."""
+    """Fill `args` from --megatron, --torchtitan or --deepspeed (the command line's own flags kept) and --gpus; the
+    model the file defines or --model names (a Megatron-LM vocabulary padded as it pads it; None without a file), and
+    the notes of what the command line or --override overrode."""
     notes: list[str] = []
-    shape = _megatron(args, notes) if args.megatron else None
+    shape, titan = None, getattr(args, "torchtitan", None)  # report takes --megatron alone
+    deepspeed = getattr(args, "deepspeed", None)
+    if sum(map(bool, (args.megatron, titan, deepspeed))) > 1:
+        raise ConfigError("--megatron, --torchtitan and --deepspeed each state a whole run: give one")
+    accumulation = _deepspeed(args, notes) if deepspeed else None
+    if args.megatron:
+        reading = read_megatron(args, notes)
+        fill(args, reading.training, notes)
+        shape = megatron_shape(args, reading, notes, args.tp)
+    titan_dp: dict = {}
+    if titan:
+        shape, titan_dp = _torchtitan(args, notes)
+    elif getattr(args, "override", None):
+        raise ConfigError("--override sets a key of a --torchtitan job file: give the file")
     if args.gpus is not None:
-        if "dp" in given(args):
+        if "dp" in args.given:
             raise ConfigError(f"--gpus {args.gpus} and --dp {args.dp} both set the data-parallel size: give one")
         ranks = args.tp * args.pp * args.cp
         if args.gpus % ranks:
             raise ConfigError(f"--gpus {args.gpus} is not a multiple of tp x pp x cp = {args.tp} x {args.pp} x "
                               f"{args.cp} = {ranks}: no data-parallel size fits")
         args.dp = args.gpus // ranks
-    elif args.megatron and "dp" not in given(args):
+    elif args.megatron and "dp" not in args.given:
         raise ConfigError(f"--megatron {args.megatron}: Megatron-LM takes the world size from its launcher; give "
                           "--gpus N (or --dp)")
+    elif titan and "dp" not in args.given and "dp" not in titan_dp:
+        raise ConfigError(f"--torchtitan {args.torchtitan}: data_parallel_shard_degree -1 takes the ranks left of "
+                          "the world size; give --gpus N (or --dp)")
+    elif deepspeed and "dp" not in args.given:
+        raise ConfigError(f"--deepspeed {deepspeed}: DeepSpeed takes the world size from its launcher; give --gpus N "
+                          "(or --dp)")
+    if accumulation is not None:
+        _accumulate(args, accumulation)
+    if titan:
+        _titan_batch(args, titan_dp["local_batch"])
+    if args.megatron and args.gbs is None:
+        args.gbs = args.mbs * args.dp  # Megatron-LM's default --global-batch-size: one micro batch per step
     return shape, notes
 
 
-def _megatron(args: argparse.Namespace, notes: list[str]) -> ModelShape | None:
+def _deepspeed(args: argparse.Namespace, notes: list[str]) -> int | None:
+    """--deepspeed: `args` filled from the config (the command line's own kept); its gradient_accumulation_steps."""
+    from ..readers.deepspeed import read
+
+    if "model" not in args.given:
+        raise ConfigError(f"--deepspeed {args.deepspeed}: a DeepSpeed config names no model: give --model config.json")
+    if getattr(args, "profile", None) not in (None, "deepspeed") or args.recipe not in (None, "deepspeed"):
+        raise ConfigError(f"--deepspeed reads a DeepSpeed run: --recipe/--profile {args.recipe or args.profile} "
+                          "conflicts with it")
+    training = read(args.deepspeed)
+    args.recipe = training.pop("recipe")
+    accumulation = training.pop("accumulation", None)
+    fill(args, training, notes)
+    return accumulation
+
+
+def _titan_batch(args: argparse.Namespace, local: int) -> None:
+    """torchtitan's global batch: local_batch_size x d where the file leaves it at -1, else a multiple of that
+    (train.py's gradient accumulation steps)."""
+    if args.gbs is None:
+        args.gbs = local * args.dp
+    elif args.gbs % (local * args.dp):
+        raise ConfigError(f"--torchtitan {args.torchtitan}: global batch {args.gbs} is not a multiple of "
+                          f"local_batch_size {local} x data-parallel size {args.dp}")
+
+
+def _accumulate(args: argparse.Namespace, steps: int) -> None:
+    """DeepSpeed's train_batch_size = micro batch x gradient_accumulation_steps x data-parallel size: the global batch
+    where the config leaves it out, else checked (DeepSpeed's engine asserts it)."""
+    gbs = args.mbs * steps * args.dp
+    if args.gbs is None:
+        args.gbs = gbs
+    elif args.gbs != gbs:
+        raise ConfigError(f"--deepspeed {args.deepspeed}: train_batch_size {args.gbs} is not micro batch {args.mbs} x "
+                          f"gradient_accumulation_steps {steps} x data-parallel size {args.dp} = {gbs}")
+
+
+def _torchtitan(args: argparse.Namespace, notes: list[str]) -> tuple[ModelShape, dict]:
+    """--torchtitan: `args` filled from the job file (the command line's own kept), its pipeline split placed on the
+    model's layers; the model, and {"dp": d} where the file fixes the data-parallel size (checked against --gpus)."""
+    from ..readers.torchtitan import FLAVORS, read, stage_split
+
+    if getattr(args, "profile", None) not in (None, "torchtitan") or args.recipe not in (None, "torchtitan"):
+        raise ConfigError(f"--torchtitan reads a torchtitan run: --recipe/--profile {args.recipe or args.profile} "
+                          "conflicts with it")
+    reading = read(args.torchtitan, args.override)
+    notes += reading.overridden
+    args.recipe = reading.training.pop("recipe")
+    fixed = {key: reading.training.pop(key) for key in ("dp", "local_batch") if key in reading.training}
+    fill(args, reading.training, notes)
+    if "dp" in fixed and "dp" not in args.given:
+        if args.gpus is not None and fixed["dp"] * args.tp * args.pp * args.cp != args.gpus:
+            raise ConfigError(f"--torchtitan {args.torchtitan}: data_parallel_shard_degree {fixed['dp']} x tp x pp x "
+                              f"cp = {fixed['dp'] * args.tp * args.pp * args.cp} is not --gpus {args.gpus}")
+        args.dp = fixed["dp"]
+    if "model" in args.given:
+        if reading.model is not None:
+            notes.append(f"--model {args.model} from the command line (the file: {reading.model.name})")
+        shape = model_from_args(args)
+    elif reading.model is None:
+        raise ConfigError(f"--torchtitan {args.torchtitan}: model {reading.named} (mem4d reads the llama3 flavours "
+                          f"{', '.join(FLAVORS)}): give --model config.json")
+    else:
+        shape = reading.model
+    if args.pp > 1 and "stage_layers" not in args.given:
+        split = stage_split(shape.L, args.pp, *reading.split)
+        args.stage_layers = None if len(set(split)) == 1 else split
+    return shape, fixed
+
+
+def read_megatron(args: argparse.Namespace, notes: list[str] | None = None):
+    """The --megatron file's Reading; a recipe or profile other than Megatron-LM's refused."""
     from ..readers.megatron import read
 
     if getattr(args, "recipe", None) not in (None, "megatron") or getattr(args, "profile", None) not in (None, "paper"):
         raise ConfigError(f"--megatron reads a Megatron-LM run: --recipe/--profile "
                           f"{args.recipe or args.profile} conflicts with it")
-    own = given(args)
-    reading = read(args.megatron, vocab_size=args.vocab_size, model_given="model" in own)
-    if args.vocab_size is not None:
-        notes.append(f"--vocab-size {args.vocab_size} from the command line (used where the file's tokenizer holds "
-                     "the size)")
-    for key, value in reading.training.items():
-        if key in own:
-            notes.append(f"--{key.replace('_', '-')} {_shown(getattr(args, key))} from the command line "
-                         f"(the file: {_shown(value)})")
+    vocab = getattr(args, "vocab_size", None)
+    reading = read(args.megatron, vocab_size=vocab, model_given="model" in args.given)
+    if vocab is not None and notes is not None:
+        notes.append(f"--vocab-size {vocab} from the command line (used where the file's tokenizer holds the size)")
+    return reading
+
+
+def fill(args: argparse.Namespace, values: dict, notes: list[str]) -> None:
+    """Set each flag the command line did not give to the file's value; note those it gave."""
+    for key, value in values.items():
+        if key in args.given:
+            notes.append(f"--{key.replace('_', '-')} {shown(getattr(args, key))} from the command line "
+                         f"(the file: {shown(value)})")
         else:
             setattr(args, key, value)
-    if reading.model is None:
-        if "model" not in own:
-            raise ConfigError(f"--megatron {args.megatron}: the arguments define no model (no --num-layers, "
-                              "--hidden-size, --num-attention-heads): give --model config.json")
-        return None
+
+
+def megatron_shape(args: argparse.Namespace, reading, notes: list[str], t: int) -> ModelShape:
+    """The model the file defines (or --model's, said so), its vocabulary padded to a multiple of the file's
+    --make-vocab-size-divisible-by (or --pad-vocab) x t, as Megatron-LM's _vocab_size_with_padding pads it."""
+    own = args.given
     if "model" in own:
-        notes.append(f"--model {args.model} from the command line (the file defines {reading.model['name']})")
-        return None
-    try:
-        shape = ModelShape(**reading.model)
-    except ConfigError as err:
-        raise ConfigError(f"--megatron {args.megatron}: {err}") from None
+        if reading.model is not None:
+            notes.append(f"--model {args.model} from the command line (the file defines {reading.model['name']})")
+        shape = model_from_args(args)
+    elif reading.model is None:
+        raise ConfigError(f"--megatron {args.megatron}: the arguments define no model (no --num-layers, "
+                          "--hidden-size, --num-attention-heads): give --model config.json")
+    else:
+        try:
+            shape = ModelShape(**reading.model)
+        except ConfigError as err:
+            raise ConfigError(f"--megatron {args.megatron}: {err}") from None
     multiple = args.pad_vocab if "pad_vocab" in own else reading.pad_vocab
-    unit = multiple * args.tp
+    unit = multiple * t
     return dataclasses.replace(shape, v=-(-shape.v // unit) * unit)
 
 
-def _shown(value) -> str:
+def shown(value) -> str:
     return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
 

@@ -3,9 +3,8 @@ as megatron/training/arguments.py @ d98e8a64 and Megatron-Core 0.16.1's configs 
 OptimizerConfig, TransformerConfig's recompute and fp8 fields)."""
 from __future__ import annotations
 
-import re
-
 from ..config.training import MOE_DISPATCHERS, RECOMPUTE_MODULES, TRANSFORMER_IMPLS
+from .megatron_stages import stages
 from .megatron_table import Args
 
 OPTIMIZERS = {"adam": "adamw", "sgd": "sgd"}  # Megatron-LM's adam is AdamW (decoupled weight decay: TE/apex FusedAdam)
@@ -13,7 +12,18 @@ FSDP_ZERO = {"no_shard": 0, "optim": 1, "optim_grads": 2, "optim_grads_params": 
 FLASH = {"flash": True, "fused": True, "auto": True, "unfused": False, "local": False}  # --attention-backend
 
 
+SIZES = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
+         "expert_model_parallel_size", "expert_tensor_parallel_size", "seq_length", "micro_batch_size",
+         "global_batch_size")
+NEEDED = ("seq_length", "micro_batch_size")  # Megatron-LM's GPT training asserts them; the rest have defaults
+
+
 def _parallel(args: Args) -> dict:
+    for dest in SIZES:
+        if args.get(dest) is None and dest in NEEDED:
+            args.refuse(dest, "not given: Megatron-LM's training needs it")
+        elif args.get(dest) is not None and args.get(dest) < 1:
+            args.refuse(dest, "must be a positive integer")
     out = {"tp": args.get("tensor_model_parallel_size"), "pp": args.get("pipeline_model_parallel_size"),
            "cp": args.get("context_parallel_size"), "ep": args.get("expert_model_parallel_size"),
            "etp": args.get("expert_tensor_parallel_size"), "seq": args.get("seq_length"),
@@ -90,54 +100,6 @@ def _fp8(args: Args) -> dict:
     return {"fp8": recipe, "fp8_param_gather": bool(args.get("fp8_param_gather"))}
 
 
-def _layout(layout: str) -> list[str]:
-    """--pipeline-model-parallel-layout expanded into its virtual stages ('Et*2|(tt|)*5t|tmL' -> ['Ett', 'tt', ...])."""
-    while True:
-        expanded = re.sub(r"\(([^()]*)\)\*(\d+)", lambda m: m.group(1) * int(m.group(2)), layout)
-        expanded = re.sub(r"([A-Za-z])\*(\d+)", lambda m: m.group(1) * int(m.group(2)), expanded)
-        if expanded == layout:
-            return layout.split("|")
-        layout = expanded
-
-
-def _stages(args: Args, p: int) -> dict:
-    """vpp and stage_layers from the layout, the first/last stage sizes or the virtual stage sizes."""
-    for dest in ("account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split"):
-        if args.get(dest):
-            args.refuse(dest, "embedding or loss counted as a pipeline unit is not expressible as --stage-layers")
-    vpp = args.get("num_virtual_stages_per_pipeline_rank")
-    layout = args.get("pipeline_model_parallel_layout")
-    pattern = (args.get("hybrid_override_pattern") or args.get("hybrid_layer_pattern") or "").split("/")[0]
-    if "|" in pattern and layout is None:  # a hybrid pattern's pipeline segments: p x vpp of them, in model order
-        layout = "E" + pattern.replace("M", "t").replace("*", "t").replace("-", "t").replace("E", "t") + "L"
-    per_chunk = args.get("num_layers_per_virtual_pipeline_stage")
-    if per_chunk and not vpp and args.get("num_layers"):  # Megatron-LM: vpp = L / (p x layers per virtual stage)
-        vpp = args.get("num_layers") // (p * per_chunk)
-    if layout is None:
-        return {"vpp": vpp or 1, **_first_last(args, p)}
-    stages = _layout(layout)
-    chunks = [s.count("t") for s in stages]
-    if len(stages) % p or set("".join(stages)) - set("EtmL") or not stages[0].startswith("E") or not stages[-1].endswith("L"):
-        args.refuse("pipeline_model_parallel_layout", "a layout of p x vpp stages, E first and L last, is modelled")
-        return {"vpp": 1}
-    vpp = len(stages) // p
-    ranks = [[chunks[j * p + r] for j in range(vpp)] for r in range(p)]
-    if any(len(set(rank)) > 1 for rank in ranks) or "m" in "".join(stages[:-1]):
-        args.refuse("pipeline_model_parallel_layout", "unequal chunks on one rank (or MTP before the last stage) "
-                    "are not expressible as --stage-layers under --vpp")
-        return {"vpp": vpp}
-    return {"vpp": vpp, "stage_layers": tuple(sum(rank) for rank in ranks)}
-
-
-def _first_last(args: Args, p: int) -> dict:
-    first, last = args.get("decoder_first_pipeline_num_layers"), args.get("decoder_last_pipeline_num_layers")
-    if first is None and last is None:
-        return {}
-    args.refuse("decoder_first_pipeline_num_layers" if first else "decoder_last_pipeline_num_layers",
-                "uneven first or last stages: give mem4d --stage-layers (it needs the model's layer count)")
-    return {}
-
-
 def training_flags(args: Args) -> dict:
     """The Training flags the arguments state, under mem4d's flag names."""
     impl = args.get("transformer_impl")
@@ -158,4 +120,4 @@ def training_flags(args: Args) -> dict:
                     "modelled (flex's DeepEP/HybridEP buffers are not)")
     elif args.get("num_experts") or 0:
         out["moe_dispatcher"] = dispatcher
-    return {**out, **_stages(args, out["pp"])}
+    return {**out, **stages(args, out["pp"])}

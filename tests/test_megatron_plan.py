@@ -46,7 +46,7 @@ def test_plan_says_what_came_from_the_file_and_what_the_command_line_overrode():
     code, out, err = run("plan", "--megatron", str(EXAMPLE), "--gpus", "4", "--seq", "2048", "--top", "1")
     assert code == 0, err
     assert "llama-1b on 4 GPUs, s=2048, gbs=64" in out
-    assert f"{EXAMPLE}: the model (llama-1b), gbs=64 sp=True" in err and "searched in its stead: tp=2 pp=2" in err
+    assert f"{EXAMPLE}: the model (llama-1b), transformer_impl=transformer_engine gbs=64 sp=True" in err and "searched in its stead: tp=2 pp=2" in err
     assert f"{EXAMPLE}: --seq 2048 from the command line (the file: 4096)" in err
 
 

@@ -39,7 +39,8 @@ def test_the_switch_drops_one_f_wide_tensor_per_layer():
 
 
 def test_a_megatron_file_sets_it_as_megatron_lm_defaults(tmp_path):
-    base = "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16\n"
+    base = ("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
+            "--micro-batch-size 1\n")
     for extra, want in (("--swiglu\n", True), ("--swiglu --no-bias-swiglu-fusion\n", False), ("", False)):
         path = tmp_path / "args.txt"
         path.write_text(base + extra)

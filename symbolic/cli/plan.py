@@ -15,7 +15,7 @@ from ..plan.proxy import Hardware, explain
 from ..flags.training import (add_model_args, add_precision_args, add_recipe_arg, add_zero_aliases, model_from_args,
     precision_from_args, profile_from_args)
 from ..flags.files import add_megatron_arg, add_trainer_args
-from ..flags.plan_files import READERS, plan_file
+from ..flags.plan_files import HELD_RECIPE, READERS, plan_file
 from ..flags.values import capacity, describe_bytes, positive_int
 from .args import add_fit_args, check_output_file
 from ..recipes.registry import DEFAULT_PROFILE
@@ -96,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     cluster = Cluster(shape, gpus=args.gpus, s=args.seq, gbs=args.gbs, sp=args.sp, flash_attn=args.flash_attn,
                       moe_capacity=args.moe_capacity, fp8=args.fp8, fp8_param_gather=args.fp8_param_gather,
                       compile=args.compile, fp8_all_gather=args.fp8_all_gather,
-                      precision=tuple(precision_from_args(args, None).items()))
+                      precision=tuple(precision_from_args(args, None).items()),
+                      held=tuple((name, getattr(args, name)) for name in HELD_RECIPE if hasattr(args, name)))
     hw = Hardware(gpus_per_node=args.gpus_per_node)
     zero = ZERO_STAGES if args.zero is None else (args.zero,)
     limit = args.threshold * args.gpu_mem

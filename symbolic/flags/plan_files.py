@@ -13,8 +13,9 @@ from .files import fill, megatron_shape, read_megatron, shown
 from .training import model_from_args
 
 READERS = ("megatron", "torchtitan", "deepspeed")
+HELD_RECIPE = ("swiglu_fusion", "moe_dispatcher", "transformer_impl")  # Cluster.held: Megatron-LM's, every row
 HOLDS = ("seq", "gbs", "sp", "flash_attn", "moe_capacity", "fp8", "fp8_param_gather", "fp8_all_gather", "compile",
-         *FIELDS)  # what every row holds as the file states it
+         *HELD_RECIPE, *FIELDS)  # what every row holds as the file states it
 SEARCHES = ("dp", "tp", "pp", "cp", "ep", "etp", "vpp", "mbs", "recompute", "recompute_modules", "ac_every", "zero",
             "stage_layers")  # what plan searches in the file's stead
 BATCH = ("local_batch", "accumulation")  # the global batch through d, which plan searches: --gbs then

@@ -56,4 +56,6 @@ class Parser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        from ..render.console import literal
+
+        self.exit(2, f"{self.prog}: error: {literal(message)}\n")

@@ -216,6 +216,7 @@ def _write_csv(plan, path: str) -> None:
 def _print_table(plan, args) -> None:
     from ..render.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     console = Console(width=None if sys.stdout.isatty() else 240)
     x = plan.cluster
@@ -229,11 +230,11 @@ def _print_table(plan, args) -> None:
     table = Table(title=title, title_justify="left")
     keys = searched(x.shape)
     for name in ("#", *keys):
-        table.add_column(name.replace("_", "\n"), justify="left" if name in ("recompute", "stage_layers") else "right")
+        table.add_column(Text(name.replace("_", "\n")), justify="left" if name in ("recompute", "stage_layers") else "right")
     parts = [name for name in plan.components if name not in OVERHEADS]
     overheads = [name for name in plan.components if name in OVERHEADS]
     for name in parts[:-1] + (["overheads"] if overheads else []) + parts[-1:]:  # total last
-        table.add_column(name.replace("_", "\n"), justify="right", style="bold" if name == "total" else None)
+        table.add_column(Text(name.replace("_", "\n")), justify="right", style="bold" if name == "total" else None)
     table.add_column("peak", justify="right", style="bold")
     proxy_cols = ("bubble", "T_r", "T_tp", "T_cp", "T_dp", "T_pp") + (("T_ep", "T_etp") if x.shape.moe else ()) + (
         "T",) if args.explain else ()

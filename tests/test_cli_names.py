@@ -30,7 +30,7 @@ def _model(tmp_path: Path, name: str) -> str:
 
 def _mem4d(*argv: str, env: dict | None = None, **kwargs) -> subprocess.CompletedProcess:
     kwargs = kwargs or {"capture_output": True}
-    return subprocess.run([sys.executable, "-m", "symbolic.cli", *argv], text=True, timeout=120, cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "symbolic.cli", *argv], text=True, timeout=120, cwd=ROOT, check=False,
                           env={**os.environ, "MEM4D_NO_COLOR": "1", **(env or {})}, **kwargs)
 
 
@@ -87,7 +87,7 @@ def test_stdout_closed_from_the_start(command):
     """`mem4d ... >&-`: Python starts with sys.stdout None."""
     args = " ".join(command)
     done = subprocess.run(["sh", "-c", f"'{sys.executable}' -m symbolic.cli {args} >&-"], capture_output=False,
-                          stderr=subprocess.PIPE, text=True, timeout=120, cwd=ROOT)
+                          stderr=subprocess.PIPE, text=True, timeout=120, cwd=ROOT, check=False)
     assert done.returncode == 141
     assert done.stderr == f"mem4d {command[0]}: error: stdout is closed: nothing to print to (give it a file or " \
                           f"/dev/null)\n"

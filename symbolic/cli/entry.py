@@ -133,7 +133,7 @@ def _closed_pipe(prog: str | None = None) -> int:
 def _error(prog: str, err: object) -> None:
     """The one line of an error on stderr, control characters escaped (a name from a config.json cannot forge a
     second line or act on the terminal)."""
-    from ..render.console import literal  # rich, imported once there is an error to print
+    from ..render.console import literal
 
     if sys.stderr is not None:
         print(f"{prog}: error: {literal(str(err))}", file=sys.stderr)

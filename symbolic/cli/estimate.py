@@ -37,7 +37,10 @@ def parse_overrides(items: list[str]) -> dict[str, int]:
         name, sep, size = item.partition("=")
         if not sep or not name.strip():
             raise ConfigError(f"--overhead expects NAME=SIZE such as cuda_context=0.5GiB, got {item!r}")
-        out[name.strip()] = 0 if size.strip() in ("0", "0B", "0b") else parse_bytes(size, f"--overhead {item}")
+        value = 0 if size.strip() in ("0", "0B", "0b") else parse_bytes(size, f"--overhead {item}")
+        if out.get(name.strip(), value) != value:
+            raise ConfigError(f"--overhead {name.strip()} given twice with different sizes: give it once")
+        out[name.strip()] = value
     return out
 
 

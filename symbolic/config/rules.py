@@ -104,7 +104,7 @@ SHARED: tuple[Rule, ...] = (
                     f"parallelism (drop --no-sp)"), model=True),
     Rule("L % (p vpp)", lambda x: _uneven(x) | (x.L % (x.p * x.vpp) == 0),
          lambda x: (f"pipeline stages pp x vpp = {x.p}x{x.vpp} = {x.p * x.vpp} do not divide layers L={x.L} "
-                    f"of {x.model}: give --stage-layers (pp entries summing to {x.L}) or --balance"), model=True),
+                    f"of {x.model}: " + _uneven_hint(x)), model=True),
     Rule("stage layers sum to L", lambda x: x.stage_layers is None or sum(x.stage_layers) == x.L,
          lambda x: f"--stage-layers {_split(x)} sum to {sum(x.stage_layers or ())}, but {x.model} has L={x.L} layers",
          model=True),
@@ -112,6 +112,19 @@ SHARED: tuple[Rule, ...] = (
          lambda x: (f"uneven stages of vpp={x.vpp} chunks each need L={x.L} of {x.model} to be a multiple of vpp and "
                     f"at least pp x vpp = {x.p * x.vpp}"), model=True),
 )
+
+
+def _uneven_hint(x) -> str:
+    """What makes pp x vpp stages of L layers possible: an uneven split (only where its chunks can be whole, the
+    "uneven: whole chunks" row), else other sizes."""
+    if x.L % x.vpp or x.p * x.vpp > x.L:
+        return (f"choose pp and vpp whose product divides {x.L} (an uneven --stage-layers split needs L a multiple of "
+                f"vpp and at least pp x vpp)")
+    chunks = f", each a multiple of vpp={x.vpp}" if x.vpp > 1 else ""
+    return (f"give --stage-layers (pp entries summing to {x.L}{chunks}; estimate, latex and report choose one with "
+            f"--balance)")
+
+
 _TABLE: list[Rule] = list(SHARED)  # the one table: the shared rows, then each recipe's as its package registers them
 _GROUPS: dict[str, tuple[str, ...]] = {}  # a profile -> the groups ("recipes") whose rules also bind it
 

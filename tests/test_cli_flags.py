@@ -65,3 +65,20 @@ def test_compile_and_verify_are_not_offered_a_flag_they_refuse(command, capsys):
     """Their uneven-split hint names --balance only as estimate's, latex's and report's (they do not take it)."""
     err = _refused([command, "--model", "tiny", "--pp", "3", "--seq", "128", "--gbs", "6", "--target", "cpu"], capsys)
     assert "give --stage-layers (pp entries summing to 8; estimate, latex and report choose one with --balance)" in err
+
+
+def test_a_symbolic_link_that_loops_is_named_so(tmp_path, capsys):
+    """Before: "unknown model" (Path.exists() is False for a loop), as if the name were a preset misspelled."""
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    err = _refused(["estimate", "--model", str(tmp_path / "a"), "--json"], capsys)
+    assert "cannot read: Too many levels of symbolic links" in err and "unknown model" not in err
+
+
+def test_a_fifo_model_is_refused_without_waiting_for_a_writer(tmp_path, capsys):
+    """Before: open() blocked until killed."""
+    import os
+
+    os.mkfifo(tmp_path / "config.json")
+    err = _refused(["estimate", "--model", str(tmp_path), "--json"], capsys)
+    assert "not a regular file (a pipe, device or socket)" in err

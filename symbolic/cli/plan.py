@@ -15,6 +15,7 @@ from ..plan.proxy import Hardware, explain
 from ..flags.training import (add_model_args, add_precision_args, add_recipe_arg, model_from_args,
     precision_from_args, profile_from_args)
 from ..flags.values import capacity, describe_bytes, positive_int
+from ..render.files import replaced
 from .args import add_fit_args, check_output_file
 
 GiB = 2**30
@@ -198,18 +199,15 @@ def _write_csv(plan, path: str) -> None:
     keys = searched(plan.cluster.shape)
     choice = ("recompute_modules", "ac_every")  # what selective reruns: every row has them in the CSV
     columns = [*keys, *choice, *plan.components, "peak_bytes", "peak_from", "score"]
-    try:
-        with open(path, "w", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(columns)
-            for i in plan.order:
-                row = plan.config(i)
-                cells = [_layers(row["config"][c]) if c == "stage_layers" else row["config"][c] for c in keys]
-                cells += [row["config"].get("recompute_modules", "core_attn"), row["config"].get("ac_every", "")]
-                writer.writerow(cells + [row["bytes"].get(c, 0) for c in plan.components]
-                                + [row["peak_bytes"], row["peak_from"], f"{row['score']:.6f}"])
-    except OSError as err:
-        raise ConfigError(f"cannot write {path}: {err.strerror}") from None
+    with replaced(path, newline="") as handle:  # Ctrl-C leaves no partial file
+        writer = csv.writer(handle)
+        writer.writerow(columns)
+        for i in plan.order:
+            row = plan.config(i)
+            cells = [_layers(row["config"][c]) if c == "stage_layers" else row["config"][c] for c in keys]
+            cells += [row["config"].get("recompute_modules", "core_attn"), row["config"].get("ac_every", "")]
+            writer.writerow(cells + [row["bytes"].get(c, 0) for c in plan.components]
+                            + [row["peak_bytes"], row["peak_from"], f"{row['score']:.6f}"])
     print(f"wrote {plan.feasible} configurations to {path}", file=sys.stderr)
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from ..config.errors import ConfigError
 from . import estimate as estimate_cli
 from ..flags.values import positive_int
+from ..render.files import replaced
 from .args import check_output_file
 
 PDFLATEX_SECONDS = 180
@@ -155,19 +156,16 @@ def run(args: argparse.Namespace) -> int:
         tex, made = build(args, records, folder, stem)
         _write(folder / f"{stem}.tex", tex)
         _pdflatex(folder, stem)
-        try:
-            shutil.copyfile(folder / f"{stem}.pdf", output)
-        except OSError as err:
-            raise ConfigError(f"cannot write {output}: {err.strerror}") from None
+        with open(folder / f"{stem}.pdf", "rb") as pdf, replaced(output, "wb") as handle:
+            shutil.copyfileobj(pdf, handle)
     _say(args, {"pdf": str(output)}, f"wrote {output}")
     return 0
 
 
 def _write(path: Path, text: str) -> None:
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as err:
-        raise ConfigError(f"cannot write {path}: {err.strerror}") from None
+    """`text` to `path`, whole or not at all (render.files.replaced)."""
+    with replaced(path, encoding="utf-8") as handle:
+        handle.write(text)
 
 
 def _say(args, record: dict, line: str) -> None:

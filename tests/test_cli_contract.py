@@ -151,7 +151,6 @@ def test_unusable_plot_folder_is_refused_before_any_compile(tmp_path, plots):
     ("config.json", {"_name_or_path": "meta-llama/Llama-3.2-1B", "model_type": "llama"}, "meta-llama/Llama-3.2-1B"),
     ("config.json", {"model_type": "mistral"}, "mistral"),
     ("my-model.json", {"model_type": "llama"}, "my-model"),
-    ("config.json", {}, "config"),
 ])
 def test_model_name_of_a_config_file(tmp_path, name, content, expected):
     """_name_or_path, else the file's own name (unless the generic config.json), else model_type; never the folder."""

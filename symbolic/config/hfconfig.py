@@ -91,12 +91,15 @@ def _load(path: Path) -> dict:
 
 
 def _family(raw: dict, r: Reader) -> Family:
-    """The config's family by model_type (a config without one is read as a Llama), after the refusals that name
+    """The config's family by model_type (a config without one is refused), after the refusals that name
     what a config is better than its model_type: a nested text model, multi-head latent attention."""
     if "text_config" in raw:
         raise r.fail("text_config", "a multimodal checkpoint: its vision tower is not modelled; pass --text-only to "
                      "count its language model alone")
-    kind = raw.get("model_type", "llama")
+    kind = raw.get("model_type")
+    if kind is None:  # read as a Llama before: a silent guess at the architecture
+        raise ConfigError(f"{r.path}: no 'model_type' key: mem4d reads a config by its architecture and does not "
+                          f"guess one; add the model_type of its checkpoint (one of {SUPPORTED})")
     if not isinstance(kind, str):
         raise r.fail("model_type", "must be a string naming the architecture")
     mla_families = [name for name, family in FAMILIES.items() if "kv_lora_rank" in family.keys]

@@ -212,11 +212,11 @@ def _write_csv(plan, path: str) -> None:
 
 
 def _print_table(plan, args) -> None:
-    from ..render.console import Console
-    from rich.table import Table
     from rich.text import Text
 
-    console = Console(width=None if sys.stdout.isatty() else 240)
+    from ..render.console import Console, Table
+
+    console = Console()
     x = plan.cluster
     spent = plan.seconds["enumerate"] + plan.seconds["evaluate"]
     under = f"under {args.threshold:g} x {args.gpu_mem / GiB:,.2f} GiB = {plan.limit / GiB:,.2f} GiB"
@@ -225,7 +225,7 @@ def _print_table(plan, args) -> None:
         f"{plan.feasible} of {plan.evaluated} configurations {under} ({how})" if plan.complete else
         f"the {len(shown(plan, args))} best of {plan.valid:,} configurations {under} ({how}, {plan.evaluated:,} "
         f"evaluated)") + "; memory in GiB per GPU")
-    table = Table(title=title, title_justify="left")
+    table = Table(title=title, see="--csv FILE")
     keys = searched(x.shape)
     for name in ("#", *keys):
         table.add_column(Text(name.replace("_", "\n")), justify="left" if name in ("recompute", "stage_layers") else "right")
@@ -239,10 +239,16 @@ def _print_table(plan, args) -> None:
     for name in proxy_cols:
         table.add_column(name if name == "bubble" else f"{name} s", justify="right")
     table.add_column("score", justify="right")
+    # on a narrow terminal: the breakdown gives way first (right to left), then the proxy's terms, then what a row
+    # repeats of the others (m = gbs / (mbs dp), the even split, the rank), then the total (peak decides), etp, mbs, vpp
+    names = [str(column.header).replace("\n", "_") for column in table.columns]
+    breakdown = [*parts[:-1], *(["overheads"] if overheads else [])][::-1]
+    order = [*breakdown, *proxy_cols[::-1], "stage_layers", "m", "#", "total", "etp", "mbs", "vpp"]
+    table.give_way = [names.index(n) for n in order if n in names]
     for rank, i in enumerate(shown(plan, args), 1):
         row = plan.config(i)
         config = row["config"]
-        cells = [str(rank), *(_layers(config[c]) if c == "stage_layers" else label_of(config) if c == "recompute"
+        cells = [str(rank), *(_layers(config[c]).replace(",", ", ") if c == "stage_layers" else label_of(config).replace(",", ", ") if c == "recompute"
                               else str(config[c]) for c in keys)]
         cells += [f"{row['bytes'][c] / GiB:.2f}" if c in row["bytes"] else "-" for c in parts[:-1]]
         if overheads:

@@ -145,7 +145,7 @@ def _print_tables(report: dict) -> None:
     else:
         reason = (f"the exact {source} stage, above the {report['profile']} profile's total of "
                   f"{_gib(report['bytes']['total'])} GiB"
-                  + (" (the closed form omits the LM head weights when p = 1)"
+                  + (" (terms the closed form leaves out: its rows marked -)"
                      if source == "only" and report["profile"] == "paper" else ""))
     kinds = report["memory"]
     console.print(f"allocated {_gib(kinds['allocated_bytes'])} GiB: the tensors live at the peak (what "

@@ -266,8 +266,8 @@ def _print_table(plan, args) -> None:
     if not args.explain:
         console.print("score = ideal compute time / proxy step time (a ranking proxy, not a throughput "
                       "prediction; --explain prints its formula)")
-    console.print("peak = max(total, every exact pipeline stage's total), the figure the fit rule judges; a stage in "
-                  f"brackets holds more than the {plan.profile} profile's total"
-                  + (" (at p = 1: the LM head the closed form omits)" if plan.profile == "paper" else "")
-                  + "; with stage_layers (an uneven split, --stage-layers in estimate) the most loaded stage alone "
-                    "decides")
+    console.print("peak, the figure the fit rule judges: for an even split max(total, every exact pipeline stage's "
+                  f"total), a stage in brackets holding more than the {plan.profile} profile's total (terms the "
+                  "closed form leaves out, e.g. the bf16 logits at p = 1); for a row with stage_layers (an uneven "
+                  "split, --stage-layers in estimate) the most loaded stage alone, which can be below total (a form "
+                  "of pp equal stages, which does not apply to it)")

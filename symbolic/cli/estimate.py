@@ -157,6 +157,17 @@ def _print_tables(report: dict) -> None:
                   f"(rule: < {100 * report['threshold']:.0f} % = {_gib(int(limit))} GiB); the peak is {reason}. "
                   f"Most loaded stage (exact placement): {report['most_loaded_stage']}.")
     console.print(f"GPU memory (--gpu-mem): {describe_bytes(gpu)}.")
+    if _selective_is_none(report):
+        console.print("note: --recompute selective reruns Megatron-LM's core attention (--recompute-modules "
+                      "core_attn), whose s x s scores and softmax flash attention never stores: the same bytes as "
+                      "--recompute none; --recompute-modules core_attn,layernorm or --recompute full keep less")
+
+
+def _selective_is_none(report: dict) -> bool:
+    """Megatron's selective recompute of core attention alone under flash attention: nothing it would drop is kept."""
+    cfg = report["config"]
+    return (report["profile"] == "paper" and cfg["recompute"] == "selective" and cfg["flash_attn"]
+            and cfg.get("recompute_modules", "core_attn") == "core_attn")
 
 
 COLUMNS = {"weights": ("weights",), "gradients": ("gradients",), "optimizer": ("optimizer",),

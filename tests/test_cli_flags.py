@@ -42,8 +42,8 @@ def test_a_flag_said_twice_alike_or_a_list_flag_passes(again, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["estimate", *TINY, "--gpu-mem", "-80GiB"], "argument --gpu-mem: memory size '-80GiB' must be from 1 byte"),
-    (["estimate", *TINY, "--pp", "2", "--stage-layers", "-1,9"], "argument --stage-layers: expected comma-separated "
-                                                                  "positive layer counts such as 7,8,8,7, got '-1,9'"),
+    (["estimate", *TINY, "--pp", "2", "--stage-layers", "-1,9"], ("argument --stage-layers: expected comma-separated "
+                                                                  "positive layer counts such as 7,8,8,7, got '-1,9'")),
     (["estimate", *TINY, "--threshold", "-.5"], "argument --threshold: expected a number in (0, 1], got '-.5'"),
     (["estimate", *TINY, "--overhead", "cuda_context=-1GiB"], "memory size '-1GiB' must be from 1 byte"),
     (["estimate", "--model", "", "--json"], "--model '': an empty name; give a preset or a config.json"),

@@ -64,7 +64,7 @@ def _activations(micro: sp.Expr, layers: sp.Expr, moe_layers: sp.Expr, sw: Switc
 
 
 def _states(stage: str, layers: sp.Expr, moe_layers: sp.Expr, sw: Switches,
-            kinds: dict | None = None, ends: sp.Expr = sp.Integer(0)) -> tuple[list[Component], sp.Expr]:
+            kinds: dict | None = None, ends: sp.Expr | int = 0) -> tuple[list[Component], sp.Expr]:
     """Weights, gradients and optimizer states of a stage (its routed experts apart), and its parameters; the head's
     stage also holds the multi-token-prediction modules (and their MoE layers' experts); `ends`: end parameters
     besides the stage's own (the head the paper's first stage holds at p = 1)."""

@@ -29,12 +29,24 @@ def paper_total(sw: Switches = Switches(overheads=False)) -> sp.Expr:
     return total(paper.components(sw))
 
 
+def _pipelined(expr: sp.Expr) -> sp.Expr:
+    """`expr` at p = 1 + r, r > 0: a pipeline (the published form's first stage holds no head)."""
+    return expr.subs(p, 1 + sp.Symbol("r", positive=True))
+
+
 def test_total_equals_published_formula_when_m_ge_p():
-    """Defaults (dist opt, flash, SP, no recompute, 1F1B, no overheads), m = p + q with q > 0: identical."""
+    """Defaults (dist opt, flash, SP, no recompute, 1F1B, no overheads), p > 1, m = p + q with q > 0: identical."""
     q = sp.Symbol("q", positive=True)
     for m_value in (p, p + q):
         diff = paper_total().subs(DEFAULT_BYTES).subs({vpp: 1, m: m_value}) - PUBLISHED
-        assert sp.simplify(diff) == 0
+        assert sp.simplify(_pipelined(diff)) == 0
+
+
+def test_at_p_1_the_head_is_counted_where_the_published_form_omits_it():
+    """p = 1: the one stage holds the final norm and the LM head, h + h v / t parameters, that the published form
+    (its first stage) leaves out; they cost B_w + B_g + B_o / (d c) bytes each (exact)."""
+    diff = (paper_total().subs(DEFAULT_BYTES).subs({vpp: 1, m: 1}) - PUBLISHED).subs(p, 1)
+    assert sp.simplify(diff - (2 + 4 + 12 / (d * c)) * (h + h * v / t)) == 0
 
 
 def test_components_read_as_in_the_paper():
@@ -48,7 +60,7 @@ def test_components_read_as_in_the_paper():
     }
     assert set(parts) == set(expected)
     for name, expr in expected.items():
-        assert sp.simplify(parts[name] - expr) == 0, name
+        assert sp.simplify(_pipelined(parts[name] - expr)) == 0, name
 
 
 def test_per_layer_activation_is_the_papers():

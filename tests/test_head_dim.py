@@ -20,7 +20,7 @@ from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 
 TINY = PRESETS["tiny"]  # h=256, a=16: h/a = 16
-CONFIG = {"hidden_size": 256, "intermediate_size": 688, "num_attention_heads": 16, "num_key_value_heads": 4,
+CONFIG = {"model_type": "llama", "hidden_size": 256, "intermediate_size": 688, "num_attention_heads": 16, "num_key_value_heads": 4,
           "num_hidden_layers": 8, "vocab_size": 1024}
 
 

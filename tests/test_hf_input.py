@@ -6,6 +6,7 @@ its checked values, or refused; all unknown keys named at once) and, for the def
 configuration classes (symbolic/config/families/defaults.py) with the exact counts of grids/models/published/SOURCES.md.
 """
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -41,9 +42,22 @@ def test_hostile_files_are_one_line(tmp_path, text, needle):
     _refused(path, needle)
 
 
-def test_an_endless_file_is_read_to_the_bound_only():
-    """/dev/zero never ends: the reader stops at MAX_BYTES + 1 bytes and refuses it (no unbounded read)."""
-    _refused(Path("/dev/zero"), f"larger than {MAX_BYTES // 2**20} MiB")
+def test_a_large_file_is_read_to_the_bound_only(tmp_path):
+    """A file over MAX_BYTES: the reader stops at MAX_BYTES + 1 bytes and refuses it (no unbounded read)."""
+    path = tmp_path / "config.json"
+    path.write_bytes(b" " * (MAX_BYTES + 2))
+    _refused(path, f"larger than {MAX_BYTES // 2**20} MiB")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_file_that_is_not_regular_is_refused_at_once(tmp_path, kind):
+    """A FIFO with no writer blocked open() until killed; /dev/zero never ends: neither is a config.json (opened
+    without blocking, refused by its type before any read)."""
+    path = Path("/dev/zero")
+    if kind == "fifo":
+        path = tmp_path / "config.json"
+        os.mkfifo(path)
+    _refused(path, "not a regular file (a pipe, device or socket)")
 
 
 def test_duplicate_keys_inside_nested_objects_are_refused(tmp_path):

@@ -179,8 +179,8 @@ def test_cli_bad_input_is_one_line_exit_2(args, needle):
 
 
 def test_cli_vocab_not_divisible_by_tp(tmp_path):
-    config = {"hidden_size": 64, "intermediate_size": 176, "num_attention_heads": 4, "num_key_value_heads": 2,
-              "num_hidden_layers": 2, "vocab_size": 1001}
+    config = {"model_type": "llama", "hidden_size": 64, "intermediate_size": 176, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "num_hidden_layers": 2, "vocab_size": 1001}
     (tmp_path / "config.json").write_text(json.dumps(config))
     proc = _mem4d("--model", str(tmp_path / "config.json"), "--tp", "2", "--seq", "16")
     assert proc.returncode == 2 and "does not divide vocabulary v=1001" in proc.stderr, proc.stderr

@@ -140,7 +140,8 @@ def test_why_not_names_each_broken_rule():
     by_start = {line.split(":")[0]: line for line in lines}
     assert "gbs=1024 not divisible by mbs x dp = 1x7" in by_start["dp=7 tp=1 pp=1 cp=1"]
     assert "pp x vpp = 7x1 = 7 do not divide layers L=80" in by_start["dp=1 tp=1 pp=7 cp=1"]
-    assert "give --stage-layers (pp entries summing to 80) or --balance" in by_start["dp=1 tp=1 pp=7 cp=1"]
+    hint = "give --stage-layers (pp entries summing to 80; estimate, latex and report choose one with --balance)"
+    assert hint in by_start["dp=1 tp=1 pp=7 cp=1"]
     line = by_start["dp=1 tp=7 pp=1 cp=1"]
     assert "attention heads a=64" in line and "KV heads k=8" in line
     assert "MLP size" not in line  # f = 28672 = 7 x 4096

@@ -83,8 +83,10 @@ def test_explicit_even_split_has_the_even_stages():
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--pp", "3"], "pp x vpp = 3x1 = 3 do not divide layers L=8 of tiny: give --stage-layers (pp entries summing "
-                    "to 8) or --balance"),
+    (["--pp", "3"], ("pp x vpp = 3x1 = 3 do not divide layers L=8 of tiny: give --stage-layers (pp entries summing "
+                     "to 8; estimate, latex and report choose one with --balance)")),
+    (["--pp", "2", "--vpp", "3", "--gbs", "4"], ("pp x vpp = 2x3 = 6 do not divide layers L=8 of tiny: choose pp and "
+                                                "vpp whose product divides 8")),  # no hint of a split it refuses
     (["--pp", "3", "--stage-layers", "3,5"], "has 2 entries, but pp=3"),
     (["--pp", "3", "--stage-layers", "3,3,3"], "sum to 9, but tiny has L=8 layers"),
     (["--pp", "2", "--vpp", "2", "--gbs", "4", "--stage-layers", "3,5"], "every entry must be a multiple of 2"),

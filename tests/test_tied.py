@@ -63,8 +63,8 @@ def test_plan_and_estimate_agree_on_a_tied_model():
 
 
 def test_cli_reads_tie_word_embeddings(tmp_path):
-    config = {"hidden_size": 256, "intermediate_size": 688, "num_attention_heads": 16, "num_key_value_heads": 4,
-              "num_hidden_layers": 8, "vocab_size": 1024, "tie_word_embeddings": True}
+    config = {"model_type": "llama", "hidden_size": 256, "intermediate_size": 688, "num_attention_heads": 16,
+              "num_key_value_heads": 4, "num_hidden_layers": 8, "vocab_size": 1024, "tie_word_embeddings": True}
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))
     argv = [sys.executable, "-m", "symbolic.cli", "estimate", "--model", str(path), "--seq", "256", "--gbs", "8", "--json"]

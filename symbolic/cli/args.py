@@ -30,6 +30,8 @@ def check_output_file(path: str, flag: str, formats: tuple[str, ...] = ()) -> No
     """Before any work: `path` can be written (an existing writable file, or a new file in an existing folder that
     takes one; probed, nothing left behind) and, given `formats`, ends in one of them; else a one-line ConfigError."""
     target = Path(path)
+    if not path.strip():
+        raise ConfigError(f"{flag} {path!r}: an empty name; give a file name")
     if target.is_dir():
         raise ConfigError(f"{flag} {path}: is a directory; give a file name")
     if formats and target.suffix.lower().lstrip(".") not in formats:

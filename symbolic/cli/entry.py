@@ -1,6 +1,7 @@
 """`mem4d`: the command line. Each subcommand lives in its own module, imported only when chosen (no jax on symbolic paths)."""
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import signal
@@ -10,6 +11,9 @@ from ..config.errors import CompileFailed, ConfigError
 from ..flags.files import given
 from . import interrupt
 from .parser import Parser
+
+# what writing stdout can fail with besides a closed pipe (`> /dev/full`, a full disk or quota, a file too large)
+UNWRITABLE = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO)
 
 # subcommand -> (module with add_arguments(parser) and run(args) -> int, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -40,22 +44,31 @@ def main(argv: list[str] | None = None) -> int:
     own_process = argv is None
     argv = sys.argv[1:] if argv is None else argv
     prog = f"mem4d {argv[0]}" if argv and argv[0] in COMMANDS else "mem4d"
+    _lenient_streams()
     try:
+        if sys.stdout is None:  # started with stdout closed (`>&-`): nothing to print to
+            raise BrokenPipeError("stdout closed at start")
         rc = _run(argv)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit flush
         if guard.signum is not None:  # raised where something swallowed it: the command still stops here
             raise KeyboardInterrupt
-    except BrokenPipeError:
+    except BrokenPipeError as err:
         guard.finish()
-        rc = _closed_pipe()
+        rc = _closed_pipe(prog if "at start" in str(err) else None)
     except ConfigError as err:
         guard.finish()
-        print(f"{prog}: error: {err}", file=sys.stderr)
+        _error(prog, err)
         rc = 2
     except CompileFailed as err:
         guard.finish()
-        print(f"{prog}: error: {err}", file=sys.stderr)
+        _error(prog, err)
         rc = 3
+    except OSError as err:
+        if err.errno not in UNWRITABLE:
+            raise
+        guard.finish()
+        _error(prog, f"cannot write the output: {err.strerror}")
+        rc = _closed_pipe() and 2
     except KeyboardInterrupt as err:
         rc = _interrupted(guard, prog, err)
     except Exception:
@@ -103,13 +116,36 @@ def _interrupted(guard: interrupt.Guard, prog: str, err: BaseException | None) -
     return 130
 
 
-def _closed_pipe() -> int:
-    """The reader of stdout went away (`mem4d ... | head -1`): stop quietly with 128 + SIGPIPE, as a killed Unix tool.
+def _closed_pipe(prog: str | None = None) -> int:
+    """The reader of stdout went away (`mem4d ... | head -1`): stop quietly with 128 + SIGPIPE, as a killed Unix tool;
+    started with stdout closed (`>&-`, `prog` given): the same exit status, and one line saying so.
 
     stdout is pointed at /dev/null so the interpreter's last flush of the unwritten buffer raises nothing."""
+    if prog is not None:
+        _error(prog, "stdout is closed: nothing to print to (give it a file or /dev/null)")
+        return 141
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):
         pass
     return 141
+
+
+def _error(prog: str, err: object) -> None:
+    """The one line of an error on stderr, control characters escaped (a name from a config.json cannot forge a
+    second line or act on the terminal)."""
+    from ..render.console import literal
+
+    if sys.stderr is not None:
+        print(f"{prog}: error: {literal(str(err))}", file=sys.stderr)
+
+
+def _lenient_streams() -> None:
+    """A character stdout or stderr cannot encode (`PYTHONIOENCODING=ascii`, a model named in Unicode) is written as
+    its backslash escape instead of raising UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):  # a stream that is no TextIOWrapper (pytest's capture), or None
+            pass

@@ -47,7 +47,10 @@ def parse_overrides(items: list[str]) -> dict[str, int]:
         name, sep, size = item.partition("=")
         if not sep or not name.strip():
             raise ConfigError(f"--overhead expects NAME=SIZE such as cuda_context=0.5GiB, got {item!r}")
-        out[name.strip()] = 0 if size.strip() in ("0", "0B", "0b") else parse_bytes(size, f"--overhead {item}")
+        value = 0 if size.strip() in ("0", "0B", "0b") else parse_bytes(size, f"--overhead {item}")
+        if out.get(name.strip(), value) != value:
+            raise ConfigError(f"--overhead {name.strip()} given twice with different sizes: give it once")
+        out[name.strip()] = value
     return out
 
 
@@ -123,12 +126,12 @@ def _console():
 
 
 def _print_tables(report: dict) -> None:
-    from rich.table import Table
+    from ..render.console import Table
 
     console = _console()
     cfg, gpu = report["config"], report["gpu_mem_bytes"]
     title = config_line(report) + f"  profile={report['profile']}"
-    table = Table(title=title, title_justify="left")
+    table = Table(title=title)
     table.add_column("component", no_wrap=True, min_width=18)
     table.add_column(f"{get(report['profile']).total_column} GiB", justify="right")
     table.add_column("% of GPU", justify="right")
@@ -137,6 +140,8 @@ def _print_tables(report: dict) -> None:
     columns = [loaded] if uneven else report["stages"]
     for stage in columns:
         table.add_column(f"{stage['stage']} (rank {stage['rank']}) GiB", justify="right")
+    # on a narrow terminal the stages give way from the right, the most loaded one last
+    table.give_way = [3 + i for i in range(len(columns) - 1, -1, -1) if columns[i] is not loaded]
     # the total's components, then those only exact stages hold (terms the profile's closed form leaves out), total
     extra = [n for st in columns for n, x in st["bytes"].items() if n not in report["bytes"] and x]  # nonzero ones
     names = [n for n in dict.fromkeys([*report["bytes"], *extra]) if n != "total"]
@@ -165,7 +170,7 @@ def _print_tables(report: dict) -> None:
     else:
         reason = (f"the exact {source} stage, above the {report['profile']} profile's total of "
                   f"{_gib(report['bytes']['total'])} GiB"
-                  + (" (the closed form omits the LM head weights when p = 1)"
+                  + (" (terms the closed form leaves out: its rows marked -)"
                      if source == "only" and report["profile"] == DEFAULT_PROFILE else ""))
     kinds = report["memory"]
     console.print(f"allocated {_gib(kinds['allocated_bytes'])} GiB: the tensors live at the peak (what "
@@ -177,6 +182,10 @@ def _print_tables(report: dict) -> None:
                   f"(rule: < {100 * report['threshold']:.0f} % = {_gib(int(limit))} GiB); the peak is {reason}. "
                   f"Most loaded stage (exact placement): {report['most_loaded_stage']}.")
     console.print(f"GPU memory (--gpu-mem): {describe_bytes(gpu)}.")
+    if _selective_is_none(report):
+        console.print("note: --recompute selective reruns Megatron-LM's core attention (--recompute-modules "
+                      "core_attn), whose s x s scores and softmax flash attention never stores: the same bytes as "
+                      "--recompute none; --recompute-modules core_attn,layernorm or --recompute full keep less")
     _print_rank(console, report)
 
 
@@ -193,6 +202,13 @@ def _print_rank(console, report: dict) -> None:
         console.print(f"{source['file']}: {note}")
 
 
+def _selective_is_none(report: dict) -> bool:
+    """Megatron's selective recompute of core attention alone under flash attention: nothing it would drop is kept."""
+    cfg = report["config"]
+    return (report["profile"] == DEFAULT_PROFILE and cfg["recompute"] == "selective" and cfg["flash_attn"]
+            and cfg.get("recompute_modules", "core_attn") == "core_attn")
+
+
 COLUMNS = {"weights": ("weights",), "gradients": ("gradients",), "optimizer": ("optimizer",),
            "experts": ("expert_weights", "expert_gradients", "expert_optimizer"),
            "activations": ("activations",), "ends": ("embedding_input", "output_layer")}  # the rest: "other"
@@ -202,18 +218,22 @@ def _print_stage_rows(console, report: dict) -> None:
     """Every listed rank as a row: its layers (of them MoE, Gated DeltaNet, Mamba-2 and MLP-alone layers), micro
     batches in flight, bytes by part and total (the parts that are no column of COLUMNS, ZeRO buffers and overheads,
     summed as "other"; --json lists each)."""
-    from rich.table import Table
+    from ..render.console import Table
 
     moe = "moe_layers" in report["stages"][0]
     columns = {col: names for col, names in COLUMNS.items() if moe or col != "experts"}
     title = "per pipeline stage, GiB per GPU (" + ("experts: their weights, gradients and optimizer states; " if moe
                                                    else "") + "other: ZeRO and MoE buffers and overheads)"
-    table = Table(title=title, title_justify="left")
+    table = Table(title=title)
     kinds = [(key, col) for key, col in (("linear_layers", "GDN layers"), ("mamba_layers", "Mamba layers"),
                                          ("mixerless_layers", "MLP alone")) if key in report["stages"][0]]
     for col in ("rank", "stage", "layers", *(("MoE layers",) if moe else ()), *(col for _, col in kinds),
                 "in flight", *columns, "other", "total"):
         table.add_column(col, justify="left" if col == "stage" else "right")
+    names = [column.header for column in table.columns]  # a narrow terminal: the parts give way, the total stays
+    table.give_way = [names.index(n) for n in ("in flight", "MLP alone", "Mamba layers", "GDN layers", "MoE layers",
+                                               "ends", "other", "experts", "optimizer", "gradients", "weights",
+                                               "activations", "stage") if n in names]
     for stage in report["stages"]:
         parts = stage["bytes"]
         shown = {col: sum(parts.get(name, 0) for name in names) for col, names in columns.items()}

@@ -3,9 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from ..config.errors import ConfigError
 from ..flags.training import add_model_args, add_recipe_arg, add_training_args, model_from_args, profile_from_args
 from .args import add_fit_args, check_output_file
 from .estimate import add_balance_arg, chosen_training
@@ -35,9 +33,9 @@ def run(args: argparse.Namespace) -> int:
     if args.output == "-":
         sys.stdout.write(text)
         return 0
-    try:
-        Path(args.output).write_text(text)
-    except OSError as err:
-        raise ConfigError(f"cannot write {args.output}: {err.strerror}") from None
+    from ..render.files import replaced
+
+    with replaced(args.output, encoding="utf-8") as handle:  # Ctrl-C leaves no partial file
+        handle.write(text)
     print(f"wrote {args.output}", file=sys.stderr)
     return 0

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -18,8 +19,9 @@ class HelpFormatter(argparse.HelpFormatter):
 
 
 def _recorded(base: type) -> type:
-    """`base` (an argparse store action) that refuses another flag setting the same destination to another value
-    (the same flag given again wins, as usual: `--model a ... --model b`)."""
+    """`base` (an argparse store action) that refuses a second flag setting the same destination to another value:
+    the same flag given twice (`--dp 2 ... --dp 4`, where argparse lets the last win silently) or two aliases
+    (`--zero 0 --dist-opt`). Flags that agree pass; list flags (action "append", e.g. `--overhead`) are not recorded."""
 
     class Recorded(base):
         def __call__(self, parser, namespace, values, option_string=None):
@@ -27,7 +29,9 @@ def _recorded(base: type) -> type:
             value = getattr(namespace, self.dest)
             shown = option_string if self.nargs == 0 else f"{option_string} {values}"
             flag, before, shown_before = parser.given.get(self.dest, (option_string, value, shown))
-            if flag != option_string and before != value:
+            if before != value and flag == option_string:
+                parser.error(f"{flag} given twice ({shown_before}, then {shown}): give it once")
+            if before != value:
                 parser.error(f"{shown_before} and {shown} conflict (both set {self.dest}): give one")
             parser.given[self.dest] = (option_string, value, shown)
 
@@ -41,7 +45,7 @@ _ACTIONS = {None: argparse._StoreAction, "store": argparse._StoreAction, "store_
 
 class Parser(argparse.ArgumentParser):
     """argparse that reports bad usage as one line and exit 2 (no usage dump), shows every default in --help, and
-    refuses two flags that set one option to different values (`--recompute none --remat full`,
+    refuses two flags that set one option to different values (`--dp 2 --dp 4`, `--recompute none --remat full`,
     `--zero 0 --dist-opt`), whichever flags they are: every store action records which flag set its destination."""
 
     def __init__(self, *args, **kwargs):
@@ -50,10 +54,15 @@ class Parser(argparse.ArgumentParser):
         for name, action in _ACTIONS.items():
             self.register("action", name, _recorded(action))
         self.given: dict[str, tuple[str, object, str]] = {}  # dest -> (flag, value, as given)
+        # a value starting with "-" and a digit is a value (`--gpu-mem -80GiB`, `--stage-layers -1,81`), refused by the
+        # flag's own check, not "expected one argument" (argparse takes only "-5" and "-0.5" for numbers)
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
 
     def parse_known_args(self, args=None, namespace=None):
         self.given = {}
         return super().parse_known_args(args, namespace)
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        from ..render.console import literal
+
+        self.exit(2, f"{self.prog}: error: {literal(message)}\n")

@@ -17,8 +17,8 @@ from ..flags.training import (add_model_args, add_precision_args, add_recipe_arg
 from ..flags.files import add_megatron_arg, add_trainer_args
 from ..flags.plan_files import HELD_RECIPE, READERS, plan_file
 from ..flags.values import capacity, describe_bytes, positive_int
+from ..render.files import replaced
 from .args import add_fit_args, check_output_file
-from ..recipes.registry import DEFAULT_PROFILE
 
 GiB = 2**30
 MAX_WHY_LINES = 40
@@ -227,26 +227,24 @@ def _write_csv(plan, path: str) -> None:
     keys = searched(plan.cluster.shape)
     choice = ("recompute_modules", "ac_every")  # what selective reruns: every row has them in the CSV
     columns = [*keys, *choice, *plan.components, "peak_bytes", "peak_from", "score"]
-    try:
-        with open(path, "w", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(columns)
-            for i in plan.order:
-                row = plan.config(i)
-                cells = [_layers(row["config"][c]) if c == "stage_layers" else row["config"][c] for c in keys]
-                cells += [row["config"].get("recompute_modules", "core_attn"), row["config"].get("ac_every", "")]
-                writer.writerow(cells + [row["bytes"].get(c, 0) for c in plan.components]
-                                + [row["peak_bytes"], row["peak_from"], f"{row['score']:.6f}"])
-    except OSError as err:
-        raise ConfigError(f"cannot write {path}: {err.strerror}") from None
+    with replaced(path, newline="") as handle:  # Ctrl-C leaves no partial file
+        writer = csv.writer(handle)
+        writer.writerow(columns)
+        for i in plan.order:
+            row = plan.config(i)
+            cells = [_layers(row["config"][c]) if c == "stage_layers" else row["config"][c] for c in keys]
+            cells += [row["config"].get("recompute_modules", "core_attn"), row["config"].get("ac_every", "")]
+            writer.writerow(cells + [row["bytes"].get(c, 0) for c in plan.components]
+                            + [row["peak_bytes"], row["peak_from"], f"{row['score']:.6f}"])
     print(f"wrote {plan.feasible} configurations to {path}", file=sys.stderr)
 
 
 def _print_table(plan, args) -> None:
-    from ..render.console import Console
-    from rich.table import Table
+    from rich.text import Text
 
-    console = Console(width=None if sys.stdout.isatty() else 240)
+    from ..render.console import Console, Table
+
+    console = Console()
     x = plan.cluster
     spent = plan.seconds["enumerate"] + plan.seconds["evaluate"]
     under = f"under {args.threshold:g} x {args.gpu_mem / GiB:,.2f} GiB = {plan.limit / GiB:,.2f} GiB"
@@ -256,24 +254,30 @@ def _print_table(plan, args) -> None:
         if plan.complete else
         f"the {len(shown(plan, args))} best of {plan.valid:,} configurations {under} ({how}, {plan.evaluated:,} "
         f"evaluated)") + "; memory in GiB per GPU")
-    table = Table(title=title, title_justify="left")
+    table = Table(title=title, see="--csv FILE")
     keys = searched(x.shape)
     for name in ("#", *keys):
-        table.add_column(name.replace("_", "\n"), justify="left" if name in ("recompute", "stage_layers") else "right")
+        table.add_column(Text(name.replace("_", "\n")), justify="left" if name in ("recompute", "stage_layers") else "right")
     parts = [name for name in plan.components if name not in OVERHEADS]
     overheads = [name for name in plan.components if name in OVERHEADS]
     for name in parts[:-1] + (["overheads"] if overheads else []) + parts[-1:]:  # total last
-        table.add_column(name.replace("_", "\n"), justify="right", style="bold" if name == "total" else None)
+        table.add_column(Text(name.replace("_", "\n")), justify="right", style="bold" if name == "total" else None)
     table.add_column("peak", justify="right", style="bold")
     proxy_cols = ("bubble", "T_r", "T_tp", "T_cp", "T_dp", "T_pp") + (("T_ep", "T_etp") if x.shape.moe else ()) + (
         "T",) if args.explain else ()
     for name in proxy_cols:
         table.add_column(name if name == "bubble" else f"{name} s", justify="right")
     table.add_column("score", justify="right")
+    # on a narrow terminal: the breakdown gives way first (right to left), then the proxy's terms, then what a row
+    # repeats of the others (m = gbs / (mbs dp), the even split, the rank), then the total (peak decides), etp, mbs, vpp
+    names = [str(column.header).replace("\n", "_") for column in table.columns]
+    breakdown = [*parts[:-1], *(["overheads"] if overheads else [])][::-1]
+    order = [*breakdown, *proxy_cols[::-1], "stage_layers", "m", "#", "total", "etp", "mbs", "vpp"]
+    table.give_way = [names.index(n) for n in order if n in names]
     for rank, i in enumerate(shown(plan, args), 1):
         row = plan.config(i)
         config = row["config"]
-        cells = [str(rank), *(_layers(config[c]) if c == "stage_layers" else label_of(config) if c == "recompute"
+        cells = [str(rank), *(_layers(config[c]).replace(",", ", ") if c == "stage_layers" else label_of(config).replace(",", ", ") if c == "recompute"
                               else str(config[c]) for c in keys)]
         cells += [f"{row['bytes'][c] / GiB:.2f}" if c in row["bytes"] else "-" for c in parts[:-1]]
         if overheads:
@@ -291,8 +295,8 @@ def _print_table(plan, args) -> None:
     if not args.explain:
         console.print("score = ideal compute time / proxy step time (a ranking proxy, not a throughput "
                       "prediction; --explain prints its formula)")
-    console.print("peak = max(total, every exact pipeline stage's total), the figure the fit rule judges; a stage in "
-                  f"brackets holds more than the {plan.profile} profile's total"
-                  + (" (at p = 1: the LM head the closed form omits)" if plan.profile == DEFAULT_PROFILE else "")
-                  + "; with stage_layers (an uneven split, --stage-layers in estimate) the most loaded stage alone "
-                    "decides")
+    console.print("peak, the figure the fit rule judges: for an even split max(total, every exact pipeline stage's "
+                  f"total), a stage in brackets holding more than the {plan.profile} profile's total (terms the "
+                  "closed form leaves out, e.g. the bf16 logits at p = 1); for a row with stage_layers (an uneven "
+                  "split, --stage-layers in estimate) the most loaded stage alone, which can be below total (a form "
+                  "of pp equal stages, which does not apply to it)")

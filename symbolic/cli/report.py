@@ -15,6 +15,7 @@ from ..config.errors import ConfigError
 from . import estimate as estimate_cli
 from ..flags.files import add_megatron_arg, add_trainer_args, apply_files
 from ..flags.values import positive_int
+from ..render.files import replaced
 from .args import check_output_file
 
 PDFLATEX_SECONDS = 180
@@ -166,19 +167,16 @@ def run(args: argparse.Namespace) -> int:
         tex, made = build(args, records, folder, stem, shape)
         _write(folder / f"{stem}.tex", tex)
         _pdflatex(folder, stem)
-        try:
-            shutil.copyfile(folder / f"{stem}.pdf", output)
-        except OSError as err:
-            raise ConfigError(f"cannot write {output}: {err.strerror}") from None
+        with open(folder / f"{stem}.pdf", "rb") as pdf, replaced(output, "wb") as handle:
+            shutil.copyfileobj(pdf, handle)
     _say(args, {"pdf": str(output), **said}, f"wrote {output}")
     return 0
 
 
 def _write(path: Path, text: str) -> None:
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as err:
-        raise ConfigError(f"cannot write {path}: {err.strerror}") from None
+    """`text` to `path`, whole or not at all (render.files.replaced)."""
+    with replaced(path, encoding="utf-8") as handle:
+        handle.write(text)
 
 
 def _say(args, record: dict, line: str) -> None:

@@ -4,6 +4,8 @@ ignored, so a model mem4d does not describe is never counted as if it were a den
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 from .errors import ConfigError
@@ -58,7 +60,11 @@ def _load(path: Path) -> dict:
     """The file's JSON object, read with bounds: at most MAX_BYTES (a device or a pipe that never ends is cut
     there), MAX_DEPTH levels, MAX_DIGITS-digit integers, no NaN or Infinity, no key twice in one object."""
     try:
-        with open(path, "rb") as file:
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as file:  # a FIFO with no writer: no wait
+            mode = os.fstat(file.fileno()).st_mode
+            if not stat.S_ISREG(mode):
+                what = "a directory" if stat.S_ISDIR(mode) else "not a regular file (a pipe, device or socket)"
+                raise ConfigError(f"{path}: {what}: give a config.json")
             data = file.read(MAX_BYTES + 1)
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file (expected a preset name or a Hugging Face config.json)") from None
@@ -85,12 +91,15 @@ def _load(path: Path) -> dict:
 
 
 def _family(raw: dict, r: Reader) -> Family:
-    """The config's family by model_type (a config without one is read as a Llama), after the refusals that name
+    """The config's family by model_type (a config without one is refused), after the refusals that name
     what a config is better than its model_type: a nested text model, multi-head latent attention."""
     if "text_config" in raw:
         raise r.fail("text_config", "a multimodal checkpoint: its vision tower is not modelled; pass --text-only to "
                      "count its language model alone")
-    kind = raw.get("model_type", "llama")
+    kind = raw.get("model_type")
+    if kind is None:  # read as a Llama before: a silent guess at the architecture
+        raise ConfigError(f"{r.path}: no 'model_type' key: mem4d reads a config by its architecture and does not "
+                          f"guess one; add the model_type of its checkpoint (one of {SUPPORTED})")
     if not isinstance(kind, str):
         raise r.fail("model_type", "must be a string naming the architecture")
     mla_families = [name for name, family in FAMILIES.items() if "kv_lora_rank" in family.keys]
@@ -194,6 +203,6 @@ def resolve_model(spec: str, text_only: bool = False) -> ModelShape:
     path = Path(spec)
     if path.is_dir():
         path = path / "config.json"
-    if path.suffix == ".json" or path.exists():
+    if path.suffix == ".json" or path.exists() or path.is_symlink():  # a link that loops: read() names its error
         return read(path, text_only)
     raise ConfigError(f"unknown model {spec!r}: choose a preset ({', '.join(PRESETS)}) or a path to a config.json")

@@ -99,6 +99,21 @@ SHARED: tuple[Rule, ...] = (
     Rule("f_e % t_e", lambda x: x.f_e % x.t_e == 0,
          lambda x: (f"expert tensor parallel etp={x.t_e} does not divide the expert width f_e={x.f_e} of {x.model} "
                     f"(give --etp)"), model=True),
+    # learned absolute positions are an nn.Embedding of s_p rows: transformers 5.25.0 GPT2Model.wpe
+    # (models/gpt2/modeling_gpt2.py), Megatron-Core 0.16.1 LanguageModelEmbedding.position_embeddings
+    # (models/common/embeddings/language_model_embedding.py, max_sequence_length rows): a position past them has no row
+    Rule("s <= s_p (learned positions)", lambda x: (x.positions == 0) | (x.s <= x.positions),
+         lambda x: (f"sequence length s={x.s} exceeds the {x.positions} learned positions of {x.model} (its position "
+                    f"embedding has {x.positions} rows): --seq {x.positions} at most"), model=True),
+    # no flash kernel takes a head dimension off 8 or over 256 (Transformer Engine 2.20.2, pytorch/attention/
+    # dot_product_attention/utils.py get_attention_backend: FlashAttention 2 "Supported after padding: padded head_dim
+    # %8 = 0, padded head_dim <= 256", FlashAttention 3 head_dim_qk <= 256): the trainer runs unfused attention then,
+    # which keeps the s x s scores (UnfusedDotProductAttention; PyTorch's SDPA likewise falls back to its math path)
+    Rule("flash attention: dh % 8, dh <= 256",
+         lambda x: np.logical_not(x.flash_attn) | ((x.dh % 8 == 0) & (x.dh <= 256)),
+         lambda x: (f"head_dim={x.dh} of {x.model}: no flash attention kernel takes it (FlashAttention 2 needs a "
+                    f"multiple of 8 up to 256, Transformer Engine's get_attention_backend), so attention runs unfused "
+                    f"and keeps the s x s scores: give --no-flash-attn"), scope="!jax", model=True),
     Rule("f_s % t", lambda x: x.f_s % x.t == 0,
          lambda x: f"tensor parallel t={x.t} does not divide the shared experts' width f_s={x.f_s} of {x.model}",
          model=True),
@@ -111,7 +126,7 @@ SHARED: tuple[Rule, ...] = (
                     f"parallelism (drop --no-sp)"), model=True),
     Rule("L % (p vpp)", lambda x: _uneven(x) | (x.L % (x.p * x.vpp) == 0),
          lambda x: (f"pipeline stages pp x vpp = {x.p}x{x.vpp} = {x.p * x.vpp} do not divide layers L={x.L} "
-                    f"of {x.model}: give --stage-layers (pp entries summing to {x.L}) or --balance"), model=True),
+                    f"of {x.model}: " + _uneven_hint(x)), model=True),
     Rule("stage layers sum to L", lambda x: x.stage_layers is None or sum(x.stage_layers) == x.L,
          lambda x: f"--stage-layers {_split(x)} sum to {sum(x.stage_layers or ())}, but {x.model} has L={x.L} layers",
          model=True),
@@ -119,6 +134,18 @@ SHARED: tuple[Rule, ...] = (
          lambda x: (f"uneven stages of vpp={x.vpp} chunks each need L={x.L} of {x.model} to be a multiple of vpp and "
                     f"at least pp x vpp = {x.p * x.vpp}"), model=True),
 )
+def _uneven_hint(x) -> str:
+    """What makes pp x vpp stages of L layers possible: an uneven split (only where its chunks can be whole, the
+    "uneven: whole chunks" row), else other sizes."""
+    if x.L % x.vpp or x.p * x.vpp > x.L:
+        return (f"choose pp and vpp whose product divides {x.L} (an uneven --stage-layers split needs L a multiple of "
+                f"vpp and at least pp x vpp)")
+    chunks = f", each a multiple of vpp={x.vpp}" if x.vpp > 1 else ""
+    return (f"give --stage-layers (pp entries summing to {x.L}{chunks}; estimate, latex and report choose one with "
+            f"--balance)")
+
+
+
 def letters(training, shape=None) -> SimpleNamespace:
     """What the rules read from a Training (gbs as given, else p b d; m = gbs // (b d)) and, given, a ModelShape.
 

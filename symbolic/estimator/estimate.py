@@ -112,8 +112,8 @@ class Estimate:
 
     @property
     def peak(self) -> int:
-        """Bytes the verdict is based on: the profile's total or, when larger, the total of an exact stage (the
-        paper's closed form omits the LM head at p = 1, so there the exact "only" stage is larger); with uneven
+        """Bytes the verdict is based on: the profile's total or, when larger, the total of an exact stage (terms
+        the closed form leaves out, such as the bf16 logits at p = 1, make an exact stage larger); with uneven
         stages the most loaded stage alone."""
         stage = self.most_loaded_stage["bytes"]["total"]
         return stage if self.uneven else max(self.bytes["total"], stage)

@@ -208,6 +208,8 @@ def _own_defaults(key: str) -> str:
 
 
 def model_from_args(args: argparse.Namespace) -> ModelShape:
+    if not args.model.strip():
+        raise ConfigError(f"--model {args.model!r}: an empty name; give a preset or a config.json (or its folder)")
     return resolve_model(args.model, getattr(args, "text_only", False))
 
 

@@ -21,7 +21,7 @@ def parse_bytes(text: str, where: str | None = None) -> int:
     """'80GiB', '141GB', '8e10', '96 GiB' -> bytes; anything else (no number, an unknown unit, not finite, under one
     byte, over 8 EiB) is a one-line ConfigError naming the text, what is allowed and, given, `where` (flag=value)."""
     prefix = f"{where}: " if where else ""
-    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*", str(text))
+    match = re.fullmatch(r"\s*(-?[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*", str(text))
     if not match or match.group(2).lower() not in _UNITS:
         raise ConfigError(f"{prefix}cannot parse memory size {text!r}: use a number with an optional unit such as "
                           f"80GiB, 141GB or 8e10 ({UNITS_HELP})")

@@ -1,6 +1,8 @@
 """`mem4d plan --plot`: peak memory over (tp, pp) at the best configuration's cp, dp = N / (tp pp cp) (matplotlib, Agg)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from ..config.errors import ConfigError
@@ -74,9 +76,10 @@ def plot(plan, path: str) -> None:
                Patch(facecolor="white", edgecolor="0.7", label="no valid configuration")]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8.5)
     fig.tight_layout()
+    from ..render.files import replaced  # Ctrl-C leaves no partial file
+
     try:
-        fig.savefig(path, dpi=120, bbox_inches="tight")
-    except OSError as err:
-        raise ConfigError(f"cannot write {path}: {err.strerror}") from None
+        with replaced(path, "wb") as handle:
+            fig.savefig(handle, format=Path(path).suffix.lstrip(".").lower(), dpi=120, bbox_inches="tight")
     finally:
         plt.close(fig)

@@ -64,17 +64,18 @@ def _activations(micro: sp.Expr, layers: sp.Expr, moe_layers: sp.Expr, sw: Switc
 
 
 def _states(stage: str, layers: sp.Expr, moe_layers: sp.Expr, sw: Switches,
-            kinds: dict | None = None) -> tuple[list[Component], sp.Expr]:
+            kinds: dict | None = None, ends: sp.Expr | int = 0) -> tuple[list[Component], sp.Expr]:
     """Weights, gradients and optimizer states of a stage (its routed experts apart), and its parameters; the head's
-    stage also holds the multi-token-prediction modules (and their MoE layers' experts)."""
+    stage also holds the multi-token-prediction modules (and their MoE layers' experts); `ends`: end parameters
+    besides the stage's own (the head the paper's first stage holds at p = 1)."""
     mtp = stage in ("last", "only")
     params = stage_params(stage, sw, layers, moe_layers, kinds) + (mtp_params(sw) if mtp else 0) \
-        + (mtp_embedding_params(sw) if stage == "last" else 0)
+        + (mtp_embedding_params(sw) if stage == "last" else 0) + ends
     moe_layers = moe_layers + (mtp_moe_layers(sw) if mtp else 0)
     experts = expert_states(moe_layers, sw)
     everything = params + (moe_layers * experts_params(sw) if sw.moe else 0)
-    cache = fp8_weight_cache(everything - end_params(stage, sw) - (mtp_embedding_params(sw) if stage == "last"
-                                                                    else 0), sw)  # the layers' weights, no ends
+    cache = fp8_weight_cache(everything - end_params(stage, sw) - ends - (mtp_embedding_params(sw) if stage == "last"
+                                                                           else 0), sw)  # the layers' weights, no ends
     return [weights(params, sw), gradients(params, sw), optimizer(params, sw), *experts, *cache], everything
 
 
@@ -106,7 +107,7 @@ def _with_overheads(parts: list[Component], params: sp.Expr, sw: Switches) -> li
 
 def components(sw: Switches) -> list[Component]:
     """Most loaded GPU as the paper counts it, faithful to the published closed form: the first stage's weights,
-    gradients and optimizer states, min(m, p) in-flight micro batches of L/p layers, the embedding input counted as
+    gradients and optimizer states (at p = 1 with the head it holds there, which the published form omits), min(m, p) in-flight micro batches of L/p layers, the embedding input counted as
     8*s*b*h bytes per micro batch (Megatron-LM holds 8*s*b bytes of ids) and the last stage's output layer and fp32
     logits on top (Megatron-LM places them on the last stage). The total ignores `tied` (the closed form charges one
     v x h matrix either way). With experts the stage holds L_e/p of its L/p layers as MoE layers (the average; the
@@ -114,7 +115,10 @@ def components(sw: Switches) -> list[Component]:
     layers, moe_layers = default_layers("first")
     kinds = default_kinds("first", sw)
     micro = in_flight(RANK["first"])
-    states, params = _states("first", layers, moe_layers, sw, kinds)
+    # at p = 1 the first stage is the only one and holds the final norm and LM head too (the published form leaves
+    # them out there, so its weights fell short of the exact stage's by B_w (h + h v / t))
+    head = sp.Piecewise((end_params("only", sw) - end_params("first", sw), sp.Eq(p, 1)), (0, True))
+    states, params = _states("first", layers, moe_layers, sw, kinds, head)
     parts = [
         *states, _activations(micro, layers, moe_layers, sw, kinds), embedding_input_paper(micro, sw),
         output_layer(sw), *zero_buffers("first", sw, layers, moe_layers, kinds),

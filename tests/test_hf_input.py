@@ -31,7 +31,7 @@ def _refused(path: Path, *needles: str) -> str:
     ("[" * 100_000 + "]" * 100_000, "nested deeper"),  # the C decoder's recursion
     ('{"a": ' * 40 + "1" + "}" * 40, "nested deeper"),  # within the decoder's stack, beyond the reader's limit
     ('{"hidden_size": ' + "9" * 5000 + "}", "5000 digits"),
-    ('{"hidden_size": NaN}', "NaN is not a JSON number"),
+    ('{"hidden_size": NaN}', "key 'hidden_size' = NaN: must be a positive integer"),
     ('{"hidden_size": 4096, "hidden_size": 8192}', "'hidden_size' appears twice"),
     ("\xff\xfe{}", "not UTF-8"),
 ])
@@ -141,3 +141,24 @@ def test_cli_one_line_exit_2(tmp_path, capsys):
     assert main(["estimate", "--model", str(path)]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and err.startswith("mem4d estimate: error:") and "twice" in err
+
+
+def _python_json(config: dict, tmp_path: Path) -> Path:
+    """config written as Python's json writes it (allow_nan: Infinity, -Infinity, NaN for float('inf'), ...)."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config, allow_nan=True))
+    return path
+
+
+@pytest.mark.parametrize("key", ["hidden_size", "num_hidden_layers", "vocab_size", "head_dim", "num_key_value_heads"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_python_json_constants_where_a_size_belongs_are_one_line(tmp_path, key, value):
+    _refused(_python_json(LLAMA | {key: value}, tmp_path), f"key {key!r} = {json.dumps(value)}", "integer")
+
+
+@pytest.mark.parametrize("key, value", [("rope_theta", float("inf")), ("rms_norm_eps", float("nan")),
+                                        ("initializer_range", float("-inf"))])
+def test_python_json_constants_where_the_class_takes_a_float_are_read(tmp_path, key, value):
+    """LlamaConfig's float attributes (rope_theta, rms_norm_eps, initializer_range) allocate nothing: Infinity or NaN
+    there leaves Llama-3.1-8B's exact count (SOURCES.md) as it is."""
+    assert from_hf_config(_python_json(LLAMA | {key: value}, tmp_path)).param_count == 8_030_261_248

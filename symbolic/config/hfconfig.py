@@ -38,8 +38,10 @@ def _integer(text: str) -> int:
     return int(text)
 
 
-def _constant(text: str):
-    raise _Refused(f"{text} is not a JSON number")
+def _constant(text: str) -> float:
+    """Infinity, -Infinity, NaN: not strict JSON, but what Python's json writes for a float attribute (a published
+    Nemotron 3 file's time_step_limit); read as floats, which every size, depth and integer check refuses."""
+    return float(text)
 
 
 def _depth(value, limit: int) -> bool:
@@ -56,7 +58,7 @@ def _depth(value, limit: int) -> bool:
 
 def _load(path: Path) -> dict:
     """The file's JSON object, read with bounds: at most MAX_BYTES (a device or a pipe that never ends is cut
-    there), MAX_DEPTH levels, MAX_DIGITS-digit integers, no NaN or Infinity, no key twice in one object."""
+    there), MAX_DEPTH levels, MAX_DIGITS-digit integers, no key twice in one object."""
     try:
         with open(path, "rb") as file:
             data = file.read(MAX_BYTES + 1)

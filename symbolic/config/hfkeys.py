@@ -3,6 +3,7 @@ only (Only), a family's description (Family), and checked access to one file's v
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -64,8 +65,19 @@ ONLY = {
 }
 
 
-def number(x) -> bool:
+def real(x) -> bool:
+    """A value of a float attribute of the family's configuration class: Infinity, -Infinity and NaN included, as
+    Python's json writes float('inf') and float('nan') (Nemotron 3's time_step_limit [0.0, Infinity])."""
     return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def real_or_null(x) -> bool:
+    return x is None or real(x)
+
+
+def number(x) -> bool:
+    """A finite number (Infinity and NaN are a float attribute's values only: see real)."""
+    return real(x) and math.isfinite(x)
 
 
 def number_or_null(x) -> bool:
@@ -87,10 +99,10 @@ HARMLESS_VALUES = {
     "max_window_layers": Only(lambda x: count_or_null(x, 0), "a number of layers, or null"),
     "max_position_embeddings": Only(count_or_null, "a positive length"),
     "pretraining_tp": Only(count_or_null, "a positive integer"),
-    "rope_theta": Only(number, "a number"),
-    "rms_norm_eps": Only(number, "a number"),
-    "router_aux_loss_coef": Only(number_or_null, "a number"),
-    "initializer_range": Only(number_or_null, "a number"),
+    "rope_theta": Only(real, "a number"),
+    "rms_norm_eps": Only(real, "a number"),
+    "router_aux_loss_coef": Only(real_or_null, "a number"),
+    "initializer_range": Only(real_or_null, "a number"),
     "rope_scaling": Only(lambda x: x is None or isinstance(x, dict), "an object or null"),
     "rope_parameters": Only(lambda x: x is None or isinstance(x, dict), "an object or null"),
     **{key: Only(lambda x: x is None or isinstance(x, bool), "true or false")

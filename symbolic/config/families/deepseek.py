@@ -3,7 +3,7 @@ latent attention with DeepSeekMoE layers, multi-token prediction and DeepSeek-V3
 kimi_k2)."""
 from __future__ import annotations
 
-from ..hfkeys import BASE, Only, Reader, count_or_null, number
+from ..hfkeys import BASE, Only, Reader, count_or_null, real
 from .registry import family
 
 # multi-head latent attention (DeepSeek-V2/V3, Kimi K2): read by the MLA families only, refused in any other
@@ -94,7 +94,7 @@ def mla_letters(r: Reader) -> dict:
 DEEPSEEK_VALUES = {
     "attention_bias": Only(lambda x: isinstance(x, bool), "true or false"),
     "scoring_func": Only(lambda x: x == "softmax", "softmax routing"),
-    "aux_loss_alpha": Only(number, "a number"),
+    "aux_loss_alpha": Only(real, "a number"),
     "seq_aux": Only(lambda x: isinstance(x, bool), "true or false"),
 }
 MLA_VALUES = DEEPSEEK_VALUES | {
@@ -104,7 +104,7 @@ MLA_VALUES = DEEPSEEK_VALUES | {
                         "greedy, group_limited_greedy or noaux_tc expert selection"),
     "n_group": Only(count_or_null, "a positive number of expert groups"),
     "topk_group": Only(count_or_null, "a positive number of groups per token"),
-    "routed_scaling_factor": Only(number,
+    "routed_scaling_factor": Only(real,
                                   "a number (it scales the routed output)"),
     "ep_size": Only(lambda x: x in (1, None), "1 (the modeling code's inference expert parallelism; mem4d takes "
                     "--ep)"),

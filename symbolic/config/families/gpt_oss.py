@@ -1,7 +1,7 @@
 """gpt-oss config.json files (transformers' GptOssConfig)."""
 from __future__ import annotations
 
-from ..hfkeys import ATTENTION_KINDS, BASE, Only, Reader, number
+from ..hfkeys import ATTENTION_KINDS, BASE, Only, Reader, real
 from .registry import family
 
 GPT_OSS = BASE + ("num_local_experts", "num_experts_per_tok", "attention_bias", "swiglu_alpha", "swiglu_limit",
@@ -20,7 +20,7 @@ GPT_OSS_VALUES = {
     "attention_bias": Only(lambda x: isinstance(x, bool), "true or false"),
     # its SwiGLU variant: gate clamped at swiglu_limit, gate * sigmoid(alpha gate) * (up + 1): scalars on SwiGLU's
     # tensors (counted as SwiGLU's)
-    "swiglu_alpha": Only(number, "a number"), "swiglu_limit": Only(number, "a number"),
+    "swiglu_alpha": Only(real, "a number"), "swiglu_limit": Only(real, "a number"),
     "experts_per_token": Only(lambda x: x is None or isinstance(x, int) and not isinstance(x, bool) and x > 0,
                               "a positive count (num_experts_per_tok's alias)"),
     "quantization_config": Only(mxfp4_checkpoint, "unquantized weights, or the published MXFP4 experts read as the "

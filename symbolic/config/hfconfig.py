@@ -4,8 +4,10 @@ ignored, so a model mem4d does not describe is never counted as if it were a den
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
+from . import storage
 from .errors import ConfigError
 from .families import FAMILIES, SUPPORTED
 from .families.deepseek import MLA
@@ -14,6 +16,7 @@ from .hfkeys import HARMLESS, HARMLESS_VALUES, ONLY, VALUES, Family, Reader
 from .shapes import PRESETS, ModelShape
 
 
+STORAGE = "quantization_config"  # how the checkpoint is stored (symbolic/config/storage.py), not what training holds
 MAX_BYTES = 4 * 2**20  # the largest config.json read (published ones are under 100 KB; DeciLM's per-layer blocks ~50 KB)
 MAX_DEPTH = 16  # the deepest nesting read (published files nest 3 levels: a text_config's rope_scaling)
 MAX_DIGITS = 20  # the longest integer read (2^64 has 20 digits; sizes are bounded by 2^40 afterwards)
@@ -110,6 +113,8 @@ def _check_keys(raw: dict, family: Family, r: Reader) -> None:
     keys mem4d does not know are named all at once (one line), so one run lists what a file needs."""
     unknown = []
     for key, value in raw.items():
+        if key == STORAGE:  # read by storage.read, for every family
+            continue
         rule = ((family.values or {}).get(key) or VALUES.get(key) if key in family.keys else None) or ONLY.get(key) \
             or HARMLESS_VALUES.get(key)
         if rule is not None and not rule.allowed(value):
@@ -151,8 +156,15 @@ def _text_model(raw: dict, r: Reader) -> dict:
 def read(path: str | Path, text_only: bool = False) -> ModelShape:
     """The ModelShape of a config.json; a key mem4d neither models nor knows to be harmless is a one-line ConfigError.
     text_only: a multimodal config's language model alone (refused without it)."""
+    return read_noted(path, text_only)[0]
+
+
+def read_noted(path: str | Path, text_only: bool = False) -> tuple[ModelShape, str | None]:
+    """read's ModelShape and the one line naming how the checkpoint is stored where that is not what training holds
+    (a quantization_config's packing and scales: storage.read), else None."""
     path = Path(path)
     raw = _load(path)
+    note = storage.read(raw.get(STORAGE), path)
     r = Reader(raw, path)
     if text_only and "text_config" in raw:
         raw = _text_model(raw, r)
@@ -169,7 +181,8 @@ def read(path: str | Path, text_only: bool = False) -> ModelShape:
         values.update(k=r.count("num_key_value_heads", values["a"]), L=r.count("num_hidden_layers"),
                       v=r.count("vocab_size"), tied=r.flag("tie_word_embeddings"),
                       head_dim=r.count("head_dim", 0) or None)
-    return ModelShape(name=_name(raw, path), **{**values, **family.build(raw, r)})  # a build may set a letter (f)
+    shape = ModelShape(name=_name(raw, path), **{**values, **family.build(raw, r)})  # a build may set a letter (f)
+    return shape, note
 
 
 def _name(raw: dict, path: Path) -> str:
@@ -197,5 +210,8 @@ def resolve_model(spec: str, text_only: bool = False) -> ModelShape:
     if path.is_dir():
         path = path / "config.json"
     if path.suffix == ".json" or path.exists():
-        return read(path, text_only)
+        shape, note = read_noted(path, text_only)
+        if note is not None:  # the command's output is the training's; the checkpoint's storage is said beside it
+            print(f"note: {note}", file=sys.stderr)
+        return shape
     raise ConfigError(f"unknown model {spec!r}: choose a preset ({', '.join(PRESETS)}) or a path to a config.json")

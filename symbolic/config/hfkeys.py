@@ -11,6 +11,17 @@ from typing import Callable
 from .errors import ConfigError
 from .shapes import MAX_SIZE
 
+# keys that only matter at inference, each with why (read at checked values: HARMLESS_VALUES)
+INFERENCE = {
+    "initial_context_length": "gpt-oss: the context its YaRN rope_scaling extends at inference (rope_scaling's "
+                              "original_max_position_embeddings); RoPE holds no parameter or buffer in training",
+    "kv_cache_dtype": "the inference KV cache's dtype: training keeps no KV cache",
+    "mamba_ssm_dtype": "Qwen3.5's dtype of the Gated DeltaNet's recurrent-state cache in inference engines (vLLM); "
+                       "transformers' Qwen3_5 classes have no such attribute, and training keeps no state cache",
+    "transformers.js_config": "transformers.js's options for its ONNX exports (their dtype, KV cache, external "
+                              "data): another library's inference files",
+}
+
 # keys that never change what a training step allocates: names, token ids, initialisation, the constants of RoPE and
 # RMSNorm, inference caches and generation settings, the aux-loss coefficient and the top-k renormalisation (scalars
 # on tensors that exist either way), and the sliding window (flash attention keeps no s x s tensor, and unfused
@@ -33,7 +44,7 @@ HARMLESS = frozenset({
     "return_dict_in_generate", "forced_bos_token_id", "forced_eos_token_id", "remove_invalid_values",
     "exponential_decay_length_penalty", "suppress_tokens", "begin_suppress_tokens", "finetuning_task", "id2label",
     "label2id", "tokenizer_class", "prefix", "task_specific_params", "problem_type",
-})
+}) | frozenset(INFERENCE)
 
 
 @dataclass(frozen=True)
@@ -60,7 +71,6 @@ ONLY = {
     "is_encoder_decoder": Only(false_or_null, "decoder-only models"),
     "add_cross_attention": Only(false_or_null, "decoder-only models without cross-attention"),
     "pruned_heads": Only(lambda x: x in ({}, None), "unpruned heads ({})"),
-    "quantization_config": Only(lambda x: False, "unquantized weights (quantized training is not modelled)"),
     "qkv_bias": Only(false_or_null, "no Q, K, V biases but attention_bias's (Qwen2-MoE reads qkv_bias)"),
 }
 
@@ -105,6 +115,10 @@ HARMLESS_VALUES = {
     "initializer_range": Only(real_or_null, "a number"),
     "rope_scaling": Only(lambda x: x is None or isinstance(x, dict), "an object or null"),
     "rope_parameters": Only(lambda x: x is None or isinstance(x, dict), "an object or null"),
+    "initial_context_length": Only(count_or_null, "a positive length"),
+    "kv_cache_dtype": Only(lambda x: x is None or isinstance(x, str), "a dtype name"),
+    "mamba_ssm_dtype": Only(lambda x: x is None or isinstance(x, str), "a dtype name"),
+    "transformers.js_config": Only(lambda x: x is None or isinstance(x, dict), "an object"),
     **{key: Only(lambda x: x is None or isinstance(x, bool), "true or false")
        for key in ("use_cache", "output_router_logits", "norm_topk_prob", "use_mrope", "is_llama_config",
                    "rope_interleaved")},

@@ -162,3 +162,34 @@ def test_python_json_constants_where_the_class_takes_a_float_are_read(tmp_path, 
     """LlamaConfig's float attributes (rope_theta, rms_norm_eps, initializer_range) allocate nothing: Infinity or NaN
     there leaves Llama-3.1-8B's exact count (SOURCES.md) as it is."""
     assert from_hf_config(_python_json(LLAMA | {key: value}, tmp_path)).param_count == 8_030_261_248
+
+
+def test_an_alias_is_read_as_the_attribute_it_names(tmp_path):
+    """GPT2Config's attribute_map: max_position_embeddings is n_positions, the learned positions' length (2048 - 1024
+    more rows of n_embd 768 than GPT-2 small's 124,439,808, SOURCES.md); given both, they must agree."""
+    raw = json.loads((PUBLISHED / "gpt2.json").read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({k: v for k, v in raw.items() if k != "n_positions"} | {"max_position_embeddings": 2048}))
+    assert from_hf_config(path).param_count == 124_439_808 + 1024 * 768
+    path.write_text(json.dumps(raw | {"max_position_embeddings": 2048}))
+    _refused(path, "'max_position_embeddings' (transformers' alias of 'n_positions') disagrees")
+
+
+@pytest.mark.parametrize("name, key, value, needle", [
+    ("deepseek-v3", "qk_head_dim", 128, "disagrees with qk_nope_head_dim + qk_rope_head_dim = 192"),
+    ("deepseek-v2", "mlp_bias", True, "no MLP biases"),
+    ("qwen3-30b-a3b", "num_local_experts", 64, "disagrees with num_experts = 128"),
+])
+def test_a_library_attribute_is_read_at_its_modelled_values_only(tmp_path, name, key, value, needle):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(json.loads((PUBLISHED / f"{name}.json").read_text()) | {key: value}))
+    _refused(path, f"key {key!r}", needle)
+
+
+def test_qwen3_moe_reads_its_class_attribute_num_local_experts(tmp_path):
+    """Qwen3MoeConfig's attribute is num_local_experts (num_experts its alias): Qwen3-30B-A3B written with it alone
+    is the same 30,532,122,624 parameters (SOURCES.md)."""
+    raw = json.loads((PUBLISHED / "qwen3-30b-a3b.json").read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({k: v for k, v in raw.items() if k != "num_experts"} | {"num_local_experts": 128}))
+    assert from_hf_config(path).param_count == 30_532_122_624

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from . import storage
 from .errors import ConfigError
-from .families import FAMILIES, SUPPORTED
+from .families import FAMILIES, SUPPORTED, aliases
 from .families.deepseek import MLA
 from .families.multimodal import WRAPPERS
 from .hfkeys import HARMLESS, HARMLESS_VALUES, ONLY, VALUES, Family, Reader
@@ -172,6 +172,8 @@ def read_noted(path: str | Path, text_only: bool = False) -> tuple[ModelShape, s
     elif text_only:
         raise ConfigError(f"{path}: --text-only reads a multimodal config's text_config, and this file has none")
     family = _family(raw, r)
+    raw = aliases.resolve(raw, raw.get("model_type", "llama"), family.keys, path)
+    r = Reader(raw, path)
     _check_keys(raw, family, r)
     r.defaults = family.defaults or {}
     if family.letters is not None:

@@ -22,29 +22,36 @@ INFERENCE = {
                               "data): another library's inference files",
 }
 
-# keys that never change what a training step allocates: names, token ids, initialisation, the constants of RoPE and
-# RMSNorm, inference caches and generation settings, the aux-loss coefficient and the top-k renormalisation (scalars
-# on tensors that exist either way), and the sliding window (flash attention keeps no s x s tensor, and unfused
-# attention materialises all s keys whatever the mask)
-HARMLESS = frozenset({
-    "_name_or_path", "architectures", "model_type", "transformers_version", "torch_dtype", "dtype", "auto_map",
-    "bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id", "initializer_range",
-    "rms_norm_eps", "rope_theta", "rope_scaling", "rope_parameters",
-    "max_position_embeddings", "use_cache", "pretraining_tp", "use_sliding_window", "sliding_window",
-    "max_window_layers", "layer_types", "output_router_logits", "router_aux_loss_coef", "norm_topk_prob",
-    "cache_implementation",  # the inference KV cache's kind (Gemma 3: "hybrid")
-    "use_mrope", "is_llama_config", "rope_interleaved",  # multimodal RoPE's position ids, SmolLM2's conversion
-    # marker and its rotary layout: no parameter, no buffer
-    "_attn_implementation", "_attn_implementation_autoset", "attn_implementation", "return_dict",
-    "output_hidden_states", "output_attentions", "torchscript", "use_bfloat16", "tf_legacy_loss",
-    "chunk_size_feed_forward", "is_decoder", "cross_attention_hidden_size", "tie_encoder_decoder", "max_length",
-    "min_length", "do_sample", "early_stopping", "num_beams", "num_beam_groups", "diversity_penalty", "temperature",
-    "top_k", "top_p", "typical_p", "repetition_penalty", "length_penalty", "no_repeat_ngram_size",
-    "encoder_no_repeat_ngram_size", "bad_words_ids", "num_return_sequences", "output_scores",
-    "return_dict_in_generate", "forced_bos_token_id", "forced_eos_token_id", "remove_invalid_values",
-    "exponential_decay_length_penalty", "suppress_tokens", "begin_suppress_tokens", "finetuning_task", "id2label",
-    "label2id", "tokenizer_class", "prefix", "task_specific_params", "problem_type",
-}) | frozenset(INFERENCE)
+# keys that never change what a training step allocates, each group with why
+_HARMLESS_GROUPS = {
+    "names and bookkeeping: no tensor": (
+        "_name_or_path", "architectures", "model_type", "transformers_version", "torch_dtype", "dtype", "auto_map",
+        "finetuning_task", "id2label", "label2id", "tokenizer_class", "prefix", "task_specific_params",
+        "problem_type", "is_llama_config"),  # is_llama_config: SmolLM2's conversion marker
+    "token ids: no tensor": ("bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id"),
+    "initialisation: the same tensors": ("initializer_range",),
+    "RoPE's and RMSNorm's constants, RoPE's layout and positions (multimodal RoPE's ids): no parameter, no buffer "
+    "training keeps": ("rms_norm_eps", "rope_theta", "rope_scaling", "rope_parameters", "max_position_embeddings",
+                       "use_mrope", "rope_interleaved"),
+    "Llama's pretraining TP slicing: the same parameters": ("pretraining_tp",),
+    "the sliding window: flash attention keeps no s x s tensor, and unfused attention materialises all s keys "
+    "whatever the mask": ("use_sliding_window", "sliding_window", "max_window_layers", "layer_types"),
+    "router scalars on tensors that exist either way (the aux-loss coefficient, top-k renormalisation)": (
+        "output_router_logits", "router_aux_loss_coef", "norm_topk_prob"),
+    "inference caches and generation settings": (
+        "use_cache", "cache_implementation", "max_length", "min_length", "do_sample", "early_stopping", "num_beams",
+        "num_beam_groups", "diversity_penalty", "temperature", "top_k", "top_p", "typical_p", "repetition_penalty",
+        "length_penalty", "no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "bad_words_ids",
+        "num_return_sequences", "output_scores", "return_dict_in_generate", "forced_bos_token_id",
+        "forced_eos_token_id", "remove_invalid_values", "exponential_decay_length_penalty", "suppress_tokens",
+        "begin_suppress_tokens"),
+    "the attention kernel's choice and what forward returns: the same tensors": (
+        "_attn_implementation", "_attn_implementation_autoset", "attn_implementation", "return_dict",
+        "output_hidden_states", "output_attentions", "torchscript", "use_bfloat16", "tf_legacy_loss",
+        "chunk_size_feed_forward", "is_decoder", "cross_attention_hidden_size", "tie_encoder_decoder"),
+}
+WHY_HARMLESS = {key: why for why, keys in _HARMLESS_GROUPS.items() for key in keys} | INFERENCE  # key -> its reason
+HARMLESS = frozenset(WHY_HARMLESS)
 
 
 @dataclass(frozen=True)

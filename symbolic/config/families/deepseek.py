@@ -103,6 +103,8 @@ MLA_VALUES = DEEPSEEK_VALUES | {
                                   "a number (it scales the routed output)"),
     "ep_size": Only(lambda x: x in (1, None), "1 (the modeling code's inference expert parallelism; mem4d takes "
                     "--ep)"),
+    # DeepseekV2Config's, DeepseekV32Config's and GlmMoeDsaConfig's mlp_bias (false): biases on the MLPs and experts
+    "mlp_bias": Only(lambda x: x in (False, None), "no MLP biases (false)"),
     "rope_interleave": Only(lambda x: x is None or isinstance(x, bool), "true or false"),
     "qk_head_dim": Only(count_or_null, "a positive width (qk_nope_head_dim + qk_rope_head_dim)"),
     "q_lora_rank": Only(lambda x: x is None or isinstance(x, int) and not isinstance(x, bool) and x >= 0,
@@ -110,7 +112,7 @@ MLA_VALUES = DEEPSEEK_VALUES | {
 }
 # DeepseekV3Config's rope_interleave: the rotary part's layout, a permutation of the same tensors; qk_head_dim: the
 # classes' nope + rope (checked by mla)
-MLA_KEYS = BASE + ("attention_bias",) + DEEPSEEK_MOE + ROUTING + MLA + ("num_nextn_predict_layers", "qk_head_dim",
+MLA_KEYS = BASE + ("attention_bias", "mlp_bias") + DEEPSEEK_MOE + ROUTING + MLA + ("num_nextn_predict_layers", "qk_head_dim",
                                                                          "rope_interleave")
 family("deepseek", BASE + ("attention_bias",) + DEEPSEEK_MOE, "DeepSeekMoE (multi-head attention)",
        values=DEEPSEEK_VALUES)(deepseek)

@@ -16,6 +16,9 @@ DEFAULTS: dict[str, dict[str, object]] = {
     # LlamaConfig: num_key_value_heads None (= a), head_dim None (= h / a)
     "llama": _LLAMA_SHAPE | {"intermediate_size": 11008, "vocab_size": 32000, "attention_bias": False,
                              "mlp_bias": False},
+    # GraniteConfig: num_key_value_heads None (= a), the multipliers 1.0
+    "granite": _LLAMA_SHAPE | {"intermediate_size": 11008, "vocab_size": 32000, "attention_bias": False,
+                               "mlp_bias": False},
     "mistral": _LLAMA_SHAPE | {"intermediate_size": 14336, "num_key_value_heads": 8, "vocab_size": 32000},
     # Qwen2Config has no head_dim attribute (Qwen2Attention: h / a)
     "qwen2": _LLAMA_SHAPE | {"intermediate_size": 22016, "num_key_value_heads": 32, "vocab_size": 151936},

@@ -111,3 +111,40 @@ def test_refused_in_one_line_naming_the_key(name, key):
     with pytest.raises(ConfigError) as err:
         read(SHARED / f"{name}.json")
     assert "\n" not in str(err.value) and f"key {key!r}" in str(err.value)
+
+
+# transformers' own count (benchmarks/hf_count.py: transformers 5.25.0, torch 2.13.0+cpu, each model built on the meta
+# device; run by hand, its output committed as results/hf-count-published.jsonl)
+HF = Path(__file__).resolve().parent.parent / "results" / "hf-count-published.jsonl"
+# files transformers could not build: remote code, and a multimodal wrapper AutoModelForCausalLM cannot build (its
+# language model is counted with --text-only); and those mem4d refuses (REFUSED)
+NOT_BUILT = {"kimi-k2-instruct": "remote code (custom modeling_deepseek.py)", "qwen3-vl-32b-instruct": "a wrapper"}
+
+
+def _hf_rows() -> list[dict]:
+    return [json.loads(line) for line in HF.read_text().splitlines()]
+
+
+@pytest.mark.parametrize("row", _hf_rows(), ids=lambda row: Path(row["file"]).stem + ("-text" if row.get(
+    "text_only") else ""))
+def test_equal_to_transformers_own_count(row):
+    """mem4d's count is transformers' parameters plus the fp32 score-correction biases it keeps as buffers (mem4d
+    counts them as parameters, as Megatron-Core holds them) plus the MTP modules transformers does not build."""
+    name = Path(row["file"]).stem
+    if "error" in row:
+        assert name in NOT_BUILT, row["error"]
+        return
+    if name in REFUSED:
+        return
+    path = (Path(__file__).resolve().parent.parent / row["file"]) if not row["file"].startswith("..") else \
+        SHARED / Path(row["file"]).name
+    # AutoModelForCausalLM builds a multimodal wrapper's language model alone (Qwen3.5's, Llama 4's): mem4d's
+    # --text-only, with or without hf_count's --text-only; a text model's --text-only row is the model itself
+    shape = read(path, text_only="text_config" in json.loads(path.read_text()))
+    mtp = shape.mtp * shape.mtp_count
+    assert shape.param_count - mtp == row["parameters"] + row["bias_buffers"]
+
+
+def test_every_file_was_counted_by_transformers():
+    stems = {Path(row["file"]).stem for row in _hf_rows()}
+    assert stems >= set(_published()) and len({row["file"] for row in _hf_rows() if not row.get("text_only")}) == 40

@@ -19,7 +19,7 @@ PUBLISHED = Path(__file__).resolve().parent.parent / "grids" / "models" / "publi
 
 # model_type -> transformers' count of its default model (hf_count.py on {"model_type": ...})
 DEFAULT_MODELS = {
-    "llama": 6_738_415_616, "mistral": 7_241_732_096, "qwen2": 12_049_846_272, "qwen3": 12_049_461_248,
+    "llama": 6_738_415_616, "granite": 6_738_415_616, "mistral": 7_241_732_096, "qwen2": 12_049_846_272, "qwen3": 12_049_461_248,
     "mixtral": 46_702_792_704, "qwen2_moe": 14_315_784_192, "qwen3_moe": 15_350_731_776, "olmoe": 13_361_612_800,
     "deepseek_v3": 671_026_404_352 + 14_848, "gpt2": 124_439_808, "phi3": 3_821_079_552,
     "llama4_text": 107_769_861_120, "qwen3_vl_moe_text": 13_173_956_608,

@@ -42,7 +42,11 @@ def qwen3_vl_tower(v: dict) -> int:
 def minimax_fp8_scales(c: dict) -> int:
     """MiniMax-M2's fp32 block scales: each quantized linear's [ceil(out/128), ceil(in/128)] (q, k, v, o and every
     expert's three; the router, its bias and the head are modules_to_not_convert)."""
-    h, dh, f, blocks = c["hidden_size"], c["head_dim"], c["intermediate_size"], lambda o, i: ceil(o / 128) * ceil(i / 128)
+    h, dh, f = c["hidden_size"], c["head_dim"], c["intermediate_size"]
+
+    def blocks(out: int, into: int) -> int:
+        return ceil(out / 128) * ceil(into / 128)
+
     a, k = c["num_attention_heads"], c["num_key_value_heads"]
     layer = blocks(a * dh, h) + 2 * blocks(k * dh, h) + blocks(h, a * dh) + c["num_local_experts"] * (
         2 * blocks(f, h) + blocks(h, f))

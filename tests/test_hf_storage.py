@@ -104,3 +104,14 @@ def test_inference_only_keys_are_read_at_checked_values(tmp_path, key, good, bad
     assert from_hf_config(_write(tmp_path, LLAMA | {key: good})).param_count == LLAMA_COUNT
     with pytest.raises(ConfigError, match=f"key '{key}'"):
         from_hf_config(_write(tmp_path, LLAMA | {key: bad}))
+
+
+def test_a_text_configs_own_quantization_is_read_too(tmp_path):
+    """--text-only reads the text_config's quantization_config as the outer one: named, or refused by name."""
+    raw = json.loads((PUBLISHED / "llama4-scout-17b-16e-text-config.json").read_text())
+    raw["text_config"] = raw["text_config"] | {"quantization_config": STORED["fp8"]}
+    shape, note = read_noted(_write(tmp_path, raw), text_only=True)
+    assert shape.param_count == 107_769_861_120 and "checkpoint storage (fp8)" in note
+    raw["text_config"]["quantization_config"] = {"quant_method": "awq"}
+    with pytest.raises(ConfigError, match="quant_method 'awq'"):
+        read_noted(_write(tmp_path, raw), text_only=True)

@@ -169,6 +169,7 @@ def read_noted(path: str | Path, text_only: bool = False) -> tuple[ModelShape, s
     if text_only and "text_config" in raw:
         raw = _text_model(raw, r)
         r = Reader(raw, path)
+        note = storage.read(raw.get(STORAGE), path) or note  # a text_config's own quantization_config
     elif text_only:
         raise ConfigError(f"{path}: --text-only reads a multimodal config's text_config, and this file has none")
     family = _family(raw, r)

@@ -112,8 +112,8 @@ MLA_VALUES = DEEPSEEK_VALUES | {
 }
 # DeepseekV3Config's rope_interleave: the rotary part's layout, a permutation of the same tensors; qk_head_dim: the
 # classes' nope + rope (checked by mla)
-MLA_KEYS = BASE + ("attention_bias", "mlp_bias") + DEEPSEEK_MOE + ROUTING + MLA + ("num_nextn_predict_layers", "qk_head_dim",
-                                                                         "rope_interleave")
+MLA_KEYS = BASE + ("attention_bias", "mlp_bias") + DEEPSEEK_MOE + ROUTING + MLA + (
+    "num_nextn_predict_layers", "qk_head_dim", "rope_interleave")
 family("deepseek", BASE + ("attention_bias",) + DEEPSEEK_MOE, "DeepSeekMoE (multi-head attention)",
        values=DEEPSEEK_VALUES)(deepseek)
 family("deepseek_v2", MLA_KEYS, "DeepSeek-V2 (multi-head latent attention)", mla_letters, MLA_VALUES)(mla)

@@ -2,8 +2,18 @@
 remote code reads the same keys)."""
 from __future__ import annotations
 
-from ..hfkeys import (BASE, Only, Reader, count_or_null, false_or_null, number, number_or_null, real, real_or_null,
-                      zero_or_null)
+from ..hfkeys import (
+    BASE,
+    Only,
+    Reader,
+    count_or_null,
+    false_or_null,
+    number,
+    number_or_null,
+    real,
+    real_or_null,
+    zero_or_null,
+)
 from .registry import family
 
 BLOCKS = {"M": "linear_attention", "*": "full_attention", "-": "mlp", "E": "moe"}  # _pattern_to_list's mapping

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import storage
+from . import storage, vision
 from .errors import ConfigError
 from .families import FAMILIES, SUPPORTED, aliases
 from .families.deepseek import MLA
@@ -19,6 +19,9 @@ from .shapes import PRESETS, ModelShape
 STORAGE = "quantization_config"  # how the checkpoint is stored (symbolic/config/storage.py), not what training holds
 MAX_BYTES = 4 * 2**20  # the largest config.json read (published ones are under 100 KB; DeciLM's per-layer blocks ~50 KB)
 MAX_DEPTH = 16  # the deepest nesting read (published files nest 3 levels: a text_config's rope_scaling)
+# a Qwen3-VL / Qwen3.5 wrapper's own keys: its two configs, the head's tie, the special tokens' ids
+WRAPPER_KEYS = ("model_type", "text_config", "vision_config", "tie_word_embeddings", "image_token_id", "video_token_id",
+                "vision_start_token_id", "vision_end_token_id", "_name_or_path")
 MAX_DIGITS = 20  # the longest integer read (2^64 has 20 digits; sizes are bounded by 2^40 afterwards)
 
 
@@ -166,7 +169,9 @@ def read_noted(path: str | Path, text_only: bool = False) -> tuple[ModelShape, s
     raw = _load(path)
     note = storage.read(raw.get(STORAGE), path)
     r = Reader(raw, path)
-    if text_only and "text_config" in raw:
+    tower = None
+    if "text_config" in raw:
+        tower = None if text_only else _tower(raw, r)
         raw = _text_model(raw, r)
         r = Reader(raw, path)
         note = storage.read(raw.get(STORAGE), path) or note  # a text_config's own quantization_config
@@ -184,8 +189,25 @@ def read_noted(path: str | Path, text_only: bool = False) -> tuple[ModelShape, s
         values.update(k=r.count("num_key_value_heads", values["a"]), L=r.count("num_hidden_layers"),
                       v=r.count("vocab_size"), tied=r.flag("tie_word_embeddings"),
                       head_dim=r.count("head_dim", 0) or None)
-    shape = ModelShape(name=_name(raw, path), **{**values, **family.build(raw, r)})  # a build may set a letter (f)
+    shape = ModelShape(name=_name(raw, path), **{**values, **family.build(raw, r)}, vision=tower)  # a build may set f
+    if tower is not None and tower.out != shape.h:
+        raise r.fail("vision_config", f"out_hidden_size {tower.out} must be the language model's hidden size {shape.h} "
+                     "(the merger's output replaces image tokens' embeddings)")
     return shape, note
+
+
+def _tower(raw: dict, r: Reader) -> vision.VisionTower:
+    """A multimodal config's vision tower (config.vision), where mem4d models its kind; else refused in one line
+    (--text-only counts the language model alone). The wrapper's other keys are token ids, harmless."""
+    kind = raw.get("model_type")
+    if kind not in vision.TOWERS:
+        about = WRAPPERS[kind].about if isinstance(kind, str) and kind in WRAPPERS else "a multimodal checkpoint"
+        raise r.fail("text_config", f"{about}: its vision tower is not modelled (mem4d models Qwen3-VL's and "
+                     "Qwen3.5's); pass --text-only to count its language model alone")
+    for key in raw:
+        if key not in WRAPPER_KEYS and key not in HARMLESS:
+            raise r.fail(key, f"not a key mem4d knows for model_type {kind!r}: refused rather than ignored")
+    return vision.read(raw.get("vision_config", {}), kind, r.path)
 
 
 def _name(raw: dict, path: Path) -> str:

@@ -47,10 +47,9 @@ def _with_mtp(tmp_path: Path, name: str) -> int:
 
 
 EXACT = ["falcon3-7b-instruct", "gemma-3-1b-it", "glm-5.1", "gpt-oss-120b", "granite-3.3-8b-instruct",
-         "mistral-7b-instruct-v0.3", "phi-4-mini-instruct", "smollm2-1.7b-instruct"]
+         "mistral-7b-instruct-v0.3", "olmo-2-1124-7b-instruct", "phi-4-mini-instruct", "smollm2-1.7b-instruct"]
 # refused in one line: the key named (a family or a block kind mem4d does not model)
-REFUSED = {"mimo-v2-flash": "v_head_dim", "nvidia-nemotron-3-super-120b-a12b-fp8": "hybrid_override_pattern",
-           "olmo-2-1124-7b-instruct": "model_type"}
+REFUSED = {"mimo-v2-flash": "v_head_dim", "nvidia-nemotron-3-super-120b-a12b-fp8": "hybrid_override_pattern"}
 MULTIMODAL = ["qwen3-vl-32b-instruct", "qwen3.5-35b-a3b", "qwen3.5-122b-a10b", "qwen3.5-397b-a17b", "qwen3.6-35b-a3b"]
 
 

@@ -47,6 +47,8 @@ class Cluster:
     fp8_param_gather: bool = Training.fp8_param_gather
     compile: bool = Training.compile  # torchtitan's blocks under torch.compile (--compile), every row
     fp8_all_gather: bool = Training.fp8_all_gather  # torchtitan's FSDP2 Float8 all-gather, every row
+    image_tokens: int = Training.image_tokens  # n_v: image tokens per sample through a vision tower, every row
+    freeze_vision: bool = Training.freeze_vision  # a frozen vision tower, every row
 
     def __post_init__(self):
         for name in ("gpus", "s", "gbs"):
@@ -139,7 +141,8 @@ def _letters(cluster: Cluster, swept: dict, profile: str) -> SimpleNamespace:
     return SimpleNamespace(**swept, C_f=cluster.moe_capacity, s=cluster.s, gbs=cluster.gbs, sp=cluster.sp,
                            flash_attn=cluster.flash_attn, uneven=swept["split"] > 0, stage_layers=None,
                            **{**RECIPE_FIELDS, "fp8": cluster.fp8, "fp8_param_gather": cluster.fp8_param_gather,
-                              "compile": cluster.compile, "fp8_all_gather": cluster.fp8_all_gather},
+                              "compile": cluster.compile, "fp8_all_gather": cluster.fp8_all_gather,
+                              "image_tokens": cluster.image_tokens, "freeze_vision": cluster.freeze_vision},
                            **chosen, **rules.model_letters(cluster.shape))
 
 

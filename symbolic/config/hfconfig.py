@@ -173,7 +173,7 @@ def read_noted(path: str | Path, text_only: bool = False) -> tuple[ModelShape, s
     raw = _load(path)
     note = storage.read(raw.get(STORAGE), path)
     r = Reader(raw, path)
-    tower = None
+    tower, outer = None, raw
     if "text_config" in raw:
         tower = None if text_only else _tower(raw, r)
         raw = _text_model(raw, r)
@@ -193,7 +193,7 @@ def read_noted(path: str | Path, text_only: bool = False) -> tuple[ModelShape, s
         values.update(k=r.count("num_key_value_heads", values["a"]), L=r.count("num_hidden_layers"),
                       v=r.count("vocab_size"), tied=r.flag("tie_word_embeddings"),
                       head_dim=r.count("head_dim", 0) or None)
-    shape = ModelShape(name=_name(raw, path), **{**values, **family.build(raw, r)}, vision=tower)  # a build may set f
+    shape = ModelShape(name=_name(outer, path), **{**values, **family.build(raw, r)}, vision=tower)  # a build sets f
     if tower is not None and tower.out != shape.h:
         raise r.fail("vision_config", f"out_hidden_size {tower.out} must be the language model's hidden size {shape.h} "
                      "(the merger's output replaces image tokens' embeddings)")

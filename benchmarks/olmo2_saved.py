@@ -14,10 +14,13 @@ import json
 import torch
 import transformers
 from transformers import Olmo2Config
-from transformers.models.olmo2.modeling_olmo2 import Olmo2DecoderLayer, Olmo2RotaryEmbedding
+from transformers.models.olmo2.modeling_olmo2 import (
+    Olmo2DecoderLayer,
+    Olmo2RotaryEmbedding,
+)
 
-TINY = dict(hidden_size=48, intermediate_size=112, num_attention_heads=6, num_key_value_heads=2, num_hidden_layers=1,
-            vocab_size=64, eos_token_id=None, pad_token_id=None)
+TINY = {"hidden_size": 48, "intermediate_size": 112, "num_attention_heads": 6, "num_key_value_heads": 2,
+        "num_hidden_layers": 1, "vocab_size": 64, "eos_token_id": None, "pad_token_id": None}
 B, S = 2, 10
 
 

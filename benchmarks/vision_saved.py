@@ -17,9 +17,9 @@ import transformers
 from transformers.models.qwen3_vl.configuration_qwen3_vl import Qwen3VLVisionConfig
 from transformers.models.qwen3_vl.modeling_qwen3_vl import Qwen3VLVisionModel
 
-TINY = dict(depth=3, hidden_size=48, intermediate_size=112, num_heads=4, in_channels=3, patch_size=4,
-            temporal_patch_size=2, spatial_merge_size=2, out_hidden_size=80, num_position_embeddings=16,
-            deepstack_visual_indexes=[1])
+TINY = {"depth": 3, "hidden_size": 48, "intermediate_size": 112, "num_heads": 4, "in_channels": 3, "patch_size": 4,
+        "temporal_patch_size": 2, "spatial_merge_size": 2, "out_hidden_size": 80, "num_position_embeddings": 16,
+        "deepstack_visual_indexes": [1]}
 GRID = (1, 8, 6)  # one image: t, h, w in patches (48 patches, 12 image tokens)
 
 

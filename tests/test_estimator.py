@@ -62,6 +62,8 @@ configs = st.fixed_dictionaries({
     "d_gk": st.sampled_from([0, 24, 128]), "d_gv": st.sampled_from([0, 40, 128]), "K_c": st.sampled_from([0, 3, 4]),
     "L_m": st.integers(0, 64), "L_o": st.integers(0, 64), "L_n": st.integers(0, 64), "n_m": st.sampled_from([0, 16, 128]),
     "d_m": st.sampled_from([0, 24, 64]), "d_s": st.sampled_from([0, 40, 128]), "g_m": st.sampled_from([0, 4, 8]),
+    "P_v": st.sampled_from([0, 4096, 595_266_800]), "A_v": st.sampled_from([0, 10752, 2_004_864]),
+    "n_v": st.sampled_from([0, 64, 1024]),
 })
 
 
@@ -152,7 +154,7 @@ def test_weights_and_optimizer_never_grow_with_t_p_c(sw):
                "q_r": 1536, "kv_r": 512, "d_r": 64, "d_v": 128, "n_mtp": 1, "n_i": 64, "d_i": 128, "k_i": 2048,
                "L_g": layers * 3 // 4, "n_gk": 16, "n_gv": 32, "d_gk": 128, "d_gv": 128, "K_c": 4,
                "L_m": layers // 2, "L_o": layers // 2, "L_n": layers - layers // 2, "n_m": 128, "d_m": 64, "d_s": 128,
-               "g_m": 8,
+               "g_m": 8, "P_v": 595_266_800, "A_v": 2_004_864, "n_v": 1024,
                "e": rng.choice([1, 2, 8], n), "t_e": 1}
     est = est_for(sw)
     base = est(**values) | est.stages(**values)

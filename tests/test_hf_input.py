@@ -32,7 +32,7 @@ def _refused(path: Path, *needles: str) -> str:
     ("[" * 100_000 + "]" * 100_000, "nested deeper"),  # the C decoder's recursion
     ('{"a": ' * 40 + "1" + "}" * 40, "nested deeper"),  # within the decoder's stack, beyond the reader's limit
     ('{"hidden_size": ' + "9" * 5000 + "}", "5000 digits"),
-    ('{"hidden_size": NaN}', "NaN is not a JSON number"),
+    ('{"hidden_size": NaN}', "key 'hidden_size' = NaN: must be a positive integer"),
     ('{"hidden_size": 4096, "hidden_size": 8192}', "'hidden_size' appears twice"),
     ("\xff\xfe{}", "not UTF-8"),
 ])
@@ -155,3 +155,55 @@ def test_cli_one_line_exit_2(tmp_path, capsys):
     assert main(["estimate", "--model", str(path)]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and err.startswith("mem4d estimate: error:") and "twice" in err
+
+
+def _python_json(config: dict, tmp_path: Path) -> Path:
+    """config written as Python's json writes it (allow_nan: Infinity, -Infinity, NaN for float('inf'), ...)."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config, allow_nan=True))
+    return path
+
+
+@pytest.mark.parametrize("key", ["hidden_size", "num_hidden_layers", "vocab_size", "head_dim", "num_key_value_heads"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_python_json_constants_where_a_size_belongs_are_one_line(tmp_path, key, value):
+    _refused(_python_json(LLAMA | {key: value}, tmp_path), f"key {key!r} = {json.dumps(value)}", "integer")
+
+
+@pytest.mark.parametrize("key, value", [("rope_theta", float("inf")), ("rms_norm_eps", float("nan")),
+                                        ("initializer_range", float("-inf"))])
+def test_python_json_constants_where_the_class_takes_a_float_are_read(tmp_path, key, value):
+    """LlamaConfig's float attributes (rope_theta, rms_norm_eps, initializer_range) allocate nothing: Infinity or NaN
+    there leaves Llama-3.1-8B's exact count (SOURCES.md) as it is."""
+    assert from_hf_config(_python_json(LLAMA | {key: value}, tmp_path)).param_count == 8_030_261_248
+
+
+def test_an_alias_is_read_as_the_attribute_it_names(tmp_path):
+    """GPT2Config's attribute_map: max_position_embeddings is n_positions, the learned positions' length (2048 - 1024
+    more rows of n_embd 768 than GPT-2 small's 124,439,808, SOURCES.md); given both, they must agree."""
+    raw = json.loads((PUBLISHED / "gpt2.json").read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({k: v for k, v in raw.items() if k != "n_positions"} | {"max_position_embeddings": 2048}))
+    assert from_hf_config(path).param_count == 124_439_808 + 1024 * 768
+    path.write_text(json.dumps(raw | {"max_position_embeddings": 2048}))
+    _refused(path, "'max_position_embeddings' (transformers' alias of 'n_positions') disagrees")
+
+
+@pytest.mark.parametrize("name, key, value, needle", [
+    ("deepseek-v3", "qk_head_dim", 128, "disagrees with qk_nope_head_dim + qk_rope_head_dim = 192"),
+    ("deepseek-v2", "mlp_bias", True, "no MLP biases"),
+    ("qwen3-30b-a3b", "num_local_experts", 64, "disagrees with num_experts = 128"),
+])
+def test_a_library_attribute_is_read_at_its_modelled_values_only(tmp_path, name, key, value, needle):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(json.loads((PUBLISHED / f"{name}.json").read_text()) | {key: value}))
+    _refused(path, f"key {key!r}", needle)
+
+
+def test_qwen3_moe_reads_its_class_attribute_num_local_experts(tmp_path):
+    """Qwen3MoeConfig's attribute is num_local_experts (num_experts its alias): Qwen3-30B-A3B written with it alone
+    is the same 30,532,122,624 parameters (SOURCES.md)."""
+    raw = json.loads((PUBLISHED / "qwen3-30b-a3b.json").read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({k: v for k, v in raw.items() if k != "num_experts"} | {"num_local_experts": 128}))
+    assert from_hf_config(path).param_count == 30_532_122_624

@@ -84,7 +84,7 @@ QWEN3_MOE = json.loads((FOLDER / "qwen3-30b-a3b.json").read_text())
     # attention variants mem4d does not model
     ("use_qk_norm", True), ("q_lora_rank", 1536), ("kv_lora_rank", 512), ("qk_rope_head_dim", 64),
     ("v_head_dim", 128), ("num_nextn_predict_layers", 1), ("text_config", {"hidden_size": 64}),
-    ("hidden_act", "gelu"), ("attention_dropout", 0.1), ("quantization_config", {"quant_method": "fp8"}),
+    ("hidden_act", "gelu"), ("attention_dropout", 0.1), ("quantization_config", {"quant_method": "gptq", "bits": 4}),
     ("some_future_key", 1), ("is_encoder_decoder", True),
 ])
 def test_a_key_that_is_not_modelled_is_refused_in_one_line(tmp_path, key, value):

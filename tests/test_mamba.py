@@ -128,3 +128,16 @@ def test_limits_are_one_line_and_plan_rows_match_estimate(tmp_path):
         one, got = estimate(shape, training), plan.config(i)
         assert max(abs(one.bytes[name] - got["bytes"][name]) for name in got["bytes"]) <= 1
         assert (got["peak_bytes"], got["peak_from"]) == (one.peak, one.peak_from)
+
+
+def test_a_time_step_limit_of_infinity_is_read_as_python_writes_it(tmp_path):
+    """Nemotron 3's published file says "time_step_limit": [0.0, Infinity] (NemotronHConfig's tuple of floats, as
+    Python's json writes float('inf')): read, the count unchanged; Infinity where NemotronHConfig takes an int
+    (chunk_size) or a size (mamba_num_heads) is refused in one line naming the key."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(SMALL | {"time_step_limit": [0.0, float("inf")], "time_step_floor": float("nan")}))
+    assert from_hf_config(path).param_count == 3_435_712
+    for key in ("chunk_size", "mamba_num_heads"):
+        path.write_text(json.dumps(SMALL | {key: float("inf")}))
+        with pytest.raises(ConfigError, match=f"key '{key}' = Infinity"):
+            from_hf_config(path)

@@ -61,7 +61,8 @@ def test_every_message_is_one_line_on_ints():
              "Gated DeltaNet at p > 1: 1F1B (jax)", "s % chunk (jax)",
              "Mamba-2: heads and groups over t c", "Gated DeltaNet: no context parallel",
              "--fp8: GQA attention", "Gated DeltaNet: n_gk % t", "GeLU experts: Megatron only",
-             "s <= s_p (learned positions)"]  # a dense GQA model cannot break the rules of experts, MLA, DSA
+             "s <= s_p (learned positions)",
+             "vision flags need a tower", "vision tower: Megatron only"]  # a dense GQA model cannot break the rules of experts, MLA, DSA
     # or Gated DeltaNet layers
     # jaxcheck's precision, ZeRO-3: what the jax, torchtitan and deepspeed rules on them allow
     allowed = ["--fp8: Megatron and torchtitan only", "--fp8: Transformer Engine's recipes", "--fp8: torchao's recipes",
@@ -74,7 +75,8 @@ def test_every_message_is_one_line_on_ints():
                                  stage_layers=split, ep=2, etp_size=5, moe_capacity=1.0, recompute="none", ac_every=None, zero_init=True, grad_accum_fusion=True,
                                  weight_dtype="fp32", grad_dtype="fp32", master_weights=False, optimizer="adamw",
                                  moment_dtype="fp32", logits="fp32", schedule="gpipe", fp8="none",
-                                 fp8_param_gather=False, compile=False, fp8_all_gather=False,
+                                 fp8_param_gather=False, compile=False, fp8_all_gather=False, image_tokens=0,
+                                 freeze_vision=False,
                                  recompute_modules="core_attn")
         x = letters(broken, shape)
         assert [rule.name for rule in RULES if rule.holds(x)] == sorted(holding, key=ORDER.index)  # p = 3: vpp > 1 cannot break too
@@ -97,7 +99,7 @@ def test_the_rules_of_experts_break_one_line_each():
                              stage_layers=None, ep=4, etp_size=4, moe_capacity=1.0, recompute="full", ac_every=None, zero_init=True, grad_accum_fusion=True,
                              weight_dtype="fp32", grad_dtype="fp32", master_weights=False, optimizer="adamw",
                              moment_dtype="fp32", logits="fp32", schedule="1f1b", fp8="none", fp8_param_gather=False, compile=False,
-                             fp8_all_gather=False,
+                             fp8_all_gather=False, image_tokens=0, freeze_vision=False,
                              recompute_modules="core_attn")
     x = letters(broken, shape)
     failing = [rule.name for rule in RULES if not rule.holds(x) and rule.scope not in ("torchtitan", "deepspeed")]

@@ -12,7 +12,8 @@ from ..config.training import ZERO_STAGES
 from ..plan.enumerate import Cluster, why_not
 from ..plan.policies import label_of
 from ..plan.proxy import Hardware, explain
-from ..flags.training import (add_model_args, add_precision_args, add_recipe_arg, add_zero_aliases, model_from_args,
+from ..flags.training import (add_model_args, add_precision_args, add_recipe_arg, add_vision_args, add_zero_aliases,
+    model_from_args,
     precision_from_args, profile_from_args)
 from ..flags.files import add_megatron_arg, add_trainer_args
 from ..flags.plan_files import HELD_RECIPE, READERS, plan_file
@@ -61,6 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--compile", action="store_true",
                         help="--recipe torchtitan: every row's blocks under torch.compile (torchtitan's "
                              "--compile.enable)")
+    add_vision_args(parser)
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the --top (or --all) configurations as JSON")
     out.add_argument("--csv", metavar="FILE", help="also write every feasible configuration to a CSV file")
@@ -96,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
     cluster = Cluster(shape, gpus=args.gpus, s=args.seq, gbs=args.gbs, sp=args.sp, flash_attn=args.flash_attn,
                       moe_capacity=args.moe_capacity, fp8=args.fp8, fp8_param_gather=args.fp8_param_gather,
                       compile=args.compile, fp8_all_gather=args.fp8_all_gather,
+                      image_tokens=args.image_tokens, freeze_vision=args.freeze_vision,
                       precision=tuple(precision_from_args(args, None).items()),
                       held=tuple((name, getattr(args, name)) for name in HELD_RECIPE if hasattr(args, name)))
     hw = Hardware(gpus_per_node=args.gpus_per_node)

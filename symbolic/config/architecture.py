@@ -43,6 +43,7 @@ class Architecture:
     mamba: bool = False  # Mamba-2 layers (L_m of the L) in place of softmax attention (Nemotron-H)
     blocks: bool = False  # layers of a mixer alone (L_n) or an MLP alone (L_o), each with one norm (Nemotron-H)
     ssm_conv_bias: bool = False  # a bias on the Mamba-2 convolution
+    vision: bool = False  # a vision tower and projector (P_v parameters) beside the embedding, on the first stage
 
     def __post_init__(self):
         if self.qk_norm not in QK_NORMS:
@@ -56,7 +57,7 @@ class Architecture:
         """A ModelShape's architecture: tied, experts (shared, gated), q/k norms, biases, MLP and norm kinds, learned
         positions, dropout, MLA (with a query latent), multi-token prediction (with experts), the score bias, Gemma's
         sandwich norms and soft-capping, the sparse-attention indexer, Gated DeltaNet layers and gated attention,
-        Mamba-2 layers and one-part blocks."""
+        Mamba-2 layers and one-part blocks, a vision tower."""
         return cls(tied=shape.tied, moe=shape.moe, shared=shape.f_s > 0, shared_gate=shape.shared_gate,
                    qk_norm=shape.qk_norm, qkv_bias=shape.qkv_bias, o_bias=shape.o_bias, mlp_bias=shape.mlp_bias,
                    mlp=shape.mlp, norm=shape.norm, positions=shape.positions > 0, dropout=shape.dropout,
@@ -65,7 +66,8 @@ class Architecture:
                    logit_softcap=shape.logit_softcap, attn_softcap=shape.attn_softcap, sinks=shape.sinks,
                    moe_bias=shape.moe_bias, dsa=shape.dsa, gdn=shape.gdn,
                    gdn_repeat=shape.gdn and shape.lin_v_heads > shape.lin_k_heads, attn_gate=shape.attn_gate,
-                   mamba=shape.mamba, blocks=shape.blocks, ssm_conv_bias=shape.ssm_conv_bias)
+                   mamba=shape.mamba, blocks=shape.blocks, ssm_conv_bias=shape.ssm_conv_bias,
+                   vision=shape.vision is not None)
 
     def features(self) -> dict:
         """Its fields by name (what Switches.of takes from a shape)."""

@@ -110,14 +110,24 @@ class ParameterCounts:
     def param_count(self) -> int:
         """Every parameter: embedding (and learned positions), L x (2 norms or 4 with sandwich norms, attention, a
         Gated DeltaNet or a Mamba-2 mixer, a dense MLP or an MoE MLP; a one-part block its part and one norm), final
-        norm, LM head unless tied, and the multi-token-prediction modules."""
+        norm, LM head unless tied, the multi-token-prediction modules and a vision tower."""
         h, v, L = self.h, self.v, self.L
         mlps = self.L_e * self.moe_mlp_count + (L - self.L_e - self.L_n) * self.dense_mlp_count
         norms = L * (4 if self.sandwich else 2) - self.L_o - self.L_n  # one per part a layer holds
         mixers = (L - self.L_g - self.L_m - self.L_o) * self.attention_count + self.L_g * self.gdn_count \
             + self.L_m * self.mamba_count
         return (v + self.positions) * h + mixers + norms * self.norm_count + mlps + self.norm_count \
-            + (0 if self.tied else h * v) + self.mtp * self.mtp_count
+            + (0 if self.tied else h * v) + self.mtp * self.mtp_count + self.P_v
+
+    @property
+    def P_v(self) -> int:
+        """The vision tower's and projector's parameters (config.vision; 0 for a text model)."""
+        return self.vision.params if self.vision else 0
+
+    @property
+    def A_v(self) -> int:
+        """Elements the vision tower keeps for backward per image token (config.vision; 0 for a text model)."""
+        return self.vision.saved_per_token if self.vision else 0
 
     @property
     def active_count(self) -> int:

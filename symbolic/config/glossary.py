@@ -60,6 +60,13 @@ HYBRID = {
     "d_s": "the Mamba-2 state size (ssm_state_size)",
     "g_m": "the Mamba-2 groups sharing B and C (n_groups)",
 }
+# a multimodal checkpoint's vision tower and projector (config.vision: Qwen3-VL's and Qwen3.5's vision_config), each 0
+# for a text model; n_v is a training choice (--image-tokens)
+VISION = {
+    "P_v": "the vision tower's and projector's parameters (vision_config, as Qwen3VLVisionModel builds them)",
+    "A_v": "elements the vision tower keeps for backward per image token (its patches through every block and merger)",
+    "n_v": "image tokens per sample (--image-tokens; 0: text-only activations)",
+}
 PARALLEL = {
     "d": "data-parallel size",
     "t": "tensor-parallel size (sequence parallel shares it)",
@@ -94,30 +101,31 @@ STAGE = {
     "Lo_r": "layers of an MLP alone among the L_r layers of pipeline rank r",
     "Ln_r": "layers of a token mixer alone among the L_r layers of pipeline rank r",
 }
-NAMES = tuple(SHAPE | MOE | MLA | HYBRID | PARALLEL | SCHEDULE | BYTES)  # the estimator's inputs, in this order
+NAMES = tuple(SHAPE | MOE | MLA | HYBRID | VISION | PARALLEL | SCHEDULE | BYTES)  # the estimator's inputs, in this order
 EXPERT_LETTERS = (*MOE, "e", "t_e", "Le_r")  # what only a model with experts has
 MLA_LETTERS = tuple(MLA)  # what only a model with MLA or multi-token prediction has
 INDEXER_LETTERS = ("n_i", "d_i", "k_i")  # of those, what only a model with DeepSeek Sparse Attention's indexer has
 HYBRID_LETTERS = (*HYBRID, "Lg_r", "Lm_r", "Lo_r", "Ln_r")  # what only a hybrid (Gated DeltaNet, Mamba-2) has
 STAGE_NAMES = ("L_r", "m_r", "Le_r", "Lg_r", "Lm_r", "Lo_r", "Ln_r")  # a stage's extra inputs (the in-flight count takes r)
-MEANING = SHAPE | MOE | MLA | HYBRID | PARALLEL | SCHEDULE | BYTES | STAGE
+MEANING = SHAPE | MOE | MLA | HYBRID | VISION | PARALLEL | SCHEDULE | BYTES | STAGE
 LATEX = {"vpp": r"v_{pp}", "B_w": r"B_{w}", "B_g": r"B_{g}", "B_o": r"B_{o}", "B_a": r"B_{a}", "B_l": r"B_{l}", "B_q": r"B_{q}", "B_c": r"B_{c}", "L_r": r"L_{r}",
          "m_r": r"m_{r}", "dh": r"d_{h}", "s_p": r"s_{p}", "n_ac": r"n_{ac}", "k_e": r"k_{e}", "f_e": r"f_{e}", "f_s": r"f_{s}", "L_e": r"L_{e}",
          "C_f": r"C_{f}", "t_e": r"t_{e}", "Le_r": r"L_{e,r}", "q_r": r"q_{r}", "kv_r": r"kv_{r}", "d_r": r"d_{r}",
          "d_v": r"d_{v}", "n_mtp": r"n_{mtp}", "n_i": r"n_{i}", "d_i": r"d_{i}", "k_i": r"k_{i}",
          "L_g": r"L_{g}", "n_gk": r"n_{gk}", "n_gv": r"n_{gv}", "d_gk": r"d_{gk}", "d_gv": r"d_{gv}", "K_c": r"K_{c}",
          "Lg_r": r"L_{g,r}", "L_m": r"L_{m}", "L_o": r"L_{o}", "L_n": r"L_{n}", "n_m": r"n_{m}", "d_m": r"d_{m}",
-         "d_s": r"d_{s}", "g_m": r"g_{m}", "Lm_r": r"L_{m,r}", "Lo_r": r"L_{o,r}", "Ln_r": r"L_{n,r}"}  # the rest: as named
+         "d_s": r"d_{s}", "g_m": r"g_{m}", "Lm_r": r"L_{m,r}", "Lo_r": r"L_{o,r}", "Ln_r": r"L_{n,r}",
+         "P_v": r"P_{v}", "A_v": r"A_{v}", "n_v": r"n_{v}"}  # the rest: as named
 
 # where a configuration's value of each letter comes from: these from ModelShape, the rest from Training (the
 # attribute of the same name, or this field)
-FROM_MODEL = ("h", "f", "a", "k", "L", "v", "dh", "s_p", "E", "k_e", "f_e", "f_s", "L_e", *MLA, *HYBRID)
+FROM_MODEL = ("h", "f", "a", "k", "L", "v", "dh", "s_p", "E", "k_e", "f_e", "f_s", "L_e", *MLA, *HYBRID, "P_v", "A_v")
 TRAINING_FIELD = {"q_r": "q_lora", "kv_r": "kv_lora", "d_r": "rope_dim", "d_v": "v_dim", "n_mtp": "mtp",
                   "n_i": "index_heads", "d_i": "index_dim", "k_i": "index_topk",
                   "n_gk": "lin_k_heads", "n_gv": "lin_v_heads", "d_gk": "lin_k_dim", "d_gv": "lin_v_dim", "K_c": "lin_conv",
                   "n_m": "ssm_heads", "d_m": "ssm_head_dim", "d_s": "ssm_state", "g_m": "ssm_groups",
                   "s_p": "positions", "n_ac": "n_ac", "B_w": "weight_bytes", "B_g": "grad_bytes", "B_o": "opt_bytes", "B_a": "act_bytes", "B_l": "logit_bytes", "B_q": "quant_bytes", "B_c": "cache_bytes", "e": "ep",
-                  "t_e": "etp_size", "C_f": "moe_capacity"}
+                  "t_e": "etp_size", "C_f": "moe_capacity", "n_v": "image_tokens"}
 
 
 def inputs_for(shape, training) -> dict[str, int]:

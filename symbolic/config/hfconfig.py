@@ -6,18 +6,24 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 from pathlib import Path
 
+from . import storage, vision
 from .errors import ConfigError
-from .families import FAMILIES, SUPPORTED
+from .families import FAMILIES, SUPPORTED, aliases
 from .families.deepseek import MLA
 from .families.multimodal import WRAPPERS
 from .hfkeys import HARMLESS, HARMLESS_VALUES, ONLY, VALUES, Family, Reader
 from .shapes import PRESETS, ModelShape
 
 
+STORAGE = "quantization_config"  # how the checkpoint is stored (symbolic/config/storage.py), not what training holds
 MAX_BYTES = 4 * 2**20  # the largest config.json read (published ones are under 100 KB; DeciLM's per-layer blocks ~50 KB)
 MAX_DEPTH = 16  # the deepest nesting read (published files nest 3 levels: a text_config's rope_scaling)
+# a Qwen3-VL / Qwen3.5 wrapper's own keys: its two configs, the head's tie, the special tokens' ids
+WRAPPER_KEYS = ("model_type", "text_config", "vision_config", "tie_word_embeddings", "image_token_id", "video_token_id",
+                "vision_start_token_id", "vision_end_token_id", "_name_or_path")
 MAX_DIGITS = 20  # the longest integer read (2^64 has 20 digits; sizes are bounded by 2^40 afterwards)
 
 
@@ -40,8 +46,10 @@ def _integer(text: str) -> int:
     return int(text)
 
 
-def _constant(text: str):
-    raise _Refused(f"{text} is not a JSON number")
+def _constant(text: str) -> float:
+    """Infinity, -Infinity, NaN: not strict JSON, but what Python's json writes for a float attribute (a published
+    Nemotron 3 file's time_step_limit); read as floats, which every size, depth and integer check refuses."""
+    return float(text)
 
 
 def _depth(value, limit: int) -> bool:
@@ -58,7 +66,7 @@ def _depth(value, limit: int) -> bool:
 
 def _load(path: Path) -> dict:
     """The file's JSON object, read with bounds: at most MAX_BYTES (a device or a pipe that never ends is cut
-    there), MAX_DEPTH levels, MAX_DIGITS-digit integers, no NaN or Infinity, no key twice in one object."""
+    there), MAX_DEPTH levels, MAX_DIGITS-digit integers, no key twice in one object."""
     try:
         with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as file:  # a FIFO with no writer: no wait
             mode = os.fstat(file.fileno()).st_mode
@@ -102,6 +110,10 @@ def _family(raw: dict, r: Reader) -> Family:
                           f"guess one; add the model_type of its checkpoint (one of {SUPPORTED})")
     if not isinstance(kind, str):
         raise r.fail("model_type", "must be a string naming the architecture")
+    if kind == "mimo_v2_flash":  # named by its first key mem4d lacks a letter for, with what else it would need
+        raise r.fail("v_head_dim", "MiMo-V2-Flash's attention is not modelled: value heads narrower than its query/key "
+                     "heads (head_dim), and sliding-window layers with key/value heads (swa_num_key_value_heads) and "
+                     "sink biases of their own: more than one letter beside mem4d's attention")
     mla_families = [name for name, family in FAMILIES.items() if "kv_lora_rank" in family.keys]
     for key in MLA if kind not in mla_families else ():
         if raw.get(key) is not None:
@@ -117,6 +129,8 @@ def _check_keys(raw: dict, family: Family, r: Reader) -> None:
     keys mem4d does not know are named all at once (one line), so one run lists what a file needs."""
     unknown = []
     for key, value in raw.items():
+        if key == STORAGE:  # read by storage.read, for every family
+            continue
         rule = ((family.values or {}).get(key) or VALUES.get(key) if key in family.keys else None) or ONLY.get(key) \
             or HARMLESS_VALUES.get(key)
         if rule is not None and not rule.allowed(value):
@@ -158,15 +172,27 @@ def _text_model(raw: dict, r: Reader) -> dict:
 def read(path: str | Path, text_only: bool = False) -> ModelShape:
     """The ModelShape of a config.json; a key mem4d neither models nor knows to be harmless is a one-line ConfigError.
     text_only: a multimodal config's language model alone (refused without it)."""
+    return read_noted(path, text_only)[0]
+
+
+def read_noted(path: str | Path, text_only: bool = False) -> tuple[ModelShape, str | None]:
+    """read's ModelShape and the one line naming how the checkpoint is stored where that is not what training holds
+    (a quantization_config's packing and scales: storage.read), else None."""
     path = Path(path)
     raw = _load(path)
+    note = storage.read(raw.get(STORAGE), path)
     r = Reader(raw, path)
-    if text_only and "text_config" in raw:
+    tower, outer = None, raw
+    if "text_config" in raw:
+        tower = None if text_only else _tower(raw, r)
         raw = _text_model(raw, r)
         r = Reader(raw, path)
+        note = storage.read(raw.get(STORAGE), path) or note  # a text_config's own quantization_config
     elif text_only:
         raise ConfigError(f"{path}: --text-only reads a multimodal config's text_config, and this file has none")
     family = _family(raw, r)
+    raw = aliases.resolve(raw, raw.get("model_type", "llama"), family.keys, path)
+    r = Reader(raw, path)
     _check_keys(raw, family, r)
     r.defaults = family.defaults or {}
     if family.letters is not None:
@@ -176,7 +202,25 @@ def read(path: str | Path, text_only: bool = False) -> ModelShape:
         values.update(k=r.count("num_key_value_heads", values["a"]), L=r.count("num_hidden_layers"),
                       v=r.count("vocab_size"), tied=r.flag("tie_word_embeddings"),
                       head_dim=r.count("head_dim", 0) or None)
-    return ModelShape(name=_name(raw, path), **{**values, **family.build(raw, r)})  # a build may set a letter (f)
+    shape = ModelShape(name=_name(outer, path), **{**values, **family.build(raw, r)}, vision=tower)  # a build sets f
+    if tower is not None and tower.out != shape.h:
+        raise r.fail("vision_config", f"out_hidden_size {tower.out} must be the language model's hidden size {shape.h} "
+                     "(the merger's output replaces image tokens' embeddings)")
+    return shape, note
+
+
+def _tower(raw: dict, r: Reader) -> vision.VisionTower:
+    """A multimodal config's vision tower (config.vision), where mem4d models its kind; else refused in one line
+    (--text-only counts the language model alone). The wrapper's other keys are token ids, harmless."""
+    kind = raw.get("model_type")
+    if kind not in vision.TOWERS:
+        about = WRAPPERS[kind].about if isinstance(kind, str) and kind in WRAPPERS else "a multimodal checkpoint"
+        raise r.fail("text_config", f"{about}: its vision tower is not modelled (mem4d models Qwen3-VL's and "
+                     "Qwen3.5's); pass --text-only to count its language model alone")
+    for key in raw:
+        if key not in WRAPPER_KEYS and key not in HARMLESS:
+            raise r.fail(key, f"not a key mem4d knows for model_type {kind!r}: refused rather than ignored")
+    return vision.read(raw.get("vision_config", {}), kind, r.path)
 
 
 def _name(raw: dict, path: Path) -> str:
@@ -204,5 +248,8 @@ def resolve_model(spec: str, text_only: bool = False) -> ModelShape:
     if path.is_dir():
         path = path / "config.json"
     if path.suffix == ".json" or path.exists() or path.is_symlink():  # a link that loops: read() names its error
-        return read(path, text_only)
+        shape, note = read_noted(path, text_only)
+        if note is not None:  # the command's output is the training's; the checkpoint's storage is said beside it
+            print(f"note: {note}", file=sys.stderr)
+        return shape
     raise ConfigError(f"unknown model {spec!r}: choose a preset ({', '.join(PRESETS)}) or a path to a config.json")

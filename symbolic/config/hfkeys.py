@@ -3,6 +3,7 @@ only (Only), a family's description (Family), and checked access to one file's v
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -10,29 +11,47 @@ from typing import Callable
 from .errors import ConfigError
 from .shapes import MAX_SIZE
 
-# keys that never change what a training step allocates: names, token ids, initialisation, the constants of RoPE and
-# RMSNorm, inference caches and generation settings, the aux-loss coefficient and the top-k renormalisation (scalars
-# on tensors that exist either way), and the sliding window (flash attention keeps no s x s tensor, and unfused
-# attention materialises all s keys whatever the mask)
-HARMLESS = frozenset({
-    "_name_or_path", "architectures", "model_type", "transformers_version", "torch_dtype", "dtype", "auto_map",
-    "bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id", "initializer_range",
-    "rms_norm_eps", "rope_theta", "rope_scaling", "rope_parameters",
-    "max_position_embeddings", "use_cache", "pretraining_tp", "use_sliding_window", "sliding_window",
-    "max_window_layers", "layer_types", "output_router_logits", "router_aux_loss_coef", "norm_topk_prob",
-    "cache_implementation",  # the inference KV cache's kind (Gemma 3: "hybrid")
-    "use_mrope", "is_llama_config", "rope_interleaved",  # multimodal RoPE's position ids, SmolLM2's conversion
-    # marker and its rotary layout: no parameter, no buffer
-    "_attn_implementation", "_attn_implementation_autoset", "attn_implementation", "return_dict",
-    "output_hidden_states", "output_attentions", "torchscript", "use_bfloat16", "tf_legacy_loss",
-    "chunk_size_feed_forward", "is_decoder", "cross_attention_hidden_size", "tie_encoder_decoder", "max_length",
-    "min_length", "do_sample", "early_stopping", "num_beams", "num_beam_groups", "diversity_penalty", "temperature",
-    "top_k", "top_p", "typical_p", "repetition_penalty", "length_penalty", "no_repeat_ngram_size",
-    "encoder_no_repeat_ngram_size", "bad_words_ids", "num_return_sequences", "output_scores",
-    "return_dict_in_generate", "forced_bos_token_id", "forced_eos_token_id", "remove_invalid_values",
-    "exponential_decay_length_penalty", "suppress_tokens", "begin_suppress_tokens", "finetuning_task", "id2label",
-    "label2id", "tokenizer_class", "prefix", "task_specific_params", "problem_type",
-})
+# keys that only matter at inference, each with why (read at checked values: HARMLESS_VALUES)
+INFERENCE = {
+    "initial_context_length": "gpt-oss: the context its YaRN rope_scaling extends at inference (rope_scaling's "
+                              "original_max_position_embeddings); RoPE holds no parameter or buffer in training",
+    "kv_cache_dtype": "the inference KV cache's dtype: training keeps no KV cache",
+    "mamba_ssm_dtype": "Qwen3.5's dtype of the Gated DeltaNet's recurrent-state cache in inference engines (vLLM); "
+                       "transformers' Qwen3_5 classes have no such attribute, and training keeps no state cache",
+    "transformers.js_config": "transformers.js's options for its ONNX exports (their dtype, KV cache, external "
+                              "data): another library's inference files",
+}
+
+# keys that never change what a training step allocates, each group with why
+_HARMLESS_GROUPS = {
+    "names and bookkeeping: no tensor": (
+        "_name_or_path", "architectures", "model_type", "transformers_version", "torch_dtype", "dtype", "auto_map",
+        "finetuning_task", "id2label", "label2id", "tokenizer_class", "prefix", "task_specific_params",
+        "problem_type", "is_llama_config"),  # is_llama_config: SmolLM2's conversion marker
+    "token ids: no tensor": ("bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id"),
+    "initialisation: the same tensors": ("initializer_range",),
+    "RoPE's and RMSNorm's constants, RoPE's layout and positions (multimodal RoPE's ids): no parameter, no buffer "
+    "training keeps": ("rms_norm_eps", "rope_theta", "rope_scaling", "rope_parameters", "max_position_embeddings",
+                       "use_mrope", "rope_interleaved"),
+    "Llama's pretraining TP slicing: the same parameters": ("pretraining_tp",),
+    "the sliding window: flash attention keeps no s x s tensor, and unfused attention materialises all s keys "
+    "whatever the mask": ("use_sliding_window", "sliding_window", "max_window_layers", "layer_types"),
+    "router scalars on tensors that exist either way (the aux-loss coefficient, top-k renormalisation)": (
+        "output_router_logits", "router_aux_loss_coef", "norm_topk_prob"),
+    "inference caches and generation settings": (
+        "use_cache", "cache_implementation", "max_length", "min_length", "do_sample", "early_stopping", "num_beams",
+        "num_beam_groups", "diversity_penalty", "temperature", "top_k", "top_p", "typical_p", "repetition_penalty",
+        "length_penalty", "no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "bad_words_ids",
+        "num_return_sequences", "output_scores", "return_dict_in_generate", "forced_bos_token_id",
+        "forced_eos_token_id", "remove_invalid_values", "exponential_decay_length_penalty", "suppress_tokens",
+        "begin_suppress_tokens"),
+    "the attention kernel's choice and what forward returns: the same tensors": (
+        "_attn_implementation", "_attn_implementation_autoset", "attn_implementation", "return_dict",
+        "output_hidden_states", "output_attentions", "torchscript", "use_bfloat16", "tf_legacy_loss",
+        "chunk_size_feed_forward", "is_decoder", "cross_attention_hidden_size", "tie_encoder_decoder"),
+}
+WHY_HARMLESS = {key: why for why, keys in _HARMLESS_GROUPS.items() for key in keys} | INFERENCE  # key -> its reason
+HARMLESS = frozenset(WHY_HARMLESS)
 
 
 @dataclass(frozen=True)
@@ -59,13 +78,23 @@ ONLY = {
     "is_encoder_decoder": Only(false_or_null, "decoder-only models"),
     "add_cross_attention": Only(false_or_null, "decoder-only models without cross-attention"),
     "pruned_heads": Only(lambda x: x in ({}, None), "unpruned heads ({})"),
-    "quantization_config": Only(lambda x: False, "unquantized weights (quantized training is not modelled)"),
     "qkv_bias": Only(false_or_null, "no Q, K, V biases but attention_bias's (Qwen2-MoE reads qkv_bias)"),
 }
 
 
-def number(x) -> bool:
+def real(x) -> bool:
+    """A value of a float attribute of the family's configuration class: Infinity, -Infinity and NaN included, as
+    Python's json writes float('inf') and float('nan') (Nemotron 3's time_step_limit [0.0, Infinity])."""
     return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def real_or_null(x) -> bool:
+    return x is None or real(x)
+
+
+def number(x) -> bool:
+    """A finite number (Infinity and NaN are a float attribute's values only: see real)."""
+    return real(x) and math.isfinite(x)
 
 
 def number_or_null(x) -> bool:
@@ -87,12 +116,16 @@ HARMLESS_VALUES = {
     "max_window_layers": Only(lambda x: count_or_null(x, 0), "a number of layers, or null"),
     "max_position_embeddings": Only(count_or_null, "a positive length"),
     "pretraining_tp": Only(count_or_null, "a positive integer"),
-    "rope_theta": Only(number, "a number"),
-    "rms_norm_eps": Only(number, "a number"),
-    "router_aux_loss_coef": Only(number_or_null, "a number"),
-    "initializer_range": Only(number_or_null, "a number"),
+    "rope_theta": Only(real, "a number"),
+    "rms_norm_eps": Only(real, "a number"),
+    "router_aux_loss_coef": Only(real_or_null, "a number"),
+    "initializer_range": Only(real_or_null, "a number"),
     "rope_scaling": Only(lambda x: x is None or isinstance(x, dict), "an object or null"),
     "rope_parameters": Only(lambda x: x is None or isinstance(x, dict), "an object or null"),
+    "initial_context_length": Only(count_or_null, "a positive length"),
+    "kv_cache_dtype": Only(lambda x: x is None or isinstance(x, str), "a dtype name"),
+    "mamba_ssm_dtype": Only(lambda x: x is None or isinstance(x, str), "a dtype name"),
+    "transformers.js_config": Only(lambda x: x is None or isinstance(x, dict), "an object"),
     **{key: Only(lambda x: x is None or isinstance(x, bool), "true or false")
        for key in ("use_cache", "output_router_logits", "norm_topk_prob", "use_mrope", "is_llama_config",
                    "rope_interleaved")},

@@ -91,6 +91,9 @@ SHARED: tuple[Rule, ...] = (
     Rule("e > 1 needs experts", lambda x: (x.E > 0) | ((x.e == 1) & (x.t_e == x.t)),
          lambda x: (f"--ep {x.e} / --etp {x.t_e}: {x.model} has no routed experts, so expert parallelism does not apply "
                     f"(leave ep = 1 and etp = tp)"), model=True),
+    Rule("vision flags need a tower", lambda x: x.vision | ((x.image_tokens == 0) & np.logical_not(x.freeze_vision)),
+         lambda x: (f"--image-tokens / --freeze-vision: {x.model} has no vision tower (a multimodal config.json read "
+                    f"without --text-only has one)"), model=True),
     Rule("capacity needs experts", lambda x: (x.E > 0) | (x.C_f == 1.0),
          lambda x: (f"--moe-capacity {x.C_f:g}: {x.model} has no routed experts, so a capacity factor does not apply"),
          model=True),
@@ -162,7 +165,8 @@ def letters(training, shape=None) -> SimpleNamespace:
              swiglu_fusion=getattr(training, "swiglu_fusion", False),  # plan: unfused rows only
              schedule=training.schedule, recompute_modules=training.recompute_modules, fp8=training.fp8,
              fp8_param_gather=training.fp8_param_gather, compile=training.compile,
-             fp8_all_gather=training.fp8_all_gather,
+             fp8_all_gather=training.fp8_all_gather, image_tokens=training.image_tokens,
+             freeze_vision=training.freeze_vision,
              **{name: getattr(training, name) for name in PRECISION})
     return SimpleNamespace(**x, **(model_letters(shape) if shape is not None else {}))
 
@@ -181,7 +185,8 @@ def model_letters(shape) -> dict:
                 n_gk=shape.lin_k_heads, mamba=shape.mamba or shape.blocks, n_m=shape.ssm_heads, g_m=shape.ssm_groups,
                 gemma=shape.sandwich or shape.logit_softcap or shape.attn_softcap,
                 attn_softcap=shape.attn_softcap,
-                stages_alike=shape.stages_alike, linear_alike=shape.linear_alike, L_g=shape.L_g)
+                stages_alike=shape.stages_alike, linear_alike=shape.linear_alike, L_g=shape.L_g,
+                vision=shape.vision is not None)
 
 
 def check(x: SimpleNamespace, rules: tuple[Rule, ...]) -> None:

@@ -9,9 +9,9 @@ from .bounds import MAX_SIZE, positive as _positive  # noqa: F401  (MAX_SIZE: hf
 from .counts import ParameterCounts
 from .errors import ConfigError
 from .hybrid import check_hybrid
+from .vision import VisionTower
 
-# no q/k norm; RMSNorm over each head's dh (Qwen3); over a*dh and k*dh (OLMoE); a weightless RMSNorm over each
-# head's dh (Llama 4's Llama4TextWeightlessRMSNorm: the same saved inputs, no parameter)
+# none; RMSNorm over each head's dh (Qwen3); over a*dh and k*dh (OLMoE); weightless over dh (Llama 4: no parameter)
 QK_NORMS = ("none", "head", "full", "weightless")
 # gate, up, down h x f (Llama); fc1, fc2 h x f with GeLU between (GPT, Megatron-LM's default); fc1, fc2 with a
 # squared ReLU between (Nemotron-H's relu2: GeLU's two matrices and two saved tensors)
@@ -91,6 +91,7 @@ class ModelShape(ParameterCounts):
     ssm_state: int = 0  # d_s: the SSM state size (ssm_state_size)
     ssm_groups: int = 0  # g_m: the groups sharing B and C (n_groups)
     ssm_conv_bias: bool = False  # a bias on the Mamba-2 convolution (use_conv_bias); its width is K_c (lin_conv)
+    vision: VisionTower | None = None  # a multimodal checkpoint's vision tower and projector (config.vision)
 
     def __post_init__(self):
         for name in ("h", "f", "a", "k", "L", "v"):
@@ -265,8 +266,8 @@ class ModelShape(ParameterCounts):
         return len(self.mlpless_layers)
 
     def as_dict(self) -> dict:
-        return {fl.name: list(value) if isinstance(value := getattr(self, fl.name), tuple) else value
-                for fl in fields(self)}
+        return {fl.name: list(value) if isinstance(value := getattr(self, fl.name), tuple) else value.as_dict()
+                if fl.name == "vision" else value for fl in fields(self) if fl.name != "vision" or self.vision}
 
 
 PRESETS: dict[str, ModelShape] = {

@@ -36,6 +36,7 @@ class Switches(Architecture, Sharding):
     compiled: bool = False  # torchtitan's blocks under torch.compile (Training.compile): what the partitioner saves
     fp8_rows: bool = False  # torchao's rowwise Float8 recipe (--fp8 rowwise): per-row fp32 scales among saved tensors
     fp8_gather: bool = False  # torchao's FSDP2 Float8 all-gather (Training.fp8_all_gather): FP8 gathered weights
+    frozen_vision: bool = False  # the vision tower frozen (Training.freeze_vision): its weights alone
 
     def __post_init__(self):
         super().__post_init__()
@@ -67,7 +68,8 @@ class Switches(Architecture, Sharding):
                    fp8=getattr(training, "fp8", "none") != "none",
                    compiled=getattr(training, "compile", False),
                    fp8_rows=getattr(training, "fp8", "none") == "rowwise",
-                   fp8_gather=getattr(training, "fp8_all_gather", False), **arch)
+                   fp8_gather=getattr(training, "fp8_all_gather", False),
+                   frozen_vision=getattr(training, "freeze_vision", False), **arch)
 
     def tag(self) -> str:
         """Every field's value in order, booleans as 0/1, joined by '-': a file-name-safe name of these switches."""

@@ -7,7 +7,8 @@ from . import glossary
 # stage), the shared experts' width f_s (none), a stage's MoE layers Le_r (a stage of dense layers) and the letters
 # of what a model may not have (learned positions, MLA, MTP, the sparse-attention indexer, Gated DeltaNet layers)
 ZERO_OK = ("r", "f_s", "Le_r", "s_p", "q_r", "kv_r", "d_r", "d_v", "n_mtp", "n_i", "d_i", "k_i", "L_g", "n_gk", "n_gv",
-           "d_gk", "d_gv", "K_c", "L_m", "L_o", "L_n", "n_m", "d_m", "d_s", "g_m", "Lg_r", "Lm_r", "Lo_r", "Ln_r", "B_c")
+           "d_gk", "d_gv", "K_c", "L_m", "L_o", "L_n", "n_m", "d_m", "d_s", "g_m", "Lg_r", "Lm_r", "Lo_r", "Ln_r", "B_c",
+           "P_v", "A_v", "n_v")
 BY_NAME = {name: sp.Symbol(name, **({"nonnegative": True} if name in ZERO_OK else {"positive": True}))
            for name in glossary.MEANING}
 
@@ -15,6 +16,7 @@ s, b, h, f, a, k, L, v, dh, s_p = (BY_NAME[name] for name in glossary.SHAPE)
 E, k_e, f_e, f_s, L_e, C_f = (BY_NAME[name] for name in glossary.MOE)
 q_r, kv_r, d_r, d_v, n_mtp, n_i, d_i, k_i = (BY_NAME[name] for name in glossary.MLA)
 L_g, n_gk, n_gv, d_gk, d_gv, K_c, L_m, L_o, L_n, n_m, d_m, d_s, g_m = (BY_NAME[name] for name in glossary.HYBRID)
+P_v, A_v, n_v = (BY_NAME[name] for name in glossary.VISION)
 d, t, p, c, e, t_e = (BY_NAME[name] for name in glossary.PARALLEL)
 m, vpp, n_ac = (BY_NAME[name] for name in glossary.SCHEDULE)
 B_w, B_g, B_o, B_a, B_l, B_q, B_c = (BY_NAME[name] for name in glossary.BYTES)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, fields
 from . import precision, rules
 from .parallel import ZERO_OPTIMIZER, ZERO_STAGES, Parallel, Sharding
 from .errors import ConfigError
-from .shapes import ModelShape
+from .shapes import MAX_SIZE, ModelShape
 
 RECOMPUTE = ("none", "selective", "full")
 # what selective recompute reruns in backward (Megatron-Core --recompute-modules, transformer_config.py): the
@@ -70,6 +70,8 @@ class Training(Sharding):
     fp8_param_gather: bool = False  # Megatron-LM --fp8-param-gather: the weights kept in FP8 (B_w = 1)
     compile: bool = False  # torchtitan --compile.enable: each TransformerBlock under torch.compile
     fp8_all_gather: bool = False  # torchtitan --float8.enable_fsdp_float8_all_gather: FSDP2 gathers FP8 weights
+    image_tokens: int = 0  # n_v: image tokens per sample through a multimodal model's vision tower (0: text only)
+    freeze_vision: bool = False  # the vision tower frozen: its weights alone, no gradients, states or activations
     # precision and optimizer (config.precision; the defaults are Megatron-LM's bf16 mixed precision, MEGATRON)
     weight_dtype: str = precision.MEGATRON["weight_dtype"]  # B_w: the model's weights as the step computes with them
     grad_dtype: str = precision.MEGATRON["grad_dtype"]  # B_g: the main gradients
@@ -94,7 +96,7 @@ class Training(Sharding):
             raise ConfigError(problem)
         if self.fp8 not in precision.FP8_RECIPES:
             raise ConfigError(f"--fp8 must be one of {', '.join(precision.FP8_RECIPES)}, got {self.fp8!r}")
-        for name in ("fp8_param_gather", "compile", "fp8_all_gather"):
+        for name in ("fp8_param_gather", "compile", "fp8_all_gather", "freeze_vision"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if self.fp8_param_gather and (self.fp8 not in ("delayed", "tensorwise") or self.weight_dtype not in ("bf16",
@@ -121,6 +123,9 @@ class Training(Sharding):
         for name in ("zero_init", "grad_accum_fusion", "swiglu_fusion"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
+        if isinstance(self.image_tokens, bool) or not isinstance(self.image_tokens, int) or \
+                not 0 <= self.image_tokens <= MAX_SIZE:
+            raise ConfigError(f"--image-tokens must be an integer from 0 to {MAX_SIZE}, got {self.image_tokens!r}")
         capacity = self.moe_capacity
         if isinstance(capacity, bool) or not isinstance(capacity, (int, float)) or not 0 < capacity <= MAX_CAPACITY:
             raise ConfigError(f"--moe-capacity must be a number above 0 and at most {MAX_CAPACITY}, got {capacity!r}")
@@ -248,7 +253,7 @@ MOE_FIELDS = ("ep", "etp", "moe_capacity")  # what only a model with experts sho
 # one trainer's (or jaxcheck's) options: shown (and checked by the rule table) where not at these values
 RECIPE_FIELDS = {name: getattr(Training, name)  # their defaults: the class attributes dataclass sets
                  for name in ("ac_every", "zero_init", "grad_accum_fusion", "moe_dispatcher", "transformer_impl", "swiglu_fusion", "schedule", "recompute_modules", "fp8",
-                              "fp8_param_gather", "compile", "fp8_all_gather")}
+                              "fp8_param_gather", "compile", "fp8_all_gather", "image_tokens", "freeze_vision")}
 
 
 def _modules(value) -> str:

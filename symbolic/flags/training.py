@@ -3,6 +3,7 @@ jaxcheck's), and the Training they build: the layer below both command lines."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..config import precision
 from ..config.errors import ConfigError
@@ -12,7 +13,7 @@ from ..config.parallel import NO_ZERO, ZERO_OPTIMIZER
 from ..config.training import (
     MOE_DISPATCHERS, RECOMPUTE, TRANSFORMER_IMPLS, RECOMPUTE_MODULES, SCHEDULES, ZERO_STAGES, Training, training_from_json,
 )
-from .values import capacity, positive_int, stage_layers
+from .values import capacity, non_negative_int, positive_int, stage_layers
 
 
 def add_model_args(parser: argparse.ArgumentParser, default: str = DEFAULT_MODEL) -> None:
@@ -23,9 +24,9 @@ def add_model_args(parser: argparse.ArgumentParser, default: str = DEFAULT_MODEL
 
 def add_text_only_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--text-only", action="store_true",
-                        help="a multimodal config.json (Llama 4, Qwen3-VL, Kimi-K2.5, Mistral Small 3, Gemma 3): "
-                             "count its language model alone; without it such a file is refused, since the vision "
-                             "tower is not modelled")
+                        help="a multimodal config.json (Llama 4, Qwen3-VL, Qwen3.5, Kimi-K2.5, Mistral Small 3, "
+                             "Gemma 3): count its language model alone; without it Qwen3-VL's and Qwen3.5's are "
+                             "counted with their vision tower, the others refused (their towers are not modelled)")
 
 
 def add_training_args(parser: argparse.ArgumentParser, defaults: Training = Training()) -> None:
@@ -44,6 +45,7 @@ def add_training_args(parser: argparse.ArgumentParser, defaults: Training = Trai
                    help="layers of each pipeline stage, pp entries summing to L (with --vpp, each a multiple of vpp: "
                         "the stage's chunks); default L/pp each")
     add_expert_args(g, defaults)
+    add_vision_args(g, defaults)
     add_switch_args(g, defaults, recipe=defaults == Training())
     add_precision_args(parser)
 
@@ -135,6 +137,16 @@ def add_expert_args(group, defaults: Training = Training()) -> None:
                             "persistent buffer; default: alltoall)")
 
 
+def add_vision_args(group, defaults: Training = Training()) -> None:
+    """--image-tokens, --freeze-vision: a multimodal model's vision tower (Qwen3-VL, Qwen3.5)."""
+    group.add_argument("--image-tokens", type=non_negative_int, default=defaults.image_tokens, metavar="N",
+                       help="a multimodal model: image tokens per sample through its vision tower, whose saved "
+                            "tensors it adds (default: 0, the activations of text alone)")
+    group.add_argument("--freeze-vision", action="store_true", default=defaults.freeze_vision,
+                       help="a multimodal model: its vision tower frozen (its weights alone: no gradients, optimizer "
+                            "states or saved tensors)")
+
+
 def add_switch_args(group, defaults: Training = Training(), recipe: bool = False) -> None:
     """--recompute, --no-sp, --no-flash-attn, --zero (aliases --dist-opt / --no-dist-opt): what shapes the formulas;
     `recipe`: --zero and --recompute default to the recipe's (recipe_defaults fills them in)."""
@@ -219,4 +231,7 @@ def training_from_args(args: argparse.Namespace, shape: ModelShape | None = None
     one-line ConfigErrors."""
     fields = {key: value for key, value in vars(args).items() if key not in precision.FIELDS}
     training = training_from_json({**fields, **recipe_defaults(args, profile), **precision_from_args(args, profile)})
+    if shape is not None and shape.vision and not training.image_tokens and not training.freeze_vision:
+        print(f"note: {shape.name}'s vision tower is counted, its activations are text-only's (give --image-tokens N "
+              "per sample)", file=sys.stderr)
     return training.check(shape, profile or "all") if shape is not None else training

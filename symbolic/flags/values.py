@@ -55,6 +55,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def non_negative_int(text: str) -> int:
+    """argparse type: an integer from 0 to 2^40."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer from 0, got {text!r}") from None
+    if not 0 <= value <= MAX_SIZE:
+        raise argparse.ArgumentTypeError(f"expected an integer from 0 to 2^40, got {text!r}")
+    return value
+
+
 def stage_layers(text: str) -> tuple[int, ...]:
     """argparse type of --stage-layers: '7,8,8,7' -> (7, 8, 8, 7), positive integers."""
     try:

@@ -48,6 +48,8 @@ class Cluster:
     fp8_param_gather: bool = Training.fp8_param_gather
     compile: bool = Training.compile  # torchtitan's blocks under torch.compile (--compile), every row
     fp8_all_gather: bool = Training.fp8_all_gather  # torchtitan's FSDP2 Float8 all-gather, every row
+    image_tokens: int = Training.image_tokens  # n_v: image tokens per sample through a vision tower, every row
+    freeze_vision: bool = Training.freeze_vision  # a frozen vision tower, every row
     held: tuple = ()  # (Training recipe field, value) pairs every row holds (a trainer's file: fused SwiGLU, ...)
 
     def __post_init__(self):
@@ -142,6 +144,7 @@ def _letters(cluster: Cluster, swept: dict, profile: str) -> SimpleNamespace:
                            flash_attn=cluster.flash_attn, uneven=swept["split"] > 0, stage_layers=None,
                            **{**RECIPE_FIELDS, "fp8": cluster.fp8, "fp8_param_gather": cluster.fp8_param_gather,
                               "compile": cluster.compile, "fp8_all_gather": cluster.fp8_all_gather,
+                              "image_tokens": cluster.image_tokens, "freeze_vision": cluster.freeze_vision,
                               **dict(cluster.held)},
                            **chosen, **rules.model_letters(cluster.shape))
 

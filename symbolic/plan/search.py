@@ -92,6 +92,7 @@ def reference(cluster: Cluster, profile: str) -> Training:
     return Training(s=cluster.s, gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn,
                     moe_capacity=cluster.moe_capacity, fp8=cluster.fp8, fp8_param_gather=cluster.fp8_param_gather,
                     compile=cluster.compile, fp8_all_gather=cluster.fp8_all_gather,
+                    image_tokens=cluster.image_tokens, freeze_vision=cluster.freeze_vision,
                     **dict(cluster.held), **precision_of(cluster, profile))
 
 

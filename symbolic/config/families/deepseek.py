@@ -3,19 +3,11 @@ latent attention with DeepSeekMoE layers, multi-token prediction and DeepSeek-V3
 kimi_k2)."""
 from __future__ import annotations
 
-from ..hfkeys import BASE, Only, Reader, count_or_null, number
+from ..hfkeys import BASE, Only, Reader, count_or_null, real
 from .registry import family
 
 # multi-head latent attention (DeepSeek-V2/V3, Kimi K2): read by the MLA families only, refused in any other
 MLA = ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
-
-def fp8_checkpoint(x) -> bool:
-    """DeepSeek-V3's and Kimi K2's published storage: fp8 e4m3 weights in 128 x 128 blocks with fp32 scales, which
-    training dequantizes to bf16 first (DeepSeek-V3's inference/fp8_cast_bf16.py); quantized training is not modelled."""
-    return isinstance(x, dict) and x.get("quant_method") == "fp8" and x.get("fmt", "e4m3") == "e4m3" \
-        and x.get("weight_block_size") == [128, 128] and set(x) <= {"quant_method", "fmt", "weight_block_size",
-                                                                    "activation_scheme"}
-
 
 def deepseek(raw: dict, r: Reader) -> dict:
     """DeepSeekMoE (model_type deepseek, multi-head attention): layer i routes over n_routed_experts experts of
@@ -50,6 +42,9 @@ def mla(raw: dict, r: Reader) -> dict:
     if out.get("dense_layers") is not None and len(out["dense_layers"]) == r.count("num_hidden_layers"):
         raise r.fail("first_k_dense_replace", "every layer is dense, so the routed experts are never used")
     out.pop("qkv_bias", None), out.pop("o_bias", None)
+    width = r.count("qk_nope_head_dim") + r.count("qk_rope_head_dim")
+    if r.get("qk_head_dim") not in (None, width):
+        raise r.fail("qk_head_dim", f"disagrees with qk_nope_head_dim + qk_rope_head_dim = {width}")
     if r.flag("attention_bias"):
         raise r.fail("attention_bias", "not modelled; mem4d models multi-head latent attention without biases")
     if out.get("E"):
@@ -94,7 +89,7 @@ def mla_letters(r: Reader) -> dict:
 DEEPSEEK_VALUES = {
     "attention_bias": Only(lambda x: isinstance(x, bool), "true or false"),
     "scoring_func": Only(lambda x: x == "softmax", "softmax routing"),
-    "aux_loss_alpha": Only(number, "a number"),
+    "aux_loss_alpha": Only(real, "a number"),
     "seq_aux": Only(lambda x: isinstance(x, bool), "true or false"),
 }
 MLA_VALUES = DEEPSEEK_VALUES | {
@@ -104,18 +99,21 @@ MLA_VALUES = DEEPSEEK_VALUES | {
                         "greedy, group_limited_greedy or noaux_tc expert selection"),
     "n_group": Only(count_or_null, "a positive number of expert groups"),
     "topk_group": Only(count_or_null, "a positive number of groups per token"),
-    "routed_scaling_factor": Only(number,
+    "routed_scaling_factor": Only(real,
                                   "a number (it scales the routed output)"),
     "ep_size": Only(lambda x: x in (1, None), "1 (the modeling code's inference expert parallelism; mem4d takes "
                     "--ep)"),
-    "quantization_config": Only(fp8_checkpoint, "unquantized weights, or the published fp8 e4m3 128 x 128 block "
-                                "checkpoint read as the bf16 weights it is trained from (quantized training is not "
-                                "modelled)"),
+    # DeepseekV2Config's, DeepseekV32Config's and GlmMoeDsaConfig's mlp_bias (false): biases on the MLPs and experts
+    "mlp_bias": Only(lambda x: x in (False, None), "no MLP biases (false)"),
+    "rope_interleave": Only(lambda x: x is None or isinstance(x, bool), "true or false"),
+    "qk_head_dim": Only(count_or_null, "a positive width (qk_nope_head_dim + qk_rope_head_dim)"),
     "q_lora_rank": Only(lambda x: x is None or isinstance(x, int) and not isinstance(x, bool) and x >= 0,
                         "a non-negative rank, or null for a plain query projection"),
 }
-MLA_KEYS = BASE + ("attention_bias",) + DEEPSEEK_MOE + ROUTING + MLA + ("num_nextn_predict_layers",
-                                                                         "quantization_config")
+# DeepseekV3Config's rope_interleave: the rotary part's layout, a permutation of the same tensors; qk_head_dim: the
+# classes' nope + rope (checked by mla)
+MLA_KEYS = BASE + ("attention_bias", "mlp_bias") + DEEPSEEK_MOE + ROUTING + MLA + (
+    "num_nextn_predict_layers", "qk_head_dim", "rope_interleave")
 family("deepseek", BASE + ("attention_bias",) + DEEPSEEK_MOE, "DeepSeekMoE (multi-head attention)",
        values=DEEPSEEK_VALUES)(deepseek)
 family("deepseek_v2", MLA_KEYS, "DeepSeek-V2 (multi-head latent attention)", mla_letters, MLA_VALUES)(mla)

@@ -24,6 +24,9 @@ DEFAULTS: dict[str, dict[str, object]] = {
     # LlamaConfig: num_key_value_heads None (= a), head_dim None (= h / a)
     "llama": _LLAMA_SHAPE | {"intermediate_size": 11008, "vocab_size": 32000, "attention_bias": False,
                              "mlp_bias": False},
+    # GraniteConfig: num_key_value_heads None (= a), the multipliers 1.0
+    "granite": _LLAMA_SHAPE | {"intermediate_size": 11008, "vocab_size": 32000, "attention_bias": False,
+                               "mlp_bias": False},
     "mistral": _LLAMA_SHAPE | {"intermediate_size": 14336, "num_key_value_heads": 8, "vocab_size": 32000},
     # Qwen2Config has no head_dim attribute (Qwen2Attention: h / a)
     "qwen2": _LLAMA_SHAPE | {"intermediate_size": 22016, "num_key_value_heads": 32, "vocab_size": 151936},
@@ -39,6 +42,8 @@ DEFAULTS: dict[str, dict[str, object]] = {
                   "num_hidden_layers": 24, "vocab_size": 151936, "tie_word_embeddings": False, "num_experts": 128,
                   "num_experts_per_tok": 8, "moe_intermediate_size": 768, "decoder_sparse_step": 1,
                   "attention_bias": False},
+    # Olmo2Config: num_key_value_heads None (= a)
+    "olmo2": _LLAMA_SHAPE | {"intermediate_size": 11008, "vocab_size": 50304, "attention_bias": False},
     # OlmoeConfig: num_key_value_heads None (= a)
     "olmoe": {"hidden_size": 2048, "intermediate_size": 2048, "num_attention_heads": 16, "num_hidden_layers": 16,
               "vocab_size": 50304, "tie_word_embeddings": False, "attention_bias": False, "num_experts": 64,

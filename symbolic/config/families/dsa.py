@@ -30,8 +30,11 @@ DSA_VALUES = MLA_VALUES | {
                             "1 (every layer runs its own indexer; shared layers are not modelled)"),
     "index_skip_topk_offset": Only(lambda x: x is None or isinstance(x, int) and not isinstance(x, bool) and x >= 0,
                                    "a layer offset (with index_topk_freq 1 every layer runs its own indexer)"),
+    # the layout of the indexer's rotary part (GLM-5's file; interleaved or not): a permutation of the same tensors
+    "indexer_rope_interleave": Only(lambda x: x is None or isinstance(x, bool), "true or false"),
 }
-GLM_INDEXER = ("indexer_types", "index_topk_pattern", "index_topk_freq", "index_skip_topk_offset")
+GLM_INDEXER = ("indexer_types", "index_topk_pattern", "index_topk_freq", "index_skip_topk_offset",
+               "indexer_rope_interleave")
 
 
 def dsa(raw: dict, r: Reader) -> dict:

@@ -8,7 +8,7 @@ from .registry import family
 GEMMA = BASE + ("hidden_activation", "hidden_act", "query_pre_attn_scalar", "final_logit_softcapping",
                 "attn_logit_softcapping", "attention_bias", "use_bidirectional_attention")
 # Gemma 3 adds: the local layers' own RoPE base, the local/global pattern (layer_types in newer files)
-GEMMA3 = GEMMA + ("rope_local_base_freq", "sliding_window_pattern")
+GEMMA3 = GEMMA + ("rope_local_base_freq", "sliding_window_pattern", "_sliding_window_pattern")
 
 
 def _cap(x) -> bool:
@@ -26,8 +26,8 @@ GEMMA_VALUES = {
     # causal attention only: bidirectional attention is EmbeddingGemma's
     "use_bidirectional_attention": Only(lambda x: x in (False, None), "causal attention (false or null)"),
     "rope_local_base_freq": Only(lambda x: isinstance(x, (int, float)) and not isinstance(x, bool), "a number"),
-    "sliding_window_pattern": Only(lambda x: isinstance(x, int) and not isinstance(x, bool) and x > 0,
-                                   "a positive layer period"),
+    **{key: Only(lambda x: x is None or isinstance(x, int) and not isinstance(x, bool) and x > 0,
+                 "a positive layer period") for key in ("sliding_window_pattern", "_sliding_window_pattern")},
     "layer_types": Only(lambda x: x is None or isinstance(x, list) and all(kind in ATTENTION_KINDS for kind in x),
                         "full or sliding-window attention layers"),
 }

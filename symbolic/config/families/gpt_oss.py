@@ -1,30 +1,20 @@
 """gpt-oss config.json files (transformers' GptOssConfig)."""
 from __future__ import annotations
 
-from ..hfkeys import ATTENTION_KINDS, BASE, Only, Reader, number
+from ..hfkeys import ATTENTION_KINDS, BASE, Only, Reader, real
 from .registry import family
 
 GPT_OSS = BASE + ("num_local_experts", "num_experts_per_tok", "attention_bias", "swiglu_alpha", "swiglu_limit",
-                  "experts_per_token", "quantization_config")
-
-
-def mxfp4_checkpoint(x) -> bool:
-    """gpt-oss's published storage: the experts' projections in MXFP4 blocks with their scales, which a training run
-    dequantizes to bf16 weights first (transformers' Mxfp4HfQuantizer with dequantize); quantized training is not
-    modelled, so the file is read as the bf16 weights training holds."""
-    return isinstance(x, dict) and x.get("quant_method") == "mxfp4" and set(x) <= {"quant_method",
-                                                                                  "modules_to_not_convert"}
+                  "experts_per_token")
 
 
 GPT_OSS_VALUES = {
     "attention_bias": Only(lambda x: isinstance(x, bool), "true or false"),
     # its SwiGLU variant: gate clamped at swiglu_limit, gate * sigmoid(alpha gate) * (up + 1): scalars on SwiGLU's
     # tensors (counted as SwiGLU's)
-    "swiglu_alpha": Only(number, "a number"), "swiglu_limit": Only(number, "a number"),
+    "swiglu_alpha": Only(real, "a number"), "swiglu_limit": Only(real, "a number"),
     "experts_per_token": Only(lambda x: x is None or isinstance(x, int) and not isinstance(x, bool) and x > 0,
                               "a positive count (num_experts_per_tok's alias)"),
-    "quantization_config": Only(mxfp4_checkpoint, "unquantized weights, or the published MXFP4 experts read as the "
-                                "bf16 weights training holds (quantized training is not modelled)"),
     "layer_types": Only(lambda x: x is None or isinstance(x, list) and all(kind in ATTENTION_KINDS for kind in x),
                         "full or sliding-window attention layers"),
 }

@@ -2,7 +2,7 @@
 text_config, read with --text-only)."""
 from __future__ import annotations
 
-from ..hfkeys import ATTENTION_KINDS, BASE, Only, Reader, number_or_null
+from ..hfkeys import ATTENTION_KINDS, BASE, Only, Reader, real_or_null
 from .registry import family
 
 LLAMA4 = BASE + ("intermediate_size_mlp", "num_local_experts", "num_experts_per_tok", "moe_layers",
@@ -24,7 +24,7 @@ LLAMA4_VALUES = {
                                  "a positive chunk length, or null"),
     # NoPE layers' query temperature: a scalar per position on tensors that exist either way
     "attn_temperature_tuning": Only(lambda x: isinstance(x, bool), "true or false"),
-    "floor_scale": Only(number_or_null, "a number"), "attn_scale": Only(number_or_null, "a number"),
+    "floor_scale": Only(real_or_null, "a number"), "attn_scale": Only(real_or_null, "a number"),
     "layer_types": Only(lambda x: x is None or isinstance(x, list) and all(
         kind in ATTENTION_KINDS + ("chunked_attention",) for kind in x), "full, sliding or chunked attention layers"),
 }

@@ -2,7 +2,18 @@
 remote code reads the same keys)."""
 from __future__ import annotations
 
-from ..hfkeys import BASE, Only, Reader, count_or_null, false_or_null, number, number_or_null, zero_or_null
+from ..hfkeys import (
+    BASE,
+    Only,
+    Reader,
+    count_or_null,
+    false_or_null,
+    number,
+    number_or_null,
+    real,
+    real_or_null,
+    zero_or_null,
+)
 from .registry import family
 
 BLOCKS = {"M": "linear_attention", "*": "full_attention", "-": "mlp", "E": "moe"}  # _pattern_to_list's mapping
@@ -15,6 +26,9 @@ INERT = ("chunk_size", "mamba_chunk_size", "time_step_min", "time_step_max", "ti
          "time_step_rank", "mamba_dt_min", "mamba_dt_max", "mamba_dt_init_floor", "mamba_dt_limit",
          "use_mamba_kernels", "mamba_ssm_cache_dtype", "num_logits_to_keep", "rescale_prenorm_residual",
          "layer_norm_epsilon", "expand", "mamba_expand")
+# INERT's float attributes of NemotronHConfig (Infinity and NaN read, as Python's json writes them); the others are ints
+FLOATS = ("time_step_min", "time_step_max", "time_step_floor", "mamba_dt_min", "mamba_dt_max", "mamba_dt_init_floor",
+          "layer_norm_epsilon")
 MOE_KEYS = ("n_routed_experts", "n_shared_experts", "moe_intermediate_size", "moe_shared_expert_intermediate_size",
             "moe_latent_size", "moe_shared_expert_overlap", "num_experts_per_tok", "routed_scaling_factor", "n_group",
             "topk_group", "norm_topk_prob")
@@ -52,9 +66,10 @@ NEMOTRON_H_VALUES = {
     "mtp_layers_block_type": Only(lambda x: x is None or isinstance(x, list), "a list (read only with MTP layers)"),
     "mtp_hybrid_override_pattern": Only(lambda x: x is None or isinstance(x, str), "a pattern (read only with MTP)"),
     "attention_head_dim": Only(count_or_null, "a positive width (head_dim's older name)"),
-    **{key: Only(number_or_null, "a number") for key in INERT if key not in (
+    **{key: Only(real_or_null if key in FLOATS else number_or_null, "a number") for key in INERT if key not in (
         "time_step_limit", "mamba_dt_limit", "use_mamba_kernels", "mamba_ssm_cache_dtype", "rescale_prenorm_residual")},
-    **{key: Only(lambda x: x is None or isinstance(x, (list, tuple)) and all(number(y) for y in x), "two numbers")
+    # NemotronHConfig's time_step_limit is a tuple of floats (Nemotron 3 publishes [0.0, Infinity])
+    **{key: Only(lambda x: x is None or isinstance(x, (list, tuple)) and all(real(y) for y in x), "two numbers")
        for key in ("time_step_limit", "mamba_dt_limit")},
     **{key: Only(lambda x: x is None or isinstance(x, bool), "true or false")
        for key in ("use_mamba_kernels", "rescale_prenorm_residual", "moe_shared_expert_overlap", "norm_topk_prob")},

@@ -8,12 +8,22 @@ from .registry import family
 QWEN_MOE = ("num_experts", "num_experts_per_tok", "moe_intermediate_size", "decoder_sparse_step", "mlp_only_layers")
 
 
+def _experts(r: Reader) -> str:
+    """The key the expert count is under: num_experts, or num_local_experts (Qwen3MoeConfig's attribute, num_experts
+    its alias in transformers 5.25.0); given both, they must agree."""
+    if "num_local_experts" not in r.raw:
+        return "num_experts"
+    if r.raw.get("num_experts") not in (None, r.raw["num_local_experts"]):
+        raise r.fail("num_local_experts", f"disagrees with num_experts = {r.raw['num_experts']}")
+    return "num_local_experts"
+
+
 def qwen_moe(raw: dict, r: Reader, shared: bool) -> dict:
     """Qwen2-MoE / Qwen3-MoE: layer i routes over num_experts experts of moe_intermediate_size unless it is in
     mlp_only_layers or (i + 1) % decoder_sparse_step != 0 (then a dense MLP of intermediate_size); Qwen2-MoE adds a
     shared expert of shared_expert_intermediate_size scaled by a sigmoid gate [h, 1] (transformers' Qwen2MoeSparseMoeBlock,
     Qwen3MoeDecoderLayer)."""
-    E = r.count("num_experts", 0, zero=True)
+    E = r.count(_experts(r), 0, zero=True)
     L = r.count("num_hidden_layers")
     if E == 0:
         return {}
@@ -41,7 +51,8 @@ QWEN3_MOE_VALUES = QWEN3_VALUES | {
     "shared_expert_intermediate_size": Only(lambda x: x in (0, None), "no shared expert (0) in Qwen3-MoE")}
 
 
-@family("qwen3_moe", BASE + QWEN_MOE + ("attention_bias", "use_qk_norm", "shared_expert_intermediate_size"),
+@family("qwen3_moe", BASE + QWEN_MOE + ("attention_bias", "use_qk_norm", "shared_expert_intermediate_size",
+                                      "num_local_experts"),
         "Qwen3-MoE", values=QWEN3_MOE_VALUES)
 def qwen3_moe(raw: dict, r: Reader) -> dict:
     """Qwen3-MoE: Qwen3's attention and routed experts."""
@@ -49,5 +60,5 @@ def qwen3_moe(raw: dict, r: Reader) -> dict:
 
 
 # Qwen3-VL-MoE's language model (Qwen3VLMoeTextConfig, --text-only): Qwen3-MoE's layers, multimodal RoPE
-family("qwen3_vl_moe_text", BASE + QWEN_MOE + ("attention_bias",), "Qwen3-VL-MoE's language model",
+family("qwen3_vl_moe_text", BASE + QWEN_MOE + ("attention_bias", "num_local_experts"), "Qwen3-VL-MoE's language model",
        values=QWEN3_MOE_VALUES)(qwen3_moe)

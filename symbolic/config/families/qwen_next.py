@@ -71,8 +71,12 @@ def _moe_letters(r: Reader) -> dict:
 
 
 @family("qwen3_5_moe_text", tuple(key for key in HYBRID if key != "intermediate_size") + (
-        "num_experts", "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size"),
-        "Qwen3.5-MoE's language model (Gated DeltaNet hybrid)", letters=_moe_letters, values=HYBRID_VALUES)
+        "num_experts", "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size",
+        "mlp_only_layers"), "Qwen3.5-MoE's language model (Gated DeltaNet hybrid)", letters=_moe_letters,
+        values=HYBRID_VALUES | {
+            # the published files carry Qwen3-MoE's key, empty; Qwen3_5MoeDecoderLayer builds an MoE in every layer
+            "mlp_only_layers": Only(lambda x: x in ([], None), "an MoE in every layer ([]): Qwen3_5MoeDecoderLayer "
+                                    "builds no dense layer")})
 def qwen3_5_moe_text(raw: dict, r: Reader) -> dict:
     """Qwen3.5-MoE (Qwen3_5MoeDecoderLayer): Qwen3-Next's two layer kinds and an MoE in every layer (router [h, E],
     num_experts experts of moe_intermediate_size, a sigmoid-gated shared expert)."""

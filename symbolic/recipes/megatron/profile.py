@@ -15,6 +15,7 @@ from ...components.moe import dispatch_buffers, expert_bias_buffers, routing_sta
 from ...components.mpu import mpu_buffer
 from ...components.mtp import mtp_activations, mtp_embedding_params, mtp_moe_layers, mtp_params
 from ...components.fp8 import fp8_weight_cache
+from ...components.vision import vision_parts
 from ...components.weights import default_kinds, default_layers, end_params, kind_cases, kind_terms
 from ...config.switches import Switches
 from ...config.symbols import p
@@ -122,7 +123,7 @@ def components(sw: Switches) -> list[Component]:
     parts = [
         *states, _activations(micro, layers, moe_layers, sw, kinds), embedding_input_paper(micro, sw),
         output_layer(sw), *zero_buffers("first", sw, layers, moe_layers, kinds),
-        *_moe_buffers(moe_layers, sw), *_mtp_on_top(sw),
+        *_moe_buffers(moe_layers, sw), *_mtp_on_top(sw), *vision_parts("first", micro, sw),
     ]
     return _with_overheads(parts, params, sw)
 
@@ -164,5 +165,6 @@ def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, mi
     buffered = moe_layers + (mtp_moe_layers(sw) if has_head else 0)
     parts = [*states, _activations(micro, layers, moe_layers, sw, kinds), ids, head, *extra, *mtp,
              *zero_buffers(stage, sw, layers, moe_layers, kinds), *_moe_buffers(buffered, sw),
-             mpu_buffer(sw, has_head, buffered), _working_set(sw, buffered, layers + (1 if sw.mtp and has_head else 0), kinds)]
+             mpu_buffer(sw, has_head, buffered), _working_set(sw, buffered, layers + (1 if sw.mtp and has_head else 0), kinds),
+             *vision_parts(stage, micro, sw)]
     return _with_overheads(parts, params, sw)

@@ -51,6 +51,9 @@ RULES: tuple[Rule, ...] = (
     Rule("Gated DeltaNet: Megatron and jaxcheck", lambda x: np.logical_not(x.gdn),
          lambda x: (f"{x.model} has Gated DeltaNet layers, which only the megatron recipe and jaxcheck model "
                     f"(Megatron-Core 0.16.1's GatedDeltaNet; give --recipe megatron)"), scope="recipes", model=True),
+    Rule("vision tower: Megatron only", lambda x: np.logical_not(x.vision),
+         lambda x: (f"{x.model} has a vision tower, which only the megatron recipe models (--recipe megatron; "
+                    f"--text-only counts the language model alone)"), scope="!paper", model=True),
     Rule("Mamba-2: Megatron only", lambda x: np.logical_not(x.mamba),
          lambda x: (f"{x.model} has Mamba-2 layers, which only the megatron recipe models (Megatron-Core 0.16.1's "
                     f"MambaMixer; give --recipe megatron)"), scope="!paper", model=True),

@@ -1,0 +1,97 @@
+"""A multimodal checkpoint's vision tower and projector, as transformers 5.25.0 builds Qwen3-VL's and Qwen3.5's
+(models/qwen3_vl/modeling_qwen3_vl.py Qwen3VLVisionModel; qwen3_5/modular_qwen3_5.py Qwen3_5VisionModel drops the
+deepstack mergers): a Conv3d patch embedding, learned positions, depth pre-LayerNorm blocks (bidirectional attention
+with a biased qkv and proj, a biased two-layer GeLU MLP), the merger (the projector into the language model) and one
+deepstack merger per deepstack index. Its count (P_v) and what it keeps for backward per image token (A_v) are
+declared here once; no sympy."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from .bounds import MAX_SIZE
+from .errors import ConfigError
+
+# the vision_config keys of Qwen3VLVisionConfig / Qwen3_5VisionConfig (configuration_qwen3_vl.py,
+# configuration_qwen3_5.py, transformers 5.25.0) with their class defaults; num_heads splits the width into heads and
+# changes no parameter and no saved tensor's size (it must divide the width)
+DEFAULTS = {"depth": 27, "hidden_size": 1152, "intermediate_size": 4304, "num_heads": 16, "in_channels": 3,
+            "patch_size": 16, "spatial_merge_size": 2, "temporal_patch_size": 2, "out_hidden_size": 3584,
+            "num_position_embeddings": 2304}
+# read without changing a tensor: the initializer's spread; the 2D rotary embedding's settings (no parameter: its
+# cos/sin [n, dh] are computed once per step, under 0.1 % of the tower's saved bytes); the class's own name
+HARMLESS = ("initializer_range", "rope_parameters", "model_type")
+ACTS = ("gelu_pytorch_tanh", "gelu")  # GeLU (tanh or erf): one saved input either way
+TOWERS = {"qwen3_vl": True, "qwen3_vl_moe": True, "qwen3_5": False, "qwen3_5_moe": False}  # wrapper -> deepstack
+
+
+@dataclass(frozen=True)
+class VisionTower:
+    """Qwen3-VL's vision tower: depth blocks of width w and MLP width f over patches of c_in pixels values
+    (in_channels x temporal_patch_size x patch_size^2), u = spatial_merge_size^2 patches merged into each image token
+    of width out, n_pos learned positions, n_ds deepstack mergers."""
+
+    depth: int
+    w: int
+    f: int
+    c_in: int
+    u: int
+    out: int
+    n_pos: int
+    n_ds: int
+
+    @property
+    def params(self) -> int:
+        """P_v: the patch embedding (Conv3d weight and bias), positions, each block's two LayerNorms, qkv [w, 3w] and
+        proj [w, w] with biases, fc1 [w, f] and fc2 [f, w] with biases; the merger (a LayerNorm of w, fc1 [uw, uw],
+        fc2 [uw, out], biased) and each deepstack merger (its LayerNorm over uw after the shuffle)."""
+        w, f, m = self.w, self.f, self.u * self.w
+        block = 2 * 2 * w + (3 * w * w + 3 * w) + (w * w + w) + (w * f + f) + (f * w + w)
+        fcs = (m * m + m) + (m * self.out + self.out)
+        return self.c_in * w + w + self.n_pos * w + self.depth * block + 2 * w + fcs + self.n_ds * (2 * m + fcs)
+
+    @property
+    def saved_per_token(self) -> int:
+        """A_v: elements the tower keeps for backward per image token (u patches), as autograd keeps them under
+        transformers' default "sdpa" attention (benchmarks/vision_saved.py measured it): per block and patch the
+        inputs of norm1, qkv, norm2 and fc1 [w each], q and k after the rotary embedding [w each], v a view that
+        keeps qkv's whole output [3w], the kernel's output and proj's input, its concatenated copy [w each], GeLU's and
+        fc2's inputs [f each]; the Conv3d's input [c_in]; the last block's output (the merger's norm input) [w]; each
+        merger's fc1, GeLU and fc2 inputs ([w] per patch each). LayerNorm's mean and rstd (2 per row), the rotary
+        cos and sin and the position indices are under 1 % at real widths and left out."""
+        return self.u * (self.depth * (11 * self.w + 2 * self.f) + self.c_in + self.w + 3 * self.w * (1 + self.n_ds))
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def read(vision: object, wrapper: str, path) -> VisionTower:
+    """A vision_config as Qwen3VLVisionModel builds it (the class defaults for missing keys); a key or value that
+    would change a tensor mem4d does not model is refused in one line."""
+    if not isinstance(vision, dict):
+        raise ConfigError(f"{path}: key 'vision_config': must be an object (the vision tower's config)")
+    deepstack = TOWERS[wrapper]
+    known = (*DEFAULTS, *HARMLESS, "hidden_act", *(("deepstack_visual_indexes",) if deepstack else ()))
+    for key in vision:
+        if key not in known and not (key == "deepstack_visual_indexes" and not vision[key]):
+            raise ConfigError(f"{path}: key 'vision_config.{key}': not a key mem4d knows for {wrapper}'s vision "
+                              "tower (transformers 5.25.0's vision config class): refused rather than ignored")
+    values = {key: vision.get(key, default) for key, default in DEFAULTS.items()}
+    for key, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_SIZE:
+            raise ConfigError(f"{path}: key 'vision_config.{key}': must be a positive integer up to {MAX_SIZE}, "
+                              f"got {value!r}")
+    if vision.get("hidden_act", ACTS[0]) not in ACTS:
+        raise ConfigError(f"{path}: key 'vision_config.hidden_act': {vision['hidden_act']!r} is not modelled; mem4d "
+                          f"models the tower's GeLU ({', '.join(ACTS)})")
+    if values["hidden_size"] % values["num_heads"]:
+        raise ConfigError(f"{path}: key 'vision_config.num_heads': {values['num_heads']} heads do not divide the "
+                          f"width {values['hidden_size']}")
+    indexes = vision.get("deepstack_visual_indexes", [8, 16, 24] if deepstack else [])
+    if not isinstance(indexes, list) or not all(isinstance(i, int) and 0 <= i < values["depth"] for i in indexes) \
+            or len(set(indexes)) != len(indexes):
+        raise ConfigError(f"{path}: key 'vision_config.deepstack_visual_indexes': must list distinct block indices "
+                          f"below depth {values['depth']}")
+    return VisionTower(depth=values["depth"], w=values["hidden_size"], f=values["intermediate_size"],
+                       c_in=values["in_channels"] * values["temporal_patch_size"] * values["patch_size"] ** 2,
+                       u=values["spatial_merge_size"] ** 2, out=values["out_hidden_size"],
+                       n_pos=values["num_position_embeddings"], n_ds=len(indexes))

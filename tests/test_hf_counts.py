@@ -1,0 +1,135 @@
+"""The count table: each of the 19 verbatim published config.json files in ../shared/data/configs is counted to the
+parameter against its published total (COUNTS.tsv: the Hub's safetensors total), or differs from it by a named
+mechanism counted here exactly: fp32 fp8 block scales and the MTP layer's stored copies of embed and head, an MTP layer
+the file does not declare; a multimodal file with its vision tower (--text-only: without); or it is refused in one
+line naming the key. (The 21 files of grids/models/published are tests/test_hf_models.py's table.)
+
+Source of truth: COUNTS.tsv's published totals (tolerance: none); the mechanisms' sizes from the fp8 checkpoints' layout
+(weight_scale_inv [ceil(out/128), ceil(in/128)] per quantized linear, grids/models/published/SOURCES.md).
+"""
+import json
+from math import ceil
+from pathlib import Path
+
+import pytest
+
+from symbolic.config.errors import ConfigError
+from symbolic.config.hfconfig import read
+
+SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "configs"
+pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data/configs (reference data) is absent")
+
+
+def _published() -> dict[str, int]:
+    rows = (SHARED / "COUNTS.tsv").read_text().splitlines()[1:]
+    return {row.split("\t")[0]: int(row.split("\t")[1]) for row in rows}
+
+
+def minimax_fp8_scales(c: dict) -> int:
+    """MiniMax-M2's fp32 block scales: each quantized linear's [ceil(out/128), ceil(in/128)] (q, k, v, o and every
+    expert's three; the router, its bias and the head are modules_to_not_convert)."""
+    h, dh, f = c["hidden_size"], c["head_dim"], c["intermediate_size"]
+
+    def blocks(out: int, into: int) -> int:
+        return ceil(out / 128) * ceil(into / 128)
+
+    a, k = c["num_attention_heads"], c["num_key_value_heads"]
+    layer = blocks(a * dh, h) + 2 * blocks(k * dh, h) + blocks(h, a * dh) + c["num_local_experts"] * (
+        2 * blocks(f, h) + blocks(h, f))
+    return c["num_hidden_layers"] * layer
+
+
+def _with_mtp(tmp_path: Path, name: str) -> int:
+    raw = json.loads((SHARED / f"{name}.json").read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw | {"mtp_num_hidden_layers": 1}))
+    return read(path).param_count
+
+
+EXACT = ["falcon3-7b-instruct", "gemma-3-1b-it", "glm-5.1", "gpt-oss-120b", "granite-3.3-8b-instruct",
+         "mistral-7b-instruct-v0.3", "olmo-2-1124-7b-instruct", "phi-4-mini-instruct", "smollm2-1.7b-instruct"]
+# refused in one line: the key named (a family or a block kind mem4d does not model)
+REFUSED = {"mimo-v2-flash": "v_head_dim", "nvidia-nemotron-3-super-120b-a12b-fp8": "hybrid_override_pattern"}
+MULTIMODAL = ["qwen3-vl-32b-instruct", "qwen3.5-35b-a3b", "qwen3.5-122b-a10b", "qwen3.5-397b-a17b", "qwen3.6-35b-a3b"]
+
+
+def test_the_table_covers_every_shared_file():
+    assert sorted(_published()) == sorted(EXACT + list(REFUSED) + MULTIMODAL + [
+        "deepseek-r1-0528", "minimax-m2.7", "qwen3-next-80b-a3b-instruct"])
+
+
+@pytest.mark.parametrize("name", EXACT)
+def test_counted_to_the_published_total(name):
+    assert read(SHARED / f"{name}.json").param_count == _published()[name]
+
+
+def test_deepseek_r1_differs_by_its_fp8_scales_and_mtp_copies():
+    """DeepSeek-V3's shapes and checkpoint layout: 41,540,496 fp32 block scales and the MTP layer's stored copies of
+    embed and head (2 x 926,679,040) beside the parameters (SOURCES.md's DeepSeek-V3 row, reconciled by dtype)."""
+    assert _published()["deepseek-r1-0528"] - read(SHARED / "deepseek-r1-0528.json").param_count == \
+        41_540_496 + 2 * 926_679_040
+
+
+def test_minimax_differs_by_its_fp8_scales():
+    raw = json.loads((SHARED / "minimax-m2.7.json").read_text())
+    assert _published()["minimax-m2.7"] - read(SHARED / "minimax-m2.7.json").param_count == minimax_fp8_scales(raw) \
+        == 13_880_064
+
+
+def test_qwen3_next_differs_by_the_mtp_layer_its_file_leaves_out(tmp_path):
+    """Qwen3-Next-80B-A3B-Instruct's checkpoint stores one MTP layer its config.json does not declare (nor does
+    Qwen3NextConfig); counted with mtp_num_hidden_layers 1, it is the published total."""
+    name = "qwen3-next-80b-a3b-instruct"
+    assert read(SHARED / f"{name}.json").param_count < _published()[name] == _with_mtp(tmp_path, name)
+
+
+@pytest.mark.parametrize("name", MULTIMODAL)
+def test_a_multimodal_file_is_counted_with_its_vision_tower(name):
+    """The tower counted by mem4d (config.vision, as Qwen3VLVisionModel builds it); --text-only leaves it out."""
+    shape = read(SHARED / f"{name}.json")
+    assert shape.param_count == _published()[name] == read(SHARED / f"{name}.json", text_only=True).param_count \
+        + shape.P_v
+
+
+@pytest.mark.parametrize("name, key", sorted(REFUSED.items()))
+def test_refused_in_one_line_naming_the_key(name, key):
+    with pytest.raises(ConfigError) as err:
+        read(SHARED / f"{name}.json")
+    assert "\n" not in str(err.value) and f"key {key!r}" in str(err.value)
+
+
+# transformers' own count (benchmarks/hf_count.py: transformers 5.25.0, torch 2.13.0+cpu, each model built on the meta
+# device; run by hand, its output committed as records/hf-count-published.jsonl)
+HF = Path(__file__).resolve().parent.parent / "records" / "hf-count-published.jsonl"
+# files transformers could not build: remote code, and a multimodal wrapper AutoModelForCausalLM cannot build (its
+# language model is counted with --text-only); and those mem4d refuses (REFUSED)
+NOT_BUILT = {"kimi-k2-instruct": "remote code (custom modeling_deepseek.py)", "qwen3-vl-32b-instruct": "a wrapper"}
+
+
+def _hf_rows() -> list[dict]:
+    return [json.loads(line) for line in HF.read_text().splitlines()]
+
+
+@pytest.mark.parametrize("row", _hf_rows(), ids=lambda row: Path(row["file"]).stem + ("-text" if row.get(
+    "text_only") else ""))
+def test_equal_to_transformers_own_count(row):
+    """mem4d's count is transformers' parameters plus the fp32 score-correction biases it keeps as buffers (mem4d
+    counts them as parameters, as Megatron-Core holds them) plus the MTP modules transformers does not build."""
+    name = Path(row["file"]).stem
+    if "error" in row:
+        assert name in NOT_BUILT, row["error"]
+        return
+    if name in REFUSED:
+        return
+    path = (Path(__file__).resolve().parent.parent / row["file"]) if not row["file"].startswith("..") else \
+        SHARED / Path(row["file"]).name
+    # AutoModelForCausalLM builds a multimodal wrapper's language model alone (Qwen3.5's, Llama 4's): mem4d's
+    # --text-only, with or without hf_count's --text-only; a text model's --text-only row is the model itself
+    shape = read(path, text_only="text_config" in json.loads(path.read_text()))
+    mtp = shape.mtp * shape.mtp_count
+    assert shape.param_count - mtp == row["parameters"] + row["bias_buffers"]
+
+
+def test_every_file_was_counted_by_transformers():
+    stems = {Path(row["file"]).stem for row in _hf_rows()}
+    assert stems >= set(_published()) and len({row["file"] for row in _hf_rows() if not row.get("text_only")}) == 40

@@ -32,7 +32,7 @@ def _refused(path: Path, *needles: str) -> str:
     ("[" * 100_000 + "]" * 100_000, "nested deeper"),  # the C decoder's recursion
     ('{"a": ' * 40 + "1" + "}" * 40, "nested deeper"),  # within the decoder's stack, beyond the reader's limit
     ('{"hidden_size": ' + "9" * 5000 + "}", "5000 digits"),
-    ('{"hidden_size": NaN}', "key 'hidden_size' = NaN: must be a positive integer"),
+    ('{"model_type": "llama", "hidden_size": NaN}', "key 'hidden_size' = NaN: must be a positive integer"),
     ('{"hidden_size": 4096, "hidden_size": 8192}', "'hidden_size' appears twice"),
     ("\xff\xfe{}", "not UTF-8"),
 ])

@@ -96,8 +96,8 @@ def test_rank_last_names_the_last_stage_and_its_memory():
     ("--bf16 --fp16 --num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128\n", ["--fp16 (contradicts --bf16)"]),
     ("--num-query-groups 2 --num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128\n",
      ["--num-query-groups 2 (without --group-query-attention"]),
-    ("--cuda-graph-impl transformer_engine --optimizer muon --rl-prompts-per-eval 4\n",
-     ["3 arguments", "--cuda-graph-impl", "--optimizer muon", "--rl-prompts-per-eval"]),
+    ("--cuda-graph-impl transformer_engine --optimizer-cpu-offload --rl-prompts-per-eval 4\n",
+     ["3 arguments", "--cuda-graph-impl", "--optimizer-cpu-offload", "--rl-prompts-per-eval"]),
     ("pretrain_gpt.py --num-layers 2\n", ["is no --flag"]),
     ("--num-layers 'unclosed\n", ["malformed arguments"]),
 ])

@@ -71,7 +71,7 @@ class Training(Sharding):
     weight_dtype: str = "bf16"  # B_w: the model's weights as the step computes with them
     grad_dtype: str = "fp32"  # B_g: fp32 main gradients
     master_weights: bool = True  # an fp32 master copy of the weights in the optimizer (part of B_o)
-    optimizer: str = "adamw"  # adamw | sgd (momentum) | adamw8bit: the optimizer's moments (part of B_o)
+    optimizer: str = "adamw"  # adamw | sgd (momentum) | adamw8bit | muon: the optimizer's moments (part of B_o)
     moment_dtype: str = "fp32"  # the moments' dtype (Megatron-Core --exp-avg-dtype; DeepSeek-V3 keeps bf16)
     act_dtype: str = "bf16"  # B_a: activations
     logits: str = "fp32"  # B_l: what the loss keeps of the logits, fp32 | bf16 | none (chunked / fused)

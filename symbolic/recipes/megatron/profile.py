@@ -16,7 +16,7 @@ from ...components.moe import dispatch_buffers, expert_bias_buffers, routing_sta
 from ...components.mpu import mpu_buffer
 from ...components.mtp import mtp_activations, mtp_embedding_params, mtp_moe_layers, mtp_params
 from ...components.fp8 import fp8_weight_cache
-from ...components.weights import default_kinds, default_layers, end_params, kind_cases, kind_terms
+from ...components.weights import default_kinds, default_layers, end_params, kind_cases, kind_terms, norm_params
 from ...config.switches import Switches
 from ...config.symbols import p
 
@@ -76,7 +76,8 @@ def _states(stage: str, layers: sp.Expr, moe_layers: sp.Expr, sw: Switches,
     everything = params + (moe_layers * experts_params(sw) if sw.moe else 0)
     cache = fp8_weight_cache(everything - end_params(stage, sw) - (mtp_embedding_params(sw) if stage == "last"
                                                                     else 0), sw)  # the layers' weights, no ends
-    return [weights(params, sw), gradients(params, sw), optimizer(params, sw), *experts, *cache], everything
+    adam = end_params(stage, sw) + layers * norm_params(sw) if sw.muon else sp.Integer(0)  # Muon's AdamW part
+    return [weights(params, sw), gradients(params, sw), optimizer(params, sw, adam), *experts, *cache], everything
 
 
 def _moe_buffers(moe_layers: sp.Expr, sw: Switches) -> list[Component]:

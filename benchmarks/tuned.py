@@ -68,7 +68,8 @@ def unstated(row: dict) -> str | None:
     """Why a row cannot be stated with MODELS.md's settings, or None."""
     name = row["model"].split(" (")[0]
     if name == "Kimi_K2":
-        return "Muon optimizer (MODELS.md 6) is not modelled"
+        return ("Megatron-Bridge's distributed (layer-wise) Muon, whole parameters dealt by size (MODELS.md 6; "
+                "megatron-core 0.16.1 optimizer/layer_wise_optimizer.py), and FP8 with MLA are not modelled")
     if name.startswith("Nemotron"):
         return "MoE layers inside a hybrid Mamba pattern (MODELS.md 7, 9) are not modelled"
     if name == "DeepSeekV3":

@@ -62,6 +62,6 @@ def test_a_megatron_file_reads_muon_and_refuses_its_distributed_optimizer(tmp_pa
 def test_learned_positions_are_a_muon_weight():
     # megatron-core 0.16.1 language_module.py flags only the word embedding and the LM head as embedding/output
     learned = ModelShape("tiny-muon-pos", h=64, f=256, a=4, k=4, L=4, v=512, positions=128)
-    kw = dict(d=2, s=32, b=1, gbs=2, zero=0, optimizer="muon")
+    kw = {"d": 2, "s": 32, "b": 1, "gbs": 2, "zero": 0, "optimizer": "muon"}
     with_pos = estimate(learned, Training(**kw)).stages[0]["bytes"]["optimizer"]
     assert with_pos - estimate(TINY, Training(**kw)).stages[0]["bytes"]["optimizer"] == 8 * 128 * 64

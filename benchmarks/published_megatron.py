@@ -4,7 +4,7 @@ RUNS.md's summary table), the last rank's predicted allocated peak beside the ru
 of its primary golden's series: torch.cuda.memory_stats()["allocated_bytes.all.peak"] of rank world_size - 1), or
 mem4d's one-line refusal.
 
-    python benchmarks/published_megatron.py [--json | --tsv] [--out records/published/published-megatron-<commit>]
+    python benchmarks/published_megatron.py [--json | --tsv] [--out records/published/megatron]
 
 No term of mem4d is set from these figures: they are the references the issue's 10 % is judged against.
 """

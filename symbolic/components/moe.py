@@ -26,7 +26,10 @@ def router_tensors(sw: Switches = Switches()) -> list[Component]:
     topk_routing_with_score_function and the unfused permute, NVIDIA/Megatron-LM d98e8a6): the fp32 softmax over
     the top-k scores [T, k_e] and the int64 top-k indices [T, k_e]; the fp32 scores over all E [T, E] of the
     load-balancing loss; the int64 argsort of the [E, T] routing map (kept whole: a slice of it indexes the probs)
-    and the int64 sorted indices [T k_e]. Sigmoid scores (DeepSeek-V3; moe_utils.py topk_routing_with_score_function
+    and the int64 sorted indices [T k_e]. That argsort is the Megatron-LM of the measured runs (moe_utils.py permute:
+    routing_map.reshape(-1).argsort, its [:num_out_tokens] view indexing probs.T; also at 00611e6); megatron-core
+    0.16.1's wheel still masked_selects instead (int64 [T k_e] indices, and probs.T with its bool [E, T] mask kept by
+    masked_select), which is not what these runs executed. Sigmoid scores (DeepSeek-V3; moe_utils.py topk_routing_with_score_function
     and compute_routing_scores_for_aux_loss) keep the routing's sigmoid [T, E] beside the aux loss's own and the
     top-k normalisation's two fp32 [T, 1] denominators."""
     T = local_tokens()

@@ -12,8 +12,13 @@ MOMENT_DTYPES = ("fp32", "bf16", "fp16")
 # optimizer -> (moments per parameter, bytes of per-block statistics per parameter): AdamW exp_avg + exp_avg_sq
 # (torch.optim.AdamW, apex/TE FusedAdam); SGD one momentum_buffer (torch.optim.SGD, momentum > 0); bitsandbytes
 # AdamW8bit two uint8 states (1 byte each, whatever --moment-dtype) plus one fp32 absmax per block of 256 elements for
-# each (bitsandbytes block-wise quantization, Dettmers et al. 2022, arXiv 2110.02861)
-OPTIMIZERS = {"adamw": (2, 0.0), "sgd": (1, 0.0), "adamw8bit": (2, 2 * _WIDTHS["fp32"] / 256)}
+# each (bitsandbytes block-wise quantization, Dettmers et al. 2022, arXiv 2110.02861); Muon one momentum_buffer on its
+# 2-D layer weights, the rest under AdamW (megatron-core 0.16.1 optimizer/muon.py: B_o is the Muon weights' width,
+# components.optimizer charges the others ADAM_BYTES)
+OPTIMIZERS = {"adamw": (2, 0.0), "sgd": (1, 0.0), "adamw8bit": (2, 2 * _WIDTHS["fp32"] / 256), "muon": (1, 0.0)}
+# Muon's AdamW part (embeddings, LM head, norms): fp32 master weight + fp32 exp_avg, exp_avg_sq (megatron-core 0.16.1
+# optimizer/muon.py adam_init_state_fn, under Float16OptimizerWithFloat16Params; no precision-aware optimizer there)
+ADAM_BYTES = 3 * _WIDTHS["fp32"]
 # what the loss keeps of the [b, s, v] logits for its backward, bytes per element: fp32 (Megatron-LM's vocab-parallel
 # cross entropy upcasts them), bf16 (a fused cross entropy that reads the bf16 logits, Megatron-LM
 # --cross-entropy-loss-fusion), none (a chunked or fused linear + cross entropy that never holds the whole logits:
@@ -49,6 +54,10 @@ def check(choices: dict) -> str | None:
     if choices["optimizer"] == "adamw8bit" and choices["moment_dtype"] != "fp32":
         return (f"--moment-dtype {choices['moment_dtype']} with --optimizer adamw8bit: bitsandbytes' 8-bit AdamW keeps "
                 "its two moments in 1-byte states whatever the dtype (drop --moment-dtype)")
+    if choices["optimizer"] == "muon" and (choices["moment_dtype"] != "fp32" or choices["weight_dtype"] != "bf16"
+                                           or not choices["master_weights"]):
+        return ("--optimizer muon is Megatron-Core 0.16.1's: bf16 weights with fp32 master weights and an fp32 momentum "
+                "(optimizer/muon.py refuses fp16 and has no precision-aware optimizer)")
     if choices["weight_dtype"] == "fp32" and choices["master_weights"]:
         return "fp32 weights are their own master copy: pass --no-master-weights with --weight-dtype fp32"
     return None

@@ -29,6 +29,7 @@ class Switches(Architecture, Sharding):
     dispatcher: str = "alltoall"  # Megatron-Core's MoE token dispatcher (Training.moe_dispatcher)
     local: bool = False  # Megatron-LM --transformer-impl local (Training.transformer_impl): Megatron-Core's own layers
     swiglu_fusion: bool = False  # Megatron-Core's fused SwiGLU (Training.swiglu_fusion): no SiLU(gate) kept
+    muon: bool = False  # Megatron-Core's Muon (Training.optimizer): its 2-D layer weights B_o, the rest ADAM_BYTES
     schedule: str = "1f1b"  # pipeline schedule (Training.schedule): 1f1b, or gpipe (the jax profile only)
     modules: str = "core_attn"  # what selective recompute reruns, "+"-joined (Training.recompute_modules)
     fp8: bool = False  # FP8 (Training.fp8): Transformer Engine's under megatron (GEMM inputs saved quantized, B_q; FP8
@@ -63,6 +64,7 @@ class Switches(Architecture, Sharding):
                    dispatcher=getattr(training, "moe_dispatcher", "alltoall"),
                    local=getattr(training, "transformer_impl", "transformer_engine") == "local",
                    swiglu_fusion=getattr(training, "swiglu_fusion", False),
+                   muon=getattr(training, "optimizer", "adamw") == "muon",
                    schedule=getattr(training, "schedule", "1f1b"),
                    modules=getattr(training, "recompute_modules", "core_attn").replace(",", "+"),
                    fp8=getattr(training, "fp8", "none") != "none",

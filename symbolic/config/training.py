@@ -76,7 +76,7 @@ class Training(Sharding):
     weight_dtype: str = precision.MEGATRON["weight_dtype"]  # B_w: the model's weights as the step computes with them
     grad_dtype: str = precision.MEGATRON["grad_dtype"]  # B_g: the main gradients
     master_weights: bool = precision.MEGATRON["master_weights"]  # an fp32 master copy in the optimizer (part of B_o)
-    optimizer: str = precision.MEGATRON["optimizer"]  # adamw | sgd | adamw8bit: the optimizer's moments (part of B_o)
+    optimizer: str = precision.MEGATRON["optimizer"]  # adamw | sgd | adamw8bit | muon: the moments (part of B_o)
     moment_dtype: str = precision.MEGATRON["moment_dtype"]  # the moments' dtype (Megatron-Core --exp-avg-dtype)
     act_dtype: str = precision.MEGATRON["act_dtype"]  # B_a: activations
     logits: str = precision.MEGATRON["logits"]  # B_l: what the loss keeps of the logits, fp32 | bf16 | none

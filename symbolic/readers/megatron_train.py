@@ -7,7 +7,8 @@ from ..config.training import MOE_DISPATCHERS, RECOMPUTE_MODULES, TRANSFORMER_IM
 from .megatron_stages import stages
 from .megatron_table import Args
 
-OPTIMIZERS = {"adam": "adamw", "sgd": "sgd"}  # Megatron-LM's adam is AdamW (decoupled weight decay: TE/apex FusedAdam)
+# Megatron-LM's adam is AdamW (decoupled weight decay: TE/apex FusedAdam); muon is Megatron-Core's Muon (optimizer/muon.py)
+OPTIMIZERS = {"adam": "adamw", "sgd": "sgd", "muon": "muon"}
 FSDP_ZERO = {"no_shard": 0, "optim": 1, "optim_grads": 2, "optim_grads_params": 3}  # --data-parallel-sharding-strategy
 FLASH = {"flash": True, "fused": True, "auto": True, "unfused": False, "local": False}  # --attention-backend
 
@@ -60,6 +61,11 @@ def _sharding(args: Args) -> dict:
         return {"zero": 3}
     if args.get("use_megatron_fsdp"):
         return {"zero": FSDP_ZERO[args.get("data_parallel_sharding_strategy")]}
+    if args.get("use_distributed_optimizer") and args.get("optimizer") == "muon":
+        args.refuse("use_distributed_optimizer", "with --optimizer muon it is Megatron-Core's layer-wise distributed "
+                    "optimizer, whole parameters dealt to the data-parallel ranks by size (megatron-core 0.16.1 "
+                    "optimizer/layer_wise_optimizer.py shard_params): not modelled")
+        return {"zero": 0}
     return {"zero": 1 if args.get("use_distributed_optimizer") else 0}
 
 

@@ -16,9 +16,9 @@ from ...components.mpu import mpu_buffer
 from ...components.mtp import mtp_activations, mtp_embedding_params, mtp_moe_layers, mtp_params
 from ...components.fp8 import fp8_weight_cache
 from ...components.vision import vision_parts
-from ...components.weights import default_kinds, default_layers, end_params, kind_cases, kind_terms
+from ...components.weights import default_kinds, default_layers, end_params, kind_cases, kind_terms, norm_params
 from ...config.switches import Switches
-from ...config.symbols import p
+from ...config.symbols import h, p, s_p
 
 TITLE = "Megatron-LM as in Fujii et al. 2024"
 DESCRIPTION = (
@@ -77,7 +77,17 @@ def _states(stage: str, layers: sp.Expr, moe_layers: sp.Expr, sw: Switches,
     everything = params + (moe_layers * experts_params(sw) if sw.moe else 0)
     cache = fp8_weight_cache(everything - end_params(stage, sw) - ends - (mtp_embedding_params(sw) if stage == "last"
                                                                            else 0), sw)  # the layers' weights, no ends
-    return [weights(params, sw), gradients(params, sw), optimizer(params, sw), *experts, *cache], everything
+    adam = _muon_adam(stage, layers, sw) + (ends if sw.muon else 0)  # the head a p = 1 GPU holds: AdamW's too
+    return [weights(params, sw), gradients(params, sw), optimizer(params, sw, adam), *experts, *cache], everything
+
+
+def _muon_adam(stage: str, layers: sp.Expr, sw: Switches) -> sp.Expr:
+    """Muon's AdamW part of a stage: the word embedding and LM head (is_embedding_or_output_parameter, megatron-core
+    0.16.1 language_module.py) and the 1-D norms; learned positions are a 2-D weight left to Muon (none without)."""
+    if not sw.muon:
+        return sp.Integer(0)
+    positions = s_p * h if sw.positions and stage in ("first", "only") else 0
+    return end_params(stage, sw) - positions + layers * norm_params(sw)
 
 
 def _moe_buffers(moe_layers: sp.Expr, sw: Switches) -> list[Component]:

@@ -31,6 +31,18 @@ RULES: tuple[Rule, ...] = (
          | (x.mlp == "swiglu"),
          lambda x: f"--swiglu-fusion fuses a SwiGLU MLP; {x.model}'s MLP is {x.mlp} (contradicting)", scope="paper",
          model=True),
+    Rule("--optimizer muon: Megatron only", lambda x: x.optimizer != "muon",
+         lambda x: "--optimizer muon is Megatron-Core's Muon (--recipe megatron)", scope="!paper"),
+    Rule("Muon: no distributed optimizer", lambda x: (x.optimizer != "muon") | (x.zero == 0),
+         lambda x: (f"--optimizer muon with --zero {x.zero}: Megatron-Core 0.16.1's Muon refuses the distributed "
+                    "optimizer (optimizer/muon.py), and its layer-wise distributed version deals whole parameters to "
+                    "the d c ranks by size (layer_wise_optimizer.py shard_params), which is not modelled: give --zero 0"),
+         scope="paper"),
+    Rule("Muon: a plain transformer", lambda x: (x.optimizer != "muon") | np.logical_not(
+        x.bias | (x.qk_norm != "none") | x.mtp | x.mla | x.gdn | x.mamba | x.shared_gate | x.gemma),
+         lambda x: (f"--optimizer muon splits a transformer's parameters into 2-D layer weights (Muon) and embeddings, "
+                    f"head and layer norms (AdamW); {x.model}'s biases, q/k norms, MTP, latent attention, hybrid "
+                    f"layers or gates are not split"), scope="paper", model=True),
     Rule("GeLU experts: Megatron only", lambda x: (x.E == 0) | (x.mlp == "swiglu"),
          lambda x: (f"{x.model}'s routed experts are GeLU MLPs, which only the megatron recipe models (Megatron-Core "
                     f"0.16.1's TEGroupedMLP without --swiglu; give --recipe megatron)"), scope="!paper", model=True),

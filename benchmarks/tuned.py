@@ -1,0 +1,188 @@
+"""mem4d's peak beside the card of NVIDIA's tuned pre-training runs (../shared/data/throughput/ROWS.tsv, Megatron-Bridge's
+performance summaries): every row mem4d can state with its MODELS.md settings, its predicted peak as a fraction of
+the card's memory (the runs ran, so none may be above 100 %), the component that is largest on that stage for rows
+over 80 %; every row it cannot state, with the reason.
+
+    python benchmarks/tuned.py [--out records/published/tuned.tsv]
+
+No term of mem4d is set from these rows: they are the references deliverable 3's "none above 100 %" is judged against.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from symbolic.config.errors import ConfigError
+from symbolic.config.hfconfig import resolve_model
+from symbolic.config.training import Training
+from symbolic.estimator.estimate import estimate
+
+DATA = ROOT.parent / "shared" / "data"
+ROWS = DATA / "throughput" / "ROWS.tsv"
+CARDS = DATA / "hardware" / "CARDS.tsv"
+GiB = 2**30
+CARD = {"H100": "H100 SXM5 80GB", "B200": "B200 (HGX/DGX B200)", "B300": "B300 (HGX/DGX B300, Blackwell Ultra)",
+        "GB200": "GB200 (per GPU, GB200 NVL72)", "GB300": "GB300 (per GPU, GB300 NVL72)"}
+MODELS = {"LLAMA3_8B": "llama3-8b", "LLAMA3_70B": "llama3-70b", "LLAMA3.1_405B": "llama3.1-405b",
+          "Qwen3_30B_a3B": "qwen3-30b-a3b", "Qwen3_235B_a22B": "qwen3-235b-a22b",
+          "GPT OSS 120B": str(DATA / "configs/gpt-oss-120b.json")}
+# MODELS.md 0: "FP8" / "FP8-CS" = bf16_with_fp8_current_scaling_mixed (tensorwise, fp8_param_gather=True);
+# "MXFP8" / "FP8-MX" = bf16_with_mxfp8_mixed (fp8_param_gather=True); "FP8-CS (FP8-MX)": the first named
+FP8 = {"BF16": "none", "FP8": "tensorwise", "FP8-CS": "tensorwise", "FP8-CS (FP8-MX)": "tensorwise",
+       "MXFP8": "mxfp8", "FP8-MX": "mxfp8"}
+# Megatron-Bridge 0.3.1 models/llama/llama_provider.py:45 and gpt_oss/gpt_oss_provider.py:81: bias_activation_fusion
+# True (Megatron-Core's fused SwiGLU); Qwen3's provider keeps TransformerConfig's False (megatron-core 0.16.1
+# transformer/transformer_config.py:354)
+SWIGLU_FUSION = {"LLAMA3_8B", "LLAMA3_70B", "LLAMA3.1_405B", "GPT OSS 120B"}
+
+
+def card_bytes(gpu: str) -> int:
+    """The card's memory as nvidia-smi reports it (CARDS.tsv hbm_total_as_reported_MiB)."""
+    for row in csv.DictReader(CARDS.open(), delimiter="\t"):
+        if row["card"] == CARD[gpu]:
+            return int(row["hbm_total_as_reported_MiB"].split()[0]) * 2**20
+    raise KeyError(gpu)
+
+
+def moe_reason(name: str, row: dict) -> str | None:
+    """Why an MoE row's recipe is not stated (MODELS.md 3-5), or None for the alltoall recipes mem4d models."""
+    gpu, rel = row["gpu"], row["release"]
+    if name == "GPT OSS 120B" and gpu == "H100" and rel >= "26.02":
+        return None  # MODELS.md 3: alltoall, recompute layernorm + moe_act, no CUDA graph
+    if name == "Qwen3_235B_a22B" and gpu == "B200" and rel == "26.04.01":
+        return None  # MODELS.md 5: alltoall, no CUDA graph, no recompute
+    if name == "Qwen3_235B_a22B" and gpu == "H100" and rel == "26.04.01":
+        return "EP-comm overlap with delayed wgrad (MODELS.md 5) is not modelled"
+    if gpu != "H100":
+        return "flex dispatcher (HybridEP/DeepEP) and/or CUDA graphs of this recipe (MODELS.md 1, 3-5) are not modelled"
+    return "this release's H100 recipe is not expanded in MODELS.md (dispatcher, overlap, graphs unknown)"
+
+
+def unstated(row: dict) -> str | None:
+    """Why a row cannot be stated with MODELS.md's settings, or None."""
+    name = row["model"].split(" (")[0]
+    if name == "Kimi_K2":
+        return ("Megatron-Bridge's distributed (layer-wise) Muon, whole parameters dealt by size (MODELS.md 6; "
+                "megatron-core 0.16.1 optimizer/layer_wise_optimizer.py), and FP8 with MLA are not modelled")
+    if name.startswith("Nemotron"):
+        return "MoE layers inside a hybrid Mamba pattern (MODELS.md 7, 9) are not modelled"
+    if name == "DeepSeekV3":
+        return "flex dispatcher (HybridEP/DeepEP), explicit PP layouts and CUDA graphs (MODELS.md 1) are not modelled"
+    if name not in MODELS:
+        return f"no mem4d model for {name}"
+    if row["precision"] == "NVFP4":
+        return "NVFP4: mem4d has no FP4 recipe"
+    if row["precision"] not in FP8:
+        return f"precision {row['precision']!r} not stated in the table (25.09's rows name none)"
+    if name in ("LLAMA3.1_405B", "Qwen3_235B_a22B"):
+        return ("account_for_embedding/loss_in_pipeline_split (MODELS.md 5, 13) is not expressible as --stage-layers"
+                if row["pp"] != "1" else None) or moe_reason(name, row)
+    if name == "LLAMA3_70B" and row["fsdp"] not in ("", "0"):
+        return "Megatron-FSDP with CPU activation offload of 20/40 layers (MODELS.md 12) is not modelled"
+    if name == "LLAMA3_8B" and row["fsdp"] not in ("", "0"):
+        return "recompute_num_layers=5 and Megatron-FSDP (MODELS.md 11) are not expressible"
+    if name == "LLAMA3_8B" and row["release"] == "25.11":
+        return "local full-iteration CUDA graphs (MODELS.md 11) are not modelled"
+    if name == "LLAMA3_70B" and row["gpu"].startswith("GB") and row["vp"] in ("", "n/a"):
+        return "no published preset with this layout in MODELS.md 12"
+    return moe_reason(name, row) if name.startswith(("Qwen", "GPT")) else None
+
+
+def caveat(row: dict) -> str:
+    """What a stated row's recipe also sets that mem4d leaves out of its figure (said in the table, not hidden)."""
+    if row["model"] in ("LLAMA3_70B", "LLAMA3.1_405B") and row["gpu"] == "H100":
+        return ("stated without the userbuffers TP-comm overlap (MODELS.md 12: its static communication buffers are "
+                "not modelled and add to this figure)")
+    return ""
+
+
+def _int(x: str, default: int = 1) -> int:
+    return int(x) if x.strip() not in ("", "n/a") else default
+
+
+def job(row: dict) -> tuple:
+    """The row's model and Training, with MODELS.md's settings (distributed optimizer, SP with TP, the recipe's
+    recompute, fp8 with fp8_param_gather, the provider's fused SwiGLU, the fused cross entropy's bf16 logits)."""
+    name = row["model"].split(" (")[0]
+    shape = resolve_model(MODELS[name])
+    t, p, c = _int(row["tp"]), _int(row["pp"]), _int(row["cp"])
+    recompute, modules = "none", "core_attn"
+    if name == "GPT OSS 120B":
+        recompute, modules = "selective", "layernorm,moe_act"  # MODELS.md 3 (H100 BF16)
+    fp8 = FP8[row["precision"]]
+    moe = name.startswith(("Qwen", "GPT"))
+    training = Training(d=int(row["n_gpus"]) // (t * p * c), t=t, p=p, c=c, vpp=_int(row["vp"]), s=int(row["seq"]),
+                        b=int(row["mbs"]), gbs=int(row["gbs"]), sp=t > 1, zero=1, recompute=recompute,
+                        recompute_modules=modules, fp8=fp8, fp8_param_gather=fp8 != "none",
+                        swiglu_fusion=name in SWIGLU_FUSION, logits="bf16",  # gpt_provider.py:185 fused CE
+                        **({"ep": _int(row["ep"]), "etp": _int(row["etp"])} if moe else {}))
+    return shape, training
+
+
+def evaluate(rows: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The stated rows with their peak and fraction of the card, the others with their reason."""
+    stated, skipped = [], []
+    for row in rows:
+        reason = unstated(row)
+        if reason is None:
+            try:
+                shape, training = job(row)
+                est = estimate(shape, training)
+            except ConfigError as err:
+                reason = str(err).replace(str(ROOT.parent) + "/", "../")
+        if reason is not None:
+            skipped.append({**row, "reason": reason})
+            continue
+        stage = est.most_loaded_stage["bytes"] if est.peak_from != "total" else est.bytes
+        parts = sorted(((k, v) for k, v in stage.items() if k != "total"), key=lambda kv: -kv[1])
+        card = card_bytes(row["gpu"])
+        stated.append({**row, "peak": est.peak, "card": card, "fraction": est.peak / card,
+                       "largest": " ".join(f"{k}={v / GiB:.1f}" for k, v in parts[:3])})
+    return stated, skipped
+
+
+KEYS = ("release", "system", "model", "n_gpus", "precision", "gbs", "mbs", "seq", "fsdp", "tp", "pp", "cp", "vp",
+        "ep", "etp")
+
+
+def table(stated: list[dict], skipped: list[dict]) -> str:
+    """The TSV: a summary line, the stated rows (peak GiB, card GiB, percent, largest components, what
+    is left out), the refused with their reason."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                            check=False).stdout.strip()
+    over = [r for r in stated if r["fraction"] > 1]
+    high = [r for r in stated if r["fraction"] > 0.8]
+    head = (f"# {len(stated)} of {len(stated) + len(skipped)} rows stated at {commit}: {len(over)} above 100 % of "
+            f"the card, {len(high)} above 80 %" +
+            (f", max {100 * max(r['fraction'] for r in stated):.1f} %" if stated else ""))
+    lines = [head, "\t".join((*KEYS, "peak_GiB", "card_GiB", "card_pct", "largest_GiB", "reason"))]
+    for r in sorted(stated, key=lambda r: -r["fraction"]):
+        lines.append("\t".join((*(r[k] for k in KEYS), f"{r['peak'] / GiB:.2f}", f"{r['card'] / GiB:.2f}",
+                                f"{100 * r['fraction']:.1f}", r["largest"] if r["fraction"] > 0.8 else "", caveat(r))))
+    for r in skipped:
+        lines.append("\t".join((*(r[k] for k in KEYS), "", "", "", "", r["reason"])))
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=None, help="write the table as TSV here")
+    args = parser.parse_args()
+    if not ROWS.exists():
+        print(f"tuned.py: reference data absent: {ROWS}", file=sys.stderr)
+        return 2
+    text = table(*evaluate(list(csv.DictReader(ROWS.open(), delimiter="\t"))))
+    if args.out:
+        args.out.write_text(text)
+    print(text, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

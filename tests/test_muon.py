@@ -49,7 +49,7 @@ def test_other_recipes_refuse_it():
 
 
 def test_a_megatron_file_reads_muon_and_refuses_its_distributed_optimizer(tmp_path):
-    base = "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 " \
+    base = "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 --micro-batch-size 1 " \
            "--optimizer muon --muon-momentum 0.9\n"
     path = tmp_path / "args.txt"
     path.write_text(base)

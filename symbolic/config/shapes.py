@@ -6,17 +6,10 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from .bounds import MAX_SIZE, positive as _positive  # noqa: F401  (MAX_SIZE: hfkeys reads it here)
+from .choices import check_choices
 from .counts import ParameterCounts
 from .errors import ConfigError
 from .hybrid import check_hybrid
-
-# no q/k norm; RMSNorm over each head's dh (Qwen3); over a*dh and k*dh (OLMoE); a weightless RMSNorm over each
-# head's dh (Llama 4's Llama4TextWeightlessRMSNorm: the same saved inputs, no parameter)
-QK_NORMS = ("none", "head", "full", "weightless")
-# gate, up, down h x f (Llama); fc1, fc2 h x f with GeLU between (GPT, Megatron-LM's default); fc1, fc2 with a
-# squared ReLU between (Nemotron-H's relu2: GeLU's two matrices and two saved tensors)
-MLPS = ("swiglu", "gelu", "relu2")
-NORMS = ("rms", "layer")  # RMSNorm (a weight of h); LayerNorm (a weight and a bias of h each: GPT)
 
 
 @dataclass(frozen=True)
@@ -44,9 +37,9 @@ class ModelShape(ParameterCounts):
     qkv_bias: bool = False  # biases on the Q, K, V projections (Qwen2, Llama's attention_bias)
     o_bias: bool = False  # a bias on the output projection (Llama's attention_bias)
     mlp_bias: bool = False  # biases on gate, up and down of a dense MLP (Llama's mlp_bias)
-    qk_norm: str = "none"  # one of QK_NORMS
-    mlp: str = "swiglu"  # one of MLPS
-    norm: str = "rms"  # one of NORMS
+    qk_norm: str = "none"  # one of choices.QK_NORMS
+    mlp: str = "swiglu"  # one of choices.MLPS
+    norm: str = "rms"  # one of choices.NORMS
     positions: int = 0  # s_p: rows of learned absolute position embeddings (0: rotary embeddings, no parameters)
     dropout: bool = False  # dropout on the attention probabilities and after the attention and MLP blocks
     # multi-head latent attention (DeepSeek-V2/V3, Kimi K2) when kv_lora > 0: head_dim is then the no-RoPE part of a
@@ -144,15 +137,10 @@ class ModelShape(ParameterCounts):
                               f"groups, got E={self.E}, k_e={self.k_e}, groups={self.groups}, "
                               f"group_topk={self.group_topk}")
         check_hybrid(self)
-        for field, allowed in (("mlp", MLPS), ("norm", NORMS)):
-            if getattr(self, field) not in allowed:
-                raise ConfigError(f"model {self.name!r}: {field} must be one of {', '.join(allowed)}, got "
-                                  f"{getattr(self, field)!r}")
+        check_choices(self, f"model {self.name!r}: ")
         if self.E and self.mlp != "swiglu":
             raise ConfigError(f"model {self.name!r}: routed experts are SwiGLU MLPs; a {self.mlp} MLP with experts "
                               "is not modelled")
-        if self.qk_norm not in QK_NORMS:
-            raise ConfigError(f"model {self.name!r}: qk_norm must be one of {', '.join(QK_NORMS)}, got {self.qk_norm!r}")
         dense = tuple(self.dense_layers)
         if any(not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < self.L for i in dense) \
                 or len(set(dense)) != len(dense):

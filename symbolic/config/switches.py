@@ -53,15 +53,11 @@ class Switches(Architecture, Sharding):
         arch = {} if shape is None else Architecture.of(shape).features()
         return cls(recompute=training.recompute, flash_attn=training.flash_attn, sp=training.sp, zero=training.zero,
                    overheads=overheads, tied=arch.pop("tied", tied), backend=backend,
-                   ac_every=getattr(training, "ac_every", None) is not None,
-                   zero_init=getattr(training, "zero_init", True),
-                   grad_accum_fusion=getattr(training, "grad_accum_fusion", True),
-                   schedule=getattr(training, "schedule", "1f1b"),
-                   modules=getattr(training, "recompute_modules", "core_attn").replace(",", "+"),
-                   fp8=getattr(training, "fp8", "none") != "none",
-                   compiled=getattr(training, "compile", False),
-                   fp8_rows=getattr(training, "fp8", "none") == "rowwise",
-                   fp8_gather=getattr(training, "fp8_all_gather", False), **arch)
+                   ac_every=training.ac_every is not None, zero_init=training.zero_init,
+                   grad_accum_fusion=training.grad_accum_fusion, schedule=training.schedule,
+                   modules=training.recompute_modules.replace(",", "+"), fp8=training.fp8 != "none",
+                   compiled=training.compile, fp8_rows=training.fp8 == "rowwise",
+                   fp8_gather=training.fp8_all_gather, **arch)
 
     def tag(self) -> str:
         """Every field's value in order, booleans as 0/1, joined by '-': a file-name-safe name of these switches."""

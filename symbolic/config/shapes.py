@@ -72,7 +72,7 @@ class ModelShape(ParameterCounts):
     lin_v_heads: int = 0  # n_gv: value heads (linear_num_value_heads), a multiple of n_gk
     lin_k_dim: int = 0  # d_gk: query/key head width (linear_key_head_dim)
     lin_v_dim: int = 0  # d_gv: value head width (linear_value_head_dim)
-    lin_conv: int = 0  # K_c: the causal depthwise convolution's kernel width (linear_conv_kernel_dim)
+    conv_width: int = 0  # K_c: a Gated DeltaNet or Mamba-2 causal depthwise convolution's width (linear_conv_kernel_dim)
     attn_gate: bool = False  # softmax attention's output scaled by sigmoid(x W_g), W_g [h, a dh] (Qwen3-Next)
     # Mamba-2 hybrids (Nemotron-H): the layers in mamba_layers hold a Mamba-2 mixer in place of attention; a block
     # may hold a mixer alone (mlpless_layers) or an MLP alone (mixerless_layers), each with its one norm
@@ -83,7 +83,7 @@ class ModelShape(ParameterCounts):
     ssm_head_dim: int = 0  # d_m: a Mamba-2 head's width (mamba_head_dim)
     ssm_state: int = 0  # d_s: the SSM state size (ssm_state_size)
     ssm_groups: int = 0  # g_m: the groups sharing B and C (n_groups)
-    ssm_conv_bias: bool = False  # a bias on the Mamba-2 convolution (use_conv_bias); its width is K_c (lin_conv)
+    ssm_conv_bias: bool = False  # a bias on the Mamba-2 convolution (use_conv_bias); its width is K_c (conv_width)
 
     def __post_init__(self):
         for name in ("h", "f", "a", "k", "L", "v"):

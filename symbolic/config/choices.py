@@ -1,5 +1,5 @@
 """The model features that take one of a few named values, declared once with the values they accept; ModelShape and
-Architecture check them with the one function here."""
+Architecture check them with the one function here, and Training and Switches their options with its one_of."""
 from __future__ import annotations
 
 from .errors import ConfigError
@@ -16,8 +16,14 @@ CHOICES = {
 QK_NORMS, MLPS, NORMS = CHOICES["qk_norm"], CHOICES["mlp"], CHOICES["norm"]
 
 
+def one_of(label: str, value, allowed: tuple) -> None:
+    """Raise a one-line ConfigError naming `label` unless value is one of allowed (a bool never stands for 0 or 1):
+    the one check of every named choice, a model's here and a Training's or Switches' options alike."""
+    if isinstance(value, bool) or value not in allowed:
+        raise ConfigError(f"{label} must be one of {', '.join(map(str, allowed))}, got {value!r}")
+
+
 def check_choices(obj, prefix: str = "") -> None:
     """Raise a one-line ConfigError (after `prefix`) naming the first of CHOICES whose value obj does not accept."""
     for field, allowed in CHOICES.items():
-        if getattr(obj, field) not in allowed:
-            raise ConfigError(f"{prefix}{field} must be one of {', '.join(allowed)}, got {getattr(obj, field)!r}")
+        one_of(prefix + field, getattr(obj, field), allowed)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import astuple, dataclass
 
 from .architecture import Architecture
-from .errors import ConfigError
+from .choices import one_of
 from .parallel import ZERO_STAGES, Sharding
 from .training import RECOMPUTE, SCHEDULES
 
@@ -36,14 +36,9 @@ class Switches(Architecture, Sharding):
 
     def __post_init__(self):
         super().__post_init__()
-        if self.recompute not in RECOMPUTE:
-            raise ConfigError(f"recompute must be one of {', '.join(RECOMPUTE)}, got {self.recompute!r}")
-        if self.backend not in BACKENDS:
-            raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
-        if isinstance(self.zero, bool) or self.zero not in ZERO_STAGES:
-            raise ConfigError(f"zero must be one of {', '.join(map(str, ZERO_STAGES))}, got {self.zero!r}")
-        if self.schedule not in SCHEDULES:
-            raise ConfigError(f"schedule must be one of {', '.join(SCHEDULES)}, got {self.schedule!r}")
+        for name, allowed in (("recompute", RECOMPUTE), ("backend", BACKENDS), ("zero", ZERO_STAGES),
+                              ("schedule", SCHEDULES)):
+            one_of(name, getattr(self, name), allowed)
 
     @classmethod
     def of(cls, training, overheads: bool = True, tied: bool = False, backend: str = "gpu",

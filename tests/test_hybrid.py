@@ -39,7 +39,7 @@ def test_small_file_is_counted_as_transformers_counts_it(tmp_path):
     shape = _read(tmp_path, SMALL)
     assert shape.param_count == 5_768_936
     assert shape.linear_layers == (0, 2, 3) and shape.dense_layers == (0, 3) and shape.attn_gate
-    assert (shape.lin_k_heads, shape.lin_v_heads, shape.lin_k_dim, shape.lin_v_dim, shape.lin_conv) == (4, 8, 24, 40, 3)
+    assert (shape.lin_k_heads, shape.lin_v_heads, shape.lin_k_dim, shape.lin_v_dim, shape.conv_width) == (4, 8, 24, 40, 3)
 
 
 def test_layer_kinds_default_to_every_fourth_layer_softmax_attention(tmp_path):

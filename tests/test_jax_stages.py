@@ -176,7 +176,7 @@ def test_a_hybrid_whose_stages_hold_different_counts_compiles_one_program_per_co
 
     hybrid = ModelShape("t-hybrid", h=64, f=176, a=4, k=2, L=12, v=256, qk_norm="head", attn_gate=True,
                         linear_layers=(0, 1, 2, 4, 5, 6, 8, 9, 10), lin_k_heads=2, lin_v_heads=4, lin_k_dim=16,
-                        lin_v_dim=16, lin_conv=4)
+                        lin_v_dim=16, conv_width=4)
     programs = stage_programs(hybrid, Training(p=2))
     assert [(ranks, shape.L, shape.linear_layers) for ranks, shape, _ in programs] == [
         ((0,), 12, (0, 1, 2, 3, 4, 6, 7, 8, 9, 10)), ((1,), 12, (0, 1, 2, 3, 6, 7, 8, 9))]

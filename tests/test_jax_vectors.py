@@ -18,7 +18,7 @@ GPT = ModelShape("gpt-vectors", h=64, f=192, a=4, k=4, L=6, v=128, mlp="gelu", n
 SINKS = ModelShape("sinks-vectors", h=64, f=176, a=4, k=2, L=6, v=128, sinks=True, qk_norm="full")
 HYBRID = ModelShape("hybrid-vectors", h=64, f=176, a=4, k=2, L=8, v=128, qk_norm="head", attn_gate=True,
                     linear_layers=(0, 1, 2, 4, 5, 6), lin_k_heads=2, lin_v_heads=6, lin_k_dim=16, lin_v_dim=16,
-                    lin_conv=4)  # A_log, dt_bias [n_gv = 6] over t
+                    conv_width=4)  # A_log, dt_bias [n_gv = 6] over t
 
 
 @pytest.mark.parametrize("shape", [GPT, SINKS, HYBRID], ids=["gpt", "sinks", "hybrid"])

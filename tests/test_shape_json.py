@@ -28,3 +28,10 @@ def test_shape_json_reads_back_equal_and_holds_no_default(shape):
 def test_shape_json_of_a_plain_shape_is_its_letters():
     assert shape_json(PRESETS["llama3-8b"]) == dict(name="llama3-8b", h=4096, f=14336, a=32, k=8, L=32, v=128256)
     assert shape_json(PRESETS["qwen3-30b-a3b"])["head_dim"] == 128  # h // a = 64: not the default
+
+
+def test_an_older_record_naming_lin_conv_reads_as_conv_width():
+    old = {**PRESETS["llama3-8b"].as_dict(), "linear_layers": [0, 1], "lin_k_heads": 2, "lin_v_heads": 4,
+           "lin_k_dim": 16, "lin_v_dim": 16, "lin_conv": 4}
+    del old["conv_width"]
+    assert shape_from_json(old).conv_width == 4

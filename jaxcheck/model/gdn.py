@@ -165,7 +165,7 @@ class GatedDeltaNet(nnx.Module):
 
     def __init__(self, plan, rngs: nnx.Rngs):
         s, dt = plan.shape, plan.opts.param_dtype
-        h, nk, nv, dk, dv, K = s.h, s.lin_k_heads, s.lin_v_heads, s.lin_k_dim, s.lin_v_dim, s.lin_conv
+        h, nk, nv, dk, dv, K = s.h, s.lin_k_heads, s.lin_v_heads, s.lin_k_dim, s.lin_v_dim, s.conv_width
         self.plan = plan
         self.wq = param(rngs, (h, nk, dk), ("embed", "lin_k_heads", "head_dim"), h ** -0.5, dt)
         self.wk = param(rngs, (h, nk, dk), ("embed", "lin_k_heads", "head_dim"), h ** -0.5, dt)

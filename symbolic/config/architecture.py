@@ -1,11 +1,10 @@
 """The model's architecture as the formulas see it: the features of a ModelShape that add or drop terms, declared
-once (Switches extends it; `of` reads it off a shape); no sympy."""
+once (Switches extends it; `of` reads each off a shape by its name); no sympy."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from .errors import ConfigError
-from .shapes import MLPS, NORMS, QK_NORMS
+from .choices import check_choices
 
 
 @dataclass(frozen=True)
@@ -46,29 +45,25 @@ class Architecture:
     vision: bool = False  # a vision tower and projector (P_v parameters) beside the embedding, on the first stage
 
     def __post_init__(self):
-        if self.qk_norm not in QK_NORMS:
-            raise ConfigError(f"qk_norm must be one of {', '.join(QK_NORMS)}, got {self.qk_norm!r}")
-        if self.mlp not in MLPS or self.norm not in NORMS:
-            raise ConfigError(f"mlp must be one of {', '.join(MLPS)} and norm one of {', '.join(NORMS)}, got "
-                              f"{self.mlp!r}, {self.norm!r}")
+        check_choices(self)
 
     @classmethod
     def of(cls, shape) -> "Architecture":
-        """A ModelShape's architecture: tied, experts (shared, gated), q/k norms, biases, MLP and norm kinds, learned
-        positions, dropout, MLA (with a query latent), multi-token prediction (with experts), the score bias, Gemma's
-        sandwich norms and soft-capping, the sparse-attention indexer, Gated DeltaNet layers and gated attention,
-        Mamba-2 layers and one-part blocks, a vision tower."""
-        return cls(tied=shape.tied, moe=shape.moe, shared=shape.f_s > 0, shared_gate=shape.shared_gate,
-                   qk_norm=shape.qk_norm, qkv_bias=shape.qkv_bias, o_bias=shape.o_bias, mlp_bias=shape.mlp_bias,
-                   mlp=shape.mlp, norm=shape.norm, positions=shape.positions > 0, dropout=shape.dropout,
-                   mla=shape.mla, q_lora=shape.q_lora > 0, mtp=shape.mtp > 0, mtp_moe=shape.mtp > 0 and shape.mtp_moe,
-                   expert_bias=shape.expert_bias, sigmoid=shape.sigmoid, sandwich=shape.sandwich,
-                   logit_softcap=shape.logit_softcap, attn_softcap=shape.attn_softcap, sinks=shape.sinks,
-                   moe_bias=shape.moe_bias, dsa=shape.dsa, gdn=shape.gdn,
-                   gdn_repeat=shape.gdn and shape.lin_v_heads > shape.lin_k_heads, attn_gate=shape.attn_gate,
-                   mamba=shape.mamba, blocks=shape.blocks, ssm_conv_bias=shape.ssm_conv_bias,
-                   vision=shape.vision is not None)
+        """A ModelShape's architecture: each field the shape's attribute (field or property) of its name, a count
+        (positions, q_lora, mtp) as whether it is above 0, or DERIVED's reading where the shape has no such name."""
+        read = {f.name: DERIVED[f.name](shape) if f.name in DERIVED else getattr(shape, f.name)
+                for f in fields(Architecture)}
+        return cls(**{f.name: bool(read[f.name]) if isinstance(f.default, bool) else read[f.name]
+                      for f in fields(Architecture)})
 
     def features(self) -> dict:
         """Its fields by name (what Switches.of takes from a shape)."""
         return {f.name: getattr(self, f.name) for f in fields(Architecture)}
+
+
+# the switches a ModelShape has no attribute of the same name for: how each is read off it
+DERIVED = {
+    "shared": lambda shape: shape.f_s > 0,
+    "mtp_moe": lambda shape: shape.mtp > 0 and shape.mtp_moe,  # mtp_moe alone: the last layer's kind
+    "gdn_repeat": lambda shape: shape.gdn and shape.lin_v_heads > shape.lin_k_heads,
+}

@@ -44,7 +44,7 @@ class ParameterCounts:
         if not self.gdn:
             return 0
         qk, vd, hv = self.lin_k_heads * self.lin_k_dim, self.lin_v_heads * self.lin_v_dim, self.lin_v_heads
-        return self.h * (2 * qk + 2 * vd + 2 * hv) + (2 * qk + vd) * self.lin_conv + 2 * hv + self.lin_v_dim \
+        return self.h * (2 * qk + 2 * vd + 2 * hv) + (2 * qk + vd) * self.conv_width + 2 * hv + self.lin_v_dim \
             + vd * self.h
 
     @property
@@ -103,7 +103,7 @@ class ParameterCounts:
             return 0
         inner, conv = self.ssm_heads * self.ssm_head_dim, self.ssm_heads * self.ssm_head_dim \
             + 2 * self.ssm_groups * self.ssm_state
-        return self.h * (inner + conv + self.ssm_heads) + conv * (self.lin_conv + (1 if self.ssm_conv_bias else 0)) \
+        return self.h * (inner + conv + self.ssm_heads) + conv * (self.conv_width + (1 if self.ssm_conv_bias else 0)) \
             + 3 * self.ssm_heads + inner + inner * self.h
 
     @property

@@ -122,7 +122,7 @@ LATEX = {"vpp": r"v_{pp}", "B_w": r"B_{w}", "B_g": r"B_{g}", "B_o": r"B_{o}", "B
 FROM_MODEL = ("h", "f", "a", "k", "L", "v", "dh", "s_p", "E", "k_e", "f_e", "f_s", "L_e", *MLA, *HYBRID, "P_v", "A_v")
 TRAINING_FIELD = {"q_r": "q_lora", "kv_r": "kv_lora", "d_r": "rope_dim", "d_v": "v_dim", "n_mtp": "mtp",
                   "n_i": "index_heads", "d_i": "index_dim", "k_i": "index_topk",
-                  "n_gk": "lin_k_heads", "n_gv": "lin_v_heads", "d_gk": "lin_k_dim", "d_gv": "lin_v_dim", "K_c": "lin_conv",
+                  "n_gk": "lin_k_heads", "n_gv": "lin_v_heads", "d_gk": "lin_k_dim", "d_gv": "lin_v_dim", "K_c": "conv_width",
                   "n_m": "ssm_heads", "d_m": "ssm_head_dim", "d_s": "ssm_state", "g_m": "ssm_groups",
                   "s_p": "positions", "n_ac": "n_ac", "B_w": "weight_bytes", "B_g": "grad_bytes", "B_o": "opt_bytes", "B_a": "act_bytes", "B_l": "logit_bytes", "B_q": "quant_bytes", "B_c": "cache_bytes", "e": "ep",
                   "t_e": "etp_size", "C_f": "moe_capacity", "n_v": "image_tokens"}

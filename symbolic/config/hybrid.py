@@ -44,10 +44,10 @@ def check_hybrid(shape) -> None:
         object.__setattr__(shape, field, _indices(shape, field))
     _sizes(shape, GDN_SIZES, "Gated DeltaNet", shape.gdn)
     _sizes(shape, SSM_SIZES, "Mamba-2", shape.mamba)
-    positive(shape.name, "lin_conv", shape.lin_conv, zero=True)
-    if bool(shape.lin_conv) != (shape.gdn or shape.mamba):
-        raise ConfigError(f"model {shape.name!r}: lin_conv (K_c) is the width of a Gated DeltaNet or Mamba-2 "
-                          f"convolution: positive exactly where the model has such layers, got {shape.lin_conv}")
+    positive(shape.name, "conv_width", shape.conv_width, zero=True)
+    if bool(shape.conv_width) != (shape.gdn or shape.mamba):
+        raise ConfigError(f"model {shape.name!r}: conv_width (K_c) is the width of a Gated DeltaNet or Mamba-2 "
+                          f"convolution: positive exactly where the model has such layers, got {shape.conv_width}")
     if shape.ssm_conv_bias and not shape.mamba:
         raise ConfigError(f"model {shape.name!r}: ssm_conv_bias describes Mamba-2 layers, but the model has none")
     if shape.gdn and shape.lin_v_heads % shape.lin_k_heads:

@@ -9,6 +9,7 @@ from typing import Callable
 import numpy as np
 
 from .errors import BrokenRule
+from .glossary import TRAINING_FIELD
 from .parallel import Parallel
 
 # A rule binds every profile ("all"), one profile by its name (a recipe's package declares its rows; the registry,
@@ -174,18 +175,20 @@ def letters(training, shape=None) -> SimpleNamespace:
 PRECISION = ("weight_dtype", "grad_dtype", "master_weights", "optimizer", "moment_dtype", "logits")
 
 
+# what the rules read from a ModelShape under its own name (a field or property), and under a glossary letter (the
+# field glossary.TRAINING_FIELD names for it)
+MODEL_READS = ("a", "k", "f", "L", "v", "dh", "E", "f_e", "f_s", "L_e", "L_g", "qk_norm", "shared_gate", "sinks",
+               "moe_bias", "mlp", "norm", "positions", "dropout", "mla", "mtp", "expert_bias", "sigmoid", "dsa", "gdn",
+               "attn_softcap", "stages_alike", "linear_alike")
+MODEL_LETTERS = ("n_gk", "n_m", "g_m")
+
+
 def model_letters(shape) -> dict:
-    """What the rules read from a ModelShape."""
-    return dict(model=shape.name, a=shape.a, k=shape.k, f=shape.f, L=shape.L, v=shape.v, dh=shape.dh, E=shape.E,
-                f_e=shape.f_e, f_s=shape.f_s, L_e=shape.L_e, qk_norm=shape.qk_norm, shared_gate=shape.shared_gate,
+    """What the rules read from a ModelShape: MODEL_READS, MODEL_LETTERS, and three features in one letter each."""
+    return dict(model=shape.name, **{name: getattr(shape, name) for name in MODEL_READS},
+                **{letter: getattr(shape, TRAINING_FIELD[letter]) for letter in MODEL_LETTERS},
                 bias=shape.qkv_bias or shape.o_bias or shape.mlp_bias or shape.moe_bias or shape.sinks,
-                sinks=shape.sinks, moe_bias=shape.moe_bias, mlp=shape.mlp, norm=shape.norm,
-                positions=shape.positions, dropout=shape.dropout, mla=shape.mla, mtp=shape.mtp,
-                expert_bias=shape.expert_bias, sigmoid=shape.sigmoid, dsa=shape.dsa, gdn=shape.gdn,
-                n_gk=shape.lin_k_heads, mamba=shape.mamba or shape.blocks, n_m=shape.ssm_heads, g_m=shape.ssm_groups,
-                gemma=shape.sandwich or shape.logit_softcap or shape.attn_softcap,
-                attn_softcap=shape.attn_softcap,
-                stages_alike=shape.stages_alike, linear_alike=shape.linear_alike, L_g=shape.L_g,
+                mamba=shape.mamba or shape.blocks, gemma=shape.sandwich or shape.logit_softcap or shape.attn_softcap,
                 vision=shape.vision is not None)
 
 

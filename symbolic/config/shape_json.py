@@ -4,6 +4,7 @@ from __future__ import annotations
 from .shapes import ModelShape
 
 REQUIRED = ("name", "h", "f", "a", "k", "L", "v")  # the fields without a default: in every "shape" object
+RENAMED = {"lin_conv": "conv_width"}  # an older record's field name -> today's (K_c, renamed in issue 49)
 
 
 def shape_json(shape: ModelShape) -> dict:
@@ -15,6 +16,6 @@ def shape_json(shape: ModelShape) -> dict:
 
 
 def shape_from_json(shape: dict) -> ModelShape:
-    """The ModelShape of a --json "shape" (shape_json's, or an older record's with every field): absent keys take
-    their defaults."""
-    return ModelShape(**shape)
+    """The ModelShape of a --json "shape" (shape_json's, or an older record's with every field under its name then,
+    RENAMED): absent keys take their defaults."""
+    return ModelShape(**{RENAMED.get(key, key): value for key, value in shape.items()})

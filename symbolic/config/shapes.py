@@ -6,17 +6,11 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from .bounds import MAX_SIZE, positive as _positive  # noqa: F401  (MAX_SIZE: hfkeys reads it here)
+from .choices import check_choices
 from .counts import ParameterCounts
 from .errors import ConfigError
 from .hybrid import check_hybrid
 from .vision import VisionTower
-
-# none; RMSNorm over each head's dh (Qwen3); over a*dh and k*dh (OLMoE); weightless over dh (Llama 4: no parameter)
-QK_NORMS = ("none", "head", "full", "weightless")
-# gate, up, down h x f (Llama); fc1, fc2 h x f with GeLU between (GPT, Megatron-LM's default); fc1, fc2 with a
-# squared ReLU between (Nemotron-H's relu2: GeLU's two matrices and two saved tensors)
-MLPS = ("swiglu", "gelu", "relu2")
-NORMS = ("rms", "layer")  # RMSNorm (a weight of h); LayerNorm (a weight and a bias of h each: GPT)
 
 
 @dataclass(frozen=True)
@@ -44,9 +38,9 @@ class ModelShape(ParameterCounts):
     qkv_bias: bool = False  # biases on the Q, K, V projections (Qwen2, Llama's attention_bias)
     o_bias: bool = False  # a bias on the output projection (Llama's attention_bias)
     mlp_bias: bool = False  # biases on gate, up and down of a dense MLP (Llama's mlp_bias)
-    qk_norm: str = "none"  # one of QK_NORMS
-    mlp: str = "swiglu"  # one of MLPS
-    norm: str = "rms"  # one of NORMS
+    qk_norm: str = "none"  # one of choices.QK_NORMS
+    mlp: str = "swiglu"  # one of choices.MLPS
+    norm: str = "rms"  # one of choices.NORMS
     positions: int = 0  # s_p: rows of learned absolute position embeddings (0: rotary embeddings, no parameters)
     dropout: bool = False  # dropout on the attention probabilities and after the attention and MLP blocks
     # multi-head latent attention (DeepSeek-V2/V3, Kimi K2) when kv_lora > 0: head_dim is then the no-RoPE part of a
@@ -79,7 +73,7 @@ class ModelShape(ParameterCounts):
     lin_v_heads: int = 0  # n_gv: value heads (linear_num_value_heads), a multiple of n_gk
     lin_k_dim: int = 0  # d_gk: query/key head width (linear_key_head_dim)
     lin_v_dim: int = 0  # d_gv: value head width (linear_value_head_dim)
-    lin_conv: int = 0  # K_c: the causal depthwise convolution's kernel width (linear_conv_kernel_dim)
+    conv_width: int = 0  # K_c: a Gated DeltaNet or Mamba-2 causal depthwise convolution's width (linear_conv_kernel_dim)
     attn_gate: bool = False  # softmax attention's output scaled by sigmoid(x W_g), W_g [h, a dh] (Qwen3-Next)
     # Mamba-2 hybrids (Nemotron-H): the layers in mamba_layers hold a Mamba-2 mixer in place of attention; a block
     # may hold a mixer alone (mlpless_layers) or an MLP alone (mixerless_layers), each with its one norm
@@ -90,7 +84,7 @@ class ModelShape(ParameterCounts):
     ssm_head_dim: int = 0  # d_m: a Mamba-2 head's width (mamba_head_dim)
     ssm_state: int = 0  # d_s: the SSM state size (ssm_state_size)
     ssm_groups: int = 0  # g_m: the groups sharing B and C (n_groups)
-    ssm_conv_bias: bool = False  # a bias on the Mamba-2 convolution (use_conv_bias); its width is K_c (lin_conv)
+    ssm_conv_bias: bool = False  # a bias on the Mamba-2 convolution (use_conv_bias); its width is K_c (conv_width)
     vision: VisionTower | None = None  # a multimodal checkpoint's vision tower and projector (config.vision)
 
     def __post_init__(self):
@@ -145,18 +139,13 @@ class ModelShape(ParameterCounts):
                               f"groups, got E={self.E}, k_e={self.k_e}, groups={self.groups}, "
                               f"group_topk={self.group_topk}")
         check_hybrid(self)
-        for field, allowed in (("mlp", MLPS), ("norm", NORMS)):
-            if getattr(self, field) not in allowed:
-                raise ConfigError(f"model {self.name!r}: {field} must be one of {', '.join(allowed)}, got "
-                                  f"{getattr(self, field)!r}")
+        check_choices(self, f"model {self.name!r}: ")
         if self.E and self.mlp not in ("swiglu", "gelu"):
             raise ConfigError(f"model {self.name!r}: routed experts are SwiGLU or GeLU MLPs; a {self.mlp} MLP with "
                               "experts is not modelled")
         if self.E and self.mlp == "gelu" and (self.f_s or self.moe_bias):
             raise ConfigError(f"model {self.name!r}: GeLU experts are modelled without shared experts and expert "
                               "biases")
-        if self.qk_norm not in QK_NORMS:
-            raise ConfigError(f"model {self.name!r}: qk_norm must be one of {', '.join(QK_NORMS)}, got {self.qk_norm!r}")
         dense = tuple(self.dense_layers)
         if any(not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < self.L for i in dense) \
                 or len(set(dense)) != len(dense):

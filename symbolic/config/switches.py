@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import astuple, dataclass
 
 from .architecture import Architecture
-from .errors import ConfigError
+from .choices import one_of
 from .parallel import ZERO_STAGES, Sharding
 from .training import RECOMPUTE, SCHEDULES
 
@@ -41,14 +41,9 @@ class Switches(Architecture, Sharding):
 
     def __post_init__(self):
         super().__post_init__()
-        if self.recompute not in RECOMPUTE:
-            raise ConfigError(f"recompute must be one of {', '.join(RECOMPUTE)}, got {self.recompute!r}")
-        if self.backend not in BACKENDS:
-            raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
-        if isinstance(self.zero, bool) or self.zero not in ZERO_STAGES:
-            raise ConfigError(f"zero must be one of {', '.join(map(str, ZERO_STAGES))}, got {self.zero!r}")
-        if self.schedule not in SCHEDULES:
-            raise ConfigError(f"schedule must be one of {', '.join(SCHEDULES)}, got {self.schedule!r}")
+        for name, allowed in (("recompute", RECOMPUTE), ("backend", BACKENDS), ("zero", ZERO_STAGES),
+                              ("schedule", SCHEDULES)):
+            one_of(name, getattr(self, name), allowed)
 
     @classmethod
     def of(cls, training, overheads: bool = True, tied: bool = False, backend: str = "gpu",
@@ -58,20 +53,13 @@ class Switches(Architecture, Sharding):
         arch = {} if shape is None else Architecture.of(shape).features()
         return cls(recompute=training.recompute, flash_attn=training.flash_attn, sp=training.sp, zero=training.zero,
                    overheads=overheads, tied=arch.pop("tied", tied), backend=backend,
-                   ac_every=getattr(training, "ac_every", None) is not None,
-                   zero_init=getattr(training, "zero_init", True),
-                   grad_accum_fusion=getattr(training, "grad_accum_fusion", True),
-                   dispatcher=getattr(training, "moe_dispatcher", "alltoall"),
-                   local=getattr(training, "transformer_impl", "transformer_engine") == "local",
-                   swiglu_fusion=getattr(training, "swiglu_fusion", False),
-                   muon=getattr(training, "optimizer", "adamw") == "muon",
-                   schedule=getattr(training, "schedule", "1f1b"),
-                   modules=getattr(training, "recompute_modules", "core_attn").replace(",", "+"),
-                   fp8=getattr(training, "fp8", "none") != "none",
-                   compiled=getattr(training, "compile", False),
-                   fp8_rows=getattr(training, "fp8", "none") == "rowwise",
-                   fp8_gather=getattr(training, "fp8_all_gather", False),
-                   frozen_vision=getattr(training, "freeze_vision", False), **arch)
+                   ac_every=training.ac_every is not None, zero_init=training.zero_init,
+                   grad_accum_fusion=training.grad_accum_fusion, dispatcher=training.moe_dispatcher,
+                   local=training.transformer_impl == "local", swiglu_fusion=training.swiglu_fusion,
+                   muon=training.optimizer == "muon", schedule=training.schedule,
+                   modules=training.recompute_modules.replace(",", "+"), fp8=training.fp8 != "none",
+                   compiled=training.compile, fp8_rows=training.fp8 == "rowwise",
+                   fp8_gather=training.fp8_all_gather, frozen_vision=training.freeze_vision, **arch)
 
     def tag(self) -> str:
         """Every field's value in order, booleans as 0/1, joined by '-': a file-name-safe name of these switches."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from . import precision, rules
+from .choices import one_of
 from .parallel import ZERO_OPTIMIZER, ZERO_STAGES, Parallel, Sharding
 from .errors import ConfigError
 from .shapes import MAX_SIZE, ModelShape
@@ -94,8 +95,7 @@ class Training(Sharding):
         problem = precision.check({name: getattr(self, name) for name in precision.FIELDS})
         if problem:
             raise ConfigError(problem)
-        if self.fp8 not in precision.FP8_RECIPES:
-            raise ConfigError(f"--fp8 must be one of {', '.join(precision.FP8_RECIPES)}, got {self.fp8!r}")
+        one_of("--fp8", self.fp8, precision.FP8_RECIPES)
         for name in ("fp8_param_gather", "compile", "fp8_all_gather", "freeze_vision"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
@@ -130,19 +130,12 @@ class Training(Sharding):
         if isinstance(capacity, bool) or not isinstance(capacity, (int, float)) or not 0 < capacity <= MAX_CAPACITY:
             raise ConfigError(f"--moe-capacity must be a number above 0 and at most {MAX_CAPACITY}, got {capacity!r}")
         object.__setattr__(self, "moe_capacity", float(capacity))
-        if self.transformer_impl not in TRANSFORMER_IMPLS:
-            raise ConfigError(f"--transformer-impl must be one of {', '.join(TRANSFORMER_IMPLS)}, got "
-                              f"{self.transformer_impl!r}")
-        if self.moe_dispatcher not in MOE_DISPATCHERS:
-            raise ConfigError(f"--moe-dispatcher must be one of {', '.join(MOE_DISPATCHERS)}, got "
-                              f"{self.moe_dispatcher!r}")
-        if self.schedule not in SCHEDULES:
-            raise ConfigError(f"--schedule must be one of {', '.join(SCHEDULES)}, got {self.schedule!r}")
+        one_of("--transformer-impl", self.transformer_impl, TRANSFORMER_IMPLS)
+        one_of("--moe-dispatcher", self.moe_dispatcher, MOE_DISPATCHERS)
+        one_of("--schedule", self.schedule, SCHEDULES)
         object.__setattr__(self, "recompute_modules", _modules(self.recompute_modules))
-        if self.recompute not in RECOMPUTE:
-            raise ConfigError(f"--recompute must be one of {', '.join(RECOMPUTE)}, got {self.recompute!r}")
-        if isinstance(self.zero, bool) or self.zero not in ZERO_STAGES:
-            raise ConfigError(f"--zero must be one of {', '.join(map(str, ZERO_STAGES))}, got {self.zero!r}")
+        one_of("--recompute", self.recompute, RECOMPUTE)
+        one_of("--zero", self.zero, ZERO_STAGES)
         if self.stage_layers is not None:
             layers = self.stage_layers
             if (isinstance(layers, (str, bytes)) or not hasattr(layers, "__iter__")

@@ -134,5 +134,5 @@ def nemotron_h(raw: dict, r: Reader) -> dict:
               "mixerless_layers": tuple(i for i, kind in enumerate(kinds) if kind == "mlp")}
     ssm = {"ssm_heads": r.count("mamba_num_heads"), "ssm_head_dim": r.count("mamba_head_dim"),
            "ssm_state": r.count("ssm_state_size"), "ssm_groups": r.count(_alias(r, "n_groups")),
-           "lin_conv": r.count(_alias(r, "conv_kernel")), "ssm_conv_bias": conv_bias}
+           "conv_width": r.count(_alias(r, "conv_kernel")), "ssm_conv_bias": conv_bias}
     return {**blocks, **(ssm if blocks["mamba_layers"] else {})}  # no M block: the Mamba-2 keys build nothing

@@ -40,7 +40,7 @@ def hybrid(raw: dict, r: Reader) -> dict:
     bias = r.flag("attention_bias")
     return {"linear_layers": tuple(i for i, kind in enumerate(kinds) if kind == "linear_attention"),
             **{field: r.count(key) for field, key in zip(("lin_k_heads", "lin_v_heads", "lin_k_dim", "lin_v_dim",
-                                                          "lin_conv"), LINEAR)},
+                                                          "conv_width"), LINEAR)},
             "attn_gate": True, "qk_norm": "head", "qkv_bias": bias, "o_bias": bias,
             "mtp": r.count("mtp_num_hidden_layers", 0, zero=True)}
 

@@ -108,7 +108,7 @@ def _hybrid(args: Args, pattern: str, h: int) -> dict:
     return {"mamba_layers": where["mamba"], "mlpless_layers": tuple(sorted(where["mamba"] + where["attention"])),
             "mixerless_layers": where["mlp"], "ssm_heads": args.get("mamba_num_heads") or MAMBA_EXPAND * h // head,
             "ssm_head_dim": head, "ssm_state": args.get("mamba_state_dim"), "ssm_groups": args.get("mamba_num_groups"),
-            "lin_conv": MAMBA_CONV, "ssm_conv_bias": True}
+            "conv_width": MAMBA_CONV, "ssm_conv_bias": True}
 
 
 def _norm_mlp(args: Args) -> dict:

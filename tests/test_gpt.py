@@ -49,7 +49,8 @@ def test_jaxcheck_refuses_gpt2s_dropout_in_one_line(capsys):
 
 def test_estimate_pads_the_vocabulary_on_request(capsys):
     """estimate --pad-vocab 128 at tp = 8: Llama 3's 128256 rows become 129024 (a multiple of 1024), and the paper
-    total's weights (the embedding on the first stage) grow by 96 bf16 rows of h = 4096 per GPU; without the flag the
+    total's weights (the embedding on the first stage and, at p = 1, the LM head) grow by 96 bf16 rows of h = 4096
+    each per GPU; without the flag the
     shape is the config's. Source of truth: Megatron-LM's _vocab_size_with_padding, by hand."""
     import json
 
@@ -61,4 +62,4 @@ def test_estimate_pads_the_vocabulary_on_request(capsys):
 
     plain, padded = run(), run("--pad-vocab", "128")
     assert (plain["shape"]["v"], padded["shape"]["v"]) == (128256, 129024)
-    assert padded["bytes"]["weights"] - plain["bytes"]["weights"] == 2 * 96 * 4096
+    assert padded["bytes"]["weights"] - plain["bytes"]["weights"] == 2 * 2 * 96 * 4096  # embedding and, at p = 1, head

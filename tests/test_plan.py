@@ -184,7 +184,7 @@ def test_highly_composite_cluster_is_enumerated_whole():
 def test_valid_equals_brute_force_over_random_clusters(gpus, s, gbs, sp, heads, f, L):
     """Random small clusters: `valid` (pruned, two-pass) == every (d, t, p, c, vpp, b) Training accepts."""
     a, k = heads
-    shape = ModelShape("random", h=8 * a, f=f, a=a, k=k, L=L, v=10)  # d_h = 8: a width flash attention takes
+    shape = ModelShape("random", h=8 * a, f=f, a=a, k=k, L=L, v=10)  # dh = 8: a flash kernel takes it
     cluster = Cluster(shape, gpus=gpus, s=s, gbs=gbs, sp=sp)
     got = valid(cluster)[0]
     kinds = _kinds(got)

@@ -12,7 +12,7 @@ import sys
 import pytest
 import sympy as sp
 
-from symbolic.components.weights import embedding_params, head_params, layer_params, stage_params
+from symbolic.components.weights import embedding_params, head_params, layer_params, paper_params, stage_params
 from symbolic.config.shapes import PRESETS
 from symbolic.config.switches import Switches
 from symbolic.config.symbols import B_g, B_o, B_w, c, d
@@ -32,7 +32,7 @@ def _parts(zero: int, stage: str | None = None, overheads: bool = False) -> dict
 @pytest.mark.parametrize("stage", [None, *STAGES])
 def test_each_stage_shards_what_zero_says(stage):
     """Weights, gradients, optimizer states per GPU: B x params, divided by d*c from the stage that shards them."""
-    params = stage_params("first") if stage is None else stage_params(stage)
+    params = paper_params() if stage is None else stage_params(stage)
     for zero in ZERO_STAGES:
         got = _parts(zero, stage)
         shard = {name: d * c if zero >= level else 1 for name, level in (("optimizer", 1), ("gradients", 2),
@@ -83,7 +83,7 @@ def test_zero_1_is_the_published_closed_form_and_the_default():
     got = _parts(1)
     total = got["weights"] + got["gradients"] + got["optimizer"]
     widths = {B_w: 2, B_g: 4, B_o: 12}
-    assert sp.simplify(total.subs(widths) - (6 + sp.Integer(12) / (d * c)) * stage_params("first")) == 0
+    assert sp.simplify(total.subs(widths) - (6 + sp.Integer(12) / (d * c)) * paper_params()) == 0
 
 
 def test_more_sharding_never_holds_more_model_state():

@@ -180,9 +180,16 @@ def stage_params(stage: str, sw: Switches = Switches(), layers: sp.Expr | None =
     return end_params(stage, sw) + layers_params(sw, layers, moe_layers, kinds)
 
 
+def head_at_p1(sw: Switches = Switches()) -> sp.Expr:
+    """The final norm and LM head the first stage holds at p = 1, where it is the only stage (the published form
+    leaves them out); 0 at p > 1."""
+    return sp.Piecewise((end_params("only", sw) - end_params("first", sw), sp.Eq(p, 1)), (0, True))
+
+
 def paper_params(sw: Switches = Switches()) -> sp.Expr:
-    """Parameters the paper charges to the most loaded GPU: the first stage, embedding plus L/p layers."""
-    return stage_params("first", sw)
+    """Parameters the paper charges to the most loaded GPU: the first stage, embedding plus L/p layers (and at p = 1
+    the head the only stage holds)."""
+    return stage_params("first", sw) + head_at_p1(sw)
 
 
 def weights(params: sp.Expr, sw: Switches) -> Component:

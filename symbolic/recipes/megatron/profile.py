@@ -16,7 +16,8 @@ from ...components.mpu import mpu_buffer
 from ...components.mtp import mtp_activations, mtp_embedding_params, mtp_moe_layers, mtp_params
 from ...components.fp8 import fp8_weight_cache
 from ...components.vision import vision_parts
-from ...components.weights import default_kinds, default_layers, end_params, kind_cases, kind_terms, norm_params
+from ...components.weights import (default_kinds, default_layers, end_params, head_at_p1, kind_cases, kind_terms,
+                                   norm_params)
 from ...config.switches import Switches
 from ...config.symbols import h, p, s_p
 
@@ -128,8 +129,7 @@ def components(sw: Switches) -> list[Component]:
     micro = in_flight(RANK["first"])
     # at p = 1 the first stage is the only one and holds the final norm and LM head too (the published form leaves
     # them out there, so its weights fell short of the exact stage's by B_w (h + h v / t))
-    head = sp.Piecewise((end_params("only", sw) - end_params("first", sw), sp.Eq(p, 1)), (0, True))
-    states, params = _states("first", layers, moe_layers, sw, kinds, head)
+    states, params = _states("first", layers, moe_layers, sw, kinds, head_at_p1(sw))
     parts = [
         *states, _activations(micro, layers, moe_layers, sw, kinds), embedding_input_paper(micro, sw),
         output_layer(sw), *zero_buffers("first", sw, layers, moe_layers, kinds),

@@ -11,13 +11,16 @@ from __future__ import annotations
 import argparse
 import json
 
-import torch
-import transformers
-from transformers import Olmo2Config
-from transformers.models.olmo2.modeling_olmo2 import (
-    Olmo2DecoderLayer,
-    Olmo2RotaryEmbedding,
-)
+try:  # torch and transformers run it; --help needs neither (tests/test_benchmarks.py)
+    import torch
+    import transformers
+    from transformers import Olmo2Config
+    from transformers.models.olmo2.modeling_olmo2 import (
+        Olmo2DecoderLayer,
+        Olmo2RotaryEmbedding,
+    )
+except ImportError:
+    torch = None
 
 TINY = {"hidden_size": 48, "intermediate_size": 112, "num_attention_heads": 6, "num_key_value_heads": 2,
         "num_hidden_layers": 1, "vocab_size": 64, "eos_token_id": None, "pad_token_id": None}
@@ -56,6 +59,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-o", "--output")
     args = parser.parse_args()
+    if torch is None:
+        raise SystemExit("needs torch and transformers (pip install torch transformers): not installed here")
     lines = [json.dumps(saved(layout)) for layout in ("post-norm", "pre-norm")]
     if args.output:
         with open(args.output, "w") as out:

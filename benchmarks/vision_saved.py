@@ -12,10 +12,13 @@ from __future__ import annotations
 import argparse
 import json
 
-import torch
-import transformers
-from transformers.models.qwen3_vl.configuration_qwen3_vl import Qwen3VLVisionConfig
-from transformers.models.qwen3_vl.modeling_qwen3_vl import Qwen3VLVisionModel
+try:  # torch and transformers run it; --help needs neither (tests/test_benchmarks.py)
+    import torch
+    import transformers
+    from transformers.models.qwen3_vl.configuration_qwen3_vl import Qwen3VLVisionConfig
+    from transformers.models.qwen3_vl.modeling_qwen3_vl import Qwen3VLVisionModel
+except ImportError:
+    torch = None
 
 TINY = {"depth": 3, "hidden_size": 48, "intermediate_size": 112, "num_heads": 4, "in_channels": 3, "patch_size": 4,
         "temporal_patch_size": 2, "spatial_merge_size": 2, "out_hidden_size": 80, "num_position_embeddings": 16,
@@ -50,6 +53,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-o", "--output")
     args = parser.parse_args()
+    if torch is None:
+        raise SystemExit("needs torch and transformers (pip install torch transformers): not installed here")
     lines = [json.dumps(saved(kernel)) for kernel in ("sdpa", "eager")]
     if args.output:
         with open(args.output, "w") as out:

@@ -25,12 +25,16 @@ RUNS = {
     "golden.py": (["check", "--case", "est-paper-llama3-8b-d8t2"], "1 of 1 cases equal byte for byte"),
     "peers.py": ([], "mem4d"),
     "published.py": ([], "runs expressed"),
+    "published_megatron.py": ([], "22 runs:"),
+    "tuned.py": ([], "DeepSeekV3"),
 }
 # script -> (module it needs to run, why it is not run here without it): argparse-checked and imported only
 NEEDS = {
     "hf_count.py": ("transformers", "builds the model with transformers' code on torch's meta device"),
     "torch_saved.py": ("torch", "lists what torch's autograd saves (minutes under inductor: run by hand)"),
     "gpu_check.py": (None, "measures a real GPU: without one it must stop with one line (test_gpu_check_refuses)"),
+    "olmo2_saved.py": ("torch", "lists what OLMo 2's layer saves with torch and transformers (run by hand)"),
+    "vision_saved.py": ("torch", "lists what Qwen3-VL's vision tower saves with torch and transformers (run by hand)"),
     "vocab_pad_probe.py": (None, "compiles for an H100 target through the CUDA plugin (minutes a table)"),
 }
 LIBRARIES = ("titan_block.py", "titan_moe.py")  # modules of torch_saved.py, no command of their own

@@ -10,6 +10,7 @@ from ..recipes import get
 from ..flags.training import (add_model_args, add_recipe_arg, add_training_args, model_from_args, profile_from_args,
     training_from_args)
 from ..flags.values import describe_bytes, parse_bytes
+from . import steptime
 from .args import add_fit_args, add_pad_vocab_arg, padded_vocab
 
 GIB = 2**30
@@ -27,6 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="replace one component, e.g. cuda_context=0.5GiB (repeatable; SIZE 0 drops it)")
     add_balance_arg(parser)
     add_pad_vocab_arg(parser)
+    steptime.add_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
 
 
@@ -71,12 +73,14 @@ def run(args: argparse.Namespace) -> int:
     report = result.as_json(args.gpu_mem, args.threshold)
     if bal is not None:
         report["balance"] = _balance_json(bal)
+    report["time"] = steptime.block(args, shape, training)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         _print_tables(report)
         if bal is not None:
             _print_balance(report["balance"], shape.L)
+        steptime.print_block(_console(), report["time"])
     return 0
 
 

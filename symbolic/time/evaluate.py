@@ -1,0 +1,74 @@
+"""One configuration's step time on a system: the step components evaluated, and what follows from them
+(tokens/s/GPU, model TFLOP/s/GPU, MFU against the card's dense BF16 peak)."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import sympy as sp
+
+from ..config.errors import ConfigError
+from ..config.glossary import inputs_for
+from .flops import model_flops
+from .links import group_bandwidths
+from .step import Choices, step
+from .systems import System
+
+TERA = 1e12
+
+
+def refusal(shape) -> str | None:
+    """Why the step-time model cannot state this model, or None."""
+    if shape.gdn or shape.mamba or shape.blocks:
+        return "Gated DeltaNet and Mamba-2 layers (their scans) are not in the step-time model"
+    if shape.dsa:
+        return "DeepSeek Sparse Attention's indexer is not in the step-time model"
+    return None
+
+
+@lru_cache(maxsize=64)
+def _compiled(ch: Choices):
+    """The step components and their lambdified functions, keyed by argument name."""
+    parts = step(ch)
+    out = []
+    for part in parts:
+        symbols = sorted(part.expr.free_symbols, key=str)
+        out.append((part, [str(x) for x in symbols], sp.lambdify(symbols, part.expr, "numpy")))
+    return out
+
+
+def precision_of(training) -> str:
+    """The linear layers' GEMM precision: fp8 under any --fp8 recipe (Transformer Engine), else bf16."""
+    return "bf16" if training.fp8 == "none" else "fp8"
+
+
+def hardware_values(system: System, training) -> dict:
+    """R_g, R_h, R_at, W_hbm and the group bandwidths for one job on `system`."""
+    card = system.card
+    return {"R_g": card.gemm(precision_of(training)) * TERA, "R_h": card.gemm_bf16 * TERA, "R_at": card.attn * TERA,
+            "W_hbm": card.hbm * TERA, **group_bandwidths(system, training.parallel)}
+
+
+def step_time(shape, training, system: System) -> dict:
+    """The `time` block of estimate's JSON: step_s, tokens_per_s_per_gpu, model_tflops_per_gpu, mfu, breakdown."""
+    reason = refusal(shape)
+    if reason:
+        raise ConfigError(f"step time of {shape.name}: {reason}")
+    values = {**inputs_for(shape, training), **hardware_values(system, training)}
+    experts = shape.L_e * shape.E * shape.expert_count
+    values |= {"P_d": shape.param_count - experts, "P_x": experts, "m": training.m}
+    if training.stage_layers is not None:  # the slowest stage: its layers stand for L/p
+        values["L"] = max(training.stage_layers) * training.p
+    breakdown = {}
+    for part, names, fn in _compiled(Choices.of(shape, training)):
+        breakdown[part.name] = float(np.asarray(fn(*(values[n] for n in names))))
+    step_s = sum(breakdown.values())
+    _, per_token = model_flops(shape, shape.mlp_matrices)
+    fwd = float(per_token.subs({x: values[str(x)] for x in per_token.free_symbols}))
+    tokens = training.global_batch * training.s
+    gpus = training.world
+    tflops = 3 * fwd * tokens / (step_s * gpus) / TERA
+    return {"system": system.name, "card": system.card_name, "precision": precision_of(training),
+            "step_s": step_s, "tokens_per_s_per_gpu": tokens / (step_s * gpus), "model_tflops_per_gpu": tflops,
+            "mfu": tflops / system.card.bf16, "breakdown": breakdown}
+

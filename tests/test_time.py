@@ -106,3 +106,13 @@ def test_nvl72_keeps_expert_all_to_all_on_nvlink():
     # 32 ranks: 8 per DGX node (7/32 of the bytes on NVLink, 24/32 on the NIC) vs all 32 on one NVL72 domain
     dgx_bw = 31 / 32 / max(7 / 32 / 640, 24 / 32 / 36)
     assert on_dgx / on_rack == pytest.approx(640 / dgx_bw, rel=1e-9)
+
+
+def test_gemm_share_reads_the_cublaslt_table():
+    from symbolic.time import gemm
+
+    assert gemm.share("h100-80gb", 8192, 8192, 8192) == pytest.approx(1290.1 / 1382.2, rel=1e-12)  # GEMM.md 2 row
+    assert gemm.share("gb200-186gb", 16384, 16384, 16384) == pytest.approx(1.0)
+    assert gemm.share("h100-80gb", 2048, 4096, 8192) == pytest.approx(1216.9 / 1382.2, rel=1e-12)  # cube root 4096
+    small, large = gemm.share("b200-192gb", [1500, 6000], 2048, 2048)
+    assert small < large <= 1.0

@@ -10,6 +10,7 @@ import sympy as sp
 from ..config.errors import ConfigError
 from ..config.glossary import inputs_for
 from .flops import model_flops
+from . import gemm
 from .links import group_bandwidths
 from .step import Choices, step
 from .systems import System
@@ -42,11 +43,20 @@ def precision_of(training) -> str:
     return "bf16" if training.fp8 == "none" else "fp8"
 
 
-def hardware_values(system: System, training) -> dict:
-    """R_g, R_h, R_at, W_hbm and the group bandwidths for one job on `system`."""
-    card = system.card
-    return {"R_g": card.gemm(precision_of(training)) * TERA, "R_h": card.gemm_bf16 * TERA, "R_at": card.attn * TERA,
-            "W_hbm": card.hbm * TERA, **group_bandwidths(system, training.parallel)}
+def hardware_values(system: System, shape, training) -> dict:
+    """R_g, R_e, R_h, R_at, W_hbm and the group bandwidths for one job on `system`: each GEMM rate the card's best
+    times the share its shape gets (gemm.py) - a dense model's MLP [s b/c, h] x [h, f/t], else the QKV projection
+    [s b/c, h] x [h, (a + 2k) dh/t]; the experts' [M_e, h] x [h, f_e/t_e] with M_e = s b k_e e t_e / (c t E) tokens
+    per expert, as many as reach it when the tokens are balanced; the head [s b/c, h] x [h, v/t]."""
+    card, par = system.card, training.parallel
+    tokens = training.s * training.b / par.c
+    width = shape.f if not shape.moe else (shape.a + 2 * shape.k) * shape.dh
+    best = card.gemm(precision_of(training)) * TERA
+    per_expert = tokens * shape.k_e * par.e * par.t_e / (par.t * shape.E) if shape.moe else tokens
+    return {"R_g": best * gemm.share(card.name, tokens, width / par.t, shape.h),
+            "R_e": best * gemm.share(card.name, per_expert, max(shape.f_e, 1) / par.t_e, shape.h),
+            "R_h": card.gemm_bf16 * TERA * gemm.share(card.name, tokens, shape.v / par.t, shape.h),
+            "R_at": card.attn * TERA, "W_hbm": card.hbm * TERA, **group_bandwidths(system, par)}
 
 
 def step_time(shape, training, system: System) -> dict:
@@ -54,7 +64,7 @@ def step_time(shape, training, system: System) -> dict:
     reason = refusal(shape)
     if reason:
         raise ConfigError(f"step time of {shape.name}: {reason}")
-    values = {**inputs_for(shape, training), **hardware_values(system, training)}
+    values = {**inputs_for(shape, training), **hardware_values(system, shape, training)}
     experts = shape.L_e * shape.E * shape.expert_count
     values |= {"P_d": shape.param_count - experts, "P_x": experts, "m": training.m}
     if training.stage_layers is not None:  # the slowest stage: its layers stand for L/p

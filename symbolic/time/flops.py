@@ -60,9 +60,14 @@ def mlp(n_f: int) -> Component:
 
 def moe() -> Component:
     """An MoE layer: the router, the k_e routed experts each token visits, the shared experts."""
-    return Component("F_moe", TWO * h * E + 6 * h * f_e * k_e + 6 * h * f_s,
+    return Component("F_moe", TWO * h * E + routed() + 6 * h * f_s,
                      "router [h, E], k_e routed SwiGLU experts [h, f_e] x 3 and shared experts [h, f_s] x 3 per "
                      "token (Megatron-Core MoELayer; tokens force-balanced as the tuned runs set them)")
+
+
+def routed() -> sp.Expr:
+    """FLOPs per token of the k_e routed experts it visits (their grouped GEMMs)."""
+    return 6 * h * f_e * k_e
 
 
 def head() -> Component:

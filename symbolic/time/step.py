@@ -7,48 +7,10 @@ from typing import NamedTuple
 import sympy as sp
 
 from ..components.base import Component
-from ..config.symbols import (
-    B_a,
-    B_g,
-    B_o,
-    B_w,
-    L,
-    L_e,
-    a,
-    b,
-    c,
-    d,
-    d_r,
-    d_v,
-    dh,
-    e,
-    h,
-    k,
-    k_e,
-    m,
-    n_mtp,
-    p,
-    s,
-    t,
-    t_e,
-    vpp,
-)
+from ..config.symbols import B_a, B_g, B_o, B_w, L, L_e, a, b, c, d, d_r, d_v, dh, e, h, k, k_e, m, n_mtp, p, s, t, \
+    t_e, vpp
 from . import flops
-from .symbols import (
-    P_d,
-    P_x,
-    R_at,
-    R_g,
-    R_h,
-    W_cp,
-    W_dp,
-    W_edp,
-    W_ep,
-    W_etp,
-    W_hbm,
-    W_pp,
-    W_tp,
-)
+from .symbols import P_d, P_x, R_at, R_e, R_g, R_h, W_cp, W_dp, W_edp, W_ep, W_etp, W_hbm, W_pp, W_tp
 
 FA_BACKWARD = sp.Rational(7, 2)  # FlashAttention's forward + backward FLOPs over its forward (GEMM.md 5: bwd 2.5x)
 
@@ -78,16 +40,18 @@ def micro_batch(ch: Choices) -> list[Component]:
     tok = s * b / (c * t)  # tokens of a micro batch per GPU (TP's ranks share the GEMMs, SP the rest)
     moe_mlp = routed.expr if ch.moe else 0
     lin = (L * attn.expr + (L - L_e) * dense.expr + L_e * moe_mlp) / p
+    experts = L_e * flops.routed() / p if ch.moe else 0  # of lin, what the grouped expert GEMMs run
     last = (moe_mlp if ch.moe else dense.expr)
     full = ch.recompute == "full"
-    rerun_lin = lin if full else (flops.mla_up(ch.q_latent) * L / p if ch.recompute == "selective"
+    rerun_lin = lin - experts + experts * R_g / R_e if full else (flops.mla_up(ch.q_latent) * L / p if ch.recompute == "selective"
                                   and "mla_up_proj" in ch.modules and ch.mla else 0)
     rerun_core = 1 if full or (ch.recompute == "selective" and "core_attn" in ch.modules) else 0
     kv_width = a * (dh + d_r + d_v) if ch.mla else 2 * k * dh
     act = s * b * h * B_a / c  # bytes of one [s/c, b, h] activation
     tp_per_layer = (4 + 2 * full) * (L + (L - L_e)) / p  # AG + RS before/after attention and a dense MLP, fwd, bwd
     return [
-        Component("T_lin", 3 * tok * lin / R_g, "linear layers' GEMMs, forward + 2x backward (Narayanan 2021 eq. 3)"),
+        Component("T_lin", 3 * tok * ((lin - experts) / R_g + experts / R_e),
+                  "linear layers' GEMMs, forward + 2x backward (Narayanan 2021 eq. 3), the experts' at their rate"),
         Component("T_attn", FA_BACKWARD * tok * (L / p) * core.expr / R_at,
                   "causal flash attention forward + backward (FlashAttention's 3.5x forward, GEMM.md 5)"),
         Component("T_last", 3 * tok * (1 + n_mtp) * flops.head().expr / R_h

@@ -9,8 +9,8 @@ import sympy as sp
 
 from ..config.errors import ConfigError
 from ..config.glossary import inputs_for
-from .flops import model_flops
 from . import gemm
+from .flops import model_flops
 from .links import group_bandwidths
 from .step import Choices, step
 from .systems import System
@@ -43,15 +43,15 @@ def precision_of(training) -> str:
     return "bf16" if training.fp8 == "none" else "fp8"
 
 
-def hardware_values(system: System, shape, training) -> dict:
+def hardware_values(system: System, shape, par, s, b, precision: str) -> dict:
     """R_g, R_e, R_h, R_at, W_hbm and the group bandwidths for one job on `system`: each GEMM rate the card's best
     times the share its shape gets (gemm.py) - a dense model's MLP [s b/c, h] x [h, f/t], else the QKV projection
     [s b/c, h] x [h, (a + 2k) dh/t]; the experts' [M_e, h] x [h, f_e/t_e] with M_e = s b k_e e t_e / (c t E) tokens
     per expert, as many as reach it when the tokens are balanced; the head [s b/c, h] x [h, v/t]."""
-    card, par = system.card, training.parallel
-    tokens = training.s * training.b / par.c
+    card = system.card
+    tokens = s * b / par.c
     width = shape.f if not shape.moe else (shape.a + 2 * shape.k) * shape.dh
-    best = card.gemm(precision_of(training)) * TERA
+    best = card.gemm(precision) * TERA
     per_expert = tokens * shape.k_e * par.e * par.t_e / (par.t * shape.E) if shape.moe else tokens
     return {"R_g": best * gemm.share(card.name, tokens, width / par.t, shape.h),
             "R_e": best * gemm.share(card.name, per_expert, max(shape.f_e, 1) / par.t_e, shape.h),
@@ -59,19 +59,24 @@ def hardware_values(system: System, shape, training) -> dict:
             "R_at": card.attn * TERA, "W_hbm": card.hbm * TERA, **group_bandwidths(system, par)}
 
 
+def components(shape, ch: Choices, values: dict) -> dict:
+    """Every step component's seconds for `values` (the glossary's letters and the rates; scalars or arrays)."""
+    experts = shape.L_e * shape.E * shape.expert_count
+    values = {"P_d": shape.param_count - experts, "P_x": experts, **values}
+    return {part.name: np.asarray(fn(*(values[n] for n in names)), dtype=float)
+            for part, names, fn in _compiled(ch)}
+
+
 def step_time(shape, training, system: System) -> dict:
     """The `time` block of estimate's JSON: step_s, tokens_per_s_per_gpu, model_tflops_per_gpu, mfu, breakdown."""
     reason = refusal(shape)
     if reason:
         raise ConfigError(f"step time of {shape.name}: {reason}")
-    values = {**inputs_for(shape, training), **hardware_values(system, shape, training)}
-    experts = shape.L_e * shape.E * shape.expert_count
-    values |= {"P_d": shape.param_count - experts, "P_x": experts, "m": training.m}
+    values = {**inputs_for(shape, training), "m": training.m,
+              **hardware_values(system, shape, training.parallel, training.s, training.b, precision_of(training))}
     if training.stage_layers is not None:  # the slowest stage: its layers stand for L/p
         values["L"] = max(training.stage_layers) * training.p
-    breakdown = {}
-    for part, names, fn in _compiled(Choices.of(shape, training)):
-        breakdown[part.name] = float(np.asarray(fn(*(values[n] for n in names))))
+    breakdown = {name: float(x) for name, x in components(shape, Choices.of(shape, training), values).items()}
     step_s = sum(breakdown.values())
     _, per_token = model_flops(shape, shape.mlp_matrices)
     fwd = float(per_token.subs({x: values[str(x)] for x in per_token.free_symbols}))

@@ -24,7 +24,8 @@ import numpy as np
 from ..config.training import RECOMPUTE
 from .balance import even_cap
 from .enumerate import Cluster, valid
-from .proxy import Hardware, terms
+from .proxy import Hardware
+from .ranking import terms
 from .policies import recompute_index
 from .rows import _evaluate, _tick, _union, merged
 from .search import PlanResult, _allowed, _estimators, policy_inputs, reference, search, searched_policies

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
-import sympy as sp
 
 from ..config.errors import ConfigError
 from ..config.glossary import inputs_for
 from . import gemm
-from .flops import model_flops
 from .links import group_bandwidths
-from .step import Choices, step
+from .choices import Choices
 from .systems import System
 
 TERA = 1e12
@@ -29,13 +28,38 @@ def refusal(shape) -> str | None:
 
 @lru_cache(maxsize=64)
 def _compiled(ch: Choices):
-    """The step components and their lambdified functions, keyed by argument name."""
-    parts = step(ch)
-    out = []
-    for part in parts:
+    """The step components' numpy functions with their argument names, through the estimators' on-disk cache
+    (estimator.codegen.cached, keyed by these sources too): a warm start imports no sympy."""
+    from ..config.switches import Switches
+    from ..estimator.codegen import cached, compile_source
+
+    sources = sorted(Path(__file__).parent.glob("*.py"))
+    table = cached("time", Switches(), lambda: _sources(ch), kind="time", sources=sources, extra=repr(ch))
+    return [(name, names, compile_source(source, f"_{name}")) for name, names, source in table["parts"]]
+
+
+def _sources(ch: Choices) -> dict:
+    """Each step component's numpy source (sympy's lambdify printer, modules fully qualified)."""
+    import inspect
+
+    import sympy as sp
+    from sympy.printing.numpy import NumPyPrinter
+
+    from ..components.base import Component
+    from .flops import model_flops
+    from .step import step
+
+    class _Shape:  # model_flops reads these of a shape
+        moe, mla, q_lora = ch.moe, ch.mla, ch.q_latent
+
+    parts = []
+    for part in [*step(ch), Component("F_model", model_flops(_Shape, ch.n_f)[1], "")]:
         symbols = sorted(part.expr.free_symbols, key=str)
-        out.append((part, [str(x) for x in symbols], sp.lambdify(symbols, part.expr, "numpy")))
-    return out
+        fn = sp.lambdify(symbols, part.expr, "numpy", printer=NumPyPrinter({"fully_qualified_modules": True}),
+                         cse=True)
+        source = inspect.getsource(fn).replace("def _lambdifygenerated(", f"def _{part.name}(", 1)
+        parts.append((part.name, [str(x) for x in symbols], source))
+    return {"parts": parts}
 
 
 def precision_of(training) -> str:
@@ -60,11 +84,12 @@ def hardware_values(system: System, shape, par, s, b, precision: str) -> dict:
 
 
 def components(shape, ch: Choices, values: dict) -> dict:
-    """Every step component's seconds for `values` (the glossary's letters and the rates; scalars or arrays)."""
+    """Every step component's seconds for `values` (the glossary's letters and the rates; scalars or arrays), and
+    F_model, the model's forward FLOPs per token."""
     experts = shape.L_e * shape.E * shape.expert_count
     values = {"P_d": shape.param_count - experts, "P_x": experts, **values}
-    return {part.name: np.asarray(fn(*(values[n] for n in names)), dtype=float)
-            for part, names, fn in _compiled(ch)}
+    return {name: np.asarray(fn(*(values[n] for n in names)), dtype=float)
+            for name, names, fn in _compiled(ch)}
 
 
 def step_time(shape, training, system: System) -> dict:
@@ -77,9 +102,8 @@ def step_time(shape, training, system: System) -> dict:
     if training.stage_layers is not None:  # the slowest stage: its layers stand for L/p
         values["L"] = max(training.stage_layers) * training.p
     breakdown = {name: float(x) for name, x in components(shape, Choices.of(shape, training), values).items()}
+    fwd = breakdown.pop("F_model")  # forward FLOPs per token of the whole model, not a time
     step_s = sum(breakdown.values())
-    _, per_token = model_flops(shape, shape.mlp_matrices)
-    fwd = float(per_token.subs({x: values[str(x)] for x in per_token.free_symbols}))
     tokens = training.global_batch * training.s
     gpus = training.world
     tflops = 3 * fwd * tokens / (step_s * gpus) / TERA

@@ -2,34 +2,16 @@
 interleaved schedule): compute, the bubble, each group's exposed communication, the optimizer step."""
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import sympy as sp
 
 from ..components.base import Component
 from ..config.symbols import B_a, B_g, B_o, B_w, L, L_e, a, b, c, d, d_r, d_v, dh, e, h, k, k_e, m, n_mtp, p, s, t, \
     t_e, vpp
 from . import flops
+from .choices import Choices
 from .symbols import P_d, P_x, R_at, R_e, R_g, R_h, W_cp, W_dp, W_edp, W_ep, W_etp, W_hbm, W_pp, W_tp
 
 FA_BACKWARD = sp.Rational(7, 2)  # FlashAttention's forward + backward FLOPs over its forward (GEMM.md 5: bwd 2.5x)
-
-
-class Choices(NamedTuple):
-    """What changes the step's expressions: the model's kinds, recompute, ZeRO stage."""
-
-    moe: bool
-    mla: bool
-    q_latent: bool
-    n_f: int
-    recompute: str  # none | selective | full
-    modules: tuple[str, ...]  # selective recompute's modules
-    zero: int
-
-    @classmethod
-    def of(cls, shape, training) -> Choices:
-        return cls(shape.moe, shape.mla, bool(shape.q_lora), shape.mlp_matrices, training.recompute,
-                   tuple(training.recompute_modules.split(",")), training.zero)
 
 
 def micro_batch(ch: Choices) -> list[Component]:

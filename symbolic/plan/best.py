@@ -25,7 +25,7 @@ from ..config.training import RECOMPUTE
 from .balance import even_cap
 from .enumerate import Cluster, valid
 from .proxy import Hardware
-from .ranking import terms
+from .ranking import score
 from .policies import recompute_index
 from .rows import _evaluate, _tick, _union, merged
 from .search import PlanResult, _allowed, _estimators, policy_inputs, reference, search, searched_policies
@@ -57,7 +57,7 @@ def _bounds(cluster: Cluster, grid: dict, hw: Hardware) -> np.ndarray:
             rows = slice(start, min(start + BOUND_BLOCK, last))
             cols = {name: grid[name][rows] for name in PROXY_INPUTS + ("split",) if name in grid}
             cols.update(recompute=RECOMPUTE.index("none"), max_layers=_widest(cols, cluster.shape.L))
-            out[rows] = terms(cluster, cols, hw)["score"]
+            out[rows] = score(cluster, cols, hw)
 
     workers = max(1, min(os.cpu_count() or 1, n // BOUND_BLOCK))
     edges = [n * i // workers // BOUND_BLOCK * BOUND_BLOCK for i in range(workers)] + [n]

@@ -32,6 +32,13 @@ def terms(cluster, grid: dict, hw, policies: tuple = ()) -> dict:
     return out
 
 
+def score(cluster, grid: dict, hw) -> np.ndarray:
+    """Only the "score" of terms (plan.best's bounds need no other column)."""
+    if isinstance(hw, StepTime):
+        return tokens_per_s(cluster, grid, hw.system)
+    return proxy_terms(cluster, grid, hw)["score"]
+
+
 def _choices(cluster, grid: dict, policies: tuple) -> tuple[np.ndarray, list[tuple]]:
     """Each row's (recompute, modules, zero) as an index into a list of distinct ones."""
     n = len(np.atleast_1d(grid["d"]))

@@ -116,3 +116,16 @@ def test_gemm_share_reads_the_cublaslt_table():
     assert gemm.share("h100-80gb", 2048, 4096, 8192) == pytest.approx(1216.9 / 1382.2, rel=1e-12)  # cube root 4096
     small, large = gemm.share("b200-192gb", [1500, 6000], 2048, 2048)
     assert small < large <= 1.0
+
+
+def test_formula_time_prints_the_components():
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "symbolic.cli", "formula", "--time", "--recompute", "full", "--json"],
+                          capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0, done.stderr
+    names = [item["name"] for item in json.loads(done.stdout)["formulas"]]
+    assert names == ["T_lin", "T_attn", "T_last", "T_rec", "T_tp", "T_etp", "T_cp", "T_ep", "T_pp", "T_bubble",
+                     "T_dp", "T_opt"]

@@ -59,3 +59,25 @@ def print_block(console, time: dict) -> None:
     console.print(table)
     console.print(f"{time['tokens_per_s_per_gpu']:,.0f} tokens/s/GPU, {time['model_tflops_per_gpu']:,.0f} model "
                   f"TFLOP/s/GPU, MFU {100 * time['mfu']:.1f} % of the dense BF16 peak (docs/time.md).")
+
+
+def print_formulas(args, switches) -> int:
+    """`mem4d formula --time`: each step-time component's closed form in seconds (the --json/--latex of formula)."""
+    import json
+
+    import sympy as sp
+
+    from ..time.choices import Choices
+    from ..time.step import step
+
+    ch = Choices(switches.moe, switches.mla, switches.q_lora, 3 if switches.mlp == "swiglu" else 2,
+                 switches.recompute, tuple(switches.modules.replace("+", ",").split(",")), switches.zero)
+    parts = step(ch)
+    items = [{"name": x.name, "doc": x.doc, "text": str(x.expr), "latex": sp.latex(x.expr)} for x in parts]
+    if args.json:
+        print(json.dumps({"unit": "seconds per step", "choices": ch._asdict(), "formulas": items}, indent=2))
+    else:
+        for item in items:
+            print(f"% {item['name']}: {item['doc']}\n{item['latex']}\n" if args.latex
+                  else f"{item['name']} = {item['text']}\n    {item['doc']}")
+    return 0

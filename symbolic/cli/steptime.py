@@ -72,8 +72,12 @@ def print_formulas(args, switches) -> int:
 
     ch = Choices(switches.moe, switches.mla, switches.q_lora, 3 if switches.mlp == "swiglu" else 2,
                  switches.recompute, tuple(switches.modules.replace("+", ",").split(",")), switches.zero)
+    from ..time.symbols import BY_NAME, LATEX
+
     parts = step(ch)
-    items = [{"name": x.name, "doc": x.doc, "text": str(x.expr), "latex": sp.latex(x.expr)} for x in parts]
+    names = {BY_NAME[name]: tex for name, tex in LATEX.items()}
+    items = [{"name": x.name, "doc": x.doc, "text": str(x.expr), "latex": sp.latex(x.expr, symbol_names=names)}
+             for x in parts]
     if args.json:
         print(json.dumps({"unit": "seconds per step", "choices": ch._asdict(), "formulas": items}, indent=2))
     else:

@@ -24,3 +24,6 @@ W_tp, W_etp, W_cp, W_ep, W_dp, W_edp, W_pp = (BY_NAME[n] for n in ("W_tp", "W_et
 P_d = BY_NAME["P_d"]
 P_x = sp.Symbol("P_x", nonnegative=True)
 BY_NAME["P_x"] = P_x
+# how LaTeX writes the letters sympy would misread ("hbm": a bold h)
+LATEX = {name: (rf"{name[0]}_{{\mathrm{{{name[2:]}}}}}" if name == "W_hbm" else sp.latex(sym))
+         for name, sym in BY_NAME.items()}

@@ -127,5 +127,5 @@ def test_formula_time_prints_the_components():
                           capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
     assert done.returncode == 0, done.stderr
     names = [item["name"] for item in json.loads(done.stdout)["formulas"]]
-    assert names == ["T_lin", "T_attn", "T_last", "T_rec", "T_tp", "T_etp", "T_cp", "T_ep", "T_pp", "T_bubble",
-                     "T_dp", "T_opt"]
+    assert names == ["T_lin", "T_attn", "T_last", "T_rec", "T_tp", "T_etp", "T_cp", "T_ep", "T_pp", "T_perm",
+                     "T_bubble", "T_dp", "T_opt"]

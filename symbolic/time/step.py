@@ -52,6 +52,10 @@ def micro_batch(ch: Choices) -> list[Component]:
                   "EP all-to-all: dispatch and combine of k_e copies of each token, forward and backward"),
         Component("T_pp", sp.Piecewise((2 * vpp * s * b * h * B_a / (t * c) / W_pp, p > 1), (0, True)),
                   "PP: one activation sent forward and one gradient back per virtual stage"),
+        Component("T_perm", (8 + 4 * full) * (L_e / p) * tok * k_e * h * B_a / W_hbm,
+                  "MoE token permute and unpermute at HBM speed: each reads and writes the k_e copies of every token "
+                  "(megatron-core 0.16.1 moe/moe_utils.py:289 permute's index_select, :380 unpermute's scatter_add_), "
+                  "forward and its mirror backward; the dispatcher's sort_chunks_by_idxs is left out (a lower bound)"),
     ]
 
 

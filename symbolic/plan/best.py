@@ -9,7 +9,8 @@ near-even, exact; a balanced split is listed only where its widest stage is wide
 score: skew multiplies the compute time). Grid rows are evaluated in rounds, those of the highest bounds first
 (every row tied with a round's lowest bound in that round; the first round FIRST_ROUND rows, each next one 4 times
 as many), one estimator call per (recompute, ZeRO) pair per round, stage splits searched only for the uneven rows a
-round holds. The search stops once K rows fit and no grid row left has a bound as high as the K-th one's score: no
+round holds; once K rows fit, a round takes only rows whose bound reaches the K-th one's score (the others can
+never rank). The search stops once K rows fit and no grid row left has a bound as high as the K-th one's score: no
 unevaluated row can rank above it or tie it. Ties rank as `search` ranks them (lower peak, then the exhaustive
 search's row order). Memory holds the grid, its bounds, one round's rows and the K best.
 """
@@ -105,9 +106,11 @@ def best(cluster: Cluster, limit: float, top: int, profile: str = "paper", hw: H
     for m in members:
         left[m] = True
     kept: dict | None = None  # the K best fitting rows so far and the lowest peak evaluated
-    size, evaluated, fitting = FIRST_ROUND, 0, 0
+    size, evaluated, fitting, kth = FIRST_ROUND, 0, 0, -np.inf
     while left.any():
-        remaining = np.flatnonzero(left)
+        remaining = np.flatnonzero(left & (bound >= kth))  # a row bounded below the K-th so far can never rank
+        if not len(remaining):
+            break
         if size < len(remaining):
             cut = np.partition(bound[remaining], len(remaining) - size)[len(remaining) - size]
             chosen = remaining[bound[remaining] >= cut]  # every row tied with the cut comes along

@@ -17,6 +17,7 @@ from ..flags.training import (
 )
 from ..flags.values import describe_bytes, parse_bytes
 from ..recipes import DEFAULT_PROFILE, get
+from . import steptime
 from .args import add_fit_args, add_pad_vocab_arg, padded_vocab
 
 GIB = 2**30
@@ -35,6 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser, files: bool = True) -> None:
                    help="replace one component, e.g. cuda_context=0.5GiB (repeatable; SIZE 0 drops it)")
     add_balance_arg(parser)
     add_pad_vocab_arg(parser)
+    steptime.add_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     if files:
         add_file_args(parser)
@@ -91,12 +93,14 @@ def run(args: argparse.Namespace) -> int:
             report[reader] = {"file": getattr(args, reader), "overridden": notes}
     if bal is not None:
         report["balance"] = _balance_json(bal)
+    report["time"] = steptime.block(args, shape, training)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         _print_tables(report)
         if bal is not None:
             _print_balance(report["balance"], shape.L)
+        steptime.print_block(_console(), report["time"])
     return 0
 
 

@@ -51,6 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--latex", action="store_true", help="print LaTeX instead of text")
     out.add_argument("--json", action="store_true", help="print JSON (name, doc, text, latex)")
+    parser.add_argument("--time", action="store_true",
+                        help="the step-time model's components in seconds (docs/time.md) instead of the bytes")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,6 +60,10 @@ def run(args: argparse.Namespace) -> int:
     from ..render.rendered import rendered, select
 
     switches = switches_from_args(args)
+    if args.time:
+        from .steptime import print_formulas
+
+        return print_formulas(args, switches)
     done = rendered(args.profile, switches)
     items = select(done["formulas"], args.component)
     buffers = done["buffers"] is not None and args.component is None

@@ -69,6 +69,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plot", metavar="FILE.png", help="draw peak memory over (tp, pp) for the best cp "
                         "(png, pdf, svg or another format matplotlib writes)")
     parser.add_argument("--explain", action="store_true", help="print the ranking proxy's formulas and terms")
+    parser.add_argument("--rank-by", choices=("time", "proxy"), default=None,
+                        help="time: the step-time model's predicted tokens/s/GPU on --system (default with --recipe "
+                             "megatron); proxy: the alpha-beta proxy (the default for the other recipes)")
+    parser.add_argument("--system", default=None, metavar="NAME",
+                        help="the system --rank-by time predicts for (dgx-a100, dgx-h100, ..., gb300-nvl72, or a "
+                             ".toml file; default dgx-h100)")
     add_precision_args(parser)
     g = parser.add_argument_group("a run as its trainer holds it: the model and what every row shares (sequence, "
                                   "global batch, precision, FP8, compile, sp, flash attention, capacity) from the "
@@ -101,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
                       image_tokens=args.image_tokens, freeze_vision=args.freeze_vision,
                       precision=tuple(precision_from_args(args, None).items()),
                       held=tuple((name, getattr(args, name)) for name in HELD_RECIPE if hasattr(args, name)))
-    hw = Hardware(gpus_per_node=args.gpus_per_node)
+    hw = _ranker(args, shape, Hardware(gpus_per_node=args.gpus_per_node))
     zero = ZERO_STAGES if args.zero is None else (args.zero,)
     limit = args.threshold * args.gpu_mem
     if args.all or args.csv or args.plot:  # every row: all of them listed, written or drawn
@@ -128,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
         _write_json(plan, args, sys.stdout, said)
     elif len(plan.order):
         if args.explain:
-            print(explain(hw))
+            print(explain(getattr(hw, "hw", hw)))  # the proxy's Hardware (a StepTime ranker carries it)
         _print_table(plan, args)
     if said and not args.json:
         _print_file(shape, said)
@@ -145,6 +151,26 @@ def run(args: argparse.Namespace) -> int:
               f"{plan.rows['peak'][lowest] / GiB:.1f} GiB ({_label(plan.config(lowest)['config'])})", file=sys.stderr)
         return 1
     return 0
+
+
+def _ranker(args, shape, proxy: Hardware):
+    """--rank-by: the step-time model on --system (plan.ranking.StepTime) or the proxy's Hardware; one line when
+    the step-time model cannot state the model or recipe."""
+    from ..time.evaluate import refusal
+    from ..time.systems import system
+
+    stated = args.profile == "paper" and refusal(shape) is None
+    args.rank_by = args.rank_by or ("time" if stated else "proxy")
+    if args.rank_by == "proxy":
+        if args.system is not None:
+            raise ConfigError("--system chooses the step-time model's system: it needs --rank-by time")
+        return proxy
+    if not stated:
+        why = refusal(shape) or f"it follows Megatron-Core, not profile {args.profile}"
+        raise ConfigError(f"--rank-by time: {why}; use --rank-by proxy")
+    from ..plan.ranking import StepTime
+
+    return StepTime(system(args.system or "dgx-h100"), proxy)
 
 
 def _print_why_not(cluster: Cluster, profile: str, zero: tuple[int, ...]) -> None:
@@ -222,7 +248,8 @@ def _head(plan, args) -> dict:
         "threshold": args.threshold, "limit_bytes": int(plan.limit), "valid": plan.valid,
         "evaluated": plan.evaluated, "complete": plan.complete, "feasible": plan.feasible, "seconds": spent,
         "build_seconds": plan.seconds["build"],
-        "top": None if args.all else args.top,
+        "top": None if args.all else args.top, "rank_by": args.rank_by,
+        **({"system": args.system or "dgx-h100"} if args.rank_by == "time" else {}),
     }
 
 
@@ -270,7 +297,7 @@ def _print_table(plan, args) -> None:
         "T",) if args.explain else ()
     for name in proxy_cols:
         table.add_column(name if name == "bubble" else f"{name} s", justify="right")
-    table.add_column("score", justify="right")
+    table.add_column("tokens/s\n/GPU" if args.rank_by == "time" else "score", justify="right")
     # on a narrow terminal: the breakdown gives way first (right to left), then the proxy's terms, then what a row
     # repeats of the others (m = gbs / (mbs dp), the even split, the rank), then the total (peak decides), etp, mbs, vpp
     names = [str(column.header).replace("\n", "_") for column in table.columns]
@@ -288,14 +315,17 @@ def _print_table(plan, args) -> None:
         cells.append(f"{row['bytes']['total'] / GiB:.2f}")
         cells.append(f"{row['peak_bytes'] / GiB:.2f}" + ("" if row["peak_from"] == "total" else f" ({row['peak_from']})"))
         cells += [f"{plan.rows[c][i]:.3f}" for c in proxy_cols]
-        table.add_row(*cells, f"{row['score']:.3f}")
+        table.add_row(*cells, f"{row['score']:,.0f}" if args.rank_by == "time" else f"{row['score']:.3f}")
     console.print(table)
     console.print(f"{x.shape.name}: {x.shape.param_count:,} parameters; every row also has sp={x.sp}, "
                   f"flash_attn={x.flash_attn}; GPU memory (--gpu-mem): {describe_bytes(args.gpu_mem)}")
     if not plan.complete:
         console.print(f"the {plan.evaluated:,} evaluated: in the proxy's order until no row left could rank among the "
                       f"{len(shown(plan, args))} shown (docs/plan.md); --all evaluates all and counts those that fit")
-    if not args.explain:
+    if args.rank_by == "time":
+        console.print(f"ranked by the step-time model's tokens/s/GPU on {args.system or 'dgx-h100'} (docs/time.md; "
+                      "--rank-by proxy: the alpha-beta proxy)")
+    elif not args.explain:
         console.print("score = ideal compute time / proxy step time (a ranking proxy, not a throughput "
                       "prediction; --explain prints its formula)")
     console.print("peak, the figure the fit rule judges: for an even split max(total, every exact pipeline stage's "

@@ -16,6 +16,7 @@ from . import estimate as estimate_cli
 from ..flags.files import add_megatron_arg, add_trainer_args, apply_files
 from ..flags.values import positive_int
 from ..render.files import replaced
+from . import steptime
 from .args import check_output_file
 
 PDFLATEX_SECONDS = 180
@@ -66,27 +67,35 @@ def read_records(path: str) -> list[dict]:
 
 
 def _plan(args, shape, training, gpu: int, threshold: float):
-    """`mem4d plan` of --gpus GPUs at the configuration's sequence length, global batch and switches."""
+    """`mem4d plan` of --gpus GPUs at the configuration's sequence length, global batch and switches, and the system
+    the step-time model ranked it on (None: ranked by the proxy, for what the model does not state)."""
     from ..plan.enumerate import Cluster
     from ..plan.proxy import Hardware
+    from ..plan.ranking import StepTime
     from ..plan.search import search
+    from ..time.evaluate import refusal
 
     from ..config.precision import FIELDS
 
     cluster = Cluster(shape, gpus=args.gpus, s=training.s, gbs=training.global_batch, sp=training.sp,
-                      flash_attn=training.flash_attn, precision=tuple((name, getattr(training, name)) for name in FIELDS))
-    result = search(cluster, threshold * gpu, profile=args.profile, hw=Hardware(gpus_per_node=args.gpus_per_node))
+                      flash_attn=training.flash_attn, moe_capacity=training.moe_capacity, fp8=training.fp8,
+                      fp8_param_gather=training.fp8_param_gather,
+                      precision=tuple((name, getattr(training, name)) for name in FIELDS))
+    hw = Hardware(gpus_per_node=args.gpus_per_node)
+    if args.profile == "paper" and refusal(shape) is None:  # as `mem4d plan` ranks: by the step-time model
+        hw = StepTime(steptime.chosen_system(args), hw)
+    result = search(cluster, threshold * gpu, profile=args.profile, hw=hw)
     if result.evaluated == 0:
         raise ConfigError(f"--plan: no valid 4D configuration of {shape.name} on {args.gpus} GPUs with s={args.seq}, "
                           f"gbs={cluster.gbs} (`mem4d plan` lists the rule each one breaks)")
-    return result
+    return result, getattr(hw, "system", None)
 
 
 def build(args, records: list[dict] | None, folder: Path, stem: str, shape=None) -> tuple[str, list[Path]]:
     """The .tex source and its figures, written into folder/<stem>-figures; `shape`: --megatron's model (else
     --model's)."""
     from ..estimator.estimate import estimate
-    from ..render import figures, sections, sweepfigures
+    from ..render import figures, sections, steptime_tex, sweepfigures
     from ..render.report import document
     from ..flags.training import model_from_args
 
@@ -95,7 +104,8 @@ def build(args, records: list[dict] | None, folder: Path, stem: str, shape=None)
     shape = shape or model_from_args(args)
     training, _ = estimate_cli.chosen_training(args, shape)
     result = estimate(shape, training, args.profile, overheads=args.overheads, overrides=overrides)
-    plan = _plan(args, shape, training, gpu, threshold) if args.plan else None
+    time = steptime.block(args, shape, training)
+    plan, ranked_on = _plan(args, shape, training, gpu, threshold) if args.plan else (None, None)
     figs = folder / f"{stem}-figures"
     figs.mkdir(exist_ok=True)
     rel = lambda path: f"{stem}-figures/{path.name}"
@@ -107,7 +117,7 @@ def build(args, records: list[dict] | None, folder: Path, stem: str, shape=None)
         heat = figs / "plan.pdf"
         plot(plan, str(heat))
         made.append(heat)
-        plan_tex = sections.plan(plan, gpu, threshold, rel(heat), args.top)
+        plan_tex = sections.plan(plan, gpu, threshold, rel(heat), args.top, ranked_on)
     check_tex = None
     if records is not None:
         from jaxcheck.crosscheck.report import latest, summarize  # plain Python over JSON: no jax
@@ -117,7 +127,8 @@ def build(args, records: list[dict] | None, folder: Path, stem: str, shape=None)
                  sweepfigures.errors(ok, figs / "crosscheck-errors.pdf")]
         targets = sorted({(r["result"].get("target") or {}).get("name", "cpu") for r in ok})
         check_tex = sections.crosscheck(summarize(records), args.results, targets, rel(made[-2]), rel(made[-1]))
-    tex = document(result, gpu, threshold, figures={"stages": rel(made[0])}, plan=plan_tex, crosscheck=check_tex)
+    tex = document(result, gpu, threshold, figures={"stages": rel(made[0])}, plan=plan_tex, crosscheck=check_tex,
+                   steptime=steptime_tex.section(time, shape, training))
     return tex, made
 
 

@@ -9,7 +9,8 @@ near-even, exact; a balanced split is listed only where its widest stage is wide
 score: skew multiplies the compute time). Grid rows are evaluated in rounds, those of the highest bounds first
 (every row tied with a round's lowest bound in that round; the first round FIRST_ROUND rows, each next one 4 times
 as many), one estimator call per (recompute, ZeRO) pair per round, stage splits searched only for the uneven rows a
-round holds. The search stops once K rows fit and no grid row left has a bound as high as the K-th one's score: no
+round holds; once K rows fit, a round takes only rows whose bound reaches the K-th one's score (the others can
+never rank). The search stops once K rows fit and no grid row left has a bound as high as the K-th one's score: no
 unevaluated row can rank above it or tie it. Ties rank as `search` ranks them (lower peak, then the exhaustive
 search's row order). Memory holds the grid, its bounds, one round's rows and the K best.
 """
@@ -24,7 +25,8 @@ import numpy as np
 from ..config.training import RECOMPUTE
 from .balance import even_cap
 from .enumerate import Cluster, valid
-from .proxy import Hardware, terms
+from .proxy import Hardware
+from .ranking import score
 from .policies import recompute_index
 from .rows import _evaluate, _tick, _union, merged
 from .search import PlanResult, _allowed, _estimators, policy_inputs, reference, search, searched_policies
@@ -57,7 +59,7 @@ def _bounds(cluster: Cluster, grid: dict, hw: Hardware) -> np.ndarray:
             rows = slice(start, min(start + BOUND_BLOCK, last))
             cols = {name: grid[name][rows] for name in PROXY_INPUTS + ("split",) if name in grid}
             cols.update(recompute=RECOMPUTE.index("none"), max_layers=_widest(cols, cluster.shape.L))
-            out[rows] = terms(cluster, cols, hw)["score"]
+            out[rows] = score(cluster, cols, hw)
 
     workers = max(1, min(os.cpu_count() or 1, n // BOUND_BLOCK))
     edges = [n * i // workers // BOUND_BLOCK * BOUND_BLOCK for i in range(workers)] + [n]
@@ -105,9 +107,11 @@ def best(cluster: Cluster, limit: float, top: int, profile: str = DEFAULT_PROFIL
     for m in members:
         left[m] = True
     kept: dict | None = None  # the K best fitting rows so far and the lowest peak evaluated
-    size, evaluated, fitting = FIRST_ROUND, 0, 0
+    size, evaluated, fitting, kth = FIRST_ROUND, 0, 0, -np.inf
     while left.any():
-        remaining = np.flatnonzero(left)
+        remaining = np.flatnonzero(left & (bound >= kth))  # a row bounded below the K-th so far can never rank
+        if not len(remaining):
+            break
         if size < len(remaining):
             cut = np.partition(bound[remaining], len(remaining) - size)[len(remaining) - size]
             chosen = remaining[bound[remaining] >= cut]  # every row tied with the cut comes along

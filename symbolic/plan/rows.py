@@ -11,7 +11,8 @@ from ..config.training import STAGES
 from ..estimator.estimate import PEAK_FROM, mixed, peak_of
 from .balance import even_cap
 from .enumerate import SPLITS, Cluster, expert_columns
-from .proxy import Hardware, terms
+from .proxy import Hardware
+from .ranking import terms
 from .splits import LAYERS, split_rows
 
 

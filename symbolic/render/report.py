@@ -112,9 +112,10 @@ def _formulas(module, profile: str, sw: Switches, values: dict[str, int], p: int
 
 
 def document(result: Estimate, gpu: int, threshold: float = 0.8, *, figures: dict[str, str] | None = None,
-             plan: list[str] | None = None, crosscheck: list[str] | None = None) -> str:
+             plan: list[str] | None = None, crosscheck: list[str] | None = None,
+             steptime: list[str] | None = None) -> str:
     """The whole .tex source. `figures` maps "stages" to a figure file; `plan` and `crosscheck` are sections made by
-    symbolic.render.sections (with their own figures)."""
+    symbolic.render.sections (with their own figures), `steptime` by symbolic.render.steptime_tex."""
     figures = figures or {}
     tr = result.training
     sw = Switches.of(tr, result.overheads, backend=result.backend, shape=result.shape)
@@ -132,6 +133,7 @@ def document(result: Estimate, gpu: int, threshold: float = 0.8, *, figures: dic
         lines += figure(figures["stages"], "Memory of one GPU per pipeline stage, by component, against the card's "
                         f"memory and the {100 * threshold:.0f}\\,\\% line.")
     lines += numbers(result, gpu)
+    lines += steptime or []
     lines += plan or []
     lines += crosscheck or []
     lines += formulas_tex.glossary(inputs_for(result.shape, tr), result.shape.moe)

@@ -1,0 +1,82 @@
+"""GPU cards as data: dense peaks, HBM and NVLink bandwidth (copied from ../shared/data/hardware/CARDS.tsv with its
+sources) and the achieved GEMM and attention throughput the step-time model divides FLOPs by (GEMM.md's rows)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..config.errors import ConfigError
+
+ME_ACC = "stas00/ml-engineering@744d01e1 compute/accelerator/README.md"
+MAMF = f"{ME_ACC}:344-376 (MAMF: torch matmul, best shape)"
+
+
+@dataclass(frozen=True)
+class Card:
+    """One GPU: dense TFLOP/s peaks (NVIDIA's headline figures are often 2x, with sparsity), HBM TB/s, NVLink GB/s
+    per GPU (both directions), and the measured TFLOP/s a GEMM (bf16, fp8) and causal attention reach on it."""
+
+    name: str
+    label: str
+    bf16: float  # dense BF16 peak, TFLOP/s
+    fp8: float  # dense FP8 peak, TFLOP/s (0: no FP8)
+    fp4: float  # dense FP4 peak, TFLOP/s (0: no FP4)
+    hbm: float  # HBM bandwidth, TB/s
+    nvlink: float  # NVLink bandwidth per GPU, GB/s both directions
+    gemm_bf16: float  # achieved BF16 GEMM, TFLOP/s
+    gemm_fp8: float  # achieved FP8 GEMM, TFLOP/s (0: no FP8)
+    attn: float  # achieved causal attention forward+backward, TFLOP/s (head width 128, 8K tokens)
+    peaks_source: str
+    gemm_source: str
+    attn_source: str
+
+    def peak(self, precision: str) -> float:
+        """Dense peak TFLOP/s of the precision the linear layers run in ("bf16" or "fp8")."""
+        value = self.fp8 if precision == "fp8" else self.bf16
+        if not value:
+            raise ConfigError(f"{self.label} has no {precision.upper()} tensor cores: drop --fp8 for it")
+        return value
+
+    def gemm(self, precision: str) -> float:
+        """Achieved GEMM TFLOP/s of the precision the linear layers run in."""
+        self.peak(precision)
+        return self.gemm_fp8 if precision == "fp8" else self.gemm_bf16
+
+
+_FA2_A100 = "Dao-AILab/flash-attention@0251105a assets/flash2_a100_fwd_bwd_benchmark.png (GEMM.md 5b: causal, hd 128, 8k)"
+_FA_H100 = ("FA2 fwd+bwd causal hd 128 at 8k, 308 TFLOP/s (GEMM.md 5a) x 1.5, the lower end of FA3's stated 1.5-1.75x "
+            "backward / 1.5-2.0x forward speed-up over FA2 (arXiv:2407.08608; GEMM.md 5c) = 462")
+_FA4 = "FlashAttention-4 'up to 1613 TFLOPs/s' on B200 BF16 (GEMM.md 5d; an upper figure, forward and backward unstated)"
+_CARDS_TSV = "../shared/data/hardware/CARDS.tsv row"
+
+CARDS: dict[str, Card] = {c.name: c for c in (
+    Card("a100-40gb", "A100 SXM4 40GB", 312, 0, 0, 1.555, 600, 271.2, 0, 182,
+         f"{_CARDS_TSV} 'A100 SXM4 40GB' ({ME_ACC}:135-142,275; glennklockwood.com/garden/processors/A100)",
+         f"{MAMF}: A100 SXM 271.2", _FA2_A100),
+    Card("a100-80gb", "A100 SXM4 80GB", 312, 0, 0, 2.039, 600, 271.2, 0, 182,
+         f"{_CARDS_TSV} 'A100 SXM4 80GB' ({ME_ACC}:275,485)", f"{MAMF}: A100 SXM 271.2", _FA2_A100),
+    Card("h100-80gb", "H100 SXM5 80GB", 989, 1979, 0, 3.35, 900, 794.5, 1402.6, 462,
+         f"{_CARDS_TSV} 'H100 SXM5 80GB' ({ME_ACC}:265; datasheet halved: '* Shown with sparsity')",
+         f"{MAMF}: H100 SXM bf16 794.5, fp8 1402.6", _FA_H100),
+    Card("h200-141gb", "H200 SXM 141GB", 989, 1979, 0, 4.8, 900, 794.5, 1453.4, 462,
+         f"{_CARDS_TSV} 'H200 SXM 141GB' ({ME_ACC}:264,476)",
+         f"{MAMF}: bf16 794.5 ('H200 is the same' as H100), fp8 H200 SXM 1453.4", _FA_H100),
+    Card("b200-192gb", "B200 (HGX/DGX B200)", 2250, 4500, 9000, 8.0, 1800, 1745.0, 3432.5, 1613,
+         f"{_CARDS_TSV} 'B200' ({ME_ACC}:260; glennklockwood.com/garden/processors/B200 HGX @1000 W)",
+         f"{MAMF}: B200 SXM bf16 1745.0, fp8 3432.5", _FA4),
+    Card("b300-288gb", "B300 (HGX/DGX B300)", 2250, 4500, 13125, 8.0, 1800, 1769.0, 3353.3, 1613,
+         f"{_CARDS_TSV} 'B300' ({ME_ACC}:259; FP4 conflicts between sources: glennklockwood's 13125 kept)",
+         f"{MAMF}: B300 SXM bf16 1769.0, fp8 3353.3", f"{_FA4}; no B300 figure, B200's assumed"),
+    Card("gb200-186gb", "GB200 (NVL72)", 2500, 5000, 10000, 8.0, 1800, 1822.0, 3615.6, 1613,
+         f"{_CARDS_TSV} 'GB200' ({ME_ACC}:256; torchtitan@b5bcd76c torchtitan/tools/utils.py:184-189)",
+         f"{MAMF}: GB200 SXM bf16 1822.0, fp8 3615.6", f"{_FA4}; no GB200 figure, B200's assumed"),
+    Card("gb300-288gb", "GB300 (NVL72)", 2500, 5000, 15000, 8.0, 1800, 1822.0, 3615.6, 1613,
+         f"{_CARDS_TSV} 'GB300' ({ME_ACC}:255; verda.com/blog/gb300-nvl72-architecture 'without sparsity')",
+         f"{MAMF}: no GB300 row, GB200's (same BF16/FP8 peaks) assumed", f"{_FA4}; no GB300 figure, B200's assumed"),
+)}
+
+
+def card(name: str) -> Card:
+    """A card by its mem4d name (jaxcheck's target names: h100-80gb, ...); one-line ConfigError otherwise."""
+    if name not in CARDS:
+        raise ConfigError(f"unknown GPU card {name!r}: choose from {', '.join(CARDS)}")
+    return CARDS[name]

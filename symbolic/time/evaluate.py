@@ -1,0 +1,113 @@
+"""One configuration's step time on a system: the step components evaluated, and what follows from them
+(tokens/s/GPU, model TFLOP/s/GPU, MFU against the card's dense BF16 peak)."""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from ..config.errors import ConfigError
+from ..config.glossary import inputs_for
+from . import gemm
+from .links import group_bandwidths
+from .choices import Choices
+from .systems import System
+
+TERA = 1e12
+
+
+def refusal(shape) -> str | None:
+    """Why the step-time model cannot state this model, or None."""
+    if shape.gdn or shape.mamba or shape.blocks:
+        return "Gated DeltaNet and Mamba-2 layers (their scans) are not in the step-time model"
+    if shape.dsa:
+        return "DeepSeek Sparse Attention's indexer is not in the step-time model"
+    return None
+
+
+@lru_cache(maxsize=64)
+def _compiled(ch: Choices):
+    """The step components' numpy functions with their argument names, through the estimators' on-disk cache
+    (estimator.codegen.cached, keyed by these sources too): a warm start imports no sympy."""
+    from ..config.switches import Switches
+    from ..estimator.codegen import cached, compile_source
+
+    sources = sorted(Path(__file__).parent.glob("*.py"))
+    table = cached("time", Switches(), lambda: _sources(ch), kind="time", sources=sources, extra=repr(ch))
+    return [(name, names, compile_source(source, f"_{name}")) for name, names, source in table["parts"]]
+
+
+def _sources(ch: Choices) -> dict:
+    """Each step component's numpy source (sympy's lambdify printer, modules fully qualified)."""
+    import inspect
+
+    import sympy as sp
+    from sympy.printing.numpy import NumPyPrinter
+
+    from ..components.base import Component
+    from .flops import model_flops
+    from .step import step
+
+    class _Shape:  # model_flops reads these of a shape
+        moe, mla, q_lora = ch.moe, ch.mla, ch.q_latent
+
+    parts = []
+    for part in [*step(ch), Component("F_model", model_flops(_Shape, ch.n_f)[1], "")]:
+        symbols = sorted(part.expr.free_symbols, key=str)
+        fn = sp.lambdify(symbols, part.expr, "numpy", printer=NumPyPrinter({"fully_qualified_modules": True}),
+                         cse=True)
+        source = inspect.getsource(fn).replace("def _lambdifygenerated(", f"def _{part.name}(", 1)
+        parts.append((part.name, [str(x) for x in symbols], source))
+    return {"parts": parts}
+
+
+def precision_of(training) -> str:
+    """The linear layers' GEMM precision: fp8 under any --fp8 recipe (Transformer Engine), else bf16."""
+    return "bf16" if training.fp8 == "none" else "fp8"
+
+
+def hardware_values(system: System, shape, par, s, b, precision: str) -> dict:
+    """R_g, R_e, R_h, R_at, W_hbm and the group bandwidths for one job on `system`: each GEMM rate the card's best
+    times the share its shape gets (gemm.py) - a dense model's MLP [s b/c, h] x [h, f/t], else the QKV projection
+    [s b/c, h] x [h, (a + 2k) dh/t]; the experts' [M_e, h] x [h, f_e/t_e] with M_e = s b k_e e t_e / (c t E) tokens
+    per expert, as many as reach it when the tokens are balanced; the head [s b/c, h] x [h, v/t]."""
+    card = system.card
+    tokens = s * b / par.c
+    width = shape.f if not shape.moe else (shape.a + 2 * shape.k) * shape.dh
+    best = card.gemm(precision) * TERA
+    per_expert = tokens * shape.k_e * par.e * par.t_e / (par.t * shape.E) if shape.moe else tokens
+    return {"R_g": best * gemm.share(card.name, tokens, width / par.t, shape.h),
+            "R_e": best * gemm.share(card.name, per_expert, max(shape.f_e, 1) / par.t_e, shape.h),
+            "R_h": card.gemm_bf16 * TERA * gemm.share(card.name, tokens, shape.v / par.t, shape.h),
+            "R_at": card.attn * TERA, "W_hbm": card.hbm * TERA, **group_bandwidths(system, par)}
+
+
+def components(shape, ch: Choices, values: dict) -> dict:
+    """Every step component's seconds for `values` (the glossary's letters and the rates; scalars or arrays), and
+    F_model, the model's forward FLOPs per token."""
+    experts = shape.L_e * shape.E * shape.expert_count
+    values = {"P_d": shape.param_count - experts, "P_x": experts, **values}
+    return {name: np.asarray(fn(*(values[n] for n in names)), dtype=float)
+            for name, names, fn in _compiled(ch)}
+
+
+def step_time(shape, training, system: System) -> dict:
+    """The `time` block of estimate's JSON: step_s, tokens_per_s_per_gpu, model_tflops_per_gpu, mfu, breakdown."""
+    reason = refusal(shape)
+    if reason:
+        raise ConfigError(f"step time of {shape.name}: {reason}")
+    values = {**inputs_for(shape, training), "m": training.m,
+              **hardware_values(system, shape, training.parallel, training.s, training.b, precision_of(training))}
+    if training.stage_layers is not None:  # the slowest stage: its layers stand for L/p
+        values["L"] = max(training.stage_layers) * training.p
+    breakdown = {name: float(x) for name, x in components(shape, Choices.of(shape, training), values).items()}
+    fwd = breakdown.pop("F_model")  # forward FLOPs per token of the whole model, not a time
+    step_s = sum(breakdown.values())
+    tokens = training.global_batch * training.s
+    gpus = training.world
+    tflops = 3 * fwd * tokens / (step_s * gpus) / TERA
+    return {"system": system.name, "card": system.card_name, "precision": precision_of(training),
+            "step_s": step_s, "tokens_per_s_per_gpu": tokens / (step_s * gpus), "model_tflops_per_gpu": tflops,
+            "mfu": tflops / system.card.bf16, "breakdown": breakdown}
+

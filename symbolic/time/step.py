@@ -1,0 +1,95 @@
+"""The step time as named components in seconds (one GPU of the slowest pipeline stage, Megatron-Core's 1F1B or
+interleaved schedule): compute, the bubble, each group's exposed communication, the optimizer step."""
+from __future__ import annotations
+
+import sympy as sp
+
+from ..components.base import Component
+from ..config.symbols import B_a, B_g, B_o, B_w, L, L_e, a, b, c, d, d_r, d_v, dh, e, h, k, k_e, m, n_mtp, p, s, t, \
+    t_e, vpp
+from . import flops
+from .choices import Choices
+from .symbols import P_d, P_x, R_at, R_e, R_g, R_h, W_cp, W_dp, W_edp, W_ep, W_etp, W_hbm, W_pp, W_tp
+
+FA_BACKWARD = sp.Rational(7, 2)  # FlashAttention's forward + backward FLOPs over its forward (GEMM.md 5: bwd 2.5x)
+
+
+def micro_batch(ch: Choices) -> list[Component]:
+    """Seconds one micro batch spends on the slowest stage: its GEMMs, attention, the head, recompute, and the
+    communication on its critical path (none of it counted as hidden: Megatron's TP/EP/CP overlaps are left out)."""
+    attn, core, dense, routed = (flops.attention_proj(ch.mla, ch.q_latent), flops.attention_core(ch.mla),
+                                 flops.mlp(ch.n_f), flops.moe())
+    tok = s * b / (c * t)  # tokens of a micro batch per GPU (TP's ranks share the GEMMs, SP the rest)
+    moe_mlp = routed.expr if ch.moe else 0
+    lin = (L * attn.expr + (L - L_e) * dense.expr + L_e * moe_mlp) / p
+    experts = L_e * flops.routed() / p if ch.moe else 0  # of lin, what the grouped expert GEMMs run
+    last = (moe_mlp if ch.moe else dense.expr)
+    full = ch.recompute == "full"
+    rerun_lin = lin - experts + experts * R_g / R_e if full else (flops.mla_up(ch.q_latent) * L / p if ch.recompute == "selective"
+                                  and "mla_up_proj" in ch.modules and ch.mla else 0)
+    rerun_core = 1 if full or (ch.recompute == "selective" and "core_attn" in ch.modules) else 0
+    kv_width = a * (dh + d_r + d_v) if ch.mla else 2 * k * dh
+    act = s * b * h * B_a / c  # bytes of one [s/c, b, h] activation
+    tp_per_layer = (4 + 2 * full) * (L + (L - L_e)) / p  # AG + RS before/after attention and a dense MLP, fwd, bwd
+    return [
+        Component("T_lin", 3 * tok * ((lin - experts) / R_g + experts / R_e),
+                  "linear layers' GEMMs, forward + 2x backward (Narayanan 2021 eq. 3), the experts' at their rate"),
+        Component("T_attn", FA_BACKWARD * tok * (L / p) * core.expr / R_at,
+                  "causal flash attention forward + backward (FlashAttention's 3.5x forward, GEMM.md 5)"),
+        Component("T_last", 3 * tok * (1 + n_mtp) * flops.head().expr / R_h
+                  + 3 * tok * n_mtp * (4 * h * h + attn.expr + last) / R_g + FA_BACKWARD * tok * n_mtp * core.expr / R_at,
+                  "the last stage's LM head in BF16 and its MTP modules (Megatron-Core places both on the last stage)"),
+        Component("T_rec", tok * (rerun_lin / R_g + rerun_core * (L / p) * core.expr / R_at),
+                  "recompute's extra forward: every layer (full) or the modules selective names (Korthikanti 2022)"),
+        Component("T_tp", tp_per_layer * act * (t - 1) / t / W_tp,
+                  "TP+SP all-gather and reduce-scatter of [s/c, b, h], 2 per layer half forward, 2 backward, +1 each "
+                  "recomputed (Korthikanti 2022 sec. 4.2.2)"),
+        Component("T_etp", (4 + 2 * full) * (L_e / p) * tok * k_e * h * B_a * (t_e - 1) / W_etp,
+                  "expert TP: the tokens an expert rank receives all-gathered over t_e and reduce-scattered back"),
+        Component("T_cp", (3 + full) * (c - 1) * (L / p) * (s / c) * b * kv_width * B_a / t / W_cp,
+                  "CP ring: K, V passed c - 1 times forward, K, V and their gradients backward (TE's ring attention)"),
+        Component("T_ep", (4 + 2 * full) * (L_e / p) * tok * k_e * h * B_a * (e - 1) / e / W_ep,
+                  "EP all-to-all: dispatch and combine of k_e copies of each token, forward and backward"),
+        Component("T_pp", sp.Piecewise((2 * vpp * s * b * h * B_a / (t * c) / W_pp, p > 1), (0, True)),
+                  "PP: one activation sent forward and one gradient back per virtual stage"),
+        Component("T_perm", (8 + 4 * full) * (L_e / p) * tok * k_e * h * B_a / W_hbm,
+                  "MoE token permute and unpermute at HBM speed: each reads and writes the k_e copies of every token "
+                  "(megatron-core 0.16.1 moe/moe_utils.py:289 permute's index_select, :380 unpermute's scatter_add_), "
+                  "forward and its mirror backward; the dispatcher's sort_chunks_by_idxs is left out (a lower bound)"),
+    ]
+
+
+def data_parallel(ch: Choices, tau_c: sp.Expr) -> list[Component]:
+    """Seconds of the data-parallel step left exposed by Megatron's --overlap-grad-reduce / --overlap-param-gather
+    (gradients reduced during the last micro batch's backward, weights gathered during the first one's forward;
+    ZeRO-3 gathers and reduces layer by layer in every micro batch)."""
+    n_dp, n_edp = d * c, d * t * c / (e * t_e)
+    share = P_d / (t * p) * (n_dp - 1) / n_dp / W_dp + P_x / (e * t_e * p) * (n_edp - 1) / n_edp / W_edp
+    backward, forward = 2 * tau_c / 3, tau_c / 3
+    hidden = lambda x, under: sp.Max(0, x - under)
+    if ch.zero == 0:
+        dp = hidden(2 * B_g * share, backward)
+    elif ch.zero == 1:
+        dp = hidden(B_g * share, backward) + hidden(B_w * share, forward)
+    elif ch.zero == 2:
+        dp = m * hidden(B_g * share, backward) + hidden(B_w * share, forward)
+    else:
+        dp = m * hidden((2 * B_w + B_g) * share, tau_c)
+    sharded = ch.zero >= 1
+    local = P_d / (t * p) / (n_dp if sharded else 1) + P_x / (e * t_e * p) / (n_edp if sharded else 1)
+    return [Component("T_dp", dp, "DP/ZeRO reduce-scatter and all-gather (all-reduce at ZeRO 0) left exposed by "
+                                  "Megatron's overlap (conservative: only one micro batch's compute hides it)"),
+            Component("T_opt", local * (2 * B_o + B_g + B_w) / W_hbm,
+                      "Adam step: optimizer states read and written, gradient read, weight written, at HBM speed "
+                      "(Apex/TE multi_tensor_adam)")]
+
+
+def step(ch: Choices) -> list[Component]:
+    """Every component of the step: compute and communication m times, the bubble (p - 1)/vpp micro batches of
+    the same (Narayanan 2021 sec. 2.2.2), the exposed data-parallel traffic and the optimizer."""
+    mb = micro_batch(ch)
+    tau = sp.Add(*(x.expr for x in mb))
+    tau_c = sp.Add(*(x.expr for x in mb[:4]))
+    per_step = [Component(x.name, m * x.expr, x.doc) for x in mb]
+    bubble = Component("T_bubble", tau * (p - 1) / vpp, "pipeline bubble: (p - 1)/vpp micro batches idle")
+    return per_step + [bubble] + data_parallel(ch, tau_c)

@@ -1,0 +1,29 @@
+"""The step-time model's own letters (hardware rates and group bandwidths, seconds-valued terms), beside the glossary's."""
+import sympy as sp
+
+MEANING = {
+    "R_g": "achieved FLOP/s of the linear layers' GEMMs, at their precision (bf16, or fp8 with --fp8)",
+    "R_e": "achieved FLOP/s of the routed experts' GEMMs, at their precision and per-expert token count",
+    "R_h": "achieved FLOP/s of a BF16 GEMM (the LM head, which Transformer Engine's FP8 leaves in BF16)",
+    "R_at": "achieved FLOP/s of causal flash attention, forward and backward, counted as FlashAttention counts them",
+    "W_hbm": "HBM bandwidth, bytes/s",
+    "W_tp": "bus bandwidth of the tensor-parallel group's collectives, bytes/s",
+    "W_etp": "bus bandwidth of the expert tensor-parallel group's collectives, bytes/s",
+    "W_cp": "bus bandwidth of the context-parallel ring, bytes/s",
+    "W_ep": "bus bandwidth of the expert-parallel all-to-all, bytes/s",
+    "W_dp": "bus bandwidth of the data-parallel (d c) group's reduce-scatter / all-gather, bytes/s",
+    "W_edp": "bus bandwidth of the expert data-parallel group's reduce-scatter / all-gather, bytes/s",
+    "W_pp": "bandwidth of a pipeline stage's point-to-point send, bytes/s",
+    "P_d": "parameters outside the routed experts (embedding, attention, dense MLPs, shared experts, head)",
+    "P_x": "parameters of the routed experts, all layers",
+}
+BY_NAME = {name: sp.Symbol(name, positive=True) for name in MEANING}
+R_g, R_e, R_h, R_at, W_hbm = (BY_NAME[n] for n in ("R_g", "R_e", "R_h", "R_at", "W_hbm"))
+W_tp, W_etp, W_cp, W_ep, W_dp, W_edp, W_pp = (BY_NAME[n] for n in ("W_tp", "W_etp", "W_cp", "W_ep", "W_dp", "W_edp",
+                                                                    "W_pp"))
+P_d = BY_NAME["P_d"]
+P_x = sp.Symbol("P_x", nonnegative=True)
+BY_NAME["P_x"] = P_x
+# how LaTeX writes the letters sympy would misread ("hbm": a bold h)
+LATEX = {name: (rf"{name[0]}_{{\mathrm{{{name[2:]}}}}}" if name == "W_hbm" else sp.latex(sym))
+         for name, sym in BY_NAME.items()}

@@ -1,0 +1,52 @@
+"""plan ranked by the step-time model (plan.ranking.StepTime): best's K rows are the exhaustive search's first K
+(source of truth: plan.search over every row; tolerance: none), each row's score is estimate's tokens/s/GPU for the
+same configuration (1e-9 relative), and the CLI's --rank-by/--system refuse what they cannot rank in one line."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from symbolic.config.shapes import PRESETS
+from symbolic.plan.best import best
+from symbolic.plan.enumerate import Cluster
+from symbolic.plan.ranking import StepTime
+from symbolic.plan.search import search
+from symbolic.time.evaluate import step_time
+from symbolic.time.systems import system
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("model,gpus,s,gbs,name", [("llama3-8b", 16, 1024, 32, "dgx-h100"),
+                                                    ("tiny-moe", 8, 512, 16, "gb200-nvl72")])
+def test_best_equals_search_and_estimate(model, gpus, s, gbs, name):
+    cluster = Cluster(PRESETS[model], gpus=gpus, s=s, gbs=gbs)
+    ranker = StepTime(system(name))
+    limit = 0.8 * 80 * 2**30
+    full = search(cluster, limit, hw=ranker, zero=(1,))
+    top = best(cluster, limit, 5, hw=ranker, zero=(1,))
+    want = [full.config(int(i)) for i in full.order[:5]]
+    got = [top.config(int(i)) for i in top.order[:5]]
+    assert [(w["config"], w["score"]) for w in want] == [(g["config"], g["score"]) for g in got]
+    for i in full.order[:3]:
+        row = full.config(int(i))
+        one = step_time(cluster.shape, full.training(int(i)), system(name))
+        assert row["score"] == pytest.approx(one["tokens_per_s_per_gpu"], rel=1e-9)
+
+
+def _plan(*flags):
+    return subprocess.run([sys.executable, "-m", "symbolic.cli", "plan", "--model", "tiny", "--gpus", "8", "--seq",
+                           "256", "--gbs", "16", "--top", "2", *flags], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_cli_rank_by():
+    done = _plan("--json", "--system", "dgx-b200")
+    assert done.returncode == 0, done.stderr
+    head = json.loads(done.stdout)
+    assert (head["rank_by"], head["system"]) == ("time", "dgx-b200")
+    refused = _plan("--rank-by", "proxy", "--system", "dgx-b200")
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and "--rank-by time" in refused.stderr
+    proxy = json.loads(_plan("--json", "--rank-by", "proxy").stdout)
+    assert proxy["rank_by"] == "proxy" and "system" not in proxy

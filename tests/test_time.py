@@ -1,0 +1,131 @@
+"""The step-time model: its card figures against ../shared/data/hardware/CARDS.tsv (exact, where the data is there),
+each group's link by hand, FLOPs against the parameter counts (exact: 2 FLOPs per weight per token), the step's
+components summing to it and its bubble (p - 1)/(vpp m) of the rest (1e-9 relative)."""
+import csv
+import re
+from pathlib import Path
+
+import pytest
+
+from symbolic.config.errors import ConfigError
+from symbolic.config.shapes import PRESETS as MODELS
+from symbolic.config.training import Training
+from symbolic.time import flops, links
+from symbolic.time.cards import CARDS
+from symbolic.time.evaluate import step_time
+from symbolic.time.systems import SYSTEMS, system
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "hardware" / "CARDS.tsv"
+ROW = {"a100-40gb": "A100 SXM4 40GB", "a100-80gb": "A100 SXM4 80GB", "h100-80gb": "H100 SXM5 80GB",
+       "h200-141gb": "H200 SXM 141GB", "b200-192gb": "B200", "b300-288gb": "B300", "gb200-186gb": "GB200",
+       "gb300-288gb": "GB300"}
+
+
+def _number(cell: str) -> float:
+    found = re.match(r"\s*([0-9][0-9,.]*)", cell)
+    return float(found.group(1).replace(",", "")) if found else 0.0
+
+
+@pytest.mark.parametrize("name", CARDS)
+def test_card_figures_are_cards_tsv(name):
+    if not DATA.exists():
+        pytest.skip(f"reference data absent: {DATA}")
+    rows = {r["card"]: r for r in csv.DictReader(DATA.open(), delimiter="\t")}
+    row = next(r for key, r in rows.items() if key.startswith(ROW[name]))
+    card = CARDS[name]
+    assert card.bf16 == _number(row["bf16_dense_TFLOPs"])
+    assert card.fp8 == _number(row["fp8_dense_TFLOPs"])
+    assert card.hbm == _number(row["hbm_bw_TBps"])
+    assert card.nvlink == _number(row["nvlink_bw_per_gpu_GBps_bidir"])
+    assert card.fp4 in (0.0, _number(row["fp4_dense_TFLOPs"])) or name == "b300-288gb"  # B300: sources conflict
+
+
+def test_systems_domains_and_toml(tmp_path):
+    assert {s.domain for n, s in SYSTEMS.items() if n.startswith("dgx")} == {8}
+    assert SYSTEMS["gb200-nvl72"].domain == SYSTEMS["gb300-nvl72"].domain == 72
+    path = tmp_path / "mine.toml"
+    path.write_text('[system]\ncard = "b200-192gb"\ndomain = 16\nnet_ring = 90\n')
+    mine = system(str(path))
+    assert (mine.name, mine.domain, mine.net_ring, mine.nvl_ring) == ("mine", 16, 90, SYSTEMS["dgx-b200"].nvl_ring)
+    path.write_text('[system]\ncard = "b200-192gb"\ndomain = 0\n')
+    with pytest.raises(ConfigError, match="domain must be a positive"):
+        system(str(path))
+    with pytest.raises(ConfigError, match="unknown system"):
+        system("dgx-z100")
+
+
+def test_links_by_hand():
+    h100 = SYSTEMS["dgx-h100"]
+    assert links.ring(h100, 8, 1) == pytest.approx(362.9e9)  # one node: NVLink
+    assert links.ring(h100, 4, 8) == pytest.approx(46e9)  # one rank per node: its NIC
+    # 4 ranks per node (stride 2) over 4 nodes: NIC x 15 / 3 = 230 GB/s, under NVLink's
+    assert links.ring(h100, 16, 2) == pytest.approx(46e9 * 15 / 3)
+    nvl = SYSTEMS["gb200-nvl72"]
+    assert links.ring(nvl, 64, 1) == pytest.approx(680e9)  # 64 GPUs on one NVL72 domain
+    # all-to-all over 16 ranks, 8 per node: 7/16 of a rank's bytes over NVLink, 8/16 over its NIC, at once
+    expected = 15 / 16 / max(7 / 16 / 320e9, 8 / 16 / 36e9)
+    assert links.all_to_all(h100, 16, 1) == pytest.approx(expected)
+    assert links.point_to_point(h100, 4, 8) == pytest.approx(46e9)
+
+
+@pytest.mark.parametrize("model", ["llama3-8b", "qwen3-30b-a3b"])
+def test_flops_are_twice_the_weights_a_token_meets(model):
+    shape = MODELS[model]
+    values = {"h": shape.h, "a": shape.a, "k": shape.k, "dh": shape.dh, "f": shape.f, "E": shape.E,
+              "k_e": shape.k_e, "f_e": shape.f_e, "f_s": shape.f_s, "v": shape.v}
+    evaluate = lambda c: float(c.expr.subs({x: values[str(x)] for x in c.expr.free_symbols}))
+    norms = {"none": 0, "head": 2 * shape.dh}[shape.qk_norm]
+    assert evaluate(flops.attention_proj(False, False)) == 2 * (shape.attention_count - norms)
+    if shape.moe:
+        active = shape.h * shape.E + shape.k_e * shape.expert_count + 3 * shape.h * shape.f_s
+        assert evaluate(flops.moe()) == 2 * active
+    else:
+        assert evaluate(flops.mlp(3)) == 2 * shape.dense_mlp_count
+    assert evaluate(flops.head()) == 2 * shape.h * shape.v
+
+
+def test_step_sums_and_bubble():
+    shape = MODELS["llama3-70b"]
+    plain = Training(d=2, t=4, p=8, vpp=5, s=8192, b=1, gbs=256, fp8="tensorwise")
+    out = step_time(shape, plain, SYSTEMS["dgx-h100"])
+    parts = out["breakdown"]
+    assert out["step_s"] == pytest.approx(sum(parts.values()), rel=1e-12)
+    per_micro = sum(v for k, v in parts.items() if k not in ("T_bubble", "T_dp", "T_opt")) / plain.m
+    assert parts["T_bubble"] == pytest.approx(per_micro * (plain.p - 1) / plain.vpp, rel=1e-9)
+    assert out["tokens_per_s_per_gpu"] == pytest.approx(256 * 8192 / (out["step_s"] * 64), rel=1e-12)
+    # the same job in BF16 spends longer in its GEMMs by the two measured rates' ratio (794.5 / 1402.6)
+    bf16 = step_time(shape, Training(d=2, t=4, p=8, vpp=5, s=8192, b=1, gbs=256), SYSTEMS["dgx-h100"])
+    assert bf16["breakdown"]["T_lin"] / parts["T_lin"] == pytest.approx(1402.6 / 794.5, rel=1e-9)
+
+
+def test_nvl72_keeps_expert_all_to_all_on_nvlink():
+    shape = MODELS["qwen3-30b-a3b"]
+    job = Training(d=32, ep=32, s=4096, b=1, gbs=256, zero=1)
+    on_dgx = step_time(shape, job, system("dgx-b200"))["breakdown"]["T_ep"]
+    on_rack = step_time(shape, job, system("gb200-nvl72"))["breakdown"]["T_ep"]
+    # 32 ranks: 8 per DGX node (7/32 of the bytes on NVLink, 24/32 on the NIC) vs all 32 on one NVL72 domain
+    dgx_bw = 31 / 32 / max(7 / 32 / 640, 24 / 32 / 36)
+    assert on_dgx / on_rack == pytest.approx(640 / dgx_bw, rel=1e-9)
+
+
+def test_gemm_share_reads_the_cublaslt_table():
+    from symbolic.time import gemm
+
+    assert gemm.share("h100-80gb", 8192, 8192, 8192) == pytest.approx(1290.1 / 1382.2, rel=1e-12)  # GEMM.md 2 row
+    assert gemm.share("gb200-186gb", 16384, 16384, 16384) == pytest.approx(1.0)
+    assert gemm.share("h100-80gb", 2048, 4096, 8192) == pytest.approx(1216.9 / 1382.2, rel=1e-12)  # cube root 4096
+    small, large = gemm.share("b200-192gb", [1500, 6000], 2048, 2048)
+    assert small < large <= 1.0
+
+
+def test_formula_time_prints_the_components():
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "symbolic.cli", "formula", "--time", "--recompute", "full", "--json"],
+                          capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0, done.stderr
+    names = [item["name"] for item in json.loads(done.stdout)["formulas"]]
+    assert names == ["T_lin", "T_attn", "T_last", "T_rec", "T_tp", "T_etp", "T_cp", "T_ep", "T_pp", "T_perm",
+                     "T_bubble", "T_dp", "T_opt"]

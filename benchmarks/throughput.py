@@ -4,7 +4,7 @@ tokens/s/GPU; the rows it cannot state, each with the reason. With --rank, also 
 among the configurations plan would rank for the row's cluster (model, GPUs, s, gbs, FP8 recipe, system), by the
 step-time model and by the old proxy, and plan's best predicted against the published figure.
 
-    python benchmarks/throughput.py [--rank] [--tiny] [--out benchmarks/results/throughput-<commit>.tsv]
+    python benchmarks/throughput.py [--rank] [--tiny] [--out records/published/throughput.tsv]
 
 No term of the model is set from these figures (docs/time.md).
 """

@@ -27,6 +27,7 @@ RUNS = {
     "published.py": ([], "runs expressed"),
     "published_megatron.py": ([], "22 runs:"),
     "tuned.py": ([], "DeepSeekV3"),
+    "throughput.py": (["--tiny"], "LLAMA3_8B"),
 }
 # script -> (module it needs to run, why it is not run here without it): argparse-checked and imported only
 NEEDS = {

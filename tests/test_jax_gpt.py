@@ -76,7 +76,7 @@ def test_gpt_arguments_exact_on_the_gpu_target():
     assert abs(result["rel_error_total"]) <= 0.06
 
 
-@pytest.mark.parametrize("fields, seq, says", [({"dropout": True}, 16, "dropout"), ({}, 64, "--seq 32 or less")])
+@pytest.mark.parametrize("fields, seq, says", [({"dropout": True}, 16, "dropout"), ({}, 64, "--seq 32 at most")])
 def test_what_jaxcheck_does_not_build_is_one_line(fields, seq, says):
     from symbolic.config.errors import ConfigError
 

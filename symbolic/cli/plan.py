@@ -297,7 +297,7 @@ def _print_table(plan, args) -> None:
         "T",) if args.explain else ()
     for name in proxy_cols:
         table.add_column(name if name == "bubble" else f"{name} s", justify="right")
-    table.add_column("tokens/s\n/GPU" if args.rank_by == "time" else "score", justify="right")
+    table.add_column(Text("tokens/s\n/GPU") if args.rank_by == "time" else "score", justify="right")
     # on a narrow terminal: the breakdown gives way first (right to left), then the proxy's terms, then what a row
     # repeats of the others (m = gbs / (mbs dp), the even split, the rank), then the total (peak decides), etp, mbs, vpp
     names = [str(column.header).replace("\n", "_") for column in table.columns]

@@ -35,3 +35,15 @@ def test_an_older_record_naming_lin_conv_reads_as_conv_width():
            "lin_k_dim": 16, "lin_v_dim": 16, "lin_conv": 4}
     del old["conv_width"]
     assert shape_from_json(old).conv_width == 4
+
+
+def test_a_vision_tower_is_written_and_read_back():
+    """A multimodal checkpoint's shape (the published Qwen3-VL-32B file) carries its tower as an object, read back whole;
+    the estimate of it once raised a KeyError here (the tower is no field of a plain shape)."""
+    path = Path(__file__).resolve().parents[2] / "shared" / "data" / "configs" / "qwen3-vl-32b-instruct.json"
+    if not path.exists():
+        pytest.skip("../shared/data/configs is absent")
+    shape = read(path)
+    out = shape_json(shape)
+    assert out["vision"]["depth"] == shape.vision.depth
+    assert shape_from_json(out) == shape

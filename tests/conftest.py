@@ -32,16 +32,18 @@ def pytest_configure(config):
     jax.config.update("jax_num_cpu_devices", N_DEVICES)
 
 
-# the files that take longest, collected first (worker-seconds in a warm run with two workers on 2 cores, 2026-12-05:
-# jax_equivalence 60, jax_moe 60, verify 43, notebook_crosscheck 41, jax_compile 35, jax_mla 32, jax_stages 31,
-# report 25, jax_hybrid 25 (48 before its step test's shape was halved), signals 23, jax_qwen 21, jax_distributed 21;
-# the suite 616): with two workers taking whole files in turn (pyproject.toml: --no-loadscope-reorder, else xdist
-# hands out the files with the most tests first), a long file last would leave one worker idle to the end
-LONGEST_FIRST = ("test_jax_equivalence.py", "test_jax_moe.py", "test_verify.py", "test_notebook_crosscheck.py",
-                 "test_jax_compile.py", "test_jax_mla.py", "test_jax_stages.py", "test_report.py", "test_jax_hybrid.py",
-                 "test_signals.py", "test_jax_qwen.py", "test_jax_distributed.py", "test_cli_plan.py",
-                 "test_jax_gpt.py", "test_verify_moe.py", "test_sweep.py", "test_jax_vectors.py", "test_notebook.py",
-                 "test_plan.py", "test_plan_best.py", "test_schedule.py", "test_cli_pipe.py")
+# the files that take longest, collected first (worker-seconds in a warm run with two workers on 2 cores, 2026-12-07,
+# after issues 46-52's tests: jax_moe 66, jax_equivalence 62, notebook_crosscheck 47, verify 44, jax_qwen 35, jax_mla
+# 32, jax_compile 32, jax_hybrid 29, jax_stages 25, report 23, jax_distributed 22, signals 20, benchmarks 18, cli_plan
+# 17; the suite 657; every file of 5 s or more listed): with two workers taking whole files in turn (pyproject.toml:
+# --no-loadscope-reorder, else xdist hands out the files with the most tests first), a long file last would leave one
+# worker idle to the end
+LONGEST_FIRST = ("test_jax_moe.py", "test_jax_equivalence.py", "test_notebook_crosscheck.py", "test_verify.py",
+                 "test_jax_qwen.py", "test_jax_mla.py", "test_jax_compile.py", "test_jax_hybrid.py",
+                 "test_jax_stages.py", "test_report.py", "test_jax_distributed.py", "test_signals.py",
+                 "test_benchmarks.py", "test_cli_plan.py", "test_sweep.py", "test_jax_gpt.py", "test_notebook.py",
+                 "test_verify_moe.py", "test_plan.py", "test_schedule.py", "test_cli_pipe.py", "test_stages.py",
+                 "test_cli_tables.py", "test_cli_hostile.py", "test_cli_symbolic.py", "test_plan_best.py")
 
 
 def pytest_collection_modifyitems(items):

@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 
 from ..config.errors import ConfigError
+from .problems import refuse
 
 TABLE = Path(__file__).with_name("deepspeed_keys.tsv")
 VERSION = "DeepSpeed 0.19.8"
@@ -20,7 +21,6 @@ CLASSES = ("train", "harmless", "refused")
 SECTIONS = ("zero_optimization", "bf16", "fp16", "activation_checkpointing", "data_types")  # read key by key
 OPTIMIZERS = {"adam": "adamw", "adamw": "adamw"}  # DeepSpeed lowercases optimizer.type; Adam and AdamW: two moments
 GRADS = {None: "bf16", "bf16": "bf16", "fp32": "fp32"}  # data_types.grad_accum_dtype (None: the bf16 parameters')
-MAX_NAMED = 12
 
 
 @cache
@@ -134,10 +134,5 @@ def read(path: str) -> dict:
     config = _load(path)
     _check(config)
     out = _training(config)
-    problems = list(dict.fromkeys(config.problems))
-    if problems:
-        shown = "; ".join(problems[:MAX_NAMED]) + (f"; and {len(problems) - MAX_NAMED} more"
-                                                  if problems[MAX_NAMED:] else "")
-        raise ConfigError(f"{path}: {len(problems)} {'key' if len(problems) == 1 else 'keys'} mem4d does not model or "
-                          f"cannot read ({VERSION}): {shown}")
+    refuse(path, config.problems, "key", VERSION)
     return out

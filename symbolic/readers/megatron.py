@@ -6,13 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config.errors import ConfigError
 from .argfile import read_args
 from .megatron_model import model_fields
 from .megatron_table import Arg, Args, convert, table
 from .megatron_train import training_flags
+from .problems import refuse
 
-MAX_NAMED = 12  # problems named in full in one line; the rest counted
 
 
 def collect(path: str | Path) -> Args:
@@ -43,12 +42,7 @@ def collect(path: str | Path) -> Args:
 
 def check(args: Args) -> None:
     """One line naming every problem of the file, or nothing."""
-    problems = list(dict.fromkeys(args.problems))
-    if not problems:
-        return
-    shown = "; ".join(problems[:MAX_NAMED]) + (f"; and {len(problems) - MAX_NAMED} more" if problems[MAX_NAMED:] else "")
-    noun = "argument" if len(problems) == 1 else "arguments"
-    raise ConfigError(f"{args.path}: {len(problems)} {noun} mem4d does not model or cannot read: {shown}")
+    refuse(args.path, args.problems, "argument")
 
 
 @dataclass(frozen=True)

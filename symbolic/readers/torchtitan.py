@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from ..config.errors import ConfigError
 from ..config.shapes import ModelShape
 from .torchtitan_table import VERSION, Job, load
+from .problems import refuse
 
 # torchtitan/models/llama3/__init__.py llama3_args: (dim, n_layers, n_heads, n_kv_heads, ffn_dim_multiplier,
 # multiple_of); vocab_size 128256 (model/args.py) but the debug model's 2048
 FLAVORS = {"debugmodel": (256, 6, 16, None, None, 256, 2048), "8B": (4096, 32, 32, 8, 1.3, 1024, 128256),
            "70B": (8192, 80, 64, 8, 1.3, 4096, 128256), "405B": (16384, 126, 128, 8, 1.2, 4096, 128256)}
 AC = {"selective": "selective", "full": "full", "none": "none"}  # activation_checkpoint.mode; memory_budget refused
-MAX_NAMED = 12
 
 
 def flavor_shape(flavor: str) -> ModelShape:
@@ -136,12 +136,7 @@ def read(path: str, overrides: list[str]) -> Reading:
     parallel, local = _parallel(job)
     training = {**parallel, **_step(job), "local_batch": local}  # the global batch's default: local x d
     model, named = _model(job)
-    problems = list(dict.fromkeys(job.problems))
-    if problems:
-        shown = "; ".join(problems[:MAX_NAMED]) + (f"; and {len(problems) - MAX_NAMED} more"
-                                                  if problems[MAX_NAMED:] else "")
-        raise ConfigError(f"{path}: {len(problems)} {'key' if len(problems) == 1 else 'keys'} mem4d does not model or "
-                          f"cannot read ({VERSION}): {shown}")
+    refuse(path, job.problems, "key", VERSION)
     split = (job.get("parallelism.pipeline_parallel_first_stage_less_layers"),
              job.get("parallelism.pipeline_parallel_last_stage_less_layers"))
     return Reading(model, named, training, split, job.overridden)

@@ -47,8 +47,9 @@ def plan(result, gpu: int, threshold: float, heat_map: str | None, top: int = 10
                  r" best ranked with the proxy's terms: the bubble share $(p - 1)/(v_{pp} m + p - 1)$ and the seconds "
                  r"each parallel dimension spends communicating per step; a configuration wins by keeping those small "
                  r"while its memory fits."),
-              r"{\small\setlength{\tabcolsep}{3.5pt}\begin{longtable}{@{}r" + " r" * (len(columns) - 3)
-              + " l r" + " r" * (len(terms) + 2) + "@{}}",
+              # #, the sizes up to m, recompute (left), zero, peak, the proxy's terms, the score: one spec a cell
+              r"{\small\setlength{\tabcolsep}{3.5pt}\begin{longtable}{@{}r" + " r" * (len(columns) - 2)
+              + " l r r" + " r" * (len(terms) + 1) + "@{}}",
               "\\# & " + " & ".join(escape(h) if "$" not in h else h for h in head) + r" \\ \hline \endhead"]
     for rank, i in enumerate(result.order[:top], 1):
         row = result.config(int(i))

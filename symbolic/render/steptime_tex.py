@@ -41,7 +41,7 @@ def section(time: dict, shape, training) -> list[str]:
     widest = max(len(x.name) for x in parts) + 10
     lines.append(align(*(expression(mathrm(x.name), x.expr, widest) for x in parts)))
     used = {str(x) for part in parts for x in part.expr.free_symbols}
-    lines += [r"\begin{longtable}{@{}l >{\raggedright}p{0.85\linewidth}@{}}"]
+    lines += [r"\begin{longtable}{@{}l >{\raggedright\arraybackslash}p{0.85\linewidth}@{}}"]
     lines += [f"${LATEX[name]}$ & {escape(meaning)} \\\\" for name, meaning in MEANING.items()
               if LATEX[name] in used]
     return lines + [r"\end{longtable}"]

@@ -17,15 +17,14 @@ from ..flags.training import (add_model_args, add_precision_args, add_recipe_arg
     precision_from_args, profile_from_args)
 from ..flags.files import add_megatron_arg, add_trainer_args
 from ..flags.plan_files import HELD_RECIPE, READERS, plan_file
-from ..flags.values import capacity, describe_bytes, positive_int
+from ..flags.values import capacity, positive_int
 from ..render.files import replaced
 from .args import add_fit_args, check_output_file
+from .plan_table import SEARCHED, layers_text, print_table, searched, shown
 
 GiB = 2**30
 MAX_WHY_LINES = 40
 TOP = 10  # rows plan shows by default
-# the table's one "overheads" column (--json and --csv list each): communicators, CUDA context, cuBLAS, fragmentation
-OVERHEADS = ("communicators", "cuda_context", "cublas_workspaces", "fragmentation")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -135,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     elif len(plan.order):
         if args.explain:
             print(explain(getattr(hw, "hw", hw)))  # the proxy's Hardware (a StepTime ranker carries it)
-        _print_table(plan, args)
+        print_table(plan, args)
     if said and not args.json:
         _print_file(shape, said)
     if args.csv:
@@ -184,31 +183,11 @@ def _print_why_not(cluster: Cluster, profile: str, zero: tuple[int, ...]) -> Non
 
 
 def _label(config: dict) -> str:
-    split = f" stage_layers={_layers(config['stage_layers'])}" if config["stage_layers"] else ""
+    split = f" stage_layers={layers_text(config['stage_layers'])}" if config["stage_layers"] else ""
     experts = f" ep={config['ep']} etp={config['etp']}" if "ep" in config else ""
     return (f"dp={config['dp']} tp={config['tp']} pp={config['pp']} cp={config['cp']}{experts} vpp={config['vpp']} "
             f"mbs={config['mbs']} recompute={label_of(config)} zero={config['zero']}{split}")
 
-
-
-def _layers(split) -> str:
-    """A stage split as --stage-layers takes it ("7,8,8,7"); "" for an even split."""
-    return ",".join(map(str, split)) if split else ""
-
-
-# the config keys that vary by row; stage_layers: null (JSON) or "" (CSV, table) for an even split; ep and etp for a
-# model with experts
-SEARCHED = ("dp", "tp", "pp", "cp", "ep", "etp", "vpp", "mbs", "m", "recompute", "zero", "stage_layers")
-
-
-def searched(shape) -> tuple[str, ...]:
-    """The config keys that vary by row for this model (no ep, etp for a dense one)."""
-    return SEARCHED if shape.moe else tuple(key for key in SEARCHED if key not in ("ep", "etp"))
-
-
-def shown(plan, args):
-    """The row indices a table or --json shows, best first: the --top K, or with --all every feasible one."""
-    return plan.order if args.all else plan.order[: args.top]
 
 
 def _print_file(shape, said: dict) -> None:
@@ -262,74 +241,8 @@ def _write_csv(plan, path: str) -> None:
         writer.writerow(columns)
         for i in plan.order:
             row = plan.config(i)
-            cells = [_layers(row["config"][c]) if c == "stage_layers" else row["config"][c] for c in keys]
+            cells = [layers_text(row["config"][c]) if c == "stage_layers" else row["config"][c] for c in keys]
             cells += [row["config"].get("recompute_modules", "core_attn"), row["config"].get("ac_every", "")]
             writer.writerow(cells + [row["bytes"].get(c, 0) for c in plan.components]
                             + [row["peak_bytes"], row["peak_from"], f"{row['score']:.6f}"])
     print(f"wrote {plan.feasible} configurations to {path}", file=sys.stderr)
-
-
-def _print_table(plan, args) -> None:
-    from rich.text import Text
-
-    from ..render.console import Console, Table
-
-    console = Console()
-    x = plan.cluster
-    spent = plan.seconds["enumerate"] + plan.seconds["evaluate"]
-    under = f"under {args.threshold:g} x {args.gpu_mem / GiB:,.2f} GiB = {plan.limit / GiB:,.2f} GiB"
-    how = f"{plan.profile} profile, searched in {spent:.3f} s"
-    title = (f"{x.shape.name} on {x.gpus} GPUs, s={x.s}, gbs={x.gbs}: " + (
-        f"{plan.feasible:,} of {plan.valid:,} configurations {under} ({how}, {plan.evaluated:,} evaluated)"
-        if plan.complete else
-        f"the {len(shown(plan, args))} best of {plan.valid:,} configurations {under} ({how}, {plan.evaluated:,} "
-        f"evaluated)") + "; memory in GiB per GPU")
-    table = Table(title=title, see="--csv FILE")
-    keys = searched(x.shape)
-    for name in ("#", *keys):
-        table.add_column(Text(name.replace("_", "\n")), justify="left" if name in ("recompute", "stage_layers") else "right")
-    parts = [name for name in plan.components if name not in OVERHEADS]
-    overheads = [name for name in plan.components if name in OVERHEADS]
-    for name in parts[:-1] + (["overheads"] if overheads else []) + parts[-1:]:  # total last
-        table.add_column(Text(name.replace("_", "\n")), justify="right", style="bold" if name == "total" else None)
-    table.add_column("peak", justify="right", style="bold")
-    proxy_cols = ("bubble", "T_r", "T_tp", "T_cp", "T_dp", "T_pp") + (("T_ep", "T_etp") if x.shape.moe else ()) + (
-        "T",) if args.explain else ()
-    for name in proxy_cols:
-        table.add_column(name if name == "bubble" else f"{name} s", justify="right")
-    table.add_column(Text("tokens/s\n/GPU") if args.rank_by == "time" else "score", justify="right")
-    # on a narrow terminal: the breakdown gives way first (right to left), then the proxy's terms, then what a row
-    # repeats of the others (m = gbs / (mbs dp), the even split, the rank), then the total (peak decides), etp, mbs, vpp
-    names = [str(column.header).replace("\n", "_") for column in table.columns]
-    breakdown = [*parts[:-1], *(["overheads"] if overheads else [])][::-1]
-    order = [*breakdown, *proxy_cols[::-1], "stage_layers", "m", "#", "total", "etp", "mbs", "vpp"]
-    table.give_way = [names.index(n) for n in order if n in names]
-    for rank, i in enumerate(shown(plan, args), 1):
-        row = plan.config(i)
-        config = row["config"]
-        cells = [str(rank), *(_layers(config[c]).replace(",", ", ") if c == "stage_layers" else label_of(config).replace(",", ", ") if c == "recompute"
-                              else str(config[c]) for c in keys)]
-        cells += [f"{row['bytes'][c] / GiB:.2f}" if c in row["bytes"] else "-" for c in parts[:-1]]
-        if overheads:
-            cells.append(f"{sum(row['bytes'].get(c, 0) for c in overheads) / GiB:.2f}")
-        cells.append(f"{row['bytes']['total'] / GiB:.2f}")
-        cells.append(f"{row['peak_bytes'] / GiB:.2f}" + ("" if row["peak_from"] == "total" else f" ({row['peak_from']})"))
-        cells += [f"{plan.rows[c][i]:.3f}" for c in proxy_cols]
-        table.add_row(*cells, f"{row['score']:,.0f}" if args.rank_by == "time" else f"{row['score']:.3f}")
-    console.print(table)
-    console.print(f"{x.shape.name}: {x.shape.param_count:,} parameters; every row also has sp={x.sp}, "
-                  f"flash_attn={x.flash_attn}; GPU memory (--gpu-mem): {describe_bytes(args.gpu_mem)}")
-    if not plan.complete:
-        console.print(f"the {plan.evaluated:,} evaluated: in the proxy's order until no row left could rank among the "
-                      f"{len(shown(plan, args))} shown (docs/plan.md); --all evaluates all and counts those that fit")
-    if args.rank_by == "time":
-        console.print(f"ranked by the step-time model's tokens/s/GPU on {args.system or 'dgx-h100'} (docs/time.md; "
-                      "--rank-by proxy: the alpha-beta proxy)")
-    elif not args.explain:
-        console.print("score = ideal compute time / proxy step time (a ranking proxy, not a throughput "
-                      "prediction; --explain prints its formula)")
-    console.print("peak, the figure the fit rule judges: for an even split max(total, every exact pipeline stage's "
-                  f"total), a stage in brackets holding more than the {plan.profile} profile's total (terms the "
-                  "closed form leaves out, e.g. the bf16 logits at p = 1); for a row with stage_layers (an uneven "
-                  "split, --stage-layers in estimate) the most loaded stage alone, which can be below total (a form "
-                  "of pp equal stages, which does not apply to it)")

@@ -1,5 +1,5 @@
 """Where XLA:GPU pads the contracting dimension of an fp32 dot: the measurement behind the jax profile's
-`vocab_padded` row (symbolic/recipes/jax/onef1b.py: SMS, SPLIT_WORK, VOCAB_GRAINS, vocab_padded).
+`vocab_padded` row (symbolic/recipes/jax/onef1b_gpu.py: SMS, SPLIT_WORK, VOCAB_GRAINS, vocab_padded).
 
     python benchmarks/vocab_pad_probe.py [--target h100-80gb] [--k 4001 8001 ...]
 
@@ -31,7 +31,7 @@ def main() -> int:
     from jaxcheck.backend import start
     from jaxcheck.card import AS_WRITTEN_BYTES
     from jaxcheck.targets import load
-    from symbolic.recipes.jax.onef1b import SMS
+    from symbolic.recipes.jax.onef1b_gpu import SMS
 
     devices, _ = start(load(args.target).with_memory(AS_WRITTEN_BYTES), 1)
     import jax

@@ -167,7 +167,7 @@ def test_vocab_padding_bound_is_the_h100_targets_sm_count():
     import re
 
     from jaxcheck.targets import load
-    from symbolic.recipes.jax.onef1b import SMS
+    from symbolic.recipes.jax.onef1b_gpu import SMS
 
     assert int(re.search(r"core_count:\s*(\d+)", load("h100-80gb").config).group(1)) == SMS
 

@@ -1,7 +1,7 @@
 """Profile `jax`, XLA:CPU's 1F1B rows (pure sympy): which buffers XLA:CPU holds in which phase of a tick, as read in
 its dumps, and that XLA:GPU's table has none of them.
 
-Sources of truth: the CPU dumps named in each test and in the rows' docs (symbolic/recipes/jax/onef1b.py, zero.py);
+Sources of truth: the CPU dumps named in each test and in the rows' docs (symbolic/recipes/jax/onef1b_cpu.py, zero.py);
 every assertion is exact.
 """
 import sympy as sp
@@ -33,7 +33,7 @@ def test_cpu_rows_of_1f1b_are_its_own():
     assert cpu["layer_widened_recompute"].bytes == 0 and full["layer_widened_recompute"].bytes != 0
 
 
-# XLA:CPU's 1F1B loss, read in ten CPU dumps (symbolic.recipes.jax.onef1b.lookup_held): (d, c, ZeRO stage) -> whether
+# XLA:CPU's 1F1B loss, read in ten CPU dumps (symbolic.recipes.jax.onef1b_cpu.lookup_held): (d, c, ZeRO stage) -> whether
 # the lookup gradient is made before the loss and held through it for the all-reduce at the tick's end
 HELD = {
     (2, 1, 1): True,  # derive-1f1b's moe-mixtral-1024 d2 e2 p2 full zero1 (wrapped_scatter.8 720-747, logits at 726)
@@ -56,7 +56,7 @@ def test_cpu_1f1b_loss_follows_its_dumps():
     stage that layer's fresh gradients held to that all-reduce. Source of truth: the dumps named in the rows' docs and
     in HELD (exact)."""
     from symbolic.config.symbols import L, c, d, p
-    from symbolic.recipes.jax.onef1b import lookup_held
+    from symbolic.recipes.jax.onef1b_cpu import lookup_held
 
     for (dd, cc, zero), held in HELD.items():
         assert lookup_held(Switches(backend="cpu", zero=zero)).subs({d: dd, c: cc}) == (1 if held else 0), (dd, cc)
@@ -99,7 +99,7 @@ def test_xla_cpu_frees_the_head_copies_before_the_last_all_reduce():
     head to 710): head_copies_at_lookup, their bytes exactly, there only (exact)."""
     from symbolic.config.symbols import B_a, c, d, h, t, v
     from symbolic.components.base import FP32
-    from symbolic.recipes.jax.onef1b import TICK
+    from symbolic.recipes.jax.clock import TICK
 
     for mtp in (False, True):
         rows = {row.name: row for row in prof.on(prof.temporaries(Switches(backend="cpu", overheads=False, mtp=mtp)),

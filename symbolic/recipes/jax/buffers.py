@@ -36,12 +36,11 @@ class Buffer:
     backend: str = "all"  # "all", or the one backend whose program holds it ("gpu": XLA:GPU, "cpu": XLA:CPU)
 
     def __post_init__(self):
-        if {"loss", "loss_head"} <= set(self.phases) and "loss_input_grad" not in self.phases:
-            # live on both sides of it, so live in it (a row written before the phase existed)
-            object.__setattr__(self, "phases", tuple(p for p in PHASES if p in self.phases or p == "loss_input_grad"))
         unknown = set(self.phases) - set(PHASES)
         if unknown or self.backend not in ("all",) + BACKENDS:
             raise ValueError(f"buffer {self.name}: unknown phase(s) {sorted(unknown)} or backend {self.backend!r}")
+        if {"loss", "loss_head"} <= set(self.phases) and "loss_input_grad" not in self.phases:
+            raise ValueError(f"buffer {self.name}: live in loss and loss_head, so in loss_input_grad between them")
 
     @property
     def bytes(self) -> sp.Expr:

@@ -124,6 +124,19 @@ def moe_mlp_selective(sw: Switches) -> list[Component]:
     ]
 
 
+def _masked_expert_grads(experts: sp.Expr):
+    """1F1B with ZeRO-2/3: one MoE layer's local experts' fp32 weight gradients, whole, masked where the stage ran no
+    backward."""
+    from .buffers import Buffer
+
+    return Buffer("expert_layer_grads", (experts,), B_g, ("backward_weights",), (
+        "one MoE layer's local experts' weight gradients in param dtype, whole: under 1F1B a stage's gradients "
+        "are selected to zero where it ran no backward (jaxcheck.model.onef1b._masked), which XLA:GPU does on the "
+        "whole fp32 gradient before ZeRO-2/3's reduce-scatter (grids/derive-1f1b-ep-zero.toml's moe2-top1-1024 "
+        "d4 e2 p4 selective zero3: loop_select_fusion.23-25 f32[1,16,1024,2048] x 3, the step's peak; and at "
+        "L/p = 2, d2 e2 p2 none zero2: loop_select_fusion.7-9 f32[16,1024,2048] x 3)"))
+
+
 def rows(sw: Switches) -> list:
     """The temporaries an MoE layer adds to the step (none without experts), one layer at a time, read from XLA:GPU
     dumps (h100-80gb) of grids/derive-moe.toml."""
@@ -149,6 +162,7 @@ def rows(sw: Switches) -> list:
     ]
     experts = E / e * 3 * h * f_e / t_e  # one MoE layer's local expert parameters
     backward = ("backward_attention", "backward_weights")
+    masked = sw.schedule == "1f1b" and sw.sharded_grads  # 1F1B masks the whole fp32 gradient before ZeRO's scatter
     one_layer = sp.Piecewise((0, sp.Eq(L / p, 1)), (B_w, True))  # one layer per stage: the stack read in place
     parts += [
         Buffer("expert_layer_weights", (experts,), one_layer if not sw.sharded_weights else B_a,
@@ -157,6 +171,7 @@ def rows(sw: Switches) -> list:
                "the slice's fusion instead: loop_convert_fusion bf16[1,1,32,1280,256] x 3), or (ZeRO-3) "
                "all-gathered over their expert data-parallel group in compute dtype, and then dead before the "
                "weight gradients' dots (derive-moe 7: no gathered expert weight live at the backward's peak)"),
+        _masked_expert_grads(experts) if masked else
         Buffer("expert_layer_grads", (experts,), B_g if not sw.sharded_grads else sp.Rational(5, 3) * B_a,
                ("backward_weights",), "one MoE layer's local experts' weight gradients: converted to param dtype "
                "before they join the accumulator (derive-moe 8: loop_convert_fusion f32[1,4,4096,7168] x 3); with "

@@ -14,10 +14,10 @@ from ...config.switches import Switches
 from ...config.symbols import B_a, B_g, B_w, b, c, h, n_mtp, s, t, v
 from . import moe as jaxmoe
 from .buffers import Buffer
-from .gpipe import attention_backward
-from .onef1b import TICK, UPDATE
+from .clock import TICK, UPDATE
 from .params import N, mtp_module_params, one_layer_dense
 from .tensors import layer_tensors
+from .working import attention_backward
 from .zero import expert_grad_shards, grad_shards, tick_slices
 
 LOSS = ("loss", "loss_input_grad", "loss_head")  # the last stage's loss and its backward, inside one tick
@@ -40,18 +40,11 @@ def _layer_backward(sw: Switches) -> sp.Expr:
     MoE layer, the experts' backward (recipes.jax.moe's moe_backward row)."""
     return attention_backward(sw) + 3 * B_a * b * s * h / c + _moe_row(sw, "moe_backward")
 
-
-def rows(sw: Switches) -> tuple[Buffer, ...]:
-    """The MTP rows of the 1F1B table (none without MTP). The loss runs in order (jaxcheck.model.onef1b): every
-    logits with the modules' forward ("loss"); the heads' backward, the model's cotangent ("loss_input_grad") and the
-    head's gradients ("loss_head"); then, behind an optimization barrier, the modules' layers' backward
-    ("loss_modules"). A module's residuals live from its forward to its backward, through all four."""
-    if not sw.mtp:
-        return ()
+def _module_rows(sw: Switches) -> tuple[Buffer, ...]:
+    """Each module's accumulators, logits, layer residuals and casts, and its layer's backward, on both backends."""
     shard = grad_shards(sw)
-    sliced = tick_slices(sw)
     experts = experts_params(sw) / expert_grad_shards(sw) if sw.mtp_moe else sp.Integer(0)
-    module = mtp_module_params(sw) + (experts_params(sw) if sw.mtp_moe else 0)  # one module's, whole on this device
+    module = _module(sw)
     through = LOSS + ("loss_modules",)  # a module's forward to its backward
     loop = TICK + UPDATE  # a carry of the tick loop, kept to the update
     return (
@@ -83,6 +76,12 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
                   "a pipeline MoE layer's expert_layer_grads (derive-mtp 2: gemm_fusion_dot.962 f32[4,256,768] and "
                   ".963 f32[2,768,512]); a dense weight's gradient joins its accumulator as it is made (derive-mtp "
                   "5: loop_add_fusion.25-28)")] if sw.mtp_moe else []),
+    )
+
+
+def _gpu_rows(sw: Switches) -> tuple[Buffer, ...]:
+    """XLA:GPU's own rows of the modules' loss under ZeRO-2/3."""
+    return (
         *([Buffer("mtp_head_grad_micro", (n_mtp, h, v / t), B_g, ("loss_head",), "ZeRO-2: each module's fp32 "
                   "gradient of the LM head for the micro batch, whole, beside the model's (recipes.jax.zero's "
                   "head_grad_micro) until one reduce-scatter over d*c takes them all (derive-mtp 1, d2 e2 t2 none "
@@ -102,10 +101,26 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
                   "gemm_fusion_dot.728; holdout-mtp-3's mtp-moe-896 d2 e2 p2 t1: wrapped_convert.52); at t = 2 none "
                   "was live there (holdout-mtp-4 3 and holdout-mtp-3's mtp-v3-1536 t2); without ZeRO-3 each "
                   "product's cast is consumed at once", backend="gpu")] if sw.sharded_weights else []),
+    )
+
+
+def _gathered(sw: Switches) -> tuple[Buffer, ...]:
+    """ZeRO-3: the modules' gathered weights."""
+    module = _module(sw)
+    through = LOSS + ("loss_modules",)  # a module's forward to its backward
+    return (
         *([Buffer("mtp_gathered", (n_mtp, module), B_w, ("forward_embed", "forward") + through, "ZeRO-3: the "
                   "modules' weights all-gathered over d*c in param dtype for the loss, whole through the tick "
                   "(derive-mtp 2, d4 e2 full zero3: all-gather-start.12 and .13, f32[2,768,256] x 3 of the experts, "
                   "live from the step's start)")] if sw.sharded_weights else []),
+    )
+
+
+def _cpu_rows(sw: Switches) -> tuple[Buffer, ...]:
+    """XLA:CPU's own rows: the modules' widened weights and the all-reduce at the tick's end."""
+    sliced = tick_slices(sw)
+    module = _module(sw)
+    return (
         Buffer("mtp_widened", (n_mtp, module), FP32, TICK, "each module's weights widened to fp32 for XLA:CPU's "
                "fp32 dots, and a transposed copy of each, once for the whole tick (derive-mtp 5 on CPU: "
                "wrapped_convert.7, .9, .11 f32[1024,1408] of the MLP and wrapped_copy.1-3 beside them, "
@@ -144,3 +159,18 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
                "local embedding rows, a scatter of its own beside the first stage's lookup_grad (same dump: "
                "wrapped_scatter.18 f32[12288,768] beside wrapped_scatter.17)", backend="cpu"),
     )
+
+
+def _module(sw: Switches) -> sp.Expr:
+    """One module's parameters, whole on this device (its routed experts' too)."""
+    return mtp_module_params(sw) + (experts_params(sw) if sw.mtp_moe else 0)
+
+
+def rows(sw: Switches) -> tuple[Buffer, ...]:
+    """The MTP rows of the 1F1B table (none without MTP). The loss runs in order (jaxcheck.model.onef1b): every
+    logits with the modules' forward ("loss"); the heads' backward, the model's cotangent ("loss_input_grad") and the
+    head's gradients ("loss_head"); then, behind an optimization barrier, the modules' layers' backward
+    ("loss_modules"). A module's residuals live from its forward to its backward, through all four."""
+    if not sw.mtp:
+        return ()
+    return _module_rows(sw) + _gpu_rows(sw) + _gathered(sw) + _cpu_rows(sw)

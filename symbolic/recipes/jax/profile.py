@@ -18,7 +18,7 @@ from ...components.experts import expert_data_parallel
 from ...components.base import GROUPS
 from ...config.switches import Switches
 from ...config.symbols import B_o, B_w, L, L_e, b, c, m, n_mtp, s
-from . import mtp as jaxmtp, onef1b as jax1f1b, zero as jaxzero
+from . import clock, mtp as jaxmtp, onef1b as jax1f1b, zero as jaxzero
 from .buffers import PHASES, Buffer, live, on, peak
 from . import gpipe
 from .gpipe import ALL, I
@@ -138,14 +138,9 @@ def temporaries(sw: Switches) -> list[Buffer]:
 
 @functools.lru_cache(maxsize=None)
 def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
-    """The schedule's temporaries: GPipe's rows (gpipe.rows), or what the 1F1B clock makes of them (recipes.jax.onef1b)."""
-    rows = gpipe.rows(sw)
-    if sw.schedule == "gpipe":
-        return rows
-    shard = jaxzero.grad_shards(sw)
-    return jax1f1b.rows(rows, sw, gpipe.stream_shape(sw), shard, gpipe.per_layer(sw, sw.moe),
-                        gpipe.per_layer_fp32_kept(sw, sw.moe)) \
-        + jaxmtp.rows(sw)
+    """The schedule's temporaries: GPipe's table (recipes.jax.gpipe), or 1F1B's (recipes.jax.onef1b) with the MTP
+    modules' rows (recipes.jax.mtp)."""
+    return gpipe.rows(sw) if sw.schedule == "gpipe" else jax1f1b.rows(sw) + jaxmtp.rows(sw)
 
 
 
@@ -202,4 +197,4 @@ def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, mi
 def in_flight(rank: sp.Expr, sw: Switches | None = None) -> sp.Expr:
     """Micro batches whose residuals a stage keeps: 1F1B's rings hold K = min(m, p) on every stage (the most loaded
     rank's count: one SPMD program); every stage of the GPipe loop keeps all m + p - 1 iterations'."""
-    return I if sw is not None and sw.schedule == "gpipe" else jax1f1b.in_flight()
+    return I if sw is not None and sw.schedule == "gpipe" else clock.in_flight()

@@ -8,6 +8,7 @@ from ...components.base import GROUPS
 from ...config.switches import Switches
 from ...config.symbols import B_g, B_w, h, p, t, v
 from .buffers import Buffer
+from .clock import TICK
 
 
 def grad_shards(sw: Switches) -> sp.Expr:
@@ -57,21 +58,24 @@ def rows(sw: Switches) -> list[Buffer]:
                    "1F1B tick all-reduces it at the tick's end instead and slices the sum into the accumulator after "
                    "the loss (grids/derive-hybrid.toml's qwen3.5-moe-768 d4 e2 p1 full zero2: all-reduce.579, then "
                    "copy_add_fusion.3 f32[192,24576])", backend="gpu" if ticks else "all"),
-            Buffer("embed_grad_shard", (v / (t * GROUPS.zero_group), h), B_g, ("update", "update_gather"), "the embedding's "
-                   "gradient "
-                   "reduce-scattered over d*c while the whole one (embed_grad) still exists (same dump: "
-                   "reduce-scatter.11.1 f32[16032,4096])"),
+        ]
+        out += [] if ticks else [  # 1F1B reduce-scatters each micro batch's into its accumulator (onef1b's embed_grad)
+            Buffer("embed_grad_shard", (v / (t * GROUPS.zero_group), h), B_g, ("update", "update_gather"), "the "
+                   "embedding's gradient reduce-scattered over d*c while the whole one (embed_grad) still exists (same "
+                   "dump: reduce-scatter.11.1 f32[16032,4096])"),
         ]
     if sw.sharded_weights:
-        loss = ("relayout", "loss", "loss_head")
+        loss = ("relayout", "loss", "loss_input_grad", "loss_head")
+        # under 1F1B the gathered embedding and head live through every tick
+        embed = TICK if ticks else ("forward_embed",) + (("forward",) + loss if sw.tied else ())
         out += [
-            Buffer("embed_gathered", (v / t, h), B_w, ("forward_embed",) + (("forward",) + loss if sw.tied else ()),
+            Buffer("embed_gathered", (v / t, h), B_w, embed,
                    "the embedding all-gathered over d*c in param dtype for the lookup, before the pipeline's layers "
                    "(llama3-8b d4 t2 selective zero3: all-gather-start.19 f32[64128,4096]; derive-moe 6: "
                    "all-gather-start.19 f32[16000,1024], the forward's peak, at the step's 8th instruction); tied, "
                    "kept as the LM head through the loss loop (tied-1024 d2 t2 p2 selective zero3: "
                    "all-gather-start.10 f32[16000,1024], live from the step's start)"),
-            Buffer("head_gathered", (h, v / t), sp.Integer(0) if sw.tied else B_w, ("loss", "loss_head"), "the LM "
+            Buffer("head_gathered", (h, v / t), sp.Integer(0) if sw.tied else B_w, TICK if ticks else loss[1:], "the LM "
                    "head all-gathered over d*c in param dtype for the loss loop (llama3-8b d4 t2 selective zero3: "
                    "all-gather-start.21 f32[4096,64128]); tied, that is embed_gathered"),
         ]

@@ -8,8 +8,7 @@ Tiny widths, all distinct; fp32 (the norms' upcasts are then no copies), CPU, sd
 once, the parameters and the rotary cos/sin left out (computed once per step for every layer)."""
 from __future__ import annotations
 
-import argparse
-import json
+import saved_lines  # benchmarks/saved_lines.py
 
 try:  # torch and transformers run it; --help needs neither (tests/test_benchmarks.py)
     import torch
@@ -55,18 +54,5 @@ def saved(layout: str) -> dict:
             "b": B, "s": S, "saved_bytes": nbytes}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-o", "--output")
-    args = parser.parse_args()
-    if torch is None:
-        raise SystemExit("needs torch and transformers (pip install torch transformers): not installed here")
-    lines = [json.dumps(saved(layout)) for layout in ("post-norm", "pre-norm")]
-    if args.output:
-        with open(args.output, "w") as out:
-            out.write("\n".join(lines) + "\n")
-    print("\n".join(lines))
-
-
 if __name__ == "__main__":
-    main()
+    saved_lines.main(__doc__, saved if torch is not None else None, ("post-norm", "pre-norm"))

@@ -9,8 +9,7 @@ not a new one); the parameters (a linear keeps its weight for the input's gradie
 the kernel keeps; "eager" keeps the scores and probabilities besides (listed, not modelled)."""
 from __future__ import annotations
 
-import argparse
-import json
+import saved_lines  # benchmarks/saved_lines.py
 
 try:  # torch and transformers run it; --help needs neither (tests/test_benchmarks.py)
     import torch
@@ -49,18 +48,5 @@ def saved(kernel: str) -> dict:
             "grid_thw": GRID, "image_tokens": n // 4, "saved_bytes": by_dtype}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-o", "--output")
-    args = parser.parse_args()
-    if torch is None:
-        raise SystemExit("needs torch and transformers (pip install torch transformers): not installed here")
-    lines = [json.dumps(saved(kernel)) for kernel in ("sdpa", "eager")]
-    if args.output:
-        with open(args.output, "w") as out:
-            out.write("\n".join(lines) + "\n")
-    print("\n".join(lines))
-
-
 if __name__ == "__main__":
-    main()
+    saved_lines.main(__doc__, saved if torch is not None else None, ("sdpa", "eager"))

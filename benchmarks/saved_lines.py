@@ -1,0 +1,21 @@
+"""The command of the scripts that list what torch's autograd saves of a model's module (olmo2_saved.py,
+vision_saved.py): one JSON line per variant, printed and, with -o, written to a file."""
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Callable, Iterable
+
+
+def main(doc: str, saved: Callable[[str], dict] | None, variants: Iterable[str]) -> None:
+    """Parse -o, refuse in one line without torch and transformers (`saved` is None), list each variant's line."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("-o", "--output")
+    args = parser.parse_args()
+    if saved is None:
+        raise SystemExit("needs torch and transformers (pip install torch transformers): not installed here")
+    lines = [json.dumps(saved(variant)) for variant in variants]
+    if args.output:
+        with open(args.output, "w") as out:
+            out.write("\n".join(lines) + "\n")
+    print("\n".join(lines))

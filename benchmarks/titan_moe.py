@@ -15,34 +15,29 @@ from __future__ import annotations
 import titan_block as titan  # benchmarks/titan_block.py
 
 
-def moe_block(torch, sizes: dict, sigmoid: bool, shared: bool, ep: int = 1):
-    """A 9dec370 TransformerBlock whose feed_forward is torchtitan 0.3.0's MoE (route_norm on, load_balance_coeff on:
-    the expert bias buffer), bf16 weights as FSDP2's MixedPrecisionPolicy gathers them. With ep > 1 rank 0 of ep on
-    the default (fake, one-process) group: AllToAllTokenDispatcher's dispatch and combine with torch's functional
-    all_to_all_single, the E/ep local experts, and the routing balanced by torchtitan's own debug option
-    (moe_force_load_balance: round-robin ids), every rank routing as this one (the fake group moves no data, so the
-    token-count exchange is that symmetric one, written out)."""
+def _scatter_add(torch):
+    """torchtitan's ops/scatter_add.py as an autograd function's apply."""
+    class ScatterAdd(torch.autograd.Function):
+        """ops/scatter_add.py: out.scatter_add(0, index, src); backward gathers by the saved index."""
+
+        @staticmethod
+        def forward(ctx, out, index, src):
+            ctx.save_for_backward(index)
+            return out.scatter_add(0, index, src)
+
+        @staticmethod
+        def backward(ctx, grad):
+            (index,) = ctx.saved_tensors
+            return grad, None, torch.gather(grad, 0, index)
+
+    return ScatterAdd.apply
+
+
+def _moe_class(torch, sizes: dict, sigmoid: bool, shared: bool, ep: int):
+    """torchtitan 0.3.0's MoE module (moe_block's feed_forward) for these sizes, scores and expert parallelism."""
     nn, F = torch.nn, torch.nn.functional
     h, E, K, fe, fs = (sizes[x] for x in ("h", "E", "k_e", "f_e", "f_s"))
-
-    def scatter_add_fn():
-        class ScatterAdd(torch.autograd.Function):
-            """ops/scatter_add.py: out.scatter_add(0, index, src); backward gathers by the saved index."""
-
-            @staticmethod
-            def forward(ctx, out, index, src):
-                ctx.save_for_backward(index)
-                return out.scatter_add(0, index, src)
-
-            @staticmethod
-            def backward(ctx, grad):
-                (index,) = ctx.saved_tensors
-                return grad, None, torch.gather(grad, 0, index)
-
-        return ScatterAdd.apply
-
-    scatter_add = scatter_add_fn()
-
+    scatter_add = _scatter_add(torch)
     local = E // ep
 
     class MoE(nn.Module):
@@ -116,8 +111,18 @@ def moe_block(torch, sizes: dict, sigmoid: bool, shared: bool, ep: int = 1):
                 out = out + self.shared["w2"](F.silu(self.shared["w1"](x)) * self.shared["w3"](x))
             return out
 
+    return MoE
+
+
+def moe_block(torch, sizes: dict, sigmoid: bool, shared: bool, ep: int = 1):
+    """A 9dec370 TransformerBlock whose feed_forward is torchtitan 0.3.0's MoE (route_norm on, load_balance_coeff on:
+    the expert bias buffer), bf16 weights as FSDP2's MixedPrecisionPolicy gathers them. With ep > 1 rank 0 of ep on
+    the default (fake, one-process) group: AllToAllTokenDispatcher's dispatch and combine with torch's functional
+    all_to_all_single, the E/ep local experts, and the routing balanced by torchtitan's own debug option
+    (moe_force_load_balance: round-robin ids), every rank routing as this one (the fake group moves no data, so the
+    token-count exchange is that symmetric one, written out)."""
     block = titan.block(torch, {**sizes, "f": 8})
-    block.feed_forward = MoE()
+    block.feed_forward = _moe_class(torch, sizes, sigmoid, shared, ep)()
     for param in block.parameters():
         param.data = param.data.to(torch.bfloat16)
     return block

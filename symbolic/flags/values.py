@@ -44,26 +44,25 @@ def describe_bytes(n: int) -> str:
     return f"{n:,} bytes = {n / 2**30:,.2f} GiB = {n / 10**9:,.2f} GB"
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer from 1 to 2^40."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if not 1 <= value <= MAX_SIZE:
-        raise argparse.ArgumentTypeError(f"expected a positive integer up to 2^40, got {text!r}")
-    return value
+def _bounded_int(low: int, what: str, upto: str, doc: str):
+    """An argparse type: an integer from `low` to 2^40, refused as 'expected {what}[ {upto} 2^40], got ...'."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not low <= value <= MAX_SIZE:
+            raise argparse.ArgumentTypeError(f"expected {what} {upto} 2^40, got {text!r}")
+        return value
+
+    parse.__doc__ = doc
+    return parse
 
 
-def non_negative_int(text: str) -> int:
-    """argparse type: an integer from 0 to 2^40."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer from 0, got {text!r}") from None
-    if not 0 <= value <= MAX_SIZE:
-        raise argparse.ArgumentTypeError(f"expected an integer from 0 to 2^40, got {text!r}")
-    return value
+positive_int = _bounded_int(1, "a positive integer", "up to", "argparse type: an integer from 1 to 2^40.")
+non_negative_int = _bounded_int(0, "an integer from 0", "to", "argparse type: an integer from 0 to 2^40.")
+positive_int.__name__, non_negative_int.__name__ = "positive_int", "non_negative_int"
 
 
 def stage_layers(text: str) -> tuple[int, ...]:

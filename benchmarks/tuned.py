@@ -39,6 +39,11 @@ FP8 = {"BF16": "none", "FP8": "tensorwise", "FP8-CS": "tensorwise", "FP8-CS (FP8
 # Megatron-Bridge 0.3.1 models/llama/llama_provider.py:45 and gpt_oss/gpt_oss_provider.py:81: bias_activation_fusion
 # True (Megatron-Core's fused SwiGLU); Qwen3's provider keeps TransformerConfig's False (megatron-core 0.16.1
 # transformer/transformer_config.py:354)
+# every release's performance scripts set cfg.ddp.grad_reduce_in_fp32 = False (Megatron-Bridge r0.1.0
+# scripts/performance/configs/*/*_llm_pretrain.yaml "grad_reduce_in_fp32: false"; v0.2.0-v0.4.2
+# scripts/performance/configs/<family>/<family>_llm_pretrain.py, e.g. gpt_oss_llm_pretrain.py:32-33 at v0.4.2): the
+# main gradients are kept in the parameters' bf16 (megatron-core 0.16.1 distributed/param_and_grad_buffer.py)
+GRAD_REDUCE_IN_BF16 = True
 SWIGLU_FUSION = {"LLAMA3_8B", "LLAMA3_70B", "LLAMA3.1_405B", "GPT OSS 120B"}
 
 
@@ -50,11 +55,45 @@ def card_bytes(gpu: str) -> int:
     raise KeyError(gpu)
 
 
+# GPT-OSS 120B BF16 V2 (GBS 1280) off H100 at the release's Megatron-Bridge tag (MODELS.md 0: 26.02 v0.3.0, 26.02.01
+# v0.3.1, 26.04 v0.4.0, 26.04.01 v0.4.2), scripts/performance/configs/gpt_oss/gpt_oss_workload_base_configs.py
+# (GB300/B300 V1 lines 45-52 and 62-69 at every tag: EP64, MBS4, TE CUDA graphs attn, moe_router, moe_preprocess;
+# GB200/B200 V1 54-60 and 71-77: EP64, MBS4, recompute layernorm, moe_act; V2 at v0.4.0 and v0.4.2 lines 96-122):
+# (ep, recompute modules, CUDA-graph scope) of the presets that dispatch all-to-all; the others' reasons
+GPT_OSS_BF16 = {("GB300", rel): (64, None, "attn,moe_router,moe_preprocess") for rel in ("26.02", "26.02.01", "26.04",
+                                                                                          "26.04.01")}
+GPT_OSS_BF16.update({("B300", "26.02"): (64, None, "attn,moe_router,moe_preprocess"), ("B300", "26.02.01"): (64, None,
+                     "attn,moe_router,moe_preprocess"), ("GB200", "26.02"): (64, "layernorm,moe_act", None),
+                     ("GB200", "26.02.01"): (64, "layernorm,moe_act", None), ("B200", "26.02"): (64,
+                     "layernorm,moe_act", None), ("B200", "26.02.01"): (64, "layernorm,moe_act", None),
+                     ("B200", "26.04.01"): (8, "layernorm,moe_act", None)})
+GPT_OSS_UNSTATED = {("GB200", "26.04"): "HybridEP flex dispatcher with EP-comm overlap (v0.4.0 V2)",
+                    ("GB200", "26.04.01"): "EP-comm overlap with delayed wgrad (v0.4.2 V2)",
+                    ("B300", "26.04"): "HybridEP flex dispatcher (v0.4.0 V2)",
+                    ("B300", "26.04.01"): "HybridEP flex dispatcher (v0.4.2 V2)",
+                    ("B200", "26.04"): "HybridEP flex dispatcher (v0.4.0 V2)"}
+
+
+def gpt_oss_reason(row: dict) -> str | None:
+    """Why a GPT-OSS BF16 row off H100 is not stated, or None where its tag's preset is modelled and its published
+    EP is the preset's (26.02.01's B200/B300 rows publish EP8 where v0.3.1's preset has EP64: not stated)."""
+    key = (row["gpu"], row["release"])
+    if key in GPT_OSS_UNSTATED:
+        return f"{GPT_OSS_UNSTATED[key]} is not modelled (MODELS.md 3)"
+    if key not in GPT_OSS_BF16 or row["precision"] != "BF16":
+        return "this release's recipe is not expanded in MODELS.md 3"
+    if int(row["ep"]) != GPT_OSS_BF16[key][0]:
+        return f"the published EP{row['ep']} is not the tag's preset (EP{GPT_OSS_BF16[key][0]}, MODELS.md 0 and 3)"
+    return None
+
+
 def moe_reason(name: str, row: dict) -> str | None:
     """Why an MoE row's recipe is not stated (MODELS.md 3-5), or None for the alltoall recipes mem4d models."""
     gpu, rel = row["gpu"], row["release"]
     if name == "GPT OSS 120B" and gpu == "H100" and rel >= "26.02":
         return None  # MODELS.md 3: alltoall, recompute layernorm + moe_act, no CUDA graph
+    if name == "GPT OSS 120B" and gpu != "H100" and rel >= "26.02":
+        return gpt_oss_reason(row)
     if name == "Qwen3_235B_a22B" and gpu == "B200" and rel == "26.04.01":
         return None  # MODELS.md 5: alltoall, no CUDA graph, no recompute
     if name == "Qwen3_235B_a22B" and gpu == "H100" and rel == "26.04.01":
@@ -94,11 +133,13 @@ def unstated(row: dict) -> str | None:
     return moe_reason(name, row) if name.startswith(("Qwen", "GPT")) else None
 
 
+def userbuffers(row: dict) -> bool:
+    """The rows whose recipe sets the userbuffers TP-comm overlap (MODELS.md 12: Llama 3 70B and 405B on H100)."""
+    return row["model"] in ("LLAMA3_70B", "LLAMA3.1_405B") and row["gpu"] == "H100"
+
+
 def caveat(row: dict) -> str:
     """What a stated row's recipe also sets that mem4d leaves out of its figure (said in the table, not hidden)."""
-    if row["model"] in ("LLAMA3_70B", "LLAMA3.1_405B") and row["gpu"] == "H100":
-        return ("stated without the userbuffers TP-comm overlap (MODELS.md 12: its static communication buffers are "
-                "not modelled and add to this figure)")
     return ""
 
 
@@ -112,15 +153,22 @@ def job(row: dict) -> tuple:
     name = row["model"].split(" (")[0]
     shape = resolve_model(MODELS[name])
     t, p, c = _int(row["tp"]), _int(row["pp"]), _int(row["cp"])
-    recompute, modules = "none", "core_attn"
-    if name == "GPT OSS 120B":
+    recompute, modules, graphs = "none", "core_attn", {}
+    if name == "GPT OSS 120B" and row["gpu"] == "H100":
         recompute, modules = "selective", "layernorm,moe_act"  # MODELS.md 3 (H100 BF16)
+    elif name == "GPT OSS 120B":
+        _, recomputed, scope = GPT_OSS_BF16[(row["gpu"], row["release"])]
+        recompute, modules = ("selective", recomputed) if recomputed else ("none", "core_attn")
+        graphs = {"cuda_graph": "transformer_engine", "cuda_graph_scope": scope} if scope else {}
     fp8 = FP8[row["precision"]]
     moe = name.startswith(("Qwen", "GPT"))
     training = Training(d=int(row["n_gpus"]) // (t * p * c), t=t, p=p, c=c, vpp=_int(row["vp"]), s=int(row["seq"]),
                         b=int(row["mbs"]), gbs=int(row["gbs"]), sp=t > 1, zero=1, recompute=recompute,
                         recompute_modules=modules, fp8=fp8, fp8_param_gather=fp8 != "none",
                         swiglu_fusion=name in SWIGLU_FUSION, logits="bf16",  # gpt_provider.py:185 fused CE
+                        grad_dtype="bf16" if GRAD_REDUCE_IN_BF16 else "fp32",
+                        tp_comm_overlap=userbuffers(row) and t > 1,  # Megatron-LM turns it off at t = 1
+                        **graphs,
                         **({"ep": _int(row["ep"]), "etp": _int(row["etp"])} if moe else {}))
     return shape, training
 

@@ -127,7 +127,7 @@ def test_rank_last_names_the_last_stage_and_its_memory():
     ("--bf16 --fp16 --num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128\n", ["--fp16 (contradicts --bf16)"]),
     ("--num-query-groups 2 --num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128\n",
      ["--num-query-groups 2 (without --group-query-attention"]),
-    (f"{TINY} --cuda-graph-impl transformer_engine --optimizer-cpu-offload --rl-prompts-per-eval 4\n",
+    (f"{TINY} --cuda-graph-impl local --optimizer-cpu-offload --rl-prompts-per-eval 4\n",
      ["3 arguments", "--cuda-graph-impl", "--optimizer-cpu-offload", "--rl-prompts-per-eval"]),
     ("--yarn-correction-range-round-to-int --no-yarn-correction-range-round-to-int\n",
      ["--no-yarn-correction-range-round-to-int (sets yarn_correction_range_round_to_int again"]),  # two spellings

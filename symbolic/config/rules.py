@@ -167,7 +167,8 @@ def letters(training, shape=None) -> SimpleNamespace:
              schedule=training.schedule, recompute_modules=training.recompute_modules, fp8=training.fp8,
              fp8_param_gather=training.fp8_param_gather, compile=training.compile,
              fp8_all_gather=training.fp8_all_gather, image_tokens=training.image_tokens,
-             freeze_vision=training.freeze_vision,
+             freeze_vision=training.freeze_vision, cuda_graph=getattr(training, "cuda_graph", "none"),
+             tp_comm_overlap=getattr(training, "tp_comm_overlap", False),  # plan: rows without either
              **{name: getattr(training, name) for name in PRECISION})
     return SimpleNamespace(**x, **(model_letters(shape) if shape is not None else {}))
 

@@ -9,7 +9,8 @@ from .choices import one_of
 from .parallel import ZERO_STAGES, Sharding
 from .training import RECOMPUTE, SCHEDULES
 
-BACKENDS = ("gpu", "cpu")  # compilers a compiled-step profile models: XLA:GPU, XLA:CPU
+BACKENDS = ("gpu", "cpu")
+QUIET = ("cuda_graph", "graph_scope", "tp_comm_overlap")  # Switches shown by formula --json only when set  # compilers a compiled-step profile models: XLA:GPU, XLA:CPU
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,9 @@ class Switches(Architecture, Sharding):
     fp8_rows: bool = False  # torchao's rowwise Float8 recipe (--fp8 rowwise): per-row fp32 scales among saved tensors
     fp8_gather: bool = False  # torchao's FSDP2 Float8 all-gather (Training.fp8_all_gather): FP8 gathered weights
     frozen_vision: bool = False  # the vision tower frozen (Training.freeze_vision): its weights alone
+    cuda_graph: bool = False  # Transformer Engine's per-layer CUDA graphs (Training.cuda_graph): static inputs
+    graph_scope: str = "layer"  # what they capture (Training.cuda_graph_scope)
+    tp_comm_overlap: bool = False  # Transformer Engine's userbuffers (Training.tp_comm_overlap)
 
     def __post_init__(self):
         super().__post_init__()
@@ -59,7 +63,15 @@ class Switches(Architecture, Sharding):
                    muon=training.optimizer == "muon", schedule=training.schedule,
                    modules=training.recompute_modules.replace(",", "+"), fp8=training.fp8 != "none",
                    compiled=training.compile, fp8_rows=training.fp8 == "rowwise",
-                   fp8_gather=training.fp8_all_gather, frozen_vision=training.freeze_vision, **arch)
+                   fp8_gather=training.fp8_all_gather, frozen_vision=training.freeze_vision,
+                   cuda_graph=training.cuda_graph != "none", graph_scope=training.cuda_graph_scope,
+                   tp_comm_overlap=training.tp_comm_overlap, **arch)
+
+    def shown(self) -> dict:
+        """The fields as formula --json shows them: those of QUIET only where they differ from their default (options
+        added later leave the outputs of runs without them as they were)."""
+        return {name: value for name, value in vars(self).items()
+                if name not in QUIET or value != self.__dataclass_fields__[name].default}
 
     def tag(self) -> str:
         """Every field's value in order, booleans as 0/1, joined by '-': a file-name-safe name of these switches."""

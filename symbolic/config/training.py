@@ -73,6 +73,9 @@ class Training(Sharding):
     fp8_all_gather: bool = False  # torchtitan --float8.enable_fsdp_float8_all_gather: FSDP2 gathers FP8 weights
     image_tokens: int = 0  # n_v: image tokens per sample through a multimodal model's vision tower (0: text only)
     freeze_vision: bool = False  # the vision tower frozen: its weights alone, no gradients, states or activations
+    cuda_graph: str = "none"  # Megatron-LM --cuda-graph-impl, one of CUDA_GRAPH_IMPLS (components.graphs)
+    cuda_graph_scope: str = "layer"  # --cuda-graph-modules, "+"-joined CUDA_GRAPH_SCOPES; layer: whole layers
+    tp_comm_overlap: bool = False  # Megatron-LM --tp-comm-overlap: Transformer Engine's userbuffers
     # precision and optimizer (config.precision; the defaults are Megatron-LM's bf16 mixed precision, MEGATRON)
     weight_dtype: str = precision.MEGATRON["weight_dtype"]  # B_w: the model's weights as the step computes with them
     grad_dtype: str = precision.MEGATRON["grad_dtype"]  # B_g: the main gradients
@@ -96,7 +99,7 @@ class Training(Sharding):
         if problem:
             raise ConfigError(problem)
         one_of("--fp8", self.fp8, precision.FP8_RECIPES)
-        for name in ("fp8_param_gather", "compile", "fp8_all_gather", "freeze_vision"):
+        for name in ("fp8_param_gather", "compile", "fp8_all_gather", "freeze_vision", "tp_comm_overlap"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if self.fp8_param_gather and (self.fp8 not in ("delayed", "tensorwise") or self.weight_dtype not in ("bf16",
@@ -133,6 +136,12 @@ class Training(Sharding):
         one_of("--transformer-impl", self.transformer_impl, TRANSFORMER_IMPLS)
         one_of("--moe-dispatcher", self.moe_dispatcher, MOE_DISPATCHERS)
         one_of("--schedule", self.schedule, SCHEDULES)
+        one_of("--cuda-graph", self.cuda_graph, CUDA_GRAPH_IMPLS)
+        scopes = str(self.cuda_graph_scope).replace(",", "+").split("+")
+        if not all(scope in CUDA_GRAPH_SCOPES for scope in scopes) or len(set(scopes)) != len(scopes):
+            raise ConfigError(f"--cuda-graph-scope must be distinct names from {', '.join(CUDA_GRAPH_SCOPES)}, got "
+                              f"{self.cuda_graph_scope!r}")
+        object.__setattr__(self, "cuda_graph_scope", "+".join(x for x in CUDA_GRAPH_SCOPES if x in scopes))
         object.__setattr__(self, "recompute_modules", _modules(self.recompute_modules))
         one_of("--recompute", self.recompute, RECOMPUTE)
         one_of("--zero", self.zero, ZERO_STAGES)
@@ -246,7 +255,8 @@ MOE_FIELDS = ("ep", "etp", "moe_capacity")  # what only a model with experts sho
 # one trainer's (or jaxcheck's) options: shown (and checked by the rule table) where not at these values
 RECIPE_FIELDS = {name: getattr(Training, name)  # their defaults: the class attributes dataclass sets
                  for name in ("ac_every", "zero_init", "grad_accum_fusion", "moe_dispatcher", "transformer_impl", "swiglu_fusion", "schedule", "recompute_modules", "fp8",
-                              "fp8_param_gather", "compile", "fp8_all_gather", "image_tokens", "freeze_vision")}
+                              "fp8_param_gather", "compile", "fp8_all_gather", "image_tokens", "freeze_vision",
+                              "cuda_graph", "cuda_graph_scope", "tp_comm_overlap")}
 
 
 def _modules(value) -> str:
@@ -262,6 +272,10 @@ MOE_DISPATCHERS = ("alltoall", "allgather")
 # Megatron-LM's layer implementations mem4d models: Transformer Engine's, and Megatron-Core's own (the local spec:
 # tensor_parallel/layers.py linears, DotProductAttention, SequentialMLP experts; models/gpt/gpt_layer_specs.py)
 TRANSFORMER_IMPLS = ("transformer_engine", "local")
+# Megatron-LM --cuda-graph-impl values modelled: transformer_engine (per-layer graphs, megatron-core 0.16.1
+# cuda_graphs.py TECudaGraphHelper); local (CudaGraphManager, full_iteration) is refused by the reader
+CUDA_GRAPH_IMPLS = ("none", "transformer_engine")
+CUDA_GRAPH_SCOPES = ("layer", "attn", "mlp", "moe", "moe_router", "moe_preprocess")  # megatron-core CudaGraphScope
 MAX_CAPACITY = 2.0**20  # the largest --moe-capacity: far beyond any capacity factor (E / k_e is the most that matters)
 
 

@@ -55,7 +55,8 @@ def rank_totals(est: Estimator, values: dict, layers, ranks, kinds=None) -> tupl
     return out, [float(x) for x in micro]
 
 
-OUTSIDE_POOL = ("communicators", "cuda_context")  # device memory PyTorch's caching allocator never sees
+# device memory PyTorch's caching allocator never sees (tp_comm_buffers: TE's userbuffers, registered by their own)
+OUTSIDE_POOL = ("communicators", "cuda_context", "tp_comm_buffers")
 POOL_SLACK = ("fragmentation",)  # what the allocator reserves beyond its live tensors
 
 

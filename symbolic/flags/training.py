@@ -11,7 +11,7 @@ from ..config.hfconfig import resolve_model
 from ..config.shapes import DEFAULT_MODEL, ModelShape
 from ..config.parallel import NO_ZERO, ZERO_OPTIMIZER
 from ..config.training import (
-    MOE_DISPATCHERS, RECOMPUTE, TRANSFORMER_IMPLS, RECOMPUTE_MODULES, SCHEDULES, ZERO_STAGES, Training, training_from_json,
+    CUDA_GRAPH_IMPLS, CUDA_GRAPH_SCOPES, MOE_DISPATCHERS, RECOMPUTE, TRANSFORMER_IMPLS, RECOMPUTE_MODULES, SCHEDULES, ZERO_STAGES, Training, training_from_json,
 )
 from .values import capacity, non_negative_int, positive_int, stage_layers
 
@@ -189,6 +189,15 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
                        help="--recipe megatron with --recompute selective: what it reruns in backward, comma-separated "
                             f"from {', '.join(RECOMPUTE_MODULES)} (Megatron-Core --recompute-modules; default: "
                             "core_attn)")
+    group.add_argument("--cuda-graph", default=defaults.cuda_graph, choices=CUDA_GRAPH_IMPLS,
+                       help="--recipe megatron: Megatron-LM --cuda-graph-impl transformer_engine, each layer's forward "
+                            "and backward captured per micro batch: their static inputs (default: none)")
+    group.add_argument("--cuda-graph-scope", default=defaults.cuda_graph_scope, metavar="S,S,...",
+                       help="--recipe megatron with --cuda-graph: what is captured (Megatron-LM --cuda-graph-modules), "
+                            f"comma-separated from {', '.join(CUDA_GRAPH_SCOPES)} (default: layer, every layer whole)")
+    group.add_argument("--tp-comm-overlap", action="store_true", default=defaults.tp_comm_overlap,
+                       help="--recipe megatron: Megatron-LM --tp-comm-overlap, Transformer Engine's 12 userbuffers "
+                            "of [s b / c, h] (outside PyTorch's pool) and its tripled cuBLAS workspace")
     group.add_argument("--schedule", default=defaults.schedule, choices=SCHEDULES,
                        help="pipeline schedule: 1f1b (rank r holds min(m, p - r) micro batches; the formulas' and "
                             "jaxcheck's default) or gpipe (jaxcheck only: every forward, then every backward)")

@@ -3,7 +3,7 @@ as megatron/training/arguments.py @ d98e8a64 and Megatron-Core 0.16.1's configs 
 OptimizerConfig, TransformerConfig's recompute and fp8 fields)."""
 from __future__ import annotations
 
-from ..config.training import MOE_DISPATCHERS, RECOMPUTE_MODULES, TRANSFORMER_IMPLS
+from ..config.training import CUDA_GRAPH_IMPLS, CUDA_GRAPH_SCOPES, MOE_DISPATCHERS, RECOMPUTE_MODULES, TRANSFORMER_IMPLS
 from .megatron_stages import stages
 from .megatron_table import Args
 
@@ -106,13 +106,32 @@ def _fp8(args: Args) -> dict:
     return {"fp8": recipe, "fp8_param_gather": bool(args.get("fp8_param_gather"))}
 
 
+def _graphs(args: Args) -> dict:
+    """--cuda-graph-impl transformer_engine with its --cuda-graph-modules (or the deprecated --cuda-graph-scope), and
+    --tp-comm-overlap (components.graphs, components.userbuffers)."""
+    impl = args.get("cuda_graph_impl") or "none"
+    given = [dest for dest in ("cuda_graph_modules", "cuda_graph_scope_deprecated") if args.given(dest)]
+    scopes = list(args.get(given[0]) or []) if given else []
+    out = {"tp_comm_overlap": bool(args.get("tp_comm_overlap"))}
+    if impl not in CUDA_GRAPH_IMPLS:
+        args.refuse("cuda_graph_impl", "Megatron-Core's own graphs (CudaGraphManager, full_iteration) are not modelled; "
+                    "transformer_engine's per-layer graphs are")
+        return out
+    unknown = [scope for scope in scopes if scope not in CUDA_GRAPH_SCOPES]
+    if unknown:
+        args.refuse("cuda_graph_modules", f"{', '.join(unknown)}: mem4d models {', '.join(CUDA_GRAPH_SCOPES[1:])}")
+    elif scopes and impl == "none":
+        args.refuse("cuda_graph_modules", "without --cuda-graph-impl it does nothing (contradicting)")
+    return {**out, "cuda_graph": impl, "cuda_graph_scope": ",".join(scopes) or "layer"}
+
+
 def training_flags(args: Args) -> dict:
     """The Training flags the arguments state, under mem4d's flag names."""
     impl = args.get("transformer_impl")
     if impl not in TRANSFORMER_IMPLS:
         args.refuse("transformer_impl", f"{' and '.join(TRANSFORMER_IMPLS)} layers are modelled")
     out = {"transformer_impl": impl if impl in TRANSFORMER_IMPLS else "transformer_engine", **_parallel(args),
-           **_recompute(args), **_sharding(args), **_precision(args), **_fp8(args)}
+           **_recompute(args), **_sharding(args), **_precision(args), **_fp8(args), **_graphs(args)}
     out.update(grad_accum_fusion=bool(args.get("gradient_accumulation_fusion")),
                flash_attn=bool(args.get("use_flash_attn")) or FLASH.get(args.get("attention_backend"), True))
     if args.given("moe_expert_capacity_factor"):

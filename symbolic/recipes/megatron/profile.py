@@ -15,11 +15,13 @@ from ...components.moe import dispatch_buffers, expert_bias_buffers, routing_sta
 from ...components.mpu import mpu_buffer
 from ...components.mtp import mtp_activations, mtp_embedding_params, mtp_moe_layers, mtp_params
 from ...components.fp8 import fp8_weight_cache
+from ...components.graphs import graph_buffers
+from ...components.userbuffers import tp_comm_buffers
 from ...components.vision import vision_parts
 from ...components.weights import (default_kinds, default_layers, end_params, head_at_p1, kind_cases, kind_terms,
                                    norm_params)
 from ...config.switches import Switches
-from ...config.symbols import h, p, s_p
+from ...config.symbols import h, n_mtp, p, s_p
 
 TITLE = "Megatron-LM as in Fujii et al. 2024"
 DESCRIPTION = (
@@ -134,8 +136,9 @@ def components(sw: Switches) -> list[Component]:
         *states, _activations(micro, layers, moe_layers, sw, kinds), embedding_input_paper(micro, sw),
         output_layer(sw), *zero_buffers("first", sw, layers, moe_layers, kinds),
         *_moe_buffers(moe_layers, sw), *_mtp_on_top(sw), *vision_parts("first", micro, sw),
+        *graph_buffers(sw, micro, layers, moe_layers),
     ]
-    return _with_overheads(parts, params, sw)
+    return _with_overheads(parts, params, sw) + tp_comm_buffers(sw)  # outside the pool: no fragmentation of theirs
 
 
 def _mtp_on_top(sw: Switches) -> list[Component]:
@@ -176,5 +179,6 @@ def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, mi
     parts = [*states, _activations(micro, layers, moe_layers, sw, kinds), ids, head, *extra, *mtp,
              *zero_buffers(stage, sw, layers, moe_layers, kinds), *_moe_buffers(buffered, sw),
              mpu_buffer(sw, has_head, buffered), _working_set(sw, buffered, layers + (1 if sw.mtp and has_head else 0), kinds),
-             *vision_parts(stage, micro, sw)]
-    return _with_overheads(parts, params, sw)
+             *vision_parts(stage, micro, sw), *graph_buffers(sw, micro, layers + (n_mtp if sw.mtp and has_head else 0),
+                                                              buffered)]
+    return _with_overheads(parts, params, sw) + tp_comm_buffers(sw)

@@ -87,4 +87,18 @@ RULES: tuple[Rule, ...] = (
     Rule("DSA: unfused either way", lambda x: np.logical_not(x.dsa) | x.flash_attn,
          lambda x: (f"{x.model} has DeepSeek Sparse Attention, which Megatron-Core 0.16.1 computes unfused whatever "
                     f"the flag: --no-flash-attn does not apply"), scope="paper", model=True),
+    Rule("--cuda-graph: Megatron only", lambda x: getattr(x, "cuda_graph", "none") == "none",
+         lambda x: "--cuda-graph is Megatron-LM's --cuda-graph-impl (--recipe megatron)", scope="!paper"),
+    Rule("--tp-comm-overlap: Megatron only", lambda x: np.logical_not(getattr(x, "tp_comm_overlap", False)),
+         lambda x: "--tp-comm-overlap is Megatron-LM's Transformer Engine userbuffers (--recipe megatron)",
+         scope="!paper"),
+    # Megatron-LM arguments.py: --tp-comm-overlap asserts --sequence-parallel
+    Rule("--tp-comm-overlap: sequence parallel", lambda x: np.logical_not(getattr(x, "tp_comm_overlap", False)) | x.sp,
+         lambda x: "--tp-comm-overlap needs sequence parallelism (Megatron-LM asserts --sequence-parallel)",
+         scope="paper"),
+    # components.graphs counts TransformerLayers' static inputs; Mamba-2 and Gated DeltaNet layers' are not read
+    Rule("--cuda-graph: transformer layers", lambda x: (getattr(x, "cuda_graph", "none") == "none")
+         | np.logical_not(x.gdn | x.mamba),
+         lambda x: (f"--cuda-graph {x.cuda_graph}: the static inputs of {x.model}'s Mamba-2 or Gated DeltaNet layers' "
+                    f"graphs are not modelled"), scope="paper", model=True),
 )

@@ -53,7 +53,7 @@ configs = st.fixed_dictionaries({
     "B_w": st.sampled_from([2, 4]), "B_g": st.sampled_from([2, 4]), "B_o": st.sampled_from([8, 12, 16]), "B_a": st.sampled_from([1, 2, 4]),
     "B_l": st.sampled_from([0, 2, 4]), "B_q": st.sampled_from([1, 1.03125, 2]), "B_c": st.sampled_from([0, 1, 2.0625]), "s_p": st.sampled_from([0, 1024]), "n_ac": st.sampled_from([1, 2, 3]),
     "dh": st.sampled_from([8, 64, 128, 192]), "E": st.sampled_from([8, 64, 256]), "k_e": st.integers(1, 8),
-    "f_e": st.integers(1, 20000), "f_s": st.integers(0, 20000), "L_e": st.integers(1, 128), "C_f": st.sampled_from([1, 1.25, 2]),
+    "f_e": st.integers(1, 20000), "f_s": st.integers(0, 20000), "L_e": st.integers(1, 128), "C_f": st.sampled_from([1, 1.25, 2]), "d_l": st.sampled_from([0, 96, 1024]),
     "e": st.sampled_from([1, 2, 8, 64]), "t_e": st.sampled_from([1, 2, 8]),
     "q_r": st.sampled_from([0, 24, 1536]), "kv_r": st.sampled_from([0, 28, 512]), "d_r": st.sampled_from([0, 8, 64]),
     "d_v": st.sampled_from([0, 10, 128]), "n_mtp": st.sampled_from([0, 1, 2]),
@@ -150,7 +150,7 @@ def test_weights_and_optimizer_never_grow_with_t_p_c(sw):
               "c": rng.choice([1, 2, 4], n), "m": rng.integers(1, 64, n), "vpp": rng.integers(1, 3, n),
               "B_w": 2, "B_g": 4, "B_o": 12, "B_a": 2, "B_l": 4, "B_q": 1, "B_c": 2}
     layers = values["L"]
-    values |= {"dh": 128, "s_p": 0, "n_ac": 1, "E": 8, "k_e": 2, "f_e": rng.integers(1000, 20000, n), "f_s": 0, "L_e": layers, "C_f": 1.0,
+    values |= {"dh": 128, "s_p": 0, "n_ac": 1, "E": 8, "k_e": 2, "f_e": rng.integers(1000, 20000, n), "f_s": 0, "L_e": layers, "C_f": 1.0, "d_l": 0,
                "q_r": 1536, "kv_r": 512, "d_r": 64, "d_v": 128, "n_mtp": 1, "n_i": 64, "d_i": 128, "k_i": 2048,
                "L_g": layers * 3 // 4, "n_gk": 16, "n_gv": 32, "d_gk": 128, "d_gv": 128, "K_c": 4,
                "L_m": layers // 2, "L_o": layers // 2, "L_n": layers - layers // 2, "n_m": 128, "d_m": 64, "d_s": 128,

@@ -49,13 +49,13 @@ def _with_mtp(tmp_path: Path, name: str) -> int:
 EXACT = ["falcon3-7b-instruct", "gemma-3-1b-it", "glm-5.1", "gpt-oss-120b", "granite-3.3-8b-instruct",
          "mistral-7b-instruct-v0.3", "olmo-2-1124-7b-instruct", "phi-4-mini-instruct", "smollm2-1.7b-instruct"]
 # refused in one line: the key named (a family or a block kind mem4d does not model)
-REFUSED = {"mimo-v2-flash": "v_head_dim", "nvidia-nemotron-3-super-120b-a12b-fp8": "hybrid_override_pattern"}
+REFUSED = {"mimo-v2-flash": "v_head_dim"}
 MULTIMODAL = ["qwen3-vl-32b-instruct", "qwen3.5-35b-a3b", "qwen3.5-122b-a10b", "qwen3.5-397b-a17b", "qwen3.6-35b-a3b"]
 
 
 def test_the_table_covers_every_shared_file():
     assert sorted(_published()) == sorted(EXACT + list(REFUSED) + MULTIMODAL + [
-        "deepseek-r1-0528", "minimax-m2.7", "qwen3-next-80b-a3b-instruct"])
+        "deepseek-r1-0528", "minimax-m2.7", "qwen3-next-80b-a3b-instruct", "nvidia-nemotron-3-super-120b-a12b-fp8"])
 
 
 @pytest.mark.parametrize("name", EXACT)
@@ -81,6 +81,16 @@ def test_qwen3_next_differs_by_the_mtp_layer_its_file_leaves_out(tmp_path):
     Qwen3NextConfig); counted with mtp_num_hidden_layers 1, it is the published total."""
     name = "qwen3-next-80b-a3b-instruct"
     assert read(SHARED / f"{name}.json").param_count < _published()[name] == _with_mtp(tmp_path, name)
+
+
+def test_nemotron_3_super_differs_by_its_score_correction_biases():
+    """Nemotron 3 Super (40 latent MoE blocks and one MTP layer of an attention and an MoE block): mem4d counts each
+    MoE block's fp32 e_score_correction_bias [E] (Megatron-Core's expert_bias), which transformers 5.25.0 keeps as a
+    buffer (NemotronHTopkRouter) and the published total leaves out: 41 x 512 = 20,992 above it, to the element."""
+    name = "nvidia-nemotron-3-super-120b-a12b-fp8"
+    shape = read(SHARED / f"{name}.json")
+    assert (shape.L_e, shape.mtp, shape.E, shape.moe_latent) == (40, 1, 512, 1024)
+    assert shape.param_count - _published()[name] == (shape.L_e + shape.mtp) * shape.E == 20_992
 
 
 @pytest.mark.parametrize("name", MULTIMODAL)

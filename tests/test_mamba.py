@@ -57,13 +57,13 @@ def test_blocks_are_read_from_the_pattern(tmp_path):
 
 
 @pytest.mark.parametrize("change, needle", [
-    ({"hybrid_override_pattern": "M-E*"}, "E, an MoE block, is not modelled"),
+    ({"hybrid_override_pattern": "M-X*"}, "blocks M (Mamba-2), * (attention), - (MLP) and E (MoE)"),
     ({"hybrid_override_pattern": None}, "missing"),
     ({"num_hidden_layers": 10}, "disagrees with the 9 blocks"),
     ({"mlp_hidden_act": "gelu"}, "key 'mlp_hidden_act'"),
     ({"attention_bias": True}, "key 'attention_bias'"),
     ({"use_bias": True}, "key 'use_bias'"),
-    ({"num_nextn_predict_layers": 1}, "key 'num_nextn_predict_layers'"),
+    ({"num_nextn_predict_layers": 1}, "a hybrid's attention and MoE, is modelled"),
     ({"hidden_dropout": 0.1}, "key 'hidden_dropout'"),
     ({"residual_in_fp32": True}, "key 'residual_in_fp32'"),
     ({"mamba_num_heads": 18}, "a multiple of its groups"),

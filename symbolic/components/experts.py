@@ -9,7 +9,7 @@ import sympy as sp
 
 from ..config.switches import Switches
 from ..config.parallel import Parallel
-from ..config.symbols import B_g, B_o, B_w, E, e, f_e, h, t_e
+from ..config.symbols import B_g, B_o, B_w, E, d_l, e, f_e, h, t_e
 from .base import Component
 
 
@@ -19,12 +19,14 @@ def expert_data_parallel() -> sp.Expr:
 
 
 def experts_params(sw: Switches = Switches()) -> sp.Expr:
-    """Routed-expert parameters of one MoE layer on one GPU: E/e experts of gate, up (h x f_e) and down (f_e x h),
-    split over t_e (a GeLU expert, Megatron-Core's TEGroupedMLP without --swiglu, has no gate); with moe_bias each
-    expert's gate-up bias [2 f_e] split with its columns and its down bias [h] replicated over t_e, as a row-parallel
-    bias is (gpt-oss's GptOssExperts)."""
+    """Routed-expert parameters of one MoE layer on one GPU: E/e experts of gate, up (x f_e) and down (f_e x), x the
+    hidden size h or a latent MoE's width d_l (megatron-core 0.16.1 experts.py: moe_latent_size is fc1's input and
+    fc2's output), split over t_e (a GeLU or squared-ReLU expert, Megatron-Core's TEGroupedMLP without --swiglu, has
+    no gate); with moe_bias each expert's gate-up bias [2 f_e] split with its columns and its down bias [h]
+    replicated over t_e, as a row-parallel bias is (gpt-oss's GptOssExperts)."""
     n = 2 if sw.mlp == "swiglu" else 1  # fc1's outputs per hidden unit: gate and up, or up alone
-    return E / e * ((n + 1) * h * f_e / t_e + ((n * f_e / t_e + h) if sw.moe_bias else 0))
+    x = d_l if sw.latent else h
+    return E / e * ((n + 1) * x * f_e / t_e + ((n * f_e / t_e + h) if sw.moe_bias else 0))
 
 
 def _state(name: str, width: sp.Expr, params: sp.Expr, sharded: bool, sharded_doc: str, local_doc: str) -> Component:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.switches import Switches
-from ..config.symbols import B_a, C_f, E, f_e, f_s, h, k_e, t, t_e
+from ..config.symbols import B_a, C_f, E, d_l, f_e, f_s, h, k_e, t, t_e
 from .base import FP32, INT64, Component
 from .moe_allgather import dispatch_working_set, permute_tensors
 from .moe_allgather import routing_state as gathered_routing_state
@@ -19,6 +19,12 @@ from .moe_rows import expert_rows, local_tokens
 
 def _rows(name: str, rows: sp.Expr, width: sp.Expr, nbytes: sp.Expr, doc: str) -> Component:
     return Component(name, nbytes * rows * width, doc)
+
+
+def token_width(sw: Switches) -> sp.Expr:
+    """The width of the tokens the dispatcher moves and the experts read and write: h, or a latent MoE's d_l
+    (megatron-core 0.16.1 moe_layer.py: fc1_latent_proj before the dispatch, fc2_latent_proj after the combine)."""
+    return d_l if sw.latent else h
 
 
 def router_tensors(sw: Switches = Switches()) -> list[Component]:
@@ -57,12 +63,12 @@ def expert_tensors(sw: Switches) -> list[Component]:
     """Routed experts, per GPU (TEGroupedMLP with the fused weighted SwiGLU, experts.py, fused_bias_swiglu.py): the
     R token rows they receive, fc1's output [R, 2 f_e / t_e] (gate and up), the router probability of each row, and
     the SwiGLU output [R, f_e / t_e] (fc2's input); the unpermute keeps only indices (the probabilities are applied
-    in the activation). GeLU experts (no --swiglu) in their place: gelu_expert_tensors."""
-    if sw.mlp == "gelu":
-        return gelu_expert_tensors()
+    in the activation). GeLU or squared-ReLU experts (no --swiglu) in their place: unary_expert_tensors."""
+    if sw.mlp != "swiglu":
+        return unary_expert_tensors(sw)
     R = expert_rows()
     return [
-        _rows("expert_input", R, h, B_a, "tokens the experts receive, permuted by expert, all-to-all'd over e and "
+        _rows("expert_input", R, token_width(sw), B_a, "tokens the experts receive, permuted by expert, all-to-all'd over e and "
               "all-gathered over t_e: the grouped fc1's input, kept for its weight gradient"),
         _rows("expert_fc1_output", R, 2 * f_e / t_e, B_a, "fc1's output, gate and up of each received token [R, 2 "
               "f_e / t_e], kept by the weighted SwiGLU's backward"),
@@ -73,20 +79,23 @@ def expert_tensors(sw: Switches) -> list[Component]:
     ]
 
 
-def gelu_expert_tensors() -> list[Component]:
-    """GeLU routed experts (TEGroupedMLP bias_act_func without --swiglu, megatron-core 0.16.1 transformer/moe/
-    experts.py: F.gelu(fc1_output) * permuted_probs, unfused): the R received rows, fc1's output [R, f_e / t_e] kept
-    by the gelu, the gelu's output kept by the multiplication by the probabilities (for their gradient), the
-    probabilities [R, 1], and the product, fc2's input."""
+def unary_expert_tensors(sw: Switches) -> list[Component]:
+    """GeLU or squared-ReLU routed experts (TEGroupedMLP bias_act_func without --swiglu, megatron-core 0.16.1
+    transformer/moe/experts.py: activation_func(fc1_output) * permuted_probs, unfused): the R received rows, the
+    tensor the activation keeps (F.gelu its input, fc1's output; squared_relu = pow(relu(x), 2) relu's output, which
+    the pow reads too), the activation's output kept by the multiplication by the probabilities (for their
+    gradient), the probabilities [R, 1], and the product, fc2's input."""
     R = expert_rows()
+    kept = ("expert_fc1_output", "fc1's output [R, f_e / t_e], kept by F.gelu's backward") if sw.mlp == "gelu" else \
+        ("expert_relu_output", "relu(fc1 output) [R, f_e / t_e], kept by relu's and the square's backward")
     return [
-        _rows("expert_input", R, h, B_a, "tokens the experts receive, permuted by expert: the grouped fc1's input, "
-              "kept for its weight gradient"),
-        _rows("expert_fc1_output", R, f_e / t_e, B_a, "fc1's output [R, f_e / t_e], kept by F.gelu's backward"),
-        _rows("expert_act_output", R, f_e / t_e, B_a, "the gelu's output [R, f_e / t_e], kept by its product with "
+        _rows("expert_input", R, token_width(sw), B_a, "tokens the experts receive, permuted by expert: the grouped "
+              "fc1's input, kept for its weight gradient"),
+        _rows(kept[0], R, f_e / t_e, B_a, kept[1]),
+        _rows("expert_act_output", R, f_e / t_e, B_a, f"the {sw.mlp}'s output [R, f_e / t_e], kept by its product with "
               "the probabilities for their gradient"),
         _rows("expert_probs", R, 1, B_a, "the router probability of each received row [R, 1], kept by the product"),
-        _rows("expert_fc2_input", R, f_e / t_e, B_a, "gelu(fc1) x probs [R, f_e / t_e], the grouped fc2's input, "
+        _rows("expert_fc2_input", R, f_e / t_e, B_a, f"{sw.mlp}(fc1) x probs [R, f_e / t_e], the grouped fc2's input, "
               "kept for its weight gradient"),
     ]
 
@@ -94,12 +103,17 @@ def gelu_expert_tensors() -> list[Component]:
 def shared_tensors(sw: Switches) -> list[Component]:
     """Shared experts (Megatron-Core SharedExpertMLP: a SwiGLU of width f_s on the attention's tensor-parallel
     group, its input the MoE input gathered over t): fc1's output [s b / c, 2 f_s / t] and fc2's input
-    [s b / c, f_s / t], and the shared gate's sigmoid [T, 1] (Qwen2-MoE)."""
+    [s b / c, f_s / t] (squared ReLU: relu's output and fc2's input, [s b / c, f_s / t] each), and the shared gate's
+    sigmoid [T, 1] (Qwen2-MoE)."""
     if not sw.shared:
         return []
     gathered = local_tokens() * t  # the s b / c tokens of the column-parallel fc1, f_s split over t
     parts = [_rows("shared_fc1_output", gathered, 2 * f_s / t, B_a, "shared experts' gate and up [s b / c, 2 f_s / t]"),
-             _rows("shared_fc2_input", gathered, f_s / t, B_a, "shared experts' SwiGLU output, fc2's input")]
+             _rows("shared_fc2_input", gathered, f_s / t, B_a, "shared experts' SwiGLU output, fc2's input")] \
+        if sw.mlp == "swiglu" else [  # Megatron-Core's MLP with squared_relu, unfused: relu keeps its output
+        _rows("shared_relu_output", gathered, f_s / t, B_a, "relu(shared fc1 output) [s b / c, f_s / t], kept by "
+              "relu's and the square's backward"),
+        _rows("shared_fc2_input", gathered, f_s / t, B_a, "shared experts' relu(x)^2, fc2's input")]
     if sw.shared_gate:
         parts.append(_rows("shared_gate_sigmoid", local_tokens(), 1, B_a, "sigmoid of the shared experts' gate [T, 1]"))
     return parts
@@ -112,8 +126,18 @@ def moe_tensors(sw: Switches) -> list[Component]:
     return [
         _rows("norm2_input", T, h, B_a, "input of the second RMSNorm (residual stream after attention)"),
         _rows("mlp_input", T, h, B_a, "normed input of the router, the token dispatcher and the shared experts"),
-        *router_tensors(sw), *expert_tensors(sw), *shared_tensors(sw),
+        *router_tensors(sw), *expert_tensors(sw), *shared_tensors(sw), *latent_tensors(sw),
     ]
+
+
+def latent_tensors(sw: Switches) -> list[Component]:
+    """A latent MoE's projections (megatron-core 0.16.1 moe_layer.py, TELinear "duplicated"): fc1_latent_proj keeps
+    its input, the normed MoE input already kept (mlp_input), and its output [T, d_l] goes to the dispatch, which
+    keeps indices; fc2_latent_proj keeps its input, the combined expert output [T, d_l]."""
+    if not sw.latent:
+        return []
+    return [_rows("latent_fc2_input", local_tokens(), d_l, B_a, "the combined routed output [T, d_l], fc2_latent_proj's "
+                  "input, kept for its weight gradient")]
 
 
 def dispatch_buffers(sw: Switches) -> list[Component]:
@@ -125,10 +149,10 @@ def dispatch_buffers(sw: Switches) -> list[Component]:
         return []
     if sw.dispatcher == "allgather":
         return [dispatch_working_set()]  # its gathered tokens: components.mpu.mpu_buffer
-    return [Component("moe_dispatch", B_a * h * (C_f * k_e * local_tokens() + 2 * expert_rows()),
+    return [Component("moe_dispatch", B_a * token_width(sw) * (C_f * k_e * local_tokens() + 2 * expert_rows()),
                       "one MoE layer's dispatch in flight: the all-to-all's permuted tokens [C_f k_e T, h] and the "
-                      "received rows all-gathered over t_e and sorted by expert (2 x [R, h]), B_a each "
-                      "(Megatron-Core MoEAlltoAllTokenDispatcher)")]
+                      "received rows all-gathered over t_e and sorted by expert (2 x [R, h]; d_l wide in a latent "
+                      "MoE), B_a each (Megatron-Core MoEAlltoAllTokenDispatcher)")]
 
 
 def routing_state(moe_layers: sp.Expr, sw: Switches) -> list[Component]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.switches import Switches
-from ..config.symbols import B_w, E, L, L_e, a, d_i, d_r, d_v, dh, f, f_s, h, k, kv_r, n_i, p, q_r, s_p, t, v
+from ..config.symbols import B_w, E, L, L_e, a, d_i, d_l, d_r, d_v, dh, f, f_s, h, k, kv_r, n_i, p, q_r, s_p, t, v
 from .base import GROUPS, Component
 
 
@@ -54,9 +54,13 @@ def mlp_params(sw: Switches = Switches()) -> sp.Expr:
 
 def moe_dense_params(sw: Switches = Switches()) -> sp.Expr:
     """The parts of one MoE layer's MLP that are not routed experts, on one TP rank: the router [h, E], replicated
-    (Megatron-Core's TopKRouter weight), the shared experts' SwiGLU 3 h f_s / t (Megatron-Core SharedExpertMLP, split
-    over t like a dense MLP), their gate [h, 1] (Qwen2-MoE), the router's bias [E] (gpt-oss's GptOssTopKRouter)."""
-    return h * E + (3 * h * f_s / t if sw.shared else 0) + (h if sw.shared_gate else 0) + (E if sw.moe_bias else 0)
+    (Megatron-Core's TopKRouter weight), the shared experts' SwiGLU 3 h f_s / t (squared ReLU: 2 h f_s / t;
+    Megatron-Core SharedExpertMLP, split over t like a dense MLP), their gate [h, 1] (Qwen2-MoE), the router's bias
+    [E] (gpt-oss's GptOssTopKRouter), a latent MoE's projections [h, d_l] and [d_l, h], replicated over t
+    (megatron-core 0.16.1 moe_layer.py: fc1_latent_proj and fc2_latent_proj, TELinear parallel_mode "duplicated")."""
+    n = 3 if sw.mlp == "swiglu" else 2
+    return h * E + (n * h * f_s / t if sw.shared else 0) + (h if sw.shared_gate else 0) + (E if sw.moe_bias else 0) \
+        + (2 * h * d_l if sw.latent else 0)
 
 
 def norm_params(sw: Switches = Switches()) -> sp.Expr:

@@ -15,6 +15,7 @@ class Architecture:
     moe: bool = False  # routed experts (E > 0) in L_e of the L layers
     shared: bool = False  # shared experts of width f_s in every MoE layer
     shared_gate: bool = False  # a sigmoid gate [h, 1] on the shared experts' output (Qwen2-MoE)
+    latent: bool = False  # a latent MoE (d_l > 0): experts of width d_l in and out between projections [h, d_l], [d_l, h]
     qk_norm: str = "none"  # RMSNorm on Q and K: none, head (over dh, Qwen3), full (over a dh and k dh, OLMoE),
     # weightless (over dh with no scale, Llama 4)
     qkv_bias: bool = False  # biases on Q, K, V
@@ -64,6 +65,7 @@ class Architecture:
 # the switches a ModelShape has no attribute of the same name for: how each is read off it
 DERIVED = {
     "shared": lambda shape: shape.f_s > 0,
+    "latent": lambda shape: shape.moe_latent > 0,
     "mtp_moe": lambda shape: shape.mtp > 0 and shape.mtp_moe,  # mtp_moe alone: the last layer's kind
     "gdn_repeat": lambda shape: shape.gdn and shape.lin_v_heads > shape.lin_k_heads,
 }

@@ -65,18 +65,22 @@ class ParameterCounts:
 
     @property
     def moe_mlp_count(self) -> int:
-        """Parameters of one MoE layer's MLP: the router [h, E], E experts (expert_count), shared experts 3 h f_s and
-        their gate [h, 1], the score-correction bias [E] where the model has one, the router's bias [E] (moe_bias)."""
+        """Parameters of one MoE layer's MLP: the router [h, E], E experts (expert_count), shared experts of the
+        MLP's matrices (SwiGLU 3 h f_s, squared ReLU 2 h f_s) and their gate [h, 1], the score-correction bias [E]
+        where the model has one, the router's bias [E] (moe_bias), and a latent MoE's projections [h, d_l] and
+        [d_l, h] around the experts (transformers 5.25.0 NemotronHMoE fc1/fc2_latent_proj; Megatron-Core 0.16.1
+        MoELayer)."""
         h = self.h
-        return h * self.E + self.E * self.expert_count + 3 * h * self.f_s + (h if self.shared_gate else 0) \
-            + (self.E if self.expert_bias else 0) + (self.E if self.moe_bias else 0)
+        return h * self.E + self.E * self.expert_count + self.mlp_matrices * h * self.f_s \
+            + (h if self.shared_gate else 0) + (self.E if self.expert_bias else 0) + (self.E if self.moe_bias else 0) \
+            + 2 * h * self.moe_latent
 
     @property
     def expert_count(self) -> int:
-        """Parameters of one routed expert: gate, up and down 3 h f_e (a GeLU expert: up and down 2 h f_e), with
-        moe_bias their biases 2 f_e + h."""
-        n = 2 if self.mlp == "swiglu" else 1
-        return (n + 1) * self.h * self.f_e + (n * self.f_e + self.h if self.moe_bias else 0)
+        """Parameters of one routed expert: gate, up and down 3 x f_e (a GeLU or squared-ReLU expert: up and down
+        2 x f_e; x the hidden size h, or the latent width d_l of a latent MoE), with moe_bias their biases 2 f_e + h."""
+        n, x = (2 if self.mlp == "swiglu" else 1), self.moe_latent or self.h
+        return (n + 1) * x * self.f_e + (n * self.f_e + self.h if self.moe_bias else 0)
 
     @property
     def mtp_moe(self) -> bool:

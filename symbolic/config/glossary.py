@@ -17,7 +17,8 @@ SHAPE = {
 # mixture of experts (config.json keys: num_local_experts / num_experts / n_routed_experts, num_experts_per_tok,
 # moe_intermediate_size (Mixtral, OLMoE: intermediate_size), shared_expert_intermediate_size or n_shared_experts x
 # moe_intermediate_size, and the dense layers of mlp_only_layers, decoder_sparse_step, first_k_dense_replace,
-# moe_layer_freq); C_f is a training choice (--moe-capacity)
+# moe_layer_freq; Nemotron 3's moe_latent_size, Megatron-Core's --moe-latent-size); C_f is a training choice
+# (--moe-capacity)
 MOE = {
     "E": "routed experts of an MoE layer",
     "k_e": "routed experts per token (top-k)",
@@ -25,6 +26,7 @@ MOE = {
     "f_s": "SwiGLU width of the shared experts in all (0: none)",
     "L_e": "MoE layers (the other L - L_e layers have a dense MLP of width f)",
     "C_f": "expert capacity factor: tokens an expert receives over an even share (dropless: the imbalance allowed)",
+    "d_l": "the routed experts' input and output width in a latent MoE (moe_latent_size; 0: none, the experts read h)",
 }
 # multi-head latent attention (DeepSeek-V2/V3, Kimi K2; config.json keys q_lora_rank, kv_lora_rank,
 # qk_rope_head_dim, v_head_dim; dh is then qk_nope_head_dim), multi-token prediction (num_nextn_predict_layers) and
@@ -110,7 +112,7 @@ STAGE_NAMES = ("L_r", "m_r", "Le_r", "Lg_r", "Lm_r", "Lo_r", "Ln_r")  # a stage'
 MEANING = SHAPE | MOE | MLA | HYBRID | VISION | PARALLEL | SCHEDULE | BYTES | STAGE
 LATEX = {"vpp": r"v_{pp}", "B_w": r"B_{w}", "B_g": r"B_{g}", "B_o": r"B_{o}", "B_a": r"B_{a}", "B_l": r"B_{l}", "B_q": r"B_{q}", "B_c": r"B_{c}", "L_r": r"L_{r}",
          "m_r": r"m_{r}", "dh": r"d_{h}", "s_p": r"s_{p}", "n_ac": r"n_{ac}", "k_e": r"k_{e}", "f_e": r"f_{e}", "f_s": r"f_{s}", "L_e": r"L_{e}",
-         "C_f": r"C_{f}", "t_e": r"t_{e}", "Le_r": r"L_{e,r}", "q_r": r"q_{r}", "kv_r": r"kv_{r}", "d_r": r"d_{r}",
+         "C_f": r"C_{f}", "d_l": r"d_{l}", "t_e": r"t_{e}", "Le_r": r"L_{e,r}", "q_r": r"q_{r}", "kv_r": r"kv_{r}", "d_r": r"d_{r}",
          "d_v": r"d_{v}", "n_mtp": r"n_{mtp}", "n_i": r"n_{i}", "d_i": r"d_{i}", "k_i": r"k_{i}",
          "L_g": r"L_{g}", "n_gk": r"n_{gk}", "n_gv": r"n_{gv}", "d_gk": r"d_{gk}", "d_gv": r"d_{gv}", "K_c": r"K_{c}",
          "Lg_r": r"L_{g,r}", "L_m": r"L_{m}", "L_o": r"L_{o}", "L_n": r"L_{n}", "n_m": r"n_{m}", "d_m": r"d_{m}",
@@ -119,13 +121,13 @@ LATEX = {"vpp": r"v_{pp}", "B_w": r"B_{w}", "B_g": r"B_{g}", "B_o": r"B_{o}", "B
 
 # where a configuration's value of each letter comes from: these from ModelShape, the rest from Training (the
 # attribute of the same name, or this field)
-FROM_MODEL = ("h", "f", "a", "k", "L", "v", "dh", "s_p", "E", "k_e", "f_e", "f_s", "L_e", *MLA, *HYBRID, "P_v", "A_v")
+FROM_MODEL = ("h", "f", "a", "k", "L", "v", "dh", "s_p", "E", "k_e", "f_e", "f_s", "L_e", "d_l", *MLA, *HYBRID, "P_v", "A_v")
 TRAINING_FIELD = {"q_r": "q_lora", "kv_r": "kv_lora", "d_r": "rope_dim", "d_v": "v_dim", "n_mtp": "mtp",
                   "n_i": "index_heads", "d_i": "index_dim", "k_i": "index_topk",
                   "n_gk": "lin_k_heads", "n_gv": "lin_v_heads", "d_gk": "lin_k_dim", "d_gv": "lin_v_dim", "K_c": "conv_width",
                   "n_m": "ssm_heads", "d_m": "ssm_head_dim", "d_s": "ssm_state", "g_m": "ssm_groups",
                   "s_p": "positions", "n_ac": "n_ac", "B_w": "weight_bytes", "B_g": "grad_bytes", "B_o": "opt_bytes", "B_a": "act_bytes", "B_l": "logit_bytes", "B_q": "quant_bytes", "B_c": "cache_bytes", "e": "ep",
-                  "t_e": "etp_size", "C_f": "moe_capacity", "n_v": "image_tokens"}
+                  "t_e": "etp_size", "C_f": "moe_capacity", "d_l": "moe_latent", "n_v": "image_tokens"}
 
 
 def inputs_for(shape, training) -> dict[str, int]:

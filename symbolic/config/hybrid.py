@@ -39,7 +39,7 @@ def check_hybrid(shape) -> None:
     """Distinct indices below L in each layer set; each kind's sizes positive exactly where it has layers; n_gv a
     multiple of n_gk and n_m of g_m; K_c where a convolution is; no layer both without a mixer and without an MLP,
     nor a Gated DeltaNet or Mamba-2 mixer in a mixerless layer; softmax attention of GQA kind beside them (and in a
-    multi-token-prediction module's layer, which repeats the last layer); one-part blocks without experts."""
+    multi-token-prediction module's layer, which repeats the last layer); a mixer-alone layer without experts."""
     for field in LAYER_SETS:
         object.__setattr__(shape, field, _indices(shape, field))
     _sizes(shape, GDN_SIZES, "Gated DeltaNet", shape.gdn)
@@ -74,9 +74,11 @@ def check_hybrid(shape) -> None:
     if shape.positions and shape.linear_layers:
         raise ConfigError(f"model {shape.name!r}: learned positions are modelled beside Mamba-2 layers, not beside "
                           "Gated DeltaNet layers")
-    if shape.blocks and shape.moe:
-        raise ConfigError(f"model {shape.name!r}: layers of a mixer or an MLP alone are modelled without experts "
-                          "(Nemotron-H's MoE blocks are not)")
-    if shape.mtp and (shape.L - 1 in mixers or shape.blocks):
+    if shape.moe and not set(shape.mlpless_layers) <= set(shape.dense_layers):
+        raise ConfigError(f"model {shape.name!r}: a layer of a mixer alone has no MLP, so no experts: list it in "
+                          "dense_layers")
+    # Nemotron 3's MTP layer is an attention block and an MoE block (mtp_hybrid_override_pattern "*E"): the two-part
+    # layer of attention and the last layer's MoE MLP that mtp_count and components.mtp count
+    if shape.mtp and (shape.L - 1 in mixers or shape.blocks and not shape.is_moe_layer(shape.L - 1)):
         raise ConfigError(f"model {shape.name!r}: a multi-token-prediction module repeats the last layer: only a "
-                          "softmax-attention last layer with its MLP is modelled")
+                          "softmax-attention last layer with its MLP, or a hybrid's attention and MoE, is modelled")

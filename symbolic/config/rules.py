@@ -190,7 +190,7 @@ def model_letters(shape) -> dict:
                 **{letter: getattr(shape, TRAINING_FIELD[letter]) for letter in MODEL_LETTERS},
                 bias=shape.qkv_bias or shape.o_bias or shape.mlp_bias or shape.moe_bias or shape.sinks,
                 mamba=shape.mamba or shape.blocks, gemma=shape.sandwich or shape.logit_softcap or shape.attn_softcap,
-                vision=shape.vision is not None)
+                vision=shape.vision is not None, latent=shape.moe_latent > 0)
 
 
 def check(x: SimpleNamespace, rules: tuple[Rule, ...]) -> None:

@@ -35,6 +35,8 @@ class ModelShape(ParameterCounts):
     f_s: int = 0  # SwiGLU width of the shared experts in all (0: none)
     shared_gate: bool = False  # a sigmoid gate [h, 1] scales the shared experts' output (Qwen2-MoE)
     dense_layers: tuple[int, ...] = ()  # indices of the layers of an MoE model that have a dense MLP of width f
+    # (in a hybrid of one-part blocks, Nemotron-H, also its layers of a mixer alone: no MLP, and no experts)
+    moe_latent: int = 0  # d_l: the routed experts' width in and out, projected from and to h (0: h; Nemotron 3 Super)
     qkv_bias: bool = False  # biases on the Q, K, V projections (Qwen2, Llama's attention_bias)
     o_bias: bool = False  # a bias on the output projection (Llama's attention_bias)
     mlp_bias: bool = False  # biases on gate, up and down of a dense MLP (Llama's mlp_bias)
@@ -140,12 +142,14 @@ class ModelShape(ParameterCounts):
                               f"group_topk={self.group_topk}")
         check_hybrid(self)
         check_choices(self, f"model {self.name!r}: ")
-        if self.E and self.mlp not in ("swiglu", "gelu"):
-            raise ConfigError(f"model {self.name!r}: routed experts are SwiGLU or GeLU MLPs; a {self.mlp} MLP with "
-                              "experts is not modelled")
-        if self.E and self.mlp == "gelu" and (self.f_s or self.moe_bias):
+        _positive(self.name, "moe_latent", self.moe_latent, zero=True)
+        if self.moe_latent and not self.E:
+            raise ConfigError(f"model {self.name!r}: moe_latent describes routed experts' width, but E=0")
+        if self.E and self.mlp != "swiglu" and (self.moe_bias or self.mlp == "gelu" and self.f_s):
             raise ConfigError(f"model {self.name!r}: GeLU experts are modelled without shared experts and expert "
-                              "biases")
+                              "biases, squared-ReLU experts without expert biases")
+        if self.moe_latent and (self.moe_bias or self.shared_gate):
+            raise ConfigError(f"model {self.name!r}: a latent MoE is modelled without expert biases and a shared gate")
         dense = tuple(self.dense_layers)
         if any(not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < self.L for i in dense) \
                 or len(set(dense)) != len(dense):

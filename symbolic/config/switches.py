@@ -9,8 +9,9 @@ from .choices import one_of
 from .parallel import ZERO_STAGES, Sharding
 from .training import RECOMPUTE, SCHEDULES
 
-BACKENDS = ("gpu", "cpu")
-QUIET = ("cuda_graph", "graph_scope", "tp_comm_overlap")  # Switches shown by formula --json only when set  # compilers a compiled-step profile models: XLA:GPU, XLA:CPU
+BACKENDS = ("gpu", "cpu")  # compilers a compiled-step profile models: XLA:GPU, XLA:CPU
+# switches formula --json shows only where they differ from their default (added after the recorded outputs)
+QUIET = ("cuda_graph", "graph_scope", "tp_comm_overlap", "latent")
 
 
 @dataclass(frozen=True)

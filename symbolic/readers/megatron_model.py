@@ -102,11 +102,12 @@ def _experts(args: Args, L: int, f: int) -> dict:
 
 
 def _hybrid(args: Args, pattern: str, h: int) -> dict:
-    """Mamba-2, attention and MLP blocks of a hybrid pattern (each block one part, as Megatron-Core's hybrid stack)."""
+    """Mamba-2, attention, MLP and MoE blocks of a hybrid pattern (each block one part, as Megatron-Core's hybrid
+    stack)."""
     where = {kind: tuple(i for i, ch in enumerate(pattern) if HYBRID[ch] == kind) for kind in set(HYBRID.values())}
     head = args.get("mamba_head_dim")
     return {"mamba_layers": where["mamba"], "mlpless_layers": tuple(sorted(where["mamba"] + where["attention"])),
-            "mixerless_layers": where["mlp"], "ssm_heads": args.get("mamba_num_heads") or MAMBA_EXPAND * h // head,
+            "mixerless_layers": tuple(sorted(where["mlp"] + where["moe"])), "ssm_heads": args.get("mamba_num_heads") or MAMBA_EXPAND * h // head,
             "ssm_head_dim": head, "ssm_state": args.get("mamba_state_dim"), "ssm_groups": args.get("mamba_num_groups"),
             "conv_width": MAMBA_CONV, "ssm_conv_bias": True}
 
@@ -151,6 +152,17 @@ def model_fields(args: Args, training: dict, vocab: int | None = None, model_giv
            "positions": args.get("max_position_embeddings") or args.get("seq_length") if position == "learned_absolute"
            else 0, "mtp": args.get("mtp_num_layers") or 0,
            **_attention(args, h, a), **_norm_mlp(args), **_experts(args, L, f), **(_hybrid(args, pattern, h) if pattern else {})}
+    if pattern and ("E" in pattern) != bool(out.get("E")):
+        args.refuse("num_experts", "E blocks in the hybrid pattern need --num-experts, and --num-experts E blocks")
+    if pattern and out.get("E"):  # the pattern places the MoE blocks (megatron-core 0.16.1 ssm/mamba_block.py), not
+        # --moe-layer-freq; squared-ReLU experts keep relu's output and its square unfused (components.moe)
+        out["dense_layers"] = tuple(i for i, ch in enumerate(pattern) if ch != "E")
+        out["moe_latent"] = args.get("moe_latent_size") or 0
+    elif args.get("moe_latent_size"):
+        args.refuse("moe_latent_size", "a latent MoE is modelled in a hybrid pattern's E blocks")
+    if args.get("use_fused_weighted_squared_relu") and out.get("E") and out["mlp"] == "relu2":
+        args.refuse("use_fused_weighted_squared_relu", "the fused weighted squared ReLU of the experts keeps fc1's "
+                    "output and the probabilities (fusions/fused_weighted_squared_relu.py): not modelled")
     if out.get("E") and out["mlp_bias"]:
         args.refuse("add_bias_linear", "biases on routed experts' linears (no --disable-bias-linear) are not modelled")
     return out

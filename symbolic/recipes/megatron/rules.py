@@ -44,8 +44,17 @@ RULES: tuple[Rule, ...] = (
                     f"head and layer norms (AdamW); {x.model}'s biases, q/k norms, MTP, latent attention, hybrid "
                     f"layers or gates are not split"), scope="paper", model=True),
     Rule("GeLU experts: Megatron only", lambda x: (x.E == 0) | (x.mlp == "swiglu"),
-         lambda x: (f"{x.model}'s routed experts are GeLU MLPs, which only the megatron recipe models (Megatron-Core "
-                    f"0.16.1's TEGroupedMLP without --swiglu; give --recipe megatron)"), scope="!paper", model=True),
+         lambda x: (f"{x.model}'s routed experts are {'GeLU' if x.mlp == 'gelu' else 'squared-ReLU'} MLPs, which only "
+                    f"the megatron recipe models (Megatron-Core 0.16.1's TEGroupedMLP without --swiglu; give --recipe "
+                    f"megatron)"), scope="!paper", model=True),
+    Rule("latent MoE: Megatron only", lambda x: np.logical_not(x.latent),
+         lambda x: (f"{x.model} is a latent MoE, which only the megatron recipe models (Megatron-Core 0.16.1's "
+                    f"--moe-latent-size; give --recipe megatron)"), scope="!paper", model=True),
+    # the all-gather dispatcher's buffers (components.moe_allgather, mpu) are read at width h
+    Rule("latent MoE: the all-to-all dispatcher", lambda x: np.logical_not(x.latent)
+         | (getattr(x, "moe_dispatcher", "alltoall") == "alltoall"),
+         lambda x: (f"{x.model} is a latent MoE: its dispatch at width d_l is modelled for the alltoall dispatcher, "
+                    f"not {x.moe_dispatcher}"), scope="paper", model=True),
     # DeepSeek Sparse Attention as Megatron-Core 0.16.1 runs it (transformer/experimental_attention_variant/dsa.py)
     Rule("DSA: no context parallel", lambda x: np.logical_not(x.dsa) | (x.c == 1),
          lambda x: (f"{x.model} has DeepSeek Sparse Attention, whose unfused sparse attention and indexer in "

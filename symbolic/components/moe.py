@@ -151,8 +151,9 @@ def dispatch_buffers(sw: Switches) -> list[Component]:
         return [dispatch_working_set()]  # its gathered tokens: components.mpu.mpu_buffer
     return [Component("moe_dispatch", B_a * token_width(sw) * (C_f * k_e * local_tokens() + 2 * expert_rows()),
                       "one MoE layer's dispatch in flight: the all-to-all's permuted tokens [C_f k_e T, h] and the "
-                      "received rows all-gathered over t_e and sorted by expert (2 x [R, h]; d_l wide in a latent "
-                      "MoE), B_a each (Megatron-Core MoEAlltoAllTokenDispatcher)")]
+                      "received rows all-gathered over t_e and sorted by expert (2 x [R, h]"
+                      + ("; d_l wide: a latent MoE" if sw.latent else "")
+                      + "), B_a each (Megatron-Core MoEAlltoAllTokenDispatcher)")]
 
 
 def routing_state(moe_layers: sp.Expr, sw: Switches) -> list[Component]:

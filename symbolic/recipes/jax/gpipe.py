@@ -1,8 +1,8 @@
 """GPipe's table of temporaries in jaxcheck's step (the schedule --schedule gpipe compiles): the loop of I = m + p - 1
 iterations keeps every iteration's residuals and stage outputs, and its working sets between forward and backward;
 the per-layer and per-micro-batch rows both schedules hold are recipes.jax.working's. Each row a buffer with the
-phases it is live in, read from XLA's buffer-assignment dumps of grids/derive.toml (its derivation in the row's doc
-and in docs/jaxcheck.md)."""
+phases it is live in, read from XLA's buffer-assignment dumps of grids/derive.toml (its derivation in docs/jaxcheck.md,
+the dumps in docs/accuracy.md under the row's name)."""
 from __future__ import annotations
 
 import sympy as sp
@@ -40,8 +40,8 @@ def _stacks_widening(sw: Switches) -> sp.Expr:
 
 def _looped(width: sp.Expr) -> sp.Expr:
     """A width that exists only inside the loss loop: 0 with one micro batch, where the compiled program has no loop
-    (XLA removes a while loop of one trip and schedules its body with the rest of the step; dumps of the three-layer
-    model, d4 t2 b4 selective, m = 1 against m = 2)."""
+    (XLA removes a while loop of one trip and schedules its body with the rest of the step; evidence:
+    docs/accuracy.md, _looped)."""
     return sp.Piecewise((0, sp.Eq(m, 1)), (width, True))
 
 
@@ -85,27 +85,24 @@ def _loop(sw: Switches) -> tuple[Buffer, ...]:
                "the last stage's output of every iteration [m + p - 1, b, s, h]"),
         Buffer("embeddings", (m,) + stream, B_a, ("forward",), "embedded micro batches [m, b, s, h]"),
         Buffer("lookup_partial", (m, b, s / c, h), B_a, ("forward_embed",), "the vocab-parallel lookup's partial "
-               "sums of every micro batch [m, b, s/c, h] before their sum over t (derive-moe 6: loop_multiply_fusion "
-               "bf16[512,4,1,1024] of the lookup's shard_map, beside the embedding's all-gather)"),
+               "sums of every micro batch [m, b, s/c, h] before their sum over t, beside the embedding's all-gather"),
         Buffer("stage_buffer", stream, B_a, ("forward",) + backward, "the stage buffer and its copy shifted one "
                "stage by the collective-permute (forward: activations, backward: their cotangents)", count=2),
-        Buffer("head_grad", held, _looped(B_g), LOSS, "fp32 gradient of the LM head (of the embedding when tied) "
-               "while the logits exist: the loss loop's accumulator, made when the loop starts. With one micro "
-               "batch there is no loop (XLA removes a loop of one trip) and the gradient is one product made after "
-               "the logits gradient, so it is not live with the logits"),
+        Buffer("head_grad", held, _looped(B_g), LOSS, "fp32 gradient of the LM head (the embedding's when tied) "
+               "[h, v/t] (ZeRO-2/3: h over d*c), the loss loop's accumulator, live with the logits; none with one "
+               "micro batch (no loop: one product after the logits gradient)"),
         Buffer("head_grad_zeros", held, _looped(B_g), ("forward", "relayout"), "the zeros that accumulator starts "
-               "from: XLA:GPU materialises them at the step's start, as it does iteration_grads_zeros, and updates "
-               "them in place in the loss loop (dump of llama3-8b d2 t2 p2 c2 m8: a broadcast f32[h, v/t] live from "
-               "the step's 11th instruction to the loss loop)", backend="gpu"),
+               "from, materialised by XLA:GPU at the step's start and updated in place in the loss loop",
+               backend="gpu"),
         Buffer("head_grad_kept", held, B_g, backward + ("update", "update_gather"), "the same gradient, complete "
-               "before the "
-               "pipeline backward (an optimization barrier with the pipeline's cotangent) and kept until the AdamW "
-               "update, which starts once every gradient exists (a second barrier)"),
-        Buffer("embed_grad", (v / t, h), B_g, ("update",), "fp32 gradient of the embedding's local [v/t, h] rows, "
-               "made after the pipeline backward by the lookup's scatter-add and summed over d*c (its all-reduce, or "
-               "with ZeRO-1 the all-gather of the updated rows, is in flight as the update starts)"),
+               "before the pipeline backward (an optimization barrier) and kept to the AdamW update, which waits for "
+               "every gradient (a second barrier)"),
+        Buffer("embed_grad", (v / t, h), B_g, ("update",), "fp32 gradient of the embedding's local rows [v/t, h], "
+               "scatter-added by the lookup's backward after the pipeline's; its sum over d*c (all-reduce; ZeRO-1: the "
+               "updated rows' all-gather) is in flight as the update starts"),
         *([Buffer("positions_grad", (s_p, h), B_g, ("update",), "fp32 gradient of GPT's learned positions [s_p, "
-                  "h] (replicated over t), made with the embedding's by the lookup's backward")] if sw.positions else []),
+                  "h] (replicated over t), made with the embedding's by the lookup's backward")]
+          if sw.positions else []),
     )
 
 
@@ -118,13 +115,13 @@ def _iterations(sw: Switches) -> tuple[Buffer, ...]:
         Buffer("iteration_grads", (I,) + stream, B_a, backward, "cotangents reaching the last stage and leaving "
                "stage 0 in every iteration [m + p - 1, b, s, h]", count=2),
         Buffer("iteration_grads_zeros", (I,) + stream, B_a, ("forward", "relayout") + LOSS, "the zeros those "
-               "cotangent stacks start from: a constant XLA:GPU materialises at the step's start and holds until the "
-               "backward copies it (dumps of grids/derive.toml, e.g. llama3-8b t2 p4 m16)", backend="gpu"),
+               "cotangent stacks start from, a constant XLA:GPU materialises at the step's start and holds until the "
+               "backward copies it", backend="gpu"),
         Buffer("relayout_copy", (I, N), _relayout(sw), ("relayout",),
                "one residual stack in the backward's layout while the forward's copy still exists", backend="gpu"),
         Buffer("stacks_widened", (I,) if sw.gdn else (I, N), _stacks_widening(sw), backward,
                "what the residual stacks grow by when XLA:CPU converts their compute-dtype tensors to fp32 before "
-               "the backward loop (wrapped_convert in its buffer assignment)", backend="cpu"),
+               "the backward loop", backend="cpu"),
         Buffer("iteration_slice", (N,), _iteration_slice(sw), backward, "one iteration's residuals copied out "
                "of the fp32 stacks for the backward's layer loop", backend="cpu"),
     )

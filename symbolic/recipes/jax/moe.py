@@ -132,14 +132,12 @@ def _masked_expert_grads(experts: sp.Expr):
     return Buffer("expert_layer_grads", (experts,), B_g, ("backward_weights",), (
         "one MoE layer's local experts' weight gradients in param dtype, whole: under 1F1B a stage's gradients "
         "are selected to zero where it ran no backward (jaxcheck.model.onef1b._masked), which XLA:GPU does on the "
-        "whole fp32 gradient before ZeRO-2/3's reduce-scatter (grids/derive-1f1b-ep-zero.toml's moe2-top1-1024 "
-        "d4 e2 p4 selective zero3: loop_select_fusion.23-25 f32[1,16,1024,2048] x 3, the step's peak; and at "
-        "L/p = 2, d2 e2 p2 none zero2: loop_select_fusion.7-9 f32[16,1024,2048] x 3)"))
+        "whole fp32 gradient before ZeRO-2/3's reduce-scatter"))
 
 
 def rows(sw: Switches) -> list:
     """The temporaries an MoE layer adds to the step (none without experts), one layer at a time, read from XLA:GPU
-    dumps (h100-80gb) of grids/derive-moe.toml."""
+    dumps (h100-80gb) of grids/derive-moe.toml (docs/accuracy.md, under the row's name)."""
     from .buffers import Buffer
 
     if not sw.moe:
@@ -148,17 +146,14 @@ def rows(sw: Switches) -> list:
     sent = E * capacity()  # one device's send (or receive) buffer, [E, C] rows of h
     parts = [
         Buffer("moe_forward", (), B_a * (t_e * sent * h + local * (2 * f_e / t_e + h)), ("forward",), "one MoE "
-               "layer's forward: the all-to-all's received buffer [E, C, h] (all-gathered over tensor to [t_e, E, C, h] "
-               "when t_e = t > 1), the local experts' fused gate|up product "
-               "[E/e, n, 2 f_e/t_e] and their rows transposed expert-major [E/e, n, h] (derive-moe 7: all_to_all "
-               "bf16[1,2,4,128,1024], gemm_fusion_dot bf16[4,256,5632], loop_transpose_fusion bf16[1,1,4,2,128,1024])"),
+               "layer's forward: the all-to-all's received buffer [E, C, h] (all-gathered over tensor to "
+               "[t_e, E, C, h] when t_e = t > 1), the local experts' fused gate|up product "
+               "[E/e, n, 2 f_e/t_e] and their rows transposed expert-major [E/e, n, h]"),
         Buffer("moe_backward", (), B_a * local * (f_e / t_e + h) + 2 * B_a * moe_tokens() * h,
                ("backward_attention",), "one MoE layer's backward, held with the attention's: the gradient of the "
                "experts' SwiGLU output [E/e, n, f_e/t_e] (the down projection's backward), the rows' cotangent "
-               "[E/e, n, h], and the cotangents of the router's and the dispatch's input [T, h] (holdout-moe 1: "
-               "gemm_fusion_dot_general bf16[2,2048,4096] of transpose(enf,efh->enh), loop_transpose_fusion "
-               "bf16[1,1,2,4,512,1536]; derive-moe 0: the router's dot and the dispatch's scatter-add bf16[T, h]; "
-               "small expert matmuls fuse it into fp32 products instead, f32[E/e, 4, n, f_e/t_e] in derive-moe 0-2)"),
+               "[E/e, n, h], and the cotangents of the router's and the dispatch's input [T, h] (small expert matmuls "
+               "fuse it into fp32 products instead)"),
     ]
     experts = E / e * 3 * h * f_e / t_e  # one MoE layer's local expert parameters
     backward = ("backward_attention", "backward_weights")
@@ -166,26 +161,20 @@ def rows(sw: Switches) -> list:
     one_layer = sp.Piecewise((0, sp.Eq(L / p, 1)), (B_w, True))  # one layer per stage: the stack read in place
     parts += [
         Buffer("expert_layer_weights", (experts,), one_layer if not sw.sharded_weights else B_a,
-               backward if not sw.sharded_weights else ("backward_attention",), "one MoE layer's local experts' weights for "
-               "its backward: sliced from the stack in param dtype (holdout-moe 8 casts them to compute dtype in "
-               "the slice's fusion instead: loop_convert_fusion bf16[1,1,32,1280,256] x 3), or (ZeRO-3) "
-               "all-gathered over their expert data-parallel group in compute dtype, and then dead before the "
-               "weight gradients' dots (derive-moe 7: no gathered expert weight live at the backward's peak)"),
+               backward if not sw.sharded_weights else ("backward_attention",),
+               "one MoE layer's local experts' weights for its backward: sliced from the stack in param dtype (none "
+               "with one layer per stage), or (ZeRO-3) all-gathered over their expert data-parallel group in "
+               "compute dtype, dead before the weight gradients' dots"),
         _masked_expert_grads(experts) if masked else
         Buffer("expert_layer_grads", (experts,), B_g if not sw.sharded_grads else sp.Rational(5, 3) * B_a,
-               ("backward_weights",), "one MoE layer's local experts' weight gradients: converted to param dtype "
-               "before they join the accumulator (derive-moe 8: loop_convert_fusion f32[1,4,4096,7168] x 3); with "
-               "ZeRO-2/3 all-reduced in compute dtype inside the dispatch's shard_map before the slice of the "
-               "expert data-parallel shard, the fused gate|up gradient [E/e, 2 f_e/t_e, h] with its two slices and "
-               "the down gradient (derive-moe 7: gemm_fusion_dot bf16[4,5632,1024], all-reduce-start x 2 and "
-               "wrapped_slice bf16[4,2816,1024])"),
+               ("backward_weights",), "one MoE layer's local experts' weight gradients, converted to param dtype "
+               "before they join the accumulator; ZeRO-2/3: the fused gate|up gradient [E/e, 2 f_e/t_e, h], its two "
+               "slices and the down gradient, all-reduced in compute dtype in the dispatch's shard_map before the "
+               "expert data-parallel shard is sliced"),
     ]
     if sw.recompute == "full":
         parts.append(Buffer("moe_recompute", (), B_a * (local * (3 * f_e / t_e + h) + t_e * sent * h),
                             ("backward_attention",), "full remat: one MoE layer's forward run again in the backward, "
                             "its gate, up and SwiGLU product [E/e, n, f_e/t_e] each, transposed rows [E/e, n, h] and "
-                            "received buffer [E, C, h] ([t_e, E, C, h] all-gathered over tensor when t_e = t > 1) "
-                            "(holdout-moe 1: gemm_fusion_dot_general bf16[2,2048,4096] x 2 of the rematted "
-                            "enh,ehf->enf, loop_multiply_fusion bf16[1,2,2048,4096], loop_transpose_fusion; derive-moe 2: "
-                            "all-gather-start bf16[1,2,4,64,256])"))
+                            "received buffer [E, C, h] ([t_e, E, C, h] all-gathered over tensor when t_e = t > 1)"))
     return parts

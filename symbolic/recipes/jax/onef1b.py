@@ -1,7 +1,8 @@
 """The 1F1B table of jaxcheck's step (the default schedule, jaxcheck.model.onef1b): each stage's residual rings of
 K = min(m, p) slots, the accumulators the tick loop carries to the update, what one tick's loss and stage shift hold,
 and the per-layer and per-micro-batch rows both schedules share (recipes.jax.working); each backend's own rows are
-recipes.jax.onef1b_gpu's and onef1b_cpu's, in their places in the table."""
+recipes.jax.onef1b_gpu's and onef1b_cpu's, in their places in the table. The dumps each row was read from are in
+docs/accuracy.md under the row's name."""
 from __future__ import annotations
 
 import sympy as sp
@@ -66,18 +67,16 @@ def _tick(sw: Switches) -> tuple[Buffer, ...]:
     if sw.moe and sw.sharded_grads:  # ZeRO-2/3: the masked expert gradient's shard, made beside it
         out.append(Buffer("expert_grad_shard", (experts_params(sw) / (3 * expert_grad_shards(sw)),),
                           sp.Piecewise((0, sp.Eq(expert_grad_shards(sw), 1)), (B_g, True)),
-                          ("backward_weights",), "one expert weight's gradient sliced to this rank's expert "
+                          ("backward_weights",), "one expert weight's fp32 gradient sliced to this rank's expert "
                           "data-parallel shard before it joins the accumulator, while the masked whole gradients "
-                          "exist (moe2-top1-1024 d4 e2 p4 zero3: loop_dynamic_slice_fusion.10 f32[1,8,1024,2048]); "
-                          "none when that group is one rank (nothing to slice)"))
+                          "exist; none when that group is one rank (nothing to slice)"))
     micro = [] if sw.sharded_grads else [  # with ZeRO-2/3, recipes.jax.zero's head_grad_micro
         Buffer("head_grad_micro", (h, v / t), B_g, ("loss_head",), "one micro batch's fp32 gradient of the LM head "
-               "[h, v/t], made whole before it joins the accumulator (llama3-8b d2 t1 p4 none zero1: "
-               "gemm_fusion_dot.98 f32[4096,128256] beside the logits gradient, the step's peak)")]
+               "[h, v/t], made whole beside the logits gradient before it joins the accumulator")]
     return (*out, *micro,
-        Buffer("logits_grad", (b, s / c, v / t), FP32, ("loss_input_grad", "loss_head"), "the micro batch's fp32 "
-               "logits gradient, the input of the last stage's cotangent and of the head gradient's product (same "
-               "dump: input_scatter_fusion.1 f32[1,2048,128256])"))
+        Buffer("logits_grad", (b, s / c, v / t), FP32, ("loss_input_grad", "loss_head"), "one micro batch's fp32 "
+               "logits gradient [b, s/c, v/t], the input of the last stage's cotangent and of the head gradient's "
+               "product"))
 
 
 def _stage(sw: Switches) -> tuple[Buffer, ...]:
@@ -88,8 +87,7 @@ def _stage(sw: Switches) -> tuple[Buffer, ...]:
         Buffer("pending_residuals", (), largest_layer(sw) if sw.gdn else per_layer,
                BWD_CPU if sw.backend == "cpu" else BWD, "the residuals of "
                "the layer whose forward ran in this step of the layer loop, written into their ring slot once the "
-               "backward's layer is done (jaxcheck.model.onef1b: the write waits for the backward's reads; XLA:CPU "
-               "writes them before the attention backward, BWD_CPU)"),
+               "backward's layer has read it (jaxcheck.model.onef1b; XLA:CPU: before the attention backward)"),
         Buffer("stage_shift", stream, B_a, ("forward", "backward_attention", "backward_weights"), "a stage buffer "
                "shifted one stage by the collective-permute, beside the buffer it came from"),
         Buffer("lookup_grad", (v / t, h), B_g, ("backward_embed",), "one micro batch's gradient of the local "

@@ -4,7 +4,8 @@ Every device holds the same buffers (SPMD): embedding, final norm and LM head re
 layers, and the schedule's loop on every stage: 1F1B's ticks with residual rings of K = min(m, p) micro batches
 (recipes.jax.onef1b), or GPipe's I = m + p - 1 iterations. Arguments and outputs are exact; the temporaries are rows
 of symbolic.recipes.jax.buffers, live in the phases of the step (the derivation of each row, from XLA's
-buffer-assignment dumps of grids/derive.toml and grids/derive-1f1b.toml, is in its doc and in the README).
+buffer-assignment dumps of grids/derive.toml and grids/derive-1f1b.toml, is in docs/jaxcheck.md; the dumps of each
+row are in docs/accuracy.md under its name; its doc says what the buffer is).
 """
 from __future__ import annotations
 
@@ -67,7 +68,8 @@ def arguments(sw: Switches) -> list[Buffer]:
         Buffer("params", (params / jaxzero.param_shards(sw) + experts / expert_params
                           + (whole if sw.sharded_weights else 0),), B_w, ALL, "parameters in "
                "param dtype, sharded as jaxcheck.rules (matrices and vocabulary over t, layers over p" + (
-                   "; ZeRO-3: each also over d*c on a layer's major dimension" if sw.sharded_weights else "") + moe_doc + ")"),
+                   "; ZeRO-3: each also over d*c on a layer's major dimension" if sw.sharded_weights else "")
+               + moe_doc + ")"),
         Buffer("adam_moments", (params / zero + experts / expert_zero + whole,), B_o, ALL, "AdamW mu and nu in param "
                "dtype" + (
             ", over d*c (ZeRO-1: first dimension divisible by d*c; ZeRO-2/3: as the gradients)" if sw.dist_opt
@@ -82,12 +84,11 @@ def param_leaves(sw: Switches) -> sp.Expr:
     """Parameter leaves: embedding, final norm, LM head (none when tied), 9 per dense block (wq wk wv wo gate up down,
     2 norm scales; with biases bq bk bv, bo, and the dense MLP's three; GPT's fc1 and fc2 in place of gate up down,
     their two biases, the LayerNorms' biases, the learned positions) and per MoE block wq wk wv wo, 2 norm scales,
-    router, gate, up, down, the shared experts' 3, their gate's 1 and the score-correction bias; MLA's attention has 7 leaves in place of wq
-    wk wv wo (wq_a, q_norm, wq_b, wkv_a, kv_norm, wkv_b, wo), or 5 without a query latent; each multi-token-prediction
-    module 4 (enorm, hnorm, eh_proj, final norm) and its block's; gated attention 1 more (wg; 2 with biases, bg); a
-    hybrid's Gated
-    DeltaNet block its 13 mixer leaves (wq wk wv wz wb wa, three convolutions, dt_bias, A_log, the gated norm's scale,
-    wo), 2 norm scales and its MLP's, as its attention block's."""
+    router, gate, up, down, the shared experts' 3, their gate's 1 and the score-correction bias; MLA's attention has
+    7 leaves in place of wq wk wv wo (wq_a, q_norm, wq_b, wkv_a, kv_norm, wkv_b, wo), or 5 without a query latent;
+    each multi-token-prediction module 4 (enorm, hnorm, eh_proj, final norm) and its block's; gated attention 1 more
+    (wg; 2 with biases, bg); a hybrid's Gated DeltaNet block its 13 mixer leaves (wq wk wv wz wb wa, three
+    convolutions, dt_bias, A_log, the gated norm's scale, wo), 2 norm scales and its MLP's, as its attention block's."""
     ends = 3 - (1 if sw.tied else 0)
     mla = ((7 if sw.q_lora else 5) - 4) if sw.mla else 0  # leaves beyond GQA's four
     mla += (3 if sw.qkv_bias else 0) + (2 if sw.qk_norm in ("head", "full") else 0)  # bq bk bv; q and k norm scales

@@ -1,7 +1,8 @@
 """The working sets both pipeline schedules of jaxcheck's step hold alike (GPipe's loop, recipes.jax.gpipe, and the
 1F1B clock, recipes.jax.onef1b): one layer's residuals, its forward and backward beyond them, one micro batch's
 loss, as expressions and as the buffer rows each schedule's table lists in its place. Each row read from XLA's
-buffer-assignment dumps of grids/derive.toml (docs/jaxcheck.md)."""
+buffer-assignment dumps of grids/derive.toml (docs/jaxcheck.md; each row's evidence in docs/accuracy.md under its
+name)."""
 from __future__ import annotations
 
 import sympy as sp
@@ -25,10 +26,7 @@ LOSS = ("loss", "loss_input_grad", "loss_head")  # one micro batch's loss: logit
 FLASH_FWD_BYTES = 2 * FP32  # fp32 masked scores and exp(scores - max) of one key block
 FLASH_BWD_BYTES = 3 * FP32  # fp32 probabilities and the dK, dV products of one key block (XLA's transposed layout)
 # XLA:CPU holds two fp32 arrays of a key block in the flash backward, the probabilities and their product with dO, and
-# the latter cast to compute dtype for the dK product: all three live at once in tests/test_verify.py's shape (s 128,
-# full remat: ynn_fusion.44 f32[2,128,384], subtract_exponential_fusion.3, convert_bitcast_fusion.20 bf16[2,384,128]);
-# in grids/derive-1f1b.toml's tiny p4 none and tied-1024 t2 p2 selective the cast follows the first array's end
-# (ynn_fusion.3 f32[4,128,2048] to 456, subtract_exponential_fusion.1 456-458, the bf16 cast 458-459)
+# the latter cast to compute dtype for the dK product (evidence: docs/accuracy.md, attention_backward)
 FLASH_BWD_BYTES_CPU = 2 * FP32 + B_a
 
 
@@ -91,13 +89,9 @@ def attention_backward(sw: Switches) -> sp.Expr:
 
 def gdn_backward(sw: Switches) -> sp.Expr:
     """One Gated DeltaNet layer's backward beyond its residuals: its rule's custom VJP recomputes the chunks and
-    differentiates them (jaxcheck.model.gdn). Read from one XLA:GPU dump (grids/derive-hybrid.toml's
-    qwen3.5-moe-768 d2 e2 s2048 none zero1: 116.5 MiB made in that layer's backward and live at its peak, the
-    gemm_fusion_dot.822 to loop_broadcast_fusion.19 of the rule's backward): eleven fp32 [b, s, n_gv/t, d_gv] chunk
-    tensors ([s/64, b, n_gv/t, 64, d] and the dots that make them), seven bf16 ones, five fp32 chunk matrices
-    [b, s, n_gv/t, 64] (the triangular solve's), and the fp32 chunk states [s/64, b, n_gv/t, d_gk, d_gv]. That dump
-    has d_gk = d_gv, so the row cannot tell the key-wide tensors from the value-wide ones; a second (qwen3.5-1024 d2
-    p2 selective zero3, n_gv = 2 n_gk, d = 64) held 104 MiB where this counts 82. 0 without Gated DeltaNet layers."""
+    differentiates them (jaxcheck.model.gdn): eleven fp32 [b, s, n_gv/t, d_gv] chunk tensors, seven compute-dtype
+    ones, five fp32 chunk matrices [b, s, n_gv/t, 64] and the fp32 chunk states [s/64, b, n_gv/t, d_gk, d_gv], read
+    from one XLA:GPU dump (evidence: docs/accuracy.md, gdn_backward). 0 without Gated DeltaNet layers."""
     if not sw.gdn:
         return sp.Integer(0)
     chunk = sp.Min(s, GDN_CHUNK)
@@ -158,11 +152,11 @@ def backward_work(sw: Switches) -> tuple[Buffer, ...]:
     gdn_gpu = sw.gdn and sw.backend == "gpu"  # XLA:CPU's Gated DeltaNet backward is not read: attention's row alone
     backward = BACKWARD
     return (
-        Buffer("layer_weights", (one_layer_dense(sw),), sp.Piecewise((0, sp.Eq(N, 1)), (B_w, True)) if not sw.sharded_weights
-               else B_a, backward,
-               "one layer's weights sliced from the stage's stack in param dtype, for its backward (with one layer per "
-               "stage there is no layer loop, which XLA removes, and the stack is read in place); ZeRO-3: all-gathered "
-               "over d*c in compute dtype (llama3-8b d4 t2 selective zero3: all-gather-start.16 bf16[2048,14336])"),
+        Buffer("layer_weights", (one_layer_dense(sw),),
+               sp.Piecewise((0, sp.Eq(N, 1)), (B_w, True)) if not sw.sharded_weights else B_a, backward,
+               "one layer's weights sliced from the stage's stack in param dtype for its backward (none with one layer "
+               "per stage: XLA removes the layer loop, the stack is read in place); ZeRO-3: all-gathered over d*c in "
+               "compute dtype"),
         Buffer("recomputed", (), recomputed_bytes(sw), ("backward_attention",), "one layer's attention-half residuals "
                "that the backward recomputes (full remat: all of them; selective: those it did not save)"),
         Buffer("attention_backward", (), sp.Max(attention_backward(sw), gdn_backward(sw)) if gdn_gpu
@@ -181,8 +175,7 @@ def layer_gathered(sw: Switches) -> tuple[Buffer, ...]:
     """ZeRO-2: one layer's updated weights all-gathered (none otherwise)."""
     return (
         *([Buffer("layer_gathered", (one_layer(sw),), B_w, ("update_gather",), "ZeRO-2: one layer's updated weights "
-                  "all-gathered in param dtype (its routed experts over their expert data-parallel group, the rest "
-                  "over d*c) into the donated parameter stack, while the updated shards of every layer exist "
-                  "(jaxcheck.zero.apply_updates; holdout-moe 8: all-gather-start f32[32,256,1280] x 3 beside the "
-                  "updated shards f32[1,3,8,256,1280] x 3)")] if (sw.sharded_grads and not sw.sharded_weights) else []),
+                  "all-gathered in param dtype (routed experts over their expert data-parallel group, the rest over "
+                  "d*c) into the donated parameter stack while every layer's updated shards exist "
+                  "(jaxcheck.zero.apply_updates)")] if (sw.sharded_grads and not sw.sharded_weights) else []),
     )

@@ -33,10 +33,8 @@ def param_shards(sw: Switches) -> sp.Expr:
 def tick_slices(sw: Switches) -> sp.Expr:
     """Ways XLA:CPU slices a 1F1B tick's head gradient (and with MTP the modules') before the all-reduce at the
     tick's end: with ZeRO-2/3 it makes each as this rank's ZeRO shard (h/(d*c) of the head's) where d*c divides p,
-    else whole. Read in grids/derive-mtp-cpu.toml's eleven mimo-1024 steps: sliced at d2 p2 (ZeRO-2 and 3), d2 p4 and
-    d4 p4 (ynn_fusion f32[16384,512], f32[16384,256]); whole at d2 p1, d2 p3, d4 p2, d8 p2, d3 p2, d2 c2 p2 and under
-    ZeRO-1; also sliced at holdout-cpu-4's qwen3-next-1280 d2 e2 p2 ZeRO-3 (f32[40000,640]) and, without MTP, at
-    grids/derive-1f1b.toml's llama2-7b d2 t2 p2 full zero3 (ynn_fusion.51 f32[16000,2048])."""
+    else whole. Read in XLA:CPU dumps of grids/derive-mtp-cpu.toml and others (evidence: docs/accuracy.md,
+    tick_slices)."""
     if not sw.sharded_grads:
         return sp.Integer(1)
     return sp.Piecewise((GROUPS.zero_group, sp.Eq(sp.Mod(p, GROUPS.zero_group), 0)), (1, True))
@@ -44,25 +42,25 @@ def tick_slices(sw: Switches) -> sp.Expr:
 
 def rows(sw: Switches) -> list[Buffer]:
     """The temporaries ZeRO-2/3 add to the step (none below ZeRO-2), each read from an XLA:GPU dump (h100-80gb) of
-    grids/derive-zero.toml."""
+    grids/derive-zero.toml (docs/accuracy.md, under the row's name)."""
     out = []
     ticks = sw.schedule == "1f1b"  # GPipe's rows stay as read, on both backends
     if sw.sharded_grads:
         out += [
-            Buffer("head_grad_micro", (h / (tick_slices(sw) if ticks and sw.backend == "cpu" else 1), v / t), B_g, ("loss_head",),
-                   "one micro batch's fp32 gradient of the LM head, whole, before its reduce-scatter over d*c "
-                   "(llama3-8b d2 t2 p2 c2 full zero2: gemm_fusion_dot.56 f32[4096,64128]); XLA:CPU's 1F1B tick "
-                   "makes it as a ZeRO shard where d*c divides p (tick_slices)"),
-            Buffer("head_grad_scattered", (h / GROUPS.zero_group, v / t), B_g, ("loss_head",), "that gradient reduce-scattered, "
-                   "before it joins the sharded accumulator (same dump: reduce-scatter.2.1 f32[1024,64128]); XLA:CPU's "
+            Buffer("head_grad_micro", (h / (tick_slices(sw) if ticks and sw.backend == "cpu" else 1), v / t), B_g,
+                   ("loss_head",),
+                   "one micro batch's fp32 gradient of the LM head [h, v/t], whole, before its reduce-scatter over "
+                   "d*c; XLA:CPU's 1F1B tick makes it as a ZeRO shard where d*c divides p (tick_slices)"),
+            Buffer("head_grad_scattered", (h / GROUPS.zero_group, v / t), B_g, ("loss_head",),
+                   "that gradient reduce-scattered, [h/(d c), v/t], before it joins the sharded accumulator (XLA:CPU's "
                    "1F1B tick all-reduces it at the tick's end instead and slices the sum into the accumulator after "
-                   "the loss (grids/derive-hybrid.toml's qwen3.5-moe-768 d4 e2 p1 full zero2: all-reduce.579, then "
-                   "copy_add_fusion.3 f32[192,24576])", backend="gpu" if ticks else "all"),
+                   "the loss)",
+                   backend="gpu" if ticks else "all"),
         ]
         out += [] if ticks else [  # 1F1B reduce-scatters each micro batch's into its accumulator (onef1b's embed_grad)
             Buffer("embed_grad_shard", (v / (t * GROUPS.zero_group), h), B_g, ("update", "update_gather"), "the "
-                   "embedding's gradient reduce-scattered over d*c while the whole one (embed_grad) still exists (same "
-                   "dump: reduce-scatter.11.1 f32[16032,4096])"),
+                   "embedding's gradient reduce-scattered over d*c [v/(t d c), h] while the whole one (embed_grad) "
+                   "still exists"),
         ]
     if sw.sharded_weights:
         loss = ("relayout", "loss", "loss_input_grad", "loss_head")
@@ -70,13 +68,10 @@ def rows(sw: Switches) -> list[Buffer]:
         embed = TICK if ticks else ("forward_embed",) + (("forward",) + loss if sw.tied else ())
         out += [
             Buffer("embed_gathered", (v / t, h), B_w, embed,
-                   "the embedding all-gathered over d*c in param dtype for the lookup, before the pipeline's layers "
-                   "(llama3-8b d4 t2 selective zero3: all-gather-start.19 f32[64128,4096]; derive-moe 6: "
-                   "all-gather-start.19 f32[16000,1024], the forward's peak, at the step's 8th instruction); tied, "
-                   "kept as the LM head through the loss loop (tied-1024 d2 t2 p2 selective zero3: "
-                   "all-gather-start.10 f32[16000,1024], live from the step's start)"),
-            Buffer("head_gathered", (h, v / t), sp.Integer(0) if sw.tied else B_w, TICK if ticks else loss[1:], "the LM "
-                   "head all-gathered over d*c in param dtype for the loss loop (llama3-8b d4 t2 selective zero3: "
-                   "all-gather-start.21 f32[4096,64128]); tied, that is embed_gathered"),
+                   "the embedding [v/t, h] all-gathered over d*c in param dtype for the lookup, before the pipeline's "
+                   "layers (1F1B: through every tick); tied, kept as the LM head through the loss loop"),
+            Buffer("head_gathered", (h, v / t), sp.Integer(0) if sw.tied else B_w, TICK if ticks else loss[1:],
+                   "the LM head [h, v/t] all-gathered over d*c in param dtype for the loss (1F1B: through every "
+                   "tick); tied, that is embed_gathered"),
         ]
     return out

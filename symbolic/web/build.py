@@ -1,0 +1,95 @@
+"""Write the static site: index.html, app.js, style.css from assets/, data.js (site_data), one script per model
+architecture with its JavaScript estimator per switch combination (jsprint) and formulas (LaTeX, the same
+rendering `mem4d formula` prints), and KaTeX copied from npm's package (nothing fetched when the page is viewed)."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+from ..config.errors import ConfigError
+from ..config.shapes import ModelShape
+from ..config.switches import Switches
+from ..config.training import Training
+from ..estimator.codegen import cache_dir
+from .data import Options, arch_id, site_data
+from .jsprint import derived_js
+
+ASSETS = Path(__file__).resolve().parent / "assets"
+KATEX = "katex@0.19.1"  # the version vendored into a site (npm install at build time, cached)
+FORMULAS = ("all", "first", "none")  # which combinations carry their rendered formulas
+
+
+def combo(recompute: str, zero: int) -> str:
+    """The page's key of a switch combination."""
+    return f"{recompute}-{zero}"
+
+
+def _arch_script(profile: str, shape: ModelShape, options: Options, formulas: str) -> str:
+    """MEM4D.arch[id] = {combo: {components, docs, main, stages, in_flight, formulas}} as JavaScript source."""
+    from ..render.rendered import rendered
+
+    entries = []
+    for i, (recompute, zero) in enumerate((r, z) for r in options.recompute for z in options.zero):
+        switches = Switches.of(Training(recompute=recompute, zero=zero), shape=shape)
+        code = derived_js(profile, switches)
+        names = set(code["components"])
+        tex = ([{"name": f["name"], "latex": f["latex"]} for f in rendered(profile, switches)["formulas"]
+                if f["name"] in names] if formulas == "all" or (formulas == "first" and i == 0) else [])
+        stages = ", ".join(f'{json.dumps(kind)}: {{"outputs": {json.dumps(x["outputs"])}, "fn": {x["source"]}}}'
+                           for kind, x in code["stages"].items())
+        entries.append(f'{json.dumps(combo(recompute, zero))}: {{"components": {json.dumps(code["components"])}, '
+                       f'"docs": {json.dumps(code["docs"])}, "formulas": {json.dumps(tex)},\n"main": {code["main"]},\n'
+                       f'"in_flight": {code["in_flight"]},\n"stages": {{{stages}}}}}')
+    return f"MEM4D.arch[{json.dumps(arch_id(shape))}] = {{\n" + ",\n".join(entries) + "};\n"
+
+
+def katex_dir(install: bool = True) -> Path | None:
+    """KaTeX's dist folder from npm, installed once into the cache (None: no npm and none cached)."""
+    root = cache_dir() / "npm" / KATEX.replace("@", "-")
+    dist = root / "node_modules" / "katex" / "dist"
+    if not (dist / "katex.min.js").exists() and install and shutil.which("npm"):
+        subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(root), KATEX],
+                       check=False, capture_output=True, timeout=300)
+    return dist if (dist / "katex.min.js").exists() else None
+
+
+def _vendor_katex(out: Path) -> bool:
+    """Copy katex.min.js, katex.min.css, its woff2 fonts and licence into out/katex; False where npm gave none."""
+    dist = katex_dir()
+    if dist is None:
+        return False
+    (out / "katex" / "fonts").mkdir(parents=True, exist_ok=True)
+    for name in ("katex.min.js", "katex.min.css"):
+        shutil.copyfile(dist / name, out / "katex" / name)
+    for font in (dist / "fonts").glob("*.woff2"):
+        shutil.copyfile(font, out / "katex" / "fonts" / font.name)
+    shutil.copyfile(dist.parent / "LICENSE", out / "katex" / "LICENSE")
+    return True
+
+
+def build(out: Path, shapes: list[ModelShape], profile: str = "paper", options: Options = Options(),
+          formulas: str = "all", progress=None) -> dict:
+    """Write the site into `out`; return {"files": {path: bytes}, "katex": bool}."""
+    if formulas not in FORMULAS:
+        raise ConfigError(f"formulas must be one of {', '.join(FORMULAS)}, got {formulas!r}")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "arch").mkdir(exist_ok=True)
+    for asset in sorted(ASSETS.iterdir()):
+        shutil.copyfile(asset, out / asset.name)
+    data = site_data(profile, shapes, options)
+    traced = ",\n".join(f'{{"name": {json.dumps(rule["name"])}, "holds": (x) => {rule["holds"]}, '
+                         f'"message": (x) => {rule["message"]}}}' for rule in data.pop("rules"))
+    (out / "data.js").write_text("window.MEM4D = {arch: {}};\nMEM4D.site = " + json.dumps(data) + ";\n"
+                                 f"MEM4D.rules = [\n{traced}];\n")
+    seen = {}
+    for shape in shapes:
+        seen.setdefault(arch_id(shape), shape)
+    for n, (key, shape) in enumerate(seen.items()):
+        if progress:
+            progress(n, len(seen), shape.name)
+        (out / "arch" / f"{key}.js").write_text(_arch_script(profile, shape, options, formulas))
+    katex = _vendor_katex(out)
+    files = {str(path.relative_to(out)): path.stat().st_size for path in sorted(out.rglob("*")) if path.is_file()}
+    return {"files": files, "katex": katex}

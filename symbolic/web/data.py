@@ -1,0 +1,99 @@
+"""What the page reads besides the code: each model's letters, its layer kinds per pipeline split, the controls'
+values, the fixed choices of the recipe, the rule table traced (rulesjs); all from the CLI's own objects."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+from ..config import rules
+from ..config.architecture import Architecture
+from ..config.glossary import FROM_MODEL, NAMES, TRAINING_FIELD, inputs_for
+from ..config.kinds import KINDS, mixed
+from ..config.shapes import DEFAULT_MODEL, ModelShape
+from ..config.training import Training
+from ..flags.values import parse_bytes
+from .rulesjs import rules_js
+
+
+@dataclass(frozen=True)
+class Options:
+    """The values each control offers (the rule table, evaluated in the page, then disables those a configuration
+    breaks); the first of each is `mem4d estimate`'s default except where noted."""
+
+    d: tuple = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+    t: tuple = (1, 2, 4, 8)
+    p: tuple = (1, 2, 4, 8, 16)
+    c: tuple = (1, 2, 4, 8)
+    e: tuple = (1, 2, 4, 8, 16, 32, 64)
+    vpp: tuple = (1, 2, 4)
+    s: tuple = (4096, 1024, 2048, 8192, 16384, 32768, 65536, 131072)
+    b: tuple = (1, 2, 4, 8)
+    m: tuple = (0, 1, 2, 4, 8, 16, 32, 64, 128, 256)  # micro batches per step; 0: one full pipeline (gbs = p b d)
+    recompute: tuple = ("none", "selective", "full")
+    zero: tuple = (1, 0, 2, 3)
+    gpu_mem: tuple = ("80GiB", "24GiB", "40GiB", "48GiB", "94GiB", "141GB", "192GB", "288GB")
+
+
+SCOPE = ("What this page offers: the {profile} profile (Megatron-LM as Fujii et al. 2024 model it) with its default "
+         "bf16 mixed precision and Adam, sequence parallel, flash attention, 1F1B with even pipeline stages, expert "
+         "tensor parallel = tp, the communicator and context overheads; the models chosen when the page was built "
+         "(mem4d web --model NAME or config.json). Every other flag of mem4d estimate (other recipes, FP8, "
+         "--stage-layers, precision, a config.json of your own) is not offered here: run the command.")
+# the letters the page sets (rules.letters' names): the controls', and the model's (rules.model_letters)
+CONTROLS = ("d", "t", "p", "c", "vpp", "s", "b", "gbs", "m", "e", "t_e", "recompute", "zero")
+
+
+def arch_id(shape: ModelShape) -> str:
+    """A short name of a model's Architecture: models alike share their code."""
+    features = json.dumps(Architecture.of(shape).features(), sort_keys=True)
+    return hashlib.sha256(features.encode()).hexdigest()[:10]
+
+
+def model_data(shape: ModelShape, options: Options) -> dict:
+    """A model as the page reads it: its letters (the estimator's inputs from the shape), the letters the rules read,
+    each pipeline split's layers of each kind per rank, and whether every rank is listed (mixed layers)."""
+    base = Training()
+    inputs = {name: value for name, value in inputs_for(shape, base).items() if name in FROM_MODEL}
+    letters = {name: x for name, x in rules.model_letters(shape).items() if not callable(x)}  # jaxcheck's methods
+    splits = {}
+    for p in options.p:
+        for vpp in options.vpp:
+            if shape.L % (p * vpp) == 0 and (vpp == 1 or p > 1):
+                training = Training(p=p, vpp=vpp, gbs=p * p)  # gbs: any the rules accept (the split ignores it)
+                splits[f"{p},{vpp}"] = [{name: counts[name] for name in KINDS}
+                                        for counts in training.kind_layers(shape)]
+    return {"name": shape.name, "param_count": shape.param_count, "arch": arch_id(shape), "inputs": inputs,
+            "letters": letters, "mixed": bool(mixed(shape)), "splits": splits,
+            "has": {"moe": bool(shape.moe), "gdn": bool(shape.gdn), "mamba": bool(shape.mamba),
+                    "blocks": bool(shape.blocks)}}
+
+
+def fixed_inputs(profile: str) -> dict:
+    """The estimator inputs the page does not offer as controls, from the recipe's default Training: byte widths,
+    n_ac, C_f, n_v."""
+    from ..recipes import widths
+
+    training = Training(**widths(profile))
+    skip = set(FROM_MODEL) | {"d", "t", "p", "c", "vpp", "s", "b", "m", "e", "t_e"}
+    return {name: getattr(training, TRAINING_FIELD.get(name, name)) for name in NAMES if name not in skip}
+
+
+def fixed_letters(profile: str, model_names: tuple[str, ...]) -> dict:
+    """What the rules read that the page holds fixed (the recipe's default Training's letters)."""
+    from ..recipes import widths
+
+    x = vars(rules.letters(Training(**widths(profile))))
+    return {name: value for name, value in x.items() if name not in CONTROLS and name not in model_names}
+
+
+def site_data(profile: str, shapes: list[ModelShape], options: Options) -> dict:
+    """Everything data.js holds: options, models, fixed inputs, traced rules, GPU sizes in bytes."""
+    models = [model_data(shape, options) for shape in shapes]
+    model_names = tuple(models[0]["letters"])
+    letters = CONTROLS + model_names
+    return {"profile": profile, "default_model": DEFAULT_MODEL, "scope": SCOPE.format(profile=profile),
+            "options": {name: list(getattr(options, name)) for name in Options.__dataclass_fields__},
+            "gpu_bytes": {size: parse_bytes(size) for size in options.gpu_mem}, "threshold": 0.8,
+            "models": models, "fixed": fixed_inputs(profile), "names": list(NAMES),
+            "rules": rules_js(profile, fixed_letters(profile, model_names), letters)}

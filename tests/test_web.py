@@ -1,0 +1,145 @@
+"""`mem4d web`'s page in a real browser: headless Chromium (Debian's chromium, driven by Playwright) loads the built
+site from file://, sets configurations through its controls (choosing among the values each control offers), and
+reads the numbers shown; each must equal `mem4d estimate --json`'s (estimate(...).as_json, the dict the command
+prints) exactly, to the byte. A configuration the page refuses shows the CLI's one-line error.
+
+Source of truth: symbolic.estimator.estimate (the numpy estimator from the same sympy expressions). Tolerance: none.
+Skips only where no chromium or no playwright is installed (.ci/run installs both)."""
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from symbolic.config.errors import ConfigError
+from symbolic.config.hfconfig import resolve_model
+from symbolic.config.training import Training
+from symbolic.estimator.estimate import estimate
+from symbolic.web.build import build
+from symbolic.web.data import Options
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+# dense (the default), MoE with ep, MLA, a hybrid (Gated DeltaNet, MoE, MTP), GPT (tied, learned positions)
+MODELS = ("llama3-8b", "mixtral-8x7b", "gpt2", str(ROOT / "grids/models/mla-lite-768.json"),
+          str(ROOT / "grids/models/qwen3-next-1280.json"))
+OPTIONS = Options(recompute=("none", "full"), zero=(1, 3))  # 4 switch combinations: the cold build stays short
+CONFIGS = 50
+CONTROLS = ("model", "gpu_mem", "d", "t", "p", "c", "e", "vpp", "s", "b", "m", "recompute", "zero")
+
+# one page call per configuration: pick each control's value among those it offers (seeded), then report the numbers
+# the page shows (the DOM's data-bytes cells) once the estimate is drawn
+SET = """async ([seed, controls]) => {
+  let x = seed;
+  const next = () => { x = (x * 1103515245 + 12345) % 2147483648; return x; };
+  for (const id of controls) {
+    const node = document.getElementById(id);
+    const offered = [...node.options].filter((o) => !o.disabled);
+    const pick = offered[next() % offered.length];
+    if (node.value !== pick.value) {
+      node.value = pick.value;
+      node.dispatchEvent(new Event("change", {bubbles: true}));  // the page re-offers the other controls' values
+    }
+  }
+  while (document.body.dataset.state !== "ready") await new Promise((r) => setTimeout(r, 5));
+  return READ();
+}"""
+READ = """() => {
+  const state = Object.fromEntries(new URLSearchParams(location.hash.slice(1)));
+  const refusal = document.getElementById("refusal");
+  if (!refusal.hidden) return {state, refusal: refusal.textContent};
+  const cells = {};
+  for (const td of document.querySelectorAll("#components td[data-stage]")) {
+    const name = td.parentElement.dataset.name;
+    (cells[td.dataset.stage] ??= {})[name] = td.dataset.bytes;
+  }
+  return {state, cells, peak: document.getElementById("peak").dataset.bytes,
+          fits: document.getElementById("fits").dataset.fits, loaded: document.getElementById("most-loaded").textContent};
+}"""
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory):
+    out = tmp_path_factory.mktemp("site")
+    start = time.perf_counter()
+    build(out, [resolve_model(spec) for spec in MODELS], options=OPTIONS, formulas="first")
+    return out, time.perf_counter() - start
+
+
+@pytest.fixture(scope="session")
+def page(site):
+    if CHROMIUM is None:
+        pytest.skip("no chromium on this machine (apt-get install chromium; .ci/run installs it)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="no playwright (pip install -e .[test])")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        tab = browser.new_page(viewport={"width": 1280, "height": 800})
+        errors = []
+        tab.on("pageerror", lambda err: errors.append(str(err)))
+        tab.goto((site[0] / "index.html").as_uri())
+        tab.wait_for_function("document.body.dataset.state === 'ready'")
+        yield tab, errors
+        browser.close()
+
+
+def _cli(state: dict) -> dict:
+    """What `mem4d estimate --json` prints for the page's state (the command's own objects, in process)."""
+    from symbolic.flags.values import parse_bytes
+
+    shape = resolve_model(next(spec for spec in MODELS if resolve_model(spec).name == state["model"]))
+    d, b, m = int(state["d"]), int(state["b"]), int(state["m"])
+    training = Training(d=d, t=int(state["t"]), p=int(state["p"]), c=int(state["c"]), ep=int(state["e"]),
+                        vpp=int(state["vpp"]), s=int(state["s"]), b=b, gbs=m * b * d if m else None,
+                        recompute=state["recompute"], zero=int(state["zero"]))
+    return estimate(shape, training.check(shape, "paper"), "paper").as_json(parse_bytes(state["gpu_mem"]))
+
+
+def _compare(shown: dict, report: dict) -> None:
+    profile = {name: x for name, x in shown["cells"]["total"].items() if x != ""}  # "": a row of exact stages only
+    assert profile == {name: str(x) for name, x in report["bytes"].items()}
+    for stage in report["stages"]:
+        cells = shown["cells"][str(stage["rank"])]  # the rows: the profile's components, the stages' nonzero ones
+        assert {name: x for name, x in cells.items() if name in stage["bytes"]} == {
+            name: str(x) for name, x in stage["bytes"].items() if name in cells}
+        assert all(x == 0 for name, x in stage["bytes"].items() if name not in cells)
+        assert all(cells[name] == "0" for name in cells if name not in stage["bytes"])
+    assert set(shown["cells"]) == {"total", *(str(stage["rank"]) for stage in report["stages"])}
+    assert (shown["peak"], shown["fits"], shown["loaded"]) == (str(report["peak_bytes"]), str(report["fits"]).lower(),
+                                                                report["most_loaded_stage"])
+
+
+def test_opens_on_the_cli_default(page):
+    """Before any control is touched the page shows what `mem4d estimate` with no flags answers."""
+    tab, errors = page
+    shown = tab.evaluate(READ)
+    assert shown["state"]["model"] == "llama3-8b" and not errors
+    _compare(shown, _cli(shown["state"]))
+
+
+def test_configurations_equal_the_cli(page, site):
+    """CONFIGS configurations set through the controls, each value among those the page offers: every number equals
+    the CLI's, and the page never offers a configuration the CLI refuses."""
+    tab, errors = page
+    kinds = set()
+    for seed in range(1, CONFIGS + 1):
+        shown = tab.evaluate(SET.replace("READ()", f"({READ})()"), [seed * 7919, list(CONTROLS)])
+        assert "refusal" not in shown, (shown["state"], shown.get("refusal"))
+        report = _cli(shown["state"])
+        _compare(shown, report)
+        kinds.add((shown["state"]["model"], int(shown["state"]["e"]) > 1, int(shown["state"]["p"]) > 1))
+    assert not errors
+    assert {model for model, _, _ in kinds} >= {"llama3-8b", "mixtral-8x7b", "mla-lite-768"}
+    assert any(ep for _, ep, _ in kinds) and any(pp for _, _, pp in kinds)
+
+
+def test_refusal_is_the_cli_line(page):
+    """A configuration the rule table breaks (a model switched under the degrees set for another) shows the CLI's
+    one line, word for word."""
+    tab, _ = page
+    tab.evaluate("""() => { for (const [id, v] of [["model", "llama3-8b"], ["t", "8"], ["s", "4096"],
+        ["model", "gpt2"]]) { const n = document.getElementById(id); n.value = v;
+        n.dispatchEvent(new Event("change", {bubbles: true})); } }""")
+    shown = tab.evaluate(READ)
+    with pytest.raises(ConfigError) as err:
+        _cli(shown["state"])
+    assert shown["refusal"] == f"mem4d estimate: error: {err.value}"

@@ -62,7 +62,8 @@ READ = """() => {
 def site(tmp_path_factory):
     out = tmp_path_factory.mktemp("site")
     start = time.perf_counter()
-    build(out, [resolve_model(spec) for spec in MODELS], options=OPTIONS, formulas="first")
+    build(out, [resolve_model(spec) for spec in MODELS], options=OPTIONS, formulas="first",
+          install=False)  # KaTeX where npm's copy is cached: the test reads numbers, never the network
     return out, time.perf_counter() - start
 
 
@@ -109,11 +110,23 @@ def _compare(shown: dict, report: dict) -> None:
 
 
 def test_opens_on_the_cli_default(page):
-    """Before any control is touched the page shows what `mem4d estimate` with no flags answers."""
+    """Before any control is touched the page shows what `mem4d estimate` with no flags answers: its numbers, and its
+    verdict line word for word (the command's table output, its wrapped lines joined)."""
+    import contextlib
+    import io
+
+    from symbolic.cli.entry import main
+
     tab, errors = page
     shown = tab.evaluate(READ)
     assert shown["state"]["model"] == "llama3-8b" and not errors
     _compare(shown, _cli(shown["state"]))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["estimate"]) == 0
+    text = " ".join(out.getvalue().split())
+    verdict = tab.inner_text("#verdict")
+    assert verdict in text and verdict.startswith("DOES NOT FIT: peak 167.96 GiB")
 
 
 def test_configurations_equal_the_cli(page, site):

@@ -55,9 +55,9 @@ def katex_dir(install: bool = True) -> Path | None:
     return dist if (dist / "katex.min.js").exists() else None
 
 
-def _vendor_katex(out: Path) -> bool:
+def _vendor_katex(out: Path, install: bool) -> bool:
     """Copy katex.min.js, katex.min.css, its woff2 fonts and licence into out/katex; False where npm gave none."""
-    dist = katex_dir()
+    dist = katex_dir(install)
     if dist is None:
         return False
     (out / "katex" / "fonts").mkdir(parents=True, exist_ok=True)
@@ -70,8 +70,9 @@ def _vendor_katex(out: Path) -> bool:
 
 
 def build(out: Path, shapes: list[ModelShape], profile: str = "paper", options: Options = Options(),
-          formulas: str = "all", progress=None) -> dict:
-    """Write the site into `out`; return {"files": {path: bytes}, "katex": bool}."""
+          formulas: str = "all", progress=None, install: bool = True) -> dict:
+    """Write the site into `out`; return {"files": {path: bytes}, "katex": bool}; `install`: npm may install KaTeX
+    (else a cached copy or none: formulas shown as LaTeX source)."""
     if formulas not in FORMULAS:
         raise ConfigError(f"formulas must be one of {', '.join(FORMULAS)}, got {formulas!r}")
     out.mkdir(parents=True, exist_ok=True)
@@ -90,6 +91,6 @@ def build(out: Path, shapes: list[ModelShape], profile: str = "paper", options: 
         if progress:
             progress(n, len(seen), shape.name)
         (out / "arch" / f"{key}.js").write_text(_arch_script(profile, shape, options, formulas))
-    katex = _vendor_katex(out)
+    katex = _vendor_katex(out, install)
     files = {str(path.relative_to(out)): path.stat().st_size for path in sorted(out.rglob("*")) if path.is_file()}
     return {"files": files, "katex": katex}

@@ -27,6 +27,14 @@ function rowNames(result) {
   return names;
 }
 
+// why the peak is what it is, in estimate's words (cli/estimate.py _print_tables; even stages only)
+function reason(result) {
+  const profile = MEM4D.site.profile;
+  if (result.peak_from === "total") return `the ${profile} profile's total (no exact stage holds more)`;
+  return `the exact ${result.peak_from} stage, above the ${profile} profile's total of ${MEM4D.gib(result.bytes.total)} GiB` +
+    (result.peak_from === "only" && profile === "paper" ? " (terms the closed form leaves out: its rows marked -)" : "");
+}
+
 MEM4D.showVerdict = function (result) {
   const node = document.getElementById("verdict");
   const peak = result.peak_bytes, gpu = result.gpu_mem_bytes;
@@ -36,9 +44,8 @@ MEM4D.showVerdict = function (result) {
       result.fits ? "FITS" : "DOES NOT FIT"),
     ": peak ", el("span", { id: "peak", "data-bytes": String(peak) }, MEM4D.gib(peak)), " GiB of ", MEM4D.gib(gpu),
     " GiB per GPU = " + (100 * peak / gpu).toFixed(1) + " % (rule: < " + Math.round(100 * result.threshold) +
-    " % = " + MEM4D.gib(limit) + " GiB); the peak is the ",
-    el("span", { id: "peak-from" }, result.peak_from === "total" ? "profile's total" : result.peak_from + " stage"),
-    "; most loaded stage: ", el("span", { id: "most-loaded" }, result.most_loaded_stage), ".");
+    " % = " + MEM4D.gib(limit) + " GiB); the peak is ", el("span", { id: "peak-from" }, reason(result)),
+    ". Most loaded stage (exact placement): ", el("span", { id: "most-loaded" }, result.most_loaded_stage), ".");
 };
 
 MEM4D.showBars = function (result, names) {

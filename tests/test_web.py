@@ -15,6 +15,7 @@ from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import resolve_model
 from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
+from symbolic.recipes import RECIPES, widths
 from symbolic.web.build import build
 from symbolic.web.data import Options
 
@@ -23,9 +24,10 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # dense (the default), MoE with ep, MLA, a hybrid (Gated DeltaNet, MoE, MTP), GPT (tied, learned positions)
 MODELS = ("llama3-8b", "mixtral-8x7b", "gpt2", str(ROOT / "grids/models/mla-lite-768.json"),
           str(ROOT / "grids/models/qwen3-next-1280.json"))
-OPTIONS = Options(recompute=("none", "full"), zero=(1, 3))  # 4 switch combinations: the cold build stays short
+# 4 switch combinations per recipe (each recipe's default among them): the cold build stays short
+OPTIONS = Options(recompute=("none", "selective"), zero=(1, 3))
 CONFIGS = 50
-CONTROLS = ("model", "gpu_mem", "d", "t", "p", "c", "e", "vpp", "s", "b", "m", "recompute", "zero")
+CONTROLS = ("model", "recipe", "gpu_mem", "d", "t", "p", "c", "e", "vpp", "s", "b", "m", "recompute", "zero")
 
 # one page call per configuration: pick each control's value among those it offers (seeded), then report the numbers
 # the page shows (the DOM's data-bytes cells) once the estimate is drawn
@@ -88,11 +90,12 @@ def _cli(state: dict) -> dict:
     from symbolic.flags.values import parse_bytes
 
     shape = resolve_model(next(spec for spec in MODELS if resolve_model(spec).name == state["model"]))
+    profile = RECIPES[state["recipe"]]
     d, b, m = int(state["d"]), int(state["b"]), int(state["m"])
-    training = Training(d=d, t=int(state["t"]), p=int(state["p"]), c=int(state["c"]), ep=int(state["e"]),
-                        vpp=int(state["vpp"]), s=int(state["s"]), b=b, gbs=m * b * d if m else None,
+    training = Training(**widths(profile), d=d, t=int(state["t"]), p=int(state["p"]), c=int(state["c"]),
+                        ep=int(state["e"]), vpp=int(state["vpp"]), s=int(state["s"]), b=b, gbs=m * b * d if m else None,
                         recompute=state["recompute"], zero=int(state["zero"]))
-    return estimate(shape, training.check(shape, "paper"), "paper").as_json(parse_bytes(state["gpu_mem"]))
+    return estimate(shape, training.check(shape, profile), profile).as_json(parse_bytes(state["gpu_mem"]))
 
 
 def _compare(shown: dict, report: dict) -> None:
@@ -139,10 +142,12 @@ def test_configurations_equal_the_cli(page, site):
         assert "refusal" not in shown, (shown["state"], shown.get("refusal"))
         report = _cli(shown["state"])
         _compare(shown, report)
-        kinds.add((shown["state"]["model"], int(shown["state"]["e"]) > 1, int(shown["state"]["p"]) > 1))
+        kinds.add((shown["state"]["model"], shown["state"]["recipe"], int(shown["state"]["e"]) > 1,
+                   int(shown["state"]["p"]) > 1))
     assert not errors
-    assert {model for model, _, _ in kinds} >= {"llama3-8b", "mixtral-8x7b", "mla-lite-768"}
-    assert any(ep for _, ep, _ in kinds) and any(pp for _, _, pp in kinds)
+    assert {kind[0] for kind in kinds} >= {"llama3-8b", "mixtral-8x7b", "mla-lite-768"}
+    assert {kind[1] for kind in kinds} == {"megatron", "torchtitan", "deepspeed"}
+    assert any(kind[2] for kind in kinds) and any(kind[3] for kind in kinds)
 
 
 def test_refusal_is_the_cli_line(page):

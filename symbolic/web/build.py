@@ -11,9 +11,8 @@ from pathlib import Path
 from ..config.errors import ConfigError
 from ..config.shapes import ModelShape
 from ..config.switches import Switches
-from ..config.training import Training
 from ..estimator.codegen import cache_dir
-from .data import Options, arch_id, site_data
+from .data import Options, arch_id, possible, recipe_training, site_data
 from .jsprint import derived_js
 
 ASSETS = Path(__file__).resolve().parent / "assets"
@@ -21,27 +20,39 @@ KATEX = "katex@0.19.1"  # the version vendored into a site (npm install at build
 FORMULAS = ("all", "first", "none")  # which combinations carry their rendered formulas
 
 
-def combo(recompute: str, zero: int) -> str:
-    """The page's key of a switch combination."""
-    return f"{recompute}-{zero}"
+def combo(recipe: str, recompute: str, zero: int) -> str:
+    """The page's key of a recipe and switch combination."""
+    return f"{recipe}-{recompute}-{zero}"
 
 
-def _arch_script(profile: str, shape: ModelShape, options: Options, formulas: str) -> str:
-    """MEM4D.arch[id] = {combo: {components, docs, main, stages, in_flight, formulas}} as JavaScript source."""
+def _entry(profile: str, switches: Switches, tex: bool) -> str:
+    """One combination's {components, docs, formulas, main, in_flight, stages} as JavaScript source."""
     from ..render.rendered import rendered
 
+    code = derived_js(profile, switches)
+    names = set(code["components"])
+    formulas = [{"name": f["name"], "latex": f["latex"]} for f in rendered(profile, switches)["formulas"]
+                if f["name"] in names] if tex else []
+    stages = ", ".join(f'{json.dumps(kind)}: {{"outputs": {json.dumps(x["outputs"])}, "fn": {x["source"]}}}'
+                       for kind, x in code["stages"].items())
+    return (f'{{"components": {json.dumps(code["components"])}, "docs": {json.dumps(code["docs"])}, '
+            f'"formulas": {json.dumps(formulas)},\n"main": {code["main"]},\n"in_flight": {code["in_flight"]},\n'
+            f'"stages": {{{stages}}}}}')
+
+
+def _arch_script(shape: ModelShape, data: dict, options: Options, formulas: str) -> str:
+    """MEM4D.arch[id] = {combo: entry} for every recipe and switch combination some configuration of the controls
+    could run this architecture with (data.possible)."""
     entries = []
-    for i, (recompute, zero) in enumerate((r, z) for r in options.recompute for z in options.zero):
-        switches = Switches.of(Training(recompute=recompute, zero=zero), shape=shape)
-        code = derived_js(profile, switches)
-        names = set(code["components"])
-        tex = ([{"name": f["name"], "latex": f["latex"]} for f in rendered(profile, switches)["formulas"]
-                if f["name"] in names] if formulas == "all" or (formulas == "first" and i == 0) else [])
-        stages = ", ".join(f'{json.dumps(kind)}: {{"outputs": {json.dumps(x["outputs"])}, "fn": {x["source"]}}}'
-                           for kind, x in code["stages"].items())
-        entries.append(f'{json.dumps(combo(recompute, zero))}: {{"components": {json.dumps(code["components"])}, '
-                       f'"docs": {json.dumps(code["docs"])}, "formulas": {json.dumps(tex)},\n"main": {code["main"]},\n'
-                       f'"in_flight": {code["in_flight"]},\n"stages": {{{stages}}}}}')
+    for recipe, info in data["recipes"].items():
+        first = True
+        for recompute, zero in ((r, z) for r in options.recompute for z in options.zero):
+            if not possible(info["profile"], shape, info["rules"], recompute, zero):
+                continue
+            switches = Switches.of(recipe_training(info["profile"], recompute=recompute, zero=zero), shape=shape)
+            tex = formulas == "all" or (formulas == "first" and first)
+            entries.append(f"{json.dumps(combo(recipe, recompute, zero))}: {_entry(info['profile'], switches, tex)}")
+            first = False
     return f"MEM4D.arch[{json.dumps(arch_id(shape))}] = {{\n" + ",\n".join(entries) + "};\n"
 
 
@@ -69,7 +80,7 @@ def _vendor_katex(out: Path, install: bool) -> bool:
     return True
 
 
-def build(out: Path, shapes: list[ModelShape], profile: str = "paper", options: Options = Options(),
+def build(out: Path, shapes: list[ModelShape], options: Options = Options(),
           formulas: str = "all", progress=None, install: bool = True) -> dict:
     """Write the site into `out`; return {"files": {path: bytes}, "katex": bool}; `install`: npm may install KaTeX
     (else a cached copy or none: formulas shown as LaTeX source)."""
@@ -79,18 +90,20 @@ def build(out: Path, shapes: list[ModelShape], profile: str = "paper", options: 
     (out / "arch").mkdir(exist_ok=True)
     for asset in sorted(ASSETS.iterdir()):
         shutil.copyfile(asset, out / asset.name)
-    data = site_data(profile, shapes, options)
-    traced = ",\n".join(f'{{"name": {json.dumps(rule["name"])}, "holds": (x) => {rule["holds"]}, '
-                         f'"message": (x) => {rule["message"]}}}' for rule in data.pop("rules"))
-    (out / "data.js").write_text("window.MEM4D = {arch: {}};\nMEM4D.site = " + json.dumps(data) + ";\n"
-                                 f"MEM4D.rules = [\n{traced}];\n")
+    data = site_data(shapes, options)
+    traced = ",\n".join(f'{json.dumps(recipe)}: [\n' + ",\n".join(
+        f'{{"name": {json.dumps(rule["name"])}, "holds": (x) => {rule["holds"]}, "message": (x) => {rule["message"]}}}'
+        for rule in info["rules"]) + "]" for recipe, info in data["recipes"].items())
+    (out / "data.js").write_text("window.MEM4D = {arch: {}};\nMEM4D.site = " + json.dumps(
+        {**data, "recipes": {recipe: {k: v for k, v in info.items() if k != "rules"}
+                             for recipe, info in data["recipes"].items()}}) + f";\nMEM4D.rules = {{\n{traced}}};\n")
     seen = {}
     for shape in shapes:
         seen.setdefault(arch_id(shape), shape)
     for n, (key, shape) in enumerate(seen.items()):
         if progress:
             progress(n, len(seen), shape.name)
-        (out / "arch" / f"{key}.js").write_text(_arch_script(profile, shape, options, formulas))
+        (out / "arch" / f"{key}.js").write_text(_arch_script(shape, data, options, formulas))
     katex = _vendor_katex(out, install)
     files = {str(path.relative_to(out)): path.stat().st_size for path in sorted(out.rglob("*")) if path.is_file()}
     return {"files": files, "katex": katex}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 
 from ..config import rules
@@ -30,16 +31,17 @@ class Options:
     s: tuple = (4096, 1024, 2048, 8192, 16384, 32768, 65536, 131072)
     b: tuple = (1, 2, 4, 8)
     m: tuple = (0, 1, 2, 4, 8, 16, 32, 64, 128, 256)  # micro batches per step; 0: one full pipeline (gbs = p b d)
+    recipe: tuple = ("megatron", "torchtitan", "deepspeed")  # --recipe names (recipes.RECIPES: their profiles)
     recompute: tuple = ("none", "selective", "full")
     zero: tuple = (1, 0, 2, 3)
     gpu_mem: tuple = ("80GiB", "24GiB", "40GiB", "48GiB", "94GiB", "141GB", "192GB", "288GB")
 
 
-SCOPE = ("What this page offers: the {profile} profile (Megatron-LM as Fujii et al. 2024 model it) with its default "
-         "bf16 mixed precision and Adam, sequence parallel, flash attention, 1F1B with even pipeline stages, expert "
-         "tensor parallel = tp, the communicator and context overheads; the models chosen when the page was built "
-         "(mem4d web --model NAME or config.json). Every other flag of mem4d estimate (other recipes, FP8, "
-         "--stage-layers, precision, a config.json of your own) is not offered here: run the command.")
+SCOPE = ("What this page offers: the Megatron-LM, torchtitan and DeepSpeed recipes, each with its own default "
+         "precision and optimizer, sequence parallel, flash attention, 1F1B with even pipeline stages, expert tensor "
+         "parallel = tp, the communicator and context overheads; the models chosen when the page was built (mem4d "
+         "web --model NAME or config.json). Every other flag of mem4d estimate (FP8, precision, --stage-layers, "
+         "--etp, a config.json of your own) is not offered here: run the command.")
 # the letters the page sets (rules.letters' names): the controls', and the model's (rules.model_letters)
 CONTROLS = ("d", "t", "p", "c", "vpp", "s", "b", "gbs", "m", "e", "t_e", "recompute", "zero")
 
@@ -69,31 +71,58 @@ def model_data(shape: ModelShape, options: Options) -> dict:
                     "blocks": bool(shape.blocks)}}
 
 
+def recipe_training(profile: str, **fields) -> Training:
+    """The recipe's default Training (its precision, its --zero and --recompute defaults), `fields` over them."""
+    from ..recipes import PROFILES, widths
+
+    return Training(**{**widths(profile), **PROFILES[profile].defaults, **fields})
+
+
 def fixed_inputs(profile: str) -> dict:
     """The estimator inputs the page does not offer as controls, from the recipe's default Training: byte widths,
     n_ac, C_f, n_v."""
-    from ..recipes import widths
-
-    training = Training(**widths(profile))
+    training = recipe_training(profile)
     skip = set(FROM_MODEL) | {"d", "t", "p", "c", "vpp", "s", "b", "m", "e", "t_e"}
     return {name: getattr(training, TRAINING_FIELD.get(name, name)) for name in NAMES if name not in skip}
 
 
 def fixed_letters(profile: str, model_names: tuple[str, ...]) -> dict:
     """What the rules read that the page holds fixed (the recipe's default Training's letters)."""
-    from ..recipes import widths
-
-    x = vars(rules.letters(Training(**widths(profile))))
+    x = vars(rules.letters(recipe_training(profile)))
     return {name: value for name, value in x.items() if name not in CONTROLS and name not in model_names}
 
 
-def site_data(profile: str, shapes: list[ModelShape], options: Options) -> dict:
-    """Everything data.js holds: options, models, fixed inputs, traced rules, GPU sizes in bytes."""
+def _reads(code: str) -> set[str]:
+    """The page's letters a traced predicate reads."""
+    return set(re.findall(r"\bx\.(\w+)", code))
+
+
+def possible(profile: str, shape: ModelShape, traced: list[dict], recompute: str, zero: int) -> bool:
+    """Whether some configuration of the controls could run this model with these switches under the recipe: every
+    traced rule that reads nothing but the model, recompute and zero holds (the others depend on the degrees)."""
+    from ..recipes import select
+
+    x = rules.letters(recipe_training(profile, recompute=recompute, zero=zero), shape)
+    fixed = {rule["name"] for rule in traced if not _reads(rule["holds"]) & (set(CONTROLS) - {"recompute", "zero"})}
+    return all(rule.holds(x) for rule in select(profile) if rule.name in fixed)
+
+
+def recipe_data(recipe: str, model_names: tuple[str, ...]) -> dict:
+    """A recipe as the page reads it: its profile, fixed inputs, --zero/--recompute defaults, traced rules."""
+    from ..recipes import PROFILES, RECIPES
+
+    profile = RECIPES[recipe]
+    defaults = {"zero": Training().zero, "recompute": Training().recompute, **PROFILES[profile].defaults}
+    return {"profile": profile, "fixed": fixed_inputs(profile), "defaults": defaults,
+            "rules": rules_js(profile, fixed_letters(profile, model_names), CONTROLS + model_names)}
+
+
+def site_data(shapes: list[ModelShape], options: Options) -> dict:
+    """Everything data.js holds: options, models, the recipes (fixed inputs, traced rules), GPU sizes in bytes."""
     models = [model_data(shape, options) for shape in shapes]
     model_names = tuple(models[0]["letters"])
-    letters = CONTROLS + model_names
-    return {"profile": profile, "default_model": DEFAULT_MODEL, "scope": SCOPE.format(profile=profile),
+    return {"default_model": DEFAULT_MODEL, "scope": SCOPE,
             "options": {name: list(getattr(options, name)) for name in Options.__dataclass_fields__},
             "gpu_bytes": {size: parse_bytes(size) for size in options.gpu_mem}, "threshold": 0.8,
-            "models": models, "fixed": fixed_inputs(profile), "names": list(NAMES),
-            "rules": rules_js(profile, fixed_letters(profile, model_names), letters)}
+            "models": models, "names": list(NAMES),
+            "recipes": {recipe: recipe_data(recipe, model_names) for recipe in options.recipe}}

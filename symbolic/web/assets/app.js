@@ -4,7 +4,7 @@
 
 const SITE = MEM4D.site;
 const NUMERIC = ["d", "t", "p", "c", "e", "vpp", "s", "b", "m", "zero"];
-const TRAINING = ["d", "t", "p", "c", "e", "vpp", "s", "b", "m", "recompute", "zero"];
+const TRAINING = ["recipe", "d", "t", "p", "c", "e", "vpp", "s", "b", "m", "recompute", "zero"];
 const FLAGS = { d: "--dp", t: "--tp", p: "--pp", c: "--cp", e: "--ep", vpp: "--vpp", s: "--seq", b: "--mbs",
   recompute: "--recompute", zero: "--zero" };
 const LABEL = { m: (v) => v === 0 ? "pp (one full pipeline)" : String(v), s: (v) => String(v) };
@@ -40,21 +40,24 @@ function offerValid(st) {
   for (const name of TRAINING) {
     for (const option of select(name).options) {
       const value = NUMERIC.includes(name) ? Number(option.value) : option.value;
-      const trial = Object.assign({}, st, { [name]: value });
-      option.disabled = value !== st[name] && MEM4D.broken(MEM4D.letters(trial, model)) !== null;
+      const trial = Object.assign({}, st, { [name]: value }, name === "recipe" ? SITE.recipes[value].defaults : {});
+      option.disabled = value !== st[name] && MEM4D.broken(MEM4D.letters(trial, model), trial.recipe) !== null;
     }
   }
   for (const option of select("model").options) {
     const trial = Object.assign({}, st, { model: option.value });
-    option.disabled = option.value !== st.model && MEM4D.broken(MEM4D.letters(trial, byName[option.value])) !== null;
+    option.disabled = option.value !== st.model && MEM4D.broken(MEM4D.letters(trial, byName[option.value]), st.recipe) !== null;
   }
 }
 
 function cli(st, gbs) {
   const parts = ["mem4d estimate"];
+  const defaults = SITE.recipes[st.recipe].defaults;
   if (st.model !== SITE.default_model) parts.push("--model " + st.model);
+  if (st.recipe !== SITE.options.recipe[0]) parts.push("--recipe " + st.recipe);
   for (const [name, flag] of Object.entries(FLAGS)) {
-    if (String(st[name]) !== String(SITE.options[name][0])) parts.push(flag + " " + st[name]);
+    const given = name in defaults ? defaults[name] : SITE.options[name][0];
+    if (String(st[name]) !== String(given)) parts.push(flag + " " + st[name]);
   }
   if (st.m !== 0) parts.push("--gbs " + gbs);
   if (st.gpu_mem !== SITE.options.gpu_mem[0]) parts.push("--gpu-mem " + st.gpu_mem);
@@ -73,8 +76,9 @@ function load(arch, then) {
 // each change re-offers the values at once; the estimate is drawn once the changes of one task are made
 let pending = null;
 
-function update() {
+function update(event) {
   document.body.dataset.state = "loading";
+  if (event && event.target.id === "recipe") setState(SITE.recipes[event.target.value].defaults);  // the CLI's defaults
   offerValid(state());
   clearTimeout(pending);
   pending = setTimeout(draw, 0);
@@ -86,14 +90,19 @@ function draw() {
   history.replaceState(null, "", "#" + new URLSearchParams(st).toString());
   const x = MEM4D.letters(st, model);
   select("cli").textContent = cli(st, x.gbs);
-  const problem = MEM4D.broken(x);
+  const problem = MEM4D.broken(x, st.recipe);
   if (problem) {
     MEM4D.refuse(problem.message);
     document.body.dataset.state = "ready";
     return;
   }
   load(model.arch, () => {
-    const code = MEM4D.arch[model.arch][st.recompute + "-" + st.zero];
+    const code = MEM4D.arch[model.arch][st.recipe + "-" + st.recompute + "-" + st.zero];
+    if (!code) {  // data.possible left it out: a rule on the model alone refuses it (never reached when it holds)
+      MEM4D.refuse(`${st.model} under --recipe ${st.recipe} with --recompute ${st.recompute} --zero ${st.zero} was not built`);
+      document.body.dataset.state = "ready";
+      return;
+    }
     const result = MEM4D.evaluate(st, model, code, SITE.gpu_bytes[st.gpu_mem], SITE.threshold);
     MEM4D.show(result, code);
     MEM4D.last = result;

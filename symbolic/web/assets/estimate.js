@@ -23,8 +23,8 @@ MEM4D.letters = function (st, model) {
 };
 
 // the first rule of the table a configuration breaks: {name, message}, or null
-MEM4D.broken = function (x) {
-  for (const rule of MEM4D.rules) {
+MEM4D.broken = function (x, recipe) {
+  for (const rule of MEM4D.rules[recipe]) {
     if (!rule.holds(x)) return { name: rule.name, message: rule.message(x) };
   }
   return null;
@@ -56,7 +56,7 @@ function rounded(names, raw) {
 // estimate(): the profile's breakdown, every listed stage's, the peak and the verdict (Estimate.as_json's figures)
 MEM4D.evaluate = function (st, model, code, gpuBytes, threshold) {
   const x = MEM4D.letters(st, model);
-  const values = Object.assign({}, MEM4D.site.fixed, model.inputs,
+  const values = Object.assign({}, MEM4D.site.recipes[st.recipe].fixed, model.inputs,
     { d: st.d, t: st.t, p: st.p, c: st.c, vpp: st.vpp, s: st.s, b: st.b, m: x.m, e: st.e, t_e: st.t });
   const args = MEM4D.site.names.map((name) => values[name]);
   const bytes = rounded(code.components, code.main(...args));
@@ -75,5 +75,5 @@ MEM4D.evaluate = function (st, model, code, gpuBytes, threshold) {
   const peakFrom = peak === bytes.total ? "total" : loaded.stage;
   return { bytes: bytes, stages: stages, most_loaded_stage: loaded.stage, most_loaded_rank: loaded.rank,
     peak_bytes: peak, peak_from: peakFrom, gpu_mem_bytes: gpuBytes, threshold: threshold,
-    fits: peak < threshold * gpuBytes, gbs: x.gbs, m: x.m };
+    fits: peak < threshold * gpuBytes, gbs: x.gbs, m: x.m, profile: MEM4D.site.recipes[st.recipe].profile };
 };

@@ -29,7 +29,7 @@ function rowNames(result) {
 
 // why the peak is what it is, in estimate's words (cli/estimate.py _print_tables; even stages only)
 function reason(result) {
-  const profile = MEM4D.site.profile;
+  const profile = result.profile;
   if (result.peak_from === "total") return `the ${profile} profile's total (no exact stage holds more)`;
   return `the exact ${result.peak_from} stage, above the ${profile} profile's total of ${MEM4D.gib(result.bytes.total)} GiB` +
     (result.peak_from === "only" && profile === "paper" ? " (terms the closed form leaves out: its rows marked -)" : "");

@@ -14,8 +14,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--out", metavar="DIR", help="write the site into DIR (index.html and its assets)")
     parser.add_argument("--model", action="append", default=None, metavar="NAME|config.json",
                         help="a model the page offers (repeatable: a preset or a config.json); default: every preset")
-    parser.add_argument("--formulas", choices=("all", "first", "none"), default="all",
-                        help="which switch combinations carry their formulas (rendered once, cached): all, the first, or none")
+    parser.add_argument("--formulas", choices=("all", "defaults", "none"), default="all",
+                        help="which switch combinations carry their formulas (rendered once, cached): all, each recipe's default one, or none")
     parser.add_argument("--serve", action="store_true", help="serve the site (DIR, else a fresh temporary build) "
                         "with Python's http.server on localhost")
     parser.add_argument("--port", type=int, default=8000, help="--serve's port on localhost")

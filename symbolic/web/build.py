@@ -17,7 +17,7 @@ from .jsprint import derived_js
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 KATEX = "katex@0.19.1"  # the version vendored into a site (npm install at build time, cached)
-FORMULAS = ("all", "first", "none")  # which combinations carry their rendered formulas
+FORMULAS = ("all", "defaults", "none")  # which combinations carry their rendered formulas (defaults: each recipe's)
 
 
 def combo(recipe: str, recompute: str, zero: int) -> str:
@@ -25,34 +25,42 @@ def combo(recipe: str, recompute: str, zero: int) -> str:
     return f"{recipe}-{recompute}-{zero}"
 
 
-def _entry(profile: str, switches: Switches, tex: bool) -> str:
-    """One combination's {components, docs, formulas, main, in_flight, stages} as JavaScript source."""
+def _formulas(profile: str, switches: Switches, names: list[str]) -> list[dict]:
+    """The components' LaTeX as `mem4d formula --latex` renders it (render.rendered, disk-cached)."""
     from ..render.rendered import rendered
 
+    return [{"name": f["name"], "latex": f["latex"]} for f in rendered(profile, switches)["formulas"] if f["name"] in names]
+
+
+def _entry(profile: str, switches: Switches, tex: str | None) -> str:
+    """One combination's {components, docs, tex (its formulas' script, or null), main, in_flight, stages} as
+    JavaScript source."""
     code = derived_js(profile, switches)
-    names = set(code["components"])
-    formulas = [{"name": f["name"], "latex": f["latex"]} for f in rendered(profile, switches)["formulas"]
-                if f["name"] in names] if tex else []
     stages = ", ".join(f'{json.dumps(kind)}: {{"outputs": {json.dumps(x["outputs"])}, "fn": {x["source"]}}}'
                        for kind, x in code["stages"].items())
     return (f'{{"components": {json.dumps(code["components"])}, "docs": {json.dumps(code["docs"])}, '
-            f'"formulas": {json.dumps(formulas)},\n"main": {code["main"]},\n"in_flight": {code["in_flight"]},\n'
+            f'"tex": {json.dumps(tex)},\n"main": {code["main"]},\n"in_flight": {code["in_flight"]},\n'
             f'"stages": {{{stages}}}}}')
 
 
-def _arch_script(shape: ModelShape, data: dict, options: Options, formulas: str) -> str:
+def _arch_script(shape: ModelShape, data: dict, options: Options, formulas: str, out: Path) -> str:
     """MEM4D.arch[id] = {combo: entry} for every recipe and switch combination some configuration of the controls
-    could run this architecture with (data.possible)."""
+    could run this architecture with (data.possible); each combination's formulas in tex/<id>.<combo>.js (loaded when
+    shown: a page opens on one architecture's code and one combination's formulas)."""
     entries = []
     for recipe, info in data["recipes"].items():
-        first = True
         for recompute, zero in ((r, z) for r in options.recompute for z in options.zero):
             if not possible(info["profile"], shape, info["rules"], recompute, zero):
                 continue
             switches = Switches.of(recipe_training(info["profile"], recompute=recompute, zero=zero), shape=shape)
-            tex = formulas == "all" or (formulas == "first" and first)
-            entries.append(f"{json.dumps(combo(recipe, recompute, zero))}: {_entry(info['profile'], switches, tex)}")
-            first = False
+            key, tex = combo(recipe, recompute, zero), None
+            if formulas == "all" or (formulas == "defaults" and (recompute, zero) == (info["defaults"]["recompute"],
+                                                                                   info["defaults"]["zero"])):
+                tex = f"{arch_id(shape)}.{key}"
+                names = derived_js(info["profile"], switches)["components"]
+                (out / "tex" / f"{tex}.js").write_text(f"MEM4D.tex[{json.dumps(tex)}] = " + json.dumps(
+                    _formulas(info["profile"], switches, names)) + ";\n")
+            entries.append(f"{json.dumps(key)}: {_entry(info['profile'], switches, tex)}")
     return f"MEM4D.arch[{json.dumps(arch_id(shape))}] = {{\n" + ",\n".join(entries) + "};\n"
 
 
@@ -87,14 +95,16 @@ def build(out: Path, shapes: list[ModelShape], options: Options = Options(),
     if formulas not in FORMULAS:
         raise ConfigError(f"formulas must be one of {', '.join(FORMULAS)}, got {formulas!r}")
     out.mkdir(parents=True, exist_ok=True)
-    (out / "arch").mkdir(exist_ok=True)
+    for folder in ("arch", "tex"):
+        shutil.rmtree(out / folder, ignore_errors=True)  # an earlier build's architectures
+        (out / folder).mkdir()
     for asset in sorted(ASSETS.iterdir()):
         shutil.copyfile(asset, out / asset.name)
     data = site_data(shapes, options)
     traced = ",\n".join(f'{json.dumps(recipe)}: [\n' + ",\n".join(
         f'{{"name": {json.dumps(rule["name"])}, "holds": (x) => {rule["holds"]}, "message": (x) => {rule["message"]}}}'
         for rule in info["rules"]) + "]" for recipe, info in data["recipes"].items())
-    (out / "data.js").write_text("window.MEM4D = {arch: {}};\nMEM4D.site = " + json.dumps(
+    (out / "data.js").write_text("window.MEM4D = {arch: {}, tex: {}};\nMEM4D.site = " + json.dumps(
         {**data, "recipes": {recipe: {k: v for k, v in info.items() if k != "rules"}
                              for recipe, info in data["recipes"].items()}}) + f";\nMEM4D.rules = {{\n{traced}}};\n")
     seen = {}
@@ -103,7 +113,7 @@ def build(out: Path, shapes: list[ModelShape], options: Options = Options(),
     for n, (key, shape) in enumerate(seen.items()):
         if progress:
             progress(n, len(seen), shape.name)
-        (out / "arch" / f"{key}.js").write_text(_arch_script(shape, data, options, formulas))
+        (out / "arch" / f"{key}.js").write_text(_arch_script(shape, data, options, formulas, out))
     katex = _vendor_katex(out, install)
     files = {str(path.relative_to(out)): path.stat().st_size for path in sorted(out.rglob("*")) if path.is_file()}
     return {"files": files, "katex": katex}

@@ -77,7 +77,7 @@ function formulaCell(latex) {
   const cell = el("dd", { class: "tex" });
   if (!latex) return cell;
   if (window.katex) {
-    if (!TEX.has(latex)) TEX.set(latex, window.katex.renderToString(latex, { throwOnError: false, output: "html" }));
+    if (!TEX.has(latex)) TEX.set(latex, window.katex.renderToString(latex, { throwOnError: false, output: "html", displayMode: true }));
     cell.innerHTML = TEX.get(latex);
   } else {
     cell.append(el("code", {}, latex));
@@ -98,16 +98,27 @@ MEM4D.showTable = function (result, code, names) {
   table.replaceChildren(el("thead", {}, head), el("tbody", {}, ...names.map(row), row("total")));
 };
 
-// the formulas of the switches' expressions (KaTeX; drawn again only when the switches change)
+// the formulas of the switches' expressions (KaTeX; tex/<key>.js loaded when first shown, drawn again only when the
+// switches change)
 let shownFormulas = null;
 MEM4D.showFormulas = function (code) {
   if (code === shownFormulas) return;
   shownFormulas = code;
   const list = document.getElementById("formulas");
-  const items = code.formulas.flatMap((f) => [el("dt", {}, f.name, el("span", { class: "doc" }, code.docs[f.name] || "")),
-    formulaCell(f.latex)]);
-  list.replaceChildren(...(items.length ? items : [el("dd", {}, "(this site was built without these switches' " +
-    "formulas: mem4d web --formulas all; mem4d formula prints them)")]));
+  if (!code.tex) {
+    list.replaceChildren(el("dd", {}, "(this site was built without these switches' formulas: mem4d web --formulas " +
+      "all; mem4d formula --latex prints them)"));
+    return;
+  }
+  const draw = () => {
+    if (shownFormulas !== code) return;  // the switches changed while the script loaded
+    list.replaceChildren(...MEM4D.tex[code.tex].flatMap((f) => [el("dt", {}, f.name,
+      el("span", { class: "doc" }, code.docs[f.name] || "")), formulaCell(f.latex)]));
+  };
+  if (MEM4D.tex[code.tex]) return draw();
+  const script = el("script", { src: "tex/" + code.tex + ".js" });
+  script.onload = draw;
+  document.head.append(script);
 };
 
 MEM4D.show = function (result, code) {

@@ -150,6 +150,44 @@ def test_configurations_equal_the_cli(page, site):
     assert any(kind[2] for kind in kinds) and any(kind[3] for kind in kinds)
 
 
+def test_rules_refuse_as_the_cli(page):
+    """The rule table traced into the page (rulesjs) refuses exactly what the command refuses, with its line: 300
+    seeded configurations over every value the controls hold, most of them broken, checked in the page at once."""
+    import random
+
+    tab, _ = page
+    rng = random.Random(48)
+    names = [m["name"] for m in tab.evaluate("() => MEM4D.site.models")]
+    options = tab.evaluate("() => MEM4D.site.options")
+    states = [{"model": rng.choice(names), "gpu_mem": "80GiB",
+               **{key: rng.choice(options[key]) for key in ("recipe", "d", "t", "p", "c", "e", "vpp", "s", "b", "m",
+                                                           "recompute", "zero")}} for _ in range(300)]
+    shown = tab.evaluate("""(states) => states.map((st) => {
+        const model = MEM4D.site.models.find((m) => m.name === st.model);
+        const problem = MEM4D.broken(MEM4D.letters(st, model), st.recipe);
+        return problem && problem.message; })""", states)
+    refused = 0
+    for state, message in zip(states, shown):
+        try:
+            _check(state)
+            expected = None
+        except ConfigError as err:
+            expected = str(err)
+        refused += expected is not None
+        assert message == expected, state
+    assert 100 < refused < 300
+
+
+def _check(state: dict) -> None:
+    """The command's checks of a configuration alone (Training and its rule table), without estimating it."""
+    shape = resolve_model(next(spec for spec in MODELS if resolve_model(spec).name == state["model"]))
+    profile = RECIPES[state["recipe"]]
+    d, b, m = int(state["d"]), int(state["b"]), int(state["m"])
+    Training(**widths(profile), d=d, t=int(state["t"]), p=int(state["p"]), c=int(state["c"]), ep=int(state["e"]),
+             vpp=int(state["vpp"]), s=int(state["s"]), b=b, gbs=m * b * d if m else None,
+             recompute=state["recompute"], zero=int(state["zero"])).check(shape, profile)
+
+
 def test_refusal_is_the_cli_line(page):
     """A configuration the rule table breaks (a model switched under the degrees set for another) shows the CLI's
     one line, word for word."""

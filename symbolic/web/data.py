@@ -66,9 +66,7 @@ def model_data(shape: ModelShape, options: Options) -> dict:
                 splits[f"{p},{vpp}"] = [{name: counts[name] for name in KINDS}
                                         for counts in training.kind_layers(shape)]
     return {"name": shape.name, "param_count": shape.param_count, "arch": arch_id(shape), "inputs": inputs,
-            "letters": letters, "mixed": bool(mixed(shape)), "splits": splits,
-            "has": {"moe": bool(shape.moe), "gdn": bool(shape.gdn), "mamba": bool(shape.mamba),
-                    "blocks": bool(shape.blocks)}}
+            "letters": letters, "mixed": bool(mixed(shape)), "splits": splits}
 
 
 def recipe_training(profile: str, **fields) -> Training:

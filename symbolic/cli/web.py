@@ -37,10 +37,13 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     result = build(out, shapes, formulas=args.formulas,
                    progress=lambda n, of, name: print(f"  architecture {n + 1}/{of} ({name})", file=sys.stderr))
-    js = sum(size for name, size in result["files"].items() if name.endswith(".js"))
-    print(f"wrote {out}/index.html: {len(shapes)} models, {len(result['files'])} files, {js / 2**20:.2f} MiB of "
-          f"JavaScript, in {time.perf_counter() - start:.1f} s" + ("" if result["katex"] else
-                                                                   " (no npm: formulas shown as LaTeX text)"))
+    js = {name: size for name, size in result["files"].items() if name.endswith(".js")}
+    base = sum(size for name, size in js.items() if not name.startswith(("arch/", "tex/")))
+    most = base + max((size for name, size in js.items() if name.startswith("arch/")), default=0) + max(
+        (size for name, size in js.items() if name.startswith("tex/")), default=0)
+    print(f"wrote {out}/index.html: {len(shapes)} models, {len(result['files'])} files, {sum(js.values()) / 2**20:.2f} "
+          f"MiB of JavaScript in all, at most {most / 2**10:,.0f} KiB loaded at once, in "
+          f"{time.perf_counter() - start:.1f} s" + ("" if result["katex"] else " (no npm: formulas shown as LaTeX text)"))
     if args.serve:
         _serve(out, args.port)
     return 0

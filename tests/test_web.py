@@ -5,6 +5,7 @@ prints) exactly, to the byte. A configuration the page refuses shows the CLI's o
 
 Source of truth: symbolic.estimator.estimate (the numpy estimator from the same sympy expressions). Tolerance: none.
 Skips only where no chromium or no playwright is installed (.ci/run installs both)."""
+import re
 import shutil
 import time
 from pathlib import Path
@@ -130,6 +131,19 @@ def test_opens_on_the_cli_default(page):
     text = " ".join(out.getvalue().split())
     verdict = tab.inner_text("#verdict")
     assert verdict in text and verdict.startswith("DOES NOT FIT: peak 167.96 GiB")
+
+
+def test_dump_dom_shows_the_verdict(page, site):
+    """`chromium --headless --dump-dom site/index.html` (no script of ours driving it) holds the verdict the page
+    draws on opening: what `mem4d estimate` prints."""
+    import subprocess
+
+    tab, _ = page
+    verdict = tab.inner_text("#verdict")
+    dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
+                          (site[0] / "index.html").as_uri()], capture_output=True, text=True, timeout=120).stdout
+    text = " ".join(re.sub(r"<[^>]*>", "", dom).replace("&lt;", "<").split())
+    assert verdict.startswith("DOES NOT FIT: peak 167.96 GiB") and verdict in text
 
 
 def test_configurations_equal_the_cli(page, site):

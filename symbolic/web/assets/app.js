@@ -114,4 +114,5 @@ fill();
 setState(Object.fromEntries(new URLSearchParams(location.hash.slice(1))));
 select("scope").textContent = SITE.scope;
 select("controls").addEventListener("change", update);
-update();
+offerValid(state());
+draw();  // at once: the page's load waits for the architecture's script, so --dump-dom shows the verdict

@@ -63,6 +63,9 @@ READ = """() => {
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory):
+    if CHROMIUM is None:
+        pytest.skip("no chromium on this machine (apt-get install chromium; .ci/run installs it)")
+    pytest.importorskip("playwright.sync_api", reason="no playwright (pip install -e .[test])")
     out = tmp_path_factory.mktemp("site")
     start = time.perf_counter()
     build(out, [resolve_model(spec) for spec in MODELS], options=OPTIONS, formulas="defaults",
@@ -72,10 +75,9 @@ def site(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def page(site):
-    if CHROMIUM is None:
-        pytest.skip("no chromium on this machine (apt-get install chromium; .ci/run installs it)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="no playwright (pip install -e .[test])")
-    with sync_api.sync_playwright() as pw:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         tab = browser.new_page(viewport={"width": 1280, "height": 800})
         errors = []

@@ -26,9 +26,9 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 MODELS = ("llama3-8b", "mixtral-8x7b", "gpt2", str(ROOT / "grids/models/mla-lite-768.json"),
           str(ROOT / "grids/models/qwen3-next-1280.json"))
 # 4 switch combinations per recipe (each recipe's default among them): the cold build stays short
-OPTIONS = Options(recompute=("none", "selective"), zero=(1, 3))
+OPTIONS = Options(recompute=("none", "selective"), zero=(1, 3), fp8=("none", "tensorwise"))
 CONFIGS = 50
-CONTROLS = ("model", "recipe", "gpu_mem", "d", "t", "p", "c", "e", "vpp", "s", "b", "m", "recompute", "zero")
+CONTROLS = ("model", "recipe", "gpu_mem", "d", "t", "p", "c", "e", "vpp", "s", "b", "m", "recompute", "zero", "fp8")
 
 # one page call per configuration: pick each control's value among those it offers (seeded), then report the numbers
 # the page shows (the DOM's data-bytes cells) once the estimate is drawn
@@ -97,7 +97,7 @@ def _cli(state: dict) -> dict:
     d, b, m = int(state["d"]), int(state["b"]), int(state["m"])
     training = Training(**widths(profile), d=d, t=int(state["t"]), p=int(state["p"]), c=int(state["c"]),
                         ep=int(state["e"]), vpp=int(state["vpp"]), s=int(state["s"]), b=b, gbs=m * b * d if m else None,
-                        recompute=state["recompute"], zero=int(state["zero"]))
+                        recompute=state["recompute"], zero=int(state["zero"]), fp8=state["fp8"])
     return estimate(shape, training.check(shape, profile), profile).as_json(parse_bytes(state["gpu_mem"]))
 
 
@@ -159,11 +159,12 @@ def test_configurations_equal_the_cli(page, site):
         report = _cli(shown["state"])
         _compare(shown, report)
         kinds.add((shown["state"]["model"], shown["state"]["recipe"], int(shown["state"]["e"]) > 1,
-                   int(shown["state"]["p"]) > 1))
+                   int(shown["state"]["p"]) > 1, shown["state"]["fp8"]))
     assert not errors
     assert {kind[0] for kind in kinds} >= {"llama3-8b", "mixtral-8x7b", "mla-lite-768"}
     assert {kind[1] for kind in kinds} == {"megatron", "torchtitan", "deepspeed"}
     assert any(kind[2] for kind in kinds) and any(kind[3] for kind in kinds)
+    assert {kind[4] for kind in kinds} == {"none", "tensorwise"}
 
 
 def test_rules_refuse_as_the_cli(page):
@@ -177,7 +178,7 @@ def test_rules_refuse_as_the_cli(page):
     options = tab.evaluate("() => MEM4D.site.options")
     states = [{"model": rng.choice(names), "gpu_mem": "80GiB",
                **{key: rng.choice(options[key]) for key in ("recipe", "d", "t", "p", "c", "e", "vpp", "s", "b", "m",
-                                                           "recompute", "zero")}} for _ in range(300)]
+                                                           "recompute", "zero", "fp8")}} for _ in range(300)]
     shown = tab.evaluate("""(states) => states.map((st) => {
         const model = MEM4D.site.models.find((m) => m.name === st.model);
         const problem = MEM4D.broken(MEM4D.letters(st, model), st.recipe);
@@ -201,7 +202,7 @@ def _check(state: dict) -> None:
     d, b, m = int(state["d"]), int(state["b"]), int(state["m"])
     Training(**widths(profile), d=d, t=int(state["t"]), p=int(state["p"]), c=int(state["c"]), ep=int(state["e"]),
              vpp=int(state["vpp"]), s=int(state["s"]), b=b, gbs=m * b * d if m else None,
-             recompute=state["recompute"], zero=int(state["zero"])).check(shape, profile)
+             recompute=state["recompute"], zero=int(state["zero"]), fp8=state["fp8"]).check(shape, profile)
 
 
 def test_refusal_is_the_cli_line(page):

@@ -12,7 +12,7 @@ from ..config.errors import ConfigError
 from ..config.shapes import ModelShape
 from ..config.switches import Switches
 from ..estimator.codegen import cache_dir
-from .data import Options, arch_id, possible, recipe_training, site_data
+from .data import Options, arch_id, fp8_class, possible, recipe_training, site_data
 from .jsprint import derived_js
 
 ASSETS = Path(__file__).resolve().parent / "assets"
@@ -20,9 +20,9 @@ KATEX = "katex@0.19.1"  # the version vendored into a site (npm install at build
 FORMULAS = ("all", "defaults", "none")  # which combinations carry their rendered formulas (defaults: each recipe's)
 
 
-def combo(recipe: str, recompute: str, zero: int) -> str:
-    """The page's key of a recipe and switch combination."""
-    return f"{recipe}-{recompute}-{zero}"
+def combo(recipe: str, recompute: str, zero: int, fp8: str) -> str:
+    """The page's key of a recipe and switch combination (fp8 as its class: data.fp8_class)."""
+    return f"{recipe}-{recompute}-{zero}-{fp8_class(fp8)}"
 
 
 def _formulas(profile: str, switches: Switches, names: list[str]) -> list[dict]:
@@ -49,13 +49,17 @@ def _arch_script(shape: ModelShape, data: dict, options: Options, formulas: str,
     shown: a page opens on one architecture's code and one combination's formulas)."""
     entries = []
     for recipe, info in data["recipes"].items():
-        for recompute, zero in ((r, z) for r in options.recompute for z in options.zero):
-            if not possible(info["profile"], shape, info["rules"], recompute, zero):
+        done = set()
+        for recompute, zero, fp8 in ((r, z, f) for r in options.recompute for z in options.zero for f in options.fp8):
+            key, tex = combo(recipe, recompute, zero, fp8), None
+            if key in done or not possible(info["profile"], shape, info["rules"], recompute=recompute, zero=zero,
+                                           fp8=fp8):
                 continue
-            switches = Switches.of(recipe_training(info["profile"], recompute=recompute, zero=zero), shape=shape)
-            key, tex = combo(recipe, recompute, zero), None
-            if formulas == "all" or (formulas == "defaults" and (recompute, zero) == (info["defaults"]["recompute"],
-                                                                                   info["defaults"]["zero"])):
+            done.add(key)
+            switches = Switches.of(recipe_training(info["profile"], recompute=recompute, zero=zero, fp8=fp8),
+                                   shape=shape)
+            if formulas == "all" or (formulas == "defaults" and fp8 == "none" and (recompute, zero) == (
+                    info["defaults"]["recompute"], info["defaults"]["zero"])):
                 tex = f"{arch_id(shape)}.{key}"
                 names = derived_js(info["profile"], switches)["components"]
                 (out / "tex" / f"{tex}.js").write_text(f"MEM4D.tex[{json.dumps(tex)}] = " + json.dumps(

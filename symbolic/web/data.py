@@ -32,18 +32,20 @@ class Options:
     b: tuple = (1, 2, 4, 8)
     m: tuple = (0, 1, 2, 4, 8, 16, 32, 64, 128, 256)  # micro batches per step; 0: one full pipeline (gbs = p b d)
     recipe: tuple = ("megatron", "torchtitan", "deepspeed")  # --recipe names (recipes.RECIPES: their profiles)
+    fp8: tuple = ("none", "delayed", "tensorwise", "blockwise", "mxfp8", "rowwise")  # --fp8 (precision.FP8_RECIPES)
     recompute: tuple = ("none", "selective", "full")
     zero: tuple = (1, 0, 2, 3)
     gpu_mem: tuple = ("80GiB", "24GiB", "40GiB", "48GiB", "94GiB", "141GB", "192GB", "288GB")
 
 
 SCOPE = ("What this page offers: the Megatron-LM, torchtitan and DeepSpeed recipes, each with its own default "
-         "precision and optimizer, sequence parallel, flash attention, 1F1B with even pipeline stages, expert tensor "
-         "parallel = tp, the communicator and context overheads; the models chosen when the page was built (mem4d "
-         "web --model NAME or config.json). Every other flag of mem4d estimate (FP8, precision, --stage-layers, "
-         "--etp, a config.json of your own) is not offered here: run the command.")
+         "precision and optimizer, FP8 where the recipe models it, sequence parallel, flash attention, 1F1B with even "
+         "pipeline stages, expert tensor parallel = tp, the communicator and context overheads; the models chosen when "
+         "the page was built (mem4d web --model NAME or config.json). Every other flag of mem4d estimate (precision, "
+         "--stage-layers, --etp, a config.json of your own) is not offered here: run the command.")
 # the letters the page sets (rules.letters' names): the controls', and the model's (rules.model_letters)
-CONTROLS = ("d", "t", "p", "c", "vpp", "s", "b", "gbs", "m", "e", "t_e", "recompute", "zero")
+CONTROLS = ("d", "t", "p", "c", "vpp", "s", "b", "gbs", "m", "e", "t_e", "recompute", "zero", "fp8")
+SWITCHING = ("recompute", "zero", "fp8")  # the controls that change the expressions' form (Switches)
 
 
 def arch_id(shape: ModelShape) -> str:
@@ -95,23 +97,32 @@ def _reads(code: str) -> set[str]:
     return set(re.findall(r"\bx\.(\w+)", code))
 
 
-def possible(profile: str, shape: ModelShape, traced: list[dict], recompute: str, zero: int) -> bool:
-    """Whether some configuration of the controls could run this model with these switches under the recipe: every
-    traced rule that reads nothing but the model, recompute and zero holds (the others depend on the degrees)."""
+def possible(profile: str, shape: ModelShape, traced: list[dict], **switching) -> bool:
+    """Whether some configuration of the controls could run this model with these switching controls (recompute,
+    zero, fp8) under the recipe: every traced rule that reads nothing but the model and those holds (the others
+    depend on the degrees)."""
     from ..recipes import select
 
-    x = rules.letters(recipe_training(profile, recompute=recompute, zero=zero), shape)
-    fixed = {rule["name"] for rule in traced if not _reads(rule["holds"]) & (set(CONTROLS) - {"recompute", "zero"})}
+    x = rules.letters(recipe_training(profile, **switching), shape)
+    fixed = {rule["name"] for rule in traced if not _reads(rule["holds"]) & (set(CONTROLS) - set(SWITCHING))}
     return all(rule.holds(x) for rule in select(profile) if rule.name in fixed)
 
 
-def recipe_data(recipe: str, model_names: tuple[str, ...]) -> dict:
-    """A recipe as the page reads it: its profile, fixed inputs, --zero/--recompute defaults, traced rules."""
+def fp8_class(fp8: str) -> str:
+    """What an --fp8 recipe changes of the expressions' form (Switches.fp8, fp8_rows): none, fp8 or rows."""
+    return "none" if fp8 == "none" else "rows" if fp8 == "rowwise" else "fp8"
+
+
+def recipe_data(recipe: str, model_names: tuple[str, ...], options: Options) -> dict:
+    """A recipe as the page reads it: its profile, fixed inputs (B_q and B_c per --fp8), --zero/--recompute
+    defaults, traced rules."""
     from ..recipes import PROFILES, RECIPES
 
     profile = RECIPES[recipe]
     defaults = {"zero": Training().zero, "recompute": Training().recompute, **PROFILES[profile].defaults}
-    return {"profile": profile, "fixed": fixed_inputs(profile), "defaults": defaults,
+    quantized = {fp8: {name: getattr(recipe_training(profile, fp8=fp8), TRAINING_FIELD[name]) for name in ("B_q", "B_c")}
+                 for fp8 in options.fp8}
+    return {"profile": profile, "fixed": fixed_inputs(profile), "fp8": quantized, "defaults": defaults,
             "rules": rules_js(profile, fixed_letters(profile, model_names), CONTROLS + model_names)}
 
 
@@ -123,4 +134,4 @@ def site_data(shapes: list[ModelShape], options: Options) -> dict:
             "options": {name: list(getattr(options, name)) for name in Options.__dataclass_fields__},
             "gpu_bytes": {size: parse_bytes(size) for size in options.gpu_mem}, "threshold": 0.8,
             "models": models, "names": list(NAMES),
-            "recipes": {recipe: recipe_data(recipe, model_names) for recipe in options.recipe}}
+            "recipes": {recipe: recipe_data(recipe, model_names, options) for recipe in options.recipe}}

@@ -123,6 +123,11 @@ def _explore(fn, x, prefix: tuple = ()) -> str:
     return f"({cond} ? {_explore(fn, x, prefix + (True,))} : {_explore(fn, x, prefix + (False,))})"
 
 
+def _isin(value, values, isin):
+    """numpy.isin of a tracer: whether the page's value is one of `values`."""
+    return Js(f"{json.dumps(list(values))}.includes({value.code})") if isinstance(value, Js) else isin(value, values)
+
+
 def _not(x):
     return ~x if isinstance(x, Js) else not x
 
@@ -137,13 +142,14 @@ def trace(rule: rules.Rule, x: SimpleNamespace) -> dict | None:
     import numpy as np
 
     saved, np.logical_not = np.logical_not, _not  # numpy's own would ask the tracer for a bool
+    isin, np.isin = np.isin, lambda v, values: _isin(v, values, isin)
     try:
         holds = rule.holds(x)
         message = _explore(rule.message, x) if isinstance(holds, Js) else ""
     except Untraceable as err:
         raise ConfigError(f"rule {rule.name!r} cannot be evaluated in the page: it branches on {err}") from None
     finally:
-        np.logical_not = saved
+        np.logical_not, np.isin = saved, isin
     if not isinstance(holds, Js):
         if bool(holds):
             return None

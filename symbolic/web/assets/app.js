@@ -4,9 +4,9 @@
 
 const SITE = MEM4D.site;
 const NUMERIC = ["d", "t", "p", "c", "e", "vpp", "s", "b", "m", "zero"];
-const TRAINING = ["recipe", "d", "t", "p", "c", "e", "vpp", "s", "b", "m", "recompute", "zero"];
+const TRAINING = ["recipe", "d", "t", "p", "c", "e", "vpp", "s", "b", "m", "recompute", "zero", "fp8"];
 const FLAGS = { d: "--dp", t: "--tp", p: "--pp", c: "--cp", e: "--ep", vpp: "--vpp", s: "--seq", b: "--mbs",
-  recompute: "--recompute", zero: "--zero" };
+  recompute: "--recompute", zero: "--zero", fp8: "--fp8" };
 const LABEL = { m: (v) => v === 0 ? "pp (one full pipeline)" : String(v), s: (v) => String(v) };
 const byName = Object.fromEntries(SITE.models.map((m) => [m.name, m]));
 
@@ -97,9 +97,9 @@ function draw() {
     return;
   }
   load(model.arch, () => {
-    const code = MEM4D.arch[model.arch][st.recipe + "-" + st.recompute + "-" + st.zero];
+    const code = MEM4D.arch[model.arch][[st.recipe, st.recompute, st.zero, MEM4D.fp8Class(st.fp8)].join("-")];
     if (!code) {  // data.possible left it out: a rule on the model alone refuses it (never reached when it holds)
-      MEM4D.refuse(`${st.model} under --recipe ${st.recipe} with --recompute ${st.recompute} --zero ${st.zero} was not built`);
+      MEM4D.refuse(`${st.model} under --recipe ${st.recipe} with --recompute ${st.recompute} --zero ${st.zero} --fp8 ${st.fp8} was not built`);
       document.body.dataset.state = "ready";
       return;
     }

@@ -18,7 +18,7 @@ MEM4D.letters = function (st, model) {
   const gbs = st.m === 0 ? st.p * st.b * st.d : st.m * st.b * st.d;
   return Object.assign({}, model.letters, {
     d: st.d, t: st.t, p: st.p, c: st.c, vpp: st.vpp, s: st.s, b: st.b, gbs: gbs,
-    m: Math.floor(gbs / (st.b * st.d)), e: st.e, t_e: st.t, recompute: st.recompute, zero: st.zero,
+    m: Math.floor(gbs / (st.b * st.d)), e: st.e, t_e: st.t, recompute: st.recompute, zero: st.zero, fp8: st.fp8,
   });
 };
 
@@ -31,6 +31,9 @@ MEM4D.broken = function (x, recipe) {
 };
 
 MEM4D.stageOf = (rank, p) => p === 1 ? "only" : rank === 0 ? "first" : rank === p - 1 ? "last" : "middle";
+
+// what an --fp8 recipe changes of the expressions' form (symbolic/web/data.py fp8_class)
+MEM4D.fp8Class = (fp8) => fp8 === "none" ? "none" : fp8 === "rowwise" ? "rows" : "fp8";
 
 // the ranks estimate lists: each stage kind's representative (first 0, middle 1, last p - 1, only 0), or every rank
 // of a model whose layers are of several kinds (estimate.ranks_of)
@@ -56,7 +59,8 @@ function rounded(names, raw) {
 // estimate(): the profile's breakdown, every listed stage's, the peak and the verdict (Estimate.as_json's figures)
 MEM4D.evaluate = function (st, model, code, gpuBytes, threshold) {
   const x = MEM4D.letters(st, model);
-  const values = Object.assign({}, MEM4D.site.recipes[st.recipe].fixed, model.inputs,
+  const recipe = MEM4D.site.recipes[st.recipe];
+  const values = Object.assign({}, recipe.fixed, recipe.fp8[st.fp8], model.inputs,
     { d: st.d, t: st.t, p: st.p, c: st.c, vpp: st.vpp, s: st.s, b: st.b, m: x.m, e: st.e, t_e: st.t });
   const args = MEM4D.site.names.map((name) => values[name]);
   const bytes = rounded(code.components, code.main(...args));

@@ -32,13 +32,15 @@ def _formulas(profile: str, switches: Switches, names: list[str]) -> list[dict]:
     return [{"name": f["name"], "latex": f["latex"]} for f in rendered(profile, switches)["formulas"] if f["name"] in names]
 
 
-def _entry(profile: str, switches: Switches, tex: str | None) -> str:
+def _entry(profile: str, switches: Switches, tex: str | None, docs: dict[str, int]) -> str:
     """One combination's {components, docs, tex (its formulas' script, or null), main, in_flight, stages} as
-    JavaScript source."""
+    JavaScript source; each docstring as DOCS[i], the i-th distinct one of the architecture's script (`docs`)."""
     code = derived_js(profile, switches)
     stages = ", ".join(f'{json.dumps(kind)}: {{"outputs": {json.dumps(x["outputs"])}, "fn": {x["source"]}}}'
                        for kind, x in code["stages"].items())
-    return (f'{{"components": {json.dumps(code["components"])}, "docs": {json.dumps(code["docs"])}, '
+    refs = ", ".join(f"{json.dumps(name)}: DOCS[{docs.setdefault(json.dumps(doc), len(docs))}]"
+                     for name, doc in code["docs"].items())
+    return (f'{{"components": {json.dumps(code["components"])}, "docs": {{{refs}}}, '
             f'"tex": {json.dumps(tex)},\n"main": {code["main"]},\n"in_flight": {code["in_flight"]},\n'
             f'"stages": {{{stages}}}}}')
 
@@ -47,7 +49,7 @@ def _arch_script(shape: ModelShape, data: dict, options: Options, formulas: str,
     """MEM4D.arch[id] = {combo: entry} for every recipe and switch combination some configuration of the controls
     could run this architecture with (data.possible); each combination's formulas in tex/<id>.<combo>.js (loaded when
     shown: a page opens on one architecture's code and one combination's formulas)."""
-    entries = []
+    entries, docs = [], {}
     for recipe, info in data["recipes"].items():
         done = set()
         for recompute, zero, fp8 in ((r, z, f) for r in options.recompute for z in options.zero for f in options.fp8):
@@ -64,8 +66,9 @@ def _arch_script(shape: ModelShape, data: dict, options: Options, formulas: str,
                 names = derived_js(info["profile"], switches)["components"]
                 (out / "tex" / f"{tex}.js").write_text(f"MEM4D.tex[{json.dumps(tex)}] = " + json.dumps(
                     _formulas(info["profile"], switches, names)) + ";\n")
-            entries.append(f"{json.dumps(key)}: {_entry(info['profile'], switches, tex)}")
-    return f"MEM4D.arch[{json.dumps(arch_id(shape))}] = {{\n" + ",\n".join(entries) + "};\n"
+            entries.append(f"{json.dumps(key)}: {_entry(info['profile'], switches, tex, docs)}")
+    return (f"(function () {{\nconst DOCS = [{', '.join(docs)}];\nMEM4D.arch[{json.dumps(arch_id(shape))}] = {{\n"
+            + ",\n".join(entries) + "};\n})();\n")
 
 
 def katex_dir(install: bool = True) -> Path | None:

@@ -205,6 +205,38 @@ def _check(state: dict) -> None:
              recompute=state["recompute"], zero=int(state["zero"]), fp8=state["fp8"]).check(shape, profile)
 
 
+def test_plan_lists_what_fits(page):
+    """The plan view: every split of 8 GPUs over the offered dp, tp, pp, cp, ep that the command accepts and that
+    fits (estimate's verdict), lowest peak first, with estimate's peak bytes; mixtral-8x7b (ep) at seq 1024 on 288 GB."""
+    import itertools
+
+    tab, _ = page
+    tab.evaluate("""() => { for (const [id, v] of [["model", "mixtral-8x7b"], ["recipe", "megatron"], ["d", "1"],
+        ["t", "1"], ["p", "1"], ["c", "1"], ["e", "1"], ["vpp", "1"], ["s", "1024"], ["m", "0"], ["zero", "1"],
+        ["recompute", "none"], ["fp8", "none"], ["gpu_mem", "288GB"], ["gpus", "8"]]) { const n = document.getElementById(id); n.value = v;
+        n.dispatchEvent(new Event("change", {bubbles: true})); } }""")
+    tab.wait_for_function("document.body.dataset.state === 'ready'")
+    state = tab.evaluate(READ)["state"]
+    shown = tab.evaluate("""() => [...document.querySelectorAll("#plan tbody tr")].map((tr) =>
+        [tr.dataset.config, Number(tr.dataset.peak)])""")
+    count = tab.inner_text("#plan-count")
+    options = tab.evaluate("() => MEM4D.site.options")
+    fits = []
+    for d, t, p, c, e in itertools.product(*(options[key] for key in ("d", "t", "p", "c", "e"))):
+        if d * t * p * c != 8:
+            continue
+        trial = dict(state, d=d, t=t, p=p, c=c, e=e)
+        try:
+            report = _cli(trial)
+        except ConfigError:
+            continue
+        if report["fits"]:
+            fits.append((report["peak_bytes"], p, t, c, e, f"{d},{t},{p},{c},{e}"))
+    fits.sort()
+    assert count.startswith(f"{len(fits)} of them fit") and len(fits) > 3
+    assert shown == [[config, peak] for peak, *_, config in fits[:10]]
+
+
 def test_refusal_is_the_cli_line(page):
     """A configuration the rule table breaks (a model switched under the degrees set for another) shows the CLI's
     one line, word for word."""

@@ -138,5 +138,7 @@ MEM4D.refuse = function (line) {
   document.getElementById("bars").replaceChildren();
   document.getElementById("components").replaceChildren();
   document.getElementById("formulas").replaceChildren();
+  document.getElementById("plan").replaceChildren();
+  document.getElementById("plan-count").textContent = "";
   shownFormulas = null;
 };

@@ -24,7 +24,8 @@ MEM4D.showPlan = function (st, model, code) {
   const table = document.getElementById("plan");
   const head = ["dp", "tp", "pp", "cp", "ep", "peak GiB", ""].map((h) => el("th", { class: "num" }, h));
   const body = rows.slice(0, 10).map((row) => {
-    const button = el("button", { type: "button" }, "show");
+    const button = el("button", { type: "button",
+      "aria-label": `show dp ${row.d} tp ${row.t} pp ${row.p} cp ${row.c} ep ${row.e}` }, "show");
     button.addEventListener("click", () => {
       for (const name of ["d", "t", "p", "c", "e"]) document.getElementById(name).value = String(row[name]);
       document.getElementById("controls").dispatchEvent(new Event("change"));

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         check_output_dir(args.out, "-o")
     shapes = [resolve_model(spec) for spec in args.model] if args.model else list(PRESETS.values())
-    out = Path(args.out) if args.out else Path(__import__("tempfile").mkdtemp(prefix="mem4d-web-"))
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="mem4d-web-"))
     start = time.perf_counter()
     result = build(out, shapes, formulas=args.formulas,
                    progress=lambda n, of, name: print(f"  architecture {n + 1}/{of} ({name})", file=sys.stderr))

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     base = sum(size for name, size in js.items() if not name.startswith(("arch/", "tex/")))
     most = base + max((size for name, size in js.items() if name.startswith("arch/")), default=0) + max(
         (size for name, size in js.items() if name.startswith("tex/")), default=0)
-    print(f"wrote {out}/index.html: {len(shapes)} models, {len(result['files'])} files, {sum(js.values()) / 2**20:.2f} "
+    print(f"wrote {out}/index.html: {len(shapes)} model{'s' * (len(shapes) != 1)}, {len(result['files'])} files, {sum(js.values()) / 2**20:.2f} "
           f"MiB of JavaScript in all, at most {most / 2**10:,.0f} KiB loaded at once, in "
           f"{time.perf_counter() - start:.1f} s" + ("" if result["katex"] else " (no npm: formulas shown as LaTeX text)"))
     if args.serve:

@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compile": ("symbolic.cli.compile", "compile the jax train step on a 4D mesh and print XLA's per-device memory"),
     "plan": ("symbolic.cli.plan", "enumerate every 4D configuration of a cluster, keep those that fit, rank them"),
     "verify": ("symbolic.cli.verify", "symbolic jax profile vs XLA (vs measured) per component, for one configuration"),
+    "web": ("symbolic.cli.web", "write the estimator as a static web page (computed in the browser), or serve it"),
     "sweep": ("symbolic.cli.sweep", "verify many configurations from a TOML grid: resumable JSONL, summary, plots"),
 }
 

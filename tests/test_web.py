@@ -1,0 +1,250 @@
+"""`mem4d web`'s page in a real browser: headless Chromium (Debian's chromium, driven by Playwright) loads the built
+site from file://, sets configurations through its controls (choosing among the values each control offers), and
+reads the numbers shown; each must equal `mem4d estimate --json`'s (estimate(...).as_json, the dict the command
+prints) exactly, to the byte. A configuration the page refuses shows the CLI's one-line error.
+
+Source of truth: symbolic.estimator.estimate (the numpy estimator from the same sympy expressions). Tolerance: none.
+Skips only where no chromium or no playwright is installed (.ci/run installs both)."""
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from symbolic.config.errors import ConfigError
+from symbolic.config.hfconfig import resolve_model
+from symbolic.config.training import Training
+from symbolic.estimator.estimate import estimate
+from symbolic.recipes import RECIPES, widths
+from symbolic.web.build import build
+from symbolic.web.data import Options
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+# dense (the default), MoE with ep, MLA, a hybrid (Gated DeltaNet, MoE, MTP), GPT (tied, learned positions)
+MODELS = ("llama3-8b", "mixtral-8x7b", "gpt2", str(ROOT / "grids/models/mla-lite-768.json"),
+          str(ROOT / "grids/models/qwen3-next-1280.json"))
+# 4 switch combinations per recipe (each recipe's default among them): the cold build stays short
+OPTIONS = Options(recompute=("none", "selective"), zero=(1, 3), fp8=("none", "tensorwise"))
+CONFIGS = 50
+CONTROLS = ("model", "recipe", "gpu_mem", "d", "t", "p", "c", "e", "vpp", "s", "b", "m", "recompute", "zero", "fp8")
+
+# one page call per configuration: pick each control's value among those it offers (seeded), then report the numbers
+# the page shows (the DOM's data-bytes cells) once the estimate is drawn
+SET = """async ([seed, controls]) => {
+  let x = seed;
+  const next = () => { x = (x * 1103515245 + 12345) % 2147483648; return x; };
+  for (const id of controls) {
+    const node = document.getElementById(id);
+    const offered = [...node.options].filter((o) => !o.disabled);
+    const pick = offered[next() % offered.length];
+    if (node.value !== pick.value) {
+      node.value = pick.value;
+      node.dispatchEvent(new Event("change", {bubbles: true}));  // the page re-offers the other controls' values
+    }
+  }
+  while (document.body.dataset.state !== "ready") await new Promise((r) => setTimeout(r, 5));
+  return READ();
+}"""
+READ = """() => {
+  const state = Object.fromEntries(new URLSearchParams(location.hash.slice(1)));
+  const refusal = document.getElementById("refusal");
+  if (!refusal.hidden) return {state, refusal: refusal.textContent};
+  const cells = {};
+  for (const td of document.querySelectorAll("#components td[data-stage]")) {
+    const name = td.parentElement.dataset.name;
+    (cells[td.dataset.stage] ??= {})[name] = td.dataset.bytes;
+  }
+  return {state, cells, peak: document.getElementById("peak").dataset.bytes,
+          fits: document.getElementById("fits").dataset.fits, loaded: document.getElementById("most-loaded").textContent};
+}"""
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory):
+    if CHROMIUM is None:
+        pytest.skip("no chromium on this machine (apt-get install chromium; .ci/run installs it)")
+    pytest.importorskip("playwright.sync_api", reason="no playwright (pip install -e .[test])")
+    out = tmp_path_factory.mktemp("site")
+    start = time.perf_counter()
+    build(out, [resolve_model(spec) for spec in MODELS], options=OPTIONS, formulas="defaults",
+          install=False)  # KaTeX where npm's copy is cached: the test reads numbers, never the network
+    return out, time.perf_counter() - start
+
+
+@pytest.fixture(scope="session")
+def page(site):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        tab = browser.new_page(viewport={"width": 1280, "height": 800})
+        errors = []
+        tab.on("pageerror", lambda err: errors.append(str(err)))
+        tab.goto((site[0] / "index.html").as_uri())
+        tab.wait_for_function("document.body.dataset.state === 'ready'")
+        yield tab, errors
+        browser.close()
+
+
+def _cli(state: dict) -> dict:
+    """What `mem4d estimate --json` prints for the page's state (the command's own objects, in process)."""
+    from symbolic.flags.values import parse_bytes
+
+    shape = resolve_model(next(spec for spec in MODELS if resolve_model(spec).name == state["model"]))
+    profile = RECIPES[state["recipe"]]
+    d, b, m = int(state["d"]), int(state["b"]), int(state["m"])
+    training = Training(**widths(profile), d=d, t=int(state["t"]), p=int(state["p"]), c=int(state["c"]),
+                        ep=int(state["e"]), vpp=int(state["vpp"]), s=int(state["s"]), b=b, gbs=m * b * d if m else None,
+                        recompute=state["recompute"], zero=int(state["zero"]), fp8=state["fp8"])
+    return estimate(shape, training.check(shape, profile), profile).as_json(parse_bytes(state["gpu_mem"]))
+
+
+def _compare(shown: dict, report: dict) -> None:
+    profile = {name: x for name, x in shown["cells"]["total"].items() if x != ""}  # "": a row of exact stages only
+    assert profile == {name: str(x) for name, x in report["bytes"].items()}
+    for stage in report["stages"]:
+        cells = shown["cells"][str(stage["rank"])]  # the rows: the profile's components, the stages' nonzero ones
+        assert {name: x for name, x in cells.items() if name in stage["bytes"]} == {
+            name: str(x) for name, x in stage["bytes"].items() if name in cells}
+        assert all(x == 0 for name, x in stage["bytes"].items() if name not in cells)
+        assert all(cells[name] == "0" for name in cells if name not in stage["bytes"])
+    assert set(shown["cells"]) == {"total", *(str(stage["rank"]) for stage in report["stages"])}
+    assert (shown["peak"], shown["fits"], shown["loaded"]) == (str(report["peak_bytes"]), str(report["fits"]).lower(),
+                                                                report["most_loaded_stage"])
+
+
+def test_opens_on_the_cli_default(page):
+    """Before any control is touched the page shows what `mem4d estimate` with no flags answers: its numbers, and its
+    verdict line word for word (the command's table output, its wrapped lines joined)."""
+    import contextlib
+    import io
+
+    from symbolic.cli.entry import main
+
+    tab, errors = page
+    shown = tab.evaluate(READ)
+    assert shown["state"]["model"] == "llama3-8b" and not errors
+    _compare(shown, _cli(shown["state"]))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["estimate"]) == 0
+    text = " ".join(out.getvalue().split())
+    verdict = tab.inner_text("#verdict")
+    assert verdict in text and verdict.startswith("DOES NOT FIT: peak 167.96 GiB")
+
+
+def test_dump_dom_shows_the_verdict(page, site):
+    """`chromium --headless --dump-dom site/index.html` (no script of ours driving it) holds the verdict the page
+    draws on opening: what `mem4d estimate` prints."""
+    import subprocess
+
+    tab, _ = page
+    verdict = tab.inner_text("#verdict")
+    dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
+                          (site[0] / "index.html").as_uri()], capture_output=True, text=True, timeout=120).stdout
+    text = " ".join(re.sub(r"<[^>]*>", "", dom).replace("&lt;", "<").split())
+    assert verdict.startswith("DOES NOT FIT: peak 167.96 GiB") and verdict in text
+
+
+def test_configurations_equal_the_cli(page, site):
+    """CONFIGS configurations set through the controls, each value among those the page offers: every number equals
+    the CLI's, and the page never offers a configuration the CLI refuses."""
+    tab, errors = page
+    kinds = set()
+    for seed in range(1, CONFIGS + 1):
+        shown = tab.evaluate(SET.replace("READ()", f"({READ})()"), [seed * 7919, list(CONTROLS)])
+        assert "refusal" not in shown, (shown["state"], shown.get("refusal"))
+        report = _cli(shown["state"])
+        _compare(shown, report)
+        kinds.add((shown["state"]["model"], shown["state"]["recipe"], int(shown["state"]["e"]) > 1,
+                   int(shown["state"]["p"]) > 1, shown["state"]["fp8"]))
+    assert not errors
+    assert {kind[0] for kind in kinds} >= {"llama3-8b", "mixtral-8x7b", "mla-lite-768"}
+    assert {kind[1] for kind in kinds} == {"megatron", "torchtitan", "deepspeed"}
+    assert any(kind[2] for kind in kinds) and any(kind[3] for kind in kinds)
+    assert {kind[4] for kind in kinds} == {"none", "tensorwise"}
+
+
+def test_rules_refuse_as_the_cli(page):
+    """The rule table traced into the page (rulesjs) refuses exactly what the command refuses, with its line: 300
+    seeded configurations over every value the controls hold, most of them broken, checked in the page at once."""
+    import random
+
+    tab, _ = page
+    rng = random.Random(48)
+    names = [m["name"] for m in tab.evaluate("() => MEM4D.site.models")]
+    options = tab.evaluate("() => MEM4D.site.options")
+    states = [{"model": rng.choice(names), "gpu_mem": "80GiB",
+               **{key: rng.choice(options[key]) for key in ("recipe", "d", "t", "p", "c", "e", "vpp", "s", "b", "m",
+                                                           "recompute", "zero", "fp8")}} for _ in range(300)]
+    shown = tab.evaluate("""(states) => states.map((st) => {
+        const model = MEM4D.site.models.find((m) => m.name === st.model);
+        const problem = MEM4D.broken(MEM4D.letters(st, model), st.recipe);
+        return problem && problem.message; })""", states)
+    refused = 0
+    for state, message in zip(states, shown):
+        try:
+            _check(state)
+            expected = None
+        except ConfigError as err:
+            expected = str(err)
+        refused += expected is not None
+        assert message == expected, state
+    assert 100 < refused < 300
+
+
+def _check(state: dict) -> None:
+    """The command's checks of a configuration alone (Training and its rule table), without estimating it."""
+    shape = resolve_model(next(spec for spec in MODELS if resolve_model(spec).name == state["model"]))
+    profile = RECIPES[state["recipe"]]
+    d, b, m = int(state["d"]), int(state["b"]), int(state["m"])
+    Training(**widths(profile), d=d, t=int(state["t"]), p=int(state["p"]), c=int(state["c"]), ep=int(state["e"]),
+             vpp=int(state["vpp"]), s=int(state["s"]), b=b, gbs=m * b * d if m else None,
+             recompute=state["recompute"], zero=int(state["zero"]), fp8=state["fp8"]).check(shape, profile)
+
+
+def test_plan_lists_what_fits(page):
+    """The plan view: every split of 8 GPUs over the offered dp, tp, pp, cp, ep that the command accepts and that
+    fits (estimate's verdict), lowest peak first, with estimate's peak bytes; mixtral-8x7b (ep) at seq 1024 on 288 GB."""
+    import itertools
+
+    tab, _ = page
+    tab.evaluate("""() => { for (const [id, v] of [["model", "mixtral-8x7b"], ["recipe", "megatron"], ["d", "1"],
+        ["t", "1"], ["p", "1"], ["c", "1"], ["e", "1"], ["vpp", "1"], ["s", "1024"], ["m", "0"], ["zero", "1"],
+        ["recompute", "none"], ["fp8", "none"], ["gpu_mem", "288GB"], ["gpus", "8"]]) { const n = document.getElementById(id); n.value = v;
+        n.dispatchEvent(new Event("change", {bubbles: true})); } }""")
+    tab.wait_for_function("document.body.dataset.state === 'ready'")
+    state = tab.evaluate(READ)["state"]
+    shown = tab.evaluate("""() => [...document.querySelectorAll("#plan tbody tr")].map((tr) =>
+        [tr.dataset.config, Number(tr.dataset.peak)])""")
+    count = tab.inner_text("#plan-count")
+    options = tab.evaluate("() => MEM4D.site.options")
+    fits = []
+    for d, t, p, c, e in itertools.product(*(options[key] for key in ("d", "t", "p", "c", "e"))):
+        if d * t * p * c != 8:
+            continue
+        trial = dict(state, d=d, t=t, p=p, c=c, e=e)
+        try:
+            report = _cli(trial)
+        except ConfigError:
+            continue
+        if report["fits"]:
+            fits.append((report["peak_bytes"], p, t, c, e, f"{d},{t},{p},{c},{e}"))
+    fits.sort()
+    assert count.startswith(f"{len(fits)} of them fit") and len(fits) > 3
+    assert shown == [[config, peak] for peak, *_, config in fits[:10]]
+
+
+def test_refusal_is_the_cli_line(page):
+    """A configuration the rule table breaks (a model switched under the degrees set for another) shows the CLI's
+    one line, word for word."""
+    tab, _ = page
+    tab.evaluate("""() => { for (const [id, v] of [["model", "llama3-8b"], ["t", "8"], ["s", "4096"],
+        ["model", "gpt2"]]) { const n = document.getElementById(id); n.value = v;
+        n.dispatchEvent(new Event("change", {bubbles: true})); } }""")
+    shown = tab.evaluate(READ)
+    with pytest.raises(ConfigError) as err:
+        _cli(shown["state"])
+    assert shown["refusal"] == f"mem4d estimate: error: {err.value}"

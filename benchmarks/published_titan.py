@@ -7,6 +7,8 @@ one-line refusal.
 
     python benchmarks/published_titan.py [--json] [--out records/published/torchtitan]
 
+(--out also rewrites the job files records/published/torchtitan/<id>.toml.)
+
 No term of mem4d is set from these figures: they are the references the issue's 10 % is judged against.
 """
 from __future__ import annotations
@@ -18,6 +20,7 @@ import json
 import re
 import subprocess
 import sys
+import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -119,7 +122,8 @@ def estimate(row: Row, path: Path) -> dict:
 
 
 def rows(measured: Path = MEASURED, jobs: Path = JOBS) -> list[dict]:
-    """Every row: its job file written, the measured bytes, and mem4d's reserved figure with its error or refusal."""
+    """Every row: its job file written into `jobs`, the measured bytes, and mem4d's reserved figure with its error or
+    refusal."""
     jobs.mkdir(parents=True, exist_ok=True)
     out = []
     for row in rows_of(measured):
@@ -161,7 +165,8 @@ def main() -> int:
     if not (MEASURED / "RUNS.md").exists():
         print(f"published_titan: {MEASURED} is absent (the reference data beside the clone)", file=sys.stderr)
         return 2
-    table = rows()
+    with tempfile.TemporaryDirectory() as scratch:  # the committed job files are rewritten only with --out
+        table = rows(jobs=JOBS if args.out else Path(scratch))
     if args.out:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True,
                                 cwd=ROOT).stdout.strip()

@@ -97,3 +97,21 @@ def test_runs_md_torchtitan_rows_as_job_files(tmp_path):
         assert training["seq"] == row.seq and training["recompute"] == "full" and training["compile"]
         assert training["mbs"] == (row.microbatch if training["pp"] > 1 else row.local_batch)
     assert [r.async_tp for r in rows] == [False] * 5 + [True] * 3
+
+
+def test_9dec370s_own_block_saves_what_the_recipe_counts():
+    """The recipe's eager block (read from benchmarks/titan_block.py's rewrite of 9dec370) equals what 9dec370's own
+    model.py saved when run (records/titan-versions-cpu.jsonl, debugmodel: h 256, 16 heads, no GQA, FFN 768), byte
+    for byte, eager and with tensorwise Float8 (torchao's eager Float8Linear keeps the bf16 input)."""
+    import sympy as sp
+
+    from symbolic.config import symbols as S
+    from symbolic.config.switches import Switches
+    from symbolic.recipes.torchtitan.fsdp2 import unchecked_tensors
+
+    listings = _listings()
+    z = listings[("9dec370", "none")]["sizes"]
+    at = {S.b: z["b"], S.s: z["s"], S.h: 256, S.a: 16, S.k: 16, S.dh: 16, S.f: 768, S.t: 1, S.c: 1, S.B_a: 2}
+    recipe = sp.Add(*(part.expr for part in unchecked_tensors(Switches()))).subs(at)
+    for float8 in ("none", "tensorwise"):
+        assert recipe == listings[("9dec370", float8)]["bytes"], float8

@@ -1,10 +1,11 @@
 """mem4d beside published measured GPU memory (benchmarks/published_runs.toml): each run's figure, mem4d's figure of
 the same kind (allocated or reserved) on the same GPU (the last pipeline stage, or the largest over all), the error.
 
-    python benchmarks/published.py [--json] [--markdown] [--megatron]
+    python benchmarks/published.py [--json] [--markdown] [--megatron | --torchtitan]
 
 --megatron: the 22 Megatron-LM functional-test runs of ../shared/data/measured instead, each verbatim config read by
-`mem4d estimate --megatron` (benchmarks/published_megatron.py, which also writes them as data).
+`mem4d estimate --megatron` (benchmarks/published_megatron.py, which also writes them as data); --torchtitan: its 8
+torchtitan rows, each written as a job file and read by `mem4d estimate --torchtitan` (benchmarks/published_titan.py).
 
 No constant in mem4d is set from these figures; where it misses, the README names the term that is unknown.
 """
@@ -88,12 +89,18 @@ def main() -> int:
     out.add_argument("--json", action="store_true", help="one JSON object per run")
     out.add_argument("--markdown", action="store_true", help="the README's table")
     out.add_argument("--megatron", action="store_true", help="the Megatron-LM runs of ../shared/data/measured")
+    out.add_argument("--torchtitan", action="store_true", help="the torchtitan rows of ../shared/data/measured")
     args = parser.parse_args()
     if args.megatron:
         import published_megatron
 
         sys.argv = sys.argv[:1]
         return published_megatron.main()
+    if args.torchtitan:
+        import published_titan
+
+        sys.argv = sys.argv[:1]
+        return published_titan.main()
     table = rows()
     if args.json:
         print(json.dumps(table, indent=1))

@@ -26,6 +26,7 @@ RUNS = {
     "peers.py": ([], "mem4d"),
     "published.py": ([], "runs expressed"),
     "published_megatron.py": ([], "22 runs:"),
+    "published_titan.py": ([], "8 runs:"),
     "tuned.py": ([], "DeepSeekV3"),
     "throughput.py": (["--tiny"], "LLAMA3_8B"),
 }
@@ -35,10 +36,11 @@ NEEDS = {
     "torch_saved.py": ("torch", "lists what torch's autograd saves (minutes under inductor: run by hand)"),
     "gpu_check.py": (None, "measures a real GPU: without one it must stop with one line (test_gpu_check_refuses)"),
     "olmo2_saved.py": ("torch", "lists what OLMo 2's layer saves with torch and transformers (run by hand)"),
+    "titan_versions.py": ("torch", "runs each torchtitan version's own block under saved-tensor hooks (run by hand)"),
     "vision_saved.py": ("torch", "lists what Qwen3-VL's vision tower saves with torch and transformers (run by hand)"),
     "vocab_pad_probe.py": (None, "compiles for an H100 target through the CUDA plugin (minutes a table)"),
 }
-LIBRARIES = ("titan_block.py", "titan_moe.py", "saved_lines.py")  # modules of the scripts, no command of their own
+LIBRARIES = ("titan_block.py", "titan_moe.py", "titan_loader.py", "saved_lines.py")  # modules of the scripts, no command
 
 
 def _run(script: str, args: list[str], timeout: float = 120) -> subprocess.CompletedProcess:

@@ -54,6 +54,16 @@ def test_torchtitan_llama3_8b_fsdp_selective_op_by_hand():
     assert "grad_buckets" not in only and "dist_opt_allgather" not in only  # Megatron's buckets: not torchtitan's
 
 
+def test_torchtitan_loss_parallel_holds_four_logit_sized_tensors():
+    """At tp > 1 torchtitan's loss runs under loss_parallel, whose nll_loss backward (torch/distributed/tensor/parallel/
+    loss.py _nll_loss_and_log_softmax_backward) holds the saved fp32 log-softmax, grad_input and exp(x) while it
+    forms their sum: four fp32 [b s, v/t] (three at tp = 1, aten's fused backward). Exact, by hand."""
+    tokens = 2 * 8192
+    for t, count in ((1, 3), (2, 4)):
+        only = estimate(LLAMA3_8B, _torchtitan(d=8 // t, t=t, sp=True), "torchtitan").stages[0]["bytes"]
+        assert only["transient"] == count * 4 * tokens * 128256 // t, t
+
+
 def test_torchtitan_without_checkpointing_keeps_what_eager_autograd_saves():
     """No AC (tp = 1): per token, two RMSNorms (8h + 4 each), Q and the repeated K, V (a heads each) and the flash
     output (2 a dh each) with its fp32 logsumexp (4a), the FFN's w1, SiLU, w3 outputs and their product (2f each):

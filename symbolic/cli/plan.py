@@ -97,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
         check_output_file(args.plot, "--plot", formats())
     if args.override and not args.torchtitan:
         raise ConfigError("--override sets a key of a --torchtitan job file: give the file")
+    if args.torchtitan_version and not args.torchtitan:
+        raise ConfigError("--torchtitan-version names the torchtitan a --torchtitan job file ran on: give the file")
     missing = [f"--{key}" for key in ("seq", "gbs") if getattr(args, key) is None]
     if missing:
         raise ConfigError(f"the following arguments are required: {', '.join(missing)} (or a trainer's file)")

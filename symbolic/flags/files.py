@@ -40,6 +40,9 @@ def add_trainer_args(group) -> None:
     group.add_argument("--override", action="append", default=[], metavar="SECTION.KEY=VALUE",
                        help="with --torchtitan: a job config key over the file's, as torchtitan's --section.key "
                             "(repeatable; the value as TOML reads it, e.g. training.seq_len=4096)")
+    group.add_argument("--torchtitan-version", default=None, metavar="VERSION",
+                       help="with --torchtitan: the torchtitan the run used (9dec370, the default; 0.1.0, 0.2.2, "
+                            "0.3.0: each block read; others refused)")
     group.add_argument("--deepspeed", default=None, metavar="DS_CONFIG.json",
                        help="DeepSpeed 0.19.8's config: ZeRO stage and options, bf16, offload, batch, optimizer, "
                             "under --recipe deepspeed, with --model config.json (the config names no model); flags "
@@ -81,6 +84,8 @@ def apply_files(args: argparse.Namespace) -> tuple[ModelShape | None, list[str]]
         shape, titan_dp = _torchtitan(args, notes)
     elif getattr(args, "override", None):
         raise ConfigError("--override sets a key of a --torchtitan job file: give the file")
+    elif getattr(args, "torchtitan_version", None):
+        raise ConfigError("--torchtitan-version names the torchtitan a --torchtitan job file ran on: give the file")
     if args.gpus is not None:
         if "dp" in args.given:
             raise ConfigError(f"--gpus {args.gpus} and --dp {args.dp} both set the data-parallel size: give one")
@@ -152,6 +157,9 @@ def _torchtitan(args: argparse.Namespace, notes: list[str]) -> tuple[ModelShape,
     if getattr(args, "profile", None) not in (None, "torchtitan") or args.recipe not in (None, "torchtitan"):
         raise ConfigError(f"--torchtitan reads a torchtitan run: --recipe/--profile {args.recipe or args.profile} "
                           "conflicts with it")
+    from ..readers.torchtitan_versions import version_notes
+
+    notes += version_notes(getattr(args, "torchtitan_version", None))
     reading = read(args.torchtitan, args.override)
     notes += reading.overridden
     args.recipe = reading.training.pop("recipe")

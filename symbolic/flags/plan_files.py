@@ -42,7 +42,9 @@ def _reading(args: argparse.Namespace, reader: str, notes: list[str]) -> tuple[d
                               "config.json")
         return read(args.deepspeed), model_from_args(args), False
     from ..readers.torchtitan import read
+    from ..readers.torchtitan_versions import version_notes
 
+    notes += version_notes(getattr(args, "torchtitan_version", None))
     reading = read(args.torchtitan, args.override)
     notes += reading.overridden
     if "model" in args.given or reading.model is None:

@@ -72,11 +72,21 @@ def transient(sw: Switches, head: bool, moe_layers: sp.Expr = 0) -> Component:
         moe = recomputed(True) + (B_a + B_g) * (layer_params(sw, moe=True) + experts_gathered(sw))
         blocks = sp.Piecewise((sp.Max(blocks, moe), moe_layers > 0), (blocks, True))
     block = blocks + (B_a * h * v / t if head else 0)
-    loss = 3 * B_l * s * b * v / (t * c)
+    loss = (3 + loss_parallel_extra()) * B_l * s * b * v / (t * c)
     return Component("transient", sp.Max(loss, block) if head else block,
                      "max(the loss's backward: log_softmax's fp32 output, its incoming and returned gradients, "
-                     "B_l*s*b*v/t each; a block's backward: its recomputed tensors, bf16 gradients + fp32 "
-                     "reduce-scatter input (B_a + B_g per parameter), the LM head's bf16 gradient)")
+                     "B_l*s*b*v/t each, one more at t > 1 (loss_parallel's exp(x)); a block's backward: its "
+                     "recomputed tensors, bf16 gradients + fp32 reduce-scatter input (B_a + B_g per parameter), the "
+                     "LM head's bf16 gradient)")
+
+
+def loss_parallel_extra() -> sp.Expr:
+    """The fourth fp32 [b s, v/t] tensor of the loss's backward under tensor parallelism: torchtitan runs the loss in
+    loss_parallel() (9dec370 train.py, train_context), whose nll_loss backward (torch/distributed/tensor/parallel/
+    loss.py _nll_loss_and_log_softmax_backward, read at torch 2.13) holds the saved log-softmax x, grad_input =
+    zeros_like(x) with the target's -1 scattered in, and exp(x) while it forms (grad_input + exp(x)): four at once,
+    where aten's fused log_softmax/nll backward at t = 1 holds three."""
+    return sp.Piecewise((1, t > 1), (0, True))
 
 
 def rms_norm(name: str, out: sp.Expr = B_a) -> list[Component]:

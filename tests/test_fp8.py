@@ -80,9 +80,35 @@ def test_other_recipes_and_other_layer_kinds_are_refused():
     for profile in ("deepspeed", "jax"):
         assert any(rule.name == "--fp8: Megatron and torchtitan only" for rule in select(profile)
                    if not rule.holds(x))
-    mla = ModelShape("mla", h=256, f=704, a=8, k=8, L=2, v=1024, kv_lora=64, rope_dim=16, v_dim=32, head_dim=32)
-    with pytest.raises(ConfigError, match="latent attention"):
-        Training(s=256, fp8="delayed").check(mla, "paper")
+    dsa = ModelShape("dsa", h=256, f=704, a=8, k=8, L=2, v=1024, kv_lora=64, q_lora=96, rope_dim=16, v_dim=32,
+                     head_dim=32, index_heads=4, index_dim=32, index_topk=64)
+    with pytest.raises(ConfigError, match="sparse-attention indexer"):
+        Training(s=256, fp8="delayed").check(dsa, "paper")
+
+
+MLA = ModelShape("mla", h=256, f=704, a=8, k=8, L=2, v=1024, kv_lora=64, q_lora=96, rope_dim=16, v_dim=32,
+                 head_dim=32)
+
+
+def test_latent_attention_saves_each_down_projections_fp8_copy():
+    """FP8 with latent attention (megatron-core 0.16.1 gpt_layer_specs.py: TENorm, two TELinear down-projections,
+    TELayerNormColumnParallelLinear up-projections): the bf16 normed input gives way to one B_q copy per
+    down-projection, the normed latents (ln_out) are saved at B_q, the latents before their norms stay bf16; the
+    activations change by exactly that and the dense MLP's inputs, per layer (t = 2 with SP, s = 256, b = 1, tensorwise: B_q = 1)."""
+    from symbolic.components import layer_tensors
+    from symbolic.config.switches import Switches
+
+    parts = {part.name: part for part in layer_tensors(Switches(mla=True, q_lora=True, fp8=True))}
+    assert "qkv_input" not in parts and {"q_down_input_fp8", "kv_down_input_fp8"} <= set(parts)
+    assert "B_q" in str(parts["q_latent_normed"].expr) and "B_q" not in str(parts["q_latent"].expr)
+    Training(s=256, t=2, fp8="tensorwise").check(MLA, "paper")
+    got = {fp8: estimate(MLA, Training(s=256, t=2, fp8=fp8)).stages[0]["bytes"]["activations"]
+           for fp8 in ("none", "tensorwise")}
+    tokens = 256 // 2  # the sequence-parallel shard of every [s, b, width] tensor outside the heads
+    attention = tokens * (2 * 1 * 256 - 2 * 256 + (1 - 2) * (96 + 64)) + 256 * 8 * 32 // 2 * 1  # + proj_input_fp8
+    mlp = tokens * 256 * (1 - 2) + 256 * 704 // 2 * (1 - 2)  # the dense MLP's fc1 and fc2 inputs, as for GQA
+    per_layer = attention + mlp
+    assert got["tensorwise"] - got["none"] == MLA.L * per_layer
 
 
 def test_cli_runs_the_megatron_fp8_recipes(capsys):

@@ -13,9 +13,10 @@ RULES: tuple[Rule, ...] = (
     Rule("--fp8: Transformer Engine's recipes", lambda x: x.fp8 != "rowwise",
          lambda x: ("--fp8 rowwise is torchao's Float8 recipe (--recipe torchtitan); Megatron-LM's Transformer Engine "
                     "recipes are delayed, tensorwise, blockwise and mxfp8"), scope="paper"),
-    Rule("--fp8: GQA attention", lambda x: (x.fp8 == "none") | np.logical_not(x.mla | x.gdn | x.mamba),
-         lambda x: (f"--fp8 {x.fp8} is modelled for GQA attention with dense or MoE MLPs; {x.model}'s latent "
-                    f"attention, Gated DeltaNet or Mamba-2 layers' FP8 tensors are not"), scope="paper", model=True),
+    Rule("--fp8: GQA attention", lambda x: (x.fp8 == "none") | np.logical_not(x.dsa | x.gdn | x.mamba),
+         lambda x: (f"--fp8 {x.fp8} is modelled for GQA or latent attention with dense or MoE MLPs; {x.model}'s "
+                    f"sparse-attention indexer, Gated DeltaNet or Mamba-2 layers' FP8 tensors are not"), scope="paper",
+         model=True),
     Rule("--no-grad-accum-fusion: Megatron only", lambda x: x.grad_accum_fusion,
          lambda x: ("--no-grad-accum-fusion is Megatron-LM's --no-gradient-accumulation-fusion: give it with --recipe "
                     "megatron"), scope="!paper"),  # every other profile: the recipes and jax

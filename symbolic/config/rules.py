@@ -168,6 +168,7 @@ def letters(training, shape=None) -> SimpleNamespace:
              fp8_param_gather=training.fp8_param_gather, compile=training.compile,
              fp8_all_gather=training.fp8_all_gather, image_tokens=training.image_tokens,
              freeze_vision=training.freeze_vision,
+             offload_modules=getattr(training, "offload_modules", ""),  # plan: rows without offloading
              **{name: getattr(training, name) for name in PRECISION})
     return SimpleNamespace(**x, **(model_letters(shape) if shape is not None else {}))
 

@@ -7,6 +7,7 @@ from . import precision, rules
 from .choices import one_of
 from .parallel import ZERO_OPTIMIZER, ZERO_STAGES, Parallel, Sharding
 from .errors import ConfigError
+from .offload import OFFLOAD_MODULES, offload_modules  # noqa: F401  (OFFLOAD_MODULES: re-exported)
 from .shapes import MAX_SIZE, ModelShape
 
 RECOMPUTE = ("none", "selective", "full")
@@ -73,6 +74,7 @@ class Training(Sharding):
     fp8_all_gather: bool = False  # torchtitan --float8.enable_fsdp_float8_all_gather: FSDP2 gathers FP8 weights
     image_tokens: int = 0  # n_v: image tokens per sample through a multimodal model's vision tower (0: text only)
     freeze_vision: bool = False  # the vision tower frozen: its weights alone, no gradients, states or activations
+    offload_modules: str = ""  # Megatron-Core --offload-modules under --fine-grained-activation-offloading (OFFLOAD_MODULES)
     # precision and optimizer (config.precision; the defaults are Megatron-LM's bf16 mixed precision, MEGATRON)
     weight_dtype: str = precision.MEGATRON["weight_dtype"]  # B_w: the model's weights as the step computes with them
     grad_dtype: str = precision.MEGATRON["grad_dtype"]  # B_g: the main gradients
@@ -134,6 +136,7 @@ class Training(Sharding):
         one_of("--moe-dispatcher", self.moe_dispatcher, MOE_DISPATCHERS)
         one_of("--schedule", self.schedule, SCHEDULES)
         object.__setattr__(self, "recompute_modules", _modules(self.recompute_modules))
+        object.__setattr__(self, "offload_modules", offload_modules(self.offload_modules))
         one_of("--recompute", self.recompute, RECOMPUTE)
         one_of("--zero", self.zero, ZERO_STAGES)
         if self.stage_layers is not None:
@@ -246,7 +249,8 @@ MOE_FIELDS = ("ep", "etp", "moe_capacity")  # what only a model with experts sho
 # one trainer's (or jaxcheck's) options: shown (and checked by the rule table) where not at these values
 RECIPE_FIELDS = {name: getattr(Training, name)  # their defaults: the class attributes dataclass sets
                  for name in ("ac_every", "zero_init", "grad_accum_fusion", "moe_dispatcher", "transformer_impl", "swiglu_fusion", "schedule", "recompute_modules", "fp8",
-                              "fp8_param_gather", "compile", "fp8_all_gather", "image_tokens", "freeze_vision")}
+                              "fp8_param_gather", "compile", "fp8_all_gather", "image_tokens", "freeze_vision",
+                              "offload_modules")}
 
 
 def _modules(value) -> str:

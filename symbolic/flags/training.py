@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from ..config import precision
+from ..config.offload import OFFLOAD_MODULES
 from ..config.errors import ConfigError
 from ..config.hfconfig import resolve_model
 from ..config.shapes import DEFAULT_MODEL, ModelShape
@@ -189,6 +190,11 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
                        help="--recipe megatron with --recompute selective: what it reruns in backward, comma-separated "
                             f"from {', '.join(RECOMPUTE_MODULES)} (Megatron-Core --recompute-modules; default: "
                             "core_attn)")
+    group.add_argument("--offload-modules", default=defaults.offload_modules, metavar="M,M,...",
+                       help="--recipe megatron: Megatron-Core's fine-grained activation offloading "
+                            "(--fine-grained-activation-offloading --offload-modules): the tensors these modules save "
+                            "for backward, of at least 2^20 elements, go to host memory, two layers' worth staying "
+                            f"on the GPU; comma-separated from {', '.join(OFFLOAD_MODULES)} (default: none)")
     group.add_argument("--schedule", default=defaults.schedule, choices=SCHEDULES,
                        help="pipeline schedule: 1f1b (rank r holds min(m, p - r) micro batches; the formulas' and "
                             "jaxcheck's default) or gpipe (jaxcheck only: every forward, then every backward)")

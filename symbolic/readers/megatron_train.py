@@ -3,6 +3,7 @@ as megatron/training/arguments.py @ d98e8a64 and Megatron-Core 0.16.1's configs 
 OptimizerConfig, TransformerConfig's recompute and fp8 fields)."""
 from __future__ import annotations
 
+from ..config.offload import OFFLOAD_MODULES
 from ..config.training import MOE_DISPATCHERS, RECOMPUTE_MODULES, TRANSFORMER_IMPLS
 from .megatron_stages import stages
 from .megatron_table import Args
@@ -106,13 +107,32 @@ def _fp8(args: Args) -> dict:
     return {"fp8": recipe, "fp8_param_gather": bool(args.get("fp8_param_gather"))}
 
 
+def _offload(args: Args) -> dict:
+    """--fine-grained-activation-offloading with --offload-modules (TransformerConfig asserts the list non-empty and
+    known, and refuses it beside --cpu-offloading); the modules alone do nothing."""
+    modules = list(args.get("offload_modules")) if args.given("offload_modules") else []
+    if not args.get("fine_grained_activation_offloading"):
+        if modules:
+            args.refuse("offload_modules", "without --fine-grained-activation-offloading it does nothing (contradicting)")
+        return {}
+    unknown = [m for m in modules if m not in OFFLOAD_MODULES]
+    if not modules:
+        args.refuse("fine_grained_activation_offloading", "without --offload-modules Megatron-Core refuses it "
+                    "(TransformerConfig asserts a non-empty list)")
+    elif unknown:
+        args.refuse("offload_modules", f"{', '.join(unknown)}: Megatron-Core offloads {', '.join(OFFLOAD_MODULES)}")
+    if not modules or unknown:
+        return {}
+    return {"offload_modules": ",".join(modules)}
+
+
 def training_flags(args: Args) -> dict:
     """The Training flags the arguments state, under mem4d's flag names."""
     impl = args.get("transformer_impl")
     if impl not in TRANSFORMER_IMPLS:
         args.refuse("transformer_impl", f"{' and '.join(TRANSFORMER_IMPLS)} layers are modelled")
     out = {"transformer_impl": impl if impl in TRANSFORMER_IMPLS else "transformer_engine", **_parallel(args),
-           **_recompute(args), **_sharding(args), **_precision(args), **_fp8(args)}
+           **_recompute(args), **_sharding(args), **_precision(args), **_fp8(args), **_offload(args)}
     out.update(grad_accum_fusion=bool(args.get("gradient_accumulation_fusion")),
                flash_attn=bool(args.get("use_flash_attn")) or FLASH.get(args.get("attention_backend"), True))
     if args.given("moe_expert_capacity_factor"):

@@ -15,6 +15,8 @@ from ...components.moe import dispatch_buffers, expert_bias_buffers, routing_sta
 from ...components.mpu import mpu_buffer
 from ...components.mtp import mtp_activations, mtp_embedding_params, mtp_moe_layers, mtp_params
 from ...components.fp8 import fp8_weight_cache
+from ...components.activations import offloaded_tensors
+from ...components.offload import offload_resident
 from ...components.vision import vision_parts
 from ...components.weights import (default_kinds, default_layers, end_params, head_at_p1, kind_cases, kind_terms,
                                    norm_params)
@@ -110,6 +112,18 @@ def _working_set(sw: Switches, moe_layers: sp.Expr, layers: sp.Expr, kinds: dict
                                         for moe, mixer, ffn, held in kind_cases(sw, layers, moe_layers, kinds))))
 
 
+def _offload_resident(sw: Switches, moe_layers: sp.Expr) -> list[Component]:
+    """Fine-grained activation offloading's GPU-resident layers (components.offload), sized by a dense layer's
+    offloaded tensors, or where the stage has MoE layers the larger kind's; none without --offload-modules."""
+    if not sw.offload:
+        return []
+    per_layer = offloaded_tensors(sw)
+    if sw.moe:
+        per_layer = sp.Piecewise((sp.Max(per_layer, offloaded_tensors(sw, moe=True)), moe_layers > 0),
+                                 (per_layer, True))
+    return [offload_resident(per_layer)]
+
+
 def _with_overheads(parts: list[Component], params: sp.Expr, sw: Switches) -> list[Component]:
     """The overheads; the local implementation's GEMMs are PyTorch's alone: two cuBLAS workspaces, not three."""
     if not sw.overheads:
@@ -134,6 +148,7 @@ def components(sw: Switches) -> list[Component]:
         *states, _activations(micro, layers, moe_layers, sw, kinds), embedding_input_paper(micro, sw),
         output_layer(sw), *zero_buffers("first", sw, layers, moe_layers, kinds),
         *_moe_buffers(moe_layers, sw), *_mtp_on_top(sw), *vision_parts("first", micro, sw),
+        *_offload_resident(sw, moe_layers),
     ]
     return _with_overheads(parts, params, sw)
 
@@ -176,5 +191,5 @@ def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, mi
     parts = [*states, _activations(micro, layers, moe_layers, sw, kinds), ids, head, *extra, *mtp,
              *zero_buffers(stage, sw, layers, moe_layers, kinds), *_moe_buffers(buffered, sw),
              mpu_buffer(sw, has_head, buffered), _working_set(sw, buffered, layers + (1 if sw.mtp and has_head else 0), kinds),
-             *vision_parts(stage, micro, sw)]
+             *vision_parts(stage, micro, sw), *_offload_resident(sw, buffered)]
     return _with_overheads(parts, params, sw)

@@ -32,6 +32,9 @@ RULES: tuple[Rule, ...] = (
          | (x.mlp == "swiglu"),
          lambda x: f"--swiglu-fusion fuses a SwiGLU MLP; {x.model}'s MLP is {x.mlp} (contradicting)", scope="paper",
          model=True),
+    Rule("--offload-modules: Megatron only", lambda x: getattr(x, "offload_modules", "") == "",
+         lambda x: (f"--offload-modules {x.offload_modules} is Megatron-Core's fine-grained activation offloading "
+                    f"(--recipe megatron)"), scope="!paper"),
     Rule("--optimizer muon: Megatron only", lambda x: x.optimizer != "muon",
          lambda x: "--optimizer muon is Megatron-Core's Muon (--recipe megatron)", scope="!paper"),
     Rule("Muon: no distributed optimizer", lambda x: (x.optimizer != "muon") | (x.zero == 0),

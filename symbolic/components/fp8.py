@@ -1,5 +1,5 @@
 """What Transformer Engine's FP8 training adds and changes, as Megatron-LM runs it (--fp8-format hybrid --fp8-recipe
-delayed|tensorwise|blockwise|mxfp8; TE 2.20.2 transformer_engine/pytorch/module/linear.py, layernorm_linear.py,
+delayed|tensorwise|blockwise|mxfp8, or NVFP4: --fp4-format e2m1, the same tensors at its widths; TE 2.20.2 transformer_engine/pytorch/module/linear.py, layernorm_linear.py,
 grouped_linear.py and base.py): each GEMM input a linear saves for its weight gradient is saved quantized (B_q bytes
 an element, scales included), and each linear's FP8 weight copies are cached across micro batches (B_c bytes a
 weight, config.precision.FP8_RECIPES). Attention itself stays in bf16 (no --fp8-dot-product-attention), as do the

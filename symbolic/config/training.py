@@ -101,10 +101,11 @@ class Training(Sharding):
         for name in ("fp8_param_gather", "compile", "fp8_all_gather", "freeze_vision"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
-        if self.fp8_param_gather and (self.fp8 not in ("delayed", "tensorwise") or self.weight_dtype not in ("bf16",
-                                                                                                           "fp8")):
-            raise ConfigError("--fp8-param-gather keeps per-tensor-scaled FP8 weights: it needs --fp8 delayed or "
-                              "tensorwise (blockwise and mxfp8 weights are not modelled) and bf16 or fp8 weights, got "
+        if self.fp8_param_gather and (self.fp8 not in precision.PARAM_GATHER or self.weight_dtype not in ("bf16",
+                                                                                                          "fp8")):
+            raise ConfigError("--fp8-param-gather keeps the quantized weights as the model's: it needs --fp8 delayed, "
+                              "tensorwise or nvfp4 (blockwise and mxfp8 weights are not modelled) and bf16 or fp8 "
+                              "weights, got "
                               f"--fp8 {self.fp8}, --weight-dtype {self.weight_dtype}")
         if self.fp8_all_gather and self.fp8 != "tensorwise":
             raise ConfigError(f"--fp8-all-gather gathers per-tensor-scaled FP8 weights (torchao's "
@@ -112,7 +113,7 @@ class Training(Sharding):
         if self.fp8 != "none" and self.act_dtype != "bf16":
             raise ConfigError(f"--fp8 {self.fp8} quantizes bf16 activations (Megatron-LM's --bf16 with FP8): "
                               f"--act-dtype {self.act_dtype} is not modelled with it")
-        weight = 1 if self.fp8_param_gather else precision.DTYPES[self.weight_dtype]
+        weight = precision.PARAM_GATHER[self.fp8] if self.fp8_param_gather else precision.DTYPES[self.weight_dtype]
         widths = {"weight_bytes": weight, "grad_bytes": precision.DTYPES[self.grad_dtype],
                   "opt_bytes": precision.opt_bytes(self.optimizer, self.moment_dtype, self.master_weights),
                   "act_bytes": precision.DTYPES[self.act_dtype], "logit_bytes": precision.LOGITS[self.logits]}

@@ -174,12 +174,12 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
                        help="--recipe megatron: --no-gradient-accumulation-fusion (no persistent dummy wgrad buffers)")
     group.add_argument("--fp8", default=defaults.fp8, choices=tuple(precision.FP8_RECIPES),
                        help="--recipe megatron: Transformer Engine FP8 (Megatron-LM --fp8-format hybrid --fp8-recipe "
-                            "delayed|tensorwise|blockwise|mxfp8): GEMM inputs saved quantized and FP8 weight copies "
-                            "cached; --recipe torchtitan: torchao Float8 (tensorwise|rowwise) on the blocks' linears "
+                            "delayed|tensorwise|blockwise|mxfp8) or NVFP4 (--fp4-format e2m1 --fp4-recipe nvfp4): GEMM "
+                            "inputs saved quantized and quantized weight copies cached; --recipe torchtitan: torchao Float8 (tensorwise|rowwise) on the blocks' linears "
                             "(default: none)")
     group.add_argument("--fp8-param-gather", action="store_true", default=defaults.fp8_param_gather,
-                       help="--recipe megatron with --fp8 delayed or tensorwise: the weights kept in FP8 "
-                            "(Megatron-LM --fp8-param-gather)")
+                       help="--recipe megatron with --fp8 delayed, tensorwise or nvfp4: the weights kept quantized "
+                            "(Megatron-LM --fp8-param-gather, --fp4-param-gather)")
     group.add_argument("--fp8-all-gather", action="store_true", default=defaults.fp8_all_gather,
                        help="--recipe torchtitan with --fp8 tensorwise: FSDP2 all-gathers the blocks' linear weights "
                             "in FP8 (torchao's enable_fsdp_float8_all_gather)")

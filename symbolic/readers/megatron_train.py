@@ -94,7 +94,21 @@ def _precision(args: Args) -> dict:
     return {**out, "optimizer": optimizer or "adamw", "moment_dtype": "fp32", "logits": logits}
 
 
+def _fp4(args: Args) -> dict:
+    """--fp4-format e2m1 --fp4-recipe nvfp4 [--fp4-param-gather]: Transformer Engine's NVFP4BlockScaling, mem4d's
+    --fp8 nvfp4 (TransformerConfig refuses it beside --fp8-format, and --fp4-param-gather without it)."""
+    if args.get("fp4_recipe") != "nvfp4":
+        args.refuse("fp4_recipe", "nvfp4 is modelled")
+    if args.get("fp8"):
+        args.refuse("fp4", "beside --fp8-format Megatron-Core refuses it (contradicting)")
+    return {"fp8": "nvfp4", "fp8_param_gather": bool(args.get("fp4_param_gather"))}
+
+
 def _fp8(args: Args) -> dict:
+    if args.get("fp4"):
+        return _fp4(args)
+    if args.given("fp4_param_gather"):
+        args.refuse("fp4_param_gather", "without --fp4-format it does nothing (contradicting)")
     if not args.get("fp8"):
         for dest in ("fp8_recipe", "fp8_param_gather"):
             if args.given(dest):

@@ -12,7 +12,7 @@ RULES: tuple[Rule, ...] = (
                     f"and the other recipes' selective policies are their own"), scope="!paper"),
     Rule("--fp8: Transformer Engine's recipes", lambda x: x.fp8 != "rowwise",
          lambda x: ("--fp8 rowwise is torchao's Float8 recipe (--recipe torchtitan); Megatron-LM's Transformer Engine "
-                    "recipes are delayed, tensorwise, blockwise and mxfp8"), scope="paper"),
+                    "recipes are delayed, tensorwise, blockwise, mxfp8 and nvfp4"), scope="paper"),
     Rule("--fp8: GQA attention", lambda x: (x.fp8 == "none") | np.logical_not(x.dsa | x.gdn | x.mamba),
          lambda x: (f"--fp8 {x.fp8} is modelled for GQA or latent attention with dense or MoE MLPs; {x.model}'s "
                     f"sparse-attention indexer, Gated DeltaNet or Mamba-2 layers' FP8 tensors are not"), scope="paper",

@@ -83,7 +83,9 @@ def unstated(row: dict) -> str | None:
         return ("account_for_embedding/loss_in_pipeline_split (MODELS.md 5, 13) is not expressible as --stage-layers"
                 if row["pp"] != "1" else None) or moe_reason(name, row)
     if name == "LLAMA3_70B" and row["fsdp"] not in ("", "0"):
-        return "Megatron-FSDP with CPU activation offload of 20/40 layers (MODELS.md 12) is not modelled"
+        return ("Megatron-FSDP's FP8 parameters (their transpose cache released after each module: megatron-core 0.16.1 "
+                "megatron_fsdp.py, keep_fp8_transpose_cache=False) and fsdp_double_buffer (MODELS.md 12) are not "
+                "modelled; its CPU activation offload of 20/40 layers is (--cpu-offload-layers)")
     if name == "LLAMA3_8B" and row["fsdp"] not in ("", "0"):
         return "recompute_num_layers=5 and Megatron-FSDP (MODELS.md 11) are not expressible"
     if name == "LLAMA3_8B" and row["release"] == "25.11":

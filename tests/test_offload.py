@@ -80,3 +80,30 @@ def test_a_megatron_file_reads_it(tmp_path):
     path.write_text(base + "--offload-modules core_attn\n")
     with pytest.raises(ConfigError, match="without --fine-grained-activation-offloading"):
         read(path)
+
+
+def test_layer_level_offloading_keeps_l_minus_n_layers_and_the_small_tensors():
+    """--cpu-offload-layers N (TE 2.20.2 pytorch/cpu_offload.py, DefaultOffloadSynchronizer: (L - N) layers' worth on
+    the GPU at once; tensors under 256 x 1024 elements stay): at s = 2048 the [s, h] and f-wide tensors go, keys and
+    values (2048 x 64 = 2^17 elements) stay, in N = 3 of the 4 layers."""
+    s = 2048
+    plain = estimate(SHAPE, Training(s=s)).stages[0]["bytes"]["activations"]
+    off = estimate(SHAPE, Training(s=s, cpu_offload_layers=3)).stages[0]["bytes"]["activations"]
+    kv = 2 * 2 * s * 64  # bf16 k and v of one layer
+    assert off == plain // SHAPE.L * (SHAPE.L - 3) + 3 * kv
+
+
+@pytest.mark.parametrize("kwargs, needle", [({"p": 2}, "got p = 2"), ({"recompute": "selective"}, "--recompute sel"),
+                                            ({"cpu_offload_layers": 4}, "fewer than L = 4")])
+def test_layer_level_offloading_is_refused_where_megatron_refuses_it(kwargs, needle):
+    training = Training(s=256, **{"cpu_offload_layers": 2, **kwargs})
+    with pytest.raises(ConfigError, match=needle) as err:
+        training.check(SHAPE, "paper")
+    assert "\n" not in str(err.value)
+
+
+def test_a_megatron_file_reads_the_offloaded_layers(tmp_path):
+    path = tmp_path / "args.txt"
+    path.write_text("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
+                    "--micro-batch-size 1 --cpu-offloading-num-layers 1\n")
+    assert read(path).training["cpu_offload_layers"] == 1

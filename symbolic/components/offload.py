@@ -79,3 +79,18 @@ def offload_resident(per_layer: sp.Expr) -> Component:
     return Component("offload_resident", 2 * per_layer, "two layers of one micro batch's offloaded tensors on the "
                      "GPU: the groups the offload margin keeps and those reloaded ahead of their backward (megatron-core "
                      "0.16.1 fine_grained_activation_offload.py post_warmup_callback, bulk_reload)")
+
+
+# Transformer Engine's layer-level offloading keeps a saved tensor of fewer elements on the GPU (TE 2.20.2
+# pytorch/cpu_offload.py OffloadableLayerState._check_if_offload: 256 x 1024)
+MIN_CPU_OFFLOADED = 256 * 1024
+
+
+def cpu_offload_kept(parts: list[Component]) -> sp.Expr:
+    """Bytes of one layer's saved tensors that Transformer Engine's layer-level offloading leaves on the GPU (those of
+    fewer than MIN_CPU_OFFLOADED elements); the rest of the first N layers' tensors go to the host, and the
+    DefaultOffloadSynchronizer releases and reloads them so that L - N layers' worth is on the GPU at once (TE 2.20.2
+    pytorch/cpu_offload.py, _init_offload_synchronization_dicts; megatron-core 0.16.1 transformer_block.py
+    get_cpu_offload_context with --cpu-offloading-num-layers N)."""
+    return sp.Add(*(sp.Piecewise((0, sp.Ge(_elements(part), MIN_CPU_OFFLOADED)), (part.expr, True))
+                    for part in parts))

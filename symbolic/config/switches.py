@@ -39,6 +39,7 @@ class Switches(Architecture, Sharding):
     fp8_gather: bool = False  # torchao's FSDP2 Float8 all-gather (Training.fp8_all_gather): FP8 gathered weights
     frozen_vision: bool = False  # the vision tower frozen (Training.freeze_vision): its weights alone
     offload: str = ""  # Megatron-Core's fine-grained activation offloading (Training.offload_modules), "+"-joined
+    cpu_offload: int = 0  # layers whose activations TE's layer-level offloading moves (Training.cpu_offload_layers)
 
     def __post_init__(self):
         super().__post_init__()
@@ -61,7 +62,8 @@ class Switches(Architecture, Sharding):
                    modules=training.recompute_modules.replace(",", "+"), fp8=training.fp8 != "none",
                    compiled=training.compile, fp8_rows=training.fp8 == "rowwise",
                    fp8_gather=training.fp8_all_gather, frozen_vision=training.freeze_vision,
-                   offload=training.offload_modules.replace(",", "+"), **arch)
+                   offload=training.offload_modules.replace(",", "+"),
+                   cpu_offload=training.cpu_offload_layers, **arch)
 
     def tag(self) -> str:
         """Every field's value in order, booleans as 0/1, joined by '-': a file-name-safe name of these switches."""

@@ -75,6 +75,7 @@ class Training(Sharding):
     image_tokens: int = 0  # n_v: image tokens per sample through a multimodal model's vision tower (0: text only)
     freeze_vision: bool = False  # the vision tower frozen: its weights alone, no gradients, states or activations
     offload_modules: str = ""  # Megatron-Core --offload-modules under --fine-grained-activation-offloading (OFFLOAD_MODULES)
+    cpu_offload_layers: int = 0  # Megatron-Core --cpu-offloading-num-layers: TE's layer-level activation offloading
     # precision and optimizer (config.precision; the defaults are Megatron-LM's bf16 mixed precision, MEGATRON)
     weight_dtype: str = precision.MEGATRON["weight_dtype"]  # B_w: the model's weights as the step computes with them
     grad_dtype: str = precision.MEGATRON["grad_dtype"]  # B_g: the main gradients
@@ -119,6 +120,10 @@ class Training(Sharding):
                   "act_bytes": precision.DTYPES[self.act_dtype], "logit_bytes": precision.LOGITS[self.logits]}
         for name, value in widths.items():
             object.__setattr__(self, name, value)
+        if isinstance(self.cpu_offload_layers, bool) or not isinstance(self.cpu_offload_layers, int) or \
+                not 0 <= self.cpu_offload_layers <= MAX_SIZE:
+            raise ConfigError(f"--cpu-offload-layers must be an integer from 0 to {MAX_SIZE}, got "
+                              f"{self.cpu_offload_layers!r}")
         for name in ("gbs", "etp", "ac_every"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
@@ -251,7 +256,7 @@ MOE_FIELDS = ("ep", "etp", "moe_capacity")  # what only a model with experts sho
 RECIPE_FIELDS = {name: getattr(Training, name)  # their defaults: the class attributes dataclass sets
                  for name in ("ac_every", "zero_init", "grad_accum_fusion", "moe_dispatcher", "transformer_impl", "swiglu_fusion", "schedule", "recompute_modules", "fp8",
                               "fp8_param_gather", "compile", "fp8_all_gather", "image_tokens", "freeze_vision",
-                              "offload_modules")}
+                              "offload_modules", "cpu_offload_layers")}
 
 
 def _modules(value) -> str:

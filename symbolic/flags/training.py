@@ -195,6 +195,10 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
                             "(--fine-grained-activation-offloading --offload-modules): the tensors these modules save "
                             "for backward, of at least 2^20 elements, go to host memory, two layers' worth staying "
                             f"on the GPU; comma-separated from {', '.join(OFFLOAD_MODULES)} (default: none)")
+    group.add_argument("--cpu-offload-layers", type=non_negative_int, default=defaults.cpu_offload_layers,
+                       metavar="N", help="--recipe megatron, a dense model at p = 1: Megatron-Core's "
+                       "--cpu-offloading-num-layers, Transformer Engine's layer-level activation offloading (the "
+                       "first N layers' saved tensors go to the host, L - N layers' worth on the GPU; default: 0)")
     group.add_argument("--schedule", default=defaults.schedule, choices=SCHEDULES,
                        help="pipeline schedule: 1f1b (rank r holds min(m, p - r) micro batches; the formulas' and "
                             "jaxcheck's default) or gpipe (jaxcheck only: every forward, then every backward)")

@@ -140,13 +140,23 @@ def _offload(args: Args) -> dict:
     return {"offload_modules": ",".join(modules)}
 
 
+def _cpu_offload(args: Args) -> dict:
+    """--cpu-offloading-num-layers N (Megatron-LM turns cpu_offloading on with N > 0): Transformer Engine's
+    layer-level activation offloading of N layers (TransformerConfig's own checks: the rule table's)."""
+    layers = args.get("cpu_offloading_num_layers") or 0
+    if layers < 0:
+        args.refuse("cpu_offloading_num_layers", "must be 0 or more")
+    return {"cpu_offload_layers": layers} if layers > 0 else {}
+
+
 def training_flags(args: Args) -> dict:
     """The Training flags the arguments state, under mem4d's flag names."""
     impl = args.get("transformer_impl")
     if impl not in TRANSFORMER_IMPLS:
         args.refuse("transformer_impl", f"{' and '.join(TRANSFORMER_IMPLS)} layers are modelled")
     out = {"transformer_impl": impl if impl in TRANSFORMER_IMPLS else "transformer_engine", **_parallel(args),
-           **_recompute(args), **_sharding(args), **_precision(args), **_fp8(args), **_offload(args)}
+           **_recompute(args), **_sharding(args), **_precision(args), **_fp8(args), **_offload(args),
+           **_cpu_offload(args)}
     out.update(grad_accum_fusion=bool(args.get("gradient_accumulation_fusion")),
                flash_attn=bool(args.get("use_flash_attn")) or FLASH.get(args.get("attention_backend"), True))
     if args.given("moe_expert_capacity_factor"):

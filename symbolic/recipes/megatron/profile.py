@@ -16,7 +16,7 @@ from ...components.mpu import mpu_buffer
 from ...components.mtp import mtp_activations, mtp_embedding_params, mtp_moe_layers, mtp_params
 from ...components.fp8 import fp8_weight_cache
 from ...components.activations import offloaded_tensors
-from ...components.offload import offload_resident
+from ...components.offload import cpu_offload_kept, offload_resident
 from ...components.vision import vision_parts
 from ...components.weights import (default_kinds, default_layers, end_params, head_at_p1, kind_cases, kind_terms,
                                    norm_params)
@@ -56,6 +56,9 @@ def _activations(micro: sp.Expr, layers: sp.Expr, moe_layers: sp.Expr, sw: Switc
     Mamba-2, MLP-alone and mixer-alone layers keeping their parts' tensors in place of a dense layer's
     (weights.kind_terms)."""
     per_layer = layers * layer_activation(sw)
+    if sw.cpu_offload:  # a dense model at p = 1 (the rules): N of its layers keep their small tensors alone
+        per_layer = (layers - sw.cpu_offload) * layer_activation(sw) + sw.cpu_offload * cpu_offload_kept(
+            _layer_tensors(sw))
     if sw.moe:
         per_layer = (layers - moe_layers) * layer_activation(sw) + moe_layers * layer_activation(sw, moe=True)
     per_layer += kind_terms(sw, lambda mixer, ffn: layer_activation(sw, mixer=mixer, ffn=ffn), kinds)

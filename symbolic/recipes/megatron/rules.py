@@ -6,6 +6,14 @@ import numpy as np
 
 from ...config.rules import Rule, selective
 
+def _cpu_offload_allowed(x):
+    """--cpu-offload-layers where Megatron-Core runs it and mem4d counts it (plan's rows never set it)."""
+    if getattr(x, "cpu_offload_layers", 0) == 0:
+        return True
+    return ((x.p == 1) & (x.recompute == "none") & (x.offload_modules == "") & (x.cpu_offload_layers < x.L)
+            & np.logical_not((x.E > 0) | x.mla | x.gdn | x.mamba | x.mtp))
+
+
 RULES: tuple[Rule, ...] = (
     Rule("--recompute-modules: Megatron only", lambda x: x.recompute_modules == "core_attn",
          lambda x: (f"--recompute-modules {x.recompute_modules} is Megatron-Core's (--recipe megatron); jaxcheck's "
@@ -35,6 +43,18 @@ RULES: tuple[Rule, ...] = (
     Rule("--offload-modules: Megatron only", lambda x: getattr(x, "offload_modules", "") == "",
          lambda x: (f"--offload-modules {x.offload_modules} is Megatron-Core's fine-grained activation offloading "
                     f"(--recipe megatron)"), scope="!paper"),
+    Rule("--cpu-offload-layers: Megatron only", lambda x: getattr(x, "cpu_offload_layers", 0) == 0,
+         lambda x: (f"--cpu-offload-layers {x.cpu_offload_layers} is Megatron-Core's layer-level activation offloading "
+                    f"(--recipe megatron)"), scope="!paper"),
+    # megatron-core 0.16.1 TransformerConfig.__post_init__ refuses it with p > 1, with recompute, with fine-grained
+    # offloading and from L layers on; mem4d's count takes the first layers to be alike (a dense transformer)
+    Rule("CPU offloading: p = 1, no recompute, dense, < L", _cpu_offload_allowed,
+         lambda x: (f"--cpu-offload-layers {x.cpu_offload_layers}: Megatron-Core offloads fewer than L = {x.L} layers, "
+                    f"at p = 1, without recompute or --offload-modules (TransformerConfig refuses the rest), and mem4d "
+                    f"counts it for dense GQA transformers; got p = {x.p}, --recompute {x.recompute}"
+                    f"{', --offload-modules ' + x.offload_modules if x.offload_modules else ''}"
+                    f"{'' if not (x.E or x.mla or x.gdn or x.mamba or x.mtp) else ', ' + x.model + ' (experts, MLA, MTP or hybrid layers)'}"),
+         scope="paper", model=True),
     Rule("--optimizer muon: Megatron only", lambda x: x.optimizer != "muon",
          lambda x: "--optimizer muon is Megatron-Core's Muon (--recipe megatron)", scope="!paper"),
     Rule("Muon: no distributed optimizer", lambda x: (x.optimizer != "muon") | (x.zero == 0),

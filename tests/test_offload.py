@@ -107,3 +107,11 @@ def test_a_megatron_file_reads_the_offloaded_layers(tmp_path):
     path.write_text("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
                     "--micro-batch-size 1 --cpu-offloading-num-layers 1\n")
     assert read(path).training["cpu_offload_layers"] == 1
+
+
+def test_formula_json_lists_the_offload_switches_only_where_set():
+    """formula --json's "switches": a configuration without offloading prints what it printed before the switches
+    existed (benchmarks/golden.py's formula cases), one with it names them."""
+    assert not {"offload", "cpu_offload"} & set(Switches().shown())
+    shown = Switches(offload="core_attn", cpu_offload=2).shown()
+    assert (shown["offload"], shown["cpu_offload"]) == ("core_attn", 2)

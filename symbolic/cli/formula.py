@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     buffers = done["buffers"] is not None and args.component is None
     if args.json:
         extra = {"buffers": done["buffers"], "phases": done["phases"]} if buffers else {}
-        print(json.dumps({"profile": args.profile, "switches": vars(switches), "unit": "bytes per GPU",
+        print(json.dumps({"profile": args.profile, "switches": switches.shown(), "unit": "bytes per GPU",
                           "formulas": items, **extra}, indent=2))
         return 0
     if args.latex:

@@ -9,6 +9,8 @@ from .choices import one_of
 from .parallel import ZERO_STAGES, Sharding
 from .training import RECOMPUTE, SCHEDULES
 
+# Megatron-Core's activation offloading (fine-grained, layer-level): listed by formula --json only where set
+SHOWN_WHEN_SET = ("offload", "cpu_offload")
 BACKENDS = ("gpu", "cpu")  # compilers a compiled-step profile models: XLA:GPU, XLA:CPU
 
 
@@ -64,6 +66,12 @@ class Switches(Architecture, Sharding):
                    fp8_gather=training.fp8_all_gather, frozen_vision=training.freeze_vision,
                    offload=training.offload_modules.replace(",", "+"),
                    cpu_offload=training.cpu_offload_layers, **arch)
+
+    def shown(self) -> dict:
+        """The fields as formula --json lists them: every one, but those of SHOWN_WHEN_SET only where set (a switch
+        added since leaves the outputs of configurations without it as they were)."""
+        return {key: value for key, value in vars(self).items()
+                if key not in SHOWN_WHEN_SET or value != getattr(Switches, key)}
 
     def tag(self) -> str:
         """Every field's value in order, booleans as 0/1, joined by '-': a file-name-safe name of these switches."""

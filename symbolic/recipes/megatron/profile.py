@@ -62,7 +62,8 @@ def _activations(micro: sp.Expr, layers: sp.Expr, moe_layers: sp.Expr, sw: Switc
     if sw.moe:
         per_layer = (layers - moe_layers) * layer_activation(sw) + moe_layers * layer_activation(sw, moe=True)
     per_layer += kind_terms(sw, lambda mixer, ffn: layer_activation(sw, mixer=mixer, ffn=ffn), kinds)
-    held = ", hybrid kinds" if kinds else ""
+    held = (", hybrid kinds" if kinds else "") + (f"; {sw.cpu_offload} of them offloaded to the host but their small "
+                                                  f"tensors (--cpu-offload-layers)" if sw.cpu_offload else "")
     return Component(
         "activations", micro * per_layer,
         f"per-layer tensors x the stage's layers (dense and MoE{held}) x its in-flight micro batches (1F1B; "

@@ -37,7 +37,7 @@ def test_attention_modules_offload_their_large_saved_tensors():
 def test_a_gqa_layers_norms_are_not_modules_of_their_own():
     """attn_norm and mlp_norm offload nothing in a dense GQA layer under Transformer Engine: both norms are fused
     into the next linear (IdentityOp); qkv_linear alone takes the norm's input with it."""
-    assert _bytes(offload_modules="attn_norm,mlp_norm")["activations"] == _bytes()["activations"]
+    assert layer_tensors(Switches(offload="attn_norm+mlp_norm")) == layer_tensors(Switches())
     names = {part.name: part.expr for part in layer_tensors(Switches(offload="qkv_linear"))}
     assert names["norm1_input"].is_Piecewise and not names["norm2_input"].is_Piecewise
 

@@ -33,9 +33,10 @@ MODELS = {"LLAMA3_8B": "llama3-8b", "LLAMA3_70B": "llama3-70b", "LLAMA3.1_405B":
           "Qwen3_30B_a3B": "qwen3-30b-a3b", "Qwen3_235B_a22B": "qwen3-235b-a22b",
           "GPT OSS 120B": str(DATA / "configs/gpt-oss-120b.json")}
 # MODELS.md 0: "FP8" / "FP8-CS" = bf16_with_fp8_current_scaling_mixed (tensorwise, fp8_param_gather=True);
-# "MXFP8" / "FP8-MX" = bf16_with_mxfp8_mixed (fp8_param_gather=True); "FP8-CS (FP8-MX)": the first named
+# "MXFP8" / "FP8-MX" = bf16_with_mxfp8_mixed (fp8_param_gather=True); "FP8-CS (FP8-MX)": the first named; MODELS.md 0:
+# "NVFP4" = bf16_with_nvfp4_mixed (TE NVFP4BlockScaling, fp4_param_gather=True, first_last_layers_bf16=False)
 FP8 = {"BF16": "none", "FP8": "tensorwise", "FP8-CS": "tensorwise", "FP8-CS (FP8-MX)": "tensorwise",
-       "MXFP8": "mxfp8", "FP8-MX": "mxfp8"}
+       "MXFP8": "mxfp8", "FP8-MX": "mxfp8", "NVFP4": "nvfp4"}
 # Megatron-Bridge 0.3.1 models/llama/llama_provider.py:45 and gpt_oss/gpt_oss_provider.py:81: bias_activation_fusion
 # True (Megatron-Core's fused SwiGLU); Qwen3's provider keeps TransformerConfig's False (megatron-core 0.16.1
 # transformer/transformer_config.py:354)
@@ -119,15 +120,15 @@ def unstated(row: dict) -> str | None:
         return "flex dispatcher (HybridEP/DeepEP), explicit PP layouts and CUDA graphs (MODELS.md 1) are not modelled"
     if name not in MODELS:
         return f"no mem4d model for {name}"
-    if row["precision"] == "NVFP4":
-        return "NVFP4: mem4d has no FP4 recipe"
     if row["precision"] not in FP8:
         return f"precision {row['precision']!r} not stated in the table (25.09's rows name none)"
     if name in ("LLAMA3.1_405B", "Qwen3_235B_a22B"):
         return ("account_for_embedding/loss_in_pipeline_split (MODELS.md 5, 13) is not expressible as --stage-layers"
                 if row["pp"] != "1" else None) or moe_reason(name, row)
     if name == "LLAMA3_70B" and row["fsdp"] not in ("", "0"):
-        return "Megatron-FSDP with CPU activation offload of 20/40 layers (MODELS.md 12) is not modelled"
+        return ("Megatron-FSDP's FP8 parameters (their transpose cache released after each module: megatron-core 0.16.1 "
+                "megatron_fsdp.py, keep_fp8_transpose_cache=False) and fsdp_double_buffer (MODELS.md 12) are not "
+                "modelled; its CPU activation offload of 20/40 layers is (--cpu-offload-layers)")
     if name == "LLAMA3_8B" and row["fsdp"] not in ("", "0"):
         return "recompute_num_layers=5 and Megatron-FSDP (MODELS.md 11) are not expressible"
     if name == "LLAMA3_8B" and row["release"] == "25.11":

@@ -23,7 +23,7 @@ SHAPE = ModelShape("fp8-small", h=256, f=704, a=8, k=2, L=4, v=1024)  # untied, 
 
 @pytest.mark.parametrize("recipe, saved, cache", [
     ("none", 2, 0), ("delayed", 1, 2), ("tensorwise", 1, 2), ("blockwise", 1 + 4 / 128, 2 * (1 + 4 / 128**2)),
-    ("mxfp8", 1 + 1 / 32, 2 * (1 + 1 / 32)),
+    ("mxfp8", 1 + 1 / 32, 2 * (1 + 1 / 32)), ("nvfp4", 0.5 + 1 / 16, 2 * (0.5 + 1 / 16)),
 ])
 def test_each_recipe_saves_one_byte_an_element_with_its_scales(recipe, saved, cache):
     assert fp8_bytes(recipe, 2, False) == (saved, cache)
@@ -42,14 +42,31 @@ def test_quantized_inputs_and_the_projection_copy_are_exactly_the_difference():
 
 
 @pytest.mark.parametrize("recipe, gather, per_weight", [("delayed", False, 2), ("tensorwise", True, 1),
-                                                        ("mxfp8", False, 2 * (1 + 1 / 32))])
+                                                        ("mxfp8", False, 2 * (1 + 1 / 32)),
+                                                        ("nvfp4", True, 0.5 + 1 / 16)])
 def test_weight_cache_is_b_c_per_layer_weight(recipe, gather, per_weight):
     """t = p = 1: the cache holds B_c bytes for every layer parameter (the embedding and the output layer stay
     bf16); with --fp8-param-gather the weights are 1 byte each and only the transposed copy is cached."""
     layers = SHAPE.param_count - 2 * SHAPE.h * SHAPE.v - SHAPE.h  # embedding, head, final norm
     got = estimate(SHAPE, Training(s=256, fp8=recipe, fp8_param_gather=gather)).stages[0]["bytes"]
     assert got["fp8_weight_cache"] == round(per_weight * layers)
-    assert got["weights"] == (1 if gather else 2) * SHAPE.param_count
+    assert got["weights"] == round((per_weight if gather else 2) * SHAPE.param_count)
+
+
+def test_nvfp4_is_read_from_megatron_lms_fp4_flags(tmp_path):
+    """--fp4-format e2m1 (--fp4-recipe nvfp4, its default) is --fp8 nvfp4; --fp4-param-gather the quantized weights;
+    beside --fp8-format Megatron-Core refuses it (TransformerConfig.__post_init__)."""
+    from symbolic.readers.megatron import read
+
+    base = ("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
+            "--micro-batch-size 1 ")
+    path = tmp_path / "args.txt"
+    path.write_text(base + "--fp4-format e2m1 --fp4-param-gather\n")
+    training = read(path).training
+    assert (training["fp8"], training["fp8_param_gather"]) == ("nvfp4", True)
+    path.write_text(base + "--fp4-format e2m1 --fp8-format hybrid\n")
+    with pytest.raises(ConfigError, match="beside --fp8-format"):
+        read(path)
 
 
 def test_moe_layers_quantize_the_experts_inputs_not_the_routers():
@@ -64,8 +81,8 @@ def test_moe_layers_quantize_the_experts_inputs_not_the_routers():
 
 
 @pytest.mark.parametrize("kwargs, needle", [
-    ({"fp8": "mxfp8", "fp8_param_gather": True}, "needs --fp8 delayed or tensorwise"),
-    ({"fp8_param_gather": True}, "needs --fp8 delayed or tensorwise"),
+    ({"fp8": "mxfp8", "fp8_param_gather": True}, "needs --fp8 delayed, tensorwise or nvfp4"),
+    ({"fp8_param_gather": True}, "needs --fp8 delayed, tensorwise or nvfp4"),
     ({"fp8": "delayed", "act_dtype": "fp32"}, "--act-dtype fp32"),
     ({"fp8": "e4m3"}, "--fp8 must be one of"),
 ])
@@ -80,9 +97,35 @@ def test_other_recipes_and_other_layer_kinds_are_refused():
     for profile in ("deepspeed", "jax"):
         assert any(rule.name == "--fp8: Megatron and torchtitan only" for rule in select(profile)
                    if not rule.holds(x))
-    mla = ModelShape("mla", h=256, f=704, a=8, k=8, L=2, v=1024, kv_lora=64, rope_dim=16, v_dim=32, head_dim=32)
-    with pytest.raises(ConfigError, match="latent attention"):
-        Training(s=256, fp8="delayed").check(mla, "paper")
+    dsa = ModelShape("dsa", h=256, f=704, a=8, k=8, L=2, v=1024, kv_lora=64, q_lora=96, rope_dim=16, v_dim=32,
+                     head_dim=32, index_heads=4, index_dim=32, index_topk=64)
+    with pytest.raises(ConfigError, match="sparse-attention indexer"):
+        Training(s=256, fp8="delayed").check(dsa, "paper")
+
+
+MLA = ModelShape("mla", h=256, f=704, a=8, k=8, L=2, v=1024, kv_lora=64, q_lora=96, rope_dim=16, v_dim=32,
+                 head_dim=32)
+
+
+def test_latent_attention_saves_each_down_projections_fp8_copy():
+    """FP8 with latent attention (megatron-core 0.16.1 gpt_layer_specs.py: TENorm, two TELinear down-projections,
+    TELayerNormColumnParallelLinear up-projections): the bf16 normed input gives way to one B_q copy per
+    down-projection, the normed latents (ln_out) are saved at B_q, the latents before their norms stay bf16; the
+    activations change by exactly that and the dense MLP's inputs, per layer (t = 2 with SP, s = 256, b = 1, tensorwise: B_q = 1)."""
+    from symbolic.components import layer_tensors
+    from symbolic.config.switches import Switches
+
+    parts = {part.name: part for part in layer_tensors(Switches(mla=True, q_lora=True, fp8=True))}
+    assert "qkv_input" not in parts and {"q_down_input_fp8", "kv_down_input_fp8"} <= set(parts)
+    assert "B_q" in str(parts["q_latent_normed"].expr) and "B_q" not in str(parts["q_latent"].expr)
+    Training(s=256, t=2, fp8="tensorwise").check(MLA, "paper")
+    got = {fp8: estimate(MLA, Training(s=256, t=2, fp8=fp8)).stages[0]["bytes"]["activations"]
+           for fp8 in ("none", "tensorwise")}
+    tokens = 256 // 2  # the sequence-parallel shard of every [s, b, width] tensor outside the heads
+    attention = tokens * (2 * 1 * 256 - 2 * 256 + (1 - 2) * (96 + 64)) + 256 * 8 * 32 // 2 * 1  # + proj_input_fp8
+    mlp = tokens * 256 * (1 - 2) + 256 * 704 // 2 * (1 - 2)  # the dense MLP's fc1 and fc2 inputs, as for GQA
+    per_layer = attention + mlp
+    assert got["tensorwise"] - got["none"] == MLA.L * per_layer
 
 
 def test_cli_runs_the_megatron_fp8_recipes(capsys):

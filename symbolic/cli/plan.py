@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "or a dropless run's imbalance); plan searches ep in divisors(E) and etp in {1, tp}")
     parser.add_argument("--fp8", default="none", choices=tuple(precision.FP8_RECIPES),
                         help="FP8 in every row: --recipe megatron, Transformer Engine's (Megatron-LM --fp8-recipe "
-                             "delayed|tensorwise|blockwise|mxfp8); --recipe torchtitan, torchao's Float8 "
+                             "delayed|tensorwise|blockwise|mxfp8, or nvfp4); --recipe torchtitan, torchao's Float8 "
                              "(tensorwise|rowwise) (default none)")
     parser.add_argument("--fp8-param-gather", action="store_true",
                         help="--recipe megatron with --fp8 delayed or tensorwise: FP8 weights in every row")

@@ -11,6 +11,7 @@ from ..config.switches import Switches
 from ..config.symbols import B_a, a, b, dh, f, h, k, s
 from .base import Component, per_gpu_tokens
 from .fp8 import quantized
+from .offload import offloaded
 
 _MASK = sp.Integer(DTYPES["uint8"])  # dropout masks are one byte per element (Korthikanti et al. 2022)
 
@@ -182,6 +183,17 @@ def layer_tensors(sw: Switches, gpt: bool = False, moe: bool = False, mixer: str
     none keeps all; selective drops the attention core (s x s terms) and what its other modules rerun (RECOMPUTED;
     with mla_up_proj it keeps the RoPE key instead); full keeps only the layer input (Korthikanti et al. 2022)."""
     sw = replace(sw, **GPT) if gpt else sw
+    return offloaded(_saved_tensors(sw, moe, mixer, ffn), sw, moe)[0]
+
+
+def offloaded_tensors(sw: Switches, moe: bool = False, mixer: str = "attention", ffn: bool = True) -> sp.Expr:
+    """Bytes of one layer's saved tensors that fine-grained activation offloading moves to the host for one micro
+    batch (components.offload; 0 without --offload-modules)."""
+    return sp.Add(*(part.expr for part in offloaded(_saved_tensors(sw, moe, mixer, ffn), sw, moe)[1]))
+
+
+def _saved_tensors(sw: Switches, moe: bool, mixer: str, ffn: bool) -> list[Component]:
+    """What one layer saves for backward under the recompute policy, before any offloading."""
     parts = quantized(_block_tensors(sw, moe, mixer, ffn), sw, moe)
     if sw.recompute == "selective":
         core = "core_attn" in sw.modules.split("+")

@@ -1,9 +1,13 @@
 """What Transformer Engine's FP8 training adds and changes, as Megatron-LM runs it (--fp8-format hybrid --fp8-recipe
-delayed|tensorwise|blockwise|mxfp8; TE 2.20.2 transformer_engine/pytorch/module/linear.py, layernorm_linear.py,
+delayed|tensorwise|blockwise|mxfp8, or NVFP4: --fp4-format e2m1, the same tensors at its widths; TE 2.20.2 transformer_engine/pytorch/module/linear.py, layernorm_linear.py,
 grouped_linear.py and base.py): each GEMM input a linear saves for its weight gradient is saved quantized (B_q bytes
 an element, scales included), and each linear's FP8 weight copies are cached across micro batches (B_c bytes a
 weight, config.precision.FP8_RECIPES). Attention itself stays in bf16 (no --fp8-dot-product-attention), as do the
-norms, the activation functions' inputs, the router and the output layer (Megatron-Core builds it without TE)."""
+norms, the activation functions' inputs, the router and the output layer (Megatron-Core builds it without TE).
+Latent attention (megatron-core 0.16.1 gpt_layer_specs.py: a separate TENorm, then TELinear down-projections and
+TELayerNormColumnParallelLinear up-projections with --qk-layernorm) saves one quantized copy of the normed input per
+down-projection and its up-projections' ln_out quantized (TE 2.20.2 module/linear.py: the own quantized input is
+saved with columnwise usage alone)."""
 from __future__ import annotations
 
 import sympy as sp
@@ -16,6 +20,9 @@ from .base import Component
 # to fc1 (TELayerNormColumnParallelLinear quantizes it inside), fc2's input (the SwiGLU product, freed once fc2 has
 # its FP8 copy), the routed experts' permuted tokens and fc2 inputs (TE GroupedLinear), the shared experts' fc2 input
 QUANTIZED = ("qkv_input", "mlp_input", "down_input", "expert_input", "expert_fc2_input", "shared_fc2_input")
+# latent attention's: the up-projections' ln_out (TELayerNormColumnParallelLinear quantizes it inside); its normed
+# input is fed to two TELinears (q_a or q, and kv_a), each quantizing and saving its own copy (mla_down_inputs)
+QUANTIZED_MLA = ("q_latent_normed", "kv_latent_normed")
 
 
 def quantized(parts: list[Component], sw: Switches, moe: bool = False) -> list[Component]:
@@ -26,7 +33,10 @@ def quantized(parts: list[Component], sw: Switches, moe: bool = False) -> list[C
         return parts
     out = []
     for part in parts:
-        if part.name in QUANTIZED and not (moe and part.name == "mlp_input"):
+        if sw.mla and part.name == "qkv_input":
+            out += mla_down_inputs(part)
+            continue
+        if part.name in QUANTIZED + QUANTIZED_MLA and not (moe and part.name == "mlp_input"):
             part = part._replace(expr=part.expr.xreplace({B_a: B_q}),
                                  doc=part.doc + "; FP8: saved quantized, B_q bytes an element (TE linear)")
         out.append(part)
@@ -36,6 +46,18 @@ def quantized(parts: list[Component], sw: Switches, moe: bool = False) -> list[C
                                      "element (TERowParallelLinear saves its quantized input; flash attention keeps "
                                      "the bf16 one)"))
     return out
+
+
+def mla_down_inputs(part: Component) -> list[Component]:
+    """Latent attention under FP8: the normed input of the down-projections as the two TELinears save it, each its
+    own quantized copy at B_q bytes an element (megatron-core 0.16.1 multi_latent_attention.py linear_q_down_proj or
+    linear_q_proj, and linear_kv_down_proj; TE 2.20.2 module/linear.py saved_inputmat): the bf16 norm output itself
+    is freed (TENorm keeps its input)."""
+    expr = part.expr.xreplace({B_a: B_q})
+    return [Component("q_down_input_fp8", expr, "the query down-projection's (or q projection's) FP8 copy of the "
+                      "normed input, B_q bytes an element (TELinear saves its quantized input)"),
+            Component("kv_down_input_fp8", expr, "the key/value down-projection's FP8 copy of the normed input, B_q "
+                      "bytes an element (TELinear saves its quantized input)")]
 
 
 def fp8_weight_cache(params: sp.Expr, sw: Switches) -> list[Component]:

@@ -73,10 +73,19 @@ def check(choices: dict) -> str | None:
 # copy for the input gradient: two bytes, with one fp32 scale per 128 x 128 block (blockwise) or an e8m0 scale per
 # 32 elements each (mxfp8).
 # "rowwise" is torchao's alone (--recipe torchtitan, with its "tensorwise"): Megatron refuses it, so its pair is unread.
+# "nvfp4" is Transformer Engine's NVFP4BlockScaling (Megatron-LM --fp4-format e2m1 --fp4-recipe nvfp4; TE 2.20.2
+# tensor/nvfp4_tensor.py NVFP4Quantizer.inner_tensor_specs): per usage, E2M1 data two to a byte and one E4M3 scale
+# byte per 16 elements (+ one fp32 amax per tensor, not counted); a saved input keeps its column-wise usage alone (the
+# random-Hadamard-transformed copy the weight gradient reads), the weight cache both usages.
 _FP8, _SCALE, _E8M0 = _WIDTHS["fp8"], _WIDTHS["fp32"], _WIDTHS["uint8"]  # an element, an fp32 scale, an e8m0 scale
+NVFP4 = 0.5 + _WIDTHS["uint8"] / 16  # an E2M1 element (half a byte) and its share of an E4M3 block scale
 FP8_RECIPES = {"none": (None, 0.0), "delayed": (float(_FP8), 2.0 * _FP8), "tensorwise": (float(_FP8), 2.0 * _FP8),
                "blockwise": (_FP8 + _SCALE / 128, 2 * (_FP8 + _SCALE / (128 * 128))),
-               "mxfp8": (_FP8 + _E8M0 / 32, 2 * (_FP8 + _E8M0 / 32)), "rowwise": (None, 0.0)}
+               "mxfp8": (_FP8 + _E8M0 / 32, 2 * (_FP8 + _E8M0 / 32)), "rowwise": (None, 0.0),
+               "nvfp4": (NVFP4, 2 * NVFP4)}
+# recipes whose quantized weights can be the model's own (--fp8-param-gather; Megatron-LM --fp4-param-gather for
+# nvfp4): their bytes per weight, the row-wise usage
+PARAM_GATHER = {"delayed": _FP8, "tensorwise": _FP8, "nvfp4": NVFP4}
 TORCHAO_RECIPES = ("none", "tensorwise", "rowwise")  # torchao Float8LinearRecipeName values torchtitan runs
 
 

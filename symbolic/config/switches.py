@@ -11,7 +11,7 @@ from .training import RECOMPUTE, SCHEDULES
 
 BACKENDS = ("gpu", "cpu")  # compilers a compiled-step profile models: XLA:GPU, XLA:CPU
 # switches formula --json shows only where they differ from their default (added after the recorded outputs)
-QUIET = ("cuda_graph", "graph_scope", "tp_comm_overlap", "latent")
+QUIET = ("cuda_graph", "graph_scope", "tp_comm_overlap", "latent", "offload", "cpu_offload")
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,8 @@ class Switches(Architecture, Sharding):
     cuda_graph: bool = False  # Transformer Engine's per-layer CUDA graphs (Training.cuda_graph): static inputs
     graph_scope: str = "layer"  # what they capture (Training.cuda_graph_scope)
     tp_comm_overlap: bool = False  # Transformer Engine's userbuffers (Training.tp_comm_overlap)
+    offload: str = ""  # Megatron-Core's fine-grained activation offloading (Training.offload_modules), "+"-joined
+    cpu_offload: int = 0  # layers whose activations TE's layer-level offloading moves (Training.cpu_offload_layers)
 
     def __post_init__(self):
         super().__post_init__()
@@ -66,7 +68,8 @@ class Switches(Architecture, Sharding):
                    compiled=training.compile, fp8_rows=training.fp8 == "rowwise",
                    fp8_gather=training.fp8_all_gather, frozen_vision=training.freeze_vision,
                    cuda_graph=training.cuda_graph != "none", graph_scope=training.cuda_graph_scope,
-                   tp_comm_overlap=training.tp_comm_overlap, **arch)
+                   tp_comm_overlap=training.tp_comm_overlap, offload=training.offload_modules.replace(",", "+"),
+                   cpu_offload=training.cpu_offload_layers, **arch)
 
     def shown(self) -> dict:
         """The fields as formula --json shows them: those of QUIET only where they differ from their default (options

@@ -7,6 +7,7 @@ from . import precision, rules
 from .choices import one_of
 from .parallel import ZERO_OPTIMIZER, ZERO_STAGES, Parallel, Sharding
 from .errors import ConfigError
+from .offload import OFFLOAD_MODULES, offload_modules  # noqa: F401  (OFFLOAD_MODULES: re-exported)
 from .shapes import MAX_SIZE, ModelShape
 
 RECOMPUTE = ("none", "selective", "full")
@@ -76,6 +77,8 @@ class Training(Sharding):
     cuda_graph: str = "none"  # Megatron-LM --cuda-graph-impl, one of CUDA_GRAPH_IMPLS (components.graphs)
     cuda_graph_scope: str = "layer"  # --cuda-graph-modules, "+"-joined CUDA_GRAPH_SCOPES; layer: whole layers
     tp_comm_overlap: bool = False  # Megatron-LM --tp-comm-overlap: Transformer Engine's userbuffers
+    offload_modules: str = ""  # Megatron-Core --offload-modules under --fine-grained-activation-offloading (OFFLOAD_MODULES)
+    cpu_offload_layers: int = 0  # Megatron-Core --cpu-offloading-num-layers: TE's layer-level activation offloading
     # precision and optimizer (config.precision; the defaults are Megatron-LM's bf16 mixed precision, MEGATRON)
     weight_dtype: str = precision.MEGATRON["weight_dtype"]  # B_w: the model's weights as the step computes with them
     grad_dtype: str = precision.MEGATRON["grad_dtype"]  # B_g: the main gradients
@@ -102,10 +105,11 @@ class Training(Sharding):
         for name in ("fp8_param_gather", "compile", "fp8_all_gather", "freeze_vision", "tp_comm_overlap"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
-        if self.fp8_param_gather and (self.fp8 not in ("delayed", "tensorwise") or self.weight_dtype not in ("bf16",
-                                                                                                           "fp8")):
-            raise ConfigError("--fp8-param-gather keeps per-tensor-scaled FP8 weights: it needs --fp8 delayed or "
-                              "tensorwise (blockwise and mxfp8 weights are not modelled) and bf16 or fp8 weights, got "
+        if self.fp8_param_gather and (self.fp8 not in precision.PARAM_GATHER or self.weight_dtype not in ("bf16",
+                                                                                                          "fp8")):
+            raise ConfigError("--fp8-param-gather keeps the quantized weights as the model's: it needs --fp8 delayed, "
+                              "tensorwise or nvfp4 (blockwise and mxfp8 weights are not modelled) and bf16 or fp8 "
+                              "weights, got "
                               f"--fp8 {self.fp8}, --weight-dtype {self.weight_dtype}")
         if self.fp8_all_gather and self.fp8 != "tensorwise":
             raise ConfigError(f"--fp8-all-gather gathers per-tensor-scaled FP8 weights (torchao's "
@@ -113,12 +117,16 @@ class Training(Sharding):
         if self.fp8 != "none" and self.act_dtype != "bf16":
             raise ConfigError(f"--fp8 {self.fp8} quantizes bf16 activations (Megatron-LM's --bf16 with FP8): "
                               f"--act-dtype {self.act_dtype} is not modelled with it")
-        weight = 1 if self.fp8_param_gather else precision.DTYPES[self.weight_dtype]
+        weight = precision.PARAM_GATHER[self.fp8] if self.fp8_param_gather else precision.DTYPES[self.weight_dtype]
         widths = {"weight_bytes": weight, "grad_bytes": precision.DTYPES[self.grad_dtype],
                   "opt_bytes": precision.opt_bytes(self.optimizer, self.moment_dtype, self.master_weights),
                   "act_bytes": precision.DTYPES[self.act_dtype], "logit_bytes": precision.LOGITS[self.logits]}
         for name, value in widths.items():
             object.__setattr__(self, name, value)
+        if isinstance(self.cpu_offload_layers, bool) or not isinstance(self.cpu_offload_layers, int) or \
+                not 0 <= self.cpu_offload_layers <= MAX_SIZE:
+            raise ConfigError(f"--cpu-offload-layers must be an integer from 0 to {MAX_SIZE}, got "
+                              f"{self.cpu_offload_layers!r}")
         for name in ("gbs", "etp", "ac_every"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
@@ -143,6 +151,7 @@ class Training(Sharding):
                               f"{self.cuda_graph_scope!r}")
         object.__setattr__(self, "cuda_graph_scope", "+".join(x for x in CUDA_GRAPH_SCOPES if x in scopes))
         object.__setattr__(self, "recompute_modules", _modules(self.recompute_modules))
+        object.__setattr__(self, "offload_modules", offload_modules(self.offload_modules))
         one_of("--recompute", self.recompute, RECOMPUTE)
         one_of("--zero", self.zero, ZERO_STAGES)
         if self.stage_layers is not None:
@@ -256,7 +265,8 @@ MOE_FIELDS = ("ep", "etp", "moe_capacity")  # what only a model with experts sho
 RECIPE_FIELDS = {name: getattr(Training, name)  # their defaults: the class attributes dataclass sets
                  for name in ("ac_every", "zero_init", "grad_accum_fusion", "moe_dispatcher", "transformer_impl", "swiglu_fusion", "schedule", "recompute_modules", "fp8",
                               "fp8_param_gather", "compile", "fp8_all_gather", "image_tokens", "freeze_vision",
-                              "cuda_graph", "cuda_graph_scope", "tp_comm_overlap")}
+                              "cuda_graph", "cuda_graph_scope", "tp_comm_overlap", "offload_modules",
+                              "cpu_offload_layers")}
 
 
 def _modules(value) -> str:

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from ..config import precision
+from ..config.offload import OFFLOAD_MODULES
 from ..config.errors import ConfigError
 from ..config.hfconfig import resolve_model
 from ..config.shapes import DEFAULT_MODEL, ModelShape
@@ -173,12 +174,12 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
                        help="--recipe megatron: --no-gradient-accumulation-fusion (no persistent dummy wgrad buffers)")
     group.add_argument("--fp8", default=defaults.fp8, choices=tuple(precision.FP8_RECIPES),
                        help="--recipe megatron: Transformer Engine FP8 (Megatron-LM --fp8-format hybrid --fp8-recipe "
-                            "delayed|tensorwise|blockwise|mxfp8): GEMM inputs saved quantized and FP8 weight copies "
-                            "cached; --recipe torchtitan: torchao Float8 (tensorwise|rowwise) on the blocks' linears "
+                            "delayed|tensorwise|blockwise|mxfp8) or NVFP4 (--fp4-format e2m1 --fp4-recipe nvfp4): GEMM "
+                            "inputs saved quantized and quantized weight copies cached; --recipe torchtitan: torchao Float8 (tensorwise|rowwise) on the blocks' linears "
                             "(default: none)")
     group.add_argument("--fp8-param-gather", action="store_true", default=defaults.fp8_param_gather,
-                       help="--recipe megatron with --fp8 delayed or tensorwise: the weights kept in FP8 "
-                            "(Megatron-LM --fp8-param-gather)")
+                       help="--recipe megatron with --fp8 delayed, tensorwise or nvfp4: the weights kept quantized "
+                            "(Megatron-LM --fp8-param-gather, --fp4-param-gather)")
     group.add_argument("--fp8-all-gather", action="store_true", default=defaults.fp8_all_gather,
                        help="--recipe torchtitan with --fp8 tensorwise: FSDP2 all-gathers the blocks' linear weights "
                             "in FP8 (torchao's enable_fsdp_float8_all_gather)")
@@ -198,6 +199,15 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
     group.add_argument("--tp-comm-overlap", action="store_true", default=defaults.tp_comm_overlap,
                        help="--recipe megatron: Megatron-LM --tp-comm-overlap, Transformer Engine's 12 userbuffers "
                             "of [s b / c, h] (outside PyTorch's pool) and its tripled cuBLAS workspace")
+    group.add_argument("--offload-modules", default=defaults.offload_modules, metavar="M,M,...",
+                       help="--recipe megatron: Megatron-Core's fine-grained activation offloading "
+                            "(--fine-grained-activation-offloading --offload-modules): the tensors these modules save "
+                            "for backward, of at least 2^20 elements, go to host memory, two layers' worth staying "
+                            f"on the GPU; comma-separated from {', '.join(OFFLOAD_MODULES)} (default: none)")
+    group.add_argument("--cpu-offload-layers", type=non_negative_int, default=defaults.cpu_offload_layers,
+                       metavar="N", help="--recipe megatron, a dense model at p = 1: Megatron-Core's "
+                       "--cpu-offloading-num-layers, Transformer Engine's layer-level activation offloading (the "
+                       "first N layers' saved tensors go to the host, L - N layers' worth on the GPU; default: 0)")
     group.add_argument("--schedule", default=defaults.schedule, choices=SCHEDULES,
                        help="pipeline schedule: 1f1b (rank r holds min(m, p - r) micro batches; the formulas' and "
                             "jaxcheck's default) or gpipe (jaxcheck only: every forward, then every backward)")

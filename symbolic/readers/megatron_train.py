@@ -3,6 +3,7 @@ as megatron/training/arguments.py @ d98e8a64 and Megatron-Core 0.16.1's configs 
 OptimizerConfig, TransformerConfig's recompute and fp8 fields)."""
 from __future__ import annotations
 
+from ..config.offload import OFFLOAD_MODULES
 from ..config.training import CUDA_GRAPH_IMPLS, CUDA_GRAPH_SCOPES, MOE_DISPATCHERS, RECOMPUTE_MODULES, TRANSFORMER_IMPLS
 from .megatron_stages import stages
 from .megatron_table import Args
@@ -93,7 +94,21 @@ def _precision(args: Args) -> dict:
     return {**out, "optimizer": optimizer or "adamw", "moment_dtype": "fp32", "logits": logits}
 
 
+def _fp4(args: Args) -> dict:
+    """--fp4-format e2m1 --fp4-recipe nvfp4 [--fp4-param-gather]: Transformer Engine's NVFP4BlockScaling, mem4d's
+    --fp8 nvfp4 (TransformerConfig refuses it beside --fp8-format, and --fp4-param-gather without it)."""
+    if args.get("fp4_recipe") != "nvfp4":
+        args.refuse("fp4_recipe", "nvfp4 is modelled")
+    if args.get("fp8"):
+        args.refuse("fp4", "beside --fp8-format Megatron-Core refuses it (contradicting)")
+    return {"fp8": "nvfp4", "fp8_param_gather": bool(args.get("fp4_param_gather"))}
+
+
 def _fp8(args: Args) -> dict:
+    if args.get("fp4"):
+        return _fp4(args)
+    if args.given("fp4_param_gather"):
+        args.refuse("fp4_param_gather", "without --fp4-format it does nothing (contradicting)")
     if not args.get("fp8"):
         for dest in ("fp8_recipe", "fp8_param_gather"):
             if args.given(dest):
@@ -123,6 +138,32 @@ def _graphs(args: Args) -> dict:
     elif scopes and impl == "none":
         args.refuse("cuda_graph_modules", "without --cuda-graph-impl it does nothing (contradicting)")
     return {**out, "cuda_graph": impl, "cuda_graph_scope": ",".join(scopes) or "layer"}
+def _offload(args: Args) -> dict:
+    """--fine-grained-activation-offloading with --offload-modules (TransformerConfig asserts the list non-empty and
+    known, and refuses it beside --cpu-offloading); the modules alone do nothing."""
+    modules = list(args.get("offload_modules")) if args.given("offload_modules") else []
+    if not args.get("fine_grained_activation_offloading"):
+        if modules:
+            args.refuse("offload_modules", "without --fine-grained-activation-offloading it does nothing (contradicting)")
+        return {}
+    unknown = [m for m in modules if m not in OFFLOAD_MODULES]
+    if not modules:
+        args.refuse("fine_grained_activation_offloading", "without --offload-modules Megatron-Core refuses it "
+                    "(TransformerConfig asserts a non-empty list)")
+    elif unknown:
+        args.refuse("offload_modules", f"{', '.join(unknown)}: Megatron-Core offloads {', '.join(OFFLOAD_MODULES)}")
+    if not modules or unknown:
+        return {}
+    return {"offload_modules": ",".join(modules)}
+
+
+def _cpu_offload(args: Args) -> dict:
+    """--cpu-offloading-num-layers N (Megatron-LM turns cpu_offloading on with N > 0): Transformer Engine's
+    layer-level activation offloading of N layers (TransformerConfig's own checks: the rule table's)."""
+    layers = args.get("cpu_offloading_num_layers") or 0
+    if layers < 0:
+        args.refuse("cpu_offloading_num_layers", "must be 0 or more")
+    return {"cpu_offload_layers": layers} if layers > 0 else {}
 
 
 def training_flags(args: Args) -> dict:
@@ -131,7 +172,8 @@ def training_flags(args: Args) -> dict:
     if impl not in TRANSFORMER_IMPLS:
         args.refuse("transformer_impl", f"{' and '.join(TRANSFORMER_IMPLS)} layers are modelled")
     out = {"transformer_impl": impl if impl in TRANSFORMER_IMPLS else "transformer_engine", **_parallel(args),
-           **_recompute(args), **_sharding(args), **_precision(args), **_fp8(args), **_graphs(args)}
+           **_recompute(args), **_sharding(args), **_precision(args), **_fp8(args), **_graphs(args),
+           **_offload(args), **_cpu_offload(args)}
     out.update(grad_accum_fusion=bool(args.get("gradient_accumulation_fusion")),
                flash_attn=bool(args.get("use_flash_attn")) or FLASH.get(args.get("attention_backend"), True))
     if args.given("moe_expert_capacity_factor"):

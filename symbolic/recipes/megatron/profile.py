@@ -17,6 +17,8 @@ from ...components.mtp import mtp_activations, mtp_embedding_params, mtp_moe_lay
 from ...components.fp8 import fp8_weight_cache
 from ...components.graphs import graph_buffers
 from ...components.userbuffers import tp_comm_buffers
+from ...components.activations import offloaded_tensors
+from ...components.offload import cpu_offload_kept, offload_resident
 from ...components.vision import vision_parts
 from ...components.weights import (default_kinds, default_layers, end_params, head_at_p1, kind_cases, kind_terms,
                                    norm_params)
@@ -56,10 +58,14 @@ def _activations(micro: sp.Expr, layers: sp.Expr, moe_layers: sp.Expr, sw: Switc
     Mamba-2, MLP-alone and mixer-alone layers keeping their parts' tensors in place of a dense layer's
     (weights.kind_terms)."""
     per_layer = layers * layer_activation(sw)
+    if sw.cpu_offload:  # a dense model at p = 1 (the rules): N of its layers keep their small tensors alone
+        per_layer = (layers - sw.cpu_offload) * layer_activation(sw) + sw.cpu_offload * cpu_offload_kept(
+            _layer_tensors(sw))
     if sw.moe:
         per_layer = (layers - moe_layers) * layer_activation(sw) + moe_layers * layer_activation(sw, moe=True)
     per_layer += kind_terms(sw, lambda mixer, ffn: layer_activation(sw, mixer=mixer, ffn=ffn), kinds)
-    held = ", hybrid kinds" if kinds else ""
+    held = (", hybrid kinds" if kinds else "") + (f"; {sw.cpu_offload} of them offloaded to the host but their small "
+                                                  f"tensors (--cpu-offload-layers)" if sw.cpu_offload else "")
     return Component(
         "activations", micro * per_layer,
         f"per-layer tensors x the stage's layers (dense and MoE{held}) x its in-flight micro batches (1F1B; "
@@ -112,6 +118,18 @@ def _working_set(sw: Switches, moe_layers: sp.Expr, layers: sp.Expr, kinds: dict
                                         for moe, mixer, ffn, held in kind_cases(sw, layers, moe_layers, kinds))))
 
 
+def _offload_resident(sw: Switches, moe_layers: sp.Expr) -> list[Component]:
+    """Fine-grained activation offloading's GPU-resident layers (components.offload), sized by a dense layer's
+    offloaded tensors, or where the stage has MoE layers the larger kind's; none without --offload-modules."""
+    if not sw.offload:
+        return []
+    per_layer = offloaded_tensors(sw)
+    if sw.moe:
+        per_layer = sp.Piecewise((sp.Max(per_layer, offloaded_tensors(sw, moe=True)), moe_layers > 0),
+                                 (per_layer, True))
+    return [offload_resident(per_layer)]
+
+
 def _with_overheads(parts: list[Component], params: sp.Expr, sw: Switches) -> list[Component]:
     """The overheads; the local implementation's GEMMs are PyTorch's alone: two cuBLAS workspaces, not three."""
     if not sw.overheads:
@@ -136,7 +154,7 @@ def components(sw: Switches) -> list[Component]:
         *states, _activations(micro, layers, moe_layers, sw, kinds), embedding_input_paper(micro, sw),
         output_layer(sw), *zero_buffers("first", sw, layers, moe_layers, kinds),
         *_moe_buffers(moe_layers, sw), *_mtp_on_top(sw), *vision_parts("first", micro, sw),
-        *graph_buffers(sw, micro, layers, moe_layers),
+        *graph_buffers(sw, micro, layers, moe_layers), *_offload_resident(sw, moe_layers),
     ]
     return _with_overheads(parts, params, sw) + tp_comm_buffers(sw)  # outside the pool: no fragmentation of theirs
 
@@ -180,5 +198,5 @@ def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, mi
              *zero_buffers(stage, sw, layers, moe_layers, kinds), *_moe_buffers(buffered, sw),
              mpu_buffer(sw, has_head, buffered), _working_set(sw, buffered, layers + (1 if sw.mtp and has_head else 0), kinds),
              *vision_parts(stage, micro, sw), *graph_buffers(sw, micro, layers + (n_mtp if sw.mtp and has_head else 0),
-                                                              buffered)]
+                                                              buffered), *_offload_resident(sw, buffered)]
     return _with_overheads(parts, params, sw) + tp_comm_buffers(sw)

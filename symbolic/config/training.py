@@ -9,6 +9,7 @@ from .parallel import ZERO_OPTIMIZER, ZERO_STAGES, Parallel, Sharding
 from .errors import ConfigError
 from .offload import OFFLOAD_MODULES, offload_modules  # noqa: F401  (OFFLOAD_MODULES: re-exported)
 from .shapes import MAX_SIZE, ModelShape
+from .recipe_options import CUDA_GRAPH_IMPLS, CUDA_GRAPH_SCOPES, MOE_DISPATCHERS, TRANSFORMER_IMPLS  # noqa: F401
 
 RECOMPUTE = ("none", "selective", "full")
 # what selective recompute reruns in backward (Megatron-Core --recompute-modules, transformer_config.py): the
@@ -276,16 +277,8 @@ def _modules(value) -> str:
         raise ConfigError(f"--recompute-modules must be distinct names from {', '.join(RECOMPUTE_MODULES)} "
                           f"(comma-separated), got {value!r}")
     return ",".join(name for name in RECOMPUTE_MODULES if name in names)
-# Megatron-Core's token dispatchers mem4d models (transformer/moe/token_dispatcher.py, megatron-core 0.16.1):
-# MoEAlltoAllTokenDispatcher and MoEAllGatherTokenDispatcher (Megatron-LM's default); flex (DeepEP/HybridEP) is not
-MOE_DISPATCHERS = ("alltoall", "allgather")
-# Megatron-LM's layer implementations mem4d models: Transformer Engine's, and Megatron-Core's own (the local spec:
-# tensor_parallel/layers.py linears, DotProductAttention, SequentialMLP experts; models/gpt/gpt_layer_specs.py)
-TRANSFORMER_IMPLS = ("transformer_engine", "local")
-# Megatron-LM --cuda-graph-impl values modelled: transformer_engine (per-layer graphs, megatron-core 0.16.1
-# cuda_graphs.py TECudaGraphHelper); local (CudaGraphManager, full_iteration) is refused by the reader
-CUDA_GRAPH_IMPLS = ("none", "transformer_engine")
-CUDA_GRAPH_SCOPES = ("layer", "attn", "mlp", "moe", "moe_router", "moe_preprocess")  # megatron-core CudaGraphScope
+
+
 MAX_CAPACITY = 2.0**20  # the largest --moe-capacity: far beyond any capacity factor (E / k_e is the most that matters)
 
 

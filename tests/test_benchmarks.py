@@ -20,6 +20,7 @@ RUNS = {
     "bench_compile.py": (["--tiny"], "tiny cpu"),
     "bench_estimator.py": (["--tiny"], "numpy estimator"),
     "bench_first_plan.py": (["--tiny"], "slowest cold median: tiny"),
+    "bench_sweep_interrupt.py": (["--tiny"], "exit 130, the line after"),
     "bench_formula.py": (["--tiny"], "mem4d formula"),
     "bench_plan.py": (["--tiny"], "configurations evaluated"),
     "bench_plan_top.py": (["--tiny"], "same 10 rows: True"),

@@ -189,7 +189,7 @@ def test_cached_estimate_never_imports_sympy_or_jax(tmp_path):
     code = ("import sys; from symbolic.estimator.estimate import estimate; from symbolic.config.shapes import PRESETS; "
             "from symbolic.config.training import Training; estimate(PRESETS['tiny'], Training()); "
             "print('sympy' in sys.modules, 'jax' in sys.modules)")
-    env = os.environ | {"MEM4D_CACHE_DIR": str(tmp_path)}
+    env = os.environ | {"MEM4D_CACHE_DIR": str(tmp_path), "MEM4D_NO_SHIPPED": "1"}  # a derivation, not the release's
     first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert first.stdout.split() == ["True", "False"]

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..config.errors import ConfigError
 from . import interrupt
+from . import sweep_prepare as prepare
 from ..flags.values import positive_int
 from .args import add_target_args, check_output_dir, target_from_args
 
@@ -66,7 +67,7 @@ class _Progress:
     """A rich progress bar on stderr when it is a terminal (and not --json); otherwise one plain line per config."""
 
     def __init__(self, total: int, bar: bool):
-        self.total, self.done, self.bar = total, 0, None
+        self.total, self.done, self.bar, self.keys = total, 0, None, set()
         if bar:
             from ..render.console import Console
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
@@ -81,6 +82,7 @@ class _Progress:
         if interrupt.pending():  # a Ctrl-C that a compile turned into a recorded failure still stops the sweep
             raise KeyboardInterrupt
         self.done += 1
+        self.keys.add(record["key"])
         err = record["result"]["rel_error_total"] if record["status"] == "ok" else None
         what = f"{100 * err:+.2f} %" if err is not None else f"{record['status']}: {record['error']}"
         line = f"[{self.done}/{self.total}] {record['label']}: {what} ({record['seconds']:.1f} s)"
@@ -130,18 +132,34 @@ def resume_command(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace, run_fn: RunFn | None = None, devices: int | None = None) -> int:
     """Expand the grid, run what is pending (run_fn/devices: an injected runner for tests), then summarise and plot."""
     from jaxcheck.crosscheck import sweep
-    from jaxcheck.crosscheck.grid import config_key, parse_grid
+    from jaxcheck.crosscheck.grid import parse_grid
 
     target = target_from_args(args)
-    configs = sweep.shard(parse_grid(args.grid), args.shard)
-    if args.plots:
-        check_output_dir(args.plots, "--plots")
     out = Path(args.output)
-    done = sweep.read_results(out)
-    if done and not args.resume:
-        raise ConfigError(f"{out} already holds {len(done)} results: add --resume to continue it, or choose another -o")
-    sweep.check_target(done, target.name, out)
-    todo = sweep.pending(sweep.jobs(configs), done, args.retry_failed)
+    line = prepare.Line(sys.stderr.isatty() and not args.json)
+    total = prepare.count(args.grid)
+    if total is not None:
+        line.say(f"mem4d sweep: {args.grid}: {total:,} configurations" + (" before --shard" if args.shard else ""))
+
+    def prepare_all(line: prepare.Line) -> tuple[list, list, list]:
+        line.phase(f"mem4d sweep: expanding {args.grid}...")
+        configs = sweep.shard(parse_grid(args.grid), args.shard)
+        if args.plots:
+            check_output_dir(args.plots, "--plots")
+        done = sweep.read_results(out)
+        if done and not args.resume:
+            raise ConfigError(f"{out} already holds {len(done)} results: add --resume to continue it, or choose another -o")
+        sweep.check_target(done, target.name, out)
+        return configs, done, sweep.pending(prepare.checked(configs, line), done, args.retry_failed)
+
+    try:
+        configs, done, todo = prepare.prepared(prepare_all, line)
+    except KeyboardInterrupt:
+        raise interrupt.Interrupted("mem4d sweep: interrupted while preparing the grid; nothing was run or written") \
+            from None
+    before = {r["key"] for r in done}  # the keys in the file, and how many of the grid's: the count on Ctrl-C
+    in_file = len(configs) - len(todo) + (sum(j.key in before for j in todo) if args.retry_failed else 0)
+    existed = out.exists()
     fd = sweep.open_results(out)
     progress = None
     try:
@@ -160,12 +178,14 @@ def run(args: argparse.Namespace, run_fn: RunFn | None = None, devices: int | No
                 devices = _start_backend(todo, target)
                 run_fn = _verify_fn(target, args.measure)
             sweep.run_all(todo, fd, run_fn, devices or 1, on_done=progress, extra=extra)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as err:
         interrupt.finish()  # a second Ctrl-C cannot cut the count short
+        interrupt.keep(err)  # its frames hold the grid's configurations: freed by the exit, not one by one
         if progress:
             progress.stop()
-        keys = set(map(config_key, configs))
-        finished = len({r["key"] for r in sweep.read_results(out)} & keys)
+        if not existed and os.fstat(fd).st_size == 0:  # nothing written to the file this run made: no empty file left
+            out.unlink(missing_ok=True)
+        finished = in_file + len((progress.keys if progress else set()) - before)  # not a key of millions again
         raise interrupt.Interrupted(
             f"mem4d sweep: interrupted; {finished} of {len(configs)} configs are in {out}. "
             f"Resume with: {resume_command(args)}") from None

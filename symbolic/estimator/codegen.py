@@ -14,6 +14,7 @@ import numpy
 
 from ..config.glossary import NAMES, STAGE_NAMES
 from ..config.switches import Switches
+from . import shipped
 
 
 _HERE = Path(__file__).resolve().parent
@@ -42,15 +43,27 @@ def _source_files(profile: str) -> list[Path]:
 def cache_key(profile: str, switches: Switches, sources: Iterable[Path] = ()) -> str:
     """Hash of the symbolic sources (and `sources`, the code that turns expressions into what is cached), the
     installed sympy version, the profile and its switches."""
-    digest = hashlib.sha256(json.dumps([profile, sorted(asdict(switches).items())]).encode())
+    return key_of(profile, asdict(switches), sources)
+
+
+def key_of(profile: str, fields: dict, sources: Iterable[Path] = ()) -> str:
+    """cache_key of the switches' fields (asdict), as the shipped archive's manifest records them."""
+    digest = hashlib.sha256(json.dumps([profile, sorted(fields.items())]).encode())
     for path in [*_source_files(profile), *sources]:
-        digest.update(path.name.encode() + path.read_bytes())
+        digest.update(path.name.encode() + _read(path))
     try:
         from importlib.metadata import version
         digest.update(version("sympy").encode())
     except Exception:  # noqa: BLE001  (no metadata: the sources alone key the cache)
         pass
     return digest.hexdigest()[:24]
+
+
+@functools.lru_cache(maxsize=None)
+def _read(path: Path) -> bytes:
+    """A source file's bytes, read once a process (a plan computes dozens of keys over the same hundred files; the
+    process runs the code it imported at its start anyway)."""
+    return path.read_bytes()
 
 
 # the printer's settings: terms printed in the order sympy holds them ("none": not sorted, a quarter of the printing
@@ -167,20 +180,34 @@ def derived(profile: str, switches: Switches) -> dict:
     return cached(profile, switches, lambda: derive(profile, switches))
 
 
+def cache_name(profile: str, switches: Switches, kind: str = "", sources: Iterable[Path] = (), extra: str = "") -> str:
+    """The cache file's name: kind, profile, switches and `extra`'s hash, then cache_key."""
+    extra_tag = hashlib.sha256(extra.encode()).hexdigest()[:12] if extra else ""
+    tag = "-".join(filter(None, (kind, profile, switches.tag(), extra_tag)))
+    return f"{tag}-{cache_key(profile, switches, sources)}.json"
+
+
 def cached(profile: str, switches: Switches, build: Callable[[], dict], kind: str = "",
            sources: Iterable[Path] = (), extra: str = "") -> dict:
     """build() through the on-disk cache: one JSON file per kind (estimator code: "", rendered text: "rendered", a
     report's formulas: "report"), profile, switches and `extra` (what else the result depends on), keyed by
     cache_key (the symbolic sources and `sources`), so any edit of a formula invalidates it; an unreadable or
-    unwritable cache only costs the build time."""
-    extra_tag = hashlib.sha256(extra.encode()).hexdigest()[:12] if extra else ""
-    tag = "-".join(filter(None, (kind, profile, switches.tag(), extra_tag)))
-    path = cache_dir() / f"{tag}-{cache_key(profile, switches, sources)}.json"
+    unwritable cache only costs the build time. A miss is looked up in the shipped archive (shipped.py) before
+    it is built; a build a terminal waits a second for is announced there."""
+    path = cache_dir() / cache_name(profile, switches, kind, sources, extra)
+    tag = path.name.rsplit("-", 1)[0]
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError):
         pass
-    result = build()
+    result = shipped.lookup(path.name)  # what the release derived, under the same name (stale ones: other names)
+    if result is not None:
+        return result
+    started = shipped.NOTICE.start(path.parent)
+    try:
+        result = build()
+    finally:
+        shipped.NOTICE.stop(started)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         for stale in path.parent.glob(f"{tag}-*.json"):  # built from older sources

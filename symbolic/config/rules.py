@@ -8,6 +8,7 @@ from typing import Callable
 
 import numpy as np
 
+from . import layout
 from .errors import BrokenRule
 from .glossary import TRAINING_FIELD
 from .parallel import Parallel
@@ -134,7 +135,10 @@ SHARED: tuple[Rule, ...] = (
     Rule("stage layers sum to L", lambda x: x.stage_layers is None or sum(x.stage_layers) == x.L,
          lambda x: f"--stage-layers {_split(x)} sum to {sum(x.stage_layers or ())}, but {x.model} has L={x.L} layers",
          model=True),
-    Rule("uneven: whole chunks", lambda x: np.logical_not(_uneven(x)) | ((x.L % x.vpp == 0) & (x.p * x.vpp <= x.L)),
+    Rule("layers placed", lambda x: not getattr(x, "layout_problem", ""),
+         lambda x: getattr(x, "layout_problem", "") or "the layers are placed as given", model=True),
+    Rule("uneven: whole chunks", lambda x: np.logical_not(_uneven(x)) | getattr(x, "chunked", False)
+         | ((x.L % x.vpp == 0) & (x.p * x.vpp <= x.L)),
          lambda x: (f"uneven stages of vpp={x.vpp} chunks each need L={x.L} of {x.model} to be a multiple of vpp and "
                     f"at least pp x vpp = {x.p * x.vpp}"), model=True),
 )
@@ -158,7 +162,8 @@ def letters(training, shape=None) -> SimpleNamespace:
     gbs = training.p * training.b * training.d if training.gbs is None else training.gbs
     x = dict(d=training.d, t=training.t, p=training.p, c=training.c, vpp=training.vpp, s=training.s, b=training.b,
              gbs=gbs, m=gbs // (training.b * training.d), sp=training.sp, flash_attn=training.flash_attn,
-             zero=training.zero, stage_layers=training.stage_layers, uneven=training.stage_layers is not None,
+             zero=training.zero, stage_layers=training.stage_layers, uneven=getattr(training, "uneven", training.stage_layers is not None),
+             chunked=getattr(training, "chunked", False),
              e=training.ep, t_e=training.etp_size, C_f=training.moe_capacity, recompute=training.recompute,
              ac_every=training.ac_every, zero_init=training.zero_init, grad_accum_fusion=training.grad_accum_fusion,
              moe_dispatcher=getattr(training, "moe_dispatcher", "alltoall"),  # plan: all-to-all rows only
@@ -169,7 +174,8 @@ def letters(training, shape=None) -> SimpleNamespace:
              fp8_all_gather=training.fp8_all_gather, image_tokens=training.image_tokens,
              freeze_vision=training.freeze_vision,
              **{name: getattr(training, name) for name in PRECISION})
-    return SimpleNamespace(**x, **(model_letters(shape) if shape is not None else {}))
+    placed = {"layout_problem": layout.problem(training, shape)} if shape is not None and x["chunked"] else {}
+    return SimpleNamespace(**x, **(model_letters(shape) if shape is not None else {}), **placed)
 
 
 PRECISION = ("weight_dtype", "grad_dtype", "master_weights", "optimizer", "moment_dtype", "logits")

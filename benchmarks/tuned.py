@@ -40,6 +40,11 @@ FP8 = {"BF16": "none", "FP8": "tensorwise", "FP8-CS": "tensorwise", "FP8-CS (FP8
 # True (Megatron-Core's fused SwiGLU); Qwen3's provider keeps TransformerConfig's False (megatron-core 0.16.1
 # transformer/transformer_config.py:354)
 SWIGLU_FUSION = {"LLAMA3_8B", "LLAMA3_70B", "LLAMA3.1_405B", "GPT OSS 120B"}
+# every family's perf script sets mixed_precision.grad_reduce_in_fp32 = False and ddp.grad_reduce_in_fp32 = False
+# (Megatron-Bridge v0.2.0 to v0.4.2 scripts/performance/configs/llama/llama3_llm_pretrain.py:43-44,
+# llama31_llm_pretrain.py:42-43, qwen/qwen3_llm_pretrain.py:41-42, gpt_oss/gpt_oss_llm_pretrain.py:32-33 at v0.4.2):
+# the DDP gradient buffers in the parameters' bf16, not the library recipes' fp32 (llama3.py@v0.4.2:1183)
+GRAD_DTYPE = "bf16"
 
 
 def card_bytes(gpu: str) -> int:
@@ -108,7 +113,8 @@ def _int(x: str, default: int = 1) -> int:
 
 def job(row: dict) -> tuple:
     """The row's model and Training, with MODELS.md's settings (distributed optimizer, SP with TP, the recipe's
-    recompute, fp8 with fp8_param_gather, the provider's fused SwiGLU, the fused cross entropy's bf16 logits)."""
+    recompute, fp8 with fp8_param_gather, the provider's fused SwiGLU, the fused cross entropy's bf16 logits) and the
+    perf scripts' bf16 gradient buffers."""
     name = row["model"].split(" (")[0]
     shape = resolve_model(MODELS[name])
     t, p, c = _int(row["tp"]), _int(row["pp"]), _int(row["cp"])
@@ -121,6 +127,7 @@ def job(row: dict) -> tuple:
                         b=int(row["mbs"]), gbs=int(row["gbs"]), sp=t > 1, zero=1, recompute=recompute,
                         recompute_modules=modules, fp8=fp8, fp8_param_gather=fp8 != "none",
                         swiglu_fusion=name in SWIGLU_FUSION, logits="bf16",  # gpt_provider.py:185 fused CE
+                        grad_dtype=GRAD_DTYPE,
                         **({"ep": _int(row["ep"]), "etp": _int(row["etp"])} if moe else {}))
     return shape, training
 

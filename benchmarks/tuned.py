@@ -45,6 +45,9 @@ SWIGLU_FUSION = {"LLAMA3_8B", "LLAMA3_70B", "LLAMA3.1_405B", "GPT OSS 120B"}
 # llama31_llm_pretrain.py:42-43, qwen/qwen3_llm_pretrain.py:41-42, gpt_oss/gpt_oss_llm_pretrain.py:32-33 at v0.4.2):
 # the DDP gradient buffers in the parameters' bf16, not the library recipes' fp32 (llama3.py@v0.4.2:1183)
 GRAD_DTYPE = "bf16"
+# MODELS.md 5 and 13: the recipes set account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split
+# (Megatron-Bridge llama3.py@v0.4.2:1132-1133, qwen3_moe.py@v0.6.0:261-262): the layers placed as Megatron-Core does
+ACCOUNTED = {"LLAMA3.1_405B", "Qwen3_235B_a22B"}
 
 
 def card_bytes(gpu: str) -> int:
@@ -85,9 +88,8 @@ def unstated(row: dict) -> str | None:
         return "NVFP4: mem4d has no FP4 recipe"
     if row["precision"] not in FP8:
         return f"precision {row['precision']!r} not stated in the table (25.09's rows name none)"
-    if name in ("LLAMA3.1_405B", "Qwen3_235B_a22B"):
-        return ("account_for_embedding/loss_in_pipeline_split (MODELS.md 5, 13) is not expressible as --stage-layers"
-                if row["pp"] != "1" else None) or moe_reason(name, row)
+    if name == "Qwen3_235B_a22B":
+        return moe_reason(name, row)
     if name == "LLAMA3_70B" and row["fsdp"] not in ("", "0"):
         return "Megatron-FSDP with CPU activation offload of 20/40 layers (MODELS.md 12) is not modelled"
     if name == "LLAMA3_8B" and row["fsdp"] not in ("", "0"):
@@ -113,8 +115,8 @@ def _int(x: str, default: int = 1) -> int:
 
 def job(row: dict) -> tuple:
     """The row's model and Training, with MODELS.md's settings (distributed optimizer, SP with TP, the recipe's
-    recompute, fp8 with fp8_param_gather, the provider's fused SwiGLU, the fused cross entropy's bf16 logits) and the
-    perf scripts' bf16 gradient buffers."""
+    recompute, fp8 with fp8_param_gather, the provider's fused SwiGLU, the fused cross entropy's bf16 logits, the embedding
+    and loss as pipeline units) and the perf scripts' bf16 gradient buffers."""
     name = row["model"].split(" (")[0]
     shape = resolve_model(MODELS[name])
     t, p, c = _int(row["tp"]), _int(row["pp"]), _int(row["cp"])
@@ -127,7 +129,7 @@ def job(row: dict) -> tuple:
                         b=int(row["mbs"]), gbs=int(row["gbs"]), sp=t > 1, zero=1, recompute=recompute,
                         recompute_modules=modules, fp8=fp8, fp8_param_gather=fp8 != "none",
                         swiglu_fusion=name in SWIGLU_FUSION, logits="bf16",  # gpt_provider.py:185 fused CE
-                        grad_dtype=GRAD_DTYPE,
+                        grad_dtype=GRAD_DTYPE, account_embedding=name in ACCOUNTED, account_loss=name in ACCOUNTED,
                         **({"ep": _int(row["ep"]), "etp": _int(row["etp"])} if moe else {}))
     return shape, training
 

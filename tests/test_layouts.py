@@ -135,3 +135,21 @@ def test_the_flags_print_every_rank():
     code, out, err = _run("estimate", "--model", "tiny", "--pp", "2", "--vpp", "2", "--gbs", "4", "--seq", "256",
                           "--pipeline-layout", "Ett|ttt|tt|tL")
     assert code == 0 and "rank" in out and "a pipeline layout the paper's closed form" in out.replace("\n", " "), err
+
+
+def test_plan_rows_with_accounted_units_are_estimates_exact_peaks():
+    """plan with --account-for-embedding/--account-for-loss: every valid row places (L + 2) units over pp x vpp
+    (tiny: L = 8, so pp x vpp divides 10), its peak the one `mem4d estimate` gives that row's config, to the byte;
+    a row's (p, vpp) whose units do not divide is never listed."""
+    from symbolic.plan.enumerate import Cluster
+    from symbolic.plan.search import search
+
+    shape = resolve_model("tiny")
+    cluster = Cluster(shape, gpus=2, s=256, gbs=20, held=(("account_embedding", True), ("account_loss", True)))
+    plan = search(cluster, 2**40, zero=(1,), balance=False)
+    rows = range(len(plan.rows["d"]))
+    assert {(int(plan.rows["p"][i]), int(plan.rows["vpp"][i])) for i in rows} == {(1, 1), (2, 1), (2, 5)}
+    for i in [i for i in rows if plan.rows["p"][i] > 1][:6]:
+        training = plan.training(i)
+        assert training.account_embedding and training.account_loss and training.stage_layers is None
+        assert plan.config(i)["peak_bytes"] == estimate(shape, training).peak, plan.config(i)["config"]

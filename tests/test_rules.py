@@ -67,7 +67,7 @@ def test_every_message_is_one_line_on_ints():
     allowed = ["--fp8: Megatron and torchtitan only", "--fp8: Transformer Engine's recipes", "--fp8: torchao's recipes",
                "--fp8-all-gather: torchtitan only", "--recompute-modules with selective", "--recompute-modules: Megatron only", "jax precision", "torchtitan: FSDP2", "torchtitan: its precision", "torchtitan: --ac-every with selective", "--ac-every: torchtitan only",
                "--fp8 rowwise: torchtitan at tp = 1", "--compile: torchtitan only", "--no-zero-init: DeepSpeed only", "deepspeed: --no-zero-init at ZeRO-3",
-               "--no-grad-accum-fusion: Megatron only", "--moe-dispatcher: Megatron only", "--transformer-impl: Megatron only", "--swiglu-fusion: Megatron only", "--swiglu-fusion: a SwiGLU MLP", "--optimizer muon: Megatron only",
+               "--no-grad-accum-fusion: Megatron only", "--moe-dispatcher: Megatron only", "--transformer-impl: Megatron only", "--swiglu-fusion: Megatron only", "--swiglu-fusion: a SwiGLU MLP", "pipeline layouts: Megatron only", "--optimizer muon: Megatron only",
                "Muon: no distributed optimizer", "Muon: a plain transformer", "deepspeed: fp32 gradients at ZeRO 1 or 3", "deepspeed: ZeRO 1-3"]
     even = ["vpp > 1 needs p > 1", *on_uneven, *dense, *allowed, "even stages"]
     for split, holding in ((None, even), ((1, 2), ["vpp > 1 needs p > 1", "L % (p vpp)", *dense, *allowed])):

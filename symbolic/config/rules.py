@@ -35,6 +35,11 @@ def _uneven(x) -> bool:
     return x.uneven
 
 
+def _units(x):
+    """Pipeline units beside the L layers: the embedding and the loss where accounted (--account-for-*; plan)."""
+    return int(getattr(x, "account_embedding", False)) + int(getattr(x, "account_loss", False))
+
+
 def _has(x, module: str) -> bool:
     """Whether --recompute-modules names `module` (one configuration's string)."""
     return module in x.recompute_modules.split(",")
@@ -129,9 +134,11 @@ SHARED: tuple[Rule, ...] = (
     Rule("MoE with t > 1 needs SP", lambda x: (x.E == 0) | (x.t == 1) | x.sp,
          lambda x: (f"{x.model} has routed experts: with tensor parallel t={x.t} Megatron-Core requires sequence "
                     f"parallelism (drop --no-sp)"), model=True),
-    Rule("L % (p vpp)", lambda x: _uneven(x) | (x.L % (x.p * x.vpp) == 0),
+    Rule("L % (p vpp)", lambda x: _uneven(x) | ((x.L + _units(x)) % (x.p * x.vpp) == 0)
+         & ((_units(x) == 0) | ((x.L + _units(x)) // x.p > 1)),
          lambda x: (f"pipeline stages pp x vpp = {x.p}x{x.vpp} = {x.p * x.vpp} do not divide layers L={x.L} "
-                    f"of {x.model}: " + _uneven_hint(x)), model=True),
+                    + (f"+ {_units(x)} accounted units (each rank at least one layer) " if _units(x) else "")
+                    + f"of {x.model}: " + _uneven_hint(x)), model=True),
     Rule("stage layers sum to L", lambda x: x.stage_layers is None or sum(x.stage_layers) == x.L,
          lambda x: f"--stage-layers {_split(x)} sum to {sum(x.stage_layers or ())}, but {x.model} has L={x.L} layers",
          model=True),

@@ -13,7 +13,8 @@ from .files import fill, megatron_shape, read_megatron, shown
 from .training import model_from_args
 
 READERS = ("megatron", "torchtitan", "deepspeed")
-HELD_RECIPE = ("swiglu_fusion", "moe_dispatcher", "transformer_impl")  # Cluster.held: Megatron-LM's, every row
+HELD_RECIPE = ("swiglu_fusion", "moe_dispatcher", "transformer_impl", "account_embedding",
+               "account_loss")  # Cluster.held: Megatron-LM's, every row
 HOLDS = ("seq", "gbs", "sp", "flash_attn", "moe_capacity", "fp8", "fp8_param_gather", "fp8_all_gather", "compile",
          *HELD_RECIPE, *FIELDS)  # what every row holds as the file states it
 SEARCHES = ("dp", "tp", "pp", "cp", "ep", "etp", "vpp", "mbs", "recompute", "recompute_modules", "ac_every", "zero",

@@ -31,6 +31,10 @@ RULES: tuple[Rule, ...] = (
          | (x.mlp == "swiglu"),
          lambda x: f"--swiglu-fusion fuses a SwiGLU MLP; {x.model}'s MLP is {x.mlp} (contradicting)", scope="paper",
          model=True),
+    Rule("pipeline layouts: Megatron only", lambda x: np.logical_not(getattr(x, "chunked", False) | getattr(
+        x, "account_embedding", False) | getattr(x, "account_loss", False)),
+         lambda x: "--pipeline-layout and --account-for-embedding/loss are Megatron-Core's (--recipe megatron)",
+         scope="!paper"),
     Rule("--optimizer muon: Megatron only", lambda x: x.optimizer != "muon",
          lambda x: "--optimizer muon is Megatron-Core's Muon (--recipe megatron)", scope="!paper"),
     Rule("Muon: no distributed optimizer", lambda x: (x.optimizer != "muon") | (x.zero == 0),

@@ -81,7 +81,8 @@ def unstated(row: dict) -> str | None:
     if name.startswith("Nemotron"):
         return "MoE layers inside a hybrid Mamba pattern (MODELS.md 7, 9) are not modelled"
     if name == "DeepSeekV3":
-        return "flex dispatcher (HybridEP/DeepEP), explicit PP layouts and CUDA graphs (MODELS.md 1) are not modelled"
+        return ("flex dispatcher (HybridEP/DeepEP), CUDA graphs and PP layouts of unequal chunks over dense and MoE "
+                "layers (MODELS.md 1) are not modelled")
     if name not in MODELS:
         return f"no mem4d model for {name}"
     if row["precision"] == "NVFP4":

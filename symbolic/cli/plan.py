@@ -55,7 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "delayed|tensorwise|blockwise|mxfp8); --recipe torchtitan, torchao's Float8 "
                              "(tensorwise|rowwise) (default none)")
     parser.add_argument("--fp8-param-gather", action="store_true",
-                        help="--recipe megatron with --fp8 delayed or tensorwise: FP8 weights in every row")
+                        help="--recipe megatron with --fp8 delayed, tensorwise or mxfp8: FP8 weights in every row")
     parser.add_argument("--fp8-all-gather", action="store_true",
                         help="--recipe torchtitan with --fp8 tensorwise: FSDP2 gathers FP8 weights in every row")
     parser.add_argument("--compile", action="store_true",

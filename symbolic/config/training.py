@@ -71,7 +71,7 @@ class Training(Sharding):
     schedule: str = "1f1b"  # pipeline schedule, one of SCHEDULES: 1F1B (Megatron-LM's), or GPipe (jaxcheck only)
     recompute_modules: str = "core_attn"  # what selective recompute reruns, comma-separated RECOMPUTE_MODULES
     fp8: str = "none"  # Megatron-LM --fp8-recipe with Transformer Engine (precision.FP8_RECIPES), or none
-    fp8_param_gather: bool = False  # Megatron-LM --fp8-param-gather: the weights kept in FP8 (B_w = 1)
+    fp8_param_gather: bool = False  # Megatron-LM --fp8-param-gather: the weights kept in FP8 (B_w = 1, MXFP8 1 + 1/32)
     compile: bool = False  # torchtitan --compile.enable: each TransformerBlock under torch.compile
     fp8_all_gather: bool = False  # torchtitan --float8.enable_fsdp_float8_all_gather: FSDP2 gathers FP8 weights
     image_tokens: int = 0  # n_v: image tokens per sample through a multimodal model's vision tower (0: text only)
@@ -103,10 +103,10 @@ class Training(Sharding):
                      "account_loss"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
-        if self.fp8_param_gather and (self.fp8 not in ("delayed", "tensorwise") or self.weight_dtype not in ("bf16",
-                                                                                                           "fp8")):
-            raise ConfigError("--fp8-param-gather keeps per-tensor-scaled FP8 weights: it needs --fp8 delayed or "
-                              "tensorwise (blockwise and mxfp8 weights are not modelled) and bf16 or fp8 weights, got "
+        if self.fp8_param_gather and (self.fp8 not in precision.PARAM_GATHER_RECIPES
+                                      or self.weight_dtype not in ("bf16", "fp8")):
+            raise ConfigError("--fp8-param-gather keeps FP8 weights: it needs --fp8 delayed, tensorwise or mxfp8 "
+                              "(blockwise weights are not modelled) and bf16 or fp8 weights, got "
                               f"--fp8 {self.fp8}, --weight-dtype {self.weight_dtype}")
         if self.fp8_all_gather and self.fp8 != "tensorwise":
             raise ConfigError(f"--fp8-all-gather gathers per-tensor-scaled FP8 weights (torchao's "
@@ -114,7 +114,7 @@ class Training(Sharding):
         if self.fp8 != "none" and self.act_dtype != "bf16":
             raise ConfigError(f"--fp8 {self.fp8} quantizes bf16 activations (Megatron-LM's --bf16 with FP8): "
                               f"--act-dtype {self.act_dtype} is not modelled with it")
-        weight = 1 if self.fp8_param_gather else precision.DTYPES[self.weight_dtype]
+        weight = precision.param_gather_bytes(self.fp8) if self.fp8_param_gather else precision.DTYPES[self.weight_dtype]
         widths = {"weight_bytes": weight, "grad_bytes": precision.DTYPES[self.grad_dtype],
                   "opt_bytes": precision.opt_bytes(self.optimizer, self.moment_dtype, self.master_weights),
                   "act_bytes": precision.DTYPES[self.act_dtype], "logit_bytes": precision.LOGITS[self.logits]}

@@ -185,7 +185,7 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
                             "cached; --recipe torchtitan: torchao Float8 (tensorwise|rowwise) on the blocks' linears "
                             "(default: none)")
     group.add_argument("--fp8-param-gather", action="store_true", default=defaults.fp8_param_gather,
-                       help="--recipe megatron with --fp8 delayed or tensorwise: the weights kept in FP8 "
+                       help="--recipe megatron with --fp8 delayed, tensorwise or mxfp8: the weights kept in FP8 "
                             "(Megatron-LM --fp8-param-gather)")
     group.add_argument("--fp8-all-gather", action="store_true", default=defaults.fp8_all_gather,
                        help="--recipe torchtitan with --fp8 tensorwise: FSDP2 all-gathers the blocks' linear weights "

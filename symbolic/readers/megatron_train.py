@@ -93,7 +93,20 @@ def _precision(args: Args) -> dict:
     return {**out, "optimizer": optimizer or "adamw", "moment_dtype": "fp32", "logits": logits}
 
 
+REUSE = "reuse_grad_buf_for_mxfp8_param_ag"
+
+
 def _fp8(args: Args) -> dict:
+    """--fp8-format's recipe and --fp8-param-gather; MXFP8 weights modelled as Megatron-Core keeps them with the
+    gradient buffer reused for their all-gather (megatron-core 0.16.1 optimizer/optimizer_config.py:365 warns that
+    without it 'significant additional GPU memory' is used: not modelled)."""
+    reuse = bool(args.get(REUSE))
+    if reuse and not (args.get("fp8") and args.get("fp8_recipe") == "mxfp8" and args.get("fp8_param_gather")):
+        args.refuse(REUSE, "needs --fp8-recipe mxfp8 with --fp8-param-gather (distributed_data_parallel_config.py "
+                    "asserts --fp8-param-gather; only MXFP8 weights share the buffer)")
+    if args.get("fp8") and args.get("fp8_recipe") == "mxfp8" and args.get("fp8_param_gather") and not reuse:
+        args.refuse("fp8_param_gather", "with mxfp8 and without --reuse-grad-buf-for-mxfp8-param-ag Megatron-Core "
+                    "keeps another parameter buffer (not modelled)")
     if not args.get("fp8"):
         for dest in ("fp8_recipe", "fp8_param_gather"):
             if args.given(dest):

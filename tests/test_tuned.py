@@ -72,3 +72,12 @@ def test_llama3_70b_h100_uses_the_recipes_fused_swiglu_and_fp8_weights():
     _, training = tuned.job(row)
     assert training.swiglu_fusion and training.fp8 == "tensorwise" and training.fp8_param_gather
     assert (training.t, training.p, training.vpp, training.d, training.sp) == (4, 8, 5, 2, True)
+
+
+def test_mxfp8_rows_keep_their_weights_in_mxfp8(evaluated):
+    """MODELS.md 0: "MXFP8" is bf16_with_mxfp8_mixed, fp8_param_gather with the gradient buffer reused: every such
+    row is stated (none refused for its weights), its weights 1 + 1/32 bytes and no Llama 3 70B row above its card."""
+    tuned, rows, stated, skipped = evaluated
+    assert not [r for r in skipped if r["precision"] == "MXFP8" and "param-gather" in r["reason"]]
+    mx = [r for r in stated if r["precision"] == "MXFP8"]
+    assert len(mx) >= 16 and all(tuned.job(r)[1].weight_bytes == 1 + 1 / 32 for r in mx[:2])

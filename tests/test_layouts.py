@@ -153,3 +153,19 @@ def test_plan_rows_with_accounted_units_are_estimates_exact_peaks():
         training = plan.training(i)
         assert training.account_embedding and training.account_loss and training.stage_layers is None
         assert plan.config(i)["peak_bytes"] == estimate(shape, training).peak, plan.config(i)["config"]
+
+
+def test_plan_leaves_out_unequal_chunks_of_a_model_of_several_kinds():
+    """tiny-moe with a dense first layer: accounted units under vpp leave a rank's chunks unequal, which estimate
+    refuses for a model of several kinds; plan lists no such row (pp 2 x vpp 5 stays for the all-MoE model)."""
+    from symbolic.plan.enumerate import Cluster
+    from symbolic.plan.search import search
+
+    held = (("account_embedding", True), ("account_loss", True))
+    for shape, want in ((replace(resolve_model("tiny-moe"), dense_layers=(0,)), {(1, 1), (2, 1)}),
+                        (resolve_model("tiny-moe"), {(1, 1), (2, 1), (2, 5)})):
+        plan = search(Cluster(shape, gpus=2, s=256, gbs=20, held=held), 2**40, zero=(1,), balance=False)
+        assert {(int(p), int(v)) for p, v in zip(plan.rows["p"], plan.rows["vpp"])} == want
+    with pytest.raises(ConfigError, match="several kinds"):
+        estimate(replace(resolve_model("tiny-moe"), dense_layers=(0,)),
+                 Training(p=2, vpp=5, gbs=20, account_embedding=True, account_loss=True))

@@ -9,6 +9,7 @@ from typing import Callable
 import numpy as np
 
 from . import layout
+from .kinds import mixed
 from .errors import BrokenRule
 from .glossary import TRAINING_FIELD
 from .parallel import Parallel
@@ -142,8 +143,11 @@ SHARED: tuple[Rule, ...] = (
     Rule("stage layers sum to L", lambda x: x.stage_layers is None or sum(x.stage_layers) == x.L,
          lambda x: f"--stage-layers {_split(x)} sum to {sum(x.stage_layers or ())}, but {x.model} has L={x.L} layers",
          model=True),
-    Rule("layers placed", lambda x: not getattr(x, "layout_problem", ""),
-         lambda x: getattr(x, "layout_problem", "") or "the layers are placed as given", model=True),
+    Rule("layers placed", lambda x: np.logical_not(bool(getattr(x, "layout_problem", "")) | (
+        x.mixed_kinds & (_units(x) > 0) & (x.vpp > 1) & (x.p > 1))),
+         lambda x: getattr(x, "layout_problem", "") or (
+             f"{x.model} has layers of several kinds: the accounted units leave chunks of unequal sizes on a rank "
+             "under vpp, not modelled (the in-flight count weighs every layer alike)"), model=True),
     Rule("uneven: whole chunks", lambda x: np.logical_not(_uneven(x)) | getattr(x, "chunked", False)
          | ((x.L % x.vpp == 0) & (x.p * x.vpp <= x.L)),
          lambda x: (f"uneven stages of vpp={x.vpp} chunks each need L={x.L} of {x.model} to be a multiple of vpp and "
@@ -202,6 +206,7 @@ def model_letters(shape) -> dict:
                 **{letter: getattr(shape, TRAINING_FIELD[letter]) for letter in MODEL_LETTERS},
                 bias=shape.qkv_bias or shape.o_bias or shape.mlp_bias or shape.moe_bias or shape.sinks,
                 mamba=shape.mamba or shape.blocks, gemma=shape.sandwich or shape.logit_softcap or shape.attn_softcap,
+                mixed_kinds=mixed(shape),
                 vision=shape.vision is not None)
 
 

@@ -40,12 +40,17 @@ FP8 = {"BF16": "none", "FP8": "tensorwise", "FP8-CS": "tensorwise", "FP8-CS (FP8
 # Megatron-Bridge 0.3.1 models/llama/llama_provider.py:45 and gpt_oss/gpt_oss_provider.py:81: bias_activation_fusion
 # True (Megatron-Core's fused SwiGLU); Qwen3's provider keeps TransformerConfig's False (megatron-core 0.16.1
 # transformer/transformer_config.py:354)
-# every release's performance scripts set cfg.ddp.grad_reduce_in_fp32 = False (Megatron-Bridge r0.1.0
-# scripts/performance/configs/*/*_llm_pretrain.yaml "grad_reduce_in_fp32: false"; v0.2.0-v0.4.2
-# scripts/performance/configs/<family>/<family>_llm_pretrain.py, e.g. gpt_oss_llm_pretrain.py:32-33 at v0.4.2): the
-# main gradients are kept in the parameters' bf16 (megatron-core 0.16.1 distributed/param_and_grad_buffer.py)
-GRAD_REDUCE_IN_BF16 = True
 SWIGLU_FUSION = {"LLAMA3_8B", "LLAMA3_70B", "LLAMA3.1_405B", "GPT OSS 120B"}
+# every family's perf script sets mixed_precision.grad_reduce_in_fp32 = False and ddp.grad_reduce_in_fp32 = False
+# (Megatron-Bridge v0.2.0 to v0.4.2 scripts/performance/configs/llama/llama3_llm_pretrain.py:43-44,
+# llama31_llm_pretrain.py:42-43, qwen/qwen3_llm_pretrain.py:41-42, gpt_oss/gpt_oss_llm_pretrain.py:32-33 at v0.4.2):
+# the DDP gradient buffers in the parameters' bf16, not the library recipes' fp32 (llama3.py@v0.4.2:1183; r0.1.0's
+# scripts/performance/configs/*/*_llm_pretrain.yaml "grad_reduce_in_fp32: false" too; megatron-core 0.16.1
+# distributed/param_and_grad_buffer.py)
+GRAD_DTYPE = "bf16"
+# MODELS.md 5 and 13: the recipes set account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split
+# (Megatron-Bridge llama3.py@v0.4.2:1132-1133, qwen3_moe.py@v0.6.0:261-262): the layers placed as Megatron-Core does
+ACCOUNTED = {"LLAMA3.1_405B", "Qwen3_235B_a22B"}
 
 
 def card_bytes(gpu: str) -> int:
@@ -117,14 +122,14 @@ def unstated(row: dict) -> str | None:
         return ("no mem4d model for Nemotron 3 Nano (MODELS.md 7 gives its shape but no published config.json here); "
                 "also FP8/MXFP8 with Mamba-2 layers, HybridEP and TE CUDA graphs are not modelled")
     if name == "DeepSeekV3":
-        return "flex dispatcher (HybridEP/DeepEP), explicit PP layouts and CUDA graphs (MODELS.md 1) are not modelled"
+        return ("flex dispatcher (HybridEP/DeepEP), CUDA graphs and PP layouts of unequal chunks over dense and MoE "
+                "layers (MODELS.md 1) are not modelled")
     if name not in MODELS:
         return f"no mem4d model for {name}"
     if row["precision"] not in FP8:
         return f"precision {row['precision']!r} not stated in the table (25.09's rows name none)"
-    if name in ("LLAMA3.1_405B", "Qwen3_235B_a22B"):
-        return ("account_for_embedding/loss_in_pipeline_split (MODELS.md 5, 13) is not expressible as --stage-layers"
-                if row["pp"] != "1" else None) or moe_reason(name, row)
+    if name == "Qwen3_235B_a22B":
+        return moe_reason(name, row)
     if name == "LLAMA3_70B" and row["fsdp"] not in ("", "0"):
         return ("Megatron-FSDP's FP8 parameters (their transpose cache released after each module: megatron-core 0.16.1 "
                 "megatron_fsdp.py, keep_fp8_transpose_cache=False) and fsdp_double_buffer (MODELS.md 12) are not "
@@ -154,7 +159,8 @@ def _int(x: str, default: int = 1) -> int:
 
 def job(row: dict) -> tuple:
     """The row's model and Training, with MODELS.md's settings (distributed optimizer, SP with TP, the recipe's
-    recompute, fp8 with fp8_param_gather, the provider's fused SwiGLU, the fused cross entropy's bf16 logits)."""
+    recompute, fp8 with fp8_param_gather, the provider's fused SwiGLU, the fused cross entropy's bf16 logits, the embedding
+    and loss as pipeline units) and the perf scripts' bf16 gradient buffers."""
     name = row["model"].split(" (")[0]
     shape = resolve_model(MODELS[name])
     t, p, c = _int(row["tp"]), _int(row["pp"]), _int(row["cp"])
@@ -171,7 +177,7 @@ def job(row: dict) -> tuple:
                         b=int(row["mbs"]), gbs=int(row["gbs"]), sp=t > 1, zero=1, recompute=recompute,
                         recompute_modules=modules, fp8=fp8, fp8_param_gather=fp8 != "none",
                         swiglu_fusion=name in SWIGLU_FUSION, logits="bf16",  # gpt_provider.py:185 fused CE
-                        grad_dtype="bf16" if GRAD_REDUCE_IN_BF16 else "fp32",
+                        grad_dtype=GRAD_DTYPE, account_embedding=name in ACCOUNTED, account_loss=name in ACCOUNTED,
                         tp_comm_overlap=userbuffers(row) and t > 1,  # Megatron-LM turns it off at t = 1
                         **graphs,
                         **({"ep": _int(row["ep"]), "etp": _int(row["etp"])} if moe else {}))

@@ -41,16 +41,17 @@ def test_quantized_inputs_and_the_projection_copy_are_exactly_the_difference():
     assert fp8 - plain == SHAPE.L * per_layer
 
 
-@pytest.mark.parametrize("recipe, gather, per_weight", [("delayed", False, 2), ("tensorwise", True, 1),
-                                                        ("mxfp8", False, 2 * (1 + 1 / 32)),
-                                                        ("nvfp4", True, 0.5 + 1 / 16)])
-def test_weight_cache_is_b_c_per_layer_weight(recipe, gather, per_weight):
+@pytest.mark.parametrize("recipe, gather, per_weight, weight", [
+    ("delayed", False, 2, 2), ("tensorwise", True, 1, 1), ("mxfp8", False, 2 * (1 + 1 / 32), 2),
+    ("mxfp8", True, 1 + 1 / 32, 1 + 1 / 32), ("nvfp4", True, 0.5 + 1 / 16, 0.5 + 1 / 16)])
+def test_weight_cache_is_b_c_per_layer_weight(recipe, gather, per_weight, weight):
     """t = p = 1: the cache holds B_c bytes for every layer parameter (the embedding and the output layer stay
-    bf16); with --fp8-param-gather the weights are 1 byte each and only the transposed copy is cached."""
+    bf16); with --fp8-param-gather the weights are 1 byte each and only the transposed copy is cached; MXFP8 weights
+    (TE's MXFP8Tensor, row-wise and column-wise usage) hold 1 + 1/32 bytes for each usage, no cache beside them."""
     layers = SHAPE.param_count - 2 * SHAPE.h * SHAPE.v - SHAPE.h  # embedding, head, final norm
     got = estimate(SHAPE, Training(s=256, fp8=recipe, fp8_param_gather=gather)).stages[0]["bytes"]
     assert got["fp8_weight_cache"] == round(per_weight * layers)
-    assert got["weights"] == round((per_weight if gather else 2) * SHAPE.param_count)
+    assert got["weights"] == round(weight * SHAPE.param_count)
 
 
 def test_nvfp4_is_read_from_megatron_lms_fp4_flags(tmp_path):
@@ -81,8 +82,8 @@ def test_moe_layers_quantize_the_experts_inputs_not_the_routers():
 
 
 @pytest.mark.parametrize("kwargs, needle", [
-    ({"fp8": "mxfp8", "fp8_param_gather": True}, "needs --fp8 delayed, tensorwise or nvfp4"),
-    ({"fp8_param_gather": True}, "needs --fp8 delayed, tensorwise or nvfp4"),
+    ({"fp8": "blockwise", "fp8_param_gather": True}, "needs --fp8 delayed, tensorwise, mxfp8 or nvfp4"),
+    ({"fp8_param_gather": True}, "needs --fp8 delayed, tensorwise, mxfp8 or nvfp4"),
     ({"fp8": "delayed", "act_dtype": "fp32"}, "--act-dtype fp32"),
     ({"fp8": "e4m3"}, "--fp8 must be one of"),
 ])
@@ -152,3 +153,25 @@ def test_plan_rows_with_fp8_match_estimate():
         assert got["bytes"]["fp8_weight_cache"] > 0
         assert max(abs(one.bytes[name] - got["bytes"][name]) for name in got["bytes"]) <= 1
         assert (got["peak_bytes"], got["peak_from"]) == (one.peak, one.peak_from)
+
+
+@pytest.mark.parametrize("flags, needle", [
+    ("--fp8-format e4m3 --fp8-recipe mxfp8 --fp8-param-gather --reuse-grad-buf-for-mxfp8-param-ag", None),
+    ("--fp8-format e4m3 --fp8-recipe mxfp8 --fp8-param-gather", "--fp8-param-gather (with mxfp8 and without"),
+    ("--fp8-format e4m3 --fp8-recipe tensorwise --fp8-param-gather --reuse-grad-buf-for-mxfp8-param-ag",
+     "--reuse-grad-buf-for-mxfp8-param-ag (needs --fp8-recipe mxfp8"),
+])
+def test_a_megatron_file_keeps_mxfp8_weights_with_the_gradient_buffer_reused(tmp_path, capsys, flags, needle):
+    """megatron-core 0.16.1: MXFP8 weights under --fp8-param-gather share the gradient buffer for their all-gather
+    where --reuse-grad-buf-for-mxfp8-param-ag is set (Megatron-Bridge's MXFP8 recipe); without it another buffer is
+    kept (optimizer_config.py warns): refused, as is the flag without MXFP8 weights."""
+    path = tmp_path / "run.args"
+    path.write_text("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 128 "
+                    "--max-position-embeddings 128 --micro-batch-size 1 --bf16 --use-distributed-optimizer "
+                    f"--global-batch-size 8 {flags}\n")
+    code = main(["estimate", "--megatron", str(path), "--gpus", "8", "--json"])
+    out, err = capsys.readouterr()
+    if needle is None:
+        assert code == 0 and json.loads(out)["config"]["fp8_param_gather"], err
+    else:
+        assert (code, err.count("\n")) == (2, 1) and needle in err, err

@@ -108,9 +108,6 @@ def test_a_layout_of_equal_chunks_per_rank_is_read(tmp_path, layout, p, L, want)
      "--account-for-embedding-in-pipeline-split"), "--account-for-embedding-in-pipeline-split (beside --decoder-first"),
     (("--num-layers 16 --pipeline-model-parallel-size 2 --decoder-first-pipeline-num-layers 8 "
      "--pipeline-model-parallel-layout Et*8|t*8L"), "--decoder-first-pipeline-num-layers 8 (beside --pipeline-model"),
-    (("--num-layers 14 --pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2 "
-     "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split"),
-     "one chunk of a rank is a layer short"),
     ("--num-layers 14 --pipeline-model-parallel-size 4 --account-for-embedding-in-pipeline-split",
      "15 pipeline units over 4 x 1 stages"),
     ("--num-layers 3 --pipeline-model-parallel-size 4 --account-for-embedding-in-pipeline-split",
@@ -122,8 +119,6 @@ def test_a_layout_of_equal_chunks_per_rank_is_read(tmp_path, layout, p, L, want)
      "virtual stages of E, t, m, L"),
     (("--num-layers 8 --pipeline-model-parallel-size 2 --num-virtual-stages-per-pipeline-rank 4 "
      "--pipeline-model-parallel-layout Et*4|t*4L"), "for pp 2, vpp 4"),
-    ("--num-layers 6 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout Ett|tt|t|tL",
-     "unequal chunks on one rank"),
     (("--num-layers 4 --pipeline-model-parallel-size 2 --mtp-num-layers 1 --pipeline-model-parallel-layout "
      "Ett|tt|m|L"), "MTP layers before the last virtual stage"),
 ])

@@ -47,7 +47,7 @@ def test_every_message_is_one_line_on_ints():
     summing to 3 of 4 layers, 6 chunks for 4 layers) every rule but the layer rule they replace."""
     shape = ModelShape("odd", h=36, f=64, a=4, k=2, L=4, v=64)
     on_uneven = ["stage layers: p entries", "stage layers % vpp", "stage layers sum to L", "uneven: whole chunks"]
-    dense = ["mla_up_proj needs MLA", "moe_act needs experts", "capacity needs experts",
+    dense = ["layers placed", "mla_up_proj needs MLA", "moe_act needs experts", "capacity needs experts",
              "E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP", "mixed layers: stages alike, dense first (jax)",
              "mixed layers at p > 1: 1F1B (jax)",
              "no dropout (jax)", "s <= positions (jax)", "s <= s_p (learned positions)", "MTP under 1F1B (jax)",
@@ -70,7 +70,7 @@ def test_every_message_is_one_line_on_ints():
                "--fp8 rowwise: torchtitan at tp = 1", "--compile: torchtitan only", "--no-zero-init: DeepSpeed only", "deepspeed: --no-zero-init at ZeRO-3",
                "--no-grad-accum-fusion: Megatron only", "--moe-dispatcher: Megatron only", "--transformer-impl: Megatron only", "--swiglu-fusion: Megatron only", "--swiglu-fusion: a SwiGLU MLP", "--offload-modules: Megatron only",
                "--cpu-offload-layers: Megatron only", "CPU offloading: p = 1, no recompute, dense, < L",
-               "--optimizer muon: Megatron only",
+               "pipeline layouts: Megatron only", "--optimizer muon: Megatron only",
                "Muon: no distributed optimizer", "Muon: a plain transformer", "deepspeed: fp32 gradients at ZeRO 1 or 3", "deepspeed: ZeRO 1-3",
                "--cuda-graph: Megatron only", "--tp-comm-overlap: Megatron only", "--tp-comm-overlap: sequence parallel",
                "--cuda-graph: transformer layers"]

@@ -69,8 +69,10 @@ def chosen_training(args: argparse.Namespace, shape):
         return training_from_args(args, shape, args.profile), None
     from ..plan.balance import balance
 
-    if args.stage_layers is not None:
-        raise ConfigError("--balance chooses the stage split: give it or --stage-layers, not both")
+    given = [flag for flag, value in (("--stage-layers", args.stage_layers is not None), ("--pipeline-layout",
+             args.pipeline_layout), ("--account-for-embedding/loss", args.account_embedding or args.account_loss)) if value]
+    if given:
+        raise ConfigError(f"--balance chooses the stage split: give it or {given[0]}, not both")
     bal = balance(shape, training_from_args(args, None, args.profile), args.profile, args.overheads)
     return bal.training, bal
 
@@ -140,7 +142,8 @@ def _print_tables(report: dict) -> None:
     table.add_column(f"{get(report['profile']).total_column} GiB", justify="right")
     table.add_column("% of GPU", justify="right")
     loaded = next(s for s in report["stages"] if s["rank"] == report["most_loaded_rank"])
-    uneven = bool(cfg.get("stage_layers"))  # every rank listed: as rows of a table of their own
+    uneven = bool(cfg.get("stage_layers") or cfg.get("pipeline_layout") or cfg.get("account_embedding")
+                  or cfg.get("account_loss"))  # every rank listed: as rows of a table of their own
     columns = [loaded] if uneven else report["stages"]
     for stage in columns:
         table.add_column(f"{stage['stage']} (rank {stage['rank']}) GiB", justify="right")
@@ -170,7 +173,8 @@ def _print_tables(report: dict) -> None:
         reason = f"the {report['profile']} profile's total (no exact stage holds more)"
     elif uneven:
         reason = (f"the most loaded exact stage, {source} rank {loaded['rank']} with {loaded['layers']} layers (with "
-                  f"--stage-layers the paper's closed form of pp equal stages does not apply)")
+                  f"{'--stage-layers' if cfg.get('stage_layers') else 'a pipeline layout'} the paper's closed form of pp "
+                  f"equal stages does not apply)")
     else:
         reason = (f"the exact {source} stage, above the {report['profile']} profile's total of "
                   f"{_gib(report['bytes']['total'])} GiB"

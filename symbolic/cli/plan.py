@@ -55,13 +55,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "delayed|tensorwise|blockwise|mxfp8, or nvfp4); --recipe torchtitan, torchao's Float8 "
                              "(tensorwise|rowwise) (default none)")
     parser.add_argument("--fp8-param-gather", action="store_true",
-                        help="--recipe megatron with --fp8 delayed or tensorwise: FP8 weights in every row")
+                        help="--recipe megatron with --fp8 delayed, tensorwise or mxfp8: FP8 weights in every row")
     parser.add_argument("--fp8-all-gather", action="store_true",
                         help="--recipe torchtitan with --fp8 tensorwise: FSDP2 gathers FP8 weights in every row")
     parser.add_argument("--compile", action="store_true",
                         help="--recipe torchtitan: every row's blocks under torch.compile (torchtitan's "
                              "--compile.enable)")
     add_vision_args(parser)
+    parser.add_argument("--account-for-embedding", dest="account_embedding", action="store_true",
+                        help="--recipe megatron: every row counts the embedding as a pipeline unit (Megatron-Core's "
+                             "--account-for-embedding-in-pipeline-split; L + 1 units over pp x vpp, even stages)")
+    parser.add_argument("--account-for-loss", dest="account_loss", action="store_true",
+                        help="--recipe megatron: every row counts the loss as a pipeline unit")
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the --top (or --all) configurations as JSON")
     out.add_argument("--csv", metavar="FILE", help="also write every feasible configuration to a CSV file")
@@ -111,14 +116,16 @@ def run(args: argparse.Namespace) -> int:
     hw = _ranker(args, shape, Hardware(gpus_per_node=args.gpus_per_node))
     zero = ZERO_STAGES if args.zero is None else (args.zero,)
     limit = args.threshold * args.gpu_mem
+    accounted = args.account_embedding or args.account_loss  # Megatron-Core places the layers: no other split
     if args.all or args.csv or args.plot:  # every row: all of them listed, written or drawn
         from ..plan.search import search
 
-        plan = search(cluster, limit, profile=args.profile, hw=hw, zero=zero, keep_all=bool(args.plot))
+        plan = search(cluster, limit, profile=args.profile, hw=hw, zero=zero, keep_all=bool(args.plot),
+                      balance=not accounted)
     else:  # the --top K alone, exactly, without evaluating every row
         from ..plan.best import best
 
-        plan = best(cluster, limit, args.top, profile=args.profile, hw=hw, zero=zero)
+        plan = best(cluster, limit, args.top, profile=args.profile, hw=hw, zero=zero, balance=not accounted)
     if plan.evaluated == 0:
         where = f"no valid 4D configuration of {shape.name} on {args.gpus} GPUs with s={args.seq}, gbs={args.gbs}"
         from ..plan.enumerate import shared_reason

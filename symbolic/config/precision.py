@@ -83,10 +83,25 @@ FP8_RECIPES = {"none": (None, 0.0), "delayed": (float(_FP8), 2.0 * _FP8), "tenso
                "blockwise": (_FP8 + _SCALE / 128, 2 * (_FP8 + _SCALE / (128 * 128))),
                "mxfp8": (_FP8 + _E8M0 / 32, 2 * (_FP8 + _E8M0 / 32)), "rowwise": (None, 0.0),
                "nvfp4": (NVFP4, 2 * NVFP4)}
-# recipes whose quantized weights can be the model's own (--fp8-param-gather; Megatron-LM --fp4-param-gather for
-# nvfp4): their bytes per weight, the row-wise usage
-PARAM_GATHER = {"delayed": _FP8, "tensorwise": _FP8, "nvfp4": NVFP4}
 TORCHAO_RECIPES = ("none", "tensorwise", "rowwise")  # torchao Float8LinearRecipeName values torchtitan runs
+
+
+# --fp8-param-gather: the weights kept quantized (TE 2.20.2 module/base.py reset_parameters: the weight's quantizer set
+# to rowwise and columnwise usage, no workspace cached beside it: linear.py passes no weight workspace for a quantized
+# weight): a Float8Tensor (delayed, tensorwise: its FP8 data, the transpose the second usage) or an MXFP8Tensor
+# (mxfp8: row-wise and column-wise data, each with its e8m0 scale per 32 elements). Megatron-Core 0.16.1 keeps no
+# other copy: an MXFP8 model's parameter all-gather reuses the gradient buffer (distributed/param_and_grad_buffer.py:
+# 776-791, reuse_grad_buf_for_mxfp8_param_ag, which Megatron-Bridge's MXFP8 recipe sets). Blockwise's
+# Float8BlockwiseQTensor weights are not modelled. nvfp4 (Megatron-LM --fp4-param-gather): an NVFP4Tensor, E2M1 data
+# with its E4M3 scales per usage.
+PARAM_GATHER_RECIPES = ("delayed", "tensorwise", "mxfp8", "nvfp4")
+
+
+def param_gather_bytes(recipe: str) -> float:
+    """B_w under --fp8-param-gather: one usage of the quantized weight (its row-wise data and scales); the other
+    usage is B_c (fp8_bytes)."""
+    width = FP8_RECIPES[recipe][1] / 2
+    return int(width) if float(width).is_integer() else width
 
 
 def fp8_bytes(recipe: str, act_bytes: float, param_gather: bool) -> tuple[float, float]:

@@ -8,6 +8,8 @@ from typing import Callable
 
 import numpy as np
 
+from . import layout
+from .kinds import mixed
 from .errors import BrokenRule
 from .glossary import TRAINING_FIELD
 from .parallel import Parallel
@@ -32,6 +34,11 @@ class Rule:
 def _uneven(x) -> bool:
     """True where stages are uneven: --stage-layers given (one config), or a balanced row of plan (arrays)."""
     return x.uneven
+
+
+def _units(x):
+    """Pipeline units beside the L layers: the embedding and the loss where accounted (--account-for-*; plan)."""
+    return int(getattr(x, "account_embedding", False)) + int(getattr(x, "account_loss", False))
 
 
 def _has(x, module: str) -> bool:
@@ -128,13 +135,21 @@ SHARED: tuple[Rule, ...] = (
     Rule("MoE with t > 1 needs SP", lambda x: (x.E == 0) | (x.t == 1) | x.sp,
          lambda x: (f"{x.model} has routed experts: with tensor parallel t={x.t} Megatron-Core requires sequence "
                     f"parallelism (drop --no-sp)"), model=True),
-    Rule("L % (p vpp)", lambda x: _uneven(x) | (x.L % (x.p * x.vpp) == 0),
+    Rule("L % (p vpp)", lambda x: _uneven(x) | ((x.L + _units(x)) % (x.p * x.vpp) == 0)
+         & ((_units(x) == 0) | ((x.L + _units(x)) // x.p > 1)),
          lambda x: (f"pipeline stages pp x vpp = {x.p}x{x.vpp} = {x.p * x.vpp} do not divide layers L={x.L} "
-                    f"of {x.model}: " + _uneven_hint(x)), model=True),
+                    + (f"+ {_units(x)} accounted units (each rank at least one layer) " if _units(x) else "")
+                    + f"of {x.model}: " + _uneven_hint(x)), model=True),
     Rule("stage layers sum to L", lambda x: x.stage_layers is None or sum(x.stage_layers) == x.L,
          lambda x: f"--stage-layers {_split(x)} sum to {sum(x.stage_layers or ())}, but {x.model} has L={x.L} layers",
          model=True),
-    Rule("uneven: whole chunks", lambda x: np.logical_not(_uneven(x)) | ((x.L % x.vpp == 0) & (x.p * x.vpp <= x.L)),
+    Rule("layers placed", lambda x: np.logical_not(bool(getattr(x, "layout_problem", "")) | (
+        x.mixed_kinds & (_units(x) > 0) & (x.vpp > 1) & (x.p > 1))),
+         lambda x: getattr(x, "layout_problem", "") or (
+             f"{x.model} has layers of several kinds: the accounted units leave chunks of unequal sizes on a rank "
+             "under vpp, not modelled (the in-flight count weighs every layer alike)"), model=True),
+    Rule("uneven: whole chunks", lambda x: np.logical_not(_uneven(x)) | getattr(x, "chunked", False)
+         | ((x.L % x.vpp == 0) & (x.p * x.vpp <= x.L)),
          lambda x: (f"uneven stages of vpp={x.vpp} chunks each need L={x.L} of {x.model} to be a multiple of vpp and "
                     f"at least pp x vpp = {x.p * x.vpp}"), model=True),
 )
@@ -158,7 +173,8 @@ def letters(training, shape=None) -> SimpleNamespace:
     gbs = training.p * training.b * training.d if training.gbs is None else training.gbs
     x = dict(d=training.d, t=training.t, p=training.p, c=training.c, vpp=training.vpp, s=training.s, b=training.b,
              gbs=gbs, m=gbs // (training.b * training.d), sp=training.sp, flash_attn=training.flash_attn,
-             zero=training.zero, stage_layers=training.stage_layers, uneven=training.stage_layers is not None,
+             zero=training.zero, stage_layers=training.stage_layers, uneven=getattr(training, "uneven", training.stage_layers is not None),
+             chunked=getattr(training, "chunked", False),
              e=training.ep, t_e=training.etp_size, C_f=training.moe_capacity, recompute=training.recompute,
              ac_every=training.ac_every, zero_init=training.zero_init, grad_accum_fusion=training.grad_accum_fusion,
              moe_dispatcher=getattr(training, "moe_dispatcher", "alltoall"),  # plan: all-to-all rows only
@@ -172,7 +188,8 @@ def letters(training, shape=None) -> SimpleNamespace:
              offload_modules=getattr(training, "offload_modules", ""),  # plan: rows without offloading
              cpu_offload_layers=getattr(training, "cpu_offload_layers", 0),
              **{name: getattr(training, name) for name in PRECISION})
-    return SimpleNamespace(**x, **(model_letters(shape) if shape is not None else {}))
+    placed = {"layout_problem": layout.problem(training, shape)} if shape is not None and x["chunked"] else {}
+    return SimpleNamespace(**x, **(model_letters(shape) if shape is not None else {}), **placed)
 
 
 PRECISION = ("weight_dtype", "grad_dtype", "master_weights", "optimizer", "moment_dtype", "logits")
@@ -192,6 +209,7 @@ def model_letters(shape) -> dict:
                 **{letter: getattr(shape, TRAINING_FIELD[letter]) for letter in MODEL_LETTERS},
                 bias=shape.qkv_bias or shape.o_bias or shape.mlp_bias or shape.moe_bias or shape.sinks,
                 mamba=shape.mamba or shape.blocks, gemma=shape.sandwich or shape.logit_softcap or shape.attn_softcap,
+                mixed_kinds=mixed(shape),
                 vision=shape.vision is not None, latent=shape.moe_latent > 0)
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
-from . import precision, rules
+from . import layout, precision, rules
 from .choices import one_of
 from .parallel import ZERO_OPTIMIZER, ZERO_STAGES, Parallel, Sharding
 from .errors import ConfigError
@@ -58,6 +58,9 @@ class Training(Sharding):
     flash_attn: bool = True  # no s x s scores or softmax kept for backward
     zero: int = ZERO_OPTIMIZER  # ZeRO stage, one of ZERO_STAGES
     stage_layers: tuple[int, ...] | None = None  # layers of each pipeline rank (all its vpp chunks); None: L/p each
+    pipeline_layout: str | None = None  # Megatron-Core --pipeline-model-parallel-layout: each virtual stage's E t m L
+    account_embedding: bool = False  # Megatron-Core --account-for-embedding-in-pipeline-split: E a pipeline unit
+    account_loss: bool = False  # Megatron-Core --account-for-loss-in-pipeline-split: the loss a pipeline unit
     ep: int = 1  # e: expert parallel, the routed experts of a layer split over ep ranks (Megatron-Core)
     etp: int | None = None  # t_e: expert tensor parallel, each expert split over etp ranks; None: t (Megatron-Core)
     moe_capacity: float = 1.0  # C_f: tokens an expert receives over an even share (capacity factor)
@@ -70,7 +73,7 @@ class Training(Sharding):
     schedule: str = "1f1b"  # pipeline schedule, one of SCHEDULES: 1F1B (Megatron-LM's), or GPipe (jaxcheck only)
     recompute_modules: str = "core_attn"  # what selective recompute reruns, comma-separated RECOMPUTE_MODULES
     fp8: str = "none"  # Megatron-LM --fp8-recipe with Transformer Engine (precision.FP8_RECIPES), or none
-    fp8_param_gather: bool = False  # Megatron-LM --fp8-param-gather: the weights kept in FP8 (B_w = 1)
+    fp8_param_gather: bool = False  # Megatron-LM --fp8-param-gather: the weights kept in FP8 (B_w = 1, MXFP8 1 + 1/32)
     compile: bool = False  # torchtitan --compile.enable: each TransformerBlock under torch.compile
     fp8_all_gather: bool = False  # torchtitan --float8.enable_fsdp_float8_all_gather: FSDP2 gathers FP8 weights
     image_tokens: int = 0  # n_v: image tokens per sample through a multimodal model's vision tower (0: text only)
@@ -103,13 +106,14 @@ class Training(Sharding):
         if problem:
             raise ConfigError(problem)
         one_of("--fp8", self.fp8, precision.FP8_RECIPES)
-        for name in ("fp8_param_gather", "compile", "fp8_all_gather", "freeze_vision", "tp_comm_overlap"):
+        for name in ("fp8_param_gather", "compile", "fp8_all_gather", "freeze_vision", "tp_comm_overlap",
+                     "account_embedding", "account_loss"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
-        if self.fp8_param_gather and (self.fp8 not in precision.PARAM_GATHER or self.weight_dtype not in ("bf16",
-                                                                                                          "fp8")):
+        if self.fp8_param_gather and (self.fp8 not in precision.PARAM_GATHER_RECIPES
+                                      or self.weight_dtype not in ("bf16", "fp8")):
             raise ConfigError("--fp8-param-gather keeps the quantized weights as the model's: it needs --fp8 delayed, "
-                              "tensorwise or nvfp4 (blockwise and mxfp8 weights are not modelled) and bf16 or fp8 "
+                              "tensorwise, mxfp8 or nvfp4 (blockwise weights are not modelled) and bf16 or fp8 "
                               "weights, got "
                               f"--fp8 {self.fp8}, --weight-dtype {self.weight_dtype}")
         if self.fp8_all_gather and self.fp8 != "tensorwise":
@@ -118,7 +122,7 @@ class Training(Sharding):
         if self.fp8 != "none" and self.act_dtype != "bf16":
             raise ConfigError(f"--fp8 {self.fp8} quantizes bf16 activations (Megatron-LM's --bf16 with FP8): "
                               f"--act-dtype {self.act_dtype} is not modelled with it")
-        weight = precision.PARAM_GATHER[self.fp8] if self.fp8_param_gather else precision.DTYPES[self.weight_dtype]
+        weight = precision.param_gather_bytes(self.fp8) if self.fp8_param_gather else precision.DTYPES[self.weight_dtype]
         widths = {"weight_bytes": weight, "grad_bytes": precision.DTYPES[self.grad_dtype],
                   "opt_bytes": precision.opt_bytes(self.optimizer, self.moment_dtype, self.master_weights),
                   "act_bytes": precision.DTYPES[self.act_dtype], "logit_bytes": precision.LOGITS[self.logits]}
@@ -161,7 +165,18 @@ class Training(Sharding):
                     or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in layers) or not layers):
                 raise ConfigError(f"--stage-layers must be positive integers, one per pipeline stage, got {layers!r}")
             object.__setattr__(self, "stage_layers", tuple(layers))  # a JSON list or argparse's tuple alike
+        layout.check(self)
         rules.check(rules.letters(self), tuple(rule for rule in rules.SHARED if not rule.model))
+
+    @property
+    def chunked(self) -> bool:
+        """Whether Megatron-Core places the layers (--pipeline-layout or --account-for-*), chunks of their own sizes."""
+        return self.pipeline_layout is not None or self.account_embedding or self.account_loss
+
+    uneven = property(lambda self: self.stage_layers is not None or self.chunked,
+                      doc="Whether the ranks' layers are given (--stage-layers) or placed (chunked), not L/p each.")
+    chunks = layout.chunks  # each rank's vpp chunks' layers
+    held = layout.held  # where chunked under vpp, each rank's m_r as the interleaved schedule holds its chunks
 
     @property
     def quant_bytes(self) -> float:
@@ -208,18 +223,18 @@ class Training(Sharding):
         return self.parallel.world
 
     def layers(self, L: int) -> tuple[int, ...]:
-        """Layers on each pipeline rank: stage_layers, or L/p each (an even split; the caller has checked p | L)."""
-        return self.stage_layers if self.stage_layers is not None else (L // self.p,) * self.p
+        """Layers on each pipeline rank: as placed (chunked), stage_layers, or L/p each (the caller checked p | L)."""
+        return tuple(map(sum, self.chunks(L))) if self.chunked else self.stage_layers or (L // self.p,) * self.p
 
     def layer_ranges(self, L: int) -> tuple[tuple[range, ...], ...]:
         """The model layers each pipeline rank holds, as vpp ranges per rank: chunk j of rank r is virtual stage
         j p + r, of layers(L)[r] / vpp layers, the virtual stages in model order (Megatron-LM's interleaving)."""
-        sizes = [n // self.vpp for n in self.layers(L)]
+        sizes = self.chunks(L)
         out, start = [[] for _ in range(self.p)], 0
         for j in range(self.vpp):
             for r in range(self.p):
-                out[r].append(range(start, start + sizes[r]))
-                start += sizes[r]
+                out[r].append(range(start, start + sizes[r][j]))
+                start += sizes[r][j]
         return tuple(tuple(ranges) for ranges in out)
 
     def kind_layers(self, shape: ModelShape) -> tuple[dict[str, int], ...]:
@@ -267,7 +282,7 @@ RECIPE_FIELDS = {name: getattr(Training, name)  # their defaults: the class attr
                  for name in ("ac_every", "zero_init", "grad_accum_fusion", "moe_dispatcher", "transformer_impl", "swiglu_fusion", "schedule", "recompute_modules", "fp8",
                               "fp8_param_gather", "compile", "fp8_all_gather", "image_tokens", "freeze_vision",
                               "cuda_graph", "cuda_graph_scope", "tp_comm_overlap", "offload_modules",
-                              "cpu_offload_layers")}
+                              "cpu_offload_layers", "pipeline_layout", "account_embedding", "account_loss")}
 
 
 def _modules(value) -> str:

@@ -30,18 +30,20 @@ def ranks_of(training: Training, shape: ModelShape | None = None) -> tuple[tuple
     """The (stage, rank) pairs an estimate lists: the representatives of an even split (the middle rank 1 holds
     the most of the middle ranks: the same layers, the most micro batches in flight), every rank of an uneven one
     or of a model whose layers are of two kinds (dense and MoE: ranks of equal layer counts hold different ones)."""
-    if training.stage_layers is None and not (shape is not None and mixed(shape)):
+    if not training.uneven and not (shape is not None and mixed(shape)):
         return stages_of(training.p)
     return tuple((stage_of(rank, training.p), rank) for rank in range(training.p))
 
 
-def rank_totals(est: Estimator, values: dict, layers, ranks, kinds=None) -> tuple[list[dict[str, int]], list[float]]:
+def rank_totals(est: Estimator, values: dict, layers, ranks, kinds=None,
+                held=None) -> tuple[list[dict[str, int]], list[float]]:
     """Each listed rank's components in whole bytes, with `layers[i]` layers on ranks[i], `kinds[i]` its layers of
     each kind (config.kinds: Le_r MoE, Lg_r Gated DeltaNet; default none) (one call per stage kind), and the micro
-    batches in flight on each."""
+    batches in flight on each (`held[i]` where given: a layout's chunks as the schedule holds them, Training.held)."""
     kinds = [dict.fromkeys(KINDS, 0)] * len(ranks) if kinds is None else kinds
     p = values["p"]
-    micro = est.in_flight(**values, r=np.asarray(ranks))
+    micro = np.asarray(est.in_flight(**values, r=np.asarray(ranks)), dtype=np.float64)
+    micro = np.array([x if h is None else h for x, h in zip(micro, held or [None] * len(ranks))])
     out = [None] * len(ranks)
     for kind in STAGES:
         at = [i for i, rank in enumerate(ranks) if stage_of(rank, p) == kind]
@@ -108,8 +110,9 @@ class Estimate:
 
     @property
     def uneven(self) -> bool:
-        """Stages of their own sizes (--stage-layers): the profile's total, a form of p equal stages, does not apply."""
-        return self.training.stage_layers is not None
+        """Stages of their own sizes (--stage-layers, a layout): the profile's total, a form of p equal stages, does not
+        apply."""
+        return self.training.uneven
 
     @property
     def peak(self) -> int:
@@ -177,8 +180,9 @@ def estimate(shape: ModelShape, training: Training, profile: str = DEFAULT_PROFI
     layers, kinds = training.layers(shape.L), training.kind_layers(shape)
     ranks = ranks_of(training, shape) if not every_rank else tuple((stage_of(r, training.p), r)
                                                                    for r in range(training.p))
+    held = training.held(shape.L)
     per_rank, micro = rank_totals(est, values, [layers[rank] for _, rank in ranks], [rank for _, rank in ranks],
-                                  [kinds[rank] for _, rank in ranks])
+                                  [kinds[rank] for _, rank in ranks], held and [held[rank] for _, rank in ranks])
     stages = [{"stage": stage, "rank": rank, "layers": layers[rank],
                **({"moe_layers": kinds[rank]["Le_r"]} if shape.moe else {}),
                **({"linear_layers": kinds[rank]["Lg_r"]} if shape.gdn else {}),

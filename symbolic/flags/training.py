@@ -45,6 +45,14 @@ def add_training_args(parser: argparse.ArgumentParser, defaults: Training = Trai
     g.add_argument("--stage-layers", type=stage_layers, default=defaults.stage_layers, metavar="N,N,...",
                    help="layers of each pipeline stage, pp entries summing to L (with --vpp, each a multiple of vpp: "
                         "the stage's chunks); default L/pp each")
+    g.add_argument("--pipeline-layout", default=defaults.pipeline_layout, metavar="LAYOUT",
+                   help="Megatron-Core's --pipeline-model-parallel-layout: pp x vpp virtual stages of E (embedding), "
+                        "t (layer), m (MTP), L (loss) split at '|', e.g. 'Et*3|(tt|)*29,m|L'")
+    g.add_argument("--account-for-embedding", dest="account_embedding", action="store_true",
+                   help="Megatron-Core's --account-for-embedding-in-pipeline-split: the embedding is one of L + 1 "
+                        "units split evenly over pp x vpp virtual stages")
+    g.add_argument("--account-for-loss", dest="account_loss", action="store_true",
+                   help="Megatron-Core's --account-for-loss-in-pipeline-split: the loss is one unit of the split")
     add_expert_args(g, defaults)
     add_vision_args(g, defaults)
     add_switch_args(g, defaults, recipe=defaults == Training())
@@ -178,8 +186,8 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
                             "inputs saved quantized and quantized weight copies cached; --recipe torchtitan: torchao Float8 (tensorwise|rowwise) on the blocks' linears "
                             "(default: none)")
     group.add_argument("--fp8-param-gather", action="store_true", default=defaults.fp8_param_gather,
-                       help="--recipe megatron with --fp8 delayed, tensorwise or nvfp4: the weights kept quantized "
-                            "(Megatron-LM --fp8-param-gather, --fp4-param-gather)")
+                       help="--recipe megatron with --fp8 delayed, tensorwise, mxfp8 or nvfp4: the weights kept "
+                            "quantized (Megatron-LM --fp8-param-gather, --fp4-param-gather)")
     group.add_argument("--fp8-all-gather", action="store_true", default=defaults.fp8_all_gather,
                        help="--recipe torchtitan with --fp8 tensorwise: FSDP2 all-gathers the blocks' linear weights "
                             "in FP8 (torchao's enable_fsdp_float8_all_gather)")

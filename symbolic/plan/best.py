@@ -28,7 +28,7 @@ from .enumerate import Cluster, valid
 from .proxy import Hardware
 from .ranking import score
 from .policies import recompute_index
-from .rows import _evaluate, _tick, _union, merged
+from .rows import _evaluate, _tick, _union, accounted_of, merged
 from .search import PlanResult, _allowed, _estimators, policy_inputs, reference, search, searched_policies
 from ..recipes.registry import DEFAULT_PROFILE
 
@@ -160,7 +160,8 @@ def _round(cluster: Cluster, grid: dict, pairs: list, choices: tuple, members: l
             continue
         sub = {name: x[chosen[held]] for name, x in grid.items()}
         sub["row"] = offsets[i] + position[held]
-        part = _evaluate(sub, est, policy_inputs(fixed, choices[choice]), cluster.shape.L, width, cluster.shape, clock)
+        part = _evaluate(sub, est, policy_inputs(fixed, choices[choice]), cluster.shape.L, width, cluster.shape, clock,
+                         accounted_of(cluster))
         part.update(recompute=np.full(len(part["d"]), recompute_index(choices[choice]), dtype=np.int8),
                     policy=np.full(len(part["d"]), choice, dtype=np.int16))
         parts.append(part)

@@ -113,6 +113,12 @@ def experts(cluster: Cluster, fac: dict[str, np.ndarray]) -> dict[str, np.ndarra
     return {name: values[keep] for name, values in grid.items()}
 
 
+def _vpps(cluster: Cluster) -> np.ndarray:
+    """The vpp searched: divisors of L, or of L + the accounted units (--account-for-embedding/loss, Cluster.held)."""
+    held = dict(cluster.held)
+    return divisors(cluster.shape.L + bool(held.get("account_embedding")) + bool(held.get("account_loss")))
+
+
 def candidates(cluster: Cluster, fac: dict[str, np.ndarray] | None = None, zero: tuple[int, ...] = ZERO_STAGES,
                balance: bool = True) -> dict[str, np.ndarray]:
     """The cross product factorisations x expert layouts x vpp in divisors(L) x b in divisors(gbs) x zero x split
@@ -123,7 +129,7 @@ def candidates(cluster: Cluster, fac: dict[str, np.ndarray] | None = None, zero:
     layout of `experts`); given, it carries its own e and t_e.
     """
     fac = experts(cluster, factorisations(cluster.gpus)) if fac is None else fac
-    grid = _cross(fac, vpp=divisors(cluster.shape.L), b=divisors(cluster.gbs), zero=np.asarray(zero, dtype=np.int8),
+    grid = _cross(fac, vpp=_vpps(cluster), b=divisors(cluster.gbs), zero=np.asarray(zero, dtype=np.int8),
                   split=_splits(balance))
     grid["m"] = cluster.gbs // (grid["b"] * grid["d"])
     return grid
@@ -194,7 +200,7 @@ def valid(cluster: Cluster, profile: str = DEFAULT_PROFILE, zero: tuple[int, ...
     passed = np.logical_and.reduce(list(ok.values()))
     kept = np.unique(np.stack([first[name] for name in "dtpc"])[:, passed], axis=1)
     fac = experts(cluster, dict(zip("dtpc", kept)))
-    vpps, bs, zeros, splits = divisors(cluster.shape.L), divisors(cluster.gbs), np.asarray(zero, np.int8), \
+    vpps, bs, zeros, splits = _vpps(cluster), divisors(cluster.gbs), np.asarray(zero, np.int8), \
         _splits(balance)
     per_row = len(vpps) * len(bs) * len(zeros) * len(splits)
     rules_ = select(profile, policy=False)

@@ -36,6 +36,35 @@ def _mixed_even_totals(est, arrays: dict, shape) -> dict[str, np.ndarray]:
     return totals
 
 
+def accounted_of(cluster: Cluster) -> tuple[bool, bool]:
+    """Whether every row counts the embedding and the loss as pipeline units (--account-for-embedding/loss)."""
+    held = dict(cluster.held)
+    return bool(held.get("account_embedding")), bool(held.get("account_loss"))
+
+
+def _accounted_totals(est, arrays: dict, grid: dict, shape, accounted: tuple[bool, bool]) -> dict[str, np.ndarray]:
+    """Each stage kind's total where the embedding and loss are pipeline units: every rank with the layers
+    Megatron-Core places there (config.layout.accounted_chunks), of each kind, and its in-flight count off the
+    interleaved schedule of its chunks (config.layout.held), per (p, vpp, m) of the rows; the middle kind the most
+    loaded middle rank, as `mem4d estimate` lists every rank."""
+    from ..config.training import Training, stage_of
+
+    n = len(grid["p"])
+    totals = {kind: np.full(n, -np.inf) for kind in STAGES}
+    columns = [np.broadcast_to(grid[name], (n,)) for name in ("p", "vpp", "m")]
+    for p, vpp, m in {tuple(int(x) for x in row) for row in zip(*columns)}:
+        at = np.flatnonzero((columns[0] == p) & (columns[1] == vpp) & (columns[2] == m))
+        column = {name: (x[at] if np.ndim(x) else x) for name, x in arrays.items()}
+        training = Training(p=p, vpp=vpp, gbs=m, account_embedding=accounted[0], account_loss=accounted[1])
+        layers, kinds, held = training.layers(shape.L), training.kind_layers(shape), training.held(shape.L)
+        for rank in range(p):
+            kind = stage_of(rank, p)
+            micro = est.in_flight(**column, r=rank) if held[rank] is None else held[rank]
+            total = est.stage_total(kind, **column, L_r=layers[rank], m_r=micro, **kinds[rank])
+            totals[kind][at] = np.maximum(totals[kind][at], total)
+    return totals
+
+
 def _tick(clock: dict, name: str, since: float) -> float:
     """Add the seconds since `since` to clock[name]; the time now."""
     now = time.perf_counter()
@@ -44,7 +73,7 @@ def _tick(clock: dict, name: str, since: float) -> float:
 
 
 def _evaluate(grid: dict[str, np.ndarray], est, fixed: dict[str, float], L: int, width: int,
-              shape=None, clock: dict | None = None) -> dict[str, np.ndarray]:
+              shape=None, clock: dict | None = None, accounted: tuple[bool, bool] = (False, False)) -> dict[str, np.ndarray]:
     """One (recompute, zero) pair's rows: every component, each stage kind's total (even rows: L/p layers on the
     representative ranks; the other kinds: their split, the most loaded middle rank), the split ([rows, width]
     layers per rank, zero beyond p and on even rows) and its largest stage's layers; `clock` gathers the seconds of
@@ -67,6 +96,9 @@ def _evaluate(grid: dict[str, np.ndarray], est, fixed: dict[str, float], L: int,
             near_even = grid["split"][rows] == SPLITS.index("near_even")
             splits[rows], totals = split_rows(est, sub, L, width, near_even,
                                               shape if shape is not None and mixed(shape) else None)
+        elif any(accounted):
+            totals = _accounted_totals(est, sub, {name: grid[name][rows] for name in ("p", "vpp", "m")}, shape,
+                                       accounted)
         elif shape is not None and mixed(shape):
             totals = _mixed_even_totals(est, sub, shape)
         else:
@@ -94,7 +126,7 @@ def merged(parts: list[dict], components: tuple[str, ...], cluster: Cluster, hw:
     for name in components[:-1]:
         rows["total"] += np.rint(rows[name])
     stage_totals = {stage: rows.pop(f"{stage}.total") for stage in PEAK_FROM[1:]}
-    rows["peak"], which = peak_of(rows["total"], stage_totals, rows["p"], rows["split"] > 0)
+    rows["peak"], which = peak_of(rows["total"], stage_totals, rows["p"], (rows["split"] > 0) | any(accounted_of(cluster)))
     rows["peak_from"] = which.astype(np.int8)
     start = _tick(clock, "merge_peak", start)
     rows.update(terms(cluster, rows, hw, policies))

@@ -20,7 +20,7 @@ from ..estimator.estimate import PEAK_FROM
 from .enumerate import Cluster, precision_of, valid
 from .policies import Policy, policies, recompute_index, worth_searching
 from .proxy import Hardware
-from .rows import _evaluate, _tick, _union, merged
+from .rows import _evaluate, _tick, _union, accounted_of, merged
 from .splits import LAYERS
 
 
@@ -179,7 +179,7 @@ def search(cluster: Cluster, limit: float, profile: str = DEFAULT_PROFILE, hw: H
         (i, z), est = pair
         at, clock = (grid["zero"] == z) & _allowed(profile, choices[i], grid, cluster.shape.L), {}
         part = _evaluate({name: x[at] for name, x in grid.items()}, est, policy_inputs(fixed, choices[i]),
-                         cluster.shape.L, width, cluster.shape, clock)
+                         cluster.shape.L, width, cluster.shape, clock, accounted_of(cluster))
         part.update(recompute=np.full(len(part["d"]), recompute_index(choices[i]), dtype=np.int8),
                     policy=np.full(len(part["d"]), i, dtype=np.int16))
         clock["valid"], clock["evaluated"] = int(at.sum()), len(part["d"])

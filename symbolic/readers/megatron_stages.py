@@ -1,28 +1,19 @@
 """Megatron-LM's pipeline split -> mem4d's vpp and --stage-layers (the layers of each pipeline rank, its vpp chunks
-equal and interleaved in model order: Training.layer_ranges), as Megatron-Core 0.16.1 builds it: an even split,
+equal and interleaved in model order: Training.layer_ranges) or, where a rank's chunks differ, --pipeline-layout and
+--account-for-embedding/loss (config.layout), as Megatron-Core 0.16.1 builds it: an even split,
 uneven first/last stages (transformer/transformer_block.py get_num_layers_to_build, transformer/transformer_layer.py
 get_transformer_layer_offset), the embedding and loss counted as pipeline units (the same), or a custom layout
 (transformer/pipeline_parallel_layer_layout.py); transformer/transformer_config.py's __post_init__ raises on the
 contradictions named here. A split mem4d's stage model cannot state exactly is refused by name."""
 from __future__ import annotations
 
-import re
-
+from ..config.layout import parse_layout
 from .megatron_table import Args
 
 FIRST, LAST = "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers"
 EMBEDDING, LOSS = "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split"
 LAYOUT = "pipeline_model_parallel_layout"
 CONTRADICTS = "contradicting: Megatron-Core's TransformerConfig raises"
-
-
-def parse_layout(text: str) -> list[str]:
-    """PipelineParallelLayerLayout.parse_str_to_list: commas dropped, '(..)*n' then 'x*n' unrolled (one pass each),
-    the virtual stages split at '|' ('Et*2|(tt|)*2L' -> ['Ett', 'tt', 'ttL'])."""
-    text = text.replace(",", "")
-    text = re.sub(r"\(([^)]+)\)\*(\d+)", lambda m: m.group(1) * int(m.group(2)), text)
-    text = re.sub(r"(.)\*(\d+)", lambda m: m.group(1) * int(m.group(2)), text)
-    return text.split("|")
 
 
 def _hybrid_layout(args: Args) -> str | None:
@@ -109,10 +100,8 @@ def _accounted(args: Args, p: int, vpp: int) -> dict:
     if units % p or units // p % vpp:
         args.refuse(dest, f"{units} pipeline units over {p} x {vpp} stages ({CONTRADICTS})")
         return {"vpp": vpp}
-    if vpp > 1 and p > 1:
-        args.refuse(dest, "under virtual pipeline stages one chunk of a rank is a layer short: unequal chunks on one "
-                    "rank are no --stage-layers")
-        return {"vpp": vpp}
+    if vpp > 1 and p > 1:  # one chunk of a rank a layer short: mem4d's --account-for-* place them (config.layout)
+        return {"vpp": vpp, "account_embedding": bool(args.get(EMBEDDING)), "account_loss": bool(args.get(LOSS))}
     layers = [units // p] * p
     layers[0] -= bool(args.get(EMBEDDING))
     layers[-1] -= bool(args.get(LOSS))
@@ -147,6 +136,8 @@ def _from_layout(args: Args, layout: str, p: int, checked: bool = True) -> dict:
         return {"vpp": vpp}
     ranks = [[stages[j * p + r].count("t") for j in range(vpp)] for r in range(p)]
     if any(len(set(rank)) > 1 for rank in ranks):
-        args.refuse(LAYOUT, "unequal chunks on one rank are no --stage-layers under --vpp")
+        if checked:  # chunks of their own sizes: mem4d's --pipeline-layout places them (config.layout)
+            return {"vpp": vpp, "pipeline_layout": layout}
+        args.refuse(LAYOUT, "unequal chunks on one rank of a hybrid pattern's segments are not modelled")
         return {"vpp": vpp}
     return _split(args, LAYOUT, [sum(rank) for rank in ranks], vpp)

@@ -94,6 +94,9 @@ def _precision(args: Args) -> dict:
     return {**out, "optimizer": optimizer or "adamw", "moment_dtype": "fp32", "logits": logits}
 
 
+REUSE = "reuse_grad_buf_for_mxfp8_param_ag"
+
+
 def _fp4(args: Args) -> dict:
     """--fp4-format e2m1 --fp4-recipe nvfp4 [--fp4-param-gather]: Transformer Engine's NVFP4BlockScaling, mem4d's
     --fp8 nvfp4 (TransformerConfig refuses it beside --fp8-format, and --fp4-param-gather without it)."""
@@ -105,10 +108,21 @@ def _fp4(args: Args) -> dict:
 
 
 def _fp8(args: Args) -> dict:
+    """--fp8-format's recipe and --fp8-param-gather (or --fp4-format's, _fp4); MXFP8 weights modelled as Megatron-Core
+    keeps them with the gradient buffer reused for their all-gather (megatron-core 0.16.1
+    optimizer/optimizer_config.py:365 warns that without it 'significant additional GPU memory' is used: not
+    modelled)."""
     if args.get("fp4"):
         return _fp4(args)
     if args.given("fp4_param_gather"):
         args.refuse("fp4_param_gather", "without --fp4-format it does nothing (contradicting)")
+    reuse = bool(args.get(REUSE))
+    if reuse and not (args.get("fp8") and args.get("fp8_recipe") == "mxfp8" and args.get("fp8_param_gather")):
+        args.refuse(REUSE, "needs --fp8-recipe mxfp8 with --fp8-param-gather (distributed_data_parallel_config.py "
+                    "asserts --fp8-param-gather; only MXFP8 weights share the buffer)")
+    if args.get("fp8") and args.get("fp8_recipe") == "mxfp8" and args.get("fp8_param_gather") and not reuse:
+        args.refuse("fp8_param_gather", "with mxfp8 and without --reuse-grad-buf-for-mxfp8-param-ag Megatron-Core "
+                    "keeps another parameter buffer (not modelled)")
     if not args.get("fp8"):
         for dest in ("fp8_recipe", "fp8_param_gather"):
             if args.given(dest):

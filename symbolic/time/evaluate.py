@@ -99,8 +99,8 @@ def step_time(shape, training, system: System) -> dict:
         raise ConfigError(f"step time of {shape.name}: {reason}")
     values = {**inputs_for(shape, training), "m": training.m,
               **hardware_values(system, shape, training.parallel, training.s, training.b, precision_of(training))}
-    if training.stage_layers is not None:  # the slowest stage: its layers stand for L/p
-        values["L"] = max(training.stage_layers) * training.p
+    if training.uneven:  # the slowest stage: its layers stand for L/p
+        values["L"] = max(training.layers(shape.L)) * training.p
     breakdown = {name: float(x) for name, x in components(shape, Choices.of(shape, training), values).items()}
     fwd = breakdown.pop("F_model")  # forward FLOPs per token of the whole model, not a time
     step_s = sum(breakdown.values())

@@ -55,6 +55,10 @@ RULES: tuple[Rule, ...] = (
                     f"{', --offload-modules ' + x.offload_modules if x.offload_modules else ''}"
                     f"{'' if not (x.E or x.mla or x.gdn or x.mamba or x.mtp) else ', ' + x.model + ' (experts, MLA, MTP or hybrid layers)'}"),
          scope="paper", model=True),
+    Rule("pipeline layouts: Megatron only", lambda x: np.logical_not(getattr(x, "chunked", False) | getattr(
+        x, "account_embedding", False) | getattr(x, "account_loss", False)),
+         lambda x: "--pipeline-layout and --account-for-embedding/loss are Megatron-Core's (--recipe megatron)",
+         scope="!paper"),
     Rule("--optimizer muon: Megatron only", lambda x: x.optimizer != "muon",
          lambda x: "--optimizer muon is Megatron-Core's Muon (--recipe megatron)", scope="!paper"),
     Rule("Muon: no distributed optimizer", lambda x: (x.optimizer != "muon") | (x.zero == 0),

@@ -127,5 +127,19 @@ def test_formula_time_prints_the_components():
                           capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
     assert done.returncode == 0, done.stderr
     names = [item["name"] for item in json.loads(done.stdout)["formulas"]]
-    assert names == ["T_lin", "T_attn", "T_last", "T_rec", "T_tp", "T_etp", "T_cp", "T_ep", "T_pp", "T_perm",
+    assert names == ["T_lin", "T_attn", "T_last", "T_rec", "T_tp", "T_etp", "T_cp", "T_ep", "T_pp", "T_perm", "T_mexp",
                      "T_bubble", "T_dp", "T_opt"]
+
+
+def test_experts_memory_bound_kernels_by_hand():
+    # Qwen3-30B-A3B (48 MoE layers, h 2048, f_e 768, top-8) on 8 B200s at EP8: the weighted SwiGLU moves 8 f_e
+    # BF16 elements per token copy (forward 3, backward 5); FP8 adds TE's casts of [h], [f_e] forward and [h], [2 f_e]
+    # backward at 4 bytes each; all at the card's 8.0 TB/s, m micro batches of s b tokens (exact to 1e-9)
+    shape = MODELS["qwen3-30b-a3b"]
+    per_copy = {"none": 2 * 8 * 768, "mxfp8": 2 * 8 * 768 + 4 * (2 * 2048 + 3 * 768)}
+    for fp8, moved in per_copy.items():
+        job = Training(d=8, ep=8, s=4096, b=4, gbs=512, fp8=fp8)
+        got = step_time(shape, job, system("dgx-b200"))["breakdown"]["T_mexp"]
+        assert got == pytest.approx(job.m * 48 * 4096 * 4 * 8 * moved / 8.0e12, rel=1e-9)
+    assert step_time(MODELS["llama3-8b"], Training(d=8, s=4096, b=1, gbs=64),
+                     system("dgx-h100"))["breakdown"]["T_mexp"] == 0

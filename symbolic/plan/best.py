@@ -32,9 +32,9 @@ from .rows import _evaluate, _tick, _union, merged
 from .search import PlanResult, _allowed, _estimators, policy_inputs, reference, search, searched_policies
 from ..recipes.registry import DEFAULT_PROFILE
 
-FIRST_ROUND = 4096  # rows evaluated in the first round; each further round evaluates GROWTH times as many
-GROWTH = 2  # (4 evaluated DeepSeek-V3's 2048-GPU plan's 101,750 rows, 2 59,382: its 10th row is bounded 9,025 grid rows
-# deep, and a round past it is wasted)
+FIRST_ROUND = 1024  # rows evaluated in the first round; each further round evaluates GROWTH times as many
+GROWTH = 2  # (4096 then 4x evaluated DeepSeek-V3's 2048-GPU plan's 101,750 rows, 4096 then 2x 59,382, 1024 then 2x
+# 53,453 (Qwen3-235B on 1024 GPUs: 16,036 -> 4,251): its 10th row is bounded 9,025 grid rows deep, a round past it wasted)
 BOUND_BLOCK = 2**14  # rows whose bound score is computed at once: the proxy's temporaries stay in cache (measured
 # on DeepSeek-V3's 2.6 M rows: 0.30 s at 2**14, 0.74 s at 2**18, one thread)
 # the columns the proxy reads (plan.proxy.terms) besides recompute and max_layers
@@ -72,7 +72,12 @@ def _step_bounds(cluster: Cluster, grid: dict, hw: StepTime) -> np.ndarray:
     picked = {name: x[first] for name, x in cols.items()} | {"m": np.broadcast_to(grid["m"], (n,))[first],
                                                              "split": grid["split"][first]}
     picked.update(recompute=RECOMPUTE.index("none"), max_layers=_widest(picked, cluster.shape.L))
-    return tokens_per_s(cluster, picked, hw.system)[inverse]
+    out = np.empty(len(first))
+    for z in np.unique(picked["zero"]):  # one ZeRO stage a call: tokens_per_s copies no column
+        at = np.flatnonzero(picked["zero"] == z)
+        out[at] = tokens_per_s(cluster, {name: (x[at] if np.ndim(x) else x) for name, x in picked.items()},
+                               hw.system)
+    return out[inverse]
 
 
 def _bounds(cluster: Cluster, grid: dict, hw: Hardware) -> np.ndarray:

@@ -42,19 +42,21 @@ EXHAUSTIVE = ("import sys, symbolic.plan.best as b, symbolic.plan.search as s\n"
 CURRENT = "import sys\nfrom symbolic.cli.entry import main\nsys.argv[0] = 'mem4d'\nsys.exit(main(sys.argv[1:]))\n"
 # the child's own peak RSS, written last on its stderr
 RSS = ("import atexit, resource, sys\n"
-       "atexit.register(lambda: print('maxrss', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr))\n")
+       "u = lambda: resource.getrusage(resource.RUSAGE_SELF)\n"
+       "atexit.register(lambda: print('maxrss', u().ru_maxrss, u().ru_utime + u().ru_stime, file=sys.stderr))\n")
 
 
-def _run(code: str, args: list[str], where: Path = REPO) -> tuple[dict, float, float]:
-    """(plan's JSON, wall seconds, peak RSS in GiB) of one child process running the code in `where`."""
+def _run(code: str, args: list[str], where: Path = REPO) -> tuple[dict, float, float, float]:
+    """(plan's JSON, wall seconds, peak RSS in GiB, CPU seconds) of one child process running the code in `where`
+    (CPU time: what a shared machine's load does not inflate as much as the wall clock)."""
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", RSS + code, *args], capture_output=True, text=True, cwd=where,
                           env={**os.environ, "PYTHONPATH": str(where)})
     wall = time.perf_counter() - start
     if done.returncode not in (0, 1):
         raise SystemExit(f"mem4d {' '.join(args)}: exit {done.returncode}: {done.stderr.strip()}")
-    rss_kib = int(done.stderr.strip().splitlines()[-1].split()[1])
-    return json.loads(done.stdout), wall, rss_kib / 2**20
+    _, rss_kib, cpu = done.stderr.strip().splitlines()[-1].split()
+    return json.loads(done.stdout), wall, int(rss_kib) / 2**20, float(cpu)
 
 
 def main() -> int:
@@ -84,7 +86,8 @@ def main() -> int:
             figures[name] = {"valid": out["valid"], "evaluated": out["evaluated"],
                              "search_s": statistics.median(r[0]["seconds"] for r in done),
                              "wall_s": statistics.median(r[1] for r in done),
-                             "rss_gib": statistics.median(r[2] for r in done)}
+                             "rss_gib": statistics.median(r[2] for r in done),
+                             "cpu_s": statistics.median(r[3] for r in done)}
         a, b = runs["exhaustive"][0][0], runs["best"][0][0]
         figures["same_rows"] = a["configs"] == b["configs"]
         figures["ep_listed"] = max((c["config"].get("ep", 1) for c in b["configs"]), default=None)
@@ -114,7 +117,7 @@ def _print(f: dict) -> None:
     e, b = f["exhaustive"], f["best"]
     print(f"{Path(f['model']).name} on {f['gpus']:,} GPUs (s {f['seq']}, gbs {f['gbs']}): {e['valid']:,} valid rows; "
           f"evaluated {e['evaluated']:,} -> {b['evaluated']:,}; search {e['search_s']:.2f} -> {b['search_s']:.2f} s; "
-          f"end to end {e['wall_s']:.2f} -> {b['wall_s']:.2f} s; peak RSS {e['rss_gib']:.2f} -> {b['rss_gib']:.2f} GiB; "
+          f"end to end {e['wall_s']:.2f} -> {b['wall_s']:.2f} s (CPU {e['cpu_s']:.2f} -> {b['cpu_s']:.2f} s); peak RSS {e['rss_gib']:.2f} -> {b['rss_gib']:.2f} GiB; "
           f"same 10 rows: {f['same_rows']}; largest ep listed {f['ep_listed']}", flush=True)
 
 

@@ -32,9 +32,10 @@ from .rows import _evaluate, _tick, _union, merged
 from .search import PlanResult, _allowed, _estimators, policy_inputs, reference, search, searched_policies
 from ..recipes.registry import DEFAULT_PROFILE
 
-FIRST_ROUND = 1024  # rows evaluated in the first round; each further round evaluates GROWTH times as many
-GROWTH = 2  # (4096 then 4x evaluated DeepSeek-V3's 2048-GPU plan's 101,750 rows, 4096 then 2x 59,382, 1024 then 2x
-# 53,453 (Qwen3-235B on 1024 GPUs: 16,036 -> 4,251): its 10th row is bounded 9,025 grid rows deep, a round past it wasted)
+FIRST_ROUND = 4096  # rows evaluated in the first round; each further round evaluates GROWTH times as many
+GROWTH = 2  # CPU seconds of plan.best (min of 4, 2026-12-07) for first round / growth 4096/4, 4096/2, 1024/2:
+# DeepSeek-V3 on 2048 GPUs 1.19, 1.01, 1.38 (rows 101,750, 59,382, 53,453: fewer rows in more rounds cost more calls);
+# Qwen3-235B on 1024 0.31, 0.30, 0.16; Mixtral 8x22B 0.30, 0.30, 0.49; Qwen3-30B-A3B 0.38, 0.37, 0.31
 BOUND_BLOCK = 2**14  # rows whose bound score is computed at once: the proxy's temporaries stay in cache (measured
 # on DeepSeek-V3's 2.6 M rows: 0.30 s at 2**14, 0.74 s at 2**18, one thread)
 # the columns the proxy reads (plan.proxy.terms) besides recompute and max_layers

@@ -143,3 +143,16 @@ def test_experts_memory_bound_kernels_by_hand():
         assert got == pytest.approx(job.m * 48 * 4096 * 4 * 8 * moved / 8.0e12, rel=1e-9)
     assert step_time(MODELS["llama3-8b"], Training(d=8, s=4096, b=1, gbs=64),
                      system("dgx-h100"))["breakdown"]["T_mexp"] == 0
+
+
+def test_memory_bound_kernels_run_at_the_measured_copy_bandwidth(monkeypatch):
+    # GEMM.md 2 (Azure's STREAM-like copy): H100 2.90 TB/s of its 3.35 peak; no Blackwell figure, so B200 keeps its
+    # peak; T_opt (an HBM-bound Adam step) scales by exactly the ratio of the two figures (1e-12)
+    assert CARDS["h100-80gb"].hbm_rate == 2.90 and CARDS["b200-192gb"].hbm_rate == CARDS["b200-192gb"].hbm == 8.0
+    from dataclasses import replace
+
+    job, shape = Training(d=8, s=4096, b=1, gbs=64), MODELS["llama3-8b"]
+    measured = step_time(shape, job, system("dgx-h100"))["breakdown"]["T_opt"]
+    monkeypatch.setitem(CARDS, "h100-80gb", replace(CARDS["h100-80gb"], hbm_copy=0.0))
+    peak_only = step_time(shape, job, system("dgx-h100"))["breakdown"]["T_opt"]
+    assert measured / peak_only == pytest.approx(3.35 / 2.90, rel=1e-12)

@@ -6,7 +6,7 @@ MEANING = {
     "R_e": "achieved FLOP/s of the routed experts' GEMMs, at their precision and per-expert token count",
     "R_h": "achieved FLOP/s of a BF16 GEMM (the LM head, which Transformer Engine's FP8 leaves in BF16)",
     "R_at": "achieved FLOP/s of causal flash attention, forward and backward, counted as FlashAttention counts them",
-    "W_hbm": "HBM bandwidth, bytes/s",
+    "W_hbm": "HBM bandwidth a memory-bound kernel reaches (the measured copy bandwidth where published), bytes/s",
     "B_x": "bytes an FP8 cast of a GEMM operand moves per element (read in BF16, written row-wise and column-wise in "
            "FP8: 4) under --fp8, 0 without",
     "W_tp": "bus bandwidth of the tensor-parallel group's collectives, bytes/s",

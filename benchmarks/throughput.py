@@ -36,6 +36,7 @@ MODELS = {"LLAMA3_8B": "llama3-8b", "LLAMA3_70B": "llama3-70b", "LLAMA3.1_405B":
           "Qwen3_30B_a3B": "qwen3-30b-a3b", "Qwen3_235B_a22B": "qwen3-235b-a22b",
           "DeepSeekV3": str(ROOT / "grids/models/published/deepseek-v3.json"),
           "GPT OSS 120B": str(DATA / "configs/gpt-oss-120b.json")}
+MOE = {"Qwen3_30B_a3B", "Qwen3_235B_a22B", "DeepSeekV3", "GPT OSS 120B", "Kimi_K2"}  # the table's MoE models
 FP8 = {"BF16": "none", "FP8": "tensorwise", "FP8-CS": "tensorwise", "FP8-CS (FP8-MX)": "tensorwise",
        "MXFP8": "mxfp8", "FP8-MX": "mxfp8"}  # MODELS.md 0: "FP8" / "FP8-CS" = current (tensorwise) scaling
 
@@ -228,6 +229,17 @@ def rank_summary(stated: list[dict]) -> str:
                else ""))
 
 
+def class_summary(stated: list[dict]) -> str:
+    """One line: median and largest |error| and rows within 35 % of the dense and the MoE rows apart."""
+    parts = []
+    for label, moe in (("dense", False), ("MoE", True)):
+        errors = [abs(r["error_pct"]) for r in stated if (r["model"].split(" (")[0] in MOE) == moe]
+        if errors:
+            parts.append(f"{label} {len(errors)} rows: median {statistics.median(errors):.1f} %, max "
+                         f"{max(errors):.1f} %, within 35 %: {sum(e <= 35 for e in errors)}")
+    return "# " + "; ".join(parts)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None, help="write the table as TSV here")
@@ -260,7 +272,7 @@ def main() -> int:
                + (f" (plan's limit {args.threshold} x the card's memory)" if args.rank else "") + ": median |error| "
                f"{statistics.median(errors):.1f} %, max {max(errors):.1f} %, within 15 %: "
                f"{sum(e <= 15 for e in errors)}, within 35 %: {sum(e <= 35 for e in errors)}")
-    text = "\n".join([summary, *([rank_summary(stated)] if args.rank else []), *lines]) + "\n"
+    text = "\n".join([summary, class_summary(stated), *([rank_summary(stated)] if args.rank else []), *lines]) + "\n"
     if args.out:
         args.out.write_text(text)
     print(text, end="")

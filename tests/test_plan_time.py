@@ -36,6 +36,21 @@ def test_best_equals_search_and_estimate(model, gpus, s, gbs, name):
         assert row["score"] == pytest.approx(one["tokens_per_s_per_gpu"], rel=1e-9)
 
 
+@pytest.mark.parametrize("model,gpus,s,gbs,first", [("llama3-8b", 16, 1024, 32, 4), ("tiny-moe", 8, 512, 16, 1)])
+def test_best_in_small_rounds_prunes_and_stays_exact(model, gpus, s, gbs, first, monkeypatch):
+    # a first round of `first` rows (sizes at which a later round has a K-th score to prune by): the K-th score is known early, the (row, recompute) pairs bounded below it are left out,
+    # and the 5 rows are still the exhaustive search's first 5
+    import symbolic.plan.best as plan_best
+
+    cluster = Cluster(PRESETS[model], gpus=gpus, s=s, gbs=gbs)
+    ranker, limit = StepTime(system("dgx-h100")), 0.8 * 80 * 2**30
+    full = search(cluster, limit, hw=ranker, zero=(1,))
+    monkeypatch.setattr(plan_best, "FIRST_ROUND", first)
+    top = best(cluster, limit, 5, hw=ranker, zero=(1,))
+    assert top.counts["evaluated"] < full.counts["evaluated"] and "evaluate.pair_bounds" in top.seconds
+    assert [full.config(int(i))["config"] for i in full.order[:5]] == [top.config(int(i))["config"] for i in top.order[:5]]
+
+
 def _plan(*flags):
     return subprocess.run([sys.executable, "-m", "symbolic.cli", "plan", "--model", "tiny", "--gpus", "8", "--seq",
                            "256", "--gbs", "16", "--top", "2", *flags], capture_output=True, text=True, cwd=ROOT)

@@ -167,3 +167,30 @@ def test_the_plan_section_counts_what_plan_counts():
     every, top = search(cluster, limit), best(cluster, limit, 3)
     assert every.valid == top.valid and every.evaluated < every.valid
     assert f"ZeRO stage: {top.valid:,} configurations" in " ".join(plan(every, 80 * 2**30, 0.8, None))
+
+
+def test_an_moe_plan_is_read_by_expert_parallelism():
+    """For a model with experts the report's plan table has ep and etp columns, its heat map's axes are (ep, pp) at
+    the best configuration's tp and cp (plan.plot.axes), each cell the lowest peak of the rows there (source of
+    truth: the rows themselves, exact), and the caption says so; a dense model keeps (tp, pp)."""
+    import numpy as np
+
+    from symbolic.config.shapes import PRESETS
+    from symbolic.plan.enumerate import Cluster
+    from symbolic.plan.plot import axes, grid
+    from symbolic.plan.search import search
+    from symbolic.render.sections import plan
+
+    result = search(Cluster(PRESETS["tiny-moe"], gpus=8, s=512, gbs=16), 64 * 2**30, zero=(1,))
+    best = result.config(int(result.order[0]))["config"]
+    x, _, held, _ = axes(result, best)
+    assert x == "e" and held == {"t": best["tp"]}
+    eps, pps, peak = grid(result, best["cp"], x, held)
+    r = result.rows
+    for (pi, ei), value in np.ndenumerate(peak):
+        at = (r["e"] == eps[ei]) & (r["p"] == pps[pi]) & (r["t"] == best["tp"]) & (r["c"] == best["cp"])
+        assert (np.isnan(value) and not at.any()) or value == r["peak"][at].min()
+    text = " ".join(plan(result, 80 * 2**30, 0.8, "plan.pdf"))
+    assert "(ep, pp) at the best configuration's tp and cp" in text and "& ep & etp &" in text
+    dense = search(Cluster(PRESETS["llama3-8b"], gpus=8, s=4096, gbs=32), 64 * 2**30, zero=(1,))
+    assert axes(dense, dense.config(int(dense.order[0]))["config"])[0] == "t"

@@ -127,5 +127,32 @@ def test_formula_time_prints_the_components():
                           capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
     assert done.returncode == 0, done.stderr
     names = [item["name"] for item in json.loads(done.stdout)["formulas"]]
-    assert names == ["T_lin", "T_attn", "T_last", "T_rec", "T_tp", "T_etp", "T_cp", "T_ep", "T_pp", "T_perm",
+    assert names == ["T_lin", "T_attn", "T_last", "T_rec", "T_tp", "T_etp", "T_cp", "T_ep", "T_pp", "T_perm", "T_mexp",
                      "T_bubble", "T_dp", "T_opt"]
+
+
+def test_experts_memory_bound_kernels_by_hand():
+    # Qwen3-30B-A3B (48 MoE layers, h 2048, f_e 768, top-8) on 8 B200s at EP8: the weighted SwiGLU moves 8 f_e
+    # BF16 elements per token copy (forward 3, backward 5); FP8 adds TE's casts of [h], [f_e] forward and [h], [2 f_e]
+    # backward at 4 bytes each; all at the card's 8.0 TB/s, m micro batches of s b tokens (exact to 1e-9)
+    shape = MODELS["qwen3-30b-a3b"]
+    per_copy = {"none": 2 * 8 * 768, "mxfp8": 2 * 8 * 768 + 4 * (2 * 2048 + 3 * 768)}
+    for fp8, moved in per_copy.items():
+        job = Training(d=8, ep=8, s=4096, b=4, gbs=512, fp8=fp8)
+        got = step_time(shape, job, system("dgx-b200"))["breakdown"]["T_mexp"]
+        assert got == pytest.approx(job.m * 48 * 4096 * 4 * 8 * moved / 8.0e12, rel=1e-9)
+    assert step_time(MODELS["llama3-8b"], Training(d=8, s=4096, b=1, gbs=64),
+                     system("dgx-h100"))["breakdown"]["T_mexp"] == 0
+
+
+def test_memory_bound_kernels_run_at_the_measured_copy_bandwidth(monkeypatch):
+    # GEMM.md 2 (Azure's STREAM-like copy): H100 2.90 TB/s of its 3.35 peak; no Blackwell figure, so B200 keeps its
+    # peak; T_opt (an HBM-bound Adam step) scales by exactly the ratio of the two figures (1e-12)
+    assert CARDS["h100-80gb"].hbm_rate == 2.90 and CARDS["b200-192gb"].hbm_rate == CARDS["b200-192gb"].hbm == 8.0
+    from dataclasses import replace
+
+    job, shape = Training(d=8, s=4096, b=1, gbs=64), MODELS["llama3-8b"]
+    measured = step_time(shape, job, system("dgx-h100"))["breakdown"]["T_opt"]
+    monkeypatch.setitem(CARDS, "h100-80gb", replace(CARDS["h100-80gb"], hbm_copy=0.0))
+    peak_only = step_time(shape, job, system("dgx-h100"))["breakdown"]["T_opt"]
+    assert measured / peak_only == pytest.approx(3.35 / 2.90, rel=1e-12)

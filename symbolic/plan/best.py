@@ -26,13 +26,16 @@ from ..config.training import RECOMPUTE
 from .balance import even_cap
 from .enumerate import Cluster, valid
 from .proxy import Hardware
-from .ranking import score
+from .ranking import StepTime, score, tokens_per_s
 from .policies import recompute_index
 from .rows import _evaluate, _tick, _union, accounted_of, merged
 from .search import PlanResult, _allowed, _estimators, policy_inputs, reference, search, searched_policies
 from ..recipes.registry import DEFAULT_PROFILE
 
-FIRST_ROUND = 4096  # rows evaluated in the first round; each further round evaluates 4 times as many
+FIRST_ROUND = 4096  # rows evaluated in the first round; each further round evaluates GROWTH times as many
+GROWTH = 2  # CPU seconds of plan.best (min of 4, 2026-12-07) for first round / growth 4096/4, 4096/2, 1024/2:
+# DeepSeek-V3 on 2048 GPUs 1.19, 1.01, 1.38 (rows 101,750, 59,382, 53,453: fewer rows in more rounds cost more calls);
+# Qwen3-235B on 1024 0.31, 0.30, 0.16; Mixtral 8x22B 0.30, 0.30, 0.49; Qwen3-30B-A3B 0.38, 0.37, 0.31
 BOUND_BLOCK = 2**14  # rows whose bound score is computed at once: the proxy's temporaries stay in cache (measured
 # on DeepSeek-V3's 2.6 M rows: 0.30 s at 2**14, 0.74 s at 2**18, one thread)
 # the columns the proxy reads (plan.proxy.terms) besides recompute and max_layers
@@ -46,11 +49,45 @@ def _widest(grid: dict, L: int) -> np.ndarray:
     return np.where(grid["split"] > 0, vpp * even_cap(L // vpp, p), L / p)
 
 
+def _codes(column: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each entry's index among the column's distinct values, and how many there are (a lookup table for the small
+    nonnegative integer columns of a grid: no sort of its rows)."""
+    column = np.asarray(column).astype(np.int64)
+    present = np.bincount(column) > 0
+    lookup = np.cumsum(present) - 1
+    return lookup[column], int(present.sum())
+
+
+def _step_bounds(cluster: Cluster, grid: dict, hw: StepTime) -> np.ndarray:
+    """_bounds for the step-time ranker, once per distinct (d, t, p, c, e, t_e, vpp, b, ZeRO stage, even or not)
+    rather than per row: the score reads nothing else of a grid row (DeepSeek-V3 on 2048 GPUs: 881,680 grid rows,
+    about 500,000 distinct)."""
+    n = len(grid["d"])
+    names = ("d", "t", "p", "c", "e", "t_e", "vpp", "b", "zero")
+    cols = {name: np.broadcast_to(grid.get(name, grid["t"] if name == "t_e" else 1), (n,)) for name in names}
+    key = np.zeros(n, dtype=np.int64)
+    for column in [*cols.values(), grid["split"] > 0]:
+        code, distinct = _codes(column)
+        key = key * distinct + code  # mixed radix over each column's distinct values
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    picked = {name: x[first] for name, x in cols.items()} | {"m": np.broadcast_to(grid["m"], (n,))[first],
+                                                             "split": grid["split"][first]}
+    picked.update(recompute=RECOMPUTE.index("none"), max_layers=_widest(picked, cluster.shape.L))
+    out = np.empty(len(first))
+    for z in np.unique(picked["zero"]):  # one ZeRO stage a call: tokens_per_s copies no column
+        at = np.flatnonzero(picked["zero"] == z)
+        out[at] = tokens_per_s(cluster, {name: (x[at] if np.ndim(x) else x) for name, x in picked.items()},
+                               hw.system)
+    return out[inverse]
+
+
 def _bounds(cluster: Cluster, grid: dict, hw: Hardware) -> np.ndarray:
     """The upper bound of the score of every grid row under every recompute policy: its score without recompute
     (full and selective recompute only add time: rerun forward FLOPs and, under full, communication) at the
     narrowest widest stage its split can have; BOUND_BLOCK rows at a time, in one thread per core (numpy releases the
     GIL in its array operations; each thread writes its own rows)."""
+    if isinstance(hw, StepTime):
+        return _step_bounds(cluster, grid, hw)
     n = len(grid["d"])
     out = np.empty(n)
 
@@ -107,6 +144,7 @@ def best(cluster: Cluster, limit: float, top: int, profile: str = DEFAULT_PROFIL
     for m in members:
         left[m] = True
     kept: dict | None = None  # the K best fitting rows so far and the lowest peak evaluated
+    pruned = False  # whether a round left out a (row, recompute) pair its own bound put below the K-th
     size, evaluated, fitting, kth = FIRST_ROUND, 0, 0, -np.inf
     while left.any():
         remaining = np.flatnonzero(left & (bound >= kth))  # a row bounded below the K-th so far can never rank
@@ -118,8 +156,10 @@ def best(cluster: Cluster, limit: float, top: int, profile: str = DEFAULT_PROFIL
         else:
             chosen = remaining
         left[chosen] = False
-        rows = _round(cluster, grid, pairs, choices, members, offsets, chosen, fixed, width, components, hw, clock)
-        size *= 4
+        rows = _round(cluster, grid, pairs, choices, members, offsets, chosen, fixed, width, components, hw, clock,
+                      kth)
+        pruned |= rows.pop("pruned")
+        size *= GROWTH
         if not len(rows["d"]):  # every chosen row a balanced one that another split stands for
             continue
         evaluated += len(rows["d"])
@@ -132,7 +172,7 @@ def best(cluster: Cluster, limit: float, top: int, profile: str = DEFAULT_PROFIL
                 break
     if kept is None:  # no row at all: search says so as it always has
         return search(cluster, limit, profile, hw, overheads, zero, balance)
-    complete = not left.any()
+    complete = not left.any() and not pruned
     order = np.flatnonzero(kept["fits"])[:top]
     kept.pop("fits")
     t3 = time.perf_counter()
@@ -146,12 +186,14 @@ def best(cluster: Cluster, limit: float, top: int, profile: str = DEFAULT_PROFIL
 
 
 def _round(cluster: Cluster, grid: dict, pairs: list, choices: tuple, members: list, offsets: np.ndarray,
-           chosen: np.ndarray, fixed: dict, width: int, components: tuple[str, ...], hw: Hardware, clock: dict) -> dict:
+           chosen: np.ndarray, fixed: dict, width: int, components: tuple[str, ...], hw: Hardware, clock: dict,
+           kth: float = -np.inf) -> dict:
     """The chosen grid rows evaluated under every pair that holds them, as `search` evaluates them (components, stage
     totals and splits per pair, total, peak, proxy), each with its exhaustive row number "row"; balanced rows another
-    split stands for are dropped."""
+    split stands for are dropped, and, ranking by step time, the pairs whose own bound (their recompute choice's
+    score at the narrowest widest stage) is below the K-th score so far: they can never rank ("pruned" says so)."""
     chosen = np.sort(chosen)
-    parts = []
+    parts, pruned = [], False
     for i, ((choice, _), est) in enumerate(pairs):
         position = np.searchsorted(members[i], chosen)
         held = position < len(members[i])
@@ -160,12 +202,32 @@ def _round(cluster: Cluster, grid: dict, pairs: list, choices: tuple, members: l
             continue
         sub = {name: x[chosen[held]] for name, x in grid.items()}
         sub["row"] = offsets[i] + position[held]
+        if kth > -np.inf and isinstance(hw, StepTime):
+            start = time.perf_counter()
+            sub, cut = _above(cluster, sub, choice, choices, hw, kth)
+            pruned |= cut
+            _tick(clock, "pair_bounds", start)
+            if not len(sub["d"]):
+                continue
         part = _evaluate(sub, est, policy_inputs(fixed, choices[choice]), cluster.shape.L, width, cluster.shape, clock,
                          accounted_of(cluster))
         part.update(recompute=np.full(len(part["d"]), recompute_index(choices[choice]), dtype=np.int8),
                     policy=np.full(len(part["d"]), choice, dtype=np.int16))
         parts.append(part)
-    return merged(parts, components, cluster, hw, clock, choices)
+    if not parts:
+        return {"d": np.zeros(0), "pruned": pruned}
+    return {**merged(parts, components, cluster, hw, clock, choices), "pruned": pruned}
+
+
+def _above(cluster: Cluster, sub: dict, choice: int, choices: tuple, hw: StepTime, kth: float) -> tuple[dict, bool]:
+    """The rows of `sub` whose step-time score under recompute choice `choice`, at the narrowest widest stage their
+    split can have, reaches kth (the others can never rank), and whether any was left out."""
+    cols = {name: sub[name] for name in PROXY_INPUTS + ("split",) if name in sub}
+    cols.update(policy=choice, max_layers=_widest(cols, cluster.shape.L))
+    keep = tokens_per_s(cluster, cols, hw.system, choices) >= kth
+    if keep.all():
+        return sub, False
+    return {name: x[keep] for name, x in sub.items()}, True
 
 
 def _keep(kept: dict | None, rows: dict, fits: np.ndarray, top: int) -> dict:

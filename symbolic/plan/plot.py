@@ -1,4 +1,5 @@
-"""`mem4d plan --plot`: peak memory over (tp, pp) at the best configuration's cp, dp = N / (tp pp cp) (matplotlib, Agg)."""
+"""`mem4d plan --plot`: peak memory over (tp, pp) at the best configuration's cp, dp = N / (tp pp cp), or for a model
+with experts over (ep, pp) at its tp and cp, where an MoE user looks first (matplotlib, Agg)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,17 +11,28 @@ from ..config.errors import ConfigError
 GiB = 2**30
 
 
-def grid(plan, c: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """tp values, pp values and the lowest peak bytes (the fit rule's figure) of each (tp, pp) at context parallel c
-    (NaN where none)."""
+def grid(plan, c: int, x: str = "t", held: dict | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """x values (column `x`: "t" tp, "e" ep), pp values and the lowest peak bytes (the fit rule's figure) of each
+    (x, pp) at context parallel c and the `held` columns' values (NaN where none)."""
     r = plan.rows
-    at_c = r["c"] == c
-    tps, pps = np.unique(r["t"][at_c]), np.unique(r["p"][at_c])
-    peak = np.full((len(pps), len(tps)), np.nan)
-    ti = np.searchsorted(tps, r["t"][at_c])
-    pi = np.searchsorted(pps, r["p"][at_c])
-    np.fmin.at(peak, (pi, ti), r["peak"][at_c])
-    return tps, pps, peak
+    at = r["c"] == c
+    for name, value in (held or {}).items():
+        at &= r[name] == value
+    xs, pps = np.unique(r[x][at]), np.unique(r["p"][at])
+    peak = np.full((len(pps), len(xs)), np.nan)
+    xi = np.searchsorted(xs, r[x][at])
+    pi = np.searchsorted(pps, r["p"][at])
+    np.fmin.at(peak, (pi, xi), r["peak"][at])
+    return xs, pps, peak
+
+
+def axes(plan, best: dict) -> tuple[str, str, dict, str]:
+    """The map's x column and label, the columns held at the best configuration's values, and the title's words:
+    (tp, pp) at its cp for a dense model; (ep, pp) at its tp and cp for one with experts (ep decides the experts'
+    memory and the all-to-all; dp = N/(tp pp cp) still follows)."""
+    if plan.cluster.shape.moe and "e" in plan.rows:
+        return "e", "expert parallel ep", {"t": best["tp"]}, f"tp={best['tp']}, cp={best['cp']}"
+    return "t", "tensor parallel tp", {}, f"cp={best['cp']}"
 
 
 def formats() -> tuple[str, ...]:
@@ -52,7 +64,8 @@ def plot(plan, path: str) -> None:
     if plan.evaluated == 0:
         raise ConfigError("nothing to plot: no valid configuration")
     best = (plan.config(plan.order[0]) if plan.feasible else plan.config(int(plan.rows["peak"].argmin())))["config"]
-    tps, pps, peak = grid(plan, best["cp"])
+    x_col, x_label, held, at_words = axes(plan, best)
+    tps, pps, peak = grid(plan, best["cp"], x_col, held)
     fits = np.where(np.isnan(peak), np.nan, (peak < plan.limit).astype(float))
     fig, ax = plt.subplots(figsize=(min(1.2 * len(tps) + 2, 6.5), 0.7 * len(pps) + 1.6))
     colours = ListedColormap(["#f4c7c3", "#b7e1cd"])  # over the limit, fits
@@ -60,15 +73,15 @@ def plot(plan, path: str) -> None:
     for (pi, ti), value in np.ndenumerate(peak):
         if not np.isnan(value):
             ax.text(ti, pi, f"{value / GiB:.0f} GiB", ha="center", va="center", fontsize=9)
-    bt, bp = int(np.searchsorted(tps, best["tp"])), int(np.searchsorted(pps, best["pp"]))
+    bt, bp = int(np.searchsorted(tps, best["ep" if x_col == "e" else "tp"])), int(np.searchsorted(pps, best["pp"]))
     ax.add_patch(plt.Rectangle((bt - 0.5, bp - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=2.5))
     ax.set_xticks(range(len(tps)), [str(int(x)) for x in tps])
     ax.set_yticks(range(len(pps)), [str(int(x)) for x in pps])
-    ax.set_xlabel("tensor parallel tp")
+    ax.set_xlabel(x_label)
     ax.set_ylabel("pipeline parallel pp")
     x = plan.cluster
-    ax.set_title(f"{x.shape.name} on {x.gpus} GPUs at cp={best['cp']}, dp = N/(tp pp cp): lowest peak over vpp, "
-                 f"mbs, recompute, zero", fontsize=9)
+    ax.set_title(f"{x.shape.name} on {x.gpus} GPUs at {at_words}, dp = N/(tp pp cp): lowest peak over vpp, "
+                 f"mbs, recompute, zero" + (", etp" if x_col == "e" else ""), fontsize=9)
     handles = [Patch(color="#b7e1cd", label=f"fits (< {plan.limit / GiB:.1f} GiB)"),
                Patch(color="#f4c7c3", label="over the limit"),
                Patch(facecolor="none", edgecolor="black", linewidth=2,

@@ -72,11 +72,11 @@ def tokens_per_s(cluster, grid: dict, system: System, policies: tuple = ()) -> n
     index, kinds = _choices(cluster, grid, policies)
     step = np.zeros(len(index))
     for i, (recompute, modules, zero) in enumerate(kinds):
-        rows = index == i
+        rows = slice(None) if len(kinds) == 1 else np.flatnonzero(index == i)  # one kind: no copy of every column
         ch = Choices(shape.moe, shape.mla, bool(shape.q_lora), shape.mlp_matrices, recompute,
                      tuple(modules.split(",")), zero)
         picked = {k: (v[rows] if np.ndim(v) and np.size(v) == len(index) else v) for k, v in values.items()}
         parts = components(shape, ch, picked)
         parts.pop("F_model")
-        step[rows] = sum(np.broadcast_to(x, (rows.sum(),)) for x in parts.values())
+        step[rows] = sum(np.broadcast_to(x, np.shape(step[rows])) for x in parts.values())
     return cluster.gbs * cluster.s / (cluster.gpus * step)

@@ -7,6 +7,8 @@ remaining chunks one at a time where the total grows least (plan.balance's greed
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ..config.kinds import prefixes, shares
@@ -15,6 +17,7 @@ from ..estimator.vectorized import Estimator
 from .balance import even_cap
 
 KINDS = ("first", "middle", "last")  # the stage kinds of p >= 2
+_prefixes = lru_cache(maxsize=8)(prefixes)  # a model's per-kind prefix sums, a Python loop over its layers: once
 LAYERS = np.int16  # dtype of a split's layer counts (a Cluster's model has fewer than 2**15 layers)
 
 
@@ -83,7 +86,7 @@ def placed_kinds(shape, splits: np.ndarray, p: int, vpp: np.ndarray) -> dict[str
     a model whose layers are of several kinds; counted from the model's prefix sums of each kind (config.kinds)."""
     vpp = np.broadcast_to(np.asarray(vpp), (len(splits),))
     out = {}
-    for name, prefix in prefixes(shape).items():
+    for name, prefix in _prefixes(shape).items():
         out[name] = np.zeros((len(splits), p), dtype=np.float64)
         for v in np.unique(vpp):
             at = np.flatnonzero(vpp == v)

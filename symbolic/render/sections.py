@@ -30,11 +30,13 @@ def plan(result, gpu: int, threshold: float, heat_map: str | None, top: int = 10
              f"({escape(result.profile)} profile). They are ranked "
              + by]
     if heat_map:
-        lines += figure(heat_map, "Feasible region: the lowest peak of each (tp, pp) at the best configuration's "
-                        "cp (dp $= N / (\\mathrm{tp}\\,\\mathrm{pp}\\,\\mathrm{cp})$), over every vpp, micro batch, "
-                        "recompute policy and ZeRO stage; green where it fits under the limit, red where no choice of "
-                        "those fits, " + ("the best ranked configuration" if result.feasible else "the lowest peak")
-                        + " outlined.")
+        lines += figure(heat_map, "Feasible region: the lowest peak of each "
+                        + ("(ep, pp) at the best configuration's tp and cp" if x.shape.moe else
+                           "(tp, pp) at the best configuration's cp")
+                        + " (dp $= N / (\\mathrm{tp}\\,\\mathrm{pp}\\,\\mathrm{cp})$), over every vpp, micro batch, "
+                        "recompute policy" + (", expert TP size" if x.shape.moe else "") + " and ZeRO stage; green "
+                        "where it fits under the limit, red where no choice of those fits, "
+                        + ("the best ranked configuration" if result.feasible else "the lowest peak") + " outlined.")
     if not result.feasible:
         best = int(rows["peak"].argmin())
         return lines + [f"No configuration fits; the smallest peak is {rows['peak'][best] / GIB:,.1f} GiB."]

@@ -2,7 +2,7 @@
 sources) and the achieved GEMM and attention throughput the step-time model divides FLOPs by (GEMM.md's rows)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..config.errors import ConfigError
 
@@ -28,6 +28,12 @@ class Card:
     peaks_source: str
     gemm_source: str
     attn_source: str
+    hbm_copy: float = 0.0  # measured HBM copy bandwidth (read + write), TB/s (0: none published, the peak stands)
+
+    @property
+    def hbm_rate(self) -> float:
+        """HBM TB/s a memory-bound kernel reaches: the measured copy bandwidth where one is published, else the peak."""
+        return self.hbm_copy or self.hbm
 
     def peak(self, precision: str) -> float:
         """Dense peak TFLOP/s of the precision the linear layers run in ("bf16" or "fp8")."""
@@ -47,8 +53,11 @@ _FA_H100 = ("FA2 fwd+bwd causal hd 128 at 8k, 308 TFLOP/s (GEMM.md 5a) x 1.5, th
             "backward / 1.5-2.0x forward speed-up over FA2 (arXiv:2407.08608; GEMM.md 5c) = 462")
 _FA4 = "FlashAttention-4 'up to 1613 TFLOPs/s' on B200 BF16 (GEMM.md 5d; an upper figure, forward and backward unstated)"
 _CARDS_TSV = "../shared/data/hardware/CARDS.tsv row"
+# STREAM-like copy bandwidth, TB/s (GEMM.md 2: Azure/AI-benchmarking-guide@8fd0c6e1 ND_A100_v4 (A100-SXM4-80GB),
+# ND_H100_v5, ND_H200_v5 results; no Blackwell figure is published there)
+HBM_COPY = {"a100-80gb": 1.61, "h100-80gb": 2.90, "h200-141gb": 4.01}
 
-CARDS: dict[str, Card] = {c.name: c for c in (
+_CARDS: dict[str, Card] = {c.name: c for c in (
     Card("a100-40gb", "A100 SXM4 40GB", 312, 0, 0, 1.555, 600, 271.2, 0, 182,
          f"{_CARDS_TSV} 'A100 SXM4 40GB' ({ME_ACC}:135-142,275; glennklockwood.com/garden/processors/A100)",
          f"{MAMF}: A100 SXM 271.2", _FA2_A100),
@@ -73,6 +82,9 @@ CARDS: dict[str, Card] = {c.name: c for c in (
          f"{_CARDS_TSV} 'GB300' ({ME_ACC}:255; verda.com/blog/gb300-nvl72-architecture 'without sparsity')",
          f"{MAMF}: no GB300 row, GB200's (same BF16/FP8 peaks) assumed", f"{_FA4}; no GB300 figure, B200's assumed"),
 )}
+
+
+CARDS: dict[str, Card] = {name: replace(c, hbm_copy=HBM_COPY.get(name, 0.0)) for name, c in _CARDS.items()}
 
 
 def card(name: str) -> Card:

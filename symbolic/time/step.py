@@ -5,11 +5,11 @@ from __future__ import annotations
 import sympy as sp
 
 from ..components.base import Component
-from ..config.symbols import B_a, B_g, B_o, B_w, L, L_e, a, b, c, d, d_r, d_v, dh, e, h, k, k_e, m, n_mtp, p, s, t, \
-    t_e, vpp
+from ..config.symbols import B_a, B_g, B_o, B_w, L, L_e, a, b, c, d, d_r, d_v, dh, e, f_e, h, k, k_e, m, n_mtp, p, s, \
+    t, t_e, vpp
 from . import flops
 from .choices import Choices
-from .symbols import P_d, P_x, R_at, R_e, R_g, R_h, W_cp, W_dp, W_edp, W_ep, W_etp, W_hbm, W_pp, W_tp
+from .symbols import B_x, P_d, P_x, R_at, R_e, R_g, R_h, W_cp, W_dp, W_edp, W_ep, W_etp, W_hbm, W_pp, W_tp
 
 FA_BACKWARD = sp.Rational(7, 2)  # FlashAttention's forward + backward FLOPs over its forward (GEMM.md 5: bwd 2.5x)
 
@@ -20,7 +20,7 @@ def micro_batch(ch: Choices) -> list[Component]:
     attn, core, dense, routed = (flops.attention_proj(ch.mla, ch.q_latent), flops.attention_core(ch.mla),
                                  flops.mlp(ch.n_f), flops.moe())
     tok = s * b / (c * t)  # tokens of a micro batch per GPU (TP's ranks share the GEMMs, SP the rest)
-    moe_mlp = routed.expr if ch.moe else 0
+    moe_mlp = routed.expr if ch.moe else 0  # the routed experts' FLOPs, and below their memory-bound kernels
     lin = (L * attn.expr + (L - L_e) * dense.expr + L_e * moe_mlp) / p
     experts = L_e * flops.routed() / p if ch.moe else 0  # of lin, what the grouped expert GEMMs run
     last = (moe_mlp if ch.moe else dense.expr)
@@ -30,6 +30,7 @@ def micro_batch(ch: Choices) -> list[Component]:
     rerun_core = 1 if full or (ch.recompute == "selective" and "core_attn" in ch.modules) else 0
     kv_width = a * (dh + d_r + d_v) if ch.mla else 2 * k * dh
     act = s * b * h * B_a / c  # bytes of one [s/c, b, h] activation
+    rerun_act = 1 if full or (ch.recompute == "selective" and "moe_act" in ch.modules) else 0
     tp_per_layer = (4 + 2 * full) * (L + (L - L_e)) / p  # AG + RS before/after attention and a dense MLP, fwd, bwd
     return [
         Component("T_lin", 3 * tok * ((lin - experts) / R_g + experts / R_e),
@@ -56,6 +57,14 @@ def micro_batch(ch: Choices) -> list[Component]:
                   "MoE token permute and unpermute at HBM speed: each reads and writes the k_e copies of every token "
                   "(megatron-core 0.16.1 moe/moe_utils.py:289 permute's index_select, :380 unpermute's scatter_add_), "
                   "forward and its mirror backward; the dispatcher's sort_chunks_by_idxs is left out (a lower bound)"),
+        Component("T_mexp", (L_e / p) * tok * k_e * (B_a * (8 + 3 * rerun_act) * f_e
+                                                   + B_x * (2 * h + 3 * f_e + int(full) * (h + f_e))) / W_hbm,
+                  "the experts' memory-bound kernels on the k_e copies of every token, at HBM speed: the weighted "
+                  "SwiGLU (megatron-core 0.16.1 moe/experts.py:692 weighted_bias_swiglu_impl: reads [2 f_e], writes "
+                  "[f_e] forward; reads [2 f_e] and [f_e], writes [2 f_e] backward; moe_act recompute reruns it) and, "
+                  "under FP8, the grouped linears' casts of fc1's [h] and fc2's [f_e] inputs forward and of their "
+                  "output gradients [h], [2 f_e] backward (Transformer Engine 2.9.0 pytorch/module/grouped_linear.py"
+                  ":127 and :323 split_quantize; no norm to fuse them into, unlike the dense layers' LayerNormLinear)"),
     ]
 
 

@@ -6,7 +6,9 @@ MEANING = {
     "R_e": "achieved FLOP/s of the routed experts' GEMMs, at their precision and per-expert token count",
     "R_h": "achieved FLOP/s of a BF16 GEMM (the LM head, which Transformer Engine's FP8 leaves in BF16)",
     "R_at": "achieved FLOP/s of causal flash attention, forward and backward, counted as FlashAttention counts them",
-    "W_hbm": "HBM bandwidth, bytes/s",
+    "W_hbm": "HBM bandwidth a memory-bound kernel reaches (the measured copy bandwidth where published), bytes/s",
+    "B_x": "bytes an FP8 cast of a GEMM operand moves per element (read in BF16, written row-wise and column-wise in "
+           "FP8: 4) under --fp8, 0 without",
     "W_tp": "bus bandwidth of the tensor-parallel group's collectives, bytes/s",
     "W_etp": "bus bandwidth of the expert tensor-parallel group's collectives, bytes/s",
     "W_cp": "bus bandwidth of the context-parallel ring, bytes/s",
@@ -22,6 +24,8 @@ R_g, R_e, R_h, R_at, W_hbm = (BY_NAME[n] for n in ("R_g", "R_e", "R_h", "R_at", 
 W_tp, W_etp, W_cp, W_ep, W_dp, W_edp, W_pp = (BY_NAME[n] for n in ("W_tp", "W_etp", "W_cp", "W_ep", "W_dp", "W_edp",
                                                                     "W_pp"))
 P_d = BY_NAME["P_d"]
+B_x = sp.Symbol("B_x", nonnegative=True)
+BY_NAME["B_x"] = B_x
 P_x = sp.Symbol("P_x", nonnegative=True)
 BY_NAME["P_x"] = P_x
 # how LaTeX writes the letters sympy would misread ("hbm": a bold h)

@@ -42,6 +42,10 @@ TABLE = {
     "deepseek-v2": 235_741_434_880,
     "deepseek-v3": 682_636_487_424,  # 684,531,386,000 stored
     "kimi-k2-instruct": 1_026_408_232_448,  # 1,026,408,235,864 stored
+    # value heads 128 wide beside q/k heads 192, sliding-window layers of 8 KV heads with sinks: transformers 5.25.0's
+    # count (records/hf-count-published.jsonl, its 12,032 score-correction biases as parameters); 309,785,318,400
+    # stored (fp8 block scales and undeclared MTP modules: tests/test_hf_counts.py)
+    "mimo-v2-flash": 308_778_780_864,
     "llama4-scout-17b-16e-text-config": "text_config",  # a multimodal checkpoint's nested text model
 }
 # presets typed from the same files (the preset's shape is the file's, but for its name)

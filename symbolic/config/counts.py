@@ -30,10 +30,28 @@ class ParameterCounts:
             q = h * q_r + q_r + q_r * a * qk if q_r else h * a * qk
             return q + h * (self.kv_lora + self.rope_dim) + self.kv_lora + self.kv_lora * a * (dh + self.v_dim) \
                 + a * self.v_dim * h + self.indexer_count
-        bias = (a * dh + 2 * k * dh if self.qkv_bias else 0) + (h if self.o_bias else 0)
+        return self.gqa_count(k, self.sinks)
+
+    @property
+    def swa_attention_count(self) -> int:
+        """Parameters of one sliding-window layer's attention where those layers have KV heads of their own (k_w) and
+        sinks only there (MiMo-V2-Flash's swa_num_key_value_heads, add_swa_attention_sink_bias); 0 without them."""
+        return self.gqa_count(self.swa_k, self.swa_sinks) if self.swa_layers else 0
+
+    @property
+    def L_w(self) -> int:
+        """Sliding-window layers with KV heads of their own (swa_layers); 0 without them."""
+        return len(self.swa_layers)
+
+    def gqa_count(self, k: int, sinks: bool) -> int:
+        """GQA attention of k KV heads: Q [h, a dh], K [h, k dh], V [h, k d_v], O [a d_v, h] (d_v = dh unless
+        v_dim says otherwise: transformers' MiMoV2FlashAttention), their biases, q/k norms, sinks [a], the gate."""
+        h, a, dh = self.h, self.a, self.dh
+        dv = self.v_dim or dh
+        bias = (a * dh + k * dh + k * dv if self.qkv_bias else 0) + (h if self.o_bias else 0)
         norm = {"none": 0, "head": 2 * dh, "full": a * dh + k * dh, "weightless": 0}[self.qk_norm]
         gate = (h * a * dh + (a * dh if self.qkv_bias else 0)) if self.attn_gate else 0  # W_g and its bias
-        return 2 * h * a * dh + 2 * h * k * dh + bias + norm + (a if self.sinks else 0) + gate
+        return h * a * dh + h * k * dh + h * k * dv + a * dv * h + bias + norm + (a if sinks else 0) + gate
 
     @property
     def gdn_count(self) -> int:
@@ -118,8 +136,8 @@ class ParameterCounts:
         h, v, L = self.h, self.v, self.L
         mlps = self.L_e * self.moe_mlp_count + (L - self.L_e - self.L_n) * self.dense_mlp_count
         norms = L * (4 if self.sandwich else 2) - self.L_o - self.L_n  # one per part a layer holds
-        mixers = (L - self.L_g - self.L_m - self.L_o) * self.attention_count + self.L_g * self.gdn_count \
-            + self.L_m * self.mamba_count
+        mixers = (L - self.L_g - self.L_m - self.L_o - self.L_w) * self.attention_count + self.L_g * self.gdn_count \
+            + self.L_m * self.mamba_count + self.L_w * self.swa_attention_count
         return (v + self.positions) * h + mixers + norms * self.norm_count + mlps + self.norm_count \
             + (0 if self.tied else h * v) + self.mtp * self.mtp_count + self.P_v
 

@@ -152,7 +152,19 @@ SHARED: tuple[Rule, ...] = (
          | ((x.L % x.vpp == 0) & (x.p * x.vpp <= x.L)),
          lambda x: (f"uneven stages of vpp={x.vpp} chunks each need L={x.L} of {x.model} to be a multiple of vpp and "
                     f"at least pp x vpp = {x.p * x.vpp}"), model=True),
+    # MiMo-V2-Flash's attention (config.swa): no recipe's components have a value head of its own width or layers of
+    # two KV-head counts yet, so a model with them is refused by name rather than counted at dh and k everywhere
+    Rule("value heads of their own width: not modelled", lambda x: np.logical_not(x.narrow_v),
+         lambda x: (f"{x.model}'s value heads are narrower than its query/key heads (v_head_dim): the recipes' "
+                    f"attention weights and activations are modelled at dh (mem4d counts the parameters only)"),
+         model=True),
+    Rule("sliding-window KV heads of their own: not modelled", lambda x: np.logical_not(x.swa_kv),
+         lambda x: (f"{x.model}'s sliding-window layers have KV heads and sinks of their own "
+                    f"(swa_num_key_value_heads): the recipes model one KV-head count in every layer (mem4d counts the "
+                    f"parameters only)"), model=True),
 )
+
+
 def _uneven_hint(x) -> str:
     """What makes pp x vpp stages of L layers possible: an uneven split (only where its chunks can be whole, the
     "uneven: whole chunks" row), else other sizes."""
@@ -210,7 +222,8 @@ def model_letters(shape) -> dict:
                 bias=shape.qkv_bias or shape.o_bias or shape.mlp_bias or shape.moe_bias or shape.sinks,
                 mamba=shape.mamba or shape.blocks, gemma=shape.sandwich or shape.logit_softcap or shape.attn_softcap,
                 mixed_kinds=mixed(shape),
-                vision=shape.vision is not None, latent=shape.moe_latent > 0)
+                vision=shape.vision is not None, latent=shape.moe_latent > 0,
+                narrow_v=shape.v_dim > 0 and not shape.mla, swa_kv=bool(shape.swa_layers))
 
 
 def check(x: SimpleNamespace, rules: tuple[Rule, ...]) -> None:

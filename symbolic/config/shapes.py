@@ -10,6 +10,7 @@ from .choices import check_choices
 from .counts import ParameterCounts
 from .errors import ConfigError
 from .hybrid import check_hybrid
+from .swa import check_swa
 from .vision import VisionTower
 
 
@@ -50,7 +51,7 @@ class ModelShape(ParameterCounts):
     q_lora: int = 0  # q_r: rank of the query latent (q_lora_rank; 0: a plain query projection h -> a (dh + d_r))
     kv_lora: int = 0  # kv_r: rank of the key/value latent (kv_lora_rank; 0: no MLA)
     rope_dim: int = 0  # d_r: the decoupled RoPE part of a query/key head, one RoPE key shared by all heads
-    v_dim: int = 0  # d_v: width of a value head (v_head_dim)
+    v_dim: int = 0  # d_v: width of a value head (v_head_dim; with GQA, 0: dh, else V and O at d_v: MiMo-V2-Flash)
     mtp: int = 0  # multi-token-prediction modules after the last layer (num_nextn_predict_layers, DeepSeek-V3)
     # DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5) when index_heads > 0: beside MLA with a query latent, a lightning
     # indexer in every layer scores every key for each query and the attention reads the top index_topk of them
@@ -87,6 +88,9 @@ class ModelShape(ParameterCounts):
     ssm_state: int = 0  # d_s: the SSM state size (ssm_state_size)
     ssm_groups: int = 0  # g_m: the groups sharing B and C (n_groups)
     ssm_conv_bias: bool = False  # a bias on the Mamba-2 convolution (use_conv_bias); its width is K_c (conv_width)
+    swa_layers: tuple[int, ...] = ()  # layers whose attention has its own swa_k KV heads (MiMo-V2-Flash's SWA ones)
+    swa_k: int = 0  # k_w: the KV heads of the swa_layers (swa_num_key_value_heads; config.swa checks the three)
+    swa_sinks: bool = False  # a learned sink logit per head [a] in the swa_layers' softmax only
     vision: VisionTower | None = None  # a multimodal checkpoint's vision tower and projector (config.vision)
 
     def __post_init__(self):
@@ -119,9 +123,8 @@ class ModelShape(ParameterCounts):
             if self.qk_norm != "none" or self.qkv_bias or self.o_bias or self.positions:
                 raise ConfigError(f"model {self.name!r}: multi-head latent attention with q/k norms, attention "
                                   "biases or learned positions is not modelled")
-        elif self.q_lora or self.rope_dim or self.v_dim:
-            raise ConfigError(f"model {self.name!r}: q_lora, rope_dim and v_dim describe multi-head latent "
-                              "attention, but kv_lora=0")
+        elif self.q_lora or self.rope_dim:
+            raise ConfigError(f"model {self.name!r}: q_lora and rope_dim describe MLA, but kv_lora=0")
         if (self.sandwich or self.logit_softcap or self.attn_softcap) and (self.E or self.mla or self.mtp):
             raise ConfigError(f"model {self.name!r}: sandwich norms and soft-capping are modelled for dense GQA "
                               "models (Gemma 2 and 3)")
@@ -141,6 +144,7 @@ class ModelShape(ParameterCounts):
                               f"groups, got E={self.E}, k_e={self.k_e}, groups={self.groups}, "
                               f"group_topk={self.group_topk}")
         check_hybrid(self)
+        check_swa(self)
         check_choices(self, f"model {self.name!r}: ")
         _positive(self.name, "moe_latent", self.moe_latent, zero=True)
         if self.moe_latent and not self.E:

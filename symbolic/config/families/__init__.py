@@ -15,6 +15,7 @@ from . import gpt_oss  # noqa: F401
 from . import minimax  # noqa: F401
 from . import qwen_next  # noqa: F401
 from . import nemotron_h  # noqa: F401
+from . import mimo_v2  # noqa: F401
 from .registry import FAMILIES, family
 
 SUPPORTED = ", ".join(FAMILIES)  # for messages

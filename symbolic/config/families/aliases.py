@@ -19,6 +19,7 @@ ALIASES: dict[str, dict[str, str]] = {  # model_type -> {alias: the attribute it
              "num_hidden_layers": "n_layer"},
     "gpt_oss": {"num_experts": "num_local_experts"},
     "minimax_m2": {"num_experts": "num_local_experts"},
+    "mimo_v2_flash": {"num_local_experts": "n_routed_experts"},
     "nemotron_h": {"layer_types": "layers_block_type", "num_local_experts": "n_routed_experts"},
 }
 

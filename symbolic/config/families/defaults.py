@@ -103,6 +103,12 @@ DEFAULTS: dict[str, dict[str, object]] = {
     "minimax_m2": {"hidden_size": 3072, "intermediate_size": 1536, "num_attention_heads": 48, "num_key_value_heads": 8,
                    "head_dim": 128, "num_hidden_layers": 62, "vocab_size": 200064, "tie_word_embeddings": False,
                    "num_local_experts": 256, "num_experts_per_tok": 8},
+    # MiMoV2FlashConfig (MiMo-V2-Flash's shape; layer_types and mlp_layer_types None: every 6th layer and the first
+    # full attention, the first layer dense)
+    "mimo_v2_flash": {"hidden_size": 4096, "intermediate_size": 16384, "num_attention_heads": 64,
+                      "num_key_value_heads": 4, "head_dim": 192, "v_head_dim": 128, "num_hidden_layers": 48,
+                      "vocab_size": 152576, "tie_word_embeddings": False, "attention_bias": False,
+                      "moe_intermediate_size": 2048, "n_routed_experts": 256, "num_experts_per_tok": 8},
     # Qwen3NextConfig (Qwen3-Next-80B-A3B's shape), Qwen3_5TextConfig, Qwen3_5MoeTextConfig: layer_types None (every
     # 4th layer softmax attention, full_attention_interval); the MTP layers are not a class attribute (none)
     "qwen3_next": {"hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 48, "num_attention_heads": 16,

@@ -136,21 +136,19 @@ def test_bad_input_is_one_line_before_any_file(tmp_path, args):
 
 
 @pytest.mark.skipif(RESULTS is None, reason="no sweep records in records/")
-def test_report_imports_no_jax(tmp_path):
-    """The cross-check figure reads sweep records; the command stays on the symbolic side."""
+def test_report_imports_no_jax_and_its_json_names_what_was_written(tmp_path):
+    """The cross-check figure reads sweep records; the command stays on the symbolic side. Its --json names the
+    source and every figure it wrote (one report written for both checks: each takes seconds)."""
     code = ("import sys; from symbolic.cli.entry import main; "
-            f"rc = main(['report', '-o', 'r.tex', '--from', {str(RESULTS)!r}]); "
+            f"rc = main(['report', '-o', 'r.tex', '--from', {str(RESULTS)!r}, '--json']); "
             "print(rc, sorted(m for m in ('jax', 'jaxlib', 'flax') if m in sys.modules))")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300,
                          env={**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"})
-    assert run.stdout.split() == ["0", "[]"], run.stderr
-
-
-def test_json_names_what_was_written(tmp_path):
-    out = mem4d("-o", "r.tex", "--json", cwd=tmp_path)
-    assert out.returncode == 0, out.stderr
-    written = json.loads(out.stdout)
-    assert written["tex"] == "r.tex" and all(Path(tmp_path, f).is_file() for f in written["figures"])
+    *written, last = run.stdout.strip().splitlines()
+    assert last.split() == ["0", "[]"], run.stderr
+    written = json.loads("\n".join(written))
+    assert written["tex"] == "r.tex" and written["figures"]
+    assert all(Path(tmp_path, f).is_file() for f in written["figures"])
 
 
 def test_the_plan_section_counts_what_plan_counts():

@@ -13,16 +13,17 @@ No term of mem4d is set from these figures: they are the references the issue's 
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import json
 import re
-import subprocess
 import sys
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # published_table.py beside it, also when a test imports it
+import published_table  # noqa: E402  (benchmarks/published_table.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -148,31 +149,14 @@ def tsv(table: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def summary(table: list[dict]) -> str:
-    done = sorted(abs(r["error"]) for r in table if "error" in r)
-    line = f"{len(table)} runs: {len(done)} answered, {len(table) - len(done)} refused"
-    if done:
-        line += (f"; |error| median {100 * done[len(done) // 2]:.1f} %, max {100 * done[-1]:.1f} %, "
-                 f"{sum(e <= 0.10 for e in done)} within 10 %")
-    return line
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true", help="one JSON object per run (with the components)")
-    parser.add_argument("--out", metavar="PREFIX", help="write PREFIX.tsv and PREFIX.jsonl (with the commit)")
-    args = parser.parse_args()
+    args = published_table.arguments(__doc__)
     if not (MEASURED / "RUNS.md").exists():
         print(f"published_titan: {MEASURED} is absent (the reference data beside the clone)", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as scratch:  # the committed job files are rewritten only with --out
         table = rows(jobs=JOBS if args.out else Path(scratch))
-    if args.out:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True,
-                                cwd=ROOT).stdout.strip()
-        Path(f"{args.out}.tsv").write_text(tsv(table) + f"# {summary(table)}; mem4d at {commit}\n")
-        Path(f"{args.out}.jsonl").write_text("".join(json.dumps({**r, "commit": commit}) + "\n" for r in table))
-    print("\n".join(json.dumps(r) for r in table) if args.json else tsv(table) + summary(table))
+    published_table.report(table, tsv, args.out, args.json)
     return 0
 
 

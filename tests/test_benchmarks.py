@@ -43,7 +43,7 @@ NEEDS = {
     "vision_saved.py": ("torch", "lists what Qwen3-VL's vision tower saves with torch and transformers (run by hand)"),
     "vocab_pad_probe.py": (None, "compiles for an H100 target through the CUDA plugin (minutes a table)"),
 }
-LIBRARIES = ("titan_block.py", "titan_moe.py", "titan_loader.py", "saved_lines.py")  # modules of the scripts, no command
+LIBRARIES = ("titan_block.py", "titan_moe.py", "titan_loader.py", "saved_lines.py", "published_table.py")  # no command
 
 
 def _run(script: str, args: list[str], timeout: float = 120) -> subprocess.CompletedProcess:

@@ -1,0 +1,39 @@
+"""What the tables of published measured runs share (published_megatron.py, published_titan.py): the summary line,
+the command's flags, and the files --out writes with the commit they were computed at."""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def summary(table: list[dict]) -> str:
+    """'N runs: A answered, R refused; |error| median, max, within 10 %' of a table's rows (error: a fraction)."""
+    done = sorted(abs(r["error"]) for r in table if "error" in r)
+    line = f"{len(table)} runs: {len(done)} answered, {len(table) - len(done)} refused"
+    if done:
+        line += (f"; |error| median {100 * done[len(done) // 2]:.1f} %, max {100 * done[-1]:.1f} %, "
+                 f"{sum(e <= 0.10 for e in done)} within 10 %")
+    return line
+
+
+def arguments(doc: str) -> argparse.Namespace:
+    """--json (one object per run) and --out PREFIX (the table as data)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="one JSON object per run (with the components)")
+    parser.add_argument("--out", metavar="PREFIX", help="write PREFIX.tsv and PREFIX.jsonl (with the commit)")
+    return parser.parse_args()
+
+
+def report(table: list[dict], tsv: Callable[[list[dict]], str], out: str | None, as_json: bool) -> None:
+    """Write PREFIX.tsv (with the summary and commit) and PREFIX.jsonl where `out` is given; print the table."""
+    if out:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True,
+                                cwd=ROOT).stdout.strip()
+        Path(f"{out}.tsv").write_text(tsv(table) + f"# {summary(table)}; mem4d at {commit}\n")
+        Path(f"{out}.jsonl").write_text("".join(json.dumps({**r, "commit": commit}) + "\n" for r in table))
+    print("\n".join(json.dumps(r) for r in table) if as_json else tsv(table) + summary(table))

@@ -19,7 +19,8 @@ from symbolic.config.glossary import inputs_for
 from symbolic.config.shapes import PRESETS
 from symbolic.config.switches import Switches
 from symbolic.config.symbols import BY_NAME
-from symbolic.config.training import STAGES, Training
+from symbolic.config.training import Training
+from symbolic.config.stages import STAGES
 from symbolic.estimator.estimate import estimate
 from symbolic.estimator.vectorized import estimator
 from symbolic.recipes import load

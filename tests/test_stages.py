@@ -22,7 +22,8 @@ from symbolic.config.glossary import inputs_for
 from symbolic.config.shapes import PRESETS
 from symbolic.config.switches import Switches
 from symbolic.config.symbols import BY_NAME, r
-from symbolic.config.training import Training, stage_of
+from symbolic.config.training import Training
+from symbolic.config.stages import stage_of
 from symbolic.estimator.estimate import estimate
 from symbolic.plan.balance import balance
 from symbolic.plan.enumerate import Cluster

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.symbols import m, p, vpp
-from ..config.training import STAGES, stage_rank
+from ..config.stages import STAGES, stage_rank
 
 RANK = {stage: sp.sympify(stage_rank(stage, p)) for stage in STAGES}  # the rank that stands for each stage
 

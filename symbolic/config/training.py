@@ -1,4 +1,4 @@
-"""The training config shared by symbolic/ and jaxcheck/ (parallel sizes, batch, precision, recompute) and the pipeline's stages."""
+"""The training config shared by symbolic/ and jaxcheck/ (parallel sizes, batch, precision, recompute); the pipeline's stage kinds are config.stages."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
@@ -19,25 +19,6 @@ RECOMPUTE_MODULES = ("core_attn", "mla_up_proj", "layernorm", "moe_act")
 # 1f1b: one forward, one backward (PipeDream-flush; Megatron-LM's forward_backward_pipelining_without_interleaving):
 # rank r holds min(m, p - r) micro batches; gpipe: every forward, then every backward (all m held)
 SCHEDULES = ("1f1b", "gpipe")
-STAGES = ("first", "middle", "last", "only")  # a GPU's place in the pipeline; only: p = 1, one stage holds everything
-
-
-def stage_rank(stage: str, p):
-    """The pipeline rank that stands for a stage of p stages (p an int or a sympy symbol): 0, 1, p - 1, or 0."""
-    return {"first": 0, "middle": 1, "last": p - 1, "only": 0}[stage]
-
-
-def stage_exists(stage: str, p):
-    """Whether a GPU of this stage exists with p pipeline stages (p an int or an array): only at p = 1, first and
-    last from p = 2, middle from p = 3."""
-    return {"only": p == 1, "first": p >= 2, "last": p >= 2, "middle": p >= 3}[stage]
-
-
-def stage_of(rank: int, p: int) -> str:
-    """The stage kind of pipeline rank `rank` of p: only (p = 1), first, last, or middle."""
-    return "only" if p == 1 else "first" if rank == 0 else "last" if rank == p - 1 else "middle"
-
-
 @dataclass(frozen=True)
 class Training(Sharding):
     """One 4D-parallel training job; letters follow the glossary (d, t, p, c, vpp, s, b) plus the global batch.

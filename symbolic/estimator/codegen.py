@@ -144,7 +144,7 @@ def derive(profile: str, switches: Switches) -> dict:
     from ..components import total
     from ..config.kinds import present
     from ..config.symbols import BY_NAME, L_r, Le_r, m_r, r
-    from ..config.training import STAGES
+    from ..config.stages import STAGES
     from ..recipes import load
 
     module = load(profile)

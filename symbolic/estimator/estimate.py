@@ -14,7 +14,8 @@ from ..config.kinds import (  # whether a model's stages of equal layer counts m
 from ..config.shapes import ModelShape
 from ..config.shape_json import shape_json
 from ..config.switches import Switches
-from ..config.training import STAGES, Training, stage_exists, stage_of, stage_rank
+from ..config.training import Training
+from ..config.stages import STAGES, stage_exists, stage_of, stage_rank
 from .vectorized import Estimator, estimator
 from ..recipes.registry import DEFAULT_PROFILE, JAX_PROFILE
 

@@ -12,7 +12,7 @@ from ..config.errors import ConfigError
 from ..config.glossary import STAGE_NAMES
 from ..config.kinds import KINDS
 from ..config.switches import Switches
-from ..config.training import STAGES, stage_rank
+from ..config.stages import STAGES, stage_rank
 from .codegen import compile_source, derived
 from ..recipes.registry import DEFAULT_PROFILE
 

@@ -17,7 +17,8 @@ from ..config.glossary import inputs_for
 from ..config.kinds import prefixes, shares
 from ..config.shapes import ModelShape
 from ..config.switches import Switches
-from ..config.training import STAGES, Training, stage_of
+from ..config.training import Training
+from ..config.stages import STAGES, stage_of
 from ..estimator.vectorized import Estimator, estimator
 from ..recipes.registry import DEFAULT_PROFILE, select
 

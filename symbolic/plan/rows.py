@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from ..config.training import STAGES
+from ..config.stages import STAGES
 from ..estimator.estimate import PEAK_FROM, mixed, peak_of
 from .balance import even_cap
 from .enumerate import SPLITS, Cluster, expert_columns
@@ -20,7 +20,8 @@ def _mixed_even_totals(est, arrays: dict, shape) -> dict[str, np.ndarray]:
     """Each stage kind's total of an even split when the model's layers are of several kinds (dense and MoE, softmax
     attention and Gated DeltaNet): every rank with its own layers of each kind (Training.layer_ranges: interleaved chunks placed), the middle kind the most loaded
     middle rank, as `mem4d estimate` lists every rank of such a model."""
-    from ..config.training import Training, stage_of
+    from ..config.training import Training
+    from ..config.stages import stage_of
 
     n = len(arrays["p"])
     totals = {kind: np.full(n, -np.inf) for kind in STAGES}
@@ -47,7 +48,8 @@ def _accounted_totals(est, arrays: dict, grid: dict, shape, accounted: tuple[boo
     Megatron-Core places there (config.layout.accounted_chunks), of each kind, and its in-flight count off the
     interleaved schedule of its chunks (config.layout.held), per (p, vpp, m) of the rows; the middle kind the most
     loaded middle rank, as `mem4d estimate` lists every rank."""
-    from ..config.training import Training, stage_of
+    from ..config.training import Training
+    from ..config.stages import stage_of
 
     n = len(grid["p"])
     totals = {kind: np.full(n, -np.inf) for kind in STAGES}

@@ -12,7 +12,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..config.kinds import prefixes, shares
-from ..config.training import STAGES
+from ..config.stages import STAGES
 from ..estimator.vectorized import Estimator
 from .balance import even_cap
 

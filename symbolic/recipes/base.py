@@ -18,7 +18,7 @@ class Profile(Protocol):
         """The most loaded GPU's breakdown (Components) whose sum is its "total"."""
 
     def stage_components(self, sw, stage: str, layers=None, micro=None, moe_layers=None) -> list:
-        """One GPU of a pipeline stage (config.training.STAGES) holding `layers` layers (L/p by default), `micro`
+        """One GPU of a pipeline stage (config.stages.STAGES) holding `layers` layers (L/p by default), `micro`
         in-flight micro batches and `moe_layers` MoE layers."""
 
     def layer_tensors(self, sw) -> list:

@@ -5,7 +5,7 @@ from ..components import Component, total
 from ..config.switches import Switches
 from ..config.kinds import present
 from ..config.symbols import BY_NAME, L_r, Le_r, m_r, r
-from ..config.training import STAGES
+from ..config.stages import STAGES
 from ..recipes import load
 
 

@@ -59,13 +59,35 @@ def _restack(tree: dict, p: int) -> dict:
 
 
 # the half of the 2^4 meshes with an even number of axes at 2: every pair of axes meets in all four size pairs (a
-# resolution-IV fraction), 8 compiles instead of 16; single axes at 2 run in the flash and ZeRO tests below
-MESHES = [x for x in itertools.product((1, 2), repeat=4) if x.count(2) % 2 == 0]
+# resolution-IV fraction), 8 compiles instead of 16; single axes at 2 run in the ZeRO tests below. Each mesh also
+# carries one variant of what the step can do, so that every variant is compiled once, beside a mesh, and no compile is
+# spent on the default alone: the remat policies, sequence parallelism off (t = 2), XLA attention over the whole score
+# matrix (flash_attn off), and flash attention over several key blocks (s = 16 in blocks of 4 or 8; with queries split
+# over context, keys gathered). The full 16-device mesh keeps the defaults (selective, sp, one key block); the bf16 test
+# below runs it too.
+MESHES = {  # (d, p, t, c): the variant, as _spec's keywords (block: jaxcheck.model.attention.FLASH_BLOCK)
+    (1, 1, 1, 1): {"block": 4},
+    (1, 1, 2, 2): {"block": 8},
+    (1, 2, 1, 2): {"recompute": "none", "block": 4},
+    (1, 2, 2, 1): {"recompute": "full"},
+    (2, 1, 1, 2): {"recompute": "full", "block": 4},
+    (2, 1, 2, 1): {"sp": False},
+    (2, 2, 1, 1): {"flash_attn": False},
+    (2, 2, 2, 2): {},
+}
+assert sorted(MESHES) == [x for x in itertools.product((1, 2), repeat=4) if x.count(2) % 2 == 0]
 
 
-@pytest.mark.parametrize("d,p,t,c", MESHES)
-def test_step_matches_reference_and_loss_falls(reference, d, p, t, c):
-    _check_against_reference(reference, _spec(d, p, t, c))
+@pytest.mark.parametrize("mesh", list(MESHES), ids=[
+    "-".join(map(str, m)) + "".join(f"-{k}={v}" for k, v in MESHES[m].items()) for m in MESHES])
+def test_step_matches_reference_and_loss_falls(reference, monkeypatch, mesh):
+    """Each mesh with its variant: loss and gradients as the reference, loss falling over 5 steps."""
+    import jaxcheck.model.attention
+
+    variant = dict(MESHES[mesh])
+    if "block" in variant:
+        monkeypatch.setattr(jaxcheck.model.attention, "FLASH_BLOCK", variant.pop("block"))
+    _check_against_reference(reference, _spec(*mesh, **variant))
 
 
 @pytest.mark.parametrize("zero,d,p,t,c", [(2, 2, 2, 2, 2), (2, 1, 2, 1, 2), (3, 2, 2, 2, 2), (3, 2, 1, 1, 1)])
@@ -89,26 +111,6 @@ def test_gpipe_matches_reference(reference, zero, recompute, d, p, t, c):
     """--schedule gpipe (every forward, then every backward) under ZeRO-1, 2 and 3 and each remat policy."""
     _check_against_reference(reference, _spec(d, p, t, c, zero=zero, recompute=recompute, schedule="gpipe"),
                              check_update=zero >= 2)
-
-
-@pytest.mark.parametrize("recompute,sp", [("none", True), ("full", True), ("selective", False)])
-def test_remat_and_no_sp_match_reference(reference, recompute, sp):
-    """The other remat policies and sequence parallelism off, on the full 16-device mesh."""
-    _check_against_reference(reference, _spec(2, 2, 2, 2, recompute=recompute, sp=sp))
-
-
-@pytest.mark.parametrize("d,p,t,c,block", [(1, 1, 1, 2, 4), (1, 1, 2, 2, 8)])  # the full mesh: the remat tests
-def test_flash_key_blocks_across_context_match_reference(reference, monkeypatch, d, p, t, c, block):
-    """Several flash key blocks per sequence (s = 16, blocks of 4 or 8), queries split over context."""
-    import jaxcheck.model.attention
-
-    monkeypatch.setattr(jaxcheck.model.attention, "FLASH_BLOCK", block)
-    _check_against_reference(reference, _spec(d, p, t, c))
-
-
-def test_unfused_attention_matches_reference(reference):
-    """flash_attn off: XLA attention over the whole score matrix, on the full 16-device mesh."""
-    _check_against_reference(reference, _spec(2, 2, 2, 2, flash_attn=False))
 
 
 def _check_against_reference(reference, spec, check_update=False):

@@ -119,7 +119,7 @@ def _step(spec):
 
 CASES = [  # shape, (d, e, p, t, t_e, c), zero, remat: e in {1, 2, 4}, t_e in {1, t}, ZeRO 0-3, every remat policy
     (GPT_OSS, (2, 2, 2, 2, 2, 1), 1, "selective"),  # the experts' down bias once over the f_e shards (t_e = t)
-    (SHAPE, (4, 4, 1, 2, 1, 2), 0, "full"),
+    (GPT_OSS, (4, 4, 1, 2, 1, 2), 0, "full"),  # e = 4; GPT_OSS's reference serves both, and the capacity test below
     (SHAPE_MTP, (2, 1, 2, 2, 2, 2), 3, "none"),  # two MTP modules on the last stage, their lookups over context
     (MIXED_MTP, (2, 2, 1, 2, 1, 1), 2, "selective"),  # two stacks, no shared experts, sigmoid + bias, groups, MTP
     (STAGED, (2, 2, 2, 1, 1, 2), 2, "full"),  # two stacks at p = 2: each stage a dense layer, then an MoE layer
@@ -153,9 +153,10 @@ def test_moe_step_matches_dense_reference(shape, mesh, zero, remat):
 
 
 def test_small_capacity_step_compiles_and_drops_tokens():
-    """C_f = 1 on d2 e2 (T = 16 tokens a device, C = 4 of 32 assignments per expert): the step compiles and runs, its
-    loss is finite and differs from the no-drop reference beyond the equivalence tolerance (assignments dropped)."""
-    spec = _spec(SHAPE, 2, 2, 1, 1, 1, 1, C_f=1.0)
+    """C_f = 1 on d2 e2, gpt-oss's biases (T = 16 tokens a device, C = 4 of 32 assignments per expert): the step
+    compiles and runs, its loss is finite and differs from the no-drop reference beyond the equivalence tolerance
+    (assignments dropped)."""
+    spec = _spec(GPT_OSS, 2, 2, 1, 1, 1, 1, C_f=1.0)
     _, (loss, _, _), (_, _, _, ref_loss, _), _ = _step(spec)
     assert math.isfinite(loss) and abs(loss - ref_loss) > 1e-4 * ref_loss
 

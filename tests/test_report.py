@@ -68,25 +68,53 @@ def _overfull(log: str) -> list[str]:
             if float(m.group(1)) > 1.0]
 
 
-@pytest.mark.parametrize("extra", [["--plan", "--gpus", "512"] + (["--from", str(RESULTS)] if RESULTS else []),
-                                   ["--profile", "jax", "--model", "llama3-8b", "--dp", "2", "--tp", "2", "--pp", "2",
-                                    "--cp", "2", "--seq", "1024", "--gbs", "8", "--recompute", "none"]])
-def test_tex_and_figures_compile_without_overfull_lines(tmp_path, extra):
-    base = [] if "--model" in extra else CONFIG  # a configuration of its own: no flag given twice
-    out = mem4d("-o", "r.tex", *base, *extra, cwd=tmp_path)
-    assert out.returncode == 0, out.stderr
-    tex = (tmp_path / "r.tex").read_text()
+PLAN_FROM = ["--plan", "--gpus", "512"] + (["--from", str(RESULTS)] if RESULTS else [])
+JAX = ["--profile", "jax", "--model", "llama3-8b", "--dp", "2", "--tp", "2", "--pp", "2", "--cp", "2", "--seq", "1024",
+       "--gbs", "8", "--recompute", "none"]
+
+
+@pytest.fixture(scope="module")
+def plan_report(tmp_path_factory):
+    """`mem4d report -o r.tex` of CONFIG with its plan and the sweep records' figures, through the entry point in a
+    fresh interpreter that then names the heavy modules it imported: (its folder, its exit status and the modules,
+    its --json). One report run for the two tests that read it (each takes seconds)."""
+    cwd = tmp_path_factory.mktemp("plan-report")
+    code = ("import sys; from symbolic.cli.entry import main; "
+            f"rc = main(['report', '-o', 'r.tex', *{CONFIG + PLAN_FROM!r}, '--json']); "
+            "print(rc, sorted(m for m in ('jax', 'jaxlib', 'flax') if m in sys.modules))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"})
+    *written, last = run.stdout.strip().splitlines() or [""]
+    return cwd, last, run.stderr, json.loads("\n".join(written) or "null")
+
+
+def _compiles_without_overfull_lines(folder: Path, extra: list[str]) -> None:
+    """r.tex's figures exist (one per section that draws), no shrinking, and pdflatex builds it twice without an
+    overfull line."""
+    tex = (folder / "r.tex").read_text()
     figures = re.findall(r"\\includegraphics\[[^]]*\]\{([^}]*)\}", tex)
-    assert figures and all((tmp_path / f).is_file() for f in figures)
+    assert figures and all((folder / f).is_file() for f in figures)
     assert len(figures) == 1 + ("--plan" in extra) + 2 * ("--from" in extra)
     assert "resizebox" not in tex and "~" not in tex.replace(r"\textasciitilde", "")
     if not HAS_PDFLATEX:
         pytest.skip("pdflatex not installed (apt-get install texlive-latex-base)")
     for _ in range(2):
-        run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "r.tex"], cwd=tmp_path,
+        run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "r.tex"], cwd=folder,
                              capture_output=True, text=True, timeout=180)
         assert run.returncode == 0, run.stdout[-2000:]
-    assert _overfull((tmp_path / "r.log").read_text(errors="replace")) == []
+    assert _overfull((folder / "r.log").read_text(errors="replace")) == []
+
+
+def test_plan_report_compiles_without_overfull_lines(plan_report):
+    cwd, last, err, _ = plan_report
+    assert last.split()[:1] == ["0"], err
+    _compiles_without_overfull_lines(cwd, CONFIG + PLAN_FROM)
+
+
+def test_jax_profile_report_compiles_without_overfull_lines(tmp_path):
+    out = mem4d("-o", "r.tex", *JAX, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    _compiles_without_overfull_lines(tmp_path, JAX)
 
 
 def test_a_long_stage_split_is_a_line_of_its_own():
@@ -136,19 +164,13 @@ def test_bad_input_is_one_line_before_any_file(tmp_path, args):
 
 
 @pytest.mark.skipif(RESULTS is None, reason="no sweep records in records/")
-def test_report_imports_no_jax_and_its_json_names_what_was_written(tmp_path):
+def test_report_imports_no_jax_and_its_json_names_what_was_written(plan_report):
     """The cross-check figure reads sweep records; the command stays on the symbolic side. Its --json names the
-    source and every figure it wrote (one report written for both checks: each takes seconds)."""
-    code = ("import sys; from symbolic.cli.entry import main; "
-            f"rc = main(['report', '-o', 'r.tex', '--from', {str(RESULTS)!r}, '--json']); "
-            "print(rc, sorted(m for m in ('jax', 'jaxlib', 'flax') if m in sys.modules))")
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300,
-                         env={**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"})
-    *written, last = run.stdout.strip().splitlines()
-    assert last.split() == ["0", "[]"], run.stderr
-    written = json.loads("\n".join(written))
+    source and every figure it wrote."""
+    cwd, last, err, written = plan_report
+    assert last.split() == ["0", "[]"], err
     assert written["tex"] == "r.tex" and written["figures"]
-    assert all(Path(tmp_path, f).is_file() for f in written["figures"])
+    assert all(Path(cwd, f).is_file() for f in written["figures"])
 
 
 def test_the_plan_section_counts_what_plan_counts():

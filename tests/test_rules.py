@@ -55,7 +55,7 @@ def test_every_message_is_one_line_on_ints():
              "sinks need flash attention (jax)", "capped scores need flash attention (jax)", "deepspeed: dense models", "torchtitan MoE: tp = 1",
              "torchtitan MoE: eager", "torchtitan MoE: no --ac-every", "torchtitan: no multi-token prediction",
              "torchtitan MoE: no shared-expert gate",
-             "DSA: no context parallel", "DSA: no core_attn or mla_up_proj recompute", "DSA: unfused either way",
+             "DSA: no context parallel", "DSA: no core_attn or mla_up_proj recompute", "unfused attention: the fused softmax", "DSA: unfused either way",
              "no sparse-attention indexer (jax)", "Gated DeltaNet: Megatron and jaxcheck", "value heads of their own width: not modelled",
              "sliding-window KV heads of their own: not modelled", "Mamba-2: Megatron only",
              "Gated DeltaNet: dense or MoE layers (jax)", "Gated DeltaNet: stages alike (jax)",

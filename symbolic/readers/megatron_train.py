@@ -190,6 +190,10 @@ def training_flags(args: Args) -> dict:
            **_offload(args), **_cpu_offload(args)}
     out.update(grad_accum_fusion=bool(args.get("gradient_accumulation_fusion")),
                flash_attn=bool(args.get("use_flash_attn")) or FLASH.get(args.get("attention_backend"), True))
+    if not out["flash_attn"] and impl == "local" and not args.get("masked_softmax_fusion"):
+        # megatron-core 0.16.1 fusions/fused_softmax.py forward_torch_softmax (Transformer Engine's softmax ignores it)
+        args.refuse("masked_softmax_fusion", "unfused attention's PyTorch softmax keeps its fp32 output beside the "
+                    "bf16 probabilities: not modelled")
     if args.given("moe_expert_capacity_factor"):
         out["moe_capacity"] = args.get("moe_expert_capacity_factor")
     # Megatron-LM's core_transformer_config_from_args: bias_activation_fusion = --bias-swiglu-fusion (default on) with

@@ -144,6 +144,12 @@ RULES: tuple[Rule, ...] = (
                     f"does not take it ({_KERNEL[x.transformer_impl == 'local']}; none with context parallelism), and "
                     f"PyTorch's softmax, keeping its fp32 output beside the bf16 probabilities, is not modelled"),
          scope="paper", model=True),
+    Rule("--no-fp8-transpose: Megatron only", lambda x: getattr(x, "fp8_transpose", True),
+         lambda x: "--no-fp8-transpose is Transformer Engine's Float8Tensor on Blackwell (--recipe megatron)",
+         scope="!paper"),
+    Rule("--no-fp8-transpose: not blockwise", lambda x: getattr(x, "fp8_transpose", True) | (x.fp8 != "blockwise"),
+         lambda x: ("--no-fp8-transpose with --fp8 blockwise: Transformer Engine's Float8BlockwiseQTensor on a "
+                    "Blackwell card is not modelled"), scope="paper"),
     Rule("DSA: unfused either way", lambda x: np.logical_not(x.dsa) | x.flash_attn,
          lambda x: (f"{x.model} has DeepSeek Sparse Attention, which Megatron-Core 0.16.1 computes unfused whatever "
                     f"the flag: --no-flash-attn does not apply"), scope="paper", model=True),

@@ -84,3 +84,16 @@ def test_megatron_core_without_its_softmax_fusion_is_refused_only_where_it_runs(
         read(path)
     path.write_text(base + "--transformer-impl transformer_engine\n")  # TE's softmax does not read the flag
     assert read(path).training["flash_attn"] is False
+
+
+def test_megatron_cores_local_layers_run_unfused_attention(tmp_path):
+    """megatron-core 0.16.1 models/backends.py LocalSpecProvider.core_attention is DotProductAttention (the local
+    spec, which Megatron-LM builds for --transformer-impl local whatever --attention-backend says): the reader reads
+    such a file as unfused, and estimate refuses the local layers with flash attention in one line."""
+    path = tmp_path / "args.txt"
+    path.write_text("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
+                    "--micro-batch-size 4 --transformer-impl local\n")
+    assert read(path).training["flash_attn"] is False
+    rc, out, err = _run("estimate", "--model", "tiny", "--seq", "1024", "--transformer-impl", "local")
+    assert rc == 2 and out == "" and "unfused whatever the attention backend" in err, err
+    assert _run("estimate", "--model", "tiny", "--seq", "1024", "--transformer-impl", "local", "--no-flash-attn")[0] == 0

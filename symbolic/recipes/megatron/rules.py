@@ -139,6 +139,11 @@ RULES: tuple[Rule, ...] = (
          lambda x: (f"tensor parallel t={x.t} does not divide the {x.n_gk} Gated DeltaNet key heads of {x.model} "
                     f"(Megatron-Core splits its heads, convolution channels and in_proj over t)"),
          scope="gdn", model=True),
+    # megatron-core 0.16.1 models/backends.py LocalSpecProvider.core_attention: DotProductAttention, unfused
+    Rule("--transformer-impl local: unfused attention",
+         lambda x: np.logical_not(x.flash_attn) | (x.transformer_impl != "local"),
+         lambda x: ("--transformer-impl local builds Megatron-Core's own DotProductAttention, unfused whatever the "
+                    "attention backend (LocalSpecProvider.core_attention): give --no-flash-attn"), scope="paper"),
     Rule("unfused attention: the fused softmax", _softmax_fused,
          lambda x: (f"unfused attention at s={x.s}, b={x.b}, a/t={x.a // x.t}, cp={x.c}: the fused softmax kernel "
                     f"does not take it ({_KERNEL[x.transformer_impl == 'local']}; none with context parallelism), and "

@@ -22,11 +22,11 @@ def _softmax_fused(x):
     default 1); megatron-core 0.16.1 fusions/fused_softmax.py under --transformer-impl local: 16 < s <= 4096, s % 4,
     b a/t % 4 and % the batches per block (--masked-softmax-fusion, Megatron-LM's default; the reader refuses --no-).
     Causal attention needs the queries to span the keys: no context parallelism (neither runs it unfused)."""
-    heads = x.b * (x.a // x.t)
-    per_block = np.where(x.s <= 128, 8, 4)
-    te = (x.s > 16) & (x.s < 16384) & (x.s % 8 == 0) & (heads % 4 == 0) & (x.s % per_block == 0)
-    local = (x.s > 16) & (x.s <= 4096) & (x.s % 4 == 0) & (heads % 4 == 0) & (heads % per_block == 0)
-    return x.flash_attn | (np.where(x.transformer_impl == "local", local, te) & (x.c == 1))
+    heads = x.b * (x.a // x.t)  # s % 8 covers TE's batches per block; Megatron-Core's is 8 up to s = 128
+    te = (x.s > 16) & (x.s < 16384) & (x.s % 8 == 0) & (heads % 4 == 0)
+    local = (x.s > 16) & (x.s <= 4096) & (x.s % 4 == 0) & (heads % 4 == 0) & ((x.s > 128) | (heads % 8 == 0))
+    impl = x.transformer_impl == "local"  # operators only (no np.where): the web page traces the rule
+    return x.flash_attn | ((((impl & local) | (np.logical_not(impl) & te))) & (x.c == 1))
 
 
 _KERNEL = {False: "Transformer Engine's takes 16 < s < 16384, s % 8 = 0, b a/t % 4 = 0",

@@ -48,6 +48,10 @@ SWIGLU_FUSION = {"LLAMA3_8B", "LLAMA3_70B", "LLAMA3.1_405B", "GPT OSS 120B"}
 # scripts/performance/configs/*/*_llm_pretrain.yaml "grad_reduce_in_fp32: false" too; megatron-core 0.16.1
 # distributed/param_and_grad_buffer.py)
 GRAD_DTYPE = "bf16"
+# the Blackwell cards (compute capability 10.x: B200, GB200, B300, GB300): their FP8 GEMMs take either layout, so a
+# delayed or tensorwise Float8Tensor keeps one copy for both usages (Transformer Engine 2.20.2 pytorch/utils.py
+# is_non_tn_fp8_gemm_supported; config/precision.py FLOAT8_RECIPES): Training.fp8_transpose off
+BLACKWELL = {"B200", "GB200", "B300", "GB300"}
 # MODELS.md 5 and 13: the recipes set account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split
 # (Megatron-Bridge llama3.py@v0.4.2:1132-1133, qwen3_moe.py@v0.6.0:261-262): the layers placed as Megatron-Core does
 ACCOUNTED = {"LLAMA3.1_405B", "Qwen3_235B_a22B"}
@@ -179,6 +183,7 @@ def job(row: dict) -> tuple:
                         swiglu_fusion=name in SWIGLU_FUSION, logits="bf16",  # gpt_provider.py:185 fused CE
                         grad_dtype=GRAD_DTYPE, account_embedding=name in ACCOUNTED, account_loss=name in ACCOUNTED,
                         tp_comm_overlap=userbuffers(row) and t > 1,  # Megatron-LM turns it off at t = 1
+                        fp8_transpose=row["gpu"] not in BLACKWELL,
                         **graphs,
                         **({"ep": _int(row["ep"]), "etp": _int(row["etp"])} if moe else {}))
     return shape, training

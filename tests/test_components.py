@@ -57,7 +57,7 @@ def test_every_component_has_a_one_line_doc(profile, zero):
 
 def test_llama_layer_names_its_tensors_one_by_one():
     assert [x.name for x in layer_tensors(Switches())] == LLAMA_TENSORS
-    assert [x.name for x in layer_tensors(Switches(flash_attn=False))] == LLAMA_TENSORS[:6] + ["scores", "softmax"] + LLAMA_TENSORS[6:]
+    assert [x.name for x in layer_tensors(Switches(flash_attn=False))] == LLAMA_TENSORS[:6] + ["softmax"] + LLAMA_TENSORS[6:]
     assert [x.name for x in layer_tensors(Switches(recompute="full"))] == ["layer_input"]
 
 

@@ -81,6 +81,21 @@ def test_moe_layers_quantize_the_experts_inputs_not_the_routers():
     assert "B_q" in str(parts["expert_input"].expr) and "B_q" in str(parts["expert_fc2_input"].expr)
 
 
+@pytest.mark.parametrize("recipe, gather, per_weight", [
+    ("delayed", False, 1), ("tensorwise", True, 0), ("mxfp8", True, 1 + 1 / 32), ("nvfp4", False, 2 * (0.5 + 1 / 16))])
+def test_blackwell_float8_weights_keep_no_transpose(recipe, gather, per_weight):
+    """--no-fp8-transpose (TE 2.20.2 is_non_tn_fp8_gemm_supported, compute capability 10.x): a delayed or tensorwise
+    Float8Tensor's one _data buffer serves both usages, so the cache holds one FP8 copy, or nothing beside FP8
+    weights; MXFP8 and NVFP4 keep both usages as before. --recipe torchtitan and blockwise refuse the flag."""
+    layers = SHAPE.param_count - 2 * SHAPE.h * SHAPE.v - SHAPE.h
+    training = Training(s=256, fp8=recipe, fp8_param_gather=gather, fp8_transpose=False)
+    assert estimate(SHAPE, training).stages[0]["bytes"]["fp8_weight_cache"] == round(per_weight * layers)
+    x = rules.letters(Training(s=256, zero=3, fp8="tensorwise", fp8_transpose=False), SHAPE)
+    assert "--no-fp8-transpose: Megatron only" in [r.name for r in select("torchtitan") if not r.holds(x)]
+    x = rules.letters(Training(s=256, fp8="blockwise", fp8_transpose=False), SHAPE)
+    assert [r.name for r in select("paper") if not r.holds(x)] == ["--no-fp8-transpose: not blockwise"]
+
+
 @pytest.mark.parametrize("kwargs, needle", [
     ({"fp8": "blockwise", "fp8_param_gather": True}, "needs --fp8 delayed, tensorwise, mxfp8 or nvfp4"),
     ({"fp8_param_gather": True}, "needs --fp8 delayed, tensorwise, mxfp8 or nvfp4"),

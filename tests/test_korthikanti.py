@@ -45,11 +45,13 @@ def test_full_recompute_keeps_the_layer_input():
 
 
 def test_llama_layer_applies_the_same_recompute_rules():
-    """Llama layer without flash attention: selective recompute removes exactly the s^2 terms (scores, softmax)."""
+    """Llama layer without flash attention: selective recompute removes exactly the s^2 term (the fused softmax's
+    output) and the keys and values repeated to the a query heads (its checkpoint keeps them k*dh wide)."""
     none = layer_activation(Switches(flash_attn=False, overheads=False))
     selective = layer_activation(Switches(flash_attn=False, recompute="selective", overheads=False))
     flash = layer_activation(Switches(overheads=False))
-    assert sp.simplify(none - selective - 2 * B_a * a * s**2 * b / (t * c)) == 0
+    repeated = 2 * B_a * s * b * (a - k) * dh / (t * c)
+    assert sp.simplify(none - selective - B_a * a * s**2 * b / (t * c) - repeated) == 0
     assert sp.simplify(selective - flash) == 0
 
 

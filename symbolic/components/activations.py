@@ -28,10 +28,41 @@ def _scores(name: str, nbytes: sp.Expr, sw: Switches, doc: str) -> Component:
     return Component(name, per_gpu_tokens(nbytes * a * s * s * b, True, sw), doc)
 
 
+def _kv(sw: Switches) -> list[Component]:
+    """The keys and values the attention core keeps: k*dh wide with GQA under flash attention; unfused attention
+    repeats them to the a query heads first and keeps the copies (Transformer Engine 2.9.0 backends.py
+    UnfusedDotProductAttention.forward, megatron-core 0.16.1 transformer/dot_product_attention.py: repeat_interleave,
+    whose backward keeps nothing), so a*dh wide; selective recompute of core_attn keeps its inputs, before the repeat."""
+    checkpointed = sw.recompute == "selective" and "core_attn" in sw.modules.split("+")  # its inputs: before the repeat
+    width, why = ((k * dh, "k*dh wide with GQA") if sw.flash_attn or checkpointed
+                  else (a * dh, "repeated to the a heads, a*dh wide"))
+    return [_tok("k", width, B_a, True, sw, f"keys after RoPE, {why}"),
+            _tok("v", width, B_a, True, sw, f"values, {why}")]
+
+
+def unfused_core(sw: Switches) -> list[Component]:
+    """The s x s tensors unfused attention keeps: the fused scaled-masked softmax's output alone (its input, the
+    scores Q K^T, is freed: baddbmm keeps Q and K), which P V's bmm keeps too; with attention dropout its one-byte
+    mask and the dropped-out probabilities P V reads instead (Korthikanti et al. 2022). Transformer Engine 2.9.0
+    pytorch/attention/dot_product_attention/backends.py UnfusedDotProductAttention.forward and softmax.py
+    ScaledSoftmax / ScaledMaskedSoftmax (ctx.save_for_backward(softmax_results, scale_t)); megatron-core 0.16.1
+    transformer/dot_product_attention.py and fusions/fused_softmax.py (ScaledUpperTriangMaskedSoftmax) alike. Without
+    dropout torch's dropout(p=0) returns its input, keeping nothing. PyTorch's softmax, where the fused kernel does not
+    take the shape, is refused by the rule table ("unfused attention: the fused softmax")."""
+    if not sw.dropout:
+        return [_scores("softmax", B_a, sw, "softmax probabilities, the fused softmax's output: kept for its backward "
+                        "and by P V's bmm (the scores Q K^T are freed)")]
+    return [
+        _scores("softmax", B_a, sw, "softmax output, kept for the fused softmax's backward"),
+        _scores("softmax_dropout_mask", _MASK, sw, "dropout mask on the attention probabilities"),
+        _scores("softmax_dropout_out", B_a, sw, "dropped-out probabilities, kept by P V's bmm"),
+    ]
+
+
 def attention_tensors(sw: Switches) -> list[Component]:
     """Attention block: norm-1 input, QKV input, Q, K, V (a*dh and k*dh wide), the q/k norms' inputs where the model
-    has them, attention output; scores + softmax without flash (and, with dropout, its mask and the dropped-out
-    probabilities); with dropout the mask after the output projection (Korthikanti et al. 2022); multi-head latent
+    has them, attention output; without flash the softmax's output (and, with dropout, its mask and the dropped-out
+    probabilities: unfused_core); with dropout the mask after the output projection (Korthikanti et al. 2022); multi-head latent
     attention's tensors where the model has it (components.mla), with DeepSeek Sparse Attention's in place of its
     q, k, v (components.dsa)."""
     if sw.mla and sw.dsa:
@@ -42,9 +73,7 @@ def attention_tensors(sw: Switches) -> list[Component]:
     if sw.mla:
         from .mla import mla_tensors
 
-        return mla_tensors(sw) + ([] if sw.flash_attn else [
-            _scores("scores", B_a, sw, "pre-softmax attention scores Q K^T, kept by unfused attention"),
-            _scores("softmax", B_a, sw, "softmax probabilities, kept for the softmax and P V backward")])
+        return mla_tensors(sw) + ([] if sw.flash_attn else unfused_core(sw))
     parts = [
         _tok("norm1_input", h, B_a, False, sw, "input of the first norm (the residual stream)"),
         _tok("qkv_input", h, B_a, False, sw, "normed input of the QKV projection (kept sharded with SP, re-gathered in backward)"),
@@ -57,8 +86,7 @@ def attention_tensors(sw: Switches) -> list[Component]:
         ]
     parts += [
         _tok("q", a * dh, B_a, True, sw, "queries after RoPE, a*dh wide, input of the attention core"),
-        _tok("k", k * dh, B_a, True, sw, "keys after RoPE, k*dh wide with GQA"),
-        _tok("v", k * dh, B_a, True, sw, "values, k*dh wide with GQA"),
+        *_kv(sw),
         _tok("attn_out", a * dh, B_a, True, sw, "attention output = input of the output projection, a*dh wide"),
     ]
     if sw.attn_gate:  # Megatron-Core 0.16.1 Attention._apply_output_gate, under torch.compile (jit_fuser)
@@ -69,17 +97,8 @@ def attention_tensors(sw: Switches) -> list[Component]:
             _tok("gated_attn_out", a * dh, B_a, True, sw, "attn_out * sigmoid(gate) in bf16, input of the output "
                  "projection"),
         ]
-    if not sw.flash_attn and sw.dropout:  # Korthikanti et al. 2022: softmax output, dropout mask and output
-        parts += [
-            _scores("softmax", B_a, sw, "softmax output, kept for the softmax backward"),
-            _scores("softmax_dropout_mask", _MASK, sw, "dropout mask on the attention probabilities"),
-            _scores("softmax_dropout_out", B_a, sw, "dropped-out probabilities, input of P V"),
-        ]
-    elif not sw.flash_attn:
-        parts += [
-            _scores("scores", B_a, sw, "pre-softmax attention scores Q K^T, kept by unfused attention (DESIGN note)"),
-            _scores("softmax", B_a, sw, "softmax probabilities, kept for the softmax and P V backward"),
-        ]
+    if not sw.flash_attn:
+        parts += unfused_core(sw)
     if sw.attn_softcap and not sw.flash_attn:
         parts.append(_scores("softcap_tanh", B_a, sw, "tanh(scores / cap) of soft-capped scores, kept for tanh's "
                              "backward by unfused attention (Gemma 2; flash kernels cap inside their tiles)"))

@@ -104,11 +104,20 @@ def param_gather_bytes(recipe: str) -> float:
     return int(width) if float(width).is_integer() else width
 
 
-def fp8_bytes(recipe: str, act_bytes: float, param_gather: bool) -> tuple[float, float]:
+# Transformer Engine's Float8Tensor recipes (delayed, tensorwise): on a card whose FP8 GEMMs take any layout (compute
+# capability 10.x, 11.x or >= 13: Blackwell; TE 2.20.2 pytorch/utils.py is_non_tn_fp8_gemm_supported) one _data
+# buffer backs both usages and no transpose is made (tensor/storage/float8_tensor_storage.py update_usage,
+# float8_tensor.py inner_tensor_specs: "no separate transpose is materialized"); MXFP8 and NVFP4 keep both usages
+FLOAT8_RECIPES = ("delayed", "tensorwise")
+
+
+def fp8_bytes(recipe: str, act_bytes: float, param_gather: bool, transpose: bool = True) -> tuple[float, float]:
     """(B_q, B_c): the bytes of a saved GEMM input element (B_a without FP8) and of the FP8 weight copies per
     parameter (0 without FP8). With --fp8-param-gather the weights themselves are the row-wise FP8 copy (B_w = 1),
-    so the cache holds the transposed one alone."""
+    so the cache holds the transposed one alone; without `transpose` (a Float8Tensor on a Blackwell card) the one
+    copy serves both usages: the cache holds it alone, or nothing beside FP8 weights."""
     saved, cache = FP8_RECIPES[recipe]
     saved = act_bytes if saved is None else saved
-    cache = cache / 2 if param_gather else cache
+    copies = 1 if not transpose and recipe in FLOAT8_RECIPES else 2  # the usages' buffers a weight has
+    cache = cache / 2 * (copies - int(param_gather))
     return tuple(int(x) if float(x).is_integer() else x for x in (saved, cache))

@@ -194,6 +194,7 @@ def letters(training, shape=None) -> SimpleNamespace:
              swiglu_fusion=getattr(training, "swiglu_fusion", False),  # plan: unfused rows only
              schedule=training.schedule, recompute_modules=training.recompute_modules, fp8=training.fp8,
              fp8_param_gather=training.fp8_param_gather, compile=training.compile,
+             fp8_transpose=getattr(training, "fp8_transpose", True),  # plan: Hopper's rows
              fp8_all_gather=training.fp8_all_gather, image_tokens=training.image_tokens,
              freeze_vision=training.freeze_vision, cuda_graph=getattr(training, "cuda_graph", "none"),
              tp_comm_overlap=getattr(training, "tp_comm_overlap", False),  # plan: rows without either

@@ -55,6 +55,7 @@ class Training(Sharding):
     recompute_modules: str = "core_attn"  # what selective recompute reruns, comma-separated RECOMPUTE_MODULES
     fp8: str = "none"  # Megatron-LM --fp8-recipe with Transformer Engine (precision.FP8_RECIPES), or none
     fp8_param_gather: bool = False  # Megatron-LM --fp8-param-gather: the weights kept in FP8 (B_w = 1, MXFP8 1 + 1/32)
+    fp8_transpose: bool = True  # TE's Float8Tensors keep a transposed copy: not on Blackwell (precision.FLOAT8_RECIPES)
     compile: bool = False  # torchtitan --compile.enable: each TransformerBlock under torch.compile
     fp8_all_gather: bool = False  # torchtitan --float8.enable_fsdp_float8_all_gather: FSDP2 gathers FP8 weights
     image_tokens: int = 0  # n_v: image tokens per sample through a multimodal model's vision tower (0: text only)
@@ -88,7 +89,7 @@ class Training(Sharding):
             raise ConfigError(problem)
         one_of("--fp8", self.fp8, precision.FP8_RECIPES)
         for name in ("fp8_param_gather", "compile", "fp8_all_gather", "freeze_vision", "tp_comm_overlap",
-                     "account_embedding", "account_loss"):
+                     "account_embedding", "account_loss", "fp8_transpose"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if self.fp8_param_gather and (self.fp8 not in precision.PARAM_GATHER_RECIPES
@@ -167,7 +168,7 @@ class Training(Sharding):
     @property
     def cache_bytes(self) -> float:
         """B_c: bytes per weight element of Transformer Engine's cached FP8 weight copies (0 without --fp8)."""
-        return precision.fp8_bytes(self.fp8, self.act_bytes, self.fp8_param_gather)[1]
+        return precision.fp8_bytes(self.fp8, self.act_bytes, self.fp8_param_gather, self.fp8_transpose)[1]
 
     @property
     def etp_size(self) -> int:
@@ -263,7 +264,8 @@ RECIPE_FIELDS = {name: getattr(Training, name)  # their defaults: the class attr
                  for name in ("ac_every", "zero_init", "grad_accum_fusion", "moe_dispatcher", "transformer_impl", "swiglu_fusion", "schedule", "recompute_modules", "fp8",
                               "fp8_param_gather", "compile", "fp8_all_gather", "image_tokens", "freeze_vision",
                               "cuda_graph", "cuda_graph_scope", "tp_comm_overlap", "offload_modules",
-                              "cpu_offload_layers", "pipeline_layout", "account_embedding", "account_loss")}
+                              "cpu_offload_layers", "pipeline_layout", "account_embedding", "account_loss",
+                              "fp8_transpose")}
 
 
 def _modules(value) -> str:

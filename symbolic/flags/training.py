@@ -188,6 +188,11 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
     group.add_argument("--fp8-param-gather", action="store_true", default=defaults.fp8_param_gather,
                        help="--recipe megatron with --fp8 delayed, tensorwise, mxfp8 or nvfp4: the weights kept "
                             "quantized (Megatron-LM --fp8-param-gather, --fp4-param-gather)")
+    group.add_argument("--no-fp8-transpose", dest="fp8_transpose", action="store_false",
+                       default=defaults.fp8_transpose,
+                       help="--recipe megatron on a Blackwell card (B200, GB200, B300, GB300): FP8 GEMMs take either "
+                            "layout, so --fp8 delayed or tensorwise weights keep one FP8 copy, no transpose (Transformer "
+                            "Engine's is_non_tn_fp8_gemm_supported)")
     group.add_argument("--fp8-all-gather", action="store_true", default=defaults.fp8_all_gather,
                        help="--recipe torchtitan with --fp8 tensorwise: FSDP2 all-gathers the blocks' linear weights "
                             "in FP8 (torchao's enable_fsdp_float8_all_gather)")

@@ -143,7 +143,7 @@ class Args:
         """Note `dest` (as the file spells it, with its value) as not modelled, and why."""
         flag = self.flags.get(dest, "--" + dest.replace("_", "-"))
         value = self.get(dest)
-        shown = "" if value is None or value is True else " " + (" ".join(map(str, value)) if isinstance(value, list)
+        shown = "" if value is None or isinstance(value, bool) else " " + (" ".join(map(str, value)) if isinstance(value, list)
                                                                 else str(value))
         shown += "" if dest in self.values or not shown else " (Megatron-LM's default)"
         self.problems.append(f"{flag}{shown} ({why})")

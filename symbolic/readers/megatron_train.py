@@ -188,8 +188,16 @@ def training_flags(args: Args) -> dict:
     out = {"transformer_impl": impl if impl in TRANSFORMER_IMPLS else "transformer_engine", **_parallel(args),
            **_recompute(args), **_sharding(args), **_precision(args), **_fp8(args), **_graphs(args),
            **_offload(args), **_cpu_offload(args)}
+    # --transformer-impl local builds Megatron-Core's local spec, whose core attention is its own unfused
+    # DotProductAttention whatever --attention-backend says (megatron-core 0.16.1 models/backends.py
+    # LocalSpecProvider.core_attention; Megatron-Bridge 0.3.1 training/mlm_compat/model.py: use_te decides the spec)
     out.update(grad_accum_fusion=bool(args.get("gradient_accumulation_fusion")),
-               flash_attn=bool(args.get("use_flash_attn")) or FLASH.get(args.get("attention_backend"), True))
+               flash_attn=impl != "local" and (bool(args.get("use_flash_attn"))
+                                               or FLASH.get(args.get("attention_backend"), True)))
+    if not out["flash_attn"] and impl == "local" and not args.get("masked_softmax_fusion"):
+        # megatron-core 0.16.1 fusions/fused_softmax.py forward_torch_softmax (Transformer Engine's softmax ignores it)
+        args.refuse("masked_softmax_fusion", "unfused attention's PyTorch softmax keeps its fp32 output beside the "
+                    "bf16 probabilities: not modelled")
     if args.given("moe_expert_capacity_factor"):
         out["moe_capacity"] = args.get("moe_expert_capacity_factor")
     # Megatron-LM's core_transformer_config_from_args: bias_activation_fusion = --bias-swiglu-fusion (default on) with

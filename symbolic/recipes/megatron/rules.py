@@ -14,6 +14,24 @@ def _cpu_offload_allowed(x):
             & np.logical_not((x.E > 0) | x.mla | x.gdn | x.mamba | x.mtp))
 
 
+def _softmax_fused(x):
+    """Whether the fused scaled-masked softmax takes unfused attention's [b, a/t, s, s] scores (ints or plan's arrays),
+    so that it keeps its output alone (components.activations.unfused_core). Transformer Engine 2.9.0
+    pytorch/attention/dot_product_attention/softmax.py FusedScaleMaskSoftmax.is_kernel_available: 16 < s < 16384,
+    s % 8, b a/t % 4, s % the kernel's batches per block (8 up to s = 128, else 4; NVTE_MASKED_SOFTMAX_FUSION at its
+    default 1); megatron-core 0.16.1 fusions/fused_softmax.py under --transformer-impl local: 16 < s <= 4096, s % 4,
+    b a/t % 4 and % the batches per block (--masked-softmax-fusion, Megatron-LM's default; the reader refuses --no-).
+    Causal attention needs the queries to span the keys: no context parallelism (neither runs it unfused)."""
+    heads = x.b * (x.a // x.t)  # s % 8 covers TE's batches per block; Megatron-Core's is 8 up to s = 128
+    te = (x.s > 16) & (x.s < 16384) & (x.s % 8 == 0) & (heads % 4 == 0)
+    local = (x.s > 16) & (x.s <= 4096) & (x.s % 4 == 0) & (heads % 4 == 0) & ((x.s > 128) | (heads % 8 == 0))
+    impl = x.transformer_impl == "local"  # operators only (no np.where): the web page traces the rule
+    return x.flash_attn | ((((impl & local) | (np.logical_not(impl) & te))) & (x.c == 1))
+
+
+_KERNEL = {False: "Transformer Engine's takes 16 < s < 16384, s % 8 = 0, b a/t % 4 = 0",
+           True: "Megatron-Core's takes 16 < s <= 4096, s % 4 = 0, b a/t % 4 = 0"}  # by --transformer-impl local
+
 RULES: tuple[Rule, ...] = (
     Rule("--recompute-modules: Megatron only", lambda x: x.recompute_modules == "core_attn",
          lambda x: (f"--recompute-modules {x.recompute_modules} is Megatron-Core's (--recipe megatron); jaxcheck's "
@@ -121,6 +139,22 @@ RULES: tuple[Rule, ...] = (
          lambda x: (f"tensor parallel t={x.t} does not divide the {x.n_gk} Gated DeltaNet key heads of {x.model} "
                     f"(Megatron-Core splits its heads, convolution channels and in_proj over t)"),
          scope="gdn", model=True),
+    # megatron-core 0.16.1 models/backends.py LocalSpecProvider.core_attention: DotProductAttention, unfused
+    Rule("--transformer-impl local: unfused attention",
+         lambda x: np.logical_not(x.flash_attn) | (x.transformer_impl != "local"),
+         lambda x: ("--transformer-impl local builds Megatron-Core's own DotProductAttention, unfused whatever the "
+                    "attention backend (LocalSpecProvider.core_attention): give --no-flash-attn"), scope="paper"),
+    Rule("unfused attention: the fused softmax", _softmax_fused,
+         lambda x: (f"unfused attention at s={x.s}, b={x.b}, a/t={x.a // x.t}, cp={x.c}: the fused softmax kernel "
+                    f"does not take it ({_KERNEL[x.transformer_impl == 'local']}; none with context parallelism), and "
+                    f"PyTorch's softmax, keeping its fp32 output beside the bf16 probabilities, is not modelled"),
+         scope="paper", model=True),
+    Rule("--no-fp8-transpose: Megatron only", lambda x: getattr(x, "fp8_transpose", True),
+         lambda x: "--no-fp8-transpose is Transformer Engine's Float8Tensor on Blackwell (--recipe megatron)",
+         scope="!paper"),
+    Rule("--no-fp8-transpose: not blockwise", lambda x: getattr(x, "fp8_transpose", True) | (x.fp8 != "blockwise"),
+         lambda x: ("--no-fp8-transpose with --fp8 blockwise: Transformer Engine's Float8BlockwiseQTensor on a "
+                    "Blackwell card is not modelled"), scope="paper"),
     Rule("DSA: unfused either way", lambda x: np.logical_not(x.dsa) | x.flash_attn,
          lambda x: (f"{x.model} has DeepSeek Sparse Attention, which Megatron-Core 0.16.1 computes unfused whatever "
                     f"the flag: --no-flash-attn does not apply"), scope="paper", model=True),

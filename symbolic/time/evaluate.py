@@ -81,6 +81,7 @@ def hardware_values(system: System, shape, par, s, b, precision: str) -> dict:
             "R_e": best * gemm.share(card.name, per_expert, max(shape.f_e, 1) / par.t_e, shape.h),
             "R_h": card.gemm_bf16 * TERA * gemm.share(card.name, tokens, shape.v / par.t, shape.h),
             "R_at": card.attn * TERA, "W_hbm": card.hbm_rate * TERA, "B_x": 4.0 if precision == "fp8" else 0.0,
+            "N_q": 1.0 if precision == "fp8" else 0.0,
             **group_bandwidths(system, par)}
 
 

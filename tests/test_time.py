@@ -161,6 +161,14 @@ def test_dispatcher_sort_and_fp8_padding_by_hand():
     assert bf16["T_pad"] == 0 and bf16["T_sort"] == pytest.approx(by_hand, rel=1e-9)
     one_each = Training(d=128, ep=128, s=4096, b=4, gbs=512, fp8="mxfp8")
     assert step_time(shape, one_each, system("gb200-nvl72"))["breakdown"]["T_sort"] == 0
+    # DeepEP's dispatcher permutes by local expert at once (no sort) but leaves TE's padding; HybridEP delivers the
+    # rows grouped and padded (token_dispatcher.py:1036, :1079): neither term
+    deepep = step_time(shape, job, system("dgx-b200"), "deepep")["breakdown"]
+    assert deepep["T_sort"] == 0 and deepep["T_pad"] == pytest.approx(by_hand, rel=1e-9)
+    hybridep = step_time(shape, job, system("dgx-b200"), "hybridep")["breakdown"]
+    assert hybridep["T_sort"] == hybridep["T_pad"] == 0 and hybridep["T_perm"] == pytest.approx(by_hand, rel=1e-9)
+    with pytest.raises(ConfigError, match="unknown MoE token dispatcher 'nccl'"):
+        step_time(shape, job, system("dgx-b200"), "nccl")
 
 
 def test_memory_bound_kernels_run_at_the_measured_copy_bandwidth(monkeypatch):

@@ -66,17 +66,18 @@ def micro_batch(ch: Choices) -> list[Component]:
                   "under FP8, the grouped linears' casts of fc1's [h] and fc2's [f_e] inputs forward and of their "
                   "output gradients [h], [2 f_e] backward (Transformer Engine 2.9.0 pytorch/module/grouped_linear.py"
                   ":127 and :323 split_quantize; no norm to fuse them into, unlike the dense layers' LayerNormLinear)"),
-        Component("T_sort", sp.Piecewise((copies, E > e), (0, True)),
+        Component("T_sort", sp.Piecewise((copies, E > e), (0, True)) if ch.dispatcher == "alltoall" else sp.Integer(0),
                   "the all-to-all dispatcher's sort of the k_e copies by local expert after the dispatch and its "
                   "unsort before the combine, when a rank holds several experts: each reads and writes them, forward "
                   "and backward (megatron-core 0.16.1 moe/token_dispatcher.py:732 dispatch_postprocess and :767 "
-                  "combine_preprocess, moe/moe_utils.py:470 sort_chunks_by_idxs)"),
-        Component("T_pad", N_q * copies,
+                  "combine_preprocess, moe/moe_utils.py:470 sort_chunks_by_idxs; the all-gather dispatcher and "
+                  "DeepEP permute by local expert at once, HybridEP delivers the tokens grouped, :1079)"),
+        Component("T_pad", N_q * copies if ch.dispatcher != "hybridep" else sp.Integer(0),
                   "under FP8, the grouped MLP's padding of each local expert's rows to the quantization alignment "
                   "(16, MXFP8 32) and the unpadding of its output: each reads and writes the k_e copies, forward and "
                   "backward (megatron-core 0.16.1 moe/experts.py:648 and :762 quantization_padding/_unpadding = "
                   "Transformer Engine 2.9.0 pytorch/module/fp8_padding.py:39 fused_multi_row_padding, skipped at :121 "
-                  "only when every count is aligned)"),
+                  "only when every count is aligned, as HybridEP's dispatch pads them: token_dispatcher.py:1036)"),
     ]
 
 

@@ -6,7 +6,8 @@ from typing import NamedTuple
 
 
 class Choices(NamedTuple):
-    """What changes the step's expressions: the model's kinds, recompute, ZeRO stage, the MoE token dispatcher."""
+    """What changes the step's expressions: the model's kinds, recompute, ZeRO stage, the MoE token dispatcher and
+    experts' biases."""
 
     moe: bool
     mla: bool
@@ -16,12 +17,13 @@ class Choices(NamedTuple):
     modules: tuple[str, ...]  # selective recompute's modules
     zero: int
     dispatcher: str = "alltoall"  # Training.moe_dispatcher, or a flex backend the validation's rows ran (DISPATCHERS)
+    moe_bias: bool = False  # routed experts with biases (gpt-oss): their down bias is added outside the GEMM
 
     @classmethod
     def of(cls, shape, training, dispatcher: str | None = None) -> Choices:
         return cls(shape.moe, shape.mla, bool(shape.q_lora), shape.mlp_matrices, training.recompute,
                    tuple(training.recompute_modules.split(",")), training.zero,
-                   dispatcher or training.moe_dispatcher)
+                   dispatcher or training.moe_dispatcher, shape.moe_bias)
 
 
 # the token dispatchers the step-time model times: Megatron-Core's all-to-all and all-gather ones (Training's) and the

@@ -31,7 +31,10 @@ def micro_batch(ch: Choices) -> list[Component]:
     kv_width = a * (dh + d_r + d_v) if ch.mla else 2 * k * dh
     act = s * b * h * B_a / c  # bytes of one [s/c, b, h] activation
     rerun_act = 1 if full or (ch.recompute == "selective" and "moe_act" in ch.modules) else 0
-    copies = (8 + 4 * full) * (L_e / p) * tok * k_e * h * B_a / W_hbm  # one pass: read and write the k_e copies fwd, bwd
+    unit = (L_e / p) * tok * k_e * h * B_a / W_hbm  # one pass over the k_e copies of every token at HBM speed
+    copies = (8 + 4 * full) * unit  # read and write them forward and backward, the forward again under full recompute
+    flex = ch.dispatcher in ("deepep", "hybridep")  # their probabilities are FP32, the others' the router's (BF16)
+    bias_fwd, bias_bwd = (14, 20) if flex else (6, 8)  # T_bias's passes of the k_e copies
     tp_per_layer = (4 + 2 * full) * (L + (L - L_e)) / p  # AG + RS before/after attention and a dense MLP, fwd, bwd
     return [
         Component("T_lin", 3 * tok * ((lin - experts) / R_g + experts / R_e),
@@ -78,6 +81,15 @@ def micro_batch(ch: Choices) -> list[Component]:
                   "backward (megatron-core 0.16.1 moe/experts.py:648 and :762 quantization_padding/_unpadding = "
                   "Transformer Engine 2.9.0 pytorch/module/fp8_padding.py:39 fused_multi_row_padding, skipped at :121 "
                   "only when every count is aligned, as HybridEP's dispatch pads them: token_dispatcher.py:1036)"),
+        Component("T_bias", (bias_fwd * (1 + int(full)) + bias_bwd) * unit if ch.moe_bias else sp.Integer(0),
+                  "experts with biases (gpt-oss): fc2's bias times each token's probability added outside the GEMM, "
+                  "expert by expert (megatron-core 0.16.1 moe/experts.py:609-626 _apply_bias). Passes of the k_e "
+                  "copies with probabilities in B_a: b p written, t and b p read and the sum written, torch.cat read "
+                  "and written (6) forward; grad b and grad p each a product of the gradient written and read by its "
+                  "sum, torch.split's gradient concatenated (8) backward. The flex dispatchers' FP32 probabilities "
+                  "(token_dispatcher.py:1029-1034, :1174-1179) widen b p, the sum, the cat and the products and add "
+                  "the cast back and its gradient's: 14 and 20 (the others pass the router's dtype, router.py:95-100: "
+                  "BF16, as gpt-oss's Megatron-Bridge provider sets no --moe-router-dtype)"),
     ]
 
 

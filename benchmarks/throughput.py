@@ -27,6 +27,9 @@ from symbolic.config.training import Training
 from symbolic.time.evaluate import step_time
 from symbolic.time.systems import system
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # throughput_dispatch.py beside it
+from throughput_dispatch import dispatcher  # noqa: E402  (benchmarks/throughput_dispatch.py)
+
 DATA = ROOT.parent / "shared" / "data"
 ROWS = DATA / "throughput" / "ROWS.tsv"
 SYSTEM = {"DGX-GB300": "gb300-nvl72", "DGX-GB200": "gb200-nvl72", "DGX-B300": "dgx-b300", "DGX-B200": "dgx-b200",
@@ -172,7 +175,8 @@ def evaluate(rows: list[dict], rank: bool = False, threshold: float = PLAN_THRES
         if reason is None:
             try:
                 shape, training = job(row)
-                out = step_time(shape, training, system(SYSTEM[row["system"]]))
+                ran = dispatcher(row) if shape.moe else ""
+                out = step_time(shape, training, system(SYSTEM[row["system"]]), ran or None)
             except ConfigError as err:
                 reason = str(err)
         if reason is not None:
@@ -180,7 +184,7 @@ def evaluate(rows: list[dict], rank: bool = False, threshold: float = PLAN_THRES
             continue
         published = float(row["tokens_per_s_per_gpu"].split(" (")[0])  # "a (b)": a is the precision named first
         shares = sorted(out["breakdown"].items(), key=lambda kv: -kv[1])[:3]
-        stated.append({**row, "predicted": out["tokens_per_s_per_gpu"], "published": published,
+        stated.append({**row, "dispatcher": ran, "predicted": out["tokens_per_s_per_gpu"], "published": published,
                        "error_pct": 100 * (out["tokens_per_s_per_gpu"] / published - 1),
                        "top": " ".join(f"{k}={100 * v / out['step_s']:.0f}%" for k, v in shares),
                        **(plan_rank(shape, training, system(SYSTEM[row["system"]]), cache, threshold) if rank else {})})
@@ -258,12 +262,12 @@ def main() -> int:
     keys = ("release", "system", "model", "n_gpus", "precision", "gbs", "mbs", "seq", "fsdp", "tp", "pp", "cp", "vp",
             "ep", "etp")
     extra = RANK_KEYS if args.rank else ()
-    lines = ["\t".join((*keys, "published", "predicted", "error_pct", "largest_parts", *extra, "reason"))]
+    lines = ["\t".join((*keys, "dispatcher", "published", "predicted", "error_pct", "largest_parts", *extra, "reason"))]
     for r in stated:
-        lines.append("\t".join((*(r[k] for k in keys), r["tokens_per_s_per_gpu"], f"{r['predicted']:.0f}",
+        lines.append("\t".join((*(r[k] for k in keys), r["dispatcher"], r["tokens_per_s_per_gpu"], f"{r['predicted']:.0f}",
                                 f"{r['error_pct']:+.1f}", r["top"], *(_rank_cells(r) if args.rank else ()), "")))
     for r in skipped:
-        lines.append("\t".join((*(r[k] for k in keys), r["tokens_per_s_per_gpu"], "", "", "", *[""] * len(extra),
+        lines.append("\t".join((*(r[k] for k in keys), "", r["tokens_per_s_per_gpu"], "", "", "", *[""] * len(extra),
                                 r["reason"])))
     errors = [abs(r["error_pct"]) for r in stated]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,

@@ -43,7 +43,8 @@ NEEDS = {
     "vision_saved.py": ("torch", "lists what Qwen3-VL's vision tower saves with torch and transformers (run by hand)"),
     "vocab_pad_probe.py": (None, "compiles for an H100 target through the CUDA plugin (minutes a table)"),
 }
-LIBRARIES = ("titan_block.py", "titan_moe.py", "titan_loader.py", "saved_lines.py", "published_table.py")  # no command
+LIBRARIES = ("titan_block.py", "titan_moe.py", "titan_loader.py", "saved_lines.py", "published_table.py",
+             "throughput_dispatch.py")  # no command
 
 
 def _run(script: str, args: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
@@ -101,3 +102,20 @@ def test_gpu_check_refuses_without_a_gpu(tmp_path):
     if done.returncode == 0:
         pytest.skip("a GPU is visible: gpu_check.py started on it (--budget 0: no configuration measured)")
     assert done.returncode == 2 and "gpu_check: no GPU visible to jax" in done.stderr, done.stderr[-2000:]
+
+
+def test_throughput_dispatch_names_the_configs_dispatcher():
+    # each case read off its release's Megatron-Bridge config (moe_flex_dispatcher_backend, exact): Qwen3-30B-A3B on
+    # B200 has none in v0.3.0 (26.02) and HybridEP from v0.3.1 (26.02.01); its H100 config of v0.3.0 sets DeepEP;
+    # GPT-OSS on GB300 has none through v0.4.2; DeepSeek-V3 on B200 has none in v0.2.0 (25.11)
+    sys.path.insert(0, str(BENCH))
+    try:
+        from throughput_dispatch import dispatcher
+    finally:
+        sys.path.remove(str(BENCH))
+    row = lambda model, gpu, release: {"model": model, "gpu": gpu, "release": release}
+    assert dispatcher(row("Qwen3_30B_a3B", "B200", "26.02")) == "alltoall"
+    assert dispatcher(row("Qwen3_30B_a3B", "B200", "26.02.01")) == "hybridep"
+    assert dispatcher(row("Qwen3_30B_a3B", "H100", "26.02")) == "deepep"
+    assert dispatcher(row("GPT OSS 120B", "GB300", "26.04.01")) == "alltoall"
+    assert dispatcher(row("DeepSeekV3 (w/ MTP)", "B200", "25.11")) == "alltoall"

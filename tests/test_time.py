@@ -128,7 +128,7 @@ def test_formula_time_prints_the_components():
     assert done.returncode == 0, done.stderr
     names = [item["name"] for item in json.loads(done.stdout)["formulas"]]
     assert names == ["T_lin", "T_attn", "T_last", "T_rec", "T_tp", "T_etp", "T_cp", "T_ep", "T_pp", "T_perm", "T_mexp",
-                     "T_bubble", "T_dp", "T_opt"]
+                     "T_sort", "T_pad", "T_bias", "T_bubble", "T_dp", "T_opt"]
 
 
 def test_experts_memory_bound_kernels_by_hand():
@@ -143,6 +143,52 @@ def test_experts_memory_bound_kernels_by_hand():
         assert got == pytest.approx(job.m * 48 * 4096 * 4 * 8 * moved / 8.0e12, rel=1e-9)
     assert step_time(MODELS["llama3-8b"], Training(d=8, s=4096, b=1, gbs=64),
                      system("dgx-h100"))["breakdown"]["T_mexp"] == 0
+
+
+def test_dispatcher_sort_and_fp8_padding_by_hand():
+    # Qwen3-30B-A3B (48 MoE layers, h 2048, top-8) on 8 B200s at EP8, 16 experts a rank: the all-to-all dispatcher's
+    # sort and unsort by local expert (megatron-core 0.16.1 token_dispatcher.py:732, :767) and, under FP8, TE's
+    # Fp8Padding/Fp8Unpadding of the grouped MLP's rows (experts.py:648, :762) each read and write the k_e copies of
+    # the s b tokens in BF16 forward and backward: 8 passes at the card's 8.0 TB/s, m micro batches (exact to 1e-9);
+    # at EP128 each rank holds one expert and nothing is sorted; without FP8 nothing is padded
+    shape = MODELS["qwen3-30b-a3b"]
+    job = Training(d=8, ep=8, s=4096, b=4, gbs=512, fp8="mxfp8")
+    parts = step_time(shape, job, system("dgx-b200"))["breakdown"]
+    by_hand = job.m * 48 * 8 * (4096 * 4 * 8) * 2048 * 2 / 8.0e12
+    assert parts["T_sort"] == pytest.approx(by_hand, rel=1e-9) and parts["T_pad"] == pytest.approx(by_hand, rel=1e-9)
+    assert parts["T_perm"] == pytest.approx(by_hand, rel=1e-9)  # permute and unpermute move as much
+    bf16 = step_time(shape, Training(d=8, ep=8, s=4096, b=4, gbs=512), system("dgx-b200"))["breakdown"]
+    assert bf16["T_pad"] == 0 and bf16["T_sort"] == pytest.approx(by_hand, rel=1e-9)
+    one_each = Training(d=128, ep=128, s=4096, b=4, gbs=512, fp8="mxfp8")
+    assert step_time(shape, one_each, system("gb200-nvl72"))["breakdown"]["T_sort"] == 0
+    # DeepEP's dispatcher permutes by local expert at once (no sort) but leaves TE's padding; HybridEP delivers the
+    # rows grouped and padded (token_dispatcher.py:1036, :1079): neither term
+    deepep = step_time(shape, job, system("dgx-b200"), "deepep")["breakdown"]
+    assert deepep["T_sort"] == 0 and deepep["T_pad"] == pytest.approx(by_hand, rel=1e-9)
+    hybridep = step_time(shape, job, system("dgx-b200"), "hybridep")["breakdown"]
+    assert hybridep["T_sort"] == hybridep["T_pad"] == 0 and hybridep["T_perm"] == pytest.approx(by_hand, rel=1e-9)
+    with pytest.raises(ConfigError, match="unknown MoE token dispatcher 'nccl'"):
+        step_time(shape, job, system("dgx-b200"), "nccl")
+
+
+def test_expert_biases_by_hand():
+    # experts with biases (gpt-oss) on Qwen3-30B-A3B's shape (48 MoE layers, h 2048, top-8), 8 B200s at EP8:
+    # megatron-core 0.16.1 experts.py:609-626 adds fc2's bias times each token's probability outside the GEMM. With
+    # BF16 probabilities (the all-to-all dispatcher, the router's dtype) 6 passes of the k_e copies of the s b tokens
+    # in BF16 forward and 8 backward, at the card's 8.0 TB/s, m micro batches; the forward again under full
+    # recompute (20); HybridEP's FP32 probabilities (token_dispatcher.py:1029-1034) make it 14 + 20 (exact to 1e-9);
+    # nothing for experts without biases
+    from dataclasses import replace
+
+    shape = replace(MODELS["qwen3-30b-a3b"], moe_bias=True)
+    job = Training(d=8, ep=8, s=4096, b=4, gbs=512)
+    one_pass = job.m * 48 * (4096 * 4 * 8) * 2048 * 2 / 8.0e12
+    assert step_time(shape, job, system("dgx-b200"))["breakdown"]["T_bias"] == pytest.approx(14 * one_pass, rel=1e-9)
+    full = replace(job, recompute="full")
+    assert step_time(shape, full, system("dgx-b200"))["breakdown"]["T_bias"] == pytest.approx(20 * one_pass, rel=1e-9)
+    hybridep = step_time(shape, job, system("dgx-b200"), "hybridep")["breakdown"]
+    assert hybridep["T_bias"] == pytest.approx(34 * one_pass, rel=1e-9)
+    assert step_time(MODELS["qwen3-30b-a3b"], job, system("dgx-b200"))["breakdown"]["T_bias"] == 0
 
 
 def test_memory_bound_kernels_run_at_the_measured_copy_bandwidth(monkeypatch):

@@ -71,7 +71,8 @@ def print_formulas(args, switches) -> int:
     from ..time.step import step
 
     ch = Choices(switches.moe, switches.mla, switches.q_lora, 3 if switches.mlp == "swiglu" else 2,
-                 switches.recompute, tuple(switches.modules.replace("+", ",").split(",")), switches.zero)
+                 switches.recompute, tuple(switches.modules.replace("+", ",").split(",")), switches.zero,
+                 switches.dispatcher, switches.moe_bias)
     from ..time.symbols import BY_NAME, LATEX
 
     parts = step(ch)

@@ -74,7 +74,7 @@ def tokens_per_s(cluster, grid: dict, system: System, policies: tuple = ()) -> n
     for i, (recompute, modules, zero) in enumerate(kinds):
         rows = slice(None) if len(kinds) == 1 else np.flatnonzero(index == i)  # one kind: no copy of every column
         ch = Choices(shape.moe, shape.mla, bool(shape.q_lora), shape.mlp_matrices, recompute,
-                     tuple(modules.split(",")), zero)
+                     tuple(modules.split(",")), zero, moe_bias=shape.moe_bias)
         picked = {k: (v[rows] if np.ndim(v) and np.size(v) == len(index) else v) for k, v in values.items()}
         parts = components(shape, ch, picked)
         parts.pop("F_model")

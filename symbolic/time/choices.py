@@ -1,11 +1,13 @@
-"""What changes the form of the step-time expressions (the model's kinds, recompute, ZeRO stage); no sympy."""
+"""What changes the form of the step-time expressions (the model's kinds, recompute, ZeRO stage, the MoE token
+dispatcher); no sympy."""
 from __future__ import annotations
 
 from typing import NamedTuple
 
 
 class Choices(NamedTuple):
-    """What changes the step's expressions: the model's kinds, recompute, ZeRO stage."""
+    """What changes the step's expressions: the model's kinds, recompute, ZeRO stage, the MoE token dispatcher and
+    experts' biases."""
 
     moe: bool
     mla: bool
@@ -14,8 +16,17 @@ class Choices(NamedTuple):
     recompute: str  # none | selective | full
     modules: tuple[str, ...]  # selective recompute's modules
     zero: int
+    dispatcher: str = "alltoall"  # Training.moe_dispatcher, or a flex backend the validation's rows ran (DISPATCHERS)
+    moe_bias: bool = False  # routed experts with biases (gpt-oss): their down bias is added outside the GEMM
 
     @classmethod
-    def of(cls, shape, training) -> Choices:
+    def of(cls, shape, training, dispatcher: str | None = None) -> Choices:
         return cls(shape.moe, shape.mla, bool(shape.q_lora), shape.mlp_matrices, training.recompute,
-                   tuple(training.recompute_modules.split(",")), training.zero)
+                   tuple(training.recompute_modules.split(",")), training.zero,
+                   dispatcher or training.moe_dispatcher, shape.moe_bias)
+
+
+# the token dispatchers the step-time model times: Megatron-Core's all-to-all and all-gather ones (Training's) and the
+# flex dispatcher's DeepEP and HybridEP backends (megatron-core 0.16.1 transformer/moe/token_dispatcher.py), which
+# only the validation of published runs names (benchmarks/throughput.py): mem4d's memory model has no flex buffers
+DISPATCHERS = ("alltoall", "allgather", "deepep", "hybridep")

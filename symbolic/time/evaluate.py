@@ -11,7 +11,7 @@ from ..config.errors import ConfigError
 from ..config.glossary import inputs_for
 from . import gemm
 from .links import group_bandwidths
-from .choices import Choices
+from .choices import DISPATCHERS, Choices
 from .systems import System
 
 TERA = 1e12
@@ -81,6 +81,7 @@ def hardware_values(system: System, shape, par, s, b, precision: str) -> dict:
             "R_e": best * gemm.share(card.name, per_expert, max(shape.f_e, 1) / par.t_e, shape.h),
             "R_h": card.gemm_bf16 * TERA * gemm.share(card.name, tokens, shape.v / par.t, shape.h),
             "R_at": card.attn * TERA, "W_hbm": card.hbm_rate * TERA, "B_x": 4.0 if precision == "fp8" else 0.0,
+            "N_q": 1.0 if precision == "fp8" else 0.0,
             **group_bandwidths(system, par)}
 
 
@@ -93,16 +94,19 @@ def components(shape, ch: Choices, values: dict) -> dict:
             for name, names, fn in _compiled(ch)}
 
 
-def step_time(shape, training, system: System) -> dict:
-    """The `time` block of estimate's JSON: step_s, tokens_per_s_per_gpu, model_tflops_per_gpu, mfu, breakdown."""
+def step_time(shape, training, system: System, dispatcher: str | None = None) -> dict:
+    """The `time` block of estimate's JSON: step_s, tokens_per_s_per_gpu, model_tflops_per_gpu, mfu, breakdown;
+    `dispatcher` times a flex backend (choices.DISPATCHERS) in place of Training's dispatcher."""
     reason = refusal(shape)
     if reason:
         raise ConfigError(f"step time of {shape.name}: {reason}")
+    if dispatcher not in (None, *DISPATCHERS):
+        raise ConfigError(f"unknown MoE token dispatcher {dispatcher!r}: choose from {', '.join(DISPATCHERS)}")
     values = {**inputs_for(shape, training), "m": training.m,
               **hardware_values(system, shape, training.parallel, training.s, training.b, precision_of(training))}
     if training.uneven:  # the slowest stage: its layers stand for L/p
         values["L"] = max(training.layers(shape.L)) * training.p
-    breakdown = {name: float(x) for name, x in components(shape, Choices.of(shape, training), values).items()}
+    breakdown = {name: float(x) for name, x in components(shape, Choices.of(shape, training, dispatcher), values).items()}
     fwd = breakdown.pop("F_model")  # forward FLOPs per token of the whole model, not a time
     step_s = sum(breakdown.values())
     tokens = training.global_batch * training.s

@@ -5,11 +5,11 @@ from __future__ import annotations
 import sympy as sp
 
 from ..components.base import Component
-from ..config.symbols import B_a, B_g, B_o, B_w, L, L_e, a, b, c, d, d_r, d_v, dh, e, f_e, h, k, k_e, m, n_mtp, p, s, \
+from ..config.symbols import B_a, B_g, B_o, B_w, E, L, L_e, a, b, c, d, d_r, d_v, dh, e, f_e, h, k, k_e, m, n_mtp, p, s, \
     t, t_e, vpp
 from . import flops
 from .choices import Choices
-from .symbols import B_x, P_d, P_x, R_at, R_e, R_g, R_h, W_cp, W_dp, W_edp, W_ep, W_etp, W_hbm, W_pp, W_tp
+from .symbols import B_x, N_q, P_d, P_x, R_at, R_e, R_g, R_h, W_cp, W_dp, W_edp, W_ep, W_etp, W_hbm, W_pp, W_tp
 
 FA_BACKWARD = sp.Rational(7, 2)  # FlashAttention's forward + backward FLOPs over its forward (GEMM.md 5: bwd 2.5x)
 
@@ -31,6 +31,10 @@ def micro_batch(ch: Choices) -> list[Component]:
     kv_width = a * (dh + d_r + d_v) if ch.mla else 2 * k * dh
     act = s * b * h * B_a / c  # bytes of one [s/c, b, h] activation
     rerun_act = 1 if full or (ch.recompute == "selective" and "moe_act" in ch.modules) else 0
+    unit = (L_e / p) * tok * k_e * h * B_a / W_hbm  # one pass over the k_e copies of every token at HBM speed
+    copies = (8 + 4 * full) * unit  # read and write them forward and backward, the forward again under full recompute
+    flex = ch.dispatcher in ("deepep", "hybridep")  # their probabilities are FP32, the others' the router's (BF16)
+    bias_fwd, bias_bwd = (14, 20) if flex else (6, 8)  # T_bias's passes of the k_e copies
     tp_per_layer = (4 + 2 * full) * (L + (L - L_e)) / p  # AG + RS before/after attention and a dense MLP, fwd, bwd
     return [
         Component("T_lin", 3 * tok * ((lin - experts) / R_g + experts / R_e),
@@ -53,10 +57,10 @@ def micro_batch(ch: Choices) -> list[Component]:
                   "EP all-to-all: dispatch and combine of k_e copies of each token, forward and backward"),
         Component("T_pp", sp.Piecewise((2 * vpp * s * b * h * B_a / (t * c) / W_pp, p > 1), (0, True)),
                   "PP: one activation sent forward and one gradient back per virtual stage"),
-        Component("T_perm", (8 + 4 * full) * (L_e / p) * tok * k_e * h * B_a / W_hbm,
+        Component("T_perm", copies,
                   "MoE token permute and unpermute at HBM speed: each reads and writes the k_e copies of every token "
                   "(megatron-core 0.16.1 moe/moe_utils.py:289 permute's index_select, :380 unpermute's scatter_add_), "
-                  "forward and its mirror backward; the dispatcher's sort_chunks_by_idxs is left out (a lower bound)"),
+                  "forward and its mirror backward (the dispatcher's sort_chunks_by_idxs: T_sort)"),
         Component("T_mexp", (L_e / p) * tok * k_e * (B_a * (8 + 3 * rerun_act) * f_e
                                                    + B_x * (2 * h + 3 * f_e + int(full) * (h + f_e))) / W_hbm,
                   "the experts' memory-bound kernels on the k_e copies of every token, at HBM speed: the weighted "
@@ -65,6 +69,27 @@ def micro_batch(ch: Choices) -> list[Component]:
                   "under FP8, the grouped linears' casts of fc1's [h] and fc2's [f_e] inputs forward and of their "
                   "output gradients [h], [2 f_e] backward (Transformer Engine 2.9.0 pytorch/module/grouped_linear.py"
                   ":127 and :323 split_quantize; no norm to fuse them into, unlike the dense layers' LayerNormLinear)"),
+        Component("T_sort", sp.Piecewise((copies, E > e), (0, True)) if ch.dispatcher == "alltoall" else sp.Integer(0),
+                  "the all-to-all dispatcher's sort of the k_e copies by local expert after the dispatch and its "
+                  "unsort before the combine, when a rank holds several experts: each reads and writes them, forward "
+                  "and backward (megatron-core 0.16.1 moe/token_dispatcher.py:732 dispatch_postprocess and :767 "
+                  "combine_preprocess, moe/moe_utils.py:470 sort_chunks_by_idxs; the all-gather dispatcher and "
+                  "DeepEP permute by local expert at once, HybridEP delivers the tokens grouped, :1079)"),
+        Component("T_pad", N_q * copies if ch.dispatcher != "hybridep" else sp.Integer(0),
+                  "under FP8, the grouped MLP's padding of each local expert's rows to the quantization alignment "
+                  "(16, MXFP8 32) and the unpadding of its output: each reads and writes the k_e copies, forward and "
+                  "backward (megatron-core 0.16.1 moe/experts.py:648 and :762 quantization_padding/_unpadding = "
+                  "Transformer Engine 2.9.0 pytorch/module/fp8_padding.py:39 fused_multi_row_padding, skipped at :121 "
+                  "only when every count is aligned, as HybridEP's dispatch pads them: token_dispatcher.py:1036)"),
+        Component("T_bias", (bias_fwd * (1 + int(full)) + bias_bwd) * unit if ch.moe_bias else sp.Integer(0),
+                  "experts with biases (gpt-oss): fc2's bias times each token's probability added outside the GEMM, "
+                  "expert by expert (megatron-core 0.16.1 moe/experts.py:609-626 _apply_bias). Passes of the k_e "
+                  "copies with probabilities in B_a: b p written, t and b p read and the sum written, torch.cat read "
+                  "and written (6) forward; grad b and grad p each a product of the gradient written and read by its "
+                  "sum, torch.split's gradient concatenated (8) backward. The flex dispatchers' FP32 probabilities "
+                  "(token_dispatcher.py:1029-1034, :1174-1179) widen b p, the sum, the cat and the products and add "
+                  "the cast back and its gradient's: 14 and 20 (the others pass the router's dtype, router.py:95-100: "
+                  "BF16, as gpt-oss's Megatron-Bridge provider sets no --moe-router-dtype)"),
     ]
 
 

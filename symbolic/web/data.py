@@ -10,11 +10,12 @@ from dataclasses import dataclass
 from ..config import rules
 from ..config.architecture import Architecture
 from ..config.glossary import FROM_MODEL, NAMES, TRAINING_FIELD, inputs_for
-from ..config.kinds import KINDS, mixed
+from ..config.kinds import mixed
 from ..config.shapes import DEFAULT_MODEL, ModelShape
 from ..config.training import Training
 from ..flags.values import parse_bytes
 from .rulesjs import rules_js
+from .timedata import hardware, layer_prefixes, model_time, time_widths
 
 
 @dataclass(frozen=True)
@@ -54,21 +55,16 @@ def arch_id(shape: ModelShape) -> str:
     return hashlib.sha256(features.encode()).hexdigest()[:10]
 
 
-def model_data(shape: ModelShape, options: Options) -> dict:
+def model_data(shape: ModelShape) -> dict:
     """A model as the page reads it: its letters (the estimator's inputs from the shape), the letters the rules read,
-    each pipeline split's layers of each kind per rank, and whether every rank is listed (mixed layers)."""
+    its layers of each kind as prefix sums (a pipeline rank's counts, timedata.layer_prefixes), whether every rank is
+    listed (mixed layers), and the step-time model's letters or its refusal."""
     base = Training()
     inputs = {name: value for name, value in inputs_for(shape, base).items() if name in FROM_MODEL}
     letters = {name: x for name, x in rules.model_letters(shape).items() if not callable(x)}  # jaxcheck's methods
-    splits = {}
-    for p in options.p:
-        for vpp in options.vpp:
-            if shape.L % (p * vpp) == 0 and (vpp == 1 or p > 1):
-                training = Training(p=p, vpp=vpp, gbs=p * p)  # gbs: any the rules accept (the split ignores it)
-                splits[f"{p},{vpp}"] = [{name: counts[name] for name in KINDS}
-                                        for counts in training.kind_layers(shape)]
     return {"name": shape.name, "param_count": shape.param_count, "arch": arch_id(shape), "inputs": inputs,
-            "letters": letters, "mixed": bool(mixed(shape)), "splits": splits}
+            "letters": letters, "mixed": bool(mixed(shape)), "prefix": layer_prefixes(shape),
+            "time": model_time(shape)}
 
 
 def recipe_training(profile: str, **fields) -> Training:
@@ -123,15 +119,16 @@ def recipe_data(recipe: str, model_names: tuple[str, ...], options: Options) -> 
     quantized = {fp8: {name: getattr(recipe_training(profile, fp8=fp8), TRAINING_FIELD[name]) for name in ("B_q", "B_c")}
                  for fp8 in options.fp8}
     return {"profile": profile, "fixed": fixed_inputs(profile), "fp8": quantized, "defaults": defaults,
+            "time_widths": {fp8: time_widths(fp8) for fp8 in options.fp8},
             "rules": rules_js(profile, fixed_letters(profile, model_names), CONTROLS + model_names)}
 
 
 def site_data(shapes: list[ModelShape], options: Options) -> dict:
     """Everything data.js holds: options, models, the recipes (fixed inputs, traced rules), GPU sizes in bytes."""
-    models = [model_data(shape, options) for shape in shapes]
+    models = [model_data(shape) for shape in shapes]
     model_names = tuple(models[0]["letters"])
     return {"default_model": DEFAULT_MODEL, "scope": SCOPE,
             "options": {name: list(getattr(options, name)) for name in Options.__dataclass_fields__},
             "gpu_bytes": {size: parse_bytes(size) for size in options.gpu_mem}, "threshold": 0.8,
-            "models": models, "names": list(NAMES),
+            "models": models, "names": list(NAMES), "hardware": hardware(),
             "recipes": {recipe: recipe_data(recipe, model_names, options) for recipe in options.recipe}}

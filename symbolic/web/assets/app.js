@@ -18,6 +18,9 @@ function fill() {
   select("gpu_mem").replaceChildren(...SITE.options.gpu_mem.map((g) => new Option(g, g)));
   select("gpus").replaceChildren(...[8, 16, 32, 64, 128, 256, 512, 1024].map((n) => new Option(String(n), String(n))));
   select("gpus").value = "64";
+  const hardware = SITE.hardware;
+  select("system").replaceChildren(...Object.keys(hardware.systems).map((n) => new Option(n, n)));
+  select("system").value = hardware.default_system;
   for (const name of TRAINING) {
     select(name).replaceChildren(...SITE.options[name].map((v) => new Option((LABEL[name] || String)(v), String(v))));
   }
@@ -107,7 +110,7 @@ function draw() {
     }
     const result = MEM4D.evaluate(st, model, code, SITE.gpu_bytes[st.gpu_mem], SITE.threshold);
     MEM4D.show(result, code);
-    MEM4D.showPlan(st, model, code);
+    MEM4D.showPlan(st, model, code, x.gbs);
     MEM4D.last = result;
     document.body.dataset.state = "ready";
   });
@@ -118,5 +121,6 @@ setState(Object.fromEntries(new URLSearchParams(location.hash.slice(1))));
 select("scope").textContent = SITE.scope;
 select("controls").addEventListener("change", update);
 select("gpus").addEventListener("change", update);
+select("system").addEventListener("change", update);
 offerValid(state());
 draw();  // at once: the page's load waits for the architecture's script, so --dump-dom shows the verdict

@@ -140,5 +140,7 @@ MEM4D.refuse = function (line) {
   document.getElementById("formulas").replaceChildren();
   document.getElementById("plan").replaceChildren();
   document.getElementById("plan-count").textContent = "";
+  document.getElementById("plan-cli").textContent = "";
+  MEM4D.stopPlan();
   shownFormulas = null;
 };

@@ -68,8 +68,9 @@ def site(tmp_path_factory):
     pytest.importorskip("playwright.sync_api", reason="no playwright (pip install -e .[test])")
     out = tmp_path_factory.mktemp("site")
     start = time.perf_counter()
-    build(out, [resolve_model(spec) for spec in MODELS], options=OPTIONS, formulas="defaults",
-          install=False)  # KaTeX where npm's copy is cached: the test reads numbers, never the network
+    build(out, [resolve_model(spec) for spec in MODELS], options=OPTIONS, formulas="defaults", install=False,
+          specs={resolve_model(spec).name: spec for spec in MODELS})  # KaTeX where npm's copy is cached: the test
+    # reads numbers, never the network
     return out, time.perf_counter() - start
 
 
@@ -219,17 +220,16 @@ PLAN_READ = """() => [...document.querySelectorAll("#plan tbody tr")].map((tr) =
 
 
 def _plan_cli(line: str, more: list[str]) -> tuple[dict | None, str]:
-    """`mem4d plan`'s JSON for the page's command line (the model's spec as the site was built with it: a config.json's
-    name may hold spaces), or None and the line it exits 2 with."""
+    """`mem4d plan`'s JSON for the command line the page shows (a config.json by its path, as the site was built
+    with it), or None and the line it exits 2 with."""
     import contextlib
     import io
     import json
+    import shlex
 
     from symbolic.cli.entry import main
 
-    for spec in MODELS:
-        line = line.replace(f"--model {resolve_model(spec).name}", f"--model {spec}")
-    argv = line.split()[1:] + more
+    argv = shlex.split(line)[1:] + more
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(argv)

@@ -113,9 +113,10 @@ def _vendor_katex(out: Path, install: bool) -> bool:
 
 
 def build(out: Path, shapes: list[ModelShape], options: Options = Options(),
-          formulas: str = "all", progress=None, install: bool = True) -> dict:
+          formulas: str = "all", progress=None, install: bool = True, specs: dict[str, str] | None = None) -> dict:
     """Write the site into `out`; return {"files": {path: bytes}, "katex": bool}; `install`: npm may install KaTeX
-    (else a cached copy or none: formulas shown as LaTeX source)."""
+    (else a cached copy or none: formulas shown as LaTeX source); `specs`: a model's --model argument by its name
+    (a config.json's path), for the command lines the page shows."""
     if formulas not in FORMULAS:
         raise ConfigError(f"formulas must be one of {', '.join(FORMULAS)}, got {formulas!r}")
     out.mkdir(parents=True, exist_ok=True)
@@ -124,7 +125,7 @@ def build(out: Path, shapes: list[ModelShape], options: Options = Options(),
         (out / folder).mkdir()
     for asset in sorted(ASSETS.iterdir()):
         shutil.copyfile(asset, out / asset.name)
-    data = site_data(shapes, options)
+    data = site_data(shapes, options, specs)
     traced = ",\n".join(f'{json.dumps(recipe)}: [\n' + ",\n".join(
         f'{{"name": {json.dumps(rule["name"])}, "holds": (x) => {rule["holds"]}, "message": (x) => {rule["message"]}}}'
         for rule in info["rules"]) + "]" for recipe, info in data["recipes"].items())

@@ -55,14 +55,15 @@ def arch_id(shape: ModelShape) -> str:
     return hashlib.sha256(features.encode()).hexdigest()[:10]
 
 
-def model_data(shape: ModelShape) -> dict:
-    """A model as the page reads it: its letters (the estimator's inputs from the shape), the letters the rules read,
+def model_data(shape: ModelShape, spec: str) -> dict:
+    """A model as the page reads it: how the command lines it shows name it (`spec`: a preset's name, a config.json's
+    path as `mem4d web --model` was given it), its letters (the estimator's inputs from the shape), the letters the rules read,
     its layers of each kind as prefix sums (a pipeline rank's counts, timedata.layer_prefixes), whether every rank is
     listed (mixed layers), and the step-time model's letters or its refusal."""
     base = Training()
     inputs = {name: value for name, value in inputs_for(shape, base).items() if name in FROM_MODEL}
     letters = {name: x for name, x in rules.model_letters(shape).items() if not callable(x)}  # jaxcheck's methods
-    return {"name": shape.name, "param_count": shape.param_count, "arch": arch_id(shape), "inputs": inputs,
+    return {"name": shape.name, "spec": spec, "param_count": shape.param_count, "arch": arch_id(shape), "inputs": inputs,
             "letters": letters, "mixed": bool(mixed(shape)), "prefix": layer_prefixes(shape),
             "time": model_time(shape)}
 
@@ -123,9 +124,10 @@ def recipe_data(recipe: str, model_names: tuple[str, ...], options: Options) -> 
             "rules": rules_js(profile, fixed_letters(profile, model_names), CONTROLS + model_names)}
 
 
-def site_data(shapes: list[ModelShape], options: Options) -> dict:
-    """Everything data.js holds: options, models, the recipes (fixed inputs, traced rules), GPU sizes in bytes."""
-    models = [model_data(shape) for shape in shapes]
+def site_data(shapes: list[ModelShape], options: Options, specs: dict[str, str] | None = None) -> dict:
+    """Everything data.js holds: options, models (`specs`: each model's --model argument by its name, where not its
+    name), the recipes (fixed inputs, traced rules), GPU sizes in bytes."""
+    models = [model_data(shape, (specs or {}).get(shape.name, shape.name)) for shape in shapes]
     model_names = tuple(models[0]["letters"])
     return {"default_model": DEFAULT_MODEL, "scope": SCOPE,
             "options": {name: list(getattr(options, name)) for name in Options.__dataclass_fields__},

@@ -58,7 +58,7 @@ function offerValid(st) {
 function cli(st, gbs) {
   const parts = ["mem4d estimate"];
   const defaults = SITE.recipes[st.recipe].defaults;
-  if (st.model !== SITE.default_model) parts.push("--model " + st.model);
+  if (st.model !== SITE.default_model) parts.push("--model " + MEM4D.word(byName[st.model].spec));
   if (st.recipe !== SITE.options.recipe[0]) parts.push("--recipe " + st.recipe);
   for (const [name, flag] of Object.entries(FLAGS)) {
     const given = name in defaults ? defaults[name] : SITE.options[name][0];

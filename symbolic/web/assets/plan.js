@@ -32,7 +32,7 @@ function workerSource(recipe, code) {
 // `mem4d plan`'s command line for the same inputs, and why the view cannot rank (plan's own refusal), or ""
 function planCommand(st, model, gpus, gbs, system) {
   const parts = ["mem4d plan"];
-  if (st.model !== MEM4D.site.default_model) parts.push("--model " + st.model);
+  if (st.model !== MEM4D.site.default_model) parts.push("--model " + MEM4D.word(model.spec));
   parts.push("--gpus " + gpus, "--seq " + st.s, "--gbs " + gbs);
   if (st.recipe !== MEM4D.site.options.recipe[0]) parts.push("--recipe " + st.recipe);
   parts.push("--zero " + st.zero);

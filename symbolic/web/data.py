@@ -15,7 +15,7 @@ from ..config.shapes import DEFAULT_MODEL, ModelShape
 from ..config.training import Training
 from ..flags.values import parse_bytes
 from .rulesjs import rules_js
-from .timedata import hardware, layer_prefixes, model_time, time_widths
+from .timedata import hardware, layer_prefixes, model_proxy, model_time, proxy, time_widths
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,8 @@ SCOPE = ("What this page offers: the Megatron-LM, torchtitan and DeepSpeed recip
          "precision and optimizer, FP8 where the recipe models it, sequence parallel, flash attention, 1F1B with even "
          "pipeline stages, expert tensor parallel = tp, the communicator and context overheads; the models chosen when "
          "the page was built (mem4d web --model NAME or config.json). Every other flag of mem4d estimate (precision, "
-         "--stage-layers, --etp, a config.json of your own) is not offered here: run the command.")
+         "--stage-layers, --etp) is not offered here: run the command. The plan view ranks as mem4d plan does, with "
+         "the recompute, ZeRO stage and FP8 as set and even stages.")
 # the letters the page sets (rules.letters' names): the controls', and the model's (rules.model_letters)
 CONTROLS = ("d", "t", "p", "c", "vpp", "s", "b", "gbs", "m", "e", "t_e", "recompute", "zero", "fp8")
 SWITCHING = ("recompute", "zero", "fp8")  # the controls that change the expressions' form (Switches)
@@ -65,7 +66,7 @@ def model_data(shape: ModelShape, spec: str) -> dict:
     letters = {name: x for name, x in rules.model_letters(shape).items() if not callable(x)}  # jaxcheck's methods
     return {"name": shape.name, "spec": spec, "param_count": shape.param_count, "arch": arch_id(shape), "inputs": inputs,
             "letters": letters, "mixed": bool(mixed(shape)), "prefix": layer_prefixes(shape),
-            "time": model_time(shape)}
+            "time": model_time(shape), "proxy": model_proxy(shape)}
 
 
 def recipe_training(profile: str, **fields) -> Training:
@@ -132,5 +133,5 @@ def site_data(shapes: list[ModelShape], options: Options, specs: dict[str, str] 
     return {"default_model": DEFAULT_MODEL, "scope": SCOPE,
             "options": {name: list(getattr(options, name)) for name in Options.__dataclass_fields__},
             "gpu_bytes": {size: parse_bytes(size) for size in options.gpu_mem}, "threshold": 0.8,
-            "models": models, "names": list(NAMES), "hardware": hardware(),
+            "models": models, "names": list(NAMES), "hardware": hardware(), "proxy": proxy(),
             "recipes": {recipe: recipe_data(recipe, model_names, options) for recipe in options.recipe}}

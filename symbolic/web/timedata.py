@@ -1,12 +1,17 @@
-"""What the page's plan view reads to predict a configuration's step time as `mem4d plan` does (plan.ranking,
-time.evaluate.hardware_values, time.links): the systems and cards with their cited figures, the GEMM share curves,
-a model's letters, its layers of each kind as prefix sums; all read off the Python objects, none restated."""
+"""What the page's plan view reads to rank as `mem4d plan` does: the step-time model's inputs (plan.ranking,
+time.evaluate.hardware_values, time.links: the systems and cards with their cited figures, the GEMM share curves, a
+model's letters), the proxy's (plan.proxy: its Hardware, Training's widths, a model's letters), a model's layers of
+each kind as prefix sums; all read off the Python objects, none restated."""
 from __future__ import annotations
 
 import numpy as np
 
+from dataclasses import asdict
+
 from ..config.kinds import KINDS, prefixes
+from ..config.parallel import NO_ZERO, ZERO_GRADIENTS, ZERO_OPTIMIZER
 from ..config.training import Training
+from ..plan.proxy import Hardware
 from ..plan.ranking import shape_values
 from ..time import gemm
 from ..time.cards import CARDS
@@ -26,6 +31,22 @@ def hardware() -> dict:
             "curves": curves, "family": dict(gemm.FAMILY),
             "cards": {name: {field: getattr(card, field) for field in CARD_FIELDS} for name, card in CARDS.items()},
             "systems": {name: {field: getattr(s, field) for field in SYSTEM_FIELDS} for name, s in SYSTEMS.items()}}
+
+
+def proxy() -> dict:
+    """plan.proxy.terms' fixed inputs: its Hardware (plan's --gpus-per-node default), Training's default byte widths
+    and capacity factor (plan's --moe-capacity default), the ZeRO stages it tells apart."""
+    widths = Training()
+    return {"hw": asdict(Hardware()), "B_a": widths.act_bytes, "B_g": widths.grad_bytes, "B_w": widths.weight_bytes,
+            "C_f": widths.moe_capacity,
+            "zero": {"none": NO_ZERO, "optimizer": ZERO_OPTIMIZER, "gradients": ZERO_GRADIENTS}}
+
+
+def model_proxy(shape) -> dict:
+    """The model's letters plan.proxy.terms reads (its x.name of each)."""
+    names = ("h", "dh", "a", "k", "L", "L_e", "mlp_matrices", "f", "k_e", "f_e", "f_s", "E", "v", "param_count",
+             "q_lora", "rope_dim", "kv_lora", "v_dim", "mla")
+    return {name: getattr(shape, name) for name in names}
 
 
 def time_widths(fp8: str) -> dict:

@@ -23,13 +23,14 @@ function workerSource(recipe, code) {
     "self.MEM4D = " + source({ site: MEM4D.site, rules: { [recipe]: MEM4D.rules[recipe] } }) + ";",
     "(" + String(MEM4D.estimateModule) + ")(MEM4D, self);",
     "(" + String(MEM4D.steptimeModule) + ")(MEM4D);",
+    "(" + String(MEM4D.proxyModule) + ")(MEM4D);",
     "(" + String(MEM4D.searchModule) + ")(MEM4D);",
     "const CODE = " + source(code) + ";",
     "self.onmessage = (event) => self.postMessage(MEM4D.search(event.data, CODE));",
   ].join("\n");
 }
 
-// `mem4d plan`'s command line for the same inputs, and why the view cannot rank (plan's own refusal), or ""
+// `mem4d plan`'s command line for the same inputs (--system only where plan ranks by the step-time model)
 function planCommand(st, model, gpus, gbs, system) {
   const parts = ["mem4d plan"];
   if (st.model !== MEM4D.site.default_model) parts.push("--model " + MEM4D.word(model.spec));
@@ -38,18 +39,15 @@ function planCommand(st, model, gpus, gbs, system) {
   parts.push("--zero " + st.zero);
   if (st.fp8 !== "none") parts.push("--fp8 " + st.fp8);
   if (st.gpu_mem !== MEM4D.site.options.gpu_mem[0]) parts.push("--gpu-mem " + st.gpu_mem);
-  if (system !== MEM4D.site.hardware.default_system) parts.push("--system " + system);
+  if (system !== MEM4D.site.hardware.default_system && MEM4D.rankBy(st, model) === "time") parts.push("--system " + system);
   return parts.join(" ");
 }
 
-function planRefusal(st, model) {
-  if (MEM4D.site.recipes[st.recipe].profile !== "paper") {
-    return `--rank-by time: it follows Megatron-Core, not profile ${MEM4D.site.recipes[st.recipe].profile}; use --rank-by proxy`;
-  }
-  return model.time.refusal ? `--rank-by time: ${model.time.refusal}; use --rank-by proxy` : "";
-}
+// plan's figure of a row: the step-time model's tokens/s/GPU, or the proxy's score (T_c / T)
+const SCORE = { time: ["tokens/s/GPU", (x) => Math.round(x).toLocaleString("en-US")],
+  proxy: ["proxy score", (x) => x.toFixed(4)] };
 
-function planRow(row, gbs) {
+function planRow(row, rank) {
   const offered = row.t_e === row.t && MEM4D.site.options.m.includes(row.m) && MEM4D.site.options.b.includes(row.b);
   const button = el("button", { type: "button", "aria-label": `show dp ${row.d} tp ${row.t} pp ${row.p} cp ${row.c} ` +
     `ep ${row.e} vpp ${row.vpp} mbs ${row.b}` }, "show");
@@ -62,14 +60,14 @@ function planRow(row, gbs) {
       ["b", row.b], ["m", row.m]]) document.getElementById(id).value = String(v);
     document.getElementById("controls").dispatchEvent(new Event("change"));
   });
-  const cells = [row.d, row.t, row.p, row.c, row.e, row.t_e, row.vpp, row.b, row.m,
-    Math.round(row.score).toLocaleString("en-US"), MEM4D.gib(row.peak)];
+  const cells = [row.d, row.t, row.p, row.c, row.e, row.t_e, row.vpp, row.b, row.m, SCORE[rank][1](row.score),
+    MEM4D.gib(row.peak)];
   return el("tr", { "data-score": String(row.score), "data-peak": String(row.peak),
     "data-config": [row.d, row.t, row.p, row.c, row.e, row.t_e, row.vpp, row.b].join(",") },
   ...cells.map((x) => el("td", { class: "num" }, x)), el("td", {}, button));
 }
 
-function showRows(answer, gbs) {
+function showRows(answer) {
   const table = document.getElementById("plan");
   document.body.dataset.plan = "ready";
   if (answer.refusal) {
@@ -77,12 +75,13 @@ function showRows(answer, gbs) {
     table.replaceChildren();
     return;
   }
-  const head = ["dp", "tp", "pp", "cp", "ep", "etp", "vpp", "mbs", "m", "tokens/s/GPU", "peak GiB", ""]
+  const head = ["dp", "tp", "pp", "cp", "ep", "etp", "vpp", "mbs", "m", SCORE[answer.rank][0], "peak GiB", ""]
     .map((h) => el("th", { class: "num" }, h));
   document.getElementById("plan-count").textContent = `${answer.fits} of ${answer.valid} valid configurations fit` +
-    (answer.fits > TOP_ROWS ? ` (the ${TOP_ROWS} fastest shown)` : "");
+    (answer.fits > TOP_ROWS ? ` (the ${TOP_ROWS} best shown)` : "") + (answer.rank === "proxy" ? "; ranked by plan's " +
+    "proxy, as plan ranks this recipe or model (the step-time model states Megatron-LM's runs of attention models)" : "");
   table.replaceChildren(el("thead", {}, el("tr", {}, ...head)),
-    el("tbody", {}, ...answer.top.map((row) => planRow(row, gbs))));
+    el("tbody", {}, ...answer.top.map((row) => planRow(row, answer.rank))));
 }
 
 MEM4D.stopPlan = function () {
@@ -95,11 +94,8 @@ MEM4D.stopPlan = function () {
 MEM4D.showPlan = function (st, model, code, gbs) {
   const gpus = Number(document.getElementById("gpus").value);
   const system = document.getElementById("system").value;
-  const refusal = planRefusal(st, model);  // plan itself ranks by its proxy then: the page has no proxy
-  document.getElementById("plan-cli").textContent = planCommand(st, model, gpus, gbs, system) +
-    (refusal ? " --rank-by time" : "");
+  document.getElementById("plan-cli").textContent = planCommand(st, model, gpus, gbs, system);
   MEM4D.stopPlan();
-  if (refusal) return showRows({ refusal }, gbs);
   document.body.dataset.plan = "computing";
   document.getElementById("plan-count").textContent = "computing…";
   planTimer = setTimeout(() => {  // a burst of changes starts one search, for the last of them
@@ -110,9 +106,9 @@ MEM4D.showPlan = function (st, model, code, gbs) {
       if (worker !== planWorker) return;
       worker.terminate();
       planWorker = null;
-      showRows(event.data, gbs);
+      showRows(event.data);
     };
-    worker.onerror = (event) => showRows({ refusal: "the plan's worker failed: " + event.message }, gbs);
+    worker.onerror = (event) => showRows({ refusal: "the plan's worker failed: " + event.message });
     worker.postMessage({ st, model: st.model, gpus, gbs, system, top: TOP_ROWS,
       gpu_bytes: MEM4D.site.gpu_bytes[st.gpu_mem] });
   }, 150);

@@ -2,8 +2,9 @@
 // enumerate.py, search.py, ranking.py) with the recompute choice, ZeRO stage and FP8 the controls hold and even
 // pipeline stages: every (dp, tp, pp, cp) of the GPU count, with experts every ep in divisors(E) and etp in {1, tp}
 // that divides the stage, vpp in divisors(L), mbs in divisors(gbs), in plan's row order; those the rule table allows
-// (the traced rules, as the controls use them) and that fit (estimate's verdict on the same peak), ranked by the
-// predicted tokens/s/GPU, ties by lower peak, then row order. A module: plan.js gives the worker its source.
+// (the traced rules, as the controls use them) and that fit (estimate's verdict on the same peak), ranked as plan's
+// default --rank-by ranks (the step-time model's predicted tokens/s/GPU where it states the run, else the proxy's
+// score), ties by lower peak, then row order. A module: plan.js gives the worker its source.
 "use strict";
 
 MEM4D.searchModule = function (MEM4D) {
@@ -33,10 +34,14 @@ function layouts(gpus, E) {
 
 const allowed = (x, rules) => rules.every((rule) => rule.holds(x));
 
+// plan's default --rank-by (cli/plan.py _ranker): "time" for Megatron's paper profile on a model the step-time model
+// states, else "proxy"
+MEM4D.rankBy = (st, model) => MEM4D.site.recipes[st.recipe].profile === "paper" && !model.time.refusal ? "time" : "proxy";
+
 // req: {st (the controls), model (its name), gpus, gbs, system, gpu_bytes}; code: the combination's functions
 MEM4D.search = function (req, code) {
   const site = MEM4D.site, model = site.models.find((m) => m.name === req.model), st = req.st;
-  const rules = MEM4D.rules[st.recipe], L = model.inputs.L, rows = [];
+  const rules = MEM4D.rules[st.recipe], L = model.inputs.L, rows = [], rank = MEM4D.rankBy(st, model);
   let valid = 0;
   for (const layout of layouts(req.gpus, model.inputs.E)) {
     for (const vpp of divisors(L)) {
@@ -47,15 +52,16 @@ MEM4D.search = function (req, code) {
         const row = valid++;
         const result = MEM4D.evaluate(trial, model, code, req.gpu_bytes, site.threshold);
         if (!result.fits) continue;
-        const time = MEM4D.tokensPerS(Object.assign({ vpp, b, m: result.m }, layout), model, code, req.system,
-          st.recipe, st.fp8, st.s, req.gbs);
+        const at = Object.assign({ vpp, b, m: result.m }, layout);
+        const time = rank === "time" ? MEM4D.tokensPerS(at, model, code, req.system, st.recipe, st.fp8, st.s, req.gbs)
+          : { score: MEM4D.proxyScore(at, model.proxy, st.zero, st.recompute, st.s, req.gbs, req.gpus) };
         if (time.refusal) return { refusal: time.refusal };
-        rows.push(Object.assign({ vpp, b, m: result.m, peak: result.peak_bytes, score: time.score, row }, layout));
+        rows.push(Object.assign({ peak: result.peak_bytes, score: time.score, row }, at));
       }
     }
   }
   rows.sort((x, y) => y.score - x.score || x.peak - y.peak || x.row - y.row);
-  return { valid, fits: rows.length, top: rows.slice(0, req.top) };
+  return { valid, fits: rows.length, top: rows.slice(0, req.top), rank };
 };
 };
 

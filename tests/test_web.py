@@ -209,13 +209,13 @@ def _check(state: dict) -> None:
 # the plan view's cases: (controls, GPUs); ranked by the step-time model: dense with selective recompute, MoE with ep
 # and etp in FP8, MLA under ZeRO-3; by plan's proxy: torchtitan, a hybrid (Gated DeltaNet) under Megatron
 PLANS = (({"model": "llama3-8b", "d": "2", "s": "4096", "b": "1", "m": "8", "zero": "1", "recompute": "selective",
-           "fp8": "none", "gpu_mem": "80GiB"}, 16),
-         ({"model": "mixtral-8x7b", "d": "4", "s": "2048", "b": "1", "m": "4", "zero": "1", "recompute": "none",
-           "fp8": "tensorwise", "gpu_mem": "141GB"}, 32),
+           "fp8": "none", "gpu_mem": "80GiB"}, 8),
+         ({"model": "mixtral-8x7b", "d": "2", "s": "2048", "b": "1", "m": "8", "zero": "1", "recompute": "none",
+           "fp8": "tensorwise", "gpu_mem": "141GB"}, 16),
          ({"model": "mla-lite-768", "d": "1", "s": "4096", "b": "2", "m": "16", "zero": "3", "recompute": "selective",
            "fp8": "none", "gpu_mem": "24GiB"}, 8),
          ({"model": "llama3-8b", "recipe": "torchtitan", "d": "2", "s": "4096", "b": "1", "m": "8", "zero": "3",
-           "recompute": "selective", "fp8": "none", "gpu_mem": "80GiB"}, 16),
+           "recompute": "selective", "fp8": "none", "gpu_mem": "80GiB"}, 8),
          ({"model": resolve_model(MODELS[-1]).name, "d": "1", "s": "4096", "b": "1", "m": "8", "zero": "1",
            "recompute": "none", "fp8": "none", "gpu_mem": "80GiB"}, 8))
 PLAN_SET = """(c) => { for (const [id, v] of Object.entries(c)) { const n = document.getElementById(id); n.value = v;

@@ -111,5 +111,5 @@ MEM4D.showPlan = function (st, model, code, gbs) {
     worker.onerror = (event) => showRows({ refusal: "the plan's worker failed: " + event.message });
     worker.postMessage({ st, model: st.model, gpus, gbs, system, top: TOP_ROWS,
       gpu_bytes: MEM4D.site.gpu_bytes[st.gpu_mem] });
-  }, 150);
+  }, 80);
 };

@@ -268,3 +268,28 @@ def test_report_up_to_the_build(files, monkeypatch, tmp_cwd):
         _check(argv, *_run_reaching(argv))
 
     check()
+
+
+def test_web_up_to_the_build(files, monkeypatch, tmp_cwd):
+    """`mem4d web`'s flags (its models, good and bad config.json files, -o, --serve, --port) up to building the site,
+    which a stub replaces; each bad config.json is refused in one line naming it (exit 2) before the build."""
+    from symbolic.web import build
+
+    def reached(*args, **kwargs):
+        raise SystemExit(0)
+
+    monkeypatch.setattr(build, "build", reached)
+
+    @settings(SETTINGS, max_examples=30)
+    @given(_flags({"--model": _models(files), "-o": _paths(files, ["site", "good"], ["a_file"]),
+                   "--port": (["8000", "8080"], JUNK_INTS), "--formulas": _choice(["all", "defaults"], ["x", ""])},
+                  required=("--model", "-o")),
+           st.sampled_from([[], ["--serve"]]))
+    def check(flags, extra):
+        argv = ["web", *_argv(flags), *extra]
+        _check(argv, *_run_reaching(argv))
+
+    check()
+    for bad in ("bad.json", "latin1.json", "huge.json", "missing.json", "a_file"):
+        rc, _, err = _run(["web", "--model", str(files / bad), "-o", str(tmp_cwd / "site")])
+        assert rc == 2 and len(err.strip().splitlines()) == 1 and str(files / bad) in err, (bad, rc, err)

@@ -68,8 +68,9 @@ def site(tmp_path_factory):
     pytest.importorskip("playwright.sync_api", reason="no playwright (pip install -e .[test])")
     out = tmp_path_factory.mktemp("site")
     start = time.perf_counter()
-    build(out, [resolve_model(spec) for spec in MODELS], options=OPTIONS, formulas="defaults",
-          install=False)  # KaTeX where npm's copy is cached: the test reads numbers, never the network
+    build(out, [resolve_model(spec) for spec in MODELS], options=OPTIONS, formulas="defaults", install=False,
+          specs={resolve_model(spec).name: spec for spec in MODELS})  # KaTeX where npm's copy is cached: the test
+    # reads numbers, never the network
     return out, time.perf_counter() - start
 
 
@@ -205,36 +206,80 @@ def _check(state: dict) -> None:
              recompute=state["recompute"], zero=int(state["zero"]), fp8=state["fp8"]).check(shape, profile)
 
 
-def test_plan_lists_what_fits(page):
-    """The plan view: every split of 8 GPUs over the offered dp, tp, pp, cp, ep that the command accepts and that
-    fits (estimate's verdict), lowest peak first, with estimate's peak bytes; mixtral-8x7b (ep) at seq 1024 on 288 GB."""
-    import itertools
+# the plan view's cases: (controls, GPUs); ranked by the step-time model: dense with selective recompute, MoE with ep
+# and etp in FP8, MLA under ZeRO-3; by plan's proxy: torchtitan, a hybrid (Gated DeltaNet) under Megatron
+PLANS = (({"model": "llama3-8b", "d": "2", "s": "4096", "b": "1", "m": "8", "zero": "1", "recompute": "selective",
+           "fp8": "none", "gpu_mem": "80GiB"}, 8),
+         ({"model": "mixtral-8x7b", "d": "2", "s": "2048", "b": "1", "m": "8", "zero": "1", "recompute": "none",
+           "fp8": "tensorwise", "gpu_mem": "141GB"}, 16),
+         ({"model": "mla-lite-768", "d": "1", "s": "4096", "b": "2", "m": "16", "zero": "3", "recompute": "selective",
+           "fp8": "none", "gpu_mem": "24GiB"}, 8),
+         ({"model": "llama3-8b", "recipe": "torchtitan", "d": "2", "s": "4096", "b": "1", "m": "8", "zero": "3",
+           "recompute": "selective", "fp8": "none", "gpu_mem": "80GiB"}, 8),
+         ({"model": resolve_model(MODELS[-1]).name, "d": "1", "s": "4096", "b": "1", "m": "8", "zero": "1",
+           "recompute": "none", "fp8": "none", "gpu_mem": "80GiB"}, 8))
+PLAN_SET = """(c) => { for (const [id, v] of Object.entries(c)) { const n = document.getElementById(id); n.value = v;
+    n.dispatchEvent(new Event("change", {bubbles: true})); } }"""
+PLAN_READ = """() => [...document.querySelectorAll("#plan tbody tr")].map((tr) =>
+    [tr.dataset.config, tr.dataset.score, tr.dataset.peak])"""
 
+
+def _plan_cli(line: str, more: list[str]) -> tuple[dict | None, str]:
+    """`mem4d plan`'s JSON for the command line the page shows (a config.json by its path, as the site was built
+    with it), or None and the line it exits 2 with."""
+    import contextlib
+    import io
+    import json
+    import shlex
+
+    from symbolic.cli.entry import main
+
+    argv = shlex.split(line)[1:] + more
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return (json.loads(out.getvalue()) if code == 0 else None), err.getvalue().strip()
+
+
+def _set_plan(tab, controls: dict, gpus: int) -> None:
+    ones = {name: "1" for name in ("t", "p", "c", "e", "vpp")}  # the degrees plan searches: any the rules allow
+    tab.evaluate(PLAN_SET, {"model": controls["model"], "recipe": "megatron", **ones, **controls, "gpus": str(gpus)})
+    tab.wait_for_function("document.body.dataset.state === 'ready' && document.body.dataset.plan === 'ready'")
+
+
+def test_plan_ranks_as_the_cli(page):
+    """The plan view (computed in a Web Worker) lists the rows `mem4d plan --json` ranks first among those with the
+    recompute choice (no other modules, no --ac-every), ZeRO stage and FP8 the controls hold and even stages, in its
+    order, with its score (predicted tokens/s/GPU, or its proxy's where plan ranks by that) and peak bytes to the
+    byte; the command line it shows is the one run. plan's --top 100 holds at least 10 such rows, so its first 10 of
+    them are the best 10 of its whole search."""
+    tab, errors = page
+    ranked = set()
+    for controls, gpus in PLANS:
+        _set_plan(tab, controls, gpus)
+        line = tab.inner_text("#plan-cli")
+        assert line.startswith("mem4d plan ") and f" --gpus {gpus} " in line
+        report, _ = _plan_cli(line, ["--top", "100", "--json"])
+        ranked.add(report["rank_by"])
+        rows = [row for row in report["configs"] if row["config"]["recompute"] == controls["recompute"]
+                and not {"recompute_modules", "ac_every"} & set(row["config"]) and not row["config"]["stage_layers"]]
+        assert len(rows) >= 10, controls
+        expected = [[",".join(str(row["config"].get(key, default)) for key, default in (
+            ("dp", 0), ("tp", 0), ("pp", 0), ("cp", 0), ("ep", 1), ("etp", row["config"]["tp"]), ("vpp", 0),
+            ("mbs", 0))), repr(row["score"]), str(row["peak_bytes"])] for row in rows[:10]]
+        assert tab.evaluate(PLAN_READ) == expected, controls
+    assert not errors and ranked == {"time", "proxy"}
+
+
+def test_plan_refuses_as_the_cli(page):
+    """A system whose card has no FP8 tensor cores under --fp8: the view shows plan's one line and lists nothing."""
     tab, _ = page
-    tab.evaluate("""() => { for (const [id, v] of [["model", "mixtral-8x7b"], ["recipe", "megatron"], ["d", "1"],
-        ["t", "1"], ["p", "1"], ["c", "1"], ["e", "1"], ["vpp", "1"], ["s", "1024"], ["m", "0"], ["zero", "1"],
-        ["recompute", "none"], ["fp8", "none"], ["gpu_mem", "288GB"], ["gpus", "8"]]) { const n = document.getElementById(id); n.value = v;
-        n.dispatchEvent(new Event("change", {bubbles: true})); } }""")
-    tab.wait_for_function("document.body.dataset.state === 'ready'")
-    state = tab.evaluate(READ)["state"]
-    shown = tab.evaluate("""() => [...document.querySelectorAll("#plan tbody tr")].map((tr) =>
-        [tr.dataset.config, Number(tr.dataset.peak)])""")
-    count = tab.inner_text("#plan-count")
-    options = tab.evaluate("() => MEM4D.site.options")
-    fits = []
-    for d, t, p, c, e in itertools.product(*(options[key] for key in ("d", "t", "p", "c", "e"))):
-        if d * t * p * c != 8:
-            continue
-        trial = dict(state, d=d, t=t, p=p, c=c, e=e)
-        try:
-            report = _cli(trial)
-        except ConfigError:
-            continue
-        if report["fits"]:
-            fits.append((report["peak_bytes"], p, t, c, e, f"{d},{t},{p},{c},{e}"))
-    fits.sort()
-    assert count.startswith(f"{len(fits)} of them fit") and len(fits) > 3
-    assert shown == [[config, peak] for peak, *_, config in fits[:10]]
+    _set_plan(tab, {"model": "gpt2", "d": "1", "s": "1024", "b": "1", "m": "8", "zero": "1", "recompute": "none",
+                    "fp8": "tensorwise", "gpu_mem": "80GiB", "system": "dgx-a100"}, 8)
+    report, line = _plan_cli(tab.inner_text("#plan-cli"), ["--json"])
+    assert report is None and tab.inner_text("#plan-count") == line and "no FP8 tensor cores" in line
+    assert tab.evaluate(PLAN_READ) == []
+    _set_plan(tab, {"model": "gpt2", "system": "dgx-h100"}, 8)
 
 
 def test_refusal_is_the_cli_line(page):

@@ -33,10 +33,11 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--port must be from 1 to 65535, got {args.port}")
     if args.out is not None:
         check_output_dir(args.out, "-o")
+    specs = {resolve_model(spec).name: spec for spec in args.model or ()}
     shapes = [resolve_model(spec) for spec in args.model] if args.model else list(PRESETS.values())
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="mem4d-web-"))
     start = time.perf_counter()
-    result = build(out, shapes, formulas=args.formulas,
+    result = build(out, shapes, formulas=args.formulas, specs=specs,
                    progress=lambda n, of, name: print(f"  architecture {n + 1}/{of} ({name})", file=sys.stderr))
     js = {name: size for name, size in result["files"].items() if name.endswith(".js")}
     base = sum(size for name, size in js.items() if not name.startswith(("arch/", "tex/")))

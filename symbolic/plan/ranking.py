@@ -54,6 +54,13 @@ def _choices(cluster, grid: dict, policies: tuple) -> tuple[np.ndarray, list[tup
     return np.searchsorted(distinct, keys), [(*chosen[key // 4], int(key % 4)) for key in distinct]
 
 
+def shape_values(shape) -> dict:
+    """The model's letters the step components read (a row adds its parallel sizes, L, the widths and the rates)."""
+    values = {name: getattr(shape, name) for name in ("h", "f", "a", "k", "v", "E", "k_e", "f_e", "f_s", "L_e")}
+    return values | {"dh": shape.dh, "q_r": shape.q_lora, "kv_r": shape.kv_lora, "d_r": shape.rope_dim,
+                     "d_v": shape.v_dim, "n_mtp": shape.mtp}
+
+
 def tokens_per_s(cluster, grid: dict, system: System, policies: tuple = ()) -> np.ndarray:
     """Predicted tokens/s/GPU of every row (gbs s / (N T), T the step-time model's step on the slowest stage)."""
     shape = cluster.shape
@@ -62,9 +69,8 @@ def tokens_per_s(cluster, grid: dict, system: System, policies: tuple = ()) -> n
     col = lambda name, default=1: np.asarray(grid.get(name, default), dtype=np.float64)
     par = Parallel(col("d"), col("t"), col("p"), col("c"), col("e"), col("t_e", grid["t"]))
     widths = Training(fp8=cluster.fp8, fp8_param_gather=cluster.fp8_param_gather, **dict(cluster.precision))
-    values = {name: getattr(shape, name) for name in ("h", "f", "a", "k", "v", "E", "k_e", "f_e", "f_s", "L_e")}
-    values |= {"dh": shape.dh, "q_r": shape.q_lora, "kv_r": shape.kv_lora, "d_r": shape.rope_dim,
-               "d_v": shape.v_dim, "n_mtp": shape.mtp, "L": col("max_layers", shape.L / par.p) * par.p,
+    values = shape_values(shape)
+    values |= {"L": col("max_layers", shape.L / par.p) * par.p,
                "d": par.d, "t": par.t, "p": par.p, "c": par.c, "e": par.e, "t_e": par.t_e, "vpp": col("vpp"),
                "b": col("b"), "m": col("m"), "s": float(cluster.s), "B_a": widths.act_bytes,
                "B_g": widths.grad_bytes, "B_w": widths.weight_bytes, "B_o": widths.opt_bytes}

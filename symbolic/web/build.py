@@ -14,6 +14,7 @@ from ..config.switches import Switches
 from ..estimator.codegen import cache_dir
 from .data import Options, arch_id, fp8_class, possible, recipe_training, site_data
 from .jsprint import derived_js
+from .timejs import time_js
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 KATEX = "katex@0.19.1"  # the version vendored into a site (npm install at build time, cached)
@@ -32,8 +33,22 @@ def _formulas(profile: str, switches: Switches, names: list[str]) -> list[dict]:
     return [{"name": f["name"], "latex": f["latex"]} for f in rendered(profile, switches)["formulas"] if f["name"] in names]
 
 
-def _entry(profile: str, switches: Switches, tex: str | None, docs: dict[str, int]) -> str:
-    """One combination's {components, docs, tex (its formulas' script, or null), main, in_flight, stages} as
+def _time(profile: str, shape: ModelShape, training, times: dict[str, int]) -> str:
+    """TIME[i]: the step-time components (timejs) of the combination's Choices, the i-th distinct one of the
+    architecture's script (`times`: their sources); null where plan does not rank by them (a recipe but Megatron's
+    paper profile, a model the step-time model refuses: cli/plan.py _ranker)."""
+    from ..time.choices import Choices
+    from ..time.evaluate import refusal
+
+    if profile != "paper" or refusal(shape):
+        return "null"
+    parts = time_js(Choices.of(shape, training))["parts"]
+    source = "[" + ", ".join(f"[{json.dumps(name)}, {json.dumps(args)}, {fn}]" for name, args, fn in parts) + "]"
+    return f"TIME[{times.setdefault(source, len(times))}]"
+
+
+def _entry(profile: str, switches: Switches, tex: str | None, docs: dict[str, int], time: str) -> str:
+    """One combination's {components, docs, tex (its formulas' script, or null), main, in_flight, stages, time} as
     JavaScript source; each docstring as DOCS[i], the i-th distinct one of the architecture's script (`docs`)."""
     code = derived_js(profile, switches)
     stages = ", ".join(f'{json.dumps(kind)}: {{"outputs": {json.dumps(x["outputs"])}, "fn": {x["source"]}}}'
@@ -42,14 +57,14 @@ def _entry(profile: str, switches: Switches, tex: str | None, docs: dict[str, in
                      for name, doc in code["docs"].items())
     return (f'{{"components": {json.dumps(code["components"])}, "docs": {{{refs}}}, '
             f'"tex": {json.dumps(tex)},\n"main": {code["main"]},\n"in_flight": {code["in_flight"]},\n'
-            f'"stages": {{{stages}}}}}')
+            f'"stages": {{{stages}}},\n"time": {time}}}')
 
 
 def _arch_script(shape: ModelShape, data: dict, options: Options, formulas: str, out: Path) -> str:
     """MEM4D.arch[id] = {combo: entry} for every recipe and switch combination some configuration of the controls
     could run this architecture with (data.possible); each combination's formulas in tex/<id>.<combo>.js (loaded when
     shown: a page opens on one architecture's code and one combination's formulas)."""
-    entries, docs = [], {}
+    entries, docs, times = [], {}, {}
     for recipe, info in data["recipes"].items():
         done = set()
         for recompute, zero, fp8 in ((r, z, f) for r in options.recompute for z in options.zero for f in options.fp8):
@@ -58,16 +73,18 @@ def _arch_script(shape: ModelShape, data: dict, options: Options, formulas: str,
                                            fp8=fp8):
                 continue
             done.add(key)
-            switches = Switches.of(recipe_training(info["profile"], recompute=recompute, zero=zero, fp8=fp8),
-                                   shape=shape)
+            training = recipe_training(info["profile"], recompute=recompute, zero=zero, fp8=fp8)
+            switches = Switches.of(training, shape=shape)
             if formulas == "all" or (formulas == "defaults" and fp8 == "none" and (recompute, zero) == (
                     info["defaults"]["recompute"], info["defaults"]["zero"])):
                 tex = f"{arch_id(shape)}.{key}"
                 names = derived_js(info["profile"], switches)["components"]
                 (out / "tex" / f"{tex}.js").write_text(f"MEM4D.tex[{json.dumps(tex)}] = " + json.dumps(
                     _formulas(info["profile"], switches, names)) + ";\n")
-            entries.append(f"{json.dumps(key)}: {_entry(info['profile'], switches, tex, docs)}")
-    return (f"(function () {{\nconst DOCS = [{', '.join(docs)}];\nMEM4D.arch[{json.dumps(arch_id(shape))}] = {{\n"
+            time = _time(info["profile"], shape, training, times)
+            entries.append(f"{json.dumps(key)}: {_entry(info['profile'], switches, tex, docs, time)}")
+    return (f"(function () {{\nconst DOCS = [{', '.join(docs)}];\nconst TIME = [{', '.join(times)}];\n"
+            f"MEM4D.arch[{json.dumps(arch_id(shape))}] = {{\n"
             + ",\n".join(entries) + "};\n})();\n")
 
 
@@ -96,9 +113,10 @@ def _vendor_katex(out: Path, install: bool) -> bool:
 
 
 def build(out: Path, shapes: list[ModelShape], options: Options = Options(),
-          formulas: str = "all", progress=None, install: bool = True) -> dict:
+          formulas: str = "all", progress=None, install: bool = True, specs: dict[str, str] | None = None) -> dict:
     """Write the site into `out`; return {"files": {path: bytes}, "katex": bool}; `install`: npm may install KaTeX
-    (else a cached copy or none: formulas shown as LaTeX source)."""
+    (else a cached copy or none: formulas shown as LaTeX source); `specs`: a model's --model argument by its name
+    (a config.json's path), for the command lines the page shows."""
     if formulas not in FORMULAS:
         raise ConfigError(f"formulas must be one of {', '.join(FORMULAS)}, got {formulas!r}")
     out.mkdir(parents=True, exist_ok=True)
@@ -107,7 +125,7 @@ def build(out: Path, shapes: list[ModelShape], options: Options = Options(),
         (out / folder).mkdir()
     for asset in sorted(ASSETS.iterdir()):
         shutil.copyfile(asset, out / asset.name)
-    data = site_data(shapes, options)
+    data = site_data(shapes, options, specs)
     traced = ",\n".join(f'{json.dumps(recipe)}: [\n' + ",\n".join(
         f'{{"name": {json.dumps(rule["name"])}, "holds": (x) => {rule["holds"]}, "message": (x) => {rule["message"]}}}'
         for rule in info["rules"]) + "]" for recipe, info in data["recipes"].items())

@@ -10,11 +10,12 @@ from dataclasses import dataclass
 from ..config import rules
 from ..config.architecture import Architecture
 from ..config.glossary import FROM_MODEL, NAMES, TRAINING_FIELD, inputs_for
-from ..config.kinds import KINDS, mixed
+from ..config.kinds import mixed
 from ..config.shapes import DEFAULT_MODEL, ModelShape
 from ..config.training import Training
 from ..flags.values import parse_bytes
 from .rulesjs import rules_js
+from .timedata import hardware, layer_prefixes, model_proxy, model_time, proxy, time_widths
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,8 @@ SCOPE = ("What this page offers: the Megatron-LM, torchtitan and DeepSpeed recip
          "precision and optimizer, FP8 where the recipe models it, sequence parallel, flash attention, 1F1B with even "
          "pipeline stages, expert tensor parallel = tp, the communicator and context overheads; the models chosen when "
          "the page was built (mem4d web --model NAME or config.json). Every other flag of mem4d estimate (precision, "
-         "--stage-layers, --etp, a config.json of your own) is not offered here: run the command.")
+         "--stage-layers, --etp) is not offered here: run the command. The plan view ranks as mem4d plan does, with "
+         "the recompute, ZeRO stage and FP8 as set and even stages.")
 # the letters the page sets (rules.letters' names): the controls', and the model's (rules.model_letters)
 CONTROLS = ("d", "t", "p", "c", "vpp", "s", "b", "gbs", "m", "e", "t_e", "recompute", "zero", "fp8")
 SWITCHING = ("recompute", "zero", "fp8")  # the controls that change the expressions' form (Switches)
@@ -54,21 +56,17 @@ def arch_id(shape: ModelShape) -> str:
     return hashlib.sha256(features.encode()).hexdigest()[:10]
 
 
-def model_data(shape: ModelShape, options: Options) -> dict:
-    """A model as the page reads it: its letters (the estimator's inputs from the shape), the letters the rules read,
-    each pipeline split's layers of each kind per rank, and whether every rank is listed (mixed layers)."""
+def model_data(shape: ModelShape, spec: str) -> dict:
+    """A model as the page reads it: how the command lines it shows name it (`spec`: a preset's name, a config.json's
+    path as `mem4d web --model` was given it), its letters (the estimator's inputs from the shape), the letters the rules read,
+    its layers of each kind as prefix sums (a pipeline rank's counts, timedata.layer_prefixes), whether every rank is
+    listed (mixed layers), and the step-time model's letters or its refusal."""
     base = Training()
     inputs = {name: value for name, value in inputs_for(shape, base).items() if name in FROM_MODEL}
     letters = {name: x for name, x in rules.model_letters(shape).items() if not callable(x)}  # jaxcheck's methods
-    splits = {}
-    for p in options.p:
-        for vpp in options.vpp:
-            if shape.L % (p * vpp) == 0 and (vpp == 1 or p > 1):
-                training = Training(p=p, vpp=vpp, gbs=p * p)  # gbs: any the rules accept (the split ignores it)
-                splits[f"{p},{vpp}"] = [{name: counts[name] for name in KINDS}
-                                        for counts in training.kind_layers(shape)]
-    return {"name": shape.name, "param_count": shape.param_count, "arch": arch_id(shape), "inputs": inputs,
-            "letters": letters, "mixed": bool(mixed(shape)), "splits": splits}
+    return {"name": shape.name, "spec": spec, "param_count": shape.param_count, "arch": arch_id(shape), "inputs": inputs,
+            "letters": letters, "mixed": bool(mixed(shape)), "prefix": layer_prefixes(shape),
+            "time": model_time(shape), "proxy": model_proxy(shape)}
 
 
 def recipe_training(profile: str, **fields) -> Training:
@@ -123,15 +121,17 @@ def recipe_data(recipe: str, model_names: tuple[str, ...], options: Options) -> 
     quantized = {fp8: {name: getattr(recipe_training(profile, fp8=fp8), TRAINING_FIELD[name]) for name in ("B_q", "B_c")}
                  for fp8 in options.fp8}
     return {"profile": profile, "fixed": fixed_inputs(profile), "fp8": quantized, "defaults": defaults,
+            "time_widths": {fp8: time_widths(fp8) for fp8 in options.fp8},
             "rules": rules_js(profile, fixed_letters(profile, model_names), CONTROLS + model_names)}
 
 
-def site_data(shapes: list[ModelShape], options: Options) -> dict:
-    """Everything data.js holds: options, models, the recipes (fixed inputs, traced rules), GPU sizes in bytes."""
-    models = [model_data(shape, options) for shape in shapes]
+def site_data(shapes: list[ModelShape], options: Options, specs: dict[str, str] | None = None) -> dict:
+    """Everything data.js holds: options, models (`specs`: each model's --model argument by its name, where not its
+    name), the recipes (fixed inputs, traced rules), GPU sizes in bytes."""
+    models = [model_data(shape, (specs or {}).get(shape.name, shape.name)) for shape in shapes]
     model_names = tuple(models[0]["letters"])
     return {"default_model": DEFAULT_MODEL, "scope": SCOPE,
             "options": {name: list(getattr(options, name)) for name in Options.__dataclass_fields__},
             "gpu_bytes": {size: parse_bytes(size) for size in options.gpu_mem}, "threshold": 0.8,
-            "models": models, "names": list(NAMES),
+            "models": models, "names": list(NAMES), "hardware": hardware(), "proxy": proxy(),
             "recipes": {recipe: recipe_data(recipe, model_names, options) for recipe in options.recipe}}

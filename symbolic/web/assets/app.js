@@ -18,6 +18,9 @@ function fill() {
   select("gpu_mem").replaceChildren(...SITE.options.gpu_mem.map((g) => new Option(g, g)));
   select("gpus").replaceChildren(...[8, 16, 32, 64, 128, 256, 512, 1024].map((n) => new Option(String(n), String(n))));
   select("gpus").value = "64";
+  const hardware = SITE.hardware;
+  select("system").replaceChildren(...Object.keys(hardware.systems).map((n) => new Option(n, n)));
+  select("system").value = hardware.default_system;
   for (const name of TRAINING) {
     select(name).replaceChildren(...SITE.options[name].map((v) => new Option((LABEL[name] || String)(v), String(v))));
   }
@@ -55,7 +58,7 @@ function offerValid(st) {
 function cli(st, gbs) {
   const parts = ["mem4d estimate"];
   const defaults = SITE.recipes[st.recipe].defaults;
-  if (st.model !== SITE.default_model) parts.push("--model " + st.model);
+  if (st.model !== SITE.default_model) parts.push("--model " + MEM4D.word(byName[st.model].spec));
   if (st.recipe !== SITE.options.recipe[0]) parts.push("--recipe " + st.recipe);
   for (const [name, flag] of Object.entries(FLAGS)) {
     const given = name in defaults ? defaults[name] : SITE.options[name][0];
@@ -107,7 +110,7 @@ function draw() {
     }
     const result = MEM4D.evaluate(st, model, code, SITE.gpu_bytes[st.gpu_mem], SITE.threshold);
     MEM4D.show(result, code);
-    MEM4D.showPlan(st, model, code);
+    MEM4D.showPlan(st, model, code, x.gbs);
     MEM4D.last = result;
     document.body.dataset.state = "ready";
   });
@@ -118,5 +121,6 @@ setState(Object.fromEntries(new URLSearchParams(location.hash.slice(1))));
 select("scope").textContent = SITE.scope;
 select("controls").addEventListener("change", update);
 select("gpus").addEventListener("change", update);
+select("system").addEventListener("change", update);
 offerValid(state());
 draw();  // at once: the page's load waits for the architecture's script, so --dump-dom shows the verdict

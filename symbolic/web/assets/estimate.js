@@ -1,6 +1,9 @@
 // One configuration's bytes, as symbolic/estimator/estimate.py computes them, from the generated functions of
-// arch/<id>.js (the sympy expressions printed as JavaScript) and the rule table traced into data.js.
+// arch/<id>.js (the sympy expressions printed as JavaScript) and the rule table traced into data.js. A module: the
+// plan view's Web Worker runs this same function (plan.js hands it its source).
 "use strict";
+
+MEM4D.estimateModule = function (MEM4D, scope) {
 
 // Python's round(): halves to the even neighbour (estimate rounds each component so)
 MEM4D.rint = function (x) {
@@ -9,16 +12,18 @@ MEM4D.rint = function (x) {
 };
 
 // a format spec of a rule's message (Python's format mini-language, the specs the rule table uses)
-function fmt(value, spec) {
+scope.fmt = function (value, spec) {
   return spec === "g" ? String(Number(value)) : String(value);
-}
+};
 
-// what the rules read (config/rules.py letters): the controls' values and the model's letters
+// what the rules read (config/rules.py letters): the controls' values and the model's letters; st.gbs and st.t_e
+// where the plan view sets them (the controls: gbs from m, t_e = tp)
 MEM4D.letters = function (st, model) {
-  const gbs = st.m === 0 ? st.p * st.b * st.d : st.m * st.b * st.d;
+  const gbs = st.gbs !== undefined ? st.gbs : st.m === 0 ? st.p * st.b * st.d : st.m * st.b * st.d;
   return Object.assign({}, model.letters, {
     d: st.d, t: st.t, p: st.p, c: st.c, vpp: st.vpp, s: st.s, b: st.b, gbs: gbs,
-    m: Math.floor(gbs / (st.b * st.d)), e: st.e, t_e: st.t, recompute: st.recompute, zero: st.zero, fp8: st.fp8,
+    m: Math.floor(gbs / (st.b * st.d)), e: st.e, t_e: st.t_e !== undefined ? st.t_e : st.t, recompute: st.recompute,
+    zero: st.zero, fp8: st.fp8,
   });
 };
 
@@ -44,6 +49,18 @@ MEM4D.ranks = function (p, every) {
 
 const STAGE_KINDS = ["Le_r", "Lg_r", "Lm_r", "Lo_r", "Ln_r"];  // config.kinds.KINDS, STAGE_NAMES' order after m_r
 
+// each rank's layers of each kind under even stages (Training.kind_layers): rank r holds the chunks j p + r of
+// L / (p vpp) layers each, a kind's count in a chunk read off its prefix sums (0 for a kind no layer is of)
+MEM4D.split = function (model, p, vpp) {
+  const size = model.inputs.L / (p * vpp);
+  return Array.from({ length: p }, (_, r) => Object.fromEntries(STAGE_KINDS.map((name) => {
+    const sums = model.prefix[name];
+    let n = 0;
+    for (let j = 0; sums && j < vpp; j++) n += sums[(j * p + r + 1) * size] - sums[(j * p + r) * size];
+    return [name, n];
+  })));
+};
+
 function rounded(names, raw) {
   const out = {};
   let total = 0;
@@ -61,10 +78,10 @@ MEM4D.evaluate = function (st, model, code, gpuBytes, threshold) {
   const x = MEM4D.letters(st, model);
   const recipe = MEM4D.site.recipes[st.recipe];
   const values = Object.assign({}, recipe.fixed, recipe.fp8[st.fp8], model.inputs,
-    { d: st.d, t: st.t, p: st.p, c: st.c, vpp: st.vpp, s: st.s, b: st.b, m: x.m, e: st.e, t_e: st.t });
+    { d: st.d, t: st.t, p: st.p, c: st.c, vpp: st.vpp, s: st.s, b: st.b, m: x.m, e: st.e, t_e: x.t_e });
   const args = MEM4D.site.names.map((name) => values[name]);
   const bytes = rounded(code.components, code.main(...args));
-  const split = model.splits[st.p + "," + st.vpp];
+  const split = MEM4D.split(model, st.p, st.vpp);
   const layers = model.inputs.L / st.p;
   const stages = MEM4D.ranks(st.p, model.mixed).map((rank) => {
     const kind = MEM4D.stageOf(rank, st.p);
@@ -81,3 +98,6 @@ MEM4D.evaluate = function (st, model, code, gpuBytes, threshold) {
     peak_bytes: peak, peak_from: peakFrom, gpu_mem_bytes: gpuBytes, threshold: threshold,
     fits: peak < threshold * gpuBytes, gbs: x.gbs, m: x.m, profile: MEM4D.site.recipes[st.recipe].profile };
 };
+};
+
+MEM4D.estimateModule(MEM4D, self);

@@ -6,6 +6,9 @@ const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948
   "#bab0ac", "#1f77b4", "#8c564b", "#17becf", "#bcbd22", "#7f7f7f", "#d62728", "#2ca02c", "#9467bd", "#aec7e8",
   "#ffbb78", "#98df8a", "#c5b0d5", "#c49c94", "#f7b6d2"];
 
+// a shell word: as it is, or single-quoted (a config.json's path with a space)
+MEM4D.word = (s) => /^[\w@%+=:,.\/-]+$/.test(s) ? s : "'" + s.replace(/'/g, "'\\''") + "'";
+
 // Python's f"{x / GIB:,.2f}" (estimate's tables)
 MEM4D.gib = (x) => (x / GIB).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 
@@ -140,5 +143,7 @@ MEM4D.refuse = function (line) {
   document.getElementById("formulas").replaceChildren();
   document.getElementById("plan").replaceChildren();
   document.getElementById("plan-count").textContent = "";
+  document.getElementById("plan-cli").textContent = "";
+  MEM4D.stopPlan();
   shownFormulas = null;
 };

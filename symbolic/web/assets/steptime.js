@@ -1,0 +1,82 @@
+// A configuration's predicted tokens/s/GPU on a system, as `mem4d plan` ranks by it (symbolic/plan/ranking.py
+// tokens_per_s): the step components printed from their sympy expressions (arch/<id>.js "time", web/timejs.py), the
+// GEMM rates by size (time/gemm.py share), each group's bus bandwidth (time/links.py), the cards' and systems' figures
+// (data.js hardware, read off time/cards.py and systems.py). Each operation in the order the numpy code does it, so
+// the figure is plan's to the bit. A module: the plan view's Web Worker runs this same function.
+"use strict";
+
+MEM4D.steptimeModule = function (MEM4D) {
+const GB = 1e9;  // time/links.py GB
+
+// np.interp(x, xp, fp) within and beyond the table (numpy's compiled interp: slope (fp[j+1] - fp[j]) / (xp[j+1] - xp[j])
+// times (x - xp[j]) plus fp[j]; a point of the table its value; the ends beyond it)
+function interp(x, xp, fp) {
+  const n = xp.length;
+  if (x < xp[0]) return fp[0];
+  if (x >= xp[n - 1]) return fp[n - 1];
+  let j = 0;
+  while (xp[j + 1] <= x) j++;
+  if (xp[j] === x) return fp[j];
+  return (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j]) * (x - xp[j]) + fp[j];
+}
+
+// time/gemm.py share: the card's achieved GEMM rate at [m, k] x [k, n] over its best
+function share(hw, card, m, n, k) {
+  const size = Math.cbrt(m * n * k);
+  return interp(Math.log2(Math.max(size, 1.0)), hw.log2_sizes, hw.curves[hw.family[card]]);
+}
+
+const clip = (x, lo, hi) => Math.min(Math.max(x, lo), hi);
+
+// time/links.py ring, all_to_all, point_to_point
+function ring(sys, n, stride) {
+  const g = clip(Math.floor(sys.domain / stride), 1, Math.max(n, 1));
+  const k = Math.max(n / g, 1);
+  const across = Math.min(sys.nvl_ring, sys.net_ring * (n - 1) / Math.max(k - 1, 1e-9));
+  return GB * ((n * stride <= sys.domain) || (n <= 1) ? sys.nvl_ring : across);
+}
+
+function allToAll(sys, n, stride) {
+  const g = clip(Math.floor(sys.domain / stride), 1, Math.max(n, 1));
+  const perByte = Math.max((g - 1) / sys.nvl_a2a, (n - g) / sys.net_a2a) / Math.max(n, 1);
+  return GB * (n > 1 ? (n - 1) / Math.max(n, 1) / Math.max(perByte, 1e-30) : sys.nvl_a2a);
+}
+
+const pointToPoint = (sys, span, stride) => GB * (span * stride <= sys.domain ? sys.nvl_ring : sys.net_ring);
+
+// time/evaluate.py hardware_values with links.group_bandwidths; null with the card's refusal where it has no FP8
+function hardware(hw, sys, shape, par, s, b, fp8) {
+  const card = hw.cards[sys.card_name];
+  if (fp8 && !card.fp8) return { refusal: `${card.label} has no FP8 tensor cores: drop --fp8 for it` };
+  const tokens = s * b / par.c;
+  const width = !shape.E ? shape.f : (shape.a + 2 * shape.k) * shape.dh;
+  const best = (fp8 ? card.gemm_fp8 : card.gemm_bf16) * hw.tera;
+  const perExpert = shape.E ? tokens * shape.k_e * par.e * par.t_e / (par.t * shape.E) : tokens;
+  const stage = par.d * par.t * par.c;
+  return {
+    R_g: best * share(hw, sys.card_name, tokens, width / par.t, shape.h),
+    R_e: best * share(hw, sys.card_name, perExpert, Math.max(shape.f_e, 1) / par.t_e, shape.h),
+    R_h: card.gemm_bf16 * hw.tera * share(hw, sys.card_name, tokens, shape.v / par.t, shape.h),
+    R_at: card.attn * hw.tera, W_hbm: card.hbm_rate * hw.tera, B_x: fp8 ? 4.0 : 0.0,
+    W_tp: ring(sys, par.t, 1), W_etp: ring(sys, par.t_e, 1), W_cp: ring(sys, par.c, par.t),
+    W_ep: allToAll(sys, par.e, par.t_e), W_dp: ring(sys, par.d * par.c, par.t),
+    W_edp: ring(sys, stage / (par.e * par.t_e), par.e * par.t_e), W_pp: pointToPoint(sys, par.p, par.t * par.c * par.d),
+  };
+}
+
+// tokens/s/GPU of one row (plan.ranking.tokens_per_s): gbs s / (N T), T the components' sum in their order; or
+// {refusal} where the card has no FP8
+MEM4D.tokensPerS = function (row, model, code, systemName, recipe, fp8, s, gbs) {
+  const hw = MEM4D.site.hardware, sys = hw.systems[systemName], shape = model.time.values;
+  const par = { d: row.d, t: row.t, p: row.p, c: row.c, e: row.e, t_e: row.t_e };
+  const rates = hardware(hw, sys, shape, par, s, row.b, fp8 !== "none");
+  if (rates.refusal) return rates;
+  const values = Object.assign({}, shape, { L: model.inputs.L / row.p * row.p }, par,
+    { vpp: row.vpp, b: row.b, m: row.m, s: s }, MEM4D.site.recipes[recipe].time_widths[fp8], rates);
+  let step = 0;
+  for (const [, names, fn] of code.time) step += fn(...names.map((name) => values[name]));
+  return { score: gbs * s / (row.d * row.t * row.p * row.c * step) };
+};
+};
+
+MEM4D.steptimeModule(MEM4D);

@@ -152,16 +152,6 @@ SHARED: tuple[Rule, ...] = (
          | ((x.L % x.vpp == 0) & (x.p * x.vpp <= x.L)),
          lambda x: (f"uneven stages of vpp={x.vpp} chunks each need L={x.L} of {x.model} to be a multiple of vpp and "
                     f"at least pp x vpp = {x.p * x.vpp}"), model=True),
-    # MiMo-V2-Flash's attention (config.swa): no recipe's components have a value head of its own width or layers of
-    # two KV-head counts yet, so a model with them is refused by name rather than counted at dh and k everywhere
-    Rule("value heads of their own width: not modelled", lambda x: np.logical_not(x.narrow_v),
-         lambda x: (f"{x.model}'s value heads are narrower than its query/key heads (v_head_dim): the recipes' "
-                    f"attention weights and activations are modelled at dh (mem4d counts the parameters only)"),
-         model=True),
-    Rule("sliding-window KV heads of their own: not modelled", lambda x: np.logical_not(x.swa_kv),
-         lambda x: (f"{x.model}'s sliding-window layers have KV heads and sinks of their own "
-                    f"(swa_num_key_value_heads): the recipes model one KV-head count in every layer (mem4d counts the "
-                    f"parameters only)"), model=True),
 )
 
 

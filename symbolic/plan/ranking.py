@@ -9,7 +9,7 @@ import numpy as np
 from ..config.parallel import Parallel
 from ..config.training import RECOMPUTE, Training
 from ..time.evaluate import components, hardware_values, precision_of, refusal
-from ..time.choices import Choices
+from ..time.choices import Choices, kinds_of
 from ..time.systems import System
 from .proxy import Hardware
 from .proxy import terms as proxy_terms
@@ -64,7 +64,7 @@ def tokens_per_s(cluster, grid: dict, system: System, policies: tuple = ()) -> n
     widths = Training(fp8=cluster.fp8, fp8_param_gather=cluster.fp8_param_gather, **dict(cluster.precision))
     values = {name: getattr(shape, name) for name in ("h", "f", "a", "k", "v", "E", "k_e", "f_e", "f_s", "L_e")}
     values |= {"dh": shape.dh, "q_r": shape.q_lora, "kv_r": shape.kv_lora, "d_r": shape.rope_dim,
-               "d_v": shape.v_dim, "n_mtp": shape.mtp, "L": col("max_layers", shape.L / par.p) * par.p,
+               "d_v": shape.v_dim, "n_mtp": shape.mtp, "L_w": shape.L_w, "k_w": shape.swa_k, "L": col("max_layers", shape.L / par.p) * par.p,
                "d": par.d, "t": par.t, "p": par.p, "c": par.c, "e": par.e, "t_e": par.t_e, "vpp": col("vpp"),
                "b": col("b"), "m": col("m"), "s": float(cluster.s), "B_a": widths.act_bytes,
                "B_g": widths.grad_bytes, "B_w": widths.weight_bytes, "B_o": widths.opt_bytes}
@@ -74,7 +74,7 @@ def tokens_per_s(cluster, grid: dict, system: System, policies: tuple = ()) -> n
     for i, (recompute, modules, zero) in enumerate(kinds):
         rows = slice(None) if len(kinds) == 1 else np.flatnonzero(index == i)  # one kind: no copy of every column
         ch = Choices(shape.moe, shape.mla, bool(shape.q_lora), shape.mlp_matrices, recompute,
-                     tuple(modules.split(",")), zero)
+                     tuple(modules.split(",")), zero, *kinds_of(shape))
         picked = {k: (v[rows] if np.ndim(v) and np.size(v) == len(index) else v) for k, v in values.items()}
         parts = components(shape, ch, picked)
         parts.pop("F_model")

@@ -42,7 +42,7 @@ MEM4D.ranks = function (p, every) {
   return p === 1 ? [0] : p === 2 ? [0, 1] : [0, 1, p - 1];
 };
 
-const STAGE_KINDS = ["Le_r", "Lg_r", "Lm_r", "Lo_r", "Ln_r"];  // config.kinds.KINDS, STAGE_NAMES' order after m_r
+const STAGE_KINDS = ["Le_r", "Lg_r", "Lm_r", "Lo_r", "Ln_r", "Lw_r"];  // config.kinds.KINDS, STAGE_NAMES' order after m_r
 
 function rounded(names, raw) {
   const out = {};

@@ -1,5 +1,6 @@
-"""MiMo-V2-Flash under the megatron recipe: value heads d_v = 128 beside query/key heads dh = 192, and the sliding-window
-layers' own KV heads (k_w = 8 beside k = 4) and sinks, held to hand derivations on the published config.json.
+"""MiMo-V2-Flash under the megatron recipe: value heads d_v = 128 beside query/key heads dh = 192, and the
+sliding-window layers' own KV heads (k_w = 8 beside k = 4) and sinks, held to hand derivations on the published
+config.json.
 
 Sources of truth: transformers 5.25.0 models/mimo_v2_flash/modeling_mimo_v2_flash.py (MiMoV2FlashAttention: q_proj
 [h, a dh], k_proj [h, kv dh], v_proj [h, kv d_v], o_proj [a d_v, h], sinks [a] in the sliding-window layers) for the
@@ -117,3 +118,34 @@ def test_the_other_recipes_refuse_it_by_name(capsys, args):
     assert main(args + ["--model", str(MIMO)]) == 2
     err = [line for line in capsys.readouterr().err.strip().splitlines() if not line.startswith("note: ")]
     assert len(err) == 1 and "which only the megatron recipe models" in err[0]  # the checkpoint's fp8 note apart
+
+
+def test_plan_rows_match_estimate():
+    """plan on 16 GPUs (s 256, gbs 16) evaluates MiMo-V2-Flash's rows; 60 of them, spread evenly, equal estimate() of
+    its configuration, each rank with its own layers of each kind (bytes to 1, the peak and where it is; source of
+    truth: estimate, one configuration at a time)."""
+    from symbolic.plan.enumerate import Cluster
+    from symbolic.plan.search import search
+
+    plan = search(Cluster(SHAPE, gpus=16, s=256, gbs=16), limit=2**31, zero=(1,))
+    assert plan.evaluated > 20
+    for i in range(0, plan.evaluated, plan.evaluated // 60):
+        one, got = estimate(SHAPE, plan.training(i)), plan.config(i)
+        assert max(abs(one.bytes[name] - got["bytes"][name]) for name in got["bytes"]) <= 1
+        assert (got["peak_bytes"], got["peak_from"]) == (one.peak, one.peak_from)
+
+
+def test_model_flops_per_token_hand_derived():
+    """The step-time model's forward FLOPs per token (Narayanan et al. 2021 eq. 3, 2 per multiply-add): Q, K, V, O
+    GEMMs 2 h (a + kv)(dh + d_v) in each layer at its KV heads (k in the 9 full-attention layers, k_w in the 39
+    sliding-window ones), the causal core s a (dh + d_v) (QK^T at dh, AV at d_v, s/2 keys on average), one dense
+    SwiGLU 6 h f, 47 MoE layers' router 2 h E and top-8 experts 6 h f_e k_e, the head 2 h v."""
+    from types import SimpleNamespace
+
+    from symbolic.time.flops import model_flops
+
+    kinds = SimpleNamespace(moe=True, mla=False, q_lora=0, narrow_v=True, swa=True)
+    s, L, L_w, L_e, k_e = TRAIN.s, 48, 39, 47, 8
+    hand = 2 * h * ((L - L_w) * (a + k) + L_w * (a + k_w)) * (dh + dv) + L * s * a * (dh + dv) \
+        + (L - L_e) * 6 * h * f + L_e * (2 * h * E + 6 * h * f_e * k_e) + 2 * h * v
+    assert _value(model_flops(kinds, 3)[1], TRAIN) == hand

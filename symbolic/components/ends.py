@@ -4,7 +4,8 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.switches import Switches
-from ..config.symbols import B_a, B_l, B_w, a, b, c, d_gk, d_gv, d_m, d_s, dh, f, g_m, h, k, k_w, n_gk, n_gv, n_m, s, t, v
+from ..config.symbols import (B_a, B_l, B_w, a, b, c, d_gk, d_gv, d_m, d_s, dh, f, g_m, h, k, k_w, n_gk, n_gv, n_m, s,
+                              t, v)
 from .base import INT64, Component, per_gpu_tokens
 from .weights import value_width
 

@@ -49,11 +49,12 @@ def attention_params(sw: Switches = Switches()) -> sp.Expr:
 
 def gqa_params(sw: Switches, kv: sp.Expr, sinks: bool) -> sp.Expr:
     """GQA attention of `kv` KV heads whose value heads are value_width wide (d_v in MiMo-V2-Flash; config.swa refuses
-    it beside a gate or MLA), on one TP rank: linear_qkv [h, (a dh + kv dh + kv d_v) / t] column-parallel and linear_proj
-    [a d_v / t, h] row-parallel (megatron-core 0.16.1 attention.py sizes both from kv_channels alone; its MLA passes
-    the value width of its own to TEDotProductAttention as k_channels / v_channels, transformer_engine.py, as
-    transformers 5.25.0 MiMoV2FlashAttention builds v_proj [h, kv d_v] and o_proj [a d_v, h]); Q, K, V biases over
-    t, O's replicated; q/k norms at dh; sinks [a] split with their heads (TEDotProductAttention softmax_offset)."""
+    it beside a gate or MLA), on one TP rank: linear_qkv [h, (a dh + kv dh + kv d_v) / t] column-parallel and
+    linear_proj [a d_v / t, h] row-parallel (megatron-core 0.16.1 attention.py sizes both from kv_channels alone;
+    its MLA passes the value width of its own to TEDotProductAttention as k_channels / v_channels,
+    transformer_engine.py, as transformers 5.25.0 MiMoV2FlashAttention builds v_proj [h, kv d_v] and o_proj
+    [a d_v, h]); Q, K, V biases over t, O's replicated; q/k norms at dh; sinks [a] split with their heads
+    (dot_product_attention.py softmax_offset)."""
     dv = value_width(sw)
     matrices = h * (a + kv) * dh / t + h * (kv + a) * dv / t
     bias = ((a + kv) * dh / t + kv * dv / t if sw.qkv_bias else 0) + (h if sw.o_bias else 0)
@@ -138,8 +139,9 @@ def kind_terms(sw: Switches, f, kinds: dict) -> sp.Expr:
 def kind_cases(sw: Switches, layers: sp.Expr, moe_layers: sp.Expr, kinds: dict) -> list[tuple]:
     """(moe, mixer, ffn, condition) for each kind of layer a hybrid's stage may hold: a mixer the stage has (softmax
     attention where layers - Lg_r - Lm_r - Lo_r - Lw_r > 0, a Gated DeltaNet where Lg_r > 0, a Mamba-2 mixer where
-    Lm_r > 0, none where Lo_r > 0, a sliding-window layer's attention where Lw_r > 0) with an MLP it has (dense, MoE where Le_r > 0, none where Ln_r > 0), a pair of a mixer and
-    an MLP taken as held where both are and the stage has layers of both parts (an upper bound where it pairs them
+    Lm_r > 0, none where Lo_r > 0, a sliding-window layer's attention where Lw_r > 0) with an MLP it has (dense, MoE
+    where Le_r > 0, none where Ln_r > 0), a pair of a mixer and an MLP taken as held where both are and the stage
+    has layers of both parts (an upper bound where it pairs them
     otherwise)."""
     zero = sp.Integer(0)
     Lg, Lm, Lo, Ln, Lw = (kinds.get(name, zero) for name in ("Lg_r", "Lm_r", "Lo_r", "Ln_r", "Lw_r"))

@@ -110,13 +110,15 @@ STAGE = {
     "Ln_r": "layers of a token mixer alone among the L_r layers of pipeline rank r",
     "Lw_r": "sliding-window layers with KV heads of their own among the L_r layers of pipeline rank r",
 }
-NAMES = tuple(SHAPE | MOE | MLA | HYBRID | SWA | VISION | PARALLEL | SCHEDULE | BYTES)  # the estimator's inputs, in this order
+# the estimator's inputs, in this order
+NAMES = tuple(SHAPE | MOE | MLA | HYBRID | SWA | VISION | PARALLEL | SCHEDULE | BYTES)
 EXPERT_LETTERS = (*MOE, "e", "t_e", "Le_r")  # what only a model with experts has
 MLA_LETTERS = tuple(MLA)  # what only a model with MLA or multi-token prediction has
 INDEXER_LETTERS = ("n_i", "d_i", "k_i")  # of those, what only a model with DeepSeek Sparse Attention's indexer has
 HYBRID_LETTERS = (*HYBRID, "Lg_r", "Lm_r", "Lo_r", "Ln_r")  # what only a hybrid (Gated DeltaNet, Mamba-2) has
 SWA_LETTERS = (*SWA, "Lw_r")  # what only a model with sliding-window layers of their own KV heads has
-STAGE_NAMES = ("L_r", "m_r", "Le_r", "Lg_r", "Lm_r", "Lo_r", "Ln_r", "Lw_r")  # a stage's extra inputs (the in-flight count takes r)
+# a stage's extra inputs (the in-flight count takes r)
+STAGE_NAMES = ("L_r", "m_r", "Le_r", "Lg_r", "Lm_r", "Lo_r", "Ln_r", "Lw_r")
 MEANING = SHAPE | MOE | MLA | HYBRID | SWA | VISION | PARALLEL | SCHEDULE | BYTES | STAGE
 LATEX = {"vpp": r"v_{pp}", "B_w": r"B_{w}", "B_g": r"B_{g}", "B_o": r"B_{o}", "B_a": r"B_{a}", "B_l": r"B_{l}", "B_q": r"B_{q}", "B_c": r"B_{c}", "L_r": r"L_{r}",
          "m_r": r"m_{r}", "dh": r"d_{h}", "s_p": r"s_{p}", "n_ac": r"n_{ac}", "k_e": r"k_{e}", "f_e": r"f_{e}", "f_s": r"f_{s}", "L_e": r"L_{e}",

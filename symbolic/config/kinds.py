@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-KINDS = {"Le_r": "L_e", "Lg_r": "L_g", "Lm_r": "L_m", "Lo_r": "L_o", "Ln_r": "L_n", "Lw_r": "L_w"}  # stage input -> model count
+# stage input -> model count
+KINDS = {"Le_r": "L_e", "Lg_r": "L_g", "Lm_r": "L_m", "Lo_r": "L_o", "Ln_r": "L_n", "Lw_r": "L_w"}
 _LAYERS = {"Lg_r": "linear_layers", "Lm_r": "mamba_layers", "Lo_r": "mixerless_layers", "Ln_r": "mlpless_layers",
            "Lw_r": "swa_layers"}
 

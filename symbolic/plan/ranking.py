@@ -64,10 +64,12 @@ def tokens_per_s(cluster, grid: dict, system: System, policies: tuple = ()) -> n
     widths = Training(fp8=cluster.fp8, fp8_param_gather=cluster.fp8_param_gather, **dict(cluster.precision))
     values = {name: getattr(shape, name) for name in ("h", "f", "a", "k", "v", "E", "k_e", "f_e", "f_s", "L_e")}
     values |= {"dh": shape.dh, "q_r": shape.q_lora, "kv_r": shape.kv_lora, "d_r": shape.rope_dim,
-               "d_v": shape.v_dim, "n_mtp": shape.mtp, "L_w": shape.L_w, "k_w": shape.swa_k, "L": col("max_layers", shape.L / par.p) * par.p,
+               "d_v": shape.v_dim, "n_mtp": shape.mtp, "k_w": shape.swa_k,
+               "L": col("max_layers", shape.L / par.p) * par.p,
                "d": par.d, "t": par.t, "p": par.p, "c": par.c, "e": par.e, "t_e": par.t_e, "vpp": col("vpp"),
                "b": col("b"), "m": col("m"), "s": float(cluster.s), "B_a": widths.act_bytes,
                "B_g": widths.grad_bytes, "B_w": widths.weight_bytes, "B_o": widths.opt_bytes}
+    values["L_w"] = shape.L_w * values["L"] / shape.L  # the slowest stage's share of sliding-window layers
     values |= hardware_values(system, shape, par, float(cluster.s), values["b"], precision_of(widths))
     index, kinds = _choices(cluster, grid, policies)
     step = np.zeros(len(index))

@@ -103,6 +103,7 @@ def step_time(shape, training, system: System) -> dict:
               **hardware_values(system, shape, training.parallel, training.s, training.b, precision_of(training))}
     if training.uneven:  # the slowest stage: its layers stand for L/p
         values["L"] = max(training.layers(shape.L)) * training.p
+        values["L_w"] = shape.L_w * values["L"] / shape.L  # their share of sliding-window layers
     breakdown = {name: float(x) for name, x in components(shape, Choices.of(shape, training), values).items()}
     fwd = breakdown.pop("F_model")  # forward FLOPs per token of the whole model, not a time
     step_s = sum(breakdown.values())

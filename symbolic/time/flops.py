@@ -38,8 +38,8 @@ def attention_proj(mla: bool, q_latent: bool, narrow_v: bool = False, kv: sp.Exp
     if not mla and (narrow_v or kv != k):
         dv = d_v if narrow_v else dh
         return Component("F_qkvo", TWO * h * (a + kv) * (dh + dv),
-                         "Q [h, a dh], K [h, kv dh], V [h, kv d_v] and O [a d_v, h] GEMMs per token (MiMo-V2-Flash's "
-                         "value heads; kv the layer's KV heads)")
+                         "Q [h, a dh], K [h, kv dh], V [h, kv d_v] and O [a d_v, h] GEMMs per token, kv the layer's KV "
+                         "heads (transformers 5.25.0 modeling_mimo_v2_flash.py MiMoV2FlashAttention)")
     if not mla:
         return Component("F_qkvo", TWO * h * dh * (2 * a + 2 * k),
                          "Q, O [h, a dh] and K, V [h, k dh] GEMMs per token (Narayanan 2021 eq. 3 with GQA)")

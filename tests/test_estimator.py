@@ -35,7 +35,9 @@ SWITCHES = [Switches(), Switches(overheads=False), Switches(recompute="selective
             Switches(mla=True, q_lora=True, dsa=True, moe=True, shared=True, expert_bias=True, sigmoid=True),
             Switches(gdn=True, gdn_repeat=True, attn_gate=True, qk_norm="head", qkv_bias=True, moe=True, shared=True,
                      shared_gate=True, mtp=True, mtp_moe=True),
-            Switches(mamba=True, blocks=True, recompute="full", zero=3, mlp="relu2", ssm_conv_bias=True)]
+            Switches(mamba=True, blocks=True, recompute="full", zero=3, mlp="relu2", ssm_conv_bias=True),
+            Switches(narrow_v=True, swa=True, swa_sinks=True, moe=True, expert_bias=True, sigmoid=True, zero=3,
+                     recompute="full")]  # MiMo-V2-Flash's value heads and sliding-window kind
 
 
 def est_for(sw: Switches):
@@ -64,7 +66,7 @@ configs = st.fixed_dictionaries({
     "L_m": st.integers(0, 64), "L_o": st.integers(0, 64), "L_n": st.integers(0, 64), "n_m": st.sampled_from([0, 16, 128]),
     "d_m": st.sampled_from([0, 24, 64]), "d_s": st.sampled_from([0, 40, 128]), "g_m": st.sampled_from([0, 4, 8]),
     "P_v": st.sampled_from([0, 4096, 595_266_800]), "A_v": st.sampled_from([0, 10752, 2_004_864]),
-    "n_v": st.sampled_from([0, 64, 1024]),
+    "n_v": st.sampled_from([0, 64, 1024]), "L_w": st.integers(0, 64), "k_w": st.sampled_from([0, 8, 16]),
 })
 
 
@@ -155,7 +157,7 @@ def test_weights_and_optimizer_never_grow_with_t_p_c(sw):
                "q_r": 1536, "kv_r": 512, "d_r": 64, "d_v": 128, "n_mtp": 1, "n_i": 64, "d_i": 128, "k_i": 2048,
                "L_g": layers * 3 // 4, "n_gk": 16, "n_gv": 32, "d_gk": 128, "d_gv": 128, "K_c": 4,
                "L_m": layers // 2, "L_o": layers // 2, "L_n": layers - layers // 2, "n_m": 128, "d_m": 64, "d_s": 128,
-               "g_m": 8, "P_v": 595_266_800, "A_v": 2_004_864, "n_v": 1024,
+               "g_m": 8, "P_v": 595_266_800, "A_v": 2_004_864, "n_v": 1024, "L_w": layers // 2, "k_w": 8,
                "e": rng.choice([1, 2, 8], n), "t_e": 1}
     est = est_for(sw)
     base = est(**values) | est.stages(**values)

@@ -1,7 +1,8 @@
 """MiMo-V2-Flash (model_type mimo_v2_flash) on a tiny config: value heads narrower than the query/key heads and
 sliding-window layers with their own KV heads and sinks, counted as transformers 5.25.0's MiMoV2FlashAttention builds
 them (q [h, a dh], k [h, k_w dh], v [h, k_w d_v], o [a d_v, h], sinks [a] in the sliding-window layers, k_w = 2 k);
-what the class does not build is refused in one line, and every recipe refuses the shape by name (exit 2).
+what the class does not build is refused in one line, and every recipe but megatron's refuses the shape by name (exit
+2; the megatron recipe's figures: test_mimo_megatron.py).
 
 Source of truth: transformers 5.25.0 models/mimo_v2_flash/modeling_mimo_v2_flash.py (tolerance: none)."""
 import json
@@ -57,10 +58,20 @@ def test_what_the_class_does_not_build_is_refused_in_one_line(tmp_path, key, val
                                            f"key {key!r}") in str(err.value)
 
 
-@pytest.mark.parametrize("args", [["estimate", "--recipe", "megatron"], ["estimate", "--recipe", "torchtitan"],
-                                  ["estimate", "--recipe", "deepspeed"],
+@pytest.mark.parametrize("args", [["estimate", "--recipe", "torchtitan"], ["estimate", "--recipe", "deepspeed"],
                                   ["plan", "--profile", "jax", "--gpus", "8", "--seq", "256", "--gbs", "8"]])
-def test_every_recipe_refuses_it_by_name(tmp_path, capsys, args):
+def test_every_other_recipe_refuses_it_by_name(tmp_path, capsys, args):
     assert main(args + ["--model", str(_write(tmp_path, TINY))]) == 2
     err = capsys.readouterr().err
     assert "value heads are narrower than its query/key heads" in err and len(err.strip().splitlines()[-1]) < 400
+
+
+def test_the_megatron_recipe_counts_it(tmp_path, capsys):
+    """The tiny model's weights on one GPU under --recipe megatron: its parameters at 2 bytes each, but the three MoE
+    layers' score-correction biases [E] (fp32 buffers, router_expert_bias)."""
+    assert main(["estimate", "--recipe", "megatron", "--seq", "128", "--json", "--model",
+                 str(_write(tmp_path, TINY))]) == 0
+    out = capsys.readouterr().out
+    parts = json.loads(out[out.index("{"):])["stages"][0]["bytes"]
+    count = from_hf_config(_write(tmp_path, TINY)).param_count
+    assert parts["weights"] + parts["expert_weights"] == 2 * (count - 3 * E)

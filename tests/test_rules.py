@@ -47,7 +47,7 @@ def test_every_message_is_one_line_on_ints():
     summing to 3 of 4 layers, 6 chunks for 4 layers) every rule but the layer rule they replace."""
     shape = ModelShape("odd", h=36, f=64, a=4, k=2, L=4, v=64)
     on_uneven = ["stage layers: p entries", "stage layers % vpp", "stage layers sum to L", "uneven: whole chunks"]
-    dense = ["layers placed", "mla_up_proj needs MLA", "moe_act needs experts", "capacity needs experts",
+    dense = ["layers placed", "k_w % t", "mla_up_proj needs MLA", "moe_act needs experts", "capacity needs experts",
              "E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP", "mixed layers: stages alike, dense first (jax)",
              "mixed layers at p > 1: 1F1B (jax)",
              "no dropout (jax)", "s <= positions (jax)", "s <= s_p (learned positions)", "MTP under 1F1B (jax)",
@@ -58,8 +58,8 @@ def test_every_message_is_one_line_on_ints():
              "DSA: no context parallel", "DSA: no core_attn or mla_up_proj recompute", "--transformer-impl local: unfused attention",
              "unfused attention: the fused softmax", "--no-fp8-transpose: Megatron only",
              "--no-fp8-transpose: not blockwise", "DSA: unfused either way",
-             "no sparse-attention indexer (jax)", "Gated DeltaNet: Megatron and jaxcheck", "value heads of their own width: not modelled",
-             "sliding-window KV heads of their own: not modelled", "Mamba-2: Megatron only",
+             "no sparse-attention indexer (jax)", "Gated DeltaNet: Megatron and jaxcheck", "value heads of their own width: Megatron only",
+             "sliding-window KV heads of their own: Megatron only", "Mamba-2: Megatron only",
              "Gated DeltaNet: dense or MoE layers (jax)", "Gated DeltaNet: stages alike (jax)",
              "Gated DeltaNet at p > 1: 1F1B (jax)", "s % chunk (jax)",
              "Mamba-2: heads and groups over t c", "Gated DeltaNet: no context parallel",

@@ -8,10 +8,11 @@ import sympy as sp
 
 from ..config.dtypes import DTYPES
 from ..config.switches import Switches
-from ..config.symbols import B_a, a, b, dh, f, h, k, s
+from ..config.symbols import B_a, a, b, dh, f, h, k, k_w, s
 from .base import Component, per_gpu_tokens
 from .fp8 import quantized
 from .offload import offloaded
+from .weights import value_width
 
 _MASK = sp.Integer(DTYPES["uint8"])  # dropout masks are one byte per element (Korthikanti et al. 2022)
 
@@ -28,14 +29,19 @@ def _scores(name: str, nbytes: sp.Expr, sw: Switches, doc: str) -> Component:
     return Component(name, per_gpu_tokens(nbytes * a * s * s * b, True, sw), doc)
 
 
+def _repeated(sw: Switches) -> bool:
+    """Whether the attention core keeps K and V repeated to the a query heads: unfused attention does, unless
+    selective recompute of core_attn keeps only its inputs, before the repeat."""
+    return not (sw.flash_attn or (sw.recompute == "selective" and "core_attn" in sw.modules.split("+")))
+
+
 def _kv(sw: Switches) -> list[Component]:
     """The keys and values the attention core keeps: k*dh wide with GQA under flash attention; unfused attention
     repeats them to the a query heads first and keeps the copies (Transformer Engine 2.9.0 backends.py
     UnfusedDotProductAttention.forward, megatron-core 0.16.1 transformer/dot_product_attention.py: repeat_interleave,
     whose backward keeps nothing), so a*dh wide; selective recompute of core_attn keeps its inputs, before the repeat."""
-    checkpointed = sw.recompute == "selective" and "core_attn" in sw.modules.split("+")  # its inputs: before the repeat
-    width, why = ((k * dh, "k*dh wide with GQA") if sw.flash_attn or checkpointed
-                  else (a * dh, "repeated to the a heads, a*dh wide"))
+    width, why = ((a * dh, "repeated to the a heads, a*dh wide") if _repeated(sw)
+                  else (k * dh, "k*dh wide with GQA"))
     return [_tok("k", width, B_a, True, sw, f"keys after RoPE, {why}"),
             _tok("v", width, B_a, True, sw, f"values, {why}")]
 
@@ -59,8 +65,9 @@ def unfused_core(sw: Switches) -> list[Component]:
     ]
 
 
-def attention_tensors(sw: Switches) -> list[Component]:
-    """Attention block: norm-1 input, QKV input, Q, K, V (a*dh and k*dh wide), the q/k norms' inputs where the model
+def attention_tensors(sw: Switches, kv: sp.Expr = k) -> list[Component]:
+    """Attention block: norm-1 input, QKV input, Q, K, V (a*dh and kv*dh wide; kv the layer's KV heads: k, or a
+    sliding-window layer's k_w; V and the attention output value_width wide), the q/k norms' inputs where the model
     has them, attention output; without flash the softmax's output (and, with dropout, its mask and the dropped-out
     probabilities: unfused_core); with dropout the mask after the output projection (Korthikanti et al. 2022); multi-head latent
     attention's tensors where the model has it (components.mla), with DeepSeek Sparse Attention's in place of its
@@ -82,10 +89,10 @@ def attention_tensors(sw: Switches) -> list[Component]:
         parts += [
             _tok("q_norm_input", a * dh, B_a, True, sw, "queries before their RMSNorm (Megatron-Core qk_layernorm, "
                  "Qwen3, OLMoE), kept for the norm's backward"),
-            _tok("k_norm_input", k * dh, B_a, True, sw, "keys before their RMSNorm, kept for the norm's backward"),
+            _tok("k_norm_input", kv * dh, B_a, True, sw, "keys before their RMSNorm, kept for the norm's backward"),
         ]
-    parts += [
-        _tok("q", a * dh, B_a, True, sw, "queries after RoPE, a*dh wide, input of the attention core"),
+    parts += [_tok("q", a * dh, B_a, True, sw, "queries after RoPE, a*dh wide, input of the attention core")]
+    parts += _narrow_v(sw, kv) if sw.narrow_v or kv != k else [
         *_kv(sw),
         _tok("attn_out", a * dh, B_a, True, sw, "attention output = input of the output projection, a*dh wide"),
     ]
@@ -103,6 +110,22 @@ def attention_tensors(sw: Switches) -> list[Component]:
         parts.append(_scores("softcap_tanh", B_a, sw, "tanh(scores / cap) of soft-capped scores, kept for tanh's "
                              "backward by unfused attention (Gemma 2; flash kernels cap inside their tiles)"))
     return parts + _block_output(sw, "attn", "output projection", "post-attention", "the output projection")
+
+
+def _narrow_v(sw: Switches, kv: sp.Expr) -> list[Component]:
+    """K, V and the context of GQA attention whose value heads are value_width wide (d_v: MiMo-V2-Flash's v_head_dim)
+    with `kv` KV heads (k, or a sliding-window layer's k_w), as Transformer Engine's fused attention keeps them for
+    backward (transformer-engine 2.9.0 FusedAttnFunc saves q, k, v and its output; megatron-core 0.16.1
+    TEDotProductAttention takes k_channels / v_channels, as its MLA passes v_head_dim); unfused attention keeps them
+    repeated to the a query heads (_kv)."""
+    dv, heads, letter, why = ((value_width(sw), a, "a", "repeated to the a query heads") if _repeated(sw) else
+                              (value_width(sw), kv, "kv", "kv the layer's KV heads (k, or a sliding-window layer's k_w)"))
+    return [
+        _tok("k", heads * dh, B_a, True, sw, f"keys after RoPE [s, b, {letter} dh], {why}"),
+        _tok("v", heads * dv, B_a, True, sw, f"values [s, b, {letter} d_v], v_proj's output at the value heads' width"),
+        _tok("attn_out", a * dv, B_a, True, sw, "attention output (context) [s, b, a d_v], kept by the fused "
+             "attention's backward and input of the output projection"),
+    ]
 
 
 def mlp_tensors(sw: Switches) -> list[Component]:
@@ -171,12 +194,13 @@ def _recomputed_by(sw: Switches) -> set[str]:
     return {name for module in modules for name in RECOMPUTED.get(module, ())}
 
 
-MIXERS = ("attention", "gdn", "mamba", "none")  # a layer's token mixer: softmax attention, Gated DeltaNet, Mamba-2
+# a layer's token mixer: softmax attention, Gated DeltaNet, Mamba-2, none, a sliding-window layer's own KV heads
+MIXERS = ("attention", "gdn", "mamba", "none", "swa")
 
 
 def mixer_tensors(sw: Switches, mixer: str = "attention") -> list[Component]:
-    """The token mixer's tensors: softmax attention's, a Gated DeltaNet's (components.gdn), a Mamba-2 mixer's
-    (components.mamba), or none (a layer of an MLP alone)."""
+    """The token mixer's tensors: softmax attention's, a sliding-window layer's with its k_w KV heads (swa), a Gated
+    DeltaNet's (components.gdn), a Mamba-2 mixer's (components.mamba), or none (a layer of an MLP alone)."""
     if mixer == "gdn":
         from .gdn import gdn_tensors
 
@@ -185,6 +209,8 @@ def mixer_tensors(sw: Switches, mixer: str = "attention") -> list[Component]:
         from .mamba import mamba_tensors
 
         return mamba_tensors(sw)
+    if mixer == "swa":
+        return attention_tensors(sw, k_w)
     return attention_tensors(sw) if mixer == "attention" else []
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.switches import Switches
-from ..config.symbols import B_a, B_l, B_w, a, b, c, d_gk, d_gv, d_m, d_s, dh, f, g_m, h, k, n_gk, n_gv, n_m, s, t, v
+from ..config.symbols import (B_a, B_l, B_w, a, b, c, d_gk, d_gv, d_m, d_s, dh, f, g_m, h, k, k_w, n_gk, n_gv, n_m, s,
+                              t, v)
 from .base import INT64, Component, per_gpu_tokens
+from .weights import value_width
 
 
 
@@ -73,7 +75,8 @@ def dummy_wgrads(sw: Switches, head: bool) -> Component:
     MLA its five projections' shapes in place of QKV and proj (components.mla); a gated attention's QKV grows by the
     gate [a dh / t, h]; a Gated DeltaNet's in_proj [(2 n_gk d_gk + 2 n_gv d_gv + 2 n_gv) / t, h] and out_proj
     [h, n_gv d_gv / t], a Mamba-2 mixer's in_proj [(2 n_m d_m + 2 g_m d_s + n_m) / t, h] and out_proj
-    [h, n_m d_m / t] where the model has them."""
+    [h, n_m d_m / t] where the model has them; value heads d_v wide: QKV [(a dh + k (dh + d_v)) / t, h] and proj
+    [h, a d_v / t], and sliding-window layers of their own KV heads their QKV [(a dh + k_w (dh + d_v)) / t, h] too."""
     if not sw.grad_accum_fusion:
         return Component("dummy_wgrads", sp.Integer(0), "--no-grad-accum-fusion: none")
     n = 2 if sw.mlp == "swiglu" else 1
@@ -81,6 +84,10 @@ def dummy_wgrads(sw: Switches, head: bool) -> Component:
         from .mla import mla_wgrad_shapes
 
         attention = mla_wgrad_shapes(sw)
+    elif sw.narrow_v or sw.swa:
+        dv = value_width(sw)
+        attention = (a * dh + k * (dh + dv)) * h / t + h * a * dv / t \
+            + ((a * dh + k_w * (dh + dv)) * h / t if sw.swa else 0)
     else:
         attention = (a + 2 * k) * dh * h / t + h * a * dh / t + (a * dh * h / t if sw.attn_gate else 0)
     if sw.gdn:

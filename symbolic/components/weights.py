@@ -7,7 +7,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..config.switches import Switches
-from ..config.symbols import B_w, E, L, L_e, a, d_i, d_l, d_r, d_v, dh, f, f_s, h, k, kv_r, n_i, p, q_r, s_p, t, v
+from ..config.symbols import B_w, E, L, L_e, a, d_i, d_l, d_r, d_v, dh, f, f_s, h, k, k_w, kv_r, n_i, p, q_r, s_p, t, v
 from .base import GROUPS, Component
 
 
@@ -35,14 +35,44 @@ def attention_params(sw: Switches = Switches()) -> sp.Expr:
     a*dh and k*dh projections, split with their heads (OLMoE), or none (Llama 4's weightless norm); multi-head
     latent attention's where the model has it; gpt-oss's sink logits [a], split with their heads; a gated
     attention's gate projection [h, a dh] and its bias (Qwen3-Next; Megatron-Core's linear_qkv grows by them), split
-    over t."""
+    over t; value heads d_v wide where the model's are narrower than dh (gqa_params)."""
     if sw.mla:
         return mla_params(sw)
+    if sw.narrow_v:
+        return gqa_params(sw, k, sw.sinks)
     gate = 1 if sw.attn_gate else 0
     matrices = 2 * h * dh * (a + k) / t + gate * h * a * dh / t
     bias = ((a * (1 + gate) + 2 * k) * dh / t if sw.qkv_bias else 0) + (h if sw.o_bias else 0)
     norm = {"none": 0, "head": 2 * dh, "full": (a + k) * dh / t, "weightless": 0}[sw.qk_norm]
     return matrices + bias + norm + (a / t if sw.sinks else 0)
+
+
+def gqa_params(sw: Switches, kv: sp.Expr, sinks: bool) -> sp.Expr:
+    """GQA attention of `kv` KV heads whose value heads are value_width wide (d_v in MiMo-V2-Flash; config.swa refuses
+    it beside a gate or MLA), on one TP rank: linear_qkv [h, (a dh + kv dh + kv d_v) / t] column-parallel and
+    linear_proj [a d_v / t, h] row-parallel (megatron-core 0.16.1 attention.py sizes both from kv_channels alone;
+    its MLA passes the value width of its own to TEDotProductAttention as k_channels / v_channels,
+    transformer_engine.py, as transformers 5.25.0 MiMoV2FlashAttention builds v_proj [h, kv d_v] and o_proj
+    [a d_v, h]); Q, K, V biases over t, O's replicated; q/k norms at dh; sinks [a] split with their heads
+    (dot_product_attention.py softmax_offset)."""
+    dv = value_width(sw)
+    matrices = h * (a + kv) * dh / t + h * (kv + a) * dv / t
+    bias = ((a + kv) * dh / t + kv * dv / t if sw.qkv_bias else 0) + (h if sw.o_bias else 0)
+    norm = {"none": 0, "head": 2 * dh, "full": (a + kv) * dh / t, "weightless": 0}[sw.qk_norm]
+    return matrices + bias + norm + (a / t if sinks else 0)
+
+
+def swa_attention_params(sw: Switches = Switches()) -> sp.Expr:
+    """One sliding-window layer's attention where those layers have KV heads of their own (MiMo-V2-Flash): GQA of
+    k_w KV heads, its sinks [a] where add_swa_attention_sink_bias says so (gqa_params; megatron-core 0.16.1 sets a
+    layer's own num_query_groups through HeterogeneousTransformerConfig.get_config_for_layer and its window through
+    window_size / window_attn_skip_freq, a list per layer; the window changes no tensor's size)."""
+    return gqa_params(sw, k_w, sw.swa_sinks)
+
+
+def value_width(sw: Switches) -> sp.Expr:
+    """A GQA value head's width: d_v where the model's are narrower than its q/k heads (MiMo-V2-Flash), else dh."""
+    return d_v if sw.narrow_v else dh
 
 
 def mlp_params(sw: Switches = Switches()) -> sp.Expr:
@@ -70,8 +100,10 @@ def norm_params(sw: Switches = Switches()) -> sp.Expr:
 
 
 def mixer_params(sw: Switches = Switches(), mixer: str = "attention") -> sp.Expr:
-    """One layer's token mixer on one TP rank: attention, a Gated DeltaNet (components.gdn), a Mamba-2 mixer
-    (components.mamba), or none."""
+    """One layer's token mixer on one TP rank: attention, a sliding-window layer's of its own KV heads (swa), a Gated
+    DeltaNet (components.gdn), a Mamba-2 mixer (components.mamba), or none."""
+    if mixer == "swa":
+        return swa_attention_params(sw)
     if mixer == "gdn":
         from .gdn import gdn_params
 
@@ -95,24 +127,27 @@ def layer_params(sw: Switches = Switches(), moe: bool = False, mixer: str = "att
 
 def kind_terms(sw: Switches, f, kinds: dict) -> sp.Expr:
     """What a stage's hybrid kinds add to `layers` x f(layer of attention and a dense MLP): each Gated DeltaNet (Lg_r),
-    Mamba-2 (Lm_r), MLP-alone (Lo_r) and mixer-alone (Ln_r) layer's f(mixer, ffn) less that layer's (f is additive
-    over a layer's mixer and MLP, so the kinds combine with the MoE layers' own term); 0 for a model without them."""
+    Mamba-2 (Lm_r), MLP-alone (Lo_r), mixer-alone (Ln_r) and sliding-window (Lw_r) layer's f(mixer, ffn) less that
+    layer's (f is additive over a layer's mixer and MLP, so the kinds combine with the MoE layers' own term); 0 for a
+    model without them."""
     base = f("attention", True)
-    terms = {"Lg_r": ("gdn", True), "Lm_r": ("mamba", True), "Lo_r": ("none", True), "Ln_r": ("attention", False)}
+    terms = {"Lg_r": ("gdn", True), "Lm_r": ("mamba", True), "Lo_r": ("none", True), "Ln_r": ("attention", False),
+             "Lw_r": ("swa", True)}
     return sp.Add(*(kinds[name] * (f(*terms[name]) - base) for name in terms if name in kinds))
 
 
 def kind_cases(sw: Switches, layers: sp.Expr, moe_layers: sp.Expr, kinds: dict) -> list[tuple]:
     """(moe, mixer, ffn, condition) for each kind of layer a hybrid's stage may hold: a mixer the stage has (softmax
-    attention where layers - Lg_r - Lm_r - Lo_r > 0, a Gated DeltaNet where Lg_r > 0, a Mamba-2 mixer where Lm_r > 0,
-    none where Lo_r > 0) with an MLP it has (dense, MoE where Le_r > 0, none where Ln_r > 0), a pair of a mixer and
-    an MLP taken as held where both are and the stage has layers of both parts (an upper bound where it pairs them
+    attention where layers - Lg_r - Lm_r - Lo_r - Lw_r > 0, a Gated DeltaNet where Lg_r > 0, a Mamba-2 mixer where
+    Lm_r > 0, none where Lo_r > 0, a sliding-window layer's attention where Lw_r > 0) with an MLP it has (dense, MoE
+    where Le_r > 0, none where Ln_r > 0), a pair of a mixer and an MLP taken as held where both are and the stage
+    has layers of both parts (an upper bound where it pairs them
     otherwise)."""
     zero = sp.Integer(0)
-    Lg, Lm, Lo, Ln = (kinds.get(name, zero) for name in ("Lg_r", "Lm_r", "Lo_r", "Ln_r"))
+    Lg, Lm, Lo, Ln, Lw = (kinds.get(name, zero) for name in ("Lg_r", "Lm_r", "Lo_r", "Ln_r", "Lw_r"))
     moe_layers = moe_layers if sw.moe else zero
-    mixers = [("attention", layers - Lg - Lm - Lo > 0)] + [(mixer, n > 0) for mixer, n in (("gdn", Lg), ("mamba", Lm),
-                                                                                         ("none", Lo)) if n != 0]
+    mixers = [("attention", layers - Lg - Lm - Lo - Lw > 0)] + [
+        (mixer, n > 0) for mixer, n in (("gdn", Lg), ("mamba", Lm), ("none", Lo), ("swa", Lw)) if n != 0]
     ffns = [(False, True, layers - moe_layers - Ln > 0)] + ([(True, True, moe_layers > 0)] if sw.moe else []) \
         + ([(False, False, Ln > 0)] if Ln != 0 else [])
     two_part = layers - Lo - Ln > 0 if (Lo != 0 or Ln != 0) else sp.true  # layers of a mixer and an MLP

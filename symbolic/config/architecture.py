@@ -43,6 +43,10 @@ class Architecture:
     mamba: bool = False  # Mamba-2 layers (L_m of the L) in place of softmax attention (Nemotron-H)
     blocks: bool = False  # layers of a mixer alone (L_n) or an MLP alone (L_o), each with one norm (Nemotron-H)
     ssm_conv_bias: bool = False  # a bias on the Mamba-2 convolution
+    narrow_v: bool = False  # GQA value heads d_v wide, narrower than the q/k heads dh: V, its activations, the context
+    # and O's input at d_v (MiMo-V2-Flash's v_head_dim)
+    swa: bool = False  # L_w sliding-window layers with k_w KV heads of their own (MiMo-V2-Flash): a layer kind (Lw_r)
+    swa_sinks: bool = False  # a learned sink logit per head [a] in those layers alone (add_swa_attention_sink_bias)
     vision: bool = False  # a vision tower and projector (P_v parameters) beside the embedding, on the first stage
 
     def __post_init__(self):
@@ -68,4 +72,6 @@ DERIVED = {
     "latent": lambda shape: shape.moe_latent > 0,
     "mtp_moe": lambda shape: shape.mtp > 0 and shape.mtp_moe,  # mtp_moe alone: the last layer's kind
     "gdn_repeat": lambda shape: shape.gdn and shape.lin_v_heads > shape.lin_k_heads,
+    "narrow_v": lambda shape: shape.v_dim > 0 and not shape.mla,  # config.swa stores d_v = dh as 0
+    "swa": lambda shape: bool(shape.swa_layers),
 }

@@ -36,7 +36,7 @@ MLA = {
     "q_r": "rank of MLA's query latent (q_lora_rank; 0: a plain query projection)",
     "kv_r": "rank of MLA's key/value latent (kv_lora_rank; 0: no MLA)",
     "d_r": "MLA's decoupled RoPE width of a query/key head, one RoPE key shared by all heads (qk_rope_head_dim)",
-    "d_v": "MLA's value head width (v_head_dim)",
+    "d_v": "a value head's width (v_head_dim): MLA's, or GQA value heads narrower than dh (MiMo-V2-Flash)",
     "n_mtp": "multi-token-prediction modules on the last stage (num_nextn_predict_layers)",
     "n_i": "DeepSeek Sparse Attention's lightning-indexer heads (index_n_heads; 0: no indexer)",
     "d_i": "the indexer's head width (index_head_dim)",
@@ -61,6 +61,12 @@ HYBRID = {
     "d_m": "a Mamba-2 head's width (mamba_head_dim)",
     "d_s": "the Mamba-2 state size (ssm_state_size)",
     "g_m": "the Mamba-2 groups sharing B and C (n_groups)",
+}
+# sliding-window layers with KV heads of their own (MiMo-V2-Flash: hybrid_layer_pattern or layer_types
+# "sliding_attention", swa_num_key_value_heads; their sinks add_swa_attention_sink_bias), each 0 for a model without
+SWA = {
+    "L_w": "sliding-window layers with KV heads and sinks of their own (the other L - L_w layers have k KV heads)",
+    "k_w": "the sliding-window layers' key/value heads (swa_num_key_value_heads)",
 }
 # a multimodal checkpoint's vision tower and projector (config.vision: Qwen3-VL's and Qwen3.5's vision_config), each 0
 # for a text model; n_v is a training choice (--image-tokens)
@@ -102,14 +108,18 @@ STAGE = {
     "Lm_r": "Mamba-2 layers among the L_r layers of pipeline rank r",
     "Lo_r": "layers of an MLP alone among the L_r layers of pipeline rank r",
     "Ln_r": "layers of a token mixer alone among the L_r layers of pipeline rank r",
+    "Lw_r": "sliding-window layers with KV heads of their own among the L_r layers of pipeline rank r",
 }
-NAMES = tuple(SHAPE | MOE | MLA | HYBRID | VISION | PARALLEL | SCHEDULE | BYTES)  # the estimator's inputs, in this order
+# the estimator's inputs, in this order
+NAMES = tuple(SHAPE | MOE | MLA | HYBRID | SWA | VISION | PARALLEL | SCHEDULE | BYTES)
 EXPERT_LETTERS = (*MOE, "e", "t_e", "Le_r")  # what only a model with experts has
 MLA_LETTERS = tuple(MLA)  # what only a model with MLA or multi-token prediction has
 INDEXER_LETTERS = ("n_i", "d_i", "k_i")  # of those, what only a model with DeepSeek Sparse Attention's indexer has
 HYBRID_LETTERS = (*HYBRID, "Lg_r", "Lm_r", "Lo_r", "Ln_r")  # what only a hybrid (Gated DeltaNet, Mamba-2) has
-STAGE_NAMES = ("L_r", "m_r", "Le_r", "Lg_r", "Lm_r", "Lo_r", "Ln_r")  # a stage's extra inputs (the in-flight count takes r)
-MEANING = SHAPE | MOE | MLA | HYBRID | VISION | PARALLEL | SCHEDULE | BYTES | STAGE
+SWA_LETTERS = (*SWA, "Lw_r")  # what only a model with sliding-window layers of their own KV heads has
+# a stage's extra inputs (the in-flight count takes r)
+STAGE_NAMES = ("L_r", "m_r", "Le_r", "Lg_r", "Lm_r", "Lo_r", "Ln_r", "Lw_r")
+MEANING = SHAPE | MOE | MLA | HYBRID | SWA | VISION | PARALLEL | SCHEDULE | BYTES | STAGE
 LATEX = {"vpp": r"v_{pp}", "B_w": r"B_{w}", "B_g": r"B_{g}", "B_o": r"B_{o}", "B_a": r"B_{a}", "B_l": r"B_{l}", "B_q": r"B_{q}", "B_c": r"B_{c}", "L_r": r"L_{r}",
          "m_r": r"m_{r}", "dh": r"d_{h}", "s_p": r"s_{p}", "n_ac": r"n_{ac}", "k_e": r"k_{e}", "f_e": r"f_{e}", "f_s": r"f_{s}", "L_e": r"L_{e}",
          "C_f": r"C_{f}", "d_l": r"d_{l}", "t_e": r"t_{e}", "Le_r": r"L_{e,r}", "q_r": r"q_{r}", "kv_r": r"kv_{r}", "d_r": r"d_{r}",
@@ -117,14 +127,14 @@ LATEX = {"vpp": r"v_{pp}", "B_w": r"B_{w}", "B_g": r"B_{g}", "B_o": r"B_{o}", "B
          "L_g": r"L_{g}", "n_gk": r"n_{gk}", "n_gv": r"n_{gv}", "d_gk": r"d_{gk}", "d_gv": r"d_{gv}", "K_c": r"K_{c}",
          "Lg_r": r"L_{g,r}", "L_m": r"L_{m}", "L_o": r"L_{o}", "L_n": r"L_{n}", "n_m": r"n_{m}", "d_m": r"d_{m}",
          "d_s": r"d_{s}", "g_m": r"g_{m}", "Lm_r": r"L_{m,r}", "Lo_r": r"L_{o,r}", "Ln_r": r"L_{n,r}",
-         "P_v": r"P_{v}", "A_v": r"A_{v}", "n_v": r"n_{v}"}  # the rest: as named
+         "P_v": r"P_{v}", "A_v": r"A_{v}", "n_v": r"n_{v}", "L_w": r"L_{w}", "k_w": r"k_{w}", "Lw_r": r"L_{w,r}"}  # the rest: as named
 
 # where a configuration's value of each letter comes from: these from ModelShape, the rest from Training (the
 # attribute of the same name, or this field)
-FROM_MODEL = ("h", "f", "a", "k", "L", "v", "dh", "s_p", "E", "k_e", "f_e", "f_s", "L_e", "d_l", *MLA, *HYBRID, "P_v", "A_v")
+FROM_MODEL = ("h", "f", "a", "k", "L", "v", "dh", "s_p", "E", "k_e", "f_e", "f_s", "L_e", "d_l", *MLA, *HYBRID, *SWA, "P_v", "A_v")
 TRAINING_FIELD = {"q_r": "q_lora", "kv_r": "kv_lora", "d_r": "rope_dim", "d_v": "v_dim", "n_mtp": "mtp",
                   "n_i": "index_heads", "d_i": "index_dim", "k_i": "index_topk",
-                  "n_gk": "lin_k_heads", "n_gv": "lin_v_heads", "d_gk": "lin_k_dim", "d_gv": "lin_v_dim", "K_c": "conv_width",
+                  "n_gk": "lin_k_heads", "n_gv": "lin_v_heads", "d_gk": "lin_k_dim", "d_gv": "lin_v_dim", "K_c": "conv_width", "k_w": "swa_k",
                   "n_m": "ssm_heads", "d_m": "ssm_head_dim", "d_s": "ssm_state", "g_m": "ssm_groups",
                   "s_p": "positions", "n_ac": "n_ac", "B_w": "weight_bytes", "B_g": "grad_bytes", "B_o": "opt_bytes", "B_a": "act_bytes", "B_l": "logit_bytes", "B_q": "quant_bytes", "B_c": "cache_bytes", "e": "ep",
                   "t_e": "etp_size", "C_f": "moe_capacity", "d_l": "moe_latent", "n_v": "image_tokens"}

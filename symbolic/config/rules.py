@@ -94,6 +94,9 @@ SHARED: tuple[Rule, ...] = (
          lambda x: f"tensor parallel t={x.t} does not divide attention heads a={x.a} of {x.model}", model=True),
     Rule("k % t", lambda x: x.k % x.t == 0,
          lambda x: f"tensor parallel t={x.t} does not divide KV heads k={x.k} of {x.model}", model=True),
+    Rule("k_w % t", lambda x: x.k_w % x.t == 0,  # k_w = 0: no sliding-window layers of their own KV heads
+         lambda x: (f"tensor parallel t={x.t} does not divide the sliding-window layers' KV heads k_w={x.k_w} of "
+                    f"{x.model}"), model=True),
     Rule("f % t", lambda x: (x.f % x.t == 0) | ((x.E > 0) & (x.L_e == x.L)),
          lambda x: f"tensor parallel t={x.t} does not divide MLP size f={x.f} of {x.model}", model=True),
     Rule("e > 1 needs experts", lambda x: (x.E > 0) | ((x.e == 1) & (x.t_e == x.t)),
@@ -152,16 +155,6 @@ SHARED: tuple[Rule, ...] = (
          | ((x.L % x.vpp == 0) & (x.p * x.vpp <= x.L)),
          lambda x: (f"uneven stages of vpp={x.vpp} chunks each need L={x.L} of {x.model} to be a multiple of vpp and "
                     f"at least pp x vpp = {x.p * x.vpp}"), model=True),
-    # MiMo-V2-Flash's attention (config.swa): no recipe's components have a value head of its own width or layers of
-    # two KV-head counts yet, so a model with them is refused by name rather than counted at dh and k everywhere
-    Rule("value heads of their own width: not modelled", lambda x: np.logical_not(x.narrow_v),
-         lambda x: (f"{x.model}'s value heads are narrower than its query/key heads (v_head_dim): the recipes' "
-                    f"attention weights and activations are modelled at dh (mem4d counts the parameters only)"),
-         model=True),
-    Rule("sliding-window KV heads of their own: not modelled", lambda x: np.logical_not(x.swa_kv),
-         lambda x: (f"{x.model}'s sliding-window layers have KV heads and sinks of their own "
-                    f"(swa_num_key_value_heads): the recipes model one KV-head count in every layer (mem4d counts the "
-                    f"parameters only)"), model=True),
 )
 
 
@@ -213,7 +206,7 @@ PRECISION = ("weight_dtype", "grad_dtype", "master_weights", "optimizer", "momen
 MODEL_READS = ("a", "k", "f", "L", "v", "dh", "E", "f_e", "f_s", "L_e", "L_g", "qk_norm", "shared_gate", "sinks",
                "moe_bias", "mlp", "norm", "positions", "dropout", "mla", "mtp", "expert_bias", "sigmoid", "dsa", "gdn",
                "attn_softcap", "stages_alike", "linear_alike")
-MODEL_LETTERS = ("n_gk", "n_m", "g_m")
+MODEL_LETTERS = ("n_gk", "n_m", "g_m", "k_w")
 
 
 def model_letters(shape) -> dict:

@@ -76,7 +76,8 @@ def rank_table(est: Estimator, values: dict, p: int, layers: np.ndarray) -> np.n
 def _kinds(shape: ModelShape) -> str:
     """The kinds a mixed model's layers are of, for a message."""
     return ", ".join(x for x, has in (("dense and MoE", shape.moe and shape.dense_layers),
-                                      ("softmax attention and Gated DeltaNet", shape.gdn)) if has)
+                                      ("softmax attention and Gated DeltaNet", shape.gdn),
+                                      ("full and sliding-window attention", shape.swa_layers)) if has)
 
 
 def check_balanceable(shape: ModelShape, training: Training, scope: str = "all") -> None:

@@ -34,7 +34,7 @@ def table_formulas(module, sw: Switches) -> list[Component]:
 
 
 KIND_NAMES = {"Lg_r": "Gated DeltaNet layers", "Lm_r": "Mamba-2 layers", "Lo_r": "layers of an MLP alone",
-              "Ln_r": "layers of a mixer alone"}
+              "Ln_r": "layers of a mixer alone", "Lw_r": "sliding-window layers of their own KV heads"}
 
 
 def formulas(profile: str, sw: Switches) -> list[Component]:

@@ -27,22 +27,23 @@ def published() -> list[str]:
 def glossary(values: dict[str, float], moe: bool = False) -> list[str]:
     """The symbols with this configuration's values; the expert letters (E, k_e, f_e, f_s, L_e, C_f, e, t_e, L_{e,r})
     only for a model with experts, MLA's and multi-token prediction's (q_r, kv_r, d_r, d_v, n_mtp) only for a model
-    with either (one of them not 0), the sparse-attention indexer's (n_i, d_i, k_i) only for a model with one, the
-    hybrids' letters (Gated DeltaNet, Mamba-2, one-part blocks) only for a hybrid, each stage count for a model with
-    that kind, FP8's B_q and B_c only with --fp8, the vision tower's (P_v, A_v, n_v) only for a model with one."""
-    from ..config.glossary import EXPERT_LETTERS, HYBRID_LETTERS, INDEXER_LETTERS, MLA_LETTERS, VISION
+    with either (one of them not 0; d_v alone where the value heads are narrower), the sparse-attention indexer's
+    (n_i, d_i, k_i) only for a model with one, the hybrids' letters (Gated DeltaNet, Mamba-2, one-part blocks) only
+    for a hybrid, each stage count for a model with that kind, FP8's B_q and B_c only with --fp8, the vision tower's
+    (P_v, A_v, n_v) only for a model with one, the sliding-window kind's (L_w, k_w) only for a model with it."""
+    from ..config.glossary import EXPERT_LETTERS, HYBRID_LETTERS, INDEXER_LETTERS, MLA_LETTERS, SWA, VISION
 
-    mla = any(values[name] for name in MLA_LETTERS)
+    mla = any(values[name] for name in MLA_LETTERS if name != "d_v")  # d_v alone: GQA value heads (MiMo-V2-Flash)
     indexer = values["n_i"] > 0
     hybrid = any(values[name] for name in ("L_g", "L_m", "L_o", "L_n"))
 
     lines = [r"\section*{Symbols}", r"\begin{longtable}{@{}l >{\raggedright}p{0.7\linewidth} r@{}}",
              r"symbol & meaning & value here \\ \hline \endhead"]
     for sym in ALL:
-        if (moe or sym.name not in EXPERT_LETTERS) and (mla or sym.name not in MLA_LETTERS) \
+        if (moe or sym.name not in EXPERT_LETTERS) and (mla or sym.name not in MLA_LETTERS or values[sym.name]) \
                 and (indexer or sym.name not in INDEXER_LETTERS) and (hybrid or sym.name not in HYBRID_LETTERS) \
                 and (values["B_c"] > 0 or sym.name not in ("B_q", "B_c")) \
-                and (values["P_v"] > 0 or sym.name not in VISION):
+                and (values["P_v"] > 0 or sym.name not in VISION) and (values["L_w"] > 0 or sym.name not in SWA):
             lines.append(f"${LATEX.get(sym, sym.name)}$ & {prose(MEANING[sym])} & {values[sym.name]:,} \\\\")
     stage = (r, L_r, m_r) + ((Le_r,) if moe else ()) + tuple(BY_NAME[name] for name, total in KINDS.items()
                                                             if name != "Le_r" and values[total] > 0)

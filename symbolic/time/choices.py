@@ -6,8 +6,8 @@ from typing import NamedTuple
 
 
 class Choices(NamedTuple):
-    """What changes the step's expressions: the model's kinds, recompute, ZeRO stage, the MoE token dispatcher and
-    experts' biases."""
+    """What changes the step's expressions: the model's kinds (experts' biases, narrow value heads, sliding-window
+    layers among them), recompute, ZeRO stage, the MoE token dispatcher."""
 
     moe: bool
     mla: bool
@@ -18,12 +18,19 @@ class Choices(NamedTuple):
     zero: int
     dispatcher: str = "alltoall"  # Training.moe_dispatcher, or a flex backend the validation's rows ran (DISPATCHERS)
     moe_bias: bool = False  # routed experts with biases (gpt-oss): their down bias is added outside the GEMM
+    narrow_v: bool = False  # value heads d_v narrower than dh (config.architecture's narrow_v)
+    swa: bool = False  # L_w sliding-window layers of k_w KV heads (config.architecture's swa)
 
     @classmethod
     def of(cls, shape, training, dispatcher: str | None = None) -> Choices:
         return cls(shape.moe, shape.mla, bool(shape.q_lora), shape.mlp_matrices, training.recompute,
                    tuple(training.recompute_modules.split(",")), training.zero,
-                   dispatcher or training.moe_dispatcher, shape.moe_bias)
+                   dispatcher or training.moe_dispatcher, shape.moe_bias, *kinds_of(shape))
+
+
+def kinds_of(shape) -> tuple[bool, bool]:
+    """A shape's narrow_v and swa (config.architecture reads them the same way)."""
+    return shape.v_dim > 0 and not shape.mla, bool(shape.swa_layers)
 
 
 # the token dispatchers the step-time model times: Megatron-Core's all-to-all and all-gather ones (Training's) and the

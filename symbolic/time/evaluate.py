@@ -50,7 +50,7 @@ def _sources(ch: Choices) -> dict:
     from .step import step
 
     class _Shape:  # model_flops reads these of a shape
-        moe, mla, q_lora = ch.moe, ch.mla, ch.q_latent
+        moe, mla, q_lora, narrow_v, swa = ch.moe, ch.mla, ch.q_latent, ch.narrow_v, ch.swa
 
     parts = []
     for part in [*step(ch), Component("F_model", model_flops(_Shape, ch.n_f)[1], "")]:
@@ -74,7 +74,8 @@ def hardware_values(system: System, shape, par, s, b, precision: str) -> dict:
     per expert, as many as reach it when the tokens are balanced; the head [s b/c, h] x [h, v/t]."""
     card = system.card
     tokens = s * b / par.c
-    width = shape.f if not shape.moe else (shape.a + 2 * shape.k) * shape.dh
+    dv = shape.v_dim if shape.v_dim and not shape.mla else shape.dh  # GQA values narrower than dh (MiMo-V2-Flash)
+    width = shape.f if not shape.moe else shape.a * shape.dh + shape.k * (shape.dh + dv)
     best = card.gemm(precision) * TERA
     per_expert = tokens * shape.k_e * par.e * par.t_e / (par.t * shape.E) if shape.moe else tokens
     return {"R_g": best * gemm.share(card.name, tokens, width / par.t, shape.h),
@@ -106,6 +107,7 @@ def step_time(shape, training, system: System, dispatcher: str | None = None) ->
               **hardware_values(system, shape, training.parallel, training.s, training.b, precision_of(training))}
     if training.uneven:  # the slowest stage: its layers stand for L/p
         values["L"] = max(training.layers(shape.L)) * training.p
+        values["L_w"] = shape.L_w * values["L"] / shape.L  # their share of sliding-window layers
     breakdown = {name: float(x) for name, x in components(shape, Choices.of(shape, training, dispatcher), values).items()}
     fwd = breakdown.pop("F_model")  # forward FLOPs per token of the whole model, not a time
     step_s = sum(breakdown.values())

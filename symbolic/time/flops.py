@@ -9,6 +9,7 @@ from ..config.symbols import (
     E,
     L,
     L_e,
+    L_w,
     a,
     d_r,
     d_v,
@@ -19,6 +20,7 @@ from ..config.symbols import (
     h,
     k,
     k_e,
+    k_w,
     kv_r,
     n_mtp,
     q_r,
@@ -29,8 +31,15 @@ from ..config.symbols import (
 TWO = sp.Integer(2)
 
 
-def attention_proj(mla: bool, q_latent: bool) -> Component:
-    """Q, K, V and O projections; with MLA its query path, key/value latent, up-projections and output."""
+def attention_proj(mla: bool, q_latent: bool, narrow_v: bool = False, kv: sp.Expr = k) -> Component:
+    """Q, K, V and O projections of a layer of `kv` KV heads (k, or a sliding-window layer's k_w), V and O at d_v
+    where the value heads are narrower (narrow_v); with MLA its query path, key/value latent, up-projections and
+    output."""
+    if not mla and (narrow_v or kv != k):
+        dv = d_v if narrow_v else dh
+        return Component("F_qkvo", TWO * h * (a + kv) * (dh + dv),
+                         "Q [h, a dh], K [h, kv dh], V [h, kv d_v] and O [a d_v, h] GEMMs per token, kv the layer's KV "
+                         "heads (transformers 5.25.0 modeling_mimo_v2_flash.py MiMoV2FlashAttention)")
     if not mla:
         return Component("F_qkvo", TWO * h * dh * (2 * a + 2 * k),
                          "Q, O [h, a dh] and K, V [h, k dh] GEMMs per token (Narayanan 2021 eq. 3 with GQA)")
@@ -40,12 +49,20 @@ def attention_proj(mla: bool, q_latent: bool) -> Component:
                      "(DeepSeek-V2 modeling, Megatron-Core MLASelfAttention)")
 
 
-def attention_core(mla: bool) -> Component:
-    """Causal attention's QK^T and AV: each query meets s/2 keys on average."""
-    width = dh + d_r + d_v if mla else 2 * dh
+def attention_core(mla: bool, narrow_v: bool = False) -> Component:
+    """Causal attention's QK^T and AV: each query meets s/2 keys on average (a sliding window's fewer are not
+    modelled: the window is no letter); QK^T at dh, AV at the value width (d_v where narrower)."""
+    width = dh + d_r + d_v if mla else (dh + d_v if narrow_v else 2 * dh)
     return Component("F_core", s * a * width,
                      "QK^T and AV of causal attention per token, s/2 keys on average (Narayanan 2021 eq. 3 "
                      "counts s keys, without the causal half)")
+
+
+def projections(mla: bool, q_latent: bool, narrow_v: bool, swa: bool) -> sp.Expr:
+    """FLOPs per token of every layer's attention projections: L layers alike, or L - L_w of k KV heads and L_w
+    sliding-window layers of k_w (MiMo-V2-Flash)."""
+    full = attention_proj(mla, q_latent, narrow_v).expr
+    return (L - L_w) * full + L_w * attention_proj(mla, q_latent, narrow_v, k_w).expr if swa else L * full
 
 
 def mla_up(q_latent: bool) -> sp.Expr:
@@ -78,10 +95,12 @@ def head() -> Component:
 def model_flops(shape, n_f: int) -> tuple[list[Component], sp.Expr]:
     """The forward components and FLOPs per token of the whole model: L layers, the head, and n_mtp MTP modules
     (each its eh_proj [2h, h], a layer like the last one, and the shared head: Megatron-Core MultiTokenPredictionLayer)."""
-    attn, core, dense, routed, out = (attention_proj(shape.mla, bool(shape.q_lora)), attention_core(shape.mla),
-                                      mlp(n_f), moe(), head())
+    narrow_v, swa = getattr(shape, "narrow_v", False), getattr(shape, "swa", False)
+    attn, core, dense, routed, out = (attention_proj(shape.mla, bool(shape.q_lora), narrow_v),
+                                      attention_core(shape.mla, narrow_v), mlp(n_f), moe(), head())
     last_mlp = routed.expr if shape.moe else dense.expr
-    layer_sum = L * (attn.expr + core.expr) + (L - L_e) * dense.expr + L_e * routed.expr
+    layer_sum = projections(shape.mla, bool(shape.q_lora), narrow_v, swa) + L * core.expr + (L - L_e) * dense.expr \
+        + L_e * routed.expr
     mtp = n_mtp * (4 * h * h + attn.expr + core.expr + last_mlp + out.expr)
     parts = [attn, core, dense] + ([routed] if shape.moe else []) + [out]
     return parts, layer_sum + out.expr + mtp

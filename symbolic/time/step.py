@@ -5,8 +5,8 @@ from __future__ import annotations
 import sympy as sp
 
 from ..components.base import Component
-from ..config.symbols import B_a, B_g, B_o, B_w, E, L, L_e, a, b, c, d, d_r, d_v, dh, e, f_e, h, k, k_e, m, n_mtp, p, s, \
-    t, t_e, vpp
+from ..config.symbols import B_a, B_g, B_o, B_w, E, L, L_e, L_w, a, b, c, d, d_r, d_v, dh, e, f_e, h, k, k_e, k_w, m, \
+    n_mtp, p, s, t, t_e, vpp
 from . import flops
 from .choices import Choices
 from .symbols import B_x, N_q, P_d, P_x, R_at, R_e, R_g, R_h, W_cp, W_dp, W_edp, W_ep, W_etp, W_hbm, W_pp, W_tp
@@ -17,11 +17,11 @@ FA_BACKWARD = sp.Rational(7, 2)  # FlashAttention's forward + backward FLOPs ove
 def micro_batch(ch: Choices) -> list[Component]:
     """Seconds one micro batch spends on the slowest stage: its GEMMs, attention, the head, recompute, and the
     communication on its critical path (none of it counted as hidden: Megatron's TP/EP/CP overlaps are left out)."""
-    attn, core, dense, routed = (flops.attention_proj(ch.mla, ch.q_latent), flops.attention_core(ch.mla),
-                                 flops.mlp(ch.n_f), flops.moe())
+    attn, core, dense, routed = (flops.attention_proj(ch.mla, ch.q_latent, ch.narrow_v),
+                                 flops.attention_core(ch.mla, ch.narrow_v), flops.mlp(ch.n_f), flops.moe())
     tok = s * b / (c * t)  # tokens of a micro batch per GPU (TP's ranks share the GEMMs, SP the rest)
     moe_mlp = routed.expr if ch.moe else 0  # the routed experts' FLOPs, and below their memory-bound kernels
-    lin = (L * attn.expr + (L - L_e) * dense.expr + L_e * moe_mlp) / p
+    lin = (flops.projections(ch.mla, ch.q_latent, ch.narrow_v, ch.swa) + (L - L_e) * dense.expr + L_e * moe_mlp) / p
     experts = L_e * flops.routed() / p if ch.moe else 0  # of lin, what the grouped expert GEMMs run
     last = (moe_mlp if ch.moe else dense.expr)
     full = ch.recompute == "full"
@@ -29,6 +29,9 @@ def micro_batch(ch: Choices) -> list[Component]:
                                   and "mla_up_proj" in ch.modules and ch.mla else 0)
     rerun_core = 1 if full or (ch.recompute == "selective" and "core_attn" in ch.modules) else 0
     kv_width = a * (dh + d_r + d_v) if ch.mla else 2 * k * dh
+    if ch.narrow_v or ch.swa:  # K at dh, V at the value width; the sliding-window layers' k_w heads, per layer
+        kv_width = ((L - L_w) * k + L_w * k_w) / L * (dh + (d_v if ch.narrow_v else dh)) if ch.swa \
+            else k * (dh + d_v)
     act = s * b * h * B_a / c  # bytes of one [s/c, b, h] activation
     rerun_act = 1 if full or (ch.recompute == "selective" and "moe_act" in ch.modules) else 0
     unit = (L_e / p) * tok * k_e * h * B_a / W_hbm  # one pass over the k_e copies of every token at HBM speed

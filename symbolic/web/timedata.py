@@ -62,7 +62,8 @@ def model_time(shape) -> dict:
     if why:
         return {"refusal": why}
     experts = shape.L_e * shape.E * shape.expert_count  # time.evaluate.components' P_x
-    return {"values": {**shape_values(shape), "P_d": shape.param_count - experts, "P_x": experts}}
+    return {"values": {**shape_values(shape), "P_d": shape.param_count - experts, "P_x": experts},
+            "sliding_window_layers": shape.L_w}  # a row's L_w: their share of its L (plan.ranking.tokens_per_s)
 
 
 def layer_prefixes(shape) -> dict:

@@ -120,13 +120,16 @@ def _working_set(sw: Switches, moe_layers: sp.Expr, layers: sp.Expr, kinds: dict
 
 def _offload_resident(sw: Switches, moe_layers: sp.Expr) -> list[Component]:
     """Fine-grained activation offloading's GPU-resident layers (components.offload), sized by a dense layer's
-    offloaded tensors, or where the stage has MoE layers the larger kind's; none without --offload-modules."""
+    offloaded tensors, or where the stage has MoE layers the larger kind's; with sliding-window layers of their own
+    KV heads (Lw_r) the larger of the two attentions' (an upper bound where the stage has none); none without
+    --offload-modules."""
     if not sw.offload:
         return []
-    per_layer = offloaded_tensors(sw)
+    mixers = ("attention", "swa") if sw.swa else ("attention",)
+    per_layer = sp.Max(*(offloaded_tensors(sw, mixer=mixer) for mixer in mixers))
     if sw.moe:
-        per_layer = sp.Piecewise((sp.Max(per_layer, offloaded_tensors(sw, moe=True)), moe_layers > 0),
-                                 (per_layer, True))
+        per_layer = sp.Piecewise((sp.Max(per_layer, *(offloaded_tensors(sw, moe=True, mixer=mixer)
+                                                       for mixer in mixers)), moe_layers > 0), (per_layer, True))
     return [offload_resident(per_layer)]
 
 

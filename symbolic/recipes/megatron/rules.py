@@ -85,14 +85,24 @@ RULES: tuple[Rule, ...] = (
                     "the d c ranks by size (layer_wise_optimizer.py shard_params), which is not modelled: give --zero 0"),
          scope="paper"),
     Rule("Muon: a plain transformer", lambda x: (x.optimizer != "muon") | np.logical_not(
-        x.bias | (x.qk_norm != "none") | x.mtp | x.mla | x.gdn | x.mamba | x.shared_gate | x.gemma),
+        x.bias | (x.qk_norm != "none") | x.mtp | x.mla | x.gdn | x.mamba | x.shared_gate | x.gemma | x.swa_kv),
          lambda x: (f"--optimizer muon splits a transformer's parameters into 2-D layer weights (Muon) and embeddings, "
                     f"head and layer norms (AdamW); {x.model}'s biases, q/k norms, MTP, latent attention, hybrid "
-                    f"layers or gates are not split"), scope="paper", model=True),
+                    f"layers, gates or sliding-window sinks are not split"), scope="paper", model=True),
     Rule("GeLU experts: Megatron only", lambda x: (x.E == 0) | (x.mlp == "swiglu"),
          lambda x: (f"{x.model}'s routed experts are {'GeLU' if x.mlp == 'gelu' else 'squared-ReLU'} MLPs, which only "
                     f"the megatron recipe models (Megatron-Core 0.16.1's TEGroupedMLP without --swiglu; give --recipe "
                     f"megatron)"), scope="!paper", model=True),
+    # MiMo-V2-Flash's attention (config.swa): the megatron recipe counts value heads of their own width and the
+    # sliding-window layers' own KV heads and sinks (components.weights gqa_params, activations._narrow_v, the Lw_r
+    # kind); the other recipes' and jax's components hold one head width and one KV-head count in every layer
+    Rule("value heads of their own width: Megatron only", lambda x: np.logical_not(x.narrow_v),
+         lambda x: (f"{x.model}'s value heads are narrower than its query/key heads (v_head_dim), which only the "
+                    f"megatron recipe models (give --recipe megatron)"), scope="!paper", model=True),
+    Rule("sliding-window KV heads of their own: Megatron only", lambda x: np.logical_not(x.swa_kv),
+         lambda x: (f"{x.model}'s sliding-window layers have KV heads and sinks of their own "
+                    f"(swa_num_key_value_heads), which only the megatron recipe models (give --recipe megatron)"),
+         scope="!paper", model=True),
     Rule("latent MoE: Megatron only", lambda x: np.logical_not(x.latent),
          lambda x: (f"{x.model} is a latent MoE, which only the megatron recipe models (Megatron-Core 0.16.1's "
                     f"--moe-latent-size; give --recipe megatron)"), scope="!paper", model=True),

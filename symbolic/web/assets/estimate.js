@@ -47,7 +47,7 @@ MEM4D.ranks = function (p, every) {
   return p === 1 ? [0] : p === 2 ? [0, 1] : [0, 1, p - 1];
 };
 
-const STAGE_KINDS = ["Le_r", "Lg_r", "Lm_r", "Lo_r", "Ln_r"];  // config.kinds.KINDS, STAGE_NAMES' order after m_r
+const STAGE_KINDS = ["Le_r", "Lg_r", "Lm_r", "Lo_r", "Ln_r", "Lw_r"];  // config.kinds.KINDS, STAGE_NAMES' order after m_r
 
 // each rank's layers of each kind under even stages (Training.kind_layers): rank r holds the chunks j p + r of
 // L / (p vpp) layers each, a kind's count in a chunk read off its prefix sums (0 for a kind no layer is of)

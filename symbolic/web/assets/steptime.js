@@ -71,7 +71,8 @@ MEM4D.tokensPerS = function (row, model, code, systemName, recipe, fp8, s, gbs) 
   const par = { d: row.d, t: row.t, p: row.p, c: row.c, e: row.e, t_e: row.t_e };
   const rates = hardware(hw, sys, shape, par, s, row.b, fp8 !== "none");
   if (rates.refusal) return rates;
-  const values = Object.assign({}, shape, { L: model.inputs.L / row.p * row.p }, par,
+  const L = model.inputs.L / row.p * row.p;  // L_w: the sliding-window layers' share of it, as plan.ranking
+  const values = Object.assign({}, shape, { L, L_w: model.time.sliding_window_layers * L / model.inputs.L }, par,
     { vpp: row.vpp, b: row.b, m: row.m, s: s }, MEM4D.site.recipes[recipe].time_widths[fp8], rates);
   let step = 0;
   for (const [, names, fn] of code.time) step += fn(...names.map((name) => values[name]));

@@ -109,3 +109,45 @@ def test_zero_stages_and_uneven_stages_in_the_proxy():
     np.testing.assert_allclose(per, [8, 6, 16 * 4 + 2, 16 * (4 + 4)], rtol=1e-12)
     even, uneven = terms(cluster, _grid(p=4, m=16, max_layers=[2, 3]))["skew"]
     assert even == 1.0 and uneven == pytest.approx(4 * 3 / TINY.L, rel=1e-12)
+
+
+def _published_models():
+    """Every built-in model, every published config.json the repository keeps (grids/models/published) and those of
+    ../shared/data/configs where it is beside the checkout (Nemotron 3 Super's latent squared-ReLU MoE among them)."""
+    import json
+    from pathlib import Path
+
+    from symbolic.config.hfconfig import resolve_model
+
+    folder = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"
+    shared = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "configs"
+    files = sorted([*folder.glob("*.json"), *shared.glob("*.json")])  # a multimodal wrapper without its tower: text
+    return [*PRESETS.values(), *(resolve_model(str(path), text_only="text_config" in json.loads(path.read_text()))
+                                 for path in files)]
+
+
+def test_score_at_most_one_and_volumes_non_negative_on_every_model():
+    """T = skew (T_c + T_r) / (1 - bubble) + communication, skew >= 1: the score T_c / T is at most 1 and no volume is
+    negative, for every model's experts (a squared-ReLU or latent MoE's experts counted as SwiGLU ones made the dense
+    parameters negative: Nemotron 3 Super scored 18). Source of truth: FORMULAS; exact (no tolerance)."""
+    for shape in _published_models():
+        e = [1, 2] if shape.E and shape.E % 2 == 0 else [1, 1]
+        out = terms(Cluster(shape, gpus=64, s=1024, gbs=64), _grid(d=[8, 4], t=[2, 4], p=[4, 4], m=[8, 4], e=e,
+                                                                  max_layers=[-(-shape.L // 4)] * 2))
+        assert (out["score"] <= 1).all() and (out["score"] > 0).all(), (shape.name, out["score"])
+        assert all((out[name] >= 0).all() for name in ("V_tp", "V_cp", "V_dp", "V_pp", "V_ep", "V_etp")), shape.name
+
+
+def test_latent_squared_relu_experts_by_hand():
+    """A latent MoE of squared-ReLU experts (Nemotron 3 Super's kind: 2 matrices of d_l x f_e each, projections
+    [h, d_l] and [d_l, h] per token): F_lin by hand from its letters (1e-12)."""
+    from dataclasses import replace
+
+    base = PRESETS["qwen3-30b-a3b"]
+    shape = replace(base, name="latent-relu2", mlp="relu2", moe_latent=512, dense_layers=())
+    out = terms(Cluster(shape, gpus=1, s=256, gbs=4), _grid())
+    x, s = shape, 256
+    moe = 2 * 512 * x.k_e * 1.0 * x.f_e + 2 * x.h * x.f_s + x.h * x.E + 2 * x.h * 512
+    F_lin = 2 * (2 * x.h * x.dh * (x.a + x.k) + moe)  # every layer an MoE layer
+    T_c = 3 * 4 * s * (x.L * (F_lin + 2 * s * x.a * x.dh) + 2 * x.h * x.v) / Hardware().flops
+    assert out["T_c"][0] == pytest.approx(T_c, rel=1e-12)

@@ -25,10 +25,10 @@ class Hardware:
 
 
 FORMULAS = [
-    ("F_lin", "2 (2 h dh (a + k) + ((L - L_e) n_f h f + L_e (3 h k_e C_f f_e + 3 h f_s + h E)) / L)",
+    ("F_lin", "2 (2 h dh (a + k) + ((L - L_e) n_f h f + L_e (n_f d_x k_e C_f f_e + n_f h f_s + h E + 2 h d_l)) / L)",
      "forward FLOPs per token per layer in the Q, K, V, O matmuls and the MLP (n_f = 3 SwiGLU or 2 GeLU matrices; "
-     "an MoE layer: the router, k_e "
-     "experts, C_f times as many on the most loaded expert rank, the shared experts), averaged over the layers"),
+     "an MoE layer: k_e experts of width d_x (h, or a latent MoE's d_l), C_f times as many on the most loaded expert "
+     "rank, the shared experts, the router, a latent MoE's projections), averaged over the layers"),
     ("F_att", "2 s a dh", "forward FLOPs per token per layer in causal attention (QK^T and AV over s/2 keys on average)"),
     ("T_c", "3 gbs s (L (F_lin + F_att) + 2 h v) / (N flops)", "ideal compute time per step (forward + 2x backward)"),
     ("F_up", "2 a (q_r (dh + d_r) + kv_r (dh + d_v))", "forward FLOPs per token per layer of MLA's up-projections "
@@ -85,7 +85,9 @@ def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware
     zero = np.asarray(grid["zero"])
     skew = p * np.asarray(grid.get("max_layers", x.L / p), dtype=np.float64) / x.L
 
-    moe_mlp = 3 * x.h * x.k_e * C_f * x.f_e + 3 * x.h * x.f_s + x.h * x.E
+    width = x.moe_latent or x.h  # the experts' width in and out: h, or a latent MoE's d_l
+    moe_mlp = x.mlp_matrices * width * x.k_e * C_f * x.f_e + x.mlp_matrices * x.h * x.f_s + x.h * x.E \
+        + 2 * x.h * x.moe_latent
     F_lin = 2.0 * (2 * x.h * x.dh * (x.a + x.k) + ((x.L - x.L_e) * x.mlp_matrices * x.h * x.f + x.L_e * moe_mlp) / x.L)
     F_att = 2.0 * s * x.a * x.dh
     T_c = 3 * gbs * s * (x.L * (F_lin + F_att) + 2 * x.h * x.v) / (n_gpu * hw.flops)
@@ -100,7 +102,7 @@ def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware
     groups = Parallel(d, t, p, c, e, t_e)
     n_dp, n_edp = groups.zero_group, groups.edp
     per_step = np.select([zero == NO_ZERO, zero == ZERO_OPTIMIZER, zero == ZERO_GRADIENTS], [2 * B_g, B_g + B_w, m * B_g + B_w], m * (B_g + 2 * B_w))
-    experts = x.L_e * x.E * 3 * x.h * x.f_e  # routed-expert parameters
+    experts = x.L_e * x.E * x.expert_count  # routed-expert parameters (config.counts: SwiGLU or 2-matrix, h or d_l)
     V_dp = ((n_dp - 1) / n_dp * (x.param_count - experts) / (t * p)
             + (n_edp - 1) / n_edp * experts / (e * t_e * p)) * per_step
     V_pp = np.where(p > 1, 2 * (s * b * x.h / (t * c)) * B_a * vpp * m, 0.0)

@@ -45,7 +45,7 @@ def proxy() -> dict:
 def model_proxy(shape) -> dict:
     """The model's letters plan.proxy.terms reads (its x.name of each)."""
     names = ("h", "dh", "a", "k", "L", "L_e", "mlp_matrices", "f", "k_e", "f_e", "f_s", "E", "v", "param_count",
-             "q_lora", "rope_dim", "kv_lora", "v_dim", "mla")
+             "q_lora", "rope_dim", "kv_lora", "v_dim", "mla", "moe_latent", "expert_count")
     return {name: getattr(shape, name) for name in names}
 
 

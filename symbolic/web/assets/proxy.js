@@ -13,7 +13,9 @@ MEM4D.proxyScore = function (row, x, zero, recompute, s, gbs, gpus) {
   const { d, t, p, c, e, t_e, vpp, b, m } = row;
   const full = recompute === "full", selective = recompute === "selective";
   const skew = p * (x.L / p) / x.L;  // even stages: max_layers = L / p
-  const moeMlp = 3 * x.h * x.k_e * C_f * x.f_e + 3 * x.h * x.f_s + x.h * x.E;
+  const width = x.moe_latent || x.h;  // plan/proxy.py: the experts' width in and out, h or a latent MoE's d_l
+  const moeMlp = x.mlp_matrices * width * x.k_e * C_f * x.f_e + x.mlp_matrices * x.h * x.f_s + x.h * x.E
+    + 2 * x.h * x.moe_latent;
   const F_lin = 2.0 * (2 * x.h * x.dh * (x.a + x.k) + ((x.L - x.L_e) * x.mlp_matrices * x.h * x.f + x.L_e * moeMlp) / x.L);
   const F_att = 2.0 * s * x.a * x.dh;
   const T_c = 3 * gbs * s * (x.L * (F_lin + F_att) + 2 * x.h * x.v) / (gpus * hw.flops);
@@ -25,7 +27,7 @@ MEM4D.proxyScore = function (row, x, zero, recompute, s, gbs, gpus) {
   const n_dp = d * c, stage = d * t * c, n_edp = stage / (e * t_e);
   const perStep = zero === Z.none ? 2 * B_g : zero === Z.optimizer ? B_g + B_w : zero === Z.gradients ?
     m * B_g + B_w : m * (B_g + 2 * B_w);
-  const experts = x.L_e * x.E * 3 * x.h * x.f_e;
+  const experts = x.L_e * x.E * x.expert_count;
   const V_dp = ((n_dp - 1) / n_dp * (x.param_count - experts) / (t * p)
     + (n_edp - 1) / n_edp * experts / (e * t_e * p)) * perStep;
   const V_pp = p > 1 ? 2 * (s * b * x.h / (t * c)) * B_a * vpp * m : 0.0;

@@ -49,7 +49,8 @@ function hardware(hw, sys, shape, par, s, b, fp8) {
   const card = hw.cards[sys.card_name];
   if (fp8 && !card.fp8) return { refusal: `${card.label} has no FP8 tensor cores: drop --fp8 for it` };
   const tokens = s * b / par.c;
-  const width = !shape.E ? shape.f : (shape.a + 2 * shape.k) * shape.dh;
+  const dv = shape.d_v && !shape.kv_r ? shape.d_v : shape.dh;  // GQA values narrower than dh (MiMo-V2-Flash)
+  const width = !shape.E ? shape.f : shape.a * shape.dh + shape.k * (shape.dh + dv);
   const best = (fp8 ? card.gemm_fp8 : card.gemm_bf16) * hw.tera;
   const perExpert = shape.E ? tokens * shape.k_e * par.e * par.t_e / (par.t * shape.E) : tokens;
   const stage = par.d * par.t * par.c;
@@ -57,7 +58,7 @@ function hardware(hw, sys, shape, par, s, b, fp8) {
     R_g: best * share(hw, sys.card_name, tokens, width / par.t, shape.h),
     R_e: best * share(hw, sys.card_name, perExpert, Math.max(shape.f_e, 1) / par.t_e, shape.h),
     R_h: card.gemm_bf16 * hw.tera * share(hw, sys.card_name, tokens, shape.v / par.t, shape.h),
-    R_at: card.attn * hw.tera, W_hbm: card.hbm_rate * hw.tera, B_x: fp8 ? 4.0 : 0.0,
+    R_at: card.attn * hw.tera, W_hbm: card.hbm_rate * hw.tera, B_x: fp8 ? 4.0 : 0.0, N_q: fp8 ? 1.0 : 0.0,
     W_tp: ring(sys, par.t, 1), W_etp: ring(sys, par.t_e, 1), W_cp: ring(sys, par.c, par.t),
     W_ep: allToAll(sys, par.e, par.t_e), W_dp: ring(sys, par.d * par.c, par.t),
     W_edp: ring(sys, stage / (par.e * par.t_e), par.e * par.t_e), W_pp: pointToPoint(sys, par.p, par.t * par.c * par.d),

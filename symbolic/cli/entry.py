@@ -8,7 +8,6 @@ import signal
 import sys
 
 from ..config.errors import CompileFailed, ConfigError
-from ..flags.files import given
 from . import interrupt
 from .parser import Parser
 
@@ -97,6 +96,8 @@ def _run(argv: list[str]) -> int:
     module.add_arguments(parser)
     try:
         args = parser.parse_args(argv[1:])
+        from ..flags.files import given  # numpy and the shapes: not before interrupt.install() (a signal at start)
+
         args.given = given(parser, argv[1:])  # the destinations the command line set (a --megatron file fills the rest)
     except SystemExit as exit:  # --help (0) or a usage error, already printed as one line (2)
         return 0 if exit.code in (0, None) else 2

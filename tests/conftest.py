@@ -1,5 +1,7 @@
 """Shared test setup: 16 simulated CPU devices for jaxcheck tests, set before jax starts its backend."""
 import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -19,7 +21,31 @@ QUICK_CODEGEN = ("--xla_backend_optimization_level=0 --xla_llvm_disable_expensiv
                  "--xla_gpu_disable_gpuasm_optimizations=true --xla_cpu_multi_thread_eigen=false")
 
 
+# XLA's executables shared within one test session: jax's compilation cache in a folder made empty for the session
+# (by the process pytest starts in; its pytest-xdist workers and the mem4d processes the tests start inherit it through
+# the environment) and removed at its end, so a step two tests compile alike is compiled once per run and every run
+# starts cold, as CI's does. The cache keys on the program, its devices and XLA's options: a hit returns the same
+# executable, whose memory analysis is what the tests read.
+SESSION_CACHE = "MEM4D_TEST_XLA_CACHE"
+
+
+def _session_compile_cache() -> None:
+    if SESSION_CACHE in os.environ:  # a worker of this session: the folder is its controller's
+        return
+    folder = tempfile.mkdtemp(prefix="mem4d-xla-cache-")
+    os.environ.update({SESSION_CACHE: folder, "JAX_COMPILATION_CACHE_DIR": folder,
+                       "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"})
+    _session_compile_cache.made = folder
+
+
+def pytest_unconfigure(config):
+    folder = getattr(_session_compile_cache, "made", None)
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def pytest_configure(config):
+    _session_compile_cache()
     os.environ.setdefault("JAX_SKIP_CUDA_CONSTRAINTS_CHECK", "1")  # deviceless GPU targets: no NVIDIA libraries
     os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {QUICK_CODEGEN}".strip()
     try:

@@ -108,42 +108,55 @@ def test_the_spec_splits_what_one_program_cannot_build():
     assert "stages hold different layers" in str(err.value) and "\n" not in str(err.value)
 
 
-def test_verify_compiles_every_stage_program_and_reports_the_largest():
+# a Qwen2-MoE config.json whose first layer is dense (mlp_only_layers) and the job both tests below compile at p = 2:
+# the same two stage programs, compiled once per session (conftest's compilation cache)
+DENSE_FIRST_JSON = {
+    "_name_or_path": "t-q2moe-df", "model_type": "qwen2_moe", "hidden_size": 64, "intermediate_size": 176,
+    "moe_intermediate_size": 48, "shared_expert_intermediate_size": 80, "num_experts": 8, "num_experts_per_tok": 2,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 4, "vocab_size": 256,
+    "decoder_sparse_step": 1, "mlp_only_layers": [0], "tie_word_embeddings": False}
+STAGED_JOB = ["--dp", "2", "--ep", "2", "--pp", "2", "--seq", "64", "--gbs", "4", "--recompute", "none", "--zero", "1"]
+
+
+@pytest.fixture(scope="module")
+def dense_first_json(tmp_path_factory):
+    import json
+
+    path = tmp_path_factory.mktemp("stages") / "config.json"
+    path.write_text(json.dumps(DENSE_FIRST_JSON))
+    return path
+
+
+def test_verify_compiles_every_stage_program_and_reports_the_largest(dense_first_json):
     """XLA:CPU, d2 e2 p2: two programs; the object is the one whose XLA total is the largest, under the real model's
     name, its argument bytes equal to the profile's (exact); "stages" lists both with their layers."""
     from jaxcheck.crosscheck.verify import verify
     from jaxcheck.targets import load
+    from symbolic.config.hfconfig import resolve_model
 
     train = Training(d=2, ep=2, p=2, s=64, gbs=4, recompute="none", zero=1)
     skip_if_not_enough_devices(train.world)
-    out = verify(DENSE_FIRST, train, target=load("cpu"))
+    out = verify(resolve_model(str(dense_first_json)), train, target=load("cpu"))
     stages = out["stages"]
     assert [(s["ranks"], s["dense_layers"], s["moe_layers"]) for s in stages] == [([0], 1, 1), ([1], 0, 2)]
-    assert out["model"] == "t-df" and out["xla"]["total_bytes"] == max(s["xla_total"] for s in stages)
-    assert out["stage_model"] == ("t-df ranks 0" if stages[0]["xla_total"] >= stages[1]["xla_total"]
-                                  else "t-df ranks 1")
+    assert out["model"] == "t-q2moe-df" and out["xla"]["total_bytes"] == max(s["xla_total"] for s in stages)
+    assert out["stage_model"] == ("t-q2moe-df ranks 0" if stages[0]["xla_total"] >= stages[1]["xla_total"]
+                                  else "t-q2moe-df ranks 1")
     rows = {row["name"]: row for row in out["components"]}
     for part in ("params", "optimizer", "batch", "argument"):
         assert rows[part]["symbolic"] == rows[part]["xla"], part
 
 
-def test_compile_cli_compiles_every_stage_program(capsys, tmp_path):
-    """`mem4d compile --json --target cpu` of a Qwen2-MoE config.json whose first layer is dense (mlp_only_layers),
-    at p = 2: the object of the program with the largest XLA total, under the real model's name, "stages" listing
-    both programs' totals (fits: none on XLA:CPU, which has no card); in this process (the `mem4d` entry point)."""
+def test_compile_cli_compiles_every_stage_program(capsys, dense_first_json):
+    """`mem4d compile --json --target cpu` of the config.json above at p = 2: the object of the program with the
+    largest XLA total, under the real model's name, "stages" listing both programs' totals (fits: none on XLA:CPU,
+    which has no card); in this process (the `mem4d` entry point)."""
     import json
 
     from symbolic.cli.entry import main
 
-    config = tmp_path / "config.json"
-    config.write_text(json.dumps({
-        "_name_or_path": "t-q2moe-df", "model_type": "qwen2_moe", "hidden_size": 64, "intermediate_size": 176,
-        "moe_intermediate_size": 48, "shared_expert_intermediate_size": 80, "num_experts": 8,
-        "num_experts_per_tok": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 4,
-        "vocab_size": 256, "decoder_sparse_step": 1, "mlp_only_layers": [0], "tie_word_embeddings": False}))
     skip_if_not_enough_devices(8)
-    rc = main(["compile", "--model", str(config), "--dp", "2", "--ep", "2", "--pp", "2", "--seq", "64", "--gbs", "4",
-               "--target", "cpu", "--json"])
+    rc = main(["compile", "--model", str(dense_first_json), *STAGED_JOB, "--target", "cpu", "--json"])
     captured = capsys.readouterr()
     assert rc == 0, captured.err
     out = json.loads(captured.out)

@@ -33,8 +33,11 @@ def _jax_mapped(pid: int) -> bool:
 
 
 def _spawn(argv: list[str], env: dict | None = None) -> subprocess.Popen:
+    """A mem4d process without the session's compilation cache (conftest): the moments below are found in a compile
+    that runs, never in one an earlier test left in the cache."""
     return subprocess.Popen([sys.executable, "-m", "symbolic.cli", *argv], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "JAX_COMPILATION_CACHE_DIR": "", **(env or {})})
 
 
 def _wait_for(proc: subprocess.Popen, moment: str) -> None:

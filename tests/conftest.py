@@ -59,18 +59,18 @@ def pytest_configure(config):
 
 
 # the files that take longest, collected first (worker-seconds in a warm run with two workers on 2 cores, 2026-12-07,
-# after the merges of that day: jax_moe 58, jax_equivalence 57, notebook_crosscheck 49, verify 46, jax_compile 36,
-# jax_mla 30, report 29, jax_hybrid 29, jax_stages 26, benchmarks 24, signals 21, jax_distributed 20, jax_qwen 18,
-# cli_plan 17; the suite 680; every file of 5 s or more listed): with two workers taking whole files in turn
-# (pyproject.toml: --no-loadscope-reorder, else xdist hands out the files with the most tests first), a long file last
-# would leave one worker idle to the end
-LONGEST_FIRST = ("test_jax_moe.py", "test_jax_equivalence.py", "test_notebook_crosscheck.py", "test_verify.py",
-                 "test_jax_compile.py", "test_jax_mla.py", "test_report.py", "test_jax_hybrid.py",
-                 "test_jax_stages.py", "test_benchmarks.py", "test_signals.py", "test_jax_distributed.py",
-                 "test_jax_qwen.py", "test_cli_plan.py", "test_sweep.py", "test_notebook.py", "test_plan.py",
-                 "test_jax_gpt.py", "test_verify_moe.py", "test_cli_pipe.py", "test_stages.py", "test_schedule.py",
-                 "test_estimator.py", "test_web.py", "test_cli_tables.py", "test_cli_symbolic.py", "test_plan_best.py",
-                 "test_cli_hostile.py", "test_cli_names.py")
+# after the second merge of that day and the session's compilation cache: jax_moe 64, jax_equivalence 48, verify 40,
+# notebook_crosscheck 37 (one test), jax_compile 37, jax_mla 31, jax_hybrid 30, jax_stages 27, signals 25,
+# benchmarks 24, jax_distributed 24, report 22; the suite 680; every file of 4 s or more listed): with two workers
+# taking whole files in turn (pyproject.toml: --no-loadscope-reorder, else xdist hands out the files with the most
+# tests first), a long file last would leave one worker idle to the end
+LONGEST_FIRST = ("test_jax_moe.py", "test_jax_equivalence.py", "test_verify.py", "test_notebook_crosscheck.py",
+                 "test_jax_compile.py", "test_jax_mla.py", "test_jax_hybrid.py", "test_jax_stages.py",
+                 "test_signals.py", "test_benchmarks.py", "test_jax_distributed.py", "test_report.py",
+                 "test_jax_qwen.py", "test_sweep.py", "test_cli_plan.py", "test_notebook.py", "test_verify_moe.py",
+                 "test_plan.py", "test_jax_gpt.py", "test_stages.py", "test_web.py", "test_cli_pipe.py",
+                 "test_cli_tables.py", "test_estimator.py", "test_cli_symbolic.py", "test_plan_best.py",
+                 "test_cli_names.py", "test_cli_hostile.py", "test_docs.py", "test_tied.py")
 
 
 def pytest_collection_modifyitems(items):

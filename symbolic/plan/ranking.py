@@ -9,7 +9,7 @@ import numpy as np
 from ..config.parallel import Parallel
 from ..config.training import RECOMPUTE, Training
 from ..time.evaluate import components, hardware_values, precision_of, refusal
-from ..time.choices import Choices, kinds_of
+from ..time.choices import Choices, model_kinds
 from ..time.systems import System
 from .proxy import Hardware
 from .proxy import terms as proxy_terms
@@ -81,8 +81,7 @@ def tokens_per_s(cluster, grid: dict, system: System, policies: tuple = ()) -> n
     for i, (recompute, modules, zero) in enumerate(kinds):
         rows = slice(None) if len(kinds) == 1 else np.flatnonzero(index == i)  # one kind: no copy of every column
         ch = Choices(shape.moe, shape.mla, bool(shape.q_lora), shape.mlp_matrices, recompute,
-                     tuple(modules.split(",")), zero, moe_bias=shape.moe_bias,
-                     **dict(zip(("narrow_v", "swa"), kinds_of(shape))))
+                     tuple(modules.split(",")), zero, **model_kinds(shape))
         picked = {k: (v[rows] if np.ndim(v) and np.size(v) == len(index) else v) for k, v in values.items()}
         parts = components(shape, ch, picked)
         parts.pop("F_model")

@@ -25,12 +25,14 @@ class Choices(NamedTuple):
     def of(cls, shape, training, dispatcher: str | None = None) -> Choices:
         return cls(shape.moe, shape.mla, bool(shape.q_lora), shape.mlp_matrices, training.recompute,
                    tuple(training.recompute_modules.split(",")), training.zero,
-                   dispatcher or training.moe_dispatcher, shape.moe_bias, *kinds_of(shape))
+                   dispatcher or training.moe_dispatcher, **model_kinds(shape))
 
 
-def kinds_of(shape) -> tuple[bool, bool]:
-    """A shape's narrow_v and swa (config.architecture reads them the same way)."""
-    return shape.v_dim > 0 and not shape.mla, bool(shape.swa_layers)
+def model_kinds(shape) -> dict[str, bool]:
+    """A shape's moe_bias, narrow_v and swa, read as config.architecture reads them."""
+    from ..config.architecture import DERIVED
+
+    return {"moe_bias": shape.moe_bias, "narrow_v": DERIVED["narrow_v"](shape), "swa": DERIVED["swa"](shape)}
 
 
 # the token dispatchers the step-time model times: Megatron-Core's all-to-all and all-gather ones (Training's) and the

@@ -2,8 +2,9 @@
 weights): an independent check of ModelShape.param_count, run by hand (needs torch and transformers, which mem4d
 does not depend on): `python benchmarks/hf_count.py FILE.json [--text-only] ...`, one JSON line per file.
 
---text-only builds the language model of a multimodal config alone (its text_config), tied as the outer config
-ties it, as mem4d's --text-only reads it. Buffers (rotary frequencies, DeepSeek-V3's e_score_correction_bias) are
+A multimodal config (a vision_config beside its text_config) is built whole, tower and projector included, as
+AutoModelForImageTextToText builds it (Llama4ForConditionalGeneration); --text-only builds its language model alone
+(its text_config), tied as the outer config ties it, as mem4d's --text-only reads it. Buffers (rotary frequencies, DeepSeek-V3's e_score_correction_bias) are
 listed apart: mem4d counts the score-correction bias as a parameter (Megatron-Core holds it as one)."""
 from __future__ import annotations
 
@@ -26,7 +27,12 @@ def count(path: str, text_only: bool) -> dict:
     with torch.device("meta"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            model = AutoModelForCausalLM.from_config(config)
+            if getattr(config, "vision_config", None) is not None:  # the tower, the projector and the language model
+                from transformers import AutoModelForImageTextToText
+
+                model = AutoModelForImageTextToText.from_config(config)
+            else:
+                model = AutoModelForCausalLM.from_config(config)
         except ValueError:  # a text model with no causal-LM class of its own (Qwen3-VL's): the base model + its head
             from transformers import AutoModel
 

@@ -145,9 +145,8 @@ def test_refused_in_one_line_naming_the_key(name, key):
 # transformers' own count (benchmarks/hf_count.py: transformers 5.25.0, torch 2.13.0+cpu, each model built on the meta
 # device; run by hand, its output committed as records/hf-count-published.jsonl)
 HF = Path(__file__).resolve().parent.parent / "records" / "hf-count-published.jsonl"
-# files transformers could not build: remote code, and a multimodal wrapper AutoModelForCausalLM cannot build (its
-# language model is counted with --text-only); and those mem4d refuses (REFUSED)
-NOT_BUILT = {"kimi-k2-instruct": "remote code (custom modeling_deepseek.py)", "qwen3-vl-32b-instruct": "a wrapper"}
+# files transformers could not build: remote code; and those mem4d refuses (REFUSED)
+NOT_BUILT = {"kimi-k2-instruct": "remote code (custom modeling_deepseek.py)"}
 
 
 def _hf_rows() -> list[dict]:
@@ -167,9 +166,9 @@ def test_equal_to_transformers_own_count(row):
         return
     path = (Path(__file__).resolve().parent.parent / row["file"]) if not row["file"].startswith("..") else \
         SHARED / Path(row["file"]).name
-    # AutoModelForCausalLM builds a multimodal wrapper's language model alone (Qwen3.5's, Llama 4's): mem4d's
-    # --text-only, with or without hf_count's --text-only; a text model's --text-only row is the model itself
-    shape = read(path, text_only="text_config" in json.loads(path.read_text()))
+    # a multimodal wrapper is built whole by AutoModelForImageTextToText (tower and projector: mem4d's count) and its
+    # language model alone by hf_count's --text-only (mem4d's --text-only); a text model's --text-only row is itself
+    shape = read(path, text_only="text_config" in json.loads(path.read_text()) and row.get("text_only", False))
     mtp = shape.mtp * shape.mtp_count
     assert shape.param_count - mtp == row["parameters"] + row["bias_buffers"]
 

@@ -6,8 +6,12 @@ attribute fails here, not in a user's run.
 Source of truth: transformers' configuration classes, the version pinned in pyproject.toml's test extra (5.25.0,
 the one symbolic/config/families/defaults.py cites); each class is instantiated with its defaults (no torch needed).
 """
+import json
+from pathlib import Path
+
 import pytest
 
+from symbolic.config.errors import ConfigError
 from symbolic.config.families import FAMILIES
 from symbolic.config.families.aliases import ALIASES
 from symbolic.config.families.defaults import DEFAULTS
@@ -78,3 +82,35 @@ def test_the_remote_code_families_have_no_library_class(classes):
 def test_every_harmless_key_has_its_reason():
     assert all(isinstance(why, str) and why and "\n" not in why for why in WHY_HARMLESS.values())
     assert set(HARMLESS_VALUES) <= set(WHY_HARMLESS)
+
+
+# a multimodal wrapper's keys the reader refuses by name (hfconfig._tower): the outer class's encoder-decoder flag
+WRAPPER_REFUSED = {"is_encoder_decoder"}
+SCOUT = Path(__file__).resolve().parent.parent / "grids" / "models" / "published" / "llama4-scout-17b-16e-text-config.json"
+
+
+def test_every_attribute_of_llama4s_vision_config_is_classified(classes):
+    """Llama4VisionConfig's attributes (and attribute_map): modelled (a size, the pixel shuffle), harmless with its
+    reason, or read at the one value transformers builds (refused at any other)."""
+    from symbolic.config import vision_llama4 as tower
+
+    config = classes["llama4"].sub_configs["vision_config"]
+    keys = set(config().to_dict()) | set(config.attribute_map)
+    known = {*tower.SIZES, "pixel_shuffle_ratio", *tower.HARMLESS, *tower.AT, *WHY_HARMLESS}
+    assert sorted(keys - known) == [] and all(why and "\n" not in why for why in tower.HARMLESS.values())
+    assert {key: getattr(config(), key) for key in tower.SIZES} == tower.SIZES  # the class's defaults
+    assert (config().pixel_shuffle_ratio, classes["llama4"].sub_configs["text_config"]().hidden_size) == (
+        tower.RATIO, tower.TEXT_WIDTH)
+
+
+def test_every_attribute_of_the_llama4_wrapper_is_classified(classes, tmp_path):
+    """Llama4Config's own attributes: the wrapper's keys, harmless, or refused by name (read in one line)."""
+    from symbolic.config.hfconfig import WRAPPER_KEYS, read
+
+    config = classes["llama4"]
+    keys = set(config().to_dict()) | set(config.attribute_map)
+    assert sorted(keys - {*WRAPPER_KEYS, *WHY_HARMLESS, *WRAPPER_REFUSED}) == []
+    for key in WRAPPER_REFUSED:
+        (tmp_path / "config.json").write_text(json.dumps(json.loads(SCOUT.read_text()) | {key: False}))
+        with pytest.raises(ConfigError, match=f"key '{key}'"):
+            read(tmp_path / "config.json")

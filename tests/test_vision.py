@@ -14,6 +14,7 @@ import pytest
 from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import read
 from symbolic.config.shapes import PRESETS
+from symbolic.config import vision
 from symbolic.config.training import Training
 from symbolic.config.vision import VisionTower
 from symbolic.estimator.estimate import estimate
@@ -107,3 +108,64 @@ def test_a_vision_config_mem4d_does_not_model_is_refused(tmp_path, change, key):
     (tmp_path / "config.json").write_text(json.dumps(raw))
     with pytest.raises(ConfigError, match=f"vision_config.{key}"):
         read(tmp_path / "config.json")
+
+
+# Llama 4's tower (symbolic/config/vision_llama4.py): source of truth SOURCES.md's Llama-4-Scout-17B-16E-Instruct total
+# and transformers 5.25.0's own count (records/hf-count-published.jsonl), tolerance none; its saved tensors are
+# records/vision-saved-llama4-cpu.jsonl (benchmarks/vision_saved_llama4.py), tolerance none once the LayerNorms'
+# mean and rstd (2 bf16 elements per row) and the kernel's fp32 logsumexp (one per row and head) are set apart
+SCOUT = ROOT / "grids" / "models" / "published" / "llama4-scout-17b-16e-text-config.json"
+
+
+def test_llama4_scout_counted_with_its_tower_to_the_published_total():
+    full, text = read(SCOUT), read(SCOUT, text_only=True)
+    assert (full.param_count, text.param_count, full.P_v) == (108_641_793_536, 107_769_861_120, 871_932_416)
+    counted = [json.loads(line) for line in (ROOT / "records" / "hf-count-published.jsonl").read_text().splitlines()]
+    assert {row["parameters"] for row in counted if row.get("file", "").endswith(SCOUT.name)
+            and row.get("class") == "Llama4ForConditionalGeneration"} == {full.param_count}
+
+
+def test_llama4_saved_tensors_are_what_autograd_keeps():
+    row = json.loads((ROOT / "records" / "vision-saved-llama4-cpu.jsonl").read_text().splitlines()[0])
+    assert row["kernel"] == "sdpa" and row["transformers"] == "5.25.0"
+    tower = vision.read(row["config"], "llama4", {"hidden_size": row["text_hidden_size"]}, "tiny")
+    c, tiles = row["config"], row["tiles"]
+    rows = tiles * (tower.side ** 2 + 1)
+    stats = 2 * 2 * rows * (2 + 2 * tower.depth)  # bf16 mean and rstd of the pre-, post- and every block's LayerNorms
+    assert row["image_tokens"] == tiles * tower.tokens_per_tile
+    assert row["saved_bytes"]["torch.float32"] == 4 * rows * c["num_attention_heads"] * tower.depth
+    assert row["saved_bytes"]["torch.bfloat16"] - stats == 2 * row["image_tokens"] * tower.saved_per_token
+
+
+def test_llama4_tower_under_megatron_and_frozen():
+    scout = read(SCOUT)
+    first = _first(scout, Training(d=8, ep=8, s=8192, image_tokens=1152))
+    assert first["vision_activations"] == 2 * 1152 * scout.A_v == 7_153_410_048  # B_a, n_v; 8 tiles of 144 tokens
+    assert first["vision_weights"] == 2 * 871_932_416
+    frozen = _first(scout, Training(d=8, ep=8, s=8192, image_tokens=1152, freeze_vision=True))
+    assert (frozen["vision_activations"], "vision_gradients" in frozen) == (0, False)
+
+
+def _first(shape, training: Training) -> dict:
+    return next(stage for stage in estimate(shape, training).stages if stage["stage"] in ("only", "first"))["bytes"]
+
+
+@pytest.mark.parametrize("change, key", [
+    ({"intermediate_size": 5000}, "intermediate_size"), ({"pixel_shuffle_ratio": 0.3}, "pixel_shuffle_ratio"),
+    ({"vision_output_dim": 7680}, "vision_output_dim"), ({"projector_dropout": 0.1}, "projector_dropout"),
+    ({"multi_modal_projector_bias": True}, "multi_modal_projector_bias"), ({"num_attention_heads": 3}, "num_attention_heads"),
+    ({"new_key": 1}, "new_key"), ({"num_hidden_layers": 0}, "num_hidden_layers")])
+def test_a_llama4_vision_config_mem4d_does_not_model_is_refused(tmp_path, change, key):
+    raw = json.loads(SCOUT.read_text())
+    raw["vision_config"].update(change)
+    (tmp_path / "config.json").write_text(json.dumps(raw))
+    with pytest.raises(ConfigError, match=f"vision_config.{key}") as err:
+        read(tmp_path / "config.json")
+    assert "\n" not in str(err.value)
+
+
+def test_llama4_tower_round_trips_through_a_json_shape():
+    from symbolic.config.shape_json import shape_from_json, shape_json
+
+    scout = read(SCOUT)
+    assert shape_from_json(json.loads(json.dumps(shape_json(scout)))) == scout

@@ -21,9 +21,10 @@ from .shapes import PRESETS, ModelShape
 STORAGE = "quantization_config"  # how the checkpoint is stored (symbolic/config/storage.py), not what training holds
 MAX_BYTES = 4 * 2**20  # the largest config.json read (published ones are under 100 KB; DeciLM's per-layer blocks ~50 KB)
 MAX_DEPTH = 16  # the deepest nesting read (published files nest 3 levels: a text_config's rope_scaling)
-# a Qwen3-VL / Qwen3.5 wrapper's own keys: its two configs, the head's tie, the special tokens' ids
+# a Qwen3-VL / Qwen3.5 / Llama 4 wrapper's own keys: its two configs, the head's tie, the special tokens' ids
 WRAPPER_KEYS = ("model_type", "text_config", "vision_config", "tie_word_embeddings", "image_token_id", "video_token_id",
-                "vision_start_token_id", "vision_end_token_id", "_name_or_path")
+                "vision_start_token_id", "vision_end_token_id", "_name_or_path", "boi_token_index", "eoi_token_index",
+                "image_token_index", "boi_token_id", "eoi_token_id")
 MAX_DIGITS = 20  # the longest integer read (2^64 has 20 digits; sizes are bounded by 2^40 afterwards)
 
 
@@ -205,18 +206,21 @@ def read_noted(path: str | Path, text_only: bool = False) -> tuple[ModelShape, s
     return shape, note
 
 
-def _tower(raw: dict, r: Reader) -> vision.VisionTower:
+def _tower(raw: dict, r: Reader) -> vision.VisionTower | vision.Llama4Tower:
     """A multimodal config's vision tower (config.vision), where mem4d models its kind; else refused in one line
     (--text-only counts the language model alone). The wrapper's other keys are token ids, harmless."""
     kind = raw.get("model_type")
     if kind not in vision.TOWERS:
         about = WRAPPERS[kind].about if isinstance(kind, str) and kind in WRAPPERS else "a multimodal checkpoint"
-        raise r.fail("text_config", f"{about}: its vision tower is not modelled (mem4d models Qwen3-VL's and "
-                     "Qwen3.5's); pass --text-only to count its language model alone")
+        raise r.fail("text_config", f"{about}: its vision tower is not modelled (mem4d models Qwen3-VL's, "
+                     "Qwen3.5's and Llama 4's); pass --text-only to count its language model alone")
     for key in raw:
         if key not in WRAPPER_KEYS and key not in HARMLESS:
             raise r.fail(key, f"not a key mem4d knows for model_type {kind!r}: refused rather than ignored")
-    return vision.read(raw.get("vision_config", {}), kind, r.path)
+    tower = raw.get("vision_config", {})  # the bookkeeping keys every config class has (dtype, names): no tensor
+    tower = {key: value for key, value in tower.items() if key not in HARMLESS} if isinstance(tower, dict) else tower
+    text = raw["text_config"] if isinstance(raw["text_config"], dict) else {}
+    return vision.read(tower, kind, text, r.path)
 
 
 def _name(raw: dict, path: Path) -> str:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .shapes import ModelShape
-from .vision import VisionTower
+from .vision import of_json
 
 REQUIRED = ("name", "h", "f", "a", "k", "L", "v")  # the fields without a default: in every "shape" object
 RENAMED = {"lin_conv": "conv_width"}  # an older record's field name -> today's (K_c, renamed in issue 49)
@@ -20,6 +20,6 @@ def shape_from_json(shape: dict) -> ModelShape:
     """The ModelShape of a --json "shape" (shape_json's, or an older record's with every field under its name then,
     RENAMED): absent keys take their defaults."""
     fields = {RENAMED.get(key, key): value for key, value in shape.items()}
-    if isinstance(fields.get("vision"), dict):  # a multimodal checkpoint's tower, as VisionTower.as_dict wrote it
-        fields["vision"] = VisionTower(**fields["vision"])
+    if isinstance(fields.get("vision"), dict):  # a multimodal checkpoint's tower, as its as_dict wrote it
+        fields["vision"] = of_json(fields["vision"])
     return ModelShape(**fields)

@@ -1,4 +1,5 @@
-"""A multimodal checkpoint's vision tower and projector, as transformers 5.25.0 builds Qwen3-VL's and Qwen3.5's
+"""A multimodal checkpoint's vision tower and projector: Llama 4's in vision_llama4.py; here, as transformers 5.25.0
+builds Qwen3-VL's and Qwen3.5's
 (models/qwen3_vl/modeling_qwen3_vl.py Qwen3VLVisionModel; qwen3_5/modular_qwen3_5.py Qwen3_5VisionModel drops the
 deepstack mergers): a Conv3d patch embedding, learned positions, depth pre-LayerNorm blocks (bidirectional attention
 with a biased qkv and proj, a biased two-layer GeLU MLP), the merger (the projector into the language model) and one
@@ -10,6 +11,8 @@ from dataclasses import asdict, dataclass
 
 from .bounds import MAX_SIZE
 from .errors import ConfigError
+from . import vision_llama4
+from .vision_llama4 import Llama4Tower
 
 # the vision_config keys of Qwen3VLVisionConfig / Qwen3_5VisionConfig (configuration_qwen3_vl.py,
 # configuration_qwen3_5.py, transformers 5.25.0) with their class defaults; num_heads splits the width into heads and
@@ -21,7 +24,8 @@ DEFAULTS = {"depth": 27, "hidden_size": 1152, "intermediate_size": 4304, "num_he
 # cos/sin [n, dh] are computed once per step, under 0.1 % of the tower's saved bytes); the class's own name
 HARMLESS = ("initializer_range", "rope_parameters", "model_type")
 ACTS = ("gelu_pytorch_tanh", "gelu")  # GeLU (tanh or erf): one saved input either way
-TOWERS = {"qwen3_vl": True, "qwen3_vl_moe": True, "qwen3_5": False, "qwen3_5_moe": False}  # wrapper -> deepstack
+DEEPSTACK = {"qwen3_vl": True, "qwen3_vl_moe": True, "qwen3_5": False, "qwen3_5_moe": False}  # Qwen wrapper -> deepstack
+TOWERS = (*DEEPSTACK, "llama4")  # the wrappers whose tower mem4d models
 
 
 @dataclass(frozen=True)
@@ -64,12 +68,19 @@ class VisionTower:
         return asdict(self)
 
 
-def read(vision: object, wrapper: str, path) -> VisionTower:
-    """A vision_config as Qwen3VLVisionModel builds it (the class defaults for missing keys); a key or value that
-    would change a tensor mem4d does not model is refused in one line."""
+def of_json(fields: dict) -> VisionTower | Llama4Tower:
+    """A tower as its as_dict wrote it (a --json "shape"'s vision): Llama 4's names its kind."""
+    return Llama4Tower(**fields) if fields.get("kind") == "llama4" else VisionTower(**fields)
+
+
+def read(vision: object, wrapper: str, text: dict, path) -> VisionTower | Llama4Tower:
+    """A wrapper's vision_config as transformers builds its tower (Llama 4's: vision_llama4.read, its projector into
+    text's width); a key or value that would change a tensor mem4d does not model is refused in one line."""
+    if wrapper == "llama4":
+        return vision_llama4.read(vision, text, path)
     if not isinstance(vision, dict):
         raise ConfigError(f"{path}: key 'vision_config': must be an object (the vision tower's config)")
-    deepstack = TOWERS[wrapper]
+    deepstack = DEEPSTACK[wrapper]
     known = (*DEFAULTS, *HARMLESS, "hidden_act", *(("deepstack_visual_indexes",) if deepstack else ()))
     for key in vision:
         if key not in known and not (key == "deepstack_visual_indexes" and not vision[key]):

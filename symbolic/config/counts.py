@@ -147,8 +147,9 @@ class ParameterCounts:
         return self.vision.params if self.vision else 0
 
     @property
-    def A_v(self) -> int:
-        """Elements the vision tower keeps for backward per image token (config.vision; 0 for a text model)."""
+    def A_v(self) -> float:
+        """Elements the vision tower keeps for backward per image token (config.vision; 0 for a text model; Llama 4's
+        a fraction: a tile's rows, its class row included, over its image tokens)."""
         return self.vision.saved_per_token if self.vision else 0
 
     @property

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..config.offload import OFFLOAD_MODULES
 from ..config.training import CUDA_GRAPH_IMPLS, CUDA_GRAPH_SCOPES, MOE_DISPATCHERS, RECOMPUTE_MODULES, TRANSFORMER_IMPLS
-from .megatron_stages import stages
+from .megatron_stages import bf16_layers, stages
 from .megatron_table import Args
 
 # Megatron-LM's adam is AdamW (decoupled weight decay: TE/apex FusedAdam); muon is Megatron-Core's Muon (optimizer/muon.py)
@@ -231,4 +231,6 @@ def training_flags(args: Args) -> dict:
                     "modelled (flex's DeepEP/HybridEP buffers are not)")
     elif args.get("num_experts") or 0:
         out["moe_dispatcher"] = dispatcher
-    return {**out, **stages(args, out["pp"])}
+    out.update(stages(args, out["pp"]))
+    bf16_layers(args, out)
+    return out

@@ -148,7 +148,8 @@ def _from_layout(args: Args, layout: str, p: int, checked: bool = True) -> dict:
 def bf16_layers(args: Args, flags: dict) -> None:
     """--first-last-layers-bf16: decoder layers 0 .. n_start - 1 and L - n_end .. L - 1 (global indices) are built and
     run under a null context instead of Transformer Engine's FP8 one (megatron-core 0.16.1 fp8_utils.py
-    is_first_last_bf16_layer, get_fp8_context; transformer_block.py build_layer; MTP layers keep the global context).
+    is_first_last_bf16_layer, get_fp8_context, fp4_utils.py get_fp4_context alike; transformer_block.py build_layer;
+    MTP layers keep the global context).
     Without FP8 every layer's context is null anyway: nothing changes. With FP8 those layers hold bf16 weights
     without FP8 copies and save bf16 GEMM inputs: refused, naming the pipeline rank and virtual stage of each."""
     if not args.get("first_last_layers_bf16"):

@@ -99,7 +99,7 @@ def test_blackwell_float8_weights_keep_no_transpose(recipe, gather, per_weight):
 @pytest.mark.parametrize("kwargs, needle", [
     ({"fp8": "blockwise", "fp8_param_gather": True}, "needs --fp8 delayed, tensorwise, mxfp8 or nvfp4"),
     ({"fp8_param_gather": True}, "needs --fp8 delayed, tensorwise, mxfp8 or nvfp4"),
-    ({"fp8": "delayed", "act_dtype": "fp32"}, "--act-dtype fp32"),
+    ({"fp8": "delayed", "act_dtype": "fp16", "weight_dtype": "fp16"}, "--act-dtype fp16"),
     ({"fp8": "e4m3"}, "--fp8 must be one of"),
 ])
 def test_bad_fp8_choices_are_one_line(kwargs, needle):

@@ -101,9 +101,11 @@ class Training(Sharding):
         if self.fp8_all_gather and self.fp8 != "tensorwise":
             raise ConfigError(f"--fp8-all-gather gathers per-tensor-scaled FP8 weights (torchao's "
                               f"enable_fsdp_float8_all_gather supports tensorwise only): got --fp8 {self.fp8}")
-        if self.fp8 != "none" and self.act_dtype != "bf16":
-            raise ConfigError(f"--fp8 {self.fp8} quantizes bf16 activations (Megatron-LM's --bf16 with FP8): "
-                              f"--act-dtype {self.act_dtype} is not modelled with it")
+        # TE quantizes its linears' inputs from the activation dtype, bf16 (--bf16) or fp32 (neither --bf16 nor
+        # --fp16: TE 2.20.2 module/linear.py casts to activation_dtype, then quantizes; the rest stays fp32)
+        if self.fp8 != "none" and self.act_dtype not in ("bf16", "fp32"):
+            raise ConfigError(f"--fp8 {self.fp8} quantizes bf16 or fp32 activations (Megatron-LM's FP8 with --bf16, "
+                              f"or with neither --bf16 nor --fp16): --act-dtype {self.act_dtype} is not modelled with it")
         weight = precision.param_gather_bytes(self.fp8) if self.fp8_param_gather else precision.DTYPES[self.weight_dtype]
         widths = {"weight_bytes": weight, "grad_bytes": precision.DTYPES[self.grad_dtype],
                   "opt_bytes": precision.opt_bytes(self.optimizer, self.moment_dtype, self.master_weights),

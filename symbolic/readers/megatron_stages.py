@@ -7,7 +7,9 @@ get_transformer_layer_offset), the embedding and loss counted as pipeline units 
 contradictions named here. A split mem4d's stage model cannot state exactly is refused by name."""
 from __future__ import annotations
 
+from ..config.errors import ConfigError
 from ..config.layout import parse_layout
+from ..config.training import Training
 from .megatron_table import Args
 
 FIRST, LAST = "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers"
@@ -141,3 +143,40 @@ def _from_layout(args: Args, layout: str, p: int, checked: bool = True) -> dict:
         args.refuse(LAYOUT, "unequal chunks on one rank of a hybrid pattern's segments are not modelled")
         return {"vpp": vpp}
     return _split(args, LAYOUT, [sum(rank) for rank in ranks], vpp)
+
+
+def bf16_layers(args: Args, flags: dict) -> None:
+    """--first-last-layers-bf16: decoder layers 0 .. n_start - 1 and L - n_end .. L - 1 (global indices) are built and
+    run under a null context instead of Transformer Engine's FP8 one (megatron-core 0.16.1 fp8_utils.py
+    is_first_last_bf16_layer, get_fp8_context, fp4_utils.py get_fp4_context alike; transformer_block.py build_layer;
+    MTP layers keep the global context).
+    Without FP8 every layer's context is null anyway: nothing changes. With FP8 those layers hold bf16 weights
+    without FP8 copies and save bf16 GEMM inputs: refused, naming the pipeline rank and virtual stage of each."""
+    if not args.get("first_last_layers_bf16"):
+        for dest in ("num_layers_at_start_in_bf16", "num_layers_at_end_in_bf16"):
+            if args.given(dest):
+                args.refuse(dest, "without --first-last-layers-bf16 it does nothing (contradicting)")
+        return
+    if flags.get("fp8", "none") == "none":
+        return
+    start, end, L = (args.get(dest) for dest in ("num_layers_at_start_in_bf16", "num_layers_at_end_in_bf16",
+                                                  "num_layers"))
+    layers = [i for i in range(L or 0) if i < start or i >= L - end]
+    names = " and ".join(filter(None, (", ".join(map(str, layers[:-1])), str(layers[-1])))) if layers else "none"
+    args.refuse("first_last_layers_bf16", f"decoder layers {names} of {L} (--num-layers-at-start-in-bf16 {start}, "
+                f"--num-layers-at-end-in-bf16 {end}{_placed(flags, L, layers)}) built and run outside Transformer "
+                "Engine's FP8 context: bf16 weights without FP8 copies, bf16 saved GEMM inputs (megatron-core 0.16.1 "
+                "fp8_utils.py is_first_last_bf16_layer, get_fp8_context): not modelled")
+
+
+def _placed(flags: dict, L: int | None, layers: list[int]) -> str:
+    """'; layer i on pipeline rank r (virtual stage j p + r, chunk j of rank r)' for each layer, as the reader's split
+    places them (Training.layer_ranges); empty where the split cannot be stated."""
+    p, vpp = flags["pp"], flags.get("vpp", 1)
+    try:
+        ranges = Training(p=p, vpp=vpp, stage_layers=flags.get("stage_layers"),
+                          pipeline_layout=flags.get("pipeline_layout"), s=flags["seq"]).layer_ranges(L)
+    except (ConfigError, KeyError, TypeError, ValueError):
+        return ""
+    return "".join(f"; layer {i} on pipeline rank {r}" + (f", virtual stage {j * p + r}" if vpp > 1 else "")
+                   for i in layers for r, chunks in enumerate(ranges) for j, chunk in enumerate(chunks) if i in chunk)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..config.offload import OFFLOAD_MODULES
 from ..config.training import CUDA_GRAPH_IMPLS, CUDA_GRAPH_SCOPES, MOE_DISPATCHERS, RECOMPUTE_MODULES, TRANSFORMER_IMPLS
-from .megatron_stages import stages
+from .megatron_stages import bf16_layers, stages
 from .megatron_table import Args
 
 # Megatron-LM's adam is AdamW (decoupled weight decay: TE/apex FusedAdam); muon is Megatron-Core's Muon (optimizer/muon.py)
@@ -135,6 +135,27 @@ def _fp8(args: Args) -> dict:
     return {"fp8": recipe, "fp8_param_gather": bool(args.get("fp8_param_gather"))}
 
 
+def _fp32_fsdp(args: Args, out: dict) -> dict:
+    """fp32 training (neither --bf16 nor --fp16) under Megatron-FSDP: its ParamAndGradBuffer keeps an fp32 main-weight
+    buffer whatever the model's dtype (megatron-core 0.16.1 distributed/fsdp/src/megatron_fsdp/param_and_grad_buffer.py
+    allocate_buffers_for_parameters: main_weight_buffer under preserve_fp32_weights, True by default), which is a
+    master copy only where the model's weights are not fp32: the FP8 weights of --fp8-param-gather (uint8 model-weight
+    buffer, TE's Float8Tensors); the distributed optimizer makes fp32 main copies of bf16 and fp16 parameters alone
+    (optimizer/distrib_optimizer.py _build_model_and_main_param_groups)."""
+    if out["weight_dtype"] != "fp32":
+        return {}
+    fsdp = args.get("use_megatron_fsdp")
+    if out.get("fp8_param_gather") and not fsdp:
+        args.refuse("fp8_param_gather", "with fp32 weights (no --bf16) outside Megatron-FSDP the distributed optimizer "
+                    "keeps no fp32 main copy of FP8 weights (distrib_optimizer.py): not modelled")
+    elif fsdp and not out.get("fp8_param_gather"):
+        args.refuse("use_megatron_fsdp", "with fp32 weights (no --bf16) Megatron-FSDP keeps an fp32 main-weight "
+                    "buffer beside them (param_and_grad_buffer.py preserve_fp32_weights): not modelled")
+    if not (fsdp and out.get("fp8_param_gather")):
+        return {}
+    return {"weight_dtype": "fp8", "master_weights": True}
+
+
 def _graphs(args: Args) -> dict:
     """--cuda-graph-impl transformer_engine with its --cuda-graph-modules (or the deprecated --cuda-graph-scope), and
     --tp-comm-overlap (components.graphs, components.userbuffers)."""
@@ -188,6 +209,7 @@ def training_flags(args: Args) -> dict:
     out = {"transformer_impl": impl if impl in TRANSFORMER_IMPLS else "transformer_engine", **_parallel(args),
            **_recompute(args), **_sharding(args), **_precision(args), **_fp8(args), **_graphs(args),
            **_offload(args), **_cpu_offload(args)}
+    out.update(_fp32_fsdp(args, out))
     # --transformer-impl local builds Megatron-Core's local spec, whose core attention is its own unfused
     # DotProductAttention whatever --attention-backend says (megatron-core 0.16.1 models/backends.py
     # LocalSpecProvider.core_attention; Megatron-Bridge 0.3.1 training/mlm_compat/model.py: use_te decides the spec)
@@ -209,4 +231,6 @@ def training_flags(args: Args) -> dict:
                     "modelled (flex's DeepEP/HybridEP buffers are not)")
     elif args.get("num_experts") or 0:
         out["moe_dispatcher"] = dispatcher
-    return {**out, **stages(args, out["pp"])}
+    out.update(stages(args, out["pp"]))
+    bf16_layers(args, out)
+    return out

@@ -160,9 +160,6 @@ def model_fields(args: Args, training: dict, vocab: int | None = None, model_giv
         out["moe_latent"] = args.get("moe_latent_size") or 0
     elif args.get("moe_latent_size"):
         args.refuse("moe_latent_size", "a latent MoE is modelled in a hybrid pattern's E blocks")
-    if args.get("use_fused_weighted_squared_relu") and out.get("E") and out["mlp"] == "relu2":
-        args.refuse("use_fused_weighted_squared_relu", "the fused weighted squared ReLU of the experts keeps fc1's "
-                    "output and the probabilities (fusions/fused_weighted_squared_relu.py): not modelled")
     if out.get("E") and out["mlp_bias"]:
         args.refuse("add_bias_linear", "biases on routed experts' linears (no --disable-bias-linear) are not modelled")
     return out

@@ -203,6 +203,13 @@ def training_flags(args: Args) -> dict:
     # Megatron-LM's core_transformer_config_from_args: bias_activation_fusion = --bias-swiglu-fusion (default on) with
     # --swiglu, which MLP.forward runs as bias_swiglu_impl (megatron-core 0.16.1 transformer/mlp.py)
     out["swiglu_fusion"] = bool(args.get("swiglu") and args.get("bias_swiglu_fusion"))
+    # --use-fused-weighted-squared-relu acts in TEGroupedMLP alone, before TE's activation functions take its place
+    # (Megatron-LM d98e8a64 transformer/moe/experts.py bias_act_func; the hybrid stack spec builds grouped experts
+    # whatever --moe-grouped-gemm says, models/hybrid/hybrid_layer_specs.py)
+    grouped = impl == "transformer_engine" and (args.get("moe_grouped_gemm") or bool(args.get("hybrid_layer_pattern")
+                                                                                    or args.get("hybrid_override_pattern")))
+    out["srelu_fusion"] = bool(args.get("use_fused_weighted_squared_relu") and args.get("squared_relu") and grouped
+                               and (args.get("num_experts") or 0) and not args.get("use_te_activation_func"))
     dispatcher = args.get("moe_token_dispatcher_type")
     if (args.get("num_experts") or 0) and dispatcher not in MOE_DISPATCHERS:
         args.refuse("moe_token_dispatcher_type", f"the {' and '.join(MOE_DISPATCHERS)} dispatchers' buffers are "

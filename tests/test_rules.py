@@ -51,6 +51,7 @@ def test_every_message_is_one_line_on_ints():
              "E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP", "mixed layers: stages alike, dense first (jax)",
              "mixed layers at p > 1: 1F1B (jax)",
              "no dropout (jax)", "s <= positions (jax)", "s <= s_p (learned positions)", "MTP under 1F1B (jax)",
+             "MTP modules of their own (jax)",
              "torchtitan: Llama blocks", "recipes: GQA attention",
              "sinks need flash attention (jax)", "capped scores need flash attention (jax)", "deepspeed: dense models", "torchtitan MoE: tp = 1",
              "torchtitan MoE: eager", "torchtitan MoE: no --ac-every", "torchtitan: no multi-token prediction",

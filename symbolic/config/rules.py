@@ -205,7 +205,7 @@ PRECISION = ("weight_dtype", "grad_dtype", "master_weights", "optimizer", "momen
 # what the rules read from a ModelShape under its own name (a field or property), and under a glossary letter (the
 # field glossary.TRAINING_FIELD names for it)
 MODEL_READS = ("a", "k", "f", "L", "v", "dh", "E", "f_e", "f_s", "L_e", "L_g", "qk_norm", "shared_gate", "sinks",
-               "moe_bias", "mlp", "norm", "positions", "dropout", "mla", "mtp", "expert_bias",
+               "moe_bias", "mlp", "norm", "positions", "dropout", "mla", "mtp", "mtp_repeated", "expert_bias",
                "sigmoid", "dsa", "gdn", "attn_softcap", "stages_alike", "linear_alike")
 MODEL_LETTERS = ("n_gk", "n_m", "g_m", "k_w")
 

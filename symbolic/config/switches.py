@@ -12,7 +12,7 @@ from .training import RECOMPUTE, SCHEDULES
 BACKENDS = ("gpu", "cpu")  # compilers a compiled-step profile models: XLA:GPU, XLA:CPU
 # switches formula --json shows only where they differ from their default (added after the recorded outputs)
 QUIET = ("cuda_graph", "graph_scope", "tp_comm_overlap", "latent", "offload", "cpu_offload", "narrow_v", "swa",
-         "swa_sinks", "srelu_fusion")
+         "swa_sinks", "srelu_fusion", "mtp_repeated")
 
 
 @dataclass(frozen=True)

@@ -87,10 +87,14 @@ def _precision(args: Args) -> dict:
         out = {"weight_dtype": width, "act_dtype": width, "grad_dtype": grads, "master_weights": True}
     else:
         out = {"weight_dtype": "fp32", "act_dtype": "fp32", "grad_dtype": "fp32", "master_weights": False}
-    # the fused cross entropy (either --cross-entropy-fusion-impl, native or te) reads the bf16 logits in place
+    # the loss keeps the fp32 softmax it makes of the bf16 logits (VocabParallelCrossEntropy.calculate_logits_max
+    # upcasts them, exp and divide in place, save_for_backward) unfused and under --cross-entropy-fusion-impl native
+    # alike (megatron-core 0.16.1 = Megatron-LM d98e8a64 fusions/fused_cross_entropy.py, language_module.py
+    # compute_language_model_loss); Transformer Engine's fused cross entropy (te) reads the bf16 logits in place
     if args.given("cross_entropy_fusion_impl") and not args.get("cross_entropy_loss_fusion"):
         args.refuse("cross_entropy_fusion_impl", "without --cross-entropy-loss-fusion it does nothing (contradicting)")
-    logits = "bf16" if args.get("cross_entropy_loss_fusion") else "fp32"
+    te_loss = args.get("cross_entropy_loss_fusion") and args.get("cross_entropy_fusion_impl") == "te"
+    logits = "bf16" if te_loss else "fp32"
     return {**out, "optimizer": optimizer or "adamw", "moment_dtype": "fp32", "logits": logits}
 
 

@@ -6,18 +6,18 @@ parse_hybrid_pattern ("<main>/<mtp>/<mtp>": one depth per pattern after a '/'), 
 depth count overrides --mtp-num-layers), transformer/multi_token_prediction.py MultiTokenPredictionBlock
 (_build_layers builds one layer under mtp_use_repeated_layer, forward runs self.layers[0] at every depth).
 Hand counts on a tiny shape; exact."""
-import contextlib
-import io
-import json
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import sympy as sp
 
-from symbolic.cli.entry import main
+from symbolic.components.mtp import mtp_activations, mtp_moe_layers, mtp_params
 from symbolic.config.errors import ConfigError
 from symbolic.config.rules import letters
-from symbolic.config.shapes import PRESETS
+from symbolic.config.shapes import PRESETS, ModelShape
+from symbolic.config.switches import Switches
+from symbolic.config.symbols import m, n_mtp
 from symbolic.config.training import Training
 from symbolic.readers.megatron import read
 from symbolic.recipes.registry import select
@@ -30,36 +30,27 @@ ARGS = ("--hybrid-layer-pattern ME*E/*E/*E --mamba-num-heads 4 --mamba-head-dim 
 # one module (h 64, dh 16, k 2, E 4, f_e 48, RMSNorm): enorm, hnorm, final norm 3 h; eh_proj 2 h h; attention q, o
 # h a dh each and k, v h k dh each, its norm h; the router h E, 4 squared-ReLU experts 2 h f_e each, the MoE norm h
 MODULE = 3 * 64 + 2 * 64 * 64 + (2 * 64 * 64 + 2 * 64 * 32 + 64) + (64 * 4 + 4 * 2 * 64 * 48 + 64)
-EXPERTS = 4 * 2 * 64 * 48
 MB61 = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "measured" / "megatron" / \
     "nemotron__nemotron3_5_lightning_no_load_optim_tp1_pp1_cp1_ep4_dgx_gb200_1N4G.model_config.yaml"
 
 
-def _estimate(path: Path, extra: str = "") -> dict:
+def _shape(path: Path, extra: str = "") -> ModelShape:
     path.write_text(ARGS + extra)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert main(["estimate", "--megatron", str(path), "--gpus", "1", "--json"]) == 0
-    return json.loads(out.getvalue())
-
-
-def test_the_pattern_after_slash_gives_the_depths(tmp_path):
-    path = tmp_path / "args.txt"
-    path.write_text(ARGS.replace(" --mtp-num-layers 2", ""))  # the pattern alone states them
-    model = read(path).model
-    assert (model["L"], model["mtp"], model["mtp_repeated"]) == (4, 2, False)
-    assert model["mamba_layers"] == (0,) and model["dense_layers"] == (0, 2)
+    return ModelShape(**read(path).model)
 
 
 def test_a_repeated_module_holds_one_modules_weights_and_every_depths_tensors(tmp_path):
-    own = _estimate(tmp_path / "own.txt")
-    one = _estimate(tmp_path / "one.txt", "--mtp-use-repeated-layer\n")
-    assert own["param_count"] - one["param_count"] == MODULE == 45632
-    mine, theirs = own["stages"][0]["bytes"], one["stages"][0]["bytes"]
-    assert mine["weights"] - theirs["weights"] == 2 * (MODULE - EXPERTS)  # bf16, the module's non-expert part
-    assert mine["expert_weights"] - theirs["expert_weights"] == 2 * EXPERTS  # ep 1: all 4 experts here
-    assert mine["mtp_activations"] == theirs["mtp_activations"] > 0  # autograd keeps each depth's call
-    assert mine["activations"] == theirs["activations"]
+    own, one = _shape(tmp_path / "own.txt"), _shape(tmp_path / "one.txt", "--mtp-use-repeated-layer\n")
+    assert (own.mtp, one.mtp, own.mtp_modules, one.mtp_modules) == (2, 2, 2, 1)
+    assert own.param_count - one.param_count == MODULE == 45632  # one module, counted by hand above
+    assert own.mtp_count == MODULE  # what the two-part layer counts for one module
+    sw_own, sw_one = Switches.of(Training(), shape=own), Switches.of(Training(), shape=one)
+    assert (sw_own.mtp_repeated, sw_one.mtp_repeated) == (False, True)
+    # the states the last stage holds: n_mtp modules' or one; its MoE layers' experts likewise
+    assert sp.simplify(mtp_params(sw_own) - n_mtp * mtp_params(sw_one)) == 0
+    assert (mtp_moe_layers(sw_own), mtp_moe_layers(sw_one)) == (n_mtp, 1)
+    # the tensors: every depth's, repeated or not (autograd keeps each call's)
+    assert sp.simplify(mtp_activations(m, sw_own).expr - mtp_activations(m, sw_one).expr) == 0
 
 
 @pytest.mark.parametrize("pattern, flags, says", [

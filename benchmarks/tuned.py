@@ -120,8 +120,8 @@ def unstated(row: dict) -> str | None:
         return ("Megatron-Bridge's distributed (layer-wise) Muon, whole parameters dealt by size (MODELS.md 6; "
                 "megatron-core 0.16.1 optimizer/layer_wise_optimizer.py), and FP8 with MLA are not modelled")
     if name == "Nemotron_3_Super":  # its MoE blocks are modelled (configs/nvidia-nemotron-3-super-...json)
-        return ("MXFP8/NVFP4 with Mamba-2 layers, the HybridEP flex dispatcher, TE CUDA graphs and the MTP layer "
-                "repeated by one shared module (MODELS.md 9) are not modelled")
+        return ("MXFP8/NVFP4 with Mamba-2 layers, the HybridEP flex dispatcher and TE CUDA graphs (MODELS.md 9) are "
+                "not modelled (its MTP layer repeated by one shared module is)")
     if name.startswith("Nemotron"):
         return ("no mem4d model for Nemotron 3 Nano (MODELS.md 7 gives its shape but no published config.json here); "
                 "also FP8/MXFP8 with Mamba-2 layers, HybridEP and TE CUDA graphs are not modelled")

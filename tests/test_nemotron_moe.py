@@ -154,9 +154,8 @@ MEGATRON = """MODEL_ARGS:
 def test_a_megatron_hybrid_pattern_places_the_e_blocks(tmp_path):
     """Megatron-LM's --hybrid-layer-pattern with E blocks (the pattern, not --moe-layer-freq, places them:
     megatron-core 0.16.1 ssm/mamba_block.py) and --moe-latent-size read into the shape SMALL's config.json makes (but
-    the MTP layer and the conv width, which Megatron-LM fixes at 4); --use-fused-weighted-squared-relu, which keeps
-    other tensors, refused in one line naming it."""
-    from symbolic.config.errors import ConfigError
+    the MTP layer and the conv width, which Megatron-LM fixes at 4); --use-fused-weighted-squared-relu, the fused
+    function of the grouped squared-ReLU experts the hybrid stack builds, read as srelu_fusion (test_srelu_fusion)."""
     from symbolic.readers.megatron import read
 
     path = tmp_path / "run.yaml"
@@ -166,7 +165,6 @@ def test_a_megatron_hybrid_pattern_places_the_e_blocks(tmp_path):
     for name in ("dense_layers", "mixerless_layers", "mlpless_layers", "mamba_layers", "E", "k_e", "f_e", "f_s",
                  "moe_latent", "mlp", "sigmoid", "expert_bias"):
         assert fields[name] == getattr(hf, name), name
+    assert read(path).training["srelu_fusion"] is False
     path.write_text(MEGATRON + "  --use-fused-weighted-squared-relu: true\n")
-    with pytest.raises(ConfigError, match="use-fused-weighted-squared-relu") as err:
-        read(path)
-    assert "\n" not in str(err.value)
+    assert read(path).training["srelu_fusion"] is True

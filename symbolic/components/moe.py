@@ -84,7 +84,10 @@ def unary_expert_tensors(sw: Switches) -> list[Component]:
     transformer/moe/experts.py: activation_func(fc1_output) * permuted_probs, unfused): the R received rows, the
     tensor the activation keeps (F.gelu its input, fc1's output; squared_relu = pow(relu(x), 2) relu's output, which
     the pow reads too), the activation's output kept by the multiplication by the probabilities (for their
-    gradient), the probabilities [R, 1], and the product, fc2's input."""
+    gradient), the probabilities [R, 1], and the product, fc2's input. The fused weighted squared ReLU in their
+    place: fused_srelu_expert_tensors."""
+    if sw.srelu_fusion and sw.mlp == "relu2":
+        return fused_srelu_expert_tensors(sw)
     R = expert_rows()
     kept = ("expert_fc1_output", "fc1's output [R, f_e / t_e], kept by F.gelu's backward") if sw.mlp == "gelu" else \
         ("expert_relu_output", "relu(fc1 output) [R, f_e / t_e], kept by relu's and the square's backward")
@@ -97,6 +100,24 @@ def unary_expert_tensors(sw: Switches) -> list[Component]:
         _rows("expert_probs", R, 1, B_a, "the router probability of each received row [R, 1], kept by the product"),
         _rows("expert_fc2_input", R, f_e / t_e, B_a, f"{sw.mlp}(fc1) x probs [R, f_e / t_e], the grouped fc2's input, "
               "kept for its weight gradient"),
+    ]
+
+
+def fused_srelu_expert_tensors(sw: Switches) -> list[Component]:
+    """Squared-ReLU routed experts with --use-fused-weighted-squared-relu (megatron-core 0.16.1 and Megatron-LM
+    d98e8a64 fusions/fused_weighted_squared_relu.py WeightedSquaredReLUFunction: save_for_backward(input, weights),
+    relu(x)^2 x probs recomputed in its backward; experts.py bias_act_func): the R received rows, fc1's output and
+    the probabilities the fused function keeps, and its output, fc2's input; no relu output or square of their own."""
+    R = expert_rows()
+    return [
+        _rows("expert_input", R, token_width(sw), B_a, "tokens the experts receive, permuted by expert: the grouped "
+              "fc1's input, kept for its weight gradient"),
+        _rows("expert_fc1_output", R, f_e / t_e, B_a, "fc1's output [R, f_e / t_e], kept by the fused weighted "
+              "squared ReLU (WeightedSquaredReLUFunction.save_for_backward)"),
+        _rows("expert_probs", R, 1, B_a, "the router probability of each received row [R, 1], kept by the fused "
+              "weighted squared ReLU for the probabilities' gradient"),
+        _rows("expert_fc2_input", R, f_e / t_e, B_a, "relu(fc1)^2 x probs [R, f_e / t_e], the fused function's "
+              "output and the grouped fc2's input, kept for its weight gradient"),
     ]
 
 

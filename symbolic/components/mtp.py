@@ -2,7 +2,8 @@
 (NVIDIA/Megatron-LM d98e8a6, megatron/core/transformer/multi_token_prediction.py, MultiTokenPredictionLayer): each of
 the n_mtp modules normalises the embedding of the tokens shifted by one more (enorm) and the previous depth's hidden
 states (hnorm), projects their concatenation [s, b, 2h] to h (eh_proj, column-parallel), runs one transformer layer
-of the decoder's last kind, a final norm, and the LM head it shares with the model, with its own loss."""
+of the decoder's last kind, a final norm, and the LM head it shares with the model, with its own loss. With
+--mtp-use-repeated-layer one such module is built and run at each of the n_mtp depths (MultiTokenPredictionBlock)."""
 from __future__ import annotations
 
 import sympy as sp
@@ -14,14 +15,21 @@ from .ends import output_tensors
 from .weights import attention_params, embedding_params, final_norm_params, mlp_params, moe_dense_params, norm_params
 
 
+def mtp_modules(sw: Switches) -> sp.Expr:
+    """Multi-token-prediction modules the last stage holds: n_mtp, or the one module run at every depth with
+    --mtp-use-repeated-layer (Megatron-LM d98e8a64 multi_token_prediction.py MultiTokenPredictionBlock._build_layers:
+    one layer, self.layers[0] in every iteration of forward); its weights once, its tensors per depth."""
+    return sp.Integer(1) if sw.mtp_repeated else n_mtp
+
+
 def mtp_params(sw: Switches) -> sp.Expr:
-    """Parameters of the n_mtp modules on one GPU of the last stage but their routed experts (components.experts)
+    """Parameters of the mtp_modules on one GPU of the last stage but their routed experts (components.experts)
     and the embedding and LM head they share: enorm, hnorm and the final norm (replicated), eh_proj [2h, h] split
     over t, and a layer's attention, norms and dense MLP or router and shared experts."""
     if not sw.mtp:
         return sp.Integer(0)
     layer = attention_params(sw) + norm_params(sw) + (moe_dense_params(sw) if sw.mtp_moe else mlp_params(sw))
-    return n_mtp * (3 * final_norm_params(sw) + 2 * h * h / t + layer)
+    return mtp_modules(sw) * (3 * final_norm_params(sw) + 2 * h * h / t + layer)
 
 
 def mtp_embedding_params(sw: Switches) -> sp.Expr:
@@ -33,8 +41,9 @@ def mtp_embedding_params(sw: Switches) -> sp.Expr:
 
 
 def mtp_moe_layers(sw: Switches) -> sp.Expr:
-    """MoE layers the multi-token-prediction modules add to the last stage: n_mtp when their layer has experts."""
-    return n_mtp if sw.mtp and sw.mtp_moe else sp.Integer(0)
+    """MoE layers the multi-token-prediction modules add to the last stage (their experts' states, routing state and
+    bias buffers, one set per module): mtp_modules when their layer has experts."""
+    return mtp_modules(sw) if sw.mtp and sw.mtp_moe else sp.Integer(0)
 
 
 def mtp_tensors(sw: Switches) -> list[Component]:
@@ -52,8 +61,8 @@ def mtp_tensors(sw: Switches) -> list[Component]:
 
 
 def mtp_activations(micro: sp.Expr, sw: Switches) -> Component:
-    """The n_mtp modules' tensors for the last stage's in-flight micro batches: their layer's (dense or MoE) and
-    mtp_tensors."""
+    """The tensors of the n_mtp depths for the last stage's in-flight micro batches, each depth its own (a repeated
+    module too: autograd keeps every call's): their layer's (dense or MoE) and mtp_tensors."""
     if not sw.mtp:
         return Component("mtp_activations", sp.Integer(0), "no multi-token prediction")
     from .activations import layer_activation

@@ -29,6 +29,7 @@ class Architecture:
     q_lora: bool = False  # MLA's queries through a latent of rank q_r (else a plain h x a (dh + d_r) projection)
     mtp: bool = False  # n_mtp multi-token-prediction modules on the last stage
     mtp_moe: bool = False  # their layers have routed experts (they repeat the last layer's kind)
+    mtp_repeated: bool = False  # one module's weights, run at each of the n_mtp depths (--mtp-use-repeated-layer)
     expert_bias: bool = False  # each MoE layer keeps a [E] routing-score correction bias (a buffer, not trained)
     sigmoid: bool = False  # sigmoid router scores: the routing and the aux loss each keep their own [T, E]
     sandwich: bool = False  # a norm after attention and after the MLP too (Gemma): two more weights, two more inputs
@@ -71,6 +72,7 @@ DERIVED = {
     "shared": lambda shape: shape.f_s > 0,
     "latent": lambda shape: shape.moe_latent > 0,
     "mtp_moe": lambda shape: shape.mtp > 0 and shape.mtp_moe,  # mtp_moe alone: the last layer's kind
+    "mtp_repeated": lambda shape: shape.mtp > 1 and shape.mtp_repeated,  # one depth: one module either way
     "gdn_repeat": lambda shape: shape.gdn and shape.lin_v_heads > shape.lin_k_heads,
     "narrow_v": lambda shape: shape.v_dim > 0 and not shape.mla,  # config.swa stores d_v = dh as 0
     "swa": lambda shape: bool(shape.swa_layers),

@@ -107,6 +107,12 @@ class ParameterCounts:
         return self.is_moe_layer(self.L - 1)
 
     @property
+    def mtp_modules(self) -> int:
+        """Multi-token-prediction modules held: one run at every depth with --mtp-use-repeated-layer, else one per
+        depth (Megatron-LM d98e8a64 transformer/multi_token_prediction.py MultiTokenPredictionBlock._build_layers)."""
+        return 1 if self.mtp and self.mtp_repeated else self.mtp
+
+    @property
     def mtp_count(self) -> int:
         """Parameters of one multi-token-prediction module but the embedding and LM head it shares with the model:
         enorm and hnorm [h], eh_proj [2h, h], one transformer layer, its final norm [h] (DeepSeek-V3's layer 61;
@@ -139,7 +145,7 @@ class ParameterCounts:
         mixers = (L - self.L_g - self.L_m - self.L_o - self.L_w) * self.attention_count + self.L_g * self.gdn_count \
             + self.L_m * self.mamba_count + self.L_w * self.swa_attention_count
         return (v + self.positions) * h + mixers + norms * self.norm_count + mlps + self.norm_count \
-            + (0 if self.tied else h * v) + self.mtp * self.mtp_count + self.P_v
+            + (0 if self.tied else h * v) + self.mtp_modules * self.mtp_count + self.P_v
 
     @property
     def P_v(self) -> int:
@@ -156,5 +162,5 @@ class ParameterCounts:
     def active_count(self) -> int:
         """Parameters one token passes through: param_count with k_e of the E routed experts in each MoE layer (and
         in each multi-token-prediction module's MoE layer)."""
-        moe_layers = self.L_e + (self.mtp if self.mtp_moe else 0)
+        moe_layers = self.L_e + (self.mtp_modules if self.mtp_moe else 0)
         return self.param_count - moe_layers * (self.E - self.k_e) * self.expert_count

@@ -20,8 +20,8 @@ OPTIMIZERS = {"adamw": (2, 0.0), "sgd": (1, 0.0), "adamw8bit": (2, 2 * _WIDTHS["
 # optimizer/muon.py adam_init_state_fn, under Float16OptimizerWithFloat16Params; no precision-aware optimizer there)
 ADAM_BYTES = 3 * _WIDTHS["fp32"]
 # what the loss keeps of the [b, s, v] logits for its backward, bytes per element: fp32 (Megatron-LM's vocab-parallel
-# cross entropy upcasts them), bf16 (a fused cross entropy that reads the bf16 logits, Megatron-LM
-# --cross-entropy-loss-fusion), none (a chunked or fused linear + cross entropy that never holds the whole logits:
+# cross entropy upcasts them, its native fusion too), bf16 (a fused cross entropy that reads the bf16 logits,
+# Megatron-LM --cross-entropy-fusion-impl te), none (a chunked or fused linear + cross entropy that never holds the whole logits:
 # Liger's FusedLinearCrossEntropy, Cut Cross-Entropy)
 LOGITS = {"fp32": _WIDTHS["fp32"], "bf16": _WIDTHS["bf16"], "none": 0}
 FIELDS = ("weight_dtype", "grad_dtype", "master_weights", "optimizer", "moment_dtype", "act_dtype", "logits")

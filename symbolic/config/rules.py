@@ -185,6 +185,7 @@ def letters(training, shape=None) -> SimpleNamespace:
              moe_dispatcher=getattr(training, "moe_dispatcher", "alltoall"),  # plan: all-to-all rows only
              transformer_impl=getattr(training, "transformer_impl", "transformer_engine"),  # plan: TE rows only
              swiglu_fusion=getattr(training, "swiglu_fusion", False),  # plan: unfused rows only
+             srelu_fusion=getattr(training, "srelu_fusion", False),  # plan: unfused rows only
              schedule=training.schedule, recompute_modules=training.recompute_modules, fp8=training.fp8,
              fp8_param_gather=training.fp8_param_gather, compile=training.compile,
              fp8_transpose=getattr(training, "fp8_transpose", True),  # plan: Hopper's rows
@@ -204,8 +205,8 @@ PRECISION = ("weight_dtype", "grad_dtype", "master_weights", "optimizer", "momen
 # what the rules read from a ModelShape under its own name (a field or property), and under a glossary letter (the
 # field glossary.TRAINING_FIELD names for it)
 MODEL_READS = ("a", "k", "f", "L", "v", "dh", "E", "f_e", "f_s", "L_e", "L_g", "qk_norm", "shared_gate", "sinks",
-               "moe_bias", "mlp", "norm", "positions", "dropout", "mla", "mtp", "expert_bias", "sigmoid", "dsa", "gdn",
-               "attn_softcap", "stages_alike", "linear_alike")
+               "moe_bias", "mlp", "norm", "positions", "dropout", "mla", "mtp", "mtp_repeated", "expert_bias",
+               "sigmoid", "dsa", "gdn", "attn_softcap", "stages_alike", "linear_alike")
 MODEL_LETTERS = ("n_gk", "n_m", "g_m", "k_w")
 
 

@@ -54,6 +54,7 @@ class ModelShape(ParameterCounts):
     rope_dim: int = 0  # d_r: the decoupled RoPE part of a query/key head, one RoPE key shared by all heads
     v_dim: int = 0  # d_v: width of a value head (v_head_dim; with GQA, 0: dh, else V and O at d_v: MiMo-V2-Flash)
     mtp: int = 0  # multi-token-prediction modules after the last layer (num_nextn_predict_layers, DeepSeek-V3)
+    mtp_repeated: bool = False  # one MTP module run at each of the mtp depths (Megatron-Core --mtp-use-repeated-layer)
     # DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5) when index_heads > 0: beside MLA with a query latent, a lightning
     # indexer in every layer scores every key for each query and the attention reads the top index_topk of them
     index_heads: int = 0  # n_i: the indexer's heads (index_n_heads)
@@ -61,8 +62,7 @@ class ModelShape(ParameterCounts):
     index_topk: int = 0  # k_i: keys each query attends to (index_topk)
     expert_bias: bool = False  # a [E] routing-score correction bias in each MoE layer (e_score_correction_bias)
     sigmoid: bool = False  # the router scores experts with a sigmoid, not a softmax (DeepSeek-V3's scoring_func)
-    # group-limited routing (DeepSeek-V2/V3's n_group, topk_group): a token's k_e experts come from its best group_topk
-    # of `groups` equal groups of experts; it chooses, and allocates nothing a step keeps (0, 0: no limit)
+    # group-limited routing (DeepSeek-V3): k_e experts from the best group_topk of `groups` groups; allocates nothing
     groups: int = 0  # expert groups (n_group)
     group_topk: int = 0  # the groups a token's experts may come from (topk_group)
     sandwich: bool = False  # a norm after attention and after the MLP too: 4 per layer (Gemma 2 and 3)

@@ -12,7 +12,7 @@ from .training import RECOMPUTE, SCHEDULES
 BACKENDS = ("gpu", "cpu")  # compilers a compiled-step profile models: XLA:GPU, XLA:CPU
 # switches formula --json shows only where they differ from their default (added after the recorded outputs)
 QUIET = ("cuda_graph", "graph_scope", "tp_comm_overlap", "latent", "offload", "cpu_offload", "narrow_v", "swa",
-         "swa_sinks")
+         "swa_sinks", "srelu_fusion", "mtp_repeated")
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ class Switches(Architecture, Sharding):
     dispatcher: str = "alltoall"  # Megatron-Core's MoE token dispatcher (Training.moe_dispatcher)
     local: bool = False  # Megatron-LM --transformer-impl local (Training.transformer_impl): Megatron-Core's own layers
     swiglu_fusion: bool = False  # Megatron-Core's fused SwiGLU (Training.swiglu_fusion): no SiLU(gate) kept
+    srelu_fusion: bool = False  # its fused weighted squared ReLU of the experts (Training.srelu_fusion)
     muon: bool = False  # Megatron-Core's Muon (Training.optimizer): its 2-D layer weights B_o, the rest ADAM_BYTES
     schedule: str = "1f1b"  # pipeline schedule (Training.schedule): 1f1b, or gpipe (the jax profile only)
     modules: str = "core_attn"  # what selective recompute reruns, "+"-joined (Training.recompute_modules)
@@ -64,6 +65,7 @@ class Switches(Architecture, Sharding):
                    ac_every=training.ac_every is not None, zero_init=training.zero_init,
                    grad_accum_fusion=training.grad_accum_fusion, dispatcher=training.moe_dispatcher,
                    local=training.transformer_impl == "local", swiglu_fusion=training.swiglu_fusion,
+                   srelu_fusion=training.srelu_fusion,
                    muon=training.optimizer == "muon", schedule=training.schedule,
                    modules=training.recompute_modules.replace(",", "+"), fp8=training.fp8 != "none",
                    compiled=training.compile, fp8_rows=training.fp8 == "rowwise",

@@ -48,6 +48,7 @@ class Training(Sharding):
     moe_dispatcher: str = "alltoall"  # Megatron-Core --moe-token-dispatcher-type, one of MOE_DISPATCHERS
     transformer_impl: str = "transformer_engine"  # Megatron-LM --transformer-impl, one of TRANSFORMER_IMPLS
     swiglu_fusion: bool = False  # Megatron-LM --bias-swiglu-fusion (its default with --swiglu): fc1's output alone kept
+    srelu_fusion: bool = False  # Megatron-LM --use-fused-weighted-squared-relu: squared-ReLU experts keep fc1's output
     ac_every: int | None = None  # n_ac: torchtitan's selective per-layer checkpointing, every n-th block (else op)
     zero_init: bool = True  # DeepSpeed ZeRO-3: the model built under deepspeed.zero.Init (its memory-efficient linear)
     grad_accum_fusion: bool = True  # Megatron-LM --gradient-accumulation-fusion (its default): TE's dummy wgrads
@@ -120,7 +121,7 @@ class Training(Sharding):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
                 raise ConfigError(f"--{flag(name).replace('_', '-')} must be a positive integer, got {value!r}")
-        for name in ("zero_init", "grad_accum_fusion", "swiglu_fusion"):
+        for name in ("zero_init", "grad_accum_fusion", "swiglu_fusion", "srelu_fusion"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if isinstance(self.image_tokens, bool) or not isinstance(self.image_tokens, int) or \
@@ -263,7 +264,7 @@ WIDTH_FIELDS = ("weight_bytes", "grad_bytes", "opt_bytes", "act_bytes", "logit_b
 MOE_FIELDS = ("ep", "etp", "moe_capacity")  # what only a model with experts shows in its config
 # one trainer's (or jaxcheck's) options: shown (and checked by the rule table) where not at these values
 RECIPE_FIELDS = {name: getattr(Training, name)  # their defaults: the class attributes dataclass sets
-                 for name in ("ac_every", "zero_init", "grad_accum_fusion", "moe_dispatcher", "transformer_impl", "swiglu_fusion", "schedule", "recompute_modules", "fp8",
+                 for name in ("ac_every", "zero_init", "grad_accum_fusion", "moe_dispatcher", "transformer_impl", "swiglu_fusion", "srelu_fusion", "schedule", "recompute_modules", "fp8",
                               "fp8_param_gather", "compile", "fp8_all_gather", "image_tokens", "freeze_vision",
                               "cuda_graph", "cuda_graph_scope", "tp_comm_overlap", "offload_modules",
                               "cpu_offload_layers", "pipeline_layout", "account_embedding", "account_loss",

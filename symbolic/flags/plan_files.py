@@ -13,7 +13,7 @@ from .files import fill, megatron_shape, read_megatron, shown
 from .training import model_from_args
 
 READERS = ("megatron", "torchtitan", "deepspeed")
-HELD_RECIPE = ("swiglu_fusion", "moe_dispatcher", "transformer_impl", "cuda_graph", "cuda_graph_scope",
+HELD_RECIPE = ("swiglu_fusion", "srelu_fusion", "moe_dispatcher", "transformer_impl", "cuda_graph", "cuda_graph_scope",
                "tp_comm_overlap", "account_embedding", "account_loss")  # Cluster.held: Megatron-LM's, every row
 HOLDS = ("seq", "gbs", "sp", "flash_attn", "moe_capacity", "fp8", "fp8_param_gather", "fp8_all_gather", "compile",
          *HELD_RECIPE, *FIELDS)  # what every row holds as the file states it

@@ -177,6 +177,9 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
                        help="--recipe megatron, a SwiGLU model: Megatron-LM's --bias-swiglu-fusion (its default with "
                             "--swiglu): the fused SwiGLU keeps fc1's output alone, not SiLU(gate) beside it (default: "
                             "the paper's count, unfused)")
+    group.add_argument("--srelu-fusion", action="store_true", default=defaults.srelu_fusion,
+                       help="--recipe megatron, squared-ReLU experts: Megatron-LM's --use-fused-weighted-squared-relu: "
+                            "the fused function keeps fc1's output, not relu's output and its square (default: unfused)")
     group.add_argument("--no-grad-accum-fusion", dest="grad_accum_fusion", action="store_false",
                        default=defaults.grad_accum_fusion,
                        help="--recipe megatron: --no-gradient-accumulation-fusion (no persistent dummy wgrad buffers)")

@@ -11,6 +11,7 @@ from .megatron_table import Args
 GPT2_VOCAB = 50257  # GPT-2's BPE vocab.json (Megatron-LM's GPT2BPETokenizer)
 DEFINES = ("num_layers", "hidden_size", "num_attention_heads", "hybrid_override_pattern", "hybrid_layer_pattern")
 HYBRID = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}  # Megatron-Core's hybrid layer symbols
+MTP_DEPTH = "*E"  # the one multi-token-prediction depth of a hybrid pattern modelled: attention, then MoE
 MAMBA_EXPAND, MAMBA_CONV = 2, 4  # MambaMixer's expand and d_conv defaults
 
 
@@ -59,17 +60,31 @@ def _vocab(args: Args, given: int | None, model_given: bool) -> int:
     return 1
 
 
-def _pattern(args: Args) -> str | None:
-    """The hybrid layer pattern without its pipeline separators, or None."""
+def _pattern(args: Args) -> tuple[str | None, int]:
+    """The hybrid layer pattern without its pipeline separators (or None) and the multi-token-prediction depths
+    after its '/'s: "<main>/<mtp>/<mtp>..." (Megatron-LM d98e8a64 models/hybrid/hybrid_layer_allocation.py
+    parse_hybrid_pattern, one depth per pattern after a '/'). A depth of an attention and an MoE block ("*E",
+    Nemotron 3's) is the two-part layer components.mtp counts; other depths are refused."""
     pattern = args.get("hybrid_override_pattern") or args.get("hybrid_layer_pattern")
     if pattern is None:
-        return None
-    if "/" in pattern:
-        args.refuse("hybrid_layer_pattern", "a multi-token-prediction pattern after '/' is not modelled")
-    pattern = pattern.split("/")[0].replace("|", "")
-    if set(pattern) - set(HYBRID):
+        return None, 0
+    main, *depths = pattern.split("/")
+    if depths and set(depths) != {MTP_DEPTH}:
+        args.refuse("hybrid_layer_pattern", f"multi-token-prediction depths of an attention and an MoE block "
+                    f"('/{MTP_DEPTH}' each) are modelled, got '/{'/'.join(depths)}'")
+    main = main.replace("|", "")
+    if set(main) - set(HYBRID):
         args.refuse("hybrid_layer_pattern", f"layer symbols {', '.join(HYBRID)} only")
-    return pattern
+    return main, len(depths)
+
+
+def _mtp(args: Args, depths: int) -> dict:
+    """The multi-token-prediction depths (the pattern's, where it has them; arguments.py then overrides
+    --mtp-num-layers with them) and whether one module runs at every depth (--mtp-use-repeated-layer)."""
+    given = args.get("mtp_num_layers") or 0
+    if depths and given and given != depths:
+        args.refuse("mtp_num_layers", f"contradicts the hybrid pattern's {depths} multi-token-prediction depths")
+    return {"mtp": depths or given, "mtp_repeated": bool(args.get("mtp_use_repeated_layer") and (depths or given))}
 
 
 def _attention(args: Args, h: int, a: int) -> dict:
@@ -130,7 +145,7 @@ def model_fields(args: Args, training: dict, vocab: int | None = None, model_giv
     command line's vocabulary size, used where the file's tokenizer holds it."""
     if not any(args.given(dest) for dest in DEFINES):
         return None
-    pattern = _pattern(args)
+    pattern, depths = _pattern(args)
     L = len(pattern) if pattern else args.get("num_layers")
     if pattern and args.given("num_layers") and args.get("num_layers") != L:
         args.refuse("num_layers", f"contradicts the hybrid pattern's {L} layers")
@@ -142,15 +157,13 @@ def model_fields(args: Args, training: dict, vocab: int | None = None, model_giv
     position = args.get("position_embedding_type")
     if position not in ("learned_absolute", "rope", "none"):
         args.refuse("position_embedding_type", "learned_absolute, rope and none are modelled")
-    if (args.get("mtp_num_layers") or 0) > 1 and args.get("mtp_use_repeated_layer"):
-        args.refuse("mtp_use_repeated_layer", "one module shared by several predictions is not modelled")
     for dest in ("use_rotary_position_embeddings", "add_position_embedding", "padded_vocab_size", "spec", "is_hybrid_model"):
         if args.given(dest) and not (dest in ("spec", "is_hybrid_model") and pattern):
             args.refuse(dest, "an older or internal spelling: give --position-embedding-type, --vocab-size or a pattern")
     out = {"name": args.path.name.split(".")[0], "h": h, "f": f, "L": L, "v": _vocab(args, vocab, model_given),
            "tied": not args.get("untie_embeddings_and_output_weights"), "mlp_bias": bool(args.get("add_bias_linear")),
            "positions": args.get("max_position_embeddings") or args.get("seq_length") if position == "learned_absolute"
-           else 0, "mtp": args.get("mtp_num_layers") or 0,
+           else 0, **_mtp(args, depths),
            **_attention(args, h, a), **_norm_mlp(args), **_experts(args, L, f), **(_hybrid(args, pattern, h) if pattern else {})}
     if pattern and ("E" in pattern) != bool(out.get("E")):
         args.refuse("num_experts", "E blocks in the hybrid pattern need --num-experts, and --num-experts E blocks")
@@ -160,9 +173,6 @@ def model_fields(args: Args, training: dict, vocab: int | None = None, model_giv
         out["moe_latent"] = args.get("moe_latent_size") or 0
     elif args.get("moe_latent_size"):
         args.refuse("moe_latent_size", "a latent MoE is modelled in a hybrid pattern's E blocks")
-    if args.get("use_fused_weighted_squared_relu") and out.get("E") and out["mlp"] == "relu2":
-        args.refuse("use_fused_weighted_squared_relu", "the fused weighted squared ReLU of the experts keeps fc1's "
-                    "output and the probabilities (fusions/fused_weighted_squared_relu.py): not modelled")
     if out.get("E") and out["mlp_bias"]:
         args.refuse("add_bias_linear", "biases on routed experts' linears (no --disable-bias-linear) are not modelled")
     return out

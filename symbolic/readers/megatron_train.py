@@ -87,10 +87,14 @@ def _precision(args: Args) -> dict:
         out = {"weight_dtype": width, "act_dtype": width, "grad_dtype": grads, "master_weights": True}
     else:
         out = {"weight_dtype": "fp32", "act_dtype": "fp32", "grad_dtype": "fp32", "master_weights": False}
-    # the fused cross entropy (either --cross-entropy-fusion-impl, native or te) reads the bf16 logits in place
+    # the loss keeps the fp32 softmax it makes of the bf16 logits (VocabParallelCrossEntropy.calculate_logits_max
+    # upcasts them, exp and divide in place, save_for_backward) unfused and under --cross-entropy-fusion-impl native
+    # alike (megatron-core 0.16.1 = Megatron-LM d98e8a64 fusions/fused_cross_entropy.py, language_module.py
+    # compute_language_model_loss); Transformer Engine's fused cross entropy (te) reads the bf16 logits in place
     if args.given("cross_entropy_fusion_impl") and not args.get("cross_entropy_loss_fusion"):
         args.refuse("cross_entropy_fusion_impl", "without --cross-entropy-loss-fusion it does nothing (contradicting)")
-    logits = "bf16" if args.get("cross_entropy_loss_fusion") else "fp32"
+    te_loss = args.get("cross_entropy_loss_fusion") and args.get("cross_entropy_fusion_impl") == "te"
+    logits = "bf16" if te_loss else "fp32"
     return {**out, "optimizer": optimizer or "adamw", "moment_dtype": "fp32", "logits": logits}
 
 
@@ -225,6 +229,13 @@ def training_flags(args: Args) -> dict:
     # Megatron-LM's core_transformer_config_from_args: bias_activation_fusion = --bias-swiglu-fusion (default on) with
     # --swiglu, which MLP.forward runs as bias_swiglu_impl (megatron-core 0.16.1 transformer/mlp.py)
     out["swiglu_fusion"] = bool(args.get("swiglu") and args.get("bias_swiglu_fusion"))
+    # --use-fused-weighted-squared-relu acts in TEGroupedMLP alone, before TE's activation functions take its place
+    # (Megatron-LM d98e8a64 transformer/moe/experts.py bias_act_func; the hybrid stack spec builds grouped experts
+    # whatever --moe-grouped-gemm says, models/hybrid/hybrid_layer_specs.py)
+    grouped = impl == "transformer_engine" and (args.get("moe_grouped_gemm") or bool(args.get("hybrid_layer_pattern")
+                                                                                    or args.get("hybrid_override_pattern")))
+    out["srelu_fusion"] = bool(args.get("use_fused_weighted_squared_relu") and args.get("squared_relu") and grouped
+                               and (args.get("num_experts") or 0) and not args.get("use_te_activation_func"))
     dispatcher = args.get("moe_token_dispatcher_type")
     if (args.get("num_experts") or 0) and dispatcher not in MOE_DISPATCHERS:
         args.refuse("moe_token_dispatcher_type", f"the {' and '.join(MOE_DISPATCHERS)} dispatchers' buffers are "

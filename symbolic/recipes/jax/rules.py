@@ -18,6 +18,10 @@ RULES: tuple[Rule, ...] = (
     Rule("MTP under 1F1B (jax)", lambda x: (x.mtp == 0) | (x.schedule == "1f1b"),
          lambda x: (f"{x.model} has multi-token-prediction modules, whose buffers the jax profile reads from 1F1B "
                     f"steps only: drop --schedule gpipe"), scope="jax", model=True),
+    Rule("MTP modules of their own (jax)", lambda x: np.logical_not(x.mtp_repeated) | (x.mtp <= 1),
+         lambda x: (f"{x.model} runs one multi-token-prediction module at each of its {x.mtp} depths "
+                    f"(--mtp-use-repeated-layer), and jaxcheck's model builds one module per depth"),
+         scope="jax", model=True),
     Rule("no sparse-attention indexer (jax)", lambda x: np.logical_not(x.dsa),
          lambda x: (f"{x.model} has DeepSeek Sparse Attention's indexer, which jaxcheck's model does not build (the "
                     f"paper profile counts it)"), scope="jax", model=True),

@@ -58,6 +58,12 @@ RULES: tuple[Rule, ...] = (
          | (x.mlp == "swiglu"),
          lambda x: f"--swiglu-fusion fuses a SwiGLU MLP; {x.model}'s MLP is {x.mlp} (contradicting)", scope="paper",
          model=True),
+    Rule("--srelu-fusion: Megatron only", lambda x: np.logical_not(getattr(x, "srelu_fusion", False)),
+         lambda x: "--srelu-fusion is Megatron-Core's fused weighted squared ReLU (--recipe megatron)", scope="!paper"),
+    Rule("--srelu-fusion: squared-ReLU experts", lambda x: np.logical_not(getattr(x, "srelu_fusion", False))
+         | ((x.mlp == "relu2") & (x.E > 0)),
+         lambda x: f"--srelu-fusion fuses squared-ReLU routed experts; {x.model} has none (contradicting)",
+         scope="paper", model=True),
     Rule("--offload-modules: Megatron only", lambda x: getattr(x, "offload_modules", "") == "",
          lambda x: (f"--offload-modules {x.offload_modules} is Megatron-Core's fine-grained activation offloading "
                     f"(--recipe megatron)"), scope="!paper"),

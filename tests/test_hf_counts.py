@@ -2,7 +2,8 @@
 parameter against its published total (COUNTS.tsv: the Hub's safetensors total), or differs from it by a named
 mechanism counted here exactly: fp32 fp8 block scales and the MTP layer's stored copies of embed and head, an MTP layer
 the file does not declare; a multimodal file with its vision tower (--text-only: without); or it is refused in one
-line naming the key. (The 21 files of grids/models/published are tests/test_hf_models.py's table.)
+line naming the key. (The 21 files of grids/models/published are tests/test_hf_models.py's table.) Then all 41 files
+(both folders) against transformers' own count of each, records/hf-count-published.jsonl, file by file.
 
 Source of truth: COUNTS.tsv's published totals (tolerance: none); the mechanisms' sizes from the fp8 checkpoints' layout
 (weight_scale_inv [ceil(out/128), ceil(in/128)] per quantized linear, grids/models/published/SOURCES.md).
@@ -142,37 +143,85 @@ def test_refused_in_one_line_naming_the_key(name, key):
     assert "\n" not in str(err.value) and f"key {key!r}" in str(err.value)
 
 
-# transformers' own count (benchmarks/hf_count.py: transformers 5.25.0, torch 2.13.0+cpu, each model built on the meta
-# device; run by hand, its output committed as records/hf-count-published.jsonl)
-HF = Path(__file__).resolve().parent.parent / "records" / "hf-count-published.jsonl"
-# files transformers could not build: remote code; and those mem4d refuses (REFUSED)
-NOT_BUILT = {"kimi-k2-instruct": "remote code (custom modeling_deepseek.py)"}
+# transformers' own count (benchmarks/hf_count.py: transformers 5.25.0, torch 2.13.0+cpu, each model built whole on the
+# meta device, a multimodal wrapper through its image-text-to-text class, Kimi K2 through DeepseekV3ForCausalLM; run
+# by hand, its output committed as records/hf-count-published.jsonl, one row per file)
+ROOT = Path(__file__).resolve().parent.parent
+HF = ROOT / "records" / "hf-count-published.jsonl"
+# the MTP modules transformers 5.25.0 does not build, which mem4d counts (num_nextn_predict_layers,
+# mtp_num_hidden_layers): DeepseekV3ForCausalLM and GlmMoeDsaForCausalLM skip them on load, Qwen3.5's and
+# NemotronH's classes build none
+MTP_NOT_BUILT = {"deepseek-r1-0528", "deepseek-v3", "glm-5.1", "nvidia-nemotron-3-super-120b-a12b-fp8",
+                 "qwen3.5-122b-a10b", "qwen3.5-35b-a3b", "qwen3.5-397b-a17b", "qwen3.6-35b-a3b"}
+# the multimodal files of grids/models/published (Llama-4-Scout with its published vision_config: SOURCES.md)
+WRAPPERS = ["llama4-scout-17b-16e-text-config"]
 
 
 def _hf_rows() -> list[dict]:
     return [json.loads(line) for line in HF.read_text().splitlines()]
 
 
-@pytest.mark.parametrize("row", _hf_rows(), ids=lambda row: Path(row["file"]).stem + ("-text" if row.get(
-    "text_only") else ""))
+def _path(row: dict) -> Path:
+    return SHARED / Path(row["file"]).name if row["file"].startswith("..") else ROOT / row["file"]
+
+
+@pytest.mark.parametrize("row", _hf_rows(), ids=lambda row: row["file"].split("/")[-2] + "/" + Path(row["file"]).stem)
 def test_equal_to_transformers_own_count(row):
-    """mem4d's count is transformers' parameters plus the fp32 score-correction biases it keeps as buffers (mem4d
-    counts them as parameters, as Megatron-Core holds them) plus the MTP modules transformers does not build."""
+    """mem4d's count is transformers' parameters (the whole checkpoint, tower and projector included) plus only two
+    named mechanisms: the fp32 score-correction biases [E] of every MoE layer, which transformers keeps as buffers and
+    mem4d counts as parameters (Megatron-Core's expert_bias), and the MTP modules transformers does not build.
+    Tolerance: none."""
     name = Path(row["file"]).stem
-    if "error" in row:
-        assert name in NOT_BUILT, row["error"]
-        return
-    if name in REFUSED:
-        return
-    path = (Path(__file__).resolve().parent.parent / row["file"]) if not row["file"].startswith("..") else \
-        SHARED / Path(row["file"]).name
-    # a multimodal wrapper is built whole by AutoModelForImageTextToText (tower and projector: mem4d's count) and its
-    # language model alone by hf_count's --text-only (mem4d's --text-only); a text model's --text-only row is itself
-    shape = read(path, text_only="text_config" in json.loads(path.read_text()) and row.get("text_only", False))
+    assert "error" not in row, row
+    shape = read(_path(row))
+    built = row["parameters"]
+    assert row["bias_buffers"] == (shape.L_e * shape.E if shape.expert_bias else 0)
     mtp = shape.mtp * shape.mtp_count
-    assert shape.param_count - mtp == row["parameters"] + row["bias_buffers"]
+    assert (mtp > 0) == (name in MTP_NOT_BUILT)
+    assert shape.param_count == built + row["bias_buffers"] + mtp
+
+
+def test_a_wrapper_is_counted_whole_its_parts_apart():
+    """Each multimodal file is built through its image-text-to-text class: tower + projector + language model (head
+    included) = the whole; mem4d's --text-only is the language part (with the MTP modules transformers does not build)."""
+    rows = {Path(row["file"]).stem: row for row in _hf_rows() if "parts" in row}
+    assert sorted(rows) == sorted(MULTIMODAL + WRAPPERS)
+    for name, row in rows.items():
+        assert sum(row["parts"].values()) == row["parameters"]
+        text = read(_path(row), text_only=True)
+        assert text.param_count == row["parts"]["language"] + text.mtp * text.mtp_count
 
 
 def test_every_file_was_counted_by_transformers():
-    stems = {Path(row["file"]).stem for row in _hf_rows()}
-    assert stems >= set(_published()) and len({row["file"] for row in _hf_rows() if not row.get("text_only")}) == 40
+    """One row per file of both folders (41 files: mimo-v2-flash is in both, the same file; 40 distinct)."""
+    files = sorted(f"../shared/data/configs/{p.name}" for p in SHARED.glob("*.json")) + sorted(
+        f"grids/models/published/{p.name}" for p in (ROOT / "grids" / "models" / "published").glob("*.json"))
+    assert [row["file"] for row in _hf_rows()] == files and len(files) == 41
+
+
+def _kimi_check():
+    pytest.importorskip("transformers", reason="the test extra's transformers reads DeepseekV3Config (no torch)")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("hf_count", ROOT / "benchmarks" / "hf_count.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.kimi_k2_as_deepseek_v3
+
+
+KIMI = json.loads((ROOT / "grids" / "models" / "published" / "kimi-k2-instruct.json").read_text())
+
+
+def test_kimi_k2_is_read_as_deepseek_v3_key_by_key():
+    """hf_count builds Kimi K2 with transformers' DeepseekV3 classes only after each key of the file lands unchanged in
+    DeepseekV3Config (or is metadata, a loss weight, the fp8 storage, or a choice DeepSeek-V3's modeling fixes)."""
+    config = _kimi_check()(KIMI)
+    assert (config.n_routed_experts, config.num_attention_heads, config.first_k_dense_replace, config.num_mtp_layers,
+            config.rope_parameters["rope_theta"]) == (384, 64, 1, 0, 50000.0)
+
+
+@pytest.mark.parametrize("key, value", [("moe_layer_freq", 2), ("scoring_func", "softmax"), ("topk_method", "greedy"),
+                                        ("n_dense_experts", 1)])
+def test_a_kimi_key_deepseek_v3_would_not_take_unchanged_is_refused(key, value):
+    with pytest.raises(ValueError, match=f"key {key!r}"):
+        _kimi_check()(KIMI | {key: value})

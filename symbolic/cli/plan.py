@@ -50,6 +50,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--moe-capacity", type=capacity, default=1.0, metavar="C_f",
                         help="a model with experts: tokens an expert receives over an even share (capacity factor, "
                              "or a dropless run's imbalance); plan searches ep in divisors(E) and etp in {1, tp}")
+    parser.add_argument("--ep", type=positive_int, default=None, metavar="E",
+                        help="search only this expert parallel size e (default: every divisor of the routed experts)")
+    parser.add_argument("--etp", type=positive_int, default=None, metavar="T",
+                        help="search only this expert tensor parallel size t_e (default: 1 and tp)")
     parser.add_argument("--fp8", default="none", choices=tuple(precision.FP8_RECIPES),
                         help="FP8 in every row: --recipe megatron, Transformer Engine's (Megatron-LM --fp8-recipe "
                              "delayed|tensorwise|blockwise|mxfp8, or nvfp4); --recipe torchtitan, torchao's Float8 "
@@ -112,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
                       compile=args.compile, fp8_all_gather=args.fp8_all_gather,
                       image_tokens=args.image_tokens, freeze_vision=args.freeze_vision,
                       precision=tuple(precision_from_args(args, None).items()),
-                      held=tuple((name, getattr(args, name)) for name in HELD_RECIPE if hasattr(args, name)))
+                      held=tuple((name, getattr(args, name)) for name in HELD_RECIPE if hasattr(args, name)),
+                      ep=args.ep, etp=args.etp)
     hw = _ranker(args, shape, Hardware(gpus_per_node=args.gpus_per_node))
     zero = ZERO_STAGES if args.zero is None else (args.zero,)
     limit = args.threshold * args.gpu_mem

@@ -78,5 +78,6 @@ def plan_file(args: argparse.Namespace) -> tuple[ModelShape, dict]:
     return shape, {"file": path, "model": from_file,
                    "held": {key: shown(getattr(args, key)) for key in held if key not in args.given},
                    "searched": {key: shown(training[key]) for key in SEARCHES
-                                if training.get(key) is not None and (shape.moe or key not in ("ep", "etp"))},
+                                if training.get(key) is not None and (shape.moe or key not in ("ep", "etp"))
+                                and not (key in ("ep", "etp") and getattr(args, key) is not None)},  # plan --ep
                    "overridden": notes}

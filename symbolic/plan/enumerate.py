@@ -11,9 +11,9 @@ import numpy as np
 from ..config import rules
 from ..config.errors import ConfigError
 from ..config.shapes import ModelShape
-from ..config.parallel import Parallel
 from ..config.training import RECIPE_FIELDS, ZERO_STAGES, Training
 from ..recipes.registry import DEFAULT_PROFILE, select
+from .experts import expert_columns, experts, least_constrained
 
 # the swept letters (m = gbs / (b d) follows from the others), the ZeRO stage, and the kind of stage split (SPLITS;
 # the uneven ones are chosen by plan.splits after masking); e and t_e: expert parallel and expert tensor parallel,
@@ -21,10 +21,6 @@ from ..recipes.registry import DEFAULT_PROFILE, select
 GRID = ("d", "t", "p", "c", "e", "t_e", "vpp", "b", "m", "zero", "split")
 
 
-def expert_columns(grid: dict) -> dict:
-    """e and t_e of every row: the grid's own columns, or a dense model's e = 1 and t_e = t (not stored: a grid of
-    a highly composite cluster holds tens of millions of rows)."""
-    return {"e": grid["e"] if "e" in grid else 1, "t_e": grid["t_e"] if "t_e" in grid else grid["t"]}
 # even: L/p layers each; near_even: p vpp does not divide L, no stage above ceil(L/p) layers, the one holding least;
 # balanced: the one whose most loaded stage holds least
 SPLITS = ("even", "near_even", "balanced")
@@ -51,6 +47,8 @@ class Cluster:
     image_tokens: int = Training.image_tokens  # n_v: image tokens per sample through a vision tower, every row
     freeze_vision: bool = Training.freeze_vision  # a frozen vision tower, every row
     held: tuple = ()  # (Training recipe field, value) pairs every row holds (a trainer's file: fused SwiGLU, ...)
+    ep: int | None = None  # --ep: expert parallel e of every row (None: searched in divisors(E))
+    etp: int | None = None  # --etp: expert tensor parallel t_e of every row (None: searched in {1, t})
 
     def __post_init__(self):
         for name in ("gpus", "s", "gbs"):
@@ -96,21 +94,6 @@ def _cross(outer: dict[str, np.ndarray], **inner: np.ndarray) -> dict[str, np.nd
 def _splits(balance: bool) -> np.ndarray:
     """The kinds of stage split plan searches (indices into SPLITS): even only, or with `balance` every kind."""
     return np.arange(len(SPLITS) if balance else 1, dtype=np.int8)
-
-
-def experts(cluster: Cluster, fac: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The factorisations crossed with the expert layouts plan searches: e in divisors(E) and t_e in {1, t} (no
-    expert tensor parallelism, or Megatron-Core's default t_e = t), those with e t_e | d t c; a dense model keeps
-    e = 1, t_e = t. `estimate --etp` takes any t_e."""
-    x = cluster.shape
-    if not x.moe:
-        return dict(fac)
-    grid = _cross(fac, e=divisors(x.E), same=np.array([False, True]))
-    same = grid.pop("same")
-    grid["t_e"] = np.where(same, grid["t"], 1)
-    groups = Parallel(grid["d"], grid["t"], 1, grid["c"], grid["e"], grid["t_e"])
-    keep = (groups.stage_ranks % groups.expert_ranks == 0) & ~(same & (grid["t"] == 1))
-    return {name: values[keep] for name, values in grid.items()}
 
 
 def _vpps(cluster: Cluster) -> np.ndarray:
@@ -164,12 +147,10 @@ def masks(grid: dict[str, np.ndarray], cluster: Cluster, profile: str = DEFAULT_
 def _least_constrained(cluster: Cluster, fac: dict[str, np.ndarray], profile: str, zero: tuple[int, ...],
                        balance: bool) -> tuple[dict, dict[str, np.ndarray]]:
     """The factorisations `fac` crossed with every ZeRO stage and split, at vpp = 1, b = 1 and e = 1 (t_e = 1 with
-    experts, else t), and the rule masks."""
+    experts, else t; --ep and --etp's where given), and the rule masks."""
     grid = _cross(fac, zero=np.asarray(zero, dtype=np.int8), split=_splits(balance))
     one = np.ones_like(grid["d"])
-    grid.update(vpp=one, b=one, m=cluster.gbs // grid["d"])
-    if cluster.shape.moe:
-        grid.update(e=one, t_e=one)
+    grid.update(vpp=one, b=one, m=cluster.gbs // grid["d"], **least_constrained(cluster, one))
     return grid, masks(grid, cluster, profile)
 
 

@@ -136,6 +136,8 @@ def test_rank_last_names_the_last_stage_and_its_memory():
     ("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128\n",
      ["2 arguments", "--seq-length (not given", "--micro-batch-size (not given"]),
     ("--recompute-method block\n", ["--recompute-method block (without --recompute-granularity"]),
+    (f"{TINY} --bf16 --use-torch-fsdp2\n", ["1 argument", "--use-torch-fsdp2 (torch FSDP2's fully_shard prefetches "
+                                          "one layer"]),  # --zero 3 under Megatron-LM is Megatron-FSDP's window
     ("pretrain_gpt.py --num-layers 2\n", ["is no --flag"]),
     ("--num-layers 'unclosed\n", ["malformed arguments"]),
 ])

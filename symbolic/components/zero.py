@@ -1,5 +1,6 @@
 """Buffers that sharding gradients (ZeRO-2) and parameters (ZeRO-3, FSDP) over the d*c data-parallel ranks adds to a
-stage: the gradients being reduce-scattered and, with ZeRO-3, the parameters all-gathered for compute."""
+stage: the gradients being reduce-scattered and, with ZeRO-3, the parameters all-gathered for compute (Megatron-FSDP's
+prefetch window where the stage's parameters are given)."""
 from __future__ import annotations
 
 import functools
@@ -11,6 +12,11 @@ from ..config.symbols import B_g, B_w
 from .base import Component
 from .experts import experts_params
 from .weights import default_kinds, default_layers, end_params, kind_cases, layer_params
+
+# megatron-core 0.16.1 distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py, MegatronFSDP.__init__ under
+# optim_grads_params: suggested_communication_unit_size = max(1_000_000_000, 2 x the FSDP units' mean parameter count)
+# (commented "Cap to 1B elements", a floor in fact), suggested_AG_prefetch_size = half of it
+AG_PREFETCH = 500_000_000
 
 
 @functools.lru_cache(maxsize=None)
@@ -47,10 +53,20 @@ def largest_unit(stage: str, sw: Switches = Switches(), layers: sp.Expr | None =
     return layer if ends == 0 else _max(layer, ends)
 
 
+def fsdp_window(unit: sp.Expr, layer: sp.Expr, params: sp.Expr) -> sp.Expr:
+    """Parameters Megatron-FSDP holds all-gathered at once: the unit being computed and the buckets its all-gather
+    prefetches behind it until they reach max(AG_PREFETCH, a unit's) parameters, one more unit at most past that
+    (AllGatherPipeline.all_gather_params in megatron_fsdp/param_and_grad_buffer.py, forward and backward order alike;
+    a unit's own buckets released after it runs); the whole stage (`params`, experts included) where it is smaller."""
+    return sp.Min(params, 2 * unit + sp.Max(AG_PREFETCH, layer))
+
+
 def zero_buffers(stage: str, sw: Switches, layers: sp.Expr | None = None,
-                 moe_layers: sp.Expr | None = None, kinds: dict | None = None) -> list[Component]:
+                 moe_layers: sp.Expr | None = None, kinds: dict | None = None,
+                 params: sp.Expr | None = None) -> list[Component]:
     """ZeRO-2: the unsharded gradients of the unit being reduce-scattered; ZeRO-3 also the all-gathered weights of
-    the unit being computed and of the prefetched next layer (none below ZeRO-2)."""
+    the unit being computed and of the prefetched next layer, or with `params` (the stage's parameters on one GPU:
+    Megatron-LM's FSDP) Megatron-FSDP's prefetch window (fsdp_window); none below ZeRO-2."""
     parts = []
     unit = largest_unit(stage, sw, layers, moe_layers, kinds)
     if sw.sharded_grads:
@@ -59,9 +75,16 @@ def zero_buffers(stage: str, sw: Switches, layers: sp.Expr | None = None,
             "unsharded fp32 gradients of the layer (or embedding / LM head) whose reduce-scatter over d*c is in flight, "
             "B_g bytes per parameter (ZeRO-2/3: torch FSDP's per-module gradient in reduce_dtype fp32, DeepSpeed's "
             "reduce bucket, Megatron-LM FSDP's per-layer gradient buffer)"))
-    if sw.sharded_weights:
+    if sw.sharded_weights and params is not None:
+        parts.append(Component(
+            "params_gathered", B_w * fsdp_window(unit, largest_layer(sw, layers, moe_layers, kinds), params),
+            "all-gathered bf16 weights Megatron-FSDP holds at once, B_w bytes per parameter: the unit being computed "
+            "and the buckets prefetched behind it up to max(5e8, a layer's) parameters, the whole stage where it is "
+            "smaller (megatron-core 0.16.1 megatron_fsdp.py: the communication unit floored at 1e9 elements, "
+            "suggested_AG_prefetch_size half of it)"))
+    elif sw.sharded_weights:
         parts.append(Component(
             "params_gathered", B_w * (unit + largest_layer(sw, layers, moe_layers, kinds)),
             "all-gathered bf16 weights of the unit being computed and of the prefetched next layer, B_w bytes per "
-            "parameter (ZeRO-3: torch FSDP's forward/backward prefetch of one module, Megatron-LM FSDP)"))
+            "parameter (ZeRO-3: torch FSDP's forward/backward prefetch of one module)"))
     return parts

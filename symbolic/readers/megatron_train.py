@@ -58,7 +58,9 @@ def _recompute(args: Args) -> dict:
 
 
 def _sharding(args: Args) -> dict:
-    if args.get("use_torch_fsdp2"):
+    if args.get("use_torch_fsdp2"):  # mem4d's --zero 3 under Megatron-LM is Megatron-FSDP's (components/zero.py)
+        args.refuse("use_torch_fsdp2", "torch FSDP2's fully_shard prefetches one layer (megatron-core 0.16.1 "
+                    "distributed/torch_fully_sharded_data_parallel.py), not Megatron-FSDP's window: not modelled")
         return {"zero": 3}
     if args.get("use_megatron_fsdp"):
         return {"zero": FSDP_ZERO[args.get("data_parallel_sharding_strategy")]}

@@ -155,7 +155,7 @@ def components(sw: Switches) -> list[Component]:
     states, params = _states("first", layers, moe_layers, sw, kinds, head_at_p1(sw))
     parts = [
         *states, _activations(micro, layers, moe_layers, sw, kinds), embedding_input_paper(micro, sw),
-        output_layer(sw), *zero_buffers("first", sw, layers, moe_layers, kinds),
+        output_layer(sw), *zero_buffers("first", sw, layers, moe_layers, kinds, params),
         *_moe_buffers(moe_layers, sw), *_mtp_on_top(sw), *vision_parts("first", micro, sw),
         *graph_buffers(sw, micro, layers, moe_layers), *_offload_resident(sw, moe_layers),
     ]
@@ -198,7 +198,7 @@ def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, mi
     extra = ([logits_source(sw)] if has_head else []) + [dummy_wgrads(sw, has_head)]
     buffered = moe_layers + (mtp_moe_layers(sw) if has_head else 0)
     parts = [*states, _activations(micro, layers, moe_layers, sw, kinds), ids, head, *extra, *mtp,
-             *zero_buffers(stage, sw, layers, moe_layers, kinds), *_moe_buffers(buffered, sw),
+             *zero_buffers(stage, sw, layers, moe_layers, kinds, params), *_moe_buffers(buffered, sw),
              mpu_buffer(sw, has_head, buffered), _working_set(sw, buffered, layers + (1 if sw.mtp and has_head else 0), kinds),
              *vision_parts(stage, micro, sw), *graph_buffers(sw, micro, layers + (n_mtp if sw.mtp and has_head else 0),
                                                               buffered), *_offload_resident(sw, buffered)]

@@ -3,12 +3,18 @@ worked by hand from the code it cites (torch 2.13 pipelining/stage.py, _fully_sh
 expressions being integers in bytes (tolerance 0)."""
 from __future__ import annotations
 
+import contextlib
+import io
+from pathlib import Path
+
 import pytest
 import sympy as sp
 
+from symbolic.cli.entry import main
 from symbolic.config import symbols as S
 from symbolic.recipes.torchtitan.pipeline import accumulated_gradients, stage_buffers, symmetric_workspace
 
+ROOT = Path(__file__).resolve().parents[1]
 SHAPE = {S.B_a: 2, S.B_g: 4, S.b: 1, S.s: 1024, S.h: 64, S.c: 1, S.t: 2}  # a boundary tensor: 2*1024*64/2 = 65536 B
 
 
@@ -48,3 +54,23 @@ def test_async_tp_workspace_is_twice_a_reduce_scatter_chunk():
     expr = symmetric_workspace().expr
     assert value(expr) == 2 * 65536
     assert int(expr.subs({**SHAPE, S.t: 1})) == 0
+
+
+def _run(*argv: str) -> tuple[int, str]:
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, err.getvalue()
+
+
+def test_async_tp_needs_compile_and_tensor_parallelism():
+    code, err = _run("estimate", "--model", "llama3-8b", "--gpus", "8", "--tp", "2", "--recipe", "torchtitan",
+                     "--tp-comm-overlap")
+    assert code == 2 and err.count("\n") == 1 and "it needs --compile" in err, err
+
+
+def test_the_405b_job_files_read_async_tp_as_its_workspace():
+    from symbolic.readers.torchtitan import read
+    for row in ("TT-13", "TT-15", "TT-16"):
+        training = read(str(ROOT / "records" / "published" / "torchtitan" / f"{row}.toml"), []).training
+        assert training["tp_comm_overlap"] is True and training["compile"] and training["tp"] == 8

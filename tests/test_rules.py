@@ -71,7 +71,7 @@ def test_every_message_is_one_line_on_ints():
     # jaxcheck's precision, ZeRO-3: what the jax, torchtitan and deepspeed rules on them allow
     allowed = ["--fp8: Megatron and torchtitan only", "--fp8: Transformer Engine's recipes", "--fp8: torchao's recipes",
                "--fp8-all-gather: torchtitan only", "--recompute-modules with selective", "--recompute-modules: Megatron only", "jax precision", "torchtitan: FSDP2", "torchtitan: its precision", "torchtitan: --ac-every with selective", "--ac-every: torchtitan only",
-               "--fp8 rowwise: torchtitan at tp = 1", "--compile: torchtitan only", "--no-zero-init: DeepSpeed only", "deepspeed: --no-zero-init at ZeRO-3",
+               "--fp8 rowwise: torchtitan at tp = 1", "--compile: torchtitan only", "torchtitan async TP: compiled", "--no-zero-init: DeepSpeed only", "deepspeed: --no-zero-init at ZeRO-3",
                "--no-grad-accum-fusion: Megatron only", "--moe-dispatcher: Megatron only", "--transformer-impl: Megatron only", "--swiglu-fusion: Megatron only", "--swiglu-fusion: a SwiGLU MLP",
                "--srelu-fusion: Megatron only", "--srelu-fusion: squared-ReLU experts", "--offload-modules: Megatron only",
                "--cpu-offload-layers: Megatron only", "CPU offloading: p = 1, no recompute, dense, < L",

@@ -147,7 +147,8 @@ def test_plan_holds_the_files_settings_and_its_own_row_is_the_estimate():
     assert code == 0, err
     plan = json.loads(out)
     assert plan["torchtitan"]["held"] == {"seq": "8192", "sp": "True", "compile": "False", "fp8": "none",
-                                          "fp8_all_gather": "False", "optimizer": "adamw"}
+                                          "fp8_all_gather": "False", "optimizer": "adamw",
+                                          "tp_comm_overlap": "False"}
     own = {"dp": 8, "tp": 1, "pp": 1, "cp": 1, "vpp": 1, "mbs": 1, "recompute": "selective", "zero": 3,
            "stage_layers": None}
     rows = [row for row in plan["configs"] if all(row["config"][key] == value for key, value in own.items())

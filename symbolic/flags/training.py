@@ -214,7 +214,9 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
                             f"comma-separated from {', '.join(CUDA_GRAPH_SCOPES)} (default: layer, every layer whole)")
     group.add_argument("--tp-comm-overlap", action="store_true", default=defaults.tp_comm_overlap,
                        help="--recipe megatron: Megatron-LM --tp-comm-overlap, Transformer Engine's 12 userbuffers "
-                            "of [s b / c, h] (outside PyTorch's pool) and its tripled cuBLAS workspace")
+                            "of [s b / c, h] (outside PyTorch's pool) and its tripled cuBLAS workspace; --recipe "
+                            "torchtitan (with --compile): its async TP, a symmetric-memory workspace of 2 [b s/(c t), "
+                            "h] in bf16 (parallelism.enable_async_tensor_parallel)")
     group.add_argument("--offload-modules", default=defaults.offload_modules, metavar="M,M,...",
                        help="--recipe megatron: Megatron-Core's fine-grained activation offloading "
                             "(--fine-grained-activation-offloading --offload-modules): the tensors these modules save "

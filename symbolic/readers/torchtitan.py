@@ -113,6 +113,8 @@ def _step(job: Job) -> dict:
         job.refuse("quantize.linear.float8.recipe_name", "tensorwise and rowwise are modelled")
     out["fp8"] = recipe if "quantize.linear.float8" in converters else "none"
     out["fp8_all_gather"] = out["fp8"] != "none" and job.get("quantize.linear.float8.enable_fsdp_float8_all_gather")
+    # async TP (apply_tp: inductor's micro-pipelined TP on symmetric memory): its workspace, outside the pool
+    out["tp_comm_overlap"] = bool(job.get("parallelism.enable_async_tensor_parallel"))
     if job.get("optimizer.name") != "AdamW":
         job.refuse("optimizer.name", "AdamW is modelled")
     for key, default in (("training.dtype", "float32"), ("training.mixed_precision_param", "bfloat16")):

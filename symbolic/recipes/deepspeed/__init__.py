@@ -7,4 +7,4 @@ RECIPE = Recipe(
     # bf16 enabled, bf16_master_weights_and_grads off: fp32 master; grad_accum_dtype None: bf16 gradients; Adam
     precision={"weight_dtype": "bf16", "grad_dtype": "bf16", "master_weights": True, "optimizer": "adamw",
                "moment_dtype": "fp32", "act_dtype": "bf16", "logits": "fp32"},
-    rules=RULES, groups=("recipes", "no-fp8"))
+    rules=RULES, groups=("recipes", "no-fp8", "no-tp-overlap"))

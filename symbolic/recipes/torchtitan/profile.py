@@ -7,6 +7,7 @@ from ...components import RANK, Component, overheads, stage_params, token_ids
 from ...components import in_flight as _in_flight
 from .fsdp2 import gathered, output_layer, sharded_states, stage_activation, transient
 from .moe import experts_all, experts_gathered, routing_buffers
+from .pipeline import accumulated_gradients, stage_buffers, symmetric_workspace
 from .fsdp2 import layer_tensors  # noqa: F401  (one TransformerBlock's saved tensors)
 from ...components.weights import default_layers
 from ...config.switches import Switches
@@ -17,7 +18,9 @@ DESCRIPTION = (
     "torchtitan at 9dec370 (its December 2024 H100 benchmark): fp32 parameters, gradients and AdamW moments sharded "
     "over d*c by FSDP2 fully_shard, bf16 weights all-gathered per TransformerBlock and the root group with prefetch, "
     "gradients reduce-scattered in fp32, activation checkpointing per block (full: the block input; selective: op "
-    "SAC with its save list), the loss upcasting the bf16 logits to fp32, 1F1B with pipeline parallelism."
+    "SAC with its save list), the loss upcasting the bf16 logits to fp32, 1F1B with pipeline parallelism (FSDP2's "
+    "unsharded fp32 gradients accumulated across micro batches, the stages' receive buffers), async TP's "
+    "symmetric-memory workspace."
 )
 
 
@@ -27,22 +30,25 @@ def _parts(stage: str, sw: Switches, layers: sp.Expr, moe_layers: sp.Expr, micro
     if sw.moe:  # the routed experts: E/ep a GPU over efsdp = d c / ep ranks, so 1/(d c) of all of them
         params += moe_layers * experts_all()
     has_embedding = stage in ("first", "only")
+    unsharded = params - moe_layers * (experts_all() - experts_gathered(sw)) if sw.moe else params
+    per_micro = stage_activation(sw, layers, moe_layers)
     mode = "selective per layer (every n_ac-th block)" if sw.ac_every else sw.recompute
     parts = [
         *sharded_states(params),
-        Component("activations", micro * stage_activation(sw, layers, moe_layers),
+        Component("activations", micro * per_micro,
                   f"per-block tensors x the stage's layers{' (dense and MoE)' if sw.moe else ''} x its in-flight "
                   f"micro batches ({mode} checkpointing)"),
         token_ids(micro) if has_embedding else Component("embedding_input", sp.Integer(0), "not on this stage"),
         output_layer(sw) if has_head else Component("output_layer", sp.Integer(0), "not on this stage"),
-        gathered(stage, sw, params - moe_layers * (experts_all() - experts_gathered(sw)) if sw.moe else params,
-                 layers, moe_layers),
+        gathered(stage, sw, unsharded, layers, moe_layers),
         transient(sw, has_head, moe_layers),
+        accumulated_gradients(unsharded, per_micro, micro),
+        stage_buffers(stage, micro),
         *([routing_buffers(moe_layers)] if sw.moe else []),
     ]
     if sw.overheads:
         parts += overheads(params, sp.Add(*(x.expr for x in parts)), sw, workspaces=2, megatron=False)
-    return parts
+    return parts + ([symmetric_workspace()] if sw.tp_comm_overlap else [])  # outside the pool: no fragmentation
 
 
 def moe_layer_tensors(sw: Switches) -> list[Component]:

@@ -50,6 +50,13 @@ RULES: tuple[Rule, ...] = (
          lambda x: (f"--fp8 rowwise with tensor parallelism: torchao's Float8 TP styles (Float8ColwiseParallel, "
                     f"PrepareFloat8ModuleInput) scale per tensor; use --fp8 tensorwise, got tp={x.t}"),
          scope="torchtitan"),
+    # 9dec370 parallelize_llama.py: with tp > 1, "Async TP requires --training.compile" (inductor's micro_pipeline_tp
+    # pass); at tp = 1 apply_tp does not run and the flag changes nothing (pipeline.symmetric_workspace: 0)
+    Rule("torchtitan async TP: compiled", lambda x: np.logical_not(getattr(x, "tp_comm_overlap", False))
+         | x.compile | (x.t == 1),
+         lambda x: (f"--tp-comm-overlap under --recipe torchtitan is its async TP, inductor's micro-pipelined "
+                    f"tensor parallelism: at tp={x.t} it needs --compile (torchtitan raises \"Async TP requires "
+                    f"--training.compile\")"), scope="torchtitan"),
     Rule("--compile: torchtitan only", lambda x: np.logical_not(x.compile),
          lambda x: ("--compile is torchtitan's torch.compile of each TransformerBlock: give it with --recipe "
                     "torchtitan"), scope="!torchtitan"),

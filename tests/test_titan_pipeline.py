@@ -1,0 +1,76 @@
+"""torchtitan's pipeline terms and async TP's workspace (symbolic/recipes/torchtitan/pipeline.py), each against a value
+worked by hand from the code it cites (torch 2.13 pipelining/stage.py, _fully_shard, _symmetric_memory): exact, the
+expressions being integers in bytes (tolerance 0)."""
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+import sympy as sp
+
+from symbolic.cli.entry import main
+from symbolic.config import symbols as S
+from symbolic.recipes.torchtitan.pipeline import accumulated_gradients, stage_buffers, symmetric_workspace
+
+ROOT = Path(__file__).resolve().parents[1]
+SHAPE = {S.B_a: 2, S.B_g: 4, S.b: 1, S.s: 1024, S.h: 64, S.c: 1, S.t: 2}  # a boundary tensor: 2*1024*64/2 = 65536 B
+
+
+def value(expr: sp.Expr, **extra) -> int:
+    return int(expr.subs({**SHAPE, **{getattr(S, k): v for k, v in extra.items()}}))
+
+
+@pytest.mark.parametrize("p,m,k,vpp,expected", [
+    (2, 2, 2, 1, 4 * 1000 - 300),  # rank 0 of p 2, m 2: both micro batches in flight before the first backward
+    (2, 3, 2, 1, 4 * 1000),  # m > k: a third forward refills the schedule after the first backward
+    (2, 4, 2, 2, 4 * 1000),  # interleaved: counted without the drained micro batch (upper bound)
+    (1, 8, 8, 1, 0),  # no pipeline: FSDP2 reduce-scatters every backward (its sync left on)
+])
+def test_accumulated_gradients_are_fp32_unsharded_less_a_drained_micro_batch(p, m, k, vpp, expected):
+    """1000 unsharded parameters, 300 bytes of one micro batch's activations: B_g = 4 bytes each (reduce_dtype fp32,
+    to_accumulated_grad_if_needed), one micro batch fewer in flight where all m ran before the first backward."""
+    part = accumulated_gradients(sp.Integer(1000), sp.Integer(300), sp.Integer(k))
+    assert value(part.expr, p=p, m=m, vpp=vpp) == expected
+
+
+def test_activations_larger_than_the_gradients_leave_the_in_flight_peak():
+    part = accumulated_gradients(sp.Integer(10), sp.Integer(300), sp.Integer(2))
+    assert value(part.expr, p=2, m=2, vpp=1) == 0  # max(k A, (k - 1) A + G) = k A where G < A
+
+
+@pytest.mark.parametrize("stage,count", [("first", 8 + 4), ("middle", 2 * 8), ("last", 8 - 4), ("only", 0)])
+def test_stage_buffers_per_micro_batch(stage, count):
+    """m = 8 micro batches, k = 4 in flight, p = 4: the first stage keeps 8 gradient receive buffers and 4 cached
+    outputs, a middle one 4 more activation buffers than its in-flight inputs, 8 gradient buffers and 4 outputs, the
+    last its 4 activation buffers not in flight; each [1, 1024/2, 64] bf16 = 65536 bytes."""
+    expr = stage_buffers(stage, sp.Integer(4)).expr
+    assert value(expr, p=4 if stage != "only" else 1, m=8) == count * 65536
+
+
+def test_async_tp_workspace_is_twice_a_reduce_scatter_chunk():
+    """fused_matmul_reduce_scatter asks 2 x out_chunks[0] bytes: 2 x [b s/(c t), h] bf16 = 131072 B; none at t = 1."""
+    expr = symmetric_workspace().expr
+    assert value(expr) == 2 * 65536
+    assert int(expr.subs({**SHAPE, S.t: 1})) == 0
+
+
+def _run(*argv: str) -> tuple[int, str]:
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, err.getvalue()
+
+
+def test_async_tp_needs_compile_and_tensor_parallelism():
+    code, err = _run("estimate", "--model", "llama3-8b", "--gpus", "8", "--tp", "2", "--recipe", "torchtitan",
+                     "--tp-comm-overlap")
+    assert code == 2 and err.count("\n") == 1 and "it needs --compile" in err, err
+
+
+def test_the_405b_job_files_read_async_tp_as_its_workspace():
+    from symbolic.readers.torchtitan import read
+    for row in ("TT-13", "TT-15", "TT-16"):
+        training = read(str(ROOT / "records" / "published" / "torchtitan" / f"{row}.toml"), []).training
+        assert training["tp_comm_overlap"] is True and training["compile"] and training["tp"] == 8

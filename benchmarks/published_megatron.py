@@ -86,10 +86,11 @@ def estimate(case: Case) -> dict:
             "config": report["config"], "components": {k: v for k, v in stage["bytes"].items() if v}}
 
 
-def rows(measured: Path = MEASURED) -> list[dict]:
-    """Every case: measured bytes, and mem4d's figure with its error or its refusal."""
+def rows(measured: Path = MEASURED, ids: list[str] | None = None) -> list[dict]:
+    """Every case (those of `ids` alone where given): measured bytes, and mem4d's figure with its error or refusal."""
     out = []
-    for case in cases(measured):
+    every = cases(measured)
+    for case in published_table.chosen(every, ids, [c.id for c in every]):
         row = {**asdict(case), "measured_bytes": case.measured_bytes(), **estimate(case)}
         if "allocated_bytes" in row:
             row["error"] = row["allocated_bytes"] / row["measured_bytes"] - 1
@@ -113,7 +114,7 @@ def main() -> int:
     if not (MEASURED / "RUNS.md").exists():
         print(f"published_megatron: {MEASURED} is absent (the reference data beside the clone)", file=sys.stderr)
         return 2
-    table = rows()
+    table = rows(ids=args.case)
     published_table.report(table, tsv, args.out, args.json)
     return 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Callable
 
@@ -14,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def summary(table: list[dict]) -> str:
     """'N runs: A answered, R refused; |error| median, max, within 10 %' of a table's rows (error: a fraction)."""
     done = sorted(abs(r["error"]) for r in table if "error" in r)
-    line = f"{len(table)} runs: {len(done)} answered, {len(table) - len(done)} refused"
+    line = f"{len(table)} run{'s' * (len(table) != 1)}: {len(done)} answered, {len(table) - len(done)} refused"
     if done:
         line += (f"; |error| median {100 * done[len(done) // 2]:.1f} %, max {100 * done[-1]:.1f} %, "
                  f"{sum(e <= 0.10 for e in done)} within 10 %")
@@ -22,11 +23,26 @@ def summary(table: list[dict]) -> str:
 
 
 def arguments(doc: str) -> argparse.Namespace:
-    """--json (one object per run) and --out PREFIX (the table as data)."""
+    """--json (one object per run), --out PREFIX (the table as data) and --case ID (those runs alone)."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="one JSON object per run (with the components)")
     parser.add_argument("--out", metavar="PREFIX", help="write PREFIX.tsv and PREFIX.jsonl (with the commit)")
-    return parser.parse_args()
+    parser.add_argument("--case", metavar="ID", action="append", help="only the run ID (e.g. MB-39, TT-11); repeatable")
+    args = parser.parse_args()
+    if args.case and args.out:
+        parser.error("--out writes the whole table: give it without --case")
+    return args
+
+
+def chosen(items: list, ids: list[str] | None, known: list[str]) -> list:
+    """The items whose id is in `ids` (all without it); an id that names no run is a usage error (exit 2)."""
+    if not ids:
+        return items
+    unknown = sorted(set(ids) - set(known))
+    if unknown:
+        print(f"--case: no run {', '.join(unknown)}; the runs are {', '.join(known)}", file=sys.stderr)
+        raise SystemExit(2)
+    return [item for item, name in zip(items, known) if name in ids]
 
 
 def report(table: list[dict], tsv: Callable[[list[dict]], str], out: str | None, as_json: bool) -> None:

@@ -122,12 +122,13 @@ def estimate(row: Row, path: Path) -> dict:
             "components": {k: v for k, v in stage["bytes"].items() if v}}
 
 
-def rows(measured: Path = MEASURED, jobs: Path = JOBS) -> list[dict]:
-    """Every row: its job file written into `jobs`, the measured bytes, and mem4d's reserved figure with its error or
-    refusal."""
+def rows(measured: Path = MEASURED, jobs: Path = JOBS, ids: list[str] | None = None) -> list[dict]:
+    """Every row (those of `ids` alone where given): its job file written into `jobs`, the measured bytes, and mem4d's
+    reserved figure with its error or refusal."""
     jobs.mkdir(parents=True, exist_ok=True)
     out = []
-    for row in rows_of(measured):
+    every = rows_of(measured)
+    for row in published_table.chosen(every, ids, [r.id for r in every]):
         path = jobs / f"{row.id}.toml"
         path.write_text(row.job())
         entry = {**asdict(row), "job": str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path),
@@ -155,7 +156,7 @@ def main() -> int:
         print(f"published_titan: {MEASURED} is absent (the reference data beside the clone)", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as scratch:  # the committed job files are rewritten only with --out
-        table = rows(jobs=JOBS if args.out else Path(scratch))
+        table = rows(jobs=JOBS if args.out else Path(scratch), ids=args.case)
     published_table.report(table, tsv, args.out, args.json)
     return 0
 

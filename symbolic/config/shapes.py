@@ -61,6 +61,8 @@ class ModelShape(ParameterCounts):
     index_topk: int = 0  # k_i: keys each query attends to (index_topk)
     expert_bias: bool = False  # a [E] routing-score correction bias in each MoE layer (e_score_correction_bias)
     sigmoid: bool = False  # the router scores experts with a sigmoid, not a softmax (DeepSeek-V3's scoring_func)
+    sparsemixer: bool = False  # phimoe's router: 2 experts Gumbel-sampled, SparseMixer's gradient (PhimoeTopKRouter)
+    head_bias: bool = False  # a bias [v] on the LM head (phimoe's lm_head_bias)
     # group-limited routing (DeepSeek-V2/V3's n_group, topk_group): a token's k_e experts come from its best group_topk
     # of `groups` equal groups of experts; it chooses, and allocates nothing a step keeps (0, 0: no limit)
     groups: int = 0  # expert groups (n_group)
@@ -133,8 +135,8 @@ class ModelShape(ParameterCounts):
             raise ConfigError(f"model {self.name!r}: moe_bias describes routed experts' biases, but E=0")
         if self.sinks and self.mla:
             raise ConfigError(f"model {self.name!r}: attention sinks with multi-head latent attention are not modelled")
-        if (self.expert_bias or self.sigmoid) and not self.E:
-            raise ConfigError(f"model {self.name!r}: expert_bias and sigmoid describe routed experts' scores, but E=0")
+        if (self.expert_bias or self.sigmoid or self.sparsemixer) and not self.E:
+            raise ConfigError(f"model {self.name!r}: expert_bias, sigmoid, sparsemixer need experts, but E=0")
         _positive(self.name, "groups", self.groups, zero=True)
         _positive(self.name, "group_topk", self.group_topk, zero=True)
         if (self.groups or self.group_topk) and not (

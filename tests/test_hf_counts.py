@@ -175,4 +175,4 @@ def test_equal_to_transformers_own_count(row):
 
 def test_every_file_was_counted_by_transformers():
     stems = {Path(row["file"]).stem for row in _hf_rows()}
-    assert stems >= set(_published()) and len({row["file"] for row in _hf_rows() if not row.get("text_only")}) == 40
+    assert stems >= set(_published()) and len({row["file"] for row in _hf_rows() if not row.get("text_only")}) == 41

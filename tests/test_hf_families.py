@@ -25,6 +25,7 @@ DEFAULT_MODELS = {
     "llama4_text": 107_769_861_120, "qwen3_vl_moe_text": 13_173_956_608,
     "gemma2": 2_614_341_888, "gemma3_text": 2_628_658_432,  # Gemma2Config's defaults are gemma-2-2b's
     "gpt_oss": 116_829_156_672,  # GptOssConfig's defaults are gpt-oss-120b's shape
+    "phimoe": 41_872_793_600,  # PhimoeConfig's defaults: Phi-3.5-MoE's shape without its attention and head biases
     "minimax_m2": 228_689_748_992 + 15_872,  # MiniMax-M2's shape; its score-correction bias a buffer there
     "deepseek_v32": 671_877_929_216 + 14_848, "glm_moe_dsa": 743_911_199_232 + 19_200,  # the score bias too
 }
@@ -167,7 +168,7 @@ def test_llama4_interleaved_dense_layers(tmp_path):
     ({"model_type": "qwen3_vl", "text_config": []}, "must be an object"),
     ({"model_type": "qwen3_vl", "tie_word_embeddings": True, "text_config": {"tie_word_embeddings": False}},
      "agree with text_config"),
-    ({"model_type": "qwen3_5", "text_config": {"model_type": "phimoe"}}, "this architecture is not modelled"),
+    ({"model_type": "qwen3_5", "text_config": {"model_type": "dbrx"}}, "this architecture is not modelled"),
 ])
 def test_text_only_refusals_are_one_line(tmp_path, outer, needle):
     with pytest.raises(ConfigError) as err:

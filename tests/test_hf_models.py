@@ -49,6 +49,9 @@ TABLE = {
     # the Instruct checkpoint's HF API total, its vision tower, adapter and projector (871,932,416) included;
     # --text-only: 107,769,861,120 (tests/test_hf_families.py)
     "llama4-scout-17b-16e-text-config": 108_641_793_536,
+    # LayerNorms, attention and LM-head biases, SparseMixer routing (refused by every recipe: rules "no SparseMixer
+    # router"): transformers 5.25.0's count (records/hf-count-published.jsonl); the model card's 41.9B
+    "phi-3.5-moe-instruct": 41_873_153_344,
 }
 # presets typed from the same files (the preset's shape is the file's, but for its name)
 PRESET_OF = {"mixtral-8x7b": "mixtral-8x7b", "olmoe-1b-7b": "olmoe-1b-7b-0924", "qwen3-30b-a3b": "qwen3-30b-a3b",

@@ -138,14 +138,16 @@ class ParameterCounts:
     def param_count(self) -> int:
         """Every parameter: embedding (and learned positions), L x (2 norms or 4 with sandwich norms, attention, a
         Gated DeltaNet or a Mamba-2 mixer, a dense MLP or an MoE MLP; a one-part block its part and one norm), final
-        norm, LM head unless tied, the multi-token-prediction modules and a vision tower."""
+        norm, LM head unless tied (and its bias [v] where it has one), the multi-token-prediction modules and a vision
+        tower."""
         h, v, L = self.h, self.v, self.L
         mlps = self.L_e * self.moe_mlp_count + (L - self.L_e - self.L_n) * self.dense_mlp_count
         norms = L * (4 if self.sandwich else 2) - self.L_o - self.L_n  # one per part a layer holds
         mixers = (L - self.L_g - self.L_m - self.L_o - self.L_w) * self.attention_count + self.L_g * self.gdn_count \
             + self.L_m * self.mamba_count + self.L_w * self.swa_attention_count
-        return (v + self.positions) * h + mixers + norms * self.norm_count + mlps + self.norm_count \
-            + (0 if self.tied else h * v) + self.mtp_modules * self.mtp_count + self.P_v
+        head = (0 if self.tied else h * v) + (v if self.head_bias else 0)
+        return (v + self.positions) * h + mixers + norms * self.norm_count + mlps + self.norm_count + head \
+            + self.mtp_modules * self.mtp_count + self.P_v
 
     @property
     def P_v(self) -> int:

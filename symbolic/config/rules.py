@@ -151,6 +151,17 @@ SHARED: tuple[Rule, ...] = (
          lambda x: getattr(x, "layout_problem", "") or (
              f"{x.model} has layers of several kinds: the accounted units leave chunks of unequal sizes on a rank "
              "under vpp, not modelled (the in-flight count weighs every layer alike)"), model=True),
+    # phimoe's router (transformers 5.25.0 modeling_phimoe.py sparsemixer, PhimoeMultiplier) keeps per token two
+    # masked bf16 [E] softmaxes, two bool [E] masks, its indices and multipliers, and the input jitter's noise [h]
+    # (records/router-saved-phimoe-cpu.jsonl), not the top-k router's tensors the recipes list; no trainer has it
+    Rule("no SparseMixer router", lambda x: np.logical_not(x.sparsemixer),
+         lambda x: (f"{x.model} routes with phimoe's SparseMixer (2 experts Gumbel-sampled, a custom gradient, "
+                    f"transformers' PhimoeTopKRouter), which no recipe's trainer has: its saved tensors are not the "
+                    f"top-k router's the recipes list, and it is not estimated as one"), model=True),
+    Rule("no LM head bias", lambda x: np.logical_not(x.head_bias),
+         lambda x: (f"{x.model} has a bias [v] on its LM head (lm_head_bias), which the trainers' output layers do "
+                    f"not have (Megatron-Core's output_layer, torchtitan's output: bias-free): not modelled"),
+         model=True),
     Rule("uneven: whole chunks", lambda x: np.logical_not(_uneven(x)) | getattr(x, "chunked", False)
          | ((x.L % x.vpp == 0) & (x.p * x.vpp <= x.L)),
          lambda x: (f"uneven stages of vpp={x.vpp} chunks each need L={x.L} of {x.model} to be a multiple of vpp and "
@@ -206,7 +217,7 @@ PRECISION = ("weight_dtype", "grad_dtype", "master_weights", "optimizer", "momen
 # field glossary.TRAINING_FIELD names for it)
 MODEL_READS = ("a", "k", "f", "L", "v", "dh", "E", "f_e", "f_s", "L_e", "L_g", "qk_norm", "shared_gate", "sinks",
                "moe_bias", "mlp", "norm", "positions", "dropout", "mla", "mtp", "mtp_repeated", "expert_bias",
-               "sigmoid", "dsa", "gdn", "attn_softcap", "stages_alike", "linear_alike")
+               "sigmoid", "dsa", "gdn", "attn_softcap", "stages_alike", "linear_alike", "sparsemixer", "head_bias")
 MODEL_LETTERS = ("n_gk", "n_m", "g_m", "k_w")
 
 

@@ -10,6 +10,7 @@ from .choices import check_choices
 from .counts import ParameterCounts
 from .errors import ConfigError
 from .hybrid import check_hybrid
+from .latent import check_latent
 from .swa import check_swa
 from .vision import VisionTower
 from .vision_llama4 import Llama4Tower
@@ -62,6 +63,8 @@ class ModelShape(ParameterCounts):
     index_topk: int = 0  # k_i: keys each query attends to (index_topk)
     expert_bias: bool = False  # a [E] routing-score correction bias in each MoE layer (e_score_correction_bias)
     sigmoid: bool = False  # the router scores experts with a sigmoid, not a softmax (DeepSeek-V3's scoring_func)
+    sparsemixer: bool = False  # phimoe's router: 2 experts Gumbel-sampled, SparseMixer's gradient (PhimoeTopKRouter)
+    head_bias: bool = False  # a bias [v] on the LM head (phimoe's lm_head_bias)
     # group-limited routing (DeepSeek-V3): k_e experts from the best group_topk of `groups` groups; allocates nothing
     groups: int = 0  # expert groups (n_group)
     group_topk: int = 0  # the groups a token's experts may come from (topk_group)
@@ -108,24 +111,7 @@ class ModelShape(ParameterCounts):
         if self.a % self.k:
             raise ConfigError(f"model {self.name!r}: heads a={self.a} are not divisible by KV heads k={self.k}")
         _positive(self.name, "positions", self.positions, zero=True)
-        for name in ("q_lora", "kv_lora", "rope_dim", "v_dim", "mtp", "index_heads", "index_dim", "index_topk"):
-            _positive(self.name, name, getattr(self, name), zero=True)
-        if (self.index_heads, self.index_dim, self.index_topk) != (0, 0, 0) and not (
-                self.index_heads and self.index_dim > self.rope_dim and self.index_topk and self.q_lora):
-            raise ConfigError(f"model {self.name!r}: DeepSeek Sparse Attention's indexer needs index_heads, an "
-                              f"index_dim above rope_dim and index_topk, beside MLA with a query latent (q_lora), got "
-                              f"index_heads={self.index_heads}, index_dim={self.index_dim}, "
-                              f"index_topk={self.index_topk}, q_lora={self.q_lora}, rope_dim={self.rope_dim}")
-        if self.kv_lora:
-            if not self.rope_dim or not self.v_dim or self.k != self.a or self.rope_dim % 2:
-                raise ConfigError(f"model {self.name!r}: multi-head latent attention needs an even RoPE width "
-                                  f"rope_dim, a value width v_dim and k = a heads, got rope_dim={self.rope_dim}, "
-                                  f"v_dim={self.v_dim}, k={self.k}, a={self.a}")
-            if self.qk_norm != "none" or self.qkv_bias or self.o_bias or self.positions:
-                raise ConfigError(f"model {self.name!r}: multi-head latent attention with q/k norms, attention "
-                                  "biases or learned positions is not modelled")
-        elif self.q_lora or self.rope_dim:
-            raise ConfigError(f"model {self.name!r}: q_lora and rope_dim describe MLA, but kv_lora=0")
+        check_latent(self)
         if (self.sandwich or self.logit_softcap or self.attn_softcap) and (self.E or self.mla or self.mtp):
             raise ConfigError(f"model {self.name!r}: sandwich norms and soft-capping are modelled for dense GQA "
                               "models (Gemma 2 and 3)")
@@ -133,8 +119,8 @@ class ModelShape(ParameterCounts):
             raise ConfigError(f"model {self.name!r}: moe_bias describes routed experts' biases, but E=0")
         if self.sinks and self.mla:
             raise ConfigError(f"model {self.name!r}: attention sinks with multi-head latent attention are not modelled")
-        if (self.expert_bias or self.sigmoid) and not self.E:
-            raise ConfigError(f"model {self.name!r}: expert_bias and sigmoid describe routed experts' scores, but E=0")
+        if (self.expert_bias or self.sigmoid or self.sparsemixer) and not self.E:
+            raise ConfigError(f"model {self.name!r}: expert_bias, sigmoid, sparsemixer need experts, but E=0")
         _positive(self.name, "groups", self.groups, zero=True)
         _positive(self.name, "group_topk", self.group_topk, zero=True)
         if (self.groups or self.group_topk) and not (

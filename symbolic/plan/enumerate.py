@@ -14,6 +14,7 @@ from ..config.shapes import ModelShape
 from ..config.training import RECIPE_FIELDS, ZERO_STAGES, Training
 from ..recipes.registry import DEFAULT_PROFILE, select
 from .experts import expert_columns, experts, least_constrained
+from .grid import cross, divisors
 
 # the swept letters (m = gbs / (b d) follows from the others), the ZeRO stage, and the kind of stage split (SPLITS;
 # the uneven ones are chosen by plan.splits after masking); e and t_e: expert parallel and expert tensor parallel,
@@ -62,13 +63,6 @@ class Cluster:
                               f"(fewer than {2**15:,})")
 
 
-def divisors(n: int) -> np.ndarray:
-    """Every positive divisor of n, ascending (int64)."""
-    small = np.arange(1, int(np.sqrt(n)) + 1, dtype=np.int64)
-    small = small[n % small == 0]
-    return np.unique(np.concatenate([small, n // small]))
-
-
 def factorisations(n: int) -> dict[str, np.ndarray]:
     """Every ordered (d, t, p, c) with d * t * p * c = n, as four int64 arrays (pairs (d, t) first, then p)."""
     divs = divisors(n)
@@ -80,15 +74,6 @@ def factorisations(n: int) -> dict[str, np.ndarray]:
     keep = n % (d * t * p) == 0
     d, t, p = d[keep], t[keep], p[keep]
     return {"d": d, "t": t, "p": p, "c": n // (d * t * p)}
-
-
-def _cross(outer: dict[str, np.ndarray], **inner: np.ndarray) -> dict[str, np.ndarray]:
-    """The cartesian product of the rows of `outer` (arrays of one length) with each `inner` axis, outer first."""
-    sizes = [len(outer[next(iter(outer))])] + [len(x) for x in inner.values()]
-    index = np.indices(sizes).reshape(len(sizes), -1)
-    out = {name: values[index[0]] for name, values in outer.items()}
-    out.update({name: values[index[i + 1]] for i, (name, values) in enumerate(inner.items())})
-    return out
 
 
 def _splits(balance: bool) -> np.ndarray:
@@ -112,7 +97,7 @@ def candidates(cluster: Cluster, fac: dict[str, np.ndarray] | None = None, zero:
     layout of `experts`); given, it carries its own e and t_e.
     """
     fac = experts(cluster, factorisations(cluster.gpus)) if fac is None else fac
-    grid = _cross(fac, vpp=_vpps(cluster), b=divisors(cluster.gbs), zero=np.asarray(zero, dtype=np.int8),
+    grid = cross(fac, vpp=_vpps(cluster), b=divisors(cluster.gbs), zero=np.asarray(zero, dtype=np.int8),
                   split=_splits(balance))
     grid["m"] = cluster.gbs // (grid["b"] * grid["d"])
     return grid
@@ -148,7 +133,7 @@ def _least_constrained(cluster: Cluster, fac: dict[str, np.ndarray], profile: st
                        balance: bool) -> tuple[dict, dict[str, np.ndarray]]:
     """The factorisations `fac` crossed with every ZeRO stage and split, at vpp = 1, b = 1 and e = 1 (t_e = 1 with
     experts, else t; --ep and --etp's where given), and the rule masks."""
-    grid = _cross(fac, zero=np.asarray(zero, dtype=np.int8), split=_splits(balance))
+    grid = cross(fac, zero=np.asarray(zero, dtype=np.int8), split=_splits(balance))
     one = np.ones_like(grid["d"])
     grid.update(vpp=one, b=one, m=cluster.gbs // grid["d"], **least_constrained(cluster, one))
     return grid, masks(grid, cluster, profile)
@@ -204,7 +189,7 @@ def valid(cluster: Cluster, profile: str = DEFAULT_PROFILE, zero: tuple[int, ...
 
 def _valid_block(cluster: Cluster, profile: str, rules_, block: dict, vpps, bs, zeros, splits) -> dict:
     """The valid rows of a block of factorisations (`block`, with its rows' index "fac"), in candidates' order."""
-    outer = _cross(block, vpp=vpps, zero=zeros, split=splits)
+    outer = cross(block, vpp=vpps, zero=zeros, split=splits)
     divides = cluster.shape.L % (outer["p"] * outer["vpp"]) == 0
     same = ((outer["split"] > 0) & (outer["p"] == 1)) | ((outer["split"] == SPLITS.index("near_even")) & divides)
     x = _letters(cluster, {name: outer[name] for name in GRID if name in outer} | expert_columns(outer), profile)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..config.parallel import Parallel
+from .grid import cross, divisors
 
 
 def expert_columns(grid: dict) -> dict:
@@ -31,13 +32,12 @@ def experts(cluster, fac: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The factorisations crossed with the expert layouts plan searches: e in divisors(E) (or --ep's) and t_e in
     {1, t} (no expert tensor parallelism, or Megatron-Core's default t_e = t; or --etp's), those with e t_e | d t c;
     a dense model keeps e = 1, t_e = t. `estimate --etp` takes any t_e, and so does `plan --etp`."""
-    from .enumerate import _cross, divisors
 
     x = cluster.shape
     if not has_columns(cluster):
         return dict(fac)
     es = divisors(x.E) if cluster.ep is None else np.array([cluster.ep], dtype=np.int64)
-    grid = _cross(fac, e=es, same=np.array([False, True] if cluster.etp is None else [False]))
+    grid = cross(fac, e=es, same=np.array([False, True] if cluster.etp is None else [False]))
     same = grid.pop("same")
     grid["t_e"] = np.where(same, grid["t"], 1 if cluster.etp is None else cluster.etp)
     groups = Parallel(grid["d"], grid["t"], 1, grid["c"], grid["e"], grid["t_e"])

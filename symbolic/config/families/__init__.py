@@ -3,6 +3,7 @@ the order below (the order messages list them in). A new family is one module he
 from . import llama  # noqa: F401  (each module registers its model_types with registry.family)
 from . import qwen  # noqa: F401
 from . import mixtral  # noqa: F401
+from . import phimoe  # noqa: F401
 from . import qwen_moe  # noqa: F401
 from . import olmoe  # noqa: F401
 from . import deepseek  # noqa: F401

@@ -34,6 +34,11 @@ DEFAULTS: dict[str, dict[str, object]] = {
                              "vocab_size": 151936, "attention_bias": False},
     "mixtral": _LLAMA_SHAPE | {"intermediate_size": 14336, "num_key_value_heads": 8, "vocab_size": 32000,
                                "num_local_experts": 8, "num_experts_per_tok": 2},
+    # PhimoeConfig (its defaults are Phi-3.5-MoE-instruct's shape, but attention_bias and lm_head_bias false)
+    "phimoe": {"hidden_size": 4096, "intermediate_size": 6400, "num_attention_heads": 32, "num_key_value_heads": 8,
+               "num_hidden_layers": 32, "vocab_size": 32064, "tie_word_embeddings": False, "num_local_experts": 16,
+               "num_experts_per_tok": 2, "attention_bias": False, "lm_head_bias": False, "router_jitter_noise": 0.01,
+               "input_jitter_noise": 0.0},
     "qwen2_moe": {"hidden_size": 2048, "intermediate_size": 5632, "num_attention_heads": 16, "num_key_value_heads": 16,
                   "num_hidden_layers": 24, "vocab_size": 151936, "tie_word_embeddings": False, "num_experts": 60,
                   "num_experts_per_tok": 4, "moe_intermediate_size": 1408, "decoder_sparse_step": 1,

@@ -92,3 +92,15 @@ def test_every_stage_is_the_ported_dealing_at_its_peak_rank(d, t, p, e):
 def test_sharded_gradients_stay_refused():
     with pytest.raises(ConfigError, match="layer-wise distributed optimizer"):
         estimate(MB48, Training(d=8, s=1024, b=4, gbs=32, zero=2, optimizer="muon", ep=8))
+
+
+def test_llama3_8b_tp2_dp8_by_hand():
+    """A SwiGLU model with RMSNorm and an untied head (t = 2, one stage): 195 tensors sorted (65 norm weights of
+    4096, 32 each of linear_proj 8388608, linear_qkv 12582912, fc2 29360128, fc1 58720256, then the embedding and
+    the head, 262668288 each); the last (index 194) goes to rank 194 mod 16 = 2, which draws indices 2 and 13 of
+    every round of 16: 8 norms, 4 of each linear kind and the head."""
+    from symbolic.config.hfconfig import resolve_model
+
+    est = estimate(resolve_model("llama3-8b"), Training(d=8, t=2, s=4096, b=1, gbs=64, zero=1, optimizer="muon"))
+    by_hand = ADAM * (8 * 4096 + 262668288) + MUON * 4 * (8388608 + 12582912 + 29360128 + 58720256)
+    assert est.stages[0]["bytes"]["optimizer"] == by_hand == 6642073600

@@ -117,8 +117,9 @@ def unstated(row: dict) -> str | None:
     """Why a row cannot be stated with MODELS.md's settings, or None."""
     name = row["model"].split(" (")[0]
     if name == "Kimi_K2":
-        return ("Megatron-Bridge's distributed (layer-wise) Muon, whole parameters dealt by size (MODELS.md 6; "
-                "megatron-core 0.16.1 optimizer/layer_wise_optimizer.py), and FP8 with MLA are not modelled")
+        return ("Megatron-Bridge's distributed (layer-wise) Muon over latent attention (MODELS.md 6: mem4d deals a "
+                "plain transformer's parameters, components/layerwise.py; Muon's split of MLA's and MTP's is not "
+                "modelled) and FP8 with MLA are not modelled")
     if name == "Nemotron_3_Super":  # its MoE blocks are modelled (configs/nvidia-nemotron-3-super-...json)
         return ("MXFP8/NVFP4 with Mamba-2 layers, the HybridEP flex dispatcher and TE CUDA graphs (MODELS.md 9) are "
                 "not modelled (its MTP layer repeated by one shared module is)")

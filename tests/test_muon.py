@@ -4,7 +4,8 @@ Source of truth: megatron-core 0.16.1 optimizer/muon.py get_megatron_muon_optimi
 LM head under TensorParallelMuon, Float16OptimizerWithFloat16Params' fp32 master copies, muon_init_state_fn's one
 momentum_buffer = zeros_like of that fp32 copy; everything else through get_megatron_optimizer's AdamW, fp32 master +
 exp_avg + exp_avg_sq; use_distributed_optimizer raises) and optimizer/layer_wise_optimizer.py (the distributed version
-deals whole parameters by size: refused). Hand count on a tiny shape; exact."""
+deals whole parameters by size: --zero 1, tests/test_layerwise_muon.py; sharded gradients refused). Hand count on a
+tiny shape; exact."""
 import pytest
 
 from symbolic.config.errors import ConfigError
@@ -36,7 +37,7 @@ def test_routed_experts_are_muon_weights():
     assert parts["muon"]["expert_optimizer"] == 8 * experts and parts["adamw"]["expert_optimizer"] == 12 * experts
 
 
-@pytest.mark.parametrize("kw, words", [({"zero": 1}, "layer-wise distributed"),
+@pytest.mark.parametrize("kw, words", [({"zero": 2}, "layer-wise distributed"), ({"zero": 3}, "give --zero 0 or 1"),
                                        ({"moment_dtype": "bf16"}, "fp32 momentum")])
 def test_what_megatron_core_does_not_run_is_refused(kw, words):
     with pytest.raises(ConfigError, match=words):
@@ -48,15 +49,17 @@ def test_other_recipes_refuse_it():
         estimate(TINY, Training(d=2, s=32, zero=0, optimizer="muon"), profile="torchtitan")
 
 
-def test_a_megatron_file_reads_muon_and_refuses_its_distributed_optimizer(tmp_path):
+def test_a_megatron_file_reads_muon_and_its_layer_wise_distributed_optimizer(tmp_path):
     base = "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 --micro-batch-size 1 " \
            "--optimizer muon --muon-momentum 0.9\n"
     path = tmp_path / "args.txt"
     path.write_text(base)
     assert read(path).training["optimizer"] == "muon" and read(path).training["zero"] == 0
-    path.write_text(base + "--use-distributed-optimizer\n")
-    with pytest.raises(ConfigError, match="layer-wise distributed optimizer"):
+    path.write_text(base + "--use-distributed-optimizer\n")  # the layer-wise parameter layout: later than 0.16.1
+    with pytest.raises(ConfigError, match="layer-wise parameter layout"):
         read(path)
+    path.write_text(base + "--use-distributed-optimizer\n--no-use-layer-wise-param-layout\n")
+    assert read(path).training["zero"] == 1
 
 
 def test_learned_positions_are_a_muon_weight():

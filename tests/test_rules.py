@@ -76,7 +76,7 @@ def test_every_message_is_one_line_on_ints():
                "--srelu-fusion: Megatron only", "--srelu-fusion: squared-ReLU experts", "--offload-modules: Megatron only",
                "--cpu-offload-layers: Megatron only", "CPU offloading: p = 1, no recompute, dense, < L",
                "pipeline layouts: Megatron only", "--optimizer muon: Megatron only",
-               "Muon: no distributed optimizer", "Muon: a plain transformer", "deepspeed: fp32 gradients at ZeRO 1 or 3", "deepspeed: ZeRO 1-3",
+               "Muon: no sharded gradients", "Muon: a plain transformer", "deepspeed: fp32 gradients at ZeRO 1 or 3", "deepspeed: ZeRO 1-3",
                "--cuda-graph: Megatron only", "--tp-comm-overlap: Megatron only", "--tp-comm-overlap: sequence parallel",
                "--cuda-graph: transformer layers"]
     even = ["vpp > 1 needs p > 1", *on_uneven, *dense, *allowed, "even stages"]

@@ -188,10 +188,21 @@ RECOMPUTED = {"layernorm": ("qkv_input", "mlp_input"),
               "moe_act": ("expert_fc2_input", "expert_act_output")}
 
 
-def _recomputed_by(sw: Switches) -> set[str]:
+def _recomputed_by(sw: Switches, moe: bool = False) -> set[str]:
     """The tensor names selective recompute's modules drop (none under another policy)."""
     modules = sw.modules.split("+") if sw.recompute == "selective" else []
-    return {name for module in modules for name in RECOMPUTED.get(module, ())}
+    return {name for module in modules for name in RECOMPUTED.get(module, ())} | set(_mlp_recomputed(sw, moe))
+
+
+def _mlp_recomputed(sw: Switches, moe: bool) -> tuple[str, ...]:
+    """--recompute-modules mlp: a dense layer's MLP under tensor_parallel.checkpoint (megatron-core 0.16.1
+    transformer_layer.py recompute_mlp; an MoE layer's is left alone), which keeps its input alone: the residual
+    stream where Transformer Engine fuses the norm into fc1 (pre_mlp_layernorm an IdentityOp), the normed input
+    beside it with the local spec's own norm; the dropout after the MLP stays outside it."""
+    if moe or sw.recompute != "selective" or "mlp" not in sw.modules.split("+"):
+        return ()
+    kept = {"norm2_input", "mlp_dropout_mask", "post_mlp_norm_input"} | ({"mlp_input"} if sw.local else set())
+    return tuple(part.name for part in mlp_tensors(sw) if part.name not in kept)
 
 
 # a layer's token mixer: softmax attention, Gated DeltaNet, Mamba-2, none, a sliding-window layer's own KV heads
@@ -242,7 +253,7 @@ def _saved_tensors(sw: Switches, moe: bool, mixer: str, ffn: bool) -> list[Compo
     parts = quantized(_block_tensors(sw, moe, mixer, ffn), sw, moe)
     if sw.recompute == "selective":
         core = "core_attn" in sw.modules.split("+")
-        dropped = _recomputed_by(sw)
+        dropped = _recomputed_by(sw, moe)
         kept = [part for part in parts if not (core and _is_attention_core(part)) and part.name not in dropped]
         if sw.mla and "mla_up_proj" in sw.modules.split("+"):
             from .mla import rope_key
@@ -257,7 +268,7 @@ def _saved_tensors(sw: Switches, moe: bool, mixer: str, ffn: bool) -> list[Compo
 def recomputed_tensors(sw: Switches, moe: bool = False, mixer: str = "attention", ffn: bool = True) -> sp.Expr:
     """Bytes of what selective recompute's modules (beyond core_attn) rerun for one layer in its backward, live while
     that layer's backward runs: the tensors layer_tensors drops by name (0 under another policy)."""
-    dropped = _recomputed_by(sw)
+    dropped = _recomputed_by(sw, moe)
     if not dropped:
         return sp.Integer(0)
     parts = quantized(_block_tensors(sw, moe, mixer, ffn), sw, moe)

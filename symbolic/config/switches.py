@@ -74,6 +74,12 @@ class Switches(Architecture, Sharding):
                    tp_comm_overlap=training.tp_comm_overlap, offload=training.offload_modules.replace(",", "+"),
                    cpu_offload=training.cpu_offload_layers, **arch)
 
+    @property
+    def layerwise(self) -> bool:
+        """Muon with the distributed optimizer: Megatron-Core's layer-wise distributed optimizer (whole parameters
+        dealt to the data-parallel ranks, components.layerwise)."""
+        return self.muon and self.dist_opt
+
     def shown(self) -> dict:
         """The fields as formula --json shows them: those of QUIET only where they differ from their default (options
         added later leave the outputs of runs without them as they were)."""

@@ -15,7 +15,7 @@ RECOMPUTE = ("none", "selective", "full")
 # what selective recompute reruns in backward (Megatron-Core --recompute-modules, transformer_config.py): the
 # attention core (its default), MLA's up-projections and RoPE, the two RMSNorms of a layer, the routed experts'
 # activation function
-RECOMPUTE_MODULES = ("core_attn", "mla_up_proj", "layernorm", "moe_act")
+RECOMPUTE_MODULES = ("core_attn", "mla_up_proj", "layernorm", "moe_act", "mlp")
 # 1f1b: one forward, one backward (PipeDream-flush; Megatron-LM's forward_backward_pipelining_without_interleaving):
 # rank r holds min(m, p - r) micro batches; gpipe: every forward, then every backward (all m held)
 SCHEDULES = ("1f1b", "gpipe")

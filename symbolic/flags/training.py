@@ -73,7 +73,8 @@ def add_precision_args(parser) -> None:
                    help=f"no separate master copy ({_recipes_of('master_weights', False)}: its fp32 shards are the master)")
     g.add_argument("--optimizer", choices=precision.OPTIMIZERS, default=None,
                    help="adamw (two moments), sgd (one momentum), adamw8bit (bitsandbytes: two 1-byte moments), "
-                        "muon (Megatron-Core's: one momentum on the 2-D layer weights, AdamW on the rest; --zero 0)")
+                        "muon (Megatron-Core's: one momentum on the 2-D layer weights, AdamW on the rest; --zero 0, or 1: "
+                        "its layer-wise distributed optimizer)")
     g.add_argument("--moment-dtype", choices=precision.MOMENT_DTYPES, default=None,
                    help="the optimizer moments' dtype (default fp32; Megatron-Core --exp-avg-dtype)")
     g.add_argument("--logits", choices=precision.LOGITS, default=None,

@@ -65,10 +65,14 @@ def _sharding(args: Args) -> dict:
     if args.get("use_megatron_fsdp"):
         return {"zero": FSDP_ZERO[args.get("data_parallel_sharding_strategy")]}
     if args.get("use_distributed_optimizer") and args.get("optimizer") == "muon":
-        args.refuse("use_distributed_optimizer", "with --optimizer muon it is Megatron-Core's layer-wise distributed "
-                    "optimizer, whole parameters dealt to the data-parallel ranks by size (megatron-core 0.16.1 "
-                    "optimizer/layer_wise_optimizer.py shard_params): not modelled")
-        return {"zero": 0}
+        # Megatron-Core's layer-wise distributed optimizer (0.16.1 optimizer/layer_wise_optimizer.py: whole parameters
+        # dealt to the data-parallel ranks by size; components.layerwise), as --zero 1; the layer-wise parameter
+        # layout of the DDP buffers that later versions default to is not in 0.16.1, so it is not read
+        if args.get("use_layer_wise_param_layout"):
+            args.refuse("use_distributed_optimizer", "with --optimizer muon and the layer-wise parameter layout "
+                        "(give --no-use-layer-wise-param-layout): the layout of a Megatron-Core later than 0.16.1 "
+                        "is not modelled")
+        return {"zero": 1}
     return {"zero": 1 if args.get("use_distributed_optimizer") else 0}
 
 

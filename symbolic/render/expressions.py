@@ -55,8 +55,8 @@ LONG_SUM = 10  # terms of a sum (a total of components) above which simplify is 
 def simplified(expr: sp.Expr) -> sp.Expr:
     """A short equivalent form: simplify, then pull common factors out of sums (once per expression: text and
     LaTeX of a formula share it); a sum of more than LONG_SUM terms only has its common factors pulled out."""
-    if expr.is_Add and len(expr.args) > LONG_SUM:
-        return sp.factor_terms(expr)
+    if expr.is_Add and len(expr.args) > LONG_SUM or expr.has(sp.Mod) and expr.has(sp.floor):  # a dealing (layerwise),
+        return sp.factor_terms(expr)  # which simplify takes minutes over (283 s for MB-48's optimizer)
     return sp.factor_terms(sp.simplify(expr))
 
 

@@ -11,6 +11,7 @@ from ...components import layer_tensors as _layer_tensors
 from ..shared import in_flight, layer_tensors  # noqa: F401  (1F1B or interleaved 1F1B; a dense Llama layer)
 from ...components.ends import dummy_wgrads, logits_source, recompute_working_set
 from ...components.experts import expert_states, experts_params
+from ...components.layerwise import layerwise_expert_optimizer, layerwise_optimizer
 from ...components.moe import dispatch_buffers, expert_bias_buffers, routing_state
 from ...components.mpu import mpu_buffer
 from ...components.mtp import mtp_activations, mtp_embedding_params, mtp_moe_layers, mtp_params
@@ -87,7 +88,11 @@ def _states(stage: str, layers: sp.Expr, moe_layers: sp.Expr, sw: Switches,
     cache = fp8_weight_cache(everything - end_params(stage, sw) - ends - (mtp_embedding_params(sw) if stage == "last"
                                                                            else 0), sw)  # the layers' weights, no ends
     adam = _muon_adam(stage, layers, sw) + (ends if sw.muon else 0)  # the head a p = 1 GPU holds: AdamW's too
-    return [weights(params, sw), gradients(params, sw), optimizer(params, sw, adam), *experts, *cache], everything
+    states = optimizer(params, sw, adam)
+    if sw.layerwise:  # whole parameters dealt to the ranks (the rules leave MTP out of Muon)
+        states = layerwise_optimizer(stage, layers, moe_layers, sw, at_p1=bool(ends))
+        experts = [*experts[:2], layerwise_expert_optimizer(moe_layers, sw)] if experts else []
+    return [weights(params, sw), gradients(params, sw), states, *experts, *cache], everything
 
 
 def _muon_adam(stage: str, layers: sp.Expr, sw: Switches) -> sp.Expr:

@@ -85,10 +85,11 @@ RULES: tuple[Rule, ...] = (
          scope="!paper"),
     Rule("--optimizer muon: Megatron only", lambda x: x.optimizer != "muon",
          lambda x: "--optimizer muon is Megatron-Core's Muon (--recipe megatron)", scope="!paper"),
-    Rule("Muon: no distributed optimizer", lambda x: (x.optimizer != "muon") | (x.zero == 0),
+    Rule("Muon: no sharded gradients", lambda x: (x.optimizer != "muon") | (x.zero <= 1),
          lambda x: (f"--optimizer muon with --zero {x.zero}: Megatron-Core 0.16.1's Muon refuses the distributed "
-                    "optimizer (optimizer/muon.py), and its layer-wise distributed version deals whole parameters to "
-                    "the d c ranks by size (layer_wise_optimizer.py shard_params), which is not modelled: give --zero 0"),
+                    "optimizer (optimizer/muon.py); its layer-wise distributed optimizer (--zero 1) deals whole "
+                    "parameters' optimizer states to the d c ranks and keeps gradients and weights whole "
+                    "(layer_wise_optimizer.py): give --zero 0 or 1"),
          scope="paper"),
     Rule("Muon: a plain transformer", lambda x: (x.optimizer != "muon") | np.logical_not(
         x.bias | (x.qk_norm != "none") | x.mtp | x.mla | x.gdn | x.mamba | x.shared_gate | x.gemma | x.swa_kv),

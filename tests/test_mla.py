@@ -219,7 +219,7 @@ def layer_tensors_of(sw):
      "has no multi-head latent attention"),
     (["--model", "llama3-8b", "--recompute", "selective", "--recompute-modules", "moe_act"], "has no routed experts"),
     (["--model", "llama3-8b", "--recompute", "none", "--recompute-modules", "layernorm"], "give --recompute selective"),
-    (["--model", "llama3-8b", "--recompute", "selective", "--recompute-modules", "mlp"], "--recompute-modules must be"),
+    (["--model", "llama3-8b", "--recompute", "selective", "--recompute-modules", "moe"], "--recompute-modules must be"),
     (["--model", "llama3-8b", "--recompute", "selective", "--recompute-modules", "layernorm", "--profile", "jax"],
      "Megatron-Core's"),
 ])

@@ -21,17 +21,20 @@ _prefixes = lru_cache(maxsize=8)(prefixes)  # a model's per-kind prefix sums, a 
 LAYERS = np.int16  # dtype of a split's layer counts (a Cluster's model has fewer than 2**15 layers)
 
 
-def _bilinear(est: Estimator, kind: str, arrays: dict, n: int) -> np.ndarray:
+def _bilinear(est: Estimator, kind: str, arrays: dict, n: int, base: np.ndarray) -> np.ndarray:
     """[4, n] coefficients of a stage kind's total as c0 + c1 L_r + (c2 + c3 L_r) m_r, read off the estimator at L_r
-    in {1, 2} and m_r in {0, 1} (one call). Exact where the total is bilinear in them: everything but the
-    40M-parameter bucket's min(params, bucket) at ZeRO-2, which is constant once one layer holds 40M parameters per GPU."""
+    in {base, base + 1} (per row: next to its even split's layers per rank) and m_r in {0, 1} (one call). Exact where
+    the total is bilinear in them; the minimums over a stage's parameters (the 40M-parameter bucket at ZeRO-2,
+    Megatron-FSDP's prefetch window at ZeRO-3: zero.fsdp_window) are linear in L_r up to where they saturate and
+    constant past it, so read next to the layers a rank holds they are the slope the split meets."""
     column = {name: (x[:, None] if np.ndim(x) else x) for name, x in arrays.items()}
-    L_r = np.array([1, 2, 1, 2])
+    L_r = np.asarray(base)[:, None] + np.array([0, 1, 0, 1])
     at = np.broadcast_to(est.stage_peak_total(kind, **column, L_r=L_r, m_r=np.array([0, 0, 1, 1]),
                                               **shares(column, L_r)), (n, 4))
     c1 = at[:, 1] - at[:, 0]
     c3 = at[:, 3] - at[:, 2] - c1
-    return np.stack([at[:, 0] - c1, c1, at[:, 2] - at[:, 0] - c3, c3])
+    b = L_r[:, 0]
+    return np.stack([at[:, 0] - b * c1, c1, at[:, 2] - at[:, 0] - b * c3, c3])
 
 
 NEVER = 1e300  # a total no rank reaches: what "inf" would be, kept finite (numpy's arithmetic on inf is slow here)
@@ -107,7 +110,8 @@ def split_rows(est: Estimator, arrays: dict[str, np.ndarray], L: int, width: int
     n = len(arrays["p"])
     splits = np.zeros((n, width), dtype=LAYERS)
     totals = {kind: np.full(n, -np.inf) for kind in STAGES}
-    coef = {kind: _bilinear(est, kind, arrays, n) for kind in KINDS}
+    base = np.maximum(1, L // np.broadcast_to(arrays["p"], n) - 1)  # one layer below the even split's per rank
+    coef = {kind: _bilinear(est, kind, arrays, n, base) for kind in KINDS}
     for p in np.unique(arrays["p"]):
         at = np.flatnonzero(arrays["p"] == p)
         column = {name: (x[at, None] if np.ndim(x) else x) for name, x in arrays.items()}

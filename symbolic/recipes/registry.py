@@ -30,6 +30,11 @@ GROUP_RULES: tuple[rules.Rule, ...] = (
                lambda x: (f"--fp8 {x.fp8} is Megatron-LM's Transformer Engine FP8 (--recipe megatron) or torchao's "
                           f"Float8 (--recipe torchtitan); DeepSpeed's and jaxcheck's FP8 are not modelled"),
                scope="no-fp8"),
+    # the "no-tp-overlap" group (DeepSpeed, jaxcheck): torchtitan reads --tp-comm-overlap as its async TP
+    # (parallelism.enable_async_tensor_parallel: recipes/torchtitan/pipeline.py)
+    rules.Rule("--tp-comm-overlap: Megatron only", lambda x: np.logical_not(getattr(x, "tp_comm_overlap", False)),
+               lambda x: ("--tp-comm-overlap is Megatron-LM's Transformer Engine userbuffers (--recipe megatron) or "
+                          "torchtitan's async TP (--recipe torchtitan)"), scope="no-tp-overlap"),
 )
 
 

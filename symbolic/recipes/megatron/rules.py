@@ -177,10 +177,6 @@ RULES: tuple[Rule, ...] = (
                     f"the flag: --no-flash-attn does not apply"), scope="paper", model=True),
     Rule("--cuda-graph: Megatron only", lambda x: getattr(x, "cuda_graph", "none") == "none",
          lambda x: "--cuda-graph is Megatron-LM's --cuda-graph-impl (--recipe megatron)", scope="!paper"),
-    # torchtitan reads it as its async TP (parallelism.enable_async_tensor_parallel: recipes/torchtitan/pipeline.py)
-    Rule("--tp-comm-overlap: Megatron only", lambda x: np.logical_not(getattr(x, "tp_comm_overlap", False)),
-         lambda x: ("--tp-comm-overlap is Megatron-LM's Transformer Engine userbuffers (--recipe megatron) or "
-                    "torchtitan's async TP (--recipe torchtitan)"), scope="no-tp-overlap"),
     # Megatron-LM arguments.py: --tp-comm-overlap asserts --sequence-parallel
     Rule("--tp-comm-overlap: sequence parallel", lambda x: np.logical_not(getattr(x, "tp_comm_overlap", False)) | x.sp,
          lambda x: "--tp-comm-overlap needs sequence parallelism (Megatron-LM asserts --sequence-parallel)",

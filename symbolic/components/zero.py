@@ -24,7 +24,7 @@ def _max(*args: sp.Expr) -> sp.Expr:
     """sympy.Max of these expressions, remembered: evaluating Max compares its arguments symbolically (a third of a
     derivation's time), and switch sets that differ only in what does not size a layer (remat, ZeRO stage) ask for
     the same ones."""
-    return sp.Max(*args)
+    return sp.Max(*args, evaluate=False)
 
 
 def largest_layer(sw: Switches, layers: sp.Expr | None = None, moe_layers: sp.Expr | None = None,
@@ -58,7 +58,15 @@ def fsdp_window(unit: sp.Expr, layer: sp.Expr, params: sp.Expr) -> sp.Expr:
     prefetches behind it until they reach max(AG_PREFETCH, a unit's) parameters, one more unit at most past that
     (AllGatherPipeline.all_gather_params in megatron_fsdp/param_and_grad_buffer.py, forward and backward order alike;
     a unit's own buckets released after it runs); the whole stage (`params`, experts included) where it is smaller."""
-    return sp.Min(params, 2 * unit + sp.Max(AG_PREFETCH, layer))
+    return _window(params, 2 * unit, layer)
+
+
+@functools.lru_cache(maxsize=None)
+def _window(params: sp.Expr, units: sp.Expr, layer: sp.Expr) -> sp.Expr:
+    """min(params, units + max(AG_PREFETCH, layer)), its Min and Max built unevaluated and remembered: evaluating them
+    compares two stage-sized expressions symbolically (seconds each, 15 s of a test session), and the two bounds
+    are not comparable for symbolic sizes anyway, so an evaluated Min keeps the same two arguments."""
+    return sp.Min(params, units + sp.Max(AG_PREFETCH, layer, evaluate=False), evaluate=False)
 
 
 def zero_buffers(stage: str, sw: Switches, layers: sp.Expr | None = None,

@@ -19,3 +19,18 @@ def main(doc: str, saved: Callable[[str], dict] | None, variants: Iterable[str])
         with open(args.output, "w") as out:
             out.write("\n".join(lines) + "\n")
     print("\n".join(lines))
+
+
+class SavedBytes:
+    """A saved-tensor hook's pack: the bytes of each storage autograd keeps, by dtype, counting a storage once and none
+    that holds a parameter or buffer (`held`: their storages' data pointers)."""
+
+    def __init__(self, held: set[int]):
+        self.held, self.seen, self.by_dtype = held, set(), {}
+
+    def __call__(self, x):
+        ptr = x.untyped_storage().data_ptr()
+        if ptr not in self.held and ptr not in self.seen:
+            self.seen.add(ptr)
+            self.by_dtype[str(x.dtype)] = self.by_dtype.get(str(x.dtype), 0) + x.untyped_storage().nbytes()
+        return x

@@ -30,14 +30,7 @@ def saved(kernel: str) -> dict:
     config._attn_implementation = kernel
     model = Qwen3VLVisionModel(config).to(torch.bfloat16)
     params = {p.untyped_storage().data_ptr() for p in model.parameters()}
-    seen, by_dtype = set(), {}
-
-    def pack(x):
-        ptr = x.untyped_storage().data_ptr()
-        if ptr not in params and ptr not in seen:
-            seen.add(ptr)
-            by_dtype[str(x.dtype)] = by_dtype.get(str(x.dtype), 0) + x.untyped_storage().nbytes()
-        return x
+    pack = saved_lines.SavedBytes(params)
 
     n = GRID[0] * GRID[1] * GRID[2]
     pixels = torch.randn(n, 3 * 2 * 4 * 4, dtype=torch.bfloat16)
@@ -45,7 +38,7 @@ def saved(kernel: str) -> dict:
         out = model(pixels, grid_thw=torch.tensor([GRID]))
     out.pooler_output.float().sum().backward()
     return {"kernel": kernel, "torch": torch.__version__, "transformers": transformers.__version__, "config": TINY,
-            "grid_thw": GRID, "image_tokens": n // 4, "saved_bytes": by_dtype}
+            "grid_thw": GRID, "image_tokens": n // 4, "saved_bytes": pack.by_dtype}
 
 
 if __name__ == "__main__":

@@ -39,14 +39,7 @@ def saved(kernel: str) -> dict:
         torch.set_default_dtype(default)
     params = {p.untyped_storage().data_ptr() for p in (*tower.parameters(), *projector.parameters())}
     params |= {b.untyped_storage().data_ptr() for b in tower.buffers()}
-    seen, by_dtype = set(), {}
-
-    def pack(x):
-        ptr = x.untyped_storage().data_ptr()
-        if ptr not in params and ptr not in seen:
-            seen.add(ptr)
-            by_dtype[str(x.dtype)] = by_dtype.get(str(x.dtype), 0) + x.untyped_storage().nbytes()
-        return x
+    pack = saved_lines.SavedBytes(params)
 
     pixels = torch.randn(TILES, 3, TINY["image_size"], TINY["image_size"], dtype=torch.bfloat16)
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda x: x):
@@ -54,7 +47,7 @@ def saved(kernel: str) -> dict:
     out.float().sum().backward()
     tokens = out.shape[0] * out.shape[1]
     return {"kernel": kernel, "torch": torch.__version__, "transformers": transformers.__version__, "config": TINY,
-            "text_hidden_size": TEXT_H, "tiles": TILES, "image_tokens": tokens, "saved_bytes": by_dtype}
+            "text_hidden_size": TEXT_H, "tiles": TILES, "image_tokens": tokens, "saved_bytes": pack.by_dtype}
 
 
 if __name__ == "__main__":

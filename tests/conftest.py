@@ -103,6 +103,22 @@ def tmp_cwd(tmp_path, monkeypatch):
 os.environ.setdefault("MEM4D_NO_COLOR", "1")
 
 
+def megatron_estimate(tmp_path, args: str, gpus: int) -> tuple[int, str, str]:
+    """`mem4d estimate --megatron FILE --gpus N --json` in this process on a file of Megatron-LM arguments `args`:
+    exit code, stdout, stderr."""
+    import contextlib
+    import io
+
+    from symbolic.cli.entry import main
+
+    path = tmp_path / "run.args"
+    path.write_text(args)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["estimate", "--megatron", str(path), "--gpus", str(gpus), "--json"])
+    return code, out.getvalue(), err.getvalue()
+
+
 def quick(fn, *args):
     """fn jitted and compiled for these arguments with XLA:CPU's quickest options (jaxcheck.compile.QUICK_CPU): for
     tests of numerics and structure, where XLA's memory figures are not the subject."""

@@ -5,13 +5,11 @@ allocate_buffers_for_parameters, preserve_fp32_weights), so the weights read as 
 quantizes the fp32 inputs of its linears (TE 2.20.2 module/linear.py), every other saved tensor stays fp32."""
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 
 import pytest
 
-from symbolic.cli.entry import main
+from conftest import megatron_estimate
 from symbolic.config.errors import ConfigError
 from symbolic.config.training import Training
 
@@ -23,12 +21,7 @@ FP8 = "--fp8-format e4m3 --fp8-recipe tensorwise --fp8-param-gather "
 
 
 def run(tmp_path, text: str) -> tuple[int, str, str]:
-    path = tmp_path / "run.args"
-    path.write_text(TINY + text)
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["estimate", "--megatron", str(path), "--gpus", "8", "--json"])
-    return code, out.getvalue(), err.getvalue()
+    return megatron_estimate(tmp_path, TINY + text, 8)
 
 
 @pytest.fixture(scope="module")

@@ -4,10 +4,8 @@ with FP8 the file is refused, naming each bf16 layer (global indices 0 .. n_star
 pipeline rank and virtual stage that holds it (Megatron-LM's interleaving: chunk j of rank r is virtual stage j p + r)."""
 from __future__ import annotations
 
-import contextlib
-import io
 
-from symbolic.cli.entry import main
+from conftest import megatron_estimate
 
 BASE = ("--num-layers 8 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --max-position-embeddings 128 "
         "--seq-length 128 --micro-batch-size 1 --global-batch-size 8 --pipeline-model-parallel-size 2 "
@@ -17,12 +15,7 @@ BF16 = "--first-last-layers-bf16 --num-layers-at-end-in-bf16 2 "
 
 
 def run(tmp_path, text: str) -> tuple[int, str, str]:
-    path = tmp_path / "run.args"
-    path.write_text(BASE + text)
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["estimate", "--megatron", str(path), "--gpus", "2", "--json"])
-    return code, out.getvalue(), err.getvalue()
+    return megatron_estimate(tmp_path, BASE + text, 2)
 
 
 def test_with_fp8_each_bf16_layer_is_named_with_its_rank_and_virtual_stage(tmp_path):

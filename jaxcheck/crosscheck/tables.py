@@ -17,7 +17,7 @@ def print_verify(result: dict) -> None:
     from symbolic.render.console import Console
     from rich.table import Table
 
-    from symbolic.config.training import config_line
+    from symbolic.render.title import config_line
 
     title = (f"{config_line(result)} - MiB per device, {_compiled_for(result.get('target'), result['mesh'])} "
              f"({result['compile_seconds']:.1f} s compile)")

@@ -5,7 +5,7 @@ import argparse
 import json
 
 from ..config.errors import ConfigError
-from ..config.training import config_line
+from ..render.title import config_line
 from ..flags.training import add_model_args, add_training_args
 from ..flags.values import positive_int
 from .args import add_step_args, spec_from_args, target_from_args

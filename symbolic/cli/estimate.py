@@ -5,7 +5,7 @@ import argparse
 import json
 
 from ..config.errors import ConfigError
-from ..config.training import config_line
+from ..render.title import config_line
 from ..flags.files import add_file_args, apply_files, pipeline_rank
 from ..flags.training import (
     add_model_args,

@@ -292,10 +292,3 @@ def training_from_json(config: dict) -> Training:
     """The Training of a config keyed by flag names (--json "config", a sweep grid point, argparse's namespace);
     keys that are no Training flag (model, m, param_dtype, ...) are ignored, missing ones take the defaults."""
     return Training(**{f.name: config[flag(f.name)] for f in fields(Training) if f.init and flag(f.name) in config})
-
-
-def config_line(report: dict) -> str:
-    """A table's title: '<model>, <N> parameters: dp=... tp=... ...', every key of a --json report's "config"."""
-    config = " ".join(f"{key}={','.join(map(str, value)) if isinstance(value, (list, tuple)) else value}"
-                      for key, value in report["config"].items() if key != "model")
-    return f"{report['model']}, {report['param_count']:,} parameters: {config}"

@@ -107,6 +107,24 @@ def test_generated_source_is_lambdifys(profile, which):
         assert codegen._lambdify_source(exprs, "_f", extra) == want
 
 
+def test_printed_and_or_max_min_broadcast_a_scalar_beside_an_array():
+    """And, Or, Max and Min of an array (a plan row's Le_r) and a scalar (a term its switches fixed) evaluate
+    elementwise: sympy's own NumPyPrinter stacks the arguments (logical_and.reduce((a, b)), amax((a, b))) and raised
+    "inhomogeneous shape" in `plan --megatron` on a Muon file (MB-53 without --no-gradient-accumulation-fusion).
+    Source of truth: the same expressions evaluated per element in Python; exact."""
+    from symbolic.estimator import codegen
+
+    x, y = sp.symbols("x y")
+    exprs = [sp.And(x > 0, y > 1, evaluate=False), sp.Or(x > 2, y > 1, evaluate=False),
+             sp.Max(x, y, evaluate=False), sp.Min(x, y, evaluate=False)]
+    source = codegen._printer_class()(codegen.PRINTER)
+    fn = sp.lambdify([x, y], exprs, modules="numpy", printer=source)
+    xs = np.array([-1.0, 1.0, 3.0])
+    got = fn(xs, 2.0)
+    want = [[bool(e.subs({x: v, y: 2})) if e.is_Boolean else float(e.subs({x: v, y: 2})) for v in xs] for e in exprs]
+    assert [list(np.broadcast_to(g, xs.shape)) for g in got] == want
+
+
 def test_named_arrays_broadcast_and_constants_too():
     est = estimator("paper")
     values = inputs_for(PRESETS["llama3-8b"], Training()) | {"t": np.array([[1], [2], [4]]), "d": np.array([1, 2, 4, 8])}

@@ -114,8 +114,9 @@ CSE = _cse_unevaluated  # what lambdify eliminates common subexpressions with (b
 
 
 def _printer_class():
-    """NumPyPrinter that prints Piecewise as nested numpy.where, and an Iverson bracket [x > 1] as numpy.greater(x, 1)
-    (select() builds lists of full-size arrays; where/greater are several times cheaper and give the same numbers)."""
+    """NumPyPrinter that prints Piecewise as nested numpy.where, an Iverson bracket [x > 1] as numpy.greater(x, 1)
+    (select() builds lists of full-size arrays; where/greater are several times cheaper and give the same numbers), and
+    And, Or, Max and Min as nested binary ufuncs that broadcast."""
     import sympy as sp
     from sympy.printing.numpy import NumPyPrinter
 
@@ -130,6 +131,27 @@ def _printer_class():
             for piece in reversed(pieces[:-1]):
                 out = f"numpy.where({self._print(piece.cond)}, {self._print(piece.expr)}, {out})"
             return out
+
+        def _fold(self, ufunc: str, args) -> str:
+            """args folded through a binary ufunc, which broadcasts a scalar against an array (NumPyPrinter's
+            `amax((a, b), axis=0)` and `logical_and.reduce((a, b))` stack their arguments first and fail on
+            operands of different shapes: a plan row's array beside a constant the row's switches fixed)."""
+            out = self._print(args[0])
+            for arg in args[1:]:
+                out = f"{ufunc}({out}, {self._print(arg)})"
+            return out
+
+        def _print_And(self, expr):
+            return self._fold("numpy.logical_and", expr.args)
+
+        def _print_Or(self, expr):
+            return self._fold("numpy.logical_or", expr.args)
+
+        def _print_Max(self, expr):
+            return self._fold("numpy.maximum", expr.args)
+
+        def _print_Min(self, expr):
+            return self._fold("numpy.minimum", expr.args)
 
     return Printer
 

@@ -80,3 +80,14 @@ def test_mb61_reads_as_megatron_lm_builds_it():
     run = read(MB61)
     assert (run.model["L"], run.model["mtp"], run.model["mtp_repeated"]) == (14, 2, True)
     assert run.training["srelu_fusion"] is True
+
+
+def test_a_pattern_without_mamba_blocks_reads_no_mamba_sizes(tmp_path):
+    """A hybrid pattern of attention, MLP and MoE blocks alone (no 'M'): Megatron-Core builds no Mamba mixer
+    (hybrid_layer_allocation.py: one block per character), so the --mamba-* sizes describe nothing and the model is
+    read (it was refused as 'ssm_heads ... describe Mamba-2 layers, but the model has none'). Exact."""
+    path = tmp_path / "no_m.txt"
+    path.write_text(ARGS.replace("ME*E/*E/*E", "*-*E").replace(" --mtp-num-layers 2", ""))
+    shape = ModelShape(**read(path).model)
+    assert (shape.mamba_layers, shape.mamba, shape.ssm_heads) == ((), 0, 0)
+    assert (shape.mlpless_layers, shape.mixerless_layers, shape.L) == ((0, 2), (1, 3), 4)

@@ -120,10 +120,13 @@ def _hybrid(args: Args, pattern: str, h: int) -> dict:
     """Mamba-2, attention, MLP and MoE blocks of a hybrid pattern (each block one part, as Megatron-Core's hybrid
     stack)."""
     where = {kind: tuple(i for i, ch in enumerate(pattern) if HYBRID[ch] == kind) for kind in set(HYBRID.values())}
+    blocks = {"mamba_layers": where["mamba"], "mlpless_layers": tuple(sorted(where["mamba"] + where["attention"])),
+              "mixerless_layers": tuple(sorted(where["mlp"] + where["moe"]))}
+    if not where["mamba"]:  # no M in the pattern: Megatron-Core builds no Mamba mixer, and its --mamba-* sizes size nothing
+        return blocks
     head = args.get("mamba_head_dim")
-    return {"mamba_layers": where["mamba"], "mlpless_layers": tuple(sorted(where["mamba"] + where["attention"])),
-            "mixerless_layers": tuple(sorted(where["mlp"] + where["moe"])), "ssm_heads": args.get("mamba_num_heads") or MAMBA_EXPAND * h // head,
-            "ssm_head_dim": head, "ssm_state": args.get("mamba_state_dim"), "ssm_groups": args.get("mamba_num_groups"),
+    return {**blocks, "ssm_heads": args.get("mamba_num_heads") or MAMBA_EXPAND * h // head, "ssm_head_dim": head,
+            "ssm_state": args.get("mamba_state_dim"), "ssm_groups": args.get("mamba_num_groups"),
             "conv_width": MAMBA_CONV, "ssm_conv_bias": True}
 
 

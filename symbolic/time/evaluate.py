@@ -19,8 +19,10 @@ TERA = 1e12
 
 def refusal(shape) -> str | None:
     """Why the step-time model cannot state this model, or None."""
-    if shape.gdn or shape.mamba or shape.blocks:
+    if shape.gdn or shape.mamba:
         return "Gated DeltaNet and Mamba-2 layers (their scans) are not in the step-time model"
+    if shape.blocks:
+        return "a hybrid stack's attention-only and MLP-only blocks are not in the step-time model"
     if shape.dsa:
         return "DeepSeek Sparse Attention's indexer is not in the step-time model"
     return None

@@ -43,8 +43,17 @@ def opaque(expr: sp.Expr) -> tuple[sp.Expr, dict[sp.Symbol, sp.Expr], dict[sp.Sy
             names[sym] = rf"n_{{{counter}}}"
             counter += 1
         mapping[pw] = sym
-        defs[sym] = pw
-    return expr.xreplace(mapping), defs, names
+    # a Piecewise nested in another is named inside the outer one's definition, and only definitions the body reaches
+    # (directly or through another definition) are kept: an inner one the outer's name swallowed is not printed
+    defs = {sym: pw.xreplace({k: v for k, v in mapping.items() if k != pw}) for pw, sym in mapping.items()}
+    body = expr.xreplace(mapping)
+    reached, todo = set(), [x for x in body.free_symbols if x in defs]
+    while todo:
+        sym = todo.pop()
+        if sym not in reached:
+            reached.add(sym)
+            todo += [x for x in defs[sym].free_symbols if x in defs]
+    return body, {sym: pw for sym, pw in defs.items() if sym in reached}, names
 
 
 LONG_SUM = 10  # terms of a sum (a total of components) above which simplify is skipped: measured on the paper

@@ -33,8 +33,8 @@ RELEASE_WORLD = {"deepseekv3_proxy_flex_tp1pp4emp16etp1cp1_release": 64, "mixtra
 # tokenizers/text/libraries/sentencepiece_tokenizer.py: vocab_size = get_piece_size(), no special tokens added without
 # --special-tokens; build_tokenizer.py vocab_size_with_padding then pads it to make-vocab-size-divisible-by x tp).
 # nemotron_2_256k.model is Nemotron-4's tokenizer (shipped as ..._nemotron_2_256k.model in nvidia/Nemotron-4-340B-Base),
-# 256,000 pieces: Nemotron-4 15B Technical Report (arXiv:2402.16819) section 2, and transformers 5.25.0
-# models/nemotron/configuration_nemotron.py (vocab_size 256000, the nemotron-15b configuration).
+# 256,000 pieces: the Nemotron-4 15B Technical Report (arXiv:2402.16819: its 256,000-token SentencePiece vocabulary)
+# and transformers 5.25.0 models/nemotron/configuration_nemotron.py (vocab_size 256000, the nemotron-15b configuration).
 TOKENIZER_PIECES = {"nemotron_2_256k.model": 256_000}
 
 

@@ -29,6 +29,13 @@ GiB = 2**30
 # RUNS.md's "Global conventions": release tests publish no node count; the minimum world size consistent with the
 # run's grids (lcm of tp*pp*cp and etp*ep*pp) is the one RUNS.md states, and the one used here (marked assumed).
 RELEASE_WORLD = {"deepseekv3_proxy_flex_tp1pp4emp16etp1cp1_release": 64, "mixtral_8x7b_alltoall_tp2pp4ep4_release": 32}
+# The pieces of a SentencePiece model a case's --tokenizer-model names (Megatron-Core @ d98e8a64
+# tokenizers/text/libraries/sentencepiece_tokenizer.py: vocab_size = get_piece_size(), no special tokens added without
+# --special-tokens; build_tokenizer.py vocab_size_with_padding then pads it to make-vocab-size-divisible-by x tp).
+# nemotron_2_256k.model is Nemotron-4's tokenizer (shipped as ..._nemotron_2_256k.model in nvidia/Nemotron-4-340B-Base),
+# 256,000 pieces: the Nemotron-4 15B Technical Report (arXiv:2402.16819: its 256,000-token SentencePiece vocabulary)
+# and transformers 5.25.0 models/nemotron/configuration_nemotron.py (vocab_size 256000, the nemotron-15b configuration).
+TOKENIZER_PIECES = {"nemotron_2_256k.model": 256_000}
 
 
 @dataclass(frozen=True)
@@ -69,11 +76,22 @@ def cases(measured: Path = MEASURED) -> list[Case]:
     return out
 
 
+def tokenizer_pieces(config: Path) -> int | None:
+    """The vocabulary size of the SentencePiece model the case's --tokenizer-model names (TOKENIZER_PIECES), if any."""
+    from symbolic.readers.argfile import read_args
+
+    model = dict(read_args(config)).get("--tokenizer-model")
+    return TOKENIZER_PIECES.get(Path(str(model)).name) if model else None
+
+
 def estimate(case: Case) -> dict:
     """mem4d's answer for the case: {'allocated_bytes', 'stage', 'components'} or {'refused': the one line}."""
     from symbolic.cli.entry import main
 
     argv = ["estimate", "--megatron", str(case.config), "--gpus", str(case.world), "--rank", "last", "--json"]
+    pieces = tokenizer_pieces(case.config)
+    if pieces:
+        argv += ["--vocab-size", str(pieces)]
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         rc = main(argv)

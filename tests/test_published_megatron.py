@@ -65,3 +65,13 @@ def test_parallel_sizes_as_runs_md_says():
         want = _sizes(summary[row["id"]][3])
         got = {k: row["config"].get(k, 1) for k in want}  # ep, etp listed only with experts
         assert got == want, row["id"]
+
+
+def test_sentencepiece_cases_get_their_tokenizer_size():
+    """The two release cases name Nemotron-4's SentencePiece model (their --tokenizer-model), whose 256,000 pieces
+    the table supplies as --vocab-size (source: the verbatim files; the size cited in TOKENIZER_PIECES); the GPT-2
+    cases name none. Exact."""
+    pm = _module()
+    got = {c.id: pm.tokenizer_pieces(c.config) for c in pm.cases()}
+    assert {k for k, v in got.items() if v} == {"MB-07", "MB-12"}
+    assert got["MB-12"] == got["MB-07"] == 256_000

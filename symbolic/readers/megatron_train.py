@@ -244,8 +244,9 @@ def training_flags(args: Args) -> dict:
                                and (args.get("num_experts") or 0) and not args.get("use_te_activation_func"))
     dispatcher = args.get("moe_token_dispatcher_type")
     if (args.get("num_experts") or 0) and dispatcher not in MOE_DISPATCHERS:
-        args.refuse("moe_token_dispatcher_type", f"the {' and '.join(MOE_DISPATCHERS)} dispatchers' buffers are "
-                    "modelled (flex's DeepEP/HybridEP buffers are not)")
+        args.refuse("moe_token_dispatcher_type", f"the {' and '.join(MOE_DISPATCHERS)} dispatchers are modelled; flex "
+                    "(DeepEP or HybridEP, megatron-core 0.16.1 fused_a2a.py) keeps received tokens, fp32 probabilities "
+                    "and a routing handle per layer that are not")
     elif args.get("num_experts") or 0:
         out["moe_dispatcher"] = dispatcher
     out.update(stages(args, out["pp"]))

@@ -100,7 +100,9 @@ def test_a_tower_of_another_kind_is_refused_in_one_line(tmp_path):
 
 
 @pytest.mark.parametrize("change, key", [({"hidden_act": "silu"}, "hidden_act"), ({"depth": 0}, "depth"),
-                                         ({"new_key": 1}, "new_key"), ({"num_heads": 5}, "num_heads")])
+                                         ({"new_key": 1}, "new_key"), ({"num_heads": 5}, "num_heads"),
+                                         ({"num_hidden_layers": 26}, "num_hidden_layers"),
+                                         ({"is_encoder_decoder": True}, "is_encoder_decoder")])
 def test_a_vision_config_mem4d_does_not_model_is_refused(tmp_path, change, key):
     raw = json.loads((SHARED / "qwen3-vl-32b-instruct.json").read_text()) if SHARED.is_dir() else pytest.skip(
         "../shared/data/configs (reference data) is absent")
@@ -108,6 +110,17 @@ def test_a_vision_config_mem4d_does_not_model_is_refused(tmp_path, change, key):
     (tmp_path / "config.json").write_text(json.dumps(raw))
     with pytest.raises(ConfigError, match=f"vision_config.{key}"):
         read(tmp_path / "config.json")
+
+
+def test_a_vision_config_read_through_the_class_aliases(tmp_path):
+    """num_hidden_layers and num_attention_heads (Qwen3VLVisionConfig's attribute_map) are read as depth and
+    num_heads: the same count (tolerance none)."""
+    name = SHARED / "qwen3-vl-32b-instruct.json"
+    raw = json.loads(name.read_text()) if SHARED.is_dir() else pytest.skip("../shared/data/configs is absent")
+    tower = raw["vision_config"]
+    tower.update(num_hidden_layers=tower.pop("depth"), num_attention_heads=tower.pop("num_heads"))
+    (tmp_path / "config.json").write_text(json.dumps(raw))
+    assert read(tmp_path / "config.json").param_count == read(name).param_count
 
 
 # Llama 4's tower (symbolic/config/vision_llama4.py): source of truth SOURCES.md's Llama-4-Scout-17B-16E-Instruct total

@@ -23,9 +23,14 @@ DEFAULTS = {"depth": 27, "hidden_size": 1152, "intermediate_size": 4304, "num_he
 # read without changing a tensor: the initializer's spread; the 2D rotary embedding's settings (no parameter: its
 # cos/sin [n, dh] are computed once per step, under 0.1 % of the tower's saved bytes); the class's own name
 HARMLESS = ("initializer_range", "rope_parameters", "model_type")
+# the class's attribute_map: a file may name depth and num_heads by the library's common names
+ALIASES = {"num_attention_heads": "num_heads", "num_hidden_layers": "depth"}
+AT = {"is_encoder_decoder": False}  # read at the one value transformers builds (the tower is an encoder alone)
+DEEPSTACK_INDEXES = [8, 16, 24]  # Qwen3VLVisionConfig's deepstack_visual_indexes default
 ACTS = ("gelu_pytorch_tanh", "gelu")  # GeLU (tanh or erf): one saved input either way
 DEEPSTACK = {"qwen3_vl": True, "qwen3_vl_moe": True, "qwen3_5": False, "qwen3_5_moe": False}  # Qwen wrapper -> deepstack
 TOWERS = (*DEEPSTACK, "llama4")  # the wrappers whose tower mem4d models
+OWN: dict[str, tuple[str, ...]] = {}  # a wrapper's own keys its tower reads (beside hfconfig.WRAPPER_KEYS)
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,23 @@ def of_json(fields: dict) -> VisionTower | Llama4Tower:
     return Llama4Tower(**fields) if fields.get("kind") == "llama4" else VisionTower(**fields)
 
 
+def _resolved(vision: dict, path) -> dict:
+    """vision with each alias under the attribute it names (given both, they must agree) and the keys read at one
+    value set aside (refused at any other)."""
+    out = {key: value for key, value in vision.items() if key not in AT}
+    for key, value in AT.items():
+        if key in vision and (vision[key] is not value):
+            raise ConfigError(f"{path}: key 'vision_config.{key}': {vision[key]!r} is not modelled; mem4d models "
+                              f"{value!r} (transformers 5.25.0 builds the tower with it)")
+    for alias, name in ALIASES.items():
+        if alias in out:
+            if name in out and out[name] != out[alias]:
+                raise ConfigError(f"{path}: key 'vision_config.{alias}' (transformers' alias of {name!r}) disagrees "
+                                  f"with {name!r}")
+            out[name] = out.pop(alias)
+    return out
+
+
 def read(vision: object, wrapper: str, text: dict, path) -> VisionTower | Llama4Tower:
     """A wrapper's vision_config as transformers builds its tower (Llama 4's: vision_llama4.read, its projector into
     text's width); a key or value that would change a tensor mem4d does not model is refused in one line."""
@@ -82,6 +104,7 @@ def read(vision: object, wrapper: str, text: dict, path) -> VisionTower | Llama4
         raise ConfigError(f"{path}: key 'vision_config': must be an object (the vision tower's config)")
     deepstack = DEEPSTACK[wrapper]
     known = (*DEFAULTS, *HARMLESS, "hidden_act", *(("deepstack_visual_indexes",) if deepstack else ()))
+    vision = _resolved(vision, path)
     for key in vision:
         if key not in known and not (key == "deepstack_visual_indexes" and not vision[key]):
             raise ConfigError(f"{path}: key 'vision_config.{key}': not a key mem4d knows for {wrapper}'s vision "
@@ -97,7 +120,7 @@ def read(vision: object, wrapper: str, text: dict, path) -> VisionTower | Llama4
     if values["hidden_size"] % values["num_heads"]:
         raise ConfigError(f"{path}: key 'vision_config.num_heads': {values['num_heads']} heads do not divide the "
                           f"width {values['hidden_size']}")
-    indexes = vision.get("deepstack_visual_indexes", [8, 16, 24] if deepstack else [])
+    indexes = vision.get("deepstack_visual_indexes", DEEPSTACK_INDEXES if deepstack else [])
     if not isinstance(indexes, list) or not all(isinstance(i, int) and 0 <= i < values["depth"] for i in indexes) \
             or len(set(indexes)) != len(indexes):
         raise ConfigError(f"{path}: key 'vision_config.deepstack_visual_indexes': must list distinct block indices "

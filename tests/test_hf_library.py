@@ -121,6 +121,23 @@ def test_every_attribute_of_a_qwen_vision_config_is_classified(wrapper, classes)
     assert config().hidden_act in vision.ACTS and all(getattr(config(), key) == value for key, value in vision.AT.items())
 
 
+def test_every_attribute_of_gemma3s_vision_config_is_classified(classes):
+    """SiglipVisionConfig (Gemma3Config's vision_config, an AutoConfig of model_type siglip_vision_model): a size (the
+    class's defaults are config.vision_gemma3's), the GeLU, harmless, or read at the one value modelled (refused at
+    any other; vision_use_head's class default, true, is refused too)."""
+    from symbolic.config import vision_gemma3 as tower
+
+    assert classes["gemma3"].sub_configs_defaults["vision_config"].model_type == vision.KIND["gemma3"]
+    config = classes[vision.KIND["gemma3"]]
+    keys = set(config().to_dict()) | set(config.attribute_map)
+    known = {*tower.SIZES, "hidden_act", *tower.HARMLESS, *tower.AT, *WHY_HARMLESS}
+    assert sorted(keys - known) == [] and all(why and "\n" not in why for why in tower.HARMLESS.values())
+    assert {key: getattr(config(), key) for key in tower.SIZES} == tower.SIZES and config().hidden_act in vision.ACTS
+    assert {key: getattr(config(), key) for key in tower.AT} == {**tower.AT, "vision_use_head": tower.HEAD}
+    wrapper = classes["gemma3"]()
+    assert (wrapper.mm_tokens_per_image, wrapper.text_config.hidden_size) == (tower.TOKENS, tower.TEXT_WIDTH)
+
+
 @pytest.mark.parametrize("wrapper", vision.TOWERS)
 def test_every_attribute_of_a_wrapper_is_classified(wrapper, classes):
     """Qwen3VLConfig, Qwen3VLMoeConfig, Qwen3_5Config, Qwen3_5MoeConfig, Llama4Config, ...: the wrapper's own

@@ -92,9 +92,9 @@ def test_vision_flags_need_a_tower():
 
 
 def test_a_tower_of_another_kind_is_refused_in_one_line(tmp_path):
-    raw = {"model_type": "gemma3", "text_config": {"model_type": "gemma3_text"}, "vision_config": {}}
+    raw = {"model_type": "mistral3", "text_config": {"model_type": "mistral"}, "vision_config": {}}
     (tmp_path / "config.json").write_text(json.dumps(raw))
-    with pytest.raises(ConfigError, match="SigLIP vision tower.*not modelled.*--text-only") as err:
+    with pytest.raises(ConfigError, match="Pixtral vision tower.*not modelled.*--text-only") as err:
         read(tmp_path / "config.json")
     assert "\n" not in str(err.value)
 
@@ -182,3 +182,69 @@ def test_llama4_tower_round_trips_through_a_json_shape():
 
     scout = read(SCOUT)
     assert shape_from_json(json.loads(json.dumps(shape_json(scout)))) == scout
+
+
+# Gemma 3's tower (symbolic/config/vision_gemma3.py): source of truth SOURCES.md's gemma-3-4b-it total (the Hub's) and
+# transformers 5.25.0's own count (records/hf-count-published.jsonl), tolerance none; its saved tensors are
+# records/vision-saved-gemma3-cpu.jsonl (benchmarks/vision_saved_gemma3.py), tolerance none once the LayerNorms' mean
+# and rstd (2 bf16 elements per row), the kernel's fp32 logsumexp (one per row and head) and the projector RMSNorm's
+# fp32 input, output and rstd (2w + 1 per image token, and its (1 + weight) [w] once) are set apart
+GEMMA3 = ROOT / "grids" / "models" / "published" / "gemma-3-4b-it.json"
+
+
+def test_gemma3_counted_with_its_tower_to_the_published_total():
+    full, text = read(GEMMA3), read(GEMMA3, text_only=True)
+    assert (full.param_count, text.param_count, full.P_v) == (4_300_079_472, 3_880_263_168, 419_816_304)
+    assert (full.vision.tokens_per_image, full.vision.k) == (256, 4)  # 64 x 64 patches pooled 4 x 4
+
+
+def test_gemma3_saved_tensors_are_what_autograd_keeps():
+    row = json.loads((ROOT / "records" / "vision-saved-gemma3-cpu.jsonl").read_text().splitlines()[0])
+    assert row["kernel"] == "sdpa" and row["transformers"] == "5.25.0"
+    outer = {"text_config": {"hidden_size": row["text_hidden_size"]}, "mm_tokens_per_image": row["mm_tokens_per_image"]}
+    tower = vision.read({k: v for k, v in row["config"].items() if k != "model_type"}, "gemma3", {}, "tiny", outer)
+    patches, tokens = row["images"] * tower.side ** 2, row["image_tokens"]
+    assert tokens == row["images"] * tower.tokens_per_image
+    stats = 2 * 2 * patches * (1 + 2 * tower.depth)  # bf16 mean and rstd of every block's LayerNorms and the post one
+    heads = row["config"]["num_attention_heads"]
+    assert row["saved_bytes"]["torch.float32"] == 4 * (patches * heads * tower.depth + tokens * (2 * tower.w + 1)
+                                                       + tower.w)
+    assert row["saved_bytes"]["torch.bfloat16"] - stats == 2 * tokens * tower.saved_per_token
+
+
+def test_gemma3_tower_under_megatron_and_frozen():
+    gemma = read(GEMMA3)
+    first = _first(gemma, Training(d=8, s=4096, image_tokens=512))
+    assert first["vision_activations"] == 2 * 512 * gemma.A_v and first["vision_weights"] == 2 * 419_816_304
+    frozen = _first(gemma, Training(d=8, s=4096, image_tokens=512, freeze_vision=True))
+    assert (frozen["vision_activations"], "vision_gradients" in frozen) == (0, False)
+
+
+@pytest.mark.parametrize("change, key", [
+    ({"vision_use_head": True}, "vision_use_head"), ({"attention_dropout": 0.1}, "attention_dropout"),
+    ({"num_attention_heads": 5}, "num_attention_heads"), ({"image_size": [896, 896]}, "image_size"),
+    ({"hidden_act": "relu"}, "hidden_act"), ({"new_key": 1}, "new_key"), ({"model_type": "clip_vision_model"}, "")])
+def test_a_gemma3_vision_config_mem4d_does_not_model_is_refused(tmp_path, change, key):
+    raw = json.loads(GEMMA3.read_text())
+    raw["vision_config"].update(change)
+    (tmp_path / "config.json").write_text(json.dumps(raw))
+    with pytest.raises(ConfigError, match=f"vision_config{'.' + key if key else ''}'") as err:
+        read(tmp_path / "config.json")
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("change", [{"mm_tokens_per_image": 200}, {"mm_tokens_per_image": 9},
+                                    {"vision_config": {"vision_use_head": False}}])
+def test_a_gemma3_pooling_mem4d_does_not_model_is_refused(tmp_path, change):
+    """mm_tokens_per_image must pool the patch grid evenly (200: not a square; 9: 3 does not divide 64); a
+    vision_config of SiglipVisionConfig's defaults (224 / 16 = 14 patches a side) cannot pool to 16 x 16."""
+    (tmp_path / "config.json").write_text(json.dumps(json.loads(GEMMA3.read_text()) | change))
+    with pytest.raises(ConfigError, match="key 'mm_tokens_per_image'"):
+        read(tmp_path / "config.json")
+
+
+def test_gemma3_tower_round_trips_through_a_json_shape():
+    from symbolic.config.shape_json import shape_from_json, shape_json
+
+    gemma = read(GEMMA3)
+    assert shape_from_json(json.loads(json.dumps(shape_json(gemma)))) == gemma

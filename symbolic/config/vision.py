@@ -11,7 +11,8 @@ from dataclasses import asdict, dataclass
 
 from .bounds import MAX_SIZE
 from .errors import ConfigError
-from . import vision_llama4
+from . import vision_gemma3, vision_llama4
+from .vision_gemma3 import Gemma3Tower
 from .vision_llama4 import Llama4Tower
 
 # the vision_config keys of Qwen3VLVisionConfig / Qwen3_5VisionConfig (configuration_qwen3_vl.py,
@@ -29,8 +30,10 @@ AT = {"is_encoder_decoder": False}  # read at the one value transformers builds 
 DEEPSTACK_INDEXES = [8, 16, 24]  # Qwen3VLVisionConfig's deepstack_visual_indexes default
 ACTS = ("gelu_pytorch_tanh", "gelu")  # GeLU (tanh or erf): one saved input either way
 DEEPSTACK = {"qwen3_vl": True, "qwen3_vl_moe": True, "qwen3_5": False, "qwen3_5_moe": False}  # Qwen wrapper -> deepstack
-TOWERS = (*DEEPSTACK, "llama4")  # the wrappers whose tower mem4d models
-OWN: dict[str, tuple[str, ...]] = {}  # a wrapper's own keys its tower reads (beside hfconfig.WRAPPER_KEYS)
+TOWERS = (*DEEPSTACK, "llama4", "gemma3")  # the wrappers whose tower mem4d models
+OWN = {"gemma3": ("mm_tokens_per_image",)}  # a wrapper's own keys its tower reads (beside hfconfig.WRAPPER_KEYS)
+# the vision_config's model_type where the wrapper's class builds whatever it names (Gemma3Config: AutoConfig)
+KIND = {"gemma3": "siglip_vision_model"}
 
 
 @dataclass(frozen=True)
@@ -73,9 +76,13 @@ class VisionTower:
         return asdict(self)
 
 
-def of_json(fields: dict) -> VisionTower | Llama4Tower:
-    """A tower as its as_dict wrote it (a --json "shape"'s vision): Llama 4's names its kind."""
-    return Llama4Tower(**fields) if fields.get("kind") == "llama4" else VisionTower(**fields)
+Tower = VisionTower | Llama4Tower | Gemma3Tower
+
+
+def of_json(fields: dict) -> Tower:
+    """A tower as its as_dict wrote it (a --json "shape"'s vision): Llama 4's and Gemma 3's name their kind."""
+    kinds = {"llama4": Llama4Tower, "gemma3": Gemma3Tower}
+    return kinds.get(fields.get("kind"), VisionTower)(**fields)
 
 
 def _resolved(vision: dict, path) -> dict:
@@ -95,13 +102,24 @@ def _resolved(vision: dict, path) -> dict:
     return out
 
 
-def read(vision: object, wrapper: str, text: dict, path) -> VisionTower | Llama4Tower:
+def _gelu(vision: dict, path) -> None:
+    """The tower's MLP activation: a GeLU (one saved input), refused otherwise."""
+    if vision.get("hidden_act", ACTS[0]) not in ACTS:
+        raise ConfigError(f"{path}: key 'vision_config.hidden_act': {vision['hidden_act']!r} is not modelled; mem4d "
+                          f"models the tower's GeLU ({', '.join(ACTS)})")
+
+
+def read(vision: object, wrapper: str, text: dict, path, outer: dict | None = None) -> Tower:
     """A wrapper's vision_config as transformers builds its tower (Llama 4's: vision_llama4.read, its projector into
-    text's width); a key or value that would change a tensor mem4d does not model is refused in one line."""
+    text's width; Gemma 3's: vision_gemma3.read, pooled as the wrapper outer says); a key or value that would change a
+    tensor mem4d does not model is refused in one line."""
     if wrapper == "llama4":
         return vision_llama4.read(vision, text, path)
     if not isinstance(vision, dict):
         raise ConfigError(f"{path}: key 'vision_config': must be an object (the vision tower's config)")
+    _gelu(vision, path)
+    if wrapper == "gemma3":
+        return vision_gemma3.read(vision, outer if outer is not None else {"text_config": text}, path)
     deepstack = DEEPSTACK[wrapper]
     known = (*DEFAULTS, *HARMLESS, "hidden_act", *(("deepstack_visual_indexes",) if deepstack else ()))
     vision = _resolved(vision, path)
@@ -114,9 +132,6 @@ def read(vision: object, wrapper: str, text: dict, path) -> VisionTower | Llama4
         if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_SIZE:
             raise ConfigError(f"{path}: key 'vision_config.{key}': must be a positive integer up to {MAX_SIZE}, "
                               f"got {value!r}")
-    if vision.get("hidden_act", ACTS[0]) not in ACTS:
-        raise ConfigError(f"{path}: key 'vision_config.hidden_act': {vision['hidden_act']!r} is not modelled; mem4d "
-                          f"models the tower's GeLU ({', '.join(ACTS)})")
     if values["hidden_size"] % values["num_heads"]:
         raise ConfigError(f"{path}: key 'vision_config.num_heads': {values['num_heads']} heads do not divide the "
                           f"width {values['hidden_size']}")

@@ -198,6 +198,18 @@ def test_gemma3_counted_with_its_tower_to_the_published_total():
     assert (full.vision.tokens_per_image, full.vision.k) == (256, 4)  # 64 x 64 patches pooled 4 x 4
 
 
+def test_gemma3_27b_counted_to_the_hub_total(tmp_path):
+    """gemma-3-27b-it: the 4B file with the 27B language model's sizes (TRT-LLM's GEMMA3_27B_CONFIG quotes them beside
+    the same vision_config) is 27,432,406,640 parameters, the Hub's total of google/gemma-3-27b-it (llmfit-core
+    hf_models.json @ AlexsJones/llmfit@5bdc9df9); the same tower, its projector into 5376 (tolerance none)."""
+    raw = json.loads(GEMMA3.read_text())
+    raw["text_config"].update(head_dim=128, hidden_size=5376, intermediate_size=21504, num_attention_heads=32,
+                              num_hidden_layers=62, num_key_value_heads=16, query_pre_attn_scalar=168)
+    (tmp_path / "config.json").write_text(json.dumps(raw))
+    shape = read(tmp_path / "config.json")
+    assert (shape.param_count, shape.P_v - read(GEMMA3).P_v) == (27_432_406_640, 1152 * (5376 - 2560))
+
+
 def test_gemma3_saved_tensors_are_what_autograd_keeps():
     row = json.loads((ROOT / "records" / "vision-saved-gemma3-cpu.jsonl").read_text().splitlines()[0])
     assert row["kernel"] == "sdpa" and row["transformers"] == "5.25.0"

@@ -138,6 +138,25 @@ def test_every_attribute_of_gemma3s_vision_config_is_classified(classes):
     assert (wrapper.mm_tokens_per_image, wrapper.text_config.hidden_size) == (tower.TOKENS, tower.TEXT_WIDTH)
 
 
+def test_every_attribute_of_mistral3s_vision_config_is_classified(classes):
+    """PixtralVisionConfig (Mistral3Config's vision_config, an AutoConfig of model_type pixtral): a size (the class's
+    defaults are config.vision_pixtral's), the gated MLP's activation, harmless, or read at the one value modelled;
+    the wrapper's projector defaults are the reader's."""
+    from symbolic.config import vision_pixtral as tower
+
+    assert classes["mistral3"].sub_configs_defaults["vision_config"].model_type == vision.KIND["mistral3"]
+    config = classes[vision.KIND["mistral3"]]
+    keys = set(config().to_dict()) | set(config.attribute_map)
+    known = {*tower.SIZES, "hidden_act", *tower.HARMLESS, *tower.AT, *WHY_HARMLESS}
+    assert sorted(keys - known) == [] and all(why and "\n" not in why for why in tower.HARMLESS.values())
+    assert {key: getattr(config(), key) for key in tower.SIZES} == tower.SIZES and config().hidden_act in tower.ACTS
+    assert {key: getattr(config(), key) for key in tower.AT} == tower.AT
+    wrapper = classes["mistral3"]()
+    assert (wrapper.spatial_merge_size, wrapper.multimodal_projector_bias, wrapper.projector_hidden_act,
+            wrapper.vision_feature_layer) == (tower.MERGE, False, tower.PROJECTOR_ACTS[0], -1)
+    assert classes["mistral"]().hidden_size == tower.TEXT_WIDTH
+
+
 @pytest.mark.parametrize("wrapper", vision.TOWERS)
 def test_every_attribute_of_a_wrapper_is_classified(wrapper, classes):
     """Qwen3VLConfig, Qwen3VLMoeConfig, Qwen3_5Config, Qwen3_5MoeConfig, Llama4Config, ...: the wrapper's own

@@ -92,9 +92,9 @@ def test_vision_flags_need_a_tower():
 
 
 def test_a_tower_of_another_kind_is_refused_in_one_line(tmp_path):
-    raw = {"model_type": "mistral3", "text_config": {"model_type": "mistral"}, "vision_config": {}}
+    raw = {"model_type": "kimi_k25", "text_config": {"model_type": "kimi_k2"}, "vision_config": {}}
     (tmp_path / "config.json").write_text(json.dumps(raw))
-    with pytest.raises(ConfigError, match="Pixtral vision tower.*not modelled.*--text-only") as err:
+    with pytest.raises(ConfigError, match="MoonViT vision tower.*not modelled.*--text-only") as err:
         read(tmp_path / "config.json")
     assert "\n" not in str(err.value)
 
@@ -260,3 +260,81 @@ def test_gemma3_tower_round_trips_through_a_json_shape():
 
     gemma = read(GEMMA3)
     assert shape_from_json(json.loads(json.dumps(shape_json(gemma)))) == gemma
+
+
+# Mistral 3's Pixtral tower (symbolic/config/vision_pixtral.py): source of truth transformers 5.25.0's own count of a
+# Mistral Small 3.x config.json (benchmarks/hf_count.py on this dict, run by hand: tower 403,305,472 + projector
+# 35,652,608 + language model 22,901,314,560 = 23,340,272,640; tolerance none) and
+# records/vision-saved-pixtral-cpu.jsonl (benchmarks/vision_saved_pixtral.py), tolerance none once the fp32 RMSNorm
+# inputs and rstd (w + 1 per row of 2L + 2 norms) and logsumexp (one per row, head and block) are set apart
+MISTRAL3 = {"architectures": ["Mistral3ForConditionalGeneration"], "image_token_index": 10, "model_type": "mistral3",
+            "multimodal_projector_bias": False, "projector_hidden_act": "gelu", "spatial_merge_size": 2,
+            "text_config": {"head_dim": 128, "hidden_act": "silu", "hidden_size": 5120, "intermediate_size": 32768,
+                            "max_position_embeddings": 131072, "model_type": "mistral", "num_attention_heads": 32,
+                            "num_hidden_layers": 40, "num_key_value_heads": 8, "rms_norm_eps": 1e-05,
+                            "rope_theta": 1000000000.0, "sliding_window": None, "vocab_size": 131072},
+            "vision_config": {"attention_dropout": 0.0, "head_dim": 64, "hidden_act": "silu", "hidden_size": 1024,
+                              "image_size": 1540, "intermediate_size": 4096, "model_type": "pixtral",
+                              "num_attention_heads": 16, "num_channels": 3, "num_hidden_layers": 24, "patch_size": 14,
+                              "rope_theta": 10000.0},
+            "vision_feature_layer": -1}
+
+
+def _mistral3(tmp_path, change: dict | None = None, vision: dict | None = None) -> Path:
+    raw = json.loads(json.dumps(MISTRAL3)) | (change or {})
+    raw["vision_config"].update(vision or {})
+    (tmp_path / "config.json").write_text(json.dumps(raw))
+    return tmp_path / "config.json"
+
+
+def test_mistral3_counted_as_transformers_builds_it(tmp_path):
+    full, text = read(_mistral3(tmp_path)), read(_mistral3(tmp_path), text_only=True)
+    assert (full.param_count, text.param_count, full.P_v) == (23_340_272_640, 22_901_314_560, 403_305_472 + 35_652_608)
+    biased = read(_mistral3(tmp_path, {"multimodal_projector_bias": True}))  # linear_1's and linear_2's biases
+    assert biased.P_v - full.P_v == 2 * 5120
+
+
+def test_pixtral_saved_tensors_are_what_autograd_keeps():
+    """The linear part per image token, and the mask over a forward's patches: one bf16 [N, N] (N = 64 patches of one
+    image, 128 of two), why --image-tokens is refused for this tower."""
+    rows = [json.loads(line) for line in (ROOT / "records" / "vision-saved-pixtral-cpu.jsonl").read_text().splitlines()]
+    for row in (row for row in rows if row["kernel"] == "sdpa"):
+        assert row["transformers"] == "5.25.0"
+        c = row["config"]
+        tower = vision.read({k: v for k, v in c.items() if k != "model_type"}, "mistral3", {}, "tiny",
+                            {"text_config": {"hidden_size": row["text_hidden_size"]}})
+        n, tokens = row["patches"], row["image_tokens"]
+        fp32 = n * ((2 * tower.depth + 2) * (tower.w + 1) + c["num_attention_heads"] * tower.depth)
+        assert (row["saved_bytes"]["torch.float32"], n) == (4 * fp32, tokens * tower.u)
+        assert row["saved_bytes"]["torch.bfloat16"] == 2 * (tokens * tower.saved_per_token + n * n)
+
+
+def test_pixtral_activations_are_refused_but_its_states_held(tmp_path):
+    shape = read(_mistral3(tmp_path))
+    with pytest.raises(ConfigError, match="Pixtral tower also keeps a block-diagonal mask") as err:
+        estimate(shape, Training(d=8, s=4096, image_tokens=256))
+    assert "\n" not in str(err.value)
+    first = _first(shape, Training(d=8, s=4096))
+    assert (first["vision_weights"], first["vision_gradients"], first["vision_activations"]) == (
+        2 * shape.P_v, 4 * shape.P_v, 0)
+    frozen = _first(shape, Training(d=8, s=4096, image_tokens=256, freeze_vision=True))
+    assert (frozen["vision_activations"], "vision_gradients" in frozen) == (0, False)
+
+
+@pytest.mark.parametrize("change, vision_change, key", [
+    ({"vision_feature_layer": -2}, {}, "vision_feature_layer"), ({"projector_hidden_act": "relu"}, {}, "projector_hidden_act"),
+    ({"spatial_merge_size": 0}, {}, "spatial_merge_size"), ({}, {"head_dim": 32}, "vision_config.head_dim"),
+    ({}, {"attention_dropout": 0.1}, "vision_config.attention_dropout"), ({}, {"new_key": 1}, "vision_config.new_key"),
+    ({}, {"hidden_act": "relu"}, "vision_config.hidden_act"), ({}, {"model_type": "siglip_vision_model"}, "vision_config"),
+    ({"new_key": 1}, {}, "new_key")])
+def test_a_mistral3_config_mem4d_does_not_model_is_refused(tmp_path, change, vision_change, key):
+    with pytest.raises(ConfigError, match=f"key '{key}'") as err:
+        read(_mistral3(tmp_path, change, vision_change))
+    assert "\n" not in str(err.value)
+
+
+def test_pixtral_tower_round_trips_through_a_json_shape(tmp_path):
+    from symbolic.config.shape_json import shape_from_json, shape_json
+
+    shape = read(_mistral3(tmp_path))
+    assert shape_from_json(json.loads(json.dumps(shape_json(shape)))) == shape

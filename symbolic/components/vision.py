@@ -1,9 +1,9 @@
 """A multimodal model's vision tower and projector (config.vision: P_v parameters, A_v saved elements per image token)
 on the stage that holds the embedding, where the merger's output replaces the image tokens' embeddings. The tower
-is held whole on each GPU of that stage (transformers' Qwen3VLVisionModel, Llama4VisionModel, SiglipVisionModel: not
-split over t, and its patches not over c), its states sharded by ZeRO as the language model's; frozen
-(--freeze-vision), its weights alone: no gradient, no optimizer state, and no tensor kept for backward (nothing before
-it requires a gradient)."""
+is held whole on each GPU of that stage (transformers' Qwen3VLVisionModel, Llama4VisionModel, SiglipVisionModel,
+PixtralVisionModel: not split over t, and its patches not over c), its states sharded by ZeRO as the language
+model's; frozen (--freeze-vision), its weights alone: no gradient, no optimizer state, and no tensor kept for
+backward (nothing before it requires a gradient)."""
 from __future__ import annotations
 
 import sympy as sp

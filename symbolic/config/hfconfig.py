@@ -213,11 +213,11 @@ def _tower(raw: dict, r: Reader) -> vision.Tower:
     if kind not in vision.TOWERS:
         about = WRAPPERS[kind].about if isinstance(kind, str) and kind in WRAPPERS else "a multimodal checkpoint"
         raise r.fail("text_config", f"{about}: its vision tower is not modelled (mem4d models Qwen3-VL's, "
-                     "Qwen3.5's, Llama 4's and Gemma 3's); pass --text-only to count its language model alone")
+                     "Qwen3.5's, Llama 4's, Gemma 3's and Mistral 3's); pass --text-only to count its language model alone")
     for key in raw:
         if key not in WRAPPER_KEYS and key not in HARMLESS and key not in vision.OWN.get(kind, ()):
             raise r.fail(key, f"not a key mem4d knows for model_type {kind!r}: refused rather than ignored")
-    tower = raw.get("vision_config", {})
+    tower = raw.get("vision_config", vision.ABSENT.get(kind, {}))
     named = tower.get("model_type", vision.KIND.get(kind)) if isinstance(tower, dict) else None
     if kind in vision.KIND and named != vision.KIND[kind]:
         raise r.fail("vision_config", f"a vision tower of model_type {named!r} is not modelled; {kind}'s is "

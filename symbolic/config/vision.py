@@ -11,9 +11,10 @@ from dataclasses import asdict, dataclass
 
 from .bounds import MAX_SIZE
 from .errors import ConfigError
-from . import vision_gemma3, vision_llama4
+from . import vision_gemma3, vision_llama4, vision_pixtral
 from .vision_gemma3 import Gemma3Tower
 from .vision_llama4 import Llama4Tower
+from .vision_pixtral import PixtralTower
 
 # the vision_config keys of Qwen3VLVisionConfig / Qwen3_5VisionConfig (configuration_qwen3_vl.py,
 # configuration_qwen3_5.py, transformers 5.25.0) with their class defaults; num_heads splits the width into heads and
@@ -30,10 +31,12 @@ AT = {"is_encoder_decoder": False}  # read at the one value transformers builds 
 DEEPSTACK_INDEXES = [8, 16, 24]  # Qwen3VLVisionConfig's deepstack_visual_indexes default
 ACTS = ("gelu_pytorch_tanh", "gelu")  # GeLU (tanh or erf): one saved input either way
 DEEPSTACK = {"qwen3_vl": True, "qwen3_vl_moe": True, "qwen3_5": False, "qwen3_5_moe": False}  # Qwen wrapper -> deepstack
-TOWERS = (*DEEPSTACK, "llama4", "gemma3")  # the wrappers whose tower mem4d models
-OWN = {"gemma3": ("mm_tokens_per_image",)}  # a wrapper's own keys its tower reads (beside hfconfig.WRAPPER_KEYS)
-# the vision_config's model_type where the wrapper's class builds whatever it names (Gemma3Config: AutoConfig)
-KIND = {"gemma3": "siglip_vision_model"}
+TOWERS = (*DEEPSTACK, "llama4", "gemma3", "mistral3")  # the wrappers whose tower mem4d models
+OWN = {"gemma3": ("mm_tokens_per_image",),  # a wrapper's own keys its tower reads (beside hfconfig.WRAPPER_KEYS)
+       "mistral3": ("spatial_merge_size", "multimodal_projector_bias", "projector_hidden_act", "vision_feature_layer")}
+# the vision_config's model_type where the wrapper's class builds whatever it names (an AutoConfig)
+KIND = {"gemma3": "siglip_vision_model", "mistral3": "pixtral"}
+ABSENT = {"mistral3": vision_pixtral.ABSENT}  # a wrapper's vision_config where its file has none, if not the class's
 
 
 @dataclass(frozen=True)
@@ -76,12 +79,13 @@ class VisionTower:
         return asdict(self)
 
 
-Tower = VisionTower | Llama4Tower | Gemma3Tower
+Tower = VisionTower | Llama4Tower | Gemma3Tower | PixtralTower
 
 
 def of_json(fields: dict) -> Tower:
-    """A tower as its as_dict wrote it (a --json "shape"'s vision): Llama 4's and Gemma 3's name their kind."""
-    kinds = {"llama4": Llama4Tower, "gemma3": Gemma3Tower}
+    """A tower as its as_dict wrote it (a --json "shape"'s vision): Llama 4's, Gemma 3's and Pixtral's name their
+    kind."""
+    kinds = {"llama4": Llama4Tower, "gemma3": Gemma3Tower, "pixtral": PixtralTower}
     return kinds.get(fields.get("kind"), VisionTower)(**fields)
 
 
@@ -111,10 +115,12 @@ def _gelu(vision: dict, path) -> None:
 
 def read(vision: object, wrapper: str, text: dict, path, outer: dict | None = None) -> Tower:
     """A wrapper's vision_config as transformers builds its tower (Llama 4's: vision_llama4.read, its projector into
-    text's width; Gemma 3's: vision_gemma3.read, pooled as the wrapper outer says); a key or value that would change a
-    tensor mem4d does not model is refused in one line."""
+    text's width; Gemma 3's and Mistral 3's: vision_gemma3.read, vision_pixtral.read, as the wrapper outer says); a
+    key or value that would change a tensor mem4d does not model is refused in one line."""
     if wrapper == "llama4":
         return vision_llama4.read(vision, text, path)
+    if wrapper == "mistral3":
+        return vision_pixtral.read(vision, outer if outer is not None else {"text_config": text}, path)
     if not isinstance(vision, dict):
         raise ConfigError(f"{path}: key 'vision_config': must be an object (the vision tower's config)")
     _gelu(vision, path)

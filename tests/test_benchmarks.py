@@ -42,6 +42,8 @@ NEEDS = {
     "titan_versions.py": ("torch", "runs each torchtitan version's own block under saved-tensor hooks (run by hand)"),
     "vision_saved.py": ("torch", "lists what Qwen3-VL's vision tower saves with torch and transformers (run by hand)"),
     "vision_saved_llama4.py": ("torch", "lists what Llama 4's vision tower and projector save (run by hand)"),
+    "vision_saved_gemma3.py": ("torch", "lists what Gemma 3's SigLIP tower and projector save (run by hand)"),
+    "vision_saved_pixtral.py": ("torch", "lists what Mistral 3's Pixtral tower and projector save (run by hand)"),
     "router_saved_phimoe.py": ("torch", "lists what phimoe's and Mixtral's routers save (run by hand)"),
     "vocab_pad_probe.py": (None, "compiles for an H100 target through the CUDA plugin (minutes a table)"),
 }

@@ -2,7 +2,7 @@
 parameter against its published total (COUNTS.tsv: the Hub's safetensors total), or differs from it by a named
 mechanism counted here exactly: fp32 fp8 block scales and the MTP layer's stored copies of embed and head, an MTP layer
 the file does not declare; a multimodal file with its vision tower (--text-only: without); or it is refused in one
-line naming the key. (The 21 files of grids/models/published are tests/test_hf_models.py's table.) Then all 41 files
+line naming the key. (The 24 files of grids/models/published are tests/test_hf_models.py's table.) Then all 42 files
 (both folders) against transformers' own count of each, records/hf-count-published.jsonl, file by file.
 
 Source of truth: COUNTS.tsv's published totals (tolerance: none); the mechanisms' sizes from the fp8 checkpoints' layout
@@ -153,8 +153,8 @@ HF = ROOT / "records" / "hf-count-published.jsonl"
 # NemotronH's classes build none
 MTP_NOT_BUILT = {"deepseek-r1-0528", "deepseek-v3", "glm-5.1", "nvidia-nemotron-3-super-120b-a12b-fp8",
                  "qwen3.5-122b-a10b", "qwen3.5-35b-a3b", "qwen3.5-397b-a17b", "qwen3.6-35b-a3b"}
-# the multimodal files of grids/models/published (Llama-4-Scout with its published vision_config: SOURCES.md)
-WRAPPERS = ["llama4-scout-17b-16e-text-config"]
+# the multimodal files of grids/models/published (Llama-4-Scout with its published vision_config, Gemma 3 4B: SOURCES.md)
+WRAPPERS = ["llama4-scout-17b-16e-text-config", "gemma-3-4b-it"]
 
 
 def _hf_rows() -> list[dict]:
@@ -193,10 +193,10 @@ def test_a_wrapper_is_counted_whole_its_parts_apart():
 
 
 def test_every_file_was_counted_by_transformers():
-    """One row per file of both folders (42 files: mimo-v2-flash is in both, the same file; 41 distinct)."""
+    """One row per file of both folders (43 files: mimo-v2-flash is in both, the same file; 42 distinct)."""
     files = sorted(f"../shared/data/configs/{p.name}" for p in SHARED.glob("*.json")) + sorted(
         f"grids/models/published/{p.name}" for p in (ROOT / "grids" / "models" / "published").glob("*.json"))
-    assert [row["file"] for row in _hf_rows()] == files and len(files) == 42
+    assert [row["file"] for row in _hf_rows()] == files and len(files) == 43
 
 
 def _kimi_check():

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from symbolic.config import vision
 from symbolic.config.errors import ConfigError
 from symbolic.config.families import FAMILIES
 from symbolic.config.families.aliases import ALIASES
@@ -86,7 +87,9 @@ def test_every_harmless_key_has_its_reason():
 
 # a multimodal wrapper's keys the reader refuses by name (hfconfig._tower): the outer class's encoder-decoder flag
 WRAPPER_REFUSED = {"is_encoder_decoder"}
-SCOUT = Path(__file__).resolve().parent.parent / "grids" / "models" / "published" / "llama4-scout-17b-16e-text-config.json"
+ROOT = Path(__file__).resolve().parent.parent
+SCOUT = ROOT / "grids" / "models" / "published" / "llama4-scout-17b-16e-text-config.json"
+SHARED = ROOT.parent / "shared" / "data" / "configs"
 
 
 def test_every_attribute_of_llama4s_vision_config_is_classified(classes):
@@ -103,14 +106,79 @@ def test_every_attribute_of_llama4s_vision_config_is_classified(classes):
         tower.RATIO, tower.TEXT_WIDTH)
 
 
-def test_every_attribute_of_the_llama4_wrapper_is_classified(classes, tmp_path):
-    """Llama4Config's own attributes: the wrapper's keys, harmless, or refused by name (read in one line)."""
-    from symbolic.config.hfconfig import WRAPPER_KEYS, read
-
-    config = classes["llama4"]
+@pytest.mark.parametrize("wrapper", list(vision.DEEPSTACK))
+def test_every_attribute_of_a_qwen_vision_config_is_classified(wrapper, classes):
+    """Qwen3VLVisionConfig, Qwen3VLMoeVisionConfig, Qwen3_5VisionConfig, Qwen3_5MoeVisionConfig: each attribute a size
+    (the class's defaults are config.vision's), the GeLU, the deepstack indexes (Qwen3-VL's), an alias of a size,
+    harmless, or read at the one value transformers builds."""
+    config = classes[wrapper].sub_configs["vision_config"]
     keys = set(config().to_dict()) | set(config.attribute_map)
-    assert sorted(keys - {*WRAPPER_KEYS, *WHY_HARMLESS, *WRAPPER_REFUSED}) == []
-    for key in WRAPPER_REFUSED:
-        (tmp_path / "config.json").write_text(json.dumps(json.loads(SCOUT.read_text()) | {key: False}))
-        with pytest.raises(ConfigError, match=f"key '{key}'"):
-            read(tmp_path / "config.json")
+    deepstack = {"deepstack_visual_indexes"} if vision.DEEPSTACK[wrapper] else set()
+    known = {*vision.DEFAULTS, "hidden_act", *deepstack, *vision.ALIASES, *vision.HARMLESS, *vision.AT, *WHY_HARMLESS}
+    assert sorted(keys - known) == [] and dict(config.attribute_map) == vision.ALIASES
+    assert {key: getattr(config(), key) for key in vision.DEFAULTS} == vision.DEFAULTS
+    assert list(getattr(config(), "deepstack_visual_indexes", [])) == (vision.DEEPSTACK_INDEXES if deepstack else [])
+    assert config().hidden_act in vision.ACTS and all(getattr(config(), key) == value for key, value in vision.AT.items())
+
+
+def test_every_attribute_of_gemma3s_vision_config_is_classified(classes):
+    """SiglipVisionConfig (Gemma3Config's vision_config, an AutoConfig of model_type siglip_vision_model): a size (the
+    class's defaults are config.vision_gemma3's), the GeLU, harmless, or read at the one value modelled (refused at
+    any other; vision_use_head's class default, true, is refused too)."""
+    from symbolic.config import vision_gemma3 as tower
+
+    assert classes["gemma3"].sub_configs_defaults["vision_config"].model_type == vision.KIND["gemma3"]
+    config = classes[vision.KIND["gemma3"]]
+    keys = set(config().to_dict()) | set(config.attribute_map)
+    known = {*tower.SIZES, "hidden_act", *tower.HARMLESS, *tower.AT, *WHY_HARMLESS}
+    assert sorted(keys - known) == [] and all(why and "\n" not in why for why in tower.HARMLESS.values())
+    assert {key: getattr(config(), key) for key in tower.SIZES} == tower.SIZES and config().hidden_act in vision.ACTS
+    assert {key: getattr(config(), key) for key in tower.AT} == {**tower.AT, "vision_use_head": tower.HEAD}
+    wrapper = classes["gemma3"]()
+    assert (wrapper.mm_tokens_per_image, wrapper.text_config.hidden_size) == (tower.TOKENS, tower.TEXT_WIDTH)
+
+
+def test_every_attribute_of_mistral3s_vision_config_is_classified(classes):
+    """PixtralVisionConfig (Mistral3Config's vision_config, an AutoConfig of model_type pixtral): a size (the class's
+    defaults are config.vision_pixtral's), the gated MLP's activation, harmless, or read at the one value modelled;
+    the wrapper's projector defaults are the reader's."""
+    from symbolic.config import vision_pixtral as tower
+
+    assert classes["mistral3"].sub_configs_defaults["vision_config"].model_type == vision.KIND["mistral3"]
+    config = classes[vision.KIND["mistral3"]]
+    keys = set(config().to_dict()) | set(config.attribute_map)
+    known = {*tower.SIZES, "hidden_act", *tower.HARMLESS, *tower.AT, *WHY_HARMLESS}
+    assert sorted(keys - known) == [] and all(why and "\n" not in why for why in tower.HARMLESS.values())
+    assert {key: getattr(config(), key) for key in tower.SIZES} == tower.SIZES and config().hidden_act in tower.ACTS
+    assert {key: getattr(config(), key) for key in tower.AT} == tower.AT
+    wrapper = classes["mistral3"]()
+    assert (wrapper.spatial_merge_size, wrapper.multimodal_projector_bias, wrapper.projector_hidden_act,
+            wrapper.vision_feature_layer) == (tower.MERGE, False, tower.PROJECTOR_ACTS[0], -1)
+    assert classes["mistral"]().hidden_size == tower.TEXT_WIDTH
+
+
+@pytest.mark.parametrize("wrapper", vision.TOWERS)
+def test_every_attribute_of_a_wrapper_is_classified(wrapper, classes):
+    """Qwen3VLConfig, Qwen3VLMoeConfig, Qwen3_5Config, Qwen3_5MoeConfig, Llama4Config, ...: the wrapper's own
+    attributes are its two configs, the head's tie and the special tokens' ids (hfconfig.WRAPPER_KEYS), a key its
+    tower reads (vision.OWN), harmless, or refused by name."""
+    from symbolic.config.hfconfig import WRAPPER_KEYS
+
+    config = classes[wrapper]
+    keys = set(config().to_dict()) | set(config.attribute_map)
+    assert sorted(keys - {*WRAPPER_KEYS, *vision.OWN.get(wrapper, ()), *WHY_HARMLESS, *WRAPPER_REFUSED}) == []
+
+
+QWEN_VL = SHARED / "qwen3-vl-32b-instruct.json"
+
+
+@pytest.mark.parametrize("path", [SCOUT, QWEN_VL], ids=["llama4", "qwen3_vl"])
+@pytest.mark.parametrize("key", sorted(WRAPPER_REFUSED))
+def test_a_wrapper_key_mem4d_does_not_model_is_refused_by_name(path, key, tmp_path):
+    from symbolic.config.hfconfig import read
+
+    if not path.is_file():
+        pytest.skip(f"{path} (reference data) is absent")
+    (tmp_path / "config.json").write_text(json.dumps(json.loads(path.read_text()) | {key: False}))
+    with pytest.raises(ConfigError, match=f"key '{key}'"):
+        read(tmp_path / "config.json")

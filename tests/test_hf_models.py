@@ -49,6 +49,9 @@ TABLE = {
     # the Instruct checkpoint's HF API total, its vision tower, adapter and projector (871,932,416) included;
     # --text-only: 107,769,861,120 (tests/test_hf_families.py)
     "llama4-scout-17b-16e-text-config": 108_641_793_536,
+    # the Hub's total, its SigLIP tower and projector (419,816,304) included (a reconstructed file: SOURCES.md);
+    # transformers 5.25.0's count too (records/hf-count-published.jsonl)
+    "gemma-3-4b-it": 4_300_079_472,
     # LayerNorms, attention and LM-head biases, SparseMixer routing (refused by every recipe: rules "no SparseMixer
     # router"): transformers 5.25.0's count (records/hf-count-published.jsonl); the model card's 41.9B
     "phi-3.5-moe-instruct": 41_873_153_344,

@@ -1,8 +1,9 @@
 """A multimodal model's vision tower and projector (config.vision: P_v parameters, A_v saved elements per image token)
 on the stage that holds the embedding, where the merger's output replaces the image tokens' embeddings. The tower
-is held whole on each GPU of that stage (transformers' Qwen3VLVisionModel and Llama4VisionModel: not split over t,
-and its patches not over c), its states sharded by ZeRO as the language model's; frozen (--freeze-vision), its weights alone: no
-gradient, no optimizer state, and no tensor kept for backward (nothing before it requires a gradient)."""
+is held whole on each GPU of that stage (transformers' Qwen3VLVisionModel, Llama4VisionModel, SiglipVisionModel,
+PixtralVisionModel: not split over t, and its patches not over c), its states sharded by ZeRO as the language
+model's; frozen (--freeze-vision), its weights alone: no gradient, no optimizer state, and no tensor kept for
+backward (nothing before it requires a gradient)."""
 from __future__ import annotations
 
 import sympy as sp
@@ -33,9 +34,9 @@ def vision_activations(micro: sp.Expr, sw: Switches) -> list[Component]:
         return [Component("vision_activations", sp.Integer(0), "the vision tower is frozen: nothing kept for backward")]
     return [Component("vision_activations", micro * B_a * b * n_v * A_v,
                       "the vision tower's saved tensors: every block's norm, qkv, q, k, v, attention-output, MLP and "
-                      "GeLU inputs, the patch embedding's and mergers' (or adapter's) inputs, A_v per image token x n_v "
-                      "tokens x b samples x the stage's in-flight micro batches (modeling_qwen3_vl.py, "
-                      "modeling_llama4.py, transformers 5.25.0)")]
+                      "GeLU inputs, the patch embedding's and mergers' (adapter's, pooling's) inputs, A_v per image token "
+                      "x n_v tokens x b samples x the stage's in-flight micro batches (modeling_qwen3_vl.py, "
+                      "modeling_llama4.py, modeling_siglip.py + modeling_gemma3.py, transformers 5.25.0)")]
 
 
 def vision_parts(stage: str, micro: sp.Expr, sw: Switches) -> list[Component]:

@@ -68,13 +68,13 @@ SWA = {
     "L_w": "sliding-window layers with KV heads and sinks of their own (the other L - L_w layers have k KV heads)",
     "k_w": "the sliding-window layers' key/value heads (swa_num_key_value_heads)",
 }
-# a multimodal checkpoint's vision tower and projector (config.vision: Qwen3-VL's, Qwen3.5's, Llama 4's vision_config), each 0
+# a multimodal checkpoint's vision tower and projector (config.vision: Qwen3-VL's, Qwen3.5's, Llama 4's, Gemma 3's, Mistral 3's), each 0
 # for a text model; n_v is a training choice (--image-tokens)
 VISION = {
-    "P_v": "the vision tower's and projector's parameters (vision_config, as Qwen3VLVisionModel or Llama4VisionModel "
-           "builds them)",
-    "A_v": "elements the vision tower keeps for backward per image token (its patches through every block, merger or "
-           "adapter)",
+    "P_v": "the vision tower's and projector's parameters (vision_config, as Qwen3VLVisionModel, Llama4VisionModel, "
+           "SiglipVisionModel or PixtralVisionModel builds them)",
+    "A_v": "elements the vision tower keeps for backward per image token (its patches through every block, merger, "
+           "adapter or pooling)",
     "n_v": "image tokens per sample (--image-tokens; 0: text-only activations)",
 }
 PARALLEL = {

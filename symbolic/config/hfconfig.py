@@ -206,21 +206,26 @@ def read_noted(path: str | Path, text_only: bool = False) -> tuple[ModelShape, s
     return shape, note
 
 
-def _tower(raw: dict, r: Reader) -> vision.VisionTower | vision.Llama4Tower:
+def _tower(raw: dict, r: Reader) -> vision.Tower:
     """A multimodal config's vision tower (config.vision), where mem4d models its kind; else refused in one line
     (--text-only counts the language model alone). The wrapper's other keys are token ids, harmless."""
     kind = raw.get("model_type")
     if kind not in vision.TOWERS:
         about = WRAPPERS[kind].about if isinstance(kind, str) and kind in WRAPPERS else "a multimodal checkpoint"
         raise r.fail("text_config", f"{about}: its vision tower is not modelled (mem4d models Qwen3-VL's, "
-                     "Qwen3.5's and Llama 4's); pass --text-only to count its language model alone")
+                     "Qwen3.5's, Llama 4's, Gemma 3's and Mistral 3's); pass --text-only to count its language model alone")
     for key in raw:
-        if key not in WRAPPER_KEYS and key not in HARMLESS:
+        if key not in WRAPPER_KEYS and key not in HARMLESS and key not in vision.OWN.get(kind, ()):
             raise r.fail(key, f"not a key mem4d knows for model_type {kind!r}: refused rather than ignored")
-    tower = raw.get("vision_config", {})  # the bookkeeping keys every config class has (dtype, names): no tensor
+    tower = raw.get("vision_config", vision.ABSENT.get(kind, {}))
+    named = tower.get("model_type", vision.KIND.get(kind)) if isinstance(tower, dict) else None
+    if kind in vision.KIND and named != vision.KIND[kind]:
+        raise r.fail("vision_config", f"a vision tower of model_type {named!r} is not modelled; {kind}'s is "
+                     f"{vision.KIND[kind]!r}")
+    # the bookkeeping keys every config class has (dtype, names): no tensor
     tower = {key: value for key, value in tower.items() if key not in HARMLESS} if isinstance(tower, dict) else tower
     text = raw["text_config"] if isinstance(raw["text_config"], dict) else {}
-    return vision.read(tower, kind, text, r.path)
+    return vision.read(tower, kind, text, r.path, raw)
 
 
 def _name(raw: dict, path: Path) -> str:

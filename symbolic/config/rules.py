@@ -105,6 +105,11 @@ SHARED: tuple[Rule, ...] = (
     Rule("vision flags need a tower", lambda x: x.vision | ((x.image_tokens == 0) & np.logical_not(x.freeze_vision)),
          lambda x: (f"--image-tokens / --freeze-vision: {x.model} has no vision tower (a multimodal config.json read "
                     f"without --text-only has one)"), model=True),
+    Rule("Pixtral's tower: frozen or no image tokens",
+         lambda x: np.logical_not(x.vision_mask) | (x.image_tokens == 0) | x.freeze_vision,
+         lambda x: (f"--image-tokens {x.image_tokens}: {x.model}'s Pixtral tower also keeps a block-diagonal mask over "
+                    "all of a micro batch's patches (quadratic in them, transformers' sdpa path), not modelled; "
+                    "pass --freeze-vision or leave --image-tokens 0"), model=True),
     Rule("capacity needs experts", lambda x: (x.E > 0) | (x.C_f == 1.0),
          lambda x: (f"--moe-capacity {x.C_f:g}: {x.model} has no routed experts, so a capacity factor does not apply"),
          model=True),
@@ -228,7 +233,8 @@ def model_letters(shape) -> dict:
                 bias=shape.qkv_bias or shape.o_bias or shape.mlp_bias or shape.moe_bias or shape.sinks,
                 mamba=shape.mamba or shape.blocks, gemma=shape.sandwich or shape.logit_softcap or shape.attn_softcap,
                 mixed_kinds=mixed(shape),
-                vision=shape.vision is not None, latent=shape.moe_latent > 0,
+                vision=shape.vision is not None, vision_mask=getattr(shape.vision, "kind", None) == "pixtral",
+                latent=shape.moe_latent > 0,
                 narrow_v=shape.v_dim > 0 and not shape.mla, swa_kv=bool(shape.swa_layers))
 
 

@@ -12,8 +12,7 @@ from .errors import ConfigError
 from .hybrid import check_hybrid
 from .latent import check_latent
 from .swa import check_swa
-from .vision import VisionTower
-from .vision_llama4 import Llama4Tower
+from .vision import Tower
 
 
 @dataclass(frozen=True)
@@ -95,7 +94,7 @@ class ModelShape(ParameterCounts):
     swa_layers: tuple[int, ...] = ()  # layers whose attention has its own swa_k KV heads (MiMo-V2-Flash's SWA ones)
     swa_k: int = 0  # k_w: the KV heads of the swa_layers (swa_num_key_value_heads; config.swa checks the three)
     swa_sinks: bool = False  # a learned sink logit per head [a] in the swa_layers' softmax only
-    vision: VisionTower | Llama4Tower | None = None  # a multimodal checkpoint's vision tower and projector (config.vision)
+    vision: Tower | None = None  # a multimodal checkpoint's vision tower and projector (config.vision)
 
     def __post_init__(self):
         for name in ("h", "f", "a", "k", "L", "v"):

@@ -11,8 +11,10 @@ from dataclasses import asdict, dataclass
 
 from .bounds import MAX_SIZE
 from .errors import ConfigError
-from . import vision_llama4
+from . import vision_gemma3, vision_llama4, vision_pixtral
+from .vision_gemma3 import Gemma3Tower
 from .vision_llama4 import Llama4Tower
+from .vision_pixtral import PixtralTower
 
 # the vision_config keys of Qwen3VLVisionConfig / Qwen3_5VisionConfig (configuration_qwen3_vl.py,
 # configuration_qwen3_5.py, transformers 5.25.0) with their class defaults; num_heads splits the width into heads and
@@ -23,9 +25,18 @@ DEFAULTS = {"depth": 27, "hidden_size": 1152, "intermediate_size": 4304, "num_he
 # read without changing a tensor: the initializer's spread; the 2D rotary embedding's settings (no parameter: its
 # cos/sin [n, dh] are computed once per step, under 0.1 % of the tower's saved bytes); the class's own name
 HARMLESS = ("initializer_range", "rope_parameters", "model_type")
+# the class's attribute_map: a file may name depth and num_heads by the library's common names
+ALIASES = {"num_attention_heads": "num_heads", "num_hidden_layers": "depth"}
+AT = {"is_encoder_decoder": False}  # read at the one value transformers builds (the tower is an encoder alone)
+DEEPSTACK_INDEXES = [8, 16, 24]  # Qwen3VLVisionConfig's deepstack_visual_indexes default
 ACTS = ("gelu_pytorch_tanh", "gelu")  # GeLU (tanh or erf): one saved input either way
 DEEPSTACK = {"qwen3_vl": True, "qwen3_vl_moe": True, "qwen3_5": False, "qwen3_5_moe": False}  # Qwen wrapper -> deepstack
-TOWERS = (*DEEPSTACK, "llama4")  # the wrappers whose tower mem4d models
+TOWERS = (*DEEPSTACK, "llama4", "gemma3", "mistral3")  # the wrappers whose tower mem4d models
+OWN = {"gemma3": ("mm_tokens_per_image",),  # a wrapper's own keys its tower reads (beside hfconfig.WRAPPER_KEYS)
+       "mistral3": ("spatial_merge_size", "multimodal_projector_bias", "projector_hidden_act", "vision_feature_layer")}
+# the vision_config's model_type where the wrapper's class builds whatever it names (an AutoConfig)
+KIND = {"gemma3": "siglip_vision_model", "mistral3": "pixtral"}
+ABSENT = {"mistral3": vision_pixtral.ABSENT}  # a wrapper's vision_config where its file has none, if not the class's
 
 
 @dataclass(frozen=True)
@@ -68,20 +79,56 @@ class VisionTower:
         return asdict(self)
 
 
-def of_json(fields: dict) -> VisionTower | Llama4Tower:
-    """A tower as its as_dict wrote it (a --json "shape"'s vision): Llama 4's names its kind."""
-    return Llama4Tower(**fields) if fields.get("kind") == "llama4" else VisionTower(**fields)
+Tower = VisionTower | Llama4Tower | Gemma3Tower | PixtralTower
 
 
-def read(vision: object, wrapper: str, text: dict, path) -> VisionTower | Llama4Tower:
+def of_json(fields: dict) -> Tower:
+    """A tower as its as_dict wrote it (a --json "shape"'s vision): Llama 4's, Gemma 3's and Pixtral's name their
+    kind."""
+    kinds = {"llama4": Llama4Tower, "gemma3": Gemma3Tower, "pixtral": PixtralTower}
+    return kinds.get(fields.get("kind"), VisionTower)(**fields)
+
+
+def _resolved(vision: dict, path) -> dict:
+    """vision with each alias under the attribute it names (given both, they must agree) and the keys read at one
+    value set aside (refused at any other)."""
+    out = {key: value for key, value in vision.items() if key not in AT}
+    for key, value in AT.items():
+        if key in vision and (vision[key] is not value):
+            raise ConfigError(f"{path}: key 'vision_config.{key}': {vision[key]!r} is not modelled; mem4d models "
+                              f"{value!r} (transformers 5.25.0 builds the tower with it)")
+    for alias, name in ALIASES.items():
+        if alias in out:
+            if name in out and out[name] != out[alias]:
+                raise ConfigError(f"{path}: key 'vision_config.{alias}' (transformers' alias of {name!r}) disagrees "
+                                  f"with {name!r}")
+            out[name] = out.pop(alias)
+    return out
+
+
+def _gelu(vision: dict, path) -> None:
+    """The tower's MLP activation: a GeLU (one saved input), refused otherwise."""
+    if vision.get("hidden_act", ACTS[0]) not in ACTS:
+        raise ConfigError(f"{path}: key 'vision_config.hidden_act': {vision['hidden_act']!r} is not modelled; mem4d "
+                          f"models the tower's GeLU ({', '.join(ACTS)})")
+
+
+def read(vision: object, wrapper: str, text: dict, path, outer: dict | None = None) -> Tower:
     """A wrapper's vision_config as transformers builds its tower (Llama 4's: vision_llama4.read, its projector into
-    text's width); a key or value that would change a tensor mem4d does not model is refused in one line."""
+    text's width; Gemma 3's and Mistral 3's: vision_gemma3.read, vision_pixtral.read, as the wrapper outer says); a
+    key or value that would change a tensor mem4d does not model is refused in one line."""
     if wrapper == "llama4":
         return vision_llama4.read(vision, text, path)
+    if wrapper == "mistral3":
+        return vision_pixtral.read(vision, outer if outer is not None else {"text_config": text}, path)
     if not isinstance(vision, dict):
         raise ConfigError(f"{path}: key 'vision_config': must be an object (the vision tower's config)")
+    _gelu(vision, path)
+    if wrapper == "gemma3":
+        return vision_gemma3.read(vision, outer if outer is not None else {"text_config": text}, path)
     deepstack = DEEPSTACK[wrapper]
     known = (*DEFAULTS, *HARMLESS, "hidden_act", *(("deepstack_visual_indexes",) if deepstack else ()))
+    vision = _resolved(vision, path)
     for key in vision:
         if key not in known and not (key == "deepstack_visual_indexes" and not vision[key]):
             raise ConfigError(f"{path}: key 'vision_config.{key}': not a key mem4d knows for {wrapper}'s vision "
@@ -91,13 +138,10 @@ def read(vision: object, wrapper: str, text: dict, path) -> VisionTower | Llama4
         if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_SIZE:
             raise ConfigError(f"{path}: key 'vision_config.{key}': must be a positive integer up to {MAX_SIZE}, "
                               f"got {value!r}")
-    if vision.get("hidden_act", ACTS[0]) not in ACTS:
-        raise ConfigError(f"{path}: key 'vision_config.hidden_act': {vision['hidden_act']!r} is not modelled; mem4d "
-                          f"models the tower's GeLU ({', '.join(ACTS)})")
     if values["hidden_size"] % values["num_heads"]:
         raise ConfigError(f"{path}: key 'vision_config.num_heads': {values['num_heads']} heads do not divide the "
                           f"width {values['hidden_size']}")
-    indexes = vision.get("deepstack_visual_indexes", [8, 16, 24] if deepstack else [])
+    indexes = vision.get("deepstack_visual_indexes", DEEPSTACK_INDEXES if deepstack else [])
     if not isinstance(indexes, list) or not all(isinstance(i, int) and 0 <= i < values["depth"] for i in indexes) \
             or len(set(indexes)) != len(indexes):
         raise ConfigError(f"{path}: key 'vision_config.deepstack_visual_indexes': must list distinct block indices "

@@ -26,8 +26,8 @@ def add_model_args(parser: argparse.ArgumentParser, default: str = DEFAULT_MODEL
 def add_text_only_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--text-only", action="store_true",
                         help="a multimodal config.json (Llama 4, Qwen3-VL, Qwen3.5, Kimi-K2.5, Mistral Small 3, "
-                             "Gemma 3): count its language model alone; without it Llama 4's, Qwen3-VL's and Qwen3.5's "
-                             "are counted with their vision tower, the others refused (their towers are not modelled)")
+                             "Gemma 3): count its language model alone; without it all but Kimi-K2.5 are counted with "
+                             "their vision tower, Kimi-K2.5 refused (its tower is not modelled)")
 
 
 def add_training_args(parser: argparse.ArgumentParser, defaults: Training = Training()) -> None:

@@ -1,7 +1,7 @@
 """Multimodal checkpoints: a config.json whose language model is a nested text_config beside a vision tower. mem4d
 counts the language model alone when asked (--text-only); otherwise it counts the vision tower where it models its
-kind (config/vision.py: Qwen3-VL's, Qwen3.5's, Llama 4's) and refuses the file where not, since leaving a tower out
-silently would under-count.
+kind (config/vision.py: Qwen3-VL's, Qwen3.5's, Llama 4's, Gemma 3's, Mistral 3's) and refuses the file where not,
+since leaving a tower out silently would under-count.
 
 What a wrapper's other keys hold is the vision path (left out by --text-only), but one: the LM head is tied to the
 embedding by the outer config's tie_word_embeddings (transformers 5.25.0 PreTrainedModel.tie_weights reads the

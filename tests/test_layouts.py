@@ -93,16 +93,38 @@ def test_contradicting_layouts_are_refused_in_one_line(training, needle):
         Training(gbs=4, **training)
 
 
-def test_a_layout_of_the_wrong_layers_or_a_mixed_model_is_refused():
+def test_a_layout_of_the_wrong_layers_is_refused():
     with pytest.raises(ConfigError, match="places 7 t"):
         estimate(resolve_model("tiny"), Training(p=2, gbs=4, pipeline_layout="Et*3|t*4L"))
+
+
+def test_a_mixed_models_unequal_chunks_are_held_by_their_bytes():
+    """tiny-moe with a dense first layer, layout Ett|t|t|t|t|ttL over p = 2: rank 0 holds chunks of layers {0, 1},
+    {3}, {5} (dense + MoE, MoE, MoE). Its activations must be the interleaved schedule's peak (held_layers, worked
+    by hand above) over the chunks' bytes of one micro batch, a_d + a_e, a_e, a_e, with a dense layer's a_d and an
+    MoE layer's a_e read off two p = 1 estimates (one micro batch: a_d + 7 a_e and 8 a_e); exact to the byte's
+    rounding (1e-9). Weighing the chunks by layers alike would give 4 x held_layers((2, 1, 1)) / 4 x the rank's
+    mean layer instead."""
     moe = resolve_model("tiny-moe")
-    mixed = replace(moe, dense_layers=(0,))  # a dense first layer, then MoE layers
-    chunks = "|".join(["Ett"] + ["t"] * (moe.L - 4) + ["ttL"])  # rank 0: chunks of 2, 1, 1 layers
-    with pytest.raises(ConfigError, match="several kinds"):
-        estimate(mixed, Training(p=2, vpp=len(chunks.split("|")) // 2, gbs=4, pipeline_layout=chunks))
-    equal = "|".join(["Et"] + ["t"] * (moe.L - 2) + ["tL"])  # one layer a chunk: the count holds for any kind
-    assert estimate(mixed, Training(p=2, vpp=moe.L // 2, gbs=4, pipeline_layout=equal)).uneven
+    mixed = replace(moe, dense_layers=(0,))
+    one = estimate(mixed, Training(gbs=4)).stages[0]["bytes"]["activations"]
+    a_e = estimate(moe, Training(gbs=4)).stages[0]["bytes"]["activations"] / 8
+    a_d = one - 7 * a_e
+    assert a_d != a_e
+    layout = "|".join(["Ett"] + ["t"] * (moe.L - 4) + ["ttL"])
+    training = Training(p=2, vpp=3, gbs=4, pipeline_layout=layout)
+    rank0 = estimate(mixed, training).stages[0]
+    expected = held_layers((a_d + a_e, a_e, a_e), training.m, 2, 0)
+    assert rank0["bytes"]["activations"] == pytest.approx(expected, rel=1e-9)
+    assert rank0["in_flight"] == pytest.approx(expected / (a_d + 3 * a_e), rel=1e-9)
+    assert expected != pytest.approx(held_layers((2, 1, 1), training.m, 2, 0) / 4 * (a_d + 3 * a_e), rel=1e-3)
+
+
+def test_one_kinds_chunks_weighed_by_bytes_hold_the_layers_count():
+    """held_weighted with each chunk's bytes proportional to its layers is held (one kind: exact)."""
+    training = Training(p=2, vpp=3, gbs=8, pipeline_layout="Ett|t|t|t|t|ttL")
+    chunks = training.chunks(8)
+    assert training.held_weighted(tuple(tuple(3.5 * n for n in c) for c in chunks)) == pytest.approx(training.held(8))
 
 
 def _run(*argv) -> tuple[int, str, str]:
@@ -157,7 +179,8 @@ def test_plan_rows_with_accounted_units_are_estimates_exact_peaks():
 
 def test_plan_leaves_out_unequal_chunks_of_a_model_of_several_kinds():
     """tiny-moe with a dense first layer: accounted units under vpp leave a rank's chunks unequal, which estimate
-    refuses for a model of several kinds; plan lists no such row (pp 2 x vpp 5 stays for the all-MoE model)."""
+    weighs by the chunks' bytes (config.layout.held_weighted) and plan's per-row count does not; plan lists no such
+    row (pp 2 x vpp 5 stays for the all-MoE model)."""
     from symbolic.plan.enumerate import Cluster
     from symbolic.plan.search import search
 
@@ -166,6 +189,6 @@ def test_plan_leaves_out_unequal_chunks_of_a_model_of_several_kinds():
                         (resolve_model("tiny-moe"), {(1, 1), (2, 1), (2, 5)})):
         plan = search(Cluster(shape, gpus=2, s=256, gbs=20, held=held), 2**40, zero=(1,), balance=False)
         assert {(int(p), int(v)) for p, v in zip(plan.rows["p"], plan.rows["vpp"])} == want
-    with pytest.raises(ConfigError, match="several kinds"):
-        estimate(replace(resolve_model("tiny-moe"), dense_layers=(0,)),
-                 Training(p=2, vpp=5, gbs=20, account_embedding=True, account_loss=True))
+    est = estimate(replace(resolve_model("tiny-moe"), dense_layers=(0,)),
+                   Training(p=2, vpp=5, gbs=20, account_embedding=True, account_loss=True))
+    assert est.uneven and len(est.stages) == 2

@@ -108,6 +108,20 @@ def held(training, L: int) -> tuple[float | None, ...] | None:
     return tuple(held_layers(c, training.m, training.p, r) / max(sum(c), 1) for r, c in enumerate(training.chunks(L)))
 
 
+def held_weighted(training, weights: tuple[tuple[float, ...], ...]) -> tuple[float | None, ...] | None:
+    """held with each chunk weighed by its bytes per micro batch (`weights[r][j]`, rank r's chunk j: its layers'
+    tensors of each kind, and the multi-token-prediction modules on the last rank's last chunk): the bytes rank r
+    holds at the schedule's peak (held_layers over the weights) over its chunks' bytes of one micro batch, so a rank
+    whose chunks differ in size and kind (dense and MoE layers, Mamba-2, the MTP chunk) keeps the chunks the
+    schedule holds, not a share of every layer alike; held's answer where the schedule is not interleaved."""
+    if not training.chunked:
+        return None
+    if training.vpp == 1 or training.p == 1:
+        return (None,) * training.p
+    return tuple(held_layers(w, training.m, training.p, r) / sum(w) if sum(w) > 0 else 0.0
+                 for r, w in enumerate(weights))
+
+
 def chunks(training, L: int) -> tuple[tuple[int, ...], ...]:
     """Layers of each rank's vpp chunks: as placed (--pipeline-layout, --account-for-*), else layers(L)[r] / vpp."""
     if training.pipeline_layout is not None:
@@ -119,10 +133,8 @@ def chunks(training, L: int) -> tuple[tuple[int, ...], ...]:
 
 def problem(training, shape) -> str:
     """What keeps mem4d from placing `shape`'s layers as training says ("" where nothing): the layout's t and m
-    against L and the MTP modules, units that do not divide, a rank with no layer, or a model of several layer
-    kinds whose rank holds chunks of unequal sizes (its m_r weighs layers alike: exact for one kind alone)."""
-    from .kinds import mixed
-
+    against L and the MTP modules, units that do not divide, a rank with no layer (a model of several layer kinds
+    whose rank holds chunks of unequal sizes: held_weighted, which estimate applies)."""
     if not training.chunked:
         return ""
     if training.pipeline_layout is not None:
@@ -136,7 +148,4 @@ def problem(training, shape) -> str:
         return str(err)
     if min(map(sum, placed)) < 1:
         return f"a pipeline rank holding no transformer layer ({placed}) is not modelled"
-    if mixed(shape) and any(len(set(c)) > 1 for c in placed):
-        return (f"{shape.name} has layers of several kinds: chunks of unequal sizes on one rank ({placed}) are not "
-                "modelled (the in-flight count weighs every layer alike)")
     return ""

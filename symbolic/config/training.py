@@ -162,6 +162,7 @@ class Training(Sharding):
                       doc="Whether the ranks' layers are given (--stage-layers) or placed (chunked), not L/p each.")
     chunks = layout.chunks  # each rank's vpp chunks' layers
     held = layout.held  # where chunked under vpp, each rank's m_r as the interleaved schedule holds its chunks
+    held_weighted = layout.held_weighted  # the same with each chunk weighed by its bytes (layers of several kinds)
 
     @property
     def quant_bytes(self) -> float:

@@ -58,6 +58,26 @@ def rank_totals(est: Estimator, values: dict, layers, ranks, kinds=None,
     return out, [float(x) for x in micro]
 
 
+def chunk_held(est: Estimator, values: dict, training: Training, shape: ModelShape) -> tuple | None:
+    """Each rank's in-flight count with its chunks weighed by their bytes (config.layout.held_weighted): a chunk's
+    activations for one micro batch, of its layers of each kind, and on the last rank's last chunk the
+    multi-token-prediction modules' (they follow every t of a layout, validate_layer_layout)."""
+    if not training.chunked or training.vpp == 1 or training.p == 1:
+        return training.held(shape.L)
+    from ..config.kinds import counts_in
+
+    weights = []
+    for rank, ranges in enumerate(training.layer_ranges(shape.L)):
+        kind, row = stage_of(rank, training.p), []
+        for j, chunk in enumerate(ranges):
+            parts = est.stage(kind, **values, L_r=np.asarray([len(chunk)]), m_r=np.asarray([1.0]),
+                              **{name: np.asarray([n]) for name, n in counts_in(shape, [chunk]).items()})
+            mtp = parts.get("mtp_activations", 0) if (rank, j) == (training.p - 1, len(ranges) - 1) else 0
+            row.append(float(np.sum(parts["activations"] + mtp)))
+        weights.append(tuple(row))
+    return training.held_weighted(tuple(weights))
+
+
 # device memory PyTorch's caching allocator never sees (tp_comm_buffers: TE's userbuffers, registered by their own)
 OUTSIDE_POOL = ("communicators", "cuda_context", "tp_comm_buffers")
 POOL_SLACK = ("fragmentation",)  # what the allocator reserves beyond its live tensors
@@ -181,7 +201,7 @@ def estimate(shape: ModelShape, training: Training, profile: str = DEFAULT_PROFI
     layers, kinds = training.layers(shape.L), training.kind_layers(shape)
     ranks = ranks_of(training, shape) if not every_rank else tuple((stage_of(r, training.p), r)
                                                                    for r in range(training.p))
-    held = training.held(shape.L)
+    held = chunk_held(est, values, training, shape) if mixed(shape) or shape.mtp else training.held(shape.L)
     per_rank, micro = rank_totals(est, values, [layers[rank] for _, rank in ranks], [rank for _, rank in ranks],
                                   [kinds[rank] for _, rank in ranks], held and [held[rank] for _, rank in ranks])
     stages = [{"stage": stage, "rank": rank, "layers": layers[rank],

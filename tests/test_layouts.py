@@ -17,7 +17,7 @@ import pytest
 
 from symbolic.cli.entry import main
 from symbolic.config.errors import ConfigError
-from symbolic.config.layout import held_layers, layout_chunks, schedule_chunks
+from symbolic.config.layout import held_combined, held_layers, layout_chunks, schedule_chunks
 from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 from symbolic.config.hfconfig import resolve_model
@@ -120,11 +120,24 @@ def test_a_mixed_models_unequal_chunks_are_held_by_their_bytes():
     assert expected != pytest.approx(held_layers((2, 1, 1), training.m, 2, 0) / 4 * (a_d + 3 * a_e), rel=1e-3)
 
 
+def test_the_combined_1f1b_holds_one_more_warm_up_forward_and_overlaps_layer_by_layer():
+    """p = 2, vpp = 2, m = 2, last rank, worked by hand from megatron-core 0.16.1 schedules.py and
+    model_chunk_schedule_plan.py: chunk 0 two layers of 1, chunk 1 a layer of 1 and an MTP layer of 2 whose
+    post-process (its head and logits) is 1. Interleaved 1F1B warms up 2 forwards (c0 c0: 4), then forward c1 (7),
+    backward c1: 7. The combined 1F1B warms up 3 (c0 c0 c1: 7); its one overlapped step frees the backward MTP's
+    post-process (6), adds forward layer 0 (7), frees backward MTP's body (6), adds the forward MTP (8): 8."""
+    chunks = (((1.0, 0.0), (1.0, 0.0)), ((1.0, 0.0), (2.0, 1.0)))
+    assert held_layers((2, 3), 2, 2, 1) == 7
+    assert held_combined(chunks, 2, 2, 1) == 8
+    assert held_combined((((1.0, 0.0),), ((1.0, 0.0),)), 2, 2, 1) == 4  # one layer a chunk: 1F1B's 3 and one more
+
+
 def test_one_kinds_chunks_weighed_by_bytes_hold_the_layers_count():
     """held_weighted with each chunk's bytes proportional to its layers is held (one kind: exact)."""
     training = Training(p=2, vpp=3, gbs=8, pipeline_layout="Ett|t|t|t|t|ttL")
     chunks = training.chunks(8)
-    assert training.held_weighted(tuple(tuple(3.5 * n for n in c) for c in chunks)) == pytest.approx(training.held(8))
+    weights = tuple(tuple(((3.5, 0.0),) * n for n in c) for c in chunks)
+    assert training.held_weighted(weights) == pytest.approx(training.held(8))
 
 
 def _run(*argv) -> tuple[int, str, str]:

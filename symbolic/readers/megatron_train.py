@@ -248,6 +248,7 @@ def training_flags(args: Args) -> dict:
                     "modelled (flex's DeepEP/HybridEP buffers are not)")
     elif args.get("num_experts") or 0:
         out["moe_dispatcher"] = dispatcher
+    out["ep_overlap"] = bool(args.get("overlap_moe_expert_parallel_comm"))  # the combined 1F1B (layout.held_combined)
     out.update(stages(args, out["pp"]))
     bf16_layers(args, out)
     return out

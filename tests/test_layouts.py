@@ -205,3 +205,19 @@ def test_plan_leaves_out_unequal_chunks_of_a_model_of_several_kinds():
     est = estimate(replace(resolve_model("tiny-moe"), dense_layers=(0,)),
                    Training(p=2, vpp=5, gbs=20, account_embedding=True, account_loss=True))
     assert est.uneven and len(est.stages) == 2
+
+
+def test_a_megatron_file_reads_the_combined_1f1b(tmp_path):
+    """--overlap-moe-expert-parallel-comm is read into --ep-overlap (Training.ep_overlap), and without vpp at pp > 1
+    it is refused in one line, as megatron-core 0.16.1 transformer_config.py asserts."""
+    from symbolic.readers.megatron import read as read_file
+
+    base = ("--num-layers 4 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
+            "--micro-batch-size 1 --num-experts 4 --expert-model-parallel-size 2 --moe-token-dispatcher-type alltoall "
+            "--pipeline-model-parallel-size 2 --overlap-moe-expert-parallel-comm --disable-bias-linear")
+    path = tmp_path / "args.txt"
+    path.write_text(base + " --num-layers-per-virtual-pipeline-stage 1\n")
+    assert read_file(path).training["ep_overlap"] is True
+    path.write_text(base + "\n")
+    code, _, err = _run("estimate", "--megatron", str(path), "--gpus", "4")
+    assert code == 2 and "the combined 1F1B" in err and err.count("\n") == 1

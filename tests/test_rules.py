@@ -79,7 +79,8 @@ def test_every_message_is_one_line_on_ints():
                "pipeline layouts: Megatron only", "--optimizer muon: Megatron only",
                "Muon: no sharded gradients", "Muon: a plain transformer", "deepspeed: fp32 gradients at ZeRO 1 or 3", "deepspeed: ZeRO 1-3",
                "--cuda-graph: Megatron only", "--tp-comm-overlap: Megatron only", "--tp-comm-overlap: sequence parallel",
-               "--ep-overlap: Megatron only", "--ep-overlap: the combined 1F1B", "--cuda-graph: transformer layers"]
+               "--native-ce: Megatron only", "--native-ce: fp32 logits", "--ep-overlap: Megatron only",
+               "--ep-overlap: the combined 1F1B", "--cuda-graph: transformer layers"]
     even = ["vpp > 1 needs p > 1", *on_uneven, *dense, *allowed, "even stages"]
     for split, holding in ((None, even), ((1, 2), ["vpp > 1 needs p > 1", "L % (p vpp)", *dense, *allowed])):
         broken = SimpleNamespace(d=3, t=3, p=3, c=3, vpp=2, s=1000, b=2, gbs=9, sp=True, flash_attn=True, zero=3,

@@ -188,6 +188,12 @@ RULES: tuple[Rule, ...] = (
     Rule("--tp-comm-overlap: sequence parallel", lambda x: np.logical_not(getattr(x, "tp_comm_overlap", False)) | x.sp,
          lambda x: "--tp-comm-overlap needs sequence parallelism (Megatron-LM asserts --sequence-parallel)",
          scope="paper"),
+    Rule("--native-ce: Megatron only", lambda x: np.logical_not(getattr(x, "native_ce", False)),
+         lambda x: "--native-ce is Megatron-LM's --cross-entropy-fusion-impl native (--recipe megatron)",
+         scope="!paper"),
+    Rule("--native-ce: fp32 logits", lambda x: np.logical_not(getattr(x, "native_ce", False)) | (x.logits == "fp32"),
+         lambda x: (f"--native-ce: the native fused cross entropy upcasts the logits to fp32 (calculate_logits_max), "
+                    f"got --logits {x.logits}"), scope="paper"),
     Rule("--ep-overlap: Megatron only", lambda x: np.logical_not(getattr(x, "ep_overlap", False)),
          lambda x: "--ep-overlap is Megatron-LM's --overlap-moe-expert-parallel-comm (--recipe megatron)",
          scope="!paper"),

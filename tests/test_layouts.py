@@ -17,7 +17,7 @@ import pytest
 
 from symbolic.cli.entry import main
 from symbolic.config.errors import ConfigError
-from symbolic.config.layout import held_layers, layout_chunks, schedule_chunks
+from symbolic.config.layout import held_combined, held_layers, layout_chunks, schedule_chunks
 from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 from symbolic.config.hfconfig import resolve_model
@@ -93,16 +93,51 @@ def test_contradicting_layouts_are_refused_in_one_line(training, needle):
         Training(gbs=4, **training)
 
 
-def test_a_layout_of_the_wrong_layers_or_a_mixed_model_is_refused():
+def test_a_layout_of_the_wrong_layers_is_refused():
     with pytest.raises(ConfigError, match="places 7 t"):
         estimate(resolve_model("tiny"), Training(p=2, gbs=4, pipeline_layout="Et*3|t*4L"))
+
+
+def test_a_mixed_models_unequal_chunks_are_held_by_their_bytes():
+    """tiny-moe with a dense first layer, layout Ett|t|t|t|t|ttL over p = 2: rank 0 holds chunks of layers {0, 1},
+    {3}, {5} (dense + MoE, MoE, MoE). Its activations must be the interleaved schedule's peak (held_layers, worked
+    by hand above) over the chunks' bytes of one micro batch, a_d + a_e, a_e, a_e, with a dense layer's a_d and an
+    MoE layer's a_e read off two p = 1 estimates (one micro batch: a_d + 7 a_e and 8 a_e); exact to the byte's
+    rounding (1e-9). Weighing the chunks by layers alike would give 4 x held_layers((2, 1, 1)) / 4 x the rank's
+    mean layer instead."""
     moe = resolve_model("tiny-moe")
-    mixed = replace(moe, dense_layers=(0,))  # a dense first layer, then MoE layers
-    chunks = "|".join(["Ett"] + ["t"] * (moe.L - 4) + ["ttL"])  # rank 0: chunks of 2, 1, 1 layers
-    with pytest.raises(ConfigError, match="several kinds"):
-        estimate(mixed, Training(p=2, vpp=len(chunks.split("|")) // 2, gbs=4, pipeline_layout=chunks))
-    equal = "|".join(["Et"] + ["t"] * (moe.L - 2) + ["tL"])  # one layer a chunk: the count holds for any kind
-    assert estimate(mixed, Training(p=2, vpp=moe.L // 2, gbs=4, pipeline_layout=equal)).uneven
+    mixed = replace(moe, dense_layers=(0,))
+    one = estimate(mixed, Training(gbs=4)).stages[0]["bytes"]["activations"]
+    a_e = estimate(moe, Training(gbs=4)).stages[0]["bytes"]["activations"] / 8
+    a_d = one - 7 * a_e
+    assert a_d != a_e
+    layout = "|".join(["Ett"] + ["t"] * (moe.L - 4) + ["ttL"])
+    training = Training(p=2, vpp=3, gbs=4, pipeline_layout=layout)
+    rank0 = estimate(mixed, training).stages[0]
+    expected = held_layers((a_d + a_e, a_e, a_e), training.m, 2, 0)
+    assert rank0["bytes"]["activations"] == pytest.approx(expected, rel=1e-9)
+    assert rank0["in_flight"] == pytest.approx(expected / (a_d + 3 * a_e), rel=1e-9)
+    assert expected != pytest.approx(held_layers((2, 1, 1), training.m, 2, 0) / 4 * (a_d + 3 * a_e), rel=1e-3)
+
+
+def test_the_combined_1f1b_holds_one_more_warm_up_forward_and_overlaps_layer_by_layer():
+    """p = 2, vpp = 2, m = 2, last rank, worked by hand from megatron-core 0.16.1 schedules.py and
+    model_chunk_schedule_plan.py: chunk 0 two layers of 1, chunk 1 a layer of 1 and an MTP layer of 2 whose
+    post-process (its head and logits) is 1. Interleaved 1F1B warms up 2 forwards (c0 c0: 4), then forward c1 (7),
+    backward c1: 7. The combined 1F1B warms up 3 (c0 c0 c1: 7); its one overlapped step frees the backward MTP's
+    post-process (6), adds forward layer 0 (7), frees backward MTP's body (6), adds the forward MTP (8): 8."""
+    chunks = (((1.0, 0.0), (1.0, 0.0)), ((1.0, 0.0), (2.0, 1.0)))
+    assert held_layers((2, 3), 2, 2, 1) == 7
+    assert held_combined(chunks, 2, 2, 1) == 8
+    assert held_combined((((1.0, 0.0),), ((1.0, 0.0),)), 2, 2, 1) == 4  # one layer a chunk: 1F1B's 3 and one more
+
+
+def test_one_kinds_chunks_weighed_by_bytes_hold_the_layers_count():
+    """held_weighted with each chunk's bytes proportional to its layers is held (one kind: exact)."""
+    training = Training(p=2, vpp=3, gbs=8, pipeline_layout="Ett|t|t|t|t|ttL")
+    chunks = training.chunks(8)
+    weights = tuple(tuple(((3.5, 0.0),) * n for n in c) for c in chunks)
+    assert training.held_weighted(weights) == pytest.approx(training.held(8))
 
 
 def _run(*argv) -> tuple[int, str, str]:
@@ -157,7 +192,8 @@ def test_plan_rows_with_accounted_units_are_estimates_exact_peaks():
 
 def test_plan_leaves_out_unequal_chunks_of_a_model_of_several_kinds():
     """tiny-moe with a dense first layer: accounted units under vpp leave a rank's chunks unequal, which estimate
-    refuses for a model of several kinds; plan lists no such row (pp 2 x vpp 5 stays for the all-MoE model)."""
+    weighs by the chunks' bytes (config.layout.held_weighted) and plan's per-row count does not; plan lists no such
+    row (pp 2 x vpp 5 stays for the all-MoE model)."""
     from symbolic.plan.enumerate import Cluster
     from symbolic.plan.search import search
 
@@ -166,6 +202,22 @@ def test_plan_leaves_out_unequal_chunks_of_a_model_of_several_kinds():
                         (resolve_model("tiny-moe"), {(1, 1), (2, 1), (2, 5)})):
         plan = search(Cluster(shape, gpus=2, s=256, gbs=20, held=held), 2**40, zero=(1,), balance=False)
         assert {(int(p), int(v)) for p, v in zip(plan.rows["p"], plan.rows["vpp"])} == want
-    with pytest.raises(ConfigError, match="several kinds"):
-        estimate(replace(resolve_model("tiny-moe"), dense_layers=(0,)),
-                 Training(p=2, vpp=5, gbs=20, account_embedding=True, account_loss=True))
+    est = estimate(replace(resolve_model("tiny-moe"), dense_layers=(0,)),
+                   Training(p=2, vpp=5, gbs=20, account_embedding=True, account_loss=True))
+    assert est.uneven and len(est.stages) == 2
+
+
+def test_a_megatron_file_reads_the_combined_1f1b(tmp_path):
+    """--overlap-moe-expert-parallel-comm is read into --ep-overlap (Training.ep_overlap), and without vpp at pp > 1
+    it is refused in one line, as megatron-core 0.16.1 transformer_config.py asserts."""
+    from symbolic.readers.megatron import read as read_file
+
+    base = ("--num-layers 4 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
+            "--micro-batch-size 1 --num-experts 4 --expert-model-parallel-size 2 --moe-token-dispatcher-type alltoall "
+            "--pipeline-model-parallel-size 2 --overlap-moe-expert-parallel-comm --disable-bias-linear")
+    path = tmp_path / "args.txt"
+    path.write_text(base + " --num-layers-per-virtual-pipeline-stage 1\n")
+    assert read_file(path).training["ep_overlap"] is True
+    path.write_text(base + "\n")
+    code, _, err = _run("estimate", "--megatron", str(path), "--gpus", "4")
+    assert code == 2 and "the combined 1F1B" in err and err.count("\n") == 1

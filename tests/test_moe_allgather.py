@@ -78,6 +78,17 @@ def test_gelu_expert_parameters_and_tensors_by_hand():
     assert (total - B_a * R * (h + 3 * f_e / t_e + 1)).simplify() == 0
 
 
-def test_gelu_experts_with_shared_experts_refused():
-    with pytest.raises(ConfigError, match="GeLU experts are modelled without shared experts"):
-        _gelu_moe(f_s=64)
+def test_gelu_shared_experts_keep_fc1_output_and_gelu_output():
+    """A GeLU shared expert beside GeLU routed experts (megatron-core 0.16.1 SharedExpertMLP, MLP.forward without
+    bias_activation_fusion, as --disable-bias-linear leaves it): F.gelu keeps fc1's output and fc2 keeps its input,
+    [s b / c, f_s / t] each, for the s b / c tokens gathered over t (exact, symbolic); expert biases stay refused."""
+    from symbolic.components.moe import shared_tensors
+    from symbolic.config.switches import Switches
+    from symbolic.config.symbols import B_a, b, c, f_s, s, t
+
+    assert _gelu_moe(f_s=64).f_s == 64
+    parts = {p.name: p.expr for p in shared_tensors(Switches(mlp="gelu", moe=True, shared=True))}
+    assert set(parts) == {"shared_fc1_output", "shared_fc2_input"}
+    assert (sum(parts.values()) - 2 * B_a * s * b / c * f_s / t).simplify() == 0
+    with pytest.raises(ConfigError, match="modelled without expert biases"):
+        _gelu_moe(moe_bias=True)

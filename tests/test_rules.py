@@ -9,6 +9,7 @@ import subprocess
 import sys
 from types import SimpleNamespace
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -78,7 +79,8 @@ def test_every_message_is_one_line_on_ints():
                "pipeline layouts: Megatron only", "--optimizer muon: Megatron only",
                "Muon: no sharded gradients", "Muon: a plain transformer", "deepspeed: fp32 gradients at ZeRO 1 or 3", "deepspeed: ZeRO 1-3",
                "--cuda-graph: Megatron only", "--tp-comm-overlap: Megatron only", "--tp-comm-overlap: sequence parallel",
-               "--cuda-graph: transformer layers"]
+               "--native-ce: Megatron only", "--native-ce: fp32 logits", "--ep-overlap: Megatron only",
+               "--ep-overlap: the combined 1F1B", "--cuda-graph: transformer layers"]
     even = ["vpp > 1 needs p > 1", *on_uneven, *dense, *allowed, "even stages"]
     for split, holding in ((None, even), ((1, 2), ["vpp > 1 needs p > 1", "L % (p vpp)", *dense, *allowed])):
         broken = SimpleNamespace(d=3, t=3, p=3, c=3, vpp=2, s=1000, b=2, gbs=9, sp=True, flash_attn=True, zero=3,
@@ -191,3 +193,20 @@ def test_plan_jax_refuses_what_verify_refuses():
                            "--gpus", "8", "--seq", "1000", "--gbs", "8"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stdout == "" and "flash attention runs over key blocks of 128" in done.stderr
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("mem4d plan: error: no valid 4D configuration")
+
+
+def test_the_combined_1f1b_is_refused_where_megatron_core_asserts_or_at_pp_1():
+    """--ep-overlap (Megatron-LM --overlap-moe-expert-parallel-comm): megatron-core 0.16.1 transformer_config.py
+    asserts EP > 1 and vpp at pp > 1; pp 1's schedule (combined_1f1b_schedule_for_no_pipelining) is not modelled;
+    other recipes have no such flag. One line each."""
+    from symbolic.config.hfconfig import resolve_model
+    from symbolic.estimator.estimate import estimate
+
+    moe = resolve_model("tiny-moe")
+    for training in (dict(p=1), dict(p=2), dict(p=2, vpp=2, ep=1)):
+        with pytest.raises(ConfigError, match="the combined 1F1B") as err:
+            estimate(moe, Training(d=2, gbs=16, ep_overlap=True, **{"ep": 2, **training}))
+        assert "\n" not in str(err.value)
+    with pytest.raises(ConfigError, match="Megatron-LM's --overlap-moe-expert-parallel-comm"):
+        estimate(moe, Training(d=2, p=2, vpp=2, ep=2, gbs=16, ep_overlap=True), profile="torchtitan")
+    assert estimate(moe, Training(d=2, p=2, vpp=2, ep=2, gbs=16, ep_overlap=True)).peak > 0

@@ -42,6 +42,22 @@ def output_tensors(sw: Switches) -> list[Component]:
          if sw.logit_softcap else [])
 
 
+def native_ce_temporary(sw: Switches) -> list[Component]:
+    """Megatron-Core's native fused cross entropy (--cross-entropy-loss-fusion --cross-entropy-fusion-impl native;
+    megatron-core 0.16.1 = Megatron-LM d98e8a64 fusions/fused_cross_entropy.py, compiled by jit_fuser = torch.compile,
+    jit.py): its backward's calculate_gradients updates the saved fp32 softmax in place, which torch.compile
+    functionalizes into an out-of-place index_put, a product and a copy back; the index_put's result, an fp32
+    [s/c, b, v/t] of the softmax's size, is live beside the softmax and the bf16 gradient while the compiled
+    backward runs (torch 2.13.0's inductor on the CPU: its post-grad graph aten.index_put then copy_, its code one
+    empty_strided of [b s, v/t]; the forward's functions write in place, no such buffer). None otherwise."""
+    if not sw.native_ce:
+        return []
+    return [Component("ce_backward_temporary", per_gpu_tokens(B_l * s * b * v, True, sw), "the compiled native "
+                      "fused cross entropy's backward: an fp32 [s/c, b, v/t] index_put result beside the saved "
+                      "softmax and the bf16 gradient (fusions/fused_cross_entropy.py calculate_gradients under "
+                      "torch.compile)")]
+
+
 def logits_source(sw: Switches) -> Component:
     """The LM head's bf16 logits, live beside the fp32 copy the loss makes of them (Megatron-Core LanguageModule:
     vocab_parallel_cross_entropy(logits.float(), labels)), and in backward the bf16 gradient beside the fp32 one;

@@ -124,17 +124,23 @@ def fused_srelu_expert_tensors(sw: Switches) -> list[Component]:
 def shared_tensors(sw: Switches) -> list[Component]:
     """Shared experts (Megatron-Core SharedExpertMLP: a SwiGLU of width f_s on the attention's tensor-parallel
     group, its input the MoE input gathered over t): fc1's output [s b / c, 2 f_s / t] and fc2's input
-    [s b / c, f_s / t] (squared ReLU: relu's output and fc2's input, [s b / c, f_s / t] each), and the shared gate's
-    sigmoid [T, 1] (Qwen2-MoE)."""
+    [s b / c, f_s / t] (GeLU: fc1's output and fc2's input; squared ReLU: relu's output and fc2's input,
+    [s b / c, f_s / t] each), and the shared gate's sigmoid [T, 1] (Qwen2-MoE)."""
     if not sw.shared:
         return []
     gathered = local_tokens() * t  # the s b / c tokens of the column-parallel fc1, f_s split over t
-    parts = [_rows("shared_fc1_output", gathered, 2 * f_s / t, B_a, "shared experts' gate and up [s b / c, 2 f_s / t]"),
-             _rows("shared_fc2_input", gathered, f_s / t, B_a, "shared experts' SwiGLU output, fc2's input")] \
-        if sw.mlp == "swiglu" else [  # Megatron-Core's MLP with squared_relu, unfused: relu keeps its output
-        _rows("shared_relu_output", gathered, f_s / t, B_a, "relu(shared fc1 output) [s b / c, f_s / t], kept by "
-              "relu's and the square's backward"),
-        _rows("shared_fc2_input", gathered, f_s / t, B_a, "shared experts' relu(x)^2, fc2's input")]
+    if sw.mlp == "swiglu":
+        parts = [_rows("shared_fc1_output", gathered, 2 * f_s / t, B_a, "shared experts' gate and up [s b / c, 2 f_s / "
+                       "t]"),
+                 _rows("shared_fc2_input", gathered, f_s / t, B_a, "shared experts' SwiGLU output, fc2's input")]
+    elif sw.mlp == "gelu":  # MLP.forward without bias_activation_fusion (no bias: --disable-bias-linear): F.gelu
+        parts = [_rows("shared_fc1_output", gathered, f_s / t, B_a, "shared fc1's output [s b / c, f_s / t], kept by "
+                       "F.gelu's backward (megatron-core 0.16.1 transformer/mlp.py MLP.forward, unfused)"),
+                 _rows("shared_fc2_input", gathered, f_s / t, B_a, "gelu(shared fc1 output), fc2's input")]
+    else:  # Megatron-Core's MLP with squared_relu, unfused: relu keeps its output
+        parts = [_rows("shared_relu_output", gathered, f_s / t, B_a, "relu(shared fc1 output) [s b / c, f_s / t], "
+                       "kept by relu's and the square's backward"),
+                 _rows("shared_fc2_input", gathered, f_s / t, B_a, "shared experts' relu(x)^2, fc2's input")]
     if sw.shared_gate:
         parts.append(_rows("shared_gate_sigmoid", local_tokens(), 1, B_a, "sigmoid of the shared experts' gate [T, 1]"))
     return parts

@@ -108,6 +108,56 @@ def held(training, L: int) -> tuple[float | None, ...] | None:
     return tuple(held_layers(c, training.m, training.p, r) / max(sum(c), 1) for r, c in enumerate(training.chunks(L)))
 
 
+def held_combined(layers: tuple[tuple[tuple[float, float], ...], ...], m: int, p: int, r: int) -> float:
+    """What rank r holds at its peak under the combined 1F1B of --overlap-moe-expert-parallel-comm, `layers[j]` each
+    layer of chunk j as (its bytes for one micro batch, of which its post-process's: an MTP layer's own final norm,
+    LM head and logits): one more warm-up forward than interleaved 1F1B (megatron-core 0.16.1 schedules.py
+    get_pp_rank_microbatches), then each steady step runs a chunk's forward beside another micro batch's backward
+    layer by layer (models/common/model_chunk_schedule_plan.py run, TransformerLayerSchedulePlan.run): phase i
+    first runs backward layer n_b - 1 - i's post-process (mtp_post_process.backward), then forward layer i whole,
+    then releases the backward layer; the longer chunk's remaining layers alone, the backward's layer 0 released
+    last. Layers whole otherwise: an upper bound by the part of a backward layer freed inside its phase."""
+    vpp = len(layers)
+    total = m * vpp
+    warmup = min(2 * (p - r - 1) + (vpp - 1) * p + 1, total)
+    fwd, bwd = schedule_chunks(m, p, vpp), schedule_chunks(m, p, vpp, forward=False)
+    held = sum(whole for c in fwd[:warmup] for whole, _ in layers[c])
+    peak = held
+    for k in range(total - warmup):
+        f, b = layers[fwd[warmup + k]], layers[bwd[k]]
+        for i in range(max(len(f), len(b))):
+            if i < len(b):
+                held -= b[-1 - i][1]
+            if i < len(f):
+                held += f[i][0]
+                peak = max(peak, held)
+            if i < len(b) - 1:
+                held -= b[-1 - i][0] - b[-1 - i][1]
+        held -= b[0][0] - b[0][1] if b else 0
+    return peak
+
+
+def held_weighted(training, weights: tuple[tuple[tuple[tuple[float, float], ...], ...], ...]
+                  ) -> tuple[float | None, ...] | None:
+    """held with each layer weighed by its bytes per micro batch (`weights[r][j]`: each layer of rank r's chunk j as
+    (its bytes, of which its post-process's), of its kind, and the multi-token-prediction modules as the last rank's
+    last layer): the bytes rank r holds at the schedule's peak (held_layers over the chunks' sums; held_combined
+    under --ep-overlap) over its layers' bytes of one micro batch, so a rank whose chunks differ in size and kind
+    (dense and MoE layers, Mamba-2, the MTP chunk) keeps the chunks the schedule holds, not a share of every layer
+    alike; held's answer where the schedule is not interleaved."""
+    if not training.chunked and not training.ep_overlap:
+        return None
+    if training.vpp == 1 or training.p == 1:
+        return (None,) * training.p
+    out = []
+    for r, w in enumerate(weights):
+        sums = tuple(sum(whole for whole, _ in chunk) for chunk in w)
+        peak = held_combined(w, training.m, training.p, r) if training.ep_overlap else \
+            held_layers(sums, training.m, training.p, r)
+        out.append(peak / sum(sums) if sum(sums) > 0 else 0.0)
+    return tuple(out)
+
+
 def chunks(training, L: int) -> tuple[tuple[int, ...], ...]:
     """Layers of each rank's vpp chunks: as placed (--pipeline-layout, --account-for-*), else layers(L)[r] / vpp."""
     if training.pipeline_layout is not None:
@@ -119,10 +169,8 @@ def chunks(training, L: int) -> tuple[tuple[int, ...], ...]:
 
 def problem(training, shape) -> str:
     """What keeps mem4d from placing `shape`'s layers as training says ("" where nothing): the layout's t and m
-    against L and the MTP modules, units that do not divide, a rank with no layer, or a model of several layer
-    kinds whose rank holds chunks of unequal sizes (its m_r weighs layers alike: exact for one kind alone)."""
-    from .kinds import mixed
-
+    against L and the MTP modules, units that do not divide, a rank with no layer (a model of several layer kinds
+    whose rank holds chunks of unequal sizes: held_weighted, which estimate applies)."""
     if not training.chunked:
         return ""
     if training.pipeline_layout is not None:
@@ -136,7 +184,4 @@ def problem(training, shape) -> str:
         return str(err)
     if min(map(sum, placed)) < 1:
         return f"a pipeline rank holding no transformer layer ({placed}) is not modelled"
-    if mixed(shape) and any(len(set(c)) > 1 for c in placed):
-        return (f"{shape.name} has layers of several kinds: chunks of unequal sizes on one rank ({placed}) are not "
-                "modelled (the in-flight count weighs every layer alike)")
     return ""

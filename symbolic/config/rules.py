@@ -208,6 +208,8 @@ def letters(training, shape=None) -> SimpleNamespace:
              fp8_all_gather=training.fp8_all_gather, image_tokens=training.image_tokens,
              freeze_vision=training.freeze_vision, cuda_graph=getattr(training, "cuda_graph", "none"),
              tp_comm_overlap=getattr(training, "tp_comm_overlap", False),  # plan: rows without either
+             ep_overlap=getattr(training, "ep_overlap", False),  # plan: rows without the combined 1F1B
+             native_ce=getattr(training, "native_ce", False),  # plan: rows with the unfused loss
              offload_modules=getattr(training, "offload_modules", ""),  # plan: rows without offloading
              cpu_offload_layers=getattr(training, "cpu_offload_layers", 0),
              **{name: getattr(training, name) for name in PRECISION})

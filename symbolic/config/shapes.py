@@ -135,9 +135,8 @@ class ModelShape(ParameterCounts):
         _positive(self.name, "moe_latent", self.moe_latent, zero=True)
         if self.moe_latent and not self.E:
             raise ConfigError(f"model {self.name!r}: moe_latent describes routed experts' width, but E=0")
-        if self.E and self.mlp != "swiglu" and (self.moe_bias or self.mlp == "gelu" and self.f_s):
-            raise ConfigError(f"model {self.name!r}: GeLU experts are modelled without shared experts and expert "
-                              "biases, squared-ReLU experts without expert biases")
+        if self.E and self.mlp != "swiglu" and self.moe_bias:
+            raise ConfigError(f"model {self.name!r}: GeLU and squared-ReLU experts are modelled without expert biases")
         if self.moe_latent and (self.moe_bias or self.shared_gate):
             raise ConfigError(f"model {self.name!r}: a latent MoE is modelled without expert biases and a shared gate")
         dense = tuple(self.dense_layers)

@@ -12,7 +12,7 @@ from .training import RECOMPUTE, SCHEDULES
 BACKENDS = ("gpu", "cpu")  # compilers a compiled-step profile models: XLA:GPU, XLA:CPU
 # switches formula --json shows only where they differ from their default (added after the recorded outputs)
 QUIET = ("cuda_graph", "graph_scope", "tp_comm_overlap", "latent", "offload", "cpu_offload", "narrow_v", "swa",
-         "swa_sinks", "srelu_fusion", "mtp_repeated")
+         "swa_sinks", "srelu_fusion", "mtp_repeated", "native_ce")
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,7 @@ class Switches(Architecture, Sharding):
     tp_comm_overlap: bool = False  # Transformer Engine's userbuffers (Training.tp_comm_overlap)
     offload: str = ""  # Megatron-Core's fine-grained activation offloading (Training.offload_modules), "+"-joined
     cpu_offload: int = 0  # layers whose activations TE's layer-level offloading moves (Training.cpu_offload_layers)
+    native_ce: bool = False  # Megatron-Core's compiled fused cross entropy (Training.native_ce): its backward's temporary
 
     def __post_init__(self):
         super().__post_init__()
@@ -72,7 +73,7 @@ class Switches(Architecture, Sharding):
                    fp8_gather=training.fp8_all_gather, frozen_vision=training.freeze_vision,
                    cuda_graph=training.cuda_graph != "none", graph_scope=training.cuda_graph_scope,
                    tp_comm_overlap=training.tp_comm_overlap, offload=training.offload_modules.replace(",", "+"),
-                   cpu_offload=training.cpu_offload_layers, **arch)
+                   cpu_offload=training.cpu_offload_layers, native_ce=training.native_ce, **arch)
 
     @property
     def layerwise(self) -> bool:

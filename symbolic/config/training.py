@@ -64,6 +64,8 @@ class Training(Sharding):
     cuda_graph: str = "none"  # Megatron-LM --cuda-graph-impl, one of CUDA_GRAPH_IMPLS (components.graphs)
     cuda_graph_scope: str = "layer"  # --cuda-graph-modules, "+"-joined CUDA_GRAPH_SCOPES; layer: whole layers
     tp_comm_overlap: bool = False  # Megatron-LM --tp-comm-overlap: Transformer Engine's userbuffers
+    ep_overlap: bool = False  # Megatron-LM --overlap-moe-expert-parallel-comm: the combined 1F1B (layout.held_combined)
+    native_ce: bool = False  # Megatron-LM --cross-entropy-loss-fusion, impl native: compiled (ends.native_ce_temporary)
     offload_modules: str = ""  # Megatron-Core --offload-modules under --fine-grained-activation-offloading (OFFLOAD_MODULES)
     cpu_offload_layers: int = 0  # Megatron-Core --cpu-offloading-num-layers: TE's layer-level activation offloading
     # precision and optimizer (config.precision; the defaults are Megatron-LM's bf16 mixed precision, MEGATRON)
@@ -89,7 +91,7 @@ class Training(Sharding):
         if problem:
             raise ConfigError(problem)
         one_of("--fp8", self.fp8, precision.FP8_RECIPES)
-        for name in ("fp8_param_gather", "compile", "fp8_all_gather", "freeze_vision", "tp_comm_overlap",
+        for name in ("fp8_param_gather", "compile", "fp8_all_gather", "freeze_vision", "tp_comm_overlap", "ep_overlap", "native_ce",
                      "account_embedding", "account_loss", "fp8_transpose"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
@@ -162,6 +164,7 @@ class Training(Sharding):
                       doc="Whether the ranks' layers are given (--stage-layers) or placed (chunked), not L/p each.")
     chunks = layout.chunks  # each rank's vpp chunks' layers
     held = layout.held  # where chunked under vpp, each rank's m_r as the interleaved schedule holds its chunks
+    held_weighted = layout.held_weighted  # the same with each chunk weighed by its bytes (layers of several kinds)
 
     @property
     def quant_bytes(self) -> float:
@@ -266,7 +269,8 @@ MOE_FIELDS = ("ep", "etp", "moe_capacity")  # what only a model with experts sho
 RECIPE_FIELDS = {name: getattr(Training, name)  # their defaults: the class attributes dataclass sets
                  for name in ("ac_every", "zero_init", "grad_accum_fusion", "moe_dispatcher", "transformer_impl", "swiglu_fusion", "srelu_fusion", "schedule", "recompute_modules", "fp8",
                               "fp8_param_gather", "compile", "fp8_all_gather", "image_tokens", "freeze_vision",
-                              "cuda_graph", "cuda_graph_scope", "tp_comm_overlap", "offload_modules",
+                              "cuda_graph", "cuda_graph_scope", "tp_comm_overlap", "ep_overlap", "native_ce",
+                              "offload_modules",
                               "cpu_offload_layers", "pipeline_layout", "account_embedding", "account_loss",
                               "fp8_transpose")}
 

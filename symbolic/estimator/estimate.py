@@ -58,6 +58,36 @@ def rank_totals(est: Estimator, values: dict, layers, ranks, kinds=None,
     return out, [float(x) for x in micro]
 
 
+def chunk_held(est: Estimator, values: dict, training: Training, shape: ModelShape) -> tuple | None:
+    """Each rank's in-flight count with its layers weighed by their bytes (config.layout.held_weighted): a layer's
+    activations for one micro batch, of its kind, and after the last rank's last layer the multi-token-prediction
+    modules' (they follow every t of a layout, validate_layer_layout), their post-process the size of the head's
+    output_layer (the same output_tensors)."""
+    if not (training.chunked or training.ep_overlap) or training.vpp == 1 or training.p == 1:
+        return training.held(shape.L)
+    from ..config.kinds import counts_in
+
+    cache, weights = {}, []
+    for rank, ranges in enumerate(training.layer_ranges(shape.L)):
+        kind, row = stage_of(rank, training.p), []
+        for chunk in ranges:
+            layers = []
+            for i in chunk:
+                key = (kind, tuple(counts_in(shape, [range(i, i + 1)]).items()))
+                if key not in cache:
+                    parts = est.stage(kind, **values, L_r=np.asarray([1]), m_r=np.asarray([1.0]),
+                                      **{name: np.asarray([n]) for name, n in key[1]})
+                    cache[key] = (float(np.sum(parts["activations"])), 0.0)
+                layers.append(cache[key])
+            row.append(layers)
+        if rank == training.p - 1 and shape.mtp:  # its post-process: its own final norm, LM head and logits
+            parts = est.stage(kind, **values, L_r=np.asarray([1]), m_r=np.asarray([1.0]),
+                              **{name: np.asarray([0]) for name in KINDS})
+            row[-1].append((float(np.sum(parts["mtp_activations"])), float(np.sum(parts["output_layer"]))))
+        weights.append(tuple(map(tuple, row)))
+    return training.held_weighted(tuple(weights))
+
+
 # device memory PyTorch's caching allocator never sees (tp_comm_buffers: TE's userbuffers, registered by their own)
 OUTSIDE_POOL = ("communicators", "cuda_context", "tp_comm_buffers")
 POOL_SLACK = ("fragmentation",)  # what the allocator reserves beyond its live tensors
@@ -181,7 +211,8 @@ def estimate(shape: ModelShape, training: Training, profile: str = DEFAULT_PROFI
     layers, kinds = training.layers(shape.L), training.kind_layers(shape)
     ranks = ranks_of(training, shape) if not every_rank else tuple((stage_of(r, training.p), r)
                                                                    for r in range(training.p))
-    held = training.held(shape.L)
+    held = chunk_held(est, values, training, shape) if mixed(shape) or shape.mtp or training.ep_overlap \
+        else training.held(shape.L)
     per_rank, micro = rank_totals(est, values, [layers[rank] for _, rank in ranks], [rank for _, rank in ranks],
                                   [kinds[rank] for _, rank in ranks], held and [held[rank] for _, rank in ranks])
     stages = [{"stage": stage, "rank": rank, "layers": layers[rank],

@@ -218,6 +218,14 @@ def add_switch_args(group, defaults: Training = Training(), recipe: bool = False
                             "of [s b / c, h] (outside PyTorch's pool) and its tripled cuBLAS workspace; --recipe "
                             "torchtitan (with --compile): its async TP, a symmetric-memory workspace of 2 [b s/(c t), "
                             "h] in bf16 (parallelism.enable_async_tensor_parallel)")
+    group.add_argument("--ep-overlap", action="store_true", default=defaults.ep_overlap,
+                       help="--recipe megatron, MoE at pp > 1 with --vpp: Megatron-LM --overlap-moe-expert-parallel-comm, "
+                            "the combined 1F1B schedule (one more warm-up forward; each steady step's forward beside "
+                            "another micro batch's backward, layer by layer)")
+    group.add_argument("--native-ce", action="store_true", default=defaults.native_ce,
+                       help="--recipe megatron: Megatron-LM --cross-entropy-loss-fusion with --cross-entropy-fusion-impl "
+                            "native, the loss torch.compile runs: its backward holds an fp32 copy of the logits' size "
+                            "beside the saved softmax (needs fp32 logits)")
     group.add_argument("--offload-modules", default=defaults.offload_modules, metavar="M,M,...",
                        help="--recipe megatron: Megatron-Core's fine-grained activation offloading "
                             "(--fine-grained-activation-offloading --offload-modules): the tensors these modules save "

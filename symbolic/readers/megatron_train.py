@@ -101,7 +101,8 @@ def _precision(args: Args) -> dict:
         args.refuse("cross_entropy_fusion_impl", "without --cross-entropy-loss-fusion it does nothing (contradicting)")
     te_loss = args.get("cross_entropy_loss_fusion") and args.get("cross_entropy_fusion_impl") == "te"
     logits = "bf16" if te_loss else "fp32"
-    return {**out, "optimizer": optimizer or "adamw", "moment_dtype": "fp32", "logits": logits}
+    native = bool(args.get("cross_entropy_loss_fusion")) and not te_loss  # compiled: ends.native_ce_temporary
+    return {**out, "optimizer": optimizer or "adamw", "moment_dtype": "fp32", "logits": logits, "native_ce": native}
 
 
 REUSE = "reuse_grad_buf_for_mxfp8_param_ag"
@@ -249,6 +250,7 @@ def training_flags(args: Args) -> dict:
                     "and a routing handle per layer that are not")
     elif args.get("num_experts") or 0:
         out["moe_dispatcher"] = dispatcher
+    out["ep_overlap"] = bool(args.get("overlap_moe_expert_parallel_comm"))  # the combined 1F1B (layout.held_combined)
     out.update(stages(args, out["pp"]))
     bf16_layers(args, out)
     return out

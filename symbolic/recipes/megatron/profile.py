@@ -9,7 +9,7 @@ from ...components import (
 )
 from ...components import layer_tensors as _layer_tensors
 from ..shared import in_flight, layer_tensors  # noqa: F401  (1F1B or interleaved 1F1B; a dense Llama layer)
-from ...components.ends import dummy_wgrads, logits_source, recompute_working_set
+from ...components.ends import dummy_wgrads, logits_source, native_ce_temporary, recompute_working_set
 from ...components.experts import expert_states, experts_params
 from ...components.layerwise import layerwise_expert_optimizer, layerwise_optimizer
 from ...components.moe import dispatch_buffers, expert_bias_buffers, routing_state
@@ -200,7 +200,7 @@ def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, mi
     mtp = ([mtp_activations(micro, sw) if has_head else Component("mtp_activations", sp.Integer(0), "not on this "
                                                                     "stage")] if sw.mtp else [])
     head = output_layer(sw) if has_head else Component("output_layer", sp.Integer(0), "not on this stage")
-    extra = ([logits_source(sw)] if has_head else []) + [dummy_wgrads(sw, has_head)]
+    extra = ([logits_source(sw), *native_ce_temporary(sw)] if has_head else []) + [dummy_wgrads(sw, has_head)]
     buffered = moe_layers + (mtp_moe_layers(sw) if has_head else 0)
     parts = [*states, _activations(micro, layers, moe_layers, sw, kinds), ids, head, *extra, *mtp,
              *zero_buffers(stage, sw, layers, moe_layers, kinds, params), *_moe_buffers(buffered, sw),

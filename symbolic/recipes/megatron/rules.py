@@ -14,6 +14,13 @@ def _cpu_offload_allowed(x):
             & np.logical_not((x.E > 0) | x.mla | x.gdn | x.mamba | x.mtp))
 
 
+def _combined_1f1b(x):
+    """--ep-overlap where Megatron-Core takes it and mem4d reads its schedule (plan's rows never have it)."""
+    if not getattr(x, "ep_overlap", False):
+        return True
+    return (x.E > 0) & (x.e > 1) & (x.p > 1) & (x.vpp > 1) & (x.recompute != "full") & (x.mtp <= 1)
+
+
 def _softmax_fused(x):
     """Whether the fused scaled-masked softmax takes unfused attention's [b, a/t, s, s] scores (ints or plan's arrays),
     so that it keeps its output alone (components.activations.unfused_core). Transformer Engine 2.9.0
@@ -181,6 +188,22 @@ RULES: tuple[Rule, ...] = (
     Rule("--tp-comm-overlap: sequence parallel", lambda x: np.logical_not(getattr(x, "tp_comm_overlap", False)) | x.sp,
          lambda x: "--tp-comm-overlap needs sequence parallelism (Megatron-LM asserts --sequence-parallel)",
          scope="paper"),
+    Rule("--native-ce: Megatron only", lambda x: np.logical_not(getattr(x, "native_ce", False)),
+         lambda x: "--native-ce is Megatron-LM's --cross-entropy-fusion-impl native (--recipe megatron)",
+         scope="!paper"),
+    Rule("--native-ce: fp32 logits", lambda x: np.logical_not(getattr(x, "native_ce", False)) | (x.logits == "fp32"),
+         lambda x: (f"--native-ce: the native fused cross entropy upcasts the logits to fp32 (calculate_logits_max), "
+                    f"got --logits {x.logits}"), scope="paper"),
+    Rule("--ep-overlap: Megatron only", lambda x: np.logical_not(getattr(x, "ep_overlap", False)),
+         lambda x: "--ep-overlap is Megatron-LM's --overlap-moe-expert-parallel-comm (--recipe megatron)",
+         scope="!paper"),
+    # megatron-core 0.16.1 transformer_config.py asserts EP > 1, no full recompute and at most one MTP layer (with
+    # pp > 1) beside it, and vpp where pp > 1; at pp 1 it runs combined_1f1b_schedule_for_no_pipelining, not read
+    Rule("--ep-overlap: the combined 1F1B", _combined_1f1b,
+         lambda x: (f"--ep-overlap (the combined 1F1B) needs experts with ep > 1, pp > 1 with --vpp (Megatron-Core "
+                    f"asserts; pp 1's schedule is not modelled), no full recompute and at most one MTP layer; got "
+                    f"E={x.E}, ep={x.e}, pp={x.p}, vpp={x.vpp}, --recompute {x.recompute}, {x.mtp} MTP layers"),
+         scope="paper", model=True),
     # components.graphs counts TransformerLayers' static inputs; Mamba-2 and Gated DeltaNet layers' are not read
     Rule("--cuda-graph: transformer layers", lambda x: (getattr(x, "cuda_graph", "none") == "none")
          | np.logical_not(x.gdn | x.mamba),

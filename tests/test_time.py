@@ -128,7 +128,36 @@ def test_formula_time_prints_the_components():
     assert done.returncode == 0, done.stderr
     names = [item["name"] for item in json.loads(done.stdout)["formulas"]]
     assert names == ["T_lin", "T_attn", "T_last", "T_rec", "T_tp", "T_etp", "T_cp", "T_ep", "T_pp", "T_perm", "T_mexp",
-                     "T_sort", "T_pad", "T_bias", "T_bubble", "T_dp", "T_opt"]
+                     "T_sort", "T_pad", "T_bias", "T_norm", "T_rope", "T_resid", "T_act", "T_cast", "T_route", "T_loss",
+                     "T_bubble", "T_dp", "T_opt"]
+
+
+def test_layer_kernels_by_hand():
+    # Llama 3 8B (32 layers, h 4096, 32 heads, 8 KV heads of 128, f 14336, v 128256) on 8 B200s (8.0 TB/s), s b
+    # tokens a micro batch, m of them, BF16 (2 bytes) passes: two RMSNorms of [h], 5 passes each (TE 2.9.0
+    # layernorm_linear.py), RoPE on (a + k) dh, 4 passes, two residual adds, 6 passes of [h], SwiGLU 8 passes of [f]
+    # (fused_bias_swiglu.py), TE's cross entropy 5 passes of [v] (triton/cross_entropy.py); under FP8 the casts of
+    # the attention output [a dh] and fc2's input [f] forward and of the output gradients [(a + 2k) dh], [h], [2f],
+    # [h] backward at 4 bytes each (exact to 1e-9); Qwen3-30B-A3B adds its QK norm over (a + k) dh and the router's
+    # 18 FP32 passes of [E]
+    shape = MODELS["llama3-8b"]
+    job = Training(d=8, s=4096, b=2, gbs=128, fp8="mxfp8")
+    parts = step_time(shape, job, system("dgx-b200"))["breakdown"]
+    per = job.m * 4096 * 2 * 2 / 8.0e12  # seconds a BF16 element of every token of the step moves once
+    assert parts["T_norm"] == pytest.approx(per * 32 * 2 * 4096 * 5, rel=1e-9)
+    assert parts["T_rope"] == pytest.approx(per * 32 * (32 + 8) * 128 * 4, rel=1e-9)
+    assert parts["T_resid"] == pytest.approx(per * 32 * 2 * 4096 * 6, rel=1e-9)
+    assert parts["T_act"] == pytest.approx(per * 32 * 14336 * 8, rel=1e-9)
+    assert parts["T_loss"] == pytest.approx(per * 128256 * 5, rel=1e-9)
+    casts = 32 * (32 * 128 + 14336 + (32 + 16) * 128 + 4096 + 2 * 14336 + 4096)
+    assert parts["T_cast"] == pytest.approx(per / 2 * 4 * casts, rel=1e-9) and parts["T_route"] == 0
+    bf16 = step_time(shape, Training(d=8, s=4096, b=2, gbs=128), system("dgx-b200"))["breakdown"]
+    assert bf16["T_cast"] == 0
+    qwen, moe_job = MODELS["qwen3-30b-a3b"], Training(d=8, ep=8, s=4096, b=4, gbs=512)
+    moe = step_time(qwen, moe_job, system("dgx-b200"))["breakdown"]
+    per = moe_job.m * 4096 * 4 * 2 / 8.0e12
+    assert moe["T_norm"] == pytest.approx(per * 48 * (2 * 2048 + (32 + 4) * 128) * 5, rel=1e-9)
+    assert moe["T_route"] == pytest.approx(per / 2 * 48 * 4 * 128 * 18, rel=1e-9) and moe["T_act"] == 0
 
 
 def test_experts_memory_bound_kernels_by_hand():

@@ -72,7 +72,7 @@ def print_formulas(args, switches) -> int:
 
     ch = Choices(switches.moe, switches.mla, switches.q_lora, 3 if switches.mlp == "swiglu" else 2,
                  switches.recompute, tuple(switches.modules.replace("+", ",").split(",")), switches.zero,
-                 switches.dispatcher, switches.moe_bias)
+                 switches.dispatcher, switches.moe_bias, qk_norm=switches.qk_norm != "none")
     from ..time.symbols import BY_NAME, LATEX
 
     parts = step(ch)

@@ -20,6 +20,7 @@ class Choices(NamedTuple):
     moe_bias: bool = False  # routed experts with biases (gpt-oss): their down bias is added outside the GEMM
     narrow_v: bool = False  # value heads d_v narrower than dh (config.architecture's narrow_v)
     swa: bool = False  # L_w sliding-window layers of k_w KV heads (config.architecture's swa)
+    qk_norm: bool = False  # RMSNorm on the queries and keys (Megatron-Core qk_layernorm)
 
     @classmethod
     def of(cls, shape, training, dispatcher: str | None = None) -> Choices:
@@ -29,10 +30,11 @@ class Choices(NamedTuple):
 
 
 def model_kinds(shape) -> dict[str, bool]:
-    """A shape's moe_bias, narrow_v and swa, read as config.architecture reads them."""
+    """A shape's moe_bias, narrow_v, swa and qk_norm, read as config.architecture reads them."""
     from ..config.architecture import DERIVED
 
-    return {"moe_bias": shape.moe_bias, "narrow_v": DERIVED["narrow_v"](shape), "swa": DERIVED["swa"](shape)}
+    return {"moe_bias": shape.moe_bias, "narrow_v": DERIVED["narrow_v"](shape), "swa": DERIVED["swa"](shape),
+            "qk_norm": shape.qk_norm != "none"}
 
 
 # the token dispatchers the step-time model times: Megatron-Core's all-to-all and all-gather ones (Training's) and the

@@ -9,6 +9,7 @@ from ..config.symbols import B_a, B_g, B_o, B_w, E, L, L_e, L_w, a, b, c, d, d_r
     n_mtp, p, s, t, t_e, vpp
 from . import flops
 from .choices import Choices
+from .kernels import layer_kernels
 from .symbols import B_x, N_q, P_d, P_x, R_at, R_e, R_g, R_h, W_cp, W_dp, W_edp, W_ep, W_etp, W_hbm, W_pp, W_tp
 
 FA_BACKWARD = sp.Rational(7, 2)  # FlashAttention's forward + backward FLOPs over its forward (GEMM.md 5: bwd 2.5x)
@@ -124,7 +125,7 @@ def data_parallel(ch: Choices, tau_c: sp.Expr) -> list[Component]:
 def step(ch: Choices) -> list[Component]:
     """Every component of the step: compute and communication m times, the bubble (p - 1)/vpp micro batches of
     the same (Narayanan 2021 sec. 2.2.2), the exposed data-parallel traffic and the optimizer."""
-    mb = micro_batch(ch)
+    mb = micro_batch(ch) + layer_kernels(ch, s * b / (c * t))  # the layers' GEMM-less kernels too (kernels.py)
     tau = sp.Add(*(x.expr for x in mb))
     tau_c = sp.Add(*(x.expr for x in mb[:4]))
     per_step = [Component(x.name, m * x.expr, x.doc) for x in mb]

@@ -193,7 +193,7 @@ def test_a_wrapper_is_counted_whole_its_parts_apart():
 
 
 # the published files of a family transformers 5.25.0 has no class for and whose remote code is not on PyPI: nothing
-# to build them with; counted by hand from the remote code's layers instead (tests/test_hf_nemotron_nas.py)
+# to build them with; Megatron-Core counts them instead (records/megatron-count-nas.jsonl, tests/test_hf_nemotron_nas.py)
 NOT_BUILDABLE = ["grids/models/published/llama-3.1-nemotron-ultra-253b-v1.json",
                  "grids/models/published/llama-3.3-nemotron-super-49b-v1.json"]
 

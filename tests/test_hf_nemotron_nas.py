@@ -1,7 +1,9 @@
 """DeciLM / nemotron-nas (a block config per layer) is read as published and counted to the parameter, and every
 recipe refuses its memory by name.
 
-Sources of truth: the checkpoints' remote code as Megatron-Core 0.16.1 reads it (heterogeneous_config.py: a / n_heads_in_group
+Sources of truth: Megatron-Core 0.16.1's own count of both published files (GPTModel of
+get_gpt_heterogeneous_layer_spec on the meta device: benchmarks/megatron_count_nas.py, records/megatron-count-nas.jsonl);
+the checkpoints' remote code as Megatron-Core 0.16.1 reads it (heterogeneous_config.py: a / n_heads_in_group
 KV heads, MLPConfig.ffn_mult_to_intermediate_size: int(2 ffn_mult h / 3) rounded up to a multiple of 256) and builds
 it (a no-op part is an IdentityOp: no norm, no weight), each layer's parameters summed here by hand from the file; the
 model cards' rounded totals (49.9B, 253B). No transformers count exists (remote code, no class in 5.25.0). Exact.
@@ -48,6 +50,16 @@ def test_counted_as_the_remote_code_builds_it(path, card):
     shape = from_hf_config(path)
     assert shape.param_count == _by_hand(path)
     assert round(shape.param_count / 1e9, 1 if card % 1 else 0) == card
+
+
+RECORD = Path(__file__).resolve().parent.parent / "records" / "megatron-count-nas.jsonl"
+
+
+@pytest.mark.parametrize("row", [json.loads(line) for line in RECORD.read_text().splitlines()],
+                         ids=lambda row: Path(row["file"]).stem)
+def test_equal_to_megatron_cores_own_count(row):
+    assert row["megatron_core"] == "0.16.1"
+    assert from_hf_config(FOLDER.parent.parent.parent / row["file"]).param_count == row["parameters"]
 
 
 def test_super_49b_blocks():

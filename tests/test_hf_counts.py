@@ -192,11 +192,19 @@ def test_a_wrapper_is_counted_whole_its_parts_apart():
         assert text.param_count == row["parts"]["language"] + text.mtp * text.mtp_count
 
 
+# the published files of a family transformers 5.25.0 has no class for and whose remote code is not on PyPI: nothing
+# to build them with; Megatron-Core counts them instead (records/megatron-count-nas.jsonl, tests/test_hf_nemotron_nas.py)
+NOT_BUILDABLE = ["grids/models/published/llama-3.1-nemotron-ultra-253b-v1.json",
+                 "grids/models/published/llama-3.3-nemotron-super-49b-v1.json"]
+
+
 def test_every_file_was_counted_by_transformers():
-    """One row per file of both folders (43 files: mimo-v2-flash is in both, the same file; 42 distinct)."""
+    """One row per file of both folders (45 files: mimo-v2-flash is in both, the same file; 44 distinct) but the two
+    DeciLM files transformers cannot build (43 rows)."""
     files = sorted(f"../shared/data/configs/{p.name}" for p in SHARED.glob("*.json")) + sorted(
         f"grids/models/published/{p.name}" for p in (ROOT / "grids" / "models" / "published").glob("*.json"))
-    assert [row["file"] for row in _hf_rows()] == files and len(files) == 43
+    assert [row["file"] for row in _hf_rows()] == [f for f in files if f not in NOT_BUILDABLE] and len(files) == 45
+    assert all(f in files for f in NOT_BUILDABLE)
 
 
 def _kimi_check():

@@ -20,7 +20,8 @@ from symbolic.config.hfkeys import HARMLESS_VALUES, ONLY, WHY_HARMLESS
 
 # families read from remote code (the checkpoint's own modeling files): transformers has no class for them
 REMOTE = {"mimo": "XiaomiMiMo's MiMo (remote code)", "deepseek": "DeepSeekMoE (remote code)",
-          "kimi_k2": "Kimi K2 (remote code; transformers reads its text model as deepseek_v3)"}
+          "kimi_k2": "Kimi K2 (remote code; transformers reads its text model as deepseek_v3)",
+          "nemotron-nas": "Llama-Nemotron NAS (DeciLM remote code)"}
 WITH_CLASS = [kind for kind in FAMILIES if kind not in REMOTE]
 
 

@@ -55,6 +55,11 @@ TABLE = {
     # LayerNorms, attention and LM-head biases, SparseMixer routing (refused by every recipe: rules "no SparseMixer
     # router"): transformers 5.25.0's count (records/hf-count-published.jsonl); the model card's 41.9B
     "phi-3.5-moe-instruct": 41_873_153_344,
+    # a block config per layer (DeciLM, remote code: no transformers count; refused by every recipe: rules "no block
+    # config per layer"): Megatron-Core 0.16.1's own count (records/megatron-count-nas.jsonl); the cards' 49.9B
+    # and 253B
+    "llama-3.3-nemotron-super-49b-v1": 49_867_145_216,
+    "llama-3.1-nemotron-ultra-253b-v1": 253_401_268_224,
 }
 # presets typed from the same files (the preset's shape is the file's, but for its name)
 PRESET_OF = {"mixtral-8x7b": "mixtral-8x7b", "olmoe-1b-7b": "olmoe-1b-7b-0924", "qwen3-30b-a3b": "qwen3-30b-a3b",

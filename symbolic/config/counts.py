@@ -77,9 +77,13 @@ class ParameterCounts:
 
     @property
     def dense_mlp_count(self) -> int:
-        """Parameters of one dense MLP: its h x f matrices and their biases (one of width f per matrix but the
-        down projection's, of width h)."""
-        return self.mlp_matrices * self.h * self.f + ((self.mlp_matrices - 1) * self.f + self.h if self.mlp_bias else 0)
+        """Parameters of one dense MLP of width f (mlp_count)."""
+        return self.mlp_count(self.f)
+
+    def mlp_count(self, f: int) -> int:
+        """Parameters of a dense MLP of width f: its h x f matrices and their biases (one of width f per matrix but
+        the down projection's, of width h)."""
+        return self.mlp_matrices * self.h * f + ((self.mlp_matrices - 1) * f + self.h if self.mlp_bias else 0)
 
     @property
     def moe_mlp_count(self) -> int:
@@ -137,7 +141,8 @@ class ParameterCounts:
     @property
     def param_count(self) -> int:
         """Every parameter: embedding (and learned positions), L x (2 norms or 4 with sandwich norms, attention, a
-        Gated DeltaNet or a Mamba-2 mixer, a dense MLP or an MoE MLP; a one-part block its part and one norm), final
+        Gated DeltaNet or a Mamba-2 mixer, a dense MLP or an MoE MLP; a one-part block its part and one norm; a block
+        config per layer each layer's attention and MLP at their own sizes, each with its norm, where present), final
         norm, LM head unless tied (and its bias [v] where it has one), the multi-token-prediction modules and a vision
         tower."""
         h, v, L = self.h, self.v, self.L
@@ -145,6 +150,10 @@ class ParameterCounts:
         norms = L * (4 if self.sandwich else 2) - self.L_o - self.L_n  # one per part a layer holds
         mixers = (L - self.L_g - self.L_m - self.L_o - self.L_w) * self.attention_count + self.L_g * self.gdn_count \
             + self.L_m * self.mamba_count + self.L_w * self.swa_attention_count
+        if self.layer_f:  # a block config per layer (DeciLM): each part at its own width, with its norm, where present
+            mlps = sum(self.mlp_count(f) for f in self.layer_f if f)
+            mixers = sum(self.gqa_count(k, self.sinks) for k in self.layer_k if k)
+            norms = sum(1 for n in self.layer_k + self.layer_f if n)
         head = (0 if self.tied else h * v) + (v if self.head_bias else 0)
         return (v + self.positions) * h + mixers + norms * self.norm_count + mlps + self.norm_count + head \
             + self.mtp_modules * self.mtp_count + self.P_v

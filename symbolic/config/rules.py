@@ -167,6 +167,12 @@ SHARED: tuple[Rule, ...] = (
          lambda x: (f"{x.model} has a bias [v] on its LM head (lm_head_bias), which the trainers' output layers do "
                     f"not have (Megatron-Core's output_layer, torchtitan's output: bias-free): not modelled"),
          model=True),
+    # DeciLM's block configs (config.blocks): each layer's attention present or not and its own KV heads and MLP width;
+    # the recipes' closed forms hold L_r layers of one width f (or of the kinds config.kinds counts) per stage
+    Rule("no block config per layer", lambda x: np.logical_not(x.per_layer),
+         lambda x: (f"{x.model} has a block config per layer (DeciLM / nemotron-nas: attention or none, each layer's "
+                    f"own KV heads and MLP width): counted, but no recipe sums a stage's layers of different widths "
+                    f"(its MLP widths, its attention layers), so its memory is not estimated"), model=True),
     Rule("uneven: whole chunks", lambda x: np.logical_not(_uneven(x)) | getattr(x, "chunked", False)
          | ((x.L % x.vpp == 0) & (x.p * x.vpp <= x.L)),
          lambda x: (f"uneven stages of vpp={x.vpp} chunks each need L={x.L} of {x.model} to be a multiple of vpp and "
@@ -229,12 +235,12 @@ MODEL_LETTERS = ("n_gk", "n_m", "g_m", "k_w")
 
 
 def model_letters(shape) -> dict:
-    """What the rules read from a ModelShape: MODEL_READS, MODEL_LETTERS, and three features in one letter each."""
+    """What the rules read from a ModelShape: MODEL_READS, MODEL_LETTERS, and features in one letter each."""
     return dict(model=shape.name, **{name: getattr(shape, name) for name in MODEL_READS},
                 **{letter: getattr(shape, TRAINING_FIELD[letter]) for letter in MODEL_LETTERS},
                 bias=shape.qkv_bias or shape.o_bias or shape.mlp_bias or shape.moe_bias or shape.sinks,
                 mamba=shape.mamba or shape.blocks, gemma=shape.sandwich or shape.logit_softcap or shape.attn_softcap,
-                mixed_kinds=mixed(shape),
+                mixed_kinds=mixed(shape), per_layer=bool(shape.layer_f),
                 vision=shape.vision is not None, vision_mask=getattr(shape.vision, "kind", None) == "pixtral",
                 latent=shape.moe_latent > 0,
                 narrow_v=shape.v_dim > 0 and not shape.mla, swa_kv=bool(shape.swa_layers))

@@ -5,6 +5,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from .blocks import check_blocks
 from .bounds import MAX_SIZE, positive as _positive  # noqa: F401  (MAX_SIZE: hfkeys reads it here)
 from .choices import check_choices
 from .counts import ParameterCounts
@@ -94,6 +95,10 @@ class ModelShape(ParameterCounts):
     swa_layers: tuple[int, ...] = ()  # layers whose attention has its own swa_k KV heads (MiMo-V2-Flash's SWA ones)
     swa_k: int = 0  # k_w: the KV heads of the swa_layers (swa_num_key_value_heads; config.swa checks the three)
     swa_sinks: bool = False  # a learned sink logit per head [a] in the swa_layers' softmax only
+    # a block config per layer (DeciLM / nemotron-nas; config.blocks): each layer's KV heads (0: no attention) and SwiGLU
+    # width (0: no MLP), k and f then the largest; () where every layer is alike
+    layer_k: tuple[int, ...] = ()
+    layer_f: tuple[int, ...] = ()
     vision: Tower | None = None  # a multimodal checkpoint's vision tower and projector (config.vision)
 
     def __post_init__(self):
@@ -131,6 +136,7 @@ class ModelShape(ParameterCounts):
                               f"group_topk={self.group_topk}")
         check_hybrid(self)
         check_swa(self)
+        check_blocks(self)
         check_choices(self, f"model {self.name!r}: ")
         _positive(self.name, "moe_latent", self.moe_latent, zero=True)
         if self.moe_latent and not self.E:

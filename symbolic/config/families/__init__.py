@@ -17,6 +17,7 @@ from . import minimax  # noqa: F401
 from . import qwen_next  # noqa: F401
 from . import nemotron_h  # noqa: F401
 from . import mimo_v2  # noqa: F401
+from . import nemotron_nas  # noqa: F401
 from .registry import FAMILIES, family
 
 SUPPORTED = ", ".join(FAMILIES)  # for messages

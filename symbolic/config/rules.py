@@ -9,6 +9,7 @@ from typing import Callable
 import numpy as np
 
 from . import layout
+from .gemma4 import gemma4_mechanisms
 from .kinds import mixed
 from .errors import BrokenRule
 from .glossary import TRAINING_FIELD
@@ -158,6 +159,12 @@ SHARED: tuple[Rule, ...] = (
          lambda x: (f"{x.model} routes with phimoe's SparseMixer (2 experts Gumbel-sampled, a custom gradient, "
                     f"transformers' PhimoeTopKRouter), which no recipe's trainer has: its saved tensors are not the "
                     f"top-k router's the recipes list, and it is not estimated as one"), model=True),
+    # Gemma 4 (transformers 5.25.0 models/gemma4/modeling_gemma4.py): Megatron-Core 0.16.1, torchtitan and DeepSpeed's
+    # recipes have no Gemma 4; its layers' tensors (config/gemma4.py) are in no recipe's table, and estimating them
+    # as Gemma 3's would be a silent wrong number
+    Rule("no Gemma 4 layers", lambda x: np.logical_not(bool(x.gemma4)),
+         lambda x: (f"{x.model} has Gemma 4's layers ({x.gemma4}), whose weights and saved tensors no recipe models "
+                    f"yet: its parameters are counted, its memory is not estimated (not as Gemma 3's either)"), model=True),
     Rule("no LM head bias", lambda x: np.logical_not(x.head_bias),
          lambda x: (f"{x.model} has a bias [v] on its LM head (lm_head_bias), which the trainers' output layers do "
                     f"not have (Megatron-Core's output_layer, torchtitan's output: bias-free): not modelled"),
@@ -229,7 +236,8 @@ def model_letters(shape) -> dict:
                 mamba=shape.mamba or shape.blocks, gemma=shape.sandwich or shape.logit_softcap or shape.attn_softcap,
                 mixed_kinds=mixed(shape),
                 vision=shape.vision is not None, latent=shape.moe_latent > 0,
-                narrow_v=shape.v_dim > 0 and not shape.mla, swa_kv=bool(shape.swa_layers))
+                narrow_v=shape.v_dim > 0 and not shape.mla, swa_kv=bool(shape.swa_layers),
+                gemma4=gemma4_mechanisms(shape))
 
 
 def check(x: SimpleNamespace, rules: tuple[Rule, ...]) -> None:

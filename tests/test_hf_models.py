@@ -52,6 +52,10 @@ TABLE = {
     # LayerNorms, attention and LM-head biases, SparseMixer routing (refused by every recipe: rules "no SparseMixer
     # router"): transformers 5.25.0's count (records/hf-count-published.jsonl); the model card's 41.9B
     "phi-3.5-moe-instruct": 41_873_153_344,
+    # Gemma 4's vision (and E2B's audio) towers are not modelled: refused whole; --text-only counts the language model
+    # at transformers 5.25.0's count (tests/test_hf_gemma4.py, records/hf-count-published.jsonl)
+    "gemma-4-26b-a4b-it": "text_config",
+    "gemma-4-e2b-it": "text_config",
 }
 # presets typed from the same files (the preset's shape is the file's, but for its name)
 PRESET_OF = {"mixtral-8x7b": "mixtral-8x7b", "olmoe-1b-7b": "olmoe-1b-7b-0924", "qwen3-30b-a3b": "qwen3-30b-a3b",

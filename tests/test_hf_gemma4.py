@@ -1,0 +1,99 @@
+"""Gemma 4 (gemma4_text, and a gemma4 checkpoint's language model with --text-only) is read and counted to the
+parameter, each of its mechanisms as transformers 5.25.0 builds it, and refused by name by every recipe's memory.
+
+Sources of truth: transformers 5.25.0's own counts on the meta device (benchmarks/hf_count.py; the two published-shaped
+files' rows in records/hf-count-published.jsonl, the others below as run by hand), the model card's 25.2B total and
+3.8B active parameters of gemma-4-26B-A4B (rounded to 0.1B); tolerance none for the counts.
+"""
+import json
+from pathlib import Path
+
+import pytest
+
+from symbolic.cli import main
+from symbolic.config.errors import ConfigError
+from symbolic.config.hfconfig import from_hf_config
+
+PUBLISHED = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"
+MOE, E2B = PUBLISHED / "gemma-4-26b-a4b-it.json", PUBLISHED / "gemma-4-e2b-it.json"
+
+
+def _text(path: Path) -> dict:
+    return json.loads(path.read_text())["text_config"]
+
+
+def _write(tmp_path: Path, config: dict) -> Path:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    return path
+
+
+def test_the_moe_checkpoint_is_read_as_transformers_builds_it():
+    shape = from_hf_config(MOE, text_only=True)
+    assert (shape.g_layers, shape.g_dh, shape.g_k, shape.k_eq_v, shape.kv_shared, shape.ple) == (
+        (5, 11, 17, 23, 29), 512, 2, True, 0, 0)
+    assert (shape.E, shape.k_e, shape.f_e, shape.moe_beside, shape.logit_softcap) == (128, 8, 704, True, True)
+    assert shape.param_count == 25_233_141_760  # transformers' Gemma4ForCausalLM
+    assert (round(shape.param_count / 1e9, 1), round(shape.active_count / 1e9, 1)) == (25.2, 3.8)  # the model card
+
+
+def test_the_e2b_checkpoint_is_read_as_transformers_builds_it():
+    shape = from_hf_config(E2B, text_only=True)
+    assert (shape.g_layers, shape.g_dh, shape.g_k, shape.k_eq_v) == (tuple(range(4, 35, 5)), 512, 1, False)
+    assert (shape.kv_shared, shape.wide_shared, shape.ple, shape.ple_v, shape.E) == (20, True, 256, 262_144, 0)
+    assert shape.param_count == shape.active_count == 4_628_569_344  # transformers' Gemma4ForCausalLM
+
+
+def test_each_mechanism_changes_the_count_by_its_tensors(tmp_path):
+    """From E2B's language model, one mechanism off at a time: the difference is that mechanism's parameters."""
+    text = _text(E2B) | {"tie_word_embeddings": True}
+    h, f, L, dh = 1536, 6144, 35, 256
+    base = from_hf_config(_write(tmp_path, text)).param_count
+    no_ple = from_hf_config(_write(tmp_path, text | {"hidden_size_per_layer_input": 0})).param_count
+    assert base - no_ple == 262_144 * L * 256 + h * L * 256 + 256 + L * (2 * h * 256 + h)
+    narrow = from_hf_config(_write(tmp_path, text | {"use_double_wide_mlp": False})).param_count
+    assert base - narrow == 20 * 3 * h * f  # the 20 layers reusing K/V
+    unshared = from_hf_config(_write(tmp_path, text | {"num_kv_shared_layers": 0})).param_count
+    # the 20 shared layers (15..34) get k, v [h, 1 x dh_i] and k_norm [dh_i] back (16 sliding, 4 full: 19, 24, 29,
+    # 34), and lose their double width
+    assert unshared - base == 16 * (2 * h * dh + dh) + 4 * (2 * h * 512 + 512) - 20 * 3 * h * f
+    keys = from_hf_config(_write(tmp_path, text | {"attention_k_eq_v": True, "num_global_key_value_heads": 1}))
+    assert base - keys.param_count == 3 * h * 512  # the 3 full layers computing K/V (4, 9, 14) drop V
+
+
+def test_a_saved_per_layer_config_reads_as_the_global_keys(tmp_path):
+    """transformers 5.25.0 saves global_head_dim and num_global_key_value_heads as per_layer_config (the full layers'
+    overrides by index): both spellings are one model."""
+    text = _text(MOE)
+    saved = {key: value for key, value in text.items() if key not in ("global_head_dim", "num_global_key_value_heads")}
+    saved["per_layer_config"] = {f"{i:02d}": {"head_dim": 512, "num_key_value_heads": 2} for i in (5, 11, 17, 23, 29)}
+    assert from_hf_config(_write(tmp_path, saved)).param_count == from_hf_config(_write(tmp_path, text)).param_count
+    saved["per_layer_config"]["00"] = {"head_dim": 128}
+    with pytest.raises(ConfigError, match="key 'per_layer_config'.*full-attention layers alone"):
+        from_hf_config(_write(tmp_path, saved))
+
+
+@pytest.mark.parametrize("change, key", [
+    ({"use_bidirectional_attention": "all"}, "use_bidirectional_attention"),
+    ({"num_kv_shared_layers": 30}, "num_kv_shared_layers"),
+    ({"num_kv_shared_layers": 29}, "num_kv_shared_layers"),  # only layer 0 computes K/V: no full layer does
+    ({"attention_bias": True}, "attention_bias"),
+    ({"layer_types": ["full_attention"]}, "layer_types"),
+])
+def test_what_is_not_modelled_is_refused_naming_the_key(tmp_path, change, key):
+    with pytest.raises(ConfigError) as err:
+        from_hf_config(_write(tmp_path, _text(MOE) | change))
+    assert f"key {key!r}" in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("recipe", [[], ["--recipe", "torchtitan"], ["--recipe", "deepspeed"], ["--profile", "jax"]])
+def test_every_recipe_refuses_its_memory_by_name(recipe, capsys):
+    assert main(["estimate", "--model", str(MOE), "--text-only", "--dp", "8", "--ep", "8", *recipe]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.count("\n") == 1 and "Gemma 4's layers" in out.err and "128 experts" in out.err
+
+
+def test_plan_refuses_it_by_name(capsys):
+    assert main(["plan", "--model", str(E2B), "--text-only", "--gpus", "8", "--seq", "4096", "--gbs", "64"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "per-layer input embeddings [262144, L x 256]" in err

@@ -43,6 +43,7 @@ NEEDS = {
     "vision_saved.py": ("torch", "lists what Qwen3-VL's vision tower saves with torch and transformers (run by hand)"),
     "vision_saved_llama4.py": ("torch", "lists what Llama 4's vision tower and projector save (run by hand)"),
     "router_saved_phimoe.py": ("torch", "lists what phimoe's and Mixtral's routers save (run by hand)"),
+    "gemma4_saved.py": ("torch", "lists what each layer of a tiny Gemma 4 saves (run by hand)"),
     "vocab_pad_probe.py": (None, "compiles for an H100 target through the CUDA plugin (minutes a table)"),
 }
 LIBRARIES = ("titan_block.py", "titan_moe.py", "titan_loader.py", "saved_lines.py", "published_table.py",

@@ -97,3 +97,26 @@ def test_plan_refuses_it_by_name(capsys):
     assert main(["plan", "--model", str(E2B), "--text-only", "--gpus", "8", "--seq", "4096", "--gbs", "64"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "per-layer input embeddings [262144, L x 256]" in err
+
+
+def test_layers_reusing_k_v_keep_no_k_v_of_their_own():
+    """What autograd keeps of transformers' tiny Gemma 4 (records/gemma4-saved-cpu.jsonl, benchmarks/gemma4_saved.py,
+    torch 2.13.0 and transformers 5.25.0, fp32 CPU, sdpa): a layer computing K/V keeps its K and V heads [b, s, k_i,
+    dh_i] (sliding layers 2 x 16 wide, full ones g_k x 24: 1 with k_eq_v, 2 without); the two layers reusing them
+    (dense: num_kv_shared_layers 2) keep none, only their queries' [b, s, a, dh_i]; per-layer inputs [b, s, d_pl]
+    are kept in every layer that has them. Exact shapes."""
+    rows = {row["variant"]: row for row in map(json.loads, (PUBLISHED.parent.parent.parent / "records" /
+                                                            "gemma4-saved-cpu.jsonl").read_text().splitlines())}
+
+    def shapes(variant: str, layer: int) -> set:
+        return {tuple(t["shape"]) for t in rows[variant]["saved"] if t["owner"] == f"layer {layer}"}
+
+    b, s = rows["dense"]["b"], rows["dense"]["s"]
+    heads = {"dense": [(b, s, 2, 16), (b, s, 1, 24), None, None], "moe": [(b, s, 2, 16), (b, s, 2, 24)] * 2}
+    for variant, kv in heads.items():
+        for i, own in enumerate(kv):
+            queries = (b, s, 4, 16 if i % 2 == 0 else 24)
+            assert queries in shapes(variant, i)
+            assert (own in shapes(variant, i)) if own else not any(len(x) == 4 and x[:2] == (b, s) and x[2] < 4
+                                                                   for x in shapes(variant, i))
+            assert ((b, s, 8) in shapes(variant, i)) == (variant == "dense")

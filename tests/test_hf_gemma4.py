@@ -120,3 +120,10 @@ def test_layers_reusing_k_v_keep_no_k_v_of_their_own():
             assert (own in shapes(variant, i)) if own else not any(len(x) == 4 and x[:2] == (b, s) and x[2] < 4
                                                                    for x in shapes(variant, i))
             assert ((b, s, 8) in shapes(variant, i)) == (variant == "dense")
+
+
+def test_the_refusal_comes_before_any_divisor(capsys):
+    """E2B's single KV head does not split over tp 2 either: the model's refusal is named first (the rule is the first
+    on the model), so fixing the divisor never leads to a second refusal."""
+    assert main(["estimate", "--model", str(E2B), "--text-only", "--tp", "2"]) == 2
+    assert "Gemma 4's layers" in capsys.readouterr().err

@@ -91,6 +91,13 @@ SHARED: tuple[Rule, ...] = (
          lambda x: f"--stage-layers {_split(x)}: with vpp={x.vpp} each stage's layers form vpp chunks, so every entry "
                    f"must be a multiple of {x.vpp}"),
     # the training config on a model (Training.check)
+    # first of them, so that a model no recipe holds is named before any divisor: Gemma 4 (transformers 5.25.0
+    # models/gemma4/modeling_gemma4.py), which Megatron-Core 0.16.1, Megatron-Bridge 0.3.1, torchtitan and DeepSpeed
+    # do not have; its layers' tensors (config/gemma4.py) are in no recipe's table, and estimating them as Gemma 3's
+    # would be a silent wrong number
+    Rule("no Gemma 4 layers", lambda x: np.logical_not(bool(x.gemma4)),
+         lambda x: (f"{x.model} has Gemma 4's layers ({x.gemma4}), whose weights and saved tensors no recipe models "
+                    f"yet: its parameters are counted, its memory is not estimated (not as Gemma 3's either)"), model=True),
     Rule("a % t", lambda x: x.a % x.t == 0,
          lambda x: f"tensor parallel t={x.t} does not divide attention heads a={x.a} of {x.model}", model=True),
     Rule("k % t", lambda x: x.k % x.t == 0,
@@ -159,12 +166,6 @@ SHARED: tuple[Rule, ...] = (
          lambda x: (f"{x.model} routes with phimoe's SparseMixer (2 experts Gumbel-sampled, a custom gradient, "
                     f"transformers' PhimoeTopKRouter), which no recipe's trainer has: its saved tensors are not the "
                     f"top-k router's the recipes list, and it is not estimated as one"), model=True),
-    # Gemma 4 (transformers 5.25.0 models/gemma4/modeling_gemma4.py): Megatron-Core 0.16.1, torchtitan and DeepSpeed's
-    # recipes have no Gemma 4; its layers' tensors (config/gemma4.py) are in no recipe's table, and estimating them
-    # as Gemma 3's would be a silent wrong number
-    Rule("no Gemma 4 layers", lambda x: np.logical_not(bool(x.gemma4)),
-         lambda x: (f"{x.model} has Gemma 4's layers ({x.gemma4}), whose weights and saved tensors no recipe models "
-                    f"yet: its parameters are counted, its memory is not estimated (not as Gemma 3's either)"), model=True),
     Rule("no LM head bias", lambda x: np.logical_not(x.head_bias),
          lambda x: (f"{x.model} has a bias [v] on its LM head (lm_head_bias), which the trainers' output layers do "
                     f"not have (Megatron-Core's output_layer, torchtitan's output: bias-free): not modelled"),

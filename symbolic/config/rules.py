@@ -95,7 +95,7 @@ SHARED: tuple[Rule, ...] = (
     # models/gemma4/modeling_gemma4.py), which Megatron-Core 0.16.1, Megatron-Bridge 0.3.1, torchtitan and DeepSpeed
     # do not have; its layers' tensors (config/gemma4.py) are in no recipe's table, and estimating them as Gemma 3's
     # would be a silent wrong number
-    Rule("no Gemma 4 layers", lambda x: np.logical_not(bool(x.gemma4)),
+    Rule("no Gemma 4 layers", lambda x: x.gemma4 == "",
          lambda x: (f"{x.model} has Gemma 4's layers ({x.gemma4}), whose weights and saved tensors no recipe models "
                     f"yet: its parameters are counted, its memory is not estimated (not as Gemma 3's either)"), model=True),
     Rule("a % t", lambda x: x.a % x.t == 0,

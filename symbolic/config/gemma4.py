@@ -10,6 +10,7 @@ def check_gemma4(shape) -> None:
     """ModelShape's Gemma 4 fields (g_layers, g_dh, g_k, k_eq_v, kv_shared, wide_shared, ple, ple_v, moe_beside):
     each set only on a Gemma 4 shape (g_dh > 0), and consistent with its layers."""
     name, L = shape.name, shape.L
+    object.__setattr__(shape, "g_layers", tuple(shape.g_layers))  # a --json shape's list read back
     others = (shape.g_layers, shape.g_k, shape.k_eq_v, shape.kv_shared, shape.wide_shared, shape.ple, shape.ple_v,
               shape.moe_beside)
     if not shape.g_dh:
@@ -22,7 +23,7 @@ def check_gemma4(shape) -> None:
             or len(set(full)) != len(full) or L - 1 not in full:
         raise ConfigError(f"model {name!r}: g_layers must be distinct layer indices below L={L}, the last one "
                           f"among them (transformers makes the last layer full attention), got {list(full)}")
-    object.__setattr__(shape, "g_layers", tuple(sorted(full)))
+    object.__setattr__(shape, "g_layers", tuple(sorted(full)))  # the order transformers' layer_types give them
     if not shape.g_k or shape.a % shape.g_k:
         raise ConfigError(f"model {name!r}: heads a={shape.a} are not divisible by the full layers' KV heads "
                           f"g_k={shape.g_k}")

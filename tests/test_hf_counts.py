@@ -2,7 +2,7 @@
 parameter against its published total (COUNTS.tsv: the Hub's safetensors total), or differs from it by a named
 mechanism counted here exactly: fp32 fp8 block scales and the MTP layer's stored copies of embed and head, an MTP layer
 the file does not declare; a multimodal file with its vision tower (--text-only: without); or it is refused in one
-line naming the key. (The 25 files of grids/models/published are tests/test_hf_models.py's table.) Then all 43 files
+line naming the key. (The 26 files of grids/models/published are tests/test_hf_models.py's table.) Then all 44 files
 (both folders) against transformers' own count of each, records/hf-count-published.jsonl, file by file.
 
 Source of truth: COUNTS.tsv's published totals (tolerance: none); the mechanisms' sizes from the fp8 checkpoints' layout
@@ -156,7 +156,7 @@ MTP_NOT_BUILT = {"deepseek-r1-0528", "deepseek-v3", "glm-5.1", "nvidia-nemotron-
 # the multimodal files of grids/models/published (Llama-4-Scout with its published vision_config: SOURCES.md)
 WRAPPERS = ["llama4-scout-17b-16e-text-config"]
 # the multimodal files whose towers mem4d does not model (Gemma 4's vision and audio): counted by both --text-only
-TEXT_ONLY = ["gemma-4-26b-a4b-it", "gemma-4-e2b-it"]
+TEXT_ONLY = ["gemma-4-26b-a4b-it", "gemma-4-31b-it", "gemma-4-e2b-it"]
 
 
 def _hf_rows() -> list[dict]:
@@ -197,10 +197,10 @@ def test_a_wrapper_is_counted_whole_its_parts_apart():
 
 
 def test_every_file_was_counted_by_transformers():
-    """One row per file of both folders (44 files: mimo-v2-flash is in both, the same file; 43 distinct)."""
+    """One row per file of both folders (45 files: mimo-v2-flash is in both, the same file; 44 distinct)."""
     files = sorted(f"../shared/data/configs/{p.name}" for p in SHARED.glob("*.json")) + sorted(
         f"grids/models/published/{p.name}" for p in (ROOT / "grids" / "models" / "published").glob("*.json"))
-    assert [row["file"] for row in _hf_rows()] == files and len(files) == 44
+    assert [row["file"] for row in _hf_rows()] == files and len(files) == 45
 
 
 def _kimi_check():

@@ -16,6 +16,7 @@ from symbolic.config.hfconfig import from_hf_config
 
 PUBLISHED = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"
 MOE, E2B = PUBLISHED / "gemma-4-26b-a4b-it.json", PUBLISHED / "gemma-4-e2b-it.json"
+DENSE = PUBLISHED / "gemma-4-31b-it.json"
 
 
 def _text(path: Path) -> dict:
@@ -42,6 +43,13 @@ def test_the_e2b_checkpoint_is_read_as_transformers_builds_it():
     assert (shape.g_layers, shape.g_dh, shape.g_k, shape.k_eq_v) == (tuple(range(4, 35, 5)), 512, 1, False)
     assert (shape.kv_shared, shape.wide_shared, shape.ple, shape.ple_v, shape.E) == (20, True, 256, 262_144, 0)
     assert shape.param_count == shape.active_count == 4_628_569_344  # transformers' Gemma4ForCausalLM
+
+
+def test_the_dense_checkpoint_is_read_as_transformers_builds_it():
+    shape = from_hf_config(DENSE, text_only=True)
+    assert (shape.g_layers, shape.g_dh, shape.g_k, shape.k_eq_v, shape.kv_shared, shape.ple, shape.E) == (
+        tuple(range(5, 60, 6)), 512, 4, True, 0, 0, 0)
+    assert shape.param_count == 30_697_345_280  # transformers' Gemma4ForCausalLM
 
 
 def test_each_mechanism_changes_the_count_by_its_tensors(tmp_path):

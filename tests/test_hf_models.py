@@ -55,6 +55,7 @@ TABLE = {
     # Gemma 4's vision (and E2B's audio) towers are not modelled: refused whole; --text-only counts the language model
     # at transformers 5.25.0's count (tests/test_hf_gemma4.py, records/hf-count-published.jsonl)
     "gemma-4-26b-a4b-it": "text_config",
+    "gemma-4-31b-it": "text_config",
     "gemma-4-e2b-it": "text_config",
 }
 # presets typed from the same files (the preset's shape is the file's, but for its name)

@@ -2,7 +2,7 @@
 parameter against its published total (COUNTS.tsv: the Hub's safetensors total), or differs from it by a named
 mechanism counted here exactly: fp32 fp8 block scales and the MTP layer's stored copies of embed and head, an MTP layer
 the file does not declare; a multimodal file with its vision tower (--text-only: without); or it is refused in one
-line naming the key. (The 24 files of grids/models/published are tests/test_hf_models.py's table.) Then all 42 files
+line naming the key. (The 29 files of grids/models/published are tests/test_hf_models.py's table.) Then all 47 files
 (both folders) against transformers' own count of each, records/hf-count-published.jsonl, file by file.
 
 Source of truth: COUNTS.tsv's published totals (tolerance: none); the mechanisms' sizes from the fp8 checkpoints' layout
@@ -155,6 +155,8 @@ MTP_NOT_BUILT = {"deepseek-r1-0528", "deepseek-v3", "glm-5.1", "nvidia-nemotron-
                  "qwen3.5-122b-a10b", "qwen3.5-35b-a3b", "qwen3.5-397b-a17b", "qwen3.6-35b-a3b"}
 # the multimodal files of grids/models/published (Llama-4-Scout with its published vision_config, Gemma 3 4B: SOURCES.md)
 WRAPPERS = ["llama4-scout-17b-16e-text-config", "gemma-3-4b-it"]
+# the multimodal files whose towers mem4d does not model (Gemma 4's vision and audio): counted by both --text-only
+TEXT_ONLY = ["gemma-4-26b-a4b-it", "gemma-4-31b-it", "gemma-4-e2b-it"]
 
 
 def _hf_rows() -> list[dict]:
@@ -169,11 +171,13 @@ def _path(row: dict) -> Path:
 def test_equal_to_transformers_own_count(row):
     """mem4d's count is transformers' parameters (the whole checkpoint, tower and projector included) plus only two
     named mechanisms: the fp32 score-correction biases [E] of every MoE layer, which transformers keeps as buffers and
-    mem4d counts as parameters (Megatron-Core's expert_bias), and the MTP modules transformers does not build.
+    mem4d counts as parameters (Megatron-Core's expert_bias), and the MTP modules transformers does not build. A
+    --text-only row (Gemma 4's: its towers are not modelled) is the language model alone, Gemma4ForCausalLM.
     Tolerance: none."""
     name = Path(row["file"]).stem
     assert "error" not in row, row
-    shape = read(_path(row))
+    assert row["text_only"] == (name in TEXT_ONLY)
+    shape = read(_path(row), text_only=row["text_only"])
     built = row["parameters"]
     assert row["bias_buffers"] == (shape.L_e * shape.E if shape.expert_bias else 0)
     mtp = shape.mtp * shape.mtp_count
@@ -199,11 +203,11 @@ NOT_BUILDABLE = ["grids/models/published/llama-3.1-nemotron-ultra-253b-v1.json",
 
 
 def test_every_file_was_counted_by_transformers():
-    """One row per file of both folders (45 files: mimo-v2-flash is in both, the same file; 44 distinct) but the two
-    DeciLM files transformers cannot build (43 rows)."""
+    """One row per file of both folders (48 files: mimo-v2-flash is in both, the same file; 47 distinct) but the two
+    DeciLM files transformers cannot build (46 rows)."""
     files = sorted(f"../shared/data/configs/{p.name}" for p in SHARED.glob("*.json")) + sorted(
         f"grids/models/published/{p.name}" for p in (ROOT / "grids" / "models" / "published").glob("*.json"))
-    assert [row["file"] for row in _hf_rows()] == [f for f in files if f not in NOT_BUILDABLE] and len(files) == 45
+    assert [row["file"] for row in _hf_rows()] == [f for f in files if f not in NOT_BUILDABLE] and len(files) == 48
     assert all(f in files for f in NOT_BUILDABLE)
 
 

@@ -24,6 +24,7 @@ DEFAULT_MODELS = {
     "deepseek_v3": 671_026_404_352 + 14_848, "gpt2": 124_439_808, "phi3": 3_821_079_552,
     "llama4_text": 107_769_861_120, "qwen3_vl_moe_text": 13_173_956_608,
     "gemma2": 2_614_341_888, "gemma3_text": 2_628_658_432,  # Gemma2Config's defaults are gemma-2-2b's
+    "gemma4_text": 5_077_177_856,  # Gemma4TextConfig: per-layer inputs [262144, 30 x 256], 5 full layers of 512-wide heads
     "gpt_oss": 116_829_156_672,  # GptOssConfig's defaults are gpt-oss-120b's shape
     "phimoe": 41_872_793_600,  # PhimoeConfig's defaults: Phi-3.5-MoE's shape without its attention and head biases
     "minimax_m2": 228_689_748_992 + 15_872,  # MiniMax-M2's shape; its score-correction bias a buffer there
@@ -33,6 +34,7 @@ DEFAULT_MODELS = {
 DEFAULT_TEXT_MODELS = {
     "llama4": 107_769_861_120, "qwen3_vl": 12_049_461_248, "qwen3_vl_moe": 13_485_121_536,
     "mistral3": 7_110_660_096, "kimi_k25": 670_099_725_312 + 14_848, "gemma3": 2_628_658_432,
+    "gemma4": 5_077_177_856,
 }
 
 

@@ -60,6 +60,11 @@ TABLE = {
     # and 253B
     "llama-3.3-nemotron-super-49b-v1": 49_867_145_216,
     "llama-3.1-nemotron-ultra-253b-v1": 253_401_268_224,
+    # Gemma 4's vision (and E2B's audio) towers are not modelled: refused whole; --text-only counts the language model
+    # at transformers 5.25.0's count (tests/test_hf_gemma4.py, records/hf-count-published.jsonl)
+    "gemma-4-26b-a4b-it": "text_config",
+    "gemma-4-31b-it": "text_config",
+    "gemma-4-e2b-it": "text_config",
 }
 # presets typed from the same files (the preset's shape is the file's, but for its name)
 PRESET_OF = {"mixtral-8x7b": "mixtral-8x7b", "olmoe-1b-7b": "olmoe-1b-7b-0924", "qwen3-30b-a3b": "qwen3-30b-a3b",

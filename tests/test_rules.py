@@ -68,7 +68,7 @@ def test_every_message_is_one_line_on_ints():
              "--fp8: GQA attention", "Gated DeltaNet: n_gk % t", "GeLU experts: Megatron only",
              "latent MoE: Megatron only", "latent MoE: the all-to-all dispatcher",
              "vision flags need a tower", "Pixtral's tower: frozen or no image tokens", "vision tower: Megatron only",
-             "no SparseMixer router", "no LM head bias", "no block config per layer"]  # a dense GQA model cannot break the rules of experts, MLA, DSA
+             "no SparseMixer router", "no Gemma 4 layers", "no LM head bias", "no block config per layer"]  # a dense GQA model cannot break the rules of experts, MLA, DSA
     # or Gated DeltaNet layers
     # jaxcheck's precision, ZeRO-3: what the jax, torchtitan and deepspeed rules on them allow
     allowed = ["--fp8: Megatron and torchtitan only", "--fp8: Transformer Engine's recipes", "--fp8: torchao's recipes",

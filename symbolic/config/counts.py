@@ -2,6 +2,8 @@
 multi-token prediction) and of the whole model, as a mixin of ModelShape (shapes.py) that reads its fields."""
 from __future__ import annotations
 
+from .gemma4 import gemma4_count
+
 
 class ParameterCounts:
     """Parameter counts of a ModelShape, read off its fields (every count as the reference implementation builds the
@@ -144,7 +146,9 @@ class ParameterCounts:
         Gated DeltaNet or a Mamba-2 mixer, a dense MLP or an MoE MLP; a one-part block its part and one norm; a block
         config per layer each layer's attention and MLP at their own sizes, each with its norm, where present), final
         norm, LM head unless tied (and its bias [v] where it has one), the multi-token-prediction modules and a vision
-        tower."""
+        tower; Gemma 4's layers as config.gemma4 counts them."""
+        if self.g_dh:
+            return gemma4_count(self) + self.P_v
         h, v, L = self.h, self.v, self.L
         mlps = self.L_e * self.moe_mlp_count + (L - self.L_e - self.L_n) * self.dense_mlp_count
         norms = L * (4 if self.sandwich else 2) - self.L_o - self.L_n  # one per part a layer holds

@@ -9,6 +9,7 @@ from typing import Callable
 import numpy as np
 
 from . import layout
+from .gemma4 import gemma4_mechanisms
 from .kinds import mixed
 from .errors import BrokenRule
 from .glossary import TRAINING_FIELD
@@ -90,6 +91,13 @@ SHARED: tuple[Rule, ...] = (
          lambda x: f"--stage-layers {_split(x)}: with vpp={x.vpp} each stage's layers form vpp chunks, so every entry "
                    f"must be a multiple of {x.vpp}"),
     # the training config on a model (Training.check)
+    # first of them, so that a model no recipe holds is named before any divisor: Gemma 4 (transformers 5.25.0
+    # models/gemma4/modeling_gemma4.py), which Megatron-Core 0.16.1, Megatron-Bridge 0.3.1, torchtitan and DeepSpeed
+    # do not have; its layers' tensors (config/gemma4.py) are in no recipe's table, and estimating them as Gemma 3's
+    # would be a silent wrong number
+    Rule("no Gemma 4 layers", lambda x: x.gemma4 == "",
+         lambda x: (f"{x.model} has Gemma 4's layers ({x.gemma4}), whose weights and saved tensors no recipe models "
+                    f"yet: its parameters are counted, its memory is not estimated (not as Gemma 3's either)"), model=True),
     Rule("a % t", lambda x: x.a % x.t == 0,
          lambda x: f"tensor parallel t={x.t} does not divide attention heads a={x.a} of {x.model}", model=True),
     Rule("k % t", lambda x: x.k % x.t == 0,
@@ -243,7 +251,8 @@ def model_letters(shape) -> dict:
                 mixed_kinds=mixed(shape), per_layer=bool(shape.layer_f),
                 vision=shape.vision is not None, vision_mask=getattr(shape.vision, "kind", None) == "pixtral",
                 latent=shape.moe_latent > 0,
-                narrow_v=shape.v_dim > 0 and not shape.mla, swa_kv=bool(shape.swa_layers))
+                narrow_v=shape.v_dim > 0 and not shape.mla, swa_kv=bool(shape.swa_layers),
+                gemma4=gemma4_mechanisms(shape))
 
 
 def check(x: SimpleNamespace, rules: tuple[Rule, ...]) -> None:

@@ -10,6 +10,7 @@ from .bounds import MAX_SIZE, positive as _positive  # noqa: F401  (MAX_SIZE: hf
 from .choices import check_choices
 from .counts import ParameterCounts
 from .errors import ConfigError
+from .gemma4 import check_gemma4
 from .hybrid import check_hybrid
 from .latent import check_latent
 from .swa import check_swa
@@ -99,6 +100,16 @@ class ModelShape(ParameterCounts):
     # width (0: no MLP), k and f then the largest; () where every layer is alike
     layer_k: tuple[int, ...] = ()
     layer_f: tuple[int, ...] = ()
+    g_layers: tuple[int, ...] = ()  # Gemma 4 (config/gemma4.py, when g_dh > 0): its full-attention layers (the others
+    # slide, at dh and k), of heads g_dh wide with g_k KV heads
+    g_dh: int = 0  # their head width (global_head_dim)
+    g_k: int = 0  # their KV heads (num_global_key_value_heads under attention_k_eq_v, else k)
+    k_eq_v: bool = False  # a full layer's values are its keys: no V projection (attention_k_eq_v)
+    kv_shared: int = 0  # the last kv_shared layers reuse an earlier layer's K and V (num_kv_shared_layers)
+    wide_shared: bool = False  # those layers' MLPs are 2f wide (use_double_wide_mlp)
+    ple: int = 0  # d_pl: per-layer input embeddings' width per layer (hidden_size_per_layer_input; 0: none)
+    ple_v: int = 0  # v_pl: their table's rows (vocab_size_per_layer_input)
+    moe_beside: bool = False  # every layer's E experts beside its dense MLP (enable_moe_block)
     vision: Tower | None = None  # a multimodal checkpoint's vision tower and projector (config.vision)
 
     def __post_init__(self):
@@ -116,7 +127,8 @@ class ModelShape(ParameterCounts):
             raise ConfigError(f"model {self.name!r}: heads a={self.a} are not divisible by KV heads k={self.k}")
         _positive(self.name, "positions", self.positions, zero=True)
         check_latent(self)
-        if (self.sandwich or self.logit_softcap or self.attn_softcap) and (self.E or self.mla or self.mtp):
+        if (self.sandwich or self.logit_softcap or self.attn_softcap) and (self.E or self.mla or self.mtp) \
+                and not self.g_dh:
             raise ConfigError(f"model {self.name!r}: sandwich norms and soft-capping are modelled for dense GQA "
                               "models (Gemma 2 and 3)")
         if self.moe_bias and not self.E:
@@ -137,6 +149,7 @@ class ModelShape(ParameterCounts):
         check_hybrid(self)
         check_swa(self)
         check_blocks(self)
+        check_gemma4(self)
         check_choices(self, f"model {self.name!r}: ")
         _positive(self.name, "moe_latent", self.moe_latent, zero=True)
         if self.moe_latent and not self.E:

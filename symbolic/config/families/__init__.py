@@ -12,6 +12,7 @@ from . import gpt2  # noqa: F401
 from . import phi  # noqa: F401
 from . import llama4  # noqa: F401
 from . import gemma  # noqa: F401
+from . import gemma4  # noqa: F401
 from . import gpt_oss  # noqa: F401
 from . import minimax  # noqa: F401
 from . import qwen_next  # noqa: F401

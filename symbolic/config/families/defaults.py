@@ -100,6 +100,13 @@ DEFAULTS: dict[str, dict[str, object]] = {
                "final_logit_softcapping": 30.0, "attn_logit_softcapping": 50.0},
     "gemma3_text": {"hidden_size": 2304, "intermediate_size": 9216, "num_attention_heads": 8, "num_key_value_heads": 4,
                     "head_dim": 256, "num_hidden_layers": 26, "vocab_size": 262208, "tie_word_embeddings": True},
+    # Gemma4TextConfig (its __post_init__ pops global_head_dim, default 512, and num_global_key_value_heads, default
+    # None: no attributes; families/gemma4.py reads them)
+    "gemma4_text": {"hidden_size": 2304, "intermediate_size": 9216, "num_attention_heads": 8, "num_key_value_heads": 4,
+                    "head_dim": 256, "num_hidden_layers": 30, "vocab_size": 262144, "tie_word_embeddings": True,
+                    "hidden_size_per_layer_input": 256, "vocab_size_per_layer_input": 262144,
+                    "attention_k_eq_v": False, "num_kv_shared_layers": 0, "use_double_wide_mlp": False,
+                    "enable_moe_block": False},
     # GptOssConfig (36 layers of 128 experts: gpt-oss-120b's shape)
     "gpt_oss": {"hidden_size": 2880, "intermediate_size": 2880, "num_attention_heads": 64, "num_key_value_heads": 8,
                 "head_dim": 64, "num_hidden_layers": 36, "vocab_size": 201088, "tie_word_embeddings": False,

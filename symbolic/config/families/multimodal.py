@@ -31,4 +31,5 @@ WRAPPERS: dict[str, Wrapper] = {
     "kimi_k25": Wrapper("deepseek_v3", True, "Kimi-K2.5 (MoonViT vision tower, projector)"),
     "mistral3": Wrapper("mistral", True, "Mistral Small 3 (Pixtral vision tower, projector)"),
     "gemma3": Wrapper("gemma3_text", True, "Gemma 3 (SigLIP vision tower, projector)"),
+    "gemma4": Wrapper("gemma4_text", True, "Gemma 4 (vision tower and, in E2B and E4B, audio tower)"),
 }

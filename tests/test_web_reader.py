@@ -16,11 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from symbolic.config.architecture import Architecture
 from symbolic.config.errors import ConfigError
 from symbolic.config.families import FAMILIES
 from symbolic.config.hfconfig import MAX_BYTES, read_noted
-from symbolic.web.data import model_data
+from symbolic.web.data import arch_text, model_data
 from symbolic.web.readerdata import PAGE_FAMILIES, reader_data
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,7 +85,7 @@ def _python(path: str, data: bytes) -> dict:
     except ConfigError as err:
         return {"error": str(err)}
     model = model_data(shape, path)
-    model["arch"] = json.dumps(Architecture.of(shape).features(), sort_keys=True)
+    model["arch"] = arch_text(shape)
     return {"shape": shape.as_dict(), "model": json.loads(json.dumps(model))}
 
 

@@ -116,7 +116,57 @@ function draw() {
   });
 }
 
+// a config.json pasted, chosen or dropped: read as the command reads it (reader.js), its model added to the choices,
+// on the built code of the architecture its features equal (data.arch_text); a refusal is the command's line
+function readModel(bytes, path) {
+  const status = select("paste-status");
+  const say = (line, bad) => { status.textContent = line; status.className = bad ? "refusal" : "note"; status.hidden = false; };
+  let got;
+  try {
+    got = MEM4D_READER.readConfig(bytes, path, SITE.reader);
+  } catch (err) {
+    if (err instanceof PYJSON.Refusal) return say("mem4d estimate: error: " + err.message, true);
+    throw err;
+  }
+  if (got.outside) return say(got.outside, true);
+  const model = MEM4D_SHAPE.modelData(got.shape, path, SITE.reader);
+  const arch = Object.keys(SITE.arch_features).find((id) => SITE.arch_features[id] === model.arch);
+  if (!arch) {
+    return say(`${path}: the architecture of ${model.name} has no code in this page (built for ` +
+      `${SITE.models.filter((m) => !m.pasted).map((m) => m.name).join(", ")}): build a page for it with: ` +
+      `mem4d web --model ${MEM4D.word(path)} -o site`, true);
+  }
+  Object.assign(model, { arch, pasted: true });
+  if (!byName[model.name]) select("model").append(new Option(model.name, model.name));
+  SITE.models = SITE.models.filter((m) => m.name !== model.name).concat([model]);
+  byName[model.name] = model;
+  select("model").value = model.name;
+  say(`read ${path}: ${model.name}, ${model.param_count.toLocaleString("en-US")} parameters`, false);
+  update();
+}
+
+function readFile(file) {
+  if (file) file.slice(0, SITE.reader.bounds.max_bytes + 1).arrayBuffer().then((b) => readModel(new Uint8Array(b), file.name));
+}
+
+function listenForConfigs() {
+  const box = select("config-drop");
+  select("paste-read").addEventListener("click", () => readModel(new TextEncoder().encode(select("paste").value), "config.json"));
+  select("paste-file").addEventListener("change", (event) => readFile(event.target.files[0]));
+  box.addEventListener("dragover", (event) => { event.preventDefault(); box.open = true; box.classList.add("over"); });
+  box.addEventListener("dragleave", () => box.classList.remove("over"));
+  box.addEventListener("drop", (event) => {
+    event.preventDefault();
+    box.classList.remove("over");
+    const file = event.dataTransfer.files[0];
+    if (file) return readFile(file);
+    select("paste").value = event.dataTransfer.getData("text");
+    readModel(new TextEncoder().encode(select("paste").value), "config.json");
+  });
+}
+
 fill();
+listenForConfigs();
 setState(Object.fromEntries(new URLSearchParams(location.hash.slice(1))));
 select("scope").textContent = SITE.scope;
 select("controls").addEventListener("change", update);

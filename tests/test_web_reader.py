@@ -23,7 +23,7 @@ from symbolic.web.data import arch_text, model_data
 from symbolic.web.readerdata import PAGE_FAMILIES, reader_data
 
 ROOT = Path(__file__).resolve().parents[1]
-ASSETS = ROOT / "symbolic" / "web" / "assets"
+ASSETS = ROOT / "symbolic" / "web" / "assets" / "read"
 NODE = shutil.which("node")
 SHARED = Path(os.environ.get("MEM4D_SHARED_DATA", "/work/shared/data")) / "configs"
 PUBLISHED = sorted((ROOT / "grids" / "models" / "published").glob("*.json")) + sorted(SHARED.glob("*.json"))

@@ -119,18 +119,19 @@ function draw() {
 // a config.json pasted, chosen or dropped: read as the command reads it (reader.js), its model added to the choices,
 // on the built code of the architecture its features equal (data.arch_text); a refusal is the command's line
 function readModel(bytes, path) {
+  if (!MEM4D.reader) return loadReader(() => readModel(bytes, path));
   const status = select("paste-status");
   const say = (line, bad) => { status.textContent = line; status.className = bad ? "refusal" : "note"; status.hidden = false; };
   let got;
   try {
-    got = MEM4D_READER.readConfig(bytes, path, SITE.reader);
+    got = MEM4D_READER.readConfig(bytes, path, MEM4D.reader);
   } catch (err) {
     if (err instanceof PYJSON.Refusal) return say("mem4d estimate: error: " + err.message, true);
     throw err;
   }
   if (got.outside) return say(got.outside, true);
-  const model = MEM4D_SHAPE.modelData(got.shape, path, SITE.reader);
-  const arch = Object.keys(SITE.arch_features).find((id) => SITE.arch_features[id] === model.arch);
+  const model = MEM4D_SHAPE.modelData(got.shape, path, MEM4D.reader);
+  const arch = Object.keys(MEM4D.arch_features).find((id) => MEM4D.arch_features[id] === model.arch);
   if (!arch) {
     return say(`${path}: the architecture of ${model.name} has no code in this page (built for ` +
       `${SITE.models.filter((m) => !m.pasted).map((m) => m.name).join(", ")}): build a page for it with: ` +
@@ -145,8 +146,24 @@ function readModel(bytes, path) {
   update();
 }
 
-function readFile(file) {
-  if (file) file.slice(0, SITE.reader.bounds.max_bytes + 1).arrayBuffer().then((b) => readModel(new Uint8Array(b), file.name));
+// the reader's scripts and declarations (read/), loaded on the first file: the page opens without them
+function loadReader(then) {
+  const names = ["pyjson.js", "reader.js", "shape.js", "site.js"];
+  const next = () => {
+    if (!names.length) return then();
+    const script = document.createElement("script");
+    script.src = "read/" + names.shift();
+    script.onload = next;
+    script.onerror = () => { select("paste-status").textContent = script.src + " did not load: rebuild the site with mem4d web"; select("paste-status").hidden = false; };
+    document.head.append(script);
+  };
+  next();
+}
+
+function readFile(file) {  // read to the reader's bound and a byte beyond, as hfconfig._load reads
+  if (!file) return;
+  if (!MEM4D.reader) return loadReader(() => readFile(file));
+  file.slice(0, MEM4D.reader.bounds.max_bytes + 1).arrayBuffer().then((b) => readModel(new Uint8Array(b), file.name));
 }
 
 function listenForConfigs() {

@@ -125,19 +125,21 @@ def test_the_page_reads_every_published_file_of_its_families(compared):
 
 
 def test_the_ported_predicates_are_the_declared_ones():
-    """reader.js holds a predicate for every key the Python tables declare for the page's families, and no other."""
+    """reader.js holds a predicate for every key the Python tables declare for the page's families, and no other; a
+    build for each of its families and a letters function for each that reads its letters under other keys."""
     if NODE is None:
         pytest.skip("no node on this machine")
     decl = reader_data()
     script = "".join((ASSETS / f).read_text() for f in ("pyjson.js", "reader.js")) + """
 const R = MEM4D_READER;
 console.log(JSON.stringify({only: Object.keys(R.ONLY), harmless_values: Object.keys(R.HARMLESS_VALUES),
-  values: Object.keys(R.VALUES), builds: Object.keys(R.BUILDS),
+  values: Object.keys(R.VALUES), builds: Object.keys(R.BUILDS), letters: Object.keys(R.LETTERS),
   family_values: Object.fromEntries(Object.entries(R.FAMILY_VALUES).map(([k, v]) => [k, Object.keys(v)]))}));"""
     got = json.loads(subprocess.run([NODE, "-e", script], capture_output=True, text=True, check=True).stdout)
     for table in ("only", "harmless_values", "values"):
         assert sorted(got[table]) == sorted(decl[table]), table
     assert sorted(got["builds"]) == sorted(PAGE_FAMILIES) == sorted(decl["families"])
     assert all(kind in FAMILIES for kind in PAGE_FAMILIES)
+    assert sorted(got["letters"]) == sorted(kind for kind in PAGE_FAMILIES if FAMILIES[kind].letters is not None)
     declared = {kind: sorted(family["values"]) for kind, family in decl["families"].items() if family["values"]}
     assert {kind: sorted(keys) for kind, keys in got["family_values"].items()} == declared

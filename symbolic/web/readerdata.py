@@ -17,7 +17,8 @@ from ..config.shapes import ModelShape
 
 # the model_types the page reads (reader.js ports their build functions); a file of another is answered in one line
 # naming `mem4d web --model FILE -o site`, which reads every family
-PAGE_FAMILIES = ("llama", "mistral", "granite", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "olmo2")
+PAGE_FAMILIES = ("llama", "mistral", "granite", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "olmo2",
+                 "gpt2")
 
 
 def _value(x):

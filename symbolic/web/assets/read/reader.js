@@ -1,6 +1,6 @@
 // A config.json read in the page as `mem4d estimate --model FILE` reads it, for the model_types the page reads
 // (readerdata.PAGE_FAMILIES): symbolic/config/hfconfig.py read_noted, hfkeys.py's Reader and key tables,
-// families/{llama,qwen,mixtral,qwen_moe,olmoe}.py's build functions, aliases.resolve and ModelShape.__post_init__'s
+// families/{llama,qwen,mixtral,qwen_moe,olmoe,gpt2}.py's build functions, aliases.resolve and ModelShape.__post_init__'s
 // checks, step by step in the same order, with the same one-line refusals; the key lists, what each refusal says
 // mem4d models, the defaults and aliases are read off the Python objects (MEM4D.site.reader), only the predicates
 // and builds are ported here. Then the model as the page reads it (web/data.py model_data: config/counts.py,
@@ -47,6 +47,9 @@
     granite: { embedding_multiplier: isReal, residual_multiplier: isReal, attention_multiplier: isReal, logits_scaling: isReal },
     qwen3: QWEN3, qwen2_moe: { qkv_bias: isBool },
     qwen3_moe: { ...QWEN3, shared_expert_intermediate_size: (x) => inAny(x, [0, null]) },
+    gpt2: { activation_function: (x) => inAny(x, ["gelu_new", "gelu", "gelu_pytorch_tanh", "gelu_fast"]),
+      reorder_and_upcast_attn: (x) => x === false || x === null,
+      ...Object.fromEntries(["attn_pdrop", "embd_pdrop", "resid_pdrop"].map((k) => [k, (x) => isReal(x) && num(x) >= 0 && num(x) < 1])) },
   };
 
   class Reader {  // hfkeys.Reader
@@ -119,6 +122,15 @@
       return { E: r.count("num_experts"), k_e: r.count("num_experts_per_tok"), f_e: r.count("intermediate_size"), qk_norm: "full", qkv_bias: bias, o_bias: bias };
     },
     olmo2: (r) => { const bias = r.flag("attention_bias"); return { qk_norm: "full", qkv_bias: bias, o_bias: bias }; },
+    gpt2: (r) => ({ mlp: "gelu", norm: "layer", positions: r.count("n_positions"), qkv_bias: true, o_bias: true,
+      mlp_bias: true, dropout: ["attn_pdrop", "embd_pdrop", "resid_pdrop"].some((k) => num(r.get(k, 0)) > 0) }),
+  };
+  const LETTERS = {  // a family's base letters under other keys (gpt2.gpt2_letters)
+    gpt2: (r) => {
+      const h = r.count("n_embd");
+      return { h, f: r.count("n_inner", 4 * h), a: r.count("n_head"), k: r.count("n_head"), L: r.count("n_layer"),
+        v: r.count("vocab_size"), tied: r.flag("tie_word_embeddings", true), head_dim: null };
+    },
   };
 
   const decode = (v) => v !== null && typeof v === "object" && "$float" in v ? new PyFloat(v.$float) : v;
@@ -222,12 +234,16 @@
     r = new Reader(raw, path);
     checkKeys(raw, kind, fam, r, decl);
     r.defaults = Object.fromEntries(Object.entries(fam.defaults).map(([k, v]) => [k, decode(v)]));
-    const v = { h: r.count("hidden_size"), f: r.count("intermediate_size"), a: r.count("num_attention_heads") };
-    Object.assign(v, { k: r.count("num_key_value_heads", v.a), L: r.count("num_hidden_layers"), v: r.count("vocab_size"),
-      tied: r.flag("tie_word_embeddings"), head_dim: r.count("head_dim", 0) || null });
+    let v;
+    if (LETTERS[kind]) v = LETTERS[kind](r);
+    else {
+      v = { h: r.count("hidden_size"), f: r.count("intermediate_size"), a: r.count("num_attention_heads") };
+      Object.assign(v, { k: r.count("num_key_value_heads", v.a), L: r.count("num_hidden_layers"), v: r.count("vocab_size"),
+        tied: r.flag("tie_word_embeddings"), head_dim: r.count("head_dim", 0) || null });
+    }
     const shape = { ...JSON.parse(JSON.stringify(decl.shape_defaults)), name: name(raw0, path), ...v, ...BUILDS[kind](r) };
     return { shape: checkShape(shape) };
   }
 
-  root.MEM4D_READER = { readConfig, BUILDS, ONLY, HARMLESS_VALUES, VALUES, FAMILY_VALUES };
+  root.MEM4D_READER = { readConfig, BUILDS, LETTERS, ONLY, HARMLESS_VALUES, VALUES, FAMILY_VALUES };
 })(typeof window !== "undefined" ? window : globalThis);

@@ -302,11 +302,16 @@ PASTE_SET = {"recipe": "megatron", "d": "2", "t": "2", "p": "2", "c": "1", "vpp"
 
 
 def _read_in_page(tab, path: Path, how: str) -> str:
-    """Give the page a config.json (pasted into the box, or chosen as a file) and return the line it answers with."""
+    """Give the page a config.json (pasted into the box, dropped on it or chosen as a file) and return the line it
+    answers with."""
     tab.evaluate("() => { document.getElementById('config-drop').open = true; }")
     if how == "paste":
         tab.fill("#paste", path.read_text())
         tab.click("#paste-read")
+    elif how == "drop":  # a file dropped on the box, as a file manager drops it
+        drop = tab.evaluate_handle("""([text, name]) => { const dt = new DataTransfer();
+            dt.items.add(new File([text], name, {type: "application/json"})); return dt; }""", [path.read_text(), path.name])
+        tab.dispatch_event("#config-drop", "drop", {"dataTransfer": drop})
     else:
         tab.set_input_files("#paste-file", str(path))
     tab.wait_for_function("!document.getElementById('paste-status').hidden && document.body.dataset.state === 'ready'")
@@ -337,7 +342,7 @@ def _cli_line(tmp_path: Path, text: str) -> str:
 def test_a_pasted_config_json_equals_the_cli(page, tmp_path):
     """A published dense config.json pasted, a published MoE one chosen as a file: read in the page (reader.js), run
     on the built code of their architecture, every number equals `mem4d estimate --model FILE --json`'s; a bad
-    config.json shows the command's one line word for word, a model type the page does not read and an architecture
+    config.json dropped on the box shows the command's one line word for word, a model type the page does not read and an architecture
     it has no code for each one line naming `mem4d web --model FILE -o site`."""
     from symbolic.config.hfconfig import from_hf_config
 
@@ -359,7 +364,7 @@ def test_a_pasted_config_json_equals_the_cli(page, tmp_path):
     bad = '{"model_type": "llama", "hidden_size": NaN}'
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "config.json").write_text(bad)
-    assert _read_in_page(tab, tmp_path / "bad" / "config.json", "paste") == _cli_line(tmp_path, bad)
+    assert _read_in_page(tab, tmp_path / "bad" / "config.json", "drop") == _cli_line(tmp_path, bad)
     for name in ("deepseek-v2-lite.json", "qwen2-7b.json"):
         assert f"mem4d web --model {name} -o site" in _read_in_page(tab, PUBLISHED / name, "file")
     assert not errors

@@ -133,8 +133,10 @@ function readModel(bytes, path) {
   const model = MEM4D_SHAPE.modelData(got.shape, path, MEM4D.reader);
   const arch = Object.keys(MEM4D.arch_features).find((id) => MEM4D.arch_features[id] === model.arch);
   if (!arch) {
-    return say(`${path}: the architecture of ${model.name} has no code in this page (built for ` +
-      `${SITE.models.filter((m) => !m.pasted).map((m) => m.name).join(", ")}): build a page for it with: ` +
+    const built = [...new Set(SITE.models.filter((m) => !m.pasted).map((m) => m.arch))]
+      .map((arch) => SITE.models.find((m) => m.arch === arch).name);  // the first model of each built architecture
+    return say(`${path}: the architecture of ${model.name} has no code in this page (it has the code of ` +
+      `${built.join(", ")} and the models alike): build a page for it with: ` +
       `mem4d web --model ${MEM4D.word(path)} -o site`, true);
   }
   Object.assign(model, { arch, pasted: true });

@@ -5,6 +5,7 @@ prints) exactly, to the byte. A configuration the page refuses shows the CLI's o
 
 Source of truth: symbolic.estimator.estimate (the numpy estimator from the same sympy expressions). Tolerance: none.
 Skips only where no chromium or no playwright is installed (.ci/run installs both)."""
+import os
 import re
 import shutil
 import time
@@ -293,3 +294,77 @@ def test_refusal_is_the_cli_line(page):
     with pytest.raises(ConfigError) as err:
         _cli(shown["state"])
     assert shown["refusal"] == f"mem4d estimate: error: {err.value}"
+
+
+PUBLISHED = ROOT / "grids" / "models" / "published"
+PASTE_SET = {"recipe": "megatron", "d": "2", "t": "2", "p": "2", "c": "1", "vpp": "1", "s": "4096", "b": "1", "m": "0",
+             "recompute": "selective", "zero": "1", "fp8": "none", "gpu_mem": "80GiB"}
+
+
+def _read_in_page(tab, path: Path, how: str) -> str:
+    """Give the page a config.json (pasted into the box, dropped on it or chosen as a file) and return the line it
+    answers with."""
+    tab.evaluate("() => { document.getElementById('config-drop').open = true; }")
+    if how == "paste":
+        tab.fill("#paste", path.read_text())
+        tab.click("#paste-read")
+    elif how == "drop":  # a file dropped on the box, as a file manager drops it
+        drop = tab.evaluate_handle("""([text, name]) => { const dt = new DataTransfer();
+            dt.items.add(new File([text], name, {type: "application/json"})); return dt; }""", [path.read_text(), path.name])
+        tab.dispatch_event("#config-drop", "drop", {"dataTransfer": drop})
+    else:
+        tab.set_input_files("#paste-file", str(path))
+    tab.wait_for_function("!document.getElementById('paste-status').hidden && document.body.dataset.state === 'ready'")
+    line = tab.inner_text("#paste-status")
+    tab.evaluate("() => { document.getElementById('paste-status').hidden = true; }")
+    return line
+
+
+def _cli_line(tmp_path: Path, text: str) -> str:
+    """The line `mem4d estimate --model config.json` exits 2 with (run where the file is)."""
+    import contextlib
+    import io
+
+    from symbolic.cli.entry import main
+
+    (tmp_path / "config.json").write_text(text)
+    err = io.StringIO()
+    cwd = Path.cwd()
+    try:
+        os.chdir(tmp_path)
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            assert main(["estimate", "--model", "config.json"]) == 2
+    finally:
+        os.chdir(cwd)
+    return err.getvalue().strip()
+
+
+def test_a_pasted_config_json_equals_the_cli(page, tmp_path):
+    """A published dense config.json pasted, a published MoE one chosen as a file: read in the page (reader.js), run
+    on the built code of their architecture, every number equals `mem4d estimate --model FILE --json`'s; a bad
+    config.json dropped on the box shows the command's one line word for word, a model type the page does not read and an architecture
+    it has no code for each one line naming `mem4d web --model FILE -o site`."""
+    from symbolic.config.hfconfig import from_hf_config
+
+    tab, errors = page
+    for path, how, extra in ((PUBLISHED / "llama3.1-8b.json", "paste", {"e": "1"}),
+                             (PUBLISHED / "mixtral-8x7b.json", "file", {"e": "2"})):
+        line = _read_in_page(tab, path, how)
+        shape = from_hf_config(path)
+        assert line.startswith("read ") and f"{shape.param_count:,} parameters" in line, line
+        tab.evaluate(PLAN_SET, {**PASTE_SET, **extra})
+        tab.wait_for_function("document.body.dataset.state === 'ready'")
+        shown = tab.evaluate(READ)
+        assert "refusal" not in shown, shown
+        spec = "config.json" if how == "paste" else path.name
+        assert f"--model {spec} " in tab.inner_text("#cli")
+        state = shown["state"]
+        training = Training(**widths("paper"), d=2, t=2, p=2, ep=int(state["e"]), s=4096, b=1, recompute="selective")
+        _compare(shown, estimate(shape, training.check(shape, "paper"), "paper").as_json(80 * 2**30))
+    bad = '{"model_type": "llama", "hidden_size": NaN}'
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "config.json").write_text(bad)
+    assert _read_in_page(tab, tmp_path / "bad" / "config.json", "drop") == _cli_line(tmp_path, bad)
+    for name in ("deepseek-v2-lite.json", "qwen2-7b.json"):
+        assert f"mem4d web --model {name} -o site" in _read_in_page(tab, PUBLISHED / name, "file")
+    assert not errors

@@ -1,4 +1,5 @@
-"""Write the static site: index.html, app.js, style.css from assets/, data.js (site_data), one script per model
+"""Write the static site: index.html, app.js, style.css from assets/, data.js (site_data), read/ (the config.json
+reader, assets/read/, and its declarations: loaded when a file is pasted or dropped), one script per model
 architecture with its JavaScript estimator per switch combination (jsprint) and formulas (LaTeX, the same
 rendering `mem4d formula` prints), and KaTeX copied from npm's package (nothing fetched when the page is viewed)."""
 from __future__ import annotations
@@ -120,12 +121,14 @@ def build(out: Path, shapes: list[ModelShape], options: Options = Options(),
     if formulas not in FORMULAS:
         raise ConfigError(f"formulas must be one of {', '.join(FORMULAS)}, got {formulas!r}")
     out.mkdir(parents=True, exist_ok=True)
-    for folder in ("arch", "tex"):
+    for folder in ("arch", "tex", "read"):
         shutil.rmtree(out / folder, ignore_errors=True)  # an earlier build's architectures
         (out / folder).mkdir()
-    for asset in sorted(ASSETS.iterdir()):
-        shutil.copyfile(asset, out / asset.name)
+    for asset in sorted(ASSETS.rglob("*.*")):
+        shutil.copyfile(asset, out / asset.relative_to(ASSETS))
     data = site_data(shapes, options, specs)
+    (out / "read" / "site.js").write_text("MEM4D.reader = " + json.dumps(data.pop("reader")) + ";\nMEM4D.arch_features = "
+                                          + json.dumps(data.pop("arch_features")) + ";\n")
     traced = ",\n".join(f'{json.dumps(recipe)}: [\n' + ",\n".join(
         f'{{"name": {json.dumps(rule["name"])}, "holds": (x) => {rule["holds"]}, "message": (x) => {rule["message"]}}}'
         for rule in info["rules"]) + "]" for recipe, info in data["recipes"].items())

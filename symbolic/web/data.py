@@ -14,6 +14,7 @@ from ..config.kinds import mixed
 from ..config.shapes import DEFAULT_MODEL, ModelShape
 from ..config.training import Training
 from ..flags.values import parse_bytes
+from .readerdata import reader_data
 from .rulesjs import rules_js
 from .timedata import hardware, layer_prefixes, model_proxy, model_time, proxy, time_widths
 
@@ -42,7 +43,8 @@ class Options:
 SCOPE = ("What this page offers: the Megatron-LM, torchtitan and DeepSpeed recipes, each with its own default "
          "precision and optimizer, FP8 where the recipe models it, sequence parallel, flash attention, 1F1B with even "
          "pipeline stages, expert tensor parallel = tp, the communicator and context overheads; the models chosen when "
-         "the page was built (mem4d web --model NAME or config.json). Every other flag of mem4d estimate (precision, "
+         "the page was built (mem4d web --model NAME or config.json) or a config.json pasted here, of a model type the page "
+         "reads and an architecture it has code for. Every other flag of mem4d estimate (precision, "
          "--stage-layers, --etp) is not offered here: run the command. The plan view ranks as mem4d plan does, with "
          "the recompute, ZeRO stage and FP8 as set and even stages.")
 # the letters the page sets (rules.letters' names): the controls', and the model's (rules.model_letters)
@@ -50,10 +52,15 @@ CONTROLS = ("d", "t", "p", "c", "vpp", "s", "b", "gbs", "m", "e", "t_e", "recomp
 SWITCHING = ("recompute", "zero", "fp8")  # the controls that change the expressions' form (Switches)
 
 
+def arch_text(shape: ModelShape) -> str:
+    """A model's Architecture's features as JSON text, keys sorted: what arch_id hashes, and what the page's reader
+    (assets/shape.js) writes of a pasted config.json to find the built code it runs on."""
+    return json.dumps(Architecture.of(shape).features(), sort_keys=True)
+
+
 def arch_id(shape: ModelShape) -> str:
     """A short name of a model's Architecture: models alike share their code."""
-    features = json.dumps(Architecture.of(shape).features(), sort_keys=True)
-    return hashlib.sha256(features.encode()).hexdigest()[:10]
+    return hashlib.sha256(arch_text(shape).encode()).hexdigest()[:10]
 
 
 def model_data(shape: ModelShape, spec: str) -> dict:
@@ -127,11 +134,13 @@ def recipe_data(recipe: str, model_names: tuple[str, ...], options: Options) -> 
 
 def site_data(shapes: list[ModelShape], options: Options, specs: dict[str, str] | None = None) -> dict:
     """Everything data.js holds: options, models (`specs`: each model's --model argument by its name, where not its
-    name), the recipes (fixed inputs, traced rules), GPU sizes in bytes."""
+    name), the recipes (fixed inputs, traced rules), GPU sizes in bytes, the built architectures' features (a pasted
+    config.json's model runs on the code of the one its features equal) and the config.json reader's declarations."""
     models = [model_data(shape, (specs or {}).get(shape.name, shape.name)) for shape in shapes]
     model_names = tuple(models[0]["letters"])
     return {"default_model": DEFAULT_MODEL, "scope": SCOPE,
             "options": {name: list(getattr(options, name)) for name in Options.__dataclass_fields__},
             "gpu_bytes": {size: parse_bytes(size) for size in options.gpu_mem}, "threshold": 0.8,
             "models": models, "names": list(NAMES), "hardware": hardware(), "proxy": proxy(),
+            "arch_features": {arch_id(shape): arch_text(shape) for shape in shapes}, "reader": reader_data(),
             "recipes": {recipe: recipe_data(recipe, model_names, options) for recipe in options.recipe}}

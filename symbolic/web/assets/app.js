@@ -116,7 +116,76 @@ function draw() {
   });
 }
 
+// a config.json pasted, chosen or dropped: read as the command reads it (reader.js), its model added to the choices,
+// on the built code of the architecture its features equal (data.arch_text); a refusal is the command's line
+function readModel(bytes, path) {
+  if (!MEM4D.reader) return loadReader(() => readModel(bytes, path));
+  const status = select("paste-status");
+  const say = (line, bad) => { status.textContent = line; status.className = bad ? "refusal" : "note"; status.hidden = false; };
+  let got;
+  try {
+    got = MEM4D_READER.readConfig(bytes, path, MEM4D.reader);
+  } catch (err) {
+    if (err instanceof PYJSON.Refusal) return say("mem4d estimate: error: " + err.message, true);
+    throw err;
+  }
+  if (got.outside) return say(got.outside, true);
+  const model = MEM4D_SHAPE.modelData(got.shape, path, MEM4D.reader);
+  const arch = Object.keys(MEM4D.arch_features).find((id) => MEM4D.arch_features[id] === model.arch);
+  if (!arch) {
+    const built = [...new Set(SITE.models.filter((m) => !m.pasted).map((m) => m.arch))]
+      .map((arch) => SITE.models.find((m) => m.arch === arch).name);  // the first model of each built architecture
+    return say(`${path}: the architecture of ${model.name} has no code in this page (it has the code of ` +
+      `${built.join(", ")} and the models alike): build a page for it with: ` +
+      `mem4d web --model ${MEM4D.word(path)} -o site`, true);
+  }
+  Object.assign(model, { arch, pasted: true });
+  if (!byName[model.name]) select("model").append(new Option(model.name, model.name));
+  SITE.models = SITE.models.filter((m) => m.name !== model.name).concat([model]);
+  byName[model.name] = model;
+  select("model").value = model.name;
+  say(`read ${path}: ${model.name}, ${model.param_count.toLocaleString("en-US")} parameters`, false);
+  update();
+}
+
+// the reader's scripts and declarations (read/), loaded on the first file: the page opens without them
+function loadReader(then) {
+  const names = ["pyjson.js", "reader.js", "shape.js", "site.js"];
+  const next = () => {
+    if (!names.length) return then();
+    const script = document.createElement("script");
+    script.src = "read/" + names.shift();
+    script.onload = next;
+    script.onerror = () => { select("paste-status").textContent = script.src + " did not load: rebuild the site with mem4d web"; select("paste-status").hidden = false; };
+    document.head.append(script);
+  };
+  next();
+}
+
+function readFile(file) {  // read to the reader's bound and a byte beyond, as hfconfig._load reads
+  if (!file) return;
+  if (!MEM4D.reader) return loadReader(() => readFile(file));
+  file.slice(0, MEM4D.reader.bounds.max_bytes + 1).arrayBuffer().then((b) => readModel(new Uint8Array(b), file.name));
+}
+
+function listenForConfigs() {
+  const box = select("config-drop");
+  select("paste-read").addEventListener("click", () => readModel(new TextEncoder().encode(select("paste").value), "config.json"));
+  select("paste-file").addEventListener("change", (event) => readFile(event.target.files[0]));
+  box.addEventListener("dragover", (event) => { event.preventDefault(); box.open = true; box.classList.add("over"); });
+  box.addEventListener("dragleave", () => box.classList.remove("over"));
+  box.addEventListener("drop", (event) => {
+    event.preventDefault();
+    box.classList.remove("over");
+    const file = event.dataTransfer.files[0];
+    if (file) return readFile(file);
+    select("paste").value = event.dataTransfer.getData("text");
+    readModel(new TextEncoder().encode(select("paste").value), "config.json");
+  });
+}
+
 fill();
+listenForConfigs();
 setState(Object.fromEntries(new URLSearchParams(location.hash.slice(1))));
 select("scope").textContent = SITE.scope;
 select("controls").addEventListener("change", update);

@@ -90,8 +90,10 @@
       ...Object.fromEntries(decl.model_letters.map(([letter, f]) => [letter, x[f]])),
       bias: x.qkv_bias || x.o_bias || x.mlp_bias || x.moe_bias || x.sinks, mamba: x.mamba || x.blocks,
       gemma: x.sandwich || x.logit_softcap || x.attn_softcap, mixed_kinds: mixed(x), vision: false,
+      vision_mask: false, per_layer: false, gemma4: "",
       latent: x.moe_latent > 0, narrow_v: x.v_dim > 0 && !x.mla, swa_kv: x.swa_layers.length > 0 };
     if (x.gdn || x.mamba || x.blocks || x.dsa) throw new Error("the page's model types have no hybrid layers nor indexer");
+    if ((x.layer_f || []).length || x.g_dh) throw new Error("the page's model types have no block configs nor Gemma 4 layers");
     const experts = x.L_e * x.E * x.expert_count;
     const values = Object.fromEntries(["h", "f", "a", "k", "v", "E", "k_e", "f_e", "f_s", "L_e"].map((n) => [n, x[n]]));
     Object.assign(values, { dh: x.dh, q_r: x.q_lora, kv_r: x.kv_lora, d_r: x.rope_dim, d_v: x.v_dim, n_mtp: x.mtp,

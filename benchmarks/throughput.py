@@ -159,6 +159,9 @@ def job(row: dict) -> tuple:
         recompute, modules = "selective", "mla_up_proj"  # MODELS.md 1
     elif name == "DeepSeekV3" and row["release"] == "25.09":
         recompute = "selective"  # MODELS.md 1: r0.1.0 yaml recompute_granularity selective (core_attn, the default)
+    elif name == "GPT OSS 120B" and row["gpu"] in ("GB200", "B200", "H100") and row["precision"] == "BF16" \
+            and row["release"] in ("26.02", "26.02.01", "26.04", "26.04.01"):
+        recompute, modules = "selective", "layernorm,moe_act"  # MODELS.md 3: MB@v0.4.2 ..._BF16_V1/V2 presets
     fp8 = FP8[row["precision"]]
     training = Training(d=n // (t * p * c), t=t, p=p, c=c, vpp=_int(row["vp"]), s=int(row["seq"]), b=int(row["mbs"]),
                         gbs=int(row["gbs"]), ep=_int(row["ep"]), etp=_int(row["etp"], None) if row["etp"] else None,

@@ -47,6 +47,8 @@ NEEDS = {
     "router_saved_phimoe.py": ("torch", "lists what phimoe's and Mixtral's routers save (run by hand)"),
     "megatron_count_nas.py": ("megatron", "builds a DeciLM model with Megatron-Core's heterogeneous specs on torch's "
                               "meta device (megatron-core 0.16.1 unpacked by hand: run by hand)"),
+    "expert_saved_gptoss.py": ("megatron", "lists what Megatron-Core's clamped quick-GeGLU of GPT-OSS's experts saves "
+                               "(megatron-core 0.16.1 unpacked by hand: run by hand)"),
     "gemma4_saved.py": ("torch", "lists what each layer of a tiny Gemma 4 saves (run by hand)"),
     "vocab_pad_probe.py": (None, "compiles for an H100 target through the CUDA plugin (minutes a table)"),
 }

@@ -185,7 +185,7 @@ GPT = {"mlp": "gelu", "dropout": True}  # Korthikanti et al. 2022's GPT layer (w
 # Megatron-Core's checkpoint keeps the latents before their norms and the RoPE key), the routed experts' activation
 RECOMPUTED = {"layernorm": ("qkv_input", "mlp_input"),
               "mla_up_proj": ("q", "k", "v", "q_latent_normed", "kv_latent_normed"),
-              "moe_act": ("expert_fc2_input", "expert_act_output")}
+              "moe_act": ("expert_fc2_input", "expert_act_output", "expert_fc1_clamped")}
 
 
 def _recomputed_by(sw: Switches, moe: bool = False) -> set[str]:

@@ -76,7 +76,19 @@ def expert_tensors(sw: Switches) -> list[Component]:
               "(bf16 unless --moe-router-dtype fp32), kept by the weighted SwiGLU"),
         _rows("expert_fc2_input", R, f_e / t_e, B_a, "the weighted SwiGLU output [R, f_e / t_e], the grouped fc2's "
               "input, kept for its weight gradient"),
-    ]
+    ] + clamped_glu_tensors(sw)
+
+
+def clamped_glu_tensors(sw: Switches) -> list[Component]:
+    """gpt-oss's clamped GLU (its swiglu_limit; moe_bias marks the family): Megatron-Bridge 0.3.1's GPT-OSS provider
+    sets activation_func_clamp_value 7.0 with quick_gelu, and megatron-core 0.16.1 fusions/fused_bias_geglu.py
+    weighted_bias_quick_geglu_impl clamps gate and up in plain PyTorch (clamp keeps its input: fc1's output,
+    expert_fc1_output) and torch.cat's the two for WeightedBiasQuickGeGLUFunction, which keeps that copy
+    (records/expert-saved-gptoss-cpu.jsonl: two [R, 2 f_e] bf16 storages clamped, one without)."""
+    if not sw.moe_bias:
+        return []
+    return [_rows("expert_fc1_clamped", expert_rows(), 2 * f_e / t_e, B_a, "the clamped gate and up concatenated [R, "
+                  "2 f_e / t_e], kept by the fused weighted quick-GeGLU (fc1's output stays with the clamps)")]
 
 
 def unary_expert_tensors(sw: Switches) -> list[Component]:

@@ -45,7 +45,7 @@ def offloaded_names(sw: Switches, moe: bool) -> set[str]:
     if "expert_fc1" in modules and moe:
         names.add("expert_input")
     if "moe_act" in modules and moe:
-        names |= {"expert_fc1_output", "expert_act_output", "expert_probs"}
+        names |= {"expert_fc1_output", "expert_act_output", "expert_probs", "expert_fc1_clamped"}
     return names
 
 

@@ -2,7 +2,7 @@
 
 Run: python benchmarks/bench_formula.py [--repeats 5] [--tiny]
 Not a test: each command runs as a user runs it (a fresh process); cold runs each get an empty MEM4D_CACHE_DIR, warm
-runs share one filled by a first run. Prints the median and range of each, side by side, and the targets
+runs share the one the last cold run filled. Prints the median and range of each, side by side, and the targets
 (warm <= 1 s, cold <= 5 s on 2 idle cores). --tiny: `mem4d formula` alone, once each (tests/test_benchmarks.py).
 """
 from __future__ import annotations
@@ -38,20 +38,19 @@ def run_once(argv: list[str], cache: str) -> float:
 
 
 def measure(argv: list[str], repeats: int) -> tuple[list[float], list[float]]:
-    """(cold seconds, warm seconds) over `repeats` runs each."""
-    cold = []
-    for _ in range(repeats):
-        cache = tempfile.mkdtemp(prefix="mem4d-cold-")
-        try:
-            cold.append(run_once(argv, cache))
-        finally:
-            shutil.rmtree(cache, ignore_errors=True)
-    cache = tempfile.mkdtemp(prefix="mem4d-warm-")
+    """(cold seconds, warm seconds) over `repeats` runs each; the warm runs share the cache the last cold run filled
+    (a run of its own to fill it derived everything a second time)."""
+    cold, cache = [], None
     try:
-        run_once(argv, cache)
+        for _ in range(repeats):
+            if cache:
+                shutil.rmtree(cache, ignore_errors=True)
+            cache = tempfile.mkdtemp(prefix="mem4d-cold-")
+            cold.append(run_once(argv, cache))
         warm = [run_once(argv, cache) for _ in range(repeats)]
     finally:
-        shutil.rmtree(cache, ignore_errors=True)
+        if cache:
+            shutil.rmtree(cache, ignore_errors=True)
     return cold, warm
 
 

@@ -34,12 +34,18 @@ MIXED = ModelShape("test-moe-mixed", h=64, f=176, a=4, k=2, L=4, v=136, E=8, k_e
 GPT_OSS = ModelShape(**{**SHAPE.as_dict(), "name": "test-moe-gpt-oss", "qkv_bias": True, "o_bias": True,
                         "sinks": True, "moe_bias": True})
 # DeepSeek-V3's multi-token prediction: MIXED with one module (its layer an MoE layer, as the last layer is), and
-# SHAPE with two (each module's input the previous one's output) on a pipeline
+# SHAPE with two (each module's input the previous one's output), for the parameter counts; the step's equivalence
+# runs STAGED_MTP below, both at once
 MIXED_MTP = ModelShape(**{**MIXED.as_dict(), "name": "test-moe-mixed-mtp", "mtp": 1})
 SHAPE_MTP = ModelShape(**{**SHAPE.as_dict(), "name": "test-moe-mtp", "mtp": 2})
 # a dense layer first in each of two stages (layers 0 and 2): at p = 2 one program whose every stage runs its dense
 # layer, then its MoE layer (the program jaxcheck.stages compiles per stage kind of a dense-first model at p > 1)
 STAGED = ModelShape(**{**MIXED.as_dict(), "name": "test-moe-staged", "dense_layers": (0, 2)})
+# STAGED with two MTP modules: in one compile what SHAPE_MTP (two modules on the last stage, lookups over context) and
+# MIXED_MTP (two stacks, no shared experts, sigmoid + bias, groups, tokens by all-to-all) each took a compile and a
+# reference of their own for (45 of the suite's worker-seconds, 22 now, 2026-12-07); shared experts and softmax
+# routing, which SHAPE_MTP's modules also ran, are the same MoE layer as the GPT_OSS cases' blocks
+STAGED_MTP = ModelShape(**{**STAGED.as_dict(), "name": "test-moe-staged-mtp", "mtp": 2})
 SEQ, GBS = 16, 4
 PUBLISHED = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"
 NO_DROP = SHAPE.E / SHAPE.k_e  # C_f = E / k_e: capacity C = T, no assignment is ever dropped
@@ -120,9 +126,10 @@ def _step(spec):
 CASES = [  # shape, (d, e, p, t, t_e, c), zero, remat: e in {1, 2, 4}, t_e in {1, t}, ZeRO 0-3, every remat policy
     (GPT_OSS, (2, 2, 2, 2, 2, 1), 1, "selective"),  # the experts' down bias once over the f_e shards (t_e = t)
     (GPT_OSS, (4, 4, 1, 2, 1, 2), 0, "full"),  # e = 4; GPT_OSS's reference serves both, and the capacity test below
-    (SHAPE_MTP, (2, 1, 2, 2, 2, 2), 3, "none"),  # two MTP modules on the last stage, their lookups over context
-    (MIXED_MTP, (2, 2, 1, 2, 1, 1), 2, "selective"),  # two stacks, no shared experts, sigmoid + bias, groups, MTP
-    (STAGED, (2, 2, 2, 1, 1, 2), 2, "full"),  # two stacks at p = 2: each stage a dense layer, then an MoE layer
+    (STAGED_MTP, (2, 2, 2, 2, 2, 2), 3, "none"),  # two MTP modules on the last stage of two stacks, lookups over
+    # context, sigmoid + bias, groups, e = 2: all six axes at 2
+    (STAGED, (2, 1, 2, 1, 1, 2), 2, "full"),  # two stacks at p = 2: each stage a dense layer, then an MoE layer; e = 1
+    # (STAGED_MTP's e = 2 holds their all-to-all)
 ]
 
 

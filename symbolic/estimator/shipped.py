@@ -54,8 +54,13 @@ class _Notice:
     def _say(self, where: Path) -> None:
         self.said = True
         try:
-            print(f"mem4d: deriving the memory formulas of these settings with sympy (once: later runs read them "
-                  f"from {where})...", file=sys.stderr, flush=True)
+            import shutil
+            import textwrap
+
+            text = (f"mem4d: deriving the memory formulas of these settings with sympy (once: later runs read them "
+                    f"from {where})...")  # wrapped at the terminal's width (an 80-column terminal cut it)
+            print(textwrap.fill(text, width=max(40, shutil.get_terminal_size().columns), break_long_words=False,
+                                break_on_hyphens=False), file=sys.stderr, flush=True)
         except (OSError, ValueError, AttributeError):
             pass
 

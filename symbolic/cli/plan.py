@@ -12,9 +12,9 @@ from ..config.training import ZERO_STAGES
 from ..plan.enumerate import Cluster, why_not
 from ..plan.policies import label_of
 from ..plan.proxy import Hardware, explain
-from ..flags.training import (add_model_args, add_precision_args, add_recipe_arg, add_vision_args, add_zero_aliases,
-    model_from_args,
-    precision_from_args, profile_from_args)
+from ..flags.precision import add_precision_args, precision_from_args
+from ..flags.switches import add_zero_aliases
+from ..flags.training import add_model_args, add_recipe_arg, add_vision_args, model_from_args, profile_from_args
 from ..flags.files import add_megatron_arg, add_trainer_args
 from ..flags.plan_files import HELD_RECIPE, READERS, plan_file
 from ..flags.values import capacity, positive_int

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from . import layout, precision, rules
+from .training_rules import TRAINING_RULES
 from .choices import one_of
 from .parallel import ZERO_OPTIMIZER, ZERO_STAGES, Parallel, Sharding
 from .errors import ConfigError
@@ -151,7 +152,7 @@ class Training(Sharding):
                 raise ConfigError(f"--stage-layers must be positive integers, one per pipeline stage, got {layers!r}")
             object.__setattr__(self, "stage_layers", tuple(layers))  # a JSON list or argparse's tuple alike
         layout.check(self)
-        rules.check(rules.letters(self), tuple(rule for rule in rules.SHARED if not rule.model))
+        rules.check(rules.letters(self), TRAINING_RULES)
 
     @property
     def chunked(self) -> bool:

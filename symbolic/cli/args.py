@@ -11,7 +11,7 @@ from pathlib import Path
 from ..config import precision
 from ..config.dtypes import FLOATS
 from ..config.errors import ConfigError
-from ..config.training import RECOMPUTE
+from ..config.training_checks import RECOMPUTE
 from ..flags.switches import add_zero_aliases
 from ..flags.training import model_from_args, training_from_args
 from ..flags.values import UNITS_HELP, fraction, memory_size

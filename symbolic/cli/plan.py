@@ -5,7 +5,7 @@ import argparse
 import sys
 
 from ..config.errors import ConfigError
-from ..config.training import ZERO_STAGES
+from ..config.parallel import ZERO_STAGES
 from ..plan.enumerate import Cluster, why_not
 from ..plan.policies import label_of
 from ..plan.proxy import Hardware, explain

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..config import precision
-from ..config.training import ZERO_STAGES
+from ..config.parallel import ZERO_STAGES
 from ..flags.files import add_megatron_arg, add_trainer_args
 from ..flags.precision import add_precision_args
 from ..flags.switches import add_zero_aliases

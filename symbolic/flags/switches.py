@@ -7,9 +7,9 @@ import argparse
 from ..config import precision
 from ..config.offload import OFFLOAD_MODULES
 from ..config.parallel import NO_ZERO, ZERO_OPTIMIZER
-from ..config.training import (
-    CUDA_GRAPH_IMPLS, CUDA_GRAPH_SCOPES, RECOMPUTE, TRANSFORMER_IMPLS, RECOMPUTE_MODULES, SCHEDULES, ZERO_STAGES, Training,
-)
+from ..config.training import CUDA_GRAPH_IMPLS, CUDA_GRAPH_SCOPES, TRANSFORMER_IMPLS, Training
+from ..config.parallel import ZERO_STAGES
+from ..config.training_checks import RECOMPUTE, RECOMPUTE_MODULES, SCHEDULES
 from .values import non_negative_int, positive_int
 
 

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..config.training import RECOMPUTE
+from ..config.training_checks import RECOMPUTE
 from .balance import even_cap
 from .enumerate import Cluster, valid
 from .proxy import Hardware

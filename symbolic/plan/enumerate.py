@@ -11,7 +11,8 @@ import numpy as np
 from ..config import rules
 from ..config.errors import ConfigError
 from ..config.shapes import ModelShape
-from ..config.training import RECIPE_FIELDS, ZERO_STAGES, Training
+from ..config.training import RECIPE_FIELDS, Training
+from ..config.parallel import ZERO_STAGES
 from ..recipes.registry import DEFAULT_PROFILE, select
 from .experts import expert_columns, experts, least_constrained
 from .grid import cross, divisors

@@ -8,7 +8,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from ..config.parallel import NO_ZERO, ZERO_GRADIENTS, ZERO_OPTIMIZER, Parallel
-from ..config.training import RECOMPUTE, Training
+from ..config.training import Training
+from ..config.training_checks import RECOMPUTE
 from .enumerate import Cluster
 
 

@@ -15,7 +15,9 @@ from types import SimpleNamespace
 from ..config import rules
 from ..recipes.registry import DEFAULT_PROFILE, select
 from ..config.switches import Switches
-from ..config.training import RECIPE_FIELDS, RECOMPUTE, ZERO_STAGES, Training
+from ..config.training import RECIPE_FIELDS, Training
+from ..config.parallel import ZERO_STAGES
+from ..config.training_checks import RECOMPUTE
 from ..estimator.estimate import PEAK_FROM
 from .enumerate import Cluster, precision_of, valid
 from .policies import Policy, policies, recompute_index, worth_searching

@@ -4,7 +4,8 @@ OptimizerConfig, TransformerConfig's recompute and fp8 fields)."""
 from __future__ import annotations
 
 from ..config.offload import OFFLOAD_MODULES
-from ..config.training import CUDA_GRAPH_IMPLS, CUDA_GRAPH_SCOPES, MOE_DISPATCHERS, RECOMPUTE_MODULES, TRANSFORMER_IMPLS
+from ..config.training import CUDA_GRAPH_IMPLS, CUDA_GRAPH_SCOPES, MOE_DISPATCHERS, TRANSFORMER_IMPLS
+from ..config.training_checks import RECOMPUTE_MODULES
 from .megatron_stages import bf16_layers, stages
 from .megatron_table import Args
 

@@ -10,7 +10,7 @@ from ...config.rules import Rule, selective
 
 def _softmax_fused(x):
     """Whether the fused scaled-masked softmax takes unfused attention's [b, a/t, s, s] scores (ints or plan's arrays),
-    so that it keeps its output alone (components.activations.unfused_core). Transformer Engine 2.9.0
+    so that it keeps its output alone (components.attention.unfused_core). Transformer Engine 2.9.0
     pytorch/attention/dot_product_attention/softmax.py FusedScaleMaskSoftmax.is_kernel_available: 16 < s < 16384,
     s % 8, b a/t % 4, s % the kernel's batches per block (8 up to s = 128, else 4; NVTE_MASKED_SOFTMAX_FUSION at its
     default 1); megatron-core 0.16.1 fusions/fused_softmax.py under --transformer-impl local: 16 < s <= 4096, s % 4,
@@ -32,7 +32,7 @@ MODEL_RULES: tuple[Rule, ...] = (
                     f"the megatron recipe models (Megatron-Core 0.16.1's TEGroupedMLP without --swiglu; give --recipe "
                     f"megatron)"), scope="!paper", model=True),
     # MiMo-V2-Flash's attention (config.swa): the megatron recipe counts value heads of their own width and the
-    # sliding-window layers' own KV heads and sinks (components.weights gqa_params, activations._narrow_v, the Lw_r
+    # sliding-window layers' own KV heads and sinks (components.weights gqa_params, attention._narrow_v, the Lw_r
     # kind); the other recipes' and jax's components hold one head width and one KV-head count in every layer
     Rule("value heads of their own width: Megatron only", lambda x: np.logical_not(x.narrow_v),
          lambda x: (f"{x.model}'s value heads are narrower than its query/key heads (v_head_dim), which only the "

@@ -6,7 +6,8 @@ import sys
 
 from ..config.errors import ConfigError
 from ..config.parallel import ZERO_STAGES
-from ..plan.enumerate import Cluster, why_not
+from ..plan.enumerate import Cluster
+from ..plan.why_not import why_not
 from ..plan.policies import label_of
 from ..plan.proxy import Hardware, explain
 from ..flags.precision import precision_from_args
@@ -108,7 +109,7 @@ def _nothing_valid(args: argparse.Namespace, shape, cluster: Cluster, zero: tupl
     """No configuration is valid: one line naming the rule that rules out everything, or (each factorisation's rule
     listed on stdout) that every factorisation breaks one."""
     where = f"no valid 4D configuration of {shape.name} on {args.gpus} GPUs with s={args.seq}, gbs={args.gbs}"
-    from ..plan.enumerate import shared_reason
+    from ..plan.why_not import shared_reason
     from ..plan.search import policy_reason
 
     reason = policy_reason(cluster, args.profile, zero) or shared_reason(cluster, args.profile, zero)

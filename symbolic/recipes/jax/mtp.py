@@ -42,9 +42,13 @@ def _layer_backward(sw: Switches) -> sp.Expr:
 
 def _module_rows(sw: Switches) -> tuple[Buffer, ...]:
     """Each module's accumulators, logits, layer residuals and casts, and its layer's backward, on both backends."""
+    return _module_forward(sw) + _module_backward(sw)
+
+
+def _module_forward(sw: Switches) -> tuple[Buffer, ...]:
+    """Each module's gradient accumulators, fp32 logits, layer residuals and its MoE layer's forward."""
     shard = grad_shards(sw)
     experts = experts_params(sw) / expert_grad_shards(sw) if sw.mtp_moe else sp.Integer(0)
-    module = _module(sw)
     through = LOSS + ("loss_modules",)  # a module's forward to its backward
     loop = TICK + UPDATE  # a carry of the tick loop, kept to the update
     return (
@@ -61,6 +65,14 @@ def _module_rows(sw: Switches) -> tuple[Buffer, ...]:
                   "forward working set (recipes.jax.moe's moe_forward: the all-to-all's received buffer, the fused "
                   "gate|up product, the rows transposed expert-major), kept to its backward: no remat in the "
                   "loss")] if sw.mtp_moe else []),
+    )
+
+
+def _module_backward(sw: Switches) -> tuple[Buffer, ...]:
+    """Each module's compute-dtype casts, one module's layer backward and its local experts' gradients."""
+    module = _module(sw)
+    through = LOSS + ("loss_modules",)  # a module's forward to its backward
+    return (
         Buffer("mtp_casts", (n_mtp, module), B_a, through, "each module's weights cast to compute dtype, kept from "
                "its forward to its backward"),
         Buffer("mtp_backward", (), _layer_backward(sw), ("loss_modules",), "one module's layer backward, after the "

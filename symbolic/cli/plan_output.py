@@ -36,7 +36,7 @@ def write_json(plan, args, out, said: dict | None = None) -> None:
 
 def _head(plan, args) -> dict:
     """The keys of `mem4d plan --json` but its rows: model, param_count, config (what every row shares), the search."""
-    from ..plan.search import reference
+    from ..plan.result import reference
 
     spent = plan.seconds["enumerate"] + plan.seconds["evaluate"]
     shape = plan.cluster.shape

@@ -29,7 +29,8 @@ from .proxy import Hardware
 from .ranking import StepTime, score, tokens_per_s
 from .policies import recompute_index
 from .rows import _evaluate, _tick, _union, accounted_of, merged
-from .search import PlanResult, _allowed, _estimators, policy_inputs, reference, search, searched_policies
+from .result import PlanResult, reference
+from .search import _allowed, _estimators, policy_inputs, search, searched_policies
 from ..recipes.registry import DEFAULT_PROFILE
 
 FIRST_ROUND = 4096  # rows evaluated in the first round; each further round evaluates GROWTH times as many

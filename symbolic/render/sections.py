@@ -10,7 +10,7 @@ PLAN_COLUMNS = ("dp", "tp", "pp", "cp", "vpp", "mbs", "m", "recompute", "zero")
 
 
 def plan(result, gpu: int, threshold: float, heat_map: str | None, top: int = 10, system=None) -> list[str]:
-    """The plan of a cluster (symbolic.plan.search.PlanResult): what was searched, the feasible region, and the best
+    """The plan of a cluster (symbolic.plan.result.PlanResult): what was searched, the feasible region, and the best
     configurations with what ranks them: the step-time model's tokens/s/GPU on `system` (and the best one's
     breakdown), or without a system the proxy's terms."""
     x, rows = result.cluster, result.rows

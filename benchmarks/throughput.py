@@ -97,7 +97,7 @@ def nvidia_proxy(scores: dict, shape, training) -> float:
     """The proxy's score of NVIDIA's configuration (its recompute choice as plan names it, where plan searches it)."""
     import numpy as np
 
-    from symbolic.config.training import RECOMPUTE
+    from symbolic.config.training_checks import RECOMPUTE
     from symbolic.plan.proxy import Hardware
     from symbolic.plan.proxy import terms as proxy_terms
 

@@ -13,7 +13,8 @@ from symbolic.config.errors import ConfigError
 from symbolic.config.shapes import PRESETS
 from symbolic.config.switches import Switches
 from symbolic.config.symbols import L, a, c, dh, f, h, k, p, t, v
-from symbolic.config.training import RECOMPUTE, ZERO_STAGES
+from symbolic.config.parallel import ZERO_STAGES
+from symbolic.config.training_checks import RECOMPUTE
 from symbolic.config.stages import STAGES
 from symbolic.recipes import PROFILES, load
 

@@ -17,7 +17,8 @@ import pytest
 from conftest import assert_profiles_refuse, assert_refused
 import sympy as sp
 
-from symbolic.components.activations import attention_tensors, layer_activation
+from symbolic.components.activations import layer_activation
+from symbolic.components.attention import attention_tensors
 from symbolic.components.weights import attention_params
 from symbolic.config.errors import ConfigError
 from symbolic.config.glossary import inputs_for

@@ -68,14 +68,14 @@ def test_the_reader_takes_te_graphs_and_refuses_local_ones(tmp_path):
     if not case.exists():
         pytest.skip(f"reference data absent: {case}")
     from symbolic.readers.megatron import collect
-    from symbolic.readers.megatron_train import _graphs
+    from symbolic.readers.megatron_buffers import graph_flags
 
     args = collect(case)
-    assert _graphs(args) == {"tp_comm_overlap": False, "cuda_graph": "transformer_engine",
+    assert graph_flags(args) == {"tp_comm_overlap": False, "cuda_graph": "transformer_engine",
                              "cuda_graph_scope": "attn,mlp,moe_router,moe_preprocess"}
     assert not [p for p in args.problems if "cuda-graph" in p]
     local = tmp_path / "local.yaml"
     local.write_text(case.read_text().replace("--cuda-graph-impl: transformer_engine", "--cuda-graph-impl: local"))
     args = collect(local)
-    _graphs(args)
+    graph_flags(args)
     assert any(p.startswith("--cuda-graph-impl local (Megatron-Core's own graphs") for p in args.problems)

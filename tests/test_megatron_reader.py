@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from symbolic.cli.entry import main
-from symbolic.readers import megatron, megatron_model, megatron_stages, megatron_train
+from symbolic.readers import megatron, megatron_buffers, megatron_fp8, megatron_model, megatron_stages, megatron_train
 from symbolic.readers.megatron import collect
 from symbolic.readers.megatron_model import model_fields
 from symbolic.readers.megatron_table import CLASSES, table
@@ -54,7 +54,8 @@ def test_the_table_classifies_every_argument_of_megatron_lms_parser():
 
 
 def test_every_modelled_argument_is_read_by_the_reader():
-    source = "".join(Path(module.__file__).read_text() for module in (megatron, megatron_model, megatron_stages, megatron_train))
+    source = "".join(Path(module.__file__).read_text() for module in (megatron, megatron_model, megatron_stages, megatron_train,
+                                                                       megatron_fp8, megatron_buffers))
     read = set(re.findall(r'"([a-z0-9_]+)"', source))
     unread = sorted({arg.dest for arg in table().values() if arg.cls in ("model", "train")} - read)
     assert not unread

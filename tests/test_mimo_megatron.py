@@ -17,7 +17,8 @@ import pytest
 import sympy as sp
 
 from symbolic.cli import main
-from symbolic.components.activations import attention_tensors, mixer_tensors
+from symbolic.components.activations import mixer_tensors
+from symbolic.components.attention import attention_tensors
 from symbolic.components.weights import attention_params, swa_attention_params
 from symbolic.config.glossary import inputs_for
 from symbolic.config.hfconfig import from_hf_config

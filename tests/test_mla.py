@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
-from symbolic.components.activations import attention_tensors, layer_activation
+from symbolic.components.activations import layer_activation
+from symbolic.components.attention import attention_tensors
 from symbolic.components.mtp import mtp_params
 from symbolic.components.weights import attention_params
 from symbolic.config.glossary import inputs_for

@@ -65,7 +65,7 @@ def _gelu_moe(**extra) -> ModelShape:
 def test_gelu_expert_parameters_and_tensors_by_hand():
     """A GeLU expert is fc1 [h, f_e] and fc2 [f_e, h] (no gate): 2 h f_e; its layer keeps the received rows
     [R, h], fc1's output, gelu's output, the probs [R, 1] and fc2's input ([R, f_e / t_e] each)."""
-    from symbolic.components.moe import expert_tensors
+    from symbolic.components.moe_experts import expert_tensors
     from symbolic.config.switches import Switches
     from symbolic.config.symbols import B_a, C_f, b, c, f_e, h, k_e, s, t, t_e
 

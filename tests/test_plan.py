@@ -17,8 +17,10 @@ from symbolic.config.errors import ConfigError
 from symbolic.config.errors import BrokenRule
 from symbolic.recipes.registry import select
 from symbolic.config.shapes import PRESETS, ModelShape
-from symbolic.config.training import ZERO_STAGES, Training
-from symbolic.plan.enumerate import GRID, SPLITS, Cluster, candidates, divisors, factorisations, masks, valid, why_not
+from symbolic.config.training import Training
+from symbolic.config.parallel import ZERO_STAGES
+from symbolic.plan.enumerate import GRID, SPLITS, Cluster, candidates, divisors, factorisations, masks, valid
+from symbolic.plan.why_not import why_not
 
 # all sizes distinct so a swapped letter shows: t must divide a=6, k=3 and f=120; L=6 has divisors 1, 2, 3, 6
 ODD = ModelShape("odd", h=48, f=120, a=6, k=3, L=6, v=136)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from symbolic.config.shapes import PRESETS, ModelShape
-from symbolic.config.training import ZERO_STAGES
+from symbolic.config.parallel import ZERO_STAGES
 from symbolic.plan.best import best
 from symbolic.plan.enumerate import Cluster, valid
 from symbolic.plan.search import search

@@ -17,7 +17,8 @@ from symbolic.config.glossary import inputs_for
 from symbolic.config.shapes import ModelShape
 from symbolic.config.switches import Switches
 from symbolic.config.symbols import BY_NAME
-from symbolic.config.training import RECOMPUTE, Training
+from symbolic.config.training import Training
+from symbolic.config.training_checks import RECOMPUTE
 from symbolic.estimator.estimate import estimate
 from symbolic.recipes.jax import profile as prof
 

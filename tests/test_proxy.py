@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from symbolic.config.shapes import PRESETS
-from symbolic.config.training import RECOMPUTE
+from symbolic.config.training_checks import RECOMPUTE
 from symbolic.plan.enumerate import Cluster
 from symbolic.plan.proxy import FORMULAS, Hardware, explain, terms
 

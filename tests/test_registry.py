@@ -7,6 +7,7 @@ import importlib
 import pytest
 
 from symbolic.config import rules
+from symbolic.config.shared_rules import SHARED
 from symbolic.config.training import Training
 from symbolic.recipes import GROUP_RULES, PROFILES, RECIPES, REGISTRY, TABLE, get, load, registry
 from symbolic.recipes.registry import _unique
@@ -42,7 +43,7 @@ def test_each_recipe_declares_a_valid_precision_defaults_and_rows_of_its_own(nam
 
 
 def test_the_one_table_holds_every_row_once_in_registry_order():
-    rows = rules.SHARED + tuple(row for recipe in REGISTRY for row in recipe.rules) + GROUP_RULES
+    rows = SHARED + tuple(row for recipe in REGISTRY for row in recipe.rules) + GROUP_RULES
     assert [rule.name for rule in TABLE] == [rule.name for rule in rows]
     assert len({rule.name for rule in rows}) == len(rows)
     with pytest.raises(ValueError, match="declared twice"):
@@ -51,11 +52,11 @@ def test_the_one_table_holds_every_row_once_in_registry_order():
 
 def test_importing_a_recipe_registers_nothing():
     """The table is a value of the registry, not filled by imports: importing every recipe package and profile again
-    leaves it as it was, and the shared rows as config.rules declares them."""
+    leaves it as it was, and the shared rows as config.shared_rules declares them."""
     before = TABLE
     for name in NAMES:
         importlib.reload(importlib.import_module(f"symbolic.recipes.{get(name).package}"))
-    assert registry.TABLE is before and rules.SHARED == before[:len(rules.SHARED)]
+    assert registry.TABLE is before and SHARED == before[:len(SHARED)]
     assert not hasattr(rules, "register") and not hasattr(rules, "select")
 
 

@@ -19,7 +19,8 @@ from symbolic.config.errors import ConfigError
 from symbolic.config.rules import letters
 from symbolic.config.shapes import PRESETS, ModelShape
 from symbolic.config.training import Training
-from symbolic.plan.enumerate import Cluster, factorisations, valid, why_not
+from symbolic.plan.enumerate import Cluster, factorisations, valid
+from symbolic.plan.why_not import why_not
 from symbolic.plan.search import search
 from symbolic.recipes.registry import PROFILES, TABLE, select
 

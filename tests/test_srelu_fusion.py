@@ -13,7 +13,7 @@ import json
 import sympy as sp
 
 from symbolic.cli.entry import main
-from symbolic.components.moe import expert_tensors
+from symbolic.components.moe_experts import expert_tensors
 from symbolic.components.moe_rows import expert_rows
 from symbolic.config.switches import Switches
 from symbolic.config.symbols import B_a, f_e, t_e

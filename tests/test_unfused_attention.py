@@ -14,7 +14,7 @@ import pytest
 import sympy as sp
 
 from symbolic.cli.entry import main
-from symbolic.components.activations import attention_tensors
+from symbolic.components.attention import attention_tensors
 from symbolic.config.errors import ConfigError
 from symbolic.config.switches import Switches
 from symbolic.config.symbols import B_a, a, b, c, dh, k, s, t

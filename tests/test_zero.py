@@ -16,7 +16,8 @@ from symbolic.components.weights import embedding_params, head_params, layer_par
 from symbolic.config.shapes import PRESETS
 from symbolic.config.switches import Switches
 from symbolic.config.symbols import B_g, B_o, B_w, c, d
-from symbolic.config.training import ZERO_STAGES, Training
+from symbolic.config.training import Training
+from symbolic.config.parallel import ZERO_STAGES
 from symbolic.config.stages import STAGES
 from symbolic.estimator.estimate import estimate
 from symbolic.recipes import load

@@ -13,7 +13,9 @@ from symbolic.recipes.jax.step import COMPUTE_DTYPE as JAX_COMPUTE_DTYPE, PARAM_
 from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import resolve_model
 from symbolic.config.shapes import DEFAULT_MODEL
-from symbolic.config.training import MOE_FIELDS, RECOMPUTE, SCHEDULES, ZERO_STAGES, training_from_json
+from symbolic.config.training import MOE_FIELDS, training_from_json
+from symbolic.config.parallel import ZERO_STAGES
+from symbolic.config.training_checks import RECOMPUTE, SCHEDULES
 
 from ..spec import DEFAULT_TRAINING, JaxOptions, StepSpec
 

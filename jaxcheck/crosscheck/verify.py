@@ -59,22 +59,10 @@ def verify(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions(
     sym = symbolic_bytes(shape, training, opts, "gpu" if target.is_gpu else "cpu")
     compiled_for = target.with_memory(AS_WRITTEN_BYTES)  # the program as written
     devices, real = start(compiled_for, training.world)  # imports jax quietly: before any module that imports it
-    from ..compile import FAST_CPU, compile_step
     from ..mesh import make_mesh
 
     mesh = make_mesh(training, devices)
-    backend = "gpu" if target.is_gpu else "cpu"
-    windows = None
-    if phases:
-        import tempfile
-
-        from .explain import dump_options, phases as read_phases
-
-        with tempfile.TemporaryDirectory(prefix="mem4d-dump-") as directory:
-            report, _, _ = compile_step(spec, mesh, compiler_options=dump_options(backend, directory))
-            windows = read_phases(spec, mesh, backend, dumped=directory)
-    else:
-        report, _, _ = compile_step(spec, mesh, compiler_options=None if target.is_gpu else FAST_CPU)
+    report, windows = _compile(spec, mesh, target, phases)
     measured = None
     if measure and real:
         from ..measure import measure as run_measure
@@ -93,6 +81,24 @@ def verify(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions(
         "rel_error_total": rel(sym["total"], report.xla["total_bytes"]),
         "compile_seconds": round(report.compile_seconds, 3), "explain": details,
     } | ({"phases": windows} if phases else {})
+
+
+def _compile(spec: StepSpec, mesh, target, phases: bool):
+    """Compile the step on the mesh for the target: XLA's report, and with `phases` the phases of the same compile
+    (its HLO dumped to a temporary folder and read by explain.phases; None without)."""
+    from ..compile import FAST_CPU, compile_step
+
+    if not phases:
+        report, _, _ = compile_step(spec, mesh, compiler_options=None if target.is_gpu else FAST_CPU)
+        return report, None
+    import tempfile
+
+    from .explain import dump_options, phases as read_phases
+
+    backend = "gpu" if target.is_gpu else "cpu"
+    with tempfile.TemporaryDirectory(prefix="mem4d-dump-") as directory:
+        report, _, _ = compile_step(spec, mesh, compiler_options=dump_options(backend, directory))
+        return report, read_phases(spec, mesh, backend, dumped=directory)
 
 
 def _largest(results: list[tuple[tuple[int, ...], StepSpec, dict]], model: str) -> dict:

@@ -11,8 +11,9 @@ from pathlib import Path
 from ..config import precision
 from ..config.dtypes import FLOATS
 from ..config.errors import ConfigError
-from ..config.training import RECOMPUTE
-from ..flags.training import add_zero_aliases, model_from_args, training_from_args
+from ..config.training_checks import RECOMPUTE
+from ..flags.switches import add_zero_aliases
+from ..flags.training import model_from_args, training_from_args
 from ..flags.values import UNITS_HELP, fraction, memory_size
 from ..recipes.jax.step import COMPUTE_DTYPE as JAX_COMPUTE_DTYPE, PARAM_DTYPE as JAX_PARAM_DTYPE
 

@@ -6,7 +6,8 @@ import json
 
 from ..config.switches import BACKENDS
 from ..recipes import DEFAULT_PROFILE, get, select
-from ..flags.training import add_recipe_arg, add_switch_args, add_text_only_arg, profile_from_args
+from ..flags.switches import add_switch_args
+from ..flags.training import add_recipe_arg, add_text_only_arg, profile_from_args
 
 
 ARCHITECTURE = ("moe_act needs experts", "mla_up_proj needs MLA")  # rules that read the architecture alone
@@ -20,7 +21,8 @@ def switches_from_args(args: argparse.Namespace):
     from ..config.switches import Switches
     from ..config.training import training_from_json
 
-    from ..flags.training import precision_from_args, recipe_defaults
+    from ..flags.precision import precision_from_args
+    from ..flags.training import recipe_defaults
 
     shape = resolve_model(args.model, args.text_only) if args.model is not None else None
     training = training_from_json({**vars(args), **recipe_defaults(args, args.profile),

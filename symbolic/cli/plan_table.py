@@ -32,22 +32,37 @@ def shown(plan, args):
 
 def print_table(plan, args) -> None:
     """The --top (or --all) rows as a table, the notes under it: what every row shares, how they were ranked."""
-    from rich.text import Text
-
     from ..render.console import Console, Table
 
     console = Console()
+    table = Table(title=_title(plan, args), see="--csv FILE")
+    keys = searched(plan.cluster.shape)
+    columns = _columns(table, plan, args, keys)
+    for rank, i in enumerate(shown(plan, args), 1):
+        table.add_row(*_cells(plan, args, i, rank, keys, columns))
+    console.print(table)
+    _notes(console, plan, args)
+
+
+def _title(plan, args) -> str:
+    """The table's title: the model, the cluster, how many configurations fit under the limit, the search's time."""
     x = plan.cluster
     spent = plan.seconds["enumerate"] + plan.seconds["evaluate"]
     under = f"under {args.threshold:g} x {args.gpu_mem / GiB:,.2f} GiB = {plan.limit / GiB:,.2f} GiB"
     how = f"{plan.profile} profile, searched in {spent:.3f} s"
-    title = (f"{x.shape.name} on {x.gpus} GPUs, s={x.s}, gbs={x.gbs}: " + (
+    return (f"{x.shape.name} on {x.gpus} GPUs, s={x.s}, gbs={x.gbs}: " + (
         f"{plan.feasible:,} of {plan.valid:,} configurations {under} ({how}, {plan.evaluated:,} evaluated)"
         if plan.complete else
         f"the {len(shown(plan, args))} best of {plan.valid:,} configurations {under} ({how}, {plan.evaluated:,} "
         f"evaluated)") + "; memory in GiB per GPU")
-    table = Table(title=title, see="--csv FILE")
-    keys = searched(x.shape)
+
+
+def _columns(table, plan, args, keys) -> tuple[list, list, tuple]:
+    """Add the columns (the keys that vary, the breakdown, peak, the proxy's terms with --explain, the score) and
+    the order they give way in; return the breakdown's parts, the overheads summed in one column, the proxy's terms."""
+    from rich.text import Text
+
+    x = plan.cluster
     for name in ("#", *keys):
         table.add_column(Text(name.replace("_", "\n")), justify="left" if name in ("recompute", "stage_layers") else "right")
     parts = [name for name in plan.components if name not in OVERHEADS]
@@ -66,19 +81,29 @@ def print_table(plan, args) -> None:
     breakdown = [*parts[:-1], *(["overheads"] if overheads else [])][::-1]
     order = [*breakdown, *proxy_cols[::-1], "stage_layers", "m", "#", "total", "etp", "mbs", "vpp"]
     table.give_way = [names.index(n) for n in order if n in names]
-    for rank, i in enumerate(shown(plan, args), 1):
-        row = plan.config(i)
-        config = row["config"]
-        cells = [str(rank), *(layers_text(config[c]).replace(",", ", ") if c == "stage_layers" else label_of(config).replace(",", ", ") if c == "recompute"
-                              else str(config[c]) for c in keys)]
-        cells += [f"{row['bytes'][c] / GiB:.2f}" if c in row["bytes"] else "-" for c in parts[:-1]]
-        if overheads:
-            cells.append(f"{sum(row['bytes'].get(c, 0) for c in overheads) / GiB:.2f}")
-        cells.append(f"{row['bytes']['total'] / GiB:.2f}")
-        cells.append(f"{row['peak_bytes'] / GiB:.2f}" + ("" if row["peak_from"] == "total" else f" ({row['peak_from']})"))
-        cells += [f"{plan.rows[c][i]:.3f}" for c in proxy_cols]
-        table.add_row(*cells, f"{row['score']:,.0f}" if args.rank_by == "time" else f"{row['score']:.3f}")
-    console.print(table)
+    return parts, overheads, proxy_cols
+
+
+def _cells(plan, args, i: int, rank: int, keys, columns: tuple) -> list[str]:
+    """Row i's cells: its rank, the keys that vary, the breakdown, the total, peak, the proxy's terms, the score (the
+    step-time model's tokens/s/GPU with --rank-by time, else the proxy's)."""
+    parts, overheads, proxy_cols = columns
+    row = plan.config(i)
+    config = row["config"]
+    cells = [str(rank), *(layers_text(config[c]).replace(",", ", ") if c == "stage_layers" else label_of(config).replace(",", ", ") if c == "recompute"
+                          else str(config[c]) for c in keys)]
+    cells += [f"{row['bytes'][c] / GiB:.2f}" if c in row["bytes"] else "-" for c in parts[:-1]]
+    if overheads:
+        cells.append(f"{sum(row['bytes'].get(c, 0) for c in overheads) / GiB:.2f}")
+    cells.append(f"{row['bytes']['total'] / GiB:.2f}")
+    cells.append(f"{row['peak_bytes'] / GiB:.2f}" + ("" if row["peak_from"] == "total" else f" ({row['peak_from']})"))
+    cells += [f"{plan.rows[c][i]:.3f}" for c in proxy_cols]
+    return cells + [f"{row['score']:,.0f}" if args.rank_by == "time" else f"{row['score']:.3f}"]
+
+
+def _notes(console, plan, args) -> None:
+    """The notes under the table: what every row shares, how many were evaluated, how the rows were ranked, peak."""
+    x = plan.cluster
     console.print(f"{x.shape.name}: {x.shape.param_count:,} parameters; every row also has sp={x.sp}, "
                   f"flash_attn={x.flash_attn}; GPU memory (--gpu-mem): {describe_bytes(args.gpu_mem)}")
     if not plan.complete:

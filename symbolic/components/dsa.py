@@ -27,7 +27,12 @@ def _gathered(width: sp.Expr, sw: Switches) -> sp.Expr:
 def dsa_tensors(sw: Switches) -> list[Component]:
     """The indexer's and the sparse attention's saved tensors of one MLA layer (in place of the q, k, v a fused
     attention core keeps: the unfused core saves its own fp32 copies, no bf16 q, k or v)."""
-    heads = a / t  # the attention's heads on one TP rank
+    return _indexer_tensors(sw) + _sparse_tensors(sw) + _index_loss_tensors(sw)
+
+
+def _indexer_tensors(sw: Switches) -> list[Component]:
+    """The lightning indexer's saved tensors: its gathered inputs, its fp32 queries and keys, scores, head
+    weights and top-k indices."""
     return [
         Component("dsa_x", _gathered(h, sw), "the normed hidden states gathered over the sequence [s, b, h] (with SP "
                   "at t > 1), kept by the indexer's wk and weights_proj"),
@@ -45,6 +50,13 @@ def dsa_tensors(sw: Switches) -> list[Component]:
                   "kept by that product"),
         Component("index_topk", INT64 * b * s * sp.Min(k_i, s), "the top-k key indices [b, s, min(k_i, s)] in int64, "
                   "kept by topk's backward (and read by the sparse mask and the loss)"),
+    ]
+
+
+def _sparse_tensors(sw: Switches) -> list[Component]:
+    """The sparse attention's own: fp32 queries and keys, the probabilities over the top-k keys, the values."""
+    heads = a / t  # the attention's heads on one TP rank
+    return [
         Component("dsa_q_fp32", FP32 * s * b * heads * (dh + d_r), "fp32 queries [b a/t, s, dh + d_r], an operand of "
                   "the unfused scores' bmm"),
         Component("dsa_k_fp32", FP32 * s * b * heads * (dh + d_r), "fp32 keys [b a/t, dh + d_r, s], the scores' "
@@ -54,6 +66,12 @@ def dsa_tensors(sw: Switches) -> list[Component]:
         Component("dsa_probs", B_a * b * heads * s * s, "the probabilities cast to the values' dtype [b a/t, s, s], "
                   "an operand of P V"),
         Component("dsa_v", B_a * s * b * heads * d_v, "the values [b a/t, s, d_v] made contiguous for P V"),
+    ]
+
+
+def _index_loss_tensors(sw: Switches) -> list[Component]:
+    """The indexer loss's: the index scores' softmax, its log's input, the target."""
+    return [
         Component("index_loss_softmax", FP32 * b * s * s, "softmax of the index scores [b, s, s] in fp32 (the "
                   "indexer's KL loss)"),
         Component("index_loss_log_input", FP32 * b * s * s, "the index probabilities + 1e-10 [b, s, s] in fp32, "

@@ -3,9 +3,6 @@ training allocates, or refused with one line naming it and what mem4d models (a 
 ignored, so a model mem4d does not describe is never counted as if it were a dense Llama."""
 from __future__ import annotations
 
-import json
-import os
-import stat
 import sys
 from pathlib import Path
 
@@ -14,89 +11,16 @@ from .errors import ConfigError
 from .families import FAMILIES, SUPPORTED, aliases
 from .families.deepseek import MLA
 from .families.multimodal import WRAPPERS
+from .hfjson import load
 from .hfkeys import HARMLESS, HARMLESS_VALUES, ONLY, VALUES, Family, Reader
 from .shapes import PRESETS, ModelShape
 
 
 STORAGE = "quantization_config"  # how the checkpoint is stored (symbolic/config/storage.py), not what training holds
-MAX_BYTES = 4 * 2**20  # the largest config.json read (published ones are under 100 KB; DeciLM's per-layer blocks ~50 KB)
-MAX_DEPTH = 16  # the deepest nesting read (published files nest 3 levels: a text_config's rope_scaling)
 # a Qwen3-VL / Qwen3.5 / Llama 4 wrapper's own keys: its two configs, the head's tie, the special tokens' ids
 WRAPPER_KEYS = ("model_type", "text_config", "vision_config", "tie_word_embeddings", "image_token_id", "video_token_id",
                 "vision_start_token_id", "vision_end_token_id", "_name_or_path", "boi_token_index", "eoi_token_index",
                 "image_token_index", "boi_token_id", "eoi_token_id")
-MAX_DIGITS = 20  # the longest integer read (2^64 has 20 digits; sizes are bounded by 2^40 afterwards)
-
-
-class _Refused(ValueError):
-    """Raised inside the JSON decoder's hooks; _load turns it into one line naming the file."""
-
-
-def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
-    seen: dict = {}
-    for key, value in pairs:
-        if key in seen:
-            raise _Refused(f"key {key!r} appears twice in one object (JSON readers differ on which one wins)")
-        seen[key] = value
-    return seen
-
-
-def _integer(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_DIGITS:
-        raise _Refused(f"an integer of {len(text.lstrip('-'))} digits (at most {MAX_DIGITS} are read)")
-    return int(text)
-
-
-def _constant(text: str) -> float:
-    """Infinity, -Infinity, NaN: not strict JSON, but what Python's json writes for a float attribute (a published
-    Nemotron 3 file's time_step_limit); read as floats, which every size, depth and integer check refuses."""
-    return float(text)
-
-
-def _depth(value, limit: int) -> bool:
-    """Whether value nests no deeper than limit (iteratively: a deep value cannot exhaust the stack)."""
-    stack = [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, (dict, list)):
-            if level > limit:
-                return False
-            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
-    return True
-
-
-def _load(path: Path) -> dict:
-    """The file's JSON object, read with bounds: at most MAX_BYTES (a device or a pipe that never ends is cut
-    there), MAX_DEPTH levels, MAX_DIGITS-digit integers, no key twice in one object."""
-    try:
-        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as file:  # a FIFO with no writer: no wait
-            mode = os.fstat(file.fileno()).st_mode
-            if not stat.S_ISREG(mode):
-                what = "a directory" if stat.S_ISDIR(mode) else "not a regular file (a pipe, device or socket)"
-                raise ConfigError(f"{path}: {what}: give a config.json")
-            data = file.read(MAX_BYTES + 1)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file (expected a preset name or a Hugging Face config.json)") from None
-    except OSError as err:
-        raise ConfigError(f"{path}: cannot read: {err.strerror or err}") from None
-    if len(data) > MAX_BYTES:
-        raise ConfigError(f"{path}: larger than {MAX_BYTES // 2**20} MiB: not a config.json")
-    try:
-        raw = json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicates, parse_int=_integer,
-                         parse_constant=_constant)
-    except UnicodeDecodeError as err:
-        raise ConfigError(f"{path}: cannot read: not UTF-8 text (byte {err.start})") from None
-    except json.JSONDecodeError as err:
-        raise ConfigError(f"{path}: malformed JSON at line {err.lineno} column {err.colno}: {err.msg}") from None
-    except _Refused as err:
-        raise ConfigError(f"{path}: {err}") from None
-    except RecursionError:
-        raise ConfigError(f"{path}: nested deeper than {MAX_DEPTH} levels: not a config.json") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: expected a JSON object at top level")
-    if not _depth(raw, MAX_DEPTH):
-        raise ConfigError(f"{path}: nested deeper than {MAX_DEPTH} levels: not a config.json")
-    return raw
 
 
 def _family(raw: dict, r: Reader) -> Family:
@@ -176,7 +100,7 @@ def read_noted(path: str | Path, text_only: bool = False) -> tuple[ModelShape, s
     """read's ModelShape and the one line naming how the checkpoint is stored where that is not what training holds
     (a quantization_config's packing and scales: storage.read), else None."""
     path = Path(path)
-    raw = _load(path)
+    raw = load(path)
     note = storage.read(raw.get(STORAGE), path)
     r = Reader(raw, path)
     tower, outer = None, raw

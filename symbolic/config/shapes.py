@@ -3,22 +3,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-import numpy as np
-
-from .blocks import check_blocks
 from .bounds import MAX_SIZE, positive as _positive  # noqa: F401  (MAX_SIZE: hfkeys reads it here)
 from .choices import check_choices
 from .counts import ParameterCounts
+from .blocks import check_blocks
 from .errors import ConfigError
 from .gemma4 import check_gemma4
 from .hybrid import check_hybrid
+from .layer_kinds import LayerKinds
 from .latent import check_latent
 from .swa import check_swa
 from .vision import Tower
 
 
 @dataclass(frozen=True)
-class ModelShape(ParameterCounts):
+class ModelShape(ParameterCounts, LayerKinds):
     """A Llama-family decoder: RMSNorm, RoPE, GQA attention of a heads dh wide, and in each layer a SwiGLU MLP of
     width f or a mixture of experts (E routed SwiGLU experts of width f_e, k_e per token, shared experts of width f_s
     in all); untied LM head by default. A GPT-style model (Megatron-LM's GPT, Korthikanti et al. 2022) sets mlp gelu,
@@ -191,80 +190,6 @@ class ModelShape(ParameterCounts):
     def dsa(self) -> bool:
         """Whether every layer has DeepSeek Sparse Attention's lightning indexer (index_heads > 0)."""
         return self.index_heads > 0
-
-    @property
-    def moe(self) -> bool:
-        """Whether the model has routed experts."""
-        return self.E > 0
-
-    @property
-    def L_e(self) -> int:
-        """MoE layers: every layer of an MoE model but its dense_layers; 0 for a dense model."""
-        return self.L - len(self.dense_layers) if self.moe else 0
-
-    def is_moe_layer(self, i: int) -> bool:
-        """Whether layer i (0-based) has routed experts."""
-        return self.moe and i not in self.dense_layers
-
-    @property
-    def dense_period(self) -> int:
-        """n such that the dense layers of an MoE model are the first k of every n layers (n | L, 0 < k < n: one
-        pipeline stage's layers when L/p = n); L for a model of one kind; 0 when no n does."""
-        dense = set(self.dense_layers) if self.moe else set()
-        k = next((i for i in range(self.L) if i not in dense), self.L)
-        later = sorted(i for i in dense if i >= k)
-        n = later[0] if later else self.L
-        ok = self.L % n == 0 and dense == {i for i in range(self.L) if i % n < k}
-        return n if ok else 0
-
-    def stages_alike(self, p):
-        """Whether each of p even pipeline stages holds the same layers, its dense ones first (a model of one kind:
-        always): what one stacked program builds; p an int or a numpy array of them."""
-        return (self.L_e in (0, self.L)) | (self.L == p * self.dense_period)
-
-    @property
-    def gdn(self) -> bool:
-        """Whether some layers are Gated DeltaNet layers (a hybrid)."""
-        return bool(self.linear_layers)
-
-    def linear_alike(self, p):
-        """Whether each of p even pipeline stages holds as many Gated DeltaNet layers (a model without them: always):
-        what one stacked jaxcheck program builds; p an int or a numpy array of them."""
-        def one(p: int) -> bool:
-            n = self.L // p
-            return not self.gdn or (self.L % p == 0 and len({sum(1 for i in self.linear_layers if q * n <= i < (q + 1) * n)
-                                                             for q in range(p)}) == 1)
-        return np.vectorize(one, otypes=[bool])(p) if np.ndim(p) else one(int(p))
-
-    @property
-    def L_g(self) -> int:
-        """Gated DeltaNet layers; 0 without them."""
-        return len(self.linear_layers)
-
-    @property
-    def mamba(self) -> bool:
-        """Whether some layers are Mamba-2 layers."""
-        return bool(self.mamba_layers)
-
-    @property
-    def blocks(self) -> bool:
-        """Whether some layers hold a token mixer or an MLP alone (Nemotron-H's blocks)."""
-        return bool(self.mixerless_layers or self.mlpless_layers)
-
-    @property
-    def L_m(self) -> int:
-        """Mamba-2 layers; 0 without them."""
-        return len(self.mamba_layers)
-
-    @property
-    def L_o(self) -> int:
-        """Layers of an MLP alone (no token mixer)."""
-        return len(self.mixerless_layers)
-
-    @property
-    def L_n(self) -> int:
-        """Layers of a token mixer alone (no MLP)."""
-        return len(self.mlpless_layers)
 
     def as_dict(self) -> dict:
         return {fl.name: list(value) if isinstance(value := getattr(self, fl.name), tuple) else value.as_dict()

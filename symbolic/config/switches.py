@@ -7,7 +7,7 @@ from dataclasses import astuple, dataclass
 from .architecture import Architecture
 from .choices import one_of
 from .parallel import ZERO_STAGES, Sharding
-from .training import RECOMPUTE, SCHEDULES
+from .training_checks import RECOMPUTE, SCHEDULES
 
 BACKENDS = ("gpu", "cpu")  # compilers a compiled-step profile models: XLA:GPU, XLA:CPU
 # switches formula --json shows only where they differ from their default (added after the recorded outputs)

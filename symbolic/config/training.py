@@ -4,21 +4,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from . import layout, precision, rules
-from .choices import one_of
-from .parallel import ZERO_OPTIMIZER, ZERO_STAGES, Parallel, Sharding
-from .errors import ConfigError
-from .offload import OFFLOAD_MODULES, offload_modules  # noqa: F401  (OFFLOAD_MODULES: re-exported)
-from .shapes import MAX_SIZE, ModelShape
+from .parallel import ZERO_OPTIMIZER, Parallel, Sharding
+from .offload import OFFLOAD_MODULES  # noqa: F401  (OFFLOAD_MODULES: re-exported)
+from .shapes import ModelShape
+from .training_checks import check_fields, flag
 from .recipe_options import CUDA_GRAPH_IMPLS, CUDA_GRAPH_SCOPES, MOE_DISPATCHERS, TRANSFORMER_IMPLS  # noqa: F401
 
-RECOMPUTE = ("none", "selective", "full")
-# what selective recompute reruns in backward (Megatron-Core --recompute-modules, transformer_config.py): the
-# attention core (its default), MLA's up-projections and RoPE, the two RMSNorms of a layer, the routed experts'
-# activation function
-RECOMPUTE_MODULES = ("core_attn", "mla_up_proj", "layernorm", "moe_act", "mlp")
-# 1f1b: one forward, one backward (PipeDream-flush; Megatron-LM's forward_backward_pipelining_without_interleaving):
-# rank r holds min(m, p - r) micro batches; gpipe: every forward, then every backward (all m held)
-SCHEDULES = ("1f1b", "gpipe")
 @dataclass(frozen=True)
 class Training(Sharding):
     """One 4D-parallel training job; letters follow the glossary (d, t, p, c, vpp, s, b) plus the global batch.
@@ -83,77 +74,7 @@ class Training(Sharding):
     logit_bytes: int = field(init=False)
 
     def __post_init__(self):
-        for name in ("d", "t", "p", "c", "vpp", "s", "b", "ep"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ConfigError(f"--{flag(name)} must be a positive integer, got {value!r}")
-        problem = precision.check({name: getattr(self, name) for name in precision.FIELDS})
-        if problem:
-            raise ConfigError(problem)
-        one_of("--fp8", self.fp8, precision.FP8_RECIPES)
-        for name in ("fp8_param_gather", "compile", "fp8_all_gather", "freeze_vision", "tp_comm_overlap", "ep_overlap", "native_ce",
-                     "account_embedding", "account_loss", "fp8_transpose"):
-            if not isinstance(getattr(self, name), bool):
-                raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
-        if self.fp8_param_gather and (self.fp8 not in precision.PARAM_GATHER_RECIPES
-                                      or self.weight_dtype not in ("bf16", "fp8")):
-            raise ConfigError("--fp8-param-gather keeps the quantized weights as the model's: it needs --fp8 delayed, "
-                              "tensorwise, mxfp8 or nvfp4 (blockwise weights are not modelled) and bf16 or fp8 "
-                              "weights, got "
-                              f"--fp8 {self.fp8}, --weight-dtype {self.weight_dtype}")
-        if self.fp8_all_gather and self.fp8 != "tensorwise":
-            raise ConfigError(f"--fp8-all-gather gathers per-tensor-scaled FP8 weights (torchao's "
-                              f"enable_fsdp_float8_all_gather supports tensorwise only): got --fp8 {self.fp8}")
-        # TE quantizes its linears' inputs from the activation dtype, bf16 (--bf16) or fp32 (neither --bf16 nor
-        # --fp16: TE 2.20.2 module/linear.py casts to activation_dtype, then quantizes; the rest stays fp32)
-        if self.fp8 != "none" and self.act_dtype not in ("bf16", "fp32"):
-            raise ConfigError(f"--fp8 {self.fp8} quantizes bf16 or fp32 activations (Megatron-LM's FP8 with --bf16, "
-                              f"or with neither --bf16 nor --fp16): --act-dtype {self.act_dtype} is not modelled with it")
-        weight = precision.param_gather_bytes(self.fp8) if self.fp8_param_gather else precision.DTYPES[self.weight_dtype]
-        widths = {"weight_bytes": weight, "grad_bytes": precision.DTYPES[self.grad_dtype],
-                  "opt_bytes": precision.opt_bytes(self.optimizer, self.moment_dtype, self.master_weights),
-                  "act_bytes": precision.DTYPES[self.act_dtype], "logit_bytes": precision.LOGITS[self.logits]}
-        for name, value in widths.items():
-            object.__setattr__(self, name, value)
-        if isinstance(self.cpu_offload_layers, bool) or not isinstance(self.cpu_offload_layers, int) or \
-                not 0 <= self.cpu_offload_layers <= MAX_SIZE:
-            raise ConfigError(f"--cpu-offload-layers must be an integer from 0 to {MAX_SIZE}, got "
-                              f"{self.cpu_offload_layers!r}")
-        for name in ("gbs", "etp", "ac_every"):
-            value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
-                raise ConfigError(f"--{flag(name).replace('_', '-')} must be a positive integer, got {value!r}")
-        for name in ("zero_init", "grad_accum_fusion", "swiglu_fusion", "srelu_fusion"):
-            if not isinstance(getattr(self, name), bool):
-                raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
-        if isinstance(self.image_tokens, bool) or not isinstance(self.image_tokens, int) or \
-                not 0 <= self.image_tokens <= MAX_SIZE:
-            raise ConfigError(f"--image-tokens must be an integer from 0 to {MAX_SIZE}, got {self.image_tokens!r}")
-        capacity = self.moe_capacity
-        if isinstance(capacity, bool) or not isinstance(capacity, (int, float)) or not 0 < capacity <= MAX_CAPACITY:
-            raise ConfigError(f"--moe-capacity must be a number above 0 and at most {MAX_CAPACITY}, got {capacity!r}")
-        object.__setattr__(self, "moe_capacity", float(capacity))
-        one_of("--transformer-impl", self.transformer_impl, TRANSFORMER_IMPLS)
-        one_of("--moe-dispatcher", self.moe_dispatcher, MOE_DISPATCHERS)
-        one_of("--schedule", self.schedule, SCHEDULES)
-        one_of("--cuda-graph", self.cuda_graph, CUDA_GRAPH_IMPLS)
-        scopes = str(self.cuda_graph_scope).replace(",", "+").split("+")
-        if not all(scope in CUDA_GRAPH_SCOPES for scope in scopes) or len(set(scopes)) != len(scopes):
-            raise ConfigError(f"--cuda-graph-scope must be distinct names from {', '.join(CUDA_GRAPH_SCOPES)}, got "
-                              f"{self.cuda_graph_scope!r}")
-        object.__setattr__(self, "cuda_graph_scope", "+".join(x for x in CUDA_GRAPH_SCOPES if x in scopes))
-        object.__setattr__(self, "recompute_modules", _modules(self.recompute_modules))
-        object.__setattr__(self, "offload_modules", offload_modules(self.offload_modules))
-        one_of("--recompute", self.recompute, RECOMPUTE)
-        one_of("--zero", self.zero, ZERO_STAGES)
-        if self.stage_layers is not None:
-            layers = self.stage_layers
-            if (isinstance(layers, (str, bytes)) or not hasattr(layers, "__iter__")
-                    or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in layers) or not layers):
-                raise ConfigError(f"--stage-layers must be positive integers, one per pipeline stage, got {layers!r}")
-            object.__setattr__(self, "stage_layers", tuple(layers))  # a JSON list or argparse's tuple alike
-        layout.check(self)
-        rules.check(rules.letters(self), tuple(rule for rule in rules.SHARED if not rule.model))
+        check_fields(self)  # training_checks.py: every field, one line each; the widths set
 
     @property
     def chunked(self) -> bool:
@@ -261,8 +182,6 @@ class Training(Sharding):
         return out
 
 
-# Training field -> CLI flag (and JSON key) where they differ: the one vocabulary of --json configs and sweep grids
-FLAGS = {"d": "dp", "t": "tp", "p": "pp", "c": "cp", "s": "seq", "b": "mbs"}
 WIDTH_FIELDS = ("weight_bytes", "grad_bytes", "opt_bytes", "act_bytes", "logit_bytes")  # derived: not arguments
 MOE_FIELDS = ("ep", "etp", "moe_capacity")  # what only a model with experts shows in its config
 # one trainer's (or jaxcheck's) options: shown (and checked by the rule table) where not at these values
@@ -273,23 +192,6 @@ RECIPE_FIELDS = {name: getattr(Training, name)  # their defaults: the class attr
                               "offload_modules",
                               "cpu_offload_layers", "pipeline_layout", "account_embedding", "account_loss",
                               "fp8_transpose")}
-
-
-def _modules(value) -> str:
-    """--recompute-modules as a canonical string: known names, each once, in RECOMPUTE_MODULES' order."""
-    names = value.split(",") if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else None
-    if not names or any(name not in RECOMPUTE_MODULES for name in names) or len(set(names)) != len(names):
-        raise ConfigError(f"--recompute-modules must be distinct names from {', '.join(RECOMPUTE_MODULES)} "
-                          f"(comma-separated), got {value!r}")
-    return ",".join(name for name in RECOMPUTE_MODULES if name in names)
-
-
-MAX_CAPACITY = 2.0**20  # the largest --moe-capacity: far beyond any capacity factor (E / k_e is the most that matters)
-
-
-def flag(field_name: str) -> str:
-    """The CLI flag name (without dashes; JSON key) of a Training field."""
-    return FLAGS.get(field_name, field_name)
 
 
 def training_from_json(config: dict) -> Training:

@@ -9,7 +9,7 @@ from ..config.errors import ConfigError
 from ..config.precision import FIELDS
 from ..config.shapes import ModelShape
 from ..config.training import Training
-from .files import fill, megatron_shape, read_megatron, shown
+from .trainer_files import fill, megatron_shape, read_megatron, shown
 from .training import model_from_args
 
 READERS = ("megatron", "torchtitan", "deepspeed")

@@ -6,7 +6,7 @@ import re
 
 from ..config.errors import ConfigError
 from ..config.shapes import MAX_SIZE
-from ..config.training import MAX_CAPACITY
+from ..config.training_checks import MAX_CAPACITY
 
 _UNITS = {
     "": 1, "b": 1,

@@ -22,14 +22,16 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..config.training import RECOMPUTE
+from ..config.glossary import inputs_for
+from ..config.training_checks import RECOMPUTE
 from .balance import even_cap
 from .enumerate import Cluster, valid
 from .proxy import Hardware
 from .ranking import StepTime, score, tokens_per_s
 from .policies import recompute_index
 from .rows import _evaluate, _tick, _union, accounted_of, merged
-from .search import PlanResult, _allowed, _estimators, policy_inputs, reference, search, searched_policies
+from .result import PlanResult, reference
+from .search import _allowed, _estimators, policy_inputs, search, searched_policies
 from ..recipes.registry import DEFAULT_PROFILE
 
 FIRST_ROUND = 4096  # rows evaluated in the first round; each further round evaluates GROWTH times as many
@@ -118,8 +120,6 @@ def best(cluster: Cluster, limit: float, top: int, profile: str = DEFAULT_PROFIL
     """The `top` best fitting rows of `search(cluster, limit, ...)`, in its order, evaluating rows in bound order
     (module docstring). The result's rows are the K best and, where fewer than K fit, the lowest peak evaluated;
     `complete` says whether every valid row was evaluated (then `feasible` counts the fitting ones)."""
-    from ..config.glossary import inputs_for
-
     t0 = time.perf_counter()
     grid, n_candidates = valid(cluster, profile, zero, balance)
     if len(grid["d"]) == 0:
@@ -131,9 +131,7 @@ def best(cluster: Cluster, limit: float, top: int, profile: str = DEFAULT_PROFIL
     pairs = list(estimators.items())
     # the exhaustive search's rows: each pair's grid rows in grid order, pair after pair; "row" numbers them
     choices = searched_policies(cluster, profile)
-    members = [np.flatnonzero((grid["zero"] == z) & _allowed(profile, choices[i], grid, cluster.shape.L))
-               for (i, z), _ in pairs]
-    offsets = np.concatenate([[0], np.cumsum([len(m) for m in members])])
+    members, offsets = _members(grid, pairs, choices, profile, cluster.shape.L)
     clock: dict[str, float] = {}
     start = time.perf_counter()
     bound = _bounds(cluster, grid, hw)
@@ -141,20 +139,14 @@ def best(cluster: Cluster, limit: float, top: int, profile: str = DEFAULT_PROFIL
     width = int(grid["p"][grid["split"] > 0].max(initial=1))
     components = _union(est.components for est in estimators.values())
     left = np.zeros(len(bound), dtype=bool)  # grid rows not evaluated yet, of those some pair holds
-    for m in members:
-        left[m] = True
+    left[np.concatenate(members)] = True
     kept: dict | None = None  # the K best fitting rows so far and the lowest peak evaluated
     pruned = False  # whether a round left out a (row, recompute) pair its own bound put below the K-th
     size, evaluated, fitting, kth = FIRST_ROUND, 0, 0, -np.inf
     while left.any():
-        remaining = np.flatnonzero(left & (bound >= kth))  # a row bounded below the K-th so far can never rank
-        if not len(remaining):
+        chosen = _chosen(left, bound, kth, size)
+        if chosen is None:
             break
-        if size < len(remaining):
-            cut = np.partition(bound[remaining], len(remaining) - size)[len(remaining) - size]
-            chosen = remaining[bound[remaining] >= cut]  # every row tied with the cut comes along
-        else:
-            chosen = remaining
         left[chosen] = False
         rows = _round(cluster, grid, pairs, choices, members, offsets, chosen, fixed, width, components, hw, clock,
                       kth)
@@ -183,6 +175,25 @@ def best(cluster: Cluster, limit: float, top: int, profile: str = DEFAULT_PROFIL
                                **{f"evaluate.{name}": x for name, x in clock.items()}},
                       counts={"ranked": int(offsets[-1]), "evaluated": evaluated,
                               "feasible": fitting if complete else None}, complete=complete)
+
+
+def _members(grid: dict, pairs: list, choices: tuple, profile: str, L: int) -> tuple[list, np.ndarray]:
+    """Each pair's grid rows (its ZeRO stage, the rows its recompute choice allows), and where each pair's rows start
+    when they are numbered pair after pair."""
+    members = [np.flatnonzero((grid["zero"] == z) & _allowed(profile, choices[i], grid, L)) for (i, z), _ in pairs]
+    return members, np.concatenate([[0], np.cumsum([len(m) for m in members])])
+
+
+def _chosen(left: np.ndarray, bound: np.ndarray, kth: float, size: int) -> np.ndarray | None:
+    """The next round's rows: of those left whose bound can still reach the K-th, the `size` with the highest
+    bounds (every row tied with the cut too); None when no row left can."""
+    remaining = np.flatnonzero(left & (bound >= kth))  # a row bounded below the K-th so far can never rank
+    if not len(remaining):
+        return None
+    if size < len(remaining):
+        cut = np.partition(bound[remaining], len(remaining) - size)[len(remaining) - size]
+        return remaining[bound[remaining] >= cut]  # every row tied with the cut comes along
+    return remaining
 
 
 def _round(cluster: Cluster, grid: dict, pairs: list, choices: tuple, members: list, offsets: np.ndarray,

@@ -11,7 +11,8 @@ import numpy as np
 from ..config import rules
 from ..config.errors import ConfigError
 from ..config.shapes import ModelShape
-from ..config.training import RECIPE_FIELDS, ZERO_STAGES, Training
+from ..config.training import RECIPE_FIELDS, Training
+from ..config.parallel import ZERO_STAGES
 from ..recipes.registry import DEFAULT_PROFILE, select
 from .experts import expert_columns, experts, least_constrained
 from .grid import cross, divisors
@@ -76,7 +77,7 @@ def factorisations(n: int) -> dict[str, np.ndarray]:
     return {"d": d, "t": t, "p": p, "c": n // (d * t * p)}
 
 
-def _splits(balance: bool) -> np.ndarray:
+def split_choices(balance: bool) -> np.ndarray:
     """The kinds of stage split plan searches (indices into SPLITS): even only, or with `balance` every kind."""
     return np.arange(len(SPLITS) if balance else 1, dtype=np.int8)
 
@@ -98,7 +99,7 @@ def candidates(cluster: Cluster, fac: dict[str, np.ndarray] | None = None, zero:
     """
     fac = experts(cluster, factorisations(cluster.gpus)) if fac is None else fac
     grid = cross(fac, vpp=_vpps(cluster), b=divisors(cluster.gbs), zero=np.asarray(zero, dtype=np.int8),
-                  split=_splits(balance))
+                  split=split_choices(balance))
     grid["m"] = cluster.gbs // (grid["b"] * grid["d"])
     return grid
 
@@ -110,7 +111,7 @@ def precision_of(cluster: Cluster, profile: str) -> dict:
     return {**widths(profile), **dict(cluster.precision)}
 
 
-def _letters(cluster: Cluster, swept: dict, profile: str) -> SimpleNamespace:
+def grid_letters(cluster: Cluster, swept: dict, profile: str) -> SimpleNamespace:
     """What the rules read: the swept letters (arrays, or one candidate's ints) and the cluster's fixed values; a row
     of an uneven split kind has uneven stages whose split is not chosen yet (no stage_layers tuple)."""
     chosen = {name: value for name, value in precision_of(cluster, profile).items() if name in rules.PRECISION}
@@ -125,15 +126,15 @@ def _letters(cluster: Cluster, swept: dict, profile: str) -> SimpleNamespace:
 
 def masks(grid: dict[str, np.ndarray], cluster: Cluster, profile: str = DEFAULT_PROFILE) -> dict[str, np.ndarray]:
     """One boolean array per rule that binds the profile (True where it holds), in the rule table's order."""
-    x = _letters(cluster, {name: grid[name] for name in GRID if name in grid} | expert_columns(grid), profile)
+    x = grid_letters(cluster, {name: grid[name] for name in GRID if name in grid} | expert_columns(grid), profile)
     return rules.masks(x, select(profile, policy=False), len(grid["d"]))
 
 
-def _least_constrained(cluster: Cluster, fac: dict[str, np.ndarray], profile: str, zero: tuple[int, ...],
-                       balance: bool) -> tuple[dict, dict[str, np.ndarray]]:
+def least_constrained_grid(cluster: Cluster, fac: dict[str, np.ndarray], profile: str, zero: tuple[int, ...],
+                           balance: bool) -> tuple[dict, dict[str, np.ndarray]]:
     """The factorisations `fac` crossed with every ZeRO stage and split, at vpp = 1, b = 1 and e = 1 (t_e = 1 with
     experts, else t; --ep and --etp's where given), and the rule masks."""
-    grid = cross(fac, zero=np.asarray(zero, dtype=np.int8), split=_splits(balance))
+    grid = cross(fac, zero=np.asarray(zero, dtype=np.int8), split=split_choices(balance))
     one = np.ones_like(grid["d"])
     grid.update(vpp=one, b=one, m=cluster.gbs // grid["d"], **least_constrained(cluster, one))
     return grid, masks(grid, cluster, profile)
@@ -162,12 +163,12 @@ def valid(cluster: Cluster, profile: str = DEFAULT_PROFILE, zero: tuple[int, ...
     every rule. Rows another split kind stands for are left out: uneven ones at p = 1 (one stage has one split),
     near-even ones where p vpp divides L (the even split is the most even).
     """
-    first, ok = _least_constrained(cluster, _pruned_factorisations(cluster, balance), profile, zero, balance)
+    first, ok = least_constrained_grid(cluster, _pruned_factorisations(cluster, balance), profile, zero, balance)
     passed = np.logical_and.reduce(list(ok.values()))
     kept = np.unique(np.stack([first[name] for name in "dtpc"])[:, passed], axis=1)
     fac = experts(cluster, dict(zip("dtpc", kept)))
     vpps, bs, zeros, splits = _vpps(cluster), divisors(cluster.gbs), np.asarray(zero, np.int8), \
-        _splits(balance)
+        split_choices(balance)
     per_row = len(vpps) * len(bs) * len(zeros) * len(splits)
     rules_ = select(profile, policy=False)
     # a block of factorisations at a time (a highly composite cluster has tens of millions of candidates, few valid),
@@ -192,7 +193,7 @@ def _valid_block(cluster: Cluster, profile: str, rules_, block: dict, vpps, bs, 
     outer = cross(block, vpp=vpps, zero=zeros, split=splits)
     divides = cluster.shape.L % (outer["p"] * outer["vpp"]) == 0
     same = ((outer["split"] > 0) & (outer["p"] == 1)) | ((outer["split"] == SPLITS.index("near_even")) & divides)
-    x = _letters(cluster, {name: outer[name] for name in GRID if name in outer} | expert_columns(outer), profile)
+    x = grid_letters(cluster, {name: outer[name] for name in GRID if name in outer} | expert_columns(outer), profile)
     ok, later = ~same, []
     for rule in rules_:
         try:  # a rule that reads no b or m holds for every b alike
@@ -207,7 +208,7 @@ def _valid_block(cluster: Cluster, profile: str, rules_, block: dict, vpps, bs, 
     grid = {name: x[rows] for name, x in outer.items()}
     grid["b"] = bs[b_index]
     grid["m"] = cluster.gbs // (grid["b"] * grid["d"])
-    x = _letters(cluster, {name: grid[name] for name in GRID if name in grid} | expert_columns(grid), profile)
+    x = grid_letters(cluster, {name: grid[name] for name in GRID if name in grid} | expert_columns(grid), profile)
     ok = np.logical_and.reduce([np.ones(len(rows), dtype=bool)]
                                + [np.asarray(rule.holds(x), dtype=bool) for rule in later])
     # candidates' order: factorisation, vpp, b, ZeRO stage, split
@@ -219,43 +220,3 @@ def _valid_block(cluster: Cluster, profile: str, rules_, block: dict, vpps, bs, 
     at = at[np.argsort(key, kind="stable")]
     names = [name for name in block if name != "fac"] + ["vpp", "b", "zero", "split", "m"]
     return {name: grid[name][at] for name in names}
-
-
-def why_not(cluster: Cluster, profile: str = DEFAULT_PROFILE, limit: int | None = None, zero: tuple[int, ...] = ZERO_STAGES,
-            balance: bool = True) -> tuple[list[str], int]:
-    """One line per factorisation (d, t, p, c) of N (the first `limit` of them) naming every rule it breaks with
-    vpp = 1 and b = 1 under the ZeRO stage and split that break the fewest (uneven stages on a tie: plan balances
-    them), and how many factorisations there are.
-
-    vpp = 1 and b = 1 are the least constrained choices (a larger vpp or b only adds rules), so a factorisation
-    that breaks a rule here has no valid configuration at all.
-    """
-    fac = factorisations(cluster.gpus)
-    grid, ok = _least_constrained(cluster, fac, profile, zero, balance)
-    by_name = {rule.name: rule for rule in select(profile)}
-    combos = len(zero) * len(_splits(balance))
-    broken = np.stack([~holds for holds in ok.values()]).reshape(len(ok), -1, combos)  # rule x factorisation x combo
-    best = np.argmin(broken.sum(axis=0) - 0.5 * (grid["split"] > 0).reshape(-1, combos), axis=1)
-    lines = []
-    for i in range(min(len(fac["d"]), len(fac["d"]) if limit is None else limit)):
-        j = i * combos + best[i]
-        x = _letters(cluster, {name: grid[name][j].item() for name in GRID if name in grid} | {
-            name: np.asarray(value).reshape(-1)[j if np.ndim(value) else 0].item()
-            for name, value in expert_columns(grid).items()}, profile)
-        names = [name for name, holds in ok.items() if not holds[j]]
-        lines.append(f"dp={x.d} tp={x.t} pp={x.p} cp={x.c}: "
-                     + ("; ".join(by_name[name].message(x) for name in names) if names else "valid"))
-    return lines, len(fac["d"])
-
-
-def shared_reason(cluster: Cluster, profile: str = DEFAULT_PROFILE, zero: tuple[int, ...] = ZERO_STAGES) -> str | None:
-    """The message (at the first factorisation) of a rule that every factorisation breaks at its least constrained
-    choices (why_not's), e.g. a flag the model has no use for; None when no one rule rules them all out."""
-    fac = factorisations(cluster.gpus)
-    grid, ok = _least_constrained(cluster, fac, profile, zero, True)
-    everywhere = [name for name, holds in ok.items() if not np.any(holds)]
-    if not everywhere:
-        return None
-    x = _letters(cluster, {name: grid[name][0].item() for name in GRID if name in grid} | {
-        name: np.asarray(value).reshape(-1)[0].item() for name, value in expert_columns(grid).items()}, profile)
-    return {rule.name: rule for rule in select(profile)}[everywhere[0]].message(x)

@@ -20,7 +20,8 @@ import numpy as np
 
 from ..config import rules
 from ..recipes.registry import select
-from ..config.training import RECIPE_FIELDS, RECOMPUTE
+from ..config.training import RECIPE_FIELDS
+from ..config.training_checks import RECOMPUTE
 
 AC_EVERY = 8  # the largest --ac-every plan searches
 FREE = ("layernorm", "moe_act")  # modules that rerun no matmul (the proxy's recompute time counts matmul FLOPs)
@@ -51,7 +52,7 @@ class Policy:
 
 def _module_sets(shape, flash_attn: bool) -> list[str]:
     """Megatron's selective sets plan searches (module docstring), RECOMPUTE_MODULES' order within each."""
-    from ..config.training import RECOMPUTE_MODULES, _modules
+    from ..config.training_checks import RECOMPUTE_MODULES, canonical_modules
 
     free = [name for name in FREE if name != "moe_act" or shape.E]
     optional = ["mla_up_proj"] if shape.mla else []
@@ -61,8 +62,8 @@ def _module_sets(shape, flash_attn: bool) -> list[str]:
     every = ["core_attn", *free, *(["mla_up_proj"] if shape.mla else [])]
     for n in range(len(optional) + 1):
         for extra in itertools.combinations(optional, n):
-            sets.append(_modules(",".join(free + list(extra))))
-    sets.append(_modules(",".join(every)))
+            sets.append(canonical_modules(",".join(free + list(extra))))
+    sets.append(canonical_modules(",".join(every)))
     return [s for s in dict.fromkeys(sets) if all(name in RECOMPUTE_MODULES for name in s.split(","))]
 
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from ..config.parallel import NO_ZERO, ZERO_GRADIENTS, ZERO_OPTIMIZER, Parallel
-from ..config.training import RECOMPUTE, Training
+from ..config.training import Training
+from ..config.training_checks import RECOMPUTE
 from .enumerate import Cluster
 
 
@@ -73,7 +74,7 @@ def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware
     max_layers (the largest stage's layers; L/p when absent); with `policies` (plan.policies.Policy) and a "policy"
     column indexing them, selective recompute's time is its modules' or --ac-every's (else core attention's)."""
     x = cluster.shape
-    s, gbs, n_gpu = float(cluster.s), float(cluster.gbs), float(cluster.gpus)
+    s = float(cluster.s)
     widths = Training()  # default byte widths, the same ones the memory estimate uses
     B_a, B_g, B_w = widths.act_bytes, widths.grad_bytes, widths.weight_bytes
     d, t, p, c, vpp, b, m = (np.asarray(grid[n], dtype=np.float64) for n in ("d", "t", "p", "c", "vpp", "b", "m"))
@@ -85,17 +86,7 @@ def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware
     zero = np.asarray(grid["zero"])
     skew = p * np.asarray(grid.get("max_layers", x.L / p), dtype=np.float64) / x.L
 
-    width = x.moe_latent or x.h  # the experts' width in and out: h, or a latent MoE's d_l
-    moe_mlp = x.mlp_matrices * width * x.k_e * C_f * x.f_e + x.mlp_matrices * x.h * x.f_s + x.h * x.E \
-        + 2 * x.h * x.moe_latent
-    F_lin = 2.0 * (2 * x.h * x.dh * (x.a + x.k) + ((x.L - x.L_e) * x.mlp_matrices * x.h * x.f + x.L_e * moe_mlp) / x.L)
-    F_att = 2.0 * s * x.a * x.dh
-    T_c = 3 * gbs * s * (x.L * (F_lin + F_att) + 2 * x.h * x.v) / (n_gpu * hw.flops)
-    F_r = np.where(full, F_lin + F_att, np.where(selective, F_att, 0.0))
-    if policies and "policy" in grid:
-        F_r = _selective_flops(x, policies, np.asarray(grid["policy"]), full, F_lin + F_att, F_att,
-                               np.asarray(grid.get("max_layers", x.L / p), dtype=np.float64))
-    T_r = gbs * s * x.L * F_r / (n_gpu * hw.flops)
+    T_c, T_r = _compute_times(cluster, grid, hw, policies, full, selective, p)
     bubble = (p - 1) / (vpp * m + p - 1)
     V_tp = (8 + 4 * full) * (t - 1) / t * (s * b * x.h / c) * B_a * (x.L / p) * m
     V_cp = (3 + full) * (c - 1) * 2 * (s / c) * b * x.k * x.dh / t * B_a * (x.L / p) * m
@@ -115,14 +106,9 @@ def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware
     M_pp = np.where(p > 1, 2 * vpp * m, 0.0)
     M_ep, M_etp = ((4 + 2 * full) * (n - 1) * (x.L_e / p) * m for n in (e, t_e))
 
-    def seconds(messages, volume, stride, size):
-        inside = stride * size <= hw.gpus_per_node
-        return (messages * np.where(inside, hw.intra_latency, hw.inter_latency)
-                + volume / np.where(inside, hw.intra_bw, hw.inter_bw))
-
-    T_tp, T_cp = seconds(M_tp, V_tp, 1, t), seconds(M_cp, V_cp, t, c)
-    T_dp, T_pp = seconds(M_dp, V_dp, t, n_dp), seconds(M_pp, V_pp, groups.stage_ranks, p)
-    T_etp, T_ep = seconds(M_etp, V_etp, 1, t_e), seconds(M_ep, V_ep, t_e, e)
+    T_tp, T_cp = _seconds(hw, M_tp, V_tp, 1, t), _seconds(hw, M_cp, V_cp, t, c)
+    T_dp, T_pp = _seconds(hw, M_dp, V_dp, t, n_dp), _seconds(hw, M_pp, V_pp, groups.stage_ranks, p)
+    T_etp, T_ep = _seconds(hw, M_etp, V_etp, 1, t_e), _seconds(hw, M_ep, V_ep, t_e, e)
     T = skew * (T_c + T_r) / (1 - bubble) + T_tp + T_cp + T_dp + T_pp + T_ep + T_etp
     T_c = np.broadcast_to(T_c, T.shape)
     full_shape = lambda x: np.broadcast_to(x, T.shape)
@@ -131,6 +117,35 @@ def terms(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware
                 M_tp=M_tp, M_cp=M_cp, M_dp=full_shape(M_dp), M_pp=M_pp, M_ep=full_shape(M_ep), M_etp=full_shape(M_etp),
                 T_tp=T_tp, T_cp=T_cp, T_dp=T_dp, T_pp=T_pp, T_ep=full_shape(T_ep), T_etp=full_shape(T_etp), T=T,
                 score=T_c / T)
+
+
+def _compute_times(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware, policies: tuple, full, selective, p):
+    """T_c, the step's compute seconds on every GPU (its layers' linear and attention FLOPs and the head's), and T_r,
+    recompute's (full: every layer's forward again; selective: core attention, or with `policies` each one's
+    modules)."""
+    x = cluster.shape
+    s, gbs, n_gpu = float(cluster.s), float(cluster.gbs), float(cluster.gpus)
+    C_f = cluster.moe_capacity
+    width = x.moe_latent or x.h  # the experts' width in and out: h, or a latent MoE's d_l
+    moe_mlp = x.mlp_matrices * width * x.k_e * C_f * x.f_e + x.mlp_matrices * x.h * x.f_s + x.h * x.E \
+        + 2 * x.h * x.moe_latent
+    F_lin = 2.0 * (2 * x.h * x.dh * (x.a + x.k) + ((x.L - x.L_e) * x.mlp_matrices * x.h * x.f + x.L_e * moe_mlp) / x.L)
+    F_att = 2.0 * s * x.a * x.dh
+    T_c = 3 * gbs * s * (x.L * (F_lin + F_att) + 2 * x.h * x.v) / (n_gpu * hw.flops)
+    F_r = np.where(full, F_lin + F_att, np.where(selective, F_att, 0.0))
+    if policies and "policy" in grid:
+        F_r = _selective_flops(x, policies, np.asarray(grid["policy"]), full, F_lin + F_att, F_att,
+                               np.asarray(grid.get("max_layers", x.L / p), dtype=np.float64))
+    T_r = gbs * s * x.L * F_r / (n_gpu * hw.flops)
+    return T_c, T_r
+
+
+def _seconds(hw: Hardware, messages, volume, stride, size):
+    """A collective's seconds: its messages at the link's latency and its volume at its bandwidth, within a node
+    where the group's ranks (stride apart) fit in one, else across nodes."""
+    inside = stride * size <= hw.gpus_per_node
+    return (messages * np.where(inside, hw.intra_latency, hw.inter_latency)
+            + volume / np.where(inside, hw.intra_bw, hw.inter_bw))
 
 
 def _selective_flops(x, policies: tuple, policy: np.ndarray, full: np.ndarray, F_layer, F_att, widest: np.ndarray):

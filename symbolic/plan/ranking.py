@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..config.parallel import Parallel
-from ..config.training import RECOMPUTE, Training
+from ..config.training import Training
+from ..config.training_checks import RECOMPUTE
 from ..time.evaluate import components, hardware_values, precision_of, refusal
 from ..time.choices import Choices, model_kinds
 from ..time.systems import System

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -15,85 +15,15 @@ from types import SimpleNamespace
 from ..config import rules
 from ..recipes.registry import DEFAULT_PROFILE, select
 from ..config.switches import Switches
-from ..config.training import RECIPE_FIELDS, RECOMPUTE, ZERO_STAGES, Training
-from ..estimator.estimate import PEAK_FROM
-from .enumerate import Cluster, precision_of, valid
+from ..config.training import RECIPE_FIELDS
+from ..config.parallel import ZERO_STAGES
+from ..config.training_checks import RECOMPUTE
+from .enumerate import Cluster, valid
 from .policies import Policy, policies, recompute_index, worth_searching
 from .proxy import Hardware
+from .result import PlanResult, reference
 from .rows import _evaluate, _tick, _union, accounted_of, merged
 from .splits import LAYERS
-
-
-@dataclass(frozen=True)
-class PlanResult:
-    """Every evaluated configuration (rows: one array per column) and the feasible ones in rank order."""
-
-    cluster: Cluster
-    profile: str
-    limit: float  # threshold x GPU memory, bytes
-    components: tuple[str, ...]  # estimator outputs in display order, "total" last
-    rows: dict[str, np.ndarray]  # d t p c vpp b m recompute zero split (SPLITS), stage_layers [rows, max p], components,
-    # peak, proxy terms, score
-    order: np.ndarray  # indices of rows whose peak is under the limit, best score first (ties: lower peak first)
-    candidates: int  # (d, t, p, c, vpp, b, zero, even or balanced) tuples enumerated before the divisibility masks
-    present: dict = field(default_factory=dict)  # (policy index, zero) -> that estimator's components
-    policies: tuple = ()  # plan.policies.Policy of each "policy" index: the recompute choices searched
-    seconds: dict[str, float] = field(default_factory=dict)  # build, enumerate, evaluate (and evaluate.<part>)
-    # plan.best's counts where rows holds only what it shows: rows ranked by its bound, rows evaluated, rows that
-    # fit (None unless complete, i.e. every ranked row was evaluated)
-    counts: dict = field(default_factory=dict)
-    complete: bool = True  # whether every valid row was evaluated (search's always are)
-
-    @property
-    def evaluated(self) -> int:
-        """Rows whose memory was evaluated."""
-        return self.counts.get("evaluated", len(self.rows["d"]))
-
-    @property
-    def valid(self) -> int:
-        """Rows the rules allow (a configuration under one recompute policy, every split kind searched: a balanced
-        row no wider than the most even split among them, though no result lists it)."""
-        return self.counts.get("ranked", self.evaluated)
-
-    @property
-    def feasible(self) -> int | None:
-        """Rows that fit, where every row was evaluated (else None)."""
-        return self.counts.get("feasible", len(self.order)) if self.complete else None
-
-    def config(self, i: int) -> dict:
-        """Row i in the JSON schema of `mem4d plan --json`: its whole config as `mem4d estimate --json` has it, bytes
-        per component, the peak the fit rule judges and the proxy's score."""
-        r = self.rows
-        names = self.present.get((int(r["policy"][i]), int(r["zero"][i])), self.components)
-        parts = {name: as_bytes(r[name][i]) for name in names if name != "total"}
-        parts["total"] = sum(parts.values())  # == rows["total"][i]: the sum of the rounded components
-        return {"config": self.training(i).as_json(self.cluster.shape), "bytes": parts,
-                "peak_bytes": as_bytes(r["peak"][i]), "peak_from": PEAK_FROM[int(r["peak_from"][i])],
-                "score": float(r["score"][i])}
-
-    def training(self, i: int) -> Training:
-        """Row i as the shared Training config (what `mem4d estimate` would be given)."""
-        r = self.rows
-        return replace(reference(self.cluster, self.profile), d=int(r["d"][i]), t=int(r["t"][i]), p=int(r["p"][i]),
-                       c=int(r["c"][i]), vpp=int(r["vpp"][i]), b=int(r["b"][i]),
-                       ep=int(r["e"][i]) if "e" in r else 1, etp=int(r["t_e"][i]) if "t_e" in r else None,
-                       **self.policies[int(r["policy"][i])].fields, zero=int(r["zero"][i]),
-                       stage_layers=tuple(r["stage_layers"][i, :r["p"][i]].tolist()) if r["split"][i] else None)
-
-
-def as_bytes(value: float) -> int:
-    """An estimator output (float64) as whole bytes, rounded to nearest."""
-    return int(round(float(value)))
-
-
-def reference(cluster: Cluster, profile: str) -> Training:
-    """The cluster's fixed part as a Training (s, gbs, sp, flash_attn, its FP8 recipe, its precision over the profile's
-    defaults); rows vary the rest."""
-    return Training(s=cluster.s, gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn,
-                    moe_capacity=cluster.moe_capacity, fp8=cluster.fp8, fp8_param_gather=cluster.fp8_param_gather,
-                    compile=cluster.compile, fp8_all_gather=cluster.fp8_all_gather,
-                    image_tokens=cluster.image_tokens, freeze_vision=cluster.freeze_vision,
-                    **dict(cluster.held), **precision_of(cluster, profile))
 
 
 def _allowed(profile: str, policy: Policy, grid: dict, L: int) -> np.ndarray:
@@ -160,12 +90,7 @@ def search(cluster: Cluster, limit: float, profile: str = DEFAULT_PROFILE, hw: H
     t0 = time.perf_counter()
     grid, n_candidates = valid(cluster, profile, zero, balance)
     if len(grid["d"]) == 0 or not searched_policies(cluster, profile):  # nothing to evaluate: the caller explains
-        grid = {name: x[:0] for name, x in grid.items()}  # with plan.why_not
-        rows = {**grid, "recompute": np.zeros(0, np.int8), "stage_layers": np.zeros((0, 1), LAYERS),
-                "total": np.zeros(0),
-                "peak": np.zeros(0), "peak_from": np.zeros(0, np.int8), "score": np.zeros(0)}
-        return PlanResult(cluster, profile, float(limit), ("total",), rows, np.zeros(0, np.int64), n_candidates,
-                          seconds={"build": 0.0, "enumerate": time.perf_counter() - t0, "evaluate": 0.0})
+        return _nothing(cluster, profile, limit, grid, n_candidates, time.perf_counter() - t0)  # with plan.why_not
     t1 = time.perf_counter()
     estimators = _estimators(cluster, profile, overheads, tuple(int(z) for z in np.unique(grid["zero"])), grid)
     fixed = inputs_for(cluster.shape, reference(cluster, profile))  # shape letters, s, the byte widths
@@ -174,36 +99,17 @@ def search(cluster: Cluster, limit: float, profile: str = DEFAULT_PROFILE, hw: H
 
     choices = searched_policies(cluster, profile)
     components = _union(est.components for est in estimators.values())
-
-    def evaluate(pair) -> tuple[dict, dict]:
-        (i, z), est = pair
-        at, clock = (grid["zero"] == z) & _allowed(profile, choices[i], grid, cluster.shape.L), {}
-        part = _evaluate({name: x[at] for name, x in grid.items()}, est, policy_inputs(fixed, choices[i]),
-                         cluster.shape.L, width, cluster.shape, clock, accounted_of(cluster))
-        part.update(recompute=np.full(len(part["d"]), recompute_index(choices[i]), dtype=np.int8),
-                    policy=np.full(len(part["d"]), i, dtype=np.int16))
-        clock["valid"], clock["evaluated"] = int(at.sum()), len(part["d"])
-        if not keep_all and len(part["d"]):  # its rows that fit, and its lowest peak (the first, on a tie)
-            part = merged([part], components, cluster, hw, clock, choices)
-            kept = part["peak"] < limit
-            kept[np.argmin(part["peak"])] = True
-            part = {name: x[kept] for name, x in part.items()}
-        return part, clock
-
+    job = SimpleNamespace(cluster=cluster, profile=profile, limit=limit, hw=hw, keep_all=keep_all, grid=grid,
+                          fixed=fixed, width=width, choices=choices, components=components)
     # one thread per (recompute, zero) pair, as many at once as there are cores: numpy releases the GIL inside its
     # array operations, and the pairs share nothing but read-only inputs (rows keep the pairs' order)
     workers = min(len(estimators), os.cpu_count() or 1)
     pool = ThreadPoolExecutor(max_workers=workers)
     try:
-        done = list(pool.map(evaluate, estimators.items()))
+        done = list(pool.map(lambda pair: _evaluate_pair(job, pair), estimators.items()))
     finally:  # on Ctrl-C the pairs not started are dropped at once
         pool.shutdown(wait=False, cancel_futures=True)
-    parts, clock = [part for part, _ in done], {}
-    ranked = sum(seconds.pop("valid") for _, seconds in done)
-    evaluated = sum(seconds.pop("evaluated") for _, seconds in done)
-    for _, seconds in done:  # thread-seconds of each part, summed over the pairs
-        for name, x in seconds.items():
-            clock[name] = clock.get(name, 0.0) + x
+    parts, (clock, ranked, evaluated) = [part for part, _ in done], _summed([seconds for _, seconds in done])
     ready = [part for part in parts if "peak" in part]  # merged pair by pair already (not keep_all)
     if ready:
         rows = {name: np.concatenate([part[name] for part in ready]) for name in ready[0]}
@@ -219,3 +125,44 @@ def search(cluster: Cluster, limit: float, profile: str = DEFAULT_PROFILE, hw: H
                       seconds={"build": t2 - t1, "enumerate": t1 - t0, "evaluate": t3 - t2,
                                **{f"evaluate.{name}": x for name, x in clock.items()}},
                       counts={"ranked": ranked, "evaluated": evaluated})
+
+
+def _summed(clocks: list[dict]) -> tuple[dict, int, int]:
+    """The pairs' clocks summed (thread-seconds of each part), and the rows they ranked and evaluated."""
+    clock: dict = {}
+    ranked = sum(seconds.pop("valid") for seconds in clocks)
+    evaluated = sum(seconds.pop("evaluated") for seconds in clocks)
+    for seconds in clocks:
+        for name, x in seconds.items():
+            clock[name] = clock.get(name, 0.0) + x
+    return clock, ranked, evaluated
+
+
+def _nothing(cluster: Cluster, profile: str, limit: float, grid: dict, n_candidates: int, spent: float) -> PlanResult:
+    """A search with nothing to evaluate (no valid row, or no recompute choice searched): no rows, what was spent
+    enumerating."""
+    grid = {name: x[:0] for name, x in grid.items()}
+    rows = {**grid, "recompute": np.zeros(0, np.int8), "stage_layers": np.zeros((0, 1), LAYERS),
+            "total": np.zeros(0),
+            "peak": np.zeros(0), "peak_from": np.zeros(0, np.int8), "score": np.zeros(0)}
+    return PlanResult(cluster, profile, float(limit), ("total",), rows, np.zeros(0, np.int64), n_candidates,
+                      seconds={"build": 0.0, "enumerate": spent, "evaluate": 0.0})
+
+
+def _evaluate_pair(job: SimpleNamespace, pair) -> tuple[dict, dict]:
+    """One (recompute choice, ZeRO stage) pair's rows of job.grid evaluated by its estimator, and its clock; without
+    job.keep_all, merged and cut to the rows that fit and its lowest peak."""
+    (i, z), est = pair
+    grid, cluster, choices = job.grid, job.cluster, job.choices
+    at, clock = (grid["zero"] == z) & _allowed(job.profile, choices[i], grid, cluster.shape.L), {}
+    part = _evaluate({name: x[at] for name, x in grid.items()}, est, policy_inputs(job.fixed, choices[i]),
+                     cluster.shape.L, job.width, cluster.shape, clock, accounted_of(cluster))
+    part.update(recompute=np.full(len(part["d"]), recompute_index(choices[i]), dtype=np.int8),
+                policy=np.full(len(part["d"]), i, dtype=np.int16))
+    clock["valid"], clock["evaluated"] = int(at.sum()), len(part["d"])
+    if not job.keep_all and len(part["d"]):  # its rows that fit, and its lowest peak (the first, on a tie)
+        part = merged([part], job.components, cluster, job.hw, clock, choices)
+        kept = part["peak"] < job.limit
+        kept[np.argmin(part["peak"])] = True
+        part = {name: x[kept] for name, x in part.items()}
+    return part, clock

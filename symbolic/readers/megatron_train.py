@@ -3,8 +3,10 @@ as megatron/training/arguments.py @ d98e8a64 and Megatron-Core 0.16.1's configs 
 OptimizerConfig, TransformerConfig's recompute and fp8 fields)."""
 from __future__ import annotations
 
-from ..config.offload import OFFLOAD_MODULES
-from ..config.training import CUDA_GRAPH_IMPLS, CUDA_GRAPH_SCOPES, MOE_DISPATCHERS, RECOMPUTE_MODULES, TRANSFORMER_IMPLS
+from ..config.training import MOE_DISPATCHERS, TRANSFORMER_IMPLS
+from ..config.training_checks import RECOMPUTE_MODULES
+from .megatron_buffers import cpu_offload_flags, graph_flags, offload_flags
+from .megatron_fp8 import fp32_fsdp_flags, fp8_flags
 from .megatron_stages import bf16_layers, stages
 from .megatron_table import Args
 
@@ -105,122 +107,15 @@ def _precision(args: Args) -> dict:
     return {**out, "optimizer": optimizer or "adamw", "moment_dtype": "fp32", "logits": logits, "native_ce": native}
 
 
-REUSE = "reuse_grad_buf_for_mxfp8_param_ag"
-
-
-def _fp4(args: Args) -> dict:
-    """--fp4-format e2m1 --fp4-recipe nvfp4 [--fp4-param-gather]: Transformer Engine's NVFP4BlockScaling, mem4d's
-    --fp8 nvfp4 (TransformerConfig refuses it beside --fp8-format, and --fp4-param-gather without it)."""
-    if args.get("fp4_recipe") != "nvfp4":
-        args.refuse("fp4_recipe", "nvfp4 is modelled")
-    if args.get("fp8"):
-        args.refuse("fp4", "beside --fp8-format Megatron-Core refuses it (contradicting)")
-    return {"fp8": "nvfp4", "fp8_param_gather": bool(args.get("fp4_param_gather"))}
-
-
-def _fp8(args: Args) -> dict:
-    """--fp8-format's recipe and --fp8-param-gather (or --fp4-format's, _fp4); MXFP8 weights modelled as Megatron-Core
-    keeps them with the gradient buffer reused for their all-gather (megatron-core 0.16.1
-    optimizer/optimizer_config.py:365 warns that without it 'significant additional GPU memory' is used: not
-    modelled)."""
-    if args.get("fp4"):
-        return _fp4(args)
-    if args.given("fp4_param_gather"):
-        args.refuse("fp4_param_gather", "without --fp4-format it does nothing (contradicting)")
-    reuse = bool(args.get(REUSE))
-    if reuse and not (args.get("fp8") and args.get("fp8_recipe") == "mxfp8" and args.get("fp8_param_gather")):
-        args.refuse(REUSE, "needs --fp8-recipe mxfp8 with --fp8-param-gather (distributed_data_parallel_config.py "
-                    "asserts --fp8-param-gather; only MXFP8 weights share the buffer)")
-    if args.get("fp8") and args.get("fp8_recipe") == "mxfp8" and args.get("fp8_param_gather") and not reuse:
-        args.refuse("fp8_param_gather", "with mxfp8 and without --reuse-grad-buf-for-mxfp8-param-ag Megatron-Core "
-                    "keeps another parameter buffer (not modelled)")
-    if not args.get("fp8"):
-        for dest in ("fp8_recipe", "fp8_param_gather"):
-            if args.given(dest):
-                args.refuse(dest, "without --fp8-format it does nothing (contradicting)")
-        return {"fp8": "none"}
-    recipe = args.get("fp8_recipe")
-    if recipe not in ("delayed", "tensorwise", "blockwise", "mxfp8"):
-        args.refuse("fp8_recipe", "delayed, tensorwise, blockwise and mxfp8 are modelled")
-        recipe = "delayed"
-    return {"fp8": recipe, "fp8_param_gather": bool(args.get("fp8_param_gather"))}
-
-
-def _fp32_fsdp(args: Args, out: dict) -> dict:
-    """fp32 training (neither --bf16 nor --fp16) under Megatron-FSDP: its ParamAndGradBuffer keeps an fp32 main-weight
-    buffer whatever the model's dtype (megatron-core 0.16.1 distributed/fsdp/src/megatron_fsdp/param_and_grad_buffer.py
-    allocate_buffers_for_parameters: main_weight_buffer under preserve_fp32_weights, True by default), which is a
-    master copy only where the model's weights are not fp32: the FP8 weights of --fp8-param-gather (uint8 model-weight
-    buffer, TE's Float8Tensors); the distributed optimizer makes fp32 main copies of bf16 and fp16 parameters alone
-    (optimizer/distrib_optimizer.py _build_model_and_main_param_groups)."""
-    if out["weight_dtype"] != "fp32":
-        return {}
-    fsdp = args.get("use_megatron_fsdp")
-    if out.get("fp8_param_gather") and not fsdp:
-        args.refuse("fp8_param_gather", "with fp32 weights (no --bf16) outside Megatron-FSDP the distributed optimizer "
-                    "keeps no fp32 main copy of FP8 weights (distrib_optimizer.py): not modelled")
-    elif fsdp and not out.get("fp8_param_gather"):
-        args.refuse("use_megatron_fsdp", "with fp32 weights (no --bf16) Megatron-FSDP keeps an fp32 main-weight "
-                    "buffer beside them (param_and_grad_buffer.py preserve_fp32_weights): not modelled")
-    if not (fsdp and out.get("fp8_param_gather")):
-        return {}
-    return {"weight_dtype": "fp8", "master_weights": True}
-
-
-def _graphs(args: Args) -> dict:
-    """--cuda-graph-impl transformer_engine with its --cuda-graph-modules (or the deprecated --cuda-graph-scope), and
-    --tp-comm-overlap (components.graphs, components.userbuffers)."""
-    impl = args.get("cuda_graph_impl") or "none"
-    given = [dest for dest in ("cuda_graph_modules", "cuda_graph_scope_deprecated") if args.given(dest)]
-    scopes = list(args.get(given[0]) or []) if given else []
-    out = {"tp_comm_overlap": bool(args.get("tp_comm_overlap"))}
-    if impl not in CUDA_GRAPH_IMPLS:
-        args.refuse("cuda_graph_impl", "Megatron-Core's own graphs (CudaGraphManager, full_iteration) are not modelled; "
-                    "transformer_engine's per-layer graphs are")
-        return out
-    unknown = [scope for scope in scopes if scope not in CUDA_GRAPH_SCOPES]
-    if unknown:
-        args.refuse("cuda_graph_modules", f"{', '.join(unknown)}: mem4d models {', '.join(CUDA_GRAPH_SCOPES[1:])}")
-    elif scopes and impl == "none":
-        args.refuse("cuda_graph_modules", "without --cuda-graph-impl it does nothing (contradicting)")
-    return {**out, "cuda_graph": impl, "cuda_graph_scope": ",".join(scopes) or "layer"}
-def _offload(args: Args) -> dict:
-    """--fine-grained-activation-offloading with --offload-modules (TransformerConfig asserts the list non-empty and
-    known, and refuses it beside --cpu-offloading); the modules alone do nothing."""
-    modules = list(args.get("offload_modules")) if args.given("offload_modules") else []
-    if not args.get("fine_grained_activation_offloading"):
-        if modules:
-            args.refuse("offload_modules", "without --fine-grained-activation-offloading it does nothing (contradicting)")
-        return {}
-    unknown = [m for m in modules if m not in OFFLOAD_MODULES]
-    if not modules:
-        args.refuse("fine_grained_activation_offloading", "without --offload-modules Megatron-Core refuses it "
-                    "(TransformerConfig asserts a non-empty list)")
-    elif unknown:
-        args.refuse("offload_modules", f"{', '.join(unknown)}: Megatron-Core offloads {', '.join(OFFLOAD_MODULES)}")
-    if not modules or unknown:
-        return {}
-    return {"offload_modules": ",".join(modules)}
-
-
-def _cpu_offload(args: Args) -> dict:
-    """--cpu-offloading-num-layers N (Megatron-LM turns cpu_offloading on with N > 0): Transformer Engine's
-    layer-level activation offloading of N layers (TransformerConfig's own checks: the rule table's)."""
-    layers = args.get("cpu_offloading_num_layers") or 0
-    if layers < 0:
-        args.refuse("cpu_offloading_num_layers", "must be 0 or more")
-    return {"cpu_offload_layers": layers} if layers > 0 else {}
-
-
 def training_flags(args: Args) -> dict:
     """The Training flags the arguments state, under mem4d's flag names."""
     impl = args.get("transformer_impl")
     if impl not in TRANSFORMER_IMPLS:
         args.refuse("transformer_impl", f"{' and '.join(TRANSFORMER_IMPLS)} layers are modelled")
     out = {"transformer_impl": impl if impl in TRANSFORMER_IMPLS else "transformer_engine", **_parallel(args),
-           **_recompute(args), **_sharding(args), **_precision(args), **_fp8(args), **_graphs(args),
-           **_offload(args), **_cpu_offload(args)}
-    out.update(_fp32_fsdp(args, out))
+           **_recompute(args), **_sharding(args), **_precision(args), **fp8_flags(args), **graph_flags(args),
+           **offload_flags(args), **cpu_offload_flags(args)}
+    out.update(fp32_fsdp_flags(args, out))
     # --transformer-impl local builds Megatron-Core's local spec, whose core attention is its own unfused
     # DotProductAttention whatever --attention-backend says (megatron-core 0.16.1 models/backends.py
     # LocalSpecProvider.core_attention; Megatron-Bridge 0.3.1 training/mlm_compat/model.py: use_te decides the spec)

@@ -1,12 +1,13 @@
 """The registry of recipes: the one place that lists them, and the one rule table their rows make (no sympy).
 
 Nothing is registered as a side effect of an import: the list below names each recipe package, and the table is a
-value computed from it (the shared rows of config.rules, each recipe's rows in this order, then the groups' rows)."""
+value computed from it (the shared rows of config.shared_rules, each recipe's rows in this order, then the groups' rows)."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..config import rules
+from ..config.shared_rules import SHARED
 from ..config.errors import ConfigError
 from . import deepspeed, jax, megatron, torchtitan
 from .base import Recipe
@@ -48,7 +49,7 @@ def _unique(table: tuple[rules.Rule, ...]) -> tuple[rules.Rule, ...]:
 
 
 # the one table: the shared rows, then each recipe's in the registry's order, then the groups'
-TABLE = _unique(rules.SHARED + tuple(row for recipe in REGISTRY for row in recipe.rules) + GROUP_RULES)
+TABLE = _unique(SHARED + tuple(row for recipe in REGISTRY for row in recipe.rules) + GROUP_RULES)
 _GROUPS: dict[str, tuple[str, ...]] = {recipe.name: recipe.groups for recipe in REGISTRY}  # a profile -> its groups
 
 

@@ -10,25 +10,11 @@ PLAN_COLUMNS = ("dp", "tp", "pp", "cp", "vpp", "mbs", "m", "recompute", "zero")
 
 
 def plan(result, gpu: int, threshold: float, heat_map: str | None, top: int = 10, system=None) -> list[str]:
-    """The plan of a cluster (symbolic.plan.search.PlanResult): what was searched, the feasible region, and the best
+    """The plan of a cluster (symbolic.plan.result.PlanResult): what was searched, the feasible region, and the best
     configurations with what ranks them: the step-time model's tokens/s/GPU on `system` (and the best one's
     breakdown), or without a system the proxy's terms."""
     x, rows = result.cluster, result.rows
-    by = (r"by the step-time model's predicted tokens/s/GPU on " + escape(system.name) + r" (docs/time.md; "
-          r"	exttt{" + escape("mem4d estimate --system") + r"} prints a configuration's breakdown)." if system else
-          r"by a throughput proxy: score $=$ ideal compute time / proxy step time, where the step time adds the "
-          r"pipeline bubble, recompute and the TP, CP, DP and PP communication of ring collectives "
-          r"(\texttt{" + escape("mem4d plan --explain") + r"} prints its formulas). It orders configurations; it does "
-          r"not predict throughput.")
-    lines = [r"\section*{Plan: " + escape(x.shape.name) + f" on {x.gpus:,} GPUs" + "}",
-             f"Every valid $(d, t, p, c, v_{{pp}}, b)$ with $d t p c = {x.gpus:,}$ at $s = {x.s:,}$ and "
-             f"gbs $= {x.gbs:,}$" + (", every expert layout (ep, etp)" if x.shape.moe else "") +
-             f", crossed with every recompute policy and ZeRO stage: {result.valid:,} "
-             r"configurations, as \texttt{" + escape("mem4d plan") + f"}} counts them ({result.evaluated:,} kept once a "
-             f"balanced split no wider than the even one is left to the even row), of which {result.feasible:,} have "
-             f"a peak under {100 * threshold:.0f}\\,\\% of {gib(gpu)} GiB $=$ {result.limit / GIB:,.1f} GiB "
-             f"({escape(result.profile)} profile). They are ranked "
-             + by]
+    lines = _plan_intro(result, gpu, threshold, system)
     if heat_map:
         lines += figure(heat_map, "Feasible region: the lowest peak of each "
                         + ("(ep, pp) at the best configuration's tp and cp" if x.shape.moe else
@@ -40,11 +26,45 @@ def plan(result, gpu: int, threshold: float, heat_map: str | None, top: int = 10
     if not result.feasible:
         best = int(rows["peak"].argmin())
         return lines + [f"No configuration fits; the smallest peak is {rows['peak'][best] / GIB:,.1f} GiB."]
+    lines += _plan_table(result, top, system)
+    if system:
+        from ..time.evaluate import step_time
+        from .steptime_tex import breakdown
+
+        best = result.training(int(result.order[0]))
+        lines += [r"\paragraph{The first one's step time}"] + breakdown(step_time(x.shape, best, system))
+    return lines
+
+
+def _plan_intro(result, gpu: int, threshold: float, system) -> list[str]:
+    """The plan section's title and what was searched, how many fit, and how they are ranked."""
+    x = result.cluster
+    by = (r"by the step-time model's predicted tokens/s/GPU on " + escape(system.name) + r" (docs/time.md; "
+          r"	exttt{" + escape("mem4d estimate --system") + r"} prints a configuration's breakdown)." if system else
+          r"by a throughput proxy: score $=$ ideal compute time / proxy step time, where the step time adds the "
+          r"pipeline bubble, recompute and the TP, CP, DP and PP communication of ring collectives "
+          r"(\texttt{" + escape("mem4d plan --explain") + r"} prints its formulas). It orders configurations; it does "
+          r"not predict throughput.")
+    return [r"\section*{Plan: " + escape(x.shape.name) + f" on {x.gpus:,} GPUs" + "}",
+             f"Every valid $(d, t, p, c, v_{{pp}}, b)$ with $d t p c = {x.gpus:,}$ at $s = {x.s:,}$ and "
+             f"gbs $= {x.gbs:,}$" + (", every expert layout (ep, etp)" if x.shape.moe else "") +
+             f", crossed with every recompute policy and ZeRO stage: {result.valid:,} "
+             r"configurations, as \texttt{" + escape("mem4d plan") + f"}} counts them ({result.evaluated:,} kept once a "
+             f"balanced split no wider than the even one is left to the even row), of which {result.feasible:,} have "
+             f"a peak under {100 * threshold:.0f}\\,\\% of {gib(gpu)} GiB $=$ {result.limit / GIB:,.1f} GiB "
+             f"({escape(result.profile)} profile). They are ranked "
+             + by]
+
+
+def _plan_table(result, top: int, system) -> list[str]:
+    """The best configurations' table: the sizes, recompute, ZeRO, peak, the proxy's terms (without a system) and
+    the score or predicted tokens/s/GPU."""
+    x, rows = result.cluster, result.rows
     columns = PLAN_COLUMNS[:4] + ("ep", "etp") + PLAN_COLUMNS[4:] if x.shape.moe else PLAN_COLUMNS
     terms = () if system else ("bubble", "T_tp", "T_cp", "T_dp", "T_pp")
     head = columns + ("peak GiB", *(f"$T_{{{k[2:]}}}$ s" if k != "bubble" else k for k in terms),
                       "tokens/s/GPU" if system else "score")
-    lines += [r"\paragraph{Best configurations} The table lists the " + str(min(top, result.feasible))
+    lines = [r"\paragraph{Best configurations} The table lists the " + str(min(top, result.feasible))
               + (r" best ranked by predicted tokens/s/GPU; the first one's step time follows it." if system else
                  r" best ranked with the proxy's terms: the bubble share $(p - 1)/(v_{pp} m + p - 1)$ and the seconds "
                  r"each parallel dimension spends communicating per step; a configuration wins by keeping those small "
@@ -60,14 +80,7 @@ def plan(result, gpu: int, threshold: float, heat_map: str | None, top: int = 10
         cells += [f"{row['peak_bytes'] / GIB:,.1f}"] + [f"{rows[k][i]:.3f}" for k in terms]
         cells.append(f"{row['score']:,.0f}" if system else f"{row['score']:.3f}")
         lines.append(" & ".join(cells) + r" \\")
-    lines += [r"\end{longtable}}", "Recompute: " + escape(ABBREVIATIONS) + "."]
-    if system:
-        from ..time.evaluate import step_time
-        from .steptime_tex import breakdown
-
-        best = result.training(int(result.order[0]))
-        lines += [r"\paragraph{The first one's step time}"] + breakdown(step_time(x.shape, best, system))
-    return lines
+    return lines + [r"\end{longtable}}", "Recompute: " + escape(ABBREVIATIONS) + "."]
 
 
 def crosscheck(summary: dict, source: str, targets: list[str], scatter: str | None, errors: str | None) -> list[str]:

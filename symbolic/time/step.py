@@ -14,13 +14,20 @@ from .symbols import B_x, N_q, P_d, P_x, R_at, R_e, R_g, R_h, W_cp, W_dp, W_edp,
 
 FA_BACKWARD = sp.Rational(7, 2)  # FlashAttention's forward + backward FLOPs over its forward (GEMM.md 5: bwd 2.5x)
 
+TOKENS = s * b / (c * t)  # tokens of a micro batch per GPU (TP's ranks share the GEMMs, SP the rest)
+
 
 def micro_batch(ch: Choices) -> list[Component]:
     """Seconds one micro batch spends on the slowest stage: its GEMMs, attention, the head, recompute, and the
     communication on its critical path (none of it counted as hidden: Megatron's TP/EP/CP overlaps are left out)."""
+    return _compute(ch) + _communication(ch) + _moe_kernels(ch)
+
+
+def _compute(ch: Choices) -> list[Component]:
+    """The slowest stage's GEMMs, attention, head (and MTP modules) and recompute, in seconds."""
     attn, core, dense, routed = (flops.attention_proj(ch.mla, ch.q_latent, ch.narrow_v),
                                  flops.attention_core(ch.mla, ch.narrow_v), flops.mlp(ch.n_f), flops.moe())
-    tok = s * b / (c * t)  # tokens of a micro batch per GPU (TP's ranks share the GEMMs, SP the rest)
+    tok = TOKENS
     moe_mlp = routed.expr if ch.moe else 0  # the routed experts' FLOPs, and below their memory-bound kernels
     lin = (flops.projections(ch.mla, ch.q_latent, ch.narrow_v, ch.swa) + (L - L_e) * dense.expr + L_e * moe_mlp) / p
     experts = L_e * flops.routed() / p if ch.moe else 0  # of lin, what the grouped expert GEMMs run
@@ -29,17 +36,6 @@ def micro_batch(ch: Choices) -> list[Component]:
     rerun_lin = lin - experts + experts * R_g / R_e if full else (flops.mla_up(ch.q_latent) * L / p if ch.recompute == "selective"
                                   and "mla_up_proj" in ch.modules and ch.mla else 0)
     rerun_core = 1 if full or (ch.recompute == "selective" and "core_attn" in ch.modules) else 0
-    kv_width = a * (dh + d_r + d_v) if ch.mla else 2 * k * dh
-    if ch.narrow_v or ch.swa:  # K at dh, V at the value width; the sliding-window layers' k_w heads, per layer
-        kv_width = ((L - L_w) * k + L_w * k_w) / L * (dh + (d_v if ch.narrow_v else dh)) if ch.swa \
-            else k * (dh + d_v)
-    act = s * b * h * B_a / c  # bytes of one [s/c, b, h] activation
-    rerun_act = 1 if full or (ch.recompute == "selective" and "moe_act" in ch.modules) else 0
-    unit = (L_e / p) * tok * k_e * h * B_a / W_hbm  # one pass over the k_e copies of every token at HBM speed
-    copies = (8 + 4 * full) * unit  # read and write them forward and backward, the forward again under full recompute
-    flex = ch.dispatcher in ("deepep", "hybridep")  # their probabilities are FP32, the others' the router's (BF16)
-    bias_fwd, bias_bwd = (14, 20) if flex else (6, 8)  # T_bias's passes of the k_e copies
-    tp_per_layer = (4 + 2 * full) * (L + (L - L_e)) / p  # AG + RS before/after attention and a dense MLP, fwd, bwd
     return [
         Component("T_lin", 3 * tok * ((lin - experts) / R_g + experts / R_e),
                   "linear layers' GEMMs, forward + 2x backward (Narayanan 2021 eq. 3), the experts' at their rate"),
@@ -50,6 +46,20 @@ def micro_batch(ch: Choices) -> list[Component]:
                   "the last stage's LM head in BF16 and its MTP modules (Megatron-Core places both on the last stage)"),
         Component("T_rec", tok * (rerun_lin / R_g + rerun_core * (L / p) * core.expr / R_at),
                   "recompute's extra forward: every layer (full) or the modules selective names (Korthikanti 2022)"),
+    ]
+
+
+def _communication(ch: Choices) -> list[Component]:
+    """The communication on a micro batch's critical path: TP+SP, expert TP, the CP ring, EP, PP, in seconds."""
+    tok = TOKENS
+    full = ch.recompute == "full"
+    kv_width = a * (dh + d_r + d_v) if ch.mla else 2 * k * dh
+    if ch.narrow_v or ch.swa:  # K at dh, V at the value width; the sliding-window layers' k_w heads, per layer
+        kv_width = ((L - L_w) * k + L_w * k_w) / L * (dh + (d_v if ch.narrow_v else dh)) if ch.swa \
+            else k * (dh + d_v)
+    act = s * b * h * B_a / c  # bytes of one [s/c, b, h] activation
+    tp_per_layer = (4 + 2 * full) * (L + (L - L_e)) / p  # AG + RS before/after attention and a dense MLP, fwd, bwd
+    return [
         Component("T_tp", tp_per_layer * act * (t - 1) / t / W_tp,
                   "TP+SP all-gather and reduce-scatter of [s/c, b, h], 2 per layer half forward, 2 backward, +1 each "
                   "recomputed (Korthikanti 2022 sec. 4.2.2)"),
@@ -61,6 +71,20 @@ def micro_batch(ch: Choices) -> list[Component]:
                   "EP all-to-all: dispatch and combine of k_e copies of each token, forward and backward"),
         Component("T_pp", sp.Piecewise((2 * vpp * s * b * h * B_a / (t * c) / W_pp, p > 1), (0, True)),
                   "PP: one activation sent forward and one gradient back per virtual stage"),
+    ]
+
+
+def _moe_kernels(ch: Choices) -> list[Component]:
+    """An MoE layer's memory-bound kernels at HBM speed: permute, the experts' activation and casts, sort, FP8
+    padding, expert biases, in seconds."""
+    tok = TOKENS
+    full = ch.recompute == "full"
+    rerun_act = 1 if full or (ch.recompute == "selective" and "moe_act" in ch.modules) else 0
+    unit = (L_e / p) * tok * k_e * h * B_a / W_hbm  # one pass over the k_e copies of every token at HBM speed
+    copies = (8 + 4 * full) * unit  # read and write them forward and backward, the forward again under full recompute
+    flex = ch.dispatcher in ("deepep", "hybridep")  # their probabilities are FP32, the others' the router's (BF16)
+    bias_fwd, bias_bwd = (14, 20) if flex else (6, 8)  # T_bias's passes of the k_e copies
+    return [
         Component("T_perm", copies,
                   "MoE token permute and unpermute at HBM speed: each reads and writes the k_e copies of every token "
                   "(megatron-core 0.16.1 moe/moe_utils.py:289 permute's index_select, :380 unpermute's scatter_add_), "

@@ -77,8 +77,12 @@ def _stacks(sw: Switches) -> tuple[Buffer, ...]:
 def _loop(sw: Switches) -> tuple[Buffer, ...]:
     """What the loop carries: its stage outputs, embedded micro batches and stage buffers, and the gradients of the
     LM head, the embedding and the positions."""
+    return _carried(sw) + _grads(sw)
+
+
+def _carried(sw: Switches) -> tuple[Buffer, ...]:
+    """The loop's stage outputs, embedded micro batches, the lookup's partial sums and the stage buffer."""
     stream = stream_shape(sw)
-    held = (h / jaxzero.grad_shards(sw), v / t)  # the head's gradient as the step keeps it (ZeRO-2/3: over d*c on h)
     backward = BACKWARD
     return (
         Buffer("stage_outputs", (I,) + stream, B_a, ("forward", "relayout") + LOSS,
@@ -88,6 +92,15 @@ def _loop(sw: Switches) -> tuple[Buffer, ...]:
                "sums of every micro batch [m, b, s/c, h] before their sum over t, beside the embedding's all-gather"),
         Buffer("stage_buffer", stream, B_a, ("forward",) + backward, "the stage buffer and its copy shifted one "
                "stage by the collective-permute (forward: activations, backward: their cotangents)", count=2),
+    )
+
+
+def _grads(sw: Switches) -> tuple[Buffer, ...]:
+    """The gradients of the LM head (its accumulator, the zeros it starts from, the complete one kept), the
+    embedding and the positions."""
+    held = (h / jaxzero.grad_shards(sw), v / t)  # the head's gradient as the step keeps it (ZeRO-2/3: over d*c on h)
+    backward = BACKWARD
+    return (
         Buffer("head_grad", held, _looped(B_g), LOSS, "fp32 gradient of the LM head (the embedding's when tied) "
                "[h, v/t] (ZeRO-2/3: h over d*c), the loss loop's accumulator, live with the logits; none with one "
                "micro batch (no loop: one product after the logits gradient)"),

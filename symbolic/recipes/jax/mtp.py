@@ -8,17 +8,18 @@ from dataclasses import replace
 
 import sympy as sp
 
-from ...components.base import FP32, GROUPS
+from ...components.base import FP32
 from ...components.experts import experts_params
 from ...config.switches import Switches
 from ...config.symbols import B_a, B_g, B_w, b, c, h, n_mtp, s, t, v
 from . import moe as jaxmoe
 from .buffers import Buffer
 from .clock import TICK, UPDATE
-from .params import N, mtp_module_params, one_layer_dense
+from .mtp_cpu import cpu_rows
+from .params import mtp_module_params, mtp_module_whole
 from .tensors import layer_tensors
 from .working import attention_backward
-from .zero import expert_grad_shards, grad_shards, tick_slices
+from .zero import expert_grad_shards, grad_shards
 
 LOSS = ("loss", "loss_input_grad", "loss_head")  # the last stage's loss and its backward, inside one tick
 
@@ -42,9 +43,13 @@ def _layer_backward(sw: Switches) -> sp.Expr:
 
 def _module_rows(sw: Switches) -> tuple[Buffer, ...]:
     """Each module's accumulators, logits, layer residuals and casts, and its layer's backward, on both backends."""
+    return _module_forward(sw) + _module_backward(sw)
+
+
+def _module_forward(sw: Switches) -> tuple[Buffer, ...]:
+    """Each module's gradient accumulators, fp32 logits, layer residuals and its MoE layer's forward."""
     shard = grad_shards(sw)
     experts = experts_params(sw) / expert_grad_shards(sw) if sw.mtp_moe else sp.Integer(0)
-    module = _module(sw)
     through = LOSS + ("loss_modules",)  # a module's forward to its backward
     loop = TICK + UPDATE  # a carry of the tick loop, kept to the update
     return (
@@ -61,6 +66,14 @@ def _module_rows(sw: Switches) -> tuple[Buffer, ...]:
                   "forward working set (recipes.jax.moe's moe_forward: the all-to-all's received buffer, the fused "
                   "gate|up product, the rows transposed expert-major), kept to its backward: no remat in the "
                   "loss")] if sw.mtp_moe else []),
+    )
+
+
+def _module_backward(sw: Switches) -> tuple[Buffer, ...]:
+    """Each module's compute-dtype casts, one module's layer backward and its local experts' gradients."""
+    module = mtp_module_whole(sw)
+    through = LOSS + ("loss_modules",)  # a module's forward to its backward
+    return (
         Buffer("mtp_casts", (n_mtp, module), B_a, through, "each module's weights cast to compute dtype, kept from "
                "its forward to its backward"),
         Buffer("mtp_backward", (), _layer_backward(sw), ("loss_modules",), "one module's layer backward, after the "
@@ -93,51 +106,13 @@ def _gpu_rows(sw: Switches) -> tuple[Buffer, ...]:
 
 def _gathered(sw: Switches) -> tuple[Buffer, ...]:
     """ZeRO-3: the modules' gathered weights."""
-    module = _module(sw)
+    module = mtp_module_whole(sw)
     through = LOSS + ("loss_modules",)  # a module's forward to its backward
     return (
         *([Buffer("mtp_gathered", (n_mtp, module), B_w, ("forward_embed", "forward") + through, "ZeRO-3: the "
                   "modules' weights all-gathered over d*c in param dtype for the loss, whole through the "
                   "tick")] if sw.sharded_weights else []),
     )
-
-
-def _cpu_rows(sw: Switches) -> tuple[Buffer, ...]:
-    """XLA:CPU's own rows: the modules' widened weights and the all-reduce at the tick's end."""
-    sliced = tick_slices(sw)
-    module = _module(sw)
-    return (
-        Buffer("mtp_widened", (n_mtp, module), FP32, TICK, "each module's weights widened to fp32 for XLA:CPU's "
-               "fp32 dots, and a transposed copy of each, once for the whole tick",
-               count=2, backend="cpu"),
-        Buffer("mtp_head_grads", (n_mtp, h / sliced, v / t), B_g, ("loss_head", "backward_embed"), "each module's "
-               "fp32 gradient of the LM head for the micro batch (tick_slices: a ZeRO shard of it), beside the "
-               "model's, held to the tick's end, where XLA:CPU sums the tick's gradients over d*c in one all-reduce "
-               "at every ZeRO stage (it reduce-scatters none of them)", backend="cpu"),
-        Buffer("mtp_model_head_grad", (h / sliced, v / t), B_g, ("backward_embed",), "the model's own fp32 head "
-               "gradient for the micro batch (recipes.jax.zero's head_grad_micro; tick_slices) held with the "
-               "modules' to that all-reduce, at every ZeRO stage", backend="cpu"),
-        Buffer("mtp_tick_grads", (2, n_mtp * mtp_module_params(sw) / sliced
-                                  + sp.Piecewise((one_layer_dense(sw), sp.Eq(N, 1)), (0, True))),
-               sp.Piecewise((0, sp.Eq(GROUPS.zero_group, 1)), (B_g, True)), ("backward_embed",),
-               "the tick's own fp32 gradients of the modules' weights but their routed experts (tick_slices), and "
-               "their sums from that all-reduce beside them; with one layer per stage (XLA removes the one-trip "
-               "layer loop), its layer's too; none when d*c = 1", backend="cpu"),
-        Buffer("mtp_grads_summed", ((n_mtp + 1) / sliced + 1, v / t, h),
-               sp.Piecewise((0, sp.Eq(GROUPS.zero_group, 1)), (B_g, True)),
-               ("backward_embed",), "that all-reduce's outputs beside its inputs: the model's and each module's "
-               "head gradient and the shifted tokens' lookup gradient (the first stage's lookup's is "
-               "lookup_grad_summed); none when d*c = 1", backend="cpu"),
-        Buffer("mtp_lookup_grad", (v / t, h), B_g, ("backward_embed",), "the shifted tokens' fp32 lookup "
-               "gradient of the local embedding rows [v/t, h], a scatter of its own beside the first stage's "
-               "lookup_grad",
-               backend="cpu"),
-    )
-
-
-def _module(sw: Switches) -> sp.Expr:
-    """One module's parameters, whole on this device (its routed experts' too)."""
-    return mtp_module_params(sw) + (experts_params(sw) if sw.mtp_moe else 0)
 
 
 def rows(sw: Switches) -> tuple[Buffer, ...]:
@@ -147,4 +122,4 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
     ("loss_modules"). A module's residuals live from its forward to its backward, through all four."""
     if not sw.mtp:
         return ()
-    return _module_rows(sw) + _gpu_rows(sw) + _gathered(sw) + _cpu_rows(sw)
+    return _module_rows(sw) + _gpu_rows(sw) + _gathered(sw) + cpu_rows(sw)

@@ -77,12 +77,16 @@ def _loss_rows(sw: Switches) -> tuple[Buffer, ...]:
 def _loop_rows(sw: Switches) -> tuple[Buffer, ...]:
     """The second copies of the rings, the slot's slices, the layer's and the head's widened weights, the logits
     gradient's transposed copy and the lookup gradient's sum."""
+    return _ring_rows(sw) + _widened_rows(sw) + _head_rows(sw)
+
+
+def _ring_rows(sw: Switches) -> tuple[Buffer, ...]:
+    """The second copies of the residual rings (a hybrid's Gated DeltaNet rings too) and the slot's slices."""
     dense_layers = stack_layers(sw)[0]
     per_layer, per_layer_fp32 = layer_bytes(sw, sw.moe), per_layer_fp32_kept(sw, sw.moe)
     # a hybrid's Gated DeltaNet layer: all its residuals, and those already fp32
     gdn_all = layer_bytes(sw, sw.moe, True) if sw.gdn else sp.Integer(0)
     gdn_fp32 = per_layer_fp32_kept(sw, sw.moe, True) if sw.gdn else sp.Integer(0)
-    head_ticks = tuple(x for x in TICK if x != "backward_embed")
     return (
         Buffer("ring_copies", (K, dense_layers), per_layer_fp32, LAYER_LOOP, "a second copy of the fp32 residual "
                "rings [K, L/p, ...] (the norms' fp32 inputs, outputs and rsqrt) that XLA:CPU makes in the layer loop "
@@ -98,6 +102,12 @@ def _loop_rows(sw: Switches) -> tuple[Buffer, ...]:
                BWD_CPU, "the compute-dtype residuals of the backward's ring slot, "
                "every layer's, sliced out at once by XLA:CPU and freed before the attention backward (BWD_CPU); none "
                "with one slot (K = 1: the ring is read in place)", backend="cpu"),
+    )
+
+
+def _widened_rows(sw: Switches) -> tuple[Buffer, ...]:
+    """One layer's weights widened to fp32 for XLA:CPU's dots: in backward, under full remat, hoisted."""
+    return (
         Buffer("layer_widened", (one_layer(sw),), FP32, ("backward_attention", "backward_weights"), "one layer's "
                "weights (an MoE layer's with its local experts) cast to compute dtype and converted back to fp32 for "
                "XLA:CPU's fp32 dots in the backward", backend="cpu"),
@@ -107,6 +117,14 @@ def _loop_rows(sw: Switches) -> tuple[Buffer, ...]:
         Buffer("layer_widened_hoisted", (one_layer(sw),), sp.Piecewise((FP32, sp.Eq(N, 1)), (0, True)), TICK,
                "with one layer per stage, that layer's weights widened to fp32 once for the whole step: XLA removes "
                "the one-trip layer loop and hoists the cast", backend="cpu"),
+    )
+
+
+def _head_rows(sw: Switches) -> tuple[Buffer, ...]:
+    """The logits gradient's transposed copy, soft-capped logits, the head widened to fp32 and its cast at
+    the logits, and the lookup gradient's sum."""
+    head_ticks = tuple(x for x in TICK if x != "backward_embed")
+    return (
         Buffer("logits_grad_transposed", (v / t, b * s / c), FP32, ("loss_head",), "the micro batch's fp32 logits "
                "gradient copied into [v/t, b s/c] by XLA:CPU for the head gradient's dot", backend="cpu"),
         *([Buffer("softcap_logits", (2, b, s / c, v / t), FP32, ("loss_head",), "with soft-capped logits (Gemma 2), "

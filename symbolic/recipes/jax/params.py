@@ -52,6 +52,11 @@ def mtp_module_params(sw: Switches) -> sp.Expr:
     return 3 * final_norm_params(sw) + 2 * h * h / t + (moe_layer_params(sw) if sw.mtp_moe else layer_params(sw))
 
 
+def mtp_module_whole(sw: Switches) -> sp.Expr:
+    """One module's parameters, whole on this device (its routed experts' too)."""
+    return mtp_module_params(sw) + (experts_params(sw) if sw.mtp_moe else 0)
+
+
 def device_params(sw: Switches) -> sp.Expr:
     """Parameters on one device but the routed experts: its stages' layers (matrices over t, norms whole), embedding,
     final norm, LM head, and the multi-token-prediction modules."""

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import sympy as sp
 
+from .gdn import gdn_none, gdn_selective
+from .norms import head_norms_none, latents_none, norm_residuals, post_norms_none
 from .step import FLASH_BLOCK, SELECTIVE_SAVED
 from ...config.switches import Switches
-from ...config.symbols import B_a, a, b, c, d_gk, d_gv, d_r, d_v, dh, f, h, k, kv_r, n_gk, n_gv, q_r, s, t
+from ...config.symbols import B_a, a, b, c, d_r, d_v, dh, f, h, k, kv_r, q_r, s, t
 from ...components.base import FP32, Component, repeated, tokens
 
 
@@ -43,56 +45,6 @@ def _stream(name: str, sw: Switches, doc: str) -> Component:
     return Component(name, tokens(h, B_a, sw.sp), doc)
 
 
-def _norm_residuals(prefix: str, sw: Switches, width: sp.Expr = h, split_t: bool | None = None) -> list[Component]:
-    """What autodiff of jaxcheck's fp32 RMSNorm keeps: x in fp32, x * rsqrt(mean x^2 + eps) in fp32, rsqrt twice
-    (a [b, s, width] input; the residual stream's layout unless split_t says otherwise); a LayerNorm the same four,
-    the centred x in place of x (jax's saved residuals of the layer, tests/test_jax_gpt.py)."""
-    split_t = sw.sp if split_t is None else split_t
-    return [
-        Component(f"{prefix}_x32", tokens(width, FP32, split_t), "fp32 copy of the norm input (RMSNorm, "
-                  "x.astype(float32))"),
-        Component(f"{prefix}_normed32", tokens(width, FP32, split_t), "fp32 x * rsqrt(mean(x^2) + eps), input of "
-                  "the scale multiply"),
-        repeated(f"{prefix}_rsqrt", 2, tokens(1, FP32, split_t), "fp32 [b, s, 1] rsqrt and its product, kept twice"),
-    ]
-
-
-def _head_norms_none(sw: Switches) -> list[Component]:
-    """Remat none, q/k norms (jaxcheck.model.causal_lm.Attention): each of the query's and the key's RMSNorm keeps its
-    fp32 input, its fp32 normed output (heads over t) and its rsqrt twice: per head over dh (Qwen3), or per token
-    over the whole a*dh and k*dh (OLMoE; the mean's sum all-reduced over t, so the rsqrt is whole on every rank);
-    a weightless norm per head (Llama 4's) has no scale multiply, so no fp32 normed output."""
-    if sw.qk_norm not in ("head", "full", "weightless") or sw.mla:
-        return []
-    parts = []
-    for name, heads in (("q", a), ("k", k)):
-        rsqrt = tokens(heads, FP32, True) if sw.qk_norm != "full" else tokens(1, FP32, False)
-        parts += [
-            Component(f"{name}_norm_x32", tokens(heads * dh, FP32, True), f"fp32 copy of the {name} projection, the "
-                      "input of its RMSNorm"),
-            *([] if sw.qk_norm == "weightless" else [
-                Component(f"{name}_norm_normed32", tokens(heads * dh, FP32, True), f"fp32 normed {name} heads, input "
-                          "of the scale multiply")]),
-            repeated(f"{name}_norm_rsqrt", 2, rsqrt, f"fp32 rsqrt and its product, [b, s, {name} heads, 1] per head "
-                     "or [b, s, 1] over the whole width, kept twice"),
-        ]
-    return parts
-
-
-def _latents_none(sw: Switches) -> list[Component]:
-    """Remat none, MLA (jaxcheck.model.mla): the query latent's and the key/value latent's RMSNorm residuals and
-    their normed bf16 outputs (the up-projections' inputs), each [b, s/c, r] replicated over t; nothing with GQA."""
-    if not sw.mla:
-        return []
-    parts = []
-    for name, width, on in (("q_latent", q_r, sw.q_lora), ("kv_latent", kv_r, True)):
-        if on:
-            parts += _norm_residuals(f"{name}_norm", sw, width, False) + [
-                Component(f"{name}_normed", tokens(width, B_a, False), f"normed {name.replace('_', ' ')}, input of "
-                          "its column-parallel up-projection (replicated over t)")]
-    return parts
-
-
 def _latents_selective(sw: Switches) -> list[Component]:
     """Remat selective, MLA: the latents before their norms, 'q_latent' [b, s/c, q_r] and 'kv_latent' [b, s/c,
     kv_r] (replicated over t; SELECTIVE_SAVED)."""
@@ -109,13 +61,13 @@ def saved_none(sw: Switches, moe: bool = False, gdn: bool = False) -> list[Compo
     RMSNorm intermediates, flash attention's fp32 log-sum-exp (or, unfused, the scores, their exp and the bf16
     probabilities), the three SiLU intermediates; an MoE layer's MLP half from recipes.jax.moe; a Gated DeltaNet
     layer's mixer (gdn) in place of the attention."""
-    mixer = _gdn_none(sw) if gdn else _attention_none(sw)
+    mixer = gdn_none(sw) if gdn else _attention_none(sw)
     if moe:
         from .moe import moe_mlp_none
 
-        return mixer + _norm_residuals("mlp_norm", sw) + moe_mlp_none(sw)
+        return mixer + norm_residuals("mlp_norm", sw) + moe_mlp_none(sw)
     if sw.mlp == "gelu":
-        return mixer + _norm_residuals("mlp_norm", sw) + [
+        return mixer + norm_residuals("mlp_norm", sw) + [
             Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of fc1, all-gathered over t"),
             Component("fc1", tokens(f, B_a, True), "'fc1' projection output (+ its bias), GeLU's input"),
             repeated("gelu_parts", 4, tokens(f, B_a, True), "four intermediates of GeLU's tanh approximation"),
@@ -127,30 +79,24 @@ def saved_none(sw: Switches, moe: bool = False, gdn: bool = False) -> list[Compo
         act = [repeated("geglu_parts", 5, tokens(f, B_a, True), "GeLU(gate)'s tanh approximation: four "
                         "intermediates and GeLU(gate), the product's other input (Gemma's GeGLU)"),
                repeated("geglu_constants", 2, B_a, "two compute-dtype scalars of the tanh approximation")]
-    return mixer + _norm_residuals("mlp_norm", sw) + [
+    return mixer + norm_residuals("mlp_norm", sw) + [
         Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of gate/up, all-gathered over t"),
         Component("gate", tokens(f, B_a, True), "'gate' projection output"),
         Component("up", tokens(f, B_a, True), "'up' projection output"),
         *act,
         Component("swiglu", tokens(f, B_a, True), ("'swiglu' = GeLU(gate) * up (GeGLU)" if sw.sandwich else
                                                    "'swiglu' = silu(gate) * up") + ", input of the row-parallel down"),
-    ] + _post_norms_none(sw)
-
-
-def _post_norms_none(sw: Switches) -> list[Component]:
-    """Remat none, Gemma's sandwich norms: the post-attention and post-feedforward RMSNorms' residuals, on each part's
-    output in the residual stream's layout (jaxcheck.model.causal_lm.Block); none without them."""
-    return _norm_residuals("post_attn_norm", sw) + _norm_residuals("post_mlp_norm", sw) if sw.sandwich else []
+    ] + post_norms_none(sw)
 
 
 def _attention_none(sw: Switches) -> list[Component]:
     """Remat none: the attention half's residuals (RMSNorm, Q/K/V input, K/V gathered, Q, the attention core's,
     its output)."""
     q_w, k_w, v_w = head_widths(sw)
-    return _norm_residuals("attn_norm", sw) + [
+    return norm_residuals("attn_norm", sw) + [
         Component("attn_in", tokens(h, B_a, False), "'attn_in': normed input of Q/K/V, all-gathered over t (inner layout)"),
-        *_latents_none(sw),
-        *_head_norms_none(sw),
+        *latents_none(sw),
+        *head_norms_none(sw),
         Component("k_gathered", tokens(k_w, B_a, True) * c, "'k_gathered': K after RoPE all-gathered over context"),
         Component("v_gathered", tokens(v_w, B_a, True) * c, "'v_gathered': V all-gathered over context"),
         Component("q", tokens(q_w, B_a, True), "'q' after RoPE, reshaped to [b, s, k, a/k, dh] for the score einsum"),
@@ -167,39 +113,6 @@ def _gate_none(sw: Switches) -> list[Component]:
                      "s (1 - s), the product's factor and the sigmoid's"),
             Component("attn_gated", tokens(a * dh, B_a, True), "'attn_gated': the attention output times the gate, "
                       "input of the row-parallel Wo")]
-
-
-def _gdn_none(sw: Switches) -> list[Component]:
-    """Remat none, a Gated DeltaNet mixer (jaxcheck.model.gdn), heads over t, the whole sequence (c = 1): the input
-    norm's residuals and its output, the three projections the convolutions keep (their custom VJP), each l2norm's
-    fp32 input and rsqrt twice, beta's sigmoid derivative, the decay's terms (exp(A_log) [n_gv] and its broadcast,
-    softplus's three), the rule's five inputs (its custom VJP: q and k repeated to n_gv heads when n_gv > n_gk, v,
-    fp32 g and beta), the rule's output and the gate z (the gated norm's custom VJP) and out_proj's input."""
-    qk_heads = n_gv if sw.gdn_repeat else n_gk
-    per_head = tokens(n_gv, FP32, True)
-    return _norm_residuals("attn_norm", sw) + [
-        Component("attn_in", tokens(h, B_a, False), "'attn_in': normed input of the projections, all-gathered over t"),
-        repeated("gdn_qk_proj", 2, tokens(n_gk * d_gk, B_a, True), "the query and key projections, the "
-                 "convolutions' inputs (kept by causal_conv's custom VJP)"),
-        Component("gdn_v_proj", tokens(n_gv * d_gv, B_a, True), "the value projection, its convolution's input"),
-        repeated("gdn_l2norm_x32", 2, tokens(n_gk * d_gk, FP32, True), "fp32 copies of the convolved queries and "
-                 "keys, the l2norms' inputs"),
-        repeated("gdn_l2norm_rsqrt", 4, tokens(n_gk, FP32, True), "fp32 [b, s, n_gk, 1] rsqrt and its product, "
-                 "twice for each l2norm"),
-        Component("gdn_beta_dsigmoid", per_head, "fp32 beta (1 - beta), the derivative of beta = sigmoid(x Wb)"),
-        repeated("gdn_exp_A", 2, FP32 * n_gv / t, "fp32 exp(A_log) [n_gv] and its broadcast [1, 1, n_gv], factors "
-                 "of g"),
-        repeated("gdn_softplus", 3, per_head, "fp32 intermediates of softplus(x Wa + dt_bias)"),
-        repeated("gdn_qk", 2, tokens(qk_heads * d_gk, B_a, True), "'gdn_q', 'gdn_k': the l2-normed queries and "
-                 "keys (repeated to n_gv heads when n_gv > n_gk), inputs the rule's custom VJP keeps"),
-        Component("gdn_v", tokens(n_gv * d_gv, B_a, True), "'gdn_v': the convolved values, the rule's input"),
-        repeated("gdn_g_beta", 2, per_head, "'gdn_g', 'gdn_beta': the fp32 decay g and beta, the rule's inputs"),
-        Component("gdn_out", tokens(n_gv * d_gv, B_a, True), "'gdn_out': the rule's output, kept by the gated "
-                  "norm's custom VJP"),
-        Component("gdn_z", tokens(n_gv * d_gv, B_a, True), "'gdn_z': the output gate z, the gated norm's other input"),
-        Component("gdn_gated", tokens(n_gv * d_gv, B_a, True), "'gdn_gated': RMSNorm(o) w silu(z), input of the "
-                  "row-parallel out_proj"),
-    ]
 
 
 def _flash_residuals(sw: Switches) -> list[Component]:
@@ -223,17 +136,7 @@ def _mixer_selective(sw: Switches, gdn: bool) -> list[Component]:
     """Remat selective, the named tensors of a layer's mixer: attention's (q, the gathered K and V, the output; MLA's
     latents; gated attention's gate and gated output) or a Gated DeltaNet's (jaxcheck.model.gdn)."""
     if gdn:
-        per_head = tokens(n_gv, FP32, True)
-        return [
-            Component("gdn_q", tokens(n_gk * d_gk, B_a, True), "'gdn_q': the l2-normed queries [b, s, n_gk, d_gk]"),
-            Component("gdn_k", tokens(n_gk * d_gk, B_a, True), "'gdn_k': the l2-normed keys"),
-            Component("gdn_v", tokens(n_gv * d_gv, B_a, True), "'gdn_v': the convolved values"),
-            Component("gdn_z", tokens(n_gv * d_gv, B_a, True), "'gdn_z': the output gate z"),
-            Component("gdn_beta", per_head, "'gdn_beta': fp32 beta"),
-            Component("gdn_g", per_head, "'gdn_g': the fp32 decay g"),
-            Component("gdn_out", tokens(n_gv * d_gv, B_a, True), "'gdn_out': the rule's output"),
-            Component("gdn_gated", tokens(n_gv * d_gv, B_a, True), "'gdn_gated': out_proj's input"),
-        ]
+        return gdn_selective(sw)
     q_w, k_w, v_w = head_widths(sw)
     return [
         *_latents_selective(sw),

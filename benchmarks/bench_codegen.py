@@ -6,6 +6,7 @@ sympy's caches cleared before each derive so neither borrows the other's work, a
 10^6 random configurations (the main function, and a stage's total: what plan's split search calls most); prints
 medians and their ratios, and the largest difference between the two codes' numbers. --tiny: one switch set on 10^3
 configurations (tests/test_benchmarks.py: the script still runs)."""
+
 from __future__ import annotations
 
 import statistics
@@ -27,8 +28,14 @@ def _through_lambdify(exprs, name, extra=()):
     from symbolic.config.symbols import BY_NAME
     from symbolic.estimator import codegen
 
-    fn = sp.lambdify([BY_NAME[n] for n in NAMES + extra], tuple(exprs), modules="numpy", cse=codegen.CSE,
-                     printer=codegen._printer_class()(codegen.PRINTER), docstring_limit=0)
+    fn = sp.lambdify(
+        [BY_NAME[n] for n in NAMES + extra],
+        tuple(exprs),
+        modules="numpy",
+        cse=codegen.CSE,
+        printer=codegen._printer_class()(codegen.PRINTER),
+        docstring_limit=0,
+    )
     return inspect.getsource(fn).replace("def _lambdifygenerated(", f"def {name}(", 1)
 
 
@@ -40,8 +47,12 @@ def _throughput(code: dict, arrays: dict, repeats: int = 3) -> tuple[float, floa
     main = compile_source(code["main_source"], "_main")
     stage = compile_source(code["stages"]["first"]["total_source"], "_first_total")
     args = [arrays[name] for name in code["inputs"]]
-    stage_args = args + [arrays["L"] / arrays["p"], np.ones_like(arrays["L"])] + [arrays["L_e"] / arrays["p"]] + \
-        [np.zeros_like(arrays["L"])] * (len(STAGE_NAMES) - 3)
+    stage_args = (
+        args
+        + [arrays["L"] / arrays["p"], np.ones_like(arrays["L"])]
+        + [arrays["L_e"] / arrays["p"]]
+        + [np.zeros_like(arrays["L"])] * (len(STAGE_NAMES) - 3)
+    )
     n = len(arrays["L"])
     rates = []
     for fn, fn_args in ((main, args), (stage, stage_args)):
@@ -68,9 +79,12 @@ def main() -> int:
     numbers = [arg for arg in sys.argv[1:] if arg != "--tiny"]
     repeats = int(numbers[0]) if numbers else 1
     base = Training(s=4096, gbs=64)
-    cases = [(profile, Switches.of(replace(base, recompute=r, zero=z), True, shape=PRESETS[model]))
-             for profile, model in (("jax", "tiny"), ("paper", "llama3-8b"), ("paper", "mixtral-8x7b"))
-             for r in ("none", "selective", "full") for z in (1, 3)][:1 if tiny else None]
+    cases = [
+        (profile, Switches.of(replace(base, recompute=r, zero=z), True, shape=PRESETS[model]))
+        for profile, model in (("jax", "tiny"), ("paper", "llama3-8b"), ("paper", "mixtral-8x7b"))
+        for r in ("none", "selective", "full")
+        for z in (1, 3)
+    ][: 1 if tiny else None]
     arrays = random_configs(1000 if tiny else 1_000_000)
     rng = np.random.default_rng(1)
     for name in NAMES:  # the letters random_configs leaves out (MoE, MLA, ...): small positive values
@@ -80,8 +94,11 @@ def main() -> int:
     from symbolic.components.overheads import _wider_than_one
 
     now = (codegen.CSE, codegen.PRINTER, codegen._lambdify_source)
-    sorted_ = (lambda exprs: codegen._cse_unevaluated(exprs, "canonical"), {**codegen.PRINTER, "order": None},
-               codegen._lambdify_source)
+    sorted_ = (
+        lambda exprs: codegen._cse_unevaluated(exprs, "canonical"),
+        {**codegen.PRINTER, "order": None},
+        codegen._lambdify_source,
+    )
     cses = {"sorted": sorted_, "unsorted": now, "via lambdify": (*now[:2], _through_lambdify)}
     times: dict[str, list[float]] = {k: [] for k in cses}
     rates: dict[str, list[tuple[float, float]]] = {k: [] for k in cses}
@@ -103,13 +120,14 @@ def main() -> int:
                 worst = max(worst, float(np.max(np.abs(a[both] - b[both]) / np.maximum(np.abs(b[both]), 1.0))))
     codegen.CSE, codegen.PRINTER, codegen._lambdify_source = now
     old, new, via = (statistics.median(times[k]) for k in cses)
-    print(f"{len(cases) * repeats} derives each: median sorted {old:.2f} s, unsorted {new:.2f} s, "
-          f"ratio {old / new:.2f}x; totals {sum(times['sorted']):.1f} s vs {sum(times['unsorted']):.1f} s; the same "
-          f"source through sympy.lambdify (argument sorting, exec, inspect) {via:.2f} s: {via / new:.2f}x")
+    print(
+        f"{len(cases) * repeats} derives each: median sorted {old:.2f} s, unsorted {new:.2f} s, "
+        f"ratio {old / new:.2f}x; totals {sum(times['sorted']):.1f} s vs {sum(times['unsorted']):.1f} s; the same "
+        f"source through sympy.lambdify (argument sorting, exec, inspect) {via:.2f} s: {via / new:.2f}x"
+    )
     for i, what in enumerate(("main function", "first stage's total")):
         a, b = (statistics.median(r[i] for r in rates[k]) for k in ("sorted", "unsorted"))
-        print(f"{what}: median {a / 1e6:.2f} M configs/s sorted, {b / 1e6:.2f} M unsorted "
-              f"(ratio {b / a:.2f})")
+        print(f"{what}: median {a / 1e6:.2f} M configs/s sorted, {b / 1e6:.2f} M unsorted (ratio {b / a:.2f})")
     print(f"largest relative difference between the two codes' outputs: {worst:.1e}")
     return 0
 

@@ -8,6 +8,7 @@ archive, symbolic/estimator/shipped.zip, holds is read, anything else derived) a
 sympy, as before the archive). Not a test: timings depend on the machine and its load; docs/benchmarks.md has the
 numbers and the machine they came from.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,8 +31,22 @@ GPUS = [2048]  # --gpus
 
 
 def argv(model: str, seq: int) -> list[str]:
-    return [sys.executable, "-m", "symbolic.cli", "plan", "--model", model, "--gpus", str(GPUS[0]), "--seq", str(seq),
-            "--gbs", "2048", "--top", "3"]
+    return [
+        sys.executable,
+        "-m",
+        "symbolic.cli",
+        "plan",
+        "--model",
+        model,
+        "--gpus",
+        str(GPUS[0]),
+        "--seq",
+        str(seq),
+        "--gbs",
+        "2048",
+        "--top",
+        "3",
+    ]
 
 
 def timed(command: list[str], cache: str, shipped: bool = True) -> tuple[float, int, float]:
@@ -66,10 +81,17 @@ def measure(model: str, repeat: int, derived: bool) -> dict:
         if derived:
             with tempfile.TemporaryDirectory() as empty:
                 before = timed(argv(model, seq), empty, shipped=False)
-    return {"model": model, "seq": seq, "rc": first[1], "cold": statistics.median(w for w, _, _ in cold),
-            "cold_cpu": statistics.median(c for _, _, c in cold), "cold_max": max(w for w, _, _ in cold),
-            "warm": statistics.median(w for w, _, _ in warm), "warm_cpu": statistics.median(c for _, _, c in warm),
-            "derived": before if derived else None}
+    return {
+        "model": model,
+        "seq": seq,
+        "rc": first[1],
+        "cold": statistics.median(w for w, _, _ in cold),
+        "cold_cpu": statistics.median(c for _, _, c in cold),
+        "cold_max": max(w for w, _, _ in cold),
+        "warm": statistics.median(w for w, _, _ in warm),
+        "warm_cpu": statistics.median(c for _, _, c in warm),
+        "derived": before if derived else None,
+    }
 
 
 def main() -> int:
@@ -78,26 +100,36 @@ def main() -> int:
     parser.add_argument("--derived", action="store_true", help="also one cold run deriving every formula")
     parser.add_argument("--model", action="append", help="only these (default: every built-in and published model)")
     parser.add_argument("--gpus", type=int, default=2048)
-    parser.add_argument("--tiny", action="store_true", help="one cold run of the tiny model on 8 GPUs (the test of this "
-                        "script; its warm column repeats the cold one)")
+    parser.add_argument(
+        "--tiny",
+        action="store_true",
+        help="one cold run of the tiny model on 8 GPUs (the test of this script; its warm column repeats the cold one)",
+    )
     args = parser.parse_args()
     if args.tiny:
         args.model, args.repeat, args.gpus = ["tiny"], 0, 8
     GPUS[0] = args.gpus
-    print("| model | s | exit | cold: wall median, max (CPU) s | warm: wall median (CPU) s |"
-          + (" every formula derived: wall (CPU) s |" if args.derived else ""))
+    print(
+        "| model | s | exit | cold: wall median, max (CPU) s | warm: wall median (CPU) s |"
+        + (" every formula derived: wall (CPU) s |" if args.derived else "")
+    )
     print("|---|---|---|---|---|" + ("---|" if args.derived else ""))
     rows = []
     for model in args.model or models():
         row = measure(model, args.repeat, args.derived)
         rows.append(row)
         extra = f" {row['derived'][0]:.2f} ({row['derived'][2]:.2f}) |" if args.derived else ""
-        print(f"| {Path(model).name} | {row['seq']} | {row['rc']} | {row['cold']:.2f}, {row['cold_max']:.2f} "
-              f"({row['cold_cpu']:.2f}) | {row['warm']:.2f} ({row['warm_cpu']:.2f}) |{extra}", flush=True)
+        print(
+            f"| {Path(model).name} | {row['seq']} | {row['rc']} | {row['cold']:.2f}, {row['cold_max']:.2f} "
+            f"({row['cold_cpu']:.2f}) | {row['warm']:.2f} ({row['warm_cpu']:.2f}) |{extra}",
+            flush=True,
+        )
     worst = max(rows, key=lambda r: r["cold"])
-    print(f"\nslowest cold median: {Path(worst['model']).name} {worst['cold']:.2f} s ({worst['cold_cpu']:.2f} s CPU); "
-          f"median of the cold medians {statistics.median(r['cold'] for r in rows):.2f} s; "
-          f"load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"\nslowest cold median: {Path(worst['model']).name} {worst['cold']:.2f} s ({worst['cold_cpu']:.2f} s CPU); "
+        f"median of the cold medians {statistics.median(r['cold'] for r in rows):.2f} s; "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
     return 0
 
 

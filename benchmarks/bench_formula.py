@@ -5,6 +5,7 @@ Not a test: each command runs as a user runs it (a fresh process); cold runs eac
 runs share the one the last cold run filled. Prints the median and range of each, side by side, and the targets
 (warm <= 1 s, cold <= 5 s on 2 idle cores). --tiny: `mem4d formula` alone, once each (tests/test_benchmarks.py).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,15 +23,32 @@ ROOT = Path(__file__).resolve().parents[1]  # the processes run this checkout's 
 COMMANDS = {
     "mem4d formula": ["formula"],
     "mem4d formula --profile jax": ["formula", "--profile", "jax"],
-    "mem4d latex": ["latex", "--model", "llama3-70b", "--dp", "8", "--tp", "8", "--pp", "4", "--cp", "2", "--seq",
-                    "8192", "--gbs", "1024"],
+    "mem4d latex": [
+        "latex",
+        "--model",
+        "llama3-70b",
+        "--dp",
+        "8",
+        "--tp",
+        "8",
+        "--pp",
+        "4",
+        "--cp",
+        "2",
+        "--seq",
+        "8192",
+        "--gbs",
+        "1024",
+    ],
 }
 
 
 def run_once(argv: list[str], cache: str) -> float:
     env = {**os.environ, "MEM4D_CACHE_DIR": cache, "MEM4D_NO_SHIPPED": "1"}  # derivations, not the shipped ones
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "symbolic.cli", *argv], env=env, cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "symbolic.cli", *argv], env=env, cwd=ROOT, capture_output=True, text=True
+    )
     seconds = time.perf_counter() - start
     if done.returncode:
         raise SystemExit(f"{' '.join(argv)} failed: {done.stderr.strip()}")
@@ -61,7 +79,9 @@ def main() -> None:
     args = parser.parse_args()
     commands = dict(list(COMMANDS.items())[:1]) if args.tiny else COMMANDS
     args.repeats = 1 if args.tiny else args.repeats
-    print(f"{'command':32} {'cold median (min-max) s':>26} {'warm median (min-max) s':>26}   (target: cold <= 5, warm <= 1)")
+    print(
+        f"{'command':32} {'cold median (min-max) s':>26} {'warm median (min-max) s':>26}   (target: cold <= 5, warm <= 1)"
+    )
     for name, argv in commands.items():
         cold, warm = measure(argv, args.repeats)
         show = lambda xs: f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})"  # noqa: E731

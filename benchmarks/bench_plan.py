@@ -16,6 +16,7 @@ and balanced stage splits, p no longer a divisor of L):
 - `mem4d plan` wall time in a fresh subprocess (median of --repeat), the number the issue's 2 s target is about,
   with the on-disk estimator cache warm and cold (as from a fresh clone).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -98,8 +99,22 @@ def _scalar_calls(plan, sample: int) -> float:
 def _end_to_end(args, repeat: int, cold: bool) -> list[float]:
     """Wall time of `mem4d plan` in fresh subprocesses; cold: as from a fresh clone, i.e. a copy of symbolic/ without
     __pycache__ and an empty estimator cache (MEM4D_CACHE_DIR), so every expression is derived and lambdified."""
-    command = [sys.executable, "-m", "symbolic.cli", "plan", "--model", args.model, "--gpus", str(args.gpus),
-               "--seq", str(args.seq), "--gbs", str(args.gbs), "--gpu-mem", str(int(args.gpu_mem))]
+    command = [
+        sys.executable,
+        "-m",
+        "symbolic.cli",
+        "plan",
+        "--model",
+        args.model,
+        "--gpus",
+        str(args.gpus),
+        "--seq",
+        str(args.seq),
+        "--gbs",
+        str(args.gbs),
+        "--gpu-mem",
+        str(int(args.gpu_mem)),
+    ]
     times = []
     for _ in range(repeat):
         with tempfile.TemporaryDirectory() as tmp:
@@ -124,27 +139,41 @@ def main() -> None:
     first = search(cluster, limit)
     runs = [search(cluster, limit) for _ in range(args.repeat)]
     search_s = statistics.median(p.seconds["enumerate"] + p.seconds["evaluate"] for p in runs)
-    parts = {key: statistics.median(p.seconds.get(key, 0.0) for p in runs) for key in runs[0].seconds
-             if key.startswith("evaluate.")}
+    parts = {
+        key: statistics.median(p.seconds.get(key, 0.0) for p in runs)
+        for key in runs[0].seconds
+        if key.startswith("evaluate.")
+    }
     enum_s = statistics.median(p.seconds["enumerate"] for p in runs)
     per_config, worst, sampled = _one_at_a_time(first, args.sample)
     per_scalar = _scalar_calls(first, 10 * args.sample)
     wall = _end_to_end(args, args.repeat, cold=False)
     wall_cold = [float("nan")] if args.tiny else _end_to_end(args, args.repeat, cold=True)
     figures = {
-        "model": args.model, "gpus": args.gpus, "seq": args.seq, "gbs": args.gbs,
-        "candidates": first.candidates, "valid": first.valid, "evaluated": first.evaluated, "feasible": first.feasible,
+        "model": args.model,
+        "gpus": args.gpus,
+        "seq": args.seq,
+        "gbs": args.gbs,
+        "candidates": first.candidates,
+        "valid": first.valid,
+        "evaluated": first.evaluated,
+        "feasible": first.feasible,
         "uneven": int((first.rows["split"] > 0).sum()),
         "load_estimators_seconds": first.seconds["build"],
-        "search_seconds_median": search_s, "enumerate_seconds_median": enum_s,
+        "search_seconds_median": search_s,
+        "enumerate_seconds_median": enum_s,
         "evaluated_per_second": first.evaluated / search_s,
-        "one_at_a_time_seconds_per_config": per_config, "one_at_a_time_sampled": sampled,
+        "one_at_a_time_seconds_per_config": per_config,
+        "one_at_a_time_sampled": sampled,
         "one_at_a_time_extrapolated_seconds": per_config * first.evaluated,
         "speedup": per_config * first.evaluated / search_s,
-        "scalar_call_seconds_per_config": per_scalar, "scalar_calls_extrapolated_seconds": per_scalar * first.evaluated,
+        "scalar_call_seconds_per_config": per_scalar,
+        "scalar_calls_extrapolated_seconds": per_scalar * first.evaluated,
         "max_byte_difference_on_sample": worst,
-        "end_to_end_seconds_median": statistics.median(wall), "end_to_end_seconds": wall,
-        "end_to_end_cold_seconds_median": statistics.median(wall_cold), "end_to_end_cold_seconds": wall_cold,
+        "end_to_end_seconds_median": statistics.median(wall),
+        "end_to_end_seconds": wall,
+        "end_to_end_cold_seconds_median": statistics.median(wall_cold),
+        "end_to_end_cold_seconds": wall_cold,
         "search_parts_seconds_median": parts,
     }
     if args.json:
@@ -152,26 +181,40 @@ def main() -> None:
         return
     print(f"{args.model} on {args.gpus} GPUs, s={args.seq}, gbs={args.gbs}, all options")
     print(f"  candidates masked             {first.candidates:>12,}  ((d,t,p,c,vpp,mbs) x ZeRO stage x split)")
-    print(f"  configurations (as plan says) {first.valid:>12,}  (every recompute choice x ZeRO stage x split kind the "
-          f"rules allow; what `mem4d plan` and `mem4d report` count)")
-    print(f"  configurations evaluated      {first.evaluated:>12,}  (kept once a balanced split no wider than the even "
-          f"one is left to the even row; {figures['uneven']:,} uneven; under 0.8 x GPU: {first.feasible:,})")
-    print(f"  load 12 estimators            {first.seconds['build']:>12.3f} s  (first search in this process; "
-          f"on-disk cache as found)")
+    print(
+        f"  configurations (as plan says) {first.valid:>12,}  (every recompute choice x ZeRO stage x split kind the "
+        f"rules allow; what `mem4d plan` and `mem4d report` count)"
+    )
+    print(
+        f"  configurations evaluated      {first.evaluated:>12,}  (kept once a balanced split no wider than the even "
+        f"one is left to the even row; {figures['uneven']:,} uneven; under 0.8 x GPU: {first.feasible:,})"
+    )
+    print(
+        f"  load 12 estimators            {first.seconds['build']:>12.3f} s  (first search in this process; "
+        f"on-disk cache as found)"
+    )
     print(f"  enumerate + evaluate + rank   {search_s:>12.4f} s  (median of {args.repeat}; enumerate {enum_s:.4f} s)")
     print(f"  evaluated per second          {figures['evaluated_per_second']:>12,.0f}")
     for key, seconds in parts.items():  # where the search's time goes (medians, thread-seconds: the pairs of
         print(f"    {key:<27} {seconds:>12.4f} s")  # components, even and uneven stages run on every core at once)
-    print(f"  one at a time (estimate())    {per_config * 1e3:>12.3f} ms/config  ({sampled} sampled) -> "
-          f"{figures['one_at_a_time_extrapolated_seconds']:.2f} s for all, {figures['speedup']:,.0f}x slower")
-    print(f"  one at a time (bare est(**x)) {per_scalar * 1e3:>12.3f} ms/config  -> "
-          f"{per_scalar * first.evaluated:.2f} s for all, {per_scalar * first.evaluated / search_s:,.0f}x slower")
+    print(
+        f"  one at a time (estimate())    {per_config * 1e3:>12.3f} ms/config  ({sampled} sampled) -> "
+        f"{figures['one_at_a_time_extrapolated_seconds']:.2f} s for all, {figures['speedup']:,.0f}x slower"
+    )
+    print(
+        f"  one at a time (bare est(**x)) {per_scalar * 1e3:>12.3f} ms/config  -> "
+        f"{per_scalar * first.evaluated:.2f} s for all, {per_scalar * first.evaluated / search_s:,.0f}x slower"
+    )
     print(f"  max byte difference (sample)  {worst:>12d}")
-    print(f"  mem4d plan end to end         {figures['end_to_end_seconds_median']:>12.3f} s  (median of {args.repeat}, "
-          f"fresh subprocess, estimator cache warm)")
+    print(
+        f"  mem4d plan end to end         {figures['end_to_end_seconds_median']:>12.3f} s  (median of {args.repeat}, "
+        f"fresh subprocess, estimator cache warm)"
+    )
     if not args.tiny:
-        print(f"  mem4d plan end to end, cold   {figures['end_to_end_cold_seconds_median']:>12.3f} s  (median of "
-              f"{args.repeat}, fresh copy of symbolic/ without __pycache__, empty estimator cache)")
+        print(
+            f"  mem4d plan end to end, cold   {figures['end_to_end_cold_seconds_median']:>12.3f} s  (median of "
+            f"{args.repeat}, fresh copy of symbolic/ without __pycache__, empty estimator cache)"
+        )
 
 
 if __name__ == "__main__":

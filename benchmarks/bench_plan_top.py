@@ -13,6 +13,7 @@ Medians of --repeat; the rows both print must be identical (exit 1 otherwise). W
 commit REV (unpacked with `git archive` into a temporary folder) takes the exhaustive search's place: plan.best then
 against plan.best now, alternating.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,22 +37,31 @@ CASES = (
 )
 TINY = ("llama3-8b", 8, 4096, 32)
 # the exhaustive search in plan.best's place: what `mem4d plan --top K` ran before plan.best
-EXHAUSTIVE = ("import sys, symbolic.plan.best as b, symbolic.plan.search as s\n"
-              "b.best = lambda cluster, limit, top, **kw: s.search(cluster, limit, **kw)\n"
-              "from symbolic.cli.entry import main\nsys.argv[0] = 'mem4d'\nsys.exit(main(sys.argv[1:]))\n")
+EXHAUSTIVE = (
+    "import sys, symbolic.plan.best as b, symbolic.plan.search as s\n"
+    "b.best = lambda cluster, limit, top, **kw: s.search(cluster, limit, **kw)\n"
+    "from symbolic.cli.entry import main\nsys.argv[0] = 'mem4d'\nsys.exit(main(sys.argv[1:]))\n"
+)
 CURRENT = "import sys\nfrom symbolic.cli.entry import main\nsys.argv[0] = 'mem4d'\nsys.exit(main(sys.argv[1:]))\n"
 # the child's own peak RSS, written last on its stderr
-RSS = ("import atexit, resource, sys\n"
-       "u = lambda: resource.getrusage(resource.RUSAGE_SELF)\n"
-       "atexit.register(lambda: print('maxrss', u().ru_maxrss, u().ru_utime + u().ru_stime, file=sys.stderr))\n")
+RSS = (
+    "import atexit, resource, sys\n"
+    "u = lambda: resource.getrusage(resource.RUSAGE_SELF)\n"
+    "atexit.register(lambda: print('maxrss', u().ru_maxrss, u().ru_utime + u().ru_stime, file=sys.stderr))\n"
+)
 
 
 def _run(code: str, args: list[str], where: Path = REPO) -> tuple[dict, float, float, float]:
     """(plan's JSON, wall seconds, peak RSS in GiB, CPU seconds) of one child process running the code in `where`
     (CPU time: what a shared machine's load does not inflate as much as the wall clock)."""
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", RSS + code, *args], capture_output=True, text=True, cwd=where,
-                          env={**os.environ, "PYTHONPATH": str(where)})
+    done = subprocess.run(
+        [sys.executable, "-c", RSS + code, *args],
+        capture_output=True,
+        text=True,
+        cwd=where,
+        env={**os.environ, "PYTHONPATH": str(where)},
+    )
     wall = time.perf_counter() - start
     if done.returncode not in (0, 1):
         raise SystemExit(f"mem4d {' '.join(args)}: exit {done.returncode}: {done.stderr.strip()}")
@@ -71,8 +81,20 @@ def main() -> int:
     table, same_everywhere = [], True
     args.repeat = 1 if args.tiny else args.repeat
     for model, gpus, s, gbs in [TINY] if args.tiny else [CASES[i] for i in (args.case or range(len(CASES)))]:
-        argv = ["plan", "--model", model, "--gpus", str(gpus), "--seq", str(s), "--gbs", str(gbs), "--top", "10",
-                "--json"]
+        argv = [
+            "plan",
+            "--model",
+            model,
+            "--gpus",
+            str(gpus),
+            "--seq",
+            str(s),
+            "--gbs",
+            str(gbs),
+            "--top",
+            "10",
+            "--json",
+        ]
         _run(CURRENT, argv)  # the estimator cache warm for both
         if before:
             _run(CURRENT, argv, before)
@@ -83,11 +105,14 @@ def main() -> int:
         figures = {"model": model, "gpus": gpus, "seq": s, "gbs": gbs}
         for name, done in runs.items():
             out = done[0][0]
-            figures[name] = {"valid": out["valid"], "evaluated": out["evaluated"],
-                             "search_s": statistics.median(r[0]["seconds"] for r in done),
-                             "wall_s": statistics.median(r[1] for r in done),
-                             "rss_gib": statistics.median(r[2] for r in done),
-                             "cpu_s": statistics.median(r[3] for r in done)}
+            figures[name] = {
+                "valid": out["valid"],
+                "evaluated": out["evaluated"],
+                "search_s": statistics.median(r[0]["seconds"] for r in done),
+                "wall_s": statistics.median(r[1] for r in done),
+                "rss_gib": statistics.median(r[2] for r in done),
+                "cpu_s": statistics.median(r[3] for r in done),
+            }
         a, b = runs["exhaustive"][0][0], runs["best"][0][0]
         figures["same_rows"] = a["configs"] == b["configs"]
         figures["ep_listed"] = max((c["config"].get("ep", 1) for c in b["configs"]), default=None)
@@ -115,10 +140,13 @@ def _unpack(rev: str) -> Path:
 
 def _print(f: dict) -> None:
     e, b = f["exhaustive"], f["best"]
-    print(f"{Path(f['model']).name} on {f['gpus']:,} GPUs (s {f['seq']}, gbs {f['gbs']}): {e['valid']:,} valid rows; "
-          f"evaluated {e['evaluated']:,} -> {b['evaluated']:,}; search {e['search_s']:.2f} -> {b['search_s']:.2f} s; "
-          f"end to end {e['wall_s']:.2f} -> {b['wall_s']:.2f} s (CPU {e['cpu_s']:.2f} -> {b['cpu_s']:.2f} s); peak RSS {e['rss_gib']:.2f} -> {b['rss_gib']:.2f} GiB; "
-          f"same 10 rows: {f['same_rows']}; largest ep listed {f['ep_listed']}", flush=True)
+    print(
+        f"{Path(f['model']).name} on {f['gpus']:,} GPUs (s {f['seq']}, gbs {f['gbs']}): {e['valid']:,} valid rows; "
+        f"evaluated {e['evaluated']:,} -> {b['evaluated']:,}; search {e['search_s']:.2f} -> {b['search_s']:.2f} s; "
+        f"end to end {e['wall_s']:.2f} -> {b['wall_s']:.2f} s (CPU {e['cpu_s']:.2f} -> {b['cpu_s']:.2f} s); peak RSS {e['rss_gib']:.2f} -> {b['rss_gib']:.2f} GiB; "
+        f"same 10 rows: {f['same_rows']}; largest ep listed {f['ep_listed']}",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

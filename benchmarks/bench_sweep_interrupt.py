@@ -6,6 +6,7 @@ process's heap (VmRSS) at the signal, and whether a results file was left.
 
 Not a test (tests/test_sweep_progress.py is): timings depend on the machine's load; docs/benchmarks.md has them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,9 +21,15 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LISTS = {"tp": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512], "pp": list(range(1, 11)), "cp": list(range(1, 11)),
-         "dp": list(range(1, 11)), "gbs": list(range(1, 9)), "mbs": list(range(1, 11)),
-         "seq": [128 * i for i in range(1, 11)]}  # 10 * 10 * 10 * 10 * 8 * 10 * 10 = 8,000,000
+LISTS = {
+    "tp": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+    "pp": list(range(1, 11)),
+    "cp": list(range(1, 11)),
+    "dp": list(range(1, 11)),
+    "gbs": list(range(1, 9)),
+    "mbs": list(range(1, 11)),
+    "seq": [128 * i for i in range(1, 11)],
+}  # 10 * 10 * 10 * 10 * 8 * 10 * 10 = 8,000,000
 
 
 def grid_text(points: int) -> str:
@@ -35,8 +42,14 @@ def grid_text(points: int) -> str:
 def once(grid: Path, after: float) -> dict:
     out = grid.with_suffix(".jsonl")
     leader, follower = pty.openpty()
-    child = subprocess.Popen([sys.executable, "-m", "symbolic.cli", "sweep", str(grid), "-o", str(out), "--target",
-                              "cpu"], stdin=follower, stdout=follower, stderr=follower, cwd=ROOT, close_fds=True)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "symbolic.cli", "sweep", str(grid), "-o", str(out), "--target", "cpu"],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        cwd=ROOT,
+        close_fds=True,
+    )
     os.close(follower)
     start, seen, sent, line, rss = time.monotonic(), b"", None, None, None
     while True:
@@ -60,8 +73,16 @@ def once(grid: Path, after: float) -> dict:
     rc = child.wait()
     gone = time.monotonic() - sent
     os.close(leader)
-    return {"after": after, "rc": rc, "line": line, "exit": gone, "rss": rss, "file": out.exists(),
-            "count": b"configurations\r\n" in seen, "progress": seen.count(b"\r\x1b[K")}
+    return {
+        "after": after,
+        "rc": rc,
+        "line": line,
+        "exit": gone,
+        "rss": rss,
+        "file": out.exists(),
+        "count": b"configurations\r\n" in seen,
+        "progress": seen.count(b"\r\x1b[K"),
+    }
 
 
 def main() -> int:
@@ -76,9 +97,12 @@ def main() -> int:
         for seconds in after:
             r = once(grid, seconds)
             line = f"{r['line']:.2f} s" if r["line"] is not None else "none"
-            print(f"{points:,} points, SIGINT after {seconds:g} s (heap {r['rss']}): exit {r['rc']}, the line after "
-                  f"{line}, the process gone after {r['exit']:.2f} s; count shown: {r['count']}, progress updates: "
-                  f"{r['progress']}, results file left: {r['file']}", flush=True)
+            print(
+                f"{points:,} points, SIGINT after {seconds:g} s (heap {r['rss']}): exit {r['rc']}, the line after "
+                f"{line}, the process gone after {r['exit']:.2f} s; count shown: {r['count']}, progress updates: "
+                f"{r['progress']}, results file left: {r['file']}",
+                flush=True,
+            )
     return 0
 
 

@@ -9,6 +9,7 @@ records/expert-saved-gptoss-cpu.jsonl]`, one JSON line per variant.
 Tiny widths (R 12 rows, f_e 16, fc1 output [R, 2 f_e]), bf16, CPU: each storage counted once (a view of a saved
 tensor is not a new one), fc1's output (the activation's input) marked apart, the bias and the probabilities
 counted with the rest; each saved tensor listed with its shape, dtype and storage bytes."""
+
 from __future__ import annotations
 
 import saved_lines  # benchmarks/saved_lines.py
@@ -35,18 +36,30 @@ def saved(variant: str) -> dict:
         ptr = x.untyped_storage().data_ptr()
         if ptr not in seen:
             seen.add(ptr)
-            kept.append({"shape": list(x.shape), "dtype": str(x.dtype), "bytes": x.untyped_storage().nbytes(),
-                         "fc1_output": ptr == fc1.untyped_storage().data_ptr()})
+            kept.append(
+                {
+                    "shape": list(x.shape),
+                    "dtype": str(x.dtype),
+                    "bytes": x.untyped_storage().nbytes(),
+                    "fc1_output": ptr == fc1.untyped_storage().data_ptr(),
+                }
+            )
         return x
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda x: x):
-        out = weighted_bias_quick_geglu_impl(fc1, bias, probs, False, OFFSET,
-                                             LIMIT if variant == "clamped" else None)
+        out = weighted_bias_quick_geglu_impl(fc1, bias, probs, False, OFFSET, LIMIT if variant == "clamped" else None)
     out.float().sum().backward()
     full = ROWS * 2 * F_E * 2  # bytes of one bf16 [R, 2 f_e]
-    return {"variant": variant, "torch": torch.__version__, "megatron_core": megatron_version, "rows": ROWS,
-            "f_e": F_E, "clamp": LIMIT if variant == "clamped" else None, "saved": kept,
-            "fc1_wide_tensors": sum(x["bytes"] for x in kept if x["bytes"] == full) / full}
+    return {
+        "variant": variant,
+        "torch": torch.__version__,
+        "megatron_core": megatron_version,
+        "rows": ROWS,
+        "f_e": F_E,
+        "clamp": LIMIT if variant == "clamped" else None,
+        "saved": kept,
+        "fc1_wide_tensors": sum(x["bytes"] for x in kept if x["bytes"] == full) / full,
+    }
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ per-layer inputs), parameters and buffers left out (the rotary cos/sin, computed
 first layer that saves them).
 Variants: "dense" (k_eq_v on the full layers, per-layer inputs, double-wide MLPs on the two reusing layers) and "moe"
 (enable_moe_block, no per-layer inputs, no sharing)."""
+
 from __future__ import annotations
 
 import saved_lines  # benchmarks/saved_lines.py
@@ -23,16 +24,38 @@ try:  # torch and transformers run it; --help needs neither (tests/test_benchmar
 except ImportError:
     torch = None
 
-TINY = {"hidden_size": 48, "intermediate_size": 80, "num_attention_heads": 4, "num_key_value_heads": 2,
-        "head_dim": 16, "global_head_dim": 24, "num_hidden_layers": 4, "vocab_size": 96,
-        "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
-        "sliding_window": 8, "final_logit_softcapping": 30.0, "pad_token_id": 0, "eos_token_id": None,
-        "bos_token_id": None}
+TINY = {
+    "hidden_size": 48,
+    "intermediate_size": 80,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
+    "global_head_dim": 24,
+    "num_hidden_layers": 4,
+    "vocab_size": 96,
+    "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
+    "sliding_window": 8,
+    "final_logit_softcapping": 30.0,
+    "pad_token_id": 0,
+    "eos_token_id": None,
+    "bos_token_id": None,
+}
 VARIANTS = {
-    "dense": {"attention_k_eq_v": True, "num_global_key_value_heads": 1, "num_kv_shared_layers": 2,
-              "use_double_wide_mlp": True, "hidden_size_per_layer_input": 8, "vocab_size_per_layer_input": 40},
-    "moe": {"enable_moe_block": True, "num_experts": 6, "top_k_experts": 2, "moe_intermediate_size": 20,
-            "hidden_size_per_layer_input": 0},
+    "dense": {
+        "attention_k_eq_v": True,
+        "num_global_key_value_heads": 1,
+        "num_kv_shared_layers": 2,
+        "use_double_wide_mlp": True,
+        "hidden_size_per_layer_input": 8,
+        "vocab_size_per_layer_input": 40,
+    },
+    "moe": {
+        "enable_moe_block": True,
+        "num_experts": 6,
+        "top_k_experts": 2,
+        "moe_intermediate_size": 20,
+        "hidden_size_per_layer_input": 0,
+    },
 }
 B, S = 2, 12
 
@@ -52,8 +75,14 @@ def saved(variant: str) -> dict:
         ptr = t.untyped_storage().data_ptr()
         if ptr not in held and ptr not in seen:
             seen.add(ptr)
-            kept.append({"owner": owner[0], "shape": list(t.shape), "dtype": str(t.dtype),
-                         "bytes": t.untyped_storage().nbytes()})
+            kept.append(
+                {
+                    "owner": owner[0],
+                    "shape": list(t.shape),
+                    "dtype": str(t.dtype),
+                    "bytes": t.untyped_storage().nbytes(),
+                }
+            )
         return t
 
     ids = torch.randint(1, 40, (B, S))  # ids below both tables' rows (the per-layer table has 40)
@@ -63,8 +92,16 @@ def saved(variant: str) -> dict:
     totals = {}
     for t in kept:
         totals[t["owner"]] = totals.get(t["owner"], 0) + t["bytes"]
-    return {"variant": variant, "torch": torch.__version__, "transformers": transformers.__version__,
-            "config": {**TINY, **VARIANTS[variant]}, "b": B, "s": S, "saved_bytes": totals, "saved": kept}
+    return {
+        "variant": variant,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "config": {**TINY, **VARIANTS[variant]},
+        "b": B,
+        "s": S,
+        "saved_bytes": totals,
+        "saved": kept,
+    }
 
 
 if __name__ == "__main__":

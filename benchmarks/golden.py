@@ -11,6 +11,7 @@ named in records/golden/COMMIT. The outputs hold no key a new default could add:
 fields that differ from ModelShape's defaults (symbolic/config/shape_json.py), and "config" the recipe options only
 where they differ from Training's (RECIPE_FIELDS); a new field or option with a default rewrites no golden file.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,8 +32,14 @@ CLOCKS = ("seconds", "build_seconds", "compile_seconds")  # wall-clock readings:
 def run(args: str) -> str:
     """One case's output: its --json stdout with the clocks nulled, and its exit status."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "symbolic.cli", *shlex.split(args), "--json"], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "symbolic.cli", *shlex.split(args), "--json"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     try:
         out = json.loads(done.stdout)
         for key in CLOCKS:

@@ -7,6 +7,7 @@ fresh process that also runs one step and reads peak_bytes_in_use: jax cannot re
 matching target (the program as written), next to the `jax` profile's figure. Runs in a few minutes on one H100/H200;
 without a GPU it stops with one line. Nothing here is a test: the results are data, committed as they come out.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,8 +36,12 @@ LADDER = [  # (model, Training fields): small to large, every one fits in a 40 G
 
 def _driver() -> str | None:
     try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=30)
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
     except (OSError, subprocess.SubprocessError):
         return None
@@ -56,7 +61,9 @@ def _card(kind: str):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "records"), help="directory for gpu-<device>.jsonl")
-    parser.add_argument("--budget", type=float, default=420.0, help="stop starting new configurations after this many s")
+    parser.add_argument(
+        "--budget", type=float, default=420.0, help="stop starting new configurations after this many s"
+    )
     args = parser.parse_args()
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # the measuring subprocesses need the memory
     os.environ.setdefault("JAX_SKIP_CUDA_CONSTRAINTS_CHECK", "1")  # no traceback from the plugin where CUDA is absent
@@ -67,8 +74,10 @@ def main() -> int:
 
         devices = jax.devices()
     if devices[0].platform not in ("gpu", "cuda"):
-        print(f"gpu_check: no GPU visible to jax (its devices are {devices[0].platform}): nothing to measure",
-              file=sys.stderr)
+        print(
+            f"gpu_check: no GPU visible to jax (its devices are {devices[0].platform}): nothing to measure",
+            file=sys.stderr,
+        )
         return 2
     from jaxcheck.card import AS_WRITTEN_BYTES
     from jaxcheck.compile import compile_step
@@ -82,16 +91,23 @@ def main() -> int:
 
     kind = devices[0].device_kind
     target = _card(kind)
-    header = {"device": kind, "driver": _driver(), "jax": jax.__version__, "platform_version":
-              devices[0].client.platform_version, "date": datetime.date.today().isoformat(),
-              "target": target.name if target else None}
+    header = {
+        "device": kind,
+        "driver": _driver(),
+        "jax": jax.__version__,
+        "platform_version": devices[0].client.platform_version,
+        "date": datetime.date.today().isoformat(),
+        "target": target.name if target else None,
+    }
     out = Path(args.out) / f"gpu-{kind.replace('NVIDIA', '').strip().replace(' ', '-').lower()}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     with out.open("a") as handle:
         for model, fields in LADDER:
             if time.monotonic() - start > args.budget:
-                print(f"gpu_check: budget of {args.budget:.0f} s spent; stopping before {model} {fields}", file=sys.stderr)
+                print(
+                    f"gpu_check: budget of {args.budget:.0f} s spent; stopping before {model} {fields}", file=sys.stderr
+                )
                 break
             os.chdir(ROOT)
             spec = StepSpec(resolve_model(model), Training(zero=0, **fields)).check()
@@ -106,10 +122,13 @@ def main() -> int:
             handle.write(json.dumps(record) + "\n")
             handle.flush()
             measured = record["measured"] or {}
-            print(f"{record['model']} {fields}: symbolic {record['symbolic']['total'] / 2**30:.2f} GiB, deviceless "
-                  f"{record.get('xla_deviceless', {}).get('total_bytes', 0) / 2**30:.2f}, real-device XLA "
-                  f"{measured.get('xla', {}).get('total_bytes', 0) / 2**30:.2f}, measured peak "
-                  f"{measured.get('peak_bytes', 0) / 2**30:.2f} GiB", flush=True)
+            print(
+                f"{record['model']} {fields}: symbolic {record['symbolic']['total'] / 2**30:.2f} GiB, deviceless "
+                f"{record.get('xla_deviceless', {}).get('total_bytes', 0) / 2**30:.2f}, real-device XLA "
+                f"{measured.get('xla', {}).get('total_bytes', 0) / 2**30:.2f}, measured peak "
+                f"{measured.get('peak_bytes', 0) / 2**30:.2f} GiB",
+                flush=True,
+            )
     print(f"gpu_check: wrote {out}", file=sys.stderr)
     return 0
 

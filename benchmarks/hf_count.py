@@ -8,6 +8,7 @@ its language model alone (its text_config), tied as the outer config ties it, as
 Kimi K2 (model_type kimi_k2, remote code) is built with transformers' DeepseekV3 classes after a key-by-key check
 (kimi_k2_as_deepseek_v3). Buffers (rotary frequencies, DeepSeek-V3's e_score_correction_bias) are listed apart:
 mem4d counts the score-correction bias as a parameter (Megatron-Core holds it as one)."""
+
 from __future__ import annotations
 
 import argparse
@@ -21,8 +22,11 @@ import warnings
 # kimi_k2 text config to deepseek_v3 itself (models/kimi_k25/configuration_kimi_k25.py, Kimi_K25Config.__post_init__).
 # Each key of the file is taken by transformers' DeepseekV3Config one of these ways, or the mapping is refused:
 KIMI_METADATA = {"architectures", "auto_map", "model_type", "torch_dtype", "transformers_version"}  # no tensor
-KIMI_NO_TENSOR = {"aux_loss_alpha": "the sequence-wise balance loss's weight", "seq_aux": "that loss per sequence",
-                  "quantization_config": "the checkpoint's fp8 storage, not the parameters' count"}
+KIMI_NO_TENSOR = {
+    "aux_loss_alpha": "the sequence-wise balance loss's weight",
+    "seq_aux": "that loss per sequence",
+    "quantization_config": "the checkpoint's fp8 storage, not the parameters' count",
+}
 # the choices modeling_deepseek_v3.py fixes: every layer from first_k_dense_replace on is MoE (DeepseekV3DecoderLayer),
 # sigmoid scores plus e_score_correction_bias (DeepseekV3TopkRouter: noaux_tc)
 KIMI_FIXED = {"moe_layer_freq": 1, "scoring_func": "sigmoid", "topk_method": "noaux_tc"}
@@ -87,7 +91,9 @@ def _build(config):
     try:
         return AutoModelForCausalLM.from_config(config), 0
     except ValueError:
-        return AutoModel.from_config(config), 0 if config.tie_word_embeddings else config.vocab_size * config.hidden_size
+        return AutoModel.from_config(
+            config
+        ), 0 if config.tie_word_embeddings else config.vocab_size * config.hidden_size
 
 
 def count(path: str, text_only: bool) -> dict:
@@ -98,10 +104,14 @@ def count(path: str, text_only: bool) -> dict:
         warnings.simplefilter("ignore")
         model, head = _build(config)
     named = list(model.named_parameters())  # tied weights are one parameter
-    row = {"file": path, "text_only": text_only, "model_type": config.model_type,
-           "class": type(model).__name__ + (" + lm_head" if head else ""),
-           "parameters": sum(p.numel() for _, p in named) + head,
-           "bias_buffers": sum(b.numel() for name, b in model.named_buffers() if "bias" in name)}
+    row = {
+        "file": path,
+        "text_only": text_only,
+        "model_type": config.model_type,
+        "class": type(model).__name__ + (" + lm_head" if head else ""),
+        "parameters": sum(p.numel() for _, p in named) + head,
+        "bias_buffers": sum(b.numel() for name, b in model.named_buffers() if "bias" in name),
+    }
     if note:
         row["read_as"] = note
     if type(model).__name__.endswith(("ForConditionalGeneration", "ForImageTextToText")):
@@ -109,8 +119,11 @@ def count(path: str, text_only: bool) -> dict:
         for name, p in named:
             parts[_part(name)] += p.numel()
         row["parts"] = parts
-        row["vision_config"] = "the file's" if "vision_config" in json.loads(open(path).read()) else \
-            f"{type(config.vision_config).__name__}'s defaults (the file has none)"
+        row["vision_config"] = (
+            "the file's"
+            if "vision_config" in json.loads(open(path).read())
+            else f"{type(config.vision_config).__name__}'s defaults (the file has none)"
+        )
     return row
 
 

@@ -5,6 +5,7 @@ whose norms are separate modules where TE fuses them into the first linear: the 
 meta device in a one-process gloo group. Megatron-Core and torch are not mem4d dependencies: run by hand, e.g.
 `PYTHONPATH=<megatron-core 0.16.1 unpacked> /work/torchvenv/bin/python benchmarks/megatron_count_nas.py FILE.json
 ... -o records/megatron-count-nas.jsonl`; one JSON row per file."""
+
 from __future__ import annotations
 
 import argparse
@@ -38,17 +39,31 @@ def count(path: Path) -> dict:
     group = next(b["attention"]["n_heads_in_group"] for b in raw["block_configs"] if not b["attention"]["no_op"])
     _group()
     config = HeterogeneousTransformerConfig(
-        num_layers=raw["num_hidden_layers"], hidden_size=h, num_attention_heads=a, num_query_groups=a // group,
-        kv_channels=h // a, gated_linear_unit=True, activation_func=F.silu, normalization="RMSNorm",
-        add_bias_linear=raw.get("attention_bias", False) or raw.get("mlp_bias", False), bf16=True,
-        params_dtype=torch.bfloat16, use_cpu_initialization=True, perform_initialization=False,
-        heterogeneous_layers_config_encoded_json=text)
+        num_layers=raw["num_hidden_layers"],
+        hidden_size=h,
+        num_attention_heads=a,
+        num_query_groups=a // group,
+        kv_channels=h // a,
+        gated_linear_unit=True,
+        activation_func=F.silu,
+        normalization="RMSNorm",
+        add_bias_linear=raw.get("attention_bias", False) or raw.get("mlp_bias", False),
+        bf16=True,
+        params_dtype=torch.bfloat16,
+        use_cpu_initialization=True,
+        perform_initialization=False,
+        heterogeneous_layers_config_encoded_json=text,
+    )
     with torch.device("meta"):
-        model = GPTModel(config, get_gpt_heterogeneous_layer_spec(config, use_te=False), vocab_size=raw["vocab_size"],
-                         max_sequence_length=4096, position_embedding_type="rope",
-                         share_embeddings_and_output_weights=raw.get("tie_word_embeddings", False))
-    return {"file": str(path), "parameters": sum(p.numel() for p in model.parameters()),
-            "megatron_core": _version()}
+        model = GPTModel(
+            config,
+            get_gpt_heterogeneous_layer_spec(config, use_te=False),
+            vocab_size=raw["vocab_size"],
+            max_sequence_length=4096,
+            position_embedding_type="rope",
+            share_embeddings_and_output_weights=raw.get("tie_word_embeddings", False),
+        )
+    return {"file": str(path), "parameters": sum(p.numel() for p in model.parameters()), "megatron_core": _version()}
 
 
 def _version() -> str:

@@ -6,6 +6,7 @@ records/olmo2-saved-cpu.jsonl]`, one JSON line per layout.
 
 Tiny widths, all distinct; fp32 (the norms' upcasts are then no copies), CPU, sdpa attention; each storage counted
 once, the parameters and the rotary cos/sin left out (computed once per step for every layer)."""
+
 from __future__ import annotations
 
 import saved_lines  # benchmarks/saved_lines.py
@@ -14,15 +15,20 @@ try:  # torch and transformers run it; --help needs neither (tests/test_benchmar
     import torch
     import transformers
     from transformers import Olmo2Config
-    from transformers.models.olmo2.modeling_olmo2 import (
-        Olmo2DecoderLayer,
-        Olmo2RotaryEmbedding,
-    )
+    from transformers.models.olmo2.modeling_olmo2 import Olmo2DecoderLayer, Olmo2RotaryEmbedding
 except ImportError:
     torch = None
 
-TINY = {"hidden_size": 48, "intermediate_size": 112, "num_attention_heads": 6, "num_key_value_heads": 2,
-        "num_hidden_layers": 1, "vocab_size": 64, "eos_token_id": None, "pad_token_id": None}
+TINY = {
+    "hidden_size": 48,
+    "intermediate_size": 112,
+    "num_attention_heads": 6,
+    "num_key_value_heads": 2,
+    "num_hidden_layers": 1,
+    "vocab_size": 64,
+    "eos_token_id": None,
+    "pad_token_id": None,
+}
 B, S = 2, 10
 
 
@@ -50,8 +56,15 @@ def saved(layout: str) -> dict:
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         out = layer(x, position_embeddings=pos) if layout == "post-norm" else pre(x)
     out.sum().backward()
-    return {"layout": layout, "torch": torch.__version__, "transformers": transformers.__version__, "config": TINY,
-            "b": B, "s": S, "saved_bytes": nbytes}
+    return {
+        "layout": layout,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "config": TINY,
+        "b": B,
+        "s": S,
+        "saved_bytes": nbytes,
+    }
 
 
 if __name__ == "__main__":

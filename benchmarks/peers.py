@@ -7,6 +7,7 @@ with a note otherwise; Megatron-LM's `megatron/training/theoretical_memory_usage
 (a checkout of NVIDIA/Megatron-LM; nothing of it is copied here), with its two helpers from `.utils` stubbed. Every
 figure is GiB per GPU as each tool reports it, and the seconds one evaluation takes.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,12 +29,21 @@ GiB = 2**30
 STATES = ("weights", "gradients", "optimizer")
 # (label, model, training): A every tool can express (no CP); B adds context parallelism; C is pure data parallelism
 CASES = [
-    ("A llama3-70b d16 t8 p4 c1 s8192, SP, selective, ZeRO-1", "llama3-70b",
-     Training(d=16, t=8, p=4, c=1, s=8192, b=1, gbs=1024, recompute="selective", zero=1)),
-    ("B llama3-70b d8 t8 p4 c2 s8192, SP, selective, ZeRO-1", "llama3-70b",
-     Training(d=8, t=8, p=4, c=2, s=8192, b=1, gbs=1024, recompute="selective", zero=1)),
-    ("C llama3-8b d64 t1 p1 c1 s8192, ZeRO-1, full recompute", "llama3-8b",
-     Training(d=64, t=1, p=1, c=1, s=8192, b=1, gbs=512, recompute="full", zero=1)),
+    (
+        "A llama3-70b d16 t8 p4 c1 s8192, SP, selective, ZeRO-1",
+        "llama3-70b",
+        Training(d=16, t=8, p=4, c=1, s=8192, b=1, gbs=1024, recompute="selective", zero=1),
+    ),
+    (
+        "B llama3-70b d8 t8 p4 c2 s8192, SP, selective, ZeRO-1",
+        "llama3-70b",
+        Training(d=8, t=8, p=4, c=2, s=8192, b=1, gbs=1024, recompute="selective", zero=1),
+    ),
+    (
+        "C llama3-8b d64 t1 p1 c1 s8192, ZeRO-1, full recompute",
+        "llama3-8b",
+        Training(d=64, t=1, p=1, c=1, s=8192, b=1, gbs=512, recompute="full", zero=1),
+    ),
 ]
 
 
@@ -46,10 +56,17 @@ def timed(fn):
 def mem4d(shape, tr: Training) -> dict:
     est = estimate(shape, tr, "paper", overheads=False)  # warm: the lambdified estimator is cached after the first call
     est, seconds = timed(lambda: estimate(shape, tr, "paper", overheads=False))
-    parts = est.bytes if est.peak_from == "total" else next(s["bytes"] for s in est.stages if s["stage"] == est.peak_from)
+    parts = (
+        est.bytes if est.peak_from == "total" else next(s["bytes"] for s in est.stages if s["stage"] == est.peak_from)
+    )
     states = sum(parts[n] for n in STATES)
-    return {"states": states, "activations": parts["total"] - states, "total": est.peak, "seconds": seconds,
-            "note": f"the peak: {'the paper total' if est.peak_from == 'total' else 'the exact ' + est.peak_from + ' stage'}"}
+    return {
+        "states": states,
+        "activations": parts["total"] - states,
+        "total": est.peak,
+        "seconds": seconds,
+        "note": f"the peak: {'the paper total' if est.peak_from == 'total' else 'the exact ' + est.peak_from + ' stage'}",
+    }
 
 
 def megatron(path: str | None, shape, tr: Training) -> dict:
@@ -66,20 +83,49 @@ def megatron(path: str | None, shape, tr: Training) -> dict:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     args = types.SimpleNamespace(
-        kv_channels=shape.h // shape.a, num_attention_heads=shape.a, hidden_size=shape.h, group_query_attention=True,
-        num_query_groups=shape.k, num_experts=None, swiglu=True, moe_shared_expert_intermediate_size=None,
-        mtp_num_layers=None, normalization="RMSNorm", multi_latent_attention=False, padded_vocab_size=shape.v,
-        untie_embeddings_and_output_weights=not shape.tied, ffn_hidden_size=shape.f, num_layers=shape.L,
-        moe_layer_freq=1, moe_ffn_hidden_size=None, moe_latent_size=None, moe_router_topk=1, add_bias_linear=False,
-        expert_tensor_parallel_size=1, expert_model_parallel_size=1, pipeline_model_parallel_size=tr.p,
-        tensor_model_parallel_size=tr.t, context_parallel_size=tr.c, world_size=tr.world, data_parallel_size=tr.d,
-        use_distributed_optimizer=tr.zero >= 1, seq_length=tr.s, micro_batch_size=tr.b,
-        virtual_pipeline_model_parallel_size=None if tr.vpp == 1 else tr.vpp, sequence_parallel=tr.sp,
-        recompute_granularity=None if tr.recompute == "none" else tr.recompute)
+        kv_channels=shape.h // shape.a,
+        num_attention_heads=shape.a,
+        hidden_size=shape.h,
+        group_query_attention=True,
+        num_query_groups=shape.k,
+        num_experts=None,
+        swiglu=True,
+        moe_shared_expert_intermediate_size=None,
+        mtp_num_layers=None,
+        normalization="RMSNorm",
+        multi_latent_attention=False,
+        padded_vocab_size=shape.v,
+        untie_embeddings_and_output_weights=not shape.tied,
+        ffn_hidden_size=shape.f,
+        num_layers=shape.L,
+        moe_layer_freq=1,
+        moe_ffn_hidden_size=None,
+        moe_latent_size=None,
+        moe_router_topk=1,
+        add_bias_linear=False,
+        expert_tensor_parallel_size=1,
+        expert_model_parallel_size=1,
+        pipeline_model_parallel_size=tr.p,
+        tensor_model_parallel_size=tr.t,
+        context_parallel_size=tr.c,
+        world_size=tr.world,
+        data_parallel_size=tr.d,
+        use_distributed_optimizer=tr.zero >= 1,
+        seq_length=tr.s,
+        micro_batch_size=tr.b,
+        virtual_pipeline_model_parallel_size=None if tr.vpp == 1 else tr.vpp,
+        sequence_parallel=tr.sp,
+        recompute_granularity=None if tr.recompute == "none" else tr.recompute,
+    )
     (out, seconds) = timed(lambda: module.report_theoretical_memory(args, num_microbatches=tr.m))
     states, acts, total = (x * 2**20 for x in out)  # MB (2**20 bytes) in Megatron's report
-    return {"states": states, "activations": acts, "total": total, "seconds": seconds,
-            "note": "no CP term; full recompute falls back to the formula without SP"}
+    return {
+        "states": states,
+        "activations": acts,
+        "total": total,
+        "seconds": seconds,
+        "note": "no CP term; full recompute falls back to the formula without SP",
+    }
 
 
 def llm_analysis(shape, tr: Training) -> dict:
@@ -89,21 +135,49 @@ def llm_analysis(shape, tr: Training) -> dict:
         return {"skip": "pip install llm-analysis"}
     if tr.c > 1:
         return {"skip": "no context parallelism (sp_size is Megatron's sequence parallelism over tp)"}
-    config = {"name": shape.name, "num_layers": shape.L, "n_head": shape.a, "hidden_dim": shape.h,
-              "vocab_size": shape.v, "max_seq_len": tr.s, "num_key_value_heads": shape.k, "ffn_embed_dim": shape.f,
-              "expansion_ratio": shape.f / shape.h, "model_type": "llama"}  # without it f % h != 0 is refused
+    config = {
+        "name": shape.name,
+        "num_layers": shape.L,
+        "n_head": shape.a,
+        "hidden_dim": shape.h,
+        "vocab_size": shape.v,
+        "max_seq_len": tr.s,
+        "num_key_value_heads": shape.k,
+        "ffn_embed_dim": shape.f,
+        "expansion_ratio": shape.f / shape.h,
+        "model_type": "llama",
+    }  # without it f % h != 0 is refused
     levels = {"none": 0, "selective": 1, "full": 2}  # its ActivationRecomputation: NONE, SELECTIVE, FULL
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(config, handle)
-    out, seconds = timed(lambda: train(
-        model_name=handle.name, gpu_name="h100-sxm-80gb", dtype_name="w16a16e16", log_level="ERROR",
-        batch_size_per_gpu=tr.b, global_batch_size=tr.global_batch, seq_len=tr.s,
-        activation_recomputation=levels[tr.recompute], ds_zero=tr.zero, dp_size=tr.d, tp_size=tr.t, pp_size=tr.p,
-        sp_size=tr.t if tr.sp else 1, total_num_gpus=tr.world, flash_attn=tr.flash_attn, mlp_gated_linear_units=True))
+    out, seconds = timed(
+        lambda: train(
+            model_name=handle.name,
+            gpu_name="h100-sxm-80gb",
+            dtype_name="w16a16e16",
+            log_level="ERROR",
+            batch_size_per_gpu=tr.b,
+            global_batch_size=tr.global_batch,
+            seq_len=tr.s,
+            activation_recomputation=levels[tr.recompute],
+            ds_zero=tr.zero,
+            dp_size=tr.d,
+            tp_size=tr.t,
+            pp_size=tr.p,
+            sp_size=tr.t if tr.sp else 1,
+            total_num_gpus=tr.world,
+            flash_attn=tr.flash_attn,
+            mlp_gated_linear_units=True,
+        )
+    )
     states = out["(weight+op_state+grad)_memory_per_gpu"]
-    return {"states": states, "activations": out["activation_memory_per_gpu"],
-            "total": out["(weight+op_state+grad+act)_memory_per_gpu"], "seconds": seconds,
-            "note": "f = 3.5h needs expansion_ratio by hand"}
+    return {
+        "states": states,
+        "activations": out["activation_memory_per_gpu"],
+        "total": out["(weight+op_state+grad+act)_memory_per_gpu"],
+        "seconds": seconds,
+        "note": "f = 3.5h needs expansion_ratio by hand",
+    }
 
 
 def deepspeed(shape, tr: Training) -> dict:
@@ -116,18 +190,27 @@ def deepspeed(shape, tr: Training) -> dict:
     if tr.t * tr.p * tr.c > 1:
         return {"skip": "data parallelism only: no TP, PP or CP"}
     nodes, per_node = max(tr.world // 8, 1), min(tr.world, 8)
-    (_, zero2), seconds = timed(lambda: estimate_zero2_model_states_mem_needs(
-        shape.param_count, per_node, nodes, cpu_offload=False))
+    (_, zero2), seconds = timed(
+        lambda: estimate_zero2_model_states_mem_needs(shape.param_count, per_node, nodes, cpu_offload=False)
+    )
     largest = shape.h * shape.v  # the embedding is the largest layer
-    _, zero3, _ = estimate_zero3_model_states_mem_needs(shape.param_count, largest, per_node, nodes, cpu_offload=False,
-                                                        cpu_offload_params=False)
-    return {"states": zero2, "activations": None, "total": None, "seconds": seconds,
-            "note": f"model states only: ZeRO-2 {zero2 / GiB:.2f}, ZeRO-3 {zero3 / GiB:.2f} GiB"}
+    _, zero3, _ = estimate_zero3_model_states_mem_needs(
+        shape.param_count, largest, per_node, nodes, cpu_offload=False, cpu_offload_params=False
+    )
+    return {
+        "states": zero2,
+        "activations": None,
+        "total": None,
+        "seconds": seconds,
+        "note": f"model states only: ZeRO-2 {zero2 / GiB:.2f}, ZeRO-3 {zero3 / GiB:.2f} GiB",
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--megatron", metavar="FILE", help="Megatron-LM's megatron/training/theoretical_memory_usage.py")
+    parser.add_argument(
+        "--megatron", metavar="FILE", help="Megatron-LM's megatron/training/theoretical_memory_usage.py"
+    )
     args = parser.parse_args()
     import contextlib
     import io
@@ -135,8 +218,12 @@ def main() -> None:
     print(f"{'case':58s} {'tool':14s} {'states':>8s} {'activ.':>8s} {'total':>8s} {'seconds':>9s}  note")
     for label, model, tr in CASES:
         shape = PRESETS[model]
-        tools = {"mem4d": lambda: mem4d(shape, tr), "Megatron-LM": lambda: megatron(args.megatron, shape, tr),
-                 "llm-analysis": lambda: llm_analysis(shape, tr), "DeepSpeed": lambda: deepspeed(shape, tr)}
+        tools = {
+            "mem4d": lambda: mem4d(shape, tr),
+            "Megatron-LM": lambda: megatron(args.megatron, shape, tr),
+            "llm-analysis": lambda: llm_analysis(shape, tr),
+            "DeepSpeed": lambda: deepspeed(shape, tr),
+        }
         for name, run in tools.items():
             with contextlib.redirect_stdout(io.StringIO()):  # the peers print their own reports
                 row = run()
@@ -144,8 +231,10 @@ def main() -> None:
                 print(f"{label:58s} {name:14s} {'-':>8s} {'-':>8s} {'-':>8s} {'-':>9s}  {row['skip']}")
                 continue
             cells = ["-" if row[k] is None else f"{row[k] / GiB:8.2f}" for k in ("states", "activations", "total")]
-            print(f"{label:58s} {name:14s} {cells[0]:>8s} {cells[1]:>8s} {cells[2]:>8s} {row['seconds']:9.5f}  "
-                  f"{row['note']}")
+            print(
+                f"{label:58s} {name:14s} {cells[0]:>8s} {cells[1]:>8s} {cells[2]:>8s} {row['seconds']:9.5f}  "
+                f"{row['note']}"
+            )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ torchtitan rows, each written as a job file and read by `mem4d estimate --torcht
 
 No constant in mem4d is set from these figures; where it misses, the README names the term that is unknown.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -55,14 +56,27 @@ def mem4d_figure(run: dict) -> tuple[int, dict]:
 def rows() -> list[dict]:
     out = []
     for run in tomllib.loads(RUNS.read_text())["runs"]:
-        row = {"id": run["id"], "source": run["source"], "kind": run["kind"], "measured_bytes": measured_bytes(run),
-               "expressed": run["expressed"], "assumed": run.get("assumed", ""), "why": run.get("why", "")}
+        row = {
+            "id": run["id"],
+            "source": run["source"],
+            "kind": run["kind"],
+            "measured_bytes": measured_bytes(run),
+            "expressed": run["expressed"],
+            "assumed": run.get("assumed", ""),
+            "why": run.get("why", ""),
+        }
         if run["expressed"]:
             figure, report = mem4d_figure(run)
-            row.update(recipe=run["recipe"], rank=run["rank"], mem4d_bytes=figure,
-                       error=figure / row["measured_bytes"] - 1, config=report["config"],
-                       components=next(s for s in report["stages"] if run["rank"] in ("max", s["stage"]))["bytes"]
-                       if run["rank"] != "max" else report["bytes"])
+            row.update(
+                recipe=run["recipe"],
+                rank=run["rank"],
+                mem4d_bytes=figure,
+                error=figure / row["measured_bytes"] - 1,
+                config=report["config"],
+                components=next(s for s in report["stages"] if run["rank"] in ("max", s["stage"]))["bytes"]
+                if run["rank"] != "max"
+                else report["bytes"],
+            )
         out.append(row)
     return out
 
@@ -75,11 +89,14 @@ def markdown(table: list[dict]) -> str:
     lines = ["| run | recipe | GPU | kind | measured GiB | mem4d GiB | error |", "|---|---|---|---|---|---|---|"]
     for r in table:
         if r["expressed"]:
-            lines.append(f"| {r['id']} | {r['recipe']} | {r['rank']} | {r['kind']} | {_gib(r['measured_bytes'])} | "
-                         f"{_gib(r['mem4d_bytes'])} | {100 * r['error']:+.1f} % |")
+            lines.append(
+                f"| {r['id']} | {r['recipe']} | {r['rank']} | {r['kind']} | {_gib(r['measured_bytes'])} | "
+                f"{_gib(r['mem4d_bytes'])} | {100 * r['error']:+.1f} % |"
+            )
         else:
-            lines.append(f"| {r['id']} | - | - | {r['kind']} | {_gib(r['measured_bytes'])} | not expressed: "
-                         f"{r['why']} | - |")
+            lines.append(
+                f"| {r['id']} | - | - | {r['kind']} | {_gib(r['measured_bytes'])} | not expressed: {r['why']} | - |"
+            )
     return "\n".join(lines)
 
 
@@ -115,14 +132,24 @@ def main() -> int:
             view.add_column(name, justify="right" if name in ("measured", "mem4d", "error") else "left")
         for r in table:
             if r["expressed"]:
-                view.add_row(r["id"], r["recipe"], r["rank"], r["kind"], _gib(r["measured_bytes"]),
-                             _gib(r["mem4d_bytes"]), f"{100 * r['error']:+.1f} %", r["assumed"])
+                view.add_row(
+                    r["id"],
+                    r["recipe"],
+                    r["rank"],
+                    r["kind"],
+                    _gib(r["measured_bytes"]),
+                    _gib(r["mem4d_bytes"]),
+                    f"{100 * r['error']:+.1f} %",
+                    r["assumed"],
+                )
             else:
                 view.add_row(r["id"], "-", "-", r["kind"], _gib(r["measured_bytes"]), "-", "-", r["why"])
         Console(width=200).print(view)
         done = [abs(r["error"]) for r in table if r["expressed"]]
-        print(f"{len(done)} runs expressed: median |error| {100 * sorted(done)[len(done) // 2]:.1f} %, "
-              f"max {100 * max(done):.1f} %; {sum(e <= 0.10 for e in done)} within 10 %")
+        print(
+            f"{len(done)} runs expressed: median |error| {100 * sorted(done)[len(done) // 2]:.1f} %, "
+            f"max {100 * max(done):.1f} %; {sum(e <= 0.10 for e in done)} within 10 %"
+        )
     return 0
 
 

@@ -8,6 +8,7 @@ mem4d's one-line refusal.
 
 No term of mem4d is set from these figures: they are the references the issue's 10 % is judged against.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -62,8 +63,9 @@ class Case:
 
 def cases(measured: Path = MEASURED) -> list[Case]:
     """RUNS.md's summary table, one Case per Megatron run with a verbatim config and a memory series."""
-    stems = {p.name.split(".")[0].split("__", 1)[1]: p.name.split(".")[0]
-             for p in (measured / "megatron").glob("*.mem.json")}
+    stems = {
+        p.name.split(".")[0].split("__", 1)[1]: p.name.split(".")[0] for p in (measured / "megatron").glob("*.mem.json")
+    }
     out = []
     for line in (measured / "RUNS.md").read_text().splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -71,8 +73,15 @@ def cases(measured: Path = MEASURED) -> list[Case]:
             continue
         name, world, golden = cells[1], cells[4], cells[6]
         assumed = world == "?"
-        out.append(Case(cells[0], stems[name], RELEASE_WORLD[name] if assumed else int(world), assumed,
-                        f"golden_values_{golden}.json"))
+        out.append(
+            Case(
+                cells[0],
+                stems[name],
+                RELEASE_WORLD[name] if assumed else int(world),
+                assumed,
+                f"golden_values_{golden}.json",
+            )
+        )
     return out
 
 
@@ -100,8 +109,12 @@ def estimate(case: Case) -> dict:
         return {"refused": line.replace(str(case.config), case.config.name)}
     report = json.loads(out.getvalue())
     stage = next(s for s in report["stages"] if s["rank"] == report["rank"]["pipeline_rank"])
-    return {"allocated_bytes": report["rank"]["memory"]["allocated_bytes"], "stage": report["rank"]["stage"],
-            "config": report["config"], "components": {k: v for k, v in stage["bytes"].items() if v}}
+    return {
+        "allocated_bytes": report["rank"]["memory"]["allocated_bytes"],
+        "stage": report["rank"]["stage"],
+        "config": report["config"],
+        "components": {k: v for k, v in stage["bytes"].items() if v},
+    }
 
 
 def rows(measured: Path = MEASURED, ids: list[str] | None = None) -> list[dict]:
@@ -122,8 +135,9 @@ def tsv(table: list[dict]) -> str:
         world = f"{r['world']}{' (assumed)' if r['world_assumed'] else ''}"
         mine = f"{r['allocated_bytes'] / GiB:.3f}" if "allocated_bytes" in r else "-"
         err = f"{100 * r['error']:+.1f}" if "error" in r else "-"
-        lines.append(f"{r['id']}\t{r['stem']}\t{world}\t{r['measured_bytes'] / GiB:.3f}\t{mine}\t{err}\t"
-                     f"{r.get('refused', '')}")
+        lines.append(
+            f"{r['id']}\t{r['stem']}\t{world}\t{r['measured_bytes'] / GiB:.3f}\t{mine}\t{err}\t{r.get('refused', '')}"
+        )
     return "\n".join(lines) + "\n"
 
 

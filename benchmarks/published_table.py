@@ -1,5 +1,6 @@
 """What the tables of published measured runs share (published_megatron.py, published_titan.py): the summary line,
 the command's flags, and the files --out writes with the commit they were computed at."""
+
 from __future__ import annotations
 
 import argparse
@@ -17,8 +18,10 @@ def summary(table: list[dict]) -> str:
     done = sorted(abs(r["error"]) for r in table if "error" in r)
     line = f"{len(table)} run{'s' * (len(table) != 1)}: {len(done)} answered, {len(table) - len(done)} refused"
     if done:
-        line += (f"; |error| median {100 * done[len(done) // 2]:.1f} %, max {100 * done[-1]:.1f} %, "
-                 f"{sum(e <= 0.10 for e in done)} within 10 %")
+        line += (
+            f"; |error| median {100 * done[len(done) // 2]:.1f} %, max {100 * done[-1]:.1f} %, "
+            f"{sum(e <= 0.10 for e in done)} within 10 %"
+        )
     return line
 
 
@@ -48,8 +51,9 @@ def chosen(items: list, ids: list[str] | None, known: list[str]) -> list:
 def report(table: list[dict], tsv: Callable[[list[dict]], str], out: str | None, as_json: bool) -> None:
     """Write PREFIX.tsv (with the summary and commit) and PREFIX.jsonl where `out` is given; print the table."""
     if out:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True,
-                                cwd=ROOT).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True, cwd=ROOT
+        ).stdout.strip()
         Path(f"{out}.tsv").write_text(tsv(table) + f"# {summary(table)}; mem4d at {commit}\n")
         Path(f"{out}.jsonl").write_text("".join(json.dumps({**r, "commit": commit}) + "\n" for r in table))
     print("\n".join(json.dumps(r) for r in table) if as_json else tsv(table) + summary(table))

@@ -11,6 +11,7 @@ one-line refusal.
 
 No term of mem4d is set from these figures: they are the references the issue's 10 % is judged against.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -34,9 +35,11 @@ GiB = 2**30
 # RUNS.md section B, "Notes/assumptions": float8 is torchao's tensorwise Float8Linear; the 405B train_config's
 # enable_fsdp_float8_all_gather / precompute_float8_dynamic_scale_for_fsdp (true) assumed for every row; torchtitan
 # 9dec370 compiles the TransformerBlocks only (apply_compile), so compile.components = ["model"].
-ASSUMED = ("float8 tensorwise with enable_fsdp_float8_all_gather and precompute_float8_dynamic_scale_for_fsdp (the "
-           "405B train_config's, assumed for every row by RUNS.md); compile.components = [\"model\"] (9dec370 compiles "
-           "the blocks only)")
+ASSUMED = (
+    "float8 tensorwise with enable_fsdp_float8_all_gather and precompute_float8_dynamic_scale_for_fsdp (the "
+    "405B train_config's, assumed for every row by RUNS.md); compile.components = [\"model\"] (9dec370 compiles "
+    "the blocks only)"
+)
 
 
 @dataclass(frozen=True)
@@ -63,24 +66,41 @@ class Row:
     def job(self) -> str:
         """The torchtitan 0.2.2 job TOML this row states."""
         d = self.degrees
-        lines = [f"# {self.id} ({self.line}) of ../shared/data/measured/RUNS.md, written by benchmarks/published_titan.py",
-                 f"# assumed: {ASSUMED}" + ("; seq_len 8192 (RUNS.md: the 9dec370 train_configs')"
-                                             if self.seq_assumed else ""),
-                 "[model]", 'name = "llama3"', f'flavor = "{self.flavor}"',
-                 'converters = ["quantize.linear.float8"]' if self.float8 else "converters = []",
-                 "[training]", f"local_batch_size = {self.local_batch}", f"seq_len = {self.seq}",
-                 "[parallelism]", f"data_parallel_shard_degree = {d.get('FSDP', 1)}",
-                 f"tensor_parallel_degree = {d.get('TP', 1)}", f"pipeline_parallel_degree = {d.get('PP', 1)}",
-                 f"context_parallel_degree = {d.get('CP', 1)}"]
+        lines = [
+            f"# {self.id} ({self.line}) of ../shared/data/measured/RUNS.md, written by benchmarks/published_titan.py",
+            f"# assumed: {ASSUMED}"
+            + ("; seq_len 8192 (RUNS.md: the 9dec370 train_configs')" if self.seq_assumed else ""),
+            "[model]",
+            'name = "llama3"',
+            f'flavor = "{self.flavor}"',
+            'converters = ["quantize.linear.float8"]' if self.float8 else "converters = []",
+            "[training]",
+            f"local_batch_size = {self.local_batch}",
+            f"seq_len = {self.seq}",
+            "[parallelism]",
+            f"data_parallel_shard_degree = {d.get('FSDP', 1)}",
+            f"tensor_parallel_degree = {d.get('TP', 1)}",
+            f"pipeline_parallel_degree = {d.get('PP', 1)}",
+            f"context_parallel_degree = {d.get('CP', 1)}",
+        ]
         if d.get("PP", 1) > 1:
             lines += ['pipeline_parallel_schedule = "1F1B"', f"pipeline_parallel_microbatch_size = {self.microbatch}"]
         if self.async_tp:
             lines.append("enable_async_tensor_parallel = true")
-        lines += ["[activation_checkpoint]", f'mode = "{self.ac}"',
-                  "[compile]", f"enable = {str(self.compile).lower()}", 'components = ["model"]']
+        lines += [
+            "[activation_checkpoint]",
+            f'mode = "{self.ac}"',
+            "[compile]",
+            f"enable = {str(self.compile).lower()}",
+            'components = ["model"]',
+        ]
         if self.float8:
-            lines += ["[quantize.linear.float8]", 'recipe_name = "tensorwise"', "enable_fsdp_float8_all_gather = true",
-                      "precompute_float8_dynamic_scale_for_fsdp = true"]
+            lines += [
+                "[quantize.linear.float8]",
+                'recipe_name = "tensorwise"',
+                "enable_fsdp_float8_all_gather = true",
+                "precompute_float8_dynamic_scale_for_fsdp = true",
+            ]
         return "\n".join(lines) + "\n"
 
 
@@ -88,9 +108,22 @@ def _row(cells: list[str], other: str) -> Row:
     degrees = {k: int(v) for k, v in re.findall(r"\b(FSDP|TP|PP|CP) (\d+)", cells[4])}
     local = int(cells[5].split("/")[0])
     micro = re.search(r"microbatch (\d+)", other)
-    return Row(cells[0], cells[1], cells[2], int(cells[3]), degrees, local, int(cells[6].split()[0]),
-               "assumed" in cells[6], cells[7], cells[8] == "yes", cells[9] == "yes",
-               int(micro.group(1)) if micro else local, "AsyncTP" in other, float(cells[11]))
+    return Row(
+        cells[0],
+        cells[1],
+        cells[2],
+        int(cells[3]),
+        degrees,
+        local,
+        int(cells[6].split()[0]),
+        "assumed" in cells[6],
+        cells[7],
+        cells[8] == "yes",
+        cells[9] == "yes",
+        int(micro.group(1)) if micro else local,
+        "AsyncTP" in other,
+        float(cells[11]),
+    )
 
 
 def rows_of(measured: Path = MEASURED) -> list[Row]:
@@ -117,9 +150,12 @@ def estimate(row: Row, path: Path) -> dict:
         return {"refused": (text.splitlines()[-1] if text else f"exit {rc}").replace(str(path.parent) + "/", "")}
     report = json.loads(out.getvalue())
     stage = next(s for s in report["stages"] if s["stage"] == report["most_loaded_stage"])
-    return {**{k: report["memory"][k] for k in ("allocated_bytes", "reserved_bytes")},
-            "stage": report["most_loaded_stage"], "config": report["config"],
-            "components": {k: v for k, v in stage["bytes"].items() if v}}
+    return {
+        **{k: report["memory"][k] for k in ("allocated_bytes", "reserved_bytes")},
+        "stage": report["most_loaded_stage"],
+        "config": report["config"],
+        "components": {k: v for k, v in stage["bytes"].items() if v},
+    }
 
 
 def rows(measured: Path = MEASURED, jobs: Path = JOBS, ids: list[str] | None = None) -> list[dict]:
@@ -131,8 +167,12 @@ def rows(measured: Path = MEASURED, jobs: Path = JOBS, ids: list[str] | None = N
     for row in published_table.chosen(every, ids, [r.id for r in every]):
         path = jobs / f"{row.id}.toml"
         path.write_text(row.job())
-        entry = {**asdict(row), "job": str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path),
-                 "measured_bytes": round(row.measured_gib * GiB), **estimate(row, path)}
+        entry = {
+            **asdict(row),
+            "job": str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path),
+            "measured_bytes": round(row.measured_gib * GiB),
+            **estimate(row, path),
+        }
         if "reserved_bytes" in entry:
             entry["error"] = entry["reserved_bytes"] / entry["measured_bytes"] - 1
         out.append(entry)
@@ -145,8 +185,10 @@ def tsv(table: list[dict]) -> str:
         par = " ".join(f"{k.lower()}{v}" for k, v in r["degrees"].items())
         mine = f"{r['reserved_bytes'] / GiB:.2f}" if "reserved_bytes" in r else "-"
         err = f"{100 * r['error']:+.1f}" if "error" in r else "-"
-        lines.append(f"{r['id']}\t{r['line']}\t{r['flavor']}\t{r['gpus']}\t{par}\t{r['seq']}\t"
-                     f"{r['measured_gib']:.1f}\t{mine}\t{err}\t{r.get('refused', '')}")
+        lines.append(
+            f"{r['id']}\t{r['line']}\t{r['flavor']}\t{r['gpus']}\t{par}\t{r['seq']}\t"
+            f"{r['measured_gib']:.1f}\t{mine}\t{err}\t{r.get('refused', '')}"
+        )
     return "\n".join(lines) + "\n"
 
 

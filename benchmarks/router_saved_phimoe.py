@@ -8,6 +8,7 @@ router.
 Tiny widths (h 64, E 8 experts, 2 per token), bf16 weights and input, CPU, T = 12 tokens: each storage counted once
 (a view of a saved tensor is not a new one), the router's weight left out and its input (the normed MoE input, which
 the experts keep too) counted apart; each saved tensor listed with its shape and dtype."""
+
 from __future__ import annotations
 
 import saved_lines  # benchmarks/saved_lines.py
@@ -48,8 +49,9 @@ def saved(name: str) -> dict:
         if ptr not in params and ptr not in seen:
             seen.add(ptr)
             role = "input" if ptr == x.untyped_storage().data_ptr() else "router"
-            kept.append({"shape": list(t.shape), "dtype": str(t.dtype), "bytes": t.untyped_storage().nbytes(),
-                         "role": role})
+            kept.append(
+                {"shape": list(t.shape), "dtype": str(t.dtype), "bytes": t.untyped_storage().nbytes(), "role": role}
+            )
             if role == "router":
                 by_dtype[str(t.dtype)] = by_dtype.get(str(t.dtype), 0) + t.untyped_storage().nbytes()
         return t
@@ -57,9 +59,16 @@ def saved(name: str) -> dict:
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         logits, weights, _ = router(x)
     (weights.float().sum() + logits.float().sum()).backward()
-    return {"router": name, "torch": torch.__version__, "transformers": transformers.__version__,
-            "config": TINY | (PHIMOE if name == "phimoe" else {}), "tokens": TOKENS, "saved": kept,
-            "router_bytes": by_dtype, "router_bytes_per_token": sum(by_dtype.values()) / TOKENS}
+    return {
+        "router": name,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "config": TINY | (PHIMOE if name == "phimoe" else {}),
+        "tokens": TOKENS,
+        "saved": kept,
+        "router_bytes": by_dtype,
+        "router_bytes_per_token": sum(by_dtype.values()) / TOKENS,
+    }
 
 
 if __name__ == "__main__":

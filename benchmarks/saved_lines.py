@@ -1,5 +1,6 @@
 """The command of the scripts that list what torch's autograd saves of a model's module (olmo2_saved.py,
 vision_saved.py): one JSON line per variant, printed and, with -o, written to a file."""
+
 from __future__ import annotations
 
 import argparse

@@ -13,6 +13,7 @@ Each model's plan runs in-process at 64 and 4,096 GPUs (p and t of every power-o
 holding only the current archive's files, with the archive itself turned off, and records every cache file it asks
 for: those make the new archive (an entry no plan asks for any more is dropped).
 """
+
 from __future__ import annotations
 
 import json
@@ -44,8 +45,20 @@ def models() -> list[str]:
 
 
 def plan_argv(model: str, gpus: int, seq: int) -> list[str]:
-    return ["plan", "--model", model, "--gpus", str(gpus), "--seq", str(seq), "--gbs", str(max(gpus, 1024)),
-            "--top", "1", "--json"]
+    return [
+        "plan",
+        "--model",
+        model,
+        "--gpus",
+        str(gpus),
+        "--seq",
+        str(seq),
+        "--gbs",
+        str(max(gpus, 1024)),
+        "--top",
+        "1",
+        "--json",
+    ]
 
 
 def _plan(model: str, gpus: int) -> int:
@@ -70,8 +83,14 @@ def build() -> int:
 
     def recording(profile, switches, build, kind="", sources=(), extra=""):
         name = codegen.cache_name(profile, switches, kind, sources, extra)
-        entries[name] = {"name": name, "profile": profile, "switches": asdict(switches), "kind": kind,
-                         "sources": [str(Path(p).resolve().relative_to(ROOT)) for p in sources], "extra": extra}
+        entries[name] = {
+            "name": name,
+            "profile": profile,
+            "switches": asdict(switches),
+            "kind": kind,
+            "sources": [str(Path(p).resolve().relative_to(ROOT)) for p in sources],
+            "extra": extra,
+        }
         return original(profile, switches, build, kind, sources, extra)
 
     codegen.cached = recording
@@ -88,8 +107,7 @@ def build() -> int:
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
             for name in sorted(entries):
                 archive.write(Path(cache) / name, name)
-            archive.writestr(shipped.MANIFEST, json.dumps(sorted(entries.values(), key=lambda e: e["name"]),
-                                                          indent=0))
+            archive.writestr(shipped.MANIFEST, json.dumps(sorted(entries.values(), key=lambda e: e["name"]), indent=0))
         os.replace(tmp, shipped.ARCHIVE)
     print(f"{shipped.ARCHIVE.relative_to(ROOT)}: {len(entries)} entries, {shipped.ARCHIVE.stat().st_size:,} bytes")
     return 0

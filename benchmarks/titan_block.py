@@ -1,6 +1,7 @@
 """torchtitan's Llama TransformerBlock as its December 2024 H100 benchmark ran it (9dec370: models/llama/model.py,
 parallelisms/parallelize_llama.py), rebuilt in plain torch for benchmarks/torch_saved.py to list what it saves: the
 block, its tensor-parallel plan, its checkpointing (full, and op-level SAC's save list) and torchao's Float8 swap."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -41,8 +42,9 @@ def block(torch, sizes: dict):
             kk = rope(self.wk(x).view(b, s, -1, dh), self.freqs_cis)
             v = self.wv(x).view(b, s, -1, dh)
             kk, v = repeat_kv(kk, a // k), repeat_kv(v, a // k)
-            out = F.scaled_dot_product_attention(q.transpose(1, 2), kk.transpose(1, 2), v.transpose(1, 2),
-                                                 is_causal=True)
+            out = F.scaled_dot_product_attention(
+                q.transpose(1, 2), kk.transpose(1, 2), v.transpose(1, 2), is_causal=True
+            )
             return self.wo(out.transpose(1, 2).contiguous().view(b, s, -1))
 
     class FeedForward(nn.Module):
@@ -78,28 +80,43 @@ def tensor_parallel(torch, block, t: int, float8: str):
     "fake" process group of t ranks (torch.testing's FakeStore): every rank's shapes are rank 0's, no data moves."""
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor import Replicate, Shard
-    from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleInput, RowwiseParallel,
-                                                   SequenceParallel, parallelize_module)
+    from torch.distributed.tensor.parallel import (
+        ColwiseParallel,
+        PrepareModuleInput,
+        RowwiseParallel,
+        SequenceParallel,
+        parallelize_module,
+    )
 
     colwise, rowwise, prepare = ColwiseParallel, RowwiseParallel, PrepareModuleInput
     extra = lambda fqn: {}  # noqa: E731
     if float8 != "none":
-        from torchao.float8.float8_tensor_parallel import (Float8ColwiseParallel, Float8RowwiseParallel,
-                                                           PrepareFloat8ModuleInput)
+        from torchao.float8.float8_tensor_parallel import (
+            Float8ColwiseParallel,
+            Float8RowwiseParallel,
+            PrepareFloat8ModuleInput,
+        )
 
         colwise, rowwise, prepare = Float8ColwiseParallel, Float8RowwiseParallel, PrepareFloat8ModuleInput
         extra = lambda fqn: {"fwd_config_submodule_fqn": fqn}  # noqa: E731
     mesh = init_device_mesh("cpu", (t,))
-    parallelize_module(block, mesh, {
-        "attention_norm": SequenceParallel(),
-        "attention": prepare(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),), **extra("wq")),
-        "attention.wq": colwise(), "attention.wk": colwise(), "attention.wv": colwise(),
-        "attention.wo": rowwise(output_layouts=Shard(1)),
-        "ffn_norm": SequenceParallel(),
-        "feed_forward": prepare(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),), **extra("w1")),
-        "feed_forward.w1": colwise(), "feed_forward.w3": colwise(),
-        "feed_forward.w2": rowwise(output_layouts=Shard(1)),
-    })
+    parallelize_module(
+        block,
+        mesh,
+        {
+            "attention_norm": SequenceParallel(),
+            "attention": prepare(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),), **extra("wq")),
+            "attention.wq": colwise(),
+            "attention.wk": colwise(),
+            "attention.wv": colwise(),
+            "attention.wo": rowwise(output_layouts=Shard(1)),
+            "ffn_norm": SequenceParallel(),
+            "feed_forward": prepare(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),), **extra("w1")),
+            "feed_forward.w1": colwise(),
+            "feed_forward.w3": colwise(),
+            "feed_forward.w2": rowwise(output_layouts=Shard(1)),
+        },
+    )
     return block
 
 
@@ -110,10 +127,13 @@ def op_sac_context(torch, caches: list):
     from torch.utils.checkpoint import CheckpointPolicy, create_selective_checkpoint_contexts
 
     aten = torch.ops.aten
-    save = {aten.mm.default, aten._scaled_dot_product_efficient_attention.default,
-            aten._scaled_dot_product_flash_attention.default,
-            aten._scaled_dot_product_flash_attention_for_cpu.default,
-            torch.ops._c10d_functional.reduce_scatter_tensor.default}
+    save = {
+        aten.mm.default,
+        aten._scaled_dot_product_efficient_attention.default,
+        aten._scaled_dot_product_flash_attention.default,
+        aten._scaled_dot_product_flash_attention_for_cpu.default,
+        torch.ops._c10d_functional.reduce_scatter_tensor.default,
+    }
 
     def context():
         counts = defaultdict(int)

@@ -3,6 +3,7 @@ package's `__init__` (which imports its trainer, datasets and tokenizers): the t
 the folder, and the few third-party packages and torchtitan modules off the model's path (data loading, tokenizers,
 metrics, tensorboard, config CLI) are stand-ins whose every attribute is a placeholder class. For
 benchmarks/titan_versions.py; nothing a model's forward runs is stood in for (a stand-in called there fails loudly)."""
+
 from __future__ import annotations
 
 import importlib.abc
@@ -12,11 +13,32 @@ import types
 import typing
 from pathlib import Path
 
-THIRD_PARTY = ("torchdata", "tokenizers", "datasets", "tiktoken", "blobfile", "tensorboard", "wandb",
-               "fsspec", "tyro", "torchft", "sentencepiece", "huggingface_hub", "safetensors", "transformers")
-OFF_PATH = ("torchtitan.datasets", "torchtitan.hf_datasets", "torchtitan.components.dataloader",
-            "torchtitan.components.validate", "torchtitan.components.tokenizer", "torchtitan.components.metrics",
-            "torch.utils.tensorboard", "torchtitan.distributed.minimal_async_ep")  # the last: MoE EP kernels (triton)
+THIRD_PARTY = (
+    "torchdata",
+    "tokenizers",
+    "datasets",
+    "tiktoken",
+    "blobfile",
+    "tensorboard",
+    "wandb",
+    "fsspec",
+    "tyro",
+    "torchft",
+    "sentencepiece",
+    "huggingface_hub",
+    "safetensors",
+    "transformers",
+)
+OFF_PATH = (
+    "torchtitan.datasets",
+    "torchtitan.hf_datasets",
+    "torchtitan.components.dataloader",
+    "torchtitan.components.validate",
+    "torchtitan.components.tokenizer",
+    "torchtitan.components.metrics",
+    "torch.utils.tensorboard",
+    "torchtitan.distributed.minimal_async_ep",
+)  # the last: MoE EP kernels (triton)
 
 
 class _Placeholder(typing._ProtocolMeta):  # a Protocol's metaclass: placeholders can be mixed with torch's Stateful

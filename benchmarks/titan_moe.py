@@ -10,6 +10,7 @@ SiLU, product), the combine (the expert outputs upcast to fp32, scaled by their 
 zeros through torchtitan's deterministic_scatter_add, which saves its index), and the shared experts (a FeedForward).
 On the CPU torch's autocast to fp32 is disabled, so the router's cast is written out as CUDA's autocast does it (the
 linear's input and weight cast to fp32)."""
+
 from __future__ import annotations
 
 import titan_block as titan  # benchmarks/titan_block.py
@@ -17,6 +18,7 @@ import titan_block as titan  # benchmarks/titan_block.py
 
 def _scatter_add(torch):
     """torchtitan's ops/scatter_add.py as an autograd function's apply."""
+
     class ScatterAdd(torch.autograd.Function):
         """ops/scatter_add.py: out.scatter_add(0, index, src); backward gathers by the saved index."""
 
@@ -44,14 +46,19 @@ def _moe_class(torch, sizes: dict, sigmoid: bool, shared: bool, ep: int):
         def __init__(self):
             super().__init__()
             self.gate = nn.Linear(h, E, bias=False)
-            self.w1 = nn.Parameter(torch.randn(local, fe, h) * h ** -0.5)
-            self.w2 = nn.Parameter(torch.randn(local, h, fe) * fe ** -0.5)
-            self.w3 = nn.Parameter(torch.randn(local, fe, h) * h ** -0.5)
+            self.w1 = nn.Parameter(torch.randn(local, fe, h) * h**-0.5)
+            self.w2 = nn.Parameter(torch.randn(local, h, fe) * fe**-0.5)
+            self.w3 = nn.Parameter(torch.randn(local, fe, h) * h**-0.5)
             self.register_buffer("expert_bias", torch.zeros(E))
             self.register_buffer("tokens_per_expert", torch.zeros(E))
             if shared:
-                self.shared = nn.ModuleDict({"w1": nn.Linear(h, fs, bias=False), "w2": nn.Linear(fs, h, bias=False),
-                                             "w3": nn.Linear(h, fs, bias=False)})
+                self.shared = nn.ModuleDict(
+                    {
+                        "w1": nn.Linear(h, fs, bias=False),
+                        "w2": nn.Linear(fs, h, bias=False),
+                        "w3": nn.Linear(h, fs, bias=False),
+                    }
+                )
 
         def router(self, x):
             scores = F.linear(x.float(), self.gate.weight.float())  # autocast(float32) around the gate
@@ -140,11 +147,17 @@ def op_sac_context(torch, caches: list):
 
     aten = torch.ops.aten
     save = {op.default for op in get_default_op_list().compute_intensive_ops}
-    save |= {aten._scaled_dot_product_cudnn_attention.default, aten._scaled_dot_product_attention_math.default,
-             aten._scaled_dot_product_fused_attention_overrideable.default, aten.max.default, aten.linear.default,
-             aten.topk.default, torch.ops._c10d_functional.reduce_scatter_tensor.default,
-             torch.ops._c10d_functional.all_to_all_single.default,
-             aten._scaled_dot_product_flash_attention_for_cpu.default}
+    save |= {
+        aten._scaled_dot_product_cudnn_attention.default,
+        aten._scaled_dot_product_attention_math.default,
+        aten._scaled_dot_product_fused_attention_overrideable.default,
+        aten.max.default,
+        aten.linear.default,
+        aten.topk.default,
+        torch.ops._c10d_functional.reduce_scatter_tensor.default,
+        torch.ops._c10d_functional.all_to_all_single.default,
+        aten._scaled_dot_product_flash_attention_for_cpu.default,
+    }
     mm_ops = (aten.mm.default, aten.linear.default)
 
     def context():

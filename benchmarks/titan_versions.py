@@ -15,6 +15,7 @@ wheel (`pip download --no-deps torchtitan==0.1.0`). The package's `__init__` and
 are not run (stand-ins for datasets, tokenizers, tensorboard and the like: nothing of them is on the model's path);
 the model's modules are. torch.compile is not listed: inductor's CPU partitioner is not the CUDA run's, so what a
 compiled block saves on the GPU cannot be read off this machine (benchmarks/torch_saved.py lists the CPU cut)."""
+
 from __future__ import annotations
 
 import argparse
@@ -25,11 +26,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-ENTRY = {"9dec370": ("torchtitan.models.llama", "pytorch/torchtitan@9dec370 torchtitan/models/llama/model.py"),
-         "0.1.0": ("torchtitan.models.llama3", "torchtitan 0.1.0 torchtitan/models/llama3/model/model.py"),
-         "0.2.2": ("torchtitan.models.llama3", "torchtitan 0.2.2 torchtitan/models/llama3/model/model.py"),
-         "0.3.0": ("torchtitan.models.llama3", "torchtitan 0.3.0 torchtitan/models/llama3/model.py, "
-                                               "models/common/{decoder,attention,rope,feed_forward}.py")}
+ENTRY = {
+    "9dec370": ("torchtitan.models.llama", "pytorch/torchtitan@9dec370 torchtitan/models/llama/model.py"),
+    "0.1.0": ("torchtitan.models.llama3", "torchtitan 0.1.0 torchtitan/models/llama3/model/model.py"),
+    "0.2.2": ("torchtitan.models.llama3", "torchtitan 0.2.2 torchtitan/models/llama3/model/model.py"),
+    "0.3.0": (
+        "torchtitan.models.llama3",
+        "torchtitan 0.3.0 torchtitan/models/llama3/model.py, models/common/{decoder,attention,rope,feed_forward}.py",
+    ),
+}
 B, S, V = 2, 64, 2048
 
 
@@ -40,8 +45,9 @@ def model_of(torch, version: str):
 
     package = importlib.import_module(ENTRY[version][0])
     if version == "9dec370":
-        model = package.Transformer.from_model_args(dataclasses.replace(package.llama3_configs["debugmodel"],
-                                                                        vocab_size=V))
+        model = package.Transformer.from_model_args(
+            dataclasses.replace(package.llama3_configs["debugmodel"], vocab_size=V)
+        )
     elif version == "0.1.0":
         args = dataclasses.replace(package.llama3_configs["debugmodel"], vocab_size=V)
         model = importlib.import_module("torchtitan.models.llama3.model.model").Transformer(args)
@@ -58,7 +64,8 @@ def model_of(torch, version: str):
         attention = importlib.import_module("torchtitan.models.common.attention")
         for layer in model.layers.values():
             layer.attention.inner_attention = attention.ScaledDotProductAttention(
-                attention.ScaledDotProductAttention.Config())
+                attention.ScaledDotProductAttention.Config()
+            )
         with torch.no_grad():
             model.init_weights()
     for param in model.parameters():
@@ -110,12 +117,23 @@ def listing(torch, version: str, float8: str) -> dict:
         if t is None or t.untyped_storage().data_ptr() in weights | seen:
             continue
         seen.add(t.untyped_storage().data_ptr())
-        saved.append({"shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch."),
-                      "bytes": t.untyped_storage().nbytes(), "is_input": t.untyped_storage().data_ptr() == state["input"]})
+        saved.append(
+            {
+                "shape": list(t.shape),
+                "dtype": str(t.dtype).removeprefix("torch."),
+                "bytes": t.untyped_storage().nbytes(),
+                "is_input": t.untyped_storage().data_ptr() == state["input"],
+            }
+        )
     out.float().mean().backward()
     h = block.attention_norm.weight.shape[0]
-    return {"float8": float8, "sizes": {"b": B, "s": S, "h": h, "v": V}, "tensors": saved,
-            "bytes": sum(t["bytes"] for t in saved), "bytes_per_token_h": sum(t["bytes"] for t in saved) / (B * S * h)}
+    return {
+        "float8": float8,
+        "sizes": {"b": B, "s": S, "h": h, "v": V},
+        "tensors": saved,
+        "bytes": sum(t["bytes"] for t in saved),
+        "bytes_per_token_h": sum(t["bytes"] for t in saved) / (B * S * h),
+    }
 
 
 def run_one(version: str, root: str) -> list[dict]:
@@ -128,11 +146,19 @@ def run_one(version: str, root: str) -> list[dict]:
 
     try:
         import torchao
+
         ao = torchao.__version__
     except ImportError:
         ao = None
-    head = {"version": version, "code": ENTRY[version][1], "torch": torch.__version__, "torchao": ao,
-            "python": platform.python_version(), "device": "cpu", "date": datetime.date.today().isoformat()}
+    head = {
+        "version": version,
+        "code": ENTRY[version][1],
+        "torch": torch.__version__,
+        "torchao": ao,
+        "python": platform.python_version(),
+        "device": "cpu",
+        "date": datetime.date.today().isoformat(),
+    }
     out = []
     for float8 in ("none", "tensorwise") if ao else ("none",):
         try:

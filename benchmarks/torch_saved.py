@@ -32,6 +32,7 @@ by a node that died before backward (an op whose output was dropped) is not.
 What differs from the benchmark's run (each line records torch's version and the device): this torch's partitioner,
 not the 2024 nightly's; inductor's CPU backend (the partitioner is the same code for both devices, the kernels it
 fuses into are not)."""
+
 from __future__ import annotations
 
 import argparse
@@ -45,13 +46,17 @@ import titan_moe  # benchmarks/titan_moe.py
 
 # distinct sizes (each saved tensor's shape names it) in Llama 3's ratios (k/a = 1/4, f/h = 3.5 near 2.9), k/t > 1;
 # and Llama 3 8B's own widths at a short sequence: the partitioner's cut depends on the widths' ratios
-SIZES = {"small": dict(b=3, s=48, h=256, a=16, k=4, f=736, v=1000),
-         "llama3-8b": dict(b=1, s=64, h=4096, a=32, k=8, f=14336, v=128256)}
+SIZES = {
+    "small": dict(b=3, s=48, h=256, a=16, k=4, f=736, v=1000),
+    "llama3-8b": dict(b=1, s=64, h=4096, a=32, k=8, f=14336, v=128256),
+}
 TP = 2  # the tensor-parallel listings' degree
 # the MoE block's sizes (the attention's as "small"; _grouped_mm wants 16-byte strides): softmax top-2 of 8 experts with
 # no shared experts (Mixtral's routing), and sigmoid top-3 of 16 with shared experts (DeepSeek-V3's)
-MOE_SIZES = {"moe-softmax": dict(SIZES["small"], E=8, k_e=2, f_e=192, f_s=0, sigmoid=False),
-             "moe-sigmoid-shared": dict(SIZES["small"], E=16, k_e=3, f_e=96, f_s=160, sigmoid=True)}
+MOE_SIZES = {
+    "moe-softmax": dict(SIZES["small"], E=8, k_e=2, f_e=192, f_s=0, sigmoid=False),
+    "moe-sigmoid-shared": dict(SIZES["small"], E=16, k_e=3, f_e=96, f_s=160, sigmoid=True),
+}
 
 
 def _per_token(shape: list, sizes: dict, t: int) -> bool:
@@ -59,7 +64,9 @@ def _per_token(shape: list, sizes: dict, t: int) -> bool:
     sequence is sharded, or an MoE layer's [k_e b s, ...]), not a weight's cast or the checkpoint's RNG state."""
     b, s = sizes["b"], sizes["s"]
     routed = [b * s * sizes["k_e"]] if "k_e" in sizes else []  # an MoE layer's N = k_e b s rows
-    return any(n in shape for n in (b * s, b * s // t, *routed)) or (b in shape and any(n in shape for n in (s, s // t)))
+    return any(n in shape for n in (b * s, b * s // t, *routed)) or (
+        b in shape and any(n in shape for n in (s, s // t))
+    )
 
 
 def _held(torch, t) -> list:
@@ -82,8 +89,9 @@ def _recorder(torch, module, x, sizes: dict, tp: int):
     backward (an op whose output was dropped, as topk's values in the router) is not held, so not listed."""
     import weakref
 
-    weights = {t.untyped_storage().data_ptr()
-               for p in [*module.parameters(), *module.buffers()] for t in _held(torch, p)}
+    weights = {
+        t.untyped_storage().data_ptr() for p in [*module.parameters(), *module.buffers()] for t in _held(torch, p)
+    }
     packed = []
 
     def pack(tensor):
@@ -99,9 +107,15 @@ def _recorder(torch, module, x, sizes: dict, tp: int):
             ptr = t.untyped_storage().data_ptr()
             if ptr not in weights and ptr not in seen:
                 seen.add(ptr)
-                saved.append({"shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch."),
-                              "bytes": t.untyped_storage().nbytes(), "is_input": ptr == x.untyped_storage().data_ptr(),
-                              "per_token": _per_token(list(t.shape), sizes, tp)})
+                saved.append(
+                    {
+                        "shape": list(t.shape),
+                        "dtype": str(t.dtype).removeprefix("torch."),
+                        "bytes": t.untyped_storage().nbytes(),
+                        "is_input": ptr == x.untyped_storage().data_ptr(),
+                        "per_token": _per_token(list(t.shape), sizes, tp),
+                    }
+                )
         return saved
 
     return pack, held
@@ -136,9 +150,14 @@ def head_listing(torch, sizes: dict, tp: int = 1) -> dict:
         from torch.distributed.tensor import Shard
         from torch.distributed.tensor.parallel import ColwiseParallel, SequenceParallel, parallelize_module
 
-        parallelize_module(head, init_device_mesh("cpu", (tp,)), {
-            "norm": SequenceParallel(),
-            "output": ColwiseParallel(input_layouts=Shard(1), output_layouts=Shard(-1), use_local_output=False)})
+        parallelize_module(
+            head,
+            init_device_mesh("cpu", (tp,)),
+            {
+                "norm": SequenceParallel(),
+                "output": ColwiseParallel(input_layouts=Shard(1), output_layouts=Shard(-1), use_local_output=False),
+            },
+        )
     x = torch.randn(sizes["b"], sizes["s"] // tp, sizes["h"], dtype=torch.bfloat16, requires_grad=True)
     labels = torch.randint(0, sizes["v"], (sizes["b"], sizes["s"]))
     pack, held = _recorder(torch, head, x, sizes, tp)
@@ -158,8 +177,9 @@ def listing(torch, mode: str, compiled: bool, sizes: dict, float8: str = "none",
     group) where `sizes` has experts."""
     torch.manual_seed(0)
     moe = "E" in sizes
-    block = (titan_moe.moe_block(torch, sizes, sizes["sigmoid"], sizes["f_s"] > 0, ep) if moe
-             else titan.block(torch, sizes))
+    block = (
+        titan_moe.moe_block(torch, sizes, sizes["sigmoid"], sizes["f_s"] > 0, ep) if moe else titan.block(torch, sizes)
+    )
     if float8 != "none":
         block = titan.float8(torch, block, float8)
     if tp > 1:
@@ -181,10 +201,20 @@ def listing(torch, mode: str, compiled: bool, sizes: dict, float8: str = "none",
                         pack(leaf.val)
     saved = held()
     out.float().pow(2).mean().backward()  # the listing's tensors are those backward used
-    source = {"block": "9dec370 TransformerBlock, its FeedForward torchtitan 0.3.0's MoE (benchmarks/titan_moe.py)",
-              "ep": ep}
-    return {**(source if moe else {}), "part": "moe_block" if moe else "block", "mode": mode, "compiled": compiled,
-            "float8": float8, "tp": tp, "tensors": saved, "bytes": sum(t["bytes"] for t in saved)}
+    source = {
+        "block": "9dec370 TransformerBlock, its FeedForward torchtitan 0.3.0's MoE (benchmarks/titan_moe.py)",
+        "ep": ep,
+    }
+    return {
+        **(source if moe else {}),
+        "part": "moe_block" if moe else "block",
+        "mode": mode,
+        "compiled": compiled,
+        "float8": float8,
+        "tp": tp,
+        "tensors": saved,
+        "bytes": sum(t["bytes"] for t in saved),
+    }
 
 
 def _row(torch, name: str, mode: str, compiled: bool, float8: str, tp: int, ep: int = 1) -> dict:
@@ -196,8 +226,15 @@ def _row(torch, name: str, mode: str, compiled: bool, float8: str, tp: int, ep: 
         return {**head, **listing(torch, mode, compiled, sizes, float8, tp, ep)}
     except Exception as err:  # noqa: BLE001 - recorded in the output, not raised
         moe = {"part": "moe_block", "ep": ep} if name in MOE_SIZES else {"part": "block"}
-        return {**head, **moe, "mode": mode, "compiled": compiled, "float8": float8, "tp": tp,
-                "error": f"{type(err).__name__}: {str(err).splitlines()[0][:300]}"}
+        return {
+            **head,
+            **moe,
+            "mode": mode,
+            "compiled": compiled,
+            "float8": float8,
+            "tp": tp,
+            "error": f"{type(err).__name__}: {str(err).splitlines()[0][:300]}",
+        }
 
 
 def main() -> int:
@@ -220,22 +257,36 @@ def main() -> int:
 
     dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=TP)
     modes = ("none", "selective", "full")
-    rows = [_row(torch, name, mode, compiled, float8, tp) for name in SIZES for tp in (1, TP)
-            for float8 in (recipes if tp == 1 else recipes[:2]) for compiled in (False, True) for mode in modes]
+    rows = [
+        _row(torch, name, mode, compiled, float8, tp)
+        for name in SIZES
+        for tp in (1, TP)
+        for float8 in (recipes if tp == 1 else recipes[:2])
+        for compiled in (False, True)
+        for mode in modes
+    ]
     rows += [_row(torch, name, mode, False, "none", 1, ep) for name in MOE_SIZES for ep in (1, TP) for mode in modes]
-    rows += [{"name": name, "sizes": SIZES[name], **head_listing(torch, SIZES[name], tp)} for name in SIZES
-             for tp in (1, TP)]
+    rows += [
+        {"name": name, "sizes": SIZES[name], **head_listing(torch, SIZES[name], tp)} for name in SIZES for tp in (1, TP)
+    ]
     dist.destroy_process_group()
-    meta = {"torch": torch.__version__, "python": platform.python_version(), "device": "cpu",
-            "date": datetime.date.today().isoformat(),
-            "torchao": getattr(torchao, "__version__", None),
-            "block": "torchtitan 9dec370 models/llama/model.py TransformerBlock, bf16 weights"}
+    meta = {
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "device": "cpu",
+        "date": datetime.date.today().isoformat(),
+        "torchao": getattr(torchao, "__version__", None),
+        "block": "torchtitan 9dec370 models/llama/model.py TransformerBlock, bf16 weights",
+    }
     with open(args.out, "w") as out:
         out.writelines(json.dumps({**meta, **row}) + "\n" for row in rows)
     for row in rows:
         what = f"{len(row['tensors']):2} tensors {row['bytes']:11,} B" if "error" not in row else row["error"][:60]
-        kind = ("head" if row.get("part") == "head"
-                else f"{row['float8']:10} {row['mode']:9} compiled={row['compiled']!s:5}")
+        kind = (
+            "head"
+            if row.get("part") == "head"
+            else f"{row['float8']:10} {row['mode']:9} compiled={row['compiled']!s:5}"
+        )
         print(f"{row['name']:9} tp{row['tp']} {kind} {what}")
     return 0
 

@@ -7,6 +7,7 @@ over 80 %; every row it cannot state, with the reason.
 
 No term of mem4d is set from these rows: they are the references deliverable 3's "none above 100 %" is judged against.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,16 +28,33 @@ DATA = ROOT.parent / "shared" / "data"
 ROWS = DATA / "throughput" / "ROWS.tsv"
 CARDS = DATA / "hardware" / "CARDS.tsv"
 GiB = 2**30
-CARD = {"H100": "H100 SXM5 80GB", "B200": "B200 (HGX/DGX B200)", "B300": "B300 (HGX/DGX B300, Blackwell Ultra)",
-        "GB200": "GB200 (per GPU, GB200 NVL72)", "GB300": "GB300 (per GPU, GB300 NVL72)"}
-MODELS = {"LLAMA3_8B": "llama3-8b", "LLAMA3_70B": "llama3-70b", "LLAMA3.1_405B": "llama3.1-405b",
-          "Qwen3_30B_a3B": "qwen3-30b-a3b", "Qwen3_235B_a22B": "qwen3-235b-a22b",
-          "GPT OSS 120B": str(DATA / "configs/gpt-oss-120b.json")}
+CARD = {
+    "H100": "H100 SXM5 80GB",
+    "B200": "B200 (HGX/DGX B200)",
+    "B300": "B300 (HGX/DGX B300, Blackwell Ultra)",
+    "GB200": "GB200 (per GPU, GB200 NVL72)",
+    "GB300": "GB300 (per GPU, GB300 NVL72)",
+}
+MODELS = {
+    "LLAMA3_8B": "llama3-8b",
+    "LLAMA3_70B": "llama3-70b",
+    "LLAMA3.1_405B": "llama3.1-405b",
+    "Qwen3_30B_a3B": "qwen3-30b-a3b",
+    "Qwen3_235B_a22B": "qwen3-235b-a22b",
+    "GPT OSS 120B": str(DATA / "configs/gpt-oss-120b.json"),
+}
 # MODELS.md 0: "FP8" / "FP8-CS" = bf16_with_fp8_current_scaling_mixed (tensorwise, fp8_param_gather=True);
 # "MXFP8" / "FP8-MX" = bf16_with_mxfp8_mixed (fp8_param_gather=True); "FP8-CS (FP8-MX)": the first named; MODELS.md 0:
 # "NVFP4" = bf16_with_nvfp4_mixed (TE NVFP4BlockScaling, fp4_param_gather=True, first_last_layers_bf16=False)
-FP8 = {"BF16": "none", "FP8": "tensorwise", "FP8-CS": "tensorwise", "FP8-CS (FP8-MX)": "tensorwise",
-       "MXFP8": "mxfp8", "FP8-MX": "mxfp8", "NVFP4": "nvfp4"}
+FP8 = {
+    "BF16": "none",
+    "FP8": "tensorwise",
+    "FP8-CS": "tensorwise",
+    "FP8-CS (FP8-MX)": "tensorwise",
+    "MXFP8": "mxfp8",
+    "FP8-MX": "mxfp8",
+    "NVFP4": "nvfp4",
+}
 # Megatron-Bridge 0.3.1 models/llama/llama_provider.py:45 and gpt_oss/gpt_oss_provider.py:81: bias_activation_fusion
 # True (Megatron-Core's fused SwiGLU); Qwen3's provider keeps TransformerConfig's False (megatron-core 0.16.1
 # transformer/transformer_config.py:354)
@@ -70,18 +88,27 @@ def card_bytes(gpu: str) -> int:
 # (GB300/B300 V1 lines 45-52 and 62-69 at every tag: EP64, MBS4, TE CUDA graphs attn, moe_router, moe_preprocess;
 # GB200/B200 V1 54-60 and 71-77: EP64, MBS4, recompute layernorm, moe_act; V2 at v0.4.0 and v0.4.2 lines 96-122):
 # (ep, recompute modules, CUDA-graph scope) of the presets that dispatch all-to-all; the others' reasons
-GPT_OSS_BF16 = {("GB300", rel): (64, None, "attn,moe_router,moe_preprocess") for rel in ("26.02", "26.02.01", "26.04",
-                                                                                          "26.04.01")}
-GPT_OSS_BF16.update({("B300", "26.02"): (64, None, "attn,moe_router,moe_preprocess"), ("B300", "26.02.01"): (64, None,
-                     "attn,moe_router,moe_preprocess"), ("GB200", "26.02"): (64, "layernorm,moe_act", None),
-                     ("GB200", "26.02.01"): (64, "layernorm,moe_act", None), ("B200", "26.02"): (64,
-                     "layernorm,moe_act", None), ("B200", "26.02.01"): (64, "layernorm,moe_act", None),
-                     ("B200", "26.04.01"): (8, "layernorm,moe_act", None)})
-GPT_OSS_UNSTATED = {("GB200", "26.04"): "HybridEP flex dispatcher with EP-comm overlap (v0.4.0 V2)",
-                    ("GB200", "26.04.01"): "EP-comm overlap with delayed wgrad (v0.4.2 V2)",
-                    ("B300", "26.04"): "HybridEP flex dispatcher (v0.4.0 V2)",
-                    ("B300", "26.04.01"): "HybridEP flex dispatcher (v0.4.2 V2)",
-                    ("B200", "26.04"): "HybridEP flex dispatcher (v0.4.0 V2)"}
+GPT_OSS_BF16 = {
+    ("GB300", rel): (64, None, "attn,moe_router,moe_preprocess") for rel in ("26.02", "26.02.01", "26.04", "26.04.01")
+}
+GPT_OSS_BF16.update(
+    {
+        ("B300", "26.02"): (64, None, "attn,moe_router,moe_preprocess"),
+        ("B300", "26.02.01"): (64, None, "attn,moe_router,moe_preprocess"),
+        ("GB200", "26.02"): (64, "layernorm,moe_act", None),
+        ("GB200", "26.02.01"): (64, "layernorm,moe_act", None),
+        ("B200", "26.02"): (64, "layernorm,moe_act", None),
+        ("B200", "26.02.01"): (64, "layernorm,moe_act", None),
+        ("B200", "26.04.01"): (8, "layernorm,moe_act", None),
+    }
+)
+GPT_OSS_UNSTATED = {
+    ("GB200", "26.04"): "HybridEP flex dispatcher with EP-comm overlap (v0.4.0 V2)",
+    ("GB200", "26.04.01"): "EP-comm overlap with delayed wgrad (v0.4.2 V2)",
+    ("B300", "26.04"): "HybridEP flex dispatcher (v0.4.0 V2)",
+    ("B300", "26.04.01"): "HybridEP flex dispatcher (v0.4.2 V2)",
+    ("B200", "26.04"): "HybridEP flex dispatcher (v0.4.0 V2)",
+}
 
 
 def gpt_oss_reason(row: dict) -> str | None:
@@ -117,18 +144,26 @@ def unstated(row: dict) -> str | None:
     """Why a row cannot be stated with MODELS.md's settings, or None."""
     name = row["model"].split(" (")[0]
     if name == "Kimi_K2":
-        return ("Megatron-Bridge's distributed (layer-wise) Muon over latent attention (MODELS.md 6: mem4d deals a "
-                "plain transformer's parameters, components/layerwise.py; Muon's split of MLA's and MTP's is not "
-                "modelled) and FP8 with MLA are not modelled")
+        return (
+            "Megatron-Bridge's distributed (layer-wise) Muon over latent attention (MODELS.md 6: mem4d deals a "
+            "plain transformer's parameters, components/layerwise.py; Muon's split of MLA's and MTP's is not "
+            "modelled) and FP8 with MLA are not modelled"
+        )
     if name == "Nemotron_3_Super":  # its MoE blocks are modelled (configs/nvidia-nemotron-3-super-...json)
-        return ("MXFP8/NVFP4 with Mamba-2 layers, the HybridEP flex dispatcher and TE CUDA graphs (MODELS.md 9) are "
-                "not modelled (its MTP layer repeated by one shared module is)")
+        return (
+            "MXFP8/NVFP4 with Mamba-2 layers, the HybridEP flex dispatcher and TE CUDA graphs (MODELS.md 9) are "
+            "not modelled (its MTP layer repeated by one shared module is)"
+        )
     if name.startswith("Nemotron"):
-        return ("no mem4d model for Nemotron 3 Nano (MODELS.md 7 gives its shape but no published config.json here); "
-                "also FP8/MXFP8 with Mamba-2 layers, HybridEP and TE CUDA graphs are not modelled")
+        return (
+            "no mem4d model for Nemotron 3 Nano (MODELS.md 7 gives its shape but no published config.json here); "
+            "also FP8/MXFP8 with Mamba-2 layers, HybridEP and TE CUDA graphs are not modelled"
+        )
     if name == "DeepSeekV3":
-        return ("flex dispatcher (HybridEP/DeepEP), CUDA graphs and PP layouts of unequal chunks over dense and MoE "
-                "layers (MODELS.md 1) are not modelled")
+        return (
+            "flex dispatcher (HybridEP/DeepEP), CUDA graphs and PP layouts of unequal chunks over dense and MoE "
+            "layers (MODELS.md 1) are not modelled"
+        )
     if name not in MODELS:
         return f"no mem4d model for {name}"
     if row["precision"] not in FP8:
@@ -136,9 +171,11 @@ def unstated(row: dict) -> str | None:
     if name == "Qwen3_235B_a22B":
         return moe_reason(name, row)
     if name == "LLAMA3_70B" and row["fsdp"] not in ("", "0"):
-        return ("Megatron-FSDP's FP8 parameters (their transpose cache released after each module: megatron-core 0.16.1 "
-                "megatron_fsdp.py, keep_fp8_transpose_cache=False) and fsdp_double_buffer (MODELS.md 12) are not "
-                "modelled; its CPU activation offload of 20/40 layers is (--cpu-offload-layers)")
+        return (
+            "Megatron-FSDP's FP8 parameters (their transpose cache released after each module: megatron-core 0.16.1 "
+            "megatron_fsdp.py, keep_fp8_transpose_cache=False) and fsdp_double_buffer (MODELS.md 12) are not "
+            "modelled; its CPU activation offload of 20/40 layers is (--cpu-offload-layers)"
+        )
     if name == "LLAMA3_8B" and row["fsdp"] not in ("", "0"):
         return "recompute_num_layers=5 and Megatron-FSDP (MODELS.md 11) are not expressible"
     if name == "LLAMA3_8B" and row["release"] == "25.11":
@@ -178,15 +215,31 @@ def job(row: dict) -> tuple:
         graphs = {"cuda_graph": "transformer_engine", "cuda_graph_scope": scope} if scope else {}
     fp8 = FP8[row["precision"]]
     moe = name.startswith(("Qwen", "GPT"))
-    training = Training(d=int(row["n_gpus"]) // (t * p * c), t=t, p=p, c=c, vpp=_int(row["vp"]), s=int(row["seq"]),
-                        b=int(row["mbs"]), gbs=int(row["gbs"]), sp=t > 1, zero=1, recompute=recompute,
-                        recompute_modules=modules, fp8=fp8, fp8_param_gather=fp8 != "none",
-                        swiglu_fusion=name in SWIGLU_FUSION, logits="bf16",  # gpt_provider.py:185 fused CE
-                        grad_dtype=GRAD_DTYPE, account_embedding=name in ACCOUNTED, account_loss=name in ACCOUNTED,
-                        tp_comm_overlap=userbuffers(row) and t > 1,  # Megatron-LM turns it off at t = 1
-                        fp8_transpose=row["gpu"] not in BLACKWELL,
-                        **graphs,
-                        **({"ep": _int(row["ep"]), "etp": _int(row["etp"])} if moe else {}))
+    training = Training(
+        d=int(row["n_gpus"]) // (t * p * c),
+        t=t,
+        p=p,
+        c=c,
+        vpp=_int(row["vp"]),
+        s=int(row["seq"]),
+        b=int(row["mbs"]),
+        gbs=int(row["gbs"]),
+        sp=t > 1,
+        zero=1,
+        recompute=recompute,
+        recompute_modules=modules,
+        fp8=fp8,
+        fp8_param_gather=fp8 != "none",
+        swiglu_fusion=name in SWIGLU_FUSION,
+        logits="bf16",  # gpt_provider.py:185 fused CE
+        grad_dtype=GRAD_DTYPE,
+        account_embedding=name in ACCOUNTED,
+        account_loss=name in ACCOUNTED,
+        tp_comm_overlap=userbuffers(row) and t > 1,  # Megatron-LM turns it off at t = 1
+        fp8_transpose=row["gpu"] not in BLACKWELL,
+        **graphs,
+        **({"ep": _int(row["ep"]), "etp": _int(row["etp"])} if moe else {}),
+    )
     return shape, training
 
 
@@ -207,29 +260,64 @@ def evaluate(rows: list[dict]) -> tuple[list[dict], list[dict]]:
         stage = est.most_loaded_stage["bytes"] if est.peak_from != "total" else est.bytes
         parts = sorted(((k, v) for k, v in stage.items() if k != "total"), key=lambda kv: -kv[1])
         card = card_bytes(row["gpu"])
-        stated.append({**row, "peak": est.peak, "card": card, "fraction": est.peak / card,
-                       "largest": " ".join(f"{k}={v / GiB:.1f}" for k, v in parts[:3])})
+        stated.append(
+            {
+                **row,
+                "peak": est.peak,
+                "card": card,
+                "fraction": est.peak / card,
+                "largest": " ".join(f"{k}={v / GiB:.1f}" for k, v in parts[:3]),
+            }
+        )
     return stated, skipped
 
 
-KEYS = ("release", "system", "model", "n_gpus", "precision", "gbs", "mbs", "seq", "fsdp", "tp", "pp", "cp", "vp",
-        "ep", "etp")
+KEYS = (
+    "release",
+    "system",
+    "model",
+    "n_gpus",
+    "precision",
+    "gbs",
+    "mbs",
+    "seq",
+    "fsdp",
+    "tp",
+    "pp",
+    "cp",
+    "vp",
+    "ep",
+    "etp",
+)
 
 
 def table(stated: list[dict], skipped: list[dict]) -> str:
     """The TSV: a summary line, the stated rows (peak GiB, card GiB, percent, largest components, what
     is left out), the refused with their reason."""
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                            check=False).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False
+    ).stdout.strip()
     over = [r for r in stated if r["fraction"] > 1]
     high = [r for r in stated if r["fraction"] > 0.8]
-    head = (f"# {len(stated)} of {len(stated) + len(skipped)} rows stated at {commit}: {len(over)} above 100 % of "
-            f"the card, {len(high)} above 80 %" +
-            (f", max {100 * max(r['fraction'] for r in stated):.1f} %" if stated else ""))
+    head = (
+        f"# {len(stated)} of {len(stated) + len(skipped)} rows stated at {commit}: {len(over)} above 100 % of "
+        f"the card, {len(high)} above 80 %"
+        + (f", max {100 * max(r['fraction'] for r in stated):.1f} %" if stated else "")
+    )
     lines = [head, "\t".join((*KEYS, "peak_GiB", "card_GiB", "card_pct", "largest_GiB", "reason"))]
     for r in sorted(stated, key=lambda r: -r["fraction"]):
-        lines.append("\t".join((*(r[k] for k in KEYS), f"{r['peak'] / GiB:.2f}", f"{r['card'] / GiB:.2f}",
-                                f"{100 * r['fraction']:.1f}", r["largest"] if r["fraction"] > 0.8 else "", caveat(r))))
+        lines.append(
+            "\t".join(
+                (
+                    *(r[k] for k in KEYS),
+                    f"{r['peak'] / GiB:.2f}",
+                    f"{r['card'] / GiB:.2f}",
+                    f"{100 * r['fraction']:.1f}",
+                    r["largest"] if r["fraction"] > 0.8 else "",
+                    caveat(r),
+                )
+            )
+        )
     for r in skipped:
         lines.append("\t".join((*(r[k] for k in KEYS), "", "", "", "", r["reason"])))
     return "\n".join(lines) + "\n"

@@ -7,6 +7,7 @@ Tiny widths, all distinct, bf16 weights and input, CPU. Each storage is counted 
 not a new one); the parameters (a linear keeps its weight for the input's gradient) are left out. transformers'
 "sdpa" path (its default) runs the kernel per image and concatenates the outputs, so proj's input is a copy of what
 the kernel keeps; "eager" keeps the scores and probabilities besides (listed, not modelled)."""
+
 from __future__ import annotations
 
 import saved_lines  # benchmarks/saved_lines.py
@@ -19,9 +20,19 @@ try:  # torch and transformers run it; --help needs neither (tests/test_benchmar
 except ImportError:
     torch = None
 
-TINY = {"depth": 3, "hidden_size": 48, "intermediate_size": 112, "num_heads": 4, "in_channels": 3, "patch_size": 4,
-        "temporal_patch_size": 2, "spatial_merge_size": 2, "out_hidden_size": 80, "num_position_embeddings": 16,
-        "deepstack_visual_indexes": [1]}
+TINY = {
+    "depth": 3,
+    "hidden_size": 48,
+    "intermediate_size": 112,
+    "num_heads": 4,
+    "in_channels": 3,
+    "patch_size": 4,
+    "temporal_patch_size": 2,
+    "spatial_merge_size": 2,
+    "out_hidden_size": 80,
+    "num_position_embeddings": 16,
+    "deepstack_visual_indexes": [1],
+}
 GRID = (1, 8, 6)  # one image: t, h, w in patches (48 patches, 12 image tokens)
 
 
@@ -37,8 +48,15 @@ def saved(kernel: str) -> dict:
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda x: x):
         out = model(pixels, grid_thw=torch.tensor([GRID]))
     out.pooler_output.float().sum().backward()
-    return {"kernel": kernel, "torch": torch.__version__, "transformers": transformers.__version__, "config": TINY,
-            "grid_thw": GRID, "image_tokens": n // 4, "saved_bytes": pack.by_dtype}
+    return {
+        "kernel": kernel,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "config": TINY,
+        "grid_thw": GRID,
+        "image_tokens": n // 4,
+        "saved_bytes": pack.by_dtype,
+    }
 
 
 if __name__ == "__main__":

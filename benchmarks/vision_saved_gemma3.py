@@ -6,6 +6,7 @@ Run by hand (needs torch and transformers, which mem4d does not depend on):
 
 Tiny widths, all distinct, bf16 weights and input, CPU, as benchmarks/vision_saved_llama4.py does for Llama 4's tower:
 each storage counted once (a view of a saved tensor is not a new one); the parameters and buffers are left out."""
+
 from __future__ import annotations
 
 import saved_lines  # benchmarks/saved_lines.py
@@ -21,8 +22,17 @@ except ImportError:
 
 # hidden 48 in 4 heads, 8 x 8 patches of 4 x 4 pixels per image, pooled 2 x 2 into 16 image tokens; no pooling head
 # (Gemma 3's published vision_use_head false)
-TINY = {"model_type": "siglip_vision_model", "hidden_size": 48, "intermediate_size": 112, "num_hidden_layers": 2,
-        "num_attention_heads": 4, "num_channels": 3, "image_size": 32, "patch_size": 4, "vision_use_head": False}
+TINY = {
+    "model_type": "siglip_vision_model",
+    "hidden_size": 48,
+    "intermediate_size": 112,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_channels": 3,
+    "image_size": 32,
+    "patch_size": 4,
+    "vision_use_head": False,
+}
 TEXT_H = 56  # the language model's width: the projector's output
 TOKENS_PER_IMAGE = 16  # mm_tokens_per_image
 IMAGES = 3
@@ -42,9 +52,17 @@ def saved(kernel: str) -> dict:
         out = projector(tower(pixel_values=pixels).last_hidden_state)
     out.float().sum().backward()
     tokens = out.shape[0] * out.shape[1]
-    return {"kernel": kernel, "torch": torch.__version__, "transformers": transformers.__version__, "config": TINY,
-            "text_hidden_size": TEXT_H, "mm_tokens_per_image": TOKENS_PER_IMAGE, "images": IMAGES,
-            "image_tokens": tokens, "saved_bytes": pack.by_dtype}
+    return {
+        "kernel": kernel,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "config": TINY,
+        "text_hidden_size": TEXT_H,
+        "mm_tokens_per_image": TOKENS_PER_IMAGE,
+        "images": IMAGES,
+        "image_tokens": tokens,
+        "saved_bytes": pack.by_dtype,
+    }
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ transformers, which mem4d does not depend on):
 Tiny widths, all distinct, bf16 weights and input, CPU, as benchmarks/vision_saved.py does for Qwen3-VL's tower: each
 storage counted once (a view of a saved tensor is not a new one); the parameters and the rotary table (a buffer
 computed once at build) are left out."""
+
 from __future__ import annotations
 
 import saved_lines  # benchmarks/saved_lines.py
@@ -21,9 +22,19 @@ except ImportError:
 
 # hidden 64 (16 per head: the 2D rope takes a quarter of a head per axis), 8 x 8 patches of 4 x 4 pixels per tile,
 # pixel shuffle 0.5: 16 image tokens of 4 patches each; intermediate 256 = 64 / 0.5^2 (the adapter's fc1 reads it)
-TINY = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_channels": 3, "intermediate_size": 256,
-        "image_size": 32, "patch_size": 4, "pixel_shuffle_ratio": 0.5, "projector_input_dim": 80,
-        "projector_output_dim": 80, "vision_output_dim": 80}
+TINY = {
+    "hidden_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_channels": 3,
+    "intermediate_size": 256,
+    "image_size": 32,
+    "patch_size": 4,
+    "pixel_shuffle_ratio": 0.5,
+    "projector_input_dim": 80,
+    "projector_output_dim": 80,
+    "vision_output_dim": 80,
+}
 TEXT_H = 56  # the language model's width: the projector's output
 TILES = 3
 
@@ -46,8 +57,16 @@ def saved(kernel: str) -> dict:
         out = projector(tower(pixels).last_hidden_state)
     out.float().sum().backward()
     tokens = out.shape[0] * out.shape[1]
-    return {"kernel": kernel, "torch": torch.__version__, "transformers": transformers.__version__, "config": TINY,
-            "text_hidden_size": TEXT_H, "tiles": TILES, "image_tokens": tokens, "saved_bytes": pack.by_dtype}
+    return {
+        "kernel": kernel,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "config": TINY,
+        "text_hidden_size": TEXT_H,
+        "tiles": TILES,
+        "image_tokens": tokens,
+        "saved_bytes": pack.by_dtype,
+    }
 
 
 if __name__ == "__main__":

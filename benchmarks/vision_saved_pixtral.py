@@ -8,6 +8,7 @@ why its activations are refused (the block-diagonal mask over a forward's patche
 Tiny widths, all distinct, bf16 weights and input, CPU, as benchmarks/vision_saved_gemma3.py does for Gemma 3's
 tower: each storage counted once (a view of a saved tensor is not a new one); the parameters and buffers are left
 out."""
+
 from __future__ import annotations
 
 import saved_lines  # benchmarks/saved_lines.py
@@ -23,11 +24,26 @@ except ImportError:
 
 # hidden 48 in 4 heads of 12, 8 x 8 patches of 4 x 4 pixels per 32 x 32 image, merged 2 x 2 into 16 image tokens;
 # the gated MLP's SiLU as the published files name it
-TINY = {"model_type": "pixtral", "hidden_size": 48, "intermediate_size": 112, "num_hidden_layers": 2,
-        "num_attention_heads": 4, "head_dim": 12, "num_channels": 3, "image_size": 64, "patch_size": 4,
-        "hidden_act": "silu"}
-TEXT = {"model_type": "mistral", "hidden_size": 56, "intermediate_size": 64, "num_attention_heads": 4,
-        "num_key_value_heads": 2, "head_dim": 14}  # the language model's width 56: the projector's output
+TINY = {
+    "model_type": "pixtral",
+    "hidden_size": 48,
+    "intermediate_size": 112,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "head_dim": 12,
+    "num_channels": 3,
+    "image_size": 64,
+    "patch_size": 4,
+    "hidden_act": "silu",
+}
+TEXT = {
+    "model_type": "mistral",
+    "hidden_size": 56,
+    "intermediate_size": 64,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 14,
+}  # the language model's width 56: the projector's output
 SIDE = 32  # pixels a side of each image
 
 
@@ -47,10 +63,18 @@ def saved(variant: str) -> dict:
         features = tower(pixels, image_sizes=sizes, output_hidden_states=True, return_dict=True).hidden_states[-1]
         out = projector(features.squeeze(0), sizes)  # as Mistral3Model.get_image_features (vision_feature_layer -1)
     out.float().sum().backward()
-    return {"kernel": kernel, "torch": torch.__version__, "transformers": transformers.__version__, "config": TINY,
-            "text_hidden_size": TEXT["hidden_size"], "images": int(images), "side": SIDE,
-            "patches": int(images) * (SIDE // TINY["patch_size"]) ** 2, "image_tokens": out.shape[0],
-            "saved_bytes": pack.by_dtype}
+    return {
+        "kernel": kernel,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "config": TINY,
+        "text_hidden_size": TEXT["hidden_size"],
+        "images": int(images),
+        "side": SIDE,
+        "patches": int(images) * (SIDE // TINY["patch_size"]) ** 2,
+        "image_tokens": out.shape[0],
+        "saved_bytes": pack.by_dtype,
+    }
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ product the loss's backward makes, an elementwise fp32 producer of [M, K] times 
 gradient times the head), and prints the width XLA padded K to, or '-' where it did not pad, with the output's
 128 x 128 tiles and K (SMS - tiles). Needs the CUDA plugin (pip install 'jax[cuda12-local]'); a few seconds a shape.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,8 +18,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-SHAPES = [(1024, 256), (1024, 512), (1024, 1024), (1024, 1536), (2048, 896), (2048, 1024), (2048, 1040),
-          (1536, 1408), (2048, 1152), (2048, 1536), (4096, 1024), (4096, 2048)]
+SHAPES = [
+    (1024, 256),
+    (1024, 512),
+    (1024, 1024),
+    (1024, 1536),
+    (2048, 896),
+    (2048, 1024),
+    (2048, 1040),
+    (1536, 1408),
+    (2048, 1152),
+    (2048, 1536),
+    (4096, 1024),
+    (4096, 2048),
+]
 KS = [4001, 8001, 16001, 32001, 40001, 45002, 48001, 50004, 56001, 96001, 200001]
 
 
@@ -45,8 +58,11 @@ def main() -> int:
         tiles = -(-m // 128) * -(-n // 128)
         cells = []
         for k in args.k:
-            text = product.lower(jax.ShapeDtypeStruct((m, k), jnp.float32),
-                                 jax.ShapeDtypeStruct((n, k), jnp.float32)).compile().as_text()
+            text = (
+                product.lower(jax.ShapeDtypeStruct((m, k), jnp.float32), jax.ShapeDtypeStruct((n, k), jnp.float32))
+                .compile()
+                .as_text()
+            )
             padded = re.search(r"f32\[%d,(\d+)\]\{1,0\} pad\(" % m, text)
             cells.append(f"{k}:{padded.group(1) if padded else '-'}({k * (SMS - tiles)})")
         print(f"[{m}, {n}] tiles {tiles}: " + " ".join(cells), flush=True)

@@ -1,4 +1,5 @@
 """Start jax for a compile target: simulated CPU devices, a deviceless GPU topology, or the GPUs of this machine."""
+
 from __future__ import annotations
 
 import contextlib
@@ -14,13 +15,17 @@ from .targets import devices as topology_devices
 
 # native stderr lines held back: the CUDA plugin looking for a GPU on a machine without one (absl INFO lines), and
 # XLA:GPU saying its rematerialization cannot reach the card (mem4d reports that itself)
-_NOISE = re.compile(r"^(WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
-                    r"|I\d{4} [\d:.]+ +\d+ cudart_stub\.cc:\d+\] Could not find cuda drivers.*"
-                    # XLA:GPU's rematerialization falling short of the card: mem4d compile reports it as `fit`
-                    r"|W\d{4} [\d:.]+ +\d+ hlo_rematerialization\.cc:\d+\] Can't reduce memory use below.*)$")
+_NOISE = re.compile(
+    r"^(WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
+    r"|I\d{4} [\d:.]+ +\d+ cudart_stub\.cc:\d+\] Could not find cuda drivers.*"
+    # XLA:GPU's rematerialization falling short of the card: mem4d compile reports it as `fit`
+    r"|W\d{4} [\d:.]+ +\d+ hlo_rematerialization\.cc:\d+\] Can't reduce memory use below.*)$"
+)
 
 
-_HELD: list[tuple[int, int]] = []  # (fd, a copy of the real file) while quiet_native_stderr holds fd back, outermost first
+_HELD: list[
+    tuple[int, int]
+] = []  # (fd, a copy of the real file) while quiet_native_stderr holds fd back, outermost first
 
 
 @contextlib.contextmanager
@@ -51,8 +56,11 @@ def quiet_native_stderr():
             restore_stderr(level)
             if replay:
                 held.seek(0)
-                kept = [line for line in held.read().decode(errors="replace").splitlines()
-                        if line.strip() and not _NOISE.match(line)]
+                kept = [
+                    line
+                    for line in held.read().decode(errors="replace").splitlines()
+                    if line.strip() and not _NOISE.match(line)
+                ]
                 if kept:
                     sys.stderr.write("\n".join(kept) + "\n")
 
@@ -79,8 +87,10 @@ def held_signals():
         yield
         return
     held: list[int] = []
-    previous = {signum: signal.signal(signum, lambda signum, frame: held.append(signum))
-                for signum in (signal.SIGINT, signal.SIGTERM)}
+    previous = {
+        signum: signal.signal(signum, lambda signum, frame: held.append(signum))
+        for signum in (signal.SIGINT, signal.SIGTERM)
+    }
     try:
         yield
     finally:
@@ -140,8 +150,10 @@ def start(target: Target, n: int, use_local: bool = True) -> tuple[list, bool]:
         if not target.is_gpu:
             devices = jax.devices("cpu")
             if len(devices) < n:
-                raise ConfigError(f"the mesh needs {n} devices, jax started with {len(devices)} simulated CPU "
-                                  "devices: run it in a fresh process")
+                raise ConfigError(
+                    f"the mesh needs {n} devices, jax started with {len(devices)} simulated CPU "
+                    "devices: run it in a fresh process"
+                )
             return devices[:n], False
         local = local_gpus(target) if use_local else []
         if len(local) >= n:

@@ -1,5 +1,6 @@
 """What XLA makes of the step on a target card: the program as written, and, where it comes near the card's memory,
 the program XLA:GPU compiles to fit it (its rematerialization pass recomputes values to shrink the peak)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,15 +32,23 @@ class CardCompile:
             return None
         needed = self.written.xla["total_bytes"]
         reached = self.report.xla["total_bytes"]
-        return {"memory_bytes": self.target.memory_bytes, "needed_bytes": needed, "reached_bytes": reached,
-                "rematerialized": self.fitted is not None and reached < needed,
-                "fits": reached <= self.target.memory_bytes}
+        return {
+            "memory_bytes": self.target.memory_bytes,
+            "needed_bytes": needed,
+            "reached_bytes": reached,
+            "rematerialized": self.fitted is not None and reached < needed,
+            "fits": reached <= self.target.memory_bytes,
+        }
 
     def as_json(self, spec: StepSpec) -> dict:
         out = self.report.as_json(spec)
-        out["target"] = {"name": self.target.name, "platform": "gpu" if self.target.is_gpu else "cpu",
-                         "description": self.target.description, "memory_bytes": self.target.memory_bytes,
-                         "devices": "local" if self.real else ("deviceless" if self.target.is_gpu else "simulated")}
+        out["target"] = {
+            "name": self.target.name,
+            "platform": "gpu" if self.target.is_gpu else "cpu",
+            "description": self.target.description,
+            "memory_bytes": self.target.memory_bytes,
+            "devices": "local" if self.real else ("deviceless" if self.target.is_gpu else "simulated"),
+        }
         out["xla_as_written"] = self.written.xla
         out["fit"] = self.fit()
         return out
@@ -73,4 +82,3 @@ def compile_for(spec: StepSpec, target: Target, measure: bool = False) -> CardCo
 
         written.measured = run_measure(spec)
     return result
-

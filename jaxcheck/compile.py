@@ -1,4 +1,5 @@
 """Ahead-of-time compile of the train step from abstract sharded shapes (nothing allocated) and XLA's memory analysis."""
+
 from __future__ import annotations
 
 import time
@@ -29,10 +30,17 @@ class Report:
 
     def as_json(self, spec: StepSpec) -> dict:
         """`mem4d compile --json`: model, param_count and config (spec.as_json), then XLA's and the measured bytes."""
-        return {"model": spec.shape.name, "param_count": self.param_count, "config": spec.as_json(),
-                "mesh": self.mesh, "devices": self.devices,
-                "compile_seconds": round(self.compile_seconds, 3), "xla": self.xla, "arguments": self.arguments,
-                "measured": self.measured}
+        return {
+            "model": spec.shape.name,
+            "param_count": self.param_count,
+            "config": spec.as_json(),
+            "mesh": self.mesh,
+            "devices": self.devices,
+            "compile_seconds": round(self.compile_seconds, 3),
+            "xla": self.xla,
+            "arguments": self.arguments,
+            "measured": self.measured,
+        }
 
 
 def jit_step(built: Built, with_grads: bool = False):
@@ -76,8 +84,10 @@ def describe_spec(spec: StepSpec) -> str:
     """The configuration in one short line: model, mesh, s, b, gbs, remat, ZeRO stage, schedule."""
     t = spec.train
     experts = f" e{t.ep}" if t.ep != 1 else ""
-    return (f"{spec.shape.name} d{t.d} t{t.t} p{t.p} c{t.c}{experts} s{t.s} b{t.b} gbs{t.gbs} {t.recompute} "
-            f"zero{t.zero} {t.schedule}")
+    return (
+        f"{spec.shape.name} d{t.d} t{t.t} p{t.p} c{t.c}{experts} s{t.s} b{t.b} gbs{t.gbs} {t.recompute} "
+        f"zero{t.zero} {t.schedule}"
+    )
 
 
 def _first_line(err: BaseException) -> str:
@@ -114,19 +124,28 @@ def compile_lowered(lowered, what: str, compiler_options: dict | None = None):
     return box["compiled"]
 
 
-def compile_step(spec: StepSpec, mesh: jax.sharding.Mesh, with_grads: bool = False,
-                 compiler_options: dict | None = None) -> tuple[Report, object, Built]:
+def compile_step(
+    spec: StepSpec, mesh: jax.sharding.Mesh, with_grads: bool = False, compiler_options: dict | None = None
+) -> tuple[Report, object, Built]:
     """Build abstract state, lower and compile the step; returns the report, the compiled executable and the Built."""
     start = time.perf_counter()
     programs = spec.check().stages()
     if len(programs) > 1:
-        raise ConfigError(f"{spec.shape.name}'s stages hold different layers at pp={spec.train.p}, one program per "
-                          "stage kind: compile each of StepSpec.stages() (mem4d compile, verify and sweep do)")
+        raise ConfigError(
+            f"{spec.shape.name}'s stages hold different layers at pp={spec.train.p}, one program per "
+            "stage kind: compile each of StepSpec.stages() (mem4d compile, verify and sweep do)"
+        )
     built = build(programs[0][1], mesh)  # an even split spelled out by --stage-layers: the even one
     with jax.set_mesh(mesh), quiet_native_stderr():  # XLA:GPU's compiler looks for a GPU driver again
         lowered = jit_step(built, with_grads).lower(*built.args)
         compiled = compile_lowered(lowered, describe_spec(spec), compiler_options)
     seconds = time.perf_counter() - start
-    report = Report(mesh=describe(mesh), devices=int(mesh.devices.size), param_count=param_count(built),
-                    compile_seconds=seconds, xla=xla_memory(compiled), arguments=argument_bytes(built))
+    report = Report(
+        mesh=describe(mesh),
+        devices=int(mesh.devices.size),
+        param_count=param_count(built),
+        compile_seconds=seconds,
+        xla=xla_memory(compiled),
+        arguments=argument_bytes(built),
+    )
     return report, compiled, built

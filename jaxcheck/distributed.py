@@ -1,5 +1,6 @@
 """One real train step under jax.distributed (or in one process): prints XLA's memory analysis and the loss as JSON.
 `python -m jaxcheck.distributed --coordinator HOST:PORT --num-processes N --process-id I [--local-devices D] ...`"""
+
 from __future__ import annotations
 
 import argparse
@@ -23,8 +24,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--num-processes", type=positive_int)
     parser.add_argument("--process-id", type=int)
     parser.add_argument("--local-devices", type=positive_int)
-    parser.add_argument("--fast-compile", action="store_true",
-                        help="XLA CPU's quickest compile, jaxcheck.compile.QUICK_CPU (tests)")
+    parser.add_argument(
+        "--fast-compile", action="store_true", help="XLA CPU's quickest compile, jaxcheck.compile.QUICK_CPU (tests)"
+    )
     return parser.parse_args(argv)
 
 
@@ -52,9 +54,15 @@ def run(args: argparse.Namespace) -> dict:
     report, step, built = compile_step(spec, meshlib.make_mesh(spec.train), compiler_options=options)
     params, opt_state = init_state(built)
     params, opt_state, loss = step(params, opt_state, synthetic_batch(built))
-    return {"process": jax.process_index(), "processes": jax.process_count(), "devices": report.devices,
-            "local_devices": jax.local_device_count(), "xla": report.xla, "arguments": report.arguments,
-            "loss": float(loss)}
+    return {
+        "process": jax.process_index(),
+        "processes": jax.process_count(),
+        "devices": report.devices,
+        "local_devices": jax.local_device_count(),
+        "xla": report.xla,
+        "arguments": report.arguments,
+        "loss": float(loss),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,5 +1,6 @@
 """Measured device memory: run the compiled step once in a fresh process (jax cannot reset the allocator's peak) and
 read the peak bytes in use; None where jax reports no memory_stats() (CPU), never 0."""
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,13 @@ def spec_from_json(text: str) -> StepSpec:
 def measure(spec: StepSpec, timeout: float = 900.0) -> dict | None:
     """{"peak_bytes", "limit_bytes"} of the busiest local device after one real step, or None where not measurable."""
     env = {k: v for k, v in os.environ.items() if k != "XLA_PYTHON_CLIENT_PREALLOCATE"}
-    proc = subprocess.run([sys.executable, "-m", "jaxcheck.measure", spec_to_json(spec)],
-                          capture_output=True, text=True, timeout=timeout, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "jaxcheck.measure", spec_to_json(spec)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
@@ -54,8 +60,12 @@ def _run_once(spec: StepSpec) -> dict | None:
     jax.block_until_ready(loss)
     stats = [d.memory_stats() for d in jax.local_devices() if d in set(mesh.devices.flat)]
     peak = max(stats, key=lambda st: st.get("peak_bytes_in_use", 0))
-    return {"peak_bytes": int(peak.get("peak_bytes_in_use", 0)), "limit_bytes": int(peak.get("bytes_limit", 0)),
-            "device": jax.local_devices()[0].device_kind, "xla": report.xla}
+    return {
+        "peak_bytes": int(peak.get("peak_bytes_in_use", 0)),
+        "limit_bytes": int(peak.get("bytes_limit", 0)),
+        "device": jax.local_devices()[0].device_kind,
+        "xla": report.xla,
+    }
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """The device mesh (data, expert, pipe, tensor, context): simulated CPU devices set before jax starts, jax.distributed,
 checks. The e expert-parallel ranks fold over the d data-parallel ranks: d = (d/e) x e, so dense data parallelism is
 the pair of axes DATA = ("data", "expert"), and the devices lie in the order of the 4D mesh (d, p, t, c)."""
+
 from __future__ import annotations
 
 from symbolic.config.errors import ConfigError
@@ -44,7 +45,9 @@ def request_mock_gpu_topology(topology: str) -> None:
 
     parts = topology.lower().split("x")
     if len(parts) != 3 or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
-        raise ConfigError(f"--mock-gpu-topology must look like 1x2x4 (slices x hosts x GPUs per host), got {topology!r}")
+        raise ConfigError(
+            f"--mock-gpu-topology must look like 1x2x4 (slices x hosts x GPUs per host), got {topology!r}"
+        )
     if not backend_started():
         jax.config.update("jax_mock_gpu_topology", topology)
 
@@ -79,13 +82,19 @@ def make_mesh(train: Training, devices: list | None = None):
     if len(devices) < need:
         kind = devices[0].platform
         if kind == "cpu":
-            hint = ("mem4d sets the simulated CPU device count itself; this process started jax with fewer, "
-                    "so run it in a fresh process (or under jax.distributed with more processes)")
+            hint = (
+                "mem4d sets the simulated CPU device count itself; this process started jax with fewer, "
+                "so run it in a fresh process (or under jax.distributed with more processes)"
+            )
         else:
-            hint = (f"run on {need} {kind.upper()} devices (several hosts: --coordinator/--num-processes/--process-id), "
-                    f"or compile deviceless for the card with --target (see README)")
-        raise ConfigError(f"mesh d*p*t*c = {train.d}*{train.p}*{train.t}*{train.c} needs {need} devices, "
-                          f"jax sees {len(devices)} {kind} device(s): {hint}")
+            hint = (
+                f"run on {need} {kind.upper()} devices (several hosts: --coordinator/--num-processes/--process-id), "
+                f"or compile deviceless for the card with --target (see README)"
+            )
+        raise ConfigError(
+            f"mesh d*p*t*c = {train.d}*{train.p}*{train.t}*{train.c} needs {need} devices, "
+            f"jax sees {len(devices)} {kind} device(s): {hint}"
+        )
     flat = jax.make_mesh(shape, ("d", "p", "t", "c"), axis_types=(AxisType.Auto,) * 4, devices=devices[:need])
     return jax.sharding.Mesh(_folded(flat.devices, train), AXES, axis_types=auto)
 
@@ -96,6 +105,12 @@ def describe(mesh) -> dict:
     import jax
 
     sizes = dict(zip(mesh.axis_names, (int(n) for n in mesh.devices.shape)))
-    return {"data": sizes["data"] * sizes["expert"], "expert": sizes["expert"], "pipe": sizes["pipe"],
-            "tensor": sizes["tensor"], "context": sizes["context"],
-            "platform": mesh.devices.flat[0].platform, "processes": jax.process_count()}
+    return {
+        "data": sizes["data"] * sizes["expert"],
+        "expert": sizes["expert"],
+        "pipe": sizes["pipe"],
+        "tensor": sizes["tensor"],
+        "context": sizes["context"],
+        "platform": mesh.devices.flat[0].platform,
+        "processes": jax.process_count(),
+    }

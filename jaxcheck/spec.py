@@ -1,4 +1,5 @@
 """jax-only knobs of the compiled step; the model shape and the parallel/batch config are symbolic's ModelShape and Training."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -56,15 +57,20 @@ class StepSpec:
         (jaxcheck.stages: one program per stage kind, every stage holding those ranks' layers, even stages)."""
         from .stages import stage_programs
 
-        return tuple((ranks, self if (shape, train) == (self.shape, self.train) else
-                      replace(self, shape=shape, train=train))
-                     for ranks, shape, train in stage_programs(self.shape, self.train))
+        return tuple(
+            (ranks, self if (shape, train) == (self.shape, self.train) else replace(self, shape=shape, train=train))
+            for ranks, shape, train in stage_programs(self.shape, self.train)
+        )
 
     def as_json(self, widths: bool = False) -> dict:
         """The "config" of compile/verify --json: the Training under its flag names (`widths`: with the byte widths
         of the step's dtypes, what the `jax` profile is evaluated with) and the two dtypes."""
-        return {**jax_training(self.train, self.opts).as_json(self.shape, widths), "schedule": self.train.schedule,
-                "param_dtype": self.opts.param_dtype, "compute_dtype": self.opts.compute_dtype}
+        return {
+            **jax_training(self.train, self.opts).as_json(self.shape, widths),
+            "schedule": self.train.schedule,
+            "param_dtype": self.opts.param_dtype,
+            "compute_dtype": self.opts.compute_dtype,
+        }
 
 
 def jax_training(training: Training, opts: JaxOptions) -> Training:

@@ -9,6 +9,7 @@ ones first in each stage as in rank r), so a device of it holds exactly what ran
 replicated over pipe, and the residual rings of K = min(m, p) slots are the same on every rank in either program).
 verify, sweep and compile report each program and the largest.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -39,21 +40,29 @@ def stage_shape(shape: ModelShape, p: int, layers: tuple[bool, ...], ranks: tupl
     if shape.gdn:
         if k in (0, n):
             only = "attention" if k == 0 else "Gated DeltaNet"
-            raise ConfigError(f"{shape.name}: pipeline rank {ranks[0]} holds {only} layers only; jaxcheck builds "
-                              "every stage of a hybrid with both kinds (choose a pipeline whose every stage holds both)")
-        return replace(shape, name=_name(shape, ranks), L=p * n,
-                       linear_layers=tuple(q * n + j for q in range(p) for j in range(k)))
+            raise ConfigError(
+                f"{shape.name}: pipeline rank {ranks[0]} holds {only} layers only; jaxcheck builds "
+                "every stage of a hybrid with both kinds (choose a pipeline whose every stage holds both)"
+            )
+        return replace(
+            shape, name=_name(shape, ranks), L=p * n, linear_layers=tuple(q * n + j for q in range(p) for j in range(k))
+        )
     if not shape.moe:
         return replace(shape, name=_name(shape, ranks), L=p * n)
     if not all(layers[k:]):
-        raise ConfigError(f"{shape.name}: pipeline rank {ranks[0]} holds dense layers after MoE layers; jaxcheck "
-                          "runs a stage's dense layers first")
+        raise ConfigError(
+            f"{shape.name}: pipeline rank {ranks[0]} holds dense layers after MoE layers; jaxcheck "
+            "runs a stage's dense layers first"
+        )
     if k == n:
-        raise ConfigError(f"{shape.name}: pipeline rank {ranks[0]} holds dense layers only; jaxcheck builds every "
-                          "stage of an MoE model with one MoE layer or more (choose a split whose first stage holds "
-                          "one)")
-    return replace(shape, name=_name(shape, ranks), L=p * n,
-                   dense_layers=tuple(q * n + j for q in range(p) for j in range(k)))
+        raise ConfigError(
+            f"{shape.name}: pipeline rank {ranks[0]} holds dense layers only; jaxcheck builds every "
+            "stage of an MoE model with one MoE layer or more (choose a split whose first stage holds "
+            "one)"
+        )
+    return replace(
+        shape, name=_name(shape, ranks), L=p * n, dense_layers=tuple(q * n + j for q in range(p) for j in range(k))
+    )
 
 
 def _name(shape: ModelShape, ranks: tuple[int, ...]) -> str:
@@ -83,8 +92,12 @@ def stage_holds(shape: ModelShape, p: int) -> dict[str, int]:
     (verify's and compile's "stages")."""
     layers = shape.L // p
     moe = layers - len(shape.dense_layers) // p if shape.moe else 0
-    return {"layers": layers, "dense_layers": layers - moe, "moe_layers": moe,
-            **({"gdn_layers": shape.L_g // p} if shape.gdn else {})}
+    return {
+        "layers": layers,
+        "dense_layers": layers - moe,
+        "moe_layers": moe,
+        **({"gdn_layers": shape.L_g // p} if shape.gdn else {}),
+    }
 
 
 def doubled(shape: ModelShape, p: int) -> ModelShape:

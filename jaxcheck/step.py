@@ -1,5 +1,6 @@
 """The train step: embedding, the pipeline (1F1B, or GPipe's forward then backward), the loss per micro batch, optax
 AdamW."""
+
 from __future__ import annotations
 
 from typing import Callable
@@ -123,8 +124,14 @@ def loss_fn(params: dict, batch: dict, graphdef, stack_graphdefs, plan: StepSpec
     params = gathered(params, gather)
     y = _embed(graphdef, params, _embed_params(params), batch["tokens"], plan)
     for name, block_graphdef in _stacks(stack_graphdefs).items():
-        y, _ = gpipe_forward(layer_function(block_graphdef, plan), Tape(), params[name], y, act_names(plan),
-                             None if gather is None else gather[name])
+        y, _ = gpipe_forward(
+            layer_function(block_graphdef, plan),
+            Tape(),
+            params[name],
+            y,
+            act_names(plan),
+            None if gather is None else gather[name],
+        )
     head = _head_params(params, plan.shape.tied)
     micro = lambda total, yt: (total + _micro_loss(graphdef, params, head, *yt), None)
     return jax.lax.scan(micro, jnp.float32(0), (y, batch["targets"]))[0] / batch["targets"].size
@@ -136,7 +143,11 @@ def loss_backward(graphdef, params: dict, head: dict, y_MxBxSxH: jax.Array, targ
     in one buffer created once the pipeline's outputs exist (with ZeRO-2/3, in acc_shardings: each micro batch's
     gradient reduce-scattered over data and context into it)."""
     scale = jnp.float32(1.0 / targets.size)
-    keep = (lambda acc: acc) if acc_shardings is None else (lambda acc: jax.lax.with_sharding_constraint(acc, acc_shardings))
+    keep = (
+        (lambda acc: acc)
+        if acc_shardings is None
+        else (lambda acc: jax.lax.with_sharding_constraint(acc, acc_shardings))
+    )
 
     def micro(carry, yt):
         total, acc = carry
@@ -153,8 +164,9 @@ def loss_backward(graphdef, params: dict, head: dict, y_MxBxSxH: jax.Array, targ
     return total * scale, dhead, dy
 
 
-def loss_and_grads(params: dict, batch: dict, graphdef, stack_graphdefs, plan: StepSpec, grad_shardings=None,
-                   compute=None):
+def loss_and_grads(
+    params: dict, batch: dict, graphdef, stack_graphdefs, plan: StepSpec, grad_shardings=None, compute=None
+):
     """The loss and every parameter's gradient: embedding and loss by jax.vjp, the pipeline by its own backward
     (jaxcheck.pipeline), whose stacked-weight gradients accumulate in one buffer per weight (in grad_shardings); a
     model of two stacks (dense layers first, p = 1) runs one pipeline after the other, and back in reverse.
@@ -206,23 +218,33 @@ def _one_f_one_b(params: dict, batch: dict, graphdef, layers: dict, plan: StepSp
     head = _head_params(params, tied)
     sharded = plan.train.sharded_grads and grad_shardings is not None
     zero3 = plan.train.sharded_weights and layout is not None
-    stacks = {name: Stack(layer, tape, params[name], layout[name] if zero3 else None,
-                          None if grad_shardings is None else grad_shardings[name],
-                          layout[name] if sharded and layout is not None else None)
-              for name, (layer, tape) in layers.items()}
+    stacks = {
+        name: Stack(
+            layer,
+            tape,
+            params[name],
+            layout[name] if zero3 else None,
+            None if grad_shardings is None else grad_shardings[name],
+            layout[name] if sharded and layout is not None else None,
+        )
+        for name, (layer, tape) in layers.items()
+    }
     mtp, trunk = plan.shape.mtp > 0, _trunk_params(params)
-    ends = Ends(embed=lambda e, tokens: _embed(graphdef, params, e, tokens, plan, micro=False),
-                embed_params=_embed_params(params),
-                loss=(lambda hd, states, targets: _heads_loss(graphdef, params, hd, states, targets)) if mtp else
-                (lambda hd, y, targets: _micro_loss(graphdef, params, hd, y, targets)),
-                head_params=head,
-                embed_sharding=_like(grad_shardings, _embed_params(params)) if sharded else None,
-                head_sharding=_like(grad_shardings, head) if sharded else None,
-                shifted=(lambda e, targets: _shifted(graphdef, params, e, targets)) if mtp else None,
-                trunk=(lambda tr, y, shifted: _states(graphdef, params, tr, y, shifted)) if mtp else None,
-                trunk_params=trunk, trunk_sharding=_like(grad_shardings, trunk) if sharded else None)
-    loss, dembed, dhead, dstacks, dtrunk = one_f_one_b(stacks, ends, batch["tokens"], batch["targets"],
-                                                       act_names(plan))
+    ends = Ends(
+        embed=lambda e, tokens: _embed(graphdef, params, e, tokens, plan, micro=False),
+        embed_params=_embed_params(params),
+        loss=(lambda hd, states, targets: _heads_loss(graphdef, params, hd, states, targets))
+        if mtp
+        else (lambda hd, y, targets: _micro_loss(graphdef, params, hd, y, targets)),
+        head_params=head,
+        embed_sharding=_like(grad_shardings, _embed_params(params)) if sharded else None,
+        head_sharding=_like(grad_shardings, head) if sharded else None,
+        shifted=(lambda e, targets: _shifted(graphdef, params, e, targets)) if mtp else None,
+        trunk=(lambda tr, y, shifted: _states(graphdef, params, tr, y, shifted)) if mtp else None,
+        trunk_params=trunk,
+        trunk_sharding=_like(grad_shardings, trunk) if sharded else None,
+    )
+    loss, dembed, dhead, dstacks, dtrunk = one_f_one_b(stacks, ends, batch["tokens"], batch["targets"], act_names(plan))
     return loss, _all_grads(params, dembed, dhead, dstacks, dtrunk)
 
 
@@ -231,8 +253,9 @@ def make_optimizer(plan: StepSpec) -> optax.GradientTransformation:
     return optax.adamw(plan.opts.learning_rate, b1=0.9, b2=0.95, weight_decay=plan.opts.weight_decay)
 
 
-def make_train_step(graphdef, stack_graphdefs, plan: StepSpec, grad_shardings=None, with_grads: bool = False,
-                    compute=None) -> Callable:
+def make_train_step(
+    graphdef, stack_graphdefs, plan: StepSpec, grad_shardings=None, with_grads: bool = False, compute=None
+) -> Callable:
     """(params, opt_state, batch) -> (params, opt_state, loss[, grads]); with_grads returns the gradients for tests.
 
     grad_shardings (state.layouts' "grads") pins the gradients before AdamW: to the parameter layout, replicated over

@@ -1,6 +1,7 @@
 """ZeRO-2/3 in the train step, where the layouts of jaxcheck.state.layouts meet: parameters all-gathered where used
 (ZeRO-3; the pipeline gathers the stacked blocks itself, one layer at a time), and the updated parameters of ZeRO-2
 computed on shards and all-gathered into the replicated parameters one layer at a time."""
+
 from __future__ import annotations
 
 import jax
@@ -15,8 +16,9 @@ def gathered(params: dict, compute) -> dict:
     it; otherwise (compute None) the parameters as they are."""
     if compute is None:
         return params
-    return {name: x if name in STACKS else jax.lax.with_sharding_constraint(x, compute[name])
-            for name, x in params.items()}
+    return {
+        name: x if name in STACKS else jax.lax.with_sharding_constraint(x, compute[name]) for name, x in params.items()
+    }
 
 
 def apply_updates(params: dict, updates: dict, shards=None, compute=None) -> dict:
@@ -27,10 +29,13 @@ def apply_updates(params: dict, updates: dict, shards=None, compute=None) -> dic
     if shards is None:
         return optax.apply_updates(params, updates)
     stacks = [name for name in STACKS if name in params]
-    new = optax.apply_updates({k: v for k, v in params.items() if k not in stacks},
-                              {k: v for k, v in updates.items() if k not in stacks})
-    return {**new, **{name: _gathered_update(params[name], updates[name], shards[name], compute[name])
-                      for name in stacks}}
+    new = optax.apply_updates(
+        {k: v for k, v in params.items() if k not in stacks}, {k: v for k, v in updates.items() if k not in stacks}
+    )
+    return {
+        **new,
+        **{name: _gathered_update(params[name], updates[name], shards[name], compute[name]) for name in stacks},
+    }
 
 
 def _gathered_update(stack: dict, updates: dict, shards, compute):

@@ -4,6 +4,7 @@
 Needs the `notebooks` extra (nbformat, nbclient, ipykernel). The CUDA plugin's notices that this machine has no GPU
 driver, which the mem4d commands hold back but a kernel prints, are dropped from the stored outputs.
 """
+
 from __future__ import annotations
 
 import re
@@ -12,16 +13,24 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DRIVER_NOTICE = re.compile(r"^(WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
-                           r"|I\d{4} [\d:.]+ +\d+ cudart_stub\.cc:\d+\] Could not find cuda drivers.*|\s*)$")
+DRIVER_NOTICE = re.compile(
+    r"^(WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
+    r"|I\d{4} [\d:.]+ +\d+ cudart_stub\.cc:\d+\] Could not find cuda drivers.*|\s*)$"
+)
 
 
 def _without_driver_notices(nb) -> None:
     for cell in nb.cells:
         if cell.cell_type == "code":
-            cell.outputs = [out for out in cell.outputs if not (
-                out.output_type == "stream" and out.name == "stderr"
-                and all(DRIVER_NOTICE.match(line) for line in out.text.splitlines()))]
+            cell.outputs = [
+                out
+                for out in cell.outputs
+                if not (
+                    out.output_type == "stream"
+                    and out.name == "stderr"
+                    and all(DRIVER_NOTICE.match(line) for line in out.text.splitlines())
+                )
+            ]
 
 
 def execute(path: Path, timeout: int = 600) -> float:
@@ -31,7 +40,9 @@ def execute(path: Path, timeout: int = 600) -> float:
 
     nb = nbformat.read(path, as_version=4)
     start = time.perf_counter()
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    ).execute()
     seconds = time.perf_counter() - start
     _without_driver_notices(nb)
     nbformat.write(nb, path)

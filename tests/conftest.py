@@ -1,4 +1,5 @@
 """Shared test setup: 16 simulated CPU devices for jaxcheck tests, set before jax starts its backend."""
+
 import os
 import shutil
 import tempfile
@@ -17,8 +18,10 @@ N_DEVICES = 16
 # thread pools only contend (test_jax_equivalence and test_jax_qwen: 85 -> 66 s, side by side, 2026-12-04); a
 # runtime setting, XLA:CPU's memory analysis the same to the byte (tiny d2 t2 p2, llama3-8b d2 t2 p2 selective,
 # mtp-mimo-1024 d2 p2 ZeRO-2: temp bytes equal with and without it).
-QUICK_CODEGEN = ("--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true "
-                 "--xla_gpu_disable_gpuasm_optimizations=true --xla_cpu_multi_thread_eigen=false")
+QUICK_CODEGEN = (
+    "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true "
+    "--xla_gpu_disable_gpuasm_optimizations=true --xla_cpu_multi_thread_eigen=false"
+)
 
 
 # XLA's executables shared within one test session: jax's compilation cache in a folder made empty for the session
@@ -33,8 +36,14 @@ def _session_compile_cache() -> None:
     if SESSION_CACHE in os.environ:  # a worker of this session: the folder is its controller's
         return
     folder = tempfile.mkdtemp(prefix="mem4d-xla-cache-")
-    os.environ.update({SESSION_CACHE: folder, "JAX_COMPILATION_CACHE_DIR": folder,
-                       "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"})
+    os.environ.update(
+        {
+            SESSION_CACHE: folder,
+            "JAX_COMPILATION_CACHE_DIR": folder,
+            "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+        }
+    )
     _session_compile_cache.made = folder
 
 
@@ -64,13 +73,38 @@ def pytest_configure(config):
 # benchmarks 24, jax_distributed 24, report 22; the suite 680; every file of 4 s or more listed): with two workers
 # taking whole files in turn (pyproject.toml: --no-loadscope-reorder, else xdist hands out the files with the most
 # tests first), a long file last would leave one worker idle to the end
-LONGEST_FIRST = ("test_jax_moe.py", "test_jax_equivalence.py", "test_verify.py", "test_notebook_crosscheck.py",
-                 "test_jax_compile.py", "test_jax_mla.py", "test_jax_hybrid.py", "test_jax_stages.py",
-                 "test_signals.py", "test_benchmarks.py", "test_jax_distributed.py", "test_report.py",
-                 "test_jax_qwen.py", "test_sweep.py", "test_cli_plan.py", "test_notebook.py", "test_verify_moe.py",
-                 "test_plan.py", "test_jax_gpt.py", "test_stages.py", "test_web.py", "test_cli_pipe.py",
-                 "test_cli_tables.py", "test_estimator.py", "test_cli_symbolic.py", "test_plan_best.py",
-                 "test_cli_names.py", "test_cli_hostile.py", "test_docs.py", "test_tied.py")
+LONGEST_FIRST = (
+    "test_jax_moe.py",
+    "test_jax_equivalence.py",
+    "test_verify.py",
+    "test_notebook_crosscheck.py",
+    "test_jax_compile.py",
+    "test_jax_mla.py",
+    "test_jax_hybrid.py",
+    "test_jax_stages.py",
+    "test_signals.py",
+    "test_benchmarks.py",
+    "test_jax_distributed.py",
+    "test_report.py",
+    "test_jax_qwen.py",
+    "test_sweep.py",
+    "test_cli_plan.py",
+    "test_notebook.py",
+    "test_verify_moe.py",
+    "test_plan.py",
+    "test_jax_gpt.py",
+    "test_stages.py",
+    "test_web.py",
+    "test_cli_pipe.py",
+    "test_cli_tables.py",
+    "test_estimator.py",
+    "test_cli_symbolic.py",
+    "test_plan_best.py",
+    "test_cli_names.py",
+    "test_cli_hostile.py",
+    "test_docs.py",
+    "test_tied.py",
+)
 
 
 def pytest_collection_modifyitems(items):
@@ -166,8 +200,13 @@ def unsharded_reference(spec, gbs: int, dense_routed=None):
         x, seen = model.embed_tokens(tokens), dict.fromkeys(stack_layers(shape), 0)
         for i in range(shape.L):  # each layer in model order from its stack: dense_blocks only where it is dense,
             # linear_blocks where it is a Gated DeltaNet layer
-            name = "linear_blocks" if i in shape.linear_layers else "blocks" if shape.is_moe_layer(i) or \
-                "dense_blocks" not in seen else "dense_blocks"
+            name = (
+                "linear_blocks"
+                if i in shape.linear_layers
+                else "blocks"
+                if shape.is_moe_layer(i) or "dense_blocks" not in seen
+                else "dense_blocks"
+            )
             x = jax.tree.map(lambda w: w[0, seen[name]], getattr(model, name))(x)
             seen[name] += 1
         ce = lambda logits, t: jax.nn.logsumexp(logits, axis=-1) - jnp.take_along_axis(logits, t[..., None], -1)[..., 0]
@@ -175,7 +214,7 @@ def unsharded_reference(spec, gbs: int, dense_routed=None):
         for k in range(shape.mtp):  # module k: the tokens k + 1 places on, predicting those k + 2 on, wrapped ones out
             module = getattr(model, f"mtp{k}")
             hidden = module(hidden, model.embed_tokens(np.roll(tokens, -(k + 1), axis=-1)))
-            kept = ce(model.logits(hidden, module.final_norm), np.roll(tokens, -(k + 2), axis=-1))[:, :seq - k - 1]
+            kept = ce(model.logits(hidden, module.final_norm), np.roll(tokens, -(k + 2), axis=-1))[:, : seq - k - 1]
             total = total + MTP_LOSS_SCALE / shape.mtp * jnp.sum(kept)  # mtp_loss_scaling_factor / n_mtp
         return total / targets.size
 
@@ -211,14 +250,19 @@ def assert_step_matches(spec, reference, seq: int, atol=lambda ref: 2e-6) -> Non
 
     host, tokens, targets, ref_loss, ref_grads = reference
     shape, p, m = spec.shape, spec.train.p, spec.train.m
-    _, step, built = compile_step(spec, make_mesh(spec.train), with_grads=True,
-                                  compiler_options=QUICK_CPU if jax.default_backend() == "cpu" else None)
+    _, step, built = compile_step(
+        spec,
+        make_mesh(spec.train),
+        with_grads=True,
+        compiler_options=QUICK_CPU if jax.default_backend() == "cpu" else None,
+    )
     params_host = restack(host, shape, p)
     opt_host = jax.tree.map(np.asarray, quick(make_optimizer(spec).init, params_host)(params_host))
     params = jax.device_put(params_host, built.shardings["params"])
     opt_state = jax.device_put(opt_host, built.shardings["optimizer"])
-    batch = jax.device_put({"tokens": tokens.reshape(m, -1, seq), "targets": targets.reshape(m, -1, seq)},
-                           built.shardings["batch"])
+    batch = jax.device_put(
+        {"tokens": tokens.reshape(m, -1, seq), "targets": targets.reshape(m, -1, seq)}, built.shardings["batch"]
+    )
     _, _, loss, grads = step(params, opt_state, batch)
     assert float(loss) == pytest.approx(ref_loss, rel=1e-5)
     want = restack(ref_grads, shape, p)

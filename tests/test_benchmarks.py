@@ -4,6 +4,7 @@ argparse-checked (`--help`) and imported, and run only where what they need is i
 otherwise). A new script must be listed in one of the tables below (test_every_script_is_listed).
 
 Source of truth: the scripts' own exit status and output. Exact: the exit status and a phrase each prints."""
+
 import importlib.util
 import os
 import subprocess
@@ -45,21 +46,40 @@ NEEDS = {
     "vision_saved_gemma3.py": ("torch", "lists what Gemma 3's SigLIP tower and projector save (run by hand)"),
     "vision_saved_pixtral.py": ("torch", "lists what Mistral 3's Pixtral tower and projector save (run by hand)"),
     "router_saved_phimoe.py": ("torch", "lists what phimoe's and Mixtral's routers save (run by hand)"),
-    "megatron_count_nas.py": ("megatron", "builds a DeciLM model with Megatron-Core's heterogeneous specs on torch's "
-                              "meta device (megatron-core 0.16.1 unpacked by hand: run by hand)"),
-    "expert_saved_gptoss.py": ("megatron", "lists what Megatron-Core's clamped quick-GeGLU of GPT-OSS's experts saves "
-                               "(megatron-core 0.16.1 unpacked by hand: run by hand)"),
+    "megatron_count_nas.py": (
+        "megatron",
+        "builds a DeciLM model with Megatron-Core's heterogeneous specs on torch's "
+        "meta device (megatron-core 0.16.1 unpacked by hand: run by hand)",
+    ),
+    "expert_saved_gptoss.py": (
+        "megatron",
+        "lists what Megatron-Core's clamped quick-GeGLU of GPT-OSS's experts saves "
+        "(megatron-core 0.16.1 unpacked by hand: run by hand)",
+    ),
     "gemma4_saved.py": ("torch", "lists what each layer of a tiny Gemma 4 saves (run by hand)"),
     "vocab_pad_probe.py": (None, "compiles for an H100 target through the CUDA plugin (minutes a table)"),
 }
-LIBRARIES = ("titan_block.py", "titan_moe.py", "titan_loader.py", "saved_lines.py", "published_table.py",
-             "throughput_dispatch.py")  # no command
+LIBRARIES = (
+    "titan_block.py",
+    "titan_moe.py",
+    "titan_loader.py",
+    "saved_lines.py",
+    "published_table.py",
+    "throughput_dispatch.py",
+)  # no command
 
 
 def _run(script: str, args: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, str(BENCH / script), *args], cwd=ROOT, env=env, capture_output=True,
-                          check=False, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, str(BENCH / script), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        check=False,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def test_every_script_is_listed():
@@ -103,7 +123,9 @@ def test_torch_saved_without_torch_says_so():
         pytest.skip("torch is installed: torch_saved.py lists a block's tensors for minutes; run it by hand")
     done = _run("torch_saved.py", ["-o", os.devnull])
     assert (done.returncode, done.stderr.strip().splitlines()[-1:]) == (
-        2, ["torch_saved.py: needs torch (pip install torch), which mem4d does not depend on"])
+        2,
+        ["torch_saved.py: needs torch (pip install torch), which mem4d does not depend on"],
+    )
 
 
 def test_gpu_check_refuses_without_a_gpu(tmp_path):

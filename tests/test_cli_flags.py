@@ -5,6 +5,7 @@ argument"), an empty name is called empty.
 Source of truth: the CLI contract (docs/commands.md: one line naming the flag, the value and what is allowed, exit 2;
 flags that set one option to different values are refused). Exact messages, run in-process (symbolic.cli.entry.main).
 """
+
 import pytest
 
 from symbolic.cli.entry import main
@@ -19,36 +20,54 @@ def _refused(argv, capsys) -> str:
     return err
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["estimate", *TINY, "--dp", "2", "--dp", "4"], "--dp given twice (--dp 2, then --dp 4): give it once"),
-    (["estimate", *TINY, "--tp", "2", "--tp", "4"], "--tp given twice (--tp 2, then --tp 4): give it once"),
-    (["estimate", *TINY, "--zero", "1", "--zero", "3"], "--zero given twice"),
-    (["estimate", *TINY, "--recipe", "megatron", "--recipe", "torchtitan"], "--recipe given twice"),
-    (["estimate", *TINY, "--gpu-mem", "80GiB", "--gpu-mem", "40GiB"], "--gpu-mem given twice"),
-    (["plan", "--model", "tiny", "--model", "llama3-8b", "--gpus", "8", "--seq", "256", "--gbs", "8"],
-     "--model given twice"),
-    (["estimate", *TINY, "--overhead", "cuda_context=1GiB", "--overhead", "cuda_context=2GiB"],
-     "--overhead cuda_context given twice with different sizes"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["estimate", *TINY, "--dp", "2", "--dp", "4"], "--dp given twice (--dp 2, then --dp 4): give it once"),
+        (["estimate", *TINY, "--tp", "2", "--tp", "4"], "--tp given twice (--tp 2, then --tp 4): give it once"),
+        (["estimate", *TINY, "--zero", "1", "--zero", "3"], "--zero given twice"),
+        (["estimate", *TINY, "--recipe", "megatron", "--recipe", "torchtitan"], "--recipe given twice"),
+        (["estimate", *TINY, "--gpu-mem", "80GiB", "--gpu-mem", "40GiB"], "--gpu-mem given twice"),
+        (
+            ["plan", "--model", "tiny", "--model", "llama3-8b", "--gpus", "8", "--seq", "256", "--gbs", "8"],
+            "--model given twice",
+        ),
+        (
+            ["estimate", *TINY, "--overhead", "cuda_context=1GiB", "--overhead", "cuda_context=2GiB"],
+            "--overhead cuda_context given twice with different sizes",
+        ),
+    ],
+)
 def test_a_flag_given_twice_is_refused(argv, message, capsys):
     assert message in _refused(argv, capsys)
 
 
-@pytest.mark.parametrize("again", [["--dp", "2", "--dp", "2"], ["--no-sp", "--no-sp"],
-                                   ["--overhead", "cuda_context=1GiB", "--overhead", "fragmentation=0"]])
+@pytest.mark.parametrize(
+    "again",
+    [
+        ["--dp", "2", "--dp", "2"],
+        ["--no-sp", "--no-sp"],
+        ["--overhead", "cuda_context=1GiB", "--overhead", "fragmentation=0"],
+    ],
+)
 def test_a_flag_said_twice_alike_or_a_list_flag_passes(again, capsys):
     assert main(["estimate", *TINY, *again]) == 0, capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["estimate", *TINY, "--gpu-mem", "-80GiB"], "argument --gpu-mem: memory size '-80GiB' must be from 1 byte"),
-    (["estimate", *TINY, "--pp", "2", "--stage-layers", "-1,9"], ("argument --stage-layers: expected comma-separated "
-                                                                  "positive layer counts such as 7,8,8,7, got '-1,9'")),
-    (["estimate", *TINY, "--threshold", "-.5"], "argument --threshold: expected a number in (0, 1], got '-.5'"),
-    (["estimate", *TINY, "--overhead", "cuda_context=-1GiB"], "memory size '-1GiB' must be from 1 byte"),
-    (["estimate", "--model", "", "--json"], "--model '': an empty name; give a preset or a config.json"),
-    (["latex", "--model", "tiny", "-o", ""], "-o/--output '': an empty name; give a file name"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["estimate", *TINY, "--gpu-mem", "-80GiB"], "argument --gpu-mem: memory size '-80GiB' must be from 1 byte"),
+        (
+            ["estimate", *TINY, "--pp", "2", "--stage-layers", "-1,9"],
+            ("argument --stage-layers: expected comma-separated positive layer counts such as 7,8,8,7, got '-1,9'"),
+        ),
+        (["estimate", *TINY, "--threshold", "-.5"], "argument --threshold: expected a number in (0, 1], got '-.5'"),
+        (["estimate", *TINY, "--overhead", "cuda_context=-1GiB"], "memory size '-1GiB' must be from 1 byte"),
+        (["estimate", "--model", "", "--json"], "--model '': an empty name; give a preset or a config.json"),
+        (["latex", "--model", "tiny", "-o", ""], "-o/--output '': an empty name; give a file name"),
+    ],
+)
 def test_the_message_names_the_real_problem(argv, message, capsys):
     err = _refused(argv, capsys)
     assert message in err and "expected one argument" not in err

@@ -3,6 +3,7 @@ exit 2 (the CLI contract). Each case is one a new user met (the 2026-families is
 
 Source of truth: the CLI contract and the rule table (symbolic/config/rules.py, the recipes' rows).
 """
+
 import pytest
 
 from symbolic.cli import main
@@ -10,20 +11,25 @@ from symbolic.cli import main
 PLAN = ["plan", "--gpus", "64", "--seq", "4096", "--gbs", "512"]
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["estimate", "--optimizer", "adamw8bit", "--moment-dtype", "bf16"], "1-byte states whatever the dtype"),
-    (["estimate", "--moe-capacity", "4"], "no routed experts, so a capacity factor does not apply"),
-    ([*PLAN, "--moe-capacity", "4"], "no routed experts, so a capacity factor does not apply"),
-    ([*PLAN, "--top", "5", "--all"], "--top 5 and --all"),
-    (["latex", "-o", "report.pdf"], "ending in one of: .tex"),
-    (["formula", "--recompute", "selective", "--recompute-modules", "moe_act"], "has no routed experts"),
-    (["formula", "--model", "llama3-8b", "--recompute", "selective", "--recompute-modules", "moe_act"],
-     "has no routed experts"),
-    ([*PLAN, "--recipe", "torchtitan", "--zero", "1"], "FSDP2"),  # not "every factorisation breaks a ... rule"
-    (["compile", "--model", "tiny", "--target-config", "MISSING"], "--target-config MISSING: no such file"),
-    (["verify", "--model", "gpt2", "--target", "cpu"], "dropout"),  # not the vocabulary's divisibility
-    (["estimate", "--profile", "jax", "--no-grad-accum-fusion"], "give it with --recipe megatron"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["estimate", "--optimizer", "adamw8bit", "--moment-dtype", "bf16"], "1-byte states whatever the dtype"),
+        (["estimate", "--moe-capacity", "4"], "no routed experts, so a capacity factor does not apply"),
+        ([*PLAN, "--moe-capacity", "4"], "no routed experts, so a capacity factor does not apply"),
+        ([*PLAN, "--top", "5", "--all"], "--top 5 and --all"),
+        (["latex", "-o", "report.pdf"], "ending in one of: .tex"),
+        (["formula", "--recompute", "selective", "--recompute-modules", "moe_act"], "has no routed experts"),
+        (
+            ["formula", "--model", "llama3-8b", "--recompute", "selective", "--recompute-modules", "moe_act"],
+            "has no routed experts",
+        ),
+        ([*PLAN, "--recipe", "torchtitan", "--zero", "1"], "FSDP2"),  # not "every factorisation breaks a ... rule"
+        (["compile", "--model", "tiny", "--target-config", "MISSING"], "--target-config MISSING: no such file"),
+        (["verify", "--model", "gpt2", "--target", "cpu"], "dropout"),  # not the vocabulary's divisibility
+        (["estimate", "--profile", "jax", "--no-grad-accum-fusion"], "give it with --recipe megatron"),
+    ],
+)
 def test_refused_in_one_line_naming_the_reason(argv, needle, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(argv) == 2

@@ -6,6 +6,7 @@ Source of truth: the CLI contract (docs/commands.md, "Exit status" and "Names"):
 an output that cannot be written is one line and exit 2; stdout closed from the start is one line and exit 141.
 Exact string checks on the real CLI run in a child process.
 """
+
 import json
 import os
 import subprocess
@@ -30,17 +31,27 @@ def _model(tmp_path: Path, name: str) -> str:
 
 def _mem4d(*argv: str, env: dict | None = None, **kwargs) -> subprocess.CompletedProcess:
     kwargs = kwargs or {"capture_output": True}
-    return subprocess.run([sys.executable, "-m", "symbolic.cli", *argv], text=True, timeout=120, cwd=ROOT, check=False,
-                          env={**os.environ, "MEM4D_NO_COLOR": "1", **(env or {})}, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "symbolic.cli", *argv],
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        check=False,
+        env={**os.environ, "MEM4D_NO_COLOR": "1", **(env or {})},
+        **kwargs,
+    )
 
 
-@pytest.mark.parametrize("name, shown", [
-    ("acme/llama-8b [v2]", "acme/llama-8b [v2]"),  # rich markup read it as a style: "acme/llama-8b "
-    ("[bold]acme[/bold]", "[bold]acme[/bold]"),
-    ("x[/x]", "x[/x]"),  # a closing tag with no opening one: rich raised MarkupError (a traceback)
-    ("a\x1b]0;pwned\x07b\x1b[31m", r"a\x1b]0;pwned\x07b\x1b[31m"),  # set the window title, turn the text red
-    ("n\nDOES NOT FIT: fake", r"n\nDOES NOT FIT: fake"),  # a forged output line
-])
+@pytest.mark.parametrize(
+    "name, shown",
+    [
+        ("acme/llama-8b [v2]", "acme/llama-8b [v2]"),  # rich markup read it as a style: "acme/llama-8b "
+        ("[bold]acme[/bold]", "[bold]acme[/bold]"),
+        ("x[/x]", "x[/x]"),  # a closing tag with no opening one: rich raised MarkupError (a traceback)
+        ("a\x1b]0;pwned\x07b\x1b[31m", r"a\x1b]0;pwned\x07b\x1b[31m"),  # set the window title, turn the text red
+        ("n\nDOES NOT FIT: fake", r"n\nDOES NOT FIT: fake"),  # a forged output line
+    ],
+)
 def test_estimate_prints_the_name_as_written(tmp_path, name, shown):
     done = _mem4d("estimate", "--model", _model(tmp_path, name), *RUN)
     assert done.returncode == 0, done.stderr
@@ -70,8 +81,14 @@ def test_ascii_stdout_with_a_unicode_name(tmp_path):
     assert done.stdout.startswith(r"ll\xe4ma, ")
 
 
-@pytest.mark.parametrize("argv", [["estimate", "--model", "tiny", "--json"], ["estimate", "--model", "tiny"],
-                                  ["plan", "--model", "tiny", "--gpus", "8", "--seq", "256", "--gbs", "8", "--json"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["estimate", "--model", "tiny", "--json"],
+        ["estimate", "--model", "tiny"],
+        ["plan", "--model", "tiny", "--gpus", "8", "--seq", "256", "--gbs", "8", "--json"],
+    ],
+)
 def test_a_full_device_is_one_line(argv):
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full on this system")
@@ -81,13 +98,28 @@ def test_a_full_device_is_one_line(argv):
     assert done.stderr == f"mem4d {argv[0]}: error: cannot write the output: No space left on device\n"
 
 
-@pytest.mark.parametrize("command", [["estimate", "--model", "tiny"], ["formula"],
-                                     ["plan", "--model", "tiny", "--gpus", "8", "--seq", "256", "--gbs", "8"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["estimate", "--model", "tiny"],
+        ["formula"],
+        ["plan", "--model", "tiny", "--gpus", "8", "--seq", "256", "--gbs", "8"],
+    ],
+)
 def test_stdout_closed_from_the_start(command):
     """`mem4d ... >&-`: Python starts with sys.stdout None."""
     args = " ".join(command)
-    done = subprocess.run(["sh", "-c", f"'{sys.executable}' -m symbolic.cli {args} >&-"], capture_output=False,
-                          stderr=subprocess.PIPE, text=True, timeout=120, cwd=ROOT, check=False)
+    done = subprocess.run(
+        ["sh", "-c", f"'{sys.executable}' -m symbolic.cli {args} >&-"],
+        capture_output=False,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        check=False,
+    )
     assert done.returncode == 141
-    assert done.stderr == f"mem4d {command[0]}: error: stdout is closed: nothing to print to (give it a file or " \
-                          f"/dev/null)\n"
+    assert (
+        done.stderr == f"mem4d {command[0]}: error: stdout is closed: nothing to print to (give it a file or "
+        f"/dev/null)\n"
+    )

@@ -5,6 +5,7 @@ Every command and output mode, rich tables included (rich's own Console exits 1 
 the broken pipe on: symbolic/render/console.py).
 The read end is closed before the child writes, so every write of the child meets a closed pipe (no timing luck).
 """
+
 import subprocess
 import sys
 
@@ -17,18 +18,28 @@ PLAN = ["plan", "--model", "tiny", "--gpus", "16", "--seq", "256", "--gbs", "32"
 STEP = ["--model", "tiny", "--pp", "2", "--seq", "128", "--gbs", "4", "--target", "cpu"]
 
 
-@pytest.mark.parametrize("argv", [
-    ["estimate", *TINY, "--json"],  # small output: without the fix it fails only at the exit flush
-    ["estimate", *TINY],  # rich table
-    ["estimate", *TINY, "--stage-layers", "3,5", "--pp", "2"],
-    [*PLAN], [*PLAN, "--json"], [*PLAN, "--json", "--all"], [*PLAN, "--explain"],  # streamed with --all
-    ["formula"], ["formula", "--json"], ["formula", "--latex"], ["formula", "activations", "--model", "tiny"],
-    ["latex", *TINY],
-    ["compile", *STEP],  # jax: a compile, then a rich table (verify's JSON is estimate's print path)
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["estimate", *TINY, "--json"],  # small output: without the fix it fails only at the exit flush
+        ["estimate", *TINY],  # rich table
+        ["estimate", *TINY, "--stage-layers", "3,5", "--pp", "2"],
+        [*PLAN],
+        [*PLAN, "--json"],
+        [*PLAN, "--json", "--all"],
+        [*PLAN, "--explain"],  # streamed with --all
+        ["formula"],
+        ["formula", "--json"],
+        ["formula", "--latex"],
+        ["formula", "activations", "--model", "tiny"],
+        ["latex", *TINY],
+        ["compile", *STEP],  # jax: a compile, then a rich table (verify's JSON is estimate's print path)
+    ],
+)
 def test_closed_stdout_is_quiet(argv):
-    child = subprocess.Popen([sys.executable, "-m", "symbolic.cli", *argv], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "symbolic.cli", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     child.stdout.close()
     _, err = child.communicate(timeout=120)
     assert child.returncode == 141, (child.returncode, err)

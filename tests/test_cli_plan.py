@@ -4,6 +4,7 @@ Source of truth for bytes: `symbolic.estimator.estimate(shape, Training(...))` a
 single-configuration paths. Tolerance: at most 1 byte per component, from float64 rounding of the same lambdified
 expression evaluated on arrays vs scalars (in practice the figures are identical).
 """
+
 import csv
 import json
 import os
@@ -40,8 +41,9 @@ def test_json_shows_the_top_rows(small_json):
     assert top["top"] == 3 and top["shown"] == 3 and small_json["top"] is None
     assert top["configs"] == small_json["configs"][:3]
     assert small_json["shown"] == small_json["feasible"] == len(small_json["configs"])
-    assert {k: v for k, v in top.items() if k not in ("configs", "shown", "top", "seconds", "build_seconds")} == \
-        {k: v for k, v in small_json.items() if k not in ("configs", "shown", "top", "seconds", "build_seconds")}
+    assert {k: v for k, v in top.items() if k not in ("configs", "shown", "top", "seconds", "build_seconds")} == {
+        k: v for k, v in small_json.items() if k not in ("configs", "shown", "top", "seconds", "build_seconds")
+    }
 
 
 def test_table_for_the_issue_example():
@@ -126,10 +128,32 @@ def test_listed_configurations_match_mem4d_estimate_json(small_json):
     configs = small_json["configs"]
     for row in (configs[0], configs[len(configs) // 2], configs[-1]):
         config = row["config"]
-        argv = ["estimate", "--model", "tiny", "--seq", "256", "--gbs", "32", "--dp", str(config["dp"]),
-                "--tp", str(config["tp"]), "--pp", str(config["pp"]), "--cp", str(config["cp"]),
-                "--vpp", str(config["vpp"]), "--mbs", str(config["mbs"]), "--recompute", config["recompute"],
-                "--gpu-mem", "2GiB", "--json"]
+        argv = [
+            "estimate",
+            "--model",
+            "tiny",
+            "--seq",
+            "256",
+            "--gbs",
+            "32",
+            "--dp",
+            str(config["dp"]),
+            "--tp",
+            str(config["tp"]),
+            "--pp",
+            str(config["pp"]),
+            "--cp",
+            str(config["cp"]),
+            "--vpp",
+            str(config["vpp"]),
+            "--mbs",
+            str(config["mbs"]),
+            "--recompute",
+            config["recompute"],
+            "--gpu-mem",
+            "2GiB",
+            "--json",
+        ]
         argv += ["--zero", str(config["zero"])]
         argv += ["--stage-layers", ",".join(map(str, config["stage_layers"]))] if config["stage_layers"] else []
         argv += ["--recompute-modules", config["recompute_modules"]] if "recompute_modules" in config else []
@@ -185,14 +209,17 @@ def test_nothing_fits_exits_1_naming_the_smallest():
     assert "no configuration fits" in done.stderr and "the smallest needs" in done.stderr
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--gpu-mem", "80XB"], "cannot parse memory size '80XB'"),
-    (["--gpu-mem", "lots"], "cannot parse memory size 'lots'"),
-    (["--threshold", "1.5"], "expected a number in (0, 1]"),
-    (["--gpus", "0"], "expected a positive integer"),
-    (["--profile", "nope"], "invalid choice: 'nope'"),
-    (["--model", "llama9"], "unknown model 'llama9'"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--gpu-mem", "80XB"], "cannot parse memory size '80XB'"),
+        (["--gpu-mem", "lots"], "cannot parse memory size 'lots'"),
+        (["--threshold", "1.5"], "expected a number in (0, 1]"),
+        (["--gpus", "0"], "expected a positive integer"),
+        (["--profile", "nope"], "invalid choice: 'nope'"),
+        (["--model", "llama9"], "unknown model 'llama9'"),
+    ],
+)
 def test_bad_input_is_one_line_exit_2(argv, message):
     base = {"--model": "tiny", "--gpus": "4", "--seq": "256", "--gbs": "8"}
     for flag, value in zip(argv[::2], argv[1::2]):
@@ -205,14 +232,17 @@ def test_bad_input_is_one_line_exit_2(argv, message):
 def test_plan_imports_no_jax_no_matplotlib(tmp_path):
     """Never jax, flax or matplotlib (without --plot), nor rich with --json; once the estimator cache is warm
     (second run on the same MEM4D_CACHE_DIR), not even sympy."""
-    code = ("import sys; from symbolic.cli import main; rc = main(['plan', '--model', 'tiny', '--gpus', '4', "
-            "'--seq', '256', '--gbs', '8', '--zero', '1', '--json']); "  # one stage: 5 estimators to derive cold
-            "bad = [m for m in sys.argv[1:] if m in sys.modules]; assert not bad, bad; sys.exit(rc)")
+    code = (
+        "import sys; from symbolic.cli import main; rc = main(['plan', '--model', 'tiny', '--gpus', '4', "
+        "'--seq', '256', '--gbs', '8', '--zero', '1', '--json']); "  # one stage: 5 estimators to derive cold
+        "bad = [m for m in sys.argv[1:] if m in sys.modules]; assert not bad, bad; sys.exit(rc)"
+    )
     env = {**os.environ, "MEM4D_CACHE_DIR": str(tmp_path / "cache")}
     for run in ("cold", "warm"):
         forbidden = ["jax", "flax", "matplotlib", "rich"] + (["sympy"] if run == "warm" else [])
-        done = subprocess.run([sys.executable, "-c", code, *forbidden], capture_output=True, text=True, timeout=120,
-                              env=env)
+        done = subprocess.run(
+            [sys.executable, "-c", code, *forbidden], capture_output=True, text=True, timeout=120, env=env
+        )
         assert done.returncode == 0, (run, done.stderr)
         assert np.isfinite(json.loads(done.stdout)["seconds"])
 

@@ -1,11 +1,17 @@
 """What `mem4d formula` shows a person: every part of an expression survives the rich table (no markup eaten)."""
+
 import subprocess
 import sys
 
 
 def _formula(*args: str) -> str:
-    out = subprocess.run([sys.executable, "-m", "symbolic.cli", "formula", *args], capture_output=True, text=True,
-                         env={"COLUMNS": "200", "PATH": "", "MEM4D_NO_COLOR": "1"}, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "symbolic.cli", "formula", *args],
+        capture_output=True,
+        text=True,
+        env={"COLUMNS": "200", "PATH": "", "MEM4D_NO_COLOR": "1"},
+        check=True,
+    )
     return out.stdout
 
 

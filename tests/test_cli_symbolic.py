@@ -3,6 +3,7 @@
 Sources of truth: the issue's CLI contract (JSON schema, exit status 2 with one line on bad input, no traceback)
 and pdflatex itself for the LaTeX report (skipped when pdflatex is not installed).
 """
+
 import json
 import shutil
 import subprocess
@@ -10,8 +11,24 @@ import sys
 
 import pytest
 
-DONE_WHEN = ["--model", "llama3-70b", "--dp", "8", "--tp", "8", "--pp", "4", "--cp", "2", "--seq", "8192", "--mbs", "1",
-             "--gbs", "1024"]
+DONE_WHEN = [
+    "--model",
+    "llama3-70b",
+    "--dp",
+    "8",
+    "--tp",
+    "8",
+    "--pp",
+    "4",
+    "--cp",
+    "2",
+    "--seq",
+    "8192",
+    "--mbs",
+    "1",
+    "--gbs",
+    "1024",
+]
 
 
 def mem4d(*args: str, cwd=None) -> subprocess.CompletedProcess:
@@ -82,8 +99,14 @@ def test_bad_input_is_one_line_and_exit_2(case):
     assert needle in out.stderr
 
 
-@pytest.mark.parametrize("content, needle", [(None, "no such file"), ("{not json", "malformed"),
-                                             ('{"model_type": "kimi_k2", "hidden_size": 64}', "missing key")])
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        (None, "no such file"),
+        ("{not json", "malformed"),
+        ('{"model_type": "kimi_k2", "hidden_size": 64}', "missing key"),
+    ],
+)
 def test_bad_config_json_names_the_file_and_key(tmp_path, content, needle):
     path = tmp_path / "config.json"
     if content is not None:
@@ -106,7 +129,12 @@ def test_latex_report_compiles(tmp_path):
     assert r"\begin{document}" in tex and "llama3-70b" in tex and "embedding" in tex
     if shutil.which("pdflatex") is None:
         pytest.skip("pdflatex not installed (apt-get install texlive-latex-base)")
-    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "r.tex"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "r.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout[-2000:]
     assert (tmp_path / "r.pdf").stat().st_size > 1000

@@ -4,6 +4,7 @@ fits its width and the columns that gave way are named in a note; into a pipe th
 Source of truth: the CLI contract (docs/commands.md, "Tables"): symbolic/render/console.py fits every table. Exact
 checks on the text the real CLI writes (ANSI sequences stripped), in a child process on a pseudo-terminal.
 """
+
 import fcntl
 import os
 import pty
@@ -20,8 +21,19 @@ ROOT = Path(__file__).resolve().parents[1]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 CASES = {
     "plan-moe": ["plan", "--model", "tiny-moe", "--gpus", "64", "--seq", "256", "--gbs", "64"],
-    "estimate-stages": ["estimate", "--model", "tiny", "--pp", "8", "--seq", "256", "--gbs", "8", "--stage-layers",
-                        "1,1,1,1,1,1,1,1"],
+    "estimate-stages": [
+        "estimate",
+        "--model",
+        "tiny",
+        "--pp",
+        "8",
+        "--seq",
+        "256",
+        "--gbs",
+        "8",
+        "--stage-layers",
+        "1,1,1,1,1,1,1,1",
+    ],
 }
 
 
@@ -30,8 +42,15 @@ def _on_a_terminal(argv: list[str], columns: int) -> str:
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
     env = {**os.environ, "COLUMNS": str(columns), "MEM4D_NO_COLOR": "1", "TERM": "xterm"}
-    child = subprocess.Popen([sys.executable, "-m", "symbolic.cli", *argv], stdin=follower, stdout=follower,
-                             stderr=follower, cwd=ROOT, env=env, close_fds=True)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "symbolic.cli", *argv],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        cwd=ROOT,
+        env=env,
+        close_fds=True,
+    )
     os.close(follower)
     chunks = []
     while True:
@@ -54,8 +73,11 @@ def test_a_terminal_shows_every_number_whole(case, columns):
     assert "…" not in out, out
     assert max(len(line) for line in out.splitlines()) <= columns, out
     wide = _piped(CASES[case])
-    rules = [line.rstrip() for line in wide.splitlines()  # a table's rules: box-drawing characters alone
-             if line.strip() and all(ch == " " or "\u2500" <= ch <= "\u257f" for ch in line)]
+    rules = [
+        line.rstrip()
+        for line in wide.splitlines()  # a table's rules: box-drawing characters alone
+        if line.strip() and all(ch == " " or "\u2500" <= ch <= "\u257f" for ch in line)
+    ]
     hidden = len(_first_row(out)) < len(_first_row(wide))  # fewer cells in its first row than the whole table's
     if max(map(len, rules)) > columns and hidden:  # the whole table does not fit: the note names what gave way
         said = " ".join(out.split())  # the note as words: a terminal wraps it anywhere
@@ -70,8 +92,15 @@ def _first_row(text: str) -> list[str]:
 
 
 def _piped(argv: list[str]) -> str:
-    done = subprocess.run([sys.executable, "-m", "symbolic.cli", *argv], capture_output=True, text=True, timeout=120,
-                          cwd=ROOT, env={**os.environ, "MEM4D_NO_COLOR": "1"}, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "symbolic.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env={**os.environ, "MEM4D_NO_COLOR": "1"},
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -96,5 +125,8 @@ def test_fit_drops_the_columns_named_to_give_way_first():
     table.add_row("dp=8 tp=8", "123456.78", "123456.78", "123456.78")
     table.give_way = [1]
     width, dropped = fit(console, table)
-    assert width == 40 and [c.header for c in dropped] == ["a"] and [c.header for c in table.columns] == [
-        "config", "b", "peak"]
+    assert (
+        width == 40
+        and [c.header for c in dropped] == ["a"]
+        and [c.header for c in table.columns] == ["config", "b", "peak"]
+    )

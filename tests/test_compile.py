@@ -5,6 +5,7 @@ checkpointing mode and Float8 recipe), and the flags through estimate, plan and 
 
 Source of truth: that committed run (the saved tensors' bytes, each storage once, weights, the RoPE buffer and the
 checkpoint's RNG state left out). Tolerance: exact bytes."""
+
 import json
 import subprocess
 import sys
@@ -24,24 +25,43 @@ from symbolic.plan.search import search
 from symbolic.recipes import widths
 from symbolic.recipes.torchtitan.fsdp2 import layer_tensors
 
-RUN = [json.loads(line) for line in
-       (Path(__file__).parents[1] / "records" / "torch-saved-cpu.jsonl").read_text().splitlines()]
+RUN = [
+    json.loads(line)
+    for line in (Path(__file__).parents[1] / "records" / "torch-saved-cpu.jsonl").read_text().splitlines()
+]
 LISTINGS = [row for row in RUN if "error" not in row and row["part"] == "block"]
 HEADS = [row for row in RUN if row["part"] == "head"]
 LLAMA3_8B = PRESETS["llama3-8b"]
 
 
-@pytest.mark.parametrize("listing", LISTINGS, ids=lambda x: (f"{x['name']}-tp{x['tp']}-{x['float8']}-{x['mode']}-"
-                                                              f"{'compiled' if x['compiled'] else 'eager'}"))
+@pytest.mark.parametrize(
+    "listing",
+    LISTINGS,
+    ids=lambda x: f"{x['name']}-tp{x['tp']}-{x['float8']}-{x['mode']}-{'compiled' if x['compiled'] else 'eager'}",
+)
 def test_block_listing_equals_the_run(listing):
     """layer_tensors at the run's sizes (bf16, c = 1) sums to the per-token bytes one rank saved, eager and compiled,
     for none, selective (op) and full checkpointing, without Float8 and with torchao's two recipes (tp = 1), and
     with 9dec370's tensor-parallel plan (tp = 2), at small widths and at Llama 3 8B's."""
     z = listing["sizes"]
-    at = {S.b: z["b"], S.s: z["s"], S.h: z["h"], S.a: z["a"], S.k: z["k"], S.f: z["f"], S.dh: z["h"] // z["a"],
-          S.t: listing["tp"], S.c: 1, S.B_a: 2}
-    sw = Switches(recompute=listing["mode"], compiled=listing["compiled"], fp8=listing["float8"] != "none",
-                  fp8_rows=listing["float8"] == "rowwise")
+    at = {
+        S.b: z["b"],
+        S.s: z["s"],
+        S.h: z["h"],
+        S.a: z["a"],
+        S.k: z["k"],
+        S.f: z["f"],
+        S.dh: z["h"] // z["a"],
+        S.t: listing["tp"],
+        S.c: 1,
+        S.B_a: 2,
+    }
+    sw = Switches(
+        recompute=listing["mode"],
+        compiled=listing["compiled"],
+        fp8=listing["float8"] != "none",
+        fp8_rows=listing["float8"] == "rowwise",
+    )
     symbolic = sp.Add(*(part.expr for part in layer_tensors(sw))).subs(at)
     # the activations, and the FP8 casts of the local weight shards (compiled Float8 at tp > 1 keeps them); not the
     # weights' amax and scales (a few bytes a linear) or the checkpoint's RNG state
@@ -69,13 +89,28 @@ def test_what_the_run_could_not_list():
     """Of the 60 listings, those of full checkpointing compiled at tp = 2 failed (torch 2.13's AOTAutograd raises on
     the fake process group's DTensors); the recipe takes full checkpointing's block input there, as everywhere else."""
     failed = [(row["name"], row["tp"], row["float8"], row["mode"], row["compiled"]) for row in RUN if "error" in row]
-    assert failed == [(name, 2, float8, "full", True) for name in ("small", "llama3-8b")
-                      for float8 in ("none", "tensorwise")] and len(LISTINGS) + len(failed) == 60 and len(HEADS) == 4
+    assert (
+        failed
+        == [(name, 2, float8, "full", True) for name in ("small", "llama3-8b") for float8 in ("none", "tensorwise")]
+        and len(LISTINGS) + len(failed) == 60
+        and len(HEADS) == 4
+    )
 
 
 def _torchtitan(**kw) -> Training:
-    return Training(**{**widths("torchtitan"), "d": 8, "b": 2, "s": 8192, "gbs": 16, "zero": 3,
-                       "recompute": "selective", "compile": True, **kw})
+    return Training(
+        **{
+            **widths("torchtitan"),
+            "d": 8,
+            "b": 2,
+            "s": 8192,
+            "gbs": 16,
+            "zero": 3,
+            "recompute": "selective",
+            "compile": True,
+            **kw,
+        }
+    )
 
 
 def test_compiled_selective_by_hand():
@@ -119,12 +154,15 @@ def test_float8_by_hand():
     assert rows["activations"] - plain["activations"] == 32 * tokens * 2 * 4  # two fp32 row scales per token
 
 
-@pytest.mark.parametrize("recipe, kw, words", [
-    ("paper", dict(fp8="rowwise"), "torchao's Float8 recipe"),
-    ("torchtitan", dict(fp8="delayed"), "Transformer Engine"),
-    ("deepspeed", dict(fp8="tensorwise"), "DeepSpeed's and jaxcheck's FP8"),
-    ("paper", dict(fp8="tensorwise", fp8_all_gather=True), "--recipe torchtitan --fp8 tensorwise"),
-])
+@pytest.mark.parametrize(
+    "recipe, kw, words",
+    [
+        ("paper", dict(fp8="rowwise"), "torchao's Float8 recipe"),
+        ("torchtitan", dict(fp8="delayed"), "Transformer Engine"),
+        ("deepspeed", dict(fp8="tensorwise"), "DeepSpeed's and jaxcheck's FP8"),
+        ("paper", dict(fp8="tensorwise", fp8_all_gather=True), "--recipe torchtitan --fp8 tensorwise"),
+    ],
+)
 def test_each_recipe_refuses_the_fp8_it_lacks(recipe, kw, words):
     training = Training(**{**widths(recipe), "zero": 3, "recompute": "full", **kw})
     with pytest.raises(ConfigError, match=words):
@@ -163,10 +201,28 @@ def test_plan_rows_with_compile_equal_estimate():
 
 
 def test_cli_compile_flag():
-    run = lambda *argv: subprocess.run([sys.executable, "-m", "symbolic.cli", *argv],  # noqa: E731
-                                       capture_output=True, text=True, timeout=120)
-    done = run("estimate", "--recipe", "torchtitan", "--model", "tiny", "--dp", "4", "--seq", "256", "--compile",
-               "--fp8", "tensorwise", "--fp8-all-gather", "--json")
+    run = lambda *argv: subprocess.run(
+        [sys.executable, "-m", "symbolic.cli", *argv],  # noqa: E731
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    done = run(
+        "estimate",
+        "--recipe",
+        "torchtitan",
+        "--model",
+        "tiny",
+        "--dp",
+        "4",
+        "--seq",
+        "256",
+        "--compile",
+        "--fp8",
+        "tensorwise",
+        "--fp8-all-gather",
+        "--json",
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["config"]["compile"] is True
     done = run("estimate", "--model", "tiny", "--compile")

@@ -3,6 +3,7 @@
 Sources of truth: DESIGN.md's per-layer tensor list, Korthikanti et al. 2022 for the SP/TP regions, and
 ModelShape.param_count (checked against published counts) for the stage parameters. Tolerance: exact.
 """
+
 import itertools
 
 import pytest
@@ -18,10 +19,27 @@ from symbolic.config.training_checks import RECOMPUTE
 from symbolic.config.stages import STAGES
 from symbolic.recipes import PROFILES, load
 
-LLAMA_TENSORS = ["norm1_input", "qkv_input", "q", "k", "v", "attn_out", "norm2_input", "mlp_input", "gate", "up",
-                 "swiglu", "down_input"]
-SWITCH_VALUES = {"recompute": RECOMPUTE, "flash_attn": (True, False), "sp": (True, False), "zero": ZERO_STAGES,
-                 "overheads": (True, False)}
+LLAMA_TENSORS = [
+    "norm1_input",
+    "qkv_input",
+    "q",
+    "k",
+    "v",
+    "attn_out",
+    "norm2_input",
+    "mlp_input",
+    "gate",
+    "up",
+    "swiglu",
+    "down_input",
+]
+SWITCH_VALUES = {
+    "recompute": RECOMPUTE,
+    "flash_attn": (True, False),
+    "sp": (True, False),
+    "zero": ZERO_STAGES,
+    "overheads": (True, False),
+}
 
 
 def pairwise(values: dict) -> list[dict]:
@@ -58,7 +76,9 @@ def test_every_component_has_a_one_line_doc(profile, zero):
 
 def test_llama_layer_names_its_tensors_one_by_one():
     assert [x.name for x in layer_tensors(Switches())] == LLAMA_TENSORS
-    assert [x.name for x in layer_tensors(Switches(flash_attn=False))] == LLAMA_TENSORS[:6] + ["softmax"] + LLAMA_TENSORS[6:]
+    assert [x.name for x in layer_tensors(Switches(flash_attn=False))] == LLAMA_TENSORS[:6] + [
+        "softmax"
+    ] + LLAMA_TENSORS[6:]
     assert [x.name for x in layer_tensors(Switches(recompute="full"))] == ["layer_input"]
 
 
@@ -81,7 +101,12 @@ def test_overheads_switch_adds_the_named_buffers():
 
 
 def test_distributed_optimizer_shards_over_d_times_c():
-    opt = {sw.zero: x.expr for sw in (Switches(), Switches(zero=0)) for x in load("paper").components(sw) if x.name == "optimizer"}
+    opt = {
+        sw.zero: x.expr
+        for sw in (Switches(), Switches(zero=0))
+        for x in load("paper").components(sw)
+        if x.name == "optimizer"
+    }
     d = sp.Symbol("d", positive=True)
     assert sp.simplify(opt[1] * d * c - opt[0]) == 0
 

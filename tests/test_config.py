@@ -1,4 +1,5 @@
 """The shared configs: presets against published parameter counts, divisibility rules, config.json loading."""
+
 import json
 
 import pytest
@@ -32,8 +33,16 @@ def test_tiny_is_a_few_million_and_divisible_by_four():
 
 
 def test_hf_config_roundtrip(tmp_path):
-    cfg = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8,
-           "num_hidden_layers": 32, "vocab_size": 128256, "tie_word_embeddings": False}
+    cfg = {
+        "model_type": "llama",
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "num_hidden_layers": 32,
+        "vocab_size": 128256,
+        "tie_word_embeddings": False,
+    }
     path = tmp_path / "config.json"
     path.write_text(json.dumps(cfg))
     shape = from_hf_config(path)
@@ -42,17 +51,27 @@ def test_hf_config_roundtrip(tmp_path):
 
 
 def test_hf_config_kv_heads_default_to_heads(tmp_path):
-    cfg = {"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4,
-           "num_hidden_layers": 2, "vocab_size": 100}
+    cfg = {
+        "model_type": "llama",
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_attention_heads": 4,
+        "num_hidden_layers": 2,
+        "vocab_size": 100,
+    }
     (tmp_path / "c.json").write_text(json.dumps(cfg))
     assert from_hf_config(tmp_path / "c.json").k == 4
 
 
 @pytest.mark.parametrize(
     "content, needle",
-    [("{not json", "malformed JSON"), ('{"model_type": "kimi_k2", "hidden_size": 64}', "missing key"), ('{"model_type": "llama", "hidden_size": -1}', "hidden_size"),
-     ('{"hidden_size": 64}', "no 'model_type' key: mem4d reads a config by its architecture and does not guess"),
-     ("[]", "object")],
+    [
+        ("{not json", "malformed JSON"),
+        ('{"model_type": "kimi_k2", "hidden_size": 64}', "missing key"),
+        ('{"model_type": "llama", "hidden_size": -1}', "hidden_size"),
+        ('{"hidden_size": 64}', "no 'model_type' key: mem4d reads a config by its architecture and does not guess"),
+        ("[]", "object"),
+    ],
 )
 def test_hf_config_errors_name_file_and_key(tmp_path, content, needle):
     path = tmp_path / "config.json"
@@ -97,7 +116,9 @@ def test_glossary_symbols_carry_their_own_names():
         assert getattr(symbols, name).name == name
     assert tuple(sym.name for sym in symbols.ALL) == glossary.NAMES
     assert set(glossary.MEANING) == set(glossary.NAMES) | set(glossary.STAGE) and len(glossary.NAMES) == 59
-    assert set(glossary.STAGE_NAMES) < set(glossary.STAGE) and all(getattr(symbols, n).name == n for n in glossary.STAGE)
+    assert set(glossary.STAGE_NAMES) < set(glossary.STAGE) and all(
+        getattr(symbols, n).name == n for n in glossary.STAGE
+    )
 
 
 def test_training_fields_named_by_their_flags_map_onto_the_glossary_letters():

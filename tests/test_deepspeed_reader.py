@@ -6,6 +6,7 @@ Sources of truth: DeepSpeed 0.19.8's runtime/zero/config.py (DeepSpeedZeroConfig
 MEM4D_DEEPSPEED_SRC (its deepspeed/ folder) is at hand; its engine's batch identity (train_batch_size = micro batch x
 gradient_accumulation_steps x data-parallel size); and mem4d's own flags (the example must give exactly their
 estimate). Exact: no tolerance."""
+
 import ast
 import contextlib
 import importlib.util
@@ -20,9 +21,11 @@ from symbolic.cli.entry import main
 from symbolic.readers.deepspeed import CLASSES, table
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "grids" / "deepspeed" / "zero3-bf16.json"
-SECTIONS = {"DeepSpeedZeroConfig": ("runtime/zero/config.py", "zero_optimization"),
-            "DeepSpeedBF16Config": ("runtime/precision_config.py", "bf16"),
-            "DeepSpeedFP16Config": ("runtime/precision_config.py", "fp16")}
+SECTIONS = {
+    "DeepSpeedZeroConfig": ("runtime/zero/config.py", "zero_optimization"),
+    "DeepSpeedBF16Config": ("runtime/precision_config.py", "bf16"),
+    "DeepSpeedFP16Config": ("runtime/precision_config.py", "fp16"),
+}
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -53,9 +56,11 @@ def _keys(folder: Path) -> set[str]:
     return out
 
 
-@pytest.mark.skipif(not (_source() and (_source() / "runtime" / "zero" / "config.py").exists()),
-                    reason="DeepSpeed 0.19.8's source is absent (pip download --no-deps deepspeed==0.19.8, unpack it "
-                           "and set MEM4D_DEEPSPEED_SRC to its deepspeed/ folder)")
+@pytest.mark.skipif(
+    not (_source() and (_source() / "runtime" / "zero" / "config.py").exists()),
+    reason="DeepSpeed 0.19.8's source is absent (pip download --no-deps deepspeed==0.19.8, unpack it "
+    "and set MEM4D_DEEPSPEED_SRC to its deepspeed/ folder)",
+)
 def test_the_table_holds_every_field_of_the_zero_and_precision_configs():
     mine = {key for key in table() if key.split(".")[0] in ("zero_optimization", "bf16", "fp16")}
     assert mine == _keys(_source())
@@ -70,8 +75,22 @@ def test_the_example_gives_the_estimate_of_the_same_flags():
     assert code == 0, err
     mine = json.loads(out)
     assert mine.pop("deepspeed") == {"file": str(EXAMPLE), "overridden": []}
-    code, out, err = run("estimate", "--recipe", "deepspeed", "--model", "llama3-8b", "--dp", "8", "--zero", "3",
-                         "--mbs", "2", "--gbs", "64", "--json")
+    code, out, err = run(
+        "estimate",
+        "--recipe",
+        "deepspeed",
+        "--model",
+        "llama3-8b",
+        "--dp",
+        "8",
+        "--zero",
+        "3",
+        "--mbs",
+        "2",
+        "--gbs",
+        "64",
+        "--json",
+    )
     assert code == 0, err
     assert json.dumps(mine, indent=2) == json.dumps(json.loads(out), indent=2)
 
@@ -82,46 +101,77 @@ def _write(tmp_path, config: dict) -> str:
     return str(path)
 
 
-BASE = {"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 4, "bf16": {"enabled": True},
-        "zero_optimization": {"stage": 2}}
+BASE = {
+    "train_micro_batch_size_per_gpu": 2,
+    "gradient_accumulation_steps": 4,
+    "bf16": {"enabled": True},
+    "zero_optimization": {"stage": 2},
+}
 
 
 def test_the_global_batch_follows_from_the_accumulation_steps_and_flags_override(tmp_path):
-    code, out, err = run("estimate", "--deepspeed", _write(tmp_path, BASE), "--model", "llama3-8b", "--gpus", "16",
-                         "--zero", "1", "--json")
+    code, out, err = run(
+        "estimate",
+        "--deepspeed",
+        _write(tmp_path, BASE),
+        "--model",
+        "llama3-8b",
+        "--gpus",
+        "16",
+        "--zero",
+        "1",
+        "--json",
+    )
     assert code == 0, err
     report = json.loads(out)
     assert (report["config"]["gbs"], report["config"]["m"], report["config"]["zero"]) == (2 * 4 * 16, 4, 1)
     assert report["deepspeed"]["overridden"] == ["--zero 1 from the command line (the file: 2)"]
 
 
-@pytest.mark.parametrize("change,needles", [
-    ({"no_such_key": 1}, ["no_such_key (not a key of DeepSpeed 0.19.8's config"]),
-    ({"train_batch_size": 100}, [("train_batch_size 100 is not micro batch 2 x gradient_accumulation_steps 4 x "
-                                 "data-parallel size 8 = 64")]),
-    ({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}, "reduce_bucket_size": 1e6}},
-     ["2 keys", "zero_optimization.offload_optimizer", "zero_optimization.reduce_bucket_size = 1000000.0"]),
-    ({"bf16": {"enabled": False}, "fp16": {"enabled": True}},
-     ["fp16.enabled = true (the deepspeed recipe models bf16"]),
-    ({"train_micro_batch_size_per_gpu": "auto"}, ["\"auto\" (the Hugging Face Trainer fills it in"]),
-    ({"optimizer": {"type": "Lamb"}}, ["optimizer.type = \"Lamb\" (Adam and AdamW are modelled)"]),
-    ({"train_micro_batch_size_per_gpu": 0}, ["train_micro_batch_size_per_gpu = 0 (must be a positive integer)"]),
-])
+@pytest.mark.parametrize(
+    "change,needles",
+    [
+        ({"no_such_key": 1}, ["no_such_key (not a key of DeepSpeed 0.19.8's config"]),
+        (
+            {"train_batch_size": 100},
+            [("train_batch_size 100 is not micro batch 2 x gradient_accumulation_steps 4 x data-parallel size 8 = 64")],
+        ),
+        (
+            {"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}, "reduce_bucket_size": 1e6}},
+            ["2 keys", "zero_optimization.offload_optimizer", "zero_optimization.reduce_bucket_size = 1000000.0"],
+        ),
+        (
+            {"bf16": {"enabled": False}, "fp16": {"enabled": True}},
+            ["fp16.enabled = true (the deepspeed recipe models bf16"],
+        ),
+        ({"train_micro_batch_size_per_gpu": "auto"}, ["\"auto\" (the Hugging Face Trainer fills it in"]),
+        ({"optimizer": {"type": "Lamb"}}, ["optimizer.type = \"Lamb\" (Adam and AdamW are modelled)"]),
+        ({"train_micro_batch_size_per_gpu": 0}, ["train_micro_batch_size_per_gpu = 0 (must be a positive integer)"]),
+    ],
+)
 def test_bad_configs_are_refused_in_one_line(tmp_path, change, needles):
-    code, out, err = run("estimate", "--deepspeed", _write(tmp_path, {**BASE, **change}), "--model", "llama3-8b",
-                         "--gpus", "8")
+    code, out, err = run(
+        "estimate", "--deepspeed", _write(tmp_path, {**BASE, **change}), "--model", "llama3-8b", "--gpus", "8"
+    )
     assert (code, out, err.count("\n")) == (2, "", 1), err
     for needle in needles:
         assert needle in err, err
 
 
-@pytest.mark.parametrize("text,argv,needle", [
-    ('{"bf16": {"enabled": true}, "bf16": {"enabled": false}}', ["--model", "llama3-8b"], "bf16 given twice"),
-    ('{"bf16": ', ["--model", "llama3-8b"], "malformed JSON"),
-    ("[1, 2]", ["--model", "llama3-8b"], "a DeepSpeed config is a JSON object"),
-    (json.dumps(BASE), [], "names no model: give --model config.json"),
-    (json.dumps(BASE), ["--model", "llama3-8b", "--recipe", "torchtitan"], "--recipe/--profile torchtitan conflicts"),
-])
+@pytest.mark.parametrize(
+    "text,argv,needle",
+    [
+        ('{"bf16": {"enabled": true}, "bf16": {"enabled": false}}', ["--model", "llama3-8b"], "bf16 given twice"),
+        ('{"bf16": ', ["--model", "llama3-8b"], "malformed JSON"),
+        ("[1, 2]", ["--model", "llama3-8b"], "a DeepSpeed config is a JSON object"),
+        (json.dumps(BASE), [], "names no model: give --model config.json"),
+        (
+            json.dumps(BASE),
+            ["--model", "llama3-8b", "--recipe", "torchtitan"],
+            "--recipe/--profile torchtitan conflicts",
+        ),
+    ],
+)
 def test_malformed_duplicated_and_contradicting_input_is_refused(tmp_path, text, argv, needle):
     path = tmp_path / "ds.json"
     path.write_text(text)
@@ -130,8 +180,23 @@ def test_malformed_duplicated_and_contradicting_input_is_refused(tmp_path, text,
 
 
 def test_plan_holds_the_files_settings_and_its_own_row_is_the_estimate():
-    code, out, err = run("plan", "--deepspeed", str(EXAMPLE), "--model", "llama3-8b", "--gpus", "8", "--seq", "4096",
-                         "--zero", "3", "--gpu-mem", "141GiB", "--all", "--json")  # the run itself needs 69 GiB
+    code, out, err = run(
+        "plan",
+        "--deepspeed",
+        str(EXAMPLE),
+        "--model",
+        "llama3-8b",
+        "--gpus",
+        "8",
+        "--seq",
+        "4096",
+        "--zero",
+        "3",
+        "--gpu-mem",
+        "141GiB",
+        "--all",
+        "--json",
+    )  # the run itself needs 69 GiB
     assert code == 0, err
     plan = json.loads(out)
     assert plan["deepspeed"]["held"] == {"grad_dtype": "bf16", "optimizer": "adamw", "gbs": "64"}

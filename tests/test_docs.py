@@ -6,6 +6,7 @@ that compile with XLA: verify, compile, sweep, and searches too long for the sui
 
 Source of truth: the files on disk, the CLI's parsers (symbolic.cli.entry.COMMANDS) and its output. Exact: no
 tolerance (figures to the printed precision; where a shown line is cut, "..." marks the cut)."""
+
 import contextlib
 import functools
 import importlib
@@ -86,8 +87,7 @@ def test_the_fast_examples_run(page, line, error):
 
 def _links(page: Path) -> list[str]:
     text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)
-    return [target for target in re.findall(r"\]\(([^)\s]+)\)", text)
-            if not re.match(r"[a-z]+://|mailto:|#", target)]
+    return [target for target in re.findall(r"\]\(([^)\s]+)\)", text) if not re.match(r"[a-z]+://|mailto:|#", target)]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(ROOT).as_posix() for p in PAGES])
@@ -160,7 +160,7 @@ def _missing(shown: list[str], printed: str) -> list[str]:
         if stripped.startswith("│"):
             want = _cells(stripped)
             want = want[:-1] if want[-1] in ("...", "…", "") else want
-            hits = [i for i in range(row_at, len(rows)) if rows[i][:len(want)] == want]
+            hits = [i for i in range(row_at, len(rows)) if rows[i][: len(want)] == want]
             if not hits:
                 missing.append(line)
             row_at = hits[0] + 1 if hits else row_at
@@ -185,8 +185,9 @@ def test_shown_output_is_printed_or_recorded(page, number, line, shown, recorded
     argv = shlex.split(command)[1:]
     if argv[0] not in SHOWN_RUN or recorded:
         assert recorded, f"{page}:{number}: {argv[0]} is not run by this test: add `# recorded at COMMIT` to the block"
-        known = subprocess.run(["git", "cat-file", "-e", f"{recorded}^{{commit}}"], cwd=ROOT, capture_output=True,
-                               check=False)
+        known = subprocess.run(
+            ["git", "cat-file", "-e", f"{recorded}^{{commit}}"], cwd=ROOT, capture_output=True, check=False
+        )
         assert known.returncode == 0 or not (ROOT / ".git").exists(), f"{page}:{number}: no commit {recorded}"
         return
     monkeypatch.delenv("COLUMNS", raising=False)  # a pipe's width: each command's own minimum, as the pages show
@@ -195,8 +196,9 @@ def test_shown_output_is_printed_or_recorded(page, number, line, shown, recorded
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
         main(argv)
     missing = _missing(shown, out.getvalue())
-    assert not missing, f"{page}:{number}: `{command}` no longer prints:\n" + "\n".join(missing) + \
-        "\n--- it prints:\n" + out.getvalue()
+    assert not missing, (
+        f"{page}:{number}: `{command}` no longer prints:\n" + "\n".join(missing) + "\n--- it prints:\n" + out.getvalue()
+    )
 
 
 def _plan_405b() -> dict[str, str]:
@@ -209,15 +211,17 @@ def _plan_405b() -> dict[str, str]:
     first = r.config(pp16[0])
     c = first["config"]
     split = c["stage_layers"]
-    return {"counts": f"finds {r.feasible:,} of {r.valid:,} configurations under 64 GiB, {len(pp16):,} of them with "
-                      f"pp = 16",
-            "first pp16": f"(the first at rank {rank[pp16[0]]}: dp {c['dp']}, tp {c['tp']}, cp {c['cp']}, "
-                          f"vpp {c['vpp']}, "
-                          f"{c['recompute']} {c.get('recompute_modules', '')}, ZeRO-{c['zero']}, "
-                          f"{split[0]},{split[1]},…,{split[-1]} at "
-                          f"{first['peak_bytes'] / 2**30:.2f} GiB)",
-            "paper": f"fits in {len(paper)} rows; the proxy ranks it low (rank {rank[paper[0]]:,} at best)",
-            "section": f"it finds {r.feasible:,} of {r.valid:,} configurations, pp = 16 among them"}
+    return {
+        "counts": f"finds {r.feasible:,} of {r.valid:,} configurations under 64 GiB, {len(pp16):,} of them with "
+        f"pp = 16",
+        "first pp16": f"(the first at rank {rank[pp16[0]]}: dp {c['dp']}, tp {c['tp']}, cp {c['cp']}, "
+        f"vpp {c['vpp']}, "
+        f"{c['recompute']} {c.get('recompute_modules', '')}, ZeRO-{c['zero']}, "
+        f"{split[0]},{split[1]},…,{split[-1]} at "
+        f"{first['peak_bytes'] / 2**30:.2f} GiB)",
+        "paper": f"fits in {len(paper)} rows; the proxy ranks it low (rank {rank[paper[0]]:,} at best)",
+        "section": f"it finds {r.feasible:,} of {r.valid:,} configurations, pp = 16 among them",
+    }
 
 
 def test_plan_md_figures_are_the_search_s():
@@ -250,7 +254,14 @@ def test_comparison_md_mem4d_rows_are_what_peers_py_prints():
     prints now (the seconds are a clock); the other tools' rows are recorded at the commit the page names."""
     page = (ROOT / "docs" / "comparison.md").read_text()
     shown = [line for line in page.splitlines() if "  mem4d  " in line]
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "peers.py")], cwd=ROOT, capture_output=True,
-                          text=True, check=False, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "peers.py")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
     printed = {line[:100] for line in done.stdout.splitlines() if "  mem4d  " in line}
     assert len(shown) == 3 and {line[:100] for line in shown} <= printed, (shown, done.stdout, done.stderr)

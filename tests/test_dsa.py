@@ -6,6 +6,7 @@ Sources of truth: transformers 5.25.0's own modeling code (benchmarks/hf_count.p
 parameter here, added); Megatron-Core 0.16.1's transformer/experimental_attention_variant/dsa.py for the saved
 tensors, listed by hand in _per_token below from its forward (DSAIndexer.forward_with_scores, unfused_dsa_fn,
 compute_dsa_indexer_loss). Exact: no tolerance."""
+
 import dataclasses
 import json
 import subprocess
@@ -31,21 +32,58 @@ from symbolic.plan.policies import policies
 # small files whose every key transformers reads, counted by hf_count.py: mlp_layer_types in place of
 # first_k_dense_replace (DeepSeek-V3.2), a tied head (GLM-5); (parameters, score-correction bias entries)
 SMALL = {
-    "deepseek_v32": ({"hidden_size": 512, "intermediate_size": 1024, "moe_intermediate_size": 256,
-                      "num_hidden_layers": 6, "num_attention_heads": 8, "num_key_value_heads": 8,
-                      "n_routed_experts": 8, "n_shared_experts": 1, "num_experts_per_tok": 2, "n_group": 1,
-                      "topk_group": 1, "kv_lora_rank": 96, "q_lora_rank": 160, "qk_rope_head_dim": 32,
-                      "qk_nope_head_dim": 48, "v_head_dim": 40, "vocab_size": 3000, "index_topk": 64,
-                      "index_head_dim": 80, "index_n_heads": 6, "first_k_dense_replace": 1,
-                      "mlp_layer_types": ["dense", "sparse", "dense", "sparse", "sparse", "sparse"]},
-                     (24_011_712, 32)),
-    "glm_moe_dsa": ({"hidden_size": 384, "intermediate_size": 768, "moe_intermediate_size": 192,
-                     "num_hidden_layers": 4, "num_attention_heads": 6, "num_key_value_heads": 6, "n_routed_experts": 4,
-                     "n_shared_experts": 1, "num_experts_per_tok": 2, "kv_lora_rank": 64, "q_lora_rank": 96,
-                     "qk_rope_head_dim": 16, "qk_nope_head_dim": 32, "v_head_dim": 48, "vocab_size": 2000,
-                     "index_topk": 32, "index_head_dim": 48, "index_n_heads": 4, "first_k_dense_replace": 1,
-                     "tie_word_embeddings": True},
-                    (6_079_360, 12)),
+    "deepseek_v32": (
+        {
+            "hidden_size": 512,
+            "intermediate_size": 1024,
+            "moe_intermediate_size": 256,
+            "num_hidden_layers": 6,
+            "num_attention_heads": 8,
+            "num_key_value_heads": 8,
+            "n_routed_experts": 8,
+            "n_shared_experts": 1,
+            "num_experts_per_tok": 2,
+            "n_group": 1,
+            "topk_group": 1,
+            "kv_lora_rank": 96,
+            "q_lora_rank": 160,
+            "qk_rope_head_dim": 32,
+            "qk_nope_head_dim": 48,
+            "v_head_dim": 40,
+            "vocab_size": 3000,
+            "index_topk": 64,
+            "index_head_dim": 80,
+            "index_n_heads": 6,
+            "first_k_dense_replace": 1,
+            "mlp_layer_types": ["dense", "sparse", "dense", "sparse", "sparse", "sparse"],
+        },
+        (24_011_712, 32),
+    ),
+    "glm_moe_dsa": (
+        {
+            "hidden_size": 384,
+            "intermediate_size": 768,
+            "moe_intermediate_size": 192,
+            "num_hidden_layers": 4,
+            "num_attention_heads": 6,
+            "num_key_value_heads": 6,
+            "n_routed_experts": 4,
+            "n_shared_experts": 1,
+            "num_experts_per_tok": 2,
+            "kv_lora_rank": 64,
+            "q_lora_rank": 96,
+            "qk_rope_head_dim": 16,
+            "qk_nope_head_dim": 32,
+            "v_head_dim": 48,
+            "vocab_size": 2000,
+            "index_topk": 32,
+            "index_head_dim": 48,
+            "index_n_heads": 4,
+            "first_k_dense_replace": 1,
+            "tie_word_embeddings": True,
+        },
+        (6_079_360, 12),
+    ),
 }
 
 
@@ -61,8 +99,11 @@ def _value(expr, shape, training) -> int:
 
 def test_glm_files_whose_every_layer_runs_its_indexer_are_read(tmp_path):
     """GlmMoeDsaConfig's other spellings of an indexer in every layer: a pattern of F, a frequency of 1."""
-    for keys in ({"index_topk_pattern": "FFFF"}, {"index_topk_freq": 1, "index_skip_topk_offset": 3},
-                 {"indexer_types": ["full"] * 4}):
+    for keys in (
+        {"index_topk_pattern": "FFFF"},
+        {"index_topk_freq": 1, "index_skip_topk_offset": 3},
+        {"indexer_types": ["full"] * 4},
+    ):
         assert _read(tmp_path, "glm_moe_dsa", **keys).param_count == sum(SMALL["glm_moe_dsa"][1])
 
 
@@ -76,15 +117,18 @@ def test_small_files_are_counted_as_transformers_counts_them(tmp_path, model_typ
         assert shape.dense_layers == (0, 2)  # mlp_layer_types, not first_k_dense_replace
 
 
-@pytest.mark.parametrize("model_type, key, value, needle", [
-    ("glm_moe_dsa", "indexer_types", ["full", "shared", "full", "full"], "shared layers are not modelled"),
-    ("glm_moe_dsa", "index_topk_pattern", "FSFS", "shared layers are not modelled"),
-    ("glm_moe_dsa", "index_topk_freq", 4, "shared layers are not modelled"),
-    ("glm_moe_dsa", "index_topk_pattern", "FFF", "must name each of the L=4 layers"),
-    ("deepseek_v32", "layer_types", ["indexed_attention"] * 5 + ["full_attention"], "indexed_attention"),
-    ("deepseek_v32", "mlp_layer_types", ["dense", "sparse"], "must name each of the L=6 layers"),
-    ("deepseek_v32", "index_n_heads", 0, "must be a positive integer"),
-])
+@pytest.mark.parametrize(
+    "model_type, key, value, needle",
+    [
+        ("glm_moe_dsa", "indexer_types", ["full", "shared", "full", "full"], "shared layers are not modelled"),
+        ("glm_moe_dsa", "index_topk_pattern", "FSFS", "shared layers are not modelled"),
+        ("glm_moe_dsa", "index_topk_freq", 4, "shared layers are not modelled"),
+        ("glm_moe_dsa", "index_topk_pattern", "FFF", "must name each of the L=4 layers"),
+        ("deepseek_v32", "layer_types", ["indexed_attention"] * 5 + ["full_attention"], "indexed_attention"),
+        ("deepseek_v32", "mlp_layer_types", ["dense", "sparse"], "must name each of the L=6 layers"),
+        ("deepseek_v32", "index_n_heads", 0, "must be a positive integer"),
+    ],
+)
 def test_what_dsa_files_may_not_say_is_one_line(tmp_path, model_type, key, value, needle):
     with pytest.raises(ConfigError, match=needle) as err:
         _read(tmp_path, model_type, **{key: value})
@@ -93,8 +137,14 @@ def test_what_dsa_files_may_not_say_is_one_line(tmp_path, model_type, key, value
 
 def test_indexer_keys_elsewhere_are_refused(tmp_path):
     path = tmp_path / "config.json"
-    path.write_text(json.dumps({"model_type": "deepseek_v3", **{k: v for k, v in SMALL["deepseek_v32"][0].items()
-                                                                 if k != "mlp_layer_types"}}))
+    path.write_text(
+        json.dumps(
+            {
+                "model_type": "deepseek_v3",
+                **{k: v for k, v in SMALL["deepseek_v32"][0].items() if k != "mlp_layer_types"},
+            }
+        )
+    )
     with pytest.raises(ConfigError, match="3 keys mem4d does not know for model_type 'deepseek_v3'") as err:
         from_hf_config(path)
     assert all(repr(key) in str(err.value) for key in ("index_topk", "index_head_dim", "index_n_heads"))
@@ -108,8 +158,9 @@ def test_the_indexer_is_whole_on_every_tensor_rank(tmp_path, t):
     shape = _read(tmp_path, "deepseek_v32")
     twin = dataclasses.replace(shape, index_heads=0, index_dim=0, index_topk=0)
     train = Training(t=t, s=256)
-    extra = _value(attention_params(Switches.of(train, shape=shape)), shape, train) - \
-        _value(attention_params(Switches.of(train, shape=twin)), twin, train)
+    extra = _value(attention_params(Switches.of(train, shape=shape)), shape, train) - _value(
+        attention_params(Switches.of(train, shape=twin)), twin, train
+    )
     assert extra == 160 * 6 * 80 + 512 * 80 + 2 * 80 + 512 * 6 == shape.indexer_count
     if t == 1:
         assert _value(attention_params(Switches.of(train, shape=shape)), shape, train) == shape.attention_count
@@ -139,10 +190,12 @@ def test_one_layer_keeps_what_megatron_core_saves(tmp_path, t, sp_on, s):
     shape = _read(tmp_path, "deepseek_v32")
     train = Training(t=t, s=s, sp=sp_on)
     sw = Switches.of(train, shape=shape)
-    assert _value(sp.Add(*(x.expr for x in attention_tensors(sw))), shape, train) == _per_token_layer(shape, s, t,
-                                                                                                       sp_on)
-    selective = Switches.of(dataclasses.replace(train, recompute="selective", recompute_modules="layernorm,moe_act"),
-                            shape=shape)
+    assert _value(sp.Add(*(x.expr for x in attention_tensors(sw))), shape, train) == _per_token_layer(
+        shape, s, t, sp_on
+    )
+    selective = Switches.of(
+        dataclasses.replace(train, recompute="selective", recompute_modules="layernorm,moe_act"), shape=shape
+    )
     kept = {x.name for x in attention_tensors(sw)} - {"qkv_input"}
     from symbolic.components.activations import layer_tensors
 
@@ -156,11 +209,15 @@ def test_megatron_core_limits_are_one_line_and_plan_searches_around_them(tmp_pat
     mla_up_proj, --no-flash-attn, jaxcheck and the recipes: refused in one line; plan's recompute choices for a DSA
     model are those Megatron-Core can run."""
     shape = _read(tmp_path, "deepseek_v32")
-    assert_refused(shape, [(Training(c=2, s=256), "context parallel"),
-                           (Training(s=256, recompute="selective"), "checkpointed core attention"),
-                           (Training(s=256, recompute="selective", recompute_modules="layernorm,mla_up_proj"),
-                            "mla_up_proj"),
-                           (Training(s=256, flash_attn=False), "--no-flash-attn does not apply")])
+    assert_refused(
+        shape,
+        [
+            (Training(c=2, s=256), "context parallel"),
+            (Training(s=256, recompute="selective"), "checkpointed core attention"),
+            (Training(s=256, recompute="selective", recompute_modules="layernorm,mla_up_proj"), "mla_up_proj"),
+            (Training(s=256, flash_attn=False), "--no-flash-attn does not apply"),
+        ],
+    )
     assert_profiles_refuse(shape, {"jax": "jaxcheck", "torchtitan": "recipe megatron", "deepspeed": "recipe megatron"})
     labels = {policy.label for policy in policies("paper", shape)}
     assert "none" in labels and "full" in labels and "selective layernorm,moe_act" in labels
@@ -172,8 +229,22 @@ def test_cli_estimates_the_default_deepseek_v32(tmp_path):
     refuses the default selective set in one line, exit 2."""
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"model_type": "deepseek_v32"}))
-    base = [sys.executable, "-m", "symbolic.cli", "estimate", "--model", str(path), "--dp", "8", "--ep", "8",
-            "--seq", "4096", "--gbs", "64"]
+    base = [
+        sys.executable,
+        "-m",
+        "symbolic.cli",
+        "estimate",
+        "--model",
+        str(path),
+        "--dp",
+        "8",
+        "--ep",
+        "8",
+        "--seq",
+        "4096",
+        "--gbs",
+        "64",
+    ]
     done = subprocess.run(base + ["--recompute", "full", "--json"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)

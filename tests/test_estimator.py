@@ -3,6 +3,7 @@
 Sources of truth: the profile's sympy expressions evaluated in exact rationals; tolerance 1e-12 relative
 (float64 evaluation of the same expressions). Sums and monotonicity are exact on the integer estimates.
 """
+
 import os
 import subprocess
 import sys
@@ -25,19 +26,36 @@ from symbolic.estimator.estimate import estimate
 from symbolic.estimator.vectorized import estimator
 from symbolic.recipes import load
 
-SWITCHES = [Switches(), Switches(overheads=False), Switches(recompute="selective", flash_attn=False),
-            Switches(recompute="full", sp=False), Switches(zero=0, flash_attn=False, sp=False), Switches(tied=True),
-            Switches(moe=True, fp8=True), Switches(zero=3, moe=True, shared=True, shared_gate=True, qk_norm="head",
-                                                   qkv_bias=True),
-            Switches(recompute="full", zero=2, moe=True, qk_norm="full", o_bias=True, mlp_bias=True),
-            Switches(mla=True, q_lora=True, moe=True, shared=True, mtp=True, mtp_moe=True, expert_bias=True, sigmoid=True),
-            Switches(mla=True, recompute="full", flash_attn=False, zero=3, mtp=True),
-            Switches(mla=True, q_lora=True, dsa=True, moe=True, shared=True, expert_bias=True, sigmoid=True),
-            Switches(gdn=True, gdn_repeat=True, attn_gate=True, qk_norm="head", qkv_bias=True, moe=True, shared=True,
-                     shared_gate=True, mtp=True, mtp_moe=True),
-            Switches(mamba=True, blocks=True, recompute="full", zero=3, mlp="relu2", ssm_conv_bias=True),
-            Switches(narrow_v=True, swa=True, swa_sinks=True, moe=True, expert_bias=True, sigmoid=True, zero=3,
-                     recompute="full")]  # MiMo-V2-Flash's value heads and sliding-window kind
+SWITCHES = [
+    Switches(),
+    Switches(overheads=False),
+    Switches(recompute="selective", flash_attn=False),
+    Switches(recompute="full", sp=False),
+    Switches(zero=0, flash_attn=False, sp=False),
+    Switches(tied=True),
+    Switches(moe=True, fp8=True),
+    Switches(zero=3, moe=True, shared=True, shared_gate=True, qk_norm="head", qkv_bias=True),
+    Switches(recompute="full", zero=2, moe=True, qk_norm="full", o_bias=True, mlp_bias=True),
+    Switches(mla=True, q_lora=True, moe=True, shared=True, mtp=True, mtp_moe=True, expert_bias=True, sigmoid=True),
+    Switches(mla=True, recompute="full", flash_attn=False, zero=3, mtp=True),
+    Switches(mla=True, q_lora=True, dsa=True, moe=True, shared=True, expert_bias=True, sigmoid=True),
+    Switches(
+        gdn=True,
+        gdn_repeat=True,
+        attn_gate=True,
+        qk_norm="head",
+        qkv_bias=True,
+        moe=True,
+        shared=True,
+        shared_gate=True,
+        mtp=True,
+        mtp_moe=True,
+    ),
+    Switches(mamba=True, blocks=True, recompute="full", zero=3, mlp="relu2", ssm_conv_bias=True),
+    Switches(
+        narrow_v=True, swa=True, swa_sinks=True, moe=True, expert_bias=True, sigmoid=True, zero=3, recompute="full"
+    ),
+]  # MiMo-V2-Flash's value heads and sliding-window kind
 
 
 def est_for(sw: Switches):
@@ -48,26 +66,69 @@ def exact(expr: sp.Expr, values: dict) -> float:
     return float(expr.xreplace({BY_NAME[n]: sp.Rational(x) for n, x in values.items()}))
 
 
-configs = st.fixed_dictionaries({
-    "s": st.sampled_from([512, 2048, 8192, 131072]), "b": st.integers(1, 16), "h": st.sampled_from([48, 4096, 16384]),
-    "f": st.integers(1, 60000), "a": st.sampled_from([6, 32, 128]), "k": st.sampled_from([1, 2, 8]),
-    "L": st.integers(1, 128), "v": st.integers(100, 260000), "d": st.integers(1, 512), "t": st.sampled_from([1, 2, 4, 8]),
-    "p": st.integers(1, 32), "c": st.sampled_from([1, 2, 4, 16]), "m": st.integers(1, 512), "vpp": st.integers(1, 4),
-    "B_w": st.sampled_from([2, 4]), "B_g": st.sampled_from([2, 4]), "B_o": st.sampled_from([8, 12, 16]), "B_a": st.sampled_from([1, 2, 4]),
-    "B_l": st.sampled_from([0, 2, 4]), "B_q": st.sampled_from([1, 1.03125, 2]), "B_c": st.sampled_from([0, 1, 2.0625]), "s_p": st.sampled_from([0, 1024]), "n_ac": st.sampled_from([1, 2, 3]),
-    "dh": st.sampled_from([8, 64, 128, 192]), "E": st.sampled_from([8, 64, 256]), "k_e": st.integers(1, 8),
-    "f_e": st.integers(1, 20000), "f_s": st.integers(0, 20000), "L_e": st.integers(1, 128), "C_f": st.sampled_from([1, 1.25, 2]), "d_l": st.sampled_from([0, 96, 1024]),
-    "e": st.sampled_from([1, 2, 8, 64]), "t_e": st.sampled_from([1, 2, 8]),
-    "q_r": st.sampled_from([0, 24, 1536]), "kv_r": st.sampled_from([0, 28, 512]), "d_r": st.sampled_from([0, 8, 64]),
-    "d_v": st.sampled_from([0, 10, 128]), "n_mtp": st.sampled_from([0, 1, 2]),
-    "n_i": st.sampled_from([0, 4, 64]), "d_i": st.sampled_from([0, 80, 128]), "k_i": st.sampled_from([0, 64, 2048]),
-    "L_g": st.integers(0, 96), "n_gk": st.sampled_from([0, 4, 16]), "n_gv": st.sampled_from([0, 8, 32]),
-    "d_gk": st.sampled_from([0, 24, 128]), "d_gv": st.sampled_from([0, 40, 128]), "K_c": st.sampled_from([0, 3, 4]),
-    "L_m": st.integers(0, 64), "L_o": st.integers(0, 64), "L_n": st.integers(0, 64), "n_m": st.sampled_from([0, 16, 128]),
-    "d_m": st.sampled_from([0, 24, 64]), "d_s": st.sampled_from([0, 40, 128]), "g_m": st.sampled_from([0, 4, 8]),
-    "P_v": st.sampled_from([0, 4096, 595_266_800]), "A_v": st.sampled_from([0, 10752, 2_004_864]),
-    "n_v": st.sampled_from([0, 64, 1024]), "L_w": st.integers(0, 64), "k_w": st.sampled_from([0, 8, 16]),
-})
+configs = st.fixed_dictionaries(
+    {
+        "s": st.sampled_from([512, 2048, 8192, 131072]),
+        "b": st.integers(1, 16),
+        "h": st.sampled_from([48, 4096, 16384]),
+        "f": st.integers(1, 60000),
+        "a": st.sampled_from([6, 32, 128]),
+        "k": st.sampled_from([1, 2, 8]),
+        "L": st.integers(1, 128),
+        "v": st.integers(100, 260000),
+        "d": st.integers(1, 512),
+        "t": st.sampled_from([1, 2, 4, 8]),
+        "p": st.integers(1, 32),
+        "c": st.sampled_from([1, 2, 4, 16]),
+        "m": st.integers(1, 512),
+        "vpp": st.integers(1, 4),
+        "B_w": st.sampled_from([2, 4]),
+        "B_g": st.sampled_from([2, 4]),
+        "B_o": st.sampled_from([8, 12, 16]),
+        "B_a": st.sampled_from([1, 2, 4]),
+        "B_l": st.sampled_from([0, 2, 4]),
+        "B_q": st.sampled_from([1, 1.03125, 2]),
+        "B_c": st.sampled_from([0, 1, 2.0625]),
+        "s_p": st.sampled_from([0, 1024]),
+        "n_ac": st.sampled_from([1, 2, 3]),
+        "dh": st.sampled_from([8, 64, 128, 192]),
+        "E": st.sampled_from([8, 64, 256]),
+        "k_e": st.integers(1, 8),
+        "f_e": st.integers(1, 20000),
+        "f_s": st.integers(0, 20000),
+        "L_e": st.integers(1, 128),
+        "C_f": st.sampled_from([1, 1.25, 2]),
+        "d_l": st.sampled_from([0, 96, 1024]),
+        "e": st.sampled_from([1, 2, 8, 64]),
+        "t_e": st.sampled_from([1, 2, 8]),
+        "q_r": st.sampled_from([0, 24, 1536]),
+        "kv_r": st.sampled_from([0, 28, 512]),
+        "d_r": st.sampled_from([0, 8, 64]),
+        "d_v": st.sampled_from([0, 10, 128]),
+        "n_mtp": st.sampled_from([0, 1, 2]),
+        "n_i": st.sampled_from([0, 4, 64]),
+        "d_i": st.sampled_from([0, 80, 128]),
+        "k_i": st.sampled_from([0, 64, 2048]),
+        "L_g": st.integers(0, 96),
+        "n_gk": st.sampled_from([0, 4, 16]),
+        "n_gv": st.sampled_from([0, 8, 32]),
+        "d_gk": st.sampled_from([0, 24, 128]),
+        "d_gv": st.sampled_from([0, 40, 128]),
+        "K_c": st.sampled_from([0, 3, 4]),
+        "L_m": st.integers(0, 64),
+        "L_o": st.integers(0, 64),
+        "L_n": st.integers(0, 64),
+        "n_m": st.sampled_from([0, 16, 128]),
+        "d_m": st.sampled_from([0, 24, 64]),
+        "d_s": st.sampled_from([0, 40, 128]),
+        "g_m": st.sampled_from([0, 4, 8]),
+        "P_v": st.sampled_from([0, 4096, 595_266_800]),
+        "A_v": st.sampled_from([0, 10752, 2_004_864]),
+        "n_v": st.sampled_from([0, 64, 1024]),
+        "L_w": st.integers(0, 64),
+        "k_w": st.sampled_from([0, 8, 16]),
+    }
+)
 
 
 @settings(max_examples=25, deadline=None)
@@ -99,10 +160,18 @@ def test_generated_source_is_lambdifys(profile, which):
     from symbolic.estimator import codegen
 
     sw, module = SWITCHES[which], load(profile)
-    for exprs, extra in (([x.expr for x in module.components(sw)], ()),
-                         ([x.expr for x in module.stage_components(sw, "first")], STAGE_NAMES)):
-        fn = sp.lambdify([BY_NAME[n] for n in NAMES + extra], tuple(exprs), modules="numpy", cse=codegen.CSE,
-                         printer=codegen._printer_class()(codegen.PRINTER), docstring_limit=0)
+    for exprs, extra in (
+        ([x.expr for x in module.components(sw)], ()),
+        ([x.expr for x in module.stage_components(sw, "first")], STAGE_NAMES),
+    ):
+        fn = sp.lambdify(
+            [BY_NAME[n] for n in NAMES + extra],
+            tuple(exprs),
+            modules="numpy",
+            cse=codegen.CSE,
+            printer=codegen._printer_class()(codegen.PRINTER),
+            docstring_limit=0,
+        )
         want = inspect.getsource(fn).replace("def _lambdifygenerated(", "def _f(", 1)
         assert codegen._lambdify_source(exprs, "_f", extra) == want
 
@@ -115,8 +184,12 @@ def test_printed_and_or_max_min_broadcast_a_scalar_beside_an_array():
     from symbolic.estimator import codegen
 
     x, y = sp.symbols("x y")
-    exprs = [sp.And(x > 0, y > 1, evaluate=False), sp.Or(x > 2, y > 1, evaluate=False),
-             sp.Max(x, y, evaluate=False), sp.Min(x, y, evaluate=False)]
+    exprs = [
+        sp.And(x > 0, y > 1, evaluate=False),
+        sp.Or(x > 2, y > 1, evaluate=False),
+        sp.Max(x, y, evaluate=False),
+        sp.Min(x, y, evaluate=False),
+    ]
     source = codegen._printer_class()(codegen.PRINTER)
     fn = sp.lambdify([x, y], exprs, modules="numpy", printer=source)
     xs = np.array([-1.0, 1.0, 3.0])
@@ -127,7 +200,10 @@ def test_printed_and_or_max_min_broadcast_a_scalar_beside_an_array():
 
 def test_named_arrays_broadcast_and_constants_too():
     est = estimator("paper")
-    values = inputs_for(PRESETS["llama3-8b"], Training()) | {"t": np.array([[1], [2], [4]]), "d": np.array([1, 2, 4, 8])}
+    values = inputs_for(PRESETS["llama3-8b"], Training()) | {
+        "t": np.array([[1], [2], [4]]),
+        "d": np.array([1, 2, 4, 8]),
+    }
     out = est(**values)
     assert list(out) == list(est.components) and est.components[-1] == "total"
     for name, array in out.items():
@@ -148,8 +224,14 @@ def test_unknown_or_missing_inputs_are_config_errors():
         estimator("nope")
 
 
-@pytest.mark.parametrize("training", [Training(), Training(d=2, t=4, p=4, c=2, gbs=64, s=4096),
-                                      Training(t=2, p=2, vpp=2, gbs=8, recompute="full", flash_attn=False)])
+@pytest.mark.parametrize(
+    "training",
+    [
+        Training(),
+        Training(d=2, t=4, p=4, c=2, gbs=64, s=4096),
+        Training(t=2, p=2, vpp=2, gbs=8, recompute="full", flash_attn=False),
+    ],
+)
 def test_totals_are_sums_of_components(training):
     """Exact on integers: bytes["total"] and every stage total are the sums of their parts."""
     result = estimate(PRESETS["tiny"], training)
@@ -165,18 +247,70 @@ def test_weights_and_optimizer_never_grow_with_t_p_c(sw):
     """Per GPU, for the paper total and each stage: doubling t, p or c never increases weights or optimizer bytes."""
     rng = np.random.default_rng(0)
     n = 2000
-    values = {"s": 8192, "b": rng.integers(1, 8, n), "h": rng.choice([2048, 4096, 8192], n), "f": rng.integers(1000, 60000, n),
-              "a": 64, "k": rng.choice([1, 8, 64], n), "L": rng.integers(1, 128, n), "v": rng.integers(1000, 260000, n),
-              "d": rng.integers(1, 64, n), "t": rng.choice([1, 2, 4], n), "p": rng.choice([3, 4, 8], n),
-              "c": rng.choice([1, 2, 4], n), "m": rng.integers(1, 64, n), "vpp": rng.integers(1, 3, n),
-              "B_w": 2, "B_g": 4, "B_o": 12, "B_a": 2, "B_l": 4, "B_q": 1, "B_c": 2}
+    values = {
+        "s": 8192,
+        "b": rng.integers(1, 8, n),
+        "h": rng.choice([2048, 4096, 8192], n),
+        "f": rng.integers(1000, 60000, n),
+        "a": 64,
+        "k": rng.choice([1, 8, 64], n),
+        "L": rng.integers(1, 128, n),
+        "v": rng.integers(1000, 260000, n),
+        "d": rng.integers(1, 64, n),
+        "t": rng.choice([1, 2, 4], n),
+        "p": rng.choice([3, 4, 8], n),
+        "c": rng.choice([1, 2, 4], n),
+        "m": rng.integers(1, 64, n),
+        "vpp": rng.integers(1, 3, n),
+        "B_w": 2,
+        "B_g": 4,
+        "B_o": 12,
+        "B_a": 2,
+        "B_l": 4,
+        "B_q": 1,
+        "B_c": 2,
+    }
     layers = values["L"]
-    values |= {"dh": 128, "s_p": 0, "n_ac": 1, "E": 8, "k_e": 2, "f_e": rng.integers(1000, 20000, n), "f_s": 0, "L_e": layers, "C_f": 1.0, "d_l": 0,
-               "q_r": 1536, "kv_r": 512, "d_r": 64, "d_v": 128, "n_mtp": 1, "n_i": 64, "d_i": 128, "k_i": 2048,
-               "L_g": layers * 3 // 4, "n_gk": 16, "n_gv": 32, "d_gk": 128, "d_gv": 128, "K_c": 4,
-               "L_m": layers // 2, "L_o": layers // 2, "L_n": layers - layers // 2, "n_m": 128, "d_m": 64, "d_s": 128,
-               "g_m": 8, "P_v": 595_266_800, "A_v": 2_004_864, "n_v": 1024, "L_w": layers // 2, "k_w": 8,
-               "e": rng.choice([1, 2, 8], n), "t_e": 1}
+    values |= {
+        "dh": 128,
+        "s_p": 0,
+        "n_ac": 1,
+        "E": 8,
+        "k_e": 2,
+        "f_e": rng.integers(1000, 20000, n),
+        "f_s": 0,
+        "L_e": layers,
+        "C_f": 1.0,
+        "d_l": 0,
+        "q_r": 1536,
+        "kv_r": 512,
+        "d_r": 64,
+        "d_v": 128,
+        "n_mtp": 1,
+        "n_i": 64,
+        "d_i": 128,
+        "k_i": 2048,
+        "L_g": layers * 3 // 4,
+        "n_gk": 16,
+        "n_gv": 32,
+        "d_gk": 128,
+        "d_gv": 128,
+        "K_c": 4,
+        "L_m": layers // 2,
+        "L_o": layers // 2,
+        "L_n": layers - layers // 2,
+        "n_m": 128,
+        "d_m": 64,
+        "d_s": 128,
+        "g_m": 8,
+        "P_v": 595_266_800,
+        "A_v": 2_004_864,
+        "n_v": 1024,
+        "L_w": layers // 2,
+        "k_w": 8,
+        "e": rng.choice([1, 2, 8], n),
+        "t_e": 1,
+    }
     est = est_for(sw)
     base = est(**values) | est.stages(**values)
     for letter in ("t", "p", "c"):
@@ -207,9 +341,11 @@ def test_overrides_replace_a_component():
 
 def test_cached_estimate_never_imports_sympy_or_jax(tmp_path):
     """Second process with a warm cache: estimate runs without sympy (the < 1 s start of `mem4d estimate`)."""
-    code = ("import sys; from symbolic.estimator.estimate import estimate; from symbolic.config.shapes import PRESETS; "
-            "from symbolic.config.training import Training; estimate(PRESETS['tiny'], Training()); "
-            "print('sympy' in sys.modules, 'jax' in sys.modules)")
+    code = (
+        "import sys; from symbolic.estimator.estimate import estimate; from symbolic.config.shapes import PRESETS; "
+        "from symbolic.config.training import Training; estimate(PRESETS['tiny'], Training()); "
+        "print('sympy' in sys.modules, 'jax' in sys.modules)"
+    )
     env = os.environ | {"MEM4D_CACHE_DIR": str(tmp_path), "MEM4D_NO_SHIPPED": "1"}  # a derivation, not the release's
     first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)

@@ -7,6 +7,7 @@ as one [b, a, s, s] score matrix (neither the scores nor score blocks stacked ov
 partial evaluation produced from a loop-invariant causal mask before the loops became while loops), while the dense
 reference does (the test can tell the two apart).
 """
+
 import functools
 import re
 
@@ -34,24 +35,30 @@ def dense(q, k, v, cap=None):
 
 def _inputs():
     kq, kk, kv, kw = jax.random.split(jax.random.key(0), 4)
-    return (jax.random.normal(kq, (B, S, A, DH)), jax.random.normal(kk, (B, S, K, DH)),
-            jax.random.normal(kv, (B, S, K, DH)), jax.random.normal(kw, (B, S, A, DH)))
+    return (
+        jax.random.normal(kq, (B, S, A, DH)),
+        jax.random.normal(kk, (B, S, K, DH)),
+        jax.random.normal(kv, (B, S, K, DH)),
+        jax.random.normal(kw, (B, S, A, DH)),
+    )
 
 
 @functools.lru_cache(maxsize=None)
 def _dense_reference() -> tuple:
     """dense's output and gradients (one quick program, shared by every block size)."""
     q, k, v, w = _inputs()
-    return quick(lambda q, k, v: (dense(q, k, v), jax.grad(lambda *x: jnp.sum(dense(*x) * w), (0, 1, 2))(q, k, v)),
-                 q, k, v)(q, k, v)
+    return quick(
+        lambda q, k, v: (dense(q, k, v), jax.grad(lambda *x: jnp.sum(dense(*x) * w), (0, 1, 2))(q, k, v)), q, k, v
+    )(q, k, v)
 
 
 @pytest.mark.parametrize("block", [8, 16, 64])
 def test_output_and_gradients_match_dense(block):
     q, k, v, w = _inputs()
     flash = lambda q, k, v: jnp.sum(flash_attention(q, k, v, None, block) * w)
-    out, grads = quick(lambda q, k, v: (flash_attention(q, k, v, None, block), jax.grad(flash, (0, 1, 2))(q, k, v)),
-                       q, k, v)(q, k, v)
+    out, grads = quick(
+        lambda q, k, v: (flash_attention(q, k, v, None, block), jax.grad(flash, (0, 1, 2))(q, k, v)), q, k, v
+    )(q, k, v)
     want, want_grads = _dense_reference()
     assert float(jnp.max(jnp.abs(out - want))) <= 1e-5 * float(jnp.max(jnp.abs(want)))
     for got, exp in zip(grads, want_grads):
@@ -65,9 +72,15 @@ def test_soft_capped_scores_match_dense():
     q, k, v, w = _inputs()
     flash = lambda q, k, v: jnp.sum(flash_attention(q, k, v, None, 16, 2.0) * w)  # noqa: E731
     capped = lambda q, k, v: jnp.sum(dense(q, k, v, 2.0) * w)  # noqa: E731
-    (out, grads), (want, want_grads) = quick(lambda q, k, v: (
-        (flash_attention(q, k, v, None, 16, 2.0), jax.grad(flash, (0, 1, 2))(q, k, v)),
-        (dense(q, k, v, 2.0), jax.grad(capped, (0, 1, 2))(q, k, v))), q, k, v)(q, k, v)
+    (out, grads), (want, want_grads) = quick(
+        lambda q, k, v: (
+            (flash_attention(q, k, v, None, 16, 2.0), jax.grad(flash, (0, 1, 2))(q, k, v)),
+            (dense(q, k, v, 2.0), jax.grad(capped, (0, 1, 2))(q, k, v)),
+        ),
+        q,
+        k,
+        v,
+    )(q, k, v)
     assert float(jnp.max(jnp.abs(out - want))) <= 1e-5 * float(jnp.max(jnp.abs(want)))
     for got, exp in zip(grads, want_grads):
         assert float(jnp.max(jnp.abs(got - exp))) <= 1e-5 * float(jnp.max(jnp.abs(exp)))
@@ -88,6 +101,7 @@ def _largest(fn) -> int:
     def loss(q, k, v):
         def body(carry, _):
             return carry + fn(q, k, v), None
+
         total, _ = jax.lax.scan(body, jnp.zeros_like(w), None, length=2)
         return jnp.sum(total * w)
 

@@ -4,6 +4,7 @@ Source of truth: the formula printed in the paper (and DESIGN.md), whose heads a
 width dh is set to h/a before comparing. Tolerance: exact (sympy simplify(diff) == 0), or 0.5 byte where a float64
 estimate is rounded to an integer.
 """
+
 import json
 import subprocess
 import sys
@@ -19,9 +20,9 @@ from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 from symbolic.recipes.megatron import profile as paper
 
-PUBLISHED = (6 + 12 / (d * c)) * (h * v / t + (2 * L / p) * h**2 * ((1 + k / a + sp.Rational(3, 2) * f / h) / t + 1 / h)) + (
-    s * b * h / (t * c)
-) * ((12 + 4 * k / a + 8 * f / h) * L + 8 * p + 4 * (1 + v / h))
+PUBLISHED = (6 + 12 / (d * c)) * (
+    h * v / t + (2 * L / p) * h**2 * ((1 + k / a + sp.Rational(3, 2) * f / h) / t + 1 / h)
+) + (s * b * h / (t * c)) * ((12 + 4 * k / a + 8 * f / h) * L + 8 * p + 4 * (1 + v / h))
 DEFAULT_BYTES = {B_w: 2, B_g: 4, B_o: 12, B_a: 2, B_l: 4, dh: h / a}  # and the paper's head width
 
 
@@ -51,12 +52,18 @@ def test_at_p_1_the_head_is_counted_where_the_published_form_omits_it():
 
 def test_components_read_as_in_the_paper():
     """Each term of the published formula is one named component (exact)."""
-    parts = {part.name: part.expr.subs(DEFAULT_BYTES).subs({vpp: 1, m: p}) for part in paper.components(Switches(overheads=False))}
+    parts = {
+        part.name: part.expr.subs(DEFAULT_BYTES).subs({vpp: 1, m: p})
+        for part in paper.components(Switches(overheads=False))
+    }
     params = h * v / t + (2 * L / p) * h**2 * ((1 + k / a + sp.Rational(3, 2) * f / h) / t + 1 / h)
     expected = {
-        "weights": 2 * params, "gradients": 4 * params, "optimizer": 12 * params / (d * c),
+        "weights": 2 * params,
+        "gradients": 4 * params,
+        "optimizer": 12 * params / (d * c),
         "activations": s * b * h / (t * c) * (12 + 4 * k / a + 8 * f / h) * L,
-        "embedding_input": s * b * h / (t * c) * 8 * p, "output_layer": s * b * h / (t * c) * 4 * (1 + v / h),
+        "embedding_input": s * b * h / (t * c) * 8 * p,
+        "output_layer": s * b * h / (t * c) * 4 * (1 + v / h),
     }
     assert set(parts) == set(expected)
     for name, expr in expected.items():
@@ -95,9 +102,36 @@ def test_estimate_total_equals_formula_for_llama3_70b():
 
 def test_cli_json_total_is_the_formula():
     """`mem4d estimate --profile paper --no-overheads --json`: "total" equals the formula (<= 0.5 byte, rounding)."""
-    cmd = [sys.executable, "-m", "symbolic.cli", "estimate", "--model", "llama2-13b", "--dp", "4", "--tp", "4",
-           "--pp", "2", "--cp", "2", "--seq", "8192", "--mbs", "2", "--gbs", "64", "--profile", "paper", "--no-overheads", "--json"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "symbolic.cli",
+        "estimate",
+        "--model",
+        "llama2-13b",
+        "--dp",
+        "4",
+        "--tp",
+        "4",
+        "--pp",
+        "2",
+        "--cp",
+        "2",
+        "--seq",
+        "8192",
+        "--mbs",
+        "2",
+        "--gbs",
+        "64",
+        "--profile",
+        "paper",
+        "--no-overheads",
+        "--json",
+    ]
     out = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
     shape = PRESETS["llama2-13b"]
-    values = {sp.Symbol(n, positive=True): sp.Integer(x) for n, x in inputs_for(shape, Training(d=4, t=4, p=2, c=2, s=8192, b=2, gbs=64)).items()}
+    values = {
+        sp.Symbol(n, positive=True): sp.Integer(x)
+        for n, x in inputs_for(shape, Training(d=4, t=4, p=2, c=2, s=8192, b=2, gbs=64)).items()
+    }
     assert abs(out["bytes"]["total"] - PUBLISHED.xreplace(values)) <= sp.Rational(1, 2)

@@ -5,6 +5,7 @@ Source of truth: Transformer Engine 2.20.2's transformer_engine/pytorch/module/l
 saves and caches under FP8), written out here tensor by tensor for a small Llama shape; the recipes' bytes from
 their scaling granularity (per tensor; 1 x 128 tiles with fp32 scales; 32-element blocks with e8m0 scales).
 Tolerance: exact bytes."""
+
 import json
 
 import pytest
@@ -21,10 +22,17 @@ from symbolic.estimator.estimate import estimate
 SHAPE = ModelShape("fp8-small", h=256, f=704, a=8, k=2, L=4, v=1024)  # untied, sizes distinct
 
 
-@pytest.mark.parametrize("recipe, saved, cache", [
-    ("none", 2, 0), ("delayed", 1, 2), ("tensorwise", 1, 2), ("blockwise", 1 + 4 / 128, 2 * (1 + 4 / 128**2)),
-    ("mxfp8", 1 + 1 / 32, 2 * (1 + 1 / 32)), ("nvfp4", 0.5 + 1 / 16, 2 * (0.5 + 1 / 16)),
-])
+@pytest.mark.parametrize(
+    "recipe, saved, cache",
+    [
+        ("none", 2, 0),
+        ("delayed", 1, 2),
+        ("tensorwise", 1, 2),
+        ("blockwise", 1 + 4 / 128, 2 * (1 + 4 / 128**2)),
+        ("mxfp8", 1 + 1 / 32, 2 * (1 + 1 / 32)),
+        ("nvfp4", 0.5 + 1 / 16, 2 * (0.5 + 1 / 16)),
+    ],
+)
 def test_each_recipe_saves_one_byte_an_element_with_its_scales(recipe, saved, cache):
     assert fp8_bytes(recipe, 2, False) == (saved, cache)
 
@@ -41,9 +49,16 @@ def test_quantized_inputs_and_the_projection_copy_are_exactly_the_difference():
     assert fp8 - plain == SHAPE.L * per_layer
 
 
-@pytest.mark.parametrize("recipe, gather, per_weight, weight", [
-    ("delayed", False, 2, 2), ("tensorwise", True, 1, 1), ("mxfp8", False, 2 * (1 + 1 / 32), 2),
-    ("mxfp8", True, 1 + 1 / 32, 1 + 1 / 32), ("nvfp4", True, 0.5 + 1 / 16, 0.5 + 1 / 16)])
+@pytest.mark.parametrize(
+    "recipe, gather, per_weight, weight",
+    [
+        ("delayed", False, 2, 2),
+        ("tensorwise", True, 1, 1),
+        ("mxfp8", False, 2 * (1 + 1 / 32), 2),
+        ("mxfp8", True, 1 + 1 / 32, 1 + 1 / 32),
+        ("nvfp4", True, 0.5 + 1 / 16, 0.5 + 1 / 16),
+    ],
+)
 def test_weight_cache_is_b_c_per_layer_weight(recipe, gather, per_weight, weight):
     """t = p = 1: the cache holds B_c bytes for every layer parameter (the embedding and the output layer stay
     bf16); with --fp8-param-gather the weights are 1 byte each and only the transposed copy is cached; MXFP8 weights
@@ -59,8 +74,10 @@ def test_nvfp4_is_read_from_megatron_lms_fp4_flags(tmp_path):
     beside --fp8-format Megatron-Core refuses it (TransformerConfig.__post_init__)."""
     from symbolic.readers.megatron import read
 
-    base = ("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
-            "--micro-batch-size 1 ")
+    base = (
+        "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
+        "--micro-batch-size 1 "
+    )
     path = tmp_path / "args.txt"
     path.write_text(base + "--fp4-format e2m1 --fp4-param-gather\n")
     training = read(path).training
@@ -81,8 +98,10 @@ def test_moe_layers_quantize_the_experts_inputs_not_the_routers():
     assert "B_q" in str(parts["expert_input"].expr) and "B_q" in str(parts["expert_fc2_input"].expr)
 
 
-@pytest.mark.parametrize("recipe, gather, per_weight", [
-    ("delayed", False, 1), ("tensorwise", True, 0), ("mxfp8", True, 1 + 1 / 32), ("nvfp4", False, 2 * (0.5 + 1 / 16))])
+@pytest.mark.parametrize(
+    "recipe, gather, per_weight",
+    [("delayed", False, 1), ("tensorwise", True, 0), ("mxfp8", True, 1 + 1 / 32), ("nvfp4", False, 2 * (0.5 + 1 / 16))],
+)
 def test_blackwell_float8_weights_keep_no_transpose(recipe, gather, per_weight):
     """--no-fp8-transpose (TE 2.20.2 is_non_tn_fp8_gemm_supported, compute capability 10.x): a delayed or tensorwise
     Float8Tensor's one _data buffer serves both usages, so the cache holds one FP8 copy, or nothing beside FP8
@@ -96,12 +115,15 @@ def test_blackwell_float8_weights_keep_no_transpose(recipe, gather, per_weight):
     assert [r.name for r in select("paper") if not r.holds(x)] == ["--no-fp8-transpose: not blockwise"]
 
 
-@pytest.mark.parametrize("kwargs, needle", [
-    ({"fp8": "blockwise", "fp8_param_gather": True}, "needs --fp8 delayed, tensorwise, mxfp8 or nvfp4"),
-    ({"fp8_param_gather": True}, "needs --fp8 delayed, tensorwise, mxfp8 or nvfp4"),
-    ({"fp8": "delayed", "act_dtype": "fp16", "weight_dtype": "fp16"}, "--act-dtype fp16"),
-    ({"fp8": "e4m3"}, "--fp8 must be one of"),
-])
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        ({"fp8": "blockwise", "fp8_param_gather": True}, "needs --fp8 delayed, tensorwise, mxfp8 or nvfp4"),
+        ({"fp8_param_gather": True}, "needs --fp8 delayed, tensorwise, mxfp8 or nvfp4"),
+        ({"fp8": "delayed", "act_dtype": "fp16", "weight_dtype": "fp16"}, "--act-dtype fp16"),
+        ({"fp8": "e4m3"}, "--fp8 must be one of"),
+    ],
+)
 def test_bad_fp8_choices_are_one_line(kwargs, needle):
     with pytest.raises(ConfigError, match=needle) as err:
         Training(**kwargs)
@@ -111,16 +133,29 @@ def test_bad_fp8_choices_are_one_line(kwargs, needle):
 def test_other_recipes_and_other_layer_kinds_are_refused():
     x = rules.letters(Training(s=256, zero=3, fp8="tensorwise"), SHAPE)
     for profile in ("deepspeed", "jax"):
-        assert any(rule.name == "--fp8: Megatron and torchtitan only" for rule in select(profile)
-                   if not rule.holds(x))
-    dsa = ModelShape("dsa", h=256, f=704, a=8, k=8, L=2, v=1024, kv_lora=64, q_lora=96, rope_dim=16, v_dim=32,
-                     head_dim=32, index_heads=4, index_dim=32, index_topk=64)
+        assert any(rule.name == "--fp8: Megatron and torchtitan only" for rule in select(profile) if not rule.holds(x))
+    dsa = ModelShape(
+        "dsa",
+        h=256,
+        f=704,
+        a=8,
+        k=8,
+        L=2,
+        v=1024,
+        kv_lora=64,
+        q_lora=96,
+        rope_dim=16,
+        v_dim=32,
+        head_dim=32,
+        index_heads=4,
+        index_dim=32,
+        index_topk=64,
+    )
     with pytest.raises(ConfigError, match="sparse-attention indexer"):
         Training(s=256, fp8="delayed").check(dsa, "paper")
 
 
-MLA = ModelShape("mla", h=256, f=704, a=8, k=8, L=2, v=1024, kv_lora=64, q_lora=96, rope_dim=16, v_dim=32,
-                 head_dim=32)
+MLA = ModelShape("mla", h=256, f=704, a=8, k=8, L=2, v=1024, kv_lora=64, q_lora=96, rope_dim=16, v_dim=32, head_dim=32)
 
 
 def test_latent_attention_saves_each_down_projections_fp8_copy():
@@ -135,8 +170,10 @@ def test_latent_attention_saves_each_down_projections_fp8_copy():
     assert "qkv_input" not in parts and {"q_down_input_fp8", "kv_down_input_fp8"} <= set(parts)
     assert "B_q" in str(parts["q_latent_normed"].expr) and "B_q" not in str(parts["q_latent"].expr)
     Training(s=256, t=2, fp8="tensorwise").check(MLA, "paper")
-    got = {fp8: estimate(MLA, Training(s=256, t=2, fp8=fp8)).stages[0]["bytes"]["activations"]
-           for fp8 in ("none", "tensorwise")}
+    got = {
+        fp8: estimate(MLA, Training(s=256, t=2, fp8=fp8)).stages[0]["bytes"]["activations"]
+        for fp8 in ("none", "tensorwise")
+    }
     tokens = 256 // 2  # the sequence-parallel shard of every [s, b, width] tensor outside the heads
     attention = tokens * (2 * 1 * 256 - 2 * 256 + (1 - 2) * (96 + 64)) + 256 * 8 * 32 // 2 * 1  # + proj_input_fp8
     mlp = tokens * 256 * (1 - 2) + 256 * 704 // 2 * (1 - 2)  # the dense MLP's fc1 and fc2 inputs, as for GQA
@@ -170,20 +207,27 @@ def test_plan_rows_with_fp8_match_estimate():
         assert (got["peak_bytes"], got["peak_from"]) == (one.peak, one.peak_from)
 
 
-@pytest.mark.parametrize("flags, needle", [
-    ("--fp8-format e4m3 --fp8-recipe mxfp8 --fp8-param-gather --reuse-grad-buf-for-mxfp8-param-ag", None),
-    ("--fp8-format e4m3 --fp8-recipe mxfp8 --fp8-param-gather", "--fp8-param-gather (with mxfp8 and without"),
-    ("--fp8-format e4m3 --fp8-recipe tensorwise --fp8-param-gather --reuse-grad-buf-for-mxfp8-param-ag",
-     "--reuse-grad-buf-for-mxfp8-param-ag (needs --fp8-recipe mxfp8"),
-])
+@pytest.mark.parametrize(
+    "flags, needle",
+    [
+        ("--fp8-format e4m3 --fp8-recipe mxfp8 --fp8-param-gather --reuse-grad-buf-for-mxfp8-param-ag", None),
+        ("--fp8-format e4m3 --fp8-recipe mxfp8 --fp8-param-gather", "--fp8-param-gather (with mxfp8 and without"),
+        (
+            "--fp8-format e4m3 --fp8-recipe tensorwise --fp8-param-gather --reuse-grad-buf-for-mxfp8-param-ag",
+            "--reuse-grad-buf-for-mxfp8-param-ag (needs --fp8-recipe mxfp8",
+        ),
+    ],
+)
 def test_a_megatron_file_keeps_mxfp8_weights_with_the_gradient_buffer_reused(tmp_path, capsys, flags, needle):
     """megatron-core 0.16.1: MXFP8 weights under --fp8-param-gather share the gradient buffer for their all-gather
     where --reuse-grad-buf-for-mxfp8-param-ag is set (Megatron-Bridge's MXFP8 recipe); without it another buffer is
     kept (optimizer_config.py warns): refused, as is the flag without MXFP8 weights."""
     path = tmp_path / "run.args"
-    path.write_text("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 128 "
-                    "--max-position-embeddings 128 --micro-batch-size 1 --bf16 --use-distributed-optimizer "
-                    f"--global-batch-size 8 {flags}\n")
+    path.write_text(
+        "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 128 "
+        "--max-position-embeddings 128 --micro-batch-size 1 --bf16 --use-distributed-optimizer "
+        f"--global-batch-size 8 {flags}\n"
+    )
     code = main(["estimate", "--megatron", str(path), "--gpus", "8", "--json"])
     out, err = capsys.readouterr()
     if needle is None:

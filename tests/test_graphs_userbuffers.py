@@ -5,6 +5,7 @@ Source of truth: megatron-core 0.16.1 transformer/cuda_graphs.py (TECudaGraphHel
 [b, 1, s / c, s] when attention is graphed) and transformer-engine 2.9.0 pytorch/graph.py (one shared static output
 gradient) and module/base.py initialize_ub (12 buffers of [s b / c, h]: 8 uint8 under FP8, the rest bf16; the cuBLAS
 workspace tripled); Megatron-LM's reader classification. Exact bytes."""
+
 import contextlib
 import io
 import json
@@ -27,8 +28,28 @@ AT = {s: S, b: 1, c: 1, h: H, t: 2}
 def test_the_whole_estimate_holds_both_where_megatron_allocates_them():
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main(["estimate", "--model", "tiny", "--seq", str(S), "--tp", "2", "--pp", "2", "--gbs", "8", "--json",
-                     "--cuda-graph", "transformer_engine", "--tp-comm-overlap"]) == 0
+        assert (
+            main(
+                [
+                    "estimate",
+                    "--model",
+                    "tiny",
+                    "--seq",
+                    str(S),
+                    "--tp",
+                    "2",
+                    "--pp",
+                    "2",
+                    "--gbs",
+                    "8",
+                    "--json",
+                    "--cuda-graph",
+                    "transformer_engine",
+                    "--tp-comm-overlap",
+                ]
+            )
+            == 0
+        )
     report = json.loads(out.getvalue())
     got = {st["stage"]: st["bytes"] for st in report["stages"]}
     hidden, mask = 2 * S // 2 * H, S * S  # bf16 [s / t, 1, h] with SP; bool [1, 1, s, s]
@@ -71,8 +92,11 @@ def test_the_reader_takes_te_graphs_and_refuses_local_ones(tmp_path):
     from symbolic.readers.megatron_buffers import graph_flags
 
     args = collect(case)
-    assert graph_flags(args) == {"tp_comm_overlap": False, "cuda_graph": "transformer_engine",
-                             "cuda_graph_scope": "attn,mlp,moe_router,moe_preprocess"}
+    assert graph_flags(args) == {
+        "tp_comm_overlap": False,
+        "cuda_graph": "transformer_engine",
+        "cuda_graph_scope": "attn,mlp,moe_router,moe_preprocess",
+    }
     assert not [p for p in args.problems if "cuda-graph" in p]
     local = tmp_path / "local.yaml"
     local.write_text(case.read_text().replace("--cuda-graph-impl: transformer_engine", "--cuda-graph-impl: local"))

@@ -4,6 +4,7 @@ Sources of truth: ModelShape.param_count (checked against published counts in te
 weights; the widths of the Q, K, V and attention-output tensors read off the definition (exact, sympy); the flax
 model's leaves for jaxcheck (tests/test_jax_model.py). Tolerance: exact.
 """
+
 import dataclasses
 import json
 import subprocess
@@ -20,8 +21,15 @@ from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 
 TINY = PRESETS["tiny"]  # h=256, a=16: h/a = 16
-CONFIG = {"model_type": "llama", "hidden_size": 256, "intermediate_size": 688, "num_attention_heads": 16, "num_key_value_heads": 4,
-          "num_hidden_layers": 8, "vocab_size": 1024}
+CONFIG = {
+    "model_type": "llama",
+    "hidden_size": 256,
+    "intermediate_size": 688,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 4,
+    "num_hidden_layers": 8,
+    "vocab_size": 1024,
+}
 
 
 @pytest.mark.parametrize("head_dim", [32, 8, 16])
@@ -48,8 +56,19 @@ def test_attention_tensors_are_a_dh_and_k_dh_wide():
 def test_cli_counts_a_config_with_its_own_head_dim(tmp_path, command):
     path = tmp_path / "config.json"
     path.write_text(json.dumps(CONFIG | {"head_dim": 32}))
-    argv = [sys.executable, "-m", "symbolic.cli", *command, "--model", str(path), "--seq", "256", "--gbs", "8",
-            "--json"]
+    argv = [
+        sys.executable,
+        "-m",
+        "symbolic.cli",
+        *command,
+        "--model",
+        str(path),
+        "--seq",
+        "256",
+        "--gbs",
+        "8",
+        "--json",
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     expected = dataclasses.replace(TINY, head_dim=32).param_count

@@ -8,6 +8,7 @@ line naming the key. (The 29 files of grids/models/published are tests/test_hf_m
 Source of truth: COUNTS.tsv's published totals (tolerance: none); the mechanisms' sizes from the fp8 checkpoints' layout
 (weight_scale_inv [ceil(out/128), ceil(in/128)] per quantized linear, grids/models/published/SOURCES.md).
 """
+
 import json
 from math import ceil
 from pathlib import Path
@@ -35,8 +36,12 @@ def minimax_fp8_scales(c: dict) -> int:
         return ceil(out / 128) * ceil(into / 128)
 
     a, k = c["num_attention_heads"], c["num_key_value_heads"]
-    layer = blocks(a * dh, h) + 2 * blocks(k * dh, h) + blocks(h, a * dh) + c["num_local_experts"] * (
-        2 * blocks(f, h) + blocks(h, f))
+    layer = (
+        blocks(a * dh, h)
+        + 2 * blocks(k * dh, h)
+        + blocks(h, a * dh)
+        + c["num_local_experts"] * (2 * blocks(f, h) + blocks(h, f))
+    )
     return c["num_hidden_layers"] * layer
 
 
@@ -47,16 +52,35 @@ def _with_mtp(tmp_path: Path, name: str) -> int:
     return read(path).param_count
 
 
-EXACT = ["falcon3-7b-instruct", "gemma-3-1b-it", "glm-5.1", "gpt-oss-120b", "granite-3.3-8b-instruct",
-         "mistral-7b-instruct-v0.3", "olmo-2-1124-7b-instruct", "phi-4-mini-instruct", "smollm2-1.7b-instruct"]
+EXACT = [
+    "falcon3-7b-instruct",
+    "gemma-3-1b-it",
+    "glm-5.1",
+    "gpt-oss-120b",
+    "granite-3.3-8b-instruct",
+    "mistral-7b-instruct-v0.3",
+    "olmo-2-1124-7b-instruct",
+    "phi-4-mini-instruct",
+    "smollm2-1.7b-instruct",
+]
 # refused in one line: the key named (a family or a block kind mem4d does not model)
 REFUSED: dict[str, str] = {}
 MULTIMODAL = ["qwen3-vl-32b-instruct", "qwen3.5-35b-a3b", "qwen3.5-122b-a10b", "qwen3.5-397b-a17b", "qwen3.6-35b-a3b"]
 
 
 def test_the_table_covers_every_shared_file():
-    assert sorted(_published()) == sorted(EXACT + list(REFUSED) + MULTIMODAL + [
-        "deepseek-r1-0528", "minimax-m2.7", "mimo-v2-flash", "qwen3-next-80b-a3b-instruct", "nvidia-nemotron-3-super-120b-a12b-fp8"])
+    assert sorted(_published()) == sorted(
+        EXACT
+        + list(REFUSED)
+        + MULTIMODAL
+        + [
+            "deepseek-r1-0528",
+            "minimax-m2.7",
+            "mimo-v2-flash",
+            "qwen3-next-80b-a3b-instruct",
+            "nvidia-nemotron-3-super-120b-a12b-fp8",
+        ]
+    )
 
 
 @pytest.mark.parametrize("name", EXACT)
@@ -67,14 +91,19 @@ def test_counted_to_the_published_total(name):
 def test_deepseek_r1_differs_by_its_fp8_scales_and_mtp_copies():
     """DeepSeek-V3's shapes and checkpoint layout: 41,540,496 fp32 block scales and the MTP layer's stored copies of
     embed and head (2 x 926,679,040) beside the parameters (SOURCES.md's DeepSeek-V3 row, reconciled by dtype)."""
-    assert _published()["deepseek-r1-0528"] - read(SHARED / "deepseek-r1-0528.json").param_count == \
-        41_540_496 + 2 * 926_679_040
+    assert (
+        _published()["deepseek-r1-0528"] - read(SHARED / "deepseek-r1-0528.json").param_count
+        == 41_540_496 + 2 * 926_679_040
+    )
 
 
 def test_minimax_differs_by_its_fp8_scales():
     raw = json.loads((SHARED / "minimax-m2.7.json").read_text())
-    assert _published()["minimax-m2.7"] - read(SHARED / "minimax-m2.7.json").param_count == minimax_fp8_scales(raw) \
+    assert (
+        _published()["minimax-m2.7"] - read(SHARED / "minimax-m2.7.json").param_count
+        == minimax_fp8_scales(raw)
         == 13_880_064
+    )
 
 
 def mimo_fp8_scales(c: dict) -> int:
@@ -93,9 +122,12 @@ def mimo_fp8_scales(c: dict) -> int:
     swa = sum(c["hybrid_layer_pattern"])
     moe = sum(c["moe_layer_freq"])
     f, f_e = c["intermediate_size"], c["moe_intermediate_size"]
-    return (len(c["hybrid_layer_pattern"]) - swa) * attention(c["num_key_value_heads"]) \
-        + swa * attention(c["swa_num_key_value_heads"]) + (c["num_hidden_layers"] - moe) * 3 * blocks(f, h) \
+    return (
+        (len(c["hybrid_layer_pattern"]) - swa) * attention(c["num_key_value_heads"])
+        + swa * attention(c["swa_num_key_value_heads"])
+        + (c["num_hidden_layers"] - moe) * 3 * blocks(f, h)
         + moe * c["n_routed_experts"] * 3 * blocks(f_e, h)
+    )
 
 
 def test_mimo_v2_flash_differs_by_its_fp8_scales_and_undeclared_mtp_modules():
@@ -132,8 +164,9 @@ def test_nemotron_3_super_differs_by_its_score_correction_biases():
 def test_a_multimodal_file_is_counted_with_its_vision_tower(name):
     """The tower counted by mem4d (config.vision, as Qwen3VLVisionModel builds it); --text-only leaves it out."""
     shape = read(SHARED / f"{name}.json")
-    assert shape.param_count == _published()[name] == read(SHARED / f"{name}.json", text_only=True).param_count \
-        + shape.P_v
+    assert (
+        shape.param_count == _published()[name] == read(SHARED / f"{name}.json", text_only=True).param_count + shape.P_v
+    )
 
 
 @pytest.mark.parametrize("name, key", sorted(REFUSED.items()))
@@ -151,8 +184,16 @@ HF = ROOT / "records" / "hf-count-published.jsonl"
 # the MTP modules transformers 5.25.0 does not build, which mem4d counts (num_nextn_predict_layers,
 # mtp_num_hidden_layers): DeepseekV3ForCausalLM and GlmMoeDsaForCausalLM skip them on load, Qwen3.5's and
 # NemotronH's classes build none
-MTP_NOT_BUILT = {"deepseek-r1-0528", "deepseek-v3", "glm-5.1", "nvidia-nemotron-3-super-120b-a12b-fp8",
-                 "qwen3.5-122b-a10b", "qwen3.5-35b-a3b", "qwen3.5-397b-a17b", "qwen3.6-35b-a3b"}
+MTP_NOT_BUILT = {
+    "deepseek-r1-0528",
+    "deepseek-v3",
+    "glm-5.1",
+    "nvidia-nemotron-3-super-120b-a12b-fp8",
+    "qwen3.5-122b-a10b",
+    "qwen3.5-35b-a3b",
+    "qwen3.5-397b-a17b",
+    "qwen3.6-35b-a3b",
+}
 # the multimodal files of grids/models/published (Llama-4-Scout with its published vision_config, Gemma 3 4B: SOURCES.md)
 WRAPPERS = ["llama4-scout-17b-16e-text-config", "gemma-3-4b-it"]
 # the multimodal files whose towers mem4d does not model (Gemma 4's vision and audio): counted by both --text-only
@@ -198,15 +239,18 @@ def test_a_wrapper_is_counted_whole_its_parts_apart():
 
 # the published files of a family transformers 5.25.0 has no class for and whose remote code is not on PyPI: nothing
 # to build them with; Megatron-Core counts them instead (records/megatron-count-nas.jsonl, tests/test_hf_nemotron_nas.py)
-NOT_BUILDABLE = ["grids/models/published/llama-3.1-nemotron-ultra-253b-v1.json",
-                 "grids/models/published/llama-3.3-nemotron-super-49b-v1.json"]
+NOT_BUILDABLE = [
+    "grids/models/published/llama-3.1-nemotron-ultra-253b-v1.json",
+    "grids/models/published/llama-3.3-nemotron-super-49b-v1.json",
+]
 
 
 def test_every_file_was_counted_by_transformers():
     """One row per file of both folders (48 files: mimo-v2-flash is in both, the same file; 47 distinct) but the two
     DeciLM files transformers cannot build (46 rows)."""
     files = sorted(f"../shared/data/configs/{p.name}" for p in SHARED.glob("*.json")) + sorted(
-        f"grids/models/published/{p.name}" for p in (ROOT / "grids" / "models" / "published").glob("*.json"))
+        f"grids/models/published/{p.name}" for p in (ROOT / "grids" / "models" / "published").glob("*.json")
+    )
     assert [row["file"] for row in _hf_rows()] == [f for f in files if f not in NOT_BUILDABLE] and len(files) == 48
     assert all(f in files for f in NOT_BUILDABLE)
 
@@ -228,12 +272,19 @@ def test_kimi_k2_is_read_as_deepseek_v3_key_by_key():
     """hf_count builds Kimi K2 with transformers' DeepseekV3 classes only after each key of the file lands unchanged in
     DeepseekV3Config (or is metadata, a loss weight, the fp8 storage, or a choice DeepSeek-V3's modeling fixes)."""
     config = _kimi_check()(KIMI)
-    assert (config.n_routed_experts, config.num_attention_heads, config.first_k_dense_replace, config.num_mtp_layers,
-            config.rope_parameters["rope_theta"]) == (384, 64, 1, 0, 50000.0)
+    assert (
+        config.n_routed_experts,
+        config.num_attention_heads,
+        config.first_k_dense_replace,
+        config.num_mtp_layers,
+        config.rope_parameters["rope_theta"],
+    ) == (384, 64, 1, 0, 50000.0)
 
 
-@pytest.mark.parametrize("key, value", [("moe_layer_freq", 2), ("scoring_func", "softmax"), ("topk_method", "greedy"),
-                                        ("n_dense_experts", 1)])
+@pytest.mark.parametrize(
+    "key, value",
+    [("moe_layer_freq", 2), ("scoring_func", "softmax"), ("topk_method", "greedy"), ("n_dense_experts", 1)],
+)
 def test_a_kimi_key_deepseek_v3_would_not_take_unchanged_is_refused(key, value):
     with pytest.raises(ValueError, match=f"key {key!r}"):
         _kimi_check()(KIMI | {key: value})

@@ -6,6 +6,7 @@ Source of truth: transformers 5.25.0's own modeling code, instantiated on the me
 model_type is the library's default model (the configuration class's defaults, families/defaults.py), so these rows
 also check the defaults table. DeepSeek-V3's score-correction bias is a buffer there and a parameter here (added).
 """
+
 import json
 from pathlib import Path
 
@@ -19,21 +20,38 @@ PUBLISHED = Path(__file__).resolve().parent.parent / "grids" / "models" / "publi
 
 # model_type -> transformers' count of its default model (hf_count.py on {"model_type": ...})
 DEFAULT_MODELS = {
-    "llama": 6_738_415_616, "granite": 6_738_415_616, "mistral": 7_241_732_096, "qwen2": 12_049_846_272, "qwen3": 12_049_461_248,
-    "mixtral": 46_702_792_704, "qwen2_moe": 14_315_784_192, "qwen3_moe": 15_350_731_776, "olmoe": 13_361_612_800, "olmo2": 6_888_624_128,
-    "deepseek_v3": 671_026_404_352 + 14_848, "gpt2": 124_439_808, "phi3": 3_821_079_552,
-    "llama4_text": 107_769_861_120, "qwen3_vl_moe_text": 13_173_956_608,
-    "gemma2": 2_614_341_888, "gemma3_text": 2_628_658_432,  # Gemma2Config's defaults are gemma-2-2b's
+    "llama": 6_738_415_616,
+    "granite": 6_738_415_616,
+    "mistral": 7_241_732_096,
+    "qwen2": 12_049_846_272,
+    "qwen3": 12_049_461_248,
+    "mixtral": 46_702_792_704,
+    "qwen2_moe": 14_315_784_192,
+    "qwen3_moe": 15_350_731_776,
+    "olmoe": 13_361_612_800,
+    "olmo2": 6_888_624_128,
+    "deepseek_v3": 671_026_404_352 + 14_848,
+    "gpt2": 124_439_808,
+    "phi3": 3_821_079_552,
+    "llama4_text": 107_769_861_120,
+    "qwen3_vl_moe_text": 13_173_956_608,
+    "gemma2": 2_614_341_888,
+    "gemma3_text": 2_628_658_432,  # Gemma2Config's defaults are gemma-2-2b's
     "gemma4_text": 5_077_177_856,  # Gemma4TextConfig: per-layer inputs [262144, 30 x 256], 5 full layers of 512-wide heads
     "gpt_oss": 116_829_156_672,  # GptOssConfig's defaults are gpt-oss-120b's shape
     "phimoe": 41_872_793_600,  # PhimoeConfig's defaults: Phi-3.5-MoE's shape without its attention and head biases
     "minimax_m2": 228_689_748_992 + 15_872,  # MiniMax-M2's shape; its score-correction bias a buffer there
-    "deepseek_v32": 671_877_929_216 + 14_848, "glm_moe_dsa": 743_911_199_232 + 19_200,  # the score bias too
+    "deepseek_v32": 671_877_929_216 + 14_848,
+    "glm_moe_dsa": 743_911_199_232 + 19_200,  # the score bias too
 }
 # multimodal model_type -> transformers' count of its default language model (hf_count.py --text-only)
 DEFAULT_TEXT_MODELS = {
-    "llama4": 107_769_861_120, "qwen3_vl": 12_049_461_248, "qwen3_vl_moe": 13_485_121_536,
-    "mistral3": 7_110_660_096, "kimi_k25": 670_099_725_312 + 14_848, "gemma3": 2_628_658_432,
+    "llama4": 107_769_861_120,
+    "qwen3_vl": 12_049_461_248,
+    "qwen3_vl_moe": 13_485_121_536,
+    "mistral3": 7_110_660_096,
+    "kimi_k25": 670_099_725_312 + 14_848,
+    "gemma3": 2_628_658_432,
     "gemma4": 5_077_177_856,
 }
 
@@ -66,8 +84,10 @@ def test_default_language_model_of_each_multimodal_checkpoint(tmp_path, model_ty
     if model_type in DEFAULT_WHOLE:
         assert from_hf_config(path).param_count == DEFAULT_WHOLE[model_type]
         return
-    with pytest.raises(ConfigError, match="pass --text-only|must be the language model's hidden size|"
-                                          "vision adapter's fc1|vision_use_head'"):
+    with pytest.raises(
+        ConfigError,
+        match="pass --text-only|must be the language model's hidden size|vision adapter's fc1|vision_use_head'",
+    ):
         from_hf_config(path)
 
 
@@ -76,8 +96,15 @@ def test_llama4_scout_language_model_as_published():
     and transformers' count alike; every layer MoE (16 experts of 8192, one shared expert), weightless q/k norms."""
     shape = from_hf_config(PUBLISHED / "llama4-scout-17b-16e-text-config.json", text_only=True)
     assert shape.param_count == 107_769_861_120
-    assert (shape.E, shape.k_e, shape.f_e, shape.f_s, shape.L_e, shape.qk_norm, shape.sigmoid) == \
-        (16, 1, 8192, 8192, 48, "weightless", True)
+    assert (shape.E, shape.k_e, shape.f_e, shape.f_s, shape.L_e, shape.qk_norm, shape.sigmoid) == (
+        16,
+        1,
+        8192,
+        8192,
+        48,
+        "weightless",
+        True,
+    )
 
 
 @pytest.mark.parametrize("flash", [True, False])
@@ -107,12 +134,18 @@ def test_torchtitan_and_jax_refuse_what_their_layers_lack(tmp_path):
     from symbolic.cli.entry import _run
 
     (tmp_path / "gemma3").mkdir()
-    assert _run(["estimate", "--profile", "jax", "--model",
-                 str(_write(tmp_path / "gemma3", {"model_type": "gemma3_text"}))]) == 0
+    assert (
+        _run(
+            ["estimate", "--profile", "jax", "--model", str(_write(tmp_path / "gemma3", {"model_type": "gemma3_text"}))]
+        )
+        == 0
+    )
     path = str(_write(tmp_path, {"model_type": "gemma2"}))
     assert _run(["estimate", "--profile", "jax", "--model", path]) == 0
-    for argv, needle in ((["estimate", "--recipe", "torchtitan"], "Llama's TransformerBlock"),
-                         (["estimate", "--profile", "jax", "--no-flash-attn"], "soft-caps its attention scores")):
+    for argv, needle in (
+        (["estimate", "--recipe", "torchtitan"], "Llama's TransformerBlock"),
+        (["estimate", "--profile", "jax", "--no-flash-attn"], "soft-caps its attention scores"),
+    ):
         with pytest.raises(ConfigError, match=needle):
             from symbolic.cli.entry import _run
 
@@ -123,10 +156,23 @@ def test_torchtitan_and_jax_refuse_what_their_layers_lack(tmp_path):
         _run(["estimate", "--recipe", "torchtitan", "--model", str(PUBLISHED / "qwen3-8b.json")])
 
 
-GPT_OSS_20B = {"model_type": "gpt_oss", "num_hidden_layers": 24, "num_local_experts": 32, "experts_per_token": 4,
-               "layer_types": ["sliding_attention", "full_attention"] * 12, "swiglu_limit": 7.0,
-               "quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": [
-                   "model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]}}
+GPT_OSS_20B = {
+    "model_type": "gpt_oss",
+    "num_hidden_layers": 24,
+    "num_local_experts": 32,
+    "experts_per_token": 4,
+    "layer_types": ["sliding_attention", "full_attention"] * 12,
+    "swiglu_limit": 7.0,
+    "quantization_config": {
+        "quant_method": "mxfp4",
+        "modules_to_not_convert": [
+            "model.layers.*.self_attn",
+            "model.layers.*.mlp.router",
+            "model.embed_tokens",
+            "lm_head",
+        ],
+    },
+}
 
 
 def test_gpt_oss_20b_shape_with_its_mxfp4_storage(tmp_path):
@@ -147,8 +193,10 @@ def test_gpt_oss_weights_shard_as_megatron_shards_them(tmp_path):
     h, f, E, a, k, dh, L, v = 2880, 2880, 32, 64, 8, 64, 24, 201_088
     attention = (2 * h * a * dh + 2 * h * k * dh + a * dh + 2 * k * dh) / 2 + h + a / 2
     layer = attention + h * E + E + E / 4 * (3 * h * f / 2 + 2 * f / 2 + h) + 2 * h
-    for training, expected in ((Training(s=4096, zero=0), 2 * shape.param_count),
-                               (Training(d=8, t=2, ep=4, s=4096, zero=0), 2 * (L * layer + v * h + h))):
+    for training, expected in (
+        (Training(s=4096, zero=0), 2 * shape.param_count),
+        (Training(d=8, t=2, ep=4, s=4096, zero=0), 2 * (L * layer + v * h + h)),
+    ):
         stage = estimate(shape, training, "paper", overheads=False).stages[0]["bytes"]
         assert stage["weights"] + stage["expert_weights"] == expected
 
@@ -157,9 +205,19 @@ def test_phi4_mini_shape_and_its_inert_keys(tmp_path):
     """Phi-4-mini's shape (24 heads, 8 KV heads, 200,064 tokens, tied, RoPE over 0.75 of each head) with the keys its
     file carries at values that change nothing: 3,836,021,760, transformers' count of the same file; a bias there
     is refused (Phi3Attention has none)."""
-    config = {"model_type": "phi3", "attention_bias": False, "mlp_bias": False, "lm_head_bias": False,
-              "full_attn_mod": 1, "interpolate_factor": 1, "partial_rotary_factor": 0.75, "num_key_value_heads": 8,
-              "num_attention_heads": 24, "vocab_size": 200_064, "tie_word_embeddings": True}
+    config = {
+        "model_type": "phi3",
+        "attention_bias": False,
+        "mlp_bias": False,
+        "lm_head_bias": False,
+        "full_attn_mod": 1,
+        "interpolate_factor": 1,
+        "partial_rotary_factor": 0.75,
+        "num_key_value_heads": 8,
+        "num_attention_heads": 24,
+        "vocab_size": 200_064,
+        "tie_word_embeddings": True,
+    }
     assert from_hf_config(_write(tmp_path, config)).param_count == 3_836_021_760
     with pytest.raises(ConfigError, match="key 'attention_bias'"):
         from_hf_config(_write(tmp_path, config | {"attention_bias": True}))
@@ -174,14 +232,19 @@ def test_llama4_interleaved_dense_layers(tmp_path):
     assert shape.param_count == 107_769_861_120 + 24 * (3 * h * f_mlp - (h * E + E * 3 * h * f_e + 3 * h * f_e))
 
 
-@pytest.mark.parametrize("outer, needle", [
-    ({"model_type": "llama4"}, "has none"),  # --text-only on a text model's file
-    ({"model_type": "paligemma", "text_config": {}}, "multimodal checkpoint mem4d does not know"),
-    ({"model_type": "qwen3_vl", "text_config": []}, "must be an object"),
-    ({"model_type": "qwen3_vl", "tie_word_embeddings": True, "text_config": {"tie_word_embeddings": False}},
-     "agree with text_config"),
-    ({"model_type": "qwen3_5", "text_config": {"model_type": "dbrx"}}, "this architecture is not modelled"),
-])
+@pytest.mark.parametrize(
+    "outer, needle",
+    [
+        ({"model_type": "llama4"}, "has none"),  # --text-only on a text model's file
+        ({"model_type": "paligemma", "text_config": {}}, "multimodal checkpoint mem4d does not know"),
+        ({"model_type": "qwen3_vl", "text_config": []}, "must be an object"),
+        (
+            {"model_type": "qwen3_vl", "tie_word_embeddings": True, "text_config": {"tie_word_embeddings": False}},
+            "agree with text_config",
+        ),
+        ({"model_type": "qwen3_5", "text_config": {"model_type": "dbrx"}}, "this architecture is not modelled"),
+    ],
+)
 def test_text_only_refusals_are_one_line(tmp_path, outer, needle):
     with pytest.raises(ConfigError) as err:
         from_hf_config(_write(tmp_path, outer), text_only=True)
@@ -203,10 +266,21 @@ def test_mimo_is_qwen2_with_its_multi_token_prediction_modules(tmp_path):
     modules adds token_layernorm, hidden_layernorm, final_layernorm [h], input_proj [2h, h] and one Qwen2 layer
     (Q, K, V biases), as sglang 0.5.23's MiMoMultiTokenPredictorLayer builds it, sharing embedding and head."""
     h, f, a, k, L, v = 4096, 11008, 32, 8, 36, 151680
-    config = {"model_type": "mimo", "hidden_size": h, "intermediate_size": f, "num_hidden_layers": L,
-              "num_attention_heads": a, "num_key_value_heads": k, "vocab_size": v, "num_nextn_predict_layers": 1,
-              "tie_word_embeddings": False, "use_sliding_window": False, "sliding_window": 32768,
-              "max_window_layers": L, "attention_dropout": 0.0}
+    config = {
+        "model_type": "mimo",
+        "hidden_size": h,
+        "intermediate_size": f,
+        "num_hidden_layers": L,
+        "num_attention_heads": a,
+        "num_key_value_heads": k,
+        "vocab_size": v,
+        "num_nextn_predict_layers": 1,
+        "tie_word_embeddings": False,
+        "use_sliding_window": False,
+        "sliding_window": 32768,
+        "max_window_layers": L,
+        "attention_dropout": 0.0,
+    }
     shape = from_hf_config(_write(tmp_path, config))
     dh = h // a
     layer = 2 * h * a * dh + 2 * h * k * dh + (a * dh + 2 * k * dh) + 3 * h * f + 2 * h
@@ -219,10 +293,16 @@ def test_group_limited_routing_is_read_where_the_routers_use_it(tmp_path):
     limit the choice (topk_method group_limited_greedy or noaux_tc, n_group > 1, topk_group < n_group): DeepSeek-V3
     as published 8 and 4, DeepSeek-V2 8 and 3; greedy (DeepSeek-V2-Lite) and one group (Kimi K2) limit nothing. A
     limit the experts cannot meet is one line. Source of truth: the published files' keys."""
-    shapes = {name: from_hf_config(PUBLISHED / f"{name}.json") for name in
-              ("deepseek-v3", "deepseek-v2", "deepseek-v2-lite", "kimi-k2-instruct")}
+    shapes = {
+        name: from_hf_config(PUBLISHED / f"{name}.json")
+        for name in ("deepseek-v3", "deepseek-v2", "deepseek-v2-lite", "kimi-k2-instruct")
+    }
     assert {name: (s.groups, s.group_topk) for name, s in shapes.items()} == {
-        "deepseek-v3": (8, 4), "deepseek-v2": (8, 3), "deepseek-v2-lite": (0, 0), "kimi-k2-instruct": (0, 0)}
+        "deepseek-v3": (8, 4),
+        "deepseek-v2": (8, 3),
+        "deepseek-v2-lite": (0, 0),
+        "kimi-k2-instruct": (0, 0),
+    }
     config = json.loads((PUBLISHED / "deepseek-v3.json").read_text())
     for bad, needle in (({"n_group": 7}, "groups=7"), ({"num_experts_per_tok": 2}, "k_e=2, groups=8, group_topk=4")):
         with pytest.raises(ConfigError, match=needle) as err:
@@ -234,7 +314,9 @@ def test_olmo2_post_norm_layer_keeps_a_pre_norm_layers_bytes():
     """OLMo 2's norms after attention and the MLP: what autograd keeps of transformers 5.25.0's Olmo2DecoderLayer
     equals what the same modules keep called pre-norm (records/olmo2-saved-cpu.jsonl, benchmarks/olmo2_saved.py;
     tolerance: none), so the olmo2 family's tensors are a pre-norm layer's with OLMoE's whole-projection q/k norms."""
-    rows = [json.loads(line) for line in (PUBLISHED.parent.parent.parent / "records" / "olmo2-saved-cpu.jsonl")
-            .read_text().splitlines()]
+    rows = [
+        json.loads(line)
+        for line in (PUBLISHED.parent.parent.parent / "records" / "olmo2-saved-cpu.jsonl").read_text().splitlines()
+    ]
     assert [row["layout"] for row in rows] == ["post-norm", "pre-norm"] and rows[0]["transformers"] == "5.25.0"
     assert rows[0]["saved_bytes"] == rows[1]["saved_bytes"] > 0

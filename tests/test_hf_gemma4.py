@@ -5,6 +5,7 @@ Sources of truth: transformers 5.25.0's own counts on the meta device (benchmark
 files' rows in records/hf-count-published.jsonl, the others below as run by hand), the model card's 25.2B total and
 3.8B active parameters of gemma-4-26B-A4B (rounded to 0.1B); tolerance none for the counts.
 """
+
 import json
 from pathlib import Path
 
@@ -32,7 +33,13 @@ def _write(tmp_path: Path, config: dict) -> Path:
 def test_the_moe_checkpoint_is_read_as_transformers_builds_it():
     shape = from_hf_config(MOE, text_only=True)
     assert (shape.g_layers, shape.g_dh, shape.g_k, shape.k_eq_v, shape.kv_shared, shape.ple) == (
-        (5, 11, 17, 23, 29), 512, 2, True, 0, 0)
+        (5, 11, 17, 23, 29),
+        512,
+        2,
+        True,
+        0,
+        0,
+    )
     assert (shape.E, shape.k_e, shape.f_e, shape.moe_beside, shape.logit_softcap) == (128, 8, 704, True, True)
     assert shape.param_count == 25_233_141_760  # transformers' Gemma4ForCausalLM
     assert (round(shape.param_count / 1e9, 1), round(shape.active_count / 1e9, 1)) == (25.2, 3.8)  # the model card
@@ -48,7 +55,14 @@ def test_the_e2b_checkpoint_is_read_as_transformers_builds_it():
 def test_the_dense_checkpoint_is_read_as_transformers_builds_it():
     shape = from_hf_config(DENSE, text_only=True)
     assert (shape.g_layers, shape.g_dh, shape.g_k, shape.k_eq_v, shape.kv_shared, shape.ple, shape.E) == (
-        tuple(range(5, 60, 6)), 512, 4, True, 0, 0, 0)
+        tuple(range(5, 60, 6)),
+        512,
+        4,
+        True,
+        0,
+        0,
+        0,
+    )
     assert shape.param_count == 30_697_345_280  # transformers' Gemma4ForCausalLM
 
 
@@ -81,13 +95,16 @@ def test_a_saved_per_layer_config_reads_as_the_global_keys(tmp_path):
         from_hf_config(_write(tmp_path, saved))
 
 
-@pytest.mark.parametrize("change, key", [
-    ({"use_bidirectional_attention": "all"}, "use_bidirectional_attention"),
-    ({"num_kv_shared_layers": 30}, "num_kv_shared_layers"),
-    ({"num_kv_shared_layers": 29}, "num_kv_shared_layers"),  # only layer 0 computes K/V: no full layer does
-    ({"attention_bias": True}, "attention_bias"),
-    ({"layer_types": ["full_attention"]}, "layer_types"),
-])
+@pytest.mark.parametrize(
+    "change, key",
+    [
+        ({"use_bidirectional_attention": "all"}, "use_bidirectional_attention"),
+        ({"num_kv_shared_layers": 30}, "num_kv_shared_layers"),
+        ({"num_kv_shared_layers": 29}, "num_kv_shared_layers"),  # only layer 0 computes K/V: no full layer does
+        ({"attention_bias": True}, "attention_bias"),
+        ({"layer_types": ["full_attention"]}, "layer_types"),
+    ],
+)
 def test_what_is_not_modelled_is_refused_naming_the_key(tmp_path, change, key):
     with pytest.raises(ConfigError) as err:
         from_hf_config(_write(tmp_path, _text(MOE) | change))
@@ -113,8 +130,12 @@ def test_layers_reusing_k_v_keep_no_k_v_of_their_own():
     dh_i] (sliding layers 2 x 16 wide, full ones g_k x 24: 1 with k_eq_v, 2 without); the two layers reusing them
     (dense: num_kv_shared_layers 2) keep none, only their queries' [b, s, a, dh_i]; per-layer inputs [b, s, d_pl]
     are kept in every layer that has them. Exact shapes."""
-    rows = {row["variant"]: row for row in map(json.loads, (PUBLISHED.parent.parent.parent / "records" /
-                                                            "gemma4-saved-cpu.jsonl").read_text().splitlines())}
+    rows = {
+        row["variant"]: row
+        for row in map(
+            json.loads, (PUBLISHED.parent.parent.parent / "records" / "gemma4-saved-cpu.jsonl").read_text().splitlines()
+        )
+    }
 
     def shapes(variant: str, layer: int) -> set:
         return {tuple(t["shape"]) for t in rows[variant]["saved"] if t["owner"] == f"layer {layer}"}
@@ -125,8 +146,11 @@ def test_layers_reusing_k_v_keep_no_k_v_of_their_own():
         for i, own in enumerate(kv):
             queries = (b, s, 4, 16 if i % 2 == 0 else 24)
             assert queries in shapes(variant, i)
-            assert (own in shapes(variant, i)) if own else not any(len(x) == 4 and x[:2] == (b, s) and x[2] < 4
-                                                                   for x in shapes(variant, i))
+            assert (
+                (own in shapes(variant, i))
+                if own
+                else not any(len(x) == 4 and x[:2] == (b, s) and x[2] < 4 for x in shapes(variant, i))
+            )
             assert ((b, s, 8) in shapes(variant, i)) == (variant == "dense")
 
 

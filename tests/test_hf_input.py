@@ -5,6 +5,7 @@ Source of truth: the reader's contract (symbolic/config/hfconfig.py: bounded rea
 its checked values, or refused; all unknown keys named at once) and, for the defaults, transformers 5.25.0's
 configuration classes (symbolic/config/families/defaults.py) with the exact counts of grids/models/published/SOURCES.md.
 """
+
 import json
 import os
 from pathlib import Path
@@ -28,15 +29,18 @@ def _refused(path: Path, *needles: str) -> str:
     return text
 
 
-@pytest.mark.parametrize("text, needle", [
-    ('{"model_type": ["llama"], "hidden_size": 64}', "must be a string"),
-    ("[" * 100_000 + "]" * 100_000, "nested deeper"),  # the C decoder's recursion
-    ('{"a": ' * 40 + "1" + "}" * 40, "nested deeper"),  # within the decoder's stack, beyond the reader's limit
-    ('{"hidden_size": ' + "9" * 5000 + "}", "5000 digits"),
-    ('{"model_type": "llama", "hidden_size": NaN}', "key 'hidden_size' = NaN: must be a positive integer"),
-    ('{"hidden_size": 4096, "hidden_size": 8192}', "'hidden_size' appears twice"),
-    ("\xff\xfe{}", "not UTF-8"),
-])
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ('{"model_type": ["llama"], "hidden_size": 64}', "must be a string"),
+        ("[" * 100_000 + "]" * 100_000, "nested deeper"),  # the C decoder's recursion
+        ('{"a": ' * 40 + "1" + "}" * 40, "nested deeper"),  # within the decoder's stack, beyond the reader's limit
+        ('{"hidden_size": ' + "9" * 5000 + "}", "5000 digits"),
+        ('{"model_type": "llama", "hidden_size": NaN}', "key 'hidden_size' = NaN: must be a positive integer"),
+        ('{"hidden_size": 4096, "hidden_size": 8192}', "'hidden_size' appears twice"),
+        ("\xff\xfe{}", "not UTF-8"),
+    ],
+)
 def test_hostile_files_are_one_line(tmp_path, text, needle):
     path = tmp_path / "config.json"
     path.write_bytes(text.encode("latin-1"))
@@ -67,14 +71,17 @@ def test_duplicate_keys_inside_nested_objects_are_refused(tmp_path):
     _refused(path, "'factor' appears twice")
 
 
-@pytest.mark.parametrize("key, value", [
-    ("layer_types", ["linear_attention"] * 32),  # a Qwen3-Next layer on a qwen3 config: not a harmless key then
-    ("layer_types", "full_attention"),
-    ("sliding_window", "4096"),
-    ("use_cache", "yes"),
-    ("rope_scaling", [8.0]),
-    ("tie_word_embeddings", "false"),
-])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("layer_types", ["linear_attention"] * 32),  # a Qwen3-Next layer on a qwen3 config: not a harmless key then
+        ("layer_types", "full_attention"),
+        ("sliding_window", "4096"),
+        ("use_cache", "yes"),
+        ("rope_scaling", [8.0]),
+        ("tie_word_embeddings", "false"),
+    ],
+)
 def test_harmless_keys_are_harmless_at_checked_values_only(tmp_path, key, value):
     path = tmp_path / "config.json"
     path.write_text(json.dumps(LLAMA | {key: value}))
@@ -94,19 +101,22 @@ def _without(name: str, *keys: str, **extra) -> dict:
     return {k: v for k, v in raw.items() if k not in keys} | extra
 
 
-@pytest.mark.parametrize("config, field, expected", [
-    # Qwen3Config.head_dim = 128 (not h / a = 80): the published Qwen3-32B count, exact
-    (_without("qwen3-32b", "head_dim"), "param_count", 32_762_123_264),
-    # Qwen2MoeConfig.num_experts = 60: Qwen2-57B-A14B without it has 60 experts, not none
-    (_without("qwen2-57b-a14b", "num_experts"), "E", 60),
-    # LlamaConfig: num_key_value_heads None is a (multi-head), head_dim None is h / a
-    (_without("llama3.1-8b", "num_key_value_heads", "head_dim"), "k", 32),
-    # GPT2Config: attn/embd/resid_pdrop 0.1 each
-    ({"model_type": "gpt2"}, "dropout", True),
-    ({"model_type": "gpt2"}, "param_count", 124_439_808),  # GPT2Config's defaults are GPT-2 small
-    # DeepseekV3Config's router is sigmoid-scored with a score-correction bias when the keys are left out
-    (_without("deepseek-v3", "topk_method", "scoring_func"), "param_count", 682_636_487_424),
-])
+@pytest.mark.parametrize(
+    "config, field, expected",
+    [
+        # Qwen3Config.head_dim = 128 (not h / a = 80): the published Qwen3-32B count, exact
+        (_without("qwen3-32b", "head_dim"), "param_count", 32_762_123_264),
+        # Qwen2MoeConfig.num_experts = 60: Qwen2-57B-A14B without it has 60 experts, not none
+        (_without("qwen2-57b-a14b", "num_experts"), "E", 60),
+        # LlamaConfig: num_key_value_heads None is a (multi-head), head_dim None is h / a
+        (_without("llama3.1-8b", "num_key_value_heads", "head_dim"), "k", 32),
+        # GPT2Config: attn/embd/resid_pdrop 0.1 each
+        ({"model_type": "gpt2"}, "dropout", True),
+        ({"model_type": "gpt2"}, "param_count", 124_439_808),  # GPT2Config's defaults are GPT-2 small
+        # DeepseekV3Config's router is sigmoid-scored with a score-correction bias when the keys are left out
+        (_without("deepseek-v3", "topk_method", "scoring_func"), "param_count", 682_636_487_424),
+    ],
+)
 def test_keys_left_out_take_the_family_library_default(tmp_path, config, field, expected):
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))
@@ -124,13 +134,20 @@ def test_null_is_not_the_library_default(tmp_path):
     assert from_hf_config(path).q_lora == 1536
 
 
-@pytest.mark.parametrize("name, extra, change", [
-    ("qwen2-7b", {"use_mrope": False}, 0),  # Qwen2.5-3B/-7B carry it: multimodal RoPE off
-    ("llama3.2-1b", {"is_llama_config": True, "rope_interleaved": False}, 0),  # SmolLM2's conversion keys
-    ("llama3.2-1b", {"rope_interleaved": False, "partial_rotary_factor": 0.5}, None),  # unknown to llama: refused
-    ("qwen3-30b-a3b", {"qkv_bias": False, "use_qk_norm": True, "shared_expert_intermediate_size": 0}, 0),
-    ("qwen2-57b-a14b", {"qkv_bias": False}, -28 * (28 + 2 * 4) * 128),  # Qwen2MoeConfig.qkv_bias off: no q,k,v biases
-])
+@pytest.mark.parametrize(
+    "name, extra, change",
+    [
+        ("qwen2-7b", {"use_mrope": False}, 0),  # Qwen2.5-3B/-7B carry it: multimodal RoPE off
+        ("llama3.2-1b", {"is_llama_config": True, "rope_interleaved": False}, 0),  # SmolLM2's conversion keys
+        ("llama3.2-1b", {"rope_interleaved": False, "partial_rotary_factor": 0.5}, None),  # unknown to llama: refused
+        ("qwen3-30b-a3b", {"qkv_bias": False, "use_qk_norm": True, "shared_expert_intermediate_size": 0}, 0),
+        (
+            "qwen2-57b-a14b",
+            {"qkv_bias": False},
+            -28 * (28 + 2 * 4) * 128,
+        ),  # Qwen2MoeConfig.qkv_bias off: no q,k,v biases
+    ],
+)
 def test_keys_of_published_variants(tmp_path, name, extra, change):
     """Keys published Qwen2.5, SmolLM2, Qwen3-Coder and Qwen2-MoE configs carry: counted (the change they make, 0
     where they say what the family does anyway) or refused (None)."""
@@ -171,8 +188,9 @@ def test_python_json_constants_where_a_size_belongs_are_one_line(tmp_path, key, 
     _refused(_python_json(LLAMA | {key: value}, tmp_path), f"key {key!r} = {json.dumps(value)}", "integer")
 
 
-@pytest.mark.parametrize("key, value", [("rope_theta", float("inf")), ("rms_norm_eps", float("nan")),
-                                        ("initializer_range", float("-inf"))])
+@pytest.mark.parametrize(
+    "key, value", [("rope_theta", float("inf")), ("rms_norm_eps", float("nan")), ("initializer_range", float("-inf"))]
+)
 def test_python_json_constants_where_the_class_takes_a_float_are_read(tmp_path, key, value):
     """LlamaConfig's float attributes (rope_theta, rms_norm_eps, initializer_range) allocate nothing: Infinity or NaN
     there leaves Llama-3.1-8B's exact count (SOURCES.md) as it is."""
@@ -184,17 +202,22 @@ def test_an_alias_is_read_as_the_attribute_it_names(tmp_path):
     more rows of n_embd 768 than GPT-2 small's 124,439,808, SOURCES.md); given both, they must agree."""
     raw = json.loads((PUBLISHED / "gpt2.json").read_text())
     path = tmp_path / "config.json"
-    path.write_text(json.dumps({k: v for k, v in raw.items() if k != "n_positions"} | {"max_position_embeddings": 2048}))
+    path.write_text(
+        json.dumps({k: v for k, v in raw.items() if k != "n_positions"} | {"max_position_embeddings": 2048})
+    )
     assert from_hf_config(path).param_count == 124_439_808 + 1024 * 768
     path.write_text(json.dumps(raw | {"max_position_embeddings": 2048}))
     _refused(path, "'max_position_embeddings' (transformers' alias of 'n_positions') disagrees")
 
 
-@pytest.mark.parametrize("name, key, value, needle", [
-    ("deepseek-v3", "qk_head_dim", 128, "disagrees with qk_nope_head_dim + qk_rope_head_dim = 192"),
-    ("deepseek-v2", "mlp_bias", True, "no MLP biases"),
-    ("qwen3-30b-a3b", "num_local_experts", 64, "disagrees with num_experts = 128"),
-])
+@pytest.mark.parametrize(
+    "name, key, value, needle",
+    [
+        ("deepseek-v3", "qk_head_dim", 128, "disagrees with qk_nope_head_dim + qk_rope_head_dim = 192"),
+        ("deepseek-v2", "mlp_bias", True, "no MLP biases"),
+        ("qwen3-30b-a3b", "num_local_experts", 64, "disagrees with num_experts = 128"),
+    ],
+)
 def test_a_library_attribute_is_read_at_its_modelled_values_only(tmp_path, name, key, value, needle):
     path = tmp_path / "config.json"
     path.write_text(json.dumps(json.loads((PUBLISHED / f"{name}.json").read_text()) | {key: value}))

@@ -6,6 +6,7 @@ attribute fails here, not in a user's run.
 Source of truth: transformers' configuration classes, the version pinned in pyproject.toml's test extra (5.25.0,
 the one symbolic/config/families/defaults.py cites); each class is instantiated with its defaults (no torch needed).
 """
+
 import json
 from pathlib import Path
 
@@ -19,9 +20,12 @@ from symbolic.config.families.defaults import DEFAULTS
 from symbolic.config.hfkeys import HARMLESS_VALUES, ONLY, WHY_HARMLESS
 
 # families read from remote code (the checkpoint's own modeling files): transformers has no class for them
-REMOTE = {"mimo": "XiaomiMiMo's MiMo (remote code)", "deepseek": "DeepSeekMoE (remote code)",
-          "kimi_k2": "Kimi K2 (remote code; transformers reads its text model as deepseek_v3)",
-          "nemotron-nas": "Llama-Nemotron NAS (DeciLM remote code)"}
+REMOTE = {
+    "mimo": "XiaomiMiMo's MiMo (remote code)",
+    "deepseek": "DeepSeekMoE (remote code)",
+    "kimi_k2": "Kimi K2 (remote code; transformers reads its text model as deepseek_v3)",
+    "nemotron-nas": "Llama-Nemotron NAS (DeciLM remote code)",
+}
 WITH_CLASS = [kind for kind in FAMILIES if kind not in REMOTE]
 
 
@@ -42,8 +46,15 @@ def classes(transformers) -> dict:
 def _unclassified(kind: str, classes) -> list[str]:
     family = FAMILIES[kind]
     classes = set(classes[kind]().to_dict()) | set(classes[kind].attribute_map)
-    return sorted(key for key in classes if key not in family.keys and key not in WHY_HARMLESS and key not in ONLY
-                  and key not in (family.values or {}) and key not in ALIASES.get(kind, {}))
+    return sorted(
+        key
+        for key in classes
+        if key not in family.keys
+        and key not in WHY_HARMLESS
+        and key not in ONLY
+        and key not in (family.values or {})
+        and key not in ALIASES.get(kind, {})
+    )
 
 
 def test_the_pinned_transformers_is_the_one_the_tables_cite(transformers):
@@ -63,9 +74,9 @@ def test_the_aliases_are_the_library_classes(kind, classes):
 # defaults.py's entries that stand for what the class's model does rather than an attribute (its comments say why):
 # DeepSeek-V3's, V3.2's and GLM-5's routers always score with a sigmoid and hold the score-correction bias; a nested
 # text model's head is tied by the outer class (families/multimodal.py)
-STAND_INS = {(kind, key) for kind in ("deepseek_v3", "deepseek_v32", "glm_moe_dsa") for key in ("scoring_func",
-                                                                                                 "topk_method")} | {
-    ("qwen3_vl_text", "tie_word_embeddings")}
+STAND_INS = {
+    (kind, key) for kind in ("deepseek_v3", "deepseek_v32", "glm_moe_dsa") for key in ("scoring_func", "topk_method")
+} | {("qwen3_vl_text", "tie_word_embeddings")}
 
 
 @pytest.mark.parametrize("kind", sorted(DEFAULTS))
@@ -105,7 +116,9 @@ def test_every_attribute_of_llama4s_vision_config_is_classified(classes):
     assert sorted(keys - known) == [] and all(why and "\n" not in why for why in tower.HARMLESS.values())
     assert {key: getattr(config(), key) for key in tower.SIZES} == tower.SIZES  # the class's defaults
     assert (config().pixel_shuffle_ratio, classes["llama4"].sub_configs["text_config"]().hidden_size) == (
-        tower.RATIO, tower.TEXT_WIDTH)
+        tower.RATIO,
+        tower.TEXT_WIDTH,
+    )
 
 
 @pytest.mark.parametrize("wrapper", list(vision.DEEPSTACK))
@@ -120,7 +133,9 @@ def test_every_attribute_of_a_qwen_vision_config_is_classified(wrapper, classes)
     assert sorted(keys - known) == [] and dict(config.attribute_map) == vision.ALIASES
     assert {key: getattr(config(), key) for key in vision.DEFAULTS} == vision.DEFAULTS
     assert list(getattr(config(), "deepstack_visual_indexes", [])) == (vision.DEEPSTACK_INDEXES if deepstack else [])
-    assert config().hidden_act in vision.ACTS and all(getattr(config(), key) == value for key, value in vision.AT.items())
+    assert config().hidden_act in vision.ACTS and all(
+        getattr(config(), key) == value for key, value in vision.AT.items()
+    )
 
 
 def test_every_attribute_of_gemma3s_vision_config_is_classified(classes):
@@ -154,8 +169,12 @@ def test_every_attribute_of_mistral3s_vision_config_is_classified(classes):
     assert {key: getattr(config(), key) for key in tower.SIZES} == tower.SIZES and config().hidden_act in tower.ACTS
     assert {key: getattr(config(), key) for key in tower.AT} == tower.AT
     wrapper = classes["mistral3"]()
-    assert (wrapper.spatial_merge_size, wrapper.multimodal_projector_bias, wrapper.projector_hidden_act,
-            wrapper.vision_feature_layer) == (tower.MERGE, False, tower.PROJECTOR_ACTS[0], -1)
+    assert (
+        wrapper.spatial_merge_size,
+        wrapper.multimodal_projector_bias,
+        wrapper.projector_hidden_act,
+        wrapper.vision_feature_layer,
+    ) == (tower.MERGE, False, tower.PROJECTOR_ACTS[0], -1)
     assert classes["mistral"]().hidden_size == tower.TEXT_WIDTH
 
 

@@ -5,6 +5,7 @@ what the class does not build is refused in one line, and every recipe but megat
 2; the megatron recipe's figures: test_mimo_megatron.py).
 
 Source of truth: transformers 5.25.0 models/mimo_v2_flash/modeling_mimo_v2_flash.py (tolerance: none)."""
+
 import json
 from pathlib import Path
 
@@ -15,11 +16,26 @@ from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import from_hf_config
 
 h, f, a, k, L, v, dh, dv, E, f_e = 64, 96, 4, 1, 4, 128, 32, 16, 4, 24
-TINY = {"model_type": "mimo_v2_flash", "hidden_size": h, "intermediate_size": f, "num_attention_heads": a,
-        "num_key_value_heads": k, "num_hidden_layers": L, "vocab_size": v, "head_dim": dh, "v_head_dim": dv,
-        "hybrid_layer_pattern": [0, 1, 1, 0], "moe_layer_freq": [0, 1, 1, 1], "n_routed_experts": E,
-        "num_experts_per_tok": 2, "moe_intermediate_size": f_e, "swa_num_key_value_heads": 2 * k,
-        "add_swa_attention_sink_bias": True, "add_full_attention_sink_bias": False, "tie_word_embeddings": False}
+TINY = {
+    "model_type": "mimo_v2_flash",
+    "hidden_size": h,
+    "intermediate_size": f,
+    "num_attention_heads": a,
+    "num_key_value_heads": k,
+    "num_hidden_layers": L,
+    "vocab_size": v,
+    "head_dim": dh,
+    "v_head_dim": dv,
+    "hybrid_layer_pattern": [0, 1, 1, 0],
+    "moe_layer_freq": [0, 1, 1, 1],
+    "n_routed_experts": E,
+    "num_experts_per_tok": 2,
+    "moe_intermediate_size": f_e,
+    "swa_num_key_value_heads": 2 * k,
+    "add_swa_attention_sink_bias": True,
+    "add_full_attention_sink_bias": False,
+    "tie_word_embeddings": False,
+}
 
 
 def _write(tmp_path: Path, config: dict) -> Path:
@@ -44,22 +60,37 @@ def test_the_class_lists_are_read_as_the_hub_ones(tmp_path):
     """layer_types and mlp_layer_types (the class's attributes) say what the hub file's 0/1 lists say."""
     classes = {key: value for key, value in TINY.items() if key not in ("hybrid_layer_pattern", "moe_layer_freq")} | {
         "layer_types": ["full_attention", "sliding_attention", "sliding_attention", "full_attention"],
-        "mlp_layer_types": ["dense", "sparse", "sparse", "sparse"]}
+        "mlp_layer_types": ["dense", "sparse", "sparse", "sparse"],
+    }
     assert from_hf_config(_write(tmp_path, classes)) == from_hf_config(_write(tmp_path, TINY))
 
 
-@pytest.mark.parametrize("key, value", [("swa_num_key_value_heads", 3), ("add_full_attention_sink_bias", True),
-                                        ("swa_v_head_dim", 32), ("layer_types", ["full_attention"] * 4),
-                                        ("moe_layer_freq", [0, 1])])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("swa_num_key_value_heads", 3),
+        ("add_full_attention_sink_bias", True),
+        ("swa_v_head_dim", 32),
+        ("layer_types", ["full_attention"] * 4),
+        ("moe_layer_freq", [0, 1]),
+    ],
+)
 def test_what_the_class_does_not_build_is_refused_in_one_line(tmp_path, key, value):
     with pytest.raises(ConfigError) as err:
         from_hf_config(_write(tmp_path, TINY | {key: value}))
-    assert "\n" not in str(err.value) and ("key 'hybrid_layer_pattern'" if key == "layer_types" else
-                                           f"key {key!r}") in str(err.value)
+    assert "\n" not in str(err.value) and (
+        "key 'hybrid_layer_pattern'" if key == "layer_types" else f"key {key!r}"
+    ) in str(err.value)
 
 
-@pytest.mark.parametrize("args", [["estimate", "--recipe", "torchtitan"], ["estimate", "--recipe", "deepspeed"],
-                                  ["plan", "--profile", "jax", "--gpus", "8", "--seq", "256", "--gbs", "8"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["estimate", "--recipe", "torchtitan"],
+        ["estimate", "--recipe", "deepspeed"],
+        ["plan", "--profile", "jax", "--gpus", "8", "--seq", "256", "--gbs", "8"],
+    ],
+)
 def test_every_other_recipe_refuses_it_by_name(tmp_path, capsys, args):
     assert main(args + ["--model", str(_write(tmp_path, TINY))]) == 2
     err = capsys.readouterr().err
@@ -69,9 +100,11 @@ def test_every_other_recipe_refuses_it_by_name(tmp_path, capsys, args):
 def test_the_megatron_recipe_counts_it(tmp_path, capsys):
     """The tiny model's weights on one GPU under --recipe megatron: its parameters at 2 bytes each, but the three MoE
     layers' score-correction biases [E] (fp32 buffers, router_expert_bias)."""
-    assert main(["estimate", "--recipe", "megatron", "--seq", "128", "--json", "--model",
-                 str(_write(tmp_path, TINY))]) == 0
+    assert (
+        main(["estimate", "--recipe", "megatron", "--seq", "128", "--json", "--model", str(_write(tmp_path, TINY))])
+        == 0
+    )
     out = capsys.readouterr().out
-    parts = json.loads(out[out.index("{"):])["stages"][0]["bytes"]
+    parts = json.loads(out[out.index("{") :])["stages"][0]["bytes"]
     count = from_hf_config(_write(tmp_path, TINY)).param_count
     assert parts["weights"] + parts["expert_weights"] == 2 * (count - 3 * E)

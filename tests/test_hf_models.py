@@ -5,6 +5,7 @@ Source of truth: the exact parameter counts of grids/models/published/SOURCES.md
 or a checkpoint's bf16 payload / 2), which ModelShape.param_count must equal to the parameter. Refusals: one line,
 naming the key (and for the CLI, exit 2 with nothing on stdout).
 """
+
 import json
 import subprocess
 import sys
@@ -67,8 +68,13 @@ TABLE = {
     "gemma-4-e2b-it": "text_config",
 }
 # presets typed from the same files (the preset's shape is the file's, but for its name)
-PRESET_OF = {"mixtral-8x7b": "mixtral-8x7b", "olmoe-1b-7b": "olmoe-1b-7b-0924", "qwen3-30b-a3b": "qwen3-30b-a3b",
-             "qwen3-235b-a22b": "qwen3-235b-a22b", "mixtral-8x22b": "mixtral-8x22b"}
+PRESET_OF = {
+    "mixtral-8x7b": "mixtral-8x7b",
+    "olmoe-1b-7b": "olmoe-1b-7b-0924",
+    "qwen3-30b-a3b": "qwen3-30b-a3b",
+    "qwen3-235b-a22b": "qwen3-235b-a22b",
+    "mixtral-8x22b": "mixtral-8x22b",
+}
 
 
 def test_the_table_covers_every_shipped_config():
@@ -97,18 +103,37 @@ LLAMA = json.loads((FOLDER / "llama3.1-8b.json").read_text())
 QWEN3_MOE = json.loads((FOLDER / "qwen3-30b-a3b.json").read_text())
 
 
-@pytest.mark.parametrize("key, value", [
-    # experts, dense layers and shared experts of other families, in a Llama config: refused
-    ("num_local_experts", 8), ("num_experts", 8), ("n_routed_experts", 64), ("n_shared_experts", 2),
-    ("moe_intermediate_size", 1408), ("shared_expert_intermediate_size", 5632), ("num_experts_per_tok", 2),
-    ("first_k_dense_replace", 1), ("moe_layer_freq", 1), ("decoder_sparse_step", 2), ("mlp_only_layers", [0]),
-    ("interleave_moe_layer_step", 2),
-    # attention variants mem4d does not model
-    ("use_qk_norm", True), ("q_lora_rank", 1536), ("kv_lora_rank", 512), ("qk_rope_head_dim", 64),
-    ("v_head_dim", 128), ("num_nextn_predict_layers", 1), ("text_config", {"hidden_size": 64}),
-    ("hidden_act", "gelu"), ("attention_dropout", 0.1), ("quantization_config", {"quant_method": "gptq", "bits": 4}),
-    ("some_future_key", 1), ("is_encoder_decoder", True),
-])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        # experts, dense layers and shared experts of other families, in a Llama config: refused
+        ("num_local_experts", 8),
+        ("num_experts", 8),
+        ("n_routed_experts", 64),
+        ("n_shared_experts", 2),
+        ("moe_intermediate_size", 1408),
+        ("shared_expert_intermediate_size", 5632),
+        ("num_experts_per_tok", 2),
+        ("first_k_dense_replace", 1),
+        ("moe_layer_freq", 1),
+        ("decoder_sparse_step", 2),
+        ("mlp_only_layers", [0]),
+        ("interleave_moe_layer_step", 2),
+        # attention variants mem4d does not model
+        ("use_qk_norm", True),
+        ("q_lora_rank", 1536),
+        ("kv_lora_rank", 512),
+        ("qk_rope_head_dim", 64),
+        ("v_head_dim", 128),
+        ("num_nextn_predict_layers", 1),
+        ("text_config", {"hidden_size": 64}),
+        ("hidden_act", "gelu"),
+        ("attention_dropout", 0.1),
+        ("quantization_config", {"quant_method": "gptq", "bits": 4}),
+        ("some_future_key", 1),
+        ("is_encoder_decoder", True),
+    ],
+)
 def test_a_key_that_is_not_modelled_is_refused_in_one_line(tmp_path, key, value):
     path = tmp_path / "config.json"
     path.write_text(json.dumps(LLAMA | {key: value}))
@@ -117,13 +142,16 @@ def test_a_key_that_is_not_modelled_is_refused_in_one_line(tmp_path, key, value)
     assert "\n" not in str(err.value) and f"key {key!r}" in str(err.value)
 
 
-@pytest.mark.parametrize("key, value, change", [
-    # modelled: each changes the count by exactly what it adds (Llama-3.1-8B: h 4096, f 14336, a 32, k 8, L 32)
-    ("head_dim", 64, -32 * 2 * 4096 * (32 + 8) * 64),  # Q, K, V, O half as wide
-    ("attention_bias", True, 32 * ((32 + 2 * 8) * 128 + 4096)),  # q, k, v biases over a dh + 2 k dh, o over h
-    ("mlp_bias", True, 32 * (2 * 14336 + 4096)),
-    ("tie_word_embeddings", True, -128256 * 4096),
-])
+@pytest.mark.parametrize(
+    "key, value, change",
+    [
+        # modelled: each changes the count by exactly what it adds (Llama-3.1-8B: h 4096, f 14336, a 32, k 8, L 32)
+        ("head_dim", 64, -32 * 2 * 4096 * (32 + 8) * 64),  # Q, K, V, O half as wide
+        ("attention_bias", True, 32 * ((32 + 2 * 8) * 128 + 4096)),  # q, k, v biases over a dh + 2 k dh, o over h
+        ("mlp_bias", True, 32 * (2 * 14336 + 4096)),
+        ("tie_word_embeddings", True, -128256 * 4096),
+    ],
+)
 def test_a_modelled_llama_key_changes_the_count_by_what_it_holds(tmp_path, key, value, change):
     path = tmp_path / "config.json"
     path.write_text(json.dumps(LLAMA | {key: value}))
@@ -135,8 +163,11 @@ def test_qwen_moe_dense_layers_are_modelled(tmp_path):
     layer trades its router and 128 experts of 768 for a dense MLP (transformers' Qwen3MoeDecoderLayer)."""
     h, E, f_e, f = 2048, 128, 768, 6144
     trade = 3 * h * f - (h * E + E * 3 * h * f_e)
-    for extra, dense in (({"mlp_only_layers": [0, 5]}, 2), ({"decoder_sparse_step": 2}, 24),
-                         ({"decoder_sparse_step": 2, "mlp_only_layers": [1]}, 25)):
+    for extra, dense in (
+        ({"mlp_only_layers": [0, 5]}, 2),
+        ({"decoder_sparse_step": 2}, 24),
+        ({"decoder_sparse_step": 2, "mlp_only_layers": [1]}, 25),
+    ):
         path = tmp_path / "config.json"
         path.write_text(json.dumps(QWEN3_MOE | extra))
         shape = from_hf_config(path)
@@ -147,11 +178,27 @@ def test_deepseek_moe_first_dense_and_shared_experts(tmp_path):
     """DeepSeekMoE (model_type deepseek, multi-head attention): first_k_dense_replace dense layers, then MoE layers
     every moe_layer_freq, n_shared_experts shared experts of moe_intermediate_size. Source of truth: the count of
     its modelling code (DeepseekMoE, DeepseekDecoderLayer), written out here; the model card says 16.4B."""
-    config = {"model_type": "deepseek", "hidden_size": 2048, "intermediate_size": 10944, "moe_intermediate_size": 1408,
-              "num_attention_heads": 16, "num_key_value_heads": 16, "num_hidden_layers": 28, "vocab_size": 102400,
-              "n_routed_experts": 64, "n_shared_experts": 2, "num_experts_per_tok": 6, "first_k_dense_replace": 1,
-              "moe_layer_freq": 1, "scoring_func": "softmax", "aux_loss_alpha": 0.001, "seq_aux": True,
-              "attention_bias": False, "tie_word_embeddings": False, "hidden_act": "silu"}
+    config = {
+        "model_type": "deepseek",
+        "hidden_size": 2048,
+        "intermediate_size": 10944,
+        "moe_intermediate_size": 1408,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 16,
+        "num_hidden_layers": 28,
+        "vocab_size": 102400,
+        "n_routed_experts": 64,
+        "n_shared_experts": 2,
+        "num_experts_per_tok": 6,
+        "first_k_dense_replace": 1,
+        "moe_layer_freq": 1,
+        "scoring_func": "softmax",
+        "aux_loss_alpha": 0.001,
+        "seq_aux": True,
+        "attention_bias": False,
+        "tie_word_embeddings": False,
+        "hidden_act": "silu",
+    }
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))
     shape = from_hf_config(path)
@@ -165,7 +212,9 @@ def test_deepseek_moe_first_dense_and_shared_experts(tmp_path):
         from_hf_config(path)
 
 
-@pytest.mark.parametrize("name, code", [("mixtral-8x7b", 0), ("deepseek-v3", 0), ("llama4-scout-17b-16e-text-config", 0)])
+@pytest.mark.parametrize(
+    "name, code", [("mixtral-8x7b", 0), ("deepseek-v3", 0), ("llama4-scout-17b-16e-text-config", 0)]
+)
 def test_cli_counts_or_refuses(name, code):
     argv = [sys.executable, "-m", "symbolic.cli", "estimate", "--model", str(FOLDER / f"{name}.json"), "--json"]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
@@ -183,10 +232,19 @@ def _fp8_checkpoint(config: dict) -> dict[str, int]:
     e_score_correction_bias F32; each MTP layer also stores its own copies of the embedding and the head. Written
     out here from the config, independently of ModelShape."""
     h, a, V = config["hidden_size"], config["num_attention_heads"], config["vocab_size"]
-    q_r, kv_r, nope, rope, v = (config["q_lora_rank"], config["kv_lora_rank"], config["qk_nope_head_dim"],
-                                config["qk_rope_head_dim"], config["v_head_dim"])
-    f, f_e, E, S = (config["intermediate_size"], config["moe_intermediate_size"], config["n_routed_experts"],
-                    config["n_shared_experts"])
+    q_r, kv_r, nope, rope, v = (
+        config["q_lora_rank"],
+        config["kv_lora_rank"],
+        config["qk_nope_head_dim"],
+        config["qk_rope_head_dim"],
+        config["v_head_dim"],
+    )
+    f, f_e, E, S = (
+        config["intermediate_size"],
+        config["moe_intermediate_size"],
+        config["n_routed_experts"],
+        config["n_shared_experts"],
+    )
     L, mtp = config["num_hidden_layers"], config.get("num_nextn_predict_layers", 0)
     n = {"BF16": 2 * V * h + h, "F8_E4M3": 0, "F32": 0, "scales": 0}
 
@@ -209,21 +267,27 @@ def _fp8_checkpoint(config: dict) -> dict[str, int]:
     return n
 
 
-@pytest.mark.parametrize("name, published, scales, unexplained", [
-    # Hugging Face API safetensors parameters by dtype (grids/models/published/SOURCES.md)
-    ("deepseek-v3", {"BF16": 3_918_786_560, "F8_E4M3": 680_571_043_840, "F32": 41_555_600}, True, 0),
-    # this snapshot lists no F32 block scales (F32 is the 60 x 384 score biases alone), and 3,416 more BF16
-    # elements than the tensor list has: not explained (SOURCES.md), stated here so that any change shows
-    ("kimi-k2-instruct", {"BF16": 2_514_970_968, "F8_E4M3": 1_023_893_241_856, "F32": 23_040}, False, 3_416),
-])
+@pytest.mark.parametrize(
+    "name, published, scales, unexplained",
+    [
+        # Hugging Face API safetensors parameters by dtype (grids/models/published/SOURCES.md)
+        ("deepseek-v3", {"BF16": 3_918_786_560, "F8_E4M3": 680_571_043_840, "F32": 41_555_600}, True, 0),
+        # this snapshot lists no F32 block scales (F32 is the 60 x 384 score biases alone), and 3,416 more BF16
+        # elements than the tensor list has: not explained (SOURCES.md), stated here so that any change shows
+        ("kimi-k2-instruct", {"BF16": 2_514_970_968, "F8_E4M3": 1_023_893_241_856, "F32": 23_040}, False, 3_416),
+    ],
+)
 def test_fp8_checkpoints_reconcile_by_dtype(name, published, scales, unexplained):
     """The published fp8 checkpoints' per-dtype totals from their tensor lists, and ModelShape.param_count is what
     they store less the block scales and the MTP layers' copies of the embedding and head (shared in training).
     Source of truth: the Hugging Face API totals; exact but for the stated BF16 gap."""
     config = json.loads((FOLDER / f"{name}.json").read_text())
     n = _fp8_checkpoint(config)
-    stored = {"BF16": n["BF16"] + unexplained, "F8_E4M3": n["F8_E4M3"],
-              "F32": n["F32"] + (n["scales"] if scales else 0)}
+    stored = {
+        "BF16": n["BF16"] + unexplained,
+        "F8_E4M3": n["F8_E4M3"],
+        "F32": n["F32"] + (n["scales"] if scales else 0),
+    }
     assert stored == published
     copies = config.get("num_nextn_predict_layers", 0) * 2 * config["vocab_size"] * config["hidden_size"]
     shape = from_hf_config(FOLDER / f"{name}.json")

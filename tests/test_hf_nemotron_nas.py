@@ -8,6 +8,7 @@ KV heads, MLPConfig.ffn_mult_to_intermediate_size: int(2 ffn_mult h / 3) rounded
 it (a no-op part is an IdentityOp: no norm, no weight), each layer's parameters summed here by hand from the file; the
 model cards' rounded totals (49.9B, 253B). No transformers count exists (remote code, no class in 5.25.0). Exact.
 """
+
 import json
 from pathlib import Path
 
@@ -23,8 +24,17 @@ SUPER = FOLDER / "llama-3.3-nemotron-super-49b-v1.json"
 ULTRA = FOLDER / "llama-3.1-nemotron-ultra-253b-v1.json"
 
 
-@pytest.mark.parametrize("mult, h, width", [(2.625, 8192, 14336), (5.25, 8192, 28672), (1.0, 8192, 5632),
-                                            (0.5, 8192, 2816), (0.4875, 16384, 5376), (39.0, 16384, 425984)])
+@pytest.mark.parametrize(
+    "mult, h, width",
+    [
+        (2.625, 8192, 14336),
+        (5.25, 8192, 28672),
+        (1.0, 8192, 5632),
+        (0.5, 8192, 2816),
+        (0.4875, 16384, 5376),
+        (39.0, 16384, 425984),
+    ],
+)
 def test_ffn_width_rounds_up_to_a_multiple_of_256(mult, h, width):
     """By hand: 2 x 2.625 x 8192 / 3 = 14336 (a multiple of 256 already); 2 x 8192 / 3 = 5461.3 -> 5461 -> 5632;
     2 x 0.4875 x 16384 / 3 = 5324.8 -> 5376."""
@@ -55,8 +65,9 @@ def test_counted_as_the_remote_code_builds_it(path, card):
 RECORD = Path(__file__).resolve().parent.parent / "records" / "megatron-count-nas.jsonl"
 
 
-@pytest.mark.parametrize("row", [json.loads(line) for line in RECORD.read_text().splitlines()],
-                         ids=lambda row: Path(row["file"]).stem)
+@pytest.mark.parametrize(
+    "row", [json.loads(line) for line in RECORD.read_text().splitlines()], ids=lambda row: Path(row["file"]).stem
+)
 def test_equal_to_megatron_cores_own_count(row):
     assert row["megatron_core"] == "0.16.1"
     assert from_hf_config(FOLDER.parent.parent.parent / row["file"]).param_count == row["parameters"]
@@ -77,23 +88,28 @@ def test_an_empty_layer_holds_nothing():
 def _one_block(tmp_path, attention=None, ffn=None, **top):
     raw = json.loads(SUPER.read_text()) | top
     raw["num_hidden_layers"], raw["block_configs"] = 2, raw["block_configs"][:2]
-    raw["block_configs"][1] = {"attention": raw["block_configs"][1]["attention"] | (attention or {}),
-                               "ffn": raw["block_configs"][1]["ffn"] | (ffn or {})}
+    raw["block_configs"][1] = {
+        "attention": raw["block_configs"][1]["attention"] | (attention or {}),
+        "ffn": raw["block_configs"][1]["ffn"] | (ffn or {}),
+    }
     path = tmp_path / "config.json"
     path.write_text(json.dumps(raw))
     return path
 
 
-@pytest.mark.parametrize("attention, ffn, top, needle", [
-    ({"replace_with_linear": True}, None, {}, "replace_with_linear = True is another layer kind"),
-    ({"window_length": 4096}, None, {}, "window_length = 4096"),
-    (None, {"sparsify": ["x"]}, {}, "sparsify = ['x']"),
-    ({"n_heads_in_group": 7}, None, {}, "n_heads_in_group must be a positive divisor"),
-    (None, {"ffn_mult": 0}, {}, "ffn_mult must be a positive number"),
-    (None, {"gated": True}, {}, "an object of keys"),
-    (None, None, {"intermediate_size": 28672}, "must be null: block_configs"),
-    (None, None, {"head_dim": 128}, "key 'head_dim'"),
-])
+@pytest.mark.parametrize(
+    "attention, ffn, top, needle",
+    [
+        ({"replace_with_linear": True}, None, {}, "replace_with_linear = True is another layer kind"),
+        ({"window_length": 4096}, None, {}, "window_length = 4096"),
+        (None, {"sparsify": ["x"]}, {}, "sparsify = ['x']"),
+        ({"n_heads_in_group": 7}, None, {}, "n_heads_in_group must be a positive divisor"),
+        (None, {"ffn_mult": 0}, {}, "ffn_mult must be a positive number"),
+        (None, {"gated": True}, {}, "an object of keys"),
+        (None, None, {"intermediate_size": 28672}, "must be null: block_configs"),
+        (None, None, {"head_dim": 128}, "key 'head_dim'"),
+    ],
+)
 def test_what_is_not_modelled_is_refused_in_one_line(tmp_path, attention, ffn, top, needle):
     with pytest.raises(ConfigError) as err:
         from_hf_config(_one_block(tmp_path, attention, ffn, **top))

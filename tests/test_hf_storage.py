@@ -7,6 +7,7 @@ which keys each method has) and the exact counts of grids/models/published/SOURC
 DeepSeek-V3 682,636,487,424 parameters), ../shared/data/configs/COUNTS.tsv (gpt-oss-120b's BF16 total
 116,829,156,672). Tolerance: none (to the parameter).
 """
+
 import json
 import subprocess
 import sys
@@ -25,18 +26,41 @@ LLAMA_COUNT = 8_030_261_248
 
 # one quantization_config per method, as published checkpoints write them
 STORED = {
-    "fp8": {"quant_method": "fp8", "fmt": "float8_e4m3fn", "activation_scheme": "dynamic",
-            "weight_block_size": [128, 128], "modules_to_not_convert": ["gate", "lm_head"]},
+    "fp8": {
+        "quant_method": "fp8",
+        "fmt": "float8_e4m3fn",
+        "activation_scheme": "dynamic",
+        "weight_block_size": [128, 128],
+        "modules_to_not_convert": ["gate", "lm_head"],
+    },
     "mxfp4": {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn", "lm_head"]},
     "nvfp4": {"quant_method": "nvfp4", "modules_to_not_convert": ["lm_head"]},
-    "modelopt": {"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8", "group_size": 16,
-                 "exclude_modules": ["lm_head"], "producer": {"name": "modelopt", "version": "0.29.0"}},
-    "bitsandbytes": {"quant_method": "bitsandbytes", "load_in_4bit": True, "load_in_8bit": False,
-                     "bnb_4bit_quant_type": "nf4", "bnb_4bit_compute_dtype": "bfloat16",
-                     "bnb_4bit_use_double_quant": True, "llm_int8_skip_modules": None, "llm_int8_threshold": 6.0},
-    "compressed-tensors": {"quant_method": "compressed-tensors", "format": "float-quantized",
-                           "quantization_status": "compressed", "ignore": ["lm_head"], "kv_cache_scheme": None,
-                           "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 8}}}},
+    "modelopt": {
+        "quant_method": "modelopt",
+        "quant_algo": "NVFP4",
+        "kv_cache_quant_algo": "FP8",
+        "group_size": 16,
+        "exclude_modules": ["lm_head"],
+        "producer": {"name": "modelopt", "version": "0.29.0"},
+    },
+    "bitsandbytes": {
+        "quant_method": "bitsandbytes",
+        "load_in_4bit": True,
+        "load_in_8bit": False,
+        "bnb_4bit_quant_type": "nf4",
+        "bnb_4bit_compute_dtype": "bfloat16",
+        "bnb_4bit_use_double_quant": True,
+        "llm_int8_skip_modules": None,
+        "llm_int8_threshold": 6.0,
+    },
+    "compressed-tensors": {
+        "quant_method": "compressed-tensors",
+        "format": "float-quantized",
+        "quantization_status": "compressed",
+        "ignore": ["lm_head"],
+        "kv_cache_scheme": None,
+        "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 8}}},
+    },
 }
 
 
@@ -53,14 +77,17 @@ def test_a_stored_quantization_leaves_the_count_and_is_named_as_the_checkpoints(
     assert "\n" not in note and f"checkpoint storage ({method})" in note and "not training memory" in note
 
 
-@pytest.mark.parametrize("config, needle", [
-    ({"quant_method": "gptq", "bits": 4}, "quant_method 'gptq'"),
-    ({"bits": 4}, "quant_method None"),
-    ({"quant_method": "fp8", "weight_block_size": [128, 128], "future_packing": 1}, "'future_packing'"),
-    ({"quant_method": "fp8", "weight_block_size": [128]}, "'weight_block_size'"),
-    ({"quant_method": "mxfp4", "modules_to_not_convert": "lm_head"}, "'modules_to_not_convert'"),
-    ("fp8", "must be an object"),
-])
+@pytest.mark.parametrize(
+    "config, needle",
+    [
+        ({"quant_method": "gptq", "bits": 4}, "quant_method 'gptq'"),
+        ({"bits": 4}, "quant_method None"),
+        ({"quant_method": "fp8", "weight_block_size": [128, 128], "future_packing": 1}, "'future_packing'"),
+        ({"quant_method": "fp8", "weight_block_size": [128]}, "'weight_block_size'"),
+        ({"quant_method": "mxfp4", "modules_to_not_convert": "lm_head"}, "'modules_to_not_convert'"),
+        ("fp8", "must be an object"),
+    ],
+)
 def test_an_unknown_storage_is_refused_by_name(tmp_path, config, needle):
     path = _write(tmp_path, LLAMA | {"quantization_config": config})
     with pytest.raises(ConfigError) as err:
@@ -77,9 +104,21 @@ def test_the_published_fp8_checkpoint_is_counted_as_its_parameters(tmp_path):
 
 
 def test_the_cli_says_the_storage_on_stderr_in_one_line_and_counts_the_parameters():
-    done = subprocess.run([sys.executable, "-m", "symbolic.cli", "estimate", "--model",
-                           str(PUBLISHED / "kimi-k2-instruct.json"), "--json"], cwd=REPO, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "symbolic.cli",
+            "estimate",
+            "--model",
+            str(PUBLISHED / "kimi-k2-instruct.json"),
+            "--json",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["param_count"] == 1_026_408_232_448
     notes = [line for line in done.stderr.splitlines() if line.startswith("note: ")]
@@ -96,10 +135,15 @@ def test_gpt_oss_published_file_is_read_with_its_inference_keys():
     assert shape.param_count == 116_829_156_672 and "checkpoint storage (mxfp4)" in note
 
 
-@pytest.mark.parametrize("key, good, bad", [
-    ("initial_context_length", 4096, "4096"), ("kv_cache_dtype", "fp8_e4m3", 8), ("mamba_ssm_dtype", "float32", 32),
-    ("transformers.js_config", {"dtype": "q4"}, "q4"),
-])
+@pytest.mark.parametrize(
+    "key, good, bad",
+    [
+        ("initial_context_length", 4096, "4096"),
+        ("kv_cache_dtype", "fp8_e4m3", 8),
+        ("mamba_ssm_dtype", "float32", 32),
+        ("transformers.js_config", {"dtype": "q4"}, "q4"),
+    ],
+)
 def test_inference_only_keys_are_read_at_checked_values(tmp_path, key, good, bad):
     assert from_hf_config(_write(tmp_path, LLAMA | {key: good})).param_count == LLAMA_COUNT
     with pytest.raises(ConfigError, match=f"key '{key}'"):

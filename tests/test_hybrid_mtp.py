@@ -6,6 +6,7 @@ parse_hybrid_pattern ("<main>/<mtp>/<mtp>": one depth per pattern after a '/'), 
 depth count overrides --mtp-num-layers), transformer/multi_token_prediction.py MultiTokenPredictionBlock
 (_build_layers builds one layer under mtp_use_repeated_layer, forward runs self.layers[0] at every depth).
 Hand counts on a tiny shape; exact."""
+
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,16 +23,24 @@ from symbolic.config.training import Training
 from symbolic.readers.megatron import read
 from symbolic.recipes.registry import select
 
-ARGS = ("--hybrid-layer-pattern ME*E/*E/*E --mamba-num-heads 4 --mamba-head-dim 16 --mamba-state-dim 8 "
-        "--mamba-num-groups 2 --hidden-size 64 --num-attention-heads 4 --group-query-attention --num-query-groups 2 "
-        "--vocab-size 128 --seq-length 64 --bf16 --micro-batch-size 1 --position-embedding-type none "
-        "--normalization RMSNorm --squared-relu --num-experts 4 --moe-router-topk 2 --moe-ffn-hidden-size 48 "
-        "--disable-bias-linear --mtp-num-layers 2\n")
+ARGS = (
+    "--hybrid-layer-pattern ME*E/*E/*E --mamba-num-heads 4 --mamba-head-dim 16 --mamba-state-dim 8 "
+    "--mamba-num-groups 2 --hidden-size 64 --num-attention-heads 4 --group-query-attention --num-query-groups 2 "
+    "--vocab-size 128 --seq-length 64 --bf16 --micro-batch-size 1 --position-embedding-type none "
+    "--normalization RMSNorm --squared-relu --num-experts 4 --moe-router-topk 2 --moe-ffn-hidden-size 48 "
+    "--disable-bias-linear --mtp-num-layers 2\n"
+)
 # one module (h 64, dh 16, k 2, E 4, f_e 48, RMSNorm): enorm, hnorm, final norm 3 h; eh_proj 2 h h; attention q, o
 # h a dh each and k, v h k dh each, its norm h; the router h E, 4 squared-ReLU experts 2 h f_e each, the MoE norm h
 MODULE = 3 * 64 + 2 * 64 * 64 + (2 * 64 * 64 + 2 * 64 * 32 + 64) + (64 * 4 + 4 * 2 * 64 * 48 + 64)
-MB61 = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "measured" / "megatron" / \
-    "nemotron__nemotron3_5_lightning_no_load_optim_tp1_pp1_cp1_ep4_dgx_gb200_1N4G.model_config.yaml"
+MB61 = (
+    Path(__file__).resolve().parents[1].parent
+    / "shared"
+    / "data"
+    / "measured"
+    / "megatron"
+    / "nemotron__nemotron3_5_lightning_no_load_optim_tp1_pp1_cp1_ep4_dgx_gb200_1N4G.model_config.yaml"
+)
 
 
 def _shape(path: Path, extra: str = "") -> ModelShape:
@@ -53,11 +62,14 @@ def test_a_repeated_module_holds_one_modules_weights_and_every_depths_tensors(tm
     assert sp.simplify(mtp_activations(m, sw_own).expr - mtp_activations(m, sw_one).expr) == 0
 
 
-@pytest.mark.parametrize("pattern, flags, says", [
-    ("ME*E/M*/M*", "", "depths of an attention and an MoE block ('/*E' each) are modelled, got '/M*/M*'"),
-    ("ME*E/*E/*", "", "got '/*E/*'"),
-    ("ME*E/*E/*E", " --mtp-num-layers 3", "contradicts the hybrid pattern's 2 multi-token-prediction depths"),
-])
+@pytest.mark.parametrize(
+    "pattern, flags, says",
+    [
+        ("ME*E/M*/M*", "", "depths of an attention and an MoE block ('/*E' each) are modelled, got '/M*/M*'"),
+        ("ME*E/*E/*", "", "got '/*E/*'"),
+        ("ME*E/*E/*E", " --mtp-num-layers 3", "contradicts the hybrid pattern's 2 multi-token-prediction depths"),
+    ],
+)
 def test_what_is_not_modelled_is_one_line(tmp_path, pattern, flags, says):
     path = tmp_path / "args.txt"
     path.write_text(ARGS.replace("ME*E/*E/*E", pattern).replace(" --mtp-num-layers 2", flags))

@@ -3,6 +3,7 @@
 (megatron-core 0.16.1 models/mamba/mamba_model.py, common/embeddings/language_model_embedding.py).
 
 Source of truth: a hand count of that table (s_p x h parameters, bf16 weights on the first stage). Exact."""
+
 import dataclasses
 import json
 
@@ -13,15 +14,43 @@ from symbolic.config.hfconfig import from_hf_config
 from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 
-MAMBA = {"model_type": "nemotron_h", "hidden_size": 256, "intermediate_size": 688, "num_attention_heads": 8,
-         "num_key_value_heads": 2, "head_dim": 32, "vocab_size": 1000, "hybrid_override_pattern": "M-M*-MM-*",
-         "mamba_num_heads": 16, "mamba_head_dim": 24, "ssm_state_size": 40, "n_groups": 4, "conv_kernel": 3,
-         "use_conv_bias": True, "tie_word_embeddings": False}
-GDN = {"model_type": "qwen3_next", "hidden_size": 256, "intermediate_size": 688, "num_hidden_layers": 4,
-       "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 32, "vocab_size": 1000,
-       "linear_num_key_heads": 4, "linear_num_value_heads": 8, "linear_key_head_dim": 32,
-       "linear_value_head_dim": 32, "linear_conv_kernel_dim": 4, "full_attention_interval": 2, "num_experts": 0,
-       "decoder_sparse_step": 1, "mlp_only_layers": [0, 1, 2, 3], "tie_word_embeddings": False}
+MAMBA = {
+    "model_type": "nemotron_h",
+    "hidden_size": 256,
+    "intermediate_size": 688,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 2,
+    "head_dim": 32,
+    "vocab_size": 1000,
+    "hybrid_override_pattern": "M-M*-MM-*",
+    "mamba_num_heads": 16,
+    "mamba_head_dim": 24,
+    "ssm_state_size": 40,
+    "n_groups": 4,
+    "conv_kernel": 3,
+    "use_conv_bias": True,
+    "tie_word_embeddings": False,
+}
+GDN = {
+    "model_type": "qwen3_next",
+    "hidden_size": 256,
+    "intermediate_size": 688,
+    "num_hidden_layers": 4,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 2,
+    "head_dim": 32,
+    "vocab_size": 1000,
+    "linear_num_key_heads": 4,
+    "linear_num_value_heads": 8,
+    "linear_key_head_dim": 32,
+    "linear_value_head_dim": 32,
+    "linear_conv_kernel_dim": 4,
+    "full_attention_interval": 2,
+    "num_experts": 0,
+    "decoder_sparse_step": 1,
+    "mlp_only_layers": [0, 1, 2, 3],
+    "tie_word_embeddings": False,
+}
 
 
 def _read(tmp_path, config):

@@ -5,6 +5,7 @@ TYPE_CHECKING:` blocks are skipped, they never run), and the calls that import b
 and `__import__("x")`, whose name is a constant. An edge goes to the deepest module an import names. Exact for those;
 a call whose name is computed cannot be read, so each such call is listed below with the modules it may load.
 """
+
 import ast
 import fnmatch
 from pathlib import Path
@@ -103,7 +104,7 @@ def test_no_import_cycle():
         state[module] = 1
         for target in sorted(graph[module]):
             if state.get(target) == 1:
-                cycle = stack[stack.index(target):] + [target]
+                cycle = stack[stack.index(target) :] + [target]
                 pytest.fail("import cycle: " + " -> ".join(cycle))
             if target not in state:
                 visit(target, stack + [target])
@@ -116,8 +117,13 @@ def test_no_import_cycle():
 
 def test_symbolic_never_imports_jax_at_module_level():
     """Not even the CLI: compile, verify and sweep import jaxcheck inside their functions."""
-    bad = [(m, name) for m, names in _graph(top_only=True).items() if m.startswith("symbolic")
-           for name in names if name.split(".")[0] in JAX]
+    bad = [
+        (m, name)
+        for m, names in _graph(top_only=True).items()
+        if m.startswith("symbolic")
+        for name in names
+        if name.split(".")[0] in JAX
+    ]
     assert not bad, bad
 
 

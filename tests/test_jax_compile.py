@@ -3,6 +3,7 @@
 Sources of truth: ModelShape.param_count (closed form checked against published counts) for the flax model's leaves;
 XLA's memory_analysis() argument size for the breakdown computed from shardings (exact, 0 bytes tolerance).
 """
+
 import dataclasses
 import json
 import re
@@ -114,21 +115,45 @@ def test_cli_compile_failure_is_one_line_exit_3(monkeypatch, capsys):
     from symbolic.config.errors import CompileFailed
 
     def refuse(*args, **kwargs):
-        raise CompileFailed("XLA could not compile tiny d1 t1 p1 c1 s16 b1 gbs1 full zero0 1f1b: INTERNAL: Couldn't "
-                            "find output tile sizes")
+        raise CompileFailed(
+            "XLA could not compile tiny d1 t1 p1 c1 s16 b1 gbs1 full zero0 1f1b: INTERNAL: Couldn't "
+            "find output tile sizes"
+        )
 
     monkeypatch.setattr(jaxcheck.compile, "compile_step", refuse)
-    rc = main(["verify", "--model", "tiny", "--dp", "1", "--tp", "1", "--pp", "1", "--cp", "1", "--seq", "16", "--gbs",
-               "1", "--target", "cpu"])
+    rc = main(
+        [
+            "verify",
+            "--model",
+            "tiny",
+            "--dp",
+            "1",
+            "--tp",
+            "1",
+            "--pp",
+            "1",
+            "--cp",
+            "1",
+            "--seq",
+            "16",
+            "--gbs",
+            "1",
+            "--target",
+            "cpu",
+        ]
+    )
     captured = capsys.readouterr()
     assert rc == 3 and captured.out == ""
-    assert captured.err.strip().splitlines() == ["mem4d verify: error: XLA could not compile tiny d1 t1 p1 c1 s16 b1 gbs1 "
-                                                 "full zero0 1f1b: INTERNAL: Couldn't find output tile sizes"]
+    assert captured.err.strip().splitlines() == [
+        "mem4d verify: error: XLA could not compile tiny d1 t1 p1 c1 s16 b1 gbs1 "
+        "full zero0 1f1b: INTERNAL: Couldn't find output tile sizes"
+    ]
 
 
 def _mem4d(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "symbolic.cli", "compile", *args], capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "symbolic.cli", "compile", *args], capture_output=True, text=True, timeout=300
+    )
 
 
 def test_cli_json_of_a_program_over_the_card(capsys, tmp_path):
@@ -142,15 +167,52 @@ def test_cli_json_of_a_program_over_the_card(capsys, tmp_path):
 
     card = tmp_path / "h100-8mib.txtpb"
     small = 8 * 2**20
-    card.write_text(re.sub(r"device_memory_size:\s*\d+", f"device_memory_size: {small}",
-                           (HERE / "h100-80gb.txtpb").read_text()))
-    rc = main(["compile", "--model", "tiny", "--dp", "2", "--tp", "2", "--pp", "2", "--cp", "1", "--seq", "256",
-               "--mbs", "1", "--gbs", "4", "--schedule", "gpipe", "--target-config", str(card), "--json"])
+    card.write_text(
+        re.sub(r"device_memory_size:\s*\d+", f"device_memory_size: {small}", (HERE / "h100-80gb.txtpb").read_text())
+    )
+    rc = main(
+        [
+            "compile",
+            "--model",
+            "tiny",
+            "--dp",
+            "2",
+            "--tp",
+            "2",
+            "--pp",
+            "2",
+            "--cp",
+            "1",
+            "--seq",
+            "256",
+            "--mbs",
+            "1",
+            "--gbs",
+            "4",
+            "--schedule",
+            "gpipe",
+            "--target-config",
+            str(card),
+            "--json",
+        ]
+    )
     captured = capsys.readouterr()
     assert rc == 0, captured.err
     out = json.loads(captured.out)
-    assert set(out) == {"model", "param_count", "config", "mesh", "devices", "compile_seconds", "xla", "arguments",
-                        "measured", "target", "xla_as_written", "fit"}
+    assert set(out) == {
+        "model",
+        "param_count",
+        "config",
+        "mesh",
+        "devices",
+        "compile_seconds",
+        "xla",
+        "arguments",
+        "measured",
+        "target",
+        "xla_as_written",
+        "fit",
+    }
     assert out["target"]["name"] == "h100-8mib" and out["target"]["devices"] == "deviceless"
     fit = out["fit"]
     assert fit["memory_bytes"] == small and fit["needed_bytes"] == out["xla_as_written"]["total_bytes"] > small
@@ -164,13 +226,33 @@ def test_cli_json_of_a_program_over_the_card(capsys, tmp_path):
     assert out["measured"] is None  # nothing ran: deviceless (never 0)
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["--model", "tiny", "--tp", "3", "--seq", "48"], "does not divide attention heads"),
-    (["--model", "tiny", "--remat", "fancy"], "argument --remat: invalid choice: 'fancy'"),
-    (["--model", "tiny", "--pp", "3"], "do not divide layers"),
-    (["--model", "tiny", "--dp", "4", "--coordinator", "127.0.0.1:1", "--num-processes", "1", "--process-id", "0",
-      "--local-devices", "2", "--seq", "64"], "needs 4 devices, jax sees 2 cpu device(s)"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--model", "tiny", "--tp", "3", "--seq", "48"], "does not divide attention heads"),
+        (["--model", "tiny", "--remat", "fancy"], "argument --remat: invalid choice: 'fancy'"),
+        (["--model", "tiny", "--pp", "3"], "do not divide layers"),
+        (
+            [
+                "--model",
+                "tiny",
+                "--dp",
+                "4",
+                "--coordinator",
+                "127.0.0.1:1",
+                "--num-processes",
+                "1",
+                "--process-id",
+                "0",
+                "--local-devices",
+                "2",
+                "--seq",
+                "64",
+            ],
+            "needs 4 devices, jax sees 2 cpu device(s)",
+        ),
+    ],
+)
 def test_cli_bad_input_is_one_line_exit_2(args, needle):
     proc = _mem4d(*args)
     assert proc.returncode == 2, proc.stderr
@@ -179,8 +261,15 @@ def test_cli_bad_input_is_one_line_exit_2(args, needle):
 
 
 def test_cli_vocab_not_divisible_by_tp(tmp_path):
-    config = {"model_type": "llama", "hidden_size": 64, "intermediate_size": 176, "num_attention_heads": 4,
-              "num_key_value_heads": 2, "num_hidden_layers": 2, "vocab_size": 1001}
+    config = {
+        "model_type": "llama",
+        "hidden_size": 64,
+        "intermediate_size": 176,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "num_hidden_layers": 2,
+        "vocab_size": 1001,
+    }
     (tmp_path / "config.json").write_text(json.dumps(config))
     proc = _mem4d("--model", str(tmp_path / "config.json"), "--tp", "2", "--seq", "16")
     assert proc.returncode == 2 and "does not divide vocabulary v=1001" in proc.stderr, proc.stderr

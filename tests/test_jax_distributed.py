@@ -7,6 +7,7 @@ transport of collectives differs: gloo between processes). The check does not de
 layouts run one program): SMALL, not the tiny preset (h 256, L 8, v 1,024), whose step at XLA:CPU's quickest options
 was most of each process's 12 CPU-seconds (the three runs: 37.7 -> 25.5 worker CPU-seconds, 2026-12-07).
 """
+
 import json
 import socket
 import subprocess
@@ -17,9 +18,17 @@ import pytest
 from conftest import skip_if_not_enough_devices
 
 # a Llama config.json of the smallest sizes the layout takes: 4 heads (t = 2), 4 layers (p = 2)
-SMALL = {"_name_or_path": "t-distributed", "model_type": "llama", "hidden_size": 64, "intermediate_size": 176,
-         "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 4, "vocab_size": 256,
-         "tie_word_embeddings": False}
+SMALL = {
+    "_name_or_path": "t-distributed",
+    "model_type": "llama",
+    "hidden_size": 64,
+    "intermediate_size": 176,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "num_hidden_layers": 4,
+    "vocab_size": 256,
+    "tie_word_embeddings": False,
+}
 JOB = ["--dp", "2", "--pp", "2", "--tp", "2", "--cp", "1", "--seq", "64", "--gbs", "4", "--fast-compile"]
 
 
@@ -30,8 +39,12 @@ def _free_port() -> int:
 
 
 def _launch(config: list[str], extra: list[str]) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "jaxcheck.distributed", *config, *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "jaxcheck.distributed", *config, *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _result(proc: subprocess.Popen) -> dict:
@@ -48,8 +61,22 @@ def test_two_processes_match_one(tmp_path):
     model.write_text(json.dumps(SMALL))
     config = ["--model", str(model), *JOB]
     port = _free_port()
-    procs = [_launch(config, ["--coordinator", f"127.0.0.1:{port}", "--num-processes", "2", "--process-id", str(i),
-                              "--local-devices", "4"]) for i in range(2)]
+    procs = [
+        _launch(
+            config,
+            [
+                "--coordinator",
+                f"127.0.0.1:{port}",
+                "--num-processes",
+                "2",
+                "--process-id",
+                str(i),
+                "--local-devices",
+                "4",
+            ],
+        )
+        for i in range(2)
+    ]
     one = run(parse(config))  # alongside the pair, which waits on its collectives; its mesh the first 8 devices
     two = [_result(p) for p in procs]
     assert one["processes"] == 1 and one["devices"] == 8

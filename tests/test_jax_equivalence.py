@@ -6,6 +6,7 @@ micro batches, no remat, no sharding, unfused softmax attention over the whole [
 sharded step's flash attention), differentiated by jax.grad. Compute runs in fp32 here so the comparison is tight:
 loss to rtol 1e-5, every gradient leaf to atol 2e-6 + rtol 1e-3 (reduction order differs across shardings).
 """
+
 import itertools
 
 import jax
@@ -24,8 +25,20 @@ SEQ, MBS, GBS = 16, 1, 4
 def _spec(d, p, t, c, recompute="selective", sp=True, flash_attn=True, zero=1, schedule="1f1b", **opts):
     from jaxcheck.spec import JaxOptions, StepSpec
 
-    train = Training(d=d, t=t, p=p, c=c, s=SEQ, b=MBS, gbs=GBS, zero=zero, recompute=recompute, sp=sp,
-                     flash_attn=flash_attn, schedule=schedule)
+    train = Training(
+        d=d,
+        t=t,
+        p=p,
+        c=c,
+        s=SEQ,
+        b=MBS,
+        gbs=GBS,
+        zero=zero,
+        recompute=recompute,
+        sp=sp,
+        flash_attn=flash_attn,
+        schedule=schedule,
+    )
     return StepSpec(SHAPE, train, JaxOptions(compute_dtype="float32", learning_rate=1e-2, **opts)).check()
 
 
@@ -78,8 +91,11 @@ MESHES = {  # (d, p, t, c): the variant, as _spec's keywords (block: jaxcheck.mo
 assert sorted(MESHES) == [x for x in itertools.product((1, 2), repeat=4) if x.count(2) % 2 == 0]
 
 
-@pytest.mark.parametrize("mesh", list(MESHES), ids=[
-    "-".join(map(str, m)) + "".join(f"-{k}={v}" for k, v in MESHES[m].items()) for m in MESHES])
+@pytest.mark.parametrize(
+    "mesh",
+    list(MESHES),
+    ids=["-".join(map(str, m)) + "".join(f"-{k}={v}" for k, v in MESHES[m].items()) for m in MESHES],
+)
 def test_step_matches_reference_and_loss_falls(reference, monkeypatch, mesh):
     """Each mesh with its variant: loss and gradients as the reference, loss falling over 5 steps."""
     import jaxcheck.model.attention
@@ -105,12 +121,14 @@ def test_deep_1f1b_pipelines_match_reference(reference, d, p, t, c):
     _check_against_reference(reference, _spec(d, p, t, c))
 
 
-@pytest.mark.parametrize("zero,recompute,d,p,t,c", [(1, "selective", 2, 2, 2, 2), (3, "full", 1, 2, 1, 2),
-                                                    (2, "none", 2, 2, 1, 1)])
+@pytest.mark.parametrize(
+    "zero,recompute,d,p,t,c", [(1, "selective", 2, 2, 2, 2), (3, "full", 1, 2, 1, 2), (2, "none", 2, 2, 1, 1)]
+)
 def test_gpipe_matches_reference(reference, zero, recompute, d, p, t, c):
     """--schedule gpipe (every forward, then every backward) under ZeRO-1, 2 and 3 and each remat policy."""
-    _check_against_reference(reference, _spec(d, p, t, c, zero=zero, recompute=recompute, schedule="gpipe"),
-                             check_update=zero >= 2)
+    _check_against_reference(
+        reference, _spec(d, p, t, c, zero=zero, recompute=recompute, schedule="gpipe"), check_update=zero >= 2
+    )
 
 
 def _check_against_reference(reference, spec, check_update=False):
@@ -124,15 +142,20 @@ def _check_against_reference(reference, spec, check_update=False):
     skip_if_not_enough_devices(spec.train.world)
     p = spec.train.p
     _, tokens, targets, ref_loss, ref_grads = reference
-    report, step, built = compile_step(spec, make_mesh(spec.train), with_grads=True,
-                                        compiler_options=QUICK_CPU if jax.default_backend() == "cpu" else None)
+    report, step, built = compile_step(
+        spec,
+        make_mesh(spec.train),
+        with_grads=True,
+        compiler_options=QUICK_CPU if jax.default_backend() == "cpu" else None,
+    )
     assert sum(report.arguments.values()) == report.xla["argument_bytes"]
     host_params, host_opt_state = _host_state(reference, spec)
     params = jax.device_put(host_params, built.shardings["params"])
     opt_state = jax.device_put(host_opt_state, built.shardings["optimizer"])
     m = spec.train.m
-    batch = jax.device_put({"tokens": tokens.reshape(m, -1, SEQ), "targets": targets.reshape(m, -1, SEQ)},
-                           built.shardings["batch"])
+    batch = jax.device_put(
+        {"tokens": tokens.reshape(m, -1, SEQ), "targets": targets.reshape(m, -1, SEQ)}, built.shardings["batch"]
+    )
     ref_grads = _restack(ref_grads, p)
     losses = []
     for i in range(5):
@@ -164,8 +187,9 @@ def _check_update(spec, host_params, host_opt_state, grads, params):
         ref = expected
         for key in path:
             ref = ref[key.key]
-        np.testing.assert_allclose(np.asarray(w), np.asarray(ref), rtol=1e-5, atol=1e-6,
-                                   err_msg="updated " + jax.tree_util.keystr(path))
+        np.testing.assert_allclose(
+            np.asarray(w), np.asarray(ref), rtol=1e-5, atol=1e-6, err_msg="updated " + jax.tree_util.keystr(path)
+        )
 
 
 def test_bf16_compute_close_to_fp32_reference(reference):
@@ -186,8 +210,10 @@ def test_bf16_compute_close_to_fp32_reference(reference):
     host_params, host_opt_state = _host_state(reference, spec)
     params = jax.device_put(host_params, built.shardings["params"])
     opt_state = jax.device_put(host_opt_state, built.shardings["optimizer"])
-    batch = jax.device_put({"tokens": tokens.reshape(train.m, -1, SEQ), "targets": targets.reshape(train.m, -1, SEQ)},
-                           built.shardings["batch"])
+    batch = jax.device_put(
+        {"tokens": tokens.reshape(train.m, -1, SEQ), "targets": targets.reshape(train.m, -1, SEQ)},
+        built.shardings["batch"],
+    )
     _, _, loss, grads = step(params, opt_state, batch)
     assert float(loss) == pytest.approx(ref_loss, rel=1e-2)
     ref_grads = _restack(ref_grads, 2)

@@ -9,6 +9,7 @@ the biases and the LayerNorms' among them) to atol 2e-6 + rtol 1e-3, as tests/te
 of saved residuals (count and bytes, exact); XLA:GPU's memory analysis for an H100 (deviceless): argument and output
 bytes exact, the total within 6 % (tests/test_verify.py's tolerance).
 """
+
 import pytest
 
 from conftest import assert_step_matches, skip_if_not_enough_devices, unsharded_reference
@@ -16,8 +17,24 @@ from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
 # with Llama 4's weightless q/k norms and gpt-oss's attention sinks too: one compile checks every attention extra
-SHAPE = ModelShape("gpt-test", h=64, f=256, a=4, k=4, L=4, v=136, mlp="gelu", norm="layer", positions=32,
-                   qkv_bias=True, o_bias=True, mlp_bias=True, tied=True, qk_norm="weightless", sinks=True)
+SHAPE = ModelShape(
+    "gpt-test",
+    h=64,
+    f=256,
+    a=4,
+    k=4,
+    L=4,
+    v=136,
+    mlp="gelu",
+    norm="layer",
+    positions=32,
+    qkv_bias=True,
+    o_bias=True,
+    mlp_bias=True,
+    tied=True,
+    qk_norm="weightless",
+    sinks=True,
+)
 SEQ, GBS = 16, 4
 
 
@@ -100,4 +117,3 @@ def test_pad_vocab_pads_as_megatron_does():
     with pytest.raises(ConfigError, match="--pad-vocab must be a positive") as err:
         padded_vocab(gpt2, 0, 2)
     assert "\n" not in str(err.value)
-

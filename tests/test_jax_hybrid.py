@@ -10,6 +10,7 @@ l2norms carry the fp32 rounding of the sharded step's other reduction order to 5
 (Wq of the Gated DeltaNet layers, measured at p 2 t 2 d 2; an attention leaf's to 1e-4; a layer run out of order is
 off by its whole size); and jax's own list of saved residuals (count and bytes, exact).
 """
+
 import dataclasses
 
 import jax
@@ -26,20 +27,57 @@ from symbolic.config.training import Training
 # value heads wider than key heads, per-head q/k norms. The MoE shape's step is not compiled against the reference here
 # (its MoE layers are tests/test_jax_moe.py's, its Gated DeltaNet layers this dense shape's): its residual lists are
 # checked below, and its steps compile in grids/derive-hybrid.toml and grids/holdout-hybrid.toml
-HYBRID = ModelShape("hybrid-test", h=64, f=176, a=4, k=2, L=8, v=136, qk_norm="head", attn_gate=True,
-                    qkv_bias=True, o_bias=True, linear_layers=(0, 1, 2, 4, 5, 6), lin_k_heads=2, lin_v_heads=4,
-                    lin_k_dim=16, lin_v_dim=24, conv_width=4)  # and Qwen3-Next's attention biases (the gate's bg)
+HYBRID = ModelShape(
+    "hybrid-test",
+    h=64,
+    f=176,
+    a=4,
+    k=2,
+    L=8,
+    v=136,
+    qk_norm="head",
+    attn_gate=True,
+    qkv_bias=True,
+    o_bias=True,
+    linear_layers=(0, 1, 2, 4, 5, 6),
+    lin_k_heads=2,
+    lin_v_heads=4,
+    lin_k_dim=16,
+    lin_v_dim=24,
+    conv_width=4,
+)  # and Qwen3-Next's attention biases (the gate's bg)
 # Qwen3.5-MoE's and Qwen3-Next's: experts with a gated shared expert in every layer, n_gv = n_gk, attention biases
-HYBRID_MOE = ModelShape("hybrid-moe-test", h=64, f=48, a=4, k=2, L=4, v=136, qk_norm="head", attn_gate=True,
-                        qkv_bias=True, o_bias=True,
-                        linear_layers=(0, 1, 2), lin_k_heads=4, lin_v_heads=4, lin_k_dim=16, lin_v_dim=24, conv_width=4,
-                        E=4, k_e=2, f_e=32, f_s=48, shared_gate=True)
+HYBRID_MOE = ModelShape(
+    "hybrid-moe-test",
+    h=64,
+    f=48,
+    a=4,
+    k=2,
+    L=4,
+    v=136,
+    qk_norm="head",
+    attn_gate=True,
+    qkv_bias=True,
+    o_bias=True,
+    linear_layers=(0, 1, 2),
+    lin_k_heads=4,
+    lin_v_heads=4,
+    lin_k_dim=16,
+    lin_v_dim=24,
+    conv_width=4,
+    E=4,
+    k_e=2,
+    f_e=32,
+    f_s=48,
+    shared_gate=True,
+)
 # the sharded step against the reference: half as deep, one Gated DeltaNet and one attention layer a stage at p = 2
 # (the stacking is the same; it halves the two compiles' seconds)
 HYBRID_STEP = dataclasses.replace(HYBRID, name="hybrid-step-test", L=4, linear_layers=(0, 2))
 SAVED = {  # residuals per layer kind and remat policy (Gated DeltaNet layer, gated-attention layer)
     "hybrid": {"none": (39, 33), "selective": (15, 13), "full": (1, 1)},
-    "hybrid-moe": {"none": (63, 57), "selective": (29, 27), "full": (1, 1)}}
+    "hybrid-moe": {"none": (63, 57), "selective": (29, 27), "full": (1, 1)},
+}
 SEQ, GBS = 128, 4
 # the sharded step's sequence: one chunk of the rule (GDN_CHUNK = 64). What the step test checks, each weight, tap and
 # head of both mixers in its shard, does not depend on the number of chunks (t splits heads, never the sequence, and
@@ -90,7 +128,8 @@ def test_hybrid_step_matches_reference(reference):
     spec = _spec(2, 2, 2, "none", 3, shape)
     skip_if_not_enough_devices(spec.train.world)
     assert {"wq", "wk", "wv", "wz", "wb", "wa", "conv_q", "dt_bias", "A_log", "norm", "wo"} <= set(
-        host["linear_blocks"]["attn"])
+        host["linear_blocks"]["attn"]
+    )
     assert "wg" in host["blocks"]["attn"] and shape.qkv_bias == ("bg" in host["blocks"]["attn"])
     assert_step_matches(spec, ref, STEP_SEQ, atol=lambda want: max(2e-6, 2e-3 * np.abs(want).max()))
 
@@ -114,13 +153,16 @@ def test_hybrid_residuals_match_the_profile_tensor_lists(recompute, shape, name)
         assert res["jax_count"] == want, stack
 
 
-@pytest.mark.parametrize("change,rule", [
-    ({"p": 4}, "holds Gated DeltaNet layers only"),  # stages [G G], [G A]: unequal counts, one program per count
-    ({"c": 2}, "Gated DeltaNet: no context parallel"),
-    ({"t": 4, "s": 128}, "Gated DeltaNet: n_gk % t"),
-    ({"s": 96}, "s % chunk (jax)"),
-    ({"p": 2, "schedule": "gpipe"}, "Gated DeltaNet at p > 1: 1F1B (jax)"),
-])
+@pytest.mark.parametrize(
+    "change,rule",
+    [
+        ({"p": 4}, "holds Gated DeltaNet layers only"),  # stages [G G], [G A]: unequal counts, one program per count
+        ({"c": 2}, "Gated DeltaNet: no context parallel"),
+        ({"t": 4, "s": 128}, "Gated DeltaNet: n_gk % t"),
+        ({"s": 96}, "s % chunk (jax)"),
+        ({"p": 2, "schedule": "gpipe"}, "Gated DeltaNet at p > 1: 1F1B (jax)"),
+    ],
+)
 def test_hybrid_layouts_jaxcheck_does_not_build_are_refused_in_one_line(change, rule):
     """Each layout the rule table's jax rows refuse for a hybrid raises that rule, its message one line; unequal
     counts per stage compile one program per count (jaxcheck.stages), which refuses a stage of one kind only."""
@@ -131,5 +173,5 @@ def test_hybrid_layouts_jaxcheck_does_not_build_are_refused_in_one_line(change, 
     shape = ModelShape(**{**HYBRID.as_dict(), "a": 8, "k": 4}) if fields["t"] == 4 else HYBRID
     with pytest.raises(ConfigError) as err:
         StepSpec(shape, Training(**fields)).check()
-    assert (err.value.rule == rule if isinstance(err.value, BrokenRule) else rule in str(err.value))
+    assert err.value.rule == rule if isinstance(err.value, BrokenRule) else rule in str(err.value)
     assert "\n" not in str(err.value)

@@ -9,6 +9,7 @@ every gradient leaf to atol 2e-6 + rtol 1e-3 (reduction order differs across sha
 tests/test_jax_equivalence.py; for flash attention, the unfused path of jaxcheck.model.attention: outputs and
 gradients to 1e-5 of their largest magnitude (fp32; only the summation order differs).
 """
+
 import math
 
 import jax
@@ -34,8 +35,9 @@ def _spec(shape, d, p, t, c, recompute="selective", e=1, flash_attn=True):
     from jaxcheck.spec import JaxOptions, StepSpec
 
     capacity = {"moe_capacity": shape.E / shape.k_e} if shape.moe else {}  # C = T: no assignment is dropped
-    train = Training(d=d, t=t, p=p, c=c, s=SEQ, b=1, gbs=GBS, zero=1, recompute=recompute, ep=e,
-                     flash_attn=flash_attn, **capacity)
+    train = Training(
+        d=d, t=t, p=p, c=c, s=SEQ, b=1, gbs=GBS, zero=1, recompute=recompute, ep=e, flash_attn=flash_attn, **capacity
+    )
     return StepSpec(shape, train, JaxOptions(compute_dtype="float32", learning_rate=1e-2)).check()
 
 
@@ -55,8 +57,10 @@ def test_param_count_and_tensor_layout(shape):
     share = lambda x: math.prod(x.sharding.shard_shape(x.shape)) / math.prod(x.shape)  # noqa: E731
     whole = ["wkv_a", "kv_norm"] + (["wq_a", "q_norm"] if shape.q_lora else [])
     split = ["wkv_b", "wo", "wq_b" if shape.q_lora else "wq"]
-    assert {name: share(jax.tree.leaves(attn[name])[0]) for name in whole + split} == \
-        {**{name: 1 / 2 for name in whole}, **{name: 1 / 4 for name in split}}  # p = 2 stages; t = 2 as well
+    assert {name: share(jax.tree.leaves(attn[name])[0]) for name in whole + split} == {
+        **{name: 1 / 2 for name in whole},
+        **{name: 1 / 4 for name in split},
+    }  # p = 2 stages; t = 2 as well
 
 
 _REFERENCES: dict = {}
@@ -103,8 +107,9 @@ def _check(spec):
     opt = jax.tree.map(np.asarray, quick(make_optimizer(spec).init, host)(host))
     m = spec.train.m
     batch = {"tokens": tokens.reshape(m, -1, SEQ), "targets": targets.reshape(m, -1, SEQ)}
-    params, opt, batch = (jax.device_put(x, built.shardings[g]) for x, g in
-                          ((host, "params"), (opt, "optimizer"), (batch, "batch")))
+    params, opt, batch = (
+        jax.device_put(x, built.shardings[g]) for x, g in ((host, "params"), (opt, "optimizer"), (batch, "batch"))
+    )
     params, opt, loss, grads = step(params, opt, batch)
     assert float(loss) == pytest.approx(ref_loss, rel=1e-5)
     want = restack(ref_grads, spec.shape, spec.train.p)

@@ -2,6 +2,7 @@
 
 Source of truth: the definition of a causal LM (the output at position i depends on no token after i: exact zeros).
 """
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -33,7 +34,7 @@ def test_causal_gradients_after_position_are_exactly_zero():
     x = model.embed_tokens(jnp.arange(32, dtype=jnp.int32).reshape(2, 16) % SHAPE.v)
     with jax.set_mesh(mesh):
         g = np.asarray(quick(jax.grad(out_at_i), x)(x))
-    assert np.all(g[:, i + 1:] == 0.0)
+    assert np.all(g[:, i + 1 :] == 0.0)
     assert np.all(np.abs(g[:, : i + 1]).sum(axis=-1) > 0)
 
 

@@ -8,6 +8,7 @@ zero for the others: no sort, no capacity, no all-to-all), differentiated by jax
 one device for the update; ModelShape.param_count and the published safetensors count for parameters; the numbers
 recorded with jaxcheck before the expert axis existed.
 """
+
 import math
 from pathlib import Path
 
@@ -27,12 +28,28 @@ from symbolic.config.training import Training
 SHAPE = ModelShape("test-moe", h=64, f=176, a=4, k=2, L=4, v=136, E=8, k_e=2, f_e=48, f_s=80, shared_gate=True)
 # dense first, with DeepSeek-V3's routing: sigmoid scores, experts chosen by score + the score-correction bias within
 # a token's best group of two (the other shapes route by softmax over all experts)
-MIXED = ModelShape("test-moe-mixed", h=64, f=176, a=4, k=2, L=4, v=136, E=8, k_e=2, f_e=48, dense_layers=(0,),
-                   sigmoid=True, expert_bias=True, groups=2, group_topk=1)
+MIXED = ModelShape(
+    "test-moe-mixed",
+    h=64,
+    f=176,
+    a=4,
+    k=2,
+    L=4,
+    v=136,
+    E=8,
+    k_e=2,
+    f_e=48,
+    dense_layers=(0,),
+    sigmoid=True,
+    expert_bias=True,
+    groups=2,
+    group_topk=1,
+)
 # SHAPE with gpt-oss's biases: Q/K/V and output biases, attention sinks, the router's bias and the experts' gate, up
 # and down biases (its shared experts kept, to keep their coverage in one compile)
-GPT_OSS = ModelShape(**{**SHAPE.as_dict(), "name": "test-moe-gpt-oss", "qkv_bias": True, "o_bias": True,
-                        "sinks": True, "moe_bias": True})
+GPT_OSS = ModelShape(
+    **{**SHAPE.as_dict(), "name": "test-moe-gpt-oss", "qkv_bias": True, "o_bias": True, "sinks": True, "moe_bias": True}
+)
 # DeepSeek-V3's multi-token prediction: MIXED with one module (its layer an MoE layer, as the last layer is), and
 # SHAPE with two (each module's input the previous one's output), for the parameter counts; the step's equivalence
 # runs STAGED_MTP below, both at once
@@ -54,19 +71,22 @@ NO_DROP = SHAPE.E / SHAPE.k_e  # C_f = E / k_e: capacity C = T, no assignment is
 def _spec(shape, d, e, p, t, t_e, c, zero=1, recompute="selective", C_f=NO_DROP, dtype="float32", checked=True):
     from jaxcheck.spec import JaxOptions, StepSpec
 
-    train = Training(d=d, t=t, p=p, c=c, s=SEQ, b=1, gbs=GBS, zero=zero, recompute=recompute, ep=e, etp=t_e,
-                     moe_capacity=C_f)
+    train = Training(
+        d=d, t=t, p=p, c=c, s=SEQ, b=1, gbs=GBS, zero=zero, recompute=recompute, ep=e, etp=t_e, moe_capacity=C_f
+    )
     spec = StepSpec(shape, train, JaxOptions(compute_dtype=dtype, learning_rate=1e-2))
     return spec.check() if checked else spec
 
 
-def dense_routed(x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down, act=None, expert=None, C_f=None,
-                 expert_tp=None, biases=None):
+def dense_routed(
+    x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down, act=None, expert=None, C_f=None, expert_tp=None, biases=None
+):
     """Every expert on every token, weighted by its router weight (zero where not chosen): [b, s, h]; with gpt-oss's
     biases (gate [E, f_e], up [E, f_e], down [E, h]) added to each expert's projections."""
     zero = lambda n: jnp.zeros((gate.shape[0], n), x_BxSxH.dtype)  # noqa: E731
-    gate_b, up_b, down_b = biases if biases is not None else (zero(gate.shape[2]), zero(gate.shape[2]),
-                                                              zero(gate.shape[1]))
+    gate_b, up_b, down_b = (
+        biases if biases is not None else (zero(gate.shape[2]), zero(gate.shape[2]), zero(gate.shape[1]))
+    )
     w_BxSxE = jnp.sum(jax.nn.one_hot(experts_BxSxK, gate.shape[0]) * weights_BxSxK[..., None], axis=-2)
     g = jnp.einsum("bsh,ehf->bsef", x_BxSxH, gate) + gate_b
     u = jnp.einsum("bsh,ehf->bsef", x_BxSxH, up) + up_b
@@ -90,8 +110,9 @@ def _close(tree, ref, rtol, atol, what):
         r = ref
         for key in path:
             r = r[key.key]
-        np.testing.assert_allclose(np.asarray(x), np.asarray(r), rtol=rtol, atol=atol,
-                                   err_msg=what + jax.tree_util.keystr(path))
+        np.testing.assert_allclose(
+            np.asarray(x), np.asarray(r), rtol=rtol, atol=atol, err_msg=what + jax.tree_util.keystr(path)
+        )
 
 
 def _adamw(spec):
@@ -133,8 +154,11 @@ CASES = [  # shape, (d, e, p, t, t_e, c), zero, remat: e in {1, 2, 4}, t_e in {1
 ]
 
 
-@pytest.mark.parametrize("shape,mesh,zero,remat", CASES,
-                         ids=[f"{s.name}-d{m[0]}e{m[1]}p{m[2]}t{m[3]}te{m[4]}c{m[5]}-zero{z}-{r}" for s, m, z, r in CASES])
+@pytest.mark.parametrize(
+    "shape,mesh,zero,remat",
+    CASES,
+    ids=[f"{s.name}-d{m[0]}e{m[1]}p{m[2]}t{m[3]}te{m[4]}c{m[5]}-zero{z}-{r}" for s, m, z, r in CASES],
+)
 def test_moe_step_matches_dense_reference(shape, mesh, zero, remat):
     """Loss to rtol 1e-5, every gradient leaf to rtol 1e-3 + atol 2e-6 (reduction order differs), the updated
     parameters to rtol 1e-5 + atol 1e-6 of optax AdamW on one device applied to the step's own gradients (its first
@@ -149,7 +173,10 @@ def test_moe_step_matches_dense_reference(shape, mesh, zero, remat):
 
         sym = symbolic_bytes(shape, spec.train, spec.opts, "cpu")
         assert (sym["params"], sym["adam_moments"] + sym["adam_count"], sym["batch"]) == (
-            report.arguments["params"], report.arguments["optimizer"], report.arguments["batch"])
+            report.arguments["params"],
+            report.arguments["optimizer"],
+            report.arguments["batch"],
+        )
     assert loss == pytest.approx(ref_loss, rel=1e-5)
     _close(grads, restack(ref_grads, shape, spec.train.p), 1e-3, 2e-6, "grad ")
     grads = jax.tree.map(np.asarray, grads)
@@ -168,14 +195,29 @@ def test_small_capacity_step_compiles_and_drops_tokens():
     assert math.isfinite(loss) and abs(loss - ref_loss) > 1e-4 * ref_loss
 
 
-@pytest.mark.parametrize("shape,train", [
-    (SHAPE, Training(d=2, ep=2, t=2, p=2, s=16)), (MIXED, Training(d=2, ep=2, t=2, s=16)),
-    (SHAPE_MTP, Training(d=2, ep=2, t=2, p=2, s=16)), (MIXED_MTP, Training(d=2, ep=2, t=2, s=16)),
-    (PRESETS["tiny-moe"], Training(d=2, ep=2, t=2, p=2, s=64)),
-    (PRESETS["mixtral-8x7b"], Training(d=2, ep=2, t=2, p=2, s=4096)),
-    (PRESETS["mixtral-8x22b"], Training(d=2, ep=2, t=2, p=2, s=4096)),
-    (from_hf_config(PUBLISHED / "deepseek-v3.json"), Training(d=8, ep=8, s=4096)),
-], ids=["test-moe", "test-moe-mixed", "test-moe-mtp", "test-moe-mixed-mtp", "tiny-moe", "mixtral-8x7b", "mixtral-8x22b", "deepseek-v3"])
+@pytest.mark.parametrize(
+    "shape,train",
+    [
+        (SHAPE, Training(d=2, ep=2, t=2, p=2, s=16)),
+        (MIXED, Training(d=2, ep=2, t=2, s=16)),
+        (SHAPE_MTP, Training(d=2, ep=2, t=2, p=2, s=16)),
+        (MIXED_MTP, Training(d=2, ep=2, t=2, s=16)),
+        (PRESETS["tiny-moe"], Training(d=2, ep=2, t=2, p=2, s=64)),
+        (PRESETS["mixtral-8x7b"], Training(d=2, ep=2, t=2, p=2, s=4096)),
+        (PRESETS["mixtral-8x22b"], Training(d=2, ep=2, t=2, p=2, s=4096)),
+        (from_hf_config(PUBLISHED / "deepseek-v3.json"), Training(d=8, ep=8, s=4096)),
+    ],
+    ids=[
+        "test-moe",
+        "test-moe-mixed",
+        "test-moe-mtp",
+        "test-moe-mixed-mtp",
+        "tiny-moe",
+        "mixtral-8x7b",
+        "mixtral-8x22b",
+        "deepseek-v3",
+    ],
+)
 def test_param_count_abstractly(shape, train):
     """The abstract flax model has exactly ModelShape.param_count parameters (Mixtral-8x7B: 46,702,792,704, the
     published safetensors count; DeepSeek-V3 as published, its MTP module too: 682,636,487,424, the checkpoint's
@@ -212,14 +254,20 @@ def test_zero3_splits_expert_weights_over_every_rank_of_a_stage(t_e):
     assert share(blocks["mlp_norm"]["scale"]) == 1 / 8
 
 
-@pytest.mark.parametrize("train,shape,rule", [
-    (Training(d=2, t=2, ep=4, etp=1, s=16), PRESETS["tiny-moe"], "e | d (jax)"),
-    (Training(d=2, t=4, etp=2, s=16), PRESETS["tiny-moe"], "t_e in {1, t} (jax)"),
-    (Training(p=2, s=16), MIXED, "mixed layers: stages alike, dense first (jax)"),
-    (Training(s=16), ModelShape(**{**MIXED.as_dict(), "name": "late", "dense_layers": (3,)}),
-     "mixed layers: stages alike, dense first (jax)"),
-    (Training(p=2, s=16, schedule="gpipe"), STAGED, "mixed layers at p > 1: 1F1B (jax)"),
-])
+@pytest.mark.parametrize(
+    "train,shape,rule",
+    [
+        (Training(d=2, t=2, ep=4, etp=1, s=16), PRESETS["tiny-moe"], "e | d (jax)"),
+        (Training(d=2, t=4, etp=2, s=16), PRESETS["tiny-moe"], "t_e in {1, t} (jax)"),
+        (Training(p=2, s=16), MIXED, "mixed layers: stages alike, dense first (jax)"),
+        (
+            Training(s=16),
+            ModelShape(**{**MIXED.as_dict(), "name": "late", "dense_layers": (3,)}),
+            "mixed layers: stages alike, dense first (jax)",
+        ),
+        (Training(p=2, s=16, schedule="gpipe"), STAGED, "mixed layers at p > 1: 1F1B (jax)"),
+    ],
+)
 def test_jax_rules_refuse_what_jaxcheck_cannot_build(train, shape, rule):
     """One-line BrokenRule naming jaxcheck's limit (the rule table's jax scope); the paper's scope accepts it."""
     train.check(shape)

@@ -8,6 +8,7 @@ unsharded_reference), differentiated by jax.grad, in fp32: loss to rtol 1e-5, ev
 norm scales among them) to atol 2e-6 + rtol 1e-3, as tests/test_jax_equivalence.py; and jax's own list of saved
 residuals (count and bytes, exact).
 """
+
 import pytest
 
 from conftest import assert_step_matches, skip_if_not_enough_devices, unsharded_reference
@@ -19,15 +20,30 @@ OLMOE = ModelShape("olmoe-test", h=64, f=176, a=4, k=2, L=4, v=136, qk_norm="ful
 # Gemma's layers in one shape, Gemma 3's and Gemma 2's together: sandwich norms (post-attention, post-feedforward),
 # per-head q/k norms (3), soft-capped logits and scores (2), GeGLU, the lookup scaled by sqrt(h), a head width other
 # than h/a, tied embeddings
-GEMMA = ModelShape("gemma-test", h=64, f=176, a=4, k=2, L=4, v=136, head_dim=24, qk_norm="head", tied=True,
-                   sandwich=True, logit_softcap=True, attn_softcap=True)
+GEMMA = ModelShape(
+    "gemma-test",
+    h=64,
+    f=176,
+    a=4,
+    k=2,
+    L=4,
+    v=136,
+    head_dim=24,
+    qk_norm="head",
+    tied=True,
+    sandwich=True,
+    logit_softcap=True,
+    attn_softcap=True,
+)
 SHAPES, IDS = [SHAPE, OLMOE, GEMMA], ["qwen", "olmoe", "gemma"]  # weightless q/k norms, output biases, sinks:
 # tests/test_jax_gpt.py
 SAVED = {  # residuals one layer keeps per remat policy: Llama's 22 under none, q/k norms 8 more, Gemma's post-norms 8
     # more and GeGLU's GeLU 4 more (and 2 scalars; the capped scores are flash attention's, which keeps none of them);
     # selective: Gemma's two part outputs more
-    "qwen": {"none": 30, "selective": 11, "full": 1}, "olmoe": {"none": 30, "selective": 11, "full": 1},
-    "gemma": {"none": 42, "selective": 13, "full": 1}}
+    "qwen": {"none": 30, "selective": 11, "full": 1},
+    "olmoe": {"none": 30, "selective": 11, "full": 1},
+    "gemma": {"none": 42, "selective": 13, "full": 1},
+}
 SEQ, GBS = 16, 4
 
 

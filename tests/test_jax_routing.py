@@ -4,6 +4,7 @@ against its reference: tests/test_jax_moe.py).
 Sources of truth, per test: a crafted routing worked out by hand for dropping (fp32, rtol 1e-5 + atol 1e-4); numpy
 for the group-limited choice; numpy on hand-set logits for sigmoid routing with the score-correction bias (rtol 1e-6).
 """
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -42,7 +43,7 @@ def _group_limited_top_k(choice, k_e: int, groups: int, group_topk: int) -> list
     group_topk best groups and takes its top k_e experts among theirs."""
     width, out = choice.shape[1] // groups, []
     for row in choice:
-        score = -np.sort(-row.reshape(groups, width), axis=1)[:, :k_e // group_topk].sum(axis=1)
+        score = -np.sort(-row.reshape(groups, width), axis=1)[:, : k_e // group_topk].sum(axis=1)
         allowed = np.concatenate([np.arange(g * width, (g + 1) * width) for g in np.argsort(-score)[:group_topk]])
         out.append(sorted(allowed[np.argsort(-row[allowed])[:k_e]].tolist()))
     return out

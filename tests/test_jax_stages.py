@@ -6,6 +6,7 @@ them) for the stage programs' models; the rule table's one-line errors; XLA's me
 programs (argument bytes exact, 0 bytes tolerance; the reported program the one with the largest XLA total). That
 each program's step equals its unsharded reference is tests/test_jax_moe.py's STAGED case.
 """
+
 import pytest
 
 from conftest import skip_if_not_enough_devices
@@ -14,8 +15,23 @@ from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
 # DeepSeek-V3's layout scaled down: the first three of eight layers dense (first_k_dense_replace = 3)
-V3_LIKE = ModelShape("t-v3", h=64, f=176, a=4, k=2, L=8, v=256, E=8, k_e=2, f_e=48, dense_layers=(0, 1, 2),
-                     sigmoid=True, expert_bias=True, groups=2, group_topk=1)
+V3_LIKE = ModelShape(
+    "t-v3",
+    h=64,
+    f=176,
+    a=4,
+    k=2,
+    L=8,
+    v=256,
+    E=8,
+    k_e=2,
+    f_e=48,
+    dense_layers=(0, 1, 2),
+    sigmoid=True,
+    expert_bias=True,
+    groups=2,
+    group_topk=1,
+)
 # the first of four layers dense: at p = 2 stage 0 holds a dense and an MoE layer, stage 1 two MoE layers
 DENSE_FIRST = ModelShape(**{**V3_LIKE.as_dict(), "name": "t-df", "L": 4, "dense_layers": (0,)})
 
@@ -67,7 +83,9 @@ def test_uneven_stages_of_a_dense_model_compile_one_program_per_layer_count():
     dense = ModelShape("t-dense", h=64, f=176, a=4, k=2, L=8, v=256)
     programs = stage_programs(dense, Training(p=4, stage_layers=(3, 1, 1, 3)))
     assert [(ranks, shape.L, shape.name) for ranks, shape, _ in programs] == [
-        ((0, 3), 12, "t-dense ranks 0,3"), ((1, 2), 4, "t-dense ranks 1,2")]
+        ((0, 3), 12, "t-dense ranks 0,3"),
+        ((1, 2), 4, "t-dense ranks 1,2"),
+    ]
 
 
 def test_a_stage_of_dense_layers_only_is_refused_in_one_line():
@@ -104,17 +122,29 @@ def test_the_spec_splits_what_one_program_cannot_build():
     assert [ranks for ranks, _ in spec.stages()] == [(0,), (1,)]
     skip_if_not_enough_devices(train.world)
     with pytest.raises(ConfigError) as err:
-        compile_step(spec, make_mesh(train, jax.devices()[:train.world]))
+        compile_step(spec, make_mesh(train, jax.devices()[: train.world]))
     assert "stages hold different layers" in str(err.value) and "\n" not in str(err.value)
 
 
 # a Qwen2-MoE config.json whose first layer is dense (mlp_only_layers) and the job both tests below compile at p = 2:
 # the same two stage programs, compiled once per session (conftest's compilation cache)
 DENSE_FIRST_JSON = {
-    "_name_or_path": "t-q2moe-df", "model_type": "qwen2_moe", "hidden_size": 64, "intermediate_size": 176,
-    "moe_intermediate_size": 48, "shared_expert_intermediate_size": 80, "num_experts": 8, "num_experts_per_tok": 2,
-    "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 4, "vocab_size": 256,
-    "decoder_sparse_step": 1, "mlp_only_layers": [0], "tie_word_embeddings": False}
+    "_name_or_path": "t-q2moe-df",
+    "model_type": "qwen2_moe",
+    "hidden_size": 64,
+    "intermediate_size": 176,
+    "moe_intermediate_size": 48,
+    "shared_expert_intermediate_size": 80,
+    "num_experts": 8,
+    "num_experts_per_tok": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "num_hidden_layers": 4,
+    "vocab_size": 256,
+    "decoder_sparse_step": 1,
+    "mlp_only_layers": [0],
+    "tie_word_embeddings": False,
+}
 STAGED_JOB = ["--dp", "2", "--ep", "2", "--pp", "2", "--seq", "64", "--gbs", "4", "--recompute", "none", "--zero", "1"]
 
 
@@ -140,8 +170,9 @@ def test_verify_compiles_every_stage_program_and_reports_the_largest(dense_first
     stages = out["stages"]
     assert [(s["ranks"], s["dense_layers"], s["moe_layers"]) for s in stages] == [([0], 1, 1), ([1], 0, 2)]
     assert out["model"] == "t-q2moe-df" and out["xla"]["total_bytes"] == max(s["xla_total"] for s in stages)
-    assert out["stage_model"] == ("t-q2moe-df ranks 0" if stages[0]["xla_total"] >= stages[1]["xla_total"]
-                                  else "t-q2moe-df ranks 1")
+    assert out["stage_model"] == (
+        "t-q2moe-df ranks 0" if stages[0]["xla_total"] >= stages[1]["xla_total"] else "t-q2moe-df ranks 1"
+    )
     rows = {row["name"]: row for row in out["components"]}
     for part in ("params", "optimizer", "batch", "argument"):
         assert rows[part]["symbolic"] == rows[part]["xla"], part
@@ -162,7 +193,9 @@ def test_compile_cli_compiles_every_stage_program(capsys, dense_first_json):
     out = json.loads(captured.out)
     stages = out["stages"]
     assert [(s["ranks"], s["dense_layers"], s["moe_layers"], s["fits"]) for s in stages] == [
-        ([0], 1, 1, None), ([1], 0, 2, None)]
+        ([0], 1, 1, None),
+        ([1], 0, 2, None),
+    ]
     assert out["model"] == "t-q2moe-df" and out["xla"]["total_bytes"] == max(s["total_bytes"] for s in stages)
     assert out["stage_model"].startswith("t-q2moe-df ranks ")
 
@@ -187,14 +220,33 @@ def test_a_hybrid_whose_stages_hold_different_counts_compiles_one_program_per_co
     from jaxcheck.spec import StepSpec
     from jaxcheck.stages import alike, stage_programs
 
-    hybrid = ModelShape("t-hybrid", h=64, f=176, a=4, k=2, L=12, v=256, qk_norm="head", attn_gate=True,
-                        linear_layers=(0, 1, 2, 4, 5, 6, 8, 9, 10), lin_k_heads=2, lin_v_heads=4, lin_k_dim=16,
-                        lin_v_dim=16, conv_width=4)
+    hybrid = ModelShape(
+        "t-hybrid",
+        h=64,
+        f=176,
+        a=4,
+        k=2,
+        L=12,
+        v=256,
+        qk_norm="head",
+        attn_gate=True,
+        linear_layers=(0, 1, 2, 4, 5, 6, 8, 9, 10),
+        lin_k_heads=2,
+        lin_v_heads=4,
+        lin_k_dim=16,
+        lin_v_dim=16,
+        conv_width=4,
+    )
     programs = stage_programs(hybrid, Training(p=2))
     assert [(ranks, shape.L, shape.linear_layers) for ranks, shape, _ in programs] == [
-        ((0,), 12, (0, 1, 2, 3, 4, 6, 7, 8, 9, 10)), ((1,), 12, (0, 1, 2, 3, 6, 7, 8, 9))]
+        ((0,), 12, (0, 1, 2, 3, 4, 6, 7, 8, 9, 10)),
+        ((1,), 12, (0, 1, 2, 3, 6, 7, 8, 9)),
+    ]
     assert all(alike(shape, 2) for _, shape, _ in programs)
-    assert [len(spec.shape.linear_layers) for _, spec in StepSpec(hybrid, Training(p=2, s=64)).check().stages()] == [10, 8]
+    assert [len(spec.shape.linear_layers) for _, spec in StepSpec(hybrid, Training(p=2, s=64)).check().stages()] == [
+        10,
+        8,
+    ]
     assert stage_programs(hybrid, Training(p=3)) == (((0, 1, 2), hybrid, Training(p=3)),)
     with pytest.raises(ConfigError) as err:
         stage_programs(hybrid, Training(p=6))  # rank 0 holds layers 0 and 1, both Gated DeltaNet

@@ -5,6 +5,7 @@ stays whole unless d*c divides L/p (ZeRO-1) or its width over t (ZeRO-2/3).
 Source of truth: jaxcheck's abstract train state on a mesh of simulated CPU devices (jaxcheck.state.build, nothing
 compiled): the shard shape of every parameter and AdamW leaf under its sharding, summed; exact to the byte.
 """
+
 import jax
 import numpy as np
 import pytest
@@ -13,12 +14,39 @@ from conftest import skip_if_not_enough_devices
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
-GPT = ModelShape("gpt-vectors", h=64, f=192, a=4, k=4, L=6, v=128, mlp="gelu", norm="layer", positions=256,
-                 qkv_bias=True, o_bias=True, mlp_bias=True)  # fc1's bias [f] over t
+GPT = ModelShape(
+    "gpt-vectors",
+    h=64,
+    f=192,
+    a=4,
+    k=4,
+    L=6,
+    v=128,
+    mlp="gelu",
+    norm="layer",
+    positions=256,
+    qkv_bias=True,
+    o_bias=True,
+    mlp_bias=True,
+)  # fc1's bias [f] over t
 SINKS = ModelShape("sinks-vectors", h=64, f=176, a=4, k=2, L=6, v=128, sinks=True, qk_norm="full")
-HYBRID = ModelShape("hybrid-vectors", h=64, f=176, a=4, k=2, L=8, v=128, qk_norm="head", attn_gate=True,
-                    linear_layers=(0, 1, 2, 4, 5, 6), lin_k_heads=2, lin_v_heads=6, lin_k_dim=16, lin_v_dim=16,
-                    conv_width=4)  # A_log, dt_bias [n_gv = 6] over t
+HYBRID = ModelShape(
+    "hybrid-vectors",
+    h=64,
+    f=176,
+    a=4,
+    k=2,
+    L=8,
+    v=128,
+    qk_norm="head",
+    attn_gate=True,
+    linear_layers=(0, 1, 2, 4, 5, 6),
+    lin_k_heads=2,
+    lin_v_heads=6,
+    lin_k_dim=16,
+    lin_v_dim=16,
+    conv_width=4,
+)  # A_log, dt_bias [n_gv = 6] over t
 
 
 @pytest.mark.parametrize("shape", [GPT, SINKS, HYBRID], ids=["gpt", "sinks", "hybrid"])

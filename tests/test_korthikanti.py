@@ -3,6 +3,7 @@
 Source of truth: the paper's closed forms (fp16, GELU MLP f = 4h, MHA k = a, dropout, no flash attention).
 Tolerance: exact (sympy simplify(diff) == 0) for expressions; exact rationals for the schedule counts.
 """
+
 import sympy as sp
 
 from symbolic.components import in_flight, interleave_factor, layer_activation

@@ -7,6 +7,7 @@ data-parallel ranks), over the parameter list a GPT MoE model of Transformer Eng
 linear_qkv's fused layer norm, linear_qkv, linear_proj, pre_mlp_layernorm, router, TEGroupedMLP's weight<i> per local
 expert; word and learned position embeddings on the first stage, final layer norm and LM head or its tied copy on
 the last). Shape: MB-48's (gpt3_moe_mcore_te_ep8_resume_torch_dist_dist_muon). Tolerance: exact bytes."""
+
 import itertools
 
 import pytest
@@ -16,8 +17,23 @@ from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 
-MB48 = ModelShape("mb48-layerwise", h=512, f=2048, L=12, v=50304, tied=True, positions=1024, a=8, k=8, norm="layer",
-                  mlp="gelu", dropout=True, E=8, k_e=2, f_e=1024)
+MB48 = ModelShape(
+    "mb48-layerwise",
+    h=512,
+    f=2048,
+    L=12,
+    v=50304,
+    tied=True,
+    positions=1024,
+    a=8,
+    k=8,
+    norm="layer",
+    mlp="gelu",
+    dropout=True,
+    E=8,
+    k_e=2,
+    f_e=1024,
+)
 MUON, ADAM = 8, 12  # fp32 master + momentum; fp32 master + exp_avg + exp_avg_sq
 
 
@@ -27,9 +43,15 @@ def _params(shape: ModelShape, t: int, p: int, e: int, t_e: int, stage: int) -> 
     first, last, per = stage == 0, stage == p - 1, shape.L // p
     out = [(shape.v * h // t, False, False), (shape.positions * h, True, False)] if first else []
     for _ in range(per):
-        out += [(h, False, False), (h, False, False), ((shape.a + 2 * shape.k) * dh * h // t, True, False),
-                (h * shape.a * dh // t, True, False), (h, False, False), (h, False, False),
-                (shape.E * h, True, False)]
+        out += [
+            (h, False, False),
+            (h, False, False),
+            ((shape.a + 2 * shape.k) * dh * h // t, True, False),
+            (h * shape.a * dh // t, True, False),
+            (h, False, False),
+            (h, False, False),
+            (shape.E * h, True, False),
+        ]
         out += [(shape.f_e * h // t_e, True, True)] * (shape.E // e) * 2  # fc1 weight<i>, fc2 weight<i> (GeLU)
     if last:
         out += [(h, False, False), (h, False, False)] + ([(shape.v * h // t, False, False)] if p > 1 else [])
@@ -40,8 +62,10 @@ def _shard_params(params, ranks: int, expert_ranks: int) -> tuple[list[int], lis
     """layer_wise_optimizer.py shard_params: each dense rank's and each expert rank's optimizer bytes."""
     listed = sorted([x for x in params if x[1]] + [x for x in params if not x[1]], key=lambda x: x[0])  # stable
     dense, experts = [0] * ranks, [0] * expert_ranks
-    loops = {False: list(range(ranks)) + list(range(ranks))[::-1],
-             True: list(range(expert_ranks)) + list(range(expert_ranks))[::-1]}
+    loops = {
+        False: list(range(ranks)) + list(range(ranks))[::-1],
+        True: list(range(expert_ranks)) + list(range(expert_ranks))[::-1],
+    }
     index = {False: 0, True: 0}
     for numel, muon, expert in listed:
         loop = loops[expert]
@@ -59,8 +83,22 @@ def _drawer(params, expert: bool, ranks: int) -> int:
 
 
 def _training(d: int, t: int, p: int, e: int, t_e: int) -> Training:
-    return Training(d=d, t=t, p=p, s=1024, b=4, gbs=4 * d, zero=1, optimizer="muon", ep=e, etp=t_e,
-                    sp=t > 1, moe_dispatcher="allgather", grad_accum_fusion=False, flash_attn=True)
+    return Training(
+        d=d,
+        t=t,
+        p=p,
+        s=1024,
+        b=4,
+        gbs=4 * d,
+        zero=1,
+        optimizer="muon",
+        ep=e,
+        etp=t_e,
+        sp=t > 1,
+        moe_dispatcher="allgather",
+        grad_accum_fusion=False,
+        flash_attn=True,
+    )
 
 
 def test_mb48_rank7_holds_the_embedding_states_by_hand():
@@ -75,8 +113,11 @@ def test_mb48_rank7_holds_the_embedding_states_by_hand():
     assert stage["optimizer"] == by_hand and stage["expert_optimizer"] == experts[0]
 
 
-GRID = [(d, t, p, e) for d, t, p, e in itertools.product((1, 2, 3, 4, 6, 16), (1, 2), (1, 2, 3), (1, 2, 4))
-        if (d * t) % e == 0 and 12 % p == 0][::3]
+GRID = [
+    (d, t, p, e)
+    for d, t, p, e in itertools.product((1, 2, 3, 4, 6, 16), (1, 2), (1, 2, 3), (1, 2, 4))
+    if (d * t) % e == 0 and 12 % p == 0
+][::3]
 
 
 @pytest.mark.parametrize("d, t, p, e", GRID)

@@ -8,6 +8,7 @@ schedule (pipeline_parallel/schedules.py: 2 (p - r - 1) + (vpp - 1) p warm-up fo
 backward, chunks in get_schedule_table's order) worked by hand, and mem4d's closed form of even chunks
 (components.schedule.in_flight), which unequal chunks must reduce to when they are equal; mem4d's own --stage-layers
 (the same layers on each rank give the same weights, gradients and optimizer states, to the byte)."""
+
 import contextlib
 import io
 import json
@@ -25,10 +26,16 @@ from symbolic.config.hfconfig import resolve_model
 from test_megatron_stages import TINY, megatron_core, read
 
 
-@pytest.mark.parametrize("L,p,vpp,embedding,loss", [
-    (14, 4, 2, True, True), (15, 4, 2, True, False), (15, 2, 4, False, True), (94, 8, 3, True, True),
-    (126, 16, 4, True, True),
-])
+@pytest.mark.parametrize(
+    "L,p,vpp,embedding,loss",
+    [
+        (14, 4, 2, True, True),
+        (15, 4, 2, True, False),
+        (15, 2, 4, False, True),
+        (94, 8, 3, True, True),
+        (126, 16, 4, True, True),
+    ],
+)
 def test_accounted_chunks_place_the_layers_megatron_core_builds(L, p, vpp, embedding, loss):
     training = Training(p=p, vpp=vpp, gbs=p, account_embedding=embedding, account_loss=loss)
     assert training.layer_ranges(L) == megatron_core(L, p, vpp, embedding=embedding, loss=loss)
@@ -78,16 +85,21 @@ def test_estimate_places_states_by_rank_and_activations_by_chunk():
     states = ("weights", "gradients", "optimizer")
     for placed, given in zip(est.stages, same.stages):
         assert {k: placed["bytes"][k] for k in states} == {k: given["bytes"][k] for k in states}
-    assert est.stages[2]["in_flight"] == held_layers((9, 9, 8), training.m, 3, 2) / 26 != 7 / 3  # the closed form: 7 chunks / vpp
+    assert (
+        est.stages[2]["in_flight"] == held_layers((9, 9, 8), training.m, 3, 2) / 26 != 7 / 3
+    )  # the closed form: 7 chunks / vpp
     assert est.uneven and est.peak == est.most_loaded_stage["bytes"]["total"]
 
 
-@pytest.mark.parametrize("training,needle", [
-    (dict(p=2, vpp=2, pipeline_layout="Et*3|t*4L"), "has 1 virtual stages per rank over pp=2, but --vpp 2"),
-    (dict(p=2, vpp=1, pipeline_layout="Et*3|t*4L", stage_layers=(3, 4)), "places every layer itself"),
-    (dict(p=2, vpp=1, account_loss=True, stage_layers=(3, 4)), "drop --stage-layers"),
-    (dict(p=2, vpp=1, pipeline_layout="tEt*3|t*4L"), "E first and the loss L last"),
-])
+@pytest.mark.parametrize(
+    "training,needle",
+    [
+        (dict(p=2, vpp=2, pipeline_layout="Et*3|t*4L"), "has 1 virtual stages per rank over pp=2, but --vpp 2"),
+        (dict(p=2, vpp=1, pipeline_layout="Et*3|t*4L", stage_layers=(3, 4)), "places every layer itself"),
+        (dict(p=2, vpp=1, account_loss=True, stage_layers=(3, 4)), "drop --stage-layers"),
+        (dict(p=2, vpp=1, pipeline_layout="tEt*3|t*4L"), "E first and the loss L last"),
+    ],
+)
 def test_contradicting_layouts_are_refused_in_one_line(training, needle):
     with pytest.raises(ConfigError, match=needle):
         Training(gbs=4, **training)
@@ -149,16 +161,22 @@ def _run(*argv) -> tuple[int, str, str]:
 
 def test_a_megatron_file_with_accounted_units_under_vpp_gives_the_flags_estimate(tmp_path):
     """The reader states --account-for-* under vpp as the flags: the file and the flags give the same JSON."""
-    got, problems = read(tmp_path, "--num-layers 14 --pipeline-model-parallel-size 4 "
-                         "--num-virtual-stages-per-pipeline-rank 2 --account-for-embedding-in-pipeline-split "
-                         "--account-for-loss-in-pipeline-split")
+    got, problems = read(
+        tmp_path,
+        "--num-layers 14 --pipeline-model-parallel-size 4 "
+        "--num-virtual-stages-per-pipeline-rank 2 --account-for-embedding-in-pipeline-split "
+        "--account-for-loss-in-pipeline-split",
+    )
     assert not problems and got == {"vpp": 2, "account_embedding": True, "account_loss": True}
-    got, problems = read(tmp_path, "--num-layers 6 --pipeline-model-parallel-size 2 "
-                         "--pipeline-model-parallel-layout Ett|tt|t|tL")
+    got, problems = read(
+        tmp_path, "--num-layers 6 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout Ett|tt|t|tL"
+    )
     assert not problems and got == {"vpp": 2, "pipeline_layout": "Ett|tt|t|tL"}
     path = tmp_path / "run.args"
-    path.write_text(f"{TINY} --num-layers 6 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout "
-                    "Ett|tt|t|tL --bf16 --use-distributed-optimizer --global-batch-size 8\n")
+    path.write_text(
+        f"{TINY} --num-layers 6 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout "
+        "Ett|tt|t|tL --bf16 --use-distributed-optimizer --global-batch-size 8\n"
+    )
     code, out, err = _run("estimate", "--megatron", str(path), "--gpus", "2", "--json")
     assert code == 0, err
     report = json.loads(out)
@@ -167,8 +185,21 @@ def test_a_megatron_file_with_accounted_units_under_vpp_gives_the_flags_estimate
 
 
 def test_the_flags_print_every_rank():
-    code, out, err = _run("estimate", "--model", "tiny", "--pp", "2", "--vpp", "2", "--gbs", "4", "--seq", "256",
-                          "--pipeline-layout", "Ett|ttt|tt|tL")
+    code, out, err = _run(
+        "estimate",
+        "--model",
+        "tiny",
+        "--pp",
+        "2",
+        "--vpp",
+        "2",
+        "--gbs",
+        "4",
+        "--seq",
+        "256",
+        "--pipeline-layout",
+        "Ett|ttt|tt|tL",
+    )
     assert code == 0 and "rank" in out and "a pipeline layout the paper's closed form" in out.replace("\n", " "), err
 
 
@@ -198,12 +229,16 @@ def test_plan_leaves_out_unequal_chunks_of_a_model_of_several_kinds():
     from symbolic.plan.search import search
 
     held = (("account_embedding", True), ("account_loss", True))
-    for shape, want in ((replace(resolve_model("tiny-moe"), dense_layers=(0,)), {(1, 1), (2, 1)}),
-                        (resolve_model("tiny-moe"), {(1, 1), (2, 1), (2, 5)})):
+    for shape, want in (
+        (replace(resolve_model("tiny-moe"), dense_layers=(0,)), {(1, 1), (2, 1)}),
+        (resolve_model("tiny-moe"), {(1, 1), (2, 1), (2, 5)}),
+    ):
         plan = search(Cluster(shape, gpus=2, s=256, gbs=20, held=held), 2**40, zero=(1,), balance=False)
         assert {(int(p), int(v)) for p, v in zip(plan.rows["p"], plan.rows["vpp"])} == want
-    est = estimate(replace(resolve_model("tiny-moe"), dense_layers=(0,)),
-                   Training(p=2, vpp=5, gbs=20, account_embedding=True, account_loss=True))
+    est = estimate(
+        replace(resolve_model("tiny-moe"), dense_layers=(0,)),
+        Training(p=2, vpp=5, gbs=20, account_embedding=True, account_loss=True),
+    )
     assert est.uneven and len(est.stages) == 2
 
 
@@ -212,9 +247,11 @@ def test_a_megatron_file_reads_the_combined_1f1b(tmp_path):
     it is refused in one line, as megatron-core 0.16.1 transformer_config.py asserts."""
     from symbolic.readers.megatron import read as read_file
 
-    base = ("--num-layers 4 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
-            "--micro-batch-size 1 --num-experts 4 --expert-model-parallel-size 2 --moe-token-dispatcher-type alltoall "
-            "--pipeline-model-parallel-size 2 --overlap-moe-expert-parallel-comm --disable-bias-linear")
+    base = (
+        "--num-layers 4 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
+        "--micro-batch-size 1 --num-experts 4 --expert-model-parallel-size 2 --moe-token-dispatcher-type alltoall "
+        "--pipeline-model-parallel-size 2 --overlap-moe-expert-parallel-comm --disable-bias-linear"
+    )
     path = tmp_path / "args.txt"
     path.write_text(base + " --num-layers-per-virtual-pipeline-stage 1\n")
     assert read_file(path).training["ep_overlap"] is True

@@ -7,6 +7,7 @@ Sources of truth: the paper's configurations (above) and the paper profile's own
 asserted are what the profile gives (regression values, GiB to 0.01), the verdicts are the 80 % rule for an 80 GiB
 card. Nothing is tuned to make a configuration fit.
 """
+
 import json
 import subprocess
 import sys
@@ -64,9 +65,31 @@ def test_full_recompute_fits_at_every_zero_stage(zero, fits):
 
 
 def test_estimate_cli_gives_each_stage_and_the_verdict():
-    argv = ["estimate", "--model", "llama3.1-405b", "--dp", "128", "--tp", "8", "--pp", "16", "--cp", "1", "--seq",
-            "8192", "--mbs", "1", "--gbs", "2048", "--stage-layers", ",".join(map(str, SPLIT)), "--zero", "2",
-            "--recompute", "full"]
+    argv = [
+        "estimate",
+        "--model",
+        "llama3.1-405b",
+        "--dp",
+        "128",
+        "--tp",
+        "8",
+        "--pp",
+        "16",
+        "--cp",
+        "1",
+        "--seq",
+        "8192",
+        "--mbs",
+        "1",
+        "--gbs",
+        "2048",
+        "--stage-layers",
+        ",".join(map(str, SPLIT)),
+        "--zero",
+        "2",
+        "--recompute",
+        "full",
+    ]
     done = subprocess.run([sys.executable, "-m", "symbolic.cli", *argv, "--json"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)

@@ -6,6 +6,7 @@ Sources of truth: parameter counts from transformers 5.25.0's own modeling code 
 from Megatron-Core 0.16.1 ssm/mamba_mixer.py and mamba-ssm 2.3.2's MambaSplitConv1dScanCombinedFn (written out
 literally here); plan's rows from estimate(), one configuration at a time. Tolerances: counts and bytes exact (plan's
 rows to 1 byte)."""
+
 import json
 
 import pytest
@@ -18,18 +19,48 @@ from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 
 # blocks M - M * - M M - * with sizes that all differ
-SMALL = {"model_type": "nemotron_h", "hidden_size": 256, "intermediate_size": 688, "num_attention_heads": 8,
-         "num_key_value_heads": 2, "head_dim": 32, "vocab_size": 1000, "hybrid_override_pattern": "M-M*-MM-*",
-         "mamba_num_heads": 16, "mamba_head_dim": 24, "ssm_state_size": 40, "n_groups": 4, "conv_kernel": 3,
-         "use_conv_bias": True, "tie_word_embeddings": False}
+SMALL = {
+    "model_type": "nemotron_h",
+    "hidden_size": 256,
+    "intermediate_size": 688,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 2,
+    "head_dim": 32,
+    "vocab_size": 1000,
+    "hybrid_override_pattern": "M-M*-MM-*",
+    "mamba_num_heads": 16,
+    "mamba_head_dim": 24,
+    "ssm_state_size": 40,
+    "n_groups": 4,
+    "conv_kernel": 3,
+    "use_conv_bias": True,
+    "tie_word_embeddings": False,
+}
 # Nemotron-H-8B's shape (52 blocks: 24 Mamba-2, 4 attention, 24 MLP) with the keys its file carries
-EIGHT_B = SMALL | {"hidden_size": 4096, "intermediate_size": 21504, "num_attention_heads": 32, "num_key_value_heads": 8,
-                   "head_dim": 128, "vocab_size": 131072, "mamba_num_heads": 128, "mamba_head_dim": 64,
-                   "ssm_state_size": 128, "n_groups": 8, "conv_kernel": 4,
-                   "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
-                   "residual_in_fp32": False, "hidden_dropout": 0.0, "attention_dropout": 0.0, "chunk_size": 128,
-                   "expand": 2, "mlp_hidden_act": "relu2", "mamba_hidden_act": "silu", "use_bias": False,
-                   "mlp_bias": False, "attention_bias": False}
+EIGHT_B = SMALL | {
+    "hidden_size": 4096,
+    "intermediate_size": 21504,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "vocab_size": 131072,
+    "mamba_num_heads": 128,
+    "mamba_head_dim": 64,
+    "ssm_state_size": 128,
+    "n_groups": 8,
+    "conv_kernel": 4,
+    "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+    "residual_in_fp32": False,
+    "hidden_dropout": 0.0,
+    "attention_dropout": 0.0,
+    "chunk_size": 128,
+    "expand": 2,
+    "mlp_hidden_act": "relu2",
+    "mamba_hidden_act": "silu",
+    "use_bias": False,
+    "mlp_bias": False,
+    "attention_bias": False,
+}
 
 
 def _read(tmp_path, config: dict):
@@ -47,28 +78,43 @@ def test_files_are_counted_as_transformers_counts_them(tmp_path, config, count):
 
 def test_blocks_are_read_from_the_pattern(tmp_path):
     shape = _read(tmp_path, SMALL)
-    assert (shape.mamba_layers, shape.mixerless_layers, shape.mlpless_layers) == ((0, 2, 5, 6), (1, 4, 7),
-                                                                                  (0, 2, 3, 5, 6, 8))
+    assert (shape.mamba_layers, shape.mixerless_layers, shape.mlpless_layers) == (
+        (0, 2, 5, 6),
+        (1, 4, 7),
+        (0, 2, 3, 5, 6, 8),
+    )
     assert shape.mlp == "relu2" and shape.L == 9
     listed = {key: value for key, value in SMALL.items() if key != "hybrid_override_pattern"}
-    listed["layers_block_type"] = ["linear_attention", "mlp", "linear_attention", "full_attention", "mlp",
-                                   "linear_attention", "linear_attention", "mlp", "full_attention"]
+    listed["layers_block_type"] = [
+        "linear_attention",
+        "mlp",
+        "linear_attention",
+        "full_attention",
+        "mlp",
+        "linear_attention",
+        "linear_attention",
+        "mlp",
+        "full_attention",
+    ]
     assert _read(tmp_path, listed).param_count == 3_435_712
 
 
-@pytest.mark.parametrize("change, needle", [
-    ({"hybrid_override_pattern": "M-X*"}, "blocks M (Mamba-2), * (attention), - (MLP) and E (MoE)"),
-    ({"hybrid_override_pattern": None}, "missing"),
-    ({"num_hidden_layers": 10}, "disagrees with the 9 blocks"),
-    ({"mlp_hidden_act": "gelu"}, "key 'mlp_hidden_act'"),
-    ({"attention_bias": True}, "key 'attention_bias'"),
-    ({"use_bias": True}, "key 'use_bias'"),
-    ({"num_nextn_predict_layers": 1}, "a hybrid's attention and MoE, is modelled"),
-    ({"hidden_dropout": 0.1}, "key 'hidden_dropout'"),
-    ({"residual_in_fp32": True}, "key 'residual_in_fp32'"),
-    ({"mamba_num_heads": 18}, "a multiple of its groups"),
-    ({"mamba_n_groups": 2}, "disagrees with n_groups"),
-])
+@pytest.mark.parametrize(
+    "change, needle",
+    [
+        ({"hybrid_override_pattern": "M-X*"}, "blocks M (Mamba-2), * (attention), - (MLP) and E (MoE)"),
+        ({"hybrid_override_pattern": None}, "missing"),
+        ({"num_hidden_layers": 10}, "disagrees with the 9 blocks"),
+        ({"mlp_hidden_act": "gelu"}, "key 'mlp_hidden_act'"),
+        ({"attention_bias": True}, "key 'attention_bias'"),
+        ({"use_bias": True}, "key 'use_bias'"),
+        ({"num_nextn_predict_layers": 1}, "a hybrid's attention and MoE, is modelled"),
+        ({"hidden_dropout": 0.1}, "key 'hidden_dropout'"),
+        ({"residual_in_fp32": True}, "key 'residual_in_fp32'"),
+        ({"mamba_num_heads": 18}, "a multiple of its groups"),
+        ({"mamba_n_groups": 2}, "disagrees with n_groups"),
+    ],
+)
 def test_what_a_nemotron_h_file_may_not_say_is_one_line(tmp_path, change, needle):
     with pytest.raises(ConfigError) as err:
         _read(tmp_path, SMALL | change)
@@ -106,8 +152,11 @@ def test_one_stage_keeps_each_blocks_tensors(tmp_path):
 def test_each_stage_holds_its_own_blocks(tmp_path):
     """p = 3 over M - M | * - M | M - *: Mamba-2 blocks 2, 1, 1, MLP blocks 1 each."""
     est = estimate(_read(tmp_path, SMALL), Training(d=2, p=3, s=256, gbs=12))
-    assert [(st["mamba_layers"], st["mixerless_layers"], st["mlpless_layers"]) for st in est.stages] == \
-        [(2, 1, 2), (1, 1, 2), (1, 1, 2)]
+    assert [(st["mamba_layers"], st["mixerless_layers"], st["mlpless_layers"]) for st in est.stages] == [
+        (2, 1, 2),
+        (1, 1, 2),
+        (1, 1, 2),
+    ]
 
 
 def test_limits_are_one_line_and_plan_rows_match_estimate(tmp_path):

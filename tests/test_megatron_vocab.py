@@ -2,15 +2,18 @@
 saying what supplies it, and answered with the command line's --vocab-size or with --model config.json.
 
 Source of truth: the file's arguments and the sizes given; exact."""
+
 import contextlib
 import io
 import json
 
 from symbolic.cli.entry import main
 
-ARGS = ("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 64 --max-position-embeddings 64 "
-        "--micro-batch-size 1 --global-batch-size 8 --bf16 --position-embedding-type rope --tokenizer-type "
-        "GPTSentencePieceTokenizer --tokenizer-model /data/t.model --make-vocab-size-divisible-by 128\n")
+ARGS = (
+    "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 64 --max-position-embeddings 64 "
+    "--micro-batch-size 1 --global-batch-size 8 --bf16 --position-embedding-type rope --tokenizer-type "
+    "GPTSentencePieceTokenizer --tokenizer-model /data/t.model --make-vocab-size-divisible-by 128\n"
+)
 
 
 def run(*argv):

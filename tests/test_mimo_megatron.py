@@ -9,6 +9,7 @@ t, attention.py; the learnable softmax_offset [a / t], dot_product_attention.py;
 heterogeneous_config.py; the fused attention's saved q, k, v and output at k_channels / v_channels,
 extensions/transformer_engine.py), written out here as plain arithmetic. Exact (integers) throughout.
 """
+
 import dataclasses
 import json
 from pathlib import Path
@@ -40,7 +41,17 @@ def _value(expr, training: Training) -> int:
 
 def test_the_published_file_reads_as_the_hand_letters():
     assert (SHAPE.h, SHAPE.f, SHAPE.a, SHAPE.k, SHAPE.dh, SHAPE.v_dim, SHAPE.v, SHAPE.E, SHAPE.f_e, SHAPE.swa_k) == (
-        h, f, a, k, dh, dv, v, E, f_e, k_w)
+        h,
+        f,
+        a,
+        k,
+        dh,
+        dv,
+        v,
+        E,
+        f_e,
+        k_w,
+    )
     assert SHAPE.L_w == 39 and SHAPE.swa_sinks and SHAPE.L_e == 47
 
 
@@ -106,15 +117,20 @@ def test_parameters_through_the_recipe_are_the_count():
 
 
 def test_estimate_prints_and_json(capsys):
-    assert main(["estimate", "--model", str(MIMO), "--tp", "2", "--pp", "4", "--ep", "8", "--dp", "8",
-                 "--json"]) == 0
+    assert main(["estimate", "--model", str(MIMO), "--tp", "2", "--pp", "4", "--ep", "8", "--dp", "8", "--json"]) == 0
     out = capsys.readouterr().out
-    report = json.loads(out[out.index("{"):])
+    report = json.loads(out[out.index("{") :])
     assert report["param_count"] == SHAPE.param_count and len(report["stages"]) == 4
 
 
-@pytest.mark.parametrize("args", [["estimate", "--recipe", "torchtitan"], ["estimate", "--recipe", "deepspeed"],
-                                  ["estimate", "--profile", "jax", "--seq", "256"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["estimate", "--recipe", "torchtitan"],
+        ["estimate", "--recipe", "deepspeed"],
+        ["estimate", "--profile", "jax", "--seq", "256"],
+    ],
+)
 def test_the_other_recipes_refuse_it_by_name(capsys, args):
     assert main(args + ["--model", str(MIMO)]) == 2
     err = [line for line in capsys.readouterr().err.strip().splitlines() if not line.startswith("note: ")]
@@ -147,6 +163,11 @@ def test_model_flops_per_token_hand_derived():
 
     kinds = SimpleNamespace(moe=True, mla=False, q_lora=0, narrow_v=True, swa=True)
     s, L, L_w, L_e, k_e = TRAIN.s, 48, 39, 47, 8
-    hand = 2 * h * ((L - L_w) * (a + k) + L_w * (a + k_w)) * (dh + dv) + L * s * a * (dh + dv) \
-        + (L - L_e) * 6 * h * f + L_e * (2 * h * E + 6 * h * f_e * k_e) + 2 * h * v
+    hand = (
+        2 * h * ((L - L_w) * (a + k) + L_w * (a + k_w)) * (dh + dv)
+        + L * s * a * (dh + dv)
+        + (L - L_e) * 6 * h * f
+        + L_e * (2 * h * E + 6 * h * f_e * k_e)
+        + 2 * h * v
+    )
     assert _value(model_flops(kinds, 3)[1], TRAIN) == hand

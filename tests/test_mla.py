@@ -7,6 +7,7 @@ multi_latent_attention.py: replicated down-projections and latent norms, column-
 output; query, key, value and output kept for the attention core), written out here as plain arithmetic; the
 published config.json files; a brute force over every split. Exact (integers) unless a test says otherwise.
 """
+
 import dataclasses
 import itertools
 import json
@@ -86,8 +87,7 @@ def test_estimate_places_mtp_and_the_bias_buffers():
     """DeepSeek-V3 on 16 stages: the MTP modules' tensors on the last stage only; the last stage holds the MTP
     layer's experts beside its own, and its weights and an embedding copy; every MoE layer keeps two fp32 [E] router
     buffers."""
-    train = Training(d=128, p=16, ep=64, s=4096, gbs=1920, recompute="full",
-                     stage_layers=(4,) * 15 + (1,))
+    train = Training(d=128, p=16, ep=64, s=4096, gbs=1920, recompute="full", stage_layers=(4,) * 15 + (1,))
     est = estimate(V3, train)
     by_rank = {stage["rank"]: stage for stage in est.stages}
     assert by_rank[15]["bytes"]["mtp_activations"] > 0 and by_rank[1]["bytes"]["mtp_activations"] == 0
@@ -98,8 +98,9 @@ def test_estimate_places_mtp_and_the_bias_buffers():
     # copy (Megatron-Core builds it where mtp_process), against the same model without MTP
     without = {s["rank"]: s for s in estimate(dataclasses.replace(V3, mtp=0), train).stages}
     routed = V3.E * 3 * V3.h * V3.f_e
-    assert by_rank[15]["bytes"]["weights"] - without[15]["bytes"]["weights"] == \
-        2 * (V3.v * V3.h + V3.mtp_count - routed - V3.E)
+    assert by_rank[15]["bytes"]["weights"] - without[15]["bytes"]["weights"] == 2 * (
+        V3.v * V3.h + V3.mtp_count - routed - V3.E
+    )
     assert by_rank[1]["bytes"]["weights"] == without[1]["bytes"]["weights"]
 
 
@@ -142,8 +143,28 @@ def test_plan_rows_of_a_dense_first_model_match_estimate():
 def test_cli_estimates_deepseek_v3_on_its_published_layout():
     """mem4d estimate reads DeepSeek-V3's config.json (fp8 checkpoint, MTP, noaux_tc) and counts its 16-stage,
     64-way expert-parallel layout (exit 0, JSON)."""
-    argv = [sys.executable, "-m", "symbolic.cli", "estimate", "--model", str(FOLDER / "deepseek-v3.json"), "--dp", "128",
-            "--pp", "16", "--ep", "64", "--seq", "4096", "--gbs", "1920", "--recompute", "full", "--balance", "--json"]
+    argv = [
+        sys.executable,
+        "-m",
+        "symbolic.cli",
+        "estimate",
+        "--model",
+        str(FOLDER / "deepseek-v3.json"),
+        "--dp",
+        "128",
+        "--pp",
+        "16",
+        "--ep",
+        "64",
+        "--seq",
+        "4096",
+        "--gbs",
+        "1920",
+        "--recompute",
+        "full",
+        "--balance",
+        "--json",
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
@@ -176,18 +197,25 @@ def test_sigmoid_routing_keeps_its_own_scores():
         sw = Switches.of(train, shape=shape)
         names = {x.name: x for x in moe_tensors(sw)}
         plain = Switches.of(train, shape=dataclasses.replace(shape, sigmoid=False))
-        assert _value(sp.Add(*(x.expr for x in moe_tensors(sw))) - sp.Add(*(x.expr for x in moe_tensors(plain))),
-                      shape, train) == extra
+        assert (
+            _value(
+                sp.Add(*(x.expr for x in moe_tensors(sw))) - sp.Add(*(x.expr for x in moe_tensors(plain))), shape, train
+            )
+            == extra
+        )
         assert ("router_sigmoid" in names) == shape.sigmoid
 
 
-@pytest.mark.parametrize("modules, per_token", [
-    # t = 1: norm input and latents before their norms, the RoPE key, the attention output (notes of Megatron-Core's
-    # CheckpointWithoutOutput around qkv_up_proj_and_rope_apply); without layernorm also the down-projections' input
-    ("core_attn,mla_up_proj,layernorm", 7168 + 1536 + 512 + 64 + 128 * 128),
-    ("core_attn,mla_up_proj", 2 * 7168 + 1536 + 512 + 64 + 128 * 128),
-    ("core_attn,layernorm", 100_352 - 7168),
-])
+@pytest.mark.parametrize(
+    "modules, per_token",
+    [
+        # t = 1: norm input and latents before their norms, the RoPE key, the attention output (notes of Megatron-Core's
+        # CheckpointWithoutOutput around qkv_up_proj_and_rope_apply); without layernorm also the down-projections' input
+        ("core_attn,mla_up_proj,layernorm", 7168 + 1536 + 512 + 64 + 128 * 128),
+        ("core_attn,mla_up_proj", 2 * 7168 + 1536 + 512 + 64 + 128 * 128),
+        ("core_attn,layernorm", 100_352 - 7168),
+    ],
+)
 def test_recompute_modules_of_an_mla_layer(modules, per_token):
     """Megatron-Core's --recompute-modules on DeepSeek-V3's attention block (t = 1, bf16): mla_up_proj keeps the
     latents before their norms and the RoPE key instead of q, k, v and the normed latents; layernorm drops the normed
@@ -215,17 +243,44 @@ def layer_tensors_of(sw):
     return layer_tensors(sw)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--model", "llama3-8b", "--recompute", "selective", "--recompute-modules", "core_attn,mla_up_proj"],
-     "has no multi-head latent attention"),
-    (["--model", "llama3-8b", "--recompute", "selective", "--recompute-modules", "moe_act"], "has no routed experts"),
-    (["--model", "llama3-8b", "--recompute", "none", "--recompute-modules", "layernorm"], "give --recompute selective"),
-    (["--model", "llama3-8b", "--recompute", "selective", "--recompute-modules", "moe"], "--recompute-modules must be"),
-    (["--model", "llama3-8b", "--recompute", "selective", "--recompute-modules", "layernorm", "--profile", "jax"],
-     "Megatron-Core's"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["--model", "llama3-8b", "--recompute", "selective", "--recompute-modules", "core_attn,mla_up_proj"],
+            "has no multi-head latent attention",
+        ),
+        (
+            ["--model", "llama3-8b", "--recompute", "selective", "--recompute-modules", "moe_act"],
+            "has no routed experts",
+        ),
+        (
+            ["--model", "llama3-8b", "--recompute", "none", "--recompute-modules", "layernorm"],
+            "give --recompute selective",
+        ),
+        (
+            ["--model", "llama3-8b", "--recompute", "selective", "--recompute-modules", "moe"],
+            "--recompute-modules must be",
+        ),
+        (
+            [
+                "--model",
+                "llama3-8b",
+                "--recompute",
+                "selective",
+                "--recompute-modules",
+                "layernorm",
+                "--profile",
+                "jax",
+            ],
+            "Megatron-Core's",
+        ),
+    ],
+)
 def test_bad_recompute_modules_are_one_line_exit_2(argv, message):
-    done = subprocess.run([sys.executable, "-m", "symbolic.cli", "estimate", *argv], capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1 and message in done.stderr, \
+    done = subprocess.run(
+        [sys.executable, "-m", "symbolic.cli", "estimate", *argv], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1 and message in done.stderr, (
         done.stderr
+    )

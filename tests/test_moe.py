@@ -6,6 +6,7 @@ read at d98e8a6), written out below with the distributed optimizer over d*c for 
 code divides by d; its optimizer shards over d*c); ModelShape.param_count (published counts, test_hf_models.py);
 `estimate` one configuration at a time for plan. Tolerances: exact (integers), 1 byte for float64 rounding.
 """
+
 import json
 import subprocess
 import sys
@@ -42,17 +43,22 @@ def _megatron_states(shape, tr: Training) -> float:
     return dense * (6 + 12 / (tr.d * tr.c)) + expert * (6 + 12 / tr.edp)
 
 
-@pytest.mark.parametrize("shape, tr", [
-    (MIXTRAL, Training(d=8, t=2, ep=8, etp=1, s=4096, gbs=64)),
-    (MIXTRAL, Training(d=4, t=2, c=2, ep=4, s=4096, gbs=32)),  # etp = t
-    (TINY_MOE, Training(d=4, t=2, c=2, ep=2, etp=1, s=256, gbs=8)),
-])
+@pytest.mark.parametrize(
+    "shape, tr",
+    [
+        (MIXTRAL, Training(d=8, t=2, ep=8, etp=1, s=4096, gbs=64)),
+        (MIXTRAL, Training(d=4, t=2, c=2, ep=4, s=4096, gbs=32)),  # etp = t
+        (TINY_MOE, Training(d=4, t=2, c=2, ep=2, etp=1, s=256, gbs=8)),
+    ],
+)
 def test_states_equal_megatrons_expert_parallel_formula(shape, tr):
     result = estimate(shape, tr, overheads=False)
     (only,) = result.stages
     parts = only["bytes"]
-    ours = sum(parts[name] for name in ("weights", "gradients", "optimizer", "expert_weights", "expert_gradients",
-                                       "expert_optimizer"))
+    ours = sum(
+        parts[name]
+        for name in ("weights", "gradients", "optimizer", "expert_weights", "expert_gradients", "expert_optimizer")
+    )
     assert abs(ours - _megatron_states(shape, tr)) <= 6  # one byte of rounding per component
 
 
@@ -103,8 +109,26 @@ def mem4d(*argv: str) -> subprocess.CompletedProcess:
 
 
 def test_cli_estimate_json_of_mixtral_with_ep():
-    done = mem4d("estimate", "--model", "mixtral-8x7b", "--dp", "8", "--tp", "2", "--pp", "4", "--ep", "8", "--etp",
-                 "1", "--seq", "4096", "--gbs", "256", "--json")
+    done = mem4d(
+        "estimate",
+        "--model",
+        "mixtral-8x7b",
+        "--dp",
+        "8",
+        "--tp",
+        "2",
+        "--pp",
+        "4",
+        "--ep",
+        "8",
+        "--etp",
+        "1",
+        "--seq",
+        "4096",
+        "--gbs",
+        "256",
+        "--json",
+    )
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["param_count"] == 46_702_792_704 and out["config"]["ep"] == 8 and out["config"]["etp"] == 1
@@ -119,16 +143,22 @@ def test_cli_formula_of_an_moe_model_lists_its_tensors():
     assert {"expert_weights", "moe_layer", "moe_layer.expert_fc1_output", "moe_layer.shared_fc1_output"} <= names
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["--model", "tiny-moe", "--dp", "6", "--ep", "3"], "does not divide the E=8 routed experts"),
-    (["--model", "tiny-moe", "--dp", "2", "--ep", "4"], "must divide the dp x tp x cp"),
-    (["--model", "tiny", "--dp", "2", "--ep", "2"], "has no routed experts"),
-    (["--model", "tiny-moe", "--moe-capacity", "0"], "--moe-capacity"),
-    (["--model", "tiny-moe", "--moe-capacity", "nan"], "--moe-capacity"),
-    (["--model", "tiny-moe", "--ep", "0"], "--ep"),
-    (["--model", "tiny-moe", "--dp", "3", "--tp", "2", "--etp", "3"], "expert tensor parallel etp=3 does not divide"),
-    (["--model", "tiny-moe", "--tp", "2", "--no-sp"], "requires sequence parallelism"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--model", "tiny-moe", "--dp", "6", "--ep", "3"], "does not divide the E=8 routed experts"),
+        (["--model", "tiny-moe", "--dp", "2", "--ep", "4"], "must divide the dp x tp x cp"),
+        (["--model", "tiny", "--dp", "2", "--ep", "2"], "has no routed experts"),
+        (["--model", "tiny-moe", "--moe-capacity", "0"], "--moe-capacity"),
+        (["--model", "tiny-moe", "--moe-capacity", "nan"], "--moe-capacity"),
+        (["--model", "tiny-moe", "--ep", "0"], "--ep"),
+        (
+            ["--model", "tiny-moe", "--dp", "3", "--tp", "2", "--etp", "3"],
+            "expert tensor parallel etp=3 does not divide",
+        ),
+        (["--model", "tiny-moe", "--tp", "2", "--no-sp"], "requires sequence parallelism"),
+    ],
+)
 def test_cli_bad_expert_flags_are_one_line_exit_2(argv, needle):
     done = mem4d("estimate", "--seq", "256", "--gbs", "24", *argv)
     assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1, done.stderr

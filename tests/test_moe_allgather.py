@@ -4,6 +4,7 @@ against hand counts on a tiny shape.
 Source of truth: megatron-core 0.16.1 transformer/moe/token_dispatcher.py (MoEAllGatherTokenDispatcher: the gather
 over etp x ep into the global "mpu" buffer, local_map, local_probs, the permute's indices) and experts.py
 (TEGroupedMLP's unfused gelu(fc1) * probs). Exact: bytes are integers here, no tolerance."""
+
 import contextlib
 import io
 import json

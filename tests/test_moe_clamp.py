@@ -5,6 +5,7 @@ transformer/moe/experts.py TEGroupedMLP.bias_act_func with Megatron-Bridge 0.3.1
 activation_func_clamp_value 7.0): x_glu.clamp and x_linear.clamp keep their inputs (views of fc1's output) and
 WeightedBiasQuickGeGLUFunction keeps the torch.cat of the clamped halves; measured with torch 2.13.0 on CPU in
 records/expert-saved-gptoss-cpu.jsonl (benchmarks/expert_saved_gptoss.py). Hand counts; exact."""
+
 import json
 from pathlib import Path
 

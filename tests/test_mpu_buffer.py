@@ -5,6 +5,7 @@ all-gathers a sequence-parallel input into get_global_memory_buffer().get_tensor
 GlobalMemoryBuffer (one tensor per name and dtype, kept), models/gpt/gpt_model.py (the LM head is Megatron's own
 ColumnParallelLinear under either implementation); PyTorch's cuBLAS workspaces (two) without Transformer Engine's.
 Exact bytes."""
+
 import contextlib
 import io
 import json

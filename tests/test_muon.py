@@ -6,6 +6,7 @@ momentum_buffer = zeros_like of that fp32 copy; everything else through get_mega
 exp_avg + exp_avg_sq; use_distributed_optimizer raises) and optimizer/layer_wise_optimizer.py (the distributed version
 deals whole parameters by size: --zero 1, tests/test_layerwise_muon.py; sharded gradients refused). Hand count on a
 tiny shape; exact."""
+
 import pytest
 
 from symbolic.config.errors import ConfigError
@@ -31,14 +32,22 @@ def test_muon_keeps_8_bytes_on_layer_weights_and_adamw_on_the_rest():
 
 def test_routed_experts_are_muon_weights():
     moe = ModelShape("tiny-moe-muon", h=64, f=256, a=4, k=4, L=2, v=512, E=4, k_e=2, f_e=128)
-    parts = {o: estimate(moe, Training(d=2, s=32, b=1, gbs=2, zero=0, ep=2, optimizer=o)).stages[0]["bytes"]
-             for o in ("muon", "adamw")}
+    parts = {
+        o: estimate(moe, Training(d=2, s=32, b=1, gbs=2, zero=0, ep=2, optimizer=o)).stages[0]["bytes"]
+        for o in ("muon", "adamw")
+    }
     experts = 2 * 2 * 3 * 64 * 128  # 2 layers x 2 local experts x gate, up, down
     assert parts["muon"]["expert_optimizer"] == 8 * experts and parts["adamw"]["expert_optimizer"] == 12 * experts
 
 
-@pytest.mark.parametrize("kw, words", [({"zero": 2}, "layer-wise distributed"), ({"zero": 3}, "give --zero 0 or 1"),
-                                       ({"moment_dtype": "bf16"}, "fp32 momentum")])
+@pytest.mark.parametrize(
+    "kw, words",
+    [
+        ({"zero": 2}, "layer-wise distributed"),
+        ({"zero": 3}, "give --zero 0 or 1"),
+        ({"moment_dtype": "bf16"}, "fp32 momentum"),
+    ],
+)
 def test_what_megatron_core_does_not_run_is_refused(kw, words):
     with pytest.raises(ConfigError, match=words):
         estimate(TINY, Training(**{"d": 2, "s": 32, "zero": 0, "optimizer": "muon", **kw}))
@@ -50,8 +59,10 @@ def test_other_recipes_refuse_it():
 
 
 def test_a_megatron_file_reads_muon_and_its_layer_wise_distributed_optimizer(tmp_path):
-    base = "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 --micro-batch-size 1 " \
-           "--optimizer muon --muon-momentum 0.9\n"
+    base = (
+        "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 --micro-batch-size 1 "
+        "--optimizer muon --muon-momentum 0.9\n"
+    )
     path = tmp_path / "args.txt"
     path.write_text(base)
     assert read(path).training["optimizer"] == "muon" and read(path).training["zero"] == 0

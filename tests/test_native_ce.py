@@ -4,6 +4,7 @@ d98e8a64 fusions/fused_cross_entropy.py, jit.py's jit_fuser = torch.compile).
 Source of truth: the compiled backward read on the CPU with torch 2.13.0's inductor (calculate_gradients' post-grad
 graph: aten.index_put, a product, copy_ into the saved softmax; its generated code allocates one fp32 [b s, v/t]
 beside the bf16 output), and the reader's table of Megatron-LM's arguments. Exact (symbolic and to the byte)."""
+
 from dataclasses import replace
 
 import pytest
@@ -29,8 +30,9 @@ def test_the_head_stage_holds_it_beside_the_bf16_logits():
     allocated peak grows by exactly that."""
     shape = resolve_model("tiny")
     training = Training(t=2, gbs=4)
-    plain, native = (memory_kinds(estimate(shape, replace(training, native_ce=flag)).stages[-1]["bytes"])
-                     for flag in (False, True))
+    plain, native = (
+        memory_kinds(estimate(shape, replace(training, native_ce=flag)).stages[-1]["bytes"]) for flag in (False, True)
+    )
     temporary = estimate(shape, replace(training, native_ce=True)).stages[-1]["bytes"]["ce_backward_temporary"]
     assert temporary == 4 * training.s * training.b * shape.v // 2
     assert native["allocated_bytes"] - plain["allocated_bytes"] == temporary
@@ -43,11 +45,18 @@ def test_rules_refuse_it_beside_bf16_logits_or_another_recipe():
         estimate(resolve_model("tiny"), Training(gbs=4, native_ce=True), profile="torchtitan")
 
 
-@pytest.mark.parametrize("extra,native", [("--cross-entropy-loss-fusion", True),
-                                          ("--cross-entropy-loss-fusion --cross-entropy-fusion-impl te", False),
-                                          ("", False)])
+@pytest.mark.parametrize(
+    "extra,native",
+    [
+        ("--cross-entropy-loss-fusion", True),
+        ("--cross-entropy-loss-fusion --cross-entropy-fusion-impl te", False),
+        ("", False),
+    ],
+)
 def test_a_megatron_file_reads_it(tmp_path, extra, native):
     path = tmp_path / "args.txt"
-    path.write_text("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
-                    f"--micro-batch-size 1 {extra}\n")
+    path.write_text(
+        "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
+        f"--micro-batch-size 1 {extra}\n"
+    )
     assert read(path).training["native_ce"] is native

@@ -9,6 +9,7 @@ the number below is its output, its e_score_correction_bias buffers listed apart
 megatron-core 0.16.1 transformer/moe/ (moe_layer.py latent projections, experts.py TEGroupedMLP's unfused
 squared_relu x probs, router.py, token_dispatcher.py) written out literally here; plan's rows from estimate(), one
 configuration at a time. Tolerances: counts and bytes exact (plan's rows to 1 byte)."""
+
 import json
 
 import numpy as np
@@ -22,12 +23,30 @@ from symbolic.estimator.estimate import estimate
 
 # blocks M E * E - E with sizes that all differ: h 256, f 688, E 8 experts (top 2) of 176 over a latent of 96, a shared
 # MLP of 352, one MTP layer
-SMALL = {"model_type": "nemotron_h", "hidden_size": 256, "intermediate_size": 688, "num_attention_heads": 8,
-         "num_key_value_heads": 2, "head_dim": 32, "vocab_size": 1000, "hybrid_override_pattern": "ME*E-E",
-         "mamba_num_heads": 16, "mamba_head_dim": 24, "ssm_state_size": 40, "n_groups": 4, "conv_kernel": 3,
-         "use_conv_bias": True, "tie_word_embeddings": False, "n_routed_experts": 8, "num_experts_per_tok": 2,
-         "moe_intermediate_size": 176, "moe_shared_expert_intermediate_size": 352, "moe_latent_size": 96,
-         "num_nextn_predict_layers": 1, "mtp_hybrid_override_pattern": "*E"}
+SMALL = {
+    "model_type": "nemotron_h",
+    "hidden_size": 256,
+    "intermediate_size": 688,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 2,
+    "head_dim": 32,
+    "vocab_size": 1000,
+    "hybrid_override_pattern": "ME*E-E",
+    "mamba_num_heads": 16,
+    "mamba_head_dim": 24,
+    "ssm_state_size": 40,
+    "n_groups": 4,
+    "conv_kernel": 3,
+    "use_conv_bias": True,
+    "tie_word_embeddings": False,
+    "n_routed_experts": 8,
+    "num_experts_per_tok": 2,
+    "moe_intermediate_size": 176,
+    "moe_shared_expert_intermediate_size": 352,
+    "moe_latent_size": 96,
+    "num_nextn_predict_layers": 1,
+    "mtp_hybrid_override_pattern": "*E",
+}
 HF_PARAMETERS, HF_BIAS_BUFFERS = 2_919_344, 24  # transformers' count of SMALL without its MTP layer
 
 
@@ -42,10 +61,21 @@ def test_counted_as_transformers_counts_it(tmp_path):
     correction bias [E] of each MoE block (a buffer there, Megatron-Core's expert_bias) plus the MTP layer: enorm,
     hnorm, eh_proj [h, 2h], an attention block, an MoE block (each with its norm) and its final norm."""
     shape = _read(tmp_path, SMALL)
-    assert (shape.mamba_layers, shape.mixerless_layers, shape.mlpless_layers, shape.dense_layers) == \
-        ((0,), (1, 3, 4, 5), (0, 2), (0, 2, 4))
-    assert (shape.E, shape.k_e, shape.f_e, shape.f_s, shape.moe_latent, shape.mlp, shape.sigmoid) == \
-        (8, 2, 176, 352, 96, "relu2", True)
+    assert (shape.mamba_layers, shape.mixerless_layers, shape.mlpless_layers, shape.dense_layers) == (
+        (0,),
+        (1, 3, 4, 5),
+        (0, 2),
+        (0, 2, 4),
+    )
+    assert (shape.E, shape.k_e, shape.f_e, shape.f_s, shape.moe_latent, shape.mlp, shape.sigmoid) == (
+        8,
+        2,
+        176,
+        352,
+        96,
+        "relu2",
+        True,
+    )
     h, E, f_e, d_l, f_s = 256, 8, 176, 96, 352
     moe = E * h + 2 * E * f_e * d_l + 2 * h * f_s + 2 * h * d_l + E  # router, experts, shared, latent, bias
     assert shape.moe_mlp_count == moe
@@ -83,8 +113,9 @@ def test_each_stage_holds_its_own_e_blocks(tmp_path):
     """p = 2 over M E * | E - E: MoE blocks 1 and 2, and the last stage the MTP layer's MoE block too: expert
     weights of 1 and 3 blocks (t = 1, ep = 2)."""
     est = estimate(_read(tmp_path, SMALL), Training(d=2, p=2, s=256, gbs=8, ep=2))
-    assert [(st["moe_layers"], st["mamba_layers"], st["mixerless_layers"], st["mlpless_layers"]) for st in est.stages] \
-        == [(1, 1, 1, 2), (2, 0, 3, 0)]
+    assert [
+        (st["moe_layers"], st["mamba_layers"], st["mixerless_layers"], st["mlpless_layers"]) for st in est.stages
+    ] == [(1, 1, 1, 2), (2, 0, 3, 0)]
     per_layer = 2 * (8 // 2) * 2 * 96 * 176
     assert [st["bytes"]["expert_weights"] for st in est.stages] == [per_layer, 3 * per_layer]
 
@@ -100,18 +131,21 @@ def test_limits_are_one_line_and_plan_rows_match_estimate(tmp_path):
     assert_profiles_refuse(shape, dict.fromkeys(("jax", "torchtitan", "deepspeed"), "latent MoE"))
     plan = search(Cluster(shape, gpus=4, s=256, gbs=8), limit=2**31, zero=(1,))
     assert plan.evaluated and np.any(plan.rows["e"] > 1)
-    for i in np.flatnonzero(plan.rows["e"][:plan.evaluated] > 1)[::10]:  # every 10th (of 385), for time
+    for i in np.flatnonzero(plan.rows["e"][: plan.evaluated] > 1)[::10]:  # every 10th (of 385), for time
         training = plan.training(i)
         one, got = estimate(shape, training), plan.config(i)
         assert max(abs(one.bytes[name] - got["bytes"][name]) for name in got["bytes"]) <= 1
         assert (got["peak_bytes"], got["peak_from"]) == (one.peak, one.peak_from)
 
 
-@pytest.mark.parametrize("change, needle", [
-    ({"mtp_hybrid_override_pattern": "*-"}, "key 'mtp_hybrid_override_pattern'"),
-    ({"n_shared_experts": 2}, "key 'n_shared_experts'"),
-    ({"hybrid_override_pattern": "ME*E-M"}, "multi-token-prediction module repeats the last layer"),
-])
+@pytest.mark.parametrize(
+    "change, needle",
+    [
+        ({"mtp_hybrid_override_pattern": "*-"}, "key 'mtp_hybrid_override_pattern'"),
+        ({"n_shared_experts": 2}, "key 'n_shared_experts'"),
+        ({"hybrid_override_pattern": "ME*E-M"}, "multi-token-prediction module repeats the last layer"),
+    ],
+)
 def test_what_an_moe_file_may_not_say_is_one_line(tmp_path, change, needle):
     from symbolic.config.errors import ConfigError
 
@@ -162,8 +196,20 @@ def test_a_megatron_hybrid_pattern_places_the_e_blocks(tmp_path):
     path.write_text(MEGATRON)
     fields = read(path).model
     hf = _read(tmp_path, SMALL)
-    for name in ("dense_layers", "mixerless_layers", "mlpless_layers", "mamba_layers", "E", "k_e", "f_e", "f_s",
-                 "moe_latent", "mlp", "sigmoid", "expert_bias"):
+    for name in (
+        "dense_layers",
+        "mixerless_layers",
+        "mlpless_layers",
+        "mamba_layers",
+        "E",
+        "k_e",
+        "f_e",
+        "f_s",
+        "moe_latent",
+        "mlp",
+        "sigmoid",
+        "expert_bias",
+    ):
         assert fields[name] == getattr(hf, name), name
     assert read(path).training["srelu_fusion"] is False
     path.write_text(MEGATRON + "  --use-fused-weighted-squared-relu: true\n")

@@ -7,6 +7,7 @@ jax stacks), each an exact comparison that the notebook asserts. The code cells 
 a fresh interpreter (pytest's conftest has already started jax in this process). No nbformat/nbclient: the .ipynb
 is plain JSON. After a change that moves a checked number, re-execute: `python notebooks/execute.py`.
 """
+
 import json
 import os
 import re
@@ -51,8 +52,10 @@ def same_check(fresh: str, committed: str) -> bool:
     """The same check, verdict and wording, with numbers equal up to SLACK_BYTES / SLACK_REL."""
     if NUMBER.sub("#", fresh) != NUMBER.sub("#", committed):
         return False
-    return all(abs(float(a) - float(b)) <= max(SLACK_BYTES if "." not in a + b else 0, SLACK_REL * abs(float(b)))
-               for a, b in zip(NUMBER.findall(fresh), NUMBER.findall(committed)))
+    return all(
+        abs(float(a) - float(b)) <= max(SLACK_BYTES if "." not in a + b else 0, SLACK_REL * abs(float(b)))
+        for a, b in zip(NUMBER.findall(fresh), NUMBER.findall(committed))
+    )
 
 
 def test_same_check_tolerates_path_noise_only():
@@ -94,8 +97,9 @@ def runs_fresh_and_reproduces_its_checks(name: str, tmp_path: Path) -> None:
     # (conftest.QUICK_CODEGEN: code generation at its quickest; every `match:` line of the three notebooks came out the
     # same with and without them, 2026-12-07)
     env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=400,
-                          cwd=NOTEBOOKS)
+    proc = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=400, cwd=NOTEBOOKS
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     fresh = [line for line in proc.stdout.splitlines() if "match:" in line]
     assert not [line for line in fresh if "match: False" in line]
@@ -103,4 +107,5 @@ def runs_fresh_and_reproduces_its_checks(name: str, tmp_path: Path) -> None:
     committed = committed_checks(name)
     stale = [(f, c) for f, c in zip(fresh, committed) if not same_check(f, c)]
     assert len(fresh) == len(committed) and not stale, (
-        f"outputs out of date (python notebooks/execute.py notebooks/{name}.ipynb): {stale[:3]}")
+        f"outputs out of date (python notebooks/execute.py notebooks/{name}.ipynb): {stale[:3]}"
+    )

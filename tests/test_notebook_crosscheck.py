@@ -4,6 +4,7 @@ longest part of the three (about 47 s of 76 s), so the other two run beside it r
 
 Source of truth and tolerance: as tests/test_notebook.py (the notebook's own exact checks; numbers to SLACK_BYTES).
 """
+
 from test_notebook import runs_fresh_and_reproduces_its_checks
 
 

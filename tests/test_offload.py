@@ -7,6 +7,7 @@ tensors each module's forward saves: linear_qkv, TELayerNormColumnParallelLinear
 the input norm of a GQA layer is an IdentityOp), transformer_config.py (attn_proj needs core_attn). Hand counts on a
 small Llama shape whose [s, h] tensors are exactly 2^20 elements and whose keys and values are a quarter of that;
 exact bytes."""
+
 import pytest
 
 from symbolic.components import layer_tensors
@@ -52,14 +53,22 @@ def test_small_tensors_stay():
 def test_moe_modules_offload_the_experts_inputs():
     """An MoE layer's pre-MLP norm is a TENorm of its own (mlp_norm), the grouped fc1's input (expert_fc1) and the
     activation's input (moe_act) go, the activation's output (fc2's input) stays."""
-    names = {part.name: part.expr for part in layer_tensors(
-        Switches(moe=True, offload="mlp_norm+expert_fc1+moe_act"), moe=True)}
+    names = {
+        part.name: part.expr
+        for part in layer_tensors(Switches(moe=True, offload="mlp_norm+expert_fc1+moe_act"), moe=True)
+    }
     assert all(names[n].is_Piecewise for n in ("norm2_input", "expert_input", "expert_fc1_output"))
     assert not names["expert_fc2_input"].is_Piecewise and not names["mlp_input"].is_Piecewise
 
 
-@pytest.mark.parametrize("modules, needle", [("attn_proj", "needs core_attn"), ("mlp", "must be distinct names"),
-                                             ("core_attn,core_attn", "must be distinct names")])
+@pytest.mark.parametrize(
+    "modules, needle",
+    [
+        ("attn_proj", "needs core_attn"),
+        ("mlp", "must be distinct names"),
+        ("core_attn,core_attn", "must be distinct names"),
+    ],
+)
 def test_bad_modules_are_one_line(modules, needle):
     with pytest.raises(ConfigError, match=needle) as err:
         Training(offload_modules=modules)
@@ -72,8 +81,10 @@ def test_other_recipes_refuse_it():
 
 
 def test_a_megatron_file_reads_it(tmp_path):
-    base = ("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
-            "--micro-batch-size 1\n")
+    base = (
+        "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
+        "--micro-batch-size 1\n"
+    )
     path = tmp_path / "args.txt"
     path.write_text(base + "--fine-grained-activation-offloading --offload-modules core_attn attn_proj\n")
     assert read(path).training["offload_modules"] == "core_attn,attn_proj"
@@ -93,8 +104,14 @@ def test_layer_level_offloading_keeps_l_minus_n_layers_and_the_small_tensors():
     assert off == plain // SHAPE.L * (SHAPE.L - 3) + 3 * kv
 
 
-@pytest.mark.parametrize("kwargs, needle", [({"p": 2}, "got p = 2"), ({"recompute": "selective"}, "--recompute sel"),
-                                            ({"cpu_offload_layers": 4}, "fewer than L = 4")])
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        ({"p": 2}, "got p = 2"),
+        ({"recompute": "selective"}, "--recompute sel"),
+        ({"cpu_offload_layers": 4}, "fewer than L = 4"),
+    ],
+)
 def test_layer_level_offloading_is_refused_where_megatron_refuses_it(kwargs, needle):
     training = Training(s=256, **{"cpu_offload_layers": 2, **kwargs})
     with pytest.raises(ConfigError, match=needle) as err:
@@ -104,8 +121,10 @@ def test_layer_level_offloading_is_refused_where_megatron_refuses_it(kwargs, nee
 
 def test_a_megatron_file_reads_the_offloaded_layers(tmp_path):
     path = tmp_path / "args.txt"
-    path.write_text("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
-                    "--micro-batch-size 1 --cpu-offloading-num-layers 1\n")
+    path.write_text(
+        "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
+        "--micro-batch-size 1 --cpu-offloading-num-layers 1\n"
+    )
     assert read(path).training["cpu_offload_layers"] == 1
 
 

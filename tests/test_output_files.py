@@ -4,6 +4,7 @@ Source of truth: the CLI contract (docs/commands.md: 130 on Ctrl-C with no parti
 .replaced writes a temporary file beside the target and renames it once complete; exact checks of what the folder
 holds after an interrupt at a chosen point, and one real SIGINT at a random moment of `plan --csv`.
 """
+
 import os
 import random
 import signal
@@ -62,9 +63,30 @@ def test_sigint_at_a_random_moment_of_plan_csv(tmp_path):
     """`plan --csv` (17,179 rows, about 3 s of CPU), SIGINT after a random 0.5 to 3 s: either it finished (exit 0, every
     row there) or it stopped (exit 130 within 5 s, no file, no temporary file)."""
     target = tmp_path / "plan.csv"
-    child = subprocess.Popen([sys.executable, "-m", "symbolic.cli", "plan", "--model", "tiny", "--gpus", "64", "--seq",
-                              "256", "--gbs", "512", "--csv", str(target), "--top", "1"], cwd=ROOT,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "symbolic.cli",
+            "plan",
+            "--model",
+            "tiny",
+            "--gpus",
+            "64",
+            "--seq",
+            "256",
+            "--gbs",
+            "512",
+            "--csv",
+            str(target),
+            "--top",
+            "1",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(random.uniform(0.5, 3.0))
     child.send_signal(signal.SIGINT)
     sent = time.monotonic()

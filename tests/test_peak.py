@@ -4,6 +4,7 @@ Source of truth: the exact "only" stage holds what Megatron-LM allocates at p = 
 counts the LM head there too (equal weights, exactly), and the stage adds what the closed form leaves out (the bf16
 logits beside their fp32 copy, the dummy weight gradients), so at p = 1 the stage decides. Tolerances: exact on integer bytes; GiB figures in the CLI are rounded to 0.01.
 """
+
 import json
 import subprocess
 import sys
@@ -53,8 +54,12 @@ def test_pipeline_parallel_peak_is_the_formula_total():
 def test_vectorized_peak_masks_stages_that_do_not_exist():
     """peak_of ignores "only" when p > 1 and "middle" when p = 2, and prefers "total" on ties."""
     total = np.array([10.0, 10.0, 10.0, 10.0])
-    stages = {"first": np.array([5, 11, 5, 10.0]), "middle": np.array([5, 12, 13, 5.0]),
-              "last": np.array([5, 5, 5, 5.0]), "only": np.array([20, 30, 30, 30.0])}
+    stages = {
+        "first": np.array([5, 11, 5, 10.0]),
+        "middle": np.array([5, 12, 13, 5.0]),
+        "last": np.array([5, 5, 5, 5.0]),
+        "only": np.array([20, 30, 30, 30.0]),
+    }
     peak, which = peak_of(total, stages, np.array([1, 2, 3, 4]))
     assert peak.tolist() == [20, 11, 13, 10] and [PEAK_FROM[i] for i in which] == ["only", "first", "middle", "total"]
 

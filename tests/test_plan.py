@@ -5,6 +5,7 @@ broken must be the one Training's one-line error names (BrokenRule.rule). A row 
 balanced: the split is chosen later) stands for the Training with one valid split of whole chunks (conftest.a_split),
 where one can be built.
 """
+
 import itertools
 
 import numpy as np
@@ -47,9 +48,22 @@ def _splittable(L: int, row: dict) -> bool:
 def _training(cluster: Cluster, row: dict) -> Training:
     """The Training a grid row stands for: its letters, ZeRO stage and (uneven split kinds) one valid split."""
     split = a_split(cluster.shape.L, row["p"], row["vpp"]) if row.get("split") else None
-    return Training(d=row["d"], t=row["t"], p=row["p"], c=row["c"], vpp=row["vpp"], s=cluster.s, b=row["b"],
-                    gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn, zero=row.get("zero", 1),
-                    stage_layers=split, ep=row.get("e", 1), etp=row.get("t_e"))
+    return Training(
+        d=row["d"],
+        t=row["t"],
+        p=row["p"],
+        c=row["c"],
+        vpp=row["vpp"],
+        s=cluster.s,
+        b=row["b"],
+        gbs=cluster.gbs,
+        sp=cluster.sp,
+        flash_attn=cluster.flash_attn,
+        zero=row.get("zero", 1),
+        stage_layers=split,
+        ep=row.get("e", 1),
+        etp=row.get("t_e"),
+    )
 
 
 def _kinds(got: dict) -> tuple[set, ...]:
@@ -154,8 +168,9 @@ def test_why_not_names_each_broken_rule():
 def test_why_not_marks_valid_factorisations():
     lines, _ = why_not(Cluster(PRESETS["tiny"], gpus=2, s=256, gbs=8))
     assert why_not(Cluster(PRESETS["tiny"], gpus=2, s=256, gbs=8), limit=1) == (lines[:1], 4)
-    assert sorted(lines) == sorted(f"dp={d} tp={t} pp={p} cp={c}: valid" for d, t, p, c in
-                                   [(2, 1, 1, 1), (1, 2, 1, 1), (1, 1, 2, 1), (1, 1, 1, 2)])
+    assert sorted(lines) == sorted(
+        f"dp={d} tp={t} pp={p} cp={c}: valid" for d, t, p, c in [(2, 1, 1, 1), (1, 2, 1, 1), (1, 1, 2, 1), (1, 1, 1, 2)]
+    )
 
 
 def test_cluster_rejects_bad_sizes():
@@ -180,8 +195,12 @@ def test_highly_composite_cluster_is_enumerated_whole():
 @given(
     # smooth GPU counts and sequence lengths (plus the odd prime) so that most draws have valid configurations
     gpus=st.sampled_from([1, 2, 3, 4, 6, 8, 9, 12, 16, 18, 24, 32, 36, 48, 7]),
-    s=st.sampled_from([7, 12, 16, 24, 32, 36, 48, 64]), gbs=st.integers(1, 24), sp=st.booleans(),
-    heads=st.sampled_from([(6, 3), (8, 2), (4, 4), (12, 6), (9, 3)]), f=st.integers(1, 40), L=st.integers(1, 12),
+    s=st.sampled_from([7, 12, 16, 24, 32, 36, 48, 64]),
+    gbs=st.integers(1, 24),
+    sp=st.booleans(),
+    heads=st.sampled_from([(6, 3), (8, 2), (4, 4), (12, 6), (9, 3)]),
+    f=st.integers(1, 40),
+    L=st.integers(1, 12),
 )
 def test_valid_equals_brute_force_over_random_clusters(gpus, s, gbs, sp, heads, f, L):
     """Random small clusters: `valid` (pruned, two-pass) == every (d, t, p, c, vpp, b) Training accepts."""

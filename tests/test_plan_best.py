@@ -6,6 +6,7 @@ its recompute choices, limits from below every peak to above most) best's K rows
 JSON row for row (config, bytes, peak, score), and where best evaluated everything (nothing or few fit) its count of
 fitting rows is search's.
 """
+
 import numpy as np
 import pytest
 
@@ -17,13 +18,33 @@ from symbolic.plan.search import search
 
 # a small MoE model with latent attention (DeepSeek-V2's layer at toy sizes; its recompute sets include mla_up_proj)
 # (head_dim a multiple of 8: a flash kernel takes it)
-MLA_MOE = ModelShape("toy-mla-moe", h=64, f=176, a=4, k=4, L=6, v=136, head_dim=16, kv_lora=28, q_lora=20,
-                     rope_dim=8, v_dim=10, E=8, k_e=2, f_e=48, dense_layers=(0,))
+MLA_MOE = ModelShape(
+    "toy-mla-moe",
+    h=64,
+    f=176,
+    a=4,
+    k=4,
+    L=6,
+    v=136,
+    head_dim=16,
+    kv_lora=28,
+    q_lora=20,
+    rope_dim=8,
+    v_dim=10,
+    E=8,
+    k_e=2,
+    f_e=48,
+    dense_layers=(0,),
+)
 # (model, recipes whose rules take it, ZeRO stages searched: every stage for the dense models, whose ties across
 # stages the order must keep; one for the models with experts, whose 5 and 6 recompute choices would otherwise
 # derive 20 and 24 estimators in a cold session)
-MODELS = (("tiny", ("paper", "torchtitan", "deepspeed", "jax"), ZERO_STAGES), ("tiny-moe", ("paper",), (1,)),
-          ("llama3-8b", ("paper", "torchtitan"), ZERO_STAGES), ("toy-mla-moe", ("paper",), (1,)))
+MODELS = (
+    ("tiny", ("paper", "torchtitan", "deepspeed", "jax"), ZERO_STAGES),
+    ("tiny-moe", ("paper",), (1,)),
+    ("llama3-8b", ("paper", "torchtitan"), ZERO_STAGES),
+    ("toy-mla-moe", ("paper",), (1,)),
+)
 
 
 def _shape(name: str) -> ModelShape:
@@ -36,10 +57,16 @@ def _cases(n: int = 20, seed: int = 28):
     out = []
     while len(out) < n:
         model, recipes, zero = MODELS[len(out) % len(MODELS)]
-        case = dict(model=model, profile=recipes[int(rng.integers(len(recipes)))], zero=zero,
-                    gpus=int(rng.choice([4, 6, 8, 12, 16, 24])), s=int(rng.choice([256, 512, 1024, 4096])),
-                    gbs=int(rng.choice([8, 12, 16, 32])), top=int(rng.choice([1, 3, 10, 40])),
-                    quantile=float(rng.choice([-1.0, 0.002, 0.05, 0.3, 0.9])))
+        case = dict(
+            model=model,
+            profile=recipes[int(rng.integers(len(recipes)))],
+            zero=zero,
+            gpus=int(rng.choice([4, 6, 8, 12, 16, 24])),
+            s=int(rng.choice([256, 512, 1024, 4096])),
+            gbs=int(rng.choice([8, 12, 16, 32])),
+            top=int(rng.choice([1, 3, 10, 40])),
+            quantile=float(rng.choice([-1.0, 0.002, 0.05, 0.3, 0.9])),
+        )
         cluster = Cluster(_shape(model), gpus=case["gpus"], s=case["s"], gbs=case["gbs"])
         if len(valid(cluster, case["profile"], zero)[0]["d"]):
             out.append(case)
@@ -55,8 +82,11 @@ def test_cases_span_models_recipes_and_limits():
     assert {c["quantile"] for c in CASES} >= {-1.0, 0.9}
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c['model']}-{c['profile']}-{c['gpus']}-s{c['s']}-"
-                         f"gbs{c['gbs']}-k{c['top']}-q{c['quantile']}")
+@pytest.mark.parametrize(
+    "case",
+    CASES,
+    ids=lambda c: f"{c['model']}-{c['profile']}-{c['gpus']}-s{c['s']}-gbs{c['gbs']}-k{c['top']}-q{c['quantile']}",
+)
 def test_best_k_equal_an_exhaustive_search(case):
     """search at an infinite limit ranks every row; at a limit its order is that one's rows under the limit (the
     same sort over fewer rows), so one exhaustive search serves as the truth at the case's limit."""
@@ -66,7 +96,7 @@ def test_best_k_equal_an_exhaustive_search(case):
     limit = peaks[0] * 0.99 if case["quantile"] < 0 else float(np.quantile(peaks, case["quantile"]))
     fits = [int(i) for i in full.order if full.rows["peak"][i] < limit]
     got = best(cluster, limit, case["top"], profile=case["profile"], zero=case["zero"])
-    assert [got.config(int(i)) for i in got.order] == [full.config(i) for i in fits[:case["top"]]]
+    assert [got.config(int(i)) for i in got.order] == [full.config(i) for i in fits[: case["top"]]]
     assert got.valid == full.valid
     if got.complete:
         assert got.feasible == len(fits) and got.evaluated == full.evaluated

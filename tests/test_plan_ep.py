@@ -4,6 +4,7 @@ where no configuration can hold them, a repeated flag refused as every other.
 
 Source of truth: plan's own search without the flag (its rows with that ep are exactly the rows with --ep; tolerance:
 none) and the rule table's messages."""
+
 import json
 
 import numpy as np
@@ -49,14 +50,17 @@ def test_plan_ep_fixes_ep_in_every_row(capsys):
     assert len(rows) == 10 and {row["ep"] for row in rows} == {4}
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--ep", "3"], "ep x etp = 3x1 must divide the dp x tp x cp"),  # divides neither E = 8 nor 16 ranks
-    (["--ep", "32"], "ep x etp = 32x1 must divide"),
-    (["--etp", "3"], "ep x etp = 1x3 must divide"),
-    (["--ep", "4", "--ep", "8"], "--ep given twice (--ep 4, then --ep 8): give it once"),
-    (["--etp", "2", "--etp", "1"], "--etp given twice"),
-    (["--model", "tiny", "--ep", "2"], "--ep 2 / --etp 1: tiny has no routed experts"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--ep", "3"], "ep x etp = 3x1 must divide the dp x tp x cp"),  # divides neither E = 8 nor 16 ranks
+        (["--ep", "32"], "ep x etp = 32x1 must divide"),
+        (["--etp", "3"], "ep x etp = 1x3 must divide"),
+        (["--ep", "4", "--ep", "8"], "--ep given twice (--ep 4, then --ep 8): give it once"),
+        (["--etp", "2", "--etp", "1"], "--etp given twice"),
+        (["--model", "tiny", "--ep", "2"], "--ep 2 / --etp 1: tiny has no routed experts"),
+    ],
+)
 def test_an_ep_no_configuration_holds_is_one_line_exit_2(capsys, argv, message):
     base = dict(zip(SMALL[::2], SMALL[1::2]))
     base.update((flag, value) for flag, value in zip(argv[::2], argv[1::2]) if flag == "--model")

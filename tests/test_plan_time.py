@@ -1,6 +1,7 @@
 """plan ranked by the step-time model (plan.ranking.StepTime): best's K rows are the exhaustive search's first K
 (source of truth: plan.search over every row; tolerance: none), each row's score is estimate's tokens/s/GPU for the
 same configuration (1e-9 relative), and the CLI's --rank-by/--system refuse what they cannot rank in one line."""
+
 import json
 import subprocess
 import sys
@@ -19,8 +20,9 @@ from symbolic.time.systems import system
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("model,gpus,s,gbs,name", [("llama3-8b", 16, 1024, 32, "dgx-h100"),
-                                                    ("tiny-moe", 8, 512, 16, "gb200-nvl72")])
+@pytest.mark.parametrize(
+    "model,gpus,s,gbs,name", [("llama3-8b", 16, 1024, 32, "dgx-h100"), ("tiny-moe", 8, 512, 16, "gb200-nvl72")]
+)
 def test_best_equals_search_and_estimate(model, gpus, s, gbs, name):
     cluster = Cluster(PRESETS[model], gpus=gpus, s=s, gbs=gbs)
     ranker = StepTime(system(name))
@@ -48,12 +50,34 @@ def test_best_in_small_rounds_prunes_and_stays_exact(model, gpus, s, gbs, first,
     monkeypatch.setattr(plan_best, "FIRST_ROUND", first)
     top = best(cluster, limit, 5, hw=ranker, zero=(1,))
     assert top.counts["evaluated"] < full.counts["evaluated"] and "evaluate.pair_bounds" in top.seconds
-    assert [full.config(int(i))["config"] for i in full.order[:5]] == [top.config(int(i))["config"] for i in top.order[:5]]
+    assert [full.config(int(i))["config"] for i in full.order[:5]] == [
+        top.config(int(i))["config"] for i in top.order[:5]
+    ]
 
 
 def _plan(*flags):
-    return subprocess.run([sys.executable, "-m", "symbolic.cli", "plan", "--model", "tiny", "--gpus", "8", "--seq",
-                           "256", "--gbs", "16", "--top", "2", *flags], capture_output=True, text=True, cwd=ROOT)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "symbolic.cli",
+            "plan",
+            "--model",
+            "tiny",
+            "--gpus",
+            "8",
+            "--seq",
+            "256",
+            "--gbs",
+            "16",
+            "--top",
+            "2",
+            *flags,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
 
 
 def test_cli_rank_by():

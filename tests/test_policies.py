@@ -4,6 +4,7 @@ Sources of truth: Training.check (every searched choice is a valid configuration
 memory premise of leaving a set out: adding the matmul-free modules never raises a peak; core_attn drops nothing
 under flash attention), FORMULAS' F_r (by hand). Tolerance: none (bytes), 1e-12 relative (seconds).
 """
+
 import dataclasses
 
 import numpy as np
@@ -18,8 +19,24 @@ from symbolic.plan.proxy import terms
 from symbolic.recipes import widths
 
 # head_dim a multiple of 8: a flash kernel takes it (rules: "flash attention: dh % 8, dh <= 256")
-MLA_MOE = ModelShape("toy-mla-moe", h=64, f=176, a=4, k=4, L=6, v=136, head_dim=16, kv_lora=28, q_lora=20,
-                     rope_dim=8, v_dim=10, E=8, k_e=2, f_e=48, dense_layers=(0,))
+MLA_MOE = ModelShape(
+    "toy-mla-moe",
+    h=64,
+    f=176,
+    a=4,
+    k=4,
+    L=6,
+    v=136,
+    head_dim=16,
+    kv_lora=28,
+    q_lora=20,
+    rope_dim=8,
+    v_dim=10,
+    E=8,
+    k_e=2,
+    f_e=48,
+    dense_layers=(0,),
+)
 
 
 def _labels(profile, shape, flash=True):
@@ -27,39 +44,66 @@ def _labels(profile, shape, flash=True):
 
 
 def test_megatron_sets_per_model():
-    assert _labels("paper", PRESETS["llama3-8b"]) == ["none", "selective", "selective layernorm",
-                                                      "selective core_attn,layernorm", "full"]
-    assert _labels("paper", PRESETS["mixtral-8x7b"]) == ["none", "selective", "selective layernorm,moe_act",
-                                                         "selective core_attn,layernorm,moe_act", "full"]
-    assert _labels("paper", MLA_MOE) == ["none", "selective", "selective layernorm,moe_act",
-                                         "selective mla_up_proj,layernorm,moe_act",
-                                         "selective core_attn,mla_up_proj,layernorm,moe_act", "full"]
+    assert _labels("paper", PRESETS["llama3-8b"]) == [
+        "none",
+        "selective",
+        "selective layernorm",
+        "selective core_attn,layernorm",
+        "full",
+    ]
+    assert _labels("paper", PRESETS["mixtral-8x7b"]) == [
+        "none",
+        "selective",
+        "selective layernorm,moe_act",
+        "selective core_attn,layernorm,moe_act",
+        "full",
+    ]
+    assert _labels("paper", MLA_MOE) == [
+        "none",
+        "selective",
+        "selective layernorm,moe_act",
+        "selective mla_up_proj,layernorm,moe_act",
+        "selective core_attn,mla_up_proj,layernorm,moe_act",
+        "full",
+    ]
     # without flash attention core_attn drops the s x s scores: its sets with the free modules come too
     assert _labels("paper", PRESETS["llama3-8b"], flash=False) == [
-        "none", "selective", "selective layernorm", "selective core_attn,layernorm", "full"]
+        "none",
+        "selective",
+        "selective layernorm",
+        "selective core_attn,layernorm",
+        "full",
+    ]
     assert "selective core_attn,mla_up_proj,layernorm,moe_act" in _labels("paper", MLA_MOE, flash=False)
     assert "selective core_attn,layernorm,moe_act" in _labels("paper", MLA_MOE, flash=False)
 
 
 def test_other_recipes_keep_their_own_selective():
     assert _labels("torchtitan", PRESETS["llama3-8b"]) == ["none", "selective"] + [
-        f"selective every {n}" for n in range(2, 9)] + ["full"]
-    assert _labels("deepspeed", PRESETS["llama3-8b"]) == _labels("jax", PRESETS["llama3-8b"]) == [
-        "none", "selective", "full"]
+        f"selective every {n}" for n in range(2, 9)
+    ] + ["full"]
+    assert (
+        _labels("deepspeed", PRESETS["llama3-8b"])
+        == _labels("jax", PRESETS["llama3-8b"])
+        == ["none", "selective", "full"]
+    )
     # with experts torchtitan's --ac-every is refused (which blocks it checkpoints, dense or MoE, is not modelled)
     assert _labels("torchtitan", PRESETS["mixtral-8x7b"]) == ["none", "selective", "full"]
     assert _labels("deepspeed", PRESETS["mixtral-8x7b"]) == []  # the recipe refuses experts: nothing to search
 
 
-@pytest.mark.parametrize("profile, shape", [("paper", PRESETS["tiny"]), ("paper", PRESETS["tiny-moe"]),
-                                            ("paper", MLA_MOE), ("torchtitan", PRESETS["tiny"])])
+@pytest.mark.parametrize(
+    "profile, shape",
+    [("paper", PRESETS["tiny"]), ("paper", PRESETS["tiny-moe"]), ("paper", MLA_MOE), ("torchtitan", PRESETS["tiny"])],
+)
 def test_every_searched_choice_is_a_valid_training(profile, shape):
     for policy in policies(profile, shape):
         Training(d=2, s=256, gbs=4, zero=3, **policy.fields, **widths(profile)).check(shape, profile)  # or raises
 
 
-@pytest.mark.parametrize("shape, p", [(PRESETS["tiny"], 1), (PRESETS["tiny"], 2), (PRESETS["tiny-moe"], 2),
-                                      (MLA_MOE, 2), (MLA_MOE, 1)])
+@pytest.mark.parametrize(
+    "shape, p", [(PRESETS["tiny"], 1), (PRESETS["tiny"], 2), (PRESETS["tiny-moe"], 2), (MLA_MOE, 2), (MLA_MOE, 1)]
+)
 def test_matmul_free_modules_never_raise_a_peak(shape, p):
     """The premise of leaving out sets without layernorm (and moe_act): adding them never holds more; with flash
     attention core_attn drops nothing, so a set with it holds what the set without it holds."""
@@ -79,29 +123,48 @@ def test_proxy_recompute_time_per_choice():
     cluster = Cluster(x, gpus=4, s=512, gbs=8)
     choices = policies("paper", x) + (Policy("selective", ac_every=2),)
     n = len(choices)
-    grid = dict(d=np.full(n, 2), t=np.ones(n), p=np.full(n, 2), c=np.ones(n), vpp=np.ones(n), b=np.ones(n),
-                m=np.full(n, 4), zero=np.ones(n, int), policy=np.arange(n), max_layers=np.full(n, 3.0),
-                recompute=np.array([["none", "selective", "full"].index(q.recompute) for q in choices]))
+    grid = dict(
+        d=np.full(n, 2),
+        t=np.ones(n),
+        p=np.full(n, 2),
+        c=np.ones(n),
+        vpp=np.ones(n),
+        b=np.ones(n),
+        m=np.full(n, 4),
+        zero=np.ones(n, int),
+        policy=np.arange(n),
+        max_layers=np.full(n, 3.0),
+        recompute=np.array([["none", "selective", "full"].index(q.recompute) for q in choices]),
+    )
     got = terms(cluster, grid, policies=choices)
     plain = terms(cluster, {**{k: v for k, v in grid.items() if k != "policy"}})
     per_step = cluster.gbs * cluster.s * x.L / (cluster.gpus * 400e12)
     F_att = 2.0 * cluster.s * x.a * x.dh
     F_up = 2.0 * x.a * (x.q_lora * (x.dh + x.rope_dim) + x.kv_lora * (x.dh + x.v_dim))
     F_layer = plain["T_r"][[q.recompute for q in choices].index("full")] / per_step
-    want = {"none": 0.0, "selective": F_att, "selective layernorm,moe_act": 0.0,
-            "selective mla_up_proj,layernorm,moe_act": F_up, "selective core_attn,mla_up_proj,layernorm,moe_act":
-            F_att + F_up, "full": F_layer, "selective every 2": F_layer * 1 / 3}
+    want = {
+        "none": 0.0,
+        "selective": F_att,
+        "selective layernorm,moe_act": 0.0,
+        "selective mla_up_proj,layernorm,moe_act": F_up,
+        "selective core_attn,mla_up_proj,layernorm,moe_act": F_att + F_up,
+        "full": F_layer,
+        "selective every 2": F_layer * 1 / 3,
+    }
     for i, policy in enumerate(choices):
         assert got["T_r"][i] == pytest.approx(per_step * want[policy.label], rel=1e-12, abs=0), policy.label
 
 
 def test_labels_from_json_configs():
     assert label_of({"recompute": "selective"}) == "selective"
-    assert label_of({"recompute": "selective", "recompute_modules": "layernorm,moe_act"}) == \
-        "selective layernorm,moe_act"
+    assert (
+        label_of({"recompute": "selective", "recompute_modules": "layernorm,moe_act"}) == "selective layernorm,moe_act"
+    )
     assert label_of({"recompute": "selective", "ac_every": 3}) == "selective every 3"
-    assert short_label({"recompute": "selective", "recompute_modules": "mla_up_proj,layernorm,moe_act"}) == \
-        "sel. up,ln,act"
+    assert (
+        short_label({"recompute": "selective", "recompute_modules": "mla_up_proj,layernorm,moe_act"})
+        == "sel. up,ln,act"
+    )
     assert short_label({"recompute": "selective", "ac_every": 4}) == "sel./4"
     assert short_label({"recompute": "full"}) == "full"
 
@@ -112,8 +175,13 @@ def test_torchtitan_ac_every_at_tp_2_keeps_eager_blocks():
     blocks it leaves alone hold what --recompute none's hold."""
     base = dict(d=2, t=2, s=256, gbs=4, zero=3, **widths("torchtitan"))
     tiny, L = PRESETS["tiny"], PRESETS["tiny"].L
-    act = {policy: estimate(tiny, Training(**base, **kw), "torchtitan").stages[0]["bytes"]["activations"]
-           for policy, kw in (("every 2", dict(recompute="selective", ac_every=2)), ("none", dict(recompute="none")),
-                              ("full", dict(recompute="full")))}
+    act = {
+        policy: estimate(tiny, Training(**base, **kw), "torchtitan").stages[0]["bytes"]["activations"]
+        for policy, kw in (
+            ("every 2", dict(recompute="selective", ac_every=2)),
+            ("none", dict(recompute="none")),
+            ("full", dict(recompute="full")),
+        )
+    }
     assert abs(act["every 2"] - (act["none"] * (L - L // 2) + act["full"] * (L // 2)) / L) <= 1  # whole bytes
     Training(recompute="selective", **base).check(PRESETS["tiny"], "torchtitan")  # op-level SAC is modelled at tp 2

@@ -5,6 +5,7 @@ Sources of truth: jaxcheck's implementation as described in symbolic/recipes/jax
 small shape below), sympy identities of the table (exact), and the estimator's contract that lambdified numbers equal
 the sympy expressions (exact).
 """
+
 import dataclasses
 import subprocess
 import sys
@@ -36,8 +37,12 @@ def _widths(training: Training) -> dict:
 def test_byte_widths_follow_dtypes():
     """fp32 params -> 4 bytes weights and gradients, Adam mu + nu 8; bf16 compute -> 2."""
     assert _widths(Training(**jax_widths())) == {"weight_bytes": 4, "grad_bytes": 4, "opt_bytes": 8, "act_bytes": 2}
-    assert _widths(Training(**jax_widths("bfloat16", "float32"))) == {"weight_bytes": 2, "grad_bytes": 2,
-                                                                      "opt_bytes": 4, "act_bytes": 4}
+    assert _widths(Training(**jax_widths("bfloat16", "float32"))) == {
+        "weight_bytes": 2,
+        "grad_bytes": 2,
+        "opt_bytes": 4,
+        "act_bytes": 4,
+    }
 
 
 @pytest.mark.parametrize("recompute", RECOMPUTE)
@@ -78,10 +83,15 @@ def test_lambdified_equals_sympy(recompute):
         assert est[part.name] == int(round(float(sp.sympify(part.expr).xreplace(subs)))), part.name
 
 
-@pytest.mark.parametrize("cmd", [["formula", "--profile", "jax", "--recompute", "full"],
-                                 ["formula", "--profile", "jax", "--backend", "cpu"],
-                                 ["estimate", "--profile", "jax", "--model", "tiny", "--seq", "256"],
-                                 ["latex", "--profile", "jax", "--model", "tiny", "--seq", "256"]])
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ["formula", "--profile", "jax", "--recompute", "full"],
+        ["formula", "--profile", "jax", "--backend", "cpu"],
+        ["estimate", "--profile", "jax", "--model", "tiny", "--seq", "256"],
+        ["latex", "--profile", "jax", "--model", "tiny", "--seq", "256"],
+    ],
+)
 def test_cli_takes_profile_jax(cmd):
     proc = subprocess.run([sys.executable, "-m", "symbolic.cli", *cmd], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -111,9 +121,16 @@ def test_total_is_arguments_output_and_the_largest_phase(recompute, backend):
     phases = prof.phase_bytes(sw)
     assert set(phases) == set(PHASES)
     for point in ({"m": 4, "p": 2, "s": 4096}, {"m": 1, "p": 1, "s": 256}):
-        at = {**{BY_NAME[k]: v for k, v in inputs_for(SHAPE, _training(d=2, t=2, c=2, recompute=recompute,
-                                                                       s=point["s"], gbs=2 * point["m"])).items()},
-              BY_NAME["p"]: point["p"], BY_NAME["m"]: point["m"]}
+        at = {
+            **{
+                BY_NAME[k]: v
+                for k, v in inputs_for(
+                    SHAPE, _training(d=2, t=2, c=2, recompute=recompute, s=point["s"], gbs=2 * point["m"])
+                ).items()
+            },
+            BY_NAME["p"]: point["p"],
+            BY_NAME["m"]: point["m"],
+        }
         peak = max(sp.sympify(e).xreplace(at) for e in phases.values())
         assert sp.simplify(sp.sympify(total).xreplace(at) - (sp.sympify(fixed).xreplace(at) + peak)) == 0
 
@@ -121,8 +138,9 @@ def test_total_is_arguments_output_and_the_largest_phase(recompute, backend):
 def test_backend_rows_are_switched_by_the_target():
     """XLA:CPU's fp32 widening and iteration slice only on cpu; XLA:GPU's relayout copy only on gpu (GPipe's: 1F1B
     has no relayout phase)."""
-    names = lambda backend: {row.name for row in prof.table(Switches(backend=backend, overheads=False,
-                                                                      schedule="gpipe"))}
+    names = lambda backend: {
+        row.name for row in prof.table(Switches(backend=backend, overheads=False, schedule="gpipe"))
+    }
     assert {"stacks_widened", "iteration_slice"} <= names("cpu") and "relayout_copy" not in names("cpu")
     assert "relayout_copy" in names("gpu") and not {"stacks_widened", "iteration_slice"} & names("gpu")
 
@@ -192,20 +210,27 @@ def test_vocab_padding_follows_xla_gpu_dumps_and_lives_in_the_cotangent_phase():
         else:
             rows_of_operands = bb * ss // cc + hh
             assert got % (4 * rows_of_operands) == 0 and abs(got // (4 * rows_of_operands) - width) <= 16, (
-                (vv, tt, bb, ss, cc, hh), got // (4 * rows_of_operands), width)
+                (vv, tt, bb, ss, cc, hh),
+                got // (4 * rows_of_operands),
+                width,
+            )
     assert all(rows[name].phases == ("loss_input_grad",) for name in padded)
     live = {name for name, row in rows.items() if "loss_input_grad" in row.phases}
     assert {"logits_grad", "residual_stacks", "block_grads", "head_grad"} <= live and "logits" not in live
-    assert not set(padded) & {row.name for row in prof.on(prof.temporaries(Switches(backend="cpu", overheads=False)),
-                                                          "cpu")}
+    assert not set(padded) & {
+        row.name for row in prof.on(prof.temporaries(Switches(backend="cpu", overheads=False)), "cpu")
+    }
 
 
 def test_iteration_slice_vanishes_with_one_iteration():
     """With m + p - 1 = 1 XLA removes the pipeline loop, so XLA:CPU copies no iteration slice (exact)."""
     from symbolic.config.symbols import m, p
 
-    row = next(r for r in prof.temporaries(Switches(backend="cpu", overheads=False, schedule="gpipe"))
-               if r.name == "iteration_slice")
+    row = next(
+        r
+        for r in prof.temporaries(Switches(backend="cpu", overheads=False, schedule="gpipe"))
+        if r.name == "iteration_slice"
+    )
     assert row.bytes.subs({m: 1, p: 1}) == 0 and row.bytes.subs({m: 2, p: 1}) != 0
 
 

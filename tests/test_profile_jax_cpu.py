@@ -4,6 +4,7 @@ its dumps, and that XLA:GPU's table has none of them.
 Sources of truth: the CPU dumps named in each test and in the rows' docs (symbolic/recipes/jax/onef1b_cpu.py, zero.py);
 every assertion is exact.
 """
+
 import sympy as sp
 
 from symbolic.config.switches import Switches
@@ -21,14 +22,24 @@ def test_cpu_rows_of_1f1b_are_its_own():
 
     cpu = {row.name: row for row in prof.on(prof.temporaries(Switches(backend="cpu", overheads=False)), "cpu")}
     gpu = {row.name for row in prof.on(prof.temporaries(Switches(backend="gpu", overheads=False)), "gpu")}
-    own = {"ring_copies", "slot_slice", "layer_widened", "layer_widened_recompute", "layer_widened_hoisted",
-           "logits_grad_transposed", "head_widened", "lookup_grad_summed"}
+    own = {
+        "ring_copies",
+        "slot_slice",
+        "layer_widened",
+        "layer_widened_recompute",
+        "layer_widened_hoisted",
+        "logits_grad_transposed",
+        "head_widened",
+        "lookup_grad_summed",
+    }
     assert own <= set(cpu) and not own & gpu and not {"stacks_widened", "iteration_slice"} & set(cpu)
     assert cpu["slot_slice"].bytes.subs({m: 1, p: 4}) == 0 and cpu["slot_slice"].bytes.subs({m: 1, p: 1}) == 0
     assert cpu["slot_slice"].bytes.subs({m: 2, p: 4}) != 0
     assert cpu["lookup_grad_summed"].bytes.subs({d: 1, c: 1}) != 0 and cpu["lookup_grad_summed"].bytes.subs(d, 2) != 0
-    assert cpu["layer_widened_hoisted"].bytes.subs({L: 4, p: 4}) != 0 and cpu["layer_widened_hoisted"].bytes.subs(
-        {L: 8, p: 4}) == 0  # one layer per stage only
+    assert (
+        cpu["layer_widened_hoisted"].bytes.subs({L: 4, p: 4}) != 0
+        and cpu["layer_widened_hoisted"].bytes.subs({L: 8, p: 4}) == 0
+    )  # one layer per stage only
     full = {row.name: row for row in prof.temporaries(Switches(backend="cpu", overheads=False, recompute="full"))}
     assert cpu["layer_widened_recompute"].bytes == 0 and full["layer_widened_recompute"].bytes != 0
 
@@ -61,8 +72,10 @@ def test_cpu_1f1b_loss_follows_its_dumps():
     for (dd, cc, zero), held in HELD.items():
         assert lookup_held(Switches(backend="cpu", zero=zero)).subs({d: dd, c: cc}) == (1 if held else 0), (dd, cc)
     for zero in (1, 2):
-        cpu = {row.name: row for row in prof.on(prof.temporaries(
-            Switches(backend="cpu", overheads=False, zero=zero)), "cpu")}
+        cpu = {
+            row.name: row
+            for row in prof.on(prof.temporaries(Switches(backend="cpu", overheads=False, zero=zero)), "cpu")
+        }
         assert "head_cast" not in {r for r, row in cpu.items() if {"loss_input_grad", "loss_head"} & set(row.phases)}
         assert "backward_embed" not in cpu["head_cast"].phases + cpu["head_widened"].phases
         assert {"loss", "loss_head"} <= set(cpu["lookup_grad_early"].phases)
@@ -102,8 +115,9 @@ def test_xla_cpu_frees_the_head_copies_before_the_last_all_reduce():
     from symbolic.recipes.jax.clock import TICK
 
     for mtp in (False, True):
-        rows = {row.name: row for row in prof.on(prof.temporaries(Switches(backend="cpu", overheads=False, mtp=mtp)),
-                                                  "cpu")}
+        rows = {
+            row.name: row for row in prof.on(prof.temporaries(Switches(backend="cpu", overheads=False, mtp=mtp)), "cpu")
+        }
         assert set(rows["head_widened"].phases) | {"backward_embed"} == set(TICK)
         for name in ("head_cast", "head_widened"):
             assert "backward_embed" not in rows[name].phases, (name, mtp)

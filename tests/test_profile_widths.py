@@ -3,6 +3,7 @@
 Sources of truth: jaxcheck's default dtypes (fp32 params, bf16 compute: 4, 4, 8, 2 bytes) for "jax"; Megatron-LM's bf16
 mixed precision as the paper counts it (2 + 4 + 12 bytes per parameter, bf16 activations) for "paper".
 """
+
 import json
 import subprocess
 import sys
@@ -33,8 +34,24 @@ def test_paper_widths_are_the_training_defaults():
 
 def test_estimate_cli_uses_the_profile_widths():
     """`mem4d estimate --profile jax` counts fp32 params: 4 bytes x every parameter on one device (d=t=p=c=1)."""
-    out = subprocess.run([sys.executable, "-m", "symbolic.cli", "estimate", "--profile", "jax", "--model", "tiny",
-                          "--seq", "128", "--json"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "symbolic.cli",
+            "estimate",
+            "--profile",
+            "jax",
+            "--model",
+            "tiny",
+            "--seq",
+            "128",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     report = json.loads(out.stdout)
     assert report["bytes"]["params"] == 4 * PRESETS["tiny"].param_count
     assert report["config"]["opt_bytes"] == 8

@@ -4,6 +4,7 @@ Sources of truth: the 1F1B bubble (p - 1)/(m + p - 1) and its interleaved form (
 two all-reduces forward and two backward per layer under TP (Shoeybi et al. 2019) with ring all-reduce volume
 2 (t - 1)/t; ring reduce-scatter + all-gather moving the same bytes as one all-reduce. Tolerance: 1e-12 relative.
 """
+
 import numpy as np
 import pytest
 
@@ -122,8 +123,10 @@ def _published_models():
     folder = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"
     shared = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "configs"
     files = sorted([*folder.glob("*.json"), *shared.glob("*.json")])  # a multimodal wrapper without its tower: text
-    return [*PRESETS.values(), *(resolve_model(str(path), text_only="text_config" in json.loads(path.read_text()))
-                                 for path in files)]
+    return [
+        *PRESETS.values(),
+        *(resolve_model(str(path), text_only="text_config" in json.loads(path.read_text())) for path in files),
+    ]
 
 
 def test_score_at_most_one_and_volumes_non_negative_on_every_model():
@@ -132,8 +135,10 @@ def test_score_at_most_one_and_volumes_non_negative_on_every_model():
     parameters negative: Nemotron 3 Super scored 18). Source of truth: FORMULAS; exact (no tolerance)."""
     for shape in _published_models():
         e = [1, 2] if shape.E and shape.E % 2 == 0 else [1, 1]
-        out = terms(Cluster(shape, gpus=64, s=1024, gbs=64), _grid(d=[8, 4], t=[2, 4], p=[4, 4], m=[8, 4], e=e,
-                                                                  max_layers=[-(-shape.L // 4)] * 2))
+        out = terms(
+            Cluster(shape, gpus=64, s=1024, gbs=64),
+            _grid(d=[8, 4], t=[2, 4], p=[4, 4], m=[8, 4], e=e, max_layers=[-(-shape.L // 4)] * 2),
+        )
         assert (out["score"] <= 1).all() and (out["score"] > 0).all(), (shape.name, out["score"])
         assert all((out[name] >= 0).all() for name in ("V_tp", "V_cp", "V_dp", "V_pp", "V_ep", "V_etp")), shape.name
 

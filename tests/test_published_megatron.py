@@ -3,6 +3,7 @@
 Source of truth: RUNS.md (its summary table's world sizes, parallel sizes and peak GiB, written independently of the
 reader) and the verbatim model_config.yaml files. Tolerance: exact for sizes; the measured peak to RUNS.md's 3
 decimals of GiB (0.0005 GiB: RUNS.md rounds)."""
+
 import importlib.util
 import re
 import sys

@@ -5,6 +5,7 @@ and apply_ac, train.py's loss, torch FSDP2's MixedPrecisionPolicy(bf16, fp32)); 
 stage3.py, zero/config.py bucket defaults); torch.optim AdamW / SGD state; bitsandbytes' block-wise 8-bit AdamW.
 Tolerance: exact bytes (each component is rounded to a whole byte once).
 """
+
 import json
 import subprocess
 import sys
@@ -27,8 +28,9 @@ ENDS_8B = 2 * 128256 * 4096 + 4096  # tok_embeddings, output, final norm (untied
 
 
 def _torchtitan(**kw) -> Training:
-    return Training(**{**widths("torchtitan"), "d": 8, "b": 2, "s": 8192, "gbs": 16, "zero": 3,
-                       "recompute": "selective", **kw})
+    return Training(
+        **{**widths("torchtitan"), "d": 8, "b": 2, "s": 8192, "gbs": 16, "zero": 3, "recompute": "selective", **kw}
+    )
 
 
 def test_torchtitan_llama3_8b_fsdp_selective_op_by_hand():
@@ -112,9 +114,22 @@ def test_deepspeed_zero_stages_by_hand():
         assert only.get("params_gathered", 0) == (2 * (max(ends, layer) + min(layer, 50_000_000)) if zero == 3 else 0)
         # the step: stage 3 a sub-group's bf16 + fp32 gradient copies, stages 1-2 the fp32 slice, beyond the backward
         step = 6 * n / 4 if zero == 3 else 4 * n / 4
-        backward = sum(x for name, x in only.items() if name not in (
-            "weights", "gradients", "optimizer", "grad_partition", "optimizer_step", "communicators", "cuda_context",
-            "fragmentation", "total"))
+        backward = sum(
+            x
+            for name, x in only.items()
+            if name
+            not in (
+                "weights",
+                "gradients",
+                "optimizer",
+                "grad_partition",
+                "optimizer_step",
+                "communicators",
+                "cuda_context",
+                "fragmentation",
+                "total",
+            )
+        )
         assert abs(only["optimizer_step"] - max(0, step - backward)) <= 12  # a byte of rounding per component
 
 
@@ -140,17 +155,22 @@ def test_deepspeed_without_zero_init_keeps_every_gathered_weight():
     only = estimate(shape, t, "deepspeed").stages[0]["bytes"]
     assert only["params_gathered"] == 2 * (8 * layer + 1024 * 256 + layer)  # + the prefetch (a layer under 5e7)
     full = estimate(shape, replace(t, recompute="full"), "deepspeed").stages[0]["bytes"]
-    assert full["params_gathered"] == estimate(shape, replace(t, zero_init=True), "deepspeed").stages[0]["bytes"][
-        "params_gathered"]
+    assert (
+        full["params_gathered"]
+        == estimate(shape, replace(t, zero_init=True), "deepspeed").stages[0]["bytes"]["params_gathered"]
+    )
 
 
-@pytest.mark.parametrize("choices, opt_bytes", [
-    ({}, 12),  # Megatron: fp32 master + Adam m, v
-    ({"optimizer": "sgd"}, 8),  # master + one momentum buffer
-    ({"optimizer": "sgd", "master_weights": False, "weight_dtype": "fp32"}, 4),
-    ({"moment_dtype": "bf16"}, 8),  # DeepSeek-V3's bf16 moments over an fp32 master
-    ({"optimizer": "adamw8bit"}, 4 + 2 + 2 * 4 / 256),  # two uint8 states + fp32 absmax per 256-element block
-])
+@pytest.mark.parametrize(
+    "choices, opt_bytes",
+    [
+        ({}, 12),  # Megatron: fp32 master + Adam m, v
+        ({"optimizer": "sgd"}, 8),  # master + one momentum buffer
+        ({"optimizer": "sgd", "master_weights": False, "weight_dtype": "fp32"}, 4),
+        ({"moment_dtype": "bf16"}, 8),  # DeepSeek-V3's bf16 moments over an fp32 master
+        ({"optimizer": "adamw8bit"}, 4 + 2 + 2 * 4 / 256),  # two uint8 states + fp32 absmax per 256-element block
+    ],
+)
 def test_optimizer_bytes_per_parameter(choices, opt_bytes):
     t = Training(**choices)
     assert t.opt_bytes == opt_bytes
@@ -180,11 +200,14 @@ def test_the_losss_logits(logits, width):
     assert one["output_layer"] == 2 * 2 * 256 * 256 + width * 256 * 1024
 
 
-@pytest.mark.parametrize("training, profile, words", [
-    (Training(zero=1, recompute="full"), "torchtitan", "FSDP2"),
-    (Training(zero=0), "deepspeed", "ZeRO stage 0"),
-    (Training(zero=3, recompute="full"), "torchtitan", "no separate master copy"),  # Megatron's precision
-])
+@pytest.mark.parametrize(
+    "training, profile, words",
+    [
+        (Training(zero=1, recompute="full"), "torchtitan", "FSDP2"),
+        (Training(zero=0), "deepspeed", "ZeRO stage 0"),
+        (Training(zero=3, recompute="full"), "torchtitan", "no separate master copy"),  # Megatron's precision
+    ],
+)
 def test_what_a_recipe_does_not_have_is_one_line(training, profile, words):
     with pytest.raises(ConfigError, match=words) as err:
         estimate(LLAMA3_8B, training, profile)
@@ -239,8 +262,10 @@ def test_cli_recipe_flags_and_conflicts():
     assert report["profile"] == "torchtitan" and report["config"]["zero"] == 3  # the recipe's defaults
     assert report["config"]["recompute"] == "selective" and report["config"]["master_weights"] is False
     assert report["judged"] == "device_bytes" and report["memory"]["device_bytes"] == report["peak_bytes"]
-    for argv, words in ((["estimate", "--recipe", "deepspeed", "--profile", "jax"], "conflict"),
-                        (["verify", "--optimizer", "sgd"], "--optimizer: the jax step's precision"),
-                        (["estimate", "--optimizer", "lion"], "invalid choice")):
+    for argv, words in (
+        (["estimate", "--recipe", "deepspeed", "--profile", "jax"], "conflict"),
+        (["verify", "--optimizer", "sgd"], "--optimizer: the jax step's precision"),
+        (["estimate", "--optimizer", "lion"], "invalid choice"),
+    ):
         done = _mem4d(*argv)
         assert done.returncode == 2 and words in done.stderr and len(done.stderr.strip().splitlines()) == 1, argv

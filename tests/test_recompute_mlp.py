@@ -5,6 +5,7 @@ layer is not an MoE layer; _forward_mlp runs self.mlp under tensor_parallel.chec
 whose forward runs without grad and saves its input alone: with Transformer Engine's layer spec pre_mlp_layernorm is
 an IdentityOp and the norm lives in linear_fc1, so that input is the residual stream after attention; the
 bias-dropout-add after the MLP is outside the checkpoint). Tolerance: exact (sympy expressions and names)."""
+
 import sympy as sp
 
 from symbolic.components.activations import layer_tensors, recomputed_tensors

@@ -3,6 +3,7 @@ records (grid, target, profile commit, compiled, median and max |error| of each 
 folder or file is named after a commit (the commit is inside each record, its "code").
 
 Source of truth: the files under records/ and jaxcheck.crosscheck.report.summarize. Exact: text equality."""
+
 import re
 import subprocess
 from pathlib import Path
@@ -13,8 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_readme_is_the_commands_output():
-    assert (records.RECORDS / "README.md").read_text() == records.readme(), \
+    assert (records.RECORDS / "README.md").read_text() == records.readme(), (
         "records/README.md is stale: run `python -m jaxcheck.crosscheck.records --write`"
+    )
 
 
 def test_every_record_file_has_a_row_with_its_figures():

@@ -2,6 +2,7 @@
 and the one table of rule rows made from it (nothing registered by an import).
 
 Source of truth: the contract as base.py states it; exact."""
+
 import importlib
 
 import pytest
@@ -56,7 +57,7 @@ def test_importing_a_recipe_registers_nothing():
     before = TABLE
     for name in NAMES:
         importlib.reload(importlib.import_module(f"symbolic.recipes.{get(name).package}"))
-    assert registry.TABLE is before and SHARED == before[:len(SHARED)]
+    assert registry.TABLE is before and SHARED == before[: len(SHARED)]
     assert not hasattr(rules, "register") and not hasattr(rules, "select")
 
 

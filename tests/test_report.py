@@ -4,6 +4,7 @@ Sources of truth: pdflatex itself (the document compiles and no line is wider th
 its log), the issue's CLI contract (bad input: one line, exit 2, before any file is written), and exact string checks
 of the escaping rules.
 """
+
 import json
 import os
 import re
@@ -27,8 +28,14 @@ HAS_PDFLATEX = shutil.which("pdflatex") is not None
 
 def mem4d(*args: str, cwd, env=None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "symbolic.cli", "report", *args], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "symbolic.cli", "report", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=300,
+    )
 
 
 def test_escape_prints_every_special_character_as_itself():
@@ -41,7 +48,8 @@ def test_prose_sets_the_glossarys_letters_as_math():
     assert prose("B_w bytes per parameter") == "$B_{w}$ bytes per parameter"
     assert prose("sharded over the d*c ranks") == "sharded over the $d c$ ranks"
     assert prose("all m + p - 1 iterations, [m + p - 1, L/p, ...]") == (
-        r"all $m + p - 1$ iterations, $[ m + p - 1, L / p, \ldots ]$")
+        r"all $m + p - 1$ iterations, $[ m + p - 1, L / p, \ldots ]$"
+    )
     assert prose("a layer's s x s scores") == r"a layer's $s \times s$ scores"  # "a" and "'s" stay prose
     assert prose("(matrices over t, layers over p)") == "(matrices over $t$, layers over $p$)"
 
@@ -64,13 +72,34 @@ def test_inline_expressions_use_slashes_not_nested_fractions():
 
 def _overfull(log: str) -> list[str]:
     """Overfull boxes wider than 1pt (anything cut off or sticking into the margin)."""
-    return [m.group(0) for m in re.finditer(r"Overfull \\hbox \(([\d.]+)pt too wide\)[^\n]*", log)
-            if float(m.group(1)) > 1.0]
+    return [
+        m.group(0)
+        for m in re.finditer(r"Overfull \\hbox \(([\d.]+)pt too wide\)[^\n]*", log)
+        if float(m.group(1)) > 1.0
+    ]
 
 
 PLAN_FROM = ["--plan", "--gpus", "512"] + (["--from", str(RESULTS)] if RESULTS else [])
-JAX = ["--profile", "jax", "--model", "llama3-8b", "--dp", "2", "--tp", "2", "--pp", "2", "--cp", "2", "--seq", "1024",
-       "--gbs", "8", "--recompute", "none"]
+JAX = [
+    "--profile",
+    "jax",
+    "--model",
+    "llama3-8b",
+    "--dp",
+    "2",
+    "--tp",
+    "2",
+    "--pp",
+    "2",
+    "--cp",
+    "2",
+    "--seq",
+    "1024",
+    "--gbs",
+    "8",
+    "--recompute",
+    "none",
+]
 
 
 @pytest.fixture(scope="module")
@@ -79,11 +108,19 @@ def plan_report(tmp_path_factory):
     fresh interpreter that then names the heavy modules it imported: (its folder, its exit status and the modules,
     its --json). One report run for the two tests that read it (each takes seconds)."""
     cwd = tmp_path_factory.mktemp("plan-report")
-    code = ("import sys; from symbolic.cli.entry import main; "
-            f"rc = main(['report', '-o', 'r.tex', *{CONFIG + PLAN_FROM!r}, '--json']); "
-            "print(rc, sorted(m for m in ('jax', 'jaxlib', 'flax') if m in sys.modules))")
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, timeout=300,
-                         env={**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"})
+    code = (
+        "import sys; from symbolic.cli.entry import main; "
+        f"rc = main(['report', '-o', 'r.tex', *{CONFIG + PLAN_FROM!r}, '--json']); "
+        "print(rc, sorted(m for m in ('jax', 'jaxlib', 'flax') if m in sys.modules))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"},
+    )
     *written, last = run.stdout.strip().splitlines() or [""]
     return cwd, last, run.stderr, json.loads("\n".join(written) or "null")
 
@@ -99,8 +136,13 @@ def _compiles_without_overfull_lines(folder: Path, extra: list[str]) -> None:
     if not HAS_PDFLATEX:
         pytest.skip("pdflatex not installed (apt-get install texlive-latex-base)")
     for _ in range(2):
-        run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "r.tex"], cwd=folder,
-                             capture_output=True, text=True, timeout=180)
+        run = subprocess.run(
+            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "r.tex"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
         assert run.returncode == 0, run.stdout[-2000:]
     assert _overfull((folder / "r.log").read_text(errors="replace")) == []
 
@@ -126,8 +168,9 @@ def test_a_long_stage_split_is_a_line_of_its_own():
     from symbolic.render.report import _config
 
     split = (6,) + (8,) * 15  # llama3.1-405b's 126 layers on 16 stages
-    lines = _config(estimate(PRESETS["llama3.1-405b"], Training(d=2, p=16, s=1024, gbs=32, stage_layers=split)),
-                    80 * 2**30, 0.8)
+    lines = _config(
+        estimate(PRESETS["llama3.1-405b"], Training(d=2, p=16, s=1024, gbs=32, stage_layers=split)), 80 * 2**30, 0.8
+    )
     end = lines.index(r"\end{tabular}")
     assert not any("stage" in line for line in lines[:end])
     assert lines[end + 1] == r"\par\noindent\texttt{stage\_layers}: " + ", ".join(map(str, split))
@@ -152,9 +195,19 @@ def test_without_pdflatex_it_writes_the_source_and_says_how_to_build(tmp_path):
     assert (tmp_path / "x.tex").is_file() and (tmp_path / "x-figures" / "stages.pdf").is_file()
 
 
-@pytest.mark.parametrize("args", [["-o", "r.txt"], ["-o", "missing/r.pdf"], ["--from", "nope.jsonl"],
-                                  ["--from", "bad.jsonl"], ["--plan"], ["--tp", "3"], ["--profile", "x"],
-                                  ["--threshold", "2"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-o", "r.txt"],
+        ["-o", "missing/r.pdf"],
+        ["--from", "nope.jsonl"],
+        ["--from", "bad.jsonl"],
+        ["--plan"],
+        ["--tp", "3"],
+        ["--profile", "x"],
+        ["--threshold", "2"],
+    ],
+)
 def test_bad_input_is_one_line_before_any_file(tmp_path, args):
     (tmp_path / "bad.jsonl").write_text("{not json\n")
     out = mem4d(*args, cwd=tmp_path)

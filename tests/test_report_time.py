@@ -4,6 +4,7 @@ step-time model, with the expert layout's columns and the first configuration's 
 Source of truth: symbolic.time.evaluate.step_time (what `mem4d estimate --json` carries as `time`), printed to 4
 decimals in the report; the plan's rows as plan.search ranks them.
 """
+
 from symbolic.config.shapes import PRESETS
 from symbolic.config.training import Training
 from symbolic.plan.enumerate import Cluster
@@ -42,6 +43,8 @@ def test_plan_section_ranked_by_time_shows_ep_etp_and_the_best_ones_breakdown():
     assert " & ep & etp & " in head and head.endswith(r"tokens/s/GPU \\ \hline \endhead")
     first = result.training(int(result.order[0]))
     time = step_time(MOE, first, b200)
-    assert abs(time["tokens_per_s_per_gpu"] - result.rows["score"][result.order[0]]) < 1e-6 * time["tokens_per_s_per_gpu"]
-    tail = "\n".join(lines[lines.index(r"\paragraph{The first one's step time}"):])
+    assert (
+        abs(time["tokens_per_s_per_gpu"] - result.rows["score"][result.order[0]]) < 1e-6 * time["tokens_per_s_per_gpu"]
+    )
+    tail = "\n".join(lines[lines.index(r"\paragraph{The first one's step time}") :])
     assert f"{time['tokens_per_s_per_gpu']:,.0f} tokens/s/GPU" in tail and f"{time['step_s']:.4f}" in tail

@@ -4,6 +4,7 @@ Sources of truth: `Training(...).check(shape)` for the paper profile and jaxchec
 (`jaxcheck.spec.StepSpec(...).check()`, no compile) for the jax profile, one configuration at a time. Exact: the sets of
 valid configurations must be equal, not close.
 """
+
 import itertools
 import subprocess
 import sys
@@ -25,8 +26,12 @@ from symbolic.plan.search import search
 from symbolic.recipes.registry import PROFILES, TABLE, select
 
 RULES = TABLE  # the shared rows and every recipe's
-SCOPES = {"all", *PROFILES, *("!" + name for name in PROFILES),
-          *(group for name in PROFILES for group in PROFILES[name].groups)}
+SCOPES = {
+    "all",
+    *PROFILES,
+    *("!" + name for name in PROFILES),
+    *(group for name in PROFILES for group in PROFILES[name].groups),
+}
 
 SHAPES = [
     PRESETS["tiny"],  # h=256 f=688 a=16 k=4 L=8 v=1024
@@ -41,7 +46,7 @@ def test_table_is_ordered_as_training_checks_it():
     shared = select("all")
     assert [rule.model for rule in shared] == sorted(rule.model for rule in shared)
     assert all(rule.scope in SCOPES for rule in RULES) and len({rule.name for rule in RULES}) == len(RULES)
-    assert [rule.name for rule in select("jax")][:len(shared)] == [rule.name for rule in shared]
+    assert [rule.name for rule in select("jax")][: len(shared)] == [rule.name for rule in shared]
 
 
 def test_every_message_is_one_line_on_ints():
@@ -49,51 +54,149 @@ def test_every_message_is_one_line_on_ints():
     summing to 3 of 4 layers, 6 chunks for 4 layers) every rule but the layer rule they replace."""
     shape = ModelShape("odd", h=36, f=64, a=4, k=2, L=4, v=64)
     on_uneven = ["stage layers: p entries", "stage layers % vpp", "stage layers sum to L", "uneven: whole chunks"]
-    dense = ["layers placed", "k_w % t", "mla_up_proj needs MLA", "moe_act needs experts", "capacity needs experts",
-             "E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP", "mixed layers: stages alike, dense first (jax)",
-             "mixed layers at p > 1: 1F1B (jax)",
-             "no dropout (jax)", "s <= positions (jax)", "s <= s_p (learned positions)", "MTP under 1F1B (jax)",
-             "MTP modules of their own (jax)",
-             "torchtitan: Llama blocks", "recipes: GQA attention",
-             "sinks need flash attention (jax)", "capped scores need flash attention (jax)", "deepspeed: dense models", "torchtitan MoE: tp = 1",
-             "torchtitan MoE: eager", "torchtitan MoE: no --ac-every", "torchtitan: no multi-token prediction",
-             "torchtitan MoE: no shared-expert gate",
-             "DSA: no context parallel", "DSA: no core_attn or mla_up_proj recompute", "--transformer-impl local: unfused attention",
-             "unfused attention: the fused softmax", "--no-fp8-transpose: Megatron only",
-             "--no-fp8-transpose: not blockwise", "DSA: unfused either way",
-             "no sparse-attention indexer (jax)", "Gated DeltaNet: Megatron and jaxcheck", "value heads of their own width: Megatron only",
-             "sliding-window KV heads of their own: Megatron only", "Mamba-2: Megatron only",
-             "Gated DeltaNet: dense or MoE layers (jax)", "Gated DeltaNet: stages alike (jax)",
-             "Gated DeltaNet at p > 1: 1F1B (jax)", "s % chunk (jax)",
-             "Mamba-2: heads and groups over t c", "Gated DeltaNet: no context parallel",
-             "--fp8: GQA attention", "Gated DeltaNet: n_gk % t", "GeLU experts: Megatron only",
-             "latent MoE: Megatron only", "latent MoE: the all-to-all dispatcher",
-             "vision flags need a tower", "Pixtral's tower: frozen or no image tokens", "vision tower: Megatron only",
-             "no SparseMixer router", "no Gemma 4 layers", "no LM head bias", "no block config per layer"]  # a dense GQA model cannot break the rules of experts, MLA, DSA
+    dense = [
+        "layers placed",
+        "k_w % t",
+        "mla_up_proj needs MLA",
+        "moe_act needs experts",
+        "capacity needs experts",
+        "E % e",
+        "f_e % t_e",
+        "f_s % t",
+        "MoE with t > 1 needs SP",
+        "mixed layers: stages alike, dense first (jax)",
+        "mixed layers at p > 1: 1F1B (jax)",
+        "no dropout (jax)",
+        "s <= positions (jax)",
+        "s <= s_p (learned positions)",
+        "MTP under 1F1B (jax)",
+        "MTP modules of their own (jax)",
+        "torchtitan: Llama blocks",
+        "recipes: GQA attention",
+        "sinks need flash attention (jax)",
+        "capped scores need flash attention (jax)",
+        "deepspeed: dense models",
+        "torchtitan MoE: tp = 1",
+        "torchtitan MoE: eager",
+        "torchtitan MoE: no --ac-every",
+        "torchtitan: no multi-token prediction",
+        "torchtitan MoE: no shared-expert gate",
+        "DSA: no context parallel",
+        "DSA: no core_attn or mla_up_proj recompute",
+        "--transformer-impl local: unfused attention",
+        "unfused attention: the fused softmax",
+        "--no-fp8-transpose: Megatron only",
+        "--no-fp8-transpose: not blockwise",
+        "DSA: unfused either way",
+        "no sparse-attention indexer (jax)",
+        "Gated DeltaNet: Megatron and jaxcheck",
+        "value heads of their own width: Megatron only",
+        "sliding-window KV heads of their own: Megatron only",
+        "Mamba-2: Megatron only",
+        "Gated DeltaNet: dense or MoE layers (jax)",
+        "Gated DeltaNet: stages alike (jax)",
+        "Gated DeltaNet at p > 1: 1F1B (jax)",
+        "s % chunk (jax)",
+        "Mamba-2: heads and groups over t c",
+        "Gated DeltaNet: no context parallel",
+        "--fp8: GQA attention",
+        "Gated DeltaNet: n_gk % t",
+        "GeLU experts: Megatron only",
+        "latent MoE: Megatron only",
+        "latent MoE: the all-to-all dispatcher",
+        "vision flags need a tower",
+        "Pixtral's tower: frozen or no image tokens",
+        "vision tower: Megatron only",
+        "no SparseMixer router",
+        "no Gemma 4 layers",
+        "no LM head bias",
+        "no block config per layer",
+    ]  # a dense GQA model cannot break the rules of experts, MLA, DSA
     # or Gated DeltaNet layers
     # jaxcheck's precision, ZeRO-3: what the jax, torchtitan and deepspeed rules on them allow
-    allowed = ["--fp8: Megatron and torchtitan only", "--fp8: Transformer Engine's recipes", "--fp8: torchao's recipes",
-               "--fp8-all-gather: torchtitan only", "--recompute-modules with selective", "--recompute-modules: Megatron only", "jax precision", "torchtitan: FSDP2", "torchtitan: its precision", "torchtitan: --ac-every with selective", "--ac-every: torchtitan only",
-               "--fp8 rowwise: torchtitan at tp = 1", "--compile: torchtitan only", "torchtitan async TP: compiled", "--no-zero-init: DeepSpeed only", "deepspeed: --no-zero-init at ZeRO-3",
-               "--no-grad-accum-fusion: Megatron only", "--moe-dispatcher: Megatron only", "--transformer-impl: Megatron only", "--swiglu-fusion: Megatron only", "--swiglu-fusion: a SwiGLU MLP",
-               "--srelu-fusion: Megatron only", "--srelu-fusion: squared-ReLU experts", "--offload-modules: Megatron only",
-               "--cpu-offload-layers: Megatron only", "CPU offloading: p = 1, no recompute, dense, < L",
-               "pipeline layouts: Megatron only", "--optimizer muon: Megatron only",
-               "Muon: no sharded gradients", "Muon: a plain transformer", "deepspeed: fp32 gradients at ZeRO 1 or 3", "deepspeed: ZeRO 1-3",
-               "--cuda-graph: Megatron only", "--tp-comm-overlap: Megatron only", "--tp-comm-overlap: sequence parallel",
-               "--native-ce: Megatron only", "--native-ce: fp32 logits", "--ep-overlap: Megatron only",
-               "--ep-overlap: the combined 1F1B", "--cuda-graph: transformer layers"]
+    allowed = [
+        "--fp8: Megatron and torchtitan only",
+        "--fp8: Transformer Engine's recipes",
+        "--fp8: torchao's recipes",
+        "--fp8-all-gather: torchtitan only",
+        "--recompute-modules with selective",
+        "--recompute-modules: Megatron only",
+        "jax precision",
+        "torchtitan: FSDP2",
+        "torchtitan: its precision",
+        "torchtitan: --ac-every with selective",
+        "--ac-every: torchtitan only",
+        "--fp8 rowwise: torchtitan at tp = 1",
+        "--compile: torchtitan only",
+        "torchtitan async TP: compiled",
+        "--no-zero-init: DeepSpeed only",
+        "deepspeed: --no-zero-init at ZeRO-3",
+        "--no-grad-accum-fusion: Megatron only",
+        "--moe-dispatcher: Megatron only",
+        "--transformer-impl: Megatron only",
+        "--swiglu-fusion: Megatron only",
+        "--swiglu-fusion: a SwiGLU MLP",
+        "--srelu-fusion: Megatron only",
+        "--srelu-fusion: squared-ReLU experts",
+        "--offload-modules: Megatron only",
+        "--cpu-offload-layers: Megatron only",
+        "CPU offloading: p = 1, no recompute, dense, < L",
+        "pipeline layouts: Megatron only",
+        "--optimizer muon: Megatron only",
+        "Muon: no sharded gradients",
+        "Muon: a plain transformer",
+        "deepspeed: fp32 gradients at ZeRO 1 or 3",
+        "deepspeed: ZeRO 1-3",
+        "--cuda-graph: Megatron only",
+        "--tp-comm-overlap: Megatron only",
+        "--tp-comm-overlap: sequence parallel",
+        "--native-ce: Megatron only",
+        "--native-ce: fp32 logits",
+        "--ep-overlap: Megatron only",
+        "--ep-overlap: the combined 1F1B",
+        "--cuda-graph: transformer layers",
+    ]
     even = ["vpp > 1 needs p > 1", *on_uneven, *dense, *allowed, "even stages"]
     for split, holding in ((None, even), ((1, 2), ["vpp > 1 needs p > 1", "L % (p vpp)", *dense, *allowed])):
-        broken = SimpleNamespace(d=3, t=3, p=3, c=3, vpp=2, s=1000, b=2, gbs=9, sp=True, flash_attn=True, zero=3,
-                                 stage_layers=split, ep=2, etp_size=5, moe_capacity=1.0, recompute="none", ac_every=None, zero_init=True, grad_accum_fusion=True,
-                                 weight_dtype="fp32", grad_dtype="fp32", master_weights=False, optimizer="adamw",
-                                 moment_dtype="fp32", logits="fp32", schedule="gpipe", fp8="none",
-                                 fp8_param_gather=False, compile=False, fp8_all_gather=False, image_tokens=0,
-                                 freeze_vision=False,
-                                 recompute_modules="core_attn")
+        broken = SimpleNamespace(
+            d=3,
+            t=3,
+            p=3,
+            c=3,
+            vpp=2,
+            s=1000,
+            b=2,
+            gbs=9,
+            sp=True,
+            flash_attn=True,
+            zero=3,
+            stage_layers=split,
+            ep=2,
+            etp_size=5,
+            moe_capacity=1.0,
+            recompute="none",
+            ac_every=None,
+            zero_init=True,
+            grad_accum_fusion=True,
+            weight_dtype="fp32",
+            grad_dtype="fp32",
+            master_weights=False,
+            optimizer="adamw",
+            moment_dtype="fp32",
+            logits="fp32",
+            schedule="gpipe",
+            fp8="none",
+            fp8_param_gather=False,
+            compile=False,
+            fp8_all_gather=False,
+            image_tokens=0,
+            freeze_vision=False,
+            recompute_modules="core_attn",
+        )
         x = letters(broken, shape)
-        assert [rule.name for rule in RULES if rule.holds(x)] == sorted(holding, key=ORDER.index)  # p = 3: vpp > 1 cannot break too
+        assert [rule.name for rule in RULES if rule.holds(x)] == sorted(
+            holding, key=ORDER.index
+        )  # p = 3: vpp > 1 cannot break too
         for rule in RULES:
             text = rule.message(x)
             assert text and "\n" not in text, rule.name
@@ -107,22 +210,58 @@ def test_the_rules_of_experts_break_one_line_each():
     each expert rule on its own (E = 6 not divisible by ep = 4, f_e = 10 by etp = 4, f_s = 6 by t = 4, t > 1 without
     SP), each in one line (jaxcheck's expert rules hold: ep | dp, etp = tp, every layer MoE); DeepSpeed's
     dense-model rule and torchtitan's MoE rules at tp > 1 and with --compile and --ac-every too."""
-    shape = ModelShape("moe", h=64, f=64, a=4, k=4, L=4, v=64, E=6, k_e=2, f_e=10, f_s=6, qk_norm="weightless",
-                       moe_bias=True)
-    broken = SimpleNamespace(d=4, t=4, p=1, c=1, vpp=1, s=64, b=1, gbs=4, sp=False, flash_attn=True, zero=1,
-                             stage_layers=None, ep=4, etp_size=4, moe_capacity=1.0, recompute="full", ac_every=None, zero_init=True, grad_accum_fusion=True,
-                             weight_dtype="fp32", grad_dtype="fp32", master_weights=False, optimizer="adamw",
-                             moment_dtype="fp32", logits="fp32", schedule="1f1b", fp8="none", fp8_param_gather=False, compile=False,
-                             fp8_all_gather=False, image_tokens=0, freeze_vision=False,
-                             recompute_modules="core_attn")
+    shape = ModelShape(
+        "moe", h=64, f=64, a=4, k=4, L=4, v=64, E=6, k_e=2, f_e=10, f_s=6, qk_norm="weightless", moe_bias=True
+    )
+    broken = SimpleNamespace(
+        d=4,
+        t=4,
+        p=1,
+        c=1,
+        vpp=1,
+        s=64,
+        b=1,
+        gbs=4,
+        sp=False,
+        flash_attn=True,
+        zero=1,
+        stage_layers=None,
+        ep=4,
+        etp_size=4,
+        moe_capacity=1.0,
+        recompute="full",
+        ac_every=None,
+        zero_init=True,
+        grad_accum_fusion=True,
+        weight_dtype="fp32",
+        grad_dtype="fp32",
+        master_weights=False,
+        optimizer="adamw",
+        moment_dtype="fp32",
+        logits="fp32",
+        schedule="1f1b",
+        fp8="none",
+        fp8_param_gather=False,
+        compile=False,
+        fp8_all_gather=False,
+        image_tokens=0,
+        freeze_vision=False,
+        recompute_modules="core_attn",
+    )
     x = letters(broken, shape)
     failing = [rule.name for rule in RULES if not rule.holds(x) and rule.scope not in ("torchtitan", "deepspeed")]
     assert failing == ["E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP"]  # the table's order: shared rows
     recipes = letters(SimpleNamespace(**{**vars(broken), "compile": True, "ac_every": 2}), shape)
     own = [rule.name for rule in RULES if not rule.holds(recipes) and rule.scope in ("torchtitan", "deepspeed")]
-    assert own == ["torchtitan: Llama blocks", "torchtitan MoE: tp = 1", "torchtitan MoE: eager",
-                   "torchtitan MoE: no --ac-every", "torchtitan: FSDP2", "torchtitan: --ac-every with selective",
-                   "deepspeed: dense models"]  # the q/k norms; --zero 1 and --recompute full are not torchtitan's
+    assert own == [
+        "torchtitan: Llama blocks",
+        "torchtitan MoE: tp = 1",
+        "torchtitan MoE: eager",
+        "torchtitan MoE: no --ac-every",
+        "torchtitan: FSDP2",
+        "torchtitan: --ac-every with selective",
+        "deepspeed: dense models",
+    ]  # the q/k norms; --zero 1 and --recompute full are not torchtitan's
     failing += own
     x = recipes
     for name in failing:
@@ -138,9 +277,20 @@ def _rows(grid: dict) -> list[dict]:
 def _training(cluster: Cluster, row: dict) -> Training:
     """A grid row's Training: its letters, ZeRO stage and, for a balanced row, the most even split."""
     split = a_split(cluster.shape.L, row["p"], row["vpp"]) if row.get("split") else None
-    return Training(d=row["d"], t=row["t"], p=row["p"], c=row["c"], vpp=row["vpp"], s=cluster.s, b=row["b"],
-                    gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn, zero=row.get("zero", 1),
-                    stage_layers=split)
+    return Training(
+        d=row["d"],
+        t=row["t"],
+        p=row["p"],
+        c=row["c"],
+        vpp=row["vpp"],
+        s=cluster.s,
+        b=row["b"],
+        gbs=cluster.gbs,
+        sp=cluster.sp,
+        flash_attn=cluster.flash_attn,
+        zero=row.get("zero", 1),
+        stage_layers=split,
+    )
 
 
 def _accepted_by_jaxcheck(cluster: Cluster) -> set[tuple]:
@@ -159,9 +309,14 @@ def _accepted_by_jaxcheck(cluster: Cluster) -> set[tuple]:
 
 
 @settings(max_examples=30, deadline=None)
-@given(shape=st.sampled_from(SHAPES), gpus=st.sampled_from([1, 2, 3, 4, 6, 8, 12, 16]),
-       s=st.sampled_from([64, 96, 128, 192, 256, 384, 1000]), gbs=st.integers(1, 16), sp=st.booleans(),
-       flash_attn=st.booleans())
+@given(
+    shape=st.sampled_from(SHAPES),
+    gpus=st.sampled_from([1, 2, 3, 4, 6, 8, 12, 16]),
+    s=st.sampled_from([64, 96, 128, 192, 256, 384, 1000]),
+    gbs=st.integers(1, 16),
+    sp=st.booleans(),
+    flash_attn=st.booleans(),
+)
 def test_plan_and_jaxcheck_agree_on_random_clusters(shape, gpus, s, gbs, sp, flash_attn):
     """Every configuration `plan --profile jax` would evaluate passes jaxcheck's check, and it misses none; every
     configuration of `plan --profile paper` passes Training.check."""
@@ -191,8 +346,27 @@ def test_plan_jax_refuses_what_verify_refuses():
     assert len(valid(cluster, "jax")[0]["d"]) == 0 and len(valid(cluster, "paper")[0]["d"]) > 0
     lines, total = why_not(cluster, "jax")
     assert len(lines) == total and all("flash attention runs over key blocks of 128" in line for line in lines)
-    done = subprocess.run([sys.executable, "-m", "symbolic.cli", "plan", "--profile", "jax", "--model", "tiny",
-                           "--gpus", "8", "--seq", "1000", "--gbs", "8"], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "symbolic.cli",
+            "plan",
+            "--profile",
+            "jax",
+            "--model",
+            "tiny",
+            "--gpus",
+            "8",
+            "--seq",
+            "1000",
+            "--gbs",
+            "8",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2 and done.stdout == "" and "flash attention runs over key blocks of 128" in done.stderr
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("mem4d plan: error: no valid 4D configuration")
 

@@ -5,6 +5,7 @@ forwards, so it holds min(m, p - r) micro batches: symbolic.components.schedule.
 the compiled 1F1B step's temp bytes do not grow with m is checked in notebooks/crosscheck.ipynb (llama3-8b t2 p4 on
 XLA:GPU, m = 4 and m = 8: equal, exactly; run by tests/test_notebook_crosscheck.py), not compiled a second time here.
 """
+
 import itertools
 
 import pytest

@@ -1,5 +1,6 @@
 """The "shape" object of --json outputs: only what differs from the defaults, and every shape read back from it equal.
 Source of truth: the ModelShape it came from (exact equality)."""
+
 from dataclasses import fields
 from pathlib import Path
 
@@ -31,8 +32,15 @@ def test_shape_json_of_a_plain_shape_is_its_letters():
 
 
 def test_an_older_record_naming_lin_conv_reads_as_conv_width():
-    old = {**PRESETS["llama3-8b"].as_dict(), "linear_layers": [0, 1], "lin_k_heads": 2, "lin_v_heads": 4,
-           "lin_k_dim": 16, "lin_v_dim": 16, "lin_conv": 4}
+    old = {
+        **PRESETS["llama3-8b"].as_dict(),
+        "linear_layers": [0, 1],
+        "lin_k_heads": 2,
+        "lin_v_heads": 4,
+        "lin_k_dim": 16,
+        "lin_v_dim": 16,
+        "lin_conv": 4,
+    }
     del old["conv_width"]
     assert shape_from_json(old).conv_width == 4
 

@@ -5,6 +5,7 @@ Source of truth: the content key (codegen.cache_key: the sources, sympy's versio
 from this checkout; an entry whose key no longer matches is one a formula change made stale, which the key already
 keeps from being read; this test makes the release regenerate it (`python benchmarks/shipped_cache.py build`).
 """
+
 import io
 import json
 import os
@@ -28,8 +29,10 @@ def test_every_shipped_entry_is_current():
     if not shipped.ARCHIVE.exists():
         pytest.fail(f"{shipped.ARCHIVE} is missing: run `python benchmarks/shipped_cache.py build`")
     stale = shipped_cache.stale(every=False)  # one key per group of sources: see stale()
-    assert not stale, (f"{len(stale)} shipped derivations are stale (a formula changed since they were built), e.g. "
-                       f"{stale[0]}: run `python benchmarks/shipped_cache.py build`")
+    assert not stale, (
+        f"{len(stale)} shipped derivations are stale (a formula changed since they were built), e.g. "
+        f"{stale[0]}: run `python benchmarks/shipped_cache.py build`"
+    )
 
 
 def test_the_archive_covers_every_model_shipped_cache_plans():
@@ -44,9 +47,11 @@ def test_the_archive_covers_every_model_shipped_cache_plans():
 def test_a_first_plan_reads_the_archive_and_imports_no_sympy(tmp_path):
     """An empty cache dir: plan of a built-in model finds every formula in the archive (sympy, which any derivation
     imports, stays unimported) and writes nothing to the cache dir."""
-    code = ("import sys; from symbolic.cli import main; rc = main(['plan', '--model', 'llama3-8b', '--gpus', '8', "
-            "'--seq', '4096', '--gbs', '1024', '--top', '1', '--json']); assert 'sympy' not in sys.modules; "
-            "sys.exit(rc)")
+    code = (
+        "import sys; from symbolic.cli import main; rc = main(['plan', '--model', 'llama3-8b', '--gpus', '8', "
+        "'--seq', '4096', '--gbs', '1024', '--top', '1', '--json']); assert 'sympy' not in sys.modules; "
+        "sys.exit(rc)"
+    )
     env = {**os.environ, "MEM4D_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("MEM4D_NO_SHIPPED", None)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)

@@ -8,6 +8,7 @@ after the process starts (before jax); "jax" the moment jaxlib is mapped into th
 "compile" 0.8 s later (tracing, lowering, XLA); "done" once the result is on stdout (exit 0 expected, no crash, never killed by the signal).
 Tiny shapes on simulated CPU devices (a GPU target is not the point here).
 """
+
 import gc
 import json
 import os
@@ -35,9 +36,13 @@ def _jax_mapped(pid: int) -> bool:
 def _spawn(argv: list[str], env: dict | None = None) -> subprocess.Popen:
     """A mem4d process without the session's compilation cache (conftest): the moments below are found in a compile
     that runs, never in one an earlier test left in the cache."""
-    return subprocess.Popen([sys.executable, "-m", "symbolic.cli", *argv], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "JAX_COMPILATION_CACHE_DIR": "", **(env or {})})
+    return subprocess.Popen(
+        [sys.executable, "-m", "symbolic.cli", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "JAX_COMPILATION_CACHE_DIR": "", **(env or {})},
+    )
 
 
 def _wait_for(proc: subprocess.Popen, moment: str) -> None:
@@ -63,12 +68,15 @@ def _interrupted(proc: subprocess.Popen, signum: int) -> tuple[str, str]:
     return out, err
 
 
-@pytest.mark.parametrize("command, moment, signum", [
-    ("compile", "start", signal.SIGINT),
-    ("compile", "jax", signal.SIGTERM),
-    ("verify", "jax", signal.SIGINT),
-    ("verify", "compile", signal.SIGTERM),
-])
+@pytest.mark.parametrize(
+    "command, moment, signum",
+    [
+        ("compile", "start", signal.SIGINT),
+        ("compile", "jax", signal.SIGTERM),
+        ("verify", "jax", signal.SIGINT),
+        ("verify", "compile", signal.SIGTERM),
+    ],
+)
 def test_signal_during_a_command_is_one_line_and_130(command, moment, signum):
     proc = _spawn([command, *STEP, "--json"])
     _wait_for(proc, moment)
@@ -92,7 +100,9 @@ def test_ctrl_c_inside_xla_compile_exits_within_a_second():
 def test_signal_after_the_result_changes_nothing(signum):
     """The JSON is out: the process is finishing; it ends at once with exit 0, no crash, nothing on stderr (never
     killed by the signal: see the test below)."""
-    proc = _spawn(["compile", "--model", "tiny", "--seq", "64", "--gbs", "1", "--target", "cpu", "--json"])  # one device
+    proc = _spawn(
+        ["compile", "--model", "tiny", "--seq", "64", "--gbs", "1", "--target", "cpu", "--json"]
+    )  # one device
     line = proc.stdout.readline()
     time.sleep(0.05)  # past main's last flush: the interpreter is finishing
     proc.send_signal(signum)
@@ -101,16 +111,18 @@ def test_signal_after_the_result_changes_nothing(signum):
     assert proc.returncode == 0 and err == "", (proc.returncode, err[-2000:])
 
 
-_AT_EXIT = ("import atexit, sys\n"
-            "def disposition():\n"
-            "    status = dict(l.split(':', 1) for l in open('/proc/self/status').read().splitlines() if ':' in l)\n"
-            "    ignored = int(status['SigIgn'], 16)\n"
-            "    print('ignored', ignored >> 1 & 1, ignored >> 14 & 1, file=sys.stderr)\n"
-            "atexit.register(disposition)\n"
-            "{preload}\n"
-            "sys.argv = ['mem4d', 'estimate', '--model', 'tiny', '--json']\n"
-            "from symbolic.cli.entry import main\n"
-            "sys.exit(main())\n")
+_AT_EXIT = (
+    "import atexit, sys\n"
+    "def disposition():\n"
+    "    status = dict(l.split(':', 1) for l in open('/proc/self/status').read().splitlines() if ':' in l)\n"
+    "    ignored = int(status['SigIgn'], 16)\n"
+    "    print('ignored', ignored >> 1 & 1, ignored >> 14 & 1, file=sys.stderr)\n"
+    "atexit.register(disposition)\n"
+    "{preload}\n"
+    "sys.argv = ['mem4d', 'estimate', '--model', 'tiny', '--json']\n"
+    "from symbolic.cli.entry import main\n"
+    "sys.exit(main())\n"
+)
 
 
 @pytest.mark.parametrize("preload", ["", "import jax"])
@@ -119,8 +131,9 @@ def test_a_finished_command_has_no_window_for_a_signal(preload):
     no finalisation runs (atexit handlers neither), so there is no moment where the default SIGINT handler is back
     (CPython _PySignal_Fini; a Ctrl-C then killed the process, exit -2, no line). Source of truth: whether atexit
     ran, and the exit status."""
-    done = subprocess.run([sys.executable, "-c", _AT_EXIT.format(preload=preload)], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", _AT_EXIT.format(preload=preload)], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0 and json.loads(done.stdout)["bytes"]["total"] > 0, done.stderr[-2000:]
     at_exit = [line for line in done.stderr.splitlines() if line.startswith("ignored")]  # jax may log other lines
     assert at_exit == [], done.stderr[-2000:]

@@ -6,6 +6,7 @@ WeightedSquaredReLUFunction.forward saves its input (fc1's output [R, f_e / t_e]
 [R, 1]) and recomputes relu(x)^2 in its backward; transformer/moe/experts.py TEGroupedMLP.bias_act_func calls it in
 place of activation_func(x) * probs, whose relu keeps its output and whose product keeps the square. So the fusion
 keeps one [R, f_e / t_e] tensor less per MoE layer. Hand counts on tiny shapes; exact."""
+
 import contextlib
 import io
 import json
@@ -19,9 +20,11 @@ from symbolic.config.switches import Switches
 from symbolic.config.symbols import B_a, f_e, t_e
 from symbolic.readers.megatron import read
 
-ARGS = ("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
-        "--micro-batch-size 1 --squared-relu --num-experts 4 --moe-router-topk 2 --moe-ffn-hidden-size 48 "
-        "--moe-grouped-gemm --disable-bias-linear\n")
+ARGS = (
+    "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
+    "--micro-batch-size 1 --squared-relu --num-experts 4 --moe-router-topk 2 --moe-ffn-hidden-size 48 "
+    "--moe-grouped-gemm --disable-bias-linear\n"
+)
 
 
 def test_the_fused_function_keeps_fc1s_output_not_relus_output_and_its_square():
@@ -57,9 +60,12 @@ def test_a_megatron_file_drops_one_f_e_wide_tensor_per_moe_layer(tmp_path):
 
 def test_the_reader_sets_it_only_where_tegroupedmlp_runs_it(tmp_path):
     path = tmp_path / "args.txt"
-    for extra, want in (("--use-fused-weighted-squared-relu\n", True), ("", False),
-                        ("--use-fused-weighted-squared-relu --use-te-activation-func\n", False),
-                        ("--use-fused-weighted-squared-relu --transformer-impl local\n", False)):
+    for extra, want in (
+        ("--use-fused-weighted-squared-relu\n", True),
+        ("", False),
+        ("--use-fused-weighted-squared-relu --use-te-activation-func\n", False),
+        ("--use-fused-weighted-squared-relu --transformer-impl local\n", False),
+    ):
         path.write_text(ARGS + extra)
         assert read(path).training["srelu_fusion"] is want, extra
     path.write_text(ARGS.replace("--moe-grouped-gemm ", "") + "--use-fused-weighted-squared-relu\n")

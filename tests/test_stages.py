@@ -5,6 +5,7 @@ and m_r = in_flight(r) micro batches); brute force over every split of a small m
 configuration at a time; Training's rule table for what is refused. Tolerance: exact (integer bytes), 1e-12
 relative for float evaluation against exact rationals.
 """
+
 import dataclasses
 import itertools
 import json
@@ -46,8 +47,13 @@ def _compositions(total: int, parts: int, step: int = 1):
 
 
 @settings(max_examples=20, deadline=None)
-@given(p=st.integers(2, 6), seed=st.integers(0, 10**6), zero=st.sampled_from([0, 1, 2, 3]),
-       recompute=st.sampled_from(["none", "selective", "full"]), vpp=st.sampled_from([1, 2]))
+@given(
+    p=st.integers(2, 6),
+    seed=st.integers(0, 10**6),
+    zero=st.sampled_from([0, 1, 2, 3]),
+    recompute=st.sampled_from(["none", "selective", "full"]),
+    vpp=st.sampled_from([1, 2]),
+)
 def test_each_rank_is_its_stage_expression(p, seed, zero, recompute, vpp):
     """Every rank of an uneven split: exact sympy substitution of its stage kind's components with its own layers
     L_r and m_r = in_flight(r) (1F1B or interleaved), rounded to whole bytes as estimate does."""
@@ -55,8 +61,9 @@ def test_each_rank_is_its_stage_expression(p, seed, zero, recompute, vpp):
     rng = np.random.default_rng(seed)
     split = rng.choice(list(_compositions(TINY.L, p, vpp)))
     m = p * int(rng.integers(1, 4))
-    training = Training(d=2, p=p, vpp=vpp, s=256, gbs=2 * m, recompute=recompute, zero=zero,
-                        stage_layers=tuple(int(x) for x in split))
+    training = Training(
+        d=2, p=p, vpp=vpp, s=256, gbs=2 * m, recompute=recompute, zero=zero, stage_layers=tuple(int(x) for x in split)
+    )
     result = estimate(TINY, training)
     module = load("paper")
     sw = Switches.of(training, True, TINY.tied)
@@ -83,40 +90,55 @@ def test_explicit_even_split_has_the_even_stages():
     assert explicit.peak == explicit.most_loaded_stage["bytes"]["total"] and explicit.peak_from != "total"
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--pp", "3"], ("pp x vpp = 3x1 = 3 do not divide layers L=8 of tiny: give --stage-layers (pp entries summing "
-                     "to 8; estimate, latex and report choose one with --balance)")),
-    (["--pp", "2", "--vpp", "3", "--gbs", "4"], ("pp x vpp = 2x3 = 6 do not divide layers L=8 of tiny: choose pp and "
-                                                "vpp whose product divides 8")),  # no hint of a split it refuses
-    (["--pp", "3", "--stage-layers", "3,5"], "has 2 entries, but pp=3"),
-    (["--pp", "3", "--stage-layers", "3,3,3"], "sum to 9, but tiny has L=8 layers"),
-    (["--pp", "2", "--vpp", "2", "--gbs", "4", "--stage-layers", "3,5"], "every entry must be a multiple of 2"),
-    (["--pp", "2", "--stage-layers", "0,8"], "expected comma-separated positive layer counts"),
-    (["--pp", "2", "--stage-layers", "4,x"], "expected comma-separated positive layer counts"),
-    (["--pp", "2", "--stage-layers", "4,4", "--balance"], "give it or --stage-layers, not both"),
-    (["--pp", "9", "--balance"], "at least pp x vpp = 9"),
-    (["--pp", "2", "--stage-layers", "4,4", "--profile", "jax"], "the jax profile alone takes even stages"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["--pp", "3"],
+            (
+                "pp x vpp = 3x1 = 3 do not divide layers L=8 of tiny: give --stage-layers (pp entries summing "
+                "to 8; estimate, latex and report choose one with --balance)"
+            ),
+        ),
+        (
+            ["--pp", "2", "--vpp", "3", "--gbs", "4"],
+            ("pp x vpp = 2x3 = 6 do not divide layers L=8 of tiny: choose pp and vpp whose product divides 8"),
+        ),  # no hint of a split it refuses
+        (["--pp", "3", "--stage-layers", "3,5"], "has 2 entries, but pp=3"),
+        (["--pp", "3", "--stage-layers", "3,3,3"], "sum to 9, but tiny has L=8 layers"),
+        (["--pp", "2", "--vpp", "2", "--gbs", "4", "--stage-layers", "3,5"], "every entry must be a multiple of 2"),
+        (["--pp", "2", "--stage-layers", "0,8"], "expected comma-separated positive layer counts"),
+        (["--pp", "2", "--stage-layers", "4,x"], "expected comma-separated positive layer counts"),
+        (["--pp", "2", "--stage-layers", "4,4", "--balance"], "give it or --stage-layers, not both"),
+        (["--pp", "9", "--balance"], "at least pp x vpp = 9"),
+        (["--pp", "2", "--stage-layers", "4,4", "--profile", "jax"], "the jax profile alone takes even stages"),
+    ],
+)
 def test_bad_stage_layers_are_one_line_exit_2(argv, message):
     done = mem4d("estimate", "--model", "tiny", "--seq", "256", *argv)
     assert done.returncode == 2, done.stdout
     assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
 
 
-@pytest.mark.parametrize("p, vpp, recompute, zero", [(3, 1, "none", 1), (4, 1, "full", 3), (2, 2, "none", 0),
-                                                      (4, 2, "selective", 2)])
+@pytest.mark.parametrize(
+    "p, vpp, recompute, zero", [(3, 1, "none", 1), (4, 1, "full", 3), (2, 2, "none", 0), (4, 2, "selective", 2)]
+)
 def test_balance_is_the_best_split_by_brute_force(p, vpp, recompute, zero):
     """tiny (L = 8): the balanced split's most loaded stage equals the least one over every split that estimate
     accepts (each stage's total from estimate, one configuration at a time), and is no worse than the even one."""
     base = Training(d=2, p=p, vpp=vpp, s=512, gbs=4 * p, recompute=recompute, zero=zero)
     bal = balance(TINY, base)
-    best = min(estimate(TINY, dataclasses.replace(base, stage_layers=split)).peak
-               for split in _compositions(TINY.L, p, vpp))
+    best = min(
+        estimate(TINY, dataclasses.replace(base, stage_layers=split)).peak for split in _compositions(TINY.L, p, vpp)
+    )
     assert bal.peak == best == estimate(TINY, bal.training).peak
     assert sum(bal.split) == TINY.L and bal.peak <= bal.even_peak
     cap = -(-TINY.L // (p * vpp)) * vpp  # the most even split: no stage above ceil(L/p) layers, the least such
-    evenest = min(estimate(TINY, dataclasses.replace(base, stage_layers=split)).peak
-                  for split in _compositions(TINY.L, p, vpp) if max(split) <= cap)
+    evenest = min(
+        estimate(TINY, dataclasses.replace(base, stage_layers=split)).peak
+        for split in _compositions(TINY.L, p, vpp)
+        if max(split) <= cap
+    )
     assert bal.even_peak == evenest and max(bal.even) <= cap
     assert list(bal.totals) == [s["bytes"]["total"] for s in estimate(TINY, bal.training).stages]
 

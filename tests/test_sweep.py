@@ -5,6 +5,7 @@ Runner tests inject a run function (the seam cmd_sweep.run(args, run_fn, devices
 the end-to-end test runs the real `mem4d sweep` with jaxcheck.crosscheck.verify on tiny configs (XLA:CPU: the sweep's
 mechanics are the subject, not a GPU target).
 """
+
 import argparse
 import json
 import os
@@ -54,10 +55,17 @@ def _fake_result(spec, err: float = 0.01) -> dict:
     xla_total = 1000 * spec.train.world + spec.train.s
     sym = {"params": 600, "activations": round(xla_total * (1 + err)) - 600}
     sym["total"] = sum(sym.values())
-    xla = {"argument_bytes": 600, "output_bytes": 600, "alias_bytes": 600, "temp_bytes": xla_total - 600,
-           "total_bytes": xla_total}
-    comps = [{"name": "arguments", "symbolic": 600, "xla": 600, "rel_error": 0.0},
-             {"name": "activations", "symbolic": sym["activations"], "xla": None, "rel_error": None}]
+    xla = {
+        "argument_bytes": 600,
+        "output_bytes": 600,
+        "alias_bytes": 600,
+        "temp_bytes": xla_total - 600,
+        "total_bytes": xla_total,
+    }
+    comps = [
+        {"name": "arguments", "symbolic": 600, "xla": 600, "rel_error": 0.0},
+        {"name": "activations", "symbolic": sym["activations"], "xla": None, "rel_error": None},
+    ]
     return {"symbolic": sym, "xla": xla, "components": comps, "rel_error_total": (sym["total"] - xla_total) / xla_total}
 
 
@@ -70,59 +78,80 @@ def test_grid_expansion(tmp_path):
     (tmp_path / "g.toml").write_text(GRID)
     configs = grid.parse_grid(tmp_path / "g.toml")
     assert [(c["tp"], c["recompute"], c["pp"]) for c in configs] == [
-        (1, "none", 1), (1, "full", 1), (2, "none", 1), (2, "full", 1), (1, "none", 2), (1, "none", 3)]
+        (1, "none", 1),
+        (1, "full", 1),
+        (2, "none", 1),
+        (2, "full", 1),
+        (1, "none", 2),
+        (1, "none", 3),
+    ]
     assert all(c["model"] == "tiny" and c["seq"] == 128 and c["dp"] == 1 for c in configs)
     assert configs[4]["zero"] == 1 and configs[0]["zero"] == 0 and configs[4]["gbs"] == 4 and configs[0]["gbs"] is None
     assert len({grid.config_key(c) for c in configs}) == 6
     # the key does not depend on key order nor on spelling out a default
-    assert grid.config_key({"tp": 2, "model": "tiny"} | configs[0]) == grid.config_key(dict(reversed(configs[0].items())))
+    assert grid.config_key({"tp": 2, "model": "tiny"} | configs[0]) == grid.config_key(
+        dict(reversed(configs[0].items()))
+    )
     # uneven stages: a key of their own, in the label; absent or None, the key configs had before the field existed
     uneven = configs[4] | {"stage_layers": [5, 3]}
     assert grid.config_key(uneven) != grid.config_key(configs[4]) and grid.label(uneven).endswith(" layers5,3")
     assert grid.config_key(configs[4] | {"stage_layers": None}) == grid.config_key(
-        {k: v for k, v in configs[4].items() if k != "stage_layers"})
+        {k: v for k, v in configs[4].items() if k != "stage_layers"}
+    )
 
 
-@pytest.mark.parametrize("text, needle", [
-    ("[grid]\ntpp = [1, 2]\n", "unknown key 'tpp'"),
-    ("[base]\ntp = \"2\"\n", "tp must be a positive integer"),
-    ("[grid]\ndp = [1, 0]\n", "dp must be a positive integer, got 0"),
-    ("[base]\nzero = true\n", "zero must be one of 0, 1, 2, 3, got True"),
-    ("[base]\nsp = 1\n", "sp must be a bool"),
-    ("[grid]\nrecompute = [\"some\"]\n", "recompute must be one of none, selective, full"),
-    ("[grid]\ntp = []\n", "tp must be a non-empty list"),
-    ("[grid]\ntp = 2\n", "tp must be a non-empty list"),
-    ("[base]\nmodel = \"llama9\"\n", "unknown model 'llama9'"),
-    ("[bases]\ntp = 2\n", "unknown top-level key 'bases'"),
-    ("[[case]]\ndp = 2\nfoo = 1\n", "[[case]] #1: unknown key 'foo'"),
-    ("[base\ntp = 2\n", "malformed TOML"),
-    ("[[case]]\npp = 2\nstage_layers = [0, 8]\n", "stage_layers must be a list of positive layer counts"),
-    ("[[case]]\npp = 2\nstage_layers = 5\n", "stage_layers must be a list of positive layer counts"),
-])
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ("[grid]\ntpp = [1, 2]\n", "unknown key 'tpp'"),
+        ("[base]\ntp = \"2\"\n", "tp must be a positive integer"),
+        ("[grid]\ndp = [1, 0]\n", "dp must be a positive integer, got 0"),
+        ("[base]\nzero = true\n", "zero must be one of 0, 1, 2, 3, got True"),
+        ("[base]\nsp = 1\n", "sp must be a bool"),
+        ("[grid]\nrecompute = [\"some\"]\n", "recompute must be one of none, selective, full"),
+        ("[grid]\ntp = []\n", "tp must be a non-empty list"),
+        ("[grid]\ntp = 2\n", "tp must be a non-empty list"),
+        ("[base]\nmodel = \"llama9\"\n", "unknown model 'llama9'"),
+        ("[bases]\ntp = 2\n", "unknown top-level key 'bases'"),
+        ("[[case]]\ndp = 2\nfoo = 1\n", "[[case]] #1: unknown key 'foo'"),
+        ("[base\ntp = 2\n", "malformed TOML"),
+        ("[[case]]\npp = 2\nstage_layers = [0, 8]\n", "stage_layers must be a list of positive layer counts"),
+        ("[[case]]\npp = 2\nstage_layers = 5\n", "stage_layers must be a list of positive layer counts"),
+    ],
+)
 def test_bad_grid_exits_2_with_one_line(tmp_path, text, needle):
     """Source of truth: the CLI contract (one line naming the file and key, exit 2, no traceback)."""
     (tmp_path / "bad.toml").write_text(text)
-    proc = subprocess.run([sys.executable, "-m", "symbolic.cli", "sweep", str(tmp_path / "bad.toml"), "-o",
-                           str(tmp_path / "r.jsonl")], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "symbolic.cli", "sweep", str(tmp_path / "bad.toml"), "-o", str(tmp_path / "r.jsonl")],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1 and needle in proc.stderr and "bad.toml" in proc.stderr, proc.stderr
     assert not (tmp_path / "r.jsonl").exists()
 
 
 def test_missing_grid_file_exits_2(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "symbolic.cli", "sweep", str(tmp_path / "nope.toml")],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "symbolic.cli", "sweep", str(tmp_path / "nope.toml")], capture_output=True, text=True
+    )
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "nope.toml not found" in proc.stderr
 
 
 def test_output_that_is_not_a_results_file_exits_2(tmp_path):
     """-o naming some other file (or a directory) is refused with one line, and the file is left as it was."""
     (tmp_path / "g.toml").write_text(GRID)
-    for target, needle in ((tmp_path / "g.toml", "line 2 is not a mem4d sweep record"),
-                           (tmp_path, "cannot read results file")):
+    for target, needle in (
+        (tmp_path / "g.toml", "line 2 is not a mem4d sweep record"),
+        (tmp_path, "cannot read results file"),
+    ):
         before = target.read_text() if target.is_file() else None
-        proc = subprocess.run([sys.executable, "-m", "symbolic.cli", "sweep", str(tmp_path / "g.toml"), "-o",
-                               str(target), "--resume"], capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "symbolic.cli", "sweep", str(tmp_path / "g.toml"), "-o", str(target), "--resume"],
+            capture_output=True,
+            text=True,
+        )
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and needle in proc.stderr, proc.stderr
         assert before is None or target.read_text() == before
 
@@ -186,8 +215,14 @@ def test_interrupt_then_resume(tmp_path, capsys):
     with open(out, "a") as fh:  # a kill -9 in the middle of a write
         fh.write('{"key": "torn", "status": "o')
     calls.clear()
-    assert cmd_sweep.run(_args(str(tmp_path / "g.toml"), "-o", str(out), "--resume", "--json", "--no-plots"),
-                         lambda spec: calls.append(spec) or _fake_result(spec), 16) == 0
+    assert (
+        cmd_sweep.run(
+            _args(str(tmp_path / "g.toml"), "-o", str(out), "--resume", "--json", "--no-plots"),
+            lambda spec: calls.append(spec) or _fake_result(spec),
+            16,
+        )
+        == 0
+    )
     assert len(calls) == 3  # 6 configs - 2 done - 1 invalid (skipped without a run)
     lines = _lines(out)
     keys = [r["key"] for r in lines]
@@ -199,8 +234,9 @@ def test_resume_hint_repeats_the_runs_options():
     """The interrupted sweep's hint is a command that continues the same results file: a results file holds one
     target's records, so the hint names the target (and the shard, workers and plots) it was started with."""
     assert cmd_sweep.resume_command(_args("g.toml", "-o", "r.jsonl")) == "mem4d sweep g.toml -o r.jsonl --resume"
-    hint = cmd_sweep.resume_command(_args("my grid.toml", "-o", "r.jsonl", "--target", "cpu", "--shard", "1/4",
-                                          "--jobs", "2", "--no-plots"))
+    hint = cmd_sweep.resume_command(
+        _args("my grid.toml", "-o", "r.jsonl", "--target", "cpu", "--shard", "1/4", "--jobs", "2", "--no-plots")
+    )
     assert hint == "mem4d sweep 'my grid.toml' -o r.jsonl --resume --target cpu --shard 1/4 --jobs 2 --no-plots"
 
 
@@ -250,16 +286,19 @@ def test_end_to_end_real_verify(tmp_path):
     proc = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = _lines(out)
-    assert lines[:len(first)] == first and [r["status"] for r in lines] == ["ok", "ok", "skipped"]
+    assert lines[: len(first)] == first and [r["status"] for r in lines] == ["ok", "ok", "skipped"]
     assert len({r["key"] for r in lines}) == 3
     for res in (r["result"] for r in lines[:2]):
         assert res["xla"]["total_bytes"] > 0 and res["symbolic"]["total"] > 0
         assert res["rel_error_total"] == pytest.approx(
-            (res["symbolic"]["total"] - res["xla"]["total_bytes"]) / res["xla"]["total_bytes"], rel=1e-9)
+            (res["symbolic"]["total"] - res["xla"]["total_bytes"]) / res["xla"]["total_bytes"], rel=1e-9
+        )
     summary = json.loads(proc.stdout)
     assert summary == json.loads(report.summary_path(out).read_text())
     assert (summary["ok"], summary["skipped"]) == (2, 1)
-    assert summary["rel_error_total"]["max_abs"] == pytest.approx(max(abs(r["result"]["rel_error_total"]) for r in lines[:2]))
+    assert summary["rel_error_total"]["max_abs"] == pytest.approx(
+        max(abs(r["result"]["rel_error_total"]) for r in lines[:2])
+    )
     assert all(os.path.getsize(p) > 0 for p in summary["plots"])
 
 

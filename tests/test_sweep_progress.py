@@ -6,6 +6,7 @@ the grid itself (its count is the product of its lists' lengths). Tolerance: the
 loaded 2-core machine (measured: the line after 0.04-0.07 s, the process gone after 0.1-0.7 s, the kernel freeing a
 heap of up to 1 GB; docs/benchmarks.md).
 """
+
 import os
 import pty
 import random
@@ -27,8 +28,10 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 TEN = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"
 # 800,000 configurations: expanding and checking them takes 20 s and more, so every moment drawn below falls in the
 # preparation however fast the machine (8,000 took 0.24 s in-process: the signal then met jax's import instead)
-GRID = (f'[base]\nmodel = "tiny"\nseq = 128\n[grid]\ntp = {TEN}\npp = {TEN}\ncp = {TEN}\ndp = {TEN}\nmbs = {TEN}\n'
-        'gbs = [1, 2, 3, 4, 5, 6, 7, 8]\n')
+GRID = (
+    f'[base]\nmodel = "tiny"\nseq = 128\n[grid]\ntp = {TEN}\npp = {TEN}\ncp = {TEN}\ndp = {TEN}\nmbs = {TEN}\n'
+    'gbs = [1, 2, 3, 4, 5, 6, 7, 8]\n'
+)
 
 
 def _read_until(fd: int, seen: bytearray, done, deadline: float) -> None:
@@ -47,9 +50,15 @@ def test_ctrl_c_at_a_random_moment_of_a_large_grids_preparation(tmp_path):
     (tmp_path / "g.toml").write_text(GRID)
     out = tmp_path / "r.jsonl"
     leader, follower = pty.openpty()
-    child = subprocess.Popen([sys.executable, "-m", "symbolic.cli", "sweep", str(tmp_path / "g.toml"), "-o", str(out),
-                              "--target", "cpu"], stdin=follower, stdout=follower, stderr=follower, cwd=ROOT,
-                             close_fds=True, env={**os.environ, "TERM": "xterm"})
+    child = subprocess.Popen(
+        [sys.executable, "-m", "symbolic.cli", "sweep", str(tmp_path / "g.toml"), "-o", str(out), "--target", "cpu"],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        cwd=ROOT,
+        close_fds=True,
+        env={**os.environ, "TERM": "xterm"},
+    )
     os.close(follower)
     seen = bytearray()
     try:

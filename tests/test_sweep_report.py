@@ -3,22 +3,39 @@ figures written from them.
 
 Source of truth: relative errors computed by hand for the records below (HAND); exact to float rounding.
 """
+
 import json
 
 import pytest
 
 from jaxcheck.crosscheck import report, sweep
 
+
 def _record(key: str, status: str, err: float | None = None, comps: list | None = None) -> dict:
     result = None
     if status == "ok":
         xla_total = 1000
-        result = {"symbolic": {"a": round(xla_total * (1 + err)) - 100, "b": 100, "total": round(xla_total * (1 + err))},
-                  "xla": {"argument_bytes": 300, "output_bytes": 300, "alias_bytes": 300, "temp_bytes": 700,
-                          "total_bytes": xla_total},
-                  "components": comps or [], "rel_error_total": err}
-    return {"key": key, "label": key, "config": {}, "status": status, "error": None if status == "ok" else "why",
-            "result": result, "seconds": 1.0}
+        result = {
+            "symbolic": {"a": round(xla_total * (1 + err)) - 100, "b": 100, "total": round(xla_total * (1 + err))},
+            "xla": {
+                "argument_bytes": 300,
+                "output_bytes": 300,
+                "alias_bytes": 300,
+                "temp_bytes": 700,
+                "total_bytes": xla_total,
+            },
+            "components": comps or [],
+            "rel_error_total": err,
+        }
+    return {
+        "key": key,
+        "label": key,
+        "config": {},
+        "status": status,
+        "error": None if status == "ok" else "why",
+        "result": result,
+        "seconds": 1.0,
+    }
 
 
 def _arg(sym, xla):
@@ -48,7 +65,11 @@ def test_summary_numbers_by_hand(tmp_path):
     assert [w["key"] for w in s["worst"]] == ["k2", "k3"]
     assert s["worst"][0]["rel_error_total"] == -0.04 and s["worst"][0]["xla_total_bytes"] == 1000
     # temp: |10/700|, |35/700| -> median 22.5/700, max 35/700; act has no XLA figure so it is not listed
-    assert s["components"]["temp"] == {"n": 2, "median_abs": pytest.approx(22.5 / 700), "max_abs": pytest.approx(35 / 700)}
+    assert s["components"]["temp"] == {
+        "n": 2,
+        "median_abs": pytest.approx(22.5 / 700),
+        "max_abs": pytest.approx(35 / 700),
+    }
     assert "act" not in s["components"] and s["components"]["arguments"]["n"] == 4
     assert s["argument_bytes_exact"] is False and s["argument_bytes_checked"] == 4  # k4: 301 vs 300
     assert s["failed_configs"] == [{"label": "k5", "error": "why"}]

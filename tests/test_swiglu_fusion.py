@@ -4,6 +4,7 @@ Source of truth: megatron-core 0.16.1 fusions/fused_bias_swiglu.py (SwiGLUFuncti
 [.., 2 f / t] gate and up, alone; SiLU(gate) is recomputed in swiglu_back), transformer/mlp.py (MLP.forward runs
 bias_swiglu_impl when bias_activation_fusion), and Megatron-LM's core_transformer_config_from_args
 (bias_activation_fusion = --bias-swiglu-fusion under --swiglu). Hand count on a tiny shape; exact."""
+
 import contextlib
 import io
 import json
@@ -39,8 +40,10 @@ def test_the_switch_drops_one_f_wide_tensor_per_layer():
 
 
 def test_a_megatron_file_sets_it_as_megatron_lm_defaults(tmp_path):
-    base = ("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
-            "--micro-batch-size 1\n")
+    base = (
+        "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
+        "--micro-batch-size 1\n"
+    )
     for extra, want in (("--swiglu\n", True), ("--swiglu --no-bias-swiglu-fusion\n", False), ("", False)):
         path = tmp_path / "args.txt"
         path.write_text(base + extra)

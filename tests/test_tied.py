@@ -4,6 +4,7 @@ Source of truth: ModelShape.param_count (exact, checked against published counts
 when untied; Megatron-LM keeps the separate last-stage copy when p > 1 (tie_embeddings_and_output_weights).
 Tolerance: exact integer bytes (t = 1, so no replicated norm vectors blur the count).
 """
+
 import dataclasses
 import json
 import subprocess
@@ -65,11 +66,31 @@ def test_plan_and_estimate_agree_on_a_tied_model():
 
 
 def test_cli_reads_tie_word_embeddings(tmp_path):
-    config = {"model_type": "llama", "hidden_size": 256, "intermediate_size": 688, "num_attention_heads": 16,
-              "num_key_value_heads": 4, "num_hidden_layers": 8, "vocab_size": 1024, "tie_word_embeddings": True}
+    config = {
+        "model_type": "llama",
+        "hidden_size": 256,
+        "intermediate_size": 688,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 4,
+        "num_hidden_layers": 8,
+        "vocab_size": 1024,
+        "tie_word_embeddings": True,
+    }
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))
-    argv = [sys.executable, "-m", "symbolic.cli", "estimate", "--model", str(path), "--seq", "256", "--gbs", "8", "--json"]
+    argv = [
+        sys.executable,
+        "-m",
+        "symbolic.cli",
+        "estimate",
+        "--model",
+        str(path),
+        "--seq",
+        "256",
+        "--gbs",
+        "8",
+        "--json",
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     only = json.loads(done.stdout)["stages"][0]["bytes"]
@@ -77,8 +98,9 @@ def test_cli_reads_tie_word_embeddings(tmp_path):
 
 
 # XLA:GPU's (H100, deviceless) at t = 2: tests/test_jax_gpt.py's tied GPT model, t2 ZeRO-1 (one compile for both)
-@pytest.mark.parametrize("train, target", [(Training(p=2, s=32, gbs=4, recompute="full", zero=0), "cpu")],
-                         ids=["p2-cpu"])
+@pytest.mark.parametrize(
+    "train, target", [(Training(p=2, s=32, gbs=4, recompute="full", zero=0), "cpu")], ids=["p2-cpu"]
+)
 def test_jax_profile_arguments_exact_for_a_tied_model_on_both_targets(train, target):
     """The `jax` profile's arguments (params, AdamW, batch) and output of a tied model equal XLA's bytes exactly on
     XLA:CPU here, and on XLA:GPU in tests/test_jax_gpt.py: the LM head is the embedding, no leaf of its own."""

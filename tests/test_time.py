@@ -1,6 +1,7 @@
 """The step-time model: its card figures against ../shared/data/hardware/CARDS.tsv (exact, where the data is there),
 each group's link by hand, FLOPs against the parameter counts (exact: 2 FLOPs per weight per token), the step's
 components summing to it and its bubble (p - 1)/(vpp m) of the rest (1e-9 relative)."""
+
 import csv
 import re
 from pathlib import Path
@@ -16,9 +17,16 @@ from symbolic.time.evaluate import step_time
 from symbolic.time.systems import SYSTEMS, system
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "hardware" / "CARDS.tsv"
-ROW = {"a100-40gb": "A100 SXM4 40GB", "a100-80gb": "A100 SXM4 80GB", "h100-80gb": "H100 SXM5 80GB",
-       "h200-141gb": "H200 SXM 141GB", "b200-192gb": "B200", "b300-288gb": "B300", "gb200-186gb": "GB200",
-       "gb300-288gb": "GB300"}
+ROW = {
+    "a100-40gb": "A100 SXM4 40GB",
+    "a100-80gb": "A100 SXM4 80GB",
+    "h100-80gb": "H100 SXM5 80GB",
+    "h200-141gb": "H200 SXM 141GB",
+    "b200-192gb": "B200",
+    "b300-288gb": "B300",
+    "gb200-186gb": "GB200",
+    "gb300-288gb": "GB300",
+}
 
 
 def _number(cell: str) -> float:
@@ -71,8 +79,18 @@ def test_links_by_hand():
 @pytest.mark.parametrize("model", ["llama3-8b", "qwen3-30b-a3b"])
 def test_flops_are_twice_the_weights_a_token_meets(model):
     shape = MODELS[model]
-    values = {"h": shape.h, "a": shape.a, "k": shape.k, "dh": shape.dh, "f": shape.f, "E": shape.E,
-              "k_e": shape.k_e, "f_e": shape.f_e, "f_s": shape.f_s, "v": shape.v}
+    values = {
+        "h": shape.h,
+        "a": shape.a,
+        "k": shape.k,
+        "dh": shape.dh,
+        "f": shape.f,
+        "E": shape.E,
+        "k_e": shape.k_e,
+        "f_e": shape.f_e,
+        "f_s": shape.f_s,
+        "v": shape.v,
+    }
     evaluate = lambda c: float(c.expr.subs({x: values[str(x)] for x in c.expr.free_symbols}))
     norms = {"none": 0, "head": 2 * shape.dh}[shape.qk_norm]
     assert evaluate(flops.attention_proj(False, False)) == 2 * (shape.attention_count - norms)
@@ -123,13 +141,40 @@ def test_formula_time_prints_the_components():
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "symbolic.cli", "formula", "--time", "--recompute", "full", "--json"],
-                          capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    done = subprocess.run(
+        [sys.executable, "-m", "symbolic.cli", "formula", "--time", "--recompute", "full", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     assert done.returncode == 0, done.stderr
     names = [item["name"] for item in json.loads(done.stdout)["formulas"]]
-    assert names == ["T_lin", "T_attn", "T_last", "T_rec", "T_tp", "T_etp", "T_cp", "T_ep", "T_pp", "T_perm", "T_mexp",
-                     "T_sort", "T_pad", "T_bias", "T_norm", "T_rope", "T_resid", "T_act", "T_cast", "T_route", "T_loss",
-                     "T_bubble", "T_dp", "T_opt"]
+    assert names == [
+        "T_lin",
+        "T_attn",
+        "T_last",
+        "T_rec",
+        "T_tp",
+        "T_etp",
+        "T_cp",
+        "T_ep",
+        "T_pp",
+        "T_perm",
+        "T_mexp",
+        "T_sort",
+        "T_pad",
+        "T_bias",
+        "T_norm",
+        "T_rope",
+        "T_resid",
+        "T_act",
+        "T_cast",
+        "T_route",
+        "T_loss",
+        "T_bubble",
+        "T_dp",
+        "T_opt",
+    ]
 
 
 def test_layer_kernels_by_hand():
@@ -170,8 +215,10 @@ def test_experts_memory_bound_kernels_by_hand():
         job = Training(d=8, ep=8, s=4096, b=4, gbs=512, fp8=fp8)
         got = step_time(shape, job, system("dgx-b200"))["breakdown"]["T_mexp"]
         assert got == pytest.approx(job.m * 48 * 4096 * 4 * 8 * moved / 8.0e12, rel=1e-9)
-    assert step_time(MODELS["llama3-8b"], Training(d=8, s=4096, b=1, gbs=64),
-                     system("dgx-h100"))["breakdown"]["T_mexp"] == 0
+    assert (
+        step_time(MODELS["llama3-8b"], Training(d=8, s=4096, b=1, gbs=64), system("dgx-h100"))["breakdown"]["T_mexp"]
+        == 0
+    )
 
 
 def test_dispatcher_sort_and_fp8_padding_by_hand():

@@ -6,6 +6,7 @@ distributed/fsdp.py; the refusals in one line.
 
 Source of truth: that committed run (each storage once, the weights and the expert-bias buffer left out) and
 torchtitan 0.3.0's code as cited in symbolic/recipes/torchtitan/moe.py. Tolerance: exact bytes."""
+
 import json
 from pathlib import Path
 
@@ -20,8 +21,10 @@ from symbolic.estimator.estimate import estimate
 from symbolic.recipes import widths
 from symbolic.recipes.torchtitan.fsdp2 import layer_tensors
 
-RUN = [json.loads(line) for line in
-       (Path(__file__).parents[1] / "records" / "torch-saved-cpu.jsonl").read_text().splitlines()]
+RUN = [
+    json.loads(line)
+    for line in (Path(__file__).parents[1] / "records" / "torch-saved-cpu.jsonl").read_text().splitlines()
+]
 LISTINGS = [row for row in RUN if row["part"] == "moe_block"]
 
 
@@ -29,8 +32,11 @@ def test_the_moe_listings_are_there():
     """Twelve listings (two routings x ep = 1 and 2 x none, selective, full), none failed, from the torch the dense
     ones used."""
     assert sorted((row["name"], row["ep"], row["mode"]) for row in LISTINGS) == sorted(
-        (name, ep, mode) for name in ("moe-softmax", "moe-sigmoid-shared") for ep in (1, 2)
-        for mode in ("none", "selective", "full"))
+        (name, ep, mode)
+        for name in ("moe-softmax", "moe-sigmoid-shared")
+        for ep in (1, 2)
+        for mode in ("none", "selective", "full")
+    )
     assert all("error" not in row and row["torch"].startswith("2.13") for row in LISTINGS)
 
 
@@ -42,8 +48,23 @@ def test_moe_block_listing_equals_the_run(listing):
     token's, saved every micro batch). At ep = 2 (rank 0 of a fake group, the routing balanced by torchtitan's
     moe_force_load_balance, so C_f = 1) the all-to-all's permutation, or under SAC both all-to-alls' outputs."""
     z = listing["sizes"]
-    at = {S.b: z["b"], S.s: z["s"], S.h: z["h"], S.a: z["a"], S.k: z["k"], S.dh: z["h"] // z["a"], S.E: z["E"],
-          S.k_e: z["k_e"], S.f_e: z["f_e"], S.f_s: z["f_s"], S.t: 1, S.c: 1, S.e: listing["ep"], S.C_f: 1, S.B_a: 2}
+    at = {
+        S.b: z["b"],
+        S.s: z["s"],
+        S.h: z["h"],
+        S.a: z["a"],
+        S.k: z["k"],
+        S.dh: z["h"] // z["a"],
+        S.E: z["E"],
+        S.k_e: z["k_e"],
+        S.f_e: z["f_e"],
+        S.f_s: z["f_s"],
+        S.t: 1,
+        S.c: 1,
+        S.e: listing["ep"],
+        S.C_f: 1,
+        S.B_a: 2,
+    }
     sw = Switches(recompute=listing["mode"], moe=True, shared=z["f_s"] > 0, sigmoid=z["sigmoid"])
     symbolic = sp.Add(*(part.expr for part in layer_tensors(sw, moe=True))).subs(at)
     assert symbolic == listing["bytes"] == sum(x["bytes"] for x in listing["tensors"])
@@ -55,8 +76,9 @@ MOE = ModelShape("titan-moe", h=1024, f=2816, a=16, k=4, L=8, v=32000, E=16, k_e
 
 
 def _training(**kw) -> Training:
-    return Training(**{**widths("torchtitan"), "d": 8, "b": 2, "s": 4096, "gbs": 16, "zero": 3, "ep": 4,
-                       "recompute": "full", **kw})
+    return Training(
+        **{**widths("torchtitan"), "d": 8, "b": 2, "s": 4096, "gbs": 16, "zero": 3, "ep": 4, "recompute": "full", **kw}
+    )
 
 
 def test_experts_sharded_and_gathered_by_hand():
@@ -78,28 +100,49 @@ def test_expert_parallel_adds_the_all_to_alls_tensors():
     int32 offsets for E/ep experts, not E); under op SAC it keeps both all-to-alls' outputs, [R, h] and [N, h] bf16.
     At ep = 1 (C_f = 1) none of them."""
     tokens, h, rows = 2 * 4096, 1024, 2 * 2 * 4096
-    one = {mode: estimate(MOE, _training(ep=1, recompute=mode), "torchtitan").stages[0]["bytes"]["activations"]
-           for mode in ("none", "selective")}
-    four = {mode: estimate(MOE, _training(recompute=mode), "torchtitan").stages[0]["bytes"]["activations"]
-            for mode in ("none", "selective")}
+    one = {
+        mode: estimate(MOE, _training(ep=1, recompute=mode), "torchtitan").stages[0]["bytes"]["activations"]
+        for mode in ("none", "selective")
+    }
+    four = {
+        mode: estimate(MOE, _training(recompute=mode), "torchtitan").stages[0]["bytes"]["activations"]
+        for mode in ("none", "selective")
+    }
     assert four["none"] - one["none"] == 8 * (8 * rows - 4 * (16 - 16 // 4))
     assert four["selective"] - one["selective"] == 8 * (2 * rows * h + 2 * rows * h)
     assert tokens * 2 == rows
 
 
-@pytest.mark.parametrize("flags, says", [
-    (["--tp", "2"], "at tp = 1"), (["--compile"], "eager and in bf16"), (["--fp8", "tensorwise"], "eager and in bf16"),
-    (["--recompute", "selective", "--ac-every", "2"], "--ac-every 2"),
-    (["--recipe", "deepspeed"], "DeepSpeed's MoE"),
-])
+@pytest.mark.parametrize(
+    "flags, says",
+    [
+        (["--tp", "2"], "at tp = 1"),
+        (["--compile"], "eager and in bf16"),
+        (["--fp8", "tensorwise"], "eager and in bf16"),
+        (["--recompute", "selective", "--ac-every", "2"], "--ac-every 2"),
+        (["--recipe", "deepspeed"], "DeepSpeed's MoE"),
+    ],
+)
 def test_what_torchtitans_moe_refuses_is_one_line(flags, says, tmp_path, capsys):
     """Each refusal: exit 2, one line on stderr naming it (the `mem4d` entry point, in this process)."""
     from symbolic.cli.entry import main
 
     model = tmp_path / "moe.json"
-    model.write_text(json.dumps({"model_type": "mixtral", "hidden_size": 256, "intermediate_size": 512,
-                                 "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2,
-                                 "vocab_size": 1000, "num_local_experts": 8, "num_experts_per_tok": 2}))
+    model.write_text(
+        json.dumps(
+            {
+                "model_type": "mixtral",
+                "hidden_size": 256,
+                "intermediate_size": 512,
+                "num_attention_heads": 4,
+                "num_key_value_heads": 2,
+                "num_hidden_layers": 2,
+                "vocab_size": 1000,
+                "num_local_experts": 8,
+                "num_experts_per_tok": 2,
+            }
+        )
+    )
     recipe = [] if "--recipe" in flags else ["--recipe", "torchtitan"]  # a flag is given once
     args = [*recipe, "--model", str(model), "--dp", "8", "--ep", "2", "--seq", "1024", *flags]
     assert main(["estimate", *args]) == 2

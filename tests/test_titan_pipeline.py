@@ -1,6 +1,7 @@
 """torchtitan's pipeline terms and async TP's workspace (symbolic/recipes/torchtitan/pipeline.py), each against a value
 worked by hand from the code it cites (torch 2.13 pipelining/stage.py, _fully_shard, _symmetric_memory): exact, the
 expressions being integers in bytes (tolerance 0)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -22,12 +23,15 @@ def value(expr: sp.Expr, **extra) -> int:
     return int(expr.subs({**SHAPE, **{getattr(S, k): v for k, v in extra.items()}}))
 
 
-@pytest.mark.parametrize("p,m,k,vpp,expected", [
-    (2, 2, 2, 1, 4 * 1000 - 300),  # rank 0 of p 2, m 2: both micro batches in flight before the first backward
-    (2, 3, 2, 1, 4 * 1000),  # m > k: a third forward refills the schedule after the first backward
-    (2, 4, 2, 2, 4 * 1000),  # interleaved: counted without the drained micro batch (upper bound)
-    (1, 8, 8, 1, 0),  # no pipeline: FSDP2 reduce-scatters every backward (its sync left on)
-])
+@pytest.mark.parametrize(
+    "p,m,k,vpp,expected",
+    [
+        (2, 2, 2, 1, 4 * 1000 - 300),  # rank 0 of p 2, m 2: both micro batches in flight before the first backward
+        (2, 3, 2, 1, 4 * 1000),  # m > k: a third forward refills the schedule after the first backward
+        (2, 4, 2, 2, 4 * 1000),  # interleaved: counted without the drained micro batch (upper bound)
+        (1, 8, 8, 1, 0),  # no pipeline: FSDP2 reduce-scatters every backward (its sync left on)
+    ],
+)
 def test_accumulated_gradients_are_fp32_unsharded_less_a_drained_micro_batch(p, m, k, vpp, expected):
     """1000 unsharded parameters, 300 bytes of one micro batch's activations: B_g = 4 bytes each (reduce_dtype fp32,
     to_accumulated_grad_if_needed), one micro batch fewer in flight where all m ran before the first backward."""
@@ -64,13 +68,15 @@ def _run(*argv: str) -> tuple[int, str]:
 
 
 def test_async_tp_needs_compile_and_tensor_parallelism():
-    code, err = _run("estimate", "--model", "llama3-8b", "--gpus", "8", "--tp", "2", "--recipe", "torchtitan",
-                     "--tp-comm-overlap")
+    code, err = _run(
+        "estimate", "--model", "llama3-8b", "--gpus", "8", "--tp", "2", "--recipe", "torchtitan", "--tp-comm-overlap"
+    )
     assert code == 2 and err.count("\n") == 1 and "it needs --compile" in err, err
 
 
 def test_the_405b_job_files_read_async_tp_as_its_workspace():
     from symbolic.readers.torchtitan import read
+
     for row in ("TT-13", "TT-15", "TT-16"):
         training = read(str(ROOT / "records" / "published" / "torchtitan" / f"{row}.toml"), []).training
         assert training["tp_comm_overlap"] is True and training["compile"] and training["tp"] == 8

@@ -4,6 +4,7 @@ Sources of truth: records/titan-versions-cpu.jsonl (each version's own Transform
 saved-tensor hooks by benchmarks/titan_versions.py: torch needed to make it, not to read it); RUNS.md section B (its
 torchtitan table, written independently of mem4d) for the job files benchmarks/published_titan.py writes. Exact: no
 tolerance (shapes, dtypes, byte counts and parallel degrees are integers)."""
+
 import contextlib
 import importlib.util
 import io
@@ -52,18 +53,24 @@ def test_every_version_listed_and_only_the_norms_differ_from_9dec370():
         assert [t["shape"][:2] for t in rope] == ([[b, s]] if version == "0.3.0" else []), version
         mine = [t for t in mine if t not in rope]
         assert len(mine) == len(base["tensors"]), version
-        changed = [(x, y) for x, y in zip(base["tensors"], mine) if (x["shape"], x["dtype"]) != (y["shape"], y["dtype"])]
+        changed = [
+            (x, y) for x, y in zip(base["tensors"], mine) if (x["shape"], x["dtype"]) != (y["shape"], y["dtype"])
+        ]
         assert len(changed) == 2, version
-        assert all(x["shape"] == y["shape"] == [b, s, h] and (x["dtype"], y["dtype"]) == ("bfloat16", "float32")
-                   for x, y in changed), version
+        assert all(
+            x["shape"] == y["shape"] == [b, s, h] and (x["dtype"], y["dtype"]) == ("bfloat16", "float32")
+            for x, y in changed
+        ), version
         extra = sum(t["bytes"] for t in mine) - base["bytes"]
         assert extra == 2 * 2 * b * s * h, version  # +2 bytes an element, two norms
 
 
 def test_version_flag_accepts_the_versions_read_and_refuses_others():
     """9dec370 (the recipe's) gives no note; 0.1.0 the same figures with the norms' note; 0.2.0 (not read) one line."""
-    runs = {v: run("estimate", "--torchtitan", str(JOB), "--gpus", "8", "--json", "--torchtitan-version", v)
-            for v in ("9dec370", "0.1.0")}
+    runs = {
+        v: run("estimate", "--torchtitan", str(JOB), "--gpus", "8", "--json", "--torchtitan-version", v)
+        for v in ("9dec370", "0.1.0")
+    }
     (code, base, _), (code_new, new, _) = runs["9dec370"], runs["0.1.0"]
     base, new = json.loads(base), json.loads(new)
     assert code == code_new == 0 and base["memory"] == new["memory"]
@@ -92,7 +99,11 @@ def test_runs_md_torchtitan_rows_as_job_files(tmp_path):
         training = read(str(path), overrides).training
         d = row.degrees
         assert (training["dp"], training["tp"], training["pp"], training["cp"]) == (
-            d["FSDP"], d.get("TP", 1), d.get("PP", 1), d.get("CP", 1))
+            d["FSDP"],
+            d.get("TP", 1),
+            d.get("PP", 1),
+            d.get("CP", 1),
+        )
         assert training["dp"] * training["tp"] * training["pp"] * training["cp"] == row.gpus
         assert training["seq"] == row.seq and training["recompute"] == "full" and training["compile"]
         assert training["mbs"] == (row.microbatch if training["pp"] > 1 else row.local_batch)

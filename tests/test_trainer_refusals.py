@@ -5,6 +5,7 @@ transformers 5.25.0 GPT2Model.wpe and Megatron-Core 0.16.1 LanguageModelEmbeddin
 rows); Transformer Engine 2.20.2 get_attention_backend (FlashAttention 2: padded head_dim % 8 == 0 and <= 256). Exact
 messages and exact plan rows (the CSV of every feasible configuration), run in-process.
 """
+
 import csv
 import json
 from pathlib import Path
@@ -25,15 +26,52 @@ def _refused(argv, capsys) -> str:
 
 @pytest.mark.parametrize("zero", ["2", "3"])
 def test_deepspeed_pipeline_refuses_zero_2_and_3(zero, capsys):
-    err = _refused(["estimate", "--model", "tiny", "--recipe", "deepspeed", "--zero", zero, "--pp", "2", "--seq",
-                    "256", "--gbs", "8", "--json"], capsys)
+    err = _refused(
+        [
+            "estimate",
+            "--model",
+            "tiny",
+            "--recipe",
+            "deepspeed",
+            "--zero",
+            zero,
+            "--pp",
+            "2",
+            "--seq",
+            "256",
+            "--gbs",
+            "8",
+            "--json",
+        ],
+        capsys,
+    )
     assert f"DeepSpeed's pipeline engine refuses ZeRO-{zero}" in err and "with --pp 2 give --zero 1" in err
 
 
 def test_deepspeed_plan_masks_pipelines_above_zero_1(tmp_path, capsys):
     out = tmp_path / "plan.csv"
-    assert main(["plan", "--model", "tiny", "--recipe", "deepspeed", "--gpus", "8", "--seq", "256", "--gbs", "32",
-                 "--csv", str(out), "--top", "1"]) == 0
+    assert (
+        main(
+            [
+                "plan",
+                "--model",
+                "tiny",
+                "--recipe",
+                "deepspeed",
+                "--gpus",
+                "8",
+                "--seq",
+                "256",
+                "--gbs",
+                "32",
+                "--csv",
+                str(out),
+                "--top",
+                "1",
+            ]
+        )
+        == 0
+    )
     rows = list(csv.DictReader(out.open()))
     assert any(int(r["pp"]) > 1 for r in rows) and any(int(r["zero"]) >= 2 for r in rows)  # both kinds searched
     assert not [r for r in rows if int(r["pp"]) > 1 and int(r["zero"]) >= 2]

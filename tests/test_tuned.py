@@ -3,6 +3,7 @@ their card.
 
 Source of truth: ROWS.tsv (every row accounted for: stated or refused with its reason), CARDS.tsv's nvidia-smi MiB
 (H100 81559 MiB), and that the runs ran: no stated row may be predicted above 100 % of its card. Tolerance: exact."""
+
 import csv
 import importlib.util
 from pathlib import Path
@@ -73,8 +74,11 @@ def test_accounted_units_place_405b_and_qwen3_235b_as_megatron_core(evaluated):
 
 def test_llama3_70b_h100_uses_the_recipes_fused_swiglu_and_fp8_weights():
     tuned = _module()
-    row = next(r for r in csv.DictReader(ROWS.open(), delimiter="\t")
-               if (r["release"], r["gpu"], r["model"]) == ("26.04.01", "H100", "LLAMA3_70B"))
+    row = next(
+        r
+        for r in csv.DictReader(ROWS.open(), delimiter="\t")
+        if (r["release"], r["gpu"], r["model"]) == ("26.04.01", "H100", "LLAMA3_70B")
+    )
     _, training = tuned.job(row)
     assert training.swiglu_fusion and training.fp8 == "tensorwise" and training.fp8_param_gather
     assert (training.t, training.p, training.vpp, training.d, training.sp) == (4, 8, 5, 2, True)

@@ -6,6 +6,7 @@ and V; GQA keys and values repeat_interleave'd to the query heads) and softmax.p
 .is_kernel_available; ScaledSoftmax / ScaledMaskedSoftmax save_for_backward(softmax_results, scale_t)); megatron-core
 0.16.1 transformer/dot_product_attention.py and fusions/fused_softmax.py alike for --transformer-impl local. Hand
 counts on the tiny shape; exact."""
+
 import contextlib
 import io
 import json
@@ -31,8 +32,11 @@ def _square(sw: Switches) -> dict:
 def test_the_fused_softmax_keeps_its_output_alone(mla):
     assert _square(Switches(flash_attn=False, mla=mla)) == {"softmax": B_a * SCORES}
     with_dropout = _square(Switches(flash_attn=False, mla=mla, dropout=True))
-    assert with_dropout == {"softmax": B_a * SCORES, "softmax_dropout_mask": SCORES,
-                            "softmax_dropout_out": B_a * SCORES}
+    assert with_dropout == {
+        "softmax": B_a * SCORES,
+        "softmax_dropout_mask": SCORES,
+        "softmax_dropout_out": B_a * SCORES,
+    }
     assert _square(Switches(mla=mla)) == {}
 
 
@@ -63,21 +67,26 @@ def test_the_estimate_adds_one_bf16_score_tensor_and_the_repeated_heads():
     assert activations("--no-flash-attn") - activations() == 8 * per_layer
 
 
-@pytest.mark.parametrize("extra", [
-    ("--model", "tiny", "--seq", "16384"),  # Transformer Engine's kernel: s < 16384
-    ("--model", "tiny", "--seq", "8192", "--transformer-impl", "local"),  # Megatron-Core's: s <= 4096
-    ("--model", "tiny", "--seq", "516"),  # s % 8
-    ("--model", "llama2-7b", "--seq", "1024", "--tp", "16"),  # b a/t = 1 x 32/16: no multiple of 4
-    ("--model", "tiny", "--seq", "1024", "--cp", "2"),  # no backend runs unfused attention with context parallelism
-])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ("--model", "tiny", "--seq", "16384"),  # Transformer Engine's kernel: s < 16384
+        ("--model", "tiny", "--seq", "8192", "--transformer-impl", "local"),  # Megatron-Core's: s <= 4096
+        ("--model", "tiny", "--seq", "516"),  # s % 8
+        ("--model", "llama2-7b", "--seq", "1024", "--tp", "16"),  # b a/t = 1 x 32/16: no multiple of 4
+        ("--model", "tiny", "--seq", "1024", "--cp", "2"),  # no backend runs unfused attention with context parallelism
+    ],
+)
 def test_shapes_the_fused_softmax_does_not_take_are_refused(extra):
     rc, out, err = _run("estimate", "--no-flash-attn", *extra)
     assert rc == 2 and out == "" and "the fused softmax kernel does not take it" in err, err
 
 
 def test_megatron_core_without_its_softmax_fusion_is_refused_only_where_it_runs(tmp_path):
-    base = ("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
-            "--micro-batch-size 4 --attention-backend unfused --no-masked-softmax-fusion\n")
+    base = (
+        "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
+        "--micro-batch-size 4 --attention-backend unfused --no-masked-softmax-fusion\n"
+    )
     path = tmp_path / "args.txt"
     path.write_text(base + "--transformer-impl local\n")
     with pytest.raises(ConfigError, match="--no-masked-softmax-fusion \\(unfused attention's PyTorch softmax"):
@@ -91,9 +100,13 @@ def test_megatron_cores_local_layers_run_unfused_attention(tmp_path):
     spec, which Megatron-LM builds for --transformer-impl local whatever --attention-backend says): the reader reads
     such a file as unfused, and estimate refuses the local layers with flash attention in one line."""
     path = tmp_path / "args.txt"
-    path.write_text("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
-                    "--micro-batch-size 4 --transformer-impl local\n")
+    path.write_text(
+        "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
+        "--micro-batch-size 4 --transformer-impl local\n"
+    )
     assert read(path).training["flash_attn"] is False
     rc, out, err = _run("estimate", "--model", "tiny", "--seq", "1024", "--transformer-impl", "local")
     assert rc == 2 and out == "" and "unfused whatever the attention backend" in err, err
-    assert _run("estimate", "--model", "tiny", "--seq", "1024", "--transformer-impl", "local", "--no-flash-attn")[0] == 0
+    assert (
+        _run("estimate", "--model", "tiny", "--seq", "1024", "--transformer-impl", "local", "--no-flash-attn")[0] == 0
+    )

@@ -6,6 +6,7 @@ which the profile's buffer table approximates with its largest phase: the total 
 shape below (h = 48, where fixed-size buffers the table leaves out weigh most; measured after the head_grad_zeros
 row, XLA:GPU for an H100: selective -5.4 %, t2-selective +2.3 %, full -2.2 %; XLA:CPU: +2.4 %, +1.7 %, +4.4 %).
 """
+
 import json
 import subprocess
 import sys
@@ -32,9 +33,15 @@ P2C2 = Training(p=2, c=2, s=32, gbs=4, recompute="full", zero=0)
 FULL_ZERO3 = Training(d=2, t=2, p=2, c=2, s=32, gbs=4, recompute="full", zero=3)
 
 
-@pytest.mark.parametrize("train, target", [  # ZeRO-1: test_jax_stages's d2 e2 p2 (XLA:CPU), test_jax_gpt's t2 and
-    (P2C2, "cpu"), (FULL_ZERO3, "h100-80gb"), (FULL_ZERO3, "cpu"),  # the crosscheck notebook (H100); p2 c2 on H100:
-], ids=["p2c2-cpu", "d2t2p2c2-zero3-h100-80gb", "d2t2p2c2-zero3-cpu"])  # the ZeRO-3 case's mesh holds it
+@pytest.mark.parametrize(
+    "train, target",
+    [  # ZeRO-1: test_jax_stages's d2 e2 p2 (XLA:CPU), test_jax_gpt's t2 and
+        (P2C2, "cpu"),
+        (FULL_ZERO3, "h100-80gb"),
+        (FULL_ZERO3, "cpu"),  # the crosscheck notebook (H100); p2 c2 on H100:
+    ],
+    ids=["p2c2-cpu", "d2t2p2c2-zero3-h100-80gb", "d2t2p2c2-zero3-cpu"],
+)  # the ZeRO-3 case's mesh holds it
 def test_argument_and_output_bytes_exact(train, target):
     result = _verify(train, target)
     rows = {row["name"]: row for row in result["components"]}
@@ -51,8 +58,9 @@ T2_SELECTIVE = Training(t=2, s=128, gbs=1, recompute="selective", zero=0, schedu
 FULL = Training(s=128, gbs=1, recompute="full", zero=0, schedule="gpipe")
 
 
-@pytest.mark.parametrize("train, target", [(T2_SELECTIVE, "h100-80gb"), (FULL, "cpu")],
-                         ids=["h100-80gb-t2-selective", "cpu-full"])
+@pytest.mark.parametrize(
+    "train, target", [(T2_SELECTIVE, "h100-80gb"), (FULL, "cpu")], ids=["h100-80gb-t2-selective", "cpu-full"]
+)
 def test_total_within_tolerance(train, target):
     """GPipe, the schedule that is not the default: one policy and layout per backend (the 1F1B ones below; every
     GPipe policy on both backends was measured at the figures in the module's docstring)."""
@@ -69,8 +77,30 @@ def _cli_json(capsys) -> dict:
     from symbolic.cli.entry import main
 
     if not _CLI:
-        rc = main(["verify", "--model", "tiny", "--dp", "1", "--tp", "2", "--pp", "2", "--cp", "1", "--seq", "512",
-                   "--gbs", "8", "--remat", "selective", "--zero", "0", "--json"])
+        rc = main(
+            [
+                "verify",
+                "--model",
+                "tiny",
+                "--dp",
+                "1",
+                "--tp",
+                "2",
+                "--pp",
+                "2",
+                "--cp",
+                "1",
+                "--seq",
+                "512",
+                "--gbs",
+                "8",
+                "--remat",
+                "selective",
+                "--zero",
+                "0",
+                "--json",
+            ]
+        )
         captured = capsys.readouterr()
         assert rc == 0, captured.err
         _CLI.update(json.loads(captured.out))
@@ -111,15 +141,27 @@ def test_saved_residuals_match_the_profile_tensor_list(recompute, flash_attn):
 
 
 def _cli(*args, timeout=240):
-    return subprocess.run([sys.executable, "-m", "symbolic.cli", "verify", *args], capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "symbolic.cli", "verify", *args], capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_cli_json_schema(capsys):
     """`mem4d verify --json`'s keys and what they say of the run (_cli_json)."""
     out = _cli_json(capsys)
-    assert {"model", "param_count", "config", "target", "symbolic", "xla", "measured", "components",
-            "rel_error_total", "compile_seconds", "explain"} <= set(out)
+    assert {
+        "model",
+        "param_count",
+        "config",
+        "target",
+        "symbolic",
+        "xla",
+        "measured",
+        "components",
+        "rel_error_total",
+        "compile_seconds",
+        "explain",
+    } <= set(out)
     assert out["target"]["name"] == "h100-80gb" and out["target"]["platform"] == "gpu"  # the default: XLA:GPU
     assert out["target"]["compiled_with_memory_bytes"] > 1000 * out["target"]["memory_bytes"]  # as written
     assert {"argument_bytes", "output_bytes", "alias_bytes", "temp_bytes", "total_bytes"} <= set(out["xla"])
@@ -130,15 +172,18 @@ def test_cli_json_schema(capsys):
     assert {"name", "symbolic", "xla", "rel_error"} <= set(out["components"][0])
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["--model", "tiny", "--tp", "3", "--seq", "768"], "tensor parallel t=3"),
-    (["--model", "tiny", "--remat", "some"], "--remat"),
-    (["--model", "nope"], "nope"),
-    (["--dp", "0"], "positive integer"),
-    (["--model", "tiny", "--target", "tpu-v9"], "unknown target 'tpu-v9'"),
-    (["--model", "tiny", "--target", "cpu", "--target-config", "x.txtpb"], "conflict"),
-    (["--model", "tiny", "--target-config", "/nonexistent.txtpb"], "no such file"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--model", "tiny", "--tp", "3", "--seq", "768"], "tensor parallel t=3"),
+        (["--model", "tiny", "--remat", "some"], "--remat"),
+        (["--model", "nope"], "nope"),
+        (["--dp", "0"], "positive integer"),
+        (["--model", "tiny", "--target", "tpu-v9"], "unknown target 'tpu-v9'"),
+        (["--model", "tiny", "--target", "cpu", "--target-config", "x.txtpb"], "conflict"),
+        (["--model", "tiny", "--target-config", "/nonexistent.txtpb"], "no such file"),
+    ],
+)
 def test_bad_input_one_line_exit_2(args, needle):
     proc = _cli(*args, timeout=60)
     assert proc.returncode == 2
@@ -152,7 +197,12 @@ def test_missing_cuda_plugin_is_one_line_exit_2(tmp_path):
     (tmp_path / "jax_plugins").mkdir()
     (tmp_path / "jax_plugins" / "__init__.py").write_text("")
     env = {**__import__("os").environ, "PYTHONPATH": str(tmp_path)}
-    proc = subprocess.run([sys.executable, "-m", "symbolic.cli", "verify", "--model", "tiny", "--seq", "128"],
-                          capture_output=True, text=True, timeout=120, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "symbolic.cli", "verify", "--model", "tiny", "--seq", "128"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(lines) == 1 and "jax[cuda12-local]" in lines[0], proc.stderr

@@ -8,6 +8,7 @@ buffers and the small experts' fused fp32 products the table does not count weig
 H100 target: d2e2-none +0.8 %, d4e2t2te1 -1.8 %, that shape with MTP at d2e2t2p2 +6.6 %;
 grids/derive-moe.toml and the holdouts are the accuracy figures).
 """
+
 import pytest
 
 from conftest import skip_if_not_enough_devices
@@ -18,7 +19,7 @@ from symbolic.config.training import Training
 SHAPE = ModelShape("t-moe", h=64, f=176, a=4, k=2, L=4, v=256, E=8, k_e=2, f_e=48, f_s=80, shared_gate=True)
 TOTAL_TOLERANCE = 0.08
 CASES = {
-    "d4e2t2te1-selective-zero3": (SHAPE, Training(d=4, ep=2, t=2, etp=1, s=64, gbs=8, recompute="selective", zero=3)),
+    "d4e2t2te1-selective-zero3": (SHAPE, Training(d=4, ep=2, t=2, etp=1, s=64, gbs=8, recompute="selective", zero=3))
 }
 _RESULTS: dict = {}
 
@@ -77,8 +78,10 @@ def test_explain_residuals_on_a_mesh_whose_data_and_expert_axes_exceed_the_trace
     from jaxcheck.mesh import make_mesh
     from jaxcheck.spec import StepSpec
 
-    for train in (Training(d=4, t=2, c=2, ep=4, s=64, gbs=4, recompute="selective", zero=1),
-                  Training(d=4, ep=4, s=64, gbs=4, recompute="selective", zero=1)):
+    for train in (
+        Training(d=4, t=2, c=2, ep=4, s=64, gbs=4, recompute="selective", zero=1),
+        Training(d=4, ep=4, s=64, gbs=4, recompute="selective", zero=1),
+    ):
         skip_if_not_enough_devices(train.world)
         res = residuals(StepSpec(SHAPE, train).check(), make_mesh(train))
         assert res["trace_shape"].startswith("b=4,") and res["jax_count"] == res["symbolic_count"]

@@ -6,6 +6,7 @@ Sources of truth: COUNTS.tsv's published totals (tolerance: none); records/visio
 benchmarks/vision_saved.py measured of transformers 5.25.0's Qwen3VLVisionModel under torch 2.13.0 (tolerance: none
 once the LayerNorms' mean and rstd, 2 bf16 elements per normalised row, are set apart); the components' closed form
 (B_w P_v, B_g P_v, B_o P_v / d, m_r B_a b n_v A_v: exact)."""
+
 import json
 from pathlib import Path
 
@@ -43,10 +44,16 @@ def test_saved_tensors_are_what_autograd_keeps():
     row = json.loads((ROOT / "records" / "vision-saved-cpu.jsonl").read_text().splitlines()[0])
     assert row["kernel"] == "sdpa" and row["transformers"] == "5.25.0"
     c = row["config"]
-    tower = VisionTower(depth=c["depth"], w=c["hidden_size"], f=c["intermediate_size"],
-                        c_in=c["in_channels"] * c["temporal_patch_size"] * c["patch_size"] ** 2,
-                        u=c["spatial_merge_size"] ** 2, out=c["out_hidden_size"], n_pos=c["num_position_embeddings"],
-                        n_ds=len(c["deepstack_visual_indexes"]))
+    tower = VisionTower(
+        depth=c["depth"],
+        w=c["hidden_size"],
+        f=c["intermediate_size"],
+        c_in=c["in_channels"] * c["temporal_patch_size"] * c["patch_size"] ** 2,
+        u=c["spatial_merge_size"] ** 2,
+        out=c["out_hidden_size"],
+        n_pos=c["num_position_embeddings"],
+        n_ds=len(c["deepstack_visual_indexes"]),
+    )
     patches = row["image_tokens"] * tower.u
     norm_rows = 2 * tower.depth * patches + patches + tower.n_ds * row["image_tokens"]  # norm1, norm2, the mergers'
     assert row["saved_bytes"]["torch.bfloat16"] - 2 * 2 * norm_rows == 2 * row["image_tokens"] * tower.saved_per_token
@@ -72,7 +79,9 @@ def test_megatron_holds_the_tower_on_the_embedding_stage():
 def test_frozen_tower_keeps_its_weights_alone():
     _, first = _parts(Training(d=2, s=256, image_tokens=10, freeze_vision=True))
     assert {name: value for name, value in first.items() if name.startswith("vision_")} == {
-        "vision_weights": 2 * TOWER.params, "vision_activations": 0}
+        "vision_weights": 2 * TOWER.params,
+        "vision_activations": 0,
+    }
 
 
 def test_text_only_activations_by_default():
@@ -99,13 +108,23 @@ def test_a_tower_of_another_kind_is_refused_in_one_line(tmp_path):
     assert "\n" not in str(err.value)
 
 
-@pytest.mark.parametrize("change, key", [({"hidden_act": "silu"}, "hidden_act"), ({"depth": 0}, "depth"),
-                                         ({"new_key": 1}, "new_key"), ({"num_heads": 5}, "num_heads"),
-                                         ({"num_hidden_layers": 26}, "num_hidden_layers"),
-                                         ({"is_encoder_decoder": True}, "is_encoder_decoder")])
+@pytest.mark.parametrize(
+    "change, key",
+    [
+        ({"hidden_act": "silu"}, "hidden_act"),
+        ({"depth": 0}, "depth"),
+        ({"new_key": 1}, "new_key"),
+        ({"num_heads": 5}, "num_heads"),
+        ({"num_hidden_layers": 26}, "num_hidden_layers"),
+        ({"is_encoder_decoder": True}, "is_encoder_decoder"),
+    ],
+)
 def test_a_vision_config_mem4d_does_not_model_is_refused(tmp_path, change, key):
-    raw = json.loads((SHARED / "qwen3-vl-32b-instruct.json").read_text()) if SHARED.is_dir() else pytest.skip(
-        "../shared/data/configs (reference data) is absent")
+    raw = (
+        json.loads((SHARED / "qwen3-vl-32b-instruct.json").read_text())
+        if SHARED.is_dir()
+        else pytest.skip("../shared/data/configs (reference data) is absent")
+    )
     raw["vision_config"].update(change)
     (tmp_path / "config.json").write_text(json.dumps(raw))
     with pytest.raises(ConfigError, match=f"vision_config.{key}"):
@@ -134,8 +153,11 @@ def test_llama4_scout_counted_with_its_tower_to_the_published_total():
     full, text = read(SCOUT), read(SCOUT, text_only=True)
     assert (full.param_count, text.param_count, full.P_v) == (108_641_793_536, 107_769_861_120, 871_932_416)
     counted = [json.loads(line) for line in (ROOT / "records" / "hf-count-published.jsonl").read_text().splitlines()]
-    assert {row["parameters"] for row in counted if row.get("file", "").endswith(SCOUT.name)
-            and row.get("class") == "Llama4ForConditionalGeneration"} == {full.param_count}
+    assert {
+        row["parameters"]
+        for row in counted
+        if row.get("file", "").endswith(SCOUT.name) and row.get("class") == "Llama4ForConditionalGeneration"
+    } == {full.param_count}
 
 
 def test_llama4_saved_tensors_are_what_autograd_keeps():
@@ -143,7 +165,7 @@ def test_llama4_saved_tensors_are_what_autograd_keeps():
     assert row["kernel"] == "sdpa" and row["transformers"] == "5.25.0"
     tower = vision.read(row["config"], "llama4", {"hidden_size": row["text_hidden_size"]}, "tiny")
     c, tiles = row["config"], row["tiles"]
-    rows = tiles * (tower.side ** 2 + 1)
+    rows = tiles * (tower.side**2 + 1)
     stats = 2 * 2 * rows * (2 + 2 * tower.depth)  # bf16 mean and rstd of the pre-, post- and every block's LayerNorms
     assert row["image_tokens"] == tiles * tower.tokens_per_tile
     assert row["saved_bytes"]["torch.float32"] == 4 * rows * c["num_attention_heads"] * tower.depth
@@ -163,11 +185,19 @@ def _first(shape, training: Training) -> dict:
     return next(stage for stage in estimate(shape, training).stages if stage["stage"] in ("only", "first"))["bytes"]
 
 
-@pytest.mark.parametrize("change, key", [
-    ({"intermediate_size": 5000}, "intermediate_size"), ({"pixel_shuffle_ratio": 0.3}, "pixel_shuffle_ratio"),
-    ({"vision_output_dim": 7680}, "vision_output_dim"), ({"projector_dropout": 0.1}, "projector_dropout"),
-    ({"multi_modal_projector_bias": True}, "multi_modal_projector_bias"), ({"num_attention_heads": 3}, "num_attention_heads"),
-    ({"new_key": 1}, "new_key"), ({"num_hidden_layers": 0}, "num_hidden_layers")])
+@pytest.mark.parametrize(
+    "change, key",
+    [
+        ({"intermediate_size": 5000}, "intermediate_size"),
+        ({"pixel_shuffle_ratio": 0.3}, "pixel_shuffle_ratio"),
+        ({"vision_output_dim": 7680}, "vision_output_dim"),
+        ({"projector_dropout": 0.1}, "projector_dropout"),
+        ({"multi_modal_projector_bias": True}, "multi_modal_projector_bias"),
+        ({"num_attention_heads": 3}, "num_attention_heads"),
+        ({"new_key": 1}, "new_key"),
+        ({"num_hidden_layers": 0}, "num_hidden_layers"),
+    ],
+)
 def test_a_llama4_vision_config_mem4d_does_not_model_is_refused(tmp_path, change, key):
     raw = json.loads(SCOUT.read_text())
     raw["vision_config"].update(change)
@@ -203,8 +233,15 @@ def test_gemma3_27b_counted_to_the_hub_total(tmp_path):
     the same vision_config) is 27,432,406,640 parameters, the Hub's total of google/gemma-3-27b-it (llmfit-core
     hf_models.json @ AlexsJones/llmfit@5bdc9df9); the same tower, its projector into 5376 (tolerance none)."""
     raw = json.loads(GEMMA3.read_text())
-    raw["text_config"].update(head_dim=128, hidden_size=5376, intermediate_size=21504, num_attention_heads=32,
-                              num_hidden_layers=62, num_key_value_heads=16, query_pre_attn_scalar=168)
+    raw["text_config"].update(
+        head_dim=128,
+        hidden_size=5376,
+        intermediate_size=21504,
+        num_attention_heads=32,
+        num_hidden_layers=62,
+        num_key_value_heads=16,
+        query_pre_attn_scalar=168,
+    )
     (tmp_path / "config.json").write_text(json.dumps(raw))
     shape = read(tmp_path / "config.json")
     assert (shape.param_count, shape.P_v - read(GEMMA3).P_v) == (27_432_406_640, 1152 * (5376 - 2560))
@@ -215,12 +252,13 @@ def test_gemma3_saved_tensors_are_what_autograd_keeps():
     assert row["kernel"] == "sdpa" and row["transformers"] == "5.25.0"
     outer = {"text_config": {"hidden_size": row["text_hidden_size"]}, "mm_tokens_per_image": row["mm_tokens_per_image"]}
     tower = vision.read({k: v for k, v in row["config"].items() if k != "model_type"}, "gemma3", {}, "tiny", outer)
-    patches, tokens = row["images"] * tower.side ** 2, row["image_tokens"]
+    patches, tokens = row["images"] * tower.side**2, row["image_tokens"]
     assert tokens == row["images"] * tower.tokens_per_image
     stats = 2 * 2 * patches * (1 + 2 * tower.depth)  # bf16 mean and rstd of every block's LayerNorms and the post one
     heads = row["config"]["num_attention_heads"]
-    assert row["saved_bytes"]["torch.float32"] == 4 * (patches * heads * tower.depth + tokens * (2 * tower.w + 1)
-                                                       + tower.w)
+    assert row["saved_bytes"]["torch.float32"] == 4 * (
+        patches * heads * tower.depth + tokens * (2 * tower.w + 1) + tower.w
+    )
     assert row["saved_bytes"]["torch.bfloat16"] - stats == 2 * tokens * tower.saved_per_token
 
 
@@ -232,10 +270,18 @@ def test_gemma3_tower_under_megatron_and_frozen():
     assert (frozen["vision_activations"], "vision_gradients" in frozen) == (0, False)
 
 
-@pytest.mark.parametrize("change, key", [
-    ({"vision_use_head": True}, "vision_use_head"), ({"attention_dropout": 0.1}, "attention_dropout"),
-    ({"num_attention_heads": 5}, "num_attention_heads"), ({"image_size": [896, 896]}, "image_size"),
-    ({"hidden_act": "relu"}, "hidden_act"), ({"new_key": 1}, "new_key"), ({"model_type": "clip_vision_model"}, "")])
+@pytest.mark.parametrize(
+    "change, key",
+    [
+        ({"vision_use_head": True}, "vision_use_head"),
+        ({"attention_dropout": 0.1}, "attention_dropout"),
+        ({"num_attention_heads": 5}, "num_attention_heads"),
+        ({"image_size": [896, 896]}, "image_size"),
+        ({"hidden_act": "relu"}, "hidden_act"),
+        ({"new_key": 1}, "new_key"),
+        ({"model_type": "clip_vision_model"}, ""),
+    ],
+)
 def test_a_gemma3_vision_config_mem4d_does_not_model_is_refused(tmp_path, change, key):
     raw = json.loads(GEMMA3.read_text())
     raw["vision_config"].update(change)
@@ -245,8 +291,9 @@ def test_a_gemma3_vision_config_mem4d_does_not_model_is_refused(tmp_path, change
     assert "\n" not in str(err.value)
 
 
-@pytest.mark.parametrize("change", [{"mm_tokens_per_image": 200}, {"mm_tokens_per_image": 9},
-                                    {"vision_config": {"vision_use_head": False}}])
+@pytest.mark.parametrize(
+    "change", [{"mm_tokens_per_image": 200}, {"mm_tokens_per_image": 9}, {"vision_config": {"vision_use_head": False}}]
+)
 def test_a_gemma3_pooling_mem4d_does_not_model_is_refused(tmp_path, change):
     """mm_tokens_per_image must pool the patch grid evenly (200: not a square; 9: 3 does not divide 64); a
     vision_config of SiglipVisionConfig's defaults (224 / 16 = 14 patches a side) cannot pool to 16 x 16."""
@@ -267,17 +314,44 @@ def test_gemma3_tower_round_trips_through_a_json_shape():
 # 35,652,608 + language model 22,901,314,560 = 23,340,272,640; tolerance none) and
 # records/vision-saved-pixtral-cpu.jsonl (benchmarks/vision_saved_pixtral.py), tolerance none once the fp32 RMSNorm
 # inputs and rstd (w + 1 per row of 2L + 2 norms) and logsumexp (one per row, head and block) are set apart
-MISTRAL3 = {"architectures": ["Mistral3ForConditionalGeneration"], "image_token_index": 10, "model_type": "mistral3",
-            "multimodal_projector_bias": False, "projector_hidden_act": "gelu", "spatial_merge_size": 2,
-            "text_config": {"head_dim": 128, "hidden_act": "silu", "hidden_size": 5120, "intermediate_size": 32768,
-                            "max_position_embeddings": 131072, "model_type": "mistral", "num_attention_heads": 32,
-                            "num_hidden_layers": 40, "num_key_value_heads": 8, "rms_norm_eps": 1e-05,
-                            "rope_theta": 1000000000.0, "sliding_window": None, "vocab_size": 131072},
-            "vision_config": {"attention_dropout": 0.0, "head_dim": 64, "hidden_act": "silu", "hidden_size": 1024,
-                              "image_size": 1540, "intermediate_size": 4096, "model_type": "pixtral",
-                              "num_attention_heads": 16, "num_channels": 3, "num_hidden_layers": 24, "patch_size": 14,
-                              "rope_theta": 10000.0},
-            "vision_feature_layer": -1}
+MISTRAL3 = {
+    "architectures": ["Mistral3ForConditionalGeneration"],
+    "image_token_index": 10,
+    "model_type": "mistral3",
+    "multimodal_projector_bias": False,
+    "projector_hidden_act": "gelu",
+    "spatial_merge_size": 2,
+    "text_config": {
+        "head_dim": 128,
+        "hidden_act": "silu",
+        "hidden_size": 5120,
+        "intermediate_size": 32768,
+        "max_position_embeddings": 131072,
+        "model_type": "mistral",
+        "num_attention_heads": 32,
+        "num_hidden_layers": 40,
+        "num_key_value_heads": 8,
+        "rms_norm_eps": 1e-05,
+        "rope_theta": 1000000000.0,
+        "sliding_window": None,
+        "vocab_size": 131072,
+    },
+    "vision_config": {
+        "attention_dropout": 0.0,
+        "head_dim": 64,
+        "hidden_act": "silu",
+        "hidden_size": 1024,
+        "image_size": 1540,
+        "intermediate_size": 4096,
+        "model_type": "pixtral",
+        "num_attention_heads": 16,
+        "num_channels": 3,
+        "num_hidden_layers": 24,
+        "patch_size": 14,
+        "rope_theta": 10000.0,
+    },
+    "vision_feature_layer": -1,
+}
 
 
 def _mistral3(tmp_path, change: dict | None = None, vision: dict | None = None) -> Path:
@@ -301,8 +375,13 @@ def test_pixtral_saved_tensors_are_what_autograd_keeps():
     for row in (row for row in rows if row["kernel"] == "sdpa"):
         assert row["transformers"] == "5.25.0"
         c = row["config"]
-        tower = vision.read({k: v for k, v in c.items() if k != "model_type"}, "mistral3", {}, "tiny",
-                            {"text_config": {"hidden_size": row["text_hidden_size"]}})
+        tower = vision.read(
+            {k: v for k, v in c.items() if k != "model_type"},
+            "mistral3",
+            {},
+            "tiny",
+            {"text_config": {"hidden_size": row["text_hidden_size"]}},
+        )
         n, tokens = row["patches"], row["image_tokens"]
         fp32 = n * ((2 * tower.depth + 2) * (tower.w + 1) + c["num_attention_heads"] * tower.depth)
         assert (row["saved_bytes"]["torch.float32"], n) == (4 * fp32, tokens * tower.u)
@@ -316,17 +395,28 @@ def test_pixtral_activations_are_refused_but_its_states_held(tmp_path):
     assert "\n" not in str(err.value)
     first = _first(shape, Training(d=8, s=4096))
     assert (first["vision_weights"], first["vision_gradients"], first["vision_activations"]) == (
-        2 * shape.P_v, 4 * shape.P_v, 0)
+        2 * shape.P_v,
+        4 * shape.P_v,
+        0,
+    )
     frozen = _first(shape, Training(d=8, s=4096, image_tokens=256, freeze_vision=True))
     assert (frozen["vision_activations"], "vision_gradients" in frozen) == (0, False)
 
 
-@pytest.mark.parametrize("change, vision_change, key", [
-    ({"vision_feature_layer": -2}, {}, "vision_feature_layer"), ({"projector_hidden_act": "relu"}, {}, "projector_hidden_act"),
-    ({"spatial_merge_size": 0}, {}, "spatial_merge_size"), ({}, {"head_dim": 32}, "vision_config.head_dim"),
-    ({}, {"attention_dropout": 0.1}, "vision_config.attention_dropout"), ({}, {"new_key": 1}, "vision_config.new_key"),
-    ({}, {"hidden_act": "relu"}, "vision_config.hidden_act"), ({}, {"model_type": "siglip_vision_model"}, "vision_config"),
-    ({"new_key": 1}, {}, "new_key")])
+@pytest.mark.parametrize(
+    "change, vision_change, key",
+    [
+        ({"vision_feature_layer": -2}, {}, "vision_feature_layer"),
+        ({"projector_hidden_act": "relu"}, {}, "projector_hidden_act"),
+        ({"spatial_merge_size": 0}, {}, "spatial_merge_size"),
+        ({}, {"head_dim": 32}, "vision_config.head_dim"),
+        ({}, {"attention_dropout": 0.1}, "vision_config.attention_dropout"),
+        ({}, {"new_key": 1}, "vision_config.new_key"),
+        ({}, {"hidden_act": "relu"}, "vision_config.hidden_act"),
+        ({}, {"model_type": "siglip_vision_model"}, "vision_config"),
+        ({"new_key": 1}, {}, "new_key"),
+    ],
+)
 def test_a_mistral3_config_mem4d_does_not_model_is_refused(tmp_path, change, vision_change, key):
     with pytest.raises(ConfigError, match=f"key '{key}'") as err:
         read(_mistral3(tmp_path, change, vision_change))

@@ -5,6 +5,7 @@ prints) exactly, to the byte. A configuration the page refuses shows the CLI's o
 
 Source of truth: symbolic.estimator.estimate (the numpy estimator from the same sympy expressions). Tolerance: none.
 Skips only where no chromium or no playwright is installed (.ci/run installs both)."""
+
 import os
 import re
 import shutil
@@ -24,8 +25,13 @@ from symbolic.web.data import Options
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # dense (the default), MoE with ep, MLA, a hybrid (Gated DeltaNet, MoE, MTP), GPT (tied, learned positions)
-MODELS = ("llama3-8b", "mixtral-8x7b", "gpt2", str(ROOT / "grids/models/mla-lite-768.json"),
-          str(ROOT / "grids/models/qwen3-next-1280.json"))
+MODELS = (
+    "llama3-8b",
+    "mixtral-8x7b",
+    "gpt2",
+    str(ROOT / "grids/models/mla-lite-768.json"),
+    str(ROOT / "grids/models/qwen3-next-1280.json"),
+)
 # 4 switch combinations per recipe (each recipe's default among them): the cold build stays short
 OPTIONS = Options(recompute=("none", "selective"), zero=(1, 3), fp8=("none", "tensorwise"))
 CONFIGS = 50
@@ -69,8 +75,14 @@ def site(tmp_path_factory):
     pytest.importorskip("playwright.sync_api", reason="no playwright (pip install -e .[test])")
     out = tmp_path_factory.mktemp("site")
     start = time.perf_counter()
-    build(out, [resolve_model(spec) for spec in MODELS], options=OPTIONS, formulas="defaults", install=False,
-          specs={resolve_model(spec).name: spec for spec in MODELS})  # KaTeX where npm's copy is cached: the test
+    build(
+        out,
+        [resolve_model(spec) for spec in MODELS],
+        options=OPTIONS,
+        formulas="defaults",
+        install=False,
+        specs={resolve_model(spec).name: spec for spec in MODELS},
+    )  # KaTeX where npm's copy is cached: the test
     # reads numbers, never the network
     return out, time.perf_counter() - start
 
@@ -97,9 +109,21 @@ def _cli(state: dict) -> dict:
     shape = resolve_model(next(spec for spec in MODELS if resolve_model(spec).name == state["model"]))
     profile = RECIPES[state["recipe"]]
     d, b, m = int(state["d"]), int(state["b"]), int(state["m"])
-    training = Training(**widths(profile), d=d, t=int(state["t"]), p=int(state["p"]), c=int(state["c"]),
-                        ep=int(state["e"]), vpp=int(state["vpp"]), s=int(state["s"]), b=b, gbs=m * b * d if m else None,
-                        recompute=state["recompute"], zero=int(state["zero"]), fp8=state["fp8"])
+    training = Training(
+        **widths(profile),
+        d=d,
+        t=int(state["t"]),
+        p=int(state["p"]),
+        c=int(state["c"]),
+        ep=int(state["e"]),
+        vpp=int(state["vpp"]),
+        s=int(state["s"]),
+        b=b,
+        gbs=m * b * d if m else None,
+        recompute=state["recompute"],
+        zero=int(state["zero"]),
+        fp8=state["fp8"],
+    )
     return estimate(shape, training.check(shape, profile), profile).as_json(parse_bytes(state["gpu_mem"]))
 
 
@@ -109,12 +133,16 @@ def _compare(shown: dict, report: dict) -> None:
     for stage in report["stages"]:
         cells = shown["cells"][str(stage["rank"])]  # the rows: the profile's components, the stages' nonzero ones
         assert {name: x for name, x in cells.items() if name in stage["bytes"]} == {
-            name: str(x) for name, x in stage["bytes"].items() if name in cells}
+            name: str(x) for name, x in stage["bytes"].items() if name in cells
+        }
         assert all(x == 0 for name, x in stage["bytes"].items() if name not in cells)
         assert all(cells[name] == "0" for name in cells if name not in stage["bytes"])
     assert set(shown["cells"]) == {"total", *(str(stage["rank"]) for stage in report["stages"])}
-    assert (shown["peak"], shown["fits"], shown["loaded"]) == (str(report["peak_bytes"]), str(report["fits"]).lower(),
-                                                                report["most_loaded_stage"])
+    assert (shown["peak"], shown["fits"], shown["loaded"]) == (
+        str(report["peak_bytes"]),
+        str(report["fits"]).lower(),
+        report["most_loaded_stage"],
+    )
 
 
 def test_opens_on_the_cli_default(page):
@@ -144,8 +172,12 @@ def test_dump_dom_shows_the_verdict(page, site):
 
     tab, _ = page
     verdict = tab.inner_text("#verdict")
-    dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
-                          (site[0] / "index.html").as_uri()], capture_output=True, text=True, timeout=120).stdout
+    dom = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", (site[0] / "index.html").as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
     text = " ".join(re.sub(r"<[^>]*>", "", dom).replace("&lt;", "<").split())
     assert verdict.startswith("DOES NOT FIT: peak 167.96 GiB") and verdict in text
 
@@ -160,8 +192,15 @@ def test_configurations_equal_the_cli(page, site):
         assert "refusal" not in shown, (shown["state"], shown.get("refusal"))
         report = _cli(shown["state"])
         _compare(shown, report)
-        kinds.add((shown["state"]["model"], shown["state"]["recipe"], int(shown["state"]["e"]) > 1,
-                   int(shown["state"]["p"]) > 1, shown["state"]["fp8"]))
+        kinds.add(
+            (
+                shown["state"]["model"],
+                shown["state"]["recipe"],
+                int(shown["state"]["e"]) > 1,
+                int(shown["state"]["p"]) > 1,
+                shown["state"]["fp8"],
+            )
+        )
     assert not errors
     assert {kind[0] for kind in kinds} >= {"llama3-8b", "mixtral-8x7b", "mla-lite-768"}
     assert {kind[1] for kind in kinds} == {"megatron", "torchtitan", "deepspeed"}
@@ -178,13 +217,24 @@ def test_rules_refuse_as_the_cli(page):
     rng = random.Random(48)
     names = [m["name"] for m in tab.evaluate("() => MEM4D.site.models")]
     options = tab.evaluate("() => MEM4D.site.options")
-    states = [{"model": rng.choice(names), "gpu_mem": "80GiB",
-               **{key: rng.choice(options[key]) for key in ("recipe", "d", "t", "p", "c", "e", "vpp", "s", "b", "m",
-                                                           "recompute", "zero", "fp8")}} for _ in range(300)]
-    shown = tab.evaluate("""(states) => states.map((st) => {
+    states = [
+        {
+            "model": rng.choice(names),
+            "gpu_mem": "80GiB",
+            **{
+                key: rng.choice(options[key])
+                for key in ("recipe", "d", "t", "p", "c", "e", "vpp", "s", "b", "m", "recompute", "zero", "fp8")
+            },
+        }
+        for _ in range(300)
+    ]
+    shown = tab.evaluate(
+        """(states) => states.map((st) => {
         const model = MEM4D.site.models.find((m) => m.name === st.model);
         const problem = MEM4D.broken(MEM4D.letters(st, model), st.recipe);
-        return problem && problem.message; })""", states)
+        return problem && problem.message; })""",
+        states,
+    )
     refused = 0
     for state, message in zip(states, shown):
         try:
@@ -202,23 +252,98 @@ def _check(state: dict) -> None:
     shape = resolve_model(next(spec for spec in MODELS if resolve_model(spec).name == state["model"]))
     profile = RECIPES[state["recipe"]]
     d, b, m = int(state["d"]), int(state["b"]), int(state["m"])
-    Training(**widths(profile), d=d, t=int(state["t"]), p=int(state["p"]), c=int(state["c"]), ep=int(state["e"]),
-             vpp=int(state["vpp"]), s=int(state["s"]), b=b, gbs=m * b * d if m else None,
-             recompute=state["recompute"], zero=int(state["zero"]), fp8=state["fp8"]).check(shape, profile)
+    Training(
+        **widths(profile),
+        d=d,
+        t=int(state["t"]),
+        p=int(state["p"]),
+        c=int(state["c"]),
+        ep=int(state["e"]),
+        vpp=int(state["vpp"]),
+        s=int(state["s"]),
+        b=b,
+        gbs=m * b * d if m else None,
+        recompute=state["recompute"],
+        zero=int(state["zero"]),
+        fp8=state["fp8"],
+    ).check(shape, profile)
 
 
 # the plan view's cases: (controls, GPUs); ranked by the step-time model: dense with selective recompute, MoE with ep
 # and etp in FP8, MLA under ZeRO-3; by plan's proxy: torchtitan, a hybrid (Gated DeltaNet) under Megatron
-PLANS = (({"model": "llama3-8b", "d": "2", "s": "4096", "b": "1", "m": "8", "zero": "1", "recompute": "selective",
-           "fp8": "none", "gpu_mem": "80GiB"}, 8),
-         ({"model": "mixtral-8x7b", "d": "2", "s": "2048", "b": "1", "m": "8", "zero": "1", "recompute": "none",
-           "fp8": "tensorwise", "gpu_mem": "141GB"}, 16),
-         ({"model": "mla-lite-768", "d": "1", "s": "4096", "b": "2", "m": "16", "zero": "3", "recompute": "selective",
-           "fp8": "none", "gpu_mem": "24GiB"}, 8),
-         ({"model": "llama3-8b", "recipe": "torchtitan", "d": "2", "s": "4096", "b": "1", "m": "8", "zero": "3",
-           "recompute": "selective", "fp8": "none", "gpu_mem": "80GiB"}, 8),
-         ({"model": resolve_model(MODELS[-1]).name, "d": "1", "s": "4096", "b": "1", "m": "8", "zero": "1",
-           "recompute": "none", "fp8": "none", "gpu_mem": "80GiB"}, 8))
+PLANS = (
+    (
+        {
+            "model": "llama3-8b",
+            "d": "2",
+            "s": "4096",
+            "b": "1",
+            "m": "8",
+            "zero": "1",
+            "recompute": "selective",
+            "fp8": "none",
+            "gpu_mem": "80GiB",
+        },
+        8,
+    ),
+    (
+        {
+            "model": "mixtral-8x7b",
+            "d": "2",
+            "s": "2048",
+            "b": "1",
+            "m": "8",
+            "zero": "1",
+            "recompute": "none",
+            "fp8": "tensorwise",
+            "gpu_mem": "141GB",
+        },
+        16,
+    ),
+    (
+        {
+            "model": "mla-lite-768",
+            "d": "1",
+            "s": "4096",
+            "b": "2",
+            "m": "16",
+            "zero": "3",
+            "recompute": "selective",
+            "fp8": "none",
+            "gpu_mem": "24GiB",
+        },
+        8,
+    ),
+    (
+        {
+            "model": "llama3-8b",
+            "recipe": "torchtitan",
+            "d": "2",
+            "s": "4096",
+            "b": "1",
+            "m": "8",
+            "zero": "3",
+            "recompute": "selective",
+            "fp8": "none",
+            "gpu_mem": "80GiB",
+        },
+        8,
+    ),
+    (
+        {
+            "model": resolve_model(MODELS[-1]).name,
+            "d": "1",
+            "s": "4096",
+            "b": "1",
+            "m": "8",
+            "zero": "1",
+            "recompute": "none",
+            "fp8": "none",
+            "gpu_mem": "80GiB",
+        },
+        8,
+    ),
+)
 PLAN_SET = """(c) => { for (const [id, v] of Object.entries(c)) { const n = document.getElementById(id); n.value = v;
     n.dispatchEvent(new Event("change", {bubbles: true})); } }"""
 PLAN_READ = """() => [...document.querySelectorAll("#plan tbody tr")].map((tr) =>
@@ -262,12 +387,34 @@ def test_plan_ranks_as_the_cli(page):
         assert line.startswith("mem4d plan ") and f" --gpus {gpus} " in line
         report, _ = _plan_cli(line, ["--top", "100", "--json"])
         ranked.add(report["rank_by"])
-        rows = [row for row in report["configs"] if row["config"]["recompute"] == controls["recompute"]
-                and not {"recompute_modules", "ac_every"} & set(row["config"]) and not row["config"]["stage_layers"]]
+        rows = [
+            row
+            for row in report["configs"]
+            if row["config"]["recompute"] == controls["recompute"]
+            and not {"recompute_modules", "ac_every"} & set(row["config"])
+            and not row["config"]["stage_layers"]
+        ]
         assert len(rows) >= 10, controls
-        expected = [[",".join(str(row["config"].get(key, default)) for key, default in (
-            ("dp", 0), ("tp", 0), ("pp", 0), ("cp", 0), ("ep", 1), ("etp", row["config"]["tp"]), ("vpp", 0),
-            ("mbs", 0))), repr(row["score"]), str(row["peak_bytes"])] for row in rows[:10]]
+        expected = [
+            [
+                ",".join(
+                    str(row["config"].get(key, default))
+                    for key, default in (
+                        ("dp", 0),
+                        ("tp", 0),
+                        ("pp", 0),
+                        ("cp", 0),
+                        ("ep", 1),
+                        ("etp", row["config"]["tp"]),
+                        ("vpp", 0),
+                        ("mbs", 0),
+                    )
+                ),
+                repr(row["score"]),
+                str(row["peak_bytes"]),
+            ]
+            for row in rows[:10]
+        ]
         assert tab.evaluate(PLAN_READ) == expected, controls
     assert not errors and ranked == {"time", "proxy"}
 
@@ -275,8 +422,22 @@ def test_plan_ranks_as_the_cli(page):
 def test_plan_refuses_as_the_cli(page):
     """A system whose card has no FP8 tensor cores under --fp8: the view shows plan's one line and lists nothing."""
     tab, _ = page
-    _set_plan(tab, {"model": "gpt2", "d": "1", "s": "1024", "b": "1", "m": "8", "zero": "1", "recompute": "none",
-                    "fp8": "tensorwise", "gpu_mem": "80GiB", "system": "dgx-a100"}, 8)
+    _set_plan(
+        tab,
+        {
+            "model": "gpt2",
+            "d": "1",
+            "s": "1024",
+            "b": "1",
+            "m": "8",
+            "zero": "1",
+            "recompute": "none",
+            "fp8": "tensorwise",
+            "gpu_mem": "80GiB",
+            "system": "dgx-a100",
+        },
+        8,
+    )
     report, line = _plan_cli(tab.inner_text("#plan-cli"), ["--json"])
     assert report is None and tab.inner_text("#plan-count") == line and "no FP8 tensor cores" in line
     assert tab.evaluate(PLAN_READ) == []
@@ -297,8 +458,21 @@ def test_refusal_is_the_cli_line(page):
 
 
 PUBLISHED = ROOT / "grids" / "models" / "published"
-PASTE_SET = {"recipe": "megatron", "d": "2", "t": "2", "p": "2", "c": "1", "vpp": "1", "s": "4096", "b": "1", "m": "0",
-             "recompute": "selective", "zero": "1", "fp8": "none", "gpu_mem": "80GiB"}
+PASTE_SET = {
+    "recipe": "megatron",
+    "d": "2",
+    "t": "2",
+    "p": "2",
+    "c": "1",
+    "vpp": "1",
+    "s": "4096",
+    "b": "1",
+    "m": "0",
+    "recompute": "selective",
+    "zero": "1",
+    "fp8": "none",
+    "gpu_mem": "80GiB",
+}
 
 
 def _read_in_page(tab, path: Path, how: str) -> str:
@@ -309,8 +483,11 @@ def _read_in_page(tab, path: Path, how: str) -> str:
         tab.fill("#paste", path.read_text())
         tab.click("#paste-read")
     elif how == "drop":  # a file dropped on the box, as a file manager drops it
-        drop = tab.evaluate_handle("""([text, name]) => { const dt = new DataTransfer();
-            dt.items.add(new File([text], name, {type: "application/json"})); return dt; }""", [path.read_text(), path.name])
+        drop = tab.evaluate_handle(
+            """([text, name]) => { const dt = new DataTransfer();
+            dt.items.add(new File([text], name, {type: "application/json"})); return dt; }""",
+            [path.read_text(), path.name],
+        )
         tab.dispatch_event("#config-drop", "drop", {"dataTransfer": drop})
     else:
         tab.set_input_files("#paste-file", str(path))
@@ -347,8 +524,10 @@ def test_a_pasted_config_json_equals_the_cli(page, tmp_path):
     from symbolic.config.hfconfig import from_hf_config
 
     tab, errors = page
-    for path, how, extra in ((PUBLISHED / "llama3.1-8b.json", "paste", {"e": "1"}),
-                             (PUBLISHED / "mixtral-8x7b.json", "file", {"e": "2"})):
+    for path, how, extra in (
+        (PUBLISHED / "llama3.1-8b.json", "paste", {"e": "1"}),
+        (PUBLISHED / "mixtral-8x7b.json", "file", {"e": "2"}),
+    ):
         line = _read_in_page(tab, path, how)
         shape = from_hf_config(path)
         assert line.startswith("read ") and f"{shape.param_count:,} parameters" in line, line

@@ -7,6 +7,7 @@ same one-line refusal, word for word; a file the page does not read (another mod
 text_config) gets the page's one line naming `mem4d web --model FILE -o site`.
 
 Source of truth: the Python reader. Tolerance: none (the same dict, the same text). Skips only without node."""
+
 import base64
 import json
 import shutil
@@ -17,7 +18,8 @@ import pytest
 
 from symbolic.config.errors import ConfigError
 from symbolic.config.families import FAMILIES
-from symbolic.config.hfconfig import MAX_BYTES, read_noted
+from symbolic.config.hfconfig import read_noted
+from symbolic.config.hfjson import MAX_BYTES
 from symbolic.web.data import arch_text, model_data
 from symbolic.web.readerdata import PAGE_FAMILIES, reader_data
 
@@ -44,13 +46,37 @@ const out = JSON.parse(fs.readFileSync(casesPath, "utf8")).map(([path, b64]) => 
 fs.writeFileSync(outPath, JSON.stringify(out));
 """
 VALUES = (None, True, False, 0, -1, 1.5, 2.0, "x", "silu", [], [0, 1], {}, {"a": 1}, 2**41, float("inf"))
-HOSTILE = ('{"model_type": ["llama"], "hidden_size": 64}', "[" * 100_000 + "]" * 100_000,
-           '{"a": ' * 40 + "1" + "}" * 40, '{"hidden_size": ' + "9" * 5000 + "}",
-           '{"model_type": "llama", "hidden_size": NaN}', '{"hidden_size": 4096, "hidden_size": 8192}', "\xff\xfe{}",
-           "", " ", "[1, 2]", '{"a": 1,}', '{"a" 1}', '{"a": 1 "b": 2}', '{"a": "\\x"}', '{"a": "\\u12"}',
-           '{"a": "b\nc"}', '{"a": tru}', '{"a": -}', '{"a": 01}', '{"a": 1.}', '{"a": 1e}', '{} x', '\ufeff{}',
-           '{"a": [1, 2,]}', '{"a": "\\ud83d\\ude00 \\u00e9"}', '{"model_type": "gpt9"}', '{"model_type": null}',
-           '{"model_type": "llama", "kv_lora_rank": 512}', '{"model_type": "qwen2", "hidden_size": 4096, "x\'y": 1}')
+HOSTILE = (
+    '{"model_type": ["llama"], "hidden_size": 64}',
+    "[" * 100_000 + "]" * 100_000,
+    '{"a": ' * 40 + "1" + "}" * 40,
+    '{"hidden_size": ' + "9" * 5000 + "}",
+    '{"model_type": "llama", "hidden_size": NaN}',
+    '{"hidden_size": 4096, "hidden_size": 8192}',
+    "\xff\xfe{}",
+    "",
+    " ",
+    "[1, 2]",
+    '{"a": 1,}',
+    '{"a" 1}',
+    '{"a": 1 "b": 2}',
+    '{"a": "\\x"}',
+    '{"a": "\\u12"}',
+    '{"a": "b\nc"}',
+    '{"a": tru}',
+    '{"a": -}',
+    '{"a": 01}',
+    '{"a": 1.}',
+    '{"a": 1e}',
+    '{} x',
+    '\ufeff{}',
+    '{"a": [1, 2,]}',
+    '{"a": "\\ud83d\\ude00 \\u00e9"}',
+    '{"model_type": "gpt9"}',
+    '{"model_type": null}',
+    '{"model_type": "llama", "kv_lora_rank": 512}',
+    '{"model_type": "qwen2", "hidden_size": 4096, "x\'y": 1}',
+)
 
 
 def _mutations(raw: dict) -> list[str]:
@@ -64,15 +90,19 @@ def _mutations(raw: dict) -> list[str]:
 
 def _cases(tmp: Path) -> list[tuple[str, bytes]]:
     cases = [(str(tmp / "published" / path.name), path.read_bytes()) for path in PUBLISHED]
-    cases += [(str(tmp / "config.json"), text.encode("latin-1" if i == 6 else "utf-8")) for i, text in enumerate(HOSTILE)]
+    cases += [
+        (str(tmp / "config.json"), text.encode("latin-1" if i == 6 else "utf-8")) for i, text in enumerate(HOSTILE)
+    ]
     cases.append((str(tmp / "big.json"), b" " * (MAX_BYTES + 1)))
     seen = set()
     for path in PUBLISHED:
         raw = json.loads(path.read_text())
         if raw.get("model_type") in PAGE_FAMILIES and raw["model_type"] not in seen:
             seen.add(raw["model_type"])
-            cases += [(str(tmp / "mutated" / f"{path.stem}-{i}.json"), text.encode()) for i, text in
-                      enumerate(_mutations(raw))]
+            cases += [
+                (str(tmp / "mutated" / f"{path.stem}-{i}.json"), text.encode())
+                for i, text in enumerate(_mutations(raw))
+            ]
     return cases
 
 
@@ -90,8 +120,10 @@ def _python(path: str, data: bytes, models: dict) -> dict:
     if key not in models:
         models[key] = json.loads(json.dumps(model_data(shape, "") | {"arch": arch_text(shape)}))
     model = models[key]
-    return {"shape": fields, "model": model | {"spec": path, "name": shape.name,
-                                             "letters": model["letters"] | {"model": shape.name}}}
+    return {
+        "shape": fields,
+        "model": model | {"spec": path, "name": shape.name, "letters": model["letters"] | {"model": shape.name}},
+    }
 
 
 @pytest.fixture(scope="module")
@@ -102,10 +134,16 @@ def compared(tmp_path_factory):
     cases = _cases(tmp)
     (tmp / "decl.json").write_text(json.dumps(reader_data()))
     (tmp / "cases.json").write_text(json.dumps([[p, base64.b64encode(d).decode()] for p, d in cases]))
-    subprocess.run([NODE, "-e", RUN, str(ASSETS), str(tmp / "decl.json"), str(tmp / "cases.json"),
-                    str(tmp / "out.json")], check=True, timeout=120)
+    subprocess.run(
+        [NODE, "-e", RUN, str(ASSETS), str(tmp / "decl.json"), str(tmp / "cases.json"), str(tmp / "out.json")],
+        check=True,
+        timeout=120,
+    )
     models = {}
-    return [(path, _python(path, data, models), js) for (path, data), js in zip(cases, json.loads((tmp / "out.json").read_text()))]
+    return [
+        (path, _python(path, data, models), js)
+        for (path, data), js in zip(cases, json.loads((tmp / "out.json").read_text()))
+    ]
 
 
 def test_the_page_reads_as_the_command_reads(compared):
@@ -136,11 +174,14 @@ def test_the_ported_predicates_are_the_declared_ones():
     if NODE is None:
         pytest.skip("no node on this machine")
     decl = reader_data()
-    script = "".join((ASSETS / f).read_text() for f in ("pyjson.js", "reader.js")) + """
+    script = (
+        "".join((ASSETS / f).read_text() for f in ("pyjson.js", "reader.js"))
+        + """
 const R = MEM4D_READER;
 console.log(JSON.stringify({only: Object.keys(R.ONLY), harmless_values: Object.keys(R.HARMLESS_VALUES),
   values: Object.keys(R.VALUES), builds: Object.keys(R.BUILDS), letters: Object.keys(R.LETTERS),
   family_values: Object.fromEntries(Object.entries(R.FAMILY_VALUES).map(([k, v]) => [k, Object.keys(v)]))}));"""
+    )
     got = json.loads(subprocess.run([NODE, "-e", script], capture_output=True, text=True, check=True).stdout)
     for table in ("only", "harmless_values", "values"):
         assert sorted(got[table]) == sorted(decl[table]), table

@@ -5,6 +5,7 @@ P_os+g also the gradients, P_os+g+p also the parameters (here N_d = d*c, the ran
 the per-layer and embedding parameter counts of ModelShape (checked against published counts elsewhere). Tolerance:
 exact (sympy identities, integer bytes).
 """
+
 import json
 import subprocess
 import sys
@@ -37,8 +38,9 @@ def test_each_stage_shards_what_zero_says(stage):
     params = paper_params() if stage is None else stage_params(stage)
     for zero in ZERO_STAGES:
         got = _parts(zero, stage)
-        shard = {name: d * c if zero >= level else 1 for name, level in (("optimizer", 1), ("gradients", 2),
-                                                                           ("weights", 3))}
+        shard = {
+            name: d * c if zero >= level else 1 for name, level in (("optimizer", 1), ("gradients", 2), ("weights", 3))
+        }
         assert sp.simplify(got["weights"] - B_w * params / shard["weights"]) == 0, (zero, stage)
         assert sp.simplify(got["gradients"] - B_g * params / shard["gradients"]) == 0, (zero, stage)
         assert sp.simplify(got["optimizer"] - B_o * params / shard["optimizer"]) == 0, (zero, stage)
@@ -60,9 +62,12 @@ def test_zero_buffers_hold_the_largest_unit_of_each_stage():
     (Megatron-FSDP) gathers that unit and prefetches behind it up to max(5e8, a layer's) parameters and one unit more,
     or the whole stage where that is smaller (megatron-core 0.16.1 megatron_fsdp.py: the communication unit
     max(1e9, 2 x a unit's mean), the all-gather prefetch half of it)."""
-    unit = {"first": sp.Max(layer_params(), embedding_params()), "middle": layer_params(),
-            "last": sp.Max(layer_params(), head_params()),
-            "only": sp.Max(layer_params(), embedding_params() + head_params())}
+    unit = {
+        "first": sp.Max(layer_params(), embedding_params()),
+        "middle": layer_params(),
+        "last": sp.Max(layer_params(), head_params()),
+        "only": sp.Max(layer_params(), embedding_params() + head_params()),
+    }
     for stage in STAGES:
         got = _parts(3, stage)
         window = sp.Min(stage_params(stage), 2 * unit[stage] + sp.Max(500_000_000, layer_params()))

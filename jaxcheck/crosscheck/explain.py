@@ -1,5 +1,6 @@
 """`mem4d verify --explain`: take XLA's temp apart per phase (from a dump), with compiled variants, and list the
 residuals saved per layer."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -29,8 +30,9 @@ def _temps(spec: StepSpec, mesh) -> tuple[int, int]:
 
     cpu = mesh.devices.flat[0].platform == "cpu"
     report, _, _ = compile_step(spec, mesh, compiler_options=FAST_CPU if cpu else None)
-    return report.xla["temp_bytes"], symbolic_temp(symbolic_bytes(spec.shape, spec.train, spec.opts,
-                                                                   "cpu" if cpu else "gpu"))
+    return report.xla["temp_bytes"], symbolic_temp(
+        symbolic_bytes(spec.shape, spec.train, spec.opts, "cpu" if cpu else "gpu")
+    )
 
 
 def forward_temp(spec: StepSpec, mesh) -> int:
@@ -45,8 +47,11 @@ def forward_temp(spec: StepSpec, mesh) -> int:
     cpu = mesh.devices.flat[0].platform == "cpu"
     with jax.set_mesh(mesh):
         jitted = jax.jit(fn, in_shardings=(built.shardings["params"], built.shardings["batch"]))
-        compiled = compile_lowered(jitted.lower(built.abstract["params"], built.abstract["batch"]),
-                                   f"the forward of {describe_spec(spec)}", FAST_CPU if cpu else None)
+        compiled = compile_lowered(
+            jitted.lower(built.abstract["params"], built.abstract["batch"]),
+            f"the forward of {describe_spec(spec)}",
+            FAST_CPU if cpu else None,
+        )
     return int(compiled.memory_analysis().temp_size_in_bytes)
 
 
@@ -71,8 +76,15 @@ def variants(spec: StepSpec, mesh, base_xla_temp: int) -> list[dict]:
     other = {"none": "full", "selective": "none", "full": "none"}[tr.recompute]
     xo, so = _temps(dataclasses.replace(spec, train=dataclasses.replace(tr, recompute=other)), mesh)
     out.append(_variant(f"remat {other} - {tr.recompute}", "what the remat policy changes", xo - x0, so - s0))
-    out.append({"name": "forward only", "what": "temp of the loss alone (no symbolic figure)",
-                "xla": forward_temp(spec, mesh), "symbolic": None, "rel_error": None})
+    out.append(
+        {
+            "name": "forward only",
+            "what": "temp of the loss alone (no symbolic figure)",
+            "xla": forward_temp(spec, mesh),
+            "symbolic": None,
+            "rel_error": None,
+        }
+    )
     return out
 
 
@@ -86,10 +98,14 @@ def in_flight_variant(spec: StepSpec, mesh) -> dict:
     at = lambda m: _temps(dataclasses.replace(spec, train=dataclasses.replace(tr, gbs=m * tr.b * tr.d)), mesh)  # noqa: E731
     (x1, s1), (x0, s0) = at(tr.p), at(tr.p - 1)
     first = estimate(spec.shape, jax_training(tr, spec.opts), DEFAULT_PROFILE, overheads=False).stages[0]
-    return {**_variant("per micro batch in flight", f"temp(m = p) - temp(m = p - 1), p = {tr.p}: one ring slot",
-                       x1 - x0, s1 - s0),
-            "paper_bytes": int(first["bytes"]["activations"] / first["in_flight"]),
-            "paper_in_flight": int(first["in_flight"]), "jax_in_flight": min(tr.m, tr.p)}
+    return {
+        **_variant(
+            "per micro batch in flight", f"temp(m = p) - temp(m = p - 1), p = {tr.p}: one ring slot", x1 - x0, s1 - s0
+        ),
+        "paper_bytes": int(first["bytes"]["activations"] / first["in_flight"]),
+        "paper_in_flight": int(first["in_flight"]),
+        "jax_in_flight": min(tr.m, tr.p),
+    }
 
 
 def _saved(spec: StepSpec, mesh, stack: str = "blocks") -> list[dict]:
@@ -104,8 +120,10 @@ def _saved(spec: StepSpec, mesh, stack: str = "blocks") -> list[dict]:
     x = jax.ShapeDtypeStruct((trace_batch(mesh), spec.train.s, spec.shape.h), jnp.dtype(spec.opts.compute_dtype))
     with jax.set_mesh(mesh):
         saved = layer_residuals(layer_function(built.stack_graphdefs[stack], spec), layer_params, x)
-    return [{"shape": f"{jnp.dtype(r.dtype).name}{list(r.shape)}", "bytes": int(r.size * jnp.dtype(r.dtype).itemsize)}
-            for r in saved]
+    return [
+        {"shape": f"{jnp.dtype(r.dtype).name}{list(r.shape)}", "bytes": int(r.size * jnp.dtype(r.dtype).itemsize)}
+        for r in saved
+    ]
 
 
 def _profile_tensors(spec: StepSpec, batch: int = TRACE_BATCH, gdn: bool = False) -> list[dict]:
@@ -117,12 +135,13 @@ def _profile_tensors(spec: StepSpec, batch: int = TRACE_BATCH, gdn: bool = False
     from symbolic.config.switches import Switches
     from symbolic.config.symbols import BY_NAME
 
-    traced = dataclasses.replace(jax_training(spec.train, spec.opts), d=1, t=1, c=1, ep=1, etp=None, b=batch,
-                                 gbs=None)
+    traced = dataclasses.replace(jax_training(spec.train, spec.opts), d=1, t=1, c=1, ep=1, etp=None, b=batch, gbs=None)
     subs = {BY_NAME[name]: value for name, value in inputs_for(spec.shape, traced).items()}
     sw = Switches.of(traced, overheads=False, shape=spec.shape)
-    return [{"name": part.name, "count": part.count, "bytes": int(sp.sympify(part.expr).xreplace(subs))}
-            for part in layer_tensors(sw, moe=sw.moe, gdn=gdn)]  # the main stack's layer: an MoE layer in a model
+    return [
+        {"name": part.name, "count": part.count, "bytes": int(sp.sympify(part.expr).xreplace(subs))}
+        for part in layer_tensors(sw, moe=sw.moe, gdn=gdn)
+    ]  # the main stack's layer: an MoE layer in a model
     # with experts
 
 
@@ -133,10 +152,15 @@ def residuals(spec: StepSpec, mesh, stack: str = "blocks") -> dict:
     listed = _saved(spec, mesh, stack)
     batch = trace_batch(mesh)
     tensors = _profile_tensors(spec, batch, stack == "linear_blocks")
-    return {"trace_shape": f"b={batch}, s={spec.train.s}, d=t=c=1", "jax": listed,
-            "jax_count": len(listed), "jax_bytes": sum(r["bytes"] for r in listed),
-            "symbolic": tensors, "symbolic_count": sum(t["count"] for t in tensors),
-            "symbolic_bytes": sum(t["bytes"] for t in tensors)}
+    return {
+        "trace_shape": f"b={batch}, s={spec.train.s}, d=t=c=1",
+        "jax": listed,
+        "jax_count": len(listed),
+        "jax_bytes": sum(r["bytes"] for r in listed),
+        "symbolic": tensors,
+        "symbolic_count": sum(t["count"] for t in tensors),
+        "symbolic_bytes": sum(t["bytes"] for t in tensors),
+    }
 
 
 def dump_options(backend: str, directory: str) -> dict:
@@ -164,23 +188,45 @@ def phases(spec: StepSpec, mesh, backend: str, dumped: str | None = None) -> lis
         if dumped is None:
             compile_step(spec, mesh, compiler_options=dump_options(backend, directory))
         # ZeRO-2's update loop over the L/p layers (XLA removes a loop of one trip)
-        xla = phase_peaks(dumped or directory, (spec.train.sharded_grads and not spec.train.sharded_weights)
-                          and spec.shape.L > spec.train.p, ticks=spec.train.schedule == "1f1b")
+        xla = phase_peaks(
+            dumped or directory,
+            (spec.train.sharded_grads and not spec.train.sharded_weights) and spec.shape.L > spec.train.p,
+            ticks=spec.train.schedule == "1f1b",
+        )
     training = jax_training(spec.train, spec.opts)
     values = {BY_NAME[n]: v for n, v in inputs_for(spec.shape, training).items()}
-    live = {name: int(float(expr.xreplace(values)))
-            for name, expr in profile.phase_bytes(Switches.of(training, False, backend=backend, shape=spec.shape)).items()}
+    live = {
+        name: int(float(expr.xreplace(values)))
+        for name, expr in profile.phase_bytes(Switches.of(training, False, backend=backend, shape=spec.shape)).items()
+    }
     out = []
     for window, bytes_ in xla["windows"].items():
         members = [p for p in live if p.split("_")[0] in window.replace("+", " ").split()]
         sym = max((live[p] for p in members), default=None)
-        out.append({"name": window, "what": ", ".join(members) or "-", "xla": bytes_, "symbolic": sym,
-                    "rel_error": rel(sym, bytes_) if sym is not None else None})
-    return out + [{"name": "heap (temp)", "what": "XLA packs the phases into one heap", "xla": xla["temp_bytes"],
-                   "symbolic": max(live.values()), "rel_error": rel(max(live.values()), xla["temp_bytes"])}]
+        out.append(
+            {
+                "name": window,
+                "what": ", ".join(members) or "-",
+                "xla": bytes_,
+                "symbolic": sym,
+                "rel_error": rel(sym, bytes_) if sym is not None else None,
+            }
+        )
+    return out + [
+        {
+            "name": "heap (temp)",
+            "what": "XLA packs the phases into one heap",
+            "xla": xla["temp_bytes"],
+            "symbolic": max(live.values()),
+            "rel_error": rel(max(live.values()), xla["temp_bytes"]),
+        }
+    ]
 
 
 def explain(spec: StepSpec, mesh, xla: dict, backend: str = "gpu") -> dict:
     """The "explain" object of `mem4d verify --json --explain`."""
-    return {"phases": phases(spec, mesh, backend), "variants": variants(spec, mesh, xla["temp_bytes"]),
-            "residuals": residuals(spec, mesh)}
+    return {
+        "phases": phases(spec, mesh, backend),
+        "variants": variants(spec, mesh, xla["temp_bytes"]),
+        "residuals": residuals(spec, mesh),
+    }

@@ -1,4 +1,5 @@
 """A sweep's grid: TOML [base]/[grid]/[[case]] expanded into configs keyed by the CLI's flag names, each checked."""
+
 from __future__ import annotations
 
 import hashlib
@@ -21,19 +22,36 @@ from ..spec import DEFAULT_TRAINING, JaxOptions, StepSpec
 
 # a grid point: the CLI's flag names with `mem4d compile`'s defaults (the model, the Training, the dtypes; stage_layers
 # last: uneven stages, one program per stage kind, jaxcheck.stages)
-DEFAULTS: dict = {"model": DEFAULT_MODEL, **{k: v for k, v in DEFAULT_TRAINING.flags(widths=False).items()
-                                             if k != "stage_layers"},
-                  "schedule": DEFAULT_TRAINING.schedule, "param_dtype": JAX_PARAM_DTYPE, "compute_dtype": JAX_COMPUTE_DTYPE,
-                  "stage_layers": None}
+DEFAULTS: dict = {
+    "model": DEFAULT_MODEL,
+    **{k: v for k, v in DEFAULT_TRAINING.flags(widths=False).items() if k != "stage_layers"},
+    "schedule": DEFAULT_TRAINING.schedule,
+    "param_dtype": JAX_PARAM_DTYPE,
+    "compute_dtype": JAX_COMPUTE_DTYPE,
+    "stage_layers": None,
+}
 # gbs, etp: None by default (one full pipeline; etp = tp); moe_capacity: a number; stage_layers: a list of counts
-TYPES = {key: int if key in ("gbs", "etp") else (int, float) if key == "moe_capacity" else list
-         if key == "stage_layers" else type(value) for key, value in DEFAULTS.items()}
+TYPES = {
+    key: int
+    if key in ("gbs", "etp")
+    else (int, float)
+    if key == "moe_capacity"
+    else list
+    if key == "stage_layers"
+    else type(value)
+    for key, value in DEFAULTS.items()
+}
 MOE_DEFAULTS = {key: DEFAULTS[key] for key in MOE_FIELDS}  # keys a config of a dense model leaves at their default
 # keys that enter a config's hash only where they differ from their defaults (added after configs were recorded;
 # the records of GPipe steps compiled before 1F1B existed carry schedule "gpipe")
 OPTIONAL = {**MOE_DEFAULTS, "schedule": DEFAULTS["schedule"], "stage_layers": None}
-CHOICES = {"recompute": RECOMPUTE, "zero": ZERO_STAGES, "param_dtype": FLOATS, "compute_dtype": FLOATS,
-           "schedule": SCHEDULES}
+CHOICES = {
+    "recompute": RECOMPUTE,
+    "zero": ZERO_STAGES,
+    "param_dtype": FLOATS,
+    "compute_dtype": FLOATS,
+    "schedule": SCHEDULES,
+}
 TABLES = ("base", "grid", "case")
 
 Config = dict  # one resolved point of the grid: every key of DEFAULTS
@@ -47,10 +65,12 @@ def _check_value(where: str, key: str, value) -> None:
     typed = isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
     if key == "moe_capacity" and typed and not value > 0:
         raise ConfigError(f"{where}: moe_capacity must be a number above 0, got {value!r}")
-    if key == "stage_layers" and not (typed and value and all(isinstance(n, int) and not isinstance(n, bool) and n > 0
-                                                              for n in value)):
-        raise ConfigError(f"{where}: stage_layers must be a list of positive layer counts, one per pipeline rank, "
-                          f"got {value!r}")
+    if key == "stage_layers" and not (
+        typed and value and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in value)
+    ):
+        raise ConfigError(
+            f"{where}: stage_layers must be a list of positive layer counts, one per pipeline rank, got {value!r}"
+        )
     if key in CHOICES:
         if not typed or value not in CHOICES[key]:
             raise ConfigError(f"{where}: {key} must be one of {', '.join(map(str, CHOICES[key]))}, got {value!r}")
@@ -108,16 +128,21 @@ def parse_grid(path: str | Path) -> list[Config]:
             _check_value(f"{path} [[case]] #{i}", key, value)
         configs.append({**base, **case})
     if not configs:
-        raise ConfigError(f"{path}: nothing to sweep: give a [grid] of lists or at least one [[case]] "
-                          "(one configuration is one [[case]])")
+        raise ConfigError(
+            f"{path}: nothing to sweep: give a [grid] of lists or at least one [[case]] "
+            "(one configuration is one [[case]])"
+        )
     return unique(configs)
 
 
 def config_key(cfg: Config) -> str:
     """Canonical hash of a config: sha256 of its sorted-key JSON (every key present, defaults filled in; the OPTIONAL
     keys only where they differ from their defaults, so the keys of configs recorded before they existed stand)."""
-    full = {key: cfg.get(key, default) for key, default in DEFAULTS.items()
-            if key not in OPTIONAL or cfg.get(key, default) != default}
+    full = {
+        key: cfg.get(key, default)
+        for key, default in DEFAULTS.items()
+        if key not in OPTIONAL or cfg.get(key, default) != default
+    }
     return hashlib.sha256(json.dumps(full, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -132,14 +157,21 @@ def unique(configs: Iterable[Config]) -> list[Config]:
 def label(cfg: Config) -> str:
     """Short human name: model d t p c s b [gbs] recompute [zeroN] [no-sp] [no-flash_attn]."""
     gbs = "" if cfg["gbs"] is None else f" gbs{cfg['gbs']}"
-    extras = (f" zero{cfg['zero']}" if cfg["zero"] else "") + "".join(f" no-{k}" for k in ("sp", "flash_attn") if not cfg[k])
+    extras = (f" zero{cfg['zero']}" if cfg["zero"] else "") + "".join(
+        f" no-{k}" for k in ("sp", "flash_attn") if not cfg[k]
+    )
     extras += " gpipe" if cfg.get("schedule", OPTIONAL["schedule"]) == "gpipe" else ""
     extras += f" layers{','.join(map(str, cfg['stage_layers']))}" if cfg.get("stage_layers") else ""
-    experts = "".join(f" {name}{cfg[key]:g}" for key, name in (("ep", "e"), ("etp", "te"), ("moe_capacity", "C"))
-                      if cfg.get(key, MOE_DEFAULTS[key]) != MOE_DEFAULTS[key])
+    experts = "".join(
+        f" {name}{cfg[key]:g}"
+        for key, name in (("ep", "e"), ("etp", "te"), ("moe_capacity", "C"))
+        if cfg.get(key, MOE_DEFAULTS[key]) != MOE_DEFAULTS[key]
+    )
     extras = experts + extras
-    return (f"{cfg['model']} d{cfg['dp']} t{cfg['tp']} p{cfg['pp']} c{cfg['cp']} s{cfg['seq']} b{cfg['mbs']}{gbs} "
-            f"{cfg['recompute']}{extras}")
+    return (
+        f"{cfg['model']} d{cfg['dp']} t{cfg['tp']} p{cfg['pp']} c{cfg['cp']} s{cfg['seq']} b{cfg['mbs']}{gbs} "
+        f"{cfg['recompute']}{extras}"
+    )
 
 
 def to_spec(cfg: Config) -> StepSpec:

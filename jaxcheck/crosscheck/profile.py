@@ -1,4 +1,5 @@
 """The symbolic side of the cross-check: the `jax` profile's bytes for one step spec, and the relative error."""
+
 from __future__ import annotations
 
 from symbolic.config.shapes import ModelShape
@@ -8,8 +9,9 @@ from ..spec import JaxOptions, jax_training
 from symbolic.recipes.registry import JAX_PROFILE
 
 
-def symbolic_bytes(shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions(),
-                   backend: str = "gpu") -> dict[str, int]:
+def symbolic_bytes(
+    shape: ModelShape, training: Training, opts: JaxOptions = JaxOptions(), backend: str = "gpu"
+) -> dict[str, int]:
     """The `jax` profile's components (and "total") in bytes per device for this configuration, as the backend's
     compiler (gpu: XLA:GPU, cpu: XLA:CPU) holds them."""
     from symbolic.estimator.estimate import estimate

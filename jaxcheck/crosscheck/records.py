@@ -10,6 +10,7 @@ A row per `mem4d sweep` record file (JSONL) under records/: its grid (the summar
 target it was compiled for, the commits whose `jax` profile scored it (each record's "code"), configurations
 compiled of those in the file, and |relative error| of the total, median and max, as `mem4d sweep` summarises them
 (jaxcheck.crosscheck.report.summarize). Plain Python over JSON: no jax."""
+
 from __future__ import annotations
 
 import argparse
@@ -51,8 +52,9 @@ def _grid(path: Path, target: str) -> str:
     summary = path.with_name(path.stem + ".summary.json")
     if summary.exists():
         return json.loads(summary.read_text()).get("grid") or "-"
-    guess = ROOT / "grids" / (path.stem.removesuffix(f"-{target}").removesuffix("-first").removesuffix("-second")
-                              + ".toml")
+    guess = (
+        ROOT / "grids" / (path.stem.removesuffix(f"-{target}").removesuffix("-first").removesuffix("-second") + ".toml")
+    )
     return guess.relative_to(ROOT).as_posix() if guess.exists() else "-"
 
 
@@ -70,8 +72,10 @@ def row(path: Path, records: list[dict]) -> str:
     stats = summary["rel_error_total"]
     pct = lambda x: "-" if x is None else f"{100 * x:.2f} %"
     name = path.relative_to(RECORDS).as_posix()
-    return (f"| [{name}]({name}) | {_grid(path, targets[0])} | {target} | {', '.join(summary['code']) or '-'} | "
-            f"{summary['ok']} of {summary['count']} | {pct(stats.get('median_abs'))} | {pct(stats.get('max_abs'))} |")
+    return (
+        f"| [{name}]({name}) | {_grid(path, targets[0])} | {target} | {', '.join(summary['code']) or '-'} | "
+        f"{summary['ok']} of {summary['count']} | {pct(stats.get('median_abs'))} | {pct(stats.get('max_abs'))} |"
+    )
 
 
 def files() -> list[tuple[Path, list[dict]]]:
@@ -85,9 +89,11 @@ def readme() -> str:
     both = files()
     rows = [row(path, records) for path, records in both if is_sweep(records)]
     other = [path for path, records in both if not is_sweep(records)]
-    tail = "".join(f"- [{p.relative_to(RECORDS).as_posix()}]({p.relative_to(RECORDS).as_posix()}): "
-                   f"{len(_lines(p))} rows, not sweep records (see the script named in docs/benchmarks.md)\n"
-                   for p in other)
+    tail = "".join(
+        f"- [{p.relative_to(RECORDS).as_posix()}]({p.relative_to(RECORDS).as_posix()}): "
+        f"{len(_lines(p))} rows, not sweep records (see the script named in docs/benchmarks.md)\n"
+        for p in other
+    )
     return HEAD + "\n".join(rows) + "\n" + ("\nOther records:\n\n" + tail if tail else "")
 
 

@@ -1,4 +1,5 @@
 """`mem4d sweep` results: summary numbers over a JSONL file, a rich table, and PNG plots (symbolic.render.sweepfigures)."""
+
 from __future__ import annotations
 
 import json
@@ -19,14 +20,20 @@ def latest(records: list[dict]) -> list[dict]:
 
 def _stats(values: list[float]) -> dict:
     absolute = [abs(v) for v in values]
-    return {"n": len(values), "median_abs": statistics.median(absolute) if values else None,
-            "max_abs": max(absolute) if values else None}
+    return {
+        "n": len(values),
+        "median_abs": statistics.median(absolute) if values else None,
+        "max_abs": max(absolute) if values else None,
+    }
 
 
 def argument_check(result: dict) -> bool | None:
     """Whether every argument row (params, optimizer, batch and their sum) equals XLA's bytes exactly; None if none."""
-    rows = [c for c in result.get("components") or []
-            if (c.get("name") in ARGUMENT_NAMES or c.get("group") == "argument") and c.get("xla") is not None]
+    rows = [
+        c
+        for c in result.get("components") or []
+        if (c.get("name") in ARGUMENT_NAMES or c.get("group") == "argument") and c.get("xla") is not None
+    ]
     return all(int(c["symbolic"]) == int(c["xla"]) for c in rows) if rows else None
 
 
@@ -45,12 +52,19 @@ def summarize(records: list[dict], worst: int = 5) -> dict:
     args = [argument_check(r["result"]) for r in ok]
     known = [a for a in args if a is not None]
     return {
-        "count": len(records), **counts,
+        "count": len(records),
+        **counts,
         "rel_error_total": _stats([e for e, _ in totals]),
-        "worst": [{"key": r["key"], "label": r.get("label"), "rel_error_total": e,
-                   "symbolic_total_bytes": r["result"]["symbolic"]["total"],
-                   "xla_total_bytes": r["result"]["xla"]["total_bytes"]}
-                  for e, r in ranked],
+        "worst": [
+            {
+                "key": r["key"],
+                "label": r.get("label"),
+                "rel_error_total": e,
+                "symbolic_total_bytes": r["result"]["symbolic"]["total"],
+                "xla_total_bytes": r["result"]["xla"]["total_bytes"],
+            }
+            for e, r in ranked
+        ],
         "components": {name: _stats(vals) for name, vals in components.items()},
         "argument_bytes_exact": (all(known) if known else None),
         "argument_bytes_checked": len(known),
@@ -84,8 +98,15 @@ def print_summary(summary: dict, console) -> None:
     head = Table(title="mem4d sweep: symbolic vs XLA total per device, |err| = |symbolic - XLA| / XLA")
     for col in ("configs", "ok", "failed", "skipped", "median |err|", "max |err|", "argument bytes (n)"):
         head.add_column(col, justify="right")
-    head.add_row(str(summary["count"]), str(summary["ok"]), str(summary["failed"]), str(summary["skipped"]),
-                 _pct(tot["median_abs"]), _pct(tot["max_abs"]), f"{exact} ({summary['argument_bytes_checked']})")
+    head.add_row(
+        str(summary["count"]),
+        str(summary["ok"]),
+        str(summary["failed"]),
+        str(summary["skipped"]),
+        _pct(tot["median_abs"]),
+        _pct(tot["max_abs"]),
+        f"{exact} ({summary['argument_bytes_checked']})",
+    )
     console.print(head)
     if summary["components"]:
         comp = Table(title="per component (where XLA has its own figure)")
@@ -99,8 +120,12 @@ def print_summary(summary: dict, console) -> None:
         for col, just in (("config", "left"), ("symbolic GiB", "right"), ("XLA GiB", "right"), ("err total", "right")):
             worst.add_column(col, justify=just)
         for w in summary["worst"]:
-            worst.add_row(w["label"], f"{w['symbolic_total_bytes'] / 2**30:,.3f}", f"{w['xla_total_bytes'] / 2**30:,.3f}",
-                          f"{100 * w['rel_error_total']:+.2f} %")
+            worst.add_row(
+                w["label"],
+                f"{w['symbolic_total_bytes'] / 2**30:,.3f}",
+                f"{w['xla_total_bytes'] / 2**30:,.3f}",
+                f"{100 * w['rel_error_total']:+.2f} %",
+            )
         console.print(worst)
     for f in summary["failed_configs"]:
         console.print(f"failed: {f['label']}: {f['error']}", markup=False)
@@ -112,16 +137,25 @@ def markdown(summary: dict) -> str:
     """The summary as GitHub markdown tables (for the README), the same numbers as print_summary."""
     tot = summary["rel_error_total"]
     exact = {True: "exact", False: "NOT exact", None: "not reported"}[summary["argument_bytes_exact"]]
-    out = ["| configs | ok | failed | skipped | median \\|err total\\| | max \\|err total\\| | argument bytes |",
-           "|---:|---:|---:|---:|---:|---:|---|",
-           f"| {summary['count']} | {summary['ok']} | {summary['failed']} | {summary['skipped']} | "
-           f"{_pct(tot['median_abs'])} | {_pct(tot['max_abs'])} | {exact} in {summary['argument_bytes_checked']} |", "",
-           "| component | n | median \\|err\\| | max \\|err\\| |", "|---|---:|---:|---:|"]
-    out += [f"| {name} | {st['n']} | {_pct(st['median_abs'])} | {_pct(st['max_abs'])} |"
-            for name, st in summary["components"].items()]
+    out = [
+        "| configs | ok | failed | skipped | median \\|err total\\| | max \\|err total\\| | argument bytes |",
+        "|---:|---:|---:|---:|---:|---:|---|",
+        f"| {summary['count']} | {summary['ok']} | {summary['failed']} | {summary['skipped']} | "
+        f"{_pct(tot['median_abs'])} | {_pct(tot['max_abs'])} | {exact} in {summary['argument_bytes_checked']} |",
+        "",
+        "| component | n | median \\|err\\| | max \\|err\\| |",
+        "|---|---:|---:|---:|",
+    ]
+    out += [
+        f"| {name} | {st['n']} | {_pct(st['median_abs'])} | {_pct(st['max_abs'])} |"
+        for name, st in summary["components"].items()
+    ]
     out += ["", "| worst configs | symbolic GiB | XLA GiB | err total |", "|---|---:|---:|---:|"]
-    out += [f"| {w['label']} | {w['symbolic_total_bytes'] / 2**30:,.3f} | {w['xla_total_bytes'] / 2**30:,.3f} | "
-            f"{100 * w['rel_error_total']:+.2f} % |" for w in summary["worst"]]
+    out += [
+        f"| {w['label']} | {w['symbolic_total_bytes'] / 2**30:,.3f} | {w['xla_total_bytes'] / 2**30:,.3f} | "
+        f"{100 * w['rel_error_total']:+.2f} % |"
+        for w in summary["worst"]
+    ]
     return "\n".join(out) + "\n"
 
 
@@ -133,5 +167,7 @@ def plot(records: list[dict], directory: str | Path, stem: str) -> list[Path]:
     ok = [r for r in latest(records) if r["status"] == "ok"]
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    return [sweepfigures.scatter(ok, directory / f"{stem}.scatter.png"),
-            sweepfigures.components(ok, directory / f"{stem}.components.png")]
+    return [
+        sweepfigures.scatter(ok, directory / f"{stem}.scatter.png"),
+        sweepfigures.components(ok, directory / f"{stem}.components.png"),
+    ]

@@ -1,4 +1,5 @@
 """`mem4d sweep` engine: run a grid's configs one by one, each appended to a JSONL file at once (resumable)."""
+
 from __future__ import annotations
 
 import json
@@ -22,6 +23,7 @@ def one_line(err: BaseException) -> str:
 
 
 # ---- JSONL results ---------------------------------------------------------------------------------------------------
+
 
 def read_results(path: str | Path) -> list[dict]:
     """Every complete record of a results file ([] if absent); only the last line may be torn (a kill mid-write).
@@ -104,8 +106,15 @@ def max_world(todo: list[Job]) -> int:
 
 def run_job(job: Job, run: RunFn, devices: int) -> dict:
     """Run one job: ok with verify's result, skipped (invalid / too few devices) or failed with a one-line error."""
-    record = {"key": job.key, "config": job.cfg, "param_count": resolve_model(job.cfg["model"]).param_count,
-              "label": label(job.cfg), "status": "ok", "error": None, "result": None}
+    record = {
+        "key": job.key,
+        "config": job.cfg,
+        "param_count": resolve_model(job.cfg["model"]).param_count,
+        "label": label(job.cfg),
+        "status": "ok",
+        "error": None,
+        "result": None,
+    }
     start = time.perf_counter()
     if job.spec is None:
         record.update(status="skipped", error=job.reason)
@@ -129,7 +138,7 @@ def shard(configs: list, spec: str | None) -> list:
     index, _, count = spec.partition("/")
     if not (index.strip().isdigit() and count.strip().isdigit()) or not 0 <= int(index) < int(count):
         raise ConfigError(f"--shard must be I/N with 0 <= I < N (e.g. 0/4), got {spec!r}")
-    return configs[int(index)::int(count)]
+    return configs[int(index) :: int(count)]
 
 
 def check_target(done: list[dict], target: str, path) -> None:
@@ -145,8 +154,14 @@ def pending(all_jobs: list[Job], done: list[dict], retry_failed: bool = False) -
     return [j for j in all_jobs if j.key not in last or (retry_failed and last[j.key] == "failed")]
 
 
-def run_all(todo: list[Job], fd: int, run: RunFn, devices: int,
-            on_done: Callable[[dict], None] = lambda record: None, extra: dict | None = None) -> int:
+def run_all(
+    todo: list[Job],
+    fd: int,
+    run: RunFn,
+    devices: int,
+    on_done: Callable[[dict], None] = lambda record: None,
+    extra: dict | None = None,
+) -> int:
     """Run jobs in order, appending each record (plus the extra fields) as soon as it is finished; returns the count."""
     written = 0
     for job in todo:

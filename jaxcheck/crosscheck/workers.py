@@ -1,5 +1,6 @@
 """Sweep jobs in worker processes (`mem4d sweep --jobs N`): each worker starts jax for the target once and verifies
 the configurations it is handed; the parent (no jax) appends each record as it arrives."""
+
 from __future__ import annotations
 
 import multiprocessing
@@ -38,13 +39,22 @@ def _one(job: Job) -> dict:
     return run_job(job, run, devices=2**31)
 
 
-def run_parallel(todo: list[Job], fd: int, target_spec: str, world: int, measure: bool, workers: int,
-                 on_done: Callable[[dict], None], extra: dict) -> int:
+def run_parallel(
+    todo: list[Job],
+    fd: int,
+    target_spec: str,
+    world: int,
+    measure: bool,
+    workers: int,
+    on_done: Callable[[dict], None],
+    extra: dict,
+) -> int:
     """Run the jobs on `workers` processes, appending every record (plus `extra`) as soon as it is back."""
     context = multiprocessing.get_context("spawn")
     written = 0
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init,
-                               initargs=(target_spec, world, measure))
+    pool = ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_init, initargs=(target_spec, world, measure)
+    )
     try:
         running = {pool.submit(_one, job) for job in todo}
         while running:

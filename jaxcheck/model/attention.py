@@ -1,5 +1,6 @@
 """Causal grouped-query attention with context parallelism: Q stays split over context, K and V are all-gathered.
 Queries and keys are dh wide, values d_v (d_v = dh but for MLA, jaxcheck.model.mla)."""
+
 from __future__ import annotations
 
 import jax
@@ -12,8 +13,14 @@ from .flash import flash_attention
 from .rules import constrain
 
 
-def allgather_attention(q_BxSxAxD: jax.Array, k_BxSxKxD: jax.Array, v_BxSxKxV: jax.Array,
-                        flash: bool = True, sinks_A: jax.Array | None = None, cap: float | None = None) -> jax.Array:
+def allgather_attention(
+    q_BxSxAxD: jax.Array,
+    k_BxSxKxD: jax.Array,
+    v_BxSxKxV: jax.Array,
+    flash: bool = True,
+    sinks_A: jax.Array | None = None,
+    cap: float | None = None,
+) -> jax.Array:
     """softmax(q k^T / sqrt(dh) + causal mask) v with K/V all-gathered over context; returns [b, s, a, d_v].
 
     Per device (a/t query heads, k/t KV heads, s/c queries, all s keys): q [b, s/c, a/t, dh], k and v gathered to
@@ -31,8 +38,9 @@ def allgather_attention(q_BxSxAxD: jax.Array, k_BxSxKxD: jax.Array, v_BxSxKxV: j
         out = flash_attention(q_BxSxAxD, k_BxSxKxD, v_BxSxKxV, sinks_A, min(s, FLASH_BLOCK), cap)
         return constrain(out, ("batch", "seq", "heads", "head_dim"))
     q_BxSxKxGxD = q_BxSxAxD.reshape(b, s, kh, a // kh, dh)
-    scores_BxKxGxSxS = jnp.einsum("bqkgd,bskd->bkgqs", q_BxSxKxGxD, k_BxSxKxD,
-                                  preferred_element_type=jnp.float32) / jnp.sqrt(jnp.float32(dh))
+    scores_BxKxGxSxS = jnp.einsum(
+        "bqkgd,bskd->bkgqs", q_BxSxKxGxD, k_BxSxKxD, preferred_element_type=jnp.float32
+    ) / jnp.sqrt(jnp.float32(dh))
     # additive causal bias: the add's backward needs no mask, so no [s, s] bool is kept per layer
     bias_SxS = jnp.where(jnp.arange(s)[:, None] >= jnp.arange(s)[None, :], 0.0, jnp.finfo(jnp.float32).min)
     scores_BxKxGxSxS = scores_BxKxGxSxS + bias_SxS

@@ -3,6 +3,7 @@ RMSNorm (or LayerNorm), RoPE (or learned positions), GQA attention, multi-head l
 Gated DeltaNet (jaxcheck.model.gdn), SwiGLU (or GeLU) MLP or mixture of experts (jaxcheck.model.moe), untied (or tied)
 LM head; params in param_dtype, cast to compute_dtype where used, each tagged with its logical axes
 (jaxcheck.model.rules)."""
+
 from __future__ import annotations
 
 import jax
@@ -54,9 +55,9 @@ class Attention(nnx.Module):
     def __init__(self, plan: StepSpec, rngs: nnx.Rngs):
         h, a, k, dh, dt = plan.shape.h, plan.shape.a, plan.shape.k, plan.shape.dh, plan.opts.param_dtype
         self.plan = plan
-        self.wq = _param(rngs, (h, a, dh), ("embed", "heads", "head_dim"), h ** -0.5, dt)
-        self.wk = _param(rngs, (h, k, dh), ("embed", "kv_heads", "head_dim"), h ** -0.5, dt)
-        self.wv = _param(rngs, (h, k, dh), ("embed", "kv_heads", "head_dim"), h ** -0.5, dt)
+        self.wq = _param(rngs, (h, a, dh), ("embed", "heads", "head_dim"), h**-0.5, dt)
+        self.wk = _param(rngs, (h, k, dh), ("embed", "kv_heads", "head_dim"), h**-0.5, dt)
+        self.wv = _param(rngs, (h, k, dh), ("embed", "kv_heads", "head_dim"), h**-0.5, dt)
         self.wo = _param(rngs, (a, dh, h), ("heads", "head_dim", "embed"), (a * dh) ** -0.5, dt)
         if plan.shape.qkv_bias:
             self.bq = _param(rngs, (a, dh), ("heads", "head_dim"), 0.1, dt)
@@ -65,14 +66,17 @@ class Attention(nnx.Module):
         if plan.shape.o_bias:
             self.bo = _param(rngs, (h,), ("norm",), 0.1, dt)
         if plan.shape.attn_gate:  # with qkv_bias a bias bg [a, dh] too (Qwen3-Next's q_proj, gate included)
-            self.wg = _param(rngs, (h, a, dh), ("embed", "heads", "head_dim"), h ** -0.5, dt)
+            self.wg = _param(rngs, (h, a, dh), ("embed", "heads", "head_dim"), h**-0.5, dt)
             if plan.shape.qkv_bias:
                 self.bg = _param(rngs, (a, dh), ("heads", "head_dim"), 0.1, dt)
         if plan.shape.sinks:  # gpt-oss's sink logit per head [a], split over t with the heads
             self.sinks = _param(rngs, (a,), ("heads",), 1.0, dt)
         if plan.shape.qk_norm in ("head", "weightless"):
             weightless = plan.shape.qk_norm == "weightless"
-            self.q_norm, self.k_norm = RMSNorm(plan, dh, weightless=weightless), RMSNorm(plan, dh, weightless=weightless)
+            self.q_norm, self.k_norm = (
+                RMSNorm(plan, dh, weightless=weightless),
+                RMSNorm(plan, dh, weightless=weightless),
+            )
         if plan.shape.qk_norm == "full":
             self.q_norm, self.k_norm = RMSNorm(plan, a * dh, "heads"), RMSNorm(plan, k * dh, "kv_heads")
 
@@ -101,8 +105,10 @@ class Attention(nnx.Module):
         out = checkpoint_name(allgather_attention(q, k, v, self.plan.train.flash_attn, sinks, cap), "attn_out")
         if self.plan.shape.attn_gate:  # compute dtype, as Qwen3NextAttention's attn_output * sigmoid(gate)
             gate = cast_einsum("bsh,hnd->bsnd", None, x_BxSxH, self.wg[...])
-            gate = constrain(gate + self.bg[...].astype(gate.dtype) if self.plan.shape.qkv_bias else gate,
-                             ("batch", "seq", "heads", "head_dim"))
+            gate = constrain(
+                gate + self.bg[...].astype(gate.dtype) if self.plan.shape.qkv_bias else gate,
+                ("batch", "seq", "heads", "head_dim"),
+            )
             out = checkpoint_name(out * jax.nn.sigmoid(checkpoint_name(gate, "attn_gate")), "attn_gated")
         y = cast_einsum("bsnd,ndh->bsh", None, out, self.wo[...])
         return y + self.bo[...].astype(y.dtype) if self.plan.shape.o_bias else y
@@ -116,8 +122,13 @@ class Block(nnx.Module):
     def __init__(self, plan: StepSpec, rngs: nnx.Rngs, moe: bool = False, gdn: bool = False):
         self.plan = plan
         self.attn_norm = make_norm(plan)
-        self.attn = GatedDeltaNet(plan, rngs) if gdn else LatentAttention(plan, rngs) if plan.shape.mla else \
-            Attention(plan, rngs)
+        self.attn = (
+            GatedDeltaNet(plan, rngs)
+            if gdn
+            else LatentAttention(plan, rngs)
+            if plan.shape.mla
+            else Attention(plan, rngs)
+        )
         self.mlp_norm = make_norm(plan)
         self.mlp = MoE(plan, rngs) if moe else dense_mlp(plan, rngs)
         if plan.shape.sandwich:  # Gemma's post-attention and post-feedforward norms, on each part's output
@@ -162,7 +173,7 @@ class CausalLM(nnx.Module):
         self.norm = make_norm(plan)
         if s.positions:  # GPT's learned absolute positions [s_p, h], replicated (Megatron-LM's position_embeddings)
             self.positions = _param(rngs, (s.positions, s.h), ("positions", "embed"), 0.02, plan.opts.param_dtype)
-        self.head = None if s.tied else _param(rngs, (s.h, s.v), ("embed", "vocab"), s.h ** -0.5, plan.opts.param_dtype)
+        self.head = None if s.tied else _param(rngs, (s.h, s.v), ("embed", "vocab"), s.h**-0.5, plan.opts.param_dtype)
         for k in range(s.mtp):  # multi-token-prediction modules, unstacked (the last stage's: jaxcheck.model.mtp)
             setattr(self, mtp_name(k), MTPModule(plan, rngs, Block(plan, rngs, s.mtp_moe)))
 
@@ -173,9 +184,9 @@ class CausalLM(nnx.Module):
         ids, out = partition_spec(lead + ("batch", "seq")), partition_spec(lead + act_names(self.plan))
         x = vocab_parallel_lookup(self.embed[...], tokens, self.plan.opts.compute_dtype, ids, out, self.plan.train.sp)
         if self.plan.shape.sandwich:  # Gemma scales the lookup by sqrt(h), a scalar in compute dtype
-            x = x * jnp.asarray(self.plan.shape.h ** 0.5, x.dtype)
+            x = x * jnp.asarray(self.plan.shape.h**0.5, x.dtype)
         if self.plan.shape.positions:  # + the learned positions of the sequence's s tokens
-            x = x + self.positions[...][:tokens.shape[-1]].astype(x.dtype)
+            x = x + self.positions[...][: tokens.shape[-1]].astype(x.dtype)
         return x
 
     def logits(self, x_BxSxH: jax.Array, norm: nnx.Module | None = None) -> jax.Array:

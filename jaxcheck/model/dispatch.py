@@ -8,6 +8,7 @@ send and return buffers [E, C, h]; received [e, E/e, C, h], gathered [t_e, e, E/
 expert's rows [E/e, t_e e C, h] (expert-major); expert activations [E/e, t_e e C, f_e / t_e]; per-assignment outputs
 [T k_e, h]. Slots and flags: [E, C] and [T k_e] int32, [T k_e] bool.
 """
+
 from __future__ import annotations
 
 import math
@@ -65,12 +66,12 @@ def combine(back_ExCxH: jax.Array, slot_A: jax.Array, kept_A: jax.Array, weights
     return jnp.sum((y_AxH * weights_A[:, None]).reshape(T, k, h), axis=1)
 
 
-def experts_ffn(in_ExNxH: jax.Array, gate_ExHxF: jax.Array, up_ExHxF: jax.Array, down_ExFxH: jax.Array,
-                biases=None):
+def experts_ffn(in_ExNxH: jax.Array, gate_ExHxF: jax.Array, up_ExHxF: jax.Array, down_ExFxH: jax.Array, biases=None):
     """The local experts' SwiGLU as batched matmuls over the expert axis: each local expert's rows [E/e, n, h]
     (n = t_e e C) -> [E/e, n, h], partial sums over the f_e shards when they are split. biases: gpt-oss's per-expert
     gate and up biases [E/e, f_e/t_e] and down bias [E/e, h] (zero but on one tensor rank where the f_e shards' partial
     sums are summed after), or None."""
+
     def biased(y, b):
         return y if biases is None else y + b[:, None, :].astype(y.dtype)
 
@@ -81,8 +82,9 @@ def experts_ffn(in_ExNxH: jax.Array, gate_ExHxF: jax.Array, up_ExHxF: jax.Array,
     return biased(cast_einsum("enf,efh->enh", None, act, down_ExFxH), down_b)
 
 
-def _local(x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down, biases=None, *, E: int, C_f: float, e: int,
-           gather: bool):
+def _local(
+    x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down, biases=None, *, E: int, C_f: float, e: int, gather: bool
+):
     """One device's routed experts: its tokens [b, s/(c t), h] -> their routed output, same shape. e: expert-parallel
     size (all-to-all when > 1); gather: all-gather over tensor before the experts (t_e = t > 1); biases: the experts'
     (gate, up, down) biases or None."""
@@ -110,8 +112,9 @@ def _local(x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down, biases=None, *
     return y.reshape(b, s, h)
 
 
-def routed_experts(x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down, act: P, expert: P, C_f: float,
-                   expert_tp: bool, biases=None) -> jax.Array:
+def routed_experts(
+    x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down, act: P, expert: P, C_f: float, expert_tp: bool, biases=None
+) -> jax.Array:
     """The routed experts' output [b, s, h] in the tokens' layout `act` (the between-blocks [b, s/(c t), h] one),
     under shard_map over the whole mesh. gate, up [E, h, f_e] and down [E, f_e, h] in their layouts (`expert`: that
     of gate and up; down's swaps its last two entries); expert_tp: f_e is split over tensor (t_e = t). Without a mesh
@@ -120,11 +123,11 @@ def routed_experts(x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down, act: P
     E = gate.shape[0]
     mesh = jax.sharding.get_abstract_mesh()
     if mesh.empty:
-        return _local(x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down, biases, E=E, C_f=C_f, e=1,
-                      gather=False)
+        return _local(x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down, biases, E=E, C_f=C_f, e=1, gather=False)
     e, t = mesh.shape.get("expert", 1), mesh.shape.get("tensor", 1)
     local = partial(_local, E=E, C_f=C_f, e=e, gather=expert_tp and t > 1)
     down_spec = P(expert[0], expert[2], expert[1])
     bias_specs = None if biases is None else (P(expert[0], expert[2]), P(expert[0], expert[2]), P(expert[0], None))
-    return jax.shard_map(local, mesh=mesh, in_specs=(act, act, act, expert, expert, down_spec, bias_specs),
-                         out_specs=act)(x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down, biases)
+    return jax.shard_map(
+        local, mesh=mesh, in_specs=(act, act, act, expert, expert, down_spec, bias_specs), out_specs=act
+    )(x_BxSxH, experts_BxSxK, weights_BxSxK, gate, up, down, biases)

@@ -1,6 +1,7 @@
 """Flash attention in plain jax: causal GQA attention over key blocks with an online softmax and a custom VJP
 (FlashAttention-2 style; no [s, s] tensor is materialised). Queries and keys are dh wide, values d_v (d_v = dh for GQA;
 MLA's values are narrower than its query/key heads)."""
+
 from __future__ import annotations
 
 from functools import partial
@@ -49,13 +50,21 @@ def _forward(q_BxSxAxD, k_BxSxKxD, v_BxSxKxV, sinks_A, block: int, cap=None):
         p = jnp.exp(x - new[..., None])
         decay = jnp.exp(mx - new)
         sm = sm * decay + jnp.sum(p, axis=-1)
-        pv = jnp.einsum("bkgqc,bckd->bkgqd", p.astype(v_BxSxKxV.dtype), _block(v_BxSxKxV, j, block),
-                        preferred_element_type=jnp.float32)
+        pv = jnp.einsum(
+            "bkgqc,bckd->bkgqd",
+            p.astype(v_BxSxKxV.dtype),
+            _block(v_BxSxKxV, j, block),
+            preferred_element_type=jnp.float32,
+        )
         return j + 1, new, sm, acc * decay[..., None] + pv
 
     stats = (b, kh, a // kh, s)
-    init = (jnp.int32(0), jnp.full(stats, MASKED, jnp.float32), jnp.zeros(stats, jnp.float32),
-            jnp.zeros(stats + (d_v,), jnp.float32))
+    init = (
+        jnp.int32(0),
+        jnp.full(stats, MASKED, jnp.float32),
+        jnp.zeros(stats, jnp.float32),
+        jnp.zeros(stats + (d_v,), jnp.float32),
+    )
     # a while_loop over a carried block index, not a scan over an index array: transposing the layer scan, jax's
     # partial evaluation hoists a scan's loop-invariant causal masks and stacks them, [s / block, b, a, s, block] bools
     _, mx, sm, acc = jax.lax.while_loop(lambda carry: carry[0] < s // block, body, init)
@@ -69,8 +78,9 @@ def _forward(q_BxSxAxD, k_BxSxKxD, v_BxSxKxV, sinks_A, block: int, cap=None):
 
 
 @partial(jax.custom_vjp, nondiff_argnums=(4, 5))
-def flash_attention(q_BxSxAxD: jax.Array, k_BxSxKxD: jax.Array, v_BxSxKxV: jax.Array, sinks_A, block: int,
-                    cap: float | None = None) -> jax.Array:
+def flash_attention(
+    q_BxSxAxD: jax.Array, k_BxSxKxD: jax.Array, v_BxSxKxV: jax.Array, sinks_A, block: int, cap: float | None = None
+) -> jax.Array:
     """Causal softmax(q k^T / sqrt(dh)) v over key blocks; q [b, s, a, dh], k [b, s, k, dh], v [b, s, k, d_v];
     returns [b, s, a, d_v]; s % block == 0. sinks_A: a learned sink logit per head [a] in every query's softmax
     (gpt-oss), or None; cap: the scores soft-capped, cap tanh(scores / cap) (Gemma 2), or None.

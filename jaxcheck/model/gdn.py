@@ -8,6 +8,7 @@ The heads split over t; the rule runs on the whole sequence of each rank (no con
 The convolution and the rule are custom VJPs that keep their inputs and recompute the rest in the backward, as the
 kernels Megatron-Core calls do (causal-conv1d's causal_conv1d_fn; fla's chunk_gated_delta_rule, which recomputes the
 chunk states in its backward): what they keep is what symbolic.recipes.jax.tensors lists."""
+
 from __future__ import annotations
 
 from functools import partial
@@ -34,7 +35,7 @@ def _conv(x_BxSxNxD: jax.Array, w_KxNxD: jax.Array) -> jax.Array:
     K, s = w_KxNxD.shape[0], x_BxSxNxD.shape[1]
     padded = jnp.pad(x_BxSxNxD.astype(jnp.float32), ((0, 0), (K - 1, 0), (0, 0), (0, 0)))
     w = w_KxNxD.astype(jnp.float32)
-    y = sum(padded[:, i:i + s] * w[i] for i in range(K))
+    y = sum(padded[:, i : i + s] * w[i] for i in range(K))
     return jax.nn.silu(y).astype(x_BxSxNxD.dtype)
 
 
@@ -68,7 +69,7 @@ def _rule(q_BxSxNxK, k_BxSxNxK, v_BxSxNxV, g_BxSxN, beta_BxSxN, chunk: int = CHU
     b, s, n, dk = q_BxSxNxK.shape
     C = min(chunk, s)
     f32 = jnp.float32
-    q = _chunks(q_BxSxNxK.astype(f32) * dk ** -0.5, C)
+    q = _chunks(q_BxSxNxK.astype(f32) * dk**-0.5, C)
     k, v = _chunks(k_BxSxNxK.astype(f32), C), _chunks(v_BxSxNxV.astype(f32), C)
     G = jnp.cumsum(_chunks(g_BxSxN.astype(f32), C), axis=-1)  # [b, n, N, C]
     beta = _chunks(beta_BxSxN.astype(f32), C)
@@ -76,8 +77,13 @@ def _rule(q_BxSxNxK, k_BxSxNxK, v_BxSxNxV, g_BxSxN, beta_BxSxN, chunk: int = CHU
     decay = jnp.exp(jnp.where(at_or_before, G[..., :, None] - G[..., None, :], -jnp.inf))  # [b, n, N, C, C]
     below = at_or_before & ~jnp.eye(C, dtype=bool)
     M = jnp.where(below, beta[..., :, None] * jnp.einsum("...id,...jd->...ij", k, k) * decay, 0.0)
-    T = jax.lax.linalg.triangular_solve(M + jnp.eye(C, dtype=f32), jnp.broadcast_to(jnp.eye(C, dtype=f32), M.shape),
-                                        left_side=True, lower=True, unit_diagonal=True)
+    T = jax.lax.linalg.triangular_solve(
+        M + jnp.eye(C, dtype=f32),
+        jnp.broadcast_to(jnp.eye(C, dtype=f32), M.shape),
+        left_side=True,
+        lower=True,
+        unit_diagonal=True,
+    )
     value = T @ (beta[..., None] * v)  # [b, n, N, C, d_gv]
     k_decayed = T @ ((beta * jnp.exp(G))[..., None] * k)  # [b, n, N, C, d_gk]
     qk = jnp.einsum("...id,...jd->...ij", q, k) * decay  # causal, the diagonal included
@@ -108,8 +114,9 @@ def _rule_bwd(chunk, res, do):
     return vjp(do)
 
 
-gated_delta_rule.defvjp(lambda q, k, v, g, beta, chunk: (gated_delta_rule(q, k, v, g, beta, chunk),
-                                                         (q, k, v, g, beta)), _rule_bwd)
+gated_delta_rule.defvjp(
+    lambda q, k, v, g, beta, chunk: (gated_delta_rule(q, k, v, g, beta, chunk), (q, k, v, g, beta)), _rule_bwd
+)
 
 
 def recurrent_rule(q, k, v, g, beta) -> jax.Array:
@@ -167,15 +174,15 @@ class GatedDeltaNet(nnx.Module):
         s, dt = plan.shape, plan.opts.param_dtype
         h, nk, nv, dk, dv, K = s.h, s.lin_k_heads, s.lin_v_heads, s.lin_k_dim, s.lin_v_dim, s.conv_width
         self.plan = plan
-        self.wq = param(rngs, (h, nk, dk), ("embed", "lin_k_heads", "head_dim"), h ** -0.5, dt)
-        self.wk = param(rngs, (h, nk, dk), ("embed", "lin_k_heads", "head_dim"), h ** -0.5, dt)
-        self.wv = param(rngs, (h, nv, dv), ("embed", "lin_v_heads", "head_dim"), h ** -0.5, dt)
-        self.wz = param(rngs, (h, nv, dv), ("embed", "lin_v_heads", "head_dim"), h ** -0.5, dt)
-        self.wb = param(rngs, (h, nv), ("embed", "lin_v_heads"), h ** -0.5, dt)
-        self.wa = param(rngs, (h, nv), ("embed", "lin_v_heads"), h ** -0.5, dt)
-        self.conv_q = param(rngs, (K, nk, dk), ("conv", "lin_k_heads", "head_dim"), K ** -0.5, dt)
-        self.conv_k = param(rngs, (K, nk, dk), ("conv", "lin_k_heads", "head_dim"), K ** -0.5, dt)
-        self.conv_v = param(rngs, (K, nv, dv), ("conv", "lin_v_heads", "head_dim"), K ** -0.5, dt)
+        self.wq = param(rngs, (h, nk, dk), ("embed", "lin_k_heads", "head_dim"), h**-0.5, dt)
+        self.wk = param(rngs, (h, nk, dk), ("embed", "lin_k_heads", "head_dim"), h**-0.5, dt)
+        self.wv = param(rngs, (h, nv, dv), ("embed", "lin_v_heads", "head_dim"), h**-0.5, dt)
+        self.wz = param(rngs, (h, nv, dv), ("embed", "lin_v_heads", "head_dim"), h**-0.5, dt)
+        self.wb = param(rngs, (h, nv), ("embed", "lin_v_heads"), h**-0.5, dt)
+        self.wa = param(rngs, (h, nv), ("embed", "lin_v_heads"), h**-0.5, dt)
+        self.conv_q = param(rngs, (K, nk, dk), ("conv", "lin_k_heads", "head_dim"), K**-0.5, dt)
+        self.conv_k = param(rngs, (K, nk, dk), ("conv", "lin_k_heads", "head_dim"), K**-0.5, dt)
+        self.conv_v = param(rngs, (K, nv, dv), ("conv", "lin_v_heads", "head_dim"), K**-0.5, dt)
         self.dt_bias = param(rngs, (nv,), ("lin_v_heads",), 1.0, dt)
         self.A_log = param(rngs, (nv,), ("lin_v_heads",), 0.5, dt)
         self.norm = nnx.Param(jnp.ones((dv,), dt), axes=("norm",))

@@ -2,6 +2,7 @@
 down-projections to a query latent [q_r] and a key/value latent [kv_r] with one shared RoPE key [d_r], RMSNorms on the
 latents, column-parallel up-projections to a heads, then jaxcheck.model.attention's context-parallel attention with
 query/key heads dh + d_r wide and value heads d_v wide, and a row-parallel output projection."""
+
 from __future__ import annotations
 
 import jax
@@ -29,14 +30,14 @@ class LatentAttention(nnx.Module):
         h, a, dh, d_r, d_v, q_r, kv_r = s.h, s.a, s.dh, s.rope_dim, s.v_dim, s.q_lora, s.kv_lora
         self.plan = plan
         if q_r:
-            self.wq_a = param(rngs, (h, q_r), ("embed", "q_lora"), h ** -0.5, dt)
+            self.wq_a = param(rngs, (h, q_r), ("embed", "q_lora"), h**-0.5, dt)
             self.q_norm = RMSNorm(plan, q_r)
-            self.wq_b = param(rngs, (q_r, a, dh + d_r), ("q_lora", "heads", "head_dim"), q_r ** -0.5, dt)
+            self.wq_b = param(rngs, (q_r, a, dh + d_r), ("q_lora", "heads", "head_dim"), q_r**-0.5, dt)
         else:
-            self.wq = param(rngs, (h, a, dh + d_r), ("embed", "heads", "head_dim"), h ** -0.5, dt)
-        self.wkv_a = param(rngs, (h, kv_r + d_r), ("embed", "kv_lora"), h ** -0.5, dt)
+            self.wq = param(rngs, (h, a, dh + d_r), ("embed", "heads", "head_dim"), h**-0.5, dt)
+        self.wkv_a = param(rngs, (h, kv_r + d_r), ("embed", "kv_lora"), h**-0.5, dt)
         self.kv_norm = RMSNorm(plan, kv_r)
-        self.wkv_b = param(rngs, (kv_r, a, dh + d_v), ("kv_lora", "heads", "head_dim"), kv_r ** -0.5, dt)
+        self.wkv_b = param(rngs, (kv_r, a, dh + d_v), ("kv_lora", "heads", "head_dim"), kv_r**-0.5, dt)
         self.wo = param(rngs, (a, d_v, h), ("heads", "head_dim", "embed"), (a * d_v) ** -0.5, dt)
 
     def _query(self, x_BxSxH: jax.Array) -> jax.Array:

@@ -1,5 +1,6 @@
 """The SwiGLU MLP (a dense layer's, and the shared experts' of an MoE layer), GPT's GeLU MLP, and the weight
 initialiser every module uses: a normal(0, std) parameter tagged with its logical axes (jaxcheck.model.rules)."""
+
 from __future__ import annotations
 
 import jax
@@ -25,13 +26,19 @@ class MLP(nnx.Module):
     gate and up [f] (split over t with their columns) and on down [h] (replicated: a row-parallel bias), as a dense
     layer with the shape's mlp_bias has them."""
 
-    def __init__(self, plan, rngs: nnx.Rngs, width: int | None = None, names: tuple[str, str, str] = DENSE_NAMES,
-                 bias: bool = False):
+    def __init__(
+        self,
+        plan,
+        rngs: nnx.Rngs,
+        width: int | None = None,
+        names: tuple[str, str, str] = DENSE_NAMES,
+        bias: bool = False,
+    ):
         h, f, dt = plan.shape.h, plan.shape.f if width is None else width, plan.opts.param_dtype
         self.names, self.bias, self.geglu = names, bias, plan.shape.sandwich
-        self.gate = param(rngs, (h, f), ("embed", "mlp"), h ** -0.5, dt)
-        self.up = param(rngs, (h, f), ("embed", "mlp"), h ** -0.5, dt)
-        self.down = param(rngs, (f, h), ("mlp", "embed"), f ** -0.5, dt)
+        self.gate = param(rngs, (h, f), ("embed", "mlp"), h**-0.5, dt)
+        self.up = param(rngs, (h, f), ("embed", "mlp"), h**-0.5, dt)
+        self.down = param(rngs, (f, h), ("mlp", "embed"), f**-0.5, dt)
         if bias:
             self.gate_bias = param(rngs, (f,), ("mlp",), 0.1, dt)
             self.up_bias = param(rngs, (f,), ("mlp",), 0.1, dt)
@@ -59,8 +66,8 @@ class GeluMLP(nnx.Module):
     def __init__(self, plan, rngs: nnx.Rngs):
         h, f, dt = plan.shape.h, plan.shape.f, plan.opts.param_dtype
         self.bias = plan.shape.mlp_bias
-        self.fc1 = param(rngs, (h, f), ("embed", "mlp"), h ** -0.5, dt)
-        self.fc2 = param(rngs, (f, h), ("mlp", "embed"), f ** -0.5, dt)
+        self.fc1 = param(rngs, (h, f), ("embed", "mlp"), h**-0.5, dt)
+        self.fc2 = param(rngs, (f, h), ("mlp", "embed"), f**-0.5, dt)
         if self.bias:
             self.fc1_bias = param(rngs, (f,), ("mlp",), 0.1, dt)
             self.fc2_bias = param(rngs, (h,), ("norm",), 0.1, dt)

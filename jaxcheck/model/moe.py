@@ -4,6 +4,7 @@ renormalised),
 E routed SwiGLU experts stacked [E, h, f_e] / [E, f_e, h] (split over "expert", and f_e over "tensor" when t_e = t),
 dispatched by jaxcheck.model.dispatch, plus shared experts (a tensor-parallel SwiGLU of width f_s) with an optional
 sigmoid gate [h, 1]. Its input and output are in the between-blocks layout [b, s/(c t), h]."""
+
 from __future__ import annotations
 
 import jax
@@ -38,8 +39,14 @@ def group_limited(choice_BxSxE: jax.Array, k_e: int, groups: int, group_topk: in
     return jnp.where(jnp.repeat(kept, E // groups, axis=-1), choice, -jnp.inf)
 
 
-def route(logits_BxSxE: jax.Array, k_e: int, sigmoid: bool = False, bias_E: jax.Array | None = None,
-          groups: int = 0, group_topk: int = 0) -> tuple[jax.Array, jax.Array]:
+def route(
+    logits_BxSxE: jax.Array,
+    k_e: int,
+    sigmoid: bool = False,
+    bias_E: jax.Array | None = None,
+    groups: int = 0,
+    group_topk: int = 0,
+) -> tuple[jax.Array, jax.Array]:
     """Softmax (or, DeepSeek-V3's scoring_func, sigmoid) over the E experts (fp32), the top k_e, their scores
     renormalised to sum to one: the chosen experts [b, s, k_e] int32 and their weights [b, s, k_e] fp32 (Mixtral's
     softmax over the top-k logits; DeepSeek-V3's norm_topk_prob). With the score-correction bias [E] (noaux_tc) the
@@ -70,12 +77,12 @@ class MoE(nnx.Module):
         h, E, f_e = s.h, s.E, s.f_e
         width = expert_width_axis(plan)
         self.plan = plan
-        self.router = param(rngs, (h, E), ("embed", "router"), h ** -0.5, dt)
-        self.gate = param(rngs, (E, h, f_e), ("experts", "embed", width), h ** -0.5, dt)
-        self.up = param(rngs, (E, h, f_e), ("experts", "embed", width), h ** -0.5, dt)
-        self.down = param(rngs, (E, f_e, h), ("experts", width, "embed"), f_e ** -0.5, dt)
+        self.router = param(rngs, (h, E), ("embed", "router"), h**-0.5, dt)
+        self.gate = param(rngs, (E, h, f_e), ("experts", "embed", width), h**-0.5, dt)
+        self.up = param(rngs, (E, h, f_e), ("experts", "embed", width), h**-0.5, dt)
+        self.down = param(rngs, (E, f_e, h), ("experts", width, "embed"), f_e**-0.5, dt)
         self.shared = MLP(plan, rngs, s.f_s, SHARED_NAMES) if s.f_s else None
-        self.shared_gate = param(rngs, (h, 1), ("embed", None), h ** -0.5, dt) if s.shared_gate else None
+        self.shared_gate = param(rngs, (h, 1), ("embed", None), h**-0.5, dt) if s.shared_gate else None
         # the score-correction bias [E]: a parameter here (zero gradient; DeepSeek-V3 updates it by a rule outside
         # the optimizer, Megatron-Core keeps it as an fp32 buffer: the megatron recipe counts that)
         self.expert_bias = param(rngs, (E,), ("router",), 0.1, dt) if s.expert_bias else None
@@ -93,12 +100,22 @@ class MoE(nnx.Module):
         if plan.shape.moe_bias:
             logits = logits + self.router_bias[...].astype(jnp.float32)
         bias = None if self.expert_bias is None else self.expert_bias[...]
-        experts, weights = route(logits, plan.shape.k_e, plan.shape.sigmoid, bias, plan.shape.groups,
-                                 plan.shape.group_topk)
-        y = routed_experts(x_BxSxH, experts, weights, self.gate[...], self.up[...], self.down[...],
-                           partition_spec(outer), partition_spec(("experts", "embed", expert_width_axis(plan))),
-                           plan.train.moe_capacity, expert_width_axis(plan) == "expert_mlp",
-                           (self.gate_bias[...], self.up_bias[...], self.down_bias[...]) if plan.shape.moe_bias else None)
+        experts, weights = route(
+            logits, plan.shape.k_e, plan.shape.sigmoid, bias, plan.shape.groups, plan.shape.group_topk
+        )
+        y = routed_experts(
+            x_BxSxH,
+            experts,
+            weights,
+            self.gate[...],
+            self.up[...],
+            self.down[...],
+            partition_spec(outer),
+            partition_spec(("experts", "embed", expert_width_axis(plan))),
+            plan.train.moe_capacity,
+            expert_width_axis(plan) == "expert_mlp",
+            (self.gate_bias[...], self.up_bias[...], self.down_bias[...]) if plan.shape.moe_bias else None,
+        )
         y = constrain(y, outer)
         if self.shared is None:
             return y

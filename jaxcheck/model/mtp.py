@@ -14,6 +14,7 @@ their parameters are replicated over pipe like the LM head's, their inputs are l
 (CausalLM.shifted_embeddings), and the loss is two functions, the modules but their final norms (CausalLM.mtp_states) and
 the heads (CausalLM.heads_loss), whose backwards run in that order behind an optimization barrier. A module's layer
 residuals live from that micro batch's loss to its backward only (no remat policy: the loss's vjp runs at once)."""
+
 from __future__ import annotations
 
 import jax
@@ -44,8 +45,9 @@ class MTPModule(nnx.Module):
     def __call__(self, hidden_BxSxH: jax.Array, embedded_BxSxH: jax.Array) -> jax.Array:
         """The next depth's hidden states [b, s, h] in the between-blocks layout, before the final norm."""
         inner = ("batch", "seq", "embed")
-        both = jnp.concatenate([constrain(self.enorm(embedded_BxSxH), inner),
-                                constrain(self.hnorm(hidden_BxSxH), inner)], axis=-1)  # SP all-gather
+        both = jnp.concatenate(
+            [constrain(self.enorm(embedded_BxSxH), inner), constrain(self.hnorm(hidden_BxSxH), inner)], axis=-1
+        )  # SP all-gather
         y = constrain(cast_einsum("bsk,kh->bsh", None, both, self.eh_proj[...]), ("batch", "seq", "eh_out"))
         return self.block(constrain(y, act_names(self.plan)))  # gathered over t, scattered over s with SP
 

@@ -1,5 +1,6 @@
 """RMSNorm: the blocks' and the final norm over h, and MLA's latent norms (jaxcheck.model.mla); LayerNorm for
 GPT-style layers (the shape's norm "layer"), and `make_norm`, the block and final norm of a shape."""
+
 from __future__ import annotations
 
 import jax
@@ -18,8 +19,9 @@ class RMSNorm(nnx.Module):
 
     def __init__(self, plan: StepSpec, width: int | None = None, axis: str = "norm", weightless: bool = False):
         self.eps = 1e-5
-        self.scale = None if weightless else nnx.Param(jnp.ones((width or plan.shape.h,), plan.opts.param_dtype),
-                                                       axes=(axis,))
+        self.scale = (
+            None if weightless else nnx.Param(jnp.ones((width or plan.shape.h,), plan.opts.param_dtype), axes=(axis,))
+        )
 
     def __call__(self, x: jax.Array) -> jax.Array:
         x32 = x.astype(jnp.float32)

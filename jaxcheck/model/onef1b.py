@@ -14,6 +14,7 @@ in the same loop, so XLA gives it one layout and one sharding. The first stage l
 embedding each tick and adds the lookup's gradient when its backward reaches it. With p = 1 it is gradient
 accumulation, one micro batch's residuals at a time.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -99,8 +100,11 @@ def _keep(tree, shardings):
 
 
 _write = jax.vmap(lambda a, r, k, j: a.at[k, j].set(r, mode="drop"), in_axes=(0, 0, 0, None), spmd_axis_name="pipe")
-_read = jax.vmap(lambda a, k, j: jax.lax.dynamic_index_in_dim(jax.lax.dynamic_index_in_dim(a, k, 0, False), j, 0, False),
-                 in_axes=(0, 0, None), spmd_axis_name="pipe")
+_read = jax.vmap(
+    lambda a, k, j: jax.lax.dynamic_index_in_dim(jax.lax.dynamic_index_in_dim(a, k, 0, False), j, 0, False),
+    in_axes=(0, 0, None),
+    spmd_axis_name="pipe",
+)
 
 
 def _masked(tree, valid):
@@ -173,7 +177,8 @@ def _layers(stacks: list[Stack], x, dy, rings: list, accs: list, slots, valid, n
             # cannot read (behind an optimization barrier) stays a loop
             bound = jax.lax.optimization_barrier(jnp.int32(stop))
             (_, x, dy, rings[bs], fring, accs[bs]) = jax.lax.while_loop(
-                lambda c: c[0] < bound, lambda c: (c[0] + 1,) + layer(c[1:], c[0])[0], (jnp.int32(start),) + carry)
+                lambda c: c[0] < bound, lambda c: (c[0] + 1,) + layer(c[1:], c[0])[0], (jnp.int32(start),) + carry
+            )
         else:
             (x, dy, rings[bs], fring, accs[bs]), _ = jax.lax.scan(layer, carry, jnp.arange(start, stop))
         if not one:

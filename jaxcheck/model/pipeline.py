@@ -13,6 +13,7 @@ weight's ZeRO group (acc_shardings; data x expert x context, or a routed expert'
 layer's gradient is reduce-scattered into it; ZeRO-3: the stacked weights are sharded too (gather: their compute
 layout), and each layer's are all-gathered inside the layer loop, forward and backward.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -43,9 +44,11 @@ def reduced(acc, shardings):
 
 def layer_shardings(shardings):
     """The shardings of one layer [p, ...] of stacked [p, L/p, ...] leaves (the layer axis dropped)."""
+
     def drop(sh):
         spec = tuple(sh.spec) + (None,) * 2
         return jax.sharding.NamedSharding(sh.mesh, jax.sharding.PartitionSpec(spec[0], *tuple(sh.spec)[2:]))
+
     return None if shardings is None else jax.tree.map(drop, shardings)
 
 
@@ -132,11 +135,19 @@ def gpipe_forward(layer_fn: Callable, tape: Tape, blocks, x_MxBxSxH: jax.Array, 
         return (out, stacks), out[p - 1]
 
     (_, stacks), last_IxBxSxH = jax.lax.scan(step, (state0, stacks0), jnp.arange(iterations))
-    return last_IxBxSxH[p - 1:], stacks
+    return last_IxBxSxH[p - 1 :], stacks
 
 
-def gpipe_backward(layer_fn: Callable, tape: Tape, blocks, stacks, dy_MxBxSxH: jax.Array, act: tuple[str, ...],
-                   acc_shardings=None, gather=None):
+def gpipe_backward(
+    layer_fn: Callable,
+    tape: Tape,
+    blocks,
+    stacks,
+    dy_MxBxSxH: jax.Array,
+    act: tuple[str, ...],
+    acc_shardings=None,
+    gather=None,
+):
     """Cotangents of the micro batches' inputs [m, b, s, h] and the stacked weights' gradients [p, L/p, ...]:
     iterations and layers in reverse, each layer's vjp rebuilt from its residuals (read in place) and weights
     (gathered again with ZeRO-3), its weight gradient summed over data and context (reduce-scattered with ZeRO-2/3)

@@ -4,6 +4,7 @@ pipeline) and the slots that hold the layer's own inputs (weights), which the ba
 jax.vjp forwards an input that the backward needs as that very object, so a residual leaf `is` one of the inputs'
 leaves exactly when it is a weight; every other leaf is a tensor the layer computed (what the remat policy saves).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,5 +1,6 @@
 """The one table mapping logical tensor axes to the mesh axes (data, expert, pipe, tensor, context), the ZeRO groups,
 and helpers built on them."""
+
 from __future__ import annotations
 
 import jax
@@ -89,8 +90,9 @@ def zero1_spec(pspec: P, shape: tuple[int, ...], mesh_shape: dict[str, int], gro
     return pspec
 
 
-def layer_zero_spec(pspec: P, shape: tuple[int, ...], mesh_shape: dict[str, int], skip: int = 0,
-                    group: tuple[str, ...] = DENSE_ZERO) -> P:
+def layer_zero_spec(
+    pspec: P, shape: tuple[int, ...], mesh_shape: dict[str, int], skip: int = 0, group: tuple[str, ...] = DENSE_ZERO
+) -> P:
     """ZeRO-2/3: add the group's axes (data, context for a dense parameter) after the mesh axes of the first dimension
     from `skip` on (past the stacked [p, L/p] prefix: within one layer) whose per-device size their product divides;
     unchanged when none does. The major dimension of a layer, so that a layer's gather and reduce-scatter over the

@@ -5,6 +5,7 @@ except leaves that are the layer's own inputs (its param-dtype weights), which i
 weights are cast to the compute dtype inside the op, forward and backward (one layer's cast exists at a time), the
 norm scale multiplies without saving a broadcast of it, and RoPE recomputes its cos/sin table in the backward.
 """
+
 from __future__ import annotations
 
 from functools import partial
@@ -76,7 +77,7 @@ def _rotate(x_BxSxNxD: jax.Array, theta: float, sign: float) -> jax.Array:
     angle_SxD2 = jnp.arange(s, dtype=jnp.float32)[:, None] * freq[None, :]
     cos, sin = jnp.cos(angle_SxD2)[None, :, None, :], sign * jnp.sin(angle_SxD2)[None, :, None, :]
     x = x_BxSxNxD.astype(jnp.float32)
-    x1, x2 = x[..., : dh // 2], x[..., dh // 2:]
+    x1, x2 = x[..., : dh // 2], x[..., dh // 2 :]
     return jnp.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1).astype(x_BxSxNxD.dtype)
 
 
@@ -115,7 +116,6 @@ def _lookup_bwd(dtype, res, g):
 
 
 lookup.defvjp(_lookup_fwd, _lookup_bwd)
-
 
 
 def _rows(table: jax.Array, ids: jax.Array):

@@ -3,6 +3,7 @@
 A GPU target is a GpuTargetConfigProto text file (this folder: one per card, with the sources of its figures, or
 any file given by path). Its devices come from jax's deviceless topology (slices x hosts x GPUs per host).
 """
+
 from __future__ import annotations
 
 import os
@@ -49,8 +50,9 @@ def _parse(name: str, text: str, where: str) -> Target:
     memory = re.search(r"device_memory_size:\s*(\d+)", text)
     desc = re.search(r'device_description_str:\s*"([^"]*)"', text)
     if not memory or "gpu_device_info" not in text:
-        raise ConfigError(f"{where}: not a GPU target config (GpuTargetConfigProto text with gpu_device_info "
-                          f"and device_memory_size)")
+        raise ConfigError(
+            f"{where}: not a GPU target config (GpuTargetConfigProto text with gpu_device_info and device_memory_size)"
+        )
     return Target(name, "cuda", int(memory.group(1)), text, desc.group(1) if desc else name)
 
 
@@ -100,9 +102,15 @@ def devices(target: Target, n: int) -> list:
         topo = topologies.get_topology_desc(platform="cuda", target_config=target.config, topology=topology(n))
     except Exception as err:  # noqa: BLE001  (XLA's status errors carry no stable type)
         line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        hint = ("; jax's CUDA plugin did not load in this process (JAX_SKIP_CUDA_CONSTRAINTS_CHECK=1 must be set before "
-                "jax starts)" if "not implemented" in line else "")
-        raise ConfigError(f"target {target.name}: XLA could not build a deviceless GPU topology: {line}{hint}") from None
+        hint = (
+            "; jax's CUDA plugin did not load in this process (JAX_SKIP_CUDA_CONSTRAINTS_CHECK=1 must be set before "
+            "jax starts)"
+            if "not implemented" in line
+            else ""
+        )
+        raise ConfigError(
+            f"target {target.name}: XLA could not build a deviceless GPU topology: {line}{hint}"
+        ) from None
     return list(topo.devices)
 
 

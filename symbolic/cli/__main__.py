@@ -1,4 +1,5 @@
 """`python -m symbolic.cli`: the same as the `mem4d` command."""
+
 import sys
 
 from .entry import main

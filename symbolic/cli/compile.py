@@ -1,4 +1,5 @@
 """`mem4d compile`: XLA's per-device memory for the jax train step of one 4D configuration (jax imported in run())."""
+
 from __future__ import annotations
 
 import argparse
@@ -17,11 +18,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_training_args(parser, defaults=DEFAULT_TRAINING)
     j = add_step_args(parser)
-    j.add_argument("--mock-gpu-topology", metavar="SxHxD",
-                   help="compile only, on one GPU posing as S slices x H hosts x D GPUs (jax_mock_gpu_topology)")
+    j.add_argument(
+        "--mock-gpu-topology",
+        metavar="SxHxD",
+        help="compile only, on one GPU posing as S slices x H hosts x D GPUs (jax_mock_gpu_topology)",
+    )
     m = parser.add_argument_group("several processes (jax.distributed)")
-    m.add_argument("--distributed", action="store_true",
-                   help="jax.distributed.initialize() with auto-detection (SLURM, Kubernetes, ...)")
+    m.add_argument(
+        "--distributed",
+        action="store_true",
+        help="jax.distributed.initialize() with auto-detection (SLURM, Kubernetes, ...)",
+    )
     m.add_argument("--coordinator", metavar="HOST:PORT", help="coordinator address (process 0)")
     m.add_argument("--num-processes", type=positive_int, help="number of processes")
     m.add_argument("--process-id", type=int, metavar="I", help="this process's id, 0 .. num-processes - 1")
@@ -37,17 +44,27 @@ def _print_table(report, spec) -> None:
     from rich.table import Table
 
     mesh = report.mesh
-    title = (f"{config_line(report.as_json(spec))} - XLA per device, {report.devices} {mesh['platform']} devices "
-             f"(mesh data={mesh['data']}" + (f" expert={mesh['expert']}" if mesh.get("expert", 1) > 1 else "")
-             + f" pipe={mesh['pipe']} tensor={mesh['tensor']} context={mesh['context']})")
+    title = (
+        f"{config_line(report.as_json(spec))} - XLA per device, {report.devices} {mesh['platform']} devices "
+        f"(mesh data={mesh['data']}"
+        + (f" expert={mesh['expert']}" if mesh.get("expert", 1) > 1 else "")
+        + f" pipe={mesh['pipe']} tensor={mesh['tensor']} context={mesh['context']})"
+    )
     table = Table(title=title, title_justify="left")
     table.add_column("buffer")
     table.add_column("GiB", justify="right")
     table.add_column("bytes", justify="right")
     for group, n in report.arguments.items():
         table.add_row(f"  argument: {group}", _gib(n), f"{n:,}")
-    for key in ("argument_bytes", "output_bytes", "alias_bytes", "temp_bytes", "generated_code_bytes",
-                "host_temp_bytes", "total_bytes"):
+    for key in (
+        "argument_bytes",
+        "output_bytes",
+        "alias_bytes",
+        "temp_bytes",
+        "generated_code_bytes",
+        "host_temp_bytes",
+        "total_bytes",
+    ):
         table.add_row(key.removesuffix("_bytes"), _gib(report.xla[key]), f"{report.xla[key]:,}")
     measured = report.measured
     if measured and "peak_bytes" in measured:
@@ -55,10 +72,14 @@ def _print_table(report, spec) -> None:
         table.add_row("bytes limit", _gib(measured["limit_bytes"]), f"{measured['limit_bytes']:,}")
     console = Console(min_width=110)
     console.print(table)
-    console.print("total = argument + output + temp - alias: inputs, outputs and temps are live together; "
-                  "donated params/optimizer state are counted once.")
-    console.print(f"params {report.param_count:,}; compiled in {report.compile_seconds:.1f} s; measured: "
-                  + ("none (nothing ran: simulated or deviceless devices)" if measured is None else json.dumps(measured)))
+    console.print(
+        "total = argument + output + temp - alias: inputs, outputs and temps are live together; "
+        "donated params/optimizer state are counted once."
+    )
+    console.print(
+        f"params {report.param_count:,}; compiled in {report.compile_seconds:.1f} s; measured: "
+        + ("none (nothing ran: simulated or deviceless devices)" if measured is None else json.dumps(measured))
+    )
 
 
 def check_processes(args: argparse.Namespace) -> None:
@@ -104,8 +125,15 @@ def _stages_json(objects: list, model: str) -> dict:
     (a stage's), total_bytes, fits}]."""
     from jaxcheck.stages import stage_holds
 
-    stages = [{"ranks": list(ranks), **stage_holds(one.shape, one.train.p), "total_bytes": out["xla"]["total_bytes"],
-               "fits": None if out["fit"] is None else out["fit"]["fits"]} for ranks, one, out in objects]
+    stages = [
+        {
+            "ranks": list(ranks),
+            **stage_holds(one.shape, one.train.p),
+            "total_bytes": out["xla"]["total_bytes"],
+            "fits": None if out["fit"] is None else out["fit"]["fits"],
+        }
+        for ranks, one, out in objects
+    ]
     _, worst, largest = max(objects, key=lambda item: item[2]["xla"]["total_bytes"])
     return {**largest, "model": model, "stage_model": worst.shape.name, "stages": stages}
 
@@ -120,12 +148,15 @@ def _print_fit(result) -> None:
     gib = lambda n: f"{n / 2**30:,.2f} GiB"
     if fit["rematerialized"]:
         saved = fit["needed_bytes"] - fit["reached_bytes"]
-        verdict = (f"the program as written needs {gib(fit['needed_bytes'])}; XLA's rematerialization recomputes "
-                   f"values to save {gib(saved)}, reaching {gib(fit['reached_bytes'])}, which "
-                   + ("fits" if fit["fits"] else "does NOT fit"))
+        verdict = (
+            f"the program as written needs {gib(fit['needed_bytes'])}; XLA's rematerialization recomputes "
+            f"values to save {gib(saved)}, reaching {gib(fit['reached_bytes'])}, which "
+            + ("fits" if fit["fits"] else "does NOT fit")
+        )
     else:
-        verdict = (f"the program needs {gib(fit['reached_bytes'])}: "
-                   + ("fits without rematerialization" if fit["fits"] else "does NOT fit, and XLA could not shrink it"))
+        verdict = f"the program needs {gib(fit['reached_bytes'])}: " + (
+            "fits without rematerialization" if fit["fits"] else "does NOT fit, and XLA could not shrink it"
+        )
     print(f"{target.description} ({gib(fit['memory_bytes'])}), compiled by {where}: {verdict}.")
 
 

@@ -1,4 +1,5 @@
 """`mem4d`: the command line. Each subcommand lives in its own module, imported only when chosen (no jax on symbolic paths)."""
+
 from __future__ import annotations
 
 import errno
@@ -19,7 +20,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "formula": ("symbolic.cli.formula", "print each component's simplified closed form"),
     "estimate": ("symbolic.cli.estimate", "per-GPU memory breakdown and fit verdict for one configuration"),
     "latex": ("symbolic.cli.latex", "write a standalone LaTeX report of the formulas and numbers"),
-    "report": ("symbolic.cli.report", "a PDF (or .tex + figures) for a design review: verdict, figures, plan, cross-check, formulas"),
+    "report": (
+        "symbolic.cli.report",
+        "a PDF (or .tex + figures) for a design review: verdict, figures, plan, cross-check, formulas",
+    ),
     "compile": ("symbolic.cli.compile", "compile the jax train step on a 4D mesh and print XLA's per-device memory"),
     "plan": ("symbolic.cli.plan", "enumerate every 4D configuration of a cluster, keep those that fit, rank them"),
     "verify": ("symbolic.cli.verify", "symbolic jax profile vs XLA (vs measured) per component, for one configuration"),

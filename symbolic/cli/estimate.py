@@ -1,4 +1,5 @@
 """`mem4d estimate`: per-GPU bytes of one configuration, per component and per pipeline stage, and the 80 % fit verdict."""
+
 from __future__ import annotations
 
 import argparse
@@ -27,10 +28,19 @@ def add_arguments(parser: argparse.ArgumentParser, files: bool = True) -> None:
     add_training_args(parser)
     g = parser.add_argument_group("memory")
     add_fit_args(g)
-    g.add_argument("--no-overheads", dest="overheads", action="store_false",
-                   help="drop communicator buffers, CUDA context, buckets and fragmentation")
-    g.add_argument("--overhead", action="append", default=[], metavar="NAME=SIZE",
-                   help="replace one component, e.g. cuda_context=0.5GiB (repeatable; SIZE 0 drops it)")
+    g.add_argument(
+        "--no-overheads",
+        dest="overheads",
+        action="store_false",
+        help="drop communicator buffers, CUDA context, buckets and fragmentation",
+    )
+    g.add_argument(
+        "--overhead",
+        action="append",
+        default=[],
+        metavar="NAME=SIZE",
+        help="replace one component, e.g. cuda_context=0.5GiB (repeatable; SIZE 0 drops it)",
+    )
     add_balance_arg(parser)
     add_pad_vocab_arg(parser)
     steptime.add_arguments(parser)
@@ -55,9 +65,12 @@ def parse_overrides(items: list[str]) -> dict[str, int]:
 
 def add_balance_arg(parser) -> None:
     """--balance (estimate, report, latex)."""
-    parser.add_argument("--balance", action="store_true",
-                        help="choose --stage-layers: the split minimising the most loaded stage's memory (estimate "
-                             "prints it next to the most even split)")
+    parser.add_argument(
+        "--balance",
+        action="store_true",
+        help="choose --stage-layers: the split minimising the most loaded stage's memory (estimate "
+        "prints it next to the most even split)",
+    )
 
 
 def chosen_training(args: argparse.Namespace, shape):
@@ -66,8 +79,15 @@ def chosen_training(args: argparse.Namespace, shape):
         return training_from_args(args, shape, args.profile), None
     from ..plan.balance import balance
 
-    given = [flag for flag, value in (("--stage-layers", args.stage_layers is not None), ("--pipeline-layout",
-             args.pipeline_layout), ("--account-for-embedding/loss", args.account_embedding or args.account_loss)) if value]
+    given = [
+        flag
+        for flag, value in (
+            ("--stage-layers", args.stage_layers is not None),
+            ("--pipeline-layout", args.pipeline_layout),
+            ("--account-for-embedding/loss", args.account_embedding or args.account_loss),
+        )
+        if value
+    ]
     if given:
         raise ConfigError(f"--balance chooses the stage split: give it or {given[0]}, not both")
     bal = balance(shape, training_from_args(args, None, args.profile), args.profile, args.overheads)
@@ -83,8 +103,9 @@ def run(args: argparse.Namespace) -> int:
     shape = shape or padded_vocab(model_from_args(args), args.pad_vocab, args.tp)
     training, bal = chosen_training(args, shape)
     rank, stage_rank = pipeline_rank(args.rank, training.world, training.p)
-    result = estimate(shape, training, args.profile, overheads=args.overheads, overrides=overrides,
-                      every_rank=stage_rank is not None)
+    result = estimate(
+        shape, training, args.profile, overheads=args.overheads, overrides=overrides, every_rank=stage_rank is not None
+    )
     report = result.as_json(args.gpu_mem, args.threshold)
     report["rank"] = _rank_json(report, rank, stage_rank)
     for reader in ("megatron", "torchtitan", "deepspeed"):
@@ -114,5 +135,9 @@ def _rank_json(report: dict, rank: int | None, stage_rank: int | None) -> dict:
 def _balance_json(bal) -> dict:
     """estimate --balance --json: the balanced split and the most even one (plan.balance.Balance), each rank's total
     bytes, the peaks."""
-    return {"stage_layers": list(bal.split), "stages_bytes": list(bal.totals), "peak_bytes": bal.peak,
-            "even": {"stage_layers": list(bal.even), "stages_bytes": list(bal.even_totals), "peak_bytes": bal.even_peak}}
+    return {
+        "stage_layers": list(bal.split),
+        "stages_bytes": list(bal.totals),
+        "peak_bytes": bal.peak,
+        "even": {"stage_layers": list(bal.even), "stages_bytes": list(bal.even_totals), "peak_bytes": bal.even_peak},
+    }

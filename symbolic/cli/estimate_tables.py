@@ -1,5 +1,6 @@
 """`mem4d estimate`'s tables for people: the components, the pipeline stages, the rank asked for and the --balance
 split, printed with rich from the --json report."""
+
 from __future__ import annotations
 
 from ..flags.values import describe_bytes
@@ -31,8 +32,9 @@ def print_tables(report: dict) -> None:
     table.add_column(f"{get(report['profile']).total_column} GiB", justify="right")
     table.add_column("% of GPU", justify="right")
     loaded = next(s for s in report["stages"] if s["rank"] == report["most_loaded_rank"])
-    uneven = bool(cfg.get("stage_layers") or cfg.get("pipeline_layout") or cfg.get("account_embedding")
-                  or cfg.get("account_loss"))  # every rank listed: as rows of a table of their own
+    uneven = bool(
+        cfg.get("stage_layers") or cfg.get("pipeline_layout") or cfg.get("account_embedding") or cfg.get("account_loss")
+    )  # every rank listed: as rows of a table of their own
     columns = [loaded] if uneven else report["stages"]
     for stage in columns:
         table.add_column(f"{stage['stage']} (rank {stage['rank']}) GiB", justify="right")
@@ -61,28 +63,43 @@ def print_tables(report: dict) -> None:
     if source == "total":
         reason = f"the {report['profile']} profile's total (no exact stage holds more)"
     elif uneven:
-        reason = (f"the most loaded exact stage, {source} rank {loaded['rank']} with {loaded['layers']} layers (with "
-                  f"{'--stage-layers' if cfg.get('stage_layers') else 'a pipeline layout'} the paper's closed form of pp "
-                  f"equal stages does not apply)")
+        reason = (
+            f"the most loaded exact stage, {source} rank {loaded['rank']} with {loaded['layers']} layers (with "
+            f"{'--stage-layers' if cfg.get('stage_layers') else 'a pipeline layout'} the paper's closed form of pp "
+            f"equal stages does not apply)"
+        )
     else:
-        reason = (f"the exact {source} stage, above the {report['profile']} profile's total of "
-                  f"{_gib(report['bytes']['total'])} GiB"
-                  + (" (terms the closed form leaves out: its rows marked -)"
-                     if source == "only" and report["profile"] == DEFAULT_PROFILE else ""))
+        reason = (
+            f"the exact {source} stage, above the {report['profile']} profile's total of "
+            f"{_gib(report['bytes']['total'])} GiB"
+            + (
+                " (terms the closed form leaves out: its rows marked -)"
+                if source == "only" and report["profile"] == DEFAULT_PROFILE
+                else ""
+            )
+        )
     kinds = report["memory"]
-    console.print(f"allocated {_gib(kinds['allocated_bytes'])} GiB: the tensors live at the peak (what "
-                  f"torch.cuda.max_memory_allocated reports)")
-    console.print(f"reserved  {_gib(kinds['reserved_bytes'])} GiB: allocated + the caching allocator's fragmentation "
-                  f"(torch.cuda.max_memory_reserved); device {_gib(kinds['device_bytes'])} GiB adds the CUDA context "
-                  f"and NCCL buffers outside PyTorch's pool (nvidia-smi), the figure the verdict judges")
-    console.print(f"{verdict}: peak {_gib(peak)} GiB of {_gib(gpu)} GiB per GPU = {100 * peak / gpu:.1f} % "
-                  f"(rule: < {100 * report['threshold']:.0f} % = {_gib(int(limit))} GiB); the peak is {reason}. "
-                  f"Most loaded stage (exact placement): {report['most_loaded_stage']}.")
+    console.print(
+        f"allocated {_gib(kinds['allocated_bytes'])} GiB: the tensors live at the peak (what "
+        f"torch.cuda.max_memory_allocated reports)"
+    )
+    console.print(
+        f"reserved  {_gib(kinds['reserved_bytes'])} GiB: allocated + the caching allocator's fragmentation "
+        f"(torch.cuda.max_memory_reserved); device {_gib(kinds['device_bytes'])} GiB adds the CUDA context "
+        f"and NCCL buffers outside PyTorch's pool (nvidia-smi), the figure the verdict judges"
+    )
+    console.print(
+        f"{verdict}: peak {_gib(peak)} GiB of {_gib(gpu)} GiB per GPU = {100 * peak / gpu:.1f} % "
+        f"(rule: < {100 * report['threshold']:.0f} % = {_gib(int(limit))} GiB); the peak is {reason}. "
+        f"Most loaded stage (exact placement): {report['most_loaded_stage']}."
+    )
     console.print(f"GPU memory (--gpu-mem): {describe_bytes(gpu)}.")
     if _selective_is_none(report):
-        console.print("note: --recompute selective reruns Megatron-LM's core attention (--recompute-modules "
-                      "core_attn), whose s x s scores and softmax flash attention never stores: the same bytes as "
-                      "--recompute none; --recompute-modules core_attn,layernorm or --recompute full keep less")
+        console.print(
+            "note: --recompute selective reruns Megatron-LM's core attention (--recompute-modules "
+            "core_attn), whose s x s scores and softmax flash attention never stores: the same bytes as "
+            "--recompute none; --recompute-modules core_attn,layernorm or --recompute full keep less"
+        )
     _print_rank(console, report)
 
 
@@ -91,9 +108,11 @@ def _print_rank(console, report: dict) -> None:
     at = report["rank"]
     who = "the most loaded stage" if at["rank"] is None else f"rank {at['rank']}"
     mem = at["memory"]
-    console.print(f"{who}: pipeline rank {at['pipeline_rank']} ({at['stage']} stage): allocated "
-                  f"{_gib(mem['allocated_bytes'])} GiB, reserved {_gib(mem['reserved_bytes'])} GiB, device "
-                  f"{_gib(mem['device_bytes'])} GiB")
+    console.print(
+        f"{who}: pipeline rank {at['pipeline_rank']} ({at['stage']} stage): allocated "
+        f"{_gib(mem['allocated_bytes'])} GiB, reserved {_gib(mem['reserved_bytes'])} GiB, device "
+        f"{_gib(mem['device_bytes'])} GiB"
+    )
     source = report.get("megatron") or report.get("torchtitan") or report.get("deepspeed") or {}
     for note in source.get("overridden", []):
         console.print(f"{source['file']}: {note}")
@@ -102,13 +121,22 @@ def _print_rank(console, report: dict) -> None:
 def _selective_is_none(report: dict) -> bool:
     """Megatron's selective recompute of core attention alone under flash attention: nothing it would drop is kept."""
     cfg = report["config"]
-    return (report["profile"] == DEFAULT_PROFILE and cfg["recompute"] == "selective" and cfg["flash_attn"]
-            and cfg.get("recompute_modules", "core_attn") == "core_attn")
+    return (
+        report["profile"] == DEFAULT_PROFILE
+        and cfg["recompute"] == "selective"
+        and cfg["flash_attn"]
+        and cfg.get("recompute_modules", "core_attn") == "core_attn"
+    )
 
 
-COLUMNS = {"weights": ("weights",), "gradients": ("gradients",), "optimizer": ("optimizer",),
-           "experts": ("expert_weights", "expert_gradients", "expert_optimizer"),
-           "activations": ("activations",), "ends": ("embedding_input", "output_layer")}  # the rest: "other"
+COLUMNS = {
+    "weights": ("weights",),
+    "gradients": ("gradients",),
+    "optimizer": ("optimizer",),
+    "experts": ("expert_weights", "expert_gradients", "expert_optimizer"),
+    "activations": ("activations",),
+    "ends": ("embedding_input", "output_layer"),
+}  # the rest: "other"
 
 
 def _print_stage_rows(console, report: dict) -> None:
@@ -119,27 +147,73 @@ def _print_stage_rows(console, report: dict) -> None:
 
     moe = "moe_layers" in report["stages"][0]
     columns = {col: names for col, names in COLUMNS.items() if moe or col != "experts"}
-    title = "per pipeline stage, GiB per GPU (" + ("experts: their weights, gradients and optimizer states; " if moe
-                                                   else "") + "other: ZeRO and MoE buffers and overheads)"
+    title = (
+        "per pipeline stage, GiB per GPU ("
+        + ("experts: their weights, gradients and optimizer states; " if moe else "")
+        + "other: ZeRO and MoE buffers and overheads)"
+    )
     table = Table(title=title)
-    kinds = [(key, col) for key, col in (("linear_layers", "GDN layers"), ("mamba_layers", "Mamba layers"),
-                                         ("mixerless_layers", "MLP alone")) if key in report["stages"][0]]
-    for col in ("rank", "stage", "layers", *(("MoE layers",) if moe else ()), *(col for _, col in kinds),
-                "in flight", *columns, "other", "total"):
+    kinds = [
+        (key, col)
+        for key, col in (
+            ("linear_layers", "GDN layers"),
+            ("mamba_layers", "Mamba layers"),
+            ("mixerless_layers", "MLP alone"),
+        )
+        if key in report["stages"][0]
+    ]
+    for col in (
+        "rank",
+        "stage",
+        "layers",
+        *(("MoE layers",) if moe else ()),
+        *(col for _, col in kinds),
+        "in flight",
+        *columns,
+        "other",
+        "total",
+    ):
         table.add_column(col, justify="left" if col == "stage" else "right")
     names = [column.header for column in table.columns]  # a narrow terminal: the parts give way, the total stays
-    table.give_way = [names.index(n) for n in ("in flight", "MLP alone", "Mamba layers", "GDN layers", "MoE layers",
-                                               "ends", "other", "experts", "optimizer", "gradients", "weights",
-                                               "activations", "stage") if n in names]
+    table.give_way = [
+        names.index(n)
+        for n in (
+            "in flight",
+            "MLP alone",
+            "Mamba layers",
+            "GDN layers",
+            "MoE layers",
+            "ends",
+            "other",
+            "experts",
+            "optimizer",
+            "gradients",
+            "weights",
+            "activations",
+            "stage",
+        )
+        if n in names
+    ]
     for stage in report["stages"]:
         parts = stage["bytes"]
         shown = {col: sum(parts.get(name, 0) for name in names) for col, names in columns.items()}
         other = parts["total"] - sum(shown.values())
         bold = "bold" if stage["rank"] == report["most_loaded_rank"] else None
-        layers = (str(stage["layers"]),) + ((str(stage["moe_layers"]),) if moe else ()) \
+        layers = (
+            (str(stage["layers"]),)
+            + ((str(stage["moe_layers"]),) if moe else ())
             + tuple(str(stage[key]) for key, _ in kinds)
-        table.add_row(str(stage["rank"]), stage["stage"], *layers, f"{stage['in_flight']:g}",
-                      *(_gib(x) for x in shown.values()), _gib(other), _gib(parts["total"]), style=bold)
+        )
+        table.add_row(
+            str(stage["rank"]),
+            stage["stage"],
+            *layers,
+            f"{stage['in_flight']:g}",
+            *(_gib(x) for x in shown.values()),
+            _gib(other),
+            _gib(parts["total"]),
+            style=bold,
+        )
     console.print(table)
 
 
@@ -148,9 +222,12 @@ def print_balance(bal: dict, L: int) -> None:
     from rich.table import Table
 
     console = make_console()
-    table = Table(title="--balance: the split minimising the most loaded stage, next to the most even split (L/pp "
-                        "each, or no stage above ceil(L/pp) layers, the one holding least); GiB per GPU, each rank's "
-                        "exact total", title_justify="left")
+    table = Table(
+        title="--balance: the split minimising the most loaded stage, next to the most even split (L/pp "
+        "each, or no stage above ceil(L/pp) layers, the one holding least); GiB per GPU, each rank's "
+        "exact total",
+        title_justify="left",
+    )
     for col in ("rank", "even layers", "even GiB", "balanced layers", "balanced GiB"):
         table.add_column(col, justify="right")
     rows = zip(bal["even"]["stage_layers"], bal["even"]["stages_bytes"], bal["stage_layers"], bal["stages_bytes"])
@@ -161,6 +238,9 @@ def print_balance(bal: dict, L: int) -> None:
     console.print(table)
     split = ",".join(map(str, bal["stage_layers"]))
     p = len(bal["stage_layers"])
-    console.print(f"--stage-layers {split}  (most loaded stage {_gib(bal['even']['peak_bytes'])} -> "
-                  f"{_gib(bal['peak_bytes'])} GiB; the slowest stage runs {max(bal['stage_layers'])} layers, "
-                  f"L/pp = {L / p:g} on average)", soft_wrap=True)
+    console.print(
+        f"--stage-layers {split}  (most loaded stage {_gib(bal['even']['peak_bytes'])} -> "
+        f"{_gib(bal['peak_bytes'])} GiB; the slowest stage runs {max(bal['stage_layers'])} layers, "
+        f"L/pp = {L / p:g} on average)",
+        soft_wrap=True,
+    )

@@ -1,4 +1,5 @@
 """Ctrl-C and SIGTERM while a command runs: one KeyboardInterrupt, raised again where Python would swallow it."""
+
 from __future__ import annotations
 
 import _thread

@@ -1,4 +1,5 @@
 """`mem4d latex`: write a standalone LaTeX report (glossary, formulas per component, numbers for one config)."""
+
 from __future__ import annotations
 
 import argparse

@@ -1,4 +1,5 @@
 """argparse for `mem4d`: bad usage is one line and exit 2, --help shows every default, conflicting flags are refused."""
+
 from __future__ import annotations
 
 import argparse
@@ -12,8 +13,15 @@ class HelpFormatter(argparse.HelpFormatter):
     def _get_help_string(self, action):
         text = action.help or ""
         default = action.default
-        if ("%(default)" in text or "(default:" in text or default is None or default is argparse.SUPPRESS
-                or isinstance(default, bool) or default == [] or not action.option_strings):
+        if (
+            "%(default)" in text
+            or "(default:" in text
+            or default is None
+            or default is argparse.SUPPRESS
+            or isinstance(default, bool)
+            or default == []
+            or not action.option_strings
+        ):
             return text
         return text + " (default: %(default)s)"
 
@@ -39,8 +47,13 @@ def _recorded(base: type) -> type:
     return Recorded
 
 
-_ACTIONS = {None: argparse._StoreAction, "store": argparse._StoreAction, "store_const": argparse._StoreConstAction,
-            "store_true": argparse._StoreTrueAction, "store_false": argparse._StoreFalseAction}
+_ACTIONS = {
+    None: argparse._StoreAction,
+    "store": argparse._StoreAction,
+    "store_const": argparse._StoreConstAction,
+    "store_true": argparse._StoreTrueAction,
+    "store_false": argparse._StoreFalseAction,
+}
 
 
 class Parser(argparse.ArgumentParser):

@@ -1,4 +1,5 @@
 """`mem4d plan`: every 4D configuration of a cluster that fits in threshold x GPU memory, ranked by a throughput proxy."""
+
 from __future__ import annotations
 
 import argparse
@@ -43,8 +44,9 @@ def run(args: argparse.Namespace) -> int:
     if args.all or args.csv or args.plot:  # every row: all of them listed, written or drawn
         from ..plan.search import search
 
-        plan = search(cluster, limit, profile=args.profile, hw=hw, zero=zero, keep_all=bool(args.plot),
-                      balance=not accounted)
+        plan = search(
+            cluster, limit, profile=args.profile, hw=hw, zero=zero, keep_all=bool(args.plot), balance=not accounted
+        )
     else:  # the --top K alone, exactly, without evaluating every row
         from ..plan.best import best
 
@@ -68,8 +70,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {args.plot}", file=sys.stderr)
     if len(plan.order) == 0:
         lowest = plan.rows["peak"].argmin()
-        print(f"mem4d plan: no configuration fits in {plan.limit / GiB:.1f} GiB; the smallest needs "
-              f"{plan.rows['peak'][lowest] / GiB:.1f} GiB ({_label(plan.config(lowest)['config'])})", file=sys.stderr)
+        print(
+            f"mem4d plan: no configuration fits in {plan.limit / GiB:.1f} GiB; the smallest needs "
+            f"{plan.rows['peak'][lowest] / GiB:.1f} GiB ({_label(plan.config(lowest)['config'])})",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -96,13 +101,25 @@ def _check_flags(args: argparse.Namespace) -> None:
 
 def _cluster(args: argparse.Namespace, shape) -> Cluster:
     """The search's cluster and what every row shares, from the flags (and a trainer's file)."""
-    return Cluster(shape, gpus=args.gpus, s=args.seq, gbs=args.gbs, sp=args.sp, flash_attn=args.flash_attn,
-                   moe_capacity=args.moe_capacity, fp8=args.fp8, fp8_param_gather=args.fp8_param_gather,
-                   compile=args.compile, fp8_all_gather=args.fp8_all_gather,
-                   image_tokens=args.image_tokens, freeze_vision=args.freeze_vision,
-                   precision=tuple(precision_from_args(args, None).items()),
-                   held=tuple((name, getattr(args, name)) for name in HELD_RECIPE if hasattr(args, name)),
-                   ep=args.ep, etp=args.etp)
+    return Cluster(
+        shape,
+        gpus=args.gpus,
+        s=args.seq,
+        gbs=args.gbs,
+        sp=args.sp,
+        flash_attn=args.flash_attn,
+        moe_capacity=args.moe_capacity,
+        fp8=args.fp8,
+        fp8_param_gather=args.fp8_param_gather,
+        compile=args.compile,
+        fp8_all_gather=args.fp8_all_gather,
+        image_tokens=args.image_tokens,
+        freeze_vision=args.freeze_vision,
+        precision=tuple(precision_from_args(args, None).items()),
+        held=tuple((name, getattr(args, name)) for name in HELD_RECIPE if hasattr(args, name)),
+        ep=args.ep,
+        etp=args.etp,
+    )
 
 
 def _nothing_valid(args: argparse.Namespace, shape, cluster: Cluster, zero: tuple[int, ...]) -> None:
@@ -117,8 +134,9 @@ def _nothing_valid(args: argparse.Namespace, shape, cluster: Cluster, zero: tupl
         raise ConfigError(f"{where}: {reason}")
     if not args.json:
         _print_why_not(cluster, args.profile, zero)
-    raise ConfigError(f"{where}: every factorisation breaks a divisibility rule"
-                      + ("" if args.json else " (each listed on stdout)"))
+    raise ConfigError(
+        f"{where}: every factorisation breaks a divisibility rule" + ("" if args.json else " (each listed on stdout)")
+    )
 
 
 def _ranker(args, shape, proxy: Hardware):
@@ -154,5 +172,7 @@ def _print_why_not(cluster: Cluster, profile: str, zero: tuple[int, ...]) -> Non
 def _label(config: dict) -> str:
     split = f" stage_layers={layers_text(config['stage_layers'])}" if config["stage_layers"] else ""
     experts = f" ep={config['ep']} etp={config['etp']}" if "ep" in config else ""
-    return (f"dp={config['dp']} tp={config['tp']} pp={config['pp']} cp={config['cp']}{experts} vpp={config['vpp']} "
-            f"mbs={config['mbs']} recompute={label_of(config)} zero={config['zero']}{split}")
+    return (
+        f"dp={config['dp']} tp={config['tp']} pp={config['pp']} cp={config['cp']}{experts} vpp={config['vpp']} "
+        f"mbs={config['mbs']} recompute={label_of(config)} zero={config['zero']}{split}"
+    )

@@ -1,4 +1,5 @@
 """`mem4d plan`'s output beside its table: --json (streamed row by row), --csv, and what a trainer's file set."""
+
 from __future__ import annotations
 
 import csv
@@ -14,8 +15,11 @@ def print_file(shape, said: dict) -> None:
     """plan --megatron: what came from the file, what plan searched in its stead, what the command line overrode."""
     held = " ".join(f"{key}={value}" for key, value in said["held"].items())
     searched = " ".join(f"{key}={value}" for key, value in said["searched"].items())
-    print(f"{said['file']}: " + (f"the model ({shape.name}), " if said["model"] else "") + f"{held} from the file; "
-          f"searched in its stead: {searched}", file=sys.stderr)
+    print(
+        f"{said['file']}: " + (f"the model ({shape.name}), " if said["model"] else "") + f"{held} from the file; "
+        f"searched in its stead: {searched}",
+        file=sys.stderr,
+    )
     for note in said["overridden"]:
         print(f"{said['file']}: {note}", file=sys.stderr)
 
@@ -42,12 +46,23 @@ def _head(plan, args) -> dict:
     shape = plan.cluster.shape
     shared = {k: v for k, v in reference(plan.cluster, plan.profile).as_json(shape).items() if k not in SEARCHED}
     return {
-        "model": shape.name, "param_count": shape.param_count, "config": shared, "profile": plan.profile,
-        "gpus": plan.cluster.gpus, "gpus_per_node": args.gpus_per_node, "gpu_mem_bytes": args.gpu_mem,
-        "threshold": args.threshold, "limit_bytes": int(plan.limit), "valid": plan.valid,
-        "evaluated": plan.evaluated, "complete": plan.complete, "feasible": plan.feasible, "seconds": spent,
+        "model": shape.name,
+        "param_count": shape.param_count,
+        "config": shared,
+        "profile": plan.profile,
+        "gpus": plan.cluster.gpus,
+        "gpus_per_node": args.gpus_per_node,
+        "gpu_mem_bytes": args.gpu_mem,
+        "threshold": args.threshold,
+        "limit_bytes": int(plan.limit),
+        "valid": plan.valid,
+        "evaluated": plan.evaluated,
+        "complete": plan.complete,
+        "feasible": plan.feasible,
+        "seconds": spent,
         "build_seconds": plan.seconds["build"],
-        "top": None if args.all else args.top, "rank_by": args.rank_by,
+        "top": None if args.all else args.top,
+        "rank_by": args.rank_by,
         **({"system": args.system or "dgx-h100"} if args.rank_by == "time" else {}),
     }
 
@@ -63,6 +78,9 @@ def write_csv(plan, path: str) -> None:
             row = plan.config(i)
             cells = [layers_text(row["config"][c]) if c == "stage_layers" else row["config"][c] for c in keys]
             cells += [row["config"].get("recompute_modules", "core_attn"), row["config"].get("ac_every", "")]
-            writer.writerow(cells + [row["bytes"].get(c, 0) for c in plan.components]
-                            + [row["peak_bytes"], row["peak_from"], f"{row['score']:.6f}"])
+            writer.writerow(
+                cells
+                + [row["bytes"].get(c, 0) for c in plan.components]
+                + [row["peak_bytes"], row["peak_from"], f"{row['score']:.6f}"]
+            )
     print(f"wrote {plan.feasible} configurations to {path}", file=sys.stderr)

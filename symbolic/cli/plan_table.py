@@ -1,5 +1,6 @@
 """`mem4d plan`'s table: the rows that vary, the memory breakdown, the ranking's score, and what gives way first on a
 narrow terminal."""
+
 from __future__ import annotations
 
 from ..flags.values import describe_bytes
@@ -50,11 +51,16 @@ def _title(plan, args) -> str:
     spent = plan.seconds["enumerate"] + plan.seconds["evaluate"]
     under = f"under {args.threshold:g} x {args.gpu_mem / GiB:,.2f} GiB = {plan.limit / GiB:,.2f} GiB"
     how = f"{plan.profile} profile, searched in {spent:.3f} s"
-    return (f"{x.shape.name} on {x.gpus} GPUs, s={x.s}, gbs={x.gbs}: " + (
-        f"{plan.feasible:,} of {plan.valid:,} configurations {under} ({how}, {plan.evaluated:,} evaluated)"
-        if plan.complete else
-        f"the {len(shown(plan, args))} best of {plan.valid:,} configurations {under} ({how}, {plan.evaluated:,} "
-        f"evaluated)") + "; memory in GiB per GPU")
+    return (
+        f"{x.shape.name} on {x.gpus} GPUs, s={x.s}, gbs={x.gbs}: "
+        + (
+            f"{plan.feasible:,} of {plan.valid:,} configurations {under} ({how}, {plan.evaluated:,} evaluated)"
+            if plan.complete
+            else f"the {len(shown(plan, args))} best of {plan.valid:,} configurations {under} ({how}, {plan.evaluated:,} "
+            f"evaluated)"
+        )
+        + "; memory in GiB per GPU"
+    )
 
 
 def _columns(table, plan, args, keys) -> tuple[list, list, tuple]:
@@ -64,14 +70,19 @@ def _columns(table, plan, args, keys) -> tuple[list, list, tuple]:
 
     x = plan.cluster
     for name in ("#", *keys):
-        table.add_column(Text(name.replace("_", "\n")), justify="left" if name in ("recompute", "stage_layers") else "right")
+        table.add_column(
+            Text(name.replace("_", "\n")), justify="left" if name in ("recompute", "stage_layers") else "right"
+        )
     parts = [name for name in plan.components if name not in OVERHEADS]
     overheads = [name for name in plan.components if name in OVERHEADS]
     for name in parts[:-1] + (["overheads"] if overheads else []) + parts[-1:]:  # total last
         table.add_column(Text(name.replace("_", "\n")), justify="right", style="bold" if name == "total" else None)
     table.add_column("peak", justify="right", style="bold")
-    proxy_cols = ("bubble", "T_r", "T_tp", "T_cp", "T_dp", "T_pp") + (("T_ep", "T_etp") if x.shape.moe else ()) + (
-        "T",) if args.explain else ()
+    proxy_cols = (
+        ("bubble", "T_r", "T_tp", "T_cp", "T_dp", "T_pp") + (("T_ep", "T_etp") if x.shape.moe else ()) + ("T",)
+        if args.explain
+        else ()
+    )
     for name in proxy_cols:
         table.add_column(name if name == "bubble" else f"{name} s", justify="right")
     table.add_column(Text("tokens/s\n/GPU") if args.rank_by == "time" else "score", justify="right")
@@ -90,8 +101,17 @@ def _cells(plan, args, i: int, rank: int, keys, columns: tuple) -> list[str]:
     parts, overheads, proxy_cols = columns
     row = plan.config(i)
     config = row["config"]
-    cells = [str(rank), *(layers_text(config[c]).replace(",", ", ") if c == "stage_layers" else label_of(config).replace(",", ", ") if c == "recompute"
-                          else str(config[c]) for c in keys)]
+    cells = [
+        str(rank),
+        *(
+            layers_text(config[c]).replace(",", ", ")
+            if c == "stage_layers"
+            else label_of(config).replace(",", ", ")
+            if c == "recompute"
+            else str(config[c])
+            for c in keys
+        ),
+    ]
     cells += [f"{row['bytes'][c] / GiB:.2f}" if c in row["bytes"] else "-" for c in parts[:-1]]
     if overheads:
         cells.append(f"{sum(row['bytes'].get(c, 0) for c in overheads) / GiB:.2f}")
@@ -104,19 +124,29 @@ def _cells(plan, args, i: int, rank: int, keys, columns: tuple) -> list[str]:
 def _notes(console, plan, args) -> None:
     """The notes under the table: what every row shares, how many were evaluated, how the rows were ranked, peak."""
     x = plan.cluster
-    console.print(f"{x.shape.name}: {x.shape.param_count:,} parameters; every row also has sp={x.sp}, "
-                  f"flash_attn={x.flash_attn}; GPU memory (--gpu-mem): {describe_bytes(args.gpu_mem)}")
+    console.print(
+        f"{x.shape.name}: {x.shape.param_count:,} parameters; every row also has sp={x.sp}, "
+        f"flash_attn={x.flash_attn}; GPU memory (--gpu-mem): {describe_bytes(args.gpu_mem)}"
+    )
     if not plan.complete:
-        console.print(f"the {plan.evaluated:,} evaluated: in the proxy's order until no row left could rank among the "
-                      f"{len(shown(plan, args))} shown (docs/plan.md); --all evaluates all and counts those that fit")
+        console.print(
+            f"the {plan.evaluated:,} evaluated: in the proxy's order until no row left could rank among the "
+            f"{len(shown(plan, args))} shown (docs/plan.md); --all evaluates all and counts those that fit"
+        )
     if args.rank_by == "time":
-        console.print(f"ranked by the step-time model's tokens/s/GPU on {args.system or 'dgx-h100'} (docs/time.md; "
-                      "--rank-by proxy: the alpha-beta proxy)")
+        console.print(
+            f"ranked by the step-time model's tokens/s/GPU on {args.system or 'dgx-h100'} (docs/time.md; "
+            "--rank-by proxy: the alpha-beta proxy)"
+        )
     elif not args.explain:
-        console.print("score = ideal compute time / proxy step time (a ranking proxy, not a throughput "
-                      "prediction; --explain prints its formula)")
-    console.print("peak, the figure the fit rule judges: for an even split max(total, every exact pipeline stage's "
-                  f"total), a stage in brackets holding more than the {plan.profile} profile's total (terms the "
-                  "closed form leaves out, e.g. the bf16 logits at p = 1); for a row with stage_layers (an uneven "
-                  "split, --stage-layers in estimate) the most loaded stage alone, which can be below total (a form "
-                  "of pp equal stages, which does not apply to it)")
+        console.print(
+            "score = ideal compute time / proxy step time (a ranking proxy, not a throughput "
+            "prediction; --explain prints its formula)"
+        )
+    console.print(
+        "peak, the figure the fit rule judges: for an even split max(total, every exact pipeline stage's "
+        f"total), a stage in brackets holding more than the {plan.profile} profile's total (terms the "
+        "closed form leaves out, e.g. the bf16 logits at p = 1); for a row with stage_layers (an uneven "
+        "split, --stage-layers in estimate) the most loaded stage alone, which can be below total (a form "
+        "of pp equal stages, which does not apply to it)"
+    )

@@ -1,6 +1,7 @@
 """`mem4d report`: one configuration as a document for a design review (PDF through pdflatex, or the .tex and a
 folder of figures): its verdict, per-stage bars and tables, optionally a cluster's plan and a sweep's cross-check
 with XLA, the symbols and the profile's formulas."""
+
 from __future__ import annotations
 
 import argparse
@@ -23,12 +24,18 @@ PDFLATEX_SECONDS = 180
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-o", "--output", default="report.pdf", metavar="FILE",
-                        help="report.pdf (built with pdflatex) or report.tex (the source and a folder of figures "
-                             "next to it) (default: %(default)s)")
+    parser.add_argument(
+        "-o",
+        "--output",
+        default="report.pdf",
+        metavar="FILE",
+        help="report.pdf (built with pdflatex) or report.tex (the source and a folder of figures "
+        "next to it) (default: %(default)s)",
+    )
     estimate_cli.add_arguments(parser, files=False)  # the model, training, profile and memory flags of `mem4d estimate`
-    g = parser.add_argument_group("a run as its trainer holds it (with --gpus: its world size, and the plan of that "
-                                  "cluster)")
+    g = parser.add_argument_group(
+        "a run as its trainer holds it (with --gpus: its world size, and the plan of that cluster)"
+    )
     add_megatron_arg(g)
     add_trainer_args(g)
     for action in parser._actions:  # argparse keeps no public handle on an added option's help
@@ -37,11 +44,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("plan (a cluster's feasible region and best configurations, at --seq and --gbs)")
     g.add_argument("--plan", action="store_true", help="add the plan of a cluster of --gpus GPUs")
     g.add_argument("--gpus", type=positive_int, metavar="N", help="GPUs of the cluster (with --plan)")
-    g.add_argument("--gpus-per-node", type=positive_int, default=8, metavar="G",
-                   help="GPUs per node, for the ranking proxy (default: %(default)s)")
-    g.add_argument("--top", type=positive_int, default=10, metavar="K", help="configurations listed (default: %(default)s)")
-    parser.add_argument("--from", dest="results", metavar="RESULTS.jsonl",
-                        help="add the cross-check with XLA from `mem4d sweep` records")
+    g.add_argument(
+        "--gpus-per-node",
+        type=positive_int,
+        default=8,
+        metavar="G",
+        help="GPUs per node, for the ranking proxy (default: %(default)s)",
+    )
+    g.add_argument(
+        "--top", type=positive_int, default=10, metavar="K", help="configurations listed (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--from",
+        dest="results",
+        metavar="RESULTS.jsonl",
+        help="add the cross-check with XLA from `mem4d sweep` records",
+    )
 
 
 def read_records(path: str) -> list[dict]:
@@ -77,17 +95,27 @@ def _plan(args, shape, training, gpu: int, threshold: float):
 
     from ..config.precision import FIELDS
 
-    cluster = Cluster(shape, gpus=args.gpus, s=training.s, gbs=training.global_batch, sp=training.sp,
-                      flash_attn=training.flash_attn, moe_capacity=training.moe_capacity, fp8=training.fp8,
-                      fp8_param_gather=training.fp8_param_gather,
-                      precision=tuple((name, getattr(training, name)) for name in FIELDS))
+    cluster = Cluster(
+        shape,
+        gpus=args.gpus,
+        s=training.s,
+        gbs=training.global_batch,
+        sp=training.sp,
+        flash_attn=training.flash_attn,
+        moe_capacity=training.moe_capacity,
+        fp8=training.fp8,
+        fp8_param_gather=training.fp8_param_gather,
+        precision=tuple((name, getattr(training, name)) for name in FIELDS),
+    )
     hw = Hardware(gpus_per_node=args.gpus_per_node)
     if args.profile == "paper" and refusal(shape) is None:  # as `mem4d plan` ranks: by the step-time model
         hw = StepTime(steptime.chosen_system(args), hw)
     result = search(cluster, threshold * gpu, profile=args.profile, hw=hw)
     if result.evaluated == 0:
-        raise ConfigError(f"--plan: no valid 4D configuration of {shape.name} on {args.gpus} GPUs with s={args.seq}, "
-                          f"gbs={cluster.gbs} (`mem4d plan` lists the rule each one breaks)")
+        raise ConfigError(
+            f"--plan: no valid 4D configuration of {shape.name} on {args.gpus} GPUs with s={args.seq}, "
+            f"gbs={cluster.gbs} (`mem4d plan` lists the rule each one breaks)"
+        )
     return result, getattr(hw, "system", None)
 
 
@@ -123,12 +151,21 @@ def build(args, records: list[dict] | None, folder: Path, stem: str, shape=None)
         from jaxcheck.crosscheck.report import latest, summarize  # plain Python over JSON: no jax
 
         ok = [r for r in latest(records) if r["status"] == "ok"]
-        made += [sweepfigures.scatter(ok, figs / "crosscheck-scatter.pdf", width=4.0),
-                 sweepfigures.errors(ok, figs / "crosscheck-errors.pdf")]
+        made += [
+            sweepfigures.scatter(ok, figs / "crosscheck-scatter.pdf", width=4.0),
+            sweepfigures.errors(ok, figs / "crosscheck-errors.pdf"),
+        ]
         targets = sorted({(r["result"].get("target") or {}).get("name", "cpu") for r in ok})
         check_tex = sections.crosscheck(summarize(records), args.results, targets, rel(made[-2]), rel(made[-1]))
-    tex = document(result, gpu, threshold, figures={"stages": rel(made[0])}, plan=plan_tex, crosscheck=check_tex,
-                   steptime=steptime_tex.section(time, shape, training))
+    tex = document(
+        result,
+        gpu,
+        threshold,
+        figures={"stages": rel(made[0])},
+        plan=plan_tex,
+        crosscheck=check_tex,
+        steptime=steptime_tex.section(time, shape, training),
+    )
     return tex, made
 
 
@@ -136,8 +173,13 @@ def _pdflatex(folder: Path, stem: str) -> None:
     """Two passes (longtable settles its column widths on the second); one-line ConfigError with TeX's first error."""
     for _ in range(2):
         try:
-            run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", f"{stem}.tex"], cwd=folder,
-                                 capture_output=True, text=True, timeout=PDFLATEX_SECONDS)
+            run = subprocess.run(
+                ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", f"{stem}.tex"],
+                cwd=folder,
+                capture_output=True,
+                text=True,
+                timeout=PDFLATEX_SECONDS,
+            )
         except subprocess.TimeoutExpired:
             raise ConfigError(f"pdflatex ran past {PDFLATEX_SECONDS} s") from None
         if run.returncode != 0:
@@ -166,12 +208,18 @@ def run(args: argparse.Namespace) -> int:
         _write(source, tex)
         figs = f"{source.parent / (stem + '-figures')}/"
         if output.suffix == ".pdf":
-            print(f"mem4d report: error: pdflatex not found: wrote {source} and {figs} ({len(made)} figures); build the "
-                  f"PDF with `cd {source.parent} && pdflatex {source.name} && pdflatex {source.name}` "
-                  f"(apt-get install texlive-latex-base)", file=sys.stderr)
+            print(
+                f"mem4d report: error: pdflatex not found: wrote {source} and {figs} ({len(made)} figures); build the "
+                f"PDF with `cd {source.parent} && pdflatex {source.name} && pdflatex {source.name}` "
+                f"(apt-get install texlive-latex-base)",
+                file=sys.stderr,
+            )
             return 2
-        _say(args, {"tex": str(source), "figures": [str(p) for p in made], **said},
-             f"wrote {source} and {figs} ({len(made)} figures); build with `pdflatex {source.name}` twice")
+        _say(
+            args,
+            {"tex": str(source), "figures": [str(p) for p in made], **said},
+            f"wrote {source} and {figs} ({len(made)} figures); build with `pdflatex {source.name}` twice",
+        )
         return 0
     with tempfile.TemporaryDirectory(prefix="mem4d-report-") as tmp:
         folder = Path(tmp)

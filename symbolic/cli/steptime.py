@@ -1,4 +1,5 @@
 """estimate's step-time flags (--gpu, --system) and its `time` block: JSON and a small table of its own."""
+
 from __future__ import annotations
 
 from ..config.errors import ConfigError
@@ -9,12 +10,20 @@ from ..time.systems import SYSTEMS, default_system, system
 def add_arguments(parser) -> None:
     """--gpu CARD and --system NAME|FILE.toml."""
     g = parser.add_argument_group("step time")
-    g.add_argument("--gpu", choices=tuple(CARDS), default=None, metavar="CARD",
-                   help=f"the GPU card the step-time model runs on ({', '.join(CARDS)}); default: --system's card, "
-                        "else h100-80gb")
-    g.add_argument("--system", default=None, metavar="NAME",
-                   help=f"the card's system and network ({', '.join(SYSTEMS)}, or a .toml file with a [system] table: "
-                        "card, domain, nvl_ring, nvl_a2a, net_ring, net_a2a in GB/s); default: the card's DGX / NVL72")
+    g.add_argument(
+        "--gpu",
+        choices=tuple(CARDS),
+        default=None,
+        metavar="CARD",
+        help=f"the GPU card the step-time model runs on ({', '.join(CARDS)}); default: --system's card, else h100-80gb",
+    )
+    g.add_argument(
+        "--system",
+        default=None,
+        metavar="NAME",
+        help=f"the card's system and network ({', '.join(SYSTEMS)}, or a .toml file with a [system] table: "
+        "card, domain, nvl_ring, nvl_a2a, net_ring, net_a2a in GB/s); default: the card's DGX / NVL72",
+    )
 
 
 def chosen_system(args):
@@ -33,8 +42,10 @@ def block(args, shape, training) -> dict:
 
     chosen = chosen_system(args)
     if args.profile != "paper":
-        return {"refused": f"the step-time model follows Megatron-Core (--recipe megatron); profile {args.profile} "
-                           "is not modelled"}
+        return {
+            "refused": f"the step-time model follows Megatron-Core (--recipe megatron); profile {args.profile} "
+            "is not modelled"
+        }
     reason = refusal(shape)
     return {"refused": reason} if reason else step_time(shape, training, chosen)
 
@@ -57,8 +68,10 @@ def print_block(console, time: dict) -> None:
     table.add_section()
     table.add_row("step", f"{time['step_s']:.4f}", "100.0", style="bold")
     console.print(table)
-    console.print(f"{time['tokens_per_s_per_gpu']:,.0f} tokens/s/GPU, {time['model_tflops_per_gpu']:,.0f} model "
-                  f"TFLOP/s/GPU, MFU {100 * time['mfu']:.1f} % of the dense BF16 peak (docs/time.md).")
+    console.print(
+        f"{time['tokens_per_s_per_gpu']:,.0f} tokens/s/GPU, {time['model_tflops_per_gpu']:,.0f} model "
+        f"TFLOP/s/GPU, MFU {100 * time['mfu']:.1f} % of the dense BF16 peak (docs/time.md)."
+    )
 
 
 def print_formulas(args, switches) -> int:
@@ -70,19 +83,33 @@ def print_formulas(args, switches) -> int:
     from ..time.choices import Choices
     from ..time.step import step
 
-    ch = Choices(switches.moe, switches.mla, switches.q_lora, 3 if switches.mlp == "swiglu" else 2,
-                 switches.recompute, tuple(switches.modules.replace("+", ",").split(",")), switches.zero,
-                 switches.dispatcher, switches.moe_bias, qk_norm=switches.qk_norm != "none")
+    ch = Choices(
+        switches.moe,
+        switches.mla,
+        switches.q_lora,
+        3 if switches.mlp == "swiglu" else 2,
+        switches.recompute,
+        tuple(switches.modules.replace("+", ",").split(",")),
+        switches.zero,
+        switches.dispatcher,
+        switches.moe_bias,
+        qk_norm=switches.qk_norm != "none",
+    )
     from ..time.symbols import BY_NAME, LATEX
 
     parts = step(ch)
     names = {BY_NAME[name]: tex for name, tex in LATEX.items()}
-    items = [{"name": x.name, "doc": x.doc, "text": str(x.expr), "latex": sp.latex(x.expr, symbol_names=names)}
-             for x in parts]
+    items = [
+        {"name": x.name, "doc": x.doc, "text": str(x.expr), "latex": sp.latex(x.expr, symbol_names=names)}
+        for x in parts
+    ]
     if args.json:
         print(json.dumps({"unit": "seconds per step", "choices": ch._asdict(), "formulas": items}, indent=2))
     else:
         for item in items:
-            print(f"% {item['name']}: {item['doc']}\n{item['latex']}\n" if args.latex
-                  else f"{item['name']} = {item['text']}\n    {item['doc']}")
+            print(
+                f"% {item['name']}: {item['doc']}\n{item['latex']}\n"
+                if args.latex
+                else f"{item['name']} = {item['text']}\n    {item['doc']}"
+            )
     return 0

@@ -1,4 +1,5 @@
 """`mem4d sweep GRID.toml`: verify() over a grid in one process, one JSON line per config as it finishes, resumable, summarised."""
+
 from __future__ import annotations
 
 import argparse
@@ -19,20 +20,36 @@ if TYPE_CHECKING:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("grid", metavar="GRID.toml", help="[base] defaults, [grid] lists (cartesian product), [[case]] configs")
-    parser.add_argument("-o", "--output", default="results.jsonl", help="JSONL results, one line per config (default: %(default)s)")
+    parser.add_argument(
+        "grid", metavar="GRID.toml", help="[base] defaults, [grid] lists (cartesian product), [[case]] configs"
+    )
+    parser.add_argument(
+        "-o", "--output", default="results.jsonl", help="JSONL results, one line per config (default: %(default)s)"
+    )
     parser.add_argument("--resume", action="store_true", help="skip configs already in the output file")
     parser.add_argument("--retry-failed", action="store_true", help="with --resume, run configs that failed again")
     plots = parser.add_mutually_exclusive_group()
     plots.add_argument("--plots", metavar="DIR", help="directory for the PNG plots (default: next to the output)")
     plots.add_argument("--no-plots", action="store_true", help="write no plots")
     add_target_args(parser)
-    parser.add_argument("--jobs", type=positive_int, default=1, metavar="N",
-                        help="compile in N worker processes (default: 1, this process)")
-    parser.add_argument("--shard", metavar="I/N", help="run every N-th configuration from the I-th (0 <= I < N), to "
-                        "split a grid across machines (e.g. a SLURM job array); merge the JSONL files afterwards")
-    parser.add_argument("--measure", action="store_true",
-                        help="on this machine's GPUs of the target card, also run each step to read the measured peak")
+    parser.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="compile in N worker processes (default: 1, this process)",
+    )
+    parser.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="run every N-th configuration from the I-th (0 <= I < N), to "
+        "split a grid across machines (e.g. a SLURM job array); merge the JSONL files afterwards",
+    )
+    parser.add_argument(
+        "--measure",
+        action="store_true",
+        help="on this machine's GPUs of the target card, also run each step to read the measured peak",
+    )
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the summary as one JSON object, no progress bar")
     out.add_argument("--markdown", action="store_true", help="print the summary as markdown tables (README)")
@@ -70,11 +87,24 @@ class _Progress:
         self.total, self.done, self.bar, self.keys = total, 0, None, set()
         if bar:
             from ..render.console import Console
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                       TimeRemainingColumn)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True), transient=False)
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=False,
+            )
             self.task = self.bar.add_task("sweep", total=total)
             self.bar.start()
 
@@ -104,9 +134,16 @@ def code_version() -> str | None:
 
     root = Path(__file__).resolve().parents[2]  # the repository: symbolic/cli/sweep.py
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "symbolic", "jaxcheck"], cwd=root,
-                               capture_output=True, text=True, timeout=10)
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "symbolic", "jaxcheck"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     if head.returncode:
@@ -119,13 +156,24 @@ def resume_command(args: argparse.Namespace) -> str:
     import shlex
 
     words = ["mem4d", "sweep", args.grid, "-o", args.output, "--resume"]
-    for flag, value in (("--target", args.target), ("--target-config", args.target_config), ("--shard", args.shard),
-                        ("--plots", args.plots)):
+    for flag, value in (
+        ("--target", args.target),
+        ("--target-config", args.target_config),
+        ("--shard", args.shard),
+        ("--plots", args.plots),
+    ):
         if value is not None:
             words += [flag, value]
     words += ["--jobs", str(args.jobs)] if args.jobs > 1 else []
-    words += [flag for flag, on in (("--retry-failed", args.retry_failed), ("--no-plots", args.no_plots),
-                                    ("--measure", args.measure)) if on]
+    words += [
+        flag
+        for flag, on in (
+            ("--retry-failed", args.retry_failed),
+            ("--no-plots", args.no_plots),
+            ("--measure", args.measure),
+        )
+        if on
+    ]
     return shlex.join(words)
 
 
@@ -148,15 +196,18 @@ def run(args: argparse.Namespace, run_fn: RunFn | None = None, devices: int | No
             check_output_dir(args.plots, "--plots")
         done = sweep.read_results(out)
         if done and not args.resume:
-            raise ConfigError(f"{out} already holds {len(done)} results: add --resume to continue it, or choose another -o")
+            raise ConfigError(
+                f"{out} already holds {len(done)} results: add --resume to continue it, or choose another -o"
+            )
         sweep.check_target(done, target.name, out)
         return configs, done, sweep.pending(prepare.checked(configs, line), done, args.retry_failed)
 
     try:
         configs, done, todo = prepare.prepared(prepare_all, line)
     except KeyboardInterrupt:
-        raise interrupt.Interrupted("mem4d sweep: interrupted while preparing the grid; nothing was run or written") \
-            from None
+        raise interrupt.Interrupted(
+            "mem4d sweep: interrupted while preparing the grid; nothing was run or written"
+        ) from None
     before = {r["key"] for r in done}  # the keys in the file, and how many of the grid's: the count on Ctrl-C
     in_file = len(configs) - len(todo) + (sum(j.key in before for j in todo) if args.retry_failed else 0)
     existed = out.exists()
@@ -165,14 +216,24 @@ def run(args: argparse.Namespace, run_fn: RunFn | None = None, devices: int | No
     try:
         extra = {"code": code_version(), "target": target.name}
         if len(configs) > len(todo):
-            print(f"{len(configs) - len(todo)} of {len(configs)} configs already in {out}, running {len(todo)}",
-                  file=sys.stderr)
+            print(
+                f"{len(configs) - len(todo)} of {len(configs)} configs already in {out}, running {len(todo)}",
+                file=sys.stderr,
+            )
         progress = _Progress(len(todo), bar=sys.stderr.isatty() and not args.json)
         if todo and run_fn is None and args.jobs > 1:
             from jaxcheck.crosscheck.workers import run_parallel
 
-            run_parallel(todo, fd, args.target_config or target.name, sweep.max_world(todo), args.measure,
-                         args.jobs, progress, extra)
+            run_parallel(
+                todo,
+                fd,
+                args.target_config or target.name,
+                sweep.max_world(todo),
+                args.measure,
+                args.jobs,
+                progress,
+                extra,
+            )
         else:
             if todo and run_fn is None:
                 devices = _start_backend(todo, target)
@@ -188,7 +249,8 @@ def run(args: argparse.Namespace, run_fn: RunFn | None = None, devices: int | No
         finished = in_file + len((progress.keys if progress else set()) - before)  # not a key of millions again
         raise interrupt.Interrupted(
             f"mem4d sweep: interrupted; {finished} of {len(configs)} configs are in {out}. "
-            f"Resume with: {resume_command(args)}") from None
+            f"Resume with: {resume_command(args)}"
+        ) from None
     finally:
         os.close(fd)
         if progress:

@@ -1,6 +1,7 @@
 """A sweep's preparation, on a terminal not silent and never deaf to Ctrl-C: the grid's count said up front, then one
 progress line (four updates a second) while its configurations are expanded and checked, which takes minutes for
 millions."""
+
 from __future__ import annotations
 
 import gc
@@ -110,6 +111,6 @@ def checked(configs: list, line: Line) -> list:
     for start in range(0, len(configs), CHUNK):
         if line.cancelled:
             raise KeyboardInterrupt
-        out += sweep.jobs(configs[start:start + CHUNK])
+        out += sweep.jobs(configs[start : start + CHUNK])
         line.done = len(out)
     return out

@@ -1,6 +1,7 @@
 """`mem4d verify`: the `jax` profile's components vs XLA's memory analysis (vs the measured GPU peak).
 Without flags: llama3-8b on a 2x2x2x2 mesh compiled by XLA:GPU for an H100 (no GPU needed), s = 1024, full remat,
 ZeRO-1 (abstract, seconds)."""
+
 from __future__ import annotations
 
 import argparse
@@ -19,15 +20,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from jaxcheck.targets import DEFAULT as TARGET  # no jax
 
     shown = " ".join(f"{key}={value}" for key, value in DEFAULT.flags(widths=False).items())
-    parser.description = (f"{parser.description or 'mem4d verify'}. Without flags, the cross-check configuration: "
-                          f"{DEFAULT_MODEL} {shown}, target {TARGET}")
+    parser.description = (
+        f"{parser.description or 'mem4d verify'}. Without flags, the cross-check configuration: "
+        f"{DEFAULT_MODEL} {shown}, target {TARGET}"
+    )
     add_model_args(parser)
     add_training_args(parser, defaults=DEFAULT)
     j = add_step_args(parser)
-    j.add_argument("--explain", action="store_true",
-                   help="take XLA's temp apart: its live bytes per phase (from a dump of the compile) beside the profile's, "
-                        "compiled variants (2L layers, 2m micro batches, the other remat policy, forward only) and "
-                        "the residuals saved per layer")
+    j.add_argument(
+        "--explain",
+        action="store_true",
+        help="take XLA's temp apart: its live bytes per phase (from a dump of the compile) beside the profile's, "
+        "compiled variants (2L layers, 2m micro batches, the other remat policy, forward only) and "
+        "the residuals saved per layer",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

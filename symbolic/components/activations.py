@@ -1,5 +1,6 @@
 """Activations one layer keeps for backward, tensor by tensor, in bytes per GPU for one micro batch (Korthikanti et
 al. 2022 section 4 for the GPT layer and the recompute rules; Fujii et al. 2024 for the Llama layer)."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -26,11 +27,20 @@ def mlp_tensors(sw: Switches) -> list[Component]:
     ]
     if sw.mlp == "swiglu":
         parts += [
-            tok("gate", f, B_a, True, sw, "gate projection output, input of SiLU (of GeLU in Gemma's GeGLU: the "
-                 "same tensors)"),
+            tok(
+                "gate",
+                f,
+                B_a,
+                True,
+                sw,
+                "gate projection output, input of SiLU (of GeLU in Gemma's GeGLU: the same tensors)",
+            ),
             tok("up", f, B_a, True, sw, "up projection output"),
-            *([] if sw.swiglu_fusion else [tok("swiglu", f, B_a, True, sw, "SiLU(gate), the SwiGLU product's "
-                                                    "first factor")]),
+            *(
+                []
+                if sw.swiglu_fusion
+                else [tok("swiglu", f, B_a, True, sw, "SiLU(gate), the SwiGLU product's first factor")]
+            ),
             tok("down_input", f, B_a, True, sw, "SiLU(gate) * up, input of the down projection"),
         ]
     elif sw.mlp == "relu2":  # Megatron-Core's squared_relu: relu keeps its output, which pow(2) reads too
@@ -48,8 +58,13 @@ def mlp_tensors(sw: Switches) -> list[Component]:
 
 def _is_attention_core(part: Component) -> bool:
     """The s x s terms that selective recompute drops (Korthikanti et al. 2022, section 5)."""
-    return part.expr.has(s**2) or part.name in ("scores", "softmax", "softmax_dropout_mask", "softmax_dropout_out",
-                                                 "softcap_tanh")
+    return part.expr.has(s**2) or part.name in (
+        "scores",
+        "softmax",
+        "softmax_dropout_mask",
+        "softmax_dropout_out",
+        "softcap_tanh",
+    )
 
 
 GPT = {"mlp": "gelu", "dropout": True}  # Korthikanti et al. 2022's GPT layer (with MHA: the caller's a = k)
@@ -58,9 +73,11 @@ GPT = {"mlp": "gelu", "dropout": True}  # Korthikanti et al. 2022's GPT layer (w
 # what each of Megatron-Core's --recompute-modules (beyond core_attn) makes selective recompute drop, by tensor name:
 # the two RMSNorms' outputs (their inputs stay), MLA's up-projection outputs and normed latents (jaxcheck and
 # Megatron-Core's checkpoint keeps the latents before their norms and the RoPE key), the routed experts' activation
-RECOMPUTED = {"layernorm": ("qkv_input", "mlp_input"),
-              "mla_up_proj": ("q", "k", "v", "q_latent_normed", "kv_latent_normed"),
-              "moe_act": ("expert_fc2_input", "expert_act_output", "expert_fc1_clamped")}
+RECOMPUTED = {
+    "layernorm": ("qkv_input", "mlp_input"),
+    "mla_up_proj": ("q", "k", "v", "q_latent_normed", "kv_latent_normed"),
+    "moe_act": ("expert_fc2_input", "expert_act_output", "expert_fc1_clamped"),
+}
 
 
 def _recomputed_by(sw: Switches, moe: bool = False) -> set[str]:
@@ -107,8 +124,9 @@ def _block_tensors(sw: Switches, moe: bool, mixer: str, ffn: bool) -> list[Compo
     return mixer_tensors(sw, mixer) + ((moe_tensors(sw) if moe else mlp_tensors(sw)) if ffn else [])
 
 
-def layer_tensors(sw: Switches, gpt: bool = False, moe: bool = False, mixer: str = "attention",
-                  ffn: bool = True) -> list[Component]:
+def layer_tensors(
+    sw: Switches, gpt: bool = False, moe: bool = False, mixer: str = "attention", ffn: bool = True
+) -> list[Component]:
     """What one layer (a dense one, or with `moe` an MoE layer; its `mixer` one of MIXERS; without `ffn` no MLP; with
     `gpt` Korthikanti et al.'s GPT layer, a GeLU MLP with dropout) keeps per micro batch under the recompute policy:
     none keeps all; selective drops the attention core (s x s terms) and what its other modules rerun (RECOMPUTED;
@@ -150,8 +168,9 @@ def recomputed_tensors(sw: Switches, moe: bool = False, mixer: str = "attention"
     return sp.Add(*(part.expr for part in parts if part.name in dropped))
 
 
-def layer_activation(sw: Switches, gpt: bool = False, moe: bool = False, mixer: str = "attention",
-                     ffn: bool = True) -> sp.Expr:
+def layer_activation(
+    sw: Switches, gpt: bool = False, moe: bool = False, mixer: str = "attention", ffn: bool = True
+) -> sp.Expr:
     """Bytes one layer (with `moe`, an MoE layer; its `mixer`; without `ffn`, no MLP) keeps for one micro batch on
     one GPU."""
     return sp.Add(*(part.expr for part in layer_tensors(sw, gpt, moe, mixer, ffn)))

@@ -1,4 +1,5 @@
 """What a component is (a named sympy expression in bytes per GPU with a one-line docstring), and how totals are made."""
+
 from __future__ import annotations
 
 from typing import NamedTuple

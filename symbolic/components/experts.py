@@ -3,6 +3,7 @@ the E experts of a layer split over e expert-parallel ranks, each expert's SwiGL
 ranks, and their gradients and optimizer states sharded over the expert data-parallel group of d t c / (e t_e) ranks
 (Megatron-Core parallel_state's expert groups; Liu et al. 2025, MoE Parallel Folding; the expert-parallel weight
 formula of NVIDIA/Megatron-LM PR #4687)."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -39,28 +40,43 @@ def _state(name: str, width: sp.Expr, params: sp.Expr, sharded: bool, sharded_do
 
 def expert_weights(params: sp.Expr, sw: Switches) -> Component:
     """The routed experts' weights, B_w bytes per parameter; ZeRO-3 shards them over the expert data-parallel group."""
-    return _state("expert_weights", B_w, params, sw.sharded_weights,
-                  "bf16 routed-expert weights, B_w bytes per parameter, sharded over the d t c / (e t_e) expert "
-                  "data-parallel ranks (ZeRO-3)", "bf16 routed-expert weights of this GPU's E/e experts (each split "
-                  "over t_e), B_w bytes per parameter")
+    return _state(
+        "expert_weights",
+        B_w,
+        params,
+        sw.sharded_weights,
+        "bf16 routed-expert weights, B_w bytes per parameter, sharded over the d t c / (e t_e) expert "
+        "data-parallel ranks (ZeRO-3)",
+        "bf16 routed-expert weights of this GPU's E/e experts (each split over t_e), B_w bytes per parameter",
+    )
 
 
 def expert_gradients(params: sp.Expr, sw: Switches) -> Component:
     """The routed experts' main gradients, B_g bytes per parameter, sharded over the expert data-parallel group from
     ZeRO-2 on."""
-    return _state("expert_gradients", B_g, params, sw.sharded_grads,
-                  "fp32 routed-expert main gradients, sharded over the d t c / (e t_e) expert data-parallel ranks "
-                  "(ZeRO-2/3)", "fp32 routed-expert main-gradient buffer, B_g bytes per local expert parameter "
-                  "(Megatron-LM)")
+    return _state(
+        "expert_gradients",
+        B_g,
+        params,
+        sw.sharded_grads,
+        "fp32 routed-expert main gradients, sharded over the d t c / (e t_e) expert data-parallel ranks (ZeRO-2/3)",
+        "fp32 routed-expert main-gradient buffer, B_g bytes per local expert parameter (Megatron-LM)",
+    )
 
 
 def expert_optimizer(params: sp.Expr, sw: Switches) -> Component:
     """The routed experts' master weights and Adam moments, sharded over the expert data-parallel group from ZeRO-1
     on (Megatron-Core's distributed optimizer shards expert parameters over the expert data-parallel group)."""
-    return _state("expert_optimizer", B_o, params, sw.dist_opt,
-                  "fp32 master weights + Adam m, v of the routed experts (B_o bytes/param) sharded over the d t c / "
-                  "(e t_e) expert data-parallel ranks (Megatron distributed optimizer)", "fp32 master weights + Adam "
-                  "m, v of the routed experts (B_o bytes/param) replicated on every expert data-parallel rank")
+    return _state(
+        "expert_optimizer",
+        B_o,
+        params,
+        sw.dist_opt,
+        "fp32 master weights + Adam m, v of the routed experts (B_o bytes/param) sharded over the d t c / "
+        "(e t_e) expert data-parallel ranks (Megatron distributed optimizer)",
+        "fp32 master weights + Adam "
+        "m, v of the routed experts (B_o bytes/param) replicated on every expert data-parallel rank",
+    )
 
 
 def expert_states(moe_layers: sp.Expr, sw: Switches) -> list[Component]:

@@ -8,6 +8,7 @@ Latent attention (megatron-core 0.16.1 gpt_layer_specs.py: a separate TENorm, th
 TELayerNormColumnParallelLinear up-projections with --qk-layernorm) saves one quantized copy of the normed input per
 down-projection and its up-projections' ln_out quantized (TE 2.20.2 module/linear.py: the own quantized input is
 saved with columnwise usage alone)."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -37,14 +38,21 @@ def quantized(parts: list[Component], sw: Switches, moe: bool = False) -> list[C
             out += mla_down_inputs(part)
             continue
         if part.name in QUANTIZED + QUANTIZED_MLA and not (moe and part.name == "mlp_input"):
-            part = part._replace(expr=part.expr.xreplace({B_a: B_q}),
-                                 doc=part.doc + "; FP8: saved quantized, B_q bytes an element (TE linear)")
+            part = part._replace(
+                expr=part.expr.xreplace({B_a: B_q}),
+                doc=part.doc + "; FP8: saved quantized, B_q bytes an element (TE linear)",
+            )
         out.append(part)
         if part.name == "attn_out":
-            out.append(part._replace(name="proj_input_fp8", expr=part.expr.xreplace({B_a: B_q}),
-                                     doc="the output projection's FP8 copy of the attention output, B_q bytes an "
-                                     "element (TERowParallelLinear saves its quantized input; flash attention keeps "
-                                     "the bf16 one)"))
+            out.append(
+                part._replace(
+                    name="proj_input_fp8",
+                    expr=part.expr.xreplace({B_a: B_q}),
+                    doc="the output projection's FP8 copy of the attention output, B_q bytes an "
+                    "element (TERowParallelLinear saves its quantized input; flash attention keeps "
+                    "the bf16 one)",
+                )
+            )
     return out
 
 
@@ -54,10 +62,20 @@ def mla_down_inputs(part: Component) -> list[Component]:
     linear_q_proj, and linear_kv_down_proj; TE 2.20.2 module/linear.py saved_inputmat): the bf16 norm output itself
     is freed (TENorm keeps its input)."""
     expr = part.expr.xreplace({B_a: B_q})
-    return [Component("q_down_input_fp8", expr, "the query down-projection's (or q projection's) FP8 copy of the "
-                      "normed input, B_q bytes an element (TELinear saves its quantized input)"),
-            Component("kv_down_input_fp8", expr, "the key/value down-projection's FP8 copy of the normed input, B_q "
-                      "bytes an element (TELinear saves its quantized input)")]
+    return [
+        Component(
+            "q_down_input_fp8",
+            expr,
+            "the query down-projection's (or q projection's) FP8 copy of the "
+            "normed input, B_q bytes an element (TELinear saves its quantized input)",
+        ),
+        Component(
+            "kv_down_input_fp8",
+            expr,
+            "the key/value down-projection's FP8 copy of the normed input, B_q "
+            "bytes an element (TELinear saves its quantized input)",
+        ),
+    ]
 
 
 def fp8_weight_cache(params: sp.Expr, sw: Switches) -> list[Component]:
@@ -67,5 +85,11 @@ def fp8_weight_cache(params: sp.Expr, sw: Switches) -> list[Component]:
     quantized)."""
     if not sw.fp8:
         return []
-    return [Component("fp8_weight_cache", B_c * params, "Transformer Engine's FP8 weight copies (module "
-                      "_fp8_workspaces, kept across micro batches), B_c bytes per layer weight")]
+    return [
+        Component(
+            "fp8_weight_cache",
+            B_c * params,
+            "Transformer Engine's FP8 weight copies (module "
+            "_fp8_workspaces, kept across micro batches), B_c bytes per layer weight",
+        )
+    ]

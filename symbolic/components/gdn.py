@@ -7,6 +7,7 @@ context parallelism is refused with it (Megatron-Core 0.16.1: "TODO: support CP"
 so nothing here is split over c. The kernels: causal-conv1d's causal_conv1d_fn (SiLU inside; it keeps its input),
 fla's l2norm and chunk_gated_delta_rule (fla-core 0.6.0: fla/modules/norm/l2norm.py L2NormFunction keeps y and
 rstd; fla/ops/gated_delta_rule/chunk.py ChunkGatedDeltaRuleFunction keeps q, k, v, g, beta and A [b, s, n_gv, 64])."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -42,29 +43,69 @@ def gdn_tensors(sw: Switches) -> list[Component]:
     RMSNorm(o) * silu(z) keeps its two bf16 factors' sources (o normed, z) and recomputes silu."""
     conv = 2 * n_gk * d_gk + n_gv * d_gv
     parts = [
-        Component("norm1_input", per_gpu_tokens(B_a * s * b * h, False, sw), "input of the layer's first norm, fused "
-                  "into in_proj (TELayerNormColumnParallelLinear keeps it; the residual stream)"),
-        Component("in_proj_input", per_gpu_tokens(B_a * s * b * h, False, sw), "the fused norm's output, in_proj's "
-                  "input (kept sharded with SP; not rerun by selective 'layernorm': the norm is fused)"),
-        _heads("conv_input", conv, B_a, "q, k, v before the causal conv1d [b, 2 n_gk d_gk + n_gv d_gv, s], kept by "
-               "causal_conv1d_fn (which applies SiLU inside and recomputes it)"),
-        _heads("qk_l2norm", 2 * n_gk * d_gk, B_a, "the l2-normed queries and keys [b, s, n_gk, d_gk] each, kept by "
-               "fla's l2norm (L2NormFunction saves its output)"),
+        Component(
+            "norm1_input",
+            per_gpu_tokens(B_a * s * b * h, False, sw),
+            "input of the layer's first norm, fused "
+            "into in_proj (TELayerNormColumnParallelLinear keeps it; the residual stream)",
+        ),
+        Component(
+            "in_proj_input",
+            per_gpu_tokens(B_a * s * b * h, False, sw),
+            "the fused norm's output, in_proj's "
+            "input (kept sharded with SP; not rerun by selective 'layernorm': the norm is fused)",
+        ),
+        _heads(
+            "conv_input",
+            conv,
+            B_a,
+            "q, k, v before the causal conv1d [b, 2 n_gk d_gk + n_gv d_gv, s], kept by "
+            "causal_conv1d_fn (which applies SiLU inside and recomputes it)",
+        ),
+        _heads(
+            "qk_l2norm",
+            2 * n_gk * d_gk,
+            B_a,
+            "the l2-normed queries and keys [b, s, n_gk, d_gk] each, kept by "
+            "fla's l2norm (L2NormFunction saves its output)",
+        ),
         _heads("qk_l2norm_rstd", 2 * n_gk, FP32, "the l2norm's fp32 1/norm per token and head, for queries and keys"),
     ]
     if sw.gdn_repeat:
-        parts.append(_heads("qk_repeated", 2 * n_gv * d_gk, B_a, "queries and keys repeated to n_gv heads "
-                            "(repeat_interleave, new tensors), kept by chunk_gated_delta_rule"))
+        parts.append(
+            _heads(
+                "qk_repeated",
+                2 * n_gv * d_gk,
+                B_a,
+                "queries and keys repeated to n_gv heads "
+                "(repeat_interleave, new tensors), kept by chunk_gated_delta_rule",
+            )
+        )
     parts += [
-        _heads("gdn_v", n_gv * d_gv, B_a, "the values [b, s, n_gv, d_gv] after the convolution, kept by the chunked "
-               "rule"),
-        _heads("gdn_z", n_gv * d_gv, B_a, "the output gate z [b, s, n_gv, d_gv] (a contiguous copy of in_proj's "
-               "slice), a factor of the gated norm's product"),
+        _heads(
+            "gdn_v", n_gv * d_gv, B_a, "the values [b, s, n_gv, d_gv] after the convolution, kept by the chunked rule"
+        ),
+        _heads(
+            "gdn_z",
+            n_gv * d_gv,
+            B_a,
+            "the output gate z [b, s, n_gv, d_gv] (a contiguous copy of in_proj's "
+            "slice), a factor of the gated norm's product",
+        ),
         _heads("gdn_beta", n_gv, B_a, "beta = sigmoid(b) [b, s, n_gv], kept by sigmoid and the chunked rule"),
-        _heads("gdn_decay", 3 * n_gv, FP32, "fp32 decay terms [b, s, n_gv]: softplus's input (alpha + dt_bias) and "
-               "output (a factor of g = -exp(A_log) softplus(...)) and the chunked rule's cumulative g"),
-        _heads("gdn_chunk_A", n_gv * CHUNK, B_a, "fla's solved inverse of (I + A) per 64-token chunk [b, s, n_gv, 64], kept "
-               "by the chunked rule"),
+        _heads(
+            "gdn_decay",
+            3 * n_gv,
+            FP32,
+            "fp32 decay terms [b, s, n_gv]: softplus's input (alpha + dt_bias) and "
+            "output (a factor of g = -exp(A_log) softplus(...)) and the chunked rule's cumulative g",
+        ),
+        _heads(
+            "gdn_chunk_A",
+            n_gv * CHUNK,
+            B_a,
+            "fla's solved inverse of (I + A) per 64-token chunk [b, s, n_gv, 64], kept by the chunked rule",
+        ),
         _heads("gdn_out", n_gv * d_gv, B_a, "the recurrence's output [b, s, n_gv, d_gv], input of the gated RMSNorm"),
         _heads("gdn_norm_rstd", n_gv, FP32, "the gated RMSNorm's fp32 1/rms per token and head"),
         _heads("gdn_norm_out", n_gv * d_gv, B_a, "RMSNorm(o), the other factor of the gated product"),

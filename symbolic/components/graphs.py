@@ -5,6 +5,7 @@ make_graphed_callables with _reuse_graph_input_output_buffers (megatron passes i
 one forward and one backward graph per micro batch of the 1F1B order, all in one graph memory pool; the captures
 allocate what the same layers' eager steps allocate (their saved tensors: the activations counted already, held in the
 pool rather than PyTorch's general one), and beside them the static inputs the graphs read their arguments from."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -38,8 +39,14 @@ def graph_buffers(sw: Switches, micro: sp.Expr, layers: sp.Expr, moe_layers: sp.
     hidden = BF16 * per_gpu_tokens(s * b, False, sw) * h
     scopes = set(sw.graph_scope.split("+"))
     mask = b * s * s / c if scopes & {"layer", "attn"} else 0
-    return [Component("cuda_graph_static_inputs", micro * graphed_layers(sw, layers, moe_layers) * (hidden + mask)
-                      + hidden, "Transformer Engine's CUDA graphs (make_graphed_callables): each graphed layer's static "
-                      "bf16 hidden-state input" + (" and bool causal mask [b, 1, s / c, s]" if mask else "") +
-                      " per micro batch in flight, and one static output gradient (megatron-core 0.16.1 "
-                      "cuda_graphs.py, transformer-engine 2.9.0 graph.py)")]
+    return [
+        Component(
+            "cuda_graph_static_inputs",
+            micro * graphed_layers(sw, layers, moe_layers) * (hidden + mask) + hidden,
+            "Transformer Engine's CUDA graphs (make_graphed_callables): each graphed layer's static "
+            "bf16 hidden-state input"
+            + (" and bool causal mask [b, 1, s / c, s]" if mask else "")
+            + " per micro batch in flight, and one static output gradient (megatron-core 0.16.1 "
+            "cuda_graphs.py, transformer-engine 2.9.0 graph.py)",
+        )
+    ]

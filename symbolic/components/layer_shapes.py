@@ -1,6 +1,7 @@
 """The shapes a layer's saved tensors take, in bytes per GPU for one micro batch: a token tensor [s, b, width]
 (tok), an attention-score tensor [b, a, s/c, s] (scores), the one-byte dropout mask, and what a block keeps of its
 output (block_output); activations.py and attention.py build a layer's tensors from them."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -30,8 +31,16 @@ def block_output(sw: Switches, block: str, projection: str, norm: str, after: st
     the mask (one byte per element, Korthikanti et al. 2022)."""
     parts = []
     if sw.sandwich:
-        parts.append(tok(f"post_{block}_norm_input", h, B_a, False, sw, f"{projection}'s output, input of the "
-                          f"{norm} norm (Gemma's sandwich norms)"))
+        parts.append(
+            tok(
+                f"post_{block}_norm_input",
+                h,
+                B_a,
+                False,
+                sw,
+                f"{projection}'s output, input of the {norm} norm (Gemma's sandwich norms)",
+            )
+        )
     if sw.dropout:
         parts.append(tok(f"{block}_dropout_mask", h, MASK, False, sw, f"dropout mask after {after}"))
     return parts

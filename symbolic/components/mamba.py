@@ -7,6 +7,7 @@ are refused). The scan is mamba-ssm 2.3.2's mamba_split_conv1d_scan_combined (op
 MambaSplitConv1dScanCombinedFn): it keeps its input zxbcdt and the scan's output out_x and recomputes the
 convolution, the chunk states and the gate in backward; Megatron-Core then applies the grouped RMSNorm
 (mamba-ssm's RMSNormGated, keeping its input and fp32 1/rms per group)."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -22,8 +23,7 @@ def mamba_params(sw: Switches = Switches()) -> sp.Expr:
     (use_conv_bias), dt_bias, A_log and D [n_m / t], the grouped RMSNorm's weight [n_m d_m / t], out_proj
     [n_m d_m, h] row-parallel; its input norm is the layer's norm (norm_params)."""
     inner, conv = n_m * d_m, n_m * d_m + 2 * g_m * d_s
-    return (h * (inner + conv + n_m) + conv * (K_c + (1 if sw.ssm_conv_bias else 0)) + 3 * n_m + inner
-            + inner * h) / t
+    return (h * (inner + conv + n_m) + conv * (K_c + (1 if sw.ssm_conv_bias else 0)) + 3 * n_m + inner + inner * h) / t
 
 
 def _heads(name: str, width: sp.Expr, nbytes: sp.Expr, doc: str) -> Component:
@@ -35,15 +35,34 @@ def mamba_tensors(sw: Switches) -> list[Component]:
     """What one Mamba-2 mixer keeps for one micro batch, in place of softmax attention's tensors."""
     inner = n_m * d_m
     return [
-        Component("norm1_input", per_gpu_tokens(B_a * s * b * h, False, sw), "input of the layer's norm, fused into "
-                  "in_proj (TELayerNormColumnParallelLinear keeps it; the residual stream)"),
-        Component("in_proj_input", per_gpu_tokens(B_a * s * b * h, False, sw), "the fused norm's output, in_proj's "
-                  "input (kept sharded with SP; not rerun by selective 'layernorm': the norm is fused)"),
-        _heads("ssm_zxbcdt", 2 * inner + 2 * g_m * d_s + n_m, B_a, "in_proj's output z, x, B, C, dt [b, s, 2 n_m d_m "
-               "+ 2 g_m d_s + n_m] made contiguous, kept by the combined conv and scan"),
-        _heads("ssm_out_x", inner, B_a, "the scan's output before the gate [b, s, n_m, d_m], kept by the combined "
-               "conv and scan"),
-        _heads("ssm_norm_input", inner, B_a, "the gated output y silu(z) [s, b, n_m d_m], input of the grouped RMSNorm"),
+        Component(
+            "norm1_input",
+            per_gpu_tokens(B_a * s * b * h, False, sw),
+            "input of the layer's norm, fused into "
+            "in_proj (TELayerNormColumnParallelLinear keeps it; the residual stream)",
+        ),
+        Component(
+            "in_proj_input",
+            per_gpu_tokens(B_a * s * b * h, False, sw),
+            "the fused norm's output, in_proj's "
+            "input (kept sharded with SP; not rerun by selective 'layernorm': the norm is fused)",
+        ),
+        _heads(
+            "ssm_zxbcdt",
+            2 * inner + 2 * g_m * d_s + n_m,
+            B_a,
+            "in_proj's output z, x, B, C, dt [b, s, 2 n_m d_m "
+            "+ 2 g_m d_s + n_m] made contiguous, kept by the combined conv and scan",
+        ),
+        _heads(
+            "ssm_out_x",
+            inner,
+            B_a,
+            "the scan's output before the gate [b, s, n_m, d_m], kept by the combined conv and scan",
+        ),
+        _heads(
+            "ssm_norm_input", inner, B_a, "the gated output y silu(z) [s, b, n_m d_m], input of the grouped RMSNorm"
+        ),
         _heads("ssm_norm_rstd", g_m, FP32, "the grouped RMSNorm's fp32 1/rms per token and group"),
         _heads("out_proj_input", inner, B_a, "the normed output [s, b, n_m d_m], input of the row-parallel out_proj"),
     ]

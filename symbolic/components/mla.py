@@ -3,6 +3,7 @@ MLASelfAttention runs it (NVIDIA/Megatron-LM d98e8a6, megatron/core/transformer/
 get_query_key_value_tensors, with --qk-layernorm fusing the latents' RMSNorms into the up-projections): the
 down-projections run on the sequence-parallel shard with replicated weights, the up-projections (column-parallel)
 gather the sequence, and the RoPE key [s, b, d_r] is expanded to every head and concatenated into a contiguous key."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -27,25 +28,59 @@ def mla_tensors(sw: Switches) -> list[Component]:
     sin; the split and the expansion are views). Unfused attention's scores: components.activations."""
     parts = [
         _tok("norm1_input", h, False, sw, "input of the first norm (the residual stream)"),
-        _tok("qkv_input", h, False, sw, "normed input of the down-projections q_a and kv_a (replicated TELinears on "
-             "the sequence-parallel shard; without a query latent also the column-parallel q projection's input)"),
+        _tok(
+            "qkv_input",
+            h,
+            False,
+            sw,
+            "normed input of the down-projections q_a and kv_a (replicated TELinears on "
+            "the sequence-parallel shard; without a query latent also the column-parallel q projection's input)",
+        ),
     ]
     if sw.q_lora:
         parts += [
-            _tok("q_latent", q_r, False, sw, "query latent [s, b, q_r] before its RMSNorm, input of the fused "
-                 "norm + q_b projection (TELayerNormColumnParallelLinear)"),
-            _tok("q_latent_normed", q_r, False, sw, "normed query latent (ln_out), kept by q_b for its weight "
-                 "gradient"),
+            _tok(
+                "q_latent",
+                q_r,
+                False,
+                sw,
+                "query latent [s, b, q_r] before its RMSNorm, input of the fused "
+                "norm + q_b projection (TELayerNormColumnParallelLinear)",
+            ),
+            _tok(
+                "q_latent_normed", q_r, False, sw, "normed query latent (ln_out), kept by q_b for its weight gradient"
+            ),
         ]
     parts += [
-        _tok("kv_latent", kv_r, False, sw, "key/value latent [s, b, kv_r] before its RMSNorm, input of the fused "
-             "norm + kv_b projection"),
-        _tok("kv_latent_normed", kv_r, False, sw, "normed key/value latent (ln_out), kept by kv_b for its weight "
-             "gradient"),
-        _tok("q", a * (dh + d_r), True, sw, "queries [s, b, a/t, dh + d_r] after RoPE on their last d_r, made "
-             "contiguous for the attention core"),
-        _tok("k", a * (dh + d_r), True, sw, "keys [s, b, a/t, dh + d_r]: kv_b's no-RoPE part and the one RoPE key "
-             "expanded to every head, concatenated (a real copy)"),
+        _tok(
+            "kv_latent",
+            kv_r,
+            False,
+            sw,
+            "key/value latent [s, b, kv_r] before its RMSNorm, input of the fused norm + kv_b projection",
+        ),
+        _tok(
+            "kv_latent_normed",
+            kv_r,
+            False,
+            sw,
+            "normed key/value latent (ln_out), kept by kv_b for its weight gradient",
+        ),
+        _tok(
+            "q",
+            a * (dh + d_r),
+            True,
+            sw,
+            "queries [s, b, a/t, dh + d_r] after RoPE on their last d_r, made contiguous for the attention core",
+        ),
+        _tok(
+            "k",
+            a * (dh + d_r),
+            True,
+            sw,
+            "keys [s, b, a/t, dh + d_r]: kv_b's no-RoPE part and the one RoPE key "
+            "expanded to every head, concatenated (a real copy)",
+        ),
         _tok("v", a * d_v, True, sw, "values [s, b, a/t, d_v], a contiguous copy of kv_b's value part"),
         _tok("attn_out", a * d_v, True, sw, "attention output [s, b, a/t d_v] = input of the output projection"),
     ]
@@ -58,8 +93,11 @@ def rope_key(sw: Switches) -> Component:
     qkv_up_proj_and_rope_apply, CheckpointWithoutOutput); over c only."""
     from ..config.symbols import c
 
-    return Component("k_rope", B_a * s * b * d_r / c, "the RoPE key [s, b, d_r] (the sequence gathered), kept by "
-                     "the checkpointed up-projections with the latents")
+    return Component(
+        "k_rope",
+        B_a * s * b * d_r / c,
+        "the RoPE key [s, b, d_r] (the sequence gathered), kept by the checkpointed up-projections with the latents",
+    )
 
 
 def mla_wgrad_shapes(sw: Switches) -> sp.Expr:

@@ -5,6 +5,7 @@ the tokens an expert rank receives all-gathered over its t_e expert tensor-paral
 expert takes at most C_f times its even share (padded to it), and a dropless run with an imbalance of C_f receives as
 many: each GPU computes R = C_f k_e T t_e token rows (megatron/core/transformer/moe/: router.py, token_dispatcher.py,
 experts.py, moe_utils.py)."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -30,24 +31,70 @@ def router_tensors(sw: Switches = Switches()) -> list[Component]:
     and compute_routing_scores_for_aux_loss) keep the routing's sigmoid [T, E] beside the aux loss's own and the
     top-k normalisation's two fp32 [T, 1] denominators."""
     T = local_tokens()
-    sigmoid = [
-        rows("router_sigmoid", T, E, FP32, "fp32 sigmoid scores over all E experts [T, E] of the routing, kept by "
-              "the sigmoid's backward (the aux loss computes its own, router_scores)"),
-        rows("router_denominators", T, 2, FP32, "fp32 [T, 1] sums of the top-k scores and of the aux loss's "
-              "scores, kept by their divisions"),
-    ] if sw.sigmoid else []
-    return sigmoid + [
-        rows("router_topk_probs", T, k_e, FP32, "fp32 softmax of the k_e chosen experts' scores [T, k_e], kept by "
-              "the softmax's backward (moe_utils.py topk_routing_with_score_function)"),
-        rows("router_topk_indices", T, k_e, INT64, "int64 indices of the chosen experts [T, k_e], kept by the topk "
-              "and the scatter into the routing map"),
-        rows("router_scores", T, E, FP32, "fp32 softmax scores over all E experts [T, E], kept by the "
-              "load-balancing loss's backward (router.py aux loss; MoE runs set --moe-aux-loss-coeff > 0)"),
-    ] + (permute_tensors() if sw.dispatcher == "allgather" else [
-        rows("permute_indices", T, E + k_e, INT64, "int64 argsort of the [E, T] routing map, kept whole because a "
-              "slice of it indexes the probabilities, and the [T k_e] sorted token indices the unpermute reuses "
-              "(moe_utils.py permute, unfused: moe_permute_fusion off, the default)"),
-    ])
+    sigmoid = (
+        [
+            rows(
+                "router_sigmoid",
+                T,
+                E,
+                FP32,
+                "fp32 sigmoid scores over all E experts [T, E] of the routing, kept by "
+                "the sigmoid's backward (the aux loss computes its own, router_scores)",
+            ),
+            rows(
+                "router_denominators",
+                T,
+                2,
+                FP32,
+                "fp32 [T, 1] sums of the top-k scores and of the aux loss's scores, kept by their divisions",
+            ),
+        ]
+        if sw.sigmoid
+        else []
+    )
+    return (
+        sigmoid
+        + [
+            rows(
+                "router_topk_probs",
+                T,
+                k_e,
+                FP32,
+                "fp32 softmax of the k_e chosen experts' scores [T, k_e], kept by "
+                "the softmax's backward (moe_utils.py topk_routing_with_score_function)",
+            ),
+            rows(
+                "router_topk_indices",
+                T,
+                k_e,
+                INT64,
+                "int64 indices of the chosen experts [T, k_e], kept by the topk and the scatter into the routing map",
+            ),
+            rows(
+                "router_scores",
+                T,
+                E,
+                FP32,
+                "fp32 softmax scores over all E experts [T, E], kept by the "
+                "load-balancing loss's backward (router.py aux loss; MoE runs set --moe-aux-loss-coeff > 0)",
+            ),
+        ]
+        + (
+            permute_tensors()
+            if sw.dispatcher == "allgather"
+            else [
+                rows(
+                    "permute_indices",
+                    T,
+                    E + k_e,
+                    INT64,
+                    "int64 argsort of the [E, T] routing map, kept whole because a "
+                    "slice of it indexes the probabilities, and the [T k_e] sorted token indices the unpermute reuses "
+                    "(moe_utils.py permute, unfused: moe_permute_fusion off, the default)",
+                )
+            ]
+        )
+    )
 
 
 def shared_tensors(sw: Switches) -> list[Component]:
@@ -59,17 +106,33 @@ def shared_tensors(sw: Switches) -> list[Component]:
         return []
     gathered = local_tokens() * t  # the s b / c tokens of the column-parallel fc1, f_s split over t
     if sw.mlp == "swiglu":
-        parts = [rows("shared_fc1_output", gathered, 2 * f_s / t, B_a, "shared experts' gate and up [s b / c, 2 f_s / "
-                      "t]"),
-                 rows("shared_fc2_input", gathered, f_s / t, B_a, "shared experts' SwiGLU output, fc2's input")]
+        parts = [
+            rows("shared_fc1_output", gathered, 2 * f_s / t, B_a, "shared experts' gate and up [s b / c, 2 f_s / t]"),
+            rows("shared_fc2_input", gathered, f_s / t, B_a, "shared experts' SwiGLU output, fc2's input"),
+        ]
     elif sw.mlp == "gelu":  # MLP.forward without bias_activation_fusion (no bias: --disable-bias-linear): F.gelu
-        parts = [rows("shared_fc1_output", gathered, f_s / t, B_a, "shared fc1's output [s b / c, f_s / t], kept by "
-                      "F.gelu's backward (megatron-core 0.16.1 transformer/mlp.py MLP.forward, unfused)"),
-                 rows("shared_fc2_input", gathered, f_s / t, B_a, "gelu(shared fc1 output), fc2's input")]
+        parts = [
+            rows(
+                "shared_fc1_output",
+                gathered,
+                f_s / t,
+                B_a,
+                "shared fc1's output [s b / c, f_s / t], kept by "
+                "F.gelu's backward (megatron-core 0.16.1 transformer/mlp.py MLP.forward, unfused)",
+            ),
+            rows("shared_fc2_input", gathered, f_s / t, B_a, "gelu(shared fc1 output), fc2's input"),
+        ]
     else:  # Megatron-Core's MLP with squared_relu, unfused: relu keeps its output
-        parts = [rows("shared_relu_output", gathered, f_s / t, B_a, "relu(shared fc1 output) [s b / c, f_s / t], "
-                      "kept by relu's and the square's backward"),
-                 rows("shared_fc2_input", gathered, f_s / t, B_a, "shared experts' relu(x)^2, fc2's input")]
+        parts = [
+            rows(
+                "shared_relu_output",
+                gathered,
+                f_s / t,
+                B_a,
+                "relu(shared fc1 output) [s b / c, f_s / t], kept by relu's and the square's backward",
+            ),
+            rows("shared_fc2_input", gathered, f_s / t, B_a, "shared experts' relu(x)^2, fc2's input"),
+        ]
     if sw.shared_gate:
         parts.append(rows("shared_gate_sigmoid", local_tokens(), 1, B_a, "sigmoid of the shared experts' gate [T, 1]"))
     return parts
@@ -82,7 +145,10 @@ def moe_tensors(sw: Switches) -> list[Component]:
     return [
         rows("norm2_input", T, h, B_a, "input of the second RMSNorm (residual stream after attention)"),
         rows("mlp_input", T, h, B_a, "normed input of the router, the token dispatcher and the shared experts"),
-        *router_tensors(sw), *expert_tensors(sw), *shared_tensors(sw), *latent_tensors(sw),
+        *router_tensors(sw),
+        *expert_tensors(sw),
+        *shared_tensors(sw),
+        *latent_tensors(sw),
     ]
 
 
@@ -92,8 +158,15 @@ def latent_tensors(sw: Switches) -> list[Component]:
     keeps indices; fc2_latent_proj keeps its input, the combined expert output [T, d_l]."""
     if not sw.latent:
         return []
-    return [rows("latent_fc2_input", local_tokens(), d_l, B_a, "the combined routed output [T, d_l], fc2_latent_proj's "
-                  "input, kept for its weight gradient")]
+    return [
+        rows(
+            "latent_fc2_input",
+            local_tokens(),
+            d_l,
+            B_a,
+            "the combined routed output [T, d_l], fc2_latent_proj's input, kept for its weight gradient",
+        )
+    ]
 
 
 def dispatch_buffers(sw: Switches) -> list[Component]:
@@ -105,11 +178,16 @@ def dispatch_buffers(sw: Switches) -> list[Component]:
         return []
     if sw.dispatcher == "allgather":
         return [dispatch_working_set()]  # its gathered tokens: components.mpu.mpu_buffer
-    return [Component("moe_dispatch", B_a * token_width(sw) * (C_f * k_e * local_tokens() + 2 * expert_rows()),
-                      "one MoE layer's dispatch in flight: the all-to-all's permuted tokens [C_f k_e T, h] and the "
-                      "received rows all-gathered over t_e and sorted by expert (2 x [R, h]"
-                      + ("; d_l wide: a latent MoE" if sw.latent else "")
-                      + "), B_a each (Megatron-Core MoEAlltoAllTokenDispatcher)")]
+    return [
+        Component(
+            "moe_dispatch",
+            B_a * token_width(sw) * (C_f * k_e * local_tokens() + 2 * expert_rows()),
+            "one MoE layer's dispatch in flight: the all-to-all's permuted tokens [C_f k_e T, h] and the "
+            "received rows all-gathered over t_e and sorted by expert (2 x [R, h]"
+            + ("; d_l wide: a latent MoE" if sw.latent else "")
+            + "), B_a each (Megatron-Core MoEAlltoAllTokenDispatcher)",
+        )
+    ]
 
 
 def routing_state(moe_layers: sp.Expr, sw: Switches) -> list[Component]:
@@ -120,9 +198,14 @@ def routing_state(moe_layers: sp.Expr, sw: Switches) -> list[Component]:
         return []
     if sw.dispatcher == "allgather":
         return [gathered_routing_state(moe_layers)]
-    return [Component("moe_routing_state", moe_layers * (B_a + 1) * local_tokens() * E,
-                      "each MoE layer's dispatcher keeps its last micro batch's probabilities [T, E] (router dtype) "
-                      "and bool routing map [T, E] until its next forward (Megatron-Core MoEAlltoAllTokenDispatcher)")]
+    return [
+        Component(
+            "moe_routing_state",
+            moe_layers * (B_a + 1) * local_tokens() * E,
+            "each MoE layer's dispatcher keeps its last micro batch's probabilities [T, E] (router dtype) "
+            "and bool routing map [T, E] until its next forward (Megatron-Core MoEAlltoAllTokenDispatcher)",
+        )
+    ]
 
 
 def expert_bias_buffers(moe_layers: sp.Expr, sw: Switches) -> list[Component]:
@@ -131,5 +214,11 @@ def expert_bias_buffers(moe_layers: sp.Expr, sw: Switches) -> list[Component]:
     (router.py: expert_bias, local_tokens_per_expert); buffers, not parameters: no gradient, no optimizer state."""
     if not sw.expert_bias:
         return []
-    return [Component("router_expert_bias", moe_layers * 2 * FP32 * E, "each MoE layer's fp32 score-correction bias "
-                      "[E] and its fp32 token counts [E] (Megatron-Core TopKRouter buffers)")]
+    return [
+        Component(
+            "router_expert_bias",
+            moe_layers * 2 * FP32 * E,
+            "each MoE layer's fp32 score-correction bias "
+            "[E] and its fp32 token counts [E] (Megatron-Core TopKRouter buffers)",
+        )
+    ]

@@ -1,6 +1,7 @@
 """The routed experts' saved tensors per GPU for one micro batch, as Megatron-Core 0.16.1's TEGroupedMLP keeps them
 (transformer/moe/experts.py): SwiGLU experts with the fused weighted SwiGLU, GeLU or squared-ReLU experts, and the
 fused weighted squared ReLU; over the R rows of moe_rows."""
+
 from __future__ import annotations
 
 from ..config.switches import Switches
@@ -18,14 +19,36 @@ def expert_tensors(sw: Switches) -> list[Component]:
         return unary_expert_tensors(sw)
     R = expert_rows()
     return [
-        rows("expert_input", R, token_width(sw), B_a, "tokens the experts receive, permuted by expert, all-to-all'd over e and "
-              "all-gathered over t_e: the grouped fc1's input, kept for its weight gradient"),
-        rows("expert_fc1_output", R, 2 * f_e / t_e, B_a, "fc1's output, gate and up of each received token [R, 2 "
-              "f_e / t_e], kept by the weighted SwiGLU's backward"),
-        rows("expert_probs", R, 1, B_a, "the router probability of each received row [R, 1] in the router dtype "
-              "(bf16 unless --moe-router-dtype fp32), kept by the weighted SwiGLU"),
-        rows("expert_fc2_input", R, f_e / t_e, B_a, "the weighted SwiGLU output [R, f_e / t_e], the grouped fc2's "
-              "input, kept for its weight gradient"),
+        rows(
+            "expert_input",
+            R,
+            token_width(sw),
+            B_a,
+            "tokens the experts receive, permuted by expert, all-to-all'd over e and "
+            "all-gathered over t_e: the grouped fc1's input, kept for its weight gradient",
+        ),
+        rows(
+            "expert_fc1_output",
+            R,
+            2 * f_e / t_e,
+            B_a,
+            "fc1's output, gate and up of each received token [R, 2 f_e / t_e], kept by the weighted SwiGLU's backward",
+        ),
+        rows(
+            "expert_probs",
+            R,
+            1,
+            B_a,
+            "the router probability of each received row [R, 1] in the router dtype "
+            "(bf16 unless --moe-router-dtype fp32), kept by the weighted SwiGLU",
+        ),
+        rows(
+            "expert_fc2_input",
+            R,
+            f_e / t_e,
+            B_a,
+            "the weighted SwiGLU output [R, f_e / t_e], the grouped fc2's input, kept for its weight gradient",
+        ),
     ] + clamped_glu_tensors(sw)
 
 
@@ -37,8 +60,16 @@ def clamped_glu_tensors(sw: Switches) -> list[Component]:
     (records/expert-saved-gptoss-cpu.jsonl: two [R, 2 f_e] bf16 storages clamped, one without)."""
     if not sw.moe_bias:
         return []
-    return [rows("expert_fc1_clamped", expert_rows(), 2 * f_e / t_e, B_a, "the clamped gate and up concatenated [R, "
-                  "2 f_e / t_e], kept by the fused weighted quick-GeGLU (fc1's output stays with the clamps)")]
+    return [
+        rows(
+            "expert_fc1_clamped",
+            expert_rows(),
+            2 * f_e / t_e,
+            B_a,
+            "the clamped gate and up concatenated [R, "
+            "2 f_e / t_e], kept by the fused weighted quick-GeGLU (fc1's output stays with the clamps)",
+        )
+    ]
 
 
 def unary_expert_tensors(sw: Switches) -> list[Component]:
@@ -51,17 +82,35 @@ def unary_expert_tensors(sw: Switches) -> list[Component]:
     if sw.srelu_fusion and sw.mlp == "relu2":
         return fused_srelu_expert_tensors(sw)
     R = expert_rows()
-    kept = ("expert_fc1_output", "fc1's output [R, f_e / t_e], kept by F.gelu's backward") if sw.mlp == "gelu" else \
-        ("expert_relu_output", "relu(fc1 output) [R, f_e / t_e], kept by relu's and the square's backward")
+    kept = (
+        ("expert_fc1_output", "fc1's output [R, f_e / t_e], kept by F.gelu's backward")
+        if sw.mlp == "gelu"
+        else ("expert_relu_output", "relu(fc1 output) [R, f_e / t_e], kept by relu's and the square's backward")
+    )
     return [
-        rows("expert_input", R, token_width(sw), B_a, "tokens the experts receive, permuted by expert: the grouped "
-              "fc1's input, kept for its weight gradient"),
+        rows(
+            "expert_input",
+            R,
+            token_width(sw),
+            B_a,
+            "tokens the experts receive, permuted by expert: the grouped fc1's input, kept for its weight gradient",
+        ),
         rows(kept[0], R, f_e / t_e, B_a, kept[1]),
-        rows("expert_act_output", R, f_e / t_e, B_a, f"the {sw.mlp}'s output [R, f_e / t_e], kept by its product with "
-              "the probabilities for their gradient"),
+        rows(
+            "expert_act_output",
+            R,
+            f_e / t_e,
+            B_a,
+            f"the {sw.mlp}'s output [R, f_e / t_e], kept by its product with the probabilities for their gradient",
+        ),
         rows("expert_probs", R, 1, B_a, "the router probability of each received row [R, 1], kept by the product"),
-        rows("expert_fc2_input", R, f_e / t_e, B_a, f"{sw.mlp}(fc1) x probs [R, f_e / t_e], the grouped fc2's input, "
-              "kept for its weight gradient"),
+        rows(
+            "expert_fc2_input",
+            R,
+            f_e / t_e,
+            B_a,
+            f"{sw.mlp}(fc1) x probs [R, f_e / t_e], the grouped fc2's input, kept for its weight gradient",
+        ),
     ]
 
 
@@ -72,12 +121,35 @@ def fused_srelu_expert_tensors(sw: Switches) -> list[Component]:
     the probabilities the fused function keeps, and its output, fc2's input; no relu output or square of their own."""
     R = expert_rows()
     return [
-        rows("expert_input", R, token_width(sw), B_a, "tokens the experts receive, permuted by expert: the grouped "
-              "fc1's input, kept for its weight gradient"),
-        rows("expert_fc1_output", R, f_e / t_e, B_a, "fc1's output [R, f_e / t_e], kept by the fused weighted "
-              "squared ReLU (WeightedSquaredReLUFunction.save_for_backward)"),
-        rows("expert_probs", R, 1, B_a, "the router probability of each received row [R, 1], kept by the fused "
-              "weighted squared ReLU for the probabilities' gradient"),
-        rows("expert_fc2_input", R, f_e / t_e, B_a, "relu(fc1)^2 x probs [R, f_e / t_e], the fused function's "
-              "output and the grouped fc2's input, kept for its weight gradient"),
+        rows(
+            "expert_input",
+            R,
+            token_width(sw),
+            B_a,
+            "tokens the experts receive, permuted by expert: the grouped fc1's input, kept for its weight gradient",
+        ),
+        rows(
+            "expert_fc1_output",
+            R,
+            f_e / t_e,
+            B_a,
+            "fc1's output [R, f_e / t_e], kept by the fused weighted "
+            "squared ReLU (WeightedSquaredReLUFunction.save_for_backward)",
+        ),
+        rows(
+            "expert_probs",
+            R,
+            1,
+            B_a,
+            "the router probability of each received row [R, 1], kept by the fused "
+            "weighted squared ReLU for the probabilities' gradient",
+        ),
+        rows(
+            "expert_fc2_input",
+            R,
+            f_e / t_e,
+            B_a,
+            "relu(fc1)^2 x probs [R, f_e / t_e], the fused function's "
+            "output and the grouped fc2's input, kept for its weight gradient",
+        ),
     ]

@@ -1,5 +1,6 @@
 """The token counts of one MoE layer on one GPU for one micro batch, as Megatron-Core's MoELayer lays them out
 (megatron/core/transformer/moe/: router.py, token_dispatcher.py): T routed tokens, R rows for the local experts; the width they move at and a [rows, width] tensor."""
+
 from __future__ import annotations
 
 import sympy as sp

@@ -4,6 +4,7 @@ with sequence parallelism (tensor_parallel/layers.py LinearWithGradAccumulationA
 backward: every Megatron ColumnParallelLinear, the LM head's under Transformer Engine layers, every layer's under
 --transformer-impl local) and the all-gather token dispatcher (transformer/moe/token_dispatcher.py token_dispatch,
 use_global_buffer=True)."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -29,9 +30,14 @@ def mpu_buffer(sw: Switches, has_head: bool, moe_layers: sp.Expr) -> Component:
         rows.append(_when(s * b / (t * c) * t_e * e, (moe_layers > 0) & (t_e * e > 1)))
     if not rows:
         return Component("mpu_buffer", sp.Integer(0), "no all-gather into Megatron-Core's global buffer on this stage")
-    users = ", ".join((["the LM head's sequence-parallel all-gather"] if has_head and sw.sp else [])
-                      + (["every sequence-parallel linear's (local)"] if sw.local and sw.sp else [])
-                      + (["the all-gather dispatcher's tokens"] if sw.moe and sw.dispatcher == "allgather" else []))
-    return Component("mpu_buffer", B_a * h * sp.Max(*rows),
-                     f"Megatron-Core's persistent global memory buffer ('mpu', utils.py GlobalMemoryBuffer), B_a x h "
-                     f"x the most rows gathered into it: {users}")
+    users = ", ".join(
+        (["the LM head's sequence-parallel all-gather"] if has_head and sw.sp else [])
+        + (["every sequence-parallel linear's (local)"] if sw.local and sw.sp else [])
+        + (["the all-gather dispatcher's tokens"] if sw.moe and sw.dispatcher == "allgather" else [])
+    )
+    return Component(
+        "mpu_buffer",
+        B_a * h * sp.Max(*rows),
+        f"Megatron-Core's persistent global memory buffer ('mpu', utils.py GlobalMemoryBuffer), B_a x h "
+        f"x the most rows gathered into it: {users}",
+    )

@@ -4,6 +4,7 @@ the n_mtp modules normalises the embedding of the tokens shifted by one more (en
 states (hnorm), projects their concatenation [s, b, 2h] to h (eh_proj, column-parallel), runs one transformer layer
 of the decoder's last kind, a final norm, and the LM head it shares with the model, with its own loss. With
 --mtp-use-repeated-layer one such module is built and run at each of the n_mtp depths (MultiTokenPredictionBlock)."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -52,10 +53,16 @@ def mtp_tensors(sw: Switches) -> list[Component]:
     input and logits (components.ends.output_tensors). hnorm's input is the decoder's output, which the model's final
     norm keeps already."""
     return [
-        Component("mtp_enorm_input", per_gpu_tokens(B_a * s * b * h, False, sw), "embedding of the shifted tokens, "
-                  "enorm's input"),
-        Component("mtp_eh_proj_input", per_gpu_tokens(B_a * s * b * 2 * h, False, sw), "concatenated normed "
-                  "embedding and hidden states [s, b, 2h], eh_proj's input"),
+        Component(
+            "mtp_enorm_input",
+            per_gpu_tokens(B_a * s * b * h, False, sw),
+            "embedding of the shifted tokens, enorm's input",
+        ),
+        Component(
+            "mtp_eh_proj_input",
+            per_gpu_tokens(B_a * s * b * 2 * h, False, sw),
+            "concatenated normed embedding and hidden states [s, b, 2h], eh_proj's input",
+        ),
         *output_tensors(sw),
     ]
 
@@ -68,6 +75,9 @@ def mtp_activations(micro: sp.Expr, sw: Switches) -> Component:
     from .activations import layer_activation
 
     per_module = layer_activation(sw, moe=sw.mtp_moe) + sp.Add(*(part.expr for part in mtp_tensors(sw)))
-    return Component("mtp_activations", micro * n_mtp * per_module,
-                     "the multi-token-prediction modules' layer tensors, enorm and eh_proj inputs and own output "
-                     f"layer and logits, per in-flight micro batch ({sw.recompute} recompute)")
+    return Component(
+        "mtp_activations",
+        micro * n_mtp * per_module,
+        "the multi-token-prediction modules' layer tensors, enorm and eh_proj inputs and own output "
+        f"layer and logits, per in-flight micro batch ({sw.recompute} recompute)",
+    )

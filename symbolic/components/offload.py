@@ -6,6 +6,7 @@ its backward reloads a layer's groups one group ahead of use (bulk_reload, on_gr
 iteration one group of each module name, in the last layer of the micro batch whose backward comes first, is not
 offloaded (PipelineOffloadManager.post_warmup_callback, the offload margin; should_bulk_offload keeps the last stage's
 last layer alike): a layer's worth stays, and another is reloaded ahead, at the peak (offload_resident)."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -32,8 +33,18 @@ def offloaded_names(sw: Switches, moe: bool) -> set[str]:
     if "attn_norm" in modules and (sw.mla or sw.local):
         names.add("norm1_input")
     if "qkv_linear" in modules:
-        names |= {"qkv_input", "q_down_input_fp8", "kv_down_input_fp8", "q_latent", "q_latent_normed", "kv_latent",
-                  "kv_latent_normed", "k_rope", "q_norm_input", "k_norm_input"}
+        names |= {
+            "qkv_input",
+            "q_down_input_fp8",
+            "kv_down_input_fp8",
+            "q_latent",
+            "q_latent_normed",
+            "kv_latent",
+            "kv_latent_normed",
+            "k_rope",
+            "q_norm_input",
+            "k_norm_input",
+        }
         if not (sw.mla or sw.local):
             names.add("norm1_input")  # TELayerNormColumnParallelLinear keeps the norm's input inside linear_qkv
     if "core_attn" in modules:
@@ -66,8 +77,12 @@ def offloaded(parts: list[Component], sw: Switches, moe: bool = False) -> tuple[
             kept.append(part)
             continue
         large = sp.Ge(_elements(part), MIN_OFFLOADED)
-        kept.append(part._replace(expr=sp.Piecewise((0, large), (part.expr, True)),
-                                  doc=part.doc + "; offloaded to the host when of at least 2^20 elements"))
+        kept.append(
+            part._replace(
+                expr=sp.Piecewise((0, large), (part.expr, True)),
+                doc=part.doc + "; offloaded to the host when of at least 2^20 elements",
+            )
+        )
         gone.append(part._replace(expr=sp.Piecewise((part.expr, large), (0, True))))
     return kept, gone
 
@@ -76,9 +91,13 @@ def offload_resident(per_layer: sp.Expr) -> Component:
     """Fine-grained offloading's tensors on the GPU at the peak: two layers' worth of one micro batch's offloaded
     tensors (`per_layer`, the stage's largest layer kind): the last layer's groups the offload margin keeps, and the
     groups bulk_reload brings back one ahead of their backward."""
-    return Component("offload_resident", 2 * per_layer, "two layers of one micro batch's offloaded tensors on the "
-                     "GPU: the groups the offload margin keeps and those reloaded ahead of their backward (megatron-core "
-                     "0.16.1 fine_grained_activation_offload.py post_warmup_callback, bulk_reload)")
+    return Component(
+        "offload_resident",
+        2 * per_layer,
+        "two layers of one micro batch's offloaded tensors on the "
+        "GPU: the groups the offload margin keeps and those reloaded ahead of their backward (megatron-core "
+        "0.16.1 fine_grained_activation_offload.py post_warmup_callback, bulk_reload)",
+    )
 
 
 # Transformer Engine's layer-level offloading keeps a saved tensor of fewer elements on the GPU (TE 2.20.2
@@ -92,5 +111,4 @@ def cpu_offload_kept(parts: list[Component]) -> sp.Expr:
     DefaultOffloadSynchronizer releases and reloads them so that L - N layers' worth is on the GPU at once (TE 2.20.2
     pytorch/cpu_offload.py, _init_offload_synchronization_dicts; megatron-core 0.16.1 transformer_block.py
     get_cpu_offload_context with --cpu-offloading-num-layers N)."""
-    return sp.Add(*(sp.Piecewise((0, sp.Ge(_elements(part), MIN_CPU_OFFLOADED)), (part.expr, True))
-                    for part in parts))
+    return sp.Add(*(sp.Piecewise((0, sp.Ge(_elements(part), MIN_CPU_OFFLOADED)), (part.expr, True)) for part in parts))

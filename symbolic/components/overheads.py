@@ -1,5 +1,6 @@
 """Buffers the paper calls often neglected, each a named component with its assumption in one line; the constants are
 assumptions, not measurements (`--overhead NAME=SIZE` replaces one, `--no-overheads` drops them all)."""
+
 from __future__ import annotations
 
 import functools
@@ -25,8 +26,9 @@ def _wider_than_one(x: sp.Expr) -> sp.Expr:
     return sp.Piecewise((1, x > 1), (0, True))
 
 
-def overheads(params: sp.Expr, tensors: sp.Expr, sw: Switches, workspaces: int = 3,
-              megatron: bool = True) -> list[Component]:
+def overheads(
+    params: sp.Expr, tensors: sp.Expr, sw: Switches, workspaces: int = 3, megatron: bool = True
+) -> list[Component]:
     """The overhead components of one GPU holding `params` parameters and `tensors` bytes of model state + activations;
     `workspaces`: the cuBLAS workspaces the trainer's GEMMs keep (3 with Transformer Engine, 2 with PyTorch's alone);
     `megatron`: with Megatron-LM FSDP's all-gather bucket at ZeRO-2."""
@@ -39,21 +41,38 @@ def overheads(params: sp.Expr, tensors: sp.Expr, sw: Switches, workspaces: int =
     # start_param_sync's all_gather_into_tensor(bucket.param_data, local_data_view)). Megatron-LM FSDP at ZeRO-2 keeps
     # the all-gather bucket assumed here (its buffers are not read yet).
     if megatron and sw.dist_opt and sw.sharded_grads and not sw.sharded_weights:
-        parts.append(Component("dist_opt_allgather", data_parallel * B_w * sp.Min(params, BUCKET, evaluate=False),
-                               "one bf16 parameter all-gather bucket (40M params, B_w bytes each) of Megatron-LM FSDP "
-                               "optim_grads (ZeRO-2; assumed)"))
+        parts.append(
+            Component(
+                "dist_opt_allgather",
+                data_parallel * B_w * sp.Min(params, BUCKET, evaluate=False),
+                "one bf16 parameter all-gather bucket (40M params, B_w bytes each) of Megatron-LM FSDP "
+                "optim_grads (ZeRO-2; assumed)",
+            )
+        )
     sizes = (d, t, p, c) + ((e, expert_data_parallel()) if sw.moe else ())
     groups = sum((_wider_than_one(x) for x in sizes), sp.Integer(0))
     parts += [
-        Component("communicators", COMMUNICATOR * groups,
-                  "NCCL buffers, ~0.5 GiB per process group of size > 1 among DP, TP, PP, CP" + (
-                      ", EP and the expert data-parallel group" if sw.moe else "") + " (authors' web estimator)"),
-        Component("cuda_context", CUDA_CONTEXT, "CUDA context and loaded kernels, ~0.3-0.5 GB per process (assumed 400 MiB)"),
-        Component("cublas_workspaces", workspaces * CUBLAS_WORKSPACE,
-                  f"{workspaces} cuBLAS workspaces of 32 MiB in PyTorch's pool: PyTorch's one per (handle, stream), on "
-                  "the forward and the autograd thread (CublasHandlePool.cpp; :4096:8 on an H100)"
-                  + (", and Transformer Engine's (cpp_extensions/gemm.py)" if workspaces == 3 else "")),
-        Component("fragmentation", FRAGMENTATION * tensors,
-                  "caching-allocator fragmentation, assumed 5 % of weights, gradients, optimizer states and activations"),
+        Component(
+            "communicators",
+            COMMUNICATOR * groups,
+            "NCCL buffers, ~0.5 GiB per process group of size > 1 among DP, TP, PP, CP"
+            + (", EP and the expert data-parallel group" if sw.moe else "")
+            + " (authors' web estimator)",
+        ),
+        Component(
+            "cuda_context", CUDA_CONTEXT, "CUDA context and loaded kernels, ~0.3-0.5 GB per process (assumed 400 MiB)"
+        ),
+        Component(
+            "cublas_workspaces",
+            workspaces * CUBLAS_WORKSPACE,
+            f"{workspaces} cuBLAS workspaces of 32 MiB in PyTorch's pool: PyTorch's one per (handle, stream), on "
+            "the forward and the autograd thread (CublasHandlePool.cpp; :4096:8 on an H100)"
+            + (", and Transformer Engine's (cpp_extensions/gemm.py)" if workspaces == 3 else ""),
+        ),
+        Component(
+            "fragmentation",
+            FRAGMENTATION * tensors,
+            "caching-allocator fragmentation, assumed 5 % of weights, gradients, optimizer states and activations",
+        ),
     ]
     return parts

@@ -1,4 +1,5 @@
 """Pipeline schedule: how many micro batches of a stage's L/p layers are alive at its peak (1F1B and interleaved 1F1B)."""
+
 from __future__ import annotations
 
 import sympy as sp

@@ -7,6 +7,7 @@ fc2_wgrad), each of the whole [s b / c, h] shape (common/comm_gemm_overlap: Comm
 a ring-exchange reduce-scatter would hold 2t - 1 chunks, none is one by default), in uint8 under FP8 for the 8 that
 all-gather (layers_all_gather_overlap: fp8_buf) and bf16 for the rest; registered by userbuffers outside PyTorch's
 caching allocator. initialize_ub also triples TE's cuBLAS workspace (_NUM_MAX_UB_STREAMS = 3)."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -30,11 +31,17 @@ def tp_comm_buffers(sw: Switches) -> list[Component]:
     buffers = (GATHERS * gathered + SCATTERS * DTYPES["bf16"]) * s * b / c * h
     held = t > 1
     return [
-        Component("tp_comm_buffers", sp.Piecewise((buffers, held), (0, True)),
-                  "Transformer Engine's 12 userbuffers of [s b / c, h] for the TP-comm overlap, "
-                  f"{'8 in FP8 (uint8) and 4' if sw.fp8 else 'all 12'} in bf16, registered outside PyTorch's pool "
-                  "(transformer-engine 2.9.0 module/base.py initialize_ub)"),
-        Component("tp_comm_workspace", sp.Piecewise((UB_STREAMS * WORKSPACE - CUBLAS_WORKSPACE, held), (0, True)),
-                  "Transformer Engine's cuBLAS workspace repeated for its 3 overlap streams (initialize_ub), beyond "
-                  "the one cublas_workspaces counts"),
+        Component(
+            "tp_comm_buffers",
+            sp.Piecewise((buffers, held), (0, True)),
+            "Transformer Engine's 12 userbuffers of [s b / c, h] for the TP-comm overlap, "
+            f"{'8 in FP8 (uint8) and 4' if sw.fp8 else 'all 12'} in bf16, registered outside PyTorch's pool "
+            "(transformer-engine 2.9.0 module/base.py initialize_ub)",
+        ),
+        Component(
+            "tp_comm_workspace",
+            sp.Piecewise((UB_STREAMS * WORKSPACE - CUBLAS_WORKSPACE, held), (0, True)),
+            "Transformer Engine's cuBLAS workspace repeated for its 3 overlap streams (initialize_ub), beyond "
+            "the one cublas_workspaces counts",
+        ),
     ]

@@ -4,6 +4,7 @@ is held whole on each GPU of that stage (transformers' Qwen3VLVisionModel, Llama
 PixtralVisionModel: not split over t, and its patches not over c), its states sharded by ZeRO as the language
 model's; frozen (--freeze-vision), its weights alone: no gradient, no optimizer state, and no tensor kept for
 backward (nothing before it requires a gradient)."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -21,8 +22,10 @@ def vision_states(sw: Switches) -> list[Component]:
     if not sw.vision:
         return []
     parts = [weights(P_v, sw)] + ([] if sw.frozen_vision else [gradients(P_v, sw), optimizer(P_v, sw)])
-    return [part._replace(name="vision_" + part.name, doc="the vision tower's and projector's " + part.doc)
-            for part in parts]
+    return [
+        part._replace(name="vision_" + part.name, doc="the vision tower's and projector's " + part.doc)
+        for part in parts
+    ]
 
 
 def vision_activations(micro: sp.Expr, sw: Switches) -> list[Component]:
@@ -32,11 +35,16 @@ def vision_activations(micro: sp.Expr, sw: Switches) -> list[Component]:
         return []
     if sw.frozen_vision:
         return [Component("vision_activations", sp.Integer(0), "the vision tower is frozen: nothing kept for backward")]
-    return [Component("vision_activations", micro * B_a * b * n_v * A_v,
-                      "the vision tower's saved tensors: every block's norm, qkv, q, k, v, attention-output, MLP and "
-                      "GeLU inputs, the patch embedding's and mergers' (adapter's, pooling's) inputs, A_v per image token "
-                      "x n_v tokens x b samples x the stage's in-flight micro batches (modeling_qwen3_vl.py, "
-                      "modeling_llama4.py, modeling_siglip.py + modeling_gemma3.py, transformers 5.25.0)")]
+    return [
+        Component(
+            "vision_activations",
+            micro * B_a * b * n_v * A_v,
+            "the vision tower's saved tensors: every block's norm, qkv, q, k, v, attention-output, MLP and "
+            "GeLU inputs, the patch embedding's and mergers' (adapter's, pooling's) inputs, A_v per image token "
+            "x n_v tokens x b samples x the stage's in-flight micro batches (modeling_qwen3_vl.py, "
+            "modeling_llama4.py, modeling_siglip.py + modeling_gemma3.py, transformers 5.25.0)",
+        )
+    ]
 
 
 def vision_parts(stage: str, micro: sp.Expr, sw: Switches) -> list[Component]:

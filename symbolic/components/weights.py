@@ -2,6 +2,7 @@
 Q, O h x a*dh, K, V h x k*dh (dh = h/a unless the config says otherwise), three h x f SwiGLU matrices; matrices split
 over t, norms replicated. Routed experts are counted apart (components.experts): their weights split over e*t_e and
 their states over the expert data-parallel group."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -89,8 +90,13 @@ def moe_dense_params(sw: Switches = Switches()) -> sp.Expr:
     [E] (gpt-oss's GptOssTopKRouter), a latent MoE's projections [h, d_l] and [d_l, h], replicated over t
     (megatron-core 0.16.1 moe_layer.py: fc1_latent_proj and fc2_latent_proj, TELinear parallel_mode "duplicated")."""
     n = 3 if sw.mlp == "swiglu" else 2
-    return h * E + (n * h * f_s / t if sw.shared else 0) + (h if sw.shared_gate else 0) + (E if sw.moe_bias else 0) \
+    return (
+        h * E
+        + (n * h * f_s / t if sw.shared else 0)
+        + (h if sw.shared_gate else 0)
+        + (E if sw.moe_bias else 0)
         + (2 * h * d_l if sw.latent else 0)
+    )
 
 
 def norm_params(sw: Switches = Switches()) -> sp.Expr:
@@ -121,8 +127,11 @@ def layer_params(sw: Switches = Switches(), moe: bool = False, mixer: str = "att
     (ffn False) one norm fewer."""
     if mixer != "none" and ffn:
         return mixer_params(sw, mixer) + norm_params(sw) + (moe_dense_params(sw) if moe else mlp_params(sw))
-    return mixer_params(sw, mixer) + final_norm_params(sw) + ((moe_dense_params(sw) if moe else mlp_params(sw))
-                                                              if ffn else 0)
+    return (
+        mixer_params(sw, mixer)
+        + final_norm_params(sw)
+        + ((moe_dense_params(sw) if moe else mlp_params(sw)) if ffn else 0)
+    )
 
 
 def kind_terms(sw: Switches, f, kinds: dict) -> sp.Expr:
@@ -131,8 +140,13 @@ def kind_terms(sw: Switches, f, kinds: dict) -> sp.Expr:
     layer's (f is additive over a layer's mixer and MLP, so the kinds combine with the MoE layers' own term); 0 for a
     model without them."""
     base = f("attention", True)
-    terms = {"Lg_r": ("gdn", True), "Lm_r": ("mamba", True), "Lo_r": ("none", True), "Ln_r": ("attention", False),
-             "Lw_r": ("swa", True)}
+    terms = {
+        "Lg_r": ("gdn", True),
+        "Lm_r": ("mamba", True),
+        "Lo_r": ("none", True),
+        "Ln_r": ("attention", False),
+        "Lw_r": ("swa", True),
+    }
     return sp.Add(*(kinds[name] * (f(*terms[name]) - base) for name in terms if name in kinds))
 
 
@@ -147,12 +161,20 @@ def kind_cases(sw: Switches, layers: sp.Expr, moe_layers: sp.Expr, kinds: dict) 
     Lg, Lm, Lo, Ln, Lw = (kinds.get(name, zero) for name in ("Lg_r", "Lm_r", "Lo_r", "Ln_r", "Lw_r"))
     moe_layers = moe_layers if sw.moe else zero
     mixers = [("attention", layers - Lg - Lm - Lo - Lw > 0)] + [
-        (mixer, n > 0) for mixer, n in (("gdn", Lg), ("mamba", Lm), ("none", Lo), ("swa", Lw)) if n != 0]
-    ffns = [(False, True, layers - moe_layers - Ln > 0)] + ([(True, True, moe_layers > 0)] if sw.moe else []) \
+        (mixer, n > 0) for mixer, n in (("gdn", Lg), ("mamba", Lm), ("none", Lo), ("swa", Lw)) if n != 0
+    ]
+    ffns = (
+        [(False, True, layers - moe_layers - Ln > 0)]
+        + ([(True, True, moe_layers > 0)] if sw.moe else [])
         + ([(False, False, Ln > 0)] if Ln != 0 else [])
+    )
     two_part = layers - Lo - Ln > 0 if (Lo != 0 or Ln != 0) else sp.true  # layers of a mixer and an MLP
-    return [(moe, mixer, ffn, sp.And(held, there, two_part if mixer != "none" and ffn else sp.true))
-            for mixer, held in mixers for moe, ffn, there in ffns if mixer != "none" or ffn]
+    return [
+        (moe, mixer, ffn, sp.And(held, there, two_part if mixer != "none" and ffn else sp.true))
+        for mixer, held in mixers
+        for moe, ffn, there in ffns
+        if mixer != "none" or ffn
+    ]
 
 
 def layers_params(sw: Switches, layers: sp.Expr, moe_layers: sp.Expr, kinds: dict | None = None) -> sp.Expr:
@@ -162,8 +184,12 @@ def layers_params(sw: Switches, layers: sp.Expr, moe_layers: sp.Expr, kinds: dic
     mixers = kind_terms(sw, lambda mixer, ffn: layer_params(sw, mixer=mixer, ffn=ffn), kinds)
     if not sw.moe:
         return layers * layer_params(sw) + mixers
-    return layers * (attention_params(sw) + norm_params(sw)) + (layers - moe_layers) * mlp_params(sw) \
-        + moe_layers * moe_dense_params(sw) + mixers
+    return (
+        layers * (attention_params(sw) + norm_params(sw))
+        + (layers - moe_layers) * mlp_params(sw)
+        + moe_layers * moe_dense_params(sw)
+        + mixers
+    )
 
 
 def embedding_params(sw: Switches = Switches()) -> sp.Expr:
@@ -189,8 +215,12 @@ def end_params(stage: str, sw: Switches = Switches()) -> sp.Expr:
     embedding on the last stage when p > 1, synchronised by an all-reduce of its gradients, so first and last stages
     count a v x h matrix each; with p = 1 the one matrix is both embedding and LM head."""
     only_head = final_norm_params(sw) if sw.tied else head_params(sw)
-    return {"first": embedding_params(sw), "middle": sp.Integer(0), "last": head_params(sw),
-            "only": embedding_params(sw) + only_head}[stage]
+    return {
+        "first": embedding_params(sw),
+        "middle": sp.Integer(0),
+        "last": head_params(sw),
+        "only": embedding_params(sw) + only_head,
+    }[stage]
 
 
 def default_layers(stage: str) -> tuple[sp.Expr, sp.Expr]:
@@ -207,8 +237,13 @@ def default_kinds(stage: str, sw: Switches) -> dict:
     return {name: BY_NAME[KINDS[name]] / (1 if stage == "only" else p) for name in present(sw)}
 
 
-def stage_params(stage: str, sw: Switches = Switches(), layers: sp.Expr | None = None,
-                 moe_layers: sp.Expr | None = None, kinds: dict | None = None) -> sp.Expr:
+def stage_params(
+    stage: str,
+    sw: Switches = Switches(),
+    layers: sp.Expr | None = None,
+    moe_layers: sp.Expr | None = None,
+    kinds: dict | None = None,
+) -> sp.Expr:
     """Parameters but the routed experts held by one GPU of the given pipeline stage: `layers` layers (default L/p;
     L on the only stage), `moe_layers` of them MoE layers (default L_e/p), `kinds` its hybrid kinds' counts (default
     their shares), and its end_params."""
@@ -234,6 +269,10 @@ def paper_params(sw: Switches = Switches()) -> sp.Expr:
 def weights(params: sp.Expr, sw: Switches) -> Component:
     """The model weights the GPU keeps between steps: all of its stage's, sharded over d*c by ZeRO-3."""
     if sw.sharded_weights:
-        return Component("weights", B_w * params / GROUPS.zero_group, "bf16 model weights, B_w bytes per parameter, sharded over "
-                         "the d*c data-parallel ranks (ZeRO-3; torch FSDP FULL_SHARD, Megatron-LM FSDP optim_grads_params)")
+        return Component(
+            "weights",
+            B_w * params / GROUPS.zero_group,
+            "bf16 model weights, B_w bytes per parameter, sharded over "
+            "the d*c data-parallel ranks (ZeRO-3; torch FSDP FULL_SHARD, Megatron-LM FSDP optim_grads_params)",
+        )
     return Component("weights", B_w * params, "bf16 model weights, B_w bytes per parameter (Megatron mixed precision)")

@@ -1,6 +1,7 @@
 """Buffers that sharding gradients (ZeRO-2) and parameters (ZeRO-3, FSDP) over the d*c data-parallel ranks adds to a
 stage: the gradients being reduce-scattered and, with ZeRO-3, the parameters all-gathered for compute (Megatron-FSDP's
 prefetch window where the stage's parameters are given)."""
+
 from __future__ import annotations
 
 import functools
@@ -27,8 +28,9 @@ def _max(*args: sp.Expr) -> sp.Expr:
     return sp.Max(*args, evaluate=False)
 
 
-def largest_layer(sw: Switches, layers: sp.Expr | None = None, moe_layers: sp.Expr | None = None,
-                  kinds: dict | None = None) -> sp.Expr:
+def largest_layer(
+    sw: Switches, layers: sp.Expr | None = None, moe_layers: sp.Expr | None = None, kinds: dict | None = None
+) -> sp.Expr:
     """Parameters of a stage's largest layer on one GPU: a dense layer, or an MoE layer with its E/e experts, with
     the mixers of a hybrid (weights.kind_cases), of the kinds the stage holds (`layers`, `moe_layers` of them MoE
     and `kinds` the hybrid kinds' counts: default L/p, L_e/p and their shares)."""
@@ -41,12 +43,21 @@ def largest_layer(sw: Switches, layers: sp.Expr | None = None, moe_layers: sp.Ex
         has_dense = sp.Piecewise((layer_params(sw), layers - moe_layers > 0), (0, True))
         has_moe = sp.Piecewise((moe, moe_layers > 0), (0, True))
         return _max(has_dense, has_moe)
-    return _max(*(sp.Piecewise((layer_params(sw, moe, mixer, ffn) + (experts_params(sw) if moe else 0), held),
-                                 (0, True)) for moe, mixer, ffn, held in kind_cases(sw, layers, moe_layers, kinds)))
+    return _max(
+        *(
+            sp.Piecewise((layer_params(sw, moe, mixer, ffn) + (experts_params(sw) if moe else 0), held), (0, True))
+            for moe, mixer, ffn, held in kind_cases(sw, layers, moe_layers, kinds)
+        )
+    )
 
 
-def largest_unit(stage: str, sw: Switches = Switches(), layers: sp.Expr | None = None,
-                 moe_layers: sp.Expr | None = None, kinds: dict | None = None) -> sp.Expr:
+def largest_unit(
+    stage: str,
+    sw: Switches = Switches(),
+    layers: sp.Expr | None = None,
+    moe_layers: sp.Expr | None = None,
+    kinds: dict | None = None,
+) -> sp.Expr:
     """Parameters of the largest unit a stage gathers or reduces at once: one layer, or its embedding / LM head."""
     ends = end_params(stage, sw)
     layer = largest_layer(sw, layers, moe_layers, kinds)
@@ -69,30 +80,47 @@ def _window(params: sp.Expr, units: sp.Expr, layer: sp.Expr) -> sp.Expr:
     return sp.Min(params, units + sp.Max(AG_PREFETCH, layer, evaluate=False), evaluate=False)
 
 
-def zero_buffers(stage: str, sw: Switches, layers: sp.Expr | None = None,
-                 moe_layers: sp.Expr | None = None, kinds: dict | None = None,
-                 params: sp.Expr | None = None) -> list[Component]:
+def zero_buffers(
+    stage: str,
+    sw: Switches,
+    layers: sp.Expr | None = None,
+    moe_layers: sp.Expr | None = None,
+    kinds: dict | None = None,
+    params: sp.Expr | None = None,
+) -> list[Component]:
     """ZeRO-2: the unsharded gradients of the unit being reduce-scattered; ZeRO-3 also the all-gathered weights of
     the unit being computed and of the prefetched next layer, or with `params` (the stage's parameters on one GPU:
     Megatron-LM's FSDP) Megatron-FSDP's prefetch window (fsdp_window); none below ZeRO-2."""
     parts = []
     unit = largest_unit(stage, sw, layers, moe_layers, kinds)
     if sw.sharded_grads:
-        parts.append(Component(
-            "grad_reduce_buffer", B_g * unit,
-            "unsharded fp32 gradients of the layer (or embedding / LM head) whose reduce-scatter over d*c is in flight, "
-            "B_g bytes per parameter (ZeRO-2/3: torch FSDP's per-module gradient in reduce_dtype fp32, DeepSpeed's "
-            "reduce bucket, Megatron-LM FSDP's per-layer gradient buffer)"))
+        parts.append(
+            Component(
+                "grad_reduce_buffer",
+                B_g * unit,
+                "unsharded fp32 gradients of the layer (or embedding / LM head) whose reduce-scatter over d*c is in flight, "
+                "B_g bytes per parameter (ZeRO-2/3: torch FSDP's per-module gradient in reduce_dtype fp32, DeepSpeed's "
+                "reduce bucket, Megatron-LM FSDP's per-layer gradient buffer)",
+            )
+        )
     if sw.sharded_weights and params is not None:
-        parts.append(Component(
-            "params_gathered", B_w * fsdp_window(unit, largest_layer(sw, layers, moe_layers, kinds), params),
-            "all-gathered bf16 weights Megatron-FSDP holds at once, B_w bytes per parameter: the unit being computed "
-            "and the buckets prefetched behind it up to max(5e8, a layer's) parameters, the whole stage where it is "
-            "smaller (megatron-core 0.16.1 megatron_fsdp.py: the communication unit floored at 1e9 elements, "
-            "suggested_AG_prefetch_size half of it)"))
+        parts.append(
+            Component(
+                "params_gathered",
+                B_w * fsdp_window(unit, largest_layer(sw, layers, moe_layers, kinds), params),
+                "all-gathered bf16 weights Megatron-FSDP holds at once, B_w bytes per parameter: the unit being computed "
+                "and the buckets prefetched behind it up to max(5e8, a layer's) parameters, the whole stage where it is "
+                "smaller (megatron-core 0.16.1 megatron_fsdp.py: the communication unit floored at 1e9 elements, "
+                "suggested_AG_prefetch_size half of it)",
+            )
+        )
     elif sw.sharded_weights:
-        parts.append(Component(
-            "params_gathered", B_w * (unit + largest_layer(sw, layers, moe_layers, kinds)),
-            "all-gathered bf16 weights of the unit being computed and of the prefetched next layer, B_w bytes per "
-            "parameter (ZeRO-3: torch FSDP's forward/backward prefetch of one module)"))
+        parts.append(
+            Component(
+                "params_gathered",
+                B_w * (unit + largest_layer(sw, layers, moe_layers, kinds)),
+                "all-gathered bf16 weights of the unit being computed and of the prefetched next layer, B_w bytes per "
+                "parameter (ZeRO-3: torch FSDP's forward/backward prefetch of one module)",
+            )
+        )
     return parts

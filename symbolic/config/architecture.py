@@ -1,5 +1,6 @@
 """The model's architecture as the formulas see it: the features of a ModelShape that add or drop terms, declared
 once (Switches extends it; `of` reads each off a shape by its name); no sympy."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
@@ -15,7 +16,9 @@ class Architecture:
     moe: bool = False  # routed experts (E > 0) in L_e of the L layers
     shared: bool = False  # shared experts of width f_s in every MoE layer
     shared_gate: bool = False  # a sigmoid gate [h, 1] on the shared experts' output (Qwen2-MoE)
-    latent: bool = False  # a latent MoE (d_l > 0): experts of width d_l in and out between projections [h, d_l], [d_l, h]
+    latent: bool = (
+        False  # a latent MoE (d_l > 0): experts of width d_l in and out between projections [h, d_l], [d_l, h]
+    )
     qk_norm: str = "none"  # RMSNorm on Q and K: none, head (over dh, Qwen3), full (over a dh and k dh, OLMoE),
     # weightless (over dh with no scale, Llama 4)
     qkv_bias: bool = False  # biases on Q, K, V
@@ -57,10 +60,16 @@ class Architecture:
     def of(cls, shape) -> "Architecture":
         """A ModelShape's architecture: each field the shape's attribute (field or property) of its name, a count
         (positions, q_lora, mtp) as whether it is above 0, or DERIVED's reading where the shape has no such name."""
-        read = {f.name: DERIVED[f.name](shape) if f.name in DERIVED else getattr(shape, f.name)
-                for f in fields(Architecture)}
-        return cls(**{f.name: bool(read[f.name]) if isinstance(f.default, bool) else read[f.name]
-                      for f in fields(Architecture)})
+        read = {
+            f.name: DERIVED[f.name](shape) if f.name in DERIVED else getattr(shape, f.name)
+            for f in fields(Architecture)
+        }
+        return cls(
+            **{
+                f.name: bool(read[f.name]) if isinstance(f.default, bool) else read[f.name]
+                for f in fields(Architecture)
+            }
+        )
 
     def features(self) -> dict:
         """Its fields by name (what Switches.of takes from a shape)."""

@@ -4,6 +4,7 @@ checkpoints' remote code (modeling_decilm.py DeciLMDecoderLayer: input_layernorm
 not no_op, post_attention_layernorm and mlp only where the FFN is not), Megatron-Core 0.16.1
 transformer/heterogeneous/heterogeneous_config.py (HeterogeneousTransformerConfig.per_block_parameters) and
 models/gpt/heterogeneous/heterogeneous_layer_specs.py (IdentityOp for a no-op part)."""
+
 from __future__ import annotations
 
 from .bounds import positive
@@ -29,20 +30,40 @@ def check_blocks(shape) -> None:
     if not (shape.layer_k or shape.layer_f):
         return
     if not len(shape.layer_k) == len(shape.layer_f) == shape.L:
-        raise ConfigError(f"model {shape.name!r}: layer_k and layer_f give each of the L={shape.L} layers its KV heads "
-                          f"and MLP width, got {len(shape.layer_k)} and {len(shape.layer_f)} entries")
+        raise ConfigError(
+            f"model {shape.name!r}: layer_k and layer_f give each of the L={shape.L} layers its KV heads "
+            f"and MLP width, got {len(shape.layer_k)} and {len(shape.layer_f)} entries"
+        )
     for field in ("layer_k", "layer_f"):
         for value in getattr(shape, field):
             positive(shape.name, field, value, zero=True)
     if any(k and shape.a % k for k in shape.layer_k):
-        raise ConfigError(f"model {shape.name!r}: every layer's KV heads (layer_k) must divide a={shape.a}, got "
-                          f"{sorted(set(shape.layer_k))}")
+        raise ConfigError(
+            f"model {shape.name!r}: every layer's KV heads (layer_k) must divide a={shape.a}, got "
+            f"{sorted(set(shape.layer_k))}"
+        )
     if shape.k != (max(shape.layer_k) or shape.a) or shape.f != max(shape.layer_f):
-        raise ConfigError(f"model {shape.name!r}: with a block config per layer k and f are the largest of layer_k "
-                          f"and layer_f ({max(shape.layer_k) or shape.a} and {max(shape.layer_f)}), got k={shape.k}, "
-                          f"f={shape.f}")
-    if shape.E or shape.mla or shape.mtp or shape.sinks or shape.sandwich or shape.attn_gate or shape.positions \
-            or shape.linear_layers or shape.mamba_layers or shape.blocks or shape.swa_layers or shape.vision:
-        raise ConfigError(f"model {shape.name!r}: a block config per layer is modelled for Llama's layers (DeciLM): "
-                          "not beside experts, MLA, MTP, sinks, sandwich norms, gated attention, learned positions, "
-                          "hybrid mixers, one-part blocks, sliding-window layers or a vision tower")
+        raise ConfigError(
+            f"model {shape.name!r}: with a block config per layer k and f are the largest of layer_k "
+            f"and layer_f ({max(shape.layer_k) or shape.a} and {max(shape.layer_f)}), got k={shape.k}, "
+            f"f={shape.f}"
+        )
+    if (
+        shape.E
+        or shape.mla
+        or shape.mtp
+        or shape.sinks
+        or shape.sandwich
+        or shape.attn_gate
+        or shape.positions
+        or shape.linear_layers
+        or shape.mamba_layers
+        or shape.blocks
+        or shape.swa_layers
+        or shape.vision
+    ):
+        raise ConfigError(
+            f"model {shape.name!r}: a block config per layer is modelled for Llama's layers (DeciLM): "
+            "not beside experts, MLA, MTP, sinks, sandwich norms, gated attention, learned positions, "
+            "hybrid mixers, one-part blocks, sliding-window layers or a vision tower"
+        )

@@ -1,5 +1,6 @@
 """The model features that take one of a few named values, declared once with the values they accept; ModelShape and
 Architecture check them with the one function here, and Training and Switches their options with its one_of."""
+
 from __future__ import annotations
 
 from .errors import ConfigError

@@ -1,5 +1,6 @@
 """What a model shape counts: the parameters of each of its parts (attention, norms, MLPs, experts, the indexer,
 multi-token prediction) and of the whole model, as a mixin of ModelShape (shapes.py) that reads its fields."""
+
 from __future__ import annotations
 
 from .gemma4 import gemma4_count
@@ -30,8 +31,14 @@ class ParameterCounts:
         if self.mla:
             qk, q_r = dh + self.rope_dim, self.q_lora
             q = h * q_r + q_r + q_r * a * qk if q_r else h * a * qk
-            return q + h * (self.kv_lora + self.rope_dim) + self.kv_lora + self.kv_lora * a * (dh + self.v_dim) \
-                + a * self.v_dim * h + self.indexer_count
+            return (
+                q
+                + h * (self.kv_lora + self.rope_dim)
+                + self.kv_lora
+                + self.kv_lora * a * (dh + self.v_dim)
+                + a * self.v_dim * h
+                + self.indexer_count
+            )
         return self.gqa_count(k, self.sinks)
 
     @property
@@ -64,8 +71,13 @@ class ParameterCounts:
         if not self.gdn:
             return 0
         qk, vd, hv = self.lin_k_heads * self.lin_k_dim, self.lin_v_heads * self.lin_v_dim, self.lin_v_heads
-        return self.h * (2 * qk + 2 * vd + 2 * hv) + (2 * qk + vd) * self.conv_width + 2 * hv + self.lin_v_dim \
+        return (
+            self.h * (2 * qk + 2 * vd + 2 * hv)
+            + (2 * qk + vd) * self.conv_width
+            + 2 * hv
+            + self.lin_v_dim
             + vd * self.h
+        )
 
     @property
     def mlp_matrices(self) -> int:
@@ -95,9 +107,15 @@ class ParameterCounts:
         [d_l, h] around the experts (transformers 5.25.0 NemotronHMoE fc1/fc2_latent_proj; Megatron-Core 0.16.1
         MoELayer)."""
         h = self.h
-        return h * self.E + self.E * self.expert_count + self.mlp_matrices * h * self.f_s \
-            + (h if self.shared_gate else 0) + (self.E if self.expert_bias else 0) + (self.E if self.moe_bias else 0) \
+        return (
+            h * self.E
+            + self.E * self.expert_count
+            + self.mlp_matrices * h * self.f_s
+            + (h if self.shared_gate else 0)
+            + (self.E if self.expert_bias else 0)
+            + (self.E if self.moe_bias else 0)
             + 2 * h * self.moe_latent
+        )
 
     @property
     def expert_count(self) -> int:
@@ -135,10 +153,17 @@ class ParameterCounts:
         Megatron-Core 0.16.1 MambaMixer); 0 without them."""
         if not self.mamba:
             return 0
-        inner, conv = self.ssm_heads * self.ssm_head_dim, self.ssm_heads * self.ssm_head_dim \
-            + 2 * self.ssm_groups * self.ssm_state
-        return self.h * (inner + conv + self.ssm_heads) + conv * (self.conv_width + (1 if self.ssm_conv_bias else 0)) \
-            + 3 * self.ssm_heads + inner + inner * self.h
+        inner, conv = (
+            self.ssm_heads * self.ssm_head_dim,
+            self.ssm_heads * self.ssm_head_dim + 2 * self.ssm_groups * self.ssm_state,
+        )
+        return (
+            self.h * (inner + conv + self.ssm_heads)
+            + conv * (self.conv_width + (1 if self.ssm_conv_bias else 0))
+            + 3 * self.ssm_heads
+            + inner
+            + inner * self.h
+        )
 
     @property
     def param_count(self) -> int:
@@ -152,15 +177,27 @@ class ParameterCounts:
         h, v, L = self.h, self.v, self.L
         mlps = self.L_e * self.moe_mlp_count + (L - self.L_e - self.L_n) * self.dense_mlp_count
         norms = L * (4 if self.sandwich else 2) - self.L_o - self.L_n  # one per part a layer holds
-        mixers = (L - self.L_g - self.L_m - self.L_o - self.L_w) * self.attention_count + self.L_g * self.gdn_count \
-            + self.L_m * self.mamba_count + self.L_w * self.swa_attention_count
+        mixers = (
+            (L - self.L_g - self.L_m - self.L_o - self.L_w) * self.attention_count
+            + self.L_g * self.gdn_count
+            + self.L_m * self.mamba_count
+            + self.L_w * self.swa_attention_count
+        )
         if self.layer_f:  # a block config per layer (DeciLM): each part at its own width, with its norm, where present
             mlps = sum(self.mlp_count(f) for f in self.layer_f if f)
             mixers = sum(self.gqa_count(k, self.sinks) for k in self.layer_k if k)
             norms = sum(1 for n in self.layer_k + self.layer_f if n)
         head = (0 if self.tied else h * v) + (v if self.head_bias else 0)
-        return (v + self.positions) * h + mixers + norms * self.norm_count + mlps + self.norm_count + head \
-            + self.mtp_modules * self.mtp_count + self.P_v
+        return (
+            (v + self.positions) * h
+            + mixers
+            + norms * self.norm_count
+            + mlps
+            + self.norm_count
+            + head
+            + self.mtp_modules * self.mtp_count
+            + self.P_v
+        )
 
     @property
     def P_v(self) -> int:

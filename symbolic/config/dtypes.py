@@ -1,4 +1,5 @@
 """The one table of byte widths: every dtype mem4d names, by its short name (fp32) and by jax's (float32); no sympy."""
+
 from __future__ import annotations
 
 # bytes per element; uint8 and bool: a byte (a dropout mask, 8-bit optimizer states, a routing mask)

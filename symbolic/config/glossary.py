@@ -1,5 +1,6 @@
 """The glossary: every letter of Fujii et al. (arXiv 2411.06465) with its meaning, and where a configuration's value of
 it comes from. No sympy here: symbols.py makes the sympy symbols, the estimator takes its inputs in this order."""
+
 from __future__ import annotations
 
 SHAPE = {
@@ -53,7 +54,7 @@ HYBRID = {
     "d_gk": "a Gated DeltaNet query/key head's width (linear_key_head_dim)",
     "d_gv": "a Gated DeltaNet value head's width (linear_value_head_dim)",
     "K_c": "the width of a Gated DeltaNet or Mamba-2 layer's causal depthwise convolution (linear_conv_kernel_dim, "
-           "conv_kernel)",
+    "conv_kernel)",
     "L_m": "Mamba-2 layers (Nemotron-H's M blocks)",
     "L_o": "layers of an MLP alone, with no token mixer (Nemotron-H's - blocks)",
     "L_n": "layers of a token mixer alone, with no MLP (Nemotron-H's M and * blocks)",
@@ -72,9 +73,9 @@ SWA = {
 # for a text model; n_v is a training choice (--image-tokens)
 VISION = {
     "P_v": "the vision tower's and projector's parameters (vision_config, as Qwen3VLVisionModel, Llama4VisionModel, "
-           "SiglipVisionModel or PixtralVisionModel builds them)",
+    "SiglipVisionModel or PixtralVisionModel builds them)",
     "A_v": "elements the vision tower keeps for backward per image token (its patches through every block, merger, "
-           "adapter or pooling)",
+    "adapter or pooling)",
     "n_v": "image tokens per sample (--image-tokens; 0: text-only activations)",
 }
 PARALLEL = {
@@ -122,24 +123,118 @@ SWA_LETTERS = (*SWA, "Lw_r")  # what only a model with sliding-window layers of 
 # a stage's extra inputs (the in-flight count takes r)
 STAGE_NAMES = ("L_r", "m_r", "Le_r", "Lg_r", "Lm_r", "Lo_r", "Ln_r", "Lw_r")
 MEANING = SHAPE | MOE | MLA | HYBRID | SWA | VISION | PARALLEL | SCHEDULE | BYTES | STAGE
-LATEX = {"vpp": r"v_{pp}", "B_w": r"B_{w}", "B_g": r"B_{g}", "B_o": r"B_{o}", "B_a": r"B_{a}", "B_l": r"B_{l}", "B_q": r"B_{q}", "B_c": r"B_{c}", "L_r": r"L_{r}",
-         "m_r": r"m_{r}", "dh": r"d_{h}", "s_p": r"s_{p}", "n_ac": r"n_{ac}", "k_e": r"k_{e}", "f_e": r"f_{e}", "f_s": r"f_{s}", "L_e": r"L_{e}",
-         "C_f": r"C_{f}", "d_l": r"d_{l}", "t_e": r"t_{e}", "Le_r": r"L_{e,r}", "q_r": r"q_{r}", "kv_r": r"kv_{r}", "d_r": r"d_{r}",
-         "d_v": r"d_{v}", "n_mtp": r"n_{mtp}", "n_i": r"n_{i}", "d_i": r"d_{i}", "k_i": r"k_{i}",
-         "L_g": r"L_{g}", "n_gk": r"n_{gk}", "n_gv": r"n_{gv}", "d_gk": r"d_{gk}", "d_gv": r"d_{gv}", "K_c": r"K_{c}",
-         "Lg_r": r"L_{g,r}", "L_m": r"L_{m}", "L_o": r"L_{o}", "L_n": r"L_{n}", "n_m": r"n_{m}", "d_m": r"d_{m}",
-         "d_s": r"d_{s}", "g_m": r"g_{m}", "Lm_r": r"L_{m,r}", "Lo_r": r"L_{o,r}", "Ln_r": r"L_{n,r}",
-         "P_v": r"P_{v}", "A_v": r"A_{v}", "n_v": r"n_{v}", "L_w": r"L_{w}", "k_w": r"k_{w}", "Lw_r": r"L_{w,r}"}  # the rest: as named
+LATEX = {
+    "vpp": r"v_{pp}",
+    "B_w": r"B_{w}",
+    "B_g": r"B_{g}",
+    "B_o": r"B_{o}",
+    "B_a": r"B_{a}",
+    "B_l": r"B_{l}",
+    "B_q": r"B_{q}",
+    "B_c": r"B_{c}",
+    "L_r": r"L_{r}",
+    "m_r": r"m_{r}",
+    "dh": r"d_{h}",
+    "s_p": r"s_{p}",
+    "n_ac": r"n_{ac}",
+    "k_e": r"k_{e}",
+    "f_e": r"f_{e}",
+    "f_s": r"f_{s}",
+    "L_e": r"L_{e}",
+    "C_f": r"C_{f}",
+    "d_l": r"d_{l}",
+    "t_e": r"t_{e}",
+    "Le_r": r"L_{e,r}",
+    "q_r": r"q_{r}",
+    "kv_r": r"kv_{r}",
+    "d_r": r"d_{r}",
+    "d_v": r"d_{v}",
+    "n_mtp": r"n_{mtp}",
+    "n_i": r"n_{i}",
+    "d_i": r"d_{i}",
+    "k_i": r"k_{i}",
+    "L_g": r"L_{g}",
+    "n_gk": r"n_{gk}",
+    "n_gv": r"n_{gv}",
+    "d_gk": r"d_{gk}",
+    "d_gv": r"d_{gv}",
+    "K_c": r"K_{c}",
+    "Lg_r": r"L_{g,r}",
+    "L_m": r"L_{m}",
+    "L_o": r"L_{o}",
+    "L_n": r"L_{n}",
+    "n_m": r"n_{m}",
+    "d_m": r"d_{m}",
+    "d_s": r"d_{s}",
+    "g_m": r"g_{m}",
+    "Lm_r": r"L_{m,r}",
+    "Lo_r": r"L_{o,r}",
+    "Ln_r": r"L_{n,r}",
+    "P_v": r"P_{v}",
+    "A_v": r"A_{v}",
+    "n_v": r"n_{v}",
+    "L_w": r"L_{w}",
+    "k_w": r"k_{w}",
+    "Lw_r": r"L_{w,r}",
+}  # the rest: as named
 
 # where a configuration's value of each letter comes from: these from ModelShape, the rest from Training (the
 # attribute of the same name, or this field)
-FROM_MODEL = ("h", "f", "a", "k", "L", "v", "dh", "s_p", "E", "k_e", "f_e", "f_s", "L_e", "d_l", *MLA, *HYBRID, *SWA, "P_v", "A_v")
-TRAINING_FIELD = {"q_r": "q_lora", "kv_r": "kv_lora", "d_r": "rope_dim", "d_v": "v_dim", "n_mtp": "mtp",
-                  "n_i": "index_heads", "d_i": "index_dim", "k_i": "index_topk",
-                  "n_gk": "lin_k_heads", "n_gv": "lin_v_heads", "d_gk": "lin_k_dim", "d_gv": "lin_v_dim", "K_c": "conv_width", "k_w": "swa_k",
-                  "n_m": "ssm_heads", "d_m": "ssm_head_dim", "d_s": "ssm_state", "g_m": "ssm_groups",
-                  "s_p": "positions", "n_ac": "n_ac", "B_w": "weight_bytes", "B_g": "grad_bytes", "B_o": "opt_bytes", "B_a": "act_bytes", "B_l": "logit_bytes", "B_q": "quant_bytes", "B_c": "cache_bytes", "e": "ep",
-                  "t_e": "etp_size", "C_f": "moe_capacity", "d_l": "moe_latent", "n_v": "image_tokens"}
+FROM_MODEL = (
+    "h",
+    "f",
+    "a",
+    "k",
+    "L",
+    "v",
+    "dh",
+    "s_p",
+    "E",
+    "k_e",
+    "f_e",
+    "f_s",
+    "L_e",
+    "d_l",
+    *MLA,
+    *HYBRID,
+    *SWA,
+    "P_v",
+    "A_v",
+)
+TRAINING_FIELD = {
+    "q_r": "q_lora",
+    "kv_r": "kv_lora",
+    "d_r": "rope_dim",
+    "d_v": "v_dim",
+    "n_mtp": "mtp",
+    "n_i": "index_heads",
+    "d_i": "index_dim",
+    "k_i": "index_topk",
+    "n_gk": "lin_k_heads",
+    "n_gv": "lin_v_heads",
+    "d_gk": "lin_k_dim",
+    "d_gv": "lin_v_dim",
+    "K_c": "conv_width",
+    "k_w": "swa_k",
+    "n_m": "ssm_heads",
+    "d_m": "ssm_head_dim",
+    "d_s": "ssm_state",
+    "g_m": "ssm_groups",
+    "s_p": "positions",
+    "n_ac": "n_ac",
+    "B_w": "weight_bytes",
+    "B_g": "grad_bytes",
+    "B_o": "opt_bytes",
+    "B_a": "act_bytes",
+    "B_l": "logit_bytes",
+    "B_q": "quant_bytes",
+    "B_c": "cache_bytes",
+    "e": "ep",
+    "t_e": "etp_size",
+    "C_f": "moe_capacity",
+    "d_l": "moe_latent",
+    "n_v": "image_tokens",
+}
 
 
 def inputs_for(shape, training) -> dict[str, int]:

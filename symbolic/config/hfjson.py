@@ -1,6 +1,7 @@
 """A config.json's JSON object read with bounds (the reader's first step, hfconfig.py): at most MAX_BYTES, MAX_DEPTH
 levels, MAX_DIGITS-digit integers, finite numbers, no key twice in one object; a regular file only, never waiting on a
 pipe; every failure one line (a ConfigError)."""
+
 from __future__ import annotations
 
 import json
@@ -10,7 +11,9 @@ from pathlib import Path
 
 from .errors import ConfigError
 
-MAX_BYTES = 4 * 2**20  # the largest config.json read (published ones are under 100 KB; DeciLM's per-layer blocks ~50 KB)
+MAX_BYTES = (
+    4 * 2**20
+)  # the largest config.json read (published ones are under 100 KB; DeciLM's per-layer blocks ~50 KB)
 MAX_DEPTH = 16  # the deepest nesting read (published files nest 3 levels: a text_config's rope_scaling)
 MAX_DIGITS = 20  # the longest integer read (2^64 has 20 digits; sizes are bounded by 2^40 afterwards)
 
@@ -69,8 +72,9 @@ def load(path: Path) -> dict:
     if len(data) > MAX_BYTES:
         raise ConfigError(f"{path}: larger than {MAX_BYTES // 2**20} MiB: not a config.json")
     try:
-        raw = json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicates, parse_int=_integer,
-                         parse_constant=_constant)
+        raw = json.loads(
+            data.decode("utf-8"), object_pairs_hook=_no_duplicates, parse_int=_integer, parse_constant=_constant
+        )
     except UnicodeDecodeError as err:
         raise ConfigError(f"{path}: cannot read: not UTF-8 text (byte {err.start})") from None
     except json.JSONDecodeError as err:

@@ -1,5 +1,6 @@
 """The pieces every config.json family is read with: the keys known to be harmless, the keys allowed at some values
 only (Only), a family's description (Family), and checked access to one file's values (Reader)."""
+
 from __future__ import annotations
 
 import json
@@ -14,41 +15,97 @@ from .shapes import MAX_SIZE
 # keys that only matter at inference, each with why (read at checked values: HARMLESS_VALUES)
 INFERENCE = {
     "initial_context_length": "gpt-oss: the context its YaRN rope_scaling extends at inference (rope_scaling's "
-                              "original_max_position_embeddings); RoPE holds no parameter or buffer in training",
+    "original_max_position_embeddings); RoPE holds no parameter or buffer in training",
     "kv_cache_dtype": "the inference KV cache's dtype: training keeps no KV cache",
     "mamba_ssm_dtype": "Qwen3.5's dtype of the Gated DeltaNet's recurrent-state cache in inference engines (vLLM); "
-                       "transformers' Qwen3_5 classes have no such attribute, and training keeps no state cache",
+    "transformers' Qwen3_5 classes have no such attribute, and training keeps no state cache",
     "transformers.js_config": "transformers.js's options for its ONNX exports (their dtype, KV cache, external "
-                              "data): another library's inference files",
+    "data): another library's inference files",
 }
 
 # keys that never change what a training step allocates, each group with why
 _HARMLESS_GROUPS = {
     "names and bookkeeping: no tensor": (
-        "_name_or_path", "architectures", "model_type", "transformers_version", "torch_dtype", "dtype", "auto_map",
-        "finetuning_task", "id2label", "label2id", "tokenizer_class", "prefix", "task_specific_params",
-        "problem_type", "is_llama_config"),  # is_llama_config: SmolLM2's conversion marker
+        "_name_or_path",
+        "architectures",
+        "model_type",
+        "transformers_version",
+        "torch_dtype",
+        "dtype",
+        "auto_map",
+        "finetuning_task",
+        "id2label",
+        "label2id",
+        "tokenizer_class",
+        "prefix",
+        "task_specific_params",
+        "problem_type",
+        "is_llama_config",
+    ),  # is_llama_config: SmolLM2's conversion marker
     "token ids: no tensor": ("bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id"),
     "initialisation: the same tensors": ("initializer_range",),
     "RoPE's and RMSNorm's constants, RoPE's layout and positions (multimodal RoPE's ids): no parameter, no buffer "
-    "training keeps": ("rms_norm_eps", "rope_theta", "rope_scaling", "rope_parameters", "max_position_embeddings",
-                       "use_mrope", "rope_interleaved"),
+    "training keeps": (
+        "rms_norm_eps",
+        "rope_theta",
+        "rope_scaling",
+        "rope_parameters",
+        "max_position_embeddings",
+        "use_mrope",
+        "rope_interleaved",
+    ),
     "Llama's pretraining TP slicing: the same parameters": ("pretraining_tp",),
     "the sliding window: flash attention keeps no s x s tensor, and unfused attention materialises all s keys "
     "whatever the mask": ("use_sliding_window", "sliding_window", "max_window_layers", "layer_types"),
     "router scalars on tensors that exist either way (the aux-loss coefficient, top-k renormalisation)": (
-        "output_router_logits", "router_aux_loss_coef", "norm_topk_prob"),
+        "output_router_logits",
+        "router_aux_loss_coef",
+        "norm_topk_prob",
+    ),
     "inference caches and generation settings": (
-        "use_cache", "cache_implementation", "max_length", "min_length", "do_sample", "early_stopping", "num_beams",
-        "num_beam_groups", "diversity_penalty", "temperature", "top_k", "top_p", "typical_p", "repetition_penalty",
-        "length_penalty", "no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "bad_words_ids",
-        "num_return_sequences", "output_scores", "return_dict_in_generate", "forced_bos_token_id",
-        "forced_eos_token_id", "remove_invalid_values", "exponential_decay_length_penalty", "suppress_tokens",
-        "begin_suppress_tokens"),
+        "use_cache",
+        "cache_implementation",
+        "max_length",
+        "min_length",
+        "do_sample",
+        "early_stopping",
+        "num_beams",
+        "num_beam_groups",
+        "diversity_penalty",
+        "temperature",
+        "top_k",
+        "top_p",
+        "typical_p",
+        "repetition_penalty",
+        "length_penalty",
+        "no_repeat_ngram_size",
+        "encoder_no_repeat_ngram_size",
+        "bad_words_ids",
+        "num_return_sequences",
+        "output_scores",
+        "return_dict_in_generate",
+        "forced_bos_token_id",
+        "forced_eos_token_id",
+        "remove_invalid_values",
+        "exponential_decay_length_penalty",
+        "suppress_tokens",
+        "begin_suppress_tokens",
+    ),
     "the attention kernel's choice and what forward returns: the same tensors": (
-        "_attn_implementation", "_attn_implementation_autoset", "attn_implementation", "return_dict",
-        "output_hidden_states", "output_attentions", "torchscript", "use_bfloat16", "tf_legacy_loss",
-        "chunk_size_feed_forward", "is_decoder", "cross_attention_hidden_size", "tie_encoder_decoder"),
+        "_attn_implementation",
+        "_attn_implementation_autoset",
+        "attn_implementation",
+        "return_dict",
+        "output_hidden_states",
+        "output_attentions",
+        "torchscript",
+        "use_bfloat16",
+        "tf_legacy_loss",
+        "chunk_size_feed_forward",
+        "is_decoder",
+        "cross_attention_hidden_size",
+        "tie_encoder_decoder",
+    ),
 }
 WHY_HARMLESS = {key: why for why, keys in _HARMLESS_GROUPS.items() for key in keys} | INFERENCE  # key -> its reason
 HARMLESS = frozenset(WHY_HARMLESS)
@@ -109,8 +166,10 @@ ATTENTION_KINDS = ("full_attention", "sliding_attention")  # layer_types mem4d r
 # the values HARMLESS keys may take: a harmless key is harmless at these values only (layer_types listing a linear
 # attention or Mamba layer describes another allocation; a string where a number belongs is not a config)
 HARMLESS_VALUES = {
-    "layer_types": Only(lambda x: x is None or isinstance(x, list) and all(kind in ATTENTION_KINDS for kind in x),
-                        "full or sliding-window attention in every layer (" + ", ".join(ATTENTION_KINDS) + ")"),
+    "layer_types": Only(
+        lambda x: x is None or isinstance(x, list) and all(kind in ATTENTION_KINDS for kind in x),
+        "full or sliding-window attention in every layer (" + ", ".join(ATTENTION_KINDS) + ")",
+    ),
     "use_sliding_window": Only(lambda x: x is None or isinstance(x, bool), "true or false"),
     "sliding_window": Only(count_or_null, "a positive window, or null"),
     "max_window_layers": Only(lambda x: count_or_null(x, 0), "a number of layers, or null"),
@@ -126,9 +185,17 @@ HARMLESS_VALUES = {
     "kv_cache_dtype": Only(lambda x: x is None or isinstance(x, str), "a dtype name"),
     "mamba_ssm_dtype": Only(lambda x: x is None or isinstance(x, str), "a dtype name"),
     "transformers.js_config": Only(lambda x: x is None or isinstance(x, dict), "an object"),
-    **{key: Only(lambda x: x is None or isinstance(x, bool), "true or false")
-       for key in ("use_cache", "output_router_logits", "norm_topk_prob", "use_mrope", "is_llama_config",
-                   "rope_interleaved")},
+    **{
+        key: Only(lambda x: x is None or isinstance(x, bool), "true or false")
+        for key in (
+            "use_cache",
+            "output_router_logits",
+            "norm_topk_prob",
+            "use_mrope",
+            "is_llama_config",
+            "rope_interleaved",
+        )
+    },
 }
 
 
@@ -140,8 +207,18 @@ VALUES = {
 }
 
 
-BASE = ("hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads", "num_hidden_layers",
-        "vocab_size", "head_dim", "tie_word_embeddings")
+BASE = (
+    "hidden_size",
+    "intermediate_size",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "num_hidden_layers",
+    "vocab_size",
+    "head_dim",
+    "tie_word_embeddings",
+)
+
+
 @dataclass(frozen=True)
 class Family:
     """One model_type: the structural keys it reads (beyond HARMLESS and ONLY) and how they become shape fields."""
@@ -193,7 +270,8 @@ class Reader:
     def layers(self, key: str, L: int) -> tuple[int, ...]:
         """A list of distinct layer indices below L (null or absent: none)."""
         value = self.get(key) or []
-        if not isinstance(value, list) or any(not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < L
-                                              for i in value):
+        if not isinstance(value, list) or any(
+            not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < L for i in value
+        ):
             raise self.fail(key, f"must be a list of layer indices from 0 to L - 1 = {L - 1}")
         return tuple(sorted(set(value)))

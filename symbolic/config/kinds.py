@@ -3,14 +3,20 @@ model with dense layers), Lg_r Gated DeltaNet and Lm_r Mamba-2 layers (of a hybr
 Ln_r layers of a mixer alone (Nemotron-H's blocks), Lw_r sliding-window layers with KV heads of their own
 (MiMo-V2-Flash). A stage's count of each is read off the model's layers (prefix sums over its layer indices), or is
 the even share L_e / L, L_g / L, ... of its layers."""
+
 from __future__ import annotations
 
 import numpy as np
 
 # stage input -> model count
 KINDS = {"Le_r": "L_e", "Lg_r": "L_g", "Lm_r": "L_m", "Lo_r": "L_o", "Ln_r": "L_n", "Lw_r": "L_w"}
-_LAYERS = {"Lg_r": "linear_layers", "Lm_r": "mamba_layers", "Lo_r": "mixerless_layers", "Ln_r": "mlpless_layers",
-           "Lw_r": "swa_layers"}
+_LAYERS = {
+    "Lg_r": "linear_layers",
+    "Lm_r": "mamba_layers",
+    "Lo_r": "mixerless_layers",
+    "Ln_r": "mlpless_layers",
+    "Lw_r": "swa_layers",
+}
 
 
 def _member(shape, name: str, i: int) -> bool:
@@ -20,21 +26,29 @@ def _member(shape, name: str, i: int) -> bool:
 
 def present(sw) -> tuple[str, ...]:
     """The kinds beyond Le_r whose counts the switches' expressions take (a model without them: none)."""
-    return (("Lg_r",) if sw.gdn else ()) + (("Lm_r",) if sw.mamba else ()) + (("Lo_r", "Ln_r") if sw.blocks else ()) \
+    return (
+        (("Lg_r",) if sw.gdn else ())
+        + (("Lm_r",) if sw.mamba else ())
+        + (("Lo_r", "Ln_r") if sw.blocks else ())
         + (("Lw_r",) if sw.swa else ())
+    )
 
 
 def mixed(shape) -> bool:
     """Whether the model's layers are of more than one kind (dense and MoE, softmax attention and Gated DeltaNet or
     Mamba-2, one-part blocks, sliding-window layers of their own KV heads): then stages of equal layer counts may
     differ."""
-    return (shape.moe and bool(shape.dense_layers)) or shape.gdn or shape.mamba or shape.blocks or bool(shape.swa_layers)
+    return (
+        (shape.moe and bool(shape.dense_layers)) or shape.gdn or shape.mamba or shape.blocks or bool(shape.swa_layers)
+    )
 
 
 def prefixes(shape) -> dict[str, np.ndarray]:
     """For each kind, [L + 1] prefix sums: entry i counts the layers of that kind among layers 0 .. i - 1."""
-    return {name: np.concatenate([[0], np.cumsum([_member(shape, name, i) for i in range(shape.L)])]).astype(np.float64)
-            for name in KINDS}
+    return {
+        name: np.concatenate([[0], np.cumsum([_member(shape, name, i) for i in range(shape.L)])]).astype(np.float64)
+        for name in KINDS
+    }
 
 
 def counts_in(shape, ranges) -> dict[str, int]:

@@ -1,6 +1,7 @@
 """What a ModelShape's layers are, read off its fields (a mixin of ModelShape, as counts.ParameterCounts is): its MoE,
 Gated DeltaNet, Mamba-2 and one-part layers, their counts (L_e, L_g, L_m, L_o, L_n), and whether even pipeline
 stages hold alike layers."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -48,10 +49,14 @@ class LayerKinds:
     def linear_alike(self, p):
         """Whether each of p even pipeline stages holds as many Gated DeltaNet layers (a model without them: always):
         what one stacked jaxcheck program builds; p an int or a numpy array of them."""
+
         def one(p: int) -> bool:
             n = self.L // p
-            return not self.gdn or (self.L % p == 0 and len({sum(1 for i in self.linear_layers if q * n <= i < (q + 1) * n)
-                                                             for q in range(p)}) == 1)
+            return not self.gdn or (
+                self.L % p == 0
+                and len({sum(1 for i in self.linear_layers if q * n <= i < (q + 1) * n) for q in range(p)}) == 1
+            )
+
         return np.vectorize(one, otypes=[bool])(p) if np.ndim(p) else one(int(p))
 
     @property

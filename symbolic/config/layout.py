@@ -3,6 +3,7 @@ chunk) from --pipeline-layout (transformer/pipeline_parallel_layer_layout.py, me
 --account-for-embedding / --account-for-loss (transformer/transformer_block.py get_num_layers_to_build), and the
 layers whose activations the interleaved 1F1B schedule keeps alive on each rank at its peak
 (pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving)."""
+
 from __future__ import annotations
 
 import re
@@ -28,14 +29,19 @@ def layout_chunks(text: str, p: int) -> tuple[tuple[int, ...], ...]:
     stages = parse_layout(text)
     flat = "".join(stages)
     if set(flat) - set(UNITS) or len(stages) % p:
-        raise ConfigError(f"--pipeline-layout {text!r}: {len(stages)} virtual stages of {', '.join(UNITS)} (found "
-                          f"{''.join(sorted(set(flat)))}) must be a multiple of pp={p} (Megatron-Core's layout asserts)")
+        raise ConfigError(
+            f"--pipeline-layout {text!r}: {len(stages)} virtual stages of {', '.join(UNITS)} (found "
+            f"{''.join(sorted(set(flat)))}) must be a multiple of pp={p} (Megatron-Core's layout asserts)"
+        )
     if (flat[:1], flat[-1:], flat.count("E"), flat.count("L")) != ("E", "L", 1, 1):
-        raise ConfigError(f"--pipeline-layout {text!r}: the embedding E first and the loss L last, once each "
-                          "(validate_layer_layout)")
-    if "t" in flat[flat.find("m"):] and "m" in flat or "m" in "".join(stages[:-1]):
-        raise ConfigError(f"--pipeline-layout {text!r}: MTP layers m after every t, in the last virtual stage alone "
-                          "(mem4d holds them with the head)")
+        raise ConfigError(
+            f"--pipeline-layout {text!r}: the embedding E first and the loss L last, once each (validate_layer_layout)"
+        )
+    if "t" in flat[flat.find("m") :] and "m" in flat or "m" in "".join(stages[:-1]):
+        raise ConfigError(
+            f"--pipeline-layout {text!r}: MTP layers m after every t, in the last virtual stage alone "
+            "(mem4d holds them with the head)"
+        )
     vpp = len(stages) // p
     return tuple(tuple(stages[j * p + r].count("t") for j in range(vpp)) for r in range(p))
 
@@ -45,9 +51,11 @@ def accounted_chunks(L: int, p: int, vpp: int, embedding: bool, loss: bool) -> t
     first rank's first chunk one layer short for the embedding, the last rank's last chunk one short for the loss."""
     units = L + embedding + loss
     if units % (p * vpp):
-        raise ConfigError(f"--account-for-embedding/--account-for-loss: {units} pipeline units (L={L} layers"
-                          f"{' + embedding' if embedding else ''}{' + loss' if loss else ''}) over pp x vpp = "
-                          f"{p}x{vpp} virtual stages do not divide (Megatron-Core's get_num_layers_to_build asserts)")
+        raise ConfigError(
+            f"--account-for-embedding/--account-for-loss: {units} pipeline units (L={L} layers"
+            f"{' + embedding' if embedding else ''}{' + loss' if loss else ''}) over pp x vpp = "
+            f"{p}x{vpp} virtual stages do not divide (Megatron-Core's get_num_layers_to_build asserts)"
+        )
     each = units // (p * vpp)
     chunks = [[each] * vpp for _ in range(p)]
     chunks[0][0] -= embedding
@@ -58,8 +66,12 @@ def accounted_chunks(L: int, p: int, vpp: int, embedding: bool, loss: bool) -> t
 def schedule_chunks(m: int, p: int, vpp: int, forward: bool = True) -> list[int]:
     """The model chunk of each virtual micro batch on a rank (get_schedule_table with Megatron-Core's default group
     of p micro batches, ModelParallelConfig.__post_init__; backward runs the chunks in reverse)."""
-    table = [chunk for start in range(0, m, p)
-             for chunk in range(vpp) for _ in range(start, m if start + p >= m else start + p)]
+    table = [
+        chunk
+        for start in range(0, m, p)
+        for chunk in range(vpp)
+        for _ in range(start, m if start + p >= m else start + p)
+    ]
     return table if forward else [vpp - 1 - chunk for chunk in table]
 
 
@@ -86,16 +98,21 @@ def check(training) -> None:
     accounted = training.account_embedding or training.account_loss
     if training.pipeline_layout is None:
         if accounted and training.stage_layers is not None:
-            raise ConfigError("--account-for-embedding/--account-for-loss place the layers themselves: drop "
-                              "--stage-layers")
+            raise ConfigError(
+                "--account-for-embedding/--account-for-loss place the layers themselves: drop --stage-layers"
+            )
         return
     if not isinstance(training.pipeline_layout, str) or accounted or training.stage_layers is not None:
-        raise ConfigError("--pipeline-layout places every layer itself: it takes a layout string, without "
-                          "--stage-layers or --account-for-embedding/--account-for-loss")
+        raise ConfigError(
+            "--pipeline-layout places every layer itself: it takes a layout string, without "
+            "--stage-layers or --account-for-embedding/--account-for-loss"
+        )
     vpp = len(layout_chunks(training.pipeline_layout, training.p)[0])
     if vpp != training.vpp:
-        raise ConfigError(f"--pipeline-layout {training.pipeline_layout!r} has {vpp} virtual stages per rank over "
-                          f"pp={training.p}, but --vpp {training.vpp}")
+        raise ConfigError(
+            f"--pipeline-layout {training.pipeline_layout!r} has {vpp} virtual stages per rank over "
+            f"pp={training.p}, but --vpp {training.vpp}"
+        )
 
 
 def held(training, L: int) -> tuple[float | None, ...] | None:
@@ -137,8 +154,9 @@ def held_combined(layers: tuple[tuple[tuple[float, float], ...], ...], m: int, p
     return peak
 
 
-def held_weighted(training, weights: tuple[tuple[tuple[tuple[float, float], ...], ...], ...]
-                  ) -> tuple[float | None, ...] | None:
+def held_weighted(
+    training, weights: tuple[tuple[tuple[tuple[float, float], ...], ...], ...]
+) -> tuple[float | None, ...] | None:
     """held with each layer weighed by its bytes per micro batch (`weights[r][j]`: each layer of rank r's chunk j as
     (its bytes, of which its post-process's), of its kind, and the multi-token-prediction modules as the last rank's
     last layer): the bytes rank r holds at the schedule's peak (held_layers over the chunks' sums; held_combined
@@ -152,8 +170,11 @@ def held_weighted(training, weights: tuple[tuple[tuple[tuple[float, float], ...]
     out = []
     for r, w in enumerate(weights):
         sums = tuple(sum(whole for whole, _ in chunk) for chunk in w)
-        peak = held_combined(w, training.m, training.p, r) if training.ep_overlap else \
-            held_layers(sums, training.m, training.p, r)
+        peak = (
+            held_combined(w, training.m, training.p, r)
+            if training.ep_overlap
+            else held_layers(sums, training.m, training.p, r)
+        )
         out.append(peak / sum(sums) if sum(sums) > 0 else 0.0)
     return tuple(out)
 
@@ -176,8 +197,10 @@ def problem(training, shape) -> str:
     if training.pipeline_layout is not None:
         flat = "".join(parse_layout(training.pipeline_layout))
         if (flat.count("t"), flat.count("m")) != (shape.L, shape.mtp):
-            return (f"--pipeline-layout places {flat.count('t')} t and {flat.count('m')} m, but {shape.name} has "
-                    f"L={shape.L} layers and {shape.mtp} MTP modules (validate_layer_layout)")
+            return (
+                f"--pipeline-layout places {flat.count('t')} t and {flat.count('m')} m, but {shape.name} has "
+                f"L={shape.L} layers and {shape.mtp} MTP modules (validate_layer_layout)"
+            )
     try:
         placed = chunks(training, shape.L)
     except ConfigError as err:

@@ -1,5 +1,6 @@
 """Megatron-Core's fine-grained activation offloading as a training choice: the modules it can offload and the one
 check of --offload-modules (what each module's offloading moves: components/offload.py)."""
+
 from __future__ import annotations
 
 from .errors import ConfigError
@@ -16,10 +17,13 @@ def offload_modules(value) -> str:
     names = value.split(",") if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else None
     names = [name for name in names if name] if names is not None else None
     if names is None or any(name not in OFFLOAD_MODULES for name in names) or len(set(names)) != len(names):
-        raise ConfigError(f"--offload-modules must be distinct names from {', '.join(OFFLOAD_MODULES)} "
-                          f"(comma-separated), got {value!r}")
+        raise ConfigError(
+            f"--offload-modules must be distinct names from {', '.join(OFFLOAD_MODULES)} "
+            f"(comma-separated), got {value!r}"
+        )
     if "attn_proj" in names and "core_attn" not in names:
-        raise ConfigError("--offload-modules attn_proj needs core_attn beside it (Megatron-Core refuses it alone: "
-                          "attn_proj's input is core_attn's output)")
+        raise ConfigError(
+            "--offload-modules attn_proj needs core_attn beside it (Megatron-Core refuses it alone: "
+            "attn_proj's input is core_attn's output)"
+        )
     return ",".join(name for name in OFFLOAD_MODULES if name in names)
-

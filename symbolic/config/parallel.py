@@ -3,6 +3,7 @@
 One definition serves every caller: a Parallel of ints (one job: Training.parallel), of numpy arrays (plan's
 candidates) or of sympy symbols (the formulas: `Parallel.symbols()`) gives the same groups, so a group size is never
 written twice."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

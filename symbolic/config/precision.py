@@ -2,6 +2,7 @@
 
 Each choice is what a trainer documents: Megatron-LM's bf16 mixed precision (bf16 weights, fp32 main gradients, fp32
 master weights and Adam moments: Fujii et al. 2024), torch.optim's AdamW and SGD state, bitsandbytes' 8-bit AdamW."""
+
 from __future__ import annotations
 
 from .dtypes import DTYPES as _WIDTHS
@@ -27,8 +28,15 @@ LOGITS = {"fp32": _WIDTHS["fp32"], "bf16": _WIDTHS["bf16"], "none": 0}
 FIELDS = ("weight_dtype", "grad_dtype", "master_weights", "optimizer", "moment_dtype", "act_dtype", "logits")
 # Megatron-LM bf16 mixed precision (Fujii et al. 2024): bf16 weights, fp32 main gradients, fp32 master weights + Adam
 # m, v, bf16 activations, fp32 logits for the loss: the `paper` profile's choices and Training's defaults
-MEGATRON = {"weight_dtype": "bf16", "grad_dtype": "fp32", "master_weights": True, "optimizer": "adamw",
-            "moment_dtype": "fp32", "act_dtype": "bf16", "logits": "fp32"}
+MEGATRON = {
+    "weight_dtype": "bf16",
+    "grad_dtype": "fp32",
+    "master_weights": True,
+    "optimizer": "adamw",
+    "moment_dtype": "fp32",
+    "act_dtype": "bf16",
+    "logits": "fp32",
+}
 
 
 def opt_bytes(optimizer: str, moment_dtype: str, master_weights: bool) -> float:
@@ -41,23 +49,36 @@ def opt_bytes(optimizer: str, moment_dtype: str, master_weights: bool) -> float:
 
 def check(choices: dict) -> str | None:
     """The one-line problem of a set of precision choices (FIELDS -> value), or None."""
-    allowed = {"weight_dtype": DTYPES, "grad_dtype": GRAD_DTYPES, "optimizer": OPTIMIZERS,
-               "moment_dtype": MOMENT_DTYPES, "act_dtype": ("bf16", "fp16", "fp32"), "logits": LOGITS}
+    allowed = {
+        "weight_dtype": DTYPES,
+        "grad_dtype": GRAD_DTYPES,
+        "optimizer": OPTIMIZERS,
+        "moment_dtype": MOMENT_DTYPES,
+        "act_dtype": ("bf16", "fp16", "fp32"),
+        "logits": LOGITS,
+    }
     for name, options in allowed.items():
         if choices[name] not in options:
             return f"--{name.replace('_', '-')} must be one of {', '.join(options)}, got {choices[name]!r}"
     if not isinstance(choices["master_weights"], bool):
         return f"master_weights must be true or false, got {choices['master_weights']!r}"
     if choices["weight_dtype"] == "fp8" and not choices["master_weights"]:
-        return ("fp8 weights need a high-precision master copy (--master-weights): no trainer updates fp8 weights in "
-                "place (Megatron-LM --fp8-param-gather keeps fp32 master weights in the optimizer)")
+        return (
+            "fp8 weights need a high-precision master copy (--master-weights): no trainer updates fp8 weights in "
+            "place (Megatron-LM --fp8-param-gather keeps fp32 master weights in the optimizer)"
+        )
     if choices["optimizer"] == "adamw8bit" and choices["moment_dtype"] != "fp32":
-        return (f"--moment-dtype {choices['moment_dtype']} with --optimizer adamw8bit: bitsandbytes' 8-bit AdamW keeps "
-                "its two moments in 1-byte states whatever the dtype (drop --moment-dtype)")
-    if choices["optimizer"] == "muon" and (choices["moment_dtype"] != "fp32" or choices["weight_dtype"] != "bf16"
-                                           or not choices["master_weights"]):
-        return ("--optimizer muon is Megatron-Core 0.16.1's: bf16 weights with fp32 master weights and an fp32 momentum "
-                "(optimizer/muon.py refuses fp16 and has no precision-aware optimizer)")
+        return (
+            f"--moment-dtype {choices['moment_dtype']} with --optimizer adamw8bit: bitsandbytes' 8-bit AdamW keeps "
+            "its two moments in 1-byte states whatever the dtype (drop --moment-dtype)"
+        )
+    if choices["optimizer"] == "muon" and (
+        choices["moment_dtype"] != "fp32" or choices["weight_dtype"] != "bf16" or not choices["master_weights"]
+    ):
+        return (
+            "--optimizer muon is Megatron-Core 0.16.1's: bf16 weights with fp32 master weights and an fp32 momentum "
+            "(optimizer/muon.py refuses fp16 and has no precision-aware optimizer)"
+        )
     if choices["weight_dtype"] == "fp32" and choices["master_weights"]:
         return "fp32 weights are their own master copy: pass --no-master-weights with --weight-dtype fp32"
     return None
@@ -79,10 +100,15 @@ def check(choices: dict) -> str | None:
 # random-Hadamard-transformed copy the weight gradient reads), the weight cache both usages.
 _FP8, _SCALE, _E8M0 = _WIDTHS["fp8"], _WIDTHS["fp32"], _WIDTHS["uint8"]  # an element, an fp32 scale, an e8m0 scale
 NVFP4 = 0.5 + _WIDTHS["uint8"] / 16  # an E2M1 element (half a byte) and its share of an E4M3 block scale
-FP8_RECIPES = {"none": (None, 0.0), "delayed": (float(_FP8), 2.0 * _FP8), "tensorwise": (float(_FP8), 2.0 * _FP8),
-               "blockwise": (_FP8 + _SCALE / 128, 2 * (_FP8 + _SCALE / (128 * 128))),
-               "mxfp8": (_FP8 + _E8M0 / 32, 2 * (_FP8 + _E8M0 / 32)), "rowwise": (None, 0.0),
-               "nvfp4": (NVFP4, 2 * NVFP4)}
+FP8_RECIPES = {
+    "none": (None, 0.0),
+    "delayed": (float(_FP8), 2.0 * _FP8),
+    "tensorwise": (float(_FP8), 2.0 * _FP8),
+    "blockwise": (_FP8 + _SCALE / 128, 2 * (_FP8 + _SCALE / (128 * 128))),
+    "mxfp8": (_FP8 + _E8M0 / 32, 2 * (_FP8 + _E8M0 / 32)),
+    "rowwise": (None, 0.0),
+    "nvfp4": (NVFP4, 2 * NVFP4),
+}
 TORCHAO_RECIPES = ("none", "tensorwise", "rowwise")  # torchao Float8LinearRecipeName values torchtitan runs
 
 

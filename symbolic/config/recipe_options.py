@@ -1,5 +1,6 @@
 """The values of the trainers' own options mem4d models (Training's recipe fields): what each accepts, with the
 trainer's code it is read from; no sympy."""
+
 from __future__ import annotations
 
 # Megatron-Core's token dispatchers mem4d models (transformer/moe/token_dispatcher.py, megatron-core 0.16.1):

@@ -1,6 +1,7 @@
 """Validity rules: each a predicate, a one-line message and the profiles it binds; what a rule reads (letters); the
 check and plan's masks (no sympy; the rows every profile shares are shared_rules.SHARED, the one table with each
 recipe's rows symbolic.recipes.registry.TABLE)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -44,27 +45,50 @@ def letters(training, shape=None) -> SimpleNamespace:
     Python ints here; plan builds the same namespace from numpy int arrays of every candidate (its balanced rows with
     uneven True and no stage_layers tuple), and the predicates use only operators that work on both."""
     gbs = training.p * training.b * training.d if training.gbs is None else training.gbs
-    x = dict(d=training.d, t=training.t, p=training.p, c=training.c, vpp=training.vpp, s=training.s, b=training.b,
-             gbs=gbs, m=gbs // (training.b * training.d), sp=training.sp, flash_attn=training.flash_attn,
-             zero=training.zero, stage_layers=training.stage_layers, uneven=getattr(training, "uneven", training.stage_layers is not None),
-             chunked=getattr(training, "chunked", False),
-             e=training.ep, t_e=training.etp_size, C_f=training.moe_capacity, recompute=training.recompute,
-             ac_every=training.ac_every, zero_init=training.zero_init, grad_accum_fusion=training.grad_accum_fusion,
-             moe_dispatcher=getattr(training, "moe_dispatcher", "alltoall"),  # plan: all-to-all rows only
-             transformer_impl=getattr(training, "transformer_impl", "transformer_engine"),  # plan: TE rows only
-             swiglu_fusion=getattr(training, "swiglu_fusion", False),  # plan: unfused rows only
-             srelu_fusion=getattr(training, "srelu_fusion", False),  # plan: unfused rows only
-             schedule=training.schedule, recompute_modules=training.recompute_modules, fp8=training.fp8,
-             fp8_param_gather=training.fp8_param_gather, compile=training.compile,
-             fp8_transpose=getattr(training, "fp8_transpose", True),  # plan: Hopper's rows
-             fp8_all_gather=training.fp8_all_gather, image_tokens=training.image_tokens,
-             freeze_vision=training.freeze_vision, cuda_graph=getattr(training, "cuda_graph", "none"),
-             tp_comm_overlap=getattr(training, "tp_comm_overlap", False),  # plan: rows without either
-             ep_overlap=getattr(training, "ep_overlap", False),  # plan: rows without the combined 1F1B
-             native_ce=getattr(training, "native_ce", False),  # plan: rows with the unfused loss
-             offload_modules=getattr(training, "offload_modules", ""),  # plan: rows without offloading
-             cpu_offload_layers=getattr(training, "cpu_offload_layers", 0),
-             **{name: getattr(training, name) for name in PRECISION})
+    x = dict(
+        d=training.d,
+        t=training.t,
+        p=training.p,
+        c=training.c,
+        vpp=training.vpp,
+        s=training.s,
+        b=training.b,
+        gbs=gbs,
+        m=gbs // (training.b * training.d),
+        sp=training.sp,
+        flash_attn=training.flash_attn,
+        zero=training.zero,
+        stage_layers=training.stage_layers,
+        uneven=getattr(training, "uneven", training.stage_layers is not None),
+        chunked=getattr(training, "chunked", False),
+        e=training.ep,
+        t_e=training.etp_size,
+        C_f=training.moe_capacity,
+        recompute=training.recompute,
+        ac_every=training.ac_every,
+        zero_init=training.zero_init,
+        grad_accum_fusion=training.grad_accum_fusion,
+        moe_dispatcher=getattr(training, "moe_dispatcher", "alltoall"),  # plan: all-to-all rows only
+        transformer_impl=getattr(training, "transformer_impl", "transformer_engine"),  # plan: TE rows only
+        swiglu_fusion=getattr(training, "swiglu_fusion", False),  # plan: unfused rows only
+        srelu_fusion=getattr(training, "srelu_fusion", False),  # plan: unfused rows only
+        schedule=training.schedule,
+        recompute_modules=training.recompute_modules,
+        fp8=training.fp8,
+        fp8_param_gather=training.fp8_param_gather,
+        compile=training.compile,
+        fp8_transpose=getattr(training, "fp8_transpose", True),  # plan: Hopper's rows
+        fp8_all_gather=training.fp8_all_gather,
+        image_tokens=training.image_tokens,
+        freeze_vision=training.freeze_vision,
+        cuda_graph=getattr(training, "cuda_graph", "none"),
+        tp_comm_overlap=getattr(training, "tp_comm_overlap", False),  # plan: rows without either
+        ep_overlap=getattr(training, "ep_overlap", False),  # plan: rows without the combined 1F1B
+        native_ce=getattr(training, "native_ce", False),  # plan: rows with the unfused loss
+        offload_modules=getattr(training, "offload_modules", ""),  # plan: rows without offloading
+        cpu_offload_layers=getattr(training, "cpu_offload_layers", 0),
+        **{name: getattr(training, name) for name in PRECISION},
+    )
     placed = {"layout_problem": layout.problem(training, shape)} if shape is not None and x["chunked"] else {}
     return SimpleNamespace(**x, **(model_letters(shape) if shape is not None else {}), **placed)
 
@@ -74,23 +98,60 @@ PRECISION = ("weight_dtype", "grad_dtype", "master_weights", "optimizer", "momen
 
 # what the rules read from a ModelShape under its own name (a field or property), and under a glossary letter (the
 # field glossary.TRAINING_FIELD names for it)
-MODEL_READS = ("a", "k", "f", "L", "v", "dh", "E", "f_e", "f_s", "L_e", "L_g", "qk_norm", "shared_gate", "sinks",
-               "moe_bias", "mlp", "norm", "positions", "dropout", "mla", "mtp", "mtp_repeated", "expert_bias",
-               "sigmoid", "dsa", "gdn", "attn_softcap", "stages_alike", "linear_alike", "sparsemixer", "head_bias")
+MODEL_READS = (
+    "a",
+    "k",
+    "f",
+    "L",
+    "v",
+    "dh",
+    "E",
+    "f_e",
+    "f_s",
+    "L_e",
+    "L_g",
+    "qk_norm",
+    "shared_gate",
+    "sinks",
+    "moe_bias",
+    "mlp",
+    "norm",
+    "positions",
+    "dropout",
+    "mla",
+    "mtp",
+    "mtp_repeated",
+    "expert_bias",
+    "sigmoid",
+    "dsa",
+    "gdn",
+    "attn_softcap",
+    "stages_alike",
+    "linear_alike",
+    "sparsemixer",
+    "head_bias",
+)
 MODEL_LETTERS = ("n_gk", "n_m", "g_m", "k_w")
 
 
 def model_letters(shape) -> dict:
     """What the rules read from a ModelShape: MODEL_READS, MODEL_LETTERS, and features in one letter each."""
-    return dict(model=shape.name, **{name: getattr(shape, name) for name in MODEL_READS},
-                **{letter: getattr(shape, TRAINING_FIELD[letter]) for letter in MODEL_LETTERS},
-                bias=shape.qkv_bias or shape.o_bias or shape.mlp_bias or shape.moe_bias or shape.sinks,
-                mamba=shape.mamba or shape.blocks, gemma=shape.sandwich or shape.logit_softcap or shape.attn_softcap,
-                mixed_kinds=mixed(shape), per_layer=bool(shape.layer_f),
-                vision=shape.vision is not None, vision_mask=getattr(shape.vision, "kind", None) == "pixtral",
-                latent=shape.moe_latent > 0,
-                narrow_v=shape.v_dim > 0 and not shape.mla, swa_kv=bool(shape.swa_layers),
-                gemma4=gemma4_mechanisms(shape))
+    return dict(
+        model=shape.name,
+        **{name: getattr(shape, name) for name in MODEL_READS},
+        **{letter: getattr(shape, TRAINING_FIELD[letter]) for letter in MODEL_LETTERS},
+        bias=shape.qkv_bias or shape.o_bias or shape.mlp_bias or shape.moe_bias or shape.sinks,
+        mamba=shape.mamba or shape.blocks,
+        gemma=shape.sandwich or shape.logit_softcap or shape.attn_softcap,
+        mixed_kinds=mixed(shape),
+        per_layer=bool(shape.layer_f),
+        vision=shape.vision is not None,
+        vision_mask=getattr(shape.vision, "kind", None) == "pixtral",
+        latent=shape.moe_latent > 0,
+        narrow_v=shape.v_dim > 0 and not shape.mla,
+        swa_kv=bool(shape.swa_layers),
+        gemma4=gemma4_mechanisms(shape),
+    )
 
 
 def check(x: SimpleNamespace, rules: tuple[Rule, ...]) -> None:

@@ -1,4 +1,5 @@
 """A ModelShape as the "shape" object of --json outputs: only what differs from the defaults, read back with them."""
+
 from __future__ import annotations
 
 from .shapes import ModelShape

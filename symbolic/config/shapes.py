@@ -1,4 +1,5 @@
 """Model shape: a frozen config shared by symbolic/ and jaxcheck/, and its presets (config.json files: hfconfig)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
@@ -8,6 +9,7 @@ from .choices import check_choices
 from .counts import ParameterCounts
 from .blocks import check_blocks
 from .errors import ConfigError
+from .experts import check_experts, check_routing
 from .gemma4 import check_gemma4
 from .hybrid import check_hybrid
 from .layer_kinds import LayerKinds
@@ -80,7 +82,9 @@ class ModelShape(ParameterCounts, LayerKinds):
     lin_v_heads: int = 0  # n_gv: value heads (linear_num_value_heads), a multiple of n_gk
     lin_k_dim: int = 0  # d_gk: query/key head width (linear_key_head_dim)
     lin_v_dim: int = 0  # d_gv: value head width (linear_value_head_dim)
-    conv_width: int = 0  # K_c: a Gated DeltaNet or Mamba-2 causal depthwise convolution's width (linear_conv_kernel_dim)
+    conv_width: int = (
+        0  # K_c: a Gated DeltaNet or Mamba-2 causal depthwise convolution's width (linear_conv_kernel_dim)
+    )
     attn_gate: bool = False  # softmax attention's output scaled by sigmoid(x W_g), W_g [h, a dh] (Qwen3-Next)
     # Mamba-2 hybrids (Nemotron-H): the layers in mamba_layers hold a Mamba-2 mixer in place of attention; a block
     # may hold a mixer alone (mlpless_layers) or an MLP alone (mixerless_layers), each with its one norm
@@ -126,55 +130,22 @@ class ModelShape(ParameterCounts, LayerKinds):
             raise ConfigError(f"model {self.name!r}: heads a={self.a} are not divisible by KV heads k={self.k}")
         _positive(self.name, "positions", self.positions, zero=True)
         check_latent(self)
-        if (self.sandwich or self.logit_softcap or self.attn_softcap) and (self.E or self.mla or self.mtp) \
-                and not self.g_dh:
-            raise ConfigError(f"model {self.name!r}: sandwich norms and soft-capping are modelled for dense GQA "
-                              "models (Gemma 2 and 3)")
-        if self.moe_bias and not self.E:
-            raise ConfigError(f"model {self.name!r}: moe_bias describes routed experts' biases, but E=0")
-        if self.sinks and self.mla:
-            raise ConfigError(f"model {self.name!r}: attention sinks with multi-head latent attention are not modelled")
-        if (self.expert_bias or self.sigmoid or self.sparsemixer) and not self.E:
-            raise ConfigError(f"model {self.name!r}: expert_bias, sigmoid, sparsemixer need experts, but E=0")
-        _positive(self.name, "groups", self.groups, zero=True)
-        _positive(self.name, "group_topk", self.group_topk, zero=True)
-        if (self.groups or self.group_topk) and not (
-                self.E and self.groups > 1 and self.E % self.groups == 0 and 1 <= self.group_topk < self.groups
-                and self.group_topk <= self.k_e <= self.group_topk * (self.E // self.groups)):
-            raise ConfigError(f"model {self.name!r}: group-limited routing needs the E routed experts in groups > 1 "
-                              f"equal groups and 1 <= group_topk < groups with group_topk <= k_e <= group_topk E / "
-                              f"groups, got E={self.E}, k_e={self.k_e}, groups={self.groups}, "
-                              f"group_topk={self.group_topk}")
+        if (
+            (self.sandwich or self.logit_softcap or self.attn_softcap)
+            and (self.E or self.mla or self.mtp)
+            and not self.g_dh
+        ):
+            raise ConfigError(
+                f"model {self.name!r}: sandwich norms and soft-capping are modelled for dense GQA "
+                "models (Gemma 2 and 3)"
+            )
+        check_routing(self)
         check_hybrid(self)
         check_swa(self)
         check_blocks(self)
         check_gemma4(self)
         check_choices(self, f"model {self.name!r}: ")
-        _positive(self.name, "moe_latent", self.moe_latent, zero=True)
-        if self.moe_latent and not self.E:
-            raise ConfigError(f"model {self.name!r}: moe_latent describes routed experts' width, but E=0")
-        if self.E and self.mlp != "swiglu" and self.moe_bias:
-            raise ConfigError(f"model {self.name!r}: GeLU and squared-ReLU experts are modelled without expert biases")
-        if self.moe_latent and (self.moe_bias or self.shared_gate):
-            raise ConfigError(f"model {self.name!r}: a latent MoE is modelled without expert biases and a shared gate")
-        dense = tuple(self.dense_layers)
-        if any(not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < self.L for i in dense) \
-                or len(set(dense)) != len(dense):
-            raise ConfigError(f"model {self.name!r}: dense_layers must be distinct layer indices below L={self.L}, "
-                              f"got {list(dense)}")
-        object.__setattr__(self, "dense_layers", tuple(sorted(dense)))
-        if self.E:
-            if not 1 <= self.k_e <= self.E or not self.f_e:
-                raise ConfigError(f"model {self.name!r}: an MoE model needs 1 <= k_e <= E experts per token and an "
-                                  f"expert width f_e, got E={self.E}, k_e={self.k_e}, f_e={self.f_e}")
-            if len(dense) == self.L:
-                raise ConfigError(f"model {self.name!r}: every layer is dense (dense_layers), so E={self.E} experts "
-                                  "are never used: give E=0")
-            if self.mlp_bias:
-                raise ConfigError(f"model {self.name!r}: MLP biases in an MoE model are not modelled")
-        elif self.k_e or self.f_e or self.f_s or self.shared_gate or dense:
-            raise ConfigError(f"model {self.name!r}: k_e, f_e, f_s, shared_gate and dense_layers describe experts, "
-                              "but E=0 (a dense model)")
+        check_experts(self)
 
     @property
     def dh(self) -> int:
@@ -192,8 +163,15 @@ class ModelShape(ParameterCounts, LayerKinds):
         return self.index_heads > 0
 
     def as_dict(self) -> dict:
-        return {fl.name: list(value) if isinstance(value := getattr(self, fl.name), tuple) else value.as_dict()
-                if fl.name == "vision" else value for fl in fields(self) if fl.name != "vision" or self.vision}
+        return {
+            fl.name: list(value)
+            if isinstance(value := getattr(self, fl.name), tuple)
+            else value.as_dict()
+            if fl.name == "vision"
+            else value
+            for fl in fields(self)
+            if fl.name != "vision" or self.vision
+        }
 
 
 PRESETS: dict[str, ModelShape] = {
@@ -209,20 +187,74 @@ PRESETS: dict[str, ModelShape] = {
         ModelShape("llama3.1-405b", h=16384, f=53248, a=128, k=8, L=126, v=128256),
         # GPT-style (GeLU MLP, LayerNorm, learned positions, biases, dropout 0.1, tied): GPT-2 small as released
         # (openai-community/gpt2: 124,439,808 parameters) and GPT-3 175B as Korthikanti et al. 2022 train it
-        ModelShape("gpt2", h=768, f=3072, a=12, k=12, L=12, v=50257, tied=True, qkv_bias=True, o_bias=True,
-                   mlp_bias=True, mlp="gelu", norm="layer", positions=1024, dropout=True),
-        ModelShape("gpt3-175b", h=12288, f=49152, a=96, k=96, L=96, v=51200, tied=True, qkv_bias=True, o_bias=True,
-                   mlp_bias=True, mlp="gelu", norm="layer", positions=2048, dropout=True),
+        ModelShape(
+            "gpt2",
+            h=768,
+            f=3072,
+            a=12,
+            k=12,
+            L=12,
+            v=50257,
+            tied=True,
+            qkv_bias=True,
+            o_bias=True,
+            mlp_bias=True,
+            mlp="gelu",
+            norm="layer",
+            positions=1024,
+            dropout=True,
+        ),
+        ModelShape(
+            "gpt3-175b",
+            h=12288,
+            f=49152,
+            a=96,
+            k=96,
+            L=96,
+            v=51200,
+            tied=True,
+            qkv_bias=True,
+            o_bias=True,
+            mlp_bias=True,
+            mlp="gelu",
+            norm="layer",
+            positions=2048,
+            dropout=True,
+        ),
         # a tiny mixture of experts: 8 experts, top 2, a shared expert, sizes distinct from tiny's
         ModelShape("tiny-moe", h=256, f=688, a=16, k=4, L=8, v=1024, E=8, k_e=2, f_e=176, f_s=352),
         # mixtures of experts, shapes of the published config.json files (grids/models/published/)
         ModelShape("mixtral-8x7b", h=4096, f=14336, a=32, k=8, L=32, v=32000, E=8, k_e=2, f_e=14336),
         ModelShape("mixtral-8x22b", h=6144, f=16384, a=48, k=8, L=56, v=32000, E=8, k_e=2, f_e=16384),
         ModelShape("olmoe-1b-7b", h=2048, f=1024, a=16, k=16, L=16, v=50304, E=64, k_e=8, f_e=1024, qk_norm="full"),
-        ModelShape("qwen3-30b-a3b", h=2048, f=6144, a=32, k=4, L=48, v=151936, head_dim=128, E=128, k_e=8, f_e=768,
-                   qk_norm="head"),
-        ModelShape("qwen3-235b-a22b", h=4096, f=12288, a=64, k=4, L=94, v=151936, head_dim=128, E=128, k_e=8,
-                   f_e=1536, qk_norm="head"),
+        ModelShape(
+            "qwen3-30b-a3b",
+            h=2048,
+            f=6144,
+            a=32,
+            k=4,
+            L=48,
+            v=151936,
+            head_dim=128,
+            E=128,
+            k_e=8,
+            f_e=768,
+            qk_norm="head",
+        ),
+        ModelShape(
+            "qwen3-235b-a22b",
+            h=4096,
+            f=12288,
+            a=64,
+            k=4,
+            L=94,
+            v=151936,
+            head_dim=128,
+            E=128,
+            k_e=8,
+            f_e=1536,
+            qk_norm="head",
+        ),
     )
 }
 

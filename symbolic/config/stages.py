@@ -1,4 +1,5 @@
 """A GPU's place in the pipeline: the stage kinds and the rank that stands for each; no sympy."""
+
 from __future__ import annotations
 
 STAGES = ("first", "middle", "last", "only")  # a GPU's place in the pipeline; only: p = 1, one stage holds everything

@@ -1,5 +1,6 @@
 """Switches: the discrete choices that change the form of the sympy expressions, derived from a Training and the
 model's Architecture; no sympy."""
+
 from __future__ import annotations
 
 from dataclasses import astuple, dataclass
@@ -11,8 +12,20 @@ from .training_checks import RECOMPUTE, SCHEDULES
 
 BACKENDS = ("gpu", "cpu")  # compilers a compiled-step profile models: XLA:GPU, XLA:CPU
 # switches formula --json shows only where they differ from their default (added after the recorded outputs)
-QUIET = ("cuda_graph", "graph_scope", "tp_comm_overlap", "latent", "offload", "cpu_offload", "narrow_v", "swa",
-         "swa_sinks", "srelu_fusion", "mtp_repeated", "native_ce")
+QUIET = (
+    "cuda_graph",
+    "graph_scope",
+    "tp_comm_overlap",
+    "latent",
+    "offload",
+    "cpu_offload",
+    "narrow_v",
+    "swa",
+    "swa_sinks",
+    "srelu_fusion",
+    "mtp_repeated",
+    "native_ce",
+)
 
 
 @dataclass(frozen=True)
@@ -47,33 +60,56 @@ class Switches(Architecture, Sharding):
     tp_comm_overlap: bool = False  # Transformer Engine's userbuffers (Training.tp_comm_overlap)
     offload: str = ""  # Megatron-Core's fine-grained activation offloading (Training.offload_modules), "+"-joined
     cpu_offload: int = 0  # layers whose activations TE's layer-level offloading moves (Training.cpu_offload_layers)
-    native_ce: bool = False  # Megatron-Core's compiled fused cross entropy (Training.native_ce): its backward's temporary
+    native_ce: bool = (
+        False  # Megatron-Core's compiled fused cross entropy (Training.native_ce): its backward's temporary
+    )
 
     def __post_init__(self):
         super().__post_init__()
-        for name, allowed in (("recompute", RECOMPUTE), ("backend", BACKENDS), ("zero", ZERO_STAGES),
-                              ("schedule", SCHEDULES)):
+        for name, allowed in (
+            ("recompute", RECOMPUTE),
+            ("backend", BACKENDS),
+            ("zero", ZERO_STAGES),
+            ("schedule", SCHEDULES),
+        ):
             one_of(name, getattr(self, name), allowed)
 
     @classmethod
-    def of(cls, training, overheads: bool = True, tied: bool = False, backend: str = "gpu",
-           shape=None) -> "Switches":
+    def of(cls, training, overheads: bool = True, tied: bool = False, backend: str = "gpu", shape=None) -> "Switches":
         """The switches of a Training (its recompute, flash_attn, sp, zero, recipe options), with the overheads,
         tied and backend; given the ModelShape, also its Architecture (tied included) from it."""
         arch = {} if shape is None else Architecture.of(shape).features()
-        return cls(recompute=training.recompute, flash_attn=training.flash_attn, sp=training.sp, zero=training.zero,
-                   overheads=overheads, tied=arch.pop("tied", tied), backend=backend,
-                   ac_every=training.ac_every is not None, zero_init=training.zero_init,
-                   grad_accum_fusion=training.grad_accum_fusion, dispatcher=training.moe_dispatcher,
-                   local=training.transformer_impl == "local", swiglu_fusion=training.swiglu_fusion,
-                   srelu_fusion=training.srelu_fusion,
-                   muon=training.optimizer == "muon", schedule=training.schedule,
-                   modules=training.recompute_modules.replace(",", "+"), fp8=training.fp8 != "none",
-                   compiled=training.compile, fp8_rows=training.fp8 == "rowwise",
-                   fp8_gather=training.fp8_all_gather, frozen_vision=training.freeze_vision,
-                   cuda_graph=training.cuda_graph != "none", graph_scope=training.cuda_graph_scope,
-                   tp_comm_overlap=training.tp_comm_overlap, offload=training.offload_modules.replace(",", "+"),
-                   cpu_offload=training.cpu_offload_layers, native_ce=training.native_ce, **arch)
+        return cls(
+            recompute=training.recompute,
+            flash_attn=training.flash_attn,
+            sp=training.sp,
+            zero=training.zero,
+            overheads=overheads,
+            tied=arch.pop("tied", tied),
+            backend=backend,
+            ac_every=training.ac_every is not None,
+            zero_init=training.zero_init,
+            grad_accum_fusion=training.grad_accum_fusion,
+            dispatcher=training.moe_dispatcher,
+            local=training.transformer_impl == "local",
+            swiglu_fusion=training.swiglu_fusion,
+            srelu_fusion=training.srelu_fusion,
+            muon=training.optimizer == "muon",
+            schedule=training.schedule,
+            modules=training.recompute_modules.replace(",", "+"),
+            fp8=training.fp8 != "none",
+            compiled=training.compile,
+            fp8_rows=training.fp8 == "rowwise",
+            fp8_gather=training.fp8_all_gather,
+            frozen_vision=training.freeze_vision,
+            cuda_graph=training.cuda_graph != "none",
+            graph_scope=training.cuda_graph_scope,
+            tp_comm_overlap=training.tp_comm_overlap,
+            offload=training.offload_modules.replace(",", "+"),
+            cpu_offload=training.cpu_offload_layers,
+            native_ce=training.native_ce,
+            **arch,
+        )
 
     @property
     def layerwise(self) -> bool:
@@ -84,8 +120,11 @@ class Switches(Architecture, Sharding):
     def shown(self) -> dict:
         """The fields as formula --json shows them: those of QUIET only where they differ from their default (options
         added later leave the outputs of runs without them as they were)."""
-        return {name: value for name, value in vars(self).items()
-                if name not in QUIET or value != self.__dataclass_fields__[name].default}
+        return {
+            name: value
+            for name, value in vars(self).items()
+            if name not in QUIET or value != self.__dataclass_fields__[name].default
+        }
 
     def tag(self) -> str:
         """Every field's value in order, booleans as 0/1, joined by '-': a file-name-safe name of these switches."""

@@ -1,4 +1,5 @@
 """The training config shared by symbolic/ and jaxcheck/ (parallel sizes, batch, precision, recompute); the pipeline's stage kinds are config.stages."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
@@ -9,6 +10,7 @@ from .offload import OFFLOAD_MODULES  # noqa: F401  (OFFLOAD_MODULES: re-exporte
 from .shapes import ModelShape
 from .training_checks import check_fields, flag
 from .recipe_options import CUDA_GRAPH_IMPLS, CUDA_GRAPH_SCOPES, MOE_DISPATCHERS, TRANSFORMER_IMPLS  # noqa: F401
+
 
 @dataclass(frozen=True)
 class Training(Sharding):
@@ -57,7 +59,9 @@ class Training(Sharding):
     tp_comm_overlap: bool = False  # Megatron-LM --tp-comm-overlap: Transformer Engine's userbuffers
     ep_overlap: bool = False  # Megatron-LM --overlap-moe-expert-parallel-comm: the combined 1F1B (layout.held_combined)
     native_ce: bool = False  # Megatron-LM --cross-entropy-loss-fusion, impl native: compiled (ends.native_ce_temporary)
-    offload_modules: str = ""  # Megatron-Core --offload-modules under --fine-grained-activation-offloading (OFFLOAD_MODULES)
+    offload_modules: str = (
+        ""  # Megatron-Core --offload-modules under --fine-grained-activation-offloading (OFFLOAD_MODULES)
+    )
     cpu_offload_layers: int = 0  # Megatron-Core --cpu-offloading-num-layers: TE's layer-level activation offloading
     # precision and optimizer (config.precision; the defaults are Megatron-LM's bf16 mixed precision, MEGATRON)
     weight_dtype: str = precision.MEGATRON["weight_dtype"]  # B_w: the model's weights as the step computes with them
@@ -81,8 +85,10 @@ class Training(Sharding):
         """Whether Megatron-Core places the layers (--pipeline-layout or --account-for-*), chunks of their own sizes."""
         return self.pipeline_layout is not None or self.account_embedding or self.account_loss
 
-    uneven = property(lambda self: self.stage_layers is not None or self.chunked,
-                      doc="Whether the ranks' layers are given (--stage-layers) or placed (chunked), not L/p each.")
+    uneven = property(
+        lambda self: self.stage_layers is not None or self.chunked,
+        doc="Whether the ranks' layers are given (--stage-layers) or placed (chunked), not L/p each.",
+    )
     chunks = layout.chunks  # each rank's vpp chunks' layers
     held = layout.held  # where chunked under vpp, each rank's m_r as the interleaved schedule holds its chunks
     held_weighted = layout.held_weighted  # the same with each chunk weighed by its bytes (layers of several kinds)
@@ -164,10 +170,13 @@ class Training(Sharding):
     def flags(self, widths: bool = True, moe: bool = True) -> dict:
         """Every field under its CLI flag name (gbs as given, None for one full pipeline); `widths`: with the byte
         widths; `moe`: with the expert fields (ep, etp, moe_capacity)."""
-        return {flag(f.name): getattr(self, f.name) for f in fields(self)
-                if (widths or f.name not in (*precision.FIELDS, *WIDTH_FIELDS, *RECIPE_FIELDS))
-                and (moe or f.name not in MOE_FIELDS)
-                and not (f.name in RECIPE_FIELDS and getattr(self, f.name) == RECIPE_FIELDS[f.name])}
+        return {
+            flag(f.name): getattr(self, f.name)
+            for f in fields(self)
+            if (widths or f.name not in (*precision.FIELDS, *WIDTH_FIELDS, *RECIPE_FIELDS))
+            and (moe or f.name not in MOE_FIELDS)
+            and not (f.name in RECIPE_FIELDS and getattr(self, f.name) == RECIPE_FIELDS[f.name])
+        }
 
     def as_json(self, shape: ModelShape, widths: bool = True) -> dict:
         """The "config" object of every --json output: "model", each field under its flag name (gbs as used), m;
@@ -185,13 +194,37 @@ class Training(Sharding):
 WIDTH_FIELDS = ("weight_bytes", "grad_bytes", "opt_bytes", "act_bytes", "logit_bytes")  # derived: not arguments
 MOE_FIELDS = ("ep", "etp", "moe_capacity")  # what only a model with experts shows in its config
 # one trainer's (or jaxcheck's) options: shown (and checked by the rule table) where not at these values
-RECIPE_FIELDS = {name: getattr(Training, name)  # their defaults: the class attributes dataclass sets
-                 for name in ("ac_every", "zero_init", "grad_accum_fusion", "moe_dispatcher", "transformer_impl", "swiglu_fusion", "srelu_fusion", "schedule", "recompute_modules", "fp8",
-                              "fp8_param_gather", "compile", "fp8_all_gather", "image_tokens", "freeze_vision",
-                              "cuda_graph", "cuda_graph_scope", "tp_comm_overlap", "ep_overlap", "native_ce",
-                              "offload_modules",
-                              "cpu_offload_layers", "pipeline_layout", "account_embedding", "account_loss",
-                              "fp8_transpose")}
+RECIPE_FIELDS = {
+    name: getattr(Training, name)  # their defaults: the class attributes dataclass sets
+    for name in (
+        "ac_every",
+        "zero_init",
+        "grad_accum_fusion",
+        "moe_dispatcher",
+        "transformer_impl",
+        "swiglu_fusion",
+        "srelu_fusion",
+        "schedule",
+        "recompute_modules",
+        "fp8",
+        "fp8_param_gather",
+        "compile",
+        "fp8_all_gather",
+        "image_tokens",
+        "freeze_vision",
+        "cuda_graph",
+        "cuda_graph_scope",
+        "tp_comm_overlap",
+        "ep_overlap",
+        "native_ce",
+        "offload_modules",
+        "cpu_offload_layers",
+        "pipeline_layout",
+        "account_embedding",
+        "account_loss",
+        "fp8_transpose",
+    )
+}
 
 
 def training_from_json(config: dict) -> Training:

@@ -5,6 +5,7 @@ deepstack mergers): a Conv3d patch embedding, learned positions, depth pre-Layer
 with a biased qkv and proj, a biased two-layer GeLU MLP), the merger (the projector into the language model) and one
 deepstack merger per deepstack index. Its count (P_v) and what it keeps for backward per image token (A_v) are
 declared here once; no sympy."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -19,9 +20,18 @@ from .vision_pixtral import PixtralTower
 # the vision_config keys of Qwen3VLVisionConfig / Qwen3_5VisionConfig (configuration_qwen3_vl.py,
 # configuration_qwen3_5.py, transformers 5.25.0) with their class defaults; num_heads splits the width into heads and
 # changes no parameter and no saved tensor's size (it must divide the width)
-DEFAULTS = {"depth": 27, "hidden_size": 1152, "intermediate_size": 4304, "num_heads": 16, "in_channels": 3,
-            "patch_size": 16, "spatial_merge_size": 2, "temporal_patch_size": 2, "out_hidden_size": 3584,
-            "num_position_embeddings": 2304}
+DEFAULTS = {
+    "depth": 27,
+    "hidden_size": 1152,
+    "intermediate_size": 4304,
+    "num_heads": 16,
+    "in_channels": 3,
+    "patch_size": 16,
+    "spatial_merge_size": 2,
+    "temporal_patch_size": 2,
+    "out_hidden_size": 3584,
+    "num_position_embeddings": 2304,
+}
 # read without changing a tensor: the initializer's spread; the 2D rotary embedding's settings (no parameter: its
 # cos/sin [n, dh] are computed once per step, under 0.1 % of the tower's saved bytes); the class's own name
 HARMLESS = ("initializer_range", "rope_parameters", "model_type")
@@ -30,10 +40,17 @@ ALIASES = {"num_attention_heads": "num_heads", "num_hidden_layers": "depth"}
 AT = {"is_encoder_decoder": False}  # read at the one value transformers builds (the tower is an encoder alone)
 DEEPSTACK_INDEXES = [8, 16, 24]  # Qwen3VLVisionConfig's deepstack_visual_indexes default
 ACTS = ("gelu_pytorch_tanh", "gelu")  # GeLU (tanh or erf): one saved input either way
-DEEPSTACK = {"qwen3_vl": True, "qwen3_vl_moe": True, "qwen3_5": False, "qwen3_5_moe": False}  # Qwen wrapper -> deepstack
+DEEPSTACK = {
+    "qwen3_vl": True,
+    "qwen3_vl_moe": True,
+    "qwen3_5": False,
+    "qwen3_5_moe": False,
+}  # Qwen wrapper -> deepstack
 TOWERS = (*DEEPSTACK, "llama4", "gemma3", "mistral3")  # the wrappers whose tower mem4d models
-OWN = {"gemma3": ("mm_tokens_per_image",),  # a wrapper's own keys its tower reads (beside hfconfig.WRAPPER_KEYS)
-       "mistral3": ("spatial_merge_size", "multimodal_projector_bias", "projector_hidden_act", "vision_feature_layer")}
+OWN = {
+    "gemma3": ("mm_tokens_per_image",),  # a wrapper's own keys its tower reads (beside hfconfig.WRAPPER_KEYS)
+    "mistral3": ("spatial_merge_size", "multimodal_projector_bias", "projector_hidden_act", "vision_feature_layer"),
+}
 # the vision_config's model_type where the wrapper's class builds whatever it names (an AutoConfig)
 KIND = {"gemma3": "siglip_vision_model", "mistral3": "pixtral"}
 ABSENT = {"mistral3": vision_pixtral.ABSENT}  # a wrapper's vision_config where its file has none, if not the class's
@@ -95,13 +112,16 @@ def _resolved(vision: dict, path) -> dict:
     out = {key: value for key, value in vision.items() if key not in AT}
     for key, value in AT.items():
         if key in vision and (vision[key] is not value):
-            raise ConfigError(f"{path}: key 'vision_config.{key}': {vision[key]!r} is not modelled; mem4d models "
-                              f"{value!r} (transformers 5.25.0 builds the tower with it)")
+            raise ConfigError(
+                f"{path}: key 'vision_config.{key}': {vision[key]!r} is not modelled; mem4d models "
+                f"{value!r} (transformers 5.25.0 builds the tower with it)"
+            )
     for alias, name in ALIASES.items():
         if alias in out:
             if name in out and out[name] != out[alias]:
-                raise ConfigError(f"{path}: key 'vision_config.{alias}' (transformers' alias of {name!r}) disagrees "
-                                  f"with {name!r}")
+                raise ConfigError(
+                    f"{path}: key 'vision_config.{alias}' (transformers' alias of {name!r}) disagrees with {name!r}"
+                )
             out[name] = out.pop(alias)
     return out
 
@@ -109,8 +129,10 @@ def _resolved(vision: dict, path) -> dict:
 def _gelu(vision: dict, path) -> None:
     """The tower's MLP activation: a GeLU (one saved input), refused otherwise."""
     if vision.get("hidden_act", ACTS[0]) not in ACTS:
-        raise ConfigError(f"{path}: key 'vision_config.hidden_act': {vision['hidden_act']!r} is not modelled; mem4d "
-                          f"models the tower's GeLU ({', '.join(ACTS)})")
+        raise ConfigError(
+            f"{path}: key 'vision_config.hidden_act': {vision['hidden_act']!r} is not modelled; mem4d "
+            f"models the tower's GeLU ({', '.join(ACTS)})"
+        )
 
 
 def read(vision: object, wrapper: str, text: dict, path, outer: dict | None = None) -> Tower:
@@ -131,22 +153,38 @@ def read(vision: object, wrapper: str, text: dict, path, outer: dict | None = No
     vision = _resolved(vision, path)
     for key in vision:
         if key not in known and not (key == "deepstack_visual_indexes" and not vision[key]):
-            raise ConfigError(f"{path}: key 'vision_config.{key}': not a key mem4d knows for {wrapper}'s vision "
-                              "tower (transformers 5.25.0's vision config class): refused rather than ignored")
+            raise ConfigError(
+                f"{path}: key 'vision_config.{key}': not a key mem4d knows for {wrapper}'s vision "
+                "tower (transformers 5.25.0's vision config class): refused rather than ignored"
+            )
     values = {key: vision.get(key, default) for key, default in DEFAULTS.items()}
     for key, value in values.items():
         if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_SIZE:
-            raise ConfigError(f"{path}: key 'vision_config.{key}': must be a positive integer up to {MAX_SIZE}, "
-                              f"got {value!r}")
+            raise ConfigError(
+                f"{path}: key 'vision_config.{key}': must be a positive integer up to {MAX_SIZE}, got {value!r}"
+            )
     if values["hidden_size"] % values["num_heads"]:
-        raise ConfigError(f"{path}: key 'vision_config.num_heads': {values['num_heads']} heads do not divide the "
-                          f"width {values['hidden_size']}")
+        raise ConfigError(
+            f"{path}: key 'vision_config.num_heads': {values['num_heads']} heads do not divide the "
+            f"width {values['hidden_size']}"
+        )
     indexes = vision.get("deepstack_visual_indexes", DEEPSTACK_INDEXES if deepstack else [])
-    if not isinstance(indexes, list) or not all(isinstance(i, int) and 0 <= i < values["depth"] for i in indexes) \
-            or len(set(indexes)) != len(indexes):
-        raise ConfigError(f"{path}: key 'vision_config.deepstack_visual_indexes': must list distinct block indices "
-                          f"below depth {values['depth']}")
-    return VisionTower(depth=values["depth"], w=values["hidden_size"], f=values["intermediate_size"],
-                       c_in=values["in_channels"] * values["temporal_patch_size"] * values["patch_size"] ** 2,
-                       u=values["spatial_merge_size"] ** 2, out=values["out_hidden_size"],
-                       n_pos=values["num_position_embeddings"], n_ds=len(indexes))
+    if (
+        not isinstance(indexes, list)
+        or not all(isinstance(i, int) and 0 <= i < values["depth"] for i in indexes)
+        or len(set(indexes)) != len(indexes)
+    ):
+        raise ConfigError(
+            f"{path}: key 'vision_config.deepstack_visual_indexes': must list distinct block indices "
+            f"below depth {values['depth']}"
+        )
+    return VisionTower(
+        depth=values["depth"],
+        w=values["hidden_size"],
+        f=values["intermediate_size"],
+        c_in=values["in_channels"] * values["temporal_patch_size"] * values["patch_size"] ** 2,
+        u=values["spatial_merge_size"] ** 2,
+        out=values["out_hidden_size"],
+        n_pos=values["num_position_embeddings"],
+        n_ds=len(indexes),
+    )

@@ -5,6 +5,7 @@ depth pre-LayerNorm blocks (LayerNorm, bidirectional attention with biased q, k,
 two-layer GeLU MLP), a post-LayerNorm; the projector average-pools k x k patches into each image token, normalises it
 (an RMSNorm of the tower's width) and projects it into the language model's width (one unbiased matrix). Its count
 (P_v) and what it keeps for backward per image token (A_v) are declared here once; no sympy."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -13,8 +14,15 @@ from .bounds import MAX_SIZE
 from .errors import ConfigError
 
 # SiglipVisionConfig's size keys with their class defaults (configuration_siglip.py, transformers 5.25.0)
-SIZES = {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12, "num_attention_heads": 12,
-         "num_channels": 3, "image_size": 224, "patch_size": 16}
+SIZES = {
+    "hidden_size": 768,
+    "intermediate_size": 3072,
+    "num_hidden_layers": 12,
+    "num_attention_heads": 12,
+    "num_channels": 3,
+    "image_size": 224,
+    "patch_size": 16,
+}
 TOKENS = 256  # Gemma3Config's mm_tokens_per_image default: the image tokens an image is pooled into
 TEXT_WIDTH = 2304  # Gemma3TextConfig's hidden_size default: the projector's output width
 # read without changing a tensor, each with why (transformers 5.25.0 modeling_siglip.py)
@@ -46,7 +54,7 @@ class Gemma3Tower:
         projector's RMSNorm [w] and matrix [w, out]."""
         w, f = self.w, self.f
         block = 2 * 2 * w + 4 * (w * w + w) + (w * f + f) + (f * w + w)
-        return self.c_in * w + w + self.side ** 2 * w + self.depth * block + 2 * w + w + w * self.out
+        return self.c_in * w + w + self.side**2 * w + self.depth * block + 2 * w + w + w * self.out
 
     @property
     def tokens_per_image(self) -> int:
@@ -64,7 +72,7 @@ class Gemma3Tower:
         logsumexp (a value per row and head) and the RMSNorm's fp32 input, output and rstd (2w + 1 per token) are
         under 0.1 % at real widths and left out."""
         w = self.w
-        return self.k ** 2 * (self.c_in + self.depth * (8 * w + 2 * self.f) + 2 * w) + w
+        return self.k**2 * (self.c_in + self.depth * (8 * w + 2 * self.f) + 2 * w) + w
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -86,10 +94,12 @@ def _sizes(vision: dict, path) -> dict:
 def _pool(tokens: object, side: int, path) -> int:
     """k, the patches a side pooled into one image token: mm_tokens_per_image must be t^2 with t dividing side
     (Gemma3MultiModalProjector's AvgPool2d of kernel side // t then gives t x t tokens)."""
-    t = round(tokens ** 0.5) if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0 else 0
+    t = round(tokens**0.5) if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0 else 0
     if t == 0 or t * t != tokens or side % t:
-        raise ConfigError(f"{path}: key 'mm_tokens_per_image': must be t^2 for a whole t dividing the {side} patches "
-                          f"a side (the projector pools the patch grid to t x t), got {tokens!r}")
+        raise ConfigError(
+            f"{path}: key 'mm_tokens_per_image': must be t^2 for a whole t dividing the {side} patches "
+            f"a side (the projector pools the patch grid to t x t), got {tokens!r}"
+        )
     return side // t
 
 
@@ -102,24 +112,40 @@ def read(vision: object, outer: dict, path) -> Gemma3Tower:
         raise ConfigError(f"{path}: key 'vision_config': must be an object (the vision tower's config)")
     for key in vision:
         if key not in SIZES and key not in HARMLESS and key not in AT and key != "hidden_act":
-            raise _fail(path, key, "not a key mem4d knows for Gemma 3's vision tower (transformers 5.25.0's "
-                        "SiglipVisionConfig): refused rather than ignored")
+            raise _fail(
+                path,
+                key,
+                "not a key mem4d knows for Gemma 3's vision tower (transformers 5.25.0's "
+                "SiglipVisionConfig): refused rather than ignored",
+            )
     for key, value in AT.items():
         given = vision.get(key, HEAD if key == "vision_use_head" else value)
         if given != value or isinstance(given, bool) != isinstance(value, bool):
-            raise _fail(path, key, f"{given!r} is not modelled; mem4d models {value!r} (Gemma 3's published tower)"
-                        + (" (SiglipVisionConfig's default is true)" if key == "vision_use_head" else ""))
+            raise _fail(
+                path,
+                key,
+                f"{given!r} is not modelled; mem4d models {value!r} (Gemma 3's published tower)"
+                + (" (SiglipVisionConfig's default is true)" if key == "vision_use_head" else ""),
+            )
     v = _sizes(vision, path)
     text = outer.get("text_config")
     out = text.get("hidden_size", TEXT_WIDTH) if isinstance(text, dict) else TEXT_WIDTH
     if isinstance(out, bool) or not isinstance(out, int) or not 0 < out <= MAX_SIZE:
         raise ConfigError(f"{path}: key 'text_config.hidden_size': must be a positive integer up to {MAX_SIZE}")
     if v["hidden_size"] % v["num_attention_heads"]:
-        raise _fail(path, "num_attention_heads", f"{v['num_attention_heads']} heads do not divide the width "
-                    f"{v['hidden_size']}")
+        raise _fail(
+            path, "num_attention_heads", f"{v['num_attention_heads']} heads do not divide the width {v['hidden_size']}"
+        )
     side = v["image_size"] // v["patch_size"]
     if side == 0:
         raise _fail(path, "patch_size", f"{v['patch_size']} must be at most image_size {v['image_size']}")
     k = _pool(outer.get("mm_tokens_per_image", TOKENS), side, path)
-    return Gemma3Tower(depth=v["num_hidden_layers"], w=v["hidden_size"], f=v["intermediate_size"],
-                       c_in=v["num_channels"] * v["patch_size"] ** 2, side=side, k=k, out=out)
+    return Gemma3Tower(
+        depth=v["num_hidden_layers"],
+        w=v["hidden_size"],
+        f=v["intermediate_size"],
+        c_in=v["num_channels"] * v["patch_size"] ** 2,
+        side=side,
+        k=k,
+        out=out,
+    )

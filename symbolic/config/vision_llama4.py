@@ -6,6 +6,7 @@ class embedding appended, learned positions for the side^2 + 1 rows, a pre- and 
 GeLU MLP); the class row dropped, a pixel shuffle merging k x k patches into one image token, the vision adapter (two
 unbiased linears, each followed by a GeLU) and the projector (one unbiased linear into the language model's width).
 Its count (P_v) and what it keeps for backward per image token (A_v) are declared here once; no sympy."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -14,9 +15,18 @@ from .bounds import MAX_SIZE
 from .errors import ConfigError
 
 # Llama4VisionConfig's size keys with their class defaults (configuration_llama4.py, transformers 5.25.0)
-SIZES = {"hidden_size": 768, "num_hidden_layers": 34, "num_attention_heads": 16, "num_channels": 3,
-         "intermediate_size": 5632, "vision_output_dim": 7680, "image_size": 448, "patch_size": 14,
-         "projector_input_dim": 4096, "projector_output_dim": 4096}
+SIZES = {
+    "hidden_size": 768,
+    "num_hidden_layers": 34,
+    "num_attention_heads": 16,
+    "num_channels": 3,
+    "intermediate_size": 5632,
+    "vision_output_dim": 7680,
+    "image_size": 448,
+    "patch_size": 14,
+    "projector_input_dim": 4096,
+    "projector_output_dim": 4096,
+}
 RATIO = 0.5  # pixel_shuffle_ratio's class default: k = 1 / ratio patches a side merged into one image token
 TEXT_WIDTH = 5120  # Llama4TextConfig's hidden_size default: the projector's output width
 # read without changing a tensor, each with why (transformers 5.25.0 modeling_llama4.py)
@@ -24,7 +34,7 @@ HARMLESS = {
     "hidden_act": "Llama4VisionMLP and Llama4VisionMLP2 build nn.GELU() whatever it names (ACT2FN is commented out)",
     "norm_eps": "the LayerNorms' epsilon: the same tensors",
     "rope_parameters": "the 2D rotary table's base: a buffer of (side^2 + 1) x head_dim / 2 complex values computed "
-                       "once at build (0.2 MB for Llama-4-Scout), no parameter, nothing kept per image",
+    "once at build (0.2 MB for Llama-4-Scout), no parameter, nothing kept per image",
     "vision_feature_select_strategy": "read by neither Llama4VisionModel nor the projector",
     "vision_feature_layer": "not an attribute of Llama4VisionConfig and read by no module",
 }
@@ -58,13 +68,21 @@ class Llama4Tower:
         biases; the adapter's fc1 [f, a_in] and fc2 [a_out, a_out], the projector [a_out, out] (no biases)."""
         w, f = self.w, self.f
         block = 2 * 2 * w + 4 * (w * w + w) + (w * f + f) + (f * w + w)
-        return self.c_in * w + w + (self.side ** 2 + 1) * w + 2 * 2 * w + self.depth * block \
-            + f * self.a_in + self.a_out * self.a_out + self.a_out * self.out
+        return (
+            self.c_in * w
+            + w
+            + (self.side**2 + 1) * w
+            + 2 * 2 * w
+            + self.depth * block
+            + f * self.a_in
+            + self.a_out * self.a_out
+            + self.a_out * self.out
+        )
 
     @property
     def tokens_per_tile(self) -> int:
         """Image tokens a tile becomes: its side^2 patches, k^2 to a token."""
-        return self.side ** 2 // self.k ** 2
+        return self.side**2 // self.k**2
 
     @property
     def saved_per_token(self) -> float:
@@ -77,8 +95,8 @@ class Llama4Tower:
         output [a_in, a_out each]. A tile's total over its image tokens: not an integer, for the class row. The
         LayerNorms' mean and rstd (2 per row) and the kernel's fp32 logsumexp (a value per row and head) are under
         0.1 % at real widths and left out."""
-        rows = self.side ** 2 + 1
-        tile = self.side ** 2 * self.c_in + rows * (2 * self.w + self.depth * (8 * self.w + 2 * self.f))
+        rows = self.side**2 + 1
+        tile = self.side**2 * self.c_in + rows * (2 * self.w + self.depth * (8 * self.w + 2 * self.f))
         return tile / self.tokens_per_tile + self.f + 2 * self.a_in + 2 * self.a_out
 
     def as_dict(self) -> dict:
@@ -101,10 +119,19 @@ def _sizes(vision: dict, path) -> dict:
 def _shuffle(vision: dict, side: int, path) -> int:
     """k, the patches a side merged into one image token: pixel_shuffle_ratio must be 1 / k with k dividing side."""
     ratio = vision.get("pixel_shuffle_ratio", RATIO)
-    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio <= 1 \
-            or abs(1 / ratio - round(1 / ratio)) > 1e-9 or side % round(1 / ratio):
-        raise _fail(path, "pixel_shuffle_ratio", f"must be 1 / k for a whole k dividing the {side} patches a side "
-                    f"(pixel_shuffle reshapes the patch grid by it), got {ratio!r}")
+    if (
+        isinstance(ratio, bool)
+        or not isinstance(ratio, (int, float))
+        or not 0 < ratio <= 1
+        or abs(1 / ratio - round(1 / ratio)) > 1e-9
+        or side % round(1 / ratio)
+    ):
+        raise _fail(
+            path,
+            "pixel_shuffle_ratio",
+            f"must be 1 / k for a whole k dividing the {side} patches a side "
+            f"(pixel_shuffle reshapes the patch grid by it), got {ratio!r}",
+        )
     return round(1 / ratio)
 
 
@@ -112,16 +139,28 @@ def _chained(v: dict, k: int, path) -> None:
     """The widths forward chains: the adapter's fc1 reads the shuffled patches, fc2 reads fc1's output, the projector
     reads fc2's; the rotary embedding splits each head into four (x and y, cos and sin)."""
     if v["intermediate_size"] != v["hidden_size"] * k * k:
-        raise _fail(path, "intermediate_size", f"must be hidden_size x {k}^2 = {v['hidden_size'] * k * k} (the "
-                    "vision adapter's fc1 reads the pixel-shuffled patches at this width)")
+        raise _fail(
+            path,
+            "intermediate_size",
+            f"must be hidden_size x {k}^2 = {v['hidden_size'] * k * k} (the "
+            "vision adapter's fc1 reads the pixel-shuffled patches at this width)",
+        )
     for key, other in (("projector_input_dim", "projector_output_dim"), ("vision_output_dim", "projector_output_dim")):
         if v[key] != v[other]:
-            raise _fail(path, key, f"{v[key]} must be {other} {v[other]} (the adapter's fc2 is [{other}, {other}] "
-                        "and the projector reads its output)")
+            raise _fail(
+                path,
+                key,
+                f"{v[key]} must be {other} {v[other]} (the adapter's fc2 is [{other}, {other}] "
+                "and the projector reads its output)",
+            )
     heads = v["num_attention_heads"]
     if v["hidden_size"] % heads or (v["hidden_size"] // heads) % 4:
-        raise _fail(path, "num_attention_heads", f"{heads} heads must split the width {v['hidden_size']} into heads "
-                    "of a multiple of 4 (the 2D rotary embedding's quarters)")
+        raise _fail(
+            path,
+            "num_attention_heads",
+            f"{heads} heads must split the width {v['hidden_size']} into heads "
+            "of a multiple of 4 (the 2D rotary embedding's quarters)",
+        )
 
 
 def read(vision: object, text: dict, path) -> Llama4Tower:
@@ -132,12 +171,20 @@ def read(vision: object, text: dict, path) -> Llama4Tower:
         raise ConfigError(f"{path}: key 'vision_config': must be an object (the vision tower's config)")
     for key in vision:
         if key not in SIZES and key != "pixel_shuffle_ratio" and key not in HARMLESS and key not in AT:
-            raise _fail(path, key, "not a key mem4d knows for Llama 4's vision tower (transformers 5.25.0's "
-                        "Llama4VisionConfig): refused rather than ignored")
+            raise _fail(
+                path,
+                key,
+                "not a key mem4d knows for Llama 4's vision tower (transformers 5.25.0's "
+                "Llama4VisionConfig): refused rather than ignored",
+            )
     for key, value in AT.items():
         if key in vision and (vision[key] != value or isinstance(vision[key], bool) != isinstance(value, bool)):
-            raise _fail(path, key, f"{vision[key]!r} is not modelled; mem4d models {value!r} (transformers 5.25.0 "
-                        "builds the tower with it)")
+            raise _fail(
+                path,
+                key,
+                f"{vision[key]!r} is not modelled; mem4d models {value!r} (transformers 5.25.0 "
+                "builds the tower with it)",
+            )
     v = _sizes(vision, path)
     out = text.get("hidden_size", TEXT_WIDTH)
     if isinstance(out, bool) or not isinstance(out, int) or not 0 < out <= MAX_SIZE:
@@ -147,6 +194,14 @@ def read(vision: object, text: dict, path) -> Llama4Tower:
         raise _fail(path, "patch_size", f"{v['patch_size']} must be at most image_size {v['image_size']}")
     k = _shuffle(vision, side, path)
     _chained(v, k, path)
-    return Llama4Tower(depth=v["num_hidden_layers"], w=v["hidden_size"], f=v["intermediate_size"],
-                       c_in=v["num_channels"] * v["patch_size"] ** 2, side=side, k=k, a_in=v["projector_input_dim"],
-                       a_out=v["projector_output_dim"], out=out)
+    return Llama4Tower(
+        depth=v["num_hidden_layers"],
+        w=v["hidden_size"],
+        f=v["intermediate_size"],
+        c_in=v["num_channels"] * v["patch_size"] ** 2,
+        side=side,
+        k=k,
+        a_in=v["projector_input_dim"],
+        a_out=v["projector_output_dim"],
+        out=out,
+    )

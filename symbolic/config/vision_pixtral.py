@@ -8,6 +8,7 @@ its activation, linear_2; biased where multimodal_projector_bias). Its count (P_
 image token (A_v) are declared here once; no sympy. Under sdpa the tower also keeps a block-diagonal mask over all the
 patches of a forward (the micro batch's images in one sequence): quadratic, not per image token, so its activations
 are refused (rules: "Pixtral's tower: frozen or no image tokens")."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -16,19 +17,38 @@ from .bounds import MAX_SIZE
 from .errors import ConfigError
 
 # PixtralVisionConfig's size keys with their class defaults (configuration_pixtral.py, transformers 5.25.0)
-SIZES = {"hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 24, "num_attention_heads": 16,
-         "num_channels": 3, "image_size": 1024, "patch_size": 16, "head_dim": 64}
+SIZES = {
+    "hidden_size": 1024,
+    "intermediate_size": 4096,
+    "num_hidden_layers": 24,
+    "num_attention_heads": 16,
+    "num_channels": 3,
+    "image_size": 1024,
+    "patch_size": 16,
+    "head_dim": 64,
+}
 # Mistral3Config's vision_config where a file has none (its sub_configs_defaults' init_kwargs): a given vision_config
 # takes PixtralVisionConfig's defaults instead
-ABSENT = {"intermediate_size": 4096, "hidden_size": 1024, "patch_size": 14, "image_size": 1540, "num_hidden_layers": 24,
-          "num_attention_heads": 16, "vocab_size": 32000, "head_dim": 64, "hidden_act": "gelu"}
+ABSENT = {
+    "intermediate_size": 4096,
+    "hidden_size": 1024,
+    "patch_size": 14,
+    "image_size": 1540,
+    "num_hidden_layers": 24,
+    "num_attention_heads": 16,
+    "vocab_size": 32000,
+    "head_dim": 64,
+    "hidden_act": "gelu",
+}
 MERGE = 2  # Mistral3Config's spatial_merge_size default: s x s patches merged into one image token
 TEXT_WIDTH = 4096  # MistralConfig's hidden_size default (a text_config without one): the projector's output
 ACTS = ("silu", "gelu")  # the tower's gated MLP: one saved input either way; the class default is gelu
 PROJECTOR_ACTS = ("gelu", "gelu_pytorch_tanh")  # projector_hidden_act (Mistral3Config's default gelu)
 # read without changing a tensor, each with why (transformers 5.25.0 modeling_pixtral.py)
-HARMLESS = {"vocab_size": "not an attribute of PixtralVisionConfig (Mistral3Config's default vision_config sets it): "
-                          "read by no module"}
+HARMLESS = {
+    "vocab_size": "not an attribute of PixtralVisionConfig (Mistral3Config's default vision_config sets it): "
+    "read by no module"
+}
 # read at the one value transformers builds, refused at any other: a dropout keeps a mask mem4d does not model; the
 # tower is an encoder alone
 AT = {"attention_dropout": 0, "is_encoder_decoder": False}
@@ -94,12 +114,19 @@ def _wrapper(outer: dict, path) -> tuple[int, bool]:
     if not isinstance(bias, bool):
         raise _fail(path, "multimodal_projector_bias", f"must be true or false, got {bias!r}")
     if outer.get("projector_hidden_act", PROJECTOR_ACTS[0]) not in PROJECTOR_ACTS:
-        raise _fail(path, "projector_hidden_act", f"{outer['projector_hidden_act']!r} is not modelled; mem4d models "
-                    f"the projector's GeLU ({', '.join(PROJECTOR_ACTS)})")
+        raise _fail(
+            path,
+            "projector_hidden_act",
+            f"{outer['projector_hidden_act']!r} is not modelled; mem4d models "
+            f"the projector's GeLU ({', '.join(PROJECTOR_ACTS)})",
+        )
     layer = outer.get("vision_feature_layer", -1)
     if layer != -1 or isinstance(layer, bool):
-        raise _fail(path, "vision_feature_layer", f"{layer!r} is not modelled; mem4d models -1 (the last block's "
-                    "output as the image features)")
+        raise _fail(
+            path,
+            "vision_feature_layer",
+            f"{layer!r} is not modelled; mem4d models -1 (the last block's output as the image features)",
+        )
     return merge, bias
 
 
@@ -112,26 +139,44 @@ def read(vision: object, outer: dict, path) -> PixtralTower:
         raise ConfigError(f"{path}: key 'vision_config': must be an object (the vision tower's config)")
     for key in vision:
         if key not in SIZES and key not in HARMLESS and key not in AT and key != "hidden_act":
-            raise _fail(path, f"vision_config.{key}", "not a key mem4d knows for Mistral 3's vision tower "
-                        "(transformers 5.25.0's PixtralVisionConfig): refused rather than ignored")
+            raise _fail(
+                path,
+                f"vision_config.{key}",
+                "not a key mem4d knows for Mistral 3's vision tower "
+                "(transformers 5.25.0's PixtralVisionConfig): refused rather than ignored",
+            )
     for key, value in AT.items():
         if key in vision and (vision[key] != value or isinstance(vision[key], bool) != isinstance(value, bool)):
             raise _fail(path, f"vision_config.{key}", f"{vision[key]!r} is not modelled; mem4d models {value!r}")
     if vision.get("hidden_act", "gelu") not in ACTS:
-        raise _fail(path, "vision_config.hidden_act", f"{vision['hidden_act']!r} is not modelled; mem4d models the "
-                    f"tower's gated MLP with {', '.join(ACTS)}")
+        raise _fail(
+            path,
+            "vision_config.hidden_act",
+            f"{vision['hidden_act']!r} is not modelled; mem4d models the tower's gated MLP with {', '.join(ACTS)}",
+        )
     v = {key: vision.get(key, default) for key, default in SIZES.items()}
     for key, value in v.items():
         if not _integer(value):
             raise _fail(path, f"vision_config.{key}", f"must be a positive integer up to {MAX_SIZE}, got {value!r}")
     if v["hidden_size"] != v["num_attention_heads"] * v["head_dim"]:
-        raise _fail(path, "vision_config.head_dim", f"{v['head_dim']} x {v['num_attention_heads']} heads must be the "
-                    f"width {v['hidden_size']} (the rotary table is built per head_dim, q and k per width / heads)")
+        raise _fail(
+            path,
+            "vision_config.head_dim",
+            f"{v['head_dim']} x {v['num_attention_heads']} heads must be the "
+            f"width {v['hidden_size']} (the rotary table is built per head_dim, q and k per width / heads)",
+        )
     merge, bias = _wrapper(outer, path)
     text = outer.get("text_config")
     out = text.get("hidden_size", TEXT_WIDTH) if isinstance(text, dict) else TEXT_WIDTH
     if not _integer(out):
         raise _fail(path, "text_config.hidden_size", f"must be a positive integer up to {MAX_SIZE}")
-    return PixtralTower(depth=v["num_hidden_layers"], w=v["hidden_size"], f=v["intermediate_size"],
-                        c_in=v["num_channels"] * v["patch_size"] ** 2, dh=v["head_dim"], u=merge ** 2, out=out,
-                        bias=bias)
+    return PixtralTower(
+        depth=v["num_hidden_layers"],
+        w=v["hidden_size"],
+        f=v["intermediate_size"],
+        c_in=v["num_channels"] * v["patch_size"] ** 2,
+        dh=v["head_dim"],
+        u=merge**2,
+        out=out,
+        bias=bias,
+    )

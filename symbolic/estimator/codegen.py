@@ -1,4 +1,5 @@
 """Derive a profile's expressions once, lambdify them with cse=True, and cache the generated numpy source on disk."""
+
 from __future__ import annotations
 
 import functools
@@ -53,6 +54,7 @@ def key_of(profile: str, fields: dict, sources: Iterable[Path] = ()) -> str:
         digest.update(path.name.encode() + _read(path))
     try:
         from importlib.metadata import version
+
         digest.update(version("sympy").encode())
     except Exception:  # noqa: BLE001  (no metadata: the sources alone key the cache)
         pass
@@ -176,10 +178,13 @@ def derive(profile: str, switches: Switches) -> dict:
     for stage in STAGES:
         kinds = {name: BY_NAME[name] for name in present(switches)}  # a hybrid's (only Megatron-LM's recipe has them)
         stage_parts = module.stage_components(switches, stage, L_r, m_r, Le_r, **({"kinds": kinds} if kinds else {}))
-        stages[stage] = {"outputs": [part.name for part in stage_parts] + ["total"],
-                         "source": _lambdify_source([part.expr for part in stage_parts] + [total(stage_parts)],
-                                                    f"_{stage}", STAGE_NAMES),
-                         "total_source": _lambdify_source([total(stage_parts)], f"_{stage}_total", STAGE_NAMES)}
+        stages[stage] = {
+            "outputs": [part.name for part in stage_parts] + ["total"],
+            "source": _lambdify_source(
+                [part.expr for part in stage_parts] + [total(stage_parts)], f"_{stage}", STAGE_NAMES
+            ),
+            "total_source": _lambdify_source([total(stage_parts)], f"_{stage}_total", STAGE_NAMES),
+        }
     return {
         "inputs": list(NAMES),
         "components": [part.name for part in parts] + ["total"],
@@ -209,8 +214,14 @@ def cache_name(profile: str, switches: Switches, kind: str = "", sources: Iterab
     return f"{tag}-{cache_key(profile, switches, sources)}.json"
 
 
-def cached(profile: str, switches: Switches, build: Callable[[], dict], kind: str = "",
-           sources: Iterable[Path] = (), extra: str = "") -> dict:
+def cached(
+    profile: str,
+    switches: Switches,
+    build: Callable[[], dict],
+    kind: str = "",
+    sources: Iterable[Path] = (),
+    extra: str = "",
+) -> dict:
     """build() through the on-disk cache: one JSON file per kind (estimator code: "", rendered text: "rendered", a
     report's formulas: "report"), profile, switches and `extra` (what else the result depends on), keyed by
     cache_key (the symbolic sources and `sources`), so any edit of a formula invalidates it; an unreadable or

@@ -1,4 +1,5 @@
 """One configuration's bytes per component and per pipeline stage (`estimate`), and the peak the fit verdict judges."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,8 +26,6 @@ def stages_of(p: int) -> tuple[tuple[str, int], ...]:
     return tuple((stage, stage_rank(stage, p)) for stage in STAGES if stage_exists(stage, p))
 
 
-
-
 def ranks_of(training: Training, shape: ModelShape | None = None) -> tuple[tuple[str, int], ...]:
     """The (stage, rank) pairs an estimate lists: the representatives of an even split (the middle rank 1 holds
     the most of the middle ranks: the same layers, the most micro batches in flight), every rank of an uneven one
@@ -36,8 +35,9 @@ def ranks_of(training: Training, shape: ModelShape | None = None) -> tuple[tuple
     return tuple((stage_of(rank, training.p), rank) for rank in range(training.p))
 
 
-def rank_totals(est: Estimator, values: dict, layers, ranks, kinds=None,
-                held=None) -> tuple[list[dict[str, int]], list[float]]:
+def rank_totals(
+    est: Estimator, values: dict, layers, ranks, kinds=None, held=None
+) -> tuple[list[dict[str, int]], list[float]]:
     """Each listed rank's components in whole bytes, with `layers[i]` layers on ranks[i], `kinds[i]` its layers of
     each kind (config.kinds: Le_r MoE, Lg_r Gated DeltaNet; default none) (one call per stage kind), and the micro
     batches in flight on each (`held[i]` where given: a layout's chunks as the schedule holds them, Training.held)."""
@@ -50,8 +50,13 @@ def rank_totals(est: Estimator, values: dict, layers, ranks, kinds=None,
         at = [i for i, rank in enumerate(ranks) if stage_of(rank, p) == kind]
         if not at:
             continue
-        parts = est.stage(kind, **values, L_r=np.asarray([layers[i] for i in at]), m_r=micro[at],
-                          **{name: np.asarray([kinds[i][name] for i in at]) for name in kinds[0]})
+        parts = est.stage(
+            kind,
+            **values,
+            L_r=np.asarray([layers[i] for i in at]),
+            m_r=micro[at],
+            **{name: np.asarray([kinds[i][name] for i in at]) for name in kinds[0]},
+        )
         for j, i in enumerate(at):
             row = {name: int(round(float(x[j]))) for name, x in parts.items() if name != "total"}
             out[i] = {**row, "total": sum(row.values())}
@@ -75,14 +80,20 @@ def chunk_held(est: Estimator, values: dict, training: Training, shape: ModelSha
             for i in chunk:
                 key = (kind, tuple(counts_in(shape, [range(i, i + 1)]).items()))
                 if key not in cache:
-                    parts = est.stage(kind, **values, L_r=np.asarray([1]), m_r=np.asarray([1.0]),
-                                      **{name: np.asarray([n]) for name, n in key[1]})
+                    parts = est.stage(
+                        kind,
+                        **values,
+                        L_r=np.asarray([1]),
+                        m_r=np.asarray([1.0]),
+                        **{name: np.asarray([n]) for name, n in key[1]},
+                    )
                     cache[key] = (float(np.sum(parts["activations"])), 0.0)
                 layers.append(cache[key])
             row.append(layers)
         if rank == training.p - 1 and shape.mtp:  # its post-process: its own final norm, LM head and logits
-            parts = est.stage(kind, **values, L_r=np.asarray([1]), m_r=np.asarray([1.0]),
-                              **{name: np.asarray([0]) for name in KINDS})
+            parts = est.stage(
+                kind, **values, L_r=np.asarray([1]), m_r=np.asarray([1.0]), **{name: np.asarray([0]) for name in KINDS}
+            )
             row[-1].append((float(np.sum(parts["mtp_activations"])), float(np.sum(parts["output_layer"]))))
         weights.append(tuple(map(tuple, row)))
     return training.held_weighted(tuple(weights))
@@ -99,15 +110,19 @@ def memory_kinds(parts: dict[str, int]) -> dict[str, int]:
     CUDA context and NCCL's buffers outside PyTorch's pool: what nvidia-smi shows, and what must fit)."""
     outside = sum(parts.get(name, 0) for name in OUTSIDE_POOL)
     slack = sum(parts.get(name, 0) for name in POOL_SLACK)
-    return {"allocated_bytes": parts["total"] - outside - slack, "reserved_bytes": parts["total"] - outside,
-            "device_bytes": parts["total"]}
+    return {
+        "allocated_bytes": parts["total"] - outside - slack,
+        "reserved_bytes": parts["total"] - outside,
+        "device_bytes": parts["total"],
+    }
 
 
 PEAK_FROM = ("total", *STAGES)  # the figures a peak is the largest of; "total" is the profile's formula
 
 
-def peak_of(total: np.ndarray, stage_totals: dict[str, np.ndarray], p: np.ndarray,
-            uneven: np.ndarray | bool = False) -> tuple[np.ndarray, np.ndarray]:
+def peak_of(
+    total: np.ndarray, stage_totals: dict[str, np.ndarray], p: np.ndarray, uneven: np.ndarray | bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Vectorized peak = max(profile total, total of every stage that exists for p), and the index in PEAK_FROM of
     the figure that is the peak (ties go to the profile total, then to the earlier stage). Where stages are
     `uneven` the profile total (a closed form of p equal stages) is left out: the most loaded stage decides."""
@@ -171,16 +186,26 @@ class Estimate:
     def as_json(self, gpu_mem_bytes: int, threshold: float = 0.8) -> dict:
         """The `mem4d estimate --json` schema; "fits" judges "peak_bytes", never "total" alone."""
         return {
-            "model": self.shape.name, "param_count": self.shape.param_count,
-            "config": self.training.as_json(self.shape), "profile": self.profile, "shape": shape_json(self.shape),
-            "overheads": self.overheads, **({"backend": self.backend} if self.profile == JAX_PROFILE else {}),
+            "model": self.shape.name,
+            "param_count": self.shape.param_count,
+            "config": self.training.as_json(self.shape),
+            "profile": self.profile,
+            "shape": shape_json(self.shape),
+            "overheads": self.overheads,
+            **({"backend": self.backend} if self.profile == JAX_PROFILE else {}),
             "bytes": dict(self.bytes),
-            "stages": [dict(stage, bytes=dict(stage["bytes"]), memory=memory_kinds(stage["bytes"]))
-                       for stage in self.stages],
-            "most_loaded_stage": self.most_loaded_stage["stage"], "most_loaded_rank": self.most_loaded_stage["rank"],
+            "stages": [
+                dict(stage, bytes=dict(stage["bytes"]), memory=memory_kinds(stage["bytes"])) for stage in self.stages
+            ],
+            "most_loaded_stage": self.most_loaded_stage["stage"],
+            "most_loaded_rank": self.most_loaded_stage["rank"],
             "gpu_mem_bytes": int(gpu_mem_bytes),
-            "peak_bytes": self.peak, "peak_from": self.peak_from, "memory": self.memory, "judged": "device_bytes",
-            "threshold": threshold, "fits": self.fits(gpu_mem_bytes, threshold),
+            "peak_bytes": self.peak,
+            "peak_from": self.peak_from,
+            "memory": self.memory,
+            "judged": "device_bytes",
+            "threshold": threshold,
+            "fits": self.fits(gpu_mem_bytes, threshold),
         }
 
 
@@ -190,8 +215,15 @@ def _override(parts: dict[str, int], overrides: dict[str, int]) -> dict[str, int
     return out
 
 
-def estimate(shape: ModelShape, training: Training, profile: str = DEFAULT_PROFILE, overheads: bool = True,
-             overrides: dict[str, int] | None = None, backend: str = "gpu", every_rank: bool = False) -> Estimate:
+def estimate(
+    shape: ModelShape,
+    training: Training,
+    profile: str = DEFAULT_PROFILE,
+    overheads: bool = True,
+    overrides: dict[str, int] | None = None,
+    backend: str = "gpu",
+    every_rank: bool = False,
+) -> Estimate:
     """Bytes of one configuration; `overrides` replaces named components (e.g. {"cuda_context": 2**29}) before totalling.
     The jax profile models jaxcheck's step, so jaxcheck's rules apply to it too; `every_rank`: list every pipeline
     rank, not only each stage kind's representative."""
@@ -205,21 +237,41 @@ def estimate(shape: ModelShape, training: Training, profile: str = DEFAULT_PROFI
     values = inputs_for(shape, training)
     raw = est(**values)
     if not all(np.isfinite(x).all() for x in raw.values()):
-        raise ConfigError(f"the bytes of {shape.name} with these sizes overflow 64-bit floats: a model or flag value is "
-                          "far too large")
+        raise ConfigError(
+            f"the bytes of {shape.name} with these sizes overflow 64-bit floats: a model or flag value is far too large"
+        )
     main = {name: int(round(float(x))) for name, x in raw.items()}
     layers, kinds = training.layers(shape.L), training.kind_layers(shape)
-    ranks = ranks_of(training, shape) if not every_rank else tuple((stage_of(r, training.p), r)
-                                                                   for r in range(training.p))
-    held = chunk_held(est, values, training, shape) if mixed(shape) or shape.mtp or training.ep_overlap \
+    ranks = (
+        ranks_of(training, shape) if not every_rank else tuple((stage_of(r, training.p), r) for r in range(training.p))
+    )
+    held = (
+        chunk_held(est, values, training, shape)
+        if mixed(shape) or shape.mtp or training.ep_overlap
         else training.held(shape.L)
-    per_rank, micro = rank_totals(est, values, [layers[rank] for _, rank in ranks], [rank for _, rank in ranks],
-                                  [kinds[rank] for _, rank in ranks], held and [held[rank] for _, rank in ranks])
-    stages = [{"stage": stage, "rank": rank, "layers": layers[rank],
-               **({"moe_layers": kinds[rank]["Le_r"]} if shape.moe else {}),
-               **({"linear_layers": kinds[rank]["Lg_r"]} if shape.gdn else {}),
-               **({"mamba_layers": kinds[rank]["Lm_r"]} if shape.mamba else {}),
-               **({"mixerless_layers": kinds[rank]["Lo_r"], "mlpless_layers": kinds[rank]["Ln_r"]} if shape.blocks
-                  else {}), "in_flight": in_flight,
-               "bytes": _override(parts, overrides)} for (stage, rank), parts, in_flight in zip(ranks, per_rank, micro)]
+    )
+    per_rank, micro = rank_totals(
+        est,
+        values,
+        [layers[rank] for _, rank in ranks],
+        [rank for _, rank in ranks],
+        [kinds[rank] for _, rank in ranks],
+        held and [held[rank] for _, rank in ranks],
+    )
+    stages = [
+        {
+            "stage": stage,
+            "rank": rank,
+            "layers": layers[rank],
+            **({"moe_layers": kinds[rank]["Le_r"]} if shape.moe else {}),
+            **({"linear_layers": kinds[rank]["Lg_r"]} if shape.gdn else {}),
+            **({"mamba_layers": kinds[rank]["Lm_r"]} if shape.mamba else {}),
+            **(
+                {"mixerless_layers": kinds[rank]["Lo_r"], "mlpless_layers": kinds[rank]["Ln_r"]} if shape.blocks else {}
+            ),
+            "in_flight": in_flight,
+            "bytes": _override(parts, overrides),
+        }
+        for (stage, rank), parts, in_flight in zip(ranks, per_rank, micro)
+    ]
     return Estimate(profile, shape, training, _override(main, overrides), stages, overheads, backend)

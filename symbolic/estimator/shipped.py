@@ -5,6 +5,7 @@ The archive holds files exactly as the on-disk cache holds them, under the same 
 the content key of the sources, codegen.cache_key): an entry whose sources changed since it was built has a name no
 lookup asks for, so it is never used (benchmarks/shipped_cache.py builds the archive; tests/test_shipped_cache.py
 fails when an entry's key is no longer current)."""
+
 from __future__ import annotations
 
 import functools
@@ -57,10 +58,20 @@ class _Notice:
             import shutil
             import textwrap
 
-            text = (f"mem4d: deriving the memory formulas of these settings with sympy (once: later runs read them "
-                    f"from {where})...")  # wrapped at the terminal's width (an 80-column terminal cut it)
-            print(textwrap.fill(text, width=max(40, shutil.get_terminal_size().columns), break_long_words=False,
-                                break_on_hyphens=False), file=sys.stderr, flush=True)
+            text = (
+                f"mem4d: deriving the memory formulas of these settings with sympy (once: later runs read them "
+                f"from {where})..."
+            )  # wrapped at the terminal's width (an 80-column terminal cut it)
+            print(
+                textwrap.fill(
+                    text,
+                    width=max(40, shutil.get_terminal_size().columns),
+                    break_long_words=False,
+                    break_on_hyphens=False,
+                ),
+                file=sys.stderr,
+                flush=True,
+            )
         except (OSError, ValueError, AttributeError):
             pass
 

@@ -1,5 +1,6 @@
 """The vectorized estimator: lambdified numpy functions of named, broadcastable arrays per profile and switches (the
 most loaded GPU's components, each stage kind's, the in-flight micro batches of a pipeline rank)."""
+
 from __future__ import annotations
 
 import functools
@@ -38,7 +39,9 @@ class Estimator:
     def _arrays(self, arrays: dict, names: tuple[str, ...]) -> tuple[list[np.ndarray], tuple[int, ...]]:
         unknown = sorted(set(arrays) - set(names))
         if unknown:
-            raise ConfigError(f"estimator {self.profile!r}: unknown input(s) {', '.join(unknown)} (takes {' '.join(names)})")
+            raise ConfigError(
+                f"estimator {self.profile!r}: unknown input(s) {', '.join(unknown)} (takes {' '.join(names)})"
+            )
         missing = [name for name in names if name not in arrays]
         if missing:
             raise ConfigError(f"estimator {self.profile!r}: missing input(s) {', '.join(missing)}")
@@ -54,20 +57,30 @@ class Estimator:
         """(start, stop, inputs) for cache-sized blocks of rows of the broadcast inputs (float64): each input sliced
         along the first axis where it varies along it and passed whole where it does not (a view, never a
         materialised broadcast), so a [rows, p] evaluation costs what its outputs do."""
-        aligned = [np.float64(v.reshape(-1)[0]) if v.size == 1 else v.reshape((1,) * (len(shape) - v.ndim) + v.shape)
-                   for v in values]
+        aligned = [
+            np.float64(v.reshape(-1)[0]) if v.size == 1 else v.reshape((1,) * (len(shape) - v.ndim) + v.shape)
+            for v in values
+        ]
         step = max(1, CHUNK // max(1, int(np.prod(shape[1:]))))
         for start in range(0, shape[0], step):
             stop = start + step
-            yield start, stop, [x if x.ndim == 0 else (x if x.shape[0] == 1 else x[start:stop]).astype(
-                np.float64, copy=False) for x in aligned]
+            yield (
+                start,
+                stop,
+                [
+                    x if x.ndim == 0 else (x if x.shape[0] == 1 else x[start:stop]).astype(np.float64, copy=False)
+                    for x in aligned
+                ],
+            )
 
     @classmethod
     def _evaluate(cls, fn: Callable, names: tuple[str, ...], values: list[np.ndarray], shape: tuple[int, ...]) -> dict:
         """Run the generated function over blocks of rows (_blocks), float64 throughout."""
         if not shape:
-            return {name: np.asarray(result, dtype=np.float64)
-                    for name, result in zip(names, fn(*(np.float64(v.reshape(-1)[0]) for v in values)))}
+            return {
+                name: np.asarray(result, dtype=np.float64)
+                for name, result in zip(names, fn(*(np.float64(v.reshape(-1)[0]) for v in values)))
+            }
         outs = [np.empty(shape, dtype=np.float64) for _ in names]
         for start, stop, chunk in cls._blocks(values, shape):
             for out, result in zip(outs, fn(*chunk)):
@@ -116,15 +129,22 @@ class Estimator:
         the layers are of one kind; a model of several kinds has each rank's own, Training.kind_layers), m_r of its
         representative rank (first 0, middle 1, last p - 1, only 0), added to `arrays`."""
         L, p = np.asarray(arrays["L"]), np.asarray(arrays["p"])
-        share = {name: np.asarray(arrays[total]) if kind == "only" else np.asarray(arrays[total]) / p
-                 for name, total in KINDS.items()}
-        return {**arrays, "L_r": L if kind == "only" else L / p, **share,
-                "m_r": self.in_flight(**arrays, r=stage_rank(kind, p))}
+        share = {
+            name: np.asarray(arrays[total]) if kind == "only" else np.asarray(arrays[total]) / p
+            for name, total in KINDS.items()
+        }
+        return {
+            **arrays,
+            "L_r": L if kind == "only" else L / p,
+            **share,
+            "m_r": self.in_flight(**arrays, r=stage_rank(kind, p)),
+        }
 
     def stages(self, **arrays) -> dict[str, np.ndarray]:
         """The even split's breakdown: "<stage>.<component>" for stage in first, middle, last, only (p = 1)."""
-        return {f"{kind}.{name}": x for kind in STAGES
-                for name, x in self.stage(kind, **self.even(kind, **arrays)).items()}
+        return {
+            f"{kind}.{name}": x for kind in STAGES for name, x in self.stage(kind, **self.even(kind, **arrays)).items()
+        }
 
     def stage_totals(self, **arrays) -> dict[str, np.ndarray]:
         """Each stage's total of the even split, as `estimate` reports it."""
@@ -140,9 +160,13 @@ def estimator(profile: str = DEFAULT_PROFILE, switches: Switches = Switches()) -
     code = derived(profile, switches)
     stages = code["stages"]
     return Estimator(
-        profile=profile, inputs=tuple(code["inputs"]), components=tuple(code["components"]),
-        source=code["main_source"], stage_outputs={kind: tuple(x["outputs"]) for kind, x in stages.items()},
-        stage_sources={kind: x["source"] for kind, x in stages.items()}, in_flight_source=code["in_flight_source"],
+        profile=profile,
+        inputs=tuple(code["inputs"]),
+        components=tuple(code["components"]),
+        source=code["main_source"],
+        stage_outputs={kind: tuple(x["outputs"]) for kind, x in stages.items()},
+        stage_sources={kind: x["source"] for kind, x in stages.items()},
+        in_flight_source=code["in_flight_source"],
         _main=compile_source(code["main_source"], "_main"),
         _stages={kind: compile_source(x["source"], f"_{kind}") for kind, x in stages.items()},
         _stage_totals={kind: compile_source(x["total_source"], f"_{kind}_total") for kind, x in stages.items()},

@@ -1,6 +1,7 @@
 """`plan --megatron|--torchtitan|--deepspeed FILE`: the model and what every row shares from a trainer's file, the rest
 searched as without one; which settings came from the file, said for the output. A setting no row can hold away from
 its default is refused in one line (`mem4d estimate` answers for the file's own configuration)."""
+
 from __future__ import annotations
 
 import argparse
@@ -13,16 +14,51 @@ from .trainer_files import fill, megatron_shape, read_megatron, shown
 from .training import model_from_args
 
 READERS = ("megatron", "torchtitan", "deepspeed")
-HELD_RECIPE = ("swiglu_fusion", "srelu_fusion", "moe_dispatcher", "transformer_impl", "cuda_graph", "cuda_graph_scope",
-               "tp_comm_overlap", "account_embedding", "account_loss")  # Cluster.held: Megatron-LM's, every row
-HOLDS = ("seq", "gbs", "sp", "flash_attn", "moe_capacity", "fp8", "fp8_param_gather", "fp8_all_gather", "compile",
-         *HELD_RECIPE, *FIELDS)  # what every row holds as the file states it
-SEARCHES = ("dp", "tp", "pp", "cp", "ep", "etp", "vpp", "mbs", "recompute", "recompute_modules", "ac_every", "zero",
-            "stage_layers")  # what plan searches in the file's stead
+HELD_RECIPE = (
+    "swiglu_fusion",
+    "srelu_fusion",
+    "moe_dispatcher",
+    "transformer_impl",
+    "cuda_graph",
+    "cuda_graph_scope",
+    "tp_comm_overlap",
+    "account_embedding",
+    "account_loss",
+)  # Cluster.held: Megatron-LM's, every row
+HOLDS = (
+    "seq",
+    "gbs",
+    "sp",
+    "flash_attn",
+    "moe_capacity",
+    "fp8",
+    "fp8_param_gather",
+    "fp8_all_gather",
+    "compile",
+    *HELD_RECIPE,
+    *FIELDS,
+)  # what every row holds as the file states it
+SEARCHES = (
+    "dp",
+    "tp",
+    "pp",
+    "cp",
+    "ep",
+    "etp",
+    "vpp",
+    "mbs",
+    "recompute",
+    "recompute_modules",
+    "ac_every",
+    "zero",
+    "stage_layers",
+)  # what plan searches in the file's stead
 BATCH = ("local_batch", "accumulation")  # the global batch through d, which plan searches: --gbs then
-WHERE = {"megatron": {"seq": "--seq-length", "gbs": "--global-batch-size"},
-         "torchtitan": {"seq": "training.seq_len", "gbs": "training.global_batch_size"},
-         "deepspeed": {"seq": "sequence length (a DeepSpeed config has none)", "gbs": "train_batch_size"}}
+WHERE = {
+    "megatron": {"seq": "--seq-length", "gbs": "--global-batch-size"},
+    "torchtitan": {"seq": "training.seq_len", "gbs": "training.global_batch_size"},
+    "deepspeed": {"seq": "sequence length (a DeepSpeed config has none)", "gbs": "train_batch_size"},
+}
 
 
 def _reading(args: argparse.Namespace, reader: str, notes: list[str]) -> tuple[dict, ModelShape, bool]:
@@ -32,14 +68,16 @@ def _reading(args: argparse.Namespace, reader: str, notes: list[str]) -> tuple[d
         given = reading.model is not None and "model" not in args.given
         return reading.training, megatron_shape(args, reading, notes, 1), given
     if args.recipe not in (None, reader) or args.profile not in (None, reader):
-        raise ConfigError(f"--{reader} reads a {reader} run: --recipe/--profile {args.recipe or args.profile} "
-                          "conflicts with it")
+        raise ConfigError(
+            f"--{reader} reads a {reader} run: --recipe/--profile {args.recipe or args.profile} conflicts with it"
+        )
     if reader == "deepspeed":
         from ..readers.deepspeed import read
 
         if "model" not in args.given:
-            raise ConfigError(f"--deepspeed {args.deepspeed}: a DeepSpeed config names no model: give --model "
-                              "config.json")
+            raise ConfigError(
+                f"--deepspeed {args.deepspeed}: a DeepSpeed config names no model: give --model config.json"
+            )
         return read(args.deepspeed), model_from_args(args), False
     from ..readers.torchtitan import read
     from ..readers.torchtitan_versions import version_notes
@@ -49,8 +87,10 @@ def _reading(args: argparse.Namespace, reader: str, notes: list[str]) -> tuple[d
     notes += reading.overridden
     if "model" in args.given or reading.model is None:
         if "model" not in args.given:
-            raise ConfigError(f"--torchtitan {args.torchtitan}: model {reading.named} is no llama3 flavour mem4d "
-                              "reads: give --model config.json")
+            raise ConfigError(
+                f"--torchtitan {args.torchtitan}: model {reading.named} is no llama3 flavour mem4d "
+                "reads: give --model config.json"
+            )
         return reading.training, model_from_args(args), False
     return reading.training, reading.model, True
 
@@ -67,17 +107,29 @@ def plan_file(args: argparse.Namespace) -> tuple[ModelShape, dict]:
     args.recipe = training.pop("recipe", args.recipe)
     held = {key: value for key, value in training.items() if key in HOLDS}
     fill(args, held, notes)
-    unheld = [f"{key}={shown(value)}" for key, value in training.items()
-              if key not in (*HOLDS, *SEARCHES, *BATCH) and value != getattr(Training, key)]
+    unheld = [
+        f"{key}={shown(value)}"
+        for key, value in training.items()
+        if key not in (*HOLDS, *SEARCHES, *BATCH) and value != getattr(Training, key)
+    ]
     if unheld:
-        raise ConfigError(f"--{reader} {path}: plan's rows cannot hold {', '.join(unheld)} (mem4d estimate --{reader} "
-                          "answers for the file's own configuration)")
+        raise ConfigError(
+            f"--{reader} {path}: plan's rows cannot hold {', '.join(unheld)} (mem4d estimate --{reader} "
+            "answers for the file's own configuration)"
+        )
     for key in ("seq", "gbs"):
         if getattr(args, key) is None:
             raise ConfigError(f"--{reader} {path} gives no {WHERE[reader][key]}: give --{key}")
-    return shape, {"file": path, "model": from_file,
-                   "held": {key: shown(getattr(args, key)) for key in held if key not in args.given},
-                   "searched": {key: shown(training[key]) for key in SEARCHES
-                                if training.get(key) is not None and (shape.moe or key not in ("ep", "etp"))
-                                and not (key in ("ep", "etp") and getattr(args, key) is not None)},  # plan --ep
-                   "overridden": notes}
+    return shape, {
+        "file": path,
+        "model": from_file,
+        "held": {key: shown(getattr(args, key)) for key in held if key not in args.given},
+        "searched": {
+            key: shown(training[key])
+            for key in SEARCHES
+            if training.get(key) is not None
+            and (shape.moe or key not in ("ep", "etp"))
+            and not (key in ("ep", "etp") and getattr(args, key) is not None)
+        },  # plan --ep
+        "overridden": notes,
+    }

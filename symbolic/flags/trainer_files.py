@@ -1,6 +1,7 @@
 """Each trainer's file read into the command's arguments (symbolic.readers): --megatron's Reading and model, the
 --torchtitan job file, the --deepspeed config, and the global batch they make; the command line's own flags kept,
 said so (fill)."""
+
 from __future__ import annotations
 
 import argparse
@@ -15,8 +16,10 @@ def fill(args: argparse.Namespace, values: dict, notes: list[str]) -> None:
     """Set each flag the command line did not give to the file's value; note those it gave."""
     for key, value in values.items():
         if key in args.given:
-            notes.append(f"--{key.replace('_', '-')} {shown(getattr(args, key))} from the command line "
-                         f"(the file: {shown(value)})")
+            notes.append(
+                f"--{key.replace('_', '-')} {shown(getattr(args, key))} from the command line "
+                f"(the file: {shown(value)})"
+            )
         else:
             setattr(args, key, value)
 
@@ -31,8 +34,9 @@ def read_megatron(args: argparse.Namespace, notes: list[str] | None = None):
     from ..readers.megatron import read
 
     if getattr(args, "recipe", None) not in (None, "megatron") or getattr(args, "profile", None) not in (None, "paper"):
-        raise ConfigError(f"--megatron reads a Megatron-LM run: --recipe/--profile "
-                          f"{args.recipe or args.profile} conflicts with it")
+        raise ConfigError(
+            f"--megatron reads a Megatron-LM run: --recipe/--profile {args.recipe or args.profile} conflicts with it"
+        )
     vocab = getattr(args, "vocab_size", None)
     reading = read(args.megatron, vocab_size=vocab, model_given="model" in args.given)
     if vocab is not None and notes is not None:
@@ -49,8 +53,10 @@ def megatron_shape(args: argparse.Namespace, reading, notes: list[str], t: int) 
             notes.append(f"--model {args.model} from the command line (the file defines {reading.model['name']})")
         shape = model_from_args(args)
     elif reading.model is None:
-        raise ConfigError(f"--megatron {args.megatron}: the arguments define no model (no --num-layers, "
-                          "--hidden-size, --num-attention-heads): give --model config.json")
+        raise ConfigError(
+            f"--megatron {args.megatron}: the arguments define no model (no --num-layers, "
+            "--hidden-size, --num-attention-heads): give --model config.json"
+        )
     else:
         try:
             shape = ModelShape(**reading.model)
@@ -68,8 +74,9 @@ def deepspeed_file(args: argparse.Namespace, notes: list[str]) -> int | None:
     if "model" not in args.given:
         raise ConfigError(f"--deepspeed {args.deepspeed}: a DeepSpeed config names no model: give --model config.json")
     if getattr(args, "profile", None) not in (None, "deepspeed") or args.recipe not in (None, "deepspeed"):
-        raise ConfigError(f"--deepspeed reads a DeepSpeed run: --recipe/--profile {args.recipe or args.profile} "
-                          "conflicts with it")
+        raise ConfigError(
+            f"--deepspeed reads a DeepSpeed run: --recipe/--profile {args.recipe or args.profile} conflicts with it"
+        )
     training = read(args.deepspeed)
     args.recipe = training.pop("recipe")
     accumulation = training.pop("accumulation", None)
@@ -84,8 +91,10 @@ def accumulate(args: argparse.Namespace, steps: int) -> None:
     if args.gbs is None:
         args.gbs = gbs
     elif args.gbs != gbs:
-        raise ConfigError(f"--deepspeed {args.deepspeed}: train_batch_size {args.gbs} is not micro batch {args.mbs} x "
-                          f"gradient_accumulation_steps {steps} x data-parallel size {args.dp} = {gbs}")
+        raise ConfigError(
+            f"--deepspeed {args.deepspeed}: train_batch_size {args.gbs} is not micro batch {args.mbs} x "
+            f"gradient_accumulation_steps {steps} x data-parallel size {args.dp} = {gbs}"
+        )
 
 
 def torchtitan_file(args: argparse.Namespace, notes: list[str]) -> tuple[ModelShape, dict]:
@@ -94,8 +103,9 @@ def torchtitan_file(args: argparse.Namespace, notes: list[str]) -> tuple[ModelSh
     from ..readers.torchtitan import FLAVORS, read, stage_split
 
     if getattr(args, "profile", None) not in (None, "torchtitan") or args.recipe not in (None, "torchtitan"):
-        raise ConfigError(f"--torchtitan reads a torchtitan run: --recipe/--profile {args.recipe or args.profile} "
-                          "conflicts with it")
+        raise ConfigError(
+            f"--torchtitan reads a torchtitan run: --recipe/--profile {args.recipe or args.profile} conflicts with it"
+        )
     from ..readers.torchtitan_versions import version_notes
 
     notes += version_notes(getattr(args, "torchtitan_version", None))
@@ -106,16 +116,20 @@ def torchtitan_file(args: argparse.Namespace, notes: list[str]) -> tuple[ModelSh
     fill(args, reading.training, notes)
     if "dp" in fixed and "dp" not in args.given:
         if args.gpus is not None and fixed["dp"] * args.tp * args.pp * args.cp != args.gpus:
-            raise ConfigError(f"--torchtitan {args.torchtitan}: data_parallel_shard_degree {fixed['dp']} x tp x pp x "
-                              f"cp = {fixed['dp'] * args.tp * args.pp * args.cp} is not --gpus {args.gpus}")
+            raise ConfigError(
+                f"--torchtitan {args.torchtitan}: data_parallel_shard_degree {fixed['dp']} x tp x pp x "
+                f"cp = {fixed['dp'] * args.tp * args.pp * args.cp} is not --gpus {args.gpus}"
+            )
         args.dp = fixed["dp"]
     if "model" in args.given:
         if reading.model is not None:
             notes.append(f"--model {args.model} from the command line (the file: {reading.model.name})")
         shape = model_from_args(args)
     elif reading.model is None:
-        raise ConfigError(f"--torchtitan {args.torchtitan}: model {reading.named} (mem4d reads the llama3 flavours "
-                          f"{', '.join(FLAVORS)}): give --model config.json")
+        raise ConfigError(
+            f"--torchtitan {args.torchtitan}: model {reading.named} (mem4d reads the llama3 flavours "
+            f"{', '.join(FLAVORS)}): give --model config.json"
+        )
     else:
         shape = reading.model
     if args.pp > 1 and "stage_layers" not in args.given:
@@ -130,5 +144,7 @@ def titan_batch(args: argparse.Namespace, local: int) -> None:
     if args.gbs is None:
         args.gbs = local * args.dp
     elif args.gbs % (local * args.dp):
-        raise ConfigError(f"--torchtitan {args.torchtitan}: global batch {args.gbs} is not a multiple of "
-                          f"local_batch_size {local} x data-parallel size {args.dp}")
+        raise ConfigError(
+            f"--torchtitan {args.torchtitan}: global batch {args.gbs} is not a multiple of "
+            f"local_batch_size {local} x data-parallel size {args.dp}"
+        )

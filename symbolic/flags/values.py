@@ -1,4 +1,5 @@
 """argparse types of the values every command takes: memory sizes, positive integers, layer lists, bounded numbers."""
+
 from __future__ import annotations
 
 import argparse
@@ -9,9 +10,20 @@ from ..config.shapes import MAX_SIZE
 from ..config.training_checks import MAX_CAPACITY
 
 _UNITS = {
-    "": 1, "b": 1,
-    "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9, "t": 10**12, "tb": 10**12,
-    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+    "": 1,
+    "b": 1,
+    "k": 10**3,
+    "kb": 10**3,
+    "m": 10**6,
+    "mb": 10**6,
+    "g": 10**9,
+    "gb": 10**9,
+    "t": 10**12,
+    "tb": 10**12,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
 }
 UNITS_HELP = "GiB = 2^30 bytes (KiB, MiB, TiB alike), GB or G = 10^9 bytes (KB, MB, TB alike), no unit = bytes"
 MAX_BYTES = 2**63 - 1  # what a memory size may be: 1 byte to 8 EiB
@@ -23,8 +35,10 @@ def parse_bytes(text: str, where: str | None = None) -> int:
     prefix = f"{where}: " if where else ""
     match = re.fullmatch(r"\s*(-?[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*", str(text))
     if not match or match.group(2).lower() not in _UNITS:
-        raise ConfigError(f"{prefix}cannot parse memory size {text!r}: use a number with an optional unit such as "
-                          f"80GiB, 141GB or 8e10 ({UNITS_HELP})")
+        raise ConfigError(
+            f"{prefix}cannot parse memory size {text!r}: use a number with an optional unit such as "
+            f"80GiB, 141GB or 8e10 ({UNITS_HELP})"
+        )
     value = float(match.group(1)) * _UNITS[match.group(2).lower()]
     if not 1 <= value <= MAX_BYTES:  # inf and nan fail too
         raise ConfigError(f"{prefix}memory size {text!r} must be from 1 byte to 8 EiB, got {value:g} bytes")
@@ -72,7 +86,9 @@ def stage_layers(text: str) -> tuple[int, ...]:
     except ValueError:
         layers = ()
     if not layers or min(layers) <= 0:
-        raise argparse.ArgumentTypeError(f"expected comma-separated positive layer counts such as 7,8,8,7, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated positive layer counts such as 7,8,8,7, got {text!r}"
+        )
     return layers
 
 

@@ -5,6 +5,7 @@ A stage's bytes never fall when it gains a layer, so adding the layers one chunk
 stage whose total grows to the least, minimises the largest total: the greedy is optimal for a min-max of
 nondecreasing functions, with or without a cap on each stage. Every stage keeps at least one chunk.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -68,16 +69,23 @@ def rank_table(est: Estimator, values: dict, p: int, layers: np.ndarray) -> np.n
     for kind in STAGES:
         at = ranks[[stage_of(rank, p) == kind for rank in ranks]]
         if len(at):
-            table[at] = est.stage_total(kind, **values, L_r=layers[None, :], m_r=micro[at, None],
-                                        **shares(values, layers[None, :]))
+            table[at] = est.stage_total(
+                kind, **values, L_r=layers[None, :], m_r=micro[at, None], **shares(values, layers[None, :])
+            )
     return table
 
 
 def _kinds(shape: ModelShape) -> str:
     """The kinds a mixed model's layers are of, for a message."""
-    return ", ".join(x for x, has in (("dense and MoE", shape.moe and shape.dense_layers),
-                                      ("softmax attention and Gated DeltaNet", shape.gdn),
-                                      ("full and sliding-window attention", shape.swa_layers)) if has)
+    return ", ".join(
+        x
+        for x, has in (
+            ("dense and MoE", shape.moe and shape.dense_layers),
+            ("softmax attention and Gated DeltaNet", shape.gdn),
+            ("full and sliding-window attention", shape.swa_layers),
+        )
+        if has
+    )
 
 
 def check_balanceable(shape: ModelShape, training: Training, scope: str = "all") -> None:
@@ -86,16 +94,19 @@ def check_balanceable(shape: ModelShape, training: Training, scope: str = "all")
     from ..estimator.estimate import mixed
 
     if mixed(shape) and training.vpp > 1:
-        raise ConfigError(f"--balance: {shape.name} has layers of several kinds ({_kinds(shape)}), whose interleaved "
-                          "chunks (vpp > 1) are not balanced; give --stage-layers (each rank's own layers of each kind "
-                          "are counted exactly)")
+        raise ConfigError(
+            f"--balance: {shape.name} has layers of several kinds ({_kinds(shape)}), whose interleaved "
+            "chunks (vpp > 1) are not balanced; give --stage-layers (each rank's own layers of each kind "
+            "are counted exactly)"
+        )
     x = rules.letters(replace(training, stage_layers=None), shape)
     x.uneven = True
     rules.check(x, select(scope))
 
 
-def balance(shape: ModelShape, training: Training, profile: str = DEFAULT_PROFILE, overheads: bool = True,
-            backend: str = "gpu") -> Balance:
+def balance(
+    shape: ModelShape, training: Training, profile: str = DEFAULT_PROFILE, overheads: bool = True, backend: str = "gpu"
+) -> Balance:
     """The balanced and the most even split of `training` (its stage_layers ignored), exactly: every rank's total
     is evaluated for every layer count it could hold, then the greedy picks each split."""
     from ..estimator.estimate import mixed
@@ -152,8 +163,10 @@ def _balance_mixed(est: Estimator, shape: ModelShape, training: Training) -> Bal
         split = tuple(reversed(split))
         placed = replace(training, stage_layers=split)
         held = placed.kind_layers(shape)
-        totals = tuple(int(np.rint(est.stage_total(stage_of(r, p), **values, L_r=split[r], m_r=micro[r],
-                                                   **held[r]))) for r in range(p))
+        totals = tuple(
+            int(np.rint(est.stage_total(stage_of(r, p), **values, L_r=split[r], m_r=micro[r], **held[r])))
+            for r in range(p)
+        )
         out += [split, totals]
     split, totals, even, even_totals = out
     return Balance(replace(training, stage_layers=split).check(shape), split, totals, even, even_totals)

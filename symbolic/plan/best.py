@@ -14,6 +14,7 @@ never rank). The search stops once K rows fit and no grid row left has a bound a
 unevaluated row can rank above it or tie it. Ties rank as `search` ranks them (lower peak, then the exhaustive
 search's row order). Memory holds the grid, its bounds, one round's rows and the K best.
 """
+
 from __future__ import annotations
 
 import os
@@ -72,14 +73,15 @@ def _step_bounds(cluster: Cluster, grid: dict, hw: StepTime) -> np.ndarray:
         code, distinct = _codes(column)
         key = key * distinct + code  # mixed radix over each column's distinct values
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    picked = {name: x[first] for name, x in cols.items()} | {"m": np.broadcast_to(grid["m"], (n,))[first],
-                                                             "split": grid["split"][first]}
+    picked = {name: x[first] for name, x in cols.items()} | {
+        "m": np.broadcast_to(grid["m"], (n,))[first],
+        "split": grid["split"][first],
+    }
     picked.update(recompute=RECOMPUTE.index("none"), max_layers=_widest(picked, cluster.shape.L))
     out = np.empty(len(first))
     for z in np.unique(picked["zero"]):  # one ZeRO stage a call: tokens_per_s copies no column
         at = np.flatnonzero(picked["zero"] == z)
-        out[at] = tokens_per_s(cluster, {name: (x[at] if np.ndim(x) else x) for name, x in picked.items()},
-                               hw.system)
+        out[at] = tokens_per_s(cluster, {name: (x[at] if np.ndim(x) else x) for name, x in picked.items()}, hw.system)
     return out[inverse]
 
 
@@ -115,8 +117,16 @@ def _key_order(score: np.ndarray, peak: np.ndarray, row: np.ndarray) -> np.ndarr
     return np.lexsort((row, peak, -score))
 
 
-def best(cluster: Cluster, limit: float, top: int, profile: str = DEFAULT_PROFILE, hw: Hardware = Hardware(),
-         overheads: bool = True, zero: tuple[int, ...] = (0, 1, 2, 3), balance: bool = True) -> PlanResult:
+def best(
+    cluster: Cluster,
+    limit: float,
+    top: int,
+    profile: str = DEFAULT_PROFILE,
+    hw: Hardware = Hardware(),
+    overheads: bool = True,
+    zero: tuple[int, ...] = (0, 1, 2, 3),
+    balance: bool = True,
+) -> PlanResult:
     """The `top` best fitting rows of `search(cluster, limit, ...)`, in its order, evaluating rows in bound order
     (module docstring). The result's rows are the K best and, where fewer than K fit, the lowest peak evaluated;
     `complete` says whether every valid row was evaluated (then `feasible` counts the fitting ones)."""
@@ -148,8 +158,7 @@ def best(cluster: Cluster, limit: float, top: int, profile: str = DEFAULT_PROFIL
         if chosen is None:
             break
         left[chosen] = False
-        rows = _round(cluster, grid, pairs, choices, members, offsets, chosen, fixed, width, components, hw, clock,
-                      kth)
+        rows = _round(cluster, grid, pairs, choices, members, offsets, chosen, fixed, width, components, hw, clock, kth)
         pruned |= rows.pop("pruned")
         size *= GROWTH
         if not len(rows["d"]):  # every chosen row a balanced one that another split stands for
@@ -168,13 +177,25 @@ def best(cluster: Cluster, limit: float, top: int, profile: str = DEFAULT_PROFIL
     order = np.flatnonzero(kept["fits"])[:top]
     kept.pop("fits")
     t3 = time.perf_counter()
-    return PlanResult(cluster=cluster, profile=profile, limit=float(limit), components=components, rows=kept,
-                      order=order, candidates=n_candidates,
-                      present={pair: est.components for pair, est in estimators.items()}, policies=choices,
-                      seconds={"build": t2 - t1, "enumerate": t1 - t0, "evaluate": t3 - t2,
-                               **{f"evaluate.{name}": x for name, x in clock.items()}},
-                      counts={"ranked": int(offsets[-1]), "evaluated": evaluated,
-                              "feasible": fitting if complete else None}, complete=complete)
+    return PlanResult(
+        cluster=cluster,
+        profile=profile,
+        limit=float(limit),
+        components=components,
+        rows=kept,
+        order=order,
+        candidates=n_candidates,
+        present={pair: est.components for pair, est in estimators.items()},
+        policies=choices,
+        seconds={
+            "build": t2 - t1,
+            "enumerate": t1 - t0,
+            "evaluate": t3 - t2,
+            **{f"evaluate.{name}": x for name, x in clock.items()},
+        },
+        counts={"ranked": int(offsets[-1]), "evaluated": evaluated, "feasible": fitting if complete else None},
+        complete=complete,
+    )
 
 
 def _members(grid: dict, pairs: list, choices: tuple, profile: str, L: int) -> tuple[list, np.ndarray]:
@@ -196,9 +217,21 @@ def _chosen(left: np.ndarray, bound: np.ndarray, kth: float, size: int) -> np.nd
     return remaining
 
 
-def _round(cluster: Cluster, grid: dict, pairs: list, choices: tuple, members: list, offsets: np.ndarray,
-           chosen: np.ndarray, fixed: dict, width: int, components: tuple[str, ...], hw: Hardware, clock: dict,
-           kth: float = -np.inf) -> dict:
+def _round(
+    cluster: Cluster,
+    grid: dict,
+    pairs: list,
+    choices: tuple,
+    members: list,
+    offsets: np.ndarray,
+    chosen: np.ndarray,
+    fixed: dict,
+    width: int,
+    components: tuple[str, ...],
+    hw: Hardware,
+    clock: dict,
+    kth: float = -np.inf,
+) -> dict:
     """The chosen grid rows evaluated under every pair that holds them, as `search` evaluates them (components, stage
     totals and splits per pair, total, peak, proxy), each with its exhaustive row number "row"; balanced rows another
     split stands for are dropped, and, ranking by step time, the pairs whose own bound (their recompute choice's
@@ -220,10 +253,20 @@ def _round(cluster: Cluster, grid: dict, pairs: list, choices: tuple, members: l
             _tick(clock, "pair_bounds", start)
             if not len(sub["d"]):
                 continue
-        part = _evaluate(sub, est, policy_inputs(fixed, choices[choice]), cluster.shape.L, width, cluster.shape, clock,
-                         accounted_of(cluster))
-        part.update(recompute=np.full(len(part["d"]), recompute_index(choices[choice]), dtype=np.int8),
-                    policy=np.full(len(part["d"]), choice, dtype=np.int16))
+        part = _evaluate(
+            sub,
+            est,
+            policy_inputs(fixed, choices[choice]),
+            cluster.shape.L,
+            width,
+            cluster.shape,
+            clock,
+            accounted_of(cluster),
+        )
+        part.update(
+            recompute=np.full(len(part["d"]), recompute_index(choices[choice]), dtype=np.int8),
+            policy=np.full(len(part["d"]), choice, dtype=np.int16),
+        )
         parts.append(part)
     if not parts:
         return {"d": np.zeros(0), "pruned": pruned}
@@ -251,4 +294,3 @@ def _keep(kept: dict | None, rows: dict, fits: np.ndarray, top: int) -> dict:
     lowest = np.lexsort((both["row"], both["peak"]))[0]
     pick = good if lowest in good else np.append(good, lowest)
     return {name: x[pick] for name, x in both.items()}
-

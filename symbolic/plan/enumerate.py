@@ -1,5 +1,6 @@
 """Enumerate every 4D configuration (d, t, p, c, vpp, b, ZeRO stage, even or balanced stages) of a cluster as numpy
 arrays, masked with the rule table (the predicates of Training.check on arrays: no Python object per candidate)."""
+
 from __future__ import annotations
 
 import math
@@ -60,8 +61,9 @@ class Cluster:
             if value > MAX_SIZE:
                 raise ConfigError(f"{name}={value} is beyond what plan enumerates (at most {MAX_SIZE:,})")
         if self.shape.L >= 2**15:
-            raise ConfigError(f"model {self.shape.name!r}: L={self.shape.L} layers is beyond what plan splits "
-                              f"(fewer than {2**15:,})")
+            raise ConfigError(
+                f"model {self.shape.name!r}: L={self.shape.L} layers is beyond what plan splits (fewer than {2**15:,})"
+            )
 
 
 def factorisations(n: int) -> dict[str, np.ndarray]:
@@ -88,8 +90,12 @@ def _vpps(cluster: Cluster) -> np.ndarray:
     return divisors(cluster.shape.L + bool(held.get("account_embedding")) + bool(held.get("account_loss")))
 
 
-def candidates(cluster: Cluster, fac: dict[str, np.ndarray] | None = None, zero: tuple[int, ...] = ZERO_STAGES,
-               balance: bool = True) -> dict[str, np.ndarray]:
+def candidates(
+    cluster: Cluster,
+    fac: dict[str, np.ndarray] | None = None,
+    zero: tuple[int, ...] = ZERO_STAGES,
+    balance: bool = True,
+) -> dict[str, np.ndarray]:
     """The cross product factorisations x expert layouts x vpp in divisors(L) x b in divisors(gbs) x zero x split
     kind; m = gbs // (b d).
 
@@ -98,8 +104,13 @@ def candidates(cluster: Cluster, fac: dict[str, np.ndarray] | None = None, zero:
     layout of `experts`); given, it carries its own e and t_e.
     """
     fac = experts(cluster, factorisations(cluster.gpus)) if fac is None else fac
-    grid = cross(fac, vpp=_vpps(cluster), b=divisors(cluster.gbs), zero=np.asarray(zero, dtype=np.int8),
-                  split=split_choices(balance))
+    grid = cross(
+        fac,
+        vpp=_vpps(cluster),
+        b=divisors(cluster.gbs),
+        zero=np.asarray(zero, dtype=np.int8),
+        split=split_choices(balance),
+    )
     grid["m"] = cluster.gbs // (grid["b"] * grid["d"])
     return grid
 
@@ -115,13 +126,28 @@ def grid_letters(cluster: Cluster, swept: dict, profile: str) -> SimpleNamespace
     """What the rules read: the swept letters (arrays, or one candidate's ints) and the cluster's fixed values; a row
     of an uneven split kind has uneven stages whose split is not chosen yet (no stage_layers tuple)."""
     chosen = {name: value for name, value in precision_of(cluster, profile).items() if name in rules.PRECISION}
-    return SimpleNamespace(**swept, C_f=cluster.moe_capacity, s=cluster.s, gbs=cluster.gbs, sp=cluster.sp,
-                           flash_attn=cluster.flash_attn, uneven=swept["split"] > 0, stage_layers=None,
-                           **{**RECIPE_FIELDS, "fp8": cluster.fp8, "fp8_param_gather": cluster.fp8_param_gather,
-                              "compile": cluster.compile, "fp8_all_gather": cluster.fp8_all_gather,
-                              "image_tokens": cluster.image_tokens, "freeze_vision": cluster.freeze_vision,
-                              **dict(cluster.held)},
-                           **chosen, **rules.model_letters(cluster.shape))
+    return SimpleNamespace(
+        **swept,
+        C_f=cluster.moe_capacity,
+        s=cluster.s,
+        gbs=cluster.gbs,
+        sp=cluster.sp,
+        flash_attn=cluster.flash_attn,
+        uneven=swept["split"] > 0,
+        stage_layers=None,
+        **{
+            **RECIPE_FIELDS,
+            "fp8": cluster.fp8,
+            "fp8_param_gather": cluster.fp8_param_gather,
+            "compile": cluster.compile,
+            "fp8_all_gather": cluster.fp8_all_gather,
+            "image_tokens": cluster.image_tokens,
+            "freeze_vision": cluster.freeze_vision,
+            **dict(cluster.held),
+        },
+        **chosen,
+        **rules.model_letters(cluster.shape),
+    )
 
 
 def masks(grid: dict[str, np.ndarray], cluster: Cluster, profile: str = DEFAULT_PROFILE) -> dict[str, np.ndarray]:
@@ -130,8 +156,9 @@ def masks(grid: dict[str, np.ndarray], cluster: Cluster, profile: str = DEFAULT_
     return rules.masks(x, select(profile, policy=False), len(grid["d"]))
 
 
-def least_constrained_grid(cluster: Cluster, fac: dict[str, np.ndarray], profile: str, zero: tuple[int, ...],
-                           balance: bool) -> tuple[dict, dict[str, np.ndarray]]:
+def least_constrained_grid(
+    cluster: Cluster, fac: dict[str, np.ndarray], profile: str, zero: tuple[int, ...], balance: bool
+) -> tuple[dict, dict[str, np.ndarray]]:
     """The factorisations `fac` crossed with every ZeRO stage and split, at vpp = 1, b = 1 and e = 1 (t_e = 1 with
     experts, else t; --ep and --etp's where given), and the rule masks."""
     grid = cross(fac, zero=np.asarray(zero, dtype=np.int8), split=split_choices(balance))
@@ -153,8 +180,9 @@ def _pruned_factorisations(cluster: Cluster, balance: bool) -> dict[str, np.ndar
     return {"d": d, "t": t, "p": p, "c": n // (d * t * p)}
 
 
-def valid(cluster: Cluster, profile: str = DEFAULT_PROFILE, zero: tuple[int, ...] = ZERO_STAGES,
-          balance: bool = True) -> tuple[dict[str, np.ndarray], int]:
+def valid(
+    cluster: Cluster, profile: str = DEFAULT_PROFILE, zero: tuple[int, ...] = ZERO_STAGES, balance: bool = True
+) -> tuple[dict[str, np.ndarray], int]:
     """The candidates that satisfy every rule binding the profile, and how many candidates were masked in all.
 
     Factorisations are built from the divisors each one-letter rule allows, then those that break a rule at
@@ -167,8 +195,7 @@ def valid(cluster: Cluster, profile: str = DEFAULT_PROFILE, zero: tuple[int, ...
     passed = np.logical_and.reduce(list(ok.values()))
     kept = np.unique(np.stack([first[name] for name in "dtpc"])[:, passed], axis=1)
     fac = experts(cluster, dict(zip("dtpc", kept)))
-    vpps, bs, zeros, splits = _vpps(cluster), divisors(cluster.gbs), np.asarray(zero, np.int8), \
-        split_choices(balance)
+    vpps, bs, zeros, splits = _vpps(cluster), divisors(cluster.gbs), np.asarray(zero, np.int8), split_choices(balance)
     per_row = len(vpps) * len(bs) * len(zeros) * len(splits)
     rules_ = select(profile, policy=False)
     # a block of factorisations at a time (a highly composite cluster has tens of millions of candidates, few valid),
@@ -178,7 +205,7 @@ def valid(cluster: Cluster, profile: str = DEFAULT_PROFILE, zero: tuple[int, ...
     step = max(1, BLOCK // (per_row // len(bs)))
     parts = []
     for start in range(0, len(fac["d"]), step):
-        block = {name: x[start:start + step] for name, x in fac.items()}
+        block = {name: x[start : start + step] for name, x in fac.items()}
         block["fac"] = np.arange(start, start + len(block["d"]))
         parts.append(_valid_block(cluster, profile, rules_, block, vpps, bs, zeros, splits))
     if parts:
@@ -209,14 +236,17 @@ def _valid_block(cluster: Cluster, profile: str, rules_, block: dict, vpps, bs, 
     grid["b"] = bs[b_index]
     grid["m"] = cluster.gbs // (grid["b"] * grid["d"])
     x = grid_letters(cluster, {name: grid[name] for name in GRID if name in grid} | expert_columns(grid), profile)
-    ok = np.logical_and.reduce([np.ones(len(rows), dtype=bool)]
-                               + [np.asarray(rule.holds(x), dtype=bool) for rule in later])
+    ok = np.logical_and.reduce(
+        [np.ones(len(rows), dtype=bool)] + [np.asarray(rule.holds(x), dtype=bool) for rule in later]
+    )
     # candidates' order: factorisation, vpp, b, ZeRO stage, split
     zero_index = np.zeros(max(ZERO_STAGES) + 1, dtype=np.int64)
     zero_index[zeros] = np.arange(len(zeros))
     at = np.flatnonzero(ok)
-    key = ((((grid["fac"][at] * len(vpps) + np.searchsorted(vpps, grid["vpp"][at])) * len(bs) + b_index[at])
-            * len(zeros) + zero_index[grid["zero"][at]]) * len(splits) + grid["split"][at])
+    key = (
+        ((grid["fac"][at] * len(vpps) + np.searchsorted(vpps, grid["vpp"][at])) * len(bs) + b_index[at]) * len(zeros)
+        + zero_index[grid["zero"][at]]
+    ) * len(splits) + grid["split"][at]
     at = at[np.argsort(key, kind="stable")]
     names = [name for name in block if name != "fac"] + ["vpp", "b", "zero", "split", "m"]
     return {name: grid[name][at] for name in names}

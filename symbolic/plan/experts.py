@@ -1,5 +1,6 @@
 """The expert layouts plan searches for a model with routed experts: expert parallel e and expert tensor parallel
 t_e, each searched or fixed by `plan --ep` / `--etp` (Cluster.ep, Cluster.etp); the rule table judges them."""
+
 from __future__ import annotations
 
 import numpy as np

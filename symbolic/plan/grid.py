@@ -1,4 +1,5 @@
 """The two array helpers a plan's grid is built with: divisors of a size, and the cartesian product of rows with axes."""
+
 from __future__ import annotations
 
 import numpy as np

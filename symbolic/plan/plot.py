@@ -1,5 +1,6 @@
 """`mem4d plan --plot`: peak memory over (tp, pp) at the best configuration's cp, dp = N / (tp pp cp), or for a model
 with experts over (ep, pp) at its tp and cp, where an MoE user looks first (matplotlib, Agg)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -80,13 +81,19 @@ def plot(plan, path: str) -> None:
     ax.set_xlabel(x_label)
     ax.set_ylabel("pipeline parallel pp")
     x = plan.cluster
-    ax.set_title(f"{x.shape.name} on {x.gpus} GPUs at {at_words}, dp = N/(tp pp cp): lowest peak over vpp, "
-                 f"mbs, recompute, zero" + (", etp" if x_col == "e" else ""), fontsize=9)
-    handles = [Patch(color="#b7e1cd", label=f"fits (< {plan.limit / GiB:.1f} GiB)"),
-               Patch(color="#f4c7c3", label="over the limit"),
-               Patch(facecolor="none", edgecolor="black", linewidth=2,
-                     label="best ranked" if plan.feasible else "lowest peak"),
-               Patch(facecolor="white", edgecolor="0.7", label="no valid configuration")]
+    ax.set_title(
+        f"{x.shape.name} on {x.gpus} GPUs at {at_words}, dp = N/(tp pp cp): lowest peak over vpp, "
+        f"mbs, recompute, zero" + (", etp" if x_col == "e" else ""),
+        fontsize=9,
+    )
+    handles = [
+        Patch(color="#b7e1cd", label=f"fits (< {plan.limit / GiB:.1f} GiB)"),
+        Patch(color="#f4c7c3", label="over the limit"),
+        Patch(
+            facecolor="none", edgecolor="black", linewidth=2, label="best ranked" if plan.feasible else "lowest peak"
+        ),
+        Patch(facecolor="white", edgecolor="0.7", label="no valid configuration"),
+    ]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8.5)
     fig.tight_layout()
     from ..render.files import replaced  # Ctrl-C leaves no partial file

@@ -10,6 +10,7 @@ are left out too, but the default and the set of every module the model has (the
 one Megatron-LM's DeepSeek-V3 recipe names: core_attn,mla_up_proj,layernorm,moe_act). torchtitan: op-level
 selective (its default) and every n-th block for n = 2 to AC_EVERY (1 is full checkpointing; beyond 8 fewer than
 one block in eight is checkpointed)."""
+
 from __future__ import annotations
 
 import itertools
@@ -79,8 +80,7 @@ def policies(profile: str, shape, flash_attn: bool = True) -> tuple[Policy, ...]
     model's letters (those that read a parallel size are plan's grid masks) must hold."""
     out = []
     for policy in candidates(shape, flash_attn):
-        x = SimpleNamespace(**{**RECIPE_FIELDS, **policy.fields}, flash_attn=flash_attn,
-                            **rules.model_letters(shape))
+        x = SimpleNamespace(**{**RECIPE_FIELDS, **policy.fields}, flash_attn=flash_attn, **rules.model_letters(shape))
         if all(_holds(rule, x) for rule in select(profile)):
             out.append(policy)
     return tuple(out)
@@ -111,9 +111,11 @@ def label_of(config: dict) -> str:
 
 
 SHORT = {"core_attn": "attn", "layernorm": "ln", "moe_act": "act", "mla_up_proj": "up"}
-ABBREVIATIONS = ("sel. is selective (core attention recomputed), sel. followed by the modules Megatron-Core recomputes "
-                 "where they are not the default (attn core_attn, ln layernorm, act moe_act, up mla_up_proj), sel./n "
-                 "torchtitan's every n-th block (--ac-every n)")
+ABBREVIATIONS = (
+    "sel. is selective (core attention recomputed), sel. followed by the modules Megatron-Core recomputes "
+    "where they are not the default (attn core_attn, ln layernorm, act moe_act, up mla_up_proj), sel./n "
+    "torchtitan's every n-th block (--ac-every n)"
+)
 
 
 def short_label(config: dict) -> str:

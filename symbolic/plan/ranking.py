@@ -1,5 +1,6 @@
 """What plan ranks by: the step-time model's predicted tokens/s/GPU on a system (symbolic.time, the default), or
 the alpha-beta proxy (`--rank-by proxy`, plan.proxy); either way the proxy's terms stay as columns."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -58,8 +59,15 @@ def _choices(cluster, grid: dict, policies: tuple) -> tuple[np.ndarray, list[tup
 def shape_values(shape) -> dict:
     """The model's letters the step components read (a row adds its parallel sizes, L, the widths and the rates)."""
     values = {name: getattr(shape, name) for name in ("h", "f", "a", "k", "v", "E", "k_e", "f_e", "f_s", "L_e")}
-    return values | {"dh": shape.dh, "q_r": shape.q_lora, "kv_r": shape.kv_lora, "d_r": shape.rope_dim,
-                     "d_v": shape.v_dim, "n_mtp": shape.mtp, "k_w": shape.swa_k}
+    return values | {
+        "dh": shape.dh,
+        "q_r": shape.q_lora,
+        "kv_r": shape.kv_lora,
+        "d_r": shape.rope_dim,
+        "d_v": shape.v_dim,
+        "n_mtp": shape.mtp,
+        "k_w": shape.swa_k,
+    }
 
 
 def tokens_per_s(cluster, grid: dict, system: System, policies: tuple = ()) -> np.ndarray:
@@ -71,18 +79,39 @@ def tokens_per_s(cluster, grid: dict, system: System, policies: tuple = ()) -> n
     par = Parallel(col("d"), col("t"), col("p"), col("c"), col("e"), col("t_e", grid["t"]))
     widths = Training(fp8=cluster.fp8, fp8_param_gather=cluster.fp8_param_gather, **dict(cluster.precision))
     values = shape_values(shape)
-    values |= {"L": col("max_layers", shape.L / par.p) * par.p,
-               "d": par.d, "t": par.t, "p": par.p, "c": par.c, "e": par.e, "t_e": par.t_e, "vpp": col("vpp"),
-               "b": col("b"), "m": col("m"), "s": float(cluster.s), "B_a": widths.act_bytes,
-               "B_g": widths.grad_bytes, "B_w": widths.weight_bytes, "B_o": widths.opt_bytes}
+    values |= {
+        "L": col("max_layers", shape.L / par.p) * par.p,
+        "d": par.d,
+        "t": par.t,
+        "p": par.p,
+        "c": par.c,
+        "e": par.e,
+        "t_e": par.t_e,
+        "vpp": col("vpp"),
+        "b": col("b"),
+        "m": col("m"),
+        "s": float(cluster.s),
+        "B_a": widths.act_bytes,
+        "B_g": widths.grad_bytes,
+        "B_w": widths.weight_bytes,
+        "B_o": widths.opt_bytes,
+    }
     values["L_w"] = shape.L_w * values["L"] / shape.L  # the slowest stage's share of sliding-window layers
     values |= hardware_values(system, shape, par, float(cluster.s), values["b"], precision_of(widths))
     index, kinds = _choices(cluster, grid, policies)
     step = np.zeros(len(index))
     for i, (recompute, modules, zero) in enumerate(kinds):
         rows = slice(None) if len(kinds) == 1 else np.flatnonzero(index == i)  # one kind: no copy of every column
-        ch = Choices(shape.moe, shape.mla, bool(shape.q_lora), shape.mlp_matrices, recompute,
-                     tuple(modules.split(",")), zero, **model_kinds(shape))
+        ch = Choices(
+            shape.moe,
+            shape.mla,
+            bool(shape.q_lora),
+            shape.mlp_matrices,
+            recompute,
+            tuple(modules.split(",")),
+            zero,
+            **model_kinds(shape),
+        )
         picked = {k: (v[rows] if np.ndim(v) and np.size(v) == len(index) else v) for k, v in values.items()}
         parts = components(shape, ch, picked)
         parts.pop("F_model")

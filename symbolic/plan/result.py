@@ -1,5 +1,6 @@
 """What a plan search returns (PlanResult: every evaluated row, the feasible ones in rank order, each row as a config
 and a Training) and the cluster's fixed part as a Training (reference)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -19,7 +20,9 @@ class PlanResult:
     profile: str
     limit: float  # threshold x GPU memory, bytes
     components: tuple[str, ...]  # estimator outputs in display order, "total" last
-    rows: dict[str, np.ndarray]  # d t p c vpp b m recompute zero split (SPLITS), stage_layers [rows, max p], components,
+    rows: dict[
+        str, np.ndarray
+    ]  # d t p c vpp b m recompute zero split (SPLITS), stage_layers [rows, max p], components,
     # peak, proxy terms, score
     order: np.ndarray  # indices of rows whose peak is under the limit, best score first (ties: lower peak first)
     candidates: int  # (d, t, p, c, vpp, b, zero, even or balanced) tuples enumerated before the divisibility masks
@@ -54,18 +57,31 @@ class PlanResult:
         names = self.present.get((int(r["policy"][i]), int(r["zero"][i])), self.components)
         parts = {name: as_bytes(r[name][i]) for name in names if name != "total"}
         parts["total"] = sum(parts.values())  # == rows["total"][i]: the sum of the rounded components
-        return {"config": self.training(i).as_json(self.cluster.shape), "bytes": parts,
-                "peak_bytes": as_bytes(r["peak"][i]), "peak_from": PEAK_FROM[int(r["peak_from"][i])],
-                "score": float(r["score"][i])}
+        return {
+            "config": self.training(i).as_json(self.cluster.shape),
+            "bytes": parts,
+            "peak_bytes": as_bytes(r["peak"][i]),
+            "peak_from": PEAK_FROM[int(r["peak_from"][i])],
+            "score": float(r["score"][i]),
+        }
 
     def training(self, i: int) -> Training:
         """Row i as the shared Training config (what `mem4d estimate` would be given)."""
         r = self.rows
-        return replace(reference(self.cluster, self.profile), d=int(r["d"][i]), t=int(r["t"][i]), p=int(r["p"][i]),
-                       c=int(r["c"][i]), vpp=int(r["vpp"][i]), b=int(r["b"][i]),
-                       ep=int(r["e"][i]) if "e" in r else 1, etp=int(r["t_e"][i]) if "t_e" in r else None,
-                       **self.policies[int(r["policy"][i])].fields, zero=int(r["zero"][i]),
-                       stage_layers=tuple(r["stage_layers"][i, :r["p"][i]].tolist()) if r["split"][i] else None)
+        return replace(
+            reference(self.cluster, self.profile),
+            d=int(r["d"][i]),
+            t=int(r["t"][i]),
+            p=int(r["p"][i]),
+            c=int(r["c"][i]),
+            vpp=int(r["vpp"][i]),
+            b=int(r["b"][i]),
+            ep=int(r["e"][i]) if "e" in r else 1,
+            etp=int(r["t_e"][i]) if "t_e" in r else None,
+            **self.policies[int(r["policy"][i])].fields,
+            zero=int(r["zero"][i]),
+            stage_layers=tuple(r["stage_layers"][i, : r["p"][i]].tolist()) if r["split"][i] else None,
+        )
 
 
 def as_bytes(value: float) -> int:
@@ -76,8 +92,18 @@ def as_bytes(value: float) -> int:
 def reference(cluster: Cluster, profile: str) -> Training:
     """The cluster's fixed part as a Training (s, gbs, sp, flash_attn, its FP8 recipe, its precision over the profile's
     defaults); rows vary the rest."""
-    return Training(s=cluster.s, gbs=cluster.gbs, sp=cluster.sp, flash_attn=cluster.flash_attn,
-                    moe_capacity=cluster.moe_capacity, fp8=cluster.fp8, fp8_param_gather=cluster.fp8_param_gather,
-                    compile=cluster.compile, fp8_all_gather=cluster.fp8_all_gather,
-                    image_tokens=cluster.image_tokens, freeze_vision=cluster.freeze_vision,
-                    **dict(cluster.held), **precision_of(cluster, profile))
+    return Training(
+        s=cluster.s,
+        gbs=cluster.gbs,
+        sp=cluster.sp,
+        flash_attn=cluster.flash_attn,
+        moe_capacity=cluster.moe_capacity,
+        fp8=cluster.fp8,
+        fp8_param_gather=cluster.fp8_param_gather,
+        compile=cluster.compile,
+        fp8_all_gather=cluster.fp8_all_gather,
+        image_tokens=cluster.image_tokens,
+        freeze_vision=cluster.freeze_vision,
+        **dict(cluster.held),
+        **precision_of(cluster, profile),
+    )

@@ -1,6 +1,7 @@
 """Evaluating plan's rows: one (recompute choice, ZeRO stage) pair's components, stage totals and splits
 (`_evaluate`), the pairs' rows as one table with totals, peaks and the proxy's terms (`merged`), shared by the
 exhaustive search (plan.search) and the best-K one (plan.best)."""
+
 from __future__ import annotations
 
 import time
@@ -74,8 +75,16 @@ def _tick(clock: dict, name: str, since: float) -> float:
     return now
 
 
-def _evaluate(grid: dict[str, np.ndarray], est, fixed: dict[str, float], L: int, width: int,
-              shape=None, clock: dict | None = None, accounted: tuple[bool, bool] = (False, False)) -> dict[str, np.ndarray]:
+def _evaluate(
+    grid: dict[str, np.ndarray],
+    est,
+    fixed: dict[str, float],
+    L: int,
+    width: int,
+    shape=None,
+    clock: dict | None = None,
+    accounted: tuple[bool, bool] = (False, False),
+) -> dict[str, np.ndarray]:
     """One (recompute, zero) pair's rows: every component, each stage kind's total (even rows: L/p layers on the
     representative ranks; the other kinds: their split, the most loaded middle rank), the split ([rows, width]
     layers per rank, zero beyond p and on even rows) and its largest stage's layers; `clock` gathers the seconds of
@@ -96,11 +105,13 @@ def _evaluate(grid: dict[str, np.ndarray], est, fixed: dict[str, float], L: int,
         sub = {name: (x[rows] if np.ndim(x) else x) for name, x in arrays.items()}
         if uneven:
             near_even = grid["split"][rows] == SPLITS.index("near_even")
-            splits[rows], totals = split_rows(est, sub, L, width, near_even,
-                                              shape if shape is not None and mixed(shape) else None)
+            splits[rows], totals = split_rows(
+                est, sub, L, width, near_even, shape if shape is not None and mixed(shape) else None
+            )
         elif any(accounted):
-            totals = _accounted_totals(est, sub, {name: grid[name][rows] for name in ("p", "vpp", "m")}, shape,
-                                       accounted)
+            totals = _accounted_totals(
+                est, sub, {name: grid[name][rows] for name in ("p", "vpp", "m")}, shape, accounted
+            )
         elif shape is not None and mixed(shape):
             totals = _mixed_even_totals(est, sub, shape)
         else:
@@ -116,8 +127,9 @@ def _evaluate(grid: dict[str, np.ndarray], est, fixed: dict[str, float], L: int,
     return out
 
 
-def merged(parts: list[dict], components: tuple[str, ...], cluster: Cluster, hw: Hardware, clock: dict,
-           policies: tuple = ()) -> dict:
+def merged(
+    parts: list[dict], components: tuple[str, ...], cluster: Cluster, hw: Hardware, clock: dict, policies: tuple = ()
+) -> dict:
     """The pairs' evaluated rows (_evaluate's, each with its "recompute") as one table, with each row's total, peak
     and the proxy's terms and score; `clock` gathers the seconds of the merge and peak and of the proxy."""
     start = time.perf_counter()
@@ -128,7 +140,9 @@ def merged(parts: list[dict], components: tuple[str, ...], cluster: Cluster, hw:
     for name in components[:-1]:
         rows["total"] += np.rint(rows[name])
     stage_totals = {stage: rows.pop(f"{stage}.total") for stage in PEAK_FROM[1:]}
-    rows["peak"], which = peak_of(rows["total"], stage_totals, rows["p"], (rows["split"] > 0) | any(accounted_of(cluster)))
+    rows["peak"], which = peak_of(
+        rows["total"], stage_totals, rows["p"], (rows["split"] > 0) | any(accounted_of(cluster))
+    )
     rows["peak_from"] = which.astype(np.int8)
     start = _tick(clock, "merge_peak", start)
     rows.update(terms(cluster, rows, hw, policies))

@@ -1,6 +1,7 @@
 """`search`: every valid configuration (ZeRO stage and even or balanced stages included) under every recompute policy,
 one estimator per (recompute, ZeRO stage) pair, those whose peak fits, ranked by the throughput proxy. Bytes come from
 symbolic.estimator, balanced splits from plan.balance, the ranking from plan.proxy."""
+
 from __future__ import annotations
 
 import os
@@ -60,10 +61,12 @@ def _estimators(cluster: Cluster, profile: str, overheads: bool, zero: tuple[int
 
     base = reference(cluster, profile)
     choices = searched_policies(cluster, profile)
-    return {(i, z): estimator(profile, Switches.of(replace(base, **policy.fields, zero=z), overheads,
-                                                   shape=cluster.shape))
-            for i, policy in enumerate(choices) for z in sorted(zero, reverse=True)
-            if np.any(_allowed(profile, policy, grid, cluster.shape.L) & (grid["zero"] == z))}
+    return {
+        (i, z): estimator(profile, Switches.of(replace(base, **policy.fields, zero=z), overheads, shape=cluster.shape))
+        for i, policy in enumerate(choices)
+        for z in sorted(zero, reverse=True)
+        if np.any(_allowed(profile, policy, grid, cluster.shape.L) & (grid["zero"] == z))
+    }
 
 
 def searched_policies(cluster: Cluster, profile: str) -> tuple[Policy, ...]:
@@ -76,9 +79,16 @@ def policy_inputs(fixed: dict, policy: Policy) -> dict:
     return {**fixed, "n_ac": policy.ac_every or 1}
 
 
-def search(cluster: Cluster, limit: float, profile: str = DEFAULT_PROFILE, hw: Hardware = Hardware(),
-           overheads: bool = True, zero: tuple[int, ...] = ZERO_STAGES, balance: bool = True,
-           keep_all: bool = True) -> PlanResult:
+def search(
+    cluster: Cluster,
+    limit: float,
+    profile: str = DEFAULT_PROFILE,
+    hw: Hardware = Hardware(),
+    overheads: bool = True,
+    zero: tuple[int, ...] = ZERO_STAGES,
+    balance: bool = True,
+    keep_all: bool = True,
+) -> PlanResult:
     """Enumerate the configurations the profile's rules allow (the given ZeRO stages; even stages and, with
     `balance`, near-even and balanced ones, enumerate.SPLITS), evaluate them under every recompute choice (one
     estimator call per (recompute choice, ZeRO stage) pair), mask by `limit` bytes, rank by the proxy. A balanced
@@ -99,8 +109,18 @@ def search(cluster: Cluster, limit: float, profile: str = DEFAULT_PROFILE, hw: H
 
     choices = searched_policies(cluster, profile)
     components = _union(est.components for est in estimators.values())
-    job = SimpleNamespace(cluster=cluster, profile=profile, limit=limit, hw=hw, keep_all=keep_all, grid=grid,
-                          fixed=fixed, width=width, choices=choices, components=components)
+    job = SimpleNamespace(
+        cluster=cluster,
+        profile=profile,
+        limit=limit,
+        hw=hw,
+        keep_all=keep_all,
+        grid=grid,
+        fixed=fixed,
+        width=width,
+        choices=choices,
+        components=components,
+    )
     # one thread per (recompute, zero) pair, as many at once as there are cores: numpy releases the GIL inside its
     # array operations, and the pairs share nothing but read-only inputs (rows keep the pairs' order)
     workers = min(len(estimators), os.cpu_count() or 1)
@@ -119,12 +139,24 @@ def search(cluster: Cluster, limit: float, profile: str = DEFAULT_PROFILE, hw: H
     fits = np.flatnonzero(rows["peak"] < limit)  # the verdict of `mem4d estimate`, on the same peak
     order = fits[np.lexsort((rows["peak"][fits], -rows["score"][fits]))]
     t3 = _tick(clock, "rank", start)
-    return PlanResult(cluster=cluster, profile=profile, limit=float(limit), components=components, rows=rows,
-                      order=order, candidates=n_candidates,
-                      present={pair: est.components for pair, est in estimators.items()}, policies=choices,
-                      seconds={"build": t2 - t1, "enumerate": t1 - t0, "evaluate": t3 - t2,
-                               **{f"evaluate.{name}": x for name, x in clock.items()}},
-                      counts={"ranked": ranked, "evaluated": evaluated})
+    return PlanResult(
+        cluster=cluster,
+        profile=profile,
+        limit=float(limit),
+        components=components,
+        rows=rows,
+        order=order,
+        candidates=n_candidates,
+        present={pair: est.components for pair, est in estimators.items()},
+        policies=choices,
+        seconds={
+            "build": t2 - t1,
+            "enumerate": t1 - t0,
+            "evaluate": t3 - t2,
+            **{f"evaluate.{name}": x for name, x in clock.items()},
+        },
+        counts={"ranked": ranked, "evaluated": evaluated},
+    )
 
 
 def _summed(clocks: list[dict]) -> tuple[dict, int, int]:
@@ -142,11 +174,25 @@ def _nothing(cluster: Cluster, profile: str, limit: float, grid: dict, n_candida
     """A search with nothing to evaluate (no valid row, or no recompute choice searched): no rows, what was spent
     enumerating."""
     grid = {name: x[:0] for name, x in grid.items()}
-    rows = {**grid, "recompute": np.zeros(0, np.int8), "stage_layers": np.zeros((0, 1), LAYERS),
-            "total": np.zeros(0),
-            "peak": np.zeros(0), "peak_from": np.zeros(0, np.int8), "score": np.zeros(0)}
-    return PlanResult(cluster, profile, float(limit), ("total",), rows, np.zeros(0, np.int64), n_candidates,
-                      seconds={"build": 0.0, "enumerate": spent, "evaluate": 0.0})
+    rows = {
+        **grid,
+        "recompute": np.zeros(0, np.int8),
+        "stage_layers": np.zeros((0, 1), LAYERS),
+        "total": np.zeros(0),
+        "peak": np.zeros(0),
+        "peak_from": np.zeros(0, np.int8),
+        "score": np.zeros(0),
+    }
+    return PlanResult(
+        cluster,
+        profile,
+        float(limit),
+        ("total",),
+        rows,
+        np.zeros(0, np.int64),
+        n_candidates,
+        seconds={"build": 0.0, "enumerate": spent, "evaluate": 0.0},
+    )
 
 
 def _evaluate_pair(job: SimpleNamespace, pair) -> tuple[dict, dict]:
@@ -155,10 +201,20 @@ def _evaluate_pair(job: SimpleNamespace, pair) -> tuple[dict, dict]:
     (i, z), est = pair
     grid, cluster, choices = job.grid, job.cluster, job.choices
     at, clock = (grid["zero"] == z) & _allowed(job.profile, choices[i], grid, cluster.shape.L), {}
-    part = _evaluate({name: x[at] for name, x in grid.items()}, est, policy_inputs(job.fixed, choices[i]),
-                     cluster.shape.L, job.width, cluster.shape, clock, accounted_of(cluster))
-    part.update(recompute=np.full(len(part["d"]), recompute_index(choices[i]), dtype=np.int8),
-                policy=np.full(len(part["d"]), i, dtype=np.int16))
+    part = _evaluate(
+        {name: x[at] for name, x in grid.items()},
+        est,
+        policy_inputs(job.fixed, choices[i]),
+        cluster.shape.L,
+        job.width,
+        cluster.shape,
+        clock,
+        accounted_of(cluster),
+    )
+    part.update(
+        recompute=np.full(len(part["d"]), recompute_index(choices[i]), dtype=np.int8),
+        policy=np.full(len(part["d"]), i, dtype=np.int16),
+    )
     clock["valid"], clock["evaluated"] = int(at.sum()), len(part["d"])
     if not job.keep_all and len(part["d"]):  # its rows that fit, and its lowest peak (the first, on a tie)
         part = merged([part], job.components, cluster, job.hw, clock, choices)

@@ -5,6 +5,7 @@ Per row the split solves plan.balance's min-max on the stage totals as the estim
 them (_bilinear): the continuous water level with every rank between one chunk and the cap, rounded down, then the
 remaining chunks one at a time where the total grows least (plan.balance's greedy, from below its optimum).
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -29,8 +30,9 @@ def _bilinear(est: Estimator, kind: str, arrays: dict, n: int, base: np.ndarray)
     constant past it, so read next to the layers a rank holds they are the slope the split meets."""
     column = {name: (x[:, None] if np.ndim(x) else x) for name, x in arrays.items()}
     L_r = np.asarray(base)[:, None] + np.array([0, 1, 0, 1])
-    at = np.broadcast_to(est.stage_peak_total(kind, **column, L_r=L_r, m_r=np.array([0, 0, 1, 1]),
-                                              **shares(column, L_r)), (n, 4))
+    at = np.broadcast_to(
+        est.stage_peak_total(kind, **column, L_r=L_r, m_r=np.array([0, 0, 1, 1]), **shares(column, L_r)), (n, 4)
+    )
     c1 = at[:, 1] - at[:, 0]
     c3 = at[:, 3] - at[:, 2] - c1
     b = L_r[:, 0]
@@ -100,8 +102,9 @@ def placed_kinds(shape, splits: np.ndarray, p: int, vpp: np.ndarray) -> dict[str
     return out
 
 
-def split_rows(est: Estimator, arrays: dict[str, np.ndarray], L: int, width: int,
-               even: np.ndarray, shape=None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def split_rows(
+    est: Estimator, arrays: dict[str, np.ndarray], L: int, width: int, even: np.ndarray, shape=None
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """For rows of p >= 2 (`arrays`: the estimator's inputs, one entry per row or shared): the most even (where
     `even`) or the balanced split of each ([rows, width] layers per rank, zero beyond p) and the exact totals of its
     first, most loaded middle, and last stage. With `shape`, a model of several layer kinds: the split is chosen as

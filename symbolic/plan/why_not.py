@@ -1,5 +1,6 @@
 """Why no configuration of a cluster is valid: each factorisation's broken rules at its least constrained choices
 (why_not, plan's listing on stdout), or the one rule every factorisation breaks (shared_reason, plan's one line)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -10,8 +11,13 @@ from .enumerate import GRID, Cluster, factorisations, grid_letters, least_constr
 from .experts import expert_columns
 
 
-def why_not(cluster: Cluster, profile: str = DEFAULT_PROFILE, limit: int | None = None, zero: tuple[int, ...] = ZERO_STAGES,
-            balance: bool = True) -> tuple[list[str], int]:
+def why_not(
+    cluster: Cluster,
+    profile: str = DEFAULT_PROFILE,
+    limit: int | None = None,
+    zero: tuple[int, ...] = ZERO_STAGES,
+    balance: bool = True,
+) -> tuple[list[str], int]:
     """One line per factorisation (d, t, p, c) of N (the first `limit` of them) naming every rule it breaks with
     vpp = 1 and b = 1 under the ZeRO stage and split that break the fewest (uneven stages on a tie: plan balances
     them), and how many factorisations there are.
@@ -28,12 +34,20 @@ def why_not(cluster: Cluster, profile: str = DEFAULT_PROFILE, limit: int | None 
     lines = []
     for i in range(min(len(fac["d"]), len(fac["d"]) if limit is None else limit)):
         j = i * combos + best[i]
-        x = grid_letters(cluster, {name: grid[name][j].item() for name in GRID if name in grid} | {
-            name: np.asarray(value).reshape(-1)[j if np.ndim(value) else 0].item()
-            for name, value in expert_columns(grid).items()}, profile)
+        x = grid_letters(
+            cluster,
+            {name: grid[name][j].item() for name in GRID if name in grid}
+            | {
+                name: np.asarray(value).reshape(-1)[j if np.ndim(value) else 0].item()
+                for name, value in expert_columns(grid).items()
+            },
+            profile,
+        )
         names = [name for name, holds in ok.items() if not holds[j]]
-        lines.append(f"dp={x.d} tp={x.t} pp={x.p} cp={x.c}: "
-                     + ("; ".join(by_name[name].message(x) for name in names) if names else "valid"))
+        lines.append(
+            f"dp={x.d} tp={x.t} pp={x.p} cp={x.c}: "
+            + ("; ".join(by_name[name].message(x) for name in names) if names else "valid")
+        )
     return lines, len(fac["d"])
 
 
@@ -45,6 +59,10 @@ def shared_reason(cluster: Cluster, profile: str = DEFAULT_PROFILE, zero: tuple[
     everywhere = [name for name, holds in ok.items() if not np.any(holds)]
     if not everywhere:
         return None
-    x = grid_letters(cluster, {name: grid[name][0].item() for name in GRID if name in grid} | {
-        name: np.asarray(value).reshape(-1)[0].item() for name, value in expert_columns(grid).items()}, profile)
+    x = grid_letters(
+        cluster,
+        {name: grid[name][0].item() for name in GRID if name in grid}
+        | {name: np.asarray(value).reshape(-1)[0].item() for name, value in expert_columns(grid).items()},
+        profile,
+    )
     return {rule.name: rule for rule in select(profile)}[everywhere[0]].message(x)

@@ -1,6 +1,7 @@
 """A file of a trainer's command-line arguments, as (flag, value) pairs in order: a YAML mapping of `--flag: value`
 (a Megatron-LM functional test's model_config.yaml keeps them under MODEL_ARGS) or a text file of `--flag value`
 arguments as a launch script holds them (`\\` line continuations and `#` comments allowed)."""
+
 from __future__ import annotations
 
 import shlex
@@ -11,8 +12,18 @@ from ..config.errors import ConfigError
 MAX_BYTES = 2**20  # the largest argument file read (a functional test's is about 4 KB)
 # a functional test's model_config.yaml beside MODEL_ARGS: the harness's settings (tests/functional_tests in
 # Megatron-LM @ d98e8a64): environment, test kind, launcher, repeats, the metrics compared; none is an argument
-HARNESS_KEYS = ("ENV_VARS", "TEST_TYPE", "LAUNCHER", "N_REPEATS", "METRICS", "BASE_MODEL", "MODE", "THROUGHPUT_TEST_PARAMS",
-                "CKPT_RESUME", "ALLOW_NONDETERMINISTIC_ALGO")
+HARNESS_KEYS = (
+    "ENV_VARS",
+    "TEST_TYPE",
+    "LAUNCHER",
+    "N_REPEATS",
+    "METRICS",
+    "BASE_MODEL",
+    "MODE",
+    "THROUGHPUT_TEST_PARAMS",
+    "CKPT_RESUME",
+    "ALLOW_NONDETERMINISTIC_ALGO",
+)
 
 
 def _text(path: Path) -> str:
@@ -20,8 +31,9 @@ def _text(path: Path) -> str:
         with open(path, "rb") as file:
             data = file.read(MAX_BYTES + 1)
     except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file (expected Megatron-LM arguments: a YAML mapping or --flag value text)") \
-            from None
+        raise ConfigError(
+            f"{path}: no such file (expected Megatron-LM arguments: a YAML mapping or --flag value text)"
+        ) from None
     except OSError as err:
         raise ConfigError(f"{path}: cannot read: {err.strerror or err}") from None
     if len(data) > MAX_BYTES:
@@ -43,8 +55,10 @@ def _yaml(path: Path, text: str):
         keys = [loader.construct_object(key) for key, _ in node.value]
         repeated = sorted({str(k) for k in keys if keys.count(k) > 1})
         if repeated:
-            raise ConfigError(f"{path}: {', '.join(repeated)} given twice (line {node.start_mark.line + 1}): "
-                              "YAML readers differ on which one wins")
+            raise ConfigError(
+                f"{path}: {', '.join(repeated)} given twice (line {node.start_mark.line + 1}): "
+                "YAML readers differ on which one wins"
+            )
         return loader.construct_mapping(node)
 
     Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)

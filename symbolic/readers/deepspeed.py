@@ -3,6 +3,7 @@ flags under --recipe deepspeed. deepspeed_keys.tsv lists the keys it reads: zero
 fields as runtime/zero/config.py and runtime/precision_config.py declare them (aliases too), the batch, optimizer and
 data-type keys of runtime/constants.py, and the logging, schedule and checkpoint sections; each modelled, harmless
 (its reason) or refused unless at DeepSpeed's default. Any other key is refused by name, all in one line."""
+
 from __future__ import annotations
 
 import ast
@@ -27,8 +28,10 @@ GRADS = {None: "bf16", "bf16": "bf16", "fp32": "fp32"}  # data_types.grad_accum_
 def table() -> dict[str, tuple[object, str, str]]:
     """key -> (DeepSpeed's default, class, reason)."""
     with open(TABLE, newline="") as file:
-        return {row["key"]: (_literal(row["default"]), row["class"], row["reason"])
-                for row in csv.DictReader(file, delimiter="\t")}
+        return {
+            row["key"]: (_literal(row["default"]), row["class"], row["reason"])
+            for row in csv.DictReader(file, delimiter="\t")
+        }
 
 
 def _literal(text: str):
@@ -116,8 +119,11 @@ def _training(config: Config) -> dict:
             config.refuse("optimizer.type", "Adam and AdamW are modelled")
         else:
             out["optimizer"] = OPTIMIZERS[kind.lower()]
-    for key, flag in (("train_micro_batch_size_per_gpu", "mbs"), ("train_batch_size", "gbs"),
-                      ("gradient_accumulation_steps", "accumulation")):
+    for key, flag in (
+        ("train_micro_batch_size_per_gpu", "mbs"),
+        ("train_batch_size", "gbs"),
+        ("gradient_accumulation_steps", "accumulation"),
+    ):
         value = config.get(key)
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
             config.refuse(key, "must be a positive integer")

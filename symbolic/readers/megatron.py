@@ -1,6 +1,7 @@
 """`--megatron FILE`: a run as Megatron-LM holds it, read into mem4d's ModelShape (where the arguments define the
 model) and Training flags; every argument is modelled, harmless (megatron_args.tsv gives why) or refused, and every
 argument mem4d does not model is named at once in one line (a ConfigError: exit 2), never ignored."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,7 +12,6 @@ from .megatron_model import model_fields
 from .megatron_table import Arg, Args, convert, table
 from .megatron_train import training_flags
 from .problems import refuse
-
 
 
 def collect(path: str | Path) -> Args:

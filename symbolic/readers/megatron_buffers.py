@@ -1,6 +1,7 @@
 """A Megatron-LM run's arguments for the buffers beside its step and its offloading: Transformer Engine's CUDA graphs
 (--cuda-graph-impl, --cuda-graph-modules), --tp-comm-overlap, fine-grained and layer-level activation offloading,
 under mem4d's flag names (megatron/training/arguments.py @ d98e8a64, Megatron-Core 0.16.1's TransformerConfig)."""
+
 from __future__ import annotations
 
 from ..config.offload import OFFLOAD_MODULES
@@ -16,8 +17,11 @@ def graph_flags(args: Args) -> dict:
     scopes = list(args.get(given[0]) or []) if given else []
     out = {"tp_comm_overlap": bool(args.get("tp_comm_overlap"))}
     if impl not in CUDA_GRAPH_IMPLS:
-        args.refuse("cuda_graph_impl", "Megatron-Core's own graphs (CudaGraphManager, full_iteration) are not modelled; "
-                    "transformer_engine's per-layer graphs are")
+        args.refuse(
+            "cuda_graph_impl",
+            "Megatron-Core's own graphs (CudaGraphManager, full_iteration) are not modelled; "
+            "transformer_engine's per-layer graphs are",
+        )
         return out
     unknown = [scope for scope in scopes if scope not in CUDA_GRAPH_SCOPES]
     if unknown:
@@ -33,12 +37,16 @@ def offload_flags(args: Args) -> dict:
     modules = list(args.get("offload_modules")) if args.given("offload_modules") else []
     if not args.get("fine_grained_activation_offloading"):
         if modules:
-            args.refuse("offload_modules", "without --fine-grained-activation-offloading it does nothing (contradicting)")
+            args.refuse(
+                "offload_modules", "without --fine-grained-activation-offloading it does nothing (contradicting)"
+            )
         return {}
     unknown = [m for m in modules if m not in OFFLOAD_MODULES]
     if not modules:
-        args.refuse("fine_grained_activation_offloading", "without --offload-modules Megatron-Core refuses it "
-                    "(TransformerConfig asserts a non-empty list)")
+        args.refuse(
+            "fine_grained_activation_offloading",
+            "without --offload-modules Megatron-Core refuses it (TransformerConfig asserts a non-empty list)",
+        )
     elif unknown:
         args.refuse("offload_modules", f"{', '.join(unknown)}: Megatron-Core offloads {', '.join(OFFLOAD_MODULES)}")
     if not modules or unknown:

@@ -1,6 +1,7 @@
 """A Megatron-LM run's FP8 and FP4 arguments (--fp8-format, --fp8-recipe, --fp8-param-gather, --fp4-format) and
 Megatron-FSDP's fp32 main weights, under mem4d's flag names (megatron/training/arguments.py @ d98e8a64, Megatron-Core
 0.16.1's TransformerConfig, DistributedDataParallelConfig and OptimizerConfig)."""
+
 from __future__ import annotations
 
 from .megatron_table import Args
@@ -29,11 +30,17 @@ def fp8_flags(args: Args) -> dict:
         args.refuse("fp4_param_gather", "without --fp4-format it does nothing (contradicting)")
     reuse = bool(args.get(REUSE))
     if reuse and not (args.get("fp8") and args.get("fp8_recipe") == "mxfp8" and args.get("fp8_param_gather")):
-        args.refuse(REUSE, "needs --fp8-recipe mxfp8 with --fp8-param-gather (distributed_data_parallel_config.py "
-                    "asserts --fp8-param-gather; only MXFP8 weights share the buffer)")
+        args.refuse(
+            REUSE,
+            "needs --fp8-recipe mxfp8 with --fp8-param-gather (distributed_data_parallel_config.py "
+            "asserts --fp8-param-gather; only MXFP8 weights share the buffer)",
+        )
     if args.get("fp8") and args.get("fp8_recipe") == "mxfp8" and args.get("fp8_param_gather") and not reuse:
-        args.refuse("fp8_param_gather", "with mxfp8 and without --reuse-grad-buf-for-mxfp8-param-ag Megatron-Core "
-                    "keeps another parameter buffer (not modelled)")
+        args.refuse(
+            "fp8_param_gather",
+            "with mxfp8 and without --reuse-grad-buf-for-mxfp8-param-ag Megatron-Core "
+            "keeps another parameter buffer (not modelled)",
+        )
     if not args.get("fp8"):
         for dest in ("fp8_recipe", "fp8_param_gather"):
             if args.given(dest):
@@ -57,11 +64,17 @@ def fp32_fsdp_flags(args: Args, out: dict) -> dict:
         return {}
     fsdp = args.get("use_megatron_fsdp")
     if out.get("fp8_param_gather") and not fsdp:
-        args.refuse("fp8_param_gather", "with fp32 weights (no --bf16) outside Megatron-FSDP the distributed optimizer "
-                    "keeps no fp32 main copy of FP8 weights (distrib_optimizer.py): not modelled")
+        args.refuse(
+            "fp8_param_gather",
+            "with fp32 weights (no --bf16) outside Megatron-FSDP the distributed optimizer "
+            "keeps no fp32 main copy of FP8 weights (distrib_optimizer.py): not modelled",
+        )
     elif fsdp and not out.get("fp8_param_gather"):
-        args.refuse("use_megatron_fsdp", "with fp32 weights (no --bf16) Megatron-FSDP keeps an fp32 main-weight "
-                    "buffer beside them (param_and_grad_buffer.py preserve_fp32_weights): not modelled")
+        args.refuse(
+            "use_megatron_fsdp",
+            "with fp32 weights (no --bf16) Megatron-FSDP keeps an fp32 main-weight "
+            "buffer beside them (param_and_grad_buffer.py preserve_fp32_weights): not modelled",
+        )
     if not (fsdp and out.get("fp8_param_gather")):
         return {}
     return {"weight_dtype": "fp8", "master_weights": True}

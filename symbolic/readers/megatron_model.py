@@ -2,6 +2,7 @@
 transformer/transformer_config.py TransformerConfig.__post_init__ for the defaults of ffn_hidden_size (4 h),
 kv_channels (h / a) and num_query_groups (a); ssm/mamba_mixer.py for Mamba-2's heads (expand 2: 2 h / head_dim),
 d_conv 4 and its conv bias; megatron/training/arguments.py @ d98e8a64 for --swiglu's default ffn_hidden_size)."""
+
 from __future__ import annotations
 
 import ast
@@ -54,9 +55,11 @@ def _vocab(args: Args, given: int | None, model_given: bool) -> int:
         return GPT2_VOCAB
     if given or model_given:
         return given or 1  # --model gives the model: the file's is not used
-    args.refuse("tokenizer_type" if kind else "tokenizer_model" if args.given("tokenizer_model") else "vocab_size",
-                "the vocabulary's size is in the tokenizer's files: give estimate --vocab-size V beside --megatron, "
-                "or --model config.json")
+    args.refuse(
+        "tokenizer_type" if kind else "tokenizer_model" if args.given("tokenizer_model") else "vocab_size",
+        "the vocabulary's size is in the tokenizer's files: give estimate --vocab-size V beside --megatron, "
+        "or --model config.json",
+    )
     return 1
 
 
@@ -70,8 +73,11 @@ def _pattern(args: Args) -> tuple[str | None, int]:
         return None, 0
     main, *depths = pattern.split("/")
     if depths and set(depths) != {MTP_DEPTH}:
-        args.refuse("hybrid_layer_pattern", f"multi-token-prediction depths of an attention and an MoE block "
-                    f"('/{MTP_DEPTH}' each) are modelled, got '/{'/'.join(depths)}'")
+        args.refuse(
+            "hybrid_layer_pattern",
+            f"multi-token-prediction depths of an attention and an MoE block "
+            f"('/{MTP_DEPTH}' each) are modelled, got '/{'/'.join(depths)}'",
+        )
     main = main.replace("|", "")
     if set(main) - set(HYBRID):
         args.refuse("hybrid_layer_pattern", f"layer symbols {', '.join(HYBRID)} only")
@@ -89,18 +95,34 @@ def _mtp(args: Args, depths: int) -> dict:
 
 def _attention(args: Args, h: int, a: int) -> dict:
     """Heads, widths, biases and norms of the attention (GQA or multi-latent)."""
-    out = {"a": a, "k": args.get("num_query_groups") if args.get("group_query_attention") else a,
-           "head_dim": args.get("kv_channels") or None, "qk_norm": "head" if args.get("qk_layernorm") else "none",
-           "qkv_bias": bool(args.get("add_bias_linear") or args.get("add_qkv_bias")), "o_bias": bool(args.get("add_bias_linear"))}
+    out = {
+        "a": a,
+        "k": args.get("num_query_groups") if args.get("group_query_attention") else a,
+        "head_dim": args.get("kv_channels") or None,
+        "qk_norm": "head" if args.get("qk_layernorm") else "none",
+        "qkv_bias": bool(args.get("add_bias_linear") or args.get("add_qkv_bias")),
+        "o_bias": bool(args.get("add_bias_linear")),
+    }
     if args.given("num_query_groups") and not args.get("group_query_attention"):
-        args.refuse("num_query_groups", "without --group-query-attention Megatron-LM uses a query groups (contradicting)")
+        args.refuse(
+            "num_query_groups", "without --group-query-attention Megatron-LM uses a query groups (contradicting)"
+        )
     if args.get("multi_latent_attention"):  # its qk_layernorm: the latents' norms (mla spec), which MLA's count holds
         if not args.get("qk_layernorm"):
             args.refuse("multi_latent_attention", "MLA without its latents' norms (--qk-layernorm) is not modelled")
         if args.get("add_bias_linear"):
             args.refuse("add_bias_linear", "MLA with biased projections (no --disable-bias-linear) is not modelled")
-        out.update(k=a, qk_norm="none", qkv_bias=False, o_bias=False, head_dim=args.get("qk_head_dim"), q_lora=args.get("q_lora_rank") or 0,
-                   kv_lora=args.get("kv_lora_rank"), rope_dim=args.get("qk_pos_emb_head_dim"), v_dim=args.get("v_head_dim"))
+        out.update(
+            k=a,
+            qk_norm="none",
+            qkv_bias=False,
+            o_bias=False,
+            head_dim=args.get("qk_head_dim"),
+            q_lora=args.get("q_lora_rank") or 0,
+            kv_lora=args.get("kv_lora_rank"),
+            rope_dim=args.get("qk_pos_emb_head_dim"),
+            v_dim=args.get("v_head_dim"),
+        )
     return out
 
 
@@ -109,25 +131,43 @@ def _experts(args: Args, L: int, f: int) -> dict:
     if not E:
         return {}
     groups = args.get("moe_router_num_groups") or 0
-    return {"E": E, "k_e": args.get("moe_router_topk"), "f_e": args.get("moe_ffn_hidden_size") or f,
-            "f_s": args.get("moe_shared_expert_intermediate_size") or 0, "shared_gate": bool(args.get("moe_shared_expert_gate")),
-            "dense_layers": _layer_freq(args, L), "expert_bias": bool(args.get("moe_router_enable_expert_bias")),
-            "sigmoid": args.get("moe_router_score_function") == "sigmoid",
-            "groups": groups if groups > 1 else 0, "group_topk": args.get("moe_router_group_topk") or 0 if groups > 1 else 0}
+    return {
+        "E": E,
+        "k_e": args.get("moe_router_topk"),
+        "f_e": args.get("moe_ffn_hidden_size") or f,
+        "f_s": args.get("moe_shared_expert_intermediate_size") or 0,
+        "shared_gate": bool(args.get("moe_shared_expert_gate")),
+        "dense_layers": _layer_freq(args, L),
+        "expert_bias": bool(args.get("moe_router_enable_expert_bias")),
+        "sigmoid": args.get("moe_router_score_function") == "sigmoid",
+        "groups": groups if groups > 1 else 0,
+        "group_topk": args.get("moe_router_group_topk") or 0 if groups > 1 else 0,
+    }
 
 
 def _hybrid(args: Args, pattern: str, h: int) -> dict:
     """Mamba-2, attention, MLP and MoE blocks of a hybrid pattern (each block one part, as Megatron-Core's hybrid
     stack)."""
     where = {kind: tuple(i for i, ch in enumerate(pattern) if HYBRID[ch] == kind) for kind in set(HYBRID.values())}
-    blocks = {"mamba_layers": where["mamba"], "mlpless_layers": tuple(sorted(where["mamba"] + where["attention"])),
-              "mixerless_layers": tuple(sorted(where["mlp"] + where["moe"]))}
-    if not where["mamba"]:  # no M in the pattern: Megatron-Core builds no Mamba mixer, and its --mamba-* sizes size nothing
+    blocks = {
+        "mamba_layers": where["mamba"],
+        "mlpless_layers": tuple(sorted(where["mamba"] + where["attention"])),
+        "mixerless_layers": tuple(sorted(where["mlp"] + where["moe"])),
+    }
+    if not where[
+        "mamba"
+    ]:  # no M in the pattern: Megatron-Core builds no Mamba mixer, and its --mamba-* sizes size nothing
         return blocks
     head = args.get("mamba_head_dim")
-    return {**blocks, "ssm_heads": args.get("mamba_num_heads") or MAMBA_EXPAND * h // head, "ssm_head_dim": head,
-            "ssm_state": args.get("mamba_state_dim"), "ssm_groups": args.get("mamba_num_groups"),
-            "conv_width": MAMBA_CONV, "ssm_conv_bias": True}
+    return {
+        **blocks,
+        "ssm_heads": args.get("mamba_num_heads") or MAMBA_EXPAND * h // head,
+        "ssm_head_dim": head,
+        "ssm_state": args.get("mamba_state_dim"),
+        "ssm_groups": args.get("mamba_num_groups"),
+        "conv_width": MAMBA_CONV,
+        "ssm_conv_bias": True,
+    }
 
 
 def _norm_mlp(args: Args) -> dict:
@@ -160,14 +200,34 @@ def model_fields(args: Args, training: dict, vocab: int | None = None, model_giv
     position = args.get("position_embedding_type")
     if position not in ("learned_absolute", "rope", "none"):
         args.refuse("position_embedding_type", "learned_absolute, rope and none are modelled")
-    for dest in ("use_rotary_position_embeddings", "add_position_embedding", "padded_vocab_size", "spec", "is_hybrid_model"):
+    for dest in (
+        "use_rotary_position_embeddings",
+        "add_position_embedding",
+        "padded_vocab_size",
+        "spec",
+        "is_hybrid_model",
+    ):
         if args.given(dest) and not (dest in ("spec", "is_hybrid_model") and pattern):
-            args.refuse(dest, "an older or internal spelling: give --position-embedding-type, --vocab-size or a pattern")
-    out = {"name": args.path.name.split(".")[0], "h": h, "f": f, "L": L, "v": _vocab(args, vocab, model_given),
-           "tied": not args.get("untie_embeddings_and_output_weights"), "mlp_bias": bool(args.get("add_bias_linear")),
-           "positions": args.get("max_position_embeddings") or args.get("seq_length") if position == "learned_absolute"
-           else 0, **_mtp(args, depths),
-           **_attention(args, h, a), **_norm_mlp(args), **_experts(args, L, f), **(_hybrid(args, pattern, h) if pattern else {})}
+            args.refuse(
+                dest, "an older or internal spelling: give --position-embedding-type, --vocab-size or a pattern"
+            )
+    out = {
+        "name": args.path.name.split(".")[0],
+        "h": h,
+        "f": f,
+        "L": L,
+        "v": _vocab(args, vocab, model_given),
+        "tied": not args.get("untie_embeddings_and_output_weights"),
+        "mlp_bias": bool(args.get("add_bias_linear")),
+        "positions": args.get("max_position_embeddings") or args.get("seq_length")
+        if position == "learned_absolute"
+        else 0,
+        **_mtp(args, depths),
+        **_attention(args, h, a),
+        **_norm_mlp(args),
+        **_experts(args, L, f),
+        **(_hybrid(args, pattern, h) if pattern else {}),
+    }
     if pattern and ("E" in pattern) != bool(out.get("E")):
         args.refuse("num_experts", "E blocks in the hybrid pattern need --num-experts, and --num-experts E blocks")
     if pattern and out.get("E"):  # the pattern places the MoE blocks (megatron-core 0.16.1 ssm/mamba_block.py), not

@@ -5,6 +5,7 @@ uneven first/last stages (transformer/transformer_block.py get_num_layers_to_bui
 get_transformer_layer_offset), the embedding and loss counted as pipeline units (the same), or a custom layout
 (transformer/pipeline_parallel_layer_layout.py); transformer/transformer_config.py's __post_init__ raises on the
 contradictions named here. A split mem4d's stage model cannot state exactly is refused by name."""
+
 from __future__ import annotations
 
 from ..config.errors import ConfigError
@@ -32,8 +33,10 @@ def _vpp(args: Args, p: int, uneven: bool) -> int | None:
     per_chunk = args.get("num_layers_per_virtual_pipeline_stage")
     if per_chunk and not vpp and args.get("num_layers"):
         if uneven:
-            args.refuse("num_layers_per_virtual_pipeline_stage", "beside an uneven split: give "
-                        "--num-virtual-stages-per-pipeline-rank")
+            args.refuse(
+                "num_layers_per_virtual_pipeline_stage",
+                "beside an uneven split: give --num-virtual-stages-per-pipeline-rank",
+            )
             return None
         vpp = args.get("num_layers") // (p * per_chunk)  # Megatron-LM: vpp = L / (p x layers per virtual stage)
     return vpp
@@ -64,8 +67,9 @@ def stages(args: Args, p: int) -> dict:
 def _split(args: Args, dest: str, layers: list[int], vpp: int) -> dict:
     """The split as mem4d states it (None where even), or refused by `dest` where a rank would hold no layer."""
     if min(layers) < 1:
-        args.refuse(dest, f"a pipeline rank holding no transformer layer ({','.join(map(str, layers))}) is no "
-                    "--stage-layers")
+        args.refuse(
+            dest, f"a pipeline rank holding no transformer layer ({','.join(map(str, layers))}) is no --stage-layers"
+        )
         return {"vpp": vpp}
     return {"vpp": vpp, "stage_layers": None if len(set(layers)) == 1 else tuple(layers)}
 
@@ -80,10 +84,16 @@ def _first_last(args: Args, p: int, vpp: int) -> dict:
     middle_ranks = p - (first is not None) - (last is not None)
     middle = L - (first or 0) - (last or 0)
     ends = [n for n in (first, last) if n is not None]
-    if min(ends) < 1 or any(n % vpp for n in ends) or bool(middle) != bool(middle_ranks) or (
-            middle_ranks and (middle < 0 or middle % middle_ranks or middle // middle_ranks % vpp)):
-        args.refuse(dest, f"{L} layers over {p} stages of which the first/last hold {first}/{last} with vpp {vpp} "
-                    f"({CONTRADICTS})")
+    if (
+        min(ends) < 1
+        or any(n % vpp for n in ends)
+        or bool(middle) != bool(middle_ranks)
+        or (middle_ranks and (middle < 0 or middle % middle_ranks or middle // middle_ranks % vpp))
+    ):
+        args.refuse(
+            dest,
+            f"{L} layers over {p} stages of which the first/last hold {first}/{last} with vpp {vpp} ({CONTRADICTS})",
+        )
         return {"vpp": vpp}
     inner = middle // middle_ranks if middle_ranks else 0
     layers = [first or inner, *[inner] * (p - 2), last or inner]
@@ -113,9 +123,12 @@ def _accounted(args: Args, p: int, vpp: int) -> dict:
 def _counted(flat: str, L: int | None, mtp: int) -> bool:
     """validate_layer_layout's counts: the embedding first and the loss last, once each, L decoder layers, the MTP
     layers after every decoder layer."""
-    after = flat[flat.find("m"):] if "m" in flat else ""
-    return (flat[:1], flat[-1:], flat.count("E"), flat.count("L"), flat.count("m")) == ("E", "L", 1, 1, mtp) and (
-        L is None or flat.count("t") == L) and "t" not in after
+    after = flat[flat.find("m") :] if "m" in flat else ""
+    return (
+        (flat[:1], flat[-1:], flat.count("E"), flat.count("L"), flat.count("m")) == ("E", "L", 1, 1, mtp)
+        and (L is None or flat.count("t") == L)
+        and "t" not in after
+    )
 
 
 def _from_layout(args: Args, layout: str, p: int, checked: bool = True) -> dict:
@@ -127,8 +140,12 @@ def _from_layout(args: Args, layout: str, p: int, checked: bool = True) -> dict:
     given = args.get("num_virtual_stages_per_pipeline_rank")
     L, mtp = args.get("num_layers"), args.get("mtp_num_layers") or 0
     if set(flat) - set("EtmL") or len(stages) % p or (given and given != vpp):
-        args.refuse(LAYOUT, f"{len(stages)} virtual stages of E, t, m, L for pp {p}" + (f", vpp {given}" if given
-                                                                                         else "") + f" ({CONTRADICTS})")
+        args.refuse(
+            LAYOUT,
+            f"{len(stages)} virtual stages of E, t, m, L for pp {p}"
+            + (f", vpp {given}" if given else "")
+            + f" ({CONTRADICTS})",
+        )
         return {"vpp": 1}
     if checked and not _counted(flat, L, mtp):
         args.refuse(LAYOUT, f"E first, L last, once each, {L} t and {mtp} m after them ({CONTRADICTS})")
@@ -159,14 +176,18 @@ def bf16_layers(args: Args, flags: dict) -> None:
         return
     if flags.get("fp8", "none") == "none":
         return
-    start, end, L = (args.get(dest) for dest in ("num_layers_at_start_in_bf16", "num_layers_at_end_in_bf16",
-                                                  "num_layers"))
+    start, end, L = (
+        args.get(dest) for dest in ("num_layers_at_start_in_bf16", "num_layers_at_end_in_bf16", "num_layers")
+    )
     layers = [i for i in range(L or 0) if i < start or i >= L - end]
     names = " and ".join(filter(None, (", ".join(map(str, layers[:-1])), str(layers[-1])))) if layers else "none"
-    args.refuse("first_last_layers_bf16", f"decoder layers {names} of {L} (--num-layers-at-start-in-bf16 {start}, "
-                f"--num-layers-at-end-in-bf16 {end}{_placed(flags, L, layers)}) built and run outside Transformer "
-                "Engine's FP8 context: bf16 weights without FP8 copies, bf16 saved GEMM inputs (megatron-core 0.16.1 "
-                "fp8_utils.py is_first_last_bf16_layer, get_fp8_context): not modelled")
+    args.refuse(
+        "first_last_layers_bf16",
+        f"decoder layers {names} of {L} (--num-layers-at-start-in-bf16 {start}, "
+        f"--num-layers-at-end-in-bf16 {end}{_placed(flags, L, layers)}) built and run outside Transformer "
+        "Engine's FP8 context: bf16 weights without FP8 copies, bf16 saved GEMM inputs (megatron-core 0.16.1 "
+        "fp8_utils.py is_first_last_bf16_layer, get_fp8_context): not modelled",
+    )
 
 
 def _placed(flags: dict, L: int | None, layers: list[int]) -> str:
@@ -174,9 +195,19 @@ def _placed(flags: dict, L: int | None, layers: list[int]) -> str:
     places them (Training.layer_ranges); empty where the split cannot be stated."""
     p, vpp = flags["pp"], flags.get("vpp", 1)
     try:
-        ranges = Training(p=p, vpp=vpp, stage_layers=flags.get("stage_layers"),
-                          pipeline_layout=flags.get("pipeline_layout"), s=flags["seq"]).layer_ranges(L)
+        ranges = Training(
+            p=p,
+            vpp=vpp,
+            stage_layers=flags.get("stage_layers"),
+            pipeline_layout=flags.get("pipeline_layout"),
+            s=flags["seq"],
+        ).layer_ranges(L)
     except (ConfigError, KeyError, TypeError, ValueError):
         return ""
-    return "".join(f"; layer {i} on pipeline rank {r}" + (f", virtual stage {j * p + r}" if vpp > 1 else "")
-                   for i in layers for r, chunks in enumerate(ranges) for j, chunk in enumerate(chunks) if i in chunk)
+    return "".join(
+        f"; layer {i} on pipeline rank {r}" + (f", virtual stage {j * p + r}" if vpp > 1 else "")
+        for i in layers
+        for r, chunks in enumerate(ranges)
+        for j, chunk in enumerate(chunks)
+        if i in chunk
+    )

@@ -2,6 +2,7 @@
 ../shared/data/trainers/megatron-lm-arguments.tsv and copied with mem4d's class into megatron_args.tsv): each is
 `model` (read into the ModelShape), `train` (read into the Training), `harmless` (its reason) or `refused` (unless at
 Megatron-LM's own default), and the value a file gives converted as that parser would."""
+
 from __future__ import annotations
 
 import csv
@@ -65,8 +66,16 @@ def table() -> dict[str, Arg]:
     out = {}
     with open(TABLE, newline="") as file:
         for row in csv.DictReader(file, delimiter="\t"):
-            arg = Arg(tuple(row["flags"].split()), row["dest"], row["type"], row["default"], row["nargs"],
-                      row["action"], row["class"], row["reason"])
+            arg = Arg(
+                tuple(row["flags"].split()),
+                row["dest"],
+                row["type"],
+                row["default"],
+                row["nargs"],
+                row["action"],
+                row["class"],
+                row["reason"],
+            )
             for flag in arg.flags:
                 out[flag] = arg
     return out
@@ -143,7 +152,10 @@ class Args:
         """Note `dest` (as the file spells it, with its value) as not modelled, and why."""
         flag = self.flags.get(dest, "--" + dest.replace("_", "-"))
         value = self.get(dest)
-        shown = "" if value is None or isinstance(value, bool) else " " + (" ".join(map(str, value)) if isinstance(value, list)
-                                                                else str(value))
+        shown = (
+            ""
+            if value is None or isinstance(value, bool)
+            else " " + (" ".join(map(str, value)) if isinstance(value, list) else str(value))
+        )
         shown += "" if dest in self.values or not shown else " (Megatron-LM's default)"
         self.problems.append(f"{flag}{shown} ({why})")

@@ -1,6 +1,7 @@
 """Megatron-LM's training arguments -> mem4d's Training flags (the names of `mem4d estimate`'s flags: tp, pp, dp...),
 as megatron/training/arguments.py @ d98e8a64 and Megatron-Core 0.16.1's configs read them (DistributedDataParallelConfig,
 OptimizerConfig, TransformerConfig's recompute and fp8 fields)."""
+
 from __future__ import annotations
 
 from ..config.training import MOE_DISPATCHERS, TRANSFORMER_IMPLS
@@ -16,9 +17,16 @@ FSDP_ZERO = {"no_shard": 0, "optim": 1, "optim_grads": 2, "optim_grads_params": 
 FLASH = {"flash": True, "fused": True, "auto": True, "unfused": False, "local": False}  # --attention-backend
 
 
-SIZES = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
-         "expert_model_parallel_size", "expert_tensor_parallel_size", "seq_length", "micro_batch_size",
-         "global_batch_size")
+SIZES = (
+    "tensor_model_parallel_size",
+    "pipeline_model_parallel_size",
+    "context_parallel_size",
+    "expert_model_parallel_size",
+    "expert_tensor_parallel_size",
+    "seq_length",
+    "micro_batch_size",
+    "global_batch_size",
+)
 NEEDED = ("seq_length", "micro_batch_size")  # Megatron-LM's GPT training asserts them; the rest have defaults
 
 
@@ -28,10 +36,17 @@ def _parallel(args: Args) -> dict:
             args.refuse(dest, "not given: Megatron-LM's training needs it")
         elif args.get(dest) is not None and args.get(dest) < 1:
             args.refuse(dest, "must be a positive integer")
-    out = {"tp": args.get("tensor_model_parallel_size"), "pp": args.get("pipeline_model_parallel_size"),
-           "cp": args.get("context_parallel_size"), "ep": args.get("expert_model_parallel_size"),
-           "etp": args.get("expert_tensor_parallel_size"), "seq": args.get("seq_length"),
-           "mbs": args.get("micro_batch_size"), "gbs": args.get("global_batch_size"), "sp": bool(args.get("sequence_parallel"))}
+    out = {
+        "tp": args.get("tensor_model_parallel_size"),
+        "pp": args.get("pipeline_model_parallel_size"),
+        "cp": args.get("context_parallel_size"),
+        "ep": args.get("expert_model_parallel_size"),
+        "etp": args.get("expert_tensor_parallel_size"),
+        "seq": args.get("seq_length"),
+        "mbs": args.get("micro_batch_size"),
+        "gbs": args.get("global_batch_size"),
+        "sp": bool(args.get("sequence_parallel")),
+    }
     if args.given("num_distributed_optimizer_instances") and args.get("num_distributed_optimizer_instances") != 1:
         args.refuse("num_distributed_optimizer_instances", "optimizer instances beyond one are not modelled")
     return out
@@ -46,12 +61,16 @@ def _recompute(args: Args) -> dict:
         unknown = [m for m in modules if m not in RECOMPUTE_MODULES]
         if unknown:
             args.refuse("recompute_modules", f"{', '.join(unknown)}: mem4d models {', '.join(RECOMPUTE_MODULES)}")
-        return {"recompute": "selective", "recompute_modules": ",".join(m for m in modules if m in RECOMPUTE_MODULES)
-                or "core_attn"}
+        return {
+            "recompute": "selective",
+            "recompute_modules": ",".join(m for m in modules if m in RECOMPUTE_MODULES) or "core_attn",
+        }
     if granularity == "full":
         if args.get("recompute_method") != "uniform" or args.get("recompute_num_layers") != 1:
-            args.refuse("recompute_method", "full recompute of every layer (--recompute-method uniform "
-                        "--recompute-num-layers 1) is modelled")
+            args.refuse(
+                "recompute_method",
+                "full recompute of every layer (--recompute-method uniform --recompute-num-layers 1) is modelled",
+            )
         return {"recompute": "full"}
     for dest in ("recompute_method", "recompute_num_layers", "recompute_modules"):
         if args.given(dest):
@@ -61,8 +80,11 @@ def _recompute(args: Args) -> dict:
 
 def _sharding(args: Args) -> dict:
     if args.get("use_torch_fsdp2"):  # mem4d's --zero 3 under Megatron-LM is Megatron-FSDP's (components/zero.py)
-        args.refuse("use_torch_fsdp2", "torch FSDP2's fully_shard prefetches one layer (megatron-core 0.16.1 "
-                    "distributed/torch_fully_sharded_data_parallel.py), not Megatron-FSDP's window: not modelled")
+        args.refuse(
+            "use_torch_fsdp2",
+            "torch FSDP2's fully_shard prefetches one layer (megatron-core 0.16.1 "
+            "distributed/torch_fully_sharded_data_parallel.py), not Megatron-FSDP's window: not modelled",
+        )
         return {"zero": 3}
     if args.get("use_megatron_fsdp"):
         return {"zero": FSDP_ZERO[args.get("data_parallel_sharding_strategy")]}
@@ -71,9 +93,12 @@ def _sharding(args: Args) -> dict:
         # dealt to the data-parallel ranks by size; components.layerwise), as --zero 1; the layer-wise parameter
         # layout of the DDP buffers that later versions default to is not in 0.16.1, so it is not read
         if args.get("use_layer_wise_param_layout"):
-            args.refuse("use_distributed_optimizer", "with --optimizer muon and the layer-wise parameter layout "
-                        "(give --no-use-layer-wise-param-layout): the layout of a Megatron-Core later than 0.16.1 "
-                        "is not modelled")
+            args.refuse(
+                "use_distributed_optimizer",
+                "with --optimizer muon and the layer-wise parameter layout "
+                "(give --no-use-layer-wise-param-layout): the layout of a Megatron-Core later than 0.16.1 "
+                "is not modelled",
+            )
         return {"zero": 1}
     return {"zero": 1 if args.get("use_distributed_optimizer") else 0}
 
@@ -90,8 +115,13 @@ def _precision(args: Args) -> dict:
             args.refuse(dest, "fp32 is modelled")
     if args.get("bf16") or args.get("fp16"):
         width = "bf16" if args.get("bf16") else "fp16"
-        grads = "bf16" if args.get("grad_reduce_in_bf16") else "fp32" if args.get("bf16") or args.get(
-            "accumulate_allreduce_grads_in_fp32") else "fp16"
+        grads = (
+            "bf16"
+            if args.get("grad_reduce_in_bf16")
+            else "fp32"
+            if args.get("bf16") or args.get("accumulate_allreduce_grads_in_fp32")
+            else "fp16"
+        )
         out = {"weight_dtype": width, "act_dtype": width, "grad_dtype": grads, "master_weights": True}
     else:
         out = {"weight_dtype": "fp32", "act_dtype": "fp32", "grad_dtype": "fp32", "master_weights": False}
@@ -112,20 +142,32 @@ def training_flags(args: Args) -> dict:
     impl = args.get("transformer_impl")
     if impl not in TRANSFORMER_IMPLS:
         args.refuse("transformer_impl", f"{' and '.join(TRANSFORMER_IMPLS)} layers are modelled")
-    out = {"transformer_impl": impl if impl in TRANSFORMER_IMPLS else "transformer_engine", **_parallel(args),
-           **_recompute(args), **_sharding(args), **_precision(args), **fp8_flags(args), **graph_flags(args),
-           **offload_flags(args), **cpu_offload_flags(args)}
+    out = {
+        "transformer_impl": impl if impl in TRANSFORMER_IMPLS else "transformer_engine",
+        **_parallel(args),
+        **_recompute(args),
+        **_sharding(args),
+        **_precision(args),
+        **fp8_flags(args),
+        **graph_flags(args),
+        **offload_flags(args),
+        **cpu_offload_flags(args),
+    }
     out.update(fp32_fsdp_flags(args, out))
     # --transformer-impl local builds Megatron-Core's local spec, whose core attention is its own unfused
     # DotProductAttention whatever --attention-backend says (megatron-core 0.16.1 models/backends.py
     # LocalSpecProvider.core_attention; Megatron-Bridge 0.3.1 training/mlm_compat/model.py: use_te decides the spec)
-    out.update(grad_accum_fusion=bool(args.get("gradient_accumulation_fusion")),
-               flash_attn=impl != "local" and (bool(args.get("use_flash_attn"))
-                                               or FLASH.get(args.get("attention_backend"), True)))
+    out.update(
+        grad_accum_fusion=bool(args.get("gradient_accumulation_fusion")),
+        flash_attn=impl != "local"
+        and (bool(args.get("use_flash_attn")) or FLASH.get(args.get("attention_backend"), True)),
+    )
     if not out["flash_attn"] and impl == "local" and not args.get("masked_softmax_fusion"):
         # megatron-core 0.16.1 fusions/fused_softmax.py forward_torch_softmax (Transformer Engine's softmax ignores it)
-        args.refuse("masked_softmax_fusion", "unfused attention's PyTorch softmax keeps its fp32 output beside the "
-                    "bf16 probabilities: not modelled")
+        args.refuse(
+            "masked_softmax_fusion",
+            "unfused attention's PyTorch softmax keeps its fp32 output beside the bf16 probabilities: not modelled",
+        )
     if args.given("moe_expert_capacity_factor"):
         out["moe_capacity"] = args.get("moe_expert_capacity_factor")
     # Megatron-LM's core_transformer_config_from_args: bias_activation_fusion = --bias-swiglu-fusion (default on) with
@@ -134,15 +176,24 @@ def training_flags(args: Args) -> dict:
     # --use-fused-weighted-squared-relu acts in TEGroupedMLP alone, before TE's activation functions take its place
     # (Megatron-LM d98e8a64 transformer/moe/experts.py bias_act_func; the hybrid stack spec builds grouped experts
     # whatever --moe-grouped-gemm says, models/hybrid/hybrid_layer_specs.py)
-    grouped = impl == "transformer_engine" and (args.get("moe_grouped_gemm") or bool(args.get("hybrid_layer_pattern")
-                                                                                    or args.get("hybrid_override_pattern")))
-    out["srelu_fusion"] = bool(args.get("use_fused_weighted_squared_relu") and args.get("squared_relu") and grouped
-                               and (args.get("num_experts") or 0) and not args.get("use_te_activation_func"))
+    grouped = impl == "transformer_engine" and (
+        args.get("moe_grouped_gemm") or bool(args.get("hybrid_layer_pattern") or args.get("hybrid_override_pattern"))
+    )
+    out["srelu_fusion"] = bool(
+        args.get("use_fused_weighted_squared_relu")
+        and args.get("squared_relu")
+        and grouped
+        and (args.get("num_experts") or 0)
+        and not args.get("use_te_activation_func")
+    )
     dispatcher = args.get("moe_token_dispatcher_type")
     if (args.get("num_experts") or 0) and dispatcher not in MOE_DISPATCHERS:
-        args.refuse("moe_token_dispatcher_type", f"the {' and '.join(MOE_DISPATCHERS)} dispatchers are modelled; flex "
-                    "(DeepEP or HybridEP, megatron-core 0.16.1 fused_a2a.py) keeps received tokens, fp32 probabilities "
-                    "and a routing handle per layer that are not")
+        args.refuse(
+            "moe_token_dispatcher_type",
+            f"the {' and '.join(MOE_DISPATCHERS)} dispatchers are modelled; flex "
+            "(DeepEP or HybridEP, megatron-core 0.16.1 fused_a2a.py) keeps received tokens, fp32 probabilities "
+            "and a routing handle per layer that are not",
+        )
     elif args.get("num_experts") or 0:
         out["moe_dispatcher"] = dispatcher
     out["ep_overlap"] = bool(args.get("overlap_moe_expert_parallel_comm"))  # the combined 1F1B (layout.held_combined)

@@ -1,6 +1,7 @@
 """`--torchtitan JOB.toml [--override section.key=value ...]`: a run as torchtitan 0.2.2 holds it, read into mem4d's
 ModelShape (a llama3 flavour) and Training flags under --recipe torchtitan; every key is modelled, harmless
 (torchtitan_keys.tsv gives why) or refused, and every key mem4d does not model is named at once in one line."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,8 +13,12 @@ from .problems import refuse
 
 # torchtitan/models/llama3/__init__.py llama3_args: (dim, n_layers, n_heads, n_kv_heads, ffn_dim_multiplier,
 # multiple_of); vocab_size 128256 (model/args.py) but the debug model's 2048
-FLAVORS = {"debugmodel": (256, 6, 16, None, None, 256, 2048), "8B": (4096, 32, 32, 8, 1.3, 1024, 128256),
-           "70B": (8192, 80, 64, 8, 1.3, 4096, 128256), "405B": (16384, 126, 128, 8, 1.2, 4096, 128256)}
+FLAVORS = {
+    "debugmodel": (256, 6, 16, None, None, 256, 2048),
+    "8B": (4096, 32, 32, 8, 1.3, 1024, 128256),
+    "70B": (8192, 80, 64, 8, 1.3, 4096, 128256),
+    "405B": (16384, 126, 128, 8, 1.2, 4096, 128256),
+}
 AC = {"selective": "selective", "full": "full", "none": "none"}  # activation_checkpoint.mode; memory_budget refused
 
 
@@ -34,8 +39,10 @@ def stage_split(L: int, p: int, first_less: int, last_less: int) -> tuple[int, .
     units = L + first_less + last_less
     per, extra = divmod(units, p)
     if per == 0 or first_less > per or last_less > per:
-        raise ConfigError(f"{L} layers and the embedding/output weights {first_less}/{last_less} over {p} stages: "
-                          "torchtitan raises (an empty stage or a weight above a stage's share)")
+        raise ConfigError(
+            f"{L} layers and the embedding/output weights {first_less}/{last_less} over {p} stages: "
+            "torchtitan raises (an empty stage or a weight above a stage's share)"
+        )
     out, left = [], L
     for stage in range(p):
         share = per + (stage < extra) - (first_less if stage == 0 else last_less if stage == p - 1 else 0)
@@ -57,14 +64,20 @@ class Reading:
 
 
 def _parallel(job: Job) -> dict:
-    replicate, shard = job.get("parallelism.data_parallel_replicate_degree"), job.get(
-        "parallelism.data_parallel_shard_degree")
+    replicate, shard = (
+        job.get("parallelism.data_parallel_replicate_degree"),
+        job.get("parallelism.data_parallel_shard_degree"),
+    )
     if replicate != 1:
-        job.refuse("parallelism.data_parallel_replicate_degree", "HSDP or DDP: mem4d shards FSDP2 over every data "
-                   "rank")
-    out = {"tp": job.get("parallelism.tensor_parallel_degree"), "pp": job.get("parallelism.pipeline_parallel_degree"),
-           "cp": job.get("parallelism.context_parallel_degree"), "ep": job.get("parallelism.expert_parallel_degree"),
-           "seq": job.get("training.seq_len"), "sp": True}  # torchtitan's TP plans always shard the sequence
+        job.refuse("parallelism.data_parallel_replicate_degree", "HSDP or DDP: mem4d shards FSDP2 over every data rank")
+    out = {
+        "tp": job.get("parallelism.tensor_parallel_degree"),
+        "pp": job.get("parallelism.pipeline_parallel_degree"),
+        "cp": job.get("parallelism.context_parallel_degree"),
+        "ep": job.get("parallelism.expert_parallel_degree"),
+        "seq": job.get("training.seq_len"),
+        "sp": True,
+    }  # torchtitan's TP plans always shard the sequence
     if job.get("parallelism.expert_tensor_parallel_degree") != 1:
         out["etp"] = job.get("parallelism.expert_tensor_parallel_degree")
     for key in ("tp", "pp", "cp", "ep", "seq"):
@@ -77,8 +90,9 @@ def _parallel(job: Job) -> dict:
     local, pp_micro = job.get("training.local_batch_size"), job.get("parallelism.pipeline_parallel_microbatch_size")
     out["mbs"] = pp_micro if out["pp"] > 1 else local  # without a pipeline the local batch runs at once
     if out["pp"] > 1 and local % pp_micro:
-        job.refuse("parallelism.pipeline_parallel_microbatch_size",
-                   f"does not divide training.local_batch_size {local}")
+        job.refuse(
+            "parallelism.pipeline_parallel_microbatch_size", f"does not divide training.local_batch_size {local}"
+        )
     gbs = job.get("training.global_batch_size")
     if gbs > 0:
         out["gbs"] = gbs
@@ -102,8 +116,10 @@ def _step(job: Job) -> dict:
             out["ac_every"] = int(option)
     compiled = job.get("compile.enable")
     if compiled and (job.get("compile.components") != ["model"] or job.get("compile.backend") != "inductor"):
-        job.refuse("compile.components", "the blocks under inductor are modelled: components = [\"model\"] (a "
-                   "compiled loss is not)")
+        job.refuse(
+            "compile.components",
+            "the blocks under inductor are modelled: components = [\"model\"] (a compiled loss is not)",
+        )
     out["compile"] = bool(compiled)
     converters = job.get("model.converters")
     if set(converters) - {"quantize.linear.float8"}:
@@ -139,6 +155,8 @@ def read(path: str, overrides: list[str]) -> Reading:
     training = {**parallel, **_step(job), "local_batch": local}  # the global batch's default: local x d
     model, named = _model(job)
     refuse(path, job.problems, "key", VERSION)
-    split = (job.get("parallelism.pipeline_parallel_first_stage_less_layers"),
-             job.get("parallelism.pipeline_parallel_last_stage_less_layers"))
+    split = (
+        job.get("parallelism.pipeline_parallel_first_stage_less_layers"),
+        job.get("parallelism.pipeline_parallel_last_stage_less_layers"),
+    )
     return Reading(model, named, training, split, job.overridden)

@@ -2,6 +2,7 @@
 with mem4d's class into torchtitan_keys.tsv): each key is `model`, `train`, `harmless` (its reason) or `refused`
 (unless at torchtitan's default); a file (and its --override section.key=value) flattened, checked against the
 key's type, its problems collected."""
+
 from __future__ import annotations
 
 import ast
@@ -47,8 +48,9 @@ class Key:
                 continue
             if part.startswith("list["):
                 inner = part[5:-1]
-                if isinstance(value, list) and all(isinstance(x, list if inner.startswith("list") else str)
-                                                   for x in value):
+                if isinstance(value, list) and all(
+                    isinstance(x, list if inner.startswith("list") else str) for x in value
+                ):
                     return True
             elif isinstance(value, kinds[part]) and not (part != "bool" and isinstance(value, bool)):
                 return True
@@ -58,8 +60,10 @@ class Key:
 @cache
 def table() -> dict[str, Key]:
     with open(TABLE, newline="") as file:
-        return {row["key"]: Key(row["key"], row["type"], row["default"], row["class"], row["reason"])
-                for row in csv.DictReader(file, delimiter="\t")}
+        return {
+            row["key"]: Key(row["key"], row["type"], row["default"], row["class"], row["reason"])
+            for row in csv.DictReader(file, delimiter="\t")
+        }
 
 
 @dataclass
@@ -127,8 +131,11 @@ def load(path: str, overrides: list[str]) -> Job:
     for key, value in list(job.values.items()):
         row = table().get(key)
         if row is None or not row.accepts(value):
-            job.problems.append(f"{key} (not a key of {VERSION}'s job config)" if row is None else
-                                f"{key} = {value!r} (takes {row.type})")
+            job.problems.append(
+                f"{key} (not a key of {VERSION}'s job config)"
+                if row is None
+                else f"{key} = {value!r} (takes {row.type})"
+            )
             del job.values[key]  # read as its default from here on: the problem is named
         elif row.cls == "refused" and value != row.value() and _read_by(key, job):
             job.refuse(key, row.reason)

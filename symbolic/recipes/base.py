@@ -1,4 +1,5 @@
 """The contract of a recipe: what a trainer's (or jaxcheck's) accounting declares, and the profile it computes."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -41,7 +42,9 @@ class Recipe:
     precision: dict = field(default_factory=dict)  # the precision choices it models by default (Training's fields)
     defaults: dict = field(default_factory=dict)  # --zero / --recompute where its trainer's defaults differ
     rules: tuple[Rule, ...] = ()  # what it refuses: its rows of the one rule table (config.rules)
-    groups: tuple[str, ...] = ()  # rule groups it joins ("recipes": the registry's GROUP_RULES bind it too; "no-fp8"; "gdn": the Gated DeltaNet rows)
+    groups: tuple[
+        str, ...
+    ] = ()  # rule groups it joins ("recipes": the registry's GROUP_RULES bind it too; "no-fp8"; "gdn": the Gated DeltaNet rows)
 
     @property
     def module(self) -> str:

@@ -2,6 +2,7 @@
 
 Nothing is registered as a side effect of an import: the list below names each recipe package, and the table is a
 value computed from it (the shared rows of config.shared_rules, each recipe's rows in this order, then the groups' rows)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,19 +24,37 @@ JAX_PROFILE = jax.RECIPE.name  # jaxcheck's compiled step: the profile its own c
 _LLAMA_ONLY = " and ".join(recipe.flag for recipe in REGISTRY if "recipes" in recipe.groups)
 # the groups' rows: what the recipes that join "recipes" (every trainer but Megatron) or "no-fp8" do not model
 GROUP_RULES: tuple[rules.Rule, ...] = (
-    rules.Rule("recipes: GQA attention", lambda x: np.logical_not(x.mla),
-               lambda x: (f"{x.model} has multi-head latent attention: the {_LLAMA_ONLY} recipes model GQA attention "
-                          f"(use --recipe megatron)"), scope="recipes", model=True),
+    rules.Rule(
+        "recipes: GQA attention",
+        lambda x: np.logical_not(x.mla),
+        lambda x: (
+            f"{x.model} has multi-head latent attention: the {_LLAMA_ONLY} recipes model GQA attention "
+            f"(use --recipe megatron)"
+        ),
+        scope="recipes",
+        model=True,
+    ),
     # the "no-fp8" group: the profiles that model no FP8 (DeepSpeed, jaxcheck)
-    rules.Rule("--fp8: Megatron and torchtitan only", lambda x: (x.fp8 == "none") & np.logical_not(x.fp8_param_gather),
-               lambda x: (f"--fp8 {x.fp8} is Megatron-LM's Transformer Engine FP8 (--recipe megatron) or torchao's "
-                          f"Float8 (--recipe torchtitan); DeepSpeed's and jaxcheck's FP8 are not modelled"),
-               scope="no-fp8"),
+    rules.Rule(
+        "--fp8: Megatron and torchtitan only",
+        lambda x: (x.fp8 == "none") & np.logical_not(x.fp8_param_gather),
+        lambda x: (
+            f"--fp8 {x.fp8} is Megatron-LM's Transformer Engine FP8 (--recipe megatron) or torchao's "
+            f"Float8 (--recipe torchtitan); DeepSpeed's and jaxcheck's FP8 are not modelled"
+        ),
+        scope="no-fp8",
+    ),
     # the "no-tp-overlap" group (DeepSpeed, jaxcheck): torchtitan reads --tp-comm-overlap as its async TP
     # (parallelism.enable_async_tensor_parallel: recipes/torchtitan/pipeline.py)
-    rules.Rule("--tp-comm-overlap: Megatron only", lambda x: np.logical_not(getattr(x, "tp_comm_overlap", False)),
-               lambda x: ("--tp-comm-overlap is Megatron-LM's Transformer Engine userbuffers (--recipe megatron) or "
-                          "torchtitan's async TP (--recipe torchtitan)"), scope="no-tp-overlap"),
+    rules.Rule(
+        "--tp-comm-overlap: Megatron only",
+        lambda x: np.logical_not(getattr(x, "tp_comm_overlap", False)),
+        lambda x: (
+            "--tp-comm-overlap is Megatron-LM's Transformer Engine userbuffers (--recipe megatron) or "
+            "torchtitan's async TP (--recipe torchtitan)"
+        ),
+        scope="no-tp-overlap",
+    ),
 )
 
 
@@ -59,8 +78,9 @@ def select(scope: str = "all", model: bool | None = None, policy: bool | None = 
     scopes = ("all", scope) + _GROUPS.get(scope, ())
     # "!name" binds each profile but name (not "all": what every profile checks when a Training is built)
     binds = lambda rule: rule.scope in scopes or rule.scope[:1] == "!" and scope not in ("all", rule.scope[1:])  # noqa: E731
-    return tuple(rule for rule in TABLE if binds(rule) and model in (None, rule.model)
-                 and policy in (None, rule.policy))
+    return tuple(
+        rule for rule in TABLE if binds(rule) and model in (None, rule.model) and policy in (None, rule.policy)
+    )
 
 
 def get(name: str) -> Recipe:

@@ -1,4 +1,5 @@
 """The Profile functions most recipes share: Megatron-LM's layer tensors and the 1F1B in-flight count."""
+
 from __future__ import annotations
 
 import sympy as sp

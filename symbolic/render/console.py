@@ -2,6 +2,7 @@
 escaped); a table never cuts a number (wider than a terminal: columns give way, named in a note; into a file or a
 pipe: printed as wide as it needs); a closed stdout raised as BrokenPipeError (the CLI's exit 141, one policy for
 every command) where rich's own Console raises SystemExit(1) with no message."""
+
 from __future__ import annotations
 
 import os
@@ -125,5 +126,7 @@ def _note(table: _Table, dropped: list, width: int) -> str:
     """The line under a table whose columns gave way: which, and how to see them."""
     names = ", ".join(str(column.header).replace("\n", "_") for column in dropped)
     see = getattr(table, "see", "--json")
-    return (f"{len(dropped)} column{'s' * (len(dropped) > 1)} not shown at {width} columns, so that no number is cut: "
-            f"{names} (a wider terminal, `| less -S`, or {see} shows every column)")
+    return (
+        f"{len(dropped)} column{'s' * (len(dropped) > 1)} not shown at {width} columns, so that no number is cut: "
+        f"{names} (a wider terminal, `| less -S`, or {see} shows every column)"
+    )

@@ -1,4 +1,5 @@
 """Simplified text and LaTeX of component expressions, each Piecewise named and defined once in a "where" clause."""
+
 from __future__ import annotations
 
 import functools
@@ -22,8 +23,11 @@ def for_display(expr: sp.Expr) -> sp.Expr:
     from ..recipes.jax.moe import FLOAT_GUARD
 
     expr = sp.sympify(expr).xreplace({-FLOAT_GUARD: 0, FLOAT_GUARD: 0})
-    gated = {pw: pw.args[0].expr * _indicator(pw.args[0].cond) for pw in expr.atoms(sp.Piecewise)
-             if len(pw.args) == 2 and pw.args[1].expr == 0 and pw.args[1].cond is sp.true and pw.args[0].expr != 1}
+    gated = {
+        pw: pw.args[0].expr * _indicator(pw.args[0].cond)
+        for pw in expr.atoms(sp.Piecewise)
+        if len(pw.args) == 2 and pw.args[1].expr == 0 and pw.args[1].cond is sp.true and pw.args[0].expr != 1
+    }
     return expr.xreplace(gated) if gated else expr
 
 

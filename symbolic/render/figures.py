@@ -1,5 +1,6 @@
 """The report's figure of one configuration: per-stage stacked memory bars against the card and the fit line
 (matplotlib, Agg, imported only when a figure is drawn)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -9,8 +10,14 @@ GiB = 2**30
 TEXT_WIDTH_IN = 6.5  # the report's text width (A4, 2 cm margins): figures drawn at this width print at 1:1
 
 
-STYLE = {"font.size": 9, "axes.titlesize": 9.5, "legend.fontsize": 8, "xtick.labelsize": 8.5, "ytick.labelsize": 8.5,
-         "pdf.fonttype": 42}
+STYLE = {
+    "font.size": 9,
+    "axes.titlesize": 9.5,
+    "legend.fontsize": 8,
+    "xtick.labelsize": 8.5,
+    "ytick.labelsize": 8.5,
+    "pdf.fonttype": 42,
+}
 
 
 @contextlib.contextmanager
@@ -74,8 +81,15 @@ def stage_bars(result, gpu: int, threshold: float, path: str | Path) -> Path:
         ax.axhline(gpu / GiB, color="black", lw=1)
         ax.axhline(threshold * gpu / GiB, color="tab:red", lw=1, ls="--")
         ax.text(len(bars) - 0.5, gpu / GiB, f"card {gpu / GiB:,.0f} GiB", ha="right", va="bottom", fontsize=8)
-        ax.text(len(bars) - 0.5, threshold * gpu / GiB, f"{100 * threshold:.0f} % rule {threshold * gpu / GiB:,.1f} GiB",
-                ha="right", va="bottom", fontsize=8, color="tab:red")
+        ax.text(
+            len(bars) - 0.5,
+            threshold * gpu / GiB,
+            f"{100 * threshold:.0f} % rule {threshold * gpu / GiB:,.1f} GiB",
+            ha="right",
+            va="bottom",
+            fontsize=8,
+            color="tab:red",
+        )
         ax.set_xticks(list(xs), [label for label, _ in bars])
         ax.set_xlim(-0.6, len(bars) - 0.4)
         ax.set_ylim(0, 1.12 * max(max(bottom), gpu / GiB))

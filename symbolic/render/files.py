@@ -1,4 +1,5 @@
 """Output files written whole or not at all: a temporary file beside the target, renamed over it once complete."""
+
 from __future__ import annotations
 
 import contextlib

@@ -1,4 +1,5 @@
 """The named formulas a profile exposes to people: its components, total, per-layer tensors and stage totals."""
+
 from __future__ import annotations
 
 from ..components import Component, total
@@ -20,21 +21,48 @@ def table_formulas(module, sw: Switches) -> list[Component]:
     fixed = module.arguments(sw) + module.outputs(sw)
     temps = on(module.temporaries(sw), sw.backend)
     out = [row.component() for row in fixed + temps]
-    out += [Component(f"phase.{ph}", sp.Add(*(name(row.name) for row in temps if ph in row.phases)),
-                      f"temporaries live in the {ph} phase") for ph in PHASES]
+    out += [
+        Component(
+            f"phase.{ph}",
+            sp.Add(*(name(row.name) for row in temps if ph in row.phases)),
+            f"temporaries live in the {ph} phase",
+        )
+        for ph in PHASES
+    ]
     temp = sp.Max(*(name(f"phase.{ph}") for ph in PHASES))
     out.append(Component("temp", temp, "XLA's heap of temporaries: the largest phase"))
-    out.append(Component("total", sp.Add(*(name(row.name) for row in fixed)) + name("temp"),
-                         f"arguments + output + temp ({module.TITLE})"))
-    base = (" (a layer of softmax attention and a dense MLP: the hybrid's other layer kinds are counted as their "
-            "differences from it)") if present(sw) else ""
-    out.append(Component("layer", total(module.layer_tensors(sw)),
-                         f"activation bytes one layer keeps for one micro batch ({sw.recompute} recompute){base}"))
+    out.append(
+        Component(
+            "total",
+            sp.Add(*(name(row.name) for row in fixed)) + name("temp"),
+            f"arguments + output + temp ({module.TITLE})",
+        )
+    )
+    base = (
+        (
+            " (a layer of softmax attention and a dense MLP: the hybrid's other layer kinds are counted as their "
+            "differences from it)"
+        )
+        if present(sw)
+        else ""
+    )
+    out.append(
+        Component(
+            "layer",
+            total(module.layer_tensors(sw)),
+            f"activation bytes one layer keeps for one micro batch ({sw.recompute} recompute){base}",
+        )
+    )
     return out + [Component(f"layer.{part.name}", part.expr, part.doc) for part in module.layer_tensors(sw)]
 
 
-KIND_NAMES = {"Lg_r": "Gated DeltaNet layers", "Lm_r": "Mamba-2 layers", "Lo_r": "layers of an MLP alone",
-              "Ln_r": "layers of a mixer alone", "Lw_r": "sliding-window layers of their own KV heads"}
+KIND_NAMES = {
+    "Lg_r": "Gated DeltaNet layers",
+    "Lm_r": "Mamba-2 layers",
+    "Lo_r": "layers of an MLP alone",
+    "Ln_r": "layers of a mixer alone",
+    "Lw_r": "sliding-window layers of their own KV heads",
+}
 
 
 def formulas(profile: str, sw: Switches) -> list[Component]:
@@ -46,34 +74,68 @@ def formulas(profile: str, sw: Switches) -> list[Component]:
         return table_formulas(module, sw)
     parts = module.components(sw)
     out = list(parts) + [Component("total", total(parts), f"sum of the components above ({module.TITLE})")]
-    base = (" (a layer of softmax attention and a dense MLP: the hybrid's other layer kinds are counted as their "
-            "differences from it)") if present(sw) else ""
-    out.append(Component("layer", total(module.layer_tensors(sw)),
-                         f"activation bytes one layer keeps for one micro batch ({sw.recompute} recompute){base}"))
+    base = (
+        (
+            " (a layer of softmax attention and a dense MLP: the hybrid's other layer kinds are counted as their "
+            "differences from it)"
+        )
+        if present(sw)
+        else ""
+    )
+    out.append(
+        Component(
+            "layer",
+            total(module.layer_tensors(sw)),
+            f"activation bytes one layer keeps for one micro batch ({sw.recompute} recompute){base}",
+        )
+    )
     out += [Component(f"layer.{part.name}", part.expr, part.doc) for part in module.layer_tensors(sw)]
     moe = module.moe_layer_tensors(sw) if hasattr(module, "moe_layer_tensors") else []
     if moe:
-        out.append(Component("moe_layer", total(moe), f"activation bytes one MoE layer keeps for one micro batch "
-                             f"({sw.recompute} recompute)"))
+        out.append(
+            Component(
+                "moe_layer",
+                total(moe),
+                f"activation bytes one MoE layer keeps for one micro batch ({sw.recompute} recompute)",
+            )
+        )
         out += [Component(f"moe_layer.{part.name}", part.expr, part.doc) for part in moe]
     for kind, what in (("linear_layer", "Gated DeltaNet layer"), ("mamba_layer", "Mamba-2 layer")):
         tensors = getattr(module, f"{kind}_tensors")(sw) if hasattr(module, f"{kind}_tensors") else []
         if tensors:
-            out.append(Component(kind, total(tensors), f"activation bytes one {what} keeps for one micro batch "
-                                 f"({sw.recompute} recompute)"))
+            out.append(
+                Component(
+                    kind,
+                    total(tensors),
+                    f"activation bytes one {what} keeps for one micro batch ({sw.recompute} recompute)",
+                )
+            )
             out += [Component(f"{kind}.{part.name}", part.expr, part.doc) for part in tensors]
     for stage in STAGES:
         stage_parts = module.stage_components(sw, stage)
         out.append(Component(f"{stage}.total", total(stage_parts), f"exact total of one GPU of the {stage} stage"))
-    out.append(Component("rank.in_flight", module.in_flight(r, sw),
-                         "micro batches (of a whole stage) in flight on pipeline rank r at its peak: m_r below"))
+    out.append(
+        Component(
+            "rank.in_flight",
+            module.in_flight(r, sw),
+            "micro batches (of a whole stage) in flight on pipeline rank r at its peak: m_r below",
+        )
+    )
     for stage in STAGES[:3]:
         kinds = {name: BY_NAME[name] for name in present(sw)}
-        stage_parts = module.stage_components(sw, stage, L_r, m_r, Le_r if sw.moe else None,
-                                              **({"kinds": kinds} if kinds else {}))
+        stage_parts = module.stage_components(
+            sw, stage, L_r, m_r, Le_r if sw.moe else None, **({"kinds": kinds} if kinds else {})
+        )
         named = (["Le_r MoE layers"] if sw.moe else []) + [f"{name} {KIND_NAMES[name]}" for name in kinds]
-        held = "L_r layers" + (f" (of them {', '.join(named)})" if kinds else " (Le_r of them MoE layers)" if sw.moe
-                               else "")
-        out.append(Component(f"{stage}.uneven", total(stage_parts), f"exact total of one GPU of a {stage} stage "
-                             f"holding {held} and m_r in-flight micro batches (--stage-layers)"))
+        held = "L_r layers" + (
+            f" (of them {', '.join(named)})" if kinds else " (Le_r of them MoE layers)" if sw.moe else ""
+        )
+        out.append(
+            Component(
+                f"{stage}.uneven",
+                total(stage_parts),
+                f"exact total of one GPU of a {stage} stage "
+                f"holding {held} and m_r in-flight micro batches (--stage-layers)",
+            )
+        )
     return out

@@ -1,6 +1,7 @@
 """The report's symbols and formulas in LaTeX: the glossary with this configuration's values, and the profile's
 formulas (paper: every component, the total and each stage as sums of named components; jax: the buffer table and
 each phase as the sum of its buffers)."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -13,10 +14,12 @@ from .tex import align, breakable, expression, inline, mathrm, names, prose, vis
 from ..recipes.registry import DEFAULT_PROFILE, JAX_PROFILE
 
 GIB = 2**30
-PUBLISHED = [r"M &= \left(6 + \frac{12}{d c}\right)\left[\frac{h v}{t} + \frac{2L}{p} h^{2}\left(\frac{1 + k/a + 1.5 f/h}{t}"
-             r" + \frac{1}{h}\right)\right]",
-             r"&\qquad + \frac{s b h}{t c}\left[\left(12 + \frac{4k}{a} + \frac{8f}{h}\right)L + 8p"
-             r" + 4\left(1 + \frac{v}{h}\right)\right]"]
+PUBLISHED = [
+    r"M &= \left(6 + \frac{12}{d c}\right)\left[\frac{h v}{t} + \frac{2L}{p} h^{2}\left(\frac{1 + k/a + 1.5 f/h}{t}"
+    r" + \frac{1}{h}\right)\right]",
+    r"&\qquad + \frac{s b h}{t c}\left[\left(12 + \frac{4k}{a} + \frac{8f}{h}\right)L + 8p"
+    r" + 4\left(1 + \frac{v}{h}\right)\right]",
+]
 
 
 def published() -> list[str]:
@@ -37,16 +40,27 @@ def glossary(values: dict[str, float], moe: bool = False) -> list[str]:
     indexer = values["n_i"] > 0
     hybrid = any(values[name] for name in ("L_g", "L_m", "L_o", "L_n"))
 
-    lines = [r"\section*{Symbols}", r"\begin{longtable}{@{}l >{\raggedright}p{0.7\linewidth} r@{}}",
-             r"symbol & meaning & value here \\ \hline \endhead"]
+    lines = [
+        r"\section*{Symbols}",
+        r"\begin{longtable}{@{}l >{\raggedright}p{0.7\linewidth} r@{}}",
+        r"symbol & meaning & value here \\ \hline \endhead",
+    ]
     for sym in ALL:
-        if (moe or sym.name not in EXPERT_LETTERS) and (mla or sym.name not in MLA_LETTERS or values[sym.name]) \
-                and (indexer or sym.name not in INDEXER_LETTERS) and (hybrid or sym.name not in HYBRID_LETTERS) \
-                and (values["B_c"] > 0 or sym.name not in ("B_q", "B_c")) \
-                and (values["P_v"] > 0 or sym.name not in VISION) and (values["L_w"] > 0 or sym.name not in SWA):
+        if (
+            (moe or sym.name not in EXPERT_LETTERS)
+            and (mla or sym.name not in MLA_LETTERS or values[sym.name])
+            and (indexer or sym.name not in INDEXER_LETTERS)
+            and (hybrid or sym.name not in HYBRID_LETTERS)
+            and (values["B_c"] > 0 or sym.name not in ("B_q", "B_c"))
+            and (values["P_v"] > 0 or sym.name not in VISION)
+            and (values["L_w"] > 0 or sym.name not in SWA)
+        ):
             lines.append(f"${LATEX.get(sym, sym.name)}$ & {prose(MEANING[sym])} & {values[sym.name]:,} \\\\")
-    stage = (r, L_r, m_r) + ((Le_r,) if moe else ()) + tuple(BY_NAME[name] for name, total in KINDS.items()
-                                                            if name != "Le_r" and values[total] > 0)
+    stage = (
+        (r, L_r, m_r)
+        + ((Le_r,) if moe else ())
+        + tuple(BY_NAME[name] for name, total in KINDS.items() if name != "Le_r" and values[total] > 0)
+    )
     for sym in stage:
         lines.append(f"${LATEX.get(sym, sym.name)}$ & {prose(MEANING[sym])} & per stage \\\\")
     return lines + [r"\end{longtable}"]
@@ -56,9 +70,12 @@ def _item(name: str, doc: str, expr: sp.Expr) -> list[str]:
     return [r"\paragraph{" + prose(name) + "} " + prose(doc), align(expression(mathrm(name), expr))]
 
 
-LAYER_TABLES = {"layer": "One layer's activations", "moe_layer": "One MoE layer's activations",
-                "linear_layer": "One Gated DeltaNet layer's activations",
-                "mamba_layer": "One Mamba-2 layer's activations"}  # the kinds formulas() lists, where present
+LAYER_TABLES = {
+    "layer": "One layer's activations",
+    "moe_layer": "One MoE layer's activations",
+    "linear_layer": "One Gated DeltaNet layer's activations",
+    "mamba_layer": "One Mamba-2 layer's activations",
+}  # the kinds formulas() lists, where present
 
 
 def _layer_table(items: dict, kind: str = "layer") -> list[str]:
@@ -67,10 +84,12 @@ def _layer_table(items: dict, kind: str = "layer") -> list[str]:
     if kind not in items:
         return []
     tensors = [item for name, item in items.items() if name.startswith(kind + ".")]
-    lines = [r"\paragraph{" + LAYER_TABLES[kind] + "} " + prose(items[kind].doc) + ": the sum of the tensors below.",
-             r"\begin{longtable}{@{}>{\raggedright}p{0.17\linewidth} >{\raggedright}p{0.3\linewidth} "
-             r">{\raggedright\arraybackslash}p{0.47\linewidth}@{}}",
-             r"tensor & bytes (one micro batch) & what \\ \hline \endhead"]
+    lines = [
+        r"\paragraph{" + LAYER_TABLES[kind] + "} " + prose(items[kind].doc) + ": the sum of the tensors below.",
+        r"\begin{longtable}{@{}>{\raggedright}p{0.17\linewidth} >{\raggedright}p{0.3\linewidth} "
+        r">{\raggedright\arraybackslash}p{0.47\linewidth}@{}}",
+        r"tensor & bytes (one micro batch) & what \\ \hline \endhead",
+    ]
     for item in tensors:
         lines.append(f"{breakable(item.name.split('.', 1)[1])} & {inline(item.expr)} & {prose(item.doc)} \\\\")
     return lines + [r"\end{longtable}"]
@@ -95,9 +114,11 @@ def paper(module, sw, p: int, profile: str = DEFAULT_PROFILE) -> list[str]:
     parts = module.components(sw)
     lines = [r"\section*{Formulas (bytes per GPU, profile \texttt{" + profile + "})}"]
     if profile == DEFAULT_PROFILE:
-        lines += [r"\noindent The published closed form of the most loaded GPU (Fujii et al.\ 2024, arXiv 2411.06465), "
-                  r"which the profile's total equals at $B_{w}, B_{g}, B_{o}, B_{a}, B_{l} = 2, 4, 12, 2, 4$, "
-                  r"$v_{pp} = 1$, $m \ge p$, without overheads:"] + published()
+        lines += [
+            r"\noindent The published closed form of the most loaded GPU (Fujii et al.\ 2024, arXiv 2411.06465), "
+            r"which the profile's total equals at $B_{w}, B_{g}, B_{o}, B_{a}, B_{l} = 2, 4, 12, 2, 4$, "
+            r"$v_{pp} = 1$, $m \ge p$, without overheads:"
+        ] + published()
     else:
         lines.append(r"\noindent " + prose(module.TITLE) + ": every term from the trainer's code, cited in its line.")
     for part in parts:
@@ -107,25 +128,41 @@ def paper(module, sw, p: int, profile: str = DEFAULT_PROFILE) -> list[str]:
     for kind in LAYER_TABLES:
         lines += _layer_table(items, kind)
     lines.append(r"\subsection*{Pipeline stages}")
-    lines.append(r"Each stage of this configuration places every tensor where the trainer allocates it. A stage's "
-                 r"total is the sum of its components; those whose formula differs from the most loaded GPU's above "
-                 r"are written out.")
+    lines.append(
+        r"Each stage of this configuration places every tensor where the trainer allocates it. A stage's "
+        r"total is the sum of its components; those whose formula differs from the most loaded GPU's above "
+        r"are written out."
+    )
     main = {part.name: part.expr for part in parts}
     for stage, _ in stages_of(p):
         stage_parts = module.stage_components(sw, stage)
         lines.append(r"\paragraph{" + stage + " stage} " + prose(items[f"{stage}.total"].doc) + ".")
         differ = [part for part in stage_parts if not _same(part.expr, main.get(part.name, sp.Integer(0)))]
         widest = max(visible(mathrm(f"{stage}.{part.name}")) for part in [*stage_parts, *differ])
-        lines.append(align(names(mathrm(f"{stage}.total"), [part.name for part in stage_parts], widest=widest),
-                           *(expression(mathrm(f"{stage}.{part.name}"), part.expr, widest) for part in differ)))
+        lines.append(
+            align(
+                names(mathrm(f"{stage}.total"), [part.name for part in stage_parts], widest=widest),
+                *(expression(mathrm(f"{stage}.{part.name}"), part.expr, widest) for part in differ),
+            )
+        )
     return lines
 
 
 # One short head per phase of recipes.jax.buffers.PHASES, in its order: (label in the key, math in the table's head).
-_PHASE_HEAD = (("Fe", r"\mathrm{F_e}"), ("F", r"\mathrm{F}"), ("R", r"\mathrm{R}"), ("L", r"\mathrm{L}"),
-               ("Lx", r"\mathrm{L_x}"), ("Lh", r"\mathrm{L_h}"), ("Lm", r"\mathrm{L_m}"), ("Ba", r"\mathrm{B_a}"), ("Bw", r"\mathrm{B_w}"), ("Be", r"\mathrm{B_e}"),
-               ("U", r"\mathrm{U}"),
-               ("Ug", r"\mathrm{U_g}"))
+_PHASE_HEAD = (
+    ("Fe", r"\mathrm{F_e}"),
+    ("F", r"\mathrm{F}"),
+    ("R", r"\mathrm{R}"),
+    ("L", r"\mathrm{L}"),
+    ("Lx", r"\mathrm{L_x}"),
+    ("Lh", r"\mathrm{L_h}"),
+    ("Lm", r"\mathrm{L_m}"),
+    ("Ba", r"\mathrm{B_a}"),
+    ("Bw", r"\mathrm{B_w}"),
+    ("Be", r"\mathrm{B_e}"),
+    ("U", r"\mathrm{U}"),
+    ("Ug", r"\mathrm{U_g}"),
+)
 
 
 def jax(module, sw, values: dict[str, int]) -> list[str]:
@@ -139,16 +176,18 @@ def jax(module, sw, values: dict[str, int]) -> list[str]:
     buffers = module.table(sw)
     assert len(_PHASE_HEAD) == len(PHASES), "a phase of recipes.jax.buffers.PHASES has no head in the buffer table"
     key = ", ".join(f"{head}: {name.replace('_', ' ')}" for (head, _), name in zip(_PHASE_HEAD, PHASES))
-    lines = [r"\section*{Formulas (bytes per device, profile \texttt{jax})}",
-             r"\noindent Every term is a buffer of the compiled step: its per-device shape in the glossary's letters, "
-             r"bytes per element, and the phases it is live in (" + key + r"). Arguments and outputs are live "
-             r"throughout; XLA packs the temporaries into one heap, as large as the largest phase. Bytes here: at this "
-             r"configuration, for the " + f"XLA:{sw.backend.upper()}" + " program.",
-             r"{\small\setlength{\tabcolsep}{3pt}\begin{longtable}{@{}>{\raggedright}p{0.16\linewidth} >{\raggedright}p{0.24\linewidth} "
-             r">{\raggedright}p{0.1\linewidth} "
-             + " ".join(["c"] * len(PHASES)) + r" r@{}}",
-             r"buffer & shape (per device) & bytes/elt & " + " & ".join(f"${h}$" for _, h in _PHASE_HEAD)
-             + r" & GiB \\ \hline \endhead"]
+    lines = [
+        r"\section*{Formulas (bytes per device, profile \texttt{jax})}",
+        r"\noindent Every term is a buffer of the compiled step: its per-device shape in the glossary's letters, "
+        r"bytes per element, and the phases it is live in (" + key + r"). Arguments and outputs are live "
+        r"throughout; XLA packs the temporaries into one heap, as large as the largest phase. Bytes here: at this "
+        r"configuration, for the " + f"XLA:{sw.backend.upper()}" + " program.",
+        r"{\small\setlength{\tabcolsep}{3pt}\begin{longtable}{@{}>{\raggedright}p{0.16\linewidth} >{\raggedright}p{0.24\linewidth} "
+        r">{\raggedright}p{0.1\linewidth} " + " ".join(["c"] * len(PHASES)) + r" r@{}}",
+        r"buffer & shape (per device) & bytes/elt & "
+        + " & ".join(f"${h}$" for _, h in _PHASE_HEAD)
+        + r" & GiB \\ \hline \endhead",
+    ]
     for row, buf in zip(rows, buffers):
         doc = prose(row["doc"])
         count = "" if row["count"] == 1 else f"{row['count']} \\times "
@@ -161,22 +200,39 @@ def jax(module, sw, values: dict[str, int]) -> list[str]:
                 doc, width = doc.rstrip(".") + f". Bytes per element: {width}.", "below"
         else:
             shape, width = (f"${count}$ " if count else "") + "scalar", inline(buf.width)
-        cells = [breakable(row["name"]) + ("" if row["backend"] == "all" else f" ({row['backend']})"), shape, width,
-                 *(r"$\bullet$" if ph in row["phases"] else "" for ph in PHASES),
-                 f"{float(buf.bytes.xreplace(subs)) / GIB:,.3f}"]
+        cells = [
+            breakable(row["name"]) + ("" if row["backend"] == "all" else f" ({row['backend']})"),
+            shape,
+            width,
+            *(r"$\bullet$" if ph in row["phases"] else "" for ph in PHASES),
+            f"{float(buf.bytes.xreplace(subs)) / GIB:,.3f}",
+        ]
         lines.append(" & ".join(cells) + r" \\*")
-        lines.append(r"\multicolumn{" + str(4 + len(PHASES)) + r"}{@{}p{0.97\linewidth}@{}}{\quad\footnotesize "
-                     + doc + r"} \\[2pt]")
+        lines.append(
+            r"\multicolumn{"
+            + str(4 + len(PHASES))
+            + r"}{@{}p{0.97\linewidth}@{}}{\quad\footnotesize "
+            + doc
+            + r"} \\[2pt]"
+        )
     lines.append(r"\end{longtable}}")
     temps = on(module.temporaries(sw), sw.backend)
-    lines.append(r"\paragraph{Phases} Each phase's live temporaries are the sum of the buffers live in it; the heap "
-                 r"XLA needs (temp) is the largest.")
+    lines.append(
+        r"\paragraph{Phases} Each phase's live temporaries are the sum of the buffers live in it; the heap "
+        r"XLA needs (temp) is the largest."
+    )
     fixed = module.arguments(sw) + module.outputs(sw)
     widest = max(visible(mathrm(f"phase.{ph}")) for ph in PHASES)
-    lines.append(align(*(names(mathrm(f"phase.{ph}"), [row.name for row in temps if ph in row.phases], widest=widest)
-                         for ph in PHASES),
-                       names(mathrm("temp"), [f"phase.{ph}" for ph in PHASES], r"\max", widest),
-                       names(mathrm("total"), [row.name for row in fixed] + ["temp"], widest=widest)))
+    lines.append(
+        align(
+            *(
+                names(mathrm(f"phase.{ph}"), [row.name for row in temps if ph in row.phases], widest=widest)
+                for ph in PHASES
+            ),
+            names(mathrm("temp"), [f"phase.{ph}" for ph in PHASES], r"\max", widest),
+            names(mathrm("total"), [row.name for row in fixed] + ["temp"], widest=widest),
+        )
+    )
     items = {item.name: item for item in formulas(JAX_PROFILE, sw)}
     return lines + _layer_table(items)
 
@@ -184,4 +240,3 @@ def jax(module, sw, values: dict[str, int]) -> list[str]:
 def section(module, profile: str, sw, values: dict[str, int], p: int) -> list[str]:
     """The formulas section of a profile: a buffer table (jax) or components and stages (paper)."""
     return jax(module, sw, values) if hasattr(module, "table") else paper(module, sw, p, profile)
-

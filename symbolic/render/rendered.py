@@ -1,5 +1,6 @@
 """A profile's formulas as people read them (simplified text and LaTeX, the buffer table), cached on disk like the
 estimator code: a warm `mem4d formula` or `mem4d latex` imports no sympy."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,10 +26,17 @@ def _render(profile: str, switches: Switches) -> dict:
     from .formulas import formulas
 
     module = load(profile)
-    out = {"title": module.TITLE, "description": module.DESCRIPTION, "buffers": None, "phases": None,
-           "phase_names": list(PHASES),
-           "formulas": [{"name": item.name, "doc": item.doc, "text": render.text(item.expr),
-                         "latex": render.latex(item.expr)} for item in formulas(profile, switches)]}
+    out = {
+        "title": module.TITLE,
+        "description": module.DESCRIPTION,
+        "buffers": None,
+        "phases": None,
+        "phase_names": list(PHASES),
+        "formulas": [
+            {"name": item.name, "doc": item.doc, "text": render.text(item.expr), "latex": render.latex(item.expr)}
+            for item in formulas(profile, switches)
+        ],
+    }
     if hasattr(module, "table"):
         from . import table
 

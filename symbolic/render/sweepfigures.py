@@ -1,6 +1,7 @@
 """Figures of `mem4d sweep` records (verify's JSON per configuration): symbolic vs XLA totals with y = x, the
 relative error of every component, and stacked per-component bars. `mem4d sweep` and `mem4d report --from` both draw
 them from here; the records are the README's sweep schema, already reduced to the latest `ok` one per key."""
+
 from __future__ import annotations
 
 import statistics
@@ -24,8 +25,15 @@ def scatter(ok: list[dict], path: str | Path, dpi: int = 120, width: float = 6.5
             ax.scatter([x for x, _ in pts], [y for _, y in pts], s=18, alpha=0.8, label=model)
         lo, hi = (min(sym + xla) / 1.5, max(sym + xla) * 1.5) if ok else (1e-3, 1.0)
         ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="y = x")
-        ax.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(lo, hi), xlabel="XLA total per device (GiB)",
-               ylabel="symbolic total per device (GiB)", title=f"symbolic vs XLA, {len(ok)} configs")
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlim=(lo, hi),
+            ylim=(lo, hi),
+            xlabel="XLA total per device (GiB)",
+            ylabel="symbolic total per device (GiB)",
+            title=f"symbolic vs XLA, {len(ok)} configs",
+        )
         ax.legend()
         return save(fig, path, dpi)
 
@@ -51,7 +59,9 @@ def errors(ok: list[dict], path: str | Path, dpi: int = 150) -> Path:
         ax.axhline(0, color="black", lw=0.8)
         ax.set_xticks(range(len(names)), names, rotation=20, ha="right")
         ax.set_ylabel("(symbolic - XLA) / XLA, %")
-        ax.set_title(f"error per component over {len(ok)} configurations: median (bar), min to max (whiskers), each (dots)")
+        ax.set_title(
+            f"error per component over {len(ok)} configurations: median (bar), min to max (whiskers), each (dots)"
+        )
         return save(fig, path, dpi)
 
 
@@ -75,13 +85,24 @@ def components(ok: list[dict], path: str | Path, dpi: int = 110) -> Path:
             vals = [r["result"]["symbolic"].get(name, 0) / r["result"]["xla"]["total_bytes"] for r in ok]
             ax.bar([x - width / 2 for x in xs], vals, width, bottom=bottom, color=cmap(i % 20), label=f"sym: {name}")
             bottom = [b + v for b, v in zip(bottom, vals)]
-        parts = (("argument", lambda x: x["argument_bytes"]), ("output - alias", lambda x: x["output_bytes"] - x["alias_bytes"]),
-                 ("temp", lambda x: x["temp_bytes"]))
+        parts = (
+            ("argument", lambda x: x["argument_bytes"]),
+            ("output - alias", lambda x: x["output_bytes"] - x["alias_bytes"]),
+            ("temp", lambda x: x["temp_bytes"]),
+        )
         bottom = [0.0] * len(ok)
         for j, (name, get) in enumerate(parts):
             vals = [get(r["result"]["xla"]) / r["result"]["xla"]["total_bytes"] for r in ok]
-            ax.bar([x + width / 2 for x in xs], vals, width, bottom=bottom, color=("0.25", "0.5", "0.75")[j],
-                   hatch="//", edgecolor="white", label=f"XLA: {name}")
+            ax.bar(
+                [x + width / 2 for x in xs],
+                vals,
+                width,
+                bottom=bottom,
+                color=("0.25", "0.5", "0.75")[j],
+                hatch="//",
+                edgecolor="white",
+                label=f"XLA: {name}",
+            )
             bottom = [b + v for b, v in zip(bottom, vals)]
         ax.axhline(1.0, color="k", lw=0.8)
         ax.set_xticks(list(xs), [r.get("label", r["key"]) for r in ok], rotation=90, fontsize=7)

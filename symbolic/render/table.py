@@ -1,4 +1,5 @@
 """A compiled-step profile's buffer table as text rows: name, per-device shape, bytes per element, phases, bytes."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -21,9 +22,19 @@ def rows(module, sw) -> list[dict]:
     """Every buffer of the profile's table for these switches (arguments, outputs, the backend's temporaries)."""
     out = []
     for row in module.table(sw):
-        out.append({"name": row.name, "shape": _shape(row.shape), "width": sp.sstr(sp.sympify(row.width)),
-                    "count": _count(row.count), "phases": list(row.phases), "backend": row.backend, "doc": row.doc,
-                    "bytes": render.text(row.bytes), "latex": render.latex(row.bytes)})
+        out.append(
+            {
+                "name": row.name,
+                "shape": _shape(row.shape),
+                "width": sp.sstr(sp.sympify(row.width)),
+                "count": _count(row.count),
+                "phases": list(row.phases),
+                "backend": row.backend,
+                "doc": row.doc,
+                "bytes": render.text(row.bytes),
+                "latex": render.latex(row.bytes),
+            }
+        )
     return out
 
 
@@ -35,10 +46,20 @@ def phases(module, sw) -> list[dict]:
     out = []
     for phase in PHASES:
         names = [row.name for row in temps if phase in row.phases]
-        out.append({"name": f"phase.{phase}", "bytes": " + ".join(names),
-                    "latex": " + ".join(rf"\mathrm{{{n}}}".replace("_", r"\_") for n in names)})
-    return out + [{"name": "temp", "bytes": "Max(" + ", ".join(f"phase.{n}" for n in PHASES) + ")",
-                   "latex": r"\max(" + ", ".join(rf"\mathrm{{{n}}}".replace("_", r"\_") for n in PHASES) + ")"}]
+        out.append(
+            {
+                "name": f"phase.{phase}",
+                "bytes": " + ".join(names),
+                "latex": " + ".join(rf"\mathrm{{{n}}}".replace("_", r"\_") for n in names),
+            }
+        )
+    return out + [
+        {
+            "name": "temp",
+            "bytes": "Max(" + ", ".join(f"phase.{n}" for n in PHASES) + ")",
+            "latex": r"\max(" + ", ".join(rf"\mathrm{{{n}}}".replace("_", r"\_") for n in PHASES) + ")",
+        }
+    ]
 
 
 __all__ = ["rows", "phases", "LATEX"]

@@ -1,5 +1,6 @@
 """LaTeX pieces of the report: text escaped, the glossary's letters in prose set as in the formulas, and long
 expressions broken over lines at their top-level sums (never shrunk)."""
+
 from __future__ import annotations
 
 import re
@@ -10,8 +11,21 @@ from ..config import glossary
 from ..config.symbols import LATEX
 from .expressions import latex_parts, opaque
 
-_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-            "}": r"\}", "~": r"$\sim$", "^": r"\textasciicircum{}", "<": r"$<$", ">": r"$>$", "|": r"$|$"}
+_ESCAPES = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"$\sim$",
+    "^": r"\textasciicircum{}",
+    "<": r"$<$",
+    ">": r"$>$",
+    "|": r"$|$",
+}
 
 
 def escape(text) -> str:
@@ -36,8 +50,9 @@ def _is_math(run: str) -> bool:
     letter that is not an English word ("a" alone stays text)."""
     if run.startswith("["):
         inner = [part.strip() for part in run[1:-1].split(",")]
-        return bool(inner) and all(part == "..." or part.isdigit() or _RUN.fullmatch(part) and _is_math(part)
-                                   for part in inner)
+        return bool(inner) and all(
+            part == "..." or part.isdigit() or _RUN.fullmatch(part) and _is_math(part) for part in inner
+        )
     if run.startswith("(") and run.endswith(")") and _RUN.fullmatch(run[1:-1]):
         return _is_math(run[1:-1])
     words = re.findall(r"[A-Za-z_]\w*", re.sub(r"(?<=[\w)\]])\s+x\s+(?=[\w(\[])", " * ", run))  # x as times
@@ -57,7 +72,9 @@ def _math(run: str) -> str:
         if tok == "*":
             out.append(r"\cdot" if after[:1].isdigit() else "")
         else:
-            out.append({"x": r"\times", "<=": r"\le", ">=": r"\ge", "...": r"\ldots"}.get(tok, glossary.LATEX.get(tok, tok)))
+            out.append(
+                {"x": r"\times", "<=": r"\le", ">=": r"\ge", "...": r"\ldots"}.get(tok, glossary.LATEX.get(tok, tok))
+            )
     return " ".join(o for o in out if o).replace(" ,", ",")
 
 
@@ -148,14 +165,18 @@ def _pack(pieces: list[str], width: int) -> list[str]:
 
 def equation(lhs: str, lines: list[str], wheres: list[str] = ()) -> list[str]:
     """The rows of one equation in an align*: `lhs &= first line`, continuation lines indented, then its wheres."""
-    return ([f"{lhs} &= {lines[0]}"] + [rf"&\qquad {line}" for line in lines[1:]]
-            + [rf"&\text{{where }} {w.replace(chr(92) + 'frac', chr(92) + 'dfrac')}" for w in wheres])
+    return (
+        [f"{lhs} &= {lines[0]}"]
+        + [rf"&\qquad {line}" for line in lines[1:]]
+        + [rf"&\text{{where }} {w.replace(chr(92) + 'frac', chr(92) + 'dfrac')}" for w in wheres]
+    )
 
 
 def align(*equations: list[str]) -> str:
     """An align* block of equations (rows from equation()); a page may break between equations, not inside one."""
-    return ("\\begin{align*}\n" + " \\\\\n".join(" \\\\*\n".join(rows) for rows in equations if rows)
-            + "\n\\end{align*}\n")
+    return (
+        "\\begin{align*}\n" + " \\\\\n".join(" \\\\*\n".join(rows) for rows in equations if rows) + "\n\\end{align*}\n"
+    )
 
 
 def _room(lhs: str, widest: int | None) -> int:
@@ -221,7 +242,7 @@ def _ceilings(text: str) -> str:
             depth += {"(": 1, ")": -1}.get(text[i], 0)
             if depth == 0:
                 break
-        text = text[:start] + "LCEIL(" + text[start + len("ceiling("):i] + " RCEIL" + text[i + 1:]
+        text = text[:start] + "LCEIL(" + text[start + len("ceiling(") : i] + " RCEIL" + text[i + 1 :]
     return text
 
 

@@ -1,5 +1,6 @@
 """GPU cards as data: dense peaks, HBM and NVLink bandwidth (copied from ../shared/data/hardware/CARDS.tsv with its
 sources) and the achieved GEMM and attention throughput the step-time model divides FLOPs by (GEMM.md's rows)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -48,40 +49,146 @@ class Card:
         return self.gemm_fp8 if precision == "fp8" else self.gemm_bf16
 
 
-_FA2_A100 = "Dao-AILab/flash-attention@0251105a assets/flash2_a100_fwd_bwd_benchmark.png (GEMM.md 5b: causal, hd 128, 8k)"
-_FA_H100 = ("FA2 fwd+bwd causal hd 128 at 8k, 308 TFLOP/s (GEMM.md 5a) x 1.5, the lower end of FA3's stated 1.5-1.75x "
-            "backward / 1.5-2.0x forward speed-up over FA2 (arXiv:2407.08608; GEMM.md 5c) = 462")
-_FA4 = "FlashAttention-4 'up to 1613 TFLOPs/s' on B200 BF16 (GEMM.md 5d; an upper figure, forward and backward unstated)"
+_FA2_A100 = (
+    "Dao-AILab/flash-attention@0251105a assets/flash2_a100_fwd_bwd_benchmark.png (GEMM.md 5b: causal, hd 128, 8k)"
+)
+_FA_H100 = (
+    "FA2 fwd+bwd causal hd 128 at 8k, 308 TFLOP/s (GEMM.md 5a) x 1.5, the lower end of FA3's stated 1.5-1.75x "
+    "backward / 1.5-2.0x forward speed-up over FA2 (arXiv:2407.08608; GEMM.md 5c) = 462"
+)
+_FA4 = (
+    "FlashAttention-4 'up to 1613 TFLOPs/s' on B200 BF16 (GEMM.md 5d; an upper figure, forward and backward unstated)"
+)
 _CARDS_TSV = "../shared/data/hardware/CARDS.tsv row"
 # STREAM-like copy bandwidth, TB/s (GEMM.md 2: Azure/AI-benchmarking-guide@8fd0c6e1 ND_A100_v4 (A100-SXM4-80GB),
 # ND_H100_v5, ND_H200_v5 results; no Blackwell figure is published there)
 HBM_COPY = {"a100-80gb": 1.61, "h100-80gb": 2.90, "h200-141gb": 4.01}
 
-_CARDS: dict[str, Card] = {c.name: c for c in (
-    Card("a100-40gb", "A100 SXM4 40GB", 312, 0, 0, 1.555, 600, 271.2, 0, 182,
-         f"{_CARDS_TSV} 'A100 SXM4 40GB' ({ME_ACC}:135-142,275; glennklockwood.com/garden/processors/A100)",
-         f"{MAMF}: A100 SXM 271.2", _FA2_A100),
-    Card("a100-80gb", "A100 SXM4 80GB", 312, 0, 0, 2.039, 600, 271.2, 0, 182,
-         f"{_CARDS_TSV} 'A100 SXM4 80GB' ({ME_ACC}:275,485)", f"{MAMF}: A100 SXM 271.2", _FA2_A100),
-    Card("h100-80gb", "H100 SXM5 80GB", 989, 1979, 0, 3.35, 900, 794.5, 1402.6, 462,
-         f"{_CARDS_TSV} 'H100 SXM5 80GB' ({ME_ACC}:265; datasheet halved: '* Shown with sparsity')",
-         f"{MAMF}: H100 SXM bf16 794.5, fp8 1402.6", _FA_H100),
-    Card("h200-141gb", "H200 SXM 141GB", 989, 1979, 0, 4.8, 900, 794.5, 1453.4, 462,
-         f"{_CARDS_TSV} 'H200 SXM 141GB' ({ME_ACC}:264,476)",
-         f"{MAMF}: bf16 794.5 ('H200 is the same' as H100), fp8 H200 SXM 1453.4", _FA_H100),
-    Card("b200-192gb", "B200 (HGX/DGX B200)", 2250, 4500, 9000, 8.0, 1800, 1745.0, 3432.5, 1613,
-         f"{_CARDS_TSV} 'B200' ({ME_ACC}:260; glennklockwood.com/garden/processors/B200 HGX @1000 W)",
-         f"{MAMF}: B200 SXM bf16 1745.0, fp8 3432.5", _FA4),
-    Card("b300-288gb", "B300 (HGX/DGX B300)", 2250, 4500, 13125, 8.0, 1800, 1769.0, 3353.3, 1613,
-         f"{_CARDS_TSV} 'B300' ({ME_ACC}:259; FP4 conflicts between sources: glennklockwood's 13125 kept)",
-         f"{MAMF}: B300 SXM bf16 1769.0, fp8 3353.3", f"{_FA4}; no B300 figure, B200's assumed"),
-    Card("gb200-186gb", "GB200 (NVL72)", 2500, 5000, 10000, 8.0, 1800, 1822.0, 3615.6, 1613,
-         f"{_CARDS_TSV} 'GB200' ({ME_ACC}:256; torchtitan@b5bcd76c torchtitan/tools/utils.py:184-189)",
-         f"{MAMF}: GB200 SXM bf16 1822.0, fp8 3615.6", f"{_FA4}; no GB200 figure, B200's assumed"),
-    Card("gb300-288gb", "GB300 (NVL72)", 2500, 5000, 15000, 8.0, 1800, 1822.0, 3615.6, 1613,
-         f"{_CARDS_TSV} 'GB300' ({ME_ACC}:255; verda.com/blog/gb300-nvl72-architecture 'without sparsity')",
-         f"{MAMF}: no GB300 row, GB200's (same BF16/FP8 peaks) assumed", f"{_FA4}; no GB300 figure, B200's assumed"),
-)}
+_CARDS: dict[str, Card] = {
+    c.name: c
+    for c in (
+        Card(
+            "a100-40gb",
+            "A100 SXM4 40GB",
+            312,
+            0,
+            0,
+            1.555,
+            600,
+            271.2,
+            0,
+            182,
+            f"{_CARDS_TSV} 'A100 SXM4 40GB' ({ME_ACC}:135-142,275; glennklockwood.com/garden/processors/A100)",
+            f"{MAMF}: A100 SXM 271.2",
+            _FA2_A100,
+        ),
+        Card(
+            "a100-80gb",
+            "A100 SXM4 80GB",
+            312,
+            0,
+            0,
+            2.039,
+            600,
+            271.2,
+            0,
+            182,
+            f"{_CARDS_TSV} 'A100 SXM4 80GB' ({ME_ACC}:275,485)",
+            f"{MAMF}: A100 SXM 271.2",
+            _FA2_A100,
+        ),
+        Card(
+            "h100-80gb",
+            "H100 SXM5 80GB",
+            989,
+            1979,
+            0,
+            3.35,
+            900,
+            794.5,
+            1402.6,
+            462,
+            f"{_CARDS_TSV} 'H100 SXM5 80GB' ({ME_ACC}:265; datasheet halved: '* Shown with sparsity')",
+            f"{MAMF}: H100 SXM bf16 794.5, fp8 1402.6",
+            _FA_H100,
+        ),
+        Card(
+            "h200-141gb",
+            "H200 SXM 141GB",
+            989,
+            1979,
+            0,
+            4.8,
+            900,
+            794.5,
+            1453.4,
+            462,
+            f"{_CARDS_TSV} 'H200 SXM 141GB' ({ME_ACC}:264,476)",
+            f"{MAMF}: bf16 794.5 ('H200 is the same' as H100), fp8 H200 SXM 1453.4",
+            _FA_H100,
+        ),
+        Card(
+            "b200-192gb",
+            "B200 (HGX/DGX B200)",
+            2250,
+            4500,
+            9000,
+            8.0,
+            1800,
+            1745.0,
+            3432.5,
+            1613,
+            f"{_CARDS_TSV} 'B200' ({ME_ACC}:260; glennklockwood.com/garden/processors/B200 HGX @1000 W)",
+            f"{MAMF}: B200 SXM bf16 1745.0, fp8 3432.5",
+            _FA4,
+        ),
+        Card(
+            "b300-288gb",
+            "B300 (HGX/DGX B300)",
+            2250,
+            4500,
+            13125,
+            8.0,
+            1800,
+            1769.0,
+            3353.3,
+            1613,
+            f"{_CARDS_TSV} 'B300' ({ME_ACC}:259; FP4 conflicts between sources: glennklockwood's 13125 kept)",
+            f"{MAMF}: B300 SXM bf16 1769.0, fp8 3353.3",
+            f"{_FA4}; no B300 figure, B200's assumed",
+        ),
+        Card(
+            "gb200-186gb",
+            "GB200 (NVL72)",
+            2500,
+            5000,
+            10000,
+            8.0,
+            1800,
+            1822.0,
+            3615.6,
+            1613,
+            f"{_CARDS_TSV} 'GB200' ({ME_ACC}:256; torchtitan@b5bcd76c torchtitan/tools/utils.py:184-189)",
+            f"{MAMF}: GB200 SXM bf16 1822.0, fp8 3615.6",
+            f"{_FA4}; no GB200 figure, B200's assumed",
+        ),
+        Card(
+            "gb300-288gb",
+            "GB300 (NVL72)",
+            2500,
+            5000,
+            15000,
+            8.0,
+            1800,
+            1822.0,
+            3615.6,
+            1613,
+            f"{_CARDS_TSV} 'GB300' ({ME_ACC}:255; verda.com/blog/gb300-nvl72-architecture 'without sparsity')",
+            f"{MAMF}: no GB300 row, GB200's (same BF16/FP8 peaks) assumed",
+            f"{_FA4}; no GB300 figure, B200's assumed",
+        ),
+    )
+}
 
 
 CARDS: dict[str, Card] = {name: replace(c, hbm_copy=HBM_COPY.get(name, 0.0)) for name, c in _CARDS.items()}

@@ -1,5 +1,6 @@
 """What changes the form of the step-time expressions (the model's kinds, recompute, ZeRO stage, the MoE token
 dispatcher); no sympy."""
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -24,17 +25,29 @@ class Choices(NamedTuple):
 
     @classmethod
     def of(cls, shape, training, dispatcher: str | None = None) -> Choices:
-        return cls(shape.moe, shape.mla, bool(shape.q_lora), shape.mlp_matrices, training.recompute,
-                   tuple(training.recompute_modules.split(",")), training.zero,
-                   dispatcher or training.moe_dispatcher, **model_kinds(shape))
+        return cls(
+            shape.moe,
+            shape.mla,
+            bool(shape.q_lora),
+            shape.mlp_matrices,
+            training.recompute,
+            tuple(training.recompute_modules.split(",")),
+            training.zero,
+            dispatcher or training.moe_dispatcher,
+            **model_kinds(shape),
+        )
 
 
 def model_kinds(shape) -> dict[str, bool]:
     """A shape's moe_bias, narrow_v, swa and qk_norm, read as config.architecture reads them."""
     from ..config.architecture import DERIVED
 
-    return {"moe_bias": shape.moe_bias, "narrow_v": DERIVED["narrow_v"](shape), "swa": DERIVED["swa"](shape),
-            "qk_norm": shape.qk_norm != "none"}
+    return {
+        "moe_bias": shape.moe_bias,
+        "narrow_v": DERIVED["narrow_v"](shape),
+        "swa": DERIVED["swa"](shape),
+        "qk_norm": shape.qk_norm != "none",
+    }
 
 
 # the token dispatchers the step-time model times: Megatron-Core's all-to-all and all-gather ones (Training's) and the

@@ -1,5 +1,6 @@
 """One configuration's step time on a system: the step components evaluated, and what follows from them
 (tokens/s/GPU, model TFLOP/s/GPU, MFU against the card's dense BF16 peak)."""
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -57,8 +58,7 @@ def _sources(ch: Choices) -> dict:
     parts = []
     for part in [*step(ch), Component("F_model", model_flops(_Shape, ch.n_f)[1], "")]:
         symbols = sorted(part.expr.free_symbols, key=str)
-        fn = sp.lambdify(symbols, part.expr, "numpy", printer=NumPyPrinter({"fully_qualified_modules": True}),
-                         cse=True)
+        fn = sp.lambdify(symbols, part.expr, "numpy", printer=NumPyPrinter({"fully_qualified_modules": True}), cse=True)
         source = inspect.getsource(fn).replace("def _lambdifygenerated(", f"def _{part.name}(", 1)
         parts.append((part.name, [str(x) for x in symbols], source))
     return {"parts": parts}
@@ -80,12 +80,16 @@ def hardware_values(system: System, shape, par, s, b, precision: str) -> dict:
     width = shape.f if not shape.moe else shape.a * shape.dh + shape.k * (shape.dh + dv)
     best = card.gemm(precision) * TERA
     per_expert = tokens * shape.k_e * par.e * par.t_e / (par.t * shape.E) if shape.moe else tokens
-    return {"R_g": best * gemm.share(card.name, tokens, width / par.t, shape.h),
-            "R_e": best * gemm.share(card.name, per_expert, max(shape.f_e, 1) / par.t_e, shape.h),
-            "R_h": card.gemm_bf16 * TERA * gemm.share(card.name, tokens, shape.v / par.t, shape.h),
-            "R_at": card.attn * TERA, "W_hbm": card.hbm_rate * TERA, "B_x": 4.0 if precision == "fp8" else 0.0,
-            "N_q": 1.0 if precision == "fp8" else 0.0,
-            **group_bandwidths(system, par)}
+    return {
+        "R_g": best * gemm.share(card.name, tokens, width / par.t, shape.h),
+        "R_e": best * gemm.share(card.name, per_expert, max(shape.f_e, 1) / par.t_e, shape.h),
+        "R_h": card.gemm_bf16 * TERA * gemm.share(card.name, tokens, shape.v / par.t, shape.h),
+        "R_at": card.attn * TERA,
+        "W_hbm": card.hbm_rate * TERA,
+        "B_x": 4.0 if precision == "fp8" else 0.0,
+        "N_q": 1.0 if precision == "fp8" else 0.0,
+        **group_bandwidths(system, par),
+    }
 
 
 def components(shape, ch: Choices, values: dict) -> dict:
@@ -93,8 +97,7 @@ def components(shape, ch: Choices, values: dict) -> dict:
     F_model, the model's forward FLOPs per token."""
     experts = shape.L_e * shape.E * shape.expert_count
     values = {"P_d": shape.param_count - experts, "P_x": experts, **values}
-    return {name: np.asarray(fn(*(values[n] for n in names)), dtype=float)
-            for name, names, fn in _compiled(ch)}
+    return {name: np.asarray(fn(*(values[n] for n in names)), dtype=float) for name, names, fn in _compiled(ch)}
 
 
 def step_time(shape, training, system: System, dispatcher: str | None = None) -> dict:
@@ -105,18 +108,29 @@ def step_time(shape, training, system: System, dispatcher: str | None = None) ->
         raise ConfigError(f"step time of {shape.name}: {reason}")
     if dispatcher not in (None, *DISPATCHERS):
         raise ConfigError(f"unknown MoE token dispatcher {dispatcher!r}: choose from {', '.join(DISPATCHERS)}")
-    values = {**inputs_for(shape, training), "m": training.m,
-              **hardware_values(system, shape, training.parallel, training.s, training.b, precision_of(training))}
+    values = {
+        **inputs_for(shape, training),
+        "m": training.m,
+        **hardware_values(system, shape, training.parallel, training.s, training.b, precision_of(training)),
+    }
     if training.uneven:  # the slowest stage: its layers stand for L/p
         values["L"] = max(training.layers(shape.L)) * training.p
         values["L_w"] = shape.L_w * values["L"] / shape.L  # their share of sliding-window layers
-    breakdown = {name: float(x) for name, x in components(shape, Choices.of(shape, training, dispatcher), values).items()}
+    breakdown = {
+        name: float(x) for name, x in components(shape, Choices.of(shape, training, dispatcher), values).items()
+    }
     fwd = breakdown.pop("F_model")  # forward FLOPs per token of the whole model, not a time
     step_s = sum(breakdown.values())
     tokens = training.global_batch * training.s
     gpus = training.world
     tflops = 3 * fwd * tokens / (step_s * gpus) / TERA
-    return {"system": system.name, "card": system.card_name, "precision": precision_of(training),
-            "step_s": step_s, "tokens_per_s_per_gpu": tokens / (step_s * gpus), "model_tflops_per_gpu": tflops,
-            "mfu": tflops / system.card.bf16, "breakdown": breakdown}
-
+    return {
+        "system": system.name,
+        "card": system.card_name,
+        "precision": precision_of(training),
+        "step_s": step_s,
+        "tokens_per_s_per_gpu": tokens / (step_s * gpus),
+        "model_tflops_per_gpu": tflops,
+        "mfu": tflops / system.card.bf16,
+        "breakdown": breakdown,
+    }

@@ -1,32 +1,12 @@
 """Forward FLOPs per token of each layer kind (Narayanan et al. 2021, arXiv 2104.04473, eq. 3: 2 FLOPs per
 multiply-add, backward twice the forward), as named components in the glossary's letters."""
+
 from __future__ import annotations
 
 import sympy as sp
 
 from ..components.base import Component
-from ..config.symbols import (
-    E,
-    L,
-    L_e,
-    L_w,
-    a,
-    d_r,
-    d_v,
-    dh,
-    f,
-    f_e,
-    f_s,
-    h,
-    k,
-    k_e,
-    k_w,
-    kv_r,
-    n_mtp,
-    q_r,
-    s,
-    v,
-)
+from ..config.symbols import E, L, L_e, L_w, a, d_r, d_v, dh, f, f_e, f_s, h, k, k_e, k_w, kv_r, n_mtp, q_r, s, v
 
 TWO = sp.Integer(2)
 
@@ -37,25 +17,37 @@ def attention_proj(mla: bool, q_latent: bool, narrow_v: bool = False, kv: sp.Exp
     output."""
     if not mla and (narrow_v or kv != k):
         dv = d_v if narrow_v else dh
-        return Component("F_qkvo", TWO * h * (a + kv) * (dh + dv),
-                         "Q [h, a dh], K [h, kv dh], V [h, kv d_v] and O [a d_v, h] GEMMs per token, kv the layer's KV "
-                         "heads (transformers 5.25.0 modeling_mimo_v2_flash.py MiMoV2FlashAttention)")
+        return Component(
+            "F_qkvo",
+            TWO * h * (a + kv) * (dh + dv),
+            "Q [h, a dh], K [h, kv dh], V [h, kv d_v] and O [a d_v, h] GEMMs per token, kv the layer's KV "
+            "heads (transformers 5.25.0 modeling_mimo_v2_flash.py MiMoV2FlashAttention)",
+        )
     if not mla:
-        return Component("F_qkvo", TWO * h * dh * (2 * a + 2 * k),
-                         "Q, O [h, a dh] and K, V [h, k dh] GEMMs per token (Narayanan 2021 eq. 3 with GQA)")
+        return Component(
+            "F_qkvo",
+            TWO * h * dh * (2 * a + 2 * k),
+            "Q, O [h, a dh] and K, V [h, k dh] GEMMs per token (Narayanan 2021 eq. 3 with GQA)",
+        )
     q = TWO * (h * q_r + q_r * a * (dh + d_r)) if q_latent else TWO * h * a * (dh + d_r)
-    return Component("F_qkvo", q + TWO * h * (kv_r + d_r) + TWO * kv_r * a * (dh + d_v) + TWO * a * d_v * h,
-                     "MLA's q_a/q_b (or q), kv_a [h, kv_r + d_r], kv_b [kv_r, a (dh + d_v)] and o [a d_v, h] GEMMs "
-                     "(DeepSeek-V2 modeling, Megatron-Core MLASelfAttention)")
+    return Component(
+        "F_qkvo",
+        q + TWO * h * (kv_r + d_r) + TWO * kv_r * a * (dh + d_v) + TWO * a * d_v * h,
+        "MLA's q_a/q_b (or q), kv_a [h, kv_r + d_r], kv_b [kv_r, a (dh + d_v)] and o [a d_v, h] GEMMs "
+        "(DeepSeek-V2 modeling, Megatron-Core MLASelfAttention)",
+    )
 
 
 def attention_core(mla: bool, narrow_v: bool = False) -> Component:
     """Causal attention's QK^T and AV: each query meets s/2 keys on average (a sliding window's fewer are not
     modelled: the window is no letter); QK^T at dh, AV at the value width (d_v where narrower)."""
     width = dh + d_r + d_v if mla else (dh + d_v if narrow_v else 2 * dh)
-    return Component("F_core", s * a * width,
-                     "QK^T and AV of causal attention per token, s/2 keys on average (Narayanan 2021 eq. 3 "
-                     "counts s keys, without the causal half)")
+    return Component(
+        "F_core",
+        s * a * width,
+        "QK^T and AV of causal attention per token, s/2 keys on average (Narayanan 2021 eq. 3 "
+        "counts s keys, without the causal half)",
+    )
 
 
 def projections(mla: bool, q_latent: bool, narrow_v: bool, swa: bool) -> sp.Expr:
@@ -77,9 +69,12 @@ def mlp(n_f: int) -> Component:
 
 def moe() -> Component:
     """An MoE layer: the router, the k_e routed experts each token visits, the shared experts."""
-    return Component("F_moe", TWO * h * E + routed() + 6 * h * f_s,
-                     "router [h, E], k_e routed SwiGLU experts [h, f_e] x 3 and shared experts [h, f_s] x 3 per "
-                     "token (Megatron-Core MoELayer; tokens force-balanced as the tuned runs set them)")
+    return Component(
+        "F_moe",
+        TWO * h * E + routed() + 6 * h * f_s,
+        "router [h, E], k_e routed SwiGLU experts [h, f_e] x 3 and shared experts [h, f_s] x 3 per "
+        "token (Megatron-Core MoELayer; tokens force-balanced as the tuned runs set them)",
+    )
 
 
 def routed() -> sp.Expr:
@@ -96,11 +91,20 @@ def model_flops(shape, n_f: int) -> tuple[list[Component], sp.Expr]:
     """The forward components and FLOPs per token of the whole model: L layers, the head, and n_mtp MTP modules
     (each its eh_proj [2h, h], a layer like the last one, and the shared head: Megatron-Core MultiTokenPredictionLayer)."""
     narrow_v, swa = getattr(shape, "narrow_v", False), getattr(shape, "swa", False)
-    attn, core, dense, routed, out = (attention_proj(shape.mla, bool(shape.q_lora), narrow_v),
-                                      attention_core(shape.mla, narrow_v), mlp(n_f), moe(), head())
+    attn, core, dense, routed, out = (
+        attention_proj(shape.mla, bool(shape.q_lora), narrow_v),
+        attention_core(shape.mla, narrow_v),
+        mlp(n_f),
+        moe(),
+        head(),
+    )
     last_mlp = routed.expr if shape.moe else dense.expr
-    layer_sum = projections(shape.mla, bool(shape.q_lora), narrow_v, swa) + L * core.expr + (L - L_e) * dense.expr \
+    layer_sum = (
+        projections(shape.mla, bool(shape.q_lora), narrow_v, swa)
+        + L * core.expr
+        + (L - L_e) * dense.expr
         + L_e * routed.expr
+    )
     mtp = n_mtp * (4 * h * h + attn.expr + core.expr + last_mlp + out.expr)
     parts = [attn, core, dense] + ([routed] if shape.moe else []) + [out]
     return parts, layer_sum + out.expr + mtp

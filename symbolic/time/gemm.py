@@ -2,6 +2,7 @@
 (Azure/AI-benchmarking-guide@8fd0c6e1 Azure_Results/ND_*_results.md, GB200 file @2a370be6; GEMM.md 2), each row
 over its largest; a GEMM [M, K] x [K, N] is taken at the square size (M N K)^(1/3) (an assumption: the table has
 few rectangular shapes), log-interpolated, 1 beyond the table."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,8 +16,16 @@ CURVES = {
     "h200": (290.8, 1013.4, 1249.1, 1300.6, 1366.3, 1349.5),  # H200 141GB FP8 (ND_H200_v5:17-32)
     "blackwell": (489.2, 2243.6, 2834.6, 2876.6, 2906.9, 2825.6),  # GB200 FP8 (ND_GB200_v6 "GEMM CuBLASLt (FP8)")
 }
-FAMILY = {"a100-40gb": "a100", "a100-80gb": "a100", "h100-80gb": "h100", "h200-141gb": "h200",
-          "b200-192gb": "blackwell", "b300-288gb": "blackwell", "gb200-186gb": "blackwell", "gb300-288gb": "blackwell"}
+FAMILY = {
+    "a100-40gb": "a100",
+    "a100-80gb": "a100",
+    "h100-80gb": "h100",
+    "h200-141gb": "h200",
+    "b200-192gb": "blackwell",
+    "b300-288gb": "blackwell",
+    "gb200-186gb": "blackwell",
+    "gb300-288gb": "blackwell",
+}
 
 
 def share(card_name: str, m, n, k):

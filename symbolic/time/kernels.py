@@ -1,6 +1,7 @@
 """The memory-bound kernels every layer runs beside its GEMMs, in seconds per micro batch on the slowest stage, each
 the bytes it reads and writes at the card's HBM rate W_hbm (megatron-core 0.16.1 with Transformer Engine 2.9.0).
 Activations with SP are [s/t, b, h] and column-parallel outputs [s, b, X/t]: both tok X elements a GPU."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -18,11 +19,20 @@ def widths(ch: Choices) -> dict[str, sp.Expr]:
     dv = d_v if (ch.mla or ch.narrow_v) else dh
     if ch.mla:  # q_down/q, kv_down, q_up, kv_up outputs; q and k after the RoPE part is joined (a heads each)
         q_out = (q_r + a * (dh + d_r)) if ch.q_latent else a * (dh + d_r)
-        return {"qkv_out": q_out + kv_r + d_r + a * (dh + dv), "attn_out": a * dv,
-                "rope": 2 * a * (dh + d_r) + (a + 1) * d_r, "qk_norm": (q_r if ch.q_latent else 0) + kv_r,
-                "inputs": 2 * h}  # the input norm's output cast by q_down and kv_down, TE Linears
-    return {"qkv_out": a * dh + k * (dh + dv), "attn_out": a * dv, "rope": (a + k) * dh,
-            "qk_norm": (a + k) * dh if ch.qk_norm else 0, "inputs": 0}
+        return {
+            "qkv_out": q_out + kv_r + d_r + a * (dh + dv),
+            "attn_out": a * dv,
+            "rope": 2 * a * (dh + d_r) + (a + 1) * d_r,
+            "qk_norm": (q_r if ch.q_latent else 0) + kv_r,
+            "inputs": 2 * h,
+        }  # the input norm's output cast by q_down and kv_down, TE Linears
+    return {
+        "qkv_out": a * dh + k * (dh + dv),
+        "attn_out": a * dv,
+        "rope": (a + k) * dh,
+        "qk_norm": (a + k) * dh if ch.qk_norm else 0,
+        "inputs": 0,
+    }
 
 
 def layer_kernels(ch: Choices, tok: sp.Expr) -> list[Component]:
@@ -37,37 +47,63 @@ def layer_kernels(ch: Choices, tok: sp.Expr) -> list[Component]:
     shared = sp.Piecewise((L_e / p, f_s > 0), (0, True)) if ch.moe else 0  # layers with shared experts
     per = tok * B_a / W_hbm  # seconds per element of a token, one pass
     return [
-        Component("T_norm", per * (L / p) * ((2 * h) * (5 + 2 * norm_rerun) + w["qk_norm"] * (5 + 2 * full)),
-                  "RMSNorms at HBM speed: the input and pre-MLP norms over [h] and the QK / MLA latent norms, each "
-                  "read and written forward (2 passes) and x, dy read and dx written backward (3; TE 2.9.0 "
-                  "pytorch/module/layernorm_linear.py:207 apply_normalization, its FP8 output written by the norm, "
-                  ":198 with_quantized_norm), rerun by full or layernorm recompute"),
-        Component("T_rope", per * (L / p) * w["rope"] * (4 + 2 * full),
-                  "RoPE on the queries and keys, fused: read and written forward and backward (megatron-core 0.16.1 "
-                  "models/common/embeddings/rope_utils.py apply_rotary_pos_emb, TE fused_rope); with MLA the RoPE "
-                  "part and the join of q and k to a (dh + d_r) per head (multi_latent_attention.py torch.cat)"),
-        Component("T_resid", per * (L / p) * h * 2 * (6 + 3 * full),
-                  "the two residual adds of a layer: two [h] read and one written forward (megatron-core 0.16.1 "
-                  "fusions/fused_bias_dropout.py), the gradient's sum with the residual branch's likewise backward"),
-        Component("T_act", per * (dense * f * (act + act_fwd * full) + (L_e / p) * mlp_in * (8 + 3 * full)),
-                  "the dense MLP's and shared experts' activation (megatron-core 0.16.1 fusions/fused_bias_swiglu.py "
-                  "bias_swiglu_impl: [2f] read, [f] written forward, [2f] and [f] read, [2f] written backward; GeLU "
-                  "[f] 2 and 3 passes): the routed experts' is T_mexp"),
-        Component("T_cast", tok * B_x / W_hbm * (
-            (L / p) * ((w["attn_out"] + w["inputs"]) * (1 + full) + w["qkv_out"] + h)
-            + dense * (f * (1 + full) + (ch.n_f - 1) * f + h) + shared * ((h + f_s) * (1 + full) + 2 * f_s + h)),
-                  "under FP8, the dense linears' casts not fused into a norm (TE 2.9.0 pytorch/module/linear.py "
-                  "input_quantizer: the attention output, fc2's [f] input, the shared experts' and MLA's down "
-                  "projections' inputs) and of every linear's output gradient backward (base.py "
-                  "grad_output_preprocess): B_x bytes an element (the experts' casts are T_mexp)"),
-        Component("T_route", (L_e / p) * tok * FP32 * E * 18 / W_hbm if ch.moe else sp.Integer(0),
-                  "the router's kernels on [tokens, E] FP32 scores (megatron-core 0.16.1 moe/moe_utils.py:608 "
-                  "topk_routing_with_score_function, router.py:598 the aux loss's scores, :567 z-loss, "
-                  "apply_random_logits under force balancing): softmax, top-k, scatter, the aux-loss softmax and "
-                  "top-k, the random logits, 8 passes forward; their gradients and sum, 10 backward"),
-        Component("T_loss", tok * (1 + n_mtp) * v * B_a * 5 / W_hbm,
-                  "the last stage's cross entropy over [tokens, v/t] logits (TE 2.9.0 pytorch/triton/"
-                  "cross_entropy.py: online_softmax_kernel reads them, cross_entropy_kernel reads them and writes "
-                  "the gradient in place, element_mul_kernel reads and writes it backward, :345-370), per MTP "
-                  "module again"),
+        Component(
+            "T_norm",
+            per * (L / p) * ((2 * h) * (5 + 2 * norm_rerun) + w["qk_norm"] * (5 + 2 * full)),
+            "RMSNorms at HBM speed: the input and pre-MLP norms over [h] and the QK / MLA latent norms, each "
+            "read and written forward (2 passes) and x, dy read and dx written backward (3; TE 2.9.0 "
+            "pytorch/module/layernorm_linear.py:207 apply_normalization, its FP8 output written by the norm, "
+            ":198 with_quantized_norm), rerun by full or layernorm recompute",
+        ),
+        Component(
+            "T_rope",
+            per * (L / p) * w["rope"] * (4 + 2 * full),
+            "RoPE on the queries and keys, fused: read and written forward and backward (megatron-core 0.16.1 "
+            "models/common/embeddings/rope_utils.py apply_rotary_pos_emb, TE fused_rope); with MLA the RoPE "
+            "part and the join of q and k to a (dh + d_r) per head (multi_latent_attention.py torch.cat)",
+        ),
+        Component(
+            "T_resid",
+            per * (L / p) * h * 2 * (6 + 3 * full),
+            "the two residual adds of a layer: two [h] read and one written forward (megatron-core 0.16.1 "
+            "fusions/fused_bias_dropout.py), the gradient's sum with the residual branch's likewise backward",
+        ),
+        Component(
+            "T_act",
+            per * (dense * f * (act + act_fwd * full) + (L_e / p) * mlp_in * (8 + 3 * full)),
+            "the dense MLP's and shared experts' activation (megatron-core 0.16.1 fusions/fused_bias_swiglu.py "
+            "bias_swiglu_impl: [2f] read, [f] written forward, [2f] and [f] read, [2f] written backward; GeLU "
+            "[f] 2 and 3 passes): the routed experts' is T_mexp",
+        ),
+        Component(
+            "T_cast",
+            tok
+            * B_x
+            / W_hbm
+            * (
+                (L / p) * ((w["attn_out"] + w["inputs"]) * (1 + full) + w["qkv_out"] + h)
+                + dense * (f * (1 + full) + (ch.n_f - 1) * f + h)
+                + shared * ((h + f_s) * (1 + full) + 2 * f_s + h)
+            ),
+            "under FP8, the dense linears' casts not fused into a norm (TE 2.9.0 pytorch/module/linear.py "
+            "input_quantizer: the attention output, fc2's [f] input, the shared experts' and MLA's down "
+            "projections' inputs) and of every linear's output gradient backward (base.py "
+            "grad_output_preprocess): B_x bytes an element (the experts' casts are T_mexp)",
+        ),
+        Component(
+            "T_route",
+            (L_e / p) * tok * FP32 * E * 18 / W_hbm if ch.moe else sp.Integer(0),
+            "the router's kernels on [tokens, E] FP32 scores (megatron-core 0.16.1 moe/moe_utils.py:608 "
+            "topk_routing_with_score_function, router.py:598 the aux loss's scores, :567 z-loss, "
+            "apply_random_logits under force balancing): softmax, top-k, scatter, the aux-loss softmax and "
+            "top-k, the random logits, 8 passes forward; their gradients and sum, 10 backward",
+        ),
+        Component(
+            "T_loss",
+            tok * (1 + n_mtp) * v * B_a * 5 / W_hbm,
+            "the last stage's cross entropy over [tokens, v/t] logits (TE 2.9.0 pytorch/triton/"
+            "cross_entropy.py: online_softmax_kernel reads them, cross_entropy_kernel reads them and writes "
+            "the gradient in place, element_mul_kernel reads and writes it backward, :345-370), per MTP "
+            "module again",
+        ),
     ]

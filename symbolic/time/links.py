@@ -2,6 +2,7 @@
 arrays): Megatron-Core lays ranks out tp innermost, then cp, ep, dp, pp (RankGenerator order "tp-cp-ep-dp-pp",
 megatron-core 0.16.1 parallel_state.py:562; experts etp, ep, edp, pp by the expert generator, :798-805), so a
 group of n ranks at stride `stride` stays on one NVLink domain when n stride <= its size."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -43,6 +44,12 @@ def point_to_point(system: System, span, stride):
 def group_bandwidths(system: System, par: Parallel) -> dict:
     """W_tp, W_etp, W_cp, W_ep, W_dp, W_edp, W_pp for one layout (ints or arrays)."""
     t, c, d, p, e, t_e = par.t, par.c, par.d, par.p, par.e, par.t_e
-    return {"W_tp": ring(system, t, 1), "W_etp": ring(system, t_e, 1), "W_cp": ring(system, c, t),
-            "W_ep": all_to_all(system, e, t_e), "W_dp": ring(system, par.zero_group, t),
-            "W_edp": ring(system, par.edp, e * t_e), "W_pp": point_to_point(system, p, t * c * d)}
+    return {
+        "W_tp": ring(system, t, 1),
+        "W_etp": ring(system, t_e, 1),
+        "W_cp": ring(system, c, t),
+        "W_ep": all_to_all(system, e, t_e),
+        "W_dp": ring(system, par.zero_group, t),
+        "W_edp": ring(system, par.edp, e * t_e),
+        "W_pp": point_to_point(system, p, t * c * d),
+    }

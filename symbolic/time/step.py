@@ -1,12 +1,41 @@
 """The step time as named components in seconds (one GPU of the slowest pipeline stage, Megatron-Core's 1F1B or
 interleaved schedule): compute, the bubble, each group's exposed communication, the optimizer step."""
+
 from __future__ import annotations
 
 import sympy as sp
 
 from ..components.base import Component
-from ..config.symbols import B_a, B_g, B_o, B_w, E, L, L_e, L_w, a, b, c, d, d_r, d_v, dh, e, f_e, h, k, k_e, k_w, m, \
-    n_mtp, p, s, t, t_e, vpp
+from ..config.symbols import (
+    B_a,
+    B_g,
+    B_o,
+    B_w,
+    E,
+    L,
+    L_e,
+    L_w,
+    a,
+    b,
+    c,
+    d,
+    d_r,
+    d_v,
+    dh,
+    e,
+    f_e,
+    h,
+    k,
+    k_e,
+    k_w,
+    m,
+    n_mtp,
+    p,
+    s,
+    t,
+    t_e,
+    vpp,
+)
 from . import flops
 from .choices import Choices
 from .kernels import layer_kernels
@@ -25,27 +54,51 @@ def micro_batch(ch: Choices) -> list[Component]:
 
 def _compute(ch: Choices) -> list[Component]:
     """The slowest stage's GEMMs, attention, head (and MTP modules) and recompute, in seconds."""
-    attn, core, dense, routed = (flops.attention_proj(ch.mla, ch.q_latent, ch.narrow_v),
-                                 flops.attention_core(ch.mla, ch.narrow_v), flops.mlp(ch.n_f), flops.moe())
+    attn, core, dense, routed = (
+        flops.attention_proj(ch.mla, ch.q_latent, ch.narrow_v),
+        flops.attention_core(ch.mla, ch.narrow_v),
+        flops.mlp(ch.n_f),
+        flops.moe(),
+    )
     tok = TOKENS
     moe_mlp = routed.expr if ch.moe else 0  # the routed experts' FLOPs, and below their memory-bound kernels
     lin = (flops.projections(ch.mla, ch.q_latent, ch.narrow_v, ch.swa) + (L - L_e) * dense.expr + L_e * moe_mlp) / p
     experts = L_e * flops.routed() / p if ch.moe else 0  # of lin, what the grouped expert GEMMs run
-    last = (moe_mlp if ch.moe else dense.expr)
+    last = moe_mlp if ch.moe else dense.expr
     full = ch.recompute == "full"
-    rerun_lin = lin - experts + experts * R_g / R_e if full else (flops.mla_up(ch.q_latent) * L / p if ch.recompute == "selective"
-                                  and "mla_up_proj" in ch.modules and ch.mla else 0)
+    rerun_lin = (
+        lin - experts + experts * R_g / R_e
+        if full
+        else (
+            flops.mla_up(ch.q_latent) * L / p
+            if ch.recompute == "selective" and "mla_up_proj" in ch.modules and ch.mla
+            else 0
+        )
+    )
     rerun_core = 1 if full or (ch.recompute == "selective" and "core_attn" in ch.modules) else 0
     return [
-        Component("T_lin", 3 * tok * ((lin - experts) / R_g + experts / R_e),
-                  "linear layers' GEMMs, forward + 2x backward (Narayanan 2021 eq. 3), the experts' at their rate"),
-        Component("T_attn", FA_BACKWARD * tok * (L / p) * core.expr / R_at,
-                  "causal flash attention forward + backward (FlashAttention's 3.5x forward, GEMM.md 5)"),
-        Component("T_last", 3 * tok * (1 + n_mtp) * flops.head().expr / R_h
-                  + 3 * tok * n_mtp * (4 * h * h + attn.expr + last) / R_g + FA_BACKWARD * tok * n_mtp * core.expr / R_at,
-                  "the last stage's LM head in BF16 and its MTP modules (Megatron-Core places both on the last stage)"),
-        Component("T_rec", tok * (rerun_lin / R_g + rerun_core * (L / p) * core.expr / R_at),
-                  "recompute's extra forward: every layer (full) or the modules selective names (Korthikanti 2022)"),
+        Component(
+            "T_lin",
+            3 * tok * ((lin - experts) / R_g + experts / R_e),
+            "linear layers' GEMMs, forward + 2x backward (Narayanan 2021 eq. 3), the experts' at their rate",
+        ),
+        Component(
+            "T_attn",
+            FA_BACKWARD * tok * (L / p) * core.expr / R_at,
+            "causal flash attention forward + backward (FlashAttention's 3.5x forward, GEMM.md 5)",
+        ),
+        Component(
+            "T_last",
+            3 * tok * (1 + n_mtp) * flops.head().expr / R_h
+            + 3 * tok * n_mtp * (4 * h * h + attn.expr + last) / R_g
+            + FA_BACKWARD * tok * n_mtp * core.expr / R_at,
+            "the last stage's LM head in BF16 and its MTP modules (Megatron-Core places both on the last stage)",
+        ),
+        Component(
+            "T_rec",
+            tok * (rerun_lin / R_g + rerun_core * (L / p) * core.expr / R_at),
+            "recompute's extra forward: every layer (full) or the modules selective names (Korthikanti 2022)",
+        ),
     ]
 
 
@@ -55,22 +108,36 @@ def _communication(ch: Choices) -> list[Component]:
     full = ch.recompute == "full"
     kv_width = a * (dh + d_r + d_v) if ch.mla else 2 * k * dh
     if ch.narrow_v or ch.swa:  # K at dh, V at the value width; the sliding-window layers' k_w heads, per layer
-        kv_width = ((L - L_w) * k + L_w * k_w) / L * (dh + (d_v if ch.narrow_v else dh)) if ch.swa \
-            else k * (dh + d_v)
+        kv_width = ((L - L_w) * k + L_w * k_w) / L * (dh + (d_v if ch.narrow_v else dh)) if ch.swa else k * (dh + d_v)
     act = s * b * h * B_a / c  # bytes of one [s/c, b, h] activation
     tp_per_layer = (4 + 2 * full) * (L + (L - L_e)) / p  # AG + RS before/after attention and a dense MLP, fwd, bwd
     return [
-        Component("T_tp", tp_per_layer * act * (t - 1) / t / W_tp,
-                  "TP+SP all-gather and reduce-scatter of [s/c, b, h], 2 per layer half forward, 2 backward, +1 each "
-                  "recomputed (Korthikanti 2022 sec. 4.2.2)"),
-        Component("T_etp", (4 + 2 * full) * (L_e / p) * tok * k_e * h * B_a * (t_e - 1) / W_etp,
-                  "expert TP: the tokens an expert rank receives all-gathered over t_e and reduce-scattered back"),
-        Component("T_cp", (3 + full) * (c - 1) * (L / p) * (s / c) * b * kv_width * B_a / t / W_cp,
-                  "CP ring: K, V passed c - 1 times forward, K, V and their gradients backward (TE's ring attention)"),
-        Component("T_ep", (4 + 2 * full) * (L_e / p) * tok * k_e * h * B_a * (e - 1) / e / W_ep,
-                  "EP all-to-all: dispatch and combine of k_e copies of each token, forward and backward"),
-        Component("T_pp", sp.Piecewise((2 * vpp * s * b * h * B_a / (t * c) / W_pp, p > 1), (0, True)),
-                  "PP: one activation sent forward and one gradient back per virtual stage"),
+        Component(
+            "T_tp",
+            tp_per_layer * act * (t - 1) / t / W_tp,
+            "TP+SP all-gather and reduce-scatter of [s/c, b, h], 2 per layer half forward, 2 backward, +1 each "
+            "recomputed (Korthikanti 2022 sec. 4.2.2)",
+        ),
+        Component(
+            "T_etp",
+            (4 + 2 * full) * (L_e / p) * tok * k_e * h * B_a * (t_e - 1) / W_etp,
+            "expert TP: the tokens an expert rank receives all-gathered over t_e and reduce-scattered back",
+        ),
+        Component(
+            "T_cp",
+            (3 + full) * (c - 1) * (L / p) * (s / c) * b * kv_width * B_a / t / W_cp,
+            "CP ring: K, V passed c - 1 times forward, K, V and their gradients backward (TE's ring attention)",
+        ),
+        Component(
+            "T_ep",
+            (4 + 2 * full) * (L_e / p) * tok * k_e * h * B_a * (e - 1) / e / W_ep,
+            "EP all-to-all: dispatch and combine of k_e copies of each token, forward and backward",
+        ),
+        Component(
+            "T_pp",
+            sp.Piecewise((2 * vpp * s * b * h * B_a / (t * c) / W_pp, p > 1), (0, True)),
+            "PP: one activation sent forward and one gradient back per virtual stage",
+        ),
     ]
 
 
@@ -85,39 +152,57 @@ def _moe_kernels(ch: Choices) -> list[Component]:
     flex = ch.dispatcher in ("deepep", "hybridep")  # their probabilities are FP32, the others' the router's (BF16)
     bias_fwd, bias_bwd = (14, 20) if flex else (6, 8)  # T_bias's passes of the k_e copies
     return [
-        Component("T_perm", copies,
-                  "MoE token permute and unpermute at HBM speed: each reads and writes the k_e copies of every token "
-                  "(megatron-core 0.16.1 moe/moe_utils.py:289 permute's index_select, :380 unpermute's scatter_add_), "
-                  "forward and its mirror backward (the dispatcher's sort_chunks_by_idxs: T_sort)"),
-        Component("T_mexp", (L_e / p) * tok * k_e * (B_a * (8 + 3 * rerun_act) * f_e
-                                                   + B_x * (2 * h + 3 * f_e + int(full) * (h + f_e))) / W_hbm,
-                  "the experts' memory-bound kernels on the k_e copies of every token, at HBM speed: the weighted "
-                  "SwiGLU (megatron-core 0.16.1 moe/experts.py:692 weighted_bias_swiglu_impl: reads [2 f_e], writes "
-                  "[f_e] forward; reads [2 f_e] and [f_e], writes [2 f_e] backward; moe_act recompute reruns it) and, "
-                  "under FP8, the grouped linears' casts of fc1's [h] and fc2's [f_e] inputs forward and of their "
-                  "output gradients [h], [2 f_e] backward (Transformer Engine 2.9.0 pytorch/module/grouped_linear.py"
-                  ":127 and :323 split_quantize; no norm to fuse them into, unlike the dense layers' LayerNormLinear)"),
-        Component("T_sort", sp.Piecewise((copies, E > e), (0, True)) if ch.dispatcher == "alltoall" else sp.Integer(0),
-                  "the all-to-all dispatcher's sort of the k_e copies by local expert after the dispatch and its "
-                  "unsort before the combine, when a rank holds several experts: each reads and writes them, forward "
-                  "and backward (megatron-core 0.16.1 moe/token_dispatcher.py:732 dispatch_postprocess and :767 "
-                  "combine_preprocess, moe/moe_utils.py:470 sort_chunks_by_idxs; the all-gather dispatcher and "
-                  "DeepEP permute by local expert at once, HybridEP delivers the tokens grouped, :1079)"),
-        Component("T_pad", N_q * copies if ch.dispatcher != "hybridep" else sp.Integer(0),
-                  "under FP8, the grouped MLP's padding of each local expert's rows to the quantization alignment "
-                  "(16, MXFP8 32) and the unpadding of its output: each reads and writes the k_e copies, forward and "
-                  "backward (megatron-core 0.16.1 moe/experts.py:648 and :762 quantization_padding/_unpadding = "
-                  "Transformer Engine 2.9.0 pytorch/module/fp8_padding.py:39 fused_multi_row_padding, skipped at :121 "
-                  "only when every count is aligned, as HybridEP's dispatch pads them: token_dispatcher.py:1036)"),
-        Component("T_bias", (bias_fwd * (1 + int(full)) + bias_bwd) * unit if ch.moe_bias else sp.Integer(0),
-                  "experts with biases (gpt-oss): fc2's bias times each token's probability added outside the GEMM, "
-                  "expert by expert (megatron-core 0.16.1 moe/experts.py:609-626 _apply_bias). Passes of the k_e "
-                  "copies with probabilities in B_a: b p written, t and b p read and the sum written, torch.cat read "
-                  "and written (6) forward; grad b and grad p each a product of the gradient written and read by its "
-                  "sum, torch.split's gradient concatenated (8) backward. The flex dispatchers' FP32 probabilities "
-                  "(token_dispatcher.py:1029-1034, :1174-1179) widen b p, the sum, the cat and the products and add "
-                  "the cast back and its gradient's: 14 and 20 (the others pass the router's dtype, router.py:95-100: "
-                  "BF16, as gpt-oss's Megatron-Bridge provider sets no --moe-router-dtype)"),
+        Component(
+            "T_perm",
+            copies,
+            "MoE token permute and unpermute at HBM speed: each reads and writes the k_e copies of every token "
+            "(megatron-core 0.16.1 moe/moe_utils.py:289 permute's index_select, :380 unpermute's scatter_add_), "
+            "forward and its mirror backward (the dispatcher's sort_chunks_by_idxs: T_sort)",
+        ),
+        Component(
+            "T_mexp",
+            (L_e / p)
+            * tok
+            * k_e
+            * (B_a * (8 + 3 * rerun_act) * f_e + B_x * (2 * h + 3 * f_e + int(full) * (h + f_e)))
+            / W_hbm,
+            "the experts' memory-bound kernels on the k_e copies of every token, at HBM speed: the weighted "
+            "SwiGLU (megatron-core 0.16.1 moe/experts.py:692 weighted_bias_swiglu_impl: reads [2 f_e], writes "
+            "[f_e] forward; reads [2 f_e] and [f_e], writes [2 f_e] backward; moe_act recompute reruns it) and, "
+            "under FP8, the grouped linears' casts of fc1's [h] and fc2's [f_e] inputs forward and of their "
+            "output gradients [h], [2 f_e] backward (Transformer Engine 2.9.0 pytorch/module/grouped_linear.py"
+            ":127 and :323 split_quantize; no norm to fuse them into, unlike the dense layers' LayerNormLinear)",
+        ),
+        Component(
+            "T_sort",
+            sp.Piecewise((copies, E > e), (0, True)) if ch.dispatcher == "alltoall" else sp.Integer(0),
+            "the all-to-all dispatcher's sort of the k_e copies by local expert after the dispatch and its "
+            "unsort before the combine, when a rank holds several experts: each reads and writes them, forward "
+            "and backward (megatron-core 0.16.1 moe/token_dispatcher.py:732 dispatch_postprocess and :767 "
+            "combine_preprocess, moe/moe_utils.py:470 sort_chunks_by_idxs; the all-gather dispatcher and "
+            "DeepEP permute by local expert at once, HybridEP delivers the tokens grouped, :1079)",
+        ),
+        Component(
+            "T_pad",
+            N_q * copies if ch.dispatcher != "hybridep" else sp.Integer(0),
+            "under FP8, the grouped MLP's padding of each local expert's rows to the quantization alignment "
+            "(16, MXFP8 32) and the unpadding of its output: each reads and writes the k_e copies, forward and "
+            "backward (megatron-core 0.16.1 moe/experts.py:648 and :762 quantization_padding/_unpadding = "
+            "Transformer Engine 2.9.0 pytorch/module/fp8_padding.py:39 fused_multi_row_padding, skipped at :121 "
+            "only when every count is aligned, as HybridEP's dispatch pads them: token_dispatcher.py:1036)",
+        ),
+        Component(
+            "T_bias",
+            (bias_fwd * (1 + int(full)) + bias_bwd) * unit if ch.moe_bias else sp.Integer(0),
+            "experts with biases (gpt-oss): fc2's bias times each token's probability added outside the GEMM, "
+            "expert by expert (megatron-core 0.16.1 moe/experts.py:609-626 _apply_bias). Passes of the k_e "
+            "copies with probabilities in B_a: b p written, t and b p read and the sum written, torch.cat read "
+            "and written (6) forward; grad b and grad p each a product of the gradient written and read by its "
+            "sum, torch.split's gradient concatenated (8) backward. The flex dispatchers' FP32 probabilities "
+            "(token_dispatcher.py:1029-1034, :1174-1179) widen b p, the sum, the cat and the products and add "
+            "the cast back and its gradient's: 14 and 20 (the others pass the router's dtype, router.py:95-100: "
+            "BF16, as gpt-oss's Megatron-Bridge provider sets no --moe-router-dtype)",
+        ),
     ]
 
 
@@ -139,11 +224,20 @@ def data_parallel(ch: Choices, tau_c: sp.Expr) -> list[Component]:
         dp = m * hidden((2 * B_w + B_g) * share, tau_c)
     sharded = ch.zero >= 1
     local = P_d / (t * p) / (n_dp if sharded else 1) + P_x / (e * t_e * p) / (n_edp if sharded else 1)
-    return [Component("T_dp", dp, "DP/ZeRO reduce-scatter and all-gather (all-reduce at ZeRO 0) left exposed by "
-                                  "Megatron's overlap (conservative: only one micro batch's compute hides it)"),
-            Component("T_opt", local * (2 * B_o + B_g + B_w) / W_hbm,
-                      "Adam step: optimizer states read and written, gradient read, weight written, at HBM speed "
-                      "(Apex/TE multi_tensor_adam)")]
+    return [
+        Component(
+            "T_dp",
+            dp,
+            "DP/ZeRO reduce-scatter and all-gather (all-reduce at ZeRO 0) left exposed by "
+            "Megatron's overlap (conservative: only one micro batch's compute hides it)",
+        ),
+        Component(
+            "T_opt",
+            local * (2 * B_o + B_g + B_w) / W_hbm,
+            "Adam step: optimizer states read and written, gradient read, weight written, at HBM speed "
+            "(Apex/TE multi_tensor_adam)",
+        ),
+    ]
 
 
 def step(ch: Choices) -> list[Component]:

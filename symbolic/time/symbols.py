@@ -1,4 +1,5 @@
 """The step-time model's own letters (hardware rates and group bandwidths, seconds-valued terms), beside the glossary's."""
+
 import sympy as sp
 
 MEANING = {
@@ -8,9 +9,9 @@ MEANING = {
     "R_at": "achieved FLOP/s of causal flash attention, forward and backward, counted as FlashAttention counts them",
     "W_hbm": "HBM bandwidth a memory-bound kernel reaches (the measured copy bandwidth where published), bytes/s",
     "B_x": "bytes an FP8 cast of a GEMM operand moves per element (read in BF16, written row-wise and column-wise in "
-           "FP8: 4) under --fp8, 0 without",
+    "FP8: 4) under --fp8, 0 without",
     "N_q": "1 when the routed experts' GEMMs run in FP8 (Transformer Engine pads each local expert's rows to the "
-           "quantization alignment by a copy), 0 without --fp8",
+    "quantization alignment by a copy), 0 without --fp8",
     "W_tp": "bus bandwidth of the tensor-parallel group's collectives, bytes/s",
     "W_etp": "bus bandwidth of the expert tensor-parallel group's collectives, bytes/s",
     "W_cp": "bus bandwidth of the context-parallel ring, bytes/s",
@@ -23,8 +24,9 @@ MEANING = {
 }
 BY_NAME = {name: sp.Symbol(name, positive=True) for name in MEANING}
 R_g, R_e, R_h, R_at, W_hbm = (BY_NAME[n] for n in ("R_g", "R_e", "R_h", "R_at", "W_hbm"))
-W_tp, W_etp, W_cp, W_ep, W_dp, W_edp, W_pp = (BY_NAME[n] for n in ("W_tp", "W_etp", "W_cp", "W_ep", "W_dp", "W_edp",
-                                                                    "W_pp"))
+W_tp, W_etp, W_cp, W_ep, W_dp, W_edp, W_pp = (
+    BY_NAME[n] for n in ("W_tp", "W_etp", "W_cp", "W_ep", "W_dp", "W_edp", "W_pp")
+)
 P_d = BY_NAME["P_d"]
 B_x = sp.Symbol("B_x", nonnegative=True)
 BY_NAME["B_x"] = B_x
@@ -33,5 +35,7 @@ BY_NAME["P_x"] = P_x
 N_q = sp.Symbol("N_q", nonnegative=True)
 BY_NAME["N_q"] = N_q
 # how LaTeX writes the letters sympy would misread ("hbm": a bold h)
-LATEX = {name: (rf"{name[0]}_{{\mathrm{{{name[2:]}}}}}" if name == "W_hbm" else sp.latex(sym))
-         for name, sym in BY_NAME.items()}
+LATEX = {
+    name: (rf"{name[0]}_{{\mathrm{{{name[2:]}}}}}" if name == "W_hbm" else sp.latex(sym))
+    for name, sym in BY_NAME.items()
+}

@@ -2,6 +2,7 @@
 reader, assets/read/, and its declarations: loaded when a file is pasted or dropped), one script per model
 architecture with its JavaScript estimator per switch combination (jsprint) and formulas (LaTeX, the same
 rendering `mem4d formula` prints), and KaTeX copied from npm's package (nothing fetched when the page is viewed)."""
+
 from __future__ import annotations
 
 import json
@@ -31,7 +32,9 @@ def _formulas(profile: str, switches: Switches, names: list[str]) -> list[dict]:
     """The components' LaTeX as `mem4d formula --latex` renders it (render.rendered, disk-cached)."""
     from ..render.rendered import rendered
 
-    return [{"name": f["name"], "latex": f["latex"]} for f in rendered(profile, switches)["formulas"] if f["name"] in names]
+    return [
+        {"name": f["name"], "latex": f["latex"]} for f in rendered(profile, switches)["formulas"] if f["name"] in names
+    ]
 
 
 def _time(profile: str, shape: ModelShape, training, times: dict[str, int]) -> str:
@@ -52,13 +55,18 @@ def _entry(profile: str, switches: Switches, tex: str | None, docs: dict[str, in
     """One combination's {components, docs, tex (its formulas' script, or null), main, in_flight, stages, time} as
     JavaScript source; each docstring as DOCS[i], the i-th distinct one of the architecture's script (`docs`)."""
     code = derived_js(profile, switches)
-    stages = ", ".join(f'{json.dumps(kind)}: {{"outputs": {json.dumps(x["outputs"])}, "fn": {x["source"]}}}'
-                       for kind, x in code["stages"].items())
-    refs = ", ".join(f"{json.dumps(name)}: DOCS[{docs.setdefault(json.dumps(doc), len(docs))}]"
-                     for name, doc in code["docs"].items())
-    return (f'{{"components": {json.dumps(code["components"])}, "docs": {{{refs}}}, '
-            f'"tex": {json.dumps(tex)},\n"main": {code["main"]},\n"in_flight": {code["in_flight"]},\n'
-            f'"stages": {{{stages}}},\n"time": {time}}}')
+    stages = ", ".join(
+        f'{json.dumps(kind)}: {{"outputs": {json.dumps(x["outputs"])}, "fn": {x["source"]}}}'
+        for kind, x in code["stages"].items()
+    )
+    refs = ", ".join(
+        f"{json.dumps(name)}: DOCS[{docs.setdefault(json.dumps(doc), len(docs))}]" for name, doc in code["docs"].items()
+    )
+    return (
+        f'{{"components": {json.dumps(code["components"])}, "docs": {{{refs}}}, '
+        f'"tex": {json.dumps(tex)},\n"main": {code["main"]},\n"in_flight": {code["in_flight"]},\n'
+        f'"stages": {{{stages}}},\n"time": {time}}}'
+    )
 
 
 def _arch_script(shape: ModelShape, data: dict, options: Options, formulas: str, out: Path) -> str:
@@ -70,23 +78,29 @@ def _arch_script(shape: ModelShape, data: dict, options: Options, formulas: str,
         done = set()
         for recompute, zero, fp8 in ((r, z, f) for r in options.recompute for z in options.zero for f in options.fp8):
             key, tex = combo(recipe, recompute, zero, fp8), None
-            if key in done or not possible(info["profile"], shape, info["rules"], recompute=recompute, zero=zero,
-                                           fp8=fp8):
+            if key in done or not possible(
+                info["profile"], shape, info["rules"], recompute=recompute, zero=zero, fp8=fp8
+            ):
                 continue
             done.add(key)
             training = recipe_training(info["profile"], recompute=recompute, zero=zero, fp8=fp8)
             switches = Switches.of(training, shape=shape)
-            if formulas == "all" or (formulas == "defaults" and fp8 == "none" and (recompute, zero) == (
-                    info["defaults"]["recompute"], info["defaults"]["zero"])):
+            if formulas == "all" or (
+                formulas == "defaults"
+                and fp8 == "none"
+                and (recompute, zero) == (info["defaults"]["recompute"], info["defaults"]["zero"])
+            ):
                 tex = f"{arch_id(shape)}.{key}"
                 names = derived_js(info["profile"], switches)["components"]
-                (out / "tex" / f"{tex}.js").write_text(f"MEM4D.tex[{json.dumps(tex)}] = " + json.dumps(
-                    _formulas(info["profile"], switches, names)) + ";\n")
+                (out / "tex" / f"{tex}.js").write_text(
+                    f"MEM4D.tex[{json.dumps(tex)}] = " + json.dumps(_formulas(info["profile"], switches, names)) + ";\n"
+                )
             time = _time(info["profile"], shape, training, times)
             entries.append(f"{json.dumps(key)}: {_entry(info['profile'], switches, tex, docs, time)}")
-    return (f"(function () {{\nconst DOCS = [{', '.join(docs)}];\nconst TIME = [{', '.join(times)}];\n"
-            f"MEM4D.arch[{json.dumps(arch_id(shape))}] = {{\n"
-            + ",\n".join(entries) + "};\n})();\n")
+    return (
+        f"(function () {{\nconst DOCS = [{', '.join(docs)}];\nconst TIME = [{', '.join(times)}];\n"
+        f"MEM4D.arch[{json.dumps(arch_id(shape))}] = {{\n" + ",\n".join(entries) + "};\n})();\n"
+    )
 
 
 def katex_dir(install: bool = True) -> Path | None:
@@ -94,8 +108,12 @@ def katex_dir(install: bool = True) -> Path | None:
     root = cache_dir() / "npm" / KATEX.replace("@", "-")
     dist = root / "node_modules" / "katex" / "dist"
     if not (dist / "katex.min.js").exists() and install and shutil.which("npm"):
-        subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(root), KATEX],
-                       check=False, capture_output=True, timeout=300)
+        subprocess.run(
+            ["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(root), KATEX],
+            check=False,
+            capture_output=True,
+            timeout=300,
+        )
     return dist if (dist / "katex.min.js").exists() else None
 
 
@@ -113,8 +131,15 @@ def _vendor_katex(out: Path, install: bool) -> bool:
     return True
 
 
-def build(out: Path, shapes: list[ModelShape], options: Options = Options(),
-          formulas: str = "all", progress=None, install: bool = True, specs: dict[str, str] | None = None) -> dict:
+def build(
+    out: Path,
+    shapes: list[ModelShape],
+    options: Options = Options(),
+    formulas: str = "all",
+    progress=None,
+    install: bool = True,
+    specs: dict[str, str] | None = None,
+) -> dict:
     """Write the site into `out`; return {"files": {path: bytes}, "katex": bool}; `install`: npm may install KaTeX
     (else a cached copy or none: formulas shown as LaTeX source); `specs`: a model's --model argument by its name
     (a config.json's path), for the command lines the page shows."""
@@ -127,14 +152,34 @@ def build(out: Path, shapes: list[ModelShape], options: Options = Options(),
     for asset in sorted(ASSETS.rglob("*.*")):
         shutil.copyfile(asset, out / asset.relative_to(ASSETS))
     data = site_data(shapes, options, specs)
-    (out / "read" / "site.js").write_text("MEM4D.reader = " + json.dumps(data.pop("reader")) + ";\nMEM4D.arch_features = "
-                                          + json.dumps(data.pop("arch_features")) + ";\n")
-    traced = ",\n".join(f'{json.dumps(recipe)}: [\n' + ",\n".join(
-        f'{{"name": {json.dumps(rule["name"])}, "holds": (x) => {rule["holds"]}, "message": (x) => {rule["message"]}}}'
-        for rule in info["rules"]) + "]" for recipe, info in data["recipes"].items())
-    (out / "data.js").write_text("window.MEM4D = {arch: {}, tex: {}};\nMEM4D.site = " + json.dumps(
-        {**data, "recipes": {recipe: {k: v for k, v in info.items() if k != "rules"}
-                             for recipe, info in data["recipes"].items()}}) + f";\nMEM4D.rules = {{\n{traced}}};\n")
+    (out / "read" / "site.js").write_text(
+        "MEM4D.reader = "
+        + json.dumps(data.pop("reader"))
+        + ";\nMEM4D.arch_features = "
+        + json.dumps(data.pop("arch_features"))
+        + ";\n"
+    )
+    traced = ",\n".join(
+        f'{json.dumps(recipe)}: [\n'
+        + ",\n".join(
+            f'{{"name": {json.dumps(rule["name"])}, "holds": (x) => {rule["holds"]}, "message": (x) => {rule["message"]}}}'
+            for rule in info["rules"]
+        )
+        + "]"
+        for recipe, info in data["recipes"].items()
+    )
+    (out / "data.js").write_text(
+        "window.MEM4D = {arch: {}, tex: {}};\nMEM4D.site = "
+        + json.dumps(
+            {
+                **data,
+                "recipes": {
+                    recipe: {k: v for k, v in info.items() if k != "rules"} for recipe, info in data["recipes"].items()
+                },
+            }
+        )
+        + f";\nMEM4D.rules = {{\n{traced}}};\n"
+    )
     seen = {}
     for shape in shapes:
         seen.setdefault(arch_id(shape), shape)

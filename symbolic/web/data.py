@@ -1,5 +1,6 @@
 """What the page reads besides the code: each model's letters, its layer kinds per pipeline split, the controls'
 values, the fixed choices of the recipe, the rule table traced (rulesjs); all from the CLI's own objects."""
+
 from __future__ import annotations
 
 import hashlib
@@ -40,13 +41,15 @@ class Options:
     gpu_mem: tuple = ("80GiB", "24GiB", "40GiB", "48GiB", "94GiB", "141GB", "192GB", "288GB")
 
 
-SCOPE = ("What this page offers: the Megatron-LM, torchtitan and DeepSpeed recipes, each with its own default "
-         "precision and optimizer, FP8 where the recipe models it, sequence parallel, flash attention, 1F1B with even "
-         "pipeline stages, expert tensor parallel = tp, the communicator and context overheads; the models chosen when "
-         "the page was built (mem4d web --model NAME or config.json) or a config.json pasted here, of a model type the page "
-         "reads and an architecture it has code for. Every other flag of mem4d estimate (precision, "
-         "--stage-layers, --etp) is not offered here: run the command. The plan view ranks as mem4d plan does, with "
-         "the recompute, ZeRO stage and FP8 as set and even stages.")
+SCOPE = (
+    "What this page offers: the Megatron-LM, torchtitan and DeepSpeed recipes, each with its own default "
+    "precision and optimizer, FP8 where the recipe models it, sequence parallel, flash attention, 1F1B with even "
+    "pipeline stages, expert tensor parallel = tp, the communicator and context overheads; the models chosen when "
+    "the page was built (mem4d web --model NAME or config.json) or a config.json pasted here, of a model type the page "
+    "reads and an architecture it has code for. Every other flag of mem4d estimate (precision, "
+    "--stage-layers, --etp) is not offered here: run the command. The plan view ranks as mem4d plan does, with "
+    "the recompute, ZeRO stage and FP8 as set and even stages."
+)
 # the letters the page sets (rules.letters' names): the controls', and the model's (rules.model_letters)
 CONTROLS = ("d", "t", "p", "c", "vpp", "s", "b", "gbs", "m", "e", "t_e", "recompute", "zero", "fp8")
 SWITCHING = ("recompute", "zero", "fp8")  # the controls that change the expressions' form (Switches)
@@ -71,9 +74,18 @@ def model_data(shape: ModelShape, spec: str) -> dict:
     base = Training()
     inputs = {name: value for name, value in inputs_for(shape, base).items() if name in FROM_MODEL}
     letters = {name: x for name, x in rules.model_letters(shape).items() if not callable(x)}  # jaxcheck's methods
-    return {"name": shape.name, "spec": spec, "param_count": shape.param_count, "arch": arch_id(shape), "inputs": inputs,
-            "letters": letters, "mixed": bool(mixed(shape)), "prefix": layer_prefixes(shape),
-            "time": model_time(shape), "proxy": model_proxy(shape)}
+    return {
+        "name": shape.name,
+        "spec": spec,
+        "param_count": shape.param_count,
+        "arch": arch_id(shape),
+        "inputs": inputs,
+        "letters": letters,
+        "mixed": bool(mixed(shape)),
+        "prefix": layer_prefixes(shape),
+        "time": model_time(shape),
+        "proxy": model_proxy(shape),
+    }
 
 
 def recipe_training(profile: str, **fields) -> Training:
@@ -125,11 +137,18 @@ def recipe_data(recipe: str, model_names: tuple[str, ...], options: Options) -> 
 
     profile = RECIPES[recipe]
     defaults = {"zero": Training().zero, "recompute": Training().recompute, **PROFILES[profile].defaults}
-    quantized = {fp8: {name: getattr(recipe_training(profile, fp8=fp8), TRAINING_FIELD[name]) for name in ("B_q", "B_c")}
-                 for fp8 in options.fp8}
-    return {"profile": profile, "fixed": fixed_inputs(profile), "fp8": quantized, "defaults": defaults,
-            "time_widths": {fp8: time_widths(fp8) for fp8 in options.fp8},
-            "rules": rules_js(profile, fixed_letters(profile, model_names), CONTROLS + model_names)}
+    quantized = {
+        fp8: {name: getattr(recipe_training(profile, fp8=fp8), TRAINING_FIELD[name]) for name in ("B_q", "B_c")}
+        for fp8 in options.fp8
+    }
+    return {
+        "profile": profile,
+        "fixed": fixed_inputs(profile),
+        "fp8": quantized,
+        "defaults": defaults,
+        "time_widths": {fp8: time_widths(fp8) for fp8 in options.fp8},
+        "rules": rules_js(profile, fixed_letters(profile, model_names), CONTROLS + model_names),
+    }
 
 
 def site_data(shapes: list[ModelShape], options: Options, specs: dict[str, str] | None = None) -> dict:
@@ -138,9 +157,17 @@ def site_data(shapes: list[ModelShape], options: Options, specs: dict[str, str] 
     config.json's model runs on the code of the one its features equal) and the config.json reader's declarations."""
     models = [model_data(shape, (specs or {}).get(shape.name, shape.name)) for shape in shapes]
     model_names = tuple(models[0]["letters"])
-    return {"default_model": DEFAULT_MODEL, "scope": SCOPE,
-            "options": {name: list(getattr(options, name)) for name in Options.__dataclass_fields__},
-            "gpu_bytes": {size: parse_bytes(size) for size in options.gpu_mem}, "threshold": 0.8,
-            "models": models, "names": list(NAMES), "hardware": hardware(), "proxy": proxy(),
-            "arch_features": {arch_id(shape): arch_text(shape) for shape in shapes}, "reader": reader_data(),
-            "recipes": {recipe: recipe_data(recipe, model_names, options) for recipe in options.recipe}}
+    return {
+        "default_model": DEFAULT_MODEL,
+        "scope": SCOPE,
+        "options": {name: list(getattr(options, name)) for name in Options.__dataclass_fields__},
+        "gpu_bytes": {size: parse_bytes(size) for size in options.gpu_mem},
+        "threshold": 0.8,
+        "models": models,
+        "names": list(NAMES),
+        "hardware": hardware(),
+        "proxy": proxy(),
+        "arch_features": {arch_id(shape): arch_text(shape) for shape in shapes},
+        "reader": reader_data(),
+        "recipes": {recipe: recipe_data(recipe, model_names, options) for recipe in options.recipe},
+    }

@@ -1,6 +1,7 @@
 """A profile's expressions under one set of switches as JavaScript: the same expressions and the same common-
 subexpression elimination the numpy estimator is generated with (estimator.codegen), printed by sympy's JavaScript
 printer; disk-cached beside the numpy code."""
+
 from __future__ import annotations
 
 import re
@@ -48,12 +49,17 @@ def derive_js(profile: str, switches: Switches) -> dict:
         kinds = {name: BY_NAME[name] for name in present(switches)}
         stage_parts = module.stage_components(switches, stage, L_r, m_r, Le_r, **({"kinds": kinds} if kinds else {}))
         docs.update({part.name: part.doc for part in stage_parts if part.name not in docs})
-        stages[stage] = {"outputs": [part.name for part in stage_parts] + ["total"],
-                         "source": function([part.expr for part in stage_parts] + [total(stage_parts)],
-                                            NAMES + STAGE_NAMES)}
-    return {"components": [part.name for part in parts] + ["total"], "docs": docs,
-            "main": function([part.expr for part in parts] + [total(parts)], NAMES),
-            "stages": stages, "in_flight": function([module.in_flight(r, switches)], NAMES + ("r",))}
+        stages[stage] = {
+            "outputs": [part.name for part in stage_parts] + ["total"],
+            "source": function([part.expr for part in stage_parts] + [total(stage_parts)], NAMES + STAGE_NAMES),
+        }
+    return {
+        "components": [part.name for part in parts] + ["total"],
+        "docs": docs,
+        "main": function([part.expr for part in parts] + [total(parts)], NAMES),
+        "stages": stages,
+        "in_flight": function([module.in_flight(r, switches)], NAMES + ("r",)),
+    }
 
 
 def derived_js(profile: str, switches: Switches) -> dict:

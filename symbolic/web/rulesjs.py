@@ -1,5 +1,6 @@
 """The rule table as JavaScript: each rule's predicate and message run once on tracers that record the operations
 (the page's letters), so the page checks the same rows the CLI does, not a copy of them."""
+
 from __future__ import annotations
 
 import json

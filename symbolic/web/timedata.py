@@ -2,6 +2,7 @@
 time.evaluate.hardware_values, time.links: the systems and cards with their cited figures, the GEMM share curves, a
 model's letters), the proxy's (plan.proxy: its Hardware, Training's widths, a model's letters), a model's layers of
 each kind as prefix sums; all read off the Python objects, none restated."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -27,25 +28,56 @@ def hardware() -> dict:
     """The systems, their cards' rates, and each card family's GEMM share curve over log2 of its sizes (gemm.share's
     np.interp table: the curve over its largest, as gemm.share divides it)."""
     curves = {family: (np.asarray(curve) / np.asarray(curve).max()).tolist() for family, curve in gemm.CURVES.items()}
-    return {"default_system": DEFAULT_SYSTEM, "tera": TERA, "log2_sizes": np.log2(gemm.SIZES).tolist(),
-            "curves": curves, "family": dict(gemm.FAMILY),
-            "cards": {name: {field: getattr(card, field) for field in CARD_FIELDS} for name, card in CARDS.items()},
-            "systems": {name: {field: getattr(s, field) for field in SYSTEM_FIELDS} for name, s in SYSTEMS.items()}}
+    return {
+        "default_system": DEFAULT_SYSTEM,
+        "tera": TERA,
+        "log2_sizes": np.log2(gemm.SIZES).tolist(),
+        "curves": curves,
+        "family": dict(gemm.FAMILY),
+        "cards": {name: {field: getattr(card, field) for field in CARD_FIELDS} for name, card in CARDS.items()},
+        "systems": {name: {field: getattr(s, field) for field in SYSTEM_FIELDS} for name, s in SYSTEMS.items()},
+    }
 
 
 def proxy() -> dict:
     """plan.proxy.terms' fixed inputs: its Hardware (plan's --gpus-per-node default), Training's default byte widths
     and capacity factor (plan's --moe-capacity default), the ZeRO stages it tells apart."""
     widths = Training()
-    return {"hw": asdict(Hardware()), "B_a": widths.act_bytes, "B_g": widths.grad_bytes, "B_w": widths.weight_bytes,
-            "C_f": widths.moe_capacity,
-            "zero": {"none": NO_ZERO, "optimizer": ZERO_OPTIMIZER, "gradients": ZERO_GRADIENTS}}
+    return {
+        "hw": asdict(Hardware()),
+        "B_a": widths.act_bytes,
+        "B_g": widths.grad_bytes,
+        "B_w": widths.weight_bytes,
+        "C_f": widths.moe_capacity,
+        "zero": {"none": NO_ZERO, "optimizer": ZERO_OPTIMIZER, "gradients": ZERO_GRADIENTS},
+    }
 
 
 def model_proxy(shape) -> dict:
     """The model's letters plan.proxy.terms reads (its x.name of each)."""
-    names = ("h", "dh", "a", "k", "L", "L_e", "mlp_matrices", "f", "k_e", "f_e", "f_s", "E", "v", "param_count",
-             "q_lora", "rope_dim", "kv_lora", "v_dim", "mla", "moe_latent", "expert_count")
+    names = (
+        "h",
+        "dh",
+        "a",
+        "k",
+        "L",
+        "L_e",
+        "mlp_matrices",
+        "f",
+        "k_e",
+        "f_e",
+        "f_s",
+        "E",
+        "v",
+        "param_count",
+        "q_lora",
+        "rope_dim",
+        "kv_lora",
+        "v_dim",
+        "mla",
+        "moe_latent",
+        "expert_count",
+    )
     return {name: getattr(shape, name) for name in names}
 
 
@@ -62,8 +94,10 @@ def model_time(shape) -> dict:
     if why:
         return {"refusal": why}
     experts = shape.L_e * shape.E * shape.expert_count  # time.evaluate.components' P_x
-    return {"values": {**shape_values(shape), "P_d": shape.param_count - experts, "P_x": experts},
-            "sliding_window_layers": shape.L_w}  # a row's L_w: their share of its L (plan.ranking.tokens_per_s)
+    return {
+        "values": {**shape_values(shape), "P_d": shape.param_count - experts, "P_x": experts},
+        "sliding_window_layers": shape.L_w,
+    }  # a row's L_w: their share of its L (plan.ranking.tokens_per_s)
 
 
 def layer_prefixes(shape) -> dict:

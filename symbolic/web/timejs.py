@@ -2,6 +2,7 @@
 Choices: the same expressions and the same common-subexpression elimination (sympy's cse, lambdify's cse=True) and
 term order (the printers' default) that time.evaluate's numpy code is generated with, so the page's predicted
 tokens/s/GPU is plan's; disk-cached beside it."""
+
 from __future__ import annotations
 
 import re

@@ -1,5 +1,6 @@
 """config.json model families, one module per family or family group; importing the package registers them all, in
 the order below (the order messages list them in). A new family is one module here, its line below, its test rows."""
+
 from . import llama  # noqa: F401  (each module registers its model_types with registry.family)
 from . import qwen  # noqa: F401
 from . import mixtral  # noqa: F401

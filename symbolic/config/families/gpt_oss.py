@@ -1,22 +1,34 @@
 """gpt-oss config.json files (transformers' GptOssConfig)."""
+
 from __future__ import annotations
 
 from ..hfkeys import ATTENTION_KINDS, BASE, Only, Reader, real
 from .registry import family
 
-GPT_OSS = BASE + ("num_local_experts", "num_experts_per_tok", "attention_bias", "swiglu_alpha", "swiglu_limit",
-                  "experts_per_token")
+GPT_OSS = BASE + (
+    "num_local_experts",
+    "num_experts_per_tok",
+    "attention_bias",
+    "swiglu_alpha",
+    "swiglu_limit",
+    "experts_per_token",
+)
 
 
 GPT_OSS_VALUES = {
     "attention_bias": Only(lambda x: isinstance(x, bool), "true or false"),
     # its SwiGLU variant: gate clamped at swiglu_limit, gate * sigmoid(alpha gate) * (up + 1): scalars on SwiGLU's
     # tensors (counted as SwiGLU's)
-    "swiglu_alpha": Only(real, "a number"), "swiglu_limit": Only(real, "a number"),
-    "experts_per_token": Only(lambda x: x is None or isinstance(x, int) and not isinstance(x, bool) and x > 0,
-                              "a positive count (num_experts_per_tok's alias)"),
-    "layer_types": Only(lambda x: x is None or isinstance(x, list) and all(kind in ATTENTION_KINDS for kind in x),
-                        "full or sliding-window attention layers"),
+    "swiglu_alpha": Only(real, "a number"),
+    "swiglu_limit": Only(real, "a number"),
+    "experts_per_token": Only(
+        lambda x: x is None or isinstance(x, int) and not isinstance(x, bool) and x > 0,
+        "a positive count (num_experts_per_tok's alias)",
+    ),
+    "layer_types": Only(
+        lambda x: x is None or isinstance(x, list) and all(kind in ATTENTION_KINDS for kind in x),
+        "full or sliding-window attention layers",
+    ),
 }
 
 
@@ -30,5 +42,12 @@ def gpt_oss(raw: dict, r: Reader) -> dict:
     if r.get("experts_per_token") not in (None, k_e):
         raise r.fail("experts_per_token", f"disagrees with num_experts_per_tok = {k_e}")
     bias = r.flag("attention_bias", True)
-    return {"E": r.count("num_local_experts"), "k_e": k_e, "f_e": r.count("intermediate_size"),
-            "qkv_bias": bias, "o_bias": bias, "sinks": True, "moe_bias": True}
+    return {
+        "E": r.count("num_local_experts"),
+        "k_e": k_e,
+        "f_e": r.count("intermediate_size"),
+        "qkv_bias": bias,
+        "o_bias": bias,
+        "sinks": True,
+        "moe_bias": True,
+    }

@@ -1,4 +1,5 @@
 """Llama, Mistral and Granite config.json files (transformers' LlamaConfig, MistralConfig, GraniteConfig)."""
+
 from __future__ import annotations
 
 from ..hfkeys import BASE, Only, Reader, real
@@ -24,8 +25,12 @@ def mistral(raw: dict, r: Reader) -> dict:
 GRANITE_SCALARS = ("embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling")
 
 
-@family("granite", BASE + ("attention_bias", "mlp_bias") + GRANITE_SCALARS, "Granite (a Llama with scalar multipliers)",
-        values={key: Only(real, "a number (a scalar multiplier)") for key in GRANITE_SCALARS})
+@family(
+    "granite",
+    BASE + ("attention_bias", "mlp_bias") + GRANITE_SCALARS,
+    "Granite (a Llama with scalar multipliers)",
+    values={key: Only(real, "a number (a scalar multiplier)") for key in GRANITE_SCALARS},
+)
 def granite(raw: dict, r: Reader) -> dict:
     """Granite (GraniteDecoderLayer): Llama's layers and tensors, with scalar multipliers that hold no tensor."""
     return llama(raw, r)

@@ -1,13 +1,26 @@
 """Llama 4's language model (transformers' Llama4TextConfig, model_type llama4_text; a llama4 checkpoint's
 text_config, read with --text-only)."""
+
 from __future__ import annotations
 
 from ..hfkeys import ATTENTION_KINDS, BASE, Only, Reader, real_or_null
 from .registry import family
 
-LLAMA4 = BASE + ("intermediate_size_mlp", "num_local_experts", "num_experts_per_tok", "moe_layers",
-                 "interleave_moe_layer_step", "use_qk_norm", "no_rope_layers", "no_rope_layer_interval",
-                 "attention_chunk_size", "attn_temperature_tuning", "floor_scale", "attn_scale", "attention_bias")
+LLAMA4 = BASE + (
+    "intermediate_size_mlp",
+    "num_local_experts",
+    "num_experts_per_tok",
+    "moe_layers",
+    "interleave_moe_layer_step",
+    "use_qk_norm",
+    "no_rope_layers",
+    "no_rope_layer_interval",
+    "attention_chunk_size",
+    "attn_temperature_tuning",
+    "floor_scale",
+    "attn_scale",
+    "attention_bias",
+)
 
 
 def _flags(x) -> bool:
@@ -20,13 +33,20 @@ LLAMA4_VALUES = {
     # which layers rotate (1) or are NoPE (0), and the chunk of chunked attention: no parameter; with flash
     # attention no buffer (unfused attention materialises all s keys whatever the mask, as for a sliding window)
     "no_rope_layers": Only(_flags, "a list of 0 (NoPE) and 1 (RoPE) per layer"),
-    "attention_chunk_size": Only(lambda x: x is None or isinstance(x, int) and not isinstance(x, bool) and x > 0,
-                                 "a positive chunk length, or null"),
+    "attention_chunk_size": Only(
+        lambda x: x is None or isinstance(x, int) and not isinstance(x, bool) and x > 0,
+        "a positive chunk length, or null",
+    ),
     # NoPE layers' query temperature: a scalar per position on tensors that exist either way
     "attn_temperature_tuning": Only(lambda x: isinstance(x, bool), "true or false"),
-    "floor_scale": Only(real_or_null, "a number"), "attn_scale": Only(real_or_null, "a number"),
-    "layer_types": Only(lambda x: x is None or isinstance(x, list) and all(
-        kind in ATTENTION_KINDS + ("chunked_attention",) for kind in x), "full, sliding or chunked attention layers"),
+    "floor_scale": Only(real_or_null, "a number"),
+    "attn_scale": Only(real_or_null, "a number"),
+    "layer_types": Only(
+        lambda x: (
+            x is None or isinstance(x, list) and all(kind in ATTENTION_KINDS + ("chunked_attention",) for kind in x)
+        ),
+        "full, sliding or chunked attention layers",
+    ),
 }
 
 
@@ -44,7 +64,13 @@ def llama4_text(raw: dict, r: Reader) -> dict:
     if not moe:
         raise r.fail("moe_layers", "no MoE layer: a dense Llama 4 is not a published shape (read it as llama)")
     f_e = r.count("intermediate_size")
-    return {"f": r.count("intermediate_size_mlp"), "E": r.count("num_local_experts"),
-            "k_e": r.count("num_experts_per_tok"), "f_e": f_e, "f_s": f_e, "sigmoid": True,
-            "dense_layers": tuple(i for i in range(L) if i not in moe),
-            "qk_norm": "weightless" if r.flag("use_qk_norm") else "none"}
+    return {
+        "f": r.count("intermediate_size_mlp"),
+        "E": r.count("num_local_experts"),
+        "k_e": r.count("num_experts_per_tok"),
+        "f_e": f_e,
+        "f_s": f_e,
+        "sigmoid": True,
+        "dense_layers": tuple(i for i in range(L) if i not in moe),
+        "qk_norm": "weightless" if r.flag("use_qk_norm") else "none",
+    }

@@ -6,6 +6,7 @@ since leaving a tower out silently would under-count.
 What a wrapper's other keys hold is the vision path (left out by --text-only), but one: the LM head is tied to the
 embedding by the outer config's tie_word_embeddings (transformers 5.25.0 PreTrainedModel.tie_weights reads the
 model's own config, the outer one), defaulting to the outer class's value."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

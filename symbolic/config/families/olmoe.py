@@ -1,4 +1,5 @@
 """OLMoE config.json files (transformers' OlmoeConfig)."""
+
 from __future__ import annotations
 
 from ..hfkeys import BASE, Reader
@@ -10,8 +11,14 @@ def olmoe(raw: dict, r: Reader) -> dict:
     """OLMoE: every layer's MLP is num_experts experts of intermediate_size; RMSNorm over the whole Q (a dh) and K
     (k dh) projections (q_norm, k_norm); optional biases (attention_bias)."""
     bias = r.flag("attention_bias")
-    return {"E": r.count("num_experts"), "k_e": r.count("num_experts_per_tok"), "f_e": r.count("intermediate_size"),
-            "qk_norm": "full", "qkv_bias": bias, "o_bias": bias}
+    return {
+        "E": r.count("num_experts"),
+        "k_e": r.count("num_experts_per_tok"),
+        "f_e": r.count("intermediate_size"),
+        "qk_norm": "full",
+        "qkv_bias": bias,
+        "o_bias": bias,
+    }
 
 
 @family("olmo2", BASE + ("attention_bias",), "OLMo 2 (a Llama with its norms after attention and the MLP)")

@@ -1,11 +1,20 @@
 """Phi-3.5-MoE config.json files (transformers' PhimoeConfig, transformers 5.25.0 models/phimoe/)."""
+
 from __future__ import annotations
 
 from ..hfkeys import BASE, Only, Reader, count_or_null, real, zero_or_null
 from .registry import family
 
-PHIMOE = BASE + ("num_local_experts", "num_experts_per_tok", "attention_bias", "lm_head_bias", "router_jitter_noise",
-                 "input_jitter_noise", "hidden_dropout", "original_max_position_embeddings")
+PHIMOE = BASE + (
+    "num_local_experts",
+    "num_experts_per_tok",
+    "attention_bias",
+    "lm_head_bias",
+    "router_jitter_noise",
+    "input_jitter_noise",
+    "hidden_dropout",
+    "original_max_position_embeddings",
+)
 PHIMOE_VALUES = {
     "lm_head_bias": Only(lambda x: isinstance(x, bool), "true or false"),
     # sparsemixer's jitter_eps: the threshold of its masks (a scalar; the masks are the router's saved tensors), not a
@@ -28,8 +37,18 @@ def phimoe(raw: dict, r: Reader) -> dict:
     num_local_experts SwiGLU experts of intermediate_size, routed by SparseMixer (sparsemixer: always 2 experts per
     token, whatever num_experts_per_tok, so only 2 is read), and an LM head with a bias [v] (lm_head_bias)."""
     if r.count("num_experts_per_tok") != 2:
-        raise r.fail("num_experts_per_tok", "transformers' sparsemixer routes every token to 2 experts (top-2 "
-                     "hard-coded): only 2 is modelled")
+        raise r.fail(
+            "num_experts_per_tok",
+            "transformers' sparsemixer routes every token to 2 experts (top-2 hard-coded): only 2 is modelled",
+        )
     bias = r.flag("attention_bias")
-    return {"E": r.count("num_local_experts"), "k_e": 2, "f_e": r.count("intermediate_size"), "qkv_bias": bias,
-            "o_bias": bias, "norm": "layer", "sparsemixer": True, "head_bias": r.flag("lm_head_bias")}
+    return {
+        "E": r.count("num_local_experts"),
+        "k_e": 2,
+        "f_e": r.count("intermediate_size"),
+        "qkv_bias": bias,
+        "o_bias": bias,
+        "norm": "layer",
+        "sparsemixer": True,
+        "head_bias": r.flag("lm_head_bias"),
+    }

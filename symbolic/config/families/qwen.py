@@ -1,12 +1,15 @@
 """Qwen2 and Qwen3 config.json files (transformers' Qwen2Config, Qwen3Config)."""
+
 from __future__ import annotations
 
 from ..hfkeys import BASE, Only, Reader
 from .registry import family
 
 # Qwen3 always has its q/k norms: use_qk_norm (Qwen3-Coder's config) may only say so
-QWEN3_VALUES = {"use_qk_norm": Only(lambda x: x in (True, None), "Qwen3's per-head q/k norms (true)"),
-                "attention_bias": Only(lambda x: isinstance(x, bool), "true or false")}
+QWEN3_VALUES = {
+    "use_qk_norm": Only(lambda x: x in (True, None), "Qwen3's per-head q/k norms (true)"),
+    "attention_bias": Only(lambda x: isinstance(x, bool), "true or false"),
+}
 
 
 @family("qwen2", BASE, "Qwen2 (Q, K, V biases)")

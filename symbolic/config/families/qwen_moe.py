@@ -1,4 +1,5 @@
 """Qwen2-MoE and Qwen3-MoE config.json files (transformers' Qwen2MoeConfig, Qwen3MoeConfig)."""
+
 from __future__ import annotations
 
 from ..hfkeys import BASE, Only, Reader
@@ -30,16 +31,24 @@ def qwen_moe(raw: dict, r: Reader, shared: bool) -> dict:
     step = r.count("decoder_sparse_step", 1)
     only = set(r.layers("mlp_only_layers", L))
     dense = tuple(i for i in range(L) if i in only or (i + 1) % step)
-    out = {"E": E, "k_e": r.count("num_experts_per_tok"), "f_e": r.count("moe_intermediate_size"),
-           "dense_layers": dense}
+    out = {
+        "E": E,
+        "k_e": r.count("num_experts_per_tok"),
+        "f_e": r.count("moe_intermediate_size"),
+        "dense_layers": dense,
+    }
     if shared:
         f_s = r.count("shared_expert_intermediate_size", 0, zero=True)
         out.update(f_s=f_s, shared_gate=f_s > 0)
     return out
 
 
-@family("qwen2_moe", BASE + QWEN_MOE + ("shared_expert_intermediate_size", "qkv_bias"), "Qwen2-MoE (shared expert)",
-        values={"qkv_bias": Only(lambda x: isinstance(x, bool), "true or false")})
+@family(
+    "qwen2_moe",
+    BASE + QWEN_MOE + ("shared_expert_intermediate_size", "qkv_bias"),
+    "Qwen2-MoE (shared expert)",
+    values={"qkv_bias": Only(lambda x: isinstance(x, bool), "true or false")},
+)
 def qwen2_moe(raw: dict, r: Reader) -> dict:
     """Qwen2-MoE: Qwen2's attention (Q, K, V biases unless qkv_bias is false: Qwen2MoeAttention), routed experts and
     a gated shared expert."""
@@ -48,17 +57,25 @@ def qwen2_moe(raw: dict, r: Reader) -> dict:
 
 # Qwen3-MoE has no shared expert: shared_expert_intermediate_size (Qwen3-Coder's config) may only say 0
 QWEN3_MOE_VALUES = QWEN3_VALUES | {
-    "shared_expert_intermediate_size": Only(lambda x: x in (0, None), "no shared expert (0) in Qwen3-MoE")}
+    "shared_expert_intermediate_size": Only(lambda x: x in (0, None), "no shared expert (0) in Qwen3-MoE")
+}
 
 
-@family("qwen3_moe", BASE + QWEN_MOE + ("attention_bias", "use_qk_norm", "shared_expert_intermediate_size",
-                                      "num_local_experts"),
-        "Qwen3-MoE", values=QWEN3_MOE_VALUES)
+@family(
+    "qwen3_moe",
+    BASE + QWEN_MOE + ("attention_bias", "use_qk_norm", "shared_expert_intermediate_size", "num_local_experts"),
+    "Qwen3-MoE",
+    values=QWEN3_MOE_VALUES,
+)
 def qwen3_moe(raw: dict, r: Reader) -> dict:
     """Qwen3-MoE: Qwen3's attention and routed experts."""
     return {**qwen3(raw, r), **qwen_moe(raw, r, False)}
 
 
 # Qwen3-VL-MoE's language model (Qwen3VLMoeTextConfig, --text-only): Qwen3-MoE's layers, multimodal RoPE
-family("qwen3_vl_moe_text", BASE + QWEN_MOE + ("attention_bias", "num_local_experts"), "Qwen3-VL-MoE's language model",
-       values=QWEN3_MOE_VALUES)(qwen3_moe)
+family(
+    "qwen3_vl_moe_text",
+    BASE + QWEN_MOE + ("attention_bias", "num_local_experts"),
+    "Qwen3-VL-MoE's language model",
+    values=QWEN3_MOE_VALUES,
+)(qwen3_moe)

@@ -1,4 +1,5 @@
 """Recipe `deepspeed`: ZeRO stages 1-3 with bf16 as DeepSpeed allocates them (deepspeedai/DeepSpeed edaa7221)."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -26,10 +27,14 @@ def _parts(stage: str, sw: Switches, layers: sp.Expr, micro: sp.Expr, head: bool
     params = stage_params(stage, sw, layers)
     parts = [
         *states(params, sw),
-        Component("activations", micro * layers * layer_activation(sw),
-                  f"per-layer tensors x the stage's layers x its in-flight micro batches ({sw.recompute} recompute)"),
-        token_ids(micro) if stage in ("first", "only") else Component("embedding_input", sp.Integer(0),
-                                                                      "not on this stage"),
+        Component(
+            "activations",
+            micro * layers * layer_activation(sw),
+            f"per-layer tensors x the stage's layers x its in-flight micro batches ({sw.recompute} recompute)",
+        ),
+        token_ids(micro)
+        if stage in ("first", "only")
+        else Component("embedding_input", sp.Integer(0), "not on this stage"),
         output_layer(sw) if head else Component("output_layer", sp.Integer(0), "not on this stage"),
         *([logits_source(sw)] if head else []),
         *buffers(stage, params, sw, layers),
@@ -48,8 +53,13 @@ def components(sw: Switches) -> list[Component]:
     return _parts("first", sw, default_layers("first")[0], _in_flight(RANK["first"]), head=True)
 
 
-def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, micro: sp.Expr | None = None,
-                     moe_layers: sp.Expr | None = None) -> list[Component]:
+def stage_components(
+    sw: Switches,
+    stage: str,
+    layers: sp.Expr | None = None,
+    micro: sp.Expr | None = None,
+    moe_layers: sp.Expr | None = None,
+) -> list[Component]:
     """One GPU of a pipeline stage holding `layers` layers (default L/p) and `micro` in-flight micro batches."""
     layers = default_layers(stage)[0] if layers is None else layers
     micro = _in_flight(RANK[stage]) if micro is None else micro

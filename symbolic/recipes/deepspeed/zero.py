@@ -1,6 +1,7 @@
 """DeepSpeed ZeRO with bf16 ({"bf16": {"enabled": true}}), buffer by buffer (deepspeedai/DeepSpeed edaa7221:
 runtime/zero/stage_1_and_2.py DeepSpeedZeroOptimizer for stages 1 and 2, runtime/zero/stage3.py for stage 3,
 runtime/zero/config.py for the bucket defaults)."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -25,22 +26,39 @@ def states(params: sp.Expr, sw: Switches) -> list[Component]:
     weights = B_w * params / n if sw.sharded_weights else B_w * params
     grads = B_g * params / n if sw.sharded_grads else B_g * params
     parts = [
-        Component("weights", weights, "bf16 model weights, B_w bytes per parameter (bit16_groups_flat; sharded over "
-                  "d*c at stage 3)"),
-        Component("gradients", grads, "gradients, B_g bytes per parameter: whole until the step at stage 1 (with fp32 "
-                  "ones: BF16_Optimizer's flat fp32 buffer), the rank's reduced partition from stage 2"),
-        Component("optimizer", B_o * params / n, "fp32 master partition (single_partition_of_fp32_groups) and Adam "
-                  "exp_avg, exp_avg_sq over it, B_o bytes per parameter, 1/(d c) each"),
+        Component(
+            "weights",
+            weights,
+            "bf16 model weights, B_w bytes per parameter (bit16_groups_flat; sharded over d*c at stage 3)",
+        ),
+        Component(
+            "gradients",
+            grads,
+            "gradients, B_g bytes per parameter: whole until the step at stage 1 (with fp32 "
+            "ones: BF16_Optimizer's flat fp32 buffer), the rank's reduced partition from stage 2",
+        ),
+        Component(
+            "optimizer",
+            B_o * params / n,
+            "fp32 master partition (single_partition_of_fp32_groups) and Adam "
+            "exp_avg, exp_avg_sq over it, B_o bytes per parameter, 1/(d c) each",
+        ),
     ]
-    if (sw.dist_opt and not sw.sharded_grads):
+    if sw.dist_opt and not sw.sharded_grads:
         upcast = B_g > B_w  # grad_accum_dtype fp32: BF16_Optimizer
         parts += [
-            Component("grad_partition", sp.Piecewise((0, upcast), (B_g * params / n, True)),
-                      "the bf16 copy of this rank's gradient slice that stage 1 reduces into before the step "
-                      "(DeepSpeedZeroOptimizer grads_in_partition; none under BF16_Optimizer)"),
-            Component("lp_grads", sp.Piecewise((B_w * params, upcast), (0, True)),
-                      "BF16_Optimizer: autograd's whole bf16 .grad, added into the fp32 buffer at the boundary "
-                      "(immediate_grad_update off, its default)"),
+            Component(
+                "grad_partition",
+                sp.Piecewise((0, upcast), (B_g * params / n, True)),
+                "the bf16 copy of this rank's gradient slice that stage 1 reduces into before the step "
+                "(DeepSpeedZeroOptimizer grads_in_partition; none under BF16_Optimizer)",
+            ),
+            Component(
+                "lp_grads",
+                sp.Piecewise((B_w * params, upcast), (0, True)),
+                "BF16_Optimizer: autograd's whole bf16 .grad, added into the fp32 buffer at the boundary "
+                "(immediate_grad_update off, its default)",
+            ),
         ]
     return parts
 
@@ -48,24 +66,40 @@ def states(params: sp.Expr, sw: Switches) -> list[Component]:
 def buffers(stage: str, params: sp.Expr, sw: Switches, layers: sp.Expr | None = None) -> list[Component]:
     """The independent-partition gradient (ipg) bucket every stage fills for its reductions, and at stage 3 the
     all-gathered weights of the module being computed with the prefetched ones."""
-    parts = [Component("reduce_bucket", B_g * sp.Min(params, REDUCE_BUCKET, evaluate=False),
-                       "one reduce bucket of reduce_bucket_size = 5e8 elements in the communication dtype bf16 "
-                       "(overlap_comm off at stages 1 and 2, its default there: one buffer)")]
+    parts = [
+        Component(
+            "reduce_bucket",
+            B_g * sp.Min(params, REDUCE_BUCKET, evaluate=False),
+            "one reduce bucket of reduce_bucket_size = 5e8 elements in the communication dtype bf16 "
+            "(overlap_comm off at stages 1 and 2, its default there: one buffer)",
+        )
+    ]
     if sw.sharded_weights and (sw.zero_init or sw.recompute == "full"):  # full recompute saves no weight of a layer
         unit = largest_unit(stage, sw, layers, None if layers is None else sp.Integer(0))
         prefetch = sp.Min(largest_layer(sw), PREFETCH_BUCKET, evaluate=False)
-        parts.append(Component("params_gathered", B_w * (unit + prefetch),
-                               "the all-gathered bf16 weights of the module being computed and up to "
-                               "stage3_prefetch_bucket_size = 5e7 prefetched parameters of the next"))
+        parts.append(
+            Component(
+                "params_gathered",
+                B_w * (unit + prefetch),
+                "the all-gathered bf16 weights of the module being computed and up to "
+                "stage3_prefetch_bucket_size = 5e7 prefetched parameters of the next",
+            )
+        )
     elif sw.sharded_weights:
-        kept = (default_layers(stage)[0] if layers is None else layers) * layer_params(sw) \
-            + (h * v / t if stage in ("last", "only") else 0)
+        kept = (default_layers(stage)[0] if layers is None else layers) * layer_params(sw) + (
+            h * v / t if stage in ("last", "only") else 0
+        )
         prefetch = sp.Min(largest_layer(sw), PREFETCH_BUCKET, evaluate=False)
-        parts.append(Component("params_gathered", B_w * (kept + prefetch),
-                               "every layer's and the LM head's gathered bf16 weights, kept from their forward to their "
-                               "backward: without deepspeed.zero.Init ZeRO-3's memory-efficient linear is not "
-                               "installed, and F.linear saves the gathered weight (its partitioned 'release' leaves "
-                               "that storage alive; full recompute saves none), with the prefetched parameters"))
+        parts.append(
+            Component(
+                "params_gathered",
+                B_w * (kept + prefetch),
+                "every layer's and the LM head's gathered bf16 weights, kept from their forward to their "
+                "backward: without deepspeed.zero.Init ZeRO-3's memory-efficient linear is not "
+                "installed, and F.linear saves the gathered weight (its partitioned 'release' leaves "
+                "that storage alive; full recompute saves none), with the prefetched parameters",
+            )
+        )
     return parts
 
 
@@ -76,7 +110,10 @@ def optimizer_step(params: sp.Expr, sw: Switches, backward: sp.Expr) -> Componen
     slice (stage_1_and_2.py)."""
     n = GROUPS.zero_group
     step = (B_g + FP32) * sp.Min(params / n, SUB_GROUP, evaluate=False) if sw.sharded_weights else FP32 * params / n
-    return Component("optimizer_step", sp.Max(0, step - backward),
-                     "the step's gradient copies (stage 3: one sub-group of sub_group_size = 1e9 elements "
-                     "in bf16 and fp32; stages 1-2: the fp32 slice) beyond the backward's tensors: the total is the "
-                     "larger moment")
+    return Component(
+        "optimizer_step",
+        sp.Max(0, step - backward),
+        "the step's gradient copies (stage 3: one sub-group of sub_group_size = 1e9 elements "
+        "in bf16 and fp32; stages 1-2: the fp32 slice) beyond the backward's tensors: the total is the "
+        "larger moment",
+    )

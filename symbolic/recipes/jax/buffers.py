@@ -4,6 +4,7 @@ A compiled train step holds its arguments and outputs throughout and its tempora
 temporaries into one heap whose size is the largest phase's live set. Every row is one buffer (or `count` equal
 ones) of the program, named after what it holds, with its shape in the glossary's letters.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,8 +20,20 @@ from ...components.base import Component
 # LM-head gradient after its logits are gone (ZeRO-2/3 reduce-scatter it); backward_embed: 1F1B's lookup gradient at
 # the end of a tick; update_gather: ZeRO-2's loop that all-gathers the updated weights layer by layer, after the rest
 # of the update
-PHASES = ("forward_embed", "forward", "relayout", "loss", "loss_input_grad", "loss_head", "loss_modules",
-          "backward_attention", "backward_weights", "backward_embed", "update", "update_gather")
+PHASES = (
+    "forward_embed",
+    "forward",
+    "relayout",
+    "loss",
+    "loss_input_grad",
+    "loss_head",
+    "loss_modules",
+    "backward_attention",
+    "backward_weights",
+    "backward_embed",
+    "update",
+    "update_gather",
+)
 
 
 @dataclass(frozen=True)
@@ -65,8 +78,18 @@ def peak(rows: list[Buffer]) -> sp.Expr:
     another's holds no more (every row's bytes are nonnegative) and is left out; the rest form an unevaluated Max
     (sympy's own pruning compares every pair of live sets symbolically, seconds per switch set, for the same value)."""
     held = {phase: frozenset(i for i, row in enumerate(rows) if phase in row.phases) for phase in PHASES}
-    kept = [phase for i, phase in enumerate(PHASES)
-            if held[phase] and not any(held[phase] < held[other] or (held[phase] == held[other] and j < i)
-                                       for j, other in enumerate(PHASES) if j != i)]
-    return sp.Max(*(live(rows, phase) for phase in kept), evaluate=False) if len(kept) > 1 else \
-        (live(rows, kept[0]) if kept else sp.Integer(0))
+    kept = [
+        phase
+        for i, phase in enumerate(PHASES)
+        if held[phase]
+        and not any(
+            held[phase] < held[other] or (held[phase] == held[other] and j < i)
+            for j, other in enumerate(PHASES)
+            if j != i
+        )
+    ]
+    return (
+        sp.Max(*(live(rows, phase) for phase in kept), evaluate=False)
+        if len(kept) > 1
+        else (live(rows, kept[0]) if kept else sp.Integer(0))
+    )

@@ -1,5 +1,6 @@
 """The 1F1B clock's shape in the `jax` profile (jaxcheck.model.onef1b): the phases of one tick, the update after the
 tick loop, and the slots of the residual rings."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -9,8 +10,17 @@ from ...config.symbols import m, p
 # the phases of one 1F1B tick (recipes.jax.onef1b): the first stage's lookup, the stages' forward, the last stage's
 # loss (with MTP, its modules' backward after the heads', loss_modules), the stages' backward, the lookup's gradient;
 # what the tick loop carries is live in all of them
-TICK = ("forward_embed", "forward", "loss", "loss_input_grad", "loss_head", "loss_modules", "backward_attention",
-        "backward_weights", "backward_embed")
+TICK = (
+    "forward_embed",
+    "forward",
+    "loss",
+    "loss_input_grad",
+    "loss_head",
+    "loss_modules",
+    "backward_attention",
+    "backward_weights",
+    "backward_embed",
+)
 UPDATE = ("update", "update_gather")  # AdamW after the tick loop (ZeRO-2: then the all-gather of the updated layers)
 K = sp.Min(m, p, evaluate=False)  # residual ring slots per stage: the most loaded stage's in-flight micro batches
 

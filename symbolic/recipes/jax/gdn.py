@@ -1,5 +1,6 @@
 """A Gated DeltaNet mixer's saved residuals in jaxcheck's step (jaxcheck.model.gdn: Qwen3-Next, Qwen3.5), per
 device for one micro batch, under remat none and selective."""
+
 from __future__ import annotations
 
 from ...config.switches import Switches
@@ -18,26 +19,50 @@ def gdn_none(sw: Switches) -> list[Component]:
     per_head = tokens(n_gv, FP32, True)
     return norm_residuals("attn_norm", sw) + [
         Component("attn_in", tokens(h, B_a, False), "'attn_in': normed input of the projections, all-gathered over t"),
-        repeated("gdn_qk_proj", 2, tokens(n_gk * d_gk, B_a, True), "the query and key projections, the "
-                 "convolutions' inputs (kept by causal_conv's custom VJP)"),
+        repeated(
+            "gdn_qk_proj",
+            2,
+            tokens(n_gk * d_gk, B_a, True),
+            "the query and key projections, the convolutions' inputs (kept by causal_conv's custom VJP)",
+        ),
         Component("gdn_v_proj", tokens(n_gv * d_gv, B_a, True), "the value projection, its convolution's input"),
-        repeated("gdn_l2norm_x32", 2, tokens(n_gk * d_gk, FP32, True), "fp32 copies of the convolved queries and "
-                 "keys, the l2norms' inputs"),
-        repeated("gdn_l2norm_rsqrt", 4, tokens(n_gk, FP32, True), "fp32 [b, s, n_gk, 1] rsqrt and its product, "
-                 "twice for each l2norm"),
+        repeated(
+            "gdn_l2norm_x32",
+            2,
+            tokens(n_gk * d_gk, FP32, True),
+            "fp32 copies of the convolved queries and keys, the l2norms' inputs",
+        ),
+        repeated(
+            "gdn_l2norm_rsqrt",
+            4,
+            tokens(n_gk, FP32, True),
+            "fp32 [b, s, n_gk, 1] rsqrt and its product, twice for each l2norm",
+        ),
         Component("gdn_beta_dsigmoid", per_head, "fp32 beta (1 - beta), the derivative of beta = sigmoid(x Wb)"),
-        repeated("gdn_exp_A", 2, FP32 * n_gv / t, "fp32 exp(A_log) [n_gv] and its broadcast [1, 1, n_gv], factors "
-                 "of g"),
+        repeated(
+            "gdn_exp_A", 2, FP32 * n_gv / t, "fp32 exp(A_log) [n_gv] and its broadcast [1, 1, n_gv], factors of g"
+        ),
         repeated("gdn_softplus", 3, per_head, "fp32 intermediates of softplus(x Wa + dt_bias)"),
-        repeated("gdn_qk", 2, tokens(qk_heads * d_gk, B_a, True), "'gdn_q', 'gdn_k': the l2-normed queries and "
-                 "keys (repeated to n_gv heads when n_gv > n_gk), inputs the rule's custom VJP keeps"),
+        repeated(
+            "gdn_qk",
+            2,
+            tokens(qk_heads * d_gk, B_a, True),
+            "'gdn_q', 'gdn_k': the l2-normed queries and "
+            "keys (repeated to n_gv heads when n_gv > n_gk), inputs the rule's custom VJP keeps",
+        ),
         Component("gdn_v", tokens(n_gv * d_gv, B_a, True), "'gdn_v': the convolved values, the rule's input"),
         repeated("gdn_g_beta", 2, per_head, "'gdn_g', 'gdn_beta': the fp32 decay g and beta, the rule's inputs"),
-        Component("gdn_out", tokens(n_gv * d_gv, B_a, True), "'gdn_out': the rule's output, kept by the gated "
-                  "norm's custom VJP"),
+        Component(
+            "gdn_out",
+            tokens(n_gv * d_gv, B_a, True),
+            "'gdn_out': the rule's output, kept by the gated norm's custom VJP",
+        ),
         Component("gdn_z", tokens(n_gv * d_gv, B_a, True), "'gdn_z': the output gate z, the gated norm's other input"),
-        Component("gdn_gated", tokens(n_gv * d_gv, B_a, True), "'gdn_gated': RMSNorm(o) w silu(z), input of the "
-                  "row-parallel out_proj"),
+        Component(
+            "gdn_gated",
+            tokens(n_gv * d_gv, B_a, True),
+            "'gdn_gated': RMSNorm(o) w silu(z), input of the row-parallel out_proj",
+        ),
     ]
 
 

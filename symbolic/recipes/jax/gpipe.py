@@ -3,6 +3,7 @@ iterations keeps every iteration's residuals and stage outputs, and its working 
 the per-layer and per-micro-batch rows both schedules hold are recipes.jax.working's. Each row a buffer with the
 phases it is live in, read from XLA's buffer-assignment dumps of grids/derive.toml (its derivation in docs/jaxcheck.md,
 the dumps in docs/accuracy.md under the row's name)."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -61,16 +62,43 @@ def _stacks(sw: Switches) -> tuple[Buffer, ...]:
     dense_layers, moe_layers = stack_layers(sw)
     fwd_to_bwd = ("forward", "relayout") + LOSS + BACKWARD
     return (
-        Buffer("residual_stacks", (I, dense_layers), per_layer(sw), fwd_to_bwd,
-               f"every layer's residuals ({sw.recompute} remat) for every iteration, [m + p - 1, L/p, ...], written by "
-               "the forward in place, read by the backward" + (" (the dense layers' stack: (L - L_e)/p layers)"
-                                                                if sw.moe else "")),
-        *([Buffer("moe_residual_stacks", (I, moe_layers), per_layer(sw, moe=True), fwd_to_bwd,
-                  f"every MoE layer's residuals ({sw.recompute} remat) for every iteration, [m + p - 1, L_e/p, ...] "
-                  "(recipes.jax.moe)")] if sw.moe else []),
-        *([Buffer("gdn_residual_stacks", (I, linear_layers(sw)), per_layer(sw, sw.moe, True), fwd_to_bwd,
-                  f"every Gated DeltaNet layer's residuals ({sw.recompute} remat) for every iteration, [m + p - 1, "
-                  "L_g/p, ...] (a hybrid's first stack: jaxcheck.model.gdn)")] if sw.gdn else []),
+        Buffer(
+            "residual_stacks",
+            (I, dense_layers),
+            per_layer(sw),
+            fwd_to_bwd,
+            f"every layer's residuals ({sw.recompute} remat) for every iteration, [m + p - 1, L/p, ...], written by "
+            "the forward in place, read by the backward"
+            + (" (the dense layers' stack: (L - L_e)/p layers)" if sw.moe else ""),
+        ),
+        *(
+            [
+                Buffer(
+                    "moe_residual_stacks",
+                    (I, moe_layers),
+                    per_layer(sw, moe=True),
+                    fwd_to_bwd,
+                    f"every MoE layer's residuals ({sw.recompute} remat) for every iteration, [m + p - 1, L_e/p, ...] "
+                    "(recipes.jax.moe)",
+                )
+            ]
+            if sw.moe
+            else []
+        ),
+        *(
+            [
+                Buffer(
+                    "gdn_residual_stacks",
+                    (I, linear_layers(sw)),
+                    per_layer(sw, sw.moe, True),
+                    fwd_to_bwd,
+                    f"every Gated DeltaNet layer's residuals ({sw.recompute} remat) for every iteration, [m + p - 1, "
+                    "L_g/p, ...] (a hybrid's first stack: jaxcheck.model.gdn)",
+                )
+            ]
+            if sw.gdn
+            else []
+        ),
     )
 
 
@@ -85,13 +113,31 @@ def _carried(sw: Switches) -> tuple[Buffer, ...]:
     stream = stream_shape(sw)
     backward = BACKWARD
     return (
-        Buffer("stage_outputs", (I,) + stream, B_a, ("forward", "relayout") + LOSS,
-               "the last stage's output of every iteration [m + p - 1, b, s, h]"),
+        Buffer(
+            "stage_outputs",
+            (I,) + stream,
+            B_a,
+            ("forward", "relayout") + LOSS,
+            "the last stage's output of every iteration [m + p - 1, b, s, h]",
+        ),
         Buffer("embeddings", (m,) + stream, B_a, ("forward",), "embedded micro batches [m, b, s, h]"),
-        Buffer("lookup_partial", (m, b, s / c, h), B_a, ("forward_embed",), "the vocab-parallel lookup's partial "
-               "sums of every micro batch [m, b, s/c, h] before their sum over t, beside the embedding's all-gather"),
-        Buffer("stage_buffer", stream, B_a, ("forward",) + backward, "the stage buffer and its copy shifted one "
-               "stage by the collective-permute (forward: activations, backward: their cotangents)", count=2),
+        Buffer(
+            "lookup_partial",
+            (m, b, s / c, h),
+            B_a,
+            ("forward_embed",),
+            "the vocab-parallel lookup's partial "
+            "sums of every micro batch [m, b, s/c, h] before their sum over t, beside the embedding's all-gather",
+        ),
+        Buffer(
+            "stage_buffer",
+            stream,
+            B_a,
+            ("forward",) + backward,
+            "the stage buffer and its copy shifted one "
+            "stage by the collective-permute (forward: activations, backward: their cotangents)",
+            count=2,
+        ),
     )
 
 
@@ -101,21 +147,56 @@ def _grads(sw: Switches) -> tuple[Buffer, ...]:
     held = (h / jaxzero.grad_shards(sw), v / t)  # the head's gradient as the step keeps it (ZeRO-2/3: over d*c on h)
     backward = BACKWARD
     return (
-        Buffer("head_grad", held, _looped(B_g), LOSS, "fp32 gradient of the LM head (the embedding's when tied) "
-               "[h, v/t] (ZeRO-2/3: h over d*c), the loss loop's accumulator, live with the logits; none with one "
-               "micro batch (no loop: one product after the logits gradient)"),
-        Buffer("head_grad_zeros", held, _looped(B_g), ("forward", "relayout"), "the zeros that accumulator starts "
-               "from, materialised by XLA:GPU at the step's start and updated in place in the loss loop",
-               backend="gpu"),
-        Buffer("head_grad_kept", held, B_g, backward + ("update", "update_gather"), "the same gradient, complete "
-               "before the pipeline backward (an optimization barrier) and kept to the AdamW update, which waits for "
-               "every gradient (a second barrier)"),
-        Buffer("embed_grad", (v / t, h), B_g, ("update",), "fp32 gradient of the embedding's local rows [v/t, h], "
-               "scatter-added by the lookup's backward after the pipeline's; its sum over d*c (all-reduce; ZeRO-1: the "
-               "updated rows' all-gather) is in flight as the update starts"),
-        *([Buffer("positions_grad", (s_p, h), B_g, ("update",), "fp32 gradient of GPT's learned positions [s_p, "
-                  "h] (replicated over t), made with the embedding's by the lookup's backward")]
-          if sw.positions else []),
+        Buffer(
+            "head_grad",
+            held,
+            _looped(B_g),
+            LOSS,
+            "fp32 gradient of the LM head (the embedding's when tied) "
+            "[h, v/t] (ZeRO-2/3: h over d*c), the loss loop's accumulator, live with the logits; none with one "
+            "micro batch (no loop: one product after the logits gradient)",
+        ),
+        Buffer(
+            "head_grad_zeros",
+            held,
+            _looped(B_g),
+            ("forward", "relayout"),
+            "the zeros that accumulator starts "
+            "from, materialised by XLA:GPU at the step's start and updated in place in the loss loop",
+            backend="gpu",
+        ),
+        Buffer(
+            "head_grad_kept",
+            held,
+            B_g,
+            backward + ("update", "update_gather"),
+            "the same gradient, complete "
+            "before the pipeline backward (an optimization barrier) and kept to the AdamW update, which waits for "
+            "every gradient (a second barrier)",
+        ),
+        Buffer(
+            "embed_grad",
+            (v / t, h),
+            B_g,
+            ("update",),
+            "fp32 gradient of the embedding's local rows [v/t, h], "
+            "scatter-added by the lookup's backward after the pipeline's; its sum over d*c (all-reduce; ZeRO-1: the "
+            "updated rows' all-gather) is in flight as the update starts",
+        ),
+        *(
+            [
+                Buffer(
+                    "positions_grad",
+                    (s_p, h),
+                    B_g,
+                    ("update",),
+                    "fp32 gradient of GPT's learned positions [s_p, "
+                    "h] (replicated over t), made with the embedding's by the lookup's backward",
+                )
+            ]
+            if sw.positions
+            else []
+        ),
     )
 
 
@@ -125,18 +206,49 @@ def _iterations(sw: Switches) -> tuple[Buffer, ...]:
     backward = BACKWARD
     return (
         Buffer("output_grads", (m,) + stream, B_a, LOSS + backward, "cotangent of the pipeline's outputs"),
-        Buffer("iteration_grads", (I,) + stream, B_a, backward, "cotangents reaching the last stage and leaving "
-               "stage 0 in every iteration [m + p - 1, b, s, h]", count=2),
-        Buffer("iteration_grads_zeros", (I,) + stream, B_a, ("forward", "relayout") + LOSS, "the zeros those "
-               "cotangent stacks start from, a constant XLA:GPU materialises at the step's start and holds until the "
-               "backward copies it", backend="gpu"),
-        Buffer("relayout_copy", (I, N), _relayout(sw), ("relayout",),
-               "one residual stack in the backward's layout while the forward's copy still exists", backend="gpu"),
-        Buffer("stacks_widened", (I,) if sw.gdn else (I, N), _stacks_widening(sw), backward,
-               "what the residual stacks grow by when XLA:CPU converts their compute-dtype tensors to fp32 before "
-               "the backward loop", backend="cpu"),
-        Buffer("iteration_slice", (N,), _iteration_slice(sw), backward, "one iteration's residuals copied out "
-               "of the fp32 stacks for the backward's layer loop", backend="cpu"),
+        Buffer(
+            "iteration_grads",
+            (I,) + stream,
+            B_a,
+            backward,
+            "cotangents reaching the last stage and leaving stage 0 in every iteration [m + p - 1, b, s, h]",
+            count=2,
+        ),
+        Buffer(
+            "iteration_grads_zeros",
+            (I,) + stream,
+            B_a,
+            ("forward", "relayout") + LOSS,
+            "the zeros those "
+            "cotangent stacks start from, a constant XLA:GPU materialises at the step's start and holds until the "
+            "backward copies it",
+            backend="gpu",
+        ),
+        Buffer(
+            "relayout_copy",
+            (I, N),
+            _relayout(sw),
+            ("relayout",),
+            "one residual stack in the backward's layout while the forward's copy still exists",
+            backend="gpu",
+        ),
+        Buffer(
+            "stacks_widened",
+            (I,) if sw.gdn else (I, N),
+            _stacks_widening(sw),
+            backward,
+            "what the residual stacks grow by when XLA:CPU converts their compute-dtype tensors to fp32 before "
+            "the backward loop",
+            backend="cpu",
+        ),
+        Buffer(
+            "iteration_slice",
+            (N,),
+            _iteration_slice(sw),
+            backward,
+            "one iteration's residuals copied out of the fp32 stacks for the backward's layer loop",
+            backend="cpu",
+        ),
     )
 
 
@@ -144,10 +256,24 @@ def rows(sw: Switches) -> tuple[Buffer, ...]:
     """Every temporary of the step with the phases it is live in (forward: one layer of the last iteration; relayout:
     between forward and loss; loss: one micro batch; backward_attention / backward_weights: one layer's attention
     backward / its weight gradients; update: AdamW)."""
-    return (*_stacks(sw), *_loop(sw), *working.tied_and_norm(sw),
-            working.block_grads(sw, BACKWARD + ("update", "update_gather")), *_iterations(sw),
-            *working.forward_work(sw),
-            Buffer("head_cast", (h, v / t), _looped(B_a), ("loss",), "the LM head cast to compute dtype inside the "
-                   "loss loop (XLA:GPU fuses the cast into the logits product; with one micro batch there is no loop)",
-                   backend="cpu"),
-            *working.backward_work(sw), *jaxzero.rows(sw), *jaxmoe.rows(sw), *working.layer_gathered(sw))
+    return (
+        *_stacks(sw),
+        *_loop(sw),
+        *working.tied_and_norm(sw),
+        working.block_grads(sw, BACKWARD + ("update", "update_gather")),
+        *_iterations(sw),
+        *working.forward_work(sw),
+        Buffer(
+            "head_cast",
+            (h, v / t),
+            _looped(B_a),
+            ("loss",),
+            "the LM head cast to compute dtype inside the "
+            "loss loop (XLA:GPU fuses the cast into the logits product; with one micro batch there is no loop)",
+            backend="cpu",
+        ),
+        *working.backward_work(sw),
+        *jaxzero.rows(sw),
+        *jaxmoe.rows(sw),
+        *working.layer_gathered(sw),
+    )

@@ -1,6 +1,7 @@
 """The normalisations' saved residuals in jaxcheck's step (jaxcheck.model.norm, causal_lm): an RMSNorm's or
 LayerNorm's fp32 intermediates, the q/k norms', MLA's latent norms' and Gemma's sandwich norms', per device for one
 micro batch (jax's saved residuals of the layer, tests/test_jax_*.py)."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -16,10 +17,14 @@ def norm_residuals(prefix: str, sw: Switches, width: sp.Expr = h, split_t: bool 
     the centred x in place of x (jax's saved residuals of the layer, tests/test_jax_gpt.py)."""
     split_t = sw.sp if split_t is None else split_t
     return [
-        Component(f"{prefix}_x32", tokens(width, FP32, split_t), "fp32 copy of the norm input (RMSNorm, "
-                  "x.astype(float32))"),
-        Component(f"{prefix}_normed32", tokens(width, FP32, split_t), "fp32 x * rsqrt(mean(x^2) + eps), input of "
-                  "the scale multiply"),
+        Component(
+            f"{prefix}_x32", tokens(width, FP32, split_t), "fp32 copy of the norm input (RMSNorm, x.astype(float32))"
+        ),
+        Component(
+            f"{prefix}_normed32",
+            tokens(width, FP32, split_t),
+            "fp32 x * rsqrt(mean(x^2) + eps), input of the scale multiply",
+        ),
         repeated(f"{prefix}_rsqrt", 2, tokens(1, FP32, split_t), "fp32 [b, s, 1] rsqrt and its product, kept twice"),
     ]
 
@@ -35,13 +40,29 @@ def head_norms_none(sw: Switches) -> list[Component]:
     for name, heads in (("q", a), ("k", k)):
         rsqrt = tokens(heads, FP32, True) if sw.qk_norm != "full" else tokens(1, FP32, False)
         parts += [
-            Component(f"{name}_norm_x32", tokens(heads * dh, FP32, True), f"fp32 copy of the {name} projection, the "
-                      "input of its RMSNorm"),
-            *([] if sw.qk_norm == "weightless" else [
-                Component(f"{name}_norm_normed32", tokens(heads * dh, FP32, True), f"fp32 normed {name} heads, input "
-                          "of the scale multiply")]),
-            repeated(f"{name}_norm_rsqrt", 2, rsqrt, f"fp32 rsqrt and its product, [b, s, {name} heads, 1] per head "
-                     "or [b, s, 1] over the whole width, kept twice"),
+            Component(
+                f"{name}_norm_x32",
+                tokens(heads * dh, FP32, True),
+                f"fp32 copy of the {name} projection, the input of its RMSNorm",
+            ),
+            *(
+                []
+                if sw.qk_norm == "weightless"
+                else [
+                    Component(
+                        f"{name}_norm_normed32",
+                        tokens(heads * dh, FP32, True),
+                        f"fp32 normed {name} heads, input of the scale multiply",
+                    )
+                ]
+            ),
+            repeated(
+                f"{name}_norm_rsqrt",
+                2,
+                rsqrt,
+                f"fp32 rsqrt and its product, [b, s, {name} heads, 1] per head "
+                "or [b, s, 1] over the whole width, kept twice",
+            ),
         ]
     return parts
 
@@ -55,8 +76,12 @@ def latents_none(sw: Switches) -> list[Component]:
     for name, width, on in (("q_latent", q_r, sw.q_lora), ("kv_latent", kv_r, True)):
         if on:
             parts += norm_residuals(f"{name}_norm", sw, width, False) + [
-                Component(f"{name}_normed", tokens(width, B_a, False), f"normed {name.replace('_', ' ')}, input of "
-                          "its column-parallel up-projection (replicated over t)")]
+                Component(
+                    f"{name}_normed",
+                    tokens(width, B_a, False),
+                    f"normed {name.replace('_', ' ')}, input of its column-parallel up-projection (replicated over t)",
+                )
+            ]
     return parts
 
 

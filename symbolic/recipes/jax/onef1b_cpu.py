@@ -1,6 +1,7 @@
 """The XLA:CPU rows of the 1F1B table (recipes.jax.onef1b): the copies XLA:CPU makes of the LM head, the residual
 rings and one layer's weights for its fp32 dots, and the all-reduce at a tick's end where it sums the head's and the
 lookup's gradients. Each read from XLA:CPU dumps, named in docs/accuracy.md under the row's name."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -43,9 +44,17 @@ def head_cast(sw: Switches) -> Buffer:
     # (lookup_held); where it is not, that phase is the lookup's backward before the loss, both live
     # (head_copies_at_lookup; evidence: docs/accuracy.md, head_cast)
     cast_ticks = ("forward_embed", "forward", "backward_attention", "backward_weights") + (("loss",) if sw.mtp else ())
-    return Buffer("head_cast", (h, v / t), B_a, cast_ticks, (
-        "the LM head [h, v/t] cast to compute dtype by XLA:CPU at the start of every tick, live to its last logits "
-        "product (with MTP the modules'); at the logits product itself, head_cast_at_logits"), backend="cpu")
+    return Buffer(
+        "head_cast",
+        (h, v / t),
+        B_a,
+        cast_ticks,
+        (
+            "the LM head [h, v/t] cast to compute dtype by XLA:CPU at the start of every tick, live to its last logits "
+            "product (with MTP the modules'); at the logits product itself, head_cast_at_logits"
+        ),
+        backend="cpu",
+    )
 
 
 def _loss_rows(sw: Switches) -> tuple[Buffer, ...]:
@@ -54,23 +63,60 @@ def _loss_rows(sw: Switches) -> tuple[Buffer, ...]:
     # with one layer per stage, the fp32 width of its gradients held to the tick's all-reduce over d*c
     one_layer_held = sp.Piecewise((B_g, sp.And(sp.Eq(N, 1), sp.Ne(GROUPS.zero_group, 1))), (0, True))
     return (
-        Buffer("lookup_grad_early", (v / t, h), held * B_g, LOSS_CPU, "the fp32 lookup gradient [v/t, h] made "
-               "before the loss and held through it for the all-reduce at the tick's end (lookup_held)", backend="cpu"),
-        *([Buffer("head_grad_at_reduce", (h / tick_slices(sw), v / t), held * B_g, ("backward_embed",),
-                  "where the lookup gradient is held: the micro batch's fp32 head gradient (tick_slices: a ZeRO "
-                  "shard of it) and its sum from the all-reduce it shares with the lookup's at the tick's end; with "
-                  "MTP, recipes.jax.mtp's mtp_model_head_grad and mtp_grads_summed", count=2, backend="cpu"),
-           Buffer("layer_grads_held", (one_layer_dense(sw),), one_layer_held, LOSS_CPU + ("backward_embed",),
-                  "with one layer per stage (XLA removes the one-trip layer loop), the layer's fresh fp32 weight "
-                  "gradients held through the loss to the all-reduce at the tick's end; none when d*c = 1; with MTP, "
-                  "recipes.jax.mtp's mtp_tick_grads",
-                  backend="cpu"),
-           Buffer("layer_grads_summed", (one_layer_dense(sw),), one_layer_held, ("backward_embed",),
-                  "their sums from that all-reduce, beside them", backend="cpu"),
-           Buffer("head_copies_at_lookup", (h, v / t), (1 - held) * (B_a + FP32), ("backward_embed",), "where the "
-                  "lookup gradient is not held, the head's compute-dtype cast and fp32 widening [h, v/t], live beside "
-                  "the lookup's backward that runs before the loss", backend="cpu")]
-          if not sw.mtp else []),
+        Buffer(
+            "lookup_grad_early",
+            (v / t, h),
+            held * B_g,
+            LOSS_CPU,
+            "the fp32 lookup gradient [v/t, h] made "
+            "before the loss and held through it for the all-reduce at the tick's end (lookup_held)",
+            backend="cpu",
+        ),
+        *(
+            [
+                Buffer(
+                    "head_grad_at_reduce",
+                    (h / tick_slices(sw), v / t),
+                    held * B_g,
+                    ("backward_embed",),
+                    "where the lookup gradient is held: the micro batch's fp32 head gradient (tick_slices: a ZeRO "
+                    "shard of it) and its sum from the all-reduce it shares with the lookup's at the tick's end; with "
+                    "MTP, recipes.jax.mtp's mtp_model_head_grad and mtp_grads_summed",
+                    count=2,
+                    backend="cpu",
+                ),
+                Buffer(
+                    "layer_grads_held",
+                    (one_layer_dense(sw),),
+                    one_layer_held,
+                    LOSS_CPU + ("backward_embed",),
+                    "with one layer per stage (XLA removes the one-trip layer loop), the layer's fresh fp32 weight "
+                    "gradients held through the loss to the all-reduce at the tick's end; none when d*c = 1; with MTP, "
+                    "recipes.jax.mtp's mtp_tick_grads",
+                    backend="cpu",
+                ),
+                Buffer(
+                    "layer_grads_summed",
+                    (one_layer_dense(sw),),
+                    one_layer_held,
+                    ("backward_embed",),
+                    "their sums from that all-reduce, beside them",
+                    backend="cpu",
+                ),
+                Buffer(
+                    "head_copies_at_lookup",
+                    (h, v / t),
+                    (1 - held) * (B_a + FP32),
+                    ("backward_embed",),
+                    "where the "
+                    "lookup gradient is not held, the head's compute-dtype cast and fp32 widening [h, v/t], live beside "
+                    "the lookup's backward that runs before the loss",
+                    backend="cpu",
+                ),
+            ]
+            if not sw.mtp
+            else []
+        ),
     )
 
 
@@ -88,35 +134,84 @@ def _ring_rows(sw: Switches) -> tuple[Buffer, ...]:
     gdn_all = layer_bytes(sw, sw.moe, True) if sw.gdn else sp.Integer(0)
     gdn_fp32 = per_layer_fp32_kept(sw, sw.moe, True) if sw.gdn else sp.Integer(0)
     return (
-        Buffer("ring_copies", (K, dense_layers), per_layer_fp32, LAYER_LOOP, "a second copy of the fp32 residual "
-               "rings [K, L/p, ...] (the norms' fp32 inputs, outputs and rsqrt) that XLA:CPU makes in the layer loop "
-               "and frees before the loss", backend="cpu"),
-        *([Buffer("gdn_ring_copies", (K, linear_layers(sw)), gdn_fp32, LAYER_LOOP, "the same second copy of the Gated "
-                  "DeltaNet layers' fp32 rings [K, L_g/p, ...] (the l2norms' inputs)", backend="cpu"),
-           Buffer("gdn_slot_slice", (linear_layers(sw),), sp.Piecewise((0, sp.Eq(K, 1)), (gdn_all - gdn_fp32, True)),
-                  BWD_CPU, "the compute-dtype residuals of the Gated DeltaNet "
-                  "layers' ring slot, sliced out at once as the attention layers' are; none with one slot (K = 1)",
-                  backend="cpu")]
-          if sw.gdn else []),
-        Buffer("slot_slice", (dense_layers,), sp.Piecewise((0, sp.Eq(K, 1)), (per_layer - per_layer_fp32, True)),
-               BWD_CPU, "the compute-dtype residuals of the backward's ring slot, "
-               "every layer's, sliced out at once by XLA:CPU and freed before the attention backward (BWD_CPU); none "
-               "with one slot (K = 1: the ring is read in place)", backend="cpu"),
+        Buffer(
+            "ring_copies",
+            (K, dense_layers),
+            per_layer_fp32,
+            LAYER_LOOP,
+            "a second copy of the fp32 residual "
+            "rings [K, L/p, ...] (the norms' fp32 inputs, outputs and rsqrt) that XLA:CPU makes in the layer loop "
+            "and frees before the loss",
+            backend="cpu",
+        ),
+        *(
+            [
+                Buffer(
+                    "gdn_ring_copies",
+                    (K, linear_layers(sw)),
+                    gdn_fp32,
+                    LAYER_LOOP,
+                    "the same second copy of the Gated "
+                    "DeltaNet layers' fp32 rings [K, L_g/p, ...] (the l2norms' inputs)",
+                    backend="cpu",
+                ),
+                Buffer(
+                    "gdn_slot_slice",
+                    (linear_layers(sw),),
+                    sp.Piecewise((0, sp.Eq(K, 1)), (gdn_all - gdn_fp32, True)),
+                    BWD_CPU,
+                    "the compute-dtype residuals of the Gated DeltaNet "
+                    "layers' ring slot, sliced out at once as the attention layers' are; none with one slot (K = 1)",
+                    backend="cpu",
+                ),
+            ]
+            if sw.gdn
+            else []
+        ),
+        Buffer(
+            "slot_slice",
+            (dense_layers,),
+            sp.Piecewise((0, sp.Eq(K, 1)), (per_layer - per_layer_fp32, True)),
+            BWD_CPU,
+            "the compute-dtype residuals of the backward's ring slot, "
+            "every layer's, sliced out at once by XLA:CPU and freed before the attention backward (BWD_CPU); none "
+            "with one slot (K = 1: the ring is read in place)",
+            backend="cpu",
+        ),
     )
 
 
 def _widened_rows(sw: Switches) -> tuple[Buffer, ...]:
     """One layer's weights widened to fp32 for XLA:CPU's dots: in backward, under full remat, hoisted."""
     return (
-        Buffer("layer_widened", (one_layer(sw),), FP32, ("backward_attention", "backward_weights"), "one layer's "
-               "weights (an MoE layer's with its local experts) cast to compute dtype and converted back to fp32 for "
-               "XLA:CPU's fp32 dots in the backward", backend="cpu"),
-        Buffer("layer_widened_recompute", (one_layer(sw),), FP32 if sw.recompute == "full" else sp.Integer(0),
-               ("backward_attention",), "full remat: the same layer's weights widened to fp32 a second time for the "
-               "forward the backward recomputes, beside the backward's own", backend="cpu"),
-        Buffer("layer_widened_hoisted", (one_layer(sw),), sp.Piecewise((FP32, sp.Eq(N, 1)), (0, True)), TICK,
-               "with one layer per stage, that layer's weights widened to fp32 once for the whole step: XLA removes "
-               "the one-trip layer loop and hoists the cast", backend="cpu"),
+        Buffer(
+            "layer_widened",
+            (one_layer(sw),),
+            FP32,
+            ("backward_attention", "backward_weights"),
+            "one layer's "
+            "weights (an MoE layer's with its local experts) cast to compute dtype and converted back to fp32 for "
+            "XLA:CPU's fp32 dots in the backward",
+            backend="cpu",
+        ),
+        Buffer(
+            "layer_widened_recompute",
+            (one_layer(sw),),
+            FP32 if sw.recompute == "full" else sp.Integer(0),
+            ("backward_attention",),
+            "full remat: the same layer's weights widened to fp32 a second time for the "
+            "forward the backward recomputes, beside the backward's own",
+            backend="cpu",
+        ),
+        Buffer(
+            "layer_widened_hoisted",
+            (one_layer(sw),),
+            sp.Piecewise((FP32, sp.Eq(N, 1)), (0, True)),
+            TICK,
+            "with one layer per stage, that layer's weights widened to fp32 once for the whole step: XLA removes "
+            "the one-trip layer loop and hoists the cast",
+            backend="cpu",
+        ),
     )
 
 
@@ -125,22 +220,65 @@ def _head_rows(sw: Switches) -> tuple[Buffer, ...]:
     the logits, and the lookup gradient's sum."""
     head_ticks = tuple(x for x in TICK if x != "backward_embed")
     return (
-        Buffer("logits_grad_transposed", (v / t, b * s / c), FP32, ("loss_head",), "the micro batch's fp32 logits "
-               "gradient copied into [v/t, b s/c] by XLA:CPU for the head gradient's dot", backend="cpu"),
-        *([Buffer("softcap_logits", (2, b, s / c, v / t), FP32, ("loss_head",), "with soft-capped logits (Gemma 2), "
-                  "the fp32 tanh(logits / cap) [b, s/c, v/t] kept for its derivative and the logits gradient times "
-                  "that derivative, beside the capped logits' gradient and its transposed copy", backend="cpu")]
-          if sw.logit_softcap else []),
-        Buffer("head_widened", (h, v / t), FP32, head_ticks, "the compute-dtype head converted back to fp32 "
-               "[h, v/t] for XLA:CPU's fp32 dots, live from the tick's start to the head's last backward product",
-               backend="cpu"),
-        *([Buffer("head_cast_at_logits", (v / t,), sp.Max(0, B_a * h - FP32 * b * s / c, evaluate=False),
-                  ("loss",), "at the logits product XLA:CPU holds the head's cast and the fp32 logits, at the "
-                  "softmax's exp the logits and their exp (the logits row's two): what the first exceeds the "
-                  "second by", backend="cpu")] if not sw.mtp else []),
-        Buffer("lookup_grad_summed", (v / t, h), B_g, ("backward_embed",), "the fp32 lookup gradient's sum over d*c "
-               "[v/t, h], a buffer of its own beside its input; when d*c = 1 too (XLA:CPU keeps an all-reduce over "
-               "one device)", backend="cpu"),
+        Buffer(
+            "logits_grad_transposed",
+            (v / t, b * s / c),
+            FP32,
+            ("loss_head",),
+            "the micro batch's fp32 logits gradient copied into [v/t, b s/c] by XLA:CPU for the head gradient's dot",
+            backend="cpu",
+        ),
+        *(
+            [
+                Buffer(
+                    "softcap_logits",
+                    (2, b, s / c, v / t),
+                    FP32,
+                    ("loss_head",),
+                    "with soft-capped logits (Gemma 2), "
+                    "the fp32 tanh(logits / cap) [b, s/c, v/t] kept for its derivative and the logits gradient times "
+                    "that derivative, beside the capped logits' gradient and its transposed copy",
+                    backend="cpu",
+                )
+            ]
+            if sw.logit_softcap
+            else []
+        ),
+        Buffer(
+            "head_widened",
+            (h, v / t),
+            FP32,
+            head_ticks,
+            "the compute-dtype head converted back to fp32 "
+            "[h, v/t] for XLA:CPU's fp32 dots, live from the tick's start to the head's last backward product",
+            backend="cpu",
+        ),
+        *(
+            [
+                Buffer(
+                    "head_cast_at_logits",
+                    (v / t,),
+                    sp.Max(0, B_a * h - FP32 * b * s / c, evaluate=False),
+                    ("loss",),
+                    "at the logits product XLA:CPU holds the head's cast and the fp32 logits, at the "
+                    "softmax's exp the logits and their exp (the logits row's two): what the first exceeds the "
+                    "second by",
+                    backend="cpu",
+                )
+            ]
+            if not sw.mtp
+            else []
+        ),
+        Buffer(
+            "lookup_grad_summed",
+            (v / t, h),
+            B_g,
+            ("backward_embed",),
+            "the fp32 lookup gradient's sum over d*c "
+            "[v/t, h], a buffer of its own beside its input; when d*c = 1 too (XLA:CPU keeps an all-reduce over "
+            "one device)",
+            backend="cpu",
+        ),
     )
 
 

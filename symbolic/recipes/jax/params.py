@@ -2,6 +2,7 @@
 hybrid's Gated DeltaNet stack, the device's parameters but its routed experts, its routed experts, and the largest
 layer it runs (what the `jax` profile's argument and per-layer rows are made of; jaxcheck.model.causal_lm lays the stacks
 out)."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -62,8 +63,13 @@ def device_params(sw: Switches) -> sp.Expr:
     final norm, LM head, and the multi-token-prediction modules."""
     dense, moe = stack_layers(sw)
     ends = embedding_params(sw) + (final_norm_params(sw) if sw.tied else head_params(sw))  # GPT: positions, LayerNorm
-    return ends + dense * layer_params(sw) + moe * moe_layer_params(sw) + n_mtp * mtp_module_params(sw) \
+    return (
+        ends
+        + dense * layer_params(sw)
+        + moe * moe_layer_params(sw)
+        + n_mtp * mtp_module_params(sw)
         + linear_layers(sw) * gdn_layer_params(sw)
+    )
 
 
 def device_experts(sw: Switches) -> sp.Expr:

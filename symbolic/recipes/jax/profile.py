@@ -7,6 +7,7 @@ of symbolic.recipes.jax.buffers, live in the phases of the step (the derivation 
 buffer-assignment dumps of grids/derive.toml and grids/derive-1f1b.toml, is in docs/jaxcheck.md; the dumps of each
 row are in docs/accuracy.md under its name; its doc says what the buffer is).
 """
+
 from __future__ import annotations
 
 import functools
@@ -45,16 +46,6 @@ def layer_tensors(sw: Switches, moe: bool = False) -> list[Component]:
     return _layer_tensors(sw, moe)
 
 
-
-
-
-
-
-
-
-
-
-
 def arguments(sw: Switches) -> list[Buffer]:
     """The step's inputs: parameters, AdamW state, batch (exact: checked against XLA's argument bytes)."""
     zero = GROUPS.zero_group if sw.dist_opt else sp.Integer(1)
@@ -62,21 +53,46 @@ def arguments(sw: Switches) -> list[Buffer]:
     params, experts = device_params(sw), device_experts(sw)
     whole = unsharded_vectors(sw) * (1 - 1 / zero)  # what those vectors add to a 1/(d*c) share
     expert_params = expert_data_parallel() if sw.sharded_weights else sp.Integer(1)
-    moe_doc = ("; routed experts E/e per device, their f_e over t_e, their ZeRO shards over the expert data-parallel "
-               "d t c / (e t_e)" if sw.moe else "")
+    moe_doc = (
+        "; routed experts E/e per device, their f_e over t_e, their ZeRO shards over the expert data-parallel "
+        "d t c / (e t_e)"
+        if sw.moe
+        else ""
+    )
     return [
-        Buffer("params", (params / jaxzero.param_shards(sw) + experts / expert_params
-                          + (whole if sw.sharded_weights else 0),), B_w, ALL, "parameters in "
-               "param dtype, sharded as jaxcheck.rules (matrices and vocabulary over t, layers over p" + (
-                   "; ZeRO-3: each also over d*c on a layer's major dimension" if sw.sharded_weights else "")
-               + moe_doc + ")"),
-        Buffer("adam_moments", (params / zero + experts / expert_zero + whole,), B_o, ALL, "AdamW mu and nu in param "
-               "dtype" + (
-            ", over d*c (ZeRO-1: first dimension divisible by d*c; ZeRO-2/3: as the gradients)" if sw.dist_opt
-            else ", sharded like params")),
+        Buffer(
+            "params",
+            (params / jaxzero.param_shards(sw) + experts / expert_params + (whole if sw.sharded_weights else 0),),
+            B_w,
+            ALL,
+            "parameters in "
+            "param dtype, sharded as jaxcheck.rules (matrices and vocabulary over t, layers over p"
+            + ("; ZeRO-3: each also over d*c on a layer's major dimension" if sw.sharded_weights else "")
+            + moe_doc
+            + ")",
+        ),
+        Buffer(
+            "adam_moments",
+            (params / zero + experts / expert_zero + whole,),
+            B_o,
+            ALL,
+            "AdamW mu and nu in param "
+            "dtype"
+            + (
+                ", over d*c (ZeRO-1: first dimension divisible by d*c; ZeRO-2/3: as the gradients)"
+                if sw.dist_opt
+                else ", sharded like params"
+            ),
+        ),
         Buffer("adam_count", (), INT32, ALL, "AdamW step count, one replicated int32"),
-        Buffer("batch", (m, b, s / c), INT32, ALL, "int32 tokens and targets [m, d*b, s] over data and context",
-               count=sp.Integer(2)),
+        Buffer(
+            "batch",
+            (m, b, s / c),
+            INT32,
+            ALL,
+            "int32 tokens and targets [m, d*b, s] over data and context",
+            count=sp.Integer(2),
+        ),
     ]
 
 
@@ -98,8 +114,14 @@ def param_leaves(sw: Switches) -> sp.Expr:
     dense_mlp = (-1 if sw.mlp == "gelu" else 0) + (sw.mlp_bias and (2 if sw.mlp == "gelu" else 3))  # fc1 fc2, biases
     ends += (1 if sw.positions else 0) + (1 if sw.norm == "layer" else 0)  # positions; the final LayerNorm's bias
     dense = 9 + mla + dense_mlp
-    moe = 10 + (3 if sw.shared else 0) + (1 if sw.shared_gate else 0) + (4 if sw.moe_bias else 0) + mla \
+    moe = (
+        10
+        + (3 if sw.shared else 0)
+        + (1 if sw.shared_gate else 0)
+        + (4 if sw.moe_bias else 0)
+        + mla
         + (1 if sw.expert_bias else 0)
+    )
     # a multi-token-prediction module: enorm, hnorm, final norm (with LayerNorm, their biases), eh_proj, its layer
     mtp = n_mtp * (3 * (2 if sw.norm == "layer" else 1) + 1 + (moe if sw.mtp_moe else dense)) if sw.mtp else 0
     if sw.gdn:  # two stacks: attention and Gated DeltaNet blocks with one kind of MLP (13 mixer leaves in place of
@@ -115,16 +137,15 @@ def param_leaves(sw: Switches) -> sp.Expr:
 def outputs(sw: Switches) -> list[Buffer]:
     """The loss and the output tuple's pointer table; new params and AdamW state come back in the donated buffers."""
     leaves = param_leaves(sw)
-    return [Buffer("loss_and_tuple", (), FP32 + POINTER * (3 * leaves + 2), ALL,
-                   "fp32 loss + the output tuple's pointer table (8 bytes per output); params and AdamW are aliased")]
-
-
-
-
-
-
-
-
+    return [
+        Buffer(
+            "loss_and_tuple",
+            (),
+            FP32 + POINTER * (3 * leaves + 2),
+            ALL,
+            "fp32 loss + the output tuple's pointer table (8 bytes per output); params and AdamW are aliased",
+        )
+    ]
 
 
 def _read(sw: Switches) -> Switches:
@@ -144,8 +165,6 @@ def _temporaries(sw: Switches) -> tuple[Buffer, ...]:
     return gpipe.rows(sw) if sw.schedule == "gpipe" else jax1f1b.rows(sw) + jaxmtp.rows(sw)
 
 
-
-
 def table(sw: Switches) -> list[Buffer]:
     """Arguments, outputs and the temporaries the switches' backend holds."""
     return arguments(sw) + outputs(sw) + on(temporaries(sw), sw.backend)
@@ -157,8 +176,13 @@ def phase_bytes(sw: Switches) -> dict[str, sp.Expr]:
     return {phase: live(rows, phase) for phase in PHASES}
 
 
-GROUP: dict[str, str] = {"params": "argument", "adam_moments": "argument", "adam_count": "argument",
-                         "batch": "argument", "loss_and_tuple": "output"}
+GROUP: dict[str, str] = {
+    "params": "argument",
+    "adam_moments": "argument",
+    "adam_count": "argument",
+    "batch": "argument",
+    "loss_and_tuple": "output",
+}
 
 
 def group_of(name: str) -> str:
@@ -181,14 +205,28 @@ def _components(sw: Switches) -> tuple[Component, ...]:
     rows = on(temporaries(sw), sw.backend)
     at_peak = [row.component() for row in rows if PEAK_PHASE in row.phases]
     excess = peak(rows) - live(rows, PEAK_PHASE)
-    return tuple([row.component() for row in arguments(sw) + outputs(sw)] + at_peak
-                 + [Component("other_phase", sp.Max(0, excess, evaluate=False) if excess != 0 else sp.Integer(0),
-                              "bytes by which the largest phase's live set "
-                              f"exceeds the {PEAK_PHASE} phase's (0 when that phase is the peak)")])
+    return tuple(
+        [row.component() for row in arguments(sw) + outputs(sw)]
+        + at_peak
+        + [
+            Component(
+                "other_phase",
+                sp.Max(0, excess, evaluate=False) if excess != 0 else sp.Integer(0),
+                "bytes by which the largest phase's live set "
+                f"exceeds the {PEAK_PHASE} phase's (0 when that phase is the peak)",
+            )
+        ]
+    )
 
 
-def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, micro: sp.Expr | None = None,
-                     moe_layers: sp.Expr | None = None, kinds: dict | None = None) -> list[Component]:
+def stage_components(
+    sw: Switches,
+    stage: str,
+    layers: sp.Expr | None = None,
+    micro: sp.Expr | None = None,
+    moe_layers: sp.Expr | None = None,
+    kinds: dict | None = None,
+) -> list[Component]:
     """All stages hold the same buffers under SPMD (embedding and head replicated over pipe, equal stage sizes of L/p
     layers, every stage runs all m + p - 1 iterations): `layers`, `micro`, `moe_layers` and a hybrid's `kinds`
     change nothing (the rule table's jax scope: every stage holds as many Gated DeltaNet layers)."""

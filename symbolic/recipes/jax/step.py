@@ -1,4 +1,5 @@
 """Facts of jaxcheck's train step that the `jax` profile, the rule table and jaxcheck itself read from here."""
+
 from __future__ import annotations
 
 from ...config.dtypes import JAX_NAMES
@@ -25,19 +26,63 @@ FLASH_BLOCK = 128  # keys per block of jaxcheck's flash attention: min(s, FLASH_
 # convolution, the decay g, beta), the gate z, the rule's output and the gated norm's output, out_proj's input: the
 # backward reruns the projections, convolutions and l2norms (elementwise, and matmuls from the saved attn_in), never
 # the rule's forward (its custom VJP recomputes the chunks once, in its backward).
-SELECTIVE_SAVED = ("attn_norm_in", "attn_in", "q_latent", "kv_latent", "q", "k_gathered", "v_gathered", "attn_out",
-                   "attn_gate", "attn_gated",
-                   "gdn_q", "gdn_k", "gdn_v", "gdn_z", "gdn_beta", "gdn_g", "gdn_out", "gdn_gated",
-                   "mlp_norm_in", "mlp_in", "attn_proj", "mlp_proj",
-                   "gate", "up", "swiglu", "fc1", "gelu",
-                   "moe_in", "router_probs", "router_topk", "router_weights", "moe_slots",
-                   "moe_dispatched", "moe_gate", "moe_up", "moe_swiglu", "moe_expert_out",
-                   "shared_in", "shared_gate", "shared_up", "shared_swiglu", "shared_out", "shared_sigmoid")
+SELECTIVE_SAVED = (
+    "attn_norm_in",
+    "attn_in",
+    "q_latent",
+    "kv_latent",
+    "q",
+    "k_gathered",
+    "v_gathered",
+    "attn_out",
+    "attn_gate",
+    "attn_gated",
+    "gdn_q",
+    "gdn_k",
+    "gdn_v",
+    "gdn_z",
+    "gdn_beta",
+    "gdn_g",
+    "gdn_out",
+    "gdn_gated",
+    "mlp_norm_in",
+    "mlp_in",
+    "attn_proj",
+    "mlp_proj",
+    "gate",
+    "up",
+    "swiglu",
+    "fc1",
+    "gelu",
+    "moe_in",
+    "router_probs",
+    "router_topk",
+    "router_weights",
+    "moe_slots",
+    "moe_dispatched",
+    "moe_gate",
+    "moe_up",
+    "moe_swiglu",
+    "moe_expert_out",
+    "shared_in",
+    "shared_gate",
+    "shared_up",
+    "shared_swiglu",
+    "shared_out",
+    "shared_sigmoid",
+)
 
 
 def jax_widths(param_dtype: str = PARAM_DTYPE, compute_dtype: str = COMPUTE_DTYPE) -> dict:
     """jaxcheck's step as precision choices: weights, gradients and AdamW mu + nu in the param dtype (no separate
     master copy; the step count is a separate int32), activations in the compute dtype, fp32 logits for the loss."""
     w = JAX_NAMES[param_dtype]
-    return {"weight_dtype": w, "grad_dtype": w, "master_weights": False, "optimizer": "adamw", "moment_dtype": w,
-            "act_dtype": JAX_NAMES[compute_dtype], "logits": "fp32"}
+    return {
+        "weight_dtype": w,
+        "grad_dtype": w,
+        "master_weights": False,
+        "optimizer": "adamw",
+        "moment_dtype": w,
+        "act_dtype": JAX_NAMES[compute_dtype],
+        "logits": "fp32",
+    }

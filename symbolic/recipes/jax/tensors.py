@@ -1,5 +1,6 @@
 """Tensors jaxcheck's compiled train step keeps per layer for backward, named as jaxcheck/model/causal_lm.py names them:
 one device's shard for one micro batch, read off the implementation."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -50,10 +51,17 @@ def _latents_selective(sw: Switches) -> list[Component]:
     kv_r] (replicated over t; SELECTIVE_SAVED)."""
     if not sw.mla:
         return []
-    return ([Component("q_latent", tokens(q_r, B_a, False), "'q_latent': the query latent before its norm")]
-            if sw.q_lora else []) + [
-        Component("kv_latent", tokens(kv_r, B_a, False), "'kv_latent': the key/value latent before its norm, "
-                  "without the RoPE key")]
+    return (
+        [Component("q_latent", tokens(q_r, B_a, False), "'q_latent': the query latent before its norm")]
+        if sw.q_lora
+        else []
+    ) + [
+        Component(
+            "kv_latent",
+            tokens(kv_r, B_a, False),
+            "'kv_latent': the key/value latent before its norm, without the RoPE key",
+        )
+    ]
 
 
 def saved_none(sw: Switches, moe: bool = False, gdn: bool = False) -> list[Component]:
@@ -67,59 +75,108 @@ def saved_none(sw: Switches, moe: bool = False, gdn: bool = False) -> list[Compo
 
         return mixer + norm_residuals("mlp_norm", sw) + moe_mlp_none(sw)
     if sw.mlp == "gelu":
-        return mixer + norm_residuals("mlp_norm", sw) + [
-            Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of fc1, all-gathered over t"),
-            Component("fc1", tokens(f, B_a, True), "'fc1' projection output (+ its bias), GeLU's input"),
-            repeated("gelu_parts", 4, tokens(f, B_a, True), "four intermediates of GeLU's tanh approximation"),
-            repeated("gelu_constants", 2, B_a, "two compute-dtype scalars of the tanh approximation"),
-            Component("gelu", tokens(f, B_a, True), "'gelu' = GeLU(fc1), input of the row-parallel fc2"),
-        ]
+        return (
+            mixer
+            + norm_residuals("mlp_norm", sw)
+            + [
+                Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of fc1, all-gathered over t"),
+                Component("fc1", tokens(f, B_a, True), "'fc1' projection output (+ its bias), GeLU's input"),
+                repeated("gelu_parts", 4, tokens(f, B_a, True), "four intermediates of GeLU's tanh approximation"),
+                repeated("gelu_constants", 2, B_a, "two compute-dtype scalars of the tanh approximation"),
+                Component("gelu", tokens(f, B_a, True), "'gelu' = GeLU(fc1), input of the row-parallel fc2"),
+            ]
+        )
     act = [repeated("silu_parts", 3, tokens(f, B_a, True), "three SiLU intermediates (sigmoid, its complement, silu)")]
     if sw.sandwich:  # Gemma's GeGLU (jaxcheck.model.mlp.MLP)
-        act = [repeated("geglu_parts", 5, tokens(f, B_a, True), "GeLU(gate)'s tanh approximation: four "
-                        "intermediates and GeLU(gate), the product's other input (Gemma's GeGLU)"),
-               repeated("geglu_constants", 2, B_a, "two compute-dtype scalars of the tanh approximation")]
-    return mixer + norm_residuals("mlp_norm", sw) + [
-        Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of gate/up, all-gathered over t"),
-        Component("gate", tokens(f, B_a, True), "'gate' projection output"),
-        Component("up", tokens(f, B_a, True), "'up' projection output"),
-        *act,
-        Component("swiglu", tokens(f, B_a, True), ("'swiglu' = GeLU(gate) * up (GeGLU)" if sw.sandwich else
-                                                   "'swiglu' = silu(gate) * up") + ", input of the row-parallel down"),
-    ] + post_norms_none(sw)
+        act = [
+            repeated(
+                "geglu_parts",
+                5,
+                tokens(f, B_a, True),
+                "GeLU(gate)'s tanh approximation: four "
+                "intermediates and GeLU(gate), the product's other input (Gemma's GeGLU)",
+            ),
+            repeated("geglu_constants", 2, B_a, "two compute-dtype scalars of the tanh approximation"),
+        ]
+    return (
+        mixer
+        + norm_residuals("mlp_norm", sw)
+        + [
+            Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of gate/up, all-gathered over t"),
+            Component("gate", tokens(f, B_a, True), "'gate' projection output"),
+            Component("up", tokens(f, B_a, True), "'up' projection output"),
+            *act,
+            Component(
+                "swiglu",
+                tokens(f, B_a, True),
+                ("'swiglu' = GeLU(gate) * up (GeGLU)" if sw.sandwich else "'swiglu' = silu(gate) * up")
+                + ", input of the row-parallel down",
+            ),
+        ]
+        + post_norms_none(sw)
+    )
 
 
 def _attention_none(sw: Switches) -> list[Component]:
     """Remat none: the attention half's residuals (RMSNorm, Q/K/V input, K/V gathered, Q, the attention core's,
     its output)."""
     q_w, k_w, v_w = head_widths(sw)
-    return norm_residuals("attn_norm", sw) + [
-        Component("attn_in", tokens(h, B_a, False), "'attn_in': normed input of Q/K/V, all-gathered over t (inner layout)"),
-        *latents_none(sw),
-        *head_norms_none(sw),
-        Component("k_gathered", tokens(k_w, B_a, True) * c, "'k_gathered': K after RoPE all-gathered over context"),
-        Component("v_gathered", tokens(v_w, B_a, True) * c, "'v_gathered': V all-gathered over context"),
-        Component("q", tokens(q_w, B_a, True), "'q' after RoPE, reshaped to [b, s, k, a/k, dh] for the score einsum"),
-    ] + (_flash_residuals(sw) if sw.flash_attn else _dense_residuals()) + [
-        Component("attn_out", tokens(out_width(sw), B_a, True), "'attn_out': attention output, input of the "
-                  "row-parallel Wo" + (" (gated: a factor of the gate's product)" if sw.attn_gate else "")),
-    ] + (_gate_none(sw) if sw.attn_gate else [])
+    return (
+        norm_residuals("attn_norm", sw)
+        + [
+            Component(
+                "attn_in", tokens(h, B_a, False), "'attn_in': normed input of Q/K/V, all-gathered over t (inner layout)"
+            ),
+            *latents_none(sw),
+            *head_norms_none(sw),
+            Component("k_gathered", tokens(k_w, B_a, True) * c, "'k_gathered': K after RoPE all-gathered over context"),
+            Component("v_gathered", tokens(v_w, B_a, True) * c, "'v_gathered': V all-gathered over context"),
+            Component(
+                "q", tokens(q_w, B_a, True), "'q' after RoPE, reshaped to [b, s, k, a/k, dh] for the score einsum"
+            ),
+        ]
+        + (_flash_residuals(sw) if sw.flash_attn else _dense_residuals())
+        + [
+            Component(
+                "attn_out",
+                tokens(out_width(sw), B_a, True),
+                "'attn_out': attention output, input of the "
+                "row-parallel Wo" + (" (gated: a factor of the gate's product)" if sw.attn_gate else ""),
+            )
+        ]
+        + (_gate_none(sw) if sw.attn_gate else [])
+    )
 
 
 def _gate_none(sw: Switches) -> list[Component]:
     """Remat none, gated attention (Qwen3-Next, Qwen3.5): the sigmoid of the gate projection and its derivative
     s (1 - s), and the gated output, Wo's input; [b, s, a dh] in compute dtype, heads over t."""
-    return [repeated("attn_gate_sigmoid", 2, tokens(a * dh, B_a, True), "sigmoid(x Wg) and its derivative "
-                     "s (1 - s), the product's factor and the sigmoid's"),
-            Component("attn_gated", tokens(a * dh, B_a, True), "'attn_gated': the attention output times the gate, "
-                      "input of the row-parallel Wo")]
+    return [
+        repeated(
+            "attn_gate_sigmoid",
+            2,
+            tokens(a * dh, B_a, True),
+            "sigmoid(x Wg) and its derivative s (1 - s), the product's factor and the sigmoid's",
+        ),
+        Component(
+            "attn_gated",
+            tokens(a * dh, B_a, True),
+            "'attn_gated': the attention output times the gate, input of the row-parallel Wo",
+        ),
+    ]
 
 
 def _flash_residuals(sw: Switches) -> list[Component]:
     """What jaxcheck.model.flash's custom VJP keeps besides q and the gathered k, v: its output and the fp32 log-sum-exp."""
-    return [Component("flash_out", tokens(out_width(sw), B_a, True), "flash attention's output as its custom VJP "
-                      "keeps it (the values of 'attn_out', before the sharding constraint)"),
-            Component("lse", FP32 * b * a * s / (t * c), "fp32 [b, a/t, s/c] log-sum-exp of the online softmax")]
+    return [
+        Component(
+            "flash_out",
+            tokens(out_width(sw), B_a, True),
+            "flash attention's output as its custom VJP "
+            "keeps it (the values of 'attn_out', before the sharding constraint)",
+        ),
+        Component("lse", FP32 * b * a * s / (t * c), "fp32 [b, a/t, s/c] log-sum-exp of the online softmax"),
+    ]
 
 
 def _dense_residuals() -> list[Component]:
@@ -141,14 +198,23 @@ def _mixer_selective(sw: Switches, gdn: bool) -> list[Component]:
     return [
         *_latents_selective(sw),
         Component("q", tokens(q_w, B_a, True), "'q' after RoPE, heads over t"),
-        Component("k_gathered", tokens(k_w, B_a, True) * c, "'k_gathered': K after RoPE, k heads over t, "
-                  "all-gathered over context"),
-        Component("v_gathered", tokens(v_w, B_a, True) * c, "'v_gathered': V, k heads over t, all-gathered "
-                  "over context"),
+        Component(
+            "k_gathered",
+            tokens(k_w, B_a, True) * c,
+            "'k_gathered': K after RoPE, k heads over t, all-gathered over context",
+        ),
+        Component(
+            "v_gathered", tokens(v_w, B_a, True) * c, "'v_gathered': V, k heads over t, all-gathered over context"
+        ),
         Component("attn_out", tokens(out_width(sw), B_a, True), "'attn_out': attention output, input of Wo"),
-        *([Component("attn_gate", tokens(a * dh, B_a, True), "'attn_gate': the gate projection x Wg"),
-           Component("attn_gated", tokens(a * dh, B_a, True), "'attn_gated': the gated output, input of Wo")]
-          if sw.attn_gate else []),
+        *(
+            [
+                Component("attn_gate", tokens(a * dh, B_a, True), "'attn_gate': the gate projection x Wg"),
+                Component("attn_gated", tokens(a * dh, B_a, True), "'attn_gated': the gated output, input of Wo"),
+            ]
+            if sw.attn_gate
+            else []
+        ),
     ]
 
 
@@ -158,7 +224,9 @@ def saved_selective(sw: Switches, moe: bool = False, gdn: bool = False) -> list[
     DeltaNet layer (gdn) its mixer's named tensors instead of attention's."""
     tensors = [
         _stream("attn_norm_in", sw, "'attn_norm_in': layer input, the residual stream"),
-        Component("attn_in", tokens(h, B_a, False), "'attn_in': normed input of Q/K/V, all-gathered over t (inner layout)"),
+        Component(
+            "attn_in", tokens(h, B_a, False), "'attn_in': normed input of Q/K/V, all-gathered over t (inner layout)"
+        ),
         *_mixer_selective(sw, gdn),
         _stream("mlp_norm_in", sw, "'mlp_norm_in': residual stream after attention"),
         Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of gate/up, all-gathered over t"),
@@ -167,10 +235,19 @@ def saved_selective(sw: Switches, moe: bool = False, gdn: bool = False) -> list[
         Component("swiglu", tokens(f, B_a, True), "'swiglu' = silu(gate) * up, input of down"),
         Component("fc1", tokens(f, B_a, True), "'fc1' projection output (GeLU MLP)"),
         Component("gelu", tokens(f, B_a, True), "'gelu' = GeLU(fc1), input of fc2"),
-        *([_stream("attn_proj", sw, "'attn_proj': the attention's output after Wo, the post-attention norm's input "
-                   "(Gemma's sandwich norms)"),
-           _stream("mlp_proj", sw, "'mlp_proj': the MLP's output, the post-feedforward norm's input")]
-          if sw.sandwich else []),
+        *(
+            [
+                _stream(
+                    "attn_proj",
+                    sw,
+                    "'attn_proj': the attention's output after Wo, the post-attention norm's input "
+                    "(Gemma's sandwich norms)",
+                ),
+                _stream("mlp_proj", sw, "'mlp_proj': the MLP's output, the post-feedforward norm's input"),
+            ]
+            if sw.sandwich
+            else []
+        ),
     ]
     mlp = ("fc1", "gelu") if sw.mlp == "gelu" else ("gate", "up", "swiglu")
     tensors = [x for x in tensors if x.name not in ("gate", "up", "swiglu", "fc1", "gelu") or x.name in mlp]

@@ -7,6 +7,7 @@ width over t, which d*c must divide. Found where the profile's 1/(d*c) share mis
 dt_bias in grids/derive-hybrid.toml's ZeRO-1 cases (192 bytes), GPT's fc1 bias in grids/holdout-cpu-3.toml's
 gpt2-small d2 p2 c2 ZeRO-1 (110,592 bytes, L/p = 6). Not counted: the routed experts' biases (gpt-oss), in their
 expert data-parallel group, whole where their f_e is split over t_e = t (no grid has that group above one rank)."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -52,8 +53,9 @@ def unsharded_vectors(sw: Switches) -> sp.Expr:
     zero2 = sw.sharded_grads
     dense, moe = stack_layers(sw)
     stacks = [(dense, False, False), (moe, True, False)] + ([(linear_layers(sw), sw.moe, True)] if sw.gdn else [])
-    total = sp.Add(*(_whole(_layer_vectors(sw, m, g), n, zero2) for n, m, g in stacks
-                     if n != 0 and _layer_vectors(sw, m, g)))
+    total = sp.Add(
+        *(_whole(_layer_vectors(sw, m, g), n, zero2) for n, m, g in stacks if n != 0 and _layer_vectors(sw, m, g))
+    )
     if sw.mtp and _layer_vectors(sw, sw.mtp_moe, False):
         total += _whole(_layer_vectors(sw, sw.mtp_moe, False), n_mtp, zero2, stacked=False)
     return total

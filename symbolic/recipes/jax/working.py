@@ -3,6 +3,7 @@
 loss, as expressions and as the buffer rows each schedule's table lists in its place. Each row read from XLA's
 buffer-assignment dumps of grids/derive.toml (docs/jaxcheck.md; each row's evidence in docs/accuracy.md under its
 name)."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -63,8 +64,9 @@ def recomputed_bytes(sw: Switches) -> sp.Expr:
     full remat, all of them (remat none's list up to 'attn_out'); selective, those it did not save."""
     if sw.recompute == "none":
         return sp.Integer(0)
-    kept = Switches(recompute="none", flash_attn=sw.flash_attn, sp=sw.sp, backend=sw.backend, mla=sw.mla,
-                    q_lora=sw.q_lora)
+    kept = Switches(
+        recompute="none", flash_attn=sw.flash_attn, sp=sw.sp, backend=sw.backend, mla=sw.mla, q_lora=sw.q_lora
+    )
     parts = layer_tensors(kept)
     half = parts[: [x.name for x in parts].index("attn_out") + 1]
     if sw.recompute == "selective":
@@ -82,8 +84,12 @@ def attention_backward(sw: Switches) -> sp.Expr:
         per_score = FLASH_BWD_BYTES_CPU if sw.backend == "cpu" else FLASH_BWD_BYTES
         block = per_score * b * a * s * sp.Min(s, FLASH_BLOCK) / (t * c)
         q_w, k_w, v_w = head_widths(sw)
-        return block + 2 * tokens(q_w + out_width(sw), B_a, True) + tokens(q_w, FP32, True) \
+        return (
+            block
+            + 2 * tokens(q_w + out_width(sw), B_a, True)
+            + tokens(q_w, FP32, True)
             + c * tokens(k_w + v_w, FP32, True)
+        )
     return scores(FP32 + 2 * B_a)
 
 
@@ -96,8 +102,11 @@ def gdn_backward(sw: Switches) -> sp.Expr:
         return sp.Integer(0)
     chunk = sp.Min(s, GDN_CHUNK)
     heads = b * s * n_gv / t  # c = 1 (the rule table)
-    return FP32 * heads * (11 * d_gv + 5 * chunk) + B_a * heads * 7 * d_gv \
+    return (
+        FP32 * heads * (11 * d_gv + 5 * chunk)
+        + B_a * heads * 7 * d_gv
         + FP32 * b * n_gv / t * (s / chunk) * d_gk * d_gv
+    )
 
 
 def attention_forward_bytes(sw: Switches) -> sp.Expr:
@@ -108,16 +117,25 @@ def attention_forward_bytes(sw: Switches) -> sp.Expr:
     return scores(3 * FP32)
 
 
-
 def tied_and_norm(sw: Switches) -> tuple[Buffer, ...]:
     """The tied embedding's summed gradient and the final norm's gradient."""
     vocab = (h, v / t)
     shard = jaxzero.grad_shards(sw)
     return (
-        Buffer("tied_grad_sum", vocab, B_g if sw.tied else sp.Integer(0), ("update",), "tied: the embedding's "
-               "whole gradient, the lookup's plus the head's, a third buffer while both still exist"),
-        Buffer("norm_grad", (final_norm_params(sw) / shard,), B_g, ALL, "fp32 gradient of the final norm"
-               + (" (a LayerNorm's scale and bias)" if sw.norm == "layer" else "")),
+        Buffer(
+            "tied_grad_sum",
+            vocab,
+            B_g if sw.tied else sp.Integer(0),
+            ("update",),
+            "tied: the embedding's whole gradient, the lookup's plus the head's, a third buffer while both still exist",
+        ),
+        Buffer(
+            "norm_grad",
+            (final_norm_params(sw) / shard,),
+            B_g,
+            ALL,
+            "fp32 gradient of the final norm" + (" (a LayerNorm's scale and bias)" if sw.norm == "layer" else ""),
+        ),
     )
 
 
@@ -125,24 +143,41 @@ def block_grads(sw: Switches, phases: tuple[str, ...]) -> Buffer:
     """The fp32 accumulators of the stage's stacked weights, live in `phases` (the schedule's)."""
     shard = jaxzero.grad_shards(sw)
     dense_layers, moe_layers = stack_layers(sw)
-    return Buffer("block_grads", (dense_layers * layer_params(sw) / shard + moe_layers * (
-                   moe_layer_params(sw) / shard + experts_params(sw) / jaxzero.expert_grad_shards(sw))
-                   + linear_layers(sw) * (gdn_layer_params(sw) / shard + (
-                       experts_params(sw) / jaxzero.expert_grad_shards(sw) if sw.moe else 0)),), B_g,
-               phases,
-               "one fp32 accumulator per stacked weight [L/p, ...], each layer's gradient added in place")
+    return Buffer(
+        "block_grads",
+        (
+            dense_layers * layer_params(sw) / shard
+            + moe_layers * (moe_layer_params(sw) / shard + experts_params(sw) / jaxzero.expert_grad_shards(sw))
+            + linear_layers(sw)
+            * (gdn_layer_params(sw) / shard + (experts_params(sw) / jaxzero.expert_grad_shards(sw) if sw.moe else 0)),
+        ),
+        B_g,
+        phases,
+        "one fp32 accumulator per stacked weight [L/p, ...], each layer's gradient added in place",
+    )
 
 
 def forward_work(sw: Switches) -> tuple[Buffer, ...]:
     """One layer's forward beyond its residuals, and one micro batch's loss."""
     return (
         Buffer("layer_casts", (one_layer(sw),), B_a, ("forward",), "one layer's weights cast to compute dtype"),
-        Buffer("attention_forward", (), attention_forward_bytes(sw), ("forward",),
-               "one layer's attention forward: score blocks and the fp32 accumulator (unfused: s x s scores)"),
-        Buffer("logits", (b, s / c, v / t), FP32, ("loss",), "one micro batch's fp32 logits and their gradient",
-               count=2),
-        Buffer("head_input", (b, s / c, h), B_a, ("loss",), "one micro batch's final-norm output all-gathered over t "
-               "(sequence parallelism), the LM head's input"),
+        Buffer(
+            "attention_forward",
+            (),
+            attention_forward_bytes(sw),
+            ("forward",),
+            "one layer's attention forward: score blocks and the fp32 accumulator (unfused: s x s scores)",
+        ),
+        Buffer(
+            "logits", (b, s / c, v / t), FP32, ("loss",), "one micro batch's fp32 logits and their gradient", count=2
+        ),
+        Buffer(
+            "head_input",
+            (b, s / c, h),
+            B_a,
+            ("loss",),
+            "one micro batch's final-norm output all-gathered over t (sequence parallelism), the LM head's input",
+        ),
     )
 
 
@@ -152,30 +187,71 @@ def backward_work(sw: Switches) -> tuple[Buffer, ...]:
     gdn_gpu = sw.gdn and sw.backend == "gpu"  # XLA:CPU's Gated DeltaNet backward is not read: attention's row alone
     backward = BACKWARD
     return (
-        Buffer("layer_weights", (one_layer_dense(sw),),
-               sp.Piecewise((0, sp.Eq(N, 1)), (B_w, True)) if not sw.sharded_weights else B_a, backward,
-               "one layer's weights sliced from the stage's stack in param dtype for its backward (none with one layer "
-               "per stage: XLA removes the layer loop, the stack is read in place); ZeRO-3: all-gathered over d*c in "
-               "compute dtype"),
-        Buffer("recomputed", (), recomputed_bytes(sw), ("backward_attention",), "one layer's attention-half residuals "
-               "that the backward recomputes (full remat: all of them; selective: those it did not save)"),
-        Buffer("attention_backward", (), sp.Max(attention_backward(sw), gdn_backward(sw)) if gdn_gpu
-               else attention_backward(sw), ("backward_attention",),
-               "one layer's attention backward: score blocks, transposed q and dO, dq, dk, dv" + (
-                   "; or a Gated DeltaNet layer's rule backward (gdn_backward, read from an XLA:GPU dump), the "
-                   "larger" if gdn_gpu else "")),
-        Buffer("input_grads", (b, s / c, h), B_a, ("backward_attention",), "gradients of the layer's normed input "
-               "from the Q, K and V projections, [b, s/c, h] before their reduce-scatter over t", count=3),
-        Buffer("layer_grads", (one_layer_dense(sw),), B_g, ("backward_weights",),
-               "one layer's weight gradients converted to param dtype, before they join the accumulator"),
+        Buffer(
+            "layer_weights",
+            (one_layer_dense(sw),),
+            sp.Piecewise((0, sp.Eq(N, 1)), (B_w, True)) if not sw.sharded_weights else B_a,
+            backward,
+            "one layer's weights sliced from the stage's stack in param dtype for its backward (none with one layer "
+            "per stage: XLA removes the layer loop, the stack is read in place); ZeRO-3: all-gathered over d*c in "
+            "compute dtype",
+        ),
+        Buffer(
+            "recomputed",
+            (),
+            recomputed_bytes(sw),
+            ("backward_attention",),
+            "one layer's attention-half residuals "
+            "that the backward recomputes (full remat: all of them; selective: those it did not save)",
+        ),
+        Buffer(
+            "attention_backward",
+            (),
+            sp.Max(attention_backward(sw), gdn_backward(sw)) if gdn_gpu else attention_backward(sw),
+            ("backward_attention",),
+            "one layer's attention backward: score blocks, transposed q and dO, dq, dk, dv"
+            + (
+                "; or a Gated DeltaNet layer's rule backward (gdn_backward, read from an XLA:GPU dump), the larger"
+                if gdn_gpu
+                else ""
+            ),
+        ),
+        Buffer(
+            "input_grads",
+            (b, s / c, h),
+            B_a,
+            ("backward_attention",),
+            "gradients of the layer's normed input "
+            "from the Q, K and V projections, [b, s/c, h] before their reduce-scatter over t",
+            count=3,
+        ),
+        Buffer(
+            "layer_grads",
+            (one_layer_dense(sw),),
+            B_g,
+            ("backward_weights",),
+            "one layer's weight gradients converted to param dtype, before they join the accumulator",
+        ),
     )
 
 
 def layer_gathered(sw: Switches) -> tuple[Buffer, ...]:
     """ZeRO-2: one layer's updated weights all-gathered (none otherwise)."""
     return (
-        *([Buffer("layer_gathered", (one_layer(sw),), B_w, ("update_gather",), "ZeRO-2: one layer's updated weights "
-                  "all-gathered in param dtype (routed experts over their expert data-parallel group, the rest over "
-                  "d*c) into the donated parameter stack while every layer's updated shards exist "
-                  "(jaxcheck.zero.apply_updates)")] if (sw.sharded_grads and not sw.sharded_weights) else []),
+        *(
+            [
+                Buffer(
+                    "layer_gathered",
+                    (one_layer(sw),),
+                    B_w,
+                    ("update_gather",),
+                    "ZeRO-2: one layer's updated weights "
+                    "all-gathered in param dtype (routed experts over their expert data-parallel group, the rest over "
+                    "d*c) into the donated parameter stack while every layer's updated shards exist "
+                    "(jaxcheck.zero.apply_updates)",
+                )
+            ]
+            if (sw.sharded_grads and not sw.sharded_weights)
+            else []
+        ),
     )

@@ -1,5 +1,6 @@
 """What ZeRO-2 and ZeRO-3 change in jaxcheck's compiled step (the `jax` profile): the ways gradients and parameters
 are split over data x context, and the buffers the sharding adds, one unit at a time."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -47,31 +48,60 @@ def rows(sw: Switches) -> list[Buffer]:
     ticks = sw.schedule == "1f1b"  # GPipe's rows stay as read, on both backends
     if sw.sharded_grads:
         out += [
-            Buffer("head_grad_micro", (h / (tick_slices(sw) if ticks and sw.backend == "cpu" else 1), v / t), B_g,
-                   ("loss_head",),
-                   "one micro batch's fp32 gradient of the LM head [h, v/t], whole, before its reduce-scatter over "
-                   "d*c; XLA:CPU's 1F1B tick makes it as a ZeRO shard where d*c divides p (tick_slices)"),
-            Buffer("head_grad_scattered", (h / GROUPS.zero_group, v / t), B_g, ("loss_head",),
-                   "that gradient reduce-scattered, [h/(d c), v/t], before it joins the sharded accumulator (XLA:CPU's "
-                   "1F1B tick all-reduces it at the tick's end instead and slices the sum into the accumulator after "
-                   "the loss)",
-                   backend="gpu" if ticks else "all"),
+            Buffer(
+                "head_grad_micro",
+                (h / (tick_slices(sw) if ticks and sw.backend == "cpu" else 1), v / t),
+                B_g,
+                ("loss_head",),
+                "one micro batch's fp32 gradient of the LM head [h, v/t], whole, before its reduce-scatter over "
+                "d*c; XLA:CPU's 1F1B tick makes it as a ZeRO shard where d*c divides p (tick_slices)",
+            ),
+            Buffer(
+                "head_grad_scattered",
+                (h / GROUPS.zero_group, v / t),
+                B_g,
+                ("loss_head",),
+                "that gradient reduce-scattered, [h/(d c), v/t], before it joins the sharded accumulator (XLA:CPU's "
+                "1F1B tick all-reduces it at the tick's end instead and slices the sum into the accumulator after "
+                "the loss)",
+                backend="gpu" if ticks else "all",
+            ),
         ]
-        out += [] if ticks else [  # 1F1B reduce-scatters each micro batch's into its accumulator (onef1b's embed_grad)
-            Buffer("embed_grad_shard", (v / (t * GROUPS.zero_group), h), B_g, ("update", "update_gather"), "the "
-                   "embedding's gradient reduce-scattered over d*c [v/(t d c), h] while the whole one (embed_grad) "
-                   "still exists"),
-        ]
+        out += (
+            []
+            if ticks
+            else [  # 1F1B reduce-scatters each micro batch's into its accumulator (onef1b's embed_grad)
+                Buffer(
+                    "embed_grad_shard",
+                    (v / (t * GROUPS.zero_group), h),
+                    B_g,
+                    ("update", "update_gather"),
+                    "the "
+                    "embedding's gradient reduce-scattered over d*c [v/(t d c), h] while the whole one (embed_grad) "
+                    "still exists",
+                )
+            ]
+        )
     if sw.sharded_weights:
         loss = ("relayout", "loss", "loss_input_grad", "loss_head")
         # under 1F1B the gathered embedding and head live through every tick
         embed = TICK if ticks else ("forward_embed",) + (("forward",) + loss if sw.tied else ())
         out += [
-            Buffer("embed_gathered", (v / t, h), B_w, embed,
-                   "the embedding [v/t, h] all-gathered over d*c in param dtype for the lookup, before the pipeline's "
-                   "layers (1F1B: through every tick); tied, kept as the LM head through the loss loop"),
-            Buffer("head_gathered", (h, v / t), sp.Integer(0) if sw.tied else B_w, TICK if ticks else loss[1:],
-                   "the LM head [h, v/t] all-gathered over d*c in param dtype for the loss (1F1B: through every "
-                   "tick); tied, that is embed_gathered"),
+            Buffer(
+                "embed_gathered",
+                (v / t, h),
+                B_w,
+                embed,
+                "the embedding [v/t, h] all-gathered over d*c in param dtype for the lookup, before the pipeline's "
+                "layers (1F1B: through every tick); tied, kept as the LM head through the loss loop",
+            ),
+            Buffer(
+                "head_gathered",
+                (h, v / t),
+                sp.Integer(0) if sw.tied else B_w,
+                TICK if ticks else loss[1:],
+                "the LM head [h, v/t] all-gathered over d*c in param dtype for the loss (1F1B: through every "
+                "tick); tied, that is embed_gathered",
+            ),
         ]
     return out

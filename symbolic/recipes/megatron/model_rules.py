@@ -1,6 +1,7 @@
 """What Megatron-Core 0.16.1 cannot run of a model's layers, or only the megatron recipe models (its experts, value
 heads, latent MoE, sparse attention, hybrids, unfused attention): the model rows of the megatron recipe's part of the
 one rule table, after its flags' rows (rules.py)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -27,117 +28,266 @@ def _softmax_fused(x):
     te = (x.s > 16) & (x.s < 16384) & (x.s % 8 == 0) & (heads % 4 == 0)
     local = (x.s > 16) & (x.s <= 4096) & (x.s % 4 == 0) & (heads % 4 == 0) & ((x.s > 128) | (heads % 8 == 0))
     impl = x.transformer_impl == "local"  # operators only (no np.where): the web page traces the rule
-    return x.flash_attn | ((((impl & local) | (np.logical_not(impl) & te))) & (x.c == 1))
+    return x.flash_attn | (((impl & local) | (np.logical_not(impl) & te)) & (x.c == 1))
 
 
-_KERNEL = {False: "Transformer Engine's takes 16 < s < 16384, s % 8 = 0, b a/t % 4 = 0",
-           True: "Megatron-Core's takes 16 < s <= 4096, s % 4 = 0, b a/t % 4 = 0"}  # by --transformer-impl local
+_KERNEL = {
+    False: "Transformer Engine's takes 16 < s < 16384, s % 8 = 0, b a/t % 4 = 0",
+    True: "Megatron-Core's takes 16 < s <= 4096, s % 4 = 0, b a/t % 4 = 0",
+}  # by --transformer-impl local
 
 MODEL_RULES: tuple[Rule, ...] = (
-    Rule("GeLU experts: Megatron only", lambda x: (x.E == 0) | (x.mlp == "swiglu"),
-         lambda x: (f"{x.model}'s routed experts are {'GeLU' if x.mlp == 'gelu' else 'squared-ReLU'} MLPs, which only "
-                    f"the megatron recipe models (Megatron-Core 0.16.1's TEGroupedMLP without --swiglu; give --recipe "
-                    f"megatron)"), scope="!paper", model=True),
+    Rule(
+        "GeLU experts: Megatron only",
+        lambda x: (x.E == 0) | (x.mlp == "swiglu"),
+        lambda x: (
+            f"{x.model}'s routed experts are {'GeLU' if x.mlp == 'gelu' else 'squared-ReLU'} MLPs, which only "
+            f"the megatron recipe models (Megatron-Core 0.16.1's TEGroupedMLP without --swiglu; give --recipe "
+            f"megatron)"
+        ),
+        scope="!paper",
+        model=True,
+    ),
     # MiMo-V2-Flash's attention (config.swa): the megatron recipe counts value heads of their own width and the
     # sliding-window layers' own KV heads and sinks (components.weights gqa_params, attention._narrow_v, the Lw_r
     # kind); the other recipes' and jax's components hold one head width and one KV-head count in every layer
-    Rule("value heads of their own width: Megatron only", lambda x: np.logical_not(x.narrow_v),
-         lambda x: (f"{x.model}'s value heads are narrower than its query/key heads (v_head_dim), which only the "
-                    f"megatron recipe models (give --recipe megatron)"), scope="!paper", model=True),
-    Rule("sliding-window KV heads of their own: Megatron only", lambda x: np.logical_not(x.swa_kv),
-         lambda x: (f"{x.model}'s sliding-window layers have KV heads and sinks of their own "
-                    f"(swa_num_key_value_heads), which only the megatron recipe models (give --recipe megatron)"),
-         scope="!paper", model=True),
-    Rule("latent MoE: Megatron only", lambda x: np.logical_not(x.latent),
-         lambda x: (f"{x.model} is a latent MoE, which only the megatron recipe models (Megatron-Core 0.16.1's "
-                    f"--moe-latent-size; give --recipe megatron)"), scope="!paper", model=True),
+    Rule(
+        "value heads of their own width: Megatron only",
+        lambda x: np.logical_not(x.narrow_v),
+        lambda x: (
+            f"{x.model}'s value heads are narrower than its query/key heads (v_head_dim), which only the "
+            f"megatron recipe models (give --recipe megatron)"
+        ),
+        scope="!paper",
+        model=True,
+    ),
+    Rule(
+        "sliding-window KV heads of their own: Megatron only",
+        lambda x: np.logical_not(x.swa_kv),
+        lambda x: (
+            f"{x.model}'s sliding-window layers have KV heads and sinks of their own "
+            f"(swa_num_key_value_heads), which only the megatron recipe models (give --recipe megatron)"
+        ),
+        scope="!paper",
+        model=True,
+    ),
+    Rule(
+        "latent MoE: Megatron only",
+        lambda x: np.logical_not(x.latent),
+        lambda x: (
+            f"{x.model} is a latent MoE, which only the megatron recipe models (Megatron-Core 0.16.1's "
+            f"--moe-latent-size; give --recipe megatron)"
+        ),
+        scope="!paper",
+        model=True,
+    ),
     # the all-gather dispatcher's buffers (components.moe_allgather, mpu) are read at width h
-    Rule("latent MoE: the all-to-all dispatcher", lambda x: np.logical_not(x.latent)
-         | (getattr(x, "moe_dispatcher", "alltoall") == "alltoall"),
-         lambda x: (f"{x.model} is a latent MoE: its dispatch at width d_l is modelled for the alltoall dispatcher, "
-                    f"not {x.moe_dispatcher}"), scope="paper", model=True),
+    Rule(
+        "latent MoE: the all-to-all dispatcher",
+        lambda x: np.logical_not(x.latent) | (getattr(x, "moe_dispatcher", "alltoall") == "alltoall"),
+        lambda x: (
+            f"{x.model} is a latent MoE: its dispatch at width d_l is modelled for the alltoall dispatcher, "
+            f"not {x.moe_dispatcher}"
+        ),
+        scope="paper",
+        model=True,
+    ),
     # DeepSeek Sparse Attention as Megatron-Core 0.16.1 runs it (transformer/experimental_attention_variant/dsa.py)
-    Rule("DSA: no context parallel", lambda x: np.logical_not(x.dsa) | (x.c == 1),
-         lambda x: (f"{x.model} has DeepSeek Sparse Attention, whose unfused sparse attention and indexer in "
-                    f"Megatron-Core 0.16.1 see the local sequence only: context parallel cp={x.c} is not modelled"),
-         scope="paper", model=True),
-    Rule("DSA: no core_attn or mla_up_proj recompute",
-         lambda x: np.logical_not(x.dsa) | np.logical_not(selective(x)) | np.logical_not(
-             ("core_attn" in x.recompute_modules.split(",")) | ("mla_up_proj" in x.recompute_modules.split(","))),
-         lambda x: (f"{x.model} has DeepSeek Sparse Attention: Megatron-Core 0.16.1's checkpointed core attention "
-                    f"does not pass it the hidden states and query latent its indexer reads, and mla_up_proj with it "
-                    f"is not modelled; give --recompute-modules without core_attn and mla_up_proj (e.g. layernorm"
-                    f"{',moe_act' if x.E else ''}), --recompute full or none"), scope="paper", model=True),
+    Rule(
+        "DSA: no context parallel",
+        lambda x: np.logical_not(x.dsa) | (x.c == 1),
+        lambda x: (
+            f"{x.model} has DeepSeek Sparse Attention, whose unfused sparse attention and indexer in "
+            f"Megatron-Core 0.16.1 see the local sequence only: context parallel cp={x.c} is not modelled"
+        ),
+        scope="paper",
+        model=True,
+    ),
+    Rule(
+        "DSA: no core_attn or mla_up_proj recompute",
+        lambda x: (
+            np.logical_not(x.dsa)
+            | np.logical_not(selective(x))
+            | np.logical_not(
+                ("core_attn" in x.recompute_modules.split(",")) | ("mla_up_proj" in x.recompute_modules.split(","))
+            )
+        ),
+        lambda x: (
+            f"{x.model} has DeepSeek Sparse Attention: Megatron-Core 0.16.1's checkpointed core attention "
+            f"does not pass it the hidden states and query latent its indexer reads, and mla_up_proj with it "
+            f"is not modelled; give --recompute-modules without core_attn and mla_up_proj (e.g. layernorm"
+            f"{',moe_act' if x.E else ''}), --recompute full or none"
+        ),
+        scope="paper",
+        model=True,
+    ),
     # Gated DeltaNet hybrids as Megatron-Core 0.16.1 runs them (ssm/gated_delta_net.py), which jaxcheck builds too
     # (jaxcheck.model.gdn); Mamba-2 layers only the megatron recipe models
-    Rule("Gated DeltaNet: Megatron and jaxcheck", lambda x: np.logical_not(x.gdn),
-         lambda x: (f"{x.model} has Gated DeltaNet layers, which only the megatron recipe and jaxcheck model "
-                    f"(Megatron-Core 0.16.1's GatedDeltaNet; give --recipe megatron)"), scope="recipes", model=True),
-    Rule("vision tower: Megatron only", lambda x: np.logical_not(x.vision),
-         lambda x: (f"{x.model} has a vision tower, which only the megatron recipe models (--recipe megatron; "
-                    f"--text-only counts the language model alone)"), scope="!paper", model=True),
-    Rule("Mamba-2: Megatron only", lambda x: np.logical_not(x.mamba),
-         lambda x: (f"{x.model} has Mamba-2 layers, which only the megatron recipe models (Megatron-Core 0.16.1's "
-                    f"MambaMixer; give --recipe megatron)"), scope="!paper", model=True),
+    Rule(
+        "Gated DeltaNet: Megatron and jaxcheck",
+        lambda x: np.logical_not(x.gdn),
+        lambda x: (
+            f"{x.model} has Gated DeltaNet layers, which only the megatron recipe and jaxcheck model "
+            f"(Megatron-Core 0.16.1's GatedDeltaNet; give --recipe megatron)"
+        ),
+        scope="recipes",
+        model=True,
+    ),
+    Rule(
+        "vision tower: Megatron only",
+        lambda x: np.logical_not(x.vision),
+        lambda x: (
+            f"{x.model} has a vision tower, which only the megatron recipe models (--recipe megatron; "
+            f"--text-only counts the language model alone)"
+        ),
+        scope="!paper",
+        model=True,
+    ),
+    Rule(
+        "Mamba-2: Megatron only",
+        lambda x: np.logical_not(x.mamba),
+        lambda x: (
+            f"{x.model} has Mamba-2 layers, which only the megatron recipe models (Megatron-Core 0.16.1's "
+            f"MambaMixer; give --recipe megatron)"
+        ),
+        scope="!paper",
+        model=True,
+    ),
     # Mamba-2 (ssm/mamba_mixer.py, mamba_context_parallel.py): heads and groups split over t, then over c; groups
     # replicated over CP ranks (fewer local groups than c) are not modelled
-    Rule("Mamba-2: heads and groups over t c", lambda x: np.logical_not(x.mamba) | (x.n_m == 0)
-         | ((x.n_m % (x.t * x.c) == 0) & (x.g_m % (x.t * x.c) == 0)),
-         lambda x: (f"tensor x context parallel t*c={x.t * x.c} does not divide the {x.n_m} Mamba-2 heads and "
-                    f"{x.g_m} groups of {x.model} (Megatron-Core splits both over t, then over c; groups replicated "
-                    f"over CP ranks are not modelled)"), scope="paper", model=True),
-    Rule("Gated DeltaNet: no context parallel", lambda x: np.logical_not(x.gdn) | (x.c == 1),
-         lambda x: (f"{x.model} has Gated DeltaNet layers, which Megatron-Core 0.16.1 runs without context "
-                    f"parallelism (gated_delta_net.py: 'TODO: support CP'): cp={x.c} is not modelled"),
-         scope="gdn", model=True),
-    Rule("Gated DeltaNet: n_gk % t", lambda x: np.logical_not(x.gdn) | (x.n_gk % x.t == 0),
-         lambda x: (f"tensor parallel t={x.t} does not divide the {x.n_gk} Gated DeltaNet key heads of {x.model} "
-                    f"(Megatron-Core splits its heads, convolution channels and in_proj over t)"),
-         scope="gdn", model=True),
+    Rule(
+        "Mamba-2: heads and groups over t c",
+        lambda x: np.logical_not(x.mamba) | (x.n_m == 0) | ((x.n_m % (x.t * x.c) == 0) & (x.g_m % (x.t * x.c) == 0)),
+        lambda x: (
+            f"tensor x context parallel t*c={x.t * x.c} does not divide the {x.n_m} Mamba-2 heads and "
+            f"{x.g_m} groups of {x.model} (Megatron-Core splits both over t, then over c; groups replicated "
+            f"over CP ranks are not modelled)"
+        ),
+        scope="paper",
+        model=True,
+    ),
+    Rule(
+        "Gated DeltaNet: no context parallel",
+        lambda x: np.logical_not(x.gdn) | (x.c == 1),
+        lambda x: (
+            f"{x.model} has Gated DeltaNet layers, which Megatron-Core 0.16.1 runs without context "
+            f"parallelism (gated_delta_net.py: 'TODO: support CP'): cp={x.c} is not modelled"
+        ),
+        scope="gdn",
+        model=True,
+    ),
+    Rule(
+        "Gated DeltaNet: n_gk % t",
+        lambda x: np.logical_not(x.gdn) | (x.n_gk % x.t == 0),
+        lambda x: (
+            f"tensor parallel t={x.t} does not divide the {x.n_gk} Gated DeltaNet key heads of {x.model} "
+            f"(Megatron-Core splits its heads, convolution channels and in_proj over t)"
+        ),
+        scope="gdn",
+        model=True,
+    ),
     # megatron-core 0.16.1 models/backends.py LocalSpecProvider.core_attention: DotProductAttention, unfused
-    Rule("--transformer-impl local: unfused attention",
-         lambda x: np.logical_not(x.flash_attn) | (x.transformer_impl != "local"),
-         lambda x: ("--transformer-impl local builds Megatron-Core's own DotProductAttention, unfused whatever the "
-                    "attention backend (LocalSpecProvider.core_attention): give --no-flash-attn"), scope="paper"),
-    Rule("unfused attention: the fused softmax", _softmax_fused,
-         lambda x: (f"unfused attention at s={x.s}, b={x.b}, a/t={x.a // x.t}, cp={x.c}: the fused softmax kernel "
-                    f"does not take it ({_KERNEL[x.transformer_impl == 'local']}; none with context parallelism), and "
-                    f"PyTorch's softmax, keeping its fp32 output beside the bf16 probabilities, is not modelled"),
-         scope="paper", model=True),
-    Rule("--no-fp8-transpose: Megatron only", lambda x: getattr(x, "fp8_transpose", True),
-         lambda x: "--no-fp8-transpose is Transformer Engine's Float8Tensor on Blackwell (--recipe megatron)",
-         scope="!paper"),
-    Rule("--no-fp8-transpose: not blockwise", lambda x: getattr(x, "fp8_transpose", True) | (x.fp8 != "blockwise"),
-         lambda x: ("--no-fp8-transpose with --fp8 blockwise: Transformer Engine's Float8BlockwiseQTensor on a "
-                    "Blackwell card is not modelled"), scope="paper"),
-    Rule("DSA: unfused either way", lambda x: np.logical_not(x.dsa) | x.flash_attn,
-         lambda x: (f"{x.model} has DeepSeek Sparse Attention, which Megatron-Core 0.16.1 computes unfused whatever "
-                    f"the flag: --no-flash-attn does not apply"), scope="paper", model=True),
-    Rule("--cuda-graph: Megatron only", lambda x: getattr(x, "cuda_graph", "none") == "none",
-         lambda x: "--cuda-graph is Megatron-LM's --cuda-graph-impl (--recipe megatron)", scope="!paper"),
+    Rule(
+        "--transformer-impl local: unfused attention",
+        lambda x: np.logical_not(x.flash_attn) | (x.transformer_impl != "local"),
+        lambda x: (
+            "--transformer-impl local builds Megatron-Core's own DotProductAttention, unfused whatever the "
+            "attention backend (LocalSpecProvider.core_attention): give --no-flash-attn"
+        ),
+        scope="paper",
+    ),
+    Rule(
+        "unfused attention: the fused softmax",
+        _softmax_fused,
+        lambda x: (
+            f"unfused attention at s={x.s}, b={x.b}, a/t={x.a // x.t}, cp={x.c}: the fused softmax kernel "
+            f"does not take it ({_KERNEL[x.transformer_impl == 'local']}; none with context parallelism), and "
+            f"PyTorch's softmax, keeping its fp32 output beside the bf16 probabilities, is not modelled"
+        ),
+        scope="paper",
+        model=True,
+    ),
+    Rule(
+        "--no-fp8-transpose: Megatron only",
+        lambda x: getattr(x, "fp8_transpose", True),
+        lambda x: "--no-fp8-transpose is Transformer Engine's Float8Tensor on Blackwell (--recipe megatron)",
+        scope="!paper",
+    ),
+    Rule(
+        "--no-fp8-transpose: not blockwise",
+        lambda x: getattr(x, "fp8_transpose", True) | (x.fp8 != "blockwise"),
+        lambda x: (
+            "--no-fp8-transpose with --fp8 blockwise: Transformer Engine's Float8BlockwiseQTensor on a "
+            "Blackwell card is not modelled"
+        ),
+        scope="paper",
+    ),
+    Rule(
+        "DSA: unfused either way",
+        lambda x: np.logical_not(x.dsa) | x.flash_attn,
+        lambda x: (
+            f"{x.model} has DeepSeek Sparse Attention, which Megatron-Core 0.16.1 computes unfused whatever "
+            f"the flag: --no-flash-attn does not apply"
+        ),
+        scope="paper",
+        model=True,
+    ),
+    Rule(
+        "--cuda-graph: Megatron only",
+        lambda x: getattr(x, "cuda_graph", "none") == "none",
+        lambda x: "--cuda-graph is Megatron-LM's --cuda-graph-impl (--recipe megatron)",
+        scope="!paper",
+    ),
     # Megatron-LM arguments.py: --tp-comm-overlap asserts --sequence-parallel
-    Rule("--tp-comm-overlap: sequence parallel", lambda x: np.logical_not(getattr(x, "tp_comm_overlap", False)) | x.sp,
-         lambda x: "--tp-comm-overlap needs sequence parallelism (Megatron-LM asserts --sequence-parallel)",
-         scope="paper"),
-    Rule("--native-ce: Megatron only", lambda x: np.logical_not(getattr(x, "native_ce", False)),
-         lambda x: "--native-ce is Megatron-LM's --cross-entropy-fusion-impl native (--recipe megatron)",
-         scope="!paper"),
-    Rule("--native-ce: fp32 logits", lambda x: np.logical_not(getattr(x, "native_ce", False)) | (x.logits == "fp32"),
-         lambda x: (f"--native-ce: the native fused cross entropy upcasts the logits to fp32 (calculate_logits_max), "
-                    f"got --logits {x.logits}"), scope="paper"),
-    Rule("--ep-overlap: Megatron only", lambda x: np.logical_not(getattr(x, "ep_overlap", False)),
-         lambda x: "--ep-overlap is Megatron-LM's --overlap-moe-expert-parallel-comm (--recipe megatron)",
-         scope="!paper"),
+    Rule(
+        "--tp-comm-overlap: sequence parallel",
+        lambda x: np.logical_not(getattr(x, "tp_comm_overlap", False)) | x.sp,
+        lambda x: "--tp-comm-overlap needs sequence parallelism (Megatron-LM asserts --sequence-parallel)",
+        scope="paper",
+    ),
+    Rule(
+        "--native-ce: Megatron only",
+        lambda x: np.logical_not(getattr(x, "native_ce", False)),
+        lambda x: "--native-ce is Megatron-LM's --cross-entropy-fusion-impl native (--recipe megatron)",
+        scope="!paper",
+    ),
+    Rule(
+        "--native-ce: fp32 logits",
+        lambda x: np.logical_not(getattr(x, "native_ce", False)) | (x.logits == "fp32"),
+        lambda x: (
+            f"--native-ce: the native fused cross entropy upcasts the logits to fp32 (calculate_logits_max), "
+            f"got --logits {x.logits}"
+        ),
+        scope="paper",
+    ),
+    Rule(
+        "--ep-overlap: Megatron only",
+        lambda x: np.logical_not(getattr(x, "ep_overlap", False)),
+        lambda x: "--ep-overlap is Megatron-LM's --overlap-moe-expert-parallel-comm (--recipe megatron)",
+        scope="!paper",
+    ),
     # megatron-core 0.16.1 transformer_config.py asserts EP > 1, no full recompute and at most one MTP layer (with
     # pp > 1) beside it, and vpp where pp > 1; at pp 1 it runs combined_1f1b_schedule_for_no_pipelining, not read
-    Rule("--ep-overlap: the combined 1F1B", _combined_1f1b,
-         lambda x: (f"--ep-overlap (the combined 1F1B) needs experts with ep > 1, pp > 1 with --vpp (Megatron-Core "
-                    f"asserts; pp 1's schedule is not modelled), no full recompute and at most one MTP layer; got "
-                    f"E={x.E}, ep={x.e}, pp={x.p}, vpp={x.vpp}, --recompute {x.recompute}, {x.mtp} MTP layers"),
-         scope="paper", model=True),
+    Rule(
+        "--ep-overlap: the combined 1F1B",
+        _combined_1f1b,
+        lambda x: (
+            f"--ep-overlap (the combined 1F1B) needs experts with ep > 1, pp > 1 with --vpp (Megatron-Core "
+            f"asserts; pp 1's schedule is not modelled), no full recompute and at most one MTP layer; got "
+            f"E={x.E}, ep={x.e}, pp={x.p}, vpp={x.vpp}, --recompute {x.recompute}, {x.mtp} MTP layers"
+        ),
+        scope="paper",
+        model=True,
+    ),
     # components.graphs counts TransformerLayers' static inputs; Mamba-2 and Gated DeltaNet layers' are not read
-    Rule("--cuda-graph: transformer layers", lambda x: (getattr(x, "cuda_graph", "none") == "none")
-         | np.logical_not(x.gdn | x.mamba),
-         lambda x: (f"--cuda-graph {x.cuda_graph}: the static inputs of {x.model}'s Mamba-2 or Gated DeltaNet layers' "
-                    f"graphs are not modelled"), scope="paper", model=True),
+    Rule(
+        "--cuda-graph: transformer layers",
+        lambda x: (getattr(x, "cuda_graph", "none") == "none") | np.logical_not(x.gdn | x.mamba),
+        lambda x: (
+            f"--cuda-graph {x.cuda_graph}: the static inputs of {x.model}'s Mamba-2 or Gated DeltaNet layers' "
+            f"graphs are not modelled"
+        ),
+        scope="paper",
+        model=True,
+    ),
 )

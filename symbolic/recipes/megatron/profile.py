@@ -1,11 +1,22 @@
 """Profile `paper`: Megatron-LM training of a Llama model as modelled by Fujii, Watanabe, Yokota 2024 (arXiv 2411.06465)."""
+
 from __future__ import annotations
 
 import sympy as sp
 
 from ...components import (
-    RANK, Component, embedding_input_paper, gradients, layer_activation, optimizer, output_layer, overheads,
-    stage_params, token_ids, weights, zero_buffers,
+    RANK,
+    Component,
+    embedding_input_paper,
+    gradients,
+    layer_activation,
+    optimizer,
+    output_layer,
+    overheads,
+    stage_params,
+    token_ids,
+    weights,
+    zero_buffers,
 )
 from ...components import layer_tensors as _layer_tensors
 from ..shared import in_flight, layer_tensors  # noqa: F401  (1F1B or interleaved 1F1B; a dense Llama layer)
@@ -21,8 +32,15 @@ from ...components.userbuffers import tp_comm_buffers
 from ...components.activations import offloaded_tensors
 from ...components.offload import cpu_offload_kept, offload_resident
 from ...components.vision import vision_parts
-from ...components.weights import (default_kinds, default_layers, end_params, head_at_p1, kind_cases, kind_terms,
-                                   norm_params)
+from ...components.weights import (
+    default_kinds,
+    default_layers,
+    end_params,
+    head_at_p1,
+    kind_cases,
+    kind_terms,
+    norm_params,
+)
 from ...config.switches import Switches
 from ...config.symbols import h, n_mtp, p, s_p
 
@@ -61,32 +79,43 @@ def _activations(micro: sp.Expr, layers: sp.Expr, moe_layers: sp.Expr, sw: Switc
     per_layer = layers * layer_activation(sw)
     if sw.cpu_offload:  # a dense model at p = 1 (the rules): N of its layers keep their small tensors alone
         per_layer = (layers - sw.cpu_offload) * layer_activation(sw) + sw.cpu_offload * cpu_offload_kept(
-            _layer_tensors(sw))
+            _layer_tensors(sw)
+        )
     if sw.moe:
         per_layer = (layers - moe_layers) * layer_activation(sw) + moe_layers * layer_activation(sw, moe=True)
     per_layer += kind_terms(sw, lambda mixer, ffn: layer_activation(sw, mixer=mixer, ffn=ffn), kinds)
-    held = (", hybrid kinds" if kinds else "") + (f"; {sw.cpu_offload} of them offloaded to the host but their small "
-                                                  f"tensors (--cpu-offload-layers)" if sw.cpu_offload else "")
+    held = (", hybrid kinds" if kinds else "") + (
+        f"; {sw.cpu_offload} of them offloaded to the host but their small tensors (--cpu-offload-layers)"
+        if sw.cpu_offload
+        else ""
+    )
     return Component(
-        "activations", micro * per_layer,
+        "activations",
+        micro * per_layer,
         f"per-layer tensors x the stage's layers (dense and MoE{held}) x its in-flight micro batches (1F1B; "
         f"{sw.recompute} recompute)",
     )
 
 
-def _states(stage: str, layers: sp.Expr, moe_layers: sp.Expr, sw: Switches,
-            kinds: dict | None = None, ends: sp.Expr | int = 0) -> tuple[list[Component], sp.Expr]:
+def _states(
+    stage: str, layers: sp.Expr, moe_layers: sp.Expr, sw: Switches, kinds: dict | None = None, ends: sp.Expr | int = 0
+) -> tuple[list[Component], sp.Expr]:
     """Weights, gradients and optimizer states of a stage (its routed experts apart), and its parameters; the head's
     stage also holds the multi-token-prediction modules (and their MoE layers' experts); `ends`: end parameters
     besides the stage's own (the head the paper's first stage holds at p = 1)."""
     mtp = stage in ("last", "only")
-    params = stage_params(stage, sw, layers, moe_layers, kinds) + (mtp_params(sw) if mtp else 0) \
-        + (mtp_embedding_params(sw) if stage == "last" else 0) + ends
+    params = (
+        stage_params(stage, sw, layers, moe_layers, kinds)
+        + (mtp_params(sw) if mtp else 0)
+        + (mtp_embedding_params(sw) if stage == "last" else 0)
+        + ends
+    )
     moe_layers = moe_layers + (mtp_moe_layers(sw) if mtp else 0)
     experts = expert_states(moe_layers, sw)
     everything = params + (moe_layers * experts_params(sw) if sw.moe else 0)
-    cache = fp8_weight_cache(everything - end_params(stage, sw) - ends - (mtp_embedding_params(sw) if stage == "last"
-                                                                           else 0), sw)  # the layers' weights, no ends
+    cache = fp8_weight_cache(
+        everything - end_params(stage, sw) - ends - (mtp_embedding_params(sw) if stage == "last" else 0), sw
+    )  # the layers' weights, no ends
     adam = _muon_adam(stage, layers, sw) + (ends if sw.muon else 0)  # the head a p = 1 GPU holds: AdamW's too
     states = optimizer(params, sw, adam)
     if sw.layerwise:  # whole parameters dealt to the ranks (the rules leave MTP out of Muon)
@@ -106,8 +135,11 @@ def _muon_adam(stage: str, layers: sp.Expr, sw: Switches) -> sp.Expr:
 
 def _moe_buffers(moe_layers: sp.Expr, sw: Switches) -> list[Component]:
     """The MoE dispatch buffers where the stage has MoE layers, and every MoE layer's routing state."""
-    return [part._replace(expr=sp.Piecewise((part.expr, moe_layers > 0), (0, True)))
-            for part in dispatch_buffers(sw)] + routing_state(moe_layers, sw) + expert_bias_buffers(moe_layers, sw)
+    return (
+        [part._replace(expr=sp.Piecewise((part.expr, moe_layers > 0), (0, True))) for part in dispatch_buffers(sw)]
+        + routing_state(moe_layers, sw)
+        + expert_bias_buffers(moe_layers, sw)
+    )
 
 
 def _working_set(sw: Switches, moe_layers: sp.Expr, layers: sp.Expr, kinds: dict) -> Component:
@@ -119,8 +151,14 @@ def _working_set(sw: Switches, moe_layers: sp.Expr, layers: sp.Expr, kinds: dict
             return dense
         moe = recompute_working_set(sw, moe=True).expr
         return dense._replace(expr=sp.Piecewise((sp.Max(dense.expr, moe), moe_layers > 0), (dense.expr, True)))
-    return dense._replace(expr=sp.Max(*(sp.Piecewise((recompute_working_set(sw, moe, mixer, ffn).expr, held), (0, True))
-                                        for moe, mixer, ffn, held in kind_cases(sw, layers, moe_layers, kinds))))
+    return dense._replace(
+        expr=sp.Max(
+            *(
+                sp.Piecewise((recompute_working_set(sw, moe, mixer, ffn).expr, held), (0, True))
+                for moe, mixer, ffn, held in kind_cases(sw, layers, moe_layers, kinds)
+            )
+        )
+    )
 
 
 def _offload_resident(sw: Switches, moe_layers: sp.Expr) -> list[Component]:
@@ -133,8 +171,10 @@ def _offload_resident(sw: Switches, moe_layers: sp.Expr) -> list[Component]:
     mixers = ("attention", "swa") if sw.swa else ("attention",)
     per_layer = sp.Max(*(offloaded_tensors(sw, mixer=mixer) for mixer in mixers))
     if sw.moe:
-        per_layer = sp.Piecewise((sp.Max(per_layer, *(offloaded_tensors(sw, moe=True, mixer=mixer)
-                                                       for mixer in mixers)), moe_layers > 0), (per_layer, True))
+        per_layer = sp.Piecewise(
+            (sp.Max(per_layer, *(offloaded_tensors(sw, moe=True, mixer=mixer) for mixer in mixers)), moe_layers > 0),
+            (per_layer, True),
+        )
     return [offload_resident(per_layer)]
 
 
@@ -159,10 +199,16 @@ def components(sw: Switches) -> list[Component]:
     # them out there, so its weights fell short of the exact stage's by B_w (h + h v / t))
     states, params = _states("first", layers, moe_layers, sw, kinds, head_at_p1(sw))
     parts = [
-        *states, _activations(micro, layers, moe_layers, sw, kinds), embedding_input_paper(micro, sw),
-        output_layer(sw), *zero_buffers("first", sw, layers, moe_layers, kinds, params),
-        *_moe_buffers(moe_layers, sw), *_mtp_on_top(sw), *vision_parts("first", micro, sw),
-        *graph_buffers(sw, micro, layers, moe_layers), *_offload_resident(sw, moe_layers),
+        *states,
+        _activations(micro, layers, moe_layers, sw, kinds),
+        embedding_input_paper(micro, sw),
+        output_layer(sw),
+        *zero_buffers("first", sw, layers, moe_layers, kinds, params),
+        *_moe_buffers(moe_layers, sw),
+        *_mtp_on_top(sw),
+        *vision_parts("first", micro, sw),
+        *graph_buffers(sw, micro, layers, moe_layers),
+        *_offload_resident(sw, moe_layers),
     ]
     return _with_overheads(parts, params, sw) + tp_comm_buffers(sw)  # outside the pool: no fragmentation of theirs
 
@@ -175,13 +221,23 @@ def _mtp_on_top(sw: Switches) -> list[Component]:
         return []
     params = mtp_params(sw) + sp.Piecewise((mtp_embedding_params(sw), p > 1), (0, True))
     experts = expert_states(mtp_moe_layers(sw), sw)
-    return [weights(params, sw)._replace(name="mtp_weights"), gradients(params, sw)._replace(name="mtp_gradients"),
-            optimizer(params, sw)._replace(name="mtp_optimizer"),
-            *(part._replace(name="mtp_" + part.name) for part in experts), mtp_activations(sp.Integer(1), sw)]
+    return [
+        weights(params, sw)._replace(name="mtp_weights"),
+        gradients(params, sw)._replace(name="mtp_gradients"),
+        optimizer(params, sw)._replace(name="mtp_optimizer"),
+        *(part._replace(name="mtp_" + part.name) for part in experts),
+        mtp_activations(sp.Integer(1), sw),
+    ]
 
 
-def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, micro: sp.Expr | None = None,
-                     moe_layers: sp.Expr | None = None, kinds: dict | None = None) -> list[Component]:
+def stage_components(
+    sw: Switches,
+    stage: str,
+    layers: sp.Expr | None = None,
+    micro: sp.Expr | None = None,
+    moe_layers: sp.Expr | None = None,
+    kinds: dict | None = None,
+) -> list[Component]:
     """Exact breakdown of one GPU of a pipeline stage (first, middle, last, or only at p = 1) holding `layers` layers
     (default L/p, L on the only stage), `moe_layers` of them MoE layers (default L_e/p, L_e on the only stage) and
     `micro` in-flight micro batches (default: the 1F1B count of the stage's representative rank, RANK), each tensor
@@ -197,14 +253,27 @@ def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, mi
     has_embedding = stage in ("first", "only")
     has_head = stage in ("last", "only")
     ids = token_ids(micro) if has_embedding else Component("embedding_input", sp.Integer(0), "not on this stage")
-    mtp = ([mtp_activations(micro, sw) if has_head else Component("mtp_activations", sp.Integer(0), "not on this "
-                                                                    "stage")] if sw.mtp else [])
+    mtp = (
+        [mtp_activations(micro, sw) if has_head else Component("mtp_activations", sp.Integer(0), "not on this stage")]
+        if sw.mtp
+        else []
+    )
     head = output_layer(sw) if has_head else Component("output_layer", sp.Integer(0), "not on this stage")
     extra = ([logits_source(sw), *native_ce_temporary(sw)] if has_head else []) + [dummy_wgrads(sw, has_head)]
     buffered = moe_layers + (mtp_moe_layers(sw) if has_head else 0)
-    parts = [*states, _activations(micro, layers, moe_layers, sw, kinds), ids, head, *extra, *mtp,
-             *zero_buffers(stage, sw, layers, moe_layers, kinds, params), *_moe_buffers(buffered, sw),
-             mpu_buffer(sw, has_head, buffered), _working_set(sw, buffered, layers + (1 if sw.mtp and has_head else 0), kinds),
-             *vision_parts(stage, micro, sw), *graph_buffers(sw, micro, layers + (n_mtp if sw.mtp and has_head else 0),
-                                                              buffered), *_offload_resident(sw, buffered)]
+    parts = [
+        *states,
+        _activations(micro, layers, moe_layers, sw, kinds),
+        ids,
+        head,
+        *extra,
+        *mtp,
+        *zero_buffers(stage, sw, layers, moe_layers, kinds, params),
+        *_moe_buffers(buffered, sw),
+        mpu_buffer(sw, has_head, buffered),
+        _working_set(sw, buffered, layers + (1 if sw.mtp and has_head else 0), kinds),
+        *vision_parts(stage, micro, sw),
+        *graph_buffers(sw, micro, layers + (n_mtp if sw.mtp and has_head else 0), buffered),
+        *_offload_resident(sw, buffered),
+    ]
     return _with_overheads(parts, params, sw) + tp_comm_buffers(sw)

@@ -2,6 +2,7 @@
 saves, as benchmarks/torch_saved.py lists them (records/torch-saved-cpu.jsonl, torch 2.13.0, inductor on the CPU;
 torchtitan compiles each TransformerBlock after its checkpoint wrapper, apply_compile at 9dec370), at tp = 1 and 2
 (9dec370's apply_tp plan on a fake process group), with and without torchao's Float8 (rowwise at tp = 1 only)."""
+
 from __future__ import annotations
 
 from ...components.base import FP32, Component
@@ -32,21 +33,41 @@ def compiled_tensors(sw: Switches) -> list[Component]:
             token_tensor("w1_out", f, B_a, True, "w1's _scaled_mm output"),
             token_tensor("w3_out", f, B_a, True, "w3's _scaled_mm output (the product, w2's input, is recomputed)"),
             token_tensor("ffn_product_fp8", f, q8, True, "(tp > 1) the product's FP8 cast, w2's input"),
-            Component("weight_fp8_casts", q8 * (mixer_params(sw) + mlp_params(sw)),
-                      "(tp > 1) the FP8 casts of the block's local weight shards, one byte a parameter, kept for "
-                      "backward each micro batch"),
+            Component(
+                "weight_fp8_casts",
+                q8 * (mixer_params(sw) + mlp_params(sw)),
+                "(tp > 1) the FP8 casts of the block's local weight shards, one byte a parameter, kept for "
+                "backward each micro batch",
+            ),
         ]
     return [
         block_input(),
         token_tensor("attention_norm_rsqrt", 1, FP32, True, "fp32 rsqrt of the mean square, [b, s, 1]"),
-        token_tensor("attention_norm_out", h, B_a, False, "bf16 norm output, the input of wq, wk, wv (with tp > 1 "
-                     "all-gathered over the sequence by PrepareModuleInput)"),
+        token_tensor(
+            "attention_norm_out",
+            h,
+            B_a,
+            False,
+            "bf16 norm output, the input of wq, wk, wv (with tp > 1 "
+            "all-gathered over the sequence by PrepareModuleInput)",
+        ),
         *flash_attention(),
-        token_tensor("wo_out", h, B_a, True, "wo's output (with tp > 1 reduce-scattered to Shard(1)): the residual "
-                     "after attention is recomputed as x + wo_out"),
+        token_tensor(
+            "wo_out",
+            h,
+            B_a,
+            True,
+            "wo's output (with tp > 1 reduce-scattered to Shard(1)): the residual "
+            "after attention is recomputed as x + wo_out",
+        ),
         token_tensor("ffn_norm_rsqrt", 1, FP32, True, "fp32 rsqrt of the ffn norm"),
-        token_tensor("ffn_norm_out", h, B_a, False, "bf16 ffn norm output, the input of w1 and w3 (with tp > 1 "
-                     "all-gathered over the sequence)"),
+        token_tensor(
+            "ffn_norm_out",
+            h,
+            B_a,
+            False,
+            "bf16 ffn norm output, the input of w1 and w3 (with tp > 1 all-gathered over the sequence)",
+        ),
         token_tensor("w1_out", f, B_a, True, "w1 output (SiLU's output is recomputed from it)"),
         token_tensor("w3_out", f, B_a, True, "w3 output"),
         token_tensor("ffn_product", f, B_a, True, "SiLU(w1 x) * w3 x, w2's input"),
@@ -57,13 +78,26 @@ def compiled_selective(sw: Switches) -> list[Component]:
     """Op-level selective checkpointing compiled: the save list's outputs that backward reads (the partitioner drops
     w2's, which eager SAC caches though no backward reads it) and the block's input; with torchao's rowwise Float8,
     the per-row fp32 scales of the two norm outputs' FP8 casts (the inputs of wq/wk/wv and of w1/w3)."""
-    rows = [token_tensor(f"{name}_row_scale", 1, FP32, True, f"fp32 scale per row of the {name} output's FP8 cast")
-            for name in ("attention_norm", "ffn_norm")] if sw.fp8_rows else []
+    rows = (
+        [
+            token_tensor(f"{name}_row_scale", 1, FP32, True, f"fp32 scale per row of the {name} output's FP8 cast")
+            for name in ("attention_norm", "ffn_norm")
+        ]
+        if sw.fp8_rows
+        else []
+    )
     tp = tensor_parallel()
-    return [*rows,
+    return [
+        *rows,
         block_input(),
         *sac_attention(True),
         token_tensor("w1_out", f, B_a, True, "aten.mm output of w1, the gate before SiLU"),
-        token_tensor("wo_reduce_scatter", h, tp * B_a, True, "reduce_scatter_tensor output of the row-parallel wo "
-                     "(t > 1; w2's, which eager SAC caches, is not read by backward)"),
+        token_tensor(
+            "wo_reduce_scatter",
+            h,
+            tp * B_a,
+            True,
+            "reduce_scatter_tensor output of the row-parallel wo "
+            "(t > 1; w2's, which eager SAC caches, is not read by backward)",
+        ),
     ]

@@ -3,6 +3,7 @@
 sharded fp32 parameters, gradients and AdamW moments, bf16 weights all-gathered per TransformerBlock, fp32
 reduce-scatter, per-block activation checkpointing (full, or op-level selective with its save list), a loss that
 upcasts the logits to fp32."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -22,12 +23,24 @@ def sharded_states(params: sp.Expr) -> list[Component]:
     zeros_like the sharded parameter (torch.optim)."""
     shard = params / GROUPS.zero_group
     return [
-        Component("weights", B_w * shard, "the sharded parameters, B_w bytes each (fp32 DTensor shards: "
-                  "FSDP2 keeps the original dtype; the bf16 copy is gathered per block)"),
-        Component("gradients", B_g * shard, "the sharded gradients, reduce-scattered in reduce_dtype fp32 "
-                  "(mixed_precision_reduce) and kept in the parameter's dtype, B_g bytes each"),
-        Component("optimizer", B_o * shard, "AdamW exp_avg and exp_avg_sq of the shards, B_o bytes per "
-                  "parameter (no separate master copy: the fp32 shard is the master)"),
+        Component(
+            "weights",
+            B_w * shard,
+            "the sharded parameters, B_w bytes each (fp32 DTensor shards: "
+            "FSDP2 keeps the original dtype; the bf16 copy is gathered per block)",
+        ),
+        Component(
+            "gradients",
+            B_g * shard,
+            "the sharded gradients, reduce-scattered in reduce_dtype fp32 "
+            "(mixed_precision_reduce) and kept in the parameter's dtype, B_g bytes each",
+        ),
+        Component(
+            "optimizer",
+            B_o * shard,
+            "AdamW exp_avg and exp_avg_sq of the shards, B_o bytes per "
+            "parameter (no separate master copy: the fp32 shard is the master)",
+        ),
     ]
 
 
@@ -48,11 +61,14 @@ def gathered(stage: str, sw: Switches, params: sp.Expr, layers: sp.Expr, moe_lay
     whole_stage = sp.Piecewise((params, p > 1), (ends + 2 * layer, True)) if sw.sharded_weights else params
     blocks = sp.Piecewise((layers, p > 1), (2, True)) if sw.sharded_weights else layers
     fp8 = (B_a - 1) * blocks * (mixer_params(sw) + mlp_params(sw)) if sw.fp8_gather else 0
-    return Component("params_gathered", B_a * whole_stage - fp8,
-                     "unsharded bf16 weights: the root group (embedding, final norm, LM head: gathered from the root's "
-                     "forward through its backward), the last block (not resharded after forward) and the next block "
-                     "prefetched; with pp > 1 (reshard_after_forward off) or --zero 2 the whole stage"
-                     + ("; the blocks' linear weights in FP8 (--fp8-all-gather)" if sw.fp8_gather else ""))
+    return Component(
+        "params_gathered",
+        B_a * whole_stage - fp8,
+        "unsharded bf16 weights: the root group (embedding, final norm, LM head: gathered from the root's "
+        "forward through its backward), the last block (not resharded after forward) and the next block "
+        "prefetched; with pp > 1 (reshard_after_forward off) or --zero 2 the whole stage"
+        + ("; the blocks' linear weights in FP8 (--fp8-all-gather)" if sw.fp8_gather else ""),
+    )
 
 
 def transient(sw: Switches, head: bool, moe_layers: sp.Expr = 0) -> Component:
@@ -73,11 +89,14 @@ def transient(sw: Switches, head: bool, moe_layers: sp.Expr = 0) -> Component:
         blocks = sp.Piecewise((sp.Max(blocks, moe), moe_layers > 0), (blocks, True))
     block = blocks + (B_a * h * v / t if head else 0)
     loss = (3 + loss_parallel_extra()) * B_l * s * b * v / (t * c)
-    return Component("transient", sp.Max(loss, block) if head else block,
-                     "max(the loss's backward: log_softmax's fp32 output, its incoming and returned gradients, "
-                     "B_l*s*b*v/t each, one more at t > 1 (loss_parallel's exp(x)); a block's backward: its "
-                     "recomputed tensors, bf16 gradients + fp32 reduce-scatter input (B_a + B_g per parameter), the "
-                     "LM head's bf16 gradient)")
+    return Component(
+        "transient",
+        sp.Max(loss, block) if head else block,
+        "max(the loss's backward: log_softmax's fp32 output, its incoming and returned gradients, "
+        "B_l*s*b*v/t each, one more at t > 1 (loss_parallel's exp(x)); a block's backward: its "
+        "recomputed tensors, bf16 gradients + fp32 reduce-scatter input (B_a + B_g per parameter), the "
+        "LM head's bf16 gradient)",
+    )
 
 
 def loss_parallel_extra() -> sp.Expr:
@@ -97,9 +116,15 @@ def rms_norm(name: str, out: sp.Expr = B_a) -> list[Component]:
         token_tensor(f"{name}_fp32_input", h, FP32, True, "fp32 copy of the norm's input (x.float())"),
         token_tensor(f"{name}_rsqrt", 1, FP32, True, "fp32 rsqrt of the mean square, [b, s, 1]"),
         token_tensor(f"{name}_normed", h, B_a, True, "bf16 normalised value, before the weight"),
-        token_tensor(f"{name}_out", h, out, False, "its output, the input the next projections save: with tp > 1 "
-                     "all-gathered from Shard(1) to Replicate first (PrepareModuleInput), so the whole sequence; in "
-                     "FP8 with Float8 and tp > 1 (PrepareFloat8ModuleInput casts before the all-gather)"),
+        token_tensor(
+            f"{name}_out",
+            h,
+            out,
+            False,
+            "its output, the input the next projections save: with tp > 1 "
+            "all-gathered from Shard(1) to Replicate first (PrepareModuleInput), so the whole sequence; in "
+            "FP8 with Float8 and tp > 1 (PrepareFloat8ModuleInput casts before the all-gather)",
+        ),
     ]
 
 
@@ -118,13 +143,23 @@ def eager_tensors(sw: Switches, moe: bool = False) -> list[Component]:
         *rms_norm("attention_norm", gemm),
         *flash_attention(),
         token_tensor("wo_input_fp8", a * dh, q8, True, "wo's FP8 cast of its input (Float8 at tp > 1)"),
-        *(rms_norm("ffn_norm", gemm)[:3] + moe_tensors(sw) + [layer_weights()] if moe else [
-        *rms_norm("ffn_norm", gemm),
-        token_tensor("w1_out", f, B_a, True, "w1 output, saved by SiLU"),
-        token_tensor("silu_out", f, B_a, True, "SiLU(w1 x), saved by the product"),
-        token_tensor("w3_out", f, B_a, True, "w3 output, saved by the product"),
-        token_tensor("ffn_product", f, gemm, True, "SiLU(w1 x) * w3 x, w2's saved input (its FP8 cast with Float8 "
-                     "at tp > 1)")]),
+        *(
+            rms_norm("ffn_norm", gemm)[:3] + moe_tensors(sw) + [layer_weights()]
+            if moe
+            else [
+                *rms_norm("ffn_norm", gemm),
+                token_tensor("w1_out", f, B_a, True, "w1 output, saved by SiLU"),
+                token_tensor("silu_out", f, B_a, True, "SiLU(w1 x), saved by the product"),
+                token_tensor("w3_out", f, B_a, True, "w3 output, saved by the product"),
+                token_tensor(
+                    "ffn_product",
+                    f,
+                    gemm,
+                    True,
+                    "SiLU(w1 x) * w3 x, w2's saved input (its FP8 cast with Float8 at tp > 1)",
+                ),
+            ]
+        ),
     ]
 
 
@@ -154,10 +189,16 @@ def layer_tensors(sw: Switches, moe: bool = False) -> list[Component]:
     return [
         block_input(),
         *sac_attention(True),
-        token_tensor("wo_reduce_scatter", h, tp * B_a, True, "reduce_scatter_tensor output of the row-parallel wo (t > 1)"),
+        token_tensor(
+            "wo_reduce_scatter", h, tp * B_a, True, "reduce_scatter_tensor output of the row-parallel wo (t > 1)"
+        ),
         token_tensor("w1_out", f, B_a, True, "aten.mm output of w1, the gate before SiLU [b, s, f / t]"),
-        token_tensor("w2_out", h, B_a, False, "aten.mm output of w2 [b, s, h]: partial sums before the reduce-scatter when t > 1"),
-        token_tensor("w2_reduce_scatter", h, tp * B_a, True, "reduce_scatter_tensor output of the row-parallel w2 (t > 1)"),
+        token_tensor(
+            "w2_out", h, B_a, False, "aten.mm output of w2 [b, s, h]: partial sums before the reduce-scatter when t > 1"
+        ),
+        token_tensor(
+            "w2_reduce_scatter", h, tp * B_a, True, "reduce_scatter_tensor output of the row-parallel w2 (t > 1)"
+        ),
     ]
 
 
@@ -182,13 +223,13 @@ def output_tensors(sw: Switches) -> list[Component]:
     the head's ColwiseParallel(input_layouts=Shard(1)) as a block's norms are by PrepareModuleInput) and the int64
     targets the loss saves (the loss's own fp32 tensors are in `transient`; train.py deletes pred, the bf16 logits,
     before backward)."""
-    return [
-        *rms_norm("final_norm"),
-        token_tensor("targets", 1, INT64, False, "int64 labels [b, s], saved by the loss"),
-    ]
+    return [*rms_norm("final_norm"), token_tensor("targets", 1, INT64, False, "int64 labels [b, s], saved by the loss")]
 
 
 def output_layer(sw: Switches) -> Component:
-    return Component("output_layer", sp.Add(*(part.expr for part in output_tensors(sw))),
-                     "the final norm's tensors (8*s*b*h + 4*s*b) and the int64 targets, one micro batch (torchtitan "
-                     "train.py; the loss's fp32 tensors: transient)")
+    return Component(
+        "output_layer",
+        sp.Add(*(part.expr for part in output_tensors(sw))),
+        "the final norm's tensors (8*s*b*h + 4*s*b) and the int64 targets, one micro batch (torchtitan "
+        "train.py; the loss's fp32 tensors: transient)",
+    )

@@ -5,6 +5,7 @@ TransformerBlock's FeedForward; at tp = 1, T = s b / c tokens a micro batch on o
 GPU's experts computing R of them (N at ep = 1; over the ep ranks' all-to-all an even share times C_f, the imbalance
 allowed, as components.moe takes it). Listed at ep = 1 by benchmarks/torch_saved.py (records/torch-saved-cpu.jsonl,
 part moe_block); the all-to-all's tensors at ep > 1 read from token_dispatcher.py."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -38,15 +39,32 @@ def router(sw: Switches) -> list[Component]:
     the gather of the chosen ones), the chosen experts' int64 ids [T, k_e] (the gather's index), and route_norm's
     numerator [T, k_e] and fp32 denominator [T, 1] (on: torchtitan's Qwen3-MoE, gpt-oss and DeepSeek-V3 671B configs)."""
     return [
-        token_tensor("router_input_fp32", h, FP32, False, "fp32 copy of the ffn norm's output, the gate's input "
-                     "under autocast(float32)"),
-        token_tensor("router_scores", E, FP32, False, "fp32 " + ("sigmoid" if sw.sigmoid else "softmax") +
-                     " scores over all E experts [T, E]"),
-        token_tensor("router_topk_ids", k_e, INT64, False, "int64 ids of the chosen experts [T, k_e], the gather's "
-                     "index (topk runs on the scores plus the expert bias, which saves nothing)"),
+        token_tensor(
+            "router_input_fp32",
+            h,
+            FP32,
+            False,
+            "fp32 copy of the ffn norm's output, the gate's input under autocast(float32)",
+        ),
+        token_tensor(
+            "router_scores",
+            E,
+            FP32,
+            False,
+            "fp32 " + ("sigmoid" if sw.sigmoid else "softmax") + " scores over all E experts [T, E]",
+        ),
+        token_tensor(
+            "router_topk_ids",
+            k_e,
+            INT64,
+            False,
+            "int64 ids of the chosen experts [T, k_e], the gather's "
+            "index (topk runs on the scores plus the expert bias, which saves nothing)",
+        ),
         token_tensor("router_topk_scores", k_e, FP32, False, "fp32 chosen scores [T, k_e], route_norm's numerator"),
-        token_tensor("router_denominator", 1, FP32, False, "fp32 sum of the chosen scores [T, 1], route_norm's "
-                     "denominator"),
+        token_tensor(
+            "router_denominator", 1, FP32, False, "fp32 sum of the chosen scores [T, 1], route_norm's denominator"
+        ),
     ]
 
 
@@ -55,18 +73,36 @@ def routed(sw: Switches) -> list[Component]:
     tensors over R rows, the combine's fp32 product over N."""
     R, ep = received(), expert_parallel()
     return [
-        _rows("dispatch_order", k_e, 1, 2 * INT64, "the argsort of the expert ids and its // k_e, int64 [N] each, the "
-              "indices of the two gathers (the second also the scatter_add's index)"),
-        _rows("dispatch_permutation", R, 1, ep * INT64, "(ep > 1) _permute's int64 indices [R], rank-major to "
-              "expert-major, saved by the index and by _unpermute's index_put"),
+        _rows(
+            "dispatch_order",
+            k_e,
+            1,
+            2 * INT64,
+            "the argsort of the expert ids and its // k_e, int64 [N] each, the "
+            "indices of the two gathers (the second also the scatter_add's index)",
+        ),
+        _rows(
+            "dispatch_permutation",
+            R,
+            1,
+            ep * INT64,
+            "(ep > 1) _permute's int64 indices [R], rank-major to "
+            "expert-major, saved by the index and by _unpermute's index_put",
+        ),
         _rows("experts_input", R, h, B_a, "the routed rows [R, h] in bf16, the grouped GEMMs' input"),
         _rows("experts_w1_out", R, f_e, B_a, "_grouped_mm output of w1 [R, f_e], SiLU's input"),
         _rows("experts_silu_out", R, f_e, B_a, "SiLU output [R, f_e], saved by the product"),
         _rows("experts_w3_out", R, f_e, B_a, "_grouped_mm output of w3 [R, f_e], saved by the product"),
         _rows("experts_product", R, f_e, B_a, "SiLU(w1 x) * w3 x [R, f_e], w2's grouped-GEMM input"),
         _rows("combine_scores", k_e, 1, FP32, "the chosen scores in expert order [N, 1], fp32"),
-        _rows("combine_fp32", k_e, h, FP32, "the experts' outputs upcast to fp32 [N, h] (after the combine's "
-              "all-to-all at ep > 1), saved by their product with the scores"),
+        _rows(
+            "combine_fp32",
+            k_e,
+            h,
+            FP32,
+            "the experts' outputs upcast to fp32 [N, h] (after the combine's "
+            "all-to-all at ep > 1), saved by their product with the scores",
+        ),
     ]
 
 
@@ -77,9 +113,15 @@ def shared(sw: Switches) -> list[Component]:
         return []
     return [
         token_tensor("shared_input", h, B_a, False, "bf16 ffn norm output, the shared w1's and w3's input"),
-        *(token_tensor(f"shared_{name}", f_s, B_a, False, doc) for name, doc in (
-            ("w1_out", "shared w1 output, SiLU's input"), ("silu_out", "SiLU output"), ("w3_out", "shared w3 output"),
-            ("product", "the product, shared w2's input"))),
+        *(
+            token_tensor(f"shared_{name}", f_s, B_a, False, doc)
+            for name, doc in (
+                ("w1_out", "shared w1 output, SiLU's input"),
+                ("silu_out", "SiLU output"),
+                ("w3_out", "shared w3 output"),
+                ("product", "the product, shared w2's input"),
+            )
+        ),
     ]
 
 
@@ -101,8 +143,9 @@ def moe_selective(sw: Switches) -> list[Component]:
         token_tensor("topk_values", k_e, FP32, False, "topk's fp32 values [T, k_e] (of scores plus the expert bias)"),
         token_tensor("topk_ids", k_e, INT64, False, "topk's int64 ids [T, k_e]"),
         *([token_tensor("shared_w3_out", f_s, B_a, False, "mm output of the shared w3")] if sw.shared else []),
-        _rows("dispatch_all_to_all", received(), h, ep * B_a, "(ep > 1) all_to_all_single output [R, h] of the "
-              "dispatch"),
+        _rows(
+            "dispatch_all_to_all", received(), h, ep * B_a, "(ep > 1) all_to_all_single output [R, h] of the dispatch"
+        ),
         _rows("combine_all_to_all", k_e, h, ep * B_a, "(ep > 1) all_to_all_single output [N, h] of the combine"),
     ]
 
@@ -110,14 +153,20 @@ def moe_selective(sw: Switches) -> list[Component]:
 def layer_weights() -> Component:
     """Per MoE layer and micro batch, what is saved but is no token's: the gate's fp32 weight cast [E, h] (saved by
     its mm under autocast) and the grouped GEMMs' int32 offsets [E / ep]."""
-    return Component("router_weight_fp32", FP32 * h * E + INT32 * E / e, "the gate's fp32 weight cast (autocast) and the "
-                     "int32 group offsets of the grouped GEMMs")
+    return Component(
+        "router_weight_fp32",
+        FP32 * h * E + INT32 * E / e,
+        "the gate's fp32 weight cast (autocast) and the int32 group offsets of the grouped GEMMs",
+    )
 
 
 def routing_buffers(moe_layers: sp.Expr) -> Component:
     """Each MoE layer's fp32 buffers [E]: expert_bias_E (load_balance_coeff on, the default) and tokens_per_expert_E."""
-    return Component("routing_buffers", moe_layers * 2 * FP32 * E, "fp32 expert_bias_E and tokens_per_expert_E [E] "
-                     "of every MoE layer (MoE.__init__, load_balance_coeff 1e-3)")
+    return Component(
+        "routing_buffers",
+        moe_layers * 2 * FP32 * E,
+        "fp32 expert_bias_E and tokens_per_expert_E [E] of every MoE layer (MoE.__init__, load_balance_coeff 1e-3)",
+    )
 
 
 def experts_all() -> sp.Expr:

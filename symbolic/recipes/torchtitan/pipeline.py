@@ -2,6 +2,7 @@
 9dec370 parallelisms/parallelize_llama.py apply_fsdp and pipeline_llama.py; torch.distributed.pipelining stage.py and
 FSDP2 _fully_shard, read at torch 2.13; the benchmark ran torch 1963fc8 of 2024-12-23), and the symmetric-memory
 workspace of its async tensor parallelism (torch.distributed._symmetric_memory, read at torch 2.13)."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -22,10 +23,13 @@ def accumulated_gradients(unsharded: sp.Expr, per_micro: sp.Expr, micro: sp.Expr
     holds unsharded; `per_micro`: one micro batch's activations A; `micro`: k, the micro batches in flight."""
     grads = B_g * unsharded
     drained = sp.Piecewise((sp.Piecewise((per_micro, m <= micro), (0, True)), vpp < 2), (0, True))
-    return Component("accumulated_gradients", sp.Piecewise((sp.Max(grads - drained, 0), p > 1), (0, True)),
-                     "the stage's unsharded gradients in fp32 (reduce_dtype), accumulated across micro batches while "
-                     "FSDP2's gradient sync is off under the pipeline schedule (B_g per unsharded parameter, less one "
-                     "micro batch's activations where all m were in flight before the first backward)")
+    return Component(
+        "accumulated_gradients",
+        sp.Piecewise((sp.Max(grads - drained, 0), p > 1), (0, True)),
+        "the stage's unsharded gradients in fp32 (reduce_dtype), accumulated across micro batches while "
+        "FSDP2's gradient sync is off under the pipeline schedule (B_g per unsharded parameter, less one "
+        "micro batch's activations where all m were in flight before the first backward)",
+    )
 
 
 def boundary() -> sp.Expr:
@@ -43,10 +47,13 @@ def stage_buffers(stage: str, micro: sp.Expr) -> Component:
     are counted here."""
     first, last = stage in ("first", "only"), stage in ("last", "only")
     count = (0 if first else m - micro) + (0 if last else m + micro)
-    return Component("pipeline_buffers", sp.Piecewise((count * boundary(), p > 1), (0, True)),
-                     "the pipeline's per-micro-batch receive buffers (activations on all but the first stage, "
-                     "gradients on all but the last) and the in-flight outputs it caches for backward, each a bf16 "
-                     "[b, s/(c t), h]")
+    return Component(
+        "pipeline_buffers",
+        sp.Piecewise((count * boundary(), p > 1), (0, True)),
+        "the pipeline's per-micro-batch receive buffers (activations on all but the first stage, "
+        "gradients on all but the last) and the in-flight outputs it caches for backward, each a bf16 "
+        "[b, s/(c t), h]",
+    )
 
 
 def symmetric_workspace() -> Component:
@@ -58,6 +65,9 @@ def symmetric_workspace() -> Component:
     _pipelined_produce_and_all2all), allocated by _SymmetricMemory.empty_strided_p2p and kept, grown to the largest
     request. The gathered inputs, outputs and stacked partials the fused ops allocate in the pool have the shapes
     the synchronous plan's all-gather and matmul outputs have (counted already)."""
-    return Component("tp_comm_buffers", sp.Piecewise((2 * boundary(), t > 1), (0, True)),
-                     "async TP's symmetric-memory workspace, 2 bf16 [b, s/(c t), h] (fused_matmul_reduce_scatter's "
-                     "request), outside PyTorch's pool (torch.distributed._symmetric_memory get_symm_mem_workspace)")
+    return Component(
+        "tp_comm_buffers",
+        sp.Piecewise((2 * boundary(), t > 1), (0, True)),
+        "async TP's symmetric-memory workspace, 2 bf16 [b, s/(c t), h] (fused_matmul_reduce_scatter's "
+        "request), outside PyTorch's pool (torch.distributed._symmetric_memory get_symm_mem_workspace)",
+    )

@@ -1,4 +1,5 @@
 """Recipe `torchtitan`: FSDP2 training of a Llama as torchtitan's code allocates it (pytorch/torchtitan 9dec370)."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -24,8 +25,9 @@ DESCRIPTION = (
 )
 
 
-def _parts(stage: str, sw: Switches, layers: sp.Expr, moe_layers: sp.Expr, micro: sp.Expr,
-           has_head: bool) -> list[Component]:
+def _parts(
+    stage: str, sw: Switches, layers: sp.Expr, moe_layers: sp.Expr, micro: sp.Expr, has_head: bool
+) -> list[Component]:
     params = stage_params(stage, sw, layers, moe_layers)
     if sw.moe:  # the routed experts: E/ep a GPU over efsdp = d c / ep ranks, so 1/(d c) of all of them
         params += moe_layers * experts_all()
@@ -35,9 +37,12 @@ def _parts(stage: str, sw: Switches, layers: sp.Expr, moe_layers: sp.Expr, micro
     mode = "selective per layer (every n_ac-th block)" if sw.ac_every else sw.recompute
     parts = [
         *sharded_states(params),
-        Component("activations", micro * per_micro,
-                  f"per-block tensors x the stage's layers{' (dense and MoE)' if sw.moe else ''} x its in-flight "
-                  f"micro batches ({mode} checkpointing)"),
+        Component(
+            "activations",
+            micro * per_micro,
+            f"per-block tensors x the stage's layers{' (dense and MoE)' if sw.moe else ''} x its in-flight "
+            f"micro batches ({mode} checkpointing)",
+        ),
         token_ids(micro) if has_embedding else Component("embedding_input", sp.Integer(0), "not on this stage"),
         output_layer(sw) if has_head else Component("output_layer", sp.Integer(0), "not on this stage"),
         gathered(stage, sw, unsharded, layers, moe_layers),
@@ -63,8 +68,13 @@ def components(sw: Switches) -> list[Component]:
     return _parts("first", sw, layers, moe_layers, _in_flight(RANK["first"]), has_head=True)
 
 
-def stage_components(sw: Switches, stage: str, layers: sp.Expr | None = None, micro: sp.Expr | None = None,
-                     moe_layers: sp.Expr | None = None) -> list[Component]:
+def stage_components(
+    sw: Switches,
+    stage: str,
+    layers: sp.Expr | None = None,
+    micro: sp.Expr | None = None,
+    moe_layers: sp.Expr | None = None,
+) -> list[Component]:
     """One GPU of a pipeline stage holding `layers` layers (default L/p) and `micro` in-flight micro batches."""
     default = default_layers(stage)
     layers = default[0] if layers is None else layers

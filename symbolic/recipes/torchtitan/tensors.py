@@ -1,4 +1,5 @@
 """One saved per-token tensor of torchtitan's TransformerBlock, as fsdp2.py and compiled.py list them."""
+
 from __future__ import annotations
 
 import sympy as sp
@@ -15,8 +16,9 @@ def token_tensor(name: str, width: sp.Expr, nbytes: sp.Expr, split: bool, doc: s
 
 def block_input() -> Component:
     """The block's input [b, s/c, h] in bf16: what full checkpointing keeps (ptd_checkpoint_wrapper)."""
-    return token_tensor("block_input", h, B_a, True,
-                        "the block's input, bf16 (sharded over t along s by SequenceParallel)")
+    return token_tensor(
+        "block_input", h, B_a, True, "the block's input, bf16 (sharded over t along s by SequenceParallel)"
+    )
 
 
 def tensor_parallel() -> sp.Expr:
@@ -37,8 +39,9 @@ def sac_attention(split: bool) -> list[Component]:
     over, heads = (" / t", "a/t") if split else ("", "a")
     return [
         token_tensor("wq_out", a * dh, B_a, split, f"aten.mm output of wq, the queries before RoPE [b, s, a dh{over}]"),
-        token_tensor("wv_out", k * dh, B_a, split, f"aten.mm output of wv, the values [b, s, k dh{over}] (before "
-                     "repeat_kv)"),
+        token_tensor(
+            "wv_out", k * dh, B_a, split, f"aten.mm output of wv, the values [b, s, k dh{over}] (before repeat_kv)"
+        ),
         token_tensor("sdpa_out", a * dh, B_a, split, f"_scaled_dot_product_flash_attention output [b, {heads}, s, dh]"),
         token_tensor("sdpa_lse", a, FP32, split, f"its fp32 logsumexp [b, {heads}, s]"),
     ]

@@ -160,7 +160,7 @@ def plan_rank(shape, training, sys_, cache: dict, threshold: float = PLAN_THRESH
     0 = plan's first) by the step-time model and by the proxy, whether it fits at plan's limit by mem4d's estimate,
     and plan's best predicted tokens/s/GPU; a one-line reason where plan cannot state the cluster."""
     from symbolic.estimator.estimate import estimate
-    from symbolic.plan.enumerate import shared_reason
+    from symbolic.plan.why_not import shared_reason
     from symbolic.plan.search import policy_reason
 
     key = (

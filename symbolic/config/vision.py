@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from .bounds import MAX_SIZE
 from .errors import ConfigError
+from .vision_keys import vision_sizes
 from . import vision_gemma3, vision_llama4, vision_pixtral
 from .vision_gemma3 import Gemma3Tower
 from .vision_llama4 import Llama4Tower
@@ -157,12 +157,7 @@ def read(vision: object, wrapper: str, text: dict, path, outer: dict | None = No
                 f"{path}: key 'vision_config.{key}': not a key mem4d knows for {wrapper}'s vision "
                 "tower (transformers 5.25.0's vision config class): refused rather than ignored"
             )
-    values = {key: vision.get(key, default) for key, default in DEFAULTS.items()}
-    for key, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_SIZE:
-            raise ConfigError(
-                f"{path}: key 'vision_config.{key}': must be a positive integer up to {MAX_SIZE}, got {value!r}"
-            )
+    values = vision_sizes(vision, DEFAULTS, path)
     if values["hidden_size"] % values["num_heads"]:
         raise ConfigError(
             f"{path}: key 'vision_config.num_heads': {values['num_heads']} heads do not divide the "

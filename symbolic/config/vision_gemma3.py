@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 
 from .bounds import MAX_SIZE
 from .errors import ConfigError
+from .vision_keys import vision_fail, vision_sizes
 
 # SiglipVisionConfig's size keys with their class defaults (configuration_siglip.py, transformers 5.25.0)
 SIZES = {
@@ -78,19 +79,6 @@ class Gemma3Tower:
         return asdict(self)
 
 
-def _fail(path, key: str, why: str) -> ConfigError:
-    return ConfigError(f"{path}: key 'vision_config.{key}': {why}")
-
-
-def _sizes(vision: dict, path) -> dict:
-    """The size keys (class defaults where absent), each a positive integer up to MAX_SIZE."""
-    values = {key: vision.get(key, default) for key, default in SIZES.items()}
-    for key, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_SIZE:
-            raise _fail(path, key, f"must be a positive integer up to {MAX_SIZE}, got {value!r}")
-    return values
-
-
 def _pool(tokens: object, side: int, path) -> int:
     """k, the patches a side pooled into one image token: mm_tokens_per_image must be t^2 with t dividing side
     (Gemma3MultiModalProjector's AvgPool2d of kernel side // t then gives t x t tokens)."""
@@ -112,7 +100,7 @@ def read(vision: object, outer: dict, path) -> Gemma3Tower:
         raise ConfigError(f"{path}: key 'vision_config': must be an object (the vision tower's config)")
     for key in vision:
         if key not in SIZES and key not in HARMLESS and key not in AT and key != "hidden_act":
-            raise _fail(
+            raise vision_fail(
                 path,
                 key,
                 "not a key mem4d knows for Gemma 3's vision tower (transformers 5.25.0's "
@@ -121,24 +109,24 @@ def read(vision: object, outer: dict, path) -> Gemma3Tower:
     for key, value in AT.items():
         given = vision.get(key, HEAD if key == "vision_use_head" else value)
         if given != value or isinstance(given, bool) != isinstance(value, bool):
-            raise _fail(
+            raise vision_fail(
                 path,
                 key,
                 f"{given!r} is not modelled; mem4d models {value!r} (Gemma 3's published tower)"
                 + (" (SiglipVisionConfig's default is true)" if key == "vision_use_head" else ""),
             )
-    v = _sizes(vision, path)
+    v = vision_sizes(vision, SIZES, path)
     text = outer.get("text_config")
     out = text.get("hidden_size", TEXT_WIDTH) if isinstance(text, dict) else TEXT_WIDTH
     if isinstance(out, bool) or not isinstance(out, int) or not 0 < out <= MAX_SIZE:
         raise ConfigError(f"{path}: key 'text_config.hidden_size': must be a positive integer up to {MAX_SIZE}")
     if v["hidden_size"] % v["num_attention_heads"]:
-        raise _fail(
+        raise vision_fail(
             path, "num_attention_heads", f"{v['num_attention_heads']} heads do not divide the width {v['hidden_size']}"
         )
     side = v["image_size"] // v["patch_size"]
     if side == 0:
-        raise _fail(path, "patch_size", f"{v['patch_size']} must be at most image_size {v['image_size']}")
+        raise vision_fail(path, "patch_size", f"{v['patch_size']} must be at most image_size {v['image_size']}")
     k = _pool(outer.get("mm_tokens_per_image", TOKENS), side, path)
     return Gemma3Tower(
         depth=v["num_hidden_layers"],

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 
 from .bounds import MAX_SIZE
 from .errors import ConfigError
+from .vision_keys import vision_fail, vision_sizes
 
 # Llama4VisionConfig's size keys with their class defaults (configuration_llama4.py, transformers 5.25.0)
 SIZES = {
@@ -103,19 +104,6 @@ class Llama4Tower:
         return asdict(self)
 
 
-def _fail(path, key: str, why: str) -> ConfigError:
-    return ConfigError(f"{path}: key 'vision_config.{key}': {why}")
-
-
-def _sizes(vision: dict, path) -> dict:
-    """The size keys (class defaults where absent), each a positive integer up to MAX_SIZE."""
-    values = {key: vision.get(key, default) for key, default in SIZES.items()}
-    for key, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_SIZE:
-            raise _fail(path, key, f"must be a positive integer up to {MAX_SIZE}, got {value!r}")
-    return values
-
-
 def _shuffle(vision: dict, side: int, path) -> int:
     """k, the patches a side merged into one image token: pixel_shuffle_ratio must be 1 / k with k dividing side."""
     ratio = vision.get("pixel_shuffle_ratio", RATIO)
@@ -126,7 +114,7 @@ def _shuffle(vision: dict, side: int, path) -> int:
         or abs(1 / ratio - round(1 / ratio)) > 1e-9
         or side % round(1 / ratio)
     ):
-        raise _fail(
+        raise vision_fail(
             path,
             "pixel_shuffle_ratio",
             f"must be 1 / k for a whole k dividing the {side} patches a side "
@@ -139,7 +127,7 @@ def _chained(v: dict, k: int, path) -> None:
     """The widths forward chains: the adapter's fc1 reads the shuffled patches, fc2 reads fc1's output, the projector
     reads fc2's; the rotary embedding splits each head into four (x and y, cos and sin)."""
     if v["intermediate_size"] != v["hidden_size"] * k * k:
-        raise _fail(
+        raise vision_fail(
             path,
             "intermediate_size",
             f"must be hidden_size x {k}^2 = {v['hidden_size'] * k * k} (the "
@@ -147,7 +135,7 @@ def _chained(v: dict, k: int, path) -> None:
         )
     for key, other in (("projector_input_dim", "projector_output_dim"), ("vision_output_dim", "projector_output_dim")):
         if v[key] != v[other]:
-            raise _fail(
+            raise vision_fail(
                 path,
                 key,
                 f"{v[key]} must be {other} {v[other]} (the adapter's fc2 is [{other}, {other}] "
@@ -155,7 +143,7 @@ def _chained(v: dict, k: int, path) -> None:
             )
     heads = v["num_attention_heads"]
     if v["hidden_size"] % heads or (v["hidden_size"] // heads) % 4:
-        raise _fail(
+        raise vision_fail(
             path,
             "num_attention_heads",
             f"{heads} heads must split the width {v['hidden_size']} into heads "
@@ -171,7 +159,7 @@ def read(vision: object, text: dict, path) -> Llama4Tower:
         raise ConfigError(f"{path}: key 'vision_config': must be an object (the vision tower's config)")
     for key in vision:
         if key not in SIZES and key != "pixel_shuffle_ratio" and key not in HARMLESS and key not in AT:
-            raise _fail(
+            raise vision_fail(
                 path,
                 key,
                 "not a key mem4d knows for Llama 4's vision tower (transformers 5.25.0's "
@@ -179,19 +167,19 @@ def read(vision: object, text: dict, path) -> Llama4Tower:
             )
     for key, value in AT.items():
         if key in vision and (vision[key] != value or isinstance(vision[key], bool) != isinstance(value, bool)):
-            raise _fail(
+            raise vision_fail(
                 path,
                 key,
                 f"{vision[key]!r} is not modelled; mem4d models {value!r} (transformers 5.25.0 "
                 "builds the tower with it)",
             )
-    v = _sizes(vision, path)
+    v = vision_sizes(vision, SIZES, path)
     out = text.get("hidden_size", TEXT_WIDTH)
     if isinstance(out, bool) or not isinstance(out, int) or not 0 < out <= MAX_SIZE:
         raise ConfigError(f"{path}: key 'text_config.hidden_size': must be a positive integer up to {MAX_SIZE}")
     side = v["image_size"] // v["patch_size"]
     if side == 0:
-        raise _fail(path, "patch_size", f"{v['patch_size']} must be at most image_size {v['image_size']}")
+        raise vision_fail(path, "patch_size", f"{v['patch_size']} must be at most image_size {v['image_size']}")
     k = _shuffle(vision, side, path)
     _chained(v, k, path)
     return Llama4Tower(

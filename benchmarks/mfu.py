@@ -3,7 +3,7 @@ read from ../shared/data/hardware/MFU.md and ../shared/data/throughput/MEGATRON_
 configuration its source states, predicted in the source's own unit (seconds a step, tokens/s/GPU, or TFLOP/s/GPU
 counted with the source's FLOP formula), with what the run had to assume; the others with the reason.
 
-    python benchmarks/mfu.py [--out records/published/mfu.tsv]
+    python benchmarks/mfu.py [--out records/published/mfu.tsv] [--markdown]
 
 No term of the model is set from these figures (docs/time.md "Other published runs").
 """
@@ -128,6 +128,17 @@ def summary(rows: list[dict]) -> str:
     )
 
 
+def markdown(rows: list[dict]) -> str:
+    """The tables docs/time.md shows: the stated runs, then the others with their reason."""
+    out = ["| run | system | configuration | unit | published | mem4d | error |", "|---|---|---|---|---:|---:|---:|"]
+    for r in rows:
+        if "error_pct" in r:
+            cells = (r["id"], r["system"], r["config"], r["unit"], r["published"], r["predicted"])
+            out.append("| " + " | ".join(map(str, cells)) + f" | {r['error_pct']:+.1f} % |")
+    out += ["", "| run | why it is not stated |", "|---|---|"]
+    return "\n".join(out + [f"| {r['id']} | {r['reason']} |" for r in rows if "error_pct" not in r])
+
+
 def commit() -> str:
     """The commit the figures were computed at."""
     out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
@@ -137,8 +148,12 @@ def commit() -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, help="write the table as TSV here (with a summary line)")
+    parser.add_argument("--markdown", action="store_true", help="print the tables docs/time.md shows instead")
     args = parser.parse_args()
     rows = evaluate(tomllib.loads(RUNS.read_text())["run"])
+    if args.markdown:
+        print(markdown(rows))
+        return 0
     head = f"# {summary(rows)} at {commit()} (+: the model is faster than the run)"
     print(head)
     for r in rows:

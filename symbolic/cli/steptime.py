@@ -94,6 +94,7 @@ def print_formulas(args, switches) -> int:
         switches.dispatcher,
         switches.moe_bias,
         qk_norm=switches.qk_norm != "none",
+        rope=not switches.positions,
     )
     from ..time.symbols import BY_NAME, LATEX
 

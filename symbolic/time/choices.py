@@ -22,6 +22,7 @@ class Choices(NamedTuple):
     narrow_v: bool = False  # value heads d_v narrower than dh (config.architecture's narrow_v)
     swa: bool = False  # L_w sliding-window layers of k_w KV heads (config.architecture's swa)
     qk_norm: bool = False  # RMSNorm on the queries and keys (Megatron-Core qk_layernorm)
+    rope: bool = True  # rotary position embeddings (a GPT's learned absolute positions run no RoPE kernel)
 
     @classmethod
     def of(cls, shape, training, dispatcher: str | None = None) -> Choices:
@@ -39,7 +40,7 @@ class Choices(NamedTuple):
 
 
 def model_kinds(shape) -> dict[str, bool]:
-    """A shape's moe_bias, narrow_v, swa and qk_norm, read as config.architecture reads them."""
+    """A shape's moe_bias, narrow_v, swa, qk_norm and rope, read as config.architecture reads them."""
     from ..config.architecture import DERIVED
 
     return {
@@ -47,6 +48,7 @@ def model_kinds(shape) -> dict[str, bool]:
         "narrow_v": DERIVED["narrow_v"](shape),
         "swa": DERIVED["swa"](shape),
         "qk_norm": shape.qk_norm != "none",
+        "rope": not shape.positions,
     }
 
 

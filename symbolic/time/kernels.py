@@ -57,10 +57,11 @@ def layer_kernels(ch: Choices, tok: sp.Expr) -> list[Component]:
         ),
         Component(
             "T_rope",
-            per * (L / p) * w["rope"] * (4 + 2 * full),
+            per * (L / p) * w["rope"] * (4 + 2 * full) * int(ch.rope),
             "RoPE on the queries and keys, fused: read and written forward and backward (megatron-core 0.16.1 "
             "models/common/embeddings/rope_utils.py apply_rotary_pos_emb, TE fused_rope); with MLA the RoPE "
-            "part and the join of q and k to a (dh + d_r) per head (multi_latent_attention.py torch.cat)",
+            "part and the join of q and k to a (dh + d_r) per head (multi_latent_attention.py torch.cat); none "
+            "with learned absolute positions (a GPT's)",
         ),
         Component(
             "T_resid",

@@ -11,21 +11,6 @@ from .parallel import ZERO_STAGES, Sharding
 from .training_checks import RECOMPUTE, SCHEDULES
 
 BACKENDS = ("gpu", "cpu")  # compilers a compiled-step profile models: XLA:GPU, XLA:CPU
-# switches formula --json shows only where they differ from their default (added after the recorded outputs)
-QUIET = (
-    "cuda_graph",
-    "graph_scope",
-    "tp_comm_overlap",
-    "latent",
-    "offload",
-    "cpu_offload",
-    "narrow_v",
-    "swa",
-    "swa_sinks",
-    "srelu_fusion",
-    "mtp_repeated",
-    "native_ce",
-)
 
 
 @dataclass(frozen=True)
@@ -118,13 +103,9 @@ class Switches(Architecture, Sharding):
         return self.muon and self.dist_opt
 
     def shown(self) -> dict:
-        """The fields as formula --json shows them: those of QUIET only where they differ from their default (options
-        added later leave the outputs of runs without them as they were)."""
-        return {
-            name: value
-            for name, value in vars(self).items()
-            if name not in QUIET or value != self.__dataclass_fields__[name].default
-        }
+        """The fields as formula --json shows them: only those that differ from their default, so a new switch with a
+        default changes no output (a reader takes Switches' defaults for the absent ones)."""
+        return {name: value for name, value in vars(self).items() if value != self.__dataclass_fields__[name].default}
 
     def tag(self) -> str:
         """Every field's value in order, booleans as 0/1, joined by '-': a file-name-safe name of these switches."""

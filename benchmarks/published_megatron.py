@@ -37,6 +37,16 @@ RELEASE_WORLD = {"deepseekv3_proxy_flex_tp1pp4emp16etp1cp1_release": 64, "mixtra
 # 256,000 pieces: the Nemotron-4 15B Technical Report (arXiv:2402.16819: its 256,000-token SentencePiece vocabulary)
 # and transformers 5.25.0 models/nemotron/configuration_nemotron.py (vocab_size 256000, the nemotron-15b configuration).
 TOKENIZER_PIECES = {"nemotron_2_256k.model": 256_000}
+# The attention a golden's container ran where the file leaves it to Transformer Engine (no --attention-backend, or
+# auto). Megatron-LM @ adc69dba2d (the commit of MB-29's goldens): `lts` is NGC PyTorch 24.01 (README.md "lts:
+# Long-term support of NGC PyTorch 24.01"; .gitlab/stages/01.build.yml BASE_IMAGE nvcr.io/nvidia/pytorch:24.01-py3),
+# whose own Transformer Engine it keeps (docker/Dockerfile.ci.lts installs none; install_source_wheels.sh installs a
+# TE wheel for `dev` only). That TE predates v1.3 (tagged 2024-02-02; v1.2.1 2024-01-19), and TE v1.2.1
+# pytorch/attention.py DotProductAttention: NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 turns FlashAttention 2 off ("does not
+# support deterministic execution"; #585, in v1.3, first kept flash-attn >= 2.4.1) and cuDNN's F16_arbitrary_seqlen
+# backend (s > 512) off below sm90 ("Filter: determinism"), leaving UnfusedDotProductAttention on an A100. Assumed, not
+# read: the image's flash-attn is a 2.x (a 1.x would stay on).
+LTS_A100_DETERMINISTIC = ["--no-flash-attn"]
 
 
 @dataclass(frozen=True)
@@ -93,6 +103,21 @@ def tokenizer_pieces(config: Path) -> int | None:
     return TOKENIZER_PIECES.get(Path(str(model)).name) if model else None
 
 
+def container_arguments(case: Case) -> list[str]:
+    """LTS_A100_DETERMINISTIC where the case's golden ran in the LTS container on an A100, its file sets
+    NVTE_ALLOW_NONDETERMINISTIC_ALGO 0 and names no attention backend (or auto); no flags otherwise."""
+    import yaml
+
+    from symbolic.readers.argfile import read_args
+
+    if "lts_" not in case.golden or "a100" not in case.golden:
+        return []
+    env = (yaml.safe_load(case.config.read_text()) or {}).get("ENV_VARS") or {}
+    backend = dict(read_args(case.config)).get("--attention-backend", "auto")
+    deterministic = str(env.get("NVTE_ALLOW_NONDETERMINISTIC_ALGO", "1")) == "0"
+    return LTS_A100_DETERMINISTIC if deterministic and backend == "auto" else []
+
+
 def estimate(case: Case) -> dict:
     """mem4d's answer for the case: {'allocated_bytes', 'stage', 'components'} or {'refused': the one line}."""
     from symbolic.cli.entry import main
@@ -101,6 +126,7 @@ def estimate(case: Case) -> dict:
     pieces = tokenizer_pieces(case.config)
     if pieces:
         argv += ["--vocab-size", str(pieces)]
+    argv += container_arguments(case)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         rc = main(argv)

@@ -76,3 +76,13 @@ def test_sentencepiece_cases_get_their_tokenizer_size():
     got = {c.id: pm.tokenizer_pieces(c.config) for c in pm.cases()}
     assert {k for k, v in got.items() if v} == {"MB-07", "MB-12"}
     assert got["MB-12"] == got["MB-07"] == 256_000
+
+
+def test_lts_a100_deterministic_golden_read_with_unfused_attention():
+    """LTS_A100_DETERMINISTIC goes to the cases whose golden ran in the LTS container on an A100 with
+    NVTE_ALLOW_NONDETERMINISTIC_ALGO 0 and whose file names no attention backend: MB-29 alone (MB-32's names unfused;
+    every other primary golden is a dev one). Source: RUNS.md's primary goldens and the verbatim files. Exact."""
+    pm = _module()
+    got = {c.id: pm.container_arguments(c) for c in pm.cases()}
+    assert {k for k, v in got.items() if v} == {"MB-29"}
+    assert got["MB-29"] == pm.LTS_A100_DETERMINISTIC == ["--no-flash-attn"]

@@ -27,9 +27,16 @@ sys.path.insert(0, str(ROOT))
 
 MEASURED = ROOT.parent / "shared" / "data" / "measured"
 GiB = 2**30
-# RUNS.md's "Global conventions": release tests publish no node count; the minimum world size consistent with the
-# run's grids (lcm of tp*pp*cp and etp*ep*pp) is the one RUNS.md states, and the one used here (marked assumed).
-RELEASE_WORLD = {"deepseekv3_proxy_flex_tp1pp4emp16etp1cp1_release": 64, "mixtral_8x7b_alltoall_tp2pp4ep4_release": 32}
+# RUNS.md's "Global conventions": release tests publish no node count (no recipe of Megatron-LM's tests/test_utils/
+# recipes, nor its earlier jet_recipes, lists a *_release case at any commit to d98e8a64; their launches came from a
+# private repository, .gitlab/stages/03.convergence-tests.yml @ bf7b97888c `local_recipes`). RUNS.md gives the least
+# world of the run's grids (lcm of tp*pp*cp and etp*ep*pp; DSv3 proxy 64, Mixtral 8x7B 32); used here (marked assumed)
+# but where the run's own log rules it out: after its first step a rank holds at least its bf16 weights, fp32 main
+# gradients and Adam states (mem4d's weights, gradients, optimizer and their expert_* twins), so a world at which those
+# exceed the golden's smallest `mem-allocated-bytes` did not run. MB-12: 20.6 GiB of them at 64 GPUs (expert data
+# parallel 2) against 16.49 GiB logged, 16.2 GiB at 128 (`mem4d estimate --megatron FILE --gpus 64|128 --rank last
+# --vocab-size 256000`): the least world left is 128, dp 16 (a lower bound, not the run's stated size).
+RELEASE_WORLD = {"deepseekv3_proxy_flex_tp1pp4emp16etp1cp1_release": 64, "mixtral_8x7b_alltoall_tp2pp4ep4_release": 128}
 # The pieces of a SentencePiece model a case's --tokenizer-model names (Megatron-Core @ d98e8a64
 # tokenizers/text/libraries/sentencepiece_tokenizer.py: vocab_size = get_piece_size(), no special tokens added without
 # --special-tokens; build_tokenizer.py vocab_size_with_padding then pads it to make-vocab-size-divisible-by x tp).

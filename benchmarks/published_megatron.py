@@ -66,10 +66,14 @@ class Case:
     world: int
     world_assumed: bool
     golden: str
+    recorded: str = ""  # the commit whose config the golden was recorded with, where RUNS.md saved it (recorded())
 
     @property
     def config(self) -> Path:
-        return MEASURED / "megatron" / f"{self.stem}.model_config.yaml"
+        """The verbatim model_config.yaml: the one RUNS.md saved at the golden's commit where the golden was recorded
+        with a config that differs from HEAD's (its CONFIG DRIFT), else HEAD's."""
+        at = f".at_{self.recorded}" if self.recorded else ""
+        return MEASURED / "megatron" / f"{self.stem}.model_config{at}.yaml"
 
     def measured_bytes(self) -> int:
         """The max of the primary golden's `mem-max-allocated-bytes` series (the run's cumulative allocated peak)."""
@@ -78,13 +82,24 @@ class Case:
         return max(int(v) for v in values if str(v) != "nan")  # iterations not logged are 'nan' in the golden
 
 
+def recorded(runs: str, case_id: str, stem: str, golden: str, measured: Path = MEASURED) -> str:
+    """The 8-digit commit of the config `golden` was recorded with, where RUNS.md's block for the case lists a
+    CONFIG DRIFT for that golden and saved `<stem>.model_config.at_<commit>.yaml`; "" otherwise (HEAD's config)."""
+    block = runs.split(f"### {case_id} ", 1)[-1].split("\n### ", 1)[0]
+    if f"- {golden}: config at the golden's commit differed from HEAD" not in block:
+        return ""
+    commit = re.search(rf"\| {re.escape(golden)} \(([0-9a-f]{{8}})", block)
+    saved = commit and (measured / "megatron" / f"{stem}.model_config.at_{commit.group(1)}.yaml").exists()
+    return commit.group(1) if saved else ""
+
+
 def cases(measured: Path = MEASURED) -> list[Case]:
     """RUNS.md's summary table, one Case per Megatron run with a verbatim config and a memory series."""
     stems = {
         p.name.split(".")[0].split("__", 1)[1]: p.name.split(".")[0] for p in (measured / "megatron").glob("*.mem.json")
     }
-    out = []
-    for line in (measured / "RUNS.md").read_text().splitlines():
+    out, runs = [], (measured / "RUNS.md").read_text()
+    for line in runs.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if not re.fullmatch(r"MB-\d+", cells[0]) or len(cells) < 9:
             continue
@@ -97,6 +112,7 @@ def cases(measured: Path = MEASURED) -> list[Case]:
                 RELEASE_WORLD[name] if assumed else int(world),
                 assumed,
                 f"golden_values_{golden}.json",
+                recorded(runs, cells[0], stems[name], f"golden_values_{golden}.json", measured),
             )
         )
     return out

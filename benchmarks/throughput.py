@@ -78,8 +78,6 @@ def unstated(row: dict) -> str | None:
         return "CPU activation offload of 20/40 layers (MODELS.md 12) is not modelled"
     if name == "LLAMA3_8B" and row["gpu"] == "H100" and row["release"] == "25.11":
         return "recompute_num_layers=5 (full recompute of 5 of 32 layers, MODELS.md 11) is not expressible"
-    if name == "DeepSeekV3" and row["release"] == "26.04.01" and row["gpu"] == "B200":
-        return "recompute_modules mla_up_proj,mlp (MODELS.md 1): mlp recompute is not a mem4d module"
     return None
 
 
@@ -210,6 +208,8 @@ def job(row: dict) -> tuple:
     recompute, modules = "none", "core_attn"
     if name == "DeepSeekV3" and row["gpu"] in ("GB200", "B300", "B200"):
         recompute, modules = "selective", "mla_up_proj"  # MODELS.md 1
+        if row["release"] == "26.04.01" and row["gpu"] == "B200":
+            modules = "mla_up_proj,mlp"  # MODELS.md 1: MB@v0.4.2 deepseek_workload_base_configs.py:203-214
     elif name == "DeepSeekV3" and row["release"] == "25.09":
         recompute = "selective"  # MODELS.md 1: r0.1.0 yaml recompute_granularity selective (core_attn, the default)
     elif (

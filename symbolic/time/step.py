@@ -75,6 +75,8 @@ def _compute(ch: Choices) -> list[Component]:
             else 0
         )
     )
+    if ch.recompute == "selective" and "mlp" in ch.modules:  # the dense layers' MLP forward again (recompute_mlp)
+        rerun_lin += (L - L_e) * dense.expr / p
     rerun_core = 1 if full or (ch.recompute == "selective" and "core_attn" in ch.modules) else 0
     return [
         Component(
@@ -97,7 +99,8 @@ def _compute(ch: Choices) -> list[Component]:
         Component(
             "T_rec",
             tok * (rerun_lin / R_g + rerun_core * (L / p) * core.expr / R_at),
-            "recompute's extra forward: every layer (full) or the modules selective names (Korthikanti 2022)",
+            "recompute's extra forward: every layer (full) or the modules selective names (Korthikanti 2022; mlp: "
+            "the dense layers' MLP, megatron-core 0.16.1 transformer_layer.py:445 recompute_mlp)",
         ),
     ]
 
@@ -111,6 +114,8 @@ def _communication(ch: Choices) -> list[Component]:
         kv_width = ((L - L_w) * k + L_w * k_w) / L * (dh + (d_v if ch.narrow_v else dh)) if ch.swa else k * (dh + d_v)
     act = s * b * h * B_a / c  # bytes of one [s/c, b, h] activation
     tp_per_layer = (4 + 2 * full) * (L + (L - L_e)) / p  # AG + RS before/after attention and a dense MLP, fwd, bwd
+    if ch.recompute == "selective" and "mlp" in ch.modules:  # the dense MLP's rerun forward gathers and scatters again
+        tp_per_layer += 2 * (L - L_e) / p
     return [
         Component(
             "T_tp",

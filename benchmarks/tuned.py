@@ -73,6 +73,11 @@ BLACKWELL = {"B200", "GB200", "B300", "GB300"}
 # MODELS.md 5 and 13: the recipes set account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split
 # (Megatron-Bridge llama3.py@v0.4.2:1132-1133, qwen3_moe.py@v0.6.0:261-262): the layers placed as Megatron-Core does
 ACCOUNTED = {"LLAMA3.1_405B", "Qwen3_235B_a22B"}
+# MODELS.md 12: Llama 3 70B FP8-CS on GB300 / GB200 (V1 and V2 alike, Megatron-Bridge
+# scripts/performance/configs/llama/llama3_workload_base_configs.py, MB@v0.4.2:211-216 and 241-246): Megatron-FSDP
+# (optim_grads_params) with cpu_offloading_num_layers 20 / 40, gradient-accumulation fusion off
+# (llama3_llm_pretrain.py:74-77); what each keeps on the GPU: docs/recipes.md "Activation offloading"
+FSDP_OFFLOAD = {"GB300": 20, "GB200": 40}
 
 
 def card_bytes(gpu: str) -> int:
@@ -170,17 +175,11 @@ def unstated(row: dict) -> str | None:
         return f"precision {row['precision']!r} not stated in the table (25.09's rows name none)"
     if name == "Qwen3_235B_a22B":
         return moe_reason(name, row)
-    if name == "LLAMA3_70B" and row["fsdp"] not in ("", "0"):
-        return (
-            "Megatron-FSDP's FP8 parameters (their transpose cache released after each module: megatron-core 0.16.1 "
-            "megatron_fsdp.py, keep_fp8_transpose_cache=False) and fsdp_double_buffer (MODELS.md 12) are not "
-            "modelled; its CPU activation offload of 20/40 layers is (--cpu-offload-layers)"
-        )
     if name == "LLAMA3_8B" and row["fsdp"] not in ("", "0"):
         return "recompute_num_layers=5 and Megatron-FSDP (MODELS.md 11) are not expressible"
     if name == "LLAMA3_8B" and row["release"] == "25.11":
         return "local full-iteration CUDA graphs (MODELS.md 11) are not modelled"
-    if name == "LLAMA3_70B" and row["gpu"].startswith("GB") and row["vp"] in ("", "n/a"):
+    if name == "LLAMA3_70B" and row["gpu"].startswith("GB") and row["vp"] in ("", "n/a") and row["fsdp"] == "0":
         return "no published preset with this layout in MODELS.md 12"
     return moe_reason(name, row) if name.startswith(("Qwen", "GPT")) else None
 
@@ -215,6 +214,7 @@ def job(row: dict) -> tuple:
         graphs = {"cuda_graph": "transformer_engine", "cuda_graph_scope": scope} if scope else {}
     fp8 = FP8[row["precision"]]
     moe = name.startswith(("Qwen", "GPT"))
+    fsdp = name == "LLAMA3_70B" and row["fsdp"] not in ("", "0")  # FSDP_OFFLOAD
     training = Training(
         d=int(row["n_gpus"]) // (t * p * c),
         t=t,
@@ -225,7 +225,9 @@ def job(row: dict) -> tuple:
         b=int(row["mbs"]),
         gbs=int(row["gbs"]),
         sp=t > 1,
-        zero=1,
+        zero=3 if fsdp else 1,
+        cpu_offload_layers=FSDP_OFFLOAD[row["gpu"]] if fsdp else 0,
+        grad_accum_fusion=not fsdp,
         recompute=recompute,
         recompute_modules=modules,
         fp8=fp8,

@@ -24,6 +24,9 @@ from symbolic.config.hfconfig import resolve_model
 from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tuned_llama.py beside it
+from tuned_llama import llama_settings  # noqa: E402  (benchmarks/tuned_llama.py: FSDP + CPU offload, recompute layers)
+
 DATA = ROOT.parent / "shared" / "data"
 ROWS = DATA / "throughput" / "ROWS.tsv"
 CARDS = DATA / "hardware" / "CARDS.tsv"
@@ -73,11 +76,6 @@ BLACKWELL = {"B200", "GB200", "B300", "GB300"}
 # MODELS.md 5 and 13: the recipes set account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split
 # (Megatron-Bridge llama3.py@v0.4.2:1132-1133, qwen3_moe.py@v0.6.0:261-262): the layers placed as Megatron-Core does
 ACCOUNTED = {"LLAMA3.1_405B", "Qwen3_235B_a22B"}
-# MODELS.md 12: Llama 3 70B FP8-CS on GB300 / GB200 (V1 and V2 alike, Megatron-Bridge
-# scripts/performance/configs/llama/llama3_workload_base_configs.py, MB@v0.4.2:211-216 and 241-246): Megatron-FSDP
-# (optim_grads_params) with cpu_offloading_num_layers 20 / 40, gradient-accumulation fusion off
-# (llama3_llm_pretrain.py:74-77); what each keeps on the GPU: docs/recipes.md "Activation offloading"
-FSDP_OFFLOAD = {"GB300": 20, "GB200": 40}
 
 
 def card_bytes(gpu: str) -> int:
@@ -214,7 +212,6 @@ def job(row: dict) -> tuple:
         graphs = {"cuda_graph": "transformer_engine", "cuda_graph_scope": scope} if scope else {}
     fp8 = FP8[row["precision"]]
     moe = name.startswith(("Qwen", "GPT"))
-    fsdp = name == "LLAMA3_70B" and row["fsdp"] not in ("", "0")  # FSDP_OFFLOAD
     training = Training(
         d=int(row["n_gpus"]) // (t * p * c),
         t=t,
@@ -225,9 +222,6 @@ def job(row: dict) -> tuple:
         b=int(row["mbs"]),
         gbs=int(row["gbs"]),
         sp=t > 1,
-        zero=3 if fsdp else 1,
-        cpu_offload_layers=FSDP_OFFLOAD[row["gpu"]] if fsdp else 0,
-        grad_accum_fusion=not fsdp,
         recompute=recompute,
         recompute_modules=modules,
         fp8=fp8,
@@ -240,6 +234,7 @@ def job(row: dict) -> tuple:
         tp_comm_overlap=userbuffers(row) and t > 1,  # Megatron-LM turns it off at t = 1
         fp8_transpose=row["gpu"] not in BLACKWELL,
         **graphs,
+        **{"zero": 1, **llama_settings(name, row)},
         **({"ep": _int(row["ep"]), "etp": _int(row["etp"])} if moe else {}),
     )
     return shape, training

@@ -75,8 +75,6 @@ def unstated(row: dict) -> str | None:
         return "NVFP4: mem4d's training config has no FP4 recipe"
     if row["precision"] not in FP8:
         return f"precision {row['precision']!r} not stated in the table"
-    if name == "LLAMA3_8B" and row["gpu"] == "H100" and row["release"] == "25.11":
-        return "recompute_num_layers=5 (full recompute of 5 of 32 layers, MODELS.md 11) is not expressible"
     return None
 
 

@@ -173,9 +173,7 @@ def unstated(row: dict) -> str | None:
         return f"precision {row['precision']!r} not stated in the table (25.09's rows name none)"
     if name == "Qwen3_235B_a22B":
         return moe_reason(name, row)
-    if name == "LLAMA3_8B" and row["fsdp"] not in ("", "0"):
-        return "recompute_num_layers=5 and Megatron-FSDP (MODELS.md 11) are not expressible"
-    if name == "LLAMA3_8B" and row["release"] == "25.11":
+    if name == "LLAMA3_8B" and row["release"] == "25.11" and row["gpu"] != "H100":  # H100: recompute, no graphs
         return "local full-iteration CUDA graphs (MODELS.md 11) are not modelled"
     if name == "LLAMA3_70B" and row["gpu"].startswith("GB") and row["vp"] in ("", "n/a") and row["fsdp"] == "0":
         return "no published preset with this layout in MODELS.md 12"
@@ -222,8 +220,6 @@ def job(row: dict) -> tuple:
         b=int(row["mbs"]),
         gbs=int(row["gbs"]),
         sp=t > 1,
-        recompute=recompute,
-        recompute_modules=modules,
         fp8=fp8,
         fp8_param_gather=fp8 != "none",
         swiglu_fusion=name in SWIGLU_FUSION,
@@ -234,7 +230,7 @@ def job(row: dict) -> tuple:
         tp_comm_overlap=userbuffers(row) and t > 1,  # Megatron-LM turns it off at t = 1
         fp8_transpose=row["gpu"] not in BLACKWELL,
         **graphs,
-        **{"zero": 1, **llama_settings(name, row)},
+        **{"zero": 1, "recompute": recompute, "recompute_modules": modules, **llama_settings(name, row)},
         **({"ep": _int(row["ep"]), "etp": _int(row["etp"])} if moe else {}),
     )
     return shape, training

@@ -293,3 +293,13 @@ def test_mlp_recompute_reruns_the_dense_mlp_forward():
     mlp, proj = 6 * h * f, 2 * h * (a + 2 * k) * dh + 2 * a * dh * h
     assert out["breakdown"]["T_rec"] == pytest.approx(ref["T_lin"] * mlp / (3 * (mlp + proj)), rel=1e-9)
     assert out["breakdown"]["T_tp"] == pytest.approx(ref["T_tp"] * (8 + 2) / 8, rel=1e-9)
+
+
+def test_block_recompute_reruns_n_of_the_stage_layers():
+    """--recompute-method block --recompute-num-layers N (megatron-core 0.16.1 transformer_block.py
+    _checkpointed_forward): T_rec is N / (L/p) of full recompute's (exact to 1e-9)."""
+    shape = MODELS["llama3-8b"]
+    full = Training(d=8, s=4096, b=1, gbs=64, recompute="full")
+    block = replace(full, recompute_method="block", recompute_num_layers=5)
+    every = step_time(shape, full, SYSTEMS["dgx-h100"])["breakdown"]["T_rec"]
+    assert step_time(shape, block, SYSTEMS["dgx-h100"])["breakdown"]["T_rec"] == pytest.approx(every * 5 / 32, rel=1e-9)

@@ -19,6 +19,8 @@ QUIET = (
     "latent",
     "offload",
     "cpu_offload",
+    "rc_layers",
+    "rc_block",
     "narrow_v",
     "swa",
     "swa_sinks",
@@ -60,6 +62,8 @@ class Switches(Architecture, Sharding):
     tp_comm_overlap: bool = False  # Transformer Engine's userbuffers (Training.tp_comm_overlap)
     offload: str = ""  # Megatron-Core's fine-grained activation offloading (Training.offload_modules), "+"-joined
     cpu_offload: int = 0  # layers whose activations TE's layer-level offloading moves (Training.cpu_offload_layers)
+    rc_layers: int = 0  # full recompute's --recompute-num-layers N (0: every layer alone, uniform N = 1)
+    rc_block: bool = False  # --recompute-method block: the first rc_layers layers of a stage, the rest keep everything
     native_ce: bool = (
         False  # Megatron-Core's compiled fused cross entropy (Training.native_ce): its backward's temporary
     )
@@ -107,6 +111,7 @@ class Switches(Architecture, Sharding):
             tp_comm_overlap=training.tp_comm_overlap,
             offload=training.offload_modules.replace(",", "+"),
             cpu_offload=training.cpu_offload_layers,
+            **recompute_layers(training),
             native_ce=training.native_ce,
             **arch,
         )
@@ -129,3 +134,13 @@ class Switches(Architecture, Sharding):
     def tag(self) -> str:
         """Every field's value in order, booleans as 0/1, joined by '-': a file-name-safe name of these switches."""
         return "-".join(str(int(x)) if isinstance(x, bool) else str(x) for x in astuple(self))
+
+
+def recompute_layers(training) -> dict:
+    """Switches.rc_layers and rc_block of a Training: Megatron-Core's --recompute-num-layers N under full recompute
+    with its method; uniform N = 1 (and 0) is every layer alone, mem4d's plain full recompute."""
+    n = getattr(training, "recompute_num_layers", 0)
+    block = getattr(training, "recompute_method", "uniform") == "block"
+    if training.recompute != "full" or n == 0 or (n == 1 and not block):
+        return {}
+    return {"rc_layers": n, "rc_block": block}

@@ -22,6 +22,7 @@ class Choices(NamedTuple):
     narrow_v: bool = False  # value heads d_v narrower than dh (config.architecture's narrow_v)
     swa: bool = False  # L_w sliding-window layers of k_w KV heads (config.architecture's swa)
     qk_norm: bool = False  # RMSNorm on the queries and keys (Megatron-Core qk_layernorm)
+    rc_block: int = 0  # full recompute of the first N layers of a stage (--recompute-method block; 0: every layer)
 
     @classmethod
     def of(cls, shape, training, dispatcher: str | None = None) -> Choices:
@@ -35,6 +36,8 @@ class Choices(NamedTuple):
             training.zero,
             dispatcher or training.moe_dispatcher,
             **model_kinds(shape),
+            rc_block=getattr(training, "recompute_num_layers", 0)
+            * (getattr(training, "recompute_method", "") == "block"),
         )
 
 

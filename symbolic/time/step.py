@@ -38,7 +38,7 @@ from ..config.symbols import (
 )
 from . import flops
 from .choices import Choices
-from .kernels import layer_kernels
+from .kernels import layer_kernels, rerun_share
 from .symbols import B_x, N_q, P_d, P_x, R_at, R_e, R_g, R_h, W_cp, W_dp, W_edp, W_ep, W_etp, W_hbm, W_pp, W_tp
 
 FA_BACKWARD = sp.Rational(7, 2)  # FlashAttention's forward + backward FLOPs over its forward (GEMM.md 5: bwd 2.5x)
@@ -67,7 +67,7 @@ def _compute(ch: Choices) -> list[Component]:
     last = moe_mlp if ch.moe else dense.expr
     full = ch.recompute == "full"
     rerun_lin = (
-        lin - experts + experts * R_g / R_e
+        (lin - experts + experts * R_g / R_e) * rerun_share(ch)
         if full
         else (
             flops.mla_up(ch.q_latent) * L / p
@@ -77,7 +77,7 @@ def _compute(ch: Choices) -> list[Component]:
     )
     if ch.recompute == "selective" and "mlp" in ch.modules:  # the dense layers' MLP forward again (recompute_mlp)
         rerun_lin += (L - L_e) * dense.expr / p
-    rerun_core = 1 if full or (ch.recompute == "selective" and "core_attn" in ch.modules) else 0
+    rerun_core = rerun_share(ch) if full else int(ch.recompute == "selective" and "core_attn" in ch.modules)
     return [
         Component(
             "T_lin",
@@ -108,7 +108,7 @@ def _compute(ch: Choices) -> list[Component]:
 def _communication(ch: Choices) -> list[Component]:
     """The communication on a micro batch's critical path: TP+SP, expert TP, the CP ring, EP, PP, in seconds."""
     tok = TOKENS
-    full = ch.recompute == "full"
+    full = rerun_share(ch)  # the layers recomputed: 1 under full recompute of every layer
     kv_width = a * (dh + d_r + d_v) if ch.mla else 2 * k * dh
     if ch.narrow_v or ch.swa:  # K at dh, V at the value width; the sliding-window layers' k_w heads, per layer
         kv_width = ((L - L_w) * k + L_w * k_w) / L * (dh + (d_v if ch.narrow_v else dh)) if ch.swa else k * (dh + d_v)

@@ -31,6 +31,7 @@ from ...components.graphs import graph_buffers
 from ...components.userbuffers import tp_comm_buffers
 from ...components.activations import offloaded_tensors
 from ...components.offload import cpu_offload_kept, offload_resident
+from ...components.recompute_layers import held_layers, working_layers
 from ...components.vision import vision_parts
 from ...components.weights import (
     default_kinds,
@@ -81,13 +82,19 @@ def _activations(micro: sp.Expr, layers: sp.Expr, moe_layers: sp.Expr, sw: Switc
         per_layer = (layers - sw.cpu_offload) * layer_activation(sw) + sw.cpu_offload * cpu_offload_kept(
             _layer_tensors(sw)
         )
+    if sw.rc_layers:  # full recompute of N layers (the rules: a dense model, vpp = 1)
+        per_layer = held_layers(sw, layers, layer_activation)
     if sw.moe:
         per_layer = (layers - moe_layers) * layer_activation(sw) + moe_layers * layer_activation(sw, moe=True)
     per_layer += kind_terms(sw, lambda mixer, ffn: layer_activation(sw, mixer=mixer, ffn=ffn), kinds)
-    held = (", hybrid kinds" if kinds else "") + (
-        f"; {sw.cpu_offload} of them offloaded to the host but their small tensors (--cpu-offload-layers)"
-        if sw.cpu_offload
-        else ""
+    held = (
+        (", hybrid kinds" if kinds else "")
+        + (f"; --recompute-num-layers {sw.rc_layers}" if sw.rc_layers else "")
+        + (
+            f"; {sw.cpu_offload} of them offloaded to the host but their small tensors (--cpu-offload-layers)"
+            if sw.cpu_offload
+            else ""
+        )
     )
     return Component(
         "activations",
@@ -146,6 +153,8 @@ def _working_set(sw: Switches, moe_layers: sp.Expr, layers: sp.Expr, kinds: dict
     """Full recompute's working set: a dense layer's, or where the stage has MoE layers the larger of the two kinds;
     in a hybrid the largest of the kinds of mixer and MLP the stage holds (weights.kind_cases)."""
     dense = recompute_working_set(sw)
+    if sw.rc_layers:  # full recompute of N layers (the rules: a dense model, vpp = 1)
+        return dense._replace(expr=working_layers(sw, layers) * dense.expr)
     if not kinds:
         if not sw.moe:
             return dense

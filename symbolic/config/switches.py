@@ -21,6 +21,7 @@ QUIET = (
     "cpu_offload",
     "rc_layers",
     "rc_block",
+    "fsdp_fp8",
     "narrow_v",
     "swa",
     "swa_sinks",
@@ -64,6 +65,7 @@ class Switches(Architecture, Sharding):
     cpu_offload: int = 0  # layers whose activations TE's layer-level offloading moves (Training.cpu_offload_layers)
     rc_layers: int = 0  # full recompute's --recompute-num-layers N (0: every layer alone, uniform N = 1)
     rc_block: bool = False  # --recompute-method block: the first rc_layers layers of a stage, the rest keep everything
+    fsdp_fp8: bool = False  # Megatron-FSDP (ZeRO-3) with FP8 parameters: their transposes discarded after each module
     native_ce: bool = (
         False  # Megatron-Core's compiled fused cross entropy (Training.native_ce): its backward's temporary
     )
@@ -112,6 +114,7 @@ class Switches(Architecture, Sharding):
             offload=training.offload_modules.replace(",", "+"),
             cpu_offload=training.cpu_offload_layers,
             **recompute_layers(training),
+            fsdp_fp8=training.zero == 3 and training.fp8_param_gather and training.fp8 != "none",
             native_ce=training.native_ce,
             **arch,
         )

@@ -26,7 +26,8 @@ from ...components.layerwise import layerwise_expert_optimizer, layerwise_optimi
 from ...components.moe import dispatch_buffers, expert_bias_buffers, routing_state
 from ...components.mpu import mpu_buffer
 from ...components.mtp import mtp_activations, mtp_embedding_params, mtp_moe_layers, mtp_params
-from ...components.fp8 import fp8_weight_cache
+from ...components.fp8 import fp8_weight_cache, fsdp_fp8_transposes
+from ...components.zero import fsdp_window, largest_layer, largest_unit
 from ...components.graphs import graph_buffers
 from ...components.userbuffers import tp_comm_buffers
 from ...components.activations import offloaded_tensors
@@ -123,6 +124,11 @@ def _states(
     cache = fp8_weight_cache(
         everything - end_params(stage, sw) - ends - (mtp_embedding_params(sw) if stage == "last" else 0), sw
     )  # the layers' weights, no ends
+    if sw.fsdp_fp8:  # Megatron-FSDP's FP8 parameters: the transposes of what is gathered alone
+        gathered = fsdp_window(
+            largest_unit(stage, sw, layers, moe_layers, kinds), largest_layer(sw, layers, moe_layers, kinds), everything
+        )
+        cache = fsdp_fp8_transposes(gathered, sw)
     adam = _muon_adam(stage, layers, sw) + (ends if sw.muon else 0)  # the head a p = 1 GPU holds: AdamW's too
     states = optimizer(params, sw, adam)
     if sw.layerwise:  # whole parameters dealt to the ranks (the rules leave MTP out of Muon)

@@ -23,6 +23,7 @@ class Choices(NamedTuple):
     swa: bool = False  # L_w sliding-window layers of k_w KV heads (config.architecture's swa)
     qk_norm: bool = False  # RMSNorm on the queries and keys (Megatron-Core qk_layernorm)
     rope: bool = True  # rotary position embeddings (a GPT's learned absolute positions run no RoPE kernel)
+    rc_block: int = 0  # full recompute of the first N layers of a stage (--recompute-method block; 0: every layer)
 
     @classmethod
     def of(cls, shape, training, dispatcher: str | None = None) -> Choices:
@@ -36,6 +37,8 @@ class Choices(NamedTuple):
             training.zero,
             dispatcher or training.moe_dispatcher,
             **model_kinds(shape),
+            rc_block=getattr(training, "recompute_num_layers", 0)
+            * (getattr(training, "recompute_method", "") == "block"),
         )
 
 

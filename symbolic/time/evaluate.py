@@ -10,7 +10,7 @@ import numpy as np
 
 from ..config.errors import ConfigError
 from ..config.glossary import inputs_for
-from . import gemm
+from . import gemm, offload
 from .links import group_bandwidths
 from .choices import DISPATCHERS, Choices
 from .systems import System
@@ -108,6 +108,7 @@ def step_time(shape, training, system: System, dispatcher: str | None = None) ->
         raise ConfigError(f"step time of {shape.name}: {reason}")
     if dispatcher not in (None, *DISPATCHERS):
         raise ConfigError(f"unknown MoE token dispatcher {dispatcher!r}: choose from {', '.join(DISPATCHERS)}")
+    offload.check(shape, training, system.card_name)  # CPU activation offload needs the card's host link
     values = {
         **inputs_for(shape, training),
         "m": training.m,
@@ -120,6 +121,9 @@ def step_time(shape, training, system: System, dispatcher: str | None = None) ->
         name: float(x) for name, x in components(shape, Choices.of(shape, training, dispatcher), values).items()
     }
     fwd = breakdown.pop("F_model")  # forward FLOPs per token of the whole model, not a time
+    if getattr(training, "cpu_offload_layers", 0):  # p = 1 (the rules): the layers' GEMMs and attention hide copies
+        compute = (breakdown["T_lin"] + breakdown["T_attn"]) / training.m
+        breakdown["T_off"] = offload.offload_seconds(shape, training, system.card_name, compute)
     step_s = sum(breakdown.values())
     tokens = training.global_batch * training.s
     gpus = training.world

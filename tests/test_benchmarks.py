@@ -66,6 +66,9 @@ LIBRARIES = (
     "saved_lines.py",
     "published_table.py",
     "throughput_dispatch.py",
+    "throughput_rank.py",
+    "nvidia_rows.py",
+    "tuned_moe.py",
 )  # no command
 
 

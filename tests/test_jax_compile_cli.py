@@ -28,27 +28,7 @@ def test_cli_compile_failure_is_one_line_exit_3(monkeypatch, capsys):
         )
 
     monkeypatch.setattr(jaxcheck.compile, "compile_step", refuse)
-    rc = main(
-        [
-            "verify",
-            "--model",
-            "tiny",
-            "--dp",
-            "1",
-            "--tp",
-            "1",
-            "--pp",
-            "1",
-            "--cp",
-            "1",
-            "--seq",
-            "16",
-            "--gbs",
-            "1",
-            "--target",
-            "cpu",
-        ]
-    )
+    rc = main("verify --model tiny --dp 1 --tp 1 --pp 1 --cp 1 --seq 16 --gbs 1 --target cpu".split())
     captured = capsys.readouterr()
     assert rc == 3 and captured.out == ""
     assert captured.err.strip().splitlines() == [
@@ -140,22 +120,7 @@ def test_cli_json_of_a_program_over_the_card(capsys, tmp_path):
         (["--model", "tiny", "--remat", "fancy"], "argument --remat: invalid choice: 'fancy'"),
         (["--model", "tiny", "--pp", "3"], "do not divide layers"),
         (
-            [
-                "--model",
-                "tiny",
-                "--dp",
-                "4",
-                "--coordinator",
-                "127.0.0.1:1",
-                "--num-processes",
-                "1",
-                "--process-id",
-                "0",
-                "--local-devices",
-                "2",
-                "--seq",
-                "64",
-            ],
+            "--model tiny --dp 4 --coordinator 127.0.0.1:1 --num-processes 1 --process-id 0 --local-devices 2 --seq 64".split(),
             "needs 4 devices, jax sees 2 cpu device(s)",
         ),
     ],

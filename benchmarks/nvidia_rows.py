@@ -64,6 +64,21 @@ def cell_int(x: str, default: int | None = 1) -> int | None:
     return int(x) if x.strip() not in ("", "n/a") else default
 
 
+def layout(row: dict) -> dict:
+    """The row's degrees and batch as Training's fields: d from the GPUs over t p c, vpp 1 where the table has none."""
+    t, p, c = cell_int(row["tp"]), cell_int(row["pp"]), cell_int(row["cp"])
+    return {
+        "d": int(row["n_gpus"]) // (t * p * c),
+        "t": t,
+        "p": p,
+        "c": c,
+        "vpp": cell_int(row["vp"]),
+        "s": int(row["seq"]),
+        "b": int(row["mbs"]),
+        "gbs": int(row["gbs"]),
+    }
+
+
 def read_rows(script: str) -> list[dict] | None:
     """ROWS.tsv's rows, or None after saying in one line on stderr that the reference data is absent."""
     if not ROWS.exists():

@@ -18,7 +18,18 @@ from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the modules beside it
-from nvidia_rows import FP8, KEYS, MODELS, ROOT, cell_int, model_name, read_rows, short_commit, written  # noqa: E402
+from nvidia_rows import (  # noqa: E402
+    FP8,
+    KEYS,
+    MODELS,
+    ROOT,
+    cell_int,
+    layout,
+    model_name,
+    read_rows,
+    short_commit,
+    written,
+)
 
 sys.path.insert(0, str(ROOT))
 
@@ -68,8 +79,6 @@ def job(row: dict) -> tuple:
     shape = resolve_model(MODELS[name])
     if "w/o MTP" in row["model"]:
         shape = replace(shape, mtp=0)
-    t, p, c = cell_int(row["tp"]), cell_int(row["pp"]), cell_int(row["cp"])
-    n = int(row["n_gpus"])
     recompute, modules = "none", "core_attn"
     if name == "DeepSeekV3" and row["gpu"] in ("GB200", "B300", "B200"):
         recompute, modules = "selective", "mla_up_proj"  # MODELS.md 1
@@ -84,14 +93,7 @@ def job(row: dict) -> tuple:
         recompute, modules = "selective", "layernorm,moe_act"  # MODELS.md 3: MB@v0.4.2 ..._BF16_V1/V2 presets
     fp8 = FP8[row["precision"]]
     training = Training(
-        d=n // (t * p * c),
-        t=t,
-        p=p,
-        c=c,
-        vpp=cell_int(row["vp"]),
-        s=int(row["seq"]),
-        b=int(row["mbs"]),
-        gbs=int(row["gbs"]),
+        **layout(row),
         ep=cell_int(row["ep"]),
         etp=cell_int(row["etp"], None) if row["etp"] else None,
         zero=3 if row["fsdp"] not in ("", "0") else 1,

@@ -16,7 +16,19 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the modules beside it
-from nvidia_rows import DATA, FP8, KEYS, MODELS, ROOT, cell_int, model_name, read_rows, short_commit, written  # noqa: E402
+from nvidia_rows import (  # noqa: E402
+    DATA,
+    FP8,
+    KEYS,
+    MODELS,
+    ROOT,
+    cell_int,
+    layout,
+    model_name,
+    read_rows,
+    short_commit,
+    written,
+)
 
 sys.path.insert(0, str(ROOT))
 
@@ -124,7 +136,7 @@ def job(row: dict) -> tuple:
     and loss as pipeline units) and the perf scripts' bf16 gradient buffers."""
     name = model_name(row)
     shape = resolve_model(MODELS[name])
-    t, p, c = cell_int(row["tp"]), cell_int(row["pp"]), cell_int(row["cp"])
+    t = cell_int(row["tp"])
     recompute, modules, graphs = "none", "core_attn", {}
     if name == "GPT OSS 120B" and row["gpu"] == "H100":
         recompute, modules = "selective", "layernorm,moe_act"  # MODELS.md 3 (H100 BF16)
@@ -135,14 +147,7 @@ def job(row: dict) -> tuple:
     fp8 = FP8[row["precision"]]
     moe = name.startswith(("Qwen", "GPT"))
     training = Training(
-        d=int(row["n_gpus"]) // (t * p * c),
-        t=t,
-        p=p,
-        c=c,
-        vpp=cell_int(row["vp"]),
-        s=int(row["seq"]),
-        b=int(row["mbs"]),
-        gbs=int(row["gbs"]),
+        **layout(row),
         sp=t > 1,
         zero=1,
         recompute=recompute,

@@ -16,19 +16,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the modules beside it
-from nvidia_rows import (  # noqa: E402
-    DATA,
-    FP8,
-    KEYS,
-    MODELS,
-    ROOT,
-    cell_int,
-    layout,
-    model_name,
-    read_rows,
-    short_commit,
-    written,
-)
+from nvidia_rows import DATA, FP8, KEYS, MODELS, ROOT  # noqa: E402
+from nvidia_rows import cell_int, layout, model_name, read_rows, short_commit, written  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 

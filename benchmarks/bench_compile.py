@@ -23,61 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]  # the processes run this checkout's symbolic/
 
 CASES = {
-    "llama3-8b": [
-        "--model",
-        "llama3-8b",
-        "--dp",
-        "2",
-        "--tp",
-        "2",
-        "--pp",
-        "2",
-        "--cp",
-        "1",
-        "--seq",
-        "4096",
-        "--mbs",
-        "1",
-        "--gbs",
-        "16",
-    ],
-    "llama3-70b": [
-        "--model",
-        "llama3-70b",
-        "--dp",
-        "2",
-        "--tp",
-        "8",
-        "--pp",
-        "4",
-        "--cp",
-        "1",
-        "--seq",
-        "4096",
-        "--mbs",
-        "1",
-        "--gbs",
-        "16",
-    ],
+    "llama3-8b": "--model llama3-8b --dp 2 --tp 2 --pp 2 --cp 1 --seq 4096 --mbs 1 --gbs 16".split(),
+    "llama3-70b": "--model llama3-70b --dp 2 --tp 8 --pp 4 --cp 1 --seq 4096 --mbs 1 --gbs 16".split(),
 }
-TINY = [
-    "--model",
-    "tiny",
-    "--dp",
-    "1",
-    "--tp",
-    "1",
-    "--pp",
-    "1",
-    "--cp",
-    "1",
-    "--seq",
-    "128",
-    "--mbs",
-    "1",
-    "--gbs",
-    "1",
-]
+TINY = "--model tiny --dp 1 --tp 1 --pp 1 --cp 1 --seq 128 --mbs 1 --gbs 1".split()
 
 
 def run_case(args: list[str], command: str = "compile") -> dict:

@@ -23,23 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]  # the processes run this checkout's 
 COMMANDS = {
     "mem4d formula": ["formula"],
     "mem4d formula --profile jax": ["formula", "--profile", "jax"],
-    "mem4d latex": [
-        "latex",
-        "--model",
-        "llama3-70b",
-        "--dp",
-        "8",
-        "--tp",
-        "8",
-        "--pp",
-        "4",
-        "--cp",
-        "2",
-        "--seq",
-        "8192",
-        "--gbs",
-        "1024",
-    ],
+    "mem4d latex": "latex --model llama3-70b --dp 8 --tp 8 --pp 4 --cp 2 --seq 8192 --gbs 1024".split(),
 }
 
 

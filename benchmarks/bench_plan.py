@@ -132,6 +132,50 @@ def _end_to_end(args, repeat: int, cold: bool) -> list[float]:
     return times
 
 
+def _print_table(args, first, figures: dict) -> None:
+    """The figures as the table people read (--json prints them whole)."""
+    search_s, enum_s = figures["search_seconds_median"], figures["enumerate_seconds_median"]
+    per_config, sampled = figures["one_at_a_time_seconds_per_config"], figures["one_at_a_time_sampled"]
+    per_scalar, worst = figures["scalar_call_seconds_per_config"], figures["max_byte_difference_on_sample"]
+    parts = figures["search_parts_seconds_median"]
+    print(f"{args.model} on {args.gpus} GPUs, s={args.seq}, gbs={args.gbs}, all options")
+    print(f"  candidates masked             {first.candidates:>12,}  ((d,t,p,c,vpp,mbs) x ZeRO stage x split)")
+    print(
+        f"  configurations (as plan says) {first.valid:>12,}  (every recompute choice x ZeRO stage x split kind the "
+        f"rules allow; what `mem4d plan` and `mem4d report` count)"
+    )
+    print(
+        f"  configurations evaluated      {first.evaluated:>12,}  (kept once a balanced split no wider than the even "
+        f"one is left to the even row; {figures['uneven']:,} uneven; under 0.8 x GPU: {first.feasible:,})"
+    )
+    print(
+        f"  load 12 estimators            {first.seconds['build']:>12.3f} s  (first search in this process; "
+        f"on-disk cache as found)"
+    )
+    print(f"  enumerate + evaluate + rank   {search_s:>12.4f} s  (median of {args.repeat}; enumerate {enum_s:.4f} s)")
+    print(f"  evaluated per second          {figures['evaluated_per_second']:>12,.0f}")
+    for key, seconds in parts.items():  # where the search's time goes (medians, thread-seconds: the pairs of
+        print(f"    {key:<27} {seconds:>12.4f} s")  # components, even and uneven stages run on every core at once)
+    print(
+        f"  one at a time (estimate())    {per_config * 1e3:>12.3f} ms/config  ({sampled} sampled) -> "
+        f"{figures['one_at_a_time_extrapolated_seconds']:.2f} s for all, {figures['speedup']:,.0f}x slower"
+    )
+    print(
+        f"  one at a time (bare est(**x)) {per_scalar * 1e3:>12.3f} ms/config  -> "
+        f"{per_scalar * first.evaluated:.2f} s for all, {per_scalar * first.evaluated / search_s:,.0f}x slower"
+    )
+    print(f"  max byte difference (sample)  {worst:>12d}")
+    print(
+        f"  mem4d plan end to end         {figures['end_to_end_seconds_median']:>12.3f} s  (median of {args.repeat}, "
+        f"fresh subprocess, estimator cache warm)"
+    )
+    if not args.tiny:
+        print(
+            f"  mem4d plan end to end, cold   {figures['end_to_end_cold_seconds_median']:>12.3f} s  (median of "
+            f"{args.repeat}, fresh copy of symbolic/ without __pycache__, empty estimator cache)"
+        )
+
+
 def main() -> None:
     args = _args()
     cluster = Cluster(resolve_model(args.model), gpus=args.gpus, s=args.seq, gbs=args.gbs)
@@ -179,42 +223,7 @@ def main() -> None:
     if args.json:
         print(json.dumps(figures, indent=1))
         return
-    print(f"{args.model} on {args.gpus} GPUs, s={args.seq}, gbs={args.gbs}, all options")
-    print(f"  candidates masked             {first.candidates:>12,}  ((d,t,p,c,vpp,mbs) x ZeRO stage x split)")
-    print(
-        f"  configurations (as plan says) {first.valid:>12,}  (every recompute choice x ZeRO stage x split kind the "
-        f"rules allow; what `mem4d plan` and `mem4d report` count)"
-    )
-    print(
-        f"  configurations evaluated      {first.evaluated:>12,}  (kept once a balanced split no wider than the even "
-        f"one is left to the even row; {figures['uneven']:,} uneven; under 0.8 x GPU: {first.feasible:,})"
-    )
-    print(
-        f"  load 12 estimators            {first.seconds['build']:>12.3f} s  (first search in this process; "
-        f"on-disk cache as found)"
-    )
-    print(f"  enumerate + evaluate + rank   {search_s:>12.4f} s  (median of {args.repeat}; enumerate {enum_s:.4f} s)")
-    print(f"  evaluated per second          {figures['evaluated_per_second']:>12,.0f}")
-    for key, seconds in parts.items():  # where the search's time goes (medians, thread-seconds: the pairs of
-        print(f"    {key:<27} {seconds:>12.4f} s")  # components, even and uneven stages run on every core at once)
-    print(
-        f"  one at a time (estimate())    {per_config * 1e3:>12.3f} ms/config  ({sampled} sampled) -> "
-        f"{figures['one_at_a_time_extrapolated_seconds']:.2f} s for all, {figures['speedup']:,.0f}x slower"
-    )
-    print(
-        f"  one at a time (bare est(**x)) {per_scalar * 1e3:>12.3f} ms/config  -> "
-        f"{per_scalar * first.evaluated:.2f} s for all, {per_scalar * first.evaluated / search_s:,.0f}x slower"
-    )
-    print(f"  max byte difference (sample)  {worst:>12d}")
-    print(
-        f"  mem4d plan end to end         {figures['end_to_end_seconds_median']:>12.3f} s  (median of {args.repeat}, "
-        f"fresh subprocess, estimator cache warm)"
-    )
-    if not args.tiny:
-        print(
-            f"  mem4d plan end to end, cold   {figures['end_to_end_cold_seconds_median']:>12.3f} s  (median of "
-            f"{args.repeat}, fresh copy of symbolic/ without __pycache__, empty estimator cache)"
-        )
+    _print_table(args, first, figures)
 
 
 if __name__ == "__main__":

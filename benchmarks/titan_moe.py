@@ -35,6 +35,30 @@ def _scatter_add(torch):
     return ScatterAdd.apply
 
 
+def _exchanged(torch, experts, routed, counts, ep: int):
+    """AllToAllTokenDispatcher.dispatch from the count exchange on, the experts, and combine up to the score."""
+    from torch.distributed._functional_collectives import all_to_all_single
+    from torch.distributed.device_mesh import init_device_mesh
+
+    local = counts.shape[0] // ep
+
+    mesh = init_device_mesh("cpu", (ep,))
+    received = counts.view(ep, -1)[0].repeat(ep)  # rank-major (rank, local expert) counts, every rank alike
+    inputs = counts.view(ep, -1).sum(dim=1).tolist()
+    outputs = received.view(ep, -1).sum(dim=1).tolist()
+    routed = all_to_all_single(routed, outputs, inputs, mesh)
+    # _permute: rank-major to expert-major
+    starts = (received.cumsum(0) - received).view(ep, local).t().reshape(-1)
+    lengths = received.view(ep, local).t().reshape(-1)
+    segment = torch.arange(lengths.shape[0]).repeat_interleave(lengths, output_size=routed.shape[0])
+    permuted = starts[segment] + torch.arange(segment.shape[0]) - (lengths.cumsum(0) - lengths)[segment]
+    shape = routed.shape
+    out = experts(routed[permuted, :], received.view(ep, local).sum(0))
+    unpermuted = out.new_empty(shape)  # _unpermute
+    unpermuted[permuted, :] = out
+    return all_to_all_single(unpermuted, inputs, outputs, mesh)
+
+
 def _moe_class(torch, sizes: dict, sigmoid: bool, shared: bool, ep: int):
     """torchtitan 0.3.0's MoE module (moe_block's feed_forward) for these sizes, scores and expert parallelism."""
     nn, F = torch.nn, torch.nn.functional
@@ -79,24 +103,7 @@ def _moe_class(torch, sizes: dict, sigmoid: bool, shared: bool, ep: int):
 
         def exchanged(self, routed, counts):
             """AllToAllTokenDispatcher.dispatch from the count exchange on, the experts, and combine up to the score."""
-            from torch.distributed._functional_collectives import all_to_all_single
-            from torch.distributed.device_mesh import init_device_mesh
-
-            mesh = init_device_mesh("cpu", (ep,))
-            received = counts.view(ep, -1)[0].repeat(ep)  # rank-major (rank, local expert) counts, every rank alike
-            inputs = counts.view(ep, -1).sum(dim=1).tolist()
-            outputs = received.view(ep, -1).sum(dim=1).tolist()
-            routed = all_to_all_single(routed, outputs, inputs, mesh)
-            # _permute: rank-major to expert-major
-            starts = (received.cumsum(0) - received).view(ep, local).t().reshape(-1)
-            lengths = received.view(ep, local).t().reshape(-1)
-            segment = torch.arange(lengths.shape[0]).repeat_interleave(lengths, output_size=routed.shape[0])
-            permuted = starts[segment] + torch.arange(segment.shape[0]) - (lengths.cumsum(0) - lengths)[segment]
-            shape = routed.shape
-            out = self.experts(routed[permuted, :], received.view(ep, local).sum(0))
-            unpermuted = out.new_empty(shape)  # _unpermute
-            unpermuted[permuted, :] = out
-            return all_to_all_single(unpermuted, inputs, outputs, mesh)
+            return _exchanged(torch, self.experts, routed, counts, ep)
 
         def forward(self, x):
             B, L, D = x.shape

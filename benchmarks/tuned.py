@@ -12,23 +12,23 @@ from __future__ import annotations
 
 import argparse
 import csv
-import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the modules beside it
+from nvidia_rows import DATA, FP8, KEYS, MODELS, ROOT  # noqa: E402
+from nvidia_rows import cell_int, layout, model_name, read_rows, short_commit, written  # noqa: E402
+
 sys.path.insert(0, str(ROOT))
 
-from symbolic.config.errors import ConfigError
-from symbolic.config.hfconfig import resolve_model
-from symbolic.config.training import Training
-from symbolic.estimator.estimate import estimate
+from symbolic.config.errors import ConfigError  # noqa: E402
+from symbolic.config.hfconfig import resolve_model  # noqa: E402
+from symbolic.config.training import Training  # noqa: E402
+from symbolic.estimator.estimate import estimate  # noqa: E402
+from tuned_moe import GPT_OSS_BF16, moe_reason  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # tuned_llama.py beside it
 from tuned_llama import llama_settings  # noqa: E402  (benchmarks/tuned_llama.py: FSDP + CPU offload, recompute layers)
 
-DATA = ROOT.parent / "shared" / "data"
-ROWS = DATA / "throughput" / "ROWS.tsv"
 CARDS = DATA / "hardware" / "CARDS.tsv"
 GiB = 2**30
 CARD = {
@@ -37,26 +37,6 @@ CARD = {
     "B300": "B300 (HGX/DGX B300, Blackwell Ultra)",
     "GB200": "GB200 (per GPU, GB200 NVL72)",
     "GB300": "GB300 (per GPU, GB300 NVL72)",
-}
-MODELS = {
-    "LLAMA3_8B": "llama3-8b",
-    "LLAMA3_70B": "llama3-70b",
-    "LLAMA3.1_405B": "llama3.1-405b",
-    "Qwen3_30B_a3B": "qwen3-30b-a3b",
-    "Qwen3_235B_a22B": "qwen3-235b-a22b",
-    "GPT OSS 120B": str(DATA / "configs/gpt-oss-120b.json"),
-}
-# MODELS.md 0: "FP8" / "FP8-CS" = bf16_with_fp8_current_scaling_mixed (tensorwise, fp8_param_gather=True);
-# "MXFP8" / "FP8-MX" = bf16_with_mxfp8_mixed (fp8_param_gather=True); "FP8-CS (FP8-MX)": the first named; MODELS.md 0:
-# "NVFP4" = bf16_with_nvfp4_mixed (TE NVFP4BlockScaling, fp4_param_gather=True, first_last_layers_bf16=False)
-FP8 = {
-    "BF16": "none",
-    "FP8": "tensorwise",
-    "FP8-CS": "tensorwise",
-    "FP8-CS (FP8-MX)": "tensorwise",
-    "MXFP8": "mxfp8",
-    "FP8-MX": "mxfp8",
-    "NVFP4": "nvfp4",
 }
 # Megatron-Bridge 0.3.1 models/llama/llama_provider.py:45 and gpt_oss/gpt_oss_provider.py:81: bias_activation_fusion
 # True (Megatron-Core's fused SwiGLU); Qwen3's provider keeps TransformerConfig's False (megatron-core 0.16.1
@@ -86,66 +66,9 @@ def card_bytes(gpu: str) -> int:
     raise KeyError(gpu)
 
 
-# GPT-OSS 120B BF16 V2 (GBS 1280) off H100 at the release's Megatron-Bridge tag (MODELS.md 0: 26.02 v0.3.0, 26.02.01
-# v0.3.1, 26.04 v0.4.0, 26.04.01 v0.4.2), scripts/performance/configs/gpt_oss/gpt_oss_workload_base_configs.py
-# (GB300/B300 V1 lines 45-52 and 62-69 at every tag: EP64, MBS4, TE CUDA graphs attn, moe_router, moe_preprocess;
-# GB200/B200 V1 54-60 and 71-77: EP64, MBS4, recompute layernorm, moe_act; V2 at v0.4.0 and v0.4.2 lines 96-122):
-# (ep, recompute modules, CUDA-graph scope) of the presets that dispatch all-to-all; the others' reasons
-GPT_OSS_BF16 = {
-    ("GB300", rel): (64, None, "attn,moe_router,moe_preprocess") for rel in ("26.02", "26.02.01", "26.04", "26.04.01")
-}
-GPT_OSS_BF16.update(
-    {
-        ("B300", "26.02"): (64, None, "attn,moe_router,moe_preprocess"),
-        ("B300", "26.02.01"): (64, None, "attn,moe_router,moe_preprocess"),
-        ("GB200", "26.02"): (64, "layernorm,moe_act", None),
-        ("GB200", "26.02.01"): (64, "layernorm,moe_act", None),
-        ("B200", "26.02"): (64, "layernorm,moe_act", None),
-        ("B200", "26.02.01"): (64, "layernorm,moe_act", None),
-        ("B200", "26.04.01"): (8, "layernorm,moe_act", None),
-    }
-)
-GPT_OSS_UNSTATED = {
-    ("GB200", "26.04"): "HybridEP flex dispatcher with EP-comm overlap (v0.4.0 V2)",
-    ("GB200", "26.04.01"): "EP-comm overlap with delayed wgrad (v0.4.2 V2)",
-    ("B300", "26.04"): "HybridEP flex dispatcher (v0.4.0 V2)",
-    ("B300", "26.04.01"): "HybridEP flex dispatcher (v0.4.2 V2)",
-    ("B200", "26.04"): "HybridEP flex dispatcher (v0.4.0 V2)",
-}
-
-
-def gpt_oss_reason(row: dict) -> str | None:
-    """Why a GPT-OSS BF16 row off H100 is not stated, or None where its tag's preset is modelled and its published
-    EP is the preset's (26.02.01's B200/B300 rows publish EP8 where v0.3.1's preset has EP64: not stated)."""
-    key = (row["gpu"], row["release"])
-    if key in GPT_OSS_UNSTATED:
-        return f"{GPT_OSS_UNSTATED[key]} is not modelled (MODELS.md 3)"
-    if key not in GPT_OSS_BF16 or row["precision"] != "BF16":
-        return "this release's recipe is not expanded in MODELS.md 3"
-    if int(row["ep"]) != GPT_OSS_BF16[key][0]:
-        return f"the published EP{row['ep']} is not the tag's preset (EP{GPT_OSS_BF16[key][0]}, MODELS.md 0 and 3)"
-    return None
-
-
-def moe_reason(name: str, row: dict) -> str | None:
-    """Why an MoE row's recipe is not stated (MODELS.md 3-5), or None for the alltoall recipes mem4d models."""
-    gpu, rel = row["gpu"], row["release"]
-    if name == "GPT OSS 120B" and gpu == "H100" and rel >= "26.02":
-        return None  # MODELS.md 3: alltoall, recompute layernorm + moe_act, no CUDA graph
-    if name == "GPT OSS 120B" and gpu != "H100" and rel >= "26.02":
-        return gpt_oss_reason(row)
-    if name == "Qwen3_235B_a22B" and gpu == "B200" and rel == "26.04.01":
-        return None  # MODELS.md 5: alltoall, no CUDA graph, no recompute
-    if name == "Qwen3_235B_a22B" and gpu == "H100" and rel == "26.04.01":
-        return "EP-comm overlap with delayed wgrad (MODELS.md 5) is not modelled"
-    if gpu != "H100":
-        return "flex dispatcher (HybridEP/DeepEP) and/or CUDA graphs of this recipe (MODELS.md 1, 3-5) are not modelled"
-    return "this release's H100 recipe is not expanded in MODELS.md (dispatcher, overlap, graphs unknown)"
-
-
 def unstated(row: dict) -> str | None:
     """Why a row cannot be stated with MODELS.md's settings, or None."""
-    name = row["model"].split(" (")[0]
+    name = model_name(row)
     if name == "Kimi_K2":
         return (
             "Megatron-Bridge's distributed (layer-wise) Muon over latent attention (MODELS.md 6: mem4d deals a "
@@ -190,17 +113,13 @@ def caveat(row: dict) -> str:
     return ""
 
 
-def _int(x: str, default: int = 1) -> int:
-    return int(x) if x.strip() not in ("", "n/a") else default
-
-
 def job(row: dict) -> tuple:
     """The row's model and Training, with MODELS.md's settings (distributed optimizer, SP with TP, the recipe's
     recompute, fp8 with fp8_param_gather, the provider's fused SwiGLU, the fused cross entropy's bf16 logits, the embedding
     and loss as pipeline units) and the perf scripts' bf16 gradient buffers."""
-    name = row["model"].split(" (")[0]
+    name = model_name(row)
     shape = resolve_model(MODELS[name])
-    t, p, c = _int(row["tp"]), _int(row["pp"]), _int(row["cp"])
+    t = cell_int(row["tp"])
     recompute, modules, graphs = "none", "core_attn", {}
     if name == "GPT OSS 120B" and row["gpu"] == "H100":
         recompute, modules = "selective", "layernorm,moe_act"  # MODELS.md 3 (H100 BF16)
@@ -211,14 +130,7 @@ def job(row: dict) -> tuple:
     fp8 = FP8[row["precision"]]
     moe = name.startswith(("Qwen", "GPT"))
     training = Training(
-        d=int(row["n_gpus"]) // (t * p * c),
-        t=t,
-        p=p,
-        c=c,
-        vpp=_int(row["vp"]),
-        s=int(row["seq"]),
-        b=int(row["mbs"]),
-        gbs=int(row["gbs"]),
+        **layout(row),
         sp=t > 1,
         fp8=fp8,
         fp8_param_gather=fp8 != "none",
@@ -231,7 +143,7 @@ def job(row: dict) -> tuple:
         fp8_transpose=row["gpu"] not in BLACKWELL,
         **graphs,
         **{"zero": 1, "recompute": recompute, "recompute_modules": modules, **llama_settings(name, row)},
-        **({"ep": _int(row["ep"]), "etp": _int(row["etp"])} if moe else {}),
+        **({"ep": cell_int(row["ep"]), "etp": cell_int(row["etp"])} if moe else {}),
     )
     return shape, training
 
@@ -265,31 +177,10 @@ def evaluate(rows: list[dict]) -> tuple[list[dict], list[dict]]:
     return stated, skipped
 
 
-KEYS = (
-    "release",
-    "system",
-    "model",
-    "n_gpus",
-    "precision",
-    "gbs",
-    "mbs",
-    "seq",
-    "fsdp",
-    "tp",
-    "pp",
-    "cp",
-    "vp",
-    "ep",
-    "etp",
-)
-
-
 def table(stated: list[dict], skipped: list[dict]) -> str:
     """The TSV: a summary line, the stated rows (peak GiB, card GiB, percent, largest components, what
     is left out), the refused with their reason."""
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False
-    ).stdout.strip()
+    commit = short_commit()
     over = [r for r in stated if r["fraction"] > 1]
     high = [r for r in stated if r["fraction"] > 0.8]
     head = (
@@ -320,14 +211,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None, help="write the table as TSV here")
     args = parser.parse_args()
-    if not ROWS.exists():
-        print(f"tuned.py: reference data absent: {ROWS}", file=sys.stderr)
+    rows = read_rows("tuned.py")
+    if rows is None:
         return 2
-    text = table(*evaluate(list(csv.DictReader(ROWS.open(), delimiter="\t"))))
-    if args.out:
-        args.out.write_text(text)
-    print(text, end="")
-    return 0
+    return written(table(*evaluate(rows)), args.out)
 
 
 if __name__ == "__main__":

@@ -79,6 +79,7 @@ LONGEST_FIRST = (
     "test_verify.py",
     "test_notebook_crosscheck.py",
     "test_jax_compile.py",
+    "test_jax_compile_cli.py",
     "test_jax_mla.py",
     "test_jax_hybrid.py",
     "test_jax_stages.py",

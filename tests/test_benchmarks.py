@@ -67,6 +67,10 @@ LIBRARIES = (
     "saved_lines.py",
     "published_table.py",
     "throughput_dispatch.py",
+    "throughput_rank.py",
+    "nvidia_rows.py",
+    "tuned_moe.py",
+    "tuned_llama.py",
 )  # no command
 
 

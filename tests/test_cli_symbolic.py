@@ -11,24 +11,7 @@ import sys
 
 import pytest
 
-DONE_WHEN = [
-    "--model",
-    "llama3-70b",
-    "--dp",
-    "8",
-    "--tp",
-    "8",
-    "--pp",
-    "4",
-    "--cp",
-    "2",
-    "--seq",
-    "8192",
-    "--mbs",
-    "1",
-    "--gbs",
-    "1024",
-]
+DONE_WHEN = "--model llama3-70b --dp 8 --tp 8 --pp 4 --cp 2 --seq 8192 --mbs 1 --gbs 1024".split()
 
 
 def mem4d(*args: str, cwd=None) -> subprocess.CompletedProcess:

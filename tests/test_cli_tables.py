@@ -21,19 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 CASES = {
     "plan-moe": ["plan", "--model", "tiny-moe", "--gpus", "64", "--seq", "256", "--gbs", "64"],
-    "estimate-stages": [
-        "estimate",
-        "--model",
-        "tiny",
-        "--pp",
-        "8",
-        "--seq",
-        "256",
-        "--gbs",
-        "8",
-        "--stage-layers",
-        "1,1,1,1,1,1,1,1",
-    ],
+    "estimate-stages": "estimate --model tiny --pp 8 --seq 256 --gbs 8 --stage-layers 1,1,1,1,1,1,1,1".split(),
 }
 
 

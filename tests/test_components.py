@@ -19,20 +19,7 @@ from symbolic.config.training_checks import RECOMPUTE
 from symbolic.config.stages import STAGES
 from symbolic.recipes import PROFILES, load
 
-LLAMA_TENSORS = [
-    "norm1_input",
-    "qkv_input",
-    "q",
-    "k",
-    "v",
-    "attn_out",
-    "norm2_input",
-    "mlp_input",
-    "gate",
-    "up",
-    "swiglu",
-    "down_input",
-]
+LLAMA_TENSORS = "norm1_input qkv_input q k v attn_out norm2_input mlp_input gate up swiglu down_input".split()
 SWITCH_VALUES = {
     "recompute": RECOMPUTE,
     "flash_attn": (True, False),

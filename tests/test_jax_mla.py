@@ -20,7 +20,7 @@ import pytest
 from conftest import quick, restack, skip_if_not_enough_devices, unsharded_reference
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
-from test_jax_moe import dense_routed
+from moe_step import dense_routed
 
 # all sizes distinct (dh + d_r = 20, dh + d_v = 22, kv_r + d_r = 36 too); a = k = 4 heads and L = 6 over t, p = 2
 MLA = dict(h=64, f=176, a=4, k=4, L=6, v=136, head_dim=12, kv_lora=28, rope_dim=8, v_dim=10)

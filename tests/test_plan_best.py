@@ -10,32 +10,13 @@ fitting rows is search's.
 import numpy as np
 import pytest
 
+from plan_shapes import MLA_MOE
 from symbolic.config.shapes import PRESETS, ModelShape
 from symbolic.config.parallel import ZERO_STAGES
 from symbolic.plan.best import best
 from symbolic.plan.enumerate import Cluster, valid
 from symbolic.plan.search import search
 
-# a small MoE model with latent attention (DeepSeek-V2's layer at toy sizes; its recompute sets include mla_up_proj)
-# (head_dim a multiple of 8: a flash kernel takes it)
-MLA_MOE = ModelShape(
-    "toy-mla-moe",
-    h=64,
-    f=176,
-    a=4,
-    k=4,
-    L=6,
-    v=136,
-    head_dim=16,
-    kv_lora=28,
-    q_lora=20,
-    rope_dim=8,
-    v_dim=10,
-    E=8,
-    k_e=2,
-    f_e=48,
-    dense_layers=(0,),
-)
 # (model, recipes whose rules take it, ZeRO stages searched: every stage for the dense models, whose ties across
 # stages the order must keep; one for the models with experts, whose 5 and 6 recompute choices would otherwise
 # derive 20 and 24 estimators in a cold session)

@@ -10,33 +10,14 @@ import dataclasses
 import numpy as np
 import pytest
 
-from symbolic.config.shapes import PRESETS, ModelShape
+from plan_shapes import MLA_MOE
+from symbolic.config.shapes import PRESETS
 from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 from symbolic.plan.enumerate import Cluster
 from symbolic.plan.policies import Policy, label_of, policies, short_label
 from symbolic.plan.proxy import terms
 from symbolic.recipes import widths
-
-# head_dim a multiple of 8: a flash kernel takes it (rules: "flash attention: dh % 8, dh <= 256")
-MLA_MOE = ModelShape(
-    "toy-mla-moe",
-    h=64,
-    f=176,
-    a=4,
-    k=4,
-    L=6,
-    v=136,
-    head_dim=16,
-    kv_lora=28,
-    q_lora=20,
-    rope_dim=8,
-    v_dim=10,
-    E=8,
-    k_e=2,
-    f_e=48,
-    dense_layers=(0,),
-)
 
 
 def _labels(profile, shape, flash=True):

@@ -80,26 +80,7 @@ def _overfull(log: str) -> list[str]:
 
 
 PLAN_FROM = ["--plan", "--gpus", "512"] + (["--from", str(RESULTS)] if RESULTS else [])
-JAX = [
-    "--profile",
-    "jax",
-    "--model",
-    "llama3-8b",
-    "--dp",
-    "2",
-    "--tp",
-    "2",
-    "--pp",
-    "2",
-    "--cp",
-    "2",
-    "--seq",
-    "1024",
-    "--gbs",
-    "8",
-    "--recompute",
-    "none",
-]
+JAX = "--profile jax --model llama3-8b --dp 2 --tp 2 --pp 2 --cp 2 --seq 1024 --gbs 8 --recompute none".split()
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from jaxcheck.spec import StepSpec
 from conftest import a_split
+from rules_broken import ALLOWED, DENSE, ON_UNEVEN, broken
 from symbolic.config.errors import ConfigError
 from symbolic.config.rules import letters
 from symbolic.config.shapes import PRESETS, ModelShape
@@ -53,149 +54,11 @@ def test_every_message_is_one_line_on_ints():
     """Even stages break every rule but those on uneven ones; uneven ones (2 entries for p = 3, odd with vpp = 2,
     summing to 3 of 4 layers, 6 chunks for 4 layers) every rule but the layer rule they replace."""
     shape = ModelShape("odd", h=36, f=64, a=4, k=2, L=4, v=64)
-    on_uneven = ["stage layers: p entries", "stage layers % vpp", "stage layers sum to L", "uneven: whole chunks"]
-    dense = [
-        "layers placed",
-        "k_w % t",
-        "mla_up_proj needs MLA",
-        "moe_act needs experts",
-        "capacity needs experts",
-        "E % e",
-        "f_e % t_e",
-        "f_s % t",
-        "MoE with t > 1 needs SP",
-        "mixed layers: stages alike, dense first (jax)",
-        "mixed layers at p > 1: 1F1B (jax)",
-        "no dropout (jax)",
-        "s <= positions (jax)",
-        "s <= s_p (learned positions)",
-        "MTP under 1F1B (jax)",
-        "MTP modules of their own (jax)",
-        "torchtitan: Llama blocks",
-        "recipes: GQA attention",
-        "sinks need flash attention (jax)",
-        "capped scores need flash attention (jax)",
-        "deepspeed: dense models",
-        "torchtitan MoE: tp = 1",
-        "torchtitan MoE: eager",
-        "torchtitan MoE: no --ac-every",
-        "torchtitan: no multi-token prediction",
-        "torchtitan MoE: no shared-expert gate",
-        "DSA: no context parallel",
-        "DSA: no core_attn or mla_up_proj recompute",
-        "--transformer-impl local: unfused attention",
-        "unfused attention: the fused softmax",
-        "--no-fp8-transpose: Megatron only",
-        "--no-fp8-transpose: not blockwise",
-        "DSA: unfused either way",
-        "no sparse-attention indexer (jax)",
-        "Gated DeltaNet: Megatron and jaxcheck",
-        "value heads of their own width: Megatron only",
-        "sliding-window KV heads of their own: Megatron only",
-        "Mamba-2: Megatron only",
-        "Gated DeltaNet: dense or MoE layers (jax)",
-        "Gated DeltaNet: stages alike (jax)",
-        "Gated DeltaNet at p > 1: 1F1B (jax)",
-        "s % chunk (jax)",
-        "Mamba-2: heads and groups over t c",
-        "Gated DeltaNet: no context parallel",
-        "--fp8: GQA attention",
-        "Gated DeltaNet: n_gk % t",
-        "GeLU experts: Megatron only",
-        "latent MoE: Megatron only",
-        "latent MoE: the all-to-all dispatcher",
-        "vision flags need a tower",
-        "Pixtral's tower: frozen or no image tokens",
-        "vision tower: Megatron only",
-        "no SparseMixer router",
-        "no Gemma 4 layers",
-        "no LM head bias",
-        "no block config per layer",
-    ]  # a dense GQA model cannot break the rules of experts, MLA, DSA
-    # or Gated DeltaNet layers
-    # jaxcheck's precision, ZeRO-3: what the jax, torchtitan and deepspeed rules on them allow
-    allowed = [
-        "--fp8: Megatron and torchtitan only",
-        "--fp8: Transformer Engine's recipes",
-        "--fp8: torchao's recipes",
-        "--fp8-all-gather: torchtitan only",
-        "--recompute-modules with selective",
-        "--recompute-modules: Megatron only",
-        "jax precision",
-        "torchtitan: FSDP2",
-        "torchtitan: its precision",
-        "torchtitan: --ac-every with selective",
-        "--ac-every: torchtitan only",
-        "--fp8 rowwise: torchtitan at tp = 1",
-        "--compile: torchtitan only",
-        "torchtitan async TP: compiled",
-        "--no-zero-init: DeepSpeed only",
-        "deepspeed: --no-zero-init at ZeRO-3",
-        "--no-grad-accum-fusion: Megatron only",
-        "--moe-dispatcher: Megatron only",
-        "--transformer-impl: Megatron only",
-        "--swiglu-fusion: Megatron only",
-        "--swiglu-fusion: a SwiGLU MLP",
-        "--srelu-fusion: Megatron only",
-        "--srelu-fusion: squared-ReLU experts",
-        "--offload-modules: Megatron only",
-        "--cpu-offload-layers: Megatron only",
-        "CPU offloading: p = 1, no recompute, dense, < L",
-        "--recompute-num-layers: Megatron only",
-        "recompute layers: dense, vpp = 1",
-        "pipeline layouts: Megatron only",
-        "--optimizer muon: Megatron only",
-        "Muon: no sharded gradients",
-        "Muon: a plain transformer",
-        "deepspeed: fp32 gradients at ZeRO 1 or 3",
-        "deepspeed: ZeRO 1-3",
-        "--cuda-graph: Megatron only",
-        "--tp-comm-overlap: Megatron only",
-        "--tp-comm-overlap: sequence parallel",
-        "--native-ce: Megatron only",
-        "--native-ce: fp32 logits",
-        "--ep-overlap: Megatron only",
-        "--ep-overlap: the combined 1F1B",
-        "--cuda-graph: transformer layers",
-    ]
-    even = ["vpp > 1 needs p > 1", *on_uneven, *dense, *allowed, "even stages"]
-    for split, holding in ((None, even), ((1, 2), ["vpp > 1 needs p > 1", "L % (p vpp)", *dense, *allowed])):
-        broken = SimpleNamespace(
-            d=3,
-            t=3,
-            p=3,
-            c=3,
-            vpp=2,
-            s=1000,
-            b=2,
-            gbs=9,
-            sp=True,
-            flash_attn=True,
-            zero=3,
-            stage_layers=split,
-            ep=2,
-            etp_size=5,
-            moe_capacity=1.0,
-            recompute="none",
-            ac_every=None,
-            zero_init=True,
-            grad_accum_fusion=True,
-            weight_dtype="fp32",
-            grad_dtype="fp32",
-            master_weights=False,
-            optimizer="adamw",
-            moment_dtype="fp32",
-            logits="fp32",
-            schedule="gpipe",
-            fp8="none",
-            fp8_param_gather=False,
-            compile=False,
-            fp8_all_gather=False,
-            image_tokens=0,
-            freeze_vision=False,
-            recompute_modules="core_attn",
-        )
-        x = letters(broken, shape)
+    even = ["vpp > 1 needs p > 1", *ON_UNEVEN, *DENSE, *ALLOWED, "even stages"]
+    for split, holding in ((None, even), ((1, 2), ["vpp > 1 needs p > 1", "L % (p vpp)", *DENSE, *ALLOWED])):
+        degrees = dict(d=3, t=3, p=3, c=3, vpp=2, s=1000, b=2, gbs=9, sp=True, zero=3, ep=2, etp_size=5)
+        broken_ = broken(**degrees, stage_layers=split, recompute="none", schedule="gpipe")
+        x = letters(broken_, shape)
         assert [rule.name for rule in RULES if rule.holds(x)] == sorted(
             holding, key=ORDER.index
         )  # p = 3: vpp > 1 cannot break too
@@ -215,7 +78,7 @@ def test_the_rules_of_experts_break_one_line_each():
     shape = ModelShape(
         "moe", h=64, f=64, a=4, k=4, L=4, v=64, E=6, k_e=2, f_e=10, f_s=6, qk_norm="weightless", moe_bias=True
     )
-    broken = SimpleNamespace(
+    broken_ = broken(
         d=4,
         t=4,
         p=1,
@@ -225,35 +88,17 @@ def test_the_rules_of_experts_break_one_line_each():
         b=1,
         gbs=4,
         sp=False,
-        flash_attn=True,
         zero=1,
         stage_layers=None,
         ep=4,
         etp_size=4,
-        moe_capacity=1.0,
         recompute="full",
-        ac_every=None,
-        zero_init=True,
-        grad_accum_fusion=True,
-        weight_dtype="fp32",
-        grad_dtype="fp32",
-        master_weights=False,
-        optimizer="adamw",
-        moment_dtype="fp32",
-        logits="fp32",
         schedule="1f1b",
-        fp8="none",
-        fp8_param_gather=False,
-        compile=False,
-        fp8_all_gather=False,
-        image_tokens=0,
-        freeze_vision=False,
-        recompute_modules="core_attn",
     )
-    x = letters(broken, shape)
+    x = letters(broken_, shape)
     failing = [rule.name for rule in RULES if not rule.holds(x) and rule.scope not in ("torchtitan", "deepspeed")]
     assert failing == ["E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP"]  # the table's order: shared rows
-    recipes = letters(SimpleNamespace(**{**vars(broken), "compile": True, "ac_every": 2}), shape)
+    recipes = letters(SimpleNamespace(**{**vars(broken_), "compile": True, "ac_every": 2}), shape)
     own = [rule.name for rule in RULES if not rule.holds(recipes) and rule.scope in ("torchtitan", "deepspeed")]
     assert own == [
         "torchtitan: Llama blocks",

@@ -6,7 +6,6 @@ the end-to-end test runs the real `mem4d sweep` with jaxcheck.crosscheck.verify 
 mechanics are the subject, not a GPU target).
 """
 
-import argparse
 import json
 import os
 import signal
@@ -21,56 +20,7 @@ from symbolic.cli import interrupt
 from symbolic.cli import sweep as cmd_sweep
 from symbolic.cli.interrupt import Interrupted
 from symbolic.config.errors import ConfigError
-
-GRID = """
-[base]
-model = "tiny"
-seq = 128
-
-[grid]
-tp = [1, 2]
-recompute = ["none", "full"]
-
-[[case]]
-pp = 2
-gbs = 4
-zero = 1
-
-[[case]]
-pp = 3          # does not divide L = 8: skipped with its reason
-
-[[case]]
-tp = 1          # the same as the first grid point: dropped as a duplicate
-"""
-
-
-def _args(*argv: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    cmd_sweep.add_arguments(parser)
-    return parser.parse_args(list(argv))
-
-
-def _fake_result(spec, err: float = 0.01) -> dict:
-    """A verify()-shaped dict whose numbers derive from the spec (the runner only stores them)."""
-    xla_total = 1000 * spec.train.world + spec.train.s
-    sym = {"params": 600, "activations": round(xla_total * (1 + err)) - 600}
-    sym["total"] = sum(sym.values())
-    xla = {
-        "argument_bytes": 600,
-        "output_bytes": 600,
-        "alias_bytes": 600,
-        "temp_bytes": xla_total - 600,
-        "total_bytes": xla_total,
-    }
-    comps = [
-        {"name": "arguments", "symbolic": 600, "xla": 600, "rel_error": 0.0},
-        {"name": "activations", "symbolic": sym["activations"], "xla": None, "rel_error": None},
-    ]
-    return {"symbolic": sym, "xla": xla, "components": comps, "rel_error_total": (sym["total"] - xla_total) / xla_total}
-
-
-def _lines(path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+from sweep_fakes import GRID, fake_result, json_lines, sweep_args
 
 
 def test_grid_expansion(tmp_path):
@@ -164,10 +114,10 @@ def test_run_records_ok_failed_skipped(tmp_path):
     def run(spec):
         if spec.train.recompute == "full" and spec.train.t == 2:
             raise RuntimeError("XLA ran out of patience\nsecond line of a long trace")
-        return _fake_result(spec)
+        return fake_result(spec)
 
-    assert cmd_sweep.run(_args(str(tmp_path / "g.toml"), "-o", str(out), "--json", "--no-plots"), run, 16) == 0
-    lines = _lines(out)
+    assert cmd_sweep.run(sweep_args(str(tmp_path / "g.toml"), "-o", str(out), "--json", "--no-plots"), run, 16) == 0
+    lines = json_lines(out)
     assert [r["status"] for r in lines] == ["ok", "ok", "ok", "failed", "ok", "skipped"]
     assert lines[3]["error"] == "RuntimeError: XLA ran out of patience"
     assert all(r["code"] is None or len(r["code"]) >= 7 for r in lines)  # git commit of the code (None outside git)
@@ -181,8 +131,8 @@ def test_too_few_devices_skipped(tmp_path):
     """Configs needing more devices than the backend has (a GPU host) are skipped with the reason."""
     (tmp_path / "g.toml").write_text(GRID)
     out = tmp_path / "r.jsonl"
-    cmd_sweep.run(_args(str(tmp_path / "g.toml"), "-o", str(out), "--json", "--no-plots"), _fake_result, 1)
-    by_tp = {(r["config"]["tp"], r["config"]["pp"]): r for r in _lines(out)}
+    cmd_sweep.run(sweep_args(str(tmp_path / "g.toml"), "-o", str(out), "--json", "--no-plots"), fake_result, 1)
+    by_tp = {(r["config"]["tp"], r["config"]["pp"]): r for r in json_lines(out)}
     assert by_tp[(2, 1)]["status"] == "skipped" and "needs 2 devices, the backend has 1" in by_tp[(2, 1)]["error"]
     assert by_tp[(1, 1)]["status"] == "ok"
 
@@ -190,9 +140,9 @@ def test_too_few_devices_skipped(tmp_path):
 def test_existing_output_needs_resume(tmp_path):
     (tmp_path / "g.toml").write_text(GRID)
     out = tmp_path / "r.jsonl"
-    cmd_sweep.run(_args(str(tmp_path / "g.toml"), "-o", str(out), "--json", "--no-plots"), _fake_result, 16)
+    cmd_sweep.run(sweep_args(str(tmp_path / "g.toml"), "-o", str(out), "--json", "--no-plots"), fake_result, 16)
     with pytest.raises(ConfigError, match="--resume"):
-        cmd_sweep.run(_args(str(tmp_path / "g.toml"), "-o", str(out)), _fake_result, 16)
+        cmd_sweep.run(sweep_args(str(tmp_path / "g.toml"), "-o", str(out)), fake_result, 16)
 
 
 def test_interrupt_then_resume(tmp_path, capsys):
@@ -206,25 +156,25 @@ def test_interrupt_then_resume(tmp_path, capsys):
         if len(calls) == 2:
             raise KeyboardInterrupt
         calls.append(spec)
-        return _fake_result(spec)
+        return fake_result(spec)
 
     with pytest.raises(Interrupted, match="2 of 6 configs are in .* --resume"):  # the CLI prints it, exits 130
-        cmd_sweep.run(_args(str(tmp_path / "g.toml"), "-o", str(out), "--no-plots"), interrupted, 16)
-    first = _lines(out)
+        cmd_sweep.run(sweep_args(str(tmp_path / "g.toml"), "-o", str(out), "--no-plots"), interrupted, 16)
+    first = json_lines(out)
     assert len(first) == 2
     with open(out, "a") as fh:  # a kill -9 in the middle of a write
         fh.write('{"key": "torn", "status": "o')
     calls.clear()
     assert (
         cmd_sweep.run(
-            _args(str(tmp_path / "g.toml"), "-o", str(out), "--resume", "--json", "--no-plots"),
-            lambda spec: calls.append(spec) or _fake_result(spec),
+            sweep_args(str(tmp_path / "g.toml"), "-o", str(out), "--resume", "--json", "--no-plots"),
+            lambda spec: calls.append(spec) or fake_result(spec),
             16,
         )
         == 0
     )
     assert len(calls) == 3  # 6 configs - 2 done - 1 invalid (skipped without a run)
-    lines = _lines(out)
+    lines = json_lines(out)
     keys = [r["key"] for r in lines]
     assert len(keys) == len(set(keys)) == 6 and lines[:2] == first
     assert set(keys) == {grid.config_key(c) for c in grid.parse_grid(tmp_path / "g.toml")}
@@ -233,9 +183,9 @@ def test_interrupt_then_resume(tmp_path, capsys):
 def test_resume_hint_repeats_the_runs_options():
     """The interrupted sweep's hint is a command that continues the same results file: a results file holds one
     target's records, so the hint names the target (and the shard, workers and plots) it was started with."""
-    assert cmd_sweep.resume_command(_args("g.toml", "-o", "r.jsonl")) == "mem4d sweep g.toml -o r.jsonl --resume"
+    assert cmd_sweep.resume_command(sweep_args("g.toml", "-o", "r.jsonl")) == "mem4d sweep g.toml -o r.jsonl --resume"
     hint = cmd_sweep.resume_command(
-        _args("my grid.toml", "-o", "r.jsonl", "--target", "cpu", "--shard", "1/4", "--jobs", "2", "--no-plots")
+        sweep_args("my grid.toml", "-o", "r.jsonl", "--target", "cpu", "--shard", "1/4", "--jobs", "2", "--no-plots")
     )
     assert hint == "mem4d sweep 'my grid.toml' -o r.jsonl --resume --target cpu --shard 1/4 --jobs 2 --no-plots"
 
@@ -251,16 +201,16 @@ def test_sigterm_is_an_interrupt(tmp_path):
         calls.append(spec)
         if len(calls) == 3:
             os.kill(os.getpid(), signal.SIGTERM)
-        return _fake_result(spec)
+        return fake_result(spec)
 
     before = signal.getsignal(signal.SIGTERM)
     guard = interrupt.install()
     try:
         with pytest.raises(Interrupted, match="2 of 6 configs are in"):
-            cmd_sweep.run(_args(str(tmp_path / "g.toml"), "-o", str(out), "--no-plots"), killed, 16)
+            cmd_sweep.run(sweep_args(str(tmp_path / "g.toml"), "-o", str(out), "--no-plots"), killed, 16)
     finally:
         guard.uninstall()
-    assert guard.signum == signal.SIGTERM and len(_lines(out)) == 2
+    assert guard.signum == signal.SIGTERM and len(json_lines(out)) == 2
     assert signal.getsignal(signal.SIGTERM) is before
 
 
@@ -281,11 +231,11 @@ def test_end_to_end_real_verify(tmp_path):
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130 and "--resume" in err, err[-2000:]
-    first = _lines(out)
+    first = json_lines(out)
     assert 1 <= len(first) <= 2 and first[0]["status"] == "ok"
     proc = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    lines = _lines(out)
+    lines = json_lines(out)
     assert lines[: len(first)] == first and [r["status"] for r in lines] == ["ok", "ok", "skipped"]
     assert len({r["key"] for r in lines}) == 3
     for res in (r["result"] for r in lines[:2]):

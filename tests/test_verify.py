@@ -78,28 +78,7 @@ def _cli_json(capsys) -> dict:
 
     if not _CLI:
         rc = main(
-            [
-                "verify",
-                "--model",
-                "tiny",
-                "--dp",
-                "1",
-                "--tp",
-                "2",
-                "--pp",
-                "2",
-                "--cp",
-                "1",
-                "--seq",
-                "512",
-                "--gbs",
-                "8",
-                "--remat",
-                "selective",
-                "--zero",
-                "0",
-                "--json",
-            ]
+            "verify --model tiny --dp 1 --tp 2 --pp 2 --cp 1 --seq 512 --gbs 8 --remat selective --zero 0 --json".split()
         )
         captured = capsys.readouterr()
         assert rc == 0, captured.err

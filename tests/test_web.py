@@ -6,11 +6,9 @@ prints) exactly, to the byte. A configuration the page refuses shows the CLI's o
 Source of truth: symbolic.estimator.estimate (the numpy estimator from the same sympy expressions). Tolerance: none.
 Skips only where no chromium or no playwright is installed (.ci/run installs both)."""
 
-import os
 import re
 import shutil
 import time
-from pathlib import Path
 
 import pytest
 
@@ -18,54 +16,32 @@ from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import resolve_model
 from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
-from symbolic.recipes import RECIPES, widths
+from symbolic.recipes import widths
 from symbolic.web.build import build
 from symbolic.web.data import Options
-
-ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-# dense (the default), MoE with ep, MLA, a hybrid (Gated DeltaNet, MoE, MTP), GPT (tied, learned positions)
-MODELS = (
-    "llama3-8b",
-    "mixtral-8x7b",
-    "gpt2",
-    str(ROOT / "grids/models/mla-lite-768.json"),
-    str(ROOT / "grids/models/qwen3-next-1280.json"),
+from web_page import (
+    CONTROLS,
+    MODELS,
+    PASTE_SET,
+    PLAN_READ,
+    PLAN_SET,
+    PLANS,
+    PUBLISHED,
+    READ,
+    SET,
+    checked,
+    cli,
+    cli_line,
+    compare,
+    plan_cli,
+    read_in_page,
+    set_plan,
 )
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # 4 switch combinations per recipe (each recipe's default among them): the cold build stays short
 OPTIONS = Options(recompute=("none", "selective"), zero=(1, 3), fp8=("none", "tensorwise"))
 CONFIGS = 50
-CONTROLS = ("model", "recipe", "gpu_mem", "d", "t", "p", "c", "e", "vpp", "s", "b", "m", "recompute", "zero", "fp8")
-
-# one page call per configuration: pick each control's value among those it offers (seeded), then report the numbers
-# the page shows (the DOM's data-bytes cells) once the estimate is drawn
-SET = """async ([seed, controls]) => {
-  let x = seed;
-  const next = () => { x = (x * 1103515245 + 12345) % 2147483648; return x; };
-  for (const id of controls) {
-    const node = document.getElementById(id);
-    const offered = [...node.options].filter((o) => !o.disabled);
-    const pick = offered[next() % offered.length];
-    if (node.value !== pick.value) {
-      node.value = pick.value;
-      node.dispatchEvent(new Event("change", {bubbles: true}));  // the page re-offers the other controls' values
-    }
-  }
-  while (document.body.dataset.state !== "ready") await new Promise((r) => setTimeout(r, 5));
-  return READ();
-}"""
-READ = """() => {
-  const state = Object.fromEntries(new URLSearchParams(location.hash.slice(1)));
-  const refusal = document.getElementById("refusal");
-  if (!refusal.hidden) return {state, refusal: refusal.textContent};
-  const cells = {};
-  for (const td of document.querySelectorAll("#components td[data-stage]")) {
-    const name = td.parentElement.dataset.name;
-    (cells[td.dataset.stage] ??= {})[name] = td.dataset.bytes;
-  }
-  return {state, cells, peak: document.getElementById("peak").dataset.bytes,
-          fits: document.getElementById("fits").dataset.fits, loaded: document.getElementById("most-loaded").textContent};
-}"""
 
 
 @pytest.fixture(scope="session")
@@ -102,49 +78,6 @@ def page(site):
         browser.close()
 
 
-def _cli(state: dict) -> dict:
-    """What `mem4d estimate --json` prints for the page's state (the command's own objects, in process)."""
-    from symbolic.flags.values import parse_bytes
-
-    shape = resolve_model(next(spec for spec in MODELS if resolve_model(spec).name == state["model"]))
-    profile = RECIPES[state["recipe"]]
-    d, b, m = int(state["d"]), int(state["b"]), int(state["m"])
-    training = Training(
-        **widths(profile),
-        d=d,
-        t=int(state["t"]),
-        p=int(state["p"]),
-        c=int(state["c"]),
-        ep=int(state["e"]),
-        vpp=int(state["vpp"]),
-        s=int(state["s"]),
-        b=b,
-        gbs=m * b * d if m else None,
-        recompute=state["recompute"],
-        zero=int(state["zero"]),
-        fp8=state["fp8"],
-    )
-    return estimate(shape, training.check(shape, profile), profile).as_json(parse_bytes(state["gpu_mem"]))
-
-
-def _compare(shown: dict, report: dict) -> None:
-    profile = {name: x for name, x in shown["cells"]["total"].items() if x != ""}  # "": a row of exact stages only
-    assert profile == {name: str(x) for name, x in report["bytes"].items()}
-    for stage in report["stages"]:
-        cells = shown["cells"][str(stage["rank"])]  # the rows: the profile's components, the stages' nonzero ones
-        assert {name: x for name, x in cells.items() if name in stage["bytes"]} == {
-            name: str(x) for name, x in stage["bytes"].items() if name in cells
-        }
-        assert all(x == 0 for name, x in stage["bytes"].items() if name not in cells)
-        assert all(cells[name] == "0" for name in cells if name not in stage["bytes"])
-    assert set(shown["cells"]) == {"total", *(str(stage["rank"]) for stage in report["stages"])}
-    assert (shown["peak"], shown["fits"], shown["loaded"]) == (
-        str(report["peak_bytes"]),
-        str(report["fits"]).lower(),
-        report["most_loaded_stage"],
-    )
-
-
 def test_opens_on_the_cli_default(page):
     """Before any control is touched the page shows what `mem4d estimate` with no flags answers: its numbers, and its
     verdict line word for word (the command's table output, its wrapped lines joined)."""
@@ -156,7 +89,7 @@ def test_opens_on_the_cli_default(page):
     tab, errors = page
     shown = tab.evaluate(READ)
     assert shown["state"]["model"] == "llama3-8b" and not errors
-    _compare(shown, _cli(shown["state"]))
+    compare(shown, cli(shown["state"]))
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main(["estimate"]) == 0
@@ -190,8 +123,8 @@ def test_configurations_equal_the_cli(page, site):
     for seed in range(1, CONFIGS + 1):
         shown = tab.evaluate(SET.replace("READ()", f"({READ})()"), [seed * 7919, list(CONTROLS)])
         assert "refusal" not in shown, (shown["state"], shown.get("refusal"))
-        report = _cli(shown["state"])
-        _compare(shown, report)
+        report = cli(shown["state"])
+        compare(shown, report)
         kinds.add(
             (
                 shown["state"]["model"],
@@ -238,139 +171,13 @@ def test_rules_refuse_as_the_cli(page):
     refused = 0
     for state, message in zip(states, shown):
         try:
-            _check(state)
+            checked(state)
             expected = None
         except ConfigError as err:
             expected = str(err)
         refused += expected is not None
         assert message == expected, state
     assert 100 < refused < 300
-
-
-def _check(state: dict) -> None:
-    """The command's checks of a configuration alone (Training and its rule table), without estimating it."""
-    shape = resolve_model(next(spec for spec in MODELS if resolve_model(spec).name == state["model"]))
-    profile = RECIPES[state["recipe"]]
-    d, b, m = int(state["d"]), int(state["b"]), int(state["m"])
-    Training(
-        **widths(profile),
-        d=d,
-        t=int(state["t"]),
-        p=int(state["p"]),
-        c=int(state["c"]),
-        ep=int(state["e"]),
-        vpp=int(state["vpp"]),
-        s=int(state["s"]),
-        b=b,
-        gbs=m * b * d if m else None,
-        recompute=state["recompute"],
-        zero=int(state["zero"]),
-        fp8=state["fp8"],
-    ).check(shape, profile)
-
-
-# the plan view's cases: (controls, GPUs); ranked by the step-time model: dense with selective recompute, MoE with ep
-# and etp in FP8, MLA under ZeRO-3; by plan's proxy: torchtitan, a hybrid (Gated DeltaNet) under Megatron
-PLANS = (
-    (
-        {
-            "model": "llama3-8b",
-            "d": "2",
-            "s": "4096",
-            "b": "1",
-            "m": "8",
-            "zero": "1",
-            "recompute": "selective",
-            "fp8": "none",
-            "gpu_mem": "80GiB",
-        },
-        8,
-    ),
-    (
-        {
-            "model": "mixtral-8x7b",
-            "d": "2",
-            "s": "2048",
-            "b": "1",
-            "m": "8",
-            "zero": "1",
-            "recompute": "none",
-            "fp8": "tensorwise",
-            "gpu_mem": "141GB",
-        },
-        16,
-    ),
-    (
-        {
-            "model": "mla-lite-768",
-            "d": "1",
-            "s": "4096",
-            "b": "2",
-            "m": "16",
-            "zero": "3",
-            "recompute": "selective",
-            "fp8": "none",
-            "gpu_mem": "24GiB",
-        },
-        8,
-    ),
-    (
-        {
-            "model": "llama3-8b",
-            "recipe": "torchtitan",
-            "d": "2",
-            "s": "4096",
-            "b": "1",
-            "m": "8",
-            "zero": "3",
-            "recompute": "selective",
-            "fp8": "none",
-            "gpu_mem": "80GiB",
-        },
-        8,
-    ),
-    (
-        {
-            "model": resolve_model(MODELS[-1]).name,
-            "d": "1",
-            "s": "4096",
-            "b": "1",
-            "m": "8",
-            "zero": "1",
-            "recompute": "none",
-            "fp8": "none",
-            "gpu_mem": "80GiB",
-        },
-        8,
-    ),
-)
-PLAN_SET = """(c) => { for (const [id, v] of Object.entries(c)) { const n = document.getElementById(id); n.value = v;
-    n.dispatchEvent(new Event("change", {bubbles: true})); } }"""
-PLAN_READ = """() => [...document.querySelectorAll("#plan tbody tr")].map((tr) =>
-    [tr.dataset.config, tr.dataset.score, tr.dataset.peak])"""
-
-
-def _plan_cli(line: str, more: list[str]) -> tuple[dict | None, str]:
-    """`mem4d plan`'s JSON for the command line the page shows (a config.json by its path, as the site was built
-    with it), or None and the line it exits 2 with."""
-    import contextlib
-    import io
-    import json
-    import shlex
-
-    from symbolic.cli.entry import main
-
-    argv = shlex.split(line)[1:] + more
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
-    return (json.loads(out.getvalue()) if code == 0 else None), err.getvalue().strip()
-
-
-def _set_plan(tab, controls: dict, gpus: int) -> None:
-    ones = {name: "1" for name in ("t", "p", "c", "e", "vpp")}  # the degrees plan searches: any the rules allow
-    tab.evaluate(PLAN_SET, {"model": controls["model"], "recipe": "megatron", **ones, **controls, "gpus": str(gpus)})
-    tab.wait_for_function("document.body.dataset.state === 'ready' && document.body.dataset.plan === 'ready'")
 
 
 def test_plan_ranks_as_the_cli(page):
@@ -382,10 +189,10 @@ def test_plan_ranks_as_the_cli(page):
     tab, errors = page
     ranked = set()
     for controls, gpus in PLANS:
-        _set_plan(tab, controls, gpus)
+        set_plan(tab, controls, gpus)
         line = tab.inner_text("#plan-cli")
         assert line.startswith("mem4d plan ") and f" --gpus {gpus} " in line
-        report, _ = _plan_cli(line, ["--top", "100", "--json"])
+        report, _ = plan_cli(line, ["--top", "100", "--json"])
         ranked.add(report["rank_by"])
         rows = [
             row
@@ -422,7 +229,7 @@ def test_plan_ranks_as_the_cli(page):
 def test_plan_refuses_as_the_cli(page):
     """A system whose card has no FP8 tensor cores under --fp8: the view shows plan's one line and lists nothing."""
     tab, _ = page
-    _set_plan(
+    set_plan(
         tab,
         {
             "model": "gpt2",
@@ -438,10 +245,10 @@ def test_plan_refuses_as_the_cli(page):
         },
         8,
     )
-    report, line = _plan_cli(tab.inner_text("#plan-cli"), ["--json"])
+    report, line = plan_cli(tab.inner_text("#plan-cli"), ["--json"])
     assert report is None and tab.inner_text("#plan-count") == line and "no FP8 tensor cores" in line
     assert tab.evaluate(PLAN_READ) == []
-    _set_plan(tab, {"model": "gpt2", "system": "dgx-h100"}, 8)
+    set_plan(tab, {"model": "gpt2", "system": "dgx-h100"}, 8)
 
 
 def test_refusal_is_the_cli_line(page):
@@ -453,67 +260,8 @@ def test_refusal_is_the_cli_line(page):
         n.dispatchEvent(new Event("change", {bubbles: true})); } }""")
     shown = tab.evaluate(READ)
     with pytest.raises(ConfigError) as err:
-        _cli(shown["state"])
+        cli(shown["state"])
     assert shown["refusal"] == f"mem4d estimate: error: {err.value}"
-
-
-PUBLISHED = ROOT / "grids" / "models" / "published"
-PASTE_SET = {
-    "recipe": "megatron",
-    "d": "2",
-    "t": "2",
-    "p": "2",
-    "c": "1",
-    "vpp": "1",
-    "s": "4096",
-    "b": "1",
-    "m": "0",
-    "recompute": "selective",
-    "zero": "1",
-    "fp8": "none",
-    "gpu_mem": "80GiB",
-}
-
-
-def _read_in_page(tab, path: Path, how: str) -> str:
-    """Give the page a config.json (pasted into the box, dropped on it or chosen as a file) and return the line it
-    answers with."""
-    tab.evaluate("() => { document.getElementById('config-drop').open = true; }")
-    if how == "paste":
-        tab.fill("#paste", path.read_text())
-        tab.click("#paste-read")
-    elif how == "drop":  # a file dropped on the box, as a file manager drops it
-        drop = tab.evaluate_handle(
-            """([text, name]) => { const dt = new DataTransfer();
-            dt.items.add(new File([text], name, {type: "application/json"})); return dt; }""",
-            [path.read_text(), path.name],
-        )
-        tab.dispatch_event("#config-drop", "drop", {"dataTransfer": drop})
-    else:
-        tab.set_input_files("#paste-file", str(path))
-    tab.wait_for_function("!document.getElementById('paste-status').hidden && document.body.dataset.state === 'ready'")
-    line = tab.inner_text("#paste-status")
-    tab.evaluate("() => { document.getElementById('paste-status').hidden = true; }")
-    return line
-
-
-def _cli_line(tmp_path: Path, text: str) -> str:
-    """The line `mem4d estimate --model config.json` exits 2 with (run where the file is)."""
-    import contextlib
-    import io
-
-    from symbolic.cli.entry import main
-
-    (tmp_path / "config.json").write_text(text)
-    err = io.StringIO()
-    cwd = Path.cwd()
-    try:
-        os.chdir(tmp_path)
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            assert main(["estimate", "--model", "config.json"]) == 2
-    finally:
-        os.chdir(cwd)
-    return err.getvalue().strip()
 
 
 def test_a_pasted_config_json_equals_the_cli(page, tmp_path):
@@ -528,7 +276,7 @@ def test_a_pasted_config_json_equals_the_cli(page, tmp_path):
         (PUBLISHED / "llama3.1-8b.json", "paste", {"e": "1"}),
         (PUBLISHED / "mixtral-8x7b.json", "file", {"e": "2"}),
     ):
-        line = _read_in_page(tab, path, how)
+        line = read_in_page(tab, path, how)
         shape = from_hf_config(path)
         assert line.startswith("read ") and f"{shape.param_count:,} parameters" in line, line
         tab.evaluate(PLAN_SET, {**PASTE_SET, **extra})
@@ -539,11 +287,11 @@ def test_a_pasted_config_json_equals_the_cli(page, tmp_path):
         assert f"--model {spec} " in tab.inner_text("#cli")
         state = shown["state"]
         training = Training(**widths("paper"), d=2, t=2, p=2, ep=int(state["e"]), s=4096, b=1, recompute="selective")
-        _compare(shown, estimate(shape, training.check(shape, "paper"), "paper").as_json(80 * 2**30))
+        compare(shown, estimate(shape, training.check(shape, "paper"), "paper").as_json(80 * 2**30))
     bad = '{"model_type": "llama", "hidden_size": NaN}'
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "config.json").write_text(bad)
-    assert _read_in_page(tab, tmp_path / "bad" / "config.json", "drop") == _cli_line(tmp_path, bad)
+    assert read_in_page(tab, tmp_path / "bad" / "config.json", "drop") == cli_line(tmp_path, bad)
     for name in ("deepseek-v2-lite.json", "qwen2-7b.json"):
-        assert f"mem4d web --model {name} -o site" in _read_in_page(tab, PUBLISHED / name, "file")
+        assert f"mem4d web --model {name} -o site" in read_in_page(tab, PUBLISHED / name, "file")
     assert not errors

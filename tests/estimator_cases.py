@@ -1,0 +1,103 @@
+"""The cases tests/test_estimator.py draws: the switch combinations it lambdifies (every layer kind mem4d models at
+least once) and hypothesis' strategy of glossary values, from tiny to beyond any published model."""
+
+from hypothesis import strategies as st
+
+from symbolic.config.switches import Switches
+
+
+SWITCHES = [
+    Switches(),
+    Switches(overheads=False),
+    Switches(recompute="selective", flash_attn=False),
+    Switches(recompute="full", sp=False),
+    Switches(zero=0, flash_attn=False, sp=False),
+    Switches(tied=True),
+    Switches(moe=True, fp8=True),
+    Switches(zero=3, moe=True, shared=True, shared_gate=True, qk_norm="head", qkv_bias=True),
+    Switches(recompute="full", zero=2, moe=True, qk_norm="full", o_bias=True, mlp_bias=True),
+    Switches(mla=True, q_lora=True, moe=True, shared=True, mtp=True, mtp_moe=True, expert_bias=True, sigmoid=True),
+    Switches(mla=True, recompute="full", flash_attn=False, zero=3, mtp=True),
+    Switches(mla=True, q_lora=True, dsa=True, moe=True, shared=True, expert_bias=True, sigmoid=True),
+    Switches(
+        gdn=True,
+        gdn_repeat=True,
+        attn_gate=True,
+        qk_norm="head",
+        qkv_bias=True,
+        moe=True,
+        shared=True,
+        shared_gate=True,
+        mtp=True,
+        mtp_moe=True,
+    ),
+    Switches(mamba=True, blocks=True, recompute="full", zero=3, mlp="relu2", ssm_conv_bias=True),
+    Switches(
+        narrow_v=True, swa=True, swa_sinks=True, moe=True, expert_bias=True, sigmoid=True, zero=3, recompute="full"
+    ),
+]  # MiMo-V2-Flash's value heads and sliding-window kind
+
+
+configs = st.fixed_dictionaries(
+    {
+        "s": st.sampled_from([512, 2048, 8192, 131072]),
+        "b": st.integers(1, 16),
+        "h": st.sampled_from([48, 4096, 16384]),
+        "f": st.integers(1, 60000),
+        "a": st.sampled_from([6, 32, 128]),
+        "k": st.sampled_from([1, 2, 8]),
+        "L": st.integers(1, 128),
+        "v": st.integers(100, 260000),
+        "d": st.integers(1, 512),
+        "t": st.sampled_from([1, 2, 4, 8]),
+        "p": st.integers(1, 32),
+        "c": st.sampled_from([1, 2, 4, 16]),
+        "m": st.integers(1, 512),
+        "vpp": st.integers(1, 4),
+        "B_w": st.sampled_from([2, 4]),
+        "B_g": st.sampled_from([2, 4]),
+        "B_o": st.sampled_from([8, 12, 16]),
+        "B_a": st.sampled_from([1, 2, 4]),
+        "B_l": st.sampled_from([0, 2, 4]),
+        "B_q": st.sampled_from([1, 1.03125, 2]),
+        "B_c": st.sampled_from([0, 1, 2.0625]),
+        "s_p": st.sampled_from([0, 1024]),
+        "n_ac": st.sampled_from([1, 2, 3]),
+        "dh": st.sampled_from([8, 64, 128, 192]),
+        "E": st.sampled_from([8, 64, 256]),
+        "k_e": st.integers(1, 8),
+        "f_e": st.integers(1, 20000),
+        "f_s": st.integers(0, 20000),
+        "L_e": st.integers(1, 128),
+        "C_f": st.sampled_from([1, 1.25, 2]),
+        "d_l": st.sampled_from([0, 96, 1024]),
+        "e": st.sampled_from([1, 2, 8, 64]),
+        "t_e": st.sampled_from([1, 2, 8]),
+        "q_r": st.sampled_from([0, 24, 1536]),
+        "kv_r": st.sampled_from([0, 28, 512]),
+        "d_r": st.sampled_from([0, 8, 64]),
+        "d_v": st.sampled_from([0, 10, 128]),
+        "n_mtp": st.sampled_from([0, 1, 2]),
+        "n_i": st.sampled_from([0, 4, 64]),
+        "d_i": st.sampled_from([0, 80, 128]),
+        "k_i": st.sampled_from([0, 64, 2048]),
+        "L_g": st.integers(0, 96),
+        "n_gk": st.sampled_from([0, 4, 16]),
+        "n_gv": st.sampled_from([0, 8, 32]),
+        "d_gk": st.sampled_from([0, 24, 128]),
+        "d_gv": st.sampled_from([0, 40, 128]),
+        "K_c": st.sampled_from([0, 3, 4]),
+        "L_m": st.integers(0, 64),
+        "L_o": st.integers(0, 64),
+        "L_n": st.integers(0, 64),
+        "n_m": st.sampled_from([0, 16, 128]),
+        "d_m": st.sampled_from([0, 24, 64]),
+        "d_s": st.sampled_from([0, 40, 128]),
+        "g_m": st.sampled_from([0, 4, 8]),
+        "P_v": st.sampled_from([0, 4096, 595_266_800]),
+        "A_v": st.sampled_from([0, 10752, 2_004_864]),
+        "n_v": st.sampled_from([0, 64, 1024]),
+        "L_w": st.integers(0, 64),
+        "k_w": st.sampled_from([0, 8, 16]),
+    }
+)

@@ -6,6 +6,7 @@ import sympy as sp
 
 from ...components import RANK, Component, overheads, stage_params, token_ids
 from ...components import in_flight as _in_flight
+from .allocator import allgather_cache, freed_logits
 from .fsdp2 import gathered, output_layer, sharded_states, stage_activation, transient
 from .moe import experts_all, experts_gathered, routing_buffers
 from .pipeline import accumulated_gradients, stage_buffers, symmetric_workspace
@@ -21,7 +22,8 @@ DESCRIPTION = (
     "gradients reduce-scattered in fp32, activation checkpointing per block (full: the block input; selective: op "
     "SAC with its save list), the loss upcasting the bf16 logits to fp32, 1F1B with pipeline parallelism (FSDP2's "
     "unsharded fp32 gradients accumulated across micro batches, the stages' receive buffers), async TP's "
-    "symmetric-memory workspace."
+    "symmetric-memory workspace; what the caching allocator keeps reserved beyond them (the copy-in stream's cached "
+    "all-gather buffers, the loss's freed bf16 logits)."
 )
 
 
@@ -53,6 +55,7 @@ def _parts(
     ]
     if sw.overheads:
         parts += overheads(params, sp.Add(*(x.expr for x in parts)), sw, workspaces=2, megatron=False)
+        parts += [allgather_cache(sw, moe_layers), *([freed_logits(sw, moe_layers)] if has_head else [])]
     return parts + ([symmetric_workspace()] if sw.tp_comm_overlap else [])  # outside the pool: no fragmentation
 
 

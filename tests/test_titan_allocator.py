@@ -32,6 +32,7 @@ def test_freed_logits_is_the_bf16_logits_where_the_loss_is_the_larger_moment():
     assert value(loss_backward(), v=1360) > value(block_backward(sw, True), v=1360) + 2 * 2048 * 1360
     assert value(freed_logits(sw).expr, v=1360) == 2 * 2048 * 1360
     assert value(freed_logits(sw).expr, v=1360, t=2) == 2 * 2048 * 680
+    assert value(freed_logits(sw).expr, v=1360, p=2) == 0  # the pipeline keeps its logits (output_chunks)
 
 
 def test_freed_logits_vanish_where_a_block_backward_is_larger_by_the_logits():

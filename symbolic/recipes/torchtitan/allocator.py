@@ -23,14 +23,15 @@ def freed_logits(sw: Switches, moe_layers: sp.Expr = 0) -> Component:
     grad_input, then log_softmax_backward's result; at t > 1 zeros_like, exp(x), their sum) are placed best-fit
     (get_free_block: the smallest cached block of the stream that fits, split) into that range until a remainder of
     P's bytes is left, and the last one is mapped anew: the pool's high-water exceeds the backward's live tensors by
-    P where the loss is the stage's largest moment (less where a block's backward comes within P of it)."""
+    P where the loss is the stage's largest moment (less where a block's backward comes within P of it). Under the
+    pipeline the stage keeps its logits (pipeline.output_chunks) and only F is freed: none."""
     logits = B_a * s * b * v / (t * c)
     loss, block = loss_backward(), block_backward(sw, True, moe_layers)
     return Component(
         "freed_logits",
-        sp.Max(0, sp.Min(logits, loss + logits - block)),
+        sp.Piecewise((sp.Max(0, sp.Min(logits, loss + logits - block)), p < 2), (0, True)),
         "the bf16 logits' freed block, which the loss's fp32 backward tensors cannot use (B_a*s*b*v/(t c), "
-        "the caching allocator's best fit; reserved, not allocated)",
+        "the caching allocator's best fit; reserved, not allocated; none under the pipeline)",
     )
 
 

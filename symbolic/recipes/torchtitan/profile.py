@@ -9,7 +9,7 @@ from ...components import in_flight as _in_flight
 from .allocator import allgather_cache, freed_logits
 from .fsdp2 import gathered, output_layer, sharded_states, stage_activation, transient
 from .moe import experts_all, experts_gathered, routing_buffers
-from .pipeline import accumulated_gradients, stage_buffers, symmetric_workspace
+from .pipeline import accumulated_gradients, output_chunks, stage_buffers, symmetric_workspace
 from .fsdp2 import layer_tensors  # noqa: F401  (one TransformerBlock's saved tensors)
 from ...components.weights import default_layers
 from ...config.switches import Switches
@@ -51,6 +51,7 @@ def _parts(
         transient(sw, has_head, moe_layers),
         accumulated_gradients(unsharded, per_micro, micro),
         stage_buffers(stage, micro),
+        output_chunks(stage),
         *([routing_buffers(moe_layers)] if sw.moe else []),
     ]
     if sw.overheads:

@@ -8,7 +8,8 @@ from ..plan.policies import label_of
 
 GiB = 2**30
 # the table's one "overheads" column (--json and --csv list each): communicators, CUDA context, cuBLAS, fragmentation
-OVERHEADS = ("communicators", "cuda_context", "cublas_workspaces", "fragmentation")
+# and what torchtitan's pool reserves beyond its tensors (recipes/torchtitan/allocator.py)
+OVERHEADS = ("communicators", "cuda_context", "cublas_workspaces", "fragmentation", "allgather_cache", "freed_logits")
 
 
 def layers_text(split) -> str:

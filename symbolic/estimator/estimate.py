@@ -101,7 +101,8 @@ def chunk_held(est: Estimator, values: dict, training: Training, shape: ModelSha
 
 # device memory PyTorch's caching allocator never sees (tp_comm_buffers: TE's userbuffers, registered by their own)
 OUTSIDE_POOL = ("communicators", "cuda_context", "tp_comm_buffers")
-POOL_SLACK = ("fragmentation",)  # what the allocator reserves beyond its live tensors
+# what the allocator reserves beyond its live tensors (allgather_cache, freed_logits: recipes/torchtitan/allocator.py)
+POOL_SLACK = ("fragmentation", "allgather_cache", "freed_logits")
 
 
 def memory_kinds(parts: dict[str, int]) -> dict[str, int]:

@@ -71,12 +71,16 @@ def gathered(stage: str, sw: Switches, params: sp.Expr, layers: sp.Expr, moe_lay
     )
 
 
-def transient(sw: Switches, head: bool, moe_layers: sp.Expr = 0) -> Component:
-    """The larger of the step's two moments beyond what every moment holds: the loss's backward (its three fp32
-    logit-sized tensors, on the head's stage) and a block's backward (its recomputed tensors, its unsharded bf16
-    gradients with the fp32 reduce-scatter input they are copied into, FSDP2 foreach_reduce, and on the head's stage
-    the LM head's unsharded bf16 gradient, which waits for the root group's reduce-scatter at the end of backward);
-    where the stage has MoE layers, an MoE block's where it is the larger."""
+def loss_backward() -> sp.Expr:
+    """The loss's backward: log_softmax's saved fp32 output, its incoming and returned gradients, B_l*s*b*v/(t c)
+    each, one more at t > 1 (loss_parallel's exp(x))."""
+    return (3 + loss_parallel_extra()) * B_l * s * b * v / (t * c)
+
+
+def block_backward(sw: Switches, head: bool, moe_layers: sp.Expr = 0) -> sp.Expr:
+    """A block's backward: its recomputed tensors, its unsharded bf16 gradients with the fp32 reduce-scatter input
+    they are copied into (FSDP2 foreach_reduce), and on the head's stage the LM head's unsharded bf16 gradient,
+    which waits for the root group's reduce-scatter at the end of backward; an MoE block's where it is the larger."""
     per_token = lambda parts: sp.Add(*(part.expr for part in parts))  # noqa: E731
 
     def recomputed(moe: bool) -> sp.Expr:  # a checkpointed block's backward: what it rebuilds beyond what it kept
@@ -87,11 +91,16 @@ def transient(sw: Switches, head: bool, moe_layers: sp.Expr = 0) -> Component:
     if sw.moe:
         moe = recomputed(True) + (B_a + B_g) * (layer_params(sw, moe=True) + experts_gathered(sw))
         blocks = sp.Piecewise((sp.Max(blocks, moe), moe_layers > 0), (blocks, True))
-    block = blocks + (B_a * h * v / t if head else 0)
-    loss = (3 + loss_parallel_extra()) * B_l * s * b * v / (t * c)
+    return blocks + (B_a * h * v / t if head else 0)
+
+
+def transient(sw: Switches, head: bool, moe_layers: sp.Expr = 0) -> Component:
+    """The larger of the step's two moments beyond what every moment holds: the loss's backward (on the head's
+    stage) and a block's backward."""
+    block = block_backward(sw, head, moe_layers)
     return Component(
         "transient",
-        sp.Max(loss, block) if head else block,
+        sp.Max(loss_backward(), block) if head else block,
         "max(the loss's backward: log_softmax's fp32 output, its incoming and returned gradients, "
         "B_l*s*b*v/t each, one more at t > 1 (loss_parallel's exp(x)); a block's backward: its "
         "recomputed tensors, bf16 gradients + fp32 reduce-scatter input (B_a + B_g per parameter), the "

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ...components.base import Component
-from ...config.symbols import B_a, B_g, b, c, h, m, p, s, t, vpp
+from ...config.symbols import B_a, B_g, b, c, h, m, p, s, t, v, vpp
 
 
 def accumulated_gradients(unsharded: sp.Expr, per_micro: sp.Expr, micro: sp.Expr) -> Component:
@@ -39,20 +39,34 @@ def boundary() -> sp.Expr:
 
 
 def stage_buffers(stage: str, micro: sp.Expr) -> Component:
-    """The pipeline stage's persistent receive buffers and cached outputs (torch.distributed.pipelining stage.py):
+    """The pipeline stage's persistent receive buffers (torch.distributed.pipelining stage.py):
     _setup_forward_recv_info allocates one activation receive buffer per micro batch on every stage but the first,
     _setup_backward_recv_info one gradient receive buffer per micro batch on every stage but the last (each kept
-    across steps), and forward_one_chunk keeps each in-flight micro batch's output in fwd_cache until its backward.
-    The k in-flight activation buffers are the first block's saved inputs (counted in `activations`): the other m - k
-    are counted here."""
+    across steps). The k in-flight activation buffers are the first block's saved inputs (counted in `activations`):
+    the other m - k are counted here."""
     first, last = stage in ("first", "only"), stage in ("last", "only")
-    count = (0 if first else m - micro) + (0 if last else m + micro)
+    count = (0 if first else m - micro) + (0 if last else m)
     return Component(
         "pipeline_buffers",
         sp.Piecewise((count * boundary(), p > 1), (0, True)),
         "the pipeline's per-micro-batch receive buffers (activations on all but the first stage, "
-        "gradients on all but the last) and the in-flight outputs it caches for backward, each a bf16 "
-        "[b, s/(c t), h]",
+        "gradients on all but the last), each a bf16 [b, s/(c t), h]",
+    )
+
+
+def output_chunks(stage: str) -> Component:
+    """Every micro batch's stage output, kept to the step's end: forward_one_chunk appends each output to
+    PipelineStage.output_chunks (for the schedule's merge_output_chunks) and only clear_runtime_states, at the next
+    step, drops them (torch 2.6.0 pipelining/stage.py), so a stage holds m of them after their backward too: a bf16
+    [b, s/(c t), h] on every stage but the last, the bf16 logits [b, s/c, v/t] on the last (its LM head's output;
+    the loss upcasts a copy, so no freed_logits there)."""
+    last = stage in ("last", "only")
+    each = B_a * b * s * v / (t * c) if last else boundary()
+    return Component(
+        "output_chunks",
+        sp.Piecewise((m * each, p > 1), (0, True)),
+        "every micro batch's stage output, kept in PipelineStage.output_chunks to the step's end: m bf16 "
+        + ("logits [b, s/c, v/t]" if last else "[b, s/(c t), h]"),
     )
 
 

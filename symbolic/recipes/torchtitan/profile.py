@@ -6,9 +6,10 @@ import sympy as sp
 
 from ...components import RANK, Component, overheads, stage_params, token_ids
 from ...components import in_flight as _in_flight
+from .allocator import allgather_cache, freed_logits
 from .fsdp2 import gathered, output_layer, sharded_states, stage_activation, transient
 from .moe import experts_all, experts_gathered, routing_buffers
-from .pipeline import accumulated_gradients, stage_buffers, symmetric_workspace
+from .pipeline import accumulated_gradients, output_chunks, stage_buffers, symmetric_workspace
 from .fsdp2 import layer_tensors  # noqa: F401  (one TransformerBlock's saved tensors)
 from ...components.weights import default_layers
 from ...config.switches import Switches
@@ -21,7 +22,8 @@ DESCRIPTION = (
     "gradients reduce-scattered in fp32, activation checkpointing per block (full: the block input; selective: op "
     "SAC with its save list), the loss upcasting the bf16 logits to fp32, 1F1B with pipeline parallelism (FSDP2's "
     "unsharded fp32 gradients accumulated across micro batches, the stages' receive buffers), async TP's "
-    "symmetric-memory workspace."
+    "symmetric-memory workspace; what the caching allocator keeps reserved beyond them (the copy-in stream's cached "
+    "all-gather buffers, the loss's freed bf16 logits)."
 )
 
 
@@ -49,10 +51,12 @@ def _parts(
         transient(sw, has_head, moe_layers),
         accumulated_gradients(unsharded, per_micro, micro),
         stage_buffers(stage, micro),
+        output_chunks(stage),
         *([routing_buffers(moe_layers)] if sw.moe else []),
     ]
     if sw.overheads:
         parts += overheads(params, sp.Add(*(x.expr for x in parts)), sw, workspaces=2, megatron=False)
+        parts += [allgather_cache(sw, moe_layers), *([freed_logits(sw, moe_layers)] if has_head else [])]
     return parts + ([symmetric_workspace()] if sw.tp_comm_overlap else [])  # outside the pool: no fragmentation
 
 

@@ -58,7 +58,8 @@ FP8 = {
     "FP8-CS (FP8-MX)": "tensorwise",
     "MXFP8": "mxfp8",
     "FP8-MX": "mxfp8",
-}  # MODELS.md 0: "FP8" / "FP8-CS" = current (tensorwise) scaling
+    "NVFP4": "nvfp4",
+}  # MODELS.md 0: "FP8" / "FP8-CS" = current (tensorwise) scaling; "NVFP4" = bf16_with_nvfp4_mixed (fp4_param_gather)
 
 
 def unstated(row: dict) -> str | None:
@@ -70,8 +71,6 @@ def unstated(row: dict) -> str | None:
         return "Mamba-2 hybrid: its scans are not in the step-time model (and Nano/Super/Ultra configs not here)"
     if name not in MODELS:
         return f"no mem4d model for {name}"
-    if row["precision"] == "NVFP4":
-        return "NVFP4: mem4d's training config has no FP4 recipe"
     if row["precision"] not in FP8:
         return f"precision {row['precision']!r} not stated in the table"
     if name == "LLAMA3_70B" and row["fsdp"] not in ("", "0") and row["system"].startswith("DGX-GB"):
@@ -235,7 +234,7 @@ def job(row: dict) -> tuple:
         recompute=recompute,
         recompute_modules=modules,
         fp8=fp8,
-        fp8_param_gather=fp8 == "tensorwise",
+        fp8_param_gather=fp8 in ("tensorwise", "nvfp4"),
     )
     return shape, training
 

@@ -278,3 +278,24 @@ def test_memory_bound_kernels_run_at_the_measured_copy_bandwidth(monkeypatch):
     monkeypatch.setitem(CARDS, "h100-80gb", replace(CARDS["h100-80gb"], hbm_copy=0.0))
     peak_only = step_time(shape, job, system("dgx-h100"))["breakdown"]["T_opt"]
     assert measured / peak_only == pytest.approx(3.35 / 2.90, rel=1e-12)
+
+
+def test_nvfp4_runs_the_linear_gemms_at_the_fp4_rate():
+    """NVFP4 (TE 2.20.2 NVFP4BlockScaling: fprop, dgrad and wgrad in FP4): on GB200, T_lin over MXFP8's is the FP8 over
+    the FP4 achieved rate (3615.6 MAMF / 7627.6 cuBLASLt, GEMM.md 1-2) times the two shape curves' shares at the QKV
+    GEMM's cube root (gemm.py); the casts move 3.125 bytes an element in place of 4 (exact, 1e-9); on H100 (no FP4
+    tensor cores) one line."""
+    from symbolic.time import gemm
+
+    shape = MODELS["llama3-70b"]
+    job = dict(d=8, t=2, p=4, vpp=5, s=8192, b=1, gbs=256)
+    fp4 = step_time(shape, Training(**job, fp8="nvfp4"), SYSTEMS["gb200-nvl72"])["breakdown"]
+    fp8 = step_time(shape, Training(**job, fp8="mxfp8"), SYSTEMS["gb200-nvl72"])["breakdown"]
+    m, n = 8192, shape.f / 2
+    ratio = (
+        3615.6 * gemm.share("gb200-186gb", m, n, shape.h) / (7627.6 * gemm.share("gb200-186gb", m, n, shape.h, "fp4"))
+    )
+    assert fp4["T_lin"] / fp8["T_lin"] == pytest.approx(ratio, rel=1e-9)
+    assert fp4["T_cast"] / fp8["T_cast"] == pytest.approx(3.125 / 4, rel=1e-9)
+    with pytest.raises(ConfigError, match="has no FP4 tensor cores"):
+        step_time(shape, Training(**job, fp8="nvfp4"), SYSTEMS["dgx-h100"])

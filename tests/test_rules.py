@@ -141,6 +141,8 @@ def test_every_message_is_one_line_on_ints():
         "--offload-modules: Megatron only",
         "--cpu-offload-layers: Megatron only",
         "CPU offloading: p = 1, no recompute, dense, < L",
+        "--num-layers-at-*-in-bf16: Megatron only",
+        "BF16 first/last layers: as Megatron-Core runs them",
         "pipeline layouts: Megatron only",
         "--optimizer muon: Megatron only",
         "Muon: no sharded gradients",

@@ -25,6 +25,7 @@ QUIET = (
     "srelu_fusion",
     "mtp_repeated",
     "native_ce",
+    "bf16_layers",
 )
 
 
@@ -63,6 +64,7 @@ class Switches(Architecture, Sharding):
     native_ce: bool = (
         False  # Megatron-Core's compiled fused cross entropy (Training.native_ce): its backward's temporary
     )
+    bf16_layers: bool = False  # FP8 with first/last layers in BF16 (Training.bf16_layers): Lb_r, Lbe_r of a stage
 
     def __post_init__(self):
         super().__post_init__()
@@ -108,6 +110,8 @@ class Switches(Architecture, Sharding):
             offload=training.offload_modules.replace(",", "+"),
             cpu_offload=training.cpu_offload_layers,
             native_ce=training.native_ce,
+            bf16_layers=training.fp8 != "none"
+            and training.num_layers_at_start_in_bf16 + training.num_layers_at_end_in_bf16 > 0,
             **arch,
         )
 

@@ -121,14 +121,10 @@ def _check_precision(training) -> None:
 def _check_counts(training) -> None:
     """--cpu-offload-layers, the optional positive sizes, the recipes' on/off options, --image-tokens and
     --moe-capacity (made a float)."""
-    if (
-        isinstance(training.cpu_offload_layers, bool)
-        or not isinstance(training.cpu_offload_layers, int)
-        or not 0 <= training.cpu_offload_layers <= MAX_SIZE
-    ):
-        raise ConfigError(
-            f"--cpu-offload-layers must be an integer from 0 to {MAX_SIZE}, got {training.cpu_offload_layers!r}"
-        )
+    for name in ("cpu_offload_layers", "num_layers_at_start_in_bf16", "num_layers_at_end_in_bf16"):
+        value = getattr(training, name)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SIZE:
+            raise ConfigError(f"--{name.replace('_', '-')} must be an integer from 0 to {MAX_SIZE}, got {value!r}")
     for name in ("gbs", "etp", "ac_every"):
         value = getattr(training, name)
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):

@@ -27,6 +27,7 @@ from ...components.moe import dispatch_buffers, expert_bias_buffers, routing_sta
 from ...components.mpu import mpu_buffer
 from ...components.mtp import mtp_activations, mtp_embedding_params, mtp_moe_layers, mtp_params
 from ...components.fp8 import fp8_weight_cache
+from ...components.bf16_layers import bf16_activations, bf16_params
 from ...components.graphs import graph_buffers
 from ...components.userbuffers import tp_comm_buffers
 from ...components.activations import offloaded_tensors
@@ -84,6 +85,7 @@ def _activations(micro: sp.Expr, layers: sp.Expr, moe_layers: sp.Expr, sw: Switc
     if sw.moe:
         per_layer = (layers - moe_layers) * layer_activation(sw) + moe_layers * layer_activation(sw, moe=True)
     per_layer += kind_terms(sw, lambda mixer, ffn: layer_activation(sw, mixer=mixer, ffn=ffn), kinds)
+    per_layer += bf16_activations(sw, kinds)  # the Lb_r layers run outside FP8 (--first-last-layers-bf16)
     held = (", hybrid kinds" if kinds else "") + (
         f"; {sw.cpu_offload} of them offloaded to the host but their small tensors (--cpu-offload-layers)"
         if sw.cpu_offload
@@ -114,8 +116,13 @@ def _states(
     experts = expert_states(moe_layers, sw)
     everything = params + (moe_layers * experts_params(sw) if sw.moe else 0)
     cache = fp8_weight_cache(
-        everything - end_params(stage, sw) - ends - (mtp_embedding_params(sw) if stage == "last" else 0), sw
-    )  # the layers' weights, no ends
+        everything
+        - end_params(stage, sw)
+        - ends
+        - (mtp_embedding_params(sw) if stage == "last" else 0)
+        - bf16_params(sw, kinds),
+        sw,
+    )  # the layers' weights, no ends, none of the BF16 layers
     adam = _muon_adam(stage, layers, sw) + (ends if sw.muon else 0)  # the head a p = 1 GPU holds: AdamW's too
     states = optimizer(params, sw, adam)
     if sw.layerwise:  # whole parameters dealt to the ranks (the rules leave MTP out of Muon)

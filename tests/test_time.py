@@ -281,10 +281,8 @@ def test_memory_bound_kernels_run_at_the_measured_copy_bandwidth(monkeypatch):
 
 
 def test_nvfp4_runs_the_linear_gemms_at_the_fp4_rate():
-    """NVFP4 (TE 2.20.2 NVFP4BlockScaling: fprop, dgrad and wgrad in FP4): on GB200, T_lin over MXFP8's is the FP8 over
-    the FP4 achieved rate (3615.6 MAMF / 7627.6 cuBLASLt, GEMM.md 1-2) times the two shape curves' shares at the QKV
-    GEMM's cube root (gemm.py); the casts move 3.125 bytes an element in place of 4 (exact, 1e-9); on H100 (no FP4
-    tensor cores) one line."""
+    """NVFP4 (TE 2.20.2: fprop, dgrad, wgrad in FP4) on GB200: T_lin over MXFP8's is the FP8 over the FP4 rate (3615.6 /
+    7627.6, GEMM.md 1-2) times the shape curves' shares; casts 3.125 bytes, not 4 (1e-9); H100: one line."""
     from symbolic.time import gemm
 
     shape = MODELS["llama3-70b"]

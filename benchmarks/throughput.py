@@ -51,8 +51,6 @@ def unstated(row: dict) -> str | None:
         return "Mamba-2 hybrid: its scans are not in the step-time model (and Nano/Super/Ultra configs not here)"
     if name not in MODELS:
         return f"no mem4d model for {name}"
-    if row["precision"] == "NVFP4":
-        return "NVFP4: mem4d's training config has no FP4 recipe"
     if row["precision"] not in FP8:
         return f"precision {row['precision']!r} not stated in the table"
     return None
@@ -84,7 +82,7 @@ def job(row: dict) -> tuple:
         ep=cell_int(row["ep"]),
         etp=cell_int(row["etp"], None) if row["etp"] else None,
         fp8=fp8,
-        fp8_param_gather=fp8 == "tensorwise",
+        fp8_param_gather=fp8 in ("tensorwise", "nvfp4"),
         swiglu_fusion=name.startswith("LLAMA"),  # Megatron-Bridge llama_provider.py:45 (tuned.py SWIGLU_FUSION)
         **{
             "zero": 3 if row["fsdp"] not in ("", "0") else 1,

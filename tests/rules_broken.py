@@ -119,6 +119,8 @@ ALLOWED = [
     "--offload-modules: Megatron only",
     "--cpu-offload-layers: Megatron only",
     "CPU offloading: p = 1, no recompute, dense, < L",
+    "--num-layers-at-*-in-bf16: Megatron only",
+    "BF16 first/last layers: as Megatron-Core runs them",
     "--recompute-num-layers: Megatron only",
     "recompute layers: dense, vpp = 1",
     "pipeline layouts: Megatron only",

@@ -230,11 +230,12 @@ def default_layers(stage: str) -> tuple[sp.Expr, sp.Expr]:
 
 def default_kinds(stage: str, sw: Switches) -> dict:
     """A stage's counts of the hybrid kinds the switches have (config.kinds.present) when none are given: each
-    kind's L_g/p, L_m/p, ... (the whole count on the only stage)."""
+    kind's L_g/p, L_m/p, ... (the whole count on the only stage); the BF16 layers (Lb_r, Lbe_r) none: they are
+    placed by rank alone (estimate's stages)."""
     from ..config.kinds import KINDS, present
     from ..config.symbols import BY_NAME
 
-    return {name: BY_NAME[KINDS[name]] / (1 if stage == "only" else p) for name in present(sw)}
+    return {name: BY_NAME[KINDS[name]] / (1 if stage == "only" else p) for name in present(sw) if name in KINDS}
 
 
 def stage_params(

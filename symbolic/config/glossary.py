@@ -114,6 +114,8 @@ STAGE = {
     "Lo_r": "layers of an MLP alone among the L_r layers of pipeline rank r",
     "Ln_r": "layers of a token mixer alone among the L_r layers of pipeline rank r",
     "Lw_r": "sliding-window layers with KV heads of their own among the L_r layers of pipeline rank r",
+    "Lb_r": "layers run in BF16 outside the FP8 context (--first-last-layers-bf16) among the L_r of rank r",
+    "Lbe_r": "MoE layers among the Lb_r BF16 layers of pipeline rank r",
 }
 # the estimator's inputs, in this order
 NAMES = tuple(SHAPE | MOE | MLA | HYBRID | SWA | VISION | PARALLEL | SCHEDULE | BYTES)
@@ -123,7 +125,7 @@ INDEXER_LETTERS = ("n_i", "d_i", "k_i")  # of those, what only a model with Deep
 HYBRID_LETTERS = (*HYBRID, "Lg_r", "Lm_r", "Lo_r", "Ln_r")  # what only a hybrid (Gated DeltaNet, Mamba-2) has
 SWA_LETTERS = (*SWA, "Lw_r")  # what only a model with sliding-window layers of their own KV heads has
 # a stage's extra inputs (the in-flight count takes r)
-STAGE_NAMES = ("L_r", "m_r", "Le_r", "Lg_r", "Lm_r", "Lo_r", "Ln_r", "Lw_r")
+STAGE_NAMES = ("L_r", "m_r", "Le_r", "Lg_r", "Lm_r", "Lo_r", "Ln_r", "Lw_r", "Lb_r", "Lbe_r")
 MEANING = SHAPE | MOE | MLA | HYBRID | SWA | VISION | PARALLEL | SCHEDULE | BYTES | STAGE
 LATEX = {
     "vpp": r"v_{pp}",
@@ -147,6 +149,8 @@ LATEX = {
     "d_l": r"d_{l}",
     "t_e": r"t_{e}",
     "Le_r": r"L_{e,r}",
+    "Lb_r": r"L_{b,r}",
+    "Lbe_r": r"L_{be,r}",
     "q_r": r"q_{r}",
     "kv_r": r"kv_{r}",
     "d_r": r"d_{r}",

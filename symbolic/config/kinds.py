@@ -2,7 +2,9 @@
 model with dense layers), Lg_r Gated DeltaNet and Lm_r Mamba-2 layers (of a hybrid), Lo_r layers of an MLP alone and
 Ln_r layers of a mixer alone (Nemotron-H's blocks), Lw_r sliding-window layers with KV heads of their own
 (MiMo-V2-Flash). A stage's count of each is read off the model's layers (prefix sums over its layer indices), or is
-the even share L_e / L, L_g / L, ... of its layers."""
+the even share L_e / L, L_g / L, ... of its layers. Beside them, a training choice: Lb_r layers run in BF16 under FP8
+(--first-last-layers-bf16, Training.bf16_layers) and Lbe_r MoE layers among them, counted off the rank's layers (no
+even share: 0 where the layers are not placed)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ import numpy as np
 
 # stage input -> model count
 KINDS = {"Le_r": "L_e", "Lg_r": "L_g", "Lm_r": "L_m", "Lo_r": "L_o", "Ln_r": "L_n", "Lw_r": "L_w"}
+BF16 = ("Lb_r", "Lbe_r")  # the BF16 layers of a rank and the MoE layers among them (Training.bf16_layers)
+STAGE_KINDS = (*KINDS, *BF16)  # every count a stage takes beside L_r and m_r
 _LAYERS = {
     "Lg_r": "linear_layers",
     "Lm_r": "mamba_layers",
@@ -31,6 +35,7 @@ def present(sw) -> tuple[str, ...]:
         + (("Lm_r",) if sw.mamba else ())
         + (("Lo_r", "Ln_r") if sw.blocks else ())
         + (("Lw_r",) if sw.swa else ())
+        + (BF16 if sw.bf16_layers else ())
     )
 
 
@@ -51,9 +56,15 @@ def prefixes(shape) -> dict[str, np.ndarray]:
     }
 
 
-def counts_in(shape, ranges) -> dict[str, int]:
-    """Each kind's layers among the given ranges of layer indices (a rank's vpp chunks)."""
-    return {name: sum(1 for x in ranges for i in x if _member(shape, name, i)) for name in KINDS}
+def counts_in(shape, ranges, bf16: frozenset = frozenset()) -> dict[str, int]:
+    """Each kind's layers among the given ranges of layer indices (a rank's vpp chunks), and of them those in `bf16`
+    (Lb_r) and its MoE ones (Lbe_r)."""
+    held = [i for x in ranges for i in x]
+    return {
+        **{name: sum(1 for i in held if _member(shape, name, i)) for name in KINDS},
+        "Lb_r": sum(1 for i in held if i in bf16),
+        "Lbe_r": sum(1 for i in held if i in bf16 and shape.is_moe_layer(i)),
+    }
 
 
 def shares(arrays: dict, layers) -> dict[str, np.ndarray]:

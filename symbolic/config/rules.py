@@ -89,6 +89,8 @@ def letters(training, shape=None) -> SimpleNamespace:
         offload_modules=getattr(training, "offload_modules", ""),  # plan: rows without offloading
         cpu_offload_layers=getattr(training, "cpu_offload_layers", 0),
         recompute_num_layers=getattr(training, "recompute_num_layers", 0),  # plan: every layer
+        bf16_start=getattr(training, "num_layers_at_start_in_bf16", 0),  # plan: rows without BF16 layers
+        bf16_end=getattr(training, "num_layers_at_end_in_bf16", 0),
         **{name: getattr(training, name) for name in PRECISION},
     )
     placed = {"layout_problem": layout.problem(training, shape)} if shape is not None and x["chunked"] else {}

@@ -103,6 +103,10 @@ class Switches(Architecture, Sharding):
     native_ce: bool = trained(
         lambda t: t.native_ce, "Megatron-Core's compiled fused cross entropy: its backward's temporary"
     )
+    bf16_layers: bool = trained(
+        lambda t: t.fp8 != "none" and t.num_layers_at_start_in_bf16 + t.num_layers_at_end_in_bf16 > 0,
+        "FP8 with first/last layers in BF16 (--first-last-layers-bf16): Lb_r, Lbe_r of a stage",
+    )
 
     def __post_init__(self):
         super().__post_init__()

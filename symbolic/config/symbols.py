@@ -42,6 +42,8 @@ ZERO_OK = (
     "L_w",
     "k_w",
     "Lw_r",
+    "Lb_r",
+    "Lbe_r",
     "P_v",
     "A_v",
     "n_v",
@@ -61,7 +63,7 @@ d, t, p, c, e, t_e = (BY_NAME[name] for name in glossary.PARALLEL)
 m, vpp, n_ac = (BY_NAME[name] for name in glossary.SCHEDULE)
 B_w, B_g, B_o, B_a, B_l, B_q, B_c = (BY_NAME[name] for name in glossary.BYTES)
 r = BY_NAME["r"]  # the pipeline rank of a stage (r = 0 first, p - 1 last)
-L_r, m_r, Le_r, Lg_r, Lm_r, Lo_r, Ln_r, Lw_r = (
+L_r, m_r, Le_r, Lg_r, Lm_r, Lo_r, Ln_r, Lw_r, Lb_r, Lbe_r = (
     BY_NAME[name] for name in glossary.STAGE_NAMES
 )  # the stage's layers and in-flight micro batches
 ALL = tuple(BY_NAME[name] for name in glossary.NAMES)  # the estimator's inputs

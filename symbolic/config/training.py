@@ -65,6 +65,10 @@ class Training(Sharding):
     cpu_offload_layers: int = 0  # Megatron-Core --cpu-offloading-num-layers: TE's layer-level activation offloading
     recompute_num_layers: int = 0  # Megatron-Core --recompute-num-layers under full recompute (0: every layer alone)
     recompute_method: str = "uniform"  # Megatron-Core --recompute-method: uniform (chunks of N) | block (first N)
+    # Megatron-LM --first-last-layers-bf16 with --num-layers-at-start-in-bf16 / --num-layers-at-end-in-bf16: the first
+    # and last decoder layers built and run outside the FP8/FP4 context (0 and 0: none)
+    num_layers_at_start_in_bf16: int = 0
+    num_layers_at_end_in_bf16: int = 0
     # precision and optimizer (config.precision; the defaults are Megatron-LM's bf16 mixed precision, MEGATRON)
     weight_dtype: str = precision.MEGATRON["weight_dtype"]  # B_w: the model's weights as the step computes with them
     grad_dtype: str = precision.MEGATRON["grad_dtype"]  # B_g: the main gradients
@@ -156,10 +160,19 @@ class Training(Sharding):
 
     def kind_layers(self, shape: ModelShape) -> tuple[dict[str, int], ...]:
         """Each pipeline rank's layers of each kind a stage counts apart (config.kinds: Le_r, Lg_r, Lm_r, Lo_r,
-        Ln_r)."""
+        Ln_r, and the BF16 layers Lb_r, Lbe_r)."""
         from .kinds import counts_in
 
-        return tuple(counts_in(shape, ranges) for ranges in self.layer_ranges(shape.L))
+        bf16 = self.bf16_layers(shape.L)
+        return tuple(counts_in(shape, ranges, bf16) for ranges in self.layer_ranges(shape.L))
+
+    def bf16_layers(self, L: int) -> frozenset[int]:
+        """The decoder layers (global indices) run outside the FP8 context: 0 .. n_start - 1 and L - n_end .. L - 1
+        (megatron-core 0.16.1 fp8_utils.py is_first_last_bf16_layer); none without FP8."""
+        if self.fp8 == "none":
+            return frozenset()
+        start, end = self.num_layers_at_start_in_bf16, self.num_layers_at_end_in_bf16
+        return frozenset(i for i in range(L) if i < start or i >= L - end)
 
     def check(self, shape: ModelShape, scope: str = "all") -> "Training":
         """Raise a one-line ConfigError (BrokenRule) if the model cannot be split this way, by the rules of `scope`
@@ -223,6 +236,8 @@ RECIPE_FIELDS = {
         "cpu_offload_layers",
         "recompute_num_layers",
         "recompute_method",
+        "num_layers_at_start_in_bf16",
+        "num_layers_at_end_in_bf16",
         "pipeline_layout",
         "account_embedding",
         "account_loss",

@@ -125,22 +125,15 @@ def _check_precision(training) -> None:
 def _check_counts(training) -> None:
     """--cpu-offload-layers, the optional positive sizes, the recipes' on/off options, --image-tokens and
     --moe-capacity (made a float)."""
-    if (
-        isinstance(training.cpu_offload_layers, bool)
-        or not isinstance(training.cpu_offload_layers, int)
-        or not 0 <= training.cpu_offload_layers <= MAX_SIZE
+    for name in (
+        "cpu_offload_layers",
+        "recompute_num_layers",
+        "num_layers_at_start_in_bf16",
+        "num_layers_at_end_in_bf16",
     ):
-        raise ConfigError(
-            f"--cpu-offload-layers must be an integer from 0 to {MAX_SIZE}, got {training.cpu_offload_layers!r}"
-        )
-    if (
-        isinstance(training.recompute_num_layers, bool)
-        or not isinstance(training.recompute_num_layers, int)
-        or not 0 <= training.recompute_num_layers <= MAX_SIZE
-    ):
-        raise ConfigError(
-            f"--recompute-num-layers must be an integer from 0 to {MAX_SIZE}, got {training.recompute_num_layers!r}"
-        )
+        value = getattr(training, name)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SIZE:
+            raise ConfigError(f"--{name.replace('_', '-')} must be an integer from 0 to {MAX_SIZE}, got {value!r}")
     if training.recompute_method not in RECOMPUTE_METHODS:
         raise ConfigError(
             f"--recompute-method must be one of {', '.join(RECOMPUTE_METHODS)}, got {training.recompute_method!r}"

@@ -72,13 +72,13 @@ def chunk_held(est: Estimator, values: dict, training: Training, shape: ModelSha
         return training.held(shape.L)
     from ..config.kinds import counts_in
 
-    cache, weights = {}, []
+    cache, weights, bf16 = {}, [], training.bf16_layers(shape.L)
     for rank, ranges in enumerate(training.layer_ranges(shape.L)):
         kind, row = stage_of(rank, training.p), []
         for chunk in ranges:
             layers = []
             for i in chunk:
-                key = (kind, tuple(counts_in(shape, [range(i, i + 1)]).items()))
+                key = (kind, tuple(counts_in(shape, [range(i, i + 1)], bf16).items()))
                 if key not in cache:
                     parts = est.stage(
                         kind,
@@ -270,6 +270,7 @@ def estimate(
             **(
                 {"mixerless_layers": kinds[rank]["Lo_r"], "mlpless_layers": kinds[rank]["Ln_r"]} if shape.blocks else {}
             ),
+            **({"bf16_layers": kinds[rank]["Lb_r"]} if training.bf16_layers(shape.L) else {}),
             "in_flight": in_flight,
             "bytes": _override(parts, overrides),
         }

@@ -11,11 +11,13 @@ import numpy as np
 
 from ..config.errors import ConfigError
 from ..config.glossary import STAGE_NAMES
-from ..config.kinds import KINDS
+from ..config.kinds import BF16, KINDS
 from ..config.switches import Switches
 from ..config.stages import STAGES, stage_rank
 from .codegen import compile_source, derived
 from ..recipes.registry import DEFAULT_PROFILE
+
+NO_BF16 = dict.fromkeys(BF16, 0)  # a stage's BF16 layers where the caller places none (plan, the even split)
 
 CHUNK = 16384  # configurations per call of the generated function: keeps its temporaries in cache
 
@@ -99,13 +101,13 @@ class Estimator:
 
     def stage(self, kind: str, **arrays) -> dict[str, np.ndarray]:
         """One stage kind's components and "total" (the inputs, L_r layers and m_r in-flight micro batches)."""
-        values, shape = self._arrays(arrays, self.inputs + STAGE_NAMES)
+        values, shape = self._arrays({**NO_BF16, **arrays}, self.inputs + STAGE_NAMES)
         return self._evaluate(self._stages[kind], self.stage_outputs[kind], values, shape)
 
     def stage_total(self, kind: str, **arrays) -> np.ndarray:
         """A stage's total as `estimate` reports it: the sum of its components rounded to whole bytes (summed block
         by block: no array per component)."""
-        values, shape = self._arrays(arrays, self.inputs + STAGE_NAMES)
+        values, shape = self._arrays({**NO_BF16, **arrays}, self.inputs + STAGE_NAMES)
         if not shape:
             return np.asarray(sum(np.rint(x) for x in self._stages[kind](*(v.reshape(-1)[0] for v in values))[:-1]))
         total = np.empty(shape, dtype=np.float64)
@@ -120,7 +122,7 @@ class Estimator:
     def stage_peak_total(self, kind: str, **arrays) -> np.ndarray:
         """A stage's "total" output as the generated function computes it (the unrounded sum), for the coefficients
         that choose a split (plan.splits); verdicts use stage_total."""
-        values, shape = self._arrays(arrays, self.inputs + STAGE_NAMES)
+        values, shape = self._arrays({**NO_BF16, **arrays}, self.inputs + STAGE_NAMES)
         return self._evaluate(self._stage_totals[kind], ("total",), values, shape)["total"]
 
     def even(self, kind: str, **arrays) -> dict:

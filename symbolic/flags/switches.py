@@ -121,6 +121,16 @@ def _fp8_args(group, defaults: Training) -> None:
         help="--recipe torchtitan with --fp8 tensorwise: FSDP2 all-gathers the blocks' linear weights "
         "in FP8 (torchao's enable_fsdp_float8_all_gather)",
     )
+    for end, default in (("start", defaults.num_layers_at_start_in_bf16), ("end", defaults.num_layers_at_end_in_bf16)):
+        group.add_argument(
+            f"--num-layers-at-{end}-in-bf16",
+            type=non_negative_int,
+            default=default,
+            metavar="N",
+            help=f"--recipe megatron with --fp8: Megatron-LM's --first-last-layers-bf16, the N decoder layers at "
+            f"the model's {end} run outside the FP8 context: BF16 saved GEMM inputs, no FP8 weight copies "
+            "(Megatron-LM's default with the flag: 1; default here: 0, none)",
+        )
 
 
 def _capture_args(group, defaults: Training) -> None:

@@ -8,9 +8,7 @@ contradictions named here. A split mem4d's stage model cannot state exactly is r
 
 from __future__ import annotations
 
-from ..config.errors import ConfigError
 from ..config.layout import parse_layout
-from ..config.training import Training
 from .megatron_table import Args
 
 FIRST, LAST = "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers"
@@ -163,12 +161,12 @@ def _from_layout(args: Args, layout: str, p: int, checked: bool = True) -> dict:
 
 
 def bf16_layers(args: Args, flags: dict) -> None:
-    """--first-last-layers-bf16: decoder layers 0 .. n_start - 1 and L - n_end .. L - 1 (global indices) are built and
-    run under a null context instead of Transformer Engine's FP8 one (megatron-core 0.16.1 fp8_utils.py
-    is_first_last_bf16_layer, get_fp8_context, fp4_utils.py get_fp4_context alike; transformer_block.py build_layer;
-    MTP layers keep the global context).
-    Without FP8 every layer's context is null anyway: nothing changes. With FP8 those layers hold bf16 weights
-    without FP8 copies and save bf16 GEMM inputs: refused, naming the pipeline rank and virtual stage of each."""
+    """--first-last-layers-bf16: decoder layers 0 .. n_start - 1 and L - n_end .. L - 1 (global indices; 1 and 1 by
+    default) are built and run under a null context instead of Transformer Engine's FP8 one (megatron-core 0.16.1
+    fp8_utils.py is_first_last_bf16_layer, get_fp8_context, fp4_utils.py get_fp4_context alike; transformer_block.py
+    build_layer; MTP layers keep the global context): mem4d's --num-layers-at-start/end-in-bf16, each rank counting
+    the ones it holds (Training.kind_layers: Lb_r). Without FP8 every layer's context is null anyway: nothing
+    changes and nothing is set."""
     if not args.get("first_last_layers_bf16"):
         for dest in ("num_layers_at_start_in_bf16", "num_layers_at_end_in_bf16"):
             if args.given(dest):
@@ -176,38 +174,5 @@ def bf16_layers(args: Args, flags: dict) -> None:
         return
     if flags.get("fp8", "none") == "none":
         return
-    start, end, L = (
-        args.get(dest) for dest in ("num_layers_at_start_in_bf16", "num_layers_at_end_in_bf16", "num_layers")
-    )
-    layers = [i for i in range(L or 0) if i < start or i >= L - end]
-    names = " and ".join(filter(None, (", ".join(map(str, layers[:-1])), str(layers[-1])))) if layers else "none"
-    args.refuse(
-        "first_last_layers_bf16",
-        f"decoder layers {names} of {L} (--num-layers-at-start-in-bf16 {start}, "
-        f"--num-layers-at-end-in-bf16 {end}{_placed(flags, L, layers)}) built and run outside Transformer "
-        "Engine's FP8 context: bf16 weights without FP8 copies, bf16 saved GEMM inputs (megatron-core 0.16.1 "
-        "fp8_utils.py is_first_last_bf16_layer, get_fp8_context): not modelled",
-    )
-
-
-def _placed(flags: dict, L: int | None, layers: list[int]) -> str:
-    """'; layer i on pipeline rank r (virtual stage j p + r, chunk j of rank r)' for each layer, as the reader's split
-    places them (Training.layer_ranges); empty where the split cannot be stated."""
-    p, vpp = flags["pp"], flags.get("vpp", 1)
-    try:
-        ranges = Training(
-            p=p,
-            vpp=vpp,
-            stage_layers=flags.get("stage_layers"),
-            pipeline_layout=flags.get("pipeline_layout"),
-            s=flags["seq"],
-        ).layer_ranges(L)
-    except (ConfigError, KeyError, TypeError, ValueError):
-        return ""
-    return "".join(
-        f"; layer {i} on pipeline rank {r}" + (f", virtual stage {j * p + r}" if vpp > 1 else "")
-        for i in layers
-        for r, chunks in enumerate(ranges)
-        for j, chunk in enumerate(chunks)
-        if i in chunk
-    )
+    flags["num_layers_at_start_in_bf16"] = args.get("num_layers_at_start_in_bf16")
+    flags["num_layers_at_end_in_bf16"] = args.get("num_layers_at_end_in_bf16")

@@ -62,6 +62,8 @@ KIND_NAMES = {
     "Lo_r": "layers of an MLP alone",
     "Ln_r": "layers of a mixer alone",
     "Lw_r": "sliding-window layers of their own KV heads",
+    "Lb_r": "layers in BF16 outside the FP8 context",
+    "Lbe_r": "MoE layers among those in BF16",
 }
 
 

@@ -14,7 +14,7 @@ MAMF = f"{ME_ACC}:344-376 (MAMF: torch matmul, best shape)"
 @dataclass(frozen=True)
 class Card:
     """One GPU: dense TFLOP/s peaks (NVIDIA's headline figures are often 2x, with sparsity), HBM TB/s, NVLink GB/s
-    per GPU (both directions), and the measured TFLOP/s a GEMM (bf16, fp8) and causal attention reach on it."""
+    per GPU (both directions), and the measured TFLOP/s a GEMM (bf16, fp8, fp4) and causal attention reach on it."""
 
     name: str
     label: str
@@ -30,6 +30,7 @@ class Card:
     gemm_source: str
     attn_source: str
     hbm_copy: float = 0.0  # measured HBM copy bandwidth (read + write), TB/s (0: none published, the peak stands)
+    gemm_fp4: float = 0.0  # achieved NVFP4 GEMM, TFLOP/s (0: no FP4; GEMM_FP4)
 
     @property
     def hbm_rate(self) -> float:
@@ -37,8 +38,8 @@ class Card:
         return self.hbm_copy or self.hbm
 
     def peak(self, precision: str) -> float:
-        """Dense peak TFLOP/s of the precision the linear layers run in ("bf16" or "fp8")."""
-        value = self.fp8 if precision == "fp8" else self.bf16
+        """Dense peak TFLOP/s of the precision the linear layers run in ("bf16", "fp8" or "fp4")."""
+        value = {"fp8": self.fp8, "fp4": self.fp4}.get(precision, self.bf16)
         if not value:
             raise ConfigError(f"{self.label} has no {precision.upper()} tensor cores: drop --fp8 for it")
         return value
@@ -46,7 +47,7 @@ class Card:
     def gemm(self, precision: str) -> float:
         """Achieved GEMM TFLOP/s of the precision the linear layers run in."""
         self.peak(precision)
-        return self.gemm_fp8 if precision == "fp8" else self.gemm_bf16
+        return {"fp8": self.gemm_fp8, "fp4": self.gemm_fp4}.get(precision, self.gemm_bf16)
 
 
 _FA2_A100 = (
@@ -191,7 +192,16 @@ _CARDS: dict[str, Card] = {
 }
 
 
-CARDS: dict[str, Card] = {name: replace(c, hbm_copy=HBM_COPY.get(name, 0.0)) for name, c in _CARDS.items()}
+# achieved NVFP4 GEMM TFLOP/s: GB200's best cuBLASLt FP4 GEMM, 7627.6 at 16384^3 (GEMM.md 2: Azure/AI-benchmarking-guide
+# @2a370be6 Azure_Results/ND_GB200_v6_results.md "GEMM CuBLASLt (FP4)", CUDA 12.8), 76.3 % of its dense 10000; no
+# other card has a published FP4 GEMM, so B200, B300 and GB300 are assumed to reach the same share of their own dense
+# FP4 peak (CARDS.tsv fp4_dense_TFLOPs, the sparse headline figures halved: 9000, 13125, 15000)
+FP4_GB200 = 7627.6
+GEMM_FP4 = {name: FP4_GB200 / _CARDS["gb200-186gb"].fp4 * c.fp4 for name, c in _CARDS.items() if c.fp4}
+
+CARDS: dict[str, Card] = {
+    name: replace(c, hbm_copy=HBM_COPY.get(name, 0.0), gemm_fp4=GEMM_FP4.get(name, 0.0)) for name, c in _CARDS.items()
+}
 
 
 def card(name: str) -> Card:

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..config.errors import ConfigError
 from ..config.glossary import inputs_for
+from ..config.precision import NVFP4
 from . import gemm, offload
 from .links import group_bandwidths
 from .choices import DISPATCHERS, Choices
@@ -65,8 +66,19 @@ def _sources(ch: Choices) -> dict:
 
 
 def precision_of(training) -> str:
-    """The linear layers' GEMM precision: fp8 under any --fp8 recipe (Transformer Engine), else bf16."""
-    return "bf16" if training.fp8 == "none" else "fp8"
+    """The linear layers' GEMM precision: fp4 under NVFP4 (Transformer Engine's NVFP4BlockScaling runs fprop, dgrad and
+    wgrad in FP4: TE 2.20.2 pytorch/module/linear.py quantizes the wgrad GEMM's input and output gradient column-wise
+    too, quantization.py NVFP4BlockScalingRecipeState makes an NVFP4Quantizer for every slot), fp8 under any other
+    --fp8 recipe, else bf16."""
+    return "bf16" if training.fp8 == "none" else "fp4" if training.fp8 == "nvfp4" else "fp8"
+
+
+def cast_bytes(precision: str) -> float:
+    """B_x: an operand's cast reads it in BF16 and writes both usages, row-wise and column-wise: FP8 one byte an
+    element each (4 in all); NVFP4 half a byte and an E4M3 scale per 16 elements each (config.precision.NVFP4: 3.125;
+    its random Hadamard transform and stochastic rounding are taken as fused into the column-wise cast, TE 2.20.2
+    common/recipe NVFP4BlockScaling: RHT on the column-wise usage of inputs and gradients only); 0 in BF16."""
+    return 0.0 if precision == "bf16" else 2 + 2 * (NVFP4 if precision == "fp4" else 1)
 
 
 def hardware_values(system: System, shape, par, s, b, precision: str) -> dict:
@@ -81,13 +93,13 @@ def hardware_values(system: System, shape, par, s, b, precision: str) -> dict:
     best = card.gemm(precision) * TERA
     per_expert = tokens * shape.k_e * par.e * par.t_e / (par.t * shape.E) if shape.moe else tokens
     return {
-        "R_g": best * gemm.share(card.name, tokens, width / par.t, shape.h),
-        "R_e": best * gemm.share(card.name, per_expert, max(shape.f_e, 1) / par.t_e, shape.h),
+        "R_g": best * gemm.share(card.name, tokens, width / par.t, shape.h, precision),
+        "R_e": best * gemm.share(card.name, per_expert, max(shape.f_e, 1) / par.t_e, shape.h, precision),
         "R_h": card.gemm_bf16 * TERA * gemm.share(card.name, tokens, shape.v / par.t, shape.h),
         "R_at": card.attn * TERA,
         "W_hbm": card.hbm_rate * TERA,
-        "B_x": 4.0 if precision == "fp8" else 0.0,
-        "N_q": 1.0 if precision == "fp8" else 0.0,
+        "B_x": cast_bytes(precision),
+        "N_q": 0.0 if precision == "bf16" else 1.0,
         **group_bandwidths(system, par),
     }
 

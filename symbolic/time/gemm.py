@@ -15,6 +15,7 @@ CURVES = {
     "h100": (274.1, 1011.3, 1216.9, 1290.1, 1377.3, 1382.2),  # H100 80GB HBM3 FP8 (ND_H100_v5:17-32)
     "h200": (290.8, 1013.4, 1249.1, 1300.6, 1366.3, 1349.5),  # H200 141GB FP8 (ND_H200_v5:17-32)
     "blackwell": (489.2, 2243.6, 2834.6, 2876.6, 2906.9, 2825.6),  # GB200 FP8 (ND_GB200_v6 "GEMM CuBLASLt (FP8)")
+    "blackwell-fp4": (287.2, 1677.7, 5177.3, 7535.6, 7627.6, 7487.2),  # GB200 FP4 (ND_GB200_v6 "GEMM CuBLASLt (FP4)")
 }
 FAMILY = {
     "a100-40gb": "a100",
@@ -28,8 +29,10 @@ FAMILY = {
 }
 
 
-def share(card_name: str, m, n, k):
-    """The card's achieved GEMM TFLOP/s at [m, k] x [k, n] over its best (0 to 1), numpy-broadcast."""
-    curve = np.asarray(CURVES[FAMILY[card_name]])
+def share(card_name: str, m, n, k, precision: str = "bf16"):
+    """The card's achieved GEMM TFLOP/s at [m, k] x [k, n] over its best (0 to 1), numpy-broadcast; an FP4 GEMM
+    (NVFP4, Blackwell alone) by the FP4 row, which falls off faster below 4096^3 than FP8's."""
+    family = FAMILY[card_name] + ("-fp4" if precision == "fp4" else "")
+    curve = np.asarray(CURVES[family])
     size = np.cbrt(np.asarray(m, dtype=float) * np.asarray(n, dtype=float) * np.asarray(k, dtype=float))
     return np.interp(np.log2(np.maximum(size, 1.0)), np.log2(SIZES), curve / curve.max())

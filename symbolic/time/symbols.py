@@ -3,15 +3,15 @@
 import sympy as sp
 
 MEANING = {
-    "R_g": "achieved FLOP/s of the linear layers' GEMMs, at their precision (bf16, or fp8 with --fp8)",
+    "R_g": "achieved FLOP/s of the linear layers' GEMMs, at their precision (bf16, fp8 with --fp8, fp4 with --fp8 nvfp4)",
     "R_e": "achieved FLOP/s of the routed experts' GEMMs, at their precision and per-expert token count",
     "R_h": "achieved FLOP/s of a BF16 GEMM (the LM head, which Transformer Engine's FP8 leaves in BF16)",
     "R_at": "achieved FLOP/s of causal flash attention, forward and backward, counted as FlashAttention counts them",
     "W_hbm": "HBM bandwidth a memory-bound kernel reaches (the measured copy bandwidth where published), bytes/s",
-    "B_x": "bytes an FP8 cast of a GEMM operand moves per element (read in BF16, written row-wise and column-wise in "
-    "FP8: 4) under --fp8, 0 without",
-    "N_q": "1 when the routed experts' GEMMs run in FP8 (Transformer Engine pads each local expert's rows to the "
-    "quantization alignment by a copy), 0 without --fp8",
+    "B_x": "bytes an FP8 (or NVFP4) cast of a GEMM operand moves per element (read in BF16, written row-wise and "
+    "column-wise: FP8 4, NVFP4 3.125) under --fp8, 0 without",
+    "N_q": "1 when the routed experts' GEMMs run in FP8 or FP4 (Transformer Engine pads each local expert's rows to "
+    "the quantization alignment by a copy), 0 without --fp8",
     "W_tp": "bus bandwidth of the tensor-parallel group's collectives, bytes/s",
     "W_etp": "bus bandwidth of the expert tensor-parallel group's collectives, bytes/s",
     "W_cp": "bus bandwidth of the context-parallel ring, bytes/s",

@@ -20,7 +20,7 @@ from ..time.evaluate import TERA, refusal
 from ..time.systems import SYSTEMS
 
 DEFAULT_SYSTEM = "dgx-h100"  # plan's --system default (cli/plan.py _ranker)
-CARD_FIELDS = ("label", "bf16", "fp8", "gemm_bf16", "gemm_fp8", "attn", "hbm_rate")
+CARD_FIELDS = ("label", "bf16", "fp8", "fp4", "gemm_bf16", "gemm_fp8", "gemm_fp4", "attn", "hbm_rate")
 SYSTEM_FIELDS = ("card_name", "domain", "nvl_ring", "nvl_a2a", "net_ring", "net_a2a")
 
 

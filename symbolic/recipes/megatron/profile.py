@@ -26,6 +26,7 @@ from ...components.layerwise import layerwise_expert_optimizer, layerwise_optimi
 from ...components.moe import dispatch_buffers, expert_bias_buffers, routing_state
 from ...components.mpu import mpu_buffer
 from ...components.mtp import mtp_activations, mtp_embedding_params, mtp_moe_layers, mtp_params
+from ...components.bf16_layers import bf16_activations, bf16_params
 from ...components.fp8 import fp8_weight_cache, fsdp_fp8_transposes
 from ...components.zero import fsdp_window, largest_layer, largest_unit
 from ...components.graphs import graph_buffers
@@ -88,6 +89,7 @@ def _activations(micro: sp.Expr, layers: sp.Expr, moe_layers: sp.Expr, sw: Switc
     if sw.moe:
         per_layer = (layers - moe_layers) * layer_activation(sw) + moe_layers * layer_activation(sw, moe=True)
     per_layer += kind_terms(sw, lambda mixer, ffn: layer_activation(sw, mixer=mixer, ffn=ffn), kinds)
+    per_layer += bf16_activations(sw, kinds)  # the Lb_r layers run outside FP8 (--first-last-layers-bf16)
     held = (
         (", hybrid kinds" if kinds else "")
         + (f"; --recompute-num-layers {sw.rc_layers}" if sw.rc_layers else "")
@@ -122,8 +124,13 @@ def _states(
     experts = expert_states(moe_layers, sw)
     everything = params + (moe_layers * experts_params(sw) if sw.moe else 0)
     cache = fp8_weight_cache(
-        everything - end_params(stage, sw) - ends - (mtp_embedding_params(sw) if stage == "last" else 0), sw
-    )  # the layers' weights, no ends
+        everything
+        - end_params(stage, sw)
+        - ends
+        - (mtp_embedding_params(sw) if stage == "last" else 0)
+        - bf16_params(sw, kinds),
+        sw,
+    )  # the layers' weights, no ends, none of the BF16 layers
     if sw.fsdp_fp8:  # Megatron-FSDP's FP8 parameters: the transposes of what is gathered alone
         gathered = fsdp_window(
             largest_unit(stage, sw, layers, moe_layers, kinds), largest_layer(sw, layers, moe_layers, kinds), everything

@@ -28,6 +28,30 @@ def _recompute_layers_allowed(x):
     if getattr(x, "recompute_num_layers", 0) == 0:
         return True
     return (x.vpp == 1) & np.logical_not((x.E > 0) | x.gdn | x.mamba | x.mtp)
+def _bf16_layers_allowed(x):
+    """--num-layers-at-start/end-in-bf16 where Megatron-Core 0.16.1 runs them (transformer_config.py:988-1020: not
+    with delayed scaling, at most L/p each) and mem4d counts them (components.bf16_layers)."""
+    if getattr(x, "bf16_start", 0) == 0 and getattr(x, "bf16_end", 0) == 0:
+        return True
+    plain = (x.fp8 == "none") | (x.fp8 != "delayed") & np.logical_not(x.fp8_param_gather)
+    return (
+        plain
+        & (x.bf16_start * x.p <= x.L)
+        & (x.bf16_end * x.p <= x.L)
+        & (x.cpu_offload_layers == 0)
+        & np.logical_not(x.swa_kv | x.gdn | x.mamba)
+    )
+
+
+def _bf16_layers_refusal(x) -> str:
+    """The one line for a BF16 split that Megatron-Core refuses or mem4d does not count."""
+    return (
+        f"--num-layers-at-start-in-bf16 {x.bf16_start} --num-layers-at-end-in-bf16 {x.bf16_end} "
+        f"(Megatron-LM --first-last-layers-bf16): Megatron-Core runs at most L/p = {x.L}/{x.p} each and not with "
+        f"--fp8 delayed (TransformerConfig raises); mem4d counts them without --fp8-param-gather (the BF16 layers' "
+        f"own weights), --cpu-offload-layers and sliding-window or hybrid layers; got --fp8 {x.fp8}"
+        f"{' --fp8-param-gather' if x.fp8_param_gather else ''}"
+    )
 
 
 RULES: tuple[Rule, ...] = (
@@ -158,6 +182,19 @@ RULES: tuple[Rule, ...] = (
             f"{', --offload-modules ' + x.offload_modules if x.offload_modules else ''}"
             f"{'' if not (x.E or x.mla or x.gdn or x.mamba or x.mtp) else ', ' + x.model + ' (experts, MLA, MTP or hybrid layers)'}"
         ),
+        scope="paper",
+        model=True,
+    ),
+    Rule(
+        "--num-layers-at-*-in-bf16: Megatron only",
+        lambda x: (getattr(x, "bf16_start", 0) == 0) & (getattr(x, "bf16_end", 0) == 0),
+        lambda x: "--num-layers-at-start/end-in-bf16 are Megatron-LM's --first-last-layers-bf16 (--recipe megatron)",
+        scope="!paper",
+    ),
+    Rule(
+        "BF16 first/last layers: as Megatron-Core runs them",
+        _bf16_layers_allowed,
+        _bf16_layers_refusal,
         scope="paper",
         model=True,
     ),

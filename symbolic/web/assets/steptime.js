@@ -20,11 +20,16 @@ function interp(x, xp, fp) {
   return (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j]) * (x - xp[j]) + fp[j];
 }
 
-// time/gemm.py share: the card's achieved GEMM rate at [m, k] x [k, n] over its best
-function share(hw, card, m, n, k) {
+// time/gemm.py share: the card's achieved GEMM rate at [m, k] x [k, n] over its best (an FP4 GEMM by the FP4 row)
+function share(hw, card, m, n, k, precision) {
   const size = Math.cbrt(m * n * k);
-  return interp(Math.log2(Math.max(size, 1.0)), hw.log2_sizes, hw.curves[hw.family[card]]);
+  const family = hw.family[card] + (precision === "fp4" ? "-fp4" : "");
+  return interp(Math.log2(Math.max(size, 1.0)), hw.log2_sizes, hw.curves[family]);
 }
+
+// time/evaluate.py precision_of and cast_bytes: NVFP4 runs the linear GEMMs in FP4, any other recipe in FP8
+const precisionOf = (fp8) => (fp8 === "none" ? "bf16" : fp8 === "nvfp4" ? "fp4" : "fp8");
+const castBytes = (precision) => (precision === "bf16" ? 0.0 : 2 + 2 * (precision === "fp4" ? 0.5 + 1 / 16 : 1));
 
 const clip = (x, lo, hi) => Math.min(Math.max(x, lo), hi);
 
@@ -45,20 +50,22 @@ function allToAll(sys, n, stride) {
 const pointToPoint = (sys, span, stride) => GB * (span * stride <= sys.domain ? sys.nvl_ring : sys.net_ring);
 
 // time/evaluate.py hardware_values with links.group_bandwidths; null with the card's refusal where it has no FP8
-function hardware(hw, sys, shape, par, s, b, fp8) {
+function hardware(hw, sys, shape, par, s, b, precision) {
   const card = hw.cards[sys.card_name];
-  if (fp8 && !card.fp8) return { refusal: `${card.label} has no FP8 tensor cores: drop --fp8 for it` };
+  const peak = { fp8: card.fp8, fp4: card.fp4 }[precision] ?? card.bf16;
+  if (!peak) return { refusal: `${card.label} has no ${precision.toUpperCase()} tensor cores: drop --fp8 for it` };
   const tokens = s * b / par.c;
   const dv = shape.d_v && !shape.kv_r ? shape.d_v : shape.dh;  // GQA values narrower than dh (MiMo-V2-Flash)
   const width = !shape.E ? shape.f : shape.a * shape.dh + shape.k * (shape.dh + dv);
-  const best = (fp8 ? card.gemm_fp8 : card.gemm_bf16) * hw.tera;
+  const best = ({ fp8: card.gemm_fp8, fp4: card.gemm_fp4 }[precision] ?? card.gemm_bf16) * hw.tera;
   const perExpert = shape.E ? tokens * shape.k_e * par.e * par.t_e / (par.t * shape.E) : tokens;
   const stage = par.d * par.t * par.c;
   return {
-    R_g: best * share(hw, sys.card_name, tokens, width / par.t, shape.h),
-    R_e: best * share(hw, sys.card_name, perExpert, Math.max(shape.f_e, 1) / par.t_e, shape.h),
+    R_g: best * share(hw, sys.card_name, tokens, width / par.t, shape.h, precision),
+    R_e: best * share(hw, sys.card_name, perExpert, Math.max(shape.f_e, 1) / par.t_e, shape.h, precision),
     R_h: card.gemm_bf16 * hw.tera * share(hw, sys.card_name, tokens, shape.v / par.t, shape.h),
-    R_at: card.attn * hw.tera, W_hbm: card.hbm_rate * hw.tera, B_x: fp8 ? 4.0 : 0.0, N_q: fp8 ? 1.0 : 0.0,
+    R_at: card.attn * hw.tera, W_hbm: card.hbm_rate * hw.tera, B_x: castBytes(precision),
+    N_q: precision === "bf16" ? 0.0 : 1.0,
     W_tp: ring(sys, par.t, 1), W_etp: ring(sys, par.t_e, 1), W_cp: ring(sys, par.c, par.t),
     W_ep: allToAll(sys, par.e, par.t_e), W_dp: ring(sys, par.d * par.c, par.t),
     W_edp: ring(sys, stage / (par.e * par.t_e), par.e * par.t_e), W_pp: pointToPoint(sys, par.p, par.t * par.c * par.d),
@@ -70,7 +77,7 @@ function hardware(hw, sys, shape, par, s, b, fp8) {
 MEM4D.tokensPerS = function (row, model, code, systemName, recipe, fp8, s, gbs) {
   const hw = MEM4D.site.hardware, sys = hw.systems[systemName], shape = model.time.values;
   const par = { d: row.d, t: row.t, p: row.p, c: row.c, e: row.e, t_e: row.t_e };
-  const rates = hardware(hw, sys, shape, par, s, row.b, fp8 !== "none");
+  const rates = hardware(hw, sys, shape, par, s, row.b, precisionOf(fp8));
   if (rates.refusal) return rates;
   const L = model.inputs.L / row.p * row.p;  // L_w: the sliding-window layers' share of it, as plan.ranking
   const values = Object.assign({}, shape, { L, L_w: model.time.sliding_window_layers * L / model.inputs.L }, par,

@@ -28,6 +28,8 @@ def _recompute_layers_allowed(x):
     if getattr(x, "recompute_num_layers", 0) == 0:
         return True
     return (x.vpp == 1) & np.logical_not((x.E > 0) | x.gdn | x.mamba | x.mtp)
+
+
 def _bf16_layers_allowed(x):
     """--num-layers-at-start/end-in-bf16 where Megatron-Core 0.16.1 runs them (transformer_config.py:988-1020: not
     with delayed scaling, at most L/p each) and mem4d counts them (components.bf16_layers)."""

@@ -66,6 +66,7 @@ LIBRARIES = (
     "saved_lines.py",
     "published_table.py",
     "throughput_dispatch.py",
+    "plan_goal.py",
 )  # no command
 
 

@@ -70,6 +70,9 @@ def measure(trees: dict[str, Path], repeat: int, cases: list[int] | None) -> boo
                 k: f"{statistics.median(r[0] for r in v):.2f} ({statistics.median(r[1] for r in v):.2f})"
                 for k, v in got.items()
             }
-            print(f"| {Path(case[0]).stem} | {case[1]:,} | {name} | {cell['warm']} | {cell['cold']} |", flush=True)
+            print(
+                f"| {Path(case[0]).name.removesuffix('.json')} | {case[1]:,} | {name} | {cell['warm']} | {cell['cold']} |",
+                flush=True,
+            )
     print(f"same rows in every run: {same}; load average {os.getloadavg()[0]:.1f}")
     return same

@@ -47,7 +47,8 @@ def timed(where: Path, args: list[str], cache: str) -> tuple[float, float, str]:
     if done.returncode not in (0, 1):
         raise SystemExit(f"mem4d {' '.join(args)}: exit {done.returncode}: {done.stderr.strip()}")
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    rows = "\n".join(line for line in done.stdout.splitlines() if line.startswith("│"))  # the table's rows
+    table = done.stdout.split("└", 1)[0]  # plan's table (the first one's step time follows it since issue 51)
+    rows = "\n".join(line for line in table.splitlines() if line.startswith("│"))  # the table's rows
     return wall, cpu, rows
 
 

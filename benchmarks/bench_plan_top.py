@@ -5,6 +5,7 @@ side in one run.
     python benchmarks/bench_plan_top.py --tiny  # Llama 3 8B on 8 GPUs, once (tests/test_benchmarks.py)
     python benchmarks/bench_plan_top.py --before REV [--case N ...]  # plan.best at REV against now, side by side
     python benchmarks/bench_plan_top.py --goal [--before REV] [--repeat 5]  # the < 1 s goal's clusters, warm and cold
+    python benchmarks/bench_plan_top.py --goal --phases [--case N]  # where one warm plan's CPU seconds go
 
 For each case, fresh subprocesses (estimator cache warm: one untimed run first) of `mem4d plan ... --top 10 --json`,
 once as the CLI runs now (plan.best: rows evaluated in the proxy's bound order until the 10 best are certain) and once
@@ -79,11 +80,17 @@ def main() -> int:
     parser.add_argument("--before", help="a commit: its plan.best in the exhaustive search's place")
     parser.add_argument("--case", type=int, action="append", help="only these CASES (0-based; repeatable)")
     parser.add_argument("--goal", action="store_true", help="plan_goal.GOAL's clusters, warm and cold (--case: GOAL's)")
+    parser.add_argument("--phases", action="store_true", help="with --goal: CPU seconds by stage, in this process")
     args = parser.parse_args()
     before = _unpack(args.before) if args.before else None
     if args.goal:
         sys.path.insert(0, str(REPO / "benchmarks"))
-        from plan_goal import measure
+        from plan_goal import GOAL, measure, phases
+
+        if args.phases:  # one warm run of each case in this process, stage by stage (the cache filled first)
+            for i in args.case or range(len(GOAL)):
+                phases(i)
+            return 0
 
         trees = {"now": REPO} | ({args.before: before} if before else {})
         return 0 if measure(trees, args.repeat, args.case) else 1

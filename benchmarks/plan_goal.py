@@ -77,3 +77,62 @@ def measure(trees: dict[str, Path], repeat: int, cases: list[int] | None) -> boo
             )
     print(f"same rows in every run: {same}; load average {os.getloadavg()[0]:.1f}")
     return same
+
+
+# (module, function) pairs whose CPU seconds --phases reports: the stages of plan.best and what inside them costs most
+PHASES = (
+    ("symbolic.plan.best", "valid"),
+    ("symbolic.plan.best", "_estimators"),
+    ("symbolic.plan.best", "_bounds"),
+    ("symbolic.plan.best", "_round"),
+    ("symbolic.plan.rows", "split_rows"),
+    ("symbolic.plan.best", "merged"),
+    ("symbolic.cli.plan", "print_table"),
+    ("symbolic.estimator.codegen", "cache_key"),
+)
+
+
+def phases(case: int) -> None:
+    """GOAL[case]'s `mem4d plan` once to fill a new cache folder, then once more in a fresh process on it (stage_cpu)."""
+    root = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory() as cache:
+        timed(root, argv(GOAL[case]), cache)
+        code = f"import sys\nsys.path.insert(0, 'benchmarks')\nfrom plan_goal import stage_cpu\nstage_cpu({case})\n"
+        env = {**os.environ, "PYTHONPATH": str(root), "MEM4D_CACHE_DIR": cache}
+        subprocess.run([sys.executable, "-c", code], cwd=root, env=env, check=True)
+
+
+def stage_cpu(case: int) -> None:
+    """One warm `mem4d plan` of GOAL[case] in this process: the CPU seconds of its imports and of each PHASES function
+    (time.process_time around every call; nested ones are also inside their callers)."""
+    import contextlib
+    import importlib
+    import io
+    from collections import Counter
+
+    start = time.process_time()
+    from symbolic.cli.entry import main
+
+    for module, _ in PHASES:
+        importlib.import_module(module)
+    imports, spent, calls = time.process_time() - start, Counter(), Counter()
+    for module, name in PHASES:
+        holder = sys.modules[module]
+        spent[name], calls[name] = 0.0, 0
+
+        def timed_call(*args, _f=getattr(holder, name), _name=name, **kwargs):
+            begin = time.process_time()
+            try:
+                return _f(*args, **kwargs)
+            finally:
+                spent[_name] += time.process_time() - begin
+                calls[_name] += 1
+
+        setattr(holder, name, timed_call)
+    begin = time.process_time()
+    with contextlib.redirect_stdout(io.StringIO()):
+        main(argv(GOAL[case]))
+    model, gpus = Path(GOAL[case][0]).name, GOAL[case][1]
+    print(f"{model} on {gpus:,} GPUs: imports {imports:.2f} s, run {time.process_time() - begin:.2f} s CPU")
+    for name, seconds in spent.items():
+        print(f"  {name:14s} {seconds:.3f} s in {calls[name]} calls", flush=True)

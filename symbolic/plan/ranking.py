@@ -74,8 +74,8 @@ def shape_values(shape) -> dict:
 
 def tokens_per_s(cluster, grid: dict, system: System, policies: tuple = ()) -> np.ndarray:
     """Predicted tokens/s/GPU of every row (gbs s / (N T), T the step-time model's step on the slowest stage), BLOCK
-    rows at a time: each row's score is its own, and the step components' temporaries stay in cache (DeepSeek-V3's
-    bounds on 2048 GPUs, about 500,000 rows: 0.49 -> 0.37 CPU seconds, min of 8 in one process, 2026-12-07)."""
+    rows at a time: each row's score is its own, and the step components' temporaries stay in cache (plan.best's
+    bound scores about 500,000 rows for DeepSeek-V3 on 2048 GPUs)."""
     n = len(np.atleast_1d(grid["d"]))
     if n <= BLOCK:
         return _tokens_per_s(cluster, grid, system, policies)

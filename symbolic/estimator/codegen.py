@@ -50,38 +50,15 @@ def cache_key(profile: str, switches: Switches, sources: Iterable[Path] = ()) ->
 def key_of(profile: str, fields: dict, sources: Iterable[Path] = ()) -> str:
     """cache_key of the switches' fields (asdict), as the shipped archive's manifest records them."""
     digest = hashlib.sha256(json.dumps([profile, sorted(fields.items())]).encode())
-    digest.update(_sources_blob(profile, tuple(sources)))  # one update of the bytes the files' updates fed one by one
-    digest.update(_sympy_version())
-    return digest.hexdigest()[:24]
-
-
-@functools.lru_cache(maxsize=None)
-def _sources_blob(profile: str, sources: tuple[Path, ...]) -> bytes:
-    """Each source file's name and bytes, concatenated in key_of's order, once a process per profile and sources (a
-    plan computes dozens of keys over the same hundred files)."""
-    return b"".join(path.name.encode() + _read(path) for path in [*_source_files(profile), *sources])
-
-
-@functools.lru_cache(maxsize=None)
-def _sympy_version() -> bytes:
-    """The installed sympy's version, read from its metadata once a process (b"" without metadata: the sources alone
-    key the cache): the Version line of the one sympy-*.dist-info/METADATA beside the package, as importlib.metadata
-    reads it, without importing importlib.metadata (and email) at every start; else importlib.metadata's answer."""
+    for path in [*_source_files(profile), *sources]:
+        digest.update(path.name.encode() + _read(path))
     try:
-        import importlib.util
-
-        found = list(Path(importlib.util.find_spec("sympy").origin).parent.parent.glob("sympy-*.dist-info/METADATA"))
-        if len(found) == 1:
-            for line in found[0].read_text(encoding="utf-8").splitlines():
-                if line.startswith("Version: "):
-                    return line.removeprefix("Version: ").strip().encode()
-                if not line:  # the headers end at the first empty line
-                    break
         from importlib.metadata import version
 
-        return version("sympy").encode()
-    except Exception:  # noqa: BLE001
-        return b""
+        digest.update(version("sympy").encode())
+    except Exception:  # noqa: BLE001  (no metadata: the sources alone key the cache)
+        pass
+    return digest.hexdigest()[:24]
 
 
 @functools.lru_cache(maxsize=None)
@@ -217,10 +194,8 @@ def derive(profile: str, switches: Switches) -> dict:
     }
 
 
-@functools.lru_cache(maxsize=None)
 def compile_source(source: str, name: str):
-    """Execute generated source in a namespace holding only numpy and functools; return the function (once a process
-    per source: a plan's estimators and step-time choices share most of theirs, and the functions hold no state)."""
+    """Execute generated source in a namespace holding only numpy and functools; return the function."""
     namespace = {"numpy": numpy, "functools": functools, "builtins": __builtins__}
     exec(compile(source, f"<mem4d {name}>", "exec"), namespace)  # noqa: S102  (our own generated code)
     return namespace[name]

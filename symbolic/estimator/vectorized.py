@@ -14,10 +14,14 @@ from ..config.glossary import STAGE_NAMES
 from ..config.kinds import KINDS
 from ..config.switches import Switches
 from ..config.stages import STAGES, stage_rank
-from .codegen import compile_source, derived
+from .codegen import compile_source as _compile_source
+from .codegen import derived
 from ..recipes.registry import DEFAULT_PROFILE
 
 CHUNK = 16384  # configurations per call of the generated function: keeps its temporaries in cache
+# each generated source compiled once a process: a plan's estimators share most of theirs (stage kinds, in-flight
+# counts) and the functions hold no state (codegen.compile_source executes the source in a namespace of its own)
+compile_source = functools.lru_cache(maxsize=None)(_compile_source)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,8 @@ side in one run.
     python benchmarks/bench_plan_top.py [--repeat 3] [--json]
     python benchmarks/bench_plan_top.py --tiny  # Llama 3 8B on 8 GPUs, once (tests/test_benchmarks.py)
     python benchmarks/bench_plan_top.py --before REV [--case N ...]  # plan.best at REV against now, side by side
+    python benchmarks/bench_plan_top.py --goal [--before REV] [--repeat 5]  # the < 1 s goal's clusters, warm and cold
+    python benchmarks/bench_plan_top.py --goal --phases [--case N]  # where one warm plan's CPU seconds go
 
 For each case, fresh subprocesses (estimator cache warm: one untimed run first) of `mem4d plan ... --top 10 --json`,
 once as the CLI runs now (plan.best: rows evaluated in the proxy's bound order until the 10 best are certain) and once
@@ -11,7 +13,8 @@ with the exhaustive search in its place (plan.search, every row evaluated: what 
 per process: the search seconds plan reports, wall time end to end, peak RSS (os.wait4's ru_maxrss of that child).
 Medians of --repeat; the rows both print must be identical (exit 1 otherwise). With --before REV, the code of
 commit REV (unpacked with `git archive` into a temporary folder) takes the exhaustive search's place: plan.best then
-against plan.best now, alternating.
+against plan.best now, alternating. With --goal (goal.py): `mem4d plan` as a user runs it (the table, --top 10) on
+the clusters of plan's speed goal, warm and cold, no exhaustive search.
 """
 
 from __future__ import annotations
@@ -76,8 +79,21 @@ def main() -> int:
     parser.add_argument("--tiny", action="store_true", help="one small cluster, one repeat")
     parser.add_argument("--before", help="a commit: its plan.best in the exhaustive search's place")
     parser.add_argument("--case", type=int, action="append", help="only these CASES (0-based; repeatable)")
+    parser.add_argument("--goal", action="store_true", help="plan_goal.GOAL's clusters, warm and cold (--case: GOAL's)")
+    parser.add_argument("--phases", action="store_true", help="with --goal: CPU seconds by stage, in this process")
     args = parser.parse_args()
     before = _unpack(args.before) if args.before else None
+    if args.goal:
+        sys.path.insert(0, str(REPO / "benchmarks"))
+        from plan_goal import GOAL, measure, phases
+
+        if args.phases:  # one warm run of each case in this process, stage by stage (the cache filled first)
+            for i in args.case or range(len(GOAL)):
+                phases(i)
+            return 0
+
+        trees = {"now": REPO} | ({args.before: before} if before else {})
+        return 0 if measure(trees, args.repeat, args.case) else 1
     table, same_everywhere = [], True
     args.repeat = 1 if args.tiny else args.repeat
     for model, gpus, s, gbs in [TINY] if args.tiny else [CASES[i] for i in (args.case or range(len(CASES)))]:

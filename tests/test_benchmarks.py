@@ -71,6 +71,7 @@ LIBRARIES = (
     "nvidia_rows.py",
     "tuned_moe.py",
     "tuned_llama.py",
+    "plan_goal.py",
 )  # no command
 
 

@@ -50,8 +50,10 @@ def test_table_for_the_issue_example():
     done = mem4d("plan", "--model", "llama3-70b", "--gpus", "512", "--seq", "8192", "--gbs", "1024", "--top", "5")
     assert done.returncode == 0, done.stderr
     assert "llama3-70b on 512 GPUs" in done.stdout and "memory in GiB" in done.stdout and "tokens/s" in done.stdout
-    ranks = [line.split()[1] for line in done.stdout.splitlines() if line.startswith("│")]
+    table, after = done.stdout.split("└", 1)  # plan's table, then the first row's step time
+    ranks = [line.split()[1] for line in table.splitlines() if line.startswith("│")]
     assert ranks == ["1", "2", "3", "4", "5"]
+    assert "the first one's step time (row 1, " in after and "│ step " in after
 
 
 def test_json_schema_and_ranking(small_json):

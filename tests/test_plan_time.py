@@ -3,8 +3,6 @@
 same configuration (1e-9 relative), and the CLI's --rank-by/--system refuse what they cannot rank in one line."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -55,37 +53,38 @@ def test_best_in_small_rounds_prunes_and_stays_exact(model, gpus, s, gbs, first,
     ]
 
 
-def _plan(*flags):
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "symbolic.cli",
-            "plan",
-            "--model",
-            "tiny",
-            "--gpus",
-            "8",
-            "--seq",
-            "256",
-            "--gbs",
-            "16",
-            "--top",
-            "2",
-            *flags,
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+PLAN = ["plan", "--model", "tiny", "--gpus", "8", "--seq", "256", "--gbs", "16", "--top", "2"]
 
 
-def test_cli_rank_by():
-    done = _plan("--json", "--system", "dgx-b200")
-    assert done.returncode == 0, done.stderr
-    head = json.loads(done.stdout)
+def _plan(capsys, *flags) -> tuple[int, str, str]:
+    """`mem4d plan` of the tiny model in this process (no interpreter start): exit status, stdout, stderr."""
+    from symbolic.cli.entry import main
+
+    rc = main([*PLAN, *flags])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_cli_rank_by(capsys):
+    rc, out, err = _plan(capsys, "--json", "--system", "dgx-b200")
+    assert rc == 0, err
+    head = json.loads(out)
     assert (head["rank_by"], head["system"]) == ("time", "dgx-b200")
-    refused = _plan("--rank-by", "proxy", "--system", "dgx-b200")
-    assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and "--rank-by time" in refused.stderr
-    proxy = json.loads(_plan("--json", "--rank-by", "proxy").stdout)
+    rc, _, err = _plan(capsys, "--rank-by", "proxy", "--system", "dgx-b200")
+    assert rc == 2 and err.count("\n") == 1 and "--rank-by time" in err
+    proxy = json.loads(_plan(capsys, "--json", "--rank-by", "proxy")[1])
     assert proxy["rank_by"] == "proxy" and "system" not in proxy
+
+
+def test_cli_table_ends_with_the_first_rows_step_time_breakdown(capsys, monkeypatch):
+    """Source of truth: plan's own JSON score of row 1 (the step-time model's tokens/s/GPU of that configuration);
+    exact to the printed digits."""
+    monkeypatch.setenv("COLUMNS", "200")
+    head = json.loads(_plan(capsys, "--system", "dgx-b200", "--json")[1])["configs"][0]
+    rc, out, err = _plan(capsys, "--system", "dgx-b200")
+    assert rc == 0, err
+    tail = out.split("the first one's step time (row 1, ", 1)[1]
+    assert tail.startswith(f"dp={head['config']['dp']} tp={head['config']['tp']} pp={head['config']['pp']} ")
+    assert "step time on dgx-b200 (b200-192gb" in tail and "│ T_lin " in tail
+    assert f"\n{head['score']:,.0f} tokens/s/GPU" in tail
+    assert "the first one's step time" not in _plan(capsys, "--rank-by", "proxy")[1]  # the proxy ranks: none

@@ -59,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
         if args.explain:
             print(explain(getattr(hw, "hw", hw)))  # the proxy's Hardware (a StepTime ranker carries it)
         print_table(plan, args)
+        if getattr(hw, "system", None) is not None:
+            _print_best_time(plan, hw.system)
     if said and not args.json:
         print_file(shape, said)
     if args.csv:
@@ -77,6 +79,17 @@ def run(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _print_best_time(plan, system) -> None:
+    """The first row's step time, component by component (estimate's table of it), under plan's table."""
+    from ..render.console import Console
+    from ..time.evaluate import step_time
+    from .steptime import print_block
+
+    console = Console()
+    console.print(f"the first one's step time (row 1, {_label(plan.config(int(plan.order[0]))['config'])}):")
+    print_block(console, step_time(plan.cluster.shape, plan.training(int(plan.order[0])), system))
 
 
 def _check_flags(args: argparse.Namespace) -> None:

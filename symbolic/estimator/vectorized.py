@@ -14,12 +14,16 @@ from ..config.glossary import STAGE_NAMES
 from ..config.kinds import BF16, KINDS
 from ..config.switches import Switches
 from ..config.stages import STAGES, stage_rank
-from .codegen import compile_source, derived
+from .codegen import compile_source as _compile_source
+from .codegen import derived
 from ..recipes.registry import DEFAULT_PROFILE
 
 NO_BF16 = dict.fromkeys(BF16, 0)  # a stage's BF16 layers where the caller places none (plan, the even split)
 
 CHUNK = 16384  # configurations per call of the generated function: keeps its temporaries in cache
+# each generated source compiled once a process: a plan's estimators share most of theirs (stage kinds, in-flight
+# counts) and the functions hold no state (codegen.compile_source executes the source in a namespace of its own)
+compile_source = functools.lru_cache(maxsize=None)(_compile_source)
 
 
 @dataclass(frozen=True)

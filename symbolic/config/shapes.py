@@ -99,6 +99,7 @@ class ModelShape(ParameterCounts, LayerKinds):
     swa_layers: tuple[int, ...] = ()  # layers whose attention has its own swa_k KV heads (MiMo-V2-Flash's SWA ones)
     swa_k: int = 0  # k_w: the KV heads of the swa_layers (swa_num_key_value_heads; config.swa checks the three)
     swa_sinks: bool = False  # a learned sink logit per head [a] in the swa_layers' softmax only
+    layer_window: tuple[int, ...] = ()  # keys each layer's sliding window spans (0: full causal; time only)
     # a block config per layer (DeciLM / nemotron-nas; config.blocks): each layer's KV heads (0: no attention) and SwiGLU
     # width (0: no MLP), k and f then the largest; () where every layer is alike
     layer_k: tuple[int, ...] = ()

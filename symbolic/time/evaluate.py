@@ -26,6 +26,8 @@ def refusal(shape) -> str | None:
         return "a hybrid stack's attention-only and MLP-only blocks are not in the step-time model"
     if shape.dsa:
         return "DeepSeek Sparse Attention's indexer is not in the step-time model"
+    if len({w for w in shape.layer_window if w}) > 1:
+        return "sliding windows of different sizes are not in the step-time model (one window, its layers' share)"
     return None
 
 
@@ -53,7 +55,7 @@ def _sources(ch: Choices) -> dict:
     from .step import step
 
     class _Shape:  # model_flops reads these of a shape
-        moe, mla, q_lora, narrow_v, swa = ch.moe, ch.mla, ch.q_latent, ch.narrow_v, ch.swa
+        moe, mla, q_lora, narrow_v, swa, window = ch.moe, ch.mla, ch.q_latent, ch.narrow_v, ch.swa, ch.window
 
     parts = []
     for part in [*step(ch), Component("F_model", model_flops(_Shape, ch.n_f)[1], "")]:

@@ -76,6 +76,7 @@ def _compute(ch: Choices) -> list[Component]:
         )
     )
     rerun_core = 1 if full or (ch.recompute == "selective" and "core_attn" in ch.modules) else 0
+    core_layers = (L / p) * core.expr * flops.window_share(ch.window)  # the stage's cores, sliding windows' fewer keys
     return [
         Component(
             "T_lin",
@@ -84,8 +85,10 @@ def _compute(ch: Choices) -> list[Component]:
         ),
         Component(
             "T_attn",
-            FA_BACKWARD * tok * (L / p) * core.expr / R_at,
-            "causal flash attention forward + backward (FlashAttention's 3.5x forward, GEMM.md 5)",
+            FA_BACKWARD * tok * core_layers / R_at,
+            "causal flash attention forward + backward (FlashAttention's 3.5x forward, GEMM.md 5); a sliding "
+            "window's layers at min(i, w) keys a query (gpt-oss: TE 2.9.0 window_size (128, 0), cuDNN's "
+            "F16_arbitrary_seqlen, pytorch/attention/dot_product_attention/utils.py:964-998)",
         ),
         Component(
             "T_last",
@@ -96,7 +99,7 @@ def _compute(ch: Choices) -> list[Component]:
         ),
         Component(
             "T_rec",
-            tok * (rerun_lin / R_g + rerun_core * (L / p) * core.expr / R_at),
+            tok * (rerun_lin / R_g + rerun_core * core_layers / R_at),
             "recompute's extra forward: every layer (full) or the modules selective names (Korthikanti 2022)",
         ),
     ]

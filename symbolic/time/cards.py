@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..config.errors import ConfigError
+from .gemm import FAMILY
 
 ME_ACC = "stas00/ml-engineering@744d01e1 compute/accelerator/README.md"
 MAMF = f"{ME_ACC}:344-376 (MAMF: torch matmul, best shape)"
@@ -30,6 +31,11 @@ class Card:
     gemm_source: str
     attn_source: str
     hbm_copy: float = 0.0  # measured HBM copy bandwidth (read + write), TB/s (0: none published, the peak stands)
+
+    @property
+    def attn_cudnn(self) -> float:
+        """Achieved causal attention forward+backward under cuDNN's fused attention, TFLOP/s (CUDNN_SHARE)."""
+        return self.attn * CUDNN_SHARE.get(FAMILY.get(self.name, ""), 1.0)
 
     @property
     def hbm_rate(self) -> float:
@@ -60,6 +66,11 @@ _FA4 = (
     "FlashAttention-4 'up to 1613 TFLOPs/s' on B200 BF16 (GEMM.md 5d; an upper figure, forward and backward unstated)"
 )
 _CARDS_TSV = "../shared/data/hardware/CARDS.tsv row"
+# cuDNN's fused attention (TE runs it where FlashAttention cannot: learned softmax sinks, TE 2.9.0 pytorch/attention/
+# dot_product_attention/utils.py:694-696) over FlashAttention's figure above: Hopper 600 / 646 TFLOP/s, cuDNN beside
+# FA3 at head width 128, 8k, forward (FA3 paper Fig. 5, GEMM.md 5c; no causal cuDNN row); Blackwell 1 / 1.3, FA4's
+# "up to 1.3x faster than cuDNN 9.13" (GEMM.md 5d); A100: none published, taken as fast (assumed)
+CUDNN_SHARE = {"h100": 600 / 646, "h200": 600 / 646, "blackwell": 1 / 1.3}  # by gemm.FAMILY
 # STREAM-like copy bandwidth, TB/s (GEMM.md 2: Azure/AI-benchmarking-guide@8fd0c6e1 ND_A100_v4 (A100-SXM4-80GB),
 # ND_H100_v5, ND_H200_v5 results; no Blackwell figure is published there)
 HBM_COPY = {"a100-80gb": 1.61, "h100-80gb": 2.90, "h200-141gb": 4.01}

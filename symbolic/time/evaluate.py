@@ -75,7 +75,8 @@ def hardware_values(system: System, shape, par, s, b, precision: str) -> dict:
     """R_g, R_e, R_h, R_at, W_hbm and the group bandwidths for one job on `system`: each GEMM rate the card's best
     times the share its shape gets (gemm.py) - a dense model's MLP [s b/c, h] x [h, f/t], else the QKV projection
     [s b/c, h] x [h, (a + 2k) dh/t]; the experts' [M_e, h] x [h, f_e/t_e] with M_e = s b k_e e t_e / (c t E) tokens
-    per expert, as many as reach it when the tokens are balanced; the head [s b/c, h] x [h, v/t]."""
+    per expert, as many as reach it when the tokens are balanced; the head [s b/c, h] x [h, v/t]; attention at
+    cuDNN's rate where learned sinks rule FlashAttention out (cards.CUDNN_SHARE)."""
     card = system.card
     tokens = s * b / par.c
     dv = shape.v_dim if shape.v_dim and not shape.mla else shape.dh  # GQA values narrower than dh (MiMo-V2-Flash)
@@ -86,7 +87,7 @@ def hardware_values(system: System, shape, par, s, b, precision: str) -> dict:
         "R_g": best * gemm.share(card.name, tokens, width / par.t, shape.h),
         "R_e": best * gemm.share(card.name, per_expert, max(shape.f_e, 1) / par.t_e, shape.h),
         "R_h": card.gemm_bf16 * TERA * gemm.share(card.name, tokens, shape.v / par.t, shape.h),
-        "R_at": card.attn * TERA,
+        "R_at": (card.attn_cudnn if shape.sinks else card.attn) * TERA,  # sinks: cuDNN's fused attention
         "W_hbm": card.hbm_rate * TERA,
         "B_x": 4.0 if precision == "fp8" else 0.0,
         "N_q": 1.0 if precision == "fp8" else 0.0,

@@ -30,6 +30,7 @@ from symbolic.time.systems import system
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # throughput_dispatch.py beside it
 from throughput_dispatch import dispatcher  # noqa: E402  (benchmarks/throughput_dispatch.py)
+from throughput_recipes import provider  # noqa: E402  (benchmarks/throughput_recipes.py)
 
 DATA = ROOT.parent / "shared" / "data"
 ROWS = DATA / "throughput" / "ROWS.tsv"
@@ -249,7 +250,8 @@ def evaluate(rows: list[dict], rank: bool = False, threshold: float = PLAN_THRES
             try:
                 shape, training = job(row)
                 ran = dispatcher(row) if shape.moe else ""
-                out = step_time(shape, training, system(SYSTEM[row["system"]]), ran or None)
+                kernels = provider(row["model"].split(" (")[0])  # MODELS.md's provider settings of the model
+                out = step_time(shape, training, system(SYSTEM[row["system"]]), ran or None, kernels)
             except ConfigError as err:
                 reason = str(err)
         if reason is not None:

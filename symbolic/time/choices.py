@@ -28,6 +28,8 @@ class Choices(NamedTuple):
     rope_fused: bool = True  # TE's fused RoPE (Provider.rope_fused)
     bda_fused: bool = True  # bias, dropout and residual add as one kernel (Provider.bias_dropout_fusion)
     clamp: bool = False  # the experts' GLU input clamped before the fused activation (Provider.clamp)
+    out_bias: bool = False  # the attention output projection's bias, added by the bias-dropout-add (o_bias)
+    mlp_bias: bool = False  # a dense MLP's fc2 bias, added likewise (mlp_bias)
     cross_entropy: str = "te"  # the loss's kernel (Provider.cross_entropy)
 
     @classmethod
@@ -57,6 +59,8 @@ def model_kinds(shape) -> dict:
     return {
         "window": (windows.pop(), sum(w > 0 for w in shape.layer_window), shape.L) if windows else (0, 0, 1),
         "moe_bias": shape.moe_bias,
+        "out_bias": shape.o_bias,
+        "mlp_bias": shape.mlp_bias,
         "narrow_v": DERIVED["narrow_v"](shape),
         "swa": DERIVED["swa"](shape),
         "qk_norm": shape.qk_norm != "none",

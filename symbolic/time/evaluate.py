@@ -13,6 +13,7 @@ from ..config.glossary import inputs_for
 from . import gemm
 from .links import group_bandwidths
 from .choices import DISPATCHERS, Choices
+from .provider import CROSS_ENTROPY, Provider
 from .systems import System
 
 TERA = 1e12
@@ -103,12 +104,15 @@ def components(shape, ch: Choices, values: dict) -> dict:
     return {name: np.asarray(fn(*(values[n] for n in names)), dtype=float) for name, names, fn in _compiled(ch)}
 
 
-def step_time(shape, training, system: System, dispatcher: str | None = None) -> dict:
+def step_time(shape, training, system: System, dispatcher: str | None = None, provider: Provider = Provider()) -> dict:
     """The `time` block of estimate's JSON: step_s, tokens_per_s_per_gpu, model_tflops_per_gpu, mfu, breakdown;
-    `dispatcher` times a flex backend (choices.DISPATCHERS) in place of Training's dispatcher."""
+    `dispatcher` times a flex backend (choices.DISPATCHERS) in place of Training's dispatcher, `provider` the
+    model provider's kernel settings (provider.Provider; the fused defaults otherwise)."""
     reason = refusal(shape)
     if reason:
         raise ConfigError(f"step time of {shape.name}: {reason}")
+    if provider.cross_entropy not in CROSS_ENTROPY:
+        raise ConfigError(f"unknown cross entropy {provider.cross_entropy!r}: choose from {', '.join(CROSS_ENTROPY)}")
     if dispatcher not in (None, *DISPATCHERS):
         raise ConfigError(f"unknown MoE token dispatcher {dispatcher!r}: choose from {', '.join(DISPATCHERS)}")
     values = {
@@ -120,7 +124,8 @@ def step_time(shape, training, system: System, dispatcher: str | None = None) ->
         values["L"] = max(training.layers(shape.L)) * training.p
         values["L_w"] = shape.L_w * values["L"] / shape.L  # their share of sliding-window layers
     breakdown = {
-        name: float(x) for name, x in components(shape, Choices.of(shape, training, dispatcher), values).items()
+        name: float(x)
+        for name, x in components(shape, Choices.of(shape, training, dispatcher, provider), values).items()
     }
     fwd = breakdown.pop("F_model")  # forward FLOPs per token of the whole model, not a time
     step_s = sum(breakdown.values())

@@ -195,6 +195,15 @@ def _moe_kernels(ch: Choices) -> list[Component]:
             "only when every count is aligned, as HybridEP's dispatch pads them: token_dispatcher.py:1036)",
         ),
         Component(
+            "T_clamp",
+            (L_e / p) * tok * k_e * f_e * B_a * (18 + 8 * rerun_act) / W_hbm if ch.clamp and ch.moe else sp.Integer(0),
+            "the experts' GLU clamp (activation_func_clamp_value, gpt-oss): the gate and linear halves clamped and "
+            "concatenated in eager torch before the fused activation (megatron-core 0.16.1 "
+            "fusions/fused_bias_geglu.py:424-431, moe/experts.py:698-706), 8 passes of [f_e] forward, each "
+            "clamp's gradient reading the gradient and its input and the halves' gradients joined, 10 backward; "
+            "moe_act recompute reruns the forward",
+        ),
+        Component(
             "T_bias",
             (bias_fwd * (1 + int(full)) + bias_bwd) * unit if ch.moe_bias else sp.Integer(0),
             "experts with biases (gpt-oss): fc2's bias times each token's probability added outside the GEMM, "

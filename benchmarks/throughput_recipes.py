@@ -10,7 +10,7 @@ from symbolic.time.provider import Provider
 # (cross_entropy_fusion_impl "native"); every other model here runs TE's cross entropy (recipes/llama/llama3.py:97,
 # recipes/qwen/qwen3_moe.py:80, recipes/deepseek/deepseek_v3.py:135) and the fused defaults (no bias to add, no YaRN
 # factor: Provider())
-PROVIDERS = {"GPT OSS 120B": Provider(yarn=32.0, bias_dropout_fusion=False, cross_entropy="native")}
+PROVIDERS = {"GPT OSS 120B": Provider(yarn=32.0, clamp=7.0, bias_dropout_fusion=False, cross_entropy="native")}
 
 
 def provider(name: str) -> Provider:

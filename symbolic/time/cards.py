@@ -63,8 +63,21 @@ _FA_H100 = (
     "backward / 1.5-2.0x forward speed-up over FA2 (arXiv:2407.08608; GEMM.md 5c) = 462"
 )
 _FA4 = (
-    "FlashAttention-4 'up to 1613 TFLOPs/s' on B200 BF16 (GEMM.md 5d; an upper figure, forward and backward unstated)"
+    "FlashAttention-4 'up to 1613 TFLOPs/s' on B200 BF16 (GEMM.md 5d; an upper figure, the forward's), taken forward "
+    "+ backward with FlashAttention-2's backward at 63/73 of its forward rate (arXiv:2307.08691 sec. 1: up to 73 % "
+    "of the peak forward, 63 % backward; A100) = 1449"
 )
+# FlashAttention counts the backward as 2.5x the forward's FLOPs (GEMM.md 5); a forward-only figure R_f stands for
+# forward + backward as 3.5 / (1/R_f + 2.5/(BWD_OVER_FWD R_f)), the backward at FA2's published share of the forward
+BWD_OVER_FWD = 63 / 73
+
+
+def fwd_bwd(forward: float) -> float:
+    """Forward + backward TFLOP/s of attention whose forward reaches `forward` (BWD_OVER_FWD), one decimal."""
+    return round(3.5 / (1 / forward + 2.5 / (BWD_OVER_FWD * forward)), 1)
+
+
+FA4_B200 = fwd_bwd(1613)  # the Blackwell cards' attention figure (_FA4)
 _CARDS_TSV = "../shared/data/hardware/CARDS.tsv row"
 # cuDNN's fused attention (TE runs it where FlashAttention cannot: learned softmax sinks, TE 2.9.0 pytorch/attention/
 # dot_product_attention/utils.py:694-696) over FlashAttention's figure above: Hopper 600 / 646 TFLOP/s, cuDNN beside
@@ -148,7 +161,7 @@ _CARDS: dict[str, Card] = {
             1800,
             1745.0,
             3432.5,
-            1613,
+            FA4_B200,
             f"{_CARDS_TSV} 'B200' ({ME_ACC}:260; glennklockwood.com/garden/processors/B200 HGX @1000 W)",
             f"{MAMF}: B200 SXM bf16 1745.0, fp8 3432.5",
             _FA4,
@@ -163,7 +176,7 @@ _CARDS: dict[str, Card] = {
             1800,
             1769.0,
             3353.3,
-            1613,
+            FA4_B200,
             f"{_CARDS_TSV} 'B300' ({ME_ACC}:259; FP4 conflicts between sources: glennklockwood's 13125 kept)",
             f"{MAMF}: B300 SXM bf16 1769.0, fp8 3353.3",
             f"{_FA4}; no B300 figure, B200's assumed",
@@ -178,7 +191,7 @@ _CARDS: dict[str, Card] = {
             1800,
             1822.0,
             3615.6,
-            1613,
+            FA4_B200,
             f"{_CARDS_TSV} 'GB200' ({ME_ACC}:256; torchtitan@b5bcd76c torchtitan/tools/utils.py:184-189)",
             f"{MAMF}: GB200 SXM bf16 1822.0, fp8 3615.6",
             f"{_FA4}; no GB200 figure, B200's assumed",
@@ -193,7 +206,7 @@ _CARDS: dict[str, Card] = {
             1800,
             1822.0,
             3615.6,
-            1613,
+            FA4_B200,
             f"{_CARDS_TSV} 'GB300' ({ME_ACC}:255; verda.com/blog/gb300-nvl72-architecture 'without sparsity')",
             f"{MAMF}: no GB300 row, GB200's (same BF16/FP8 peaks) assumed",
             f"{_FA4}; no GB300 figure, B200's assumed",

@@ -8,8 +8,9 @@ DIR defaults to records/golden. Each file is the command's --json stdout with th
 build_seconds, verify's compile_seconds) set to null, then its exit status: nothing else is changed. `check` prints
 one line per case that differs and exits 1 if any does; the committed records/golden/ are the outputs at the commit
 named in records/golden/COMMIT. The outputs hold no key a new default could add: a model's "shape" lists only the
-fields that differ from ModelShape's defaults (symbolic/config/shape_json.py), and "config" the recipe options only
-where they differ from Training's (RECIPE_FIELDS); a new field or option with a default rewrites no golden file.
+fields that differ from ModelShape's defaults (symbolic/config/shape_json.py), formula's "switches" only those that
+differ from Switches' defaults (Switches.shown), and "config" the recipe options only where they differ from
+Training's (RECIPE_FIELDS); a new field, switch or option with a default rewrites no golden file.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ RUNS = {
     "published_titan.py": ([], "8 runs:"),
     "tuned.py": ([], "DeepSeekV3"),
     "throughput.py": (["--tiny"], "LLAMA3_8B"),
+    "mfu.py": ([], "runs stated"),
 }
 # script -> (module it needs to run, why it is not run here without it): argparse-checked and imported only
 NEEDS = {

@@ -280,3 +280,11 @@ def test_memory_bound_kernels_run_at_the_measured_copy_bandwidth(monkeypatch):
     monkeypatch.setitem(CARDS, "h100-80gb", replace(CARDS["h100-80gb"], hbm_copy=0.0))
     peak_only = step_time(shape, job, system("dgx-h100"))["breakdown"]["T_opt"]
     assert measured / peak_only == pytest.approx(3.35 / 2.90, rel=1e-12)
+
+
+def test_learned_positions_run_no_rope():
+    """A GPT's learned absolute positions run no RoPE kernel (T_rope 0); a rotary model's does (exact)."""
+    training = Training(d=8, t=8, p=8, s=2048, gbs=512, recompute="selective")
+    gpt = step_time(MODELS["gpt3-175b"], training, system("dgx-a100"))["breakdown"]
+    llama = step_time(MODELS["llama3-70b"], training, system("dgx-a100"))["breakdown"]
+    assert gpt["T_rope"] == 0 and llama["T_rope"] > 0

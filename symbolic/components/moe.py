@@ -16,6 +16,7 @@ from .base import FP32, INT64, Component
 from .moe_allgather import dispatch_working_set, permute_tensors
 from .moe_allgather import routing_state as gathered_routing_state
 from .moe_experts import expert_tensors
+from .moe_flex import deepep_dispatch_buffers, deepep_routing_state, deepep_saved
 from .moe_rows import expert_rows, local_tokens, rows, token_width
 
 
@@ -82,6 +83,8 @@ def router_tensors(sw: Switches = Switches()) -> list[Component]:
         + (
             permute_tensors()
             if sw.dispatcher == "allgather"
+            else deepep_saved()
+            if sw.dispatcher == "deepep"
             else [
                 rows(
                     "permute_indices",
@@ -178,6 +181,8 @@ def dispatch_buffers(sw: Switches) -> list[Component]:
         return []
     if sw.dispatcher == "allgather":
         return [dispatch_working_set()]  # its gathered tokens: components.mpu.mpu_buffer
+    if sw.dispatcher == "deepep":
+        return deepep_dispatch_buffers(sw)
     return [
         Component(
             "moe_dispatch",
@@ -198,6 +203,8 @@ def routing_state(moe_layers: sp.Expr, sw: Switches) -> list[Component]:
         return []
     if sw.dispatcher == "allgather":
         return [gathered_routing_state(moe_layers)]
+    if sw.dispatcher == "deepep":
+        return deepep_routing_state(moe_layers)
     return [
         Component(
             "moe_routing_state",

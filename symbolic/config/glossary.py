@@ -3,6 +3,8 @@ it comes from. No sympy here: symbols.py makes the sympy symbols, the estimator 
 
 from __future__ import annotations
 
+from .features import SHAPE_FIELD
+
 SHAPE = {
     "s": "sequence length",
     "b": "micro batch size",
@@ -202,25 +204,7 @@ FROM_MODEL = (
     "A_v",
 )
 TRAINING_FIELD = {
-    "q_r": "q_lora",
-    "kv_r": "kv_lora",
-    "d_r": "rope_dim",
-    "d_v": "v_dim",
-    "n_mtp": "mtp",
-    "n_i": "index_heads",
-    "d_i": "index_dim",
-    "k_i": "index_topk",
-    "n_gk": "lin_k_heads",
-    "n_gv": "lin_v_heads",
-    "d_gk": "lin_k_dim",
-    "d_gv": "lin_v_dim",
-    "K_c": "conv_width",
-    "k_w": "swa_k",
-    "n_m": "ssm_heads",
-    "d_m": "ssm_head_dim",
-    "d_s": "ssm_state",
-    "g_m": "ssm_groups",
-    "s_p": "positions",
+    **SHAPE_FIELD,  # the model's letters, read off features.Features (q_r is q_lora, ...)
     "n_ac": "n_ac",
     "B_w": "weight_bytes",
     "B_g": "grad_bytes",
@@ -232,7 +216,6 @@ TRAINING_FIELD = {
     "e": "ep",
     "t_e": "etp_size",
     "C_f": "moe_capacity",
-    "d_l": "moe_latent",
     "n_v": "image_tokens",
 }
 

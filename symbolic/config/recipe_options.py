@@ -4,8 +4,9 @@ trainer's code it is read from; no sympy."""
 from __future__ import annotations
 
 # Megatron-Core's token dispatchers mem4d models (transformer/moe/token_dispatcher.py, megatron-core 0.16.1):
-# MoEAlltoAllTokenDispatcher and MoEAllGatherTokenDispatcher (Megatron-LM's default); flex (DeepEP/HybridEP) is not
-MOE_DISPATCHERS = ("alltoall", "allgather")
+# MoEAlltoAllTokenDispatcher, MoEAllGatherTokenDispatcher (Megatron-LM's default) and MoEFlexTokenDispatcher with
+# DeepEP (deepep: components/moe_flex.py); flex with HybridEP is not
+MOE_DISPATCHERS = ("alltoall", "allgather", "deepep")
 # Megatron-LM's layer implementations mem4d models: Transformer Engine's, and Megatron-Core's own (the local spec:
 # tensor_parallel/layers.py linears, DotProductAttention, SequentialMLP experts; models/gpt/gpt_layer_specs.py)
 TRANSFORMER_IMPLS = ("transformer_engine", "local")

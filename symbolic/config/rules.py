@@ -14,6 +14,7 @@ from . import layout
 from .gemma4 import gemma4_mechanisms
 from .kinds import mixed
 from .errors import BrokenRule
+from .features import RULE_LETTERS, RULE_READS
 from .glossary import TRAINING_FIELD
 
 # A rule binds every profile ("all"), one profile by its name (a recipe's package declares its rows; the registry,
@@ -96,42 +97,11 @@ def letters(training, shape=None) -> SimpleNamespace:
 PRECISION = ("weight_dtype", "grad_dtype", "master_weights", "optimizer", "moment_dtype", "logits")
 
 
-# what the rules read from a ModelShape under its own name (a field or property), and under a glossary letter (the
-# field glossary.TRAINING_FIELD names for it)
-MODEL_READS = (
-    "a",
-    "k",
-    "f",
-    "L",
-    "v",
-    "dh",
-    "E",
-    "f_e",
-    "f_s",
-    "L_e",
-    "L_g",
-    "qk_norm",
-    "shared_gate",
-    "sinks",
-    "moe_bias",
-    "mlp",
-    "norm",
-    "positions",
-    "dropout",
-    "mla",
-    "mtp",
-    "mtp_repeated",
-    "expert_bias",
-    "sigmoid",
-    "dsa",
-    "gdn",
-    "attn_softcap",
-    "stages_alike",
-    "linear_alike",
-    "sparsemixer",
-    "head_bias",
-)
-MODEL_LETTERS = ("n_gk", "n_m", "g_m", "k_w")
+# what the rules read from a ModelShape under its own name: the fields declared so (features.Features, rule=NAME)
+# and these properties; and under a glossary letter (rule=LETTER: the field glossary.TRAINING_FIELD names for it)
+PROPERTY_READS = ("dh", "L_e", "L_g", "mla", "dsa", "gdn", "stages_alike", "linear_alike")
+MODEL_READS = (*RULE_READS, *PROPERTY_READS)
+MODEL_LETTERS = RULE_LETTERS
 
 
 def model_letters(shape) -> dict:

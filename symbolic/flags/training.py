@@ -157,8 +157,8 @@ def add_expert_args(group, defaults: Training = Training()) -> None:
         default=defaults.moe_dispatcher,
         choices=MOE_DISPATCHERS,
         help="--recipe megatron: Megatron-Core's token dispatcher (--moe-token-dispatcher-type): "
-        "alltoall, or allgather (Megatron-LM's default: tokens all-gathered over etp x ep into a "
-        "persistent buffer; default: alltoall)",
+        "alltoall, allgather (Megatron-LM's default: tokens all-gathered over etp x ep into a "
+        "persistent buffer), or deepep (flex with DeepEP's fused all-to-all); default: alltoall",
     )
 
 

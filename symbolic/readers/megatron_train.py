@@ -30,6 +30,16 @@ SIZES = (
 NEEDED = ("seq_length", "micro_batch_size")  # Megatron-LM's GPT training asserts them; the rest have defaults
 
 
+def flex_backend(args: Args) -> str:
+    """--moe-token-dispatcher-type, the flex dispatcher named by its backend: megatron-core 0.16.1
+    TransformerConfig.__post_init__ makes --moe-enable-deepep (deprecated) the deepep backend, the default of
+    --moe-flex-dispatcher-backend (deepep or hybridep)."""
+    dispatcher = args.get("moe_token_dispatcher_type")
+    if dispatcher != "flex":
+        return dispatcher
+    return "deepep" if args.get("moe_enable_deepep") else args.get("moe_flex_dispatcher_backend") or "deepep"
+
+
 def _parallel(args: Args) -> dict:
     for dest in SIZES:
         if args.get(dest) is None and dest in NEEDED:
@@ -186,13 +196,12 @@ def training_flags(args: Args) -> dict:
         and (args.get("num_experts") or 0)
         and not args.get("use_te_activation_func")
     )
-    dispatcher = args.get("moe_token_dispatcher_type")
+    dispatcher = flex_backend(args)
     if (args.get("num_experts") or 0) and dispatcher not in MOE_DISPATCHERS:
         args.refuse(
             "moe_token_dispatcher_type",
-            f"the {' and '.join(MOE_DISPATCHERS)} dispatchers are modelled; flex "
-            "(DeepEP or HybridEP, megatron-core 0.16.1 fused_a2a.py) keeps received tokens, fp32 probabilities "
-            "and a routing handle per layer that are not",
+            f"the {', '.join(MOE_DISPATCHERS)} dispatchers are modelled; flex with HybridEP "
+            "(megatron-core 0.16.1 fused_a2a.py HybridEPDispatch, token_dispatcher.py _HybridEPManager) is not",
         )
     elif args.get("num_experts") or 0:
         out["moe_dispatcher"] = dispatcher

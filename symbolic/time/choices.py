@@ -24,6 +24,7 @@ class Choices(NamedTuple):
     narrow_v: bool = False  # value heads d_v narrower than dh (config.architecture's narrow_v)
     swa: bool = False  # L_w sliding-window layers of k_w KV heads (config.architecture's swa)
     qk_norm: bool = False  # RMSNorm on the queries and keys (Megatron-Core qk_layernorm)
+    rope: bool = True  # rotary position embeddings (a GPT's learned absolute positions run no RoPE kernel)
     window: tuple[int, int, int] = (0, 0, 1)  # (keys a sliding window spans, layers with it, all layers): gpt-oss
     rope_fused: bool = True  # TE's fused RoPE (Provider.rope_fused)
     bda_fused: bool = True  # bias, dropout and residual add as one kernel (Provider.bias_dropout_fusion)
@@ -52,7 +53,7 @@ class Choices(NamedTuple):
 
 
 def model_kinds(shape) -> dict:
-    """A shape's moe_bias, narrow_v, swa, qk_norm and sliding window, read as config.architecture reads them."""
+    """A shape's moe_bias, narrow_v, swa, qk_norm, rope and sliding window, read as config.architecture reads them."""
     from ..config.architecture import DERIVED
 
     windows = {w for w in shape.layer_window if w}
@@ -64,6 +65,7 @@ def model_kinds(shape) -> dict:
         "narrow_v": DERIVED["narrow_v"](shape),
         "swa": DERIVED["swa"](shape),
         "qk_norm": shape.qk_norm != "none",
+        "rope": not shape.positions,
     }
 
 

@@ -59,10 +59,11 @@ def layer_kernels(ch: Choices, tok: sp.Expr) -> list[Component]:
         ),
         Component(
             "T_rope",
-            per * (L / p) * w["rope"] * (rope_fwd * (1 + full) + rope_bwd),
+            per * (L / p) * w["rope"] * (rope_fwd * (1 + full) + rope_bwd) * int(ch.rope),
             "RoPE on the queries and keys, fused: read and written forward and backward (megatron-core 0.16.1 "
             "models/common/embeddings/rope_utils.py apply_rotary_pos_emb, TE fused_rope); with MLA the RoPE "
-            "part and the join of q and k to a (dh + d_r) per head (multi_latent_attention.py torch.cat). "
+            "part and the join of q and k to a (dh + d_r) per head (multi_latent_attention.py torch.cat); none "
+            "with learned absolute positions (a GPT's). "
             "Under YaRN with a concentration factor (gpt-oss) TE's kernel is skipped (rope_utils.py:279-284) for "
             "_apply_rotary_pos_emb_bshd (:92-126): t cos, the half rotation's negation and cat, its product with "
             "sin, the sum, the final cat, 12 passes forward; the two products' and the negation's gradients, "

@@ -67,6 +67,7 @@ LIBRARIES = (
     "saved_lines.py",
     "published_table.py",
     "throughput_dispatch.py",
+    "throughput_recipes.py",
 )  # no command
 
 

@@ -31,6 +31,7 @@ from symbolic.time.systems import system
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # throughput_dispatch.py beside it
 from throughput_dispatch import dispatcher  # noqa: E402  (benchmarks/throughput_dispatch.py)
 from throughput_recipes import provider  # noqa: E402  (benchmarks/throughput_recipes.py)
+from tuned_llama import llama_settings  # noqa: E402  (benchmarks/tuned_llama.py: FSDP + CPU offload, recompute layers)
 
 DATA = ROOT.parent / "shared" / "data"
 ROWS = DATA / "throughput" / "ROWS.tsv"
@@ -75,12 +76,6 @@ def unstated(row: dict) -> str | None:
         return "NVFP4: mem4d's training config has no FP4 recipe"
     if row["precision"] not in FP8:
         return f"precision {row['precision']!r} not stated in the table"
-    if name == "LLAMA3_70B" and row["fsdp"] not in ("", "0") and row["system"].startswith("DGX-GB"):
-        return "CPU activation offload of 20/40 layers (MODELS.md 12) is not modelled"
-    if name == "LLAMA3_8B" and row["gpu"] == "H100" and row["release"] == "25.11":
-        return "recompute_num_layers=5 (full recompute of 5 of 32 layers, MODELS.md 11) is not expressible"
-    if name == "DeepSeekV3" and row["release"] == "26.04.01" and row["gpu"] == "B200":
-        return "recompute_modules mla_up_proj,mlp (MODELS.md 1): mlp recompute is not a mem4d module"
     return None
 
 
@@ -211,6 +206,8 @@ def job(row: dict) -> tuple:
     recompute, modules = "none", "core_attn"
     if name == "DeepSeekV3" and row["gpu"] in ("GB200", "B300", "B200"):
         recompute, modules = "selective", "mla_up_proj"  # MODELS.md 1
+        if row["release"] == "26.04.01" and row["gpu"] == "B200":
+            modules = "mla_up_proj,mlp"  # MODELS.md 1: MB@v0.4.2 deepseek_workload_base_configs.py:203-214
     elif name == "DeepSeekV3" and row["release"] == "25.09":
         recompute = "selective"  # MODELS.md 1: r0.1.0 yaml recompute_granularity selective (core_attn, the default)
     elif (
@@ -232,11 +229,15 @@ def job(row: dict) -> tuple:
         gbs=int(row["gbs"]),
         ep=_int(row["ep"]),
         etp=_int(row["etp"], None) if row["etp"] else None,
-        zero=3 if row["fsdp"] not in ("", "0") else 1,
-        recompute=recompute,
-        recompute_modules=modules,
         fp8=fp8,
         fp8_param_gather=fp8 == "tensorwise",
+        swiglu_fusion=name.startswith("LLAMA"),  # Megatron-Bridge llama_provider.py:45 (tuned.py SWIGLU_FUSION)
+        **{
+            "zero": 3 if row["fsdp"] not in ("", "0") else 1,
+            "recompute": recompute,
+            "recompute_modules": modules,
+            **llama_settings(name, row),
+        },
     )
     return shape, training
 

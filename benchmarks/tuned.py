@@ -24,6 +24,9 @@ from symbolic.config.hfconfig import resolve_model
 from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tuned_llama.py beside it
+from tuned_llama import llama_settings  # noqa: E402  (benchmarks/tuned_llama.py: FSDP + CPU offload, recompute layers)
+
 DATA = ROOT.parent / "shared" / "data"
 ROWS = DATA / "throughput" / "ROWS.tsv"
 CARDS = DATA / "hardware" / "CARDS.tsv"
@@ -170,17 +173,9 @@ def unstated(row: dict) -> str | None:
         return f"precision {row['precision']!r} not stated in the table (25.09's rows name none)"
     if name == "Qwen3_235B_a22B":
         return moe_reason(name, row)
-    if name == "LLAMA3_70B" and row["fsdp"] not in ("", "0"):
-        return (
-            "Megatron-FSDP's FP8 parameters (their transpose cache released after each module: megatron-core 0.16.1 "
-            "megatron_fsdp.py, keep_fp8_transpose_cache=False) and fsdp_double_buffer (MODELS.md 12) are not "
-            "modelled; its CPU activation offload of 20/40 layers is (--cpu-offload-layers)"
-        )
-    if name == "LLAMA3_8B" and row["fsdp"] not in ("", "0"):
-        return "recompute_num_layers=5 and Megatron-FSDP (MODELS.md 11) are not expressible"
-    if name == "LLAMA3_8B" and row["release"] == "25.11":
+    if name == "LLAMA3_8B" and row["release"] == "25.11" and row["gpu"] != "H100":  # H100: recompute, no graphs
         return "local full-iteration CUDA graphs (MODELS.md 11) are not modelled"
-    if name == "LLAMA3_70B" and row["gpu"].startswith("GB") and row["vp"] in ("", "n/a"):
+    if name == "LLAMA3_70B" and row["gpu"].startswith("GB") and row["vp"] in ("", "n/a") and row["fsdp"] == "0":
         return "no published preset with this layout in MODELS.md 12"
     return moe_reason(name, row) if name.startswith(("Qwen", "GPT")) else None
 
@@ -225,9 +220,6 @@ def job(row: dict) -> tuple:
         b=int(row["mbs"]),
         gbs=int(row["gbs"]),
         sp=t > 1,
-        zero=1,
-        recompute=recompute,
-        recompute_modules=modules,
         fp8=fp8,
         fp8_param_gather=fp8 != "none",
         swiglu_fusion=name in SWIGLU_FUSION,
@@ -238,6 +230,7 @@ def job(row: dict) -> tuple:
         tp_comm_overlap=userbuffers(row) and t > 1,  # Megatron-LM turns it off at t = 1
         fp8_transpose=row["gpu"] not in BLACKWELL,
         **graphs,
+        **{"zero": 1, "recompute": recompute, "recompute_modules": modules, **llama_settings(name, row)},
         **({"ep": _int(row["ep"]), "etp": _int(row["etp"])} if moe else {}),
     )
     return shape, training

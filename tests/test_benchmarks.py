@@ -68,6 +68,7 @@ LIBRARIES = (
     "published_table.py",
     "throughput_dispatch.py",
     "throughput_recipes.py",
+    "tuned_llama.py",
 )  # no command
 
 

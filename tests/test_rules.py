@@ -141,6 +141,8 @@ def test_every_message_is_one_line_on_ints():
         "--offload-modules: Megatron only",
         "--cpu-offload-layers: Megatron only",
         "CPU offloading: p = 1, no recompute, dense, < L",
+        "--recompute-num-layers: Megatron only",
+        "recompute layers: dense, vpp = 1",
         "pipeline layouts: Megatron only",
         "--optimizer muon: Megatron only",
         "Muon: no sharded gradients",

@@ -47,7 +47,10 @@ def block(args, shape, training) -> dict:
             "is not modelled"
         }
     reason = refusal(shape)
-    return {"refused": reason} if reason else step_time(shape, training, chosen)
+    try:
+        return {"refused": reason} if reason else step_time(shape, training, chosen)
+    except ConfigError as err:  # a mechanism the step time cannot state (CPU offload's host link): memory stands
+        return {"refused": str(err)}
 
 
 def print_block(console, time: dict) -> None:

@@ -93,3 +93,21 @@ def fp8_weight_cache(params: sp.Expr, sw: Switches) -> list[Component]:
             "_fp8_workspaces, kept across micro batches), B_c bytes per layer weight",
         )
     ]
+
+
+def fsdp_fp8_transposes(gathered: sp.Expr, sw: Switches) -> list[Component]:
+    """Megatron-FSDP with FP8 parameters (--fp8-param-gather, optim_grads_params): the weights are Float8Tensors
+    whose transposed copy Megatron-FSDP discards after each module's forward and backward (megatron-core 0.16.1
+    megatron_fsdp/megatron_fsdp.py:538-544 and 980-991, keep_fp8_transpose_cache False, Megatron-Bridge's default):
+    B_c bytes per parameter of the weights gathered at once (`gathered`, components.zero.fsdp_window), not of the
+    stage."""
+    if not sw.fp8:
+        return []
+    return [
+        Component(
+            "fp8_weight_cache",
+            B_c * gathered,
+            "FP8 transposes of the weights Megatron-FSDP holds gathered, B_c bytes per parameter (discarded after "
+            "each module: keep_fp8_transpose_cache False)",
+        )
+    ]

@@ -88,6 +88,7 @@ def letters(training, shape=None) -> SimpleNamespace:
         native_ce=getattr(training, "native_ce", False),  # plan: rows with the unfused loss
         offload_modules=getattr(training, "offload_modules", ""),  # plan: rows without offloading
         cpu_offload_layers=getattr(training, "cpu_offload_layers", 0),
+        recompute_num_layers=getattr(training, "recompute_num_layers", 0),  # plan: every layer
         **{name: getattr(training, name) for name in PRECISION},
     )
     placed = {"layout_problem": layout.problem(training, shape)} if shape is not None and x["chunked"] else {}

@@ -15,6 +15,16 @@ from .training_checks import RECOMPUTE, SCHEDULES
 BACKENDS = ("gpu", "cpu")  # compilers a compiled-step profile models: XLA:GPU, XLA:CPU
 
 
+def recompute_layers(training) -> dict:
+    """Switches.rc_layers and rc_block of a Training: Megatron-Core's --recompute-num-layers N under full recompute
+    with its method; uniform N = 1 (and 0) is every layer alone, mem4d's plain full recompute."""
+    n = getattr(training, "recompute_num_layers", 0)
+    block = getattr(training, "recompute_method", "uniform") == "block"
+    if training.recompute != "full" or n == 0 or (n == 1 and not block):
+        return {}
+    return {"rc_layers": n, "rc_block": block}
+
+
 def trained(read: Callable[[Training], object], doc: str):
     """A switch of the training's choices, declared once: how Switches.of reads it off a Training, its default that
     reading of Training's defaults (never restated here), and what it is."""
@@ -77,6 +87,18 @@ class Switches(Architecture, Sharding):
     )
     cpu_offload: int = trained(
         lambda t: t.cpu_offload_layers, "layers whose activations TE's layer-level offloading moves"
+    )
+    rc_layers: int = trained(
+        lambda t: recompute_layers(t).get("rc_layers", 0),
+        "full recompute's --recompute-num-layers N (0: every layer alone, uniform N = 1)",
+    )
+    rc_block: bool = trained(
+        lambda t: recompute_layers(t).get("rc_block", False),
+        "--recompute-method block: the first rc_layers layers of a stage, the rest keep everything",
+    )
+    fsdp_fp8: bool = trained(
+        lambda t: t.zero == 3 and t.fp8_param_gather and t.fp8 != "none",
+        "Megatron-FSDP (ZeRO-3) with FP8 parameters: their transposes discarded after each module",
     )
     native_ce: bool = trained(
         lambda t: t.native_ce, "Megatron-Core's compiled fused cross entropy: its backward's temporary"

@@ -63,6 +63,8 @@ class Training(Sharding):
         ""  # Megatron-Core --offload-modules under --fine-grained-activation-offloading (OFFLOAD_MODULES)
     )
     cpu_offload_layers: int = 0  # Megatron-Core --cpu-offloading-num-layers: TE's layer-level activation offloading
+    recompute_num_layers: int = 0  # Megatron-Core --recompute-num-layers under full recompute (0: every layer alone)
+    recompute_method: str = "uniform"  # Megatron-Core --recompute-method: uniform (chunks of N) | block (first N)
     # precision and optimizer (config.precision; the defaults are Megatron-LM's bf16 mixed precision, MEGATRON)
     weight_dtype: str = precision.MEGATRON["weight_dtype"]  # B_w: the model's weights as the step computes with them
     grad_dtype: str = precision.MEGATRON["grad_dtype"]  # B_g: the main gradients
@@ -219,6 +221,8 @@ RECIPE_FIELDS = {
         "native_ce",
         "offload_modules",
         "cpu_offload_layers",
+        "recompute_num_layers",
+        "recompute_method",
         "pipeline_layout",
         "account_embedding",
         "account_loss",

@@ -14,6 +14,10 @@ from .shapes import MAX_SIZE
 from .training_rules import TRAINING_RULES
 
 RECOMPUTE = ("none", "selective", "full")
+RECOMPUTE_METHODS = (
+    "uniform",
+    "block",
+)  # Megatron-Core --recompute-method (transformer_block.py _checkpointed_forward)
 # what selective recompute reruns in backward (Megatron-Core --recompute-modules, transformer_config.py): the
 # attention core (its default), MLA's up-projections and RoPE, the two RMSNorms of a layer, the routed experts'
 # activation function
@@ -128,6 +132,23 @@ def _check_counts(training) -> None:
     ):
         raise ConfigError(
             f"--cpu-offload-layers must be an integer from 0 to {MAX_SIZE}, got {training.cpu_offload_layers!r}"
+        )
+    if (
+        isinstance(training.recompute_num_layers, bool)
+        or not isinstance(training.recompute_num_layers, int)
+        or not 0 <= training.recompute_num_layers <= MAX_SIZE
+    ):
+        raise ConfigError(
+            f"--recompute-num-layers must be an integer from 0 to {MAX_SIZE}, got {training.recompute_num_layers!r}"
+        )
+    if training.recompute_method not in RECOMPUTE_METHODS:
+        raise ConfigError(
+            f"--recompute-method must be one of {', '.join(RECOMPUTE_METHODS)}, got {training.recompute_method!r}"
+        )
+    if (training.recompute_num_layers or training.recompute_method != "uniform") and training.recompute != "full":
+        raise ConfigError(
+            "--recompute-num-layers and --recompute-method go with --recompute full (Megatron-Core's "
+            f"TransformerConfig refuses them otherwise), got --recompute {training.recompute}"
         )
     for name in ("gbs", "etp", "ac_every"):
         value = getattr(training, name)

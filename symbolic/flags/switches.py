@@ -201,6 +201,21 @@ def _buffer_args(group, defaults: Training) -> None:
         "--cpu-offloading-num-layers, Transformer Engine's layer-level activation offloading (the "
         "first N layers' saved tensors go to the host, L - N layers' worth on the GPU; default: 0)",
     )
+    group.add_argument(
+        "--recompute-num-layers",
+        type=non_negative_int,
+        default=defaults.recompute_num_layers,
+        metavar="N",
+        help="--recipe megatron with --recompute full, a dense model without virtual stages: Megatron-Core's "
+        "--recompute-num-layers (uniform: chunks of N layers, each keeping its input; block: the first N "
+        "layers of a stage checkpointed, the rest keeping everything; default: 0, every layer alone)",
+    )
+    group.add_argument(
+        "--recompute-method",
+        choices=("uniform", "block"),
+        default=defaults.recompute_method,
+        help="--recompute-num-layers' method (Megatron-Core --recompute-method; default: uniform)",
+    )
 
 
 def _form_args(group, defaults: Training, recipe: bool) -> None:

@@ -76,12 +76,17 @@ def _recompute(args: Args) -> dict:
             "recompute_modules": ",".join(m for m in modules if m in RECOMPUTE_MODULES) or "core_attn",
         }
     if granularity == "full":
-        if args.get("recompute_method") != "uniform" or args.get("recompute_num_layers") != 1:
-            args.refuse(
-                "recompute_method",
-                "full recompute of every layer (--recompute-method uniform --recompute-num-layers 1) is modelled",
-            )
-        return {"recompute": "full"}
+        method, layers = args.get("recompute_method"), args.get("recompute_num_layers")
+        if method not in ("uniform", "block") or not isinstance(layers, int) or layers < 1:
+            args.refuse("recompute_method", "full recompute wants --recompute-method uniform|block and N >= 1 layers")
+        if (
+            method not in ("uniform", "block")
+            or not isinstance(layers, int)
+            or layers < 1
+            or (method == "uniform" and layers == 1)
+        ):
+            return {"recompute": "full"}
+        return {"recompute": "full", "recompute_method": method, "recompute_num_layers": layers}
     for dest in ("recompute_method", "recompute_num_layers", "recompute_modules"):
         if args.given(dest):
             args.refuse(dest, "without --recompute-granularity it does nothing (contradicting)")

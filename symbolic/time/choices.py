@@ -32,6 +32,7 @@ class Choices(NamedTuple):
     out_bias: bool = False  # the attention output projection's bias, added by the bias-dropout-add (o_bias)
     mlp_bias: bool = False  # a dense MLP's fc2 bias, added likewise (mlp_bias)
     cross_entropy: str = "te"  # the loss's kernel (Provider.cross_entropy)
+    rc_block: int = 0  # full recompute of the first N layers of a stage (--recompute-method block; 0: every layer)
 
     @classmethod
     def of(cls, shape, training, dispatcher: str | None = None, provider: Provider = Provider()) -> Choices:
@@ -49,6 +50,8 @@ class Choices(NamedTuple):
             bda_fused=provider.bias_dropout_fusion,
             clamp=provider.clamp > 0,
             cross_entropy=provider.cross_entropy,
+            rc_block=getattr(training, "recompute_num_layers", 0)
+            * (getattr(training, "recompute_method", "") == "block"),
         )
 
 

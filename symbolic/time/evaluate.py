@@ -10,7 +10,7 @@ import numpy as np
 
 from ..config.errors import ConfigError
 from ..config.glossary import inputs_for
-from . import gemm
+from . import gemm, offload
 from .links import group_bandwidths
 from .choices import DISPATCHERS, Choices
 from .provider import CROSS_ENTROPY, Provider
@@ -115,6 +115,7 @@ def step_time(shape, training, system: System, dispatcher: str | None = None, pr
         raise ConfigError(f"unknown cross entropy {provider.cross_entropy!r}: choose from {', '.join(CROSS_ENTROPY)}")
     if dispatcher not in (None, *DISPATCHERS):
         raise ConfigError(f"unknown MoE token dispatcher {dispatcher!r}: choose from {', '.join(DISPATCHERS)}")
+    offload.check(shape, training, system.card_name)  # CPU activation offload needs the card's host link
     values = {
         **inputs_for(shape, training),
         "m": training.m,
@@ -128,6 +129,9 @@ def step_time(shape, training, system: System, dispatcher: str | None = None, pr
         for name, x in components(shape, Choices.of(shape, training, dispatcher, provider), values).items()
     }
     fwd = breakdown.pop("F_model")  # forward FLOPs per token of the whole model, not a time
+    if getattr(training, "cpu_offload_layers", 0):  # p = 1 (the rules): the layers' GEMMs and attention hide copies
+        compute = (breakdown["T_lin"] + breakdown["T_attn"]) / training.m
+        breakdown["T_off"] = offload.offload_seconds(shape, training, system.card_name, compute)
     step_s = sum(breakdown.values())
     tokens = training.global_batch * training.s
     gpus = training.world

@@ -35,11 +35,19 @@ def widths(ch: Choices) -> dict[str, sp.Expr]:
     }
 
 
+def rerun_share(ch: Choices) -> sp.Expr:
+    """The share of a stage's layers full recompute reruns: all of them, or by --recompute-method block the first N
+    (megatron-core 0.16.1 transformer_block.py _checkpointed_forward; uniform chunks rerun every layer); 0 otherwise."""
+    if ch.recompute != "full":
+        return sp.Integer(0)
+    return sp.Min(ch.rc_block, L / p) / (L / p) if ch.rc_block else sp.Integer(1)
+
+
 def layer_kernels(ch: Choices, tok: sp.Expr) -> list[Component]:
     """The layer's norms, RoPE, residual adds and activation, the dense linears' FP8 casts, the router's kernels
     and the loss, each a Component in seconds per micro batch (L/p layers; the loss on the last stage)."""
-    full = int(ch.recompute == "full")
-    norm_rerun = full or int(ch.recompute == "selective" and "layernorm" in ch.modules)
+    full = rerun_share(ch)
+    norm_rerun = full if ch.recompute == "full" else int(ch.recompute == "selective" and "layernorm" in ch.modules)
     w = widths(ch)
     dense = (L - L_e) / p if ch.moe else L / p  # layers with a dense MLP
     act, act_fwd = (8, 3) if ch.n_f == 3 else (5, 2)  # fused bias-SwiGLU / GeLU: passes of [f] forward + backward

@@ -38,7 +38,7 @@ from ..config.symbols import (
 )
 from . import flops
 from .choices import Choices
-from .kernels import layer_kernels
+from .kernels import layer_kernels, rerun_share
 from .symbols import B_x, N_q, P_d, P_x, R_at, R_e, R_g, R_h, W_cp, W_dp, W_edp, W_ep, W_etp, W_hbm, W_pp, W_tp
 
 FA_BACKWARD = sp.Rational(7, 2)  # FlashAttention's forward + backward FLOPs over its forward (GEMM.md 5: bwd 2.5x)
@@ -67,7 +67,7 @@ def _compute(ch: Choices) -> list[Component]:
     last = moe_mlp if ch.moe else dense.expr
     full = ch.recompute == "full"
     rerun_lin = (
-        lin - experts + experts * R_g / R_e
+        (lin - experts + experts * R_g / R_e) * rerun_share(ch)
         if full
         else (
             flops.mla_up(ch.q_latent) * L / p
@@ -75,7 +75,9 @@ def _compute(ch: Choices) -> list[Component]:
             else 0
         )
     )
-    rerun_core = 1 if full or (ch.recompute == "selective" and "core_attn" in ch.modules) else 0
+    if ch.recompute == "selective" and "mlp" in ch.modules:  # the dense layers' MLP forward again (recompute_mlp)
+        rerun_lin += (L - L_e) * dense.expr / p
+    rerun_core = rerun_share(ch) if full else int(ch.recompute == "selective" and "core_attn" in ch.modules)
     core_layers = (L / p) * core.expr * flops.window_share(ch.window)  # the stage's cores, sliding windows' fewer keys
     return [
         Component(
@@ -100,7 +102,8 @@ def _compute(ch: Choices) -> list[Component]:
         Component(
             "T_rec",
             tok * (rerun_lin / R_g + rerun_core * core_layers / R_at),
-            "recompute's extra forward: every layer (full) or the modules selective names (Korthikanti 2022)",
+            "recompute's extra forward: every layer (full) or the modules selective names (Korthikanti 2022; mlp: "
+            "the dense layers' MLP, megatron-core 0.16.1 transformer_layer.py:445 recompute_mlp)",
         ),
     ]
 
@@ -108,12 +111,14 @@ def _compute(ch: Choices) -> list[Component]:
 def _communication(ch: Choices) -> list[Component]:
     """The communication on a micro batch's critical path: TP+SP, expert TP, the CP ring, EP, PP, in seconds."""
     tok = TOKENS
-    full = ch.recompute == "full"
+    full = rerun_share(ch)  # the layers recomputed: 1 under full recompute of every layer
     kv_width = a * (dh + d_r + d_v) if ch.mla else 2 * k * dh
     if ch.narrow_v or ch.swa:  # K at dh, V at the value width; the sliding-window layers' k_w heads, per layer
         kv_width = ((L - L_w) * k + L_w * k_w) / L * (dh + (d_v if ch.narrow_v else dh)) if ch.swa else k * (dh + d_v)
     act = s * b * h * B_a / c  # bytes of one [s/c, b, h] activation
     tp_per_layer = (4 + 2 * full) * (L + (L - L_e)) / p  # AG + RS before/after attention and a dense MLP, fwd, bwd
+    if ch.recompute == "selective" and "mlp" in ch.modules:  # the dense MLP's rerun forward gathers and scatters again
+        tp_per_layer += 2 * (L - L_e) / p
     return [
         Component(
             "T_tp",

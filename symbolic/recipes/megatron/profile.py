@@ -26,11 +26,13 @@ from ...components.layerwise import layerwise_expert_optimizer, layerwise_optimi
 from ...components.moe import dispatch_buffers, expert_bias_buffers, routing_state
 from ...components.mpu import mpu_buffer
 from ...components.mtp import mtp_activations, mtp_embedding_params, mtp_moe_layers, mtp_params
-from ...components.fp8 import fp8_weight_cache
+from ...components.fp8 import fp8_weight_cache, fsdp_fp8_transposes
+from ...components.zero import fsdp_window, largest_layer, largest_unit
 from ...components.graphs import graph_buffers
 from ...components.userbuffers import tp_comm_buffers
 from ...components.activations import offloaded_tensors
 from ...components.offload import cpu_offload_kept, offload_resident
+from ...components.recompute_layers import held_layers, working_layers
 from ...components.vision import vision_parts
 from ...components.weights import (
     default_kinds,
@@ -81,13 +83,19 @@ def _activations(micro: sp.Expr, layers: sp.Expr, moe_layers: sp.Expr, sw: Switc
         per_layer = (layers - sw.cpu_offload) * layer_activation(sw) + sw.cpu_offload * cpu_offload_kept(
             _layer_tensors(sw)
         )
+    if sw.rc_layers:  # full recompute of N layers (the rules: a dense model, vpp = 1)
+        per_layer = held_layers(sw, layers, layer_activation)
     if sw.moe:
         per_layer = (layers - moe_layers) * layer_activation(sw) + moe_layers * layer_activation(sw, moe=True)
     per_layer += kind_terms(sw, lambda mixer, ffn: layer_activation(sw, mixer=mixer, ffn=ffn), kinds)
-    held = (", hybrid kinds" if kinds else "") + (
-        f"; {sw.cpu_offload} of them offloaded to the host but their small tensors (--cpu-offload-layers)"
-        if sw.cpu_offload
-        else ""
+    held = (
+        (", hybrid kinds" if kinds else "")
+        + (f"; --recompute-num-layers {sw.rc_layers}" if sw.rc_layers else "")
+        + (
+            f"; {sw.cpu_offload} of them offloaded to the host but their small tensors (--cpu-offload-layers)"
+            if sw.cpu_offload
+            else ""
+        )
     )
     return Component(
         "activations",
@@ -116,6 +124,11 @@ def _states(
     cache = fp8_weight_cache(
         everything - end_params(stage, sw) - ends - (mtp_embedding_params(sw) if stage == "last" else 0), sw
     )  # the layers' weights, no ends
+    if sw.fsdp_fp8:  # Megatron-FSDP's FP8 parameters: the transposes of what is gathered alone
+        gathered = fsdp_window(
+            largest_unit(stage, sw, layers, moe_layers, kinds), largest_layer(sw, layers, moe_layers, kinds), everything
+        )
+        cache = fsdp_fp8_transposes(gathered, sw)
     adam = _muon_adam(stage, layers, sw) + (ends if sw.muon else 0)  # the head a p = 1 GPU holds: AdamW's too
     states = optimizer(params, sw, adam)
     if sw.layerwise:  # whole parameters dealt to the ranks (the rules leave MTP out of Muon)
@@ -146,6 +159,8 @@ def _working_set(sw: Switches, moe_layers: sp.Expr, layers: sp.Expr, kinds: dict
     """Full recompute's working set: a dense layer's, or where the stage has MoE layers the larger of the two kinds;
     in a hybrid the largest of the kinds of mixer and MLP the stage holds (weights.kind_cases)."""
     dense = recompute_working_set(sw)
+    if sw.rc_layers:  # full recompute of N layers (the rules: a dense model, vpp = 1)
+        return dense._replace(expr=working_layers(sw, layers) * dense.expr)
     if not kinds:
         if not sw.moe:
             return dense

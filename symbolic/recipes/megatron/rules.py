@@ -22,6 +22,14 @@ def _cpu_offload_allowed(x):
     )
 
 
+def _recompute_layers_allowed(x):
+    """--recompute-num-layers where mem4d counts it: a dense transformer without virtual stages (Megatron-Core applies
+    it to each model chunk; plan's rows never set it)."""
+    if getattr(x, "recompute_num_layers", 0) == 0:
+        return True
+    return (x.vpp == 1) & np.logical_not((x.E > 0) | x.gdn | x.mamba | x.mtp)
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         "--recompute-modules: Megatron only",
@@ -117,6 +125,26 @@ RULES: tuple[Rule, ...] = (
             f"(--recipe megatron)"
         ),
         scope="!paper",
+    ),
+    Rule(
+        "--recompute-num-layers: Megatron only",
+        lambda x: getattr(x, "recompute_num_layers", 0) == 0,
+        lambda x: (
+            f"--recompute-num-layers {x.recompute_num_layers} is Megatron-Core's full recompute of some layers "
+            f"(--recipe megatron)"
+        ),
+        scope="!paper",
+    ),
+    Rule(
+        "recompute layers: dense, vpp = 1",
+        _recompute_layers_allowed,
+        lambda x: (
+            f"--recompute-num-layers {x.recompute_num_layers}: mem4d counts it for a dense transformer without "
+            f"virtual stages (Megatron-Core applies it to each model chunk); got vpp = {x.vpp}"
+            f"{'' if not (x.E or x.gdn or x.mamba or x.mtp) else ', ' + x.model + ' (experts, MTP or hybrid layers)'}"
+        ),
+        scope="paper",
+        model=True,
     ),
     # megatron-core 0.16.1 TransformerConfig.__post_init__ refuses it with p > 1, with recompute, with fine-grained
     # offloading and from L layers on; mem4d's count takes the first layers to be alike (a dense transformer)

@@ -30,6 +30,7 @@ from symbolic.time.evaluate import step_time  # noqa: E402
 from symbolic.time.systems import system  # noqa: E402
 from throughput_dispatch import dispatcher  # noqa: E402  (benchmarks/throughput_dispatch.py)
 from throughput_rank import PLAN_THRESHOLD, RANK_KEYS, plan_rank, rank_cells, rank_summary  # noqa: E402
+from throughput_recipes import provider  # noqa: E402  (benchmarks/throughput_recipes.py)
 from tuned_llama import llama_settings  # noqa: E402  (benchmarks/tuned_llama.py: FSDP + CPU offload, recompute layers)
 
 SYSTEM = {
@@ -103,7 +104,8 @@ def evaluate(rows: list[dict], rank: bool = False, threshold: float = PLAN_THRES
             try:
                 shape, training = job(row)
                 ran = dispatcher(row) if shape.moe else ""
-                out = step_time(shape, training, system(SYSTEM[row["system"]]), ran or None)
+                kernels = provider(row["model"].split(" (")[0])  # MODELS.md's provider settings of the model
+                out = step_time(shape, training, system(SYSTEM[row["system"]]), ran or None, kernels)
             except ConfigError as err:
                 reason = str(err)
         if reason is not None:

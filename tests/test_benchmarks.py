@@ -72,6 +72,7 @@ LIBRARIES = (
     "tuned_moe.py",
     "tuned_llama.py",
     "plan_goal.py",
+    "throughput_recipes.py",
 )  # no command
 
 

@@ -98,6 +98,8 @@ def print_formulas(args, switches) -> int:
         switches.moe_bias,
         qk_norm=switches.qk_norm != "none",
         rope=not switches.positions,
+        out_bias=switches.o_bias,
+        mlp_bias=switches.mlp_bias,
     )
     from ..time.symbols import BY_NAME, LATEX
 

@@ -222,6 +222,11 @@ class Features:
         keys=("swa_num_key_value_heads",),
     )
     swa_sinks: bool = feature(False, "a learned sink logit per head [a] in the swa_layers' softmax only")
+    layer_window: tuple[int, ...] = feature(
+        (),
+        "keys each layer's sliding window spans (0: full causal; (): none; step time only)",
+        keys=("sliding_window",),
+    )
     # a block config per layer (DeciLM / nemotron-nas; config.blocks): each layer's KV heads (0: no attention) and SwiGLU
     # width (0: no MLP), k and f then the largest; () where every layer is alike
     layer_k: tuple[int, ...] = feature((), "each layer's KV heads (0: no attention)")

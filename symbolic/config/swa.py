@@ -12,11 +12,20 @@ from .hybrid import _indices
 
 
 def check_swa(shape) -> None:
-    """v_dim beside GQA (v_dim == dh is the plain model: stored as 0), and swa_layers with swa_k KV heads dividing a
-    and swa_sinks, all or none; none of it beside MLA (whose v_dim is its own), hybrid mixers or sinks in every layer."""
+    """v_dim beside GQA (v_dim == dh is the plain model: stored as 0), layer_window one window a layer, and swa_layers
+    with swa_k KV heads dividing a and swa_sinks, all or none; none of it beside MLA (whose v_dim is its own), hybrid mixers or sinks in every layer."""
     if not shape.mla and shape.v_dim == shape.head_dim:
         object.__setattr__(shape, "v_dim", 0)
     positive(shape.name, "swa_k", shape.swa_k, zero=True)
+    window = tuple(shape.layer_window)  # a --json record's list read back as the tuple
+    if window and (
+        len(window) != shape.L or any(isinstance(w, bool) or not isinstance(w, int) or w < 0 for w in window)
+    ):
+        raise ConfigError(
+            f"model {shape.name!r}: layer_window holds a window (0: none) for each of the L={shape.L} layers, "
+            f"got {len(window)} entries"
+        )
+    object.__setattr__(shape, "layer_window", window)
     object.__setattr__(shape, "swa_layers", _indices(shape, "swa_layers"))
     if bool(shape.swa_layers) != bool(shape.swa_k) or shape.swa_sinks and not shape.swa_layers:
         raise ConfigError(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..config.errors import ConfigError
+from .gemm import FAMILY
 
 ME_ACC = "stas00/ml-engineering@744d01e1 compute/accelerator/README.md"
 MAMF = f"{ME_ACC}:344-376 (MAMF: torch matmul, best shape)"
@@ -33,6 +34,11 @@ class Card:
     gemm_fp4: float = 0.0  # achieved NVFP4 GEMM, TFLOP/s (0: no FP4; GEMM_FP4)
 
     @property
+    def attn_cudnn(self) -> float:
+        """Achieved causal attention forward+backward under cuDNN's fused attention, TFLOP/s (CUDNN_SHARE)."""
+        return self.attn * CUDNN_SHARE.get(FAMILY.get(self.name, ""), 1.0)
+
+    @property
     def hbm_rate(self) -> float:
         """HBM TB/s a memory-bound kernel reaches: the measured copy bandwidth where one is published, else the peak."""
         return self.hbm_copy or self.hbm
@@ -58,9 +64,27 @@ _FA_H100 = (
     "backward / 1.5-2.0x forward speed-up over FA2 (arXiv:2407.08608; GEMM.md 5c) = 462"
 )
 _FA4 = (
-    "FlashAttention-4 'up to 1613 TFLOPs/s' on B200 BF16 (GEMM.md 5d; an upper figure, forward and backward unstated)"
+    "FlashAttention-4 'up to 1613 TFLOPs/s' on B200 BF16 (GEMM.md 5d; an upper figure, the forward's), taken forward "
+    "+ backward with FlashAttention-2's backward at 63/73 of its forward rate (arXiv:2307.08691 sec. 1: up to 73 % "
+    "of the peak forward, 63 % backward; A100) = 1449"
 )
+# FlashAttention counts the backward as 2.5x the forward's FLOPs (GEMM.md 5); a forward-only figure R_f stands for
+# forward + backward as 3.5 / (1/R_f + 2.5/(BWD_OVER_FWD R_f)), the backward at FA2's published share of the forward
+BWD_OVER_FWD = 63 / 73
+
+
+def fwd_bwd(forward: float) -> float:
+    """Forward + backward TFLOP/s of attention whose forward reaches `forward` (BWD_OVER_FWD), one decimal."""
+    return round(3.5 / (1 / forward + 2.5 / (BWD_OVER_FWD * forward)), 1)
+
+
+FA4_B200 = fwd_bwd(1613)  # the Blackwell cards' attention figure (_FA4)
 _CARDS_TSV = "../shared/data/hardware/CARDS.tsv row"
+# cuDNN's fused attention (TE runs it where FlashAttention cannot: learned softmax sinks, TE 2.9.0 pytorch/attention/
+# dot_product_attention/utils.py:694-696) over FlashAttention's figure above: Hopper 600 / 646 TFLOP/s, cuDNN beside
+# FA3 at head width 128, 8k, forward (FA3 paper Fig. 5, GEMM.md 5c; no causal cuDNN row); Blackwell 1 / 1.3, FA4's
+# "up to 1.3x faster than cuDNN 9.13" (GEMM.md 5d); A100: none published, taken as fast (assumed)
+CUDNN_SHARE = {"h100": 600 / 646, "h200": 600 / 646, "blackwell": 1 / 1.3}  # by gemm.FAMILY
 # STREAM-like copy bandwidth, TB/s (GEMM.md 2: Azure/AI-benchmarking-guide@8fd0c6e1 ND_A100_v4 (A100-SXM4-80GB),
 # ND_H100_v5, ND_H200_v5 results; no Blackwell figure is published there)
 HBM_COPY = {"a100-80gb": 1.61, "h100-80gb": 2.90, "h200-141gb": 4.01}
@@ -138,7 +162,7 @@ _CARDS: dict[str, Card] = {
             1800,
             1745.0,
             3432.5,
-            1613,
+            FA4_B200,
             f"{_CARDS_TSV} 'B200' ({ME_ACC}:260; glennklockwood.com/garden/processors/B200 HGX @1000 W)",
             f"{MAMF}: B200 SXM bf16 1745.0, fp8 3432.5",
             _FA4,
@@ -153,7 +177,7 @@ _CARDS: dict[str, Card] = {
             1800,
             1769.0,
             3353.3,
-            1613,
+            FA4_B200,
             f"{_CARDS_TSV} 'B300' ({ME_ACC}:259; FP4 conflicts between sources: glennklockwood's 13125 kept)",
             f"{MAMF}: B300 SXM bf16 1769.0, fp8 3353.3",
             f"{_FA4}; no B300 figure, B200's assumed",
@@ -168,7 +192,7 @@ _CARDS: dict[str, Card] = {
             1800,
             1822.0,
             3615.6,
-            1613,
+            FA4_B200,
             f"{_CARDS_TSV} 'GB200' ({ME_ACC}:256; torchtitan@b5bcd76c torchtitan/tools/utils.py:184-189)",
             f"{MAMF}: GB200 SXM bf16 1822.0, fp8 3615.6",
             f"{_FA4}; no GB200 figure, B200's assumed",
@@ -183,7 +207,7 @@ _CARDS: dict[str, Card] = {
             1800,
             1822.0,
             3615.6,
-            1613,
+            FA4_B200,
             f"{_CARDS_TSV} 'GB300' ({ME_ACC}:255; verda.com/blog/gb300-nvl72-architecture 'without sparsity')",
             f"{MAMF}: no GB300 row, GB200's (same BF16/FP8 peaks) assumed",
             f"{_FA4}; no GB300 figure, B200's assumed",

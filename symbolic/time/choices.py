@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .provider import Provider
+
 
 class Choices(NamedTuple):
     """What changes the step's expressions: the model's kinds (experts' biases, narrow value heads, sliding-window
@@ -23,10 +25,17 @@ class Choices(NamedTuple):
     swa: bool = False  # L_w sliding-window layers of k_w KV heads (config.architecture's swa)
     qk_norm: bool = False  # RMSNorm on the queries and keys (Megatron-Core qk_layernorm)
     rope: bool = True  # rotary position embeddings (a GPT's learned absolute positions run no RoPE kernel)
+    window: tuple[int, int, int] = (0, 0, 1)  # (keys a sliding window spans, layers with it, all layers): gpt-oss
+    rope_fused: bool = True  # TE's fused RoPE (Provider.rope_fused)
+    bda_fused: bool = True  # bias, dropout and residual add as one kernel (Provider.bias_dropout_fusion)
+    clamp: bool = False  # the experts' GLU input clamped before the fused activation (Provider.clamp)
+    out_bias: bool = False  # the attention output projection's bias, added by the bias-dropout-add (o_bias)
+    mlp_bias: bool = False  # a dense MLP's fc2 bias, added likewise (mlp_bias)
+    cross_entropy: str = "te"  # the loss's kernel (Provider.cross_entropy)
     rc_block: int = 0  # full recompute of the first N layers of a stage (--recompute-method block; 0: every layer)
 
     @classmethod
-    def of(cls, shape, training, dispatcher: str | None = None) -> Choices:
+    def of(cls, shape, training, dispatcher: str | None = None, provider: Provider = Provider()) -> Choices:
         return cls(
             shape.moe,
             shape.mla,
@@ -37,17 +46,25 @@ class Choices(NamedTuple):
             training.zero,
             dispatcher or training.moe_dispatcher,
             **model_kinds(shape),
+            rope_fused=provider.rope_fused,
+            bda_fused=provider.bias_dropout_fusion,
+            clamp=provider.clamp > 0,
+            cross_entropy=provider.cross_entropy,
             rc_block=getattr(training, "recompute_num_layers", 0)
             * (getattr(training, "recompute_method", "") == "block"),
         )
 
 
-def model_kinds(shape) -> dict[str, bool]:
-    """A shape's moe_bias, narrow_v, swa, qk_norm and rope, read as config.architecture reads them."""
+def model_kinds(shape) -> dict:
+    """A shape's moe_bias, narrow_v, swa, qk_norm, rope and sliding window, read as config.architecture reads them."""
     from ..config.architecture import DERIVED
 
+    windows = {w for w in shape.layer_window if w}
     return {
+        "window": (windows.pop(), sum(w > 0 for w in shape.layer_window), shape.L) if windows else (0, 0, 1),
         "moe_bias": shape.moe_bias,
+        "out_bias": shape.o_bias,
+        "mlp_bias": shape.mlp_bias,
         "narrow_v": DERIVED["narrow_v"](shape),
         "swa": DERIVED["swa"](shape),
         "qk_norm": shape.qk_norm != "none",

@@ -14,6 +14,7 @@ from ..config.precision import NVFP4
 from . import gemm, offload
 from .links import group_bandwidths
 from .choices import DISPATCHERS, Choices
+from .provider import CROSS_ENTROPY, Provider
 from .systems import System
 
 TERA = 1e12
@@ -27,6 +28,8 @@ def refusal(shape) -> str | None:
         return "a hybrid stack's attention-only and MLP-only blocks are not in the step-time model"
     if shape.dsa:
         return "DeepSeek Sparse Attention's indexer is not in the step-time model"
+    if len({w for w in shape.layer_window if w}) > 1:
+        return "sliding windows of different sizes are not in the step-time model (one window, its layers' share)"
     return None
 
 
@@ -54,7 +57,7 @@ def _sources(ch: Choices) -> dict:
     from .step import step
 
     class _Shape:  # model_flops reads these of a shape
-        moe, mla, q_lora, narrow_v, swa = ch.moe, ch.mla, ch.q_latent, ch.narrow_v, ch.swa
+        moe, mla, q_lora, narrow_v, swa, window = ch.moe, ch.mla, ch.q_latent, ch.narrow_v, ch.swa, ch.window
 
     parts = []
     for part in [*step(ch), Component("F_model", model_flops(_Shape, ch.n_f)[1], "")]:
@@ -85,7 +88,8 @@ def hardware_values(system: System, shape, par, s, b, precision: str) -> dict:
     """R_g, R_e, R_h, R_at, W_hbm and the group bandwidths for one job on `system`: each GEMM rate the card's best
     times the share its shape gets (gemm.py) - a dense model's MLP [s b/c, h] x [h, f/t], else the QKV projection
     [s b/c, h] x [h, (a + 2k) dh/t]; the experts' [M_e, h] x [h, f_e/t_e] with M_e = s b k_e e t_e / (c t E) tokens
-    per expert, as many as reach it when the tokens are balanced; the head [s b/c, h] x [h, v/t]."""
+    per expert, as many as reach it when the tokens are balanced; the head [s b/c, h] x [h, v/t]; attention at
+    cuDNN's rate where learned sinks rule FlashAttention out (cards.CUDNN_SHARE)."""
     card = system.card
     tokens = s * b / par.c
     dv = shape.v_dim if shape.v_dim and not shape.mla else shape.dh  # GQA values narrower than dh (MiMo-V2-Flash)
@@ -96,7 +100,7 @@ def hardware_values(system: System, shape, par, s, b, precision: str) -> dict:
         "R_g": best * gemm.share(card.name, tokens, width / par.t, shape.h, precision),
         "R_e": best * gemm.share(card.name, per_expert, max(shape.f_e, 1) / par.t_e, shape.h, precision),
         "R_h": card.gemm_bf16 * TERA * gemm.share(card.name, tokens, shape.v / par.t, shape.h),
-        "R_at": card.attn * TERA,
+        "R_at": (card.attn_cudnn if shape.sinks else card.attn) * TERA,  # sinks: cuDNN's fused attention
         "W_hbm": card.hbm_rate * TERA,
         "B_x": cast_bytes(precision),
         "N_q": 0.0 if precision == "bf16" else 1.0,
@@ -112,12 +116,15 @@ def components(shape, ch: Choices, values: dict) -> dict:
     return {name: np.asarray(fn(*(values[n] for n in names)), dtype=float) for name, names, fn in _compiled(ch)}
 
 
-def step_time(shape, training, system: System, dispatcher: str | None = None) -> dict:
+def step_time(shape, training, system: System, dispatcher: str | None = None, provider: Provider = Provider()) -> dict:
     """The `time` block of estimate's JSON: step_s, tokens_per_s_per_gpu, model_tflops_per_gpu, mfu, breakdown;
-    `dispatcher` times a flex backend (choices.DISPATCHERS) in place of Training's dispatcher."""
+    `dispatcher` times a flex backend (choices.DISPATCHERS) in place of Training's dispatcher, `provider` the
+    model provider's kernel settings (provider.Provider; the fused defaults otherwise)."""
     reason = refusal(shape)
     if reason:
         raise ConfigError(f"step time of {shape.name}: {reason}")
+    if provider.cross_entropy not in CROSS_ENTROPY:
+        raise ConfigError(f"unknown cross entropy {provider.cross_entropy!r}: choose from {', '.join(CROSS_ENTROPY)}")
     if dispatcher not in (None, *DISPATCHERS):
         raise ConfigError(f"unknown MoE token dispatcher {dispatcher!r}: choose from {', '.join(DISPATCHERS)}")
     offload.check(shape, training, system.card_name)  # CPU activation offload needs the card's host link
@@ -130,7 +137,8 @@ def step_time(shape, training, system: System, dispatcher: str | None = None) ->
         values["L"] = max(training.layers(shape.L)) * training.p
         values["L_w"] = shape.L_w * values["L"] / shape.L  # their share of sliding-window layers
     breakdown = {
-        name: float(x) for name, x in components(shape, Choices.of(shape, training, dispatcher), values).items()
+        name: float(x)
+        for name, x in components(shape, Choices.of(shape, training, dispatcher, provider), values).items()
     }
     fwd = breakdown.pop("F_model")  # forward FLOPs per token of the whole model, not a time
     if getattr(training, "cpu_offload_layers", 0):  # p = 1 (the rules): the layers' GEMMs and attention hide copies

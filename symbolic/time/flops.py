@@ -50,6 +50,16 @@ def attention_core(mla: bool, narrow_v: bool = False) -> Component:
     )
 
 
+def window_share(window: tuple[int, int, int]) -> sp.Expr:
+    """Causal attention's keys per query averaged over the layers, over s/2: where n of `total` layers slide over a
+    window of w keys a query meets min(i, w) keys, (2 w - w^2/s)/s of s/2 on average (w <= s); window = (w, n, total)."""
+    w, n, total = window
+    if not n:
+        return sp.Integer(1)
+    share, ws = sp.Rational(n, total), sp.Min(w, s)
+    return 1 - share + share * (2 * ws / s - ws**2 / s**2)
+
+
 def projections(mla: bool, q_latent: bool, narrow_v: bool, swa: bool) -> sp.Expr:
     """FLOPs per token of every layer's attention projections: L layers alike, or L - L_w of k KV heads and L_w
     sliding-window layers of k_w (MiMo-V2-Flash)."""
@@ -91,6 +101,7 @@ def model_flops(shape, n_f: int) -> tuple[list[Component], sp.Expr]:
     """The forward components and FLOPs per token of the whole model: L layers, the head, and n_mtp MTP modules
     (each its eh_proj [2h, h], a layer like the last one, and the shared head: Megatron-Core MultiTokenPredictionLayer)."""
     narrow_v, swa = getattr(shape, "narrow_v", False), getattr(shape, "swa", False)
+    windowed = window_share(getattr(shape, "window", (0, 0, 1)))  # evaluate's _Shape passes Choices.window
     attn, core, dense, routed, out = (
         attention_proj(shape.mla, bool(shape.q_lora), narrow_v),
         attention_core(shape.mla, narrow_v),
@@ -101,7 +112,7 @@ def model_flops(shape, n_f: int) -> tuple[list[Component], sp.Expr]:
     last_mlp = routed.expr if shape.moe else dense.expr
     layer_sum = (
         projections(shape.mla, bool(shape.q_lora), narrow_v, swa)
-        + L * core.expr
+        + L * core.expr * windowed
         + (L - L_e) * dense.expr
         + L_e * routed.expr
     )

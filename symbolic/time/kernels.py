@@ -11,7 +11,7 @@ from ..config.symbols import B_a, E, L, L_e, a, d_r, d_v, dh, f, f_s, h, k, kv_r
 from .choices import Choices
 from .symbols import B_x, W_hbm
 
-FP32 = 4  # bytes of an FP32 router score (moe_router_dtype = "fp32" in the Qwen3 and DeepSeek-V3 providers)
+FP32 = 4  # bytes of an FP32 element: a router score (moe_router_dtype "fp32": Qwen3, DeepSeek-V3), a native loss logit
 
 
 def widths(ch: Choices) -> dict[str, sp.Expr]:
@@ -54,6 +54,8 @@ def layer_kernels(ch: Choices, tok: sp.Expr) -> list[Component]:
     mlp_in = f_s if ch.moe else 0  # the shared experts' width (a dense layer's is f, below)
     shared = sp.Piecewise((L_e / p, f_s > 0), (0, True)) if ch.moe else 0  # layers with shared experts
     per = tok * B_a / W_hbm  # seconds per element of a token, one pass
+    rope_fwd, rope_bwd = (2, 2) if ch.rope_fused else (12, 15)  # TE's fused RoPE, or megatron-core's eager one
+    biased = (L / p) * int(ch.out_bias) + dense * int(ch.mlp_bias)  # residual adds that also add a bias
     return [
         Component(
             "T_norm",
@@ -65,11 +67,23 @@ def layer_kernels(ch: Choices, tok: sp.Expr) -> list[Component]:
         ),
         Component(
             "T_rope",
-            per * (L / p) * w["rope"] * (4 + 2 * full) * int(ch.rope),
+            per * (L / p) * w["rope"] * (rope_fwd * (1 + full) + rope_bwd) * int(ch.rope),
             "RoPE on the queries and keys, fused: read and written forward and backward (megatron-core 0.16.1 "
             "models/common/embeddings/rope_utils.py apply_rotary_pos_emb, TE fused_rope); with MLA the RoPE "
             "part and the join of q and k to a (dh + d_r) per head (multi_latent_attention.py torch.cat); none "
-            "with learned absolute positions (a GPT's)",
+            "with learned absolute positions (a GPT's). "
+            "Under YaRN with a concentration factor (gpt-oss) TE's kernel is skipped (rope_utils.py:279-284) for "
+            "_apply_rotary_pos_emb_bshd (:92-126): t cos, the half rotation's negation and cat, its product with "
+            "sin, the sum, the final cat, 12 passes forward; the two products' and the negation's gradients, "
+            "the halves' gradients placed into zeros and summed with t's, 15 backward",
+        ),
+        Component(
+            "T_bda",
+            sp.Integer(0) if ch.bda_fused else per * biased * h * 2 * (1 + full),
+            "bias-dropout-add unfused (bias_dropout_fusion False, gpt-oss): the bias added in a kernel of its "
+            "own before the residual add, [h] read and written forward where a layer adds a bias (the attention "
+            "output's; the routed experts add theirs in T_bias); dropout at p = 0 returns its input "
+            "(megatron-core 0.16.1 fusions/fused_bias_dropout.py:40-49)",
         ),
         Component(
             "T_resid",
@@ -107,12 +121,19 @@ def layer_kernels(ch: Choices, tok: sp.Expr) -> list[Component]:
             "apply_random_logits under force balancing): softmax, top-k, scatter, the aux-loss softmax and "
             "top-k, the random logits, 8 passes forward; their gradients and sum, 10 backward",
         ),
-        Component(
-            "T_loss",
-            tok * (1 + n_mtp) * v * B_a * 5 / W_hbm,
-            "the last stage's cross entropy over [tokens, v/t] logits (TE 2.9.0 pytorch/triton/"
-            "cross_entropy.py: online_softmax_kernel reads them, cross_entropy_kernel reads them and writes "
-            "the gradient in place, element_mul_kernel reads and writes it backward, :345-370), per MTP "
-            "module again",
-        ),
+        loss(ch, tok),
     ]
+
+
+def loss(ch: Choices, tok: sp.Expr) -> Component:
+    """The last stage's cross entropy, per Megatron-Core's cross_entropy_fusion_impl (TE's Triton kernel or its own)."""
+    return Component(
+        "T_loss",
+        tok * (1 + n_mtp) * v * (B_a * 5 if ch.cross_entropy == "te" else 2 * B_a + 6 * FP32) / W_hbm,
+        "the last stage's cross entropy over [tokens, v/t] logits (TE 2.9.0 pytorch/triton/"
+        "cross_entropy.py: online_softmax_kernel reads them, cross_entropy_kernel reads them and writes "
+        "the gradient in place, element_mul_kernel reads and writes it backward, :345-370), per MTP "
+        "module again; megatron-core's native one (cross_entropy_fusion_impl native, gpt-oss) in FP32, a "
+        "pass per jit_fuser function (fusions/fused_cross_entropy.py:12-84): the FP32 copy and its max, "
+        "the shift, exp and sum, the division, the gradient's product and its BF16 cast",
+    )

@@ -78,6 +78,7 @@ def _compute(ch: Choices) -> list[Component]:
     if ch.recompute == "selective" and "mlp" in ch.modules:  # the dense layers' MLP forward again (recompute_mlp)
         rerun_lin += (L - L_e) * dense.expr / p
     rerun_core = rerun_share(ch) if full else int(ch.recompute == "selective" and "core_attn" in ch.modules)
+    core_layers = (L / p) * core.expr * flops.window_share(ch.window)  # the stage's cores, sliding windows' fewer keys
     return [
         Component(
             "T_lin",
@@ -86,8 +87,10 @@ def _compute(ch: Choices) -> list[Component]:
         ),
         Component(
             "T_attn",
-            FA_BACKWARD * tok * (L / p) * core.expr / R_at,
-            "causal flash attention forward + backward (FlashAttention's 3.5x forward, GEMM.md 5)",
+            FA_BACKWARD * tok * core_layers / R_at,
+            "causal flash attention forward + backward (FlashAttention's 3.5x forward, GEMM.md 5); a sliding "
+            "window's layers at min(i, w) keys a query (gpt-oss: TE 2.9.0 window_size (128, 0), cuDNN's "
+            "F16_arbitrary_seqlen, pytorch/attention/dot_product_attention/utils.py:964-998)",
         ),
         Component(
             "T_last",
@@ -98,7 +101,7 @@ def _compute(ch: Choices) -> list[Component]:
         ),
         Component(
             "T_rec",
-            tok * (rerun_lin / R_g + rerun_core * (L / p) * core.expr / R_at),
+            tok * (rerun_lin / R_g + rerun_core * core_layers / R_at),
             "recompute's extra forward: every layer (full) or the modules selective names (Korthikanti 2022; mlp: "
             "the dense layers' MLP, megatron-core 0.16.1 transformer_layer.py:445 recompute_mlp)",
         ),
@@ -195,6 +198,15 @@ def _moe_kernels(ch: Choices) -> list[Component]:
             "backward (megatron-core 0.16.1 moe/experts.py:648 and :762 quantization_padding/_unpadding = "
             "Transformer Engine 2.9.0 pytorch/module/fp8_padding.py:39 fused_multi_row_padding, skipped at :121 "
             "only when every count is aligned, as HybridEP's dispatch pads them: token_dispatcher.py:1036)",
+        ),
+        Component(
+            "T_clamp",
+            (L_e / p) * tok * k_e * f_e * B_a * (18 + 8 * rerun_act) / W_hbm if ch.clamp and ch.moe else sp.Integer(0),
+            "the experts' GLU clamp (activation_func_clamp_value, gpt-oss): the gate and linear halves clamped and "
+            "concatenated in eager torch before the fused activation (megatron-core 0.16.1 "
+            "fusions/fused_bias_geglu.py:424-431, moe/experts.py:698-706), 8 passes of [f_e] forward, each "
+            "clamp's gradient reading the gradient and its input and the halves' gradients joined, 10 backward; "
+            "moe_act recompute reruns the forward",
         ),
         Component(
             "T_bias",

@@ -35,10 +35,11 @@ DEEPSEEK_V3 = Provider(rope_fusion=True, bias_dropout_fusion=True, cross_entropy
 
 # GPT OSS 120B (MODELS.md 3): Megatron-Bridge 0.3.1 models/gpt_oss/gpt_oss_provider.py:59-84 (position_embedding_type
 # "yarn", YaRN factor 32 with yarn_mscale unset, bias_dropout_fusion False, activation_func_clamp_value 7.0) and
-# recipes/gpt_oss/gpt_oss.py:213 (cross_entropy_fusion_impl "native"). The performance scripts' apply_rope_fusion
-# True is undone at build: models/gpt_provider.py:210-211 with utils/fusions.py:66-74 (RoPE fusion only for
-# position_embedding_type "rope").
-GPT_OSS = Provider(yarn=32.0, rope_fusion=False, clamp=7.0, bias_dropout_fusion=False, cross_entropy="native")
+# recipes/gpt_oss/gpt_oss.py:213 (cross_entropy_fusion_impl "native", which the performance scripts set back to "te":
+# MB@v0.3.1 configs/gpt_oss/gpt_oss_llm_pretrain.py:52-55 build the recipe, then set_workload_base_configs). Their
+# apply_rope_fusion True is undone at build: models/gpt_provider.py:210-211 with utils/fusions.py:66-74 (RoPE fusion
+# only for position_embedding_type "rope").
+GPT_OSS = Provider(yarn=32.0, rope_fusion=False, clamp=7.0, bias_dropout_fusion=False, cross_entropy="te")
 
 PROVIDERS = {
     "LLAMA3_8B": LLAMA,

@@ -60,8 +60,9 @@ def test_provider_kernels_by_hand():
 
 def test_provider_defaults_are_the_fused_kernels():
     # YaRN with a concentration factor (0.1 ln 32 + 1 != 1) leaves TE's fused RoPE (rope_utils.py:279-284)
-    assert Provider().rope_fused and not Provider(yarn=32.0).rope_fused
-    assert Provider() == Provider(0.0, 0.0, True, "te")
+    # and apply_rope_fusion off (megatron-core 0.16.1 transformer_config.py:371's default) runs the eager one
+    assert Provider().rope_fused and not Provider(yarn=32.0).rope_fused and not Provider(rope_fusion=False).rope_fused
+    assert Provider() == Provider(0.0, 0.0, True, "te", True)
 
 
 def test_attention_rates_from_their_published_figures():

@@ -12,15 +12,18 @@ CROSS_ENTROPY = ("te", "native")  # megatron-core 0.16.1 model_parallel_config.p
 
 class Provider(NamedTuple):
     """A provider's kernel settings: YaRN's scaling factor (0: plain RoPE), the GLU clamp (0: none), whether bias,
-    dropout and residual add are one kernel, and the fused cross entropy's implementation."""
+    dropout and residual add are one kernel, the fused cross entropy's implementation, whether RoPE may be TE's
+    fused kernel."""
 
     yarn: float = 0.0  # yarn_rotary_scaling_factor under position_embedding_type "yarn" (0: not YaRN)
     clamp: float = 0.0  # activation_func_clamp_value (0: none)
     bias_dropout_fusion: bool = True  # TransformerConfig.bias_dropout_fusion
     cross_entropy: str = "te"  # cross_entropy_fusion_impl, one of CROSS_ENTROPY
+    rope_fusion: bool = True  # TransformerConfig.apply_rope_fusion as the model is built (after provide()'s check)
 
     @property
     def rope_fused(self) -> bool:
-        """TE's fused RoPE runs only where YaRN's concentration factor 0.1 ln(factor) + 1 is 1 (yarn_mscale unset:
-        megatron-core 0.16.1 models/common/embeddings/yarn_rotary_pos_embedding.py:252-268, rope_utils.py:279-284)."""
-        return self.yarn <= 1
+        """TE's fused RoPE runs where apply_rope_fusion is set and YaRN's concentration factor 0.1 ln(factor) + 1 is 1
+        (yarn_mscale unset: megatron-core 0.16.1 models/common/embeddings/yarn_rotary_pos_embedding.py:252-268,
+        rope_utils.py:279-284); otherwise megatron-core's eager _apply_rotary_pos_emb_bshd."""
+        return self.rope_fusion and self.yarn <= 1

@@ -115,6 +115,7 @@ ALLOWED = [
     "--swiglu-fusion: Megatron only",
     "--swiglu-fusion: a SwiGLU MLP",
     "--srelu-fusion: Megatron only",
+    "--moe-grouped-gemm: Megatron only",
     "--srelu-fusion: squared-ReLU experts",
     "--offload-modules: Megatron only",
     "--cpu-offload-layers: Megatron only",

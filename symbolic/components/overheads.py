@@ -17,6 +17,9 @@ COMMUNICATOR = sp.Integer(2**29)  # ~0.5 GB of NCCL buffers per process group (t
 CUDA_CONTEXT = sp.Integer(400 * 2**20)  # CUDA context + kernels, ~0.3-0.5 GB per process
 FRAGMENTATION = sp.Rational(5, 100)  # caching-allocator fragmentation, assumed 5 % of tensor bytes
 CUBLAS_WORKSPACE = sp.Integer(32 * 2**20)  # one cuBLAS workspace on an H100: CUBLAS_WORKSPACE_CONFIG :4096:8 (sm90)
+TE_COMPUTE_STREAMS = (
+    4  # transformer-engine common/util/multi_stream.cpp get_num_compute_streams (tex's num_cublas_streams)
+)
 
 
 @functools.lru_cache(maxsize=None)
@@ -69,6 +72,7 @@ def overheads(
             "the forward and the autograd thread (CublasHandlePool.cpp; :4096:8 on an H100)"
             + (", and Transformer Engine's (cpp_extensions/gemm.py)" if workspaces == 3 else ""),
         ),
+        *_grouped_workspaces(sw, megatron),
         Component(
             "fragmentation",
             FRAGMENTATION * tensors,
@@ -76,3 +80,19 @@ def overheads(
         ),
     ]
     return parts
+
+
+def _grouped_workspaces(sw: Switches, megatron: bool) -> list[Component]:
+    """Transformer Engine's multi-stream cuBLAS workspaces, kept by the experts' GroupedLinear GEMMs (none without
+    --moe-grouped-gemm, without experts, or with the local implementation)."""
+    if not (megatron and sw.moe and sw.grouped_gemm and not sw.local):
+        return []
+    return [
+        Component(
+            "grouped_gemm_workspaces",
+            TE_COMPUTE_STREAMS * CUBLAS_WORKSPACE,
+            f"{TE_COMPUTE_STREAMS} cuBLAS workspaces of 32 MiB (+1 KiB; 4 MiB below sm90) in PyTorch's pool, one per "
+            "compute stream, for the experts' grouped GEMMs (transformer-engine 2.9.0 pytorch/module/grouped_linear.py"
+            ":176 get_multi_stream_cublas_workspace, module/base.py:95-103; common/util/multi_stream.cpp)",
+        )
+    ]

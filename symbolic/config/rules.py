@@ -73,6 +73,7 @@ def letters(training, shape=None) -> SimpleNamespace:
         transformer_impl=getattr(training, "transformer_impl", "transformer_engine"),  # plan: TE rows only
         swiglu_fusion=getattr(training, "swiglu_fusion", False),  # plan: unfused rows only
         srelu_fusion=getattr(training, "srelu_fusion", False),  # plan: unfused rows only
+        moe_grouped_gemm=getattr(training, "moe_grouped_gemm", False),  # plan: per-expert GEMM rows only
         schedule=training.schedule,
         recompute_modules=training.recompute_modules,
         fp8=training.fp8,

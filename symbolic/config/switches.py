@@ -58,6 +58,7 @@ class Switches(Architecture, Sharding):
     )
     swiglu_fusion: bool = trained(lambda t: t.swiglu_fusion, "Megatron-Core's fused SwiGLU: no SiLU(gate) kept")
     srelu_fusion: bool = trained(lambda t: t.srelu_fusion, "its fused weighted squared ReLU of the experts")
+    grouped_gemm: bool = trained(lambda t: t.moe_grouped_gemm, "the experts as Transformer Engine's GroupedLinear")
     muon: bool = trained(
         lambda t: t.optimizer == "muon", "Megatron-Core's Muon: its 2-D layer weights B_o, the rest ADAM_BYTES"
     )

@@ -42,6 +42,7 @@ class Training(Sharding):
     transformer_impl: str = "transformer_engine"  # Megatron-LM --transformer-impl, one of TRANSFORMER_IMPLS
     swiglu_fusion: bool = False  # Megatron-LM --bias-swiglu-fusion (its default with --swiglu): fc1's output alone kept
     srelu_fusion: bool = False  # Megatron-LM --use-fused-weighted-squared-relu: squared-ReLU experts keep fc1's output
+    moe_grouped_gemm: bool = False  # Megatron-LM --moe-grouped-gemm: TE GroupedLinear experts, 4 more cuBLAS workspaces
     ac_every: int | None = None  # n_ac: torchtitan's selective per-layer checkpointing, every n-th block (else op)
     zero_init: bool = True  # DeepSpeed ZeRO-3: the model built under deepspeed.zero.Init (its memory-efficient linear)
     grad_accum_fusion: bool = True  # Megatron-LM --gradient-accumulation-fusion (its default): TE's dummy wgrads
@@ -219,6 +220,7 @@ RECIPE_FIELDS = {
         "transformer_impl",
         "swiglu_fusion",
         "srelu_fusion",
+        "moe_grouped_gemm",
         "schedule",
         "recompute_modules",
         "fp8",

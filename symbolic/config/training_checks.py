@@ -147,7 +147,7 @@ def _check_counts(training) -> None:
         value = getattr(training, name)
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
             raise ConfigError(f"--{flag(name).replace('_', '-')} must be a positive integer, got {value!r}")
-    for name in ("zero_init", "grad_accum_fusion", "swiglu_fusion", "srelu_fusion"):
+    for name in ("zero_init", "grad_accum_fusion", "swiglu_fusion", "srelu_fusion", "moe_grouped_gemm"):
         if not isinstance(getattr(training, name), bool):
             raise ConfigError(f"{name} must be true or false, got {getattr(training, name)!r}")
     if (

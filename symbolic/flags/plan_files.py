@@ -17,6 +17,7 @@ READERS = ("megatron", "torchtitan", "deepspeed")
 HELD_RECIPE = (
     "swiglu_fusion",
     "srelu_fusion",
+    "moe_grouped_gemm",
     "moe_dispatcher",
     "transformer_impl",
     "cuda_graph",

@@ -53,7 +53,7 @@ def _recompute_args(group, defaults: Training, recipe: bool) -> None:
 
 
 def _kernel_args(group, defaults: Training) -> None:
-    """--transformer-impl, --swiglu-fusion, --srelu-fusion, --no-grad-accum-fusion: Megatron-LM's layers and
+    """--transformer-impl, --swiglu-fusion, --srelu-fusion, --moe-grouped-gemm, --no-grad-accum-fusion: Megatron-LM's layers and
     fused kernels."""
     group.add_argument(
         "--transformer-impl",
@@ -77,6 +77,13 @@ def _kernel_args(group, defaults: Training) -> None:
         default=defaults.srelu_fusion,
         help="--recipe megatron, squared-ReLU experts: Megatron-LM's --use-fused-weighted-squared-relu: "
         "the fused function keeps fc1's output, not relu's output and its square (default: unfused)",
+    )
+    group.add_argument(
+        "--moe-grouped-gemm",
+        action="store_true",
+        default=defaults.moe_grouped_gemm,
+        help="--recipe megatron, an MoE model: Megatron-LM's --moe-grouped-gemm with Transformer Engine: the "
+        "experts as GroupedLinear, whose GEMMs keep 4 cuBLAS workspaces of their own (default: off)",
     )
     group.add_argument(
         "--no-grad-accum-fusion",

@@ -201,6 +201,9 @@ def training_flags(args: Args) -> dict:
         and (args.get("num_experts") or 0)
         and not args.get("use_te_activation_func")
     )
+    # TEGroupedMLP's GroupedLinear (transformer-engine 2.9.0 pytorch/module/grouped_linear.py:176) runs on
+    # get_multi_stream_cublas_workspace() (module/base.py:95), one workspace per compute stream
+    out["moe_grouped_gemm"] = bool(grouped and (args.get("num_experts") or 0))
     dispatcher = flex_backend(args)
     if (args.get("num_experts") or 0) and dispatcher not in MOE_DISPATCHERS:
         args.refuse(

@@ -128,6 +128,12 @@ RULES: tuple[Rule, ...] = (
         scope="!paper",
     ),
     Rule(
+        "--moe-grouped-gemm: Megatron only",
+        lambda x: np.logical_not(getattr(x, "moe_grouped_gemm", False)),
+        lambda x: "--moe-grouped-gemm is Megatron-Core's TEGroupedMLP (--recipe megatron)",
+        scope="!paper",
+    ),
+    Rule(
         "--srelu-fusion: squared-ReLU experts",
         lambda x: np.logical_not(getattr(x, "srelu_fusion", False)) | ((x.mlp == "relu2") & (x.E > 0)),
         lambda x: f"--srelu-fusion fuses squared-ReLU routed experts; {x.model} has none (contradicting)",

@@ -224,8 +224,7 @@ def test_plan_ranks_as_the_cli(page):
         ]
         shown = tab.evaluate(PLAN_READ)
         assert [[c, b] for c, _, b in shown] == [[c, b] for c, _, b in expected], controls
-        # the score: the same expression evaluated by JavaScript's Math and by numpy (different libm pow/exp), so to
-        # 1e-12 relative, not to the last bit (they differed in the 16th digit with numpy 2.4.6)
+        # the score: one expression in JavaScript's Math and in numpy (they differ in the 16th digit): to 1e-12
         assert [float(s) for _, s, _ in shown] == pytest.approx([float(s) for _, s, _ in expected], rel=1e-12)
     assert not errors and ranked == {"time", "proxy"}
 

@@ -90,15 +90,9 @@ def _activations(micro: sp.Expr, layers: sp.Expr, moe_layers: sp.Expr, sw: Switc
         per_layer = (layers - moe_layers) * layer_activation(sw) + moe_layers * layer_activation(sw, moe=True)
     per_layer += kind_terms(sw, lambda mixer, ffn: layer_activation(sw, mixer=mixer, ffn=ffn), kinds)
     per_layer += bf16_activations(sw, kinds)  # the Lb_r layers run outside FP8 (--first-last-layers-bf16)
-    held = (
-        (", hybrid kinds" if kinds else "")
-        + (f"; --recompute-num-layers {sw.rc_layers}" if sw.rc_layers else "")
-        + (
-            f"; {sw.cpu_offload} of them offloaded to the host but their small tensors (--cpu-offload-layers)"
-            if sw.cpu_offload
-            else ""
-        )
-    )
+    offloaded = f"; {sw.cpu_offload} of them offloaded to the host but their small tensors (--cpu-offload-layers)"
+    rc = f"; --recompute-num-layers {sw.rc_layers}"
+    held = (", hybrid kinds" if kinds else "") + (rc if sw.rc_layers else "") + (offloaded if sw.cpu_offload else "")
     return Component(
         "activations",
         micro * per_layer,

@@ -11,7 +11,7 @@ import numpy as np
 from ..config.errors import ConfigError
 from ..config.glossary import inputs_for
 from ..config.precision import NVFP4
-from . import gemm, offload
+from . import gemm
 from .links import group_bandwidths
 from .choices import DISPATCHERS, Choices
 from .provider import CROSS_ENTROPY, Provider
@@ -127,7 +127,10 @@ def step_time(shape, training, system: System, dispatcher: str | None = None, pr
         raise ConfigError(f"unknown cross entropy {provider.cross_entropy!r}: choose from {', '.join(CROSS_ENTROPY)}")
     if dispatcher not in (None, *DISPATCHERS):
         raise ConfigError(f"unknown MoE token dispatcher {dispatcher!r}: choose from {', '.join(DISPATCHERS)}")
-    offload.check(shape, training, system.card_name)  # CPU activation offload needs the card's host link
+    if getattr(training, "cpu_offload_layers", 0):  # offload.py builds sympy: imported only where a job offloads
+        from . import offload
+
+        offload.check(shape, training, system.card_name)  # CPU activation offload needs the card's host link
     values = {
         **inputs_for(shape, training),
         "m": training.m,

@@ -52,7 +52,7 @@ def test_cli_json_of_a_program_over_the_card(capsys, tmp_path):
     device_memory_size changed), so XLA's rematerialization is tried and reported beside the program as written. In
     this process (the `mem4d` entry point, without a second jax start-up). The same path at real shapes (llama3-8b
     d2 t2 p2 s4096 gbs16 under GPipe: 116 GiB on the 80 GiB card) took 15 s of two compiles, measured 2026-12-04;
-    SMALL, not the tiny preset (h 256, L 8, v 1,024): the same two compiles, 28.2 -> 25.5 CPU-seconds, 2026-12-07."""
+    SMALL, not the tiny preset (h 256, L 8, v 1,024): the same two compiles, 27.3 -> 24.6 CPU-s, 2026-12-07."""
     from jaxcheck.targets import HERE
     from symbolic.cli.entry import main
     from symbolic.config.hfconfig import resolve_model

@@ -219,7 +219,7 @@ def test_end_to_end_real_verify(tmp_path, capsys):
     """The real `mem4d sweep` with jaxcheck.crosscheck.verify: Ctrl-C (SIGINT) during the second compile exits 130
     keeping the first result; --resume (in this process: no second jax start-up) runs only the rest; one JSON line per
     config with XLA's figures, summary JSON, PNGs. Source of truth: verify()'s own dict (rel_error_total recomputed
-    from its totals). SMALL, not the tiny preset, and the resume in-process: 25.2 -> 21.5 CPU-seconds, 2026-12-07."""
+    from its totals). SMALL, not the tiny preset, and the resume in-process: 23.2 -> 21.4 CPU-s, 2026-12-07."""
     pytest.importorskip("jaxcheck.crosscheck.verify")
     grid = tmp_path / "g.toml"
     model = tmp_path / "config.json"  # SMALL, not the tiny preset: the sweep's mechanics at the quickest compiles

@@ -15,6 +15,8 @@ from symbolic.cli.entry import main
 from symbolic.config import symbols as S
 from symbolic.recipes.torchtitan.pipeline import (
     accumulated_gradients,
+    input_gradients,
+    merged_outputs,
     output_chunks,
     stage_buffers,
     symmetric_workspace,
@@ -67,6 +69,45 @@ def test_output_chunks_keep_every_micro_batch_output(stage, each):
     the last stage the bf16 logits [1, 1024, 136/2]; none without a pipeline."""
     expr = output_chunks(stage).expr
     assert value(expr, p=4 if stage != "only" else 1, m=8, v=136) == 8 * each
+
+
+@pytest.mark.parametrize(
+    "stage,p,m,count",
+    [("middle", 4, 8, 8 - 4), ("last", 4, 8, 8 - 4), ("middle", 4, 3, 0), ("first", 4, 8, 0), ("only", 1, 8, 0)],
+)
+def test_input_gradients_of_the_micro_batches_whose_backward_ended(stage, p, m, count):
+    """k = 4 in flight: the m - k = 4 micro batches whose backward ended before the peak each leave their input's
+    gradient in the receive buffer's .grad (stage_backward, cleared at the next step), a bf16 [1, 1024/2, 64] =
+    65536 B; none where m <= k (the peak comes first), on the first stage (token ids) or without a pipeline."""
+    expr = input_gradients(stage, sp.Integer(4)).expr
+    assert value(expr, p=p, m=m) == count * 65536
+
+
+@pytest.mark.parametrize("stage,p,freed,expected", [("last", 4, 10**6, 8 * 139264 - 10**6), ("last", 4, 2 * 10**6, 0)])
+def test_merged_outputs_are_the_cat_beyond_what_the_step_freed(stage, p, freed, expected):
+    """merge_chunks cats the m = 8 bf16 logits [1, 1024, 136/2] (139264 B each) at the step's end: the excess over
+    what is freed by then (10^6 B: 114112 B more; 2 x 10^6 B: none)."""
+    assert value(merged_outputs(stage, sp.Integer(freed)).expr, p=p, m=8, v=136) == expected
+
+
+def test_merged_outputs_only_on_a_pipeline_last_stage():
+    assert value(merged_outputs("middle", sp.Integer(0)).expr, p=4, m=8, v=136) == 0
+    assert value(merged_outputs("only", sp.Integer(0)).expr, p=1, m=8, v=136) == 0
+
+
+def test_block_backward_has_no_reduce_scatter_input_under_the_pipeline():
+    """With p > 1 FSDP2's post_backward (reduce_grads off) adds the bf16 gradient into the accumulated fp32 one: a
+    block's backward holds B_a per parameter, not B_a + B_g (the fp32 reduce-scatter input of p = 1)."""
+    from symbolic.components.weights import layer_params
+    from symbolic.config.switches import Switches
+    from symbolic.recipes.torchtitan.fsdp2 import block_backward
+
+    sw = Switches(recompute="full")
+    at = {S.h: 48, S.f: 112, S.a: 6, S.k: 2, S.dh: 8, S.v: 136, S.s: 1024, S.b: 1, S.c: 1, S.t: 1}
+    at |= {S.B_a: 2, S.B_g: 4, S.n_ac: 1}
+    pipe = block_backward(sw, False).xreplace({**at, S.p: 2})
+    flat = block_backward(sw, False).xreplace({**at, S.p: 1})
+    assert int(flat - pipe) == 4 * int(layer_params(sw).xreplace(at))
 
 
 def test_async_tp_workspace_is_twice_a_reduce_scatter_chunk():

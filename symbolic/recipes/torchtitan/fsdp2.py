@@ -79,17 +79,20 @@ def loss_backward() -> sp.Expr:
 
 def block_backward(sw: Switches, head: bool, moe_layers: sp.Expr = 0) -> sp.Expr:
     """A block's backward: its recomputed tensors, its unsharded bf16 gradients with the fp32 reduce-scatter input
-    they are copied into (FSDP2 foreach_reduce), and on the head's stage the LM head's unsharded bf16 gradient,
-    which waits for the root group's reduce-scatter at the end of backward; an MoE block's where it is the larger."""
+    they are copied into (FSDP2 foreach_reduce; none with p > 1, where post_backward with reduce_grads off adds them
+    into accumulated_gradients: torch 2.6.0 _fsdp_param_group.py), and on the head's stage the LM head's unsharded
+    bf16 gradient, which waits for the root group's reduce-scatter at the end of backward; an MoE block's where it
+    is the larger."""
     per_token = lambda parts: sp.Add(*(part.expr for part in parts))  # noqa: E731
 
     def recomputed(moe: bool) -> sp.Expr:  # a checkpointed block's backward: what it rebuilds beyond what it kept
         kept = block_input().expr if sw.ac_every else per_token(layer_tensors(sw, moe))
         return per_token(unchecked_tensors(sw, moe)) - kept
 
-    blocks = recomputed(False) + (B_a + B_g) * layer_params(sw)
+    grads = B_a + sp.Piecewise((0, p > 1), (B_g, True))  # the bf16 gradient, and the reduce-scatter input at p = 1
+    blocks = recomputed(False) + grads * layer_params(sw)
     if sw.moe:
-        moe = recomputed(True) + (B_a + B_g) * (layer_params(sw, moe=True) + experts_gathered(sw))
+        moe = recomputed(True) + grads * (layer_params(sw, moe=True) + experts_gathered(sw))
         blocks = sp.Piecewise((sp.Max(blocks, moe), moe_layers > 0), (blocks, True))
     return blocks + (B_a * h * v / t if head else 0)
 
@@ -103,8 +106,8 @@ def transient(sw: Switches, head: bool, moe_layers: sp.Expr = 0) -> Component:
         sp.Max(loss_backward(), block) if head else block,
         "max(the loss's backward: log_softmax's fp32 output, its incoming and returned gradients, "
         "B_l*s*b*v/t each, one more at t > 1 (loss_parallel's exp(x)); a block's backward: its "
-        "recomputed tensors, bf16 gradients + fp32 reduce-scatter input (B_a + B_g per parameter), the "
-        "LM head's bf16 gradient)",
+        "recomputed tensors, bf16 gradients + fp32 reduce-scatter input (B_a + B_g per parameter; B_a under "
+        "the pipeline, which accumulates instead), the LM head's bf16 gradient)",
     )
 
 

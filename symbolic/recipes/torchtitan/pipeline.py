@@ -70,6 +70,39 @@ def output_chunks(stage: str) -> Component:
     )
 
 
+def input_gradients(stage: str, micro: sp.Expr) -> Component:
+    """Each micro batch's gradient of the stage input, kept to the next step: stage_backward (torch 2.6.0
+    pipelining/_backward.py) runs torch.autograd.backward, which accumulates it into the receive buffer's .grad (a
+    leaf: _prepare_forward_infra sets requires_grad_(True)); get_bwd_send_ops pops bwd_cache, but .grad stays until
+    clear_runtime_states, at the next step, sets it to None. At the peak of a rank with k < m in flight the m - k
+    micro batches whose backward came first hold one each, a bf16 [b, s/(c t), h]; none on the first stage (token
+    ids) or where all m were in flight (the peak comes before any backward ends)."""
+    count = 0 if stage in ("first", "only") else sp.Max(m - micro, 0)
+    return Component(
+        "input_gradients",
+        sp.Piecewise((count * boundary(), p > 1), (0, True)),
+        "the stage input's gradient of each micro batch whose backward ended before the peak (max(m - k, 0)), "
+        "kept in its receive buffer's .grad to the next step: a bf16 [b, s/(c t), h] each (none on the first stage)",
+    )
+
+
+def merged_outputs(stage: str, freed: sp.Expr) -> Component:
+    """The last stage's merged logits at the step's end: PipelineScheduleSingle.step returns _merge_outputs(
+    output_chunks), merge_chunks' torch.cat of the m bf16 logits [b, s/c, v/t] (torch 2.6.0 pipelining/schedules.py,
+    microbatch.py), allocated while the chunks are still held; by then the activations, the accumulated gradients
+    (reduce-scattered by the last backward's post_backward), the gathered weights (resharded with it) and the
+    transient tensors, `freed`, are gone: the excess over them, none where the in-training peak is larger."""
+    if stage not in ("last", "only"):
+        return Component("merged_outputs", sp.Integer(0), "not on this stage (only the last merges its outputs)")
+    merged = m * B_a * b * s * v / (t * c)
+    return Component(
+        "merged_outputs",
+        sp.Piecewise((sp.Max(merged - freed, 0), p > 1), (0, True)),
+        "the m bf16 logits torch.cat merges at the step's end (merge_chunks), beyond what the step has freed by "
+        "then (activations, accumulated gradients, gathered weights, transient tensors)",
+    )
+
+
 def symmetric_workspace() -> Component:
     """Async TP's symmetric-memory workspace, one per TP group, outside PyTorch's caching allocator: torchtitan
     (9dec370 apply_tp) sets inductor's _micro_pipeline_tp and enable_symm_mem_for_group(tp group), and inductor's

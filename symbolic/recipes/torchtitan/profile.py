@@ -9,7 +9,14 @@ from ...components import in_flight as _in_flight
 from .allocator import allgather_cache, freed_logits
 from .fsdp2 import gathered, output_layer, sharded_states, stage_activation, transient
 from .moe import experts_all, experts_gathered, routing_buffers
-from .pipeline import accumulated_gradients, output_chunks, stage_buffers, symmetric_workspace
+from .pipeline import (
+    accumulated_gradients,
+    input_gradients,
+    merged_outputs,
+    output_chunks,
+    stage_buffers,
+    symmetric_workspace,
+)
 from .fsdp2 import layer_tensors  # noqa: F401  (one TransformerBlock's saved tensors)
 from ...components.weights import default_layers
 from ...config.switches import Switches
@@ -51,9 +58,12 @@ def _parts(
         transient(sw, has_head, moe_layers),
         accumulated_gradients(unsharded, per_micro, micro),
         stage_buffers(stage, micro),
+        input_gradients(stage, micro),
         output_chunks(stage),
         *([routing_buffers(moe_layers)] if sw.moe else []),
     ]
+    gone = ("activations", "params_gathered", "transient", "accumulated_gradients")  # by the step's end
+    parts.append(merged_outputs(stage, sp.Add(*(x.expr for x in parts if x.name in gone))))
     if sw.overheads:
         parts += overheads(params, sp.Add(*(x.expr for x in parts)), sw, workspaces=2, megatron=False)
         parts += [allgather_cache(sw, moe_layers), *([freed_logits(sw, moe_layers)] if has_head else [])]

@@ -76,7 +76,8 @@ def input_gradients(stage: str, micro: sp.Expr) -> Component:
     leaf: _prepare_forward_infra sets requires_grad_(True)); get_bwd_send_ops pops bwd_cache, but .grad stays until
     clear_runtime_states, at the next step, sets it to None. At the peak of a rank with k < m in flight the m - k
     micro batches whose backward came first hold one each, a bf16 [b, s/(c t), h]; none on the first stage (token
-    ids) or where all m were in flight (the peak comes before any backward ends)."""
+    ids) or where all m were in flight (the peak comes before any backward ends). Interleaved (vpp > 1), k is the
+    rank's in-flight count in micro batches, as `activations` counts it: an approximation of its stages' own."""
     count = 0 if stage in ("first", "only") else sp.Max(m - micro, 0)
     return Component(
         "input_gradients",

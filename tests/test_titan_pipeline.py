@@ -16,9 +16,9 @@ from symbolic.config import symbols as S
 from symbolic.recipes.torchtitan.pipeline import (
     accumulated_gradients,
     input_gradients,
-    merged_outputs,
     output_chunks,
     stage_buffers,
+    step_end,
     symmetric_workspace,
 )
 
@@ -83,16 +83,19 @@ def test_input_gradients_of_the_micro_batches_whose_backward_ended(stage, p, m, 
     assert value(expr, p=p, m=m) == count * 65536
 
 
-@pytest.mark.parametrize("stage,p,freed,expected", [("last", 4, 10**6, 8 * 139264 - 10**6), ("last", 4, 2 * 10**6, 0)])
-def test_merged_outputs_are_the_cat_beyond_what_the_step_freed(stage, p, freed, expected):
-    """merge_chunks cats the m = 8 bf16 logits [1, 1024, 136/2] (139264 B each) at the step's end: the excess over
-    what is freed by then (10^6 B: 114112 B more; 2 x 10^6 B: none)."""
-    assert value(merged_outputs(stage, sp.Integer(freed)).expr, p=p, m=8, v=136) == expected
+@pytest.mark.parametrize(
+    "stage,freed,expected", [("last", 10**6, 8 * 139264 + 5000 - 10**6), ("last", 2 * 10**6, 0), ("middle", 4000, 1000)]
+)
+def test_step_end_is_the_merged_logits_and_sharded_grads_beyond_what_the_step_freed(stage, freed, expected):
+    """At the step's end the last stage cats its m = 8 bf16 logits [1, 1024, 136/2] (139264 B each, merge_chunks) and
+    every stage holds its sharded gradients (5000 B here), reduce-scattered by the last backward; the excess over
+    what is freed by then (the last: 10^6 B freed leaves 119112 B more, 2 x 10^6 B none; a middle stage: 1000 B)."""
+    assert value(step_end(stage, sp.Integer(freed), sp.Integer(5000)).expr, p=4, m=8, v=136) == expected
 
 
-def test_merged_outputs_only_on_a_pipeline_last_stage():
-    assert value(merged_outputs("middle", sp.Integer(0)).expr, p=4, m=8, v=136) == 0
-    assert value(merged_outputs("only", sp.Integer(0)).expr, p=1, m=8, v=136) == 0
+def test_step_end_is_none_without_a_pipeline():
+    """At p = 1 FSDP2 reduce-scatters every backward: the gradients are counted in `gradients` (nothing here)."""
+    assert value(step_end("only", sp.Integer(0), sp.Integer(5000)).expr, p=1, m=8, v=136) == 0
 
 
 def test_block_backward_has_no_reduce_scatter_input_under_the_pipeline():

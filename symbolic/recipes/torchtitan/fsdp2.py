@@ -20,7 +20,8 @@ from .tensors import block_input, flash_attention, fp8_tp, sac_attention, tensor
 def sharded_states(params: sp.Expr) -> list[Component]:
     """Weights, gradients and optimizer states of the stage's parameters, each a 1/(d c) shard: FSDP2 shards every
     parameter over the flattened dp_shard x cp mesh (parallelize_llama.py apply_fsdp), and AdamW's moments are
-    zeros_like the sharded parameter (torch.optim)."""
+    zeros_like the sharded parameter (torch.optim); the gradients, None from zero_grad at the step's start, exist
+    under the pipeline only once its last backward reduce-scatters them (pipeline.step_end)."""
     shard = params / GROUPS.zero_group
     return [
         Component(
@@ -31,9 +32,10 @@ def sharded_states(params: sp.Expr) -> list[Component]:
         ),
         Component(
             "gradients",
-            B_g * shard,
+            B_g * shard * sp.Piecewise((0, p > 1), (1, True)),
             "the sharded gradients, reduce-scattered in reduce_dtype fp32 "
-            "(mixed_precision_reduce) and kept in the parameter's dtype, B_g bytes each",
+            "(mixed_precision_reduce) and kept in the parameter's dtype, B_g bytes each; none at the peak with p > 1 "
+            "(zero_grad before the step, reduce-scattered by its last backward: pipeline.step_end)",
         ),
         Component(
             "optimizer",

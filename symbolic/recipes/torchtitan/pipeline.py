@@ -87,20 +87,20 @@ def input_gradients(stage: str, micro: sp.Expr) -> Component:
     )
 
 
-def merged_outputs(stage: str, freed: sp.Expr) -> Component:
-    """The last stage's merged logits at the step's end: PipelineScheduleSingle.step returns _merge_outputs(
-    output_chunks), merge_chunks' torch.cat of the m bf16 logits [b, s/c, v/t] (torch 2.6.0 pipelining/schedules.py,
-    microbatch.py), allocated while the chunks are still held; by then the activations, the accumulated gradients
-    (reduce-scattered by the last backward's post_backward), the gathered weights (resharded with it) and the
-    transient tensors, `freed`, are gone: the excess over them, none where the in-training peak is larger."""
-    if stage not in ("last", "only"):
-        return Component("merged_outputs", sp.Integer(0), "not on this stage (only the last merges its outputs)")
-    merged = m * B_a * b * s * v / (t * c)
+def step_end(stage: str, freed: sp.Expr, grads: sp.Expr) -> Component:
+    """The pipeline step's end, beyond its in-training peak. torchtitan (9dec370 train.py) calls optimizers.zero_grad()
+    (grads set to None) before pp_schedule.step, and the last backward's post_backward reduce-scatters the accumulated
+    gradients into the sharded `grads` (torch 2.6.0 pipelining/stage.py backward_maybe_with_nosync); then the last
+    stage returns _merge_outputs(output_chunks), merge_chunks' torch.cat of its m bf16 logits [b, s/c, v/t]
+    (schedules.py, microbatch.py) while the chunks are still held. By then the activations, the accumulated gradients,
+    the gathered weights (resharded with them) and the transient tensors, `freed`, are gone: the excess over them."""
+    merged = m * B_a * b * s * v / (t * c) if stage in ("last", "only") else 0
     return Component(
-        "merged_outputs",
-        sp.Piecewise((sp.Max(merged - freed, 0), p > 1), (0, True)),
-        "the m bf16 logits torch.cat merges at the step's end (merge_chunks), beyond what the step has freed by "
-        "then (activations, accumulated gradients, gathered weights, transient tensors)",
+        "step_end",
+        sp.Piecewise((sp.Max(merged + grads - freed, 0), p > 1), (0, True)),
+        "the step's end beyond the peak: the sharded gradients (absent at the peak: zero_grad, then the last "
+        "backward's reduce-scatter) and on the last stage the m bf16 logits torch.cat merges (merge_chunks), less "
+        "what is freed by then (activations, accumulated gradients, gathered weights, transient tensors)",
     )
 
 

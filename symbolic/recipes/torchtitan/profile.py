@@ -5,6 +5,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ...components import RANK, Component, overheads, stage_params, token_ids
+from ...components.base import GROUPS
 from ...components import in_flight as _in_flight
 from .allocator import allgather_cache, freed_logits
 from .fsdp2 import gathered, output_layer, sharded_states, stage_activation, transient
@@ -12,14 +13,15 @@ from .moe import experts_all, experts_gathered, routing_buffers
 from .pipeline import (
     accumulated_gradients,
     input_gradients,
-    merged_outputs,
     output_chunks,
     stage_buffers,
+    step_end,
     symmetric_workspace,
 )
 from .fsdp2 import layer_tensors  # noqa: F401  (one TransformerBlock's saved tensors)
 from ...components.weights import default_layers
 from ...config.switches import Switches
+from ...config.symbols import B_g
 from ..shared import in_flight  # noqa: F401  (torchtitan's default schedule is 1F1B)
 
 TITLE = "torchtitan (FSDP2) as its code allocates"
@@ -63,7 +65,8 @@ def _parts(
         *([routing_buffers(moe_layers)] if sw.moe else []),
     ]
     gone = ("activations", "params_gathered", "transient", "accumulated_gradients")  # by the step's end
-    parts.append(merged_outputs(stage, sp.Add(*(x.expr for x in parts if x.name in gone))))
+    grads = B_g * params / GROUPS.zero_group  # the sharded gradients, which the pipeline's peak does not hold
+    parts.append(step_end(stage, sp.Add(*(x.expr for x in parts if x.name in gone)), grads))
     if sw.overheads:
         parts += overheads(params, sp.Add(*(x.expr for x in parts)), sw, workspaces=2, megatron=False)
         parts += [allgather_cache(sw, moe_layers), *([freed_logits(sw, moe_layers)] if has_head else [])]

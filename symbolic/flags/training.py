@@ -187,6 +187,17 @@ def model_from_args(args: argparse.Namespace) -> ModelShape:
     return resolve_model(args.model, getattr(args, "text_only", False))
 
 
+def card_from_args(args: argparse.Namespace) -> str:
+    """The card the job runs on: --gpu, else --system's card, else time.cards.DEFAULT_CARD (the step time's, as
+    cli/steptime.chosen_system picks it; a --gpu that disagrees with --system is refused there)."""
+    from ..time.cards import DEFAULT_CARD
+    from ..time.systems import system
+
+    if getattr(args, "gpu", None):
+        return args.gpu
+    return system(args.system).card_name if getattr(args, "system", None) else DEFAULT_CARD
+
+
 def training_from_args(
     args: argparse.Namespace, shape: ModelShape | None = None, profile: str | None = None
 ) -> Training:
@@ -194,6 +205,7 @@ def training_from_args(
     (without one, the Training defaults: Megatron's bf16 mixed precision) and the precision flags over it; errors are
     one-line ConfigErrors."""
     fields = {key: value for key, value in vars(args).items() if key not in precision.FIELDS}
+    fields["gpu"] = card_from_args(args)
     training = training_from_json({**fields, **recipe_defaults(args, profile), **precision_from_args(args, profile)})
     if shape is not None and shape.vision and not training.image_tokens and not training.freeze_vision:
         print(

@@ -152,9 +152,14 @@ def add_expert_args(group, defaults: Training = Training()) -> None:
         help="tokens an expert receives over an even share: the capacity factor, or for a dropless "
         "run the routing imbalance to allow for (1: the even load the load-balancing loss aims at)",
     )
+    add_dispatcher_arg(group, defaults.moe_dispatcher)
+
+
+def add_dispatcher_arg(group, default: str = Training.moe_dispatcher) -> None:
+    """--moe-dispatcher: Megatron-Core's token dispatcher (estimate's, formula's and plan's rows alike)."""
     group.add_argument(
         "--moe-dispatcher",
-        default=defaults.moe_dispatcher,
+        default=default,
         choices=MOE_DISPATCHERS,
         help="--recipe megatron: Megatron-Core's token dispatcher (--moe-token-dispatcher-type): "
         "alltoall, allgather (Megatron-LM's default: tokens all-gathered over etp x ep into a "

@@ -75,3 +75,19 @@ def test_estimate_follows_gpu_and_systems_card(capsys):
 def test_an_unknown_card_is_one_line():
     with pytest.raises(ConfigError, match="--gpu must be one of"):
         Training(gpu="a100")
+
+
+def test_plan_follows_the_systems_card():
+    """plan --system (the step-time ranking's) names the card every row runs on; without it, the default card."""
+    import importlib
+
+    from symbolic.cli.parser import Parser
+    from symbolic.config.hfconfig import resolve_model
+    from symbolic.plan.result import reference
+
+    plan = importlib.import_module("symbolic.cli.plan")
+    parser = Parser(prog="mem4d plan")
+    plan.add_arguments(parser)
+    for extra, gpu in (([], "h100-80gb"), (["--system", "dgx-a100"], "a100-80gb")):
+        args = parser.parse_args(["--model", "tiny", "--gpus", "4", "--seq", "64", "--gbs", "8", *extra])
+        assert reference(plan._cluster(args, resolve_model("tiny")), "paper").gpu == gpu

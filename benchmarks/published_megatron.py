@@ -1,8 +1,8 @@
 """mem4d beside the 22 Megatron-LM functional-test runs of ../shared/data/measured (RUNS.md): each verbatim
 model_config.yaml read by `mem4d estimate --megatron FILE --gpus N --rank last --json` (the world size N from
-RUNS.md's summary table), the last rank's predicted allocated peak beside the run's `mem-max-allocated-bytes` (the max
-of its primary golden's series: torch.cuda.memory_stats()["allocated_bytes.all.peak"] of rank world_size - 1), or
-mem4d's one-line refusal.
+RUNS.md's summary table; --gpu the card its golden names, GOLDEN_CARD), the last rank's predicted allocated peak
+beside the run's `mem-max-allocated-bytes` (the max of its primary golden's series:
+torch.cuda.memory_stats()["allocated_bytes.all.peak"] of rank world_size - 1), or mem4d's one-line refusal.
 
     python benchmarks/published_megatron.py [--json | --tsv] [--out records/published/megatron]
 
@@ -54,6 +54,11 @@ TOKENIZER_PIECES = {"nemotron_2_256k.model": 256_000}
 # backend (s > 512) off below sm90 ("Filter: determinism"), leaving UnfusedDotProductAttention on an A100. Assumed, not
 # read: the image's flash-attn is a 2.x (a 1.x would stay on).
 LTS_A100_DETERMINISTIC = ["--no-flash-attn"]
+# The card of a golden's machine, named in the golden file (golden_values_{dev,lts}_dgx_{a100,h100,gb200}.json): the
+# estimate's --gpu, whose compute capability sizes Transformer Engine's cuBLAS workspaces (components/overheads.py).
+# DGX A100 comes with 40 or 80 GB cards: the same capability 8.0, the 80 GB card taken (assumed). A golden that
+# names no machine (`dev`) keeps the default card.
+GOLDEN_CARD = {"dgx_a100": "a100-80gb", "dgx_h100": "h100-80gb", "dgx_gb200": "gb200-186gb"}
 
 
 @dataclass(frozen=True)
@@ -126,6 +131,11 @@ def tokenizer_pieces(config: Path) -> int | None:
     return TOKENIZER_PIECES.get(Path(str(model)).name) if model else None
 
 
+def card_arguments(case: Case) -> list[str]:
+    """--gpu CARD of the machine the case's golden names (GOLDEN_CARD); no flag where it names none."""
+    return next((["--gpu", card] for machine, card in GOLDEN_CARD.items() if machine in case.golden), [])
+
+
 def container_arguments(case: Case) -> list[str]:
     """LTS_A100_DETERMINISTIC where the case's golden ran in the LTS container on an A100, its file sets
     NVTE_ALLOW_NONDETERMINISTIC_ALGO 0 and names no attention backend (or auto); no flags otherwise."""
@@ -149,7 +159,7 @@ def estimate(case: Case) -> dict:
     pieces = tokenizer_pieces(case.config)
     if pieces:
         argv += ["--vocab-size", str(pieces)]
-    argv += container_arguments(case)
+    argv += card_arguments(case) + container_arguments(case)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         rc = main(argv)

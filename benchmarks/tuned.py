@@ -25,6 +25,7 @@ from symbolic.config.errors import ConfigError  # noqa: E402
 from symbolic.config.hfconfig import resolve_model  # noqa: E402
 from symbolic.config.training import Training  # noqa: E402
 from symbolic.estimator.estimate import estimate  # noqa: E402
+from symbolic.time.cards import card  # noqa: E402
 from tuned_moe import GPT_OSS_BF16, moe_reason  # noqa: E402
 
 from tuned_llama import llama_settings  # noqa: E402  (benchmarks/tuned_llama.py: FSDP + CPU offload, recompute layers)
@@ -49,10 +50,16 @@ SWIGLU_FUSION = {"LLAMA3_8B", "LLAMA3_70B", "LLAMA3.1_405B", "GPT OSS 120B"}
 # scripts/performance/configs/*/*_llm_pretrain.yaml "grad_reduce_in_fp32: false" too; megatron-core 0.16.1
 # distributed/param_and_grad_buffer.py)
 GRAD_DTYPE = "bf16"
-# the Blackwell cards (compute capability 10.x: B200, GB200, B300, GB300): their FP8 GEMMs take either layout, so a
-# delayed or tensorwise Float8Tensor keeps one copy for both usages (Transformer Engine 2.20.2 pytorch/utils.py
+# the table's card as mem4d's (--gpu: time/cards.py, whose compute capability sizes the cuBLAS workspaces)
+GPU = {"H100": "h100-80gb", "B200": "b200-192gb", "B300": "b300-288gb", "GB200": "gb200-186gb", "GB300": "gb300-288gb"}
+# from compute capability 10.0 (Blackwell: B200, GB200, B300, GB300) FP8 GEMMs take either layout, so a delayed or
+# tensorwise Float8Tensor keeps one copy for both usages (Transformer Engine 2.20.2 pytorch/utils.py
 # is_non_tn_fp8_gemm_supported; config/precision.py FLOAT8_RECIPES): Training.fp8_transpose off
-BLACKWELL = {"B200", "GB200", "B300", "GB300"}
+NON_TN_FP8 = (10, 0)
+# Megatron-Bridge's MoE providers and recipes run the experts as TEGroupedMLP (0.3.1 models/qwen/qwen_provider.py:395
+# and models/gpt_oss/gpt_oss_provider.py:71 moe_grouped_gemm True; recipes/qwen/qwen3_moe.py:78 and
+# recipes/gpt_oss/gpt_oss.py:93 set it again); no perf script of MODELS.md 3-5 turns it off
+GROUPED_GEMM = True
 # MODELS.md 5 and 13: the recipes set account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split
 # (Megatron-Bridge llama3.py@v0.4.2:1132-1133, qwen3_moe.py@v0.6.0:261-262): the layers placed as Megatron-Core does
 ACCOUNTED = {"LLAMA3.1_405B", "Qwen3_235B_a22B"}
@@ -115,8 +122,8 @@ def caveat(row: dict) -> str:
 
 def job(row: dict) -> tuple:
     """The row's model and Training, with MODELS.md's settings (distributed optimizer, SP with TP, the recipe's
-    recompute, fp8 with fp8_param_gather, the provider's fused SwiGLU, the fused cross entropy's bf16 logits, the embedding
-    and loss as pipeline units) and the perf scripts' bf16 gradient buffers."""
+    recompute, fp8 with fp8_param_gather, the card, grouped-GEMM experts, the provider's fused SwiGLU, the fused cross
+    entropy's bf16 logits, the embedding and loss as pipeline units) and the perf scripts' bf16 gradient buffers."""
     name = model_name(row)
     shape = resolve_model(MODELS[name])
     t = cell_int(row["tp"])
@@ -140,7 +147,9 @@ def job(row: dict) -> tuple:
         account_embedding=name in ACCOUNTED,
         account_loss=name in ACCOUNTED,
         tp_comm_overlap=userbuffers(row) and t > 1,  # Megatron-LM turns it off at t = 1
-        fp8_transpose=row["gpu"] not in BLACKWELL,
+        gpu=GPU[row["gpu"]],
+        fp8_transpose=card(GPU[row["gpu"]]).capability < NON_TN_FP8,
+        moe_grouped_gemm=moe and GROUPED_GEMM,
         **graphs,
         **{"zero": 1, "recompute": recompute, "recompute_modules": modules, **llama_settings(name, row)},
         **({"ep": cell_int(row["ep"]), "etp": cell_int(row["etp"])} if moe else {}),
@@ -164,13 +173,13 @@ def evaluate(rows: list[dict]) -> tuple[list[dict], list[dict]]:
             continue
         stage = est.most_loaded_stage["bytes"] if est.peak_from != "total" else est.bytes
         parts = sorted(((k, v) for k, v in stage.items() if k != "total"), key=lambda kv: -kv[1])
-        card = card_bytes(row["gpu"])
+        memory = card_bytes(row["gpu"])
         stated.append(
             {
                 **row,
                 "peak": est.peak,
-                "card": card,
-                "fraction": est.peak / card,
+                "card": memory,
+                "fraction": est.peak / memory,
                 "largest": " ".join(f"{k}={v / GiB:.1f}" for k, v in parts[:3]),
             }
         )

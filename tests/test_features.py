@@ -40,7 +40,7 @@ def test_a_switch_without_a_reading_names_a_modelshape_attribute():
 
 def test_the_training_switches_default_to_the_reading_of_trainings_defaults():
     trained = [f for f in fields(Switches) if "training" in f.metadata]
-    assert len(trained) == 30  # c47 added rc_layers, rc_block, fsdp_fp8; n47 bf16_layers; b47 grouped_gemm
+    assert len(trained) == 31  # c47 added rc_layers, rc_block, fsdp_fp8; n47 bf16_layers; b47 grouped_gemm; h47 sm90
     of_default = Switches.of(Training())
     assert all(getattr(of_default, f.name) == f.default for f in trained)
     assert of_default == Switches()

@@ -62,3 +62,30 @@ def test_flex_backend_read_as_megatron_core_sets_it():
     assert _backend(moe_token_dispatcher_type="flex", moe_flex_dispatcher_backend="hybridep") == "hybridep"
     assert _backend(moe_token_dispatcher_type="alltoall", moe_enable_deepep=True) == "alltoall"
     assert "deepep" in MOE_DISPATCHERS and "hybridep" not in MOE_DISPATCHERS
+
+
+def _parsed(command: str, argv: list[str]):
+    import importlib
+
+    from symbolic.cli.parser import Parser
+
+    module = importlib.import_module(f"symbolic.cli.{command}")
+    parser = Parser(prog=f"mem4d {command}")
+    module.add_arguments(parser)
+    return module, parser.parse_args(argv)
+
+
+def test_formula_and_plan_choose_the_dispatcher():
+    """--moe-dispatcher reaches formula's switches and every plan row's Training (Cluster.held), as estimate's."""
+    from symbolic.config.hfconfig import resolve_model
+    from symbolic.plan.result import reference
+
+    formula, args = _parsed("formula", ["--model", "tiny-moe", "--moe-dispatcher", "deepep"])
+    args.profile = formula.profile_from_args(args)
+    assert formula.switches_from_args(args).dispatcher == "deepep"
+    plan, args = _parsed(
+        "plan", ["--model", "tiny-moe", "--gpus", "4", "--seq", "64", "--gbs", "8", "--moe-dispatcher", "allgather"]
+    )
+    assert reference(plan._cluster(args, resolve_model("tiny-moe")), "paper").moe_dispatcher == "allgather"
+    _, args = _parsed("plan", ["--model", "tiny-moe", "--gpus", "4", "--seq", "64", "--gbs", "8"])
+    assert reference(plan._cluster(args, resolve_model("tiny-moe")), "paper").moe_dispatcher == "alltoall"

@@ -91,3 +91,18 @@ def test_mxfp8_rows_keep_their_weights_in_mxfp8(evaluated):
     assert not [r for r in skipped if r["precision"] == "MXFP8" and "param-gather" in r["reason"]]
     mx = [r for r in stated if r["precision"] == "MXFP8"]
     assert len(mx) >= 16 and all(tuned.job(r)[1].weight_bytes == 1 + 1 / 32 for r in mx[:2])
+
+
+def test_moe_rows_run_grouped_gemm_experts_on_their_card():
+    """Megatron-Bridge 0.3.1's MoE providers and recipes set moe_grouped_gemm (tuned.GROUPED_GEMM); a dense row not;
+    each row's card is mem4d's (--gpu), whose compute capability decides the FP8 transposes and the workspaces."""
+    tuned = _module()
+    rows = list(csv.DictReader(ROWS.open(), delimiter="\t"))
+    for key, grouped, gpu in (
+        (("26.04.01", "H100", "GPT OSS 120B"), True, "h100-80gb"),
+        (("26.04.01", "B200", "Qwen3_235B_a22B"), True, "b200-192gb"),
+        (("26.04.01", "H100", "LLAMA3_70B"), False, "h100-80gb"),
+    ):
+        row = next(r for r in rows if (r["release"], r["gpu"], r["model"]) == key and not tuned.unstated(r))
+        _, training = tuned.job(row)
+        assert (training.moe_grouped_gemm, training.gpu) == (grouped, gpu), key

@@ -8,7 +8,7 @@ import json
 from ..config.switches import BACKENDS
 from ..recipes import DEFAULT_PROFILE, get, select
 from ..flags.switches import add_switch_args
-from ..flags.training import add_recipe_arg, add_text_only_arg, profile_from_args
+from ..flags.training import add_dispatcher_arg, add_recipe_arg, add_text_only_arg, profile_from_args
 
 
 ARCHITECTURE = ("moe_act needs experts", "mla_up_proj needs MLA")  # rules that read the architecture alone
@@ -53,6 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_text_only_arg(parser)
     g = parser.add_argument_group("switches")
     add_switch_args(g, recipe=True)
+    add_dispatcher_arg(g)
     g.add_argument("--no-overheads", dest="overheads", action="store_false", help="drop the overhead components")
     g.add_argument(
         "--backend", choices=BACKENDS, default="gpu", help="profile jax: whose compiled program, XLA:GPU's or XLA:CPU's"

@@ -12,7 +12,7 @@ from ..plan.why_not import why_not
 from ..plan.policies import label_of
 from ..plan.proxy import Hardware, explain
 from ..flags.precision import precision_from_args
-from ..flags.training import model_from_args, profile_from_args
+from ..flags.training import card_from_args, model_from_args, profile_from_args
 from ..flags.plan_files import HELD_RECIPE, READERS, plan_file
 from .args import check_output_file
 from .plan_args import TOP, add_job_args, add_output_args, add_row_args, add_search_args
@@ -129,7 +129,8 @@ def _cluster(args: argparse.Namespace, shape) -> Cluster:
         image_tokens=args.image_tokens,
         freeze_vision=args.freeze_vision,
         precision=tuple(precision_from_args(args, None).items()),
-        held=tuple((name, getattr(args, name)) for name in HELD_RECIPE if hasattr(args, name)),
+        held=tuple((name, getattr(args, name)) for name in HELD_RECIPE if hasattr(args, name))
+        + ((("gpu", card_from_args(args)),) if args.system else ()),  # --system's card sizes the cuBLAS workspaces
         ep=args.ep,
         etp=args.etp,
     )

@@ -10,7 +10,7 @@ from ..config.parallel import ZERO_STAGES
 from ..flags.files import add_megatron_arg, add_trainer_args
 from ..flags.precision import add_precision_args
 from ..flags.switches import add_zero_aliases
-from ..flags.training import add_model_args, add_recipe_arg, add_vision_args
+from ..flags.training import add_dispatcher_arg, add_model_args, add_recipe_arg, add_vision_args
 from ..flags.values import capacity, positive_int
 from .args import add_fit_args
 
@@ -86,7 +86,8 @@ def add_search_args(parser: argparse.ArgumentParser) -> None:
 
 
 def add_row_args(parser: argparse.ArgumentParser) -> None:
-    """What every row shares: FP8, torch.compile, the vision tower, Megatron-Core's accounted pipeline units."""
+    """What every row shares: FP8, torch.compile, the vision tower, Megatron-Core's token dispatcher and accounted
+    pipeline units."""
     parser.add_argument(
         "--fp8",
         default="none",
@@ -111,6 +112,7 @@ def add_row_args(parser: argparse.ArgumentParser) -> None:
         help="--recipe torchtitan: every row's blocks under torch.compile (torchtitan's --compile.enable)",
     )
     add_vision_args(parser)
+    add_dispatcher_arg(parser)
     parser.add_argument(
         "--account-for-embedding",
         dest="account_embedding",

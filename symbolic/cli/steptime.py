@@ -15,7 +15,8 @@ def add_arguments(parser) -> None:
         choices=tuple(CARDS),
         default=None,
         metavar="CARD",
-        help=f"the GPU card the step-time model runs on ({', '.join(CARDS)}); default: --system's card, else h100-80gb",
+        help=f"the GPU card ({', '.join(CARDS)}): the step-time model's, and the compute capability that sizes "
+        "the cuBLAS workspaces (4 MiB for Transformer Engine's below sm90); default: --system's card, else h100-80gb",
     )
     g.add_argument(
         "--system",

@@ -17,6 +17,14 @@ COMMUNICATOR = sp.Integer(2**29)  # ~0.5 GB of NCCL buffers per process group (t
 CUDA_CONTEXT = sp.Integer(400 * 2**20)  # CUDA context + kernels, ~0.3-0.5 GB per process
 FRAGMENTATION = sp.Rational(5, 100)  # caching-allocator fragmentation, assumed 5 % of tensor bytes
 CUBLAS_WORKSPACE = sp.Integer(32 * 2**20)  # one cuBLAS workspace on an H100: CUBLAS_WORKSPACE_CONFIG :4096:8 (sm90)
+# PyTorch's own default where CUBLAS_WORKSPACE_CONFIG is unset (Megatron-LM's tests set :4096:8, the 32 MiB above, on
+# every card): 32 MiB on compute capability 9.x, 10.x and 12.x, ":4096:2:16:8" before (aten/src/ATen/cuda/
+# CublasHandlePool.cpp parseChosenWorkspaceSize); keyed by Switches.sm90 (no card of time.cards is 11.x or 13.x)
+TORCH_WORKSPACE = {True: CUBLAS_WORKSPACE, False: sp.Integer(4096 * 1024 * 2 + 16 * 1024 * 8)}
+# one Transformer Engine workspace, keyed by Switches.sm90: 32 MiB from compute capability 9.0, 4 MiB before
+# (transformer-engine 2.9.0 pytorch/module/base.py:77-82 get_cublas_workspace_size_bytes; 2.9.0 adds 1 KiB from sm90,
+# counted by userbuffers.py alone)
+TE_WORKSPACE = {True: CUBLAS_WORKSPACE, False: sp.Integer(4 * 2**20)}
 TE_COMPUTE_STREAMS = (
     4  # transformer-engine common/util/multi_stream.cpp get_num_compute_streams (tex's num_cublas_streams)
 )
@@ -65,13 +73,7 @@ def overheads(
         Component(
             "cuda_context", CUDA_CONTEXT, "CUDA context and loaded kernels, ~0.3-0.5 GB per process (assumed 400 MiB)"
         ),
-        Component(
-            "cublas_workspaces",
-            workspaces * CUBLAS_WORKSPACE,
-            f"{workspaces} cuBLAS workspaces of 32 MiB in PyTorch's pool: PyTorch's one per (handle, stream), on "
-            "the forward and the autograd thread (CublasHandlePool.cpp; :4096:8 on an H100)"
-            + (", and Transformer Engine's (cpp_extensions/gemm.py)" if workspaces == 3 else ""),
-        ),
+        _cublas_workspaces(sw, workspaces == 3, megatron),
         *_grouped_workspaces(sw, megatron),
         Component(
             "fragmentation",
@@ -90,9 +92,32 @@ def _grouped_workspaces(sw: Switches, megatron: bool) -> list[Component]:
     return [
         Component(
             "grouped_gemm_workspaces",
-            TE_COMPUTE_STREAMS * CUBLAS_WORKSPACE,
-            f"{TE_COMPUTE_STREAMS} cuBLAS workspaces of 32 MiB (+1 KiB; 4 MiB below sm90) in PyTorch's pool, one per "
+            TE_COMPUTE_STREAMS * TE_WORKSPACE[sw.sm90],
+            f"{TE_COMPUTE_STREAMS} cuBLAS workspaces of "
+            + ("32 MiB (+1 KiB; 4 MiB below sm90)" if sw.sm90 else "4 MiB (below sm90)")
+            + " in PyTorch's pool, one per "
             "compute stream, for the experts' grouped GEMMs (transformer-engine 2.9.0 pytorch/module/grouped_linear.py"
             ":176 get_multi_stream_cublas_workspace, module/base.py:95-103; common/util/multi_stream.cpp)",
         )
     ]
+
+
+def _cublas_workspaces(sw: Switches, te: bool, megatron: bool) -> Component:
+    """PyTorch's two cuBLAS workspaces (one per handle and stream, on the forward and the autograd thread; Megatron-LM's
+    under :4096:8) and, with Transformer Engine (`te`), its own, each sized by the card (Switches.sm90)."""
+    torch = CUBLAS_WORKSPACE if megatron else TORCH_WORKSPACE[sw.sm90]
+    mine = [TE_WORKSPACE[sw.sm90]] if te else []
+    where = "PyTorch's one per (handle, stream), on the forward and the autograd thread (CublasHandlePool.cpp; "
+    if sw.sm90:  # compute capability 9.0 or later: every workspace 32 MiB
+        doc = f"{2 + te} cuBLAS workspaces of 32 MiB in PyTorch's pool: {where}:4096:8 on an H100)"
+        doc += ", and Transformer Engine's (cpp_extensions/gemm.py)" if te else ""
+    else:
+        setting = ":4096:8, Megatron-LM's tests" if megatron else "its default below sm90"
+        doc = f"2 cuBLAS workspaces of {_mib(torch)} in PyTorch's pool: {where}{setting})"
+        doc += f", and Transformer Engine's of {_mib(mine[0])} below sm90 (cpp_extensions/gemm.py)" if te else ""
+    return Component("cublas_workspaces", sp.Add(torch, torch, *mine), doc)
+
+
+def _mib(size: sp.Integer) -> str:
+    """A workspace's size as a doc says it: 32 MiB, 4 MiB, 8.125 MiB."""
+    return f"{float(size) / 2**20:g} MiB"

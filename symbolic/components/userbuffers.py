@@ -16,11 +16,11 @@ from ..config.dtypes import DTYPES
 from ..config.switches import Switches
 from ..config.symbols import b, c, h, s, t
 from .base import Component
-from .overheads import CUBLAS_WORKSPACE
+from .overheads import TE_WORKSPACE
 
 GATHERS, SCATTERS = 8, 4  # of the 12 buffers: those in layers_all_gather_overlap (fp8_buf), the reduce-scatters'
 UB_STREAMS = 3  # base.py _NUM_MAX_UB_STREAMS: the cuBLAS workspace repeated once per stream
-WORKSPACE = CUBLAS_WORKSPACE + 1024  # base.py get_cublas_workspace_size_bytes on sm90+: 32 MiB + 1 KiB
+SM90_EXTRA = 1024  # base.py get_cublas_workspace_size_bytes from sm90: 32 MiB + 1 KiB (TE_WORKSPACE leaves it out)
 
 
 def tp_comm_buffers(sw: Switches) -> list[Component]:
@@ -29,7 +29,7 @@ def tp_comm_buffers(sw: Switches) -> list[Component]:
         return []
     gathered = sp.Integer(DTYPES["uint8"] if sw.fp8 else DTYPES["bf16"])
     buffers = (GATHERS * gathered + SCATTERS * DTYPES["bf16"]) * s * b / c * h
-    held = t > 1
+    held, own = t > 1, TE_WORKSPACE[sw.sm90]  # TE's workspace by the card, as cublas_workspaces counts it
     return [
         Component(
             "tp_comm_buffers",
@@ -40,7 +40,7 @@ def tp_comm_buffers(sw: Switches) -> list[Component]:
         ),
         Component(
             "tp_comm_workspace",
-            sp.Piecewise((UB_STREAMS * WORKSPACE - CUBLAS_WORKSPACE, held), (0, True)),
+            sp.Piecewise((UB_STREAMS * (own + SM90_EXTRA * sw.sm90) - own, held), (0, True)),
             "Transformer Engine's cuBLAS workspace repeated for its 3 overlap streams (initialize_ub), beyond "
             "the one cublas_workspaces counts",
         ),

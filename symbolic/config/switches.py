@@ -59,6 +59,10 @@ class Switches(Architecture, Sharding):
     swiglu_fusion: bool = trained(lambda t: t.swiglu_fusion, "Megatron-Core's fused SwiGLU: no SiLU(gate) kept")
     srelu_fusion: bool = trained(lambda t: t.srelu_fusion, "its fused weighted squared ReLU of the experts")
     grouped_gemm: bool = trained(lambda t: t.moe_grouped_gemm, "the experts as Transformer Engine's GroupedLinear")
+    sm90: bool = trained(
+        lambda t: t.capability >= (9, 0),
+        "the card's compute capability is 9.0 or later (Hopper, Blackwell): cuBLAS workspaces of 32 MiB (--gpu)",
+    )
     muon: bool = trained(
         lambda t: t.optimizer == "muon", "Megatron-Core's Muon: its 2-D layer weights B_o, the rest ADAM_BYTES"
     )

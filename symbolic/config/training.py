@@ -9,6 +9,7 @@ from .parallel import ZERO_OPTIMIZER, Parallel, Sharding
 from .offload import OFFLOAD_MODULES  # noqa: F401  (OFFLOAD_MODULES: re-exported)
 from .shapes import ModelShape
 from .training_checks import check_fields, flag
+from ..time.cards import DEFAULT_CARD, card
 from .recipe_options import CUDA_GRAPH_IMPLS, CUDA_GRAPH_SCOPES, MOE_DISPATCHERS, TRANSFORMER_IMPLS  # noqa: F401
 
 
@@ -70,6 +71,7 @@ class Training(Sharding):
     # and last decoder layers built and run outside the FP8/FP4 context (0 and 0: none)
     num_layers_at_start_in_bf16: int = 0
     num_layers_at_end_in_bf16: int = 0
+    gpu: str = DEFAULT_CARD  # the card it runs on (time.cards: its compute capability sizes the cuBLAS workspaces)
     # precision and optimizer (config.precision; the defaults are Megatron-LM's bf16 mixed precision, MEGATRON)
     weight_dtype: str = precision.MEGATRON["weight_dtype"]  # B_w: the model's weights as the step computes with them
     grad_dtype: str = precision.MEGATRON["grad_dtype"]  # B_g: the main gradients
@@ -109,6 +111,11 @@ class Training(Sharding):
     def cache_bytes(self) -> float:
         """B_c: bytes per weight element of Transformer Engine's cached FP8 weight copies (0 without --fp8)."""
         return precision.fp8_bytes(self.fp8, self.act_bytes, self.fp8_param_gather, self.fp8_transpose)[1]
+
+    @property
+    def capability(self) -> tuple[int, int]:
+        """The CUDA compute capability of the card it runs on (time.cards.Card.capability)."""
+        return card(self.gpu).capability
 
     @property
     def etp_size(self) -> int:
@@ -244,6 +251,7 @@ RECIPE_FIELDS = {
         "account_embedding",
         "account_loss",
         "fp8_transpose",
+        "gpu",
     )
 }
 

@@ -12,6 +12,7 @@ from .parallel import ZERO_STAGES
 from .recipe_options import CUDA_GRAPH_IMPLS, CUDA_GRAPH_SCOPES, MOE_DISPATCHERS, TRANSFORMER_IMPLS
 from .shapes import MAX_SIZE
 from .training_rules import TRAINING_RULES
+from ..time.cards import CARDS
 
 RECOMPUTE = ("none", "selective", "full")
 RECOMPUTE_METHODS = (
@@ -166,6 +167,7 @@ def _check_choices(training) -> None:
     """The named choices (one_of), --cuda-graph-scope and the module lists made canonical strings."""
     one_of("--transformer-impl", training.transformer_impl, TRANSFORMER_IMPLS)
     one_of("--moe-dispatcher", training.moe_dispatcher, MOE_DISPATCHERS)
+    one_of("--gpu", training.gpu, tuple(CARDS))
     one_of("--schedule", training.schedule, SCHEDULES)
     one_of("--cuda-graph", training.cuda_graph, CUDA_GRAPH_IMPLS)
     scopes = str(training.cuda_graph_scope).replace(",", "+").split("+")

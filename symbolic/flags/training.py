@@ -152,9 +152,14 @@ def add_expert_args(group, defaults: Training = Training()) -> None:
         help="tokens an expert receives over an even share: the capacity factor, or for a dropless "
         "run the routing imbalance to allow for (1: the even load the load-balancing loss aims at)",
     )
+    add_dispatcher_arg(group, defaults.moe_dispatcher)
+
+
+def add_dispatcher_arg(group, default: str = Training.moe_dispatcher) -> None:
+    """--moe-dispatcher: Megatron-Core's token dispatcher (estimate's, formula's and plan's rows alike)."""
     group.add_argument(
         "--moe-dispatcher",
-        default=defaults.moe_dispatcher,
+        default=default,
         choices=MOE_DISPATCHERS,
         help="--recipe megatron: Megatron-Core's token dispatcher (--moe-token-dispatcher-type): "
         "alltoall, allgather (Megatron-LM's default: tokens all-gathered over etp x ep into a "
@@ -187,6 +192,17 @@ def model_from_args(args: argparse.Namespace) -> ModelShape:
     return resolve_model(args.model, getattr(args, "text_only", False))
 
 
+def card_from_args(args: argparse.Namespace) -> str:
+    """The card the job runs on: --gpu, else --system's card, else time.cards.DEFAULT_CARD (the step time's, as
+    cli/steptime.chosen_system picks it; a --gpu that disagrees with --system is refused there)."""
+    from ..time.cards import DEFAULT_CARD
+    from ..time.systems import system
+
+    if getattr(args, "gpu", None):
+        return args.gpu
+    return system(args.system).card_name if getattr(args, "system", None) else DEFAULT_CARD
+
+
 def training_from_args(
     args: argparse.Namespace, shape: ModelShape | None = None, profile: str | None = None
 ) -> Training:
@@ -194,6 +210,7 @@ def training_from_args(
     (without one, the Training defaults: Megatron's bf16 mixed precision) and the precision flags over it; errors are
     one-line ConfigErrors."""
     fields = {key: value for key, value in vars(args).items() if key not in precision.FIELDS}
+    fields["gpu"] = card_from_args(args)
     training = training_from_json({**fields, **recipe_defaults(args, profile), **precision_from_args(args, profile)})
     if shape is not None and shape.vision and not training.image_tokens and not training.freeze_vision:
         print(

@@ -8,6 +8,9 @@ from dataclasses import dataclass, replace
 from ..config.errors import ConfigError
 from .gemm import FAMILY
 
+# the compute capabilities: NVIDIA's CUDA GPUs table (developer.nvidia.com/cuda-gpus: A100 8.0, H100 and H200 9.0,
+# B200 and GB200 10.0, B300 and GB300 10.3); jaxcheck/targets' cuda_compute_capability agrees (tests/test_cards.py)
+DEFAULT_CARD = "h100-80gb"  # the card a job runs on when none is named (--gpu), as time.systems.default_system
 ME_ACC = "stas00/ml-engineering@744d01e1 compute/accelerator/README.md"
 MAMF = f"{ME_ACC}:344-376 (MAMF: torch matmul, best shape)"
 
@@ -30,6 +33,7 @@ class Card:
     peaks_source: str
     gemm_source: str
     attn_source: str
+    capability: tuple[int, int]  # CUDA compute capability (major, minor): what the kernels' libraries size by
     hbm_copy: float = 0.0  # measured HBM copy bandwidth (read + write), TB/s (0: none published, the peak stands)
     gemm_fp4: float = 0.0  # achieved NVFP4 GEMM, TFLOP/s (0: no FP4; GEMM_FP4)
 
@@ -106,6 +110,7 @@ _CARDS: dict[str, Card] = {
             f"{_CARDS_TSV} 'A100 SXM4 40GB' ({ME_ACC}:135-142,275; glennklockwood.com/garden/processors/A100)",
             f"{MAMF}: A100 SXM 271.2",
             _FA2_A100,
+            capability=(8, 0),
         ),
         Card(
             "a100-80gb",
@@ -121,6 +126,7 @@ _CARDS: dict[str, Card] = {
             f"{_CARDS_TSV} 'A100 SXM4 80GB' ({ME_ACC}:275,485)",
             f"{MAMF}: A100 SXM 271.2",
             _FA2_A100,
+            capability=(8, 0),
         ),
         Card(
             "h100-80gb",
@@ -136,6 +142,7 @@ _CARDS: dict[str, Card] = {
             f"{_CARDS_TSV} 'H100 SXM5 80GB' ({ME_ACC}:265; datasheet halved: '* Shown with sparsity')",
             f"{MAMF}: H100 SXM bf16 794.5, fp8 1402.6",
             _FA_H100,
+            capability=(9, 0),
         ),
         Card(
             "h200-141gb",
@@ -151,6 +158,7 @@ _CARDS: dict[str, Card] = {
             f"{_CARDS_TSV} 'H200 SXM 141GB' ({ME_ACC}:264,476)",
             f"{MAMF}: bf16 794.5 ('H200 is the same' as H100), fp8 H200 SXM 1453.4",
             _FA_H100,
+            capability=(9, 0),
         ),
         Card(
             "b200-192gb",
@@ -166,6 +174,7 @@ _CARDS: dict[str, Card] = {
             f"{_CARDS_TSV} 'B200' ({ME_ACC}:260; glennklockwood.com/garden/processors/B200 HGX @1000 W)",
             f"{MAMF}: B200 SXM bf16 1745.0, fp8 3432.5",
             _FA4,
+            capability=(10, 0),
         ),
         Card(
             "b300-288gb",
@@ -181,6 +190,7 @@ _CARDS: dict[str, Card] = {
             f"{_CARDS_TSV} 'B300' ({ME_ACC}:259; FP4 conflicts between sources: glennklockwood's 13125 kept)",
             f"{MAMF}: B300 SXM bf16 1769.0, fp8 3353.3",
             f"{_FA4}; no B300 figure, B200's assumed",
+            capability=(10, 3),
         ),
         Card(
             "gb200-186gb",
@@ -196,6 +206,7 @@ _CARDS: dict[str, Card] = {
             f"{_CARDS_TSV} 'GB200' ({ME_ACC}:256; torchtitan@b5bcd76c torchtitan/tools/utils.py:184-189)",
             f"{MAMF}: GB200 SXM bf16 1822.0, fp8 3615.6",
             f"{_FA4}; no GB200 figure, B200's assumed",
+            capability=(10, 0),
         ),
         Card(
             "gb300-288gb",
@@ -211,6 +222,7 @@ _CARDS: dict[str, Card] = {
             f"{_CARDS_TSV} 'GB300' ({ME_ACC}:255; verda.com/blog/gb300-nvl72-architecture 'without sparsity')",
             f"{MAMF}: no GB300 row, GB200's (same BF16/FP8 peaks) assumed",
             f"{_FA4}; no GB300 figure, B200's assumed",
+            capability=(10, 3),
         ),
     )
 }

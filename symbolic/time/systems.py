@@ -9,7 +9,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from ..config.errors import ConfigError
-from .cards import CARDS, Card, card
+from .cards import CARDS, DEFAULT_CARD, Card, card
 
 GTC25 = "NVIDIA GTC25 S72583 slides 12-13 (COLLECTIVES.md 2)"
 ME_NET = "stas00/ml-engineering@744d01e1 network/README.md"
@@ -124,5 +124,5 @@ def system(spec: str) -> System:
 
 
 def default_system(card_name: str | None) -> System:
-    """The card's DGX (or NVL72) system; dgx-h100 when no card is named."""
-    return SYSTEMS[DGX_OF_CARD[card(card_name).name] if card_name else "dgx-h100"]
+    """The card's DGX (or NVL72) system; DEFAULT_CARD's (dgx-h100) when no card is named."""
+    return SYSTEMS[DGX_OF_CARD[card(card_name or DEFAULT_CARD).name]]

@@ -88,7 +88,8 @@ def _compute(ch: Choices) -> list[Component]:
         Component(
             "T_attn",
             FA_BACKWARD * tok * core_layers / R_at,
-            "causal flash attention forward + backward (FlashAttention's 3.5x forward, GEMM.md 5); a sliding "
+            "causal flash attention forward + backward (FlashAttention's 3.5x forward, GEMM.md 5), R_at at the "
+            "head width and the rank's s/c keys (time/flash.py: FA2's H100 causal fwd+bwd curve, GEMM.md 5a); a sliding "
             "window's layers at min(i, w) keys a query (gpt-oss: TE 2.9.0 window_size (128, 0), cuDNN's "
             "F16_arbitrary_seqlen, pytorch/attention/dot_product_attention/utils.py:964-998)",
         ),

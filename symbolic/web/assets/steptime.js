@@ -72,6 +72,7 @@ function hardware(hw, sys, shape, par, s, b, precision) {
     R_g: best * share(hw, sys.card_name, tokens, width / par.t, shape.h, precision),
     R_e: best * share(hw, sys.card_name, perExpert, Math.max(shape.f_e, 1) / par.t_e, shape.h, precision),
     R_h: card.gemm_bf16 * hw.tera * share(hw, sys.card_name, tokens, shape.v / par.t, shape.h),
+    R_f: card.gemm_bf16 / 2 * hw.tera * share(hw, sys.card_name, tokens, shape.h, Math.max(shape.E || 0, 1)),
     R_at: card.attn * hw.tera * attnShare(hw, shape.dh, s / par.c), W_hbm: card.hbm_rate * hw.tera, B_x: castBytes(precision),
     N_q: precision === "bf16" ? 0.0 : 1.0,
     W_tp: ring(sys, par.t, 1), W_etp: ring(sys, par.t_e, 1), W_cp: ring(sys, par.c, par.t),

@@ -39,7 +39,10 @@ DEEPSEEK_V3 = Provider(rope_fusion=True, bias_dropout_fusion=True, cross_entropy
 # MB@v0.3.1 configs/gpt_oss/gpt_oss_llm_pretrain.py:52-55 build the recipe, then set_workload_base_configs). Their
 # apply_rope_fusion True is undone at build: models/gpt_provider.py:210-211 with utils/fusions.py:66-74 (RoPE fusion
 # only for position_embedding_type "rope").
-GPT_OSS = Provider(yarn=32.0, rope_fusion=False, clamp=7.0, bias_dropout_fusion=False, cross_entropy="te")
+# Its provider sets no moe_router_dtype: megatron-core 0.16.1's None, the input's BF16 (moe/router.py:95-100).
+GPT_OSS = Provider(
+    yarn=32.0, rope_fusion=False, clamp=7.0, bias_dropout_fusion=False, cross_entropy="te", router_dtype="bf16"
+)
 
 PROVIDERS = {
     "LLAMA3_8B": LLAMA,

@@ -151,7 +151,7 @@ def test_formula_time_prints_the_components():
     names = [item["name"] for item in json.loads(done.stdout)["formulas"]]
     assert (
         names
-        == "T_lin T_attn T_last T_rec T_tp T_etp T_cp T_ep T_pp T_perm T_mexp T_sort T_pad T_clamp T_bias T_norm T_rope T_bda T_resid T_act T_cast T_route T_loss T_bubble T_dp T_opt".split()
+        == "T_lin T_attn T_last T_rec T_tp T_etp T_cp T_ep T_pp T_perm T_mexp T_sort T_pad T_clamp T_rgrad T_bias T_norm T_rope T_bda T_resid T_act T_cast T_route T_loss T_bubble T_dp T_opt".split()
     )
 
 
@@ -181,6 +181,23 @@ def test_layer_kernels_by_hand():
     per = moe_job.m * 4096 * 4 * 2 / 8.0e12
     assert moe["T_norm"] == pytest.approx(per * 48 * (2 * 2048 + (32 + 4) * 128) * 5, rel=1e-9)
     assert moe["T_route"] == pytest.approx(per / 2 * 48 * 4 * 128 * 18, rel=1e-9) and moe["T_act"] == 0
+
+
+def test_fp32_router_backward_by_hand():
+    # Qwen3-30B-A3B (48 MoE layers, h 2048, E 128) on 8 B200s at EP8, BF16: an FP32 router's dgrad and wgrad GEMMs,
+    # 2 h E FLOPs a token each, at TF32 = half B200's 1745.0 BF16 MAMF times the [tokens, E] x [E, h] share, and the
+    # input's and gradient's casts, (2 + 4) bytes each of [h] a token, at 8.0 TB/s (exact to 1e-9); a BF16 router
+    # (gpt-oss's provider) has none, its backward in T_lin at R_g
+    from symbolic.time import gemm
+    from symbolic.time.provider import Provider
+
+    shape, job = MODELS["qwen3-30b-a3b"], Training(d=8, ep=8, s=4096, b=4, gbs=512)
+    tokens = job.m * 4096 * 4
+    r_f = 1745.0e12 / 2 * float(gemm.share("b200-192gb", 4096 * 4, 2048, 128))
+    fp32 = step_time(shape, job, system("dgx-b200"))["breakdown"]
+    assert fp32["T_rgrad"] == pytest.approx(48 * tokens * (4 * 2048 * 128 / r_f + 2 * 2048 * 6 / 8.0e12), rel=1e-9)
+    bf16 = step_time(shape, job, system("dgx-b200"), provider=Provider(router_dtype="bf16"))["breakdown"]
+    assert bf16["T_rgrad"] == 0 and bf16["T_lin"] > fp32["T_lin"]
 
 
 def test_experts_memory_bound_kernels_by_hand():

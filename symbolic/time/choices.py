@@ -32,6 +32,7 @@ class Choices(NamedTuple):
     out_bias: bool = False  # the attention output projection's bias, added by the bias-dropout-add (o_bias)
     mlp_bias: bool = False  # a dense MLP's fc2 bias, added likewise (mlp_bias)
     cross_entropy: str = "te"  # the loss's kernel (Provider.cross_entropy)
+    router_fp32: bool = True  # an FP32 router (Provider.router_dtype, "fp32" by default): its backward in TF32, T_rgrad
     rc_block: int = 0  # full recompute of the first N layers of a stage (--recompute-method block; 0: every layer)
 
     @classmethod
@@ -50,6 +51,7 @@ class Choices(NamedTuple):
             bda_fused=provider.bias_dropout_fusion,
             clamp=provider.clamp > 0,
             cross_entropy=provider.cross_entropy,
+            router_fp32=shape.moe and provider.router_dtype == "fp32",
             rc_block=getattr(training, "recompute_num_layers", 0)
             * (getattr(training, "recompute_method", "") == "block"),
         )

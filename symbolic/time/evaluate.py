@@ -11,7 +11,7 @@ import numpy as np
 from ..config.errors import ConfigError
 from ..config.glossary import inputs_for
 from ..config.precision import NVFP4
-from . import gemm
+from . import flash, gemm
 from .links import group_bandwidths
 from .choices import DISPATCHERS, Choices
 from .provider import CROSS_ENTROPY, Provider
@@ -85,11 +85,12 @@ def cast_bytes(precision: str) -> float:
 
 
 def hardware_values(system: System, shape, par, s, b, precision: str) -> dict:
-    """R_g, R_e, R_h, R_at, W_hbm and the group bandwidths for one job on `system`: each GEMM rate the card's best
+    """R_g, R_e, R_f, R_h, R_at, W_hbm and the group bandwidths for one job on `system`: each GEMM rate the card's best
     times the share its shape gets (gemm.py) - a dense model's MLP [s b/c, h] x [h, f/t], else the QKV projection
     [s b/c, h] x [h, (a + 2k) dh/t]; the experts' [M_e, h] x [h, f_e/t_e] with M_e = s b k_e e t_e / (c t E) tokens
     per expert, as many as reach it when the tokens are balanced; the head [s b/c, h] x [h, v/t]; attention at
-    cuDNN's rate where learned sinks rule FlashAttention out (cards.CUDNN_SHARE)."""
+    cuDNN's rate where learned sinks rule FlashAttention out (cards.CUDNN_SHARE), times flash.share at the head width and
+    the rank's s/c keys."""
     card = system.card
     tokens = s * b / par.c
     dv = shape.v_dim if shape.v_dim and not shape.mla else shape.dh  # GQA values narrower than dh (MiMo-V2-Flash)
@@ -100,7 +101,10 @@ def hardware_values(system: System, shape, par, s, b, precision: str) -> dict:
         "R_g": best * gemm.share(card.name, tokens, width / par.t, shape.h, precision),
         "R_e": best * gemm.share(card.name, per_expert, max(shape.f_e, 1) / par.t_e, shape.h, precision),
         "R_h": card.gemm_bf16 * TERA * gemm.share(card.name, tokens, shape.v / par.t, shape.h),
-        "R_at": (card.attn_cudnn if shape.sinks else card.attn) * TERA,  # sinks: cuDNN's fused attention
+        # TF32 (an FP32 router's backward): half the BF16 GEMM, as every card's dense TF32 peak in CARDS.tsv is half
+        # its BF16 one; the dgrad's [tokens, E] x [E, h] share
+        "R_f": card.gemm_bf16 / 2 * TERA * gemm.share(card.name, tokens, shape.h, max(shape.E, 1)),
+        "R_at": (card.attn_cudnn if shape.sinks else card.attn) * TERA * flash.share(shape.dh, s / par.c),
         "W_hbm": card.hbm_rate * TERA,
         "B_x": cast_bytes(precision),
         "N_q": 0.0 if precision == "bf16" else 1.0,

@@ -81,10 +81,15 @@ def moe() -> Component:
     """An MoE layer: the router, the k_e routed experts each token visits, the shared experts."""
     return Component(
         "F_moe",
-        TWO * h * E + routed() + 6 * h * f_s,
+        router() + routed() + 6 * h * f_s,
         "router [h, E], k_e routed SwiGLU experts [h, f_e] x 3 and shared experts [h, f_s] x 3 per "
         "token (Megatron-Core MoELayer; tokens force-balanced as the tuned runs set them)",
     )
+
+
+def router() -> sp.Expr:
+    """FLOPs per token of the router's gate [h, E] (megatron-core 0.16.1 moe/router.py gating)."""
+    return TWO * h * E
 
 
 def routed() -> sp.Expr:

@@ -13,13 +13,14 @@ CROSS_ENTROPY = ("te", "native")  # megatron-core 0.16.1 model_parallel_config.p
 class Provider(NamedTuple):
     """A provider's kernel settings: YaRN's scaling factor (0: plain RoPE), the GLU clamp (0: none), whether bias,
     dropout and residual add are one kernel, the fused cross entropy's implementation, whether RoPE may be TE's
-    fused kernel."""
+    fused kernel, the router's dtype."""
 
     yarn: float = 0.0  # yarn_rotary_scaling_factor under position_embedding_type "yarn" (0: not YaRN)
     clamp: float = 0.0  # activation_func_clamp_value (0: none)
     bias_dropout_fusion: bool = True  # TransformerConfig.bias_dropout_fusion
     cross_entropy: str = "te"  # cross_entropy_fusion_impl, one of CROSS_ENTROPY
     rope_fusion: bool = True  # TransformerConfig.apply_rope_fusion as the model is built (after provide()'s check)
+    router_dtype: str = "fp32"  # moe_router_dtype: "fp32" (the Qwen3 and DeepSeek-V3 providers', T_route's) or "bf16"
 
     @property
     def rope_fused(self) -> bool:

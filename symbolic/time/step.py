@@ -38,8 +38,8 @@ from ..config.symbols import (
 )
 from . import flops
 from .choices import Choices
-from .kernels import layer_kernels, rerun_share
-from .symbols import B_x, N_q, P_d, P_x, R_at, R_e, R_g, R_h, W_cp, W_dp, W_edp, W_ep, W_etp, W_hbm, W_pp, W_tp
+from .kernels import FP32, layer_kernels, rerun_share
+from .symbols import B_x, N_q, P_d, P_x, R_at, R_e, R_f, R_g, R_h, W_cp, W_dp, W_edp, W_ep, W_etp, W_hbm, W_pp, W_tp
 
 FA_BACKWARD = sp.Rational(7, 2)  # FlashAttention's forward + backward FLOPs over its forward (GEMM.md 5: bwd 2.5x)
 
@@ -65,6 +65,7 @@ def _compute(ch: Choices) -> list[Component]:
     lin = (flops.projections(ch.mla, ch.q_latent, ch.narrow_v, ch.swa) + (L - L_e) * dense.expr + L_e * moe_mlp) / p
     experts = L_e * flops.routed() / p if ch.moe else 0  # of lin, what the grouped expert GEMMs run
     last = moe_mlp if ch.moe else dense.expr
+    router_bwd = 2 * L_e * flops.router() / p if ch.moe and ch.router_fp32 else 0  # of lin x 3: T_rgrad times it
     full = ch.recompute == "full"
     rerun_lin = (
         (lin - experts + experts * R_g / R_e) * rerun_share(ch)
@@ -82,13 +83,15 @@ def _compute(ch: Choices) -> list[Component]:
     return [
         Component(
             "T_lin",
-            3 * tok * ((lin - experts) / R_g + experts / R_e),
-            "linear layers' GEMMs, forward + 2x backward (Narayanan 2021 eq. 3), the experts' at their rate",
+            tok * ((3 * (lin - experts) - router_bwd) / R_g + 3 * experts / R_e),
+            "linear layers' GEMMs, forward + 2x backward (Narayanan 2021 eq. 3), the experts' at their rate; an "
+            "FP32 router's backward is T_rgrad's",
         ),
         Component(
             "T_attn",
             FA_BACKWARD * tok * core_layers / R_at,
-            "causal flash attention forward + backward (FlashAttention's 3.5x forward, GEMM.md 5); a sliding "
+            "causal flash attention forward + backward (FlashAttention's 3.5x forward, GEMM.md 5), R_at at the "
+            "head width and the rank's s/c keys (time/flash.py: FA2's H100 causal fwd+bwd curve, GEMM.md 5a); a sliding "
             "window's layers at min(i, w) keys a query (gpt-oss: TE 2.9.0 window_size (128, 0), cuDNN's "
             "F16_arbitrary_seqlen, pytorch/attention/dot_product_attention/utils.py:964-998)",
         ),
@@ -207,6 +210,16 @@ def _moe_kernels(ch: Choices) -> list[Component]:
             "fusions/fused_bias_geglu.py:424-431, moe/experts.py:698-706), 8 passes of [f_e] forward, each "
             "clamp's gradient reading the gradient and its input and the halves' gradients joined, 10 backward; "
             "moe_act recompute reruns the forward",
+        ),
+        Component(
+            "T_rgrad",
+            (L_e / p) * tok * (2 * flops.router() / R_f + 2 * h * (B_a + FP32) / W_hbm)
+            if ch.moe and ch.router_fp32
+            else sp.Integer(0),
+            "an FP32 router's backward (moe_router_dtype fp32: Qwen3, DeepSeek-V3): its dgrad and wgrad GEMMs in "
+            "TF32 (megatron-core 0.16.1 moe/moe_utils.py:1206-1236 RouterGatingLinearFunction.backward; TE's "
+            "cublaslt_gemm.cu runs pure FP32 GEMMs as CUBLAS_COMPUTE_32F_FAST_TF32), the saved input cast to FP32 "
+            "and the FP32 input gradient cast back, [h] read and written each",
         ),
         Component(
             "T_bias",

@@ -5,6 +5,7 @@ import sympy as sp
 MEANING = {
     "R_g": "achieved FLOP/s of the linear layers' GEMMs, at their precision (bf16, fp8 with --fp8, fp4 with --fp8 nvfp4)",
     "R_e": "achieved FLOP/s of the routed experts' GEMMs, at their precision and per-expert token count",
+    "R_f": "achieved FLOP/s of an FP32 GEMM Transformer Engine runs in TF32 (an FP32 router's backward)",
     "R_h": "achieved FLOP/s of a BF16 GEMM (the LM head, which Transformer Engine's FP8 leaves in BF16)",
     "R_at": "achieved FLOP/s of causal flash attention, forward and backward, counted as FlashAttention counts them",
     "W_hbm": "HBM bandwidth a memory-bound kernel reaches (the measured copy bandwidth where published), bytes/s",
@@ -23,7 +24,7 @@ MEANING = {
     "P_x": "parameters of the routed experts, all layers",
 }
 BY_NAME = {name: sp.Symbol(name, positive=True) for name in MEANING}
-R_g, R_e, R_h, R_at, W_hbm = (BY_NAME[n] for n in ("R_g", "R_e", "R_h", "R_at", "W_hbm"))
+R_g, R_e, R_f, R_h, R_at, W_hbm = (BY_NAME[n] for n in ("R_g", "R_e", "R_f", "R_h", "R_at", "W_hbm"))
 W_tp, W_etp, W_cp, W_ep, W_dp, W_edp, W_pp = (
     BY_NAME[n] for n in ("W_tp", "W_etp", "W_cp", "W_ep", "W_dp", "W_edp", "W_pp")
 )

@@ -14,7 +14,7 @@ from ..config.parallel import NO_ZERO, ZERO_GRADIENTS, ZERO_OPTIMIZER
 from ..config.training import Training
 from ..plan.proxy import Hardware
 from ..plan.ranking import shape_values
-from ..time import gemm
+from ..time import flash, gemm
 from ..time.cards import CARDS
 from ..time.evaluate import TERA, refusal
 from ..time.systems import SYSTEMS
@@ -25,8 +25,8 @@ SYSTEM_FIELDS = ("card_name", "domain", "nvl_ring", "nvl_a2a", "net_ring", "net_
 
 
 def hardware() -> dict:
-    """The systems, their cards' rates, and each card family's GEMM share curve over log2 of its sizes (gemm.share's
-    np.interp table: the curve over its largest, as gemm.share divides it)."""
+    """The systems, their cards' rates, each card family's GEMM share curve over log2 of its sizes (gemm.share's
+    np.interp table: the curve over its largest, as gemm.share divides it) and flash.share's attention tables."""
     curves = {family: (np.asarray(curve) / np.asarray(curve).max()).tolist() for family, curve in gemm.CURVES.items()}
     return {
         "default_system": DEFAULT_SYSTEM,
@@ -34,6 +34,12 @@ def hardware() -> dict:
         "log2_sizes": np.log2(gemm.SIZES).tolist(),
         "curves": curves,
         "family": dict(gemm.FAMILY),
+        "attention": {  # flash.share's tables: causal TFLOP/s by head width over log2 of the sequence
+            "log2_seqs": np.log2(flash.SEQS).tolist(),
+            "narrow": list(flash.CAUSAL[64]),
+            "wide": list(flash.CAUSAL[128]),
+            "reference": flash.REFERENCE,
+        },
         "cards": {name: {field: getattr(card, field) for field in CARD_FIELDS} for name, card in CARDS.items()},
         "systems": {name: {field: getattr(s, field) for field in SYSTEM_FIELDS} for name, s in SYSTEMS.items()},
     }

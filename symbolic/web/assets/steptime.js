@@ -33,6 +33,14 @@ const castBytes = (precision) => (precision === "bf16" ? 0.0 : 2 + 2 * (precisio
 
 const clip = (x, lo, hi) => Math.min(Math.max(x, lo), hi);
 
+// time/flash.py share: causal attention's rate at a head width and the rank's keys over the cards' reference point
+function attnShare(hw, headDim, seq) {
+  const at = hw.attention, x = clip(Math.log2(seq), at.log2_seqs[0], at.log2_seqs[at.log2_seqs.length - 1]);
+  const narrow = interp(x, at.log2_seqs, at.narrow), wide = interp(x, at.log2_seqs, at.wide);
+  const wt = clip(Math.log2(Math.max(headDim, 1.0)) - 6.0, 0.0, 1.0);
+  return Math.min((narrow + wt * (wide - narrow)) / at.reference, 1.0);
+}
+
 // time/links.py ring, all_to_all, point_to_point
 function ring(sys, n, stride) {
   const g = clip(Math.floor(sys.domain / stride), 1, Math.max(n, 1));
@@ -64,7 +72,8 @@ function hardware(hw, sys, shape, par, s, b, precision) {
     R_g: best * share(hw, sys.card_name, tokens, width / par.t, shape.h, precision),
     R_e: best * share(hw, sys.card_name, perExpert, Math.max(shape.f_e, 1) / par.t_e, shape.h, precision),
     R_h: card.gemm_bf16 * hw.tera * share(hw, sys.card_name, tokens, shape.v / par.t, shape.h),
-    R_at: card.attn * hw.tera, W_hbm: card.hbm_rate * hw.tera, B_x: castBytes(precision),
+    R_f: card.gemm_bf16 / 2 * hw.tera * share(hw, sys.card_name, tokens, shape.h, Math.max(shape.E || 0, 1)),
+    R_at: card.attn * hw.tera * attnShare(hw, shape.dh, s / par.c), W_hbm: card.hbm_rate * hw.tera, B_x: castBytes(precision),
     N_q: precision === "bf16" ? 0.0 : 1.0,
     W_tp: ring(sys, par.t, 1), W_etp: ring(sys, par.t_e, 1), W_cp: ring(sys, par.c, par.t),
     W_ep: allToAll(sys, par.e, par.t_e), W_dp: ring(sys, par.d * par.c, par.t),

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from .bounds import MAX_SIZE, positive as _positive  # noqa: F401  (MAX_SIZE: hfkeys reads it here)
-from .choices import check_choices
+from .choices import one_of
 from .counts import ParameterCounts
 from .blocks import check_blocks
 from .errors import ConfigError
 from .experts import check_experts, check_routing
-from .features import Features
+from .features import CHOICES, Features
 from .gemma4 import check_gemma4
 from .hybrid import check_hybrid
 from .layer_kinds import LayerKinds
@@ -55,7 +55,8 @@ class ModelShape(Features, ParameterCounts, LayerKinds):
         check_swa(self)
         check_blocks(self)
         check_gemma4(self)
-        check_choices(self, f"model {self.name!r}: ")
+        for name, allowed in CHOICES.items():  # Architecture takes these as checked here
+            one_of(f"model {self.name!r}: {name}", getattr(self, name), allowed)
         check_experts(self)
 
     @property

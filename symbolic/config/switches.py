@@ -110,7 +110,6 @@ class Switches(Architecture, Sharding):
     )
 
     def __post_init__(self):
-        super().__post_init__()
         for name, allowed in (
             ("recompute", RECOMPUTE),
             ("backend", BACKENDS),

@@ -61,12 +61,7 @@ def nvidia_proxy(scores: dict, shape, training) -> float:
 
     par = training.parallel
     grid = {
-        "d": par.d,
-        "t": par.t,
-        "p": par.p,
-        "c": par.c,
-        "e": par.e,
-        "t_e": par.t_e,
+        **vars(par),
         "vpp": training.vpp,
         "b": training.b,
         "m": training.gbs // (training.b * training.d),

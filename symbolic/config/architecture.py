@@ -1,87 +1,93 @@
-"""The model's architecture as the formulas see it: the features of a ModelShape that add or drop terms, declared
-once (Switches extends it): each switch's default, meaning and how `of` reads it off a shape in one `switch(...)`;
-no sympy."""
+"""The model's architecture as the formulas see it: the features of a ModelShape that add or drop terms (Switches
+extends it). A feature read unchanged is its own switch, on its line of features.py (`switch=True`); a switch read
+another way, or off a property, is one `switch(...)` here with its default, meaning and how `of` reads it; no sympy."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from typing import Callable
 
-from .choices import check_choices
+from .features import FEATURES
 
 
-def switch(doc: str, read: Callable | None = None, default: bool | str = False):
-    """One switch of the expressions' form, declared once: its default, what it is, and how Architecture.of reads it
-    off a ModelShape (None: the shape's attribute of the same name, a field or a property)."""
-    return field(default=default, metadata={"doc": doc, "read": read})
+def switch(doc: str, read: Callable | None = None, default: bool | str = False, after: str | None = None):
+    """One switch of the expressions' form, declared once: its default, what it is, how Architecture.of reads it off a
+    ModelShape (None: the shape's attribute of the same name, a field or a property), and the switch it follows
+    (None: the one declared before it in Architecture's body)."""
+    return field(default=default, metadata={"doc": doc, "read": read, "after": after})
 
 
-@dataclass(frozen=True)
+def _feature_switch(f) -> tuple[str, object]:
+    """A feature's switch (features.feature's `switch=True`): a named choice as itself, anything else as a bool."""
+    typed = "str" if isinstance(f.default, str) else "bool"
+    return typed, switch(
+        f.metadata["doc"], default=f.default if typed == "str" or isinstance(f.default, bool) else False
+    )
+
+
+def with_features(cls):
+    """cls as a frozen dataclass of the features' switches (`switch=True`) in the features' order, with its own
+    switches each put after the one its `after` names, then a feature's switch with an `after` (qk_norm) after that
+    one: the order of the expressions' cache names (Switches.tag), which a new switch must not reorder."""
+    switches = [f for f in FEATURES if f.metadata["switch"]]
+    made = {f.name: _feature_switch(f) for f in switches}
+    order = [f.name for f in switches if not f.metadata["after"]]
+    placed, previous = [], None
+    for name, typed in cls.__annotations__.items():  # its own switches, in its body's order
+        made[name] = (typed, getattr(cls, name))
+        placed.append((name, made[name][1].metadata["after"] or previous))
+        previous = name
+    placed += [(f.name, f.metadata["after"]) for f in switches if f.metadata["after"]]
+    for name, after in placed:
+        order.insert(order.index(after) + 1, name)
+    cls.__annotations__ = {name: made[name][0] for name in order}
+    for name in order:
+        setattr(cls, name, made[name][1])
+    return dataclass(frozen=True)(cls)
+
+
+@with_features
 class Architecture:
-    """Beyond the letters (ModelShape's sizes): what a model has, each a switch of the expressions' form."""
+    """Beyond the letters (ModelShape's sizes): what a model has, each a switch of the expressions' form; the named
+    choices (qk_norm, mlp, norm) as ModelShape checked them."""
 
-    tied: bool = switch('LM head shares the embedding matrix: one v x h matrix on the p = 1 "only" stage')
-    moe: bool = switch("routed experts (E > 0) in L_e of the L layers")
+    moe: bool = switch("routed experts (E > 0) in L_e of the L layers", after="tied")
     shared: bool = switch("shared experts of width f_s in every MoE layer", read=lambda shape: shape.f_s > 0)
-    shared_gate: bool = switch("a sigmoid gate [h, 1] on the shared experts' output (Qwen2-MoE)")
     latent: bool = switch(
         "a latent MoE (d_l > 0): experts of width d_l in and out between projections [h, d_l], [d_l, h]",
         read=lambda shape: shape.moe_latent > 0,
+        after="shared_gate",
     )
-    qk_norm: str = switch(
-        "RMSNorm on Q and K: none, head (over dh, Qwen3), full (over a dh and k dh, OLMoE), weightless (over dh "
-        "with no scale, Llama 4)",
-        default="none",
-    )
-    qkv_bias: bool = switch("biases on Q, K, V")
-    o_bias: bool = switch("a bias on the output projection")
-    mlp_bias: bool = switch("biases on gate, up, down of a dense MLP")
-    mlp: str = switch("a dense layer's MLP: swiglu (3 matrices) or gelu (2, GPT)", default="swiglu")
-    norm: str = switch("rms (a weight) or layer (a weight and a bias)", default="rms")
-    positions: bool = switch("learned absolute position embeddings (s_p rows of h) on the first stage")
-    dropout: bool = switch("dropout masks (1 byte each) kept for backward")
-    mla: bool = switch("multi-head latent attention (kv_r > 0) in place of GQA")
-    q_lora: bool = switch("MLA's queries through a latent of rank q_r (else a plain h x a (dh + d_r) projection)")
-    mtp: bool = switch("n_mtp multi-token-prediction modules on the last stage")
+    mla: bool = switch("multi-head latent attention (kv_r > 0) in place of GQA", after="dropout")
     mtp_moe: bool = switch(
         "their layers have routed experts (they repeat the last layer's kind)",
         read=lambda shape: shape.mtp > 0 and shape.mtp_moe,  # mtp_moe alone: the last layer's kind
+        after="mtp",
     )
     mtp_repeated: bool = switch(
         "one module's weights, run at each of the n_mtp depths (--mtp-use-repeated-layer)",
         read=lambda shape: shape.mtp > 1 and shape.mtp_repeated,  # one depth: one module either way
     )
-    expert_bias: bool = switch("each MoE layer keeps a [E] routing-score correction bias (a buffer, not trained)")
-    sigmoid: bool = switch("sigmoid router scores: the routing and the aux loss each keep their own [T, E]")
-    sandwich: bool = switch("a norm after attention and after the MLP too (Gemma): two more weights, two more inputs")
-    logit_softcap: bool = switch("soft-capped logits: the tanh output kept beside the logits (Gemma 2)")
-    attn_softcap: bool = switch("soft-capped attention scores: kept too by unfused attention (Gemma 2)")
-    sinks: bool = switch("a learned sink logit per head (gpt-oss): a parameters per layer, split over t")
-    moe_bias: bool = switch("biases on the router and on the routed experts' projections (gpt-oss)")
-    dsa: bool = switch("DeepSeek Sparse Attention: a lightning indexer per MLA layer, unfused sparse attention")
+    dsa: bool = switch(
+        "DeepSeek Sparse Attention: a lightning indexer per MLA layer, unfused sparse attention", after="moe_bias"
+    )
     gdn: bool = switch("Gated DeltaNet layers (L_g of the L) in place of softmax attention: a hybrid")
     gdn_repeat: bool = switch(
         "n_gv > n_gk: Megatron-Core repeats the queries and keys to n_gv heads (new tensors)",
         read=lambda shape: shape.gdn and shape.lin_v_heads > shape.lin_k_heads,
     )
-    attn_gate: bool = switch("softmax attention's output gated by sigmoid(x W_g) (Qwen3-Next): W_g and two tensors")
-    mamba: bool = switch("Mamba-2 layers (L_m of the L) in place of softmax attention (Nemotron-H)")
+    mamba: bool = switch("Mamba-2 layers (L_m of the L) in place of softmax attention (Nemotron-H)", after="attn_gate")
     blocks: bool = switch("layers of a mixer alone (L_n) or an MLP alone (L_o), each with one norm (Nemotron-H)")
-    ssm_conv_bias: bool = switch("a bias on the Mamba-2 convolution")
     narrow_v: bool = switch(
         "GQA value heads d_v wide, narrower than the q/k heads dh: V, its activations, the context and O's input "
         "at d_v (MiMo-V2-Flash's v_head_dim)",
         read=lambda shape: shape.v_dim > 0 and not shape.mla,  # config.swa stores d_v = dh as 0
+        after="ssm_conv_bias",
     )
     swa: bool = switch(
         "L_w sliding-window layers with k_w KV heads of their own (MiMo-V2-Flash): a layer kind (Lw_r)",
         read=lambda shape: bool(shape.swa_layers),
     )
-    swa_sinks: bool = switch("a learned sink logit per head [a] in those layers alone (add_swa_attention_sink_bias)")
-    vision: bool = switch("a vision tower and projector (P_v parameters) beside the embedding, on the first stage")
-
-    def __post_init__(self):
-        check_choices(self)
 
     @classmethod
     def of(cls, shape) -> "Architecture":

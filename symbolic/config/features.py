@@ -1,24 +1,20 @@
 """The model features, each declared once: a ModelShape field with its default, a one-line doc, its glossary letter
-where it has one, the config.json key(s) the family readers read it from, and how the rule table reads it. ModelShape
-(shapes.py) is these fields with its checks and counts; the glossary's letter -> field map (glossary.SHAPE_FIELD) and
-the rules' model letters (rules.model_letters) are read off them; Architecture's switches (architecture.py) read
-their values off the shape by name. No sympy."""
+where it has one, the config.json key(s) the family readers read it from, how the rule table reads it, the values a
+named choice accepts, and whether it is Architecture's switch of its name (feature.py's `feature(...)`). ModelShape
+(shapes.py) is these fields with its checks and counts; the glossary's letter -> field map (glossary.SHAPE_FIELD), the
+rules' model letters (rules.model_letters), the choices ModelShape checks (CHOICES) and Architecture's switches of a
+feature's name (architecture.py) are read off them. No sympy."""
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
+
+from .choices import MLPS, NORMS, QK_NORMS
+from .feature import LETTER, NAME, feature
 
 if TYPE_CHECKING:
     from .vision import Tower
-
-NAME, LETTER = "name", "letter"  # how the rule table reads a feature: under its field name, or its glossary letter
-
-
-def feature(default=MISSING, doc: str = "", *, letter: str | None = None, keys: tuple[str, ...] = (), rule=None):
-    """One ModelShape field: its default (none: required), what it is, its glossary letter, the config.json keys it is
-    read from, and whether the rules read it (NAME, LETTER; None: not)."""
-    return field(default=default, metadata={"doc": doc, "letter": letter, "keys": keys, "rule": rule})
 
 
 @dataclass(frozen=True)
@@ -34,7 +30,7 @@ class Features:
     k: int = feature(doc="key/value heads", letter="k", rule=NAME, keys=("num_key_value_heads",))
     L: int = feature(doc="layers", letter="L", rule=NAME, keys=("num_hidden_layers",))
     v: int = feature(doc="vocabulary", letter="v", rule=NAME, keys=("vocab_size",))
-    tied: bool = feature(False, "LM head shares the embedding matrix", keys=("tie_word_embeddings",))
+    tied: bool = feature(False, "LM head shares the embedding matrix", keys=("tie_word_embeddings",), switch=True)
     head_dim: int | None = feature(None, "dh, per-head width; None means h // a", keys=("head_dim",))
     E: int = feature(
         0,
@@ -52,7 +48,9 @@ class Features:
         rule=NAME,
         keys=("shared_expert_intermediate_size",),
     )
-    shared_gate: bool = feature(False, "a sigmoid gate [h, 1] scales the shared experts' output (Qwen2-MoE)", rule=NAME)
+    shared_gate: bool = feature(
+        False, "a sigmoid gate [h, 1] scales the shared experts' output (Qwen2-MoE)", rule=NAME, switch=True
+    )
     dense_layers: tuple[int, ...] = feature(
         (),
         "indices of the layers of an MoE model that have a dense MLP of width f (in a hybrid of one-part blocks, "
@@ -65,21 +63,26 @@ class Features:
         keys=("moe_latent_size",),
     )
     qkv_bias: bool = feature(
-        False, "biases on the Q, K, V projections (Qwen2, Llama's attention_bias)", keys=("attention_bias",)
+        False, "biases on Q, K, V (Qwen2, Llama's attention_bias)", keys=("attention_bias",), switch=True
     )
-    o_bias: bool = feature(False, "a bias on the output projection (Llama's attention_bias)", keys=("attention_bias",))
-    mlp_bias: bool = feature(False, "biases on gate, up and down of a dense MLP (Llama's mlp_bias)", keys=("mlp_bias",))
-    qk_norm: str = feature("none", "one of choices.QK_NORMS", rule=NAME)
-    mlp: str = feature("swiglu", "one of choices.MLPS", rule=NAME)
-    norm: str = feature("rms", "one of choices.NORMS", rule=NAME)
+    o_bias: bool = feature(
+        False, "a bias on the output projection (attention_bias)", keys=("attention_bias",), switch=True
+    )
+    mlp_bias: bool = feature(
+        False, "biases on a dense MLP's gate, up, down (mlp_bias)", keys=("mlp_bias",), switch=True
+    )
+    qk_norm: str = feature("none", "RMSNorm on Q and K", rule=NAME, choices=QK_NORMS, switch=True, after="latent")
+    mlp: str = feature("swiglu", "a dense layer's MLP", rule=NAME, choices=MLPS, switch=True)
+    norm: str = feature("rms", "RMSNorm or LayerNorm", rule=NAME, choices=NORMS, switch=True)
     positions: int = feature(
         0,
         "s_p: rows of learned absolute position embeddings (0: rotary embeddings, no parameters)",
         letter="s_p",
         rule=NAME,
+        switch=True,
     )
     dropout: bool = feature(
-        False, "dropout on the attention probabilities and after the attention and MLP blocks", rule=NAME
+        False, "dropout on the attention probabilities and after the attention and MLP blocks", rule=NAME, switch=True
     )
     # multi-head latent attention (DeepSeek-V2/V3, Kimi K2) when kv_lora > 0: head_dim is then the no-RoPE part of a
     # query/key head (qk_nope_head_dim), and k = a (every head has its own decompressed key and value)
@@ -88,6 +91,7 @@ class Features:
         "q_r: rank of the query latent (q_lora_rank; 0: a plain query projection h -> a (dh + d_r))",
         letter="q_r",
         keys=("q_lora_rank",),
+        switch=True,
     )
     kv_lora: int = feature(
         0, "kv_r: rank of the key/value latent (kv_lora_rank; 0: no MLA)", letter="kv_r", keys=("kv_lora_rank",)
@@ -110,6 +114,7 @@ class Features:
         letter="n_mtp",
         rule=NAME,
         keys=("num_nextn_predict_layers",),
+        switch=True,
     )
     mtp_repeated: bool = feature(
         False, "one MTP module run at each of the mtp depths (Megatron-Core --mtp-use-repeated-layer)", rule=NAME
@@ -125,13 +130,14 @@ class Features:
     )
     index_topk: int = feature(0, "k_i: keys each query attends to (index_topk)", letter="k_i", keys=("index_topk",))
     expert_bias: bool = feature(
-        False, "a [E] routing-score correction bias in each MoE layer (e_score_correction_bias)", rule=NAME
+        False, "a [E] routing-score correction bias in each MoE layer (e_score_correction_bias)", rule=NAME, switch=True
     )
     sigmoid: bool = feature(
         False,
         "the router scores experts with a sigmoid, not a softmax (DeepSeek-V3's scoring_func)",
         rule=NAME,
         keys=("scoring_func",),
+        switch=True,
     )
     sparsemixer: bool = feature(
         False, "phimoe's router: 2 experts Gumbel-sampled, SparseMixer's gradient (PhimoeTopKRouter)", rule=NAME
@@ -142,21 +148,28 @@ class Features:
     # group-limited routing (DeepSeek-V3): k_e experts from the best group_topk of `groups` groups; allocates nothing
     groups: int = feature(0, "expert groups (n_group)", keys=("n_group",))
     group_topk: int = feature(0, "the groups a token's experts may come from (topk_group)", keys=("topk_group",))
-    sandwich: bool = feature(False, "a norm after attention and after the MLP too: 4 per layer (Gemma 2 and 3)")
+    sandwich: bool = feature(False, "a norm after attention and after the MLP too (Gemma 2 and 3)", switch=True)
     logit_softcap: bool = feature(
         False,
         "logits soft-capped, cap tanh(logits / cap) (Gemma 2's final_logit_softcapping)",
         keys=("final_logit_softcapping",),
+        switch=True,
     )
     attn_softcap: bool = feature(
         False,
         "attention scores soft-capped the same way (Gemma 2's attn_logit_softcapping)",
         rule=NAME,
         keys=("attn_logit_softcapping",),
+        switch=True,
     )
-    sinks: bool = feature(False, "a learned sink logit per head [a] in each layer's softmax (gpt-oss)", rule=NAME)
+    sinks: bool = feature(
+        False, "a learned sink logit per head [a] in each layer's softmax (gpt-oss)", rule=NAME, switch=True
+    )
     moe_bias: bool = feature(
-        False, "biases on the router [E] and on each expert's gate-up [2 f_e] and down [h] (gpt-oss)", rule=NAME
+        False,
+        "biases on the router [E] and each expert's gate-up [2 f_e] and down [h] (gpt-oss)",
+        rule=NAME,
+        switch=True,
     )
     # Gated DeltaNet hybrids (Qwen3-Next, Qwen3.5): the layers in linear_layers hold a Gated DeltaNet, a chunked
     # linear-attention recurrence, in place of softmax attention; the other layers softmax attention
@@ -188,7 +201,9 @@ class Features:
         letter="K_c",
         keys=("linear_conv_kernel_dim",),
     )
-    attn_gate: bool = feature(False, "softmax attention's output scaled by sigmoid(x W_g), W_g [h, a dh] (Qwen3-Next)")
+    attn_gate: bool = feature(
+        False, "softmax attention's output scaled by sigmoid(x W_g), W_g [h, a dh] (Qwen3-Next)", switch=True
+    )
     # Mamba-2 hybrids (Nemotron-H): the layers in mamba_layers hold a Mamba-2 mixer in place of attention; a block
     # may hold a mixer alone (mlpless_layers) or an MLP alone (mixerless_layers), each with its one norm
     mamba_layers: tuple[int, ...] = feature((), "indices of the Mamba-2 layers (Nemotron-H's \"M\")")
@@ -210,6 +225,7 @@ class Features:
         False,
         "a bias on the Mamba-2 convolution (use_conv_bias); its width is K_c (conv_width)",
         keys=("use_conv_bias",),
+        switch=True,
     )
     swa_layers: tuple[int, ...] = feature(
         (), "layers whose attention has its own swa_k KV heads (MiMo-V2-Flash's SWA ones)"
@@ -221,7 +237,9 @@ class Features:
         rule=LETTER,
         keys=("swa_num_key_value_heads",),
     )
-    swa_sinks: bool = feature(False, "a learned sink logit per head [a] in the swa_layers' softmax only")
+    swa_sinks: bool = feature(
+        False, "a learned sink logit per head [a] in the swa_layers' softmax (add_swa_attention_sink_bias)", switch=True
+    )
     layer_window: tuple[int, ...] = feature(
         (),
         "keys each layer's sliding window spans (0: full causal; (): none; step time only)",
@@ -264,7 +282,9 @@ class Features:
     moe_beside: bool = feature(
         False, "every layer's E experts beside its dense MLP (enable_moe_block)", keys=("enable_moe_block",)
     )
-    vision: Tower | None = feature(None, "a multimodal checkpoint's vision tower and projector (config.vision)")
+    vision: Tower | None = feature(
+        None, "a multimodal checkpoint's vision tower and projector (config.vision)", switch=True
+    )
 
 
 FEATURES = fields(Features)
@@ -272,3 +292,4 @@ FEATURES = fields(Features)
 SHAPE_FIELD = {f.metadata["letter"]: f.name for f in FEATURES if f.metadata["letter"] not in (None, f.name)}
 RULE_READS = tuple(f.name for f in FEATURES if f.metadata["rule"] == NAME)  # read by the rules under their own name
 RULE_LETTERS = tuple(f.metadata["letter"] for f in FEATURES if f.metadata["rule"] == LETTER)  # and under a letter
+CHOICES = {f.name: f.metadata["choices"] for f in FEATURES if f.metadata["choices"]}  # the named choices' values

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from .bounds import MAX_SIZE, positive as _positive  # noqa: F401  (MAX_SIZE: hfkeys reads it here)
-from .choices import check_choices
+from .choices import one_of
 from .counts import ParameterCounts
 from .blocks import check_blocks
 from .errors import ConfigError
 from .experts import check_experts, check_routing
-from .features import Features
+from .features import CHOICES, Features
 from .gemma4 import check_gemma4
 from .hybrid import check_hybrid
 from .layer_kinds import LayerKinds
@@ -55,7 +55,8 @@ class ModelShape(Features, ParameterCounts, LayerKinds):
         check_swa(self)
         check_blocks(self)
         check_gemma4(self)
-        check_choices(self, f"model {self.name!r}: ")
+        for name, allowed in CHOICES.items():  # Architecture takes these as checked here
+            one_of(f"model {self.name!r}: {name}", getattr(self, name), allowed)
         check_experts(self)
 
     @property
@@ -85,6 +86,17 @@ class ModelShape(Features, ParameterCounts, LayerKinds):
         }
 
 
+# a GPT's layers (Megatron-LM's GPT, GPT-2): GeLU MLP, LayerNorm, biases on every projection, dropout, tied head
+GPT_STYLE = {
+    "tied": True,
+    "qkv_bias": True,
+    "o_bias": True,
+    "mlp_bias": True,
+    "mlp": "gelu",
+    "norm": "layer",
+    "dropout": True,
+}
+
 PRESETS: dict[str, ModelShape] = {
     shape.name: shape
     for shape in (
@@ -98,40 +110,8 @@ PRESETS: dict[str, ModelShape] = {
         ModelShape("llama3.1-405b", h=16384, f=53248, a=128, k=8, L=126, v=128256),
         # GPT-style (GeLU MLP, LayerNorm, learned positions, biases, dropout 0.1, tied): GPT-2 small as released
         # (openai-community/gpt2: 124,439,808 parameters) and GPT-3 175B as Korthikanti et al. 2022 train it
-        ModelShape(
-            "gpt2",
-            h=768,
-            f=3072,
-            a=12,
-            k=12,
-            L=12,
-            v=50257,
-            tied=True,
-            qkv_bias=True,
-            o_bias=True,
-            mlp_bias=True,
-            mlp="gelu",
-            norm="layer",
-            positions=1024,
-            dropout=True,
-        ),
-        ModelShape(
-            "gpt3-175b",
-            h=12288,
-            f=49152,
-            a=96,
-            k=96,
-            L=96,
-            v=51200,
-            tied=True,
-            qkv_bias=True,
-            o_bias=True,
-            mlp_bias=True,
-            mlp="gelu",
-            norm="layer",
-            positions=2048,
-            dropout=True,
-        ),
+        ModelShape("gpt2", h=768, f=3072, a=12, k=12, L=12, v=50257, positions=1024, **GPT_STYLE),
+        ModelShape("gpt3-175b", h=12288, f=49152, a=96, k=96, L=96, v=51200, positions=2048, **GPT_STYLE),
         # a tiny mixture of experts: 8 experts, top 2, a shared expert, sizes distinct from tiny's
         ModelShape("tiny-moe", h=256, f=688, a=16, k=4, L=8, v=1024, E=8, k_e=2, f_e=176, f_s=352),
         # mixtures of experts, shapes of the published config.json files (grids/models/published/)

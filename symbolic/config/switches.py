@@ -18,8 +18,7 @@ BACKENDS = ("gpu", "cpu")  # compilers a compiled-step profile models: XLA:GPU, 
 def recompute_layers(training) -> dict:
     """Switches.rc_layers and rc_block of a Training: Megatron-Core's --recompute-num-layers N under full recompute
     with its method; uniform N = 1 (and 0) is every layer alone, mem4d's plain full recompute."""
-    n = getattr(training, "recompute_num_layers", 0)
-    block = getattr(training, "recompute_method", "uniform") == "block"
+    n, block = training.recompute_num_layers, training.recompute_method == "block"
     if training.recompute != "full" or n == 0 or (n == 1 and not block):
         return {}
     return {"rc_layers": n, "rc_block": block}
@@ -114,7 +113,6 @@ class Switches(Architecture, Sharding):
     )
 
     def __post_init__(self):
-        super().__post_init__()
         for name, allowed in (
             ("recompute", RECOMPUTE),
             ("backend", BACKENDS),

@@ -10,10 +10,10 @@ from ..config.errors import ConfigError
 from ..config.precision import FIELDS
 from ..config.shapes import ModelShape
 from ..config.training import Training
-from .trainer_files import fill, megatron_shape, read_megatron, shown
+from .trainer_files import RUNS, fill, megatron_shape, read_deepspeed, read_megatron, read_torchtitan, shown
 from .training import model_from_args
 
-READERS = ("megatron", "torchtitan", "deepspeed")
+READERS = tuple(RUNS)  # the trainers whose file plan reads
 HELD_RECIPE = (
     "swiglu_fusion",
     "srelu_fusion",
@@ -68,24 +68,9 @@ def _reading(args: argparse.Namespace, reader: str, notes: list[str]) -> tuple[d
         reading = read_megatron(args)
         given = reading.model is not None and "model" not in args.given
         return reading.training, megatron_shape(args, reading, notes, 1), given
-    if args.recipe not in (None, reader) or args.profile not in (None, reader):
-        raise ConfigError(
-            f"--{reader} reads a {reader} run: --recipe/--profile {args.recipe or args.profile} conflicts with it"
-        )
     if reader == "deepspeed":
-        from ..readers.deepspeed import read
-
-        if "model" not in args.given:
-            raise ConfigError(
-                f"--deepspeed {args.deepspeed}: a DeepSpeed config names no model: give --model config.json"
-            )
-        return read(args.deepspeed), model_from_args(args), False
-    from ..readers.torchtitan import read
-    from ..readers.torchtitan_versions import version_notes
-
-    notes += version_notes(getattr(args, "torchtitan_version", None))
-    reading = read(args.torchtitan, args.override)
-    notes += reading.overridden
+        return read_deepspeed(args), model_from_args(args), False
+    reading = read_torchtitan(args, notes)
     if "model" in args.given or reading.model is None:
         if "model" not in args.given:
             raise ConfigError(

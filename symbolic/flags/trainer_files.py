@@ -29,14 +29,28 @@ def shown(value) -> str:
     return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
 
+# each file's trainer as a message names it, and its profile (its recipe is the file's flag: megatron, ...)
+RUNS = {
+    "megatron": ("Megatron-LM", "paper"),
+    "torchtitan": ("torchtitan", "torchtitan"),
+    "deepspeed": ("DeepSpeed", "deepspeed"),
+}
+
+
+def own_run(args: argparse.Namespace, reader: str) -> None:
+    """Refuse, in one line, a --recipe or --profile other than the trainer's whose file --`reader` reads."""
+    run, profile = RUNS[reader]
+    if getattr(args, "recipe", None) not in (None, reader) or getattr(args, "profile", None) not in (None, profile):
+        raise ConfigError(
+            f"--{reader} reads a {run} run: --recipe/--profile {args.recipe or args.profile} conflicts with it"
+        )
+
+
 def read_megatron(args: argparse.Namespace, notes: list[str] | None = None):
     """The --megatron file's Reading; a recipe or profile other than Megatron-LM's refused."""
     from ..readers.megatron import read
 
-    if getattr(args, "recipe", None) not in (None, "megatron") or getattr(args, "profile", None) not in (None, "paper"):
-        raise ConfigError(
-            f"--megatron reads a Megatron-LM run: --recipe/--profile {args.recipe or args.profile} conflicts with it"
-        )
+    own_run(args, "megatron")
     vocab = getattr(args, "vocab_size", None)
     reading = read(args.megatron, vocab_size=vocab, model_given="model" in args.given)
     if vocab is not None and notes is not None:
@@ -44,20 +58,32 @@ def read_megatron(args: argparse.Namespace, notes: list[str] | None = None):
     return reading
 
 
+def given_model(args: argparse.Namespace, reader: str, notes: list[str], named: str | None, missing: str):
+    """--model's ModelShape where the command line gives it (noted where the --`reader` file defines one too,
+    `named`), else None: the file's; where the file defines none either (`named` None), `missing` refused in one
+    line."""
+    if "model" in args.given:
+        if named is not None:
+            notes.append(f"--model {args.model} from the command line (the file: {named})")
+        return model_from_args(args)
+    if named is None:
+        raise ConfigError(f"--{reader} {getattr(args, reader)}: {missing}: give --model config.json")
+    return None
+
+
 def megatron_shape(args: argparse.Namespace, reading, notes: list[str], t: int) -> ModelShape:
     """The model the file defines (or --model's, said so), its vocabulary padded to a multiple of the file's
     --make-vocab-size-divisible-by (or --pad-vocab) x t, as Megatron-LM's _vocab_size_with_padding pads it."""
     own = args.given
-    if "model" in own:
-        if reading.model is not None:
-            notes.append(f"--model {args.model} from the command line (the file defines {reading.model['name']})")
-        shape = model_from_args(args)
-    elif reading.model is None:
-        raise ConfigError(
-            f"--megatron {args.megatron}: the arguments define no model (no --num-layers, "
-            "--hidden-size, --num-attention-heads): give --model config.json"
-        )
-    else:
+    named = None if reading.model is None else reading.model["name"]
+    shape = given_model(
+        args,
+        "megatron",
+        notes,
+        named,
+        "the arguments define no model (no --num-layers, --hidden-size, --num-attention-heads)",
+    )
+    if shape is None:
         try:
             shape = ModelShape(**reading.model)
         except ConfigError as err:
@@ -67,17 +93,32 @@ def megatron_shape(args: argparse.Namespace, reading, notes: list[str], t: int) 
     return dataclasses.replace(shape, v=-(-shape.v // unit) * unit)
 
 
-def deepspeed_file(args: argparse.Namespace, notes: list[str]) -> int | None:
-    """--deepspeed: `args` filled from the config (the command line's own kept); its gradient_accumulation_steps."""
+def read_deepspeed(args: argparse.Namespace) -> dict:
+    """The --deepspeed config's values; no --model (a config names none), or another recipe or profile, refused."""
     from ..readers.deepspeed import read
 
     if "model" not in args.given:
         raise ConfigError(f"--deepspeed {args.deepspeed}: a DeepSpeed config names no model: give --model config.json")
-    if getattr(args, "profile", None) not in (None, "deepspeed") or args.recipe not in (None, "deepspeed"):
-        raise ConfigError(
-            f"--deepspeed reads a DeepSpeed run: --recipe/--profile {args.recipe or args.profile} conflicts with it"
-        )
-    training = read(args.deepspeed)
+    own_run(args, "deepspeed")
+    return read(args.deepspeed)
+
+
+def read_torchtitan(args: argparse.Namespace, notes: list[str]):
+    """The --torchtitan job file's Reading (its version's and --override's notes added to `notes`); a recipe or
+    profile other than torchtitan's refused."""
+    from ..readers.torchtitan import read
+    from ..readers.torchtitan_versions import version_notes
+
+    own_run(args, "torchtitan")
+    notes += version_notes(getattr(args, "torchtitan_version", None))
+    reading = read(args.torchtitan, args.override)
+    notes += reading.overridden
+    return reading
+
+
+def deepspeed_file(args: argparse.Namespace, notes: list[str]) -> int | None:
+    """--deepspeed: `args` filled from the config (the command line's own kept); its gradient_accumulation_steps."""
+    training = read_deepspeed(args)
     args.recipe = training.pop("recipe")
     accumulation = training.pop("accumulation", None)
     fill(args, training, notes)
@@ -100,17 +141,9 @@ def accumulate(args: argparse.Namespace, steps: int) -> None:
 def torchtitan_file(args: argparse.Namespace, notes: list[str]) -> tuple[ModelShape, dict]:
     """--torchtitan: `args` filled from the job file (the command line's own kept), its pipeline split placed on the
     model's layers; the model, and {"dp": d} where the file fixes the data-parallel size (checked against --gpus)."""
-    from ..readers.torchtitan import FLAVORS, read, stage_split
+    from ..readers.torchtitan import FLAVORS, stage_split
 
-    if getattr(args, "profile", None) not in (None, "torchtitan") or args.recipe not in (None, "torchtitan"):
-        raise ConfigError(
-            f"--torchtitan reads a torchtitan run: --recipe/--profile {args.recipe or args.profile} conflicts with it"
-        )
-    from ..readers.torchtitan_versions import version_notes
-
-    notes += version_notes(getattr(args, "torchtitan_version", None))
-    reading = read(args.torchtitan, args.override)
-    notes += reading.overridden
+    reading = read_torchtitan(args, notes)
     args.recipe = reading.training.pop("recipe")
     fixed = {key: reading.training.pop(key) for key in ("dp", "local_batch") if key in reading.training}
     fill(args, reading.training, notes)
@@ -121,17 +154,9 @@ def torchtitan_file(args: argparse.Namespace, notes: list[str]) -> tuple[ModelSh
                 f"cp = {fixed['dp'] * args.tp * args.pp * args.cp} is not --gpus {args.gpus}"
             )
         args.dp = fixed["dp"]
-    if "model" in args.given:
-        if reading.model is not None:
-            notes.append(f"--model {args.model} from the command line (the file: {reading.model.name})")
-        shape = model_from_args(args)
-    elif reading.model is None:
-        raise ConfigError(
-            f"--torchtitan {args.torchtitan}: model {reading.named} (mem4d reads the llama3 flavours "
-            f"{', '.join(FLAVORS)}): give --model config.json"
-        )
-    else:
-        shape = reading.model
+    named = None if reading.model is None else reading.model.name
+    missing = f"model {reading.named} (mem4d reads the llama3 flavours {', '.join(FLAVORS)})"
+    shape = given_model(args, "torchtitan", notes, named, missing) or reading.model
     if args.pp > 1 and "stage_layers" not in args.given:
         split = stage_split(shape.L, args.pp, *reading.split)
         args.stage_layers = None if len(set(split)) == 1 else split

@@ -11,7 +11,7 @@ from ..config.parallel import Parallel
 from ..config.training import Training
 from ..config.training_checks import RECOMPUTE
 from ..time.evaluate import components, hardware_values, precision_of, refusal
-from ..time.choices import Choices, model_kinds
+from ..time.choices import Choices
 from ..time.systems import System
 from .proxy import Hardware
 from .proxy import terms as proxy_terms
@@ -98,12 +98,7 @@ def _tokens_per_s(cluster, grid: dict, system: System, policies: tuple = ()) -> 
     values = shape_values(shape)
     values |= {
         "L": col("max_layers", shape.L / par.p) * par.p,
-        "d": par.d,
-        "t": par.t,
-        "p": par.p,
-        "c": par.c,
-        "e": par.e,
-        "t_e": par.t_e,
+        **vars(par),
         "vpp": col("vpp"),
         "b": col("b"),
         "m": col("m"),
@@ -119,16 +114,7 @@ def _tokens_per_s(cluster, grid: dict, system: System, policies: tuple = ()) -> 
     step = np.zeros(len(index))
     for i, (recompute, modules, zero) in enumerate(kinds):
         rows = slice(None) if len(kinds) == 1 else np.flatnonzero(index == i)  # one kind: no copy of every column
-        ch = Choices(
-            shape.moe,
-            shape.mla,
-            bool(shape.q_lora),
-            shape.mlp_matrices,
-            recompute,
-            tuple(modules.split(",")),
-            zero,
-            **model_kinds(shape),
-        )
+        ch = Choices.of_shape(shape, recompute, modules, zero)
         picked = {k: (v[rows] if np.ndim(v) and np.size(v) == len(index) else v) for k, v in values.items()}
         parts = components(shape, ch, picked)
         parts.pop("F_model")

@@ -37,23 +37,35 @@ class Choices(NamedTuple):
 
     @classmethod
     def of(cls, shape, training, dispatcher: str | None = None, provider: Provider = Provider()) -> Choices:
-        return cls(
-            shape.moe,
-            shape.mla,
-            bool(shape.q_lora),
-            shape.mlp_matrices,
+        """A job's choices: its shape's, its Training's and the provider's."""
+        return cls.of_shape(
+            shape,
             training.recompute,
-            tuple(training.recompute_modules.split(",")),
+            training.recompute_modules,
             training.zero,
-            dispatcher or training.moe_dispatcher,
-            **model_kinds(shape),
+            dispatcher=dispatcher or training.moe_dispatcher,
             rope_fused=provider.rope_fused,
             bda_fused=provider.bias_dropout_fusion,
             clamp=provider.clamp > 0,
             cross_entropy=provider.cross_entropy,
             router_fp32=shape.moe and provider.router_dtype == "fp32",
-            rc_block=getattr(training, "recompute_num_layers", 0)
-            * (getattr(training, "recompute_method", "") == "block"),
+            rc_block=training.recompute_num_layers * (training.recompute_method == "block"),
+        )
+
+    @classmethod
+    def of_shape(cls, shape, recompute: str, modules: str, zero: int, **rest) -> Choices:
+        """A shape's choices with this recompute, its comma-joined modules and the ZeRO stage (plan's rows, the rest
+        at their defaults; `of` gives them from a Training)."""
+        return cls(
+            shape.moe,
+            shape.mla,
+            bool(shape.q_lora),
+            shape.mlp_matrices,
+            recompute,
+            tuple(modules.split(",")),
+            zero,
+            **model_kinds(shape),
+            **rest,
         )
 
 

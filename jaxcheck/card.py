@@ -3,6 +3,7 @@ the program XLA:GPU compiles to fit it (its rematerialization pass recomputes va
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from .spec import StepSpec
@@ -62,20 +63,27 @@ def compile_for(spec: StepSpec, target: Target, measure: bool = False) -> CardCo
 
     written_target = target.with_memory(AS_WRITTEN_BYTES)
     devices, real = start(written_target, spec.train.world)  # this machine's GPUs when they are the card
-    from .compile import FAST_CPU, compile_step
+    from .compile import FAST_CPU, compile_report, for_devices, lower_step
     from .mesh import make_mesh
 
-    options = None if target.is_gpu else FAST_CPU
-    written, _, _ = compile_step(spec, make_mesh(spec.train, devices), compiler_options=options)
+    began = time.perf_counter()
+    mesh = make_mesh(spec.train, devices)
+    built, lowered = lower_step(spec, mesh)
+    written, _ = compile_report(spec, mesh, built, lowered, None if target.is_gpu else FAST_CPU, began)
     fitted = None
     if target.is_gpu and not real and written.xla["total_bytes"] > NEAR * target.memory_bytes:
         from .targets import devices as topology_devices
 
         card_devices = topology_devices(target, spec.train.world)
+        card_mesh = make_mesh(spec.train, card_devices)
+        began = time.perf_counter()
+        again = for_devices(lowered, card_devices)  # the program lowered once, compiled again for the card
+        if again is None:
+            built, again = lower_step(spec, card_mesh)
         from .backend import quiet_native_stderr
 
         with quiet_native_stderr():  # XLA's warning that it cannot reach the card's memory: reported by fit()
-            fitted, _, _ = compile_step(spec, make_mesh(spec.train, card_devices))
+            fitted, _ = compile_report(spec, card_mesh, built, again, None, began)
     result = CardCompile(target, written, fitted, real)
     if measure and real:
         from .measure import measure as run_measure

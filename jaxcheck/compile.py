@@ -124,11 +124,8 @@ def compile_lowered(lowered, what: str, compiler_options: dict | None = None):
     return box["compiled"]
 
 
-def compile_step(
-    spec: StepSpec, mesh: jax.sharding.Mesh, with_grads: bool = False, compiler_options: dict | None = None
-) -> tuple[Report, object, Built]:
-    """Build abstract state, lower and compile the step; returns the report, the compiled executable and the Built."""
-    start = time.perf_counter()
+def lower_step(spec: StepSpec, mesh: jax.sharding.Mesh, with_grads: bool = False) -> tuple[Built, object]:
+    """Build abstract state and lower the step for the mesh: the Built and jax's Lowered (nothing compiled yet)."""
     programs = spec.check().stages()
     if len(programs) > 1:
         raise ConfigError(
@@ -136,16 +133,50 @@ def compile_step(
             "stage kind: compile each of StepSpec.stages() (mem4d compile, verify and sweep do)"
         )
     built = build(programs[0][1], mesh)  # an even split spelled out by --stage-layers: the even one
+    with jax.set_mesh(mesh), quiet_native_stderr():
+        return built, jit_step(built, with_grads).lower(*built.args)
+
+
+def for_devices(lowered, devices: list):
+    """The same lowered program bound to other devices of as many (a GPU target's topology posing with other memory),
+    so that it compiles again without a second trace and lowering; None where jax's private Lowering is not laid out
+    as in jax 0.10 (the caller lowers again)."""
+    import copy
+
+    try:
+        from jax._src.interpreters import pxla
+
+        lowering = copy.copy(lowered._lowering)
+        lowering._device_list = pxla._create_device_list(tuple(devices))
+        lowering._executable = None
+        lowering.compile_args = {**lowering.compile_args, "backend": devices[0].client}
+        again = copy.copy(lowered)
+        again._lowering = lowering
+    except (AttributeError, ImportError, TypeError):
+        return None
+    return again
+
+
+def compile_report(spec: StepSpec, mesh, built: Built, lowered, compiler_options: dict | None, start: float):
+    """Compile a lowered step on its mesh: the Report (compile time counted from `start`) and the executable."""
     with jax.set_mesh(mesh), quiet_native_stderr():  # XLA:GPU's compiler looks for a GPU driver again
-        lowered = jit_step(built, with_grads).lower(*built.args)
         compiled = compile_lowered(lowered, describe_spec(spec), compiler_options)
-    seconds = time.perf_counter() - start
     report = Report(
         mesh=describe(mesh),
         devices=int(mesh.devices.size),
         param_count=param_count(built),
-        compile_seconds=seconds,
+        compile_seconds=time.perf_counter() - start,
         xla=xla_memory(compiled),
         arguments=argument_bytes(built),
     )
+    return report, compiled
+
+
+def compile_step(
+    spec: StepSpec, mesh: jax.sharding.Mesh, with_grads: bool = False, compiler_options: dict | None = None
+) -> tuple[Report, object, Built]:
+    """Build abstract state, lower and compile the step; returns the report, the compiled executable and the Built."""
+    start = time.perf_counter()
+    built, lowered = lower_step(spec, mesh, with_grads)
+    report, compiled = compile_report(spec, mesh, built, lowered, compiler_options, start)
     return report, compiled, built

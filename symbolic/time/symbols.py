@@ -8,8 +8,8 @@ MEANING = {
     "R_h": "achieved FLOP/s of a BF16 GEMM (the LM head, which Transformer Engine's FP8 leaves in BF16)",
     "R_at": "achieved FLOP/s of causal flash attention, forward and backward, counted as FlashAttention counts them",
     "W_hbm": "HBM bandwidth a memory-bound kernel reaches (the measured copy bandwidth where published), bytes/s",
-    "B_x": "bytes an FP8 (or NVFP4) cast of a GEMM operand moves per element (read in BF16, written row-wise and "
-    "column-wise: FP8 4, NVFP4 3.125) under --fp8, 0 without",
+    "B_x": "bytes an FP8 (or NVFP4) cast of a GEMM operand moves per element (read in BF16 once per pass, written "
+    "row-wise and column-wise: FP8 4, NVFP4 7.125, time/quant.py) under --fp8, 0 without",
     "N_q": "1 when the routed experts' GEMMs run in FP8 or FP4 (Transformer Engine pads each local expert's rows to "
     "the quantization alignment by a copy), 0 without --fp8",
     "W_tp": "bus bandwidth of the tensor-parallel group's collectives, bytes/s",

@@ -27,9 +27,12 @@ function share(hw, card, m, n, k, precision) {
   return interp(Math.log2(Math.max(size, 1.0)), hw.log2_sizes, hw.curves[family]);
 }
 
-// time/evaluate.py precision_of and cast_bytes: NVFP4 runs the linear GEMMs in FP4, any other recipe in FP8
+// time/evaluate.py precision_of and time/quant.py cast_bytes: NVFP4 runs the linear GEMMs in FP4, any other recipe in
+// FP8; a cast reads the BF16 operand once per pass (FP8 1, NVFP4 with its Hadamard transform 3) and writes both usages
+const blockCast = (element, passes) => 2 * passes + 2 * element;
 const precisionOf = (fp8) => (fp8 === "none" ? "bf16" : fp8 === "nvfp4" ? "fp4" : "fp8");
-const castBytes = (precision) => (precision === "bf16" ? 0.0 : 2 + 2 * (precision === "fp4" ? 0.5 + 1 / 16 : 1));
+const castBytes = (precision) =>
+  precision === "bf16" ? 0.0 : precision === "fp4" ? blockCast(0.5 + 1 / 16, 3) : blockCast(1.0, 1);
 
 const clip = (x, lo, hi) => Math.min(Math.max(x, lo), hi);
 

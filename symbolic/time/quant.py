@@ -1,6 +1,7 @@
-"""Bytes a quantization of one GEMM operand moves per element, kernel by kernel (Transformer Engine 2.20.2
-pytorch/csrc/quantizer.cpp, the quantizers' quantize_impl): each pass reads the BF16 operand, the cast writes the
-row-wise usage (fprop / dgrad) and the column-wise usage (wgrad), each its data and its share of the block scales."""
+"""Bytes a quantization of one GEMM operand moves per element, kernel by kernel (Transformer Engine v2.18 and
+2.20.0.dev0 pytorch/csrc/quantizer.cpp, the quantizers' quantize; 2.20.2's csrc ships only in its sdist): each pass
+reads the BF16 operand, the cast writes the row-wise usage (fprop / dgrad) and the column-wise usage (wgrad), each
+its data and its share of the block scales."""
 
 from __future__ import annotations
 
@@ -15,19 +16,19 @@ def block_cast(element: float, passes: int) -> float:
     return BF16 * passes + 2 * element
 
 
-# FP8 (TE 2.20.2 quantizer.cpp Float8Quantizer / MXFP8Quantizer::quantize: one nvte_quantize_v2 writes both usages,
-# its scales computed in the kernel): one pass, one byte an element (the per-tensor or e8m0 block scales not counted)
+# FP8 (TE v2.18 and 2.20.0.dev0 @d0067d0 pytorch/csrc/quantizer.cpp MXFP8Quantizer::quantize: one nvte_quantize_v2
+# writes both usages, the block scales computed in the kernel): one pass, one byte an element (scales not counted)
 FP8_PASSES = 1
 # NVFP4 with the random Hadamard transform (TE 2.20.2 common/recipe NVFP4BlockScaling: RHT on inputs and gradients,
-# the operands T_cast and T_mexp cast; quantizer.cpp NVFP4Quantizer::quantize_impl with_rht): nvte_hadamard_transform_amax
-# (row-wise amax and the post-RHT column-wise amax, the two-level scaling's per-tensor scale), nvte_quantize_v2 for the
-# row-wise usage, nvte_hadamard_transform_cast_fusion_columnwise for the column-wise one (stochastic rounding of
-# gradients inside it): three reads
-NVFP4_RHT_PASSES = 3
+# the operands T_cast and T_mexp cast; TE v2.18 / 2.20.0.dev0 quantizer.cpp NVFP4Quantizer::quantize_impl with_rht):
+# nvte_hadamard_transform_amax reads it for the two-level scaling's per-tensor amaxes (row-wise and post-RHT
+# column-wise), then on Blackwell nvte_quantize_with_hadamard_transform writes the row-wise usage and the RHT'd,
+# transposed, stochastically rounded column-wise usage in one read (is_eligible_for_rht_cast_fusion): two passes
+NVFP4_RHT_PASSES = 2
 
 
 def cast_bytes(precision: str) -> float:
-    """B_x: bytes an element of an activation or gradient operand's cast moves: FP8 4, NVFP4 7.125 (three passes and
+    """B_x: bytes an element of an activation or gradient operand's cast moves: FP8 4, NVFP4 5.125 (two passes and
     E2M1 data with its E4M3 scale per 16, config.precision.NVFP4, in both usages); 0 in BF16."""
     if precision == "bf16":
         return 0.0

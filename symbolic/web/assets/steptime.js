@@ -28,11 +28,11 @@ function share(hw, card, m, n, k, precision) {
 }
 
 // time/evaluate.py precision_of and time/quant.py cast_bytes: NVFP4 runs the linear GEMMs in FP4, any other recipe in
-// FP8; a cast reads the BF16 operand once per pass (FP8 1, NVFP4 with its Hadamard transform 3) and writes both usages
+// FP8; a cast reads the BF16 operand once per pass (FP8 1, NVFP4 with its Hadamard transform 2) and writes both usages
 const blockCast = (element, passes) => 2 * passes + 2 * element;
 const precisionOf = (fp8) => (fp8 === "none" ? "bf16" : fp8 === "nvfp4" ? "fp4" : "fp8");
 const castBytes = (precision) =>
-  precision === "bf16" ? 0.0 : precision === "fp4" ? blockCast(0.5 + 1 / 16, 3) : blockCast(1.0, 1);
+  precision === "bf16" ? 0.0 : precision === "fp4" ? blockCast(0.5 + 1 / 16, 2) : blockCast(1.0, 1);
 
 const clip = (x, lo, hi) => Math.min(Math.max(x, lo), hi);
 

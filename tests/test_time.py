@@ -151,7 +151,7 @@ def test_formula_time_prints_the_components():
     names = [item["name"] for item in json.loads(done.stdout)["formulas"]]
     assert (
         names
-        == "T_lin T_attn T_last T_rec T_tp T_etp T_cp T_ep T_pp T_perm T_mexp T_sort T_pad T_clamp T_bias T_norm T_rope T_bda T_resid T_act T_cast T_route T_loss T_bubble T_dp T_opt".split()
+        == "T_lin T_attn T_last T_rec T_tp T_etp T_cp T_ep T_pp T_perm T_mexp T_sort T_pad T_clamp T_bias T_norm T_rope T_bda T_resid T_act T_cast T_route T_ncast T_loss T_bubble T_dp T_opt".split()
     )
 
 

@@ -96,6 +96,7 @@ def hardware_values(system: System, shape, par, s, b, precision: str) -> dict:
         "W_hbm": card.hbm_rate * TERA,
         "B_x": cast_bytes(precision),
         "N_q": 0.0 if precision == "bf16" else 1.0,
+        "N_n": 1.0 if precision == "fp4" else 0.0,
         **group_bandwidths(system, par),
     }
 

@@ -5,7 +5,13 @@ its data and its share of the block scales."""
 
 from __future__ import annotations
 
+import sympy as sp
+
+from ..components.base import Component
 from ..config.precision import NVFP4
+from ..config.symbols import L, h, p
+from .choices import Choices
+from .symbols import B_x, N_n, W_hbm
 
 BF16 = 2  # bytes of the BF16 operand each pass reads
 
@@ -33,3 +39,18 @@ def cast_bytes(precision: str) -> float:
     if precision == "bf16":
         return 0.0
     return block_cast(NVFP4, NVFP4_RHT_PASSES) if precision == "fp4" else block_cast(1.0, FP8_PASSES)
+
+
+def norm_casts(ch: Choices, tok: sp.Expr, full: sp.Expr, dense: sp.Expr) -> Component:
+    """T_ncast: under NVFP4 the input and pre-MLP norms' outputs cast by a kernel of their own (TE v2.18 csrc/
+    extensions/normalization.cpp rmsnorm_fwd: Impl::UNFUSED for an NVFP4 quantizer with RHT and post-RHT amax)."""
+    layers = 0 if ch.mla else L / p  # the QKV projection's input; MLA's down projections are T_cast's already
+    return Component(
+        "T_ncast",
+        N_n * tok * B_x / W_hbm * h * (layers + dense) * (1 + full),
+        "under NVFP4, the norm writes its BF16 output and NVFP4Quantizer::quantize casts it (TE v2.18 and "
+        "2.20.0.dev0 pytorch/csrc/extensions/normalization.cpp: only FP8 delayed scaling, cuDNN's MXFP8 and FP8 "
+        "current scaling fuse the cast into the norm, NVFP4 with RHT takes Impl::UNFUSED): the QKV projection's "
+        "[h] input every layer and fc1's [h] input in dense layers (the MoE layers' go to T_mexp), B_x bytes an "
+        "element, rerun by full recompute",
+    )

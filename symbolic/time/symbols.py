@@ -12,6 +12,8 @@ MEANING = {
     "row-wise and column-wise: FP8 4, NVFP4 5.125, time/quant.py) under --fp8, 0 without",
     "N_q": "1 when the routed experts' GEMMs run in FP8 or FP4 (Transformer Engine pads each local expert's rows to "
     "the quantization alignment by a copy), 0 without --fp8",
+    "N_n": "1 when the norms' outputs are cast by a kernel of their own (NVFP4: TE normalization.cpp Impl::UNFUSED), "
+    "0 otherwise",
     "W_tp": "bus bandwidth of the tensor-parallel group's collectives, bytes/s",
     "W_etp": "bus bandwidth of the expert tensor-parallel group's collectives, bytes/s",
     "W_cp": "bus bandwidth of the context-parallel ring, bytes/s",
@@ -34,6 +36,8 @@ P_x = sp.Symbol("P_x", nonnegative=True)
 BY_NAME["P_x"] = P_x
 N_q = sp.Symbol("N_q", nonnegative=True)
 BY_NAME["N_q"] = N_q
+N_n = sp.Symbol("N_n", nonnegative=True)
+BY_NAME["N_n"] = N_n
 # how LaTeX writes the letters sympy would misread ("hbm": a bold h)
 LATEX = {
     name: (rf"{name[0]}_{{\mathrm{{{name[2:]}}}}}" if name == "W_hbm" else sp.latex(sym))

@@ -68,7 +68,7 @@ function hardware(hw, sys, shape, par, s, b, precision) {
     R_e: best * share(hw, sys.card_name, perExpert, Math.max(shape.f_e, 1) / par.t_e, shape.h, precision),
     R_h: card.gemm_bf16 * hw.tera * share(hw, sys.card_name, tokens, shape.v / par.t, shape.h),
     R_at: card.attn * hw.tera, W_hbm: card.hbm_rate * hw.tera, B_x: castBytes(precision),
-    N_q: precision === "bf16" ? 0.0 : 1.0,
+    N_q: precision === "bf16" ? 0.0 : 1.0, N_n: precision === "fp4" ? 1.0 : 0.0,
     W_tp: ring(sys, par.t, 1), W_etp: ring(sys, par.t_e, 1), W_cp: ring(sys, par.c, par.t),
     W_ep: allToAll(sys, par.e, par.t_e), W_dp: ring(sys, par.d * par.c, par.t),
     W_edp: ring(sys, stage / (par.e * par.t_e), par.e * par.t_e), W_pp: pointToPoint(sys, par.p, par.t * par.c * par.d),

@@ -10,11 +10,11 @@ import numpy as np
 
 from ..config.errors import ConfigError
 from ..config.glossary import inputs_for
-from ..config.precision import NVFP4
 from . import flash, gemm
 from .links import group_bandwidths
 from .choices import DISPATCHERS, Choices
 from .provider import CROSS_ENTROPY, Provider
+from .quant import cast_bytes
 from .systems import System
 
 TERA = 1e12
@@ -76,14 +76,6 @@ def precision_of(training) -> str:
     return "bf16" if training.fp8 == "none" else "fp4" if training.fp8 == "nvfp4" else "fp8"
 
 
-def cast_bytes(precision: str) -> float:
-    """B_x: an operand's cast reads it in BF16 and writes both usages, row-wise and column-wise: FP8 one byte an
-    element each (4 in all); NVFP4 half a byte and an E4M3 scale per 16 elements each (config.precision.NVFP4: 3.125;
-    its random Hadamard transform and stochastic rounding are taken as fused into the column-wise cast, TE 2.20.2
-    common/recipe NVFP4BlockScaling: RHT on the column-wise usage of inputs and gradients only); 0 in BF16."""
-    return 0.0 if precision == "bf16" else 2 + 2 * (NVFP4 if precision == "fp4" else 1)
-
-
 def hardware_values(system: System, shape, par, s, b, precision: str) -> dict:
     """R_g, R_e, R_f, R_h, R_at, W_hbm and the group bandwidths for one job on `system`: each GEMM rate the card's best
     times the share its shape gets (gemm.py) - a dense model's MLP [s b/c, h] x [h, f/t], else the QKV projection
@@ -108,6 +100,7 @@ def hardware_values(system: System, shape, par, s, b, precision: str) -> dict:
         "W_hbm": card.hbm_rate * TERA,
         "B_x": cast_bytes(precision),
         "N_q": 0.0 if precision == "bf16" else 1.0,
+        "N_n": 1.0 if precision == "fp4" else 0.0,
         **group_bandwidths(system, par),
     }
 

@@ -9,6 +9,7 @@ import sympy as sp
 from ..components.base import Component
 from ..config.symbols import B_a, E, L, L_e, a, d_r, d_v, dh, f, f_s, h, k, kv_r, n_mtp, p, q_r, v
 from .choices import Choices
+from .quant import norm_casts
 from .symbols import B_x, W_hbm
 
 FP32 = 4  # bytes of an FP32 element: a router score (moe_router_dtype "fp32": Qwen3, DeepSeek-V3), a native loss logit
@@ -121,6 +122,7 @@ def layer_kernels(ch: Choices, tok: sp.Expr) -> list[Component]:
             "apply_random_logits under force balancing): softmax, top-k, scatter, the aux-loss softmax and "
             "top-k, the random logits, 8 passes forward; their gradients and sum, 10 backward",
         ),
+        norm_casts(ch, tok, full, dense),
         loss(ch, tok),
     ]
 

@@ -9,10 +9,12 @@ MEANING = {
     "R_h": "achieved FLOP/s of a BF16 GEMM (the LM head, which Transformer Engine's FP8 leaves in BF16)",
     "R_at": "achieved FLOP/s of causal flash attention, forward and backward, counted as FlashAttention counts them",
     "W_hbm": "HBM bandwidth a memory-bound kernel reaches (the measured copy bandwidth where published), bytes/s",
-    "B_x": "bytes an FP8 (or NVFP4) cast of a GEMM operand moves per element (read in BF16, written row-wise and "
-    "column-wise: FP8 4, NVFP4 3.125) under --fp8, 0 without",
+    "B_x": "bytes an FP8 (or NVFP4) cast of a GEMM operand moves per element (read in BF16 once per pass, written "
+    "row-wise and column-wise: FP8 4, NVFP4 5.125, time/quant.py) under --fp8, 0 without",
     "N_q": "1 when the routed experts' GEMMs run in FP8 or FP4 (Transformer Engine pads each local expert's rows to "
     "the quantization alignment by a copy), 0 without --fp8",
+    "N_n": "1 when the norms' outputs are cast by a kernel of their own (NVFP4: TE normalization.cpp Impl::UNFUSED), "
+    "0 otherwise",
     "W_tp": "bus bandwidth of the tensor-parallel group's collectives, bytes/s",
     "W_etp": "bus bandwidth of the expert tensor-parallel group's collectives, bytes/s",
     "W_cp": "bus bandwidth of the context-parallel ring, bytes/s",
@@ -35,6 +37,8 @@ P_x = sp.Symbol("P_x", nonnegative=True)
 BY_NAME["P_x"] = P_x
 N_q = sp.Symbol("N_q", nonnegative=True)
 BY_NAME["N_q"] = N_q
+N_n = sp.Symbol("N_n", nonnegative=True)
+BY_NAME["N_n"] = N_n
 # how LaTeX writes the letters sympy would misread ("hbm": a bold h)
 LATEX = {
     name: (rf"{name[0]}_{{\mathrm{{{name[2:]}}}}}" if name == "W_hbm" else sp.latex(sym))

@@ -27,9 +27,12 @@ function share(hw, card, m, n, k, precision) {
   return interp(Math.log2(Math.max(size, 1.0)), hw.log2_sizes, hw.curves[family]);
 }
 
-// time/evaluate.py precision_of and cast_bytes: NVFP4 runs the linear GEMMs in FP4, any other recipe in FP8
+// time/evaluate.py precision_of and time/quant.py cast_bytes: NVFP4 runs the linear GEMMs in FP4, any other recipe in
+// FP8; a cast reads the BF16 operand once per pass (FP8 1, NVFP4 with its Hadamard transform 2) and writes both usages
+const blockCast = (element, passes) => 2 * passes + 2 * element;
 const precisionOf = (fp8) => (fp8 === "none" ? "bf16" : fp8 === "nvfp4" ? "fp4" : "fp8");
-const castBytes = (precision) => (precision === "bf16" ? 0.0 : 2 + 2 * (precision === "fp4" ? 0.5 + 1 / 16 : 1));
+const castBytes = (precision) =>
+  precision === "bf16" ? 0.0 : precision === "fp4" ? blockCast(0.5 + 1 / 16, 2) : blockCast(1.0, 1);
 
 const clip = (x, lo, hi) => Math.min(Math.max(x, lo), hi);
 
@@ -74,7 +77,7 @@ function hardware(hw, sys, shape, par, s, b, precision) {
     R_h: card.gemm_bf16 * hw.tera * share(hw, sys.card_name, tokens, shape.v / par.t, shape.h),
     R_f: card.gemm_bf16 / 2 * hw.tera * share(hw, sys.card_name, tokens, shape.h, Math.max(shape.E || 0, 1)),
     R_at: card.attn * hw.tera * attnShare(hw, shape.dh, s / par.c), W_hbm: card.hbm_rate * hw.tera, B_x: castBytes(precision),
-    N_q: precision === "bf16" ? 0.0 : 1.0,
+    N_q: precision === "bf16" ? 0.0 : 1.0, N_n: precision === "fp4" ? 1.0 : 0.0,
     W_tp: ring(sys, par.t, 1), W_etp: ring(sys, par.t_e, 1), W_cp: ring(sys, par.c, par.t),
     W_ep: allToAll(sys, par.e, par.t_e), W_dp: ring(sys, par.d * par.c, par.t),
     W_edp: ring(sys, stage / (par.e * par.t_e), par.e * par.t_e), W_pp: pointToPoint(sys, par.p, par.t * par.c * par.d),

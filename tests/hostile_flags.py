@@ -10,6 +10,8 @@ import math
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 
+from model_files import LLAMA, write
+
 from symbolic.cli.entry import main
 
 
@@ -173,19 +175,7 @@ def write_files(root):
     """Paths a person may pass, written under root: config.json files good and bad, folders, places that cannot be
     written."""
     (root / "good").mkdir()
-    (root / "good" / "config.json").write_text(
-        json.dumps(
-            {
-                "model_type": "llama",
-                "hidden_size": 256,
-                "intermediate_size": 688,
-                "num_attention_heads": 16,
-                "num_key_value_heads": 4,
-                "num_hidden_layers": 8,
-                "vocab_size": 1024,
-            }
-        )
-    )
+    write(root / "good", LLAMA)
     (root / "bad.json").write_text("{not json")
     (root / "latin1.json").write_bytes(b'{"_name_or_path": "caf\xe9"}')
     (root / "huge.json").write_text('{"hidden_size": 1' + "0" * 400 + "}")

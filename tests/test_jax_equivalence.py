@@ -15,10 +15,11 @@ import optax
 import pytest
 
 from conftest import quick, skip_if_not_enough_devices, unsharded_reference
-from symbolic.config.shapes import ModelShape
+from tiny_shapes import tiny
+
 from symbolic.config.training import Training
 
-SHAPE = ModelShape("test", h=64, f=176, a=4, k=2, L=4, v=136)  # all sizes distinct, each divisible by 2
+SHAPE = tiny("test", L=4)  # all sizes distinct, each divisible by 2
 SEQ, MBS, GBS = 16, 1, 4
 
 

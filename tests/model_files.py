@@ -1,4 +1,4 @@
-"""The small config.json files the HF-reading tests write (sizes that all differ), how to write and read one, and
+"""The published config.json files, the small ones the HF-reading tests write (sizes that all differ), how to write and read one, and
 `python -m symbolic.cli` run on one as a person runs it."""
 
 import json
@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 from symbolic.config.hfconfig import from_hf_config
+
+PUBLISHED = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"  # the published config.json files
 
 # PRESETS["tiny"] as a config.json (h 256, f 688, a 16 of head width 16, k 4, L 8, v 1024)
 LLAMA = {

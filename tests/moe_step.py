@@ -2,8 +2,6 @@
 each a routing or layout of a published family), the dense reference (every expert on every token, weighted by the
 router's renormalised top-k weights) computed once per shape, and one compiled step on the reference's parameters."""
 
-from pathlib import Path
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -42,7 +40,6 @@ STAGED = ModelShape(**{**MIXED.as_dict(), "name": "test-moe-staged", "dense_laye
 # routing, which SHAPE_MTP's modules also ran, are the same MoE layer as the GPT_OSS cases' blocks
 STAGED_MTP = ModelShape(**{**STAGED.as_dict(), "name": "test-moe-staged-mtp", "mtp": 2})
 SEQ, GBS = 16, 4
-PUBLISHED = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"
 NO_DROP = SHAPE.E / SHAPE.k_e  # C_f = E / k_e: capacity C = T, no assignment is ever dropped
 
 

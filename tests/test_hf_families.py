@@ -9,16 +9,15 @@ also check the defaults table. DeepSeek-V3's score-correction bias is a buffer t
 """
 
 import json
-from pathlib import Path
 
 import pytest
 
+from model_files import PUBLISHED
 from model_files import write
 
 from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import from_hf_config
 
-PUBLISHED = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"
 
 # model_type -> transformers' count of its default model (hf_count.py on {"model_type": ...})
 DEFAULT_MODELS = {

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from model_files import PUBLISHED
 from model_files import write
 
 from symbolic.cli import main
 from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import from_hf_config
 
-PUBLISHED = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"
 MOE, E2B = PUBLISHED / "gemma-4-26b-a4b-it.json", PUBLISHED / "gemma-4-e2b-it.json"
 DENSE = PUBLISHED / "gemma-4-31b-it.json"
 

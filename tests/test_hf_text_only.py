@@ -7,17 +7,15 @@ text-only part of Llama-4-Scout-17B-16E. Tolerance: none (parameter counts are e
 """
 
 import json
-from pathlib import Path
 
 import pytest
 
+from model_files import PUBLISHED
 from model_files import write
 
 from symbolic.cli import main
 from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import from_hf_config
-
-PUBLISHED = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"
 
 
 # multimodal model_type -> transformers' count of its default language model (hf_count.py --text-only)

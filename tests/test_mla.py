@@ -10,11 +10,11 @@ published config.json files; a brute force over every split. Exact (integers) un
 
 import dataclasses
 import itertools
-from pathlib import Path
 
 import pytest
 import sympy as sp
 
+from model_files import PUBLISHED as FOLDER
 from model_files import cli, cli_json
 
 from symbolic.components.activations import layer_activation
@@ -30,7 +30,6 @@ from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 from symbolic.plan.balance import balance
 
-FOLDER = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"
 V3 = from_hf_config(FOLDER / "deepseek-v3.json")
 LITE = from_hf_config(FOLDER / "deepseek-v2-lite.json")
 

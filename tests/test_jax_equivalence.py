@@ -26,20 +26,8 @@ SEQ, MBS, GBS = 16, 1, 4
 def _spec(d, p, t, c, recompute="selective", sp=True, flash_attn=True, zero=1, schedule="1f1b", **opts):
     from jaxcheck.spec import JaxOptions, StepSpec
 
-    train = Training(
-        d=d,
-        t=t,
-        p=p,
-        c=c,
-        s=SEQ,
-        b=MBS,
-        gbs=GBS,
-        zero=zero,
-        recompute=recompute,
-        sp=sp,
-        flash_attn=flash_attn,
-        schedule=schedule,
-    )
+    layout = dict(zero=zero, recompute=recompute, sp=sp, flash_attn=flash_attn, schedule=schedule)
+    train = Training(d=d, t=t, p=p, c=c, s=SEQ, b=MBS, gbs=GBS, **layout)
     return StepSpec(SHAPE, train, JaxOptions(compute_dtype="float32", learning_rate=1e-2, **opts)).check()
 
 

@@ -55,6 +55,7 @@ JUNK_FRACTIONS = st.one_of(
 INTS = (["1", "2", "4", "8"], JUNK_INTS)  # (values a person means, values that must be refused or survive)
 SIZES = (["80GiB", "80G", "141GB", "40GB", "192GiB", "1TiB"], JUNK_SIZES)
 FRACTIONS = (["0.8", "1", "0.5", "0.95"], JUNK_FRACTIONS)
+FIT = {"--gpu-mem": SIZES, "--threshold": FRACTIONS}  # what a fit verdict reads
 TRAINING = {flag: INTS for flag in ("--dp", "--tp", "--pp", "--cp", "--vpp", "--seq", "--mbs", "--gbs")}
 # the switches (each set is a derivation): a few sets, conflicting flags, and values that are not allowed
 SWITCHES = st.sampled_from(
@@ -110,6 +111,11 @@ def paths(root, good: list[str], bad: list[str] = ()) -> tuple:
     return [str(root / n) for n in good], st.sampled_from(
         [str(root / n) for n in bad] + ["/proc/x/y", str(root / "a_file" / "o"), ""]
     )
+
+
+def configuration(root) -> dict:
+    """The flags of one training configuration of a model and its fit: TRAINING's, --model, FIT's."""
+    return {**TRAINING, "--model": models(root), **FIT}
 
 
 def models(root) -> tuple:

@@ -1,11 +1,17 @@
-"""The published config.json files, the small ones the HF-reading tests write (sizes that all differ), how to write and read one, and
-`python -m symbolic.cli` run on one as a person runs it."""
+"""The config.json files the HF-reading tests use: the published folder, small ones of sizes that all differ, how to
+write and read one, a vision tower's refusals; and mem4d's CLI on them, in this process or a fresh one."""
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from symbolic.config import hfconfig
+from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import from_hf_config
 
 PUBLISHED = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"  # the published config.json files
@@ -54,6 +60,32 @@ def write(tmp_path: Path, config: dict, name: str = "config.json") -> Path:
 def read(tmp_path: Path, config: dict, **options):
     """The ModelShape mem4d reads off config written as tmp_path/config.json."""
     return from_hf_config(write(tmp_path, config), **options)
+
+
+def assert_vision_refused(tmp_path: Path, published: Path, change: dict, needle: str) -> None:
+    """The published config.json with change over its vision_config is refused in one line matching needle."""
+    raw = json.loads(published.read_text())
+    raw["vision_config"].update(change)
+    with pytest.raises(ConfigError, match=needle) as err:
+        hfconfig.read(write(tmp_path, raw))
+    assert "\n" not in str(err.value)
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    """`mem4d ARGV` in this process: its exit code, stdout and stderr."""
+    from symbolic.cli.entry import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def assert_same_answer(mine: dict, *argv: str) -> None:
+    """`mem4d ARGV --json` in this process exits 0 with mine, key for key in the same order."""
+    code, out, err = run(*argv, "--json")
+    assert code == 0, err
+    assert json.dumps(mine, indent=2) == json.dumps(json.loads(out), indent=2)
 
 
 def cli(*argv: str) -> subprocess.CompletedProcess:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from model_files import assert_vision_refused
+
 from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import read
 from symbolic.config.shapes import PRESETS
@@ -199,12 +201,7 @@ def _first(shape, training: Training) -> dict:
     ],
 )
 def test_a_llama4_vision_config_mem4d_does_not_model_is_refused(tmp_path, change, key):
-    raw = json.loads(SCOUT.read_text())
-    raw["vision_config"].update(change)
-    (tmp_path / "config.json").write_text(json.dumps(raw))
-    with pytest.raises(ConfigError, match=f"vision_config.{key}") as err:
-        read(tmp_path / "config.json")
-    assert "\n" not in str(err.value)
+    assert_vision_refused(tmp_path, SCOUT, change, f"vision_config.{key}")
 
 
 def test_llama4_tower_round_trips_through_a_json_shape():

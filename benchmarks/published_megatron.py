@@ -192,8 +192,7 @@ def tsv(table: list[dict]) -> str:
 
 def main() -> int:
     args = published_table.arguments(__doc__)
-    if not (MEASURED / "RUNS.md").exists():
-        print(f"published_megatron: {MEASURED} is absent (the reference data beside the clone)", file=sys.stderr)
+    if published_table.absent("published_megatron", MEASURED):
         return 2
     table = rows(ids=args.case)
     published_table.report(table, tsv, args.out, args.json)

@@ -37,6 +37,14 @@ def arguments(doc: str) -> argparse.Namespace:
     return args
 
 
+def absent(name: str, measured: Path) -> bool:
+    """Whether the measured runs (RUNS.md under measured) are missing, said then in one line on stderr."""
+    if (measured / "RUNS.md").exists():
+        return False
+    print(f"{name}: {measured} is absent (the reference data beside the clone)", file=sys.stderr)
+    return True
+
+
 def chosen(items: list, ids: list[str] | None, known: list[str]) -> list:
     """The items whose id is in `ids` (all without it); an id that names no run is a usage error (exit 2)."""
     if not ids:

@@ -194,8 +194,7 @@ def tsv(table: list[dict]) -> str:
 
 def main() -> int:
     args = published_table.arguments(__doc__)
-    if not (MEASURED / "RUNS.md").exists():
-        print(f"published_titan: {MEASURED} is absent (the reference data beside the clone)", file=sys.stderr)
+    if published_table.absent("published_titan", MEASURED):
         return 2
     with tempfile.TemporaryDirectory() as scratch:  # the committed job files are rewritten only with --out
         table = rows(jobs=JOBS if args.out else Path(scratch), ids=args.case)

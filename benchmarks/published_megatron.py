@@ -172,9 +172,7 @@ def rows(measured: Path = MEASURED, ids: list[str] | None = None) -> list[dict]:
     every = cases(measured)
     for case in published_table.chosen(every, ids, [c.id for c in every]):
         row = {**asdict(case), "measured_bytes": case.measured_bytes(), **estimate(case)}
-        if "allocated_bytes" in row:
-            row["error"] = row["allocated_bytes"] / row["measured_bytes"] - 1
-        out.append(row)
+        out.append(published_table.with_error(row, "allocated_bytes"))
     return out
 
 
@@ -182,8 +180,7 @@ def tsv(table: list[dict]) -> str:
     lines = ["id\tcase\tworld\tmeasured_GiB\tmem4d_GiB\terror_pct\trefused"]
     for r in table:
         world = f"{r['world']}{' (assumed)' if r['world_assumed'] else ''}"
-        mine = f"{r['allocated_bytes'] / GiB:.3f}" if "allocated_bytes" in r else "-"
-        err = f"{100 * r['error']:+.1f}" if "error" in r else "-"
+        mine, err = published_table.cells(r, "allocated_bytes", 3)
         lines.append(
             f"{r['id']}\t{r['stem']}\t{world}\t{r['measured_bytes'] / GiB:.3f}\t{mine}\t{err}\t{r.get('refused', '')}"
         )

@@ -37,6 +37,18 @@ def arguments(doc: str) -> argparse.Namespace:
     return args
 
 
+def with_error(row: dict, mine: str) -> dict:
+    """row with its error where mem4d answered: its `mine` bytes over the measured bytes, less one (a fraction)."""
+    return row | ({"error": row[mine] / row["measured_bytes"] - 1} if mine in row else {})
+
+
+def cells(row: dict, mine: str, digits: int) -> tuple[str, str]:
+    """mem4d's GiB (to `digits` places) and its error in percent, or '-' each where it refused."""
+    if mine not in row:
+        return "-", "-"
+    return f"{row[mine] / 2**30:.{digits}f}", f"{100 * row['error']:+.1f}"
+
+
 def absent(name: str, measured: Path) -> bool:
     """Whether the measured runs (RUNS.md under measured) are missing, said then in one line on stderr."""
     if (measured / "RUNS.md").exists():

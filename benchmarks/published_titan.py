@@ -173,9 +173,7 @@ def rows(measured: Path = MEASURED, jobs: Path = JOBS, ids: list[str] | None = N
             "measured_bytes": round(row.measured_gib * GiB),
             **estimate(row, path),
         }
-        if "reserved_bytes" in entry:
-            entry["error"] = entry["reserved_bytes"] / entry["measured_bytes"] - 1
-        out.append(entry)
+        out.append(published_table.with_error(entry, "reserved_bytes"))
     return out
 
 
@@ -183,8 +181,7 @@ def tsv(table: list[dict]) -> str:
     lines = ["id\tsource\tmodel\tgpus\tparallelism\tseq\tmeasured_GiB\tmem4d_GiB\terror_pct\trefused"]
     for r in table:
         par = " ".join(f"{k.lower()}{v}" for k, v in r["degrees"].items())
-        mine = f"{r['reserved_bytes'] / GiB:.2f}" if "reserved_bytes" in r else "-"
-        err = f"{100 * r['error']:+.1f}" if "error" in r else "-"
+        mine, err = published_table.cells(r, "reserved_bytes", 2)
         lines.append(
             f"{r['id']}\t{r['line']}\t{r['flavor']}\t{r['gpus']}\t{par}\t{r['seq']}\t"
             f"{r['measured_gib']:.1f}\t{mine}\t{err}\t{r.get('refused', '')}"

@@ -6,6 +6,8 @@ from hypothesis import strategies as st
 from symbolic.config.switches import Switches
 
 
+# Qwen3-Next's layers: Gated DeltaNet (heads repeated), gated attention with biases, MoE with a gated shared expert, MTP
+QWEN3_NEXT = ("gdn", "gdn_repeat", "attn_gate", "qkv_bias", "moe", "shared", "shared_gate", "mtp", "mtp_moe")
 SWITCHES = [
     Switches(),
     Switches(overheads=False),
@@ -19,18 +21,7 @@ SWITCHES = [
     Switches(mla=True, q_lora=True, moe=True, shared=True, mtp=True, mtp_moe=True, expert_bias=True, sigmoid=True),
     Switches(mla=True, recompute="full", flash_attn=False, zero=3, mtp=True),
     Switches(mla=True, q_lora=True, dsa=True, moe=True, shared=True, expert_bias=True, sigmoid=True),
-    Switches(
-        gdn=True,
-        gdn_repeat=True,
-        attn_gate=True,
-        qk_norm="head",
-        qkv_bias=True,
-        moe=True,
-        shared=True,
-        shared_gate=True,
-        mtp=True,
-        mtp_moe=True,
-    ),
+    Switches(**dict.fromkeys(QWEN3_NEXT, True), qk_norm="head"),
     Switches(mamba=True, blocks=True, recompute="full", zero=3, mlp="relu2", ssm_conv_bias=True),
     Switches(
         narrow_v=True, swa=True, swa_sinks=True, moe=True, expert_bias=True, sigmoid=True, zero=3, recompute="full"

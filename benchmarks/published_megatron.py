@@ -177,22 +177,18 @@ def rows(measured: Path = MEASURED, ids: list[str] | None = None) -> list[dict]:
 
 
 def tsv(table: list[dict]) -> str:
-    lines = ["id\tcase\tworld\tmeasured_GiB\tmem4d_GiB\terror_pct\trefused"]
-    for r in table:
+    def own(r: dict) -> list[str]:
         world = f"{r['world']}{' (assumed)' if r['world_assumed'] else ''}"
-        mine, err = published_table.cells(r, "allocated_bytes", 3)
-        lines.append(
-            f"{r['id']}\t{r['stem']}\t{world}\t{r['measured_bytes'] / GiB:.3f}\t{mine}\t{err}\t{r.get('refused', '')}"
-        )
-    return "\n".join(lines) + "\n"
+        return [r["id"], r["stem"], world, f"{r['measured_bytes'] / GiB:.3f}"]
+
+    return published_table.tsv("id\tcase\tworld\tmeasured_GiB", table, own, "allocated_bytes", 3)
 
 
 def main() -> int:
     args = published_table.arguments(__doc__)
     if published_table.absent("published_megatron", MEASURED):
         return 2
-    table = rows(ids=args.case)
-    published_table.report(table, tsv, args.out, args.json)
+    published_table.report(rows(ids=args.case), tsv, args.out, args.json)
     return 0
 
 

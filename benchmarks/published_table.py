@@ -42,11 +42,14 @@ def with_error(row: dict, mine: str) -> dict:
     return row | ({"error": row[mine] / row["measured_bytes"] - 1} if mine in row else {})
 
 
-def cells(row: dict, mine: str, digits: int) -> tuple[str, str]:
-    """mem4d's GiB (to `digits` places) and its error in percent, or '-' each where it refused."""
-    if mine not in row:
-        return "-", "-"
-    return f"{row[mine] / 2**30:.{digits}f}", f"{100 * row['error']:+.1f}"
+def tsv(head: str, table: list[dict], own: Callable[[dict], list[str]], mine: str, digits: int) -> str:
+    """The table as tab-separated lines: each row's own cells (`head` names them), then mem4d's `mine` bytes in GiB
+    (to `digits` places) and its error in percent ('-' each where it refused), then the refusal."""
+    lines = [f"{head}\tmem4d_GiB\terror_pct\trefused"]
+    for r in table:
+        answer = [f"{r[mine] / 2**30:.{digits}f}", f"{100 * r['error']:+.1f}"] if mine in r else ["-", "-"]
+        lines.append("\t".join(map(str, [*own(r), *answer, r.get("refused", "")])))
+    return "\n".join(lines) + "\n"
 
 
 def absent(name: str, measured: Path) -> bool:

@@ -178,15 +178,12 @@ def rows(measured: Path = MEASURED, jobs: Path = JOBS, ids: list[str] | None = N
 
 
 def tsv(table: list[dict]) -> str:
-    lines = ["id\tsource\tmodel\tgpus\tparallelism\tseq\tmeasured_GiB\tmem4d_GiB\terror_pct\trefused"]
-    for r in table:
+    def own(r: dict) -> list[str]:
         par = " ".join(f"{k.lower()}{v}" for k, v in r["degrees"].items())
-        mine, err = published_table.cells(r, "reserved_bytes", 2)
-        lines.append(
-            f"{r['id']}\t{r['line']}\t{r['flavor']}\t{r['gpus']}\t{par}\t{r['seq']}\t"
-            f"{r['measured_gib']:.1f}\t{mine}\t{err}\t{r.get('refused', '')}"
-        )
-    return "\n".join(lines) + "\n"
+        return [r["id"], r["line"], r["flavor"], str(r["gpus"]), par, str(r["seq"]), f"{r['measured_gib']:.1f}"]
+
+    head = "id\tsource\tmodel\tgpus\tparallelism\tseq\tmeasured_GiB"
+    return published_table.tsv(head, table, own, "reserved_bytes", 2)
 
 
 def main() -> int:

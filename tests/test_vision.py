@@ -46,16 +46,10 @@ def test_saved_tensors_are_what_autograd_keeps():
     row = json.loads((ROOT / "records" / "vision-saved-cpu.jsonl").read_text().splitlines()[0])
     assert row["kernel"] == "sdpa" and row["transformers"] == "5.25.0"
     c = row["config"]
-    tower = VisionTower(
-        depth=c["depth"],
-        w=c["hidden_size"],
-        f=c["intermediate_size"],
-        c_in=c["in_channels"] * c["temporal_patch_size"] * c["patch_size"] ** 2,
-        u=c["spatial_merge_size"] ** 2,
-        out=c["out_hidden_size"],
-        n_pos=c["num_position_embeddings"],
-        n_ds=len(c["deepstack_visual_indexes"]),
-    )
+    keys = {"depth": "depth", "w": "hidden_size", "f": "intermediate_size", "out": "out_hidden_size"}
+    sizes = {letter: c[key] for letter, key in keys.items()} | {"n_pos": c["num_position_embeddings"]}
+    c_in = c["in_channels"] * c["temporal_patch_size"] * c["patch_size"] ** 2  # a patch's pixels
+    tower = VisionTower(**sizes, c_in=c_in, u=c["spatial_merge_size"] ** 2, n_ds=len(c["deepstack_visual_indexes"]))
     patches = row["image_tokens"] * tower.u
     norm_rows = 2 * tower.depth * patches + patches + tower.n_ds * row["image_tokens"]  # norm1, norm2, the mergers'
     assert row["saved_bytes"]["torch.bfloat16"] - 2 * 2 * norm_rows == 2 * row["image_tokens"] * tower.saved_per_token

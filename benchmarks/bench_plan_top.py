@@ -97,20 +97,7 @@ def main() -> int:
     table, same_everywhere = [], True
     args.repeat = 1 if args.tiny else args.repeat
     for model, gpus, s, gbs in [TINY] if args.tiny else [CASES[i] for i in (args.case or range(len(CASES)))]:
-        argv = [
-            "plan",
-            "--model",
-            model,
-            "--gpus",
-            str(gpus),
-            "--seq",
-            str(s),
-            "--gbs",
-            str(gbs),
-            "--top",
-            "10",
-            "--json",
-        ]
+        argv = ["plan", "--model", model, *f"--gpus {gpus} --seq {s} --gbs {gbs} --top 10 --json".split()]
         _run(CURRENT, argv)  # the estimator cache warm for both
         if before:
             _run(CURRENT, argv, before)

@@ -42,14 +42,9 @@ def grid_text(points: int) -> str:
 def once(grid: Path, after: float) -> dict:
     out = grid.with_suffix(".jsonl")
     leader, follower = pty.openpty()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "symbolic.cli", "sweep", str(grid), "-o", str(out), "--target", "cpu"],
-        stdin=follower,
-        stdout=follower,
-        stderr=follower,
-        cwd=ROOT,
-        close_fds=True,
-    )
+    argv = [sys.executable, "-m", "symbolic.cli", "sweep", str(grid), "-o", str(out), "--target", "cpu"]
+    tty = {"stdin": follower, "stdout": follower, "stderr": follower}
+    child = subprocess.Popen(argv, **tty, cwd=ROOT, close_fds=True)
     os.close(follower)
     start, seen, sent, line, rss = time.monotonic(), b"", None, None, None
     while True:

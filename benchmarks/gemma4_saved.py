@@ -16,14 +16,6 @@ from __future__ import annotations
 
 import saved_lines  # benchmarks/saved_lines.py
 
-try:  # torch and transformers run it; --help needs neither (tests/test_benchmarks.py)
-    import torch
-    import transformers
-    from transformers import Gemma4TextConfig
-    from transformers.models.gemma4.modeling_gemma4 import Gemma4TextModel
-except ImportError:
-    torch = None
-
 TINY = {
     "hidden_size": 48,
     "intermediate_size": 80,
@@ -61,6 +53,11 @@ B, S = 2, 12
 
 
 def saved(variant: str) -> dict:
+    """One variant's line (torch and transformers run it; --help needs neither: tests/test_benchmarks.py)."""
+    import torch
+    from transformers import Gemma4TextConfig
+    from transformers.models.gemma4.modeling_gemma4 import Gemma4TextModel
+
     torch.manual_seed(0)
     config = Gemma4TextConfig(**TINY, **VARIANTS[variant])
     config._attn_implementation = "sdpa"
@@ -92,17 +89,9 @@ def saved(variant: str) -> dict:
     totals = {}
     for t in kept:
         totals[t["owner"]] = totals.get(t["owner"], 0) + t["bytes"]
-    return {
-        "variant": variant,
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "config": {**TINY, **VARIANTS[variant]},
-        "b": B,
-        "s": S,
-        "saved_bytes": totals,
-        "saved": kept,
-    }
+    line = {"variant": variant, **saved_lines.versions(), "config": {**TINY, **VARIANTS[variant]}, "b": B, "s": S}
+    return line | {"saved_bytes": totals, "saved": kept}
 
 
 if __name__ == "__main__":
-    saved_lines.main(__doc__, saved if torch is not None else None, tuple(VARIANTS))
+    saved_lines.main(__doc__, saved, tuple(VARIANTS))

@@ -11,14 +11,6 @@ from __future__ import annotations
 
 import saved_lines  # benchmarks/saved_lines.py
 
-try:  # torch and transformers run it; --help needs neither (tests/test_benchmarks.py)
-    import torch
-    import transformers
-    from transformers import Olmo2Config
-    from transformers.models.olmo2.modeling_olmo2 import Olmo2DecoderLayer, Olmo2RotaryEmbedding
-except ImportError:
-    torch = None
-
 TINY = {
     "hidden_size": 48,
     "intermediate_size": 112,
@@ -33,6 +25,11 @@ B, S = 2, 10
 
 
 def saved(layout: str) -> dict:
+    """One layout's line (torch and transformers run it; --help needs neither: tests/test_benchmarks.py)."""
+    import torch
+    from transformers import Olmo2Config
+    from transformers.models.olmo2.modeling_olmo2 import Olmo2DecoderLayer, Olmo2RotaryEmbedding
+
     config = Olmo2Config(**TINY)
     config._attn_implementation = "sdpa"
     layer = Olmo2DecoderLayer(config, 0)
@@ -56,16 +53,8 @@ def saved(layout: str) -> dict:
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         out = layer(x, position_embeddings=pos) if layout == "post-norm" else pre(x)
     out.sum().backward()
-    return {
-        "layout": layout,
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "config": TINY,
-        "b": B,
-        "s": S,
-        "saved_bytes": nbytes,
-    }
+    return {"layout": layout, **saved_lines.versions(), "config": TINY, "b": B, "s": S, "saved_bytes": nbytes}
 
 
 if __name__ == "__main__":
-    saved_lines.main(__doc__, saved if torch is not None else None, ("post-norm", "pre-norm"))
+    saved_lines.main(__doc__, saved, ("post-norm", "pre-norm"))

@@ -53,6 +53,11 @@ def timed(fn):
     return out, time.perf_counter() - start
 
 
+def row(states, activations, total, seconds: float, note: str) -> dict:
+    """A tool's bytes per GPU (model states, activations, their total; None where it gives none), seconds, a note."""
+    return {"states": states, "activations": activations, "total": total, "seconds": seconds, "note": note}
+
+
 def mem4d(shape, tr: Training) -> dict:
     est = estimate(shape, tr, "paper", overheads=False)  # warm: the lambdified estimator is cached after the first call
     est, seconds = timed(lambda: estimate(shape, tr, "paper", overheads=False))
@@ -60,13 +65,13 @@ def mem4d(shape, tr: Training) -> dict:
         est.bytes if est.peak_from == "total" else next(s["bytes"] for s in est.stages if s["stage"] == est.peak_from)
     )
     states = sum(parts[n] for n in STATES)
-    return {
-        "states": states,
-        "activations": parts["total"] - states,
-        "total": est.peak,
-        "seconds": seconds,
-        "note": f"the peak: {'the paper total' if est.peak_from == 'total' else 'the exact ' + est.peak_from + ' stage'}",
-    }
+    return row(
+        states,
+        parts["total"] - states,
+        est.peak,
+        seconds,
+        f"the peak: {'the paper total' if est.peak_from == 'total' else 'the exact ' + est.peak_from + ' stage'}",
+    )
 
 
 def megatron(path: str | None, shape, tr: Training) -> dict:
@@ -119,13 +124,7 @@ def megatron(path: str | None, shape, tr: Training) -> dict:
     )
     (out, seconds) = timed(lambda: module.report_theoretical_memory(args, num_microbatches=tr.m))
     states, acts, total = (x * 2**20 for x in out)  # MB (2**20 bytes) in Megatron's report
-    return {
-        "states": states,
-        "activations": acts,
-        "total": total,
-        "seconds": seconds,
-        "note": "no CP term; full recompute falls back to the formula without SP",
-    }
+    return row(states, acts, total, seconds, "no CP term; full recompute falls back to the formula without SP")
 
 
 def llm_analysis(shape, tr: Training) -> dict:
@@ -171,13 +170,13 @@ def llm_analysis(shape, tr: Training) -> dict:
         )
     )
     states = out["(weight+op_state+grad)_memory_per_gpu"]
-    return {
-        "states": states,
-        "activations": out["activation_memory_per_gpu"],
-        "total": out["(weight+op_state+grad+act)_memory_per_gpu"],
-        "seconds": seconds,
-        "note": "f = 3.5h needs expansion_ratio by hand",
-    }
+    return row(
+        states,
+        out["activation_memory_per_gpu"],
+        out["(weight+op_state+grad+act)_memory_per_gpu"],
+        seconds,
+        "f = 3.5h needs expansion_ratio by hand",
+    )
 
 
 def deepspeed(shape, tr: Training) -> dict:
@@ -197,13 +196,7 @@ def deepspeed(shape, tr: Training) -> dict:
     _, zero3, _ = estimate_zero3_model_states_mem_needs(
         shape.param_count, largest, per_node, nodes, cpu_offload=False, cpu_offload_params=False
     )
-    return {
-        "states": zero2,
-        "activations": None,
-        "total": None,
-        "seconds": seconds,
-        "note": f"model states only: ZeRO-2 {zero2 / GiB:.2f}, ZeRO-3 {zero3 / GiB:.2f} GiB",
-    }
+    return row(zero2, None, None, seconds, f"model states only: ZeRO-2 {zero2 / GiB:.2f}, ZeRO-3 {zero3 / GiB:.2f} GiB")
 
 
 def main() -> None:

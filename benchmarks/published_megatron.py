@@ -182,31 +182,23 @@ def rows(measured: Path = MEASURED, ids: list[str] | None = None) -> list[dict]:
     every = cases(measured)
     for case in published_table.chosen(every, ids, [c.id for c in every]):
         row = {**asdict(case), "measured_bytes": case.measured_bytes(), **estimate(case)}
-        if "allocated_bytes" in row:
-            row["error"] = row["allocated_bytes"] / row["measured_bytes"] - 1
-        out.append(row)
+        out.append(published_table.with_error(row, "allocated_bytes"))
     return out
 
 
 def tsv(table: list[dict]) -> str:
-    lines = ["id\tcase\tworld\tmeasured_GiB\tmem4d_GiB\terror_pct\trefused"]
-    for r in table:
+    def own(r: dict) -> list[str]:
         world = f"{r['world']}{' (assumed)' if r['world_assumed'] else ''}"
-        mine = f"{r['allocated_bytes'] / GiB:.3f}" if "allocated_bytes" in r else "-"
-        err = f"{100 * r['error']:+.1f}" if "error" in r else "-"
-        lines.append(
-            f"{r['id']}\t{r['stem']}\t{world}\t{r['measured_bytes'] / GiB:.3f}\t{mine}\t{err}\t{r.get('refused', '')}"
-        )
-    return "\n".join(lines) + "\n"
+        return [r["id"], r["stem"], world, f"{r['measured_bytes'] / GiB:.3f}"]
+
+    return published_table.tsv("id\tcase\tworld\tmeasured_GiB", table, own, "allocated_bytes", 3)
 
 
 def main() -> int:
     args = published_table.arguments(__doc__)
-    if not (MEASURED / "RUNS.md").exists():
-        print(f"published_megatron: {MEASURED} is absent (the reference data beside the clone)", file=sys.stderr)
+    if published_table.absent("published_megatron", MEASURED):
         return 2
-    table = rows(ids=args.case)
-    published_table.report(table, tsv, args.out, args.json)
+    published_table.report(rows(ids=args.case), tsv, args.out, args.json)
     return 0
 
 

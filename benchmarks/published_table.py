@@ -37,6 +37,29 @@ def arguments(doc: str) -> argparse.Namespace:
     return args
 
 
+def with_error(row: dict, mine: str) -> dict:
+    """row with its error where mem4d answered: its `mine` bytes over the measured bytes, less one (a fraction)."""
+    return row | ({"error": row[mine] / row["measured_bytes"] - 1} if mine in row else {})
+
+
+def tsv(head: str, table: list[dict], own: Callable[[dict], list[str]], mine: str, digits: int) -> str:
+    """The table as tab-separated lines: each row's own cells (`head` names them), then mem4d's `mine` bytes in GiB
+    (to `digits` places) and its error in percent ('-' each where it refused), then the refusal."""
+    lines = [f"{head}\tmem4d_GiB\terror_pct\trefused"]
+    for r in table:
+        answer = [f"{r[mine] / 2**30:.{digits}f}", f"{100 * r['error']:+.1f}"] if mine in r else ["-", "-"]
+        lines.append("\t".join(map(str, [*own(r), *answer, r.get("refused", "")])))
+    return "\n".join(lines) + "\n"
+
+
+def absent(name: str, measured: Path) -> bool:
+    """Whether the measured runs (RUNS.md under measured) are missing, said then in one line on stderr."""
+    if (measured / "RUNS.md").exists():
+        return False
+    print(f"{name}: {measured} is absent (the reference data beside the clone)", file=sys.stderr)
+    return True
+
+
 def chosen(items: list, ids: list[str] | None, known: list[str]) -> list:
     """The items whose id is in `ids` (all without it); an id that names no run is a usage error (exit 2)."""
     if not ids:

@@ -173,29 +173,22 @@ def rows(measured: Path = MEASURED, jobs: Path = JOBS, ids: list[str] | None = N
             "measured_bytes": round(row.measured_gib * GiB),
             **estimate(row, path),
         }
-        if "reserved_bytes" in entry:
-            entry["error"] = entry["reserved_bytes"] / entry["measured_bytes"] - 1
-        out.append(entry)
+        out.append(published_table.with_error(entry, "reserved_bytes"))
     return out
 
 
 def tsv(table: list[dict]) -> str:
-    lines = ["id\tsource\tmodel\tgpus\tparallelism\tseq\tmeasured_GiB\tmem4d_GiB\terror_pct\trefused"]
-    for r in table:
+    def own(r: dict) -> list[str]:
         par = " ".join(f"{k.lower()}{v}" for k, v in r["degrees"].items())
-        mine = f"{r['reserved_bytes'] / GiB:.2f}" if "reserved_bytes" in r else "-"
-        err = f"{100 * r['error']:+.1f}" if "error" in r else "-"
-        lines.append(
-            f"{r['id']}\t{r['line']}\t{r['flavor']}\t{r['gpus']}\t{par}\t{r['seq']}\t"
-            f"{r['measured_gib']:.1f}\t{mine}\t{err}\t{r.get('refused', '')}"
-        )
-    return "\n".join(lines) + "\n"
+        return [r["id"], r["line"], r["flavor"], str(r["gpus"]), par, str(r["seq"]), f"{r['measured_gib']:.1f}"]
+
+    head = "id\tsource\tmodel\tgpus\tparallelism\tseq\tmeasured_GiB"
+    return published_table.tsv(head, table, own, "reserved_bytes", 2)
 
 
 def main() -> int:
     args = published_table.arguments(__doc__)
-    if not (MEASURED / "RUNS.md").exists():
-        print(f"published_titan: {MEASURED} is absent (the reference data beside the clone)", file=sys.stderr)
+    if published_table.absent("published_titan", MEASURED):
         return 2
     with tempfile.TemporaryDirectory() as scratch:  # the committed job files are rewritten only with --out
         table = rows(jobs=JOBS if args.out else Path(scratch), ids=args.case)

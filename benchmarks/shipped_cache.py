@@ -45,20 +45,7 @@ def models() -> list[str]:
 
 
 def plan_argv(model: str, gpus: int, seq: int) -> list[str]:
-    return [
-        "plan",
-        "--model",
-        model,
-        "--gpus",
-        str(gpus),
-        "--seq",
-        str(seq),
-        "--gbs",
-        str(max(gpus, 1024)),
-        "--top",
-        "1",
-        "--json",
-    ]
+    return ["plan", "--model", model, *f"--gpus {gpus} --seq {seq} --gbs {max(gpus, 1024)} --top 1 --json".split()]
 
 
 def _plan(model: str, gpus: int) -> int:

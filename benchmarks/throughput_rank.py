@@ -60,15 +60,9 @@ def nvidia_proxy(scores: dict, shape, training) -> float:
     from symbolic.plan.proxy import terms as proxy_terms
 
     par = training.parallel
-    grid = {
-        **vars(par),
-        "vpp": training.vpp,
-        "b": training.b,
-        "m": training.gbs // (training.b * training.d),
-        "zero": training.zero,
-        "recompute": RECOMPUTE.index(training.recompute),
-        "max_layers": shape.L / training.p,
-    }
+    grid = vars(par) | {x: getattr(training, x) for x in ("vpp", "b", "zero")}
+    grid |= {"m": training.gbs // (training.b * training.d)}
+    grid |= {"recompute": RECOMPUTE.index(training.recompute), "max_layers": shape.L / training.p}
     grid = {k: np.atleast_1d(np.asarray(v, dtype=np.float64)) for k, v in grid.items()}
     keys = [(q.recompute, q.modules if q.recompute == "selective" else None) for q in scores["policies"]]
     mine = (training.recompute, training.recompute_modules if training.recompute == "selective" else None)

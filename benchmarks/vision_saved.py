@@ -12,14 +12,6 @@ from __future__ import annotations
 
 import saved_lines  # benchmarks/saved_lines.py
 
-try:  # torch and transformers run it; --help needs neither (tests/test_benchmarks.py)
-    import torch
-    import transformers
-    from transformers.models.qwen3_vl.configuration_qwen3_vl import Qwen3VLVisionConfig
-    from transformers.models.qwen3_vl.modeling_qwen3_vl import Qwen3VLVisionModel
-except ImportError:
-    torch = None
-
 TINY = {
     "depth": 3,
     "hidden_size": 48,
@@ -37,27 +29,22 @@ GRID = (1, 8, 6)  # one image: t, h, w in patches (48 patches, 12 image tokens)
 
 
 def saved(kernel: str) -> dict:
+    """One kernel's line (torch and transformers run it; --help needs neither: tests/test_benchmarks.py)."""
+    import torch
+    from transformers.models.qwen3_vl.configuration_qwen3_vl import Qwen3VLVisionConfig
+    from transformers.models.qwen3_vl.modeling_qwen3_vl import Qwen3VLVisionModel
+
     config = Qwen3VLVisionConfig(**TINY)
     config._attn_implementation = kernel
     model = Qwen3VLVisionModel(config).to(torch.bfloat16)
-    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
-    pack = saved_lines.SavedBytes(params)
-
     n = GRID[0] * GRID[1] * GRID[2]
     pixels = torch.randn(n, 3 * 2 * 4 * 4, dtype=torch.bfloat16)
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda x: x):
-        out = model(pixels, grid_thw=torch.tensor([GRID]))
-    out.pooler_output.float().sum().backward()
-    return {
-        "kernel": kernel,
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "config": TINY,
-        "grid_thw": GRID,
-        "image_tokens": n // 4,
-        "saved_bytes": pack.by_dtype,
-    }
+    _, by_dtype = saved_lines.kept(
+        lambda: model(pixels, grid_thw=torch.tensor([GRID])).pooler_output, model.parameters()
+    )
+    line = {"kernel": kernel, **saved_lines.versions(), "config": TINY, "grid_thw": GRID, "image_tokens": n // 4}
+    return line | {"saved_bytes": by_dtype}
 
 
 if __name__ == "__main__":
-    saved_lines.main(__doc__, saved if torch is not None else None, ("sdpa", "eager"))
+    saved_lines.main(__doc__, saved, ("sdpa", "eager"))

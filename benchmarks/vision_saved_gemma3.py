@@ -11,15 +11,6 @@ from __future__ import annotations
 
 import saved_lines  # benchmarks/saved_lines.py
 
-try:  # torch and transformers run it; --help needs neither (tests/test_benchmarks.py)
-    import torch
-    import transformers
-    from transformers.models.gemma3.configuration_gemma3 import Gemma3Config
-    from transformers.models.gemma3.modeling_gemma3 import Gemma3MultiModalProjector
-    from transformers.models.siglip.modeling_siglip import SiglipVisionModel
-except ImportError:
-    torch = None
-
 # hidden 48 in 4 heads, 8 x 8 patches of 4 x 4 pixels per image, pooled 2 x 2 into 16 image tokens; no pooling head
 # (Gemma 3's published vision_use_head false)
 TINY = {
@@ -39,31 +30,23 @@ IMAGES = 3
 
 
 def saved(kernel: str) -> dict:
+    """One kernel's line (torch and transformers run it; --help needs neither: tests/test_benchmarks.py)."""
+    import torch
+    from transformers.models.gemma3.configuration_gemma3 import Gemma3Config
+    from transformers.models.gemma3.modeling_gemma3 import Gemma3MultiModalProjector
+    from transformers.models.siglip.modeling_siglip import SiglipVisionModel
+
     config = Gemma3Config(vision_config=TINY, text_config={"hidden_size": TEXT_H}, mm_tokens_per_image=TOKENS_PER_IMAGE)
     config.vision_config._attn_implementation = kernel
     tower = SiglipVisionModel(config.vision_config).to(torch.bfloat16)
     projector = Gemma3MultiModalProjector(config).to(torch.bfloat16)
-    params = {p.untyped_storage().data_ptr() for p in (*tower.parameters(), *projector.parameters())}
-    params |= {b.untyped_storage().data_ptr() for b in tower.buffers()}
-    pack = saved_lines.SavedBytes(params)
-
     pixels = torch.randn(IMAGES, 3, TINY["image_size"], TINY["image_size"], dtype=torch.bfloat16)
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda x: x):
-        out = projector(tower(pixel_values=pixels).last_hidden_state)
-    out.float().sum().backward()
-    tokens = out.shape[0] * out.shape[1]
-    return {
-        "kernel": kernel,
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "config": TINY,
-        "text_hidden_size": TEXT_H,
-        "mm_tokens_per_image": TOKENS_PER_IMAGE,
-        "images": IMAGES,
-        "image_tokens": tokens,
-        "saved_bytes": pack.by_dtype,
-    }
+    held = (*tower.parameters(), *projector.parameters(), *tower.buffers())
+    out, by_dtype = saved_lines.kept(lambda: projector(tower(pixel_values=pixels).last_hidden_state), held)
+    line = {"kernel": kernel, **saved_lines.versions(), "config": TINY, "text_hidden_size": TEXT_H}
+    line |= {"mm_tokens_per_image": TOKENS_PER_IMAGE, "images": IMAGES, "image_tokens": out.shape[0] * out.shape[1]}
+    return line | {"saved_bytes": by_dtype}
 
 
 if __name__ == "__main__":
-    saved_lines.main(__doc__, saved if torch is not None else None, ("sdpa", "eager"))
+    saved_lines.main(__doc__, saved, ("sdpa", "eager"))

@@ -12,14 +12,6 @@ from __future__ import annotations
 
 import saved_lines  # benchmarks/saved_lines.py
 
-try:  # torch and transformers run it; --help needs neither (tests/test_benchmarks.py)
-    import torch
-    import transformers
-    from transformers.models.llama4.configuration_llama4 import Llama4Config
-    from transformers.models.llama4.modeling_llama4 import Llama4MultiModalProjector, Llama4VisionModel
-except ImportError:
-    torch = None
-
 # hidden 64 (16 per head: the 2D rope takes a quarter of a head per axis), 8 x 8 patches of 4 x 4 pixels per tile,
 # pixel shuffle 0.5: 16 image tokens of 4 patches each; intermediate 256 = 64 / 0.5^2 (the adapter's fc1 reads it)
 TINY = {
@@ -40,6 +32,11 @@ TILES = 3
 
 
 def saved(kernel: str) -> dict:
+    """One kernel's line (torch and transformers run it; --help needs neither: tests/test_benchmarks.py)."""
+    import torch
+    from transformers.models.llama4.configuration_llama4 import Llama4Config
+    from transformers.models.llama4.modeling_llama4 import Llama4MultiModalProjector, Llama4VisionModel
+
     config = Llama4Config(vision_config=TINY, text_config={"hidden_size": TEXT_H})
     config.vision_config._attn_implementation = kernel
     default = torch.get_default_dtype()
@@ -48,26 +45,12 @@ def saved(kernel: str) -> dict:
         tower, projector = Llama4VisionModel(config.vision_config), Llama4MultiModalProjector(config)
     finally:
         torch.set_default_dtype(default)
-    params = {p.untyped_storage().data_ptr() for p in (*tower.parameters(), *projector.parameters())}
-    params |= {b.untyped_storage().data_ptr() for b in tower.buffers()}
-    pack = saved_lines.SavedBytes(params)
-
     pixels = torch.randn(TILES, 3, TINY["image_size"], TINY["image_size"], dtype=torch.bfloat16)
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda x: x):
-        out = projector(tower(pixels).last_hidden_state)
-    out.float().sum().backward()
-    tokens = out.shape[0] * out.shape[1]
-    return {
-        "kernel": kernel,
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "config": TINY,
-        "text_hidden_size": TEXT_H,
-        "tiles": TILES,
-        "image_tokens": tokens,
-        "saved_bytes": pack.by_dtype,
-    }
+    held = (*tower.parameters(), *projector.parameters(), *tower.buffers())
+    out, by_dtype = saved_lines.kept(lambda: projector(tower(pixels).last_hidden_state), held)
+    line = {"kernel": kernel, **saved_lines.versions(), "config": TINY, "text_hidden_size": TEXT_H, "tiles": TILES}
+    return line | {"image_tokens": out.shape[0] * out.shape[1], "saved_bytes": by_dtype}
 
 
 if __name__ == "__main__":
-    saved_lines.main(__doc__, saved if torch is not None else None, ("sdpa", "eager"))
+    saved_lines.main(__doc__, saved, ("sdpa", "eager"))

@@ -13,15 +13,6 @@ from __future__ import annotations
 
 import saved_lines  # benchmarks/saved_lines.py
 
-try:  # torch and transformers run it; --help needs neither (tests/test_benchmarks.py)
-    import torch
-    import transformers
-    from transformers.models.mistral3.configuration_mistral3 import Mistral3Config
-    from transformers.models.mistral3.modeling_mistral3 import Mistral3MultiModalProjector
-    from transformers.models.pixtral.modeling_pixtral import PixtralVisionModel
-except ImportError:
-    torch = None
-
 # hidden 48 in 4 heads of 12, 8 x 8 patches of 4 x 4 pixels per 32 x 32 image, merged 2 x 2 into 16 image tokens;
 # the gated MLP's SiLU as the published files name it
 TINY = {
@@ -48,34 +39,29 @@ SIDE = 32  # pixels a side of each image
 
 
 def saved(variant: str) -> dict:
+    """One variant's line (torch and transformers run it; --help needs neither: tests/test_benchmarks.py)."""
+    import torch
+    from transformers.models.mistral3.configuration_mistral3 import Mistral3Config
+    from transformers.models.mistral3.modeling_mistral3 import Mistral3MultiModalProjector
+    from transformers.models.pixtral.modeling_pixtral import PixtralVisionModel
+
     kernel, images = variant.split(":")
     config = Mistral3Config(vision_config=TINY, text_config=TEXT)
     config.vision_config._attn_implementation = kernel
     tower = PixtralVisionModel(config.vision_config).to(torch.bfloat16)
     projector = Mistral3MultiModalProjector(config).to(torch.bfloat16)
-    params = {p.untyped_storage().data_ptr() for p in (*tower.parameters(), *projector.parameters())}
-    params |= {b.untyped_storage().data_ptr() for b in tower.buffers()}
-    pack = saved_lines.SavedBytes(params)
-
     pixels = torch.randn(int(images), 3, SIDE, SIDE, dtype=torch.bfloat16)
     sizes = torch.tensor([[SIDE, SIDE]] * int(images))
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda x: x):
+
+    def forward():
         features = tower(pixels, image_sizes=sizes, output_hidden_states=True, return_dict=True).hidden_states[-1]
-        out = projector(features.squeeze(0), sizes)  # as Mistral3Model.get_image_features (vision_feature_layer -1)
-    out.float().sum().backward()
-    return {
-        "kernel": kernel,
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "config": TINY,
-        "text_hidden_size": TEXT["hidden_size"],
-        "images": int(images),
-        "side": SIDE,
-        "patches": int(images) * (SIDE // TINY["patch_size"]) ** 2,
-        "image_tokens": out.shape[0],
-        "saved_bytes": pack.by_dtype,
-    }
+        return projector(features.squeeze(0), sizes)  # as Mistral3Model.get_image_features (vision_feature_layer -1)
+
+    out, by_dtype = saved_lines.kept(forward, (*tower.parameters(), *projector.parameters(), *tower.buffers()))
+    line = {"kernel": kernel, **saved_lines.versions(), "config": TINY, "text_hidden_size": TEXT["hidden_size"]}
+    line |= {"images": int(images), "side": SIDE, "patches": int(images) * (SIDE // TINY["patch_size"]) ** 2}
+    return line | {"image_tokens": out.shape[0], "saved_bytes": by_dtype}
 
 
 if __name__ == "__main__":
-    saved_lines.main(__doc__, saved if torch is not None else None, ("sdpa:1", "sdpa:2", "eager:1"))
+    saved_lines.main(__doc__, saved, ("sdpa:1", "sdpa:2", "eager:1"))

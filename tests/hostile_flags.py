@@ -10,6 +10,8 @@ import math
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 
+from model_files import LLAMA, write
+
 from symbolic.cli.entry import main
 
 
@@ -53,6 +55,7 @@ JUNK_FRACTIONS = st.one_of(
 INTS = (["1", "2", "4", "8"], JUNK_INTS)  # (values a person means, values that must be refused or survive)
 SIZES = (["80GiB", "80G", "141GB", "40GB", "192GiB", "1TiB"], JUNK_SIZES)
 FRACTIONS = (["0.8", "1", "0.5", "0.95"], JUNK_FRACTIONS)
+FIT = {"--gpu-mem": SIZES, "--threshold": FRACTIONS}  # what a fit verdict reads
 TRAINING = {flag: INTS for flag in ("--dp", "--tp", "--pp", "--cp", "--vpp", "--seq", "--mbs", "--gbs")}
 # the switches (each set is a derivation): a few sets, conflicting flags, and values that are not allowed
 SWITCHES = st.sampled_from(
@@ -108,6 +111,11 @@ def paths(root, good: list[str], bad: list[str] = ()) -> tuple:
     return [str(root / n) for n in good], st.sampled_from(
         [str(root / n) for n in bad] + ["/proc/x/y", str(root / "a_file" / "o"), ""]
     )
+
+
+def configuration(root) -> dict:
+    """The flags of one training configuration of a model and its fit: TRAINING's, --model, FIT's."""
+    return {**TRAINING, "--model": models(root), **FIT}
 
 
 def models(root) -> tuple:
@@ -173,19 +181,7 @@ def write_files(root):
     """Paths a person may pass, written under root: config.json files good and bad, folders, places that cannot be
     written."""
     (root / "good").mkdir()
-    (root / "good" / "config.json").write_text(
-        json.dumps(
-            {
-                "model_type": "llama",
-                "hidden_size": 256,
-                "intermediate_size": 688,
-                "num_attention_heads": 16,
-                "num_key_value_heads": 4,
-                "num_hidden_layers": 8,
-                "vocab_size": 1024,
-            }
-        )
-    )
+    write(root / "good", LLAMA)
     (root / "bad.json").write_text("{not json")
     (root / "latin1.json").write_bytes(b'{"_name_or_path": "caf\xe9"}')
     (root / "huge.json").write_text('{"hidden_size": 1' + "0" * 400 + "}")

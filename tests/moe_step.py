@@ -2,38 +2,24 @@
 each a routing or layout of a published family), the dense reference (every expert on every token, weighted by the
 router's renormalised top-k weights) computed once per shape, and one compiled step on the reference's parameters."""
 
-from pathlib import Path
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 
 from conftest import quick, restack, skip_if_not_enough_devices, unsharded_reference
+from tiny_shapes import tiny
+
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
 
 # all sizes distinct; E / e, f_e / t, f_s / t whole for e in {1, 2, 4}, t = 2
-SHAPE = ModelShape("test-moe", h=64, f=176, a=4, k=2, L=4, v=136, E=8, k_e=2, f_e=48, f_s=80, shared_gate=True)
+SHAPE = tiny("test-moe", L=4, E=8, k_e=2, f_e=48, f_s=80, shared_gate=True)
 # dense first, with DeepSeek-V3's routing: sigmoid scores, experts chosen by score + the score-correction bias within
 # a token's best group of two (the other shapes route by softmax over all experts)
-MIXED = ModelShape(
-    "test-moe-mixed",
-    h=64,
-    f=176,
-    a=4,
-    k=2,
-    L=4,
-    v=136,
-    E=8,
-    k_e=2,
-    f_e=48,
-    dense_layers=(0,),
-    sigmoid=True,
-    expert_bias=True,
-    groups=2,
-    group_topk=1,
+MIXED = tiny(
+    "test-moe-mixed", L=4, E=8, k_e=2, f_e=48, dense_layers=(0,), sigmoid=True, expert_bias=True, groups=2, group_topk=1
 )
 # SHAPE with gpt-oss's biases: Q/K/V and output biases, attention sinks, the router's bias and the experts' gate, up
 # and down biases (its shared experts kept, to keep their coverage in one compile)
@@ -54,7 +40,6 @@ STAGED = ModelShape(**{**MIXED.as_dict(), "name": "test-moe-staged", "dense_laye
 # routing, which SHAPE_MTP's modules also ran, are the same MoE layer as the GPT_OSS cases' blocks
 STAGED_MTP = ModelShape(**{**STAGED.as_dict(), "name": "test-moe-staged-mtp", "mtp": 2})
 SEQ, GBS = 16, 4
-PUBLISHED = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"
 NO_DROP = SHAPE.E / SHAPE.k_e  # C_f = E / k_e: capacity C = T, no assignment is ever dropped
 
 

@@ -78,15 +78,8 @@ LIBRARIES = (
 
 def _run(script: str, args: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, str(BENCH / script), *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        check=False,
-        text=True,
-        timeout=timeout,
-    )
+    argv = [sys.executable, str(BENCH / script), *args]
+    return subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, check=False, text=True, timeout=timeout)
 
 
 def test_every_script_is_listed():

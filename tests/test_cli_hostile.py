@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hostile_flags import (
-    FRACTIONS,
+    FIT,
+    configuration,
     INTS,
     JUNK_INTS,
     SETTINGS,
-    SIZES,
     SWITCHES,
     TRAINING,
     argv_of,
@@ -73,10 +73,7 @@ def test_estimate(files):
     @given(
         flag_dicts(
             {
-                **TRAINING,
-                "--model": models(files),
-                "--gpu-mem": SIZES,
-                "--threshold": FRACTIONS,
+                **configuration(files),
                 "--profile": choice(["paper", "jax"], ["x"]),
                 "--overhead": choice(
                     ["cuda_context=1GiB", "fragmentation=0"],
@@ -106,8 +103,7 @@ def test_plan(files, tmp_cwd):
                 "--seq": (["128", "1024", "4096"], JUNK_INTS),
                 "--gbs": (["8", "64", "1024"], JUNK_INTS),
                 "--model": models(files),
-                "--gpu-mem": SIZES,
-                "--threshold": FRACTIONS,
+                **FIT,
                 "--gpus-per-node": INTS,
                 "--top": INTS,
                 "--zero": choice(["0", "1"], ["2", "x"]),
@@ -135,8 +131,7 @@ def test_formula_and_latex(files, rendered_defaults, tmp_cwd):
                 "--profile": choice(["paper", "jax"], ["x"]),
                 "--backend": choice(["gpu", "cpu"], ["tpu"]),
                 "-o": paths(files, ["r.tex"], ["a_file", "good"]),
-                "--gpu-mem": SIZES,
-                "--threshold": FRACTIONS,
+                **FIT,
                 **TRAINING,
             }
         ),
@@ -225,10 +220,7 @@ def test_report_up_to_the_build(files, monkeypatch, tmp_cwd):
     @given(
         flag_dicts(
             {
-                **TRAINING,
-                "--model": models(files),
-                "--gpu-mem": SIZES,
-                "--threshold": FRACTIONS,
+                **configuration(files),
                 "-o": paths(files, ["r.tex", "r.pdf"], ["r.txt", "good", "a_file"]),
                 "--from": ([], st.sampled_from([str(files / "bad.jsonl"), str(files / "a_file"), "/nonexistent"])),
                 "--gpus": INTS,

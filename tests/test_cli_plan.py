@@ -130,33 +130,10 @@ def test_listed_configurations_match_mem4d_estimate_json(small_json):
     configs = small_json["configs"]
     for row in (configs[0], configs[len(configs) // 2], configs[-1]):
         config = row["config"]
-        argv = [
-            "estimate",
-            "--model",
-            "tiny",
-            "--seq",
-            "256",
-            "--gbs",
-            "32",
-            "--dp",
-            str(config["dp"]),
-            "--tp",
-            str(config["tp"]),
-            "--pp",
-            str(config["pp"]),
-            "--cp",
-            str(config["cp"]),
-            "--vpp",
-            str(config["vpp"]),
-            "--mbs",
-            str(config["mbs"]),
-            "--recompute",
-            config["recompute"],
-            "--gpu-mem",
-            "2GiB",
-            "--json",
-        ]
-        argv += ["--zero", str(config["zero"])]
+        argv = ["estimate", "--model", "tiny", "--seq", "256", "--gbs", "32", "--gpu-mem", "2GiB", "--json"]
+        for flag in ("dp", "tp", "pp", "cp", "vpp", "mbs"):
+            argv += [f"--{flag}", str(config[flag])]
+        argv += ["--recompute", config["recompute"], "--zero", str(config["zero"])]
         argv += ["--stage-layers", ",".join(map(str, config["stage_layers"]))] if config["stage_layers"] else []
         argv += ["--recompute-modules", config["recompute_modules"]] if "recompute_modules" in config else []
         done = mem4d(*argv)

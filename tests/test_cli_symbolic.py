@@ -11,6 +11,8 @@ import sys
 
 import pytest
 
+from test_report import pdflatex
+
 DONE_WHEN = "--model llama3-70b --dp 8 --tp 8 --pp 4 --cp 2 --seq 8192 --mbs 1 --gbs 1024".split()
 
 
@@ -112,12 +114,6 @@ def test_latex_report_compiles(tmp_path):
     assert r"\begin{document}" in tex and "llama3-70b" in tex and "embedding" in tex
     if shutil.which("pdflatex") is None:
         pytest.skip("pdflatex not installed (apt-get install texlive-latex-base)")
-    run = subprocess.run(
-        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "r.tex"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    run = pdflatex(tmp_path, 120)
     assert run.returncode == 0, run.stdout[-2000:]
     assert (tmp_path / "r.pdf").stat().st_size > 1000

@@ -5,17 +5,15 @@ Source of truth: the CLI contract (docs/commands.md, "Tables"): symbolic/render/
 checks on the text the real CLI writes (ANSI sequences stripped), in a child process on a pseudo-terminal.
 """
 
-import fcntl
 import os
-import pty
 import re
-import struct
 import subprocess
 import sys
-import termios
 from pathlib import Path
 
 import pytest
+
+from pty_child import read_some, spawn
 
 ROOT = Path(__file__).resolve().parents[1]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -27,27 +25,10 @@ CASES = {
 
 def _on_a_terminal(argv: list[str], columns: int) -> str:
     """What the command writes to a pty `columns` wide (stdout and stderr), ANSI sequences stripped."""
-    leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
     env = {**os.environ, "COLUMNS": str(columns), "MEM4D_NO_COLOR": "1", "TERM": "xterm"}
-    child = subprocess.Popen(
-        [sys.executable, "-m", "symbolic.cli", *argv],
-        stdin=follower,
-        stdout=follower,
-        stderr=follower,
-        cwd=ROOT,
-        env=env,
-        close_fds=True,
-    )
-    os.close(follower)
+    child, leader = spawn(argv, env, columns)
     chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the child closed the pty
-            break
-        if not chunk:
-            break
+    while chunk := read_some(leader):
         chunks.append(chunk)
     os.close(leader)
     assert child.wait(timeout=120) == 0

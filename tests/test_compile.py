@@ -44,18 +44,8 @@ def test_block_listing_equals_the_run(listing):
     for none, selective (op) and full checkpointing, without Float8 and with torchao's two recipes (tp = 1), and
     with 9dec370's tensor-parallel plan (tp = 2), at small widths and at Llama 3 8B's."""
     z = listing["sizes"]
-    at = {
-        S.b: z["b"],
-        S.s: z["s"],
-        S.h: z["h"],
-        S.a: z["a"],
-        S.k: z["k"],
-        S.f: z["f"],
-        S.dh: z["h"] // z["a"],
-        S.t: listing["tp"],
-        S.c: 1,
-        S.B_a: 2,
-    }
+    at = {getattr(S, x): z[x] for x in ("b", "s", "h", "a", "k", "f")}
+    at |= {S.dh: z["h"] // z["a"], S.t: listing["tp"], S.c: 1, S.B_a: 2}
     sw = Switches(
         recompute=listing["mode"],
         compiled=listing["compiled"],

@@ -1,8 +1,8 @@
 """The shared configs: presets against published parameter counts, divisibility rules, config.json loading."""
 
-import json
-
 import pytest
+
+from model_files import read, write
 
 from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import from_hf_config, resolve_model
@@ -43,9 +43,7 @@ def test_hf_config_roundtrip(tmp_path):
         "vocab_size": 128256,
         "tie_word_embeddings": False,
     }
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(cfg))
-    shape = from_hf_config(path)
+    shape = read(tmp_path, cfg)
     assert shape.param_count == PUBLISHED["llama3-8b"]
     assert resolve_model(str(tmp_path)).param_count == PUBLISHED["llama3-8b"]
 
@@ -59,8 +57,7 @@ def test_hf_config_kv_heads_default_to_heads(tmp_path):
         "num_hidden_layers": 2,
         "vocab_size": 100,
     }
-    (tmp_path / "c.json").write_text(json.dumps(cfg))
-    assert from_hf_config(tmp_path / "c.json").k == 4
+    assert from_hf_config(write(tmp_path, cfg, "c.json")).k == 4
 
 
 @pytest.mark.parametrize(

@@ -8,16 +8,15 @@ gradient_accumulation_steps x data-parallel size); and mem4d's own flags (the ex
 estimate). Exact: no tolerance."""
 
 import ast
-import contextlib
 import importlib.util
-import io
 import json
 import os
 from pathlib import Path
 
 import pytest
 
-from symbolic.cli.entry import main
+from model_files import assert_same_answer, run
+
 from symbolic.readers.deepspeed import CLASSES, table
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "grids" / "deepspeed" / "zero3-bf16.json"
@@ -26,13 +25,6 @@ SECTIONS = {
     "DeepSpeedBF16Config": ("runtime/precision_config.py", "bf16"),
     "DeepSpeedFP16Config": ("runtime/precision_config.py", "fp16"),
 }
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def _source() -> Path | None:
@@ -75,24 +67,8 @@ def test_the_example_gives_the_estimate_of_the_same_flags():
     assert code == 0, err
     mine = json.loads(out)
     assert mine.pop("deepspeed") == {"file": str(EXAMPLE), "overridden": []}
-    code, out, err = run(
-        "estimate",
-        "--recipe",
-        "deepspeed",
-        "--model",
-        "llama3-8b",
-        "--dp",
-        "8",
-        "--zero",
-        "3",
-        "--mbs",
-        "2",
-        "--gbs",
-        "64",
-        "--json",
-    )
-    assert code == 0, err
-    assert json.dumps(mine, indent=2) == json.dumps(json.loads(out), indent=2)
+    flags = "--recipe deepspeed --model llama3-8b --dp 8 --zero 3 --mbs 2 --gbs 64"
+    assert_same_answer(mine, "estimate", *flags.split())
 
 
 def _write(tmp_path, config: dict) -> str:

@@ -8,14 +8,12 @@ tensors, listed by hand in _per_token below from its forward (DSAIndexer.forward
 compute_dsa_indexer_loss). Exact: no tolerance."""
 
 import dataclasses
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import assert_profiles_refuse, assert_refused
+from model_files import cli, cli_json, read, write
 import sympy as sp
 
 from symbolic.components.activations import layer_activation
@@ -23,7 +21,6 @@ from symbolic.components.attention import attention_tensors
 from symbolic.components.weights import attention_params
 from symbolic.config.errors import ConfigError
 from symbolic.config.glossary import inputs_for
-from symbolic.config.hfconfig import from_hf_config
 from symbolic.config.switches import Switches
 from symbolic.config.symbols import BY_NAME
 from symbolic.config.training import Training
@@ -88,9 +85,7 @@ SMALL = {
 
 
 def _read(tmp_path: Path, model_type: str, **keys):
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps({"model_type": model_type, **SMALL[model_type][0], **keys}))
-    return from_hf_config(path)
+    return read(tmp_path, {"model_type": model_type, **SMALL[model_type][0], **keys})
 
 
 def _value(expr, shape, training) -> int:
@@ -136,17 +131,9 @@ def test_what_dsa_files_may_not_say_is_one_line(tmp_path, model_type, key, value
 
 
 def test_indexer_keys_elsewhere_are_refused(tmp_path):
-    path = tmp_path / "config.json"
-    path.write_text(
-        json.dumps(
-            {
-                "model_type": "deepseek_v3",
-                **{k: v for k, v in SMALL["deepseek_v32"][0].items() if k != "mlp_layer_types"},
-            }
-        )
-    )
+    keys = {k: v for k, v in SMALL["deepseek_v32"][0].items() if k != "mlp_layer_types"}
     with pytest.raises(ConfigError, match="3 keys mem4d does not know for model_type 'deepseek_v3'") as err:
-        from_hf_config(path)
+        read(tmp_path, {"model_type": "deepseek_v3", **keys})
     assert all(repr(key) in str(err.value) for key in ("index_topk", "index_head_dim", "index_n_heads"))
 
 
@@ -227,29 +214,10 @@ def test_megatron_core_limits_are_one_line_and_plan_searches_around_them(tmp_pat
 def test_cli_estimates_the_default_deepseek_v32(tmp_path):
     """transformers' DeepseekV32Config defaults (DeepSeek-V3.2's shape): estimate runs with full recompute and
     refuses the default selective set in one line, exit 2."""
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps({"model_type": "deepseek_v32"}))
-    base = [
-        sys.executable,
-        "-m",
-        "symbolic.cli",
-        "estimate",
-        "--model",
-        str(path),
-        "--dp",
-        "8",
-        "--ep",
-        "8",
-        "--seq",
-        "4096",
-        "--gbs",
-        "64",
-    ]
-    done = subprocess.run(base + ["--recompute", "full", "--json"], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
-    assert out["param_count"] == 671_877_929_216 + 14_848
-    refused = subprocess.run(base + ["--recompute", "selective"], capture_output=True, text=True, timeout=120)
+    path = write(tmp_path, {"model_type": "deepseek_v32"})
+    base = ("estimate", "--model", str(path), "--dp", "8", "--ep", "8", "--seq", "4096", "--gbs", "64")
+    assert cli_json(*base, "--recompute", "full")["param_count"] == 671_877_929_216 + 14_848
+    refused = cli(*base, "--recompute", "selective")
     assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
 
 

@@ -4,9 +4,11 @@ Sources of truth: the profile's sympy expressions evaluated in exact rationals; 
 (float64 evaluation of the same expressions). Sums and monotonicity are exact on the integer estimates.
 """
 
+import importlib.util
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,6 +28,9 @@ from symbolic.estimator.estimate import estimate
 from symbolic.estimator.vectorized import estimator
 from estimator_cases import SWITCHES, configs
 from symbolic.recipes import load
+
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def est_for(sw: Switches):
@@ -59,26 +64,18 @@ def test_generated_source_is_lambdifys(profile, which):
     """codegen writes each function with lambdify's own function printer, without lambdify's argument sorting and
     exec: the source is the string sympy.lambdify (with the same printer and CSE) gives, for the main function and
     a stage's (its extra letters). Source of truth: sympy.lambdify and inspect.getsource; exact."""
-    import inspect
-
-    from symbolic.config.glossary import NAMES, STAGE_NAMES
+    from symbolic.config.glossary import STAGE_NAMES
     from symbolic.estimator import codegen
 
+    spec = importlib.util.spec_from_file_location("bench_codegen", ROOT / "benchmarks" / "bench_codegen.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
     sw, module = SWITCHES[which], load(profile)
     for exprs, extra in (
         ([x.expr for x in module.components(sw)], ()),
         ([x.expr for x in module.stage_components(sw, "first")], STAGE_NAMES),
     ):
-        fn = sp.lambdify(
-            [BY_NAME[n] for n in NAMES + extra],
-            tuple(exprs),
-            modules="numpy",
-            cse=codegen.CSE,
-            printer=codegen._printer_class()(codegen.PRINTER),
-            docstring_limit=0,
-        )
-        want = inspect.getsource(fn).replace("def _lambdifygenerated(", "def _f(", 1)
-        assert codegen._lambdify_source(exprs, "_f", extra) == want
+        assert codegen._lambdify_source(exprs, "_f", extra) == bench.through_lambdify(exprs, "_f", extra)
 
 
 def test_printed_and_or_max_min_broadcast_a_scalar_beside_an_array():

@@ -11,13 +11,14 @@ import json
 import pytest
 
 from conftest import megatron_estimate
+from megatron_args import small_gpt
 from symbolic.config.errors import ConfigError
 from symbolic.config.training import Training
 
-TINY = (
-    "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --max-position-embeddings 128 "
-    "--seq-length 128 --micro-batch-size 1 --attention-backend unfused --no-gradient-accumulation-fusion "
-    "--use-distributed-optimizer "
+TINY = small_gpt(
+    "--max-position-embeddings 128 --micro-batch-size 1 --attention-backend unfused --no-gradient-accumulation-fusion",
+    "--use-distributed-optimizer",
+    seq=128,
 )
 FSDP = "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params "
 FP8 = "--fp8-format e4m3 --fp8-recipe tensorwise --fp8-param-gather "

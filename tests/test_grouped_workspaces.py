@@ -6,14 +6,14 @@ PyTorch's pool, tex.get_num_cublas_streams() tensors of get_cublas_workspace_siz
 common/util/multi_stream.cpp get_num_compute_streams returns 4. Megatron-Core builds TEGroupedMLP from
 --moe-grouped-gemm with --transformer-impl transformer_engine. Exact: 4 x 32 MiB, mem4d's workspace constant."""
 
+from megatron_args import read_lines, small_gpt
+
 from symbolic.cli.entry import main
 from symbolic.components.overheads import overheads
 from symbolic.config.switches import Switches
-from symbolic.readers.megatron import read
 
-ARGS = (
-    "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
-    "--micro-batch-size 1 --num-experts 4 --moe-router-topk 2 --moe-ffn-hidden-size 48 --disable-bias-linear\n"
+ARGS = small_gpt(
+    "--bf16 --micro-batch-size 1 --num-experts 4 --moe-router-topk 2 --moe-ffn-hidden-size 48 --disable-bias-linear"
 )
 
 
@@ -30,14 +30,12 @@ def test_four_workspaces_of_32_mib_with_grouped_experts_only():
 
 
 def test_the_reader_sets_it_only_where_tegroupedmlp_runs(tmp_path):
-    path = tmp_path / "args.txt"
     for extra, want in (
         ("--moe-grouped-gemm\n", True),
         ("", False),
         ("--moe-grouped-gemm --transformer-impl local\n", False),
     ):
-        path.write_text(ARGS + extra)
-        assert read(path).training["moe_grouped_gemm"] is want, extra
+        assert read_lines(tmp_path, ARGS, extra).training["moe_grouped_gemm"] is want, extra
 
 
 def test_the_flag_outside_megatron_is_one_line(capsys):

@@ -6,12 +6,11 @@ model's leaves for jaxcheck (tests/test_jax_model.py). Tolerance: exact.
 """
 
 import dataclasses
-import json
-import subprocess
-import sys
 
 import pytest
 import sympy as sp
+
+from model_files import LLAMA, cli_json, write
 
 from symbolic.components import layer_tensors
 from symbolic.config.shapes import PRESETS
@@ -21,15 +20,6 @@ from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 
 TINY = PRESETS["tiny"]  # h=256, a=16: h/a = 16
-CONFIG = {
-    "model_type": "llama",
-    "hidden_size": 256,
-    "intermediate_size": 688,
-    "num_attention_heads": 16,
-    "num_key_value_heads": 4,
-    "num_hidden_layers": 8,
-    "vocab_size": 1024,
-}
 
 
 @pytest.mark.parametrize("head_dim", [32, 8, 16])
@@ -54,22 +44,6 @@ def test_attention_tensors_are_a_dh_and_k_dh_wide():
 
 @pytest.mark.parametrize("command", [["estimate"], ["plan", "--gpus", "4"]])
 def test_cli_counts_a_config_with_its_own_head_dim(tmp_path, command):
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(CONFIG | {"head_dim": 32}))
-    argv = [
-        sys.executable,
-        "-m",
-        "symbolic.cli",
-        *command,
-        "--model",
-        str(path),
-        "--seq",
-        "256",
-        "--gbs",
-        "8",
-        "--json",
-    ]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    path = write(tmp_path, LLAMA | {"head_dim": 32})
     expected = dataclasses.replace(TINY, head_dim=32).param_count
-    assert json.loads(done.stdout)["param_count"] == expected
+    assert cli_json(*command, "--model", str(path), "--seq", "256", "--gbs", "8")["param_count"] == expected

@@ -9,14 +9,15 @@ also check the defaults table. DeepSeek-V3's score-correction bias is a buffer t
 """
 
 import json
-from pathlib import Path
 
 import pytest
+
+from model_files import PUBLISHED
+from model_files import write
 
 from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import from_hf_config
 
-PUBLISHED = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"
 
 # model_type -> transformers' count of its default model (hf_count.py on {"model_type": ...})
 DEFAULT_MODELS = {
@@ -46,15 +47,9 @@ DEFAULT_MODELS = {
 }
 
 
-def _write(tmp_path: Path, config: dict) -> Path:
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    return path
-
-
 @pytest.mark.parametrize("model_type", sorted(DEFAULT_MODELS))
 def test_default_model_of_each_family_is_counted_as_transformers_counts_it(tmp_path, model_type):
-    assert from_hf_config(_write(tmp_path, {"model_type": model_type})).param_count == DEFAULT_MODELS[model_type]
+    assert from_hf_config(write(tmp_path, {"model_type": model_type})).param_count == DEFAULT_MODELS[model_type]
 
 
 @pytest.mark.parametrize("flash", [True, False])
@@ -68,7 +63,7 @@ def test_each_gemma_feature_adds_exactly_its_tensors(tmp_path, flash):
     from symbolic.config.training import Training
     from symbolic.estimator.estimate import estimate
 
-    gemma = from_hf_config(_write(tmp_path, {"model_type": "gemma2"}))
+    gemma = from_hf_config(write(tmp_path, {"model_type": "gemma2"}))
     plain = dataclasses.replace(gemma, sandwich=False, logit_softcap=False, attn_softcap=False)
     training = Training(s=4096, recompute="none", flash_attn=flash)
     got, base = estimate(gemma, training, "paper").bytes, estimate(plain, training, "paper").bytes
@@ -86,11 +81,11 @@ def test_torchtitan_and_jax_refuse_what_their_layers_lack(tmp_path):
     (tmp_path / "gemma3").mkdir()
     assert (
         _run(
-            ["estimate", "--profile", "jax", "--model", str(_write(tmp_path / "gemma3", {"model_type": "gemma3_text"}))]
+            ["estimate", "--profile", "jax", "--model", str(write(tmp_path / "gemma3", {"model_type": "gemma3_text"}))]
         )
         == 0
     )
-    path = str(_write(tmp_path, {"model_type": "gemma2"}))
+    path = str(write(tmp_path, {"model_type": "gemma2"}))
     assert _run(["estimate", "--profile", "jax", "--model", path]) == 0
     for argv, needle in (
         (["estimate", "--recipe", "torchtitan"], "Llama's TransformerBlock"),
@@ -128,7 +123,7 @@ GPT_OSS_20B = {
 def test_gpt_oss_20b_shape_with_its_mxfp4_storage(tmp_path):
     """gpt-oss-20b's shape (24 layers, 32 experts): 20,914,757,184, transformers' count of the same file without its
     quantization_config (the MXFP4 experts are read as the bf16 weights training holds)."""
-    assert from_hf_config(_write(tmp_path, GPT_OSS_20B)).param_count == 20_914_757_184
+    assert from_hf_config(write(tmp_path, GPT_OSS_20B)).param_count == 20_914_757_184
 
 
 def test_gpt_oss_weights_shard_as_megatron_shards_them(tmp_path):
@@ -139,7 +134,7 @@ def test_gpt_oss_weights_shard_as_megatron_shards_them(tmp_path):
     from symbolic.config.training import Training
     from symbolic.estimator.estimate import estimate
 
-    shape = from_hf_config(_write(tmp_path, GPT_OSS_20B))
+    shape = from_hf_config(write(tmp_path, GPT_OSS_20B))
     h, f, E, a, k, dh, L, v = 2880, 2880, 32, 64, 8, 64, 24, 201_088
     attention = (2 * h * a * dh + 2 * h * k * dh + a * dh + 2 * k * dh) / 2 + h + a / 2
     layer = attention + h * E + E + E / 4 * (3 * h * f / 2 + 2 * f / 2 + h) + 2 * h
@@ -168,16 +163,16 @@ def test_phi4_mini_shape_and_its_inert_keys(tmp_path):
         "vocab_size": 200_064,
         "tie_word_embeddings": True,
     }
-    assert from_hf_config(_write(tmp_path, config)).param_count == 3_836_021_760
+    assert from_hf_config(write(tmp_path, config)).param_count == 3_836_021_760
     with pytest.raises(ConfigError, match="key 'attention_bias'"):
-        from_hf_config(_write(tmp_path, config | {"attention_bias": True}))
+        from_hf_config(write(tmp_path, config | {"attention_bias": True}))
 
 
 def test_llama4_interleaved_dense_layers(tmp_path):
     """interleave_moe_layer_step 2 (Maverick's layout): odd layers MoE, even ones dense MLPs of
     intermediate_size_mlp; each dense layer trades the router, 16 experts and the shared expert for 3 h f_mlp."""
     h, E, f_e, f_mlp = 5120, 16, 8192, 16384
-    shape = from_hf_config(_write(tmp_path, {"model_type": "llama4_text", "interleave_moe_layer_step": 2}))
+    shape = from_hf_config(write(tmp_path, {"model_type": "llama4_text", "interleave_moe_layer_step": 2}))
     assert shape.dense_layers == tuple(range(0, 48, 2)) and shape.f == f_mlp
     assert shape.param_count == 107_769_861_120 + 24 * (3 * h * f_mlp - (h * E + E * 3 * h * f_e + 3 * h * f_e))
 
@@ -203,11 +198,11 @@ def test_mimo_is_qwen2_with_its_multi_token_prediction_modules(tmp_path):
         "max_window_layers": L,
         "attention_dropout": 0.0,
     }
-    shape = from_hf_config(_write(tmp_path, config))
+    shape = from_hf_config(write(tmp_path, config))
     dh = h // a
     layer = 2 * h * a * dh + 2 * h * k * dh + (a * dh + 2 * k * dh) + 3 * h * f + 2 * h
     assert shape.mtp == 1 and shape.param_count == 7_622_619_136 + 3 * h + 2 * h * h + layer
-    assert from_hf_config(_write(tmp_path, config | {"num_nextn_predict_layers": 0})).param_count == 7_622_619_136
+    assert from_hf_config(write(tmp_path, config | {"num_nextn_predict_layers": 0})).param_count == 7_622_619_136
 
 
 def test_group_limited_routing_is_read_where_the_routers_use_it(tmp_path):
@@ -228,7 +223,7 @@ def test_group_limited_routing_is_read_where_the_routers_use_it(tmp_path):
     config = json.loads((PUBLISHED / "deepseek-v3.json").read_text())
     for bad, needle in (({"n_group": 7}, "groups=7"), ({"num_experts_per_tok": 2}, "k_e=2, groups=8, group_topk=4")):
         with pytest.raises(ConfigError, match=needle) as err:
-            from_hf_config(_write(tmp_path, config | bad))
+            from_hf_config(write(tmp_path, config | bad))
         assert "\n" not in str(err.value)
 
 

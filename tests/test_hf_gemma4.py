@@ -11,23 +11,19 @@ from pathlib import Path
 
 import pytest
 
+from model_files import PUBLISHED
+from model_files import write
+
 from symbolic.cli import main
 from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import from_hf_config
 
-PUBLISHED = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"
 MOE, E2B = PUBLISHED / "gemma-4-26b-a4b-it.json", PUBLISHED / "gemma-4-e2b-it.json"
 DENSE = PUBLISHED / "gemma-4-31b-it.json"
 
 
 def _text(path: Path) -> dict:
     return json.loads(path.read_text())["text_config"]
-
-
-def _write(tmp_path: Path, config: dict) -> Path:
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    return path
 
 
 def test_the_moe_checkpoint_is_read_as_transformers_builds_it():
@@ -70,16 +66,16 @@ def test_each_mechanism_changes_the_count_by_its_tensors(tmp_path):
     """From E2B's language model, one mechanism off at a time: the difference is that mechanism's parameters."""
     text = _text(E2B) | {"tie_word_embeddings": True}
     h, f, L, dh = 1536, 6144, 35, 256
-    base = from_hf_config(_write(tmp_path, text)).param_count
-    no_ple = from_hf_config(_write(tmp_path, text | {"hidden_size_per_layer_input": 0})).param_count
+    base = from_hf_config(write(tmp_path, text)).param_count
+    no_ple = from_hf_config(write(tmp_path, text | {"hidden_size_per_layer_input": 0})).param_count
     assert base - no_ple == 262_144 * L * 256 + h * L * 256 + 256 + L * (2 * h * 256 + h)
-    narrow = from_hf_config(_write(tmp_path, text | {"use_double_wide_mlp": False})).param_count
+    narrow = from_hf_config(write(tmp_path, text | {"use_double_wide_mlp": False})).param_count
     assert base - narrow == 20 * 3 * h * f  # the 20 layers reusing K/V
-    unshared = from_hf_config(_write(tmp_path, text | {"num_kv_shared_layers": 0})).param_count
+    unshared = from_hf_config(write(tmp_path, text | {"num_kv_shared_layers": 0})).param_count
     # the 20 shared layers (15..34) get k, v [h, 1 x dh_i] and k_norm [dh_i] back (16 sliding, 4 full: 19, 24, 29,
     # 34), and lose their double width
     assert unshared - base == 16 * (2 * h * dh + dh) + 4 * (2 * h * 512 + 512) - 20 * 3 * h * f
-    keys = from_hf_config(_write(tmp_path, text | {"attention_k_eq_v": True, "num_global_key_value_heads": 1}))
+    keys = from_hf_config(write(tmp_path, text | {"attention_k_eq_v": True, "num_global_key_value_heads": 1}))
     assert base - keys.param_count == 3 * h * 512  # the 3 full layers computing K/V (4, 9, 14) drop V
 
 
@@ -89,10 +85,10 @@ def test_a_saved_per_layer_config_reads_as_the_global_keys(tmp_path):
     text = _text(MOE)
     saved = {key: value for key, value in text.items() if key not in ("global_head_dim", "num_global_key_value_heads")}
     saved["per_layer_config"] = {f"{i:02d}": {"head_dim": 512, "num_key_value_heads": 2} for i in (5, 11, 17, 23, 29)}
-    assert from_hf_config(_write(tmp_path, saved)).param_count == from_hf_config(_write(tmp_path, text)).param_count
+    assert from_hf_config(write(tmp_path, saved)).param_count == from_hf_config(write(tmp_path, text)).param_count
     saved["per_layer_config"]["00"] = {"head_dim": 128}
     with pytest.raises(ConfigError, match="key 'per_layer_config'.*full-attention layers alone"):
-        from_hf_config(_write(tmp_path, saved))
+        from_hf_config(write(tmp_path, saved))
 
 
 @pytest.mark.parametrize(
@@ -107,7 +103,7 @@ def test_a_saved_per_layer_config_reads_as_the_global_keys(tmp_path):
 )
 def test_what_is_not_modelled_is_refused_naming_the_key(tmp_path, change, key):
     with pytest.raises(ConfigError) as err:
-        from_hf_config(_write(tmp_path, _text(MOE) | change))
+        from_hf_config(write(tmp_path, _text(MOE) | change))
     assert f"key {key!r}" in str(err.value) and "\n" not in str(err.value)
 
 

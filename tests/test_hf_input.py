@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from model_files import PUBLISHED
+
 from symbolic.cli import main
 from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import from_hf_config
 from symbolic.config.hfjson import MAX_BYTES
 
-PUBLISHED = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"
 LLAMA = json.loads((PUBLISHED / "llama3.1-8b.json").read_text())
 
 

@@ -138,18 +138,26 @@ def test_every_attribute_of_a_qwen_vision_config_is_classified(wrapper, classes)
     )
 
 
+def _classified_tower(classes, wrapper: str, tower, acts) -> type:
+    """The wrapper's vision_config class, of the model_type mem4d reads, each of whose keys the tower module lists (a
+    size, the activation, harmless or read at one value), its sizes' defaults the module's and its activation one of
+    acts."""
+    assert classes[wrapper].sub_configs_defaults["vision_config"].model_type == vision.KIND[wrapper]
+    config = classes[vision.KIND[wrapper]]
+    keys = set(config().to_dict()) | set(config.attribute_map)
+    known = {*tower.SIZES, "hidden_act", *tower.HARMLESS, *tower.AT, *WHY_HARMLESS}
+    assert sorted(keys - known) == [] and all(why and "\n" not in why for why in tower.HARMLESS.values())
+    assert {key: getattr(config(), key) for key in tower.SIZES} == tower.SIZES and config().hidden_act in acts
+    return config
+
+
 def test_every_attribute_of_gemma3s_vision_config_is_classified(classes):
     """SiglipVisionConfig (Gemma3Config's vision_config, an AutoConfig of model_type siglip_vision_model): a size (the
     class's defaults are config.vision_gemma3's), the GeLU, harmless, or read at the one value modelled (refused at
     any other; vision_use_head's class default, true, is refused too)."""
     from symbolic.config import vision_gemma3 as tower
 
-    assert classes["gemma3"].sub_configs_defaults["vision_config"].model_type == vision.KIND["gemma3"]
-    config = classes[vision.KIND["gemma3"]]
-    keys = set(config().to_dict()) | set(config.attribute_map)
-    known = {*tower.SIZES, "hidden_act", *tower.HARMLESS, *tower.AT, *WHY_HARMLESS}
-    assert sorted(keys - known) == [] and all(why and "\n" not in why for why in tower.HARMLESS.values())
-    assert {key: getattr(config(), key) for key in tower.SIZES} == tower.SIZES and config().hidden_act in vision.ACTS
+    config = _classified_tower(classes, "gemma3", tower, vision.ACTS)
     assert {key: getattr(config(), key) for key in tower.AT} == {**tower.AT, "vision_use_head": tower.HEAD}
     wrapper = classes["gemma3"]()
     assert (wrapper.mm_tokens_per_image, wrapper.text_config.hidden_size) == (tower.TOKENS, tower.TEXT_WIDTH)
@@ -161,12 +169,7 @@ def test_every_attribute_of_mistral3s_vision_config_is_classified(classes):
     the wrapper's projector defaults are the reader's."""
     from symbolic.config import vision_pixtral as tower
 
-    assert classes["mistral3"].sub_configs_defaults["vision_config"].model_type == vision.KIND["mistral3"]
-    config = classes[vision.KIND["mistral3"]]
-    keys = set(config().to_dict()) | set(config.attribute_map)
-    known = {*tower.SIZES, "hidden_act", *tower.HARMLESS, *tower.AT, *WHY_HARMLESS}
-    assert sorted(keys - known) == [] and all(why and "\n" not in why for why in tower.HARMLESS.values())
-    assert {key: getattr(config(), key) for key in tower.SIZES} == tower.SIZES and config().hidden_act in tower.ACTS
+    config = _classified_tower(classes, "mistral3", tower, tower.ACTS)
     assert {key: getattr(config(), key) for key in tower.AT} == tower.AT
     wrapper = classes["mistral3"]()
     assert (

@@ -7,9 +7,10 @@ what the class does not build is refused in one line, and every recipe but megat
 Source of truth: transformers 5.25.0 models/mimo_v2_flash/modeling_mimo_v2_flash.py (tolerance: none)."""
 
 import json
-from pathlib import Path
 
 import pytest
+
+from model_files import write
 
 from symbolic.cli import main
 from symbolic.config.errors import ConfigError
@@ -38,18 +39,12 @@ TINY = {
 }
 
 
-def _write(tmp_path: Path, config: dict) -> Path:
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    return path
-
-
 def _attention(kv: int) -> int:
     return h * a * dh + h * kv * dh + h * kv * dv + a * dv * h
 
 
 def test_counted_by_layer_kind(tmp_path):
-    shape = from_hf_config(_write(tmp_path, TINY))
+    shape = from_hf_config(write(tmp_path, TINY))
     moe = h * E + E * 3 * h * f_e + E  # router, experts, score-correction bias
     expected = 2 * v * h + h + L * 2 * h + 2 * _attention(k) + 2 * (_attention(2 * k) + a) + 3 * h * f + 3 * moe
     assert (shape.swa_layers, shape.swa_k, shape.v_dim, shape.dense_layers) == ((1, 2), 2, dv, (0,))
@@ -62,7 +57,7 @@ def test_the_class_lists_are_read_as_the_hub_ones(tmp_path):
         "layer_types": ["full_attention", "sliding_attention", "sliding_attention", "full_attention"],
         "mlp_layer_types": ["dense", "sparse", "sparse", "sparse"],
     }
-    assert from_hf_config(_write(tmp_path, classes)) == from_hf_config(_write(tmp_path, TINY))
+    assert from_hf_config(write(tmp_path, classes)) == from_hf_config(write(tmp_path, TINY))
 
 
 @pytest.mark.parametrize(
@@ -77,7 +72,7 @@ def test_the_class_lists_are_read_as_the_hub_ones(tmp_path):
 )
 def test_what_the_class_does_not_build_is_refused_in_one_line(tmp_path, key, value):
     with pytest.raises(ConfigError) as err:
-        from_hf_config(_write(tmp_path, TINY | {key: value}))
+        from_hf_config(write(tmp_path, TINY | {key: value}))
     assert "\n" not in str(err.value) and (
         "key 'hybrid_layer_pattern'" if key == "layer_types" else f"key {key!r}"
     ) in str(err.value)
@@ -92,7 +87,7 @@ def test_what_the_class_does_not_build_is_refused_in_one_line(tmp_path, key, val
     ],
 )
 def test_every_other_recipe_refuses_it_by_name(tmp_path, capsys, args):
-    assert main(args + ["--model", str(_write(tmp_path, TINY))]) == 2
+    assert main(args + ["--model", str(write(tmp_path, TINY))]) == 2
     err = capsys.readouterr().err
     assert "value heads are narrower than its query/key heads" in err and len(err.strip().splitlines()[-1]) < 400
 
@@ -101,10 +96,9 @@ def test_the_megatron_recipe_counts_it(tmp_path, capsys):
     """The tiny model's weights on one GPU under --recipe megatron: its parameters at 2 bytes each, but the three MoE
     layers' score-correction biases [E] (fp32 buffers, router_expert_bias)."""
     assert (
-        main(["estimate", "--recipe", "megatron", "--seq", "128", "--json", "--model", str(_write(tmp_path, TINY))])
-        == 0
+        main(["estimate", "--recipe", "megatron", "--seq", "128", "--json", "--model", str(write(tmp_path, TINY))]) == 0
     )
     out = capsys.readouterr().out
     parts = json.loads(out[out.index("{") :])["stages"][0]["bytes"]
-    count = from_hf_config(_write(tmp_path, TINY)).param_count
+    count = from_hf_config(write(tmp_path, TINY)).param_count
     assert parts["weights"] + parts["expert_weights"] == 2 * (count - 3 * E)

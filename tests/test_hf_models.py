@@ -9,15 +9,15 @@ naming the key (and for the CLI, exit 2 with nothing on stdout).
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+
+from model_files import PUBLISHED as FOLDER
 
 from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import from_hf_config
 from symbolic.config.shapes import PRESETS
 
-FOLDER = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"
 
 # file -> exact published total (SOURCES.md), or the key whose one-line refusal names why it is not modelled
 TABLE = {

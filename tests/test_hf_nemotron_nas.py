@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from model_files import PUBLISHED as FOLDER
+
 from symbolic.cli import main
 from symbolic.config.blocks import ffn_width
 from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import from_hf_config
 
-FOLDER = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"
 SUPER = FOLDER / "llama-3.3-nemotron-super-49b-v1.json"
 ULTRA = FOLDER / "llama-3.1-nemotron-ultra-253b-v1.json"
 

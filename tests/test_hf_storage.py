@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from model_files import write
+
 from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import from_hf_config, read_noted
 
@@ -64,15 +66,9 @@ STORED = {
 }
 
 
-def _write(tmp_path: Path, config: dict) -> Path:
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    return path
-
-
 @pytest.mark.parametrize("method", sorted(STORED))
 def test_a_stored_quantization_leaves_the_count_and_is_named_as_the_checkpoints(tmp_path, method):
-    shape, note = read_noted(_write(tmp_path, LLAMA | {"quantization_config": STORED[method]}))
+    shape, note = read_noted(write(tmp_path, LLAMA | {"quantization_config": STORED[method]}))
     assert shape.param_count == LLAMA_COUNT
     assert "\n" not in note and f"checkpoint storage ({method})" in note and "not training memory" in note
 
@@ -89,7 +85,7 @@ def test_a_stored_quantization_leaves_the_count_and_is_named_as_the_checkpoints(
     ],
 )
 def test_an_unknown_storage_is_refused_by_name(tmp_path, config, needle):
-    path = _write(tmp_path, LLAMA | {"quantization_config": config})
+    path = write(tmp_path, LLAMA | {"quantization_config": config})
     with pytest.raises(ConfigError) as err:
         from_hf_config(path)
     text = str(err.value)
@@ -145,17 +141,17 @@ def test_gpt_oss_published_file_is_read_with_its_inference_keys():
     ],
 )
 def test_inference_only_keys_are_read_at_checked_values(tmp_path, key, good, bad):
-    assert from_hf_config(_write(tmp_path, LLAMA | {key: good})).param_count == LLAMA_COUNT
+    assert from_hf_config(write(tmp_path, LLAMA | {key: good})).param_count == LLAMA_COUNT
     with pytest.raises(ConfigError, match=f"key '{key}'"):
-        from_hf_config(_write(tmp_path, LLAMA | {key: bad}))
+        from_hf_config(write(tmp_path, LLAMA | {key: bad}))
 
 
 def test_a_text_configs_own_quantization_is_read_too(tmp_path):
     """--text-only reads the text_config's quantization_config as the outer one: named, or refused by name."""
     raw = json.loads((PUBLISHED / "llama4-scout-17b-16e-text-config.json").read_text())
     raw["text_config"] = raw["text_config"] | {"quantization_config": STORED["fp8"]}
-    shape, note = read_noted(_write(tmp_path, raw), text_only=True)
+    shape, note = read_noted(write(tmp_path, raw), text_only=True)
     assert shape.param_count == 107_769_861_120 and "checkpoint storage (fp8)" in note
     raw["text_config"]["quantization_config"] = {"quant_method": "awq"}
     with pytest.raises(ConfigError, match="quant_method 'awq'"):
-        read_noted(_write(tmp_path, raw), text_only=True)
+        read_noted(write(tmp_path, raw), text_only=True)

@@ -7,21 +7,15 @@ text-only part of Llama-4-Scout-17B-16E. Tolerance: none (parameter counts are e
 """
 
 import json
-from pathlib import Path
 
 import pytest
+
+from model_files import PUBLISHED
+from model_files import write
 
 from symbolic.cli import main
 from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import from_hf_config
-
-PUBLISHED = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"
-
-
-def _write(tmp_path: Path, config: dict) -> Path:
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    return path
 
 
 # multimodal model_type -> transformers' count of its default language model (hf_count.py --text-only)
@@ -43,7 +37,7 @@ DEFAULT_WHOLE = {"mistral3": 7_539_132_416}
 
 @pytest.mark.parametrize("model_type", sorted(DEFAULT_TEXT_MODELS))
 def test_default_language_model_of_each_multimodal_checkpoint(tmp_path, model_type):
-    path = _write(tmp_path, {"model_type": model_type, "text_config": {}})
+    path = write(tmp_path, {"model_type": model_type, "text_config": {}})
     assert from_hf_config(path, text_only=True).param_count == DEFAULT_TEXT_MODELS[model_type]
     # without --text-only: a tower of a kind mem4d does not model is refused; Qwen3-VL's and Qwen3.5's default
     # towers (out_hidden_size 3584) do not fit their classes' default language models (hidden 4096, 2048): refused too;
@@ -91,7 +85,7 @@ def test_llama4_scout_language_model_as_published():
 )
 def test_text_only_refusals_are_one_line(tmp_path, outer, needle):
     with pytest.raises(ConfigError) as err:
-        from_hf_config(_write(tmp_path, outer), text_only=True)
+        from_hf_config(write(tmp_path, outer), text_only=True)
     assert "\n" not in str(err.value) and needle in str(err.value), str(err.value)
 
 

@@ -8,14 +8,12 @@ Megatron-Core 0.16.1 ssm/gated_delta_net.py and fla-core 0.6.0 (written out lite
 placement of layers on stages from Training.layer_ranges; plan's rows from estimate(), one configuration at a time.
 Tolerances: counts and bytes exact (plan's rows to 1 byte, as the other plan tests)."""
 
-import json
-
 import pytest
 
 from conftest import assert_profiles_refuse, assert_refused
+from model_files import HYBRID, read
 
 from symbolic.config.errors import ConfigError
-from symbolic.config.hfconfig import from_hf_config
 from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 
@@ -23,13 +21,8 @@ from symbolic.estimator.estimate import estimate
 # attention, n_gv = 2 n_gk (queries and keys repeated), a tied head
 SMALL = {
     "model_type": "qwen3_next",
-    "hidden_size": 256,
-    "intermediate_size": 688,
+    **HYBRID,
     "num_hidden_layers": 6,
-    "num_attention_heads": 8,
-    "num_key_value_heads": 2,
-    "head_dim": 32,
-    "vocab_size": 1000,
     "linear_num_key_heads": 4,
     "linear_num_value_heads": 8,
     "linear_key_head_dim": 24,
@@ -54,9 +47,7 @@ SMALL = {
 
 
 def _read(tmp_path, config: dict, text_only: bool = False):
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    return from_hf_config(path, text_only=text_only)
+    return read(tmp_path, config, text_only=text_only)
 
 
 def test_small_file_is_counted_as_transformers_counts_it(tmp_path):

@@ -5,41 +5,20 @@
 Source of truth: a hand count of that table (s_p x h parameters, bf16 weights on the first stage). Exact."""
 
 import dataclasses
-import json
 
 import pytest
 
+from model_files import HYBRID, read as _read
+from model_files import NEMOTRON_H as MAMBA
+
 from symbolic.config.errors import ConfigError
-from symbolic.config.hfconfig import from_hf_config
 from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 
-MAMBA = {
-    "model_type": "nemotron_h",
-    "hidden_size": 256,
-    "intermediate_size": 688,
-    "num_attention_heads": 8,
-    "num_key_value_heads": 2,
-    "head_dim": 32,
-    "vocab_size": 1000,
-    "hybrid_override_pattern": "M-M*-MM-*",
-    "mamba_num_heads": 16,
-    "mamba_head_dim": 24,
-    "ssm_state_size": 40,
-    "n_groups": 4,
-    "conv_kernel": 3,
-    "use_conv_bias": True,
-    "tie_word_embeddings": False,
-}
 GDN = {
     "model_type": "qwen3_next",
-    "hidden_size": 256,
-    "intermediate_size": 688,
+    **HYBRID,
     "num_hidden_layers": 4,
-    "num_attention_heads": 8,
-    "num_key_value_heads": 2,
-    "head_dim": 32,
-    "vocab_size": 1000,
     "linear_num_key_heads": 4,
     "linear_num_value_heads": 8,
     "linear_key_head_dim": 32,
@@ -51,12 +30,6 @@ GDN = {
     "mlp_only_layers": [0, 1, 2, 3],
     "tie_word_embeddings": False,
 }
-
-
-def _read(tmp_path, config):
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    return from_hf_config(path)
 
 
 def test_learned_positions_beside_mamba_are_the_first_stages_table(tmp_path):

@@ -10,11 +10,13 @@ import jax
 import pytest
 
 from conftest import skip_if_not_enough_devices
+from tiny_shapes import tiny
+
 from symbolic.config.errors import ConfigError
 from symbolic.config.shapes import PRESETS, ModelShape
 from symbolic.config.training import Training
 
-SHAPE = ModelShape("test", h=64, f=176, a=4, k=2, L=4, v=136)
+SHAPE = tiny("test", L=4)
 
 
 def _compile(train: Training, shape: ModelShape = SHAPE):
@@ -43,7 +45,7 @@ def test_param_count_of_presets_abstractly(name):
 @pytest.mark.parametrize("tied", [False, True])
 def test_breakdown_sums_to_xla_argument_bytes(tied):
     """params + optimizer + batch bytes from the shardings == XLA's argument size, exactly (tied and untied)."""
-    shape = ModelShape("test", h=64, f=176, a=4, k=2, L=4, v=136, tied=tied)
+    shape = tiny("test", L=4, tied=tied)
     report, _, _ = _compile(Training(d=2, t=2, p=2, c=1, s=16, b=1, gbs=4, zero=0), shape)
     assert report.param_count == shape.param_count
     assert sum(report.arguments.values()) == report.xla["argument_bytes"]

@@ -15,30 +15,19 @@ import optax
 import pytest
 
 from conftest import quick, skip_if_not_enough_devices, unsharded_reference
-from symbolic.config.shapes import ModelShape
+from tiny_shapes import tiny
+
 from symbolic.config.training import Training
 
-SHAPE = ModelShape("test", h=64, f=176, a=4, k=2, L=4, v=136)  # all sizes distinct, each divisible by 2
+SHAPE = tiny("test", L=4)  # all sizes distinct, each divisible by 2
 SEQ, MBS, GBS = 16, 1, 4
 
 
 def _spec(d, p, t, c, recompute="selective", sp=True, flash_attn=True, zero=1, schedule="1f1b", **opts):
     from jaxcheck.spec import JaxOptions, StepSpec
 
-    train = Training(
-        d=d,
-        t=t,
-        p=p,
-        c=c,
-        s=SEQ,
-        b=MBS,
-        gbs=GBS,
-        zero=zero,
-        recompute=recompute,
-        sp=sp,
-        flash_attn=flash_attn,
-        schedule=schedule,
-    )
+    layout = dict(zero=zero, recompute=recompute, sp=sp, flash_attn=flash_attn, schedule=schedule)
+    train = Training(d=d, t=t, p=p, c=c, s=SEQ, b=MBS, gbs=GBS, **layout)
     return StepSpec(SHAPE, train, JaxOptions(compute_dtype="float32", learning_rate=1e-2, **opts)).check()
 
 

@@ -13,28 +13,13 @@ bytes exact, the total within 6 % (tests/test_verify.py's tolerance).
 import pytest
 
 from conftest import assert_step_matches, skip_if_not_enough_devices, unsharded_reference
+from tiny_shapes import GPT, tiny
+
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
 # with Llama 4's weightless q/k norms and gpt-oss's attention sinks too: one compile checks every attention extra
-SHAPE = ModelShape(
-    "gpt-test",
-    h=64,
-    f=256,
-    a=4,
-    k=4,
-    L=4,
-    v=136,
-    mlp="gelu",
-    norm="layer",
-    positions=32,
-    qkv_bias=True,
-    o_bias=True,
-    mlp_bias=True,
-    tied=True,
-    qk_norm="weightless",
-    sinks=True,
-)
+SHAPE = tiny("gpt-test", f=256, k=4, L=4, positions=32, **GPT, tied=True, qk_norm="weightless", sinks=True)
 SEQ, GBS = 16, 4
 
 

@@ -19,6 +19,8 @@ import numpy as np
 import pytest
 
 from conftest import assert_step_matches, skip_if_not_enough_devices, unsharded_reference
+from tiny_shapes import GATED, GDN, tiny
+
 from symbolic.config.shapes import ModelShape
 from symbolic.config.training import Training
 
@@ -27,49 +29,12 @@ from symbolic.config.training import Training
 # value heads wider than key heads, per-head q/k norms. The MoE shape's step is not compiled against the reference here
 # (its MoE layers are tests/test_jax_moe.py's, its Gated DeltaNet layers this dense shape's): its residual lists are
 # checked below, and its steps compile in grids/derive-hybrid.toml and grids/holdout-hybrid.toml
-HYBRID = ModelShape(
-    "hybrid-test",
-    h=64,
-    f=176,
-    a=4,
-    k=2,
-    L=8,
-    v=136,
-    qk_norm="head",
-    attn_gate=True,
-    qkv_bias=True,
-    o_bias=True,
-    linear_layers=(0, 1, 2, 4, 5, 6),
-    lin_k_heads=2,
-    lin_v_heads=4,
-    lin_k_dim=16,
-    lin_v_dim=24,
-    conv_width=4,
-)  # and Qwen3-Next's attention biases (the gate's bg)
+# (and Qwen3-Next's attention biases, the gate's bg among them)
+HYBRID = tiny("hybrid-test", L=8, **GATED, qkv_bias=True, o_bias=True, **GDN, lin_v_heads=4, lin_v_dim=24)
 # Qwen3.5-MoE's and Qwen3-Next's: experts with a gated shared expert in every layer, n_gv = n_gk, attention biases
-HYBRID_MOE = ModelShape(
-    "hybrid-moe-test",
-    h=64,
-    f=48,
-    a=4,
-    k=2,
-    L=4,
-    v=136,
-    qk_norm="head",
-    attn_gate=True,
-    qkv_bias=True,
-    o_bias=True,
-    linear_layers=(0, 1, 2),
-    lin_k_heads=4,
-    lin_v_heads=4,
-    lin_k_dim=16,
-    lin_v_dim=24,
-    conv_width=4,
-    E=4,
-    k_e=2,
-    f_e=32,
-    f_s=48,
-    shared_gate=True,
+MOE = {"E": 4, "k_e": 2, "f_e": 32, "f_s": 48, "shared_gate": True}
+HYBRID_MOE = dataclasses.replace(
+    HYBRID, name="hybrid-moe-test", f=48, L=4, linear_layers=(0, 1, 2), lin_k_heads=4, **MOE
 )
 # the sharded step against the reference: half as deep, one Gated DeltaNet and one attention layer a stage at p = 2
 # (the stacking is the same; it halves the two compiles' seconds)

@@ -7,10 +7,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from conftest import quick, quick_model
-from symbolic.config.shapes import ModelShape
+from tiny_shapes import tiny
+
 from symbolic.config.training import Training
 
-SHAPE = ModelShape("test", h=64, f=176, a=4, k=2, L=2, v=136)
+SHAPE = tiny("test", L=2)
 
 
 def _model(**opts):

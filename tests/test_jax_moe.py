@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 from conftest import quick, restack, skip_if_not_enough_devices
+from model_files import PUBLISHED
 from moe_step import (
     GPT_OSS,
     MIXED,
     MIXED_MTP,
-    PUBLISHED,
     SHAPE,
     SHAPE_MTP,
     STAGED,

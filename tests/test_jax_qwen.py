@@ -12,28 +12,17 @@ residuals (count and bytes, exact).
 import pytest
 
 from conftest import assert_step_matches, skip_if_not_enough_devices, unsharded_reference
-from symbolic.config.shapes import ModelShape
+from tiny_shapes import tiny
+
 from symbolic.config.training import Training
 
-SHAPE = ModelShape("qwen-test", h=64, f=176, a=4, k=2, L=4, v=136, qkv_bias=True, qk_norm="head")
-OLMOE = ModelShape("olmoe-test", h=64, f=176, a=4, k=2, L=4, v=136, qk_norm="full")  # scales [a dh], [k dh] over t
+SHAPE = tiny("qwen-test", L=4, qkv_bias=True, qk_norm="head")
+OLMOE = tiny("olmoe-test", L=4, qk_norm="full")  # scales [a dh], [k dh] over t
 # Gemma's layers in one shape, Gemma 3's and Gemma 2's together: sandwich norms (post-attention, post-feedforward),
 # per-head q/k norms (3), soft-capped logits and scores (2), GeGLU, the lookup scaled by sqrt(h), a head width other
 # than h/a, tied embeddings
-GEMMA = ModelShape(
-    "gemma-test",
-    h=64,
-    f=176,
-    a=4,
-    k=2,
-    L=4,
-    v=136,
-    head_dim=24,
-    qk_norm="head",
-    tied=True,
-    sandwich=True,
-    logit_softcap=True,
-    attn_softcap=True,
+GEMMA = tiny(
+    "gemma-test", L=4, head_dim=24, qk_norm="head", tied=True, sandwich=True, logit_softcap=True, attn_softcap=True
 )
 SHAPES, IDS = [SHAPE, OLMOE, GEMMA], ["qwen", "olmoe", "gemma"]  # weightless q/k norms, output biases, sinks:
 # tests/test_jax_gpt.py

@@ -11,41 +11,15 @@ import numpy as np
 import pytest
 
 from conftest import skip_if_not_enough_devices
-from symbolic.config.shapes import ModelShape
+from tiny_shapes import GATED, GDN, tiny
+from tiny_shapes import GPT as GPT_LAYER
+
 from symbolic.config.training import Training
 
-GPT = ModelShape(
-    "gpt-vectors",
-    h=64,
-    f=192,
-    a=4,
-    k=4,
-    L=6,
-    v=128,
-    mlp="gelu",
-    norm="layer",
-    positions=256,
-    qkv_bias=True,
-    o_bias=True,
-    mlp_bias=True,
-)  # fc1's bias [f] over t
-SINKS = ModelShape("sinks-vectors", h=64, f=176, a=4, k=2, L=6, v=128, sinks=True, qk_norm="full")
-HYBRID = ModelShape(
-    "hybrid-vectors",
-    h=64,
-    f=176,
-    a=4,
-    k=2,
-    L=8,
-    v=128,
-    qk_norm="head",
-    attn_gate=True,
-    linear_layers=(0, 1, 2, 4, 5, 6),
-    lin_k_heads=2,
-    lin_v_heads=6,
-    lin_k_dim=16,
-    lin_v_dim=16,
-    conv_width=4,
+GPT = tiny("gpt-vectors", f=192, k=4, L=6, v=128, positions=256, **GPT_LAYER)  # fc1's bias [f] over t
+SINKS = tiny("sinks-vectors", L=6, v=128, sinks=True, qk_norm="full")
+HYBRID = tiny(
+    "hybrid-vectors", L=8, v=128, **GATED, **GDN, lin_v_heads=6, lin_v_dim=16
 )  # A_log, dt_bias [n_gv = 6] over t
 
 

@@ -7,66 +7,30 @@ from Megatron-Core 0.16.1 ssm/mamba_mixer.py and mamba-ssm 2.3.2's MambaSplitCon
 literally here); plan's rows from estimate(), one configuration at a time. Tolerances: counts and bytes exact (plan's
 rows to 1 byte)."""
 
-import json
-
 import pytest
 
 from conftest import assert_profiles_refuse, assert_refused
+from model_files import NEMOTRON_H as SMALL  # blocks M - M * - M M - * with sizes that all differ
+from model_files import read as _read
 
 from symbolic.config.errors import ConfigError
-from symbolic.config.hfconfig import from_hf_config
+from symbolic.config.families.defaults_2026 import DEFAULTS_2026
 from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 
-# blocks M - M * - M M - * with sizes that all differ
-SMALL = {
-    "model_type": "nemotron_h",
-    "hidden_size": 256,
-    "intermediate_size": 688,
-    "num_attention_heads": 8,
-    "num_key_value_heads": 2,
-    "head_dim": 32,
-    "vocab_size": 1000,
-    "hybrid_override_pattern": "M-M*-MM-*",
-    "mamba_num_heads": 16,
-    "mamba_head_dim": 24,
-    "ssm_state_size": 40,
-    "n_groups": 4,
-    "conv_kernel": 3,
-    "use_conv_bias": True,
-    "tie_word_embeddings": False,
-}
-# Nemotron-H-8B's shape (52 blocks: 24 Mamba-2, 4 attention, 24 MLP) with the keys its file carries
-EIGHT_B = SMALL | {
-    "hidden_size": 4096,
-    "intermediate_size": 21504,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "head_dim": 128,
-    "vocab_size": 131072,
-    "mamba_num_heads": 128,
-    "mamba_head_dim": 64,
-    "ssm_state_size": 128,
-    "n_groups": 8,
-    "conv_kernel": 4,
+# Nemotron-H-8B's shape (52 blocks: 24 Mamba-2, 4 attention, 24 MLP; NemotronHConfig's defaults are its sizes) with
+# the keys its file carries
+EIGHT_B = {
+    **SMALL,
+    **DEFAULTS_2026["nemotron_h"],
     "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
     "residual_in_fp32": False,
     "hidden_dropout": 0.0,
     "attention_dropout": 0.0,
     "chunk_size": 128,
     "expand": 2,
-    "mlp_hidden_act": "relu2",
     "mamba_hidden_act": "silu",
-    "use_bias": False,
-    "mlp_bias": False,
-    "attention_bias": False,
 }
-
-
-def _read(tmp_path, config: dict):
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    return from_hf_config(path)
 
 
 @pytest.mark.parametrize("config, count", [(SMALL, 3_435_712), (EIGHT_B, 8_100_852_736)])
@@ -183,10 +147,8 @@ def test_a_time_step_limit_of_infinity_is_read_as_python_writes_it(tmp_path):
     """Nemotron 3's published file says "time_step_limit": [0.0, Infinity] (NemotronHConfig's tuple of floats, as
     Python's json writes float('inf')): read, the count unchanged; Infinity where NemotronHConfig takes an int
     (chunk_size) or a size (mamba_num_heads) is refused in one line naming the key."""
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(SMALL | {"time_step_limit": [0.0, float("inf")], "time_step_floor": float("nan")}))
-    assert from_hf_config(path).param_count == 3_435_712
+    limit = {"time_step_limit": [0.0, float("inf")], "time_step_floor": float("nan")}
+    assert _read(tmp_path, SMALL | limit).param_count == 3_435_712
     for key in ("chunk_size", "mamba_num_heads"):
-        path.write_text(json.dumps(SMALL | {key: float("inf")}))
         with pytest.raises(ConfigError, match=f"key '{key}' = Infinity"):
-            from_hf_config(path)
+            _read(tmp_path, SMALL | {key: float("inf")})

@@ -9,11 +9,13 @@ from __future__ import annotations
 import json
 
 from conftest import megatron_estimate
+from megatron_args import small_gpt
 
-BASE = (
-    "--num-layers 8 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --max-position-embeddings 128 "
-    "--seq-length 128 --micro-batch-size 1 --global-batch-size 8 --pipeline-model-parallel-size 2 "
-    "--num-layers-per-virtual-pipeline-stage 2 --bf16 "
+BASE = small_gpt(
+    "--max-position-embeddings 128 --micro-batch-size 1 --global-batch-size 8 --pipeline-model-parallel-size 2",
+    "--num-layers-per-virtual-pipeline-stage 2 --bf16",
+    layers=8,
+    seq=128,
 )
 FP8 = "--fp8-format hybrid --fp8-recipe tensorwise "
 BF16 = "--first-last-layers-bf16 --num-layers-at-end-in-bf16 2 "

@@ -4,16 +4,15 @@ Sources of truth: Megatron-LM's own parser (../shared/data/trainers/megatron-lm-
 d98e8a64), the 22 functional-test cases in ../shared/data/measured/megatron with the sizes RUNS.md lists for them, and
 mem4d's own flags (a file must give exactly the estimate those flags give). Exact: no tolerance."""
 
-import contextlib
 import csv
-import io
 import json
 import re
 from pathlib import Path
 
 import pytest
 
-from symbolic.cli.entry import main
+from model_files import assert_same_answer, run
+
 from symbolic.readers import megatron, megatron_buffers, megatron_fp8, megatron_model, megatron_stages, megatron_train
 from symbolic.readers.megatron import collect
 from symbolic.readers.megatron_model import model_fields
@@ -28,13 +27,6 @@ TINY = (
     "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --max-position-embeddings 128 "
     "--seq-length 128 --micro-batch-size 1"
 )  # a model and batch Megatron-LM accepts
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def refused(argv, *needles) -> str:
@@ -89,31 +81,8 @@ def test_a_launch_script_gives_the_estimate_of_the_same_flags(tmp_path):
     assert mine.pop("megatron") == {"file": str(EXAMPLE), "overridden": []}
     config = tmp_path / "llama-1b.json"
     config.write_text(json.dumps(LLAMA_1B))
-    code, out, err = run(
-        "estimate",
-        "--model",
-        str(config),
-        "--tp",
-        "2",
-        "--pp",
-        "2",
-        "--dp",
-        "4",
-        "--seq",
-        "4096",
-        "--mbs",
-        "1",
-        "--gbs",
-        "64",
-        "--zero",
-        "1",
-        "--recompute",
-        "selective",
-        "--swiglu-fusion",
-        "--json",
-    )
-    assert code == 0, err
-    assert json.dumps(mine, indent=2) == json.dumps(json.loads(out), indent=2)
+    layout = "--tp 2 --pp 2 --dp 4 --seq 4096 --mbs 1 --gbs 64 --zero 1 --recompute selective --swiglu-fusion"
+    assert_same_answer(mine, "estimate", "--model", str(config), *layout.split())
     assert mine["config"]["sp"] and mine["shape"]["v"] == 128256 and not mine["shape"].get("tied", False)
 
 

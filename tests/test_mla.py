@@ -10,13 +10,12 @@ published config.json files; a brute force over every split. Exact (integers) un
 
 import dataclasses
 import itertools
-import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import sympy as sp
+
+from model_files import PUBLISHED as FOLDER
+from model_files import cli, cli_json
 
 from symbolic.components.activations import layer_activation
 from symbolic.components.attention import attention_tensors
@@ -31,7 +30,6 @@ from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 from symbolic.plan.balance import balance
 
-FOLDER = Path(__file__).resolve().parent.parent / "grids" / "models" / "published"
 V3 = from_hf_config(FOLDER / "deepseek-v3.json")
 LITE = from_hf_config(FOLDER / "deepseek-v2-lite.json")
 
@@ -143,31 +141,8 @@ def test_plan_rows_of_a_dense_first_model_match_estimate():
 def test_cli_estimates_deepseek_v3_on_its_published_layout():
     """mem4d estimate reads DeepSeek-V3's config.json (fp8 checkpoint, MTP, noaux_tc) and counts its 16-stage,
     64-way expert-parallel layout (exit 0, JSON)."""
-    argv = [
-        sys.executable,
-        "-m",
-        "symbolic.cli",
-        "estimate",
-        "--model",
-        str(FOLDER / "deepseek-v3.json"),
-        "--dp",
-        "128",
-        "--pp",
-        "16",
-        "--ep",
-        "64",
-        "--seq",
-        "4096",
-        "--gbs",
-        "1920",
-        "--recompute",
-        "full",
-        "--balance",
-        "--json",
-    ]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
+    layout = "--dp 128 --pp 16 --ep 64 --seq 4096 --gbs 1920 --recompute full --balance".split()
+    out = cli_json("estimate", "--model", str(FOLDER / "deepseek-v3.json"), *layout)
     assert out["param_count"] == 682_636_487_424 and sum(out["config"]["stage_layers"]) == 61
     assert len(out["stages"]) == 16
 
@@ -278,9 +253,7 @@ def layer_tensors_of(sw):
     ],
 )
 def test_bad_recompute_modules_are_one_line_exit_2(argv, message):
-    done = subprocess.run(
-        [sys.executable, "-m", "symbolic.cli", "estimate", *argv], capture_output=True, text=True, timeout=120
-    )
+    done = cli("estimate", *argv)
     assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1 and message in done.stderr, (
         done.stderr
     )

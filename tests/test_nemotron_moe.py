@@ -10,35 +10,20 @@ megatron-core 0.16.1 transformer/moe/ (moe_layer.py latent projections, experts.
 squared_relu x probs, router.py, token_dispatcher.py) written out literally here; plan's rows from estimate(), one
 configuration at a time. Tolerances: counts and bytes exact (plan's rows to 1 byte)."""
 
-import json
-
 import numpy as np
 import pytest
 
 from conftest import assert_profiles_refuse, assert_refused
+from model_files import NEMOTRON_H, read as _read
 
-from symbolic.config.hfconfig import from_hf_config
 from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
 
 # blocks M E * E - E with sizes that all differ: h 256, f 688, E 8 experts (top 2) of 176 over a latent of 96, a shared
 # MLP of 352, one MTP layer
 SMALL = {
-    "model_type": "nemotron_h",
-    "hidden_size": 256,
-    "intermediate_size": 688,
-    "num_attention_heads": 8,
-    "num_key_value_heads": 2,
-    "head_dim": 32,
-    "vocab_size": 1000,
+    **NEMOTRON_H,
     "hybrid_override_pattern": "ME*E-E",
-    "mamba_num_heads": 16,
-    "mamba_head_dim": 24,
-    "ssm_state_size": 40,
-    "n_groups": 4,
-    "conv_kernel": 3,
-    "use_conv_bias": True,
-    "tie_word_embeddings": False,
     "n_routed_experts": 8,
     "num_experts_per_tok": 2,
     "moe_intermediate_size": 176,
@@ -48,12 +33,6 @@ SMALL = {
     "mtp_hybrid_override_pattern": "*E",
 }
 HF_PARAMETERS, HF_BIAS_BUFFERS = 2_919_344, 24  # transformers' count of SMALL without its MTP layer
-
-
-def _read(tmp_path, config: dict):
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    return from_hf_config(path)
 
 
 def test_counted_as_transformers_counts_it(tmp_path):

@@ -10,13 +10,14 @@ exact bytes."""
 
 import pytest
 
+from megatron_args import read_lines, small_gpt
+
 from symbolic.components import layer_tensors
 from symbolic.config.errors import ConfigError
 from symbolic.config.shapes import ModelShape
 from symbolic.config.switches import Switches
 from symbolic.config.training import Training
 from symbolic.estimator.estimate import estimate
-from symbolic.readers.megatron import read
 
 SHAPE = ModelShape("offload-small", h=256, f=704, a=8, k=2, L=4, v=1024)  # dh = 32: keys, values 64 wide
 S = 4096  # s h = 2^20 elements: norm1_input, qkv_input, q, attn_out are offloaded; k and v (2^18) stay
@@ -81,16 +82,11 @@ def test_other_recipes_refuse_it():
 
 
 def test_a_megatron_file_reads_it(tmp_path):
-    base = (
-        "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
-        "--micro-batch-size 1\n"
-    )
-    path = tmp_path / "args.txt"
-    path.write_text(base + "--fine-grained-activation-offloading --offload-modules core_attn attn_proj\n")
-    assert read(path).training["offload_modules"] == "core_attn,attn_proj"
-    path.write_text(base + "--offload-modules core_attn\n")
+    base = small_gpt("--bf16 --micro-batch-size 1")
+    offloaded = "--fine-grained-activation-offloading --offload-modules core_attn attn_proj\n"
+    assert read_lines(tmp_path, base, offloaded).training["offload_modules"] == "core_attn,attn_proj"
     with pytest.raises(ConfigError, match="without --fine-grained-activation-offloading"):
-        read(path)
+        read_lines(tmp_path, base, "--offload-modules core_attn\n")
 
 
 def test_layer_level_offloading_keeps_l_minus_n_layers_and_the_small_tensors():
@@ -120,12 +116,8 @@ def test_layer_level_offloading_is_refused_where_megatron_refuses_it(kwargs, nee
 
 
 def test_a_megatron_file_reads_the_offloaded_layers(tmp_path):
-    path = tmp_path / "args.txt"
-    path.write_text(
-        "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
-        "--micro-batch-size 1 --cpu-offloading-num-layers 1\n"
-    )
-    assert read(path).training["cpu_offload_layers"] == 1
+    line = small_gpt("--bf16 --micro-batch-size 1 --cpu-offloading-num-layers 1")
+    assert read_lines(tmp_path, line).training["cpu_offload_layers"] == 1
 
 
 def test_formula_json_lists_the_offload_switches_only_where_set():

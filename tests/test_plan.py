@@ -13,12 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import pytest
 
-from conftest import a_split
+from plan_shapes import row_training
+
 from symbolic.config.errors import ConfigError
 from symbolic.config.errors import BrokenRule
 from symbolic.recipes.registry import select
 from symbolic.config.shapes import PRESETS, ModelShape
-from symbolic.config.training import Training
 from symbolic.config.parallel import ZERO_STAGES
 from symbolic.plan.enumerate import GRID, SPLITS, Cluster, candidates, divisors, factorisations, masks, valid
 from symbolic.plan.why_not import why_not
@@ -45,27 +45,6 @@ def _splittable(L: int, row: dict) -> bool:
     return L % row["vpp"] == 0 and row["p"] * row["vpp"] <= L
 
 
-def _training(cluster: Cluster, row: dict) -> Training:
-    """The Training a grid row stands for: its letters, ZeRO stage and (uneven split kinds) one valid split."""
-    split = a_split(cluster.shape.L, row["p"], row["vpp"]) if row.get("split") else None
-    return Training(
-        d=row["d"],
-        t=row["t"],
-        p=row["p"],
-        c=row["c"],
-        vpp=row["vpp"],
-        s=cluster.s,
-        b=row["b"],
-        gbs=cluster.gbs,
-        sp=cluster.sp,
-        flash_attn=cluster.flash_attn,
-        zero=row.get("zero", 1),
-        stage_layers=split,
-        ep=row.get("e", 1),
-        etp=row.get("t_e"),
-    )
-
-
 def _kinds(got: dict) -> tuple[set, ...]:
     """The (d, t, p, c, vpp, b) of each split kind's rows, of one ZeRO stage (every stage has the same)."""
     one = got["zero"] == ZERO_STAGES[0]
@@ -84,7 +63,7 @@ def _brute_force(shape, gpus, s, gbs, sp) -> tuple[set, ...]:
                 if split and (p == 1 or not _splittable(shape.L, row)):
                     continue
                 try:
-                    _training(Cluster(shape, gpus, s, gbs, sp), {**row, "split": split}).check(shape)
+                    row_training(Cluster(shape, gpus, s, gbs, sp), {**row, "split": split}).check(shape)
                 except ConfigError:
                     continue
                 out.add((d, t, p, c, vpp, b))
@@ -119,13 +98,13 @@ def test_masks_agree_with_training_check_on_every_candidate(cluster):
             assert "uneven: whole chunks" in broken, row
             continue
         try:
-            _training(cluster, row).check(cluster.shape)
+            row_training(cluster, row).check(cluster.shape)
         except BrokenRule as err:
             assert broken, f"Training rejects {row}: {err}, masks accept it"
             assert err.rule == broken[0], f"{row}: masks say {broken[0]!r} first, Training says {err}"
         else:
             assert not broken, f"Training accepts {row}, masks reject it for {broken}"
-            assert row["m"] == _training(cluster, row).m
+            assert row["m"] == row_training(cluster, row).m
             divides = cluster.shape.L % (row["p"] * row["vpp"]) == 0
             same = row["split"] and (row["p"] == 1 or (row["split"] == 1 and divides))
             n_valid += not same  # plan leaves out what another split kind stands for

@@ -38,6 +38,12 @@ def mem4d(*args: str, cwd, env=None) -> subprocess.CompletedProcess:
     )
 
 
+def pdflatex(folder: Path, seconds: int) -> subprocess.CompletedProcess:
+    """pdflatex on folder/r.tex, stopping at the first error."""
+    argv = ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "r.tex"]
+    return subprocess.run(argv, cwd=folder, capture_output=True, text=True, timeout=seconds)
+
+
 def test_escape_prints_every_special_character_as_itself():
     assert escape("~0.5 GiB") == r"$\sim$0.5 GiB"  # never a non-breaking space
     assert escape("5 % of a_b & $x #1 {y} ^z") == r"5 \% of a\_b \& \$x \#1 \{y\} \textasciicircum{}z"
@@ -117,13 +123,7 @@ def _compiles_without_overfull_lines(folder: Path, extra: list[str]) -> None:
     if not HAS_PDFLATEX:
         pytest.skip("pdflatex not installed (apt-get install texlive-latex-base)")
     for _ in range(2):
-        run = subprocess.run(
-            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "r.tex"],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
+        run = pdflatex(folder, 180)
         assert run.returncode == 0, run.stdout[-2000:]
     assert _overfull((folder / "r.log").read_text(errors="replace")) == []
 

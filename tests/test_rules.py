@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jaxcheck.spec import StepSpec
-from conftest import a_split
+from plan_shapes import row_training
+
 from rules_broken import ALLOWED, DENSE, ON_UNEVEN, broken
 from symbolic.config.errors import ConfigError
 from symbolic.config.rules import letters
@@ -78,23 +79,8 @@ def test_the_rules_of_experts_break_one_line_each():
     shape = ModelShape(
         "moe", h=64, f=64, a=4, k=4, L=4, v=64, E=6, k_e=2, f_e=10, f_s=6, qk_norm="weightless", moe_bias=True
     )
-    broken_ = broken(
-        d=4,
-        t=4,
-        p=1,
-        c=1,
-        vpp=1,
-        s=64,
-        b=1,
-        gbs=4,
-        sp=False,
-        zero=1,
-        stage_layers=None,
-        ep=4,
-        etp_size=4,
-        recompute="full",
-        schedule="1f1b",
-    )
+    degrees = dict(d=4, t=4, p=1, c=1, vpp=1, s=64, b=1, gbs=4, sp=False, zero=1, ep=4, etp_size=4)
+    broken_ = broken(**degrees, stage_layers=None, recompute="full", schedule="1f1b")
     x = letters(broken_, shape)
     failing = [rule.name for rule in RULES if not rule.holds(x) and rule.scope not in ("torchtitan", "deepspeed")]
     assert failing == ["E % e", "f_e % t_e", "f_s % t", "MoE with t > 1 needs SP"]  # the table's order: shared rows
@@ -121,25 +107,6 @@ def _rows(grid: dict) -> list[dict]:
     return [{name: int(values[i]) for name, values in grid.items()} for i in range(len(grid["d"]))]
 
 
-def _training(cluster: Cluster, row: dict) -> Training:
-    """A grid row's Training: its letters, ZeRO stage and, for a balanced row, the most even split."""
-    split = a_split(cluster.shape.L, row["p"], row["vpp"]) if row.get("split") else None
-    return Training(
-        d=row["d"],
-        t=row["t"],
-        p=row["p"],
-        c=row["c"],
-        vpp=row["vpp"],
-        s=cluster.s,
-        b=row["b"],
-        gbs=cluster.gbs,
-        sp=cluster.sp,
-        flash_attn=cluster.flash_attn,
-        zero=row.get("zero", 1),
-        stage_layers=split,
-    )
-
-
 def _accepted_by_jaxcheck(cluster: Cluster) -> set[tuple]:
     """Brute force: every (d, t, p, c, vpp, b) that jaxcheck's own check accepts."""
     out = set()
@@ -148,7 +115,7 @@ def _accepted_by_jaxcheck(cluster: Cluster) -> set[tuple]:
         for vpp, b in itertools.product(range(1, cluster.shape.L + 1), range(1, cluster.gbs + 1)):
             row = dict(d=d, t=t, p=p, c=c, vpp=vpp, b=b)
             try:
-                StepSpec(cluster.shape, _training(cluster, row)).check()
+                StepSpec(cluster.shape, row_training(cluster, row)).check()
             except ConfigError:
                 continue
             out.add((d, t, p, c, vpp, b))
@@ -170,10 +137,10 @@ def test_plan_and_jaxcheck_agree_on_random_clusters(shape, gpus, s, gbs, sp, fla
     cluster = Cluster(shape, gpus=gpus, s=s, gbs=gbs, sp=sp, flash_attn=flash_attn)
     jax_rows = _rows(valid(cluster, "jax")[0])
     for row in jax_rows:
-        StepSpec(shape, _training(cluster, row)).check()
+        StepSpec(shape, row_training(cluster, row)).check()
     assert {tuple(r[x] for x in ("d", "t", "p", "c", "vpp", "b")) for r in jax_rows} == _accepted_by_jaxcheck(cluster)
     for row in _rows(valid(cluster, "paper")[0]):
-        _training(cluster, row).check(shape)  # balanced rows with their most even split
+        row_training(cluster, row).check(shape)  # balanced rows with their most even split
 
 
 def test_search_rows_of_the_jax_profile_pass_jaxcheck():

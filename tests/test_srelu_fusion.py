@@ -13,17 +13,17 @@ import json
 
 import sympy as sp
 
+from megatron_args import read_lines, small_gpt
+
 from symbolic.cli.entry import main
 from symbolic.components.moe_experts import expert_tensors
 from symbolic.components.moe_rows import expert_rows
 from symbolic.config.switches import Switches
 from symbolic.config.symbols import B_a, f_e, t_e
-from symbolic.readers.megatron import read
 
-ARGS = (
-    "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
-    "--micro-batch-size 1 --squared-relu --num-experts 4 --moe-router-topk 2 --moe-ffn-hidden-size 48 "
-    "--moe-grouped-gemm --disable-bias-linear\n"
+ARGS = small_gpt(
+    "--bf16 --micro-batch-size 1 --squared-relu --num-experts 4 --moe-router-topk 2 --moe-ffn-hidden-size 48",
+    "--moe-grouped-gemm --disable-bias-linear",
 )
 
 
@@ -59,17 +59,14 @@ def test_a_megatron_file_drops_one_f_e_wide_tensor_per_moe_layer(tmp_path):
 
 
 def test_the_reader_sets_it_only_where_tegroupedmlp_runs_it(tmp_path):
-    path = tmp_path / "args.txt"
-    for extra, want in (
-        ("--use-fused-weighted-squared-relu\n", True),
-        ("", False),
-        ("--use-fused-weighted-squared-relu --use-te-activation-func\n", False),
-        ("--use-fused-weighted-squared-relu --transformer-impl local\n", False),
-    ):
-        path.write_text(ARGS + extra)
-        assert read(path).training["srelu_fusion"] is want, extra
-    path.write_text(ARGS.replace("--moe-grouped-gemm ", "") + "--use-fused-weighted-squared-relu\n")
-    assert read(path).training["srelu_fusion"] is False  # SequentialMLP: per-expert MLPs, no fusion
+    fused = "--use-fused-weighted-squared-relu"
+    for extra, want in ((f"{fused}\n", True), ("", False), (f"{fused} --use-te-activation-func\n", False)):
+        assert read_lines(tmp_path, ARGS, extra).training["srelu_fusion"] is want, extra
+    assert read_lines(tmp_path, ARGS, f"{fused} --transformer-impl local\n").training["srelu_fusion"] is False
+    sequential = ARGS.replace("--moe-grouped-gemm ", "")
+    assert (
+        read_lines(tmp_path, sequential, f"{fused}\n").training["srelu_fusion"] is False
+    )  # SequentialMLP: per-expert MLPs, no fusion
 
 
 def test_the_flag_on_a_model_without_squared_relu_experts_is_one_line(capsys):

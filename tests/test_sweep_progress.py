@@ -8,22 +8,19 @@ heap of up to 1 GB; docs/benchmarks.md).
 """
 
 import os
-import pty
 import random
 import re
 import select
 import signal
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
+from pty_child import read_some, spawn
+
 from symbolic.cli import sweep_prepare
 
-ROOT = Path(__file__).resolve().parents[1]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 TEN = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"
 # 800,000 configurations: expanding and checking them takes 20 s and more, so every moment drawn below falls in the
@@ -37,11 +34,7 @@ GRID = (
 def _read_until(fd: int, seen: bytearray, done, deadline: float) -> None:
     while not done(seen) and time.monotonic() < deadline:
         if select.select([fd], [], [], 0.02)[0]:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:  # EIO: the child closed the pty
-                return
-            if not chunk:
+            if not (chunk := read_some(fd)):
                 return
             seen += chunk
 
@@ -49,17 +42,8 @@ def _read_until(fd: int, seen: bytearray, done, deadline: float) -> None:
 def test_ctrl_c_at_a_random_moment_of_a_large_grids_preparation(tmp_path):
     (tmp_path / "g.toml").write_text(GRID)
     out = tmp_path / "r.jsonl"
-    leader, follower = pty.openpty()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "symbolic.cli", "sweep", str(tmp_path / "g.toml"), "-o", str(out), "--target", "cpu"],
-        stdin=follower,
-        stdout=follower,
-        stderr=follower,
-        cwd=ROOT,
-        close_fds=True,
-        env={**os.environ, "TERM": "xterm"},
-    )
-    os.close(follower)
+    argv = ["sweep", str(tmp_path / "g.toml"), "-o", str(out), "--target", "cpu"]
+    child, leader = spawn(argv, {**os.environ, "TERM": "xterm"})
     seen = bytearray()
     try:
         _read_until(leader, seen, lambda s: b"configurations\r\n" in s, time.monotonic() + 60)

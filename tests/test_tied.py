@@ -6,11 +6,10 @@ Tolerance: exact integer bytes (t = 1, so no replicated norm vectors blur the co
 """
 
 import dataclasses
-import json
-import subprocess
-import sys
 
 import pytest
+
+from model_files import LLAMA, cli_json, write
 
 from symbolic.config.shapes import PRESETS
 from symbolic.config.training import Training
@@ -66,34 +65,8 @@ def test_plan_and_estimate_agree_on_a_tied_model():
 
 
 def test_cli_reads_tie_word_embeddings(tmp_path):
-    config = {
-        "model_type": "llama",
-        "hidden_size": 256,
-        "intermediate_size": 688,
-        "num_attention_heads": 16,
-        "num_key_value_heads": 4,
-        "num_hidden_layers": 8,
-        "vocab_size": 1024,
-        "tie_word_embeddings": True,
-    }
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    argv = [
-        sys.executable,
-        "-m",
-        "symbolic.cli",
-        "estimate",
-        "--model",
-        str(path),
-        "--seq",
-        "256",
-        "--gbs",
-        "8",
-        "--json",
-    ]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    only = json.loads(done.stdout)["stages"][0]["bytes"]
+    path = write(tmp_path, LLAMA | {"tie_word_embeddings": True})
+    only = cli_json("estimate", "--model", str(path), "--seq", "256", "--gbs", "8")["stages"][0]["bytes"]
     assert only["weights"] == 2 * TIED.param_count
 
 

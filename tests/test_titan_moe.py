@@ -48,23 +48,8 @@ def test_moe_block_listing_equals_the_run(listing):
     token's, saved every micro batch). At ep = 2 (rank 0 of a fake group, the routing balanced by torchtitan's
     moe_force_load_balance, so C_f = 1) the all-to-all's permutation, or under SAC both all-to-alls' outputs."""
     z = listing["sizes"]
-    at = {
-        S.b: z["b"],
-        S.s: z["s"],
-        S.h: z["h"],
-        S.a: z["a"],
-        S.k: z["k"],
-        S.dh: z["h"] // z["a"],
-        S.E: z["E"],
-        S.k_e: z["k_e"],
-        S.f_e: z["f_e"],
-        S.f_s: z["f_s"],
-        S.t: 1,
-        S.c: 1,
-        S.e: listing["ep"],
-        S.C_f: 1,
-        S.B_a: 2,
-    }
+    at = {getattr(S, x): z[x] for x in ("b", "s", "h", "a", "k", "E", "k_e", "f_e", "f_s")}
+    at |= {S.dh: z["h"] // z["a"], S.t: 1, S.c: 1, S.e: listing["ep"], S.C_f: 1, S.B_a: 2}
     sw = Switches(recompute=listing["mode"], moe=True, shared=z["f_s"] > 0, sigmoid=z["sigmoid"])
     symbolic = sp.Add(*(part.expr for part in layer_tensors(sw, moe=True))).subs(at)
     assert symbolic == listing["bytes"] == sum(x["bytes"] for x in listing["tensors"])

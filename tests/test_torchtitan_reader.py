@@ -7,28 +7,20 @@ hidden size) against mem4d's Llama 3 presets, its pipeline split (generate_llm_f
 example), and mem4d's own flags (the example file must give exactly their estimate). Exact: no tolerance."""
 
 import ast
-import contextlib
 import importlib.util
-import io
 import json
 import os
 from pathlib import Path
 
 import pytest
 
-from symbolic.cli.entry import main
+from model_files import assert_same_answer, run
+
 from symbolic.config.shapes import PRESETS
 from symbolic.readers.torchtitan import flavor_shape, stage_split
 from symbolic.readers.torchtitan_table import CLASSES, table
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "grids" / "torchtitan" / "llama3-8b.toml"
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def _job_config() -> Path | None:
@@ -103,22 +95,7 @@ def test_the_example_gives_the_estimate_of_the_same_flags():
     assert code == 0, err
     mine = json.loads(out)
     assert mine.pop("torchtitan") == {"file": str(EXAMPLE), "overridden": []}
-    code, out, err = run(
-        "estimate",
-        "--recipe",
-        "torchtitan",
-        "--model",
-        "llama3-8b",
-        "--dp",
-        "64",
-        "--seq",
-        "8192",
-        "--mbs",
-        "1",
-        "--json",
-    )
-    assert code == 0, err
-    assert json.dumps(mine, indent=2) == json.dumps(json.loads(out), indent=2)
+    assert_same_answer(mine, *"estimate --recipe torchtitan --model llama3-8b --dp 64 --seq 8192 --mbs 1".split())
 
 
 def test_overrides_and_flags_beside_the_file_are_applied_and_said(tmp_path):

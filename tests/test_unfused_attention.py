@@ -14,12 +14,13 @@ import json
 import pytest
 import sympy as sp
 
+from megatron_args import read_lines, small_gpt
+
 from symbolic.cli.entry import main
 from symbolic.components.attention import attention_tensors
 from symbolic.config.errors import ConfigError
 from symbolic.config.switches import Switches
 from symbolic.config.symbols import B_a, a, b, c, dh, k, s, t
-from symbolic.readers.megatron import read
 
 SCORES = a * s * s * b / (t * c)  # elements of one [b, a/t, s/c, s] tensor per GPU
 
@@ -83,28 +84,19 @@ def test_shapes_the_fused_softmax_does_not_take_are_refused(extra):
 
 
 def test_megatron_core_without_its_softmax_fusion_is_refused_only_where_it_runs(tmp_path):
-    base = (
-        "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
-        "--micro-batch-size 4 --attention-backend unfused --no-masked-softmax-fusion\n"
-    )
-    path = tmp_path / "args.txt"
-    path.write_text(base + "--transformer-impl local\n")
+    base = small_gpt("--bf16 --micro-batch-size 4 --attention-backend unfused --no-masked-softmax-fusion")
     with pytest.raises(ConfigError, match="--no-masked-softmax-fusion \\(unfused attention's PyTorch softmax"):
-        read(path)
-    path.write_text(base + "--transformer-impl transformer_engine\n")  # TE's softmax does not read the flag
-    assert read(path).training["flash_attn"] is False
+        read_lines(tmp_path, base, "--transformer-impl local\n")
+    te = read_lines(tmp_path, base, "--transformer-impl transformer_engine\n")  # TE's softmax does not read the flag
+    assert te.training["flash_attn"] is False
 
 
 def test_megatron_cores_local_layers_run_unfused_attention(tmp_path):
     """megatron-core 0.16.1 models/backends.py LocalSpecProvider.core_attention is DotProductAttention (the local
     spec, which Megatron-LM builds for --transformer-impl local whatever --attention-backend says): the reader reads
     such a file as unfused, and estimate refuses the local layers with flash attention in one line."""
-    path = tmp_path / "args.txt"
-    path.write_text(
-        "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 128 --seq-length 64 --bf16 "
-        "--micro-batch-size 4 --transformer-impl local\n"
-    )
-    assert read(path).training["flash_attn"] is False
+    line = small_gpt("--bf16 --micro-batch-size 4 --transformer-impl local")
+    assert read_lines(tmp_path, line).training["flash_attn"] is False
     rc, out, err = _run("estimate", "--model", "tiny", "--seq", "1024", "--transformer-impl", "local")
     assert rc == 2 and out == "" and "unfused whatever the attention backend" in err, err
     assert (

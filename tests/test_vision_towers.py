@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from model_files import assert_vision_refused
+
 from symbolic.config import vision
 from symbolic.config.errors import ConfigError
 from symbolic.config.hfconfig import read
@@ -90,12 +92,7 @@ def test_gemma3_tower_under_megatron_and_frozen():
     ],
 )
 def test_a_gemma3_vision_config_mem4d_does_not_model_is_refused(tmp_path, change, key):
-    raw = json.loads(GEMMA3.read_text())
-    raw["vision_config"].update(change)
-    (tmp_path / "config.json").write_text(json.dumps(raw))
-    with pytest.raises(ConfigError, match=f"vision_config{'.' + key if key else ''}'") as err:
-        read(tmp_path / "config.json")
-    assert "\n" not in str(err.value)
+    assert_vision_refused(tmp_path, GEMMA3, change, f"vision_config{'.' + key if key else ''}'")
 
 
 @pytest.mark.parametrize(

@@ -92,20 +92,25 @@ def _table(path: str, doc: dict, name: str) -> dict:
     return value
 
 
+def _unreadable(path: str, err: Exception) -> str:
+    """Why the grid file cannot be read, in one line: absent, unreadable, not UTF-8, or not TOML."""
+    if isinstance(err, FileNotFoundError):
+        return f"grid file {path} not found"
+    if isinstance(err, OSError):
+        return f"cannot read grid file {path}: {err.strerror}"
+    if isinstance(err, UnicodeDecodeError):
+        return f"{path}: not UTF-8 text (byte {err.start}): a grid is a TOML file"
+    return f"{path}: malformed TOML: {err}"
+
+
 def parse_grid(path: str | Path) -> list[Config]:
     """Read GRID.toml: [base] defaults, [grid] lists (cartesian product, file order), [[case]] explicit configs."""
     path = str(path)
     try:
         with open(path, "rb") as fh:
             doc = tomllib.load(fh)
-    except FileNotFoundError:
-        raise ConfigError(f"grid file {path} not found") from None
-    except OSError as err:
-        raise ConfigError(f"cannot read grid file {path}: {err.strerror}") from None
-    except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"{path}: malformed TOML: {err}") from None
-    except UnicodeDecodeError as err:
-        raise ConfigError(f"{path}: not UTF-8 text (byte {err.start}): a grid is a TOML file") from None
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise ConfigError(_unreadable(path, err)) from None
     for name in doc:
         if name not in TABLES:
             raise ConfigError(f"{path}: unknown top-level key {name!r} (known: [base], [grid], [[case]])")

@@ -6,6 +6,7 @@ import functools
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
@@ -44,28 +45,45 @@ def _source_files(profile: str) -> list[Path]:
 def cache_key(profile: str, switches: Switches, sources: Iterable[Path] = ()) -> str:
     """Hash of the symbolic sources (and `sources`, the code that turns expressions into what is cached), the
     installed sympy version, the profile and its switches."""
+    return _switches_key(profile, switches, tuple(sources))
+
+
+@functools.lru_cache(maxsize=None)
+def _switches_key(profile: str, switches: Switches, sources: tuple[Path, ...]) -> str:
+    """cache_key, once a process for each profile, switches and sources."""
     return key_of(profile, asdict(switches), sources)
 
 
 def key_of(profile: str, fields: dict, sources: Iterable[Path] = ()) -> str:
     """cache_key of the switches' fields (asdict), as the shipped archive's manifest records them."""
     digest = hashlib.sha256(json.dumps([profile, sorted(fields.items())]).encode())
-    for path in [*_source_files(profile), *sources]:
-        digest.update(path.name.encode() + _read(path))
-    try:
-        from importlib.metadata import version
-
-        digest.update(version("sympy").encode())
-    except Exception:  # noqa: BLE001  (no metadata: the sources alone key the cache)
-        pass
+    digest.update(_sources_bytes(profile, tuple(sources)))
+    digest.update(_sympy_version())
     return digest.hexdigest()[:24]
 
 
 @functools.lru_cache(maxsize=None)
-def _read(path: Path) -> bytes:
-    """A source file's bytes, read once a process (a plan computes dozens of keys over the same hundred files; the
-    process runs the code it imported at its start anyway)."""
-    return path.read_bytes()
+def _sources_bytes(profile: str, sources: tuple[Path, ...]) -> bytes:
+    """Each source file's name and bytes, one after another, read once a process (a plan computes dozens of keys over
+    the same hundred files; the process runs the code it imported at its start anyway)."""
+    return b"".join(path.name.encode() + path.read_bytes() for path in [*_source_files(profile), *sources])
+
+
+@functools.lru_cache(maxsize=None)
+def _sympy_version() -> bytes:
+    """The installed sympy's version (no metadata: empty, the sources alone key the cache), looked up once: from the
+    name of the first sympy-<version>.dist-info folder on sys.path, where importlib.metadata finds it too (its
+    version() parses the METADATA file with the email package, 0.05 s of imports), else through importlib.metadata."""
+    for folder in sys.path:
+        found = sorted(Path(folder or ".").glob("sympy-*.dist-info"))
+        if found:
+            return found[0].name.removeprefix("sympy-").removesuffix(".dist-info").encode()
+    try:
+        from importlib.metadata import version
+
+        return version("sympy").encode()
+    except Exception:  # noqa: BLE001
+        return b""
 
 
 # the printer's settings: terms printed in the order sympy holds them ("none": not sorted, a quarter of the printing

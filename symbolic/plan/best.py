@@ -29,10 +29,9 @@ from .balance import even_cap
 from .enumerate import Cluster, valid
 from .proxy import Hardware
 from .ranking import StepTime, score, tokens_per_s
-from .policies import recompute_index
-from .rows import _evaluate, _tick, _union, accounted_of, merged
+from .rows import _tick, _union, merged
 from .result import PlanResult, reference
-from .search import _allowed, _estimators, policy_inputs, search, searched_policies
+from .search import _allowed, _estimators, pair_rows, result, search, searched_policies
 from ..recipes.registry import DEFAULT_PROFILE
 
 FIRST_ROUND = 4096  # rows evaluated in the first round; each further round evaluates GROWTH times as many
@@ -177,25 +176,9 @@ def best(
     order = np.flatnonzero(kept["fits"])[:top]
     kept.pop("fits")
     t3 = time.perf_counter()
-    return PlanResult(
-        cluster=cluster,
-        profile=profile,
-        limit=float(limit),
-        components=components,
-        rows=kept,
-        order=order,
-        candidates=n_candidates,
-        present={pair: est.components for pair, est in estimators.items()},
-        policies=choices,
-        seconds={
-            "build": t2 - t1,
-            "enumerate": t1 - t0,
-            "evaluate": t3 - t2,
-            **{f"evaluate.{name}": x for name, x in clock.items()},
-        },
-        counts={"ranked": int(offsets[-1]), "evaluated": evaluated, "feasible": fitting if complete else None},
-        complete=complete,
-    )
+    found = (cluster, profile, limit, components, kept, order, n_candidates)
+    counts = {"ranked": int(offsets[-1]), "evaluated": evaluated, "feasible": fitting if complete else None}
+    return result(found, estimators, choices, (t0, t1, t2, t3), clock, counts=counts, complete=complete)
 
 
 def _members(grid: dict, pairs: list, choices: tuple, profile: str, L: int) -> tuple[list, np.ndarray]:
@@ -253,21 +236,7 @@ def _round(
             _tick(clock, "pair_bounds", start)
             if not len(sub["d"]):
                 continue
-        part = _evaluate(
-            sub,
-            est,
-            policy_inputs(fixed, choices[choice]),
-            cluster.shape.L,
-            width,
-            cluster.shape,
-            clock,
-            accounted_of(cluster),
-        )
-        part.update(
-            recompute=np.full(len(part["d"]), recompute_index(choices[choice]), dtype=np.int8),
-            policy=np.full(len(part["d"]), choice, dtype=np.int16),
-        )
-        parts.append(part)
+        parts.append(pair_rows(cluster, sub, est, fixed, width, choices, choice, clock))
     if not parts:
         return {"d": np.zeros(0), "pruned": pruned}
     return {**merged(parts, components, cluster, hw, clock, choices), "pruned": pruned}

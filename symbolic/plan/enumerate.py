@@ -31,6 +31,10 @@ MAX_SIZE = 2**24  # largest GPU count, sequence length or global batch searched 
 BLOCK = 2**21  # candidates crossed and masked at once by `valid`
 
 
+# the Cluster fields Training holds under the same names: the rows' reference Training and the rules' letters read them
+SHARED = tuple("s gbs sp flash_attn fp8 fp8_param_gather compile fp8_all_gather image_tokens freeze_vision".split())
+
+
 @dataclass(frozen=True)
 class Cluster:
     """What `mem4d plan` searches over: a model on N GPUs with a fixed sequence length s and global batch gbs."""
@@ -52,6 +56,10 @@ class Cluster:
     held: tuple = ()  # (Training recipe field, value) pairs every row holds (a trainer's file: fused SwiGLU, ...)
     ep: int | None = None  # --ep: expert parallel e of every row (None: searched in divisors(E))
     etp: int | None = None  # --etp: expert tensor parallel t_e of every row (None: searched in {1, t})
+
+    def shared(self) -> dict:
+        """The fields every row shares that Training holds under the same names (SHARED)."""
+        return {name: getattr(self, name) for name in SHARED}
 
     def __post_init__(self):
         for name in ("gpus", "s", "gbs"):
@@ -129,22 +137,9 @@ def grid_letters(cluster: Cluster, swept: dict, profile: str) -> SimpleNamespace
     return SimpleNamespace(
         **swept,
         C_f=cluster.moe_capacity,
-        s=cluster.s,
-        gbs=cluster.gbs,
-        sp=cluster.sp,
-        flash_attn=cluster.flash_attn,
         uneven=swept["split"] > 0,
         stage_layers=None,
-        **{
-            **RECIPE_FIELDS,
-            "fp8": cluster.fp8,
-            "fp8_param_gather": cluster.fp8_param_gather,
-            "compile": cluster.compile,
-            "fp8_all_gather": cluster.fp8_all_gather,
-            "image_tokens": cluster.image_tokens,
-            "freeze_vision": cluster.freeze_vision,
-            **dict(cluster.held),
-        },
+        **{**RECIPE_FIELDS, **cluster.shared(), **dict(cluster.held)},
         **chosen,
         **rules.model_letters(cluster.shape),
     )

@@ -112,6 +112,11 @@ FORMULAS = [
 ]
 
 
+GROUPS = ("tp", "cp", "dp", "pp", "ep", "etp")  # the collectives' groups, in the order terms lists their V, M and T
+# terms' entries returned as computed (the others broadcast to T's shape: a term that is the same on every row)
+UNBROADCAST = ("T_r", "bubble", "V_tp", "V_cp", "V_dp", "V_pp", "M_tp", "M_cp", "M_pp", "T_tp", "T_cp", "T_dp", "T_pp")
+
+
 def terms(
     cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware = Hardware(), policies: tuple = ()
 ) -> dict[str, np.ndarray]:
@@ -158,38 +163,18 @@ def terms(
     M_pp = np.where(p > 1, 2 * vpp * m, 0.0)
     M_ep, M_etp = ((4 + 2 * full) * (n - 1) * (x.L_e / p) * m for n in (e, t_e))
 
-    T_tp, T_cp = _seconds(hw, M_tp, V_tp, 1, t), _seconds(hw, M_cp, V_cp, t, c)
-    T_dp, T_pp = _seconds(hw, M_dp, V_dp, t, n_dp), _seconds(hw, M_pp, V_pp, groups.stage_ranks, p)
-    T_etp, T_ep = _seconds(hw, M_etp, V_etp, 1, t_e), _seconds(hw, M_ep, V_ep, t_e, e)
-    T = skew * (T_c + T_r) / (1 - bubble) + T_tp + T_cp + T_dp + T_pp + T_ep + T_etp
-    T_c = np.broadcast_to(T_c, T.shape)
-    full_shape = lambda x: np.broadcast_to(x, T.shape)
-    return dict(
-        T_c=T_c,
-        T_r=T_r,
-        bubble=bubble,
-        skew=full_shape(skew),
-        V_tp=V_tp,
-        V_cp=V_cp,
-        V_dp=V_dp,
-        V_pp=V_pp,
-        V_ep=full_shape(V_ep),
-        V_etp=full_shape(V_etp),
-        M_tp=M_tp,
-        M_cp=M_cp,
-        M_dp=full_shape(M_dp),
-        M_pp=M_pp,
-        M_ep=full_shape(M_ep),
-        M_etp=full_shape(M_etp),
-        T_tp=T_tp,
-        T_cp=T_cp,
-        T_dp=T_dp,
-        T_pp=T_pp,
-        T_ep=full_shape(T_ep),
-        T_etp=full_shape(T_etp),
-        T=T,
-        score=T_c / T,
-    )
+    # each group's volume, messages and (stride, size) of FORMULAS' T_x, in GROUPS' order
+    V = dict(zip(GROUPS, (V_tp, V_cp, V_dp, V_pp, V_ep, V_etp)))
+    M = dict(zip(GROUPS, (M_tp, M_cp, M_dp, M_pp, M_ep, M_etp)))
+    ranks = dict(zip(GROUPS, ((1, t), (t, c), (t, n_dp), (groups.stage_ranks, p), (t_e, e), (1, t_e))))
+    T_x = {g: _seconds(hw, M[g], V[g], *ranks[g]) for g in GROUPS}
+    T = skew * (T_c + T_r) / (1 - bubble)
+    for g in GROUPS:  # added left to right, as FORMULAS' T lists them
+        T = T + T_x[g]
+    out = {"T_c": T_c, "T_r": T_r, "bubble": bubble, "skew": skew}
+    out |= {f"{letter}_{g}": x[g] for letter, x in (("V", V), ("M", M), ("T", T_x)) for g in GROUPS}
+    out |= {"T": T, "score": T_c / T}
+    return {name: x if name in UNBROADCAST else np.broadcast_to(x, T.shape) for name, x in out.items()}
 
 
 def _compute_times(cluster: Cluster, grid: dict[str, np.ndarray], hw: Hardware, policies: tuple, full, selective, p):

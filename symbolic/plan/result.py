@@ -93,17 +93,5 @@ def reference(cluster: Cluster, profile: str) -> Training:
     """The cluster's fixed part as a Training (s, gbs, sp, flash_attn, its FP8 recipe, its precision over the profile's
     defaults); rows vary the rest."""
     return Training(
-        s=cluster.s,
-        gbs=cluster.gbs,
-        sp=cluster.sp,
-        flash_attn=cluster.flash_attn,
-        moe_capacity=cluster.moe_capacity,
-        fp8=cluster.fp8,
-        fp8_param_gather=cluster.fp8_param_gather,
-        compile=cluster.compile,
-        fp8_all_gather=cluster.fp8_all_gather,
-        image_tokens=cluster.image_tokens,
-        freeze_vision=cluster.freeze_vision,
-        **dict(cluster.held),
-        **precision_of(cluster, profile),
+        **cluster.shared(), moe_capacity=cluster.moe_capacity, **dict(cluster.held), **precision_of(cluster, profile)
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import namedtuple
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
@@ -109,18 +110,7 @@ def search(
 
     choices = searched_policies(cluster, profile)
     components = _union(est.components for est in estimators.values())
-    job = SimpleNamespace(
-        cluster=cluster,
-        profile=profile,
-        limit=limit,
-        hw=hw,
-        keep_all=keep_all,
-        grid=grid,
-        fixed=fixed,
-        width=width,
-        choices=choices,
-        components=components,
-    )
+    job = _Job(cluster, profile, limit, hw, keep_all, grid, fixed, width, choices, components)
     # one thread per (recompute, zero) pair, as many at once as there are cores: numpy releases the GIL inside its
     # array operations, and the pairs share nothing but read-only inputs (rows keep the pairs' order)
     workers = min(len(estimators), os.cpu_count() or 1)
@@ -139,23 +129,23 @@ def search(
     fits = np.flatnonzero(rows["peak"] < limit)  # the verdict of `mem4d estimate`, on the same peak
     order = fits[np.lexsort((rows["peak"][fits], -rows["score"][fits]))]
     t3 = _tick(clock, "rank", start)
+    found = (cluster, profile, limit, components, rows, order, n_candidates)
+    return result(
+        found, estimators, choices, (t0, t1, t2, t3), clock, counts={"ranked": ranked, "evaluated": evaluated}
+    )
+
+
+def result(found: tuple, estimators: dict, choices: tuple, marks: tuple, clock: dict, **more) -> PlanResult:
+    """The PlanResult of a search: `found` its cluster, profile, limit, components, rows, order and candidates, the
+    components each pair's estimator has, the seconds between the marks (start, enumerated, built, evaluated) and
+    of each part of the evaluation, and `more` (counts, complete)."""
+    cluster, profile, limit, components, rows, order, n_candidates = found
+    t0, t1, t2, t3 = marks
+    seconds = {"build": t2 - t1, "enumerate": t1 - t0, "evaluate": t3 - t2}
+    seconds.update({f"evaluate.{name}": x for name, x in clock.items()})
+    present = {pair: est.components for pair, est in estimators.items()}
     return PlanResult(
-        cluster=cluster,
-        profile=profile,
-        limit=float(limit),
-        components=components,
-        rows=rows,
-        order=order,
-        candidates=n_candidates,
-        present={pair: est.components for pair, est in estimators.items()},
-        policies=choices,
-        seconds={
-            "build": t2 - t1,
-            "enumerate": t1 - t0,
-            "evaluate": t3 - t2,
-            **{f"evaluate.{name}": x for name, x in clock.items()},
-        },
-        counts={"ranked": ranked, "evaluated": evaluated},
+        cluster, profile, float(limit), components, rows, order, n_candidates, present, choices, seconds, **more
     )
 
 
@@ -195,26 +185,17 @@ def _nothing(cluster: Cluster, profile: str, limit: float, grid: dict, n_candida
     )
 
 
-def _evaluate_pair(job: SimpleNamespace, pair) -> tuple[dict, dict]:
+# what each pair's thread reads of a search: the search's arguments and what it derived from them
+_Job = namedtuple("_Job", "cluster profile limit hw keep_all grid fixed width choices components")
+
+
+def _evaluate_pair(job: _Job, pair) -> tuple[dict, dict]:
     """One (recompute choice, ZeRO stage) pair's rows of job.grid evaluated by its estimator, and its clock; without
     job.keep_all, merged and cut to the rows that fit and its lowest peak."""
     (i, z), est = pair
     grid, cluster, choices = job.grid, job.cluster, job.choices
     at, clock = (grid["zero"] == z) & _allowed(job.profile, choices[i], grid, cluster.shape.L), {}
-    part = _evaluate(
-        {name: x[at] for name, x in grid.items()},
-        est,
-        policy_inputs(job.fixed, choices[i]),
-        cluster.shape.L,
-        job.width,
-        cluster.shape,
-        clock,
-        accounted_of(cluster),
-    )
-    part.update(
-        recompute=np.full(len(part["d"]), recompute_index(choices[i]), dtype=np.int8),
-        policy=np.full(len(part["d"]), i, dtype=np.int16),
-    )
+    part = pair_rows(cluster, {name: x[at] for name, x in grid.items()}, est, job.fixed, job.width, choices, i, clock)
     clock["valid"], clock["evaluated"] = int(at.sum()), len(part["d"])
     if not job.keep_all and len(part["d"]):  # its rows that fit, and its lowest peak (the first, on a tie)
         part = merged([part], job.components, cluster, job.hw, clock, choices)
@@ -222,3 +203,17 @@ def _evaluate_pair(job: SimpleNamespace, pair) -> tuple[dict, dict]:
         kept[np.argmin(part["peak"])] = True
         part = {name: x[kept] for name, x in part.items()}
     return part, clock
+
+
+def pair_rows(
+    cluster: Cluster, sub: dict, est, fixed: dict, width: int, choices: tuple, i: int, clock: dict
+) -> dict[str, np.ndarray]:
+    """Grid rows `sub` evaluated under recompute choice i (rows._evaluate with its --ac-every), with their recompute
+    index and policy columns."""
+    policy = choices[i]
+    part = _evaluate(
+        sub, est, policy_inputs(fixed, policy), cluster.shape.L, width, cluster.shape, clock, accounted_of(cluster)
+    )
+    n = len(part["d"])
+    part.update(recompute=np.full(n, recompute_index(policy), dtype=np.int8), policy=np.full(n, i, dtype=np.int16))
+    return part

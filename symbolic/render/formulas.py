@@ -38,22 +38,20 @@ def table_formulas(module, sw: Switches) -> list[Component]:
             f"arguments + output + temp ({module.TITLE})",
         )
     )
+    return out + _layer(module, sw)
+
+
+def _layer(module, sw: Switches) -> list[Component]:
+    """The component "layer", the activation bytes one layer keeps for one micro batch, and its tensors ("layer.q")."""
+    tensors = module.layer_tensors(sw)
     base = (
-        (
-            " (a layer of softmax attention and a dense MLP: the hybrid's other layer kinds are counted as their "
-            "differences from it)"
-        )
+        " (a layer of softmax attention and a dense MLP: the hybrid's other layer kinds are counted as their "
+        "differences from it)"
         if present(sw)
         else ""
     )
-    out.append(
-        Component(
-            "layer",
-            total(module.layer_tensors(sw)),
-            f"activation bytes one layer keeps for one micro batch ({sw.recompute} recompute){base}",
-        )
-    )
-    return out + [Component(f"layer.{part.name}", part.expr, part.doc) for part in module.layer_tensors(sw)]
+    doc = f"activation bytes one layer keeps for one micro batch ({sw.recompute} recompute){base}"
+    return [Component("layer", total(tensors), doc)] + [Component(f"layer.{t.name}", t.expr, t.doc) for t in tensors]
 
 
 KIND_NAMES = {
@@ -76,22 +74,7 @@ def formulas(profile: str, sw: Switches) -> list[Component]:
         return table_formulas(module, sw)
     parts = module.components(sw)
     out = list(parts) + [Component("total", total(parts), f"sum of the components above ({module.TITLE})")]
-    base = (
-        (
-            " (a layer of softmax attention and a dense MLP: the hybrid's other layer kinds are counted as their "
-            "differences from it)"
-        )
-        if present(sw)
-        else ""
-    )
-    out.append(
-        Component(
-            "layer",
-            total(module.layer_tensors(sw)),
-            f"activation bytes one layer keeps for one micro batch ({sw.recompute} recompute){base}",
-        )
-    )
-    out += [Component(f"layer.{part.name}", part.expr, part.doc) for part in module.layer_tensors(sw)]
+    out += _layer(module, sw)
     moe = module.moe_layer_tensors(sw) if hasattr(module, "moe_layer_tensors") else []
     if moe:
         out.append(

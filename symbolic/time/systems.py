@@ -34,6 +34,10 @@ class System:
         return card(self.card_name)
 
 
+_AMPERE = (
+    f"nvl ring 234.89: 8x A100 all_reduce 16 GiB ({ME_NET}:1216-1241); nvl a2a 210: NVLink3 ({GTC25}); net "
+    f"ring 24: HDR 200G per NIC (nccl#412); net a2a 18 DERIVED: DGX A100 4-node alltoall 24 x 3/4 ({GTC25})"
+)
 _NDR = (
     "net ring 46: 'For NDR @ 400Gbps you should see 46-48GB/s per NIC' (nccl-tests#290), the lower end; net a2a "
     f"36 DERIVED: DGX H100 4-node alltoall busbw 48 ({GTC25}) x (N-1)/N at N = 4 (nccl-tests#130)"
@@ -55,17 +59,7 @@ _NVL72 = f"nvl ring 680 and a2a 640: NVLink (GB200 NVL72), 32 GPUs, no SHARP ({G
 SYSTEMS: dict[str, System] = {
     s.name: s
     for s in (
-        System(
-            "dgx-a100",
-            "a100-80gb",
-            8,
-            234.89,
-            210,
-            24,
-            18,
-            f"nvl ring 234.89: 8x A100 all_reduce 16 GiB ({ME_NET}:1216-1241); nvl a2a 210: NVLink3 ({GTC25}); net "
-            f"ring 24: HDR 200G per NIC (nccl#412); net a2a 18 DERIVED: DGX A100 4-node alltoall 24 x 3/4 ({GTC25})",
-        ),
+        System("dgx-a100", "a100-80gb", 8, 234.89, 210, 24, 18, _AMPERE),
         System("dgx-h100", "h100-80gb", 8, 362.9, 320, 46, 36, f"{_HOPPER}; {_NDR}"),
         System("dgx-h200", "h200-141gb", 8, 362.9, 320, 46, 36, f"{_HOPPER}; {_NDR}"),
         System("dgx-b200", "b200-192gb", 8, 682.2, 640, 46, 36, f"{_NVL5_8}; {_NDR}"),

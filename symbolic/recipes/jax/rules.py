@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...config.rules import Rule
+from ...config.rules import Rule, only
 from ...config.hybrid import GDN_CHUNK
 from .step import FLASH_BLOCK
 
@@ -109,13 +109,11 @@ RULES: tuple[Rule, ...] = (
         ),
         scope="jax",
     ),
-    Rule(
+    only(
         "gpipe: jaxcheck only",
-        lambda x: x.schedule == "1f1b",
-        lambda x: (
-            "--schedule gpipe is jaxcheck's (compile, verify, sweep, --profile jax): the paper's formulas and "
-            "the trainers' recipes count 1F1B"
-        ),
+        "schedule",
+        '1f1b',
+        "--schedule gpipe is jaxcheck's (compile, verify, sweep, --profile jax): the paper's formulas and the trainers' recipes count 1F1B",
         scope="!jax",
     ),
     Rule(

@@ -6,7 +6,7 @@ import numpy as np
 
 from ...config.parallel import ZERO_GRADIENTS, ZERO_WEIGHTS
 from ...config.precision import TORCHAO_RECIPES
-from ...config.rules import Rule
+from ...config.rules import Rule, only
 
 RULES: tuple[Rule, ...] = (
     # its block listing (fsdp2.py) is Llama's TransformerBlock: the tensors a q/k norm, a bias, Gemma's sandwich norms
@@ -125,10 +125,11 @@ RULES: tuple[Rule, ...] = (
         ),
         scope="torchtitan",
     ),
-    Rule(
+    only(
         "--compile: torchtitan only",
-        lambda x: np.logical_not(x.compile),
-        lambda x: "--compile is torchtitan's torch.compile of each TransformerBlock: give it with --recipe torchtitan",
+        "compile",
+        False,
+        "--compile is torchtitan's torch.compile of each TransformerBlock: give it with --recipe torchtitan",
         scope="!torchtitan",
     ),
     Rule(
@@ -142,21 +143,18 @@ RULES: tuple[Rule, ...] = (
         ),
         scope="torchtitan",
     ),
-    Rule(
+    only(
         "--fp8-all-gather: torchtitan only",
-        lambda x: np.logical_not(x.fp8_all_gather),
-        lambda x: (
-            "--fp8-all-gather is torchao's FSDP2 Float8 all-gather: give it with --recipe torchtitan --fp8 tensorwise"
-        ),
+        "fp8_all_gather",
+        False,
+        "--fp8-all-gather is torchao's FSDP2 Float8 all-gather: give it with --recipe torchtitan --fp8 tensorwise",
         scope="!torchtitan",
     ),
-    Rule(
+    only(
         "--ac-every: torchtitan only",
-        lambda x: x.ac_every is None,
-        lambda x: (
-            f"--ac-every {x.ac_every} is torchtitan's selective per-layer checkpointing: give it with "
-            f"--recipe torchtitan"
-        ),
+        "ac_every",
+        None,
+        "--ac-every {x.ac_every} is torchtitan's selective per-layer checkpointing: give it with --recipe torchtitan",
         scope="!torchtitan",
     ),
 )

@@ -52,6 +52,12 @@ def only(name: str, letter: str, default, message: str, scope: str, model: bool 
     return Rule(name, unset(letter, default), lambda x: message.format(x=x), scope=scope, model=model)
 
 
+def divides(name: str, n: str, d: str, message: str, scope: str = "all", model: bool = False) -> Rule:
+    """A row holding where letter `d` divides letter `n` (a parallel size a count of heads, experts or widths);
+    `message` a str.format template of x."""
+    return Rule(name, lambda x: getattr(x, n) % getattr(x, d) == 0, lambda x: message.format(x=x), scope, model)
+
+
 def selective(x):
     """Whether the recompute policy is selective, where the configuration has one (plan's grid rows have not: False
     there, and plan.policies applies such a rule to each recompute choice with the model's letters)."""

@@ -7,13 +7,12 @@ from ...config.rules import Rule, only
 
 RULES: tuple[Rule, ...] = (
     # DeepSpeed's MoE (deepspeed/moe: MOELayer, TopKGate, its expert-data-parallel groups) is not modelled
-    Rule(
+    only(
         "deepspeed: dense models",
-        lambda x: x.E == 0,
-        lambda x: (
-            f"{x.model} has routed experts: the deepspeed recipe models dense Llama models; DeepSpeed's MoE "
-            f"(deepspeed.moe) is not modelled (use --recipe megatron or torchtitan)"
-        ),
+        "E",
+        0,
+        "{x.model} has routed experts: the deepspeed recipe models dense Llama models; DeepSpeed's MoE "
+        "(deepspeed.moe) is not modelled (use --recipe megatron or torchtitan)",
         scope="deepspeed",
         model=True,
     ),
@@ -21,7 +20,8 @@ RULES: tuple[Rule, ...] = (
         "--no-zero-init: DeepSpeed only",
         "zero_init",
         True,
-        "--no-zero-init describes a DeepSpeed ZeRO-3 model built outside deepspeed.zero.Init: give it with --recipe deepspeed --zero 3",
+        "--no-zero-init describes a DeepSpeed ZeRO-3 model built outside deepspeed.zero.Init: give it with --recipe "
+        "deepspeed --zero 3",
         scope="!deepspeed",
     ),
     Rule(

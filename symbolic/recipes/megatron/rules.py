@@ -106,19 +106,22 @@ _FLAGS = (
         "--offload-modules: Megatron only",
         "offload_modules",
         "",
-        "--offload-modules {x.offload_modules} is Megatron-Core's fine-grained activation offloading (--recipe megatron)",
+        "--offload-modules {x.offload_modules} is Megatron-Core's fine-grained activation offloading (--recipe "
+        "megatron)",
     ),
     (
         "--cpu-offload-layers: Megatron only",
         "cpu_offload_layers",
         0,
-        "--cpu-offload-layers {x.cpu_offload_layers} is Megatron-Core's layer-level activation offloading (--recipe megatron)",
+        "--cpu-offload-layers {x.cpu_offload_layers} is Megatron-Core's layer-level activation offloading (--recipe "
+        "megatron)",
     ),
     (
         "--recompute-num-layers: Megatron only",
         "recompute_num_layers",
         0,
-        "--recompute-num-layers {x.recompute_num_layers} is Megatron-Core's full recompute of some layers (--recipe megatron)",
+        "--recompute-num-layers {x.recompute_num_layers} is Megatron-Core's full recompute of some layers (--recipe "
+        "megatron)",
     ),
 )
 

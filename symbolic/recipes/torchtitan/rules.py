@@ -54,23 +54,21 @@ RULES: tuple[Rule, ...] = (
         scope="torchtitan",
         model=True,
     ),
-    Rule(
+    only(
         "torchtitan: no multi-token prediction",
-        lambda x: x.mtp == 0,
-        lambda x: (
-            f"{x.model} has multi-token prediction modules, which the torchtitan recipe does not list (use "
-            f"--recipe megatron)"
-        ),
+        "mtp",
+        0,
+        "{x.model} has multi-token prediction modules, which the torchtitan recipe does not list (use --recipe "
+        "megatron)",
         scope="torchtitan",
         model=True,
     ),
-    Rule(
+    only(
         "torchtitan MoE: no shared-expert gate",
-        lambda x: np.logical_not(x.shared_gate),
-        lambda x: (
-            f"{x.model} gates its shared experts (Qwen2-MoE's shared_expert_gate), which torchtitan's MoE "
-            f"does not have (use --recipe megatron)"
-        ),
+        "shared_gate",
+        False,
+        "{x.model} gates its shared experts (Qwen2-MoE's shared_expert_gate), which torchtitan's MoE does not have "
+        "(use --recipe megatron)",
         scope="torchtitan",
         model=True,
     ),

@@ -10,6 +10,14 @@ from __future__ import annotations
 from .defaults_2026 import DEFAULTS_2026
 
 _LLAMA_SHAPE = {"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32, "tie_word_embeddings": False}
+# Qwen3Config's, which Qwen3VLTextConfig keeps
+_QWEN3 = _LLAMA_SHAPE | {
+    "intermediate_size": 22016,
+    "num_key_value_heads": 32,
+    "head_dim": 128,
+    "vocab_size": 151936,
+    "attention_bias": False,
+}
 _LLAMA = _LLAMA_SHAPE | {"intermediate_size": 11008, "vocab_size": 32000, "attention_bias": False, "mlp_bias": False}
 
 
@@ -48,14 +56,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
     "mistral": _LLAMA_SHAPE | {"intermediate_size": 14336, "num_key_value_heads": 8, "vocab_size": 32000},
     # Qwen2Config has no head_dim attribute (Qwen2Attention: h / a)
     "qwen2": _LLAMA_SHAPE | {"intermediate_size": 22016, "num_key_value_heads": 32, "vocab_size": 151936},
-    "qwen3": _LLAMA_SHAPE
-    | {
-        "intermediate_size": 22016,
-        "num_key_value_heads": 32,
-        "head_dim": 128,
-        "vocab_size": 151936,
-        "attention_bias": False,
-    },
+    "qwen3": _QWEN3,
     "mixtral": _LLAMA_SHAPE
     | {
         "intermediate_size": 14336,
@@ -174,14 +175,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
     "phi3": _LLAMA_SHAPE
     | {"hidden_size": 3072, "intermediate_size": 8192, "vocab_size": 32064, "resid_pdrop": 0.0, "embd_pdrop": 0.0},
     # Qwen3VLTextConfig (tie_word_embeddings: the outer Qwen3VLConfig's, families.multimodal)
-    "qwen3_vl_text": _LLAMA_SHAPE
-    | {
-        "intermediate_size": 22016,
-        "num_key_value_heads": 32,
-        "head_dim": 128,
-        "vocab_size": 151936,
-        "attention_bias": False,
-    },
+    "qwen3_vl_text": _QWEN3,
     # Qwen3VLMoeTextConfig: head_dim None (= h / a); nested, the outer Qwen3VLMoeConfig ties the head
     "qwen3_vl_moe_text": {
         "tie_word_embeddings": True,

@@ -9,7 +9,7 @@ import sympy as sp
 from ..config.dtypes import DTYPES
 from ..config.parallel import Parallel
 from ..config.switches import Switches
-from ..config.symbols import b, c, s, t
+from ..config.symbols import B_a, b, c, h, s, t
 
 FP32 = sp.Integer(DTYPES["fp32"])  # bytes of an fp32 element (logits, norms, softmax in fp32)
 INT32 = sp.Integer(DTYPES["int32"])
@@ -35,6 +35,25 @@ def repeated(name: str, count: int, one: sp.Expr, doc: str) -> Component:
 def per_gpu_tokens(x: sp.Expr, tensor_parallel: bool, sw: Switches) -> sp.Expr:
     """Share of a [s, b, ...] tensor held by one GPU: /c always (CP splits s); /t inside TP regions, or with SP outside."""
     return x / (c * (t if tensor_parallel or sw.sp else 1))
+
+
+def fused_norm_tensors(sw: Switches, norm: str) -> list[Component]:
+    """What a norm fused into a mixer's column-parallel in_proj keeps (TELayerNormColumnParallelLinear, Gated
+    DeltaNet's and Mamba-2's): its input, the residual stream, and its output, in_proj's input; `norm` names it."""
+    return [
+        Component(
+            "norm1_input",
+            per_gpu_tokens(B_a * s * b * h, False, sw),
+            f"input of the layer's {norm}, fused "
+            "into in_proj (TELayerNormColumnParallelLinear keeps it; the residual stream)",
+        ),
+        Component(
+            "in_proj_input",
+            per_gpu_tokens(B_a * s * b * h, False, sw),
+            "the fused norm's output, in_proj's "
+            "input (kept sharded with SP; not rerun by selective 'layernorm': the norm is fused)",
+        ),
+    ]
 
 
 def tokens(width: sp.Expr, nbytes: sp.Expr, split_t: bool) -> sp.Expr:

@@ -15,7 +15,7 @@ import sympy as sp
 from ..config.hybrid import GDN_CHUNK
 from ..config.switches import Switches
 from ..config.symbols import B_a, b, d_gk, d_gv, h, K_c, n_gk, n_gv, s, t
-from .base import FP32, Component, per_gpu_tokens
+from .base import FP32, Component, fused_norm_tensors
 
 CHUNK = sp.Integer(GDN_CHUNK)  # fla's chunk length BT (chunk_gated_delta_rule's default): A is [b, s, n_gv, BT]
 
@@ -43,18 +43,7 @@ def gdn_tensors(sw: Switches) -> list[Component]:
     RMSNorm(o) * silu(z) keeps its two bf16 factors' sources (o normed, z) and recomputes silu."""
     conv = 2 * n_gk * d_gk + n_gv * d_gv
     parts = [
-        Component(
-            "norm1_input",
-            per_gpu_tokens(B_a * s * b * h, False, sw),
-            "input of the layer's first norm, fused "
-            "into in_proj (TELayerNormColumnParallelLinear keeps it; the residual stream)",
-        ),
-        Component(
-            "in_proj_input",
-            per_gpu_tokens(B_a * s * b * h, False, sw),
-            "the fused norm's output, in_proj's "
-            "input (kept sharded with SP; not rerun by selective 'layernorm': the norm is fused)",
-        ),
+        *fused_norm_tensors(sw, "first norm"),
         _heads(
             "conv_input",
             conv,

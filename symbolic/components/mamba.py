@@ -14,7 +14,7 @@ import sympy as sp
 
 from ..config.switches import Switches
 from ..config.symbols import B_a, K_c, b, c, d_m, d_s, g_m, h, n_m, s, t
-from .base import FP32, Component, per_gpu_tokens
+from .base import FP32, Component, fused_norm_tensors
 
 
 def mamba_params(sw: Switches = Switches()) -> sp.Expr:
@@ -35,18 +35,7 @@ def mamba_tensors(sw: Switches) -> list[Component]:
     """What one Mamba-2 mixer keeps for one micro batch, in place of softmax attention's tensors."""
     inner = n_m * d_m
     return [
-        Component(
-            "norm1_input",
-            per_gpu_tokens(B_a * s * b * h, False, sw),
-            "input of the layer's norm, fused into "
-            "in_proj (TELayerNormColumnParallelLinear keeps it; the residual stream)",
-        ),
-        Component(
-            "in_proj_input",
-            per_gpu_tokens(B_a * s * b * h, False, sw),
-            "the fused norm's output, in_proj's "
-            "input (kept sharded with SP; not rerun by selective 'layernorm': the norm is fused)",
-        ),
+        *fused_norm_tensors(sw, "norm"),
         _heads(
             "ssm_zxbcdt",
             2 * inner + 2 * g_m * d_s + n_m,

@@ -10,6 +10,12 @@ from .base import Component
 from .moe_rows import expert_rows, rows, token_width
 
 
+def _kept(*table: tuple) -> list[Component]:
+    """The experts' [R, width] tensors in the activations' dtype, one a row (name, width, doc) of `table`."""
+    R = expert_rows()
+    return [rows(name, R, width, B_a, doc) for name, width, doc in table]
+
+
 def expert_tensors(sw: Switches) -> list[Component]:
     """Routed experts, per GPU (TEGroupedMLP with the fused weighted SwiGLU, experts.py, fused_bias_swiglu.py): the
     R token rows they receive, fc1's output [R, 2 f_e / t_e] (gate and up), the router probability of each row, and
@@ -17,39 +23,30 @@ def expert_tensors(sw: Switches) -> list[Component]:
     in the activation). GeLU or squared-ReLU experts (no --swiglu) in their place: unary_expert_tensors."""
     if sw.mlp != "swiglu":
         return unary_expert_tensors(sw)
-    R = expert_rows()
-    return [
-        rows(
+    return _kept(
+        (
             "expert_input",
-            R,
             token_width(sw),
-            B_a,
             "tokens the experts receive, permuted by expert, all-to-all'd over e and "
             "all-gathered over t_e: the grouped fc1's input, kept for its weight gradient",
         ),
-        rows(
+        (
             "expert_fc1_output",
-            R,
             2 * f_e / t_e,
-            B_a,
             "fc1's output, gate and up of each received token [R, 2 f_e / t_e], kept by the weighted SwiGLU's backward",
         ),
-        rows(
+        (
             "expert_probs",
-            R,
             1,
-            B_a,
             "the router probability of each received row [R, 1] in the router dtype "
             "(bf16 unless --moe-router-dtype fp32), kept by the weighted SwiGLU",
         ),
-        rows(
+        (
             "expert_fc2_input",
-            R,
             f_e / t_e,
-            B_a,
             "the weighted SwiGLU output [R, f_e / t_e], the grouped fc2's input, kept for its weight gradient",
         ),
-    ] + clamped_glu_tensors(sw)
+    ) + clamped_glu_tensors(sw)
 
 
 def clamped_glu_tensors(sw: Switches) -> list[Component]:
@@ -60,16 +57,14 @@ def clamped_glu_tensors(sw: Switches) -> list[Component]:
     (records/expert-saved-gptoss-cpu.jsonl: two [R, 2 f_e] bf16 storages clamped, one without)."""
     if not sw.moe_bias:
         return []
-    return [
-        rows(
+    return _kept(
+        (
             "expert_fc1_clamped",
-            expert_rows(),
             2 * f_e / t_e,
-            B_a,
             "the clamped gate and up concatenated [R, "
             "2 f_e / t_e], kept by the fused weighted quick-GeGLU (fc1's output stays with the clamps)",
         )
-    ]
+    )
 
 
 def unary_expert_tensors(sw: Switches) -> list[Component]:
@@ -81,37 +76,30 @@ def unary_expert_tensors(sw: Switches) -> list[Component]:
     place: fused_srelu_expert_tensors."""
     if sw.srelu_fusion and sw.mlp == "relu2":
         return fused_srelu_expert_tensors(sw)
-    R = expert_rows()
     kept = (
         ("expert_fc1_output", "fc1's output [R, f_e / t_e], kept by F.gelu's backward")
         if sw.mlp == "gelu"
         else ("expert_relu_output", "relu(fc1 output) [R, f_e / t_e], kept by relu's and the square's backward")
     )
-    return [
-        rows(
+    return _kept(
+        (
             "expert_input",
-            R,
             token_width(sw),
-            B_a,
             "tokens the experts receive, permuted by expert: the grouped fc1's input, kept for its weight gradient",
         ),
-        rows(kept[0], R, f_e / t_e, B_a, kept[1]),
-        rows(
+        (kept[0], f_e / t_e, kept[1]),
+        (
             "expert_act_output",
-            R,
             f_e / t_e,
-            B_a,
             f"the {sw.mlp}'s output [R, f_e / t_e], kept by its product with the probabilities for their gradient",
         ),
-        rows("expert_probs", R, 1, B_a, "the router probability of each received row [R, 1], kept by the product"),
-        rows(
+        ("expert_probs", 1, "the router probability of each received row [R, 1], kept by the product"),
+        (
             "expert_fc2_input",
-            R,
             f_e / t_e,
-            B_a,
             f"{sw.mlp}(fc1) x probs [R, f_e / t_e], the grouped fc2's input, kept for its weight gradient",
         ),
-    ]
+    )
 
 
 def fused_srelu_expert_tensors(sw: Switches) -> list[Component]:
@@ -119,37 +107,28 @@ def fused_srelu_expert_tensors(sw: Switches) -> list[Component]:
     d98e8a64 fusions/fused_weighted_squared_relu.py WeightedSquaredReLUFunction: save_for_backward(input, weights),
     relu(x)^2 x probs recomputed in its backward; experts.py bias_act_func): the R received rows, fc1's output and
     the probabilities the fused function keeps, and its output, fc2's input; no relu output or square of their own."""
-    R = expert_rows()
-    return [
-        rows(
+    return _kept(
+        (
             "expert_input",
-            R,
             token_width(sw),
-            B_a,
             "tokens the experts receive, permuted by expert: the grouped fc1's input, kept for its weight gradient",
         ),
-        rows(
+        (
             "expert_fc1_output",
-            R,
             f_e / t_e,
-            B_a,
             "fc1's output [R, f_e / t_e], kept by the fused weighted "
             "squared ReLU (WeightedSquaredReLUFunction.save_for_backward)",
         ),
-        rows(
+        (
             "expert_probs",
-            R,
             1,
-            B_a,
             "the router probability of each received row [R, 1], kept by the fused "
             "weighted squared ReLU for the probabilities' gradient",
         ),
-        rows(
+        (
             "expert_fc2_input",
-            R,
             f_e / t_e,
-            B_a,
             "relu(fc1)^2 x probs [R, f_e / t_e], the fused function's "
             "output and the grouped fc2's input, kept for its weight gradient",
         ),
-    ]
+    )

@@ -127,6 +127,7 @@ def false_or_null(x) -> bool:
     return x is False or x is None
 
 
+TRUE_OR_FALSE = Only(lambda x: isinstance(x, bool), "true or false")  # a flag key
 ONLY = {
     "hidden_act": Only(lambda x: x in ("silu", "swish"), "SwiGLU with SiLU ('silu')"),
     "attention_dropout": Only(zero_or_null, "no dropout (0.0): dropout masks are not modelled"),
@@ -200,11 +201,7 @@ HARMLESS_VALUES = {
 
 
 # the values the shared non-integer structural keys may take (a family's `values` add its own; builds read integers)
-VALUES = {
-    "tie_word_embeddings": Only(lambda x: isinstance(x, bool), "true or false"),
-    "attention_bias": Only(lambda x: isinstance(x, bool), "true or false"),
-    "mlp_bias": Only(lambda x: isinstance(x, bool), "true or false"),
-}
+VALUES = {"tie_word_embeddings": TRUE_OR_FALSE, "attention_bias": TRUE_OR_FALSE, "mlp_bias": TRUE_OR_FALSE}
 
 
 BASE = (

@@ -11,6 +11,11 @@ GDN_CHUNK = 64  # tokens per chunk of the chunked gated delta rule: fla's chunk_
 
 GDN_SIZES = ("lin_k_heads", "lin_v_heads", "lin_k_dim", "lin_v_dim")
 SSM_SIZES = ("ssm_heads", "ssm_head_dim", "ssm_state", "ssm_groups")
+# heads split in groups: (where the model has them, the count, the group count, what the two are)
+_MULTIPLES = (
+    ("gdn", "lin_v_heads", "lin_k_heads", "Gated DeltaNet value heads must be a multiple of key heads"),
+    ("mamba", "ssm_heads", "ssm_groups", "Mamba-2 heads must be a multiple of its groups"),
+)
 LAYER_SETS = ("linear_layers", "mamba_layers", "mixerless_layers", "mlpless_layers")
 
 
@@ -56,16 +61,11 @@ def check_hybrid(shape) -> None:
         )
     if shape.ssm_conv_bias and not shape.mamba:
         raise ConfigError(f"model {shape.name!r}: ssm_conv_bias describes Mamba-2 layers, but the model has none")
-    if shape.gdn and shape.lin_v_heads % shape.lin_k_heads:
-        raise ConfigError(
-            f"model {shape.name!r}: Gated DeltaNet value heads must be a multiple of key heads, got "
-            f"lin_v_heads={shape.lin_v_heads}, lin_k_heads={shape.lin_k_heads}"
-        )
-    if shape.mamba and shape.ssm_heads % shape.ssm_groups:
-        raise ConfigError(
-            f"model {shape.name!r}: Mamba-2 heads must be a multiple of its groups, got "
-            f"ssm_heads={shape.ssm_heads}, ssm_groups={shape.ssm_groups}"
-        )
+    for present, many, few, what in _MULTIPLES:
+        if getattr(shape, present) and getattr(shape, many) % getattr(shape, few):
+            raise ConfigError(
+                f"model {shape.name!r}: {what}, got {many}={getattr(shape, many)}, {few}={getattr(shape, few)}"
+            )
     mixers = set(shape.linear_layers) | set(shape.mamba_layers)
     if (
         set(shape.linear_layers) & set(shape.mamba_layers)

@@ -34,6 +34,30 @@ class Rule:
     policy: bool = False  # reads the recompute policy (no plan grid column): plan filters its (recompute, zero) pairs
 
 
+def unset(letter: str, default=False) -> Callable:
+    """A predicate: `letter` (a flag, or a model's feature) stands at its default, read with getattr where plan's rows
+    lack it; True and False defaults read the value itself (numpy's not on arrays), None by identity."""
+    if default is True:
+        return lambda x: getattr(x, letter, True)
+    if default is False:
+        return lambda x: np.logical_not(getattr(x, letter, False))
+    if default is None:
+        return lambda x: getattr(x, letter, None) is None
+    return lambda x: getattr(x, letter, default) == default
+
+
+def only(name: str, letter: str, default, message: str, scope: str, model: bool = False) -> Rule:
+    """A row refusing, where `scope` binds, what one profile alone models: `letter` off its default; `message` a
+    str.format template of x (one line, e.g. "{x.model} has ...")."""
+    return Rule(name, unset(letter, default), lambda x: message.format(x=x), scope=scope, model=model)
+
+
+def divides(name: str, n: str, d: str, message: str, scope: str = "all", model: bool = False) -> Rule:
+    """A row holding where letter `d` divides letter `n` (a parallel size a count of heads, experts or widths);
+    `message` a str.format template of x."""
+    return Rule(name, lambda x: getattr(x, n) % getattr(x, d) == 0, lambda x: message.format(x=x), scope, model)
+
+
 def selective(x):
     """Whether the recompute policy is selective, where the configuration has one (plan's grid rows have not: False
     there, and plan.policies applies such a rule to each recompute choice with the model's letters)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .rules import Rule
+from .rules import Rule, divides, only
 from .training_rules import TRAINING_RULES, layers_given
 
 
@@ -46,27 +46,19 @@ SHARED: tuple[Rule, ...] = TRAINING_RULES + (
     # models/gemma4/modeling_gemma4.py), which Megatron-Core 0.16.1, Megatron-Bridge 0.3.1, torchtitan and DeepSpeed
     # do not have; its layers' tensors (config/gemma4.py) are in no recipe's table, and estimating them as Gemma 3's
     # would be a silent wrong number
-    Rule(
+    only(
         "no Gemma 4 layers",
-        lambda x: x.gemma4 == "",
-        lambda x: (
-            f"{x.model} has Gemma 4's layers ({x.gemma4}), whose weights and saved tensors no recipe models "
-            f"yet: its parameters are counted, its memory is not estimated (not as Gemma 3's either)"
-        ),
+        "gemma4",
+        "",
+        "{x.model} has Gemma 4's layers ({x.gemma4}), whose weights and saved tensors no recipe models yet: its "
+        "parameters are counted, its memory is not estimated (not as Gemma 3's either)",
+        scope="all",
         model=True,
     ),
-    Rule(
-        "a % t",
-        lambda x: x.a % x.t == 0,
-        lambda x: f"tensor parallel t={x.t} does not divide attention heads a={x.a} of {x.model}",
-        model=True,
+    divides(
+        "a % t", "a", "t", "tensor parallel t={x.t} does not divide attention heads a={x.a} of {x.model}", model=True
     ),
-    Rule(
-        "k % t",
-        lambda x: x.k % x.t == 0,
-        lambda x: f"tensor parallel t={x.t} does not divide KV heads k={x.k} of {x.model}",
-        model=True,
-    ),
+    divides("k % t", "k", "t", "tensor parallel t={x.t} does not divide KV heads k={x.k} of {x.model}", model=True),
     Rule(
         "k_w % t",
         lambda x: x.k_w % x.t == 0,  # k_w = 0: no sliding-window layers of their own KV heads
@@ -115,18 +107,18 @@ SHARED: tuple[Rule, ...] = TRAINING_RULES + (
         lambda x: f"--moe-capacity {x.C_f:g}: {x.model} has no routed experts, so a capacity factor does not apply",
         model=True,
     ),
-    Rule(
+    divides(
         "E % e",
-        lambda x: x.E % x.e == 0,
-        lambda x: f"expert parallel ep={x.e} does not divide the E={x.E} routed experts of {x.model}",
+        "E",
+        "e",
+        "expert parallel ep={x.e} does not divide the E={x.E} routed experts of {x.model}",
         model=True,
     ),
-    Rule(
+    divides(
         "f_e % t_e",
-        lambda x: x.f_e % x.t_e == 0,
-        lambda x: (
-            f"expert tensor parallel etp={x.t_e} does not divide the expert width f_e={x.f_e} of {x.model} (give --etp)"
-        ),
+        "f_e",
+        "t_e",
+        "expert tensor parallel etp={x.t_e} does not divide the expert width f_e={x.f_e} of {x.model} (give --etp)",
         model=True,
     ),
     # learned absolute positions are an nn.Embedding of s_p rows: transformers 5.25.0 GPT2Model.wpe
@@ -156,10 +148,11 @@ SHARED: tuple[Rule, ...] = TRAINING_RULES + (
         scope="!jax",
         model=True,
     ),
-    Rule(
+    divides(
         "f_s % t",
-        lambda x: x.f_s % x.t == 0,
-        lambda x: f"tensor parallel t={x.t} does not divide the shared experts' width f_s={x.f_s} of {x.model}",
+        "f_s",
+        "t",
+        "tensor parallel t={x.t} does not divide the shared experts' width f_s={x.f_s} of {x.model}",
         model=True,
     ),
     Rule(
@@ -221,35 +214,35 @@ SHARED: tuple[Rule, ...] = TRAINING_RULES + (
     # phimoe's router (transformers 5.25.0 modeling_phimoe.py sparsemixer, PhimoeMultiplier) keeps per token two
     # masked bf16 [E] softmaxes, two bool [E] masks, its indices and multipliers, and the input jitter's noise [h]
     # (records/router-saved-phimoe-cpu.jsonl), not the top-k router's tensors the recipes list; no trainer has it
-    Rule(
+    only(
         "no SparseMixer router",
-        lambda x: np.logical_not(x.sparsemixer),
-        lambda x: (
-            f"{x.model} routes with phimoe's SparseMixer (2 experts Gumbel-sampled, a custom gradient, "
-            f"transformers' PhimoeTopKRouter), which no recipe's trainer has: its saved tensors are not the "
-            f"top-k router's the recipes list, and it is not estimated as one"
-        ),
+        "sparsemixer",
+        False,
+        "{x.model} routes with phimoe's SparseMixer (2 experts Gumbel-sampled, a custom gradient, transformers' "
+        "PhimoeTopKRouter), which no recipe's trainer has: its saved tensors are not the top-k router's the recipes "
+        "list, and it is not estimated as one",
+        scope="all",
         model=True,
     ),
-    Rule(
+    only(
         "no LM head bias",
-        lambda x: np.logical_not(x.head_bias),
-        lambda x: (
-            f"{x.model} has a bias [v] on its LM head (lm_head_bias), which the trainers' output layers do "
-            f"not have (Megatron-Core's output_layer, torchtitan's output: bias-free): not modelled"
-        ),
+        "head_bias",
+        False,
+        "{x.model} has a bias [v] on its LM head (lm_head_bias), which the trainers' output layers do not have "
+        "(Megatron-Core's output_layer, torchtitan's output: bias-free): not modelled",
+        scope="all",
         model=True,
     ),
     # DeciLM's block configs (config.blocks): each layer's attention present or not and its own KV heads and MLP width;
     # the recipes' closed forms hold L_r layers of one width f (or of the kinds config.kinds counts) per stage
-    Rule(
+    only(
         "no block config per layer",
-        lambda x: np.logical_not(x.per_layer),
-        lambda x: (
-            f"{x.model} has a block config per layer (DeciLM / nemotron-nas: attention or none, each layer's "
-            f"own KV heads and MLP width): counted, but no recipe sums a stage's layers of different widths "
-            f"(its MLP widths, its attention layers), so its memory is not estimated"
-        ),
+        "per_layer",
+        False,
+        "{x.model} has a block config per layer (DeciLM / nemotron-nas: attention or none, each layer's own KV heads "
+        "and MLP width): counted, but no recipe sums a stage's layers of different widths (its MLP widths, its "
+        "attention layers), so its memory is not estimated",
+        scope="all",
         model=True,
     ),
     Rule(

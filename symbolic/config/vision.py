@@ -8,10 +8,10 @@ declared here once; no sympy."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from .errors import ConfigError
-from .vision_keys import vision_sizes
+from .vision_keys import TowerSizes, vision_sizes, vit_block
 from . import vision_gemma3, vision_llama4, vision_pixtral
 from .vision_gemma3 import Gemma3Tower
 from .vision_llama4 import Llama4Tower
@@ -57,15 +57,11 @@ ABSENT = {"mistral3": vision_pixtral.ABSENT}  # a wrapper's vision_config where 
 
 
 @dataclass(frozen=True)
-class VisionTower:
+class VisionTower(TowerSizes):
     """Qwen3-VL's vision tower: depth blocks of width w and MLP width f over patches of c_in pixels values
     (in_channels x temporal_patch_size x patch_size^2), u = spatial_merge_size^2 patches merged into each image token
     of width out, n_pos learned positions, n_ds deepstack mergers."""
 
-    depth: int
-    w: int
-    f: int
-    c_in: int
     u: int
     out: int
     n_pos: int
@@ -77,7 +73,7 @@ class VisionTower:
         proj [w, w] with biases, fc1 [w, f] and fc2 [f, w] with biases; the merger (a LayerNorm of w, fc1 [uw, uw],
         fc2 [uw, out], biased) and each deepstack merger (its LayerNorm over uw after the shuffle)."""
         w, f, m = self.w, self.f, self.u * self.w
-        block = 2 * 2 * w + (3 * w * w + 3 * w) + (w * w + w) + (w * f + f) + (f * w + w)
+        block = vit_block(w, f)
         fcs = (m * m + m) + (m * self.out + self.out)
         return self.c_in * w + w + self.n_pos * w + self.depth * block + 2 * w + fcs + self.n_ds * (2 * m + fcs)
 
@@ -91,9 +87,6 @@ class VisionTower:
         merger's fc1, GeLU and fc2 inputs ([w] per patch each). LayerNorm's mean and rstd (2 per row), the rotary
         cos and sin and the position indices are under 1 % at real widths and left out."""
         return self.u * (self.depth * (11 * self.w + 2 * self.f) + self.c_in + self.w + 3 * self.w * (1 + self.n_ds))
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 Tower = VisionTower | Llama4Tower | Gemma3Tower | PixtralTower

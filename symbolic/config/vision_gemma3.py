@@ -8,11 +8,11 @@ two-layer GeLU MLP), a post-LayerNorm; the projector average-pools k x k patches
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from .bounds import MAX_SIZE
 from .errors import ConfigError
-from .vision_keys import vision_fail, vision_sizes
+from .vision_keys import TowerSizes, vision_fail, vision_sizes, vit_block
 
 # SiglipVisionConfig's size keys with their class defaults (configuration_siglip.py, transformers 5.25.0)
 SIZES = {
@@ -35,14 +35,10 @@ HEAD = True  # SiglipVisionConfig's vision_use_head default: a file that leaves 
 
 
 @dataclass(frozen=True)
-class Gemma3Tower:
+class Gemma3Tower(TowerSizes):
     """Gemma 3's vision tower: depth blocks of width w and MLP width f over side x side patches of c_in pixel values
     per image, k x k patches pooled into each image token, the projector into the language model's width out."""
 
-    depth: int
-    w: int
-    f: int
-    c_in: int
     side: int
     k: int
     out: int
@@ -54,7 +50,7 @@ class Gemma3Tower:
         LayerNorms, q, k, v, out [w, w] with biases, fc1 [w, f] and fc2 [f, w] with biases, the post-LayerNorm; the
         projector's RMSNorm [w] and matrix [w, out]."""
         w, f = self.w, self.f
-        block = 2 * 2 * w + 4 * (w * w + w) + (w * f + f) + (f * w + w)
+        block = vit_block(w, f)
         return self.c_in * w + w + self.side**2 * w + self.depth * block + 2 * w + w + w * self.out
 
     @property
@@ -74,9 +70,6 @@ class Gemma3Tower:
         under 0.1 % at real widths and left out."""
         w = self.w
         return self.k**2 * (self.c_in + self.depth * (8 * w + 2 * self.f) + 2 * w) + w
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def _pool(tokens: object, side: int, path) -> int:

@@ -9,11 +9,11 @@ Its count (P_v) and what it keeps for backward per image token (A_v) are declare
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from .bounds import MAX_SIZE
 from .errors import ConfigError
-from .vision_keys import vision_fail, vision_sizes
+from .vision_keys import TowerSizes, vision_fail, vision_sizes, vit_block
 
 # Llama4VisionConfig's size keys with their class defaults (configuration_llama4.py, transformers 5.25.0)
 SIZES = {
@@ -46,15 +46,11 @@ AT = {"attention_dropout": 0, "projector_dropout": 0, "multi_modal_projector_bia
 
 
 @dataclass(frozen=True)
-class Llama4Tower:
+class Llama4Tower(TowerSizes):
     """Llama 4's vision tower: depth blocks of width w and MLP width f over side x side patches of c_in pixel values
     per tile (+ the class row), k x k patches shuffled into each image token, the adapter's widths a_in and a_out,
     the projector into the language model's width out."""
 
-    depth: int
-    w: int
-    f: int
-    c_in: int
     side: int
     k: int
     a_in: int
@@ -68,7 +64,7 @@ class Llama4Tower:
         post-LayerNorms, each block's two LayerNorms, q, k, v, o [w, w] with biases, fc1 [w, f] and fc2 [f, w] with
         biases; the adapter's fc1 [f, a_in] and fc2 [a_out, a_out], the projector [a_out, out] (no biases)."""
         w, f = self.w, self.f
-        block = 2 * 2 * w + 4 * (w * w + w) + (w * f + f) + (f * w + w)
+        block = vit_block(w, f)
         return (
             self.c_in * w
             + w
@@ -99,9 +95,6 @@ class Llama4Tower:
         rows = self.side**2 + 1
         tile = self.side**2 * self.c_in + rows * (2 * self.w + self.depth * (8 * self.w + 2 * self.f))
         return tile / self.tokens_per_tile + self.f + 2 * self.a_in + 2 * self.a_out
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def _shuffle(vision: dict, side: int, path) -> int:

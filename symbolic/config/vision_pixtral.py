@@ -11,10 +11,11 @@ are refused (rules: "Pixtral's tower: frozen or no image tokens")."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from .bounds import MAX_SIZE
 from .errors import ConfigError
+from .vision_keys import TowerSizes
 
 # PixtralVisionConfig's size keys with their class defaults (configuration_pixtral.py, transformers 5.25.0)
 SIZES = {
@@ -55,15 +56,11 @@ AT = {"attention_dropout": 0, "is_encoder_decoder": False}
 
 
 @dataclass(frozen=True)
-class PixtralTower:
+class PixtralTower(TowerSizes):
     """Mistral 3's vision tower: depth blocks of width w (heads of dh) and gated-MLP width f over patches of c_in
     pixel values, u = s^2 patches merged into each image token, the projector into the language model's width out
     (biased where bias)."""
 
-    depth: int
-    w: int
-    f: int
-    c_in: int
     dh: int
     u: int
     out: int
@@ -91,9 +88,6 @@ class PixtralTower:
         w = self.w
         patch = self.c_in + 2 * self.dh + 3 * w + self.depth * (8 * w + 4 * self.f)
         return self.u * patch + w + 2 * self.out
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def _fail(path, key: str, why: str) -> ConfigError:

@@ -4,7 +4,7 @@ kimi_k2)."""
 
 from __future__ import annotations
 
-from ..hfkeys import BASE, Only, Reader, count_or_null, real
+from ..hfkeys import BASE, Only, Reader, count_or_null, real, TRUE_OR_FALSE
 from .registry import family
 
 # multi-head latent attention (DeepSeek-V2/V3, Kimi K2): read by the MLA families only, refused in any other
@@ -123,10 +123,10 @@ def mla_letters(r: Reader) -> dict:
 
 # the values the DeepSeek families' non-integer structural keys may take (their builds read the integers)
 DEEPSEEK_VALUES = {
-    "attention_bias": Only(lambda x: isinstance(x, bool), "true or false"),
+    "attention_bias": TRUE_OR_FALSE,
     "scoring_func": Only(lambda x: x == "softmax", "softmax routing"),
     "aux_loss_alpha": Only(real, "a number"),
-    "seq_aux": Only(lambda x: isinstance(x, bool), "true or false"),
+    "seq_aux": TRUE_OR_FALSE,
 }
 MLA_VALUES = DEEPSEEK_VALUES | {
     # sigmoid scores: the routing and the aux loss each keep their own fp32 [T, E] (symbolic.components.moe)

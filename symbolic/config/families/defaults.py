@@ -10,6 +10,15 @@ from __future__ import annotations
 from .defaults_2026 import DEFAULTS_2026
 
 _LLAMA_SHAPE = {"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32, "tie_word_embeddings": False}
+# Qwen3Config's, which Qwen3VLTextConfig keeps
+_QWEN3 = _LLAMA_SHAPE | {
+    "intermediate_size": 22016,
+    "num_key_value_heads": 32,
+    "head_dim": 128,
+    "vocab_size": 151936,
+    "attention_bias": False,
+}
+_LLAMA = _LLAMA_SHAPE | {"intermediate_size": 11008, "vocab_size": 32000, "attention_bias": False, "mlp_bias": False}
 
 
 # DeepseekV3Config, which DeepseekV32Config extends with the indexer's keys
@@ -41,22 +50,13 @@ _DEEPSEEK_V3 = {
 
 DEFAULTS: dict[str, dict[str, object]] = {
     # LlamaConfig: num_key_value_heads None (= a), head_dim None (= h / a)
-    "llama": _LLAMA_SHAPE
-    | {"intermediate_size": 11008, "vocab_size": 32000, "attention_bias": False, "mlp_bias": False},
-    # GraniteConfig: num_key_value_heads None (= a), the multipliers 1.0
-    "granite": _LLAMA_SHAPE
-    | {"intermediate_size": 11008, "vocab_size": 32000, "attention_bias": False, "mlp_bias": False},
+    "llama": _LLAMA,
+    # GraniteConfig: LlamaConfig's (num_key_value_heads None, = a), the multipliers 1.0
+    "granite": _LLAMA,
     "mistral": _LLAMA_SHAPE | {"intermediate_size": 14336, "num_key_value_heads": 8, "vocab_size": 32000},
     # Qwen2Config has no head_dim attribute (Qwen2Attention: h / a)
     "qwen2": _LLAMA_SHAPE | {"intermediate_size": 22016, "num_key_value_heads": 32, "vocab_size": 151936},
-    "qwen3": _LLAMA_SHAPE
-    | {
-        "intermediate_size": 22016,
-        "num_key_value_heads": 32,
-        "head_dim": 128,
-        "vocab_size": 151936,
-        "attention_bias": False,
-    },
+    "qwen3": _QWEN3,
     "mixtral": _LLAMA_SHAPE
     | {
         "intermediate_size": 14336,
@@ -153,30 +153,20 @@ DEFAULTS: dict[str, dict[str, object]] = {
     # first_k_dense_replace and "indexed_attention" in every layer give, and GLM-5's indexer_types to "full" in every
     # layer (index_topk_freq 1)
     "deepseek_v32": _DEEPSEEK_V3 | {"index_topk": 2048, "index_head_dim": 128, "index_n_heads": 64},
-    "glm_moe_dsa": {
+    # GLM-5's own sizes and indexer over DeepSeek-V3's keys (modular_glm_moe_dsa.py builds on deepseek_v3's layers)
+    "glm_moe_dsa": _DEEPSEEK_V3
+    | {
         "hidden_size": 6144,
         "intermediate_size": 12288,
         "num_attention_heads": 64,
         "num_key_value_heads": 64,
         "num_hidden_layers": 78,
         "vocab_size": 154880,
-        "tie_word_embeddings": False,
-        "attention_bias": False,
-        "n_routed_experts": 256,
-        "n_shared_experts": 1,
-        "moe_intermediate_size": 2048,
-        "num_experts_per_tok": 8,
-        "first_k_dense_replace": 3,
         "n_group": 1,
         "topk_group": 1,
-        "routed_scaling_factor": 2.5,
         "q_lora_rank": 2048,
-        "kv_lora_rank": 512,
-        "qk_rope_head_dim": 64,
         "qk_nope_head_dim": 192,
         "v_head_dim": 256,
-        "topk_method": "noaux_tc",
-        "scoring_func": "sigmoid",
         "index_topk": 2048,
         "index_head_dim": 128,
         "index_n_heads": 32,
@@ -185,14 +175,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
     "phi3": _LLAMA_SHAPE
     | {"hidden_size": 3072, "intermediate_size": 8192, "vocab_size": 32064, "resid_pdrop": 0.0, "embd_pdrop": 0.0},
     # Qwen3VLTextConfig (tie_word_embeddings: the outer Qwen3VLConfig's, families.multimodal)
-    "qwen3_vl_text": _LLAMA_SHAPE
-    | {
-        "intermediate_size": 22016,
-        "num_key_value_heads": 32,
-        "head_dim": 128,
-        "vocab_size": 151936,
-        "attention_bias": False,
-    },
+    "qwen3_vl_text": _QWEN3,
     # Qwen3VLMoeTextConfig: head_dim None (= h / a); nested, the outer Qwen3VLMoeConfig ties the head
     "qwen3_vl_moe_text": {
         "tie_word_embeddings": True,

@@ -13,6 +13,16 @@ _GDN = {
     "linear_num_key_heads": 16,
     "linear_num_value_heads": 32,
 }
+# Gemma2Config's and Gemma3TextConfig's shape, alike (their defaults are gemma-2-2b's)
+_GEMMA_2B = {
+    "hidden_size": 2304,
+    "intermediate_size": 9216,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 4,
+    "head_dim": 256,
+    "num_hidden_layers": 26,
+    "tie_word_embeddings": True,
+}
 
 DEFAULTS_2026: dict[str, dict[str, object]] = {
     # Llama4TextConfig (its defaults are Llama-4-Scout-17B-16E's language model)
@@ -33,28 +43,8 @@ DEFAULTS_2026: dict[str, dict[str, object]] = {
         "attention_bias": False,
     },
     # Gemma2Config (its defaults are gemma-2-2b's) and Gemma3TextConfig (no soft-capping by default)
-    "gemma2": {
-        "hidden_size": 2304,
-        "intermediate_size": 9216,
-        "num_attention_heads": 8,
-        "num_key_value_heads": 4,
-        "head_dim": 256,
-        "num_hidden_layers": 26,
-        "vocab_size": 256000,
-        "tie_word_embeddings": True,
-        "final_logit_softcapping": 30.0,
-        "attn_logit_softcapping": 50.0,
-    },
-    "gemma3_text": {
-        "hidden_size": 2304,
-        "intermediate_size": 9216,
-        "num_attention_heads": 8,
-        "num_key_value_heads": 4,
-        "head_dim": 256,
-        "num_hidden_layers": 26,
-        "vocab_size": 262208,
-        "tie_word_embeddings": True,
-    },
+    "gemma2": _GEMMA_2B | {"vocab_size": 256000, "final_logit_softcapping": 30.0, "attn_logit_softcapping": 50.0},
+    "gemma3_text": _GEMMA_2B | {"vocab_size": 262208},
     # Gemma4TextConfig (its __post_init__ pops global_head_dim, default 512, and num_global_key_value_heads, default
     # None: no attributes; families/gemma4.py reads them)
     "gemma4_text": {

@@ -3,7 +3,7 @@ checkpoint's text_config with --text-only): its layers as config/gemma4.py count
 
 from __future__ import annotations
 
-from ..hfkeys import ATTENTION_KINDS, BASE, Only, Reader, count_or_null
+from ..hfkeys import ATTENTION_KINDS, BASE, Only, Reader, count_or_null, TRUE_OR_FALSE
 from .gemma import GEMMA_VALUES
 from .registry import family
 
@@ -53,10 +53,7 @@ GEMMA4_VALUES = {
         "full or sliding-window attention layers",
     ),
     "per_layer_config": Only(_overrides, "the full layers' head_dim and num_key_value_heads by layer index"),
-    **{
-        key: Only(lambda x: isinstance(x, bool), "true or false")
-        for key in ("attention_k_eq_v", "use_double_wide_mlp", "enable_moe_block")
-    },
+    **{key: TRUE_OR_FALSE for key in ("attention_k_eq_v", "use_double_wide_mlp", "enable_moe_block")},
 }
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..hfkeys import ATTENTION_KINDS, BASE, Only, Reader, real
+from ..hfkeys import ATTENTION_KINDS, BASE, Only, Reader, real, TRUE_OR_FALSE
 from .registry import family
 
 GPT_OSS = BASE + (
@@ -16,7 +16,7 @@ GPT_OSS = BASE + (
 
 
 GPT_OSS_VALUES = {
-    "attention_bias": Only(lambda x: isinstance(x, bool), "true or false"),
+    "attention_bias": TRUE_OR_FALSE,
     # its SwiGLU variant: gate clamped at swiglu_limit, gate * sigmoid(alpha gate) * (up + 1): scalars on SwiGLU's
     # tensors (counted as SwiGLU's)
     "swiglu_alpha": Only(real, "a number"),

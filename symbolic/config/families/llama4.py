@@ -3,7 +3,7 @@ text_config, read with --text-only)."""
 
 from __future__ import annotations
 
-from ..hfkeys import ATTENTION_KINDS, BASE, Only, Reader, real_or_null
+from ..hfkeys import ATTENTION_KINDS, BASE, Only, Reader, real_or_null, TRUE_OR_FALSE
 from .registry import family
 
 LLAMA4 = BASE + (
@@ -29,7 +29,7 @@ def _flags(x) -> bool:
 
 LLAMA4_VALUES = {
     "attention_bias": Only(lambda x: x is False or x is None, "no attention biases (false)"),
-    "use_qk_norm": Only(lambda x: isinstance(x, bool), "true or false"),
+    "use_qk_norm": TRUE_OR_FALSE,
     # which layers rotate (1) or are NoPE (0), and the chunk of chunked attention: no parameter; with flash
     # attention no buffer (unfused attention materialises all s keys whatever the mask, as for a sliding window)
     "no_rope_layers": Only(_flags, "a list of 0 (NoPE) and 1 (RoPE) per layer"),
@@ -38,7 +38,7 @@ LLAMA4_VALUES = {
         "a positive chunk length, or null",
     ),
     # NoPE layers' query temperature: a scalar per position on tensors that exist either way
-    "attn_temperature_tuning": Only(lambda x: isinstance(x, bool), "true or false"),
+    "attn_temperature_tuning": TRUE_OR_FALSE,
     "floor_scale": Only(real_or_null, "a number"),
     "attn_scale": Only(real_or_null, "a number"),
     "layer_types": Only(

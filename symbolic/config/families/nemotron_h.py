@@ -4,6 +4,7 @@ remote code reads the same keys)."""
 from __future__ import annotations
 
 from ..hfkeys import (
+    TRUE_OR_FALSE,
     BASE,
     Only,
     Reader,
@@ -120,8 +121,8 @@ NEMOTRON_H_VALUES = {
         )
         for key in ("attention_bias", "mlp_bias", "use_bias", "mamba_proj_bias")
     },
-    "use_conv_bias": Only(lambda x: isinstance(x, bool), "true or false"),
-    "mamba_conv_bias": Only(lambda x: isinstance(x, bool), "true or false"),
+    "use_conv_bias": TRUE_OR_FALSE,
+    "mamba_conv_bias": TRUE_OR_FALSE,
     "hidden_dropout": Only(zero_or_null, "no dropout (0.0): dropout masks are not modelled for Nemotron-H"),
     # NVIDIA's remote code keeps the residual stream in fp32 with it (transformers 5.25.0 reads no such key); the
     # fp32 block inputs it means (Megatron-LM --fp32-residual-connection) are not modelled

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..hfkeys import BASE, Only, Reader, count_or_null, real, zero_or_null
+from ..hfkeys import BASE, Only, Reader, count_or_null, real, zero_or_null, TRUE_OR_FALSE
 from .registry import family
 
 PHIMOE = BASE + (
@@ -16,7 +16,7 @@ PHIMOE = BASE + (
     "original_max_position_embeddings",
 )
 PHIMOE_VALUES = {
-    "lm_head_bias": Only(lambda x: isinstance(x, bool), "true or false"),
+    "lm_head_bias": TRUE_OR_FALSE,
     # sparsemixer's jitter_eps: the threshold of its masks (a scalar; the masks are the router's saved tensors), not a
     # noise tensor as Mixtral's router_jitter_noise is
     "router_jitter_noise": Only(real, "a number (SparseMixer's mask threshold)"),

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from ..hfkeys import BASE, Only, Reader
+from ..hfkeys import BASE, Only, Reader, TRUE_OR_FALSE
 from .registry import family
 
 # Qwen3 always has its q/k norms: use_qk_norm (Qwen3-Coder's config) may only say so
 QWEN3_VALUES = {
     "use_qk_norm": Only(lambda x: x in (True, None), "Qwen3's per-head q/k norms (true)"),
-    "attention_bias": Only(lambda x: isinstance(x, bool), "true or false"),
+    "attention_bias": TRUE_OR_FALSE,
 }
 
 

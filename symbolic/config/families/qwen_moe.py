@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..hfkeys import BASE, Only, Reader
+from ..hfkeys import BASE, Only, Reader, TRUE_OR_FALSE
 from .qwen import QWEN3_VALUES, qwen2, qwen3
 from .registry import family
 
@@ -47,7 +47,7 @@ def qwen_moe(raw: dict, r: Reader, shared: bool) -> dict:
     "qwen2_moe",
     BASE + QWEN_MOE + ("shared_expert_intermediate_size", "qkv_bias"),
     "Qwen2-MoE (shared expert)",
-    values={"qkv_bias": Only(lambda x: isinstance(x, bool), "true or false")},
+    values={"qkv_bias": TRUE_OR_FALSE},
 )
 def qwen2_moe(raw: dict, r: Reader) -> dict:
     """Qwen2-MoE: Qwen2's attention (Q, K, V biases unless qkv_bias is false: Qwen2MoeAttention), routed experts and

@@ -3,7 +3,7 @@ Qwen3_5TextConfig, Qwen3_5MoeTextConfig; a qwen3_5 / qwen3_5_moe checkpoint's te
 
 from __future__ import annotations
 
-from ..hfkeys import BASE, Only, Reader, false_or_null, number
+from ..hfkeys import BASE, Only, Reader, false_or_null, number, TRUE_OR_FALSE
 from .qwen_moe import QWEN_MOE, qwen_moe
 from .registry import family
 
@@ -29,7 +29,7 @@ HYBRID = (
     )
 )
 HYBRID_VALUES = {
-    "attention_bias": Only(lambda x: isinstance(x, bool), "true or false"),
+    "attention_bias": TRUE_OR_FALSE,
     "layer_types": Only(
         lambda x: x is None or isinstance(x, list) and all(kind in LAYER_KINDS for kind in x),
         "Gated DeltaNet or softmax attention in every layer (" + ", ".join(LAYER_KINDS) + ")",

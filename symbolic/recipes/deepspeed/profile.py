@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import sympy as sp
 
-from ...components import RANK, Component, output_layer, overheads, stage_params, token_ids
-from ...components import in_flight as _in_flight
+from ...components import Component, output_layer, overheads, stage_params, token_ids
 from ...components.activations import layer_activation
 from .zero import buffers, optimizer_step, states
 from ...components.ends import logits_source, recompute_working_set
-from ...components.weights import default_layers
 from ...config.switches import Switches
+from ..shared import absent
+from ..shared import stage_components as _stage
 from ..shared import in_flight, layer_tensors  # noqa: F401  (Megatron-DeepSpeed's layer; its PipelineEngine runs 1F1B)
 
 TITLE = "DeepSpeed ZeRO (bf16) as its code allocates"
@@ -23,7 +25,10 @@ DESCRIPTION = (
 )
 
 
-def _parts(stage: str, sw: Switches, layers: sp.Expr, micro: sp.Expr, head: bool) -> list[Component]:
+def _parts(
+    stage: str, sw: Switches, layers: sp.Expr, moe_layers: sp.Expr, micro: sp.Expr, head: bool
+) -> list[Component]:
+    """One GPU of `stage` holding `layers` layers and `micro` micro batches (a dense model: `moe_layers` none)."""
     params = stage_params(stage, sw, layers)
     parts = [
         *states(params, sw),
@@ -32,10 +37,8 @@ def _parts(stage: str, sw: Switches, layers: sp.Expr, micro: sp.Expr, head: bool
             micro * layers * layer_activation(sw),
             f"per-layer tensors x the stage's layers x its in-flight micro batches ({sw.recompute} recompute)",
         ),
-        token_ids(micro)
-        if stage in ("first", "only")
-        else Component("embedding_input", sp.Integer(0), "not on this stage"),
-        output_layer(sw) if head else Component("output_layer", sp.Integer(0), "not on this stage"),
+        token_ids(micro) if stage in ("first", "only") else absent("embedding_input"),
+        output_layer(sw) if head else absent("output_layer"),
         *([logits_source(sw)] if head else []),
         *buffers(stage, params, sw, layers),
         recompute_working_set(sw),
@@ -50,17 +53,7 @@ def _parts(stage: str, sw: Switches, layers: sp.Expr, micro: sp.Expr, head: bool
 def components(sw: Switches) -> list[Component]:
     """The most loaded GPU as the paper's total counts it: the first stage (L/p layers, its in-flight micro
     batches), with the last stage's output layer and loss on top."""
-    return _parts("first", sw, default_layers("first")[0], _in_flight(RANK["first"]), head=True)
+    return _stage(_parts, sw, "first", head=True)
 
 
-def stage_components(
-    sw: Switches,
-    stage: str,
-    layers: sp.Expr | None = None,
-    micro: sp.Expr | None = None,
-    moe_layers: sp.Expr | None = None,
-) -> list[Component]:
-    """One GPU of a pipeline stage holding `layers` layers (default L/p) and `micro` in-flight micro batches."""
-    layers = default_layers(stage)[0] if layers is None else layers
-    micro = _in_flight(RANK[stage]) if micro is None else micro
-    return _parts(stage, sw, layers, micro, head=stage in ("last", "only"))
+stage_components = partial(_stage, _parts)  # one GPU of a stage at the contract's defaults (shared.stage_components)

@@ -3,27 +3,25 @@
 from __future__ import annotations
 
 from ...config.parallel import ZERO_GRADIENTS, ZERO_OPTIMIZER, ZERO_WEIGHTS
-from ...config.rules import Rule
+from ...config.rules import Rule, only
 
 RULES: tuple[Rule, ...] = (
     # DeepSpeed's MoE (deepspeed/moe: MOELayer, TopKGate, its expert-data-parallel groups) is not modelled
-    Rule(
+    only(
         "deepspeed: dense models",
-        lambda x: x.E == 0,
-        lambda x: (
-            f"{x.model} has routed experts: the deepspeed recipe models dense Llama models; DeepSpeed's MoE "
-            f"(deepspeed.moe) is not modelled (use --recipe megatron or torchtitan)"
-        ),
+        "E",
+        0,
+        "{x.model} has routed experts: the deepspeed recipe models dense Llama models; DeepSpeed's MoE "
+        "(deepspeed.moe) is not modelled (use --recipe megatron or torchtitan)",
         scope="deepspeed",
         model=True,
     ),
-    Rule(
+    only(
         "--no-zero-init: DeepSpeed only",
-        lambda x: x.zero_init,
-        lambda x: (
-            "--no-zero-init describes a DeepSpeed ZeRO-3 model built outside deepspeed.zero.Init: give it with "
-            "--recipe deepspeed --zero 3"
-        ),
+        "zero_init",
+        True,
+        "--no-zero-init describes a DeepSpeed ZeRO-3 model built outside deepspeed.zero.Init: give it with --recipe "
+        "deepspeed --zero 3",
         scope="!deepspeed",
     ),
     Rule(

@@ -74,33 +74,32 @@ def buffers(stage: str, params: sp.Expr, sw: Switches, layers: sp.Expr | None = 
             "(overlap_comm off at stages 1 and 2, its default there: one buffer)",
         )
     ]
-    if sw.sharded_weights and (sw.zero_init or sw.recompute == "full"):  # full recompute saves no weight of a layer
-        unit = largest_unit(stage, sw, layers, None if layers is None else sp.Integer(0))
-        prefetch = sp.Min(largest_layer(sw), PREFETCH_BUCKET, evaluate=False)
-        parts.append(
-            Component(
-                "params_gathered",
-                B_w * (unit + prefetch),
-                "the all-gathered bf16 weights of the module being computed and up to "
-                "stage3_prefetch_bucket_size = 5e7 prefetched parameters of the next",
-            )
+    if sw.sharded_weights:
+        parts.append(_gathered(stage, sw, layers))
+    return parts
+
+
+def _gathered(stage: str, sw: Switches, layers: sp.Expr | None) -> Component:
+    """ZeRO-3's gathered bf16 weights: the module being computed (with zero.Init, or under full recompute, which saves
+    no weight of a layer), else every layer's and the head's kept to their backward; with the prefetched parameters."""
+    if sw.zero_init or sw.recompute == "full":
+        held = largest_unit(stage, sw, layers, None if layers is None else sp.Integer(0))
+        doc = (
+            "the all-gathered bf16 weights of the module being computed and up to "
+            "stage3_prefetch_bucket_size = 5e7 prefetched parameters of the next"
         )
-    elif sw.sharded_weights:
-        kept = (default_layers(stage)[0] if layers is None else layers) * layer_params(sw) + (
+    else:
+        held = (default_layers(stage)[0] if layers is None else layers) * layer_params(sw) + (
             h * v / t if stage in ("last", "only") else 0
         )
-        prefetch = sp.Min(largest_layer(sw), PREFETCH_BUCKET, evaluate=False)
-        parts.append(
-            Component(
-                "params_gathered",
-                B_w * (kept + prefetch),
-                "every layer's and the LM head's gathered bf16 weights, kept from their forward to their "
-                "backward: without deepspeed.zero.Init ZeRO-3's memory-efficient linear is not "
-                "installed, and F.linear saves the gathered weight (its partitioned 'release' leaves "
-                "that storage alive; full recompute saves none), with the prefetched parameters",
-            )
+        doc = (
+            "every layer's and the LM head's gathered bf16 weights, kept from their forward to their "
+            "backward: without deepspeed.zero.Init ZeRO-3's memory-efficient linear is not "
+            "installed, and F.linear saves the gathered weight (its partitioned 'release' leaves "
+            "that storage alive; full recompute saves none), with the prefetched parameters"
         )
-    return parts
+    prefetch = sp.Min(largest_layer(sw), PREFETCH_BUCKET, evaluate=False)
+    return Component("params_gathered", B_w * (held + prefetch), doc)
 
 
 def optimizer_step(params: sp.Expr, sw: Switches, backward: sp.Expr) -> Component:

@@ -6,22 +6,13 @@ from __future__ import annotations
 import sympy as sp
 
 from ...config.symbols import m, p
+from .buffers import PHASES
 
-# the phases of one 1F1B tick (recipes.jax.onef1b): the first stage's lookup, the stages' forward, the last stage's
-# loss (with MTP, its modules' backward after the heads', loss_modules), the stages' backward, the lookup's gradient;
-# what the tick loop carries is live in all of them
-TICK = (
-    "forward_embed",
-    "forward",
-    "loss",
-    "loss_input_grad",
-    "loss_head",
-    "loss_modules",
-    "backward_attention",
-    "backward_weights",
-    "backward_embed",
-)
 UPDATE = ("update", "update_gather")  # AdamW after the tick loop (ZeRO-2: then the all-gather of the updated layers)
+# the phases of one 1F1B tick (recipes.jax.onef1b): the buffer table's but GPipe's relayout and the update, in order
+# (the first stage's lookup, the stages' forward, the last stage's loss, with MTP its modules' backward after the
+# heads', loss_modules, the stages' backward, the lookup's gradient); what the tick loop carries is live in all of them
+TICK = tuple(phase for phase in PHASES if phase not in ("relayout", *UPDATE))
 K = sp.Min(m, p, evaluate=False)  # residual ring slots per stage: the most loaded stage's in-flight micro batches
 
 

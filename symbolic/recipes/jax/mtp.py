@@ -142,79 +142,59 @@ def _module_backward(sw: Switches) -> tuple[Buffer, ...]:
 
 def _gpu_rows(sw: Switches) -> tuple[Buffer, ...]:
     """XLA:GPU's own rows of the modules' loss under ZeRO-2/3."""
+    if sw.sharded_weights:
+        return (
+            Buffer(
+                "mtp_logits_grad",
+                (b, s / c, v / t),
+                FP32,
+                ("loss_head",),
+                "ZeRO-3: a module's fp32 logits "
+                "gradient [b, s/c, v/t] beside the model's (onef1b's logits_grad) while the head gradients are "
+                "made",
+                backend="gpu",
+            ),
+            Buffer(
+                "mtp_head_cast",
+                (h, v / t),
+                sp.Piecewise((B_a, sp.Eq(t, 1)), (0, True)),
+                ("loss_head",),
+                "ZeRO-3 "
+                "at t = 1: the gathered LM head [h, v/t] cast to compute dtype for a logits product's backward, "
+                "live with the head gradients; none at t > 1, nor without ZeRO-3 (each product's cast is consumed "
+                "at once)",
+                backend="gpu",
+            ),
+        )
+    if not sw.sharded_grads:
+        return ()
     return (
-        *(
-            [
-                Buffer(
-                    "mtp_head_grad_micro",
-                    (n_mtp, h, v / t),
-                    B_g,
-                    ("loss_head",),
-                    "ZeRO-2: each module's fp32 "
-                    "gradient of the LM head [h, v/t] for the micro batch, whole, beside the model's (recipes.jax.zero's "
-                    "head_grad_micro) until one reduce-scatter over d*c takes them all; under ZeRO-3 XLA:GPU makes the "
-                    "heads' gradients one at a time, the model's row standing for each",
-                    backend="gpu",
-                )
-            ]
-            if sw.sharded_grads and not sw.sharded_weights
-            else []
-        ),
-        *(
-            [
-                Buffer(
-                    "mtp_logits_grad",
-                    (b, s / c, v / t),
-                    FP32,
-                    ("loss_head",),
-                    "ZeRO-3: a module's fp32 logits "
-                    "gradient [b, s/c, v/t] beside the model's (onef1b's logits_grad) while the head gradients are "
-                    "made",
-                    backend="gpu",
-                )
-            ]
-            if sw.sharded_weights
-            else []
-        ),
-        *(
-            [
-                Buffer(
-                    "mtp_head_cast",
-                    (h, v / t),
-                    sp.Piecewise((B_a, sp.Eq(t, 1)), (0, True)),
-                    ("loss_head",),
-                    "ZeRO-3 "
-                    "at t = 1: the gathered LM head [h, v/t] cast to compute dtype for a logits product's backward, "
-                    "live with the head gradients; none at t > 1, nor without ZeRO-3 (each product's cast is consumed "
-                    "at once)",
-                    backend="gpu",
-                )
-            ]
-            if sw.sharded_weights
-            else []
+        Buffer(
+            "mtp_head_grad_micro",
+            (n_mtp, h, v / t),
+            B_g,
+            ("loss_head",),
+            "ZeRO-2: each module's fp32 "
+            "gradient of the LM head [h, v/t] for the micro batch, whole, beside the model's (recipes.jax.zero's "
+            "head_grad_micro) until one reduce-scatter over d*c takes them all; under ZeRO-3 XLA:GPU makes the "
+            "heads' gradients one at a time, the model's row standing for each",
+            backend="gpu",
         ),
     )
 
 
 def _gathered(sw: Switches) -> tuple[Buffer, ...]:
     """ZeRO-3: the modules' gathered weights."""
-    module = mtp_module_whole(sw)
+    if not sw.sharded_weights:
+        return ()
     through = LOSS + ("loss_modules",)  # a module's forward to its backward
     return (
-        *(
-            [
-                Buffer(
-                    "mtp_gathered",
-                    (n_mtp, module),
-                    B_w,
-                    ("forward_embed", "forward") + through,
-                    "ZeRO-3: the "
-                    "modules' weights all-gathered over d*c in param dtype for the loss, whole through the "
-                    "tick",
-                )
-            ]
-            if sw.sharded_weights
-            else []
+        Buffer(
+            "mtp_gathered",
+            (n_mtp, mtp_module_whole(sw)),
+            B_w,
+            ("forward_embed", "forward") + through,
+            "ZeRO-3: the modules' weights all-gathered over d*c in param dtype for the loss, whole through the tick",
         ),
     )
 

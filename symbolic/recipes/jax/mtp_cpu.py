@@ -19,6 +19,7 @@ def cpu_rows(sw: Switches) -> tuple[Buffer, ...]:
     """XLA:CPU's own rows: the modules' widened weights and the all-reduce at the tick's end."""
     sliced = tick_slices(sw)
     module = mtp_module_whole(sw)
+    summed = sp.Piecewise((0, sp.Eq(GROUPS.zero_group, 1)), (B_g, True))  # the all-reduce's fp32: none at d*c = 1
     return (
         Buffer(
             "mtp_widened",
@@ -54,7 +55,7 @@ def cpu_rows(sw: Switches) -> tuple[Buffer, ...]:
         Buffer(
             "mtp_tick_grads",
             (2, n_mtp * mtp_module_params(sw) / sliced + sp.Piecewise((one_layer_dense(sw), sp.Eq(N, 1)), (0, True))),
-            sp.Piecewise((0, sp.Eq(GROUPS.zero_group, 1)), (B_g, True)),
+            summed,
             ("backward_embed",),
             "the tick's own fp32 gradients of the modules' weights but their routed experts (tick_slices), and "
             "their sums from that all-reduce beside them; with one layer per stage (XLA removes the one-trip "
@@ -64,7 +65,7 @@ def cpu_rows(sw: Switches) -> tuple[Buffer, ...]:
         Buffer(
             "mtp_grads_summed",
             ((n_mtp + 1) / sliced + 1, v / t, h),
-            sp.Piecewise((0, sp.Eq(GROUPS.zero_group, 1)), (B_g, True)),
+            summed,
             ("backward_embed",),
             "that all-reduce's outputs beside its inputs: the model's and each module's "
             "head gradient and the shifted tokens' lookup gradient (the first stage's lookup's is "

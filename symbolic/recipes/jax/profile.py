@@ -219,14 +219,7 @@ def _components(sw: Switches) -> tuple[Component, ...]:
     )
 
 
-def stage_components(
-    sw: Switches,
-    stage: str,
-    layers: sp.Expr | None = None,
-    micro: sp.Expr | None = None,
-    moe_layers: sp.Expr | None = None,
-    kinds: dict | None = None,
-) -> list[Component]:
+def stage_components(sw: Switches, stage: str, *_, **__) -> list[Component]:
     """All stages hold the same buffers under SPMD (embedding and head replicated over pipe, equal stage sizes of L/p
     layers, every stage runs all m + p - 1 iterations): `layers`, `micro`, `moe_layers` and a hybrid's `kinds`
     change nothing (the rule table's jax scope: every stage holds as many Gated DeltaNet layers)."""

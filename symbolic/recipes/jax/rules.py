@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...config.rules import Rule
+from ...config.rules import Rule, divides, only
 from ...config.hybrid import GDN_CHUNK
 from .step import FLASH_BLOCK
 
 # what the model is comes first (a GPT-style model is refused as such, not for its vocabulary), then its layout
 RULES: tuple[Rule, ...] = (
-    Rule(
+    only(
         "no dropout (jax)",
-        lambda x: np.logical_not(x.dropout),
-        lambda x: (
-            f"{x.model} trains with dropout, whose masks jaxcheck's layers do not draw (the paper profile "
-            f"counts them; a config with its dropout probabilities at 0 verifies)"
-        ),
+        "dropout",
+        False,
+        "{x.model} trains with dropout, whose masks jaxcheck's layers do not draw (the paper profile counts them; a "
+        "config with its dropout probabilities at 0 verifies)",
         scope="jax",
         model=True,
     ),
@@ -50,13 +49,12 @@ RULES: tuple[Rule, ...] = (
         scope="jax",
         model=True,
     ),
-    Rule(
+    only(
         "no sparse-attention indexer (jax)",
-        lambda x: np.logical_not(x.dsa),
-        lambda x: (
-            f"{x.model} has DeepSeek Sparse Attention's indexer, which jaxcheck's model does not build (the "
-            f"paper profile counts it)"
-        ),
+        "dsa",
+        False,
+        "{x.model} has DeepSeek Sparse Attention's indexer, which jaxcheck's model does not build (the paper profile "
+        "counts it)",
         scope="jax",
         model=True,
     ),
@@ -80,13 +78,12 @@ RULES: tuple[Rule, ...] = (
         scope="jax",
         model=True,
     ),
-    Rule(
+    divides(
         "v % t",
-        lambda x: x.v % x.t == 0,
-        lambda x: (
-            f"tensor parallel t={x.t} does not divide vocabulary v={x.v} of {x.model} (jaxcheck shards the "
-            f"embedding and head evenly over tensor; --pad-vocab 128 pads it as Megatron-LM does)"
-        ),
+        "v",
+        "t",
+        "tensor parallel t={x.t} does not divide vocabulary v={x.v} of {x.model} (jaxcheck shards the embedding and "
+        "head evenly over tensor; --pad-vocab 128 pads it as Megatron-LM does)",
         scope="jax",
         model=True,
     ),
@@ -99,23 +96,20 @@ RULES: tuple[Rule, ...] = (
         ),
         scope="jax",
     ),
-    Rule(
+    only(
         "even stages",
-        lambda x: np.logical_not(x.uneven),
-        lambda x: (
-            "jaxcheck vmaps its pp stages in one SPMD program, so every stage has L/pp layers, and the jax "
-            "profile alone takes even stages: mem4d verify, sweep and compile take uneven ones (--stage-layers)"
-            " one stage kind at a time"
-        ),
+        "uneven",
+        False,
+        "jaxcheck vmaps its pp stages in one SPMD program, so every stage has L/pp layers, and the jax profile alone "
+        "takes even stages: mem4d verify, sweep and compile take uneven ones (--stage-layers) one stage kind at a time",
         scope="jax",
     ),
-    Rule(
+    only(
         "gpipe: jaxcheck only",
-        lambda x: x.schedule == "1f1b",
-        lambda x: (
-            "--schedule gpipe is jaxcheck's (compile, verify, sweep, --profile jax): the paper's formulas and "
-            "the trainers' recipes count 1F1B"
-        ),
+        "schedule",
+        '1f1b',
+        "--schedule gpipe is jaxcheck's (compile, verify, sweep, --profile jax): the paper's formulas and the "
+        "trainers' recipes count 1F1B",
         scope="!jax",
     ),
     Rule(

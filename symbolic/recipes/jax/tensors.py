@@ -70,51 +70,48 @@ def saved_none(sw: Switches, moe: bool = False, gdn: bool = False) -> list[Compo
     probabilities), the three SiLU intermediates; an MoE layer's MLP half from recipes.jax.moe; a Gated DeltaNet
     layer's mixer (gdn) in place of the attention."""
     mixer = gdn_none(sw) if gdn else _attention_none(sw)
+    return mixer + norm_residuals("mlp_norm", sw) + _mlp_none(sw, moe)
+
+
+def _mlp_none(sw: Switches, moe: bool) -> list[Component]:
+    """Remat none: the MLP half's residuals after its norm (an MoE layer's from recipes.jax.moe), [b, s, f/t] each."""
     if moe:
         from .moe import moe_mlp_none
 
-        return mixer + norm_residuals("mlp_norm", sw) + moe_mlp_none(sw)
+        return moe_mlp_none(sw)
+    hidden = tokens(f, B_a, True)
     if sw.mlp == "gelu":
-        return (
-            mixer
-            + norm_residuals("mlp_norm", sw)
-            + [
-                Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of fc1, all-gathered over t"),
-                Component("fc1", tokens(f, B_a, True), "'fc1' projection output (+ its bias), GeLU's input"),
-                repeated("gelu_parts", 4, tokens(f, B_a, True), "four intermediates of GeLU's tanh approximation"),
-                repeated("gelu_constants", 2, B_a, "two compute-dtype scalars of the tanh approximation"),
-                Component("gelu", tokens(f, B_a, True), "'gelu' = GeLU(fc1), input of the row-parallel fc2"),
-            ]
-        )
-    act = [repeated("silu_parts", 3, tokens(f, B_a, True), "three SiLU intermediates (sigmoid, its complement, silu)")]
+        return [
+            Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of fc1, all-gathered over t"),
+            Component("fc1", hidden, "'fc1' projection output (+ its bias), GeLU's input"),
+            repeated("gelu_parts", 4, hidden, "four intermediates of GeLU's tanh approximation"),
+            repeated("gelu_constants", 2, B_a, "two compute-dtype scalars of the tanh approximation"),
+            Component("gelu", hidden, "'gelu' = GeLU(fc1), input of the row-parallel fc2"),
+        ]
+    act = [repeated("silu_parts", 3, hidden, "three SiLU intermediates (sigmoid, its complement, silu)")]
     if sw.sandwich:  # Gemma's GeGLU (jaxcheck.model.mlp.MLP)
         act = [
             repeated(
                 "geglu_parts",
                 5,
-                tokens(f, B_a, True),
+                hidden,
                 "GeLU(gate)'s tanh approximation: four "
                 "intermediates and GeLU(gate), the product's other input (Gemma's GeGLU)",
             ),
             repeated("geglu_constants", 2, B_a, "two compute-dtype scalars of the tanh approximation"),
         ]
-    return (
-        mixer
-        + norm_residuals("mlp_norm", sw)
-        + [
-            Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of gate/up, all-gathered over t"),
-            Component("gate", tokens(f, B_a, True), "'gate' projection output"),
-            Component("up", tokens(f, B_a, True), "'up' projection output"),
-            *act,
-            Component(
-                "swiglu",
-                tokens(f, B_a, True),
-                ("'swiglu' = GeLU(gate) * up (GeGLU)" if sw.sandwich else "'swiglu' = silu(gate) * up")
-                + ", input of the row-parallel down",
-            ),
-        ]
-        + post_norms_none(sw)
-    )
+    return [
+        Component("mlp_in", tokens(h, B_a, False), "'mlp_in': normed input of gate/up, all-gathered over t"),
+        Component("gate", hidden, "'gate' projection output"),
+        Component("up", hidden, "'up' projection output"),
+        *act,
+        Component(
+            "swiglu",
+            hidden,
+            ("'swiglu' = GeLU(gate) * up (GeGLU)" if sw.sandwich else "'swiglu' = silu(gate) * up")
+            + ", input of the row-parallel down",
+        ),
+    ] + post_norms_none(sw)
 
 
 def _attention_none(sw: Switches) -> list[Component]:

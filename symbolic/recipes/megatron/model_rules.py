@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...config.rules import Rule, selective
+from ...config.rules import Rule, only, selective
 
 
 def _combined_1f1b(x):
@@ -36,6 +36,86 @@ _KERNEL = {
     True: "Megatron-Core's takes 16 < s <= 4096, s % 4 = 0, b a/t % 4 = 0",
 }  # by --transformer-impl local
 
+# what only the megatron recipe models of a model (Gated DeltaNet: jaxcheck too), refused where `scope` binds:
+# (name, the letter, the scope, the message). MiMo-V2-Flash's attention (config.swa): the megatron recipe counts value
+# heads of their own width and the sliding-window layers' own KV heads and sinks (components.weights gqa_params,
+# attention._narrow_v, the Lw_r kind); the other recipes' and jax's components hold one head width and one KV-head
+# count in every layer. Gated DeltaNet hybrids as Megatron-Core 0.16.1 runs them (ssm/gated_delta_net.py), which
+# jaxcheck builds too (jaxcheck.model.gdn)
+_LAYERS = (
+    (
+        "value heads of their own width: Megatron only",
+        "narrow_v",
+        "!paper",
+        "{x.model}'s value heads are narrower than its query/key heads (v_head_dim), which only the megatron recipe "
+        "models (give --recipe megatron)",
+    ),
+    (
+        "sliding-window KV heads of their own: Megatron only",
+        "swa_kv",
+        "!paper",
+        "{x.model}'s sliding-window layers have KV heads and sinks of their own (swa_num_key_value_heads), which only "
+        "the megatron recipe models (give --recipe megatron)",
+    ),
+    (
+        "latent MoE: Megatron only",
+        "latent",
+        "!paper",
+        "{x.model} is a latent MoE, which only the megatron recipe models (Megatron-Core 0.16.1's --moe-latent-size; "
+        "give --recipe megatron)",
+    ),
+    (
+        "Gated DeltaNet: Megatron and jaxcheck",
+        "gdn",
+        "recipes",
+        "{x.model} has Gated DeltaNet layers, which only the megatron recipe and jaxcheck model (Megatron-Core "
+        "0.16.1's GatedDeltaNet; give --recipe megatron)",
+    ),
+    (
+        "vision tower: Megatron only",
+        "vision",
+        "!paper",
+        "{x.model} has a vision tower, which only the megatron recipe models (--recipe megatron; --text-only counts "
+        "the language model alone)",
+    ),
+    (
+        "Mamba-2: Megatron only",
+        "mamba",
+        "!paper",
+        "{x.model} has Mamba-2 layers, which only the megatron recipe models (Megatron-Core 0.16.1's MambaMixer; give "
+        "--recipe megatron)",
+    ),
+)
+
+# Megatron-LM's flags of its kernels and schedules, refused by every other profile: (name, the letter, its default,
+# the message)
+_FLAGS = (
+    (
+        "--no-fp8-transpose: Megatron only",
+        "fp8_transpose",
+        True,
+        "--no-fp8-transpose is Transformer Engine's Float8Tensor on Blackwell (--recipe megatron)",
+    ),
+    (
+        "--cuda-graph: Megatron only",
+        "cuda_graph",
+        "none",
+        "--cuda-graph is Megatron-LM's --cuda-graph-impl (--recipe megatron)",
+    ),
+    (
+        "--native-ce: Megatron only",
+        "native_ce",
+        False,
+        "--native-ce is Megatron-LM's --cross-entropy-fusion-impl native (--recipe megatron)",
+    ),
+    (
+        "--ep-overlap: Megatron only",
+        "ep_overlap",
+        False,
+        "--ep-overlap is Megatron-LM's --overlap-moe-expert-parallel-comm (--recipe megatron)",
+    ),
+)
+
 MODEL_RULES: tuple[Rule, ...] = (
     Rule(
         "GeLU experts: Megatron only",
@@ -48,39 +128,7 @@ MODEL_RULES: tuple[Rule, ...] = (
         scope="!paper",
         model=True,
     ),
-    # MiMo-V2-Flash's attention (config.swa): the megatron recipe counts value heads of their own width and the
-    # sliding-window layers' own KV heads and sinks (components.weights gqa_params, attention._narrow_v, the Lw_r
-    # kind); the other recipes' and jax's components hold one head width and one KV-head count in every layer
-    Rule(
-        "value heads of their own width: Megatron only",
-        lambda x: np.logical_not(x.narrow_v),
-        lambda x: (
-            f"{x.model}'s value heads are narrower than its query/key heads (v_head_dim), which only the "
-            f"megatron recipe models (give --recipe megatron)"
-        ),
-        scope="!paper",
-        model=True,
-    ),
-    Rule(
-        "sliding-window KV heads of their own: Megatron only",
-        lambda x: np.logical_not(x.swa_kv),
-        lambda x: (
-            f"{x.model}'s sliding-window layers have KV heads and sinks of their own "
-            f"(swa_num_key_value_heads), which only the megatron recipe models (give --recipe megatron)"
-        ),
-        scope="!paper",
-        model=True,
-    ),
-    Rule(
-        "latent MoE: Megatron only",
-        lambda x: np.logical_not(x.latent),
-        lambda x: (
-            f"{x.model} is a latent MoE, which only the megatron recipe models (Megatron-Core 0.16.1's "
-            f"--moe-latent-size; give --recipe megatron)"
-        ),
-        scope="!paper",
-        model=True,
-    ),
+    *(only(name, letter, False, message, scope, model=True) for name, letter, scope, message in _LAYERS),
     # the all-gather dispatcher's buffers (components.moe_allgather, mpu) are read at width h
     Rule(
         "latent MoE: the all-to-all dispatcher",
@@ -119,38 +167,6 @@ MODEL_RULES: tuple[Rule, ...] = (
             f"{',moe_act' if x.E else ''}), --recompute full or none"
         ),
         scope="paper",
-        model=True,
-    ),
-    # Gated DeltaNet hybrids as Megatron-Core 0.16.1 runs them (ssm/gated_delta_net.py), which jaxcheck builds too
-    # (jaxcheck.model.gdn); Mamba-2 layers only the megatron recipe models
-    Rule(
-        "Gated DeltaNet: Megatron and jaxcheck",
-        lambda x: np.logical_not(x.gdn),
-        lambda x: (
-            f"{x.model} has Gated DeltaNet layers, which only the megatron recipe and jaxcheck model "
-            f"(Megatron-Core 0.16.1's GatedDeltaNet; give --recipe megatron)"
-        ),
-        scope="recipes",
-        model=True,
-    ),
-    Rule(
-        "vision tower: Megatron only",
-        lambda x: np.logical_not(x.vision),
-        lambda x: (
-            f"{x.model} has a vision tower, which only the megatron recipe models (--recipe megatron; "
-            f"--text-only counts the language model alone)"
-        ),
-        scope="!paper",
-        model=True,
-    ),
-    Rule(
-        "Mamba-2: Megatron only",
-        lambda x: np.logical_not(x.mamba),
-        lambda x: (
-            f"{x.model} has Mamba-2 layers, which only the megatron recipe models (Megatron-Core 0.16.1's "
-            f"MambaMixer; give --recipe megatron)"
-        ),
-        scope="!paper",
         model=True,
     ),
     # Mamba-2 (ssm/mamba_mixer.py, mamba_context_parallel.py): heads and groups split over t, then over c; groups
@@ -208,12 +224,6 @@ MODEL_RULES: tuple[Rule, ...] = (
         model=True,
     ),
     Rule(
-        "--no-fp8-transpose: Megatron only",
-        lambda x: getattr(x, "fp8_transpose", True),
-        lambda x: "--no-fp8-transpose is Transformer Engine's Float8Tensor on Blackwell (--recipe megatron)",
-        scope="!paper",
-    ),
-    Rule(
         "--no-fp8-transpose: not blockwise",
         lambda x: getattr(x, "fp8_transpose", True) | (x.fp8 != "blockwise"),
         lambda x: (
@@ -232,24 +242,12 @@ MODEL_RULES: tuple[Rule, ...] = (
         scope="paper",
         model=True,
     ),
-    Rule(
-        "--cuda-graph: Megatron only",
-        lambda x: getattr(x, "cuda_graph", "none") == "none",
-        lambda x: "--cuda-graph is Megatron-LM's --cuda-graph-impl (--recipe megatron)",
-        scope="!paper",
-    ),
     # Megatron-LM arguments.py: --tp-comm-overlap asserts --sequence-parallel
     Rule(
         "--tp-comm-overlap: sequence parallel",
         lambda x: np.logical_not(getattr(x, "tp_comm_overlap", False)) | x.sp,
         lambda x: "--tp-comm-overlap needs sequence parallelism (Megatron-LM asserts --sequence-parallel)",
         scope="paper",
-    ),
-    Rule(
-        "--native-ce: Megatron only",
-        lambda x: np.logical_not(getattr(x, "native_ce", False)),
-        lambda x: "--native-ce is Megatron-LM's --cross-entropy-fusion-impl native (--recipe megatron)",
-        scope="!paper",
     ),
     Rule(
         "--native-ce: fp32 logits",
@@ -259,12 +257,6 @@ MODEL_RULES: tuple[Rule, ...] = (
             f"got --logits {x.logits}"
         ),
         scope="paper",
-    ),
-    Rule(
-        "--ep-overlap: Megatron only",
-        lambda x: np.logical_not(getattr(x, "ep_overlap", False)),
-        lambda x: "--ep-overlap is Megatron-LM's --overlap-moe-expert-parallel-comm (--recipe megatron)",
-        scope="!paper",
     ),
     # megatron-core 0.16.1 transformer_config.py asserts EP > 1, no full recompute and at most one MTP layer (with
     # pp > 1) beside it, and vpp where pp > 1; at pp 1 it runs combined_1f1b_schedule_for_no_pipelining, not read
@@ -290,4 +282,5 @@ MODEL_RULES: tuple[Rule, ...] = (
         scope="paper",
         model=True,
     ),
+    *(only(*row, scope="!paper") for row in _FLAGS),
 )

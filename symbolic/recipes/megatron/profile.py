@@ -19,6 +19,7 @@ from ...components import (
     zero_buffers,
 )
 from ...components import layer_tensors as _layer_tensors
+from ..shared import absent
 from ..shared import in_flight, layer_tensors  # noqa: F401  (1F1B or interleaved 1F1B; a dense Llama layer)
 from ...components.ends import dummy_wgrads, logits_source, native_ce_temporary, recompute_working_set
 from ...components.experts import expert_states, experts_params
@@ -268,13 +269,9 @@ def stage_components(
     states, params = _states(stage, layers, moe_layers, sw, kinds)
     has_embedding = stage in ("first", "only")
     has_head = stage in ("last", "only")
-    ids = token_ids(micro) if has_embedding else Component("embedding_input", sp.Integer(0), "not on this stage")
-    mtp = (
-        [mtp_activations(micro, sw) if has_head else Component("mtp_activations", sp.Integer(0), "not on this stage")]
-        if sw.mtp
-        else []
-    )
-    head = output_layer(sw) if has_head else Component("output_layer", sp.Integer(0), "not on this stage")
+    ids = token_ids(micro) if has_embedding else absent("embedding_input")
+    mtp = [mtp_activations(micro, sw) if has_head else absent("mtp_activations")] if sw.mtp else []
+    head = output_layer(sw) if has_head else absent("output_layer")
     extra = ([logits_source(sw), *native_ce_temporary(sw)] if has_head else []) + [dummy_wgrads(sw, has_head)]
     buffered = moe_layers + (mtp_moe_layers(sw) if has_head else 0)
     parts = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...config.rules import Rule
+from ...config.rules import Rule, only
 from .model_rules import MODEL_RULES
 
 
@@ -56,195 +56,203 @@ def _bf16_layers_refusal(x) -> str:
     )
 
 
-RULES: tuple[Rule, ...] = (
-    Rule(
+# the flags only Megatron-LM has, refused by every other profile: (name, the letter, its default, the message)
+_FLAGS = (
+    (
         "--recompute-modules: Megatron only",
-        lambda x: x.recompute_modules == "core_attn",
-        lambda x: (
-            f"--recompute-modules {x.recompute_modules} is Megatron-Core's (--recipe megatron); jaxcheck's "
-            f"and the other recipes' selective policies are their own"
-        ),
-        scope="!paper",
+        "recompute_modules",
+        "core_attn",
+        "--recompute-modules {x.recompute_modules} is Megatron-Core's (--recipe megatron); jaxcheck's and the other "
+        "recipes' selective policies are their own",
     ),
-    Rule(
-        "--fp8: Transformer Engine's recipes",
-        lambda x: x.fp8 != "rowwise",
-        lambda x: (
-            "--fp8 rowwise is torchao's Float8 recipe (--recipe torchtitan); Megatron-LM's Transformer Engine "
-            "recipes are delayed, tensorwise, blockwise, mxfp8 and nvfp4"
-        ),
-        scope="paper",
-    ),
-    Rule(
-        "--fp8: GQA attention",
-        lambda x: (x.fp8 == "none") | np.logical_not(x.dsa | x.gdn | x.mamba),
-        lambda x: (
-            f"--fp8 {x.fp8} is modelled for GQA or latent attention with dense or MoE MLPs; {x.model}'s "
-            f"sparse-attention indexer, Gated DeltaNet or Mamba-2 layers' FP8 tensors are not"
-        ),
-        scope="paper",
-        model=True,
-    ),
-    Rule(
+    (
         "--no-grad-accum-fusion: Megatron only",
-        lambda x: x.grad_accum_fusion,
-        lambda x: (
-            "--no-grad-accum-fusion is Megatron-LM's --no-gradient-accumulation-fusion: give it with --recipe megatron"
-        ),
-        scope="!paper",
-    ),  # every other profile: the recipes and jax
-    Rule(
+        "grad_accum_fusion",
+        True,
+        "--no-grad-accum-fusion is Megatron-LM's --no-gradient-accumulation-fusion: give it with --recipe megatron",
+    ),
+    (
         "--moe-dispatcher: Megatron only",
-        lambda x: getattr(x, "moe_dispatcher", "alltoall") == "alltoall",
-        lambda x: (
-            f"--moe-dispatcher {x.moe_dispatcher} is Megatron-Core's token dispatcher (--recipe megatron); the "
-            f"other recipes model their own expert-parallel exchange"
-        ),
-        scope="!paper",
+        "moe_dispatcher",
+        "alltoall",
+        "--moe-dispatcher {x.moe_dispatcher} is Megatron-Core's token dispatcher (--recipe megatron); the other "
+        "recipes model their own expert-parallel exchange",
     ),
-    Rule(
+    (
         "--transformer-impl: Megatron only",
-        lambda x: getattr(x, "transformer_impl", "transformer_engine") == "transformer_engine",
-        lambda x: f"--transformer-impl {x.transformer_impl} is Megatron-LM's (--recipe megatron)",
-        scope="!paper",
+        "transformer_impl",
+        "transformer_engine",
+        "--transformer-impl {x.transformer_impl} is Megatron-LM's (--recipe megatron)",
     ),
-    Rule(
+    (
         "--swiglu-fusion: Megatron only",
-        lambda x: np.logical_not(getattr(x, "swiglu_fusion", False)),
-        lambda x: "--swiglu-fusion is Megatron-Core's fused SwiGLU (--recipe megatron)",
-        scope="!paper",
+        "swiglu_fusion",
+        False,
+        "--swiglu-fusion is Megatron-Core's fused SwiGLU (--recipe megatron)",
     ),
-    Rule(
-        "--swiglu-fusion: a SwiGLU MLP",
-        lambda x: np.logical_not(getattr(x, "swiglu_fusion", False)) | (x.mlp == "swiglu"),
-        lambda x: f"--swiglu-fusion fuses a SwiGLU MLP; {x.model}'s MLP is {x.mlp} (contradicting)",
-        scope="paper",
-        model=True,
-    ),
-    Rule(
+    (
         "--srelu-fusion: Megatron only",
-        lambda x: np.logical_not(getattr(x, "srelu_fusion", False)),
-        lambda x: "--srelu-fusion is Megatron-Core's fused weighted squared ReLU (--recipe megatron)",
-        scope="!paper",
+        "srelu_fusion",
+        False,
+        "--srelu-fusion is Megatron-Core's fused weighted squared ReLU (--recipe megatron)",
     ),
-    Rule(
+    (
         "--moe-grouped-gemm: Megatron only",
-        lambda x: np.logical_not(getattr(x, "moe_grouped_gemm", False)),
-        lambda x: "--moe-grouped-gemm is Megatron-Core's TEGroupedMLP (--recipe megatron)",
-        scope="!paper",
+        "moe_grouped_gemm",
+        False,
+        "--moe-grouped-gemm is Megatron-Core's TEGroupedMLP (--recipe megatron)",
     ),
-    Rule(
-        "--srelu-fusion: squared-ReLU experts",
-        lambda x: np.logical_not(getattr(x, "srelu_fusion", False)) | ((x.mlp == "relu2") & (x.E > 0)),
-        lambda x: f"--srelu-fusion fuses squared-ReLU routed experts; {x.model} has none (contradicting)",
-        scope="paper",
-        model=True,
-    ),
-    Rule(
+    (
         "--offload-modules: Megatron only",
-        lambda x: getattr(x, "offload_modules", "") == "",
-        lambda x: (
-            f"--offload-modules {x.offload_modules} is Megatron-Core's fine-grained activation offloading "
-            f"(--recipe megatron)"
-        ),
-        scope="!paper",
+        "offload_modules",
+        "",
+        "--offload-modules {x.offload_modules} is Megatron-Core's fine-grained activation offloading (--recipe "
+        "megatron)",
     ),
-    Rule(
+    (
         "--cpu-offload-layers: Megatron only",
-        lambda x: getattr(x, "cpu_offload_layers", 0) == 0,
-        lambda x: (
-            f"--cpu-offload-layers {x.cpu_offload_layers} is Megatron-Core's layer-level activation offloading "
-            f"(--recipe megatron)"
-        ),
-        scope="!paper",
+        "cpu_offload_layers",
+        0,
+        "--cpu-offload-layers {x.cpu_offload_layers} is Megatron-Core's layer-level activation offloading (--recipe "
+        "megatron)",
     ),
-    Rule(
+    (
         "--recompute-num-layers: Megatron only",
-        lambda x: getattr(x, "recompute_num_layers", 0) == 0,
-        lambda x: (
-            f"--recompute-num-layers {x.recompute_num_layers} is Megatron-Core's full recompute of some layers "
-            f"(--recipe megatron)"
+        "recompute_num_layers",
+        0,
+        "--recompute-num-layers {x.recompute_num_layers} is Megatron-Core's full recompute of some layers (--recipe "
+        "megatron)",
+    ),
+)
+
+RULES: tuple[Rule, ...] = (
+    tuple(only(*row, scope="!paper") for row in _FLAGS)
+    + (
+        Rule(
+            "--fp8: Transformer Engine's recipes",
+            lambda x: x.fp8 != "rowwise",
+            lambda x: (
+                "--fp8 rowwise is torchao's Float8 recipe (--recipe torchtitan); Megatron-LM's Transformer Engine "
+                "recipes are delayed, tensorwise, blockwise, mxfp8 and nvfp4"
+            ),
+            scope="paper",
         ),
-        scope="!paper",
-    ),
-    Rule(
-        "recompute layers: dense, vpp = 1",
-        _recompute_layers_allowed,
-        lambda x: (
-            f"--recompute-num-layers {x.recompute_num_layers}: mem4d counts it for a dense transformer without "
-            f"virtual stages (Megatron-Core applies it to each model chunk); got vpp = {x.vpp}"
-            f"{'' if not (x.E or x.gdn or x.mamba or x.mtp) else ', ' + x.model + ' (experts, MTP or hybrid layers)'}"
+        Rule(
+            "--fp8: GQA attention",
+            lambda x: (x.fp8 == "none") | np.logical_not(x.dsa | x.gdn | x.mamba),
+            lambda x: (
+                f"--fp8 {x.fp8} is modelled for GQA or latent attention with dense or MoE MLPs; {x.model}'s "
+                f"sparse-attention indexer, Gated DeltaNet or Mamba-2 layers' FP8 tensors are not"
+            ),
+            scope="paper",
+            model=True,
         ),
-        scope="paper",
-        model=True,
-    ),
-    # megatron-core 0.16.1 TransformerConfig.__post_init__ refuses it with p > 1, with recompute, with fine-grained
-    # offloading and from L layers on; mem4d's count takes the first layers to be alike (a dense transformer)
-    Rule(
-        "CPU offloading: p = 1, no recompute, dense, < L",
-        _cpu_offload_allowed,
-        lambda x: (
-            f"--cpu-offload-layers {x.cpu_offload_layers}: Megatron-Core offloads fewer than L = {x.L} layers, "
-            f"at p = 1, without recompute or --offload-modules (TransformerConfig refuses the rest), and mem4d "
-            f"counts it for dense GQA transformers; got p = {x.p}, --recompute {x.recompute}"
-            f"{', --offload-modules ' + x.offload_modules if x.offload_modules else ''}"
-            f"{'' if not (x.E or x.mla or x.gdn or x.mamba or x.mtp) else ', ' + x.model + ' (experts, MLA, MTP or hybrid layers)'}"
+        Rule(
+            "--swiglu-fusion: a SwiGLU MLP",
+            lambda x: np.logical_not(getattr(x, "swiglu_fusion", False)) | (x.mlp == "swiglu"),
+            lambda x: f"--swiglu-fusion fuses a SwiGLU MLP; {x.model}'s MLP is {x.mlp} (contradicting)",
+            scope="paper",
+            model=True,
         ),
-        scope="paper",
-        model=True,
-    ),
-    Rule(
-        "--num-layers-at-*-in-bf16: Megatron only",
-        lambda x: (getattr(x, "bf16_start", 0) == 0) & (getattr(x, "bf16_end", 0) == 0),
-        lambda x: "--num-layers-at-start/end-in-bf16 are Megatron-LM's --first-last-layers-bf16 (--recipe megatron)",
-        scope="!paper",
-    ),
-    Rule(
-        "BF16 first/last layers: as Megatron-Core runs them",
-        _bf16_layers_allowed,
-        _bf16_layers_refusal,
-        scope="paper",
-        model=True,
-    ),
-    Rule(
-        "pipeline layouts: Megatron only",
-        lambda x: np.logical_not(
-            getattr(x, "chunked", False) | getattr(x, "account_embedding", False) | getattr(x, "account_loss", False)
+        Rule(
+            "--srelu-fusion: squared-ReLU experts",
+            lambda x: np.logical_not(getattr(x, "srelu_fusion", False)) | ((x.mlp == "relu2") & (x.E > 0)),
+            lambda x: f"--srelu-fusion fuses squared-ReLU routed experts; {x.model} has none (contradicting)",
+            scope="paper",
+            model=True,
         ),
-        lambda x: "--pipeline-layout and --account-for-embedding/loss are Megatron-Core's (--recipe megatron)",
-        scope="!paper",
-    ),
-    Rule(
-        "--optimizer muon: Megatron only",
-        lambda x: x.optimizer != "muon",
-        lambda x: "--optimizer muon is Megatron-Core's Muon (--recipe megatron)",
-        scope="!paper",
-    ),
-    Rule(
-        "Muon: no sharded gradients",
-        lambda x: (x.optimizer != "muon") | (x.zero <= 1),
-        lambda x: (
-            f"--optimizer muon with --zero {x.zero}: Megatron-Core 0.16.1's Muon refuses the distributed "
-            "optimizer (optimizer/muon.py); its layer-wise distributed optimizer (--zero 1) deals whole "
-            "parameters' optimizer states to the d c ranks and keeps gradients and weights whole "
-            "(layer_wise_optimizer.py): give --zero 0 or 1"
+        Rule(
+            "recompute layers: dense, vpp = 1",
+            _recompute_layers_allowed,
+            lambda x: (
+                f"--recompute-num-layers {x.recompute_num_layers}: mem4d counts it for a dense transformer without "
+                f"virtual stages (Megatron-Core applies it to each model chunk); got vpp = {x.vpp}"
+                f"{'' if not (x.E or x.gdn or x.mamba or x.mtp) else ', ' + x.model + ' (experts, MTP or hybrid layers)'}"
+            ),
+            scope="paper",
+            model=True,
         ),
-        scope="paper",
-    ),
-    Rule(
-        "Muon: a plain transformer",
-        lambda x: (
-            (x.optimizer != "muon")
-            | np.logical_not(
-                x.bias | (x.qk_norm != "none") | x.mtp | x.mla | x.gdn | x.mamba | x.shared_gate | x.gemma | x.swa_kv
-            )
+        # megatron-core 0.16.1 TransformerConfig.__post_init__ refuses it with p > 1, with recompute, with fine-grained
+        # offloading and from L layers on; mem4d's count takes the first layers to be alike (a dense transformer)
+        Rule(
+            "CPU offloading: p = 1, no recompute, dense, < L",
+            _cpu_offload_allowed,
+            lambda x: (
+                f"--cpu-offload-layers {x.cpu_offload_layers}: Megatron-Core offloads fewer than L = {x.L} layers, "
+                f"at p = 1, without recompute or --offload-modules (TransformerConfig refuses the rest), and mem4d "
+                f"counts it for dense GQA transformers; got p = {x.p}, --recompute {x.recompute}"
+                f"{', --offload-modules ' + x.offload_modules if x.offload_modules else ''}"
+                f"{'' if not (x.E or x.mla or x.gdn or x.mamba or x.mtp) else ', ' + x.model + ' (experts, MLA, MTP or hybrid layers)'}"
+            ),
+            scope="paper",
+            model=True,
         ),
-        lambda x: (
-            f"--optimizer muon splits a transformer's parameters into 2-D layer weights (Muon) and embeddings, "
-            f"head and layer norms (AdamW); {x.model}'s biases, q/k norms, MTP, latent attention, hybrid "
-            f"layers, gates or sliding-window sinks are not split"
+        Rule(
+            "--num-layers-at-*-in-bf16: Megatron only",
+            lambda x: (getattr(x, "bf16_start", 0) == 0) & (getattr(x, "bf16_end", 0) == 0),
+            lambda x: (
+                "--num-layers-at-start/end-in-bf16 are Megatron-LM's --first-last-layers-bf16 (--recipe megatron)"
+            ),
+            scope="!paper",
         ),
-        scope="paper",
-        model=True,
-    ),
-) + MODEL_RULES
+        Rule(
+            "BF16 first/last layers: as Megatron-Core runs them",
+            _bf16_layers_allowed,
+            _bf16_layers_refusal,
+            scope="paper",
+            model=True,
+        ),
+        Rule(
+            "pipeline layouts: Megatron only",
+            lambda x: np.logical_not(
+                getattr(x, "chunked", False)
+                | getattr(x, "account_embedding", False)
+                | getattr(x, "account_loss", False)
+            ),
+            lambda x: "--pipeline-layout and --account-for-embedding/loss are Megatron-Core's (--recipe megatron)",
+            scope="!paper",
+        ),
+        Rule(
+            "--optimizer muon: Megatron only",
+            lambda x: x.optimizer != "muon",
+            lambda x: "--optimizer muon is Megatron-Core's Muon (--recipe megatron)",
+            scope="!paper",
+        ),
+        Rule(
+            "Muon: no sharded gradients",
+            lambda x: (x.optimizer != "muon") | (x.zero <= 1),
+            lambda x: (
+                f"--optimizer muon with --zero {x.zero}: Megatron-Core 0.16.1's Muon refuses the distributed "
+                "optimizer (optimizer/muon.py); its layer-wise distributed optimizer (--zero 1) deals whole "
+                "parameters' optimizer states to the d c ranks and keeps gradients and weights whole "
+                "(layer_wise_optimizer.py): give --zero 0 or 1"
+            ),
+            scope="paper",
+        ),
+        Rule(
+            "Muon: a plain transformer",
+            lambda x: (
+                (x.optimizer != "muon")
+                | np.logical_not(
+                    x.bias
+                    | (x.qk_norm != "none")
+                    | x.mtp
+                    | x.mla
+                    | x.gdn
+                    | x.mamba
+                    | x.shared_gate
+                    | x.gemma
+                    | x.swa_kv
+                )
+            ),
+            lambda x: (
+                f"--optimizer muon splits a transformer's parameters into 2-D layer weights (Muon) and embeddings, "
+                f"head and layer norms (AdamW); {x.model}'s biases, q/k norms, MTP, latent attention, hybrid "
+                f"layers, gates or sliding-window sinks are not split"
+            ),
+            scope="paper",
+            model=True,
+        ),
+    )
+    + MODEL_RULES
+)

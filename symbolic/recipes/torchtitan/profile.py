@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import sympy as sp
 
-from ...components import RANK, Component, overheads, stage_params, token_ids
+from ...components import Component, overheads, stage_params, token_ids
 from ...components.base import GROUPS
-from ...components import in_flight as _in_flight
 from .allocator import allgather_cache, freed_logits
 from .fsdp2 import gathered, output_layer, sharded_states, stage_activation, transient
 from .moe import experts_all, experts_gathered, routing_buffers
@@ -19,9 +20,10 @@ from .pipeline import (
     symmetric_workspace,
 )
 from .fsdp2 import layer_tensors  # noqa: F401  (one TransformerBlock's saved tensors)
-from ...components.weights import default_layers
 from ...config.switches import Switches
 from ...config.symbols import B_g
+from ..shared import absent
+from ..shared import stage_components as _stage
 from ..shared import in_flight  # noqa: F401  (torchtitan's default schedule is 1F1B)
 
 TITLE = "torchtitan (FSDP2) as its code allocates"
@@ -54,8 +56,8 @@ def _parts(
             f"per-block tensors x the stage's layers{' (dense and MoE)' if sw.moe else ''} x its in-flight "
             f"micro batches ({mode} checkpointing)",
         ),
-        token_ids(micro) if has_embedding else Component("embedding_input", sp.Integer(0), "not on this stage"),
-        output_layer(sw) if has_head else Component("output_layer", sp.Integer(0), "not on this stage"),
+        token_ids(micro) if has_embedding else absent("embedding_input"),
+        output_layer(sw) if has_head else absent("output_layer"),
         gathered(stage, sw, unsharded, layers, moe_layers),
         transient(sw, has_head, moe_layers),
         accumulated_gradients(unsharded, per_micro, micro),
@@ -81,20 +83,7 @@ def moe_layer_tensors(sw: Switches) -> list[Component]:
 def components(sw: Switches) -> list[Component]:
     """The most loaded GPU: at p = 1 the only stage (embedding, every layer, the LM head and the loss); with pipeline
     stages the first, as the paper's total (L/p layers, p micro batches in flight), with the last stage's loss on top."""
-    layers, moe_layers = default_layers("first")
-    return _parts("first", sw, layers, moe_layers, _in_flight(RANK["first"]), has_head=True)
+    return _stage(_parts, sw, "first", head=True)
 
 
-def stage_components(
-    sw: Switches,
-    stage: str,
-    layers: sp.Expr | None = None,
-    micro: sp.Expr | None = None,
-    moe_layers: sp.Expr | None = None,
-) -> list[Component]:
-    """One GPU of a pipeline stage holding `layers` layers (default L/p) and `micro` in-flight micro batches."""
-    default = default_layers(stage)
-    layers = default[0] if layers is None else layers
-    moe_layers = default[1] if moe_layers is None else moe_layers
-    micro = _in_flight(RANK[stage]) if micro is None else micro
-    return _parts(stage, sw, layers, moe_layers, micro, has_head=stage in ("last", "only"))
+stage_components = partial(_stage, _parts)  # one GPU of a stage at the contract's defaults (shared.stage_components)

@@ -6,7 +6,7 @@ import numpy as np
 
 from ...config.parallel import ZERO_GRADIENTS, ZERO_WEIGHTS
 from ...config.precision import TORCHAO_RECIPES
-from ...config.rules import Rule
+from ...config.rules import Rule, only
 
 RULES: tuple[Rule, ...] = (
     # its block listing (fsdp2.py) is Llama's TransformerBlock: the tensors a q/k norm, a bias, Gemma's sandwich norms
@@ -54,23 +54,21 @@ RULES: tuple[Rule, ...] = (
         scope="torchtitan",
         model=True,
     ),
-    Rule(
+    only(
         "torchtitan: no multi-token prediction",
-        lambda x: x.mtp == 0,
-        lambda x: (
-            f"{x.model} has multi-token prediction modules, which the torchtitan recipe does not list (use "
-            f"--recipe megatron)"
-        ),
+        "mtp",
+        0,
+        "{x.model} has multi-token prediction modules, which the torchtitan recipe does not list (use --recipe "
+        "megatron)",
         scope="torchtitan",
         model=True,
     ),
-    Rule(
+    only(
         "torchtitan MoE: no shared-expert gate",
-        lambda x: np.logical_not(x.shared_gate),
-        lambda x: (
-            f"{x.model} gates its shared experts (Qwen2-MoE's shared_expert_gate), which torchtitan's MoE "
-            f"does not have (use --recipe megatron)"
-        ),
+        "shared_gate",
+        False,
+        "{x.model} gates its shared experts (Qwen2-MoE's shared_expert_gate), which torchtitan's MoE does not have "
+        "(use --recipe megatron)",
         scope="torchtitan",
         model=True,
     ),
@@ -125,10 +123,11 @@ RULES: tuple[Rule, ...] = (
         ),
         scope="torchtitan",
     ),
-    Rule(
+    only(
         "--compile: torchtitan only",
-        lambda x: np.logical_not(x.compile),
-        lambda x: "--compile is torchtitan's torch.compile of each TransformerBlock: give it with --recipe torchtitan",
+        "compile",
+        False,
+        "--compile is torchtitan's torch.compile of each TransformerBlock: give it with --recipe torchtitan",
         scope="!torchtitan",
     ),
     Rule(
@@ -142,21 +141,18 @@ RULES: tuple[Rule, ...] = (
         ),
         scope="torchtitan",
     ),
-    Rule(
+    only(
         "--fp8-all-gather: torchtitan only",
-        lambda x: np.logical_not(x.fp8_all_gather),
-        lambda x: (
-            "--fp8-all-gather is torchao's FSDP2 Float8 all-gather: give it with --recipe torchtitan --fp8 tensorwise"
-        ),
+        "fp8_all_gather",
+        False,
+        "--fp8-all-gather is torchao's FSDP2 Float8 all-gather: give it with --recipe torchtitan --fp8 tensorwise",
         scope="!torchtitan",
     ),
-    Rule(
+    only(
         "--ac-every: torchtitan only",
-        lambda x: x.ac_every is None,
-        lambda x: (
-            f"--ac-every {x.ac_every} is torchtitan's selective per-layer checkpointing: give it with "
-            f"--recipe torchtitan"
-        ),
+        "ac_every",
+        None,
+        "--ac-every {x.ac_every} is torchtitan's selective per-layer checkpointing: give it with --recipe torchtitan",
         scope="!torchtitan",
     ),
 )

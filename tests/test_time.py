@@ -285,7 +285,7 @@ def test_learned_positions_run_no_rope():
 
 def test_nvfp4_runs_the_linear_gemms_at_the_fp4_rate():
     """NVFP4 (TE 2.20.2: fprop, dgrad, wgrad in FP4) on GB200: T_lin over MXFP8's is the FP8 over the FP4 rate (3615.6 /
-    7627.6, GEMM.md 1-2) times the shape curves' shares; casts 5.125 bytes, not 4 (quant.py: two reads; 1e-9); H100: one line."""
+    7627.6, GEMM.md 1-2) times the shape curves' shares; casts 5.125 bytes, not 4 (cast.py: two reads; 1e-9); H100: one line."""
     from symbolic.time import gemm
 
     shape = MODELS["llama3-70b"]

@@ -1,8 +1,8 @@
-"""time/quant.py: the bytes a GEMM operand's cast moves, pass by pass (Transformer Engine v2.18 quantizer.cpp)."""
+"""time/cast.py: the bytes a GEMM operand's cast moves, pass by pass (Transformer Engine v2.18 quantizer.cpp)."""
 
 import pytest
 
-from symbolic.time.quant import block_cast, cast_bytes
+from symbolic.time.cast import block_cast, cast_bytes
 
 
 def test_nvfp4_cast_reads_the_operand_twice():

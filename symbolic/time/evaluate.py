@@ -14,7 +14,7 @@ from . import flash, gemm
 from .links import group_bandwidths
 from .choices import DISPATCHERS, Choices
 from .provider import CROSS_ENTROPY, Provider
-from .quant import cast_bytes
+from .cast import cast_bytes
 from .systems import System
 
 TERA = 1e12

@@ -10,7 +10,7 @@ MEANING = {
     "R_at": "achieved FLOP/s of causal flash attention, forward and backward, counted as FlashAttention counts them",
     "W_hbm": "HBM bandwidth a memory-bound kernel reaches (the measured copy bandwidth where published), bytes/s",
     "B_x": "bytes an FP8 (or NVFP4) cast of a GEMM operand moves per element (read in BF16 once per pass, written "
-    "row-wise and column-wise: FP8 4, NVFP4 5.125, time/quant.py) under --fp8, 0 without",
+    "row-wise and column-wise: FP8 4, NVFP4 5.125, time/cast.py) under --fp8, 0 without",
     "N_q": "1 when the routed experts' GEMMs run in FP8 or FP4 (Transformer Engine pads each local expert's rows to "
     "the quantization alignment by a copy), 0 without --fp8",
     "N_n": "1 when the norms' outputs are cast by a kernel of their own (NVFP4: TE normalization.cpp Impl::UNFUSED), "

@@ -27,7 +27,7 @@ function share(hw, card, m, n, k, precision) {
   return interp(Math.log2(Math.max(size, 1.0)), hw.log2_sizes, hw.curves[family]);
 }
 
-// time/evaluate.py precision_of and time/quant.py cast_bytes: NVFP4 runs the linear GEMMs in FP4, any other recipe in
+// time/evaluate.py precision_of and time/cast.py cast_bytes: NVFP4 runs the linear GEMMs in FP4, any other recipe in
 // FP8; a cast reads the BF16 operand once per pass (FP8 1, NVFP4 with its Hadamard transform 2) and writes both usages
 const blockCast = (element, passes) => 2 * passes + 2 * element;
 const precisionOf = (fp8) => (fp8 === "none" ? "bf16" : fp8 === "nvfp4" ? "fp4" : "fp8");

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_profiles_refuse, assert_refused
+from refusals import assert_profiles_refuse, assert_refused
 from model_files import cli, cli_json, read, write
 import sympy as sp
 

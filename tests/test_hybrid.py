@@ -10,7 +10,7 @@ Tolerances: counts and bytes exact (plan's rows to 1 byte, as the other plan tes
 
 import pytest
 
-from conftest import assert_profiles_refuse, assert_refused
+from refusals import assert_profiles_refuse, assert_refused
 from model_files import HYBRID, read
 
 from symbolic.config.errors import ConfigError

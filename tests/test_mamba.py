@@ -9,7 +9,7 @@ rows to 1 byte)."""
 
 import pytest
 
-from conftest import assert_profiles_refuse, assert_refused
+from refusals import assert_profiles_refuse, assert_refused
 from model_files import NEMOTRON_H as SMALL  # blocks M - M * - M M - * with sizes that all differ
 from model_files import read as _read
 

@@ -13,7 +13,7 @@ configuration at a time. Tolerances: counts and bytes exact (plan's rows to 1 by
 import numpy as np
 import pytest
 
-from conftest import assert_profiles_refuse, assert_refused
+from refusals import assert_profiles_refuse, assert_refused
 from model_files import NEMOTRON_H, read as _read
 
 from symbolic.config.training import Training

@@ -281,22 +281,3 @@ def test_learned_positions_run_no_rope():
     gpt = step_time(MODELS["gpt3-175b"], training, system("dgx-a100"))["breakdown"]
     llama = step_time(MODELS["llama3-70b"], training, system("dgx-a100"))["breakdown"]
     assert gpt["T_rope"] == 0 and llama["T_rope"] > 0
-
-
-def test_nvfp4_runs_the_linear_gemms_at_the_fp4_rate():
-    """NVFP4 (TE 2.20.2: fprop, dgrad, wgrad in FP4) on GB200: T_lin over MXFP8's is the FP8 over the FP4 rate (3615.6 /
-    7627.6, GEMM.md 1-2) times the shape curves' shares; casts 5.125 bytes, not 4 (cast.py: two reads; 1e-9); H100: one line."""
-    from symbolic.time import gemm
-
-    shape = MODELS["llama3-70b"]
-    job = dict(d=8, t=2, p=4, vpp=5, s=8192, b=1, gbs=256)
-    fp4 = step_time(shape, Training(**job, fp8="nvfp4"), SYSTEMS["gb200-nvl72"])["breakdown"]
-    fp8 = step_time(shape, Training(**job, fp8="mxfp8"), SYSTEMS["gb200-nvl72"])["breakdown"]
-    m, n = 8192, shape.f / 2
-    ratio = (
-        3615.6 * gemm.share("gb200-186gb", m, n, shape.h) / (7627.6 * gemm.share("gb200-186gb", m, n, shape.h, "fp4"))
-    )
-    assert fp4["T_lin"] / fp8["T_lin"] == pytest.approx(ratio, rel=1e-9)
-    assert fp4["T_cast"] / fp8["T_cast"] == pytest.approx(5.125 / 4, rel=1e-9)
-    with pytest.raises(ConfigError, match="has no FP4 tensor cores"):
-        step_time(shape, Training(**job, fp8="nvfp4"), SYSTEMS["dgx-h100"])

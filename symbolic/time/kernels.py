@@ -114,17 +114,22 @@ def layer_kernels(ch: Choices, tok: sp.Expr) -> list[Component]:
             "projections' inputs) and of every linear's output gradient backward (base.py "
             "grad_output_preprocess): B_x bytes an element (the experts' casts are T_mexp)",
         ),
-        Component(
-            "T_route",
-            (L_e / p) * tok * FP32 * E * 18 / W_hbm if ch.moe else sp.Integer(0),
-            "the router's kernels on [tokens, E] FP32 scores (megatron-core 0.16.1 moe/moe_utils.py:608 "
-            "topk_routing_with_score_function, router.py:598 the aux loss's scores, :567 z-loss, "
-            "apply_random_logits under force balancing): softmax, top-k, scatter, the aux-loss softmax and "
-            "top-k, the random logits, 8 passes forward; their gradients and sum, 10 backward",
-        ),
+        router_kernels(ch, tok),
         norm_casts(ch, tok, full, dense),
         loss(ch, tok),
     ]
+
+
+def router_kernels(ch: Choices, tok: sp.Expr) -> Component:
+    """T_route: the router's memory-bound kernels on its [tokens, E] FP32 scores, in the L_e/p MoE layers."""
+    return Component(
+        "T_route",
+        (L_e / p) * tok * FP32 * E * 18 / W_hbm if ch.moe else sp.Integer(0),
+        "the router's kernels on [tokens, E] FP32 scores (megatron-core 0.16.1 moe/moe_utils.py:608 "
+        "topk_routing_with_score_function, router.py:598 the aux loss's scores, :567 z-loss, "
+        "apply_random_logits under force balancing): softmax, top-k, scatter, the aux-loss softmax and "
+        "top-k, the random logits, 8 passes forward; their gradients and sum, 10 backward",
+    )
 
 
 def loss(ch: Choices, tok: sp.Expr) -> Component:

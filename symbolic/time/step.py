@@ -152,6 +152,20 @@ def _communication(ch: Choices) -> list[Component]:
     ]
 
 
+def _router_backward(ch: Choices, tok: sp.Expr) -> Component:
+    """T_rgrad: an FP32 router's backward GEMMs in TF32 and its casts, in the L_e/p MoE layers."""
+    return Component(
+        "T_rgrad",
+        (L_e / p) * tok * (2 * flops.router() / R_f + 2 * h * (B_a + FP32) / W_hbm)
+        if ch.moe and ch.router_fp32
+        else sp.Integer(0),
+        "an FP32 router's backward (moe_router_dtype fp32: Qwen3, DeepSeek-V3): its dgrad and wgrad GEMMs in "
+        "TF32 (megatron-core 0.16.1 moe/moe_utils.py:1206-1236 RouterGatingLinearFunction.backward; TE's "
+        "cublaslt_gemm.cu runs pure FP32 GEMMs as CUBLAS_COMPUTE_32F_FAST_TF32), the saved input cast to FP32 "
+        "and the FP32 input gradient cast back, [h] read and written each",
+    )
+
+
 def _moe_kernels(ch: Choices) -> list[Component]:
     """An MoE layer's memory-bound kernels at HBM speed: permute, the experts' activation and casts, sort, FP8
     padding, expert biases, in seconds."""
@@ -211,16 +225,7 @@ def _moe_kernels(ch: Choices) -> list[Component]:
             "clamp's gradient reading the gradient and its input and the halves' gradients joined, 10 backward; "
             "moe_act recompute reruns the forward",
         ),
-        Component(
-            "T_rgrad",
-            (L_e / p) * tok * (2 * flops.router() / R_f + 2 * h * (B_a + FP32) / W_hbm)
-            if ch.moe and ch.router_fp32
-            else sp.Integer(0),
-            "an FP32 router's backward (moe_router_dtype fp32: Qwen3, DeepSeek-V3): its dgrad and wgrad GEMMs in "
-            "TF32 (megatron-core 0.16.1 moe/moe_utils.py:1206-1236 RouterGatingLinearFunction.backward; TE's "
-            "cublaslt_gemm.cu runs pure FP32 GEMMs as CUBLAS_COMPUTE_32F_FAST_TF32), the saved input cast to FP32 "
-            "and the FP32 input gradient cast back, [h] read and written each",
-        ),
+        _router_backward(ch, tok),
         Component(
             "T_bias",
             (bias_fwd * (1 + int(full)) + bias_bwd) * unit if ch.moe_bias else sp.Integer(0),
